@@ -1,0 +1,16 @@
+"""The one exception type for errors a user can cause (bad names, bad YAML, impossible configs)."""
+
+
+class WhatifError(Exception):
+    """A user-facing error: the message names the file/field/value and what would be valid.
+
+    The CLI prints it on one line without a traceback and exits non-zero.
+    """
+
+
+def closest(name: str, candidates) -> str:
+    """A ' (did you mean X?)' hint for an unknown name, or '' when nothing is close."""
+    import difflib
+
+    match = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.5)
+    return f" (did you mean '{match[0]}'?)" if match else ""

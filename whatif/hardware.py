@@ -1,0 +1,300 @@
+"""Hardware as data: GPUs, links, memory tiers and systems, each read from one YAML file.
+
+Every number is a Quantity (SI value, unit, provenance, source). Nothing GPU-specific lives in
+code: a new GPU or expander is a new file in hardware_profiles/.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from .errors import WhatifError, closest
+from .profiles import HARDWARE_DIR, looks_like_path, profile_index, read_yaml
+from .quantity import Quantity, parse_quantity
+
+KINDS = ("gpu", "link", "memory", "system")
+DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")
+ARCHS = ("ampere", "hopper", "blackwell")
+LINK_TYPES = ("nvlink", "pcie", "nvlink-c2c", "cxl", "nvme", "network")
+MEMORY_TECH = ("ddr4", "ddr5", "lpddr5x", "cxl", "nvme", "hbm")
+
+
+@dataclass(frozen=True)
+class Link:
+    """A data path. `bandwidth` is per direction; measured directional figures override it."""
+
+    name: str
+    description: str
+    type: str
+    bandwidth: Quantity
+    latency: Quantity
+    bandwidth_h2d: Quantity | None = None
+    bandwidth_d2h: Quantity | None = None
+
+    def bandwidth_for(self, direction: str = "h2d") -> float:
+        q = {"h2d": self.bandwidth_h2d, "d2h": self.bandwidth_d2h}.get(direction)
+        return (q or self.bandwidth).value
+
+
+@dataclass(frozen=True)
+class MemoryTier:
+    """Memory outside HBM (host DDR, Grace LPDDR5X, CXL expander, NVMe), one device of it."""
+
+    name: str
+    description: str
+    technology: str
+    capacity: Quantity
+    bandwidth: Quantity
+    latency: Quantity
+    device_link: Link | None = None  # the device's own link (e.g. a CXL card's PCIe 5.0 x8)
+
+
+@dataclass(frozen=True)
+class GPU:
+    name: str
+    description: str
+    arch: str
+    peak: dict[str, Quantity]  # dense peak per dtype, FLOP/s (OP/s for integers)
+    hbm_capacity: Quantity
+    hbm_bandwidth: Quantity
+    l2_size: Quantity
+    sm_count: Quantity
+    boost_clock: Quantity
+    smem_per_sm: Quantity
+    launch_overhead: Quantity
+    host_link: Link
+    interconnect: Link | None
+    achievable: dict[str, Quantity] = field(default_factory=dict)  # measured ceilings
+    tdp: Quantity | None = None
+    price_per_hour: Quantity | None = None
+
+    def peak_flops(self, dtype: str) -> float:
+        q = self.peak.get(dtype)
+        if q is None:
+            have = ", ".join(d for d in DTYPES if d in self.peak)
+            raise WhatifError(f"dtype '{dtype}' has no tensor-core peak on {self.name}; valid: {have}")
+        return q.value
+
+
+@dataclass(frozen=True)
+class TierAttachment:
+    """`count` devices of a memory tier, reached from the GPU through `path` (slowest link wins)."""
+
+    tier: MemoryTier
+    count: int
+    path: tuple[Link, ...]
+
+    @property
+    def capacity(self) -> float:
+        return self.tier.capacity.value * self.count
+
+    def bandwidth(self, direction: str = "h2d") -> float:
+        device_side = self.tier.bandwidth.value * self.count
+        if self.tier.device_link is not None:
+            device_side = min(device_side, self.tier.device_link.bandwidth_for(direction) * self.count)
+        return min([device_side] + [link.bandwidth_for(direction) for link in self.path])
+
+
+@dataclass(frozen=True)
+class System:
+    name: str
+    description: str
+    gpu: GPU
+    gpu_count: int
+    gpu_link: Link | None  # GPU-to-GPU interconnect inside the system
+    tiers: tuple[TierAttachment, ...] = ()
+    price_per_hour: Quantity | None = None
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def _require(data: dict, key: str, where: str):
+    if key not in data:
+        raise WhatifError(f"{where}: missing field '{key}'")
+    return data[key]
+
+
+def _choice(value, valid, where: str) -> str:
+    if value not in valid:
+        raise WhatifError(f"{where}: {value!r} is not valid; valid: {', '.join(valid)}")
+    return value
+
+
+def _check_keys(data: dict, allowed: set[str], where: str) -> None:
+    unknown = set(data) - allowed
+    if unknown:
+        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(allowed))}")
+
+
+def _q(data: dict, key: str, where: str, unit: str, optional: bool = False) -> Quantity | None:
+    if key not in data and optional:
+        return None
+    return parse_quantity(_require(data, key, where), f"{where}.{key}", unit)
+
+
+def _parse_link(data: dict, where: str) -> Link:
+    _check_keys(data, {"kind", "name", "description", "type", "bandwidth", "latency",
+                       "bandwidth_h2d", "bandwidth_d2h"}, where)
+    return Link(
+        name=data["name"], description=str(data.get("description", "")),
+        type=_choice(_require(data, "type", where), LINK_TYPES, f"{where}.type"),
+        bandwidth=_q(data, "bandwidth", where, "B/s"),
+        latency=_q(data, "latency", where, "s"),
+        bandwidth_h2d=_q(data, "bandwidth_h2d", where, "B/s", optional=True),
+        bandwidth_d2h=_q(data, "bandwidth_d2h", where, "B/s", optional=True),
+    )
+
+
+def _parse_memory(data: dict, where: str) -> MemoryTier:
+    _check_keys(data, {"kind", "name", "description", "technology", "capacity", "bandwidth",
+                       "latency", "device_link"}, where)
+    link = data.get("device_link")
+    return MemoryTier(
+        name=data["name"], description=str(data.get("description", "")),
+        technology=_choice(_require(data, "technology", where), MEMORY_TECH, f"{where}.technology"),
+        capacity=_q(data, "capacity", where, "B"),
+        bandwidth=_q(data, "bandwidth", where, "B/s"),
+        latency=_q(data, "latency", where, "s"),
+        device_link=load_component(link, "link", f"{where}.device_link") if link else None,
+    )
+
+
+def _parse_gpu(data: dict, where: str) -> GPU:
+    _check_keys(data, {"kind", "name", "description", "arch", "peak", "hbm_capacity",
+                       "hbm_bandwidth", "l2_size", "sm_count", "boost_clock", "smem_per_sm",
+                       "launch_overhead", "host_link", "interconnect", "achievable", "tdp",
+                       "price_per_hour"}, where)
+    peak_raw = _require(data, "peak", where)
+    if not isinstance(peak_raw, dict) or not peak_raw:
+        raise WhatifError(f"{where}.peak: expected a mapping dtype -> quantity; valid dtypes: {', '.join(DTYPES)}")
+    peak = {}
+    for dtype, raw in peak_raw.items():
+        _choice(dtype, DTYPES, f"{where}.peak")
+        peak[dtype] = parse_quantity(raw, f"{where}.peak.{dtype}", "FLOP/s")
+    achievable_raw = data.get("achievable") or {}
+    achievable = {}
+    for key, raw in achievable_raw.items():
+        unit = "B/s" if key.endswith("bandwidth") else "FLOP/s"
+        achievable[key] = parse_quantity(raw, f"{where}.achievable.{key}", unit)
+    interconnect = data.get("interconnect")
+    return GPU(
+        name=data["name"], description=str(data.get("description", "")),
+        arch=_choice(_require(data, "arch", where), ARCHS, f"{where}.arch"),
+        peak=peak,
+        hbm_capacity=_q(data, "hbm_capacity", where, "B"),
+        hbm_bandwidth=_q(data, "hbm_bandwidth", where, "B/s"),
+        l2_size=_q(data, "l2_size", where, "B"),
+        sm_count=_q(data, "sm_count", where, "1"),
+        boost_clock=_q(data, "boost_clock", where, "Hz"),
+        smem_per_sm=_q(data, "smem_per_sm", where, "B"),
+        launch_overhead=_q(data, "launch_overhead", where, "s"),
+        host_link=load_component(_require(data, "host_link", where), "link", f"{where}.host_link"),
+        interconnect=load_component(interconnect, "link", f"{where}.interconnect") if interconnect else None,
+        achievable=achievable,
+        tdp=_q(data, "tdp", where, "W", optional=True),
+        price_per_hour=_q(data, "price_per_hour", where, "USD/h", optional=True),
+    )
+
+
+def _positive_int(value, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise WhatifError(f"{where}: {value!r} must be a positive integer")
+    return value
+
+
+def _parse_system(data: dict, where: str) -> System:
+    _check_keys(data, {"kind", "name", "description", "gpu", "gpu_count", "gpu_link", "tiers",
+                       "price_per_hour"}, where)
+    gpu = load_component(_require(data, "gpu", where), "gpu", f"{where}.gpu")
+    link_name = data.get("gpu_link")
+    tiers = []
+    for i, raw in enumerate(data.get("tiers") or []):
+        w = f"{where}.tiers[{i}]"
+        if not isinstance(raw, dict):
+            raise WhatifError(f"{w}: expected a mapping with memory, count, path")
+        _check_keys(raw, {"memory", "count", "path"}, w)
+        path = tuple(load_component(n, "link", f"{w}.path") for n in _require(raw, "path", w))
+        tiers.append(TierAttachment(
+            tier=load_component(_require(raw, "memory", w), "memory", f"{w}.memory"),
+            count=_positive_int(raw.get("count", 1), f"{w}.count"), path=path))
+    return System(
+        name=data["name"], description=str(data.get("description", "")), gpu=gpu,
+        gpu_count=_positive_int(_require(data, "gpu_count", where), f"{where}.gpu_count"),
+        gpu_link=load_component(link_name, "link", f"{where}.gpu_link") if link_name else gpu.interconnect,
+        tiers=tuple(tiers),
+        price_per_hour=_q(data, "price_per_hour", where, "USD/h", optional=True),
+    )
+
+
+_PARSERS = {"gpu": _parse_gpu, "link": _parse_link, "memory": _parse_memory, "system": _parse_system}
+
+
+def parse_component(data: dict, where: str):
+    kind = _choice(_require(data, "kind", where), KINDS, f"{where}.kind")
+    if not isinstance(data.get("name"), str):
+        raise WhatifError(f"{where}: missing field 'name'")
+    return _PARSERS[kind](data, where)
+
+
+@lru_cache(maxsize=None)
+def _load_file(path: str):
+    return parse_component(read_yaml(Path(path)), Path(path).name)
+
+
+def load_component(name: str, kind: str | None = None, where: str = "hardware"):
+    """Load a hardware component by profile name or YAML path; `kind` checks what it is."""
+    if not isinstance(name, str) or not name:
+        raise WhatifError(f"{where}: expected a hardware profile name, got {name!r}")
+    if looks_like_path(name):
+        path = Path(name)
+        if not path.is_file():
+            raise WhatifError(f"{where}: no such file '{name}'")
+    else:
+        index = profile_index(HARDWARE_DIR)
+        if name not in index:
+            names = [n for n in index if kind is None or component_kind(n) == kind]
+            raise WhatifError(f"{where}: unknown {kind or 'hardware'} '{name}'{closest(name, names)}; "
+                              f"see `whatif list hardware`")
+        path = index[name]
+    comp = _load_file(str(path))
+    if kind is not None and not isinstance(comp, _CLASSES[kind]):
+        raise WhatifError(f"{where}: '{name}' is a {kind_of(comp)}, not a {kind}")
+    return comp
+
+
+_CLASSES = {"gpu": GPU, "link": Link, "memory": MemoryTier, "system": System}
+
+
+def kind_of(component) -> str:
+    return next(k for k, c in _CLASSES.items() if isinstance(component, c))
+
+
+@lru_cache(maxsize=None)
+def component_kind(name: str) -> str:
+    """The `kind:` of a shipped profile, read without parsing the rest."""
+    return str(read_yaml(profile_index(HARDWARE_DIR)[name]).get("kind"))
+
+
+def list_components(kind: str | None = None) -> list[str]:
+    return [n for n in profile_index(HARDWARE_DIR) if kind is None or component_kind(n) == kind]
+
+
+def load_system(name: str, gpus: int | None = None) -> System:
+    """A system by name; a bare GPU name becomes a one-node system of `gpus` of it."""
+    comp = load_component(name, None, "--hardware")
+    if isinstance(comp, GPU):
+        count = gpus or 1
+        return System(name=f"{count}x {comp.name}" if count > 1 else comp.name,
+                      description=comp.description, gpu=comp, gpu_count=count,
+                      gpu_link=comp.interconnect or comp.host_link)
+    if isinstance(comp, System):
+        if gpus is not None and gpus > comp.gpu_count:
+            raise WhatifError(f"--gpus: {gpus} is more than the {comp.gpu_count} GPUs of system '{comp.name}'")
+        if gpus is not None and gpus != comp.gpu_count:
+            from dataclasses import replace
+            return replace(comp, gpu_count=gpus)
+        return comp
+    raise WhatifError(f"--hardware: '{name}' is a {kind_of(comp)}; name a GPU or a system "
+                      f"(valid: {', '.join(list_components('gpu') + list_components('system'))})")

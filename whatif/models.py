@@ -1,0 +1,234 @@
+"""Model specs: one frozen dataclass, read from model_profiles/*.yaml or a Hugging Face config.json.
+
+The spec holds only architecture facts; parameter counts and KV bytes are derived from it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from functools import lru_cache
+from pathlib import Path
+
+from .errors import WhatifError, closest
+from .profiles import MODEL_DIR, looks_like_path, profile_index, read_yaml
+
+MLP_KINDS = ("gated", "plain")
+NORM_KINDS = ("rmsnorm", "layernorm")
+POSITION_KINDS = ("rope", "learned", "alibi", "none")
+
+
+@dataclass(frozen=True)
+class MoESpec:
+    num_experts: int                   # routed experts per MoE layer
+    experts_per_token: int             # top-k
+    expert_intermediate_size: int
+    shared_experts: int = 0            # always-active experts (DeepSeek)
+    first_dense_layers: int = 0        # leading layers with a dense MLP instead (DeepSeek: 3)
+    moe_layer_frequency: int = 1       # every n-th layer (after the dense ones) is MoE
+
+
+@dataclass(frozen=True)
+class MLASpec:
+    """Multi-head latent attention (DeepSeek-V2/V3): KV compressed to a latent plus a RoPE key."""
+
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+    q_lora_rank: int = 0               # 0: queries are projected directly (no low-rank Q)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    family: str
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    intermediate_size: int
+    vocab_size: int
+    max_position_embeddings: int
+    mlp: str = "gated"                 # gated: gate+up+down (SwiGLU); plain: up+down (GELU)
+    norm: str = "rmsnorm"
+    position: str = "rope"
+    tie_word_embeddings: bool = False
+    qkv_bias: bool = False
+    o_bias: bool = False
+    mlp_bias: bool = False
+    parallel_block: bool = False       # attention and MLP read the same normed input (phi-2, GPT-J)
+    moe: MoESpec | None = None
+    mla: MLASpec | None = None
+    source: str = ""
+
+    # ------------------------------------------------------------ derived structure
+
+    @property
+    def q_dim(self) -> int:
+        return self.num_heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        return self.num_kv_heads * self.head_dim
+
+    def is_moe_layer(self, layer: int) -> bool:
+        m = self.moe
+        if m is None or layer < m.first_dense_layers:
+            return False
+        return (layer - m.first_dense_layers) % m.moe_layer_frequency == 0
+
+    @property
+    def num_moe_layers(self) -> int:
+        return sum(self.is_moe_layer(i) for i in range(self.num_layers))
+
+    def kv_elements_per_token(self) -> int:
+        """Cached elements per token over all layers (K and V; MLA: latent + RoPE key)."""
+        if self.mla is not None:
+            return self.num_layers * (self.mla.kv_lora_rank + self.mla.qk_rope_head_dim)
+        return 2 * self.num_layers * self.kv_dim
+
+    # ------------------------------------------------------------ parameter counts
+
+    def attention_params(self) -> int:
+        d = self.hidden_size
+        if self.mla is not None:
+            a = self.mla
+            qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim
+            if a.q_lora_rank:
+                q = d * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * self.num_heads * qk_head
+            else:
+                q = d * self.num_heads * qk_head
+            kv_down = d * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank  # + latent norm
+            kv_up = a.kv_lora_rank * self.num_heads * (a.qk_nope_head_dim + a.v_head_dim)
+            o = self.num_heads * a.v_head_dim * d
+            return q + kv_down + kv_up + o
+        qkv = d * (self.q_dim + 2 * self.kv_dim) + (self.q_dim + 2 * self.kv_dim) * self.qkv_bias
+        o = self.q_dim * d + d * self.o_bias
+        return qkv + o
+
+    def dense_mlp_params(self, intermediate: int | None = None) -> int:
+        i = intermediate or self.intermediate_size
+        d = self.hidden_size
+        mats = 3 if self.mlp == "gated" else 2
+        bias = (i * (mats - 1) + d) * self.mlp_bias
+        return mats * d * i + bias
+
+    def norm_params(self) -> int:
+        return self.hidden_size * (2 if self.norm == "layernorm" else 1)
+
+    def layer_params(self, layer: int) -> int:
+        """All parameters of one layer (MoE: every expert)."""
+        norms = self.norm_params() * (1 if self.parallel_block else 2)
+        if self.is_moe_layer(layer):
+            m = self.moe
+            experts = (m.num_experts + m.shared_experts) * self.dense_mlp_params(m.expert_intermediate_size)
+            mlp = experts + self.hidden_size * m.num_experts  # + router
+        else:
+            mlp = self.dense_mlp_params()
+        return self.attention_params() + mlp + norms
+
+    def embedding_params(self) -> int:
+        pos = self.max_position_embeddings * self.hidden_size if self.position == "learned" else 0
+        return self.vocab_size * self.hidden_size + pos
+
+    def lm_head_params(self) -> int:
+        return 0 if self.tie_word_embeddings else self.vocab_size * self.hidden_size
+
+    def total_params(self) -> int:
+        layers = sum(self.layer_params(i) for i in range(self.num_layers))
+        return self.embedding_params() + layers + self.norm_params() + self.lm_head_params()
+
+    def active_params_per_token(self) -> int:
+        """Parameters a token touches in a forward pass (MoE: top-k + shared experts)."""
+        total = self.total_params()
+        if self.moe is None:
+            return total
+        m = self.moe
+        per_expert = self.dense_mlp_params(m.expert_intermediate_size)
+        idle = (m.num_experts - m.experts_per_token) * per_expert * self.num_moe_layers
+        return total - idle
+
+
+# ---------------------------------------------------------------- loading
+
+_SIMPLE = {f.name for f in fields(ModelSpec)} - {"moe", "mla"}
+_INT_FIELDS = ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim",
+               "intermediate_size", "vocab_size", "max_position_embeddings")
+
+
+def _positive(value, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise WhatifError(f"{where}: {value!r} must be a positive integer")
+    return value
+
+
+def _sub(cls, raw, where: str):
+    if not isinstance(raw, dict):
+        raise WhatifError(f"{where}: expected a mapping")
+    names = {f.name for f in fields(cls)}
+    unknown = set(raw) - names
+    if unknown:
+        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(names))}")
+    try:
+        obj = cls(**raw)
+    except TypeError as exc:
+        raise WhatifError(f"{where}: {exc}") from None
+    for f in fields(cls):
+        v = getattr(obj, f.name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise WhatifError(f"{where}.{f.name}: {v!r} must be an integer >= 0")
+    return obj
+
+
+def spec_from_dict(data: dict, where: str) -> ModelSpec:
+    """Validate a model mapping (the YAML schema) into a ModelSpec."""
+    data = dict(data)
+    unknown = set(data) - _SIMPLE - {"moe", "mla"}
+    if unknown:
+        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(_SIMPLE | {'moe', 'mla'}))}")
+    for key in ("name", "family", *[k for k in _INT_FIELDS if k != "head_dim"]):
+        if key not in data:
+            raise WhatifError(f"{where}: missing field '{key}'")
+    if "head_dim" not in data:
+        data["head_dim"] = data["hidden_size"] // data["num_heads"] if isinstance(data["num_heads"], int) and data["num_heads"] else 0
+    for key in _INT_FIELDS:
+        _positive(data[key], f"{where}.{key}")
+    for key, valid in (("mlp", MLP_KINDS), ("norm", NORM_KINDS), ("position", POSITION_KINDS)):
+        if key in data and data[key] not in valid:
+            raise WhatifError(f"{where}.{key}: {data[key]!r} is not valid; valid: {', '.join(valid)}")
+    if data["num_heads"] % data["num_kv_heads"]:
+        raise WhatifError(f"{where}.num_kv_heads: {data['num_kv_heads']} must divide num_heads ({data['num_heads']})")
+    moe = _sub(MoESpec, data.pop("moe"), f"{where}.moe") if data.get("moe") else None
+    mla = _sub(MLASpec, data.pop("mla"), f"{where}.mla") if data.get("mla") else None
+    data.pop("moe", None), data.pop("mla", None)
+    if moe is not None and not 1 <= moe.experts_per_token <= moe.num_experts:
+        raise WhatifError(f"{where}.moe.experts_per_token: {moe.experts_per_token} must be between 1 and num_experts ({moe.num_experts})")
+    return ModelSpec(**data, moe=moe, mla=mla)
+
+
+@lru_cache(maxsize=None)
+def _load_path(path: str) -> ModelSpec:
+    p = Path(path)
+    if p.suffix == ".json":
+        from .hf_config import spec_from_hf_config
+        return spec_from_hf_config(p)
+    return spec_from_dict(read_yaml(p), p.name)
+
+
+def load_model(name: str) -> ModelSpec:
+    """A model by profile name, YAML path or Hugging Face config.json path (no network)."""
+    if not isinstance(name, str) or not name:
+        raise WhatifError(f"--model: expected a model name or a config path, got {name!r}")
+    if looks_like_path(name):
+        if not Path(name).is_file():
+            raise WhatifError(f"--model: no such file '{name}'")
+        return _load_path(str(Path(name).resolve()))
+    index = profile_index(MODEL_DIR)
+    if name not in index:
+        raise WhatifError(f"--model: unknown model '{name}'{closest(name, index)}; see `whatif list models` "
+                          f"or pass a path to a Hugging Face config.json")
+    return _load_path(str(index[name]))
+
+
+def list_models() -> list[str]:
+    return list(profile_index(MODEL_DIR))
