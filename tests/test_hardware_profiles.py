@@ -1,0 +1,225 @@
+"""The shipped hardware profiles load, carry sourced numbers, and match shared/hardware.md."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from whatif import hardware
+from whatif.errors import WhatifError
+from whatif.quantity import PROVENANCES
+
+# Dense BF16 tensor-core peaks (FLOP/s) from shared/hardware.md, "GPUs: dense peak throughput".
+DENSE_BF16 = {
+    "a100-sxm-40gb": 312e12,
+    "a100-sxm-80gb": 312e12,
+    "a100-pcie-80gb": 312e12,
+    "h100-sxm": 989e12,
+    "h100-pcie": 756e12,
+    "h100-nvl": 835e12,
+    "h200-sxm": 989e12,
+    "gh200-96gb": 989e12,
+    "gh200-144gb": 989e12,
+    "b200": 2250e12,
+}
+# The largest dense BF16 peak shipped; a bigger one is almost surely a 2:4-sparse figure.
+MAX_DENSE_BF16 = 2.3e15
+
+ALL = hardware.list_components()
+GPUS = hardware.list_components("gpu")
+SYSTEMS = hardware.list_components("system")
+
+
+def _quantities(component):
+    """Every Quantity a component carries, with a field label."""
+    from whatif.quantity import Quantity
+
+    for name, value in vars(component).items():
+        if isinstance(value, Quantity):
+            yield name, value
+        elif isinstance(value, dict):
+            for key, q in value.items():
+                if isinstance(q, Quantity):
+                    yield f"{name}.{key}", q
+
+
+def test_expected_profiles_are_shipped():
+    expected = set(DENSE_BF16) | {
+        "nvlink-3", "nvlink-4", "nvlink-5", "nvlink-bridge-a100", "nvlink-bridge-h100",
+        "pcie-gen4-x16", "pcie-gen5-x16", "pcie-gen5-x8", "nvlink-c2c", "nvme-gen4-x4", "nvme-gen5-x4",
+        "ddr4-3200-rdimm", "ddr5-4800-rdimm", "grace-lpddr5x-480gb", "cxl-micron-cz120-256gb",
+        "cxl-samsung-cmm-d-512gb", "nvme-gen4-ssd", "nvme-gen5-ssd",
+        "dgx-a100-80gb", "dgx-h100", "hgx-h200", "dgx-b200", "gh200-superchip",
+        "gh200-144gb-superchip", "h100-pcie-cxl", "h100-pcie-host",
+    }
+    assert expected <= set(ALL), sorted(expected - set(ALL))
+    assert set(GPUS) == set(DENSE_BF16), "a new GPU needs its dense BF16 peak in DENSE_BF16"
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_profile_loads_and_is_sourced(name):
+    comp = hardware.load_component(name)
+    assert comp.name == name, "the file stem must equal `name`"
+    assert hardware.component_kind(name) == hardware.kind_of(comp)
+    for field, q in _quantities(comp):
+        assert q.provenance in PROVENANCES, (name, field)
+        assert q.source.strip(), (name, field)
+        assert q.value >= 0, (name, field)
+
+
+@pytest.mark.parametrize("name", GPUS)
+def test_gpu_dense_peaks(name):
+    gpu = hardware.load_component(name, "gpu")
+    bf16 = gpu.peak_flops("bf16")
+    assert bf16 == pytest.approx(DENSE_BF16[name], rel=1e-9)
+    assert bf16 <= MAX_DENSE_BF16, "looks like a 2:4-sparse figure"
+    assert gpu.peak_flops("fp16") == pytest.approx(bf16)
+    if "fp8" in gpu.peak:
+        # datasheets round: 1979 vs 2 x 989, 1513 vs 2 x 756
+        assert gpu.peak_flops("fp8") == pytest.approx(2 * bf16, rel=2e-3)
+    if "fp4" in gpu.peak:
+        assert gpu.peak_flops("fp4") == pytest.approx(2 * gpu.peak_flops("fp8"), rel=2e-3)
+    for dtype, q in gpu.peak.items():
+        assert q.provenance == "datasheet", (dtype, q)
+    # measured ceilings sit below the peaks they measure
+    if "matmul_bf16" in gpu.achievable:
+        assert 0.5 * bf16 < gpu.achievable["matmul_bf16"].value < bf16
+        assert gpu.achievable["matmul_bf16"].provenance == "measured"
+    if "matmul_fp8" in gpu.achievable:
+        assert gpu.achievable["matmul_fp8"].value < gpu.peak_flops("fp8")
+    if "hbm_bandwidth" in gpu.achievable:
+        assert gpu.achievable["hbm_bandwidth"].value < gpu.hbm_bandwidth.value
+
+
+def test_gpu_dtype_sets_match_the_architecture():
+    for name in GPUS:
+        gpu = hardware.load_component(name, "gpu")
+        dtypes = set(gpu.peak)
+        if gpu.arch == "ampere":
+            assert "fp8" not in dtypes and "int4" in dtypes and "int8" in dtypes, name
+        if gpu.arch == "hopper":
+            assert {"fp8", "int8"} <= dtypes and "int4" not in dtypes and "fp4" not in dtypes, name
+        if gpu.arch == "blackwell":
+            assert {"fp8", "fp4"} <= dtypes, name
+    with pytest.raises(WhatifError, match="fp8.*a100-sxm-80gb.*valid"):
+        hardware.load_component("a100-sxm-80gb").peak_flops("fp8")
+
+
+def test_gh200_superchip_lpddr5x_over_c2c():
+    system = hardware.load_component("gh200-superchip", "system")
+    assert system.gpu.name == "gh200-96gb"
+    assert system.gpu.host_link.name == "nvlink-c2c"
+    (tier,) = [t for t in system.tiers if t.tier.technology == "lpddr5x"]
+    assert tier.capacity == pytest.approx(480e9)
+    assert [link.name for link in tier.path] == ["nvlink-c2c"]
+    assert tier.bandwidth("h2d") == pytest.approx(375e9)  # measured C2C, below LPDDR5X's 512 GB/s
+    assert tier.bandwidth("d2h") == pytest.approx(297e9)
+
+
+def test_cxl_tier_is_limited_by_the_slowest_link():
+    system = hardware.load_component("h100-pcie-cxl", "system")
+    (cxl,) = [t for t in system.tiers if t.tier.technology == "cxl"]
+    assert cxl.count == 2 and cxl.capacity == pytest.approx(512e9)
+    gpu_pcie = cxl.path[0].bandwidth_for("h2d")
+    device_x8 = cxl.tier.device_link.bandwidth_for("h2d")
+    assert gpu_pcie == pytest.approx(64e9) and device_x8 == pytest.approx(32e9)
+    assert cxl.tier.bandwidth.value == pytest.approx(36e9)
+    # two expanders: 2 x min(36, 32) = 64 GB/s, equal to the GPU's PCIe 5.0 x16
+    assert cxl.bandwidth("h2d") == pytest.approx(64e9)
+    # one expander: its own PCIe 5.0 x8 link is the slowest
+    assert replace(cxl, count=1).bandwidth("h2d") == pytest.approx(32e9)
+    # four expanders: the GPU's PCIe link is the slowest, however many devices there are
+    assert replace(cxl, count=4).bandwidth("h2d") == pytest.approx(64e9)
+    # with a much faster host path, the expanders (2 x their x8 links) are the limit
+    fast_link = replace(cxl.path[0], bandwidth=replace(cxl.path[0].bandwidth, value=1e12))
+    assert replace(cxl, path=(fast_link,)).bandwidth("h2d") == pytest.approx(64e9)
+
+
+def test_system_host_memory_capacity_and_bandwidth():
+    # (system, host capacity in B, aggregate channel bandwidth in B/s)
+    for name, capacity, bandwidth in [
+        ("dgx-h100", 2.048e12, 16 * 35.2e9),
+        ("dgx-a100-80gb", 2.048e12, 16 * 25.6e9),
+        ("h100-pcie-host", 512e9, 8 * 38.4e9),
+    ]:
+        system = hardware.load_component(name, "system")
+        ddr = [t for t in system.tiers if t.tier.technology in ("ddr4", "ddr5")]
+        assert sum(t.capacity for t in ddr) == pytest.approx(capacity), name
+        assert sum(t.tier.bandwidth.value * t.count for t in ddr) == pytest.approx(bandwidth), name
+        for t in ddr:  # a GPU sees host memory through its own link
+            assert t.bandwidth("h2d") == pytest.approx(system.gpu.host_link.bandwidth_for("h2d")), name
+
+
+def test_nvme_tier_is_limited_by_the_ssd():
+    system = hardware.load_component("h100-pcie-host", "system")
+    (nvme,) = [t for t in system.tiers if t.tier.technology == "nvme"]
+    assert nvme.bandwidth("h2d") == pytest.approx(7e9)
+    assert nvme.tier.device_link.name == "nvme-gen4-x4"
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_systems_are_consistent(name):
+    system = hardware.load_component(name, "system")
+    assert system.gpu_count >= 1
+    if system.gpu_count > 1:
+        assert system.gpu_link is not None and system.gpu_link.type == "nvlink", name
+    for tier in system.tiers:
+        assert tier.path, name
+        assert 0 < tier.bandwidth("h2d") <= min(link.bandwidth_for("h2d") for link in tier.path)
+
+
+# ------------------------------------------------------------------ errors
+
+
+def _write(tmp_path, text, name="bad.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+GOOD_LINK = """\
+kind: link
+name: my-link
+type: pcie
+bandwidth: {value: 10, unit: GB/s, provenance: assumed, source: "test"}
+latency: {value: 1, unit: us, provenance: assumed, source: "test"}
+"""
+
+
+def test_valid_user_file_loads(tmp_path):
+    link = hardware.load_component(_write(tmp_path, GOOD_LINK, "ok.yaml"), "link")
+    assert link.bandwidth.value == pytest.approx(10e9)
+
+
+def test_malformed_yaml_names_the_file(tmp_path):
+    path = _write(tmp_path, "kind: link\nname: [unclosed\nbandwidth: {value: 1\n", "broken.yaml")
+    with pytest.raises(WhatifError, match="broken.yaml") as exc:
+        hardware.load_component(path)
+    assert "malformed YAML" in str(exc.value)
+
+
+def test_missing_source_names_the_field(tmp_path):
+    text = GOOD_LINK.replace('bandwidth: {value: 10, unit: GB/s, provenance: assumed, source: "test"}',
+                             "bandwidth: {value: 10, unit: GB/s, provenance: assumed}")
+    with pytest.raises(WhatifError) as exc:
+        hardware.load_component(_write(tmp_path, text, "nosource.yaml"))
+    msg = str(exc.value)
+    assert "nosource.yaml" in msg and "bandwidth" in msg and "source" in msg
+
+
+def test_bad_unit_names_the_field(tmp_path):
+    text = GOOD_LINK.replace("unit: GB/s", "unit: TB")
+    with pytest.raises(WhatifError) as exc:
+        hardware.load_component(_write(tmp_path, text, "badunit.yaml"))
+    msg = str(exc.value)
+    assert "badunit.yaml" in msg and "bandwidth" in msg and "'TB'" in msg and "GB/s" in msg
+
+
+def test_unknown_name_suggests_the_closest():
+    with pytest.raises(WhatifError, match=r"did you mean 'h100-sxm'\?"):
+        hardware.load_component("h100-sxn")
+
+
+def test_wrong_kind_is_reported():
+    with pytest.raises(WhatifError, match="'nvlink-4' is a link, not a gpu"):
+        hardware.load_component("nvlink-4", "gpu")

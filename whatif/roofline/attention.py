@@ -1,0 +1,43 @@
+"""Attention kernels: FlashAttention prefill (IO-aware) and decode attention reading the KV cache.
+
+FLOPs count causal pairs exactly: a sequence with q new tokens after c cached ones attends
+q*c + q*(q+1)/2 (query, key) pairs, each costing 2*d_qk (QK^T) + 2*d_v (PV) FLOPs.
+HBM bytes follow FlashAttention: Q, K, V read once, O written once; the S x S score matrix never
+touches HBM. K/V re-reads per query block are charged to L2 (reported, not timed: the profiles
+carry no L2 bandwidth yet).
+"""
+from __future__ import annotations
+
+import math
+
+from .ops import Op
+
+Q_BLOCK = 128  # FlashAttention-2 query tile (Br)
+
+
+def causal_pairs(q: int, c: int) -> float:
+    return q * c + q * (q + 1) / 2.0
+
+
+def attention_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_bytes: float,
+                 kv_bytes: float, kv_width: float, count: int, dtype: str, name: str = "attention") -> Op:
+    """One attention kernel over sequence groups (q new, c cached, n sequences), per GPU.
+
+    `kv_width` is the cached elements per token per layer this GPU reads (K and V, or MLA latent).
+    """
+    pairs = sum(n * causal_pairs(q, c) for q, c, n in groups)
+    flops = 2.0 * pairs * heads * (d_qk + d_v)
+    q_io = sum(n * q for q, _, n in groups) * heads * (d_qk + d_v) * act_bytes   # Q in, O out
+    kv_io = sum(n * (c + q) for q, c, n in groups) * kv_width * kv_bytes
+    l2 = sum(n * math.ceil(q / Q_BLOCK) * (c + q / 2.0) for q, c, n in groups) * kv_width * kv_bytes
+    decode = all(q <= 16 for q, _, _ in groups)
+    blocks = sum(n * math.ceil(q / Q_BLOCK) for q, _, n in groups) * heads
+    max_ctx = max(c + q for q, c, _ in groups)
+    shape = {"pairs": pairs, "heads": heads, "kv_heads": kv_heads, "d_qk": d_qk, "d_v": d_v,
+             "ctas": blocks if not decode else sum(n for _, _, n in groups) * kv_heads,
+             "max_context": max_ctx, "sequences": sum(n for _, _, n in groups)}
+    formula = (f"FLOPs = 2*pairs*H*(d_qk+d_v), pairs={pairs:g} (causal), H={heads}; "
+               f"bytes = Q+O once + K/V of {kv_width:g} elements/token once (FlashAttention IO)")
+    levels = {"hbm": q_io + kv_io} if decode else {"hbm": q_io + kv_io, "l2": l2}
+    return Op(name, "attention_decode" if decode else "attention_prefill", flops, levels, dtype, shape,
+              count, formula)

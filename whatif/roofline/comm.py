@@ -1,0 +1,28 @@
+"""Collectives over the GPU interconnect: ring all-reduce, all-to-all, point-to-point.
+
+Bandwidth is the link's per-direction figure; `efficiency` is the fraction of it NCCL reaches.
+"""
+from __future__ import annotations
+
+from .ops import Op
+
+
+def comm_op(name: str, collective: str, message_bytes: float, gpus: int, count: int) -> Op:
+    return Op(name, "comm", 0.0, {"link": message_bytes}, "bytes",
+              {"collective": collective, "gpus": gpus, "bytes": message_bytes}, count,
+              f"{collective} of {message_bytes:g} B over {gpus} GPUs")
+
+
+def collective_time(collective: str, message_bytes: float, gpus: int, bandwidth: float,
+                    latency: float, efficiency: float = 1.0) -> float:
+    """Seconds for one collective; ring algorithms: 2(n-1) steps for all-reduce."""
+    if gpus <= 1 or message_bytes <= 0:
+        return 0.0
+    bw = bandwidth * efficiency
+    if collective == "all_reduce":
+        return 2 * (gpus - 1) / gpus * message_bytes / bw + 2 * (gpus - 1) * latency
+    if collective in ("all_to_all", "all_gather"):  # message = all bytes; (n-1)/n cross the link
+        return (gpus - 1) / gpus * message_bytes / bw + (gpus - 1) * latency
+    if collective == "send_recv":
+        return message_bytes / bw + latency
+    raise ValueError(f"unknown collective {collective}")

@@ -1,0 +1,78 @@
+"""How a model is run: parallelism, precisions and the batch of one forward pass."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dtypes import BYTES, check_dtype
+from ..errors import WhatifError
+
+
+@dataclass(frozen=True)
+class Parallelism:
+    tp: int = 1   # tensor parallel: heads and MLP columns split over tp GPUs
+    pp: int = 1   # pipeline parallel: layers split into pp stages
+    ep: int = 1   # expert parallel: MoE experts split over ep GPUs of the TP group (1 or tp)
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp
+
+
+@dataclass(frozen=True)
+class Precision:
+    weight: str = "bf16"
+    activation: str = "bf16"
+    kv: str = "bf16"
+    weight_group_size: int = 128   # quantization group of int8/int4 weights (one fp16 scale each)
+
+    def __post_init__(self):
+        check_dtype(self.weight, "--weight-dtype", ("fp32", "bf16", "fp16", "fp8", "int8", "int4"))
+        check_dtype(self.activation, "--dtype", ("fp32", "bf16", "fp16", "fp8", "int8"))
+        check_dtype(self.kv, "--kv-dtype", ("fp32", "bf16", "fp16", "fp8", "int8", "int4"))
+        if self.weight_group_size < 1:
+            raise WhatifError(f"--weight-group-size: {self.weight_group_size} must be >= 1")
+
+    @property
+    def weight_bytes(self) -> float:
+        """Bytes per weight including group scales (one 2-byte scale per group for int formats)."""
+        scale = 2.0 / self.weight_group_size if self.weight in ("int8", "int4") else 0.0
+        return BYTES[self.weight] + scale
+
+    @property
+    def act_bytes(self) -> float:
+        # fp8/int8 activations are stored as such only around the GEMMs; norms/residuals stay 16-bit.
+        return BYTES[self.activation]
+
+    @property
+    def kv_bytes(self) -> float:
+        return BYTES[self.kv]
+
+
+@dataclass(frozen=True)
+class ForwardBatch:
+    """The sequences of one forward pass: groups of (new tokens, cached tokens, sequences).
+
+    Prefill of P tokens: (P, 0, B). Decode step: (1, n, B). A prefill chunk after c tokens: (chunk, c, 1).
+    """
+
+    groups: tuple[tuple[int, int, int], ...]
+
+    @staticmethod
+    def prefill(batch: int, prompt: int, cached: int = 0) -> "ForwardBatch":
+        return ForwardBatch(((prompt, cached, batch),))
+
+    @staticmethod
+    def decode(batch: int, context: int) -> "ForwardBatch":
+        return ForwardBatch(((1, context, batch),))
+
+    @property
+    def tokens(self) -> int:
+        return sum(q * n for q, _, n in self.groups)
+
+    @property
+    def sequences(self) -> int:
+        return sum(n for _, _, n in self.groups)
+
+    @property
+    def is_decode(self) -> bool:
+        return all(q == 1 for q, _, _ in self.groups)

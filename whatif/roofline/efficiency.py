@@ -1,0 +1,118 @@
+"""Efficiency models: what fraction of the hardware's ceilings each op class reaches.
+
+Three sources (every result says which it used):
+- ideal: datasheet ceilings, no overheads (pure roofline, to compare with LLM-Viewer-style tools);
+- default: shape-aware model whose few parameters per GPU were fitted on public measurements
+  (roofline/data/efficiency_default.yaml says on what), transferred by architecture where a GPU
+  has no measurements of its own;
+- calibrated: the same model with parameters from a calibration file (`whatif validate calibrate`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import WhatifError
+from ..profiles import read_yaml
+
+SOURCES = ("ideal", "default", "calibrated")
+DEFAULT_FILE = Path(__file__).resolve().parent / "data" / "efficiency_default.yaml"
+
+# GEMM tile candidates (rows, cols, relative per-SM efficiency). cuBLAS picks among tile shapes;
+# we take the fastest, so wave and tile quantization show up as they do for a real library.
+# Smaller tiles reuse less data per FLOP: the relative efficiencies are assumed, not fitted.
+TILES = ((128, 256, 1.0), (256, 128, 1.0), (128, 128, 0.95), (64, 128, 0.8), (64, 64, 0.6))
+SPLIT_K = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class ClassParams:
+    """Efficiency of one op class. A missing field means 'not used by this class'."""
+
+    compute_eff: float = 1.0    # fraction of dense peak at large shapes
+    memory_eff: float = 1.0     # fraction of HBM (or link) bandwidth
+    overhead_s: float = 0.0     # fixed time per kernel (ramp-up, tail, sync), seconds
+    smooth: float = 0.0         # p of (t_c^p + t_m^p)^(1/p); 0 means max(t_c, t_m)
+
+    def combine(self, t_compute: float, t_memory: float) -> float:
+        if self.smooth <= 0:
+            return max(t_compute, t_memory)
+        p = self.smooth
+        return (t_compute ** p + t_memory ** p) ** (1.0 / p)
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    source: str                 # ideal | default | calibrated
+    provenance: str             # fitted / transferred / assumed, and on what
+    classes: dict[str, ClassParams] = field(default_factory=dict)
+    tiles: bool = True          # model tile and wave quantization for GEMMs
+    kernel_gap_s: float = 0.0   # GPU idle time between consecutive kernels
+
+    def params(self, op_class: str) -> ClassParams:
+        return self.classes.get(op_class, self.classes.get("elementwise", ClassParams()))
+
+
+IDEAL = Efficiency("ideal", "datasheet ceilings, no efficiency losses or overheads", {}, tiles=False)
+
+
+def _params_from(raw: dict, where: str) -> dict[str, ClassParams]:
+    out = {}
+    for cls, values in raw.items():
+        if not isinstance(values, dict):
+            raise WhatifError(f"{where}.{cls}: expected a mapping of parameters")
+        try:
+            out[cls] = ClassParams(**{k: float(v) for k, v in values.items()})
+        except (TypeError, ValueError) as exc:
+            raise WhatifError(f"{where}.{cls}: {exc}; valid: compute_eff, memory_eff, overhead_s, smooth") from None
+    return out
+
+
+def efficiency_from_mapping(data: dict, source: str, where: str) -> Efficiency:
+    classes = data.get("classes")
+    if not isinstance(classes, dict):
+        raise WhatifError(f"{where}: missing 'classes' mapping")
+    return Efficiency(source, str(data.get("provenance", where)), _params_from(classes, f"{where}.classes"),
+                      tiles=True, kernel_gap_s=float(data.get("kernel_gap_s", 0.0)))
+
+
+@lru_cache(maxsize=None)
+def _default_table() -> dict:
+    return read_yaml(DEFAULT_FILE).get("gpus", {})
+
+
+def default_efficiency(gpu) -> Efficiency:
+    """The shipped model for `gpu`: its own fit, else a same-architecture fit, else generic."""
+    table = _default_table()
+    if gpu.name in table:
+        entry = table[gpu.name]
+        return efficiency_from_mapping(entry, "default", f"{DEFAULT_FILE.name}:{gpu.name}")
+    for name, entry in table.items():
+        if entry.get("arch") == gpu.arch:
+            eff = efficiency_from_mapping(entry, "default", f"{DEFAULT_FILE.name}:{name}")
+            return Efficiency("default", f"transferred from {name} (same {gpu.arch} architecture): "
+                              + eff.provenance, eff.classes, True, eff.kernel_gap_s)
+    first = next(iter(table.values()))
+    eff = efficiency_from_mapping(first, "default", DEFAULT_FILE.name)
+    return Efficiency("default", f"assumed: no {gpu.arch} fit, parameters of another architecture",
+                      eff.classes, True, eff.kernel_gap_s)
+
+
+def calibrated_efficiency(gpu, path: str | None) -> Efficiency:
+    if path is None:
+        raise WhatifError("--efficiency calibrated needs --calibration FILE (written by `whatif validate calibrate`)")
+    data = read_yaml(Path(path))
+    if data.get("gpu") not in (None, gpu.name):
+        raise WhatifError(f"{path}: calibration is for GPU '{data.get('gpu')}', not '{gpu.name}'")
+    return efficiency_from_mapping(data, "calibrated", str(path))
+
+
+def load_efficiency(source: str, gpu, calibration: str | None = None) -> Efficiency:
+    if source == "ideal":
+        return IDEAL
+    if source == "default":
+        return default_efficiency(gpu)
+    if source == "calibrated":
+        return calibrated_efficiency(gpu, calibration)
+    raise WhatifError(f"--efficiency: '{source}' is not valid; valid: {', '.join(SOURCES)}")

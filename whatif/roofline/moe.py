@@ -1,0 +1,53 @@
+"""Mixture-of-experts layer: router, the experts a batch actually touches, expert parallelism.
+
+With T tokens each choosing k of E experts (uniform routing assumed), an expert is hit with
+probability 1 - (1 - k/E)^T; only hit experts' weights are read, which is why small-batch MoE
+decode reads a fraction of the weights and large batches read them all.
+"""
+from __future__ import annotations
+
+from ..dtypes import gemm_compute_dtype
+from .comm import comm_op
+from .ops import Op, gemm, streaming
+
+
+def experts_touched(num_experts: float, k: int, tokens: int, total_experts: int) -> float:
+    """Expected distinct experts hit, out of `num_experts` local ones of `total_experts`."""
+    return num_experts * (1.0 - (1.0 - k / total_experts) ** tokens)
+
+
+def moe_ops(model, tokens: int, par, prec, count: int) -> list[Op]:
+    m = model.moe
+    a, w, d = prec.act_bytes, prec.weight_bytes, model.hidden_size
+    gdt = gemm_compute_dtype(prec.weight, prec.activation)
+    ep = par.ep
+    tp_expert = 1 if ep > 1 else par.tp       # without EP, each expert's columns are split over TP
+    inter = m.expert_intermediate_size // tp_expert
+    local_experts = m.num_experts / ep
+    touched = experts_touched(local_experts, m.experts_per_token, tokens, m.num_experts)
+    routed = tokens * m.experts_per_token / ep  # token-expert assignments landing on this GPU
+    gated = model.mlp == "gated"
+    up_n = 2 * inter if gated else inter
+    ops = [
+        gemm("router", tokens, m.num_experts, d, a, a, prec.activation, count, out_bytes=4.0),
+        streaming("router_topk", "router", tokens * m.num_experts, 1, 0, 4, 4.0, "fp32", count),
+    ]
+    if ep > 1:
+        ops.append(comm_op("moe_dispatch", "all_to_all", tokens * m.experts_per_token * d * a, ep, count))
+    up = gemm("experts_gate_up" if gated else "experts_up", routed, up_n, d, a, w, gdt, count)
+    down = gemm("experts_down", routed, d, inter, a, w, gdt, count)
+    for op in (up, down):
+        n, k = op.shape["n"], op.shape["k"]
+        hbm = op.hbm_bytes - k * n * w + touched * k * n * w   # weights of touched experts only
+        ops.append(Op(op.name, "gemm", op.flops, {"hbm": hbm}, gdt, {**op.shape, "groups": max(touched, 1e-9)},
+                      count, op.formula + f"; grouped over {touched:.2f} touched of {local_experts:g} local experts"))
+        if op is up:
+            ops.append(streaming("experts_act", "activation", routed * inter, 2 if gated else 1, 1, 8, a,
+                                 prec.activation, count))
+    if ep > 1:
+        ops.append(comm_op("moe_combine", "all_to_all", tokens * m.experts_per_token * d * a, ep, count))
+    if m.shared_experts:
+        from .graph import dense_mlp
+        ops += dense_mlp(model, tokens, par, prec, count,
+                         intermediate=m.shared_experts * m.expert_intermediate_size, prefix="shared_expert")
+    return ops

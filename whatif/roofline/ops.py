@@ -1,0 +1,56 @@
+"""The operator: what one kernel does (FLOPs, bytes per memory level, shape), not how long it takes."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Op classes the efficiency model distinguishes.
+OP_CLASSES = ("gemm", "attention_prefill", "attention_decode", "norm", "elementwise", "activation",
+              "embedding", "rope", "comm", "sampling", "router")
+
+
+@dataclass(frozen=True)
+class Op:
+    """One kernel of a forward pass, per GPU, repeated `count` times (e.g. once per layer).
+
+    `bytes` maps a memory level ('hbm', 'l2', a tier name) to bytes moved by one instance;
+    `shape` holds the dimensions its efficiency depends on (gemm: m, n, k); `formula` says where
+    the FLOPs and bytes came from, so every number is traceable.
+    """
+
+    name: str
+    op_class: str
+    flops: float
+    bytes: dict[str, float]
+    dtype: str
+    shape: dict[str, float] = field(default_factory=dict)
+    count: int = 1
+    formula: str = ""
+
+    @property
+    def hbm_bytes(self) -> float:
+        return self.bytes.get("hbm", 0.0)
+
+    @property
+    def intensity(self) -> float:
+        """Arithmetic intensity against HBM, FLOP/B."""
+        return self.flops / self.hbm_bytes if self.hbm_bytes else float("inf")
+
+
+def gemm(name: str, m: float, n: float, k: float, act_bytes: float, weight_bytes: float,
+         dtype: str, count: int = 1, out_bytes: float | None = None) -> Op:
+    """C[m,n] = A[m,k] @ W[k,n]: 2mnk FLOPs; A and C in activation dtype, W in weight dtype."""
+    out_bytes = act_bytes if out_bytes is None else out_bytes
+    hbm = m * k * act_bytes + k * n * weight_bytes + m * n * out_bytes
+    return Op(name, "gemm", 2.0 * m * n * k, {"hbm": hbm}, dtype, {"m": m, "n": n, "k": k}, count,
+              f"2*M*N*K with M={m:g} N={n:g} K={k:g}; bytes = M*K*a + K*N*w + M*N*a")
+
+
+def streaming(name: str, op_class: str, elements: float, reads: float, writes: float,
+              flops_per_element: float, elem_bytes: float, dtype: str, count: int = 1,
+              extra_bytes: float = 0.0) -> Op:
+    """An elementwise-like kernel that streams `elements` values `reads` times in, `writes` out."""
+    hbm = elements * (reads + writes) * elem_bytes + extra_bytes
+    return Op(name, op_class, flops_per_element * elements, {"hbm": hbm}, dtype,
+              {"elements": elements}, count,
+              f"{elements:g} elements x ({reads:g} reads + {writes:g} writes) x {elem_bytes:g} B"
+              + (f" + {extra_bytes:g} B" if extra_bytes else ""))

@@ -1,0 +1,82 @@
+"""Op time = the slower of its compute and memory ceilings, each scaled by the efficiency model.
+
+time = combine(FLOPs / (peak * compute_eff), bytes / (bandwidth * memory_eff)) + overhead,
+where GEMM compute time also pays tile and wave quantization on the GPU's SMs.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .comm import collective_time
+from .efficiency import SPLIT_K, TILES, Efficiency
+from .ops import Op
+
+TENSOR_CORE_CLASSES = ("gemm", "attention_prefill", "attention_decode")
+
+
+@dataclass(frozen=True)
+class OpTime:
+    op: Op
+    time_s: float        # one instance
+    compute_s: float
+    memory_s: float
+    overhead_s: float
+    bound: str           # compute | memory | overhead | network
+
+    @property
+    def total_s(self) -> float:
+        return self.time_s * self.op.count
+
+    @property
+    def attained_flops(self) -> float:
+        return self.op.flops / self.time_s if self.time_s > 0 else 0.0
+
+
+def gemm_compute_time(m: float, n: float, k: float, groups: float, peak: float, sms: int,
+                      tiles: bool) -> float:
+    """Seconds of tensor-core work with the best tile/split-K choice (or plain FLOPs/peak)."""
+    flops = 2.0 * m * n * k
+    if not tiles:
+        return flops / peak
+    per_sm = peak / sms
+    g = max(1, math.ceil(groups - 1e-9))
+    rows = m / max(groups, 1e-9)
+    best = math.inf
+    for tm, tn, rel in TILES:
+        blocks = g * math.ceil(rows / tm - 1e-9) * math.ceil(n / tn - 1e-9)
+        for split in SPLIT_K:
+            if split > 1 and (blocks * split > 2 * sms or k / split < 256):
+                break
+            waves = math.ceil(blocks * split / sms)
+            best = min(best, waves * 2.0 * tm * tn * (k / split) / (per_sm * rel))
+    return max(best, flops / peak)
+
+
+def time_op(op: Op, gpu, eff: Efficiency, link=None) -> OpTime:
+    """Time one instance of `op` on `gpu` (and `link` for collectives)."""
+    p = eff.params(op.op_class)
+    if op.op_class == "comm":
+        gpus = int(op.shape["gpus"])
+        if gpus <= 1 or link is None:
+            return OpTime(op, 0.0, 0.0, 0.0, 0.0, "network")
+        t = collective_time(op.shape["collective"], op.shape["bytes"], gpus, link.bandwidth.value,
+                            link.latency.value, p.memory_eff)
+        return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "network")
+    if op.op_class in TENSOR_CORE_CLASSES:
+        peak = gpu.peak_flops(op.dtype)
+    else:
+        peak = gpu.peak_flops("fp32")   # elementwise work runs on the CUDA cores, not tensor cores
+    if op.op_class == "gemm":
+        s = op.shape
+        t_c = gemm_compute_time(s["m"], s["n"], s["k"], s.get("groups", 1.0), peak,
+                                int(gpu.sm_count.value), eff.tiles) / p.compute_eff
+    else:
+        t_c = op.flops / (peak * p.compute_eff)
+    t_m = op.hbm_bytes / (gpu.hbm_bandwidth.value * p.memory_eff)
+    busy = p.combine(t_c, t_m)
+    total = busy + p.overhead_s
+    bound = "compute" if t_c >= t_m else "memory"
+    if p.overhead_s > busy:
+        bound = "overhead"
+    return OpTime(op, total, t_c, t_m, p.overhead_s, bound)

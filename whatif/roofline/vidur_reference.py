@@ -1,0 +1,76 @@
+"""Reader for the Vidur project's public operator timings (reference/vidur-profiling, MIT).
+
+Each CSV row times one transformer layer's kernels for a token count and TP degree. We rebuild
+the same layer with our own graph builder from the shape columns alone, so a comparison tests
+the engine, never a lookup.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..models import ModelSpec
+from .config import ForwardBatch, Parallelism, Precision
+from .graph import forward_ops, layer_ops
+from .ops import Op
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_DIR = REPO_ROOT / "reference" / "vidur-profiling"
+GPU_NAMES = {"a100": "a100-sxm-80gb", "h100": "h100-sxm"}   # A100-SXM4-80GB and H100 SXM class
+# Vidur op column -> our op name (the GEMM of the MLP's first matrix depends on gating)
+OP_MAP = {"emb": "embedding", "input_layernorm": "input_norm", "attn_pre_proj": "qkv_proj",
+          "attn_rope": "rope", "attn_post_proj": "o_proj", "post_attention_layernorm": "post_attn_norm",
+          "mlp_up_proj": ("mlp_gate_up", "mlp_up"), "mlp_act": "mlp_act", "mlp_down_proj": "mlp_down",
+          "add": "residual_add"}
+FP16 = Precision("fp16", "fp16", "fp16")
+
+
+@dataclass(frozen=True)
+class Sample:
+    gpu: str            # our profile name
+    model: str          # e.g. meta-llama/Llama-2-7b-hf
+    vidur_op: str
+    tokens: int
+    tp: int
+    measured_s: float   # median CUDA time
+    op: Op
+
+
+def spec_from_row(row: dict, model: str) -> ModelSpec:
+    heads, d = int(row["n_head"]), int(row["n_embd"])
+    gated = row["use_gated_mlp"] == "True"
+    return ModelSpec(name=model, family="vidur", hidden_size=d, num_layers=1, num_heads=heads,
+                     num_kv_heads=int(row["n_kv_head"]), head_dim=d // heads,
+                     intermediate_size=int(row["n_expanded_embd"]), vocab_size=int(row["vocab_size"]),
+                     max_position_embeddings=4096, mlp="gated" if gated else "plain",
+                     norm="rmsnorm" if gated else "layernorm")
+
+
+def layer_kernels(spec: ModelSpec, tokens: int, tp: int) -> dict[str, Op]:
+    batch, par = ForwardBatch.prefill(1, tokens), Parallelism(tp=tp)
+    ops = layer_ops(spec, batch, par, FP16, moe_layer=False, count=1)
+    ops += [o for o in forward_ops(spec, batch, par, FP16) if o.name == "embedding"]
+    return {o.name: o for o in ops}
+
+
+def load_samples(directory: Path = DEFAULT_DIR) -> list[Sample]:
+    samples: list[Sample] = []
+    for path in sorted(Path(directory).glob("compute/*/*/*/mlp.csv")):
+        gpu = GPU_NAMES[path.parts[-4]]
+        model = f"{path.parts[-3]}/{path.parts[-2]}"
+        with open(path, newline="") as fh:
+            for row in csv.DictReader(fh):
+                spec = spec_from_row(row, model)
+                tokens, tp = int(row["num_tokens"]), int(row["num_tensor_parallel_workers"])
+                kernels = layer_kernels(spec, tokens, tp)
+                for vop, ours in OP_MAP.items():
+                    col = f"time_stats.{vop}.median"
+                    if not row.get(col):
+                        continue
+                    names = ours if isinstance(ours, tuple) else (ours,)
+                    op = next((kernels[n] for n in names if n in kernels), None)
+                    if op is None:
+                        continue
+                    samples.append(Sample(gpu, model, vop, tokens, tp, float(row[col]) * 1e-3, op))
+    return samples
