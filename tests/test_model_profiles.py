@@ -66,8 +66,8 @@ EXACT_PARAMS = {
     "qwen2.5-72b": 72_706_203_648,     # HF
     "codellama-34b": 33_743_970_304,   # published count of a CodeLlama-34B fine-tune (Phind), same shapes
     "yi-34b": 34_388_917_248,          # published count of Yi-34B-shaped checkpoints (Yi-1.5-34B), same shapes
-    "opt-125m": 125_239_296,           # HF / sum(p.numel()) of facebook/opt-125m
-    "opt-6.7b": 6_658_473_984,         # HF
+    "opt-125m": 125_239_296,           # sum(p.numel()) of facebook/opt-125m, as commonly reported
+    "opt-6.7b": 6_658_473_984,         # HF; matched only with the 2050-row position table (see opt-6.7b.yaml)
 }
 
 # Published counts that include parameters the spec has no field for: (published, what is missing, size).

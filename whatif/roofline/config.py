@@ -39,6 +39,11 @@ class Precision:
         return BYTES[self.weight] + scale
 
     @property
+    def embedding_bytes(self) -> float:
+        """Embeddings and LM head stay 16-bit when the linear layers are quantized (AWQ, GPTQ, FP8)."""
+        return 2.0 if self.weight in ("fp8", "int8", "int4") else BYTES[self.weight]
+
+    @property
     def act_bytes(self) -> float:
         # fp8/int8 activations are stored as such only around the GEMMs; norms/residuals stay 16-bit.
         return BYTES[self.activation]

@@ -176,9 +176,9 @@ def forward_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: P
         ops.append(streaming("final_norm", "norm", seqs * d, 1, 1, NORM_FLOPS, a, prec.activation,
                              extra_bytes=d * a))
         vocab = -(-model.vocab_size // t)
-        lm_w = 2.0 if prec.weight in ("int4", "int8") else prec.weight_bytes  # LM head kept 16-bit
-        ops.append(gemm("lm_head", seqs, vocab, d, a, lm_w, gemm_compute_dtype(prec.weight, prec.activation),
-                        out_bytes=4.0))
+        lm_dtype = "bf16" if prec.embedding_bytes == 2.0 and prec.activation not in ("bf16", "fp16") \
+            else prec.activation if prec.embedding_bytes == 2.0 else gemm_compute_dtype(prec.weight, prec.activation)
+        ops.append(gemm("lm_head", seqs, vocab, d, a, prec.embedding_bytes, lm_dtype, out_bytes=4.0))
         if t > 1:
             ops.append(comm_op("logits_gather", "all_gather", seqs * vocab * t * 4.0, t, 1))
         ops.append(streaming("sampling", "sampling", seqs * model.vocab_size, 2, 0, 5, 4.0, "fp32"))

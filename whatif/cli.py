@@ -1,0 +1,241 @@
+"""The `whatif` command line: estimate, kernel, list, show."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import fields
+
+from . import output, units
+from .errors import WhatifError
+from .roofline.efficiency import SOURCES
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad flags on one line and exits 2, like every other user error."""
+
+    def error(self, message):
+        raise WhatifError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+def _add_common_hw(p, default_hw: bool = True):
+    from .scenario import DEFAULT_HARDWARE
+    p.add_argument("--hardware", default=None if not default_hw else None,
+                   help=f"GPU or system profile name, or a YAML path (default {DEFAULT_HARDWARE})")
+    p.add_argument("--efficiency", choices=SOURCES, default=None, help="efficiency source (default: default)")
+    p.add_argument("--calibration", default=None, help="calibration file for --efficiency calibrated")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="whatif", description="Predict LLM inference latency, throughput and memory from specs.")
+    sub = ap.add_subparsers(dest="command", parser_class=_Parser)
+
+    est = sub.add_parser("estimate", help="TTFT, TPOT, throughput, memory and per-op tables for a scenario")
+    est.add_argument("--scenario", help="scenario YAML (flags given here override it)")
+    est.add_argument("--model", help="model profile name or path to a YAML / Hugging Face config.json")
+    _add_common_hw(est)
+    for flag in ("gpus", "tp", "pp", "ep", "batch", "prompt", "output", "prefill-chunk", "weight-group-size"):
+        est.add_argument(f"--{flag}", type=int)
+    est.add_argument("--dtype", help="activation dtype; also weights and KV unless given (default bf16)")
+    est.add_argument("--weight-dtype")
+    est.add_argument("--kv-dtype")
+    est.add_argument("--memory-utilization", type=float, help="fraction of HBM the engine may use (default 0.9)")
+    est.add_argument("--eager", action="store_true", help="no CUDA graphs in decode: pay CPU launch per kernel")
+    est.add_argument("--no-ops", action="store_true", help="omit the per-op tables from text output")
+
+    ker = sub.add_parser("kernel", help="single-kernel predictions")
+    ksub = ker.add_subparsers(dest="kernel", parser_class=_Parser)
+    g = ksub.add_parser("gemm", help="C[m,n] = A[m,k] @ B[k,n]")
+    for f in ("m", "n", "k"):
+        g.add_argument(f"--{f}", type=int, required=True)
+    g.add_argument("--dtype", default="bf16")
+    _add_common_hw(g)
+    a = ksub.add_parser("attention", help="FlashAttention prefill or decode attention over a KV cache")
+    a.add_argument("--phase", choices=("prefill", "decode"), required=True)
+    for f in ("batch", "heads", "kv-heads", "head-dim", "seq-len"):
+        a.add_argument(f"--{f}", type=int, required=True)
+    a.add_argument("--dtype", default="bf16")
+    _add_common_hw(a)
+    r = ksub.add_parser("allreduce", help="ring all-reduce over the system's GPU interconnect")
+    r.add_argument("--bytes", type=int, required=True)
+    r.add_argument("--gpus", type=int, required=True)
+    _add_common_hw(r)
+
+    ls = sub.add_parser("list", help="list hardware or models")
+    ls.add_argument("what", choices=("hardware", "models"))
+    ls.add_argument("--kind", choices=("gpu", "system", "link", "memory"), help="hardware kind to list")
+    ls.add_argument("--json", action="store_true")
+    sh = sub.add_parser("show", help="show one hardware component or model with sources")
+    sh.add_argument("what", choices=("hardware", "model"))
+    sh.add_argument("name")
+    sh.add_argument("--json", action="store_true")
+    return ap
+
+
+# ---------------------------------------------------------------- commands
+
+
+def _scenario_from_args(args):
+    from .scenario import build_scenario, scenario_from_yaml
+    top, sections = scenario_from_yaml(args.scenario) if args.scenario else ({}, {})
+    sections = {k: dict(v) for k, v in sections.items()}
+    for key, value in (("model", args.model), ("hardware", args.hardware), ("gpus", args.gpus),
+                       ("efficiency", args.efficiency), ("calibration", args.calibration),
+                       ("memory_utilization", args.memory_utilization)):
+        if value is not None:
+            top[key] = value
+    if args.eager:
+        top["cuda_graphs"] = False
+    for section, keys in (("parallel", ("tp", "pp", "ep")),
+                          ("workload", ("batch", "prompt", "output", "prefill_chunk"))):
+        for key in keys:
+            value = getattr(args, key)
+            if value is not None:
+                sections.setdefault(section, {})[key] = value
+    prec = sections.setdefault("precision", {})
+    if args.dtype:
+        prec["activation"] = args.dtype
+        prec.setdefault("weight", args.dtype)
+        prec.setdefault("kv", args.dtype)
+    if args.weight_dtype:
+        prec["weight"] = args.weight_dtype
+    if args.kv_dtype:
+        prec["kv"] = args.kv_dtype
+    if args.weight_group_size is not None:
+        prec["weight_group_size"] = args.weight_group_size
+    return build_scenario(top, sections)
+
+
+def cmd_estimate(args) -> int:
+    est = _scenario_from_args(args).run()
+    m = est.memory
+    if not m.fits:
+        raise WhatifError(
+            f"{est.model.name} does not fit on {est.system.name} with tp={est.parallel.tp} pp={est.parallel.pp}: "
+            f"needs {units.nbytes(m.total_bytes)} per GPU (weights {units.nbytes(m.weights_bytes)}, "
+            f"KV {units.nbytes(m.kv_cache_bytes)}, activations {units.nbytes(m.activation_bytes)}), usable "
+            f"{units.nbytes(m.usable_bytes)}: over by {units.nbytes(m.total_bytes - m.usable_bytes)}; "
+            f"try more GPUs (--tp/--pp), a smaller --weight-dtype/--kv-dtype or a smaller --batch")
+    if args.json:
+        print(json.dumps(output.estimate_dict(est)))
+    else:
+        print(output.estimate_text(est, show_ops=not args.no_ops))
+    return 0
+
+
+def cmd_kernel(args) -> int:
+    from .hardware import load_system
+    from .roofline import kernels
+    from .roofline.efficiency import load_efficiency
+    from .scenario import DEFAULT_HARDWARE
+    if args.kernel is None:
+        raise WhatifError("whatif kernel: name a kernel; valid: gemm, attention, allreduce")
+    hw = args.hardware or DEFAULT_HARDWARE
+    system = load_system(hw, None)
+    eff = load_efficiency(args.efficiency or "default", system.gpu, args.calibration)
+    if args.kernel == "gemm":
+        t = kernels.gemm_kernel(system, eff, args.m, args.n, args.k, args.dtype)
+    elif args.kernel == "attention":
+        t = kernels.attention_kernel(system, eff, args.phase, args.batch, args.heads, args.kv_heads,
+                                     args.head_dim, args.seq_len, args.dtype)
+    else:
+        t = kernels.allreduce_kernel(system, eff, args.bytes, args.gpus)
+    print(json.dumps(output.kernel_dict(t, system.name, eff)) if args.json else output.kernel_text(t, system.name, eff))
+    return 0
+
+
+def cmd_list(args) -> int:
+    from .hardware import component_kind, list_components
+    from .models import list_models
+    if args.what == "models":
+        if args.kind:
+            raise WhatifError("--kind applies to `whatif list hardware` only")
+        names = list_models()
+        print(json.dumps(names) if args.json else "\n".join(names))
+        return 0
+    names = list_components(args.kind)
+    if args.json:
+        print(json.dumps([{"name": n, "kind": component_kind(n)} for n in names]))
+    else:
+        print(units.table(["name", "kind"], [[n, component_kind(n)] for n in names], right=set()))
+    return 0
+
+
+def _plain(value):
+    """A dataclass tree as JSON-ready data (Quantities become {value, unit, provenance, source})."""
+    if hasattr(value, "__dataclass_fields__"):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _quantity_rows(data: dict, prefix: str = "") -> list[list[str]]:
+    rows = []
+    for key, value in data.items():
+        if isinstance(value, dict) and "provenance" in value and "value" in value:
+            rows.append([prefix + key, f"{value['value']:g} {value['unit']}", value["provenance"], value["source"]])
+        elif isinstance(value, dict) and "name" in value and "kind" not in value and prefix.count(".") < 2:
+            rows.append([prefix + key, value["name"], "", ""])
+            rows += _quantity_rows({k: v for k, v in value.items() if k != "name"}, prefix + key + ".")
+        elif isinstance(value, dict):
+            rows += _quantity_rows(value, prefix + key + ".")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                rows += _quantity_rows(item if isinstance(item, dict) else {"": item}, f"{prefix}{key}[{i}].")
+        elif value not in (None, ""):
+            rows.append([prefix + key, str(value), "", ""])
+    return rows
+
+
+def cmd_show(args) -> int:
+    if args.what == "model":
+        from .models import load_model
+        m = load_model(args.name)
+        data = _plain(m)
+        data["derived"] = {"total_params": m.total_params(), "active_params_per_token": m.active_params_per_token(),
+                           "kv_bytes_per_token_bf16": m.kv_elements_per_token() * 2}
+        if args.json:
+            print(json.dumps(data))
+        else:
+            rows = [[k, str(v)] for k, v in data.items() if k != "derived" and v not in (None, "")]
+            rows += [["total parameters", f"{m.total_params():,}"],
+                     ["active parameters per token", f"{m.active_params_per_token():,}"],
+                     ["KV cache per token (bf16)", units.nbytes(m.kv_elements_per_token() * 2)]]
+            print(units.table(["field", "value"], rows, right=set()))
+        return 0
+    from .hardware import load_component
+    comp = load_component(args.name, None, "show hardware")
+    data = _plain(comp)
+    if args.json:
+        print(json.dumps(data))
+    else:
+        print(units.table(["field", "value", "provenance", "source"], _quantity_rows(data), right=set()))
+    return 0
+
+
+COMMANDS = {"estimate": cmd_estimate, "kernel": cmd_kernel, "list": cmd_list, "show": cmd_show}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
+        return COMMANDS[args.command](args)
+    except WhatifError as exc:
+        print(f"whatif: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

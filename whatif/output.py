@@ -1,0 +1,136 @@
+"""Turning results into JSON-ready dicts and aligned text (the CLI's two faces)."""
+from __future__ import annotations
+
+import math
+
+from . import units
+from .roofline.estimate import Estimate, PassTime
+from .roofline.timing import OpTime
+
+
+def _finite(x: float):
+    return x if math.isfinite(x) else None
+
+
+def op_time_dict(t: OpTime, stage: int | None = None) -> dict:
+    op = t.op
+    d = {"name": op.name, "op_class": op.op_class, "count": op.count, "dtype": op.dtype,
+         "time_s": t.time_s, "total_s": t.total_s, "compute_s": t.compute_s, "memory_s": t.memory_s,
+         "overhead_s": t.overhead_s, "bound": t.bound, "flops": op.flops, "bytes": dict(op.bytes),
+         "hbm_bytes": op.hbm_bytes, "intensity_flop_per_byte": _finite(op.intensity),
+         "attained_flop_s": t.attained_flops, "shape": dict(op.shape), "formula": op.formula}
+    if stage is not None:
+        d["stage"] = stage
+    return d
+
+
+def pass_ops(p: PassTime) -> list[dict]:
+    return [op_time_dict(t, s) for s, stage in enumerate(p.stages) for t in stage]
+
+
+def estimate_dict(e: Estimate) -> dict:
+    gpu, w = e.system.gpu, e.workload
+    act = e.precision.activation
+    return {
+        "model": e.model.name, "hardware": e.system.name, "gpu": gpu.name, "gpus": e.parallel.gpus,
+        "parallel": {"tp": e.parallel.tp, "pp": e.parallel.pp, "ep": e.parallel.ep,
+                     "pipeline_microbatches": e.pipeline_microbatches},
+        "precision": {"weight": e.precision.weight, "activation": act, "kv": e.precision.kv},
+        "workload": {"batch": w.batch, "prompt": w.prompt, "output": w.output, "prefill_chunk": w.prefill_chunk},
+        "efficiency": {"source": e.efficiency.source, "provenance": e.efficiency.provenance},
+        "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "e2e_s": e.e2e_s,
+        "throughput_tok_s": e.throughput_tok_s, "decode_throughput_tok_s": e.decode_throughput_tok_s,
+        "max_batch": e.max_batch, "max_batch_context_tokens": w.prompt + w.output,
+        "memory": e.memory.to_dict(),
+        "ceilings": {"peak_flop_s": gpu.peak[act].__dict__ if act in gpu.peak else None,
+                     "hbm_bandwidth_b_s": gpu.hbm_bandwidth.__dict__,
+                     "hbm_capacity_b": gpu.hbm_capacity.__dict__},
+        "prefill_passes": len(e.prefill),
+        "ops": {"prefill": pass_ops(e.prefill[0]) if e.prefill else [],
+                "decode": pass_ops(e.decode) if e.decode else []},
+    }
+
+
+def _op_rows(p: PassTime) -> list[list[str]]:
+    merged: dict[str, list[OpTime]] = {}
+    for t in p.op_times:
+        merged.setdefault(t.op.name, []).append(t)
+    total = sum(t.total_s for t in p.op_times) or 1.0
+    rows = []
+    for name, ts in merged.items():
+        t0, count = ts[0], sum(t.op.count for t in ts)
+        tot = sum(t.total_s for t in ts)
+        ai = t0.op.intensity
+        rows.append([name, t0.op.op_class, str(count), units.seconds(t0.time_s), units.seconds(tot),
+                     f"{tot / total:.1%}", units.flops(t0.op.flops), units.nbytes(t0.op.hbm_bytes or
+                                                                             t0.op.bytes.get("link", 0)),
+                     "-" if not math.isfinite(ai) else f"{ai:.3g}", t0.bound])
+    return rows
+
+
+OP_HEADERS = ["op", "class", "count", "time/each", "total", "share", "FLOPs/each", "bytes/each",
+              "FLOP/B", "bound"]
+
+
+def estimate_text(e: Estimate, show_ops: bool = True) -> str:
+    gpu, w, m = e.system.gpu, e.workload, e.memory
+    act = e.precision.activation
+    lines = [
+        f"{e.model.name} on {e.system.name} ({e.parallel.gpus} GPU{'s' if e.parallel.gpus > 1 else ''}: "
+        f"tp={e.parallel.tp} pp={e.parallel.pp} ep={e.parallel.ep}), weights {e.precision.weight}, "
+        f"activations {act}, KV {e.precision.kv}",
+        f"workload: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens",
+        f"efficiency: {e.efficiency.source} ({e.efficiency.provenance})",
+        f"ceilings: {units.rate(gpu.peak_flops(act), 'FLOP/s')} {act} ({gpu.peak[act].provenance}), "
+        f"HBM {units.rate(gpu.hbm_bandwidth.value, 'B/s')} ({gpu.hbm_bandwidth.provenance}), "
+        f"{units.nbytes(gpu.hbm_capacity.value)} per GPU",
+        "",
+        units.table(["metric", "value"], [
+            ["TTFT", units.seconds(e.ttft_s) + (f" ({len(e.prefill)} prefill passes)" if len(e.prefill) > 1 else "")],
+            ["TPOT (mean decode step)", units.seconds(e.tpot_s)],
+            ["end-to-end latency", units.seconds(e.e2e_s)],
+            ["throughput (batch)", f"{e.throughput_tok_s:,.1f} tok/s"],
+            ["decode throughput", f"{e.decode_throughput_tok_s:,.1f} tok/s"],
+            [f"max batch at {w.prompt + w.output} tokens", str(e.max_batch)],
+        ], right={1}),
+        "",
+        "memory per GPU (heaviest pipeline stage):",
+        units.table(["category", "bytes"], [
+            ["weights", units.nbytes(m.weights_bytes)],
+            [f"KV cache ({units.nbytes(m.kv_bytes_per_token)}/token)", units.nbytes(m.kv_cache_bytes)],
+            ["activations (peak pass)", units.nbytes(m.activation_bytes)],
+            ["runtime reserve (assumed)", units.nbytes(m.workspace_bytes)],
+            ["total", units.nbytes(m.total_bytes)],
+            [f"usable ({m.utilization:.0%} of {units.nbytes(m.capacity_bytes)})", units.nbytes(m.usable_bytes)],
+            ["fits", "yes" if m.fits else f"NO: over by {units.nbytes(m.total_bytes - m.usable_bytes)}"],
+        ], right={1}),
+    ]
+    if show_ops:
+        first = e.prefill[0]
+        lines += ["", f"prefill pass ({first.batch.tokens} tokens, {units.seconds(first.time_s)}, "
+                      f"{first.kernels} kernels):", units.table(OP_HEADERS, _op_rows(first), set(range(2, 9)))]
+        if e.decode is not None:
+            ctx = e.decode.batch.groups[0][1]
+            lines += ["", f"decode step (batch {e.decode.batch.sequences}, context {ctx}, "
+                          f"{units.seconds(e.decode.time_s)}, {e.decode.kernels} kernels):",
+                      units.table(OP_HEADERS, _op_rows(e.decode), set(range(2, 9)))]
+    return "\n".join(lines)
+
+
+def kernel_dict(t: OpTime, hardware: str, eff) -> dict:
+    d = op_time_dict(t)
+    d.update({"hardware": hardware, "efficiency": eff.source, "efficiency_provenance": eff.provenance})
+    return d
+
+
+def kernel_text(t: OpTime, hardware: str, eff) -> str:
+    op = t.op
+    ai = op.intensity
+    rows = [["time", units.seconds(t.time_s)], ["FLOPs", units.flops(op.flops)],
+            ["bytes (HBM)" if op.op_class != "comm" else "bytes (link)",
+             units.nbytes(op.hbm_bytes or op.bytes.get("link", 0))],
+            ["arithmetic intensity", "-" if not math.isfinite(ai) else f"{ai:.3g} FLOP/B"],
+            ["attained", units.rate(t.attained_flops, "FLOP/s")], ["bound", t.bound],
+            ["compute / memory / overhead", " / ".join(units.seconds(x) for x in (t.compute_s, t.memory_s, t.overhead_s))]]
+    return (f"{op.name} on {hardware} [{op.formula}]\nefficiency: {eff.source} ({eff.provenance})\n"
+            + units.table(["", ""], rows, right={1}))

@@ -1,0 +1,156 @@
+"""End-to-end estimate: TTFT, TPOT, throughput and memory of a batch on a system.
+
+A request batch is prefilled (in chunks of at most `prefill_chunk` tokens per pass), then decodes
+`output - 1` more steps. Each pass's time is the sum of its kernels (per pipeline stage, per GPU),
+plus the gaps between kernels, or the CPU's launch time when that is longer (eager mode).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import WhatifError
+from ..hardware import System
+from ..models import ModelSpec
+from .config import ForwardBatch, Parallelism, Precision
+from .efficiency import Efficiency
+from .graph import check_parallelism, forward_ops
+from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan, plan_memory
+from .timing import OpTime, time_op
+
+DECODE_SAMPLES = 5   # decode steps timed across the generation; TPOT integrates between them
+
+
+@dataclass(frozen=True)
+class Workload:
+    batch: int = 1
+    prompt: int = 512
+    output: int = 128
+    prefill_chunk: int = DEFAULT_PREFILL_CHUNK
+
+    def __post_init__(self):
+        for name in ("batch", "prompt", "output", "prefill_chunk"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                flag = "--" + name.replace("_", "-")
+                raise WhatifError(f"{flag}: {value!r} must be a positive integer")
+
+
+@dataclass(frozen=True)
+class PassTime:
+    """One forward pass: its kernels (one pipeline stage each) and the time they take."""
+
+    batch: ForwardBatch
+    stages: tuple[tuple[OpTime, ...], ...]
+    gpu_s: float        # kernel time + inter-kernel gaps, all stages in sequence
+    launch_s: float     # CPU time to launch the kernels (eager mode), all stages
+    time_s: float
+
+    @property
+    def op_times(self) -> tuple[OpTime, ...]:
+        return tuple(t for stage in self.stages for t in stage)
+
+    @property
+    def kernels(self) -> int:
+        return sum(t.op.count for t in self.op_times)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    model: ModelSpec
+    system: System
+    parallel: Parallelism
+    precision: Precision
+    workload: Workload
+    efficiency: Efficiency
+    prefill: tuple[PassTime, ...]
+    decode: PassTime | None          # the step at the mean context (the op table shown)
+    ttft_s: float
+    tpot_s: float
+    e2e_s: float
+    memory: MemoryPlan
+    max_batch: int
+    pipeline_microbatches: int
+
+    @property
+    def throughput_tok_s(self) -> float:
+        """Generated tokens per second over the whole request batch (prefill included)."""
+        return self.workload.batch * self.workload.output / self.e2e_s
+
+    @property
+    def decode_throughput_tok_s(self) -> float:
+        return self.workload.batch / self.tpot_s if self.tpot_s > 0 else 0.0
+
+
+def time_pass(model, system, par, prec, eff, batch: ForwardBatch, cuda_graphs: bool) -> PassTime:
+    stages, gpu_s, launch_s = [], 0.0, 0.0
+    gpu = system.gpu
+    for stage in range(par.pp):
+        times = tuple(time_op(op, gpu, eff, system.gpu_link) for op in forward_ops(model, batch, par, prec, stage))
+        kernels = sum(t.op.count for t in times)
+        gpu_s += sum(t.total_s for t in times) + kernels * eff.kernel_gap_s
+        if not cuda_graphs and eff.source != "ideal":
+            launch_s += kernels * gpu.launch_overhead.value
+        stages.append(times)
+    return PassTime(batch, tuple(stages), gpu_s, launch_s, max(gpu_s, launch_s))
+
+
+def prefill_passes(batch: int, prompt: int, chunk: int) -> list[ForwardBatch]:
+    """Split the prefill of `batch` prompts into passes of at most `chunk` tokens."""
+    if prompt <= chunk:
+        per_pass = chunk // prompt
+        full, rest = divmod(batch, per_pass)
+        return [ForwardBatch.prefill(per_pass, prompt)] * full + ([ForwardBatch.prefill(rest, prompt)] if rest else [])
+    chunks = []
+    for start in range(0, prompt, chunk):
+        chunks.append(ForwardBatch.prefill(1, min(chunk, prompt - start), cached=start))
+    return chunks * batch
+
+
+def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision, workload: Workload,
+             eff: Efficiency, cuda_graphs: bool = True, utilization: float = DEFAULT_UTILIZATION) -> Estimate:
+    check_parallelism(model, par)
+    if par.gpus > system.gpu_count:
+        raise WhatifError(f"--tp x --pp = {par.gpus} GPUs, but {system.name} has {system.gpu_count}")
+    if not 0 < utilization <= 1:
+        raise WhatifError(f"--memory-utilization: {utilization} must be in (0, 1]")
+    w = workload
+    seq_len = w.prompt + w.output
+    pass_tokens = min(w.batch * w.prompt, w.prefill_chunk)
+    memory = plan_memory(model, par, prec, system.gpu.hbm_capacity.value, w.batch, seq_len, pass_tokens,
+                         utilization)
+    max_batch_plan = plan_memory(model, par, prec, system.gpu.hbm_capacity.value, 1, seq_len,
+                                 min(w.prompt, w.prefill_chunk), utilization)
+    max_batch = max_batch_plan.max_sequences(seq_len)
+
+    # Prefill (eager, as engines run variable-length prefill outside CUDA graphs).
+    cache: dict[ForwardBatch, PassTime] = {}
+    prefill = []
+    for fb in prefill_passes(w.batch, w.prompt, w.prefill_chunk):
+        if fb not in cache:
+            cache[fb] = time_pass(model, system, par, prec, eff, fb, cuda_graphs=False)
+        prefill.append(cache[fb])
+    ttft = sum(p.time_s for p in prefill)
+
+    # Decode: with pp stages, up to pp micro-batches keep the pipeline full; each sequence still
+    # traverses every stage once per token.
+    micro = min(par.pp, w.batch)
+    steps = w.output - 1
+    decode = None
+    tpot = 0.0
+    if steps > 0:
+        first, last = w.prompt + 1, w.prompt + steps
+        n = min(DECODE_SAMPLES, steps)
+        contexts = [first + round(i * (last - first) / max(n - 1, 1)) for i in range(n)]
+        per_micro = -(-w.batch // micro)
+        times = [time_pass(model, system, par, prec, eff, ForwardBatch.decode(per_micro, c), cuda_graphs).time_s
+                 for c in contexts]
+        if n == 1:
+            tpot = times[0]
+        else:   # trapezoid over the context range: step time is smooth in context
+            area = sum((times[i] + times[i + 1]) / 2 * (contexts[i + 1] - contexts[i]) for i in range(n - 1))
+            tpot = area / (last - first)
+        mean_ctx = (first + last) // 2
+        decode = time_pass(model, system, par, prec, eff, ForwardBatch.decode(per_micro, mean_ctx), cuda_graphs)
+    e2e = ttft + steps * tpot
+    return Estimate(model, system, par, prec, workload, eff, tuple(prefill), decode, ttft, tpot, e2e,
+                    memory, max_batch, micro)

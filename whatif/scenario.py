@@ -1,0 +1,99 @@
+"""A scenario: model + system + parallelism + precisions + workload, from one YAML file and/or flags."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+from .errors import WhatifError
+from .hardware import System, load_system
+from .models import ModelSpec, load_model
+from .profiles import read_yaml
+from .roofline.config import Parallelism, Precision
+from .roofline.efficiency import Efficiency, load_efficiency
+from .roofline.estimate import Estimate, Workload, estimate
+from .roofline.memory import DEFAULT_UTILIZATION
+
+DEFAULT_MODEL = "llama-3-8b"
+DEFAULT_HARDWARE = "h100-sxm"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    model: str = DEFAULT_MODEL
+    hardware: str = DEFAULT_HARDWARE
+    gpus: int | None = None
+    parallel: Parallelism = field(default_factory=Parallelism)
+    precision: Precision = field(default_factory=Precision)
+    workload: Workload = field(default_factory=Workload)
+    efficiency: str = "default"
+    calibration: str | None = None
+    cuda_graphs: bool = True
+    memory_utilization: float = DEFAULT_UTILIZATION
+
+    def resolve(self) -> tuple[ModelSpec, System, Parallelism, Efficiency]:
+        par = self.parallel
+        if self.gpus is not None:
+            if self.gpus < 1:
+                raise WhatifError(f"--gpus: {self.gpus} must be a positive integer")
+            if par.tp * par.pp == 1 and self.gpus > 1:
+                if self.gpus % par.pp:
+                    raise WhatifError(f"--gpus: {self.gpus} is not a multiple of --pp {par.pp}")
+                par = replace(par, tp=self.gpus // par.pp)
+            elif par.tp * par.pp != self.gpus:
+                raise WhatifError(f"--gpus: {self.gpus} != --tp {par.tp} x --pp {par.pp}; "
+                                  f"give matching values or only one of them")
+        model = load_model(self.model)
+        system = load_system(self.hardware, par.gpus if par.gpus > 1 else self.gpus)
+        eff = load_efficiency(self.efficiency, system.gpu, self.calibration)
+        return model, system, par, eff
+
+    def run(self) -> Estimate:
+        model, system, par, eff = self.resolve()
+        return estimate(model, system, par, self.precision, self.workload, eff, self.cuda_graphs,
+                        self.memory_utilization)
+
+
+_SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
+_TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "cuda_graphs", "memory_utilization"}
+
+
+def _section(cls, raw, where: str):
+    if not isinstance(raw, dict):
+        raise WhatifError(f"{where}: expected a mapping")
+    names = {f.name for f in fields(cls)}
+    unknown = set(raw) - names
+    if unknown:
+        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(names))}")
+    return raw
+
+
+def scenario_from_yaml(path: str) -> tuple[dict, dict]:
+    """Read a scenario file into (top-level values, {section: values}) for merging with flags."""
+    data = read_yaml(Path(path))
+    where = Path(path).name
+    unknown = set(data) - _TOP - set(_SECTIONS)
+    if unknown:
+        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(_TOP | set(_SECTIONS)))}")
+    top = {k: data[k] for k in _TOP if k in data}
+    sections = {k: _section(cls, data[k], f"{where}.{k}") for k, cls in _SECTIONS.items() if k in data}
+    return top, sections
+
+
+def build_scenario(top: dict, sections: dict) -> Scenario:
+    """Scenario from merged values (file first, flags over it); types are checked by the dataclasses."""
+    kwargs = dict(top)
+    for name, cls in _SECTIONS.items():
+        values = sections.get(name, {})
+        try:
+            kwargs[name] = cls(**values)
+        except TypeError as exc:
+            raise WhatifError(f"{name}: {exc}") from None
+    for key in ("gpus",):
+        if kwargs.get(key) is not None and (isinstance(kwargs[key], bool) or not isinstance(kwargs[key], int)):
+            raise WhatifError(f"--{key}: {kwargs[key]!r} must be an integer")
+    par = kwargs["parallel"]
+    for key in ("tp", "pp", "ep"):
+        v = getattr(par, key)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise WhatifError(f"--{key}: {v!r} must be a positive integer")
+    return Scenario(**kwargs)

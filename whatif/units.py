@@ -1,0 +1,39 @@
+"""Human-readable numbers with units (decimal prefixes), used only at the edges."""
+from __future__ import annotations
+
+
+def _scaled(value: float, unit: str, prefixes) -> str:
+    for factor, prefix in prefixes:
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def seconds(value: float) -> str:
+    if value == 0:
+        return "0 s"
+    for factor, unit in ((1, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {unit}"
+    return f"{value:.3g} s"
+
+
+def nbytes(value: float) -> str:
+    return _scaled(value, "B", ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")))
+
+
+def flops(value: float) -> str:
+    return _scaled(value, "FLOP", ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")))
+
+
+def rate(value: float, unit: str) -> str:
+    return _scaled(value, unit, ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")))
+
+
+def table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
+    """An aligned plain-text table; columns in `right` are right-aligned (numbers)."""
+    right = right if right is not None else set(range(1, len(headers)))
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
+    fmt = lambda r: "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)  # noqa: E731
+                              for i, (c, w) in enumerate(zip(r, widths)))
+    return "\n".join([fmt(headers), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
