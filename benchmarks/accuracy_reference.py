@@ -19,13 +19,14 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from whatif.hardware import load_component  # noqa: E402
+from whatif.hardware import load_component, load_system  # noqa: E402
 from whatif.roofline.efficiency import DEFAULT_FILE, default_efficiency  # noqa: E402
 from whatif.roofline.fit import fit_by_class, ideal_times  # noqa: E402
 from whatif.roofline.timing import time_op  # noqa: E402
-from whatif.roofline.vidur_reference import GPU_NAMES, load_samples  # noqa: E402
+from whatif.roofline.vidur_reference import GPU_NAMES, SYSTEMS, load_network_samples, load_samples  # noqa: E402
 
 TRAIN_MODELS = ("meta-llama/Llama-2-7b-hf", "codellama/CodeLlama-34b-Instruct-hf", "Qwen/Qwen-72B")
+TRAIN_WORKERS = (2, 8)   # all-reduce fit on 2- and 8-GPU timings; 4-GPU timings held out
 GEMM_TARGET = {"median": 0.10, "mape": 0.15}
 
 # Classes the Vidur data cannot fit: assumed values, stated with their reason.
@@ -36,23 +37,31 @@ ASSUMED = {
                          "flash-decoding style kernels stream KV at a large fraction of HBM bandwidth"),
     "sampling": ({"memory_eff": 0.5, "overhead_s": 1e-5}, "softmax/top-p over the vocabulary, several kernels"),
     "router": ({"memory_eff": 0.5, "overhead_s": 3e-6}, "top-k over experts, small kernels"),
-    "comm": ({"memory_eff": 0.8, "overhead_s": 5e-6}, "NCCL bus bandwidth ~80% of the link figure"),
 }
 KERNEL_GAP_S = 1e-6   # assumed idle time between back-to-back kernels (CUDA-graph replay)
 
 
-def regime(t_c: float, t_m: float, tokens: int) -> str:
+def regime(t_c: float, t_m: float, tokens: int, op) -> str:
+    if op.op_class == "comm":
+        return f"{tokens} GPUs, " + ("<= 1 MB" if op.shape["bytes"] <= 1e6 else "> 1 MB")
     if tokens <= 64:
         return "small (<=64 tokens)"
     return "compute-bound" if t_c >= t_m else "memory-bound"
 
 
-def refit(samples) -> dict:
+def is_train(s) -> bool:
+    return s.model in TRAIN_MODELS if s.vidur_op != "all_reduce" else s.tp in TRAIN_WORKERS
+
+
+def refit(samples, network) -> dict:
     gpus = {}
     for vidur_gpu, gpu_name in GPU_NAMES.items():
-        gpu = load_component(gpu_name)
-        train = [s for s in samples if s.gpu == gpu_name and s.model in TRAIN_MODELS]
+        gpu, system = load_component(gpu_name), load_system(SYSTEMS[vidur_gpu])
+        train = [s for s in samples if s.gpu == gpu_name and is_train(s)]
         fitted = fit_by_class([s.op for s in train], np.array([s.measured_s for s in train]), gpu)
+        comm = [s for s in network if s.gpu == system.name and is_train(s)]
+        fitted.update(fit_by_class([s.op for s in comm], np.array([s.measured_s for s in comm]), gpu,
+                                   system.gpu_link))
         classes = {}
         for cls, (params, n, err) in fitted.items():
             keys = ("compute_eff", "memory_eff", "overhead_s", "smooth") if cls == "gemm" else ("memory_eff", "overhead_s")
@@ -62,7 +71,9 @@ def refit(samples) -> dict:
         gpus[gpu_name] = {
             "arch": gpu.arch,
             "provenance": (f"fitted on Vidur {vidur_gpu.upper()} timings of {', '.join(TRAIN_MODELS)} "
-                           f"({', '.join(sorted(fitted))}); {', '.join(ASSUMED)} assumed"),
+                           f"({', '.join(sorted(set(fitted) - {'comm'}))}) and of {SYSTEMS[vidur_gpu]} "
+                           f"all-reduces on {' and '.join(map(str, TRAIN_WORKERS))} GPUs (comm); "
+                           f"{', '.join(ASSUMED)} assumed"),
             "kernel_gap_s": KERNEL_GAP_S,
             "classes": classes,
         }
@@ -80,19 +91,19 @@ def write_default(gpus: dict) -> None:
     DEFAULT_FILE.write_text(header + body)
 
 
-def report(samples) -> dict:
-    rows = defaultdict(list)   # key -> list of (rel_err, sample)
-    for gpu_name in GPU_NAMES.values():
-        gpu = load_component(gpu_name)
+def report(samples, network) -> dict:
+    rows = defaultdict(list)   # key -> list of (rel_err, sample, prediction)
+    for vidur_gpu, gpu_name in GPU_NAMES.items():
+        gpu, system = load_component(gpu_name), load_system(SYSTEMS[vidur_gpu])
         eff = default_efficiency(gpu)
-        mine = [s for s in samples if s.gpu == gpu_name]
-        t_c, t_m = ideal_times([s.op for s in mine], gpu)
+        mine = [s for s in samples if s.gpu == gpu_name] + [s for s in network if s.gpu == system.name]
+        t_c, t_m = ideal_times([s.op for s in mine], gpu, system.gpu_link)
         for s, tc, tm in zip(mine, t_c, t_m):
-            pred = time_op(s.op, gpu, eff).time_s
+            pred = time_op(s.op, gpu, eff, system.gpu_link).time_s
             err = (pred - s.measured_s) / s.measured_s
-            split = "train" if s.model in TRAIN_MODELS else "held-out"
+            split = "train" if is_train(s) else "held-out"
             for key in [(gpu_name, split, "op", s.vidur_op), (gpu_name, split, "class", s.op.op_class),
-                        (gpu_name, split, "regime", f"{s.op.op_class}: {regime(tc, tm, s.tokens)}")]:
+                        (gpu_name, split, "regime", f"{s.op.op_class}: {regime(tc, tm, s.tokens, s.op)}")]:
                 rows[key].append((err, s, pred))
     return rows
 
@@ -107,19 +118,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--write", action="store_true", help="refit and rewrite the shipped default model")
     args = ap.parse_args()
-    samples = load_samples()
+    samples, network = load_samples(), load_network_samples()
     if args.write:
-        write_default(refit(samples))
+        write_default(refit(samples, network))
         from whatif.roofline import efficiency
         efficiency._default_table.cache_clear()
         print(f"wrote {DEFAULT_FILE}")
-    rows = report(samples)
-    print(f"Vidur reference: {len(samples)} kernel timings; train models: {', '.join(TRAIN_MODELS)}\n")
+    rows = report(samples, network)
+    print(f"Vidur reference: {len(samples)} kernel timings, {len(network)} in-node all-reduce timings; "
+          f"train: models {', '.join(TRAIN_MODELS)}, all-reduce on {TRAIN_WORKERS} GPUs\n")
     for kind in ("op", "regime"):
         print(f"{'gpu':14} {'split':8} {kind:34} {'n':>6} {'MAPE':>7} {'median':>7} {'worst':>8}  worst case")
         for key in sorted(k for k in rows if k[2] == kind):
             n, mape_, med, werr, w, pred = summarize(rows[key])
-            where = (f"{w.model.split('/')[-1]} tokens={w.tokens} tp={w.tp}: "
+            where = (f"{w.model.split('/')[-1]} {'gpus' if w.vidur_op == 'all_reduce' else 'tokens'}={w.tokens} "
+                     f"{'bytes=%d' % w.op.shape['bytes'] if w.vidur_op == 'all_reduce' else 'tp=%d' % w.tp}: "
                      f"pred {pred * 1e6:.1f} us vs {w.measured_s * 1e6:.1f} us")
             print(f"{key[0]:14} {key[1]:8} {key[3]:34} {n:6d} {mape_:7.1%} {med:7.1%} {werr:+8.1%}  {where}")
         print()

@@ -8,7 +8,7 @@ import pytest
 
 from whatif.profiles import read_yaml
 from whatif.roofline.efficiency import DEFAULT_FILE
-from whatif.roofline.vidur_reference import DEFAULT_DIR, load_samples
+from whatif.roofline.vidur_reference import DEFAULT_DIR, load_network_samples, load_samples
 
 pytestmark = pytest.mark.skipif(not DEFAULT_DIR.is_dir(), reason="reference data not in this checkout")
 
@@ -23,9 +23,14 @@ def samples():
     return load_samples()
 
 
-def test_refit_reproduces_the_shipped_default_model(samples):
+@pytest.fixture(scope="module")
+def network():
+    return load_network_samples()
+
+
+def test_refit_reproduces_the_shipped_default_model(samples, network):
     shipped = read_yaml(DEFAULT_FILE)["gpus"]
-    refit = bench.refit(samples)
+    refit = bench.refit(samples, network)
     assert set(refit) == set(shipped)
     for gpu, entry in refit.items():
         for cls, params in entry["classes"].items():
@@ -39,8 +44,8 @@ def test_held_out_models_are_not_in_the_fit(samples):
     assert len(held_out) >= 3 and set(bench.TRAIN_MODELS) <= models
 
 
-def test_held_out_gemm_error_meets_target(samples):
-    rows = bench.report(samples)
+def test_held_out_gemm_error_meets_target(samples, network):
+    rows = bench.report(samples, network)
     for gpu in ("a100-sxm-80gb", "h100-sxm"):
         errs = np.abs([e for e, _, _ in rows[(gpu, "held-out", "class", "gemm")]])
         assert len(errs) > 1000

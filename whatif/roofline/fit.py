@@ -14,10 +14,10 @@ from .timing import time_op
 SMOOTH_GRID = (0.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 
 
-def ideal_times(ops, gpu) -> tuple[np.ndarray, np.ndarray]:
+def ideal_times(ops, gpu, link=None) -> tuple[np.ndarray, np.ndarray]:
     """(compute_s, memory_s) of each op at efficiency 1 with tile/wave quantization."""
     unit = Efficiency("fit", "unit efficiencies", {}, tiles=True)
-    times = [time_op(op, gpu, unit) for op in ops]
+    times = [time_op(op, gpu, unit, link) for op in ops]
     return np.array([t.compute_s for t in times]), np.array([t.memory_s for t in times])
 
 
@@ -36,14 +36,14 @@ def mape(pred: np.ndarray, measured: np.ndarray) -> float:
 
 
 def fit_class(t_c: np.ndarray, t_m: np.ndarray, measured: np.ndarray, fit_compute: bool = True,
-              rounds: int = 6) -> tuple[ClassParams, float]:
+              rounds: int = 6, max_memory_eff: float = 1.0) -> tuple[ClassParams, float]:
     """Minimise MAPE over (compute_eff, memory_eff, overhead_s, smooth) by coordinate search."""
     best = ClassParams(0.8 if fit_compute else 1.0, 0.8, 2e-6, 0.0)
     best_err = mape(predict(best, t_c, t_m), measured)
     grids = {
         "compute_eff": np.linspace(0.3, 1.0, 71) if fit_compute else None,
-        "memory_eff": np.linspace(0.05, 1.0, 96),
-        "overhead_s": np.concatenate([[0.0], np.geomspace(2e-7, 3e-5, 80)]),
+        "memory_eff": np.linspace(0.05, max_memory_eff, int(round(max_memory_eff * 100)) - 4),
+        "overhead_s": np.concatenate([[0.0], np.geomspace(2e-7, 1e-4, 100)]),
         "smooth": np.array(SMOOTH_GRID) if fit_compute else None,
     }
     for _ in range(rounds):
@@ -61,13 +61,18 @@ def fit_class(t_c: np.ndarray, t_m: np.ndarray, measured: np.ndarray, fit_comput
     return best, best_err
 
 
-def fit_by_class(ops, measured: np.ndarray, gpu) -> dict[str, tuple[ClassParams, int, float]]:
-    """Fit each op class present in `ops`: class -> (params, samples, in-sample MAPE)."""
-    t_c, t_m = ideal_times(ops, gpu)
+def fit_by_class(ops, measured: np.ndarray, gpu, link=None) -> dict[str, tuple[ClassParams, int, float]]:
+    """Fit each op class present in `ops`: class -> (params, samples, in-sample MAPE).
+
+    Collectives may exceed the link's per-direction figure (in-switch reduction, NVLS), so their
+    effective-bandwidth factor may go above 1.
+    """
+    t_c, t_m = ideal_times(ops, gpu, link)
     classes = np.array([op.op_class for op in ops])
     out = {}
     for cls in sorted(set(classes)):
         sel = classes == cls
-        params, err = fit_class(t_c[sel], t_m[sel], measured[sel], fit_compute=(cls == "gemm"))
+        params, err = fit_class(t_c[sel], t_m[sel], measured[sel], fit_compute=(cls == "gemm"),
+                                max_memory_eff=3.0 if cls == "comm" else 1.0)
         out[str(cls)] = (params, int(sel.sum()), err)
     return out

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..models import ModelSpec
+from .comm import comm_op
 from .config import ForwardBatch, Parallelism, Precision
 from .graph import forward_ops, layer_ops
 from .ops import Op
@@ -18,6 +19,7 @@ from .ops import Op
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = REPO_ROOT / "reference" / "vidur-profiling"
 GPU_NAMES = {"a100": "a100-sxm-80gb", "h100": "h100-sxm"}   # A100-SXM4-80GB and H100 SXM class
+SYSTEMS = {"a100": "dgx-a100-80gb", "h100": "dgx-h100"}      # the NVSwitch nodes of network/*_dgx
 # Vidur op column -> our op name (the GEMM of the MLP's first matrix depends on gating)
 OP_MAP = {"emb": "embedding", "input_layernorm": "input_norm", "attn_pre_proj": "qkv_proj",
           "attn_rope": "rope", "attn_post_proj": "o_proj", "post_attention_layernorm": "post_attn_norm",
@@ -73,4 +75,26 @@ def load_samples(directory: Path = DEFAULT_DIR) -> list[Sample]:
                     if op is None:
                         continue
                     samples.append(Sample(gpu, model, vop, tokens, tp, float(row[col]) * 1e-3, op))
+    return samples
+
+
+def load_network_samples(directory: Path = DEFAULT_DIR) -> list[Sample]:
+    """All-reduce timings inside one NVSwitch node (all workers on the node), as comm Ops.
+
+    `size` counts fp16 elements (2 bytes each); `tokens` holds the worker count.
+    """
+    samples = []
+    for vidur_gpu in GPU_NAMES:
+        path = Path(directory) / "network" / f"{vidur_gpu}_dgx" / "all_reduce.csv"
+        if not path.is_file():
+            continue
+        with open(path, newline="") as fh:
+            for row in csv.DictReader(fh):
+                workers = int(row["num_workers"])
+                if workers < 2 or int(row["devices_per_node"]) != workers:
+                    continue
+                nbytes = 2.0 * int(row["size"])
+                samples.append(Sample(SYSTEMS[vidur_gpu], "nccl", "all_reduce", workers, workers,
+                                      float(row["time_stats.all_reduce.median"]) * 1e-3,
+                                      comm_op("all_reduce", "all_reduce", nbytes, workers, 1)))
     return samples
