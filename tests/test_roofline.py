@@ -183,3 +183,23 @@ def test_eager_decode_can_be_launch_bound():
     cpu_bound = estimate(small, slow_host, Parallelism(), BF16, Workload(1, 64, 16), eff, cuda_graphs=False)
     assert cpu_bound.decode.launch_s > cpu_bound.decode.gpu_s
     assert cpu_bound.tpot_s > graphs.tpot_s
+
+
+def test_efficiency_sources_and_their_provenance(tmp_path):
+    h200 = load_system("h200-sxm").gpu
+    assert "transferred from h100-sxm" in load_efficiency("default", h200).provenance
+    assert load_efficiency("default", H100.gpu).provenance.startswith("fitted")
+    calib = tmp_path / "h100.yaml"
+    calib.write_text("gpu: h100-sxm\nprovenance: test fit\nclasses:\n  gemm: {compute_eff: 0.5, memory_eff: 0.5}\n")
+    eff = load_efficiency("calibrated", H100.gpu, str(calib))
+    op = gemm("g", 4096, 4096, 4096, 2, 2, "bf16")
+    assert eff.source == "calibrated"
+    assert time_op(op, H100.gpu, eff).time_s > time_op(op, H100.gpu, load_efficiency("default", H100.gpu)).time_s
+    with pytest.raises(WhatifError, match="not 'h200-sxm'"):
+        load_efficiency("calibrated", h200, str(calib))
+    with pytest.raises(WhatifError, match="needs --calibration"):
+        load_efficiency("calibrated", H100.gpu)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("classes:\n  gemm: {speed: 2}\n")
+    with pytest.raises(WhatifError, match="valid: compute_eff"):
+        load_efficiency("calibrated", H100.gpu, str(bad))

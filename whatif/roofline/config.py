@@ -44,6 +44,13 @@ class Precision:
         return 2.0 if self.weight in ("fp8", "int8", "int4") else BYTES[self.weight]
 
     @property
+    def lm_head_dtype(self) -> str:
+        """Tensor-core dtype of the LM head GEMM: 16-bit whenever its weights are kept 16-bit."""
+        if self.embedding_bytes == 2.0:
+            return self.activation if self.activation in ("bf16", "fp16") else "bf16"
+        return self.weight
+
+    @property
     def act_bytes(self) -> float:
         # fp8/int8 activations are stored as such only around the GEMMs; norms/residuals stay 16-bit.
         return BYTES[self.activation]

@@ -176,9 +176,7 @@ def forward_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: P
         ops.append(streaming("final_norm", "norm", seqs * d, 1, 1, NORM_FLOPS, a, prec.activation,
                              extra_bytes=d * a))
         vocab = -(-model.vocab_size // t)
-        lm_dtype = "bf16" if prec.embedding_bytes == 2.0 and prec.activation not in ("bf16", "fp16") \
-            else prec.activation if prec.embedding_bytes == 2.0 else gemm_compute_dtype(prec.weight, prec.activation)
-        ops.append(gemm("lm_head", seqs, vocab, d, a, prec.embedding_bytes, lm_dtype, out_bytes=4.0))
+        ops.append(gemm("lm_head", seqs, vocab, d, a, prec.embedding_bytes, prec.lm_head_dtype, out_bytes=4.0))
         if t > 1:
             ops.append(comm_op("logits_gather", "all_gather", seqs * vocab * t * 4.0, t, 1))
         ops.append(streaming("sampling", "sampling", seqs * model.vocab_size, 2, 0, 5, 4.0, "fp32"))

@@ -89,8 +89,8 @@ def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Paralle
     inter = model.intermediate_size
     if model.moe is not None:
         m = model.moe
-        inter = max(inter if m.first_dense_layers else 0,
-                    m.expert_intermediate_size * m.experts_per_token * (1 if par.ep > 1 else 1))
+        # routed tokens each carry k experts' intermediates
+        inter = max(inter if m.first_dense_layers else 0, m.expert_intermediate_size * m.experts_per_token)
     mlp = tokens * 3 * (inter // t) * a                            # gate+up output and activation
     logits = sequences * model.vocab_size * 4.0                    # fp32 logits, gathered
     return hidden + max(qkv, mlp) + logits
