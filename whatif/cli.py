@@ -95,6 +95,8 @@ def _scenario_from_args(args):
                 sections.setdefault(section, {})[key] = value
     prec = sections.setdefault("precision", {})
     if args.dtype:
+        from .roofline.config import Precision
+        Precision(activation=args.dtype)   # a bad value is reported as --dtype, not as --weight-dtype
         prec["activation"] = args.dtype
         prec.setdefault("weight", args.dtype)
         prec.setdefault("kv", args.dtype)
@@ -132,7 +134,7 @@ def cmd_kernel(args) -> int:
     if args.kernel is None:
         raise WhatifError("whatif kernel: name a kernel; valid: gemm, attention, allreduce")
     hw = args.hardware or DEFAULT_HARDWARE
-    system = load_system(hw, None)
+    system = load_system(hw, args.gpus if args.kernel == "allreduce" else None)   # --gpus <= the system's
     eff = load_efficiency(args.efficiency or "default", system.gpu, args.calibration)
     if args.kernel == "gemm":
         t = kernels.gemm_kernel(system, eff, args.m, args.n, args.k, args.dtype)
@@ -177,7 +179,8 @@ def _quantity_rows(data: dict, prefix: str = "") -> list[list[str]]:
     rows = []
     for key, value in data.items():
         if isinstance(value, dict) and "provenance" in value and "value" in value:
-            rows.append([prefix + key, f"{value['value']:g} {value['unit']}", value["provenance"], value["source"]])
+            unit = "" if value["unit"] == "1" else " " + value["unit"]   # "1": a plain count
+            rows.append([prefix + key, f"{value['value']:g}{unit}", value["provenance"], value["source"]])
         elif isinstance(value, dict) and "name" in value and "kind" not in value and prefix.count(".") < 2:
             rows.append([prefix + key, value["name"], "", ""])
             rows += _quantity_rows({k: v for k, v in value.items() if k != "name"}, prefix + key + ".")

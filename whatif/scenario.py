@@ -5,7 +5,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from .errors import WhatifError
-from .hardware import System, load_system
+from .hardware import System, load_component, load_system
 from .models import ModelSpec, load_model
 from .profiles import read_yaml
 from .roofline.config import Parallelism, Precision
@@ -35,7 +35,7 @@ class Scenario:
         if self.gpus is not None:
             if self.gpus < 1:
                 raise WhatifError(f"--gpus: {self.gpus} must be a positive integer")
-            if par.tp * par.pp == 1 and self.gpus > 1:
+            if par.tp == 1 and self.gpus > par.pp:
                 if self.gpus % par.pp:
                     raise WhatifError(f"--gpus: {self.gpus} is not a multiple of --pp {par.pp}")
                 par = replace(par, tp=self.gpus // par.pp)
@@ -43,6 +43,12 @@ class Scenario:
                 raise WhatifError(f"--gpus: {self.gpus} != --tp {par.tp} x --pp {par.pp}; "
                                   f"give matching values or only one of them")
         model = load_model(self.model)
+        if self.gpus is None and par.gpus > 1:
+            comp = load_component(self.hardware, None, "--hardware")
+            if isinstance(comp, System) and par.gpus > comp.gpu_count:
+                raise WhatifError(f"--tp {par.tp} x --pp {par.pp} = {par.gpus} GPUs, more than the "
+                                  f"{comp.gpu_count} GPUs of system '{comp.name}'; "
+                                  f"valid: tp x pp <= {comp.gpu_count}")
         system = load_system(self.hardware, par.gpus if par.gpus > 1 else self.gpus)
         eff = load_efficiency(self.efficiency, system.gpu, self.calibration)
         return model, system, par, eff
@@ -84,6 +90,9 @@ def build_scenario(top: dict, sections: dict) -> Scenario:
     kwargs = dict(top)
     for name, cls in _SECTIONS.items():
         values = sections.get(name, {})
+        wgs = values.get("weight_group_size") if name == "precision" else None
+        if wgs is not None and (isinstance(wgs, bool) or not isinstance(wgs, int)):
+            raise WhatifError(f"--weight-group-size: {wgs!r} must be a positive integer")
         try:
             kwargs[name] = cls(**values)
         except TypeError as exc:
@@ -91,6 +100,14 @@ def build_scenario(top: dict, sections: dict) -> Scenario:
     for key in ("gpus",):
         if kwargs.get(key) is not None and (isinstance(kwargs[key], bool) or not isinstance(kwargs[key], int)):
             raise WhatifError(f"--{key}: {kwargs[key]!r} must be an integer")
+    mu = kwargs.get("memory_utilization")
+    if mu is not None and (isinstance(mu, bool) or not isinstance(mu, (int, float))):
+        raise WhatifError(f"memory_utilization: {mu!r} must be a number in (0, 1]")
+    if not isinstance(kwargs.get("cuda_graphs", True), bool):
+        raise WhatifError(f"cuda_graphs: {kwargs['cuda_graphs']!r} must be true or false")
+    for key in ("efficiency", "calibration"):
+        if kwargs.get(key) is not None and not isinstance(kwargs[key], str):
+            raise WhatifError(f"{key}: {kwargs[key]!r} must be a string")
     par = kwargs["parallel"]
     for key in ("tp", "pp", "ep"):
         v = getattr(par, key)

@@ -35,5 +35,5 @@ def table(headers: list[str], rows: list[list[str]], right: set[int] | None = No
     right = right if right is not None else set(range(1, len(headers)))
     widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
     fmt = lambda r: "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)  # noqa: E731
-                              for i, (c, w) in enumerate(zip(r, widths)))
+                              for i, (c, w) in enumerate(zip(r, widths))).rstrip()
     return "\n".join([fmt(headers), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])

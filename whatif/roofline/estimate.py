@@ -68,7 +68,8 @@ class Estimate:
     tpot_s: float
     e2e_s: float
     memory: MemoryPlan
-    max_batch: int
+    max_batch: int                   # sequences of prompt+output tokens that fit
+    max_context: int                 # tokens per sequence that fit at the workload's batch
     pipeline_microbatches: int
 
     @property
@@ -153,4 +154,4 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
         decode = time_pass(model, system, par, prec, eff, ForwardBatch.decode(per_micro, mean_ctx), cuda_graphs)
     e2e = ttft + steps * tpot
     return Estimate(model, system, par, prec, workload, eff, tuple(prefill), decode, ttft, tpot, e2e,
-                    memory, max_batch, micro)
+                    memory, max_batch, memory.max_context(w.batch), micro)

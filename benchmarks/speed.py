@@ -1,0 +1,87 @@
+"""How fast whatif answers: a warm in-process estimate, and the CLI's wall time from a cold process.
+
+    python benchmarks/speed.py [--runs 50] [--cli-runs 5]
+
+Targets: a warm estimate well under 10 ms (median); `python -m whatif estimate --json` under 1 s.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from whatif.roofline.config import Parallelism, Precision  # noqa: E402
+from whatif.roofline.estimate import Workload  # noqa: E402
+from whatif.scenario import Scenario  # noqa: E402
+
+WARM_TARGET_MS = 10.0
+CLI_TARGET_S = 1.0
+
+SCENARIOS = {
+    "default (llama-3-8b, h100-sxm)": Scenario(),
+    "llama-3-70b dgx-h100 tp4": Scenario(model="llama-3-70b", hardware="dgx-h100", parallel=Parallelism(tp=4),
+                                         workload=Workload(batch=16, prompt=2048, output=256)),
+    "deepseek-v3 hgx-h200 tp8 ep8 fp8": Scenario(model="deepseek-v3", hardware="hgx-h200",
+                                                 parallel=Parallelism(tp=8, ep=8),
+                                                 precision=Precision(weight="fp8", activation="fp8", kv="fp8")),
+}
+
+
+def warm_ms(scenario: Scenario, runs: int) -> float:
+    """Median ms of Scenario.run() after one warm-up (profiles cached, as in a long-lived process)."""
+    scenario.run()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        scenario.run()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def cli_s(runs: int, argv=("estimate", "--json")) -> float:
+    """Median wall seconds of `python -m whatif ...` in a fresh interpreter."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "whatif", *argv], cwd=ROOT, capture_output=True, text=True)
+        times.append(time.perf_counter() - t0)
+        if proc.returncode != 0:
+            raise SystemExit(f"`whatif {' '.join(argv)}` failed: {proc.stderr.strip()}")
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=50, help="warm estimate runs per scenario (>= 50 recommended)")
+    ap.add_argument("--cli-runs", type=int, default=5, help="CLI subprocess runs")
+    args = ap.parse_args(argv)
+
+    rows = []
+    for name, scenario in SCENARIOS.items():
+        ms = warm_ms(scenario, args.runs)
+        rows.append((f"warm estimate: {name}", f"{ms:.2f} ms", f"< {WARM_TARGET_MS:g} ms",
+                     "met" if ms < WARM_TARGET_MS else "MISSED"))
+    s = cli_s(args.cli_runs)
+    rows.append(("CLI: python -m whatif estimate --json", f"{s:.3f} s", f"< {CLI_TARGET_S:g} s",
+                 "met" if s < CLI_TARGET_S else "MISSED"))
+
+    headers = ("measurement", f"median (warm n={args.runs}, CLI n={args.cli_runs})", "target", "")
+    widths = [max(len(str(r[i])) for r in (headers, *rows)) for i in range(4)]
+    line = lambda r: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
+                               for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+    print(f"python {sys.version.split()[0]} on {sys.platform}")
+    print(line(headers))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+    return 0 if all(r[3] == "met" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
