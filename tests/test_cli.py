@@ -422,6 +422,9 @@ def test_attention_kv_heads_not_dividing(capsys):
     (["show", "model", "nope"], ["'nope'"]),
     (["show", "hardware", "h100-sxn"], ["'h100-sxn'", "h100-sxm"]),
     (["list", "models", "--kind", "gpu"], ["--kind"]),
+    (["estimate", "--model", "llama-2-7b", "--prompt", "4000", "--output", "200"], ["4200", "context window", "4096"]),
+    (["estimate", "--hardware", "h100-sxm", "--tp", "16", "--model", "llama-2-70b"], ["16", "bare", "system"]),
+    (["estimate", "--model", "llama-3.1-8b", "--batch", "99999999", "--prompt", "100000"], ["does not fit", "over by"]),
 ])
 def test_other_bad_input(capsys, argv, words):
     msg = run_error(capsys, *argv)

@@ -168,8 +168,8 @@ def test_int4_weights_shrink_memory_and_decode_time():
 def test_prefill_chunks_cover_every_prompt_token():
     for batch, prompt, chunk in ((3, 100, 250), (2, 1000, 256), (5, 256, 256)):
         passes = prefill_passes(batch, prompt, chunk)
-        assert sum(p.tokens for p in passes) == batch * prompt
-        assert all(p.tokens <= chunk for p in passes)
+        assert sum(p.tokens * n for p, n in passes) == batch * prompt
+        assert all(p.tokens <= chunk for p, _ in passes)
 
 
 def test_eager_decode_can_be_launch_bound():

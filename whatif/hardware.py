@@ -5,7 +5,7 @@ code: a new GPU or expander is a new file in hardware_profiles/.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,6 +18,7 @@ DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")
 ARCHS = ("ampere", "hopper", "blackwell")
 LINK_TYPES = ("nvlink", "pcie", "nvlink-c2c", "cxl", "nvme", "network")
 MEMORY_TECH = ("ddr4", "ddr5", "lpddr5x", "cxl", "nvme", "hbm")
+MAX_BARE_GPUS = 8   # a bare GPU name stands for one NVLink/NVSwitch node
 
 
 @dataclass(frozen=True)
@@ -286,6 +287,9 @@ def load_system(name: str, gpus: int | None = None) -> System:
     comp = load_component(name, None, "--hardware")
     if isinstance(comp, GPU):
         count = gpus or 1
+        if count > MAX_BARE_GPUS:
+            raise WhatifError(f"--gpus: {count} GPUs of a bare '{comp.name}' profile; it models one node of at "
+                              f"most {MAX_BARE_GPUS} GPUs on its interconnect; name a system for more")
         return System(name=f"{count}x {comp.name}" if count > 1 else comp.name,
                       description=comp.description, gpu=comp, gpu_count=count,
                       gpu_link=comp.interconnect or comp.host_link)
@@ -293,7 +297,6 @@ def load_system(name: str, gpus: int | None = None) -> System:
         if gpus is not None and gpus > comp.gpu_count:
             raise WhatifError(f"--gpus: {gpus} is more than the {comp.gpu_count} GPUs of system '{comp.name}'")
         if gpus is not None and gpus != comp.gpu_count:
-            from dataclasses import replace
             return replace(comp, gpu_count=gpus)
         return comp
     raise WhatifError(f"--hardware: '{name}' is a {kind_of(comp)}; name a GPU or a system "

@@ -41,12 +41,13 @@ def estimate_dict(e: Estimate) -> dict:
         "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "e2e_s": e.e2e_s,
         "throughput_tok_s": e.throughput_tok_s, "decode_throughput_tok_s": e.decode_throughput_tok_s,
         "max_batch": e.max_batch, "max_batch_context_tokens": w.prompt + w.output,
+        "max_context_tokens": e.max_context,
         "memory": e.memory.to_dict(),
         "ceilings": {"peak_flop_s": gpu.peak[act].__dict__ if act in gpu.peak else None,
                      "hbm_bandwidth_b_s": gpu.hbm_bandwidth.__dict__,
                      "hbm_capacity_b": gpu.hbm_capacity.__dict__},
-        "prefill_passes": len(e.prefill),
-        "ops": {"prefill": pass_ops(e.prefill[0]) if e.prefill else [],
+        "prefill_passes": e.prefill_pass_count,
+        "ops": {"prefill": pass_ops(e.prefill[0][0]),
                 "decode": pass_ops(e.decode) if e.decode else []},
     }
 
@@ -86,12 +87,15 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
         f"{units.nbytes(gpu.hbm_capacity.value)} per GPU",
         "",
         units.table(["metric", "value"], [
-            ["TTFT", units.seconds(e.ttft_s) + (f" ({len(e.prefill)} prefill passes)" if len(e.prefill) > 1 else "")],
+            ["TTFT", units.seconds(e.ttft_s)
+             + (f" ({e.prefill_pass_count} prefill passes)" if e.prefill_pass_count > 1 else "")],
             ["TPOT (mean decode step)", units.seconds(e.tpot_s)],
             ["end-to-end latency", units.seconds(e.e2e_s)],
             ["throughput (batch)", f"{e.throughput_tok_s:,.1f} tok/s"],
             ["decode throughput", f"{e.decode_throughput_tok_s:,.1f} tok/s"],
             [f"max batch at {w.prompt + w.output} tokens", str(e.max_batch)],
+            [f"max context at batch {w.batch}", f"{e.max_context:,} tokens"
+             + (" (model window)" if e.max_context == e.model.max_position_embeddings else "")],
         ], right={1}),
         "",
         "memory per GPU (heaviest pipeline stage):",
@@ -106,7 +110,7 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
         ], right={1}),
     ]
     if show_ops:
-        first = e.prefill[0]
+        first = e.prefill[0][0]
         lines += ["", f"prefill pass ({first.batch.tokens} tokens, {units.seconds(first.time_s)}, "
                       f"{first.kernels} kernels):", units.table(OP_HEADERS, _op_rows(first), set(range(2, 9)))]
         if e.decode is not None:

@@ -5,7 +5,8 @@ Three sources (every result says which it used):
 - default: shape-aware model whose few parameters per GPU were fitted on public measurements
   (roofline/data/efficiency_default.yaml says on what), transferred by architecture where a GPU
   has no measurements of its own;
-- calibrated: the same model with parameters from a calibration file (`whatif validate calibrate`).
+- calibrated: the same model with parameters from a calibration file (the schema of one `gpus:`
+  entry of data/efficiency_default.yaml, plus `gpu: NAME`).
 """
 from __future__ import annotations
 
@@ -101,7 +102,8 @@ def default_efficiency(gpu) -> Efficiency:
 
 def calibrated_efficiency(gpu, path: str | None) -> Efficiency:
     if path is None:
-        raise WhatifError("--efficiency calibrated needs --calibration FILE (written by `whatif validate calibrate`)")
+        raise WhatifError("--efficiency calibrated needs --calibration FILE (a YAML with gpu, provenance and "
+                          "classes, as one entry of whatif/roofline/data/efficiency_default.yaml)")
     data = read_yaml(Path(path))
     if data.get("gpu") not in (None, gpu.name):
         raise WhatifError(f"{path}: calibration is for GPU '{data.get('gpu')}', not '{gpu.name}'")

@@ -62,15 +62,19 @@ class Estimate:
     precision: Precision
     workload: Workload
     efficiency: Efficiency
-    prefill: tuple[PassTime, ...]
+    prefill: tuple[tuple[PassTime, int], ...]   # distinct prefill passes and how often each runs
     decode: PassTime | None          # the step at the mean context (the op table shown)
     ttft_s: float
     tpot_s: float
     e2e_s: float
     memory: MemoryPlan
     max_batch: int                   # sequences of prompt+output tokens that fit
-    max_context: int                 # tokens per sequence that fit at the workload's batch
+    max_context: int                 # tokens per sequence that fit at the workload's batch (<= model window)
     pipeline_microbatches: int
+
+    @property
+    def prefill_pass_count(self) -> int:
+        return sum(n for _, n in self.prefill)
 
     @property
     def throughput_tok_s(self) -> float:
@@ -95,16 +99,15 @@ def time_pass(model, system, par, prec, eff, batch: ForwardBatch, cuda_graphs: b
     return PassTime(batch, tuple(stages), gpu_s, launch_s, max(gpu_s, launch_s))
 
 
-def prefill_passes(batch: int, prompt: int, chunk: int) -> list[ForwardBatch]:
-    """Split the prefill of `batch` prompts into passes of at most `chunk` tokens."""
+def prefill_passes(batch: int, prompt: int, chunk: int) -> list[tuple[ForwardBatch, int]]:
+    """The prefill of `batch` prompts as (pass, how many times it runs), each pass <= `chunk` tokens."""
     if prompt <= chunk:
-        per_pass = chunk // prompt
+        per_pass = min(batch, chunk // prompt)
         full, rest = divmod(batch, per_pass)
-        return [ForwardBatch.prefill(per_pass, prompt)] * full + ([ForwardBatch.prefill(rest, prompt)] if rest else [])
-    chunks = []
-    for start in range(0, prompt, chunk):
-        chunks.append(ForwardBatch.prefill(1, min(chunk, prompt - start), cached=start))
-    return chunks * batch
+        return [(ForwardBatch.prefill(per_pass, prompt), full)] + ([(ForwardBatch.prefill(rest, prompt), 1)] if rest else [])
+    # A prompt longer than a chunk is prefilled chunk by chunk, each attending to the earlier ones.
+    return [(ForwardBatch.prefill(1, min(chunk, prompt - start), cached=start), batch)
+            for start in range(0, prompt, chunk)]
 
 
 def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision, workload: Workload,
@@ -116,6 +119,9 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
         raise WhatifError(f"--memory-utilization: {utilization} must be in (0, 1]")
     w = workload
     seq_len = w.prompt + w.output
+    if seq_len > model.max_position_embeddings:
+        raise WhatifError(f"--prompt + --output = {seq_len} tokens is longer than {model.name}'s context "
+                          f"window (max_position_embeddings {model.max_position_embeddings})")
     pass_tokens = min(w.batch * w.prompt, w.prefill_chunk)
     memory = plan_memory(model, par, prec, system.gpu.hbm_capacity.value, w.batch, seq_len, pass_tokens,
                          utilization)
@@ -124,13 +130,9 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     max_batch = max_batch_plan.max_sequences(seq_len)
 
     # Prefill (eager, as engines run variable-length prefill outside CUDA graphs).
-    cache: dict[ForwardBatch, PassTime] = {}
-    prefill = []
-    for fb in prefill_passes(w.batch, w.prompt, w.prefill_chunk):
-        if fb not in cache:
-            cache[fb] = time_pass(model, system, par, prec, eff, fb, cuda_graphs=False)
-        prefill.append(cache[fb])
-    ttft = sum(p.time_s for p in prefill)
+    passes = prefill_passes(w.batch, w.prompt, w.prefill_chunk)
+    prefill = tuple((time_pass(model, system, par, prec, eff, fb, cuda_graphs=False), n) for fb, n in passes)
+    ttft = sum(p.time_s * n for p, n in prefill)
 
     # Decode: with pp stages, up to pp micro-batches keep the pipeline full; each sequence still
     # traverses every stage once per token.
@@ -153,5 +155,6 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
         mean_ctx = (first + last) // 2
         decode = time_pass(model, system, par, prec, eff, ForwardBatch.decode(per_micro, mean_ctx), cuda_graphs)
     e2e = ttft + steps * tpot
-    return Estimate(model, system, par, prec, workload, eff, tuple(prefill), decode, ttft, tpot, e2e,
-                    memory, max_batch, memory.max_context(w.batch), micro)
+    return Estimate(model, system, par, prec, workload, eff, prefill, decode, ttft, tpot, e2e,
+                    memory, max_batch,
+                    min(memory.max_context(w.batch), model.max_position_embeddings), micro)
