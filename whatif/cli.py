@@ -179,8 +179,8 @@ def _quantity_rows(data: dict, prefix: str = "") -> list[list[str]]:
     rows = []
     for key, value in data.items():
         if isinstance(value, dict) and "provenance" in value and "value" in value:
-            unit = "" if value["unit"] == "1" else " " + value["unit"]   # "1": a plain count
-            rows.append([prefix + key, f"{value['value']:g}{unit}", value["provenance"], value["source"]])
+            rows.append([prefix + key, units.quantity(value["value"], value["unit"]), value["provenance"],
+                         value["source"]])
         elif isinstance(value, dict) and "name" in value and "kind" not in value and prefix.count(".") < 2:
             rows.append([prefix + key, value["name"], "", ""])
             rows += _quantity_rows({k: v for k, v in value.items() if k != "name"}, prefix + key + ".")
