@@ -137,4 +137,4 @@ def kernel_text(t: OpTime, hardware: str, eff) -> str:
             ["attained", units.rate(t.attained_flops, "FLOP/s")], ["bound", t.bound],
             ["compute / memory / overhead", " / ".join(units.seconds(x) for x in (t.compute_s, t.memory_s, t.overhead_s))]]
     return (f"{op.name} on {hardware} [{op.formula}]\nefficiency: {eff.source} ({eff.provenance})\n"
-            + units.table(["", ""], rows, right={1}))
+            + units.table(["quantity", "value"], rows, right={1}))
