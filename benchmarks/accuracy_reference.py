@@ -19,11 +19,11 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from whatif.hardware import load_component, load_system  # noqa: E402
-from whatif.roofline.efficiency import DEFAULT_FILE, default_efficiency  # noqa: E402
-from whatif.roofline.fit import fit_by_class, ideal_times  # noqa: E402
-from whatif.roofline.timing import time_op  # noqa: E402
-from whatif.roofline.vidur_reference import GPU_NAMES, SYSTEMS, load_network_samples, load_samples  # noqa: E402
+from whatif.hardware import load_component, load_system
+from whatif.roofline.efficiency import DEFAULT_FILE, default_efficiency
+from whatif.roofline.fit import fit_by_class, ideal_times
+from whatif.roofline.timing import time_op
+from whatif.roofline.vidur_reference import GPU_NAMES, SYSTEMS, load_network_samples, load_samples
 
 TRAIN_MODELS = ("meta-llama/Llama-2-7b-hf", "codellama/CodeLlama-34b-Instruct-hf", "Qwen/Qwen-72B")
 TRAIN_WORKERS = (2, 8)   # all-reduce fit on 2- and 8-GPU timings; 4-GPU timings held out
@@ -63,8 +63,9 @@ def refit(samples, network) -> dict:
         fitted.update(fit_by_class([s.op for s in comm], np.array([s.measured_s for s in comm]), gpu,
                                    system.gpu_link))
         classes = {}
-        for cls, (params, n, err) in fitted.items():
-            keys = ("compute_eff", "memory_eff", "overhead_s", "smooth") if cls == "gemm" else ("memory_eff", "overhead_s")
+        for cls, (params, _n, _err) in fitted.items():
+            keys = (("compute_eff", "memory_eff", "overhead_s", "smooth") if cls == "gemm"
+                    else ("memory_eff", "overhead_s"))
             classes[cls] = {k: round(float(getattr(params, k)), 9) for k in keys}
         for cls, (values, _why) in ASSUMED.items():
             classes.setdefault(cls, dict(values))
@@ -131,8 +132,9 @@ def main() -> int:
         print(f"{'gpu':14} {'split':8} {kind:34} {'n':>6} {'MAPE':>7} {'median':>7} {'worst':>8}  worst case")
         for key in sorted(k for k in rows if k[2] == kind):
             n, mape_, med, werr, w, pred = summarize(rows[key])
-            where = (f"{w.model.split('/')[-1]} {'gpus' if w.vidur_op == 'all_reduce' else 'tokens'}={w.tokens} "
-                     f"{'bytes=%d' % w.op.shape['bytes'] if w.vidur_op == 'all_reduce' else 'tp=%d' % w.tp}: "
+            shape = (f"gpus={w.tokens} bytes={w.op.shape['bytes']:.0f}" if w.vidur_op == "all_reduce"
+                     else f"tokens={w.tokens} tp={w.tp}")
+            where = (f"{w.model.split('/')[-1]} {shape}: "
                      f"pred {pred * 1e6:.1f} us vs {w.measured_s * 1e6:.1f} us")
             print(f"{key[0]:14} {key[1]:8} {key[3]:34} {n:6d} {mape_:7.1%} {med:7.1%} {werr:+8.1%}  {where}")
         print()

@@ -16,9 +16,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from whatif.roofline.config import Parallelism, Precision  # noqa: E402
-from whatif.roofline.estimate import Workload  # noqa: E402
-from whatif.scenario import Scenario  # noqa: E402
+from whatif import units
+from whatif.roofline.config import Parallelism, Precision
+from whatif.roofline.estimate import Workload
+from whatif.scenario import Scenario
 
 WARM_TARGET_MS = 10.0
 CLI_TARGET_S = 1.0
@@ -72,14 +73,8 @@ def main(argv: list[str] | None = None) -> int:
                  "met" if s < CLI_TARGET_S else "MISSED"))
 
     headers = ("measurement", f"median (warm n={args.runs}, CLI n={args.cli_runs})", "target", "")
-    widths = [max(len(str(r[i])) for r in (headers, *rows)) for i in range(4)]
-    line = lambda r: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
-                               for i, (c, w) in enumerate(zip(r, widths))).rstrip()
     print(f"python {sys.version.split()[0]} on {sys.platform}")
-    print(line(headers))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print(line(r))
+    print(units.table(list(headers), [list(r) for r in rows]))
     return 0 if all(r[3] == "met" for r in rows) else 1
 
 

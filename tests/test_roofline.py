@@ -23,7 +23,8 @@ LLAMA7 = load_model("llama-2-7b")
 BF16 = Precision()
 
 
-def ops_by_name(model, batch, par=Parallelism(), prec=BF16, stage=0):
+def ops_by_name(model, batch, par=None, prec=BF16, stage=0):
+    par = par or Parallelism()
     return {op.name: op for op in forward_ops(model, batch, par, prec, stage)}
 
 
@@ -78,7 +79,8 @@ def test_more_bandwidth_or_compute_is_never_slower(m, n, k, scale):
     eff = load_efficiency("default", H100.gpu)
     op = gemm("g", m, n, k, 2.0, 2.0, "bf16")
     base = time_op(op, H100.gpu, eff).time_s
-    faster_mem = replace(H100.gpu, hbm_bandwidth=replace(H100.gpu.hbm_bandwidth, value=H100.gpu.hbm_bandwidth.value * scale))
+    bw = H100.gpu.hbm_bandwidth
+    faster_mem = replace(H100.gpu, hbm_bandwidth=replace(bw, value=bw.value * scale))
     peak = dict(H100.gpu.peak)
     peak["bf16"] = replace(peak["bf16"], value=peak["bf16"].value * scale)
     faster_flops = replace(H100.gpu, peak=peak)

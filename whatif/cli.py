@@ -18,9 +18,9 @@ class _Parser(argparse.ArgumentParser):
         raise WhatifError(f"{self.prog}: {message} (see `{self.prog} --help`)")
 
 
-def _add_common_hw(p, default_hw: bool = True):
+def _add_common_hw(p):
     from .scenario import DEFAULT_HARDWARE
-    p.add_argument("--hardware", default=None if not default_hw else None,
+    p.add_argument("--hardware", default=None,
                    help=f"GPU or system profile name, or a YAML path (default {DEFAULT_HARDWARE})")
     p.add_argument("--efficiency", choices=SOURCES, default=None, help="efficiency source (default: default)")
     p.add_argument("--calibration", default=None, help="calibration file for --efficiency calibrated")

@@ -6,7 +6,7 @@ code: a new GPU or expander is a new file in hardware_profiles/.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from .errors import WhatifError, closest
@@ -239,7 +239,7 @@ def parse_component(data: dict, where: str):
     return _PARSERS[kind](data, where)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_file(path: str):
     return parse_component(read_yaml(Path(path)), Path(path).name)
 
@@ -272,7 +272,7 @@ def kind_of(component) -> str:
     return next(k for k, c in _CLASSES.items() if isinstance(component, c))
 
 
-@lru_cache(maxsize=None)
+@cache
 def component_kind(name: str) -> str:
     """The `kind:` of a shipped profile, read without parsing the rest."""
     return str(read_yaml(profile_index(HARDWARE_DIR)[name]).get("kind"))

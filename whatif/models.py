@@ -5,7 +5,7 @@ The spec holds only architecture facts; parameter counts and KV bytes are derive
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from .errors import WhatifError, closest
@@ -185,12 +185,14 @@ def spec_from_dict(data: dict, where: str) -> ModelSpec:
     data = dict(data)
     unknown = set(data) - _SIMPLE - {"moe", "mla"}
     if unknown:
-        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(_SIMPLE | {'moe', 'mla'}))}")
+        valid = ", ".join(sorted(_SIMPLE | {"moe", "mla"}))
+        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {valid}")
     for key in ("name", "family", *[k for k in _INT_FIELDS if k != "head_dim"]):
         if key not in data:
             raise WhatifError(f"{where}: missing field '{key}'")
     if "head_dim" not in data:
-        data["head_dim"] = data["hidden_size"] // data["num_heads"] if isinstance(data["num_heads"], int) and data["num_heads"] else 0
+        heads = data["num_heads"]
+        data["head_dim"] = data["hidden_size"] // heads if isinstance(heads, int) and heads > 0 else 0
     for key in _INT_FIELDS:
         _positive(data[key], f"{where}.{key}")
     for key, valid in (("mlp", MLP_KINDS), ("norm", NORM_KINDS), ("position", POSITION_KINDS)):
@@ -202,11 +204,12 @@ def spec_from_dict(data: dict, where: str) -> ModelSpec:
     mla = _sub(MLASpec, data.pop("mla"), f"{where}.mla") if data.get("mla") else None
     data.pop("moe", None), data.pop("mla", None)
     if moe is not None and not 1 <= moe.experts_per_token <= moe.num_experts:
-        raise WhatifError(f"{where}.moe.experts_per_token: {moe.experts_per_token} must be between 1 and num_experts ({moe.num_experts})")
+        raise WhatifError(f"{where}.moe.experts_per_token: {moe.experts_per_token} must be between 1 and "
+                          f"num_experts ({moe.num_experts})")
     return ModelSpec(**data, moe=moe, mla=mla)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_path(path: str) -> ModelSpec:
     p = Path(path)
     if p.suffix == ".json":

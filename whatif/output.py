@@ -135,6 +135,7 @@ def kernel_text(t: OpTime, hardware: str, eff) -> str:
              units.nbytes(op.hbm_bytes or op.bytes.get("link", 0))],
             ["arithmetic intensity", "-" if not math.isfinite(ai) else f"{ai:.3g} FLOP/B"],
             ["attained", units.rate(t.attained_flops, "FLOP/s")], ["bound", t.bound],
-            ["compute / memory / overhead", " / ".join(units.seconds(x) for x in (t.compute_s, t.memory_s, t.overhead_s))]]
+            ["compute / memory / overhead",
+             " / ".join(units.seconds(x) for x in (t.compute_s, t.memory_s, t.overhead_s))]]
     return (f"{op.name} on {hardware} [{op.formula}]\nefficiency: {eff.source} ({eff.provenance})\n"
             + units.table(["quantity", "value"], rows, right={1}))

@@ -1,7 +1,7 @@
 """Finding and reading profile YAML files (shipped inside the package, or a user's path)."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -31,7 +31,7 @@ def read_yaml(path: Path) -> dict:
     return data
 
 
-@lru_cache(maxsize=None)
+@cache
 def profile_index(directory: Path) -> dict[str, Path]:
     """name -> file for every *.yaml in a profile folder (the file stem is the name)."""
     return {p.stem: p for p in sorted(directory.glob("*.yaml"))}

@@ -79,7 +79,8 @@ def scenario_from_yaml(path: str) -> tuple[dict, dict]:
     where = Path(path).name
     unknown = set(data) - _TOP - set(_SECTIONS)
     if unknown:
-        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(_TOP | set(_SECTIONS)))}")
+        valid = ", ".join(sorted(_TOP | set(_SECTIONS)))
+        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {valid}")
     top = {k: data[k] for k in _TOP if k in data}
     sections = {k: _section(cls, data[k], f"{where}.{k}") for k, cls in _SECTIONS.items() if k in data}
     return top, sections

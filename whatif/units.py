@@ -34,8 +34,11 @@ def table(headers: list[str], rows: list[list[str]], right: set[int] | None = No
     """An aligned plain-text table; columns in `right` are right-aligned (numbers)."""
     right = right if right is not None else set(range(1, len(headers)))
     widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
-    fmt = lambda r: "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)  # noqa: E731
-                              for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+
+    def fmt(row) -> str:
+        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
+                         for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+
     return "\n".join([fmt(headers), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
 
 

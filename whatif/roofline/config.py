@@ -70,11 +70,11 @@ class ForwardBatch:
     groups: tuple[tuple[int, int, int], ...]
 
     @staticmethod
-    def prefill(batch: int, prompt: int, cached: int = 0) -> "ForwardBatch":
+    def prefill(batch: int, prompt: int, cached: int = 0) -> ForwardBatch:
         return ForwardBatch(((prompt, cached, batch),))
 
     @staticmethod
-    def decode(batch: int, context: int) -> "ForwardBatch":
+    def decode(batch: int, context: int) -> ForwardBatch:
         return ForwardBatch(((1, context, batch),))
 
     @property

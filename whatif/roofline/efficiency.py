@@ -11,7 +11,7 @@ Three sources (every result says which it used):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..errors import WhatifError
@@ -78,7 +78,7 @@ def efficiency_from_mapping(data: dict, source: str, where: str) -> Efficiency:
                       tiles=True, kernel_gap_s=float(data.get("kernel_gap_s", 0.0)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _default_table() -> dict:
     return read_yaml(DEFAULT_FILE).get("gpus", {})
 

@@ -104,7 +104,8 @@ def prefill_passes(batch: int, prompt: int, chunk: int) -> list[tuple[ForwardBat
     if prompt <= chunk:
         per_pass = min(batch, chunk // prompt)
         full, rest = divmod(batch, per_pass)
-        return [(ForwardBatch.prefill(per_pass, prompt), full)] + ([(ForwardBatch.prefill(rest, prompt), 1)] if rest else [])
+        passes = [(ForwardBatch.prefill(per_pass, prompt), full)]
+        return passes + [(ForwardBatch.prefill(rest, prompt), 1)] if rest else passes
     # A prompt longer than a chunk is prefilled chunk by chunk, each attending to the earlier ones.
     return [(ForwardBatch.prefill(1, min(chunk, prompt - start), cached=start), batch)
             for start in range(0, prompt, chunk)]

@@ -128,12 +128,15 @@ def dense_mlp(model: ModelSpec, tokens: int, par: Parallelism, prec: Precision, 
 def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
               moe_layer: bool, count: int) -> list[Op]:
     tokens, d, a = batch.tokens, model.hidden_size, prec.act_bytes
-    norm_weights = d * a
-    norm = lambda name: streaming(name, "norm", tokens * d, 1, 1, NORM_FLOPS, a, prec.activation,  # noqa: E731
-                                  count, extra_bytes=norm_weights)
+
+    def norm(name: str) -> Op:
+        return streaming(name, "norm", tokens * d, 1, 1, NORM_FLOPS, a, prec.activation, count, extra_bytes=d * a)
+
+    def allreduce(name: str) -> Op:
+        return comm_op(name, "all_reduce", tokens * d * a, par.tp, count)
+
     ops = [norm("input_norm")]
     ops += attention_block(model, batch, par, prec, count)
-    allreduce = lambda name: comm_op(name, "all_reduce", tokens * d * a, par.tp, count)  # noqa: E731
     if par.tp > 1 and not model.parallel_block:
         ops.append(allreduce("attn_allreduce"))
     if not model.parallel_block:
