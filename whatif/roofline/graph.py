@@ -166,6 +166,8 @@ def forward_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: P
                              extra_bytes=tokens * 8))
         if t > 1:
             ops.append(comm_op("embedding_allreduce", "all_reduce", tokens * d * a, t, 1))
+        if model.position == "learned":   # OPT-style: gather position rows and add them
+            ops.append(streaming("position_embedding", "elementwise", tokens * d, 2, 1, 1, a, prec.activation))
     elif par.pp > 1:
         ops.append(comm_op("pp_recv", "send_recv", tokens * d * a, 2, 1))
     dense = sum(1 for i in layers if not model.is_moe_layer(i))
