@@ -14,3 +14,13 @@ def closest(name: str, candidates) -> str:
 
     match = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.5)
     return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+def check_mapping(raw, allowed, where: str) -> dict:
+    """`raw` must be a mapping whose keys are all in `allowed`; returns it."""
+    if not isinstance(raw, dict):
+        raise WhatifError(f"{where}: expected a mapping, got {raw!r}")
+    unknown = set(raw) - set(allowed)
+    if unknown:
+        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(allowed))}")
+    return raw

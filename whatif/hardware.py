@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
-from .errors import WhatifError, closest
+from .errors import WhatifError, check_mapping, closest
 from .profiles import HARDWARE_DIR, looks_like_path, profile_index, read_yaml
 from .quantity import Quantity, parse_quantity
 
@@ -123,12 +123,6 @@ def _choice(value, valid, where: str) -> str:
     return value
 
 
-def _check_keys(data: dict, allowed: set[str], where: str) -> None:
-    unknown = set(data) - allowed
-    if unknown:
-        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(allowed))}")
-
-
 def _q(data: dict, key: str, where: str, unit: str, optional: bool = False) -> Quantity | None:
     if key not in data and optional:
         return None
@@ -136,7 +130,7 @@ def _q(data: dict, key: str, where: str, unit: str, optional: bool = False) -> Q
 
 
 def _parse_link(data: dict, where: str) -> Link:
-    _check_keys(data, {"kind", "name", "description", "type", "bandwidth", "latency",
+    check_mapping(data, {"kind", "name", "description", "type", "bandwidth", "latency",
                        "bandwidth_h2d", "bandwidth_d2h"}, where)
     return Link(
         name=data["name"], description=str(data.get("description", "")),
@@ -149,7 +143,7 @@ def _parse_link(data: dict, where: str) -> Link:
 
 
 def _parse_memory(data: dict, where: str) -> MemoryTier:
-    _check_keys(data, {"kind", "name", "description", "technology", "capacity", "bandwidth",
+    check_mapping(data, {"kind", "name", "description", "technology", "capacity", "bandwidth",
                        "latency", "device_link"}, where)
     link = data.get("device_link")
     return MemoryTier(
@@ -163,7 +157,7 @@ def _parse_memory(data: dict, where: str) -> MemoryTier:
 
 
 def _parse_gpu(data: dict, where: str) -> GPU:
-    _check_keys(data, {"kind", "name", "description", "arch", "peak", "hbm_capacity",
+    check_mapping(data, {"kind", "name", "description", "arch", "peak", "hbm_capacity",
                        "hbm_bandwidth", "l2_size", "sm_count", "boost_clock", "smem_per_sm",
                        "launch_overhead", "host_link", "interconnect", "achievable", "tdp",
                        "price_per_hour"}, where)
@@ -206,7 +200,7 @@ def _positive_int(value, where: str) -> int:
 
 
 def _parse_system(data: dict, where: str) -> System:
-    _check_keys(data, {"kind", "name", "description", "gpu", "gpu_count", "gpu_link", "tiers",
+    check_mapping(data, {"kind", "name", "description", "gpu", "gpu_count", "gpu_link", "tiers",
                        "price_per_hour"}, where)
     gpu = load_component(_require(data, "gpu", where), "gpu", f"{where}.gpu")
     link_name = data.get("gpu_link")
@@ -215,7 +209,7 @@ def _parse_system(data: dict, where: str) -> System:
         w = f"{where}.tiers[{i}]"
         if not isinstance(raw, dict):
             raise WhatifError(f"{w}: expected a mapping with memory, count, path")
-        _check_keys(raw, {"memory", "count", "path"}, w)
+        check_mapping(raw, {"memory", "count", "path"}, w)
         path = tuple(load_component(n, "link", f"{w}.path") for n in _require(raw, "path", w))
         tiers.append(TierAttachment(
             tier=load_component(_require(raw, "memory", w), "memory", f"{w}.memory"),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
 
-from .errors import WhatifError, closest
+from .errors import WhatifError, check_mapping, closest
 from .profiles import MODEL_DIR, looks_like_path, profile_index, read_yaml
 
 MLP_KINDS = ("gated", "plain")
@@ -163,12 +163,7 @@ def _positive(value, where: str) -> int:
 
 
 def _sub(cls, raw, where: str):
-    if not isinstance(raw, dict):
-        raise WhatifError(f"{where}: expected a mapping")
-    names = {f.name for f in fields(cls)}
-    unknown = set(raw) - names
-    if unknown:
-        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(names))}")
+    check_mapping(raw, {f.name for f in fields(cls)}, where)
     try:
         obj = cls(**raw)
     except TypeError as exc:
@@ -183,10 +178,7 @@ def _sub(cls, raw, where: str):
 def spec_from_dict(data: dict, where: str) -> ModelSpec:
     """Validate a model mapping (the YAML schema) into a ModelSpec."""
     data = dict(data)
-    unknown = set(data) - _SIMPLE - {"moe", "mla"}
-    if unknown:
-        valid = ", ".join(sorted(_SIMPLE | {"moe", "mla"}))
-        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {valid}")
+    check_mapping(data, _SIMPLE | {"moe", "mla"}, where)
     for key in ("name", "family", *[k for k in _INT_FIELDS if k != "head_dim"]):
         if key not in data:
             raise WhatifError(f"{where}: missing field '{key}'")

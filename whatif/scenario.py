@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from .errors import WhatifError
+from .errors import WhatifError, check_mapping
 from .hardware import System, load_component, load_system
 from .models import ModelSpec, load_model
 from .profiles import read_yaml
@@ -64,23 +64,14 @@ _TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "cuda_graphs",
 
 
 def _section(cls, raw, where: str):
-    if not isinstance(raw, dict):
-        raise WhatifError(f"{where}: expected a mapping")
-    names = {f.name for f in fields(cls)}
-    unknown = set(raw) - names
-    if unknown:
-        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(names))}")
-    return raw
+    return check_mapping(raw, {f.name for f in fields(cls)}, where)
 
 
 def scenario_from_yaml(path: str) -> tuple[dict, dict]:
     """Read a scenario file into (top-level values, {section: values}) for merging with flags."""
     data = read_yaml(Path(path))
     where = Path(path).name
-    unknown = set(data) - _TOP - set(_SECTIONS)
-    if unknown:
-        valid = ", ".join(sorted(_TOP | set(_SECTIONS)))
-        raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {valid}")
+    check_mapping(data, _TOP | set(_SECTIONS), where)
     top = {k: data[k] for k in _TOP if k in data}
     sections = {k: _section(cls, data[k], f"{where}.{k}") for k, cls in _SECTIONS.items() if k in data}
     return top, sections
