@@ -37,6 +37,8 @@ ASSUMED = {
                          "flash-decoding style kernels stream KV at a large fraction of HBM bandwidth"),
     "sampling": ({"memory_eff": 0.5, "overhead_s": 1e-5}, "softmax/top-p over the vocabulary, several kernels"),
     "router": ({"memory_eff": 0.5, "overhead_s": 3e-6}, "top-k over experts, small kernels"),
+    "comm": ({"memory_eff": 0.8, "overhead_s": 1e-5},
+             "collectives over PCIe or C2C: ~80% of the per-direction figure (NVLink is fitted: comm_nvlink)"),
 }
 KERNEL_GAP_S = 1e-6   # assumed idle time between back-to-back kernels (CUDA-graph replay)
 
@@ -60,8 +62,8 @@ def refit(samples, network) -> dict:
         train = [s for s in samples if s.gpu == gpu_name and is_train(s)]
         fitted = fit_by_class([s.op for s in train], np.array([s.measured_s for s in train]), gpu)
         comm = [s for s in network if s.gpu == system.name and is_train(s)]
-        fitted.update(fit_by_class([s.op for s in comm], np.array([s.measured_s for s in comm]), gpu,
-                                   system.gpu_link))
+        comm_fit = fit_by_class([s.op for s in comm], np.array([s.measured_s for s in comm]), gpu, system.gpu_link)
+        fitted[f"comm_{system.gpu_link.type}"] = comm_fit["comm"]
         classes = {}
         for cls, (params, _n, _err) in fitted.items():
             keys = (("compute_eff", "memory_eff", "overhead_s", "smooth") if cls == "gemm"
@@ -72,8 +74,9 @@ def refit(samples, network) -> dict:
         gpus[gpu_name] = {
             "arch": gpu.arch,
             "provenance": (f"fitted on Vidur {vidur_gpu.upper()} timings of {', '.join(TRAIN_MODELS)} "
-                           f"({', '.join(sorted(set(fitted) - {'comm'}))}) and of {SYSTEMS[vidur_gpu]} "
-                           f"all-reduces on {' and '.join(map(str, TRAIN_WORKERS))} GPUs (comm); "
+                           f"({', '.join(sorted(c for c in fitted if not c.startswith('comm')))}) and of "
+                           f"{SYSTEMS[vidur_gpu]} NVSwitch all-reduces on {' and '.join(map(str, TRAIN_WORKERS))} "
+                           f"GPUs (comm_nvlink); "
                            f"{', '.join(ASSUMED)} assumed"),
             "kernel_gap_s": KERNEL_GAP_S,
             "classes": classes,

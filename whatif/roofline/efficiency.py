@@ -54,6 +54,10 @@ class Efficiency:
     def params(self, op_class: str) -> ClassParams:
         return self.classes.get(op_class, self.classes.get("elementwise", ClassParams()))
 
+    def comm_params(self, link_type: str) -> ClassParams:
+        """Collectives over one link type (comm_nvlink: fitted on NVSwitch nodes), else generic comm."""
+        return self.classes.get(f"comm_{link_type}") or self.classes.get("comm", ClassParams())
+
 
 IDEAL = Efficiency("ideal", "datasheet ceilings, no efficiency losses or overheads", {}, tiles=False)
 

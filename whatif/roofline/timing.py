@@ -55,16 +55,17 @@ def gemm_compute_time(m: float, n: float, k: float, groups: float, peak: float, 
 
 def time_op(op: Op, gpu, eff: Efficiency, link=None) -> OpTime:
     """Time one instance of `op` on `gpu` (and `link` for collectives)."""
-    p = eff.params(op.op_class)
     if op.op_class == "comm":
         gpus = int(op.shape["gpus"])
         if gpus <= 1 or link is None:
             return OpTime(op, 0.0, 0.0, 0.0, 0.0, "network")
+        p = eff.comm_params(link.type)
         # The efficiency scales the whole ideal collective (bandwidth and per-step latency), the
         # same form fit.py fits, so fitted parameters mean the same thing here.
         t = collective_time(op.shape["collective"], op.shape["bytes"], gpus, link.bandwidth.value,
                             link.latency.value) / p.memory_eff
         return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "network")
+    p = eff.params(op.op_class)
     if op.op_class in TENSOR_CORE_CLASSES:
         peak = gpu.peak_flops(op.dtype)
     else:
