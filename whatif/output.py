@@ -28,6 +28,13 @@ def pass_ops(p: PassTime) -> list[dict]:
     return [op_time_dict(t, s) for s, stage in enumerate(p.stages) for t in stage]
 
 
+def tier_rows(system) -> list[dict]:
+    """Memory tiers beyond HBM that the system offers (this plan keeps everything in HBM)."""
+    return [{"memory": t.tier.name, "technology": t.tier.technology, "count": t.count,
+             "capacity_bytes": t.capacity, "bandwidth_h2d_b_s": t.bandwidth("h2d"),
+             "path": [link.name for link in t.path]} for t in system.tiers]
+
+
 def estimate_dict(e: Estimate) -> dict:
     gpu, w = e.system.gpu, e.workload
     act = e.precision.activation
@@ -43,6 +50,7 @@ def estimate_dict(e: Estimate) -> dict:
         "max_batch": e.max_batch, "max_batch_context_tokens": w.prompt + w.output,
         "max_context_tokens": e.max_context,
         "memory": e.memory.to_dict(),
+        "system_tiers": tier_rows(e.system),
         "ceilings": {"peak_flop_s": gpu.peak[act].__dict__ if act in gpu.peak else None,
                      "hbm_bandwidth_b_s": gpu.hbm_bandwidth.__dict__,
                      "hbm_capacity_b": gpu.hbm_capacity.__dict__},
@@ -109,6 +117,11 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
             ["fits", "yes" if m.fits else f"NO: over by {units.nbytes(m.total_bytes - m.usable_bytes)}"],
         ], right={1}),
     ]
+    if e.system.tiers:
+        lines += ["", "other memory tiers of the system (unused: this plan keeps everything in HBM):"]
+        lines += [f"  {t['memory']} x{t['count']}: {units.nbytes(t['capacity_bytes'])} at "
+                  f"{units.rate(t['bandwidth_h2d_b_s'], 'B/s')} to the GPU via {' -> '.join(t['path'])}"
+                  for t in tier_rows(e.system)]
     if show_ops:
         first = e.prefill[0][0]
         lines += ["", f"prefill pass ({first.batch.tokens} tokens, {units.seconds(first.time_s)}, "
