@@ -98,10 +98,12 @@ def default_efficiency(gpu) -> Efficiency:
             eff = efficiency_from_mapping(entry, "default", f"{DEFAULT_FILE.name}:{name}")
             return Efficiency("default", f"transferred from {name} (same {gpu.arch} architecture): "
                               + eff.provenance, eff.classes, True, eff.kernel_gap_s)
-    first = next(iter(table.values()))
-    eff = efficiency_from_mapping(first, "default", DEFAULT_FILE.name)
-    return Efficiency("default", f"assumed: no {gpu.arch} fit, parameters of another architecture",
-                      eff.classes, True, eff.kernel_gap_s)
+    # No fit for this architecture: borrow the nearest architecture's (by generation).
+    from ..hardware import ARCHS
+    name, entry = min(table.items(), key=lambda kv: abs(ARCHS.index(kv[1]["arch"]) - ARCHS.index(gpu.arch)))
+    eff = efficiency_from_mapping(entry, "default", f"{DEFAULT_FILE.name}:{name}")
+    return Efficiency("default", f"assumed: no {gpu.arch} fit; borrowed from {name} ({entry['arch']}): "
+                      + eff.provenance, eff.classes, True, eff.kernel_gap_s)
 
 
 def calibrated_efficiency(gpu, path: str | None) -> Efficiency:
