@@ -24,3 +24,10 @@ def check_mapping(raw, allowed, where: str) -> dict:
     if unknown:
         raise WhatifError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(allowed))}")
     return raw
+
+
+def positive_int(value, where: str) -> int:
+    """`value` must be an int >= 1 (not a bool); `where` names the flag or field."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise WhatifError(f"{where}: {value!r} must be a positive integer")
+    return value

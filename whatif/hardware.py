@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
-from .errors import WhatifError, check_mapping, closest
+from .errors import WhatifError, check_mapping, closest, positive_int
 from .profiles import HARDWARE_DIR, looks_like_path, profile_index, read_yaml
 from .quantity import Quantity, parse_quantity
 
@@ -193,12 +193,6 @@ def _parse_gpu(data: dict, where: str) -> GPU:
     )
 
 
-def _positive_int(value, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise WhatifError(f"{where}: {value!r} must be a positive integer")
-    return value
-
-
 def _parse_system(data: dict, where: str) -> System:
     check_mapping(data, {"kind", "name", "description", "gpu", "gpu_count", "gpu_link", "tiers",
                        "price_per_hour"}, where)
@@ -213,10 +207,10 @@ def _parse_system(data: dict, where: str) -> System:
         path = tuple(load_component(n, "link", f"{w}.path") for n in _require(raw, "path", w))
         tiers.append(TierAttachment(
             tier=load_component(_require(raw, "memory", w), "memory", f"{w}.memory"),
-            count=_positive_int(raw.get("count", 1), f"{w}.count"), path=path))
+            count=positive_int(raw.get("count", 1), f"{w}.count"), path=path))
     return System(
         name=data["name"], description=str(data.get("description", "")), gpu=gpu,
-        gpu_count=_positive_int(_require(data, "gpu_count", where), f"{where}.gpu_count"),
+        gpu_count=positive_int(_require(data, "gpu_count", where), f"{where}.gpu_count"),
         gpu_link=load_component(link_name, "link", f"{where}.gpu_link") if link_name else gpu.interconnect,
         tiers=tuple(tiers),
         price_per_hour=_q(data, "price_per_hour", where, "USD/h", optional=True),

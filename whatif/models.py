@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
 
-from .errors import WhatifError, check_mapping, closest
+from .errors import WhatifError, check_mapping, closest, positive_int
 from .profiles import MODEL_DIR, looks_like_path, profile_index, read_yaml
 
 MLP_KINDS = ("gated", "plain")
@@ -156,12 +156,6 @@ _INT_FIELDS = ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_d
                "intermediate_size", "vocab_size", "max_position_embeddings")
 
 
-def _positive(value, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise WhatifError(f"{where}: {value!r} must be a positive integer")
-    return value
-
-
 def _sub(cls, raw, where: str):
     check_mapping(raw, {f.name for f in fields(cls)}, where)
     try:
@@ -186,7 +180,7 @@ def spec_from_dict(data: dict, where: str) -> ModelSpec:
         heads = data["num_heads"]
         data["head_dim"] = data["hidden_size"] // heads if isinstance(heads, int) and heads > 0 else 0
     for key in _INT_FIELDS:
-        _positive(data[key], f"{where}.{key}")
+        positive_int(data[key], f"{where}.{key}")
     for key, valid in (("mlp", MLP_KINDS), ("norm", NORM_KINDS), ("position", POSITION_KINDS)):
         if key in data and data[key] not in valid:
             raise WhatifError(f"{where}.{key}: {data[key]!r} is not valid; valid: {', '.join(valid)}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from .errors import WhatifError, check_mapping
+from .errors import WhatifError, check_mapping, positive_int
 from .hardware import System, load_component, load_system
 from .models import ModelSpec, load_model
 from .profiles import read_yaml
@@ -33,8 +33,7 @@ class Scenario:
     def resolve(self) -> tuple[ModelSpec, System, Parallelism, Efficiency]:
         par = self.parallel
         if self.gpus is not None:
-            if self.gpus < 1:
-                raise WhatifError(f"--gpus: {self.gpus} must be a positive integer")
+            positive_int(self.gpus, "--gpus")
             if par.tp == 1 and self.gpus > par.pp:
                 if self.gpus % par.pp:
                     raise WhatifError(f"--gpus: {self.gpus} is not a multiple of --pp {par.pp}")
@@ -81,17 +80,10 @@ def build_scenario(top: dict, sections: dict) -> Scenario:
     """Scenario from merged values (file first, flags over it); types are checked by the dataclasses."""
     kwargs = dict(top)
     for name, cls in _SECTIONS.items():
-        values = sections.get(name, {})
-        wgs = values.get("weight_group_size") if name == "precision" else None
-        if wgs is not None and (isinstance(wgs, bool) or not isinstance(wgs, int)):
-            raise WhatifError(f"--weight-group-size: {wgs!r} must be a positive integer")
         try:
-            kwargs[name] = cls(**values)
+            kwargs[name] = cls(**sections.get(name, {}))
         except TypeError as exc:
             raise WhatifError(f"{name}: {exc}") from None
-    for key in ("gpus",):
-        if kwargs.get(key) is not None and (isinstance(kwargs[key], bool) or not isinstance(kwargs[key], int)):
-            raise WhatifError(f"--{key}: {kwargs[key]!r} must be an integer")
     mu = kwargs.get("memory_utilization")
     if mu is not None and (isinstance(mu, bool) or not isinstance(mu, (int, float))):
         raise WhatifError(f"memory_utilization: {mu!r} must be a number in (0, 1]")
@@ -100,9 +92,4 @@ def build_scenario(top: dict, sections: dict) -> Scenario:
     for key in ("efficiency", "calibration"):
         if kwargs.get(key) is not None and not isinstance(kwargs[key], str):
             raise WhatifError(f"{key}: {kwargs[key]!r} must be a string")
-    par = kwargs["parallel"]
-    for key in ("tp", "pp", "ep"):
-        v = getattr(par, key)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise WhatifError(f"--{key}: {v!r} must be a positive integer")
     return Scenario(**kwargs)

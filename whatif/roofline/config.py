@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..dtypes import BYTES, check_dtype
-from ..errors import WhatifError
+from ..errors import positive_int
 
 
 @dataclass(frozen=True)
@@ -12,6 +12,10 @@ class Parallelism:
     tp: int = 1   # tensor parallel: heads and MLP columns split over tp GPUs
     pp: int = 1   # pipeline parallel: layers split into pp stages
     ep: int = 1   # expert parallel: MoE experts split over ep GPUs of the TP group (1 or tp)
+
+    def __post_init__(self):
+        for key in ("tp", "pp", "ep"):
+            positive_int(getattr(self, key), f"--{key}")
 
     @property
     def gpus(self) -> int:
@@ -29,8 +33,7 @@ class Precision:
         check_dtype(self.weight, "--weight-dtype", ("fp32", "bf16", "fp16", "fp8", "int8", "int4"))
         check_dtype(self.activation, "--dtype", ("fp32", "bf16", "fp16", "fp8", "int8"))
         check_dtype(self.kv, "--kv-dtype", ("fp32", "bf16", "fp16", "fp8", "int8", "int4"))
-        if self.weight_group_size < 1:
-            raise WhatifError(f"--weight-group-size: {self.weight_group_size} must be >= 1")
+        positive_int(self.weight_group_size, "--weight-group-size")
 
     @property
     def weight_bytes(self) -> float:

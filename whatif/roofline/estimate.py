@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import WhatifError
+from ..errors import WhatifError, positive_int
 from ..hardware import System
 from ..models import ModelSpec
 from .config import ForwardBatch, Parallelism, Precision
@@ -29,10 +29,7 @@ class Workload:
 
     def __post_init__(self):
         for name in ("batch", "prompt", "output", "prefill_chunk"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                flag = "--" + name.replace("_", "-")
-                raise WhatifError(f"{flag}: {value!r} must be a positive integer")
+            positive_int(getattr(self, name), "--" + name.replace("_", "-"))
 
 
 @dataclass(frozen=True)

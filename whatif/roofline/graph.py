@@ -20,8 +20,6 @@ ACT_FLOPS = 8.0      # SiLU/GELU + gate multiply per element (order of magnitude
 
 def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
     """TP must split heads evenly; PP cannot exceed the layers; EP must split the experts."""
-    if par.tp < 1 or par.pp < 1 or par.ep < 1:
-        raise WhatifError(f"--tp/--pp/--ep must be >= 1 (got tp={par.tp}, pp={par.pp}, ep={par.ep})")
     if model.num_heads % par.tp:
         valid = [t for t in range(1, model.num_heads + 1) if model.num_heads % t == 0 and t <= 64]
         raise WhatifError(f"--tp: {par.tp} does not divide the {model.num_heads} attention heads of "

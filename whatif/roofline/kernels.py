@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..dtypes import dtype_bytes
-from ..errors import WhatifError
+from ..errors import WhatifError, positive_int
 from ..hardware import System
 from .attention import attention_op
 from .comm import comm_op
@@ -14,8 +14,7 @@ from .timing import OpTime, time_op
 
 def _positive(**values) -> None:
     for name, value in values.items():
-        if value is None or value < 1:
-            raise WhatifError(f"--{name.replace('_', '-')}: {value!r} must be a positive integer")
+        positive_int(value, f"--{name.replace('_', '-')}")
 
 
 def gemm_kernel(system: System, eff: Efficiency, m: int, n: int, k: int, dtype: str) -> OpTime:
