@@ -89,21 +89,17 @@ def _default_table() -> dict:
 
 def default_efficiency(gpu) -> Efficiency:
     """The shipped model for `gpu`: its own fit, else a same-architecture fit, else generic."""
+    from ..hardware import ARCHS
     table = _default_table()
     if gpu.name in table:
-        entry = table[gpu.name]
-        return efficiency_from_mapping(entry, "default", f"{DEFAULT_FILE.name}:{gpu.name}")
-    for name, entry in table.items():
-        if entry.get("arch") == gpu.arch:
-            eff = efficiency_from_mapping(entry, "default", f"{DEFAULT_FILE.name}:{name}")
-            return Efficiency("default", f"transferred from {name} (same {gpu.arch} architecture): "
-                              + eff.provenance, eff.classes, True, eff.kernel_gap_s)
-    # No fit for this architecture: borrow the nearest architecture's (by generation).
-    from ..hardware import ARCHS
-    name, entry = min(table.items(), key=lambda kv: abs(ARCHS.index(kv[1]["arch"]) - ARCHS.index(gpu.arch)))
-    eff = efficiency_from_mapping(entry, "default", f"{DEFAULT_FILE.name}:{name}")
-    return Efficiency("default", f"assumed: no {gpu.arch} fit; borrowed from {name} ({entry['arch']}): "
-                      + eff.provenance, eff.classes, True, eff.kernel_gap_s)
+        name, prefix = gpu.name, ""
+    else:   # nearest architecture by generation: the same one if it was fitted
+        name = min(table, key=lambda n: abs(ARCHS.index(table[n]["arch"]) - ARCHS.index(gpu.arch)))
+        arch = table[name]["arch"]
+        prefix = (f"transferred from {name} (same {arch} architecture): " if arch == gpu.arch
+                  else f"assumed: no {gpu.arch} fit; borrowed from {name} ({arch}): ")
+    eff = efficiency_from_mapping(table[name], "default", f"{DEFAULT_FILE.name}:{name}")
+    return Efficiency("default", prefix + eff.provenance, eff.classes, True, eff.kernel_gap_s)
 
 
 def calibrated_efficiency(gpu, path: str | None) -> Efficiency:

@@ -60,7 +60,7 @@ class Estimate:
     workload: Workload
     efficiency: Efficiency
     prefill: tuple[tuple[PassTime, int], ...]   # distinct prefill passes and how often each runs
-    decode: PassTime | None          # the step at the mean context (the op table shown)
+    decode: PassTime | None          # the step at mid-generation context (the op table shown)
     ttft_s: float
     tpot_s: float
     e2e_s: float
@@ -143,15 +143,15 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
         n = min(DECODE_SAMPLES, steps)
         contexts = [first + round(i * (last - first) / max(n - 1, 1)) for i in range(n)]
         per_micro = -(-w.batch // micro)
-        times = [time_pass(model, system, par, prec, eff, ForwardBatch.decode(per_micro, c), cuda_graphs).time_s
-                 for c in contexts]
+        sampled = [time_pass(model, system, par, prec, eff, ForwardBatch.decode(per_micro, c), cuda_graphs)
+                   for c in contexts]
+        times = [p.time_s for p in sampled]
         if n == 1:
             tpot = times[0]
         else:   # trapezoid over the context range: step time is smooth in context
             area = sum((times[i] + times[i + 1]) / 2 * (contexts[i + 1] - contexts[i]) for i in range(n - 1))
             tpot = area / (last - first)
-        mean_ctx = (first + last) // 2
-        decode = time_pass(model, system, par, prec, eff, ForwardBatch.decode(per_micro, mean_ctx), cuda_graphs)
+        decode = sampled[n // 2]   # the middle of the generation: the step shown op by op
     e2e = ttft + steps * tpot
     return Estimate(model, system, par, prec, workload, eff, prefill, decode, ttft, tpot, e2e,
                     memory, max_batch,
