@@ -199,15 +199,15 @@ def cmd_show(args) -> int:
         from .models import load_model
         m = load_model(args.name)
         data = _plain(m)
-        data["derived"] = {"total_params": m.total_params(), "active_params_per_token": m.active_params_per_token(),
-                           "kv_bytes_per_token_bf16": m.kv_elements_per_token() * 2}
+        derived = {"total_params": m.total_params(), "active_params_per_token": m.active_params_per_token(),
+                   "kv_bytes_per_token_bf16": m.kv_elements_per_token() * 2}
         if args.json:
-            print(json.dumps(data))
+            print(json.dumps({**data, "derived": derived}))
         else:
-            rows = [[k, str(v)] for k, v in data.items() if k != "derived" and v not in (None, "")]
-            rows += [["total parameters", f"{m.total_params():,}"],
-                     ["active parameters per token", f"{m.active_params_per_token():,}"],
-                     ["KV cache per token (bf16)", units.nbytes(m.kv_elements_per_token() * 2)]]
+            rows = [[k, str(v)] for k, v in data.items() if v not in (None, "")]
+            rows += [["total parameters", f"{derived['total_params']:,}"],
+                     ["active parameters per token", f"{derived['active_params_per_token']:,}"],
+                     ["KV cache per token (bf16)", units.nbytes(derived["kv_bytes_per_token_bf16"])]]
             print(units.table(["field", "value"], rows, right=set()))
         return 0
     from .hardware import load_component
