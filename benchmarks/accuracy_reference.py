@@ -39,6 +39,8 @@ ASSUMED = {
     "router": ({"memory_eff": 0.5, "overhead_s": 3e-6}, "top-k over experts, small kernels"),
     "comm": ({"memory_eff": 0.8, "overhead_s": 1e-5},
              "collectives over PCIe or C2C: ~80% of the per-direction figure (NVLink is fitted: comm_nvlink)"),
+    "transfer": ({"memory_eff": 0.85, "overhead_s": 5e-6},
+                 "copies from host memory: pinned cudaMemcpy reaches ~85% of a PCIe link's per-direction figure"),
 }
 KERNEL_GAP_S = 1e-6   # assumed idle time between back-to-back kernels (CUDA-graph replay)
 

@@ -12,6 +12,8 @@ from .roofline.config import Parallelism, Precision
 from .roofline.efficiency import Efficiency, load_efficiency
 from .roofline.estimate import Estimate, Workload, estimate
 from .roofline.memory import DEFAULT_UTILIZATION
+from .roofline.techniques.compose import TechniqueSet
+from .roofline.techniques.registry import technique_set
 
 DEFAULT_MODEL = "llama-3-8b"
 DEFAULT_HARDWARE = "h100-sxm"
@@ -29,6 +31,7 @@ class Scenario:
     calibration: str | None = None
     cuda_graphs: bool = True
     memory_utilization: float = DEFAULT_UTILIZATION
+    techniques: tuple = ()     # specs: 'kivi', 'h2o:heavy=0.1', or {name: kivi, bits: 4}
 
     def resolve(self) -> tuple[ModelSpec, System, Parallelism, Efficiency]:
         par = self.parallel
@@ -52,14 +55,17 @@ class Scenario:
         eff = load_efficiency(self.efficiency, system.gpu, self.calibration)
         return model, system, par, eff
 
-    def run(self) -> Estimate:
+    def technique_set(self) -> TechniqueSet:
+        return technique_set(self.techniques)
+
+    def run(self, with_max_batch: bool = True) -> Estimate:
         model, system, par, eff = self.resolve()
         return estimate(model, system, par, self.precision, self.workload, eff, self.cuda_graphs,
-                        self.memory_utilization)
+                        self.memory_utilization, self.technique_set(), with_max_batch)
 
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
-_TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "cuda_graphs", "memory_utilization"}
+_TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "cuda_graphs", "memory_utilization", "techniques"}
 
 
 def _section(cls, raw, where: str):
@@ -89,6 +95,12 @@ def build_scenario(top: dict, sections: dict) -> Scenario:
         raise WhatifError(f"memory_utilization: {mu!r} must be a number in (0, 1]")
     if not isinstance(kwargs.get("cuda_graphs", True), bool):
         raise WhatifError(f"cuda_graphs: {kwargs['cuda_graphs']!r} must be true or false")
+    techs = kwargs.get("techniques", ())
+    if isinstance(techs, str):
+        techs = [techs]
+    if not isinstance(techs, (list, tuple)):
+        raise WhatifError(f"techniques: {techs!r} must be a list of names, 'name:key=value' specs or mappings")
+    kwargs["techniques"] = tuple(techs)
     for key in ("efficiency", "calibration"):
         if kwargs.get(key) is not None and not isinstance(kwargs[key], str):
             raise WhatifError(f"{key}: {kwargs[key]!r} must be a string")

@@ -20,16 +20,22 @@ def causal_pairs(q: int, c: int) -> float:
 
 
 def attention_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_bytes: float,
-                 kv_bytes: float, kv_width: float, count: int, dtype: str, name: str = "attention") -> Op:
+                 kv_bytes: float, kv_width: float, count: int, dtype: str, name: str = "attention",
+                 kv_read=None, pair_fraction=None) -> Op:
     """One attention kernel over sequence groups (q new, c cached, n sequences), per GPU.
 
     `kv_width` is the cached elements per token per layer this GPU reads (K and V, or MLA latent).
+    Techniques may pass `kv_read(tokens) -> bytes` (a compressed cache) and `pair_fraction(q, c)`
+    (sparse prefill: the share of causal pairs computed).
     """
-    pairs = sum(n * causal_pairs(q, c) for q, c, n in groups)
+    frac = pair_fraction or (lambda q, c: 1.0)
+    read = kv_read or (lambda tokens: tokens * kv_width * kv_bytes)
+    full_pairs = sum(n * causal_pairs(q, c) for q, c, n in groups)
+    pairs = sum(n * causal_pairs(q, c) * frac(q, c) for q, c, n in groups)
     flops = 2.0 * pairs * heads * (d_qk + d_v)
     q_io = sum(n * q for q, _, n in groups) * heads * (d_qk + d_v) * act_bytes   # Q in, O out
-    kv_io = sum(n * (c + q) for q, c, n in groups) * kv_width * kv_bytes
-    l2 = sum(n * math.ceil(q / Q_BLOCK) * (c + q / 2.0) for q, c, n in groups) * kv_width * kv_bytes
+    kv_io = sum(n * read(c + q) for q, c, n in groups)
+    l2 = sum(n * math.ceil(q / Q_BLOCK) * read(c + q / 2.0) * frac(q, c) for q, c, n in groups)
     decode = all(q <= 16 for q, _, _ in groups)
     blocks = sum(n * math.ceil(q / Q_BLOCK) for q, _, n in groups) * heads
     max_ctx = max(c + q for q, c, _ in groups)
@@ -37,7 +43,8 @@ def attention_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_byt
              "ctas": blocks if not decode else sum(n for _, _, n in groups) * kv_heads,
              "max_context": max_ctx, "sequences": sum(n for _, _, n in groups)}
     formula = (f"FLOPs = 2*pairs*H*(d_qk+d_v), pairs={pairs:g} (causal), H={heads}; "
-               f"bytes = Q+O once + K/V of {kv_width:g} elements/token once (FlashAttention IO)")
+               f"bytes = Q+O once + K/V of {kv_width:g} elements/token once (FlashAttention IO)"
+               + ("" if pairs == full_pairs else f"; {pairs / full_pairs:.3g} of the causal pairs computed"))
     levels = {"hbm": q_io + kv_io} if decode else {"hbm": q_io + kv_io, "l2": l2}
     return Op(name, "attention_decode" if decode else "attention_prefill", flops, levels, dtype, shape,
               count, formula)

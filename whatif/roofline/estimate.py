@@ -6,7 +6,7 @@ plus the gaps between kernels, or the CPU's launch time when that is longer (eag
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import WhatifError, positive_int
 from ..hardware import System
@@ -15,6 +15,8 @@ from .config import ForwardBatch, Parallelism, Precision
 from .efficiency import Efficiency
 from .graph import check_parallelism, forward_ops
 from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan, plan_memory
+from .techniques.base import HostPath
+from .techniques.compose import NONE, TechniqueSet
 from .timing import OpTime, time_op
 
 DECODE_SAMPLES = 5   # decode steps timed across the generation; TPOT integrates between them
@@ -26,10 +28,14 @@ class Workload:
     prompt: int = 512
     output: int = 128
     prefill_chunk: int = DEFAULT_PREFILL_CHUNK
+    shared_prefix: int = 0     # leading prompt tokens every sequence of the batch shares (a system prompt)
 
     def __post_init__(self):
         for name in ("batch", "prompt", "output", "prefill_chunk"):
             positive_int(getattr(self, name), "--" + name.replace("_", "-"))
+        sp = self.shared_prefix
+        if isinstance(sp, bool) or not isinstance(sp, int) or not 0 <= sp <= self.prompt:
+            raise WhatifError(f"--shared-prefix: {sp!r} must be an integer from 0 to --prompt ({self.prompt})")
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,7 @@ class Estimate:
     precision: Precision
     workload: Workload
     efficiency: Efficiency
+    techniques: TechniqueSet
     prefill: tuple[tuple[PassTime, int], ...]   # distinct prefill passes and how often each runs
     decode: PassTime | None          # the step at mid-generation context (the op table shown)
     ttft_s: float
@@ -68,6 +75,7 @@ class Estimate:
     max_batch: int                   # sequences of prompt+output tokens that fit
     max_context: int                 # tokens per sequence that fit at the workload's batch (<= model window)
     pipeline_microbatches: int
+    at_max_batch: Estimate | None = None   # the same scenario at max_batch (where throughput claims live)
 
     @property
     def prefill_pass_count(self) -> int:
@@ -82,34 +90,68 @@ class Estimate:
     def decode_throughput_tok_s(self) -> float:
         return self.workload.batch / self.tpot_s if self.tpot_s > 0 else 0.0
 
+    @property
+    def max_batch_throughput_tok_s(self) -> float:
+        """Generated tokens per second with max_batch sequences (this estimate when already there)."""
+        if self.at_max_batch is not None:
+            return self.at_max_batch.throughput_tok_s
+        return self.throughput_tok_s if self.max_batch == self.workload.batch else 0.0
 
-def time_pass(model, system, par, prec, eff, batch: ForwardBatch, cuda_graphs: bool) -> PassTime:
+
+def host_path(system: System) -> HostPath:
+    """The path offloaded bytes take: to the system's first memory tier, else over the GPU's host link."""
+    if system.tiers:
+        t = system.tiers[0]
+        return HostPath(f"{t.tier.name} via {' -> '.join(link.name for link in t.path)}", t.bandwidth("h2d"),
+                        sum(link.latency.value for link in t.path) + t.tier.latency.value)
+    link = system.gpu.host_link
+    return HostPath(f"host memory via {link.name}", link.bandwidth_for("h2d"), link.latency.value)
+
+
+def time_pass(model, system, par, prec, eff, batch: ForwardBatch, cuda_graphs: bool,
+              techs: TechniqueSet = NONE, shared_prefix: int = 0) -> PassTime:
     stages, gpu_s, launch_s = [], 0.0, 0.0
     gpu = system.gpu
+    host = host_path(system) if techs else None
     for stage in range(par.pp):
-        times = tuple(time_op(op, gpu, eff, system.gpu_link) for op in forward_ops(model, batch, par, prec, stage))
-        kernels = sum(t.op.count for t in times)
-        gpu_s += sum(t.total_s for t in times) + kernels * eff.kernel_gap_s
+        ops = forward_ops(model, batch, par, prec, stage, techs, shared_prefix, host, int(gpu.sm_count.value))
+        times = tuple(time_op(op, gpu, eff, system.gpu_link) for op in ops)
+        kernels = sum(t.op.count for t in times if t.op.op_class != "transfer")
+        # Transfers marked `overlap` run on copy engines beside the kernels; the rest wait in line.
+        hidden = sum(t.total_s for t in times if t.op.shape.get("overlap"))
+        serial = sum(t.total_s for t in times if not t.op.shape.get("overlap"))
+        gpu_s += max(serial + kernels * eff.kernel_gap_s, hidden)
         if not cuda_graphs and eff.source != "ideal":
             launch_s += kernels * gpu.launch_overhead.value
         stages.append(times)
     return PassTime(batch, tuple(stages), gpu_s, launch_s, max(gpu_s, launch_s))
 
 
-def prefill_passes(batch: int, prompt: int, chunk: int) -> list[tuple[ForwardBatch, int]]:
-    """The prefill of `batch` prompts as (pass, how many times it runs), each pass <= `chunk` tokens."""
+def prefill_passes(batch: int, prompt: int, chunk: int, cached: int = 0) -> list[tuple[ForwardBatch, int]]:
+    """The prefill of `batch` prompts as (pass, how many times it runs), each pass <= `chunk` tokens.
+
+    `prompt` tokens are computed per sequence, after `cached` tokens already in the KV cache."""
+    if prompt <= 0 or batch <= 0:
+        return []
     if prompt <= chunk:
         per_pass = min(batch, chunk // prompt)
         full, rest = divmod(batch, per_pass)
-        passes = [(ForwardBatch.prefill(per_pass, prompt), full)]
-        return passes + [(ForwardBatch.prefill(rest, prompt), 1)] if rest else passes
+        passes = [(ForwardBatch.prefill(per_pass, prompt, cached), full)]
+        return passes + [(ForwardBatch.prefill(rest, prompt, cached), 1)] if rest else passes
     # A prompt longer than a chunk is prefilled chunk by chunk, each attending to the earlier ones.
-    return [(ForwardBatch.prefill(1, min(chunk, prompt - start), cached=start), batch)
+    return [(ForwardBatch.prefill(1, min(chunk, prompt - start), cached=cached + start), batch)
             for start in range(0, prompt, chunk)]
 
 
 def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision, workload: Workload,
-             eff: Efficiency, cuda_graphs: bool = True, utilization: float = DEFAULT_UTILIZATION) -> Estimate:
+             eff: Efficiency, cuda_graphs: bool = True, utilization: float = DEFAULT_UTILIZATION,
+             techniques: TechniqueSet = NONE, with_max_batch: bool = True) -> Estimate:
+    """Estimate one request batch. `model` and `prec` are the user's; the techniques transform them.
+    With `with_max_batch`, the same scenario is also estimated at its max batch."""
+    techs = techniques
+    techs.check(model, workload.shared_prefix)
+    user_model, user_prec = model, prec
+    model, prec = techs.model(model), techs.precision(prec)
     check_parallelism(model, par)
     if par.gpus > system.gpu_count:
         raise WhatifError(f"--tp x --pp = {par.gpus} GPUs, but {system.name} has {system.gpu_count}")
@@ -121,15 +163,20 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
         raise WhatifError(f"--prompt + --output = {seq_len} tokens is longer than {model.name}'s context "
                           f"window (max_position_embeddings {model.max_position_embeddings})")
     pass_tokens = min(w.batch * w.prompt, w.prefill_chunk)
-    memory = plan_memory(model, par, prec, system.gpu.hbm_capacity.value, w.batch, seq_len, pass_tokens,
-                         utilization)
-    max_batch_plan = plan_memory(model, par, prec, system.gpu.hbm_capacity.value, 1, seq_len,
-                                 min(w.prompt, w.prefill_chunk), utilization)
+    hbm = system.gpu.hbm_capacity.value
+    memory = plan_memory(model, par, prec, hbm, w.batch, seq_len, pass_tokens, utilization, techs, w.shared_prefix)
+    max_batch_plan = plan_memory(model, par, prec, hbm, 1, seq_len, min(w.prompt, w.prefill_chunk), utilization,
+                                 techs, w.shared_prefix)
     max_batch = max_batch_plan.max_sequences(seq_len)
 
-    # Prefill (eager, as engines run variable-length prefill outside CUDA graphs).
-    passes = prefill_passes(w.batch, w.prompt, w.prefill_chunk)
-    prefill = tuple((time_pass(model, system, par, prec, eff, fb, cuda_graphs=False), n) for fb, n in passes)
+    def timed(fb: ForwardBatch, graphs: bool) -> PassTime:
+        return time_pass(model, system, par, prec, eff, fb, graphs, techs, w.shared_prefix)
+
+    # Prefill (eager, as engines run variable-length prefill outside CUDA graphs). Techniques may
+    # compute only part of each prompt and attend the rest from a cache.
+    units = techs.prefill_units([(w.prompt, 0, w.batch)], w.shared_prefix)
+    passes = [p for new, cached, n in units for p in prefill_passes(n, new, w.prefill_chunk, cached)]
+    prefill = tuple((timed(fb, False), n) for fb, n in passes)
     ttft = sum(p.time_s * n for p, n in prefill)
 
     # Decode: with pp stages, up to pp micro-batches keep the pipeline full; each sequence still
@@ -143,8 +190,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
         n = min(DECODE_SAMPLES, steps)
         contexts = [first + round(i * (last - first) / max(n - 1, 1)) for i in range(n)]
         per_micro = -(-w.batch // micro)
-        sampled = [time_pass(model, system, par, prec, eff, ForwardBatch.decode(per_micro, c), cuda_graphs)
-                   for c in contexts]
+        sampled = [timed(ForwardBatch.decode(per_micro, c), cuda_graphs) for c in contexts]
         times = [p.time_s for p in sampled]
         if n == 1:
             tpot = times[0]
@@ -153,6 +199,10 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
             tpot = area / (last - first)
         decode = sampled[n // 2]   # the middle of the generation: the step shown op by op
     e2e = ttft + steps * tpot
-    return Estimate(model, system, par, prec, workload, eff, prefill, decode, ttft, tpot, e2e,
+    at_max = None
+    if with_max_batch and max_batch >= 1 and max_batch != w.batch:
+        at_max = estimate(user_model, system, par, user_prec, replace(w, batch=max_batch), eff, cuda_graphs,
+                          utilization, techs, with_max_batch=False)
+    return Estimate(model, system, par, prec, workload, eff, techs, prefill, decode, ttft, tpot, e2e,
                     memory, max_batch,
-                    min(memory.max_context(w.batch), model.max_position_embeddings), micro)
+                    min(memory.max_context(w.batch), model.max_position_embeddings), micro, at_max)

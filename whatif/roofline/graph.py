@@ -5,7 +5,10 @@ One builder serves prefill, chunked prefill and decode: a pass is a set of seque
 """
 from __future__ import annotations
 
-from ..dtypes import gemm_compute_dtype
+import math
+from dataclasses import replace
+
+from ..dtypes import WEIGHT_ONLY, gemm_compute_dtype
 from ..errors import WhatifError
 from ..models import ModelSpec
 from .attention import attention_op
@@ -13,9 +16,13 @@ from .comm import comm_op
 from .config import ForwardBatch, Parallelism, Precision
 from .moe import moe_ops
 from .ops import Op, gemm, streaming
+from .techniques.base import HostPath, KVFormat, PassContext
+from .techniques.compose import NONE, TechniqueSet
 
 NORM_FLOPS = 4.0     # square, sum, scale, weight multiply per element
 ACT_FLOPS = 8.0      # SiLU/GELU + gate multiply per element (order of magnitude; they are memory bound)
+DEQUANT_OPS = 4.0    # unpack (shift, mask), convert, scale: integer/fp32 ops per weight element, assumed
+DEQUANT_TILE_M = 64  # rows of activations per CTA that share one dequantized weight tile, assumed
 
 
 def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
@@ -59,72 +66,101 @@ def stage_layers(model: ModelSpec, pp: int, stage: int) -> range:
     return range(start, start + base + (1 if stage < extra else 0))
 
 
+def base_kv_format(prec: Precision) -> KVFormat:
+    return KVFormat(prec.kv_bytes, prec.kv_bytes)
+
+
+def attended_groups(batch: ForwardBatch, techs: TechniqueSet) -> tuple:
+    """Groups with the cached tokens each query attends: those kept (eviction) and, in decode,
+    those read (sparse selection)."""
+    if not techs:
+        return batch.groups
+    return tuple((q, techs.read(techs.stored(c)) if q <= 16 else techs.stored(c), n) for q, c, n in batch.groups)
+
+
+def weight_gemm(name: str, m: float, n: float, k: float, prec: Precision, count: int) -> Op:
+    """A GEMM against the model's weights. Weight-only formats dequantize inside the kernel: about
+    DEQUANT_OPS CUDA-core operations per weight per tile of DEQUANT_TILE_M rows (fused, Marlin-style)."""
+    op = gemm(name, m, n, k, prec.act_bytes, prec.weight_bytes, gemm_compute_dtype(prec.weight, prec.activation),
+              count)
+    if prec.weight not in WEIGHT_ONLY:
+        return op
+    alu = k * n * math.ceil(m / DEQUANT_TILE_M) * DEQUANT_OPS
+    return replace(op, shape={**op.shape, "alu_ops": alu},
+                   formula=op.formula + f"; + {DEQUANT_OPS} dequant ops/weight per {DEQUANT_TILE_M}-row tile")
+
+
 def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
-                    count: int) -> list[Op]:
+                    count: int, techs: TechniqueSet = NONE, kv: KVFormat | None = None) -> list[Op]:
     t, tokens = par.tp, batch.tokens
-    a, w, d = prec.act_bytes, prec.weight_bytes, model.hidden_size
-    gdt = gemm_compute_dtype(prec.weight, prec.activation)
+    a, d = prec.act_bytes, model.hidden_size
+    kv = kv or base_kv_format(prec)
+    width = kv_width_per_gpu(model, t)
+    groups = attended_groups(batch, techs)
+    cost = {"kv_read": (lambda n: kv.token_bytes(n, width)) if techs else None,
+            "pair_fraction": techs.pair_fraction if techs else None}
     heads = model.num_heads // t
     ops: list[Op] = []
     if model.mla is None:
         kvh = kv_heads_per_gpu(model, t)
-        ops.append(gemm("qkv_proj", tokens, (heads + 2 * kvh) * model.head_dim, d, a, w, gdt, count))
+        ops.append(weight_gemm("qkv_proj", tokens, (heads + 2 * kvh) * model.head_dim, d, prec, count))
         if model.position == "rope":
             ops.append(streaming("rope", "rope", tokens * (heads + kvh) * model.head_dim, 1, 1, 6, a,
                                  prec.activation, count, extra_bytes=tokens * model.head_dim * 4))
-        ops.append(streaming("kv_cache_write", "elementwise", tokens * 2 * kvh * model.head_dim, 0, 1, 0,
-                             prec.kv_bytes, prec.kv, count, extra_bytes=tokens * 2 * kvh * model.head_dim * a))
-        ops.append(attention_op(batch.groups, heads, kvh, model.head_dim, model.head_dim, a,
-                                prec.kv_bytes, kv_width_per_gpu(model, t), count, prec.activation))
-        ops.append(gemm("o_proj", tokens, d, heads * model.head_dim, a, w, gdt, count))
+        written = tokens * kv.width(2 * kvh * model.head_dim)
+        ops.append(streaming("kv_cache_write", "elementwise", written, 0, 1, 0, kv.full_bytes, prec.kv, count,
+                             extra_bytes=written * a))
+        ops.append(attention_op(groups, heads, kvh, model.head_dim, model.head_dim, a,
+                                prec.kv_bytes, width, count, prec.activation, **cost))
+        ops.append(weight_gemm("o_proj", tokens, d, heads * model.head_dim, prec, count))
         return ops
     # Multi-head latent attention (DeepSeek): low-rank Q, KV compressed to a cached latent.
+    gdt, w = gemm_compute_dtype(prec.weight, prec.activation), prec.weight_bytes
     m = model.mla
     qk = m.qk_nope_head_dim + m.qk_rope_head_dim
     if m.q_lora_rank:
-        ops.append(gemm("q_a_proj", tokens, m.q_lora_rank, d, a, w, gdt, count))
-        ops.append(gemm("q_b_proj", tokens, heads * qk, m.q_lora_rank, a, w, gdt, count))
+        ops.append(weight_gemm("q_a_proj", tokens, m.q_lora_rank, d, prec, count))
+        ops.append(weight_gemm("q_b_proj", tokens, heads * qk, m.q_lora_rank, prec, count))
     else:
-        ops.append(gemm("q_proj", tokens, heads * qk, d, a, w, gdt, count))
-    ops.append(gemm("kv_a_proj", tokens, m.kv_lora_rank + m.qk_rope_head_dim, d, a, w, gdt, count))
+        ops.append(weight_gemm("q_proj", tokens, heads * qk, d, prec, count))
+    ops.append(weight_gemm("kv_a_proj", tokens, m.kv_lora_rank + m.qk_rope_head_dim, d, prec, count))
     latent = m.kv_lora_rank + m.qk_rope_head_dim
-    ops.append(streaming("kv_cache_write", "elementwise", tokens * latent, 0, 1, 0, prec.kv_bytes,
+    ops.append(streaming("kv_cache_write", "elementwise", tokens * latent, 0, 1, 0, kv.full_bytes,
                          prec.kv, count, extra_bytes=tokens * latent * a))
     if batch.is_decode:
         # Weight absorption (FlashMLA): queries move into the latent space, attention reads the
         # latent cache as one shared KV head of width kv_lora+rope, outputs leave through W_UV.
         ops.append(gemm("q_absorb", tokens * heads, m.kv_lora_rank, m.qk_nope_head_dim, a, w, gdt, count))
-        ops.append(attention_op(batch.groups, heads, 1, latent, m.kv_lora_rank, a, prec.kv_bytes, latent,
-                                count, prec.activation, "attention_mla"))
+        ops.append(attention_op(groups, heads, 1, latent, m.kv_lora_rank, a, prec.kv_bytes, latent,
+                                count, prec.activation, "attention_mla", **cost))
         ops.append(gemm("v_absorb", tokens * heads, m.v_head_dim, m.kv_lora_rank, a, w, gdt, count))
     else:
         # Prefill expands the latent of every attended token into per-head K and V.
-        ctx = sum(n * (c + q) for q, c, n in batch.groups)
+        ctx = sum(n * (c + q) for q, c, n in groups)
         ops.append(gemm("kv_b_proj", ctx, heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank,
                         a, w, gdt, count))
-        ops.append(attention_op(batch.groups, heads, heads, qk, m.v_head_dim, a, a,
-                                heads * (qk + m.v_head_dim), count, prec.activation, "attention_mla"))
-    ops.append(gemm("o_proj", tokens, d, heads * m.v_head_dim, a, w, gdt, count))
+        ops.append(attention_op(groups, heads, heads, qk, m.v_head_dim, a, a, heads * (qk + m.v_head_dim),
+                                count, prec.activation, "attention_mla", pair_fraction=cost["pair_fraction"]))
+    ops.append(weight_gemm("o_proj", tokens, d, heads * m.v_head_dim, prec, count))
     return ops
 
 
 def dense_mlp(model: ModelSpec, tokens: int, par: Parallelism, prec: Precision, count: int,
               intermediate: int | None = None, prefix: str = "mlp") -> list[Op]:
     i = (intermediate or model.intermediate_size) // par.tp
-    a, w, d = prec.act_bytes, prec.weight_bytes, model.hidden_size
-    gdt = gemm_compute_dtype(prec.weight, prec.activation)
+    a, d = prec.act_bytes, model.hidden_size
     gated = model.mlp == "gated"
     up_n = 2 * i if gated else i
     return [
-        gemm(f"{prefix}_gate_up" if gated else f"{prefix}_up", tokens, up_n, d, a, w, gdt, count),
+        weight_gemm(f"{prefix}_gate_up" if gated else f"{prefix}_up", tokens, up_n, d, prec, count),
         streaming(f"{prefix}_act", "activation", tokens * i, 2 if gated else 1, 1, ACT_FLOPS, a,
                   prec.activation, count),
-        gemm(f"{prefix}_down", tokens, d, i, a, w, gdt, count),
+        weight_gemm(f"{prefix}_down", tokens, d, i, prec, count),
     ]
 
 
 def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
-              moe_layer: bool, count: int) -> list[Op]:
+              moe_layer: bool, count: int, techs: TechniqueSet = NONE, kv: KVFormat | None = None) -> list[Op]:
     tokens, d, a = batch.tokens, model.hidden_size, prec.act_bytes
 
     def norm(name: str) -> Op:
@@ -134,7 +170,7 @@ def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Pre
         return comm_op(name, "all_reduce", tokens * d * a, par.tp, count)
 
     ops = [norm("input_norm")]
-    ops += attention_block(model, batch, par, prec, count)
+    ops += attention_block(model, batch, par, prec, count, techs, kv)
     if par.tp > 1 and not model.parallel_block:
         ops.append(allreduce("attn_allreduce"))
     if not model.parallel_block:
@@ -151,9 +187,14 @@ def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Pre
 
 
 def forward_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
-                stage: int = 0) -> list[Op]:
-    """All kernels of one forward pass of pipeline stage `stage` on one GPU, in execution order."""
+                stage: int = 0, techs: TechniqueSet = NONE, shared_prefix: int = 0,
+                host: HostPath | None = None, sm_count: int = 0) -> list[Op]:
+    """All kernels of one forward pass of pipeline stage `stage` on one GPU, in execution order.
+
+    `model` and `prec` are the ones the techniques produced; `techs` shape the KV cache and add or
+    rewrite ops (see techniques/base.py)."""
     layers = stage_layers(model, par.pp, stage)
+    kv = techs.kv(base_kv_format(prec))
     first, last = stage == 0, stage == par.pp - 1
     d, a, t = model.hidden_size, prec.act_bytes, par.tp
     tokens, seqs = batch.tokens, batch.sequences
@@ -171,9 +212,9 @@ def forward_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: P
     dense = sum(1 for i in layers if not model.is_moe_layer(i))
     moe = len(layers) - dense
     if dense:
-        ops += layer_ops(model, batch, par, prec, False, dense)
+        ops += layer_ops(model, batch, par, prec, False, dense, techs, kv)
     if moe:
-        ops += layer_ops(model, batch, par, prec, True, moe)
+        ops += layer_ops(model, batch, par, prec, True, moe, techs, kv)
     if last:
         # Only the last position of each sequence needs logits (as vLLM computes them).
         ops.append(streaming("final_norm", "norm", seqs * d, 1, 1, NORM_FLOPS, a, prec.activation,
@@ -185,4 +226,8 @@ def forward_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: P
         ops.append(streaming("sampling", "sampling", seqs * model.vocab_size, 2, 0, 5, 4.0, "fp32"))
     else:
         ops.append(comm_op("pp_send", "send_recv", tokens * d * a, 2, 1))
+    if techs:
+        ctx = PassContext(model, batch, par, prec, kv, kv_width_per_gpu(model, t), len(layers), shared_prefix, host,
+                          sm_count)
+        ops = techs.ops(ops, ctx)
     return ops

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 # Op classes the efficiency model distinguishes.
 OP_CLASSES = ("gemm", "attention_prefill", "attention_decode", "norm", "elementwise", "activation",
-              "embedding", "rope", "comm", "sampling", "router")
+              "embedding", "rope", "comm", "sampling", "router", "transfer")
 
 
 @dataclass(frozen=True)
@@ -13,8 +13,10 @@ class Op:
     """One kernel of a forward pass, per GPU, repeated `count` times (e.g. once per layer).
 
     `bytes` maps a memory level ('hbm', 'l2', a tier name) to bytes moved by one instance;
-    `shape` holds the dimensions its efficiency depends on (gemm: m, n, k); `formula` says where
-    the FLOPs and bytes came from, so every number is traceable.
+    `shape` holds the dimensions its efficiency depends on (gemm: m, n, k) and optional cost
+    modifiers: `alu_ops` (CUDA-core work beside the tensor cores, e.g. in-kernel dequantization)
+    and `bandwidth_share` (share of the HBM bandwidth the kernel can draw, e.g. too few CTAs);
+    `formula` says where the FLOPs and bytes came from, so every number is traceable.
     """
 
     name: str
@@ -54,3 +56,10 @@ def streaming(name: str, op_class: str, elements: float, reads: float, writes: f
               {"elements": elements}, count,
               f"{elements:g} elements x ({reads:g} reads + {writes:g} writes) x {elem_bytes:g} B"
               + (f" + {extra_bytes:g} B" if extra_bytes else ""))
+
+
+def transfer(name: str, nbytes: float, path, count: int = 1, overlap: bool = False) -> Op:
+    """Bytes crossing a link from a slower tier (`path`: a HostPath). `overlap`: hidden behind compute."""
+    return Op(name, "transfer", 0.0, {"link": nbytes}, "-",
+              {"bandwidth": path.bandwidth, "latency": path.latency, "overlap": float(overlap)}, count,
+              f"{nbytes:g} B over {path.name} at {path.bandwidth:g} B/s" + (" (overlapped)" if overlap else ""))

@@ -22,7 +22,7 @@ class OpTime:
     compute_s: float
     memory_s: float
     overhead_s: float
-    bound: str           # compute | memory | overhead | network
+    bound: str           # compute | memory | overhead | network | link
 
     @property
     def total_s(self) -> float:
@@ -65,6 +65,10 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None) -> OpTime:
         t = collective_time(op.shape["collective"], op.shape["bytes"], gpus, link.bandwidth.value,
                             link.latency.value) / p.memory_eff
         return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "network")
+    if op.op_class == "transfer":
+        p = eff.params("transfer")
+        t = op.shape["latency"] + op.bytes["link"] / (op.shape["bandwidth"] * p.memory_eff)
+        return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "link")
     p = eff.params(op.op_class)
     if op.op_class in TENSOR_CORE_CLASSES:
         peak = gpu.peak_flops(op.dtype)
@@ -76,7 +80,9 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None) -> OpTime:
                                 int(gpu.sm_count.value), eff.tiles) / p.compute_eff
     else:
         t_c = op.flops / (peak * p.compute_eff)
-    t_m = op.hbm_bytes / (gpu.hbm_bandwidth.value * p.memory_eff)
+    if op.shape.get("alu_ops"):   # CUDA-core work that runs beside the tensor cores
+        t_c = max(t_c, op.shape["alu_ops"] / (gpu.peak_flops("fp32") * p.compute_eff))
+    t_m = op.hbm_bytes / (gpu.hbm_bandwidth.value * p.memory_eff * op.shape.get("bandwidth_share", 1.0))
     busy = p.combine(t_c, t_m)
     total = busy + p.overhead_s
     bound = "compute" if t_c >= t_m else "memory"

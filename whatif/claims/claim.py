@@ -1,0 +1,112 @@
+"""One paper claim: a baseline scenario, a variant with the technique, the metric, the paper's figure."""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+from ..roofline.estimate import Estimate
+from ..scenario import Scenario, build_scenario
+
+FAMILY_MODULES = ("family_a", "family_b", "family_c", "family_d", "family_e", "family_k")
+
+
+def _attention_s(e: Estimate, phase: str) -> float:
+    if phase == "decode":
+        passes = [(e.decode, 1)] if e.decode else []
+    else:
+        passes = list(e.prefill)
+    return sum(t.total_s * n for p, n in passes for t in p.op_times if t.op.op_class.startswith("attention"))
+
+
+# metric -> (value of an estimate, unit, True when higher is better). A claim's "gain" is always
+# oriented so that > 1 means the technique improved the metric, as papers report "N x".
+METRICS = {
+    "throughput_at_max_batch": (lambda e: e.max_batch_throughput_tok_s, "tok/s", True),
+    "throughput": (lambda e: e.throughput_tok_s, "tok/s", True),
+    "decode_throughput": (lambda e: e.decode_throughput_tok_s, "tok/s", True),
+    "max_batch": (lambda e: float(e.max_batch), "sequences", True),
+    "max_context": (lambda e: float(e.max_context), "tokens", True),
+    "tpot": (lambda e: e.tpot_s, "s", False),
+    "ttft": (lambda e: e.ttft_s, "s", False),
+    "e2e": (lambda e: e.e2e_s, "s", False),
+    "kv_cache_bytes": (lambda e: e.memory.kv_cache_bytes, "B", False),
+    "kv_bytes_per_token": (lambda e: e.memory.kv_bytes_per_token, "B", False),
+    "weights_bytes": (lambda e: e.memory.weights_bytes, "B", False),
+    "memory_total": (lambda e: e.memory.total_bytes, "B", False),
+    "decode_attention_s": (lambda e: _attention_s(e, "decode"), "s", False),
+    "prefill_attention_s": (lambda e: _attention_s(e, "prefill"), "s", False),
+}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """`setup` is a scenario as a mapping (model, hardware, gpus, workload/precision/parallel
+    sections, techniques); `variant` overrides parts of it (usually `techniques`)."""
+
+    technique: str                    # registry name(s) the claim tests, e.g. "kivi"
+    paper: str                        # the paper's wording of the claim
+    claimed: float | None             # the headline ratio (e.g. 3.47 for "3.47x"), None if not a speed/memory ratio
+    metric: str                       # a key of METRICS
+    setup: dict
+    variant: dict
+    why: str                          # why whatif's number differs from the paper's, or why it agrees
+    band: tuple[float, float] | None = None   # the range the tests require of whatif's gain
+    setup_note: str = ""              # what of the paper's setup could not be expressed
+
+    def __post_init__(self):
+        assert self.metric in METRICS, self.metric
+
+
+@dataclass(frozen=True)
+class Outcome:
+    claim: Claim
+    baseline: float
+    predicted: float
+    gain: float                       # oriented: > 1 means better with the technique
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def ratio_to_claim(self) -> float | None:
+        return self.gain / self.claim.claimed if self.claim.claimed else None
+
+    @property
+    def in_band(self) -> bool | None:
+        if self.claim.band is None:
+            return None
+        lo, hi = self.claim.band
+        return lo <= self.gain <= hi
+
+
+def scenario_of(mapping: dict) -> Scenario:
+    sections = {k: dict(mapping[k]) for k in ("workload", "precision", "parallel") if k in mapping}
+    top = {k: v for k, v in mapping.items() if k not in sections}
+    return build_scenario(top, sections)
+
+
+def merged(setup: dict, variant: dict) -> dict:
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in setup.items()}
+    for key, value in variant.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}
+        else:
+            out[key] = value
+    return out
+
+
+def evaluate(claim: Claim) -> Outcome:
+    value, _unit, higher = METRICS[claim.metric]
+    base = value(scenario_of(claim.setup).run())
+    new = value(scenario_of(merged(claim.setup, claim.variant)).run())
+    if higher:
+        gain = new / base if base else float("inf")
+    else:
+        gain = base / new if new else float("inf")
+    return Outcome(claim, base, new, gain)
+
+
+def all_claims() -> list[Claim]:
+    out: list[Claim] = []
+    package = __name__.rpartition(".")[0]
+    for name in FAMILY_MODULES:
+        out += importlib.import_module(f"{package}.{name}").CLAIMS
+    return out

@@ -1,0 +1,180 @@
+"""A technique: a named change to what a forward pass stores, reads and computes.
+
+A technique is a frozen dataclass whose fields are its typed parameters (defaults from its paper).
+It never returns a speedup. It changes costs through hooks, each an identity by default:
+
+- transform_model / transform_precision: a different model (pruned, fewer KV heads, MLA) or dtypes;
+- transform_kv: the KV cache's format (bits per element, full-precision residual, channels, layers);
+- stored_tokens: tokens of a sequence kept in the cache (eviction); read_tokens: tokens a decode
+  step reads of those (sparse selection); pair_fraction: share of causal pairs prefill computes;
+- prefill_units: which prompt tokens are computed and which are attended from a cache;
+- rewrite_ops / extra_ops: ops replaced or added (quantize, score, select, gather, transfer, merge).
+
+The roofline then times the transformed graph like any other, so a technique's gain (or loss)
+comes out of the same ceilings as the baseline's.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ...errors import WhatifError
+from ...models import ModelSpec
+from ..config import ForwardBatch, Parallelism, Precision
+from ..ops import Op
+
+FAMILIES = {
+    "A": "weight quantization, compression, pruning",
+    "B": "KV cache quantization and compression",
+    "C": "KV eviction, selection, merging",
+    "D": "sparse attention",
+    "E": "prefix and shared-context reuse",
+    "K": "attention kernels and IO",
+}
+
+# A prefill unit: (tokens computed, tokens already cached that they attend to, sequences).
+PrefillUnit = tuple[int, int, int]
+
+
+def param(default, help: str, unit: str = ""):
+    """A technique parameter: its default (from the paper unless `help` says otherwise) and meaning."""
+    return field(default=default, metadata={"help": help, "unit": unit})
+
+
+@dataclass(frozen=True)
+class KVFormat:
+    """How one cached token of one layer is stored (per GPU). The baseline is `element_bytes`
+    = `full_bytes` = the KV dtype's size, nothing else."""
+
+    element_bytes: float              # bytes per cached K/V element of compressed tokens (scales included)
+    full_bytes: float                 # bytes per element of tokens kept uncompressed
+    residual_tokens: int = 0          # most recent tokens kept uncompressed (KIVI, GEAR streaming buffer)
+    token_overhead_bytes: float = 0.0  # per token beyond the elements (low-rank factors, outlier indices)
+    key_share: float = 1.0            # share of key channels kept (ThinK prunes key channels)
+    layer_share: float = 1.0          # share of layers that store their own KV (MiniCache merges layers)
+
+    def width(self, kv_width: float) -> float:
+        """Elements per token after channel pruning: keys are half of K+V."""
+        return kv_width * (1.0 + self.key_share) / 2.0
+
+    def token_bytes(self, tokens: float, kv_width: float) -> float:
+        """Bytes of `tokens` cached tokens of one layer with `kv_width` K+V elements per token."""
+        full = min(tokens, self.residual_tokens)
+        elements = self.width(kv_width)
+        return (elements * ((tokens - full) * self.element_bytes + full * self.full_bytes)
+                + tokens * self.token_overhead_bytes)
+
+
+@dataclass(frozen=True)
+class HostPath:
+    """Where offloaded bytes come from: the path to the system's host memory (or another tier)."""
+
+    name: str
+    bandwidth: float      # B/s, host to device
+    latency: float        # s per transfer
+
+
+@dataclass(frozen=True)
+class PassContext:
+    """What a technique sees when it rewrites the ops of one forward pass on one GPU."""
+
+    model: ModelSpec           # after model transforms
+    batch: ForwardBatch        # the pass as scheduled (cached counts before eviction)
+    par: Parallelism
+    prec: Precision            # after precision transforms
+    kv: KVFormat
+    kv_width: float            # K+V elements per token per layer on this GPU, before channel pruning
+    layers: int                # layers of this pipeline stage
+    shared_prefix: int         # tokens every sequence of the batch shares (0: none)
+    host: HostPath | None      # the path to host memory, when the system has one
+    sm_count: int = 0          # streaming multiprocessors of the GPU (0: unknown)
+
+    @property
+    def decode(self) -> bool:
+        return self.batch.is_decode
+
+
+@dataclass(frozen=True)
+class Technique:
+    name: ClassVar[str] = ""
+    family: ClassVar[str] = ""                 # a key of FAMILIES
+    paper: ClassVar[str] = ""                  # title of the source paper
+    slots: ClassVar[tuple[str, ...]] = ()      # mechanisms it owns: two techniques with a common slot conflict
+    evicts: ClassVar[bool] = False             # keeps a per-sequence subset of tokens (breaks prefix sharing)
+    shares_prefix: ClassVar[bool] = False      # stores the batch's shared prefix once
+
+    def __post_init__(self):
+        self.check_params()
+
+    # ---- parameter checks (a bad value names the technique, the key and what is valid)
+    def check_params(self) -> None:
+        """Override to range-check parameters with `self.require`."""
+
+    def require(self, ok: bool, key: str, valid: str) -> None:
+        if not ok:
+            raise WhatifError(f"--technique {self.name}:{key}={getattr(self, key)!r}: must be {valid}")
+
+    def check(self, model: ModelSpec, shared_prefix: int) -> None:
+        """Raise a WhatifError when the technique cannot apply to this model or workload."""
+
+    # ---- cost hooks (identity unless overridden)
+    def transform_model(self, model: ModelSpec) -> ModelSpec:
+        return model
+
+    def transform_precision(self, prec: Precision) -> Precision:
+        return prec
+
+    def transform_kv(self, kv: KVFormat) -> KVFormat:
+        return kv
+
+    def stored_tokens(self, n: float) -> float:
+        """Tokens of a sequence of `n` kept in the cache, averaged over layers and heads."""
+        return n
+
+    def read_tokens(self, stored: float) -> float:
+        """Tokens whose K/V one decode step reads, of `stored` cached ones."""
+        return stored
+
+    def pair_fraction(self, q: int, c: int) -> float:
+        """Share of the causal (query, key) pairs a prefill pass of q new after c cached computes."""
+        return 1.0
+
+    def prefill_units(self, units: list[PrefillUnit], shared_prefix: int) -> list[PrefillUnit]:
+        return units
+
+    def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
+        return ops
+
+    def extra_ops(self, ctx: PassContext) -> list[Op]:
+        return []
+
+    # ---- description
+    @classmethod
+    def params(cls) -> list[dataclasses.Field]:
+        return list(dataclasses.fields(cls))
+
+    def values(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def label(self) -> str:
+        """name:key=value for every parameter that differs from its default."""
+        changed = [f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self)
+                   if getattr(self, f.name) != f.default]
+        return self.name + (":" + ",".join(changed) if changed else "")
+
+    @classmethod
+    def mechanism(cls) -> str:
+        return " ".join((cls.__doc__ or "").split())
+
+
+def replace_ops(ops: list[Op], names, build) -> list[Op]:
+    """`ops` with every op whose name is in `names` replaced by `build(op)` (an Op or a list)."""
+    out: list[Op] = []
+    for op in ops:
+        if op.name in names:
+            new = build(op)
+            out.extend(new if isinstance(new, list) else [new])
+        else:
+            out.append(op)
+    return out

@@ -1,0 +1,82 @@
+"""A set of techniques applied together: checked for conflicts, folded hook by hook in order."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import reduce
+
+from ...errors import WhatifError
+from ...models import ModelSpec
+from ..config import Precision
+from ..ops import Op
+from .base import KVFormat, PassContext, PrefillUnit, Technique
+
+
+@dataclass(frozen=True)
+class TechniqueSet:
+    items: tuple[Technique, ...] = ()
+
+    def __post_init__(self):
+        seen: dict[str, Technique] = {}
+        for t in self.items:
+            for slot in t.slots:
+                if slot in seen:
+                    other = seen[slot]
+                    what = "twice" if other.name == t.name else f"with {other.name}"
+                    raise WhatifError(f"--technique {t.name}: cannot be combined {what}: both set the {slot}; "
+                                      f"keep one")
+                seen[slot] = t
+        evictor = next((t for t in self.items if t.evicts), None)
+        sharer = next((t for t in self.items if t.shares_prefix), None)
+        if evictor and sharer:
+            raise WhatifError(f"--technique {evictor.name}: cannot be combined with {sharer.name}: per-sequence "
+                              f"eviction keeps different tokens in each sequence, so the shared prefix could "
+                              f"no longer be stored or read once")
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    @property
+    def names(self) -> list[str]:
+        return [t.name for t in self.items]
+
+    def label(self) -> str:
+        return "+".join(t.label() for t in self.items) or "baseline"
+
+    @property
+    def shares_prefix(self) -> bool:
+        return any(t.shares_prefix for t in self.items)
+
+    def check(self, model: ModelSpec, shared_prefix: int) -> None:
+        for t in self.items:
+            t.check(model, shared_prefix)
+
+    def model(self, model: ModelSpec) -> ModelSpec:
+        return reduce(lambda m, t: t.transform_model(m), self.items, model)
+
+    def precision(self, prec: Precision) -> Precision:
+        return reduce(lambda p, t: t.transform_precision(p), self.items, prec)
+
+    def kv(self, kv: KVFormat) -> KVFormat:
+        return reduce(lambda k, t: t.transform_kv(k), self.items, kv)
+
+    def stored(self, n: float) -> float:
+        return reduce(lambda x, t: min(x, t.stored_tokens(x)), self.items, float(n))
+
+    def read(self, stored: float) -> float:
+        return reduce(lambda x, t: min(x, t.read_tokens(x)), self.items, float(stored))
+
+    def pair_fraction(self, q: int, c: int) -> float:
+        return reduce(lambda f, t: f * t.pair_fraction(q, c), self.items, 1.0)
+
+    def prefill_units(self, units: list[PrefillUnit], shared_prefix: int) -> list[PrefillUnit]:
+        return reduce(lambda u, t: t.prefill_units(u, shared_prefix), self.items, units)
+
+    def ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
+        for t in self.items:
+            ops = t.rewrite_ops(ops, ctx)
+        for t in self.items:
+            ops = ops + t.extra_ops(ctx)
+        return ops
+
+
+NONE = TechniqueSet()
