@@ -1,4 +1,4 @@
-"""The `whatif` command line: estimate, kernel, list, show."""
+"""The `whatif` command line: estimate, compare, kernel, list, show."""
 from __future__ import annotations
 
 import argparse
@@ -27,22 +27,36 @@ def _add_common_hw(p):
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _add_scenario(p):
+    """The flags that describe one scenario (estimate and compare share them)."""
+    p.add_argument("--scenario", help="scenario YAML (flags given here override it)")
+    p.add_argument("--model", help="model profile name or path to a YAML / Hugging Face config.json")
+    _add_common_hw(p)
+    for flag in ("gpus", "tp", "pp", "ep", "batch", "prompt", "output", "prefill-chunk", "weight-group-size"):
+        p.add_argument(f"--{flag}", type=int)
+    p.add_argument("--shared-prefix", type=int, help="leading prompt tokens all sequences share (default 0)")
+    p.add_argument("--dtype", help="activation dtype; also weights and KV unless given (default bf16)")
+    p.add_argument("--weight-dtype")
+    p.add_argument("--kv-dtype")
+    p.add_argument("--memory-utilization", type=float, help="fraction of HBM the engine may use (default 0.9)")
+    p.add_argument("--eager", action="store_true", help="no CUDA graphs in decode: pay CPU launch per kernel")
+    p.add_argument("--technique", action="append", default=[], metavar="NAME[:key=value,...]",
+                   help="apply a technique (repeatable; see `whatif list techniques`)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="whatif", description="Predict LLM inference latency, throughput and memory from specs.")
     sub = ap.add_subparsers(dest="command", parser_class=_Parser)
 
     est = sub.add_parser("estimate", help="TTFT, TPOT, throughput, memory and per-op tables for a scenario")
-    est.add_argument("--scenario", help="scenario YAML (flags given here override it)")
-    est.add_argument("--model", help="model profile name or path to a YAML / Hugging Face config.json")
-    _add_common_hw(est)
-    for flag in ("gpus", "tp", "pp", "ep", "batch", "prompt", "output", "prefill-chunk", "weight-group-size"):
-        est.add_argument(f"--{flag}", type=int)
-    est.add_argument("--dtype", help="activation dtype; also weights and KV unless given (default bf16)")
-    est.add_argument("--weight-dtype")
-    est.add_argument("--kv-dtype")
-    est.add_argument("--memory-utilization", type=float, help="fraction of HBM the engine may use (default 0.9)")
-    est.add_argument("--eager", action="store_true", help="no CUDA graphs in decode: pay CPU launch per kernel")
+    _add_scenario(est)
     est.add_argument("--no-ops", action="store_true", help="omit the per-op tables from text output")
+
+    cmp_ = sub.add_parser("compare", help="technique sets and systems side by side against a baseline")
+    _add_scenario(cmp_)
+    cmp_.add_argument("--variant", action="append", default=[], metavar="SET",
+                      help="a technique set to compare, e.g. 'kivi' or 'int4+kivi+h2o:heavy=0.1' (repeatable)")
+    cmp_.add_argument("--systems", help="comma-separated hardware to compare (the first is the baseline's)")
 
     ker = sub.add_parser("kernel", help="single-kernel predictions")
     ksub = ker.add_subparsers(dest="kernel", parser_class=_Parser)
@@ -62,12 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--gpus", type=int, required=True)
     _add_common_hw(r)
 
-    ls = sub.add_parser("list", help="list hardware or models")
-    ls.add_argument("what", choices=("hardware", "models"))
+    ls = sub.add_parser("list", help="list hardware, models or techniques")
+    ls.add_argument("what", choices=("hardware", "models", "techniques"))
     ls.add_argument("--kind", choices=("gpu", "system", "link", "memory"), help="hardware kind to list")
     ls.add_argument("--json", action="store_true")
-    sh = sub.add_parser("show", help="show one hardware component or model with sources")
-    sh.add_argument("what", choices=("hardware", "model"))
+    sh = sub.add_parser("show", help="show one hardware component, model or technique with sources")
+    sh.add_argument("what", choices=("hardware", "model", "technique"))
     sh.add_argument("name")
     sh.add_argument("--json", action="store_true")
     return ap
@@ -87,8 +101,10 @@ def _scenario_from_args(args):
             top[key] = value
     if args.eager:
         top["cuda_graphs"] = False
+    if args.technique:
+        top["techniques"] = list(top.get("techniques") or []) + list(args.technique)
     for section, keys in (("parallel", ("tp", "pp", "ep")),
-                          ("workload", ("batch", "prompt", "output", "prefill_chunk"))):
+                          ("workload", ("batch", "prompt", "output", "prefill_chunk", "shared_prefix"))):
         for key in keys:
             value = getattr(args, key)
             if value is not None:
@@ -118,11 +134,29 @@ def cmd_estimate(args) -> int:
             f"needs {units.nbytes(m.total_bytes)} per GPU (weights {units.nbytes(m.weights_bytes)}, "
             f"KV {units.nbytes(m.kv_cache_bytes)}, activations {units.nbytes(m.activation_bytes)}), usable "
             f"{units.nbytes(m.usable_bytes)}: over by {units.nbytes(m.total_bytes - m.usable_bytes)}; "
-            f"try more GPUs (--tp/--pp), a smaller --weight-dtype/--kv-dtype or a smaller --batch")
+            f"try more GPUs (--tp/--pp), a smaller --weight-dtype/--kv-dtype, a KV technique "
+            f"(`whatif list techniques`) or a smaller --batch (max batch here: {est.max_batch})")
     if args.json:
         print(json.dumps(output.estimate_dict(est)))
     else:
         print(output.estimate_text(est, show_ops=not args.no_ops))
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from dataclasses import replace
+
+    from .compare import compare_dict, compare_text, run_compare
+    base = _scenario_from_args(args)
+    systems = [h.strip() for h in args.systems.split(",") if h.strip()] if args.systems else []
+    if args.systems is not None and not systems:
+        raise WhatifError("--systems: give one or more hardware names separated by commas")
+    if systems and args.hardware:
+        raise WhatifError("--systems and --hardware both name the hardware; give one of them")
+    if systems:
+        base = replace(base, hardware=systems[0])
+    result = run_compare(base, args.variant, systems[1:])
+    print(json.dumps(compare_dict(result)) if args.json else compare_text(result))
     return 0
 
 
@@ -150,6 +184,13 @@ def cmd_kernel(args) -> int:
 def cmd_list(args) -> int:
     from .hardware import component_kind, list_components
     from .models import list_models
+    if args.what == "techniques":
+        from . import technique_info
+        if args.kind:
+            raise WhatifError("--kind applies to `whatif list hardware` only")
+        infos = technique_info.all_infos()
+        print(json.dumps(infos) if args.json else technique_info.list_text(infos))
+        return 0
     if args.what == "models":
         if args.kind:
             raise WhatifError("--kind applies to `whatif list hardware` only")
@@ -195,6 +236,11 @@ def _quantity_rows(data: dict, prefix: str = "") -> list[list[str]]:
 
 
 def cmd_show(args) -> int:
+    if args.what == "technique":
+        from . import technique_info
+        info = technique_info.info(args.name)
+        print(json.dumps(info) if args.json else technique_info.show_text(info))
+        return 0
     if args.what == "model":
         from .models import load_model
         m = load_model(args.name)
@@ -220,7 +266,8 @@ def cmd_show(args) -> int:
     return 0
 
 
-COMMANDS = {"estimate": cmd_estimate, "kernel": cmd_kernel, "list": cmd_list, "show": cmd_show}
+COMMANDS = {"estimate": cmd_estimate, "compare": cmd_compare, "kernel": cmd_kernel, "list": cmd_list,
+            "show": cmd_show}
 
 
 def main(argv: list[str] | None = None) -> int:

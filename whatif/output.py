@@ -43,11 +43,14 @@ def estimate_dict(e: Estimate) -> dict:
         "parallel": {"tp": e.parallel.tp, "pp": e.parallel.pp, "ep": e.parallel.ep,
                      "pipeline_microbatches": e.pipeline_microbatches},
         "precision": {"weight": e.precision.weight, "activation": act, "kv": e.precision.kv},
-        "workload": {"batch": w.batch, "prompt": w.prompt, "output": w.output, "prefill_chunk": w.prefill_chunk},
+        "workload": {"batch": w.batch, "prompt": w.prompt, "output": w.output, "prefill_chunk": w.prefill_chunk,
+                     "shared_prefix": w.shared_prefix},
+        "techniques": [{"name": t.name, "family": t.family, "parameters": t.values()} for t in e.techniques.items],
         "efficiency": {"source": e.efficiency.source, "provenance": e.efficiency.provenance},
         "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "e2e_s": e.e2e_s,
         "throughput_tok_s": e.throughput_tok_s, "decode_throughput_tok_s": e.decode_throughput_tok_s,
         "max_batch": e.max_batch, "max_batch_context_tokens": w.prompt + w.output,
+        "max_batch_throughput_tok_s": e.max_batch_throughput_tok_s,
         "max_context_tokens": e.max_context,
         "memory": e.memory.to_dict(),
         "system_tiers": tier_rows(e.system),
@@ -88,7 +91,9 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
         f"{e.model.name} on {e.system.name} ({e.parallel.gpus} GPU{'s' if e.parallel.gpus > 1 else ''}: "
         f"tp={e.parallel.tp} pp={e.parallel.pp} ep={e.parallel.ep}), weights {e.precision.weight}, "
         f"activations {act}, KV {e.precision.kv}",
-        f"workload: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens",
+        f"workload: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens"
+        + (f", shared prefix {w.shared_prefix} tokens" if w.shared_prefix else ""),
+        f"techniques: {e.techniques.label() if e.techniques else 'none'}",
         f"efficiency: {e.efficiency.source} ({e.efficiency.provenance})",
         f"ceilings: {units.rate(gpu.peak_flops(act), 'FLOP/s')} {act} ({gpu.peak[act].provenance}), "
         f"HBM {units.rate(gpu.hbm_bandwidth.value, 'B/s')} ({gpu.hbm_bandwidth.provenance}), "
@@ -102,6 +107,7 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
             ["throughput (batch)", f"{e.throughput_tok_s:,.1f} tok/s"],
             ["decode throughput", f"{e.decode_throughput_tok_s:,.1f} tok/s"],
             [f"max batch at {w.prompt + w.output} tokens", str(e.max_batch)],
+            [f"throughput at max batch ({e.max_batch})", f"{e.max_batch_throughput_tok_s:,.1f} tok/s"],
             [f"max context at batch {w.batch}", f"{e.max_context:,} tokens"
              + (" (model window)" if e.max_context == e.model.max_position_embeddings else "")],
         ], right={1}),
@@ -110,6 +116,7 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
         units.table(["category", "bytes"], [
             ["weights", units.nbytes(m.weights_bytes)],
             [f"KV cache ({units.nbytes(m.kv_bytes_per_token)}/token)", units.nbytes(m.kv_cache_bytes)],
+            *([["  of which shared prefix (stored once)", units.nbytes(m.shared_kv_bytes)]] if m.shared_kv_bytes else []),
             ["activations (peak pass)", units.nbytes(m.activation_bytes)],
             ["runtime reserve (assumed)", units.nbytes(m.workspace_bytes)],
             ["total", units.nbytes(m.total_bytes)],

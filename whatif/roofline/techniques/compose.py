@@ -21,9 +21,10 @@ class TechniqueSet:
             for slot in t.slots:
                 if slot in seen:
                     other = seen[slot]
-                    what = "twice" if other.name == t.name else f"with {other.name}"
-                    raise WhatifError(f"--technique {t.name}: cannot be combined {what}: both set the {slot}; "
-                                      f"keep one")
+                    if other.name == t.name:
+                        raise WhatifError(f"--technique {t.name}: given twice; keep one")
+                    raise WhatifError(f"--technique {t.name}: cannot be combined with {other.name}: both set "
+                                      f"the {slot}; keep one")
                 seen[slot] = t
         evictor = next((t for t in self.items if t.evicts), None)
         sharer = next((t for t in self.items if t.shares_prefix), None)

@@ -1,0 +1,109 @@
+"""`whatif compare`: several technique sets and systems side by side against a baseline.
+
+The baseline is the scenario as given (its own techniques included) on the first system; every
+other row adds one variant's techniques and/or runs on another system. Ratios are oriented so that
+> 1 means better than the baseline (faster, more throughput, larger batch, less memory).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from . import units
+from .roofline.estimate import Estimate
+from .scenario import Scenario
+
+BASELINE_NAMES = ("baseline", "none", "")
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    hardware: str
+    techniques: str
+    estimate: Estimate
+
+
+@dataclass(frozen=True)
+class Comparison:
+    rows: tuple[Row, ...]
+
+    @property
+    def baseline(self) -> Row:
+        return self.rows[0]
+
+
+def _variant_specs(variant: str) -> list[str]:
+    return [] if variant.strip().lower() in BASELINE_NAMES else [variant]
+
+
+def run_compare(base: Scenario, variants: list[str], other_systems: list[str]) -> Comparison:
+    """Baseline on the base system, then each variant there, then baseline + variants on each other system."""
+    sets = ["baseline"] + [v for v in variants if v.strip().lower() not in BASELINE_NAMES]
+    rows = []
+    for hardware in [base.hardware] + other_systems:
+        for variant in sets:
+            scenario = replace(base, hardware=hardware, techniques=tuple(base.techniques) + tuple(_variant_specs(variant)))
+            est = scenario.run()
+            rows.append(Row(variant, hardware, est.techniques.label(), est))
+    return Comparison(tuple(rows))
+
+
+def _ratio(new: float, old: float, higher_better: bool) -> float | None:
+    if higher_better:
+        return new / old if old > 0 else None
+    return old / new if new > 0 else None
+
+
+def row_dict(row: Row, base: Row) -> dict:
+    e, b = row.estimate, base.estimate
+    m = e.memory
+    return {
+        "label": row.label, "hardware": row.hardware, "techniques": row.techniques,
+        "gpus": e.parallel.gpus, "fits": m.fits,
+        "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "e2e_s": e.e2e_s, "throughput_tok_s": e.throughput_tok_s,
+        "max_batch": e.max_batch, "max_batch_throughput_tok_s": e.max_batch_throughput_tok_s,
+        "memory_total_bytes": m.total_bytes, "kv_cache_bytes": m.kv_cache_bytes,
+        "kv_bytes_per_token": m.kv_bytes_per_token, "weights_bytes": m.weights_bytes,
+        "vs_baseline": {
+            "ttft_speedup": _ratio(e.ttft_s, b.ttft_s, False),
+            "tpot_speedup": _ratio(e.tpot_s, b.tpot_s, False),
+            "throughput_ratio": _ratio(e.throughput_tok_s, b.throughput_tok_s, True),
+            "max_batch_ratio": _ratio(e.max_batch, b.max_batch, True),
+            "max_batch_throughput_ratio": _ratio(e.max_batch_throughput_tok_s, b.max_batch_throughput_tok_s, True),
+            "kv_memory_reduction": _ratio(m.kv_cache_bytes, b.memory.kv_cache_bytes, False),
+        },
+    }
+
+
+def compare_dict(c: Comparison) -> dict:
+    b = c.baseline.estimate
+    w = b.workload
+    return {"model": b.model.name, "baseline": {"label": c.baseline.label, "hardware": c.baseline.hardware},
+            "workload": {"batch": w.batch, "prompt": w.prompt, "output": w.output, "shared_prefix": w.shared_prefix},
+            "efficiency": {"source": b.efficiency.source, "provenance": b.efficiency.provenance},
+            "rows": [row_dict(r, c.baseline) for r in c.rows]}
+
+
+def _x(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def compare_text(c: Comparison) -> str:
+    b = c.baseline.estimate
+    w = b.workload
+    head = (f"{b.model.name}: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens"
+            + (f", shared prefix {w.shared_prefix} tokens" if w.shared_prefix else "")
+            + f"\nefficiency: {b.efficiency.source} ({b.efficiency.provenance})"
+            + f"\nbaseline: {c.baseline.label} on {c.baseline.hardware}; ratios > 1 are better than the baseline")
+    rows = []
+    for r in c.rows:
+        d = row_dict(r, c.baseline)
+        v = d["vs_baseline"]
+        rows.append([r.label, r.hardware, units.seconds(d["ttft_s"]), units.seconds(d["tpot_s"]),
+                     f"{d['throughput_tok_s']:,.0f}", str(d["max_batch"]), f"{d['max_batch_throughput_tok_s']:,.0f}",
+                     units.nbytes(d["memory_total_bytes"]) + ("" if d["fits"] else " (no fit)"),
+                     _x(v["tpot_speedup"]), _x(v["throughput_ratio"]), _x(v["max_batch_ratio"]),
+                     _x(v["max_batch_throughput_ratio"])])
+    table = units.table(["techniques", "hardware", "TTFT", "TPOT", "tok/s", "max batch", "tok/s @max",
+                         "memory/GPU", "TPOT x", "tok/s x", "batch x", "@max x"], rows, right=set(range(2, 12)))
+    return head + "\n\n" + table
