@@ -91,7 +91,8 @@ def test_estimate_json_echoes_scenario(capsys):
                  "--batch", "4", "--prompt", "256", "--output", "32", "--kv-dtype", "fp8")
     assert d["model"] == "llama-2-7b" and d["hardware"] == "dgx-h100" and d["gpus"] == 2
     assert d["parallel"]["tp"] == 2
-    assert d["workload"] == {"batch": 4, "prompt": 256, "output": 32, "prefill_chunk": d["workload"]["prefill_chunk"]}
+    assert d["workload"] == {"batch": 4, "prompt": 256, "output": 32, "prefill_chunk": d["workload"]["prefill_chunk"],
+                             "shared_prefix": 0}
     assert d["precision"] == {"weight": "bf16", "activation": "bf16", "kv": "fp8"}
     assert d["throughput_tok_s"] == pytest.approx(4 * 32 / d["e2e_s"])
     # tp=2 adds all-reduces to each pass

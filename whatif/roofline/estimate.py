@@ -143,6 +143,21 @@ def prefill_passes(batch: int, prompt: int, chunk: int, cached: int = 0) -> list
             for start in range(0, prompt, chunk)]
 
 
+def max_batch_fitting(model, par, prec, hbm: float, w: Workload, utilization: float, techs: TechniqueSet) -> int:
+    """Most sequences of prompt+output tokens whose KV fits beside the weights and the activations of
+    the largest prefill pass that batch would run."""
+    seq_len = w.prompt + w.output
+
+    def plan(batch: int) -> MemoryPlan:
+        return plan_memory(model, par, prec, hbm, batch, seq_len, min(batch * w.prompt, w.prefill_chunk),
+                           utilization, techs, w.shared_prefix)
+
+    batch = plan(1).max_sequences(seq_len)
+    while batch > 0 and not plan(batch).fits:   # a bigger batch runs bigger prefill passes
+        batch = min(batch - 1, plan(batch).max_sequences(seq_len))
+    return batch
+
+
 def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision, workload: Workload,
              eff: Efficiency, cuda_graphs: bool = True, utilization: float = DEFAULT_UTILIZATION,
              techniques: TechniqueSet = NONE, with_max_batch: bool = True) -> Estimate:
@@ -165,9 +180,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     pass_tokens = min(w.batch * w.prompt, w.prefill_chunk)
     hbm = system.gpu.hbm_capacity.value
     memory = plan_memory(model, par, prec, hbm, w.batch, seq_len, pass_tokens, utilization, techs, w.shared_prefix)
-    max_batch_plan = plan_memory(model, par, prec, hbm, 1, seq_len, min(w.prompt, w.prefill_chunk), utilization,
-                                 techs, w.shared_prefix)
-    max_batch = max_batch_plan.max_sequences(seq_len)
+    max_batch = max_batch_fitting(model, par, prec, hbm, w, utilization, techs)
 
     def timed(fb: ForwardBatch, graphs: bool) -> PassTime:
         return time_pass(model, system, par, prec, eff, fb, graphs, techs, w.shared_prefix)

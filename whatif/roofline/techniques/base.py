@@ -103,6 +103,7 @@ class Technique:
     slots: ClassVar[tuple[str, ...]] = ()      # mechanisms it owns: two techniques with a common slot conflict
     evicts: ClassVar[bool] = False             # keeps a per-sequence subset of tokens (breaks prefix sharing)
     shares_prefix: ClassVar[bool] = False      # stores the batch's shared prefix once
+    budget_param: ClassVar[str] = ""           # the parameter that sets how many tokens are kept or read
 
     def __post_init__(self):
         self.check_params()
