@@ -42,7 +42,8 @@ def run_compare(base: Scenario, variants: list[str], other_systems: list[str]) -
     rows = []
     for hardware in [base.hardware] + other_systems:
         for variant in sets:
-            scenario = replace(base, hardware=hardware, techniques=tuple(base.techniques) + tuple(_variant_specs(variant)))
+            techniques = tuple(base.techniques) + tuple(_variant_specs(variant))
+            scenario = replace(base, hardware=hardware, techniques=techniques)
             est = scenario.run()
             rows.append(Row(variant, hardware, est.techniques.label(), est))
     return Comparison(tuple(rows))

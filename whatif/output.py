@@ -116,7 +116,8 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
         units.table(["category", "bytes"], [
             ["weights", units.nbytes(m.weights_bytes)],
             [f"KV cache ({units.nbytes(m.kv_bytes_per_token)}/token)", units.nbytes(m.kv_cache_bytes)],
-            *([["  of which shared prefix (stored once)", units.nbytes(m.shared_kv_bytes)]] if m.shared_kv_bytes else []),
+            *([["  of which shared prefix (stored once)", units.nbytes(m.shared_kv_bytes)]]
+              if m.shared_kv_bytes else []),
             ["activations (peak pass)", units.nbytes(m.activation_bytes)],
             ["runtime reserve (assumed)", units.nbytes(m.workspace_bytes)],
             ["total", units.nbytes(m.total_bytes)],
