@@ -4,11 +4,14 @@ from __future__ import annotations
 from .errors import WhatifError
 
 BYTES = {"fp64": 8.0, "fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0,
-         "int8": 1.0, "int4": 0.5, "fp4": 0.5}
+         "int8": 1.0, "int4": 0.5, "fp4": 0.5,
+         # sub-4-bit weight codes: only weight-format techniques set them (with their own bytes per
+         # weight, scales included), so --weight-dtype does not accept them
+         "int3": 0.375, "int2": 0.25, "int1": 0.125}
 
 # Weight-only quantized formats keep 16-bit activations: the GEMM runs on the 16-bit tensor cores
 # after dequantization, so its compute peak is the activation dtype's, not the weight dtype's.
-WEIGHT_ONLY = {"int8", "int4"}
+WEIGHT_ONLY = {"int8", "int4", "int3", "int2", "int1"}
 
 
 def dtype_bytes(dtype: str, where: str = "dtype") -> float:

@@ -152,10 +152,16 @@ def max_batch_fitting(model, par, prec, hbm: float, w: Workload, utilization: fl
         return plan_memory(model, par, prec, hbm, batch, seq_len, min(batch * w.prompt, w.prefill_chunk),
                            utilization, techs, w.shared_prefix)
 
-    batch = plan(1).max_sequences(seq_len)
-    while batch > 0 and not plan(batch).fits:   # a bigger batch runs bigger prefill passes
-        batch = min(batch - 1, plan(batch).max_sequences(seq_len))
-    return batch
+    # Fitting is monotone in the batch (more KV, prefill passes at least as large): binary search
+    # below the count that fits beside a single prompt's activations.
+    lo, hi = 0, plan(1).max_sequences(seq_len)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if plan(mid).fits:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision, workload: Workload,
@@ -165,6 +171,10 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     With `with_max_batch`, the same scenario is also estimated at its max batch."""
     techs = techniques
     techs.check(model, workload.shared_prefix)
+    for t in techs.items:
+        if t.needs_peak and t.needs_peak not in system.gpu.peak:
+            raise WhatifError(f"--technique {t.name}: needs {t.needs_peak} tensor cores, which {system.gpu.name} "
+                              f"does not have; its tensor-core dtypes: {', '.join(system.gpu.peak)}")
     user_model, user_prec = model, prec
     model, prec = techs.model(model), techs.precision(prec)
     check_parallelism(model, par)

@@ -104,6 +104,7 @@ class Technique:
     evicts: ClassVar[bool] = False             # keeps a per-sequence subset of tokens (breaks prefix sharing)
     shares_prefix: ClassVar[bool] = False      # stores the batch's shared prefix once
     budget_param: ClassVar[str] = ""           # the parameter that sets how many tokens are kept or read
+    needs_peak: ClassVar[str] = ""             # a tensor-core dtype the GPU must have (fp8, int8, int4)
 
     def __post_init__(self):
         self.check_params()

@@ -25,8 +25,7 @@ def _load_families() -> None:
 
 
 def all_techniques() -> dict[str, type[Technique]]:
-    if not REGISTRY:
-        _load_families()
+    _load_families()   # idempotent: a family imported on its own must not hide the others
     return dict(sorted(REGISTRY.items(), key=lambda kv: (kv[1].family, kv[0])))
 
 
