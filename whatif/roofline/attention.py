@@ -13,6 +13,7 @@ import math
 from .ops import Op
 
 Q_BLOCK = 128  # FlashAttention-2 query tile (Br)
+DECODE_MAX_QUERIES = 16  # new tokens per sequence up to which a pass runs the decode kernel (reads KV once)
 
 
 def causal_pairs(q: int, c: int) -> float:
@@ -36,7 +37,7 @@ def attention_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_byt
     q_io = sum(n * q for q, _, n in groups) * heads * (d_qk + d_v) * act_bytes   # Q in, O out
     kv_io = sum(n * read(c + q) for q, c, n in groups)
     l2 = sum(n * math.ceil(q / Q_BLOCK) * read(c + q / 2.0) * frac(q, c) for q, c, n in groups)
-    decode = all(q <= 16 for q, _, _ in groups)
+    decode = all(q <= DECODE_MAX_QUERIES for q, _, _ in groups)
     blocks = sum(n * math.ceil(q / Q_BLOCK) for q, _, n in groups) * heads
     max_ctx = max(c + q for q, c, _ in groups)
     shape = {"pairs": pairs, "heads": heads, "kv_heads": kv_heads, "d_qk": d_qk, "d_v": d_v,

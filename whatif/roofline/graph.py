@@ -11,7 +11,7 @@ from dataclasses import replace
 from ..dtypes import WEIGHT_ONLY, gemm_compute_dtype
 from ..errors import WhatifError
 from ..models import ModelSpec
-from .attention import attention_op
+from .attention import DECODE_MAX_QUERIES, attention_op
 from .comm import comm_op
 from .config import ForwardBatch, Parallelism, Precision
 from .moe import moe_ops
@@ -75,7 +75,8 @@ def attended_groups(batch: ForwardBatch, techs: TechniqueSet) -> tuple:
     those read (sparse selection)."""
     if not techs:
         return batch.groups
-    return tuple((q, techs.read(techs.stored(c)) if q <= 16 else techs.stored(c), n) for q, c, n in batch.groups)
+    return tuple((q, techs.read(techs.stored(c)) if q <= DECODE_MAX_QUERIES else techs.stored(c), n)
+                 for q, c, n in batch.groups)
 
 
 def weight_gemm(name: str, m: float, n: float, k: float, prec: Precision, count: int) -> Op:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from ..attention import DECODE_MAX_QUERIES
 from ..ops import Op, streaming
 from .base import KVFormat, PassContext, Technique, param, replace_ops
 from .registry import register
 
 ATTENTION_OPS = {"attention", "attention_mla"}
-DECODE_QUERIES = 16          # at most this many new tokens per sequence: a decode-like pass (as attention.py)
 
 # FlashAttention-2's split-KV heuristic (flash_api.cpp, num_splits_heuristic):
 SPLIT_BLOCK_N = 128          # keys per split-KV tile the heuristic counts (kBlockN at head dim 128; assumed for all)
@@ -225,7 +225,7 @@ class NaiveAttention(Technique):
         heads, kvh = op.shape["heads"], max(1.0, op.shape["kv_heads"])
         d_qk, d_v, a = op.shape["d_qk"], op.shape["d_v"], ctx.prec.act_bytes
         groups = ctx.batch.groups
-        decode = all(q <= DECODE_QUERIES for q, _, _ in groups)
+        decode = all(q <= DECODE_MAX_QUERIES for q, _, _ in groups)
         cls = "attention_decode" if decode else "attention_prefill"
         scores = sum(n * q * (c + q) for q, c, n in groups) * heads          # every pair, mask applied after
         queries = sum(n * q for q, _, n in groups)

@@ -48,8 +48,10 @@ class TechniqueSet:
         return any(t.shares_prefix for t in self.items)
 
     def check(self, model: ModelSpec, shared_prefix: int) -> None:
+        """Each technique is checked against the model as the techniques before it left it."""
         for t in self.items:
             t.check(model, shared_prefix)
+            model = t.transform_model(model)
 
     def model(self, model: ModelSpec) -> ModelSpec:
         return reduce(lambda m, t: t.transform_model(m), self.items, model)

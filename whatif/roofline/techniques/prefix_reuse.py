@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from ...dtypes import gemm_compute_dtype
 from ...errors import WhatifError
 from ...models import ModelSpec
-from ..attention import attention_op
+from ..attention import DECODE_MAX_QUERIES, attention_op
 from ..ops import Op, gemm, streaming, transfer
+from .kv_compression import DEQUANT_OPS_PER_ELEMENT
 from .base import HostPath, PassContext, PrefillUnit, Technique, param, replace_ops
 from .registry import register
 
-DECODE_QUERIES = 16               # at most this many new tokens per sequence: a decode-like pass (as attention.py)
 KV_DEVIATION_FLOPS = 3.0          # subtract, square, accumulate per K/V element compared (CacheBlend), assumed
-DEQUANT_OPS_PER_ELEMENT = 4.0     # unpack, convert, scale, add zero per element of plain quantized KV, assumed
 ARITH_DECODE_OPS_PER_ELEMENT = 40.0  # CDF lookup, range update, renormalise, dequantize per KV element of an
 #                                   arithmetic-coded bitstream on the CUDA cores, assumed (not in the abstract)
 NETWORK_LATENCY_S = 1e-3          # one round trip to the KV store before the stream starts, assumed
@@ -338,7 +337,7 @@ class APE(Technique):
         return out
 
     def pair_fraction(self, q: int, c: int) -> float:
-        if q <= DECODE_QUERIES or self.is_query_pass(q):
+        if q <= DECODE_MAX_QUERIES or self.is_query_pass(q):
             return 1.0
         full = q * c + q * (q + 1) / 2.0
         return block_pairs(c, c + q, self.context) / full

@@ -20,23 +20,22 @@ from dataclasses import dataclass, replace
 
 from ...errors import WhatifError
 from ...models import ModelSpec
-from ..attention import attention_op, causal_pairs
+from ..attention import DECODE_MAX_QUERIES, attention_op, causal_pairs
 from ..ops import Op, streaming, transfer
 from .base import HostPath, KVFormat, PassContext, Technique, param
+from .kv_compression import DEQUANT_OPS_PER_ELEMENT
 from .registry import register
 
 ATTENTION_OPS = ("attention", "attention_mla")
-STEP_TOKENS = 16               # new tokens per sequence up to which a pass reads selected tokens (graph.py)
 TOPK_OPS_PER_SCORE = 4.0       # radix-select passes + compare per candidate score, CUDA-core ops; assumed
 SOFTMAX_OPS_PER_SCORE = 5.0    # max, subtract, exp, sum, scale per score, CUDA-core ops; assumed
-DEQUANT_OPS_PER_ELEMENT = 4.0  # unpack, convert, scale, add zero per low-bit element read; assumed
 ROPE_OPS_PER_ELEMENT = 6.0     # rotary embedding of a reconstructed key element (as graph.py's rope op); assumed
 
 
 # ---------------------------------------------------------------- shared cost pieces
 def stepping(ctx: PassContext) -> bool:
     """A pass whose attention reads the selected tokens (decode, or a short verify step)."""
-    return all(q <= STEP_TOKENS for q, _, _ in ctx.batch.groups)
+    return all(q <= DECODE_MAX_QUERIES for q, _, _ in ctx.batch.groups)
 
 
 def heads(ctx: PassContext) -> int:
@@ -284,7 +283,7 @@ class TokenSelect(Technique):
         return min(stored, self.attended)
 
     def pair_fraction(self, q: int, c: int) -> float:
-        if q <= STEP_TOKENS or c <= self.attended:
+        if q <= DECODE_MAX_QUERIES or c <= self.attended:
             return 1.0
         return (q * self.attended + q * (q + 1) / 2) / causal_pairs(q, c)
 
@@ -296,7 +295,7 @@ class TokenSelect(Technique):
             tokens = sum(n * c for _, c, n in ctx.batch.groups if c > self.attended)
         else:   # one selection per prefill chunk (its mean query) over the chunk's cached tokens
             share, what = 1.0, "once per prefill chunk, with the chunk's mean query"
-            tokens = sum(n * c for q, c, n in ctx.batch.groups if q > STEP_TOKENS and c > self.attended)
+            tokens = sum(n * c for q, c, n in ctx.batch.groups if q > DECODE_MAX_QUERIES and c > self.attended)
         if not tokens:
             return []
         keys = tokens * kvh * d * share
@@ -424,7 +423,7 @@ class LServe(Technique):
         return (1 - s) * min(n, self.budget) + s * min(n, self.window)
 
     def pair_fraction(self, q: int, c: int) -> float:
-        if q <= STEP_TOKENS:
+        if q <= DECODE_MAX_QUERIES:
             return 1.0
         n, s = self._context(c), self.streaming_share          # c arrives as stored tokens
         full = causal_pairs(q, n)
@@ -470,7 +469,7 @@ class LMInfinite(Technique):
         return min(stored, self.n_global + self.n_local)
 
     def pair_fraction(self, q: int, c: int) -> float:
-        if q <= STEP_TOKENS:
+        if q <= DECODE_MAX_QUERIES:
             return 1.0
         return window_pairs(q, c, self.n_global + self.n_local) / causal_pairs(q, c)
 
@@ -689,7 +688,7 @@ class MInference(Technique):
         self.require(0 <= self.density <= 1, "density", "a share from 0 to 1 (0: from vertical + slash)")
 
     def pair_fraction(self, q: int, c: int) -> float:
-        if q <= STEP_TOKENS:
+        if q <= DECODE_MAX_QUERIES:
             return 1.0
         if self.density > 0:
             return self.density
@@ -734,7 +733,7 @@ class SALE(Technique):
         self.require(self.bits in (4, 8), "bits", "4 or 8")
 
     def pair_fraction(self, q: int, c: int) -> float:
-        return 1.0 if q <= STEP_TOKENS else self.density
+        return 1.0 if q <= DECODE_MAX_QUERIES else self.density
 
     def extra_ops(self, ctx: PassContext) -> list[Op]:
         if stepping(ctx):
@@ -787,7 +786,7 @@ class HyperAttention(Technique):
         return 2 * self.pairs(half) + half * min(half, self.block_size + self.sample_size)
 
     def pair_fraction(self, q: int, c: int) -> float:
-        if q <= STEP_TOKENS:
+        if q <= DECODE_MAX_QUERIES:
             return 1.0
         return min(1.0, (self.pairs(c + q) - self.pairs(c)) / causal_pairs(q, c))
 
