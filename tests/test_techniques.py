@@ -162,3 +162,18 @@ def test_capacity_is_first_class_freed_memory_raises_max_batch_and_its_throughpu
     assert kivi.max_batch_throughput_tok_s > base.max_batch_throughput_tok_s
     assert kivi.at_max_batch.workload.batch == kivi.max_batch
     assert kivi.at_max_batch.memory.fits
+
+
+def test_reproduction_doc_is_current_and_every_banded_claim_holds():
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("reproduce", root / "benchmarks" / "reproduce.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    results = bench.rows()
+    misses = [(r["claim"].technique, r["claim"].metric, r["outcome"].gain) for r in results
+              if r["outcome"].in_band is False]
+    assert not misses
+    assert bench.markdown(results) == (root / "docs" / "reproduction.md").read_text(), \
+        "docs/reproduction.md is stale: run python benchmarks/reproduce.py --write"
