@@ -101,10 +101,6 @@ def stage_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stag
     return total
 
 
-def kv_bytes_per_token(model: ModelSpec, par: Parallelism, prec: Precision, stage: int = 0) -> float:
-    return kv_width_per_gpu(model, par.tp) * len(stage_layers(model, par.pp, stage)) * prec.kv_bytes
-
-
 def stored_kv_bytes(model: ModelSpec, par: Parallelism, prec: Precision, techs: TechniqueSet, tokens: float,
                     stage: int = 0) -> float:
     """KV bytes one GPU of `stage` holds for a sequence of `tokens`, after the techniques
