@@ -5,14 +5,13 @@ One builder serves prefill, chunked prefill and decode: a pass is a set of seque
 """
 from __future__ import annotations
 
-import math
-from dataclasses import replace
 
-from ..dtypes import WEIGHT_ONLY, gemm_compute_dtype
+from ..dtypes import gemm_compute_dtype
 from ..errors import WhatifError
 from ..models import ModelSpec
 from .attention import DECODE_MAX_QUERIES, attention_op
 from .comm import comm_op
+from .dequant import with_weight_dequant
 from .config import ForwardBatch, Parallelism, Precision
 from .moe import moe_ops
 from .ops import Op, gemm, streaming
@@ -21,8 +20,6 @@ from .techniques.compose import NONE, TechniqueSet
 
 NORM_FLOPS = 4.0     # square, sum, scale, weight multiply per element
 ACT_FLOPS = 8.0      # SiLU/GELU + gate multiply per element (order of magnitude; they are memory bound)
-DEQUANT_OPS = 4.0    # unpack (shift, mask), convert, scale: integer/fp32 ops per weight element, assumed
-DEQUANT_TILE_M = 64  # rows of activations per CTA that share one dequantized weight tile, assumed
 
 
 def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
@@ -80,15 +77,10 @@ def attended_groups(batch: ForwardBatch, techs: TechniqueSet) -> tuple:
 
 
 def weight_gemm(name: str, m: float, n: float, k: float, prec: Precision, count: int) -> Op:
-    """A GEMM against the model's weights. Weight-only formats dequantize inside the kernel: about
-    DEQUANT_OPS CUDA-core operations per weight per tile of DEQUANT_TILE_M rows (fused, Marlin-style)."""
+    """A GEMM against the model's weights (weight-only formats dequantize in the kernel: dequant.py)."""
     op = gemm(name, m, n, k, prec.act_bytes, prec.weight_bytes, gemm_compute_dtype(prec.weight, prec.activation),
               count)
-    if prec.weight not in WEIGHT_ONLY:
-        return op
-    alu = k * n * math.ceil(m / DEQUANT_TILE_M) * DEQUANT_OPS
-    return replace(op, shape={**op.shape, "alu_ops": alu},
-                   formula=op.formula + f"; + {DEQUANT_OPS} dequant ops/weight per {DEQUANT_TILE_M}-row tile")
+    return with_weight_dequant(op, prec.weight, k * n, m)
 
 
 def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..dtypes import gemm_compute_dtype
 from .comm import comm_op
+from .dequant import with_weight_dequant
 from .ops import Op, gemm, streaming
 
 
@@ -39,8 +40,9 @@ def moe_ops(model, tokens: int, par, prec, count: int) -> list[Op]:
     for op in (up, down):
         n, k = op.shape["n"], op.shape["k"]
         hbm = op.hbm_bytes - k * n * w + touched * k * n * w   # weights of touched experts only
-        ops.append(Op(op.name, "gemm", op.flops, {"hbm": hbm}, gdt, {**op.shape, "groups": max(touched, 1e-9)},
-                      count, op.formula + f"; grouped over {touched:.2f} touched of {local_experts:g} local experts"))
+        grouped = Op(op.name, "gemm", op.flops, {"hbm": hbm}, gdt, {**op.shape, "groups": max(touched, 1e-9)},
+                     count, op.formula + f"; grouped over {touched:.2f} touched of {local_experts:g} local experts")
+        ops.append(with_weight_dequant(grouped, prec.weight, touched * k * n, routed / max(touched, 1e-9)))
         if op is up:
             ops.append(streaming("experts_act", "activation", routed * inter, 2 if gated else 1, 1, 8, a,
                                  prec.activation, count))

@@ -16,7 +16,7 @@ from ...dtypes import BYTES, check_dtype
 from ...errors import WhatifError
 from ...models import ModelSpec
 from ..config import Precision
-from ..graph import DEQUANT_OPS, DEQUANT_TILE_M
+from ..dequant import DEQUANT_OPS, DEQUANT_TILE_M
 from ..ops import Op, gemm, streaming
 from .base import PassContext, Technique, param
 from .registry import register
