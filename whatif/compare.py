@@ -32,17 +32,13 @@ class Comparison:
         return self.rows[0]
 
 
-def _variant_specs(variant: str) -> list[str]:
-    return [] if variant.strip().lower() in BASELINE_NAMES else [variant]
-
-
 def run_compare(base: Scenario, variants: list[str], other_systems: list[str]) -> Comparison:
     """Baseline on the base system, then each variant there, then baseline + variants on each other system."""
     sets = ["baseline"] + [v for v in variants if v.strip().lower() not in BASELINE_NAMES]
     rows = []
     for hardware in [base.hardware] + other_systems:
         for variant in sets:
-            techniques = tuple(base.techniques) + tuple(_variant_specs(variant))
+            techniques = tuple(base.techniques) + (() if variant == "baseline" else (variant,))
             scenario = replace(base, hardware=hardware, techniques=techniques)
             est = scenario.run()
             rows.append(Row(variant, hardware, est.techniques.label(), est))
