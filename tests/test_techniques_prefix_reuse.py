@@ -1,6 +1,7 @@
 """Family E (prefix and shared-context reuse) and CacheGen: mechanisms, claim bands, errors, conflicts."""
 import pytest
 
+from whatif.roofline.ops import link_bytes
 from whatif.claims import evaluate
 from whatif.claims.family_e import CLAIMS
 from whatif.errors import WhatifError
@@ -95,7 +96,8 @@ def test_cacheblend_is_load_bound_on_a_slow_link():
     # llama-2-7b (MHA) KV is 4x Mistral's per token: loading 90% of a batch's prompts over PCIe dominates.
     e = run(["cacheblend"], workload=Workload(8, 2048, 32))
     load = sum(t.total_s for p, n in e.prefill for t in p.op_times if t.op.op_class == "transfer")
-    assert e.ttft_s == pytest.approx(load, rel=1e-6)
+    # Load-bound: TTFT is the load plus the layer-by-layer pipeline's fill (one layer's compute).
+    assert load <= e.ttft_s <= load * (1 + 1 / e.model.num_layers)
 
 
 def test_cache_craft_beats_prefix_caching_that_hits_half_the_prompt():
@@ -158,7 +160,7 @@ def test_cachegen_stream_carries_every_tp_shard_over_one_link():
 
     def wire(gpus):
         e = run(["cachegen"], "llama-3.1-8b", "dgx-a100-80gb", wl, gpus=gpus)
-        return sum(t.op.bytes["link"] for t in prefill_ops(e) if t.op.op_class == "transfer")
+        return sum(link_bytes(t.op) for t in prefill_ops(e) if t.op.op_class == "transfer")
     assert wire(4) == pytest.approx(wire(1))
 
 

@@ -2,6 +2,7 @@
 bands hold, bad parameters and impossible combinations are clear errors."""
 import pytest
 
+from whatif.roofline.ops import link_bytes
 from whatif.claims import evaluate
 from whatif.claims.family_d import CLAIMS
 from whatif.errors import WhatifError
@@ -77,7 +78,7 @@ def test_double_sparsity_labels_cost_memory_on_gpu_and_offload_moves_kv_to_the_h
     assert off.memory.kv_cache_bytes < base.memory.kv_cache_bytes / 100
     fetch = decode_ops(off, "double_sparsity_kv_fetch")[0].op
     assert fetch.op_class == "transfer" and fetch.shape["overlap"] == 1.0
-    assert fetch.bytes["link"] == pytest.approx(4 * 65600 / 16 * 2048 * 2, rel=0.01)
+    assert link_bytes(fetch) == pytest.approx(4 * 65600 / 16 * 2048 * 2, rel=0.01)
     assert not decode_ops(gpu, "double_sparsity_kv_fetch")
     assert run(["double_sparsity:token_share=0.03125"]).tpot_s < gpu.tpot_s
 
@@ -96,7 +97,7 @@ def test_shadowkv_keeps_low_rank_keys_on_gpu_and_fetches_values_each_step(base):
     names = {t.op.name for t in e.decode.op_times}
     assert {"shadowkv_landmark_scores", "shadowkv_key_rebuild", "shadowkv_value_fetch"} <= names
     fetch = decode_ops(e, "shadowkv_value_fetch")[0].op
-    assert fetch.bytes["link"] == pytest.approx(4 * 2048 * 8 * 128 * 2 * 0.4)   # 40% of the budget misses
+    assert link_bytes(fetch) == pytest.approx(4 * 2048 * 8 * 128 * 2 * 0.4)   # 40% of the budget misses
     assert run(["shadowkv:reuse=0.0"]).tpot_s > e.tpot_s
     prefill = {t.op.name for p, _ in e.prefill for t in p.op_times}
     assert {"shadowkv_key_svd", "shadowkv_value_offload"} <= prefill

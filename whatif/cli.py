@@ -42,6 +42,21 @@ def _add_scenario(p):
     p.add_argument("--eager", action="store_true", help="no CUDA graphs in decode: pay CPU launch per kernel")
     p.add_argument("--technique", action="append", default=[], metavar="NAME[:key=value,...]",
                    help="apply a technique (repeatable; see `whatif list techniques`)")
+    t = p.add_argument_group("memory tiers and offloading")
+    t.add_argument("--place", action="append", default=[], metavar="CLASS=TIER[:FRACTION]",
+                   help="keep a share of weights, kv or activations in a slower tier: a memory profile of the "
+                        "system, its technology (ddr5, lpddr5x, cxl, nvme) or 'host' (repeatable)")
+    t.add_argument("--access", choices=("stream", "direct"), default=None,
+                   help="stream: copy offloaded bytes into HBM layer by layer (default); direct: kernels read "
+                        "the tier in place (KV only; weights are always streamed)")
+    t.add_argument("--no-overlap", action="store_true", help="streamed copies wait for compute instead of overlapping")
+    t.add_argument("--add-tier", action="append", default=[], metavar="MEMORY[:COUNT]",
+                   help="attach COUNT devices of a memory profile behind the GPU's host link, e.g. "
+                        "cxl-micron-cz120-256gb:4 (repeatable)")
+    t.add_argument("--host-link", help="replace the GPU's host link, e.g. pcie-gen4-x16, pcie-gen5-x16, nvlink-c2c")
+    t.add_argument("--price-per-hour", type=float, help="USD per hour of the GPUs used (over profile prices)")
+    t.add_argument("--context-window", type=int,
+                   help="what-if: treat the model's context window as this many tokens (e.g. RoPE scaling)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,6 +118,16 @@ def _scenario_from_args(args):
         top["cuda_graphs"] = False
     if args.technique:
         top["techniques"] = list(top.get("techniques") or []) + list(args.technique)
+    if args.place:
+        top["place"] = list(top.get("place") or []) + list(args.place)
+    if args.add_tier:
+        top["add_tiers"] = list(top.get("add_tiers") or []) + list(args.add_tier)
+    for key, value in (("access", args.access), ("host_link", args.host_link),
+                       ("price_per_hour", args.price_per_hour), ("context_window", args.context_window)):
+        if value is not None:
+            top[key] = value
+    if args.no_overlap:
+        top["overlap"] = False
     for section, keys in (("parallel", ("tp", "pp", "ep")),
                           ("workload", ("batch", "prompt", "output", "prefill_chunk", "shared_prefix"))):
         for key in keys:
@@ -127,20 +152,28 @@ def _scenario_from_args(args):
 
 def cmd_estimate(args) -> int:
     est = _scenario_from_args(args).run()
-    m = est.memory
-    if not m.fits:
-        raise WhatifError(
-            f"{est.model.name} does not fit on {est.system.name} with tp={est.parallel.tp} pp={est.parallel.pp}: "
-            f"needs {units.nbytes(m.total_bytes)} per GPU (weights {units.nbytes(m.weights_bytes)}, "
-            f"KV {units.nbytes(m.kv_cache_bytes)}, activations {units.nbytes(m.activation_bytes)}), usable "
-            f"{units.nbytes(m.usable_bytes)}: over by {units.nbytes(m.total_bytes - m.usable_bytes)}; "
-            f"try more GPUs (--tp/--pp), a smaller --weight-dtype/--kv-dtype, a KV technique "
-            f"(`whatif list techniques`) or a smaller --batch (max batch here: {est.max_batch})")
+    check_fits(est)
     if args.json:
         print(json.dumps(output.estimate_dict(est)))
     else:
         print(output.estimate_text(est, show_ops=not args.no_ops))
     return 0
+
+
+def check_fits(est) -> None:
+    """A scenario that overfills a tier is an error naming the tier, by how much, and what to try."""
+    m = est.memory
+    over = m.overflow()
+    if not over:
+        return
+    tier, need, usable = over[0]
+    raise WhatifError(
+        f"{est.model.name} does not fit on {est.system.name} with tp={est.parallel.tp} pp={est.parallel.pp}: "
+        f"{tier} needs {units.nbytes(need)} per GPU (weights {units.nbytes(m.weights_bytes)}, "
+        f"KV {units.nbytes(m.kv_cache_bytes)}, activations {units.nbytes(m.activation_bytes)} in all tiers), usable "
+        f"{units.nbytes(usable)}: over by {units.nbytes(need - usable)}; "
+        f"try more GPUs (--tp/--pp), a smaller --weight-dtype/--kv-dtype, a KV technique "
+        f"(`whatif list techniques`), offloading (--place) or a smaller --batch (max batch here: {est.max_batch})")
 
 
 def cmd_compare(args) -> int:

@@ -80,21 +80,27 @@ class GPU:
 
 @dataclass(frozen=True)
 class TierAttachment:
-    """`count` devices of a memory tier, reached from the GPU through `path` (slowest link wins)."""
+    """`count` devices of a memory tier, reached from each GPU through `path` (slowest link wins).
+
+    The devices are one pool shared by the system's GPUs, unless `per_gpu` (each GPU has its own
+    `count` devices, as each GH200 has its own Grace LPDDR5X)."""
 
     tier: MemoryTier
     count: int
     path: tuple[Link, ...]
+    per_gpu: bool = False
 
     @property
     def capacity(self) -> float:
         return self.tier.capacity.value * self.count
 
-    def bandwidth(self, direction: str = "h2d") -> float:
+    def bandwidth(self, direction: str = "h2d", sharing_gpus: int = 1) -> float:
+        """Bandwidth one GPU gets when `sharing_gpus` GPUs stream from the pool at once."""
         device_side = self.tier.bandwidth.value * self.count
         if self.tier.device_link is not None:
             device_side = min(device_side, self.tier.device_link.bandwidth_for(direction) * self.count)
-        return min([device_side] + [link.bandwidth_for(direction) for link in self.path])
+        share = 1 if self.per_gpu else max(1, sharing_gpus)
+        return min([device_side / share] + [link.bandwidth_for(direction) for link in self.path])
 
 
 @dataclass(frozen=True)
@@ -203,11 +209,17 @@ def _parse_system(data: dict, where: str) -> System:
         w = f"{where}.tiers[{i}]"
         if not isinstance(raw, dict):
             raise WhatifError(f"{w}: expected a mapping with memory, count, path")
-        check_mapping(raw, {"memory", "count", "path"}, w)
-        path = tuple(load_component(n, "link", f"{w}.path") for n in _require(raw, "path", w))
+        check_mapping(raw, {"memory", "count", "path", "per_gpu"}, w)
+        path_names = _require(raw, "path", w)
+        if not isinstance(path_names, list) or not path_names:
+            raise WhatifError(f"{w}.path: expected a non-empty list of link profile names, GPU side first")
+        path = tuple(load_component(n, "link", f"{w}.path") for n in path_names)
+        per_gpu = raw.get("per_gpu", False)
+        if not isinstance(per_gpu, bool):
+            raise WhatifError(f"{w}.per_gpu: {per_gpu!r} must be true or false")
         tiers.append(TierAttachment(
             tier=load_component(_require(raw, "memory", w), "memory", f"{w}.memory"),
-            count=positive_int(raw.get("count", 1), f"{w}.count"), path=path))
+            count=positive_int(raw.get("count", 1), f"{w}.count"), path=path, per_gpu=per_gpu))
     return System(
         name=data["name"], description=str(data.get("description", "")), gpu=gpu,
         gpu_count=positive_int(_require(data, "gpu_count", where), f"{where}.gpu_count"),

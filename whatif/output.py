@@ -5,6 +5,8 @@ import math
 
 from . import units
 from .roofline.estimate import Estimate, PassTime
+from .roofline.memory import CONTEXT_SEARCH_LIMIT
+from .roofline.ops import link_bytes
 from .roofline.timing import OpTime
 
 
@@ -28,11 +30,28 @@ def pass_ops(p: PassTime) -> list[dict]:
     return [op_time_dict(t, s) for s, stage in enumerate(p.stages) for t in stage]
 
 
-def tier_rows(system) -> list[dict]:
-    """Memory tiers beyond HBM that the system offers (this plan keeps everything in HBM)."""
-    return [{"memory": t.tier.name, "technology": t.tier.technology, "count": t.count,
-             "capacity_bytes": t.capacity, "bandwidth_h2d_b_s": t.bandwidth("h2d"),
-             "path": [link.name for link in t.path]} for t in system.tiers]
+def tier_rows(e: Estimate) -> list[dict]:
+    """Memory tiers beyond HBM, as one GPU of the estimate sees them, with the bytes placed in each."""
+    paths = e.tier_paths or {}
+    rows = []
+    for t in e.system.tiers:
+        p = paths.get(t.tier.name)
+        rows.append({"memory": t.tier.name, "technology": t.tier.technology, "count": t.count,
+                     "per_gpu": t.per_gpu, "capacity_bytes": t.capacity,
+                     "capacity_per_gpu_bytes": p.capacity if p else t.capacity,
+                     "bandwidth_h2d_b_s": p.bandwidth if p else t.bandwidth("h2d"),
+                     "bandwidth_d2h_b_s": p.rate("d2h") if p else t.bandwidth("d2h"),
+                     "latency_s": p.latency if p else None,
+                     "path": [link.name for link in t.path],
+                     "placed_bytes": e.memory.tiers.get(t.tier.name, 0.0)})
+    return rows
+
+
+def cost_dict(e: Estimate) -> dict | None:
+    if e.price is None:
+        return None
+    return {"price_usd_per_hour": e.price.usd_per_hour, "provenance": e.price.provenance,
+            "usd_per_million_tokens": e.cost_per_mtok, "usd_per_million_tokens_at_max_batch": e.max_batch_cost_per_mtok}
 
 
 def estimate_dict(e: Estimate) -> dict:
@@ -51,9 +70,12 @@ def estimate_dict(e: Estimate) -> dict:
         "throughput_tok_s": e.throughput_tok_s, "decode_throughput_tok_s": e.decode_throughput_tok_s,
         "max_batch": e.max_batch, "max_batch_context_tokens": w.prompt + w.output,
         "max_batch_throughput_tok_s": e.max_batch_throughput_tok_s,
-        "max_context_tokens": e.max_context,
+        "max_context_tokens": e.max_context, "memory_max_context_tokens": e.memory_max_context,
         "memory": e.memory.to_dict(),
-        "system_tiers": tier_rows(e.system),
+        "placement": {"shares": [{"class": c, "tier": t, "fraction": f} for c, t, f in e.placement.shares],
+                      "access": e.placement.access, "overlap": e.placement.overlap},
+        "system_tiers": tier_rows(e),
+        "cost": cost_dict(e),
         "ceilings": {"peak_flop_s": gpu.peak[act].__dict__ if act in gpu.peak else None,
                      "hbm_bandwidth_b_s": gpu.hbm_bandwidth.__dict__,
                      "hbm_capacity_b": gpu.hbm_capacity.__dict__},
@@ -61,6 +83,30 @@ def estimate_dict(e: Estimate) -> dict:
         "ops": {"prefill": pass_ops(e.prefill[0][0]),
                 "decode": pass_ops(e.decode) if e.decode else []},
     }
+
+
+def _tier_budget_table(m) -> str:
+    rows = []
+    for b in m.to_dict()["tier_budgets"]:
+        usable = units.nbytes(b["usable_bytes"]) + (f" ({m.utilization:.0%} of capacity)" if b["tier"] == "hbm" else "")
+        over = b["bytes"] - b["usable_bytes"]
+        rows.append([b["tier"], units.nbytes(b["bytes"]), usable, f"{b['kv_share']:.3g}",
+                     "yes" if over <= 0 else f"NO: over by {units.nbytes(over)}"])
+    return units.table(["tier", "bytes per GPU", "usable per GPU", "KV share", "fits"], rows, right={1, 2, 3})
+
+
+def _tokens_or_unbounded(n: int) -> str:
+    return "any length: the cache stops growing" if n >= CONTEXT_SEARCH_LIMIT else f"{n:,}"
+
+
+def _cost_rows(e: Estimate) -> list[list[str]]:
+    if e.price is None:
+        return [["cost per 1M tokens", "no price known (--price-per-hour USD)"]]
+    rows = [["price", f"{e.price.usd_per_hour:.4g} USD/h ({e.price.provenance})"],
+            ["cost per 1M tokens (batch)", f"{e.cost_per_mtok:.4g} USD" if e.cost_per_mtok else "-"]]
+    if e.max_batch_cost_per_mtok:
+        rows.append([f"cost per 1M tokens at max batch ({e.max_batch})", f"{e.max_batch_cost_per_mtok:.4g} USD"])
+    return rows
 
 
 def _op_rows(p: PassTime) -> list[list[str]]:
@@ -74,8 +120,8 @@ def _op_rows(p: PassTime) -> list[list[str]]:
         tot = sum(t.total_s for t in ts)
         ai = t0.op.intensity
         rows.append([name, t0.op.op_class, str(count), units.seconds(t0.time_s), units.seconds(tot),
-                     f"{tot / total:.1%}", units.flops(t0.op.flops), units.nbytes(t0.op.hbm_bytes or
-                                                                             t0.op.bytes.get("link", 0)),
+                     f"{tot / total:.1%}", units.flops(t0.op.flops), units.nbytes(t0.op.hbm_bytes or link_bytes(t0.op)
+                                                                             or t0.op.bytes.get("link", 0)),
                      "-" if not math.isfinite(ai) else f"{ai:.3g}", t0.bound])
     return rows
 
@@ -109,7 +155,9 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
             [f"max batch at {w.prompt + w.output} tokens", str(e.max_batch)],
             [f"throughput at max batch ({e.max_batch})", f"{e.max_batch_throughput_tok_s:,.1f} tok/s"],
             [f"max context at batch {w.batch}", f"{e.max_context:,} tokens"
-             + (" (model window)" if e.max_context == e.model.max_position_embeddings else "")],
+             + (f" (model window; memory holds {_tokens_or_unbounded(e.memory_max_context)})"
+                if e.max_context == e.model.max_position_embeddings else "")],
+            *_cost_rows(e),
         ], right={1}),
         "",
         "memory per GPU (heaviest pipeline stage):",
@@ -120,16 +168,22 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
               if m.shared_kv_bytes else []),
             ["activations (peak pass)", units.nbytes(m.activation_bytes)],
             ["runtime reserve (assumed)", units.nbytes(m.workspace_bytes)],
+            *([["HBM staging buffers (streamed offload)", units.nbytes(m.staging_bytes)]] if m.staging_bytes else []),
             ["total", units.nbytes(m.total_bytes)],
-            [f"usable ({m.utilization:.0%} of {units.nbytes(m.capacity_bytes)})", units.nbytes(m.usable_bytes)],
-            ["fits", "yes" if m.fits else f"NO: over by {units.nbytes(m.total_bytes - m.usable_bytes)}"],
+            *([] if e.placement else [
+                [f"usable ({m.utilization:.0%} of {units.nbytes(m.capacity_bytes)})", units.nbytes(m.usable_bytes)],
+                ["fits", "yes" if m.fits else f"NO: over by {units.nbytes(m.total_bytes - m.usable_bytes)}"]]),
         ], right={1}),
     ]
+    if e.placement:
+        lines += ["", f"placement: {e.placement.label()}", _tier_budget_table(m)]
     if e.system.tiers:
-        lines += ["", "other memory tiers of the system (unused: this plan keeps everything in HBM):"]
-        lines += [f"  {t['memory']} x{t['count']}: {units.nbytes(t['capacity_bytes'])} at "
-                  f"{units.rate(t['bandwidth_h2d_b_s'], 'B/s')} to the GPU via {' -> '.join(t['path'])}"
-                  for t in tier_rows(e.system)]
+        lines += ["", "memory tiers of the system, as one GPU sees them:"]
+        lines += [f"  {t['memory']} x{t['count']}: {units.nbytes(t['capacity_per_gpu_bytes'])} at "
+                  f"{units.rate(t['bandwidth_h2d_b_s'], 'B/s')} h2d / {units.rate(t['bandwidth_d2h_b_s'], 'B/s')} "
+                  f"d2h via {' -> '.join(t['path'])}"
+                  + (f"; holds {units.nbytes(t['placed_bytes'])}" if t["placed_bytes"] else "")
+                  for t in tier_rows(e)]
     if show_ops:
         first = e.prefill[0][0]
         lines += ["", f"prefill pass ({first.batch.tokens} tokens, {units.seconds(first.time_s)}, "
@@ -153,7 +207,7 @@ def kernel_text(t: OpTime, hardware: str, eff) -> str:
     ai = op.intensity
     rows = [["time", units.seconds(t.time_s)], ["FLOPs", units.flops(op.flops)],
             ["bytes (HBM)" if op.op_class != "comm" else "bytes (link)",
-             units.nbytes(op.hbm_bytes or op.bytes.get("link", 0))],
+             units.nbytes(op.hbm_bytes or link_bytes(op) or op.bytes.get("link", 0))],
             ["arithmetic intensity", "-" if not math.isfinite(ai) else f"{ai:.3g} FLOP/B"],
             ["attained", units.rate(t.attained_flops, "FLOP/s")], ["bound", t.bound],
             ["compute / memory / overhead",

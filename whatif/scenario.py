@@ -12,8 +12,10 @@ from .roofline.config import Parallelism, Precision
 from .roofline.efficiency import Efficiency, load_efficiency
 from .roofline.estimate import Estimate, Workload, estimate
 from .roofline.memory import DEFAULT_UTILIZATION
+from .roofline.placement import Placement, parse_place
 from .roofline.techniques.compose import TechniqueSet
 from .roofline.techniques.registry import technique_set
+from .roofline.tiers import add_tiers, with_host_link
 
 DEFAULT_MODEL = "llama-3-8b"
 DEFAULT_HARDWARE = "h100-sxm"
@@ -32,6 +34,13 @@ class Scenario:
     cuda_graphs: bool = True
     memory_utilization: float = DEFAULT_UTILIZATION
     techniques: tuple = ()     # specs: 'kivi', 'h2o:heavy=0.1', or {name: kivi, bits: 4}
+    place: tuple | dict = ()   # 'kv=cxl:0.5' specs, or {kv: {cxl: 0.5}}: shares kept outside HBM
+    access: str = "stream"     # stream (copy into HBM per layer) or direct (kernels read the tier in place)
+    overlap: bool = True       # streamed copies overlap compute
+    add_tiers: tuple = ()      # 'MEMORY[:COUNT]': extra devices behind the GPU's host link
+    host_link: str | None = None        # replace the GPU's host link (and the tier paths through it)
+    price_per_hour: float | None = None  # USD/h for the GPUs used, over the profiles' prices
+    context_window: int | None = None    # what-if: treat the model's window as this many tokens
 
     def resolve(self) -> tuple[ModelSpec, System, Parallelism, Efficiency]:
         par = self.parallel
@@ -45,6 +54,8 @@ class Scenario:
                 raise WhatifError(f"--gpus: {self.gpus} != --tp {par.tp} x --pp {par.pp}; "
                                   f"give matching values or only one of them")
         model = load_model(self.model)
+        if self.context_window is not None:
+            model = replace(model, max_position_embeddings=positive_int(self.context_window, "--context-window"))
         if self.gpus is None and par.gpus > 1:
             comp = load_component(self.hardware, None, "--hardware")
             if isinstance(comp, System) and par.gpus > comp.gpu_count:
@@ -52,20 +63,28 @@ class Scenario:
                                   f"{comp.gpu_count} GPUs of system '{comp.name}'; "
                                   f"valid: tp x pp <= {comp.gpu_count}")
         system = load_system(self.hardware, par.gpus if par.gpus > 1 else self.gpus)
+        if self.host_link is not None:
+            system = with_host_link(system, self.host_link)
+        system = add_tiers(system, list(self.add_tiers))
         eff = load_efficiency(self.efficiency, system.gpu, self.calibration)
         return model, system, par, eff
 
     def technique_set(self) -> TechniqueSet:
         return technique_set(self.techniques)
 
+    def placement(self) -> Placement:
+        return parse_place(self.place, self.access, self.overlap)
+
     def run(self, with_max_batch: bool = True) -> Estimate:
         model, system, par, eff = self.resolve()
         return estimate(model, system, par, self.precision, self.workload, eff, self.cuda_graphs,
-                        self.memory_utilization, self.technique_set(), with_max_batch)
+                        self.memory_utilization, self.technique_set(), with_max_batch, self.placement(),
+                        self.price_per_hour)
 
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
-_TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "cuda_graphs", "memory_utilization", "techniques"}
+_TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "cuda_graphs", "memory_utilization", "techniques",
+        "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window"}
 
 
 def _section(cls, raw, where: str):
@@ -101,7 +120,19 @@ def build_scenario(top: dict, sections: dict) -> Scenario:
     if not isinstance(techs, (list, tuple)):
         raise WhatifError(f"techniques: {techs!r} must be a list of names, 'name:key=value' specs or mappings")
     kwargs["techniques"] = tuple(techs)
-    for key in ("efficiency", "calibration"):
+    for key in ("efficiency", "calibration", "access", "host_link"):
         if kwargs.get(key) is not None and not isinstance(kwargs[key], str):
             raise WhatifError(f"{key}: {kwargs[key]!r} must be a string")
+    for key in ("place", "add_tiers"):
+        value = kwargs.get(key, ())
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, (list, tuple, dict)):
+            raise WhatifError(f"{key}: {value!r} must be a list of specs" + (" or a mapping" if key == "place" else ""))
+        kwargs[key] = value if isinstance(value, dict) else tuple(value)
+    if not isinstance(kwargs.get("overlap", True), bool):
+        raise WhatifError(f"overlap: {kwargs['overlap']!r} must be true or false")
+    price = kwargs.get("price_per_hour")
+    if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0):
+        raise WhatifError(f"price_per_hour: {price!r} must be a non-negative number (USD per hour)")
     return Scenario(**kwargs)

@@ -6,17 +6,21 @@ plus the gaps between kernels, or the CPU's launch time when that is longer (eag
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..errors import WhatifError, positive_int
 from ..hardware import System
 from ..models import ModelSpec
 from .config import ForwardBatch, Parallelism, Precision
+from .cost import Price, cost_per_million_tokens, scenario_price
 from .efficiency import Efficiency
-from .graph import check_parallelism, forward_ops
+from .graph import base_kv_format, check_parallelism, forward_ops, kv_width_per_gpu, stage_layers
 from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan, plan_memory
-from .techniques.base import HostPath
+from .placement import NO_PLACEMENT, Placement, placement_ops, resolved
+from .techniques.base import HostPath, PassContext
 from .techniques.compose import NONE, TechniqueSet
+from .tiers import host_path, resolve_tier, tier_paths
 from .timing import OpTime, time_op
 
 DECODE_SAMPLES = 5   # decode steps timed across the generation; TPOT integrates between them
@@ -76,6 +80,10 @@ class Estimate:
     max_context: int                 # tokens per sequence that fit at the workload's batch (<= model window)
     pipeline_microbatches: int
     at_max_batch: Estimate | None = None   # the same scenario at max_batch (where throughput claims live)
+    placement: Placement = NO_PLACEMENT    # resolved to the system's tier names, techniques' shares included
+    tier_paths: dict[str, HostPath] | None = None
+    price: Price | None = None             # USD per hour of the GPUs used (and devices techniques add)
+    memory_max_context: int = 0            # tokens per sequence the memory holds at the batch, window aside
 
     @property
     def prefill_pass_count(self) -> int:
@@ -91,6 +99,15 @@ class Estimate:
         return self.workload.batch / self.tpot_s if self.tpot_s > 0 else 0.0
 
     @property
+    def cost_per_mtok(self) -> float | None:
+        """USD per million generated tokens at this batch (None without a price)."""
+        return cost_per_million_tokens(self.price, self.throughput_tok_s)
+
+    @property
+    def max_batch_cost_per_mtok(self) -> float | None:
+        return cost_per_million_tokens(self.price, self.max_batch_throughput_tok_s)
+
+    @property
     def max_batch_throughput_tok_s(self) -> float:
         """Generated tokens per second with max_batch sequences (this estimate when already there)."""
         if self.at_max_batch is not None:
@@ -98,33 +115,43 @@ class Estimate:
         return self.throughput_tok_s if self.max_batch == self.workload.batch else 0.0
 
 
-def host_path(system: System) -> HostPath:
-    """The path offloaded bytes take: to the system's first memory tier, else over the GPU's host link."""
-    if system.tiers:
-        t = system.tiers[0]
-        return HostPath(f"{t.tier.name} via {' -> '.join(link.name for link in t.path)}", t.bandwidth("h2d"),
-                        sum(link.latency.value for link in t.path) + t.tier.latency.value)
-    link = system.gpu.host_link
-    return HostPath(f"host memory via {link.name}", link.bandwidth_for("h2d"), link.latency.value)
-
-
 def time_pass(model, system, par, prec, eff, batch: ForwardBatch, cuda_graphs: bool,
-              techs: TechniqueSet = NONE, shared_prefix: int = 0) -> PassTime:
+              techs: TechniqueSet = NONE, shared_prefix: int = 0, placement: Placement = NO_PLACEMENT,
+              paths: dict[str, HostPath] | None = None) -> PassTime:
     stages, gpu_s, launch_s = [], 0.0, 0.0
     gpu = system.gpu
-    host = host_path(system) if techs else None
+    paths = paths if paths is not None else tier_paths(system, par.gpus)
+    host = host_path(system, par.gpus) if techs else None
     for stage in range(par.pp):
         ops = forward_ops(model, batch, par, prec, stage, techs, shared_prefix, host, int(gpu.sm_count.value))
-        times = tuple(time_op(op, gpu, eff, system.gpu_link) for op in ops)
+        if placement:
+            ctx = PassContext(model, batch, par, prec, techs.kv(base_kv_format(prec)), kv_width_per_gpu(model, par.tp),
+                              len(stage_layers(model, par.pp, stage)), shared_prefix, host)
+            ops = placement_ops(ops, ctx, placement, paths)
+        times = tuple(time_op(op, gpu, eff, system.gpu_link, paths) for op in ops)
         kernels = sum(t.op.count for t in times if t.op.op_class != "transfer")
-        # Transfers marked `overlap` run on copy engines beside the kernels; the rest wait in line.
-        hidden = sum(t.total_s for t in times if t.op.shape.get("overlap"))
-        serial = sum(t.total_s for t in times if not t.op.shape.get("overlap"))
-        gpu_s += max(serial + kernels * eff.kernel_gap_s, hidden)
+        serial = sum(t.total_s for t in times if not t.op.shape.get("overlap")) + kernels * eff.kernel_gap_s
+        gpu_s += overlapped(serial, times, len(stage_layers(model, par.pp, stage)))
         if not cuda_graphs and eff.source != "ideal":
             launch_s += kernels * gpu.launch_overhead.value
         stages.append(times)
     return PassTime(batch, tuple(stages), gpu_s, launch_s, max(gpu_s, launch_s))
+
+
+def overlapped(serial_s: float, times, layers: int) -> float:
+    """A stage's time when its `overlap` transfers run on copy engines beside the kernels.
+
+    Transfers over the same link in the same direction share it (their times add); different links
+    and the two directions of a link run concurrently. Prefetching layer by layer, the pass costs
+    max(kernels, transfers) plus one layer's worth of the smaller (the pipeline's fill), never more
+    than kernels + transfers in sequence."""
+    per_link: dict[str, float] = {}
+    for t in times:
+        if t.op.shape.get("overlap"):
+            key = next(iter(t.op.bytes), "")
+            per_link[key] = per_link.get(key, 0.0) + t.total_s
+    hidden = max(per_link.values(), default=0.0)
+    return max(serial_s, hidden) + min(serial_s, hidden) / max(layers, 1)
 
 
 def prefill_passes(batch: int, prompt: int, chunk: int, cached: int = 0) -> list[tuple[ForwardBatch, int]]:
@@ -143,15 +170,9 @@ def prefill_passes(batch: int, prompt: int, chunk: int, cached: int = 0) -> list
             for start in range(0, prompt, chunk)]
 
 
-def max_batch_fitting(model, par, prec, hbm: float, w: Workload, utilization: float, techs: TechniqueSet) -> int:
-    """Most sequences of prompt+output tokens whose KV fits beside the weights and the activations of
-    the largest prefill pass that batch would run."""
-    seq_len = w.prompt + w.output
-
-    def plan(batch: int) -> MemoryPlan:
-        return plan_memory(model, par, prec, hbm, batch, seq_len, min(batch * w.prompt, w.prefill_chunk),
-                           utilization, techs, w.shared_prefix)
-
+def max_batch_fitting(plan: Callable[[int], MemoryPlan], seq_len: int) -> int:
+    """Most sequences of `seq_len` tokens for which `plan(batch)` fits: their KV beside the weights
+    and the activations of the largest prefill pass that batch would run."""
     # Fitting is monotone in the batch (more KV, prefill passes at least as large): binary search
     # below the count that fits beside a single prompt's activations.
     lo, hi = 0, plan(1).max_sequences(seq_len)
@@ -166,10 +187,14 @@ def max_batch_fitting(model, par, prec, hbm: float, w: Workload, utilization: fl
 
 def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision, workload: Workload,
              eff: Efficiency, cuda_graphs: bool = True, utilization: float = DEFAULT_UTILIZATION,
-             techniques: TechniqueSet = NONE, with_max_batch: bool = True) -> Estimate:
+             techniques: TechniqueSet = NONE, with_max_batch: bool = True,
+             placement: Placement = NO_PLACEMENT, price_per_hour: float | None = None) -> Estimate:
     """Estimate one request batch. `model` and `prec` are the user's; the techniques transform them.
+    `placement` puts shares of weights, KV and activations in the system's slower tiers.
     With `with_max_batch`, the same scenario is also estimated at its max batch."""
     techs = techniques
+    user_placement = placement
+    placement = resolved(techs.placement(placement), lambda name, where: resolve_tier(name, system, where))
     techs.check(model, workload.shared_prefix)
     for t in techs.items:
         if t.needs_peak and t.needs_peak not in system.gpu.peak:
@@ -187,13 +212,19 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     if seq_len > model.max_position_embeddings:
         raise WhatifError(f"--prompt + --output = {seq_len} tokens is longer than {model.name}'s context "
                           f"window (max_position_embeddings {model.max_position_embeddings})")
-    pass_tokens = min(w.batch * w.prompt, w.prefill_chunk)
     hbm = system.gpu.hbm_capacity.value
-    memory = plan_memory(model, par, prec, hbm, w.batch, seq_len, pass_tokens, utilization, techs, w.shared_prefix)
-    max_batch = max_batch_fitting(model, par, prec, hbm, w, utilization, techs)
+    paths = tier_paths(system, par.gpus)
+    capacity = {name: path.capacity for name, path in paths.items()}
+
+    def plan(batch: int) -> MemoryPlan:
+        return plan_memory(model, par, prec, hbm, batch, seq_len, min(batch * w.prompt, w.prefill_chunk),
+                           utilization, techs, w.shared_prefix, placement, capacity)
+
+    memory = plan(w.batch)
+    max_batch = max_batch_fitting(plan, seq_len)
 
     def timed(fb: ForwardBatch, graphs: bool) -> PassTime:
-        return time_pass(model, system, par, prec, eff, fb, graphs, techs, w.shared_prefix)
+        return time_pass(model, system, par, prec, eff, fb, graphs, techs, w.shared_prefix, placement, paths)
 
     # Prefill (eager, as engines run variable-length prefill outside CUDA graphs). Techniques may
     # compute only part of each prompt and attend the rest from a cache.
@@ -225,7 +256,11 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     at_max = None
     if with_max_batch and max_batch >= 1 and max_batch != w.batch:
         at_max = estimate(user_model, system, par, user_prec, replace(w, batch=max_batch), eff, cuda_graphs,
-                          utilization, techs, with_max_batch=False)
+                          utilization, techs, False, user_placement, price_per_hour)
+    fitting_context = memory.max_context(w.batch)
+    extra, extra_source = techs.extra_price_per_hour()
+    price = scenario_price(system, par.gpus, price_per_hour, extra, extra_source)
     return Estimate(model, system, par, prec, workload, eff, techs, prefill, decode, ttft, tpot, e2e,
                     memory, max_batch,
-                    min(memory.max_context(w.batch), model.max_position_embeddings), micro, at_max)
+                    min(fitting_context, model.max_position_embeddings), micro, at_max,
+                    placement, paths, price, fitting_context)

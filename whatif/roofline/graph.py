@@ -5,6 +5,7 @@ One builder serves prefill, chunked prefill and decode: a pass is a set of seque
 """
 from __future__ import annotations
 
+from dataclasses import replace
 
 from ..dtypes import gemm_compute_dtype
 from ..errors import WhatifError
@@ -83,6 +84,13 @@ def weight_gemm(name: str, m: float, n: float, k: float, prec: Precision, count:
     return with_weight_dequant(op, prec.weight, k * n, m)
 
 
+def kv_cache_write(elements: float, stored_bytes: float, prec: Precision, count: int) -> Op:
+    """Append new tokens' K/V to the cache: read in the activation dtype, stored as the cache keeps them."""
+    op = streaming("kv_cache_write", "elementwise", elements, 0, 1, 0, stored_bytes, prec.kv, count,
+                   extra_bytes=elements * prec.act_bytes)
+    return replace(op, shape={**op.shape, "kv_write_bytes": elements * stored_bytes})
+
+
 def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
                     count: int, techs: TechniqueSet = NONE, kv: KVFormat | None = None) -> list[Op]:
     t, tokens = par.tp, batch.tokens
@@ -101,8 +109,7 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
             ops.append(streaming("rope", "rope", tokens * (heads + kvh) * model.head_dim, 1, 1, 6, a,
                                  prec.activation, count, extra_bytes=tokens * model.head_dim * 4))
         written = tokens * kv.width(2 * kvh * model.head_dim)
-        ops.append(streaming("kv_cache_write", "elementwise", written, 0, 1, 0, kv.full_bytes, prec.kv, count,
-                             extra_bytes=written * a))
+        ops.append(kv_cache_write(written, kv.full_bytes, prec, count))
         ops.append(attention_op(groups, heads, kvh, model.head_dim, model.head_dim, a,
                                 prec.kv_bytes, width, count, prec.activation, **cost))
         ops.append(weight_gemm("o_proj", tokens, d, heads * model.head_dim, prec, count))
@@ -118,8 +125,7 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
         ops.append(weight_gemm("q_proj", tokens, heads * qk, d, prec, count))
     ops.append(weight_gemm("kv_a_proj", tokens, m.kv_lora_rank + m.qk_rope_head_dim, d, prec, count))
     latent = m.kv_lora_rank + m.qk_rope_head_dim
-    ops.append(streaming("kv_cache_write", "elementwise", tokens * latent, 0, 1, 0, kv.full_bytes,
-                         prec.kv, count, extra_bytes=tokens * latent * a))
+    ops.append(kv_cache_write(tokens * latent, kv.full_bytes, prec, count))
     if batch.is_decode:
         # Weight absorption (FlashMLA): queries move into the latent space, attention reads the
         # latent cache as one shared KV head of width kv_lora+rope, outputs leave through W_UV.

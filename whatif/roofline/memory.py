@@ -5,12 +5,14 @@ at its final length (prompt + output), as a server must reserve before it can pr
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..models import ModelSpec
 from .config import Parallelism, Precision
 from .graph import base_kv_format, kv_width_per_gpu, stage_layers
+from .placement import NO_PLACEMENT, STAGING_LAYERS, Placement
 from .techniques.compose import NONE, TechniqueSet
 
 CONTEXT_SEARCH_LIMIT = 1 << 40   # tokens: "unbounded" for caches that stop growing (StreamingLLM)
@@ -18,6 +20,20 @@ CONTEXT_SEARCH_LIMIT = 1 << 40   # tokens: "unbounded" for caches that stop grow
 RUNTIME_RESERVED_BYTES = 1.0e9   # CUDA context + cuBLAS/NCCL workspaces; assumed, order of vLLM's non-torch memory
 DEFAULT_UTILIZATION = 0.9        # fraction of HBM the engine may use (vLLM's gpu_memory_utilization default)
 DEFAULT_PREFILL_CHUNK = 8192     # tokens per prefill pass (chunked prefill), assumed engine setting
+
+
+@dataclass(frozen=True)
+class TierBudget:
+    """One memory tier's share of the plan: bytes that do not grow with the KV cache (`fixed`), and
+    the share of the KV cache's bytes that land in it (staging buffers included)."""
+
+    name: str
+    usable_bytes: float     # capacity (the GPU's share) x utilization
+    fixed_bytes: float
+    kv_share: float
+
+    def used(self, kv_bytes: float) -> float:
+        return self.fixed_bytes + self.kv_share * kv_bytes
 
 
 @dataclass(frozen=True)
@@ -29,10 +45,12 @@ class MemoryPlan:
     capacity_bytes: float
     utilization: float
     kv_bytes_per_token: float      # per GPU, all of its layers, averaged over the planned sequence
-    tiers: dict[str, float] = field(default_factory=dict)
+    tiers: dict[str, float] = field(default_factory=dict)   # bytes per tier (hbm first)
     shared_kv_bytes: float = 0.0   # a shared prefix's KV, stored once for the whole batch
     # Bytes of KV one sequence of n tokens adds (beyond the shared prefix); techniques make it non-linear.
     sequence_kv: Callable[[int], float] | None = field(default=None, compare=False, repr=False)
+    budgets: tuple[TierBudget, ...] = ()   # one per tier in use; empty: all in HBM
+    staging_bytes: float = 0.0     # HBM buffers that stream offloaded bytes in (part of tiers['hbm'])
 
     def sequence_kv_bytes(self, tokens: int) -> float:
         if self.sequence_kv is None:
@@ -41,19 +59,41 @@ class MemoryPlan:
 
     @property
     def total_bytes(self) -> float:
-        return self.weights_bytes + self.kv_cache_bytes + self.activation_bytes + self.workspace_bytes
+        """Bytes in every tier (HBM plus what is offloaded), staging buffers included."""
+        return self.weights_bytes + self.kv_cache_bytes + self.activation_bytes + self.workspace_bytes \
+            + self.staging_bytes
+
+    @property
+    def hbm_bytes(self) -> float:
+        return self.tiers.get("hbm", self.total_bytes)
 
     @property
     def usable_bytes(self) -> float:
         return self.capacity_bytes * self.utilization
 
+    def _budgets(self) -> tuple[TierBudget, ...]:
+        if self.budgets:
+            return self.budgets
+        fixed = self.weights_bytes + self.activation_bytes + self.workspace_bytes
+        return (TierBudget("hbm", self.usable_bytes, fixed, 1.0),)
+
+    def overflow(self) -> list[tuple[str, float, float]]:
+        """(tier, bytes needed, bytes usable) of every tier the plan overfills."""
+        kv = self.kv_cache_bytes
+        return [(b.name, b.used(kv), b.usable_bytes) for b in self._budgets() if b.used(kv) > b.usable_bytes]
+
     @property
     def fits(self) -> bool:
-        return self.total_bytes <= self.usable_bytes
+        return not self.overflow()
 
     @property
     def free_for_kv(self) -> float:
-        return self.usable_bytes - self.weights_bytes - self.activation_bytes - self.workspace_bytes
+        """KV bytes (all tiers together) that fit beside everything else: the tightest tier decides."""
+        free = math.inf
+        for b in self._budgets():
+            room = b.usable_bytes - b.fixed_bytes
+            free = min(free, room / b.kv_share if b.kv_share > 0 else (room if room < 0 else math.inf))
+        return free
 
     def max_sequences(self, tokens_per_sequence: int) -> int:
         """Most sequences of this length whose KV fits beside weights and activations."""
@@ -81,16 +121,23 @@ class MemoryPlan:
                 "total_bytes": self.total_bytes, "capacity_bytes": self.capacity_bytes,
                 "usable_bytes": self.usable_bytes, "utilization": self.utilization,
                 "kv_bytes_per_token": self.kv_bytes_per_token, "shared_kv_bytes": self.shared_kv_bytes,
-                "fits": self.fits,
-                "tiers": dict(self.tiers)}
+                "fits": self.fits, "hbm_bytes": self.hbm_bytes, "staging_bytes": self.staging_bytes,
+                "tiers": dict(self.tiers),
+                "tier_budgets": [{"tier": b.name, "bytes": b.used(self.kv_cache_bytes), "usable_bytes": b.usable_bytes,
+                                  "kv_share": b.kv_share} for b in self._budgets()]}
 
 
-def stage_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stage: int) -> float:
-    """Weights one GPU of `stage` holds: its layers split over TP (or EP), plus embeddings/head."""
+def layer_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stage: int) -> float:
+    """Weights of the transformer layers one GPU of `stage` holds (split over TP or EP)."""
     layers = stage_layers(model, par.pp, stage)
     norms = model.norm_params() * (1 if model.parallel_block else 2)
     linear = sum(model.layer_params(i) - norms for i in layers)
-    total = linear / par.tp * prec.weight_bytes + norms * len(layers) * prec.embedding_bytes
+    return linear / par.tp * prec.weight_bytes + norms * len(layers) * prec.embedding_bytes
+
+
+def stage_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stage: int) -> float:
+    """Weights one GPU of `stage` holds: its layers, plus embeddings/head."""
+    total = layer_weight_bytes(model, par, prec, stage)
     vocab_slice = model.hidden_size * -(-model.vocab_size // par.tp) * prec.embedding_bytes
     if stage == 0:
         total += vocab_slice + (model.embedding_params() - model.vocab_size * model.hidden_size) * prec.embedding_bytes
@@ -128,12 +175,17 @@ def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Paralle
 def plan_memory(model: ModelSpec, par: Parallelism, prec: Precision, capacity: float,
                 batch: int, tokens_per_sequence: int, pass_tokens: int,
                 utilization: float = DEFAULT_UTILIZATION, techs: TechniqueSet = NONE,
-                shared_prefix: int = 0) -> MemoryPlan:
+                shared_prefix: int = 0, placement: Placement = NO_PLACEMENT,
+                tier_capacity: dict[str, float] | None = None) -> MemoryPlan:
     """Per-GPU plan of the heaviest pipeline stage for `batch` sequences of the given length.
 
-    With a technique that shares the prefix, its KV is stored once and each sequence adds the rest."""
+    With a technique that shares the prefix, its KV is stored once and each sequence adds the rest.
+    A placement moves shares of the layer weights, the KV cache and the activations into other tiers
+    (`tier_capacity`: bytes of each this GPU may use); streaming them in needs HBM staging buffers."""
     stages = range(par.pp)
-    weights = max(stage_weight_bytes(model, par, prec, s) for s in stages)
+    heaviest = max(stages, key=lambda s: stage_weight_bytes(model, par, prec, s))
+    weights = stage_weight_bytes(model, par, prec, heaviest)
+    layer_weights = layer_weight_bytes(model, par, prec, heaviest)
     heavy = max(stages, key=lambda s: stored_kv_bytes(model, par, prec, techs, tokens_per_sequence, s))
     shared_tokens = shared_prefix if techs.shares_prefix else 0
     shared = stored_kv_bytes(model, par, prec, techs, shared_tokens, heavy) if shared_tokens else 0.0
@@ -144,5 +196,36 @@ def plan_memory(model: ModelSpec, par: Parallelism, prec: Precision, capacity: f
     act = activation_bytes(model, pass_tokens, min(batch, pass_tokens), par, prec)
     kv = shared + batch * sequence_kv(tokens_per_sequence)
     per_token = stored_kv_bytes(model, par, prec, techs, tokens_per_sequence, heavy) / tokens_per_sequence
+    if not placement:
+        return MemoryPlan(weights, kv, act, RUNTIME_RESERVED_BYTES, capacity, utilization, per_token,
+                          {"hbm": weights + kv + act + RUNTIME_RESERVED_BYTES}, shared, sequence_kv)
+    layers = len(stage_layers(model, par.pp, heavy))
+    w_stage, kv_stage = staging_shares(placement, layers)
+    budgets = tier_budgets(placement, layer_weights, weights - layer_weights, act, capacity, utilization,
+                           layers, tier_capacity or {})
     return MemoryPlan(weights, kv, act, RUNTIME_RESERVED_BYTES, capacity, utilization, per_token,
-                      {"hbm": weights + kv + act + RUNTIME_RESERVED_BYTES}, shared, sequence_kv)
+                      {b.name: b.used(kv) for b in budgets}, shared, sequence_kv, budgets,
+                      w_stage * layer_weights + kv_stage * kv)
+
+
+def staging_shares(p: Placement, layers: int) -> tuple[float, float]:
+    """Shares of the layer weights and of the KV cache that HBM staging buffers hold: streaming
+    double-buffers one layer's offloaded bytes (for the KV, the whole batch's entries of a layer).
+    Weights are always streamed; KV read in place (direct) needs no buffer."""
+    per_layer = STAGING_LAYERS / max(layers, 1)
+    return (p.offloaded("weights") * per_layer,
+            p.offloaded("kv") * per_layer if p.access == "stream" else 0.0)
+
+
+def tier_budgets(p: Placement, layer_weights: float, other_weights: float, act: float, hbm: float,
+                 utilization: float, layers: int, tier_capacity: dict[str, float]) -> tuple[TierBudget, ...]:
+    """HBM first (what stays, plus staging buffers), then each tier the placement uses."""
+    w_stage, kv_stage = staging_shares(p, layers)
+    w_off, kv_off, a_off = (p.offloaded(c) for c in ("weights", "kv", "activations"))
+    hbm_fixed = other_weights + (1 - w_off + w_stage) * layer_weights + (1 - a_off) * act + RUNTIME_RESERVED_BYTES
+    out = [TierBudget("hbm", hbm * utilization, hbm_fixed, 1 - kv_off + kv_stage)]
+    for tier in p.tiers:
+        share = {cls: sum(f for t, f in p.of(cls) if t == tier) for cls in ("weights", "kv", "activations")}
+        out.append(TierBudget(tier, tier_capacity.get(tier, math.inf) * utilization,
+                              share["weights"] * layer_weights + share["activations"] * act, share["kv"]))
+    return tuple(out)

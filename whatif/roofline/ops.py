@@ -12,7 +12,9 @@ OP_CLASSES = ("gemm", "attention_prefill", "attention_decode", "norm", "elementw
 class Op:
     """One kernel of a forward pass, per GPU, repeated `count` times (e.g. once per layer).
 
-    `bytes` maps a memory level ('hbm', 'l2', a tier name) to bytes moved by one instance;
+    `bytes` maps a memory level to bytes moved by one instance: 'hbm', 'l2', or 'h2d:NAME' /
+    'd2h:NAME' for bytes from or to a slower tier (NAME: the link a transfer crosses, or the tier a
+    kernel reads in place);
     `shape` holds the dimensions its efficiency depends on (gemm: m, n, k) and optional cost
     modifiers: `alu_ops` (CUDA-core work beside the tensor cores, e.g. in-kernel dequantization)
     and `bandwidth_share` (share of the HBM bandwidth the kernel can draw, e.g. too few CTAs);
@@ -58,8 +60,19 @@ def streaming(name: str, op_class: str, elements: float, reads: float, writes: f
               + (f" + {extra_bytes:g} B" if extra_bytes else ""))
 
 
-def transfer(name: str, nbytes: float, path, count: int = 1, overlap: bool = False) -> Op:
-    """Bytes crossing a link from a slower tier (`path`: a HostPath). `overlap`: hidden behind compute."""
-    return Op(name, "transfer", 0.0, {"link": nbytes}, "-",
-              {"bandwidth": path.bandwidth, "latency": path.latency, "overlap": float(overlap)}, count,
-              f"{nbytes:g} B over {path.name} at {path.bandwidth:g} B/s" + (" (overlapped)" if overlap else ""))
+def transfer(name: str, nbytes: float, path, count: int = 1, overlap: bool = False, direction: str = "h2d",
+             blocks: float = 1.0) -> Op:
+    """Bytes crossing the link to a slower tier (`path`: a HostPath), as `blocks` separate copies.
+
+    `direction` is h2d (tier to GPU) or d2h; `overlap`: on a copy engine beside the kernels. The
+    bytes are keyed by direction and GPU-side link, so streams sharing a link add up."""
+    bw = path.rate(direction)
+    return Op(name, "transfer", 0.0, {f"{direction}:{path.link_key}": nbytes}, "-",
+              {"bandwidth": bw, "latency": path.latency, "overlap": float(overlap), "blocks": blocks}, count,
+              f"{nbytes:g} B {direction} over {path.name} at {bw:g} B/s"
+              + (f" in {blocks:g} blocks" if blocks > 1 else "") + (" (overlapped)" if overlap else ""))
+
+
+def link_bytes(op: Op) -> float:
+    """Bytes an op moves to or from a slower tier ('h2d:...' / 'd2h:...' levels) rather than HBM."""
+    return sum(v for k, v in op.bytes.items() if k[:4] in ("h2d:", "d2h:"))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .comm import collective_time
 from .efficiency import SPLIT_K, TILES, Efficiency
-from .ops import Op
+from .ops import Op, link_bytes
 
 TENSOR_CORE_CLASSES = ("gemm", "attention_prefill", "attention_decode")
 
@@ -53,8 +53,8 @@ def gemm_compute_time(m: float, n: float, k: float, groups: float, peak: float, 
     return max(best, flops / peak)
 
 
-def time_op(op: Op, gpu, eff: Efficiency, link=None) -> OpTime:
-    """Time one instance of `op` on `gpu` (and `link` for collectives)."""
+def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) -> OpTime:
+    """Time one instance of `op` on `gpu` (and `link` for collectives, `tiers` for in-place tier reads)."""
     if op.op_class == "comm":
         gpus = int(op.shape["gpus"])
         if gpus <= 1 or link is None:
@@ -67,7 +67,8 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None) -> OpTime:
         return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "network")
     if op.op_class == "transfer":
         p = eff.params("transfer")
-        t = op.shape["latency"] + op.bytes["link"] / (op.shape["bandwidth"] * p.memory_eff)
+        # Each block of a scattered transfer pays the path's setup latency: small blocks waste the link.
+        t = op.shape["latency"] * op.shape.get("blocks", 1.0) + link_bytes(op) / (op.shape["bandwidth"] * p.memory_eff)
         return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "link")
     p = eff.params(op.op_class)
     if op.op_class in TENSOR_CORE_CLASSES:
@@ -83,9 +84,24 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None) -> OpTime:
     if op.shape.get("alu_ops"):   # CUDA-core work that runs beside the tensor cores
         t_c = max(t_c, op.shape["alu_ops"] / (gpu.peak_flops("fp32") * p.compute_eff))
     t_m = op.hbm_bytes / (gpu.hbm_bandwidth.value * p.memory_eff * op.shape.get("bandwidth_share", 1.0))
-    busy = p.combine(t_c, t_m)
+    t_tier = tier_read_time(op, tiers or {}, eff)
+    busy = p.combine(t_c, max(t_m, t_tier))   # HBM and the tier's link are separate, concurrent streams
     total = busy + p.overhead_s
-    bound = "compute" if t_c >= t_m else "memory"
+    bound = "compute" if t_c >= max(t_m, t_tier) else ("link" if t_tier > t_m else "memory")
     if p.overhead_s > busy:
         bound = "overhead"
-    return OpTime(op, total, t_c, t_m, p.overhead_s, bound)
+    return OpTime(op, total, t_c, max(t_m, t_tier), p.overhead_s, bound)
+
+
+def tier_read_time(op: Op, tiers: dict, eff: Efficiency) -> float:
+    """Seconds a kernel spends on bytes it reads or writes in place in slower tiers ('h2d:TIER' levels),
+    each at its path's bandwidth for that direction."""
+    if not tiers or not link_bytes(op):
+        return 0.0
+    p = eff.params("transfer")
+    t = 0.0
+    for key, nbytes in op.bytes.items():
+        direction, _, name = key.partition(":")
+        if direction in ("h2d", "d2h") and name in tiers:
+            t += nbytes / (tiers[name].rate(direction) * p.memory_eff)
+    return t

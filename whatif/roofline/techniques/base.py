@@ -8,7 +8,9 @@ It never returns a speedup. It changes costs through hooks, each an identity by 
 - stored_tokens: tokens of a sequence kept in the cache (eviction); read_tokens: tokens a decode
   step reads of those (sparse selection); pair_fraction: share of causal pairs prefill computes;
 - prefill_units: which prompt tokens are computed and which are attended from a cache;
-- rewrite_ops / extra_ops: ops replaced or added (quantize, score, select, gather, transfer, merge).
+- rewrite_ops / extra_ops: ops replaced or added (quantize, score, select, gather, transfer, merge);
+- transform_placement: shares of weights, KV, activations kept in slower tiers (offloading);
+- extra_price_per_hour: devices it adds beside the GPUs (cost per token).
 
 The roofline then times the transformed graph like any other, so a technique's gain (or loss)
 comes out of the same ceilings as the baseline's.
@@ -68,11 +70,25 @@ class KVFormat:
 
 @dataclass(frozen=True)
 class HostPath:
-    """Where offloaded bytes come from: the path to the system's host memory (or another tier)."""
+    """The path from one GPU to a slower memory tier (host DRAM, Grace LPDDR5X, CXL, NVMe) or a network.
+
+    Bandwidths are what one GPU gets: the slowest link of the path, the tier's devices shared by the
+    GPUs that use them. `link` names the GPU-side link, which concurrent streams share."""
 
     name: str
-    bandwidth: float      # B/s, host to device
-    latency: float        # s per transfer
+    bandwidth: float                 # B/s, tier to GPU (h2d)
+    latency: float                   # s per transfer (per block of a scattered transfer)
+    bandwidth_d2h: float = 0.0       # B/s, GPU to tier; 0: same as h2d
+    link: str = ""                   # GPU-side link (streams over the same link share it); "" = name
+    tier: str = ""                   # the memory profile at the end of the path ("" for a network)
+    capacity: float = float("inf")   # bytes of the tier one GPU may use
+
+    def rate(self, direction: str = "h2d") -> float:
+        return self.bandwidth_d2h if direction == "d2h" and self.bandwidth_d2h else self.bandwidth
+
+    @property
+    def link_key(self) -> str:
+        return self.link or self.name
 
 
 @dataclass(frozen=True)
@@ -147,6 +163,14 @@ class Technique:
 
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         return ops
+
+    def transform_placement(self, placement):
+        """Shares of weights, KV and activations the technique puts in slower tiers (placement.py)."""
+        return placement
+
+    def extra_price_per_hour(self) -> float:
+        """USD per hour of devices the technique adds beside the GPUs (0: none)."""
+        return 0.0
 
     def extra_ops(self, ctx: PassContext) -> list[Op]:
         return []

@@ -74,6 +74,13 @@ class TechniqueSet:
     def prefill_units(self, units: list[PrefillUnit], shared_prefix: int) -> list[PrefillUnit]:
         return reduce(lambda u, t: t.prefill_units(u, shared_prefix), self.items, units)
 
+    def placement(self, placement):
+        return reduce(lambda p, t: t.transform_placement(p), self.items, placement)
+
+    def extra_price_per_hour(self) -> tuple[float, str]:
+        priced = [(t.extra_price_per_hour(), t.name) for t in self.items if t.extra_price_per_hour()]
+        return sum(p for p, _ in priced), ", ".join(f"{n}'s devices" for _, n in priced)
+
     def ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         for t in self.items:
             ops = t.rewrite_ops(ops, ctx)

@@ -1,0 +1,80 @@
+"""Memory tiers as one GPU sees them: the path to each (bandwidth per direction, latency, capacity),
+and what-if edits of a system's tiers (extra expanders, another host link).
+
+A tier's bandwidth to a GPU is the slowest of its devices (shared by the GPUs using the pool) and
+every link of its path; its latency is the path's plus the device's; its capacity is the GPU's share.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..errors import WhatifError, closest, positive_int
+from ..hardware import Link, System, TierAttachment, load_component
+from .techniques.base import HostPath
+
+HBM = "hbm"
+HOST = "host"   # alias: the system's first tier
+
+
+def tier_path(t: TierAttachment, gpus: int) -> HostPath:
+    share = 1 if t.per_gpu else max(1, gpus)
+    via = " -> ".join(link.name for link in t.path)
+    return HostPath(f"{t.tier.name} x{t.count} via {via}", t.bandwidth("h2d", gpus),
+                    sum(link.latency.value for link in t.path) + t.tier.latency.value,
+                    bandwidth_d2h=t.bandwidth("d2h", gpus), link=t.path[0].name, tier=t.tier.name,
+                    capacity=t.capacity / share)
+
+
+def tier_paths(system: System, gpus: int) -> dict[str, HostPath]:
+    """Each tier of `system` by memory-profile name, as one of `gpus` GPUs streaming at once sees it."""
+    return {t.tier.name: tier_path(t, gpus) for t in system.tiers}
+
+
+def host_path(system: System, gpus: int = 1) -> HostPath:
+    """Where offloading techniques put bytes: the system's first tier, else host memory behind the
+    GPU's host link (capacity unknown, so unchecked)."""
+    if system.tiers:
+        return tier_path(system.tiers[0], gpus)
+    link = system.gpu.host_link
+    return HostPath(f"host memory via {link.name}", link.bandwidth_for("h2d"), link.latency.value,
+                    bandwidth_d2h=link.bandwidth_for("d2h"), link=link.name)
+
+
+def resolve_tier(name: str, system: System, where: str) -> str:
+    """A tier's memory-profile name from what a user wrote: the profile name, its technology
+    (ddr5, lpddr5x, cxl, nvme, ...) when one tier has it, or 'host' for the first tier."""
+    names = [t.tier.name for t in system.tiers]
+    if not names:
+        raise WhatifError(f"{where}: {system.name} has no memory tier beyond HBM; use a system with one "
+                          f"(e.g. dgx-h100, gh200-144gb-superchip, h100-pcie-cxl) or add one with --add-tier")
+    if name in names:
+        return name
+    if name == HOST:
+        return names[0]
+    by_tech = [t.tier.name for t in system.tiers if t.tier.technology == name]
+    if len(by_tech) == 1:
+        return by_tech[0]
+    valid = sorted({HOST, *names, *(t.tier.technology for t in system.tiers)})
+    raise WhatifError(f"{where}: no tier '{name}' on {system.name}{closest(name, valid)}; valid: {', '.join(valid)}")
+
+
+def add_tiers(system: System, specs: list[str]) -> System:
+    """`system` with extra tier devices, each 'MEMORY[:COUNT]', attached behind the GPU's host link
+    (a CXL expander or host DIMMs are reached through the host's PCIe root)."""
+    extra = []
+    for spec in specs:
+        name, _, count = str(spec).partition(":")
+        tier = load_component(name, "memory", "--add-tier")
+        n = positive_int(int(count) if count.isdigit() else count or 1, f"--add-tier {spec}: COUNT")
+        extra.append(TierAttachment(tier, n, (system.gpu.host_link,)))
+    return replace(system, tiers=system.tiers + tuple(extra)) if extra else system
+
+
+def with_host_link(system: System, link_name: str) -> System:
+    """`system` with the GPU's host link replaced (e.g. PCIe Gen4 vs Gen5 vs NVLink-C2C): every tier
+    path that starts at the old host link starts at the new one."""
+    link: Link = load_component(link_name, "link", "--host-link")
+    old = system.gpu.host_link.name
+    tiers = tuple(replace(t, path=(link,) + t.path[1:]) if t.path[0].name == old else t for t in system.tiers)
+    gpu = replace(system.gpu, host_link=link)
+    return replace(system, gpu=gpu, tiers=tiers, name=f"{system.name} [host link {link.name}]")
