@@ -88,8 +88,11 @@ def estimate_dict(e: Estimate) -> dict:
 def _tier_budget_table(m) -> str:
     rows = []
     for b in m.to_dict()["tier_budgets"]:
-        usable = units.nbytes(b["usable_bytes"]) + (f" ({m.utilization:.0%} of capacity)" if b["tier"] == "hbm" else "")
-        over = b["bytes"] - b["usable_bytes"]
+        if b["usable_bytes"] is None:
+            usable, over = "unknown (unchecked)", 0.0
+        else:
+            usable = units.nbytes(b["usable_bytes"]) + (f" ({m.utilization:.0%} of capacity)" if b["tier"] == "hbm" else "")
+            over = b["bytes"] - b["usable_bytes"]
         rows.append([b["tier"], units.nbytes(b["bytes"]), usable, f"{b['kv_share']:.3g}",
                      "yes" if over <= 0 else f"NO: over by {units.nbytes(over)}"])
     return units.table(["tier", "bytes per GPU", "usable per GPU", "KV share", "fits"], rows, right={1, 2, 3})

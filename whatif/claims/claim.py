@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from ..roofline.estimate import Estimate
 from ..scenario import Scenario, build_scenario
 
-FAMILY_MODULES = ("family_a", "family_b", "family_c", "family_d", "family_e", "family_k")
+FAMILY_MODULES = ("family_a", "family_b", "family_c", "family_d", "family_e", "family_k",
+                  "family_i_tiers", "family_i_weights", "family_i_kv")
 
 
 def _attention_s(e: Estimate, phase: str) -> float:
@@ -33,6 +34,9 @@ METRICS = {
     "kv_bytes_per_token": (lambda e: e.memory.kv_bytes_per_token, "B", False),
     "weights_bytes": (lambda e: e.memory.weights_bytes, "B", False),
     "memory_total": (lambda e: e.memory.total_bytes, "B", False),
+    "cost_per_mtok": (lambda e: e.cost_per_mtok or float("nan"), "USD", False),
+    "cost_per_mtok_at_max_batch": (lambda e: e.max_batch_cost_per_mtok or float("nan"), "USD", False),
+    "hbm_bytes": (lambda e: e.memory.hbm_bytes, "B", False),
     "decode_attention_s": (lambda e: _attention_s(e, "decode"), "s", False),
     "prefill_attention_s": (lambda e: _attention_s(e, "prefill"), "s", False),
 }

@@ -123,7 +123,8 @@ class MemoryPlan:
                 "kv_bytes_per_token": self.kv_bytes_per_token, "shared_kv_bytes": self.shared_kv_bytes,
                 "fits": self.fits, "hbm_bytes": self.hbm_bytes, "staging_bytes": self.staging_bytes,
                 "tiers": dict(self.tiers),
-                "tier_budgets": [{"tier": b.name, "bytes": b.used(self.kv_cache_bytes), "usable_bytes": b.usable_bytes,
+                "tier_budgets": [{"tier": b.name, "bytes": b.used(self.kv_cache_bytes),
+                                  "usable_bytes": b.usable_bytes if math.isfinite(b.usable_bytes) else None,
                                   "kv_share": b.kv_share} for b in self._budgets()]}
 
 

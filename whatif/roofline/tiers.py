@@ -26,7 +26,11 @@ def tier_path(t: TierAttachment, gpus: int) -> HostPath:
 
 
 def tier_paths(system: System, gpus: int) -> dict[str, HostPath]:
-    """Each tier of `system` by memory-profile name, as one of `gpus` GPUs streaming at once sees it."""
+    """Each tier of `system` by memory-profile name, as one of `gpus` GPUs streaming at once sees it.
+    A system without tiers (a bare GPU profile) still has host memory behind its host link: 'host',
+    of unknown capacity."""
+    if not system.tiers:
+        return {HOST: host_path(system, gpus)}
     return {t.tier.name: tier_path(t, gpus) for t in system.tiers}
 
 
@@ -36,8 +40,8 @@ def host_path(system: System, gpus: int = 1) -> HostPath:
     if system.tiers:
         return tier_path(system.tiers[0], gpus)
     link = system.gpu.host_link
-    return HostPath(f"host memory via {link.name}", link.bandwidth_for("h2d"), link.latency.value,
-                    bandwidth_d2h=link.bandwidth_for("d2h"), link=link.name)
+    return HostPath(f"host memory (size unknown, unchecked) via {link.name}", link.bandwidth_for("h2d"),
+                    link.latency.value, bandwidth_d2h=link.bandwidth_for("d2h"), link=link.name)
 
 
 def resolve_tier(name: str, system: System, where: str) -> str:
@@ -45,8 +49,11 @@ def resolve_tier(name: str, system: System, where: str) -> str:
     (ddr5, lpddr5x, cxl, nvme, ...) when one tier has it, or 'host' for the first tier."""
     names = [t.tier.name for t in system.tiers]
     if not names:
-        raise WhatifError(f"{where}: {system.name} has no memory tier beyond HBM; use a system with one "
-                          f"(e.g. dgx-h100, gh200-144gb-superchip, h100-pcie-cxl) or add one with --add-tier")
+        if name == HOST:
+            return HOST    # host memory of unknown size behind the GPU's host link
+        raise WhatifError(f"{where}: {system.name} has no memory tier beyond HBM but 'host' (of unknown size); "
+                          f"use a system with tiers (e.g. dgx-h100, gh200-144gb-superchip, h100-pcie-cxl) "
+                          f"or add one with --add-tier")
     if name in names:
         return name
     if name == HOST:

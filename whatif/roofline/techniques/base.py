@@ -32,6 +32,7 @@ FAMILIES = {
     "C": "KV eviction, selection, merging",
     "D": "sparse attention",
     "E": "prefix and shared-context reuse",
+    "I": "offloading and memory tiers",
     "K": "attention kernels and IO",
 }
 

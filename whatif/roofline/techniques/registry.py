@@ -20,8 +20,8 @@ def register(cls: type[Technique]) -> type[Technique]:
 
 def _load_families() -> None:
     # Imported for their @register side effect; kept here so importing the registry loads them all.
-    from . import (attention_kernels, kv_compression, kv_eviction, prefix_reuse,  # noqa: F401
-                   sparse_attention, weights)
+    from . import (attention_kernels, kv_compression, kv_eviction, offload_kv, offload_weights,  # noqa: F401
+                   prefix_reuse, sparse_attention, weights)
 
 
 def all_techniques() -> dict[str, type[Technique]]:

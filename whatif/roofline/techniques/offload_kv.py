@@ -1,0 +1,1 @@
+"""Family I techniques (placeholder until written)."""
