@@ -91,7 +91,8 @@ def _tier_budget_table(m) -> str:
         if b["usable_bytes"] is None:
             usable, over = "unknown (unchecked)", 0.0
         else:
-            usable = units.nbytes(b["usable_bytes"]) + (f" ({m.utilization:.0%} of capacity)" if b["tier"] == "hbm" else "")
+            share = f" ({m.utilization:.0%} of capacity)" if b["tier"] == "hbm" else ""
+            usable = units.nbytes(b["usable_bytes"]) + share
             over = b["bytes"] - b["usable_bytes"]
         rows.append([b["tier"], units.nbytes(b["bytes"]), usable, f"{b['kv_share']:.3g}",
                      "yes" if over <= 0 else f"NO: over by {units.nbytes(over)}"])
