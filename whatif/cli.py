@@ -72,6 +72,19 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--variant", action="append", default=[], metavar="SET",
                       help="a technique set to compare, e.g. 'kivi' or 'int4+kivi+h2o:heavy=0.1' (repeatable)")
     cmp_.add_argument("--systems", help="comma-separated hardware to compare (the first is the baseline's)")
+    cmp_.add_argument("--host-links", help="comma-separated host links to run each system with, e.g. "
+                                           "pcie-gen4-x16,pcie-gen5-x16,nvlink-c2c (the same offload over each)")
+
+    cro = sub.add_parser("crossover", help="the batch from which an offloading scenario beats more GPUs per GPU")
+    _add_scenario(cro)
+    cro.add_argument("--versus-gpus", type=int, default=2,
+                     help="GPUs (tensor parallel, all in HBM) to compare against (default 2)")
+    cro.add_argument("--batches", help="comma-separated batch sizes to sweep (default 1,2,4,...,1024)")
+
+    siz = sub.add_parser("size-tier", help="how many devices of a memory tier a scenario needs, and its decode rate")
+    _add_scenario(siz)
+    siz.add_argument("--tier", required=True, help="memory profile to add, e.g. cxl-micron-cz120-256gb")
+    siz.add_argument("--max-count", type=int, default=None, help="most devices to try (default 64)")
 
     ker = sub.add_parser("kernel", help="single-kernel predictions")
     ksub = ker.add_subparsers(dest="kernel", parser_class=_Parser)
@@ -188,8 +201,42 @@ def cmd_compare(args) -> int:
         raise WhatifError("--systems and --hardware both name the hardware; give one of them")
     if systems:
         base = replace(base, hardware=systems[0])
-    result = run_compare(base, args.variant, systems[1:])
+    links = [h.strip() for h in args.host_links.split(",") if h.strip()] if args.host_links else None
+    if args.host_links is not None and not links:
+        raise WhatifError("--host-links: give one or more link profile names separated by commas")
+    if links and args.host_link:
+        raise WhatifError("--host-links and --host-link both set the host link; give one of them")
+    result = run_compare(base, args.variant, systems[1:], links)
     print(json.dumps(compare_dict(result)) if args.json else compare_text(result))
+    return 0
+
+
+def cmd_crossover(args) -> int:
+    from .tier_queries import SWEEP_BATCHES, crossover_dict, crossover_text, run_crossover
+    if args.batch is not None:
+        raise WhatifError("whatif crossover: --batch is swept; use --batches to choose the sizes")
+    batches = SWEEP_BATCHES
+    if args.batches:
+        try:
+            batches = tuple(int(b) for b in args.batches.split(",") if b.strip())
+        except ValueError:
+            raise WhatifError(f"--batches: {args.batches!r} must be comma-separated positive integers") from None
+        if not batches or min(batches) < 1:
+            raise WhatifError(f"--batches: {args.batches!r} must be comma-separated positive integers")
+    result = run_crossover(_scenario_from_args(args), args.versus_gpus, sorted(set(batches)))
+    print(json.dumps(crossover_dict(result)) if args.json else crossover_text(result))
+    return 0
+
+
+def cmd_size_tier(args) -> int:
+    from .errors import positive_int
+    from .tier_queries import MAX_TIER_COUNT, run_size_tier, size_tier_dict, size_tier_text
+    limit = positive_int(args.max_count, "--max-count") if args.max_count is not None else MAX_TIER_COUNT
+    result = run_size_tier(_scenario_from_args(args), args.tier, limit)
+    if args.json:
+        print(json.dumps(size_tier_dict(result)))
+    else:
+        print(size_tier_text(result, limit))
     return 0
 
 
@@ -299,7 +346,8 @@ def cmd_show(args) -> int:
     return 0
 
 
-COMMANDS = {"estimate": cmd_estimate, "compare": cmd_compare, "kernel": cmd_kernel, "list": cmd_list,
+COMMANDS = {"estimate": cmd_estimate, "compare": cmd_compare, "crossover": cmd_crossover, "size-tier": cmd_size_tier,
+            "kernel": cmd_kernel, "list": cmd_list,
             "show": cmd_show}
 
 

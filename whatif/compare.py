@@ -32,16 +32,20 @@ class Comparison:
         return self.rows[0]
 
 
-def run_compare(base: Scenario, variants: list[str], other_systems: list[str]) -> Comparison:
-    """Baseline on the base system, then each variant there, then baseline + variants on each other system."""
+def run_compare(base: Scenario, variants: list[str], other_systems: list[str],
+                host_links: list[str] | None = None) -> Comparison:
+    """Baseline on the base system, then each variant there, then baseline + variants on each other
+    system; with `host_links`, every system is also run with each of those links to its host tiers."""
     sets = ["baseline"] + [v for v in variants if v.strip().lower() not in BASELINE_NAMES]
     rows = []
     for hardware in [base.hardware] + other_systems:
-        for variant in sets:
-            techniques = tuple(base.techniques) + (() if variant == "baseline" else (variant,))
-            scenario = replace(base, hardware=hardware, techniques=techniques)
-            est = scenario.run()
-            rows.append(Row(variant, hardware, est.techniques.label(), est))
+        for link in host_links or [base.host_link]:
+            for variant in sets:
+                techniques = tuple(base.techniques) + (() if variant == "baseline" else (variant,))
+                scenario = replace(base, hardware=hardware, techniques=techniques, host_link=link)
+                est = scenario.run()
+                label = hardware + (f" via {link}" if link else "")
+                rows.append(Row(variant, label, est.techniques.label(), est))
     return Comparison(tuple(rows))
 
 
@@ -59,7 +63,10 @@ def row_dict(row: Row, base: Row) -> dict:
         "gpus": e.parallel.gpus, "fits": m.fits,
         "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "e2e_s": e.e2e_s, "throughput_tok_s": e.throughput_tok_s,
         "max_batch": e.max_batch, "max_batch_throughput_tok_s": e.max_batch_throughput_tok_s,
-        "memory_total_bytes": m.total_bytes, "kv_cache_bytes": m.kv_cache_bytes,
+        "memory_total_bytes": m.total_bytes, "hbm_bytes": m.hbm_bytes, "kv_cache_bytes": m.kv_cache_bytes,
+        "placement": e.placement.label(),
+        "usd_per_million_tokens": e.cost_per_mtok,
+        "usd_per_million_tokens_at_max_batch": e.max_batch_cost_per_mtok,
         "kv_bytes_per_token": m.kv_bytes_per_token, "weights_bytes": m.weights_bytes,
         "vs_baseline": {
             "ttft_speedup": _ratio(e.ttft_s, b.ttft_s, False),
@@ -68,6 +75,8 @@ def row_dict(row: Row, base: Row) -> dict:
             "max_batch_ratio": _ratio(e.max_batch, b.max_batch, True),
             "max_batch_throughput_ratio": _ratio(e.max_batch_throughput_tok_s, b.max_batch_throughput_tok_s, True),
             "kv_memory_reduction": _ratio(m.kv_cache_bytes, b.memory.kv_cache_bytes, False),
+            "cost_per_token_ratio": (_ratio(e.max_batch_cost_per_mtok, b.max_batch_cost_per_mtok, False)
+                                     if e.max_batch_cost_per_mtok and b.max_batch_cost_per_mtok else None),
         },
     }
 
@@ -98,9 +107,17 @@ def compare_text(c: Comparison) -> str:
         v = d["vs_baseline"]
         rows.append([r.label, r.hardware, units.seconds(d["ttft_s"]), units.seconds(d["tpot_s"]),
                      f"{d['throughput_tok_s']:,.0f}", str(d["max_batch"]), f"{d['max_batch_throughput_tok_s']:,.0f}",
-                     units.nbytes(d["memory_total_bytes"]) + ("" if d["fits"] else " (no fit)"),
+                     units.nbytes(d["hbm_bytes"]) + ("" if d["fits"] else " (no fit)"),
                      _x(v["tpot_speedup"]), _x(v["throughput_ratio"]), _x(v["max_batch_ratio"]),
                      _x(v["max_batch_throughput_ratio"])])
-    table = units.table(["techniques", "hardware", "TTFT", "TPOT", "tok/s", "max batch", "tok/s @max",
-                         "memory/GPU", "TPOT x", "tok/s x", "batch x", "@max x"], rows, right=set(range(2, 12)))
-    return head + "\n\n" + table
+        if any(r.estimate.price for r in c.rows):
+            cost = d["usd_per_million_tokens_at_max_batch"]
+            rows[-1].append("-" if cost is None else f"{cost:.3g}")
+    headers = ["techniques", "hardware", "TTFT", "TPOT", "tok/s", "max batch", "tok/s @max", "HBM/GPU",
+               "TPOT x", "tok/s x", "batch x", "@max x"]
+    if any(r.estimate.price for r in c.rows):
+        headers.append("USD/Mtok @max")
+    table = units.table(headers, rows, right=set(range(2, len(headers))))
+    placements = {r.estimate.placement.label() for r in c.rows}
+    note = f"\nplacement: {placements.pop()}" if len(placements) == 1 and c.baseline.estimate.placement else ""
+    return head + note + "\n\n" + table

@@ -118,7 +118,7 @@ class Estimate:
 def time_pass(model, system, par, prec, eff, batch: ForwardBatch, cuda_graphs: bool,
               techs: TechniqueSet = NONE, shared_prefix: int = 0, placement: Placement = NO_PLACEMENT,
               paths: dict[str, HostPath] | None = None) -> PassTime:
-    stages, gpu_s, launch_s = [], 0.0, 0.0
+    stages, gpu_s, launch_s, total_s = [], 0.0, 0.0, 0.0
     gpu = system.gpu
     paths = paths if paths is not None else tier_paths(system, par.gpus)
     host = host_path(system, par.gpus) if techs else None
@@ -130,12 +130,40 @@ def time_pass(model, system, par, prec, eff, batch: ForwardBatch, cuda_graphs: b
             ops = placement_ops(ops, ctx, placement, paths)
         times = tuple(time_op(op, gpu, eff, system.gpu_link, paths) for op in ops)
         kernels = sum(t.op.count for t in times if t.op.op_class != "transfer")
+        layers = len(stage_layers(model, par.pp, stage))
         serial = sum(t.total_s for t in times if not t.op.shape.get("overlap")) + kernels * eff.kernel_gap_s
-        gpu_s += overlapped(serial, times, len(stage_layers(model, par.pp, stage)))
-        if not cuda_graphs and eff.source != "ideal":
-            launch_s += kernels * gpu.launch_overhead.value
+        gpu_s += overlapped(serial, times, layers)
+        launch = gpu.launch_overhead.value if not cuda_graphs and eff.source != "ideal" else 0.0
+        launch_s += kernels * launch
+        # Eager mode: the GPU may wait for the CPU to launch each kernel (launch + queuing time).
+        total_s += overlapped(launch_queue_time(times, launch, eff.kernel_gap_s), times, layers) if launch else \
+            overlapped(serial, times, layers)
         stages.append(times)
-    return PassTime(batch, tuple(stages), gpu_s, launch_s, max(gpu_s, launch_s))
+    return PassTime(batch, tuple(stages), gpu_s, launch_s, total_s)
+
+
+def launch_queue_time(times, launch_s: float, gap_s: float) -> float:
+    """Time of a stream of kernels that the CPU launches one by one, `launch_s` each (eager mode).
+
+    Kernel i can start only once launched, at (i+1) * launch_s, and once kernel i-1 is done: while
+    kernels are short the GPU waits on the CPU (launch-bound), while long they queue up (GPU-bound).
+    Ops are in layer order; a run of ops with the same count > 1 is one layer, repeated."""
+    gpu_free, launched = 0.0, 0.0
+    serial = [t for t in times if not t.op.shape.get("overlap")]
+    i = 0
+    while i < len(serial):
+        j = i + 1
+        if serial[i].op.count > 1:
+            while j < len(serial) and serial[j].op.count == serial[i].op.count:
+                j += 1
+        for _ in range(serial[i].op.count):
+            for t in serial[i:j]:
+                if t.op.op_class != "transfer":
+                    launched += launch_s
+                start = max(gpu_free, launched)
+                gpu_free = start + t.time_s + (gap_s if t.op.op_class != "transfer" else 0.0)
+        i = j
+    return gpu_free
 
 
 def overlapped(serial_s: float, times, layers: int) -> float:

@@ -67,14 +67,19 @@ def resolve_tier(name: str, system: System, where: str) -> str:
 
 def add_tiers(system: System, specs: list[str]) -> System:
     """`system` with extra tier devices, each 'MEMORY[:COUNT]', attached behind the GPU's host link
-    (a CXL expander or host DIMMs are reached through the host's PCIe root)."""
-    extra = []
+    (a CXL expander or host DIMMs are reached through the host's PCIe root); devices of a tier the
+    system already has join its pool."""
+    tiers = list(system.tiers)
     for spec in specs:
         name, _, count = str(spec).partition(":")
         tier = load_component(name, "memory", "--add-tier")
         n = positive_int(int(count) if count.isdigit() else count or 1, f"--add-tier {spec}: COUNT")
-        extra.append(TierAttachment(tier, n, (system.gpu.host_link,)))
-    return replace(system, tiers=system.tiers + tuple(extra)) if extra else system
+        same = next((i for i, t in enumerate(tiers) if t.tier.name == tier.name), None)
+        if same is None:
+            tiers.append(TierAttachment(tier, n, (system.gpu.host_link,)))
+        else:   # more devices of a tier the system has: one larger pool
+            tiers[same] = replace(tiers[same], count=tiers[same].count + n)
+    return replace(system, tiers=tuple(tiers))
 
 
 def with_host_link(system: System, link_name: str) -> System:
