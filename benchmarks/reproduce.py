@@ -32,7 +32,9 @@ def _value(metric: str, v: float) -> str:
     if unit == "B":
         return units.nbytes(v)
     if unit == "tok/s":
-        return f"{v:,.0f} tok/s"
+        return f"{v:,.0f} tok/s" if v >= 10 else f"{v:.3g} tok/s"
+    if unit == "USD":
+        return f"{v:.3g} USD"
     return f"{v:,.0f} {unit}"
 
 
@@ -42,6 +44,9 @@ def _setup(c: Claim) -> str:
     parts = [s.get("model", "llama-3-8b"), s.get("hardware", "h100-sxm") + (f" x{s['gpus']}" if s.get("gpus") else "")]
     parts.append(f"B={w.get('batch', 1)} prompt={w.get('prompt', 512)} out={w.get('output', 128)}"
                  + (f" shared={w['shared_prefix']}" if w.get("shared_prefix") else ""))
+    for key in ("place", "add_tiers", "host_link", "access", "price_per_hour", "context_window"):
+        if s.get(key):
+            parts.append(f"{key}={s[key]}")
     base = s.get("techniques") or []
     variant = c.variant.get("techniques")
     parts.append(f"baseline: {' + '.join(map(str, base)) or 'none'}")
@@ -57,7 +62,7 @@ def rows() -> list[dict]:
     import importlib
     out = []
     for module in FAMILY_MODULES:
-        family = module.rpartition("_")[2].upper()
+        family = module.split("_")[1].upper()
         for claim in importlib.import_module(f"whatif.claims.{module}").CLAIMS:
             o = evaluate(claim)
             out.append({"family": family, "claim": claim, "outcome": o})

@@ -5,6 +5,8 @@ import math
 
 import pytest
 
+from whatif.claims.claim import evaluate
+from whatif.claims.family_i_tiers import CLAIMS as TIER_CLAIMS
 from whatif.errors import WhatifError
 from whatif.hardware import load_system
 from whatif.roofline.estimate import Workload, launch_queue_time
@@ -170,3 +172,9 @@ def test_host_link_and_tier_flags_are_checked():
 def test_all_in_hbm_plan_is_unchanged_by_the_tier_model():
     e = run(hardware="dgx-h100")
     assert e.memory.tiers == {"hbm": e.memory.total_bytes} and not math.isinf(e.memory.free_for_kv)
+
+
+@pytest.mark.parametrize("claim", [c for c in TIER_CLAIMS if c.band], ids=lambda c: f"{c.technique}-{c.metric}")
+def test_tier_claims_in_band(claim):
+    outcome = evaluate(claim)
+    assert outcome.in_band, (claim.technique, claim.metric, outcome.gain, claim.band)
