@@ -6,6 +6,7 @@ plus the gaps between kernels, or the CPU's launch time when that is longer (eag
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -156,12 +157,20 @@ def launch_queue_time(times, launch_s: float, gap_s: float) -> float:
         if serial[i].op.count > 1:
             while j < len(serial) and serial[j].op.count == serial[i].op.count:
                 j += 1
-        for _ in range(serial[i].op.count):
+        reps, last_step = serial[i].op.count, None
+        for rep in range(reps):
+            before = (gpu_free, launched)
             for t in serial[i:j]:
                 if t.op.op_class != "transfer":
                     launched += launch_s
-                start = max(gpu_free, launched)
-                gpu_free = start + t.time_s + (gap_s if t.op.op_class != "transfer" else 0.0)
+                gpu_free = max(gpu_free, launched) + t.time_s + (gap_s if t.op.op_class != "transfer" else 0.0)
+            step = (gpu_free - before[0], launched - before[1])
+            if last_step and all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(step, last_step)):
+                # steady state: every further layer adds the same
+                gpu_free += step[0] * (reps - rep - 1)
+                launched += step[1] * (reps - rep - 1)
+                break
+            last_step = step
         i = j
     return gpu_free
 

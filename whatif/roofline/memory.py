@@ -136,9 +136,10 @@ def layer_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stag
     return linear / par.tp * prec.weight_bytes + norms * len(layers) * prec.embedding_bytes
 
 
-def stage_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stage: int) -> float:
-    """Weights one GPU of `stage` holds: its layers, plus embeddings/head."""
-    total = layer_weight_bytes(model, par, prec, stage)
+def stage_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stage: int,
+                       layer_bytes: float | None = None) -> float:
+    """Weights one GPU of `stage` holds: its layers (`layer_bytes` when known), plus embeddings/head."""
+    total = layer_weight_bytes(model, par, prec, stage) if layer_bytes is None else layer_bytes
     vocab_slice = model.hidden_size * -(-model.vocab_size // par.tp) * prec.embedding_bytes
     if stage == 0:
         total += vocab_slice + (model.embedding_params() - model.vocab_size * model.hidden_size) * prec.embedding_bytes
@@ -184,9 +185,9 @@ def plan_memory(model: ModelSpec, par: Parallelism, prec: Precision, capacity: f
     A placement moves shares of the layer weights, the KV cache and the activations into other tiers
     (`tier_capacity`: bytes of each this GPU may use); streaming them in needs HBM staging buffers."""
     stages = range(par.pp)
-    heaviest = max(stages, key=lambda s: stage_weight_bytes(model, par, prec, s))
-    weights = stage_weight_bytes(model, par, prec, heaviest)
-    layer_weights = layer_weight_bytes(model, par, prec, heaviest)
+    layer_weights, weights = max(
+        ((lw, stage_weight_bytes(model, par, prec, s, lw)) for s in stages
+         for lw in (layer_weight_bytes(model, par, prec, s),)), key=lambda pair: pair[1])
     heavy = max(stages, key=lambda s: stored_kv_bytes(model, par, prec, techs, tokens_per_sequence, s))
     shared_tokens = shared_prefix if techs.shares_prefix else 0
     shared = stored_kv_bytes(model, par, prec, techs, shared_tokens, heavy) if shared_tokens else 0.0
