@@ -77,3 +77,17 @@ def test_a_config_that_overfills_a_tier_names_it(capsys):
     err = run_error(capsys, "estimate", "--model", "llama-3.1-8b", "--hardware", "h100-pcie-cxl", "--place", "kv=cxl",
                     "--batch", "64", "--prompt", "100000", "--output", "1000")
     assert "cxl-micron-cz120-256gb needs" in err and "over by" in err
+
+
+def test_scenario_file_takes_placement_as_a_mapping(capsys, tmp_path):
+    path = tmp_path / "offload.yaml"
+    path.write_text("model: llama-3.1-8b\nhardware: h100-pcie-cxl\nplace: {kv: {cxl: 0.5, ddr5: 0.25}}\n"
+                    "access: stream\noverlap: false\nprice_per_hour: 2.5\nworkload: {batch: 4, prompt: 4096}\n")
+    d = run_json(capsys, "estimate", "--scenario", str(path))
+    shares = {(s["class"], s["tier"]): s["fraction"] for s in d["placement"]["shares"]}
+    assert shares == {("kv", "cxl-micron-cz120-256gb"): 0.5, ("kv", "ddr5-4800-rdimm"): 0.25}
+    assert d["placement"]["overlap"] is False and d["cost"]["price_usd_per_hour"] == 2.5
+    path.write_text("place: {kv: 0.5}\n")
+    assert "placement.kv" in run_error(capsys, "estimate", "--scenario", str(path))
+    path.write_text("overlap: maybe\n")
+    assert "overlap" in run_error(capsys, "estimate", "--scenario", str(path))
