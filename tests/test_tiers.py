@@ -178,3 +178,18 @@ def test_all_in_hbm_plan_is_unchanged_by_the_tier_model():
 def test_tier_claims_in_band(claim):
     outcome = evaluate(claim)
     assert outcome.in_band, (claim.technique, claim.metric, outcome.gain, claim.band)
+
+
+def test_a_slower_host_cpu_stays_launch_bound_to_a_larger_batch():
+    def gpu_bound_from(launch_us):
+        for batch in (1, 2, 4, 8, 16, 32, 64):
+            e = run(model="llama-3.2-1b", hardware="gh200-96gb", workload=Workload(batch, 128, 2), cuda_graphs=False,
+                    launch_us=launch_us)
+            p = e.prefill[0][0]
+            if p.launch_s < p.gpu_s:
+                return batch
+        return None
+    fast, slow = gpu_bound_from(2.0), gpu_bound_from(12.0)
+    assert fast is not None and slow is not None and slow > fast
+    with pytest.raises(WhatifError, match="--launch-us"):
+        run(launch_us=-1)

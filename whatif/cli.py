@@ -55,6 +55,9 @@ def _add_scenario(p):
                         "cxl-micron-cz120-256gb:4 (repeatable)")
     t.add_argument("--host-link", help="replace the GPU's host link, e.g. pcie-gen4-x16, pcie-gen5-x16, nvlink-c2c")
     t.add_argument("--price-per-hour", type=float, help="USD per hour of the GPUs used (over profile prices)")
+    t.add_argument("--launch-us", type=float,
+                   help="host CPU launch + queuing time per kernel in eager mode, microseconds (default: the GPU "
+                        "profile's launch_overhead); e.g. a slower host CPU")
     t.add_argument("--context-window", type=int,
                    help="what-if: treat the model's context window as this many tokens (e.g. RoPE scaling)")
 
@@ -136,7 +139,8 @@ def _scenario_from_args(args):
     if args.add_tier:
         top["add_tiers"] = list(top.get("add_tiers") or []) + list(args.add_tier)
     for key, value in (("access", args.access), ("host_link", args.host_link),
-                       ("price_per_hour", args.price_per_hour), ("context_window", args.context_window)):
+                       ("price_per_hour", args.price_per_hour), ("context_window", args.context_window),
+                       ("launch_us", args.launch_us)):
         if value is not None:
             top[key] = value
     if args.no_overlap:

@@ -8,6 +8,7 @@ from .errors import WhatifError, check_mapping, positive_int
 from .hardware import System, load_component, load_system
 from .models import ModelSpec, load_model
 from .profiles import read_yaml
+from .quantity import Quantity
 from .roofline.config import Parallelism, Precision
 from .roofline.efficiency import Efficiency, load_efficiency
 from .roofline.estimate import Estimate, Workload, estimate
@@ -41,6 +42,7 @@ class Scenario:
     host_link: str | None = None        # replace the GPU's host link (and the tier paths through it)
     price_per_hour: float | None = None  # USD/h for the GPUs used, over the profiles' prices
     context_window: int | None = None    # what-if: treat the model's window as this many tokens
+    launch_us: float | None = None       # host CPU launch + queuing time per kernel in eager mode (e.g. Grace's)
 
     def resolve(self) -> tuple[ModelSpec, System, Parallelism, Efficiency]:
         par = self.parallel
@@ -65,6 +67,12 @@ class Scenario:
         system = load_system(self.hardware, par.gpus if par.gpus > 1 else self.gpus)
         if self.host_link is not None:
             system = with_host_link(system, self.host_link)
+        if self.launch_us is not None:
+            lu = self.launch_us
+            if isinstance(lu, bool) or not isinstance(lu, (int, float)) or not 0 <= lu < 1e6:
+                raise WhatifError(f"--launch-us: {lu!r} must be a non-negative number of microseconds")
+            launch = Quantity(lu * 1e-6, "s", "assumed", "user-given CPU launch time per kernel (--launch-us)")
+            system = replace(system, gpu=replace(system.gpu, launch_overhead=launch))
         system = add_tiers(system, list(self.add_tiers))
         eff = load_efficiency(self.efficiency, system.gpu, self.calibration)
         return model, system, par, eff
@@ -84,7 +92,7 @@ class Scenario:
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
 _TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "cuda_graphs", "memory_utilization", "techniques",
-        "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window"}
+        "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window", "launch_us"}
 
 
 def _section(cls, raw, where: str):
