@@ -10,7 +10,7 @@ _GH200_NOTE = ("prompt length and batch of the paper's figure not found: prompt 
                "the paper's GH200 memory variant is not stated: gh200-96gb (HBM3, 4 TB/s)")
 _LAUNCH_WHY = ("whatif gives every host the same assumed 4 us kernel launch (the profile field); Grace's launch and "
                "queuing time per kernel was not found, so the mechanism (the launch queue, estimate.py) is there "
-               "but its Grace input is not: set launch_overhead in a GPU profile to study it")
+               "but its Grace input is not: give it with --launch-us (or a GPU profile's launch_overhead)")
 
 # TPI-LLM: Llama 2-70B over 8 emulated edge devices, weights streamed from disk by a sliding window of
 # layers (kept in memory two at a time here), all-reduce over a slow network.
