@@ -154,7 +154,7 @@ def test_bad_placement_specs_are_one_line_errors(specs, match):
 def test_unknown_tier_names_the_valid_ones():
     with pytest.raises(WhatifError, match="valid: .*cxl"):
         run(hardware="h100-pcie-cxl", place=("kv=optane",))
-    with pytest.raises(WhatifError, match="no memory tier beyond HBM"):
+    with pytest.raises(WhatifError, match="host memory size is unknown"):
         run(hardware="h100-sxm", place=("kv=cxl",))
     with pytest.raises(WhatifError, match="access"):
         Placement(access="mmap")

@@ -16,6 +16,7 @@ from .placement import NO_PLACEMENT, STAGING_LAYERS, Placement
 from .techniques.compose import NONE, TechniqueSet
 
 CONTEXT_SEARCH_LIMIT = 1 << 40   # tokens: "unbounded" for caches that stop growing (StreamingLLM)
+SEQUENCE_SEARCH_LIMIT = 1 << 20  # sequences: "unbounded" when the KV lives in a tier of unknown size
 
 RUNTIME_RESERVED_BYTES = 1.0e9   # CUDA context + cuBLAS/NCCL workspaces; assumed, order of vLLM's non-torch memory
 DEFAULT_UTILIZATION = 0.9        # fraction of HBM the engine may use (vLLM's gpu_memory_utilization default)
@@ -99,7 +100,9 @@ class MemoryPlan:
         """Most sequences of this length whose KV fits beside weights and activations."""
         per_seq = self.sequence_kv_bytes(tokens_per_sequence)
         free = self.free_for_kv - self.shared_kv_bytes
-        return max(0, int(free // per_seq)) if per_seq > 0 and free > 0 else 0
+        if per_seq <= 0 or free <= 0:
+            return 0
+        return min(int(free // per_seq) if math.isfinite(free) else SEQUENCE_SEARCH_LIMIT, SEQUENCE_SEARCH_LIMIT)
 
     def max_context(self, batch: int) -> int:
         """Longest sequence (prompt + output tokens) for which `batch` sequences fit."""

@@ -26,11 +26,7 @@ def tier_path(t: TierAttachment, gpus: int) -> HostPath:
 
 
 def tier_paths(system: System, gpus: int) -> dict[str, HostPath]:
-    """Each tier of `system` by memory-profile name, as one of `gpus` GPUs streaming at once sees it.
-    A system without tiers (a bare GPU profile) still has host memory behind its host link: 'host',
-    of unknown capacity."""
-    if not system.tiers:
-        return {HOST: host_path(system, gpus)}
+    """Each tier of `system` by memory-profile name, as one of `gpus` GPUs streaming at once sees it."""
     return {t.tier.name: tier_path(t, gpus) for t in system.tiers}
 
 
@@ -49,11 +45,10 @@ def resolve_tier(name: str, system: System, where: str) -> str:
     (ddr5, lpddr5x, cxl, nvme, ...) when one tier has it, or 'host' for the first tier."""
     names = [t.tier.name for t in system.tiers]
     if not names:
-        if name == HOST:
-            return HOST    # host memory of unknown size behind the GPU's host link
-        raise WhatifError(f"{where}: {system.name} has no memory tier beyond HBM but 'host' (of unknown size); "
-                          f"use a system with tiers (e.g. dgx-h100, gh200-144gb-superchip, h100-pcie-cxl) "
-                          f"or add one with --add-tier")
+        # A bare GPU profile has host memory, but of unknown size: a plan there could not be checked.
+        raise WhatifError(f"{where}: {system.name} is a bare GPU profile whose host memory size is unknown; use a "
+                          f"system with memory tiers (e.g. dgx-h100, gh200-144gb-superchip, h100-pcie-host, "
+                          f"h100-pcie-cxl) or add one with --add-tier MEMORY[:COUNT]")
     if name in names:
         return name
     if name == HOST:

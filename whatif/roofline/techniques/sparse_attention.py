@@ -361,7 +361,7 @@ class DoubleSparsity(Technique):
                 return []
             host = require_host(self.name, ctx)
             new = ctx.batch.tokens * ctx.kv_width * ctx.kv.full_bytes
-            return [transfer("double_sparsity_kv_offload", new, host, ctx.layers, overlap=True)]
+            return [transfer("double_sparsity_kv_offload", new, host, ctx.layers, overlap=True, direction="d2h")]
         labels = cached(ctx) * kvh * d * self.channel_share
         scores = cached(ctx) * h
         ops = [score_op("double_sparsity_label_scores", ctx, labels, self.label_bits / 8, scores, ctx.layers,
@@ -554,7 +554,7 @@ class ShadowKV(Technique):
                      f"SVD of the {width}-wide pre-RoPE keys: {SVD_FLOPS_PER_ROW:g} x D^2 fp32 FLOPs per token "
                      f"(assumed)")
             return [svd, transfer("shadowkv_value_offload", tokens * width * ctx.kv.full_bytes, host, ctx.layers,
-                                  overlap=True)]
+                                  overlap=True, direction="d2h")]
         chunks = cached(ctx) / self.chunk_size
         landmarks = score_op("shadowkv_landmark_scores", ctx, chunks * width, ctx.kv.full_bytes, chunks * h,
                              ctx.layers, 2.0 * h / kvh, alu_ops=chunks * h * SOFTMAX_OPS_PER_SCORE,
@@ -644,7 +644,7 @@ class A2ATS(Technique):
                                               "alu_ops": tokens * kvh * cents}, ctx.layers,
                         f"each key against {cents:g} centroids, then an argmin")
             return [encode, transfer("a2ats_kv_offload", tokens * ctx.kv_width * ctx.kv.full_bytes, host, ctx.layers,
-                                     overlap=True)]
+                                     overlap=True, direction="d2h")]
         seqs = sequences(ctx)
         codes = cached(ctx) * kvh * d                  # key elements the codes stand for
         table = seqs * h * cents * d * 2.0             # query x codebook products
