@@ -21,7 +21,12 @@ DENSE_BF16 = {
     "gh200-96gb": 989e12,
     "gh200-144gb": 989e12,
     "b200": 2250e12,
+    "a10": 125e12,
+    "rtx-a6000": 154.8e12,
+    "rtx-4090": 165.2e12,
+    "t4": None,            # Turing: no BF16 tensor cores
 }
+DENSE_FP16_ONLY = {"t4": 65e12}
 # The largest dense BF16 peak shipped; a bigger one is almost surely a 2:4-sparse figure.
 MAX_DENSE_BF16 = 2.3e15
 
@@ -70,6 +75,9 @@ def test_profile_loads_and_is_sourced(name):
 @pytest.mark.parametrize("name", GPUS)
 def test_gpu_dense_peaks(name):
     gpu = hardware.load_component(name, "gpu")
+    if DENSE_BF16[name] is None:
+        assert "bf16" not in gpu.peak and gpu.peak_flops("fp16") == pytest.approx(DENSE_FP16_ONLY[name])
+        return
     bf16 = gpu.peak_flops("bf16")
     assert bf16 == pytest.approx(DENSE_BF16[name], rel=1e-9)
     assert bf16 <= MAX_DENSE_BF16, "looks like a 2:4-sparse figure"
@@ -95,6 +103,8 @@ def test_gpu_dtype_sets_match_the_architecture():
     for name in GPUS:
         gpu = hardware.load_component(name, "gpu")
         dtypes = set(gpu.peak)
+        if gpu.arch == "turing":
+            assert not {"bf16", "fp8", "fp4"} & dtypes and "fp16" in dtypes, name
         if gpu.arch == "ampere":
             assert "fp8" not in dtypes and "int4" in dtypes and "int8" in dtypes, name
         if gpu.arch == "hopper":

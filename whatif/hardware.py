@@ -15,7 +15,7 @@ from .quantity import Quantity, parse_quantity
 
 KINDS = ("gpu", "link", "memory", "system")
 DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")
-ARCHS = ("ampere", "hopper", "blackwell")
+ARCHS = ("turing", "ampere", "ada", "hopper", "blackwell")   # in generation order
 LINK_TYPES = ("nvlink", "pcie", "nvlink-c2c", "cxl", "nvme", "network")
 MEMORY_TECH = ("ddr4", "ddr5", "lpddr5x", "cxl", "nvme", "hbm")
 MAX_BARE_GPUS = 8   # a bare GPU name stands for one NVLink/NVSwitch node

@@ -140,7 +140,8 @@ def placement_ops(ops: list[Op], ctx: PassContext, p: Placement, paths: dict[str
 
 def _kv_offload(op: Op, tier: str, f: float, path: HostPath, p: Placement) -> list[Op]:
     """An op touching the KV cache, with a share `f` of that KV in `tier`: read in place (direct), or
-    fetched into HBM before it and new entries written back after it (stream)."""
+    fetched into HBM before it and new entries written back after it (stream). Only tokens cached
+    before the pass are read from the tier; the pass's own new K/V are still in HBM."""
     kv_read = op.shape.get("kv_bytes", 0.0) if op.op_class.startswith("attention") else 0.0
     kv_write = op.shape.get("kv_write_bytes", 0.0)
     if not (kv_read or kv_write):
