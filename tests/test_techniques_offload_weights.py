@@ -73,7 +73,7 @@ def test_flexgen_places_its_percentages_in_the_tiers():
 
 
 def test_flexgen_disk_share_on_a_system_without_nvme_names_the_technique():
-    with pytest.raises(WhatifError, match="weights=nvme.*flexgen"):
+    with pytest.raises(WhatifError, match="flexgen placing weights=nvme"):
         run(["flexgen:wg=0,wc=50"], model="llama-3.1-8b", hardware="gh200-superchip", precision=Precision())
 
 
@@ -108,7 +108,7 @@ def test_zero_inference_fits_a_model_larger_than_hbm():
 
 
 def test_zero_inference_nvme_without_a_disk_names_the_technique():
-    with pytest.raises(WhatifError, match="weights=nvme.*zero_inference"):
+    with pytest.raises(WhatifError, match="zero_inference placing weights=nvme"):
         run(["zero_inference:tier=nvme"], model="llama-3.1-8b", hardware="h100-sxm", precision=Precision())
 
 

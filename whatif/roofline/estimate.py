@@ -231,7 +231,10 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     With `with_max_batch`, the same scenario is also estimated at its max batch."""
     techs = techniques
     user_placement = placement
-    placement = resolved(techs.placement(placement), lambda name, where: resolve_tier(name, system, where))
+    placement = resolved(placement, lambda name, where: resolve_tier(name, system, where))
+    for t in techs.items:   # shares a technique adds are resolved in its name, so an error says which
+        placement = resolved(t.transform_placement(placement), lambda name, where: resolve_tier(name, system, where),
+                             f"--technique {t.name} placing")
     techs.check(model, workload.shared_prefix)
     for t in techs.items:
         if t.needs_peak and t.needs_peak not in system.gpu.peak:

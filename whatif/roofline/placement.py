@@ -94,9 +94,10 @@ def parse_place(specs, access: str = "stream", overlap: bool = True) -> Placemen
     return Placement(tuple(shares), access, overlap)
 
 
-def resolved(p: Placement, resolve) -> Placement:
-    """`p` with tier names resolved to memory-profile names by `resolve(name, where)`."""
-    return replace(p, shares=tuple((c, resolve(t, f"--place {c}={t}"), f) for c, t, f in p.shares))
+def resolved(p: Placement, resolve, source: str = "--place") -> Placement:
+    """`p` with tier names resolved to memory-profile names by `resolve(name, where)`; `source` says
+    who placed the shares in error messages (the flag, or a technique)."""
+    return replace(p, shares=tuple((c, resolve(t, f"{source} {c}={t}"), f) for c, t, f in p.shares))
 
 
 # ---------------------------------------------------------------- ops of one pass

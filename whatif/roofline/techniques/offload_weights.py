@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, replace
 
 from ...errors import WhatifError
-from ...hardware import list_components, load_component
+from ...hardware import load_component
 from ...models import ModelSpec
 from ..attention import DECODE_MAX_QUERIES
 from ..graph import weight_gemm
@@ -35,30 +35,8 @@ FLEXGEN_CPU_BANDWIDTH = 60.0  # GB/s the CPU streams its KV at: not stated; a VM
                               # socket (128 GB/s peak), assumed about half (as the gcp-n1-dram-208gb profile)
 
 
-class _TierName(str):
-    """A tier name a technique placed. It equals, hashes and resolves as the plain name; formatted (as
-    placement.resolved builds its error messages) it names the technique, so a system without that
-    tier gets an error saying which technique asked for it."""
-
-    origin: str = ""
-
-    def __new__(cls, name: str, origin: str):
-        obj = super().__new__(cls, name)
-        obj.origin = origin
-        return obj
-
-    def __format__(self, spec: str) -> str:
-        return f"{str.__str__(self)} (placed by --technique {self.origin})"
-
-
-def _placed(tier: str, origin: str) -> str:
-    """`tier` marked with the technique placing it; a memory profile's exact name stays plain, as it
-    resolves to itself and would carry the mark into op and tier names."""
-    return tier if tier in list_components("memory") else _TierName(tier, origin)
-
-
-def _share(cls: str, tier: str, percent: float, origin: str) -> tuple:
-    return ((cls, _placed(tier, origin), percent / 100.0),) if percent > 0 else ()
+def _share(cls: str, tier: str, percent: float) -> tuple:
+    return ((cls, tier, percent / 100.0),) if percent > 0 else ()
 
 
 def _require_host(name: str, ctx: PassContext) -> HostPath:
@@ -133,11 +111,10 @@ class FlexGen(Technique):
                      f"reading a KV share from disk")
 
     def transform_placement(self, placement):
-        n = self.name
-        shares = (_share("weights", HOST, self.wc, n) + _share("weights", NVME, 100 - self.wg - self.wc, n)
-                  + _share("kv", HOST, self.cc, n) + _share("kv", NVME, 100 - self.cg - self.cc, n)
-                  + _share("activations", HOST, self.hc, n)
-                  + _share("activations", NVME, 100 - self.hg - self.hc, n))
+        shares = (_share("weights", HOST, self.wc) + _share("weights", NVME, 100 - self.wg - self.wc)
+                  + _share("kv", HOST, self.cc) + _share("kv", NVME, 100 - self.cg - self.cc)
+                  + _share("activations", HOST, self.hc)
+                  + _share("activations", NVME, 100 - self.hg - self.hc))
         if not shares:
             return placement
         # CPU attention reads the cache where it lies: in place, no HBM staging for it.
@@ -206,7 +183,7 @@ class ZeroInference(Technique):
         self.require(bool(self.tier.strip()), "tier", "a tier name: host, nvme, or a technology or memory profile")
 
     def transform_placement(self, placement):
-        return placement.merged(Placement((("weights", _placed(self.tier.strip(), self.name), 1.0),),
+        return placement.merged(Placement((("weights", self.tier.strip(), 1.0),),
                                           placement.access, self.prefetch))
 
 
