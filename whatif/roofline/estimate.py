@@ -1,8 +1,9 @@
 """End-to-end estimate: TTFT, TPOT, throughput and memory of a batch on a system.
 
 A request batch is prefilled (in chunks of at most `prefill_chunk` tokens per pass), then decodes
-`output - 1` more steps. Each pass's time is the sum of its kernels (per pipeline stage, per GPU),
-plus the gaps between kernels, or the CPU's launch time when that is longer (eager mode).
+`output - 1` more steps. Each pass's time is the sum of its kernels (per pipeline stage, per GPU)
+plus the gaps between kernels (CUDA graphs), or the eager launch queue (each kernel waits for the
+CPU to launch it); transfers from slower tiers run beside the kernels (overlapped) or in line.
 """
 from __future__ import annotations
 
@@ -137,8 +138,8 @@ def time_pass(model, system, par, prec, eff, batch: ForwardBatch, cuda_graphs: b
         launch = gpu.launch_overhead.value if not cuda_graphs and eff.source != "ideal" else 0.0
         launch_s += kernels * launch
         # Eager mode: the GPU may wait for the CPU to launch each kernel (launch + queuing time).
-        total_s += overlapped(launch_queue_time(times, launch, eff.kernel_gap_s), times, layers) if launch else \
-            overlapped(serial, times, layers)
+        in_line = launch_queue_time(times, launch, eff.kernel_gap_s) if launch else serial
+        total_s += overlapped(in_line, times, layers)
         stages.append(times)
     return PassTime(batch, tuple(stages), gpu_s, launch_s, total_s)
 
