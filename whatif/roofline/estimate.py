@@ -125,14 +125,14 @@ def time_pass(model, system, par, prec, eff, batch: ForwardBatch, cuda_graphs: b
     paths = paths if paths is not None else tier_paths(system, par.gpus)
     host = host_path(system, par.gpus) if techs else None
     for stage in range(par.pp):
+        layers = len(stage_layers(model, par.pp, stage))
         ops = forward_ops(model, batch, par, prec, stage, techs, shared_prefix, host, int(gpu.sm_count.value))
         if placement:
             ctx = PassContext(model, batch, par, prec, techs.kv(base_kv_format(prec)), kv_width_per_gpu(model, par.tp),
-                              len(stage_layers(model, par.pp, stage)), shared_prefix, host)
+                              layers, shared_prefix, host)
             ops = placement_ops(ops, ctx, placement, paths)
         times = tuple(time_op(op, gpu, eff, system.gpu_link, paths) for op in ops)
         kernels = sum(t.op.count for t in times if t.op.op_class != "transfer")
-        layers = len(stage_layers(model, par.pp, stage))
         serial = sum(t.total_s for t in times if not t.op.shape.get("overlap")) + kernels * eff.kernel_gap_s
         gpu_s += overlapped(serial, times, layers)
         launch = gpu.launch_overhead.value if not cuda_graphs and eff.source != "ideal" else 0.0

@@ -188,9 +188,12 @@ def plan_memory(model: ModelSpec, par: Parallelism, prec: Precision, capacity: f
     A placement moves shares of the layer weights, the KV cache and the activations into other tiers
     (`tier_capacity`: bytes of each this GPU may use); streaming them in needs HBM staging buffers."""
     stages = range(par.pp)
-    layer_weights, weights = max(
-        ((lw, stage_weight_bytes(model, par, prec, s, lw)) for s in stages
-         for lw in (layer_weight_bytes(model, par, prec, s),)), key=lambda pair: pair[1])
+    layer_weights = weights = 0.0   # of the stage holding the most weights
+    for s in stages:
+        layer = layer_weight_bytes(model, par, prec, s)
+        total = stage_weight_bytes(model, par, prec, s, layer)
+        if total > weights:
+            layer_weights, weights = layer, total
     heavy = max(stages, key=lambda s: stored_kv_bytes(model, par, prec, techs, tokens_per_sequence, s))
     shared_tokens = shared_prefix if techs.shares_prefix else 0
     shared = stored_kv_bytes(model, par, prec, techs, shared_tokens, heavy) if shared_tokens else 0.0
@@ -204,10 +207,9 @@ def plan_memory(model: ModelSpec, par: Parallelism, prec: Precision, capacity: f
     if not placement:
         return MemoryPlan(weights, kv, act, RUNTIME_RESERVED_BYTES, capacity, utilization, per_token,
                           {"hbm": weights + kv + act + RUNTIME_RESERVED_BYTES}, shared, sequence_kv)
-    layers = len(stage_layers(model, par.pp, heavy))
-    w_stage, kv_stage = staging_shares(placement, layers)
+    w_stage, kv_stage = staging_shares(placement, len(stage_layers(model, par.pp, heavy)))
     budgets = tier_budgets(placement, layer_weights, weights - layer_weights, act, capacity, utilization,
-                           layers, tier_capacity or {})
+                           (w_stage, kv_stage), tier_capacity or {})
     return MemoryPlan(weights, kv, act, RUNTIME_RESERVED_BYTES, capacity, utilization, per_token,
                       {b.name: b.used(kv) for b in budgets}, shared, sequence_kv, budgets,
                       w_stage * layer_weights + kv_stage * kv)
@@ -223,9 +225,10 @@ def staging_shares(p: Placement, layers: int) -> tuple[float, float]:
 
 
 def tier_budgets(p: Placement, layer_weights: float, other_weights: float, act: float, hbm: float,
-                 utilization: float, layers: int, tier_capacity: dict[str, float]) -> tuple[TierBudget, ...]:
-    """HBM first (what stays, plus staging buffers), then each tier the placement uses."""
-    w_stage, kv_stage = staging_shares(p, layers)
+                 utilization: float, staging: tuple[float, float],
+                 tier_capacity: dict[str, float]) -> tuple[TierBudget, ...]:
+    """HBM first (what stays, plus the staging shares of weights and KV), then each tier the placement uses."""
+    w_stage, kv_stage = staging
     w_off, kv_off, a_off = (p.offloaded(c) for c in ("weights", "kv", "activations"))
     hbm_fixed = other_weights + (1 - w_off + w_stage) * layer_weights + (1 - a_off) * act + RUNTIME_RESERVED_BYTES
     out = [TierBudget("hbm", hbm * utilization, hbm_fixed, 1 - kv_off + kv_stage)]

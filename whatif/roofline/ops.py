@@ -60,6 +60,21 @@ def streaming(name: str, op_class: str, elements: float, reads: float, writes: f
               + (f" + {extra_bytes:g} B" if extra_bytes else ""))
 
 
+# GEMMs that read no layer weights: the LM head (embedding-sized, kept 16-bit and in HBM) and the
+# MoE router (activation-sized); every other GEMM multiplies by a layer's weight matrix.
+NON_LAYER_GEMMS = ("lm_head", "router")
+
+
+def is_weight_gemm(op: Op) -> bool:
+    """A GEMM against a layer's weights (what weight formats change and placements stream)."""
+    return op.op_class == "gemm" and op.name not in NON_LAYER_GEMMS
+
+
+def weights_of(op: Op) -> float:
+    """Weights one instance of a weight GEMM reads (MoE: only the touched experts')."""
+    return op.shape.get("groups", 1.0) * op.shape["k"] * op.shape["n"]
+
+
 def transfer(name: str, nbytes: float, path, count: int = 1, overlap: bool = False, direction: str = "h2d",
              blocks: float = 1.0) -> Op:
     """Bytes crossing the link to a slower tier (`path`: a HostPath), as `blocks` separate copies.

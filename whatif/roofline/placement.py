@@ -15,13 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import WhatifError
-from .ops import Op, transfer
+from .ops import Op, is_weight_gemm, transfer, weights_of
 from .techniques.base import HostPath, PassContext
 
 CLASSES = ("weights", "kv", "activations")
 ACCESS = ("stream", "direct")
 STAGING_LAYERS = 2   # stream mode double-buffers: one layer in use, the next arriving
-NOT_OFFLOADED_GEMMS = ("lm_head", "router")   # embedding, head and router stay in HBM
 
 
 @dataclass(frozen=True)
@@ -104,12 +103,9 @@ def resolved(p: Placement, resolve, source: str = "--place") -> Placement:
 
 
 def _weight_bytes_read(ops: list[Op], bytes_per_weight: float) -> float:
-    """Layer weight bytes a pass reads (MoE: the touched experts only), summed over layers."""
-    total = 0.0
-    for op in ops:
-        if op.op_class == "gemm" and op.name not in NOT_OFFLOADED_GEMMS and "k" in op.shape:
-            total += op.shape.get("groups", 1.0) * op.shape["k"] * op.shape["n"] * bytes_per_weight * op.count
-    return total
+    """Layer weight bytes a pass reads (MoE: the touched experts only), summed over layers; the
+    embedding, LM head and router stay in HBM."""
+    return sum(weights_of(op) * bytes_per_weight * op.count for op in ops if is_weight_gemm(op))
 
 
 def _move_to_tier(op: Op, key: str, nbytes: float) -> Op:

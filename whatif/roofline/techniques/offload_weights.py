@@ -20,12 +20,12 @@ from dataclasses import dataclass, replace
 from ...errors import WhatifError
 from ...hardware import load_component
 from ...models import ModelSpec
-from ..attention import DECODE_MAX_QUERIES
 from ..graph import weight_gemm
-from ..ops import Op, transfer
-from ..placement import NOT_OFFLOADED_GEMMS, Placement
+from ..ops import Op, is_weight_gemm, transfer, weights_of
+from ..placement import Placement
 from .base import HostPath, PassContext, Technique, param
 from .registry import register
+from .sparse_attention import require_host, stepping
 
 HOST, NVME = "host", "nvme"
 CPU_DRAM_LINK = "host DRAM (CPU attention)"   # link key of CPU-side work: concurrent with the GPU's links
@@ -37,26 +37,6 @@ FLEXGEN_CPU_BANDWIDTH = 60.0  # GB/s the CPU streams its KV at: not stated; a VM
 
 def _share(cls: str, tier: str, percent: float) -> tuple:
     return ((cls, tier, percent / 100.0),) if percent > 0 else ()
-
-
-def _require_host(name: str, ctx: PassContext) -> HostPath:
-    if ctx.host is None:
-        raise WhatifError(f"--technique {name}: needs host memory behind the GPU's link, but the system has none")
-    return ctx.host
-
-
-def _weight_gemm(op: Op) -> bool:
-    """A GEMM against the layer weights (what a placement streams: not the LM head or the router)."""
-    return op.op_class == "gemm" and op.name not in NOT_OFFLOADED_GEMMS and "k" in op.shape
-
-
-def _weight_bytes(op: Op, ctx: PassContext) -> float:
-    """Weight bytes one instance of a weight GEMM reads (MoE: its touched experts)."""
-    return op.shape.get("groups", 1.0) * op.shape["k"] * op.shape["n"] * ctx.prec.weight_bytes
-
-
-def _stepping(ctx: PassContext) -> bool:
-    return all(q <= DECODE_MAX_QUERIES for q, _, _ in ctx.batch.groups)
 
 
 # ---------------------------------------------------------------- FlexGen
@@ -124,8 +104,8 @@ class FlexGen(Technique):
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         micro = math.ceil(ctx.batch.sequences / self.gpu_batch)
         if micro > 1:   # each micro-batch of the block re-reads the layer's (staged) weights from HBM
-            ops = [self._micro_batched(op, ctx, micro) if _weight_gemm(op) else op for op in ops]
-        if not (self.cpu_attention and _stepping(ctx)):
+            ops = [self._micro_batched(op, ctx, micro) if is_weight_gemm(op) else op for op in ops]
+        if not (self.cpu_attention and stepping(ctx)):
             return ops
         out: list[Op] = []
         for op in ops:
@@ -137,12 +117,12 @@ class FlexGen(Technique):
 
     @staticmethod
     def _micro_batched(op: Op, ctx: PassContext, micro: int) -> Op:
-        extra = (micro - 1) * _weight_bytes(op, ctx)
+        extra = (micro - 1) * weights_of(op) * ctx.prec.weight_bytes
         return replace(op, bytes={**op.bytes, "hbm": op.hbm_bytes + extra},
                        formula=op.formula + f"; weights re-read by {micro} micro-batches (+{extra:g} B)")
 
     def _cpu_attention(self, op: Op, ctx: PassContext) -> list[Op]:
-        host = _require_host(self.name, ctx)
+        host = require_host(self.name, ctx)
         a = ctx.prec.act_bytes
         queries = sum(n * q for q, _, n in ctx.batch.groups)
         q_width = ctx.model.num_heads // ctx.par.tp * ctx.model.head_dim
@@ -253,8 +233,8 @@ class LLMInAFlash(Technique):
         """(share of FFN neurons read this pass, share held and computed), over the pass's sequences."""
         if not self.sparsity:
             return 1.0, 1.0
-        seqs = ctx.batch.sequences if _stepping(ctx) else ctx.batch.tokens   # a prompt's tokens each pick neurons
-        windowed = self.window > 0 and _stepping(ctx)
+        seqs = ctx.batch.sequences if stepping(ctx) else ctx.batch.tokens   # a prompt's tokens each pick neurons
+        windowed = self.window > 0 and stepping(ctx)
         new = self.ffn_active * (1 - self.reuse) if windowed else self.ffn_active
         held = min(1.0, self.ffn_active + self.window * new) if windowed else self.ffn_active
         return 1 - (1 - new) ** seqs, 1 - (1 - held) ** seqs
@@ -274,7 +254,7 @@ class LLMInAFlash(Technique):
 
     def _reads(self, ops: list[Op], ctx: PassContext, read: float) -> list[Op]:
         """The pass's reads from the SSD into host DRAM and the copy on to the GPU, per layer."""
-        host = _require_host(self.name, ctx)
+        host = require_host(self.name, ctx)
         layers = max(1, ctx.layers)
         d, w = ctx.model.hidden_size, ctx.prec.weight_bytes
         vectors = 3 if ctx.model.mlp == "gated" else 2     # gate and up columns and a down row per neuron
@@ -283,9 +263,9 @@ class LLMInAFlash(Technique):
         # Sparse reads: a block per neuron (bundled) or per vector; dense: one contiguous read per matrix.
         blocks = neurons * (1 if self.bundling else vectors) if self.sparsity else 2.0
         if not self.resident_attention:
-            attention = [op for op in ops if _weight_gemm(op) and op.name not in FFN_GEMMS
+            attention = [op for op in ops if is_weight_gemm(op) and op.name not in FFN_GEMMS
                          and not op.name.startswith(("experts", "shared_expert"))]
-            nbytes += sum(_weight_bytes(op, ctx) * op.count for op in attention) / layers
+            nbytes += sum(weights_of(op) * ctx.prec.weight_bytes * op.count for op in attention) / layers
             blocks += len(attention)
         if nbytes <= 0:
             return []
@@ -325,12 +305,12 @@ class ExpertOffload(Technique):
                               f"mixture-of-experts models (e.g. mixtral-8x7b, deepseek-v3)")
 
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
-        host = _require_host(self.name, ctx)
+        host = require_host(self.name, ctx)
         ahead = self.predicted if self.ahead_of_time else 0.0
         out: list[Op] = []
         for op in ops:
             if op.name in EXPERT_GEMMS and op.op_class == "gemm":
-                nbytes = _weight_bytes(op, ctx)
+                nbytes = weights_of(op) * ctx.prec.weight_bytes
                 experts = max(1.0, op.shape.get("groups", 1.0))
                 if ahead > 0:
                     out.append(transfer(f"{op.name}_prefetch", ahead * nbytes, host, op.count, True,

@@ -76,7 +76,7 @@ def require_separate_keys(name: str, model: ModelSpec) -> None:
 
 def require_host(name: str, ctx: PassContext) -> HostPath:
     if ctx.host is None:
-        raise WhatifError(f"--technique {name}: keeps the KV cache on the CPU, but the system has no host link")
+        raise WhatifError(f"--technique {name}: needs host memory behind the GPU's link, but the system has none")
     return ctx.host
 
 

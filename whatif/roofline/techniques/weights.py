@@ -17,13 +17,12 @@ from ...errors import WhatifError
 from ...models import ModelSpec
 from ..config import Precision
 from ..dequant import DEQUANT_OPS, DEQUANT_TILE_M
-from ..ops import Op, gemm, streaming
+from ..ops import Op, gemm, is_weight_gemm, streaming, weights_of
 from .base import PassContext, Technique, param
 from .registry import register
 
 # GEMMs whose weights no weight format touches: the LM head stays 16-bit (as AWQ/GPTQ/FP8 keep it)
 # and the MoE router is a tiny 16-bit matrix.
-UNQUANTIZED_GEMMS = ("lm_head", "router")
 
 ACT_QUANT_FLOPS = 4.0        # per activation element: absmax reduction, scale, round, convert; assumed
 SPARSE_INDEX_BITS = 2.0      # 2:4 metadata: a 2-bit position per kept value (NVIDIA sparse tensor core format)
@@ -79,15 +78,6 @@ def sixteen_bit(prec: Precision) -> str:
 
 
 # ---------------------------------------------------------------- op helpers
-
-def is_weight_gemm(op: Op) -> bool:
-    return op.op_class == "gemm" and op.name not in UNQUANTIZED_GEMMS
-
-
-def weights_of(op: Op) -> float:
-    """Weights one instance of a weight GEMM reads (MoE: only the touched experts')."""
-    return op.shape.get("groups", 1.0) * op.shape["k"] * op.shape["n"]
-
 
 def row_tiles(op: Op) -> int:
     """Row tiles each weight tile is decoded for (fused kernels decode once per DEQUANT_TILE_M rows)."""
