@@ -32,16 +32,12 @@ def pass_ops(p: PassTime) -> list[dict]:
 
 def tier_rows(e: Estimate) -> list[dict]:
     """Memory tiers beyond HBM, as one GPU of the estimate sees them, with the bytes placed in each."""
-    paths = e.tier_paths or {}
     rows = []
     for t in e.system.tiers:
-        p = paths.get(t.tier.name)
+        p = e.tier_paths[t.tier.name]
         rows.append({"memory": t.tier.name, "technology": t.tier.technology, "count": t.count,
-                     "per_gpu": t.per_gpu, "capacity_bytes": t.capacity,
-                     "capacity_per_gpu_bytes": p.capacity if p else t.capacity,
-                     "bandwidth_h2d_b_s": p.bandwidth if p else t.bandwidth("h2d"),
-                     "bandwidth_d2h_b_s": p.rate("d2h") if p else t.bandwidth("d2h"),
-                     "latency_s": p.latency if p else None,
+                     "per_gpu": t.per_gpu, "capacity_bytes": t.capacity, "capacity_per_gpu_bytes": p.capacity,
+                     "bandwidth_h2d_b_s": p.bandwidth, "bandwidth_d2h_b_s": p.rate("d2h"), "latency_s": p.latency,
                      "path": [link.name for link in t.path],
                      "placed_bytes": e.memory.tiers.get(t.tier.name, 0.0)})
     return rows
@@ -88,12 +84,9 @@ def estimate_dict(e: Estimate) -> dict:
 def _tier_budget_table(m) -> str:
     rows = []
     for b in m.to_dict()["tier_budgets"]:
-        if b["usable_bytes"] is None:
-            usable, over = "unknown (unchecked)", 0.0
-        else:
-            share = f" ({m.utilization:.0%} of capacity)" if b["tier"] == "hbm" else ""
-            usable = units.nbytes(b["usable_bytes"]) + share
-            over = b["bytes"] - b["usable_bytes"]
+        share = f" ({m.utilization:.0%} of capacity)" if b["tier"] == "hbm" else ""
+        usable = units.nbytes(b["usable_bytes"]) + share
+        over = b["bytes"] - b["usable_bytes"]
         rows.append([b["tier"], units.nbytes(b["bytes"]), usable, f"{b['kv_share']:.3g}",
                      "yes" if over <= 0 else f"NO: over by {units.nbytes(over)}"])
     return units.table(["tier", "bytes per GPU", "usable per GPU", "KV share", "fits"], rows, right={1, 2, 3})

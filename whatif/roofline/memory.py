@@ -16,7 +16,6 @@ from .placement import NO_PLACEMENT, STAGING_LAYERS, Placement
 from .techniques.compose import NONE, TechniqueSet
 
 CONTEXT_SEARCH_LIMIT = 1 << 40   # tokens: "unbounded" for caches that stop growing (StreamingLLM)
-SEQUENCE_SEARCH_LIMIT = 1 << 20  # sequences: "unbounded" when the KV lives in a tier of unknown size
 
 RUNTIME_RESERVED_BYTES = 1.0e9   # CUDA context + cuBLAS/NCCL workspaces; assumed, order of vLLM's non-torch memory
 DEFAULT_UTILIZATION = 0.9        # fraction of HBM the engine may use (vLLM's gpu_memory_utilization default)
@@ -100,9 +99,7 @@ class MemoryPlan:
         """Most sequences of this length whose KV fits beside weights and activations."""
         per_seq = self.sequence_kv_bytes(tokens_per_sequence)
         free = self.free_for_kv - self.shared_kv_bytes
-        if per_seq <= 0 or free <= 0:
-            return 0
-        return min(int(free // per_seq) if math.isfinite(free) else SEQUENCE_SEARCH_LIMIT, SEQUENCE_SEARCH_LIMIT)
+        return max(0, int(free // per_seq)) if per_seq > 0 and free > 0 else 0
 
     def max_context(self, batch: int) -> int:
         """Longest sequence (prompt + output tokens) for which `batch` sequences fit."""
@@ -127,7 +124,7 @@ class MemoryPlan:
                 "fits": self.fits, "hbm_bytes": self.hbm_bytes, "staging_bytes": self.staging_bytes,
                 "tiers": dict(self.tiers),
                 "tier_budgets": [{"tier": b.name, "bytes": b.used(self.kv_cache_bytes),
-                                  "usable_bytes": b.usable_bytes if math.isfinite(b.usable_bytes) else None,
+                                  "usable_bytes": b.usable_bytes,
                                   "kv_share": b.kv_share} for b in self._budgets()]}
 
 
@@ -186,7 +183,8 @@ def plan_memory(model: ModelSpec, par: Parallelism, prec: Precision, capacity: f
 
     With a technique that shares the prefix, its KV is stored once and each sequence adds the rest.
     A placement moves shares of the layer weights, the KV cache and the activations into other tiers
-    (`tier_capacity`: bytes of each this GPU may use); streaming them in needs HBM staging buffers."""
+    (`tier_capacity`: bytes of each this GPU may use, for every tier the placement names); streaming
+    them in needs HBM staging buffers."""
     stages = range(par.pp)
     layer_weights = weights = 0.0   # of the stage holding the most weights
     for s in stages:
@@ -234,6 +232,6 @@ def tier_budgets(p: Placement, layer_weights: float, other_weights: float, act: 
     out = [TierBudget("hbm", hbm * utilization, hbm_fixed, 1 - kv_off + kv_stage)]
     for tier in p.tiers:
         share = {cls: sum(f for t, f in p.of(cls) if t == tier) for cls in ("weights", "kv", "activations")}
-        out.append(TierBudget(tier, tier_capacity.get(tier, math.inf) * utilization,
+        out.append(TierBudget(tier, tier_capacity[tier] * utilization,
                               share["weights"] * layer_weights + share["activations"] * act, share["kv"]))
     return tuple(out)
