@@ -7,7 +7,6 @@ CPU to launch it); transfers from slower tiers run beside the kernels (overlappe
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -17,13 +16,12 @@ from ..models import ModelSpec
 from .config import ForwardBatch, Parallelism, Precision
 from .cost import Price, cost_per_million_tokens, scenario_price
 from .efficiency import Efficiency
-from .graph import base_kv_format, check_parallelism, forward_ops, kv_width_per_gpu, stage_layers
-from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan, plan_memory
-from .placement import NO_PLACEMENT, Placement, placement_ops, resolved
-from .techniques.base import HostPath, PassContext
+from .forward_pass import PassTime, launch_queue_time, overlapped, time_pass  # noqa: F401 (re-exported)
+from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan
+from .pass_setup import pass_setup
+from .placement import NO_PLACEMENT, Placement
+from .techniques.base import HostPath
 from .techniques.compose import NONE, TechniqueSet
-from .tiers import host_path, resolve_tier, tier_paths
-from .timing import OpTime, time_op
 
 DECODE_SAMPLES = 5   # decode steps timed across the generation; TPOT integrates between them
 
@@ -42,25 +40,6 @@ class Workload:
         sp = self.shared_prefix
         if isinstance(sp, bool) or not isinstance(sp, int) or not 0 <= sp <= self.prompt:
             raise WhatifError(f"--shared-prefix: {sp!r} must be an integer from 0 to --prompt ({self.prompt})")
-
-
-@dataclass(frozen=True)
-class PassTime:
-    """One forward pass: its kernels (one pipeline stage each) and the time they take."""
-
-    batch: ForwardBatch
-    stages: tuple[tuple[OpTime, ...], ...]
-    gpu_s: float        # kernel time + inter-kernel gaps, all stages in sequence
-    launch_s: float     # CPU time to launch the kernels (eager mode), all stages
-    time_s: float
-
-    @property
-    def op_times(self) -> tuple[OpTime, ...]:
-        return tuple(t for stage in self.stages for t in stage)
-
-    @property
-    def kernels(self) -> int:
-        return sum(t.op.count for t in self.op_times)
 
 
 @dataclass(frozen=True)
@@ -117,81 +96,6 @@ class Estimate:
         return self.throughput_tok_s if self.max_batch == self.workload.batch else 0.0
 
 
-def time_pass(model, system, par, prec, eff, batch: ForwardBatch, cuda_graphs: bool,
-              techs: TechniqueSet = NONE, shared_prefix: int = 0, placement: Placement = NO_PLACEMENT,
-              paths: dict[str, HostPath] | None = None) -> PassTime:
-    stages, gpu_s, launch_s, total_s = [], 0.0, 0.0, 0.0
-    gpu = system.gpu
-    paths = paths if paths is not None else tier_paths(system, par.gpus)
-    host = host_path(system, par.gpus) if techs else None
-    for stage in range(par.pp):
-        layers = len(stage_layers(model, par.pp, stage))
-        ops = forward_ops(model, batch, par, prec, stage, techs, shared_prefix, host, int(gpu.sm_count.value))
-        if placement:
-            ctx = PassContext(model, batch, par, prec, techs.kv(base_kv_format(prec)), kv_width_per_gpu(model, par.tp),
-                              layers, shared_prefix, host)
-            ops = placement_ops(ops, ctx, placement, paths)
-        times = tuple(time_op(op, gpu, eff, system.gpu_link, paths) for op in ops)
-        kernels = sum(t.op.count for t in times if t.op.op_class != "transfer")
-        serial = sum(t.total_s for t in times if not t.op.shape.get("overlap")) + kernels * eff.kernel_gap_s
-        gpu_s += overlapped(serial, times, layers)
-        launch = gpu.launch_overhead.value if not cuda_graphs and eff.source != "ideal" else 0.0
-        launch_s += kernels * launch
-        # Eager mode: the GPU may wait for the CPU to launch each kernel (launch + queuing time).
-        in_line = launch_queue_time(times, launch, eff.kernel_gap_s) if launch else serial
-        total_s += overlapped(in_line, times, layers)
-        stages.append(times)
-    return PassTime(batch, tuple(stages), gpu_s, launch_s, total_s)
-
-
-def launch_queue_time(times, launch_s: float, gap_s: float) -> float:
-    """Time of a stream of kernels that the CPU launches one by one, `launch_s` each (eager mode).
-
-    Kernel i can start only once launched, at (i+1) * launch_s, and once kernel i-1 is done: while
-    kernels are short the GPU waits on the CPU (launch-bound), while long they queue up (GPU-bound).
-    Ops are in layer order; a run of ops with the same count > 1 is one layer, repeated."""
-    gpu_free, launched = 0.0, 0.0
-    serial = [t for t in times if not t.op.shape.get("overlap")]
-    i = 0
-    while i < len(serial):
-        j = i + 1
-        if serial[i].op.count > 1:
-            while j < len(serial) and serial[j].op.count == serial[i].op.count:
-                j += 1
-        reps, last_step = serial[i].op.count, None
-        for rep in range(reps):
-            before = (gpu_free, launched)
-            for t in serial[i:j]:
-                if t.op.op_class != "transfer":
-                    launched += launch_s
-                gpu_free = max(gpu_free, launched) + t.time_s + (gap_s if t.op.op_class != "transfer" else 0.0)
-            step = (gpu_free - before[0], launched - before[1])
-            if last_step and all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(step, last_step)):
-                # steady state: every further layer adds the same
-                gpu_free += step[0] * (reps - rep - 1)
-                launched += step[1] * (reps - rep - 1)
-                break
-            last_step = step
-        i = j
-    return gpu_free
-
-
-def overlapped(serial_s: float, times, layers: int) -> float:
-    """A stage's time when its `overlap` transfers run on copy engines beside the kernels.
-
-    Transfers over the same link in the same direction share it (their times add); different links
-    and the two directions of a link run concurrently. Prefetching layer by layer, the pass costs
-    max(kernels, transfers) plus one layer's worth of the smaller (the pipeline's fill), never more
-    than kernels + transfers in sequence."""
-    per_link: dict[str, float] = {}
-    for t in times:
-        if t.op.shape.get("overlap"):
-            key = next(iter(t.op.bytes), "")
-            per_link[key] = per_link.get(key, 0.0) + t.total_s
-    hidden = max(per_link.values(), default=0.0)
-    return max(serial_s, hidden) + min(serial_s, hidden) / max(layers, 1)
-
-
 def prefill_passes(batch: int, prompt: int, chunk: int, cached: int = 0) -> list[tuple[ForwardBatch, int]]:
     """The prefill of `batch` prompts as (pass, how many times it runs), each pass <= `chunk` tokens.
 
@@ -230,48 +134,26 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     """Estimate one request batch. `model` and `prec` are the user's; the techniques transform them.
     `placement` puts shares of weights, KV and activations in the system's slower tiers.
     With `with_max_batch`, the same scenario is also estimated at its max batch."""
-    techs = techniques
     user_placement = placement
-    placement = resolved(placement, lambda name, where: resolve_tier(name, system, where))
-    for t in techs.items:   # shares a technique adds are resolved in its name, so an error says which
-        placement = resolved(t.transform_placement(placement), lambda name, where: resolve_tier(name, system, where),
-                             f"--technique {t.name} placing")
-    techs.check(model, workload.shared_prefix)
-    for t in techs.items:
-        if t.needs_peak and t.needs_peak not in system.gpu.peak:
-            raise WhatifError(f"--technique {t.name}: needs {t.needs_peak} tensor cores, which {system.gpu.name} "
-                              f"does not have; its tensor-core dtypes: {', '.join(system.gpu.peak)}")
-    user_model, user_prec = model, prec
-    model, prec = techs.model(model), techs.precision(prec)
-    check_parallelism(model, par)
-    if par.gpus > system.gpu_count:
-        raise WhatifError(f"--tp x --pp = {par.gpus} GPUs, but {system.name} has {system.gpu_count}")
-    if not 0 < utilization <= 1:
-        raise WhatifError(f"--memory-utilization: {utilization} must be in (0, 1]")
+    setup = pass_setup(model, system, par, prec, eff, utilization, techniques, placement, workload.shared_prefix)
+    techs, model, prec, placement, paths = setup.techniques, setup.model, setup.precision, setup.placement, setup.paths
     w = workload
     seq_len = w.prompt + w.output
     if seq_len > model.max_position_embeddings:
         raise WhatifError(f"--prompt + --output = {seq_len} tokens is longer than {model.name}'s context "
                           f"window (max_position_embeddings {model.max_position_embeddings})")
-    hbm = system.gpu.hbm_capacity.value
-    paths = tier_paths(system, par.gpus)
-    capacity = {name: path.capacity for name, path in paths.items()}
 
     def plan(batch: int) -> MemoryPlan:
-        return plan_memory(model, par, prec, hbm, batch, seq_len, min(batch * w.prompt, w.prefill_chunk),
-                           utilization, techs, w.shared_prefix, placement, capacity)
+        return setup.plan(batch, seq_len, min(batch * w.prompt, w.prefill_chunk))
 
     memory = plan(w.batch)
     max_batch = max_batch_fitting(plan, seq_len)
-
-    def timed(fb: ForwardBatch, graphs: bool) -> PassTime:
-        return time_pass(model, system, par, prec, eff, fb, graphs, techs, w.shared_prefix, placement, paths)
 
     # Prefill (eager, as engines run variable-length prefill outside CUDA graphs). Techniques may
     # compute only part of each prompt and attend the rest from a cache.
     units = techs.prefill_units([(w.prompt, 0, w.batch)], w.shared_prefix)
     passes = [p for new, cached, n in units for p in prefill_passes(n, new, w.prefill_chunk, cached)]
-    prefill = tuple((timed(fb, False), n) for fb, n in passes)
+    prefill = tuple((setup.time(fb, False), n) for fb, n in passes)
     ttft = sum(p.time_s * n for p, n in prefill)
 
     # Decode: with pp stages, up to pp micro-batches keep the pipeline full; each sequence still
@@ -285,7 +167,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
         n = min(DECODE_SAMPLES, steps)
         contexts = [first + round(i * (last - first) / max(n - 1, 1)) for i in range(n)]
         per_micro = -(-w.batch // micro)
-        sampled = [timed(ForwardBatch.decode(per_micro, c), cuda_graphs) for c in contexts]
+        sampled = [setup.time(ForwardBatch.decode(per_micro, c), cuda_graphs) for c in contexts]
         times = [p.time_s for p in sampled]
         if n == 1:
             tpot = times[0]
@@ -296,8 +178,8 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     e2e = ttft + steps * tpot
     at_max = None
     if with_max_batch and max_batch >= 1 and max_batch != w.batch:
-        at_max = estimate(user_model, system, par, user_prec, replace(w, batch=max_batch), eff, cuda_graphs,
-                          utilization, techs, False, user_placement, price_per_hour)
+        at_max = estimate(setup.user_model, system, par, setup.user_precision, replace(w, batch=max_batch), eff,
+                          cuda_graphs, utilization, techs, False, user_placement, price_per_hour)
     fitting_context = memory.max_context(w.batch)
     extra, extra_source = techs.extra_price_per_hour()
     price = scenario_price(system, par.gpus, price_per_hour, extra, extra_source)

@@ -1,0 +1,108 @@
+"""Time of one forward pass: its kernels per pipeline stage, the gaps between them or the eager
+launch queue, and transfers from slower tiers running beside the kernels (overlapped) or in line."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .config import ForwardBatch
+from .graph import base_kv_format, forward_ops, kv_width_per_gpu, stage_layers
+from .placement import NO_PLACEMENT, Placement, placement_ops
+from .techniques.base import HostPath, PassContext
+from .techniques.compose import NONE, TechniqueSet
+from .tiers import host_path, tier_paths
+from .timing import OpTime, time_op
+
+
+@dataclass(frozen=True)
+class PassTime:
+    """One forward pass: its kernels (one pipeline stage each) and the time they take."""
+
+    batch: ForwardBatch
+    stages: tuple[tuple[OpTime, ...], ...]
+    gpu_s: float        # kernel time + inter-kernel gaps, all stages in sequence
+    launch_s: float     # CPU time to launch the kernels (eager mode), all stages
+    time_s: float
+
+    @property
+    def op_times(self) -> tuple[OpTime, ...]:
+        return tuple(t for stage in self.stages for t in stage)
+
+    @property
+    def kernels(self) -> int:
+        return sum(t.op.count for t in self.op_times)
+
+
+def time_pass(model, system, par, prec, eff, batch: ForwardBatch, cuda_graphs: bool,
+              techs: TechniqueSet = NONE, shared_prefix: int = 0, placement: Placement = NO_PLACEMENT,
+              paths: dict[str, HostPath] | None = None) -> PassTime:
+    stages, gpu_s, launch_s, total_s = [], 0.0, 0.0, 0.0
+    gpu = system.gpu
+    paths = paths if paths is not None else tier_paths(system, par.gpus)
+    host = host_path(system, par.gpus) if techs else None
+    for stage in range(par.pp):
+        layers = len(stage_layers(model, par.pp, stage))
+        ops = forward_ops(model, batch, par, prec, stage, techs, shared_prefix, host, int(gpu.sm_count.value))
+        if placement:
+            ctx = PassContext(model, batch, par, prec, techs.kv(base_kv_format(prec)), kv_width_per_gpu(model, par.tp),
+                              layers, shared_prefix, host)
+            ops = placement_ops(ops, ctx, placement, paths)
+        times = tuple(time_op(op, gpu, eff, system.gpu_link, paths) for op in ops)
+        kernels = sum(t.op.count for t in times if t.op.op_class != "transfer")
+        serial = sum(t.total_s for t in times if not t.op.shape.get("overlap")) + kernels * eff.kernel_gap_s
+        gpu_s += overlapped(serial, times, layers)
+        launch = gpu.launch_overhead.value if not cuda_graphs and eff.source != "ideal" else 0.0
+        launch_s += kernels * launch
+        # Eager mode: the GPU may wait for the CPU to launch each kernel (launch + queuing time).
+        in_line = launch_queue_time(times, launch, eff.kernel_gap_s) if launch else serial
+        total_s += overlapped(in_line, times, layers)
+        stages.append(times)
+    return PassTime(batch, tuple(stages), gpu_s, launch_s, total_s)
+
+
+def launch_queue_time(times, launch_s: float, gap_s: float) -> float:
+    """Time of a stream of kernels that the CPU launches one by one, `launch_s` each (eager mode).
+
+    Kernel i can start only once launched, at (i+1) * launch_s, and once kernel i-1 is done: while
+    kernels are short the GPU waits on the CPU (launch-bound), while long they queue up (GPU-bound).
+    Ops are in layer order; a run of ops with the same count > 1 is one layer, repeated."""
+    gpu_free, launched = 0.0, 0.0
+    serial = [t for t in times if not t.op.shape.get("overlap")]
+    i = 0
+    while i < len(serial):
+        j = i + 1
+        if serial[i].op.count > 1:
+            while j < len(serial) and serial[j].op.count == serial[i].op.count:
+                j += 1
+        reps, last_step = serial[i].op.count, None
+        for rep in range(reps):
+            before = (gpu_free, launched)
+            for t in serial[i:j]:
+                if t.op.op_class != "transfer":
+                    launched += launch_s
+                gpu_free = max(gpu_free, launched) + t.time_s + (gap_s if t.op.op_class != "transfer" else 0.0)
+            step = (gpu_free - before[0], launched - before[1])
+            if last_step and all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(step, last_step)):
+                # steady state: every further layer adds the same
+                gpu_free += step[0] * (reps - rep - 1)
+                launched += step[1] * (reps - rep - 1)
+                break
+            last_step = step
+        i = j
+    return gpu_free
+
+
+def overlapped(serial_s: float, times, layers: int) -> float:
+    """A stage's time when its `overlap` transfers run on copy engines beside the kernels.
+
+    Transfers over the same link in the same direction share it (their times add); different links
+    and the two directions of a link run concurrently. Prefetching layer by layer, the pass costs
+    max(kernels, transfers) plus one layer's worth of the smaller (the pipeline's fill), never more
+    than kernels + transfers in sequence."""
+    per_link: dict[str, float] = {}
+    for t in times:
+        if t.op.shape.get("overlap"):
+            key = next(iter(t.op.bytes), "")
+            per_link[key] = per_link.get(key, 0.0) + t.total_s
+    hidden = max(per_link.values(), default=0.0)
+    return max(serial_s, hidden) + min(serial_s, hidden) / max(layers, 1)

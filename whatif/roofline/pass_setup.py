@@ -1,0 +1,72 @@
+"""Everything a forward pass's cost depends on, checked and resolved once per scenario.
+
+The estimate and the serving simulator both time passes and plan memory through a PassSetup, so
+they share one set of checks (techniques, parallelism, tiers) and one source of cost.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import WhatifError
+from ..hardware import System
+from ..models import ModelSpec
+from .config import ForwardBatch, Parallelism, Precision
+from .efficiency import Efficiency
+from .forward_pass import PassTime, time_pass
+from .graph import check_parallelism
+from .memory import MemoryPlan, plan_memory
+from .placement import NO_PLACEMENT, Placement, resolved
+from .techniques.base import HostPath
+from .techniques.compose import NONE, TechniqueSet
+from .tiers import resolve_tier, tier_paths
+
+
+@dataclass(frozen=True)
+class PassSetup:
+    user_model: ModelSpec      # before techniques transform it
+    user_precision: Precision
+    model: ModelSpec           # as the techniques run it
+    precision: Precision
+    system: System
+    parallel: Parallelism
+    efficiency: Efficiency
+    techniques: TechniqueSet
+    placement: Placement       # resolved to the system's tier names, techniques' shares included
+    paths: dict[str, HostPath]
+    utilization: float
+    shared_prefix: int = 0
+
+    def time(self, batch: ForwardBatch, cuda_graphs: bool) -> PassTime:
+        return time_pass(self.model, self.system, self.parallel, self.precision, self.efficiency, batch,
+                         cuda_graphs, self.techniques, self.shared_prefix, self.placement, self.paths)
+
+    def plan(self, batch: int, seq_len: int, prefill_tokens: int) -> MemoryPlan:
+        """Memory of `batch` sequences of `seq_len` tokens with prefill passes of `prefill_tokens`."""
+        capacity = {name: path.capacity for name, path in self.paths.items()}
+        return plan_memory(self.model, self.parallel, self.precision, self.system.gpu.hbm_capacity.value, batch,
+                           seq_len, prefill_tokens, self.utilization, self.techniques, self.shared_prefix,
+                           self.placement, capacity)
+
+
+def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precision, eff: Efficiency,
+               utilization: float, techs: TechniqueSet = NONE, placement: Placement = NO_PLACEMENT,
+               shared_prefix: int = 0) -> PassSetup:
+    """Check a scenario's model, system, parallelism and techniques together and resolve its placement."""
+    user_placement = placement
+    placement = resolved(user_placement, lambda name, where: resolve_tier(name, system, where))
+    for t in techs.items:   # shares a technique adds are resolved in its name, so an error says which
+        placement = resolved(t.transform_placement(placement), lambda name, where: resolve_tier(name, system, where),
+                             f"--technique {t.name} placing")
+    techs.check(model, shared_prefix)
+    for t in techs.items:
+        if t.needs_peak and t.needs_peak not in system.gpu.peak:
+            raise WhatifError(f"--technique {t.name}: needs {t.needs_peak} tensor cores, which {system.gpu.name} "
+                              f"does not have; its tensor-core dtypes: {', '.join(system.gpu.peak)}")
+    run_model, run_prec = techs.model(model), techs.precision(prec)
+    check_parallelism(run_model, par)
+    if par.gpus > system.gpu_count:
+        raise WhatifError(f"--tp x --pp = {par.gpus} GPUs, but {system.name} has {system.gpu_count}")
+    if not 0 < utilization <= 1:
+        raise WhatifError(f"--memory-utilization: {utilization} must be in (0, 1]")
+    return PassSetup(model, prec, run_model, run_prec, system, par, eff, techs, placement,
+                     tier_paths(system, par.gpus), utilization, shared_prefix)
