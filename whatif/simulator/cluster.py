@@ -1,0 +1,120 @@
+"""A serving cluster in SimPy: requests arrive, a router sends each to a replica, replicas run
+their engines; with disaggregation (DistServe), prefill replicas hand each prefilled request to a
+decode replica, which pulls its KV over the link between the pools.
+
+`simulate` returns every request that arrived, finished or not, with the reason for rejections."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, replace
+
+from ..roofline.pass_setup import pass_setup
+from .config import SimConfig
+from .costs import IterationCosts, kv_link_path
+from .log import IterationLog
+from .replica import Replica
+from .request import REJECTED, Record, Request
+from .router import Router
+from .scheduler import Seq
+
+
+def _costs(scenario, par, engine, plan_seq_len: int) -> IterationCosts:
+    if par != scenario.parallel:
+        scenario = replace(scenario, parallel=par, gpus=None)
+    model, system, par, eff = scenario.resolve()
+    setup = pass_setup(model, system, par, scenario.precision, eff, scenario.memory_utilization,
+                       scenario.technique_set(), scenario.placement())
+    return IterationCosts(setup, scenario.cuda_graphs, engine.block_size, engine.token_budget, plan_seq_len)
+
+
+class Cluster:
+    def __init__(self, env, cfg: SimConfig, plan_seq_len: int):
+        self.env = env
+        self.cfg = cfg
+        self.log = IterationLog()
+        sc, engine, cl = cfg.scenario, cfg.engine, cfg.cluster
+        decode_costs = _costs(sc, sc.parallel, engine, plan_seq_len)
+        self.window = decode_costs.setup.model.max_position_embeddings
+        self.kv_path = None
+        if cl.disaggregated:
+            par = replace(sc.parallel, tp=cl.prefill_tp or sc.parallel.tp, pp=cl.prefill_pp or sc.parallel.pp)
+            prefill_costs = _costs(sc, par, engine, plan_seq_len)
+            self.kv_path = kv_link_path(prefill_costs.setup.system, cl.kv_link)
+            prefill = [Replica(env, i, "prefill", prefill_costs, engine, self.log, self)
+                       for i in range(cl.prefill_replicas)]
+            decode = [Replica(env, cl.prefill_replicas + i, "decode", decode_costs, engine, self.log, self)
+                      for i in range(cl.replicas)]
+            self.entry, self.decode = Router(cl.router, prefill), Router(cl.router, decode)
+            self.replicas = prefill + decode
+        else:
+            mixed = [Replica(env, i, "mixed", decode_costs, engine, self.log, self) for i in range(cl.replicas)]
+            self.entry = self.decode = Router(cl.router, mixed)
+            self.replicas = mixed
+
+    def rejection(self, r: Request) -> str:
+        """Why a request can never be served here ('' when it can)."""
+        if r.prompt + r.output > self.window:
+            return f"prompt + output = {r.prompt + r.output} tokens exceeds the context window ({self.window})"
+        for router, tokens in ((self.entry, r.prompt), (self.decode, r.prompt + r.output - 1)):
+            replica = router.replicas[0]
+            blocks = -(-tokens // replica.bm.block_size)
+            usable = replica.bm.num_blocks - replica.bm.watermark_blocks
+            if blocks > usable:
+                return (f"needs {blocks} KV blocks ({tokens} tokens) but a {replica.role} replica holds {usable} "
+                        f"(above the watermark)")
+        return ""
+
+    def arrive(self, rec: Record) -> None:
+        reason = self.rejection(rec.request)
+        if reason:
+            rec.status, rec.reason = REJECTED, reason
+            return
+        self.entry.pick(rec.request.prefix_id).submit(Seq(rec))
+
+    def hand_on(self, seq: Seq) -> None:
+        self.decode.pick(seq.req.prefix_id).hand_in(seq)
+
+    def cost_stats(self) -> dict:
+        stats: dict = {}
+        for costs in {id(r.costs): r.costs for r in self.replicas}.values():
+            for key, value in costs.stats().items():
+                stats[key] = stats.get(key, 0) + value if key.startswith("iteration_cost") else value
+        return stats
+
+
+def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
+             requests: list[Request] | None = None):
+    """Run `cfg` (its workload's requests, or `requests`) and return a SimulationResult."""
+    import simpy
+
+    from .metrics import SimulationResult
+    from .workload import describe, generate
+    if requests is None:
+        requests = generate(cfg.workload)
+    records = [Record(r) for r in requests]
+    mean_len = sum(r.prompt + r.output for r in requests) / max(len(requests), 1)
+    env = simpy.Environment()
+    cluster = Cluster(env, cfg, max(1, round(mean_len)))
+
+    def arrivals():
+        step = max(1, len(records) // 100)
+        for i, rec in enumerate(records):
+            delay = rec.request.arrival_s - env.now
+            if delay > 0:
+                yield env.timeout(delay)
+            cluster.arrive(rec)
+            if progress and i % step == 0:
+                progress(i, len(records))
+
+    env.process(arrivals())
+    env.run(until=cfg.horizon_s)
+    if progress:
+        progress(len(records), len(records))
+    sc = cfg.scenario
+    setup = {"model": sc.model, "hardware": sc.hardware, "tp": sc.parallel.tp, "pp": sc.parallel.pp,
+             "techniques": [str(t) for t in sc.techniques], "efficiency": sc.efficiency,
+             "engine": asdict(cfg.engine), "cluster": asdict(cfg.cluster),
+             "workload": describe(cfg.workload) if cfg.workload is not None else f"{len(requests)} given requests",
+             "kv_blocks_per_replica": {r.role: r.costs.kv_blocks for r in cluster.replicas}}
+    return SimulationResult(records, cluster.log, [r.info() for r in cluster.replicas], env.now, cfg.slo, setup,
+                            cluster.cost_stats())

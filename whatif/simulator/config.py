@@ -1,0 +1,121 @@
+"""What to simulate besides the scenario: the engine's scheduler, the cluster, the SLOs.
+
+Defaults follow a vLLM-like engine (assumed settings, stated where they come from)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import WhatifError, positive_int
+
+BATCHING = ("continuous", "static")
+PRIORITIES = ("prefill", "decode")
+PREEMPTION = ("recompute", "swap")
+ROUTERS = ("round-robin", "least-outstanding", "prefix-aware")
+
+
+def _choice(value, valid, flag: str) -> str:
+    if value not in valid:
+        raise WhatifError(f"{flag}: {value!r} is not valid; valid: {', '.join(valid)}")
+    return value
+
+
+def _number(value, flag: str, low: float, high: float = float("inf"), low_open: bool = False) -> float:
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and \
+        (value > low if low_open else value >= low) and value <= high
+    if not ok:
+        bound = f"> {low:g}" if low_open else f">= {low:g}"
+        raise WhatifError(f"{flag}: {value!r} must be a number {bound}" + (f" and <= {high:g}" if high < float("inf")
+                                                                           else ""))
+    return float(value)
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """One replica's scheduler and KV cache manager."""
+
+    batching: str = "continuous"   # continuous (iteration-level, Orca/vLLM) or static (request-level, padded)
+    priority: str = "prefill"      # without chunked prefill: prefill-priority (vLLM V0) or decode-priority
+    chunked_prefill: bool = True   # Sarathi-Serve / vLLM V1: decodes first, prefill chunks fill the budget
+    max_batch: int = 256           # running sequences (vLLM max_num_seqs default)
+    token_budget: int = 2048       # tokens per iteration (max_num_batched_tokens; assumed, Sarathi's range)
+    block_size: int = 16           # tokens per KV block (vLLM default)
+    watermark: float = 0.01        # share of KV blocks kept free when admitting (vLLM default)
+    prefix_caching: bool = False
+    preemption: str = "recompute"  # recompute (vLLM default) or swap to host memory
+    swap_space_gb: float = 4.0     # host memory per GPU for swapped KV, GiB (vLLM's swap_space default)
+
+    def __post_init__(self):
+        _choice(self.batching, BATCHING, "--batching")
+        _choice(self.priority, PRIORITIES, "--priority")
+        _choice(self.preemption, PREEMPTION, "--preemption")
+        positive_int(self.max_batch, "--max-batch")
+        positive_int(self.token_budget, "--token-budget")
+        positive_int(self.block_size, "--block-size")
+        _number(self.watermark, "--watermark", 0.0, 0.5)
+        _number(self.swap_space_gb, "--swap-space", 0.0)
+        for name in ("chunked_prefill", "prefix_caching"):
+            if not isinstance(getattr(self, name), bool):
+                raise WhatifError(f"{name}: {getattr(self, name)!r} must be true or false")
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """Replicas of the scenario's model behind a router; with prefill_replicas > 0, a disaggregated
+    cluster (DistServe): a prefill pool and a decode pool of `replicas`, KV sent over `kv_link`."""
+
+    replicas: int = 1
+    router: str = "round-robin"
+    prefill_replicas: int = 0
+    prefill_tp: int | None = None  # the prefill pool's parallelism (default: the scenario's)
+    prefill_pp: int | None = None
+    kv_link: str | None = None     # link profile between the pools (default: the system's GPU link)
+
+    def __post_init__(self):
+        positive_int(self.replicas, "--replicas")
+        _choice(self.router, ROUTERS, "--router")
+        if isinstance(self.prefill_replicas, bool) or not isinstance(self.prefill_replicas, int) \
+                or self.prefill_replicas < 0:
+            raise WhatifError(f"--prefill-replicas: {self.prefill_replicas!r} must be a non-negative integer")
+        for name in ("prefill_tp", "prefill_pp"):
+            if getattr(self, name) is not None:
+                positive_int(getattr(self, name), "--" + name.replace("_", "-"))
+
+    @property
+    def disaggregated(self) -> bool:
+        return self.prefill_replicas > 0
+
+
+@dataclass(frozen=True)
+class SLO:
+    """Per-request latency objectives (DistServe: a request attains the SLO when it meets both)."""
+
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    attainment: float = 0.9        # share of requests that must attain it (capacity search)
+
+    def __post_init__(self):
+        if self.ttft_s is not None:
+            _number(self.ttft_s, "--slo-ttft", 0.0, low_open=True)
+        if self.tpot_s is not None:
+            _number(self.tpot_s, "--slo-tpot", 0.0, low_open=True)
+        _number(self.attainment, "--attainment", 0.0, 1.0, low_open=True)
+
+    @property
+    def given(self) -> bool:
+        return self.ttft_s is not None or self.tpot_s is not None
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """One simulation: the scenario (model, system, parallelism, techniques) served under a workload."""
+
+    scenario: object               # whatif.scenario.Scenario
+    workload: object               # whatif.simulator.workload.WorkloadSpec
+    engine: EngineConfig = EngineConfig()
+    cluster: ClusterConfig = ClusterConfig()
+    slo: SLO = SLO()
+    horizon_s: float | None = None  # stop the clock here (default: when every request is done)
+
+    def __post_init__(self):
+        if self.horizon_s is not None:
+            _number(self.horizon_s, "--horizon", 0.0, low_open=True)

@@ -1,0 +1,116 @@
+"""What an iteration costs, asked of roofline: its time from the batch's shape, memoized on a
+bucketed shape, and the KV capacity, swap and transfer times of a replica.
+
+An iteration's batch is a decode group (sequences, mean context) and prefill chunks (tokens,
+cached context). Token counts and contexts are rounded to a geometric grid with steps of
+2^(1/32) (about 2%) before the roofline is asked, so a long run asks only a few thousand distinct
+shapes; the rounding moves a count by at most about 1%, and a pass's time by less."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..errors import WhatifError
+from ..hardware import System, load_component
+from ..roofline.config import ForwardBatch
+from ..roofline.ops import transfer
+from ..roofline.pass_setup import PassSetup
+from ..roofline.techniques.base import HostPath
+from ..roofline.tiers import host_path
+from ..roofline.timing import time_op
+
+GRID_STEPS_PER_DOUBLING = 32
+EXACT_BELOW = 64          # counts up to this are used exactly (small batches and chunks matter most)
+GIB = 2 ** 30
+
+
+def bucket(x: int) -> int:
+    """`x` rounded to the nearest point of the geometric grid (exact up to EXACT_BELOW)."""
+    if x <= EXACT_BELOW:
+        return x
+    return round(2.0 ** (round(math.log2(x) * GRID_STEPS_PER_DOUBLING) / GRID_STEPS_PER_DOUBLING))
+
+
+@dataclass
+class IterationCosts:
+    """Iteration times and KV figures of one replica (one PassSetup), memoized."""
+
+    setup: PassSetup
+    cuda_graphs: bool
+    block_size: int
+    token_budget: int
+    plan_seq_len: int                 # sequence length the KV bytes per token are averaged over
+    cache: dict = field(default_factory=dict)
+    hits: int = 0
+    misses: int = 0
+
+    def __post_init__(self):
+        plan = self.setup.plan(1, self.plan_seq_len, self.token_budget)
+        self.kv_bytes_per_token = plan.sequence_kv_bytes(self.plan_seq_len) / self.plan_seq_len
+        free = plan.free_for_kv
+        if free <= 0 or self.kv_bytes_per_token <= 0:
+            over = plan.overflow()
+            detail = f"{over[0][0]} over by {(over[0][1] - over[0][2]) / 1e9:.1f} GB per GPU" if over else "no room"
+            raise WhatifError(f"{self.setup.model.name} leaves no memory for a KV cache on {self.setup.system.name} "
+                              f"with tp={self.setup.parallel.tp} pp={self.setup.parallel.pp} ({detail}); try more GPUs "
+                              f"(--tp/--pp), a smaller --weight-dtype or offloading (--place)")
+        self.kv_blocks = int(free // (self.kv_bytes_per_token * self.block_size))
+        self.layers_per_gpu = math.ceil(self.setup.model.num_layers / self.setup.parallel.pp)
+
+    def time(self, decode_seqs: int, decode_context: int, prefills: list[tuple[int, int]]) -> float:
+        """Seconds of an iteration: `decode_seqs` sequences decoding one token each after
+        `decode_context` cached tokens on average, and prefill chunks of (tokens, cached tokens)."""
+        groups = [] if decode_seqs == 0 else [(1, bucket(decode_context), bucket(decode_seqs))]
+        groups += sorted((bucket(q), bucket(c), 1) for q, c in prefills)
+        key = tuple(groups)
+        t = self.cache.get(key)
+        if t is not None:
+            self.hits += 1
+            return t
+        self.misses += 1
+        merged: dict[tuple[int, int], int] = {}   # equal chunks are one group of several sequences
+        for q, c, n in groups:
+            merged[(q, c)] = merged.get((q, c), 0) + n
+        fb = ForwardBatch(tuple((q, c, n) for (q, c), n in merged.items()))
+        # Engines capture CUDA graphs for decode-only batches and run anything with a prefill eagerly.
+        t = self.setup.time(fb, self.cuda_graphs and not prefills).time_s
+        self.cache[key] = t
+        return t
+
+    def swap_time(self, blocks: int, direction: str) -> float:
+        """Seconds to copy `blocks` KV blocks to host memory (d2h) or back (h2d). vLLM copies each
+        block of each layer's K and V separately, so a swap is many small copies (FastSwitch)."""
+        if blocks <= 0:
+            return 0.0
+        path = host_path(self.setup.system, self.setup.parallel.gpus)
+        nbytes = blocks * self.block_size * self.kv_bytes_per_token
+        op = transfer("kv_swap", nbytes, path, direction=direction, blocks=blocks * self.layers_per_gpu * 2)
+        return time_op(op, self.setup.system.gpu, self.setup.efficiency).total_s
+
+    def swap_blocks(self, swap_space_gib: float) -> int:
+        """KV blocks the host swap space holds (it is per GPU, as each GPU swaps its own shard)."""
+        return int(swap_space_gib * GIB // (self.kv_bytes_per_token * self.block_size))
+
+    def send_time(self, tokens: int, path: HostPath) -> float:
+        """Seconds to send `tokens` tokens of KV from this replica's GPUs to another's over `path`
+        (each GPU sends its own shard at once, one copy per layer)."""
+        nbytes = tokens * self.kv_bytes_per_token
+        op = transfer("kv_send", nbytes, path, direction="d2h", blocks=self.layers_per_gpu)
+        return time_op(op, self.setup.system.gpu, self.setup.efficiency).total_s
+
+    def stats(self) -> dict:
+        return {"iteration_cost_lookups": self.hits + self.misses, "iteration_cost_roofline_calls": self.misses,
+                "grid_steps_per_doubling": GRID_STEPS_PER_DOUBLING}
+
+
+def kv_link_path(system: System, link_name: str | None) -> HostPath:
+    """The path KV takes between disaggregated pools: a link profile, or the system's GPU link."""
+    if link_name is None:
+        link = system.gpu_link
+        if link is None:
+            raise WhatifError(f"--kv-link: {system.name} has no GPU-to-GPU link to send KV between the prefill and "
+                              f"decode pools; give a link profile, e.g. nvlink-4 or rdma-400g")
+    else:
+        link = load_component(link_name, "link", "--kv-link")
+    return HostPath(f"KV transfer over {link.name}", link.bandwidth_for("h2d"), link.latency.value,
+                    bandwidth_d2h=link.bandwidth_for("d2h"), link=link.name)

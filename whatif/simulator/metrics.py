@@ -1,0 +1,318 @@
+"""What a simulation run measured: per-request latencies and their percentiles, throughput, SLO attainment
+and goodput, KV-memory use, batch sizes and GPU busy time, as a JSON-able summary, a text table, pandas
+frames and CSV files."""
+from __future__ import annotations
+
+import os
+from bisect import bisect_right
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import units
+from ..errors import WhatifError
+from .config import SLO
+from .log import ITERATION_COLUMNS, IterationLog, ReplicaInfo
+from .request import FINISHED, QUEUED, REJECTED, RUNNING, STATUSES, Record
+
+PERCENTILES = (50, 90, 95, 99)
+STAT_KEYS = tuple(f"p{p}" for p in PERCENTILES) + ("mean", "max")
+WINDOW_NOTE = "busy window: first arrival to last finish"
+ATTAINMENT_NOTE = "share of arrived requests; rejected and unfinished ones count as misses"
+LATENCY_ROWS = (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("ITL", "itl_s"), ("E2E", "e2e_s"), ("queue", "queue_s"))
+
+
+def stats(values) -> dict:
+    """p50/p90/p95/p99 (numpy's linear interpolation), mean and max; all None when there are no values."""
+    if len(values) == 0:
+        return dict.fromkeys(STAT_KEYS)
+    a = np.asarray(values, dtype=float)
+    out = {f"p{p}": float(v) for p, v in zip(PERCENTILES, np.percentile(a, PERCENTILES))}
+    out.update(mean=float(a.mean()), max=float(a.max()))
+    return out
+
+
+def attains(record: Record, slo: SLO) -> bool:
+    """DistServe: a request attains the SLO when it finished within both objectives; a missing objective is not
+    checked, and a one-token request has no TPOT, so it passes that part."""
+    if record.status != FINISHED:
+        return False
+    if slo.ttft_s is not None and record.ttft_s > slo.ttft_s:
+        return False
+    tpot = record.tpot_s
+    return slo.tpot_s is None or tpot is None or tpot <= slo.tpot_s
+
+
+def busy_window_s(records: list[Record]) -> float | None:
+    """Seconds from the first arrival to the last finish (None when nothing finished)."""
+    finishes = [r.finish_s for r in records if r.finish_s is not None]
+    if not finishes:
+        return None
+    return max(finishes) - min(r.request.arrival_s for r in records)
+
+
+def _per_s(count: float, window_s: float | None) -> float | None:
+    if window_s is None:
+        return None
+    return count / window_s if window_s > 0 else None
+
+
+def _fraction(part: float, whole: float) -> float | None:
+    return part / whole if whole else None
+
+
+@dataclass(eq=False)
+class SimulationResult:
+    """Everything a run produced. records: every request that arrived, in id order; log: one row per iteration
+    per replica; end_s: simulated seconds when the run stopped; setup / cost_stats: carried from the engine."""
+
+    records: list[Record]
+    log: IterationLog
+    replicas: list[ReplicaInfo]
+    end_s: float
+    slo: SLO
+    setup: dict
+    cost_stats: dict
+
+    # ---------------------------------------------------------------- requests
+
+    def finished(self) -> list[Record]:
+        return [r for r in self.records if r.status == FINISHED]
+
+    def window_s(self) -> float | None:
+        return busy_window_s(self.records)
+
+    def attainment(self, slo: SLO | None = None) -> float | None:
+        """Share of arrived requests that attain `slo` (default: the run's); None without an objective or arrivals."""
+        slo = self.slo if slo is None else slo
+        if not slo.given or not self.records:
+            return None
+        return sum(attains(r, slo) for r in self.records) / len(self.records)
+
+    def goodput_rps(self, slo: SLO | None = None) -> float | None:
+        """SLO-attaining requests per second of the busy window (DistServe's goodput at this rate)."""
+        slo = self.slo if slo is None else slo
+        if not slo.given:
+            return None
+        return _per_s(sum(attains(r, slo) for r in self.records), self.window_s())
+
+    def latency(self) -> dict:
+        done = self.finished()
+        return {
+            "ttft_s": stats([r.ttft_s for r in done]),
+            "tpot_s": stats([r.tpot_s for r in done if r.tpot_s is not None]),
+            "itl_s": stats([x for r in done for x in r.inter_token_s]),
+            "e2e_s": stats([r.e2e_s for r in done]),
+            "queue_s": stats([r.queue_s for r in done]),
+        }
+
+    def _counts(self) -> dict:
+        counts = Counter(r.status for r in self.records)
+        out = {"arrived": len(self.records), **{s: counts.get(s, 0) for s in STATUSES}}
+        out["rejected_reasons"] = dict(Counter(r.reason for r in self.records if r.status == REJECTED))
+        return out
+
+    def _throughput(self) -> dict:
+        window = self.window_s()
+        end = None if window is None else window + min(r.request.arrival_s for r in self.records)
+        # tokens that came out (and prompts whose prefill completed) inside the window, finished or not
+        generated = 0 if end is None else sum(bisect_right(r.token_times, end) for r in self.records)
+        prefilled = 0 if end is None else sum(r.request.prompt for r in self.records
+                                              if r.first_token_s is not None and r.first_token_s <= end)
+        return {"window_s": window, "window": WINDOW_NOTE,
+                "finished_rps": _per_s(len(self.finished()), window),
+                "output_tok_s": _per_s(generated, window), "input_tok_s": _per_s(prefilled, window)}
+
+    def _slo(self) -> dict:
+        given = self.slo.given
+        return {"ttft_s": self.slo.ttft_s, "tpot_s": self.slo.tpot_s, "target": self.slo.attainment,
+                "attaining": sum(attains(r, self.slo) for r in self.records) if given else None,
+                "attainment": self.attainment(), "goodput_rps": self.goodput_rps(),
+                "counted_over": ATTAINMENT_NOTE}
+
+    def _prefix_cache(self) -> dict:
+        admitted = [r for r in self.records if r.first_scheduled_s is not None]
+        cached = sum(r.cached_tokens for r in admitted)
+        prompt = sum(r.request.prompt for r in admitted)
+        return {"cached_tokens": cached, "prompt_tokens": prompt, "hit_rate": _fraction(cached, prompt),
+                "counted_over": "admitted requests, at their first admission"}
+
+    # ---------------------------------------------------------------- iterations
+
+    def _columns(self) -> dict[str, np.ndarray]:
+        return {c: np.asarray(v, dtype=float) for c, v in self.log.columns.items()}
+
+    def _batch(self, col: dict[str, np.ndarray]) -> dict:
+        if len(self.log) == 0:
+            return {"mean_seqs": None, "max_seqs": None, "mean_tokens": None}
+        seqs = col["decode_seqs"] + col["prefill_seqs"]
+        tokens = col["decode_seqs"] + col["prefill_tokens"]
+        return {"mean_seqs": float(seqs.mean()), "max_seqs": int(seqs.max()), "mean_tokens": float(tokens.mean())}
+
+    def _replica_rows(self, col: dict[str, np.ndarray]) -> list[dict]:
+        rows = []
+        for info in self.replicas:
+            mine = col["replica"] == info.index
+            used, dur = col["kv_blocks_used"][mine], col["duration_s"][mine]
+            busy = float(dur.sum())
+            frac = used / info.kv_blocks if info.kv_blocks else None
+            peak = None if frac is None or not len(frac) else float(frac.max())
+            # time-weighted over the replica's iterations (idle gaps between them do not count)
+            mean = None if frac is None or busy <= 0 else float((frac * dur).sum() / busy)
+            rows.append({"replica": info.index, "role": info.role, "gpus": info.gpus, "kv_blocks": info.kv_blocks,
+                         "iterations": int(mine.sum()), "kv_peak_fraction": peak, "kv_mean_fraction": mean,
+                         # pp virtual engines each log their iterations: the replica is busy 1/pp of each
+                         "busy_fraction": _fraction(busy / info.engines, self.end_s)})
+        return rows
+
+    # ---------------------------------------------------------------- faces
+
+    def summary(self) -> dict:
+        """JSON-able numbers, SI units (suffixes say which), None where nothing was measured."""
+        col = self._columns()
+        replicas = self._replica_rows(col)
+        preempted = [r.preemptions for r in self.records]
+
+        def worst(key):
+            values = [row[key] for row in replicas if row[key] is not None]
+            return max(values) if values else None
+
+        return {
+            "requests": self._counts(),
+            "latency": self.latency(),
+            "throughput": self._throughput(),
+            "slo": self._slo(),
+            "preemptions": {"total": sum(preempted), "requests_preempted": sum(p > 0 for p in preempted)},
+            "prefix_cache": self._prefix_cache(),
+            "batch": self._batch(col),
+            "kv_memory": {"peak_fraction": worst("kv_peak_fraction"), "mean_fraction": worst("kv_mean_fraction"),
+                          "of": "each replica's KV blocks; mean weighted by iteration duration; max over replicas"},
+            "replicas": replicas,
+            "iterations": len(self.log),
+            "end_s": self.end_s,
+            "setup": self.setup,
+            "cost_stats": self.cost_stats,
+        }
+
+    def records_frame(self):
+        """One row per request (pandas DataFrame)."""
+        import pandas as pd
+
+        rows = []
+        for r in self.records:
+            q, itl = r.request, r.inter_token_s
+            rows.append({"id": q.id, "arrival_s": q.arrival_s, "prompt": q.prompt, "output": q.output,
+                         "prefix_id": q.prefix_id, "status": r.status, "reason": r.reason, "replica": r.replica,
+                         "queue_s": r.queue_s, "ttft_s": r.ttft_s, "tpot_s": r.tpot_s, "e2e_s": r.e2e_s,
+                         "tokens": len(r.token_times), "preemptions": r.preemptions,
+                         "cached_tokens": r.cached_tokens, "max_itl_s": max(itl) if itl else None})
+        return pd.DataFrame(rows, columns=RECORD_COLUMNS)
+
+    def series_frame(self):
+        """One row per iteration per replica (pandas DataFrame): the log's columns, end_s and tokens."""
+        import pandas as pd
+
+        df = pd.DataFrame({c: self.log.columns[c] for c in ITERATION_COLUMNS})
+        df["end_s"] = df["start_s"] + df["duration_s"]
+        df["tokens"] = df["decode_seqs"] + df["prefill_tokens"]
+        return df
+
+    def write_csv(self, directory: str) -> list[str]:
+        """requests.csv and iterations.csv in `directory` (created when missing); returns their paths."""
+        if os.path.exists(directory) and not os.path.isdir(directory):
+            raise WhatifError(f"--csv-dir: {directory!r} is a file; give a directory (created when missing)")
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as e:
+            raise WhatifError(f"--csv-dir: cannot create {directory!r}: {e.strerror}") from None
+        paths = [os.path.join(directory, "requests.csv"), os.path.join(directory, "iterations.csv")]
+        self.records_frame().to_csv(paths[0], index=False)
+        self.series_frame().to_csv(paths[1], index=False)
+        return paths
+
+    def text(self) -> str:
+        """A compact human-readable report; every number carries its unit."""
+        s = self.summary()
+        lines = setup_lines(self.setup) + [counts_line(s["requests"]), ""]
+        lines += [latency_table(s["latency"]), ""]
+        lines += throughput_lines(s["throughput"])
+        if self.slo.given:
+            lines.append(slo_line(s["slo"], s["throughput"]["window_s"]))
+        lines += [memory_line(s), batch_line(s["batch"], s["iterations"]), cache_line(s)]
+        return "\n".join(lines)
+
+
+RECORD_COLUMNS = ("id", "arrival_s", "prompt", "output", "prefix_id", "status", "reason", "replica", "queue_s",
+                  "ttft_s", "tpot_s", "e2e_s", "tokens", "preemptions", "cached_tokens", "max_itl_s")
+
+
+# -------------------------------------------------------------------- text pieces
+
+def _seconds(x: float | None) -> str:
+    return "-" if x is None else units.seconds(x)
+
+
+def _percent(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1%}"
+
+
+def _rate(x: float | None, unit: str) -> str:
+    return f"- {unit}" if x is None else units.rate(x, unit)
+
+
+def _setup_value(value) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_setup_value(v)}" for k, v in value.items() if v not in (None, "", [], {}))
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_setup_value(v) for v in value) + "]"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def setup_lines(setup: dict) -> list[str]:
+    """One line per top-level entry of the engine's setup description (its shape is the engine's to choose)."""
+    return [f"{key}: {_setup_value(value)}" for key, value in setup.items()]
+
+
+def counts_line(c: dict) -> str:
+    reasons = "; ".join(f"{n} {why or 'no reason given'}" for why, n in c["rejected_reasons"].items())
+    return (f"requests: {c['arrived']} arrived, {c[FINISHED]} finished, {c[QUEUED]} still queued, "
+            f"{c[RUNNING]} still running, {c[REJECTED]} rejected" + (f" ({reasons})" if reasons else ""))
+
+
+def latency_table(latency: dict) -> str:
+    headers = ["latency"] + list(STAT_KEYS)
+    rows = [[name] + [_seconds(latency[key][k]) for k in STAT_KEYS] for name, key in LATENCY_ROWS]
+    return units.table(headers, rows)
+
+
+def throughput_lines(t: dict) -> list[str]:
+    return [f"throughput: {_rate(t['finished_rps'], 'req/s')}, {_rate(t['output_tok_s'], 'tok/s')} out, "
+            f"{_rate(t['input_tok_s'], 'tok/s')} in ({WINDOW_NOTE}, {_seconds(t['window_s'])})"]
+
+
+def slo_line(slo: dict, window_s: float | None) -> str:
+    objectives = " and ".join(f"{name} <= {units.seconds(slo[key])}"
+                              for name, key in (("TTFT", "ttft_s"), ("TPOT", "tpot_s")) if slo[key] is not None)
+    return (f"SLO ({objectives}): {_percent(slo['attainment'])} attained (target {slo['target']:.0%}; "
+            f"{ATTAINMENT_NOTE}), goodput {_rate(slo['goodput_rps'], 'req/s')}")
+
+
+def memory_line(s: dict) -> str:
+    busy = ", ".join(f"#{r['replica']} {r['role']} {_percent(r['busy_fraction'])}" for r in s["replicas"])
+    kv = s["kv_memory"]
+    return (f"KV memory: peak {_percent(kv['peak_fraction'])}, mean {_percent(kv['mean_fraction'])} of blocks "
+            f"(busiest replica); GPU busy: {busy or '-'} of {_seconds(s['end_s'])}")
+
+
+def batch_line(b: dict, iterations: int) -> str:
+    mean = "-" if b["mean_seqs"] is None else f"{b['mean_seqs']:.3g}"
+    tokens = "-" if b["mean_tokens"] is None else f"{b['mean_tokens']:.4g}"
+    return (f"batch: mean {mean} seqs, max {b['max_seqs'] if b['max_seqs'] is not None else '-'} seqs, "
+            f"mean {tokens} tokens per iteration over {iterations} iterations")
+
+
+def cache_line(s: dict) -> str:
+    p, c = s["preemptions"], s["prefix_cache"]
+    return (f"preemptions: {p['total']} ({p['requests_preempted']} requests); prefix cache: "
+            f"{_percent(c['hit_rate'])} of {c['prompt_tokens']} prompt tokens served from cache")

@@ -1,0 +1,113 @@
+"""One replica (a tensor/pipeline-parallel group serving the model) as SimPy processes.
+
+A replica runs one engine loop per pipeline stage count (pp virtual engines, as vLLM keeps pp
+micro-batches in flight), sharing its KV block pool and waiting queue. Each loop asks its
+scheduler for a batch, waits the iteration's roofline time, then applies the results. An
+iteration's time is the whole pipeline's (every stage in sequence): with pp batches in flight and
+balanced stages, each batch still takes that long while the replica completes pp of them per
+round."""
+from __future__ import annotations
+
+from collections import deque
+
+from .block_manager import BlockManager
+from .config import EngineConfig
+from .costs import IterationCosts
+from .log import IterationLog, ReplicaInfo
+from .scheduler import Scheduler, Seq
+
+
+class Replica:
+    def __init__(self, env, index: int, role: str, costs: IterationCosts, cfg: EngineConfig, log: IterationLog,
+                 cluster):
+        self.env = env
+        self.index = index
+        self.role = role            # mixed | prefill | decode
+        self.costs = costs
+        self.log = log
+        self.cluster = cluster
+        pp = costs.setup.parallel.pp
+        self.bm = BlockManager(costs.kv_blocks, cfg.block_size, int(cfg.watermark * costs.kv_blocks),
+                               cfg.prefix_caching)
+        self.waiting: deque[Seq] = deque()
+        self.incoming: deque[Seq] = deque()
+        swap = costs.swap_blocks(cfg.swap_space_gb) // pp if cfg.preemption == "swap" else 0
+        self.engines = [Scheduler(cfg, self.bm, self.waiting, self.incoming, costs, swap, self) for _ in range(pp)]
+        self.outstanding = 0        # requests routed here and not yet finished or handed on
+        self.idle = 0
+        self._wakeup = env.event()
+        for engine in self.engines:
+            env.process(self._run(engine))
+
+    def info(self) -> ReplicaInfo:
+        c = self.costs
+        return ReplicaInfo(self.index, self.role, c.setup.parallel.gpus, c.kv_blocks, c.block_size,
+                           c.kv_bytes_per_token, engines=len(self.engines))
+
+    def submit(self, seq: Seq) -> None:
+        self.outstanding += 1
+        if self.role != "prefill":
+            seq.rec.replica = self.index
+        self.waiting.append(seq)
+        self.wake()
+
+    def hand_in(self, seq: Seq) -> None:
+        """Disaggregated decode: a prefilled sequence whose KV is still on a prefill replica."""
+        self.outstanding += 1
+        seq.rec.replica = self.index
+        self.incoming.append(seq)
+        self.wake()
+
+    def wake(self) -> None:
+        if self.idle:
+            event, self._wakeup = self._wakeup, self.env.event()
+            event.succeed()
+
+    def _run(self, engine: Scheduler):
+        env, costs, log = self.env, self.costs, self.log
+        while True:
+            batch = engine.schedule(env.now)
+            if not batch and not batch.preempted:
+                self.idle += 1
+                yield self._wakeup
+                self.idle -= 1
+                continue
+            rows = len(batch.decode) + len(batch.padding)
+            prefills = [(n, s.computed) for s, n in batch.prefill]
+            duration = batch.swap_s + (costs.time(rows, batch.decode_context, prefills) if batch else 0.0)
+            start, waiting, running = env.now, len(self.waiting), len(engine.running)
+            yield env.timeout(duration)
+            engine.complete(batch, env.now)
+            log.append(self.index, start, duration, rows, len(prefills), sum(n for n, _ in prefills), self.bm.used,
+                       waiting, running, batch.preempted, batch.swap_s)
+            self.wake()   # blocks may have freed up for an idle virtual engine
+
+    # ------------------------------------------------------------ scheduler hooks
+
+    def first_token(self, seq: Seq, engine: Scheduler) -> bool:
+        """A prefill replica hands the sequence on to the decode pool, keeping its KV until sent."""
+        if self.role != "prefill":
+            return False
+        seq.source = (self, seq.blocks, seq.shared)
+        seq.blocks, seq.shared = 0, []
+        seq.published = 1 << 62     # the decode side does not offer its blocks to a prefix cache
+        self.outstanding -= 1
+        self.cluster.hand_on(seq)
+        return True
+
+    def finished(self, seq: Seq) -> None:
+        self.outstanding -= 1
+
+    def receive(self, seq: Seq, engine: Scheduler) -> None:
+        self.env.process(self._transfer(seq, engine))
+
+    def _transfer(self, seq: Seq, engine: Scheduler):
+        source, blocks, shared = seq.source
+        yield self.env.timeout(source.costs.send_time(seq.computed, self.cluster.kv_path))
+        source.bm.release(blocks)
+        source.bm.unref(shared)
+        source.wake()
+        seq.source = None
+        engine.arriving -= 1
+        engine.running.append(seq)
+        self.wake()

@@ -1,0 +1,59 @@
+"""A request (what the workload says) and its record (what happened to it in the simulation)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+QUEUED, RUNNING, FINISHED, REJECTED = "queued", "running", "finished", "rejected"
+STATUSES = (FINISHED, QUEUED, RUNNING, REJECTED)
+
+
+@dataclass(frozen=True)
+class Request:
+    id: int
+    arrival_s: float
+    prompt: int                  # prompt tokens
+    output: int                  # tokens to generate (the first comes out of prefill)
+    prefix_id: str | None = None
+    prefix_tokens: int = 0       # leading prompt tokens that earlier requests of prefix_id may have cached
+    shared_tokens: int = 0       # leading tokens of this request (prompt + output) later ones of prefix_id reuse
+
+
+@dataclass(eq=False)
+class Record:
+    """What happened to one request. Times are simulated seconds; None where it never got there."""
+
+    request: Request
+    status: str = QUEUED
+    reason: str = ""             # why it was rejected
+    replica: int = -1            # the replica that decoded it (the decode pool's, when disaggregated)
+    first_scheduled_s: float | None = None
+    first_token_s: float | None = None
+    finish_s: float | None = None
+    token_times: list[float] = field(default_factory=list)   # when each output token came out
+    preemptions: int = 0
+    cached_tokens: int = 0       # prompt tokens served from the prefix cache (first admission)
+
+    @property
+    def ttft_s(self) -> float | None:
+        return None if self.first_token_s is None else self.first_token_s - self.request.arrival_s
+
+    @property
+    def e2e_s(self) -> float | None:
+        return None if self.finish_s is None else self.finish_s - self.request.arrival_s
+
+    @property
+    def queue_s(self) -> float | None:
+        return None if self.first_scheduled_s is None else self.first_scheduled_s - self.request.arrival_s
+
+    @property
+    def tpot_s(self) -> float | None:
+        """Mean time per output token after the first (None for one-token or unfinished requests)."""
+        n = len(self.token_times)
+        if self.finish_s is None or n < 2:
+            return None
+        return (self.token_times[-1] - self.token_times[0]) / (n - 1)
+
+    @property
+    def inter_token_s(self) -> list[float]:
+        t = self.token_times
+        return [b - a for a, b in zip(t, t[1:])]

@@ -1,0 +1,449 @@
+"""Workloads: arrival processes, prompt/output length distributions, shared prefixes, multi-turn
+sessions and trace files, turned into a seeded list of requests."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import WhatifError, positive_int
+from .request import Request
+
+ARRIVALS = ("poisson", "gamma")
+LENGTHS = ("fixed", "sharegpt", "long-context")
+DEFAULT_REQUESTS = 1000
+MAX_REQUESTS = 10_000_000          # a guard against typos (--rate 1e9); far more than any simulation runs
+TRACE_EXTENSIONS = (".csv", ".jsonl", ".json")   # .json is read as JSON lines too
+
+
+@dataclass(frozen=True)
+class LengthDist:
+    """Token counts ~ lognormal(ln median, sigma), rounded and clipped to [low, high]."""
+
+    median: float                  # tokens
+    sigma: float                   # standard deviation of ln(tokens)
+    low: int                       # clip range, tokens (low >= 1)
+    high: int
+
+
+@dataclass(frozen=True)
+class LengthProfile:
+    label: str                     # how describe() names it
+    prompt: LengthDist
+    output: LengthDist
+
+
+# Z of the 90th percentile of a standard normal: sigma = ln(P90 / median) / Z90 for a lognormal.
+Z90 = 1.2815515655446004
+
+LENGTH_PROFILES = {
+    # Single-turn chat. vLLM paper (Kwon et al., SOSP'23, Fig. 11): ShareGPT prompts average 161.31 and outputs
+    # 337.99 tokens. Only means are published there: sigma = 1.0 is assumed for both, and median = mean /
+    # exp(sigma^2 / 2) (98 and 205). Clip range assumed: >= 4 tokens (vLLM's benchmark drops shorter ones) and
+    # <= 2048 (the OPT context the paper served). Multi-turn history is not in these numbers: use turns > 1
+    # (Sarathi-Serve's openchat_sharegpt4, whose prompts carry the history, has a median prompt of 1730 tokens).
+    "sharegpt": LengthProfile(
+        "ShareGPT-like",
+        prompt=LengthDist(median=161.31 / math.exp(0.5), sigma=1.0, low=4, high=2048),
+        output=LengthDist(median=337.99 / math.exp(0.5), sigma=1.0, low=4, high=2048)),
+    # Long-document summarization. Sarathi-Serve (Agrawal et al., OSDI'24, Table 2), arxiv_summarization with
+    # the LLaMA-2 tokenizer: prompt median 7059, P90 12985; output median 208, P90 371 tokens. sigma from the
+    # P90 / median ratio. Clip range assumed: prompt 1024..32768, output 16..2048.
+    "long-context": LengthProfile(
+        "long-context (arXiv-summarization-like)",
+        prompt=LengthDist(median=7059, sigma=math.log(12985 / 7059) / Z90, low=1024, high=32768),
+        output=LengthDist(median=208, sigma=math.log(371 / 208) / Z90, low=16, high=2048)),
+}
+
+# Trace columns: the canonical name first, then the aliases accepted on reading.
+ARRIVAL_COLUMNS = ("arrival_s", "arrival_time", "timestamp")
+PROMPT_COLUMNS = ("prompt_tokens", "input_tokens", "num_prefill_tokens")
+OUTPUT_COLUMNS = ("output_tokens", "num_decode_tokens")
+TRACE_COLUMNS = ("arrival_s", "prompt_tokens", "output_tokens", "prefix_id", "prefix_tokens", "shared_tokens")
+
+
+def _choice(value, valid, flag: str) -> str:
+    if value not in valid:
+        raise WhatifError(f"{flag}: {value!r} is not valid; valid: {', '.join(valid)}")
+    return value
+
+
+def _finite(value, flag: str, low: float, low_open: bool) -> float:
+    """`value` must be a finite number > low (low_open) or >= low; `flag` names it."""
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and \
+        (value > low if low_open else value >= low)
+    if not ok:
+        raise WhatifError(f"{flag}: {value!r} must be a finite number {'>' if low_open else '>='} {low:g}")
+    return float(value)
+
+
+def _non_negative_int(value, flag: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise WhatifError(f"{flag}: {value!r} must be a non-negative integer")
+    return value
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    arrival: str = "poisson"       # poisson, or gamma (bursty: inter-arrival CV = burstiness)
+    rate: float = 1.0              # requests (sessions, with turns > 1) per second
+    burstiness: float = 1.0        # gamma inter-arrival coefficient of variation (1 = Poisson)
+    requests: int | None = None    # how many requests (default DEFAULT_REQUESTS unless duration is given)
+    duration_s: float | None = None  # or: every arrival in [0, duration)
+    lengths: str = "fixed"         # fixed (prompt/output), or a built-in distribution
+    prompt: int = 512              # tokens, for lengths=fixed
+    output: int = 128
+    prefix_groups: int = 0         # > 0: each request opens with one of this many shared prefixes
+    prefix_tokens: int = 0         # tokens of each shared prefix (added to the prompt)
+    turns: int = 1                 # > 1: multi-turn sessions, each turn's prompt carries the history
+    think_s: float = 10.0          # mean seconds between a session's turns (exponential)
+    trace: str | None = None       # CSV/JSONL file of requests (replaces the generated ones)
+    seed: int = 0
+
+    def __post_init__(self):
+        _choice(self.arrival, ARRIVALS, "--arrival")
+        _finite(self.rate, "--rate", 0.0, low_open=True)
+        _finite(self.burstiness, "--burstiness", 0.0, low_open=True)
+        if self.arrival == "poisson" and self.burstiness != 1:
+            raise WhatifError(f"--burstiness: {self.burstiness!r} needs --arrival gamma (Poisson's CV is 1)")
+        if self.requests is not None:
+            positive_int(self.requests, "--requests")
+            if self.requests > MAX_REQUESTS:
+                raise WhatifError(f"--requests: {self.requests} is more than the {MAX_REQUESTS:,} allowed")
+        if self.duration_s is not None:
+            _finite(self.duration_s, "--duration", 0.0, low_open=True)
+            if self.rate * self.duration_s > MAX_REQUESTS:
+                raise WhatifError(f"--duration: {self.duration_s:g} s at --rate {self.rate:g} is about "
+                                  f"{self.rate * self.duration_s:.3g} arrivals, more than the {MAX_REQUESTS:,} "
+                                  "allowed")
+        if self.requests is not None and self.duration_s is not None:
+            raise WhatifError("give --requests or --duration, not both")
+        _choice(self.lengths, LENGTHS, "--lengths")
+        positive_int(self.prompt, "--prompt")
+        positive_int(self.output, "--output")
+        _non_negative_int(self.prefix_groups, "--prefix-groups")
+        _non_negative_int(self.prefix_tokens, "--prefix-tokens")
+        if self.prefix_groups > 0 and self.prefix_tokens == 0:
+            raise WhatifError(f"--prefix-groups: {self.prefix_groups} needs --prefix-tokens > 0")
+        if self.prefix_tokens > 0 and self.prefix_groups == 0:
+            raise WhatifError(f"--prefix-tokens: {self.prefix_tokens} needs --prefix-groups > 0")
+        positive_int(self.turns, "--turns")
+        _finite(self.think_s, "--think-time", 0.0, low_open=False)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise WhatifError(f"--seed: {self.seed!r} must be a non-negative integer")
+        if self.trace is not None:
+            _check_trace_path(self.trace)
+            if self.prefix_groups or self.turns > 1:
+                raise WhatifError("--trace: a trace gives every request itself; drop --prefix-groups and --turns")
+
+
+def _check_trace_path(path) -> None:
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+        raise WhatifError(f"--trace: {path!r} must be a file path")
+    if os.path.splitext(os.fspath(path))[1].lower() not in TRACE_EXTENSIONS:
+        raise WhatifError(f"--trace: {os.fspath(path)!r} has an unknown extension; valid: "
+                          f"{', '.join(TRACE_EXTENSIONS)}")
+
+
+# ---------------------------------------------------------------- generation
+
+def generate(spec: WorkloadSpec, max_tokens: int | None = None) -> list[Request]:
+    """The requests of `spec`, sorted by arrival, ids 0..n-1. Same spec and seed, same requests.
+
+    `max_tokens` (the model's context window) clips nothing: requests longer than it are kept, and the
+    simulator rejects them with a reason rather than the workload hiding them. Only the built-in length
+    distributions' own clip ranges apply.
+
+    Multi-turn sessions (turns > 1) are open loop: turn j+1 arrives a think time after turn j *arrived*, with
+    turn j's sampled output length in its prompt, whether or not the simulation has finished turn j.
+    `requests` / `duration_s` count turns: the first `requests` turns to arrive (sessions started in arrival
+    order, as many as needed), or every turn arriving before `duration_s`; `rate` is sessions per second.
+
+    With `trace` set, the trace's requests replace the generated ones (arrival process, rate, lengths unused);
+    `requests` keeps its first N, `duration_s` those arriving before it; neither given keeps all of it.
+    """
+    if max_tokens is not None:
+        positive_int(max_tokens, "max_tokens")
+    if spec.trace is not None:
+        return _limited(read_trace(spec.trace), spec)
+    arrivals_rng, lengths_rng, groups_rng, think_rng = (
+        np.random.default_rng(s) for s in np.random.SeedSequence(spec.seed).spawn(4))
+    if spec.turns > 1:
+        columns = _sessions(spec, arrivals_rng, lengths_rng, think_rng)
+    else:
+        columns = _single_turns(spec, arrivals_rng, lengths_rng, groups_rng)
+    return _requests(*columns)
+
+
+def _limited(requests: list[Request], spec: WorkloadSpec) -> list[Request]:
+    if spec.requests is not None:
+        return requests[:spec.requests]
+    if spec.duration_s is not None:
+        return [r for r in requests if r.arrival_s < spec.duration_s]
+    return requests
+
+
+def _gaps(rng: np.random.Generator, spec: WorkloadSpec, n: int) -> np.ndarray:
+    """Inter-arrival times, seconds: exponential (Poisson), or gamma with CV `burstiness` and the same mean."""
+    if spec.arrival == "poisson":
+        return rng.exponential(1.0 / spec.rate, n)
+    shape = 1.0 / spec.burstiness ** 2
+    return rng.gamma(shape, 1.0 / (spec.rate * shape), n)
+
+
+def _arrivals(rng: np.random.Generator, spec: WorkloadSpec, count: int | None) -> np.ndarray:
+    """`count` arrival times, or (count None) every arrival before spec.duration_s; the first is one gap in."""
+    if count is not None:
+        return np.cumsum(_gaps(rng, spec, count))
+    duration = spec.duration_s
+    expected = spec.rate * duration
+    batch = int(expected + 6 * math.sqrt(expected) * max(1.0, spec.burstiness)) + 16   # rarely needs a second
+    chunks, last = [], 0.0
+    while True:
+        times = last + np.cumsum(_gaps(rng, spec, batch))
+        chunks.append(times)
+        last = float(times[-1])
+        if last >= duration:
+            break
+    times = np.concatenate(chunks)
+    return times[times < duration]
+
+
+def _sample(rng: np.random.Generator, dist: LengthDist, n: int) -> np.ndarray:
+    tokens = np.rint(rng.lognormal(math.log(dist.median), dist.sigma, n))
+    return np.clip(tokens, dist.low, dist.high).astype(np.int64)
+
+
+def _lengths(rng: np.random.Generator, spec: WorkloadSpec, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """New prompt and output tokens of n requests (or turns), before any prefix or history."""
+    if spec.lengths == "fixed":
+        return np.full(n, spec.prompt, dtype=np.int64), np.full(n, spec.output, dtype=np.int64)
+    profile = LENGTH_PROFILES[spec.lengths]
+    return _sample(rng, profile.prompt, n), _sample(rng, profile.output, n)
+
+
+def _single_turns(spec, arrivals_rng, lengths_rng, groups_rng):
+    arrival = _arrivals(arrivals_rng, spec, None if spec.duration_s is not None else
+                        spec.requests or DEFAULT_REQUESTS)
+    n = len(arrival)
+    prompt, output = _lengths(lengths_rng, spec, n)
+    if spec.prefix_groups == 0:
+        zeros = np.zeros(n, dtype=np.int64)
+        return arrival, prompt, output, None, zeros, zeros
+    groups = groups_rng.integers(0, spec.prefix_groups, n)
+    prefix = np.full(n, spec.prefix_tokens, dtype=np.int64)
+    return arrival, prompt + prefix, output, [f"g{g}" for g in groups.tolist()], prefix, prefix
+
+
+def _sessions(spec, arrivals_rng, lengths_rng, think_rng):
+    """Sessions x turns arrays, flattened; turn j+1's prompt = turn j's prompt + output + new tokens."""
+    turns = spec.turns
+    if spec.duration_s is not None:
+        starts = _arrivals(arrivals_rng, spec, None)
+    else:
+        starts = _arrivals(arrivals_rng, spec, -(-(spec.requests or DEFAULT_REQUESTS) // turns))
+    sessions = len(starts)
+    new_prompt, output = (a.reshape(sessions, turns) for a in _lengths(lengths_rng, spec, sessions * turns))
+    # The group prefix opens each session's first turn. A request has one prefix id and sessions keep theirs,
+    # so which group it was does not show: no group is drawn.
+    new_prompt[:, 0] += spec.prefix_tokens
+    think = think_rng.exponential(1.0, (sessions, turns - 1)) * spec.think_s
+    arrival = np.concatenate([starts[:, None], starts[:, None] + np.cumsum(think, axis=1)], axis=1)
+    prompt = np.cumsum(new_prompt, axis=1) + np.cumsum(output, axis=1) - output
+    history = np.zeros_like(prompt)
+    history[:, 1:] = prompt[:, :-1] + output[:, :-1]
+    shared = prompt + output
+    ids = np.repeat(np.arange(sessions), turns)
+    arrival, prompt, output, history, shared = (a.ravel() for a in (arrival, prompt, output, history, shared))
+    order = np.argsort(arrival, kind="stable")   # ties keep session-then-turn order
+    if spec.duration_s is not None:
+        order = order[arrival[order] < spec.duration_s]
+    else:
+        order = order[:spec.requests or DEFAULT_REQUESTS]
+    prefix_ids = [f"s{s}" for s in ids[order].tolist()]
+    return arrival[order], prompt[order], output[order], prefix_ids, history[order], shared[order]
+
+
+def _requests(arrival, prompt, output, prefix_ids, prefix_tokens, shared_tokens) -> list[Request]:
+    """Request objects from columns already in arrival order; ids 0..n-1."""
+    if prefix_ids is None:
+        prefix_ids = [None] * len(arrival)
+    return [Request(i, a, p, o, pid, pt, st) for i, (a, p, o, pid, pt, st) in enumerate(zip(
+        arrival.tolist(), prompt.tolist(), output.tolist(), prefix_ids, prefix_tokens.tolist(),
+        shared_tokens.tolist()))]
+
+
+# ---------------------------------------------------------------- trace files
+
+def read_trace(path) -> list[Request]:
+    """Requests from a CSV (header row) or JSON-lines file, sorted by arrival (stable), ids 0..n-1.
+
+    Columns: arrival_s (or arrival_time, timestamp), prompt_tokens (or input_tokens, num_prefill_tokens),
+    output_tokens (or num_decode_tokens); optional prefix_id, prefix_tokens (default 0) and shared_tokens
+    (default prefix_tokens). Errors name the file, the line and the column."""
+    _check_trace_path(path)
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise WhatifError(f"--trace: {path!r}: no such file")
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(_csv_rows(f, path) if path.lower().endswith(".csv") else _json_rows(f, path))
+    except UnicodeDecodeError as e:
+        raise WhatifError(f"--trace {path}: not UTF-8 text ({e.reason})") from None
+    if not rows:
+        raise WhatifError(f"--trace {path}: no requests in it")
+    rows.sort(key=lambda r: r[0])   # stable: equal arrivals keep file order
+    return [Request(i, *row) for i, row in enumerate(rows)]
+
+
+def _csv_rows(f, path: str):
+    reader = csv.reader(f)
+    header = next(reader, None)
+    if header is None:
+        raise WhatifError(f"--trace {path} line 1: empty file; expected a header row with "
+                          f"{', '.join(TRACE_COLUMNS[:3])}")
+    names = [h.strip().lower() for h in header]
+    index = {name: i for i, name in reversed(list(enumerate(names)))}   # the first of a repeated name wins
+    columns = {c: _find_column(index, aliases, path) for c, aliases in
+               (("arrival", ARRIVAL_COLUMNS), ("prompt", PROMPT_COLUMNS), ("output", OUTPUT_COLUMNS))}
+    for optional in TRACE_COLUMNS[3:]:
+        columns[optional] = (index[optional], optional) if optional in index else None
+    columns = {key: column for key, column in columns.items() if column is not None}
+    for row in reader:
+        if not any(cell.strip() for cell in row):
+            continue
+        cells = {key: (row[i] if i < len(row) else None, name) for key, (i, name) in columns.items()}
+        yield _trace_row(cells, path, reader.line_num)
+
+
+def _find_column(index: dict, aliases: tuple, path: str):
+    for name in aliases:
+        if name in index:
+            return index[name], name
+    raise WhatifError(f"--trace {path} line 1: no {aliases[0]} column (also accepted: {', '.join(aliases[1:])})")
+
+
+def _json_rows(f, path: str):
+    for line_no, line in enumerate(f, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise WhatifError(f"--trace {path} line {line_no}: not valid JSON ({e.msg}); expected one object "
+                              "per line") from None
+        if not isinstance(obj, dict):
+            raise WhatifError(f"--trace {path} line {line_no}: expected a JSON object, got {type(obj).__name__}")
+        cells = {}
+        for key, aliases in (("arrival", ARRIVAL_COLUMNS), ("prompt", PROMPT_COLUMNS), ("output", OUTPUT_COLUMNS)):
+            name = next((a for a in aliases if a in obj), None)
+            if name is None:
+                raise WhatifError(f"--trace {path} line {line_no}: no {aliases[0]} "
+                                  f"(also accepted: {', '.join(aliases[1:])})")
+            cells[key] = (obj[name], name)
+        for optional in TRACE_COLUMNS[3:]:
+            if optional in obj:
+                cells[optional] = (obj[optional], optional)
+        yield _trace_row(cells, path, line_no)
+
+
+def _trace_row(cells: dict, path: str, line_no: int) -> tuple:
+    """(arrival_s, prompt, output, prefix_id, prefix_tokens, shared_tokens) of one trace row, checked."""
+    def where(name):
+        return f"--trace {path} line {line_no}, column {name}"
+
+    arrival = _parse_number(*cells["arrival"], where)
+    if arrival < 0:
+        raise WhatifError(f"{where(cells['arrival'][1])}: {arrival:g} must be >= 0")
+    prompt = _parse_tokens(*cells["prompt"], where, low=1)
+    output = _parse_tokens(*cells["output"], where, low=1)
+    prefix_id = _blank_to_none(cells.get("prefix_id", (None, ""))[0])
+    prefix_tokens = 0
+    if _blank_to_none(cells.get("prefix_tokens", (None, ""))[0]) is not None:
+        prefix_tokens = _parse_tokens(*cells["prefix_tokens"], where, low=0)
+    shared_tokens = prefix_tokens
+    if _blank_to_none(cells.get("shared_tokens", (None, ""))[0]) is not None:
+        shared_tokens = _parse_tokens(*cells["shared_tokens"], where, low=0)
+    if prefix_tokens > prompt:
+        raise WhatifError(f"{where('prefix_tokens')}: {prefix_tokens} is more than the prompt's {prompt} tokens")
+    if shared_tokens > prompt + output:
+        raise WhatifError(f"{where('shared_tokens')}: {shared_tokens} is more than the request's "
+                          f"{prompt + output} tokens (prompt + output)")
+    return arrival, prompt, output, None if prefix_id is None else str(prefix_id), prefix_tokens, shared_tokens
+
+
+def _blank_to_none(value):
+    return None if value is None or (isinstance(value, str) and not value.strip()) else value
+
+
+def _parse_number(value, name: str, where) -> float:
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    else:
+        number = None
+    if number is None or not math.isfinite(number):
+        raise WhatifError(f"{where(name)}: {value!r} is not a number")
+    return number
+
+
+def _parse_tokens(value, name: str, where, low: int) -> int:
+    if _blank_to_none(value) is None:
+        raise WhatifError(f"{where(name)}: empty; expected a whole number of tokens >= {low}")
+    number = _parse_number(value, name, where)
+    if not number.is_integer() or number < low:
+        raise WhatifError(f"{where(name)}: {value!r} must be a whole number of tokens >= {low}")
+    return int(number)
+
+
+def write_trace(requests, path) -> None:
+    """Write `requests` as a trace read_trace reads back to the same requests: JSON lines for .jsonl/.json,
+    else CSV, in the columns TRACE_COLUMNS (arrival times written exactly, shortest round-trip repr)."""
+    path = os.fspath(path)
+    rows = ((r.arrival_s, r.prompt, r.output, r.prefix_id, r.prefix_tokens, r.shared_tokens) for r in requests)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        if path.lower().endswith((".jsonl", ".json")):
+            for row in rows:
+                f.write(json.dumps(dict(zip(TRACE_COLUMNS, row))) + "\n")
+        else:
+            writer = csv.writer(f)
+            writer.writerow(TRACE_COLUMNS)
+            for a, p, o, pid, pt, st in rows:
+                writer.writerow((repr(float(a)), p, o, "" if pid is None else pid, pt, st))
+
+
+# ---------------------------------------------------------------- description
+
+def describe(spec: WorkloadSpec) -> str:
+    """One line for people, e.g. '1000 requests, Poisson 5 req/s, ShareGPT-like lengths (prompt median 98,
+    output median 205 tokens), seed 0'."""
+    if spec.duration_s is not None:
+        count = f"requests arriving in {spec.duration_s:g} s"
+    else:
+        count = f"{spec.requests or DEFAULT_REQUESTS} requests"
+    if spec.trace is not None:
+        limit = "" if spec.requests is None and spec.duration_s is None else f" ({count})"
+        return f"requests from trace {os.fspath(spec.trace)}{limit}"
+    unit = "sessions/s" if spec.turns > 1 else "req/s"
+    process = "Poisson" if spec.arrival == "poisson" else f"gamma (CV {spec.burstiness:g})"
+    parts = [count, f"{process} {spec.rate:g} {unit}"]
+    if spec.lengths == "fixed":
+        parts.append(f"fixed lengths (prompt {spec.prompt}, output {spec.output} tokens)")
+    else:
+        profile = LENGTH_PROFILES[spec.lengths]
+        parts.append(f"{profile.label} lengths (prompt median {profile.prompt.median:.0f}, "
+                     f"output median {profile.output.median:.0f} tokens)")
+    if spec.prefix_groups:
+        parts.append(f"{spec.prefix_groups} shared prefixes of {spec.prefix_tokens} tokens")
+    if spec.turns > 1:
+        parts.append(f"{spec.turns}-turn sessions, think time {spec.think_s:g} s mean")
+    parts.append(f"seed {spec.seed}")
+    return ", ".join(parts)
