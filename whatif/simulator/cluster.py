@@ -18,13 +18,25 @@ from .router import Router
 from .scheduler import Seq
 
 
+_COSTS: dict[str, IterationCosts] = {}   # runs of one scenario (a capacity search) share roofline answers
+_COSTS_KEPT = 8
+
+
 def _costs(scenario, par, engine, plan_seq_len: int) -> IterationCosts:
     if par != scenario.parallel:
         scenario = replace(scenario, parallel=par, gpus=None)
-    model, system, par, eff = scenario.resolve()
-    setup = pass_setup(model, system, par, scenario.precision, eff, scenario.memory_utilization,
-                       scenario.technique_set(), scenario.placement())
-    return IterationCosts(setup, scenario.cuda_graphs, engine.block_size, engine.token_budget, plan_seq_len)
+    key = repr((scenario, engine.block_size, engine.token_budget, plan_seq_len))
+    costs = _COSTS.get(key)
+    if costs is None:
+        model, system, par, eff = scenario.resolve()
+        setup = pass_setup(model, system, par, scenario.precision, eff, scenario.memory_utilization,
+                           scenario.technique_set(), scenario.placement())
+        costs = IterationCosts(setup, scenario.cuda_graphs, engine.block_size, engine.token_budget, plan_seq_len)
+        if len(_COSTS) >= _COSTS_KEPT:
+            _COSTS.pop(next(iter(_COSTS)))
+        _COSTS[key] = costs
+    costs.hits = costs.misses = 0   # counted per run
+    return costs
 
 
 class Cluster:

@@ -16,6 +16,7 @@ class ReplicaInfo:
     block_size: int            # tokens per block
     kv_bytes_per_token: float  # per GPU (the most loaded pipeline stage)
     engines: int = 1           # virtual engines (pp micro-batches in flight); busy fraction divides by it
+    kv_blocks_held_end: int = 0  # blocks still held by sequences when the run stopped
 
 
 @dataclass

@@ -102,7 +102,7 @@ class SimulationResult:
         return {
             "ttft_s": stats([r.ttft_s for r in done]),
             "tpot_s": stats([r.tpot_s for r in done if r.tpot_s is not None]),
-            "itl_s": stats([x for r in done for x in r.inter_token_s]),
+            "itl_s": stats(np.concatenate([np.diff(r.token_times) for r in done]) if done else []),
             "e2e_s": stats([r.e2e_s for r in done]),
             "queue_s": stats([r.queue_s for r in done]),
         }

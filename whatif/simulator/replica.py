@@ -42,7 +42,7 @@ class Replica:
     def info(self) -> ReplicaInfo:
         c = self.costs
         return ReplicaInfo(self.index, self.role, c.setup.parallel.gpus, c.kv_blocks, c.block_size,
-                           c.kv_bytes_per_token, engines=len(self.engines))
+                           c.kv_bytes_per_token, engines=len(self.engines), kv_blocks_held_end=self.bm.used)
 
     def submit(self, seq: Seq) -> None:
         self.outstanding += 1

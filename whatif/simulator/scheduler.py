@@ -124,7 +124,7 @@ class Scheduler:
             if s.done:
                 batch.padding.append(s)
             elif s.total - s.computed == 1 and s.generated:
-                if s.held * size <= s.computed:   # its blocks are full: the new token needs one
+                if (s.blocks + len(s.shared)) * size <= s.computed:   # its blocks are full: the token needs one
                     while not self.bm.can_allocate(1):
                         victim = self.running.pop()
                         self._preempt(victim, batch)
@@ -275,9 +275,14 @@ class Scheduler:
     # ------------------------------------------------------------ after an iteration
 
     def complete(self, batch: Batch, end: float) -> None:
-        for s in batch.decode:
+        for s in batch.decode:   # the hot loop: _emit's common case in line
             s.computed += 1
-            self._emit(s, end)
+            s.rec.token_times.append(end)
+            s.generated += 1
+            if s.generated < s.req.output:
+                s.total += 1
+            else:
+                self._finish(s, end)
         for s, n in batch.prefill:
             s.computed += n
             if s.computed == s.total:
@@ -304,18 +309,21 @@ class Scheduler:
             rec.first_token_s = end
         s.generated += 1
         if s.generated >= s.req.output:
-            rec.finish_s = end
-            rec.status = FINISHED
-            if self.cfg.batching == "static":
-                s.done = True
-            else:
-                self._release(s)
-            self.left = True
-            self.hooks.finished(s)
+            self._finish(s, end)
             return
         s.total += 1
         if s.generated == 1 and self.hooks.first_token(s, self):
             self.left = True
+
+    def _finish(self, s: Seq, end: float) -> None:
+        s.rec.finish_s = end
+        s.rec.status = FINISHED
+        if self.cfg.batching == "static":
+            s.done = True
+        else:
+            self._release(s)
+        self.left = True
+        self.hooks.finished(s)
 
     def _release(self, s: Seq) -> None:
         self.bm.release(s.blocks)

@@ -226,9 +226,13 @@ def _lengths(rng: np.random.Generator, spec: WorkloadSpec, n: int) -> tuple[np.n
     return _sample(rng, profile.prompt, n), _sample(rng, profile.output, n)
 
 
+def _count(spec: WorkloadSpec) -> int | None:
+    """How many requests (turns) to generate; None: as many as arrive before spec.duration_s."""
+    return None if spec.duration_s is not None else spec.requests or DEFAULT_REQUESTS
+
+
 def _single_turns(spec, arrivals_rng, lengths_rng, groups_rng):
-    arrival = _arrivals(arrivals_rng, spec, None if spec.duration_s is not None else
-                        spec.requests or DEFAULT_REQUESTS)
+    arrival = _arrivals(arrivals_rng, spec, _count(spec))
     n = len(arrival)
     prompt, output = _lengths(lengths_rng, spec, n)
     if spec.prefix_groups == 0:
@@ -241,11 +245,8 @@ def _single_turns(spec, arrivals_rng, lengths_rng, groups_rng):
 
 def _sessions(spec, arrivals_rng, lengths_rng, think_rng):
     """Sessions x turns arrays, flattened; turn j+1's prompt = turn j's prompt + output + new tokens."""
-    turns = spec.turns
-    if spec.duration_s is not None:
-        starts = _arrivals(arrivals_rng, spec, None)
-    else:
-        starts = _arrivals(arrivals_rng, spec, -(-(spec.requests or DEFAULT_REQUESTS) // turns))
+    turns, count = spec.turns, _count(spec)
+    starts = _arrivals(arrivals_rng, spec, None if count is None else -(-count // turns))   # ceil: enough turns
     sessions = len(starts)
     new_prompt, output = (a.reshape(sessions, turns) for a in _lengths(lengths_rng, spec, sessions * turns))
     # The group prefix opens each session's first turn. A request has one prefix id and sessions keep theirs,
@@ -260,10 +261,7 @@ def _sessions(spec, arrivals_rng, lengths_rng, think_rng):
     ids = np.repeat(np.arange(sessions), turns)
     arrival, prompt, output, history, shared = (a.ravel() for a in (arrival, prompt, output, history, shared))
     order = np.argsort(arrival, kind="stable")   # ties keep session-then-turn order
-    if spec.duration_s is not None:
-        order = order[arrival[order] < spec.duration_s]
-    else:
-        order = order[:spec.requests or DEFAULT_REQUESTS]
+    order = order[arrival[order] < spec.duration_s] if count is None else order[:count]
     prefix_ids = [f"s{s}" for s in ids[order].tolist()]
     return arrival[order], prompt[order], output[order], prefix_ids, history[order], shared[order]
 
