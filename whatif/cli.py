@@ -1,4 +1,4 @@
-"""The `whatif` command line: estimate, compare, kernel, list, show."""
+"""The `whatif` command line: estimate, compare, simulate, capacity, kernel, list, show."""
 from __future__ import annotations
 
 import argparse
@@ -9,6 +9,7 @@ from dataclasses import fields
 from . import output, units
 from .errors import WhatifError
 from .roofline.efficiency import SOURCES
+from .sim_cli import add_capacity_parser, add_simulate_parser, cmd_capacity, cmd_simulate
 
 
 class _Parser(argparse.ArgumentParser):
@@ -88,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scenario(siz)
     siz.add_argument("--tier", required=True, help="memory profile to add, e.g. cxl-micron-cz120-256gb")
     siz.add_argument("--max-count", type=int, default=None, help="most devices to try (default 64)")
+
+    add_simulate_parser(sub)
+    add_capacity_parser(sub)
 
     ker = sub.add_parser("kernel", help="single-kernel predictions")
     ksub = ker.add_subparsers(dest="kernel", parser_class=_Parser)
@@ -351,7 +355,7 @@ def cmd_show(args) -> int:
 
 
 COMMANDS = {"estimate": cmd_estimate, "compare": cmd_compare, "crossover": cmd_crossover, "size-tier": cmd_size_tier,
-            "kernel": cmd_kernel, "list": cmd_list,
+            "simulate": cmd_simulate, "capacity": cmd_capacity, "kernel": cmd_kernel, "list": cmd_list,
             "show": cmd_show}
 
 

@@ -99,13 +99,39 @@ def _section(cls, raw, where: str):
     return check_mapping(raw, {f.name for f in fields(cls)}, where)
 
 
-def scenario_from_yaml(path: str) -> tuple[dict, dict]:
-    """Read a scenario file into (top-level values, {section: values}) for merging with flags."""
+# What `whatif simulate` / `capacity` read besides the scenario: sections named after the simulator's dataclasses
+# (traffic: WorkloadSpec, engine: EngineConfig, cluster: ClusterConfig, slo: SLO) and a top-level horizon_s.
+SIM_SECTIONS = ("traffic", "engine", "cluster", "slo")
+SIM_TOP = ("horizon_s",)
+
+
+def sim_section_classes() -> dict:
+    """{section name: the simulator dataclass its fields belong to}."""
+    # imported here: the simulator's workload module pulls in numpy, which an estimate does not need
+    from .simulator.config import SLO, ClusterConfig, EngineConfig
+    from .simulator.workload import WorkloadSpec
+    return {"traffic": WorkloadSpec, "engine": EngineConfig, "cluster": ClusterConfig, "slo": SLO}
+
+
+def read_scenario_file(path: str) -> tuple[dict, dict, dict]:
+    """Read a scenario file into (top-level values, {section: values}, {simulation key: values}) for merging
+    with flags. The third holds the simulator's sections and horizon_s, each checked for unknown fields."""
     data = read_yaml(Path(path))
     where = Path(path).name
-    check_mapping(data, _TOP | set(_SECTIONS), where)
+    check_mapping(data, _TOP | set(_SECTIONS) | set(SIM_SECTIONS) | set(SIM_TOP), where)
     top = {k: data[k] for k in _TOP if k in data}
     sections = {k: _section(cls, data[k], f"{where}.{k}") for k, cls in _SECTIONS.items() if k in data}
+    sim = {k: data[k] for k in SIM_TOP if k in data}
+    if any(k in data for k in SIM_SECTIONS):
+        sim.update({k: _section(cls, data[k], f"{where}.{k}") for k, cls in sim_section_classes().items()
+                    if k in data})
+    return top, sections, sim
+
+
+def scenario_from_yaml(path: str) -> tuple[dict, dict]:
+    """Read a scenario file into (top-level values, {section: values}) for merging with flags. The simulator's
+    sections are checked but left out: an estimate does not use them (see read_scenario_file)."""
+    top, sections, _ = read_scenario_file(path)
     return top, sections
 
 

@@ -94,6 +94,33 @@ class Cluster:
         return stats
 
 
+def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
+    """Human lines (strings) for the report, and the raw configuration under 'config'."""
+    e, cl = cfg.engine, cfg.cluster
+    first = cluster.replicas[0].costs.setup
+    techs = first.techniques.label() if first.techniques else "none"
+    scenario = (f"{cfg.scenario.model} on {first.system.name}, weights {first.precision.weight}, "
+                f"KV {first.precision.kv}, techniques: {techs}, efficiency: {first.efficiency.source}")
+
+    def pool(replicas: list) -> str:
+        r = replicas[0]
+        par = r.costs.setup.parallel
+        return (f"{len(replicas)} {r.role} replica{'s' if len(replicas) > 1 else ''} (tp={par.tp} pp={par.pp}, "
+                f"{r.costs.kv_blocks} KV blocks = {r.costs.kv_blocks * e.block_size} tokens each)")
+    pools = [pool([r for r in cluster.replicas if r.role == role]) for role in ("prefill", "decode", "mixed")
+             if any(r.role == role for r in cluster.replicas)]
+    batching = ("static batching" if e.batching == "static" else
+                f"continuous batching, {'chunked prefill' if e.chunked_prefill else e.priority + '-priority'}")
+    engine = (f"{batching}, token budget {e.token_budget}, max batch {e.max_batch}, {e.block_size}-token blocks, "
+              f"watermark {e.watermark:.0%}, prefix caching {'on' if e.prefix_caching else 'off'}, "
+              f"preemption by {e.preemption}")
+    cluster_line = " + ".join(pools) + f", router {cl.router}"
+    if cluster.kv_path is not None:
+        cluster_line += f", {cluster.kv_path.name}"
+    return {"scenario": scenario, "engine": engine, "cluster": cluster_line, "workload": workload,
+            "config": {"engine": asdict(e), "cluster": asdict(cl), "horizon_s": cfg.horizon_s}}
+
+
 def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
              requests: list[Request] | None = None):
     """Run `cfg` (its workload's requests, or `requests`) and return a SimulationResult."""
@@ -108,13 +135,17 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
     env = simpy.Environment()
     cluster = Cluster(env, cfg, max(1, round(mean_len)))
 
+    arrived = 0
+
     def arrivals():
+        nonlocal arrived
         step = max(1, len(records) // 100)
         for i, rec in enumerate(records):
             delay = rec.request.arrival_s - env.now
             if delay > 0:
                 yield env.timeout(delay)
             cluster.arrive(rec)
+            arrived += 1
             if progress and i % step == 0:
                 progress(i, len(records))
 
@@ -122,11 +153,8 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
     env.run(until=cfg.horizon_s)
     if progress:
         progress(len(records), len(records))
-    sc = cfg.scenario
-    setup = {"model": sc.model, "hardware": sc.hardware, "tp": sc.parallel.tp, "pp": sc.parallel.pp,
-             "techniques": [str(t) for t in sc.techniques], "efficiency": sc.efficiency,
-             "engine": asdict(cfg.engine), "cluster": asdict(cfg.cluster),
-             "workload": describe(cfg.workload) if cfg.workload is not None else f"{len(requests)} given requests",
-             "kv_blocks_per_replica": {r.role: r.costs.kv_blocks for r in cluster.replicas}}
+    records = records[:arrived]   # those due after the horizon never arrived
+    setup = describe_setup(cfg, cluster, describe(cfg.workload) if cfg.workload is not None
+                           else f"{len(requests)} given requests")
     return SimulationResult(records, cluster.log, [r.info() for r in cluster.replicas], env.now, cfg.slo, setup,
                             cluster.cost_stats())

@@ -261,17 +261,9 @@ def _rate(x: float | None, unit: str) -> str:
     return f"- {unit}" if x is None else units.rate(x, unit)
 
 
-def _setup_value(value) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={_setup_value(v)}" for k, v in value.items() if v not in (None, "", [], {}))
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_setup_value(v) for v in value) + "]"
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 def setup_lines(setup: dict) -> list[str]:
-    """One line per top-level entry of the engine's setup description (its shape is the engine's to choose)."""
-    return [f"{key}: {_setup_value(value)}" for key, value in setup.items()]
+    """One line per human-readable (string) entry of the engine's setup description."""
+    return [f"{key}: {value}" for key, value in setup.items() if isinstance(value, str)]
 
 
 def counts_line(c: dict) -> str:
