@@ -109,7 +109,8 @@ def test_scenario_file_sections_and_flags_over_them(capsys, tmp_path):
                  "--max-batch", "4", "--no-prefix-caching", "--slo-ttft", "0.1")
     assert o["requests"]["arrived"] == 20
     assert o["prefix_cache"]["prompt_tokens"] == 20 * 64
-    assert o["setup"]["config"]["engine"]["max_batch"] == 4 and o["setup"]["config"]["engine"]["prefix_caching"] is False
+    engine = o["setup"]["config"]["engine"]
+    assert engine["max_batch"] == 4 and engine["prefix_caching"] is False
     assert o["slo"]["ttft_s"] == 0.1
     assert o["setup"]["config"]["engine"]["token_budget"] == EngineConfig().token_budget   # the dataclass's default
 
