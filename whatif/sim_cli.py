@@ -16,8 +16,10 @@ from functools import cache
 
 from .errors import WhatifError
 
-CAPACITY_REQUESTS = 500    # capacity's default traffic size (assumed: enough arrivals for a p90 to mean something,
-                           # few enough that the ~10-20 runs of a search take seconds)
+# Capacity's default traffic size. A short run overstates capacity: past it, a queue needs time to
+# build (llama-3-8b on h100-sxm, ShareGPT-like, TTFT 200 ms / TPOT 20 ms at 90%: 72 req/s with 500
+# requests, 40 req/s with 3000). 2000 keeps a search to about ten seconds (assumed trade-off).
+CAPACITY_REQUESTS = 2000
 PROGRESS_DELAY_S = 2.0     # runs shorter than this print no bar (assumed: "a few seconds", issue 6)
 BAR_CELLS = 30             # characters of the bar itself
 
