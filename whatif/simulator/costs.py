@@ -2,9 +2,10 @@
 bucketed shape, and the KV capacity, swap and transfer times of a replica.
 
 An iteration's batch is a decode group (sequences, mean context) and prefill chunks (tokens,
-cached context). Token counts and contexts are rounded to a geometric grid with steps of
-2^(1/32) (about 2%) before the roofline is asked, so a long run asks only a few thousand distinct
-shapes; the rounding moves a count by at most about 1%, and a pass's time by less."""
+cached context). Contexts are rounded to a geometric grid with steps of 2^(1/32) (about 2%) before
+the roofline is asked; token and sequence counts are kept exact, because GEMM time steps at tile
+and wave boundaries (517 tokens cost a quarter more than 512), so rounding them would move a pass's
+time by far more than its share of tokens."""
 from __future__ import annotations
 
 import math
@@ -20,12 +21,12 @@ from ..roofline.tiers import host_path
 from ..roofline.timing import time_op
 
 GRID_STEPS_PER_DOUBLING = 32
-EXACT_BELOW = 64          # counts up to this are used exactly (small batches and chunks matter most)
+EXACT_BELOW = 64          # contexts up to this are used exactly
 GIB = 2 ** 30
 
 
 def bucket(x: int) -> int:
-    """`x` rounded to the nearest point of the geometric grid (exact up to EXACT_BELOW)."""
+    """Context `x` rounded to the nearest point of the geometric grid (exact up to EXACT_BELOW)."""
     if x <= EXACT_BELOW:
         return x
     return round(2.0 ** (round(math.log2(x) * GRID_STEPS_PER_DOUBLING) / GRID_STEPS_PER_DOUBLING))
@@ -60,8 +61,8 @@ class IterationCosts:
     def time(self, decode_seqs: int, decode_context: int, prefills: list[tuple[int, int]]) -> float:
         """Seconds of an iteration: `decode_seqs` sequences decoding one token each after
         `decode_context` cached tokens on average, and prefill chunks of (tokens, cached tokens)."""
-        groups = [] if decode_seqs == 0 else [(1, bucket(decode_context), bucket(decode_seqs))]
-        groups += sorted((bucket(q), bucket(c), 1) for q, c in prefills)
+        groups = [] if decode_seqs == 0 else [(1, bucket(decode_context), decode_seqs)]
+        groups += sorted((q, bucket(c), 1) for q, c in prefills)
         key = tuple(groups)
         t = self.cache.get(key)
         if t is not None:
