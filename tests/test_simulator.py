@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from whatif.errors import WhatifError
 from whatif.hardware import load_component
 from whatif.roofline.config import Parallelism
 from whatif.roofline.estimate import Workload
@@ -57,7 +58,7 @@ def small_kv(blocks: int, engine: EngineConfig = DEFAULT_ENGINE, scenario: Scena
         mid = (lo + hi) / 2
         try:
             n = kv_blocks(replace(scenario, memory_utilization=mid), engine)
-        except Exception:   # no room for any KV cache
+        except WhatifError:   # no room for any KV cache
             n = 0
         if n < blocks:
             lo = mid
@@ -252,19 +253,24 @@ def test_preemption_by_recompute_and_by_swap():
     prompt_tokens = sum(r.prompt for r in reqs)
     runs = {}
     for mode in ("recompute", "swap"):
-        engine = EngineConfig(preemption=mode)
+        # whole-prompt prefills: every sequence a decode preempts has its prompt (and more) in the cache
+        engine = EngineConfig(preemption=mode, chunked_prefill=False, priority="prefill")
         res = run(reqs, small_kv(48, engine), engine)
         assert statuses(res) == {FINISHED}
         assert sum(r.preemptions for r in res.records) == sum(res.log.columns["preempted"]) > 0
         check_kv_invariant(res)
         runs[mode] = res
-    rec_log, swap_log = runs["recompute"].log.columns, runs["swap"].log.columns
-    # recompute drops the KV and prefills prompt + generated tokens again; swap keeps it in host memory
-    assert sum(rec_log["prefill_tokens"]) > prompt_tokens
-    assert sum(rec_log["swap_s"]) == 0.0
-    assert sum(swap_log["prefill_tokens"]) == prompt_tokens
-    assert sum(swap_log["swap_s"]) > 0.0
-    assert all(d >= s for d, s in zip(swap_log["duration_s"], swap_log["swap_s"]))   # copies stall the iteration
+    rec, swap = runs["recompute"], runs["swap"]
+    # recompute drops the KV and prefills prompt + generated tokens again
+    redone = sum(r.preemptions * r.request.prompt for r in rec.records)
+    assert sum(rec.log.columns["prefill_tokens"]) >= prompt_tokens + redone
+    assert sum(rec.log.columns["swap_s"]) == 0.0
+    # swap keeps it in host memory: nothing is prefilled twice, and each swap-out stalls its iteration
+    col = swap.log.columns
+    assert sum(col["prefill_tokens"]) == prompt_tokens
+    assert all(s > 0 for s, p in zip(col["swap_s"], col["preempted"]) if p)
+    assert all(d >= s for d, s in zip(col["duration_s"], col["swap_s"]))
+    assert sum(s > 0 for s, p in zip(col["swap_s"], col["preempted"]) if not p) > 0   # swap-ins
 
 
 # ---------------------------------------------------------------- 8: prefix caching
@@ -371,7 +377,18 @@ def test_decode_priority_delays_new_prefills():
     prefill_first = run(reqs, engine=EngineConfig(chunked_prefill=False, priority="prefill"))
     assert statuses(decode_first) == statuses(prefill_first) == {FINISHED}
     check_kv_invariant(decode_first)
-    assert mean(r.ttft_s for r in decode_first.records) >= mean(r.ttft_s for r in prefill_first.records)
+    # new requests wait for the running batch to drain (TTFT) instead of stalling its decodes (TPOT)
+    assert mean(r.ttft_s for r in decode_first.records) > 5 * mean(r.ttft_s for r in prefill_first.records)
+    assert mean(r.tpot_s for r in decode_first.records) < mean(r.tpot_s for r in prefill_first.records)
+
+
+def test_static_batching_on_a_disaggregated_cluster():
+    reqs = [Request(0, 0.0, 100, 5), Request(1, 0.0, 100, 5)]
+    res = run(reqs, replace(BASE, hardware="dgx-h100"), EngineConfig(batching="static"),
+              ClusterConfig(replicas=1, prefill_replicas=1))
+    assert statuses(res) == {FINISHED}
+    check_conservation(res, reqs)
+    check_kv_invariant(res)
 
 
 # ---------------------------------------------------------------- 11: routers
@@ -443,6 +460,14 @@ def test_pipeline_parallel_replica():
         assert 0 < row["busy_fraction"] <= 1
 
 
+def test_pipeline_virtual_engines_sharing_kv_do_not_deadlock():
+    engine = EngineConfig(token_budget=256)
+    sc = small_kv(94, engine, replace(BASE, hardware="dgx-h100", parallel=Parallelism(tp=1, pp=2)))   # ~1,500 tokens
+    reqs = [Request(0, 0.0, 1000, 4), Request(1, 0.0, 1000, 4)]   # each fits alone, not both
+    res = run(reqs, sc, engine)
+    assert statuses(res) == {FINISHED}
+
+
 # ---------------------------------------------------------------- 14: random small workloads
 
 HYPO_KV_TOKENS = 800    # KV memory of about 800 tokens: the largest request (660 tokens) fits, a few together do not
@@ -482,6 +507,9 @@ def test_random_workloads_keep_the_invariants(reqs, policy, block_size, preempti
     check_conservation(res, reqs)
     assert statuses(res) == {FINISHED}
     check_kv_invariant(res)
+    for rec in res.records:   # the cache serves whole blocks, never the prompt's last token
+        assert rec.cached_tokens % block_size == 0 and 0 <= rec.cached_tokens <= rec.request.prompt - 1
+        assert prefix_caching or rec.cached_tokens == 0
     if cut is not None:   # the same run stopped part way
         part = run(reqs, sc, engine, horizon_s=cut * res.end_s)
         check_conservation(part, reqs, cut * res.end_s)

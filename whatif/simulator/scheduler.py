@@ -149,6 +149,11 @@ class Scheduler:
                 while not n and not batch and self.running[-1] is not s:
                     self._preempt(self.running.pop(), batch)
                     n = self._chunk(s, budget, keep_watermark=False)
+                if not n and not batch and self.bm.used > s.held:
+                    # Alone here, but another virtual engine (pp) holds the blocks: step back so it can finish.
+                    self.running.remove(s)
+                    self._preempt(s, batch)
+                    break
                 if n:
                     batch.prefill.append((s, n))
                     budget -= n
@@ -295,6 +300,7 @@ class Scheduler:
         if self.left:
             self.left = False
             if self.cfg.batching == "static":
+                self.running = [s for s in self.running if s.source is None]   # handed on to a decode pool
                 if all(s.done for s in self.running):   # the padded batch has drained
                     for s in self.running:
                         self._release(s)
