@@ -48,6 +48,11 @@ class Seq:
     def held(self) -> int:
         return self.blocks + len(self.shared)
 
+    @property
+    def prefilling(self) -> bool:
+        """Tokens to compute before its next token: all but decoding's one left (or a prompt's last)."""
+        return not self.done and (self.total - self.computed > 1 or not self.generated)
+
 
 @dataclass
 class Batch:
@@ -143,7 +148,7 @@ class Scheduler:
         for s in self.running:
             if budget <= 0:
                 break
-            if not s.done and s.total - s.computed > 1 or (s.total - s.computed == 1 and not s.generated):
+            if s.prefilling:
                 n = self._chunk(s, budget, keep_watermark=False)
                 # Prefills alone, stuck for blocks: make room by preemption (the last one alone always fits).
                 while not n and not batch and self.running[-1] is not s:
@@ -263,9 +268,7 @@ class Scheduler:
         batch.preempted += 1
         s.rec.preemptions += 1
         held = s.held
-        self.bm.release(s.blocks)
-        self.bm.unref(s.shared)
-        s.blocks, s.shared = 0, []
+        self._release(s)
         if self.cfg.preemption == "swap" and held <= self.swap_blocks:
             batch.swap_s += self.costs.swap_time(held, "d2h")
             self.swap_blocks -= held
@@ -311,7 +314,7 @@ class Scheduler:
     def _emit(self, s: Seq, end: float) -> None:
         rec = s.rec
         rec.token_times.append(end)
-        if s.generated == 0 and rec.first_token_s is None:
+        if rec.first_token_s is None:
             rec.first_token_s = end
         s.generated += 1
         if s.generated >= s.req.output:
