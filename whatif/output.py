@@ -76,9 +76,36 @@ def estimate_dict(e: Estimate) -> dict:
                      "hbm_bandwidth_b_s": gpu.hbm_bandwidth.__dict__,
                      "hbm_capacity_b": gpu.hbm_capacity.__dict__},
         "prefill_passes": e.prefill_pass_count,
+        "decode_round": round_dict(e),
         "ops": {"prefill": pass_ops(e.prefill[0][0]),
                 "decode": pass_ops(e.decode) if e.decode else []},
     }
+
+
+def round_dict(e: Estimate) -> dict | None:
+    """A decoder's round at mid-generation: tokens it yields, drafting, verifying, time per token."""
+    r = e.decode_round
+    if r is None:
+        return None
+    return {"tokens_per_round": r.tokens, "draft_s": r.draft_s, "verify_s": r.verify.time_s,
+            "overhead_s": r.overhead_s, "draft_overlaps_verify": r.overlap, "round_s": r.time_s,
+            "time_per_token_s": r.per_token_s, "verify_tokens": r.verify.batch.tokens,
+            "context_tokens": r.verify.batch.groups[0][1], "detail": r.detail}
+
+
+def _round_rows(e: Estimate) -> list[list[str]]:
+    r = e.decode_round
+    if r is None:
+        return []
+    seqs = r.verify.batch.sequences
+    verify = f"{units.seconds(r.verify.time_s)} ({r.verify.batch.tokens // seqs} tokens/sequence)"
+    rows = [["tokens per round (expected)", f"{r.tokens:.3g} tokens/sequence"],
+            ["draft time per round", units.seconds(r.draft_s) + (" (beside the verify pass)" if r.overlap else "")],
+            ["verify pass", verify]]
+    if r.overhead_s:
+        rows.append(["other per-round work", units.seconds(r.overhead_s)])
+    rows.append(["round / per token (mid-generation)", f"{units.seconds(r.time_s)} / {units.seconds(r.per_token_s)}"])
+    return rows
 
 
 def _tier_budget_table(m) -> str:
@@ -145,7 +172,9 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
         units.table(["metric", "value"], [
             ["TTFT", units.seconds(e.ttft_s)
              + (f" ({e.prefill_pass_count} prefill passes)" if e.prefill_pass_count > 1 else "")],
-            ["TPOT (mean decode step)", units.seconds(e.tpot_s)],
+            ["TPOT (mean decode step)" if e.decode_round is None else "TPOT (effective: round time / tokens)",
+             units.seconds(e.tpot_s)],
+            *_round_rows(e),
             ["end-to-end latency", units.seconds(e.e2e_s)],
             ["throughput (batch)", f"{e.throughput_tok_s:,.1f} tok/s"],
             ["decode throughput", f"{e.decode_throughput_tok_s:,.1f} tok/s"],
@@ -187,7 +216,8 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
                       f"{first.kernels} kernels):", units.table(OP_HEADERS, _op_rows(first), set(range(2, 9)))]
         if e.decode is not None:
             ctx = e.decode.batch.groups[0][1]
-            lines += ["", f"decode step (batch {e.decode.batch.sequences}, context {ctx}, "
+            what = "decode step" if e.decode_round is None else "verify pass"
+            lines += ["", f"{what} (batch {e.decode.batch.sequences}, context {ctx}, "
                           f"{units.seconds(e.decode.time_s)}, {e.decode.kernels} kernels):",
                       units.table(OP_HEADERS, _op_rows(e.decode), set(range(2, 9)))]
     return "\n".join(lines)

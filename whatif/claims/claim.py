@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from ..roofline.estimate import Estimate
 from ..scenario import Scenario, build_scenario
 
-FAMILY_MODULES = ("family_a", "family_b", "family_c", "family_d", "family_e", "family_k",
+FAMILY_MODULES = ("family_a", "family_b", "family_c", "family_d", "family_e", "family_f", "family_g", "family_h",
+                  "family_k",
                   "family_i_tiers", "family_i_weights", "family_i_kv")
 
 

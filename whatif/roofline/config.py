@@ -68,9 +68,12 @@ class ForwardBatch:
     """The sequences of one forward pass: groups of (new tokens, cached tokens, sequences).
 
     Prefill of P tokens: (P, 0, B). Decode step: (1, n, B). A prefill chunk after c tokens: (chunk, c, 1).
+    A verify pass (speculative decoding, multi-token steps) of q tokens after n: (q, n, B) with
+    `verify`: it is a decode step that needs logits at every new token, not only the last.
     """
 
     groups: tuple[tuple[int, int, int], ...]
+    verify: bool = False
 
     @staticmethod
     def prefill(batch: int, prompt: int, cached: int = 0) -> ForwardBatch:
@@ -79,6 +82,11 @@ class ForwardBatch:
     @staticmethod
     def decode(batch: int, context: int) -> ForwardBatch:
         return ForwardBatch(((1, context, batch),))
+
+    @staticmethod
+    def verify_pass(batch: int, tokens: int, context: int) -> ForwardBatch:
+        """`tokens` new tokens per sequence after `context` cached ones, each needing logits."""
+        return ForwardBatch(((tokens, context, batch),), verify=True)
 
     @property
     def tokens(self) -> int:
@@ -90,4 +98,10 @@ class ForwardBatch:
 
     @property
     def is_decode(self) -> bool:
-        return all(q == 1 for q, _, _ in self.groups)
+        """A decode step: one new token per sequence, or a verify pass of a few."""
+        return self.verify or all(q == 1 for q, _, _ in self.groups)
+
+    @property
+    def logit_rows(self) -> int:
+        """Positions whose logits the LM head computes: every new token of a verify pass, else the last."""
+        return self.tokens if self.verify else self.sequences

@@ -18,6 +18,7 @@ from .cost import Price, cost_per_million_tokens, scenario_price
 from .efficiency import Efficiency
 from .forward_pass import PassTime, launch_queue_time, overlapped, time_pass  # noqa: F401 (re-exported)
 from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan
+from .decode_round import Round, RoundContext
 from .pass_setup import pass_setup
 from .placement import NO_PLACEMENT, Placement
 from .techniques.base import HostPath
@@ -65,6 +66,7 @@ class Estimate:
     tier_paths: dict[str, HostPath] | None = None
     price: Price | None = None             # USD per hour of the GPUs used (and devices techniques add)
     memory_max_context: int = 0            # tokens per sequence the memory holds at the batch, window aside
+    decode_round: Round | None = None      # a decoder's round at mid-generation (tokens, draft, verify)
 
     @property
     def prefill_pass_count(self) -> int:
@@ -157,25 +159,43 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     ttft = sum(p.time_s * n for p, n in prefill)
 
     # Decode: with pp stages, up to pp micro-batches keep the pipeline full; each sequence still
-    # traverses every stage once per token.
+    # traverses every stage once per token. A decoder (speculative, multi-token, diffusion) replaces
+    # the one-token step by a round: time per token = round time / tokens it yields.
     micro = min(par.pp, w.batch)
-    steps = w.output - 1
-    decode = None
+    per_micro = -(-w.batch // micro)
+    dec = techs.decoder
+
+    def at(context: int) -> RoundContext:
+        return RoundContext(setup, per_micro, context, w.prompt, w.output, cuda_graphs, w.prefill_chunk)
+
+    if dec is not None:
+        ttft += dec.prefill_s(RoundContext(setup, w.batch, w.prompt, w.prompt, w.output, cuda_graphs,
+                                           w.prefill_chunk))
+    prefill_s = ttft
+    steps = w.output - 1 if dec is None or dec.first_token_from_prefill else w.output
+    decode = decode_round = None
     tpot = 0.0
     if steps > 0:
-        first, last = w.prompt + 1, w.prompt + steps
+        first = w.prompt + w.output - steps
+        last = first + steps - 1
         n = min(DECODE_SAMPLES, steps)
         contexts = [first + round(i * (last - first) / max(n - 1, 1)) for i in range(n)]
-        per_micro = -(-w.batch // micro)
-        sampled = [setup.time(ForwardBatch.decode(per_micro, c), cuda_graphs) for c in contexts]
-        times = [p.time_s for p in sampled]
+        if dec is None:
+            sampled = [setup.time(ForwardBatch.decode(per_micro, c), cuda_graphs) for c in contexts]
+            times = [p.time_s for p in sampled]
+        else:
+            rounds = [dec.round(at(c)) for c in contexts]
+            sampled, times = [r.verify for r in rounds], [r.per_token_s for r in rounds]
+            decode_round = rounds[n // 2]
+            if not dec.first_token_from_prefill:   # the first token is final with its block
+                ttft += dec.first_visible_tokens(at(first)) * times[0]
         if n == 1:
             tpot = times[0]
         else:   # trapezoid over the context range: step time is smooth in context
             area = sum((times[i] + times[i + 1]) / 2 * (contexts[i + 1] - contexts[i]) for i in range(n - 1))
             tpot = area / (last - first)
         decode = sampled[n // 2]   # the middle of the generation: the step shown op by op
-    e2e = ttft + steps * tpot
+    e2e = prefill_s + steps * tpot
     at_max = None
     if with_max_batch and max_batch >= 1 and max_batch != w.batch:
         at_max = estimate(setup.user_model, system, par, setup.user_precision, replace(w, batch=max_batch), eff,
@@ -186,4 +206,4 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     return Estimate(model, system, par, prec, workload, eff, techs, prefill, decode, ttft, tpot, e2e,
                     memory, max_batch,
                     min(fitting_context, model.max_position_embeddings), micro, at_max,
-                    placement, paths, price, fitting_context)
+                    placement, paths, price, fitting_context, decode_round)

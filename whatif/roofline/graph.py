@@ -196,7 +196,7 @@ def forward_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: P
     kv = techs.kv(base_kv_format(prec))
     first, last = stage == 0, stage == par.pp - 1
     d, a, t = model.hidden_size, prec.act_bytes, par.tp
-    tokens, seqs = batch.tokens, batch.sequences
+    tokens, rows = batch.tokens, batch.logit_rows
     ops: list[Op] = []
     if first:
         # Vocab-parallel embedding: each GPU gathers its rows; an all-reduce combines them.
@@ -215,14 +215,15 @@ def forward_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: P
     if moe:
         ops += layer_ops(model, batch, par, prec, True, moe, techs, kv)
     if last:
-        # Only the last position of each sequence needs logits (as vLLM computes them).
-        ops.append(streaming("final_norm", "norm", seqs * d, 1, 1, NORM_FLOPS, a, prec.activation,
+        # Only the last position of each sequence needs logits (as vLLM computes them), except in a
+        # verify pass, which checks every drafted position.
+        ops.append(streaming("final_norm", "norm", rows * d, 1, 1, NORM_FLOPS, a, prec.activation,
                              extra_bytes=d * a))
         vocab = -(-model.vocab_size // t)
-        ops.append(gemm("lm_head", seqs, vocab, d, a, prec.embedding_bytes, prec.lm_head_dtype, out_bytes=4.0))
+        ops.append(gemm("lm_head", rows, vocab, d, a, prec.embedding_bytes, prec.lm_head_dtype, out_bytes=4.0))
         if t > 1:
-            ops.append(comm_op("logits_gather", "all_gather", seqs * vocab * t * 4.0, t, 1))
-        ops.append(streaming("sampling", "sampling", seqs * model.vocab_size, 2, 0, 5, 4.0, "fp32"))
+            ops.append(comm_op("logits_gather", "all_gather", rows * vocab * t * 4.0, t, 1))
+        ops.append(streaming("sampling", "sampling", rows * model.vocab_size, 2, 0, 5, 4.0, "fp32"))
     else:
         ops.append(comm_op("pp_send", "send_recv", tokens * d * a, 2, 1))
     if techs:

@@ -192,16 +192,20 @@ def plan_memory(model: ModelSpec, par: Parallelism, prec: Precision, capacity: f
         total = stage_weight_bytes(model, par, prec, s, layer)
         if total > weights:
             layer_weights, weights = layer, total
+    # A drafter's weights and cache (decoders) sit beside the target's, on the heaviest GPU.
+    weights += techs.extra_weight_bytes(model, par, prec)
     heavy = max(stages, key=lambda s: stored_kv_bytes(model, par, prec, techs, tokens_per_sequence, s))
     shared_tokens = shared_prefix if techs.shares_prefix else 0
     shared = stored_kv_bytes(model, par, prec, techs, shared_tokens, heavy) if shared_tokens else 0.0
 
     def sequence_kv(tokens: int) -> float:
-        return max(0.0, stored_kv_bytes(model, par, prec, techs, tokens, heavy) - shared)
+        own = stored_kv_bytes(model, par, prec, techs, tokens, heavy) - shared
+        return max(0.0, own) + techs.extra_kv_bytes(model, par, prec, tokens)
 
     act = activation_bytes(model, pass_tokens, min(batch, pass_tokens), par, prec)
     kv = shared + batch * sequence_kv(tokens_per_sequence)
-    per_token = stored_kv_bytes(model, par, prec, techs, tokens_per_sequence, heavy) / tokens_per_sequence
+    per_token = (stored_kv_bytes(model, par, prec, techs, tokens_per_sequence, heavy)
+                 + techs.extra_kv_bytes(model, par, prec, tokens_per_sequence)) / tokens_per_sequence
     if not placement:
         return MemoryPlan(weights, kv, act, RUNTIME_RESERVED_BYTES, capacity, utilization, per_token,
                           {"hbm": weights + kv + act + RUNTIME_RESERVED_BYTES}, shared, sequence_kv)

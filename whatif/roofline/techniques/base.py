@@ -10,7 +10,10 @@ It never returns a speedup. It changes costs through hooks, each an identity by 
 - prefill_units: which prompt tokens are computed and which are attended from a cache;
 - rewrite_ops / extra_ops: ops replaced or added (quantize, score, select, gather, transfer, merge);
 - transform_placement: shares of weights, KV, activations kept in slower tiers (offloading);
-- extra_price_per_hour: devices it adds beside the GPUs (cost per token).
+- extra_price_per_hour: devices it adds beside the GPUs (cost per token);
+- extra_weight_bytes / extra_kv_bytes: memory it adds per GPU (a draft model, its KV, draft heads);
+- decoders (techniques/decoding.py) also replace the decode step by a round: drafting, a verify
+  pass, and the tokens it yields (speculative, multi-token and diffusion decoding).
 
 The roofline then times the transformed graph like any other, so a technique's gain (or loss)
 comes out of the same ceilings as the baseline's.
@@ -32,6 +35,9 @@ FAMILIES = {
     "C": "KV eviction, selection, merging",
     "D": "sparse attention",
     "E": "prefix and shared-context reuse",
+    "F": "speculative decoding",
+    "G": "multi-token, parallel and diffusion-LLM decoding",
+    "H": "early exit and layer skipping",
     "I": "offloading and memory tiers",
     "K": "attention kernels and IO",
 }
@@ -122,6 +128,7 @@ class Technique:
     shares_prefix: ClassVar[bool] = False      # stores the batch's shared prefix once
     budget_param: ClassVar[str] = ""           # the parameter that sets how many tokens are kept or read
     needs_peak: ClassVar[str] = ""             # a tensor-core dtype the GPU must have (fp8, int8, int4)
+    decodes: ClassVar[bool] = False            # a Decoder: changes the tokens a decode round yields
 
     def __post_init__(self):
         self.check_params()
@@ -175,6 +182,14 @@ class Technique:
 
     def extra_ops(self, ctx: PassContext) -> list[Op]:
         return []
+
+    def extra_weight_bytes(self, model: ModelSpec, par: Parallelism, prec: Precision) -> float:
+        """Bytes per GPU of weights the technique adds (draft model, draft heads); `model` as run."""
+        return 0.0
+
+    def extra_kv_bytes(self, model: ModelSpec, par: Parallelism, prec: Precision, tokens: int) -> float:
+        """Bytes per GPU a sequence of `tokens` adds beside the target's KV (a draft model's cache)."""
+        return 0.0
 
     # ---- description
     @classmethod

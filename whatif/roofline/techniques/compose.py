@@ -81,6 +81,17 @@ class TechniqueSet:
         priced = [(t.extra_price_per_hour(), t.name) for t in self.items if t.extra_price_per_hour()]
         return sum(p for p, _ in priced), ", ".join(f"{n}'s devices" for _, n in priced)
 
+    @property
+    def decoder(self):
+        """The technique that changes the decode round (families F, G), or None."""
+        return next((t for t in self.items if t.decodes), None)
+
+    def extra_weight_bytes(self, model: ModelSpec, par, prec: Precision) -> float:
+        return sum(t.extra_weight_bytes(model, par, prec) for t in self.items)
+
+    def extra_kv_bytes(self, model: ModelSpec, par, prec: Precision, tokens: int) -> float:
+        return sum(t.extra_kv_bytes(model, par, prec, tokens) for t in self.items)
+
     def ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         for t in self.items:
             ops = t.rewrite_ops(ops, ctx)

@@ -21,7 +21,7 @@ def register(cls: type[Technique]) -> type[Technique]:
 def _load_families() -> None:
     # Imported for their @register side effect; kept here so importing the registry loads them all.
     from . import (attention_kernels, kv_compression, kv_eviction, offload_kv, offload_weights,  # noqa: F401
-                   prefix_reuse, sparse_attention, weights)
+                   prefix_reuse, sparse_attention, speculative, weights)
 
 
 def all_techniques() -> dict[str, type[Technique]]:

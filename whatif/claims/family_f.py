@@ -1,0 +1,4 @@
+"""Claims of catalogue family F (see ../shared/techniques.md)."""
+from .claim import Claim
+
+CLAIMS: list[Claim] = []

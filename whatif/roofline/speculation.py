@@ -1,0 +1,148 @@
+"""Acceptance arithmetic of speculative decoding: draft trees, expected tokens per round, batches.
+
+A draft tree is a set of nodes, each a path of sibling ranks from the root (the last verified
+token): (0,) is the top draft for the next position, (0, 1) the second-ranked draft after it. A
+chain of k drafts is (0,), (0, 0), ... A node at depth d of rank r is accepted, given its parent
+was, with probability a_d * (1 - a_d)^r: siblings are tried in rank order and the first accepted
+wins (sequential rejection sampling, SpecInfer / SpecTr's k-sequential draft selection, with
+independent acceptance per candidate, which is an assumption). So at most one node per depth is
+accepted, and
+
+    P(reach depth d) = sum over nodes at depth d of P(node's path accepted)
+    E[tokens per round] = 1 + sum_d P(reach depth d)      (the verify pass adds one token itself)
+
+For a chain with one alpha this is (1 - a^(k+1)) / (1 - a) (Leviathan et al.).
+"""
+from __future__ import annotations
+
+from functools import reduce
+
+import numpy as np
+
+from ..errors import WhatifError
+
+Tree = tuple[tuple[int, ...], ...]
+
+
+def chain(k: int) -> Tree:
+    return tuple((0,) * d for d in range(1, k + 1))
+
+
+def product_tree(widths: tuple[int, ...]) -> Tree:
+    """Every node at depth d-1 has widths[d-1] children (ranks 0..w-1): a chain is 1x1x1."""
+    nodes: list[tuple[int, ...]] = []
+    level: list[tuple[int, ...]] = [()]
+    for w in widths:
+        level = [p + (r,) for p in level for r in range(w)]
+        nodes += level
+    return tuple(nodes)
+
+
+def candidates_tree(candidates: int, k: int) -> Tree:
+    """SpecTr: `candidates` independent draft sequences of length k (branching only at the root)."""
+    return tuple((r,) + (0,) * (d - 1) for r in range(candidates) for d in range(1, k + 1))
+
+
+def parse_tree(spec: str, where: str) -> Tree:
+    """'4x3x2' (a product tree of widths per depth) or explicit nodes '0/0.0/0.1/1' (ranks joined by '.')."""
+    spec = spec.strip()
+    try:
+        if "/" in spec or "." in spec:
+            nodes = tuple(tuple(int(r) for r in node.split(".")) for node in spec.split("/") if node.strip())
+        else:
+            nodes = product_tree(tuple(int(w) for w in spec.split("x")))
+    except ValueError:
+        raise WhatifError(f"{where}={spec!r}: must be widths per depth like 4x3x2, or nodes like 0/0.0/1 "
+                          f"(sibling ranks from the root, joined by '.')") from None
+    if not nodes or any(r < 0 for n in nodes for r in n) or any(len(n) == 0 for n in nodes):
+        raise WhatifError(f"{where}={spec!r}: needs at least one node, with ranks >= 0")
+    have = set(nodes)
+    missing = [n for n in nodes if len(n) > 1 and n[:-1] not in have]
+    if missing:
+        raise WhatifError(f"{where}={spec!r}: node {'.'.join(map(str, missing[0]))} has no parent in the tree")
+    if len(have) != len(nodes):
+        raise WhatifError(f"{where}={spec!r}: a node is listed twice")
+    return tuple(sorted(nodes, key=lambda n: (len(n), n)))
+
+
+def depth(tree: Tree) -> int:
+    return max((len(n) for n in tree), default=0)
+
+
+def nodes_per_depth(tree: Tree) -> list[int]:
+    """Nodes at depth 1..D: the tokens a drafter proposes at each step."""
+    counts = [0] * depth(tree)
+    for n in tree:
+        counts[len(n) - 1] += 1
+    return counts
+
+
+def parse_alphas(spec: str, alpha: float, levels: int, where: str) -> tuple[float, ...]:
+    """Acceptance per depth: '0.9/0.8/0.7' (the last repeats for deeper levels) or `alpha` at every depth."""
+    if spec.strip():
+        try:
+            values = [float(a) for a in spec.split("/") if a.strip()]
+        except ValueError:
+            raise WhatifError(f"{where}={spec!r}: must be acceptance rates per depth like 0.9/0.8/0.7") from None
+    else:
+        values = [alpha]
+    if not values or not all(0.0 <= a <= 1.0 for a in values):
+        raise WhatifError(f"{where}={spec!r}: acceptance rates must be in [0, 1]")
+    return tuple(values[min(d, len(values) - 1)] for d in range(levels))
+
+
+def node_probability(node: tuple[int, ...], alphas: tuple[float, ...]) -> float:
+    return reduce(lambda p, dr: p * alphas[dr[0]] * (1.0 - alphas[dr[0]]) ** dr[1], enumerate(node), 1.0)
+
+
+def reach_probabilities(tree: Tree, alphas: tuple[float, ...]) -> list[float]:
+    """P(the accepted path reaches depth d), d = 1..D."""
+    reach = [0.0] * depth(tree)
+    for n in tree:
+        reach[len(n) - 1] += node_probability(n, alphas)
+    return reach
+
+
+def expected_tokens(tree: Tree, alphas: tuple[float, ...]) -> float:
+    """Tokens a sequence gains per round: the accepted drafts plus the verify pass's own token."""
+    return 1.0 + sum(reach_probabilities(tree, alphas))
+
+
+def chain_expected_tokens(alpha: float, k: int) -> float:
+    """Closed form for a chain with one alpha (Leviathan et al., eq. 1)."""
+    return float(k + 1) if alpha == 1.0 else (1.0 - alpha ** (k + 1)) / (1.0 - alpha)
+
+
+def expected_min_tokens(reach: list[float], batch: int) -> float:
+    """Tokens per round when a batch advances by its least-accepting sequence (sequences independent):
+    E[min] = 1 + sum_d P(reach d)^B."""
+    return 1.0 + sum(p ** batch for p in reach)
+
+
+def expected_max_count(survival: list[float], batch: int) -> float:
+    """E[max over `batch` independent copies of a count X], from survival[i] = P(X >= i+1)."""
+    return sum(1.0 - (1.0 - s) ** batch for s in survival)
+
+
+def beta_grid(mean: float, concentration: float, points: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+    """Per-token acceptance probabilities p ~ Beta(mean*c, (1-mean)*c) on a midpoint grid (values, weights)."""
+    x = (np.arange(points) + 0.5) / points
+    a, b = max(mean * concentration, 1e-6), max((1.0 - mean) * concentration, 1e-6)
+    logw = (a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x)
+    w = np.exp(logw - logw.max())
+    return x, w / w.sum()
+
+
+def adaptive_chain(alpha: float, concentration: float, stop: float, k_max: int) -> tuple[list[float], list[float]]:
+    """SpecDec++: the drafter predicts each draft's acceptance p and stops after one with p < 1 - stop.
+
+    Acceptance varies per token (Beta with mean `alpha`, `concentration` assumed); positions are
+    independent. Returns (P(reach depth d), P(drafted >= d)) for d = 1..k_max: depth d is drafted
+    when every earlier draft went on, and reached when those were accepted too and it is."""
+    x, w = beta_grid(alpha, concentration)
+    go = x >= 1.0 - stop
+    q = float(w[go].sum())                    # P(the drafter goes on after a draft)
+    accept_go = float((w * x)[go].sum())      # P(it goes on and the draft is accepted)
+    reach = [accept_go ** (d - 1) * alpha for d in range(1, k_max + 1)]
+    survival = [q ** (d - 1) for d in range(1, k_max + 1)]
+    return reach, survival

@@ -1,0 +1,164 @@
+"""Decoders: techniques that replace the one-token decode step by a round yielding several tokens.
+
+A Decoder times one round for a batch at a context (decode_round.py): the target's pass, drafting
+and other per-round work, and the tokens each sequence gains. Speculative decoders share the
+acceptance model of speculation.py: a draft tree (a chain of k, a product tree, SpecTr's candidate
+drafts, or explicit nodes), acceptance per depth, and how a batch advances when its sequences
+accept different counts.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ... import models
+from ...errors import WhatifError
+from ...models import ModelSpec
+from .. import speculation as spec
+from ..config import ForwardBatch, Parallelism
+from ..decode_round import Round, RoundContext
+from ..memory import stored_kv_bytes
+from ..ops import streaming
+from .base import Technique, param
+
+BATCH_POLICIES = ("ragged", "min", "realign")
+
+
+@dataclass(frozen=True)
+class Decoder(Technique):
+    slots: ClassVar[tuple[str, ...]] = ("decoding",)
+    decodes: ClassVar[bool] = True
+    first_token_from_prefill: ClassVar[bool] = True   # False: the rounds emit the first token too (diffusion)
+
+    def round(self, rc: RoundContext) -> Round:
+        raise NotImplementedError
+
+    def prefill_s(self, rc: RoundContext) -> float:
+        """Time the technique adds to the prefill (a draft model prefilling the prompt too)."""
+        return 0.0
+
+    def first_visible_tokens(self, rc: RoundContext) -> int:
+        """Tokens that become final together with the first one (a diffusion block); 1 otherwise."""
+        return 1
+
+
+def _load_other(name: str, where: str) -> ModelSpec:
+    try:
+        return models.load_model(name)
+    except WhatifError as e:
+        raise WhatifError(f"{where}: {str(e).partition(': ')[2]}") from None
+
+
+@dataclass(frozen=True)
+class Speculative(Decoder):
+    """Shared by every drafter: the tree, acceptance and batch policy (the drafter supplies its cost)."""
+
+    k: int = param(4, "drafted tokens per round (chain length; ignored when `tree` is given)", "tokens")
+    alpha: float = param(0.8, "acceptance rate of each draft token given its parent (assumed: measure it for "
+                              "your drafter and data)")
+    alphas: str = param("", "acceptance per depth, '0.9/0.8/0.7' (the last repeats); overrides alpha")
+    tree: str = param("", "draft tree: widths per depth '4x2x1', or nodes '0/0.0/1' (sibling ranks, '.'-joined); "
+                          "'' = a chain of k")
+    candidates: int = param(1, "independent draft sequences per round (SpecTr); a root-branching tree")
+    batch_policy: str = param("ragged", "how a batch advances: ragged (each sequence by its own acceptance, paged "
+                                        "KV), min (all by the least), realign (own acceptance, padded KV "
+                                        "re-aligned each round: BSD's EXSPEC)")
+    adaptive: bool = param(False, "SpecDec++: stop drafting once a draft's predicted acceptance falls below 1 - stop")
+    stop: float = param(0.7, "adaptive: stop after a draft whose predicted rejection exceeds this")
+    spread: float = param(4.0, "adaptive: concentration of per-token acceptance, Beta(alpha*s, (1-alpha)*s) "
+                               "(assumed)")
+
+    def check_params(self) -> None:
+        self.require(self.k >= 1, "k", "an integer >= 1")
+        self.require(0.0 <= self.alpha <= 1.0, "alpha", "in [0, 1]")
+        self.require(self.candidates >= 1, "candidates", "an integer >= 1")
+        self.require(self.batch_policy in BATCH_POLICIES, "batch_policy", "one of " + ", ".join(BATCH_POLICIES))
+        self.require(0.0 < self.stop < 1.0, "stop", "in (0, 1)")
+        self.require(self.spread > 0, "spread", "> 0")
+        tree = self.draft_tree()
+        spec.parse_alphas(self.alphas, self.alpha, spec.depth(tree), f"--technique {self.name}:alphas")
+        if self.adaptive and (self.tree or self.candidates > 1):
+            raise WhatifError(f"--technique {self.name}:adaptive=true: adaptive draft length applies to a chain; "
+                              f"drop tree= and candidates=")
+        if self.tree and self.candidates > 1:
+            raise WhatifError(f"--technique {self.name}: give tree= or candidates=, not both")
+
+    # ---- acceptance
+    def draft_tree(self) -> spec.Tree:
+        if self.tree:
+            return spec.parse_tree(self.tree, f"--technique {self.name}:tree")
+        return spec.candidates_tree(self.candidates, self.k)
+
+    def depth_alphas(self) -> tuple[float, ...]:
+        tree = self.draft_tree()
+        return spec.parse_alphas(self.alphas, self.alpha, spec.depth(tree), f"--technique {self.name}:alphas")
+
+    def acceptance(self, batch: int) -> tuple[float, list[float], float]:
+        """(tokens each sequence gains per round, P(reach depth d), drafted tokens per sequence the
+        verify pass checks: the deepest row's, as a batch verifies a rectangle)."""
+        tree = self.draft_tree()
+        if self.adaptive:
+            reach, survival = spec.adaptive_chain(self.depth_alphas()[0], self.spread, self.stop, self.k)
+            drafted = spec.expected_max_count(survival, batch)
+        else:
+            reach = spec.reach_probabilities(tree, self.depth_alphas())
+            drafted = float(len(tree))
+        tokens = spec.expected_min_tokens(reach, batch) if self.batch_policy == "min" else 1.0 + sum(reach)
+        return tokens, reach, drafted
+
+    def draft_widths(self, drafted: float) -> list[int]:
+        """Tokens per sequence the drafter proposes at each of its sequential steps."""
+        if self.adaptive:
+            return [1] * max(1, math.ceil(drafted - 1e-9))
+        return spec.nodes_per_depth(self.draft_tree())
+
+    # ---- cost
+    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
+        """Seconds of drafting per round (GPU passes or CPU lookups)."""
+        raise NotImplementedError
+
+    def round(self, rc: RoundContext) -> Round:
+        tokens, reach, drafted = self.acceptance(rc.batch)
+        width = max(1, math.ceil(drafted - 1e-9))
+        verify = rc.target(ForwardBatch.verify_pass(rc.batch, width + 1, rc.context))
+        widths = self.draft_widths(drafted)
+        overhead = self.realign_s(rc) if self.batch_policy == "realign" and rc.batch > 1 else 0.0
+        detail = {"drafted_per_sequence": drafted, "verified_per_sequence": width + 1,
+                  "acceptance_by_depth": reach, "draft_steps": len(widths)}
+        return Round(tokens, verify, self.draft_s(rc, widths, tokens), overhead, self.overlaps(), detail)
+
+    def overlaps(self) -> bool:
+        return False
+
+    def realign_s(self, rc: RoundContext) -> float:
+        """EXSPEC/EQSPEC: sequences of a padded batch accept different counts, so every round rewrites
+        the batch's KV (read and write) to re-align them."""
+        s = rc.setup
+        per_seq = stored_kv_bytes(s.model, s.parallel, s.precision, s.techniques, rc.context)
+        op = streaming("kv_realign", "elementwise", rc.batch * per_seq, 1, 1, 0, 1.0, s.precision.kv)
+        return rc.ops_time([op])
+
+
+def draft_model_passes(rc: RoundContext, setup, widths: list[int], catch_up: float, context: int) -> float:
+    """A draft model's sequential steps: the first takes in the tokens accepted last round, each later
+    one the nodes of the previous depth; every step needs logits at all its tokens."""
+    total = 0.0
+    first = max(1, round(catch_up))
+    inputs = [first] + widths[:-1]
+    for depth, q in enumerate(inputs):
+        fb = ForwardBatch.verify_pass(rc.batch, q, context + depth)
+        total += setup.time(fb, rc.cuda_graphs).time_s
+    return total
+
+
+def draft_kv_bytes(draft: ModelSpec, tp: int, prec, tokens: float) -> float:
+    from .compose import NONE
+    return stored_kv_bytes(draft, Parallelism(tp=tp), prec, NONE, tokens)
+
+
+def check_draft_vocab(name: str, key: str, draft: ModelSpec, target: ModelSpec) -> None:
+    if draft.vocab_size != target.vocab_size:
+        raise WhatifError(f"--technique {name}:{key}={draft.name}: its vocabulary ({draft.vocab_size} tokens) "
+                          f"differs from {target.name}'s ({target.vocab_size}); a drafter must share the "
+                          f"target's tokenizer")

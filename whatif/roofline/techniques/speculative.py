@@ -1,0 +1,268 @@
+"""Family F: speculative decoding. Every drafter shares the tree, acceptance and batch policy of
+decoding.Speculative; each supplies what drafting costs and what memory it adds."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cache
+
+from ... import models
+from ...errors import WhatifError
+from ...models import ModelSpec
+from ..config import ForwardBatch, Parallelism
+from ..decode_round import RoundContext
+from ..memory import stage_weight_bytes
+from ..ops import gemm, streaming
+from .base import param
+from .decoding import Speculative, _load_other, check_draft_vocab, draft_kv_bytes, draft_model_passes
+from .registry import register
+
+
+def _size(m: ModelSpec) -> int:
+    return m.num_layers * m.hidden_size ** 2
+
+
+@cache
+def _smallest_with_vocab(vocab: int, below: int) -> ModelSpec | None:
+    shipped = (models.load_model(n) for n in models.list_models())
+    fits = [m for m in shipped if m.vocab_size == vocab and _size(m) < below]
+    return min(fits, key=_size, default=None)
+
+
+def smallest_with_vocab(target: ModelSpec) -> ModelSpec | None:
+    """The smallest shipped model profile sharing the target's vocabulary (a drafter must share its tokenizer)."""
+    return _smallest_with_vocab(target.vocab_size, _size(target))
+
+
+@register
+@dataclass(frozen=True)
+class DraftModel(Speculative):
+    """A separate small draft model proposes k tokens one step at a time (or a tree, level by level);
+    the target verifies them in one pass of k+1 tokens per sequence, with logits at each. The draft
+    runs on the target's GPUs (its weights and KV cache take HBM there) unless parallel=true puts it
+    on its own GPU, where drafting the next round overlaps verifying this one (PEARL). Its first
+    step takes in the tokens accepted last round; it also prefills every prompt. draft_context
+    limits what the drafter reads to the last N tokens (RAPID's retrieval drafter: a short context)."""
+
+    name = "speculative"
+    family = "F"
+    paper = ("Fast Inference from Transformers via Speculative Decoding (Leviathan et al.); PEARL; SpecDec++; "
+             "SpecTr; RAPID")
+    draft: str = param("auto", "draft model (profile name or config path); auto = the smallest shipped model "
+                               "with the target's vocabulary")
+    draft_tp: int = param(1, "GPUs the draft model is split over (tensor parallel)")
+    draft_context: int = param(0, "tokens the drafter reads per sequence (RAPID: a retrieved short context); "
+                                  "0 = all", "tokens")
+    parallel: bool = param(False, "PEARL: the drafter runs on its own GPU, drafting beside the verify pass")
+
+    def check_params(self) -> None:
+        super().check_params()
+        self.require(self.draft_tp >= 1, "draft_tp", "an integer >= 1")
+        self.require(self.draft_context >= 0, "draft_context", "an integer >= 0")
+
+    def draft_model(self, target: ModelSpec) -> ModelSpec:
+        where = f"--technique {self.name}:draft"
+        if self.draft == "auto":
+            found = smallest_with_vocab(target)
+            if found is None:
+                raise WhatifError(f"{where}=auto: no shipped model shares {target.name}'s vocabulary "
+                                  f"({target.vocab_size} tokens); name one with draft=MODEL")
+            return found
+        draft = _load_other(self.draft, where)
+        check_draft_vocab(self.name, "draft", draft, target)
+        return draft
+
+    def check(self, model: ModelSpec, shared_prefix: int) -> None:
+        draft = self.draft_model(model)
+        if draft.num_heads % self.draft_tp:
+            raise WhatifError(f"--technique {self.name}:draft_tp={self.draft_tp}: does not divide the "
+                              f"{draft.num_heads} heads of {draft.name}")
+
+    def _draft_context(self, context: int) -> int:
+        return min(context, self.draft_context) if self.draft_context else context
+
+    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
+        setup = rc.other_model(self.draft_model(rc.setup.user_model), self.draft_tp)
+        return draft_model_passes(rc, setup, widths, tokens, self._draft_context(rc.context))
+
+    def overlaps(self) -> bool:
+        return self.parallel
+
+    def prefill_s(self, rc: RoundContext) -> float:
+        from ..estimate import prefill_passes
+        setup = rc.other_model(self.draft_model(rc.setup.user_model), self.draft_tp)
+        prompt = self._draft_context(rc.prompt)
+        return sum(setup.time(fb, False).time_s * n for fb, n in prefill_passes(rc.batch, prompt, rc.prefill_chunk))
+
+    def extra_weight_bytes(self, model, par, prec) -> float:
+        if self.parallel:
+            return 0.0
+        return stage_weight_bytes(self.draft_model(model), Parallelism(tp=self.draft_tp), prec, 0)
+
+    def extra_kv_bytes(self, model, par, prec, tokens) -> float:
+        if self.parallel:
+            return 0.0
+        return draft_kv_bytes(self.draft_model(model), self.draft_tp, prec, self._draft_context(tokens))
+
+
+@register
+@dataclass(frozen=True)
+class Medusa(Speculative):
+    """Extra decoding heads on the target's last hidden state: head i (a residual block of hidden x
+    hidden and its own LM head over the vocabulary) proposes candidates for position i+1, all in one
+    step after the verify pass; a tree of their top candidates is verified with tree attention in the
+    next target pass (tree-size + 1 tokens per sequence). Reading the heads' weights each round is the
+    draft cost; they also take HBM. Medusa-2 fine-tunes the backbone with the heads (higher alphas)."""
+
+    name = "medusa"
+    family = "F"
+    paper = "Medusa: Simple LLM Inference Acceleration Framework with Multiple Decoding Heads"
+    heads: int = param(4, "Medusa heads (one per drafted depth)")
+    head_layers: int = param(1, "residual blocks per head")
+    alphas: str = param("0.6/0.45/0.35/0.25", "top-1 acceptance per head (assumed, of the order the paper's "
+                                              "head accuracies show); '/'-separated, the last repeats")
+    tree: str = param("4x3x2x1", "candidate tree: top-k per head (widths per depth) or explicit nodes; "
+                                 "4x3x2x1 has 64 nodes, about Medusa's 63-node default tree")
+
+    def check_params(self) -> None:
+        super().check_params()
+        self.require(self.heads >= 1, "heads", "an integer >= 1")
+        self.require(self.head_layers >= 0, "head_layers", "an integer >= 0")
+        if len(self.depth_alphas()) > self.heads:
+            raise WhatifError(f"--technique medusa:tree={self.tree!r}: {len(self.depth_alphas())} levels deep, but "
+                              f"only {self.heads} heads draft (heads={self.heads})")
+
+    def _head_ops(self, model: ModelSpec, tp: int, rows: int, prec) -> list:
+        d, a, w = model.hidden_size, prec.act_bytes, prec.embedding_bytes
+        vocab = -(-model.vocab_size // tp)
+        ops = []
+        if self.head_layers:
+            ops.append(gemm("medusa_resblock", rows, d // tp, d, a, w, prec.lm_head_dtype,
+                            count=self.heads * self.head_layers))
+        ops.append(gemm("medusa_lm_head", rows, vocab, d, a, w, prec.lm_head_dtype, count=self.heads, out_bytes=4.0))
+        ops.append(streaming("medusa_topk", "sampling", rows * model.vocab_size, 1, 0, 2, 4.0, "fp32",
+                             count=self.heads))
+        return ops
+
+    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
+        s = rc.setup
+        return rc.ops_time(self._head_ops(s.model, s.parallel.tp, rc.batch, s.precision))
+
+    def extra_weight_bytes(self, model, par, prec) -> float:
+        d, vocab = model.hidden_size, -(-model.vocab_size // par.tp)
+        return self.heads * (self.head_layers * d * d / par.tp + d * vocab) * prec.embedding_bytes
+
+
+@register
+@dataclass(frozen=True)
+class Eagle(Speculative):
+    """A feature-level draft head (EAGLE): one decoder layer of the target's shape, fed the target's
+    last hidden features, drafts autoregressively through the target's own LM head; a draft tree is
+    grown level by level (EAGLE-2: a context-dependent tree, here a fixed shape) and verified in one
+    target pass. Each draft step costs one layer plus an LM-head GEMM over that level's nodes; the
+    head's weights and its one layer of KV take HBM."""
+
+    name = "eagle"
+    family = "F"
+    paper = "EAGLE: Speculative Sampling Requires Rethinking Feature Uncertainty (and EAGLE-2)"
+    alpha: float = param(0.75, "acceptance per draft token (assumed, the order EAGLE reports on Vicuna/LLaMA2-Chat)")
+    tree: str = param("3x2x2x1x1", "draft tree (widths per depth or nodes); 45 nodes, 5 deep (assumed shape "
+                                   "for EAGLE-2's dynamic tree)")
+
+    def head_model(self, model: ModelSpec) -> ModelSpec:
+        return replace(model, name=f"{model.name}-eagle-head", num_layers=1, moe=None,
+                       intermediate_size=model.intermediate_size if model.moe is None
+                       else model.moe.expert_intermediate_size * max(1, model.moe.experts_per_token))
+
+    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
+        s = rc.setup
+        setup = rc.other_model(self.head_model(s.user_model), s.parallel.tp)
+        return draft_model_passes(rc, setup, widths, tokens, rc.context)
+
+    def extra_weight_bytes(self, model, par, prec) -> float:
+        head = self.head_model(model)
+        d = model.hidden_size
+        layer = (head.layer_params(0) + 2 * d * d) / par.tp   # one decoder layer + the 2h->h feature fuse
+        return layer * prec.weight_bytes
+
+    def extra_kv_bytes(self, model, par, prec, tokens) -> float:
+        return draft_kv_bytes(self.head_model(model), par.tp, prec, tokens)
+
+
+@register
+@dataclass(frozen=True)
+class NGram(Speculative):
+    """Drafts copied from text, not computed: n-gram matches in the prompt and output (prompt lookup,
+    CopySpec, Aggressive Decoding), a datastore (REST), an adjacency table of past tokens (Token
+    Recycling) or tri-grams (ADED). The GPU only verifies; drafting is a CPU lookup per sequence. Its
+    acceptance depends on how repetitive the task is (summarisation, code edits: high)."""
+
+    name = "ngram"
+    family = "F"
+    paper = "Prompt Lookup Decoding; REST; Token Recycling; CopySpec; Aggressive Decoding"
+    alpha: float = param(0.5, "acceptance per drafted token (assumed; task-dependent)")
+    lookup_us: float = param(10.0, "CPU time of one sequence's lookup per round (assumed)", "us")
+
+    def check_params(self) -> None:
+        super().check_params()
+        self.require(self.lookup_us >= 0, "lookup_us", ">= 0")
+
+    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
+        return rc.batch * self.lookup_us * 1e-6
+
+
+@register
+@dataclass(frozen=True)
+class SelfSpeculative(Speculative):
+    """Self-speculation by early exit (LayerSkip, Draft & Verify, DEL, Kangaroo): the target's first
+    layers and its LM head draft; the full model verifies. No second model: the draft layers' KV is
+    the target's own (no extra memory); drafting costs draft_layers of the layers per step."""
+
+    name = "self_speculative"
+    family = "F"
+    paper = "LayerSkip; Draft & Verify; DEL: Context-Aware Dynamic Exit Layer for Efficient Self-Speculative Decoding"
+    draft_layers: float = param(0.25, "share of the target's layers the draft runs (exit layer / L)")
+    alpha: float = param(0.7, "acceptance per draft token (assumed)")
+
+    def check_params(self) -> None:
+        super().check_params()
+        self.require(0.0 < self.draft_layers < 1.0, "draft_layers", "in (0, 1)")
+
+    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
+        m = rc.setup.user_model
+        exit_model = replace(m, name=f"{m.name}-exit", num_layers=max(1, round(m.num_layers * self.draft_layers)))
+        setup = rc.other_model(exit_model, rc.setup.parallel.tp)
+        return draft_model_passes(rc, setup, widths, tokens, rc.context)
+
+
+@register
+@dataclass(frozen=True)
+class SparseKVSelfSpeculative(Speculative):
+    """Self-speculation with a sparse KV cache (TriForce, MagicDec): the target itself drafts while
+    reading only `budget` cached tokens per sequence (retrieved pages or a StreamingLLM window), then
+    verifies with its full cache. It pays off where reading the KV dominates (long contexts, large
+    batches): each draft step still reads all the weights. The draft's cache is a copy of the selected
+    tokens. (TriForce's second level, a tiny model drafting for this draft, is not modelled.)"""
+
+    name = "sparse_self_speculative"
+    family = "F"
+    paper = ("TriForce: Lossless Acceleration of Long Sequence Generation with Hierarchical Speculative Decoding; "
+             "MagicDec")
+    budget_param = "budget"
+    budget: int = param(4096, "cached tokens the draft reads per sequence", "tokens")
+    alpha: float = param(0.9, "acceptance per draft token (assumed; TriForce reports high acceptance at a 4K budget)")
+
+    def check_params(self) -> None:
+        super().check_params()
+        self.require(self.budget >= 1, "budget", "an integer >= 1")
+
+    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
+        total, first = 0.0, max(1, round(tokens))
+        for depth, q in enumerate([first] + widths[:-1]):
+            fb = ForwardBatch.verify_pass(rc.batch, q, min(rc.context, self.budget) + depth)
+            total += rc.target(fb).time_s
+        return total
+
+    def extra_kv_bytes(self, model, par, prec, tokens) -> float:
+        from ..memory import stored_kv_bytes
+        from .compose import NONE
+        return stored_kv_bytes(model, par, prec, NONE, min(tokens, self.budget))
