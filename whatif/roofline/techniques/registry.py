@@ -20,8 +20,9 @@ def register(cls: type[Technique]) -> type[Technique]:
 
 def _load_families() -> None:
     # Imported for their @register side effect; kept here so importing the registry loads them all.
-    from . import (attention_kernels, kv_compression, kv_eviction, offload_kv, offload_weights,  # noqa: F401
-                   prefix_reuse, sparse_attention, speculative, weights)
+    from . import (attention_kernels, diffusion, kv_compression, kv_eviction, layer_skip,  # noqa: F401
+                   offload_kv, offload_weights, parallel_decoding, prefix_reuse, sparse_attention, speculative,
+                   weights)
 
 
 def all_techniques() -> dict[str, type[Technique]]:
