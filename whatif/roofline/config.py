@@ -69,11 +69,11 @@ class ForwardBatch:
 
     Prefill of P tokens: (P, 0, B). Decode step: (1, n, B). A prefill chunk after c tokens: (chunk, c, 1).
     A verify pass (speculative decoding, multi-token steps) of q tokens after n: (q, n, B) with
-    `verify`: it is a decode step that needs logits at every new token, not only the last.
+    logits at every new token (`logits` rows), not only at each sequence's last.
     """
 
     groups: tuple[tuple[int, int, int], ...]
-    verify: bool = False
+    logits: int = 0    # rows the LM head computes; 0: one per sequence (its last token)
 
     @staticmethod
     def prefill(batch: int, prompt: int, cached: int = 0) -> ForwardBatch:
@@ -86,7 +86,7 @@ class ForwardBatch:
     @staticmethod
     def verify_pass(batch: int, tokens: int, context: int) -> ForwardBatch:
         """`tokens` new tokens per sequence after `context` cached ones, each needing logits."""
-        return ForwardBatch(((tokens, context, batch),), verify=True)
+        return ForwardBatch(((tokens, context, batch),), logits=tokens * batch)
 
     @property
     def tokens(self) -> int:
@@ -97,11 +97,15 @@ class ForwardBatch:
         return sum(n for _, _, n in self.groups)
 
     @property
+    def verify(self) -> bool:
+        """Every new token needs logits: a verify pass (or a diffusion step)."""
+        return self.logits == self.tokens > 0 and any(q > 1 for q, _, _ in self.groups)
+
+    @property
     def is_decode(self) -> bool:
         """A decode step: one new token per sequence, or a verify pass of a few."""
         return self.verify or all(q == 1 for q, _, _ in self.groups)
 
     @property
     def logit_rows(self) -> int:
-        """Positions whose logits the LM head computes: every new token of a verify pass, else the last."""
-        return self.tokens if self.verify else self.sequences
+        return self.logits or self.sequences

@@ -26,12 +26,16 @@ class Round:
     draft_s: float = 0.0        # drafting: drafter passes on the GPU, or lookups on the CPU
     overhead_s: float = 0.0     # other per-round work (KV realignment of a ragged batch, ...)
     overlap: bool = False       # drafting runs beside the verify pass (a drafter on its own GPU, PEARL)
+    reach: tuple[float, ...] = ()   # P(a sequence's accepted drafts reach depth d), d = 1..; () = a fixed yield
     detail: dict = field(default_factory=dict)   # technique-specific figures (tree size, drafted tokens, ...)
 
     @property
     def time_s(self) -> float:
-        verify = self.verify.time_s
-        work = max(self.draft_s, verify) if self.overlap else self.draft_s + verify
+        return self.time_with_verify(self.verify.time_s)
+
+    def time_with_verify(self, verify_s: float) -> float:
+        """The round's time when its verify pass takes `verify_s` (fused with other work, in the simulator)."""
+        work = max(self.draft_s, verify_s) if self.overlap else self.draft_s + verify_s
         return work + self.overhead_s
 
     @property

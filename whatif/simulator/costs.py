@@ -9,11 +9,13 @@ time by far more than its share of tokens."""
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass, field
 
 from ..errors import WhatifError
 from ..hardware import System, load_component
 from ..roofline.config import ForwardBatch
+from ..roofline.decode_round import Round, RoundContext
 from ..roofline.ops import transfer
 from ..roofline.pass_setup import PassSetup
 from ..roofline.techniques.base import HostPath
@@ -57,11 +59,25 @@ class IterationCosts:
                               f"(--tp/--pp), a smaller --weight-dtype or offloading (--place)")
         self.kv_blocks = int(free // (self.kv_bytes_per_token * self.block_size))
         self.layers_per_gpu = math.ceil(self.setup.model.num_layers / self.setup.parallel.pp)
+        self.decoder = self.setup.techniques.decoder
+        self.rounds: dict[tuple[int, int], Round] = {}
+        self.lookahead = 0   # KV slots a decoding row needs beyond its next token (drafted tokens verified)
+        if self.decoder is not None:
+            if not self.decoder.first_token_from_prefill:
+                raise WhatifError(f"--technique {self.decoder.name}: the serving simulator schedules autoregressive "
+                                  f"requests; a decoder that emits blocks of tokens is only estimated "
+                                  f"(`whatif estimate`)")
+            widths = [self.round(b, self.plan_seq_len).verify.batch.groups[0][0] for b in (1, 256)]
+            self.lookahead = max(widths) - 1
 
     def time(self, decode_seqs: int, decode_context: int, prefills: list[tuple[int, int]]) -> float:
-        """Seconds of an iteration: `decode_seqs` sequences decoding one token each after
-        `decode_context` cached tokens on average, and prefill chunks of (tokens, cached tokens)."""
-        groups = [] if decode_seqs == 0 else [(1, bucket(decode_context), decode_seqs)]
+        """Seconds of an iteration: `decode_seqs` sequences decoding one token each (or one round of
+        the decoder) after `decode_context` cached tokens on average, and prefill chunks of
+        (tokens, cached tokens)."""
+        ctx = bucket(decode_context)
+        rnd = self.round(decode_seqs, ctx) if self.decoder is not None and decode_seqs else None
+        width = rnd.verify.batch.groups[0][0] if rnd is not None else 1
+        groups = [] if decode_seqs == 0 else [(width, ctx, decode_seqs)]
         groups += sorted((q, bucket(c), 1) for q, c in prefills)
         key = tuple(groups)
         t = self.cache.get(key)
@@ -72,11 +88,38 @@ class IterationCosts:
         merged: dict[tuple[int, int], int] = {}   # equal chunks are one group of several sequences
         for q, c, n in groups:
             merged[(q, c)] = merged.get((q, c), 0) + n
-        fb = ForwardBatch(tuple((q, c, n) for (q, c), n in merged.items()))
+        logits = decode_seqs * width + len(prefills) if rnd is not None else 0   # verified rows need all logits
+        fb = ForwardBatch(tuple((q, c, n) for (q, c), n in merged.items()), logits)
         # Engines capture CUDA graphs for decode-only batches and run anything with a prefill eagerly.
         t = self.setup.time(fb, self.cuda_graphs and not prefills).time_s
+        if rnd is not None:   # drafting and per-round work beside the (fused) verify pass
+            t = rnd.time_with_verify(t)
         self.cache[key] = t
         return t
+
+    def round(self, rows: int, context: int) -> Round:
+        """The decoder's round for `rows` decoding sequences at a (bucketed) context, memoized."""
+        key = (rows, context)
+        r = self.rounds.get(key)
+        if r is None:
+            r = self.decoder.round(RoundContext(self.setup, rows, context, context, self.plan_seq_len,
+                                                self.cuda_graphs, self.token_budget))
+            self.rounds[key] = r
+        return r
+
+    def accepted_tokens(self, rows: int, context: int, rng: random.Random) -> list[int]:
+        """Tokens each decoding row gains this round, drawn from the decoder's acceptance: P(a row
+        gets past depth d) = reach[d]; a batch that advances by its least (batch_policy=min) takes
+        the minimum."""
+        r = self.round(rows, bucket(context))
+        if r.reach:
+            counts = [1 + sum(1 for p in r.reach if u < p) for u in (rng.random() for _ in range(rows))]
+        else:   # a fixed yield: whole tokens, with the fraction as a chance of one more
+            whole = int(r.tokens)
+            counts = [whole + (rng.random() < r.tokens - whole) for _ in range(rows)]
+        if getattr(self.decoder, "batch_policy", "ragged") == "min":
+            counts = [min(counts)] * rows
+        return counts
 
     def swap_time(self, blocks: int, direction: str) -> float:
         """Seconds to copy `blocks` KV blocks to host memory (d2h) or back (h2d). vLLM copies each

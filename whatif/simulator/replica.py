@@ -32,7 +32,9 @@ class Replica:
         self.waiting: deque[Seq] = deque()
         self.incoming: deque[Seq] = deque()
         swap = costs.swap_blocks(cfg.swap_space_gb) // pp if cfg.preemption == "swap" else 0
-        self.engines = [Scheduler(cfg, self.bm, self.waiting, self.incoming, costs, swap, self) for _ in range(pp)]
+        seed = getattr(cluster.cfg.workload, "seed", 0) if cluster is not None else 0
+        self.engines = [Scheduler(cfg, self.bm, self.waiting, self.incoming, costs, swap, self, f"{seed}-{index}-{e}")
+                        for e in range(pp)]
         self.outstanding = 0        # requests routed here and not yet finished or handed on
         self.idle = 0
         self._wakeup = env.event()

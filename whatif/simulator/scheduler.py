@@ -13,11 +13,15 @@ Policies (EngineConfig):
   then decoded until it drains; finished sequences leave it.
 - static (request-level, FasterTransformer): as decode-priority, but KV for the whole output is
   reserved at admission and finished sequences stay in the batch as padding until all finish.
+With a decoder (speculative or multi-token decoding) a decode row verifies its drafted tokens in
+the same pass: it holds KV slots for them (lookahead), takes that many tokens of the budget, and
+gains the tokens its acceptance draws (costs.accepted_tokens), several at one time.
 A running decode that needs a new block when none is free preempts the most recently admitted
 sequence: by recompute (its KV is dropped and it queues first to prefill again) or by swap (its KV
 is copied to host memory and back when blocks free up; the copies stall the iteration)."""
 from __future__ import annotations
 
+import random
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -76,7 +80,7 @@ class Batch:
 
 class Scheduler:
     def __init__(self, cfg: EngineConfig, bm: BlockManager, waiting: deque, incoming: deque, costs,
-                 swap_blocks: int, hooks):
+                 swap_blocks: int, hooks, seed: str = ""):
         self.cfg = cfg
         self.bm = bm
         self.waiting = waiting        # shared by the replica's engines (pipeline-parallel virtual engines)
@@ -91,6 +95,8 @@ class Scheduler:
         self.left = False             # a sequence finished or moved on in the last iteration
         self.arriving = 0             # disaggregated decode: sequences admitted whose KV is still moving
         self.drain = cfg.batching == "static" or (cfg.priority == "decode" and not cfg.chunked_prefill)
+        self.lookahead = costs.lookahead   # drafted tokens a decode row verifies beside its next one
+        self.rng = random.Random(f"accept-{seed}")
 
     # ------------------------------------------------------------ forming an iteration
 
@@ -129,18 +135,19 @@ class Scheduler:
             if s.done:
                 batch.padding.append(s)
             elif s.total - s.computed == 1 and s.generated:
-                if (s.blocks + len(s.shared)) * size <= s.computed:   # its blocks are full: the token needs one
-                    while not self.bm.can_allocate(1):
+                need = -(-(s.computed + 1 + self.lookahead) // size) - s.held   # its next token (and drafts)
+                if need > 0:
+                    while not self.bm.can_allocate(need):
                         victim = self.running.pop()
                         self._preempt(victim, batch)
                         if victim is s:
                             break
                     if s.rec.status != RUNNING or s not in self.running[i:i + 1]:
                         continue
-                    self.bm.allocate(1)
-                    s.blocks += 1
+                    self.bm.allocate(need)
+                    s.blocks += need
                 batch.decode.append(s)
-                budget -= 1
+                budget -= 1 + self.lookahead
             i += 1
         return max(budget, 0)
 
@@ -283,7 +290,9 @@ class Scheduler:
     # ------------------------------------------------------------ after an iteration
 
     def complete(self, batch: Batch, end: float) -> None:
-        for s in batch.decode:   # the hot loop: _emit's common case in line
+        if self.lookahead and batch.decode:
+            self._complete_rounds(batch, end)
+        for s in batch.decode if not self.lookahead else ():   # the hot loop: _emit's common case in line
             s.computed += 1
             s.rec.token_times.append(end)
             s.generated += 1
@@ -310,6 +319,21 @@ class Scheduler:
                     self.running = []
             else:
                 self.running = [s for s in self.running if s.rec.status == RUNNING and s.source is None]
+
+    def _complete_rounds(self, batch: Batch, end: float) -> None:
+        """Each decode row computed its next token and the drafts it accepted: it keeps those and
+        gains one more token from the verify pass, all emitted at the round's end."""
+        rows = len(batch.decode) + len(batch.padding)
+        gained = self.costs.accepted_tokens(rows, batch.decode_context, self.rng)
+        for s, n in zip(batch.decode, gained):
+            for _ in range(n):
+                s.computed += 1
+                s.rec.token_times.append(end)
+                s.generated += 1
+                if s.generated >= s.req.output:
+                    self._finish(s, end)
+                    break
+                s.total += 1
 
     def _emit(self, s: Seq, end: float) -> None:
         rec = s.rec

@@ -126,7 +126,8 @@ class Speculative(Decoder):
         overhead = self.realign_s(rc) if self.batch_policy == "realign" and rc.batch > 1 else 0.0
         detail = {"drafted_per_sequence": drafted, "verified_per_sequence": width + 1,
                   "acceptance_by_depth": reach, "draft_steps": len(widths)}
-        return Round(tokens, verify, self.draft_s(rc, widths, tokens), overhead, self.overlaps(), detail)
+        return Round(tokens, verify, self.draft_s(rc, widths, tokens), overhead, self.overlaps(), tuple(reach),
+                     detail)
 
     def overlaps(self) -> bool:
         return False
