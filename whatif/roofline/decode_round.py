@@ -59,9 +59,10 @@ class RoundContext:
         return self.setup.time(fb, self.cuda_graphs)
 
     def other_model(self, model: ModelSpec, tp: int) -> PassSetup:
-        """A second model (a drafter) on the same system, precision and efficiency, without techniques."""
+        """A second model (a drafter) on the same system and efficiency, at the precisions the target runs
+        at (quantized with it: the memory plan sizes a drafter's weights and KV so), without techniques."""
         s = self.setup
-        return pass_setup(model, s.system, Parallelism(tp=tp), s.user_precision, s.efficiency, s.utilization)
+        return pass_setup(model, s.system, Parallelism(tp=tp), s.precision, s.efficiency, s.utilization)
 
     def ops_time(self, ops: list[Op]) -> float:
         """Kernels outside the model's passes (draft heads, KV realignment), in sequence with their gaps."""

@@ -50,9 +50,12 @@ def parse_tree(spec: str, where: str) -> Tree:
         if "/" in spec or "." in spec:
             nodes = tuple(tuple(int(r) for r in node.split(".")) for node in spec.split("/") if node.strip())
         else:
-            nodes = product_tree(tuple(int(w) for w in spec.split("x")))
+            widths = tuple(int(w) for w in spec.split("x"))
+            if min(widths) < 1:   # a zero width would silently cut the tree short
+                raise ValueError
+            nodes = product_tree(widths)
     except ValueError:
-        raise WhatifError(f"{where}={spec!r}: must be widths per depth like 4x3x2, or nodes like 0/0.0/1 "
+        raise WhatifError(f"{where}={spec!r}: must be widths >= 1 per depth like 4x3x2, or nodes like 0/0.0/1 "
                           f"(sibling ranks from the root, joined by '.')") from None
     if not nodes or any(r < 0 for n in nodes for r in n) or any(len(n) == 0 for n in nodes):
         raise WhatifError(f"{where}={spec!r}: needs at least one node, with ranks >= 0")

@@ -114,9 +114,16 @@ class Speculative(Decoder):
         return spec.nodes_per_depth(self.draft_tree())
 
     # ---- cost
-    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
-        """Seconds of drafting per round (GPU passes or CPU lookups)."""
+    def draft_s(self, rc: RoundContext, widths: list[int], catch_up: float) -> float:
+        """Seconds of drafting per round (GPU passes or CPU lookups); `catch_up`: tokens the drafter's
+        first step takes in (catch_up_tokens)."""
         raise NotImplementedError
+
+    def catch_up_tokens(self, tokens: float, reach: list[float]) -> float:
+        """Tokens (expected) the drafter has not yet run when a round starts. A drafter with its own
+        cache ran every draft but the deepest itself: it takes in the verify pass's new token, and
+        the deepest draft too when all were accepted. Drafters fed the target's features override."""
+        return 1.0 + (reach[-1] if reach else 0.0)
 
     def round(self, rc: RoundContext) -> Round:
         tokens, reach, drafted = self.acceptance(rc.batch)
@@ -126,8 +133,8 @@ class Speculative(Decoder):
         overhead = self.realign_s(rc) if self.batch_policy == "realign" and rc.batch > 1 else 0.0
         detail = {"drafted_per_sequence": drafted, "verified_per_sequence": width + 1,
                   "acceptance_by_depth": reach, "draft_steps": len(widths)}
-        return Round(tokens, verify, self.draft_s(rc, widths, tokens), overhead, self.overlaps(), tuple(reach),
-                     detail)
+        draft = self.draft_s(rc, widths, self.catch_up_tokens(tokens, reach))
+        return Round(tokens, verify, draft, overhead, self.overlaps(), tuple(reach), detail)
 
     def overlaps(self) -> bool:
         return False
@@ -142,15 +149,16 @@ class Speculative(Decoder):
 
 
 def draft_model_passes(rc: RoundContext, setup, widths: list[int], catch_up: float, context: int) -> float:
-    """A draft model's sequential steps: the first takes in the tokens accepted last round, each later
+    """A draft model's sequential steps: the first takes in the `catch_up` tokens it has not run yet
+    (an expected count: its time is interpolated between the whole counts around it), each later
     one the nodes of the previous depth; every step needs logits at all its tokens."""
-    total = 0.0
-    first = max(1, round(catch_up))
-    inputs = [first] + widths[:-1]
-    for depth, q in enumerate(inputs):
-        fb = ForwardBatch.verify_pass(rc.batch, q, context + depth)
-        total += setup.time(fb, rc.cuda_graphs).time_s
-    return total
+    def step(q: int, depth: int) -> float:
+        return setup.time(ForwardBatch.verify_pass(rc.batch, q, context + depth), rc.cuda_graphs).time_s
+
+    whole = max(1, math.floor(catch_up))
+    part = min(1.0, max(0.0, catch_up - whole))
+    first = step(whole, 0) + (part * (step(whole + 1, 0) - step(whole, 0)) if part > 1e-9 else 0.0)
+    return first + sum(step(q, depth) for depth, q in enumerate(widths[:-1], start=1))
 
 
 def draft_kv_bytes(draft: ModelSpec, tp: int, prec, tokens: float) -> float:

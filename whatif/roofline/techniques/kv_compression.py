@@ -277,7 +277,7 @@ class MiKV(Technique):
         scores = sum(n * q * (c + q) for q, c, n in ctx.batch.groups) * heads
         kept = sum(n * (c + q) for q, c, n in ctx.batch.groups) * heads
         width = ctx.kv.width(ctx.kv_width)
-        demoted = ctx.batch.sequences * width if ctx.decode else ctx.batch.tokens * width * (1 - self.important)
+        demoted = ctx.batch.tokens * width if ctx.decode else ctx.batch.tokens * width * (1 - self.important)
         return [streaming("mikv_importance_update", "elementwise", kept, 2, 1, 2, 4.0, "fp32", ctx.layers,
                           extra_bytes=scores * 2 * ctx.prec.act_bytes),
                 quantize_op("mikv_quantize", ctx, demoted, QUANT_FLOPS_PER_ELEMENT)]

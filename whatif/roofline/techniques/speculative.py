@@ -8,8 +8,10 @@ from functools import cache
 from ... import models
 from ...errors import WhatifError
 from ...models import ModelSpec
-from ..config import ForwardBatch, Parallelism
+from ..comm import comm_op
+from ..config import Parallelism
 from ..decode_round import RoundContext
+from ..graph import weight_gemm
 from ..memory import stage_weight_bytes
 from ..ops import gemm, streaming
 from .base import param
@@ -80,18 +82,35 @@ class DraftModel(Speculative):
     def _draft_context(self, context: int) -> int:
         return min(context, self.draft_context) if self.draft_context else context
 
-    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
-        setup = rc.other_model(self.draft_model(rc.setup.user_model), self.draft_tp)
-        return draft_model_passes(rc, setup, widths, tokens, self._draft_context(rc.context))
+    def _draft_setup(self, rc: RoundContext):
+        where = f"--technique {self.name}:draft_tp={self.draft_tp}"
+        gpus = rc.setup.parallel.gpus
+        if not self.parallel and self.draft_tp > gpus:
+            raise WhatifError(f"{where}: the drafter shares the target's {gpus} GPU(s); give draft_tp <= {gpus}, "
+                              f"or parallel=true for a drafter on GPUs of its own")
+        try:
+            return rc.other_model(self.draft_model(rc.setup.user_model), self.draft_tp)
+        except WhatifError as e:
+            raise WhatifError(f"{where}: {e}") from None
+
+    def draft_s(self, rc: RoundContext, widths: list[int], catch_up: float) -> float:
+        return draft_model_passes(rc, self._draft_setup(rc), widths, catch_up, self._draft_context(rc.context))
 
     def overlaps(self) -> bool:
         return self.parallel
 
     def prefill_s(self, rc: RoundContext) -> float:
+        """The drafter prefills every prompt too: after the target's prefill on shared GPUs, beside it
+        (adding only what it takes longer) on GPUs of its own."""
         from ..estimate import prefill_passes
-        setup = rc.other_model(self.draft_model(rc.setup.user_model), self.draft_tp)
+        setup = self._draft_setup(rc)
         prompt = self._draft_context(rc.prompt)
-        return sum(setup.time(fb, False).time_s * n for fb, n in prefill_passes(rc.batch, prompt, rc.prefill_chunk))
+        draft = sum(setup.time(fb, False).time_s * n for fb, n in prefill_passes(rc.batch, prompt, rc.prefill_chunk))
+        if not self.parallel:
+            return draft
+        target = sum(rc.setup.time(fb, False).time_s * n
+                     for fb, n in prefill_passes(rc.batch, rc.prompt, rc.prefill_chunk))
+        return max(0.0, draft - target)
 
     def extra_weight_bytes(self, model, par, prec) -> float:
         if self.parallel:
@@ -132,24 +151,28 @@ class Medusa(Speculative):
                               f"only {self.heads} heads draft (heads={self.heads})")
 
     def _head_ops(self, model: ModelSpec, tp: int, rows: int, prec) -> list:
+        """Under TP (as vLLM shards Medusa) each GPU holds every residual block whole (a replicated
+        linear: no collective) and a vocabulary slice of each LM head, whose logits are gathered."""
         d, a, w = model.hidden_size, prec.act_bytes, prec.embedding_bytes
         vocab = -(-model.vocab_size // tp)
         ops = []
         if self.head_layers:
-            ops.append(gemm("medusa_resblock", rows, d // tp, d, a, w, prec.lm_head_dtype,
+            ops.append(gemm("medusa_resblock", rows, d, d, a, w, prec.lm_head_dtype,
                             count=self.heads * self.head_layers))
         ops.append(gemm("medusa_lm_head", rows, vocab, d, a, w, prec.lm_head_dtype, count=self.heads, out_bytes=4.0))
+        if tp > 1:
+            ops.append(comm_op("medusa_logits_gather", "all_gather", rows * vocab * tp * 4.0, tp, self.heads))
         ops.append(streaming("medusa_topk", "sampling", rows * model.vocab_size, 1, 0, 2, 4.0, "fp32",
                              count=self.heads))
         return ops
 
-    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
+    def draft_s(self, rc: RoundContext, widths: list[int], catch_up: float) -> float:
         s = rc.setup
         return rc.ops_time(self._head_ops(s.model, s.parallel.tp, rc.batch, s.precision))
 
     def extra_weight_bytes(self, model, par, prec) -> float:
         d, vocab = model.hidden_size, -(-model.vocab_size // par.tp)
-        return self.heads * (self.head_layers * d * d / par.tp + d * vocab) * prec.embedding_bytes
+        return self.heads * (self.head_layers * d * d + d * vocab) * prec.embedding_bytes
 
 
 @register
@@ -173,16 +196,34 @@ class Eagle(Speculative):
                        intermediate_size=model.intermediate_size if model.moe is None
                        else model.moe.expert_intermediate_size * max(1, model.moe.experts_per_token))
 
-    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
+    def catch_up_tokens(self, tokens: float, reach: list[float]) -> float:
+        """Every token the round accepted: the head runs each with the target's feature at it, which
+        only the verify pass computed."""
+        return tokens
+
+    def _fuse(self, rc: RoundContext, rows: float) -> float:
+        """The 2h -> h fuse of [feature, token embedding] before the head's layer (replicated under TP)."""
+        d = rc.setup.model.hidden_size
+        return rc.ops_time([weight_gemm("eagle_fc", rows, d, 2 * d, rc.setup.precision, 1)])
+
+    def draft_s(self, rc: RoundContext, widths: list[int], catch_up: float) -> float:
         s = rc.setup
         setup = rc.other_model(self.head_model(s.user_model), s.parallel.tp)
-        return draft_model_passes(rc, setup, widths, tokens, rc.context)
+        rows = rc.batch * (max(1.0, catch_up) + sum(widths[:-1]))
+        return draft_model_passes(rc, setup, widths, catch_up, rc.context) + self._fuse(rc, rows)
+
+    def prefill_s(self, rc: RoundContext) -> float:
+        """The head runs over every prompt token too (its one layer of KV, the first draft)."""
+        from ..estimate import prefill_passes
+        s = rc.setup
+        setup = rc.other_model(self.head_model(s.user_model), s.parallel.tp)
+        passes = prefill_passes(rc.batch, rc.prompt, rc.prefill_chunk)
+        return sum(setup.time(fb, False).time_s * n for fb, n in passes) + self._fuse(rc, rc.batch * rc.prompt)
 
     def extra_weight_bytes(self, model, par, prec) -> float:
         head = self.head_model(model)
         d = model.hidden_size
-        layer = (head.layer_params(0) + 2 * d * d) / par.tp   # one decoder layer + the 2h->h feature fuse
-        return layer * prec.weight_bytes
+        return (head.layer_params(0) / par.tp + 2 * d * d) * prec.weight_bytes   # one layer + the feature fuse
 
     def extra_kv_bytes(self, model, par, prec, tokens) -> float:
         return draft_kv_bytes(self.head_model(model), par.tp, prec, tokens)
@@ -206,7 +247,7 @@ class NGram(Speculative):
         super().check_params()
         self.require(self.lookup_us >= 0, "lookup_us", ">= 0")
 
-    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
+    def draft_s(self, rc: RoundContext, widths: list[int], catch_up: float) -> float:
         return rc.batch * self.lookup_us * 1e-6
 
 
@@ -227,11 +268,14 @@ class SelfSpeculative(Speculative):
         super().check_params()
         self.require(0.0 < self.draft_layers < 1.0, "draft_layers", "in (0, 1)")
 
-    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
-        m = rc.setup.user_model
+    def catch_up_tokens(self, tokens: float, reach: list[float]) -> float:
+        return 1.0   # the verify pass wrote the accepted tokens' KV in the draft layers too
+
+    def draft_s(self, rc: RoundContext, widths: list[int], catch_up: float) -> float:
+        # The draft layers are the target's own: same weights, precision, KV cache and techniques.
+        m = rc.setup.model
         exit_model = replace(m, name=f"{m.name}-exit", num_layers=max(1, round(m.num_layers * self.draft_layers)))
-        setup = rc.other_model(exit_model, rc.setup.parallel.tp)
-        return draft_model_passes(rc, setup, widths, tokens, rc.context)
+        return draft_model_passes(rc, replace(rc.setup, model=exit_model), widths, catch_up, rc.context)
 
 
 @register
@@ -255,12 +299,11 @@ class SparseKVSelfSpeculative(Speculative):
         super().check_params()
         self.require(self.budget >= 1, "budget", "an integer >= 1")
 
-    def draft_s(self, rc: RoundContext, widths: list[int], tokens: float) -> float:
-        total, first = 0.0, max(1, round(tokens))
-        for depth, q in enumerate([first] + widths[:-1]):
-            fb = ForwardBatch.verify_pass(rc.batch, q, min(rc.context, self.budget) + depth)
-            total += rc.target(fb).time_s
-        return total
+    def catch_up_tokens(self, tokens: float, reach: list[float]) -> float:
+        return 1.0   # the accepted tokens' KV comes from the verify pass
+
+    def draft_s(self, rc: RoundContext, widths: list[int], catch_up: float) -> float:
+        return draft_model_passes(rc, rc.setup, widths, catch_up, min(rc.context, self.budget))
 
     def extra_kv_bytes(self, model, par, prec, tokens) -> float:
         from ..memory import stored_kv_bytes
