@@ -92,3 +92,15 @@ def test_kv_stays_within_capacity_with_lookahead_slots():
     assert used.max() <= info.kv_blocks and info.kv_blocks_held_end == 0
     assert {r.status for r in res.records} == {FINISHED}
     assert all(len(r.token_times) == r.request.output for r in res.records)
+
+
+def test_diffusion_decoding_is_refused_with_a_clear_error():
+    from whatif.errors import WhatifError
+    with pytest.raises(WhatifError, match="diffusion.*only estimated"):
+        run(lone_requests(1, 128, 32), Scenario(model="llada-8b", hardware="h100-sxm", techniques=("diffusion",)))
+
+
+def test_multi_token_heads_gain_several_tokens_per_round():
+    res = run(lone_requests(3, 256, 120), replace(BASE, techniques=("multi_token",)))
+    g = gains(res)
+    assert max(g) > 1 and np.mean(g) > 1.5
