@@ -6,10 +6,13 @@
 A claim's setup is a scenario (model, hardware, batch, lengths, baseline techniques); the variant
 adds the technique. "gain" is oriented so that > 1 means the technique improved the metric, as the
 papers' "N x" figures are. Nothing here feeds back into the model: a miss is reported, not tuned.
+Family F claims whose acceptance rate is assumed are also run at other rates (a sensitivity table).
 """
 from __future__ import annotations
 
 import argparse
+import ast
+import functools
 import sys
 import time
 from pathlib import Path
@@ -19,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from whatif import units
 from whatif.claims import METRICS, Claim, evaluate
-from whatif.claims.claim import FAMILY_MODULES
+from whatif.claims.claim import FAMILY_MODULES, merged, scenario_of
 from whatif.roofline.techniques.base import FAMILIES
 
 OUT = ROOT / "docs" / "reproduction.md"
@@ -42,6 +45,8 @@ def _setup(c: Claim) -> str:
     s = c.setup
     w = s.get("workload", {})
     parts = [s.get("model", "llama-3-8b"), s.get("hardware", "h100-sxm") + (f" x{s['gpus']}" if s.get("gpus") else "")]
+    if s.get("parallel"):
+        parts.append(" ".join(f"{k}={v}" for k, v in s["parallel"].items()))
     parts.append(f"B={w.get('batch', 1)} prompt={w.get('prompt', 512)} out={w.get('output', 128)}"
                  + (f" shared={w['shared_prefix']}" if w.get("shared_prefix") else ""))
     for key in ("place", "add_tiers", "host_link", "access", "price_per_hour", "context_window"):
@@ -73,7 +78,105 @@ def _fmt_x(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}x"
 
 
-def markdown(results: list[dict]) -> str:
+# ---------------------------------------------------------------- sensitivity to an assumed acceptance
+
+SWEEP_ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
+SEARCH_ALPHAS = (0.05, 0.2, 0.35, 0.5, 0.6, 0.7, 0.8, 0.9, 0.99)   # where a claim's figure is looked for
+
+
+@functools.cache
+def _metric(mapping_repr: str, metric: str) -> float:
+    # a scenario's metric, memoised: a baseline without a decoder is the same at every acceptance
+    value = METRICS[metric][0]
+    return value(scenario_of(ast.literal_eval(mapping_repr)).run(with_max_batch=metric.endswith("at_max_batch")))
+
+
+def _gain_at(claim: Claim, a: float) -> float:
+    """whatif's gain for the claim with its decoders accepting at `a` (as claims.evaluate orients it)."""
+    from whatif.claims.family_f import at_acceptance
+    c = at_acceptance(claim, a)
+    base = _metric(repr(c.setup), c.metric)
+    new = _metric(repr(merged(c.setup, c.variant)), c.metric)
+    return new / base if METRICS[c.metric][2] else base / new
+
+
+def acceptance_meeting(claim: Claim, gains: dict[float, float], steps: int = 8) -> list[tuple[float, float]]:
+    """The ranges of acceptance (within SEARCH_ALPHAS' span) over which whatif's gain reaches the paper's
+    figure; `gains` holds those already computed. Each edge is bisected inside the grid bracket where the
+    gain crosses the figure (a gain against a baseline that speculates too may fall as acceptance rises)."""
+    def meets(a: float) -> bool:
+        if a not in gains:
+            gains[a] = _gain_at(claim, a)
+        return gains[a] >= claim.claimed
+
+    grid = SEARCH_ALPHAS
+    above = [meets(a) for a in grid]
+    edges = []
+    for i in range(len(grid) - 1):
+        if above[i] != above[i + 1]:
+            lo, hi = grid[i], grid[i + 1]
+            for _ in range(steps):
+                mid = (lo + hi) / 2
+                lo, hi = (mid, hi) if meets(mid) == above[i] else (lo, mid)
+            edges.append((lo + hi) / 2)
+    bounds = ([grid[0]] if above[0] else []) + edges + ([grid[-1]] if above[-1] else [])
+    return list(zip(bounds[::2], bounds[1::2]))
+
+
+def acceptance_sweeps() -> list[dict]:
+    """Family F claims with an assumed acceptance: whatif's gain at SWEEP_ALPHAS, and where it meets the claim."""
+    from whatif.claims.family_f import ASSUMED_ACCEPTANCE, CLAIMS
+    out = []
+    for claim in CLAIMS:
+        sweep = ASSUMED_ACCEPTANCE.get(claim.paper)
+        if sweep is None:
+            continue
+        gains = {a: _gain_at(claim, a) for a in SWEEP_ALPHAS}
+        meets = acceptance_meeting(claim, gains) if claim.claimed else None
+        out.append({"claim": claim, "sweep": sweep, "gains": [gains[a] for a in SWEEP_ALPHAS], "meets": meets})
+    return out
+
+
+def _meets(ranges: list[tuple[float, float]] | None) -> str:
+    first, last = SEARCH_ALPHAS[0], SEARCH_ALPHAS[-1]
+    if ranges is None:
+        return "-"
+    if not ranges:
+        return f"none ({first:g}-{last:g})"
+
+    def one(lo: float, hi: float) -> str:
+        if lo == first and hi == last:
+            return f"any ({first:g}-{last:g})"
+        if lo == first:
+            return f"<= {hi:.2f}"
+        return f">= {lo:.2f}" if hi == last else f"{lo:.2f}-{hi:.2f}"
+    return ", ".join(one(lo, hi) for lo, hi in ranges)
+
+
+def sweep_markdown(sweeps: list[dict]) -> str:
+    lines = [
+        "", "## Sensitivity to the assumed acceptance (family F)", "",
+        "Few speculative-decoding abstracts publish an acceptance rate; where a claim above assumes one (its",
+        "setup says which), this table runs the same baseline and variant at other rates. *assumed* is the",
+        "value the claim uses; *meets the claim at* is the acceptance range over which whatif's gain reaches",
+        f"the paper's figure, searched over {SEARCH_ALPHAS[0]:g}-{SEARCH_ALPHAS[-1]:g} with its edges bisected "
+        "(`any`, `none`: every or",
+        "no rate searched). Against a baseline that speculates too, the gain may fall as acceptance rises.",
+        "",
+        "| technique | paper claim | acceptance varied | assumed | "
+        + " | ".join(f"gain at {a:g}" for a in SWEEP_ALPHAS) + " | claimed | meets the claim at |",
+        "|" + "---|" * (6 + len(SWEEP_ALPHAS)),
+    ]
+    for r in sweeps:
+        c, sw = r["claim"], r["sweep"]
+        cells = [c.technique, c.paper, sw.meaning, f"{sw.assumed:g}", *(_fmt_x(g) for g in r["gains"]),
+                 _fmt_x(c.claimed), _meets(r["meets"])]
+        lines.append("| " + " | ".join(str(x).replace("|", "/") for x in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def markdown(results: list[dict], sweeps: list[dict] | None = None) -> str:
+    """The whole document: the claims by family, then family F's acceptance sweeps (run here if not given)."""
     lines = [
         "# Reproduction: paper claims versus whatif's predictions",
         "",
@@ -103,7 +206,7 @@ def markdown(results: list[dict]) -> str:
                      _value(c.metric, o.predicted), _fmt_x(o.gain), _fmt_x(c.claimed), _fmt_x(o.ratio_to_claim),
                      band, why]
             lines.append("| " + " | ".join(str(x).replace("|", "/").replace("\n", " ") for x in cells) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + sweep_markdown(acceptance_sweeps() if sweeps is None else sweeps)
 
 
 def main() -> int:
@@ -118,8 +221,17 @@ def main() -> int:
         print(f"{r['family']} {c.technique:24s} {c.metric:24s} whatif {o.gain:7.2f}x  claimed "
               f"{_fmt_x(c.claimed):>7s}{band}")
     print(f"{len(results)} claims in {time.perf_counter() - t0:.1f} s")
+    t0 = time.perf_counter()
+    sweeps = acceptance_sweeps()
+    print("F acceptance sweeps: gain at alpha " + "/".join(f"{a:g}" for a in SWEEP_ALPHAS) + "; alpha meeting it")
+    for r in sweeps:
+        c = r["claim"]
+        gains = " ".join(f"{g:5.2f}x" for g in r["gains"])
+        print(f"F {c.technique:24s} {c.paper[:40]:40s} {gains}  claimed {_fmt_x(c.claimed):>7s} "
+              f"met at {_meets(r['meets'])}")
+    print(f"{len(sweeps)} sweeps in {time.perf_counter() - t0:.1f} s")
     if args.write:
-        OUT.write_text(markdown(results))
+        OUT.write_text(markdown(results, sweeps))
         print(f"wrote {OUT.relative_to(ROOT)}")
     return 0
 
