@@ -1,4 +1,4 @@
-"""The `whatif` command line: estimate, compare, simulate, capacity, kernel, list, show."""
+"""The `whatif` command line: estimate, compare, simulate, capacity, report, demo, kernel, list, show."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,8 @@ from dataclasses import fields
 from . import output, units
 from .errors import WhatifError
 from .roofline.efficiency import SOURCES
-from .sim_cli import add_capacity_parser, add_simulate_parser, cmd_capacity, cmd_simulate
+from .sim_cli import (add_capacity_parser, add_report_flag, add_simulate_parser, cmd_capacity, cmd_simulate,
+                      start_report, write_report)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,6 +64,46 @@ def _add_scenario(p):
                    help="what-if: treat the model's context window as this many tokens (e.g. RoPE scaling)")
 
 
+DEMO_OUT = "whatif-demo.html"
+REPORT_OUT = "whatif-report.html"
+
+
+def add_report_parser(sub) -> None:
+    from .sim_cli import _add_simulator_flags, _SimulatorHelp
+    p = sub.add_parser(
+        "report", help="one self-contained HTML page for a scenario (charts; works offline)",
+        description="Write one HTML page for the scenario: summary, roofline chart, latency and memory breakdowns "
+                    "and a batch sweep; with --variant/--systems/--host-links a comparison (as `whatif compare`); "
+                    "with --simulate a serving simulation (the simulator flags below, as `whatif simulate`); with "
+                    "--validation predicted versus measured kernel times; with --reproduction the paper-claims "
+                    "table. The page embeds plotly.js once, so it opens without a network.",
+        epilog="The estimate, the comparison and the sweep use the scenario's workload (--batch, --prompt, --output "
+               "or a --scenario file's workload: section); --simulate serves the traffic the simulator flags "
+               "describe (a --scenario file's traffic:, engine:, cluster: and slo: sections, as `whatif simulate`).",
+        formatter_class=_SimulatorHelp)
+    _add_simulator_flags(p, searched_rate=False)
+    r = p.add_argument_group("report")
+    r.add_argument("--out", default=REPORT_OUT, metavar="FILE", help=f"where to write the page (default {REPORT_OUT})")
+    r.add_argument("--title", help="the page's title (default: model on hardware)")
+    r.add_argument("--variant", action="append", default=[], metavar="SET",
+                   help="a technique set to compare against the scenario, as in `whatif compare` (repeatable)")
+    r.add_argument("--systems", help="comma-separated hardware to compare (the first is the baseline's)")
+    r.add_argument("--host-links", help="comma-separated host links to compare each system over")
+    r.add_argument("--batches", help="comma-separated batch sizes of the sweep (default 1, 2, 4, ... up to the max "
+                                     "batch)")
+    r.add_argument("--no-sweep", action="store_true", help="leave out the batch sweep")
+    r.add_argument("--simulate", action="store_true",
+                   help="add a serving simulation of the scenario (traffic, engine, cluster and SLO flags above)")
+    r.add_argument("--validation", action="store_true",
+                   help="add predicted versus measured kernel times (the public Vidur timings in reference/, or "
+                        "--measurements)")
+    r.add_argument("--measurements", metavar="CSV",
+                   help="a measurement table for the validation section: columns family, measured_s, predicted_s "
+                        "(seconds) and optionally gpu, kernel, regime, split, source (implies --validation)")
+    r.add_argument("--reproduction", action="store_true",
+                   help="add the paper-claims table (every claim in whatif/claims evaluated; about a second)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="whatif", description="Predict LLM inference latency, throughput and memory from specs.")
     sub = ap.add_subparsers(dest="command", parser_class=_Parser)
@@ -70,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     est = sub.add_parser("estimate", help="TTFT, TPOT, throughput, memory and per-op tables for a scenario")
     _add_scenario(est)
     est.add_argument("--no-ops", action="store_true", help="omit the per-op tables from text output")
+    add_report_flag(est)
 
     cmp_ = sub.add_parser("compare", help="technique sets and systems side by side against a baseline")
     _add_scenario(cmp_)
@@ -78,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--systems", help="comma-separated hardware to compare (the first is the baseline's)")
     cmp_.add_argument("--host-links", help="comma-separated host links to run each system with, e.g. "
                                            "pcie-gen4-x16,pcie-gen5-x16,nvlink-c2c (the same offload over each)")
+    add_report_flag(cmp_)
 
     cro = sub.add_parser("crossover", help="the batch from which an offloading scenario beats more GPUs per GPU")
     _add_scenario(cro)
@@ -92,6 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_simulate_parser(sub)
     add_capacity_parser(sub)
+    add_report_parser(sub)
+
+    dem = sub.add_parser("demo", help="the flagship what-if on built-in profiles, as one HTML page (a few seconds)",
+                         description="Llama-3.1-70B with 4-bit weights and 16k-token prompts on an H100 SXM, a GH200 "
+                                     "and an H100 PCIe with CXL memory expanders, with KV quantization, speculative "
+                                     "decoding and KV offloading; a small serving simulation and capacity search. "
+                                     "Writes one self-contained HTML file and prints its path and the headline.")
+    dem.add_argument("--out", default=DEMO_OUT, metavar="FILE", help=f"where to write the page (default {DEMO_OUT})")
 
     ker = sub.add_parser("kernel", help="single-kernel predictions")
     ksub = ker.add_subparsers(dest="kernel", parser_class=_Parser)
@@ -172,12 +223,17 @@ def _scenario_from_args(args):
 
 
 def cmd_estimate(args) -> int:
-    est = _scenario_from_args(args).run()
+    start_report(args.report)
+    scenario = _scenario_from_args(args)
+    est = scenario.run()
     check_fits(est)
     if args.json:
         print(json.dumps(output.estimate_dict(est)))
     else:
         print(output.estimate_text(est, show_ops=not args.no_ops))
+    if args.report:
+        from .reports.build import estimate_page
+        write_report(estimate_page(scenario, est), args.report)
     return 0
 
 
@@ -197,10 +253,9 @@ def check_fits(est) -> None:
         f"(`whatif list techniques`), offloading (--place) or a smaller --batch (max batch here: {est.max_batch})")
 
 
-def cmd_compare(args) -> int:
+def _compare_inputs(args):
+    """(base scenario, other systems, host links) from compare's flags, each checked."""
     from dataclasses import replace
-
-    from .compare import compare_dict, compare_text, run_compare
     base = _scenario_from_args(args)
     systems = [h.strip() for h in args.systems.split(",") if h.strip()] if args.systems else []
     if args.systems is not None and not systems:
@@ -214,8 +269,98 @@ def cmd_compare(args) -> int:
         raise WhatifError("--host-links: give one or more link profile names separated by commas")
     if links and args.host_link:
         raise WhatifError("--host-links and --host-link both set the host link; give one of them")
-    result = run_compare(base, args.variant, systems[1:], links)
+    return base, systems[1:], links
+
+
+def cmd_compare(args) -> int:
+    from .compare import compare_dict, compare_text, run_compare
+    start_report(args.report)
+    base, others, links = _compare_inputs(args)
+    result = run_compare(base, args.variant, others, links)
     print(json.dumps(compare_dict(result)) if args.json else compare_text(result))
+    if args.report:
+        from .reports.build import compare_page, compare_scenarios
+        write_report(compare_page(result, compare_scenarios(base, args.variant, others, links)), args.report)
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .reports import build
+    from .reports.page import Page
+    from .reports.sweeps import parse_batches
+    start_report(args.out, "--out")
+    batches = parse_batches(args.batches) if args.batches else None
+    if args.simulate:
+        from .sim_cli import _require
+        _require("simpy", "--simulate")
+    comparing = bool(args.variant or args.systems is not None or args.host_links is not None)
+    if comparing:
+        from .compare import run_compare
+        base, others, links = _compare_inputs(args)
+        result = run_compare(base, args.variant, others, links)
+        scenarios = None if args.no_sweep else build.compare_scenarios(base, args.variant, others, links)
+        sections = build.compare_sections(result, scenarios, batches)
+        est = result.baseline.estimate
+    else:
+        base = _scenario_from_args(args)
+        est = base.run()
+        sections = build.estimate_sections(base, est, not args.no_sweep, batches)
+    page = Page(args.title or f"whatif report: {est.model.name} on {est.system.name}",
+                [f"efficiency: {est.efficiency.source}"], sections)
+    if args.simulate:
+        page.add(_report_simulation(args, base))
+    if args.validation or args.measurements:
+        from .reports.validation import read_measurements, validation_section, vidur_measurements
+        if args.measurements:
+            rows, source = read_measurements(args.measurements), f"measurement table {args.measurements}"
+        else:
+            rows = vidur_measurements()
+            source = "Vidur's public operator timings (reference/vidur-profiling), default efficiency model"
+        page.add(validation_section(rows, source))
+    if args.reproduction:
+        from .reports.reproduction import evaluate_claims, reproduction_section
+        page.add(reproduction_section(evaluate_claims()))
+    size = page.write(args.out, "--out")
+    fits = "fits" if est.memory.fits else "does NOT fit"
+    headline = (f"{est.model.name} on {est.system.name}: TTFT {units.seconds(est.ttft_s)}, TPOT "
+                f"{units.seconds(est.tpot_s)}, {est.throughput_tok_s:,.1f} tok/s, max batch {est.max_batch}, {fits}")
+    if args.json:
+        print(json.dumps({"report": args.out, "bytes": size, "charts": page.figures,
+                          "sections": [s.id for s in page.sections]}))
+    else:
+        print(f"wrote {args.out} ({units.nbytes(size)}, {page.figures} charts; sections: "
+              f"{', '.join(s.title for s in page.sections)})\n{headline}")
+    return 0
+
+
+def _report_simulation(args, base):
+    from .reports.simulation import simulation_section
+    from .sim_cli import _progress_bar, _sim_config, _simulation_values
+    from .simulator.cluster import simulate
+    cfg = _sim_config(base, _simulation_values(args))
+    bar = _progress_bar(args)
+    try:
+        result = simulate(cfg, bar)
+    finally:
+        if bar is not None:
+            bar.clear()
+    return simulation_section(result)
+
+
+def cmd_demo(args) -> int:
+    import os
+    import time
+
+    from .reports import demo
+    from .sim_cli import _require
+    t0 = time.perf_counter()
+    start_report(args.out, "--out")
+    _require("simpy", "whatif demo")
+    page, headline = demo.build()
+    size = page.write(args.out, "--out")
+    print(f"whatif demo: wrote {os.path.abspath(args.out)} ({units.nbytes(size)}, {page.figures} charts, "
+          f"{time.perf_counter() - t0:.1f} s); {demo.MODEL} 4-bit, batch {demo.WORKLOAD['batch']} x "
+          f"{demo.WORKLOAD['prompt']:,}-token prompts: {headline}")
     return 0
 
 
@@ -355,8 +500,8 @@ def cmd_show(args) -> int:
 
 
 COMMANDS = {"estimate": cmd_estimate, "compare": cmd_compare, "crossover": cmd_crossover, "size-tier": cmd_size_tier,
-            "simulate": cmd_simulate, "capacity": cmd_capacity, "kernel": cmd_kernel, "list": cmd_list,
-            "show": cmd_show}
+            "simulate": cmd_simulate, "capacity": cmd_capacity, "report": cmd_report, "demo": cmd_demo,
+            "kernel": cmd_kernel, "list": cmd_list, "show": cmd_show}
 
 
 def main(argv: list[str] | None = None) -> int:

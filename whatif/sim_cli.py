@@ -205,6 +205,7 @@ def add_simulate_parser(sub) -> None:
     out.add_argument("--csv-dir", metavar="DIR",
                      help="also write requests.csv (one row per request) and iterations.csv (one row per "
                           "iteration per replica) into DIR")
+    add_report_flag(out)
 
 
 def add_capacity_parser(sub) -> None:
@@ -215,7 +216,7 @@ def add_capacity_parser(sub) -> None:
                                    "--trace, the trace's arrival times are scaled to each rate.",
                        epilog=SIM_EPILOG + " A file's traffic rate is ignored: the rate is what is searched.",
                        formatter_class=_CapacityHelp)
-    _add_simulator_flags(p, searched_rate=True)
+    add_report_flag(_add_simulator_flags(p, searched_rate=True))
     s = p.add_argument_group("search")
     s.add_argument("--variant", action="append", default=[], metavar="SET",
                    help="a technique set to search too, e.g. 'kivi' or 'int4+kivi' (repeatable; as in compare)")
@@ -224,6 +225,32 @@ def add_capacity_parser(sub) -> None:
     s.add_argument("--hi", type=float, metavar="REQ/S", help="the highest rate to try (default: double until a fail)")
     s.add_argument("--rel-tol", type=float, metavar="FRACTION",
                    help="stop when the bracket is this narrow relative to the rate (default 0.02)")
+
+
+# ---------------------------------------------------------------- HTML reports
+
+def add_report_flag(p) -> None:
+    p.add_argument("--report", metavar="FILE",
+                   help="also write the result as one self-contained HTML page (charts, works offline) to FILE")
+
+
+def start_report(path: str | None, flag: str = "--report") -> None:
+    """Before any work: the page can be written at `path` and plotly (which draws it) is installed."""
+    if path is None:
+        return
+    import importlib.util
+    if importlib.util.find_spec("plotly") is None:
+        raise WhatifError(f"{flag} needs the plotly package: pip install 'whatif[report]'")
+    from .reports.page import check_out_path
+    check_out_path(path, flag)
+
+
+def write_report(page, path: str, flag: str = "--report", stream=None) -> int:
+    """Write `page` to `path` and say so on `stream` (default stderr: stdout keeps the command's own output)."""
+    from .units import nbytes
+    size = page.write(path, flag)
+    print(f"report: {path} ({nbytes(size)}, {page.figures} charts)", file=stream or sys.stderr)
+    return size
 
 
 # ---------------------------------------------------------------- building the configuration
@@ -316,6 +343,7 @@ def cmd_simulate(args) -> int:
     if args.csv_dir is not None:
         _require("pandas", "--csv-dir")
     _check_csv_dir(args.csv_dir)
+    start_report(args.report)
     cfg = _sim_config(_scenario_from_args(args), _simulation_values(args))
     from .simulator.cluster import simulate
     bar = _progress_bar(args)
@@ -334,6 +362,9 @@ def cmd_simulate(args) -> int:
         print(result.text())
         if paths:
             print(f"CSV: {paths[0]} (one row per request), {paths[1]} (one row per iteration per replica)")
+    if args.report:
+        from .reports.build import simulation_page
+        write_report(simulation_page(cfg, result), args.report)
     return 0
 
 
@@ -423,6 +454,7 @@ def cmd_capacity(args) -> int:
         raise WhatifError("capacity searches the rate; drop --rate")
     _require("simpy", "whatif capacity")
     search = _search_settings(args)
+    start_report(args.report)
     base = _scenario_from_args(args)
     values = _simulation_values(args)
     values["traffic"].pop("rate", None)     # a scenario file's rate: searched instead
@@ -447,12 +479,15 @@ def cmd_capacity(args) -> int:
         rows = [{"label": label, "model": sc.model, "hardware": sc.hardware,
                  "techniques": [str(t) for t in sc.techniques], **results[label].to_dict()} for label, sc in configs]
         print(json.dumps({"traffic": _traffic_line(cfg.workload), "configurations": rows}))
-        return 0
-    head = f"{base.model}: {_traffic_line(cfg.workload)}"
-    if len(configs) == 1:
-        label, sc = configs[0]
-        techniques = ", ".join(str(t) for t in sc.techniques) or "no techniques"
-        print("\n".join([f"{head}\n{sc.hardware}, {techniques}", results[label].text()]))
     else:
-        print(head + "\n" + compare_text(results))
+        head = f"{base.model}: {_traffic_line(cfg.workload)}"
+        if len(configs) == 1:
+            label, sc = configs[0]
+            techniques = ", ".join(str(t) for t in sc.techniques) or "no techniques"
+            print("\n".join([f"{head}\n{sc.hardware}, {techniques}", results[label].text()]))
+        else:
+            print(head + "\n" + compare_text(results))
+    if args.report:
+        from .reports.build import capacity_page
+        write_report(capacity_page(configs, results, _traffic_line(cfg.workload)), args.report)
     return 0
