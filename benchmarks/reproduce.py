@@ -20,25 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from whatif import units
 from whatif.claims import METRICS, Claim, evaluate
-from whatif.claims.claim import FAMILY_MODULES, merged, scenario_of
+from whatif.claims.claim import FAMILY_MODULES, merged, metric_text, scenario_of
 from whatif.roofline.techniques.base import FAMILIES
 
 OUT = ROOT / "docs" / "reproduction.md"
-
-
-def _value(metric: str, v: float) -> str:
-    unit = METRICS[metric][1]
-    if unit == "s":
-        return units.seconds(v)
-    if unit == "B":
-        return units.nbytes(v)
-    if unit == "tok/s":
-        return f"{v:,.0f} tok/s" if v >= 10 else f"{v:.3g} tok/s"
-    if unit == "USD":
-        return f"{v:.3g} USD"
-    return f"{v:,.0f} {unit}"
 
 
 def _setup(c: Claim) -> str:
@@ -202,8 +188,9 @@ def markdown(results: list[dict], sweeps: list[dict] | None = None) -> str:
             c, o = r["claim"], r["outcome"]
             band = "-" if c.band is None else f"{c.band[0]:g}-{c.band[1]:g} {'ok' if o.in_band else 'MISS'}"
             why = c.why + (f" Setup: {c.setup_note}" if c.setup_note else "")
-            cells = [c.technique, c.paper, c.metric, _setup(c), _value(c.metric, o.baseline),
-                     _value(c.metric, o.predicted), _fmt_x(o.gain), _fmt_x(c.claimed), _fmt_x(o.ratio_to_claim),
+            unit = METRICS[c.metric][1]
+            cells = [c.technique, c.paper, c.metric, _setup(c), metric_text(unit, o.baseline),
+                     metric_text(unit, o.predicted), _fmt_x(o.gain), _fmt_x(c.claimed), _fmt_x(o.ratio_to_claim),
                      band, why]
             lines.append("| " + " | ".join(str(x).replace("|", "/").replace("\n", " ") for x in cells) + " |")
     return "\n".join(lines) + "\n" + sweep_markdown(acceptance_sweeps() if sweeps is None else sweeps)

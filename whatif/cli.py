@@ -335,15 +335,11 @@ def cmd_report(args) -> int:
 
 def _report_simulation(args, base):
     from .reports.simulation import simulation_section
-    from .sim_cli import _progress_bar, _sim_config, _simulation_values
+    from .sim_cli import _sim_config, _simulation_values, progress
     from .simulator.cluster import simulate
     cfg = _sim_config(base, _simulation_values(args))
-    bar = _progress_bar(args)
-    try:
+    with progress(args) as bar:
         result = simulate(cfg, bar)
-    finally:
-        if bar is not None:
-            bar.clear()
     return simulation_section(result)
 
 

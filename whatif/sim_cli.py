@@ -11,6 +11,7 @@ import os
 import shutil
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from functools import cache
 
@@ -334,6 +335,17 @@ def _progress_bar(args) -> ProgressBar | None:
     return ProgressBar(sys.stderr)
 
 
+@contextmanager
+def progress(args):
+    """The progress bar of one command (None when off), cleared however the command ends."""
+    bar = _progress_bar(args)
+    try:
+        yield bar
+    finally:
+        if bar is not None:
+            bar.clear()
+
+
 # ---------------------------------------------------------------- simulate
 
 def cmd_simulate(args) -> int:
@@ -346,12 +358,8 @@ def cmd_simulate(args) -> int:
     start_report(args.report)
     cfg = _sim_config(_scenario_from_args(args), _simulation_values(args))
     from .simulator.cluster import simulate
-    bar = _progress_bar(args)
-    try:
+    with progress(args) as bar:
         result = simulate(cfg, bar)
-    finally:
-        if bar is not None:
-            bar.clear()
     paths = result.write_csv(args.csv_dir) if args.csv_dir is not None else []
     if args.json:
         summary = result.summary()
@@ -468,13 +476,9 @@ def cmd_capacity(args) -> int:
     for _, scenario in configs:      # a bad technique or system is an error now, not after the first searches
         scenario.technique_set()
         scenario.resolve()
-    bar = _progress_bar(args)
-    try:
+    with progress(args) as bar:
         runs = {label: _rate_runner(replace(cfg, scenario=scenario), label, bar) for label, scenario in configs}
         results = compare_capacity(runs, cfg.slo, **search)
-    finally:
-        if bar is not None:
-            bar.clear()
     if args.json:
         rows = [{"label": label, "model": sc.model, "hardware": sc.hardware,
                  "techniques": [str(t) for t in sc.techniques], **results[label].to_dict()} for label, sc in configs]

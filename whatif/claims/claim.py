@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import importlib
+import math
 from dataclasses import dataclass, field
 
+from .. import units
 from ..roofline.estimate import Estimate
 from ..scenario import Scenario, build_scenario
 
@@ -41,6 +43,21 @@ METRICS = {
     "decode_attention_s": (lambda e: _attention_s(e, "decode"), "s", False),
     "prefill_attention_s": (lambda e: _attention_s(e, "prefill"), "s", False),
 }
+
+
+def metric_text(unit: str, v: float | None) -> str:
+    """A metric's value with its unit, as the reproduction table and the report show it."""
+    if v is None or not math.isfinite(v):
+        return "-"
+    if unit == "s":
+        return units.seconds(v)
+    if unit == "B":
+        return units.nbytes(v)
+    if unit == "tok/s":
+        return f"{v:,.0f} tok/s" if v >= 10 else f"{v:.3g} tok/s"
+    if unit == "USD":
+        return f"{v:.3g} USD"
+    return f"{v:,.0f} {unit}"
 
 
 @dataclass(frozen=True)

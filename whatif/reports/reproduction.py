@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import units
 from .page import Section, esc, layout, note, table
 
 
@@ -47,20 +46,6 @@ def evaluate_claims(claims: list | None = None) -> list[ReproRow]:
     return rows
 
 
-def _value(unit: str, v: float) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
-    if unit == "s":
-        return units.seconds(v)
-    if unit == "B":
-        return units.nbytes(v)
-    if unit == "tok/s":
-        return f"{v:,.0f} tok/s" if v >= 10 else f"{v:.3g} tok/s"
-    if unit == "USD":
-        return f"{v:.3g} USD"
-    return f"{v:,.0f} {unit}"
-
-
 def _x(v: float | None) -> str:
     return "-" if v is None or not math.isfinite(v) else f"{v:.2f}x"
 
@@ -90,6 +75,7 @@ def scatter_figure(rows: list[ReproRow]) -> dict:
 
 
 def reproduction_section(rows: list[ReproRow]) -> Section:
+    from ..claims.claim import metric_text
     s = Section("reproduction", "Reproduction: paper claims versus predictions")
     n_band = sum(r.band is not None for r in rows)
     n_in = sum(r.in_band is True for r in rows)
@@ -101,8 +87,9 @@ def reproduction_section(rows: list[ReproRow]) -> Section:
         band = "-" if r.band is None else f"{r.band[0]:g}-{r.band[1]:g}"
         status = ("-" if r.in_band is None else '<span class="good">ok</span>' if r.in_band
                   else '<span class="bad">MISS</span>')
-        cells.append([esc(r.family), esc(r.technique), esc(r.paper), esc(r.metric), esc(_value(r.unit, r.baseline)),
-                      esc(_value(r.unit, r.predicted)), esc(_x(r.gain)), esc(_x(r.claimed)), esc(_x(r.ratio)),
+        cells.append([esc(r.family), esc(r.technique), esc(r.paper), esc(r.metric),
+                      esc(metric_text(r.unit, r.baseline)), esc(metric_text(r.unit, r.predicted)), esc(_x(r.gain)),
+                      esc(_x(r.claimed)), esc(_x(r.ratio)),
                       esc(band), status, esc(r.why)])
     s.html(table(["family", "technique", "paper claim", "metric", "baseline", "with technique", "whatif gain",
                   "claimed", "ratio", "band", "in band", "why they differ"], cells, numeric={4, 5, 6, 7, 8},

@@ -290,16 +290,18 @@ class Scheduler:
     # ------------------------------------------------------------ after an iteration
 
     def complete(self, batch: Batch, end: float) -> None:
-        if self.lookahead and batch.decode:
-            self._complete_rounds(batch, end)
-        for s in batch.decode if not self.lookahead else ():   # the hot loop: _emit's common case in line
-            s.computed += 1
-            s.rec.token_times.append(end)
-            s.generated += 1
-            if s.generated < s.req.output:
-                s.total += 1
-            else:
-                self._finish(s, end)
+        if self.lookahead:
+            if batch.decode:
+                self._complete_rounds(batch, end)
+        else:
+            for s in batch.decode:   # the hot loop: _emit's common case in line
+                s.computed += 1
+                s.rec.token_times.append(end)
+                s.generated += 1
+                if s.generated < s.req.output:
+                    s.total += 1
+                else:
+                    self._finish(s, end)
         for s, n in batch.prefill:
             s.computed += n
             if s.computed == s.total:
