@@ -32,20 +32,27 @@ class Comparison:
         return self.rows[0]
 
 
-def run_compare(base: Scenario, variants: list[str], other_systems: list[str],
-                host_links: list[str] | None = None) -> Comparison:
-    """Baseline on the base system, then each variant there, then baseline + variants on each other
-    system; with `host_links`, every system is also run with each of those links to its host tiers."""
+def compare_rows(base: Scenario, variants: list[str], other_systems: list[str],
+                 host_links: list[str] | None = None) -> list[tuple[str, Scenario]]:
+    """(variant, scenario) of each row: baseline on the base system, then each variant there, then
+    baseline + variants on each other system; with `host_links`, every system with each of those links."""
     sets = ["baseline"] + [v for v in variants if v.strip().lower() not in BASELINE_NAMES]
     rows = []
     for hardware in [base.hardware] + other_systems:
         for link in host_links or [base.host_link]:
             for variant in sets:
                 techniques = tuple(base.techniques) + (() if variant == "baseline" else (variant,))
-                scenario = replace(base, hardware=hardware, techniques=techniques, host_link=link)
-                est = scenario.run()
-                label = hardware + (f" via {link}" if link else "")
-                rows.append(Row(variant, label, est.techniques.label(), est))
+                rows.append((variant, replace(base, hardware=hardware, techniques=techniques, host_link=link)))
+    return rows
+
+
+def run_compare(base: Scenario, variants: list[str], other_systems: list[str],
+                host_links: list[str] | None = None) -> Comparison:
+    rows = []
+    for variant, scenario in compare_rows(base, variants, other_systems, host_links):
+        est = scenario.run()
+        label = scenario.hardware + (f" via {scenario.host_link}" if scenario.host_link else "")
+        rows.append(Row(variant, label, est.techniques.label(), est))
     return Comparison(tuple(rows))
 
 

@@ -2,7 +2,6 @@
 the reproduction table, and the scenario report that puts several of them on one page (`whatif report`)."""
 from __future__ import annotations
 
-from dataclasses import replace
 
 from .breakdowns import latency_section, memory_section
 from .capacity import capacity_section
@@ -39,15 +38,8 @@ def estimate_page(scenario, est, sweep: bool = True, batches: list[int] | None =
 
 def compare_scenarios(base, variants: list[str], other_systems: list[str], host_links: list[str] | None) -> list:
     """The scenario of each row of `run_compare(base, variants, other_systems, host_links)`, in its order."""
-    from ..compare import BASELINE_NAMES
-    sets = ["baseline"] + [v for v in variants if v.strip().lower() not in BASELINE_NAMES]
-    out = []
-    for hardware in [base.hardware] + other_systems:
-        for link in host_links or [base.host_link]:
-            for variant in sets:
-                techniques = tuple(base.techniques) + (() if variant == "baseline" else (variant,))
-                out.append(replace(base, hardware=hardware, techniques=techniques, host_link=link))
-    return out
+    from ..compare import compare_rows
+    return [scenario for _, scenario in compare_rows(base, variants, other_systems, host_links)]
 
 
 def comparison_sweeps(comparison, scenarios: list, batches: list[int] | None = None) -> list[Sweep]:
