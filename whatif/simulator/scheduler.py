@@ -129,14 +129,16 @@ class Scheduler:
         the token budget left."""
         budget = self.cfg.token_budget
         size = self.bm.block_size
+        ahead = self.lookahead
         i = 0
         while i < len(self.running):
             s = self.running[i]
             if s.done:
                 batch.padding.append(s)
             elif s.total - s.computed == 1 and s.generated:
-                need = -(-(s.computed + 1 + self.lookahead) // size) - s.held   # its next token (and drafts)
-                if need > 0:
+                held = s.blocks + len(s.shared)
+                if held * size <= s.computed + ahead:   # no slot for its next token (and drafts): allocate
+                    need = -(-(s.computed + 1 + ahead) // size) - held
                     while not self.bm.can_allocate(need):
                         victim = self.running.pop()
                         self._preempt(victim, batch)
@@ -147,7 +149,7 @@ class Scheduler:
                     self.bm.allocate(need)
                     s.blocks += need
                 batch.decode.append(s)
-                budget -= 1 + self.lookahead
+                budget -= 1 + ahead
             i += 1
         return max(budget, 0)
 
