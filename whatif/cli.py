@@ -1,4 +1,4 @@
-"""The `whatif` command line: estimate, compare, simulate, capacity, report, demo, kernel, list, show."""
+"""The `whatif` command line: estimate, compare, simulate, capacity, report, demo, kernel, validate, list, show."""
 from __future__ import annotations
 
 import argparse
@@ -161,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--bytes", type=int, required=True)
     r.add_argument("--gpus", type=int, required=True)
     _add_common_hw(r)
+
+    from .validate.cli import add_validate_parser
+    add_validate_parser(sub, _Parser)
 
     ls = sub.add_parser("list", help="list hardware, models or techniques")
     ls.add_argument("what", choices=("hardware", "models", "techniques"))
@@ -495,9 +498,14 @@ def cmd_show(args) -> int:
     return 0
 
 
+def cmd_validate(args) -> int:
+    from .validate.cli import cmd_validate as run_validate
+    return run_validate(args)
+
+
 COMMANDS = {"estimate": cmd_estimate, "compare": cmd_compare, "crossover": cmd_crossover, "size-tier": cmd_size_tier,
             "simulate": cmd_simulate, "capacity": cmd_capacity, "report": cmd_report, "demo": cmd_demo,
-            "kernel": cmd_kernel, "list": cmd_list, "show": cmd_show}
+            "kernel": cmd_kernel, "list": cmd_list, "show": cmd_show, "validate": cmd_validate}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -61,18 +61,20 @@ def fit_class(t_c: np.ndarray, t_m: np.ndarray, measured: np.ndarray, fit_comput
     return best, best_err
 
 
-def fit_by_class(ops, measured: np.ndarray, gpu, link=None) -> dict[str, tuple[ClassParams, int, float]]:
+def fit_by_class(ops, measured: np.ndarray, gpu, link=None,
+                 compute_classes=("gemm",)) -> dict[str, tuple[ClassParams, int, float]]:
     """Fit each op class present in `ops`: class -> (params, samples, in-sample MAPE).
 
-    Collectives may exceed the link's per-direction figure (in-switch reduction, NVLS), so their
-    effective-bandwidth factor may go above 1.
+    Only `compute_classes` fit a compute efficiency and a smoothing exponent (the others are memory-bound
+    kernels whose compute term never binds). Collectives may exceed the link's per-direction figure
+    (in-switch reduction, NVLS), so their effective-bandwidth factor may go above 1.
     """
     t_c, t_m = ideal_times(ops, gpu, link)
     classes = np.array([op.op_class for op in ops])
     out = {}
     for cls in sorted(set(classes)):
         sel = classes == cls
-        params, err = fit_class(t_c[sel], t_m[sel], measured[sel], fit_compute=(cls == "gemm"),
+        params, err = fit_class(t_c[sel], t_m[sel], measured[sel], fit_compute=(cls in compute_classes),
                                 max_memory_eff=3.0 if cls == "comm" else 1.0)
         out[str(cls)] = (params, int(sel.sum()), err)
     return out

@@ -1,0 +1,94 @@
+"""`whatif validate report`: predicted versus measured per kernel family and regime (MAPE, median, worst with
+the worst shapes named), re-predicted under the chosen efficiency model, as a text table, as the CSV that
+`whatif report --measurements` plots, or straight as an HTML page.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..roofline.timing import time_op
+from .table import Row
+
+WORST_NAMED = 3      # worst shapes named per group
+
+
+@dataclass(frozen=True)
+class Scored:
+    row: Row
+    predicted_s: float
+
+    @property
+    def error(self) -> float:
+        return (self.predicted_s - self.row.measured_s) / self.row.measured_s
+
+
+@dataclass(frozen=True)
+class GroupStats:
+    family: str
+    regime: str
+    split: str
+    rows: int
+    mape: float
+    median_abs: float
+    median_signed: float
+    worst: tuple[Scored, ...]   # largest |error| first
+
+
+def score(rows: list[Row], efficiency_for) -> list[Scored]:
+    """Each timed row with its prediction under efficiency_for(gpu_name) -> (gpu, Efficiency)."""
+    out = []
+    for r in rows:
+        if r.ok:
+            gpu, eff = efficiency_for(r.gpu)
+            out.append(Scored(r, time_op(r.op(), gpu, eff).time_s))
+    return out
+
+
+def group_stats(scored: list[Scored], by_split: bool = True) -> list[GroupStats]:
+    groups: dict[tuple, list[Scored]] = {}
+    for s in scored:
+        key = (s.row.family, s.row.regime, s.row.split if by_split else "all")
+        groups.setdefault(key, []).append(s)
+    out = []
+    for (family, regime, split), mine in sorted(groups.items()):
+        e = np.array([s.error for s in mine])
+        worst = tuple(sorted(mine, key=lambda s: -abs(s.error))[:WORST_NAMED])
+        out.append(GroupStats(family, regime, split, len(mine), float(np.abs(e).mean()), float(np.median(np.abs(e))),
+                              float(np.median(e)), worst))
+    return out
+
+
+def overall(scored: list[Scored], split: str | None = None) -> dict:
+    e = np.array([s.error for s in scored if split is None or s.row.split == split])
+    if not len(e):
+        return {"rows": 0}
+    return {"rows": int(len(e)), "mape": float(np.abs(e).mean()), "median_abs": float(np.median(np.abs(e))),
+            "within_10": float((np.abs(e) <= 0.10).mean()), "within_25": float((np.abs(e) <= 0.25).mean())}
+
+
+def text_table(stats: list[GroupStats]) -> str:
+    head = f"{'family':<20} {'regime':<14} {'split':<9} {'rows':>5} {'MAPE':>7} {'median':>7} {'bias':>7}  worst"
+    lines = [head, "-" * len(head)]
+    for g in stats:
+        w = g.worst[0]
+        lines.append(f"{g.family:<20} {g.regime:<14} {g.split:<9} {g.rows:>5} {g.mape:>7.1%} {g.median_abs:>7.1%} "
+                     f"{g.median_signed:>+7.1%}  {w.error:+.0%} {w.row.kernel}")
+    return "\n".join(lines)
+
+
+def worst_lines(scored: list[Scored], n: int = 10) -> list[str]:
+    """The n worst rows overall, named with shape, measured and predicted time."""
+    lines = []
+    for s in sorted(scored, key=lambda s: -abs(s.error))[:n]:
+        lines.append(f"{s.error:+7.1%}  {s.row.kernel} [{s.row.regime}, {s.row.split}]: measured "
+                     f"{s.row.measured_s * 1e6:.3g} us, predicted {s.predicted_s * 1e6:.3g} us")
+    return lines
+
+
+def as_measurements(scored: list[Scored]):
+    """The rows in the shape the HTML report's validation section plots."""
+    from ..reports.validation import Measurement
+    return [Measurement(s.row.gpu, s.row.family, s.row.kernel, s.row.regime, s.row.measured_s, s.predicted_s,
+                        s.row.split, s.row.source) for s in scored]
