@@ -50,6 +50,7 @@ def add_validate_parser(sub, parser_class) -> None:
     rep = vsub.add_parser("report", help="predicted versus measured per family and regime (MAPE, median, worst shapes)")
     rep.add_argument("tables", nargs="*", metavar="TABLE", help="measurement tables")
     rep.add_argument("--reference", action="store_true", help="add the public reference measurements (A100, H100)")
+    rep.add_argument("--gpu", help="only the rows of this GPU")
     rep.add_argument("--efficiency", choices=("ideal", "default", "calibrated"), default="default",
                      help="efficiency model to predict with (default: default)")
     rep.add_argument("--calibration", help="calibration file for --efficiency calibrated")
@@ -72,12 +73,14 @@ class _RawEpilog:
 
 
 def _families(text: str) -> tuple[str, ...]:
-    from .kernels import load
+    """Family names checked without importing the kernels (a dry run must switch the interpreter on first)."""
+    from .kernels import FAMILIES
     names = tuple(f.strip() for f in text.split(",") if f.strip())
     if not names:
         raise WhatifError("--families: name at least one kernel family")
     for f in names:
-        load(f) if f else None
+        if f not in FAMILIES:
+            raise WhatifError(f"--families: '{f}' is not a kernel family; valid: {', '.join(FAMILIES)}")
     return names
 
 
@@ -144,6 +147,8 @@ def cmd_report(args) -> int:
         from ..sim_cli import start_report
         start_report(args.html, "--html")
     rows = _rows(args)
+    if args.gpu:
+        rows = [r for r in rows if r.gpu == args.gpu]
     if args.split != "all":
         rows = [r for r in rows if r.split == args.split]
     cache = {}

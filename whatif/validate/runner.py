@@ -91,7 +91,7 @@ def run(out_dir: str, families, gpu_name: str | None, dry_run: bool = False, bud
     with open(out / "measurements.csv", "w", newline="", encoding="utf-8") as fh:
         writer = write_header(fh)
         for i, case in enumerate(cases):
-            if time.monotonic() - start > budget_s:
+            if time.monotonic() - start >= budget_s:
                 skipped.append(case.kernel)
                 continue
             try:

@@ -66,7 +66,7 @@ def write_header(fh) -> csv.DictWriter:
 
 
 def write_row(writer: csv.DictWriter, row: Row) -> None:
-    writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in asdict(row).items()})
+    writer.writerow(asdict(row))   # floats as repr: they read back exactly
 
 
 def write_table(path: Path, rows: list[Row]) -> None:

@@ -1,0 +1,46 @@
+"""The committed measurements (whatif/validate/measurements/<gpu>/) are test data: calibrating on them again gives
+the committed calibration file, and its error on the held-out rows stays at the figure recorded with it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from whatif.hardware import load_component
+from whatif.profiles import read_yaml
+from whatif.roofline.efficiency import calibrated_efficiency
+from whatif.validate.calibrate import calibrate, calibration_document, held_out_report
+from whatif.validate.cli import MEASUREMENTS_DIR
+from whatif.validate.table import read_tables
+
+CALIBRATIONS = sorted(MEASUREMENTS_DIR.glob("*/calibration.yaml"))
+
+
+def test_there_are_committed_measurements():
+    assert {p.parent.name for p in CALIBRATIONS} >= {"a100-sxm-80gb", "h100-sxm"}
+
+
+@pytest.fixture(scope="module", params=CALIBRATIONS, ids=lambda p: p.parent.name)
+def committed(request):
+    path: Path = request.param
+    doc = read_yaml(path)
+    tables = [path.parent / name for name in doc["calibration"]["tables"]]
+    cal = calibrate(read_tables(tables), doc["gpu"], tuple(map(str, tables)))
+    return path, doc, cal
+
+
+def test_calibration_is_reproducible(committed):
+    path, doc, cal = committed
+    again = calibration_document(cal, held_out_report(cal))
+    assert again["classes"] == doc["classes"], f"{path}: refitting gives other parameters"
+    assert again["calibration"]["held_out"] == doc["calibration"]["held_out"]
+
+
+def test_held_out_error_stays_under_the_recorded_figure(committed):
+    path, doc, cal = committed
+    gpu = load_component(doc["gpu"], "gpu")
+    recorded = doc["calibration"]["held_out"]["calibrated"]["mape"]
+    from whatif.validate.calibrate import errors
+    e = errors(cal.held_out, calibrated_efficiency(gpu, str(path)), gpu)
+    assert abs(e).mean() <= recorded * (1 + 1e-5)
+    assert recorded < doc["calibration"]["held_out"]["default"]["mape"], "calibration made held-out error worse"
