@@ -195,3 +195,13 @@ def test_report_writes_the_csv_the_html_report_reads(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "MAPE 0.0%" in out and "worst shapes:" in out
     assert len(read_measurements(str(csv_out))) == 29
+
+
+def test_report_html_page_has_the_validation_section(tmp_path, capsys):
+    pytest.importorskip("plotly")
+    table, page = tmp_path / "t.csv", tmp_path / "acc.html"
+    write_table(table, _synthetic(default_efficiency(H100)))
+    assert main(["validate", "report", str(table), "--html", str(page), "--split", "held-out"]) == 0
+    html = page.read_text()
+    assert 'id="validation"' in html and "Predicted versus measured kernel time" in html
+    assert "report: " in capsys.readouterr().err
