@@ -180,6 +180,8 @@ def cmd_report(args) -> int:
                                      for g in stats]}))
         return 0
     o = overall(scored)
+    if any(s.row.source.startswith("dry run") for s in scored):
+        print("note: dry-run rows are CPU interpreter times, not GPU measurements; their errors mean nothing")
     print(f"{o['rows']} timed rows, efficiency '{args.efficiency}': MAPE {o['mape']:.1%}, median |error| "
           f"{o['median_abs']:.1%}, {o['within_10']:.0%} within 10%, {o['within_25']:.0%} within 25%")
     print(text_table(stats))
