@@ -205,3 +205,12 @@ def test_report_html_page_has_the_validation_section(tmp_path, capsys):
     html = page.read_text()
     assert 'id="validation"' in html and "Predicted versus measured kernel time" in html
     assert "report: " in capsys.readouterr().err
+
+
+def test_calibrate_and_report_need_neither_torch_nor_triton():
+    import subprocess
+    import sys
+    code = ("import sys, whatif.validate.cli, whatif.validate.calibrate, whatif.validate.accuracy, "
+            "whatif.validate.reference; print('torch' in sys.modules or 'triton' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from ..roofline.efficiency import IDEAL
 from ..roofline.ops import Op
 from ..roofline.timing import time_op
-from .kernels import FAMILIES, load
-from .kernels.common import interpreting
+from .kernels import FAMILIES, interpreting, load
 
 HELD_OUT_EVERY = 3          # every third shape of a sweep is held out
 LAUNCH_BOUND_S = 5e-6       # below this ideal time a kernel is dominated by launch and ramp-up

@@ -15,11 +15,17 @@ Every module exposes the same interface (kernels/copy.py is the plainest example
 from __future__ import annotations
 
 import importlib
+import os
 
 from ...errors import WhatifError
 
 FAMILIES = ("gemm", "quant_gemm", "flash_prefill", "decode_attention", "quant_kv_attention",
             "sparse_attention", "rmsnorm", "elementwise", "copy")
+
+
+def interpreting() -> bool:
+    """True under Triton's CPU interpreter (TRITON_INTERPRET=1)."""
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
 def load(family: str):

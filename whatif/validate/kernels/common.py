@@ -1,9 +1,9 @@
 """Helpers every kernel family shares: dtypes, random inputs, poisoning and the error measure."""
 from __future__ import annotations
 
-import os
-
 import torch
+
+from . import interpreting  # noqa: F401  (re-exported: the kernels' tests use it)
 
 TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16,
                 "fp8": torch.float8_e4m3fn, "int8": torch.int8}
@@ -13,11 +13,6 @@ ELEMENT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
 # operands with fp32 accumulation land between 1e-3 and 1e-2 (bf16 keeps 8 bits of mantissa); fp8 e4m3
 # keeps 3, so rounding the output to 16 bits and the inputs' own rounding both show.
 TOLERANCE = {"fp32": 1e-4, "fp16": 5e-3, "bf16": 2e-2, "fp8": 6e-2}
-
-
-def interpreting() -> bool:
-    """True under Triton's CPU interpreter (TRITON_INTERPRET=1)."""
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
 def torch_dtype(dtype: str) -> torch.dtype:
