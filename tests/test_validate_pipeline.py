@@ -214,3 +214,18 @@ def test_calibrate_and_report_need_neither_torch_nor_triton():
             "whatif.validate.reference; print('torch' in sys.modules or 'triton' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+@pytest.mark.parametrize("name,profile", [("NVIDIA H100 80GB HBM3", "h100-sxm"), ("NVIDIA H200", "h200-sxm"),
+                                          ("NVIDIA GH200 480GB", "gh200-144gb"), ("NVIDIA H100 PCIe", "h100-pcie"),
+                                          ("NVIDIA A100-SXM4-80GB", "a100-sxm-80gb")])
+def test_device_names_map_to_profiles(name, profile):
+    from whatif.validate.device import profile_for
+    assert profile_for(name) == profile
+    load_component(profile, "gpu")
+
+
+def test_an_unknown_device_needs_gpu():
+    from whatif.validate.device import profile_for
+    with pytest.raises(WhatifError, match="--gpu"):
+        profile_for("Tesla V100-SXM2-16GB")

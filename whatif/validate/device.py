@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 from ..errors import WhatifError
 
 # Substrings of torch.cuda.get_device_name() -> whatif GPU profile, most specific first.
-PROFILES = (("H100 PCIe", "h100-pcie"), ("H100 NVL", "h100-nvl"), ("H100", "h100-sxm"), ("H200", "h200-sxm"),
-            ("GH200", "gh200-144gb"), ("A100-SXM4-80GB", "a100-sxm-80gb"), ("A100 80GB PCIe", "a100-pcie-80gb"),
+PROFILES = (("GH200", "gh200-144gb"), ("H100 PCIe", "h100-pcie"), ("H100 NVL", "h100-nvl"), ("H100", "h100-sxm"),
+            ("H200", "h200-sxm"), ("A100-SXM4-80GB", "a100-sxm-80gb"), ("A100 80GB PCIe", "a100-pcie-80gb"),
             ("A100-SXM4-40GB", "a100-sxm-40gb"), ("B200", "b200"), ("RTX 4090", "rtx-4090"), ("A10", "a10"))
 SMI_FIELDS = ("driver_version", "clocks.sm", "clocks.max.sm", "clocks.mem", "clocks.max.mem", "power.limit",
               "temperature.gpu", "persistence_mode")
@@ -21,7 +21,7 @@ SMI_FIELDS = ("driver_version", "clocks.sm", "clocks.max.sm", "clocks.mem", "clo
 
 def profile_for(device_name: str) -> str:
     for needle, profile in PROFILES:
-        if needle in device_name and not (needle == "H100" and "GH200" in device_name):
+        if needle in device_name:
             return profile
     raise WhatifError(f"--gpu: no whatif profile matches the device '{device_name}'; name one with --gpu "
                       f"(`whatif list hardware` lists them)")
