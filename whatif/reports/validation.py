@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import units
 from ..errors import WhatifError
+from ..validate.accuracy import error_stats, grouped
 from .page import COLOURS, Section, esc, layout, note, table
 
 MEASUREMENT_COLUMNS = ("gpu", "family", "kernel", "regime", "measured_s", "predicted_s", "split", "source")
@@ -126,22 +127,7 @@ def write_measurements(path: str, rows: list[Measurement]) -> None:
             w.writerow(asdict(r))
 
 
-# ---------------------------------------------------------------- statistics
-
-def error_stats(rows: list[Measurement]) -> dict:
-    e = np.array([r.error for r in rows])
-    a = np.abs(e)
-    return {"n": len(rows), "mape": float(a.mean()), "median_abs": float(np.median(a)),
-            "median_signed": float(np.median(e)), "within_10": float((a <= 0.10).mean()),
-            "within_25": float((a <= 0.25).mean()), "worst": float(e[np.argmax(a)])}
-
-
-def grouped(rows: list[Measurement], key) -> dict[tuple, list[Measurement]]:
-    out: dict[tuple, list[Measurement]] = {}
-    for r in rows:
-        out.setdefault(key(r), []).append(r)
-    return dict(sorted(out.items()))
-
+# ---------------------------------------------------------------- statistics (validate/accuracy.py computes them)
 
 def _stat_row(name: list[str], st: dict) -> list[str]:
     return [*name, f"{st['n']:,}", f"{st['mape']:.1%}", f"{st['median_abs']:.1%}", f"{st['median_signed']:+.1%}",

@@ -36,6 +36,23 @@ class GroupStats:
     worst: tuple[Scored, ...]   # largest |error| first
 
 
+def error_stats(rows) -> dict:
+    """Error statistics of rows that have a signed relative `error` (Scored rows, or the report's Measurements)."""
+    e = np.array([r.error for r in rows])
+    a = np.abs(e)
+    return {"n": len(rows), "mape": float(a.mean()), "median_abs": float(np.median(a)),
+            "median_signed": float(np.median(e)), "within_10": float((a <= 0.10).mean()),
+            "within_25": float((a <= 0.25).mean()), "worst": float(e[np.argmax(a)])}
+
+
+def grouped(rows: list, key) -> dict[tuple, list]:
+    """`rows` grouped by key(row), groups in sorted key order."""
+    out: dict[tuple, list] = {}
+    for r in rows:
+        out.setdefault(key(r), []).append(r)
+    return dict(sorted(out.items()))
+
+
 def score(rows: list[Row], efficiency_for) -> list[Scored]:
     """Each timed row with its prediction under efficiency_for(gpu_name) -> (gpu, Efficiency)."""
     out = []
@@ -46,26 +63,21 @@ def score(rows: list[Row], efficiency_for) -> list[Scored]:
     return out
 
 
-def group_stats(scored: list[Scored], by_split: bool = True) -> list[GroupStats]:
-    groups: dict[tuple, list[Scored]] = {}
-    for s in scored:
-        key = (s.row.family, s.row.regime, s.row.split if by_split else "all")
-        groups.setdefault(key, []).append(s)
+def group_stats(scored: list[Scored]) -> list[GroupStats]:
     out = []
-    for (family, regime, split), mine in sorted(groups.items()):
-        e = np.array([s.error for s in mine])
+    for (family, regime, split), mine in grouped(scored, lambda s: (s.row.family, s.row.regime, s.row.split)).items():
+        st = error_stats(mine)
         worst = tuple(sorted(mine, key=lambda s: -abs(s.error))[:WORST_NAMED])
-        out.append(GroupStats(family, regime, split, len(mine), float(np.abs(e).mean()), float(np.median(np.abs(e))),
-                              float(np.median(e)), worst))
+        out.append(GroupStats(family, regime, split, st["n"], st["mape"], st["median_abs"], st["median_signed"], worst))
     return out
 
 
 def overall(scored: list[Scored], split: str | None = None) -> dict:
-    e = np.array([s.error for s in scored if split is None or s.row.split == split])
-    if not len(e):
+    mine = [s for s in scored if split is None or s.row.split == split]
+    if not mine:
         return {"rows": 0}
-    return {"rows": int(len(e)), "mape": float(np.abs(e).mean()), "median_abs": float(np.median(np.abs(e))),
-            "within_10": float((np.abs(e) <= 0.10).mean()), "within_25": float((np.abs(e) <= 0.25).mean())}
+    st = error_stats(mine)
+    return {"rows": st["n"], **{k: st[k] for k in ("mape", "median_abs", "within_10", "within_25")}}
 
 
 def text_table(stats: list[GroupStats]) -> str:

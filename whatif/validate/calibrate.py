@@ -17,7 +17,7 @@ from ..errors import WhatifError
 from ..hardware import load_component
 from ..roofline.efficiency import ClassParams, Efficiency, default_efficiency
 from ..roofline.fit import fit_by_class
-from ..roofline.timing import time_op
+from .accuracy import score
 from .table import Row
 
 MIN_ROWS = 3                               # fewest train rows a class is fitted on
@@ -82,14 +82,9 @@ def calibrate(rows: list[Row], gpu_name: str | None = None, tables: tuple[str, .
                        tuple(tables))
 
 
-def predictions(rows: list[Row], eff: Efficiency, gpu) -> np.ndarray:
-    return np.array([time_op(r.op(), gpu, eff).time_s for r in rows])
-
-
 def errors(rows: list[Row], eff: Efficiency, gpu) -> np.ndarray:
-    """Signed relative error (predicted - measured) / measured of each row under `eff`."""
-    measured = np.array([r.measured_s for r in rows])
-    return (predictions(rows, eff, gpu) - measured) / measured
+    """Signed relative error (predicted - measured) / measured of each (timed) row under `eff`."""
+    return np.array([s.error for s in score(rows, lambda _gpu: (gpu, eff))])
 
 
 def summary(e: np.ndarray) -> dict:

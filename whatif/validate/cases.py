@@ -77,6 +77,5 @@ def sweep(families=FAMILIES, gpu=None, test_shapes: bool = False) -> list[Case]:
 
     Families are interleaved shape by shape, so a run cut short by its time budget loses the last shapes of
     every family rather than whole families."""
-    per_family = [family_cases(f, gpu, test_shapes) for f in families]
-    order = {id(c): (c.position, i, j) for i, cases in enumerate(per_family) for j, c in enumerate(cases)}
-    return sorted((c for cases in per_family for c in cases), key=lambda c: order[id(c)])
+    in_family_order = [c for f in families for c in family_cases(f, gpu, test_shapes)]
+    return sorted(in_family_order, key=lambda c: c.position)   # stable: families, then dtypes, within a position
