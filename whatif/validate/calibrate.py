@@ -8,7 +8,7 @@ keep the default model's parameters, and the provenance says which.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -59,8 +59,8 @@ def _round(x: float) -> float:
 def fit_rows(train: list[Row], gpu) -> dict[str, tuple[ClassParams, int, float]]:
     ops = [r.op() for r in train]
     fitted = fit_by_class(ops, np.array([r.measured_s for r in train]), gpu, compute_classes=COMPUTE_CLASSES)
-    return {cls: (ClassParams(*(_round(getattr(p, f)) for f in ("compute_eff", "memory_eff", "overhead_s", "smooth"))),
-                  n, err) for cls, (p, n, err) in fitted.items() if n >= MIN_ROWS}
+    return {cls: (ClassParams(*map(_round, astuple(p))), n, err)
+            for cls, (p, n, err) in fitted.items() if n >= MIN_ROWS}
 
 
 def calibrate(rows: list[Row], gpu_name: str | None = None, tables: tuple[str, ...] = ()) -> Calibration:

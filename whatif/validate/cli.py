@@ -88,7 +88,7 @@ def _rows(args):
     rows = read_tables(args.tables)
     if args.reference:
         from .reference import reference_gpus
-        gpus = [args.gpu] if getattr(args, "gpu", None) else sorted({r.gpu for r in rows} or set(reference_gpus()))
+        gpus = [args.gpu] if args.gpu else sorted({r.gpu for r in rows} or set(reference_gpus()))
         for gpu in gpus:
             rows += vidur_rows(gpu)
     return rows
