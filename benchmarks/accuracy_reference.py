@@ -19,7 +19,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from whatif.hardware import load_component, load_system
+from whatif.specs.hardware import load_component, load_system
 from whatif.roofline.efficiency import DEFAULT_FILE, default_efficiency
 from whatif.roofline.fit import fit_by_class, ideal_times
 from whatif.roofline.timing import time_op

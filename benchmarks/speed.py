@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from whatif import units
+from whatif.specs import units
 from whatif.roofline.config import Parallelism, Precision
 from whatif.roofline.estimate import Workload
 from whatif.scenario import Scenario

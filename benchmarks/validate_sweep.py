@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("TRITON_INTERPRET", "1")   # import the kernels without a GPU
 
-from whatif.hardware import load_component  # noqa: E402
+from whatif.specs.hardware import load_component  # noqa: E402
 from whatif.roofline.efficiency import default_efficiency  # noqa: E402
 from whatif.roofline.timing import time_op  # noqa: E402
 from whatif.validate.cases import regime, sweep  # noqa: E402

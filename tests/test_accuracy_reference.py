@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from whatif.profiles import read_yaml
+from whatif.specs.profiles import read_yaml
 from whatif.roofline.efficiency import DEFAULT_FILE
 from whatif.roofline.vidur_reference import DEFAULT_DIR, load_network_samples, load_samples
 

@@ -9,7 +9,7 @@ import pytest
 from whatif.claims import evaluate
 from whatif.claims.claim import merged, scenario_of
 from whatif.claims.family_f import ASSUMED_ACCEPTANCE, CLAIMS, AcceptanceSweep, at_acceptance
-from whatif.models import load_model
+from whatif.specs.models import load_model
 from whatif.roofline.techniques.registry import parse_technique
 
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)

@@ -5,9 +5,9 @@ from dataclasses import replace
 
 import pytest
 
-from whatif import hardware
+from whatif.specs import hardware
 from whatif.errors import WhatifError
-from whatif.quantity import PROVENANCES
+from whatif.specs.quantity import PROVENANCES
 
 # Dense BF16 tensor-core peaks (FLOP/s) from shared/hardware.md, "GPUs: dense peak throughput".
 DENSE_BF16 = {
@@ -37,7 +37,7 @@ SYSTEMS = hardware.list_components("system")
 
 def _quantities(component):
     """Every Quantity a component carries, with a field label."""
-    from whatif.quantity import Quantity
+    from whatif.specs.quantity import Quantity
 
     for name, value in vars(component).items():
         if isinstance(value, Quantity):

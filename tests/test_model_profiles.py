@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from whatif.errors import WhatifError
-from whatif.hf_config import SUPPORTED_MODEL_TYPES, spec_from_hf_config
-from whatif.models import MODEL_DIR, list_models, load_model
+from whatif.specs.hf_config import SUPPORTED_MODEL_TYPES, spec_from_hf_config
+from whatif.specs.models import MODEL_DIR, list_models, load_model
 
 HF_CONFIGS = Path(__file__).parent / "data" / "hf_configs"
 FIXTURES = sorted(p.parent.name for p in HF_CONFIGS.glob("*/config.json"))

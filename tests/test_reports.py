@@ -15,8 +15,8 @@ pytest.importorskip("plotly")
 pytest.importorskip("simpy")
 
 from whatif.cli import DEMO_OUT, main  # noqa: E402
-from whatif.compare import run_compare  # noqa: E402
-from whatif.profiles import MODEL_DIR  # noqa: E402
+from whatif.queries.compare import run_compare  # noqa: E402
+from whatif.specs.profiles import MODEL_DIR  # noqa: E402
 from whatif.reports import build  # noqa: E402
 from whatif.reports.breakdowns import memory_by_tier  # noqa: E402
 from whatif.reports.page import Figure, Page, clean, plotly_js, script_json  # noqa: E402

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from whatif.errors import WhatifError
-from whatif.hardware import load_system
-from whatif.models import load_model
+from whatif.specs.hardware import load_system
+from whatif.specs.models import load_model
 from whatif.roofline.attention import causal_pairs
 from whatif.roofline.config import ForwardBatch, Parallelism, Precision
 from whatif.roofline.efficiency import IDEAL, load_efficiency

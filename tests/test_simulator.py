@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from whatif.errors import WhatifError
-from whatif.hardware import load_component
+from whatif.specs.hardware import load_component
 from whatif.roofline.config import Parallelism
 from whatif.roofline.estimate import Workload
 from whatif.scenario import Scenario

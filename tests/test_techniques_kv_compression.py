@@ -7,7 +7,7 @@ import pytest
 from whatif.claims import evaluate
 from whatif.claims.family_b import CLAIMS
 from whatif.errors import WhatifError
-from whatif.models import load_model
+from whatif.specs.models import load_model
 from whatif.roofline.config import Precision
 from whatif.roofline.estimate import Workload
 from whatif.roofline.techniques.base import KVFormat

@@ -9,7 +9,7 @@ import pytest
 
 from tests.test_cli import run_error, run_json, run_text
 from whatif.cli import main
-from whatif.models import list_models, load_model
+from whatif.specs.models import list_models, load_model
 from whatif.roofline.config import ForwardBatch, Parallelism, Precision
 from whatif.roofline.decode_round import Round, RoundContext
 from whatif.roofline.estimate import Workload

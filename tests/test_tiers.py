@@ -8,7 +8,7 @@ import pytest
 from whatif.claims.claim import evaluate
 from whatif.claims.family_i_tiers import CLAIMS as TIER_CLAIMS
 from whatif.errors import WhatifError
-from whatif.hardware import load_system
+from whatif.specs.hardware import load_system
 from whatif.roofline.estimate import Workload, launch_queue_time
 from whatif.roofline.placement import Placement, parse_place
 from whatif.roofline.tiers import add_tiers, tier_paths, with_host_link

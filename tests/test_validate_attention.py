@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from whatif.hardware import load_system  # noqa: E402
+from whatif.specs.hardware import load_system  # noqa: E402
 from whatif.roofline.efficiency import IDEAL  # noqa: E402
 from whatif.roofline.kernels import attention_kernel  # noqa: E402
 from whatif.validate.kernels import decode_attention, flash_prefill  # noqa: E402

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from whatif.hardware import load_component
-from whatif.profiles import read_yaml
+from whatif.specs.hardware import load_component
+from whatif.specs.profiles import read_yaml
 from whatif.roofline.efficiency import calibrated_efficiency
 from whatif.validate.calibrate import calibrate, calibration_document, held_out_report
 from whatif.validate.cli import MEASUREMENTS_DIR

@@ -11,7 +11,7 @@ import pytest
 
 from whatif.cli import main
 from whatif.errors import WhatifError
-from whatif.hardware import load_component
+from whatif.specs.hardware import load_component
 from whatif.roofline.efficiency import ClassParams, Efficiency, default_efficiency
 from whatif.roofline.ops import gemm, streaming
 from whatif.roofline.timing import time_op

@@ -6,7 +6,8 @@ import json
 import sys
 from dataclasses import fields
 
-from . import output, units
+from . import output
+from .specs import units
 from .errors import WhatifError
 from .roofline.efficiency import SOURCES
 from .sim_cli import (add_capacity_parser, add_report_flag, add_simulate_parser, cmd_capacity, cmd_simulate,
@@ -276,7 +277,7 @@ def _compare_inputs(args):
 
 
 def cmd_compare(args) -> int:
-    from .compare import compare_dict, compare_text, run_compare
+    from .queries.compare import compare_dict, compare_text, run_compare
     start_report(args.report)
     base, others, links = _compare_inputs(args)
     result = run_compare(base, args.variant, others, links)
@@ -298,7 +299,7 @@ def cmd_report(args) -> int:
         _require("simpy", "--simulate")
     comparing = bool(args.variant or args.systems is not None or args.host_links is not None)
     if comparing:
-        from .compare import run_compare
+        from .queries.compare import run_compare
         base, others, links = _compare_inputs(args)
         result = run_compare(base, args.variant, others, links)
         scenarios = None if args.no_sweep else build.compare_scenarios(base, args.variant, others, links)
@@ -364,7 +365,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_crossover(args) -> int:
-    from .tier_queries import SWEEP_BATCHES, crossover_dict, crossover_text, run_crossover
+    from .queries.tier_queries import SWEEP_BATCHES, crossover_dict, crossover_text, run_crossover
     if args.batch is not None:
         raise WhatifError("whatif crossover: --batch is swept; use --batches to choose the sizes")
     batches = SWEEP_BATCHES
@@ -382,7 +383,7 @@ def cmd_crossover(args) -> int:
 
 def cmd_size_tier(args) -> int:
     from .errors import positive_int
-    from .tier_queries import MAX_TIER_COUNT, run_size_tier, size_tier_dict, size_tier_text
+    from .queries.tier_queries import MAX_TIER_COUNT, run_size_tier, size_tier_dict, size_tier_text
     limit = positive_int(args.max_count, "--max-count") if args.max_count is not None else MAX_TIER_COUNT
     result = run_size_tier(_scenario_from_args(args), args.tier, limit)
     if args.json:
@@ -393,7 +394,7 @@ def cmd_size_tier(args) -> int:
 
 
 def cmd_kernel(args) -> int:
-    from .hardware import load_system
+    from .specs.hardware import load_system
     from .roofline import kernels
     from .roofline.efficiency import load_efficiency
     from .scenario import DEFAULT_HARDWARE
@@ -414,10 +415,10 @@ def cmd_kernel(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from .hardware import component_kind, list_components
-    from .models import list_models
+    from .specs.hardware import component_kind, list_components
+    from .specs.models import list_models
     if args.what == "techniques":
-        from . import technique_info
+        from .queries import technique_info
         if args.kind:
             raise WhatifError("--kind applies to `whatif list hardware` only")
         infos = technique_info.all_infos()
@@ -469,12 +470,12 @@ def _quantity_rows(data: dict, prefix: str = "") -> list[list[str]]:
 
 def cmd_show(args) -> int:
     if args.what == "technique":
-        from . import technique_info
+        from .queries import technique_info
         info = technique_info.info(args.name)
         print(json.dumps(info) if args.json else technique_info.show_text(info))
         return 0
     if args.what == "model":
-        from .models import load_model
+        from .specs.models import load_model
         m = load_model(args.name)
         data = _plain(m)
         derived = {"total_params": m.total_params(), "active_params_per_token": m.active_params_per_token(),
@@ -488,7 +489,7 @@ def cmd_show(args) -> int:
                      ["KV cache per token (bf16)", units.nbytes(derived["kv_bytes_per_token_bf16"])]]
             print(units.table(["field", "value"], rows, right=set()))
         return 0
-    from .hardware import load_component
+    from .specs.hardware import load_component
     comp = load_component(args.name, None, "show hardware")
     data = _plain(comp)
     if args.json:

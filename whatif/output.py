@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from . import units
+from .specs import units
 from .roofline.estimate import Estimate, PassTime
 from .roofline.memory import CONTEXT_SEARCH_LIMIT
 from .roofline.ops import link_bytes

@@ -5,10 +5,10 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from .errors import WhatifError, check_mapping, positive_int
-from .hardware import System, load_component, load_system
-from .models import ModelSpec, load_model
-from .profiles import read_yaml
-from .quantity import Quantity
+from .specs.hardware import System, load_component, load_system
+from .specs.models import ModelSpec, load_model
+from .specs.profiles import read_yaml
+from .specs.quantity import Quantity
 from .roofline.config import Parallelism, Precision
 from .roofline.efficiency import Efficiency, load_efficiency
 from .roofline.estimate import Estimate, Workload, estimate

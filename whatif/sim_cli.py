@@ -248,7 +248,7 @@ def start_report(path: str | None, flag: str = "--report") -> None:
 
 def write_report(page, path: str, flag: str = "--report", stream=None) -> int:
     """Write `page` to `path` and say so on `stream` (default stderr: stdout keeps the command's own output)."""
-    from .units import nbytes
+    from .specs.units import nbytes
     size = page.write(path, flag)
     print(f"report: {path} ({nbytes(size)}, {page.figures} charts)", file=stream or sys.stderr)
     return size
@@ -397,7 +397,7 @@ def _search_settings(args) -> dict:
 
 def _configurations(base, variants: list[str], systems_arg: str | None, hardware_given: bool) -> list[tuple]:
     """(label, scenario) for the baseline and each variant on each system, in `whatif compare`'s order."""
-    from .compare import BASELINE_NAMES
+    from .queries.compare import BASELINE_NAMES
     systems = [h.strip() for h in systems_arg.split(",") if h.strip()] if systems_arg else []
     if systems_arg is not None and not systems:
         raise WhatifError("--systems: give one or more hardware names separated by commas")

@@ -5,7 +5,7 @@ import importlib
 import math
 from dataclasses import dataclass, field
 
-from .. import units
+from ..specs import units
 from ..roofline.estimate import Estimate
 from ..scenario import Scenario, build_scenario
 

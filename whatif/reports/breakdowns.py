@@ -2,7 +2,7 @@
 tier and category, against each tier's usable capacity)."""
 from __future__ import annotations
 
-from .. import units
+from ..specs import units
 from ..roofline.estimate import Estimate
 from .page import COLOURS, Section, esc, layout, note, table
 

@@ -38,7 +38,7 @@ def estimate_page(scenario, est, sweep: bool = True, batches: list[int] | None =
 
 def compare_scenarios(base, variants: list[str], other_systems: list[str], host_links: list[str] | None) -> list:
     """The scenario of each row of `run_compare(base, variants, other_systems, host_links)`, in its order."""
-    from ..compare import compare_rows
+    from ..queries.compare import compare_rows
     return [scenario for _, scenario in compare_rows(base, variants, other_systems, host_links)]
 
 

@@ -2,7 +2,7 @@
 attainment, goodput and tail latency versus arrival rate (a sweep over rate)."""
 from __future__ import annotations
 
-from .. import units
+from ..specs import units
 from .page import COLOURS, Section, esc, layout, note, table
 
 

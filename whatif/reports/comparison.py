@@ -2,8 +2,8 @@
 per million tokens where a price is known)."""
 from __future__ import annotations
 
-from .. import units
-from ..compare import Comparison, row_dict
+from ..specs import units
+from ..queries.compare import Comparison, row_dict
 from .breakdowns import decode_by_class, latency_figure, memory_figure, prefill_by_class
 from .page import COLOURS, Section, esc, layout, note, table
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from .. import units
-from ..compare import Comparison, Row
+from ..specs import units
+from ..queries.compare import Comparison, Row
 from ..scenario import Scenario, build_scenario
 from .breakdowns import latency_section, memory_section
 from .build import comparison_sweeps

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .. import units
+from ..specs import units
 from ..roofline.estimate import Estimate, PassTime
 from .page import COLOURS, Section, esc, layout, note
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import units
+from ..specs import units
 from .page import COLOURS, Section, definitions, esc, layout, note, table
 
 MAX_CDF = 400

@@ -2,7 +2,7 @@
 numbers with their units, and the efficiency source with its provenance."""
 from __future__ import annotations
 
-from .. import units
+from ..specs import units
 from ..roofline.estimate import Estimate
 from .page import Section, definitions, esc, note, table
 

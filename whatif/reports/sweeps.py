@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from .. import units
+from ..specs import units
 from ..errors import WhatifError
 from ..scenario import Scenario
 from .page import COLOURS, Section, esc, layout, note, table

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import units
+from ..specs import units
 from ..errors import WhatifError
 from ..validate.accuracy import error_stats, grouped
 from .page import COLOURS, Section, esc, layout, note, table
@@ -56,8 +56,8 @@ def _regime(t, tokens: int, op) -> str:
 def vidur_measurements(directory: Path | None = None) -> list[Measurement]:
     """The Vidur reference timings (A100 and H100 kernels, NVSwitch all-reduces) with whatif's default-efficiency
     prediction of each, rebuilt from the shapes alone; split says whether the default fit saw it."""
-    from ..hardware import load_component, load_system
-    from ..profiles import read_yaml
+    from ..specs.hardware import load_component, load_system
+    from ..specs.profiles import read_yaml
     from ..roofline.efficiency import DEFAULT_FILE, default_efficiency
     from ..roofline.timing import time_op
     from ..roofline.vidur_reference import DEFAULT_DIR, GPU_NAMES, SYSTEMS, load_network_samples, load_samples

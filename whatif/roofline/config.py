@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..dtypes import BYTES, check_dtype
+from ..specs.dtypes import BYTES, check_dtype
 from ..errors import positive_int
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..hardware import System
+from ..specs.hardware import System
 
 
 @dataclass(frozen=True)

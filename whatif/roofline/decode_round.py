@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..models import ModelSpec
+from ..specs.models import ModelSpec
 from .config import ForwardBatch, Parallelism
 from .forward_pass import PassTime
 from .memory import DEFAULT_PREFILL_CHUNK

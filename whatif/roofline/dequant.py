@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from ..dtypes import WEIGHT_ONLY
+from ..specs.dtypes import WEIGHT_ONLY
 from .ops import Op
 
 DEQUANT_OPS = 4.0    # unpack (shift, mask), convert, scale: integer/fp32 ops per weight element, assumed

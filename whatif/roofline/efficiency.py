@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import WhatifError
-from ..profiles import read_yaml
+from ..specs.profiles import read_yaml
 
 SOURCES = ("ideal", "default", "calibrated")
 DEFAULT_FILE = Path(__file__).resolve().parent / "data" / "efficiency_default.yaml"
@@ -90,7 +90,7 @@ def _default_table() -> dict:
 
 def default_efficiency(gpu) -> Efficiency:
     """The shipped model for `gpu`: its own fit, else a same-architecture fit, else generic."""
-    from ..hardware import ARCHS
+    from ..specs.hardware import ARCHS
     table = _default_table()
     if gpu.name in table:
         name, prefix = gpu.name, ""

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..errors import WhatifError, positive_int
-from ..hardware import System
-from ..models import ModelSpec
+from ..specs.hardware import System
+from ..specs.models import ModelSpec
 from .config import ForwardBatch, Parallelism, Precision
 from .cost import Price, cost_per_million_tokens, scenario_price
 from .efficiency import Efficiency

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..dtypes import gemm_compute_dtype
+from ..specs.dtypes import gemm_compute_dtype
 from ..errors import WhatifError
-from ..models import ModelSpec
+from ..specs.models import ModelSpec
 from .attention import DECODE_MAX_QUERIES, attention_op
 from .comm import comm_op
 from .dequant import with_weight_dequant

@@ -1,9 +1,9 @@
 """Single-kernel predictions (`whatif kernel ...`): what validation compares with measurements."""
 from __future__ import annotations
 
-from ..dtypes import dtype_bytes
+from ..specs.dtypes import dtype_bytes
 from ..errors import WhatifError, positive_int
-from ..hardware import System
+from ..specs.hardware import System
 from .attention import attention_op
 from .comm import comm_op
 from .config import ForwardBatch

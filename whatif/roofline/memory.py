@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..models import ModelSpec
+from ..specs.models import ModelSpec
 from .config import Parallelism, Precision
 from .graph import base_kv_format, kv_width_per_gpu, stage_layers
 from .placement import NO_PLACEMENT, STAGING_LAYERS, Placement

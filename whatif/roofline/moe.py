@@ -6,7 +6,7 @@ decode reads a fraction of the weights and large batches read them all.
 """
 from __future__ import annotations
 
-from ..dtypes import gemm_compute_dtype
+from ..specs.dtypes import gemm_compute_dtype
 from .comm import comm_op
 from .dequant import with_weight_dequant
 from .ops import Op, gemm, streaming

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import WhatifError
-from ..hardware import System
-from ..models import ModelSpec
+from ..specs.hardware import System
+from ..specs.models import ModelSpec
 from .config import ForwardBatch, Parallelism, Precision
 from .efficiency import Efficiency
 from .forward_pass import PassTime, time_pass

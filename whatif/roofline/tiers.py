@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import WhatifError, closest, positive_int
-from ..hardware import Link, System, TierAttachment, load_component
+from ..specs.hardware import Link, System, TierAttachment, load_component
 from .techniques.base import HostPath
 
 HBM = "hbm"

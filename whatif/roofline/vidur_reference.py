@@ -10,7 +10,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..models import ModelSpec
+from ..specs.models import ModelSpec
 from .comm import comm_op
 from .config import ForwardBatch, Parallelism, Precision
 from .graph import forward_ops, layer_ops

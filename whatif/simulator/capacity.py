@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from .. import units
+from ..specs import units
 from ..errors import WhatifError, positive_int
 from .config import SLO
 from .metrics import SimulationResult

@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass, field
 
 from ..errors import WhatifError
-from ..hardware import System, load_component
+from ..specs.hardware import System, load_component
 from ..roofline.config import ForwardBatch
 from ..roofline.decode_round import Round, RoundContext
 from ..roofline.ops import transfer

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import units
+from ..specs import units
 from ..errors import WhatifError
 from .config import SLO
 from .log import ITERATION_COLUMNS, IterationLog, ReplicaInfo

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import WhatifError
-from ..hardware import load_component
+from ..specs.hardware import load_component
 from ..roofline.efficiency import ClassParams, Efficiency, default_efficiency
 from ..roofline.fit import fit_by_class
 from .accuracy import score

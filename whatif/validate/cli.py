@@ -136,7 +136,7 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from ..hardware import load_component
+    from ..specs.hardware import load_component
     from ..roofline.efficiency import load_efficiency
     from .accuracy import as_measurements, group_stats, overall, score, text_table, worst_lines
     if args.html:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from ..errors import WhatifError
-from ..hardware import load_component
+from ..specs.hardware import load_component
 from ..roofline.efficiency import DEFAULT_FILE, default_efficiency
 from ..roofline.timing import time_op
 from ..roofline.vidur_reference import DEFAULT_DIR, GPU_NAMES, load_samples
@@ -30,7 +30,7 @@ def vidur_rows(gpu_name: str, tokens: tuple[int, ...] | None = None, directory=D
     if gpu_name not in reference_gpus():
         raise WhatifError(f"--reference: Vidur measured no kernels on '{gpu_name}'; "
                           f"valid: {', '.join(reference_gpus())}")
-    from ..profiles import read_yaml
+    from ..specs.profiles import read_yaml
     train_models = set(read_yaml(DEFAULT_FILE).get("train_models", []))
     gpu = load_component(gpu_name, "gpu")
     eff = default_efficiency(gpu)

@@ -16,7 +16,7 @@ import zlib
 from pathlib import Path
 
 from ..errors import WhatifError
-from ..hardware import load_component
+from ..specs.hardware import load_component
 from ..roofline.efficiency import default_efficiency
 from ..roofline.timing import time_op
 from .table import Row, op_columns, write_header, write_row

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ...errors import WhatifError
-from ...models import ModelSpec
+from ...specs.models import ModelSpec
 from ..config import ForwardBatch, Parallelism, Precision
 from ..ops import Op
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from functools import reduce
 
 from ...errors import WhatifError
-from ...models import ModelSpec
+from ...specs.models import ModelSpec
 from ..config import Precision
 from ..ops import Op
 from .base import KVFormat, PassContext, PrefillUnit, Technique

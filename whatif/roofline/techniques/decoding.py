@@ -12,9 +12,9 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ... import models
+from ...specs import models
 from ...errors import WhatifError
-from ...models import ModelSpec
+from ...specs.models import ModelSpec
 from .. import speculation as spec
 from ..config import ForwardBatch, Parallelism
 from ..decode_round import Round, RoundContext

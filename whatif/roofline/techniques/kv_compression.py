@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...errors import WhatifError
-from ...models import MLASpec, ModelSpec
+from ...specs.models import MLASpec, ModelSpec
 from ..config import Precision
 from ..ops import Op, streaming
 from .base import KVFormat, PassContext, Technique, param, replace_ops

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...errors import WhatifError
-from ...models import ModelSpec
+from ...specs.models import ModelSpec
 from ..attention import attention_op, causal_pairs
 from ..config import ForwardBatch
 from ..ops import Op

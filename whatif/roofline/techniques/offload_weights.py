@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass, replace
 
 from ...errors import WhatifError
-from ...hardware import load_component
-from ...models import ModelSpec
+from ...specs.hardware import load_component
+from ...specs.models import ModelSpec
 from ..graph import weight_gemm
 from ..ops import Op, is_weight_gemm, transfer, weights_of
 from ..placement import Placement

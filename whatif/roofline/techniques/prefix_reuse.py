@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...dtypes import gemm_compute_dtype
+from ...specs.dtypes import gemm_compute_dtype
 from ...errors import WhatifError
-from ...models import ModelSpec
+from ...specs.models import ModelSpec
 from ..attention import DECODE_MAX_QUERIES, attention_op
 from ..ops import Op, gemm, streaming, transfer
 from .kv_compression import DEQUANT_OPS_PER_ELEMENT

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, replace
 
 from ...errors import WhatifError
-from ...models import ModelSpec
+from ...specs.models import ModelSpec
 from ..attention import DECODE_MAX_QUERIES, attention_op, causal_pairs
 from ..ops import Op, streaming, transfer
 from .base import HostPath, KVFormat, PassContext, Technique, param

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cache
 
-from ... import models
+from ...specs import models
 from ...errors import WhatifError
-from ...models import ModelSpec
+from ...specs.models import ModelSpec
 from ..comm import comm_op
 from ..config import Parallelism
 from ..decode_round import RoundContext

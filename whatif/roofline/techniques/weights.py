@@ -12,9 +12,9 @@ import math
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from ...dtypes import BYTES, check_dtype
+from ...specs.dtypes import BYTES, check_dtype
 from ...errors import WhatifError
-from ...models import ModelSpec
+from ...specs.models import ModelSpec
 from ..config import Precision
 from ..dequant import DEQUANT_OPS, DEQUANT_TILE_M
 from ..ops import Op, gemm, is_weight_gemm, streaming, weights_of

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from . import units
-from .roofline.estimate import Estimate
-from .scenario import Scenario
+from ..specs import units
+from ..roofline.estimate import Estimate
+from ..scenario import Scenario
 
 BASELINE_NAMES = ("baseline", "none", "")
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from . import units
-from .errors import WhatifError, positive_int
-from .roofline.estimate import Estimate
-from .scenario import Scenario
+from ..specs import units
+from ..errors import WhatifError, positive_int
+from ..roofline.estimate import Estimate
+from ..scenario import Scenario
 
 SWEEP_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 MAX_TIER_COUNT = 64        # devices size-tier will try

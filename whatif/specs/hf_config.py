@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .errors import WhatifError
+from ..errors import WhatifError
 from .models import ModelSpec, spec_from_dict
 
 

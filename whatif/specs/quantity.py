@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import WhatifError
+from ..errors import WhatifError
 
 PROVENANCES = ("datasheet", "measured", "fitted", "assumed", "derived")
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import yaml
 
-from .errors import WhatifError
+from ..errors import WhatifError
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent   # whatif/: the profile folders sit beside the layers
 HARDWARE_DIR = PACKAGE_DIR / "hardware_profiles"
 MODEL_DIR = PACKAGE_DIR / "model_profiles"
 

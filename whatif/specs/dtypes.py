@@ -1,7 +1,7 @@
 """Data types: bytes per element and which tensor-core peak a GEMM in that dtype runs at."""
 from __future__ import annotations
 
-from .errors import WhatifError
+from ..errors import WhatifError
 
 BYTES = {"fp64": 8.0, "fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0,
          "int8": 1.0, "int4": 0.5, "fp4": 0.5,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
 
-from .errors import WhatifError, check_mapping, closest, positive_int
+from ..errors import WhatifError, check_mapping, closest, positive_int
 from .profiles import MODEL_DIR, looks_like_path, profile_index, read_yaml
 
 MLP_KINDS = ("gated", "plain")

@@ -4,9 +4,9 @@ from __future__ import annotations
 import textwrap
 import typing
 
-from . import units
-from .roofline.techniques.base import FAMILIES
-from .roofline.techniques.registry import all_techniques, technique_class
+from ..specs import units
+from ..roofline.techniques.base import FAMILIES
+from ..roofline.techniques.registry import all_techniques, technique_class
 
 
 def info(name: str) -> dict:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
-from .errors import WhatifError, check_mapping, closest, positive_int
+from ..errors import WhatifError, check_mapping, closest, positive_int
 from .profiles import HARDWARE_DIR, looks_like_path, profile_index, read_yaml
 from .quantity import Quantity, parse_quantity
 

@@ -1,0 +1,1 @@
+"""Queries built on the estimate: comparisons, tier questions, technique listings."""
