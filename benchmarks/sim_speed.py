@@ -49,7 +49,7 @@ def main() -> int:
     print(f"{'case':<52} {'wall s':>7} {'req/s':>7} {'iters':>7} {'roofline calls':>14}  p50 TTFT   p50 TPOT")
     worst = float("inf")
     for name, cfg in cases(args.requests).items():
-        cluster._COSTS.clear()
+        cluster._TIMES.clear()
         start = time.perf_counter()
         result = cluster.simulate(cfg)
         wall = time.perf_counter() - start
@@ -57,7 +57,7 @@ def main() -> int:
         rate = args.requests / wall
         worst = min(worst, rate)
         print(f"{name:<52} {wall:7.2f} {rate:7.0f} {len(result.log):7d} "
-              f"{result.cost_stats['iteration_cost_roofline_calls']:14d}  "
+              f"{result.lookup_stats['iteration_time_roofline_calls']:14d}  "
               f"{lat['ttft_s']['p50'] * 1e3:6.1f} ms {lat['tpot_s']['p50'] * 1e3:6.1f} ms")
     print(f"slowest case: {worst:.0f} simulated requests per wall-second; target {TARGET_REQ_PER_S:.0f} "
           f"({'met' if worst >= TARGET_REQ_PER_S else 'MISSED'})")

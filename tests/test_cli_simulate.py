@@ -12,7 +12,9 @@ from dataclasses import fields
 import pytest
 
 from whatif.cli import main
-from whatif.sim_cli import CAPACITY_REQUESTS, ProgressBar, time_scaled
+from whatif.cli.progress import ProgressBar
+from whatif.cli.simulate import CAPACITY_REQUESTS
+from whatif.cli.traces import time_scaled
 from whatif.simulator.config import EngineConfig
 from whatif.simulator.request import Request
 

@@ -1,6 +1,8 @@
-"""The shipped hardware profiles load, carry sourced numbers, and match shared/hardware.md."""
+"""The shipped hardware profiles load, carry sourced numbers, and match shared/hardware.md and the
+datasheets cited in each profile."""
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -25,10 +27,34 @@ DENSE_BF16 = {
     "rtx-a6000": 154.8e12,
     "rtx-4090": 165.2e12,
     "t4": None,            # Turing: no BF16 tensor cores
+    # GPUs without measurements in the project's corpus, from the datasheets each profile cites
+    "gb200": 2500e12,      # GB200 NVL72 datasheet: 10 PFLOP/s sparse per 2-GPU superchip
+    "gb300": 2500e12,      # GB300 NVL72 datasheet: 360 PFLOP/s sparse per 72 GPUs
+    "b300": 2250e12,       # HGX B300 datasheet: 36 PFLOP/s sparse per 8 GPUs
+    "l40s": 362.05e12,     # L40S datasheet: 362.05 dense (733 sparse)
+    "l4": 121e12,          # L4 datasheet: 242 sparse
+    "rtx-pro-6000-server": 500e12,  # datasheet FP4 4 PFLOP/s sparse / 8
+    "h20": 148e12,         # H20 as reported by the press; 15% of H100 SXM
 }
 DENSE_FP16_ONLY = {"t4": 65e12}
-# The largest dense BF16 peak shipped; a bigger one is almost surely a 2:4-sparse figure.
-MAX_DENSE_BF16 = 2.3e15
+# The largest dense BF16 peak shipped (GB200/GB300); a bigger one is almost surely a 2:4-sparse figure.
+MAX_DENSE_BF16 = 2.6e15
+# Dense FP8 and FP4 peaks where they are not 2x the next-wider dtype: Blackwell Ultra's NVFP4 is 3x
+# its FP8 (HGX B300: 108 PF dense FP4 vs 36 PF sparse FP8 per 8 GPUs; GB300 NVL72: 1080 vs 360 per 72).
+DENSE_FP4 = {"b200": 9000e12, "gb200": 10000e12, "b300": 13500e12, "gb300": 15000e12,
+             "rtx-pro-6000-server": 2000e12}
+DENSE_FP8 = {"b300": 4500e12, "gb300": 5000e12, "h20": 296e12, "l40s": 733e12, "l4": 242.5e12}
+# Peaks that are not read straight off an NVIDIA datasheet, and why (the profile's source says it):
+PEAK_PROVENANCE = {
+    "h20": {"assumed"},                            # NVIDIA has published no H20 datasheet; press figures
+    "rtx-pro-6000-server": {"datasheet", "derived"},  # only FP4 (sparse) and FP32 are published
+}
+# Capacities as the driver reports them (nvidia-smi total, MiB), each cited in its profile.
+DRIVER_MIB = {
+    "h100-sxm": 81559, "h200-sxm": 143771, "a100-sxm-80gb": 81920, "a100-sxm-40gb": 40960,
+    "b200": 183359, "a10": 23028, "t4": 15360, "l40s": 46068, "l4": 23034, "rtx-pro-6000-server": 97887,
+}
+NEW_SYSTEMS = ["hgx-b300", "gb200-nvl72", "gb300-nvl72", "hgx-h20", "l40s-8x-pcie", "rtx-pro-6000-server-8x"]
 
 ALL = hardware.list_components()
 GPUS = hardware.list_components("gpu")
@@ -55,7 +81,7 @@ def test_expected_profiles_are_shipped():
         "ddr4-3200-rdimm", "ddr5-4800-rdimm", "grace-lpddr5x-480gb", "cxl-micron-cz120-256gb",
         "cxl-samsung-cmm-d-512gb", "nvme-gen4-ssd", "nvme-gen5-ssd",
         "dgx-a100-80gb", "dgx-h100", "hgx-h200", "dgx-b200", "gh200-superchip",
-        "gh200-144gb-superchip", "h100-pcie-cxl", "h100-pcie-host",
+        "gh200-144gb-superchip", "h100-pcie-cxl", "h100-pcie-host", "nvlink-c2c-gb200", *NEW_SYSTEMS,
     }
     assert expected <= set(ALL), sorted(expected - set(ALL))
     assert set(GPUS) == set(DENSE_BF16), "a new GPU needs its dense BF16 peak in DENSE_BF16"
@@ -83,12 +109,14 @@ def test_gpu_dense_peaks(name):
     assert bf16 <= MAX_DENSE_BF16, "looks like a 2:4-sparse figure"
     assert gpu.peak_flops("fp16") == pytest.approx(bf16)
     if "fp8" in gpu.peak:
-        # datasheets round: 1979 vs 2 x 989, 1513 vs 2 x 756
-        assert gpu.peak_flops("fp8") == pytest.approx(2 * bf16, rel=2e-3)
+        # datasheets round: 1979 vs 2 x 989, 1513 vs 2 x 756; L40S's 733 vs 2 x 362.05 mixes two clocks
+        assert gpu.peak_flops("fp8") == pytest.approx(DENSE_FP8.get(name, 2 * bf16), rel=2e-3)
+        assert gpu.peak_flops("fp8") == pytest.approx(2 * bf16, rel=0.015), "FP8 is 2x BF16 on every tensor core"
     if "fp4" in gpu.peak:
-        assert gpu.peak_flops("fp4") == pytest.approx(2 * gpu.peak_flops("fp8"), rel=2e-3)
+        assert gpu.peak_flops("fp4") == pytest.approx(DENSE_FP4[name], rel=1e-9)
+        assert gpu.peak_flops("fp4") >= 2 * gpu.peak_flops("fp8") * (1 - 2e-3)
     for dtype, q in gpu.peak.items():
-        assert q.provenance == "datasheet", (dtype, q)
+        assert q.provenance in PEAK_PROVENANCE.get(name, {"datasheet"}), (dtype, q)
     # measured ceilings sit below the peaks they measure
     if "matmul_bf16" in gpu.achievable:
         assert 0.5 * bf16 < gpu.achievable["matmul_bf16"].value < bf16
@@ -171,8 +199,10 @@ def test_nvme_tier_is_limited_by_the_ssd():
 def test_systems_are_consistent(name):
     system = hardware.load_component(name, "system")
     assert system.gpu_count >= 1
-    if system.gpu_count > 1:
-        assert system.gpu_link is not None and system.gpu_link.type == "nvlink", name
+    if system.gpu_count > 1:   # NVLink, or PCIe on cards without it (L40S, RTX PRO 6000)
+        assert system.gpu_link is not None and system.gpu_link.type in ("nvlink", "pcie"), name
+        if system.gpu_link.type == "pcie":
+            assert system.gpu.interconnect is None, f"{name}: its GPU has NVLink, use it"
     for tier in system.tiers:
         assert tier.path, name
         assert 0 < tier.bandwidth("h2d") <= min(link.bandwidth_for("h2d") for link in tier.path)
@@ -233,3 +263,68 @@ def test_unknown_name_suggests_the_closest():
 def test_wrong_kind_is_reported():
     with pytest.raises(WhatifError, match="'nvlink-4' is a link, not a gpu"):
         hardware.load_component("nvlink-4", "gpu")
+
+
+# ------------------------------------------------ GPUs without measurements, driver capacities
+
+
+@pytest.mark.parametrize("name", sorted(DRIVER_MIB))
+def test_capacity_is_what_the_driver_reports(name):
+    """"80 GB" on a datasheet is 81,559 MiB (85.5e9 B) in nvidia-smi on an H100: the plan uses the latter."""
+    q = hardware.load_component(name, "gpu").hbm_capacity
+    assert q.value == DRIVER_MIB[name] * 2**20
+    assert q.provenance == "measured" and "MiB" in q.source, q
+
+
+def test_driver_capacity_exceeds_the_marketing_figure_where_it_should():
+    # HBM parts expose more than their decimal-GB label (H100 80 GB -> 85.5e9 B); GDDR parts with
+    # ECC carve-outs expose a little less (L40S 48 GB -> 48.3e9 B is still above; L4 24 GB -> 24.15e9).
+    gib = {n: hardware.load_component(n, "gpu").hbm_capacity.value for n in ("h100-sxm", "h200-sxm", "b200")}
+    assert gib["h100-sxm"] == pytest.approx(85.52e9, rel=1e-3)
+    assert gib["h200-sxm"] == pytest.approx(150.76e9, rel=1e-3)
+    assert gib["b200"] == pytest.approx(192.27e9, rel=1e-3)
+
+
+def test_blackwell_ultra_ceilings():
+    b300, gb300 = (hardware.load_component(n, "gpu") for n in ("b300", "gb300"))
+    for gpu in (b300, gb300):
+        assert gpu.arch == "blackwell" and "Blackwell Ultra" in gpu.description
+        assert gpu.peak_flops("fp4") == pytest.approx(3 * gpu.peak_flops("fp8"))   # NVFP4 at 3x FP8
+        assert gpu.peak_flops("fp64") < 2e12                                        # FP64 cut to ~1.3 TF
+        with pytest.raises(WhatifError, match="int8.*valid"):                       # INT8 left out, one line
+            gpu.peak_flops("int8")
+    assert b300.hbm_capacity.value == pytest.approx(288e9)
+    assert gb300.hbm_capacity.value == pytest.approx(279e9)
+
+
+def test_h20_is_memory_rich_and_compute_poor():
+    h20, h100 = hardware.load_component("h20", "gpu"), hardware.load_component("h100-sxm", "gpu")
+    assert h20.peak_flops("bf16") == pytest.approx(0.15 * h100.peak_flops("bf16"), rel=0.01)
+    assert h20.hbm_bandwidth.value > h100.hbm_bandwidth.value
+    # the measured GEMM sits just below the cited peak: the peak is dense, not a sparse figure
+    assert 0.9 < h20.achievable["matmul_bf16"].value / h20.peak_flops("bf16") < 1
+
+
+def test_nvl72_racks_are_one_nvlink_domain_with_grace_memory():
+    for name in ("gb200-nvl72", "gb300-nvl72"):
+        system = hardware.load_component(name, "system")
+        assert system.gpu_count == 72 and system.gpu_link.name == "nvlink-5"
+        assert system.gpu.host_link.name == "nvlink-c2c-gb200"
+        (grace,) = system.tiers
+        assert grace.tier.technology == "lpddr5x" and grace.count == 36 and not grace.per_gpu
+        # all 72 GPUs streaming: each gets half a Grace (240 GB) and its share of the C2C (225 GB/s)
+        assert grace.capacity / 72 == pytest.approx(240e9)
+        assert grace.bandwidth("h2d", sharing_gpus=72) == pytest.approx(225e9)
+
+
+@pytest.mark.parametrize("name", NEW_SYSTEMS)
+def test_estimate_runs_on_each_new_system(capsys, name):
+    from whatif.cli import main
+
+    rc = main(["estimate", "--model", "llama-3-8b", "--hardware", name, "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    result = json.loads(out)
+    assert result["memory"]["fits"] is True
+    system = hardware.load_component(name, "system")
+    assert result["memory"]["capacity_bytes"] == pytest.approx(system.gpu.hbm_capacity.value)

@@ -14,7 +14,8 @@ import pytest
 pytest.importorskip("plotly")
 pytest.importorskip("simpy")
 
-from whatif.cli import DEMO_OUT, main  # noqa: E402
+from whatif.cli import main  # noqa: E402
+from whatif.cli.report import DEMO_OUT  # noqa: E402
 from whatif.queries.compare import run_compare  # noqa: E402
 from whatif.specs.profiles import MODEL_DIR  # noqa: E402
 from whatif.reports import build  # noqa: E402
@@ -23,12 +24,13 @@ from whatif.reports.page import Figure, Page, clean, plotly_js, script_json  # n
 from whatif.reports.simulation import bucket_max, cdf_points  # noqa: E402
 from whatif.reports.summary import headline_rows  # noqa: E402
 from whatif.reports.sweeps import Sweep, SweepPoint, default_batches, pareto, sweep_section  # noqa: E402
-from whatif.reports.validation import (Measurement, read_measurements, validation_section,  # noqa: E402
-                                       vidur_measurements, write_measurements)
-from whatif.roofline.vidur_reference import DEFAULT_DIR  # noqa: E402
+from whatif.reports.validation import validation_section  # noqa: E402
+from whatif.validate.reference import vidur_measurements  # noqa: E402
+from whatif.validate.table import Measurement, read_measurements, write_measurements  # noqa: E402
 from whatif.scenario import build_scenario  # noqa: E402
 
 EVIL = "<script>alert(1)</script>"
+VIDUR_DIR = Path(__file__).resolve().parents[1] / "reference" / "vidur-profiling"   # the checkout's copy
 SMALL = "llama-3.2-1b"
 MB = 1e6
 
@@ -46,7 +48,7 @@ def tiny_vidur(folder: Path) -> Path:
     out = folder / "vidur"
     for rel, step in (("compute/h100/meta-llama/Llama-2-7b-hf/mlp.csv", 60),
                       ("compute/h100/internlm/internlm-20b/mlp.csv", 60), ("network/h100_dgx/all_reduce.csv", 40)):
-        lines = (DEFAULT_DIR / rel).read_text().splitlines()
+        lines = (VIDUR_DIR / rel).read_text().splitlines()
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         (out / rel).write_text("\n".join(lines[:1] + lines[1::step]) + "\n")
     return out

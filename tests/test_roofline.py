@@ -42,7 +42,7 @@ def test_llama2_7b_structure():
 def test_decode_reads_each_weight_and_the_kv_cache_once():
     batch, ctx = 4, 1000
     ops = forward_ops(LLAMA7, ForwardBatch.decode(batch, ctx), Parallelism(), BF16)
-    weight_reads = sum(op.shape["k"] * op.shape["n"] * 2 * op.count for op in ops if op.op_class == "gemm")
+    weight_reads = sum(op.shape.k * op.shape.n * 2 * op.count for op in ops if op.op_class == "gemm")
     # every linear weight of the model (embeddings are gathered, not read whole)
     linear = LLAMA7.total_params() - LLAMA7.vocab_size * LLAMA7.hidden_size - LLAMA7.hidden_size * (2 * 32 + 1)
     assert weight_reads == pytest.approx(linear * 2, rel=1e-9)
@@ -105,7 +105,7 @@ def test_tensor_parallel_splits_weights_and_adds_allreduces():
     assert two == pytest.approx(one / 2, rel=0.001)
     assert "attn_allreduce" not in ops_by_name(LLAMA7, ForwardBatch.decode(1, 10))
     ops = ops_by_name(LLAMA7, ForwardBatch.decode(1, 10), Parallelism(tp=2))
-    assert ops["attn_allreduce"].shape["bytes"] == 4096 * 2 and ops["attn_allreduce"].count == 32
+    assert ops["attn_allreduce"].shape.bytes == 4096 * 2 and ops["attn_allreduce"].count == 32
 
 
 def test_pipeline_stages_cover_all_layers_once():

@@ -145,7 +145,7 @@ def test_kv_fractions_are_time_weighted_per_replica_and_maxed_over_replicas():
     assert s["kv_memory"]["peak_fraction"] == pytest.approx(0.5)
     assert s["kv_memory"]["mean_fraction"] == pytest.approx(0.5)
     assert s["batch"] == {"mean_seqs": pytest.approx(3.0), "max_seqs": 5, "mean_tokens": pytest.approx(406 / 3)}
-    assert s["iterations"] == 3 and s["setup"] == {"model": "toy"} and s["cost_stats"] == {"hits": 3}
+    assert s["iterations"] == 3 and s["setup"] == {"model": "toy"} and s["lookup_stats"] == {"hits": 3}
     json.dumps(s)
 
 

@@ -8,9 +8,9 @@ from whatif.claims.claim import METRICS
 from whatif.claims.family_k import CLAIMS
 from whatif.errors import WhatifError
 from whatif.roofline.config import Precision
-from whatif.roofline.graph import base_kv_format
+from whatif.roofline.context import base_kv_format
 from whatif.roofline.estimate import Workload
-from whatif.roofline.techniques.base import KVFormat
+from whatif.roofline.context import KVFormat
 from whatif.roofline.techniques.attention_kernels import PagedKVFormat, fa2_num_splits, wave_share
 from whatif.roofline.techniques.registry import parse_technique, technique_set
 from whatif.scenario import Scenario
@@ -72,7 +72,7 @@ def test_paged_kv_adds_block_table_reads_to_attention_only():
     exact, paged = run([], "llama-3-8b", wl), run(["paged_kv"], "llama-3-8b", wl)
     assert exact.tpot_s < paged.tpot_s < exact.tpot_s * 1.01
     op = next(t.op for t in paged.decode.op_times if t.op.name == "attention")
-    assert op.shape["alu_ops"] > 0 and "block table" in op.formula
+    assert op.alu_ops > 0 and "block table" in op.formula
 
 
 def test_paged_layout_survives_a_compressed_kv_format():

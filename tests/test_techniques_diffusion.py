@@ -8,6 +8,7 @@ from whatif.errors import WhatifError
 from whatif.roofline.attention import causal_pairs
 from whatif.roofline.config import ForwardBatch
 from whatif.roofline.estimate import Workload
+from whatif.roofline.forward_pass import time_pass
 from whatif.roofline.memory import stored_kv_bytes
 from whatif.roofline.pass_setup import pass_setup
 from whatif.roofline.techniques.diffusion import STAND_IN_PREFILL, bidirectional_share, block_passes, block_span
@@ -79,9 +80,9 @@ def test_attention_is_bidirectional_in_every_pass():
     assert bidirectional_share(32, 736) * causal_pairs(32, 736) == pytest.approx(32 * 768)
     e = run(["diffusion:cache=dual"], Workload(2, 512, 256))
     q, c, n = e.decode.batch.groups[0]
-    assert attention(e.decode).shape["pairs"] == pytest.approx(n * q * (c + q))
+    assert attention(e.decode).shape.pairs == pytest.approx(n * q * (c + q))
     base = run([], Workload(2, 512, 256))   # the autoregressive model keeps its causal pairs
-    assert attention(base.prefill[0][0]).shape["pairs"] == pytest.approx(2 * causal_pairs(512, 0))
+    assert attention(base.prefill[0][0]).shape.pairs == pytest.approx(2 * causal_pairs(512, 0))
 
 
 def test_no_separate_prefill_only_a_one_token_stand_in():
@@ -102,8 +103,8 @@ def test_cached_mode_e2e_is_the_sum_of_its_block_passes():
         exact = e.prefill[0][0].time_s
         for b in range(8):
             (q0, c0), (q, c) = block_passes(cache, 1024, 256, 32 * b, 32)
-            exact += s.time(ForwardBatch.verify_pass(2, q0, c0), True).time_s
-            exact += 7 * s.time(ForwardBatch.verify_pass(2, q, c), True).time_s
+            exact += time_pass(s, ForwardBatch.verify_pass(2, q0, c0), True).time_s
+            exact += 7 * time_pass(s, ForwardBatch.verify_pass(2, q, c), True).time_s
         assert e.e2e_s == pytest.approx(exact, rel=0.03)   # 5 sampled contexts, trapezoid between
 
 
@@ -148,9 +149,9 @@ def test_fewer_steps_than_blocks_is_a_clear_error():
 
 
 def test_simulator_refuses_block_decoders():
-    from whatif.simulator.costs import IterationCosts
+    from whatif.simulator.iteration_time import IterationTimes
     with pytest.raises(WhatifError, match="diffusion: the serving simulator"):
-        IterationCosts(setup_of(run(["diffusion"])), True, 16, 8192, 768)
+        IterationTimes(setup_of(run(["diffusion"])), True, 16, 8192, 768)
 
 
 @pytest.mark.parametrize("claim", [c for c in CLAIMS if c.band], ids=lambda c: f"{c.technique}-{c.claimed}")

@@ -10,7 +10,7 @@ from whatif.errors import WhatifError
 from whatif.specs.models import load_model
 from whatif.roofline.config import Precision
 from whatif.roofline.estimate import Workload
-from whatif.roofline.techniques.base import KVFormat
+from whatif.roofline.context import KVFormat
 from whatif.roofline.techniques.registry import parse_technique, technique_set
 from whatif.scenario import Scenario
 
@@ -70,10 +70,10 @@ def test_kivi_format_residual_and_dequant(base):
     e = run([t])
     assert 2.5 < kv_ratio(e, base) < 5.33
     attn, plain = decode_op(e, "attention"), decode_op(base, "attention")
-    assert attn.hbm_bytes < plain.hbm_bytes / 2 and attn.shape["alu_ops"] > 0
+    assert attn.hbm_bytes < plain.hbm_bytes / 2 and attn.alu_ops > 0
     assert decode_op(e, "kv_quantize").count == 32
     short = run([t], workload=Workload(8, 32, 16))      # everything still inside the 16-bit residual
-    assert decode_op(short, "attention").shape["alu_ops"] == 0
+    assert decode_op(short, "attention").alu_ops == 0
 
 
 def test_kv_quant_and_fp8_write_and_read_fewer_bytes(base):
@@ -85,14 +85,14 @@ def test_kv_quant_and_fp8_write_and_read_fewer_bytes(base):
     for e in (q4, fp8):
         write = decode_op(e, "kv_cache_write")
         assert write.flops > 0 and write.hbm_bytes < decode_op(base, "kv_cache_write").hbm_bytes
-        assert decode_op(e, "attention").shape["alu_ops"] > 0
+        assert decode_op(e, "attention").alu_ops > 0
         assert e.tpot_s < base.tpot_s
 
 
 def test_gear_pays_for_outliers_and_low_rank(base):
     gear, plain4 = run(["gear"]), run(["kv_quant:bits=4,group_size=64"])
     assert 1 < kv_ratio(gear, base) < kv_ratio(plain4, base)
-    assert decode_op(gear, "attention").shape["alu_ops"] > decode_op(run(["kivi:bits=4"]), "attention").shape["alu_ops"]
+    assert decode_op(gear, "attention").alu_ops > decode_op(run(["kivi:bits=4"]), "attention").alu_ops
     assert "gear_compress" in prefill_ops(gear)
     no_extras = run(["gear:outliers=0,rank_ratio=0,buffer=0"])
     assert no_extras.memory.kv_cache_bytes < gear.memory.kv_cache_bytes

@@ -61,7 +61,7 @@ def test_linear_budget_is_monotone_and_clamped():
 def test_fractional_layer_count_keeps_the_work_of_the_expectation():
     op = gemm("mlp_down", 4, 4096, 14336, 2, 2, "bf16", count=32)
     partial = partial_op(op, 0.4)
-    assert partial.count == 1 and partial.shape["n"] == pytest.approx(0.4 * 4096)
+    assert partial.count == 1 and partial.shape.n == pytest.approx(0.4 * 4096)
     assert partial.flops == pytest.approx(0.4 * op.flops) and partial.hbm_bytes == pytest.approx(0.4 * op.hbm_bytes)
     ops = decode_ops(None)
     out = run_layers(ops, lambda o: o.count * 0.7)     # 22.4 of 32 layers

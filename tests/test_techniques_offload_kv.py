@@ -39,7 +39,7 @@ def test_sentencekv_fetch_scales_with_the_sentence_budget_not_the_context():
     assert link_bytes(f_long) == pytest.approx(link_bytes(f_short))
     assert link_bytes(f_half) == pytest.approx(link_bytes(f_long) / 2, rel=0.03)
     # one block per sentence fetched; the scoring (one vector per sentence) is what grows with the context
-    assert f_long.op.shape["blocks"] == 40 and f_half.op.shape["blocks"] == 20
+    assert f_long.op.shape.blocks == 40 and f_half.op.shape.blocks == 20
     s_short, s_long = (decode_op(e, "sentencekv_sentence_scores") for e in (short, long))
     assert s_long.op.hbm_bytes > 3.5 * s_short.op.hbm_bytes
     assert long.tpot_s < 1.1 * short.tpot_s

@@ -6,6 +6,7 @@ from whatif.errors import WhatifError
 from whatif.roofline import speculation as spec
 from whatif.roofline.config import ForwardBatch
 from whatif.roofline.estimate import Workload
+from whatif.roofline.forward_pass import time_pass
 from whatif.roofline.pass_setup import pass_setup
 from whatif.roofline.techniques.parallel_decoding import head_model
 from whatif.roofline.techniques.registry import parse_technique
@@ -28,7 +29,7 @@ def test_multi_token_heads_draft_a_chain_verified_in_one_pass():
     assert r.verify.batch.groups[0][0] == 4 and r.verify.batch.logit_rows == 4
     # drafting: k head layers (one layer of the target's shape + the LM head) over the verified positions
     s = pass_setup(head_model(e.model), e.system, e.parallel, e.precision, e.efficiency, 0.9)
-    one = s.time(ForwardBatch.verify_pass(1, 4, r.verify.batch.groups[0][1]), True).time_s
+    one = time_pass(s, ForwardBatch.verify_pass(1, 4, r.verify.batch.groups[0][1]), True).time_s
     assert r.draft_s == pytest.approx(3 * one)
     assert r.draft_s < 0.5 * r.verify.time_s     # three layers of 32, plus three LM heads
     assert e.tpot_s < run([]).tpot_s / 2

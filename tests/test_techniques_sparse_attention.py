@@ -9,7 +9,7 @@ from whatif.errors import WhatifError
 from whatif.roofline.attention import causal_pairs
 from whatif.roofline.estimate import Workload
 from whatif.roofline.techniques.registry import make_technique, parse_technique, technique_set
-from whatif.roofline.techniques.sparse_attention import window_pairs
+from whatif.roofline.techniques.kit import window_pairs
 from whatif.scenario import Scenario
 
 LONG = Workload(batch=4, prompt=65536, output=64)
@@ -49,7 +49,7 @@ def test_decode_selection_reads_less_kv_from_hbm(base, spec):
 
 def test_quest_keeps_its_first_two_layers_dense_and_scores_pages_in_the_rest(base):
     e = run(["quest"])
-    full = [t for t in decode_ops(e, "attention") if t.op.shape["max_context"] > 60000]
+    full = [t for t in decode_ops(e, "attention") if t.op.shape.max_context > 60000]
     assert sum(t.op.count for t in full) == 2
     assert decode_ops(e, "quest_page_scores")[0].op.count == 30
     assert run(["quest:dense_layers=0"]).tpot_s < e.tpot_s
@@ -57,7 +57,7 @@ def test_quest_keeps_its_first_two_layers_dense_and_scores_pages_in_the_rest(bas
 
 def test_tidaldecode_pays_selection_only_on_its_selection_layers():
     e = run(["tidaldecode"])
-    full = [t for t in decode_ops(e, "attention") if t.op.shape["max_context"] > 60000]
+    full = [t for t in decode_ops(e, "attention") if t.op.shape.max_context > 60000]
     assert sum(t.op.count for t in full) == 4              # 2 dense + 2 selection layers
     assert decode_ops(e, "tidal_topk")[0].op.count == 2
     assert run(["tidaldecode:selection_layers=4"]).tpot_s > e.tpot_s
@@ -77,7 +77,7 @@ def test_double_sparsity_labels_cost_memory_on_gpu_and_offload_moves_kv_to_the_h
     assert base.memory.kv_cache_bytes < gpu.memory.kv_cache_bytes < 1.01 * base.memory.kv_cache_bytes
     assert off.memory.kv_cache_bytes < base.memory.kv_cache_bytes / 100
     fetch = decode_ops(off, "double_sparsity_kv_fetch")[0].op
-    assert fetch.op_class == "transfer" and fetch.shape["overlap"] == 1.0
+    assert fetch.op_class == "transfer" and fetch.shape.overlap
     assert link_bytes(fetch) == pytest.approx(4 * 65600 / 16 * 2048 * 2, rel=0.01)
     assert not decode_ops(gpu, "double_sparsity_kv_fetch")
     assert run(["double_sparsity:token_share=0.03125"]).tpot_s < gpu.tpot_s
@@ -106,7 +106,7 @@ def test_shadowkv_keeps_low_rank_keys_on_gpu_and_fetches_values_each_step(base):
 
 def test_a2ats_attends_retrieved_tokens_on_the_cpu_or_fetches_them():
     cpu = run(["a2ats"])
-    assert decode_ops(cpu, "a2ats_cpu_attention")[0].op.shape["bandwidth"] == 300e9
+    assert decode_ops(cpu, "a2ats_cpu_attention")[0].op.shape.bandwidth == 300e9
     assert run(["a2ats:cpu_bandwidth=600"]).tpot_s < cpu.tpot_s
     gpu = run(["a2ats:cpu_attention=false"])
     assert decode_ops(gpu, "a2ats_kv_fetch") and not decode_ops(gpu, "a2ats_cpu_attention")

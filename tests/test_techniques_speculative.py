@@ -13,6 +13,7 @@ from whatif.specs.models import list_models, load_model
 from whatif.roofline.config import ForwardBatch, Parallelism, Precision
 from whatif.roofline.decode_round import Round, RoundContext
 from whatif.roofline.estimate import Workload
+from whatif.roofline.forward_pass import time_pass
 from whatif.roofline.pass_setup import pass_setup
 from whatif.roofline.techniques.registry import parse_technique
 from whatif.scenario import Scenario
@@ -32,7 +33,7 @@ def context(technique, model=TARGET, hardware="h100-sxm", batch=1, ctx=1024, gpu
     sc = Scenario(model=model, hardware=hardware, gpus=gpus, techniques=(*extra, technique))
     m, system, par, eff = sc.resolve()
     setup = pass_setup(m, system, par, sc.precision, eff, sc.memory_utilization, sc.technique_set())
-    return RoundContext(setup, batch, ctx, ctx, 256, True)
+    return RoundContext(setup=setup, batch=batch, context=ctx, prompt=ctx, output=256, cuda_graphs=True)
 
 
 def round_at(technique, **kw) -> Round:
@@ -44,7 +45,7 @@ def plain_step_s(batch, ctx, model=TARGET, hardware="h100-sxm") -> float:
     """One autoregressive decode step of the target, no technique."""
     m, system, par, eff = Scenario(model=model, hardware=hardware).resolve()
     setup = pass_setup(m, system, par, Precision(), eff, 0.9)
-    return setup.time(ForwardBatch.decode(batch, ctx), True).time_s
+    return time_pass(setup, ForwardBatch.decode(batch, ctx), True).time_s
 
 
 def verify_tokens(r: Round) -> int:
@@ -62,10 +63,10 @@ def test_verify_pass_computes_logits_at_every_verified_token():
                         ("ngram:candidates=3,k=2", 7)):
         r = round_at(spec, batch=8)
         assert verify_tokens(r) == width, spec                        # the tree's nodes + the pass's own token
-        assert op(r.verify, "lm_head").shape["m"] == 8 * width        # logits at every verified token
-        assert op(r.verify, "sampling").shape["elements"] == 8 * width * 32000
+        assert op(r.verify, "lm_head").shape.m == 8 * width        # logits at every verified token
+        assert op(r.verify, "sampling").shape.elements == 8 * width * 32000
     plain = run([]).decode
-    assert op(plain, "lm_head").shape["m"] == 1
+    assert op(plain, "lm_head").shape.m == 1
 
 
 def test_draft_steps_follow_the_tree_depth():
@@ -81,7 +82,7 @@ def test_draft_model_steps_and_first_step_catch_up():
     draft = rc.other_model(load_model("llama-68m"), 1)
 
     def step(q, depth):
-        return draft.time(ForwardBatch.verify_pass(batch, q, ctx + depth), True).time_s
+        return time_pass(draft, ForwardBatch.verify_pass(batch, q, ctx + depth), True).time_s
 
     none = rc.setup.techniques.decoder.round(rc)
     assert none.draft_s == pytest.approx(sum(step(1, d) for d in range(k)))
@@ -235,7 +236,7 @@ def test_medusa_heads_under_tensor_parallelism():
     assert "medusa_logits_gather" in names and "medusa_logits_gather" not in [o.name for o in t._head_ops(m, 1, 8,
                                                                                                             prec)]
     r = round_at("medusa", hardware="dgx-h100", gpus=2, batch=8)
-    assert r.draft_s > 0 and op(r.verify, "lm_head").shape["m"] == 8 * 65
+    assert r.draft_s > 0 and op(r.verify, "lm_head").shape.m == 8 * 65
 
 
 def test_sparse_self_speculation_drafts_cheaper_with_a_smaller_budget_at_long_context():

@@ -48,7 +48,7 @@ def test_weight_only_int_reads_fewer_bytes_fused_and_more_unfused():
     assert slow4.tpot_s > base.tpot_s                           # no kernel support: slower than BF16
     assert int4.memory.weights_bytes == slow4.memory.weights_bytes
     ops = decode_ops(slow4)
-    assert "mlp_down_dequant" in ops and "alu_ops" not in ops["mlp_down"].op.shape
+    assert "mlp_down_dequant" in ops and ops["mlp_down"].op.alu_ops == 0
     # the unfused GEMM reads 16-bit weights: its bytes equal the BF16 GEMM's
     assert ops["mlp_down"].op.hbm_bytes == pytest.approx(decode_ops(base)["mlp_down"].op.hbm_bytes)
 
@@ -60,7 +60,7 @@ def test_fused_dequant_costs_when_compute_bound():
 
 def test_moe_expert_gemms_pay_the_dequant_too():
     e = run(["int4"], model="mixtral-8x7b", hardware="dgx-a100-80gb", gpus=2)
-    assert decode_ops(e)["experts_gate_up"].op.shape.get("alu_ops", 0) > 0
+    assert decode_ops(e)["experts_gate_up"].op.alu_ops > 0
 
 
 def test_fp8_and_w8a8_run_gemms_on_8bit_tensor_cores_with_activation_quantization():
@@ -101,9 +101,9 @@ def test_vq_codes_are_smaller_than_int4_and_pay_lookups():
     assert vq.precision.weight_bytes == pytest.approx(2 / 8)
     assert vq.memory.weights_bytes < int4.memory.weights_bytes
     big = Workload(64, 512, 4)
-    alu = {n: decode_ops(run([n], workload=big))["mlp_gate_up"].op.shape["alu_ops"] for n in ("int4", "vq")}
+    alu = {n: decode_ops(run([n], workload=big))["mlp_gate_up"].op.alu_ops for n in ("int4", "vq")}
     assert alu["vq"] == pytest.approx(alu["int4"])       # 2 codebooks x (lookup + add) = int4's 4 ops per weight
-    four = decode_ops(run(["vq:codebooks=4,group_dim=16"], workload=big))["mlp_gate_up"].op.shape["alu_ops"]
+    four = decode_ops(run(["vq:codebooks=4,group_dim=16"], workload=big))["mlp_gate_up"].op.alu_ops
     assert four == pytest.approx(2 * alu["vq"])
 
 

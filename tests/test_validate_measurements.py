@@ -1,5 +1,6 @@
 """The committed measurements (whatif/validate/measurements/<gpu>/) are test data: calibrating on them again gives
-the committed calibration file, and its error on the held-out rows stays at the figure recorded with it."""
+the committed calibration file, and its error on the held-out rows stays at the figure recorded with it. Every
+shipped efficiency (the default model and each committed calibration) is physical."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +11,7 @@ from whatif.specs.hardware import load_component
 from whatif.specs.profiles import read_yaml
 from whatif.roofline.efficiency import calibrated_efficiency
 from whatif.validate.calibrate import calibrate, calibration_document, held_out_report
-from whatif.validate.cli import MEASUREMENTS_DIR
+from whatif.validate.table import MEASUREMENTS_DIR
 from whatif.validate.table import read_tables
 
 CALIBRATIONS = sorted(MEASUREMENTS_DIR.glob("*/calibration.yaml"))

@@ -188,7 +188,7 @@ def test_accuracy_groups_name_the_worst_shapes():
 
 
 def test_report_writes_the_csv_the_html_report_reads(tmp_path, capsys):
-    from whatif.reports.validation import read_measurements
+    from whatif.validate.table import read_measurements
     table, csv_out = tmp_path / "t.csv", tmp_path / "scored.csv"
     write_table(table, _synthetic(default_efficiency(H100)))
     assert main(["validate", "report", str(table), "--csv", str(csv_out)]) == 0
@@ -210,7 +210,7 @@ def test_report_html_page_has_the_validation_section(tmp_path, capsys):
 def test_calibrate_and_report_need_neither_torch_nor_triton():
     import subprocess
     import sys
-    code = ("import sys, whatif.validate.cli, whatif.validate.calibrate, whatif.validate.accuracy, "
+    code = ("import sys, whatif.cli.validate, whatif.validate.calibrate, whatif.validate.accuracy, "
             "whatif.validate.reference; print('torch' in sys.modules or 'triton' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

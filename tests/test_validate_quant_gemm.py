@@ -25,7 +25,7 @@ def test_op_bytes_are_packed_weights_scales_and_activations(bits):
     touched = sum(t.numel() * t.element_size() for t in inputs.values())
     op = qg.whatif_op(shape, "fp16")
     assert op.hbm_bytes == pytest.approx(touched)
-    assert op.dtype == "fp16" and op.shape["alu_ops"] > 0   # priced at the 16-bit peak, plus the dequant work
+    assert op.dtype == "fp16" and op.alu_ops > 0   # priced at the 16-bit peak, plus the dequant work
 
 
 def test_shapes_the_kernel_cannot_run_are_refused():

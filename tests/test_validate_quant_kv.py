@@ -66,10 +66,10 @@ def test_op_reads_the_cache_tensors_bytes(shape):
     """The op's cached bytes (KVFormat.token_bytes of the context) are the nbytes of the quantized cache tensors."""
     op = qkv.whatif_op(shape, "fp16")
     elements = shape["batch"] * shape["context"] * 2 * shape["kv_heads"] * shape["head_dim"]
-    assert op.shape["alu_ops"] == pytest.approx(4.0 * elements)
+    assert op.alu_ops == pytest.approx(4.0 * elements)
     if shape in qkv.TEST_SHAPES:
         inputs = qkv.make_inputs(shape, "fp16", "cpu", torch.Generator().manual_seed(3))
         stored = sum(inputs[name].nbytes for name in CACHE if name in inputs)
-        assert op.shape["kv_bytes"] == pytest.approx(stored)
+        assert op.shape.kv_bytes == pytest.approx(stored)
     per_element = 1 + 2 / shape["head_dim"] if shape["bits"] == 8 else shape["bits"] / 8 + 4 / shape["group"]
-    assert op.shape["kv_bytes"] == pytest.approx(elements * per_element)
+    assert op.shape.kv_bytes == pytest.approx(elements * per_element)

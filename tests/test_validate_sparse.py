@@ -36,7 +36,7 @@ def test_op_reads_selected_kv_and_indices(shape):
     op = sp.whatif_op(shape, "bf16")
     b, h, kvh, d = shape["batch"], shape["heads"], shape["kv_heads"], shape["head_dim"]
     index = b * kvh * sp.units(shape) * 4
-    assert op.shape["kv_bytes"] == b * shape["selected"] * 2 * kvh * d * 2
+    assert op.shape.kv_bytes == b * shape["selected"] * 2 * kvh * d * 2
     assert op.hbm_bytes == b * h * 2 * d * 2 + b * (shape["selected"] + 1) * 2 * kvh * d * 2 + index
     if shape in sp.TEST_SHAPES:
         assert index == sp.make_inputs(shape, "bf16", "cpu", torch.Generator().manual_seed(2))["idx"].nbytes

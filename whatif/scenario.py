@@ -85,9 +85,9 @@ class Scenario:
 
     def run(self, with_max_batch: bool = True) -> Estimate:
         model, system, par, eff = self.resolve()
-        return estimate(model, system, par, self.precision, self.workload, eff, self.cuda_graphs,
-                        self.memory_utilization, self.technique_set(), with_max_batch, self.placement(),
-                        self.price_per_hour)
+        return estimate(model, system, par, self.precision, self.workload, eff, cuda_graphs=self.cuda_graphs,
+                        utilization=self.memory_utilization, techniques=self.technique_set(),
+                        with_max_batch=with_max_batch, placement=self.placement(), price_per_hour=self.price_per_hour)
 
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}

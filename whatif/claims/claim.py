@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..specs import units
 from ..roofline.estimate import Estimate
+from ..roofline.ops import ATTENTION_CLASSES
 from ..scenario import Scenario, build_scenario
 
 FAMILY_MODULES = ("family_a", "family_b", "family_c", "family_d", "family_e", "family_f", "family_g", "family_h",
@@ -19,7 +20,7 @@ def _attention_s(e: Estimate, phase: str) -> float:
         passes = [(e.decode, 1)] if e.decode else []
     else:
         passes = list(e.prefill)
-    return sum(t.total_s * n for p, n in passes for t in p.op_times if t.op.op_class.startswith("attention"))
+    return sum(t.total_s * n for p, n in passes for t in p.op_times if t.op.op_class in ATTENTION_CLASSES)
 
 
 # metric -> (value of an estimate, unit, True when higher is better). A claim's "gain" is always

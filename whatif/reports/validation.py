@@ -1,130 +1,20 @@
 """Validation: predicted versus measured kernel times, with error bands, and the error by kernel family and
 regime.
 
-The input is a measurement table: one row per measured kernel with the prediction beside it (the columns of
-MEASUREMENT_COLUMNS). `vidur_measurements` builds one from the public Vidur operator timings the default
-efficiency model was fitted on (reference/vidur-profiling); `read_measurements` reads one from a CSV file, the
-shape a validation run on a real GPU writes. Statistics use every row; the scatter draws at most
-MAX_POINTS_PER_FAMILY rows of each family (an even stride), so the page stays small."""
+The input is a list of `Measurement`s (validate/table.py: the one measurement schema and reader; one row per
+measured kernel with the prediction beside it). Statistics use every row (validate/accuracy.py computes them);
+the scatter draws at most MAX_POINTS_PER_FAMILY rows of each family (an even stride), so the page stays small."""
 from __future__ import annotations
-
-import csv
-import math
-from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 
 from ..specs import units
-from ..errors import WhatifError
 from ..validate.accuracy import error_stats, grouped
+from ..validate.table import Measurement, read_measurements, write_measurements  # noqa: F401 (re-exported)
 from .page import COLOURS, Section, esc, layout, note, table
 
-MEASUREMENT_COLUMNS = ("gpu", "family", "kernel", "regime", "measured_s", "predicted_s", "split", "source")
-REQUIRED = ("family", "measured_s", "predicted_s")
 MAX_POINTS_PER_FAMILY = 800
 BANDS = (0.10, 0.25)             # relative error bands drawn around y = x
-ALLREDUCE_TRAIN_GPUS = (2, 8)    # as benchmarks/accuracy_reference.py: TRAIN_WORKERS (4-GPU timings held out)
-SMALL_TOKENS = 64                # as benchmarks/accuracy_reference.py: regime()
-
-
-@dataclass(frozen=True)
-class Measurement:
-    gpu: str
-    family: str                  # kernel family: the op class (gemm, norm, attention_decode, comm, ...)
-    kernel: str                  # the kernel's name (e.g. mlp_up_proj, all_reduce)
-    regime: str                  # e.g. compute-bound, memory-bound, small (<=64 tokens), 4 GPUs <= 1 MB
-    measured_s: float
-    predicted_s: float
-    split: str = ""              # train / held-out / "" (unknown)
-    source: str = ""
-
-    @property
-    def error(self) -> float:
-        """Signed relative error of the prediction: (predicted - measured) / measured."""
-        return (self.predicted_s - self.measured_s) / self.measured_s
-
-
-def _regime(t, tokens: int, op) -> str:
-    if op.op_class == "comm":
-        return f"{tokens} GPUs, " + ("<= 1 MB" if op.shape["bytes"] <= 1e6 else "> 1 MB")
-    if tokens <= SMALL_TOKENS:
-        return f"small (<={SMALL_TOKENS} tokens)"
-    return "compute-bound" if t.compute_s >= t.memory_s else "memory-bound"
-
-
-def vidur_measurements(directory: Path | None = None) -> list[Measurement]:
-    """The Vidur reference timings (A100 and H100 kernels, NVSwitch all-reduces) with whatif's default-efficiency
-    prediction of each, rebuilt from the shapes alone; split says whether the default fit saw it."""
-    from ..specs.hardware import load_component, load_system
-    from ..specs.profiles import read_yaml
-    from ..roofline.efficiency import DEFAULT_FILE, default_efficiency
-    from ..roofline.timing import time_op
-    from ..roofline.vidur_reference import DEFAULT_DIR, GPU_NAMES, SYSTEMS, load_network_samples, load_samples
-    directory = Path(directory) if directory is not None else DEFAULT_DIR
-    if not directory.is_dir():
-        raise WhatifError(f"--validation: the reference measurements are not in this checkout ({directory}); "
-                          "give a measurement table with --measurements FILE")
-    train_models = set(read_yaml(DEFAULT_FILE).get("train_models", []))
-    samples, network = load_samples(directory), load_network_samples(directory)
-    out = []
-    for vidur_gpu, gpu_name in GPU_NAMES.items():
-        gpu, system = load_component(gpu_name), load_system(SYSTEMS[vidur_gpu])
-        eff = default_efficiency(gpu)
-        mine = [s for s in samples if s.gpu == gpu_name] + [s for s in network if s.gpu == system.name]
-        for s in mine:
-            t = time_op(s.op, gpu, eff, system.gpu_link)
-            comm = s.vidur_op == "all_reduce"
-            train = s.tp in ALLREDUCE_TRAIN_GPUS if comm else s.model in train_models
-            out.append(Measurement(gpu_name, s.op.op_class, s.vidur_op, _regime(t, s.tokens, s.op), s.measured_s,
-                                   t.time_s, "train" if train else "held-out", f"vidur {s.model}"))
-    return out
-
-
-def _number(value: str, column: str, where: str) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise WhatifError(f"{where}: {column} {value!r} is not a number") from None
-    if not math.isfinite(x) or x <= 0:
-        raise WhatifError(f"{where}: {column} {value!r} must be a positive number of seconds")
-    return x
-
-
-def read_measurements(path: str) -> list[Measurement]:
-    """A measurement table from CSV: columns family, measured_s, predicted_s (seconds), and optionally gpu,
-    kernel, regime, split, source."""
-    try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            columns = set(reader.fieldnames or [])
-            missing = [c for c in REQUIRED if c not in columns]
-            if missing:
-                raise WhatifError(f"--measurements {path}: missing column(s) {', '.join(missing)}; the table needs "
-                                  f"{', '.join(REQUIRED)} and may have {', '.join(MEASUREMENT_COLUMNS)}")
-            rows = []
-            for i, row in enumerate(reader, start=2):
-                where = f"--measurements {path}:{i}"
-                rows.append(Measurement(
-                    row.get("gpu") or "", row["family"] or "?", row.get("kernel") or row["family"] or "?",
-                    row.get("regime") or "all", _number(row["measured_s"], "measured_s", where),
-                    _number(row["predicted_s"], "predicted_s", where), row.get("split") or "",
-                    row.get("source") or Path(path).name))
-    except OSError as exc:
-        raise WhatifError(f"--measurements: cannot read {path!r}: {exc.strerror}") from None
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise WhatifError(f"--measurements {path}: not a CSV table ({exc})") from None
-    if not rows:
-        raise WhatifError(f"--measurements {path}: the table has no rows")
-    return rows
-
-
-def write_measurements(path: str, rows: list[Measurement]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=MEASUREMENT_COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow(asdict(r))
 
 
 # ---------------------------------------------------------------- statistics (validate/accuracy.py computes them)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .ops import Op
+from .ops import AttentionShape, Op, OpClass, OpRole
 
 Q_BLOCK = 128  # FlashAttention-2 query tile (Br)
 DECODE_MAX_QUERIES = 16  # new tokens per sequence up to which a pass runs the decode kernel (reads KV once)
@@ -22,7 +22,7 @@ def causal_pairs(q: int, c: int) -> float:
 
 def attention_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_bytes: float,
                  kv_bytes: float, kv_width: float, count: int, dtype: str, name: str = "attention",
-                 kv_read=None, pair_fraction=None) -> Op:
+                 kv_read=None, pair_fraction=None, role: OpRole | None = None) -> Op:
     """One attention kernel over sequence groups (q new, c cached, n sequences), per GPU.
 
     `kv_width` is the cached elements per token per layer this GPU reads (K and V, or MLA latent).
@@ -40,13 +40,13 @@ def attention_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_byt
     decode = all(q <= DECODE_MAX_QUERIES for q, _, _ in groups)
     blocks = sum(n * math.ceil(q / Q_BLOCK) for q, _, n in groups) * heads
     max_ctx = max(c + q for q, c, _ in groups)
-    shape = {"pairs": pairs, "heads": heads, "kv_heads": kv_heads, "d_qk": d_qk, "d_v": d_v,
-             "ctas": blocks if not decode else sum(n for _, _, n in groups) * kv_heads,
-             "max_context": max_ctx, "sequences": sum(n for _, _, n in groups),
-             "kv_bytes": sum(n * read(c) for _, c, n in groups)}   # of tokens cached before this pass
+    shape = AttentionShape(pairs=pairs, heads=heads, kv_heads=kv_heads, d_qk=d_qk, d_v=d_v,
+                           ctas=blocks if not decode else sum(n for _, _, n in groups) * kv_heads,
+                           max_context=max_ctx, sequences=sum(n for _, _, n in groups),
+                           kv_bytes=sum(n * read(c) for _, c, n in groups))   # of tokens cached before this pass
     formula = (f"FLOPs = 2*pairs*H*(d_qk+d_v), pairs={pairs:g} (causal), H={heads}; "
                f"bytes = Q+O once + K/V of {kv_width:g} elements/token once (FlashAttention IO)"
                + ("" if pairs == full_pairs else f"; {pairs / full_pairs:.3g} of the causal pairs computed"))
     levels = {"hbm": q_io + kv_io} if decode else {"hbm": q_io + kv_io, "l2": l2}
-    return Op(name, "attention_decode" if decode else "attention_prefill", flops, levels, dtype, shape,
-              count, formula)
+    return Op(name, OpClass.ATTENTION_DECODE if decode else OpClass.ATTENTION_PREFILL, flops, levels, dtype, shape,
+              count, formula, role)

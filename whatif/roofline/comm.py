@@ -4,13 +4,13 @@ Bandwidth is the link's per-direction figure; `efficiency` is the fraction of it
 """
 from __future__ import annotations
 
-from .ops import Op
+from .ops import CommShape, Op, OpClass, OpRole
 
 
-def comm_op(name: str, collective: str, message_bytes: float, gpus: int, count: int) -> Op:
-    return Op(name, "comm", 0.0, {"link": message_bytes}, "bytes",
-              {"collective": collective, "gpus": gpus, "bytes": message_bytes}, count,
-              f"{collective} of {message_bytes:g} B over {gpus} GPUs")
+def comm_op(name: str, collective: str, message_bytes: float, gpus: int, count: int,
+            role: OpRole | None = None) -> Op:
+    return Op(name, OpClass.COMM, 0.0, {"link": message_bytes}, "bytes", CommShape(collective, message_bytes, gpus),
+              count, f"{collective} of {message_bytes:g} B over {gpus} GPUs", role)
 
 
 def collective_time(collective: str, message_bytes: float, gpus: int, bandwidth: float,

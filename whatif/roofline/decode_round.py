@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..specs.models import ModelSpec
 from .config import ForwardBatch, Parallelism
-from .forward_pass import PassTime
+from .forward_pass import PassTime, time_pass
 from .memory import DEFAULT_PREFILL_CHUNK
 from .ops import Op
 from .pass_setup import PassSetup, pass_setup
@@ -56,7 +56,7 @@ class RoundContext:
     prefill_chunk: int = DEFAULT_PREFILL_CHUNK
 
     def target(self, fb: ForwardBatch) -> PassTime:
-        return self.setup.time(fb, self.cuda_graphs)
+        return time_pass(self.setup, fb, self.cuda_graphs)
 
     def other_model(self, model: ModelSpec, tp: int) -> PassSetup:
         """A second model (a drafter) on the same system and efficiency, at the precisions the target runs

@@ -21,5 +21,5 @@ def with_weight_dequant(op: Op, weight_dtype: str, weights: float, rows: float) 
     if weight_dtype not in WEIGHT_ONLY:
         return op
     alu = weights * math.ceil(rows / DEQUANT_TILE_M - 1e-9) * DEQUANT_OPS
-    return replace(op, shape={**op.shape, "alu_ops": op.shape.get("alu_ops", 0.0) + alu},
+    return replace(op, alu_ops=op.alu_ops + alu,
                    formula=op.formula + f"; + {DEQUANT_OPS:g} dequant ops/weight per {DEQUANT_TILE_M}-row tile")

@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import WhatifError
 from ..specs.profiles import read_yaml
+from .op_kinds import OpClass
 
 SOURCES = ("ideal", "default", "calibrated")
 DEFAULT_FILE = Path(__file__).resolve().parent / "data" / "efficiency_default.yaml"
@@ -37,9 +40,11 @@ class ClassParams:
     overhead_s: float = 0.0     # fixed time per kernel (ramp-up, tail, sync), seconds
     smooth: float = 0.0         # p of (t_c^p + t_m^p)^(1/p); 0 means max(t_c, t_m)
 
-    def combine(self, t_compute: float, t_memory: float) -> float:
+    def combine(self, t_compute, t_memory):
+        """Busy time from compute and memory times already scaled by the efficiencies: the one combine
+        formula (timing.py applies it, validate/fit.py fits through it). Floats, or numpy arrays of them."""
         if self.smooth <= 0:
-            return max(t_compute, t_memory)
+            return np.maximum(t_compute, t_memory) if isinstance(t_compute, np.ndarray) else max(t_compute, t_memory)
         p = self.smooth
         return (t_compute ** p + t_memory ** p) ** (1.0 / p)
 
@@ -52,12 +57,12 @@ class Efficiency:
     tiles: bool = True          # model tile and wave quantization for GEMMs
     kernel_gap_s: float = 0.0   # GPU idle time between consecutive kernels
 
-    def params(self, op_class: str) -> ClassParams:
-        return self.classes.get(op_class, self.classes.get("elementwise", ClassParams()))
+    def params(self, op_class: OpClass) -> ClassParams:
+        return self.classes.get(op_class, self.classes.get(OpClass.ELEMENTWISE, ClassParams()))
 
     def comm_params(self, link_type: str) -> ClassParams:
         """Collectives over one link type (comm_nvlink: fitted on NVSwitch nodes), else generic comm."""
-        return self.classes.get(f"comm_{link_type}") or self.classes.get("comm", ClassParams())
+        return self.classes.get(f"{OpClass.COMM}_{link_type}") or self.classes.get(OpClass.COMM, ClassParams())
 
 
 IDEAL = Efficiency("ideal", "datasheet ceilings, no efficiency losses or overheads", {}, tiles=False)

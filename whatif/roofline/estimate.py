@@ -17,11 +17,11 @@ from .config import ForwardBatch, Parallelism, Precision
 from .cost import Price, cost_per_million_tokens, scenario_price
 from .efficiency import Efficiency
 from .forward_pass import PassTime, launch_queue_time, overlapped, time_pass  # noqa: F401 (re-exported)
-from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan
+from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan, plan_memory
 from .decode_round import Round, RoundContext
 from .pass_setup import pass_setup
 from .placement import NO_PLACEMENT, Placement
-from .techniques.base import HostPath
+from .context import HostPath
 from .techniques.compose import NONE, TechniqueSet
 
 DECODE_SAMPLES = 5   # decode steps timed across the generation; TPOT integrates between them
@@ -130,7 +130,7 @@ def max_batch_fitting(plan: Callable[[int], MemoryPlan], seq_len: int) -> int:
 
 
 def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision, workload: Workload,
-             eff: Efficiency, cuda_graphs: bool = True, utilization: float = DEFAULT_UTILIZATION,
+             eff: Efficiency, *, cuda_graphs: bool = True, utilization: float = DEFAULT_UTILIZATION,
              techniques: TechniqueSet = NONE, with_max_batch: bool = True,
              placement: Placement = NO_PLACEMENT, price_per_hour: float | None = None) -> Estimate:
     """Estimate one request batch. `model` and `prec` are the user's; the techniques transform them.
@@ -146,7 +146,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
                           f"window (max_position_embeddings {model.max_position_embeddings})")
 
     def plan(batch: int) -> MemoryPlan:
-        return setup.plan(batch, seq_len, min(batch * w.prompt, w.prefill_chunk))
+        return plan_memory(setup, batch, seq_len, min(batch * w.prompt, w.prefill_chunk))
 
     memory = plan(w.batch)
     max_batch = max_batch_fitting(plan, seq_len)
@@ -155,7 +155,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     # compute only part of each prompt and attend the rest from a cache.
     units = techs.prefill_units([(w.prompt, 0, w.batch)], w.shared_prefix)
     passes = [p for new, cached, n in units for p in prefill_passes(n, new, w.prefill_chunk, cached)]
-    prefill = tuple((setup.time(fb, False), n) for fb, n in passes)
+    prefill = tuple((time_pass(setup, fb, False), n) for fb, n in passes)
     ttft = sum(p.time_s * n for p, n in prefill)
 
     # Decode: with pp stages, up to pp micro-batches keep the pipeline full; each sequence still
@@ -166,11 +166,12 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     dec = techs.decoder
 
     def at(context: int) -> RoundContext:
-        return RoundContext(setup, per_micro, context, w.prompt, w.output, cuda_graphs, w.prefill_chunk)
+        return RoundContext(setup=setup, batch=per_micro, context=context, prompt=w.prompt, output=w.output,
+                            cuda_graphs=cuda_graphs, prefill_chunk=w.prefill_chunk)
 
     if dec is not None:
-        ttft += dec.prefill_s(RoundContext(setup, w.batch, w.prompt, w.prompt, w.output, cuda_graphs,
-                                           w.prefill_chunk))
+        ttft += dec.prefill_s(RoundContext(setup=setup, batch=w.batch, context=w.prompt, prompt=w.prompt,
+                                           output=w.output, cuda_graphs=cuda_graphs, prefill_chunk=w.prefill_chunk))
     prefill_s = ttft
     steps = w.output - 1 if dec is None or dec.first_token_from_prefill else w.output
     decode = decode_round = None
@@ -181,7 +182,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
         n = min(DECODE_SAMPLES, steps)
         contexts = [first + round(i * (last - first) / max(n - 1, 1)) for i in range(n)]
         if dec is None:
-            sampled = [setup.time(ForwardBatch.decode(per_micro, c), cuda_graphs) for c in contexts]
+            sampled = [time_pass(setup, ForwardBatch.decode(per_micro, c), cuda_graphs) for c in contexts]
             times = [p.time_s for p in sampled]
         else:
             rounds = [dec.round(at(c)) for c in contexts]
@@ -199,11 +200,14 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     at_max = None
     if with_max_batch and max_batch >= 1 and max_batch != w.batch:
         at_max = estimate(setup.user_model, system, par, setup.user_precision, replace(w, batch=max_batch), eff,
-                          cuda_graphs, utilization, techs, False, user_placement, price_per_hour)
+                          cuda_graphs=cuda_graphs, utilization=utilization, techniques=techs, with_max_batch=False,
+                          placement=user_placement, price_per_hour=price_per_hour)
     fitting_context = memory.max_context(w.batch)
     extra, extra_source = techs.extra_price_per_hour()
     price = scenario_price(system, par.gpus, price_per_hour, extra, extra_source)
-    return Estimate(model, system, par, prec, workload, eff, techs, prefill, decode, ttft, tpot, e2e,
-                    memory, max_batch,
-                    min(fitting_context, model.max_position_embeddings), micro, at_max,
-                    placement, paths, price, fitting_context, decode_round)
+    return Estimate(model=model, system=system, parallel=par, precision=prec, workload=workload, efficiency=eff,
+                    techniques=techs, prefill=prefill, decode=decode, ttft_s=ttft, tpot_s=tpot, e2e_s=e2e,
+                    memory=memory, max_batch=max_batch,
+                    max_context=min(fitting_context, model.max_position_embeddings),
+                    pipeline_microbatches=micro, at_max_batch=at_max, placement=placement, tier_paths=paths,
+                    price=price, memory_max_context=fitting_context, decode_round=decode_round)

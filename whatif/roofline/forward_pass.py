@@ -6,11 +6,12 @@ import math
 from dataclasses import dataclass
 
 from .config import ForwardBatch
-from .graph import base_kv_format, forward_ops, kv_width_per_gpu, stage_layers
-from .placement import NO_PLACEMENT, Placement, placement_ops
-from .techniques.base import HostPath, PassContext
-from .techniques.compose import NONE, TechniqueSet
-from .tiers import host_path, tier_paths
+from .context import pass_context
+from .graph import pass_ops
+from .pass_setup import PassSetup
+from .placement import placement_ops
+from .tiers import host_path
+from .ops import OpClass, is_overlapped
 from .timing import OpTime, time_op
 
 
@@ -33,23 +34,23 @@ class PassTime:
         return sum(t.op.count for t in self.op_times)
 
 
-def time_pass(model, system, par, prec, eff, batch: ForwardBatch, cuda_graphs: bool,
-              techs: TechniqueSet = NONE, shared_prefix: int = 0, placement: Placement = NO_PLACEMENT,
-              paths: dict[str, HostPath] | None = None) -> PassTime:
+def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassTime:
+    """One pass of `batch` in the scenario `setup` describes, every pipeline stage in sequence."""
+    model, system, par, prec, eff = setup.model, setup.system, setup.parallel, setup.precision, setup.efficiency
+    techs, shared_prefix, placement, paths = setup.techniques, setup.shared_prefix, setup.placement, setup.paths
     stages, gpu_s, launch_s, total_s = [], 0.0, 0.0, 0.0
     gpu = system.gpu
-    paths = paths if paths is not None else tier_paths(system, par.gpus)
     host = host_path(system, par.gpus) if techs else None
     for stage in range(par.pp):
-        layers = len(stage_layers(model, par.pp, stage))
-        ops = forward_ops(model, batch, par, prec, stage, techs, shared_prefix, host, int(gpu.sm_count.value))
+        ctx = pass_context(model, batch, par, prec, stage, transform_kv=techs.kv, shared_prefix=shared_prefix,
+                           host=host, sm_count=int(gpu.sm_count.value))
+        layers = ctx.layers
+        ops = pass_ops(ctx, techs)
         if placement:
-            ctx = PassContext(model, batch, par, prec, techs.kv(base_kv_format(prec)), kv_width_per_gpu(model, par.tp),
-                              layers, shared_prefix, host)
             ops = placement_ops(ops, ctx, placement, paths)
         times = tuple(time_op(op, gpu, eff, system.gpu_link, paths) for op in ops)
-        kernels = sum(t.op.count for t in times if t.op.op_class != "transfer")
-        serial = sum(t.total_s for t in times if not t.op.shape.get("overlap")) + kernels * eff.kernel_gap_s
+        kernels = sum(t.op.count for t in times if t.op.op_class != OpClass.TRANSFER)
+        serial = sum(t.total_s for t in times if not is_overlapped(t.op)) + kernels * eff.kernel_gap_s
         gpu_s += overlapped(serial, times, layers)
         launch = gpu.launch_overhead.value if not cuda_graphs and eff.source != "ideal" else 0.0
         launch_s += kernels * launch
@@ -57,7 +58,7 @@ def time_pass(model, system, par, prec, eff, batch: ForwardBatch, cuda_graphs: b
         in_line = launch_queue_time(times, launch, eff.kernel_gap_s) if launch else serial
         total_s += overlapped(in_line, times, layers)
         stages.append(times)
-    return PassTime(batch, tuple(stages), gpu_s, launch_s, total_s)
+    return PassTime(batch=batch, stages=tuple(stages), gpu_s=gpu_s, launch_s=launch_s, time_s=total_s)
 
 
 def launch_queue_time(times, launch_s: float, gap_s: float) -> float:
@@ -67,7 +68,7 @@ def launch_queue_time(times, launch_s: float, gap_s: float) -> float:
     kernels are short the GPU waits on the CPU (launch-bound), while long they queue up (GPU-bound).
     Ops are in layer order; a run of ops with the same count > 1 is one layer, repeated."""
     gpu_free, launched = 0.0, 0.0
-    serial = [t for t in times if not t.op.shape.get("overlap")]
+    serial = [t for t in times if not is_overlapped(t.op)]
     i = 0
     while i < len(serial):
         j = i + 1
@@ -78,9 +79,9 @@ def launch_queue_time(times, launch_s: float, gap_s: float) -> float:
         for rep in range(reps):
             before = (gpu_free, launched)
             for t in serial[i:j]:
-                if t.op.op_class != "transfer":
+                if t.op.op_class != OpClass.TRANSFER:
                     launched += launch_s
-                gpu_free = max(gpu_free, launched) + t.time_s + (gap_s if t.op.op_class != "transfer" else 0.0)
+                gpu_free = max(gpu_free, launched) + t.time_s + (gap_s if t.op.op_class != OpClass.TRANSFER else 0.0)
             step = (gpu_free - before[0], launched - before[1])
             if last_step and all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(step, last_step)):
                 # steady state: every further layer adds the same
@@ -101,7 +102,7 @@ def overlapped(serial_s: float, times, layers: int) -> float:
     than kernels + transfers in sequence."""
     per_link: dict[str, float] = {}
     for t in times:
-        if t.op.shape.get("overlap"):
+        if is_overlapped(t.op):
             key = next(iter(t.op.bytes), "")
             per_link[key] = per_link.get(key, 0.0) + t.total_s
     hidden = max(per_link.values(), default=0.0)

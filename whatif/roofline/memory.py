@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 
 from ..specs.models import ModelSpec
 from .config import Parallelism, Precision
-from .graph import base_kv_format, kv_width_per_gpu, stage_layers
-from .placement import NO_PLACEMENT, STAGING_LAYERS, Placement
-from .techniques.compose import NONE, TechniqueSet
+from .context import base_kv_format, kv_width_per_gpu, stage_layers
+from .pass_setup import PassSetup
+from .placement import STAGING_LAYERS, Placement
+from .techniques.compose import TechniqueSet
 
 CONTEXT_SEARCH_LIMIT = 1 << 40   # tokens: "unbounded" for caches that stop growing (StreamingLLM)
 
@@ -174,17 +175,17 @@ def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Paralle
     return hidden + max(qkv, mlp) + logits
 
 
-def plan_memory(model: ModelSpec, par: Parallelism, prec: Precision, capacity: float,
-                batch: int, tokens_per_sequence: int, pass_tokens: int,
-                utilization: float = DEFAULT_UTILIZATION, techs: TechniqueSet = NONE,
-                shared_prefix: int = 0, placement: Placement = NO_PLACEMENT,
-                tier_capacity: dict[str, float] | None = None) -> MemoryPlan:
-    """Per-GPU plan of the heaviest pipeline stage for `batch` sequences of the given length.
+def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tokens: int) -> MemoryPlan:
+    """Per-GPU plan of the heaviest pipeline stage for `batch` sequences of `tokens_per_sequence`
+    tokens, with prefill passes of `pass_tokens` tokens.
 
     With a technique that shares the prefix, its KV is stored once and each sequence adds the rest.
     A placement moves shares of the layer weights, the KV cache and the activations into other tiers
-    (`tier_capacity`: bytes of each this GPU may use, for every tier the placement names); streaming
-    them in needs HBM staging buffers."""
+    (up to the bytes of each this GPU may use: `setup.tier_capacity`); streaming them in needs HBM
+    staging buffers."""
+    model, par, prec, techs = setup.model, setup.parallel, setup.precision, setup.techniques
+    capacity, utilization = setup.system.gpu.hbm_capacity.value, setup.utilization
+    shared_prefix, placement = setup.shared_prefix, setup.placement
     stages = range(par.pp)
     layer_weights = weights = 0.0   # of the stage holding the most weights
     for s in stages:
@@ -206,15 +207,16 @@ def plan_memory(model: ModelSpec, par: Parallelism, prec: Precision, capacity: f
     kv = shared + batch * sequence_kv(tokens_per_sequence)
     per_token = (stored_kv_bytes(model, par, prec, techs, tokens_per_sequence, heavy)
                  + techs.extra_kv_bytes(model, par, prec, tokens_per_sequence)) / tokens_per_sequence
+    common = dict(weights_bytes=weights, kv_cache_bytes=kv, activation_bytes=act,
+                  workspace_bytes=RUNTIME_RESERVED_BYTES, capacity_bytes=capacity, utilization=utilization,
+                  kv_bytes_per_token=per_token, shared_kv_bytes=shared, sequence_kv=sequence_kv)
     if not placement:
-        return MemoryPlan(weights, kv, act, RUNTIME_RESERVED_BYTES, capacity, utilization, per_token,
-                          {"hbm": weights + kv + act + RUNTIME_RESERVED_BYTES}, shared, sequence_kv)
+        return MemoryPlan(**common, tiers={"hbm": weights + kv + act + RUNTIME_RESERVED_BYTES})
     w_stage, kv_stage = staging_shares(placement, len(stage_layers(model, par.pp, heavy)))
     budgets = tier_budgets(placement, layer_weights, weights - layer_weights, act, capacity, utilization,
-                           (w_stage, kv_stage), tier_capacity or {})
-    return MemoryPlan(weights, kv, act, RUNTIME_RESERVED_BYTES, capacity, utilization, per_token,
-                      {b.name: b.used(kv) for b in budgets}, shared, sequence_kv, budgets,
-                      w_stage * layer_weights + kv_stage * kv)
+                           (w_stage, kv_stage), setup.tier_capacity)
+    return MemoryPlan(**common, tiers={b.name: b.used(kv) for b in budgets}, budgets=budgets,
+                      staging_bytes=w_stage * layer_weights + kv_stage * kv)
 
 
 def staging_shares(p: Placement, layers: int) -> tuple[float, float]:

@@ -6,10 +6,15 @@ decode reads a fraction of the weights and large batches read them all.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..specs.dtypes import gemm_compute_dtype
 from .comm import comm_op
 from .dequant import with_weight_dequant
-from .ops import Op, gemm, streaming
+from .mlp import ACT_FLOPS, dense_mlp
+from .ops import Op, OpClass, OpRole, gemm, streaming
+
+TOPK_FLOPS = 4.0   # softmax + top-k compare per router logit (order of magnitude; memory bound)
 
 
 def experts_touched(num_experts: float, k: int, tokens: int, total_experts: int) -> float:
@@ -30,26 +35,30 @@ def moe_ops(model, tokens: int, par, prec, count: int) -> list[Op]:
     gated = model.mlp == "gated"
     up_n = 2 * inter if gated else inter
     ops = [
-        gemm("router", tokens, m.num_experts, d, a, a, prec.activation, count, out_bytes=4.0),
-        streaming("router_topk", "router", tokens * m.num_experts, 1, 0, 4, 4.0, "fp32", count),
+        gemm("router", tokens, m.num_experts, d, a, a, prec.activation, count, out_bytes=4.0, role=OpRole.ROUTER),
+        streaming("router_topk", OpClass.ROUTER, tokens * m.num_experts, reads=1, writes=0,
+                  flops_per_element=TOPK_FLOPS, elem_bytes=4.0, dtype="fp32", count=count, role=OpRole.ROUTER_TOPK),
     ]
     if ep > 1:
-        ops.append(comm_op("moe_dispatch", "all_to_all", tokens * m.experts_per_token * d * a, ep, count))
-    up = gemm("experts_gate_up" if gated else "experts_up", routed, up_n, d, a, w, gdt, count)
-    down = gemm("experts_down", routed, d, inter, a, w, gdt, count)
+        ops.append(comm_op("moe_dispatch", "all_to_all", tokens * m.experts_per_token * d * a, ep, count,
+                           OpRole.MOE_DISPATCH))
+    up = gemm("experts_gate_up" if gated else "experts_up", routed, up_n, d, a, w, gdt, count, role=OpRole.EXPERT_UP)
+    down = gemm("experts_down", routed, d, inter, a, w, gdt, count, role=OpRole.EXPERT_DOWN)
     for op in (up, down):
-        n, k = op.shape["n"], op.shape["k"]
+        n, k = op.shape.n, op.shape.k
         hbm = op.hbm_bytes - k * n * w + touched * k * n * w   # weights of touched experts only
-        grouped = Op(op.name, "gemm", op.flops, {"hbm": hbm}, gdt, {**op.shape, "groups": max(touched, 1e-9)},
-                     count, op.formula + f"; grouped over {touched:.2f} touched of {local_experts:g} local experts")
+        note = f"; grouped over {touched:.2f} touched of {local_experts:g} local experts"
+        grouped = replace(op, bytes={"hbm": hbm}, shape=replace(op.shape, groups=max(touched, 1e-9)),
+                          formula=op.formula + note)
         ops.append(with_weight_dequant(grouped, prec.weight, touched * k * n, routed / max(touched, 1e-9)))
         if op is up:
-            ops.append(streaming("experts_act", "activation", routed * inter, 2 if gated else 1, 1, 8, a,
-                                 prec.activation, count))
+            ops.append(streaming("experts_act", OpClass.ACTIVATION, routed * inter, reads=2 if gated else 1, writes=1,
+                                 flops_per_element=ACT_FLOPS, elem_bytes=a, dtype=prec.activation, count=count,
+                                 role=OpRole.EXPERT_ACT))
     if ep > 1:
-        ops.append(comm_op("moe_combine", "all_to_all", tokens * m.experts_per_token * d * a, ep, count))
+        ops.append(comm_op("moe_combine", "all_to_all", tokens * m.experts_per_token * d * a, ep, count,
+                           OpRole.MOE_COMBINE))
     if m.shared_experts:
-        from .graph import dense_mlp
         ops += dense_mlp(model, tokens, par, prec, count,
                          intermediate=m.shared_experts * m.expert_intermediate_size, prefix="shared_expert")
     return ops

@@ -3,9 +3,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Op classes the efficiency model distinguishes.
-OP_CLASSES = ("gemm", "attention_prefill", "attention_decode", "norm", "elementwise", "activation",
-              "embedding", "rope", "comm", "sampling", "router", "transfer")
+from .op_shapes import (AttentionShape, CommShape, GemmShape, OpShape, ScoreShape, StreamShape, TransferShape,
+                        shape_from_dict)
+from .op_kinds import ATTENTION_CLASSES, FFN_ROLES, NON_LAYER_GEMM_ROLES, OpClass, OpRole
+
+__all__ = ["ATTENTION_CLASSES", "AttentionShape", "CommShape", "GemmShape", "Op", "OpClass", "OpRole", "OpShape",
+           "ScoreShape", "StreamShape", "TransferShape", "gemm", "graph_role", "in_ffn", "is_overlapped",
+           "is_weight_gemm", "kv_read_bytes", "kv_write_bytes", "link_bytes", "op_fields_from_record",
+           "shape_from_dict", "shape_record", "streaming", "transfer", "weights_of"]
+
+# Cost modifiers an op carries beside its shape, with the value that means "no modifier".
+MODIFIER_DEFAULTS = {"alu_ops": 0.0, "bandwidth_share": 1.0}
 
 
 @dataclass(frozen=True)
@@ -15,20 +23,43 @@ class Op:
     `bytes` maps a memory level to bytes moved by one instance: 'hbm', 'l2', or 'h2d:NAME' /
     'd2h:NAME' for bytes from or to a slower tier (NAME: the link a transfer crosses, or the tier a
     kernel reads in place);
-    `shape` holds the dimensions its efficiency depends on (gemm: m, n, k) and optional cost
-    modifiers: `alu_ops` (CUDA-core work beside the tensor cores, e.g. in-kernel dequantization)
-    and `bandwidth_share` (share of the HBM bandwidth the kernel can draw, e.g. too few CTAs);
+    `shape` holds the dimensions its efficiency depends on (op_shapes.py: GemmShape, AttentionShape, ...);
+    `role` says what the op is in the model's graph (techniques find ops by it, not by name);
+    `part_of` is, for an op a technique adds for a graph op (its dequant kernel, LoRA GEMMs, weight
+    loads), that op's role, so lookups by part of the layer (the feed-forward half) still find it;
+    `alu_ops` is CUDA-core work beside the tensor cores (e.g. in-kernel dequantization) and
+    `bandwidth_share` the share of the HBM bandwidth the kernel can draw (e.g. too few CTAs);
     `formula` says where the FLOPs and bytes came from, so every number is traceable.
     """
 
     name: str
-    op_class: str
+    op_class: OpClass
     flops: float
     bytes: dict[str, float]
     dtype: str
-    shape: dict[str, float] = field(default_factory=dict)
+    shape: OpShape = field(default_factory=lambda: StreamShape(0.0))
     count: int = 1
     formula: str = ""
+    role: OpRole | None = None
+    part_of: OpRole | None = None
+    alu_ops: float = 0.0
+    bandwidth_share: float = 1.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "op_class", OpClass(self.op_class))
+        for name in ("role", "part_of"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, OpRole(getattr(self, name)))
+        # TRANSITION (H3, removed before the end): accept the old shape dict, expose modifiers in it.
+        if isinstance(self.shape, dict):
+            values = {**MODIFIER_DEFAULTS, **op_fields_from_record(self.shape)}
+            for name, value in values.items():
+                object.__setattr__(self, name, value)
+        import copy
+        shape = copy.copy(self.shape)
+        object.__setattr__(shape, "_mods", {n: getattr(self, n) for n, d in MODIFIER_DEFAULTS.items()
+                                            if getattr(self, n) != d})
+        object.__setattr__(self, "shape", shape)
 
     @property
     def hbm_bytes(self) -> float:
@@ -40,39 +71,61 @@ class Op:
         return self.flops / self.hbm_bytes if self.hbm_bytes else float("inf")
 
 
+def shape_record(op: Op) -> dict:
+    """The op's shape and non-default cost modifiers as one flat dict (JSON output, measurement tables);
+    `shape_from_dict` reads it back."""
+    d = op.shape.to_dict()
+    for name, default in MODIFIER_DEFAULTS.items():
+        if getattr(op, name) != default:
+            d[name] = getattr(op, name)
+    return d
+
+
+def op_fields_from_record(record: dict) -> dict:
+    """`shape`, `alu_ops` and `bandwidth_share` keyword arguments of an Op from a `shape_record` dict."""
+    values = dict(record)
+    mods = {name: float(values.pop(name)) for name in MODIFIER_DEFAULTS if name in values}
+    return {"shape": shape_from_dict(values), **mods}
+
+
 def gemm(name: str, m: float, n: float, k: float, act_bytes: float, weight_bytes: float,
-         dtype: str, count: int = 1, out_bytes: float | None = None) -> Op:
+         dtype: str, count: int = 1, out_bytes: float | None = None, role: OpRole | None = None) -> Op:
     """C[m,n] = A[m,k] @ W[k,n]: 2mnk FLOPs; A and C in activation dtype, W in weight dtype."""
     out_bytes = act_bytes if out_bytes is None else out_bytes
     hbm = m * k * act_bytes + k * n * weight_bytes + m * n * out_bytes
-    return Op(name, "gemm", 2.0 * m * n * k, {"hbm": hbm}, dtype, {"m": m, "n": n, "k": k}, count,
-              f"2*M*N*K with M={m:g} N={n:g} K={k:g}; bytes = M*K*a + K*N*w + M*N*a")
+    return Op(name, OpClass.GEMM, 2.0 * m * n * k, {"hbm": hbm}, dtype, GemmShape(m, n, k), count,
+              f"2*M*N*K with M={m:g} N={n:g} K={k:g}; bytes = M*K*a + K*N*w + M*N*a", role)
 
 
-def streaming(name: str, op_class: str, elements: float, reads: float, writes: float,
+def streaming(name: str, op_class: OpClass, elements: float, reads: float, writes: float,
               flops_per_element: float, elem_bytes: float, dtype: str, count: int = 1,
-              extra_bytes: float = 0.0) -> Op:
+              extra_bytes: float = 0.0, role: OpRole | None = None) -> Op:
     """An elementwise-like kernel that streams `elements` values `reads` times in, `writes` out."""
     hbm = elements * (reads + writes) * elem_bytes + extra_bytes
-    return Op(name, op_class, flops_per_element * elements, {"hbm": hbm}, dtype,
-              {"elements": elements}, count,
+    return Op(name, op_class, flops_per_element * elements, {"hbm": hbm}, dtype, StreamShape(elements), count,
               f"{elements:g} elements x ({reads:g} reads + {writes:g} writes) x {elem_bytes:g} B"
-              + (f" + {extra_bytes:g} B" if extra_bytes else ""))
+              + (f" + {extra_bytes:g} B" if extra_bytes else ""), role)
 
 
-# GEMMs that read no layer weights: the LM head (embedding-sized, kept 16-bit and in HBM) and the
-# MoE router (activation-sized); every other GEMM multiplies by a layer's weight matrix.
-NON_LAYER_GEMMS = ("lm_head", "router")
+def graph_role(op: Op) -> OpRole | None:
+    """The role of `op` in the graph, or of the graph op a technique added it for."""
+    return op.role or op.part_of
+
+
+def in_ffn(op: Op) -> bool:
+    """An op of a layer's feed-forward half (dense MLP or MoE, and what techniques add for them)."""
+    return graph_role(op) in FFN_ROLES
 
 
 def is_weight_gemm(op: Op) -> bool:
-    """A GEMM against a layer's weights (what weight formats change and placements stream)."""
-    return op.op_class == "gemm" and op.name not in NON_LAYER_GEMMS
+    """A GEMM against a layer's weights (what weight formats change and placements stream): every GEMM
+    but the LM head (embedding-sized, kept 16-bit and in HBM) and the MoE router (activation-sized)."""
+    return op.op_class == OpClass.GEMM and op.role not in NON_LAYER_GEMM_ROLES
 
 
 def weights_of(op: Op) -> float:
     """Weights one instance of a weight GEMM reads (MoE: only the touched experts')."""
-    return op.shape.get("groups", 1.0) * op.shape["k"] * op.shape["n"]
+    return op.shape.groups * op.shape.k * op.shape.n
 
 
 def transfer(name: str, nbytes: float, path, count: int = 1, overlap: bool = False, direction: str = "h2d",
@@ -82,10 +135,25 @@ def transfer(name: str, nbytes: float, path, count: int = 1, overlap: bool = Fal
     `direction` is h2d (tier to GPU) or d2h; `overlap`: on a copy engine beside the kernels. The
     bytes are keyed by direction and GPU-side link, so streams sharing a link add up."""
     bw = path.rate(direction)
-    return Op(name, "transfer", 0.0, {f"{direction}:{path.link_key}": nbytes}, "-",
-              {"bandwidth": bw, "latency": path.latency, "overlap": float(overlap), "blocks": blocks}, count,
+    return Op(name, OpClass.TRANSFER, 0.0, {f"{direction}:{path.link_key}": nbytes}, "-",
+              TransferShape(bw, path.latency, bool(overlap), blocks), count,
               f"{nbytes:g} B {direction} over {path.name} at {bw:g} B/s"
               + (f" in {blocks:g} blocks" if blocks > 1 else "") + (" (overlapped)" if overlap else ""))
+
+
+def is_overlapped(op: Op) -> bool:
+    """A transfer on a copy engine, running beside the kernels rather than between them."""
+    return isinstance(op.shape, TransferShape) and op.shape.overlap
+
+
+def kv_read_bytes(op: Op) -> float:
+    """Bytes of KV cache an attention op reads for tokens cached before its pass (0 for other ops)."""
+    return op.shape.kv_bytes if op.op_class in ATTENTION_CLASSES and isinstance(op.shape, AttentionShape) else 0.0
+
+
+def kv_write_bytes(op: Op) -> float:
+    """Bytes an op appends to the KV cache (the cache write; 0 for other ops)."""
+    return op.shape.kv_write_bytes if isinstance(op.shape, StreamShape) else 0.0
 
 
 def link_bytes(op: Op) -> float:

@@ -1,7 +1,9 @@
 """Everything a forward pass's cost depends on, checked and resolved once per scenario.
 
-The estimate and the serving simulator both time passes and plan memory through a PassSetup, so
-they share one set of checks (techniques, parallelism, tiers) and one source of cost.
+The estimate and the serving simulator both time passes (forward_pass.time_pass) and plan memory
+(memory.plan_memory) from a PassSetup, so they share one set of checks (techniques, parallelism,
+tiers) and one source of cost. A PassSetup is data: the functions that price it import it, never
+the other way round.
 """
 from __future__ import annotations
 
@@ -10,13 +12,11 @@ from dataclasses import dataclass
 from ..errors import WhatifError
 from ..specs.hardware import System
 from ..specs.models import ModelSpec
-from .config import ForwardBatch, Parallelism, Precision
+from .config import Parallelism, Precision
 from .efficiency import Efficiency
-from .forward_pass import PassTime, time_pass
 from .graph import check_parallelism
-from .memory import MemoryPlan, plan_memory
 from .placement import NO_PLACEMENT, Placement, resolved
-from .techniques.base import HostPath
+from .context import HostPath
 from .techniques.compose import NONE, TechniqueSet
 from .tiers import resolve_tier, tier_paths
 
@@ -36,16 +36,10 @@ class PassSetup:
     utilization: float
     shared_prefix: int = 0
 
-    def time(self, batch: ForwardBatch, cuda_graphs: bool) -> PassTime:
-        return time_pass(self.model, self.system, self.parallel, self.precision, self.efficiency, batch,
-                         cuda_graphs, self.techniques, self.shared_prefix, self.placement, self.paths)
-
-    def plan(self, batch: int, seq_len: int, prefill_tokens: int) -> MemoryPlan:
-        """Memory of `batch` sequences of `seq_len` tokens with prefill passes of `prefill_tokens`."""
-        capacity = {name: path.capacity for name, path in self.paths.items()}
-        return plan_memory(self.model, self.parallel, self.precision, self.system.gpu.hbm_capacity.value, batch,
-                           seq_len, prefill_tokens, self.utilization, self.techniques, self.shared_prefix,
-                           self.placement, capacity)
+    @property
+    def tier_capacity(self) -> dict[str, float]:
+        """Bytes of each slower tier one GPU may use, by tier name."""
+        return {name: path.capacity for name, path in self.paths.items()}
 
 
 def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precision, eff: Efficiency,
@@ -68,5 +62,6 @@ def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precisi
         raise WhatifError(f"--tp x --pp = {par.gpus} GPUs, but {system.name} has {system.gpu_count}")
     if not 0 < utilization <= 1:
         raise WhatifError(f"--memory-utilization: {utilization} must be in (0, 1]")
-    return PassSetup(model, prec, run_model, run_prec, system, par, eff, techs, placement,
-                     tier_paths(system, par.gpus), utilization, shared_prefix)
+    return PassSetup(user_model=model, user_precision=prec, model=run_model, precision=run_prec, system=system,
+                     parallel=par, efficiency=eff, techniques=techs, placement=placement,
+                     paths=tier_paths(system, par.gpus), utilization=utilization, shared_prefix=shared_prefix)

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import WhatifError
-from .ops import Op, is_weight_gemm, transfer, weights_of
-from .techniques.base import HostPath, PassContext
+from .ops import Op, is_weight_gemm, kv_read_bytes, kv_write_bytes, transfer, weights_of
+from .context import HostPath, PassContext
 
 CLASSES = ("weights", "kv", "activations")
 ACCESS = ("stream", "direct")
@@ -139,8 +139,7 @@ def _kv_offload(op: Op, tier: str, f: float, path: HostPath, p: Placement) -> li
     """An op touching the KV cache, with a share `f` of that KV in `tier`: read in place (direct), or
     fetched into HBM before it and new entries written back after it (stream). Only tokens cached
     before the pass are read from the tier; the pass's own new K/V are still in HBM."""
-    kv_read = op.shape.get("kv_bytes", 0.0) if op.op_class.startswith("attention") else 0.0
-    kv_write = op.shape.get("kv_write_bytes", 0.0)
+    kv_read, kv_write = kv_read_bytes(op), kv_write_bytes(op)
     if not (kv_read or kv_write):
         return [op]
     if p.access == "direct":

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from ..errors import WhatifError, closest, positive_int
 from ..specs.hardware import Link, System, TierAttachment, load_component
-from .techniques.base import HostPath
+from .context import HostPath
 
 HBM = "hbm"
 HOST = "host"   # alias: the system's first tier

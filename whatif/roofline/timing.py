@@ -10,9 +10,8 @@ from dataclasses import dataclass
 
 from .comm import collective_time
 from .efficiency import SPLIT_K, TILES, Efficiency
-from .ops import Op, link_bytes
-
-TENSOR_CORE_CLASSES = ("gemm", "attention_prefill", "attention_decode")
+from .op_kinds import TENSOR_CORE_CLASSES
+from .ops import Op, OpClass, link_bytes
 
 
 @dataclass(frozen=True)
@@ -55,35 +54,37 @@ def gemm_compute_time(m: float, n: float, k: float, groups: float, peak: float, 
 
 def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) -> OpTime:
     """Time one instance of `op` on `gpu` (and `link` for collectives, `tiers` for in-place tier reads)."""
-    if op.op_class == "comm":
-        gpus = int(op.shape["gpus"])
+    if op.op_class == OpClass.COMM:
+        s = op.shape
+        gpus = int(s.gpus)
         if gpus <= 1 or link is None:
             return OpTime(op, 0.0, 0.0, 0.0, 0.0, "network")
         p = eff.comm_params(link.type)
         # The efficiency scales the whole ideal collective (bandwidth and per-step latency), the
         # same form fit.py fits, so fitted parameters mean the same thing here.
-        t = collective_time(op.shape["collective"], op.shape["bytes"], gpus, link.bandwidth.value,
+        t = collective_time(s.collective, s.bytes, gpus, link.bandwidth.value,
                             link.latency.value) / p.memory_eff
         return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "network")
-    if op.op_class == "transfer":
-        p = eff.params("transfer")
+    if op.op_class == OpClass.TRANSFER:
+        p = eff.params(OpClass.TRANSFER)
+        s = op.shape
         # Each block of a scattered transfer pays the path's setup latency: small blocks waste the link.
-        t = op.shape["latency"] * op.shape.get("blocks", 1.0) + link_bytes(op) / (op.shape["bandwidth"] * p.memory_eff)
+        t = s.latency * s.blocks + link_bytes(op) / (s.bandwidth * p.memory_eff)
         return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "link")
     p = eff.params(op.op_class)
     if op.op_class in TENSOR_CORE_CLASSES:
         peak = gpu.peak_flops(op.dtype)
     else:
         peak = gpu.peak_flops("fp32")   # elementwise work runs on the CUDA cores, not tensor cores
-    if op.op_class == "gemm":
+    if op.op_class == OpClass.GEMM:
         s = op.shape
-        t_c = gemm_compute_time(s["m"], s["n"], s["k"], s.get("groups", 1.0), peak,
+        t_c = gemm_compute_time(s.m, s.n, s.k, s.groups, peak,
                                 int(gpu.sm_count.value), eff.tiles) / p.compute_eff
     else:
         t_c = op.flops / (peak * p.compute_eff)
-    if op.shape.get("alu_ops"):   # CUDA-core work that runs beside the tensor cores
-        t_c = max(t_c, op.shape["alu_ops"] / (gpu.peak_flops("fp32") * p.compute_eff))
-    t_m = op.hbm_bytes / (gpu.hbm_bandwidth.value * p.memory_eff * op.shape.get("bandwidth_share", 1.0))
+    if op.alu_ops:   # CUDA-core work that runs beside the tensor cores
+        t_c = max(t_c, op.alu_ops / (gpu.peak_flops("fp32") * p.compute_eff))
+    t_m = op.hbm_bytes / (gpu.hbm_bandwidth.value * p.memory_eff * op.bandwidth_share)
     t_tier = tier_read_time(op, tiers or {}, eff)
     busy = p.combine(t_c, max(t_m, t_tier))   # HBM and the tier's link are separate, concurrent streams
     total = busy + p.overhead_s
@@ -98,7 +99,7 @@ def tier_read_time(op: Op, tiers: dict, eff: Efficiency) -> float:
     each at its path's bandwidth for that direction."""
     if not tiers or not link_bytes(op):
         return 0.0
-    p = eff.params("transfer")
+    p = eff.params(OpClass.TRANSFER)
     t = 0.0
     for key, nbytes in op.bytes.items():
         direction, _, name = key.partition(":")

@@ -10,7 +10,7 @@ from dataclasses import asdict, replace
 
 from ..roofline.pass_setup import pass_setup
 from .config import SimConfig
-from .costs import IterationCosts, kv_link_path
+from .iteration_time import IterationTimes, kv_link_path
 from .log import IterationLog
 from .replica import Replica
 from .request import REJECTED, Record, Request
@@ -18,25 +18,25 @@ from .router import Router
 from .scheduler import Seq
 
 
-_COSTS: dict[str, IterationCosts] = {}   # runs of one scenario (a capacity search) share roofline answers
-_COSTS_KEPT = 8
+_TIMES: dict[str, IterationTimes] = {}   # runs of one scenario (a capacity search) share roofline answers
+_TIMES_KEPT = 8
 
 
-def _costs(scenario, par, engine, plan_seq_len: int) -> IterationCosts:
+def _iteration_times(scenario, par, engine, plan_seq_len: int) -> IterationTimes:
     if par != scenario.parallel:
         scenario = replace(scenario, parallel=par, gpus=None)
     key = repr((scenario, engine.block_size, engine.token_budget, plan_seq_len))
-    costs = _COSTS.get(key)
-    if costs is None:
+    times = _TIMES.get(key)
+    if times is None:
         model, system, par, eff = scenario.resolve()
         setup = pass_setup(model, system, par, scenario.precision, eff, scenario.memory_utilization,
                            scenario.technique_set(), scenario.placement())
-        costs = IterationCosts(setup, scenario.cuda_graphs, engine.block_size, engine.token_budget, plan_seq_len)
-        if len(_COSTS) >= _COSTS_KEPT:
-            _COSTS.pop(next(iter(_COSTS)))
-        _COSTS[key] = costs
-    costs.hits = costs.misses = 0   # counted per run
-    return costs
+        times = IterationTimes(setup, scenario.cuda_graphs, engine.block_size, engine.token_budget, plan_seq_len)
+        if len(_TIMES) >= _TIMES_KEPT:
+            _TIMES.pop(next(iter(_TIMES)))
+        _TIMES[key] = times
+    times.hits = times.misses = 0   # counted per run
+    return times
 
 
 class Cluster:
@@ -45,21 +45,21 @@ class Cluster:
         self.cfg = cfg
         self.log = IterationLog()
         sc, engine, cl = cfg.scenario, cfg.engine, cfg.cluster
-        decode_costs = _costs(sc, sc.parallel, engine, plan_seq_len)
-        self.window = decode_costs.setup.model.max_position_embeddings
+        decode_times = _iteration_times(sc, sc.parallel, engine, plan_seq_len)
+        self.window = decode_times.setup.model.max_position_embeddings
         self.kv_path = None
         if cl.disaggregated:
             par = replace(sc.parallel, tp=cl.prefill_tp or sc.parallel.tp, pp=cl.prefill_pp or sc.parallel.pp)
-            prefill_costs = _costs(sc, par, engine, plan_seq_len)
-            self.kv_path = kv_link_path(prefill_costs.setup.system, cl.kv_link)
-            prefill = [Replica(env, i, "prefill", prefill_costs, engine, self.log, self)
+            prefill_times = _iteration_times(sc, par, engine, plan_seq_len)
+            self.kv_path = kv_link_path(prefill_times.setup.system, cl.kv_link)
+            prefill = [Replica(env, i, "prefill", prefill_times, engine, self.log, self)
                        for i in range(cl.prefill_replicas)]
-            decode = [Replica(env, cl.prefill_replicas + i, "decode", decode_costs, engine, self.log, self)
+            decode = [Replica(env, cl.prefill_replicas + i, "decode", decode_times, engine, self.log, self)
                       for i in range(cl.replicas)]
             self.entry, self.decode = Router(cl.router, prefill), Router(cl.router, decode)
             self.replicas = prefill + decode
         else:
-            mixed = [Replica(env, i, "mixed", decode_costs, engine, self.log, self) for i in range(cl.replicas)]
+            mixed = [Replica(env, i, "mixed", decode_times, engine, self.log, self) for i in range(cl.replicas)]
             self.entry = self.decode = Router(cl.router, mixed)
             self.replicas = mixed
 
@@ -86,27 +86,27 @@ class Cluster:
     def hand_on(self, seq: Seq) -> None:
         self.decode.pick(seq.req.prefix_id).hand_in(seq)
 
-    def cost_stats(self) -> dict:
+    def lookup_stats(self) -> dict:
         stats: dict = {}
-        for costs in {id(r.costs): r.costs for r in self.replicas}.values():
-            for key, value in costs.stats().items():
-                stats[key] = stats.get(key, 0) + value if key.startswith("iteration_cost") else value
+        for times in {id(r.times): r.times for r in self.replicas}.values():
+            for key, value in times.stats().items():
+                stats[key] = stats.get(key, 0) + value if key.startswith("iteration_time") else value
         return stats
 
 
 def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
     """Human lines (strings) for the report, and the raw configuration under 'config'."""
     e, cl = cfg.engine, cfg.cluster
-    first = cluster.replicas[0].costs.setup
+    first = cluster.replicas[0].times.setup
     techs = first.techniques.label() if first.techniques else "none"
     scenario = (f"{cfg.scenario.model} on {first.system.name}, weights {first.precision.weight}, "
                 f"KV {first.precision.kv}, techniques: {techs}, efficiency: {first.efficiency.source}")
 
     def pool(replicas: list) -> str:
         r = replicas[0]
-        par = r.costs.setup.parallel
+        par = r.times.setup.parallel
         return (f"{len(replicas)} {r.role} replica{'s' if len(replicas) > 1 else ''} (tp={par.tp} pp={par.pp}, "
-                f"{r.costs.kv_blocks} KV blocks = {r.costs.kv_blocks * e.block_size} tokens each)")
+                f"{r.times.kv_blocks} KV blocks = {r.times.kv_blocks * e.block_size} tokens each)")
     pools = [pool([r for r in cluster.replicas if r.role == role]) for role in ("prefill", "decode", "mixed")
              if any(r.role == role for r in cluster.replicas)]
     batching = ("static batching" if e.batching == "static" else
@@ -157,4 +157,4 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
     setup = describe_setup(cfg, cluster, describe(cfg.workload) if cfg.workload is not None
                            else f"{len(requests)} given requests")
     return SimulationResult(records, cluster.log, [r.info() for r in cluster.replicas], env.now, cfg.slo, setup,
-                            cluster.cost_stats())
+                            cluster.lookup_stats())

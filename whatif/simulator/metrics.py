@@ -65,7 +65,7 @@ def _fraction(part: float, whole: float) -> float | None:
 @dataclass(eq=False)
 class SimulationResult:
     """Everything a run produced. records: every request that arrived, in id order; log: one row per iteration
-    per replica; end_s: simulated seconds when the run stopped; setup / cost_stats: carried from the engine."""
+    per replica; end_s: simulated seconds when the run stopped; setup / lookup_stats: carried from the engine."""
 
     records: list[Record]
     log: IterationLog
@@ -73,7 +73,7 @@ class SimulationResult:
     end_s: float
     slo: SLO
     setup: dict
-    cost_stats: dict
+    lookup_stats: dict
 
     # ---------------------------------------------------------------- requests
 
@@ -192,7 +192,7 @@ class SimulationResult:
             "iterations": len(self.log),
             "end_s": self.end_s,
             "setup": self.setup,
-            "cost_stats": self.cost_stats,
+            "lookup_stats": self.lookup_stats,
         }
 
     def records_frame(self):

@@ -12,28 +12,28 @@ from collections import deque
 
 from .block_manager import BlockManager
 from .config import EngineConfig
-from .costs import IterationCosts
+from .iteration_time import IterationTimes
 from .log import IterationLog, ReplicaInfo
 from .scheduler import Scheduler, Seq
 
 
 class Replica:
-    def __init__(self, env, index: int, role: str, costs: IterationCosts, cfg: EngineConfig, log: IterationLog,
+    def __init__(self, env, index: int, role: str, times: IterationTimes, cfg: EngineConfig, log: IterationLog,
                  cluster):
         self.env = env
         self.index = index
         self.role = role            # mixed | prefill | decode
-        self.costs = costs
+        self.times = times
         self.log = log
         self.cluster = cluster
-        pp = costs.setup.parallel.pp
-        self.bm = BlockManager(costs.kv_blocks, cfg.block_size, int(cfg.watermark * costs.kv_blocks),
+        pp = times.setup.parallel.pp
+        self.bm = BlockManager(times.kv_blocks, cfg.block_size, int(cfg.watermark * times.kv_blocks),
                                cfg.prefix_caching)
         self.waiting: deque[Seq] = deque()
         self.incoming: deque[Seq] = deque()
-        swap = costs.swap_blocks(cfg.swap_space_gb) // pp if cfg.preemption == "swap" else 0
+        swap = times.swap_blocks(cfg.swap_space_gb) // pp if cfg.preemption == "swap" else 0
         seed = getattr(cluster.cfg.workload, "seed", 0) if cluster is not None else 0
-        self.engines = [Scheduler(cfg, self.bm, self.waiting, self.incoming, costs, swap, self, f"{seed}-{index}-{e}")
+        self.engines = [Scheduler(cfg, self.bm, self.waiting, self.incoming, times, swap, self, f"{seed}-{index}-{e}")
                         for e in range(pp)]
         self.outstanding = 0        # requests routed here and not yet finished or handed on
         self.idle = 0
@@ -42,7 +42,7 @@ class Replica:
             env.process(self._run(engine))
 
     def info(self) -> ReplicaInfo:
-        c = self.costs
+        c = self.times
         return ReplicaInfo(self.index, self.role, c.setup.parallel.gpus, c.kv_blocks, c.block_size,
                            c.kv_bytes_per_token, engines=len(self.engines), kv_blocks_held_end=self.bm.used)
 
@@ -66,7 +66,7 @@ class Replica:
             event.succeed()
 
     def _run(self, engine: Scheduler):
-        env, costs, log = self.env, self.costs, self.log
+        env, times, log = self.env, self.times, self.log
         while True:
             batch = engine.schedule(env.now)
             if not batch and not batch.preempted:
@@ -76,7 +76,7 @@ class Replica:
                 continue
             rows = len(batch.decode) + len(batch.padding)
             prefills = [(n, s.computed) for s, n in batch.prefill]
-            duration = batch.swap_s + (costs.time(rows, batch.decode_context, prefills) if batch else 0.0)
+            duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if batch else 0.0)
             start, waiting, running = env.now, len(self.waiting), len(engine.running)
             yield env.timeout(duration)
             engine.complete(batch, env.now)
@@ -105,7 +105,7 @@ class Replica:
 
     def _transfer(self, seq: Seq, engine: Scheduler):
         source, blocks, shared = seq.source
-        yield self.env.timeout(source.costs.send_time(seq.computed, self.cluster.kv_path))
+        yield self.env.timeout(source.times.send_time(seq.computed, self.cluster.kv_path))
         source.bm.release(blocks)
         source.bm.unref(shared)
         source.wake()

@@ -15,7 +15,7 @@ Policies (EngineConfig):
   reserved at admission and finished sequences stay in the batch as padding until all finish.
 With a decoder (speculative or multi-token decoding) a decode row verifies its drafted tokens in
 the same pass: it holds KV slots for them (lookahead), takes that many tokens of the budget, and
-gains the tokens its acceptance draws (costs.accepted_tokens), several at one time.
+gains the tokens its acceptance draws (times.accepted_tokens), several at one time.
 A running decode that needs a new block when none is free preempts the most recently admitted
 sequence: by recompute (its KV is dropped and it queues first to prefill again) or by swap (its KV
 is copied to host memory and back when blocks free up; the copies stall the iteration)."""
@@ -79,13 +79,13 @@ class Batch:
 
 
 class Scheduler:
-    def __init__(self, cfg: EngineConfig, bm: BlockManager, waiting: deque, incoming: deque, costs,
+    def __init__(self, cfg: EngineConfig, bm: BlockManager, waiting: deque, incoming: deque, times,
                  swap_blocks: int, hooks, seed: str = ""):
         self.cfg = cfg
         self.bm = bm
         self.waiting = waiting        # shared by the replica's engines (pipeline-parallel virtual engines)
         self.incoming = incoming      # disaggregated decode: prefilled sequences waiting for their KV to move
-        self.costs = costs
+        self.times = times
         self.swap_blocks = swap_blocks
         self.hooks = hooks            # replica callbacks: first_token(seq, engine) -> moved on?, finished(seq),
         #                               receive(seq, engine) (disaggregated KV arriving)
@@ -95,7 +95,7 @@ class Scheduler:
         self.left = False             # a sequence finished or moved on in the last iteration
         self.arriving = 0             # disaggregated decode: sequences admitted whose KV is still moving
         self.drain = cfg.batching == "static" or (cfg.priority == "decode" and not cfg.chunked_prefill)
-        self.lookahead = costs.lookahead   # drafted tokens a decode row verifies beside its next one
+        self.lookahead = times.lookahead   # drafted tokens a decode row verifies beside its next one
         self.rng = random.Random(f"accept-{seed}")
 
     # ------------------------------------------------------------ forming an iteration
@@ -255,7 +255,7 @@ class Scheduler:
                 break
             self.swapped_out.popleft()
             self.bm.allocate(s.swapped)
-            batch.swap_s += self.costs.swap_time(s.swapped, "h2d")
+            batch.swap_s += self.times.swap_time(s.swapped, "h2d")
             self.swap_blocks += s.swapped
             s.blocks, s.swapped = s.swapped, 0
             self.running.append(s)
@@ -279,7 +279,7 @@ class Scheduler:
         held = s.held
         self._release(s)
         if self.cfg.preemption == "swap" and held <= self.swap_blocks:
-            batch.swap_s += self.costs.swap_time(held, "d2h")
+            batch.swap_s += self.times.swap_time(held, "d2h")
             self.swap_blocks -= held
             s.swapped = held
             self.swapped_out.append(s)
@@ -328,7 +328,7 @@ class Scheduler:
         """Each decode row computed its next token and the drafts it accepted: it keeps those and
         gains one more token from the verify pass, all emitted at the round's end."""
         rows = len(batch.decode) + len(batch.padding)
-        gained = self.costs.accepted_tokens(rows, batch.decode_context, self.rng)
+        gained = self.times.accepted_tokens(rows, batch.decode_context, self.rng)
         for s, n in zip(batch.decode, gained):
             for _ in range(n):
                 s.computed += 1

@@ -1,6 +1,7 @@
-"""`whatif validate report`: predicted versus measured per kernel family and regime (MAPE, median, worst with
-the worst shapes named), re-predicted under the chosen efficiency model, as a text table, as the CSV that
-`whatif report --measurements` plots, or straight as an HTML page.
+"""The one accuracy scorer (`score`, `error_stats`): predicted versus measured per kernel family and regime
+(MAPE, median, worst with the worst shapes named), re-predicted under the chosen efficiency model, for
+`whatif validate report` (a text table, the CSV that `whatif report --measurements` plots, an HTML page),
+calibration's held-out figures and the benchmarks.
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..roofline.timing import time_op
-from .table import Row
+from .table import Measurement, Row, measurement
 
 WORST_NAMED = 3      # worst shapes named per group
 
@@ -99,8 +100,6 @@ def worst_lines(scored: list[Scored], n: int = 10) -> list[str]:
     return lines
 
 
-def as_measurements(scored: list[Scored]):
-    """The rows in the shape the HTML report's validation section plots."""
-    from ..reports.validation import Measurement
-    return [Measurement(s.row.gpu, s.row.family, s.row.kernel, s.row.regime, s.row.measured_s, s.predicted_s,
-                        s.row.split, s.row.source) for s in scored]
+def as_measurements(scored: list[Scored]) -> list[Measurement]:
+    """The scored rows in the shape the HTML report's validation section plots."""
+    return [measurement(s.row, s.predicted_s) for s in scored]

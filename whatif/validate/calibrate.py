@@ -16,12 +16,11 @@ import numpy as np
 from ..errors import WhatifError
 from ..specs.hardware import load_component
 from ..roofline.efficiency import ClassParams, Efficiency, default_efficiency
-from ..roofline.fit import fit_by_class
 from .accuracy import score
+from .fit import COMPUTE_CLASSES, fit_by_class
 from .table import Row
 
 MIN_ROWS = 3                               # fewest train rows a class is fitted on
-COMPUTE_CLASSES = ("gemm", "attention_prefill")   # tensor-core classes whose compute term binds at large shapes
 SIGNIFICANT = 6                            # digits kept in the file
 
 
@@ -58,7 +57,7 @@ def _round(x: float) -> float:
 
 def fit_rows(train: list[Row], gpu) -> dict[str, tuple[ClassParams, int, float]]:
     ops = [r.op() for r in train]
-    fitted = fit_by_class(ops, np.array([r.measured_s for r in train]), gpu, compute_classes=COMPUTE_CLASSES)
+    fitted = fit_by_class(ops, np.array([r.measured_s for r in train]), gpu)
     return {cls: (ClassParams(*map(_round, astuple(p))), n, err)
             for cls, (p, n, err) in fitted.items() if n >= MIN_ROWS}
 

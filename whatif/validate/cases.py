@@ -2,21 +2,19 @@
 
 Every third shape of a family's sweep (positions 2, 5, 8, ...) is held out of calibration, for all its dtypes
 together, so the held-out error is measured on shapes the fit never saw. The regime comes from the op at the
-GPU's datasheet ceilings, so it does not move when the efficiency model is recalibrated.
+GPU's datasheet ceilings (validate/regime.py, the one definition), so it does not move when the efficiency model
+is recalibrated.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 
-from ..roofline.efficiency import IDEAL
 from ..roofline.ops import Op
-from ..roofline.timing import time_op
 from .kernels import FAMILIES, interpreting, load
+from .regime import regime  # noqa: F401 (re-exported: the runner and the tests take it from here)
 
 HELD_OUT_EVERY = 3          # every third shape of a sweep is held out
-LAUNCH_BOUND_S = 5e-6       # below this ideal time a kernel is dominated by launch and ramp-up
-RIDGE_BAND = 2.0            # compute and memory time within this factor: near the ridge point
 
 
 @dataclass(frozen=True)
@@ -43,17 +41,6 @@ class Case:
     @property
     def kernel(self) -> str:
         return f"{self.family} {self.dtype} {self.module().label(self.shape)}"
-
-
-def regime(op: Op, gpu) -> str:
-    t = time_op(op, gpu, IDEAL)
-    if max(t.compute_s, t.memory_s) < LAUNCH_BOUND_S:
-        return "launch-bound"
-    if t.compute_s > RIDGE_BAND * t.memory_s:
-        return "compute-bound"
-    if t.memory_s > RIDGE_BAND * t.compute_s:
-        return "memory-bound"
-    return "ridge"
 
 
 def gpu_has(gpu, dtype: str) -> bool:

@@ -48,7 +48,7 @@ def measure_case(case, device: str, gpu, eff, free_bytes: float) -> dict:
     """The row fields of one case: check, time and predict."""
     import torch
 
-    from .cases import regime
+    from .regime import regime
     from .kernels.common import TOLERANCE, relative_error
     from .timing import input_sets, median_seconds
     mod, op = case.module(), case.op()

@@ -14,11 +14,12 @@ import math
 from dataclasses import dataclass, replace
 
 from ..attention import DECODE_MAX_QUERIES
-from ..ops import Op, streaming
-from .base import KVFormat, PassContext, Technique, param, replace_ops
-from .registry import register
+from ..op_kinds import LAYER_ATTENTION_ROLES
+from ..ops import Op, OpClass, streaming
+from ..context import KVFormat, PassContext
+from .base import Technique, param, register, replace_ops
 
-ATTENTION_OPS = {"attention", "attention_mla"}
+ATTENTION_ROLES = LAYER_ATTENTION_ROLES
 
 # FlashAttention-2's split-KV heuristic (flash_api.cpp, num_splits_heuristic):
 SPLIT_BLOCK_N = 128          # keys per split-KV tile the heuristic counts (kBlockN at head dim 128; assumed for all)
@@ -43,7 +44,7 @@ def wave_share(blocks: float, sms: int) -> float:
 
 
 def with_share(op: Op, share: float, note: str) -> Op:
-    return replace(op, shape={**op.shape, "bandwidth_share": share}, formula=op.formula + "; " + note)
+    return replace(op, bandwidth_share=share, formula=op.formula + "; " + note)
 
 
 @register
@@ -66,9 +67,9 @@ class NoSplitDecode(Technique):
             return ops
 
         def occupancy(op: Op) -> Op:
-            ctas = op.shape["ctas"]
+            ctas = op.shape.ctas
             return with_share(op, wave_share(ctas, ctx.sm_count), f"{ctas:g} CTAs on {ctx.sm_count} SMs")
-        return replace_ops(ops, ATTENTION_OPS, occupancy)
+        return replace_ops(ops, ATTENTION_ROLES, occupancy)
 
 
 def fa2_num_splits(ctas: float, key_blocks: int, sms: int) -> int:
@@ -88,12 +89,12 @@ def fa2_num_splits(ctas: float, key_blocks: int, sms: int) -> int:
 def partials_op(name: str, partials: float, outputs: float, op: Op, ctx: PassContext) -> Op:
     """The reduction of `partials` fp32 partial results (d_v values + log-sum-exp per query head)
     into `outputs` final rows, per layer."""
-    group = op.shape["heads"] / max(1.0, op.shape["kv_heads"])
-    d_v = op.shape["d_v"]
+    group = op.shape.heads / max(1.0, op.shape.kv_heads)
+    d_v = op.shape.d_v
     read = partials * group * (d_v + 1) * PARTIAL_BYTES
     written = outputs * group * d_v * ctx.prec.act_bytes
-    return streaming(name, "elementwise", partials * group * d_v, 0, 0, 3, ctx.prec.act_bytes, ctx.prec.activation,
-                     op.count, extra_bytes=2 * read + written)
+    return streaming(name, OpClass.ELEMENTWISE, partials * group * d_v, 0, 0, 3, ctx.prec.act_bytes,
+                     ctx.prec.activation, op.count, extra_bytes=2 * read + written)
 
 
 @register
@@ -115,15 +116,15 @@ class FlashDecoding(Technique):
             return ops
 
         def split(op: Op) -> list[Op]:
-            ctas = op.shape["ctas"]
-            blocks = max(1, math.ceil(op.shape["max_context"] / SPLIT_BLOCK_N))
+            ctas = op.shape.ctas
+            blocks = max(1, math.ceil(op.shape.max_context / SPLIT_BLOCK_N))
             s = fa2_num_splits(ctas, blocks, ctx.sm_count)
             out = [with_share(op, wave_share(ctas * s, ctx.sm_count), f"{s} KV splits x {ctas:g} CTAs "
                               f"on {ctx.sm_count} SMs")]
             if s > 1:
                 out.append(partials_op("attention_combine", ctas * s, ctas, op, ctx))
             return out
-        return replace_ops(ops, ATTENTION_OPS, split)
+        return replace_ops(ops, ATTENTION_ROLES, split)
 
 
 @register
@@ -146,14 +147,14 @@ class LeanAttention(Technique):
             return ops
 
         def stream_k(op: Op) -> list[Op]:
-            ctas = op.shape["ctas"]
-            tiles = ctas * max(1, math.ceil(op.shape["max_context"] / LEAN_TILE_N))
+            ctas = op.shape.ctas
+            tiles = ctas * max(1, math.ceil(op.shape.max_context / LEAN_TILE_N))
             sms = ctx.sm_count
             out = [with_share(op, wave_share(tiles, sms), f"stream-K: {tiles:g} key tiles over {sms} SMs")]
             if tiles > ctas:   # some output is shared by two SMs
                 out.append(partials_op("attention_fixup", min(sms, tiles), min(sms, ctas), op, ctx))
             return out
-        return replace_ops(ops, ATTENTION_OPS, stream_k)
+        return replace_ops(ops, ATTENTION_ROLES, stream_k)
 
 
 @dataclass(frozen=True)
@@ -193,13 +194,13 @@ class PagedKV(Technique):
 
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         def paged(op: Op) -> Op:
-            blocks = math.ceil(op.shape["max_context"] / self.block_size)
-            lookups = op.shape["ctas"] * blocks
-            alu = op.shape.get("alu_ops", 0.0) + lookups * PAGED_BLOCK_ALU_OPS
+            blocks = math.ceil(op.shape.max_context / self.block_size)
+            lookups = op.shape.ctas * blocks
+            alu = op.alu_ops + lookups * PAGED_BLOCK_ALU_OPS
             hbm = op.bytes.get("hbm", 0.0) + lookups * PAGE_TABLE_ENTRY_BYTES
-            return replace(op, bytes={**op.bytes, "hbm": hbm}, shape={**op.shape, "alu_ops": alu},
-                           formula=op.formula + f"; + block table: {blocks} blocks x {op.shape['ctas']:g} CTAs")
-        return replace_ops(ops, ATTENTION_OPS, paged)
+            return replace(op, bytes={**op.bytes, "hbm": hbm}, alu_ops=alu,
+                           formula=op.formula + f"; + block table: {blocks} blocks x {op.shape.ctas:g} CTAs")
+        return replace_ops(ops, ATTENTION_ROLES, paged)
 
 
 @register
@@ -219,25 +220,24 @@ class NaiveAttention(Technique):
     slots = ("decode kernel", "prefill kernel")
 
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
-        return replace_ops(ops, ATTENTION_OPS, lambda op: self._standard(op, ctx))
+        return replace_ops(ops, ATTENTION_ROLES, lambda op: self._standard(op, ctx))
 
     def _standard(self, op: Op, ctx: PassContext) -> list[Op]:
-        heads, kvh = op.shape["heads"], max(1.0, op.shape["kv_heads"])
-        d_qk, d_v, a = op.shape["d_qk"], op.shape["d_v"], ctx.prec.act_bytes
+        heads, kvh = op.shape.heads, max(1.0, op.shape.kv_heads)
+        d_qk, d_v, a = op.shape.d_qk, op.shape.d_v, ctx.prec.act_bytes
         groups = ctx.batch.groups
         decode = all(q <= DECODE_MAX_QUERIES for q, _, _ in groups)
-        cls = "attention_decode" if decode else "attention_prefill"
+        cls = OpClass.ATTENTION_DECODE if decode else OpClass.ATTENTION_PREFILL
         scores = sum(n * q * (c + q) for q, c, n in groups) * heads          # every pair, mask applied after
         queries = sum(n * q for q, _, n in groups)
         # K (or V) of every attended token, once per query head
         half_kv = sum(n * ctx.kv.token_bytes(c + q, ctx.kv_width) for q, c, n in groups) / 2.0 * heads / kvh
-        ctas = op.shape["ctas"]
+        ctas = op.shape.ctas
 
         def kernel(name: str, flops: float, hbm: float, alu: float = 0.0, formula: str = "") -> Op:
-            shape = {**op.shape, "pairs": scores / heads, "ctas": ctas}
-            if alu:
-                shape["alu_ops"] = alu
-            return Op(name, cls, flops, {"hbm": hbm}, op.dtype, shape, op.count, formula)
+            # the kernels keep the attention op's cost modifiers; `alu` replaces its CUDA-core work
+            return Op(name, cls, flops, {"hbm": hbm}, op.dtype, replace(op.shape, pairs=scores / heads, ctas=ctas),
+                      op.count, formula, alu_ops=alu or op.alu_ops, bandwidth_share=op.bandwidth_share)
 
         return [
             kernel("attention_scores", 2.0 * scores * d_qk, queries * heads * d_qk * a + half_kv + scores * a,

@@ -26,7 +26,8 @@ from typing import ClassVar
 
 from ...errors import WhatifError
 from ...specs.models import ModelSpec
-from ..config import ForwardBatch, Parallelism, Precision
+from ..config import Parallelism, Precision
+from ..context import KVFormat, PassContext, PrefillUnit
 from ..ops import Op
 
 FAMILIES = {
@@ -42,80 +43,21 @@ FAMILIES = {
     "K": "attention kernels and IO",
 }
 
-# A prefill unit: (tokens computed, tokens already cached that they attend to, sequences).
-PrefillUnit = tuple[int, int, int]
+# Technique names -> classes. Families fill it with @register when imported; registry.py imports
+# every family (so the registry depends on the families, never the other way round).
+REGISTRY: dict[str, type[Technique]] = {}
+
+
+def register(cls: type[Technique]) -> type[Technique]:
+    """Class decorator: make a technique available by its `name`."""
+    assert cls.name and cls.name not in REGISTRY, cls.name
+    REGISTRY[cls.name] = cls
+    return cls
 
 
 def param(default, help: str, unit: str = ""):
     """A technique parameter: its default (from the paper unless `help` says otherwise) and meaning."""
     return field(default=default, metadata={"help": help, "unit": unit})
-
-
-@dataclass(frozen=True)
-class KVFormat:
-    """How one cached token of one layer is stored (per GPU). The baseline is `element_bytes`
-    = `full_bytes` = the KV dtype's size, nothing else."""
-
-    element_bytes: float              # bytes per cached K/V element of compressed tokens (scales included)
-    full_bytes: float                 # bytes per element of tokens kept uncompressed
-    residual_tokens: int = 0          # most recent tokens kept uncompressed (KIVI, GEAR streaming buffer)
-    token_overhead_bytes: float = 0.0  # per token beyond the elements (low-rank factors, outlier indices)
-    key_share: float = 1.0            # share of key channels kept (ThinK prunes key channels)
-    layer_share: float = 1.0          # share of layers that store their own KV (MiniCache merges layers)
-
-    def width(self, kv_width: float) -> float:
-        """Elements per token after channel pruning: keys are half of K+V."""
-        return kv_width * (1.0 + self.key_share) / 2.0
-
-    def token_bytes(self, tokens: float, kv_width: float) -> float:
-        """Bytes of `tokens` cached tokens of one layer with `kv_width` K+V elements per token."""
-        full = min(tokens, self.residual_tokens)
-        elements = self.width(kv_width)
-        return (elements * ((tokens - full) * self.element_bytes + full * self.full_bytes)
-                + tokens * self.token_overhead_bytes)
-
-
-@dataclass(frozen=True)
-class HostPath:
-    """The path from one GPU to a slower memory tier (host DRAM, Grace LPDDR5X, CXL, NVMe) or a network.
-
-    Bandwidths are what one GPU gets: the slowest link of the path, the tier's devices shared by the
-    GPUs that use them. `link` names the GPU-side link, which concurrent streams share."""
-
-    name: str
-    bandwidth: float                 # B/s, tier to GPU (h2d)
-    latency: float                   # s per transfer (per block of a scattered transfer)
-    bandwidth_d2h: float = 0.0       # B/s, GPU to tier; 0: same as h2d
-    link: str = ""                   # GPU-side link (streams over the same link share it); "" = name
-    tier: str = ""                   # the memory profile at the end of the path ("" for a network)
-    capacity: float = float("inf")   # bytes of the tier one GPU may use
-
-    def rate(self, direction: str = "h2d") -> float:
-        return self.bandwidth_d2h if direction == "d2h" and self.bandwidth_d2h else self.bandwidth
-
-    @property
-    def link_key(self) -> str:
-        return self.link or self.name
-
-
-@dataclass(frozen=True)
-class PassContext:
-    """What a technique sees when it rewrites the ops of one forward pass on one GPU."""
-
-    model: ModelSpec           # after model transforms
-    batch: ForwardBatch        # the pass as scheduled (cached counts before eviction)
-    par: Parallelism
-    prec: Precision            # after precision transforms
-    kv: KVFormat
-    kv_width: float            # K+V elements per token per layer on this GPU, before channel pruning
-    layers: int                # layers of this pipeline stage
-    shared_prefix: int         # tokens every sequence of the batch shares (0: none)
-    host: HostPath | None      # the path to host memory, when the system has one
-    sm_count: int = 0          # streaming multiprocessors of the GPU (0: unknown)
-
-    @property
-    def decode(self) -> bool:
-        return self.batch.is_decode
 
 
 @dataclass(frozen=True)
@@ -210,11 +152,11 @@ class Technique:
         return " ".join((cls.__doc__ or "").split())
 
 
-def replace_ops(ops: list[Op], names, build) -> list[Op]:
-    """`ops` with every op whose name is in `names` replaced by `build(op)` (an Op or a list)."""
+def replace_ops(ops: list[Op], roles, build) -> list[Op]:
+    """`ops` with every op whose role is in `roles` replaced by `build(op)` (an Op or a list)."""
     out: list[Op] = []
     for op in ops:
-        if op.name in names:
+        if op.role in roles:
             new = build(op)
             out.extend(new if isinstance(new, list) else [new])
         else:

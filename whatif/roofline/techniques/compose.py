@@ -8,7 +8,8 @@ from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..config import Precision
 from ..ops import Op
-from .base import KVFormat, PassContext, PrefillUnit, Technique
+from ..context import KVFormat, PassContext, PrefillUnit
+from .base import Technique
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from ...specs.models import ModelSpec
 from .. import speculation as spec
 from ..config import ForwardBatch, Parallelism
 from ..decode_round import Round, RoundContext
+from ..forward_pass import time_pass
 from ..memory import stored_kv_bytes
 from ..ops import streaming
 from .base import Technique, param
@@ -43,7 +44,7 @@ class Decoder(Technique):
         return 1
 
 
-def _load_other(name: str, where: str) -> ModelSpec:
+def load_other_model(name: str, where: str) -> ModelSpec:
     try:
         return models.load_model(name)
     except WhatifError as e:
@@ -153,7 +154,7 @@ def draft_model_passes(rc: RoundContext, setup, widths: list[int], catch_up: flo
     (an expected count: its time is interpolated between the whole counts around it), each later
     one the nodes of the previous depth; every step needs logits at all its tokens."""
     def step(q: int, depth: int) -> float:
-        return setup.time(ForwardBatch.verify_pass(rc.batch, q, context + depth), rc.cuda_graphs).time_s
+        return time_pass(setup, ForwardBatch.verify_pass(rc.batch, q, context + depth), rc.cuda_graphs).time_s
 
     whole = max(1, math.floor(catch_up))
     part = min(1.0, max(0.0, catch_up - whole))

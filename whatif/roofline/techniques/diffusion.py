@@ -27,9 +27,10 @@ from ..attention import causal_pairs
 from ..config import ForwardBatch
 from ..decode_round import Round, RoundContext
 from ..memory import activation_bytes
-from .base import PrefillUnit, param
+from ..ops import OpRole
+from ..context import PrefillUnit
+from .base import param, register
 from .decoding import Decoder
-from .registry import register
 
 CACHES = ("none", "prefix", "dual")
 
@@ -133,7 +134,7 @@ class Diffusion(Decoder):
     def rewrite_ops(self, ops, ctx):
         if self.cache != "none":
             return ops
-        return [op for op in ops if op.name != "kv_cache_write"]   # K/V live only inside the pass
+        return [op for op in ops if op.role != OpRole.KV_WRITE]   # K/V live only inside the pass
 
     def extra_kv_bytes(self, model, par, prec, tokens) -> float:
         """A full pass's working set per sequence: every position's activations and fp32 logits (the

@@ -1,6 +1,11 @@
 """Family B: KV cache quantization and compression: fewer bytes per cached token (fewer bits, key
 channels, layers, heads, or a latent instead of K and V), paid for by (de)quantization,
-reconstruction, scoring or merging work."""
+reconstruction, scoring or merging work.
+
+Long because: family B's 9 KV formats (quantization, fewer channels or layers, fewer heads or a
+latent) sit side by side over the quantize/dequantize helpers they share; a split would scatter one
+catalogue family. Shared cost pieces live in kit.py.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -8,11 +13,12 @@ from dataclasses import dataclass, replace
 from ...errors import WhatifError
 from ...specs.models import MLASpec, ModelSpec
 from ..config import Precision
-from ..ops import Op, streaming
-from .base import KVFormat, PassContext, Technique, param, replace_ops
-from .registry import register
+from ..op_kinds import LAYER_ATTENTION_ROLES
+from ..ops import Op, OpClass, OpRole, streaming
+from ..context import KVFormat, PassContext
+from .base import Technique, param, register, replace_ops
+from .kit import DEQUANT_OPS_PER_ELEMENT
 
-DEQUANT_OPS_PER_ELEMENT = 4.0   # unpack, convert, scale, add zero: CUDA-core ops per cached element read, assumed
 QUANT_FLOPS_PER_ELEMENT = 6.0   # min/max reduction, scale, round, pack per element quantized, assumed
 FP8_CONVERT_OPS = 2.0           # scale and convert between bf16 and e4m3, per element, assumed
 SCALE_BYTES = 2.0               # one fp16 scale or zero point per quantization group
@@ -23,13 +29,12 @@ RESTORE_OPS_PER_ELEMENT = 1.0   # MiniCache: scale the shared direction by the l
 CHANNEL_SCORE_FLOPS = 3.0       # ThinK: square, accumulate, scale by the query norm per key element, assumed
 
 # Attention ops that read the cache (graph.py; hydragen's split also reads a shared prefix once).
-ATTENTION_OPS = ("attention", "attention_mla", "attention_suffix", "attention_shared_prefix")
+CACHE_ATTENTION_ROLES = LAYER_ATTENTION_ROLES | {OpRole.SUFFIX_ATTENTION, OpRole.SHARED_PREFIX_ATTENTION}
 
 
 def with_alu(op: Op, ops_per_element: float, elements: float, what: str) -> Op:
     """`op` plus CUDA-core work on `elements` cached values (in-kernel, beside the MMA and the loads)."""
-    alu = op.shape.get("alu_ops", 0.0) + elements * ops_per_element
-    return replace(op, shape={**op.shape, "alu_ops": alu},
+    return replace(op, alu_ops=op.alu_ops + elements * ops_per_element,
                    formula=op.formula + f"; + {ops_per_element:g} {what} ops per element of {elements:g}")
 
 
@@ -44,16 +49,16 @@ def compressed_elements(ctx: PassContext, op: Op, full_tokens: int = 0) -> float
     The newest `full_tokens` of each sequence are read uncompressed; in prefill the new tokens are
     attended in 16 bits before they are compressed, so only already-cached tokens count."""
     width = ctx.kv.width(ctx.kv_width)
-    if op.name == "attention_shared_prefix":          # the shared prefix, read once for the batch
-        return op.shape["max_context"] * width
+    if op.role == OpRole.SHARED_PREFIX_ATTENTION:     # the shared prefix, read once for the batch
+        return op.shape.max_context * width
     if ctx.decode:
-        return op.shape["sequences"] * max(0.0, op.shape["max_context"] - full_tokens) * width
+        return op.shape.sequences * max(0.0, op.shape.max_context - full_tokens) * width
     return sum(n * max(0.0, c - full_tokens) for _, c, n in ctx.batch.groups) * width
 
 
 def quantize_op(name: str, ctx: PassContext, elements: float, flops_per_element: float, reads: float = 1.0) -> Op:
     """A streaming kernel that reads `elements` 16-bit K/V values `reads` times and writes them compressed."""
-    return streaming(name, "elementwise", elements, reads, 0, flops_per_element, ctx.prec.act_bytes,
+    return streaming(name, OpClass.ELEMENTWISE, elements, reads, 0, flops_per_element, ctx.prec.act_bytes,
                      ctx.prec.kv, ctx.layers, extra_bytes=elements * ctx.kv.element_bytes)
 
 
@@ -64,7 +69,7 @@ def head_width(model: ModelSpec, kv_width: float) -> float:
 
 def attention_ops(ops: list[Op], build) -> list[Op]:
     """`ops` with every attention op that reads the cache replaced by `build(op)`."""
-    return replace_ops(ops, set(ATTENTION_OPS), build)
+    return replace_ops(ops, CACHE_ATTENTION_ROLES, build)
 
 
 def reject_mla(t: Technique, model: ModelSpec, why: str) -> None:
@@ -145,10 +150,11 @@ class KVQuant(Technique):
 
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         def write(op: Op) -> Op:
-            n = op.shape["elements"]
-            return streaming("kv_cache_write", "elementwise", n, 0, 1, QUANT_FLOPS_PER_ELEMENT, ctx.kv.element_bytes,
-                             ctx.prec.kv, op.count, extra_bytes=n * ctx.prec.act_bytes)
-        ops = replace_ops(ops, {"kv_cache_write"}, write)
+            n = op.shape.elements
+            return streaming("kv_cache_write", OpClass.ELEMENTWISE, n, 0, 1, QUANT_FLOPS_PER_ELEMENT,
+                             ctx.kv.element_bytes, ctx.prec.kv, op.count, extra_bytes=n * ctx.prec.act_bytes,
+                             role=OpRole.KV_WRITE)
+        ops = replace_ops(ops, {OpRole.KV_WRITE}, write)
         return attention_ops(ops, lambda op: with_dequant(op, compressed_elements(ctx, op)))
 
 
@@ -170,9 +176,9 @@ class KVFP8(Technique):
 
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         def write(op: Op) -> Op:
-            return replace(op, flops=op.flops + FP8_CONVERT_OPS * op.shape["elements"],
+            return replace(op, flops=op.flops + FP8_CONVERT_OPS * op.shape.elements,
                            formula=op.formula + f"; {FP8_CONVERT_OPS:g} fp8 convert ops per element")
-        ops = replace_ops(ops, {"kv_cache_write"}, write)
+        ops = replace_ops(ops, {OpRole.KV_WRITE}, write)
         return attention_ops(ops, lambda op: with_alu(op, FP8_CONVERT_OPS, compressed_elements(ctx, op),
                                                            "fp8 convert"))
 
@@ -379,10 +385,10 @@ class ThinK(Technique):
         share = ctx.kv.key_share
 
         def thinner(op: Op) -> Op:
-            d_qk, d_v = op.shape.get("d_qk", 1.0), op.shape.get("d_v", 1.0)
+            d_qk, d_v = op.shape.d_qk, op.shape.d_v
             return replace(op, flops=op.flops * (share * d_qk + d_v) / (d_qk + d_v),
                            formula=op.formula + f"; QK^T over {share:.3g} of the key channels")
-        return replace_ops(ops, {"attention", "attention_suffix", "attention_shared_prefix"}, thinner)
+        return replace_ops(ops, {OpRole.ATTENTION, OpRole.SUFFIX_ATTENTION, OpRole.SHARED_PREFIX_ATTENTION}, thinner)
 
     def extra_ops(self, ctx: PassContext) -> list[Op]:
         if ctx.decode:

@@ -13,6 +13,10 @@ Three shapes of budget recur:
 
 Hooks see only a sequence's token count, not where its prompt ends, so budgets of prompt tokens
 (SnapKV, GemFilter) hold the generated tokens too (see each docstring).
+
+Long because: family C's 13 catalogue techniques sit side by side, each a short class over the
+same hooks (stored_tokens, prefill_units, extra_ops) and band/pair helpers only they use; a split
+would scatter one catalogue family. Shared cost pieces live in kit.py.
 """
 from __future__ import annotations
 
@@ -22,9 +26,10 @@ from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..attention import attention_op, causal_pairs
 from ..config import ForwardBatch
-from ..ops import Op
-from .base import PassContext, PrefillUnit, Technique, param, replace_ops
-from .registry import register
+from ..op_kinds import EMBEDDING_ROLES, LAYER_ATTENTION_ROLES, LOGIT_ROLES
+from ..ops import AttentionShape, Op, OpClass, OpRole, StreamShape
+from ..context import PassContext, PrefillUnit
+from .base import Technique, param, register, replace_ops
 
 SCORE_BYTES = 2.0         # an attention score (probability or logit) emitted by the kernel, 16-bit, assumed
 ACCUMULATOR_BYTES = 4.0   # a running per-token, per-head importance score in fp32, assumed
@@ -33,10 +38,6 @@ ROPE_OPS = 6.0            # ops per key element to rotate it to a new position (
 GUMBEL_SCORE_OPS = 12.0
 # SnapKV, per score: softmax (max, exp, sum, divide), window sum, pooling max, top-k compare; assumed
 VOTE_OPS = 8.0
-
-# Ops a pass has outside its layers; the rest run once per layer.
-EMBEDDING_OPS = {"embedding", "embedding_allreduce", "position_embedding", "pp_recv", "pp_send"}
-LOGIT_OPS = {"final_norm", "lm_head", "logits_gather", "sampling"}
 
 
 def heads_per_gpu(ctx: PassContext) -> int:
@@ -58,7 +59,7 @@ def band_pairs(q: float, c0: float, cap: float) -> float:
 
 def elementwise(name: str, flops: float, nbytes: float, elements: float, count: int, formula: str) -> Op:
     """A CUDA-core kernel with its FLOPs and HBM bytes given directly."""
-    return Op(name, "elementwise", flops, {"hbm": nbytes}, "fp32", {"elements": elements}, count, formula)
+    return Op(name, OpClass.ELEMENTWISE, flops, {"hbm": nbytes}, "fp32", StreamShape(elements), count, formula)
 
 
 def score_update(name: str, ctx: PassContext, kept, ops_per_score: float) -> Op:
@@ -82,11 +83,11 @@ def full_attention(op: Op, ctx: PassContext, kept, count: int | None = None) -> 
     prefill sparsity) is kept."""
     d = ctx.model.head_dim
     built = sum(n * causal_pairs(q, kept(c)) for q, c, n in ctx.batch.groups)
-    share = op.shape["pairs"] / built if built else 1.0
-    return attention_op(ctx.batch.groups, int(op.shape["heads"]), int(op.shape["kv_heads"]), d, d,
+    share = op.shape.pairs / built if built else 1.0
+    return attention_op(ctx.batch.groups, int(op.shape.heads), int(op.shape.kv_heads), d, d,
                         ctx.prec.act_bytes, ctx.prec.kv_bytes, ctx.kv_width, op.count if count is None else count,
                         op.dtype, op.name, kv_read=lambda n: ctx.kv.token_bytes(n, ctx.kv_width),
-                        pair_fraction=None if share == 1.0 else (lambda q, c: share))
+                        pair_fraction=None if share == 1.0 else (lambda q, c: share), role=op.role)
 
 
 def vote_ops(prefix: str, ctx: PassContext, window: int, budget: float, vote_layers: int) -> list[Op]:
@@ -102,8 +103,8 @@ def vote_ops(prefix: str, ctx: PassContext, window: int, budget: float, vote_lay
     window = min(window, max(q for q, _, _ in ctx.batch.groups))
     scores = new * window * heads
     keys = new * kvh * d * ctx.prec.kv_bytes
-    vote = Op(f"{prefix}_vote", "attention_prefill", 2.0 * scores * d, {"hbm": keys + scores * 4.0},
-              ctx.prec.activation, {"heads": heads, "kv_heads": kvh, "sequences": ctx.batch.sequences},
+    vote = Op(f"{prefix}_vote", OpClass.ATTENTION_PREFILL, 2.0 * scores * d, {"hbm": keys + scores * 4.0},
+              ctx.prec.activation, AttentionShape(heads=heads, kv_heads=kvh, sequences=ctx.batch.sequences),
               vote_layers, f"{window} window queries x {new:g} prompt keys x {heads} heads; fp32 scores written")
     select = elementwise(f"{prefix}_select", scores * VOTE_OPS, scores * 4.0 * 2, scores, vote_layers,
                          f"{scores:g} fp32 scores read twice for softmax/sum/pool/top-k")
@@ -288,11 +289,10 @@ class StreamingLLM(SinkWindowSplit):
             return ops
 
         def rotate(op: Op) -> Op:
-            keys = op.shape["sequences"] * op.shape["max_context"] * ctx.kv.width(ctx.kv_width) / 2
-            alu = op.shape.get("alu_ops", 0.0) + keys * ROPE_OPS
-            return replace(op, shape={**op.shape, "alu_ops": alu},
+            keys = op.shape.sequences * op.shape.max_context * ctx.kv.width(ctx.kv_width) / 2
+            return replace(op, alu_ops=op.alu_ops + keys * ROPE_OPS,
                            formula=op.formula + f"; + {ROPE_OPS:g} ops per cached key element (RoPE at cache position)")
-        return replace_ops(ops, {"attention", "attention_mla"}, rotate)
+        return replace_ops(ops, LAYER_ATTENTION_ROLES, rotate)
 
 
 @register
@@ -439,7 +439,7 @@ class SnapKV(Technique):
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         if ctx.decode:
             return ops
-        return replace_ops(ops, {"attention"}, lambda op: full_attention(op, ctx, self.stored_tokens))
+        return replace_ops(ops, {OpRole.ATTENTION}, lambda op: full_attention(op, ctx, self.stored_tokens))
 
     def extra_ops(self, ctx: PassContext) -> list[Op]:
         return vote_ops("snapkv", ctx, self.window, self.budget, ctx.layers)
@@ -499,15 +499,15 @@ class GemFilter(Technique):
         share = self.filter_layer / ctx.model.num_layers
         out: list[Op] = []
         for op in ops:
-            if op.name in LOGIT_OPS:
+            if op.role in LOGIT_ROLES:
                 continue                         # the filter pass stops at its layer: no logits
-            if op.name in EMBEDDING_OPS:
+            if op.role in EMBEDDING_ROLES:
                 out.append(op)
                 continue
             count = round(op.count * share)
             if count <= 0:
                 continue
-            if op.name == "attention":
+            if op.role == OpRole.ATTENTION:
                 out.append(full_attention(op, ctx, self.stored_tokens, count))
             else:
                 out.append(replace(op, count=count))
@@ -591,7 +591,7 @@ class WindowKV(Technique):
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         if ctx.decode:
             return ops
-        return replace_ops(ops, {"attention"}, lambda op: full_attention(op, ctx, self.stored_tokens))
+        return replace_ops(ops, {OpRole.ATTENTION}, lambda op: full_attention(op, ctx, self.stored_tokens))
 
     def extra_ops(self, ctx: PassContext) -> list[Op]:
         if ctx.decode:

@@ -21,17 +21,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from ...errors import WhatifError
-from ..graph import kv_heads_per_gpu, weight_gemm
-from ..ops import Op, gemm, streaming
-from .base import KVFormat, PassContext, Technique, param
-from .registry import register
+from ..mlp import weight_gemm
+from ..op_kinds import NON_LAYER_ROLES
+from ..ops import Op, OpClass, OpRole, gemm, in_ffn, streaming
+from ..context import KVFormat, PassContext, kv_heads_per_gpu
+from .base import Technique, param, register
 
-# Ops of one pass that are not repeated per layer (graph.forward_ops).
-NON_LAYER_OPS = frozenset({"embedding", "embedding_allreduce", "position_embedding", "pp_recv", "pp_send",
-                           "final_norm", "lm_head", "logits_gather", "sampling"})
 SLOT = "executed layers"
 EXIT_STATE_FLOPS = 2.0   # a linear exit classifier on the hidden state: multiply-add per element (assumed)
 CONFIDENCE = ("state", "softmax")
@@ -62,7 +60,7 @@ def linear_budget(position: int, start: int, length: int, high: float, low: floa
 
 def layer_counts(ops: list[Op]) -> set[int]:
     """Counts of the stage's layer groups (dense, MoE): every layer starts with its input norm."""
-    return {op.count for op in ops if op.name == "input_norm"}
+    return {op.count for op in ops if op.role == OpRole.INPUT_NORM}
 
 
 def layer_groups(ops: list[Op]) -> list[list[Op]]:
@@ -70,7 +68,7 @@ def layer_groups(ops: list[Op]) -> list[list[Op]]:
     counts = layer_counts(ops)
     groups: list[list[Op]] = []
     for op in ops:
-        if op.name == "input_norm":
+        if op.role == OpRole.INPUT_NORM:
             groups.append([op])
         elif groups and is_layer_op(op, counts) and op.count == groups[-1][0].count:
             groups[-1].append(op)
@@ -78,18 +76,18 @@ def layer_groups(ops: list[Op]) -> list[list[Op]]:
 
 
 def is_layer_op(op: Op, counts: set[int]) -> bool:
-    return op.name not in NON_LAYER_OPS and op.count in counts
+    return op.role not in NON_LAYER_ROLES and op.count in counts
 
 
 def partial_op(op: Op, share: float) -> Op:
     """One instance of `op` doing `share` of its work: the fractional layer of an expected count."""
-    shape = dict(op.shape)
-    scaled = ("n",) if op.op_class == "gemm" else ("bytes", "elements")
-    for key in scaled + ("alu_ops", "kv_bytes", "kv_write_bytes"):
-        if key in shape:
-            shape[key] *= share
+    dims = {f.name for f in fields(op.shape)}
+    scaled = ("n",) if op.op_class == OpClass.GEMM else ("bytes", "elements")
+    scaled += ("kv_bytes", "kv_write_bytes")
+    shape = replace(op.shape, **{k: getattr(op.shape, k) * share for k in scaled if k in dims})
     return replace(op, flops=op.flops * share, bytes={k: v * share for k, v in op.bytes.items()}, shape=shape,
-                   count=1, formula=op.formula + f"; x{share:.3g} (the fractional part of an expected layer count)")
+                   alu_ops=op.alu_ops * share, count=1,
+                   formula=op.formula + f"; x{share:.3g} (the fractional part of an expected layer count)")
 
 
 def run_layers(ops: list[Op], runs: Callable[[Op], float]) -> list[Op]:
@@ -120,9 +118,9 @@ def run_layers(ops: list[Op], runs: Callable[[Op], float]) -> list[Op]:
 def ffn_op(op: Op, parallel_block: bool) -> bool:
     """An op of a layer's feed-forward half (graph.dense_mlp, moe.moe_ops, the norm and residual
     around it). In a parallel block the shared norm, residual and all-reduce also carry attention."""
-    if op.name.startswith(("mlp_", "experts_", "shared_expert_", "router", "moe_")):
-        return not (parallel_block and op.name == "mlp_allreduce")
-    return not parallel_block and op.name in ("post_attn_norm", "residual_add_2")
+    if in_ffn(op) or op.role == OpRole.MLP_ALLREDUCE:
+        return not (parallel_block and op.role == OpRole.MLP_ALLREDUCE)
+    return not parallel_block and op.role in (OpRole.POST_ATTN_NORM, OpRole.MLP_RESIDUAL)
 
 
 def earliest_position(ctx: PassContext) -> int:
@@ -317,9 +315,10 @@ def kv_fill_ops(group: list[Op], ctx: PassContext) -> list[Op]:
     norm, its K/V projection (the K and V columns of qkv_proj; MLA: kv_a_proj), keys' rotation and
     the cache write. Built at the layer group's count; run_layers sets how many run."""
     m, prec, tokens, count = ctx.model, ctx.prec, ctx.batch.tokens, group[0].count
-    out = [replace(op, name="kv_fill_" + op.name) for op in group
-           if op.name in ("input_norm", "kv_a_proj", "kv_cache_write")]
-    if any(op.name == "qkv_proj" for op in group):
+    # copies are the technique's own ops (no graph role), so later lookups by role do not find them
+    out = [replace(op, name="kv_fill_" + op.name, role=None) for op in group
+           if op.role in (OpRole.INPUT_NORM, OpRole.KV_A_PROJ, OpRole.KV_WRITE)]
+    if any(op.role == OpRole.QKV_PROJ for op in group):
         kvh = kv_heads_per_gpu(m, ctx.par.tp)
         out.append(weight_gemm("kv_fill_proj", tokens, 2 * kvh * m.head_dim, m.hidden_size, prec, count))
         if m.position == "rope":

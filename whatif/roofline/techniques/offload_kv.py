@@ -21,11 +21,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from ..ops import Op, streaming, transfer
+from ..op_kinds import LAYER_ATTENTION_ROLES
+from ..ops import Op, OpClass, OpRole, kv_read_bytes, kv_write_bytes, streaming, transfer
 from ..placement import Placement
-from .base import HostPath, KVFormat, PassContext, Technique, param
-from .registry import register
-from .sparse_attention import (ATTENTION_OPS, cached, heads, kv_heads, key_dim, rebuilt_attention, replace_attention,
+from ..context import HostPath, KVFormat, PassContext
+from .base import Technique, param, register
+from .kit import (cached, heads, kv_heads, key_dim, rebuilt_attention, replace_attention,
                                require_host, require_separate_keys, score_op, stepping)
 
 ATTENTION_PLACEMENT = "attention placement"
@@ -33,11 +34,6 @@ KV_PLACEMENT = "kv placement"
 
 
 # ---------------------------------------------------------------- shared pieces
-def _new_kv_bytes(op: Op) -> float:
-    """Bytes of new K/V a kv_cache_write op stores (in the cache format)."""
-    return op.shape.get("kv_write_bytes", 0.0)
-
-
 def _queries(ctx: PassContext) -> float:
     return sum(n * q for q, _, n in ctx.batch.groups)
 
@@ -62,28 +58,28 @@ def offloaded_attention(ops: list[Op], ctx: PassContext, link: HostPath, engine:
     out: list[Op] = []
     if stepping(ctx):
         for op in ops:
-            if op.name == "kv_cache_write":
+            if op.role == OpRole.KV_WRITE:
                 continue   # the new K/V travel with the query
-            if op.name in ATTENTION_OPS and op.op_class == "attention_decode":
+            if op.role in LAYER_ATTENTION_ROLES and op.op_class == OpClass.ATTENTION_DECODE:
                 s = op.shape
-                q_bytes = _queries(ctx) * s["heads"] * s["d_qk"] * a
-                o_bytes = _queries(ctx) * s["heads"] * s["d_v"] * a
+                q_bytes = _queries(ctx) * s.heads * s.d_qk * a
+                o_bytes = _queries(ctx) * s.heads * s.d_v * a
                 new_kv = _queries(ctx) * ctx.kv_width * ctx.kv.full_bytes
                 out += [transfer(f"{label}_send_q_kv", q_bytes + new_kv, link, op.count, direction="d2h"),
-                        transfer(f"{label}_attention", read_share * s["kv_bytes"], engine, op.count),
+                        transfer(f"{label}_attention", read_share * s.kv_bytes, engine, op.count),
                         transfer(f"{label}_recv_output", o_bytes, link, op.count)]
                 continue
             out.append(op)
         return out
     earlier = _cached_kv_bytes(ctx)
     for op in ops:
-        if op.op_class.startswith("attention") and op.shape.get("kv_bytes"):
-            out.append(replace(op, shape={**op.shape, "kv_bytes": 0.0}))
+        if kv_read_bytes(op):
+            out.append(replace(op, shape=replace(op.shape, kv_bytes=0.0)))
             if earlier > 0:
                 out.append(transfer(f"{label}_fetch_earlier_kv", earlier, link, op.count, overlap=True))
-        elif op.name == "kv_cache_write" and _new_kv_bytes(op):
-            out.append(replace(op, shape={k: v for k, v in op.shape.items() if k != "kv_write_bytes"}))
-            out.append(transfer(f"{label}_store_kv", _new_kv_bytes(op), link, op.count, overlap=True,
+        elif op.role == OpRole.KV_WRITE and kv_write_bytes(op):
+            out.append(replace(op, shape=replace(op.shape, kv_write_bytes=0.0)))
+            out.append(transfer(f"{label}_store_kv", kv_write_bytes(op), link, op.count, overlap=True,
                                 direction="d2h"))
         else:
             out.append(op)

@@ -20,12 +20,13 @@ from dataclasses import dataclass, replace
 from ...errors import WhatifError
 from ...specs.hardware import load_component
 from ...specs.models import ModelSpec
-from ..graph import weight_gemm
-from ..ops import Op, is_weight_gemm, transfer, weights_of
+from ..mlp import weight_gemm
+from ..op_kinds import FFN_ROLES
+from ..ops import Op, OpClass, OpRole, graph_role, is_weight_gemm, kv_read_bytes, transfer, weights_of
 from ..placement import Placement
-from .base import HostPath, PassContext, Technique, param
-from .registry import register
-from .sparse_attention import require_host, stepping
+from ..context import HostPath, PassContext
+from .base import Technique, param, register
+from .kit import require_host, stepping
 
 HOST, NVME = "host", "nvme"
 CPU_DRAM_LINK = "host DRAM (CPU attention)"   # link key of CPU-side work: concurrent with the GPU's links
@@ -109,9 +110,9 @@ class FlexGen(Technique):
             return ops
         out: list[Op] = []
         for op in ops:
-            if op.op_class == "attention_decode":
+            if op.op_class == OpClass.ATTENTION_DECODE:
                 out += self._cpu_attention(op, ctx)
-            elif op.name != "kv_cache_write":   # the CPU appends the new K/V to its own cache
+            elif op.role != OpRole.KV_WRITE:   # the CPU appends the new K/V to its own cache
                 out.append(op)
         return out
 
@@ -126,7 +127,7 @@ class FlexGen(Technique):
         a = ctx.prec.act_bytes
         queries = sum(n * q for q, _, n in ctx.batch.groups)
         q_width = ctx.model.num_heads // ctx.par.tp * ctx.model.head_dim
-        kv = op.shape.get("kv_bytes", 0.0)
+        kv = kv_read_bytes(op)
         # The CPU streams the KV at the slower of its DRAM bandwidth and what its FLOP rate allows.
         seconds = max(kv / (self.cpu_bandwidth * 1e9), op.flops / (self.cpu_tflops * 1e12))
         rate = kv / seconds if seconds > 0 else self.cpu_bandwidth * 1e9
@@ -168,7 +169,7 @@ class ZeroInference(Technique):
 
 
 # ---------------------------------------------------------------- LLM in a flash
-FFN_GEMMS = ("mlp_gate_up", "mlp_up", "mlp_down")
+FFN_GEMMS = frozenset({OpRole.MLP_UP, OpRole.MLP_DOWN})
 
 
 @register
@@ -243,11 +244,11 @@ class LLMInAFlash(Technique):
         read, held = self._shares(ctx)
         out = []
         for op in ops:
-            if held < 1 and op.name in FFN_GEMMS:
+            if held < 1 and op.role in FFN_GEMMS:
                 s = op.shape
-                n, k = (s["n"] * held, s["k"]) if op.name != "mlp_down" else (s["n"], s["k"] * held)
-                op = weight_gemm(op.name, s["m"], n, k, ctx.prec, op.count)
-            elif held < 1 and op.name == "mlp_act":
+                n, k = (s.n * held, s.k) if op.role != OpRole.MLP_DOWN else (s.n, s.k * held)
+                op = weight_gemm(op.name, s.m, n, k, ctx.prec, op.count, op.role)
+            elif held < 1 and op.role == OpRole.MLP_ACT:
                 op = replace(op, flops=op.flops * held, bytes={"hbm": op.hbm_bytes * held})
             out.append(op)
         return out + self._reads(ops, ctx, read)
@@ -263,8 +264,7 @@ class LLMInAFlash(Technique):
         # Sparse reads: a block per neuron (bundled) or per vector; dense: one contiguous read per matrix.
         blocks = neurons * (1 if self.bundling else vectors) if self.sparsity else 2.0
         if not self.resident_attention:
-            attention = [op for op in ops if is_weight_gemm(op) and op.name not in FFN_GEMMS
-                         and not op.name.startswith(("experts", "shared_expert"))]
+            attention = [op for op in ops if is_weight_gemm(op) and graph_role(op) not in FFN_ROLES]
             nbytes += sum(weights_of(op) * ctx.prec.weight_bytes * op.count for op in attention) / layers
             blocks += len(attention)
         if nbytes <= 0:
@@ -275,7 +275,7 @@ class LLMInAFlash(Technique):
 
 
 # ---------------------------------------------------------------- M2R2 expert offload
-EXPERT_GEMMS = ("experts_gate_up", "experts_up", "experts_down")
+EXPERT_GEMMS = frozenset({OpRole.EXPERT_UP, OpRole.EXPERT_DOWN})
 
 
 @register
@@ -309,14 +309,14 @@ class ExpertOffload(Technique):
         ahead = self.predicted if self.ahead_of_time else 0.0
         out: list[Op] = []
         for op in ops:
-            if op.name in EXPERT_GEMMS and op.op_class == "gemm":
+            if op.role in EXPERT_GEMMS and op.op_class == OpClass.GEMM:
                 nbytes = weights_of(op) * ctx.prec.weight_bytes
-                experts = max(1.0, op.shape.get("groups", 1.0))
+                experts = max(1.0, op.shape.groups)
                 if ahead > 0:
-                    out.append(transfer(f"{op.name}_prefetch", ahead * nbytes, host, op.count, True,
-                                        blocks=experts))
+                    out.append(replace(transfer(f"{op.name}_prefetch", ahead * nbytes, host, op.count, True,
+                                                blocks=experts), part_of=graph_role(op)))
                 if ahead < 1:
-                    out.append(transfer(f"{op.name}_load", (1 - ahead) * nbytes, host, op.count, False,
-                                        blocks=experts))
+                    out.append(replace(transfer(f"{op.name}_load", (1 - ahead) * nbytes, host, op.count, False,
+                                                blocks=experts), part_of=graph_role(op)))
             out.append(op)
         return out

@@ -12,9 +12,9 @@ from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..config import ForwardBatch
 from ..decode_round import Round, RoundContext
-from .base import param
+from ..forward_pass import time_pass
+from .base import param, register
 from .decoding import Decoder, Speculative, draft_kv_bytes
-from .registry import register
 
 
 def head_model(model: ModelSpec) -> ModelSpec:
@@ -55,7 +55,7 @@ class MultiToken(Speculative):
         s = rc.setup
         heads = rc.other_model(head_model(s.user_model), s.parallel.tp)
         verified = sum(widths) + 1
-        one = heads.time(ForwardBatch.verify_pass(rc.batch, verified, rc.context), rc.cuda_graphs).time_s
+        one = time_pass(heads, ForwardBatch.verify_pass(rc.batch, verified, rc.context), rc.cuda_graphs).time_s
         return self.k * one
 
     def extra_weight_bytes(self, model, par, prec) -> float:

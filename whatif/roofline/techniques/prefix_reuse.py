@@ -7,6 +7,9 @@ computed (and after how many cached tokens they attend), and `extra_ops` adds th
 cached tokens' KV (a `transfer` overlapped with the computation, as these systems pipeline loading
 layer by layer) plus any selection, decoding or re-rotation kernels. The hooks see one pass at a
 time, never the whole prompt, so each technique marks its own passes in a way it documents.
+
+Long because: family E's 7 techniques sit side by side over the prefill-unit and KV-load helpers
+only they use; a split would scatter one catalogue family. Shared cost pieces live in kit.py.
 """
 from __future__ import annotations
 
@@ -16,10 +19,10 @@ from ...specs.dtypes import gemm_compute_dtype
 from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..attention import DECODE_MAX_QUERIES, attention_op
-from ..ops import Op, gemm, streaming, transfer
-from .kv_compression import DEQUANT_OPS_PER_ELEMENT
-from .base import HostPath, PassContext, PrefillUnit, Technique, param, replace_ops
-from .registry import register
+from ..ops import AttentionShape, Op, OpClass, OpRole, gemm, streaming, transfer
+from ..context import HostPath, PassContext, PrefillUnit
+from .base import Technique, param, register, replace_ops
+from .kit import DEQUANT_OPS_PER_ELEMENT
 
 KV_DEVIATION_FLOPS = 3.0          # subtract, square, accumulate per K/V element compared (CacheBlend), assumed
 ARITH_DECODE_OPS_PER_ELEMENT = 40.0  # CDF lookup, range update, renormalise, dequantize per KV element of an
@@ -97,11 +100,11 @@ class Hydragen(Technique):
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         if not ctx.decode or ctx.shared_prefix <= 0:
             return ops
-        return replace_ops(ops, {"attention"}, lambda op: self._split(op, ctx))
+        return replace_ops(ops, {OpRole.ATTENTION}, lambda op: self._split(op, ctx))
 
     def _split(self, op: Op, ctx: PassContext) -> list[Op]:
         p, d, a = ctx.shared_prefix, ctx.model.head_dim, ctx.prec.act_bytes
-        heads, kvh = int(op.shape["heads"]), int(op.shape["kv_heads"])
+        heads, kvh = int(op.shape.heads), int(op.shape.kv_heads)
         seqs = sum(n for _, _, n in ctx.batch.groups)
         queries = sum(n * q for q, _, n in ctx.batch.groups)
 
@@ -110,14 +113,15 @@ class Hydragen(Technique):
 
         # Prefix: all queries of the batch against the same p keys, which are read once.
         pairs = queries * p
-        prefix = Op("attention_shared_prefix", "attention_prefill", 2.0 * pairs * heads * 2 * d,
+        prefix = Op("attention_shared_prefix", OpClass.ATTENTION_PREFILL, 2.0 * pairs * heads * 2 * d,
                     {"hbm": queries * heads * 2 * d * a + kv_read(p)}, op.dtype,
-                    {"pairs": pairs, "heads": heads, "kv_heads": kvh, "d_qk": d, "d_v": d, "ctas": heads,
-                     "max_context": p, "sequences": seqs}, op.count,
-                    f"{queries} queries x {p} shared-prefix keys as one matrix product; prefix KV read once")
+                    AttentionShape(pairs=pairs, heads=heads, kv_heads=kvh, d_qk=d, d_v=d, ctas=heads,
+                                   max_context=p, sequences=seqs), op.count,
+                    f"{queries} queries x {p} shared-prefix keys as one matrix product; prefix KV read once",
+                    OpRole.SHARED_PREFIX_ATTENTION)
         suffix_groups = tuple((q, max(0.0, c - p), n) for q, c, n in ctx.batch.groups)
         suffix = attention_op(suffix_groups, heads, kvh, d, d, a, ctx.kv.full_bytes, ctx.kv_width, op.count,
-                              op.dtype, "attention_suffix", kv_read=kv_read)
+                              op.dtype, "attention_suffix", kv_read=kv_read, role=OpRole.SUFFIX_ATTENTION)
         merge = streaming("attention_merge", "elementwise", queries * heads * d, 2, 1, 4, a, ctx.prec.activation,
                           op.count, extra_bytes=queries * heads * 2 * 4.0)
         return [prefix, suffix, merge]

@@ -5,23 +5,15 @@ import dataclasses
 import typing
 
 from ...errors import WhatifError, closest
-from .base import Technique
+from .base import REGISTRY, Technique
 from .compose import TechniqueSet
-
-REGISTRY: dict[str, type[Technique]] = {}
-
-
-def register(cls: type[Technique]) -> type[Technique]:
-    """Class decorator: make a technique available by its `name`."""
-    assert cls.name and cls.name not in REGISTRY, cls.name
-    REGISTRY[cls.name] = cls
-    return cls
 
 
 def _load_families() -> None:
     # Imported for their @register side effect; kept here so importing the registry loads them all.
     from . import (attention_kernels, diffusion, kv_compression, kv_eviction, layer_skip,  # noqa: F401
-                   offload_kv, offload_weights, parallel_decoding, prefix_reuse, sparse_attention, speculative,
+                   offload_kv, offload_weights, parallel_decoding, prefix_reuse, sparse_attention,
+                   sparse_attention_host, sparse_attention_prefill, speculative,
                    weights)
 
 

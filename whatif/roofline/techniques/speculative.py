@@ -11,12 +11,12 @@ from ...specs.models import ModelSpec
 from ..comm import comm_op
 from ..config import Parallelism
 from ..decode_round import RoundContext
-from ..graph import weight_gemm
+from ..mlp import weight_gemm
+from ..forward_pass import time_pass
 from ..memory import stage_weight_bytes
 from ..ops import gemm, streaming
-from .base import param
-from .decoding import Speculative, _load_other, check_draft_vocab, draft_kv_bytes, draft_model_passes
-from .registry import register
+from .base import param, register
+from .decoding import Speculative, load_other_model, check_draft_vocab, draft_kv_bytes, draft_model_passes
 
 
 def _size(m: ModelSpec) -> int:
@@ -69,7 +69,7 @@ class DraftModel(Speculative):
                 raise WhatifError(f"{where}=auto: no shipped model shares {target.name}'s vocabulary "
                                   f"({target.vocab_size} tokens); name one with draft=MODEL")
             return found
-        draft = _load_other(self.draft, where)
+        draft = load_other_model(self.draft, where)
         check_draft_vocab(self.name, "draft", draft, target)
         return draft
 
@@ -105,10 +105,11 @@ class DraftModel(Speculative):
         from ..estimate import prefill_passes
         setup = self._draft_setup(rc)
         prompt = self._draft_context(rc.prompt)
-        draft = sum(setup.time(fb, False).time_s * n for fb, n in prefill_passes(rc.batch, prompt, rc.prefill_chunk))
+        draft = sum(time_pass(setup, fb, False).time_s * n
+                    for fb, n in prefill_passes(rc.batch, prompt, rc.prefill_chunk))
         if not self.parallel:
             return draft
-        target = sum(rc.setup.time(fb, False).time_s * n
+        target = sum(time_pass(rc.setup, fb, False).time_s * n
                      for fb, n in prefill_passes(rc.batch, rc.prompt, rc.prefill_chunk))
         return max(0.0, draft - target)
 
@@ -218,7 +219,7 @@ class Eagle(Speculative):
         s = rc.setup
         setup = rc.other_model(self.head_model(s.user_model), s.parallel.tp)
         passes = prefill_passes(rc.batch, rc.prompt, rc.prefill_chunk)
-        return sum(setup.time(fb, False).time_s * n for fb, n in passes) + self._fuse(rc, rc.batch * rc.prompt)
+        return sum(time_pass(setup, fb, False).time_s * n for fb, n in passes) + self._fuse(rc, rc.batch * rc.prompt)
 
     def extra_weight_bytes(self, model, par, prec) -> float:
         head = self.head_model(model)

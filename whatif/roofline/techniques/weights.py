@@ -5,6 +5,10 @@ Every technique here owns the "weight format" slot (one storage format at a time
 pruning, which changes the model's shape and composes with any format. Formats that no dtype names
 (2-bit codebooks, entropy-coded BF16, 2:4 values plus indices) carry their exact bits per weight in
 `StoredWeights`, so the memory plan and the GEMMs read the same bytes.
+
+Long because: family A's 13 weight formats sit side by side over one set of GEMM-rewriting helpers
+that only they use (the weight-format slot); a split would scatter one catalogue family. Shared cost
+pieces live in kit.py.
 """
 from __future__ import annotations
 
@@ -17,9 +21,9 @@ from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..config import Precision
 from ..dequant import DEQUANT_OPS, DEQUANT_TILE_M
-from ..ops import Op, gemm, is_weight_gemm, streaming, weights_of
-from .base import PassContext, Technique, param
-from .registry import register
+from ..ops import GemmShape, Op, OpClass, OpRole, gemm, graph_role, is_weight_gemm, streaming, weights_of
+from ..context import PassContext
+from .base import Technique, param, register
 
 # GEMMs whose weights no weight format touches: the LM head stays 16-bit (as AWQ/GPTQ/FP8 keep it)
 # and the MoE router is a tiny 16-bit matrix.
@@ -81,7 +85,7 @@ def sixteen_bit(prec: Precision) -> str:
 
 def row_tiles(op: Op) -> int:
     """Row tiles each weight tile is decoded for (fused kernels decode once per DEQUANT_TILE_M rows)."""
-    rows = op.shape["m"] / max(op.shape.get("groups", 1.0), 1e-9)
+    rows = op.shape.m / max(op.shape.groups, 1e-9)
     return max(1, math.ceil(rows / DEQUANT_TILE_M - 1e-9))
 
 
@@ -98,13 +102,9 @@ def adjust(op: Op, ctx: PassContext, *, weight_bytes: float | None = None, act_b
     if weight_bytes is not None:
         hbm += weights_of(op) * (weight_bytes - ctx.prec.weight_bytes)
     if act_bytes is not None:
-        hbm += op.shape["m"] * op.shape["k"] * (act_bytes - ctx.prec.act_bytes)
-    shape = dict(op.shape)
-    if alu is not None:
-        shape.pop("alu_ops", None)
-        if alu > 0:
-            shape["alu_ops"] = alu
-    return replace(op, bytes={**op.bytes, "hbm": hbm}, dtype=dtype or op.dtype, shape=shape,
+        hbm += op.shape.m * op.shape.k * (act_bytes - ctx.prec.act_bytes)
+    return replace(op, bytes={**op.bytes, "hbm": hbm}, dtype=dtype or op.dtype,
+                   alu_ops=op.alu_ops if alu is None else alu,
                    formula=op.formula + (f"; {note}" if note else ""))
 
 
@@ -121,18 +121,20 @@ def rewrite_weight_gemms(ops: list[Op], build) -> list[Op]:
 
 
 def decode_kernel(name: str, ctx: PassContext, weights: float, stored_bytes: float, ops_per_weight: float,
-                  count: int) -> Op:
+                  count: int, part_of: OpRole | None = None) -> Op:
     """A separate kernel that reads `weights` stored weights and writes them 16-bit for a GEMM to read."""
     out = BYTES[sixteen_bit(ctx.prec)]
-    return streaming(name, "elementwise", weights, 0, 1, ops_per_weight, out, sixteen_bit(ctx.prec), count,
-                     extra_bytes=weights * stored_bytes)
+    op = streaming(name, OpClass.ELEMENTWISE, weights, 0, 1, ops_per_weight, out, sixteen_bit(ctx.prec), count,
+                   extra_bytes=weights * stored_bytes)
+    return replace(op, part_of=part_of)
 
 
 def act_quantize(op: Op, ctx: PassContext, out_bytes: float, flops_per_element: float = ACT_QUANT_FLOPS) -> Op:
     """Per-token dynamic quantization of a GEMM's input: read 16-bit, write `out_bytes` plus a scale per row."""
-    m, k = op.shape["m"], op.shape["k"]
-    return streaming(f"{op.name}_act_quant", "elementwise", m * k, 1, 0, flops_per_element, ctx.prec.act_bytes,
-                     ctx.prec.activation, op.count, extra_bytes=m * k * out_bytes + m * 4.0)
+    m, k = op.shape.m, op.shape.k
+    quant = streaming(f"{op.name}_act_quant", OpClass.ELEMENTWISE, m * k, 1, 0, flops_per_element, ctx.prec.act_bytes,
+                      ctx.prec.activation, op.count, extra_bytes=m * k * out_bytes + m * 4.0)
+    return replace(quant, part_of=graph_role(op))
 
 
 # ---------------------------------------------------------------- weight-only integers
@@ -158,7 +160,7 @@ class _WeightOnlyInt(Technique):
 
         def unfused(op: Op) -> list[Op]:
             dq = decode_kernel(f"{op.name}_dequant", ctx, weights_of(op), ctx.prec.weight_bytes, DEQUANT_OPS,
-                               op.count)
+                               op.count, graph_role(op))
             return [dq, adjust(op, ctx, weight_bytes=a, alu=0.0, note="reads the dequantized 16-bit weights")]
         return rewrite_weight_gemms(ops, unfused)
 
@@ -282,12 +284,12 @@ class BitPlane(Technique):
         wb, ab, a = self.w_bits, self.a_bits, ctx.prec.act_bytes
 
         def planes(op: Op) -> list[Op]:
-            m, n, k, g = op.shape["m"], op.shape["n"], op.shape["k"], op.shape.get("groups", 1.0)
-            mma = gemm(op.name, ab * m, wb * n, k / BINARY_K_PER_INT4, 0.0, 0.0, "int4", op.count)
+            m, n, k, g = op.shape.m, op.shape.n, op.shape.k, op.shape.groups
+            mma = gemm(op.name, ab * m, wb * n, k / BINARY_K_PER_INT4, 0.0, 0.0, "int4", op.count, role=op.role)
             hbm = m * k * ab / 8 + weights_of(op) * ctx.prec.weight_bytes + m * n * a
-            shape = {**mma.shape, "groups": g, "alu_ops": m * n * wb * ab * BITPLANE_RECOVERY_OPS}
             quant = act_quantize(op, ctx, ab / 8, ACT_QUANT_FLOPS + ab)   # + one bit extraction per plane
-            return [quant, replace(mma, bytes={"hbm": hbm}, shape=shape,
+            return [quant, replace(mma, bytes={"hbm": hbm}, shape=replace(mma.shape, groups=g), part_of=op.part_of,
+                                   alu_ops=m * n * wb * ab * BITPLANE_RECOVERY_OPS,
                                    formula=f"{wb}x{ab} one-bit planes of M={m:g} N={n:g} K={k:g} as INT4-rate "
                                            f"work (binary MMA = {BINARY_K_PER_INT4:g}x INT4 K); bytes = "
                                            f"M*K*{ab}/8 + K*N*w + M*N*a")]
@@ -335,7 +337,7 @@ class VectorQuant(Technique):
         def vq(op: Op) -> Op:
             new = adjust(op, ctx, alu=fused_decode_alu(op, self.codebooks * VQ_OPS_PER_CODEBOOK),
                          note=f"codebook lookups, + {books:g} B of codebooks per matrix")
-            return replace(new, bytes={**new.bytes, "hbm": new.hbm_bytes + books * op.shape.get("groups", 1.0)})
+            return replace(new, bytes={**new.bytes, "hbm": new.hbm_bytes + books * op.shape.groups})
         return rewrite_weight_gemms(ops, vq)
 
 
@@ -412,12 +414,13 @@ class BitStack(Technique):
         a, r, dt = BYTES[sixteen_bit(ctx.prec)], self.rank, sixteen_bit(ctx.prec)
 
         def rebuild(op: Op) -> list[Op]:
-            n, k, g = op.shape["n"], op.shape["k"], op.shape.get("groups", 1.0)
+            n, k, g = op.shape.n, op.shape.k, op.shape.groups
             blocks = self.bits_per_weight / (1.0 + 16.0 * r * (k + n) / (k * n))
             w = weights_of(op)
             low_rank = gemm(f"{op.name}_bitstack_rebuild", g * n, k, r * blocks, 0.0, 0.0, dt, op.count)
             rebuilt = replace(low_rank, bytes={"hbm": w * ctx.prec.weight_bytes + w * a},
-                              shape={**low_rank.shape, "groups": g, "alu_ops": w * blocks * BITSTACK_SIGN_OPS},
+                              shape=replace(low_rank.shape, groups=g), alu_ops=w * blocks * BITSTACK_SIGN_OPS,
+                              part_of=graph_role(op),
                               formula=f"{blocks:.2f} blocks of rank {r} over {w:g} weights; reads the stored "
                                       f"blocks, writes 16-bit weights")
             return [rebuilt, adjust(op, ctx, weight_bytes=a, alu=0.0, note="reads the rebuilt 16-bit weights")]
@@ -455,17 +458,18 @@ class ShiftAddLLM(Technique):
         q = self.bits
 
         def lut_gemm(op: Op) -> Op:
-            m, n, k, g = op.shape["m"], op.shape["n"], op.shape["k"], op.shape.get("groups", 1.0)
+            m, n, k, g = op.shape.m, op.shape.n, op.shape.k, op.shape.groups
             lookups = m * n * q * k / LUT_GROUP * LUT_OPS_PER_LOOKUP
             tables = m * k / LUT_GROUP * 2 ** LUT_GROUP                 # one add per table entry
             shifts = m * n * q * k / self.group_size
             # A CUDA-core kernel streaming the packed planes: timed like other CUDA-core kernels (fp32
             # peak, no tensor-core tiles), with the bytes the graph charged for the stored weights.
-            return Op(op.name, "elementwise", lookups + tables + shifts, dict(op.bytes), "fp32",
-                      {"m": m, "n": n, "k": k, "groups": g}, op.count,
+            return Op(op.name, OpClass.ELEMENTWISE, lookups + tables + shifts, dict(op.bytes), "fp32",
+                      GemmShape(m, n, k, g), op.count,
                       f"LUT-GEMM on CUDA cores, {q} binary planes, M={m:g} N={n:g} K={k:g}: "
                       f"{LUT_OPS_PER_LOOKUP:g} ops per lookup-add x M*N*{q}*K/{LUT_GROUP} + tables "
-                      f"M*K/{LUT_GROUP}*{2 ** LUT_GROUP} + shifts; bytes = M*K*a + K*N*w + M*N*a")
+                      f"M*K/{LUT_GROUP}*{2 ** LUT_GROUP} + shifts; bytes = M*K*a + K*N*w + M*N*a",
+                      op.role, op.part_of)
         return rewrite_weight_gemms(ops, lut_gemm)
 
 
@@ -505,7 +509,7 @@ class Int2LoRA(Technique):
         a, dt, b = ctx.prec.act_bytes, sixteen_bit(ctx.prec), self.quant_bits
 
         def lora(op: Op) -> list[Op]:
-            m, n, k, g = op.shape["m"], op.shape["n"], op.shape["k"], op.shape.get("groups", 1.0)
+            m, n, k, g = op.shape.m, op.shape.n, op.shape.k, op.shape.groups
             main = adjust(op, ctx, weight_bytes=b / 8, alu=fused_decode_alu(op, DEQUANT_OPS))
             if self.adapter_share == 0:
                 return main
@@ -513,8 +517,8 @@ class Int2LoRA(Technique):
             down = gemm(f"{op.name}_lora_a", m, r, k, a, 2.0, dt, op.count)
             up = gemm(f"{op.name}_lora_b", m, n, r, a, 2.0, dt, op.count)
             extra = [(down, (g - 1) * k * r * 2.0), (up, (g - 1) * r * n * 2.0 + m * n * a)]   # experts; + read to add
-            return [main] + [replace(x, bytes={"hbm": x.hbm_bytes + more}, shape={**x.shape, "groups": g})
-                             for x, more in extra]
+            return [main] + [replace(x, bytes={"hbm": x.hbm_bytes + more}, shape=replace(x.shape, groups=g),
+                                     part_of=graph_role(op)) for x, more in extra]
         return rewrite_weight_gemms(ops, lora)
 
 
@@ -540,8 +544,7 @@ class Sparse24(Technique):
 
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         def sparse(op: Op) -> Op:
-            shape = {**op.shape, "k": op.shape["k"] / 2}
-            return replace(op, flops=op.flops / 2, shape=shape,
+            return replace(op, flops=op.flops / 2, shape=replace(op.shape, k=op.shape.k / 2),
                            formula=op.formula + "; 2:4 sparse: half of K multiplied on the sparse tensor cores, "
                                                 "weights as 8 value + 1 index bits")
         return rewrite_weight_gemms(ops, sparse)

@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from ...roofline.graph import ACT_FLOPS
+from ...roofline.mlp import ACT_FLOPS
 from ...roofline.ops import Op, streaming
 from .common import ELEMENT_BYTES, poisoned, randn
 

@@ -31,7 +31,7 @@ import triton.language as tl
 from ...roofline.attention import attention_op
 from ...roofline.config import ForwardBatch
 from ...roofline.ops import Op
-from ...roofline.techniques.base import KVFormat
+from ...roofline.context import KVFormat
 from ...roofline.techniques.kv_compression import KIVI, SCALE_BYTES, with_dequant
 from .common import ELEMENT_BYTES, next_pow2, poisoned, randn
 

@@ -1,8 +1,10 @@
-"""Reader for the Vidur project's public operator timings (reference/vidur-profiling, MIT).
+"""Reader for the Vidur project's public operator timings (MIT; github.com/microsoft/vidur).
 
-Each CSV row times one transformer layer's kernels for a token count and TP degree. We rebuild
-the same layer with our own graph builder from the shape columns alone, so a comparison tests
-the engine, never a lookup.
+The caller names the folder (`vidur_dir`): a checkout ships a copy in reference/vidur-profiling, an
+installed wheel does not (it has the committed subset as measurement tables, validate/measurements/).
+Each CSV row times one transformer layer's kernels for a token count and TP degree. We rebuild the
+same layer with our own graph builder from the shape columns alone, so a comparison tests the
+engine, never a lookup.
 """
 from __future__ import annotations
 
@@ -10,14 +12,16 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import WhatifError
+from ..roofline.comm import comm_op
+from ..roofline.config import ForwardBatch, Parallelism, Precision
+from ..roofline.graph import forward_ops, layer_ops
+from ..roofline.ops import Op
 from ..specs.models import ModelSpec
-from .comm import comm_op
-from .config import ForwardBatch, Parallelism, Precision
-from .graph import forward_ops, layer_ops
-from .ops import Op
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DIR = REPO_ROOT / "reference" / "vidur-profiling"
+# Where a checkout keeps the data, relative to the working directory (run from the repository root,
+# or name the folder): never resolved against the package, which an installed wheel does not hold.
+DEFAULT_DIR = Path("reference") / "vidur-profiling"
 GPU_NAMES = {"a100": "a100-sxm-80gb", "h100": "h100-sxm"}   # A100-SXM4-80GB and H100 SXM class
 SYSTEMS = {"a100": "dgx-a100-80gb", "h100": "dgx-h100"}      # the NVSwitch nodes of network/*_dgx
 # Vidur op column -> our op name (the GEMM of the MLP's first matrix depends on gating)
@@ -56,9 +60,20 @@ def layer_kernels(spec: ModelSpec, tokens: int, tp: int) -> dict[str, Op]:
     return {o.name: o for o in ops}
 
 
-def load_samples(directory: Path = DEFAULT_DIR) -> list[Sample]:
+def vidur_dir(directory: str | Path | None = None) -> Path:
+    """The Vidur profiling folder `directory` (default: reference/vidur-profiling under the working
+    directory), checked: a missing folder is a one-line error naming it."""
+    path = Path(directory) if directory is not None else DEFAULT_DIR
+    if not (path / "compute").is_dir() and not (path / "network").is_dir():
+        raise WhatifError(f"Vidur profiling folder '{path}' not found (it needs compute/ or network/); run from a "
+                          "whatif checkout (reference/vidur-profiling) or name the folder")
+    return path
+
+
+def load_samples(directory: str | Path | None = None) -> list[Sample]:
+    """Every kernel timing of the folder's compute/<gpu>/<org>/<model>/mlp.csv files, as rebuilt Ops."""
     samples: list[Sample] = []
-    for path in sorted(Path(directory).glob("compute/*/*/*/mlp.csv")):
+    for path in sorted(vidur_dir(directory).glob("compute/*/*/*/mlp.csv")):
         gpu = GPU_NAMES[path.parts[-4]]
         model = f"{path.parts[-3]}/{path.parts[-2]}"
         with open(path, newline="") as fh:
@@ -78,14 +93,17 @@ def load_samples(directory: Path = DEFAULT_DIR) -> list[Sample]:
     return samples
 
 
-def load_network_samples(directory: Path = DEFAULT_DIR) -> list[Sample]:
+def load_network_samples(directory: str | Path | None = None) -> list[Sample]:
     """All-reduce timings inside one NVSwitch node (all workers on the node), as comm Ops.
 
-    `size` counts fp16 elements (2 bytes each); `tokens` holds the worker count.
+    `size` is the message in BYTES: Vidur's profiler writes elements * 2 and its simulator reads the
+    column back as bytes (an earlier reading as fp16 elements doubled every message and fitted link
+    efficiencies above 1). `tokens` holds the worker count.
     """
     samples = []
+    root = vidur_dir(directory)
     for vidur_gpu in GPU_NAMES:
-        path = Path(directory) / "network" / f"{vidur_gpu}_dgx" / "all_reduce.csv"
+        path = root / "network" / f"{vidur_gpu}_dgx" / "all_reduce.csv"
         if not path.is_file():
             continue
         with open(path, newline="") as fh:
@@ -93,7 +111,7 @@ def load_network_samples(directory: Path = DEFAULT_DIR) -> list[Sample]:
                 workers = int(row["num_workers"])
                 if workers < 2 or int(row["devices_per_node"]) != workers:
                     continue
-                nbytes = 2.0 * int(row["size"])
+                nbytes = float(row["size"])
                 samples.append(Sample(SYSTEMS[vidur_gpu], "nccl", "all_reduce", workers, workers,
                                       float(row["time_stats.all_reduce.median"]) * 1e-3,
                                       comm_op("all_reduce", "all_reduce", nbytes, workers, 1)))

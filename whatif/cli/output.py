@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import math
 
-from .specs import units
-from .roofline.estimate import Estimate, PassTime
-from .roofline.memory import CONTEXT_SEARCH_LIMIT
-from .roofline.ops import link_bytes
-from .roofline.timing import OpTime
+from ..specs import units
+from ..roofline.estimate import Estimate, PassTime
+from ..roofline.memory import CONTEXT_SEARCH_LIMIT
+from ..roofline.ops import OpClass, link_bytes, shape_record
+from ..roofline.timing import OpTime
 
 
 def _finite(x: float):
@@ -20,7 +20,7 @@ def op_time_dict(t: OpTime, stage: int | None = None) -> dict:
          "time_s": t.time_s, "total_s": t.total_s, "compute_s": t.compute_s, "memory_s": t.memory_s,
          "overhead_s": t.overhead_s, "bound": t.bound, "flops": op.flops, "bytes": dict(op.bytes),
          "hbm_bytes": op.hbm_bytes, "intensity_flop_per_byte": _finite(op.intensity),
-         "attained_flop_s": t.attained_flops, "shape": dict(op.shape), "formula": op.formula}
+         "attained_flop_s": t.attained_flops, "shape": shape_record(op), "formula": op.formula}
     if stage is not None:
         d["stage"] = stage
     return d
@@ -233,7 +233,7 @@ def kernel_text(t: OpTime, hardware: str, eff) -> str:
     op = t.op
     ai = op.intensity
     rows = [["time", units.seconds(t.time_s)], ["FLOPs", units.flops(op.flops)],
-            ["bytes (HBM)" if op.op_class != "comm" else "bytes (link)",
+            ["bytes (HBM)" if op.op_class != OpClass.COMM else "bytes (link)",
              units.nbytes(op.hbm_bytes or link_bytes(op) or op.bytes.get("link", 0))],
             ["arithmetic intensity", "-" if not math.isfinite(ai) else f"{ai:.3g} FLOP/B"],
             ["attained", units.rate(t.attained_flops, "FLOP/s")], ["bound", t.bound],

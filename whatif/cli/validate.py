@@ -1,4 +1,4 @@
-"""`whatif validate run | calibrate | report | reference`: the command line of validate/."""
+"""`whatif validate run | calibrate | report | reference`: the command line of whatif/validate/ (which holds no CLI)."""
 from __future__ import annotations
 
 import argparse
@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 from ..errors import WhatifError
-
-MEASUREMENTS_DIR = Path(__file__).resolve().parent / "measurements"
+from .reporting import start_report, write_report
 RUN_EPILOG = """On a machine with one NVIDIA GPU (H100 or H200; estimated under 7 minutes by
 benchmarks/validate_sweep.py, not yet measured; the budget stops new cases at 7 minutes, so it fits one
 8-minute call):
@@ -24,7 +23,7 @@ on the CPU interpreter with the small test shapes (its times mean nothing)."""
 
 
 def add_validate_parser(sub, parser_class) -> None:
-    from .kernels import FAMILIES
+    from ..validate.kernels import FAMILIES
     p = sub.add_parser("validate", help="Triton kernels on a real GPU: measure, calibrate, report accuracy")
     vsub = p.add_subparsers(dest="validate", parser_class=parser_class)
     run = vsub.add_parser("run", help="check and time every kernel of the sweep on this GPU; write a measurement table",
@@ -70,7 +69,7 @@ def add_validate_parser(sub, parser_class) -> None:
 
 def _families(text: str) -> tuple[str, ...]:
     """Family names checked without importing the kernels (a dry run must switch the interpreter on first)."""
-    from .kernels import FAMILIES
+    from ..validate.kernels import FAMILIES
     names = tuple(f.strip() for f in text.split(",") if f.strip())
     if not names:
         raise WhatifError("--families: name at least one kernel family")
@@ -81,13 +80,13 @@ def _families(text: str) -> tuple[str, ...]:
 
 
 def _rows(args):
-    from .reference import vidur_rows
-    from .table import read_tables
+    from ..validate.reference import vidur_rows
+    from ..validate.table import read_tables
     if not args.tables and not args.reference:
         raise WhatifError("name at least one measurement table, or --reference for the public measurements")
     rows = read_tables(args.tables)
     if args.reference:
-        from .reference import reference_gpus
+        from ..validate.reference import reference_gpus
         gpus = [args.gpu] if args.gpu else sorted({r.gpu for r in rows} or set(reference_gpus()))
         for gpu in gpus:
             rows += vidur_rows(gpu)
@@ -95,7 +94,7 @@ def _rows(args):
 
 
 def cmd_run(args) -> int:
-    from .runner import BUDGET_S, run
+    from ..validate.runner import BUDGET_S, run
     budget = BUDGET_S if args.budget is None else args.budget
     if budget <= 0:
         raise WhatifError(f"--budget: {budget:g} must be a positive number of seconds")
@@ -108,7 +107,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from .calibrate import calibrate, calibration_document, held_out_report, write_calibration
+    from ..validate.calibrate import calibrate, calibration_document, held_out_report, write_calibration
     cal = calibrate(_rows(args), args.gpu, tuple(args.tables) + (("vidur reference",) if args.reference else ()))
     report = held_out_report(cal)
     doc = calibration_document(cal, report)
@@ -135,12 +134,11 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
-def cmd_report(args) -> int:
+def cmd_validate_report(args) -> int:
     from ..specs.hardware import load_component
     from ..roofline.efficiency import load_efficiency
-    from .accuracy import as_measurements, group_stats, overall, score, text_table, worst_lines
+    from ..validate.accuracy import as_measurements, group_stats, overall, score, text_table, worst_lines
     if args.html:
-        from ..sim_cli import start_report
         start_report(args.html, "--html")
     rows = _rows(args)
     if args.gpu:
@@ -160,11 +158,10 @@ def cmd_report(args) -> int:
         raise WhatifError("the tables have no timed rows to report on")
     stats = group_stats(scored)
     if args.csv:
-        from ..reports.validation import write_measurements
+        from ..validate.table import write_measurements
         write_measurements(args.csv, as_measurements(scored))
     if args.html:
         from ..reports.build import validation_page
-        from ..sim_cli import write_report
         page = validation_page(as_measurements(scored), f"measurement tables, {args.efficiency} efficiency")
         write_report(page, args.html, "--html")
     if args.json:
@@ -187,15 +184,15 @@ def cmd_report(args) -> int:
 
 
 def cmd_reference(args) -> int:
-    from .reference import SUBSET_TOKENS, vidur_rows
-    from .table import write_table
+    from ..validate.reference import SUBSET_TOKENS, vidur_rows
+    from ..validate.table import write_table
     rows = vidur_rows(args.gpu, None if args.all_tokens else SUBSET_TOKENS)
     write_table(Path(args.out), rows)
     print(f"wrote {args.out}: {len(rows)} rows of Vidur's {args.gpu} kernel timings")
     return 0
 
 
-SUBCOMMANDS = {"run": cmd_run, "calibrate": cmd_calibrate, "report": cmd_report, "reference": cmd_reference}
+SUBCOMMANDS = {"run": cmd_run, "calibrate": cmd_calibrate, "report": cmd_validate_report, "reference": cmd_reference}
 
 
 def cmd_validate(args) -> int:

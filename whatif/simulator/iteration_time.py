@@ -1,4 +1,4 @@
-"""What an iteration costs, asked of roofline: its time from the batch's shape, memoized on a
+"""How long an iteration takes, asked of roofline: its time from the batch's shape, memoized on a
 bucketed shape, and the KV capacity, swap and transfer times of a replica.
 
 An iteration's batch is a decode group (sequences, mean context) and prefill chunks (tokens,
@@ -17,8 +17,10 @@ from ..specs.hardware import System, load_component
 from ..roofline.config import ForwardBatch
 from ..roofline.decode_round import Round, RoundContext
 from ..roofline.ops import transfer
+from ..roofline.forward_pass import time_pass
+from ..roofline.memory import plan_memory
 from ..roofline.pass_setup import PassSetup
-from ..roofline.techniques.base import HostPath
+from ..roofline.context import HostPath
 from ..roofline.tiers import host_path
 from ..roofline.timing import time_op
 
@@ -35,7 +37,7 @@ def bucket(x: int) -> int:
 
 
 @dataclass
-class IterationCosts:
+class IterationTimes:
     """Iteration times and KV figures of one replica (one PassSetup), memoized."""
 
     setup: PassSetup
@@ -48,7 +50,7 @@ class IterationCosts:
     misses: int = 0
 
     def __post_init__(self):
-        plan = self.setup.plan(1, self.plan_seq_len, self.token_budget)
+        plan = plan_memory(self.setup, 1, self.plan_seq_len, self.token_budget)
         self.kv_bytes_per_token = plan.sequence_kv_bytes(self.plan_seq_len) / self.plan_seq_len
         free = plan.free_for_kv
         if free <= 0 or self.kv_bytes_per_token <= 0:
@@ -91,7 +93,7 @@ class IterationCosts:
         logits = decode_seqs * width + len(prefills) if rnd is not None else 0   # verified rows need all logits
         fb = ForwardBatch(tuple((q, c, n) for (q, c), n in merged.items()), logits)
         # Engines capture CUDA graphs for decode-only batches and run anything with a prefill eagerly.
-        t = self.setup.time(fb, self.cuda_graphs and not prefills).time_s
+        t = time_pass(self.setup, fb, self.cuda_graphs and not prefills).time_s
         if rnd is not None:   # drafting and per-round work beside the (fused) verify pass
             t = rnd.time_with_verify(t)
         self.cache[key] = t
@@ -102,8 +104,9 @@ class IterationCosts:
         key = (rows, context)
         r = self.rounds.get(key)
         if r is None:
-            r = self.decoder.round(RoundContext(self.setup, rows, context, context, self.plan_seq_len,
-                                                self.cuda_graphs, self.token_budget))
+            r = self.decoder.round(RoundContext(setup=self.setup, batch=rows, context=context, prompt=context,
+                                                output=self.plan_seq_len, cuda_graphs=self.cuda_graphs,
+                                                prefill_chunk=self.token_budget))
             self.rounds[key] = r
         return r
 
@@ -143,7 +146,7 @@ class IterationCosts:
         return time_op(op, self.setup.system.gpu, self.setup.efficiency).total_s
 
     def stats(self) -> dict:
-        return {"iteration_cost_lookups": self.hits + self.misses, "iteration_cost_roofline_calls": self.misses,
+        return {"iteration_time_lookups": self.hits + self.misses, "iteration_time_roofline_calls": self.misses,
                 "grid_steps_per_doubling": GRID_STEPS_PER_DOUBLING}
 
 

@@ -1,0 +1,61 @@
+"""The `whatif` command line: estimate, compare, crossover, size-tier, simulate, capacity, report, demo, kernel,
+validate, list, show.
+
+One module per command family (estimate.py, compare.py, tiers.py, simulate.py, report.py, validate.py,
+catalog.py), each with its parser and its commands; the flags they share are in one place each:
+scenario_flags.py (the scenario), sim_flags.py (the simulator), reporting.py (--report), progress.py (the
+progress bar), common.py (the parser class, optional packages); output.py formats estimates and kernels.
+Building the parser imports nothing heavy: each command imports what it runs when it runs."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import WhatifError
+from .catalog import add_catalog_parsers, cmd_list, cmd_show
+from .common import WhatifParser
+from .compare import add_compare_parser, cmd_compare
+from .estimate import add_estimate_parser, add_kernel_parser, cmd_estimate, cmd_kernel
+from .report import add_demo_parser, add_report_parser, cmd_demo, cmd_report
+from .simulate import add_capacity_parser, add_simulate_parser, cmd_capacity, cmd_simulate
+from .tiers import add_crossover_parser, add_size_tier_parser, cmd_crossover, cmd_size_tier
+from .validate import add_validate_parser, cmd_validate
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = WhatifParser(prog="whatif", description="Predict LLM inference latency, throughput and memory from specs.")
+    sub = ap.add_subparsers(dest="command", parser_class=WhatifParser)
+    add_estimate_parser(sub)
+    add_compare_parser(sub)
+    add_crossover_parser(sub)
+    add_size_tier_parser(sub)
+    add_simulate_parser(sub)
+    add_capacity_parser(sub)
+    add_report_parser(sub)
+    add_demo_parser(sub)
+    add_kernel_parser(sub, WhatifParser)
+    add_validate_parser(sub, WhatifParser)
+    add_catalog_parsers(sub)
+    return ap
+
+
+COMMANDS = {"estimate": cmd_estimate, "compare": cmd_compare, "crossover": cmd_crossover, "size-tier": cmd_size_tier,
+            "simulate": cmd_simulate, "capacity": cmd_capacity, "report": cmd_report, "demo": cmd_demo,
+            "kernel": cmd_kernel, "list": cmd_list, "show": cmd_show, "validate": cmd_validate}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
+        return COMMANDS[args.command](args)
+    except WhatifError as exc:
+        print(f"whatif: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130

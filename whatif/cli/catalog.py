@@ -1,0 +1,104 @@
+"""`whatif list` and `whatif show`: the hardware, models and techniques whatif knows, with their sources."""
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+
+from ..errors import WhatifError
+from ..specs import units
+
+
+def add_catalog_parsers(sub) -> None:
+    ls = sub.add_parser("list", help="list hardware, models or techniques")
+    ls.add_argument("what", choices=("hardware", "models", "techniques"))
+    ls.add_argument("--kind", choices=("gpu", "system", "link", "memory"), help="hardware kind to list")
+    ls.add_argument("--json", action="store_true")
+    sh = sub.add_parser("show", help="show one hardware component, model or technique with sources")
+    sh.add_argument("what", choices=("hardware", "model", "technique"))
+    sh.add_argument("name")
+    sh.add_argument("--json", action="store_true")
+
+
+def cmd_list(args) -> int:
+    from ..specs.hardware import component_kind, list_components
+    from ..specs.models import list_models
+    if args.what == "techniques":
+        from ..queries import technique_info
+        if args.kind:
+            raise WhatifError("--kind applies to `whatif list hardware` only")
+        infos = technique_info.all_infos()
+        print(json.dumps(infos) if args.json else technique_info.list_text(infos))
+        return 0
+    if args.what == "models":
+        if args.kind:
+            raise WhatifError("--kind applies to `whatif list hardware` only")
+        names = list_models()
+        print(json.dumps(names) if args.json else "\n".join(names))
+        return 0
+    names = list_components(args.kind)
+    if args.json:
+        print(json.dumps([{"name": n, "kind": component_kind(n)} for n in names]))
+    else:
+        print(units.table(["name", "kind"], [[n, component_kind(n)] for n in names], right=set()))
+    return 0
+
+
+def _plain(value):
+    """A dataclass tree as JSON-ready data (Quantities become {value, unit, provenance, source})."""
+    if hasattr(value, "__dataclass_fields__"):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _quantity_rows(data: dict, prefix: str = "") -> list[list[str]]:
+    rows = []
+    for key, value in data.items():
+        if isinstance(value, dict) and "provenance" in value and "value" in value:
+            rows.append([prefix + key, units.quantity(value["value"], value["unit"]), value["provenance"],
+                         value["source"]])
+        elif isinstance(value, dict) and "name" in value and "kind" not in value and prefix.count(".") < 2:
+            rows.append([prefix + key, value["name"], "", ""])
+            rows += _quantity_rows({k: v for k, v in value.items() if k != "name"}, prefix + key + ".")
+        elif isinstance(value, dict):
+            rows += _quantity_rows(value, prefix + key + ".")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                rows += _quantity_rows(item if isinstance(item, dict) else {"": item}, f"{prefix}{key}[{i}].")
+        elif value not in (None, ""):
+            rows.append([prefix + key, str(value), "", ""])
+    return rows
+
+
+def cmd_show(args) -> int:
+    if args.what == "technique":
+        from ..queries import technique_info
+        info = technique_info.info(args.name)
+        print(json.dumps(info) if args.json else technique_info.show_text(info))
+        return 0
+    if args.what == "model":
+        from ..specs.models import load_model
+        m = load_model(args.name)
+        data = _plain(m)
+        derived = {"total_params": m.total_params(), "active_params_per_token": m.active_params_per_token(),
+                   "kv_bytes_per_token_bf16": m.kv_elements_per_token() * 2}
+        if args.json:
+            print(json.dumps({**data, "derived": derived}))
+        else:
+            rows = [[k, str(v)] for k, v in data.items() if v not in (None, "")]
+            rows += [["total parameters", f"{derived['total_params']:,}"],
+                     ["active parameters per token", f"{derived['active_params_per_token']:,}"],
+                     ["KV cache per token (bf16)", units.nbytes(derived["kv_bytes_per_token_bf16"])]]
+            print(units.table(["field", "value"], rows, right=set()))
+        return 0
+    from ..specs.hardware import load_component
+    comp = load_component(args.name, None, "show hardware")
+    data = _plain(comp)
+    if args.json:
+        print(json.dumps(data))
+    else:
+        print(units.table(["field", "value", "provenance", "source"], _quantity_rows(data), right=set()))
+    return 0

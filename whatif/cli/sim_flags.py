@@ -1,0 +1,211 @@
+"""The simulator's flags, shared by `whatif simulate`, `whatif capacity` and `whatif report --simulate`.
+
+Each simulator flag sets one field of one of the simulator's dataclasses (WorkloadSpec, EngineConfig,
+ClusterConfig, SLO, SimConfig). A flag left out keeps the scenario file's value, and then the dataclass's
+default: no default value lives here, and `--help` reads them from the dataclasses when it is shown."""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, fields
+from functools import cache
+
+from ..errors import WhatifError
+from .progress import add_progress_flag
+from .scenario_flags import add_scenario_flags
+
+
+@dataclass(frozen=True)
+class SimFlag:
+    """A command-line flag that sets `field` of the simulator's `section` dataclass."""
+
+    section: str               # traffic, engine, cluster, slo, or run (SimConfig itself)
+    field: str
+    flag: str
+    kwargs: dict               # argparse keywords besides dest and default
+
+    @property
+    def dest(self) -> str:
+        return f"{self.section}_{self.field}"
+
+
+def _f(section: str, field: str, flag: str, kind=None, metavar: str | None = None, help: str = "", **kw) -> SimFlag:
+    kwargs = {"help": help, **kw}
+    if kind is not None:
+        kwargs["type"] = kind
+    if metavar is not None:
+        kwargs["metavar"] = metavar
+    return SimFlag(section, field, flag, kwargs)
+
+
+_BOOL = argparse.BooleanOptionalAction   # --x / --no-x, so a flag can override a scenario file either way
+
+TRAFFIC_FLAGS = (
+    _f("traffic", "rate", "--rate", float, "REQ/S",
+       "mean arrival rate, requests per second (sessions per second with --turns > 1)"),
+    _f("traffic", "arrival", "--arrival", None, "PROCESS", "arrival process; gamma is bursty (see --burstiness)"),
+    _f("traffic", "burstiness", "--burstiness", float, "CV",
+       "coefficient of variation of gamma inter-arrival times (1 is Poisson's; > 1 is burstier)"),
+    _f("traffic", "requests", "--requests", int, "N", "how many requests to simulate"),
+    _f("traffic", "duration_s", "--duration", float, "SECONDS",
+       "instead of --requests: every request arriving in the first SECONDS"),
+    _f("traffic", "lengths", "--lengths", None, "DIST",
+       "prompt/output lengths: fixed (--prompt/--output tokens) or a built-in distribution"),
+    _f("traffic", "prefix_groups", "--prefix-groups", int, "N",
+       "each request opens with one of N shared prefixes (with --prefix-tokens)"),
+    _f("traffic", "prefix_tokens", "--prefix-tokens", int, "T", "tokens of each shared prefix, added to the prompt"),
+    _f("traffic", "turns", "--turns", int, "N",
+       "multi-turn sessions of N turns; each turn's prompt carries the history"),
+    _f("traffic", "think_s", "--think-time", float, "SECONDS", "mean time between a session's turns (exponential)"),
+    _f("traffic", "trace", "--trace", str, "FILE",
+       "CSV or JSON-lines requests (arrival_s, prompt_tokens, output_tokens, optional prefix_id) instead of "
+       "generated ones"),
+    _f("traffic", "seed", "--seed", int, "N", "seed of the arrivals and lengths: the same seed, the same requests"),
+)
+ENGINE_FLAGS = (
+    _f("engine", "batching", "--batching", None, "MODE",
+       "continuous: iteration-level (Orca, vLLM); static: a batch runs until its last request is done"),
+    _f("engine", "priority", "--priority", None, "PHASE",
+       "without chunked prefill: waiting prefills first (vLLM V0) or running decodes first"),
+    _f("engine", "chunked_prefill", "--chunked-prefill", action=_BOOL,
+       help="decodes first, prefill chunks fill the rest of each iteration's token budget (Sarathi-Serve)"),
+    _f("engine", "max_batch", "--max-batch", int, "N", "most running sequences per replica"),
+    _f("engine", "token_budget", "--token-budget", int, "TOKENS", "most tokens per iteration (decodes + prefill)"),
+    _f("engine", "block_size", "--block-size", int, "TOKENS", "tokens per paged KV block"),
+    _f("engine", "watermark", "--watermark", float, "FRACTION", "share of KV blocks kept free when admitting"),
+    _f("engine", "prefix_caching", "--prefix-caching", action=_BOOL,
+       help="share the KV blocks of common prompt prefixes between requests"),
+    _f("engine", "preemption", "--preemption", None, "MODE",
+       "a preempted request's KV is recomputed later, or swapped to host memory and back"),
+    _f("engine", "swap_space_gb", "--swap-space", float, "GIB", "host memory per GPU for swapped KV, GiB"),
+)
+CLUSTER_FLAGS = (
+    _f("cluster", "replicas", "--replicas", int, "N", "replicas of the scenario (the decode pool, disaggregated)"),
+    _f("cluster", "router", "--router", None, "POLICY", "which replica each request goes to"),
+    _f("cluster", "prefill_replicas", "--prefill-replicas", int, "N",
+       "> 0: disaggregated (DistServe): N prefill replicas send each request's KV to a decode replica"),
+    _f("cluster", "prefill_tp", "--prefill-tp", int, "N", "tensor parallelism of a prefill replica (default --tp)"),
+    _f("cluster", "prefill_pp", "--prefill-pp", int, "N", "pipeline parallelism of a prefill replica (default --pp)"),
+    _f("cluster", "kv_link", "--kv-link", str, "LINK",
+       "link profile the KV crosses between the pools (default: the system's GPU interconnect)"),
+)
+SLO_FLAGS = (
+    _f("slo", "ttft_s", "--slo-ttft", float, "SECONDS", "time-to-first-token objective"),
+    _f("slo", "tpot_s", "--slo-tpot", float, "SECONDS", "time-per-output-token objective"),
+    _f("slo", "attainment", "--attainment", float, "FRACTION", "share of requests that must meet every objective"),
+)
+RUN_FLAGS = (
+    _f("run", "horizon_s", "--horizon", float, "SECONDS",
+       "stop the simulated clock here and report what is unfinished (default: when every request is done)"),
+)
+GROUPS = (("traffic", "requests that arrive (a scenario file's traffic: section)", TRAFFIC_FLAGS),
+          ("engine", "each replica's scheduler and KV cache (engine: section)", ENGINE_FLAGS),
+          ("cluster", "replicas, routing, disaggregation (cluster: section)", CLUSTER_FLAGS),
+          ("SLO", "latency objectives: attainment and goodput (slo: section)", SLO_FLAGS))
+ALL_FLAGS = TRAFFIC_FLAGS + ENGINE_FLAGS + CLUSTER_FLAGS + SLO_FLAGS + RUN_FLAGS
+
+# Estimate flags that describe one fixed batch: a simulation forms its own batches.
+NOT_SIMULATED = (
+    ("batch", "--batch", "the scheduler forms the batches; use --max-batch (most running sequences per replica)"),
+    ("prefill_chunk", "--prefill-chunk", "use --token-budget (tokens per iteration) with --chunked-prefill"),
+    ("shared_prefix", "--shared-prefix", "use --prefix-groups and --prefix-tokens"),
+)
+
+SIM_EPILOG = ("A --scenario file may also hold traffic:, engine:, cluster: and slo: sections and a top-level "
+              "horizon_s, with the fields of whatif.simulator's WorkloadSpec, EngineConfig, ClusterConfig and SLO "
+              "(e.g. traffic: {rate: 5, lengths: sharegpt}); flags override them. Its workload: section (one "
+              "estimate batch) is not used: --prompt/--output (or traffic: prompt/output) set the fixed lengths.")
+
+
+# ---------------------------------------------------------------- help text
+
+def _section_classes() -> dict:
+    from ..scenario import sim_section_classes
+    from ..simulator.config import SimConfig
+    return {**sim_section_classes(), "run": SimConfig}
+
+
+@cache
+def _help_notes() -> dict[str, str]:
+    """dest -> '(one of a, b; default a)' from the simulator's constants and dataclass defaults."""
+    from ..simulator import config, workload
+    choices = {"traffic_arrival": workload.ARRIVALS, "traffic_lengths": workload.LENGTHS,
+               "engine_batching": config.BATCHING, "engine_priority": config.PRIORITIES,
+               "engine_preemption": config.PREEMPTION, "cluster_router": config.ROUTERS}
+    defaults = {f"{section}_{f.name}": f.default for section, cls in _section_classes().items() for f in fields(cls)}
+    notes = {}
+    for flag in ALL_FLAGS:
+        parts = [f"one of {', '.join(choices[flag.dest])}"] if flag.dest in choices else []
+        default = defaults.get(flag.dest)
+        if isinstance(default, bool):
+            parts.append(f"default {'on' if default else 'off'}")
+        elif default is not None:
+            parts.append(f"default {default:g}" if isinstance(default, float) else f"default {default}")
+        notes[flag.dest] = "; ".join(parts)
+    notes["traffic_requests"] = (f"default {workload.DEFAULT_REQUESTS}; with --trace, all of it unless --requests "
+                                 "or --duration")
+    return notes
+
+
+class SimulatorHelp(argparse.HelpFormatter):
+    """Adds each simulator flag's valid values and default, read when help is shown, so that building the
+    parser for another command imports nothing from the simulator (whose workload module needs numpy)."""
+
+    override: dict[str, str] = {}    # dest -> a note of this command's own
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        note = self.override.get(action.dest)
+        if note is None and action.dest in {f.dest for f in ALL_FLAGS}:
+            note = _help_notes()[action.dest]
+        return f"{text} ({note.replace('%', '%%')})" if note else text
+
+
+# ---------------------------------------------------------------- parser
+
+def add_simulator_flags(p, searched_rate: bool):
+    """The scenario's flags and the simulator's; returns the 'run and output' group for more."""
+    add_scenario_flags(p)
+    for title, description, flags in GROUPS:
+        group = p.add_argument_group(title, description)
+        for flag in flags:
+            if searched_rate and flag.field == "rate":
+                group.add_argument(flag.flag, dest=flag.dest, default=None, type=str, help=argparse.SUPPRESS)
+            else:
+                group.add_argument(flag.flag, dest=flag.dest, default=None, **flag.kwargs)
+    out = p.add_argument_group("run and output")
+    for flag in RUN_FLAGS:
+        out.add_argument(flag.flag, dest=flag.dest, default=None, **flag.kwargs)
+    add_progress_flag(out)
+    return out
+
+
+# ---------------------------------------------------------------- building the configuration
+
+def reject_estimate_flags(args) -> None:
+    """A flag that sets one fixed batch is an error in a simulation, naming the flag to use instead."""
+    for dest, flag, instead in NOT_SIMULATED:
+        if getattr(args, dest) is not None:
+            raise WhatifError(f"{flag} does not apply to a simulation: {instead}")
+
+
+def simulation_values(args) -> dict[str, dict]:
+    """{section: field values}: the scenario file's simulator sections, then the flags given over them."""
+    from ..scenario import SIM_TOP, read_scenario_file
+    file_values = read_scenario_file(args.scenario)[2] if args.scenario else {}
+    values = {section: dict(file_values.get(section, {})) for section in ("traffic", "engine", "cluster", "slo")}
+    values["run"] = {key: file_values[key] for key in SIM_TOP if key in file_values}
+    for key in ("prompt", "output"):             # the scenario's flags, for a simulation the traffic's lengths
+        if getattr(args, key) is not None:
+            values["traffic"][key] = getattr(args, key)
+    for flag in ALL_FLAGS:
+        value = getattr(args, flag.dest, None)
+        if value is not None:
+            values[flag.section][flag.field] = value
+    return values
+
+
+def sim_config(scenario, values: dict[str, dict]):
+    """SimConfig from {section: field values}; each dataclass checks its own values."""
+    c = _section_classes()
+    return c["run"](scenario, c["traffic"](**values["traffic"]), c["engine"](**values["engine"]),
+                    c["cluster"](**values["cluster"]), c["slo"](**values["slo"]), **values["run"])

@@ -1,0 +1,52 @@
+"""`whatif crossover` (from which batch an offloading scenario beats more GPUs) and `whatif size-tier` (how many
+devices of a memory tier a scenario needs)."""
+from __future__ import annotations
+
+import json
+
+from ..errors import WhatifError
+from .scenario_flags import add_scenario_flags, scenario_from_args
+
+
+def add_crossover_parser(sub) -> None:
+    cro = sub.add_parser("crossover", help="the batch from which an offloading scenario beats more GPUs per GPU")
+    add_scenario_flags(cro)
+    cro.add_argument("--versus-gpus", type=int, default=2,
+                     help="GPUs (tensor parallel, all in HBM) to compare against (default 2)")
+    cro.add_argument("--batches", help="comma-separated batch sizes to sweep (default 1,2,4,...,1024)")
+
+
+def add_size_tier_parser(sub) -> None:
+    siz = sub.add_parser("size-tier", help="how many devices of a memory tier a scenario needs, and its decode rate")
+    add_scenario_flags(siz)
+    siz.add_argument("--tier", required=True, help="memory profile to add, e.g. cxl-micron-cz120-256gb")
+    siz.add_argument("--max-count", type=int, default=None, help="most devices to try (default 64)")
+
+
+def cmd_crossover(args) -> int:
+    from ..queries.tier_queries import SWEEP_BATCHES, crossover_dict, crossover_text, run_crossover
+    if args.batch is not None:
+        raise WhatifError("whatif crossover: --batch is swept; use --batches to choose the sizes")
+    batches = SWEEP_BATCHES
+    if args.batches:
+        try:
+            batches = tuple(int(b) for b in args.batches.split(",") if b.strip())
+        except ValueError:
+            raise WhatifError(f"--batches: {args.batches!r} must be comma-separated positive integers") from None
+        if not batches or min(batches) < 1:
+            raise WhatifError(f"--batches: {args.batches!r} must be comma-separated positive integers")
+    result = run_crossover(scenario_from_args(args), args.versus_gpus, sorted(set(batches)))
+    print(json.dumps(crossover_dict(result)) if args.json else crossover_text(result))
+    return 0
+
+
+def cmd_size_tier(args) -> int:
+    from ..errors import positive_int
+    from ..queries.tier_queries import MAX_TIER_COUNT, run_size_tier, size_tier_dict, size_tier_text
+    limit = positive_int(args.max_count, "--max-count") if args.max_count is not None else MAX_TIER_COUNT
+    result = run_size_tier(scenario_from_args(args), args.tier, limit)
+    if args.json:
+        print(json.dumps(size_tier_dict(result)))
+    else:
+        print(size_tier_text(result, limit))
+    return 0

@@ -1,0 +1,295 @@
+"""Collectives (all-reduce, all-gather, reduce-scatter, all-to-all) over n GPUs: NCCL's protocols and
+algorithms, and the serving engines' custom all-reduce, priced from a link's datasheet figures.
+
+Every time is  latency terms + bytes each GPU moves (per direction) / (link bandwidth x efficiency),
+minimised over what NCCL (or the engine) can pick:
+
+  NCCL, protocol p in (LL, LL128, Simple), ring algorithm:
+      t_p = base_p + steps(op, n) * step_p * link_latency + wire_bytes(op, S, n) / (B * eff_p * share(n))
+  NVLS (NVLink SHARP: the NVSwitch reduces in the switch; all-reduce only, Simple protocol):
+      t_nvls = nvls_base + 2 * step_Simple * link_latency + S / (B * nvls_eff)
+  NCCL time = min over the protocols (and NVLS where the fabric has it).
+
+  Engine all-reduce under CUDA graphs (peer buffers over NVLink / P2P), by the engine's size tables:
+      one-shot: t_1 = oneshot_base + (n-1) * S / (B * oneshot_eff)   (each GPU reads every peer's S)
+      two-shot: t_2 = twoshot_base + 2(n-1)/n * S / (B * twoshot_eff) (reduce-scatter + all-gather)
+      symmetric-memory multicast (NVLS fabrics): t_s = symm_base + S / (B * symm_eff)
+  custom kernel for S < custom_max (one-shot below oneshot_max) on NVSwitch fabrics or at most
+  `pcie_max_gpus` GPUs without one; then the multicast kernel below symm_max; otherwise NCCL, whose
+  bandwidth reaches `nccl_bw_factor` of nccl-tests'.
+
+S is the nccl-tests message size in bytes (all-reduce: the buffer; all-gather: the gathered output;
+reduce-scatter: the input; all-to-all: the whole send buffer). B and link_latency are the link's
+per-direction datasheet bandwidth (B/s) and latency (s); every efficiency is in (0, 1], so no
+prediction beats the datasheet. share(n) = (2/n)**contention on fabrics without NVSwitch (GPUs of a
+PCIe server share host bridges), 1 on NVSwitch. Parameters are fitted per link generation
+(whatif/validate/collective_fit.py); they are never measured times looked up.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import WhatifError
+
+PROTOCOLS = ("LL", "LL128", "Simple")
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+_ALIASES = {"alltoall": "all_to_all", "allreduce": "all_reduce", "allgather": "all_gather",
+            "reducescatter": "reduce_scatter"}
+
+
+@dataclass(frozen=True)
+class ProtocolParams:
+    """One NCCL protocol: fixed cost (s), per-step latency (x the link's latency), bandwidth efficiency."""
+    base_s: float
+    step_lat: float
+    bw_eff: float
+
+
+@dataclass(frozen=True)
+class NcclParams:
+    """NCCL on one link generation. `nvls`: the generation's NVSwitch reduces in the switch (datasheet)."""
+    protocols: dict[str, ProtocolParams]
+    nvls_base_s: float
+    nvls_bw_eff: float
+    contention: float = 0.0
+    nvls: bool = False
+    provenance: str = ""
+
+
+@dataclass(frozen=True)
+class EngineParams:
+    """A serving engine's own all-reduce kernels on one link generation. Fitted: each kernel's fixed
+    cost (s) and bandwidth efficiency, and the engine's NCCL bandwidth relative to nccl-tests'.
+    Engine data (its source code's dispatch tables, or fitted where `thresholds_source` says so):
+    custom_max / oneshot_max / symm_max, bytes below which that kernel runs, each a number or a
+    {gpus: bytes} table (the entry of the largest GPU count <= n; 0 above the table's largest)."""
+    name: str
+    oneshot_base_s: float
+    oneshot_bw_eff: float
+    twoshot_base_s: float
+    twoshot_bw_eff: float
+    custom_max: float | dict
+    nccl_bw_factor: float = 1.0
+    symm_base_s: float = 0.0
+    symm_bw_eff: float = 1.0
+    oneshot_max: float | dict | None = None     # None: the faster of one-shot and two-shot
+    symm_max: float | dict | None = None        # None: no symmetric-memory (multicast) kernel
+    pcie_max_gpus: int = 2
+    thresholds_source: str = "fitted"
+    provenance: str = ""
+
+
+def canonical_collective(name: str) -> str:
+    """The collective's canonical name ('alltoall' -> 'all_to_all'); one-line error if unknown."""
+    key = _ALIASES.get(name, name)
+    if key not in COLLECTIVES:
+        raise WhatifError(f"collective '{name}' is not valid; valid: {', '.join(COLLECTIVES)}")
+    return key
+
+
+def ring_wire_bytes(op: str, nbytes, gpus):
+    """Bytes each GPU sends (= receives) in a ring: all-reduce 2(n-1)/n S, the others (n-1)/n S."""
+    factor = 2.0 if op == "all_reduce" else 1.0
+    return factor * (gpus - 1) / gpus * nbytes
+
+
+def ring_steps(op: str, gpus):
+    """Latency-bound steps: ring all-reduce 2(n-1), all-gather / reduce-scatter n-1; all-to-all 1
+    (every peer is sent to at once)."""
+    if op == "all_to_all":
+        return np.ones_like(np.asarray(gpus, dtype=float))
+    return (2.0 if op == "all_reduce" else 1.0) * (np.asarray(gpus, dtype=float) - 1)
+
+
+def fabric_share(gpus, nvswitch: bool, contention: float):
+    """Fraction of the link each GPU keeps: 1 on an NVSwitch; (2/n)**contention where GPUs share
+    host bridges (PCIe servers), so 2 GPUs see the whole link."""
+    if nvswitch:
+        return np.ones_like(np.asarray(gpus, dtype=float))
+    return (2.0 / np.maximum(np.asarray(gpus, dtype=float), 2.0)) ** contention
+
+
+def protocol_time(op: str, nbytes, gpus, bandwidth: float, latency: float, proto: ProtocolParams,
+                  share=1.0, bw_factor: float = 1.0):
+    """Seconds for one ring collective on one protocol:
+    base + steps * step_lat * latency + wire_bytes / (bandwidth * bw_eff * share)."""
+    eff = np.minimum(proto.bw_eff * bw_factor, 1.0) * share
+    return (proto.base_s + ring_steps(op, gpus) * proto.step_lat * latency
+            + ring_wire_bytes(op, nbytes, gpus) / (bandwidth * eff))
+
+
+def nvls_time(nbytes, bandwidth: float, latency: float, params: NcclParams, bw_factor: float = 1.0):
+    """Seconds for an NVLS all-reduce: each GPU sends and receives ~S once (the switch reduces):
+    nvls_base + 2 * step_Simple * latency + S / (bandwidth * nvls_eff)."""
+    eff = min(params.nvls_bw_eff * bw_factor, 1.0)
+    return (params.nvls_base_s + 2.0 * params.protocols["Simple"].step_lat * latency
+            + np.asarray(nbytes, dtype=float) / (bandwidth * eff))
+
+
+def nccl_time(op: str, nbytes, gpus, bandwidth: float, latency: float, nvswitch: bool,
+              params: NcclParams, bw_factor: float = 1.0):
+    """Seconds NCCL takes: the cheapest protocol (and NVLS for all-reduce on an NVLS NVSwitch)."""
+    op = canonical_collective(op)
+    share = fabric_share(gpus, nvswitch, params.contention)
+    times = [protocol_time(op, nbytes, gpus, bandwidth, latency, params.protocols[p], share, bw_factor)
+             for p in PROTOCOLS]
+    if op == "all_reduce" and nvswitch and params.nvls:
+        times.append(nvls_time(nbytes, bandwidth, latency, params, bw_factor)
+                     + 0.0 * np.asarray(gpus, dtype=float))
+    return np.minimum.reduce(np.broadcast_arrays(*times))
+
+
+def threshold_bytes(table, gpus):
+    """Bytes from a threshold: a number, or a {gpus: bytes} table read at the largest key <= n
+    (0 beyond the table: the engine does not run the kernel there); None -> 0."""
+    n = np.asarray(gpus, dtype=float)
+    if table is None:
+        return np.zeros_like(n)
+    if not isinstance(table, dict):
+        return np.full_like(n, float(table))
+    keys = sorted(int(k) for k in table)
+    out = np.zeros_like(n)
+    for k in keys:
+        out = np.where(n >= k, float(table[k]), out)
+    return np.where(n > keys[-1], 0.0, out)
+
+
+def oneshot_time(nbytes, gpus, bandwidth: float, engine: EngineParams):
+    """One-shot: each GPU reads all n-1 peers' S bytes: oneshot_base + (n-1) S / (B oneshot_eff)."""
+    n = np.asarray(gpus, dtype=float)
+    return engine.oneshot_base_s + (n - 1) * np.asarray(nbytes, dtype=float) / (bandwidth * engine.oneshot_bw_eff)
+
+
+def twoshot_time(nbytes, gpus, bandwidth: float, engine: EngineParams):
+    """Two-shot (reduce-scatter + all-gather): twoshot_base + 2(n-1)/n S / (B twoshot_eff)."""
+    n = np.asarray(gpus, dtype=float)
+    return engine.twoshot_base_s + 2 * (n - 1) / n * np.asarray(nbytes, dtype=float) / (bandwidth * engine.twoshot_bw_eff)
+
+
+def symm_time(nbytes, bandwidth: float, engine: EngineParams):
+    """Symmetric-memory multicast all-reduce (NVLS fabrics): symm_base + S / (B symm_eff)."""
+    return engine.symm_base_s + np.asarray(nbytes, dtype=float) / (bandwidth * engine.symm_bw_eff)
+
+
+def custom_allreduce_time(nbytes, gpus, bandwidth: float, engine: EngineParams):
+    """The engine's custom kernel: one-shot below `oneshot_max`, two-shot above (or, with no table,
+    the faster of the two)."""
+    one = oneshot_time(nbytes, gpus, bandwidth, engine)
+    two = twoshot_time(nbytes, gpus, bandwidth, engine)
+    if engine.oneshot_max is None:
+        return np.minimum(one, two)
+    return np.where(np.asarray(nbytes, dtype=float) < threshold_bytes(engine.oneshot_max, gpus), one, two)
+
+
+def uses_custom_allreduce(nbytes, gpus, nvswitch: bool, engine: EngineParams):
+    """Whether the engine runs its custom kernel: below `custom_max`, and on an NVSwitch or on at most
+    `pcie_max_gpus` GPUs otherwise (engines refuse custom all-reduce across PCIe beyond 2)."""
+    fabric_ok = np.asarray(bool(nvswitch)) | (np.asarray(gpus) <= engine.pcie_max_gpus)
+    return (np.asarray(nbytes, dtype=float) < threshold_bytes(engine.custom_max, gpus)) & fabric_ok
+
+
+def engine_allreduce_time(nbytes, gpus, bandwidth: float, latency: float, nvswitch: bool,
+                          params: NcclParams, engine: EngineParams):
+    """An engine's CUDA-graph all-reduce: its custom kernel below `custom_max`; else, on an NVLS
+    fabric, its symmetric-memory kernel below `symm_max`; else NCCL at the engine's NCCL efficiency."""
+    t = nccl_time("all_reduce", nbytes, gpus, bandwidth, latency, nvswitch, params, engine.nccl_bw_factor)
+    if nvswitch and params.nvls and engine.symm_max is not None:
+        below = np.asarray(nbytes, dtype=float) < threshold_bytes(engine.symm_max, gpus)
+        t = np.where(below, symm_time(nbytes, bandwidth, engine), t)
+    return np.where(uses_custom_allreduce(nbytes, gpus, nvswitch, engine),
+                    custom_allreduce_time(nbytes, gpus, bandwidth, engine), t)
+
+
+def collective_time(op_name: str, nbytes, gpus, link_bandwidth: float, link_latency: float,
+                    nvswitch: bool, params: NcclParams, engine_params: EngineParams | None = None,
+                    graphed: bool = True):
+    """Seconds for one collective of `nbytes` (nccl-tests message size) over `gpus` GPUs on a link of
+    `link_bandwidth` B/s per direction and `link_latency` s. With `engine_params` and `graphed`, an
+    all-reduce below the engine's threshold runs the engine's custom kernel, larger ones run NCCL at
+    the engine's NCCL efficiency; without an engine, plain NCCL (nccl-tests). One GPU: 0 s.
+    Scalars in, float out; numpy arrays of nbytes / gpus broadcast."""
+    op = canonical_collective(op_name)
+    if link_bandwidth <= 0:
+        raise WhatifError(f"link_bandwidth: {link_bandwidth} B/s is not valid; valid: > 0")
+    scalar = np.ndim(nbytes) == 0 and np.ndim(gpus) == 0
+    n = np.asarray(gpus, dtype=float)
+    n2 = np.maximum(n, 2)
+    if engine_params is not None and graphed and op == "all_reduce":
+        t = engine_allreduce_time(nbytes, n2, link_bandwidth, link_latency, nvswitch, params, engine_params)
+    else:
+        bw_factor = engine_params.nccl_bw_factor if engine_params is not None else 1.0
+        t = nccl_time(op, nbytes, n2, link_bandwidth, link_latency, nvswitch, params, bw_factor)
+    t = np.where((n <= 1) | (np.asarray(nbytes, dtype=float) <= 0), 0.0, t)
+    return float(t) if scalar else t
+
+
+# ---- fitted parameters (whatif/roofline/data/collective_fit.yaml, written by collective_fit.py) ----
+FIT_FILE = Path(__file__).resolve().parents[1] / "data" / "collective_fit.yaml"
+DEFAULT_ENGINE = "vllm"
+
+
+@cache
+def _fit_table() -> dict:
+    from ...specs.profiles import read_yaml
+    return read_yaml(FIT_FILE).get("links", {})
+
+
+def nccl_params_from(block: dict, provenance: str) -> NcclParams:
+    protos = {p: ProtocolParams(**{k: float(v) for k, v in block["nccl"][p].items()}) for p in PROTOCOLS}
+    n = block["nccl"]
+    nvls = bool(block.get("nvls", False))   # NVLS terms exist only where the switch reduces
+    return NcclParams(protos, float(n.get("nvls_base_s", 0.0)), float(n.get("nvls_bw_eff", 1.0)),
+                      float(n.get("contention", 0.0)), nvls, provenance)
+
+
+def _threshold(value):
+    if value is None or not isinstance(value, dict):
+        return None if value is None else float(value)
+    return {int(k): float(v) for k, v in value.items()}
+
+
+def engine_params_from(name: str, block: dict, provenance: str) -> EngineParams:
+    keys = ("oneshot_base_s", "oneshot_bw_eff", "twoshot_base_s", "twoshot_bw_eff")
+    return EngineParams(name, *(float(block[k]) for k in keys), _threshold(block["custom_max_bytes"]),
+                        float(block["nccl_bw_factor"]), float(block.get("symm_base_s", 0.0)),
+                        float(block.get("symm_bw_eff", 1.0)), _threshold(block.get("oneshot_max_bytes")),
+                        _threshold(block.get("symm_max_bytes")), int(block.get("pcie_max_gpus", 2)),
+                        str(block.get("thresholds_source", "fitted")), provenance)
+
+
+def nearest_generation(link: str, table: dict) -> tuple[str, str]:
+    """(fitted generation, why) for a link profile name: itself when fitted, else the fitted one of
+    the same link type with the closest bandwidth (log scale), else the closest bandwidth overall."""
+    if link in table:
+        return link, ""
+    from ...specs.hardware import load_component
+    try:
+        target = load_component(link, "link")
+    except WhatifError:
+        raise WhatifError(f"link '{link}' is not valid; valid: a link profile name, e.g. "
+                          f"{', '.join(sorted(table))}") from None
+    def distance(gen):
+        other = load_component(gen, "link")
+        return (other.type != target.type, abs(np.log(other.bandwidth.value / target.bandwidth.value)))
+    best = min(sorted(table), key=distance)
+    return best, f"; link '{link}' has no fit of its own: parameters of the nearest fitted generation '{best}'"
+
+
+def collective_params(link: str, engine: str = DEFAULT_ENGINE) -> tuple[NcclParams, EngineParams, str]:
+    """(NCCL parameters, engine custom all-reduce parameters, provenance) for a link profile name
+    (e.g. 'nvlink-4'); an unmeasured link gets its nearest fitted generation, an engine without a
+    fit on that generation the default engine's, and the provenance says so."""
+    table = _fit_table()
+    gen, why = nearest_generation(link, table)
+    block = table[gen]
+    engines = block.get("engines", {})
+    used = engine if engine in engines else DEFAULT_ENGINE
+    if used != engine:
+        why += f"; engine '{engine}' has no fit on {gen}: {used}'s"
+    provenance = f"fitted on {gen} ({block.get('fitted_on', {}).get('gpu', '?')}), engine {used}{why}"
+    return (nccl_params_from(block, provenance), engine_params_from(used, engines[used], provenance),
+            provenance)

@@ -1,0 +1,45 @@
+"""Decode (generation) attention time: one new token per sequence reads its whole KV cache.
+
+    t = floor + (t_c^p + t_m^p)^(1/p) + t_seq
+
+- t_m = B*C*Hkv*d*2*kv / (HBM * mem_eff): K and V of C cached tokens (C = min(context, window)),
+  Hkv KV heads, in the KV dtype (kv bytes/element; fp8 halves it). Q and O are negligible.
+- t_c = 4*B*C*Hkv*ceil(g/16)*16*d / (peak_bf16 * compute_eff): GQA packs the g = H/Hkv query
+  heads of one KV head into the rows of a 16-row tensor-core tile, padded to 16.
+- t_seq = seq_s * B*Hkv / SMs: a fixed cost per (sequence, KV head) work item (page-table walk,
+  split-KV combine), spread over the SMs.
+- floor: launch latency and the split-KV reduction, seconds.
+The whole cache must come from HBM: a timing whose cache fits in L2 (the corpus's `l2_resident`
+rows, replayed warm) measures L2, which a real model's per-layer caches never stay in.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .gemm import combine
+from .params import DTYPE_BYTES, DecodeParams, Ceilings, ceilings
+
+GQA_TILE_ROWS = 16
+
+
+def decode_time_arrays(batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings,
+                       p: DecodeParams):
+    bw, sms = c.hbm_bw, c.sms
+    batch, context, heads, kv_heads, head_dim = (np.asarray(x, dtype=float)
+                                                 for x in (batch, context, heads, kv_heads, head_dim))
+    ctx = np.where(np.asarray(window) > 0, np.minimum(context, window), context)
+    t_m = batch * ctx * kv_heads * head_dim * 2.0 * kv_bytes / (bw * p.mem_eff)
+    rows = np.ceil(heads / kv_heads / GQA_TILE_ROWS) * GQA_TILE_ROWS
+    t_c = 4.0 * batch * ctx * kv_heads * rows * head_dim / (peak * p.compute_eff)
+    return p.floor_s + combine(t_c, t_m, p.smooth) + p.seq_s * batch * kv_heads / sms
+
+
+def decode_attention_time(batch, context, heads, kv_heads, head_dim, kv_dtype: str, gpu,
+                          params: DecodeParams, window: int = 0) -> float:
+    """Seconds for one decode step of `batch` sequences each attending over `context` cached tokens
+    (KV cache in `kv_dtype`: bf16/fp16/fp8), `heads` query heads over `kv_heads` KV heads of
+    `head_dim`; `window` > 0: sliding window."""
+    c = ceilings(gpu)
+    t = decode_time_arrays(batch, context, heads, kv_heads, head_dim, DTYPE_BYTES[kv_dtype], window,
+                           c.peak_flops("bf16"), c, params)
+    return float(t) if np.ndim(t) == 0 else t

@@ -1,0 +1,80 @@
+"""GEMM time from its shape, the GPU's datasheet ceilings and fitted parameters.
+
+    t = floor + (t_c^p + t_m^p)^(1/p) + t_quant
+
+- t_c, tensor-core time: m's dispatch bucket (skinny m <= 64, mid m <= 1024, large) sets the
+  tile height tm (skinny: m rounded up to a power of two, 16..64; else 128) and the efficiency;
+  the library takes the fastest tile width tn in {64, 128, 256}. Tiles pad m and n and run in waves over the SMs; while there are fewer
+  tiles than SMs, K is split (split-K / stream-K) into up to S slices of >= 256 so idle SMs help
+  (S = floor(max_split), fitted per dtype: cuBLAS splits bf16 GEMMs; vLLM's fp8 CUTLASS kernels
+  hardly do, so a skinny fp8 GEMM with a long K runs on a few SMs):
+      tiles = ceil(m/tm) * ceil(n/tn);  split = clip(floor(SMs/tiles), 1, min(S, k/256))
+      t_c = min over tn of ceil(tiles*split/SMs) * 2*tm*tn*(k/split) / (peak/SMs * eff_bucket)
+- t_m = (m*k*a + k*n*w + m*n*2) / (HBM * mem_eff): operands once, bf16 output. (Operands that
+  fit in L2 are not given L2 bandwidth: on the corpus that made the fit worse, not better.)
+- t_quant (fp8 only): the engines' dynamic per-tensor activation quantization before the scaled
+  GEMM: quant_s + quant_row_s*m + 5*m*k / (HBM * mem_eff) (an absmax pass reading bf16, a pass
+  reading bf16 and writing fp8; quant_row_s is the serialized per-row cost of the absmax
+  reduction, which dominates at large m with small k).
+- floor: launch/ramp/tail latency of the kernel, seconds.
+The exponent p (`smooth`) sets how sharply the ridge between compute and memory bound bends.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .params import DTYPE_BYTES, Ceilings, GemmParams, ceilings
+
+SKINNY_M, MID_M = 64, 1024
+TILE_M = {"mid": 128, "large": 128}   # skinny: m's power of two, 16..64
+TILE_N = (64, 128, 256)
+MIN_SPLIT_K = 256
+QUANT_BYTES_PER_ELEMENT = 5.0   # absmax read (2 B) + quantize read (2 B) and write (1 B)
+
+
+def _bucket_compute(m, n, k, tm, per_sm, sms, eff, max_split):
+    best = np.inf
+    for tn in TILE_N:
+        tiles = np.ceil(m / tm) * np.ceil(n / tn)
+        split = np.clip(np.floor(sms / tiles), 1, np.maximum(1, np.minimum(max_split, np.floor(k / MIN_SPLIT_K))))
+        waves = np.ceil(tiles * split / sms)
+        best = np.minimum(best, waves * 2.0 * tm * tn * (k / split) / (per_sm * eff))
+    return best
+
+
+def gemm_parts(m, n, k, in_bytes, peak, c: Ceilings, p: GemmParams):
+    """(t_compute, t_memory, t_quant) in seconds; arrays broadcast (the fitter passes columns, and
+    Ceilings whose fields are columns)."""
+    m, n, k = (np.asarray(x, dtype=float) for x in (m, n, k))
+    bw, sms = c.hbm_bw, c.sms
+    per_sm = peak / sms
+    s_max = np.floor(p.max_split)
+    skinny_tile = np.clip(2.0 ** np.ceil(np.log2(np.maximum(m, 1.0))), 16, SKINNY_M)
+    skinny, mid = m <= SKINNY_M, (m > SKINNY_M) & (m <= MID_M)
+    t_c = np.where(skinny, _bucket_compute(m, n, k, skinny_tile, per_sm, sms, p.eff_skinny, s_max),
+          np.where(mid, _bucket_compute(m, n, k, TILE_M["mid"], per_sm, sms, p.eff_mid, s_max),
+                   _bucket_compute(m, n, k, TILE_M["large"], per_sm, sms, p.eff_large, s_max)))
+    nbytes = m * k * in_bytes + k * n * in_bytes + m * n * 2.0
+    t_m = nbytes / (bw * p.mem_eff)
+    quant_pass = QUANT_BYTES_PER_ELEMENT * m * k / (bw * p.mem_eff)
+    quant = np.where(in_bytes < 2, p.quant_s + p.quant_row_s * m + quant_pass, 0.0)
+    return t_c, t_m, quant
+
+
+def combine(t_c, t_m, p: float):
+    """(t_c^p + t_m^p)^(1/p), computed stably."""
+    hi = np.maximum(t_c, t_m)
+    return hi * ((t_c / hi) ** p + (t_m / hi) ** p) ** (1.0 / p)
+
+
+def gemm_time_arrays(m, n, k, in_bytes, peak, c: Ceilings, p: GemmParams):
+    t_c, t_m, quant = gemm_parts(m, n, k, in_bytes, peak, c, p)
+    return p.floor_s + combine(t_c, t_m, p.smooth) + quant
+
+
+def gemm_time(m, n, k, dtype: str, gpu, params: GemmParams) -> float:
+    """Seconds for C[m,n] = A[m,k] @ W[k,n] in `dtype` (bf16, fp16, fp8) on `gpu` (a GPU profile
+    or Ceilings), with `params` from params_for('gemm', arch, dtype, engine)."""
+    c = ceilings(gpu)
+    t = gemm_time_arrays(m, n, k, DTYPE_BYTES[dtype], c.peak_flops(dtype), c, params)
+    return float(t) if np.ndim(t) == 0 else t

@@ -1,0 +1,155 @@
+"""What the kernel models need from a GPU (its datasheet ceilings), their fitted parameters, and
+the loader of the fitted parameters (data/kernel_fit.yaml).
+
+A model's time = datasheet ceilings x parameters fitted per architecture x dtype x engine. Every
+`*_eff` parameter is a fraction of a datasheet ceiling and lies in (0, 1]; `*_s` parameters are
+seconds; `smooth` is the exponent p of the compute/memory combination (t_c^p + t_m^p)^(1/p).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from functools import cache
+from pathlib import Path
+
+from ...errors import WhatifError
+
+FIT_FILE = Path(__file__).resolve().parent.parent / "data" / "kernel_fit.yaml"
+ARCH_ORDER = ("turing", "ampere", "ada", "hopper", "blackwell")   # generation order, as specs.hardware.ARCHS
+DEFAULT_ENGINE = "vllm"
+DTYPE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
+# L2 bandwidth is not on datasheets: taken as 64 B per clock per SM (an assumption: the L2 -> SM
+# fabric of Ampere..Blackwell moves 64 B/clk/SM in microbenchmarks), scaled by a fitted l2_eff.
+L2_BYTES_PER_CLOCK_PER_SM = 64.0
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """A GPU's datasheet numbers the kernel models use. Fields may be numpy arrays (one value per
+    row) when a fitter evaluates many GPUs at once.
+
+    peak: dense tensor-core FLOP/s by dtype; hbm_bw: B/s; sms: SM count; l2_bytes: L2 size in B;
+    l2_bw: B/s (SMs x boost clock x L2_BYTES_PER_CLOCK_PER_SM)."""
+
+    name: str
+    arch: str
+    peak: dict
+    hbm_bw: float
+    sms: float
+    l2_bytes: float
+    l2_bw: float
+
+    def peak_flops(self, dtype: str):
+        if dtype not in self.peak:
+            raise WhatifError(f"dtype '{dtype}' has no tensor-core peak on {self.name}; "
+                              f"valid: {', '.join(sorted(self.peak))}")
+        return self.peak[dtype]
+
+
+def ceilings(gpu) -> Ceilings:
+    """The Ceilings of a whatif GPU profile (specs.hardware.GPU): it must provide `peak` (dtype ->
+    Quantity FLOP/s), `hbm_bandwidth`, `sm_count`, `l2_size`, `boost_clock` (Quantities) and `arch`."""
+    if isinstance(gpu, Ceilings):
+        return gpu
+    sms = gpu.sm_count.value
+    return Ceilings(gpu.name, gpu.arch, {d: q.value for d, q in gpu.peak.items()}, gpu.hbm_bandwidth.value,
+                    sms, gpu.l2_size.value, sms * gpu.boost_clock.value * L2_BYTES_PER_CLOCK_PER_SM)
+
+
+@dataclass(frozen=True)
+class GemmParams:
+    """GEMM: compute efficiency per dispatch bucket of m, one HBM efficiency, a floor, the
+    combination exponent, and the fp8 dynamic activation-quantization fixed cost."""
+
+    eff_skinny: float = 0.5     # m <= SKINNY_M (GEMV-like kernels)
+    eff_mid: float = 0.7        # SKINNY_M < m <= MID_M (split-K / stream-K kernels)
+    eff_large: float = 0.8      # m > MID_M
+    mem_eff: float = 0.8
+    floor_s: float = 3e-6
+    smooth: float = 3.0
+    max_split: float = 8.0      # most K slices the library splits a GEMM into (floor taken)
+    quant_s: float = 2e-6       # fp8 only: fixed time of the activation-quantization kernel(s)
+    quant_row_s: float = 5e-9   # fp8 only: serialized time per row of m in its absmax reduction
+
+
+@dataclass(frozen=True)
+class PrefillParams:
+    """Causal prefill attention: tile compute efficiency, per-tile and per-CTA fixed costs, HBM
+    efficiency, a floor and the combination exponent."""
+
+    compute_eff: float = 0.7
+    mem_eff: float = 0.8
+    tile_s: float = 1e-7        # fixed cost per (query tile, key tile) pair on one SM
+    cta_s: float = 1e-6         # fixed cost per query tile (CTA prologue/epilogue) on one SM
+    token_s: float = 1e-7       # fixed cost per token (KV-cache write) on one SM
+    floor_s: float = 8e-6
+    smooth: float = 3.0
+
+
+@dataclass(frozen=True)
+class DecodeParams:
+    """Decode attention: KV streaming efficiency, GQA compute efficiency, a per-(sequence, KV head)
+    cost spread over the SMs, a floor and the combination exponent."""
+
+    mem_eff: float = 0.85
+    compute_eff: float = 0.5
+    seq_s: float = 1e-7
+    floor_s: float = 8e-6
+    smooth: float = 3.0
+
+
+PARAM_CLASSES = {"gemm": GemmParams, "prefill_attention": PrefillParams, "decode_attention": DecodeParams}
+
+
+def efficiency_fields(params) -> list[str]:
+    """Names of the fields of a params object that are fractions of a ceiling (must be in (0, 1])."""
+    return [f.name for f in fields(params) if f.name.endswith("eff") or f.name.startswith("eff_")]
+
+
+@dataclass(frozen=True)
+class FittedParams:
+    params: object
+    provenance: str   # what it was fitted on, and any fallback taken to reach it
+
+
+@cache
+def _fit_table() -> dict:
+    from ...specs.profiles import read_yaml
+    return read_yaml(FIT_FILE).get("fits", {}) if FIT_FILE.is_file() else {}
+
+
+def params_from_block(op: str, values: dict, where: str):
+    try:
+        return PARAM_CLASSES[op](**{k: float(v) for k, v in values.items()})
+    except (TypeError, ValueError) as exc:
+        valid = ", ".join(f.name for f in fields(PARAM_CLASSES[op]))
+        raise WhatifError(f"{where}: {exc}; valid: {valid}") from None
+
+
+def params_for(op: str, arch: str, dtype: str, engine: str = DEFAULT_ENGINE) -> FittedParams:
+    """Fitted parameters of `op` (gemm | prefill_attention | decode_attention) for a GPU
+    architecture, dtype (GEMM: the operand dtype; attention: the KV-cache dtype) and engine.
+
+    Falls back, and says so in the provenance: an engine without a fit for this arch/dtype -> vllm;
+    an architecture without a fit -> the nearest fitted architecture by generation."""
+    if op not in PARAM_CLASSES:
+        raise WhatifError(f"kernel model '{op}' is not valid; valid: {', '.join(PARAM_CLASSES)}")
+    if arch not in ARCH_ORDER:
+        raise WhatifError(f"arch '{arch}' is not valid; valid: {', '.join(ARCH_ORDER)}")
+    dtype = {"bfloat16": "bf16", "float16": "fp16", "fp16": "bf16"}.get(dtype, dtype)
+    table = _fit_table().get(op, {})
+    notes = []
+    chosen_engine = engine
+    if not any(b["engine"] == engine and b["dtype"] == dtype for b in table.get(engine, [])):
+        notes.append(f"no {engine} fit for {op} {dtype}: using {DEFAULT_ENGINE}'s")
+        chosen_engine = DEFAULT_ENGINE
+    blocks = [b for b in table.get(chosen_engine, []) if b["dtype"] == dtype]
+    if not blocks:
+        raise WhatifError(f"kernel_fit.yaml: no fit of {op} for dtype '{dtype}'; "
+                          f"valid: {', '.join(sorted({b['dtype'] for bs in table.values() for b in bs}))}")
+    block = min(blocks, key=lambda b: abs(ARCH_ORDER.index(b["arch"]) - ARCH_ORDER.index(arch)))
+    if block["arch"] != arch:
+        notes.append(f"no {arch} fit: borrowed from {block['arch']} ({block['gpu']})")
+    prov = (f"fitted on {block['rows']} {block['engine']} {block['version']} rows of {block['gpu']} "
+            f"({block['source']})")
+    params = params_from_block(op, block["params"], f"{FIT_FILE.name}:{op}.{chosen_engine}.{block['arch']}.{dtype}")
+    return FittedParams(params, "; ".join(notes + [prov]))

@@ -1,0 +1,67 @@
+"""Causal prefill (context) attention time: FlashAttention-style tiles, per-tile fixed costs.
+
+    t = floor + (t_c^p + t_m^p)^(1/p) + t_tok
+
+- Work is tiled in BQ x BK = 128 x 128 (query row, key) blocks. The g = H/Hkv query heads that
+  share a KV head are packed into the query rows (GQA packing, as FlashAttention 2/3 and
+  FlashInfer do), so per (sequence, KV head) there are nq = ceil(L*g/128) query tiles (one CTA
+  each) over nk = ceil(L/128) key tiles. Under the causal mask query tile j visits about
+  (j+1)*nk/nq key tiles (at most w = ceil(window/128)+1 with a sliding window), so on average
+      a = (nk+1)/2            (no window, or w >= nk)
+      a = w - w^2/(2*nk) + 1/2 (window)
+  and pairs = nq * a. One tile pair costs t_pair = 4*BQ*BK*d / (peak/SMs * compute_eff) + tile_s on
+  one SM, one CTA adds cta_s. With B sequences:
+      t_c = max( B*Hkv*nq*(cta_s + a*t_pair) / SMs ,  cta_s + min(nk, w)*t_pair )
+  (the whole grid spread over the SMs, or the longest CTA when there are fewer CTAs than SMs).
+  The fixed costs make efficiency grow with L: short prefills are overhead-bound.
+- t_m = B*L*(H*d*2*2 + Hkv*d*2*2 + Hkv*d*2*kv) / (HBM * mem_eff): Q read and O written (bf16),
+  K and V read once (bf16, GQA: Hkv heads), and the KV-cache write of every token in the KV dtype.
+- t_tok = token_s * B*L / SMs: a fixed cost per token (the KV-cache write runs one CTA per token
+  into randomly placed cache blocks), spread over the SMs.
+- floor: launch and ramp latency, seconds.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .gemm import combine
+from .params import DTYPE_BYTES, PrefillParams, Ceilings, ceilings
+
+BQ = BK = 128
+
+
+def tile_pairs(seq, group, window):
+    """(query tiles, mean key tiles per query tile, most key tiles of one query tile) per
+    (sequence, KV head); `group` = query heads per KV head; window <= 0 means full attention."""
+    seq = np.asarray(seq, dtype=float)
+    nq = np.ceil(seq * group / BQ)
+    nk = np.ceil(seq / BK)
+    w = np.where(np.asarray(window) > 0, np.ceil(np.asarray(window, dtype=float) / BK) + 1, np.inf)
+    windowed = w < nk
+    mean_k = np.where(windowed, np.minimum(w, nk) - np.minimum(w, nk) ** 2 / (2.0 * nk) + 0.5, (nk + 1) / 2.0)
+    return nq, mean_k, np.minimum(nk, w)
+
+
+def prefill_time_arrays(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings,
+                        p: PrefillParams):
+    bw, sms = c.hbm_bw, c.sms
+    batch, seq, heads, kv_heads, head_dim = (np.asarray(x, dtype=float)
+                                             for x in (batch, seq, heads, kv_heads, head_dim))
+    nq, mean_k, nk_max = tile_pairs(seq, heads / kv_heads, window)
+    t_pair = 4.0 * BQ * BK * head_dim / (peak / sms * p.compute_eff) + p.tile_s
+    grid = batch * kv_heads * nq * (p.cta_s + mean_k * t_pair) / sms
+    t_c = np.maximum(grid, p.cta_s + nk_max * t_pair)
+    nbytes = batch * seq * head_dim * (heads * 4.0 + kv_heads * 4.0 + kv_heads * 2.0 * kv_bytes)
+    t_m = nbytes / (bw * p.mem_eff)
+    return p.floor_s + combine(t_c, t_m, p.smooth) + p.token_s * batch * seq / sms
+
+
+def prefill_attention_time(batch, seq, heads, kv_heads, head_dim, dtype: str, kv_dtype: str, gpu,
+                           params: PrefillParams, window: int = 0) -> float:
+    """Seconds for causal attention over `seq` new tokens in each of `batch` sequences (no cached
+    prefix), `heads` query heads sharing `kv_heads` KV heads of `head_dim`, computed in `dtype`
+    (bf16/fp16), writing the KV cache in `kv_dtype` (bf16/fp8); `window` > 0: sliding window."""
+    c = ceilings(gpu)
+    t = prefill_time_arrays(batch, seq, heads, kv_heads, head_dim, DTYPE_BYTES[kv_dtype], window,
+                            c.peak_flops(dtype), c, params)
+    return float(t) if np.ndim(t) == 0 else t

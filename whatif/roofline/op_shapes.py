@@ -1,0 +1,142 @@
+"""Typed op shapes: the dimensions an op's efficiency depends on, one small dataclass per op kind.
+
+`to_dict` / `shape_from_dict` are the flat-dict form the JSON output and the measurement tables'
+`op_shape` column hold (numbers, plus a collective's name)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from ..errors import WhatifError
+
+
+@dataclass(frozen=True)
+class OpShape:
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    # TRANSITION (H3, removed before the end): dict-style reads while techniques move to fields.
+    def _compat(self) -> dict:
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, **getattr(self, "_mods", {})}
+
+    def __getitem__(self, key):
+        return self._compat()[key]
+
+    def get(self, key, default=None):
+        return self._compat().get(key, default)
+
+    def keys(self):
+        return self._compat().keys()
+
+    def items(self):
+        return self._compat().items()
+
+    def __iter__(self):
+        return iter(self._compat())
+
+    def __contains__(self, key):
+        return key in self._compat()
+
+
+@dataclass(frozen=True)
+class GemmShape(OpShape):
+    """C[m,n] = A[m,k] @ W[k,n]; `groups` > 1: a grouped GEMM (MoE experts touched), m split among them."""
+
+    m: float
+    n: float
+    k: float
+    groups: float = 1.0
+
+    def to_dict(self) -> dict:
+        d = {"m": self.m, "n": self.n, "k": self.k}
+        return d if self.groups == 1.0 else {**d, "groups": self.groups}
+
+
+@dataclass(frozen=True)
+class AttentionShape(OpShape):
+    """An attention kernel: causal (query, key) `pairs` per head, heads and head dims per GPU, the CTAs it
+    launches, the longest context, the sequences, and `kv_bytes` of cache tokens cached before the pass.
+    Selection and estimate kernels fill only the fields they have (the rest stay 0)."""
+
+    pairs: float = 0.0
+    heads: float = 0.0
+    kv_heads: float = 0.0
+    d_qk: float = 0.0
+    d_v: float = 0.0
+    ctas: float = 0.0
+    max_context: float = 0.0
+    sequences: float = 0.0
+    kv_bytes: float = 0.0
+
+
+@dataclass(frozen=True)
+class StreamShape(OpShape):
+    """A streaming (elementwise-like) kernel over `elements` values; `kv_write_bytes`: of them, the bytes
+    it appends to the KV cache (what placing the cache in a slower tier moves)."""
+
+    elements: float
+    kv_write_bytes: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"elements": self.elements, **({"kv_write_bytes": self.kv_write_bytes} if self.kv_write_bytes else {})}
+
+
+@dataclass(frozen=True)
+class ScoreShape(OpShape):
+    """A selection kernel scoring `elements` summary values into `scores` fp32 scores."""
+
+    elements: float
+    scores: float
+
+
+@dataclass(frozen=True)
+class CommShape(OpShape):
+    """A collective of `bytes` over `gpus` GPUs (all_reduce, all_to_all, all_gather, send_recv)."""
+
+    collective: str
+    bytes: float
+    gpus: int
+
+
+@dataclass(frozen=True)
+class TransferShape(OpShape):
+    """A copy over the link to a slower tier at `bandwidth` B/s, in `blocks` copies of `latency` s setup
+    each; `overlap`: on a copy engine beside the kernels rather than between them."""
+
+    bandwidth: float
+    latency: float
+    overlap: bool = False
+    blocks: float = 1.0
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "overlap": float(self.overlap)}
+
+
+def _kind(d: dict) -> type[OpShape]:
+    if "collective" in d:
+        return CommShape
+    if "bandwidth" in d:
+        return TransferShape
+    if "m" in d:
+        return GemmShape
+    if "scores" in d:
+        return ScoreShape
+    if "elements" in d:
+        return StreamShape
+    return AttentionShape
+
+
+def shape_from_dict(d: dict) -> OpShape:
+    """The typed shape a `to_dict` dict describes (the keys say which kind)."""
+    kind = _kind(d)
+    known = {f.name for f in fields(kind)}
+    unknown = sorted(set(d) - known)
+    if unknown:
+        raise WhatifError(f"op_shape: {', '.join(unknown)} not valid for a {kind.__name__}; "
+                          f"valid: {', '.join(sorted(known))}")
+    values = {k: (v if k == "collective" else bool(v) if k == "overlap" else int(v) if k == "gpus" else float(v))
+              for k, v in d.items()}
+    try:
+        return kind(**values)
+    except TypeError:
+        raise WhatifError(f"op_shape: {sorted(d)} is missing a field of a {kind.__name__}; "
+                          f"needs: {', '.join(f.name for f in fields(kind))}") from None

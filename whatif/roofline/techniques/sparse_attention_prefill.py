@@ -1,0 +1,168 @@
+"""Family D: sparse attention in prefill: `pair_fraction` (the share of the causal (query, key)
+pairs computed) plus the cost of finding the pattern.
+
+Where the full KV lives is stated by every technique. Techniques that keep it on the CPU shrink the
+GPU's KV bytes through `transform_kv` (what stays on the GPU); the host-resident part is described in
+the docstring but not yet checked against the host tier's capacity (memory tiers are issue 5).
+Selection costs are charged on passes whose attention reads the selected tokens (steps of at most
+16 new tokens per sequence, as `graph.attended_groups` decides).
+
+Family D lives in three files by where the work happens: sparse_attention.py (decode selection, KV
+on the GPU), sparse_attention_host.py (decode selection, full KV on the CPU) and
+sparse_attention_prefill.py (prefill sparsity); their shared cost pieces are in kit.py.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..attention import DECODE_MAX_QUERIES, causal_pairs
+from ..context import PassContext
+from ..ops import AttentionShape, Op, OpClass, StreamShape, streaming
+from .base import Technique, param, register
+from .kit import (SOFTMAX_OPS_PER_SCORE, TOPK_OPS_PER_SCORE, heads, key_dim, kv_heads, stepping, window_pairs)
+
+
+# ---------------------------------------------------------------- prefill sparsity
+@register
+@dataclass(frozen=True)
+class MInference(Technique):
+    """Dynamic sparse prefill: each head has an offline-chosen pattern (A-shape, vertical-slash or
+    block-sparse) whose indices are built online, so a query attends about `vertical` + `slash` keys
+    instead of its whole prefix (or, with `density` > 0, that share of the causal pairs). The index
+    build multiplies the last `last_q` queries of the pass by all its keys (a small attention over
+    every key, scores written in fp32) and sums them along columns and diagonals to pick the
+    vertical and slash lines. KV stays on the GPU; decode is unchanged."""
+
+    name = "minference"
+    family = "D"
+    paper = "MInference 1.0: Accelerating Pre-filling for Long-Context LLMs via Dynamic Sparse Attention"
+    slots = ("prefill sparsity",)
+    vertical: int = param(1000, "vertical lines (key columns) per head", "tokens")
+    slash: int = param(6096, "slash lines (diagonals) per head", "tokens")
+    last_q: int = param(64, "last queries whose attention estimates the pattern", "tokens")
+    density: float = param(0.0, "share of causal pairs computed; 0 derives it from vertical + slash")
+
+    def check_params(self) -> None:
+        self.require(self.vertical >= 0, "vertical", "a non-negative integer")
+        self.require(self.slash >= 1, "slash", "a positive integer")
+        self.require(self.last_q >= 1, "last_q", "a positive integer")
+        self.require(0 <= self.density <= 1, "density", "a share from 0 to 1 (0: from vertical + slash)")
+
+    def pair_fraction(self, q: int, c: int) -> float:
+        if q <= DECODE_MAX_QUERIES:
+            return 1.0
+        if self.density > 0:
+            return self.density
+        return window_pairs(q, c, self.vertical + self.slash) / causal_pairs(q, c)
+
+    def extra_ops(self, ctx: PassContext) -> list[Op]:
+        if stepping(ctx):
+            return []
+        h, kvh, d = heads(ctx), kv_heads(ctx), key_dim(ctx)
+        groups = [(min(q, self.last_q), c + q, n) for q, c, n in ctx.batch.groups]
+        pairs = sum(n * lq * keys for lq, keys, n in groups)
+        keys = sum(n * keys for _, keys, n in groups)
+        scores = pairs * h
+        return [Op("minference_pattern_estimate", OpClass.ATTENTION_PREFILL, 2.0 * scores * d,
+                   {"hbm": keys * kvh * d * ctx.prec.kv_bytes + scores * 4.0 * 2}, ctx.prec.activation,
+                   AttentionShape(pairs=pairs), ctx.layers,
+                   f"last {self.last_q} queries x all keys, fp32 scores summed along columns and diagonals",
+                   alu_ops=scores * (SOFTMAX_OPS_PER_SCORE + TOPK_OPS_PER_SCORE))]
+
+
+SALE_SCORE_OPS_PER_PAIR = 3.0   # dequant scale, subtract row max, compare with the threshold per pair; assumed
+
+
+@register
+@dataclass(frozen=True)
+class SALE(Technique):
+    """Low-bit estimation then block-sparse prefill. Queries and keys are quantized to `bits` bits,
+    every causal (query, key) pair's score is estimated by a low-bit tensor-core product (charged as
+    int8 work scaled by bits/8: int4 MMA runs at twice the int8 rate where it exists) and compared
+    against a per-head Relative Attention Score threshold on the CUDA cores, and the resulting block
+    mask keeps `density` of the blocks, which the block-sparse attention computes. KV stays on the GPU;
+    decode is unchanged. On GPUs without int4 tensor cores (Hopper) the 4-bit pass is under-charged."""
+
+    name = "sale"
+    family = "D"
+    paper = "SALE : Low-bit Estimation for Efficient Sparse Attention in Long-context LLM Prefilling"
+    slots = ("prefill sparsity",)
+    density: float = param(0.15, "share of attention blocks computed after selection (assumed, not from the paper)")
+    bits: int = param(4, "bits of the quantized queries and keys in the estimation pass")
+
+    def check_params(self) -> None:
+        self.require(0 < self.density <= 1, "density", "a share above 0 and at most 1")
+        self.require(self.bits in (4, 8), "bits", "4 or 8")
+
+    def pair_fraction(self, q: int, c: int) -> float:
+        return 1.0 if q <= DECODE_MAX_QUERIES else self.density
+
+    def extra_ops(self, ctx: PassContext) -> list[Op]:
+        if stepping(ctx):
+            return []
+        h, kvh, d = heads(ctx), kv_heads(ctx), key_dim(ctx)
+        pairs = sum(n * causal_pairs(q, c) for q, c, n in ctx.batch.groups)
+        queries = ctx.batch.tokens
+        keys = sum(n * (c + q) for q, c, n in ctx.batch.groups)
+        low = self.bits / 8
+        quant = streaming("sale_quantize_qk", "elementwise", queries * (h + kvh) * d, 1, 0, 6.0, ctx.prec.act_bytes,
+                          ctx.prec.activation, ctx.layers, extra_bytes=queries * (h + kvh) * d * low)
+        estimate = Op("sale_score_estimate", OpClass.ATTENTION_PREFILL, 2.0 * pairs * h * d * low,
+                      {"hbm": (queries * h + keys * kvh) * d * low + pairs * h / 64 ** 2},
+                      "int8", AttentionShape(pairs=pairs), ctx.layers,
+                      f"{self.bits}-bit QK^T over every causal pair (as int8 work x {low:g}); "
+                      f"{SALE_SCORE_OPS_PER_PAIR:g} CUDA-core ops per score; 64x64 block mask written",
+                      alu_ops=pairs * h * SALE_SCORE_OPS_PER_PAIR)
+        return [quant, estimate]
+
+
+@register
+@dataclass(frozen=True)
+class HyperAttention(Technique):
+    """Near-linear approximate prefill attention. The causal score matrix is split recursively: the
+    two diagonal (causal) halves recurse and the off-diagonal (non-causal) block is approximated, each
+    query there computing only the `block_size` keys of its sortLSH bucket block plus `sample_size`
+    sampled key columns; below `min_seq_len` tokens attention is exact. Costs: hashing every query and
+    key with `lsh_projections` random projections, sorting and permuting Q, K and V by hash. A chunk
+    of q new tokens after c cached is charged the pairs the recursion adds from c to c + q. KV stays on
+    the GPU; decode is unchanged."""
+
+    name = "hyperattention"
+    family = "D"
+    paper = "HyperAttention: Long-context Attention in Near-Linear Time"
+    slots = ("prefill sparsity",)
+    block_size: int = param(256, "keys per LSH bucket block each query attends (the released code's default)",
+                            "tokens")
+    sample_size: int = param(256, "sampled key columns per query (the released code's default)", "tokens")
+    min_seq_len: int = param(4096, "length below which attention stays exact (assumed)", "tokens")
+    lsh_projections: int = param(7, "random projections per hash (the released code's default)")
+
+    def check_params(self) -> None:
+        for key in ("block_size", "sample_size", "min_seq_len", "lsh_projections"):
+            self.require(getattr(self, key) >= 1, key, "a positive integer")
+
+    def pairs(self, n: float) -> float:
+        """(query, key) pairs the causal recursion computes for a sequence of n tokens."""
+        if n <= self.min_seq_len:
+            return n * (n + 1) / 2
+        half = n / 2
+        return 2 * self.pairs(half) + half * min(half, self.block_size + self.sample_size)
+
+    def pair_fraction(self, q: int, c: int) -> float:
+        if q <= DECODE_MAX_QUERIES:
+            return 1.0
+        return min(1.0, (self.pairs(c + q) - self.pairs(c)) / causal_pairs(q, c))
+
+    def extra_ops(self, ctx: PassContext) -> list[Op]:
+        if stepping(ctx):
+            return []
+        h, kvh, d, a = heads(ctx), kv_heads(ctx), key_dim(ctx), ctx.prec.act_bytes
+        tokens = ctx.batch.tokens
+        rows = tokens * (h + kvh)                           # query and key rows hashed and sorted
+        moved = tokens * (h + 2 * kvh) * d                  # Q, K and V elements permuted into hash order
+        sort_ops = rows * TOPK_OPS_PER_SCORE * math.log2(max(tokens, 2))
+        return [Op("hyperattention_lsh_sort", OpClass.ATTENTION_PREFILL, 2.0 * self.lsh_projections * rows * d,
+                   {"hbm": 2 * moved * a}, ctx.prec.activation, StreamShape(moved), ctx.layers,
+                   f"{self.lsh_projections} projections per hashed row, a sort of {rows:g} rows, "
+                   f"Q/K/V permuted (read + write)", alu_ops=sort_ops)]

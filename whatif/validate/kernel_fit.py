@@ -1,0 +1,394 @@
+"""Fit the kernel models (roofline/kernel_models) to measured kernel latencies, numpy only.
+
+Each model's parameters are fitted by minimising the mean absolute log error |log(pred/measured)|
+(a relative error, robust to outliers) with a bounded pattern search on log-parameters: every
+efficiency stays in (0, 1], every time in a physical range (BOUNDS). One fit is one op x dtype x
+engine on the rows of one or more GPUs; each GPU's rows use that GPU's datasheet ceilings, so a fit
+pooled over several GPUs yields parameters that transfer to a GPU by its datasheet alone.
+
+`python -m whatif.validate.kernel_fit --corpus DIR --write` refits data/kernel_fit.yaml: one block
+per op x architecture x dtype x engine, fitted on that architecture's corpus GPU.
+
+Rows used (`op_rows`): GEMM bf16 and fp8 (nvfp4 and weight-only variants are not modelled);
+attention rows of each GPU/phase/KV-dtype's dominant kernel (the engine's default backend; the
+odd rows of other backends are dropped); decode rows whose whole KV cache fits in L2
+(`l2_resident`) are EXCLUDED: their warm replays measure L2, not the HBM streaming a real model's
+per-layer caches see.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, replace
+
+import numpy as np
+
+from ..errors import WhatifError
+from ..roofline.kernel_models.decode_attention import decode_time_arrays
+from ..roofline.kernel_models.gemm import gemm_time_arrays
+from ..roofline.kernel_models.params import (DTYPE_BYTES, PARAM_CLASSES, Ceilings, ceilings,
+                                             efficiency_fields)
+from ..roofline.kernel_models.prefill_attention import prefill_time_arrays
+from .corpus import GPU_PROFILES
+
+OPS = ("gemm", "prefill_attention", "decode_attention")
+CORPUS_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "fp8": "fp8"}
+EFF = (0.02, 1.0)
+BOUNDS = {   # name -> (low, high); searched on a log scale except `smooth`
+    "eff_skinny": EFF, "eff_mid": EFF, "eff_large": EFF, "mem_eff": EFF, "compute_eff": EFF,
+    "l2_eff": EFF, "floor_s": (2e-7, 5e-5), "quant_s": (1e-8, 3e-5), "quant_row_s": (1e-11, 1e-7),
+    "max_split": (1.0, 64.0), "tile_s": (1e-10, 1e-5),
+    "cta_s": (1e-10, 3e-5), "token_s": (1e-11, 1e-5), "seq_s": (1e-11, 1e-5), "smooth": (1.0, 8.0),
+}
+# L40S as a GPU profile, used only while no hardware profile 'l40s' ships (helper H5 adds it).
+_DS = "NVIDIA L40S datasheet"
+L40S_PROFILE = {
+    "kind": "gpu", "name": "l40s", "description": "NVIDIA L40S 48GB GDDR6 (local stand-in profile)",
+    "arch": "ada",
+    "peak": {d: {"value": v, "unit": "TFLOP/s", "provenance": "datasheet", "source": f"{_DS}, dense"}
+             for d, v in (("bf16", 362.05), ("fp16", 362.05), ("fp8", 733), ("fp32", 91.6))},
+    "hbm_capacity": {"value": 48, "unit": "GB", "provenance": "datasheet", "source": _DS},
+    "hbm_bandwidth": {"value": 864, "unit": "GB/s", "provenance": "datasheet", "source": _DS},
+    "l2_size": {"value": 96, "unit": "MB", "provenance": "datasheet", "source": "NVIDIA Ada architecture whitepaper"},
+    "sm_count": {"value": 142, "unit": "count", "provenance": "datasheet", "source": f"{_DS}: 142 SMs"},
+    "boost_clock": {"value": 2520, "unit": "MHz", "provenance": "datasheet", "source": _DS},
+    "smem_per_sm": {"value": 100, "unit": "KiB", "provenance": "datasheet", "source": "CUDA programming guide, cc 8.9"},
+    "launch_overhead": {"value": 4, "unit": "us", "provenance": "assumed", "source": "as the other profiles"},
+    "host_link": "pcie-gen4-x16", "interconnect": None,
+}
+
+
+def corpus_gpu(gpu_key: str):
+    """The hardware profile of a corpus GPU (L40S: the local stand-in while none ships)."""
+    from ..specs.hardware import list_components, load_component, parse_component
+    name = GPU_PROFILES.get(gpu_key)
+    if name is None:
+        raise WhatifError(f"corpus GPU '{gpu_key}' is not valid; valid: {', '.join(GPU_PROFILES)}")
+    if gpu_key == "l40s" and name not in list_components("gpu"):
+        return parse_component(L40S_PROFILE, "kernel_fit.L40S_PROFILE")
+    return load_component(name, "gpu")
+
+
+def corpus_ceilings(gpu_key: str) -> Ceilings:
+    """Datasheet ceilings of a corpus GPU, from its hardware profile."""
+    return ceilings(corpus_gpu(gpu_key))
+
+
+# ---------------------------------------------------------------- rows
+
+
+def _dominant_kernel(frame, keys):
+    counts = frame.groupby(keys + ["kernel_source"]).size().rename("n").reset_index()
+    best = counts.sort_values("n", ascending=False).drop_duplicates(keys)
+    return frame.merge(best[keys + ["kernel_source"]], on=keys + ["kernel_source"])
+
+
+def op_rows(frame, op: str):
+    """The corpus rows a model covers, with a `dtype` column (the params key): GEMM operand dtype,
+    attention KV-cache dtype."""
+    if op == "gemm":
+        rows = frame[frame["gemm_dtype"].isin(["bfloat16", "fp8"])].copy()
+        rows["dtype"] = rows["gemm_dtype"].map(CORPUS_DTYPES)
+        return rows
+    phase = "prefill" if op == "prefill_attention" else "decode"
+    rows = frame[frame["phase"] == phase].copy()
+    rows["dtype"] = rows["kv_cache_dtype"].map(CORPUS_DTYPES)
+    rows = rows[rows["dtype"].notna()]
+    if phase == "decode":
+        rows = rows[rows["l2_resident"] != True]  # noqa: E712 (object column: True/False/None)
+    rows = _dominant_kernel(rows, ["gpu", "framework", "dtype"])
+    return rows
+
+
+def subsample(frame, max_rows: int):
+    """Every k-th row (deterministic) after a stable sort on all shape columns."""
+    if len(frame) <= max_rows:
+        return frame
+    cols = [c for c in ("gpu", "framework", "dtype", "m", "n", "k", "batch_size", "isl", "step",
+                        "num_heads", "num_key_value_heads", "head_dim") if c in frame.columns]
+    ordered = frame.sort_values(cols, kind="stable")
+    step = math.ceil(len(ordered) / max_rows)
+    return ordered.iloc[::step]
+
+
+def _ceiling_columns(rows, compute_dtype):
+    """(peak FLOP/s per row, Ceilings whose fields are per-row columns)."""
+    table = {g: corpus_ceilings(g) for g in rows["gpu"].unique()}
+    gpus = rows["gpu"].to_numpy()
+    dt = np.asarray(compute_dtype)
+    peak = np.array([table[g].peak_flops(d) for g, d in zip(gpus, np.broadcast_to(dt, gpus.shape))])
+    col = {f: np.array([getattr(table[g], f) for g in gpus], dtype=float)
+           for f in ("hbm_bw", "sms", "l2_bytes", "l2_bw")}
+    return peak, Ceilings("rows", "mixed", {}, **col)
+
+
+def design(rows, op: str) -> dict:
+    """The numpy columns one model needs (shape, ceilings per row, measured seconds)."""
+    if op == "gemm":
+        dtype = rows["dtype"].to_numpy()
+        peak, cols = _ceiling_columns(rows, dtype)
+        return {"args": (rows["m"].to_numpy(float), rows["n"].to_numpy(float), rows["k"].to_numpy(float),
+                         np.array([DTYPE_BYTES[d] for d in dtype]), peak, cols),
+                "y": rows["latency_s"].to_numpy(float)}
+    kv = np.array([DTYPE_BYTES[d] for d in rows["dtype"]])
+    window = rows["window_size"].fillna(0).to_numpy(float)
+    shape = (rows["batch_size"].to_numpy(float),)
+    if op == "prefill_attention":
+        compute = rows["attn_dtype"].map(CORPUS_DTYPES).fillna("bf16").to_numpy()
+        shape += (rows["isl"].to_numpy(float),)
+    else:
+        compute = "bf16"
+        shape += (rows["step"].to_numpy(float) + 1,)
+    peak, cols = _ceiling_columns(rows, compute)
+    shape += tuple(rows[c].to_numpy(float) for c in ("num_heads", "num_key_value_heads", "head_dim"))
+    return {"args": shape + (kv, window, peak, cols), "y": rows["latency_s"].to_numpy(float)}
+
+
+MODELS = {"gemm": gemm_time_arrays, "prefill_attention": prefill_time_arrays,
+          "decode_attention": decode_time_arrays}
+
+
+def predict(op: str, data: dict, params) -> np.ndarray:
+    return MODELS[op](*data["args"], params)
+
+
+def log_error(op: str, data: dict, params) -> float:
+    pred = predict(op, data, params)
+    return float(np.mean(np.abs(np.log(pred / data["y"]))))
+
+
+# ---------------------------------------------------------------- search
+
+
+def free_fields(op: str, dtype: str) -> list[str]:
+    names = list(asdict(PARAM_CLASSES[op]()))
+    if op == "gemm" and dtype != "fp8":
+        for name in ("quant_s", "quant_row_s"):   # bf16 GEMMs have no activation-quantization kernel
+            names.remove(name)
+    return names
+
+
+def _to_unit(name, value):
+    return value if name == "smooth" else math.log(value)
+
+
+def _from_unit(name, u):
+    lo, hi = BOUNDS[name]
+    v = u if name == "smooth" else math.exp(u)
+    return min(hi, max(lo, v))
+
+
+STARTS = 3   # pattern searches from the defaults and from two deterministic spreads of them
+
+
+def fit(op: str, data: dict, dtype: str, max_evals: int = 1200):
+    """Parameters minimising mean |log(pred/measured)| over `data` (from `design`): the best of
+    STARTS bounded pattern searches. Returns (params, mean abs log error)."""
+    base = PARAM_CLASSES[op]()
+    best = None
+    for i in range(STARTS):
+        scale = (1.0, 0.5, 2.0)[i]
+        start = replace(base, **{n: _from_unit(n, _to_unit(n, getattr(base, n)) + (0 if n == "smooth" else
+                                 math.log(scale))) for n in free_fields(op, dtype)})
+        result = _search(op, data, dtype, start, max_evals)
+        if best is None or result[1] < best[1]:
+            best = result
+    return best
+
+
+def _search(op: str, data: dict, dtype: str, params, max_evals: int):
+    """Bounded pattern search: each free parameter in turn moves up or down by its step (growing
+    after a gain); a sweep without a gain halves the steps."""
+    if op == "gemm" and dtype != "fp8":
+        params = replace(params, quant_s=0.0, quant_row_s=0.0)
+    names = free_fields(op, dtype)
+    u = {n: _to_unit(n, getattr(params, n)) for n in names}
+    step = {n: (1.0 if n == "smooth" else math.log(2.0)) for n in names}
+    best = log_error(op, data, params)
+    evals = 1
+    while evals < max_evals and max(step.values()) > 0.01:
+        improved = False
+        for n in names:
+            for sign in (1.0, -1.0):
+                trial_u = u[n] + sign * step[n]
+                trial = replace(params, **{n: _from_unit(n, trial_u)})
+                err = log_error(op, data, trial)
+                evals += 1
+                if err < best - 1e-9:
+                    best, params, improved = err, trial, True
+                    u[n] = _to_unit(n, getattr(trial, n))
+                    step[n] *= 1.5
+                    break
+        if not improved:
+            step = {n: s * 0.5 for n, s in step.items()}
+    return params, best
+
+
+def check_physical(params) -> None:
+    """Every efficiency of a fitted parameter set must be a fraction of its ceiling."""
+    for name in efficiency_fields(params):
+        v = getattr(params, name)
+        if not 0.0 < v <= 1.0:
+            raise WhatifError(f"fitted {type(params).__name__}.{name} = {v:g} is not in (0, 1]")
+
+
+# ---------------------------------------------------------------- accuracy
+
+
+def ape(op: str, data: dict, params) -> np.ndarray:
+    """Absolute percentage errors, one per row."""
+    return np.abs(predict(op, data, params) / data["y"] - 1.0) * 100.0
+
+
+def select(data: dict, mask) -> dict:
+    def cut(a):
+        if isinstance(a, Ceilings):
+            return replace(a, **{f: getattr(a, f)[mask] for f in ("hbm_bw", "sms", "l2_bytes", "l2_bw")})
+        return a[mask] if np.ndim(a) else a
+    return {"args": tuple(cut(a) for a in data["args"]), "y": data["y"][mask]}
+
+
+REGIMES = {"gemm": ("m", 128, "m<=128", "m>128"),
+           "prefill_attention": ("isl", 1024, "seq<=1K", "seq>1K"),
+           "decode_attention": ("context", 1024, "seq<=1K", "seq>1K")}
+
+
+def regime_labels(rows, op: str) -> np.ndarray:
+    col, cut, small, large = REGIMES[op]
+    values = rows["step"].to_numpy() + 1 if col == "context" else rows[col].to_numpy()
+    return np.where(values <= cut, small, large)
+
+
+def stats(errors: np.ndarray) -> dict:
+    """MAPE, median and p90 of absolute percentage errors."""
+    if not len(errors):
+        return {"n": 0, "mape": float("nan"), "median": float("nan"), "p90": float("nan")}
+    return {"n": int(len(errors)), "mape": float(np.mean(errors)), "median": float(np.median(errors)),
+            "p90": float(np.percentile(errors, 90))}
+
+
+def evaluate(tables: dict, engine: str, max_rows: int, max_evals: int = 1200, baseline=None) -> list[dict]:
+    """In-sample and leave-one-GPU-out accuracy of every model on one engine's rows.
+
+    `tables`: op -> corpus rows (op_rows). For each op x dtype x GPU: in-sample = fitted on that
+    GPU's rows; LOO = fitted on the other GPUs' rows pooled, predicting this GPU from its datasheet
+    ceilings alone. `baseline(op, rows) -> seconds` adds a third model (today's time_op)."""
+    out = []
+    for op, rows in tables.items():
+        rows = rows[rows["framework"] == engine]
+        for dtype in sorted(rows["dtype"].unique()):
+            by_gpu = {g: subsample(r, max_rows) for g, r in rows[rows["dtype"] == dtype].groupby("gpu")}
+            data = {g: design(r, op) for g, r in by_gpu.items()}
+            for gpu, r in by_gpu.items():
+                errors = {"in-sample": ape(op, data[gpu], fit(op, data[gpu], dtype, max_evals)[0])}
+                others = [g for g in by_gpu if g != gpu]
+                if others:
+                    pooled = design(_concat([by_gpu[g] for g in others]), op)
+                    errors["LOO"] = ape(op, data[gpu], fit(op, pooled, dtype, max_evals)[0])
+                if baseline is not None:
+                    errors["current"] = np.abs(baseline(op, r) / r["latency_s"].to_numpy() - 1.0) * 100.0
+                labels = regime_labels(r, op)
+                for regime in sorted(set(labels)) + ["all"]:
+                    mask = np.ones(len(r), bool) if regime == "all" else labels == regime
+                    out.append({"engine": engine, "gpu": gpu, "op": op, "dtype": dtype, "regime": regime,
+                                **{k: stats(e[mask]) for k, e in errors.items()}})
+    return out
+
+
+def _concat(frames):
+    import pandas as pd
+    return pd.concat(frames, ignore_index=True)
+
+
+# ---------------------------------------------------------------- shipped fits and compact subset
+
+
+def fit_blocks(tables: dict, engines, max_rows: int) -> dict:
+    """data/kernel_fit.yaml's `fits`: op -> engine -> one block per (GPU architecture, dtype)."""
+    fits = {}
+    for op, rows in tables.items():
+        for engine in engines:
+            blocks = []
+            engine_rows_ = rows[rows["framework"] == engine]
+            for (gpu, dtype), r in engine_rows_.groupby(["gpu", "dtype"]):
+                sample = subsample(r, max_rows)
+                params, err = fit(op, design(sample, op), dtype)
+                check_physical(params)
+                versions = sorted(set(r["version"].astype(str)))
+                blocks.append({
+                    "arch": corpus_ceilings(gpu).arch, "gpu": GPU_PROFILES[gpu], "dtype": dtype,
+                    "engine": engine, "version": ", ".join(versions), "rows": int(len(sample)),
+                    "kernel": ", ".join(sorted(set(r["kernel_source"].astype(str)))),
+                    "provenance": "fitted",
+                    "source": f"aiconfigurator corpus, mean |log error| {err:.3f}",
+                    "params": {k: float(f"{v:.4g}") for k, v in asdict(params).items()}})
+            if blocks:
+                fits.setdefault(op, {})[engine] = blocks
+    return fits
+
+
+COMPACT_ROWS = 200   # per GPU x engine x op x dtype
+COMPACT_COLUMNS = {
+    "gemm": ["gpu", "framework", "version", "kernel_source", "gemm_dtype", "m", "n", "k", "latency_ms"],
+    "attention": ["gpu", "framework", "version", "phase", "kernel_source", "batch_size", "isl", "step",
+                  "num_heads", "num_key_value_heads", "head_dim", "attn_dtype", "kv_cache_dtype",
+                  "window_size", "l2_resident", "kv_bytes", "latency_ms"],
+}
+
+
+def compact_subset(tables: dict, per_group: int = COMPACT_ROWS) -> dict:
+    """family -> the rows the models use, every k-th shape of each GPU x engine x op x dtype."""
+    out = {}
+    for op, rows in tables.items():
+        family = "gemm" if op == "gemm" else "attention"
+        parts = [subsample(r, per_group) for _, r in rows.groupby(["gpu", "framework", "dtype"])]
+        out.setdefault(family, []).extend(parts)
+    return {f: _concat(parts)[COMPACT_COLUMNS[f]] for f, parts in out.items()}
+
+
+def load_tables(root, ops=OPS) -> dict:
+    """op -> the corpus rows its model covers, read from the folder `root`."""
+    from .corpus import load_family
+    families = {}
+    tables = {}
+    for op in ops:
+        family = "gemm" if op == "gemm" else "attention"
+        if family not in families:
+            families[family] = load_family(family, root)
+        tables[op] = op_rows(families[family], op)
+    return tables
+
+
+def main(argv=None) -> None:
+    import argparse
+    from pathlib import Path
+
+    import yaml
+
+    from ..roofline.kernel_models.params import FIT_FILE
+    from .corpus import COMPACT_DIR, ENGINES
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", required=True, help="folder with the corpus's gemm/attention tables")
+    parser.add_argument("--rows", type=int, default=4000, help="rows per fit (every k-th shape)")
+    parser.add_argument("--write", action="store_true", help=f"write {FIT_FILE.name}")
+    parser.add_argument("--write-compact", action="store_true", help=f"write the compact subset to {COMPACT_DIR}")
+    args = parser.parse_args(argv)
+    tables = load_tables(Path(args.corpus))
+    if args.write_compact:
+        for family, frame in compact_subset(tables).items():
+            frame.to_csv(COMPACT_DIR / f"{family}.csv.gz", index=False, float_format="%.6g")
+            print(f"wrote {len(frame)} rows to {COMPACT_DIR / (family + '.csv.gz')}")
+    if args.write:
+        fits = fit_blocks(tables, ENGINES, args.rows)
+        header = ("# Kernel-model parameters (roofline/kernel_models), generated by\n"
+                  "#   python -m whatif.validate.kernel_fit --corpus ../shared/reference/aiconfigurator --write\n"
+                  "# Fitted (mean |log error|, bounded pattern search, numpy) on NVIDIA aiconfigurator's measured\n"
+                  "# kernel latencies (Apache-2.0; github.com/ai-dynamo/aiconfigurator, commit 095f58a51c):\n"
+                  "# one block per op x engine x GPU architecture x dtype (GEMM: operand dtype; attention: KV-cache\n"
+                  "# dtype), each naming the GPU, engine version, kernel and rows it was fitted on. Efficiencies\n"
+                  "# are fractions of the datasheet ceilings, in (0, 1]; *_s are seconds.\n")
+        FIT_FILE.write_text(header + yaml.safe_dump({"version": 1, "fits": fits}, sort_keys=False, width=110))
+        print(f"wrote {FIT_FILE}")
+
+
+if __name__ == "__main__":
+    main()
