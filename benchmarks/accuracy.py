@@ -11,6 +11,8 @@ parameter vector applies to every GPU; nothing GPU-specific sits in it. So:
   - leave-one-GPU-out (LOO): the parameters fitted on the OTHER GPUs' rows pooled (the global,
     cross-architecture part of the model), applied to this GPU's datasheet: the test of a GPU
     nobody measured, from an architecture nobody measured;
+  - LOO-nearest: the in-sample fit of the nearest other architecture (a tie: the newer), which is
+    what params_for falls back to for an architecture with no fit of its own;
   - current: today's whatif.roofline.timing.time_op with the default efficiency (ops.gemm,
     attention.attention_op), on the same rows (it has no sliding window and no fp8 quantization).
 Reported by GPU x op x regime (GEMM m <= 128 / > 128; attention sequence or context <= 1K / > 1K)
@@ -78,14 +80,14 @@ def _cell(s: dict) -> str:
 
 def markdown(records: list[dict], engine: str) -> str:
     lines = [f"### {engine}: MAPE / median / p90 absolute error, %",
-             "| GPU | op | regime | rows | in-sample | leave-one-GPU-out | current model |",
-             "|---|---|---|---|---|---|---|"]
+             "| GPU | op | regime | rows | in-sample | LOO (pooled) | LOO-nearest | current model |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in records:
         if r["engine"] != engine:
             continue
         op = f"{OP_NAMES[r['op']]} {r['dtype']}" + ("" if r["op"] == "gemm" else " KV")
         lines.append(f"| {r['gpu']} | {op} | {r['regime']} | {r['in-sample']['n']} | {_cell(r['in-sample'])} | "
-                     f"{_cell(r.get('LOO'))} | {_cell(r.get('current'))} |")
+                     f"{_cell(r.get('LOO'))} | {_cell(r.get('LOO-nearest'))} | {_cell(r.get('current'))} |")
     return "\n".join(lines)
 
 
@@ -96,7 +98,7 @@ def summary(records: list[dict], engine: str) -> str:
     gpus = sorted({r["gpu"] for r in rows})
     head = [f"{OP_NAMES[o]} {d}" + ("" if o == "gemm" else " KV") + f" (<= {TARGETS.get((o, d), 12.0):g})"
             for o, d in ops]
-    lines = [f"### {engine}: MAPE %, leave-one-GPU-out (in-sample) [current], target in the header",
+    lines = [f"### {engine}: MAPE %, LOO pooled / LOO-nearest (in-sample) [current]; target in the header",
              "| GPU | " + " | ".join(head) + " |", "|---|" + "---|" * len(ops)]
     for g in gpus:
         cells = []
@@ -105,9 +107,8 @@ def summary(records: list[dict], engine: str) -> str:
             if r is None:
                 cells.append("-")
                 continue
-            loo = r.get("LOO", {}).get("mape", float("nan"))
-            cur = r.get("current", {}).get("mape", float("nan"))
-            cells.append(f"{loo:.1f} ({r['in-sample']['mape']:.1f}) [{cur:.0f}]")
+            loo, near, cur = (r.get(k, {}).get("mape", float("nan")) for k in ("LOO", "LOO-nearest", "current"))
+            cells.append(f"{loo:.1f} / {near:.1f} ({r['in-sample']['mape']:.1f}) [{cur:.0f}]")
         lines.append(f"| {g} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

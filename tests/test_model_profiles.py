@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from whatif.errors import WhatifError
-from whatif.specs.hf_config import SUPPORTED_MODEL_TYPES, spec_from_hf_config
+from whatif.specs.hf_config import SUPPORTED_MODEL_TYPES
+from whatif.specs.models import spec_from_hf_config
 from whatif.specs.models import MODEL_DIR, list_models, load_model
 
 HF_CONFIGS = Path(__file__).parent / "data" / "hf_configs"

@@ -150,10 +150,14 @@ def test_bad_parallelism_is_a_clear_error():
 def test_memory_capacity_answers():
     e = estimate(LLAMA7, H100, Parallelism(), BF16, Workload(1, 1000, 1000), IDEAL)
     m = e.memory
-    assert m.max_sequences(2000) == e.max_batch
+    # max batch also makes room for the activations of the larger prefill pass that batch runs, so it
+    # is at most what fits beside batch 1's activations (equal unless that pass tips it over)
+    assert 0 < e.max_batch <= m.max_sequences(2000) <= e.max_batch + 1
     assert m.max_sequences(4000) < m.max_sequences(2000)
     assert m.max_context(e.max_batch) >= 2000
-    assert m.kv_bytes_per_token * 2000 * (e.max_batch + 1) > m.free_for_kv
+    one_more = estimate(LLAMA7, H100, Parallelism(), BF16, Workload(e.max_batch + 1, 1000, 1000), IDEAL,
+                        with_max_batch=False)
+    assert not one_more.memory.fits
     big = estimate(load_model("llama-2-70b"), H100, Parallelism(), BF16, Workload(1, 100, 10), IDEAL)
     assert not big.memory.fits
 

@@ -125,8 +125,8 @@ def test_dfloat11_fits_405b_on_eight_80gb_gpus_where_bf16_does_not():
 def test_dfloat11_context_gain_is_the_free_memory_ratio():
     claim = next(c for c in CLAIMS if c.metric == "max_context")
     out = evaluate(claim)
-    base = Scenario(model="codellama-34b", hardware=A100, workload=Workload(8, 1024, 256)).run(with_max_batch=False)
-    df11 = Scenario(model="codellama-34b", hardware=A100, workload=Workload(8, 1024, 256),
+    base = Scenario(model="codellama-34b", hardware=A100, workload=Workload(12, 1024, 256)).run(with_max_batch=False)
+    df11 = Scenario(model="codellama-34b", hardware=A100, workload=Workload(12, 1024, 256),
                     techniques=("dfloat11",)).run(with_max_batch=False)
     ratio = df11.memory.free_for_kv / base.memory.free_for_kv
     assert out.gain == pytest.approx(ratio, rel=0.01)

@@ -408,8 +408,8 @@ CLAIMS: list[Claim] = [
             "(not modelled) makes the middle level's drafting cheaper still",
         band=(1.155, 4.62),
         setup_note="Llama-2-7B shapes with a 128K window for Llama2-7B-128K; 4K-token retrieval budget, k=4 and "
-                   "acceptance 0.9 assumed; the 63 GB KV cache plus weights exceed 90% of 80 GB (memory shows "
-                   "over-full; the paper fills the GPU)",
+                   "acceptance 0.9 assumed; the 63 GB KV cache plus weights exceed 90% of the A100's 85.9 GB "
+                   "(memory shows over-full; the paper fills the GPU)",
     ),
     Claim(
         technique="self_speculative",

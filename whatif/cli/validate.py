@@ -45,6 +45,8 @@ def add_validate_parser(sub, parser_class) -> None:
     cal.add_argument("--reference", action="store_true",
                      help="add the public reference measurements for the GPU (Vidur's A100 / H100 kernel timings)")
     cal.add_argument("--gpu", help="the GPU to calibrate when the tables hold several")
+    cal.add_argument("--vidur", metavar="DIR", help="Vidur's profiling folder for the reference measurements "
+                     "(default: reference/vidur-profiling under the working directory, as in a checkout)")
     cal.add_argument("--out", metavar="FILE", help="write the calibration YAML here (default: print the summary only)")
     cal.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -52,6 +54,8 @@ def add_validate_parser(sub, parser_class) -> None:
     rep.add_argument("tables", nargs="*", metavar="TABLE", help="measurement tables")
     rep.add_argument("--reference", action="store_true", help="add the public reference measurements (A100, H100)")
     rep.add_argument("--gpu", help="only the rows of this GPU")
+    rep.add_argument("--vidur", metavar="DIR", help="Vidur's profiling folder for the reference measurements "
+                     "(default: reference/vidur-profiling under the working directory, as in a checkout)")
     rep.add_argument("--efficiency", choices=("ideal", "default", "calibrated"), default="default",
                      help="efficiency model to predict with (default: default)")
     rep.add_argument("--calibration", help="calibration file for --efficiency calibrated")
@@ -63,6 +67,8 @@ def add_validate_parser(sub, parser_class) -> None:
     ref = vsub.add_parser("reference", help="write the public reference measurements of a GPU as a measurement table")
     ref.add_argument("--gpu", required=True, help="a100-sxm-80gb or h100-sxm")
     ref.add_argument("--out", required=True, metavar="FILE")
+    ref.add_argument("--vidur", metavar="DIR", help="Vidur's profiling folder for the reference measurements "
+                     "(default: reference/vidur-profiling under the working directory, as in a checkout)")
     ref.add_argument("--all-tokens", action="store_true",
                      help="every token count (default: the committed subset, 1 to 4096 in powers of 4)")
 
@@ -89,7 +95,7 @@ def _rows(args):
         from ..validate.reference import reference_gpus
         gpus = [args.gpu] if args.gpu else sorted({r.gpu for r in rows} or set(reference_gpus()))
         for gpu in gpus:
-            rows += vidur_rows(gpu)
+            rows += vidur_rows(gpu, directory=args.vidur)
     return rows
 
 
@@ -186,7 +192,7 @@ def cmd_validate_report(args) -> int:
 def cmd_reference(args) -> int:
     from ..validate.reference import SUBSET_TOKENS, vidur_rows
     from ..validate.table import write_table
-    rows = vidur_rows(args.gpu, None if args.all_tokens else SUBSET_TOKENS)
+    rows = vidur_rows(args.gpu, None if args.all_tokens else SUBSET_TOKENS, args.vidur)
     write_table(Path(args.out), rows)
     print(f"wrote {args.out}: {len(rows)} rows of Vidur's {args.gpu} kernel timings")
     return 0

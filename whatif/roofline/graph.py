@@ -86,8 +86,9 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
                                  extra_bytes=tokens * model.head_dim * 4, role=OpRole.ROPE))
         written = tokens * kv.width(2 * kvh * model.head_dim)
         ops.append(kv_cache_write(written, kv.full_bytes, prec, count))
-        ops.append(attention_op(groups, heads, kvh, model.head_dim, model.head_dim, a,
-                                prec.kv_bytes, width, count, prec.activation, role=OpRole.ATTENTION, **cost))
+        ops.append(attention_op(groups, heads=heads, kv_heads=kvh, d_qk=model.head_dim, d_v=model.head_dim,
+                                act_bytes=a, kv_bytes=prec.kv_bytes, kv_width=width, count=count,
+                                dtype=prec.activation, role=OpRole.ATTENTION, **cost))
         ops.append(weight_gemm("o_proj", tokens, d, heads * model.head_dim, prec, count, OpRole.O_PROJ))
         return ops
     # Multi-head latent attention (DeepSeek): low-rank Q, KV compressed to a cached latent.
@@ -108,8 +109,9 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
         # latent cache as one shared KV head of width kv_lora+rope, outputs leave through W_UV.
         ops.append(gemm("q_absorb", tokens * heads, m.kv_lora_rank, m.qk_nope_head_dim, a, w, gdt, count,
                         role=OpRole.Q_ABSORB))
-        ops.append(attention_op(groups, heads, 1, latent, m.kv_lora_rank, a, prec.kv_bytes, latent,
-                                count, prec.activation, "attention_mla", role=OpRole.MLA_ATTENTION, **cost))
+        ops.append(attention_op(groups, heads=heads, kv_heads=1, d_qk=latent, d_v=m.kv_lora_rank, act_bytes=a,
+                                kv_bytes=prec.kv_bytes, kv_width=latent, count=count, dtype=prec.activation,
+                                name="attention_mla", role=OpRole.MLA_ATTENTION, **cost))
         ops.append(gemm("v_absorb", tokens * heads, m.v_head_dim, m.kv_lora_rank, a, w, gdt, count,
                         role=OpRole.V_ABSORB))
     else:
@@ -117,8 +119,9 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
         ctx = sum(n * (c + q) for q, c, n in groups)
         ops.append(gemm("kv_b_proj", ctx, heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank,
                         a, w, gdt, count, role=OpRole.KV_B_PROJ))
-        ops.append(attention_op(groups, heads, heads, qk, m.v_head_dim, a, a, heads * (qk + m.v_head_dim),
-                                count, prec.activation, "attention_mla", pair_fraction=cost["pair_fraction"],
+        ops.append(attention_op(groups, heads=heads, kv_heads=heads, d_qk=qk, d_v=m.v_head_dim, act_bytes=a,
+                                kv_bytes=a, kv_width=heads * (qk + m.v_head_dim), count=count,
+                                dtype=prec.activation, name="attention_mla", pair_fraction=cost["pair_fraction"],
                                 role=OpRole.MLA_ATTENTION))
     ops.append(weight_gemm("o_proj", tokens, d, heads * m.v_head_dim, prec, count, OpRole.O_PROJ))
     return ops

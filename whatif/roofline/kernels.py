@@ -37,7 +37,8 @@ def attention_kernel(system: System, eff: Efficiency, phase: str, batch: int, he
         fb = ForwardBatch.decode(batch, seq_len)
     else:
         raise WhatifError(f"--phase: '{phase}' is not valid; valid: prefill, decode")
-    op = attention_op(fb.groups, heads, kv_heads, head_dim, head_dim, b, b, 2 * kv_heads * head_dim, 1, dtype)
+    op = attention_op(fb.groups, heads=heads, kv_heads=kv_heads, d_qk=head_dim, d_v=head_dim, act_bytes=b,
+                      kv_bytes=b, kv_width=2 * kv_heads * head_dim, count=1, dtype=dtype)
     return time_op(op, system.gpu, eff)
 
 

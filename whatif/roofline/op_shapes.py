@@ -14,28 +14,6 @@ class OpShape:
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-    # TRANSITION (H3, removed before the end): dict-style reads while techniques move to fields.
-    def _compat(self) -> dict:
-        return {**{f.name: getattr(self, f.name) for f in fields(self)}, **getattr(self, "_mods", {})}
-
-    def __getitem__(self, key):
-        return self._compat()[key]
-
-    def get(self, key, default=None):
-        return self._compat().get(key, default)
-
-    def keys(self):
-        return self._compat().keys()
-
-    def items(self):
-        return self._compat().items()
-
-    def __iter__(self):
-        return iter(self._compat())
-
-    def __contains__(self, key):
-        return key in self._compat()
-
 
 @dataclass(frozen=True)
 class GemmShape(OpShape):

@@ -1,7 +1,9 @@
 """The operator: what one kernel does (FLOPs, bytes per memory level, shape), not how long it takes."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from ..errors import WhatifError
 
 from .op_shapes import (AttentionShape, CommShape, GemmShape, OpShape, ScoreShape, StreamShape, TransferShape,
                         shape_from_dict)
@@ -12,6 +14,7 @@ __all__ = ["ATTENTION_CLASSES", "AttentionShape", "CommShape", "GemmShape", "Op"
            "is_weight_gemm", "kv_read_bytes", "kv_write_bytes", "link_bytes", "op_fields_from_record",
            "shape_from_dict", "shape_record", "streaming", "transfer", "weights_of"]
 
+OP_CLASS_VALUES = tuple(c.value for c in OpClass)
 # Cost modifiers an op carries beside its shape, with the value that means "no modifier".
 MODIFIER_DEFAULTS = {"alu_ops": 0.0, "bandwidth_share": 1.0}
 
@@ -37,7 +40,7 @@ class Op:
     flops: float
     bytes: dict[str, float]
     dtype: str
-    shape: OpShape = field(default_factory=lambda: StreamShape(0.0))
+    shape: OpShape
     count: int = 1
     formula: str = ""
     role: OpRole | None = None
@@ -46,20 +49,14 @@ class Op:
     bandwidth_share: float = 1.0
 
     def __post_init__(self):
+        if self.op_class not in OP_CLASS_VALUES:
+            raise WhatifError(f"op_class: '{self.op_class}' is not valid; valid: {', '.join(OP_CLASS_VALUES)}")
         object.__setattr__(self, "op_class", OpClass(self.op_class))
         for name in ("role", "part_of"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, OpRole(getattr(self, name)))
-        # TRANSITION (H3, removed before the end): accept the old shape dict, expose modifiers in it.
-        if isinstance(self.shape, dict):
-            values = {**MODIFIER_DEFAULTS, **op_fields_from_record(self.shape)}
-            for name, value in values.items():
-                object.__setattr__(self, name, value)
-        import copy
-        shape = copy.copy(self.shape)
-        object.__setattr__(shape, "_mods", {n: getattr(self, n) for n, d in MODIFIER_DEFAULTS.items()
-                                            if getattr(self, n) != d})
-        object.__setattr__(self, "shape", shape)
+        if not isinstance(self.shape, OpShape):
+            raise TypeError(f"Op {self.name}: shape must be an OpShape (op_shapes.py), not {type(self.shape).__name__}")
 
     @property
     def hbm_bytes(self) -> float:

@@ -18,7 +18,6 @@ import json
 from pathlib import Path
 
 from ..errors import WhatifError
-from .models import ModelSpec, spec_from_dict
 
 
 class _Config:
@@ -191,8 +190,9 @@ _BUILDERS = {
 SUPPORTED_MODEL_TYPES = tuple(sorted(_BUILDERS))
 
 
-def spec_from_hf_config(path: Path) -> ModelSpec:
-    """A ModelSpec from a Hugging Face config.json; name: the folder (or the file stem), source: the path."""
+def hf_config_fields(path: Path) -> dict:
+    """The model-profile fields of a Hugging Face config.json (models.spec_from_hf_config checks them into a
+    ModelSpec); name: the folder (or the file stem), source: the path."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -220,4 +220,4 @@ def spec_from_hf_config(path: Path) -> ModelSpec:
     else:
         name = path.stem
     data.update(name=name, family=model_type, source=str(path))
-    return spec_from_dict(data, str(path))
+    return data

@@ -9,6 +9,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import WhatifError, check_mapping, closest, positive_int
+from .hf_config import hf_config_fields
 from .profiles import MODEL_DIR, looks_like_path, profile_index, read_yaml
 
 MLP_KINDS = ("gated", "plain")
@@ -195,11 +196,15 @@ def spec_from_dict(data: dict, where: str) -> ModelSpec:
     return ModelSpec(**data, moe=moe, mla=mla)
 
 
+def spec_from_hf_config(path: Path) -> ModelSpec:
+    """A ModelSpec from a Hugging Face config.json (read offline by hf_config.py)."""
+    return spec_from_dict(hf_config_fields(Path(path)), str(path))
+
+
 @cache
 def _load_path(path: str) -> ModelSpec:
     p = Path(path)
     if p.suffix == ".json":
-        from .hf_config import spec_from_hf_config
         return spec_from_hf_config(p)
     return spec_from_dict(read_yaml(p), p.name)
 

@@ -26,7 +26,7 @@ from ..errors import WhatifError
 from ..roofline.kernel_models.decode_attention import decode_time_arrays
 from ..roofline.kernel_models.gemm import gemm_time_arrays
 from ..roofline.kernel_models.params import (DTYPE_BYTES, PARAM_CLASSES, Ceilings, ceilings,
-                                             efficiency_fields)
+                                             efficiency_fields, nearest_arch)
 from ..roofline.kernel_models.prefill_attention import prefill_time_arrays
 from .corpus import GPU_PROFILES
 
@@ -36,7 +36,7 @@ EFF = (0.02, 1.0)
 BOUNDS = {   # name -> (low, high); searched on a log scale except `smooth`
     "eff_skinny": EFF, "eff_mid": EFF, "eff_large": EFF, "mem_eff": EFF, "compute_eff": EFF,
     "l2_eff": EFF, "floor_s": (2e-7, 5e-5), "quant_s": (1e-8, 3e-5), "quant_row_s": (1e-11, 1e-7),
-    "max_split": (1.0, 64.0), "tile_s": (1e-10, 1e-5),
+    "max_split": (1.0, 64.0), "kv_splits": (1.0, 512.0), "tile_s": (1e-10, 1e-5),
     "cta_s": (1e-10, 3e-5), "token_s": (1e-11, 1e-5), "seq_s": (1e-11, 1e-5), "smooth": (1.0, 8.0),
 }
 # L40S as a GPU profile, used only while no hardware profile 'l40s' ships (helper H5 adds it).
@@ -266,24 +266,35 @@ def stats(errors: np.ndarray) -> dict:
             "p90": float(np.percentile(errors, 90))}
 
 
-def evaluate(tables: dict, engine: str, max_rows: int, max_evals: int = 1200, baseline=None) -> list[dict]:
+def evaluate(tables: dict, engine: str, max_rows: int, max_evals: int = 1200, baseline=None,
+             in_sample: bool = True) -> list[dict]:
     """In-sample and leave-one-GPU-out accuracy of every model on one engine's rows.
 
-    `tables`: op -> corpus rows (op_rows). For each op x dtype x GPU: in-sample = fitted on that
-    GPU's rows; LOO = fitted on the other GPUs' rows pooled, predicting this GPU from its datasheet
-    ceilings alone. `baseline(op, rows) -> seconds` adds a third model (today's time_op)."""
+    `tables`: op -> corpus rows (op_rows). For each op x dtype x GPU:
+      in-sample: fitted on that GPU's rows;
+      LOO: fitted on the other GPUs' rows pooled (the cross-architecture fit), applied to this
+           GPU's datasheet ceilings;
+      LOO-nearest: the in-sample fit of the nearest other architecture (what params_for falls back
+           to for an architecture without a fit); needs in_sample.
+    `baseline(op, rows) -> seconds` adds a third model, 'current' (today's time_op)."""
     out = []
     for op, rows in tables.items():
         rows = rows[rows["framework"] == engine]
         for dtype in sorted(rows["dtype"].unique()):
             by_gpu = {g: subsample(r, max_rows) for g, r in rows[rows["dtype"] == dtype].groupby("gpu")}
             data = {g: design(r, op) for g, r in by_gpu.items()}
+            own = {g: fit(op, d, dtype, max_evals)[0] for g, d in data.items()} if in_sample else {}
+            arch = {g: corpus_ceilings(g).arch for g in by_gpu}
             for gpu, r in by_gpu.items():
-                errors = {"in-sample": ape(op, data[gpu], fit(op, data[gpu], dtype, max_evals)[0])}
+                errors = {"in-sample": ape(op, data[gpu], own[gpu])} if in_sample else {}
                 others = [g for g in by_gpu if g != gpu]
                 if others:
                     pooled = design(_concat([by_gpu[g] for g in others]), op)
                     errors["LOO"] = ape(op, data[gpu], fit(op, pooled, dtype, max_evals)[0])
+                    if in_sample:
+                        near = nearest_arch(arch[gpu], [arch[g] for g in others])
+                        donor = next(g for g in others if arch[g] == near)
+                        errors["LOO-nearest"] = ape(op, data[gpu], own[donor])
                 if baseline is not None:
                     errors["current"] = np.abs(baseline(op, r) / r["latency_s"].to_numpy() - 1.0) * 100.0
                 labels = regime_labels(r, op)

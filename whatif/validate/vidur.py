@@ -65,8 +65,8 @@ def vidur_dir(directory: str | Path | None = None) -> Path:
     directory), checked: a missing folder is a one-line error naming it."""
     path = Path(directory) if directory is not None else DEFAULT_DIR
     if not (path / "compute").is_dir() and not (path / "network").is_dir():
-        raise WhatifError(f"Vidur profiling folder '{path}' not found (it needs compute/ or network/); run from a "
-                          "whatif checkout (reference/vidur-profiling) or name the folder")
+        raise WhatifError(f"--vidur: no Vidur profiling folder at '{path}' (it needs compute/ or network/); run from "
+                          "a whatif checkout (reference/vidur-profiling) or give --vidur DIR")
     return path
 
 

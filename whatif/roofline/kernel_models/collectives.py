@@ -27,7 +27,7 @@ PCIe server share host bridges), 1 on NVSwitch. Parameters are fitted per link g
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -167,7 +167,8 @@ def oneshot_time(nbytes, gpus, bandwidth: float, engine: EngineParams):
 def twoshot_time(nbytes, gpus, bandwidth: float, engine: EngineParams):
     """Two-shot (reduce-scatter + all-gather): twoshot_base + 2(n-1)/n S / (B twoshot_eff)."""
     n = np.asarray(gpus, dtype=float)
-    return engine.twoshot_base_s + 2 * (n - 1) / n * np.asarray(nbytes, dtype=float) / (bandwidth * engine.twoshot_bw_eff)
+    wire = 2 * (n - 1) / n * np.asarray(nbytes, dtype=float)
+    return engine.twoshot_base_s + wire / (bandwidth * engine.twoshot_bw_eff)
 
 
 def symm_time(nbytes, bandwidth: float, engine: EngineParams):

@@ -2,8 +2,11 @@
 
     t = floor + (t_c^p + t_m^p)^(1/p) + t_seq
 
-- t_m = B*C*Hkv*d*2*kv / (HBM * mem_eff): K and V of C cached tokens (C = min(context, window)),
-  Hkv KV heads, in the KV dtype (kv bytes/element; fp8 halves it). Q and O are negligible.
+- t_m = B*C*Hkv*d*2*kv / (HBM * mem_eff * min(1, U/SMs)): K and V of C cached tokens
+  (C = min(context, window)), Hkv KV heads, in the KV dtype (kv bytes/element; fp8 halves it);
+  Q and O are negligible. U = B*Hkv*min(kv_splits, ceil(C/256)) is the work items streaming at
+  once (split-KV / flash-decoding splits a long context at most kv_splits ways): with fewer
+  items than SMs, only that share of the SMs pulls from HBM.
 - t_c = 4*B*C*Hkv*ceil(g/16)*16*d / (peak_bf16 * compute_eff): GQA packs the g = H/Hkv query
   heads of one KV head into the rows of a 16-row tensor-core tile, padded to 16.
 - t_seq = seq_s * B*Hkv / SMs: a fixed cost per (sequence, KV head) work item (page-table walk,
@@ -20,6 +23,7 @@ from .gemm import combine
 from .params import DTYPE_BYTES, DecodeParams, Ceilings, ceilings
 
 GQA_TILE_ROWS = 16
+SPLIT_TOKENS = 256   # fewest cached tokens one split-KV work item takes
 
 
 def decode_time_arrays(batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings,
@@ -28,7 +32,8 @@ def decode_time_arrays(batch, context, heads, kv_heads, head_dim, kv_bytes, wind
     batch, context, heads, kv_heads, head_dim = (np.asarray(x, dtype=float)
                                                  for x in (batch, context, heads, kv_heads, head_dim))
     ctx = np.where(np.asarray(window) > 0, np.minimum(context, window), context)
-    t_m = batch * ctx * kv_heads * head_dim * 2.0 * kv_bytes / (bw * p.mem_eff)
+    items = batch * kv_heads * np.minimum(np.floor(p.kv_splits), np.ceil(ctx / SPLIT_TOKENS))
+    t_m = batch * ctx * kv_heads * head_dim * 2.0 * kv_bytes / (bw * p.mem_eff * np.minimum(1.0, items / sms))
     rows = np.ceil(heads / kv_heads / GQA_TILE_ROWS) * GQA_TILE_ROWS
     t_c = 4.0 * batch * ctx * kv_heads * rows * head_dim / (peak * p.compute_eff)
     return p.floor_s + combine(t_c, t_m, p.smooth) + p.seq_s * batch * kv_heads / sms

@@ -4,12 +4,16 @@
 
 - t_c, tensor-core time: m's dispatch bucket (skinny m <= 64, mid m <= 1024, large) sets the
   tile height tm (skinny: m rounded up to a power of two, 16..64; else 128) and the efficiency;
-  the library takes the fastest tile width tn in {64, 128, 256}. Tiles pad m and n and run in waves over the SMs; while there are fewer
-  tiles than SMs, K is split (split-K / stream-K) into up to S slices of >= 256 so idle SMs help
-  (S = floor(max_split), fitted per dtype: cuBLAS splits bf16 GEMMs; vLLM's fp8 CUTLASS kernels
-  hardly do, so a skinny fp8 GEMM with a long K runs on a few SMs):
-      tiles = ceil(m/tm) * ceil(n/tn);  split = clip(floor(SMs/tiles), 1, min(S, k/256))
-      t_c = min over tn of ceil(tiles*split/SMs) * 2*tm*tn*(k/split) / (peak/SMs * eff_bucket)
+  the library takes the fastest tile width tn in {64, 128, 256} and K split (split-K / stream-K)
+  S in {1, 2, 4, ..., max_split} with slices of >= 256, so idle SMs help a GEMM with few tiles;
+  the split's fp32 partial sums are written and read back (8 bytes per element of C per slice):
+      tiles = ceil(m/tm) * ceil(n/tn)
+      t_c = min over tn, S of  ceil(tiles*S/SMs) * (2*tm*tn*(k/S) / (peak/SMs * eff_bucket) + tile_s)
+                               + [S > 1] * 8*S*m*n / (HBM * mem_eff)
+  tile_s is each tile's fixed cost (pipeline fill, epilogue storing the C tile): with it, short-K
+  GEMMs reach a lower fraction of peak than long-K ones. max_split is fitted per dtype: cuBLAS
+  splits bf16 GEMMs freely; vLLM's fp8 CUTLASS kernels hardly split, so a skinny fp8 GEMM with a
+  long K runs on a few SMs.
 - t_m = (m*k*a + k*n*w + m*n*2) / (HBM * mem_eff): operands once, bf16 output. (Operands that
   fit in L2 are not given L2 bandwidth: on the corpus that made the fit worse, not better.)
 - t_quant (fp8 only): the engines' dynamic per-tensor activation quantization before the scaled
@@ -32,13 +36,17 @@ MIN_SPLIT_K = 256
 QUANT_BYTES_PER_ELEMENT = 5.0   # absmax read (2 B) + quantize read (2 B) and write (1 B)
 
 
-def _bucket_compute(m, n, k, tm, per_sm, sms, eff, max_split):
+def _bucket_compute(m, n, k, tm, per_sm, sms, eff, p: GemmParams, bw):
     best = np.inf
+    splits = [1] + [2 ** i for i in range(1, 7) if 2 ** i <= p.max_split]
     for tn in TILE_N:
         tiles = np.ceil(m / tm) * np.ceil(n / tn)
-        split = np.clip(np.floor(sms / tiles), 1, np.maximum(1, np.minimum(max_split, np.floor(k / MIN_SPLIT_K))))
-        waves = np.ceil(tiles * split / sms)
-        best = np.minimum(best, waves * 2.0 * tm * tn * (k / split) / (per_sm * eff))
+        for split in splits:
+            waves = np.ceil(tiles * split / sms)
+            t = waves * (2.0 * tm * tn * (k / split) / (per_sm * eff) + p.tile_s)
+            if split > 1:
+                t = np.where(k / split >= MIN_SPLIT_K, t + 8.0 * split * m * n / (bw * p.mem_eff), np.inf)
+            best = np.minimum(best, t)
     return best
 
 
@@ -48,12 +56,11 @@ def gemm_parts(m, n, k, in_bytes, peak, c: Ceilings, p: GemmParams):
     m, n, k = (np.asarray(x, dtype=float) for x in (m, n, k))
     bw, sms = c.hbm_bw, c.sms
     per_sm = peak / sms
-    s_max = np.floor(p.max_split)
     skinny_tile = np.clip(2.0 ** np.ceil(np.log2(np.maximum(m, 1.0))), 16, SKINNY_M)
     skinny, mid = m <= SKINNY_M, (m > SKINNY_M) & (m <= MID_M)
-    t_c = np.where(skinny, _bucket_compute(m, n, k, skinny_tile, per_sm, sms, p.eff_skinny, s_max),
-          np.where(mid, _bucket_compute(m, n, k, TILE_M["mid"], per_sm, sms, p.eff_mid, s_max),
-                   _bucket_compute(m, n, k, TILE_M["large"], per_sm, sms, p.eff_large, s_max)))
+    t_c = np.where(skinny, _bucket_compute(m, n, k, skinny_tile, per_sm, sms, p.eff_skinny, p, bw),
+          np.where(mid, _bucket_compute(m, n, k, TILE_M["mid"], per_sm, sms, p.eff_mid, p, bw),
+                   _bucket_compute(m, n, k, TILE_M["large"], per_sm, sms, p.eff_large, p, bw)))
     nbytes = m * k * in_bytes + k * n * in_bytes + m * n * 2.0
     t_m = nbytes / (bw * p.mem_eff)
     quant_pass = QUANT_BYTES_PER_ELEMENT * m * k / (bw * p.mem_eff)

@@ -66,6 +66,7 @@ class GemmParams:
     mem_eff: float = 0.8
     floor_s: float = 3e-6
     smooth: float = 3.0
+    tile_s: float = 5e-7        # fixed cost of one output tile on one SM (fill, epilogue)
     max_split: float = 8.0      # most K slices the library splits a GEMM into (floor taken)
     quant_s: float = 2e-6       # fp8 only: fixed time of the activation-quantization kernel(s)
     quant_row_s: float = 5e-9   # fp8 only: serialized time per row of m in its absmax reduction
@@ -92,6 +93,7 @@ class DecodeParams:
 
     mem_eff: float = 0.85
     compute_eff: float = 0.5
+    kv_splits: float = 16.0     # most split-KV work items per (sequence, KV head) (floor taken)
     seq_s: float = 1e-7
     floor_s: float = 8e-6
     smooth: float = 3.0
@@ -103,6 +105,11 @@ PARAM_CLASSES = {"gemm": GemmParams, "prefill_attention": PrefillParams, "decode
 def efficiency_fields(params) -> list[str]:
     """Names of the fields of a params object that are fractions of a ceiling (must be in (0, 1])."""
     return [f.name for f in fields(params) if f.name.endswith("eff") or f.name.startswith("eff_")]
+
+
+def nearest_arch(arch: str, fitted) -> str:
+    """The fitted architecture closest to `arch` by generation; a tie goes to the newer one."""
+    return min(fitted, key=lambda a: (abs(ARCH_ORDER.index(a) - ARCH_ORDER.index(arch)), -ARCH_ORDER.index(a)))
 
 
 @dataclass(frozen=True)
@@ -130,7 +137,7 @@ def params_for(op: str, arch: str, dtype: str, engine: str = DEFAULT_ENGINE) -> 
     architecture, dtype (GEMM: the operand dtype; attention: the KV-cache dtype) and engine.
 
     Falls back, and says so in the provenance: an engine without a fit for this arch/dtype -> vllm;
-    an architecture without a fit -> the nearest fitted architecture by generation."""
+    an architecture without a fit -> the nearest fitted architecture by generation (a tie: the newer)."""
     if op not in PARAM_CLASSES:
         raise WhatifError(f"kernel model '{op}' is not valid; valid: {', '.join(PARAM_CLASSES)}")
     if arch not in ARCH_ORDER:
@@ -146,7 +153,7 @@ def params_for(op: str, arch: str, dtype: str, engine: str = DEFAULT_ENGINE) -> 
     if not blocks:
         raise WhatifError(f"kernel_fit.yaml: no fit of {op} for dtype '{dtype}'; "
                           f"valid: {', '.join(sorted({b['dtype'] for bs in table.values() for b in bs}))}")
-    block = min(blocks, key=lambda b: abs(ARCH_ORDER.index(b["arch"]) - ARCH_ORDER.index(arch)))
+    block = next(b for b in blocks if b["arch"] == nearest_arch(arch, [b["arch"] for b in blocks]))
     if block["arch"] != arch:
         notes.append(f"no {arch} fit: borrowed from {block['arch']} ({block['gpu']})")
     prov = (f"fitted on {block['rows']} {block['engine']} {block['version']} rows of {block['gpu']} "

@@ -20,7 +20,7 @@ from ..config import ForwardBatch, Parallelism
 from ..decode_round import Round, RoundContext
 from ..forward_pass import time_pass
 from ..memory import stored_kv_bytes
-from ..ops import streaming
+from ..ops import OpClass, streaming
 from .base import Technique, param
 
 BATCH_POLICIES = ("ragged", "min", "realign")
@@ -145,7 +145,7 @@ class Speculative(Decoder):
         the batch's KV (read and write) to re-align them."""
         s = rc.setup
         per_seq = stored_kv_bytes(s.model, s.parallel, s.precision, s.techniques, rc.context)
-        op = streaming("kv_realign", "elementwise", rc.batch * per_seq, 1, 1, 0, 1.0, s.precision.kv)
+        op = streaming("kv_realign", OpClass.ELEMENTWISE, rc.batch * per_seq, 1, 1, 0, 1.0, s.precision.kv)
         return rc.ops_time([op])
 
 

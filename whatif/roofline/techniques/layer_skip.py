@@ -306,7 +306,7 @@ class EarlyExit(LayerSkipping):
             vocab = -(-ctx.model.vocab_size // ctx.par.tp)
             return [gemm("exit_lm_head", tokens, vocab, d, prec.act_bytes, prec.embedding_bytes, prec.lm_head_dtype,
                          count, out_bytes=4.0)]
-        return [streaming("exit_classifier", "elementwise", tokens * d, 1, 0, EXIT_STATE_FLOPS, prec.act_bytes,
+        return [streaming("exit_classifier", OpClass.ELEMENTWISE, tokens * d, 1, 0, EXIT_STATE_FLOPS, prec.act_bytes,
                           prec.activation, count)]
 
 
@@ -322,7 +322,7 @@ def kv_fill_ops(group: list[Op], ctx: PassContext) -> list[Op]:
         kvh = kv_heads_per_gpu(m, ctx.par.tp)
         out.append(weight_gemm("kv_fill_proj", tokens, 2 * kvh * m.head_dim, m.hidden_size, prec, count))
         if m.position == "rope":
-            out.append(streaming("kv_fill_rope", "rope", tokens * kvh * m.head_dim, 1, 1, 6, prec.act_bytes,
+            out.append(streaming("kv_fill_rope", OpClass.ROPE, tokens * kvh * m.head_dim, 1, 1, 6, prec.act_bytes,
                                  prec.activation, count, extra_bytes=tokens * m.head_dim * 4))
     if not any(op.name.startswith("kv_fill_") and op.name != "kv_fill_input_norm" for op in out):
         raise WhatifError("--technique early_exit:kv_fill=copy: found no K/V projection in the layer's ops; "

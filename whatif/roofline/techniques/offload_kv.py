@@ -161,7 +161,7 @@ class SentenceKV(Technique):
         offload = transfer("sentencekv_kv_offload", new, host, ctx.layers, overlap=True, direction="d2h")
         if not stepping(ctx):
             keys = ctx.batch.tokens * kvh * d
-            vectors = streaming("sentencekv_sentence_vectors", "elementwise", keys, 1, 0, 1, full,
+            vectors = streaming("sentencekv_sentence_vectors", OpClass.ELEMENTWISE, keys, 1, 0, 1, full,
                                 ctx.prec.activation, ctx.layers, extra_bytes=keys / self.sentence_tokens * full)
             return [vectors, offload]
         sentences = cached(ctx) / self.sentence_tokens

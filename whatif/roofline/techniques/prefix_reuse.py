@@ -122,7 +122,7 @@ class Hydragen(Technique):
         suffix_groups = tuple((q, max(0.0, c - p), n) for q, c, n in ctx.batch.groups)
         suffix = attention_op(suffix_groups, heads, kvh, d, d, a, ctx.kv.full_bytes, ctx.kv_width, op.count,
                               op.dtype, "attention_suffix", kv_read=kv_read, role=OpRole.SUFFIX_ATTENTION)
-        merge = streaming("attention_merge", "elementwise", queries * heads * d, 2, 1, 4, a, ctx.prec.activation,
+        merge = streaming("attention_merge", OpClass.ELEMENTWISE, queries * heads * d, 2, 1, 4, a, ctx.prec.activation,
                           op.count, extra_bytes=queries * heads * 2 * 4.0)
         return [prefix, suffix, merge]
 
@@ -254,7 +254,7 @@ class CacheBlend(ChunkReuse):
                             ctx.prec.weight_bytes, gemm_compute_dtype(ctx.prec.weight, ctx.prec.activation), 1))
         if redo > 0:
             elements = redo * ctx.kv.width(ctx.kv_width)
-            ops.append(streaming("cacheblend_kv_deviation", "elementwise", elements, 1, 0, KV_DEVIATION_FLOPS, a,
+            ops.append(streaming("cacheblend_kv_deviation", OpClass.ELEMENTWISE, elements, 1, 0, KV_DEVIATION_FLOPS, a,
                                  ctx.prec.activation, ctx.layers,
                                  extra_bytes=elements * ctx.kv.element_bytes + redo * 4.0))
         return ops
@@ -405,7 +405,7 @@ class CacheGen(Technique):
         link = HostPath(f"network at {self.bandwidth:g} Gbit/s", self.bandwidth * 1e9 / 8.0, NETWORK_LATENCY_S)
         coded = self.codec == "arithmetic"
         ops_per_element = ARITH_DECODE_OPS_PER_ELEMENT if coded else DEQUANT_OPS_PER_ELEMENT
-        decode = streaming("cachegen_decode" if coded else "kv_dequantize", "elementwise", elements, 0, 1,
+        decode = streaming("cachegen_decode" if coded else "kv_dequantize", OpClass.ELEMENTWISE, elements, 0, 1,
                            ops_per_element, ctx.kv.full_bytes, ctx.prec.kv, ctx.layers, extra_bytes=wire)
         layers = ctx.layers * ctx.kv.layer_share
         return [transfer("cachegen_kv_stream", wire * layers * ctx.par.tp, link, 1, overlap=True), decode]
@@ -453,6 +453,6 @@ class PIE(Technique):
         keys = shifted * kvh * ctx.model.head_dim * ctx.kv.key_share
         if keys <= 0:
             return []
-        return [streaming("pie_rerotate_keys", "rope", keys, 1, 1, ROTATE_FLOPS, ctx.kv.full_bytes, ctx.prec.kv,
+        return [streaming("pie_rerotate_keys", OpClass.ROPE, keys, 1, 1, ROTATE_FLOPS, ctx.kv.full_bytes, ctx.prec.kv,
                           ctx.layers, extra_bytes=ctx.model.head_dim * 4.0)]
 

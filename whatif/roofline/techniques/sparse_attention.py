@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from ...specs.models import ModelSpec
 from ..attention import DECODE_MAX_QUERIES, causal_pairs
 from ..context import KVFormat, PassContext
-from ..ops import Op, streaming, transfer
+from ..ops import Op, OpClass, streaming, transfer
 from .base import Technique, param, register
 from .kit import (DEQUANT_OPS_PER_ELEMENT, SOFTMAX_OPS_PER_SCORE, cache_element_bytes, cached, dense_first_layers,
                   heads, key_dim, kv_heads, rebuilt_attention, replace_attention, require_host, require_separate_keys,
@@ -72,8 +72,8 @@ class Quest(Technique):
         kvh = kv_heads(ctx)
         pages = cached(ctx) / self.page_size
         meta = pages * 2 * kvh * key_dim(ctx)        # min and max key per page
-        return [streaming("quest_page_scores", "elementwise", meta, 1, 0, 2.0 * heads(ctx) / kvh, ctx.prec.act_bytes,
-                          ctx.prec.activation, sparse, extra_bytes=pages * heads(ctx) * 4.0)]
+        return [streaming("quest_page_scores", OpClass.ELEMENTWISE, meta, 1, 0, 2.0 * heads(ctx) / kvh,
+                          ctx.prec.act_bytes, ctx.prec.activation, sparse, extra_bytes=pages * heads(ctx) * 4.0)]
 
 
 @register

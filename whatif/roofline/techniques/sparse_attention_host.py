@@ -205,7 +205,7 @@ class A2ATS(Technique):
         if self.cpu_attention:
             dram = HostPath("host DRAM (attention on the CPU)", self.cpu_bandwidth * 1e9, 2 * host.latency)
             queries = sum(n * q for q, _, n in ctx.batch.groups)
-            merge = streaming("a2ats_merge", "elementwise", queries * h * d, 2, 1, 4, a, ctx.prec.activation,
+            merge = streaming("a2ats_merge", OpClass.ELEMENTWISE, queries * h * d, 2, 1, 4, a, ctx.prec.activation,
                               ctx.layers, extra_bytes=queries * h * 2 * 4.0)
             return [scores, transfer("a2ats_cpu_attention", retrieved, dram, ctx.layers), merge]
         return [scores, transfer("a2ats_kv_fetch", retrieved, host, ctx.layers)]

@@ -106,8 +106,9 @@ class SALE(Technique):
         queries = ctx.batch.tokens
         keys = sum(n * (c + q) for q, c, n in ctx.batch.groups)
         low = self.bits / 8
-        quant = streaming("sale_quantize_qk", "elementwise", queries * (h + kvh) * d, 1, 0, 6.0, ctx.prec.act_bytes,
-                          ctx.prec.activation, ctx.layers, extra_bytes=queries * (h + kvh) * d * low)
+        quant = streaming("sale_quantize_qk", OpClass.ELEMENTWISE, queries * (h + kvh) * d, 1, 0, 6.0,
+                          ctx.prec.act_bytes, ctx.prec.activation, ctx.layers,
+                          extra_bytes=queries * (h + kvh) * d * low)
         estimate = Op("sale_score_estimate", OpClass.ATTENTION_PREFILL, 2.0 * pairs * h * d * low,
                       {"hbm": (queries * h + keys * kvh) * d * low + pairs * h / 64 ** 2},
                       "int8", AttentionShape(pairs=pairs), ctx.layers,

@@ -14,7 +14,7 @@ from ..decode_round import RoundContext
 from ..mlp import weight_gemm
 from ..forward_pass import time_pass
 from ..memory import stage_weight_bytes
-from ..ops import gemm, streaming
+from ..ops import OpClass, gemm, streaming
 from .base import param, register
 from .decoding import Speculative, load_other_model, check_draft_vocab, draft_kv_bytes, draft_model_passes
 
@@ -163,7 +163,7 @@ class Medusa(Speculative):
         ops.append(gemm("medusa_lm_head", rows, vocab, d, a, w, prec.lm_head_dtype, count=self.heads, out_bytes=4.0))
         if tp > 1:
             ops.append(comm_op("medusa_logits_gather", "all_gather", rows * vocab * tp * 4.0, tp, self.heads))
-        ops.append(streaming("medusa_topk", "sampling", rows * model.vocab_size, 1, 0, 2, 4.0, "fp32",
+        ops.append(streaming("medusa_topk", OpClass.SAMPLING, rows * model.vocab_size, 1, 0, 2, 4.0, "fp32",
                              count=self.heads))
         return ops
 

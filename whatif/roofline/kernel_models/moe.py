@@ -1,0 +1,117 @@
+"""Fused MoE expert layer (gate+up GEMM, activation, down GEMM over the routed tokens) on one GPU.
+
+    t = floor + (t_c^p + t_m^p)^(1/p)
+    t_c = padded_tokens * 6 * h * I_l / (peak * compute_eff)          (gated: 2*h*2I_l + 2*I_l*h per row)
+    t_m = (touched * 3 * h * I_l * w_bytes + activation bytes) / (hbm * memory_eff)
+    activation bytes = (2 T h + T topk (3 I_l + h)) * a_bytes  (every slot, EP-masked ones too)
+
+I_l = inter_size / tp; the GPU holds E / ep experts. `touched` = its experts that receive at least one
+token (their weights are read once); padded_tokens = sum over its experts of ceil(tokens_e / tile_m) *
+tile_m (the grouped GEMM pads each expert's rows to its M tile: the power of two covering the mean
+rows per touched expert, 16 to 128, as tuned fused-MoE configs pick). Token loads follow the routing the corpus measured: 'balanced'
+(round-robin over experts) or 'power_law_<alpha>' (expert loads sampled from a power law, the most
+loaded EP group on this GPU), computed from the distribution, never from a measured time.
+Parameters (floor_s, compute_eff, memory_eff in (0, 1], smooth p) are per architecture x dtype.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ...errors import WhatifError
+
+SAMPLES = 4     # power-law routings averaged (seeded: the model is deterministic)
+
+
+@dataclass(frozen=True)
+class MoeParams:
+    floor_s: float
+    compute_eff: float
+    memory_eff: float
+    smooth: float = 2.0
+    provenance: str = ""
+
+
+def balanced_loads(tokens: int, topk: int, experts: int) -> np.ndarray:
+    """Tokens per expert when token i picks experts (i + j*stride) % E, stride = ceil(E/topk)
+    (spread evenly over the stride when there are fewer tokens than the stride)."""
+    stride = math.ceil(experts / topk)
+    i = np.arange(tokens)[:, None]
+    j = np.arange(topk)[None, :]
+    base = i if tokens >= stride else (i * stride / tokens).astype(np.int64)
+    picks = (base + j * stride) % experts
+    return np.bincount(picks.ravel().astype(np.int64), minlength=experts)
+
+
+def power_law_loads(tokens: int, topk: int, experts: int, ep: int, alpha: float, seed: int) -> np.ndarray:
+    """Expert loads from a power law (x^-alpha on [1, 0.8 T], or [0.01, 2] when T*topk <= E), scaled
+    to T*topk assignments; the EP group with the largest load is placed first (this GPU's)."""
+    rng = np.random.default_rng(seed)
+    lo, hi = (1.0, tokens * 0.8) if tokens * topk > experts else (0.01, 2.0)
+    u = rng.random(experts)
+    a = 1.0 - alpha
+    x = ((hi ** a - lo ** a) * u + lo ** a) ** (1.0 / a)
+    target = tokens * topk
+    loads = np.round(x / x.sum() * target).astype(np.int64)
+    delta = int(target - loads.sum())
+    order = np.argsort(-loads, kind="stable")
+    if delta > 0:
+        np.add.at(loads, order[np.arange(delta) % experts], 1)
+    for k in range(-delta):
+        idx = order[-(k % experts) - 1]
+        loads[idx if loads[idx] > 0 else int(np.argmax(loads))] -= 1
+    groups = loads.reshape(ep, experts // ep)
+    top = int(np.argmax(groups.sum(axis=1)))
+    groups[[0, top]] = groups[[top, 0]]
+    return groups.ravel()
+
+
+def tile_m(rows_per_expert: float) -> int:
+    """The M tile a tuned grouped GEMM picks: the power of two covering an expert's mean rows,
+    16 to 128."""
+    return int(min(128, max(16, 2 ** math.ceil(math.log2(max(rows_per_expert, 1.0))))))
+
+
+@lru_cache(maxsize=65536)
+def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: str) -> tuple[float, float, float]:
+    """(touched experts, padded token rows, assignments) on this GPU (its E/ep experts), averaged
+    over seeded power-law samples."""
+    if experts % ep:
+        raise WhatifError(f"moe_ep_size: {ep} does not divide num_experts {experts}; valid: a divisor")
+    local = experts // ep
+    if distribution == "balanced":
+        samples = [balanced_loads(tokens, topk, experts)]
+    elif distribution.startswith("power_law_"):
+        alpha = float(distribution.removeprefix("power_law_"))
+        samples = [power_law_loads(tokens, topk, experts, ep, alpha, s) for s in range(SAMPLES)]
+    else:
+        raise WhatifError(f"distribution '{distribution}' is not valid; valid: balanced, power_law_<alpha>")
+    stats = []
+    for loads in samples:
+        mine = loads[:local]
+        tm = tile_m(mine.sum() / max((mine > 0).sum(), 1))
+        stats.append(((mine > 0).sum(), (np.ceil(mine / tm) * tm).sum(), mine.sum()))
+    return tuple(float(v) for v in np.mean(stats, axis=0))
+
+
+def moe_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, peak, hbm,
+                    w_bytes=2.0, a_bytes=2.0):
+    """(compute s, memory s) at efficiency 1 for one fused MoE layer on one GPU."""
+    touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), distribution)
+    inter_l = inter / tp
+    t_c = padded * 6.0 * hidden * inter_l / peak
+    weights = touched * 3.0 * hidden * inter_l * w_bytes
+    # The activation and top-k sum kernels run over all T*topk slots, EP-masked ones included.
+    acts = (2 * tokens * hidden + tokens * topk * (3 * inter_l + hidden)) * a_bytes
+    return t_c, (weights + acts) / hbm
+
+
+def moe_time(t_c, t_m, params: MoeParams):
+    """Seconds from ideal times: floor + (t_c/ce)^p + (t_m/me)^p)^(1/p)."""
+    c = np.asarray(t_c) / params.compute_eff
+    m = np.asarray(t_m) / params.memory_eff
+    p = params.smooth
+    return params.floor_s + (c ** p + m ** p) ** (1.0 / p)
