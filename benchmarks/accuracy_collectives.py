@@ -83,8 +83,8 @@ def main(argv=None) -> int:
         print(f"\n== {title}: MAPE % by op x GPU x message size ==")
         print(summary(both.dropna(subset=[column]), column).unstack("gpu").to_string())
     print("\n== detail: MAPE / median / p90 % (in-sample | LOO) ==")
-    detail = ape_table(both, "insample_s").join(ape_table(both, "loo_s"), rsuffix="_loo")
-    print(detail.drop(columns="rows_loo").round(1).to_string())
+    loo = ape_table(both, "loo_s").drop(columns="rows").add_suffix("_loo")
+    print(ape_table(both, "insample_s").join(loo).round(1).to_string())
     if args.write:
         cf.write_fit(frame)
         print(f"\nwrote {cf.FIT_FILE}")

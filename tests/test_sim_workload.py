@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from whatif.errors import WhatifError
 from whatif.simulator.request import Request
-from whatif.simulator.workload import (
-    DEFAULT_REQUESTS, LENGTH_PROFILES, WorkloadSpec, describe, generate, read_trace, write_trace)
+from whatif.simulator.trace_files import read_trace, write_trace
+from whatif.simulator.workload import DEFAULT_REQUESTS, LENGTH_PROFILES, WorkloadSpec, describe, generate
 
 
 def gaps(requests):

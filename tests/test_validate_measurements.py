@@ -45,3 +45,25 @@ def test_held_out_error_stays_under_the_recorded_figure(committed):
     e = errors(cal.held_out, calibrated_efficiency(gpu, str(path)), gpu)
     assert abs(e).mean() <= recorded * (1 + 1e-5)
     assert recorded < doc["calibration"]["held_out"]["default"]["mape"], "calibration made held-out error worse"
+
+
+def test_committed_reference_is_package_data(tmp_path, monkeypatch):
+    """`whatif report --validation` scores the committed tables from any working directory (an installed whatif
+    has no reference/ folder), with validate/regime.py's regimes and the default fit's split."""
+    from whatif.validate.accuracy import error_stats
+    from whatif.validate.reference import committed_measurements
+    from whatif.validate.regime import REGIMES
+    monkeypatch.chdir(tmp_path)
+    rows = committed_measurements()
+    assert {r.gpu for r in rows} == {"a100-sxm-80gb", "h100-sxm"}
+    assert {r.regime for r in rows} <= set(REGIMES) and {r.split for r in rows} == {"train", "held-out"}
+    gemm = [r for r in rows if r.family == "gemm" and r.split == "held-out"]
+    assert len(gemm) > 400 and error_stats(gemm)["mape"] < 0.15
+
+
+def test_raw_vidur_data_is_read_from_a_named_folder(tmp_path, monkeypatch, capsys):
+    from whatif.cli import main
+    monkeypatch.chdir(tmp_path)   # no reference/vidur-profiling here
+    assert main(["validate", "reference", "--gpu", "h100-sxm", "--out", str(tmp_path / "t.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--vidur" in err and len(err.splitlines()) == 1

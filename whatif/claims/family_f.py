@@ -1,5 +1,7 @@
 """Claims of catalogue family F (see ../shared/techniques.md): speculative decoding.
 
+Long because one catalogue family's 25 claims sit side by side, each a short scenario with its source.
+
 A speculative claim's gain rests on an acceptance rate that few abstracts publish. Where a paper gives
 one (or a block efficiency / mean accepted length, converted to alpha with the chain formula
 E = (1 - a^(k+1)) / (1 - a)), the claim uses it; otherwise the value is assumed, said so in the claim's

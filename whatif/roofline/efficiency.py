@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import WhatifError
 from ..specs.profiles import read_yaml
 from .op_kinds import OpClass
@@ -44,7 +42,10 @@ class ClassParams:
         """Busy time from compute and memory times already scaled by the efficiencies: the one combine
         formula (timing.py applies it, validate/fit.py fits through it). Floats, or numpy arrays of them."""
         if self.smooth <= 0:
-            return np.maximum(t_compute, t_memory) if isinstance(t_compute, np.ndarray) else max(t_compute, t_memory)
+            if isinstance(t_compute, (float, int)):
+                return max(t_compute, t_memory)
+            import numpy as np   # arrays come only from the fitter: the estimate path stays numpy-free
+            return np.maximum(t_compute, t_memory)
         p = self.smooth
         return (t_compute ** p + t_memory ** p) ** (1.0 / p)
 

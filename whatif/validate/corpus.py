@@ -21,7 +21,7 @@ COMPACT_DIR = Path(__file__).resolve().parent / "measurements" / "aiconfigurator
 GPU_PROFILES = {"a100_sxm": "a100-sxm-80gb", "h100_sxm": "h100-sxm", "b200_sxm": "b200", "l40s": "l40s"}
 
 
-def load_family(family: str, root: str | Path) -> "pd.DataFrame":  # noqa: F821 (pandas imported lazily)
+def load_family(family: str, root: str | Path) -> pd.DataFrame:  # noqa: F821 (pandas imported lazily)
     """One op family's table from the folder `root` (a .parquet file, or a compact .csv.gz), with a
     `latency_s` column (seconds) added beside the corpus's `latency_ms`."""
     import pandas as pd

@@ -35,8 +35,8 @@ CORPUS_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "fp8": "fp8"}
 EFF = (0.02, 1.0)
 BOUNDS = {   # name -> (low, high); searched on a log scale except `smooth`
     "eff_skinny": EFF, "eff_mid": EFF, "eff_large": EFF, "mem_eff": EFF, "compute_eff": EFF,
-    "l2_eff": EFF, "floor_s": (2e-7, 5e-5), "quant_s": (1e-8, 3e-5), "quant_row_s": (1e-11, 1e-7),
-    "max_split": (1.0, 64.0), "kv_splits": (1.0, 512.0), "tile_s": (1e-10, 1e-5),
+    "floor_s": (2e-7, 5e-5), "quant_s": (1e-8, 3e-5), "quant_row_s": (1e-11, 1e-7),
+    "max_split": (1.0, 64.0), "split_s": (1e-9, 2e-5), "kv_splits": (1.0, 512.0), "tile_s": (1e-10, 1e-5),
     "cta_s": (1e-10, 3e-5), "token_s": (1e-11, 1e-5), "seq_s": (1e-11, 1e-5), "smooth": (1.0, 8.0),
 }
 # L40S as a GPU profile, used only while no hardware profile 'l40s' ships (helper H5 adds it).
@@ -117,7 +117,7 @@ def _ceiling_columns(rows, compute_dtype):
     dt = np.asarray(compute_dtype)
     peak = np.array([table[g].peak_flops(d) for g, d in zip(gpus, np.broadcast_to(dt, gpus.shape))])
     col = {f: np.array([getattr(table[g], f) for g in gpus], dtype=float)
-           for f in ("hbm_bw", "sms", "l2_bytes", "l2_bw")}
+           for f in ("hbm_bw", "sms", "l2_bytes")}
     return peak, Ceilings("rows", "mixed", {}, **col)
 
 
@@ -242,7 +242,7 @@ def ape(op: str, data: dict, params) -> np.ndarray:
 def select(data: dict, mask) -> dict:
     def cut(a):
         if isinstance(a, Ceilings):
-            return replace(a, **{f: getattr(a, f)[mask] for f in ("hbm_bw", "sms", "l2_bytes", "l2_bw")})
+            return replace(a, **{f: getattr(a, f)[mask] for f in ("hbm_bw", "sms", "l2_bytes")})
         return a[mask] if np.ndim(a) else a
     return {"args": tuple(cut(a) for a in data["args"]), "y": data["y"][mask]}
 

@@ -211,8 +211,9 @@ def collective_time(op_name: str, nbytes, gpus, link_bandwidth: float, link_late
     """Seconds for one collective of `nbytes` (nccl-tests message size) over `gpus` GPUs on a link of
     `link_bandwidth` B/s per direction and `link_latency` s. With `engine_params` and `graphed`, an
     all-reduce below the engine's threshold runs the engine's custom kernel, larger ones run NCCL at
-    the engine's NCCL efficiency; without an engine, plain NCCL (nccl-tests). One GPU: 0 s.
-    Scalars in, float out; numpy arrays of nbytes / gpus broadcast."""
+    the engine's NCCL efficiency; without an engine, plain NCCL (nccl-tests). graphed=False prices
+    NCCL only (the engine's kernels are fitted on CUDA-graph replays; eager host launch costs are
+    the caller's). One GPU or no bytes: 0 s. Scalars in, float out; arrays of nbytes / gpus broadcast."""
     op = canonical_collective(op_name)
     if link_bandwidth <= 0:
         raise WhatifError(f"link_bandwidth: {link_bandwidth} B/s is not valid; valid: > 0")

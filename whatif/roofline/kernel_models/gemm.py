@@ -6,10 +6,11 @@
   tile height tm (skinny: m rounded up to a power of two, 16..64; else 128) and the efficiency;
   the library takes the fastest tile width tn in {64, 128, 256} and K split (split-K / stream-K)
   S in {1, 2, 4, ..., max_split} with slices of >= 256, so idle SMs help a GEMM with few tiles;
-  the split's fp32 partial sums are written and read back (8 bytes per element of C per slice):
+  the split's fp32 partial sums are written and read back (8 bytes per element of C per slice)
+  and reduced, at a fixed cost split_s:
       tiles = ceil(m/tm) * ceil(n/tn)
       t_c = min over tn, S of  ceil(tiles*S/SMs) * (2*tm*tn*(k/S) / (peak/SMs * eff_bucket) + tile_s)
-                               + [S > 1] * 8*S*m*n / (HBM * mem_eff)
+                               + [S > 1] * (split_s + 8*S*m*n / (HBM * mem_eff))
   tile_s is each tile's fixed cost (pipeline fill, epilogue storing the C tile): with it, short-K
   GEMMs reach a lower fraction of peak than long-K ones. max_split is fitted per dtype: cuBLAS
   splits bf16 GEMMs freely; vLLM's fp8 CUTLASS kernels hardly split, so a skinny fp8 GEMM with a
@@ -45,7 +46,8 @@ def _bucket_compute(m, n, k, tm, per_sm, sms, eff, p: GemmParams, bw):
             waves = np.ceil(tiles * split / sms)
             t = waves * (2.0 * tm * tn * (k / split) / (per_sm * eff) + p.tile_s)
             if split > 1:
-                t = np.where(k / split >= MIN_SPLIT_K, t + 8.0 * split * m * n / (bw * p.mem_eff), np.inf)
+                reduce = p.split_s + 8.0 * split * m * n / (bw * p.mem_eff)
+                t = np.where(k / split >= MIN_SPLIT_K, t + reduce, np.inf)
             best = np.minimum(best, t)
     return best
 
@@ -56,11 +58,11 @@ def gemm_parts(m, n, k, in_bytes, peak, c: Ceilings, p: GemmParams):
     m, n, k = (np.asarray(x, dtype=float) for x in (m, n, k))
     bw, sms = c.hbm_bw, c.sms
     per_sm = peak / sms
-    skinny_tile = np.clip(2.0 ** np.ceil(np.log2(np.maximum(m, 1.0))), 16, SKINNY_M)
     skinny, mid = m <= SKINNY_M, (m > SKINNY_M) & (m <= MID_M)
-    t_c = np.where(skinny, _bucket_compute(m, n, k, skinny_tile, per_sm, sms, p.eff_skinny, p, bw),
-          np.where(mid, _bucket_compute(m, n, k, TILE_M["mid"], per_sm, sms, p.eff_mid, p, bw),
-                   _bucket_compute(m, n, k, TILE_M["large"], per_sm, sms, p.eff_large, p, bw)))
+    tm = np.where(skinny, np.clip(2.0 ** np.ceil(np.log2(np.maximum(m, 1.0))), 16, SKINNY_M),
+                  np.where(mid, TILE_M["mid"], TILE_M["large"]))
+    eff = np.where(skinny, p.eff_skinny, np.where(mid, p.eff_mid, p.eff_large))
+    t_c = _bucket_compute(m, n, k, tm, per_sm, sms, eff, p, bw)
     nbytes = m * k * in_bytes + k * n * in_bytes + m * n * 2.0
     t_m = nbytes / (bw * p.mem_eff)
     quant_pass = QUANT_BYTES_PER_ELEMENT * m * k / (bw * p.mem_eff)

@@ -1,6 +1,6 @@
 """Fused MoE expert layer (gate+up GEMM, activation, down GEMM over the routed tokens) on one GPU.
 
-    t = floor + (t_c^p + t_m^p)^(1/p)
+    t = floor + (t_c^p + t_m^p)^(1/p),   t_m /= l2_speedup when the working set fits in L2
     t_c = padded_tokens * 6 * h * I_l / (peak * compute_eff)          (gated: 2*h*2I_l + 2*I_l*h per row)
     t_m = (touched * 3 * h * I_l * w_bytes + activation bytes) / (hbm * memory_eff)
     activation bytes = (2 T h + T topk (3 I_l + h)) * a_bytes  (every slot, EP-masked ones too)
@@ -8,9 +8,10 @@
 I_l = inter_size / tp; the GPU holds E / ep experts. `touched` = its experts that receive at least one
 token (their weights are read once); padded_tokens = sum over its experts of ceil(tokens_e / tile_m) *
 tile_m (the grouped GEMM pads each expert's rows to its M tile: the power of two covering the mean
-rows per touched expert, 16 to 128, as tuned fused-MoE configs pick). Token loads follow the routing the corpus measured: 'balanced'
-(round-robin over experts) or 'power_law_<alpha>' (expert loads sampled from a power law, the most
-loaded EP group on this GPU), computed from the distribution, never from a measured time.
+rows per touched expert, 16 to 128, as tuned fused-MoE configs pick). Token loads follow the routing
+the corpus measured: 'balanced' (round-robin over experts) or 'power_law_<alpha>' (expert loads
+sampled from a power law, the most loaded EP group on this GPU), computed from the distribution,
+never from a measured time.
 Parameters (floor_s, compute_eff, memory_eff in (0, 1], smooth p) are per architecture x dtype.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -32,6 +34,7 @@ class MoeParams:
     compute_eff: float
     memory_eff: float
     smooth: float = 2.0
+    l2_speedup: float = 1.0
     provenance: str = ""
 
 
@@ -98,20 +101,46 @@ def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: s
 
 
 def moe_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, peak, hbm,
-                    w_bytes=2.0, a_bytes=2.0):
-    """(compute s, memory s) at efficiency 1 for one fused MoE layer on one GPU."""
+                    w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0):
+    """(compute s, HBM-streamed s, L2-resident s) at efficiency 1 for one fused MoE layer on one GPU.
+    A working set that fits in L2 is read from L2 on back-to-back replays (the corpus's warm-L2
+    timing, and a decode step's reuse across layers does not apply: a larger one thrashes it)."""
     touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), distribution)
     inter_l = inter / tp
     t_c = padded * 6.0 * hidden * inter_l / peak
     weights = touched * 3.0 * hidden * inter_l * w_bytes
     # The activation and top-k sum kernels run over all T*topk slots, EP-masked ones included.
     acts = (2 * tokens * hidden + tokens * topk * (3 * inter_l + hidden)) * a_bytes
-    return t_c, (weights + acts) / hbm
+    total = weights + acts
+    resident = total <= l2_bytes
+    return t_c, (0.0 if resident else total / hbm), (total / hbm if resident else 0.0)
 
 
-def moe_time(t_c, t_m, params: MoeParams):
-    """Seconds from ideal times: floor + (t_c/ce)^p + (t_m/me)^p)^(1/p)."""
+def moe_time(t_c, t_m, t_l2, params: MoeParams):
+    """Seconds from ideal times: floor + ((t_c/ce)^p + (t_m/me + t_l2/(me*l2_speedup))^p)^(1/p)."""
     c = np.asarray(t_c) / params.compute_eff
-    m = np.asarray(t_m) / params.memory_eff
+    m = (np.asarray(t_m) + np.asarray(t_l2) / params.l2_speedup) / params.memory_eff
     p = params.smooth
     return params.floor_s + (c ** p + m ** p) ** (1.0 / p)
+
+
+# ---- fitted parameters (whatif/roofline/data/moe_fit.yaml, written by validate/moe_fit.py) ----
+FIT_FILE = Path(__file__).resolve().parents[1] / "data" / "moe_fit.yaml"
+DEFAULT_ARCH = "hopper"
+
+
+def moe_params(arch: str, dtype: str = "bf16") -> MoeParams:
+    """Fitted parameters of an architecture x dtype; an unfitted one gets Hopper's of that dtype,
+    and the provenance says so."""
+    from ...specs.profiles import read_yaml
+    blocks = read_yaml(FIT_FILE).get("blocks", {})
+    key = f"{arch}/{dtype}"
+    why = ""
+    if key not in blocks:
+        key, why = f"{DEFAULT_ARCH}/{dtype}", f"; {arch}/{dtype} has no fit: {DEFAULT_ARCH}'s"
+    if key not in blocks:
+        valid = ", ".join(sorted({k.split("/")[1] for k in blocks}))
+        raise WhatifError(f"moe dtype '{dtype}' is not valid; valid: {valid}")
+    b = blocks[key]
+    return MoeParams(float(b["floor_s"]), float(b["compute_eff"]), float(b["memory_eff"]), float(b["smooth"]),
+                     float(b["l2_speedup"]), f"fitted on {b['fitted_on']['gpu']} ({key}){why}")

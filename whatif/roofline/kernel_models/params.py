@@ -17,9 +17,6 @@ FIT_FILE = Path(__file__).resolve().parent.parent / "data" / "kernel_fit.yaml"
 ARCH_ORDER = ("turing", "ampere", "ada", "hopper", "blackwell")   # generation order, as specs.hardware.ARCHS
 DEFAULT_ENGINE = "vllm"
 DTYPE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
-# L2 bandwidth is not on datasheets: taken as 64 B per clock per SM (an assumption: the L2 -> SM
-# fabric of Ampere..Blackwell moves 64 B/clk/SM in microbenchmarks), scaled by a fitted l2_eff.
-L2_BYTES_PER_CLOCK_PER_SM = 64.0
 
 
 @dataclass(frozen=True)
@@ -27,8 +24,9 @@ class Ceilings:
     """A GPU's datasheet numbers the kernel models use. Fields may be numpy arrays (one value per
     row) when a fitter evaluates many GPUs at once.
 
-    peak: dense tensor-core FLOP/s by dtype; hbm_bw: B/s; sms: SM count; l2_bytes: L2 size in B;
-    l2_bw: B/s (SMs x boost clock x L2_BYTES_PER_CLOCK_PER_SM)."""
+    peak: dense tensor-core FLOP/s by dtype; hbm_bw: B/s; sms: SM count; l2_bytes: L2 size in B
+    (tells whether a working set could stay in L2; no present form gives L2 its own bandwidth:
+    on the corpus that transferred worse between architectures than treating all as HBM)."""
 
     name: str
     arch: str
@@ -36,7 +34,6 @@ class Ceilings:
     hbm_bw: float
     sms: float
     l2_bytes: float
-    l2_bw: float
 
     def peak_flops(self, dtype: str):
         if dtype not in self.peak:
@@ -47,12 +44,11 @@ class Ceilings:
 
 def ceilings(gpu) -> Ceilings:
     """The Ceilings of a whatif GPU profile (specs.hardware.GPU): it must provide `peak` (dtype ->
-    Quantity FLOP/s), `hbm_bandwidth`, `sm_count`, `l2_size`, `boost_clock` (Quantities) and `arch`."""
+    Quantity FLOP/s), `hbm_bandwidth`, `sm_count`, `l2_size` (Quantities) and `arch`."""
     if isinstance(gpu, Ceilings):
         return gpu
-    sms = gpu.sm_count.value
     return Ceilings(gpu.name, gpu.arch, {d: q.value for d, q in gpu.peak.items()}, gpu.hbm_bandwidth.value,
-                    sms, gpu.l2_size.value, sms * gpu.boost_clock.value * L2_BYTES_PER_CLOCK_PER_SM)
+                    gpu.sm_count.value, gpu.l2_size.value)
 
 
 @dataclass(frozen=True)
@@ -68,6 +64,7 @@ class GemmParams:
     smooth: float = 3.0
     tile_s: float = 5e-7        # fixed cost of one output tile on one SM (fill, epilogue)
     max_split: float = 8.0      # most K slices the library splits a GEMM into (floor taken)
+    split_s: float = 1e-6       # fixed cost of a split-K GEMM's reduction
     quant_s: float = 2e-6       # fp8 only: fixed time of the activation-quantization kernel(s)
     quant_row_s: float = 5e-9   # fp8 only: serialized time per row of m in its absmax reduction
 

@@ -1,0 +1,57 @@
+"""Accuracy of the fused-MoE model (EXPERIMENTAL) against NVIDIA aiconfigurator's measured MoE layers.
+
+    python benchmarks/accuracy_moe.py [--corpus PATH] [--write]
+
+vLLM's bf16 fused-MoE rows (the most-measured kernel per GPU). A GPU's prediction is its datasheet
+peak and HBM bandwidth times dimensionless efficiencies plus a floor, so parameters transfer:
+in-sample (each GPU fitted on itself) and leave-one-GPU-out (fitted on the other three), MAPE /
+median / p90 % by GPU x token count (<= 128 / > 128). `--write` writes whatif/roofline/data/moe_fit.yaml.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from whatif.validate import moe_fit as mf  # noqa: E402
+from whatif.validate.corpus import load_family  # noqa: E402
+
+DEFAULT_CORPUS = ROOT.parent / "shared" / "reference" / "aiconfigurator"
+
+
+def table(out):
+    rows = []
+    regime = np.where(out["num_tokens"] <= 128, "<=128", ">128")
+    for column in ("insample_s", "loo_s"):
+        ape = (out[column] / out["latency_s"] - 1).abs() * 100
+        g = ape.groupby([out["gpu"], regime])
+        rows.append(g.agg(["mean", "median", lambda s: s.quantile(0.9)]).set_axis(
+            [f"mape_{column[:-2]}", f"median_{column[:-2]}", f"p90_{column[:-2]}"], axis=1))
+    import pandas as pd
+    return pd.concat(rows, axis=1).round(1)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="folder with moe.parquet or moe.csv.gz")
+    ap.add_argument("--write", action="store_true", help="write whatif/roofline/data/moe_fit.yaml")
+    args = ap.parse_args(argv)
+    rows = mf.moe_rows(load_family("moe", args.corpus))
+    out = mf.insample_and_loo(rows)
+    import pandas as pd
+    pd.set_option("display.width", 200)
+    print("== fused MoE, vLLM bf16: % error by GPU x token count (in-sample | leave-one-GPU-out) ==")
+    print(table(out).to_string())
+    if args.write:
+        mf.write_fit(rows)
+        print("\nwrote whatif/roofline/data/moe_fit.yaml")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
