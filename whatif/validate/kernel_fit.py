@@ -36,7 +36,7 @@ EFF = (0.02, 1.0)
 BOUNDS = {   # name -> (low, high); searched on a log scale except `smooth`
     "eff_skinny": EFF, "eff_mid": EFF, "eff_large": EFF, "mem_eff": EFF, "compute_eff": EFF,
     "floor_s": (2e-7, 5e-5), "quant_s": (1e-8, 3e-5), "quant_row_s": (1e-11, 1e-7),
-    "max_split": (1.0, 64.0), "split_s": (1e-9, 2e-5), "kv_splits": (1.0, 512.0), "tile_s": (1e-10, 1e-5),
+    "max_split": (1.0, 64.0), "split_s": (1e-9, 2e-5), "kv_splits": (1.0, 256.0), "tile_s": (1e-10, 1e-5),
     "cta_s": (1e-10, 3e-5), "token_s": (1e-11, 1e-5), "seq_s": (1e-11, 1e-5), "smooth": (1.0, 8.0),
 }
 # L40S as a GPU profile, used only while no hardware profile 'l40s' ships (helper H5 adds it).
@@ -180,12 +180,12 @@ def _from_unit(name, u):
 STARTS = 3   # pattern searches from the defaults and from two deterministic spreads of them
 
 
-def fit(op: str, data: dict, dtype: str, max_evals: int = 1200):
+def fit(op: str, data: dict, dtype: str, max_evals: int = 1200, starts: int = STARTS):
     """Parameters minimising mean |log(pred/measured)| over `data` (from `design`): the best of
-    STARTS bounded pattern searches. Returns (params, mean abs log error)."""
+    `starts` bounded pattern searches. Returns (params, mean abs log error)."""
     base = PARAM_CLASSES[op]()
     best = None
-    for i in range(STARTS):
+    for i in range(starts):
         scale = (1.0, 0.5, 2.0)[i]
         start = replace(base, **{n: _from_unit(n, _to_unit(n, getattr(base, n)) + (0 if n == "smooth" else
                                  math.log(scale))) for n in free_fields(op, dtype)})
@@ -267,7 +267,7 @@ def stats(errors: np.ndarray) -> dict:
 
 
 def evaluate(tables: dict, engine: str, max_rows: int, max_evals: int = 1200, baseline=None,
-             in_sample: bool = True) -> list[dict]:
+             in_sample: bool = True, starts: int = STARTS) -> list[dict]:
     """In-sample and leave-one-GPU-out accuracy of every model on one engine's rows.
 
     `tables`: op -> corpus rows (op_rows). For each op x dtype x GPU:
@@ -283,14 +283,14 @@ def evaluate(tables: dict, engine: str, max_rows: int, max_evals: int = 1200, ba
         for dtype in sorted(rows["dtype"].unique()):
             by_gpu = {g: subsample(r, max_rows) for g, r in rows[rows["dtype"] == dtype].groupby("gpu")}
             data = {g: design(r, op) for g, r in by_gpu.items()}
-            own = {g: fit(op, d, dtype, max_evals)[0] for g, d in data.items()} if in_sample else {}
+            own = {g: fit(op, d, dtype, max_evals, starts)[0] for g, d in data.items()} if in_sample else {}
             arch = {g: corpus_ceilings(g).arch for g in by_gpu}
             for gpu, r in by_gpu.items():
                 errors = {"in-sample": ape(op, data[gpu], own[gpu])} if in_sample else {}
                 others = [g for g in by_gpu if g != gpu]
                 if others:
                     pooled = design(_concat([by_gpu[g] for g in others]), op)
-                    errors["LOO"] = ape(op, data[gpu], fit(op, pooled, dtype, max_evals)[0])
+                    errors["LOO"] = ape(op, data[gpu], fit(op, pooled, dtype, max_evals, starts)[0])
                     if in_sample:
                         near = nearest_arch(arch[gpu], [arch[g] for g in others])
                         donor = next(g for g in others if arch[g] == near)

@@ -79,6 +79,7 @@ class PrefillParams:
     tile_s: float = 1e-7        # fixed cost per (query tile, key tile) pair on one SM
     cta_s: float = 1e-6         # fixed cost per query tile (CTA prologue/epilogue) on one SM
     token_s: float = 1e-7       # fixed cost per token (KV-cache write) on one SM
+    kv_splits: float = 2.0      # ways the longest query tile's key range is split (split-KV)
     floor_s: float = 8e-6
     smooth: float = 3.0
 

@@ -11,8 +11,9 @@
       a = w - w^2/(2*nk) + 1/2 (window)
   and pairs = nq * a. One tile pair costs t_pair = 4*BQ*BK*d / (peak/SMs * compute_eff) + tile_s on
   one SM, one CTA adds cta_s. With B sequences:
-      t_c = max( B*Hkv*nq*(cta_s + a*t_pair) / SMs ,  cta_s + min(nk, w)*t_pair )
-  (the whole grid spread over the SMs, or the longest CTA when there are fewer CTAs than SMs).
+      t_c = max( B*Hkv*nq*(cta_s + a*t_pair) / SMs ,  cta_s + min(nk, w)*t_pair / kv_splits )
+  (the whole grid spread over the SMs, or the longest query tile when there are fewer CTAs than
+  SMs; kernels split a long key range over up to kv_splits CTAs (split-KV), fitted).
   The fixed costs make efficiency grow with L: short prefills are overhead-bound.
 - t_m = B*L*(H*d*2*2 + Hkv*d*2*2 + Hkv*d*2*kv) / (HBM * mem_eff): Q read and O written (bf16),
   K and V read once (bf16, GQA: Hkv heads), and the KV-cache write of every token in the KV dtype.
@@ -50,7 +51,7 @@ def prefill_time_arrays(batch, seq, heads, kv_heads, head_dim, kv_bytes, window,
     nq, mean_k, nk_max = tile_pairs(seq, heads / kv_heads, window)
     t_pair = 4.0 * BQ * BK * head_dim / (peak / sms * p.compute_eff) + p.tile_s
     grid = batch * kv_heads * nq * (p.cta_s + mean_k * t_pair) / sms
-    t_c = np.maximum(grid, p.cta_s + nk_max * t_pair)
+    t_c = np.maximum(grid, p.cta_s + nk_max * t_pair / p.kv_splits)
     nbytes = batch * seq * head_dim * (heads * 4.0 + kv_heads * 4.0 + kv_heads * 2.0 * kv_bytes)
     t_m = nbytes / (bw * p.mem_eff)
     return p.floor_s + combine(t_c, t_m, p.smooth) + p.token_s * batch * seq / sms
