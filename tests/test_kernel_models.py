@@ -143,8 +143,21 @@ def test_params_for_falls_back_and_says_so():
 
 # LOO MAPE (%) reached on the compact subset (vLLM) when these pins were set; a change that makes
 # a model worse by more than the margin fails. Regenerate: run this test with -s and read the table.
-LOO_PINS = {}
-MARGIN = 1.10   # x the pinned MAPE, + 1 point
+LOO_PINS = {   # (corpus GPU, op, dtype) -> MAPE %
+    ("a100_sxm", "gemm", "bf16"): 14.2, ("b200_sxm", "gemm", "bf16"): 10.9,
+    ("h100_sxm", "gemm", "bf16"): 12.0, ("l40s", "gemm", "bf16"): 33.1,
+    ("b200_sxm", "gemm", "fp8"): 17.0, ("h100_sxm", "gemm", "fp8"): 11.7,
+    ("l40s", "gemm", "fp8"): 33.8,
+    ("a100_sxm", "prefill_attention", "bf16"): 15.7, ("b200_sxm", "prefill_attention", "bf16"): 18.5,
+    ("h100_sxm", "prefill_attention", "bf16"): 15.7, ("l40s", "prefill_attention", "bf16"): 55.3,
+    ("b200_sxm", "prefill_attention", "fp8"): 25.8, ("h100_sxm", "prefill_attention", "fp8"): 22.0,
+    ("l40s", "prefill_attention", "fp8"): 108.3,
+    ("a100_sxm", "decode_attention", "bf16"): 19.9, ("b200_sxm", "decode_attention", "bf16"): 39.9,
+    ("h100_sxm", "decode_attention", "bf16"): 18.3, ("l40s", "decode_attention", "bf16"): 30.0,
+    ("b200_sxm", "decode_attention", "fp8"): 56.4, ("h100_sxm", "decode_attention", "fp8"): 34.0,
+    ("l40s", "decode_attention", "fp8"): 9.7,
+}
+MARGIN = 1.05   # x the pinned MAPE, + 1 point
 
 
 @pytest.fixture(scope="module")

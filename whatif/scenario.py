@@ -10,7 +10,7 @@ from .specs.models import ModelSpec, load_model
 from .specs.profiles import read_yaml
 from .specs.quantity import Quantity
 from .roofline.config import Parallelism, Precision
-from .roofline.efficiency import Efficiency, load_efficiency
+from .roofline.efficiency import DEFAULT_ENGINE, Efficiency, load_efficiency
 from .roofline.estimate import Estimate, Workload, estimate
 from .roofline.memory import DEFAULT_UTILIZATION
 from .roofline.placement import Placement, parse_place
@@ -32,6 +32,7 @@ class Scenario:
     workload: Workload = field(default_factory=Workload)
     efficiency: str = "default"
     calibration: str | None = None
+    engine: str = DEFAULT_ENGINE   # whose measured kernels the default efficiency's kernel models were fitted on
     cuda_graphs: bool = True
     memory_utilization: float = DEFAULT_UTILIZATION
     techniques: tuple = ()     # specs: 'kivi', 'h2o:heavy=0.1', or {name: kivi, bits: 4}
@@ -74,7 +75,7 @@ class Scenario:
             launch = Quantity(lu * 1e-6, "s", "assumed", "user-given CPU launch time per kernel (--launch-us)")
             system = replace(system, gpu=replace(system.gpu, launch_overhead=launch))
         system = add_tiers(system, list(self.add_tiers))
-        eff = load_efficiency(self.efficiency, system.gpu, self.calibration)
+        eff = load_efficiency(self.efficiency, system.gpu, self.calibration, self.engine)
         return model, system, par, eff
 
     def technique_set(self) -> TechniqueSet:
@@ -91,7 +92,7 @@ class Scenario:
 
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
-_TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "cuda_graphs", "memory_utilization", "techniques",
+_TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "engine", "cuda_graphs", "memory_utilization", "techniques",
         "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window", "launch_us"}
 
 

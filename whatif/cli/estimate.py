@@ -71,14 +71,14 @@ def check_fits(est) -> None:
 
 def cmd_kernel(args) -> int:
     from ..roofline import kernels
-    from ..roofline.efficiency import load_efficiency
+    from ..roofline.efficiency import DEFAULT_ENGINE, load_efficiency
     from ..scenario import DEFAULT_HARDWARE
     from ..specs.hardware import load_system
     if args.kernel is None:
         raise WhatifError("whatif kernel: name a kernel; valid: gemm, attention, allreduce")
     hw = args.hardware or DEFAULT_HARDWARE
     system = load_system(hw, args.gpus if args.kernel == "allreduce" else None)   # --gpus <= the system's
-    eff = load_efficiency(args.efficiency or "default", system.gpu, args.calibration)
+    eff = load_efficiency(args.efficiency or "default", system.gpu, args.calibration, args.engine or DEFAULT_ENGINE)
     if args.kernel == "gemm":
         t = kernels.gemm_kernel(system, eff, args.m, args.n, args.k, args.dtype)
     elif args.kernel == "attention":

@@ -3,7 +3,7 @@ techniques, memory tiers), shared by estimate, compare, crossover, size-tier, si
 and the Scenario they build."""
 from __future__ import annotations
 
-from ..roofline.efficiency import SOURCES
+from ..roofline.efficiency import DEFAULT_ENGINE, ENGINES, SOURCES
 
 
 def add_hardware_flags(p):
@@ -13,6 +13,9 @@ def add_hardware_flags(p):
                    help=f"GPU or system profile name, or a YAML path (default {DEFAULT_HARDWARE})")
     p.add_argument("--efficiency", choices=SOURCES, default=None, help="efficiency source (default: default)")
     p.add_argument("--calibration", default=None, help="calibration file for --efficiency calibrated")
+    p.add_argument("--engine", choices=ENGINES, default=None,
+                   help=f"serving engine whose measured kernels the default efficiency was fitted on "
+                        f"(default {DEFAULT_ENGINE})")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -57,7 +60,7 @@ def scenario_from_args(args):
     top, sections = scenario_from_yaml(args.scenario) if args.scenario else ({}, {})
     sections = {k: dict(v) for k, v in sections.items()}
     for key, value in (("model", args.model), ("hardware", args.hardware), ("gpus", args.gpus),
-                       ("efficiency", args.efficiency), ("calibration", args.calibration),
+                       ("efficiency", args.efficiency), ("calibration", args.calibration), ("engine", args.engine),
                        ("memory_utilization", args.memory_utilization)):
         if value is not None:
             top[key] = value

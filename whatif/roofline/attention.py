@@ -43,7 +43,8 @@ def attention_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_byt
     shape = AttentionShape(pairs=pairs, heads=heads, kv_heads=kv_heads, d_qk=d_qk, d_v=d_v,
                            ctas=blocks if not decode else sum(n for _, _, n in groups) * kv_heads,
                            max_context=max_ctx, sequences=sum(n for _, _, n in groups),
-                           kv_bytes=sum(n * read(c) for _, c, n in groups))   # of tokens cached before this pass
+                           kv_bytes=sum(n * read(c) for _, c, n in groups),   # of tokens cached before this pass
+                           queries=sum(n * q for q, _, n in groups), kv_element_bytes=kv_bytes)
     formula = (f"FLOPs = 2*pairs*H*(d_qk+d_v), pairs={pairs:g} (causal), H={heads}; "
                f"bytes = Q+O once + K/V of {kv_width:g} elements/token once (FlashAttention IO)"
                + ("" if pairs == full_pairs else f"; {pairs / full_pairs:.3g} of the causal pairs computed"))

@@ -19,6 +19,8 @@ from ..specs.profiles import read_yaml
 from .op_kinds import OpClass
 
 SOURCES = ("ideal", "default", "calibrated")
+ENGINES = ("vllm", "sglang", "trtllm")   # serving engines the kernel corpus measured
+DEFAULT_ENGINE = "vllm"
 DEFAULT_FILE = Path(__file__).resolve().parent / "data" / "efficiency_default.yaml"
 
 # GEMM tile candidates (rows, cols, relative per-SM efficiency). cuBLAS picks among tile shapes;
@@ -57,6 +59,8 @@ class Efficiency:
     classes: dict[str, ClassParams] = field(default_factory=dict)
     tiles: bool = True          # model tile and wave quantization for GEMMs
     kernel_gap_s: float = 0.0   # GPU idle time between consecutive kernels
+    engine: str | None = None   # serving engine whose fitted kernel models time GEMMs, attention and
+                                # collectives (kernel_timing.py); None: the per-class model times them
 
     def params(self, op_class: OpClass) -> ClassParams:
         return self.classes.get(op_class, self.classes.get(OpClass.ELEMENTWISE, ClassParams()))
@@ -94,8 +98,11 @@ def _default_table() -> dict:
     return read_yaml(DEFAULT_FILE).get("gpus", {})
 
 
-def default_efficiency(gpu) -> Efficiency:
-    """The shipped model for `gpu`: its own fit, else a same-architecture fit, else generic."""
+def default_efficiency(gpu, engine: str = DEFAULT_ENGINE) -> Efficiency:
+    """The shipped model for `gpu` as `engine` runs it: GEMMs, attention and collectives by the kernel
+    models fitted on the engine's measured kernels (data/kernel_fit.yaml, data/collective_fit.yaml),
+    the other op classes by the per-class fit of data/efficiency_default.yaml (the GPU's own, else a
+    same-architecture one, else the nearest)."""
     from ..specs.hardware import ARCHS
     table = _default_table()
     if gpu.name in table:
@@ -106,7 +113,17 @@ def default_efficiency(gpu) -> Efficiency:
         prefix = (f"transferred from {name} (same {arch} architecture): " if arch == gpu.arch
                   else f"assumed: no {gpu.arch} fit; borrowed from {name} ({arch}): ")
     eff = efficiency_from_mapping(table[name], "default", f"{DEFAULT_FILE.name}:{name}")
-    return Efficiency("default", prefix + eff.provenance, eff.classes, True, eff.kernel_gap_s)
+    engine = check_engine(engine)
+    from .kernel_timing import kernel_provenance
+    provenance = (f"engine {engine}: GEMM, attention and collective kernel models ({kernel_provenance(gpu, engine)}); "
+                  f"other op classes: {prefix}{eff.provenance}")
+    return Efficiency("default", provenance, eff.classes, True, eff.kernel_gap_s, engine=engine)
+
+
+def check_engine(engine: str) -> str:
+    if engine not in ENGINES:
+        raise WhatifError(f"--engine: '{engine}' is not valid; valid: {', '.join(ENGINES)}")
+    return engine
 
 
 def calibrated_efficiency(gpu, path: str | None) -> Efficiency:
@@ -119,11 +136,12 @@ def calibrated_efficiency(gpu, path: str | None) -> Efficiency:
     return efficiency_from_mapping(data, "calibrated", str(path))
 
 
-def load_efficiency(source: str, gpu, calibration: str | None = None) -> Efficiency:
+def load_efficiency(source: str, gpu, calibration: str | None = None, engine: str = DEFAULT_ENGINE) -> Efficiency:
+    """`engine` picks whose kernel fits the default model uses (ideal and calibrated ignore it)."""
     if source == "ideal":
         return IDEAL
     if source == "default":
-        return default_efficiency(gpu)
+        return default_efficiency(gpu, engine)
     if source == "calibrated":
         return calibrated_efficiency(gpu, calibration)
     raise WhatifError(f"--efficiency: '{source}' is not valid; valid: {', '.join(SOURCES)}")

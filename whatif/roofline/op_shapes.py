@@ -32,7 +32,8 @@ class GemmShape(OpShape):
 @dataclass(frozen=True)
 class AttentionShape(OpShape):
     """An attention kernel: causal (query, key) `pairs` per head, heads and head dims per GPU, the CTAs it
-    launches, the longest context, the sequences, and `kv_bytes` of cache tokens cached before the pass.
+    launches, the longest context, the sequences, `kv_bytes` of cache tokens cached before the pass, the
+    new tokens (`queries`) and the bytes per cached element.
     Selection and estimate kernels fill only the fields they have (the rest stay 0)."""
 
     pairs: float = 0.0
@@ -44,6 +45,8 @@ class AttentionShape(OpShape):
     max_context: float = 0.0
     sequences: float = 0.0
     kv_bytes: float = 0.0
+    queries: float = 0.0            # new tokens the pass computes (all sequences)
+    kv_element_bytes: float = 0.0   # bytes per cached element (the KV format's, for the kernel fits)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from . import kernel_timing
 from .comm import collective_time
 from .efficiency import SPLIT_K, TILES, Efficiency
 from .op_kinds import TENSOR_CORE_CLASSES
@@ -59,6 +60,9 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
         gpus = int(s.gpus)
         if gpus <= 1 or link is None:
             return OpTime(op, 0.0, 0.0, 0.0, 0.0, "network")
+        if eff.engine:   # fitted collective model: NCCL protocols, NVLS, the engine's custom all-reduce
+            t = kernel_timing.collective_seconds(s.collective, s.bytes, gpus, link, eff.engine)
+            return OpTime(op, t, 0.0, t, 0.0, "network")
         p = eff.comm_params(link.type)
         # The efficiency scales the whole ideal collective (bandwidth and per-step latency), the
         # same form fit.py fits, so fitted parameters mean the same thing here.
@@ -71,6 +75,8 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
         # Each block of a scattered transfer pays the path's setup latency: small blocks waste the link.
         t = s.latency * s.blocks + link_bytes(op) / (s.bandwidth * p.memory_eff)
         return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "link")
+    if eff.engine and kernel_timing.covers(op, gpu):
+        return kernel_model_time(op, gpu, eff, tiers)
     p = eff.params(op.op_class)
     if op.op_class in TENSOR_CORE_CLASSES:
         peak = gpu.peak_flops(op.dtype)
@@ -92,6 +98,23 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
     if p.overhead_s > busy:
         bound = "overhead"
     return OpTime(op, total, t_c, max(t_m, t_tier), p.overhead_s, bound)
+
+
+def kernel_model_time(op: Op, gpu, eff: Efficiency, tiers: dict | None) -> OpTime:
+    """A GEMM or attention op timed by its fitted kernel model (roofline/kernel_timing.py)."""
+    t_tier = tier_read_time(op, tiers or {}, eff)
+    if op.op_class == OpClass.GEMM:
+        total, t_c, t_m, fixed = kernel_timing.gemm_seconds(op, gpu, eff.engine, t_tier)
+    elif op.op_class == OpClass.ATTENTION_PREFILL:
+        total, t_c, t_m, fixed = kernel_timing.prefill_seconds(op, gpu, eff.engine, kernel_timing.kv_fit_dtype(op),
+                                                               t_tier)
+    else:
+        total, t_c, t_m, fixed = kernel_timing.decode_seconds(op, gpu, eff.engine, kernel_timing.kv_fit_dtype(op),
+                                                              t_tier)
+    bound = "compute" if t_c >= t_m else ("link" if t_tier >= t_m and t_tier > 0 else "memory")
+    if fixed > max(t_c, t_m):
+        bound = "overhead"
+    return OpTime(op, total, t_c, t_m, fixed, bound)
 
 
 def tier_read_time(op: Op, tiers: dict, eff: Efficiency) -> float:

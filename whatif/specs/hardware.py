@@ -32,6 +32,7 @@ class Link:
     latency: Quantity
     bandwidth_h2d: Quantity | None = None
     bandwidth_d2h: Quantity | None = None
+    nvswitch: bool = False   # GPUs meet in an NVSwitch (all-to-all at full rate, NVLS in-switch reduction)
 
     def bandwidth_for(self, direction: str = "h2d") -> float:
         q = {"h2d": self.bandwidth_h2d, "d2h": self.bandwidth_d2h}.get(direction)
@@ -137,7 +138,10 @@ def _q(data: dict, key: str, where: str, unit: str, optional: bool = False) -> Q
 
 def _parse_link(data: dict, where: str) -> Link:
     check_mapping(data, {"kind", "name", "description", "type", "bandwidth", "latency",
-                       "bandwidth_h2d", "bandwidth_d2h"}, where)
+                       "bandwidth_h2d", "bandwidth_d2h", "nvswitch"}, where)
+    nvswitch = data.get("nvswitch", False)
+    if not isinstance(nvswitch, bool):
+        raise WhatifError(f"{where}.nvswitch: {nvswitch!r} is not valid; valid: true, false")
     return Link(
         name=data["name"], description=str(data.get("description", "")),
         type=_choice(_require(data, "type", where), LINK_TYPES, f"{where}.type"),
@@ -145,6 +149,7 @@ def _parse_link(data: dict, where: str) -> Link:
         latency=_q(data, "latency", where, "s"),
         bandwidth_h2d=_q(data, "bandwidth_h2d", where, "B/s", optional=True),
         bandwidth_d2h=_q(data, "bandwidth_d2h", where, "B/s", optional=True),
+        nvswitch=nvswitch,
     )
 
 

@@ -34,37 +34,19 @@ OPS = ("gemm", "prefill_attention", "decode_attention")
 CORPUS_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "fp8": "fp8"}
 EFF = (0.02, 1.0)
 BOUNDS = {   # name -> (low, high); searched on a log scale except `smooth`
-    "eff_skinny": EFF, "eff_mid": EFF, "eff_large": EFF, "mem_eff": EFF, "compute_eff": EFF,
+    "eff_tiny": EFF, "eff_skinny": EFF, "eff_mid": EFF, "eff_large": EFF, "mem_eff": EFF, "compute_eff": EFF,
     "floor_s": (2e-7, 5e-5), "quant_s": (1e-8, 3e-5), "quant_row_s": (1e-11, 1e-7),
     "max_split": (1.0, 64.0), "split_s": (1e-9, 2e-5), "kv_splits": (1.0, 256.0), "tile_s": (1e-10, 1e-5),
     "cta_s": (1e-10, 3e-5), "token_s": (1e-11, 1e-5), "seq_s": (1e-11, 1e-5), "smooth": (1.0, 8.0),
 }
-# L40S as a GPU profile, used only while no hardware profile 'l40s' ships (helper H5 adds it).
-_DS = "NVIDIA L40S datasheet"
-L40S_PROFILE = {
-    "kind": "gpu", "name": "l40s", "description": "NVIDIA L40S 48GB GDDR6 (local stand-in profile)",
-    "arch": "ada",
-    "peak": {d: {"value": v, "unit": "TFLOP/s", "provenance": "datasheet", "source": f"{_DS}, dense"}
-             for d, v in (("bf16", 362.05), ("fp16", 362.05), ("fp8", 733), ("fp32", 91.6))},
-    "hbm_capacity": {"value": 48, "unit": "GB", "provenance": "datasheet", "source": _DS},
-    "hbm_bandwidth": {"value": 864, "unit": "GB/s", "provenance": "datasheet", "source": _DS},
-    "l2_size": {"value": 96, "unit": "MB", "provenance": "datasheet", "source": "NVIDIA Ada architecture whitepaper"},
-    "sm_count": {"value": 142, "unit": "count", "provenance": "datasheet", "source": f"{_DS}: 142 SMs"},
-    "boost_clock": {"value": 2520, "unit": "MHz", "provenance": "datasheet", "source": _DS},
-    "smem_per_sm": {"value": 100, "unit": "KiB", "provenance": "datasheet", "source": "CUDA programming guide, cc 8.9"},
-    "launch_overhead": {"value": 4, "unit": "us", "provenance": "assumed", "source": "as the other profiles"},
-    "host_link": "pcie-gen4-x16", "interconnect": None,
-}
 
 
 def corpus_gpu(gpu_key: str):
-    """The hardware profile of a corpus GPU (L40S: the local stand-in while none ships)."""
-    from ..specs.hardware import list_components, load_component, parse_component
+    """The hardware profile of a corpus GPU."""
+    from ..specs.hardware import load_component
     name = GPU_PROFILES.get(gpu_key)
     if name is None:
         raise WhatifError(f"corpus GPU '{gpu_key}' is not valid; valid: {', '.join(GPU_PROFILES)}")
-    if gpu_key == "l40s" and name not in list_components("gpu"):
-        return parse_component(L40S_PROFILE, "kernel_fit.L40S_PROFILE")
     return load_component(name, "gpu")
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
 
+import numpy as np
+
 from ...errors import WhatifError
 
 FIT_FILE = Path(__file__).resolve().parent.parent / "data" / "kernel_fit.yaml"
@@ -51,12 +53,19 @@ def ceilings(gpu) -> Ceilings:
                     gpu.sm_count.value, gpu.l2_size.value)
 
 
+def combine(t_compute, t_memory, p: float):
+    """(t_c^p + t_m^p)^(1/p), computed stably: p -> infinity is max(t_c, t_m), p = 1 their sum."""
+    hi = np.maximum(t_compute, t_memory)
+    return hi * ((t_compute / hi) ** p + (t_memory / hi) ** p) ** (1.0 / p)
+
+
 @dataclass(frozen=True)
 class GemmParams:
     """GEMM: compute efficiency per dispatch bucket of m, one HBM efficiency, a floor, the
     combination exponent, and the fp8 dynamic activation-quantization fixed cost."""
 
-    eff_skinny: float = 0.5     # m <= SKINNY_M (GEMV-like kernels)
+    eff_tiny: float = 0.5       # m <= TINY_M (GEMV-like kernels)
+    eff_skinny: float = 0.5     # TINY_M < m <= SKINNY_M
     eff_mid: float = 0.7        # SKINNY_M < m <= MID_M (split-K / stream-K kernels)
     eff_large: float = 0.8      # m > MID_M
     mem_eff: float = 0.8

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gemm import combine
-from .params import DTYPE_BYTES, PrefillParams, Ceilings, ceilings
+from .params import DTYPE_BYTES, Ceilings, PrefillParams, ceilings, combine
 
 BQ = BK = 128
 
