@@ -13,8 +13,12 @@ parameter vector applies to every GPU; nothing GPU-specific sits in it. So:
     nobody measured, from an architecture nobody measured;
   - LOO-nearest: the in-sample fit of the nearest other architecture (a tie: the newer), which is
     what params_for falls back to for an architecture with no fit of its own;
-  - current: today's whatif.roofline.timing.time_op with the default efficiency (ops.gemm,
-    attention.attention_op), on the same rows (it has no sliding window and no fp8 quantization).
+  - before: whatif.roofline.timing.time_op with the default efficiency's per-class model (the model
+    before the kernel models: Efficiency.engine = None), on the same rows (ops.gemm,
+    attention.attention_op; it has no fp8 quantization; rows with a sliding window are not scored:
+    time_op's attention ops have no window);
+  - time_op: the same call with the shipped default (the kernel models and data/kernel_fit.yaml as
+    roofline/kernel_timing.py wires them): a check that the wiring reproduces the in-sample fit.
 Reported by GPU x op x regime (GEMM m <= 128 / > 128; attention sequence or context <= 1K / > 1K)
 as MAPE / median / p90 of |predicted - measured| / measured, in %. Rows: every k-th shape (at most
 --rows per GPU x op x dtype); decode rows whose cache fits in L2 are excluded (kernel_fit explains).
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -40,36 +45,43 @@ OP_NAMES = {"gemm": "gemm", "prefill_attention": "prefill attn", "decode_attenti
 TARGETS = {("gemm", "bf16"): 8.0, ("gemm", "fp8"): 12.0}   # attention: 12
 
 
-def current_model(op: str, rows) -> np.ndarray:
-    """Seconds per row from today's time_op with the default efficiency (NaN where it fails)."""
-    try:
-        from whatif.roofline.attention import attention_op
-        from whatif.roofline.efficiency import default_efficiency
-        from whatif.roofline.ops import gemm
-        from whatif.roofline.timing import time_op
-    except Exception:   # the roofline package is mid-refactor elsewhere: report n/a, not a crash
-        return np.full(len(rows), np.nan)
-    out = []
-    profiles = {}
-    for r in rows.itertuples(index=False):
-        if r.gpu not in profiles:
-            gpu = kf.corpus_gpu(r.gpu)
-            profiles[r.gpu] = (gpu, default_efficiency(gpu))
-        gpu, eff = profiles[r.gpu]
+def time_op_model(engine):
+    """`baseline(op, rows) -> seconds` of time_op with the default efficiency for `engine`, or, with
+    engine None, its per-class model (NaN where a row cannot be timed)."""
+    def baseline(op: str, rows) -> np.ndarray:
         try:
-            if op == "gemm":
-                b = 1.0 if r.dtype == "fp8" else 2.0
-                o = gemm("gemm", r.m, r.n, r.k, b, b, r.dtype, out_bytes=2.0)
-            else:
-                kv_b = 1.0 if r.dtype == "fp8" else 2.0
-                kvh, d = int(r.num_key_value_heads), int(r.head_dim)
-                groups = [(int(r.isl), 0, int(r.batch_size))] if op == "prefill_attention" \
-                    else [(1, int(r.step), int(r.batch_size))]
-                o = attention_op(groups, int(r.num_heads), kvh, d, d, 2.0, kv_b, 2.0 * kvh * d, 1, "bf16")
-            out.append(time_op(o, gpu, eff).time_s)
-        except Exception:
-            out.append(np.nan)
-    return np.array(out)
+            from whatif.roofline.attention import attention_op
+            from whatif.roofline.efficiency import default_efficiency
+            from whatif.roofline.ops import gemm
+            from whatif.roofline.timing import time_op
+        except Exception:   # the roofline package is mid-refactor elsewhere: report n/a, not a crash
+            return np.full(len(rows), np.nan)
+        out, profiles = [], {}
+        for r in rows.itertuples(index=False):
+            if r.gpu not in profiles:
+                gpu = kf.corpus_gpu(r.gpu)
+                eff = default_efficiency(gpu, engine or "vllm")
+                profiles[r.gpu] = (gpu, replace(eff, engine=engine))
+            gpu, eff = profiles[r.gpu]
+            try:
+                out.append(time_op(_op(op, r, gemm, attention_op), gpu, eff).time_s)
+            except Exception:
+                out.append(np.nan)
+        return np.array(out)
+    return baseline
+
+
+def _op(op: str, r, gemm, attention_op):
+    if op == "gemm":
+        b = 1.0 if r.dtype == "fp8" else 2.0
+        return gemm("gemm", r.m, r.n, r.k, b, b, r.dtype, out_bytes=2.0)
+    if r.window_size > 0:   # time_op's attention ops have no sliding window: not scored
+        raise ValueError("sliding window")
+    kv_b = 1.0 if r.dtype == "fp8" else 2.0
+    kvh, d = int(r.num_key_value_heads), int(r.head_dim)
+    b = int(r.batch_size)
+    groups = [(int(r.isl), 0, b)] if op == "prefill_attention" else [(1, int(r.step), b)]
+    return attention_op(groups, int(r.num_heads), kvh, d, d, 2.0, kv_b, 2.0 * kvh * d, 1, "bf16")
 
 
 def _cell(s: dict) -> str:
@@ -80,14 +92,15 @@ def _cell(s: dict) -> str:
 
 def markdown(records: list[dict], engine: str) -> str:
     lines = [f"### {engine}: MAPE / median / p90 absolute error, %",
-             "| GPU | op | regime | rows | in-sample | LOO (pooled) | LOO-nearest | current model |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| GPU | op | regime | rows | in-sample | LOO (pooled) | LOO-nearest | before | time_op |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         if r["engine"] != engine:
             continue
         op = f"{OP_NAMES[r['op']]} {r['dtype']}" + ("" if r["op"] == "gemm" else " KV")
         lines.append(f"| {r['gpu']} | {op} | {r['regime']} | {r['in-sample']['n']} | {_cell(r['in-sample'])} | "
-                     f"{_cell(r.get('LOO'))} | {_cell(r.get('LOO-nearest'))} | {_cell(r.get('current'))} |")
+                     f"{_cell(r.get('LOO'))} | {_cell(r.get('LOO-nearest'))} | {_cell(r.get('before'))} | "
+                     f"{_cell(r.get('time_op'))} |")
     return "\n".join(lines)
 
 
@@ -98,7 +111,7 @@ def summary(records: list[dict], engine: str) -> str:
     gpus = sorted({r["gpu"] for r in rows})
     head = [f"{OP_NAMES[o]} {d}" + ("" if o == "gemm" else " KV") + f" (<= {TARGETS.get((o, d), 12.0):g})"
             for o, d in ops]
-    lines = [f"### {engine}: MAPE %, LOO pooled / LOO-nearest (in-sample) [current]; target in the header",
+    lines = [f"### {engine}: MAPE %, LOO pooled / LOO-nearest (in-sample) [before]; target in the header",
              "| GPU | " + " | ".join(head) + " |", "|---|" + "---|" * len(ops)]
     for g in gpus:
         cells = []
@@ -107,7 +120,7 @@ def summary(records: list[dict], engine: str) -> str:
             if r is None:
                 cells.append("-")
                 continue
-            loo, near, cur = (r.get(k, {}).get("mape", float("nan")) for k in ("LOO", "LOO-nearest", "current"))
+            loo, near, cur = (r.get(k, {}).get("mape", float("nan")) for k in ("LOO", "LOO-nearest", "before"))
             cells.append(f"{loo:.1f} / {near:.1f} ({r['in-sample']['mape']:.1f}) [{cur:.0f}]")
         lines.append(f"| {g} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -119,15 +132,15 @@ def main(argv=None) -> None:
     parser.add_argument("--corpus", default=str(DEFAULT_CORPUS), help=f"corpus folder (default {DEFAULT_CORPUS})")
     parser.add_argument("--engines", default=",".join(ENGINES), help="comma-separated engines")
     parser.add_argument("--rows", type=int, default=1500, help="rows per GPU x op x dtype (every k-th shape)")
-    parser.add_argument("--no-current", action="store_true", help="skip today's model (faster)")
+    parser.add_argument("--no-baselines", action="store_true", help="skip the time_op columns (faster)")
     args = parser.parse_args(argv)
     start = time.time()
     tables = kf.load_tables(Path(args.corpus))
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    baseline = None if args.no_current else current_model
     records = []
     for engine in engines:
-        records += kf.evaluate(tables, engine, args.rows, baseline=baseline)
+        baselines = {} if args.no_baselines else {"before": time_op_model(None), "time_op": time_op_model(engine)}
+        records += kf.evaluate(tables, engine, args.rows, baselines=baselines)
     for engine in engines:
         print(summary(records, engine) + "\n")
     for engine in engines:

@@ -96,7 +96,7 @@ def test_wave_quantization_shows_in_default_not_in_ideal():
     r_default = time_op(over, H100.gpu, eff).compute_s / time_op(full, H100.gpu, eff).compute_s
     r_ideal = time_op(over, H100.gpu, IDEAL).compute_s / time_op(full, H100.gpu, IDEAL).compute_s
     assert r_ideal == pytest.approx((sms + 1) / sms)
-    assert r_default > 1.3 * r_ideal
+    assert r_default > 1.2 * r_ideal   # one tile row more costs a partial wave, not 1/132 more
 
 
 def test_tensor_parallel_splits_weights_and_adds_allreduces():
@@ -194,7 +194,11 @@ def test_eager_decode_can_be_launch_bound():
 def test_efficiency_sources_and_their_provenance(tmp_path):
     h200 = load_system("h200-sxm").gpu
     assert "transferred from h100-sxm" in load_efficiency("default", h200).provenance
-    assert load_efficiency("default", H100.gpu).provenance.startswith("fitted")
+    h100 = load_efficiency("default", H100.gpu).provenance
+    assert h100.startswith("engine vllm") and "fitted on" in h100 and "rows of h100-sxm" in h100
+    assert "engine sglang" in load_efficiency("default", H100.gpu, engine="sglang").provenance
+    with pytest.raises(WhatifError, match="--engine: 'tgi' is not valid; valid: vllm, sglang, trtllm"):
+        load_efficiency("default", H100.gpu, engine="tgi")
     calib = tmp_path / "h100.yaml"
     calib.write_text("gpu: h100-sxm\nprovenance: test fit\nclasses:\n  gemm: {compute_eff: 0.5, memory_eff: 0.5}\n")
     eff = load_efficiency("calibrated", H100.gpu, str(calib))

@@ -43,8 +43,8 @@ def base():
 def test_decode_selection_reads_less_kv_from_hbm(base, spec):
     e = run([spec])
     assert attention_bytes(e) < attention_bytes(base) / 3
-    if spec in ("quest", "tidaldecode", "double_sparsity"):      # decode-only: prefill untouched
-        assert e.ttft_s == pytest.approx(base.ttft_s)
+    if spec in ("quest", "tidaldecode", "double_sparsity"):      # decode-only: prefill (almost) untouched
+        assert e.ttft_s == pytest.approx(base.ttft_s, rel=1e-4)   # double sparsity writes its label cache
 
 
 def test_quest_keeps_its_first_two_layers_dense_and_scores_pages_in_the_rest(base):

@@ -55,7 +55,9 @@ def test_weight_only_int_reads_fewer_bytes_fused_and_more_unfused():
 
 def test_fused_dequant_costs_when_compute_bound():
     base, int4 = run(workload=PREFILL), run(["int4"], workload=PREFILL)
-    assert int4.ttft_s >= base.ttft_s * (1 - 1e-6)   # compute-bound prefill: 4-bit weights save nothing
+    # compute-bound prefill: 4-bit weights save (almost) nothing; the fitted GEMM model's smooth ridge lets
+    # the lighter weight stream shave well under 1%
+    assert int4.ttft_s >= base.ttft_s * 0.99
 
 
 def test_moe_expert_gemms_pay_the_dequant_too():
@@ -70,7 +72,9 @@ def test_fp8_and_w8a8_run_gemms_on_8bit_tensor_cores_with_activation_quantizatio
         ops = prefill_ops(e)
         assert ops["qkv_proj"].op.dtype == dtype and "qkv_proj_act_quant" in ops
         assert ops["lm_head"].op.dtype == "bf16"
-        assert 1.3 < base.ttft_s / e.ttft_s < 2.0                # GEMMs at twice the 16-bit peak
+        # GEMMs at twice the 16-bit peak, but (measured, aiconfigurator corpus) fp8 GEMMs reach ~0.6 of it and
+        # pay an activation-quantization kernel, so prefill gains far less than 2x
+        assert 1.1 < base.ttft_s / e.ttft_s < 2.0
         assert e.memory.weights_bytes < 0.6 * base.memory.weights_bytes
 
 

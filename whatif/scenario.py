@@ -32,7 +32,8 @@ class Scenario:
     workload: Workload = field(default_factory=Workload)
     efficiency: str = "default"
     calibration: str | None = None
-    engine: str = DEFAULT_ENGINE   # whose measured kernels the default efficiency's kernel models were fitted on
+    kernel_engine: str = DEFAULT_ENGINE   # --engine: whose measured kernels the default efficiency's kernel
+                                          # models were fitted on (YAML `engine:` is the simulator's section)
     cuda_graphs: bool = True
     memory_utilization: float = DEFAULT_UTILIZATION
     techniques: tuple = ()     # specs: 'kivi', 'h2o:heavy=0.1', or {name: kivi, bits: 4}
@@ -75,7 +76,7 @@ class Scenario:
             launch = Quantity(lu * 1e-6, "s", "assumed", "user-given CPU launch time per kernel (--launch-us)")
             system = replace(system, gpu=replace(system.gpu, launch_overhead=launch))
         system = add_tiers(system, list(self.add_tiers))
-        eff = load_efficiency(self.efficiency, system.gpu, self.calibration, self.engine)
+        eff = load_efficiency(self.efficiency, system.gpu, self.calibration, self.kernel_engine)
         return model, system, par, eff
 
     def technique_set(self) -> TechniqueSet:
@@ -92,7 +93,7 @@ class Scenario:
 
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
-_TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "engine", "cuda_graphs", "memory_utilization", "techniques",
+_TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "kernel_engine", "cuda_graphs", "memory_utilization", "techniques",
         "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window", "launch_us"}
 
 
@@ -155,7 +156,7 @@ def build_scenario(top: dict, sections: dict) -> Scenario:
     if not isinstance(techs, (list, tuple)):
         raise WhatifError(f"techniques: {techs!r} must be a list of names, 'name:key=value' specs or mappings")
     kwargs["techniques"] = tuple(techs)
-    for key in ("efficiency", "calibration", "access", "host_link"):
+    for key in ("efficiency", "calibration", "kernel_engine", "access", "host_link"):
         if kwargs.get(key) is not None and not isinstance(kwargs[key], str):
             raise WhatifError(f"{key}: {kwargs[key]!r} must be a string")
     for key in ("place", "add_tiers"):

@@ -8,7 +8,8 @@ measured; here they take the op's own work, so a technique that changes an op's 
 - GEMM: tile/wave/split-K compute of (m, n, k) from the model; memory = the op's HBM bytes;
 - prefill attention: the causal-tile model for an equivalent dense causal batch of the op's
   sequences whose pairs equal the op's pairs (chunked prefill and sparse pairs included), memory =
-  the op's HBM bytes; its per-token cost counts the op's new tokens;
+  the op's HBM bytes; its per-token cost counts the op's new tokens; over a cached context (a chunk,
+  a verify pass) never less than the decode model's fixed costs and streaming of the same op's bytes;
 - decode attention: the op's bytes streamed at the fitted efficiency and SM occupancy, the op's
   FLOPs with GQA rows padded to the tensor-core tile, a per-(sequence, KV head) cost, a floor;
 - collectives: NCCL's protocols / NVLS / the engine's custom all-reduce (kernel_models/collectives).
@@ -22,6 +23,7 @@ import math
 from .kernel_models import collectives as coll
 from .kernel_models.gemm import combine, gemm_parts
 from .kernel_models.params import DTYPE_BYTES, ceilings, params_for
+from .op_shapes import AttentionShape
 from .ops import Op, OpClass
 
 GEMM_DTYPES = ("bf16", "fp16", "fp8")
@@ -38,7 +40,7 @@ def covers(op: Op, gpu) -> bool:
         return op.shape.groups == 1.0 and op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
     if op.op_class in (OpClass.ATTENTION_PREFILL, OpClass.ATTENTION_DECODE):
         s = op.shape
-        return (s.heads > 0 and s.kv_heads > 0 and s.d_qk == s.d_v and s.sequences > 0
+        return (isinstance(s, AttentionShape) and s.heads > 0 and s.kv_heads > 0 and s.d_qk == s.d_v and s.sequences > 0
                 and op.dtype in ATTENTION_DTYPES)
     return False
 
@@ -83,7 +85,12 @@ def prefill_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: flo
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
     t_m = max(op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share), t_extra_memory)
     fixed = p.floor_s + p.token_s * s.queries / c.sms
-    return fixed + float(combine(t_c, t_m, p.smooth)), t_c, t_m, fixed
+    total = fixed + float(combine(t_c, t_m, p.smooth))
+    if s.kv_bytes > 0:   # over a cached context: never cheaper than the decode kernel streaming that cache
+        _, _, t_stream, fixed_decode = decode_seconds(op, gpu, engine, kv_dtype, t_extra_memory)
+        if fixed_decode + t_stream > total:
+            return fixed_decode + t_stream, t_c, t_stream, fixed_decode
+    return total, t_c, t_m, fixed
 
 
 def decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: float = 0.0):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import kernel_timing
 from .comm import collective_time
 from .efficiency import SPLIT_K, TILES, Efficiency
 from .op_kinds import TENSOR_CORE_CLASSES
@@ -61,6 +60,7 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
         if gpus <= 1 or link is None:
             return OpTime(op, 0.0, 0.0, 0.0, 0.0, "network")
         if eff.engine:   # fitted collective model: NCCL protocols, NVLS, the engine's custom all-reduce
+            from . import kernel_timing   # here: it needs numpy, which building the CLI parser avoids
             t = kernel_timing.collective_seconds(s.collective, s.bytes, gpus, link, eff.engine)
             return OpTime(op, t, 0.0, t, 0.0, "network")
         p = eff.comm_params(link.type)
@@ -75,8 +75,10 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
         # Each block of a scattered transfer pays the path's setup latency: small blocks waste the link.
         t = s.latency * s.blocks + link_bytes(op) / (s.bandwidth * p.memory_eff)
         return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "link")
-    if eff.engine and kernel_timing.covers(op, gpu):
-        return kernel_model_time(op, gpu, eff, tiers)
+    if eff.engine:
+        from . import kernel_timing
+        if kernel_timing.covers(op, gpu):
+            return kernel_model_time(op, gpu, eff, tiers)
     p = eff.params(op.op_class)
     if op.op_class in TENSOR_CORE_CLASSES:
         peak = gpu.peak_flops(op.dtype)
@@ -102,6 +104,7 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
 
 def kernel_model_time(op: Op, gpu, eff: Efficiency, tiers: dict | None) -> OpTime:
     """A GEMM or attention op timed by its fitted kernel model (roofline/kernel_timing.py)."""
+    from . import kernel_timing
     t_tier = tier_read_time(op, tiers or {}, eff)
     if op.op_class == OpClass.GEMM:
         total, t_c, t_m, fixed = kernel_timing.gemm_seconds(op, gpu, eff.engine, t_tier)

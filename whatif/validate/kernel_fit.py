@@ -241,14 +241,15 @@ def regime_labels(rows, op: str) -> np.ndarray:
 
 
 def stats(errors: np.ndarray) -> dict:
-    """MAPE, median and p90 of absolute percentage errors."""
+    """MAPE, median and p90 of absolute percentage errors (rows a model could not time, NaN, left out)."""
+    errors = errors[~np.isnan(errors)]
     if not len(errors):
         return {"n": 0, "mape": float("nan"), "median": float("nan"), "p90": float("nan")}
     return {"n": int(len(errors)), "mape": float(np.mean(errors)), "median": float(np.median(errors)),
             "p90": float(np.percentile(errors, 90))}
 
 
-def evaluate(tables: dict, engine: str, max_rows: int, max_evals: int = 1200, baseline=None,
+def evaluate(tables: dict, engine: str, max_rows: int, max_evals: int = 1200, baselines=None,
              in_sample: bool = True, starts: int = STARTS) -> list[dict]:
     """In-sample and leave-one-GPU-out accuracy of every model on one engine's rows.
 
@@ -258,7 +259,7 @@ def evaluate(tables: dict, engine: str, max_rows: int, max_evals: int = 1200, ba
            GPU's datasheet ceilings;
       LOO-nearest: the in-sample fit of the nearest other architecture (what params_for falls back
            to for an architecture without a fit); needs in_sample.
-    `baseline(op, rows) -> seconds` adds a third model, 'current' (today's time_op)."""
+    `baselines`: name -> (op, rows) -> seconds, other models scored on the same rows."""
     out = []
     for op, rows in tables.items():
         rows = rows[rows["framework"] == engine]
@@ -277,8 +278,8 @@ def evaluate(tables: dict, engine: str, max_rows: int, max_evals: int = 1200, ba
                         near = nearest_arch(arch[gpu], [arch[g] for g in others])
                         donor = next(g for g in others if arch[g] == near)
                         errors["LOO-nearest"] = ape(op, data[gpu], own[donor])
-                if baseline is not None:
-                    errors["current"] = np.abs(baseline(op, r) / r["latency_s"].to_numpy() - 1.0) * 100.0
+                for name, model in (baselines or {}).items():
+                    errors[name] = np.abs(model(op, r) / r["latency_s"].to_numpy() - 1.0) * 100.0
                 labels = regime_labels(r, op)
                 for regime in sorted(set(labels)) + ["all"]:
                     mask = np.ones(len(r), bool) if regime == "all" else labels == regime

@@ -1,6 +1,6 @@
 """Decode (generation) attention time: one new token per sequence reads its whole KV cache.
 
-    t = floor + ((t_c + t_seq)^p + t_m^p)^(1/p)
+    t = floor + (t_c^p + t_m^p)^(1/p) + t_seq
 
 - t_m = B*C*Hkv*d*2*kv / (HBM * mem_eff * min(1, U/SMs)): K and V of C cached tokens
   (C = min(context, window)), Hkv KV heads, in the KV dtype (kv bytes/element; fp8 halves it);
@@ -10,9 +10,7 @@
 - t_c = 4*B*C*Hkv*ceil(g/16)*16*d / (peak_bf16 * compute_eff): GQA packs the g = H/Hkv query
   heads of one KV head into the rows of a 16-row tensor-core tile, padded to 16.
 - t_seq = seq_s * B*Hkv / SMs: a fixed cost per (sequence, KV head) work item (page-table walk,
-  split-KV combine), spread over the SMs; it is latency the KV stream hides once the context is
-  long, so it joins the compute side of the combination (on the corpus: 2-3 points better
-  in-sample than adding it outside).
+  split-KV combine), spread over the SMs.
 - floor: launch latency and the split-KV reduction, seconds.
 The whole cache must come from HBM: a timing whose cache fits in L2 (the corpus's `l2_resident`
 rows, replayed warm) measures L2, which a real model's per-layer caches never stay in.
@@ -37,7 +35,7 @@ def decode_time_arrays(batch, context, heads, kv_heads, head_dim, kv_bytes, wind
     t_m = batch * ctx * kv_heads * head_dim * 2.0 * kv_bytes / (bw * p.mem_eff * np.minimum(1.0, items / sms))
     rows = np.ceil(heads / kv_heads / GQA_TILE_ROWS) * GQA_TILE_ROWS
     t_c = 4.0 * batch * ctx * kv_heads * rows * head_dim / (peak * p.compute_eff)
-    return p.floor_s + combine(t_c + p.seq_s * batch * kv_heads / sms, t_m, p.smooth)
+    return p.floor_s + combine(t_c, t_m, p.smooth) + p.seq_s * batch * kv_heads / sms
 
 
 def decode_attention_time(batch, context, heads, kv_heads, head_dim, kv_dtype: str, gpu,

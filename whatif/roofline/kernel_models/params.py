@@ -143,26 +143,30 @@ def params_for(op: str, arch: str, dtype: str, engine: str = DEFAULT_ENGINE) -> 
     """Fitted parameters of `op` (gemm | prefill_attention | decode_attention) for a GPU
     architecture, dtype (GEMM: the operand dtype; attention: the KV-cache dtype) and engine.
 
-    Falls back, and says so in the provenance: an engine without a fit for this arch/dtype -> vllm;
-    an architecture without a fit -> the nearest fitted architecture by generation (a tie: the newer)."""
+    Falls back, and says so in the provenance, in this order: the engine's own fit of this
+    architecture; vllm's fit of it; the engine's fit of the nearest fitted architecture by
+    generation (a tie: the newer); vllm's."""
     if op not in PARAM_CLASSES:
         raise WhatifError(f"kernel model '{op}' is not valid; valid: {', '.join(PARAM_CLASSES)}")
     if arch not in ARCH_ORDER:
         raise WhatifError(f"arch '{arch}' is not valid; valid: {', '.join(ARCH_ORDER)}")
     dtype = {"bfloat16": "bf16", "float16": "fp16", "fp16": "bf16"}.get(dtype, dtype)
     table = _fit_table().get(op, {})
-    notes = []
-    chosen_engine = engine
-    if not any(b["engine"] == engine and b["dtype"] == dtype for b in table.get(engine, [])):
-        notes.append(f"no {engine} fit for {op} {dtype}: using {DEFAULT_ENGINE}'s")
-        chosen_engine = DEFAULT_ENGINE
-    blocks = [b for b in table.get(chosen_engine, []) if b["dtype"] == dtype]
-    if not blocks:
+    of = {e: [b for b in table.get(e, []) if b["dtype"] == dtype] for e in (engine, DEFAULT_ENGINE)}
+    if not of[engine] and not of[DEFAULT_ENGINE]:
         raise WhatifError(f"kernel_fit.yaml: no fit of {op} for dtype '{dtype}'; "
                           f"valid: {', '.join(sorted({b['dtype'] for bs in table.values() for b in bs}))}")
-    block = next(b for b in blocks if b["arch"] == nearest_arch(arch, [b["arch"] for b in blocks]))
-    if block["arch"] != arch:
-        notes.append(f"no {arch} fit: borrowed from {block['arch']} ({block['gpu']})")
+    notes = []
+    exact = [(e, b) for e in (engine, DEFAULT_ENGINE) for b in of[e] if b["arch"] == arch]
+    if exact:
+        chosen_engine, block = exact[0]
+    else:
+        chosen_engine = engine if of[engine] else DEFAULT_ENGINE
+        near = nearest_arch(arch, [b["arch"] for b in of[chosen_engine]])
+        block = next(b for b in of[chosen_engine] if b["arch"] == near)
+        notes.append(f"no {arch} fit: borrowed from {near} ({block['gpu']})")
+    if chosen_engine != engine:
+        notes.insert(0, f"no {engine} fit of {op} {dtype} on {block['arch']}: using {DEFAULT_ENGINE}'s")
     prov = (f"fitted on {block['rows']} {block['engine']} {block['version']} rows of {block['gpu']} "
             f"({block['source']})")
     params = params_from_block(op, block["params"], f"{FIT_FILE.name}:{op}.{chosen_engine}.{block['arch']}.{dtype}")
