@@ -131,7 +131,7 @@ def main(argv=None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default=str(DEFAULT_CORPUS), help=f"corpus folder (default {DEFAULT_CORPUS})")
     parser.add_argument("--engines", default=",".join(ENGINES), help="comma-separated engines")
-    parser.add_argument("--rows", type=int, default=1500, help="rows per GPU x op x dtype (every k-th shape)")
+    parser.add_argument("--rows", type=int, default=2500, help="rows per GPU x op x dtype (every k-th shape)")
     parser.add_argument("--no-baselines", action="store_true", help="skip the time_op columns (faster)")
     args = parser.parse_args(argv)
     start = time.time()

@@ -116,7 +116,8 @@ def main() -> int:
         from whatif.roofline import efficiency
         efficiency._default_table.cache_clear()
         print(f"wrote {DEFAULT_FILE}")
-    rows = report(vidur_measurements(args.vidur))
+    rows = report(vidur_measurements(args.vidur, kernel_models=False))
+    print("Per-class model (the default for norms, elementwise, embeddings; fitted here on Vidur's TRAIN rows)")
     print(f"Vidur reference: {len(samples)} kernel timings, {len(network)} in-node all-reduce timings; "
           f"train: models {', '.join(TRAIN_MODELS)}, all-reduce on {TRAIN_WORKERS} GPUs\n")
     for kind in ("op", "regime"):
@@ -137,7 +138,26 @@ def main() -> int:
         ok &= hit
         print(f"  {gpu_name:14} n={st['n']:5d}  median {st['median_abs']:.1%}  MAPE {st['mape']:.1%}  "
               f"-> {'met' if hit else 'MISSED'}")
+    print("\nKernel models of the default efficiency (GEMM, all-reduce; fitted on the aiconfigurator corpus, so "
+          "every Vidur row is independent data):")
+    print_cross_dataset(report(vidur_measurements(args.vidur, kernel_models=True)))
     return 0 if ok else 1
+
+
+def cross_dataset(rows) -> dict:
+    """(gpu, class) -> error statistics and median signed error of the kernel models over all of Vidur."""
+    out = {}
+    for gpu_name in GPU_NAMES.values():
+        for cls in ("gemm", "comm"):
+            ms = rows[(gpu_name, "train", "class", cls)] + rows[(gpu_name, "held-out", "class", cls)]
+            out[(gpu_name, cls)] = {**error_stats(ms), "bias": float(np.median([m.error for m in ms]))}
+    return out
+
+
+def print_cross_dataset(rows) -> None:
+    for (gpu_name, cls), st in cross_dataset(rows).items():
+        print(f"  {gpu_name:14} {cls:5} n={st['n']:5d}  MAPE {st['mape']:.1%}  median {st['median_abs']:.1%}  "
+              f"median signed error {st['bias']:+.1%}")
 
 
 if __name__ == "__main__":

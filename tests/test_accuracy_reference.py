@@ -55,9 +55,22 @@ def test_held_out_models_are_not_in_the_fit(samples):
 
 
 def test_held_out_gemm_error_meets_target():
-    rows = bench.report(vidur_measurements(bench.VIDUR_DIR))
+    rows = bench.report(vidur_measurements(bench.VIDUR_DIR, kernel_models=False))
     for gpu in ("a100-sxm-80gb", "h100-sxm"):
         errs = np.abs([m.error for m in rows[(gpu, "held-out", "class", "gemm")]])
         assert len(errs) > 1000
         assert np.median(errs) < bench.GEMM_TARGET["median"], gpu
         assert errs.mean() < bench.GEMM_TARGET["mape"], gpu
+
+
+# The default's GEMM and all-reduce kernel models, fitted on the aiconfigurator corpus, predicting every Vidur row
+# (an independent data set: older engine versions, in-layer profiling). Pinned at what they reach (+1.5 points), so
+# a change that makes them worse fails; they run 12-17% faster than Vidur's compute-bound GEMMs (see the README).
+CROSS_DATASET_MAPE = {("a100-sxm-80gb", "gemm"): 0.14, ("h100-sxm", "gemm"): 0.20,
+                      ("a100-sxm-80gb", "comm"): 0.28, ("h100-sxm", "comm"): 0.31}
+
+
+def test_kernel_models_on_vidur_stay_pinned():
+    stats = bench.cross_dataset(bench.report(vidur_measurements(bench.VIDUR_DIR, kernel_models=True)))
+    for key, limit in CROSS_DATASET_MAPE.items():
+        assert stats[key]["mape"] < limit, (key, stats[key])

@@ -9,6 +9,8 @@ measurements (`vidur_measurements`) and in benchmarks/accuracy_reference.py.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 from pathlib import Path
 
@@ -69,14 +71,18 @@ def vidur_rows(gpu_name: str, tokens: tuple[int, ...] | None = None, directory=N
     return rows
 
 
-def vidur_measurements(directory=None) -> list[Measurement]:
+def vidur_measurements(directory=None, kernel_models: bool = True) -> list[Measurement]:
     """Every Vidur timing in `directory` (A100 and H100 kernels, NVSwitch all-reduces) with whatif's
-    default-efficiency prediction, rebuilt from the shapes alone; split says whether the default fit saw it."""
+    default-efficiency prediction, rebuilt from the shapes alone; split says whether the per-class fit saw
+    it. kernel_models=False: GEMMs and all-reduces by the per-class model fitted on Vidur itself, instead
+    of the kernel models fitted on the aiconfigurator corpus (for which all of Vidur is independent data)."""
     samples, network = load_samples(directory), load_network_samples(directory)
     out = []
     for vidur_gpu, gpu_name in GPU_NAMES.items():
         gpu, system = load_component(gpu_name), load_system(SYSTEMS[vidur_gpu])
         eff = default_efficiency(gpu)
+        if not kernel_models:
+            eff = replace(eff, engine=None)
         mine = [s for s in samples if s.gpu == gpu_name] + [s for s in network if s.gpu == system.name]
         for s in mine:
             link = system.gpu_link

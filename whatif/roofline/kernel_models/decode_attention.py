@@ -25,8 +25,8 @@ GQA_TILE_ROWS = 16
 SPLIT_TOKENS = 256   # fewest cached tokens one split-KV work item takes
 
 
-def decode_time_arrays(batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings,
-                       p: DecodeParams):
+def decode_parts(batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings, p: DecodeParams):
+    """(t_compute, t_memory, t_fixed) in seconds, t_fixed = floor + t_seq; arrays broadcast."""
     bw, sms = c.hbm_bw, c.sms
     batch, context, heads, kv_heads, head_dim = (np.asarray(x, dtype=float)
                                                  for x in (batch, context, heads, kv_heads, head_dim))
@@ -35,7 +35,13 @@ def decode_time_arrays(batch, context, heads, kv_heads, head_dim, kv_bytes, wind
     t_m = batch * ctx * kv_heads * head_dim * 2.0 * kv_bytes / (bw * p.mem_eff * np.minimum(1.0, items / sms))
     rows = np.ceil(heads / kv_heads / GQA_TILE_ROWS) * GQA_TILE_ROWS
     t_c = 4.0 * batch * ctx * kv_heads * rows * head_dim / (peak * p.compute_eff)
-    return p.floor_s + combine(t_c, t_m, p.smooth) + p.seq_s * batch * kv_heads / sms
+    return t_c, t_m, p.floor_s + p.seq_s * batch * kv_heads / sms
+
+
+def decode_time_arrays(batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings,
+                       p: DecodeParams):
+    t_c, t_m, fixed = decode_parts(batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c, p)
+    return fixed + combine(t_c, t_m, p.smooth)
 
 
 def decode_attention_time(batch, context, heads, kv_heads, head_dim, kv_dtype: str, gpu,

@@ -42,9 +42,10 @@ def tile_pairs(seq, group, window):
     return nq, mean_k, np.minimum(nk, w)
 
 
-def prefill_time_arrays(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings,
-                        p: PrefillParams):
-    bw, sms = c.hbm_bw, c.sms
+def prefill_parts(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings, p: PrefillParams):
+    """(t_compute, t_memory, t_fixed) in seconds, t_fixed = floor + t_tok; arrays broadcast (the
+    fitter passes columns, and Ceilings whose fields are columns)."""
+    sms = c.sms
     batch, seq, heads, kv_heads, head_dim = (np.asarray(x, dtype=float)
                                              for x in (batch, seq, heads, kv_heads, head_dim))
     nq, mean_k, nk_max = tile_pairs(seq, heads / kv_heads, window)
@@ -52,8 +53,14 @@ def prefill_time_arrays(batch, seq, heads, kv_heads, head_dim, kv_bytes, window,
     grid = batch * kv_heads * nq * (p.cta_s + mean_k * t_pair) / sms
     t_c = np.maximum(grid, p.cta_s + nk_max * t_pair / p.kv_splits)
     nbytes = batch * seq * head_dim * (heads * 4.0 + kv_heads * 4.0 + kv_heads * 2.0 * kv_bytes)
-    t_m = nbytes / (bw * p.mem_eff)
-    return p.floor_s + combine(t_c, t_m, p.smooth) + p.token_s * batch * seq / sms
+    t_m = nbytes / (c.hbm_bw * p.mem_eff)
+    return t_c, t_m, p.floor_s + p.token_s * batch * seq / sms
+
+
+def prefill_time_arrays(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings,
+                        p: PrefillParams):
+    t_c, t_m, fixed = prefill_parts(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c, p)
+    return fixed + combine(t_c, t_m, p.smooth)
 
 
 def prefill_attention_time(batch, seq, heads, kv_heads, head_dim, dtype: str, kv_dtype: str, gpu,
