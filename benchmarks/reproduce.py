@@ -177,8 +177,9 @@ def markdown(results: list[dict], sweeps: list[dict] | None = None) -> str:
     n_claims = sum(1 for r in results if r["claim"].claimed)
     n_band = sum(1 for r in results if r["claim"].band)
     n_in = sum(1 for r in results if r["outcome"].in_band)
+    known = [r["claim"].technique for r in results if r["claim"].known_miss and not r["outcome"].in_band]
     lines.append(f"{len(results)} claims, {n_claims} with a numeric figure; {n_in} of {n_band} banded cases "
-                 f"inside their band.")
+                 f"inside their band" + (f"; known misses, stated in their rows: {', '.join(known)}." if known else "."))
     for family in dict.fromkeys(r["family"] for r in results):
         lines += ["", f"## {family}. {FAMILIES.get(family, '')}", "",
                   "| technique | paper claim | metric | setup | baseline | with technique | whatif gain | claimed "
@@ -187,7 +188,8 @@ def markdown(results: list[dict], sweeps: list[dict] | None = None) -> str:
         for r in (r for r in results if r["family"] == family):
             c, o = r["claim"], r["outcome"]
             band = "-" if c.band is None else f"{c.band[0]:g}-{c.band[1]:g} {'ok' if o.in_band else 'MISS'}"
-            why = c.why + (f" Setup: {c.setup_note}" if c.setup_note else "")
+            why = (c.why + (f" Setup: {c.setup_note}" if c.setup_note else "")
+                   + (f" Known miss: {c.known_miss}" if c.known_miss else ""))
             unit = METRICS[c.metric][1]
             cells = [c.technique, c.paper, c.metric, _setup(c), metric_text(unit, o.baseline),
                      metric_text(unit, o.predicted), _fmt_x(o.gain), _fmt_x(c.claimed), _fmt_x(o.ratio_to_claim),

@@ -148,7 +148,7 @@ def _reproduce():
 
 def test_acceptance_meeting_finds_where_the_gain_crosses_the_claim():
     bench = _reproduce()
-    c = claim("TriForce")
+    c = claim("Medusa-1 can achieve")
     ranges = bench.acceptance_meeting(c, {})
     assert len(ranges) == 1 and ranges[0][1] == bench.SEARCH_ALPHAS[-1]
     edge = ranges[0][0]

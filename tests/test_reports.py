@@ -151,7 +151,7 @@ def test_summary_states_scenario_efficiency_and_units(pages, rendered):
     html = rendered["estimate"]
     for term in ("model", "system", "parallelism", "dtypes", "techniques", "placement", "workload", "efficiency"):
         assert f"<dt>{term}</dt>" in html
-    assert "default (transferred from h100-sxm" in html                 # the source and its provenance
+    assert "default (engine vllm" in html and "transferred from h100-sxm" in html   # the source and its provenance
     for name in ("simulate", "capacity"):
         assert "<dt>efficiency</dt><dd>default (" in rendered[name]
     est = build_scenario({"model": SMALL, "price_per_hour": 2.5}, {}).run()

@@ -93,8 +93,9 @@ class Scenario:
 
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
-_TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "kernel_engine", "cuda_graphs", "memory_utilization", "techniques",
-        "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window", "launch_us"}
+_TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "kernel_engine", "cuda_graphs", "memory_utilization",
+        "techniques", "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window",
+        "launch_us"}
 
 
 def _section(cls, raw, where: str):

@@ -75,6 +75,8 @@ class Claim:
     why: str                          # why whatif's number differs from the paper's, or why it agrees
     band: tuple[float, float] | None = None   # the range the tests require of whatif's gain
     setup_note: str = ""              # what of the paper's setup could not be expressed
+    known_miss: str = ""              # why whatif's gain is outside the band (a miss stated, never hidden): the
+                                      # tests require such a claim to stay outside, so a fix must remove it
 
     def __post_init__(self):
         assert self.metric in METRICS, self.metric

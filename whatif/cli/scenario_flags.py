@@ -60,7 +60,8 @@ def scenario_from_args(args):
     top, sections = scenario_from_yaml(args.scenario) if args.scenario else ({}, {})
     sections = {k: dict(v) for k, v in sections.items()}
     for key, value in (("model", args.model), ("hardware", args.hardware), ("gpus", args.gpus),
-                       ("efficiency", args.efficiency), ("calibration", args.calibration), ("kernel_engine", args.engine),
+                       ("efficiency", args.efficiency), ("calibration", args.calibration),
+                       ("kernel_engine", args.engine),
                        ("memory_utilization", args.memory_utilization)):
         if value is not None:
             top[key] = value

@@ -10,8 +10,8 @@ measured; here they take the op's own work, so a technique that changes an op's 
   sequences whose pairs equal the op's pairs (chunked prefill and sparse pairs included), memory =
   the op's HBM bytes; its per-token cost counts the op's new tokens; over a cached context (a chunk,
   a verify pass) never less than the decode model's fixed costs and streaming of the same op's bytes;
-- decode attention: the op's bytes streamed at the fitted efficiency and SM occupancy, the op's
-  FLOPs with GQA rows padded to the tensor-core tile, a per-(sequence, KV head) cost, a floor;
+- decode attention: the model at the op's sequences and longest context (split-KV work items, SM
+  occupancy, GQA rows padded to the tensor-core tile), its terms rescaled to the op's FLOPs and bytes;
 - collectives: NCCL's protocols / NVLS / the engine's custom all-reduce (kernel_models/collectives).
 An op the models do not cover (grouped MoE GEMMs, MLA's latent attention, a dtype without a fit)
 returns None and is timed by the class model.
@@ -21,17 +21,16 @@ from __future__ import annotations
 import math
 
 from .kernel_models import collectives as coll
-from .kernel_models.gemm import combine, gemm_parts
-from .kernel_models.params import DTYPE_BYTES, ceilings, params_for
+from .kernel_models.decode_attention import decode_parts
+from .kernel_models.gemm import gemm_parts
+from .kernel_models.params import DTYPE_BYTES, ceilings, combine, params_for
+from .kernel_models.prefill_attention import prefill_parts
 from .op_shapes import AttentionShape
 from .ops import Op, OpClass
 
 GEMM_DTYPES = ("bf16", "fp16", "fp8")
 ATTENTION_DTYPES = ("bf16", "fp16")
 KV_DTYPES = ("bf16", "fp16", "fp8")
-GQA_TILE_ROWS = 16      # query heads of one KV head packed into a 16-row tensor-core tile
-SPLIT_TOKENS = 256      # fewest cached tokens one split-KV work item takes
-TILE = 128              # FlashAttention query and key tile
 
 
 def covers(op: Op, gpu) -> bool:
@@ -40,9 +39,19 @@ def covers(op: Op, gpu) -> bool:
         return op.shape.groups == 1.0 and op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
     if op.op_class in (OpClass.ATTENTION_PREFILL, OpClass.ATTENTION_DECODE):
         s = op.shape
-        return (isinstance(s, AttentionShape) and s.heads > 0 and s.kv_heads > 0 and s.d_qk == s.d_v and s.sequences > 0
+        return (isinstance(s, AttentionShape) and s.pairs > 0 and s.heads > 0 and s.kv_heads > 0 and s.d_qk == s.d_v and s.sequences > 0
                 and op.dtype in ATTENTION_DTYPES)
     return False
+
+
+def _scaled(model_s: float, actual: float, nominal: float, direct: float) -> float:
+    """A model term rescaled to the op's own work (FLOPs or bytes) where a technique changed it; `direct`
+    (the work at the fitted rate alone) where the model's nominal work is 0."""
+    return model_s * actual / nominal if nominal > 0 and model_s > 0 else direct
+
+
+def _ridge(t_c: float, t_m: float, p: float) -> float:
+    return float(combine(t_c, t_m, p)) if max(t_c, t_m) > 0 else 0.0
 
 
 def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0) -> tuple[float, float, float, float]:
@@ -56,7 +65,7 @@ def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0) -> tuple
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
     t_m = max(op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share), t_extra_memory)
     fixed = p.floor_s + t_quant
-    return fixed + float(combine(t_c, t_m, p.smooth)), t_c, t_m, fixed
+    return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 
 def kv_fit_dtype(op: Op) -> str:
@@ -66,26 +75,24 @@ def kv_fit_dtype(op: Op) -> str:
 
 
 def prefill_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: float = 0.0):
-    """(time, compute, memory, fixed) of a prefill attention op: B = its sequences, each with the
-    equivalent causal length L whose L(L+1)/2 pairs equal the op's pairs per sequence."""
+    """(time, compute, memory, fixed) of a prefill attention op: the model's B = the op's sequences, each
+    of the causal length L whose L(L+1)/2 pairs equal the op's pairs per sequence; compute and memory
+    rescaled to the op's FLOPs and bytes; the per-token cost counts the op's new tokens."""
     p = params_for("prefill_attention", gpu.arch, kv_dtype, engine).params
     c = ceilings(gpu)
     s = op.shape
     b = s.sequences
-    pairs = s.pairs / b
-    length = (math.sqrt(1.0 + 8.0 * pairs) - 1.0) / 2.0
-    group = s.heads / s.kv_heads
-    nq = math.ceil(length * group / TILE)
-    nk = math.ceil(length / TILE)
-    mean_k = (nk + 1) / 2.0
-    t_pair = 4.0 * TILE * TILE * s.d_qk / (c.peak_flops(op.dtype) / c.sms * p.compute_eff) + p.tile_s
-    grid = b * s.kv_heads * nq * (p.cta_s + mean_k * t_pair) / c.sms
-    t_c = max(grid, p.cta_s + nk * t_pair / p.kv_splits)
+    length = (math.sqrt(1.0 + 8.0 * s.pairs / b) - 1.0) / 2.0
+    t_c, t_m, _ = (float(x) for x in prefill_parts(b, length, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes,
+                                                     0, c.peak_flops(op.dtype), c, p))
+    peak = c.peak_flops(op.dtype)
+    t_c = _scaled(t_c, op.flops, 4.0 * b * length * (length + 1) / 2.0 * s.heads * s.d_qk,
+                  op.flops / (peak * p.compute_eff))
     if op.alu_ops:
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
     t_m = max(op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share), t_extra_memory)
     fixed = p.floor_s + p.token_s * s.queries / c.sms
-    total = fixed + float(combine(t_c, t_m, p.smooth))
+    total = fixed + _ridge(t_c, t_m, p.smooth)
     if s.kv_bytes > 0:   # over a cached context: never cheaper than the decode kernel streaming that cache
         _, _, t_stream, fixed_decode = decode_seconds(op, gpu, engine, kv_dtype, t_extra_memory)
         if fixed_decode + t_stream > total:
@@ -94,20 +101,23 @@ def prefill_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: flo
 
 
 def decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: float = 0.0):
-    """(time, compute, memory, fixed) of a decode attention op (its bytes and FLOPs, the fitted rates)."""
+    """(time, compute, memory, fixed) of a decode attention op: the model at the op's sequences and longest
+    context (which set its split-KV work items and SM occupancy), its compute and memory terms rescaled
+    to the op's FLOPs and bytes (a compressed or sparsely read cache)."""
     p = params_for("decode_attention", gpu.arch, kv_dtype, engine).params
     c = ceilings(gpu)
     s = op.shape
-    items = s.sequences * s.kv_heads * min(math.floor(p.kv_splits), math.ceil(s.max_context / SPLIT_TOKENS))
-    occupancy = min(1.0, items / c.sms)
-    t_m = max(op.hbm_bytes / (c.hbm_bw * p.mem_eff * occupancy * op.bandwidth_share), t_extra_memory)
-    group = s.heads / s.kv_heads
-    padded = math.ceil(group / GQA_TILE_ROWS) * GQA_TILE_ROWS / group
-    t_c = op.flops * padded / (c.peak_flops(op.dtype) * p.compute_eff)
+    b, ctx = s.sequences, max(s.max_context, 1.0)
+    t_c, t_m, fixed = (float(x) for x in decode_parts(b, ctx, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes,
+                                                        0, c.peak_flops(op.dtype), c, p))
+    peak = c.peak_flops(op.dtype)
+    t_c = _scaled(t_c, op.flops, 4.0 * b * ctx * s.heads * s.d_qk, op.flops / (peak * p.compute_eff))
     if op.alu_ops:
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
-    fixed = p.floor_s + p.seq_s * s.sequences * s.kv_heads / c.sms
-    return fixed + float(combine(t_c, t_m, p.smooth)), t_c, t_m, fixed
+    t_m = _scaled(t_m, op.hbm_bytes, b * ctx * s.kv_heads * s.d_qk * 2.0 * s.kv_element_bytes,
+                  op.hbm_bytes / (c.hbm_bw * p.mem_eff))
+    t_m = max(t_m / op.bandwidth_share, t_extra_memory)
+    return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 
 def collective_seconds(collective: str, nbytes: float, gpus: int, link, engine: str, cuda_graphs: bool = True):

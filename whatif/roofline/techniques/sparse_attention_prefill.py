@@ -153,7 +153,10 @@ class HyperAttention(Technique):
     def pair_fraction(self, q: int, c: int) -> float:
         if q <= DECODE_MAX_QUERIES:
             return 1.0
-        return min(1.0, (self.pairs(c + q) - self.pairs(c)) / causal_pairs(q, c))
+        # The recursion is not monotone in n (halving rounds differently), so a chunk's difference can go
+        # negative: each new query still attends at least its block and samples (or all its keys).
+        least = q * min(self.block_size + self.sample_size, c + q)
+        return min(1.0, max(least, self.pairs(c + q) - self.pairs(c)) / causal_pairs(q, c))
 
     def extra_ops(self, ctx: PassContext) -> list[Op]:
         if stepping(ctx):
