@@ -19,11 +19,12 @@ returns None and is timed by the class model.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from .kernel_models import collectives as coll
 from .kernel_models.decode_attention import decode_parts
 from .kernel_models.gemm import gemm_parts
-from .kernel_models.params import DTYPE_BYTES, ceilings, combine, params_for
+from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, params_for
 from .kernel_models.prefill_attention import prefill_parts
 from .op_shapes import AttentionShape
 from .ops import Op, OpClass
@@ -39,9 +40,40 @@ def covers(op: Op, gpu) -> bool:
         return op.shape.groups == 1.0 and op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
     if op.op_class in (OpClass.ATTENTION_PREFILL, OpClass.ATTENTION_DECODE):
         s = op.shape
-        return (isinstance(s, AttentionShape) and s.pairs > 0 and s.heads > 0 and s.kv_heads > 0 and s.d_qk == s.d_v and s.sequences > 0
+        return (isinstance(s, AttentionShape) and s.pairs > 0 and s.heads > 0 and s.kv_heads > 0
+                and s.d_qk == s.d_v and s.sequences > 0
                 and op.dtype in ATTENTION_DTYPES)
     return False
+
+
+# The models evaluate with numpy (the fitters pass whole columns); one scalar call costs ~0.1 ms, and a
+# pass repeats the same shapes layer after layer and estimate after estimate, so the terms are memoized
+# on plain numbers (a GPU's ceilings enter by value, so an edited profile never hits a stale entry).
+CACHE_SIZE = 1 << 16
+
+
+def _ceilings(peak: float, hbm_bw: float, sms: float, dtype: str) -> Ceilings:
+    return Ceilings("-", "-", {dtype: peak}, hbm_bw, sms, 0.0)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _gemm_terms(m, n, k, in_bytes, peak, hbm_bw, sms, params) -> tuple[float, float]:
+    t_c, _, t_quant = gemm_parts(m, n, k, in_bytes, peak, _ceilings(peak, hbm_bw, sms, "x"), params)
+    return float(t_c), float(t_quant)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _prefill_terms(b, length, heads, kv_heads, d, kv_bytes, peak, hbm_bw, sms, params) -> tuple[float, float]:
+    t_c, t_m, _ = prefill_parts(b, length, heads, kv_heads, d, kv_bytes, 0, peak, _ceilings(peak, hbm_bw, sms, "x"),
+                                params)
+    return float(t_c), float(t_m)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _decode_terms(b, ctx, heads, kv_heads, d, kv_bytes, peak, hbm_bw, sms, params) -> tuple[float, float, float]:
+    t_c, t_m, fixed = decode_parts(b, ctx, heads, kv_heads, d, kv_bytes, 0, peak, _ceilings(peak, hbm_bw, sms, "x"),
+                                   params)
+    return float(t_c), float(t_m), float(fixed)
 
 
 def _scaled(model_s: float, actual: float, nominal: float, direct: float) -> float:
@@ -59,8 +91,7 @@ def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0) -> tuple
     p = params_for("gemm", gpu.arch, op.dtype, engine).params
     c = ceilings(gpu)
     s = op.shape
-    t_c, _, t_quant = (float(x) for x in gemm_parts(s.m, s.n, s.k, DTYPE_BYTES[op.dtype],
-                                                   c.peak_flops(op.dtype), c, p))
+    t_c, t_quant = _gemm_terms(s.m, s.n, s.k, DTYPE_BYTES[op.dtype], c.peak_flops(op.dtype), c.hbm_bw, c.sms, p)
     if op.alu_ops:   # CUDA-core work (in-kernel dequantization) beside the tensor cores
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
     t_m = max(op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share), t_extra_memory)
@@ -83,8 +114,8 @@ def prefill_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: flo
     s = op.shape
     b = s.sequences
     length = (math.sqrt(1.0 + 8.0 * s.pairs / b) - 1.0) / 2.0
-    t_c, t_m, _ = (float(x) for x in prefill_parts(b, length, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes,
-                                                     0, c.peak_flops(op.dtype), c, p))
+    t_c, t_m = _prefill_terms(b, length, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, c.peak_flops(op.dtype),
+                              c.hbm_bw, c.sms, p)
     peak = c.peak_flops(op.dtype)
     t_c = _scaled(t_c, op.flops, 4.0 * b * length * (length + 1) / 2.0 * s.heads * s.d_qk,
                   op.flops / (peak * p.compute_eff))
@@ -108,8 +139,8 @@ def decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: floa
     c = ceilings(gpu)
     s = op.shape
     b, ctx = s.sequences, max(s.max_context, 1.0)
-    t_c, t_m, fixed = (float(x) for x in decode_parts(b, ctx, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes,
-                                                        0, c.peak_flops(op.dtype), c, p))
+    t_c, t_m, fixed = _decode_terms(b, ctx, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, c.peak_flops(op.dtype),
+                                    c.hbm_bw, c.sms, p)
     peak = c.peak_flops(op.dtype)
     t_c = _scaled(t_c, op.flops, 4.0 * b * ctx * s.heads * s.d_qk, op.flops / (peak * p.compute_eff))
     if op.alu_ops:
@@ -123,13 +154,17 @@ def decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: floa
 def collective_seconds(collective: str, nbytes: float, gpus: int, link, engine: str, cuda_graphs: bool = True):
     """Seconds of one collective over `link`: NCCL's best protocol (NVLS on an NVSwitch fabric), or the
     engine's custom all-reduce under CUDA graphs; a send/recv is a one-way copy at NCCL's Simple rate."""
-    nccl, engine_params, _ = coll.collective_params(link.name, engine)
-    bw, lat = link.bandwidth.value, link.latency.value
+    return _collective_terms(collective, float(nbytes), int(gpus), link.name, link.bandwidth.value,
+                             link.latency.value, link.nvswitch, engine, cuda_graphs)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _collective_terms(collective, nbytes, gpus, link_name, bw, lat, nvswitch, engine, cuda_graphs) -> float:
+    nccl, engine_params, _ = coll.collective_params(link_name, engine)
     if collective == "send_recv":
         simple = nccl.protocols["Simple"]
         return simple.base_s + simple.step_lat * lat + nbytes / (bw * simple.bw_eff)
-    return coll.collective_time(collective, nbytes, gpus, bw, lat, link.nvswitch, nccl, engine_params,
-                                graphed=cuda_graphs)
+    return coll.collective_time(collective, nbytes, gpus, bw, lat, nvswitch, nccl, engine_params, graphed=cuda_graphs)
 
 
 def kernel_provenance(gpu, engine: str) -> str:

@@ -139,6 +139,7 @@ def params_from_block(op: str, values: dict, where: str):
         raise WhatifError(f"{where}: {exc}; valid: {valid}") from None
 
 
+@cache   # a pure lookup in the shipped YAML, asked once per op of every pass
 def params_for(op: str, arch: str, dtype: str, engine: str = DEFAULT_ENGINE) -> FittedParams:
     """Fitted parameters of `op` (gemm | prefill_attention | decode_attention) for a GPU
     architecture, dtype (GEMM: the operand dtype; attention: the KV-cache dtype) and engine.
