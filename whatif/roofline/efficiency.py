@@ -115,8 +115,8 @@ def default_efficiency(gpu, engine: str = DEFAULT_ENGINE) -> Efficiency:
     eff = efficiency_from_mapping(table[name], "default", f"{DEFAULT_FILE.name}:{name}")
     engine = check_engine(engine)
     from .kernel_timing import kernel_provenance
-    provenance = (f"engine {engine}: GEMM, attention and collective kernel models ({kernel_provenance(gpu, engine)}); "
-                  f"other op classes: {prefix}{eff.provenance}")
+    provenance = (f"engine {engine} kernel models: {kernel_provenance(gpu, engine)}; "
+                  f"other ops (and MoE experts, MLA): {prefix}{eff.provenance}")
     return Efficiency("default", provenance, eff.classes, True, eff.kernel_gap_s, engine=engine)
 
 

@@ -168,8 +168,11 @@ def _collective_terms(collective, nbytes, gpus, link_name, bw, lat, nvswitch, en
 
 
 def kernel_provenance(gpu, engine: str) -> str:
-    """What the kernel-model parameters used for `gpu` were fitted on (and any fallback taken)."""
+    """What the kernel-model parameters used for `gpu` were fitted on, and any fallback taken (the fit
+    quality of each block is in data/kernel_fit.yaml)."""
     parts = []
-    for op, dtype in (("gemm", "bf16"), ("prefill_attention", "bf16"), ("decode_attention", "bf16")):
-        parts.append(f"{op}: {params_for(op, gpu.arch, dtype, engine).provenance}")
-    return "; ".join(parts)
+    for op, label in (("gemm", "GEMM"), ("prefill_attention", "prefill attention"),
+                      ("decode_attention", "decode attention")):
+        prov = params_for(op, gpu.arch, "bf16", engine).provenance
+        parts.append(f"{label} {prov.split(' (aiconfigurator corpus')[0]}")
+    return "; ".join(parts) + " (aiconfigurator corpus); collectives per link generation (data/collective_fit.yaml)"
