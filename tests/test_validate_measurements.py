@@ -9,7 +9,7 @@ import pytest
 
 from whatif.specs.hardware import load_component
 from whatif.specs.profiles import read_yaml
-from whatif.roofline.efficiency import calibrated_efficiency
+from whatif.roofline.efficiency import DEFAULT_FILE, calibrated_efficiency
 from whatif.validate.calibrate import calibrate, calibration_document, held_out_report
 from whatif.validate.table import MEASUREMENTS_DIR
 from whatif.validate.table import read_tables
@@ -67,3 +67,16 @@ def test_raw_vidur_data_is_read_from_a_named_folder(tmp_path, monkeypatch, capsy
     assert main(["validate", "reference", "--gpu", "h100-sxm", "--out", str(tmp_path / "t.csv")]) == 2
     err = capsys.readouterr().err.strip()
     assert "--vidur" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("path", [DEFAULT_FILE, *CALIBRATIONS], ids=lambda p: p.parent.name + "/" + p.name)
+def test_every_shipped_class_efficiency_is_physical(path):
+    """A fitted efficiency above 1 (faster than the datasheet) is a bug in the data or the model, never a result."""
+    doc = read_yaml(path)
+    entries = doc["gpus"].values() if "gpus" in doc else [doc]
+    for entry in entries:
+        for cls, params in entry["classes"].items():
+            for key in ("compute_eff", "memory_eff"):
+                if key in params:
+                    assert 0 < params[key] <= 1, (path.name, cls, key, params[key])
+            assert params.get("overhead_s", 0) >= 0 and params.get("smooth", 0) >= 0, (path.name, cls, params)
