@@ -178,8 +178,9 @@ def markdown(results: list[dict], sweeps: list[dict] | None = None) -> str:
     n_band = sum(1 for r in results if r["claim"].band)
     n_in = sum(1 for r in results if r["outcome"].in_band)
     known = [r["claim"].technique for r in results if r["claim"].known_miss and not r["outcome"].in_band]
+    misses = f"; known misses, stated in their rows: {', '.join(known)}." if known else "."
     lines.append(f"{len(results)} claims, {n_claims} with a numeric figure; {n_in} of {n_band} banded cases "
-                 f"inside their band" + (f"; known misses, stated in their rows: {', '.join(known)}." if known else "."))
+                 f"inside their band{misses}")
     for family in dict.fromkeys(r["family"] for r in results):
         lines += ["", f"## {family}. {FAMILIES.get(family, '')}", "",
                   "| technique | paper claim | metric | setup | baseline | with technique | whatif gain | claimed "

@@ -13,8 +13,8 @@ measured; here they take the op's own work, so a technique that changes an op's 
 - decode attention: the model at the op's sequences and longest context (split-KV work items, SM
   occupancy, GQA rows padded to the tensor-core tile), its terms rescaled to the op's FLOPs and bytes;
 - collectives: NCCL's protocols / NVLS / the engine's custom all-reduce (kernel_models/collectives).
-An op the models do not cover (grouped MoE GEMMs, MLA's latent attention, a dtype without a fit)
-returns None and is timed by the class model.
+An op the models do not cover (grouped MoE GEMMs, MLA's latent attention, a dtype without a fit:
+`covers` says which) is timed by the per-class model.
 """
 from __future__ import annotations
 
@@ -31,7 +31,6 @@ from .ops import Op, OpClass
 
 GEMM_DTYPES = ("bf16", "fp16", "fp8")
 ATTENTION_DTYPES = ("bf16", "fp16")
-KV_DTYPES = ("bf16", "fp16", "fp8")
 
 
 def covers(op: Op, gpu) -> bool:
@@ -42,7 +41,7 @@ def covers(op: Op, gpu) -> bool:
         s = op.shape
         return (isinstance(s, AttentionShape) and s.pairs > 0 and s.heads > 0 and s.kv_heads > 0
                 and s.d_qk == s.d_v and s.sequences > 0
-                and op.dtype in ATTENTION_DTYPES)
+                and op.dtype in ATTENTION_DTYPES and op.dtype in gpu.peak)
     return False
 
 

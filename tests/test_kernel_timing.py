@@ -1,0 +1,80 @@
+"""The fitted kernel models as the default efficiency applies them to a pass's ops (roofline/kernel_timing.py)."""
+from dataclasses import replace
+
+import pytest
+
+from whatif.roofline import kernels
+from whatif.roofline.attention import attention_op
+from whatif.roofline.efficiency import load_efficiency
+from whatif.roofline.kernel_models.decode_attention import decode_attention_time
+from whatif.roofline.kernel_models.gemm import gemm_time
+from whatif.roofline.kernel_models.params import params_for
+from whatif.roofline.kernel_models.prefill_attention import prefill_attention_time
+from whatif.roofline.ops import gemm
+from whatif.roofline.timing import time_op
+from whatif.specs.hardware import load_system
+
+H100 = load_system("h100-sxm")
+DGX = load_system("dgx-h100")
+EFF = load_efficiency("default", H100.gpu)
+
+
+@pytest.mark.parametrize("m,n,k,dtype", [(1, 4096, 4096, "bf16"), (300, 14336, 4096, "bf16"),
+                                         (4096, 4096, 14336, "bf16"), (64, 8192, 8192, "fp8")])
+def test_a_plain_gemm_op_is_timed_exactly_as_the_fitted_model(m, n, k, dtype):
+    b = 2.0 if dtype == "bf16" else 1.0
+    op = gemm("g", m, n, k, b, b, dtype, out_bytes=2.0)
+    model = gemm_time(m, n, k, dtype, H100.gpu, params_for("gemm", "hopper", dtype).params)
+    assert time_op(op, H100.gpu, EFF).time_s == pytest.approx(model, rel=1e-9)
+
+
+def test_decode_and_prefill_ops_match_the_models_they_were_fitted_as():
+    # one decode step: 8 sequences of 4096 cached tokens, 32 query heads over 8 KV heads of 128
+    op = attention_op([(1, 4096, 8)], 32, 8, 128, 128, 2.0, 2.0, 2 * 8 * 128, 1, "bf16")
+    model = decode_attention_time(8, 4097, 32, 8, 128, "bf16", H100.gpu,
+                                  params_for("decode_attention", "hopper", "bf16").params)
+    assert time_op(op, H100.gpu, EFF).time_s == pytest.approx(model, rel=0.02)
+    # a causal prefill of 2 x 2048 tokens: the op's bytes are the model's (Q, K, V, O once), no KV write here
+    op = attention_op([(2048, 0, 2)], 32, 8, 128, 128, 2.0, 2.0, 2 * 8 * 128, 1, "bf16")
+    model = prefill_attention_time(2, 2048, 32, 8, 128, "bf16", "bf16", H100.gpu,
+                                   params_for("prefill_attention", "hopper", "bf16").params)
+    assert time_op(op, H100.gpu, EFF).time_s == pytest.approx(model, rel=0.05)
+
+
+def test_a_compressed_or_sparsely_read_cache_streams_faster():
+    full = attention_op([(1, 16384, 16)], 32, 8, 128, 128, 2.0, 2.0, 2 * 8 * 128, 1, "bf16")
+    quarter = attention_op([(1, 16384, 16)], 32, 8, 128, 128, 2.0, 2.0, 2 * 8 * 128, 1, "bf16",
+                           kv_read=lambda tokens: tokens * 2 * 8 * 128 * 0.5)
+    t_full, t_quarter = (time_op(o, H100.gpu, EFF) for o in (full, quarter))
+    assert t_quarter.time_s < t_full.time_s
+    assert t_quarter.memory_s == pytest.approx(t_full.memory_s / 4, rel=1e-2)   # Q and O bytes stay
+
+
+def test_a_verify_pass_over_a_cache_never_costs_less_than_streaming_it():
+    decode = attention_op([(1, 8192, 4)], 32, 8, 128, 128, 2.0, 2.0, 2 * 8 * 128, 1, "bf16")
+    verify = attention_op([(17, 8192, 4)], 32, 8, 128, 128, 2.0, 2.0, 2 * 8 * 128, 1, "bf16")
+    assert time_op(verify, H100.gpu, EFF).time_s >= time_op(decode, H100.gpu, EFF).time_s
+
+
+def test_grouped_moe_gemms_and_other_sources_use_the_per_class_model():
+    grouped = replace(gemm("experts", 512, 14336, 4096, 2, 2, "bf16"), shape=replace(
+        gemm("experts", 512, 14336, 4096, 2, 2, "bf16").shape, groups=8.0))
+    class_only = replace(EFF, engine=None)
+    assert time_op(grouped, H100.gpu, EFF).time_s == time_op(grouped, H100.gpu, class_only).time_s
+    plain = gemm("g", 256, 4096, 4096, 2, 2, "bf16")
+    for source in ("ideal",):
+        eff = load_efficiency(source, H100.gpu)
+        assert eff.engine is None and time_op(plain, H100.gpu, eff).time_s != time_op(plain, H100.gpu, EFF).time_s
+
+
+def test_engines_differ_and_the_small_all_reduce_is_the_engines_custom_kernel():
+    vllm, sglang = (load_efficiency("default", DGX.gpu, engine=e) for e in ("vllm", "sglang"))
+    g = [kernels.gemm_kernel(H100, e, 64, 8192, 8192, "bf16").time_s for e in (vllm, sglang)]
+    assert g[0] != g[1]
+    small = kernels.allreduce_kernel(DGX, vllm, 16384, 4).time_s
+    # a 16 KB TP all-reduce under CUDA graphs: a few microseconds, not the tens an eager NCCL call costs
+    assert 2e-6 < small < 15e-6
+    big = [kernels.allreduce_kernel(DGX, vllm, n, 8).time_s for n in (1 << 20, 1 << 24, 1 << 28)]
+    assert big == sorted(big)
+    # 256 MB over 8 H100s cannot beat the NVLink 4 per-direction figure (450 GB/s), even with NVLS
+    assert big[-1] > (1 << 28) / 450e9
