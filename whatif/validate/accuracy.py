@@ -46,6 +46,17 @@ def error_stats(rows) -> dict:
             "within_25": float((a <= 0.25).mean()), "worst": float(e[np.argmax(a)])}
 
 
+def abs_error_stats(abs_errors) -> dict:
+    """MAPE, median and p90 of absolute relative errors given as an array (the corpus fits' form); NaN
+    entries (rows a model could not time) are left out."""
+    a = np.asarray(abs_errors, dtype=float)
+    a = a[~np.isnan(a)]
+    if not len(a):
+        return {"n": 0, "mape": float("nan"), "median": float("nan"), "p90": float("nan")}
+    return {"n": int(len(a)), "mape": float(a.mean()), "median": float(np.median(a)),
+            "p90": float(np.percentile(a, 90))}
+
+
 def grouped(rows: list, key) -> dict[tuple, list]:
     """`rows` grouped by key(row), groups in sorted key order."""
     out: dict[tuple, list] = {}

@@ -28,6 +28,7 @@ from ..roofline.kernel_models.gemm import gemm_time_arrays
 from ..roofline.kernel_models.params import (DTYPE_BYTES, PARAM_CLASSES, Ceilings, ceilings,
                                              efficiency_fields, nearest_arch)
 from ..roofline.kernel_models.prefill_attention import prefill_time_arrays
+from .accuracy import abs_error_stats
 from .corpus import GPU_PROFILES
 
 OPS = ("gemm", "prefill_attention", "decode_attention")
@@ -229,24 +230,17 @@ def select(data: dict, mask) -> dict:
     return {"args": tuple(cut(a) for a in data["args"]), "y": data["y"][mask]}
 
 
-REGIMES = {"gemm": ("m", 128, "m<=128", "m>128"),
+# Size buckets the issue's accuracy table is split by (validate/regime.py's regimes are which ceiling binds;
+# these are the shape columns it says to group by separately).
+SIZE_BUCKETS = {"gemm": ("m", 128, "m<=128", "m>128"),
            "prefill_attention": ("isl", 1024, "seq<=1K", "seq>1K"),
            "decode_attention": ("context", 1024, "seq<=1K", "seq>1K")}
 
 
-def regime_labels(rows, op: str) -> np.ndarray:
-    col, cut, small, large = REGIMES[op]
+def size_buckets(rows, op: str) -> np.ndarray:
+    col, cut, small, large = SIZE_BUCKETS[op]
     values = rows["step"].to_numpy() + 1 if col == "context" else rows[col].to_numpy()
     return np.where(values <= cut, small, large)
-
-
-def stats(errors: np.ndarray) -> dict:
-    """MAPE, median and p90 of absolute percentage errors (rows a model could not time, NaN, left out)."""
-    errors = errors[~np.isnan(errors)]
-    if not len(errors):
-        return {"n": 0, "mape": float("nan"), "median": float("nan"), "p90": float("nan")}
-    return {"n": int(len(errors)), "mape": float(np.mean(errors)), "median": float(np.median(errors)),
-            "p90": float(np.percentile(errors, 90))}
 
 
 def evaluate(tables: dict, engine: str, max_rows: int, max_evals: int = 1200, baselines=None,
@@ -280,11 +274,11 @@ def evaluate(tables: dict, engine: str, max_rows: int, max_evals: int = 1200, ba
                         errors["LOO-nearest"] = ape(op, data[gpu], own[donor])
                 for name, model in (baselines or {}).items():
                     errors[name] = np.abs(model(op, r) / r["latency_s"].to_numpy() - 1.0) * 100.0
-                labels = regime_labels(r, op)
+                labels = size_buckets(r, op)
                 for regime in sorted(set(labels)) + ["all"]:
                     mask = np.ones(len(r), bool) if regime == "all" else labels == regime
                     out.append({"engine": engine, "gpu": gpu, "op": op, "dtype": dtype, "regime": regime,
-                                **{k: stats(e[mask]) for k, e in errors.items()}})
+                                **{k: abs_error_stats(e[mask]) for k, e in errors.items()}})
     return out
 
 
