@@ -22,6 +22,7 @@ parameter vector applies to every GPU; nothing GPU-specific sits in it. So:
 Reported by GPU x op x regime (GEMM m <= 128 / > 128; attention sequence or context <= 1K / > 1K)
 as MAPE / median / p90 of |predicted - measured| / measured, in %. Rows: every k-th shape (at most
 --rows per GPU x op x dtype); decode rows whose cache fits in L2 are excluded (kernel_fit explains).
+MLA (DeepSeek-V3's latent attention, the corpus's mla tables) is scored as ops mla_prefill / mla_decode.
 Targets (issue 17, LOO, vLLM): GEMM bf16 <= 8%, fp8 <= 12%, prefill and decode attention <= 12%.
 """
 from __future__ import annotations
@@ -41,7 +42,8 @@ from whatif.validate import kernel_fit as kf  # noqa: E402
 from whatif.validate.corpus import ENGINES  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "reference" / "aiconfigurator"
-OP_NAMES = {"gemm": "gemm", "prefill_attention": "prefill attn", "decode_attention": "decode attn"}
+OP_NAMES = {"gemm": "gemm", "prefill_attention": "prefill attn", "decode_attention": "decode attn",
+            "mla_prefill": "MLA prefill", "mla_decode": "MLA decode"}
 TARGETS = {("gemm", "bf16"): 8.0, ("gemm", "fp8"): 12.0}   # attention: 12
 
 
@@ -75,6 +77,13 @@ def _op(op: str, r, gemm, attention_op):
     if op == "gemm":
         b = 1.0 if r.dtype == "fp8" else 2.0
         return gemm("gemm", r.m, r.n, r.k, b, b, r.dtype, out_bytes=2.0)
+    if op in ("mla_prefill", "mla_decode"):   # DeepSeek-V3's MLA as roofline/graph.py builds it
+        m, kv_b, h, b = kf.mla_dims(), (1.0 if r.dtype == "fp8" else 2.0), int(r.num_heads), int(r.batch_size)
+        latent, qk = int(m["kv_lora_rank"] + m["qk_rope_head_dim"]), int(m["qk_nope_head_dim"] + m["qk_rope_head_dim"])
+        if op == "mla_prefill":
+            vd = int(m["v_head_dim"])
+            return attention_op([(int(r.isl), 0, b)], h, h, qk, vd, 2.0, 2.0, h * (qk + vd), 1, "bf16")
+        return attention_op([(1, int(r.step), b)], h, 1, latent, int(m["kv_lora_rank"]), 2.0, kv_b, latent, 1, "bf16")
     if r.window_size > 0:   # time_op's attention ops have no sliding window: not scored
         raise ValueError("sliding window")
     kv_b = 1.0 if r.dtype == "fp8" else 2.0

@@ -159,6 +159,13 @@ LOO_PINS = {   # (corpus GPU, op, dtype) -> MAPE %
     ("h100_sxm", "decode_attention", "bf16"): 16.8, ("l40s", "decode_attention", "bf16"): 28.6,
     ("b200_sxm", "decode_attention", "fp8"): 52.0, ("h100_sxm", "decode_attention", "fp8"): 32.7,
     ("l40s", "decode_attention", "fp8"): 8.1,
+    # MLA (DeepSeek-V3 dims): vLLM runs Triton MLA on A100 / L40S and FlashAttention-MLA on H100, whose
+    # floors differ 3x (0.1 vs 0.3 ms): the H100 figures are what a foreign kernel family transfers.
+    # The fp8-KV MLA rows are H100's alone: no GPU to leave out, not pinned.
+    ("a100_sxm", "mla_prefill", "bf16"): 30.2, ("h100_sxm", "mla_prefill", "bf16"): 93.9,
+    ("l40s", "mla_prefill", "bf16"): 33.5,
+    ("a100_sxm", "mla_decode", "bf16"): 40.3, ("h100_sxm", "mla_decode", "bf16"): 156.8,
+    ("l40s", "mla_decode", "bf16"): 48.4,
 }
 MARGIN = 1.05   # x the pinned MAPE, + 1 point
 
@@ -167,7 +174,7 @@ MARGIN = 1.05   # x the pinned MAPE, + 1 point
 def loo_records():
     tables = kf.load_tables(COMPACT_DIR)
     records = kf.evaluate(tables, "vllm", max_rows=kf.COMPACT_ROWS, in_sample=False)
-    return [r for r in records if r["regime"] == "all"]
+    return [r for r in records if r["regime"] == "all" and "LOO" in r]
 
 
 def test_leave_one_gpu_out_accuracy_is_pinned(loo_records):
@@ -177,3 +184,34 @@ def test_leave_one_gpu_out_accuracy_is_pinned(loo_records):
     worse = {k: (v, LOO_PINS[k]) for k, v in reached.items() if v > LOO_PINS[k] * MARGIN + 1.0}
     assert not worse, f"leave-one-GPU-out MAPE got worse (reached, pinned): {worse}"
     assert all(np.isfinite(v) for v in reached.values())
+
+
+# ---------------------------------------------------------------- MLA
+
+
+def test_shipped_vllm_mla_fits_reproduce_their_gpus_rows():
+    """Each vLLM MLA block, applied through params_for, fits the compact rows of the GPU it was fitted on
+    (in-sample; the full corpus gives 14-24% MAPE, most of it the engines' noisy 0.1-0.3 ms floors)."""
+    tables = kf.load_tables(COMPACT_DIR, ops=("mla_prefill", "mla_decode"))
+    for op, rows in tables.items():
+        rows = rows[rows["framework"] == "vllm"]
+        assert {"a100_sxm", "h100_sxm", "l40s"} <= set(rows["gpu"])
+        for (gpu, dtype), r in rows.groupby(["gpu", "dtype"]):
+            fitted = params_for(op, kf.corpus_ceilings(gpu).arch, dtype, "vllm")
+            assert kf.GPU_PROFILES[gpu] in fitted.provenance and "borrowed" not in fitted.provenance
+            mape = float(np.mean(kf.ape(op, kf.design(r, op), fitted.params)))
+            assert mape < 30.0, (op, gpu, dtype, mape)
+
+
+def test_mla_ops_of_a_pass_stay_with_the_per_class_model():
+    """The MLA fits are not applied to a pass: vLLM's MLA rows time the engine's whole MLA call (the q/v
+    absorption GEMMs and the KV-cache write, which the graph prices as ops of their own, and 0.1-0.3 ms
+    floors that look like eager launches), so pricing the graph's MLA ops with them counts work twice
+    (DeepSeek-V3 TP8 decode came out 2.2x slower). Until the rows are split, MLA stays per-class."""
+    from whatif.roofline import kernel_timing
+    from whatif.roofline.attention import attention_op
+    decode = attention_op([(1, 4096, 8)], 16, 1, 576, 512, 2.0, 2.0, 576, 1, "bf16")
+    prefill = attention_op([(2048, 0, 2)], 16, 16, 192, 128, 2.0, 2.0, 16 * 320, 1, "bf16")
+    plain = attention_op([(1, 4096, 8)], 32, 8, 128, 128, 2.0, 2.0, 2 * 8 * 128, 1, "bf16")
+    assert not kernel_timing.covers(decode, H100) and not kernel_timing.covers(prefill, H100)
+    assert kernel_timing.covers(plain, H100)

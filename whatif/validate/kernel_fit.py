@@ -14,24 +14,36 @@ attention rows of each GPU/phase/KV-dtype's dominant kernel (the engine's defaul
 odd rows of other backends are dropped); decode rows whose whole KV cache fits in L2
 (`l2_resident`) are EXCLUDED: their warm replays measure L2, not the HBM streaming a real model's
 per-layer caches see.
+MLA (DeepSeek's latent attention, the corpus's mla_context / mla_generation tables) is fitted with
+the same prefill and decode forms at DeepSeek-V3's MLA dims (model_profiles/deepseek-v3.yaml), as the
+ops `mla_prefill` and `mla_decode`: prefill attends per head with d_qk = nope + rope and d_v (the
+forms' head_dim = (d_qk + d_v)/2 makes their FLOPs and Q/K/V/O bytes exact); decode is absorbed:
+every head attends over one shared latent of kv_lora + rope elements per token (kernel_models/mla.py).
+Long because: one fitter serves five kernel models (rows, design columns, bounded search, LOO
+accuracy, the shipped YAML and compact subset, its CLI) over shared row and search helpers.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, replace
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 
 from ..errors import WhatifError
 from ..roofline.kernel_models.decode_attention import decode_time_arrays
 from ..roofline.kernel_models.gemm import gemm_time_arrays
+from ..roofline.kernel_models.mla import mla_decode_time_arrays, mla_prefill_head_dim
 from ..roofline.kernel_models.params import (DTYPE_BYTES, PARAM_CLASSES, Ceilings, ceilings,
                                              efficiency_fields, nearest_arch)
 from ..roofline.kernel_models.prefill_attention import prefill_time_arrays
 from .accuracy import abs_error_stats
 from .corpus import GPU_PROFILES
 
-OPS = ("gemm", "prefill_attention", "decode_attention")
+OPS = ("gemm", "prefill_attention", "decode_attention", "mla_prefill", "mla_decode")
+FAMILY = {"gemm": "gemm", "prefill_attention": "attention", "decode_attention": "attention",
+          "mla_prefill": "mla_context", "mla_decode": "mla_generation"}   # op -> corpus table
 CORPUS_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "fp8": "fp8"}
 EFF = (0.02, 1.0)
 BOUNDS = {   # name -> (low, high); searched on a log scale except `smooth`
@@ -40,6 +52,11 @@ BOUNDS = {   # name -> (low, high); searched on a log scale except `smooth`
     "max_split": (1.0, 64.0), "split_s": (1e-9, 2e-5), "kv_splits": (1.0, 256.0), "tile_s": (1e-10, 1e-5),
     "cta_s": (1e-10, 3e-5), "token_s": (1e-11, 1e-5), "seq_s": (1e-11, 1e-5), "smooth": (1.0, 8.0),
 }
+# The corpus's MLA timings are of the engine's whole MLA attention call (several kernels; vLLM 0.14's
+# collector times impl.forward with CUDA events, absorption BMMs and cache write included): vLLM's
+# shortest are 0.1 ms (H100) to 0.3 ms (A100, L40S), TRT-LLM's and SGLang's ~10 us, so the floor may
+# reach 1 ms.
+OP_BOUNDS = {"mla_prefill": {"floor_s": (2e-7, 1e-3)}, "mla_decode": {"floor_s": (2e-7, 1e-3)}}
 
 
 def corpus_gpu(gpu_key: str):
@@ -72,6 +89,10 @@ def op_rows(frame, op: str):
         rows = frame[frame["gemm_dtype"].isin(["bfloat16", "fp8"])].copy()
         rows["dtype"] = rows["gemm_dtype"].map(CORPUS_DTYPES)
         return rows
+    if op in ("mla_prefill", "mla_decode"):
+        rows = frame[frame["mla_dtype"] == "bfloat16"].copy()
+        rows["dtype"] = rows["kv_cache_dtype"].map(CORPUS_DTYPES)
+        return _dominant_kernel(rows[rows["dtype"].notna()], ["gpu", "framework", "dtype"])
     phase = "prefill" if op == "prefill_attention" else "decode"
     rows = frame[frame["phase"] == phase].copy()
     rows["dtype"] = rows["kv_cache_dtype"].map(CORPUS_DTYPES)
@@ -104,8 +125,34 @@ def _ceiling_columns(rows, compute_dtype):
     return peak, Ceilings("rows", "mixed", {}, **col)
 
 
+@cache
+def mla_dims() -> dict:
+    """DeepSeek-V3's MLA widths (the model the corpus's MLA tables time): kv_lora_rank,
+    qk_rope_head_dim, qk_nope_head_dim, v_head_dim."""
+    from ..specs.profiles import read_yaml
+    path = Path(__file__).resolve().parent.parent / "model_profiles" / "deepseek-v3.yaml"
+    return {k: float(v) for k, v in read_yaml(path)["mla"].items()
+            if k in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")}
+
+
+def _mla_design(rows, op: str) -> dict:
+    m = mla_dims()
+    kv = np.array([DTYPE_BYTES[d] for d in rows["dtype"]])
+    peak, cols = _ceiling_columns(rows, "bf16")
+    batch, heads = rows["batch_size"].to_numpy(float), rows["num_heads"].to_numpy(float)
+    y = rows["latency_s"].to_numpy(float)
+    if op == "mla_prefill":   # per-head K/V expanded from the latent: d_qk = nope + rope, d_v
+        d = mla_prefill_head_dim(m["qk_nope_head_dim"] + m["qk_rope_head_dim"], m["v_head_dim"])
+        return {"args": (batch, rows["isl"].to_numpy(float), heads, heads, d, kv, 0.0, peak, cols), "y": y}
+    latent = m["kv_lora_rank"] + m["qk_rope_head_dim"]
+    return {"args": (batch, rows["step"].to_numpy(float) + 1, heads, latent, m["kv_lora_rank"], kv, peak, cols),
+            "y": y}
+
+
 def design(rows, op: str) -> dict:
     """The numpy columns one model needs (shape, ceilings per row, measured seconds)."""
+    if op in ("mla_prefill", "mla_decode"):
+        return _mla_design(rows, op)
     if op == "gemm":
         dtype = rows["dtype"].to_numpy()
         peak, cols = _ceiling_columns(rows, dtype)
@@ -127,7 +174,8 @@ def design(rows, op: str) -> dict:
 
 
 MODELS = {"gemm": gemm_time_arrays, "prefill_attention": prefill_time_arrays,
-          "decode_attention": decode_time_arrays}
+          "decode_attention": decode_time_arrays, "mla_prefill": prefill_time_arrays,
+          "mla_decode": mla_decode_time_arrays}
 
 
 def predict(op: str, data: dict, params) -> np.ndarray:
@@ -154,8 +202,8 @@ def _to_unit(name, value):
     return value if name == "smooth" else math.log(value)
 
 
-def _from_unit(name, u):
-    lo, hi = BOUNDS[name]
+def _from_unit(name, u, op=None):
+    lo, hi = OP_BOUNDS.get(op, {}).get(name, BOUNDS[name])
     v = u if name == "smooth" else math.exp(u)
     return min(hi, max(lo, v))
 
@@ -171,7 +219,7 @@ def fit(op: str, data: dict, dtype: str, max_evals: int = 1200, starts: int = ST
     for i in range(starts):
         scale = (1.0, 0.5, 2.0)[i]
         start = replace(base, **{n: _from_unit(n, _to_unit(n, getattr(base, n)) + (0 if n == "smooth" else
-                                 math.log(scale))) for n in free_fields(op, dtype)})
+                                 math.log(scale)), op) for n in free_fields(op, dtype)})
         result = _search(op, data, dtype, start, max_evals)
         if best is None or result[1] < best[1]:
             best = result
@@ -193,7 +241,7 @@ def _search(op: str, data: dict, dtype: str, params, max_evals: int):
         for n in names:
             for sign in (1.0, -1.0):
                 trial_u = u[n] + sign * step[n]
-                trial = replace(params, **{n: _from_unit(n, trial_u)})
+                trial = replace(params, **{n: _from_unit(n, trial_u, op)})
                 err = log_error(op, data, trial)
                 evals += 1
                 if err < best - 1e-9:
@@ -234,7 +282,9 @@ def select(data: dict, mask) -> dict:
 # these are the shape columns it says to group by separately).
 SIZE_BUCKETS = {"gemm": ("m", 128, "m<=128", "m>128"),
            "prefill_attention": ("isl", 1024, "seq<=1K", "seq>1K"),
-           "decode_attention": ("context", 1024, "seq<=1K", "seq>1K")}
+           "decode_attention": ("context", 1024, "seq<=1K", "seq>1K"),
+           "mla_prefill": ("isl", 1024, "seq<=1K", "seq>1K"),
+           "mla_decode": ("context", 1024, "seq<=1K", "seq>1K")}
 
 
 def size_buckets(rows, op: str) -> np.ndarray:
@@ -320,6 +370,8 @@ COMPACT_COLUMNS = {
     "attention": ["gpu", "framework", "version", "phase", "kernel_source", "batch_size", "isl", "step",
                   "num_heads", "num_key_value_heads", "head_dim", "attn_dtype", "kv_cache_dtype",
                   "window_size", "l2_resident", "kv_bytes", "latency_ms"],
+    **{f: ["gpu", "framework", "version", "kernel_source", "mla_dtype", "kv_cache_dtype", "num_heads",
+           "batch_size", "isl", "tp_size", "step", "latency_ms"] for f in ("mla_context", "mla_generation")},
 }
 
 
@@ -327,7 +379,7 @@ def compact_subset(tables: dict, per_group: int = COMPACT_ROWS) -> dict:
     """family -> the rows the models use, every k-th shape of each GPU x engine x op x dtype."""
     out = {}
     for op, rows in tables.items():
-        family = "gemm" if op == "gemm" else "attention"
+        family = FAMILY[op]
         parts = [subsample(r, per_group) for _, r in rows.groupby(["gpu", "framework", "dtype"])]
         out.setdefault(family, []).extend(parts)
     return {f: _concat(parts)[COMPACT_COLUMNS[f]] for f, parts in out.items()}
@@ -339,7 +391,7 @@ def load_tables(root, ops=OPS) -> dict:
     families = {}
     tables = {}
     for op in ops:
-        family = "gemm" if op == "gemm" else "attention"
+        family = FAMILY[op]
         if family not in families:
             families[family] = load_family(family, root)
         tables[op] = op_rows(families[family], op)
@@ -348,7 +400,6 @@ def load_tables(root, ops=OPS) -> dict:
 
 def main(argv=None) -> None:
     import argparse
-    from pathlib import Path
 
     import yaml
 
@@ -359,14 +410,22 @@ def main(argv=None) -> None:
     parser.add_argument("--rows", type=int, default=4000, help="rows per fit (every k-th shape)")
     parser.add_argument("--write", action="store_true", help=f"write {FIT_FILE.name}")
     parser.add_argument("--write-compact", action="store_true", help=f"write the compact subset to {COMPACT_DIR}")
+    parser.add_argument("--ops", default=",".join(OPS),
+                        help="comma-separated ops to refit (the others' blocks in the YAML are kept)")
     args = parser.parse_args(argv)
-    tables = load_tables(Path(args.corpus))
+    ops = tuple(o.strip() for o in args.ops.split(",") if o.strip())
+    bad = [o for o in ops if o not in OPS]
+    if bad:
+        raise WhatifError(f"--ops: '{bad[0]}' is not valid; valid: {', '.join(OPS)}")
+    tables = load_tables(Path(args.corpus), ops)
     if args.write_compact:
         for family, frame in compact_subset(tables).items():
             frame.to_csv(COMPACT_DIR / f"{family}.csv.gz", index=False, float_format="%.6g")
             print(f"wrote {len(frame)} rows to {COMPACT_DIR / (family + '.csv.gz')}")
     if args.write:
-        fits = fit_blocks(tables, ENGINES, args.rows)
+        kept = yaml.safe_load(FIT_FILE.read_text()).get("fits", {}) if FIT_FILE.is_file() else {}
+        fits = {**{op: b for op, b in kept.items() if op not in ops}, **fit_blocks(tables, ENGINES, args.rows)}
+        fits = {op: fits[op] for op in OPS if op in fits}
         header = ("# Kernel-model parameters (roofline/kernel_models), generated by\n"
                   "#   python -m whatif.validate.kernel_fit --corpus ../shared/reference/aiconfigurator --write\n"
                   "# Fitted (mean |log error|, bounded pattern search, numpy) on NVIDIA aiconfigurator's measured\n"

@@ -106,7 +106,10 @@ class DecodeParams:
     smooth: float = 3.0
 
 
-PARAM_CLASSES = {"gemm": GemmParams, "prefill_attention": PrefillParams, "decode_attention": DecodeParams}
+# MLA (DeepSeek's latent attention) keeps the prefill and decode forms with parameters of its own:
+# its kernels (FlashMLA, vLLM's Triton/FlashAttention MLA) are not the ones of the attention table.
+PARAM_CLASSES = {"gemm": GemmParams, "prefill_attention": PrefillParams, "decode_attention": DecodeParams,
+                 "mla_prefill": PrefillParams, "mla_decode": DecodeParams}
 
 
 def efficiency_fields(params) -> list[str]:
@@ -141,7 +144,8 @@ def params_from_block(op: str, values: dict, where: str):
 
 @cache   # a pure lookup in the shipped YAML, asked once per op of every pass
 def params_for(op: str, arch: str, dtype: str, engine: str = DEFAULT_ENGINE) -> FittedParams:
-    """Fitted parameters of `op` (gemm | prefill_attention | decode_attention) for a GPU
+    """Fitted parameters of `op` (gemm | prefill_attention | decode_attention | mla_prefill |
+    mla_decode) for a GPU
     architecture, dtype (GEMM: the operand dtype; attention: the KV-cache dtype) and engine.
 
     Falls back, and says so in the provenance, in this order: the engine's own fit of this
