@@ -78,3 +78,12 @@ def test_engines_differ_and_the_small_all_reduce_is_the_engines_custom_kernel():
     assert big == sorted(big)
     # 256 MB over 8 H100s cannot beat the NVLink 4 per-direction figure (450 GB/s), even with NVLS
     assert big[-1] > (1 << 28) / 450e9
+
+
+def test_a_users_own_link_gets_the_nearest_fitted_generation():
+    mine = replace(DGX.gpu_link, name="my-fabric")   # not a shipped profile: matched by type and bandwidth
+    system = replace(DGX, gpu_link=mine)
+    vllm = load_efficiency("default", DGX.gpu)
+    for size in (16384, 1 << 24):
+        ours, shipped = (kernels.allreduce_kernel(s, vllm, size, 8).time_s for s in (system, DGX))
+        assert ours == shipped

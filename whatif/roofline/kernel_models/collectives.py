@@ -263,30 +263,37 @@ def engine_params_from(name: str, block: dict, provenance: str) -> EngineParams:
                         str(block.get("thresholds_source", "fitted")), provenance)
 
 
-def nearest_generation(link: str, table: dict) -> tuple[str, str]:
+def nearest_generation(link: str, table: dict, described: tuple[str, float] | None = None) -> tuple[str, str]:
     """(fitted generation, why) for a link profile name: itself when fitted, else the fitted one of
-    the same link type with the closest bandwidth (log scale), else the closest bandwidth overall."""
+    the same link type with the closest bandwidth (log scale), else the closest bandwidth overall.
+    `described` = (type, bandwidth B/s) of a link that is no shipped profile (a user's own YAML)."""
     if link in table:
         return link, ""
     from ...specs.hardware import load_component
-    try:
-        target = load_component(link, "link")
-    except WhatifError:
-        raise WhatifError(f"link '{link}' is not valid; valid: a link profile name, e.g. "
-                          f"{', '.join(sorted(table))}") from None
+    if described is None:
+        try:
+            target = load_component(link, "link")
+        except WhatifError:
+            raise WhatifError(f"link '{link}' is not valid; valid: a link profile name, e.g. "
+                              f"{', '.join(sorted(table))}") from None
+        described = (target.type, target.bandwidth.value)
+    link_type, bandwidth = described
+
     def distance(gen):
         other = load_component(gen, "link")
-        return (other.type != target.type, abs(np.log(other.bandwidth.value / target.bandwidth.value)))
+        return (other.type != link_type, abs(np.log(other.bandwidth.value / bandwidth)))
     best = min(sorted(table), key=distance)
     return best, f"; link '{link}' has no fit of its own: parameters of the nearest fitted generation '{best}'"
 
 
-def collective_params(link: str, engine: str = DEFAULT_ENGINE) -> tuple[NcclParams, EngineParams, str]:
+def collective_params(link: str, engine: str = DEFAULT_ENGINE,
+                      described: tuple[str, float] | None = None) -> tuple[NcclParams, EngineParams, str]:
     """(NCCL parameters, engine custom all-reduce parameters, provenance) for a link profile name
-    (e.g. 'nvlink-4'); an unmeasured link gets its nearest fitted generation, an engine without a
-    fit on that generation the default engine's, and the provenance says so."""
+    (e.g. 'nvlink-4'; `described`: (type, bandwidth) of a link that is no shipped profile); an
+    unmeasured link gets its nearest fitted generation, an engine without a fit on that generation
+    the default engine's, and the provenance says so."""
     table = _fit_table()
-    gen, why = nearest_generation(link, table)
+    gen, why = nearest_generation(link, table, described)
     block = table[gen]
     engines = block.get("engines", {})
     used = engine if engine in engines else DEFAULT_ENGINE
