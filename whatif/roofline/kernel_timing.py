@@ -8,7 +8,9 @@ measured; here they take the op's own work, so a technique that changes an op's 
 - GEMM: tile/wave/split-K compute of (m, n, k) from the model; memory = the op's HBM bytes;
 - prefill attention: the causal-tile model for an equivalent dense causal batch of the op's
   sequences whose pairs equal the op's pairs (chunked prefill and sparse pairs included), memory =
-  the op's HBM bytes; its per-token cost counts the op's new tokens; over a cached context (a chunk,
+  the op's HBM bytes; its per-token cost counts the op's new tokens (fitted on vLLM rows that include
+  the KV-cache write, whose bytes the graph's own kv write op carries: that fixed cost is counted in
+  both, a known small overlap); over a cached context (a chunk,
   a verify pass) never less than the decode model's fixed costs and streaming of the same op's bytes;
 - decode attention: the model at the op's sequences and longest context (split-KV work items, SM
   occupancy, GQA rows padded to the tensor-core tile), its terms rescaled to the op's FLOPs and bytes;
