@@ -53,26 +53,27 @@ def covers(op: Op, gpu) -> bool:
 CACHE_SIZE = 1 << 16
 
 
-def _ceilings(peak: float, hbm_bw: float, sms: float, dtype: str) -> Ceilings:
-    return Ceilings("-", "-", {dtype: peak}, hbm_bw, sms, 0.0)
+def _ceilings(hbm_bw: float, sms: float) -> Ceilings:
+    """The ceilings the parts functions read besides the peak they are passed: HBM and the SM count."""
+    return Ceilings("-", "-", {}, hbm_bw, sms, 0.0)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
 def _gemm_terms(m, n, k, in_bytes, peak, hbm_bw, sms, params) -> tuple[float, float]:
-    t_c, _, t_quant = gemm_parts(m, n, k, in_bytes, peak, _ceilings(peak, hbm_bw, sms, "x"), params)
+    t_c, _, t_quant = gemm_parts(m, n, k, in_bytes, peak, _ceilings(hbm_bw, sms), params)
     return float(t_c), float(t_quant)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
 def _prefill_terms(b, length, heads, kv_heads, d, kv_bytes, peak, hbm_bw, sms, params) -> tuple[float, float]:
-    t_c, t_m, _ = prefill_parts(b, length, heads, kv_heads, d, kv_bytes, 0, peak, _ceilings(peak, hbm_bw, sms, "x"),
+    t_c, t_m, _ = prefill_parts(b, length, heads, kv_heads, d, kv_bytes, 0, peak, _ceilings(hbm_bw, sms),
                                 params)
     return float(t_c), float(t_m)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
 def _decode_terms(b, ctx, heads, kv_heads, d, kv_bytes, peak, hbm_bw, sms, params) -> tuple[float, float, float]:
-    t_c, t_m, fixed = decode_parts(b, ctx, heads, kv_heads, d, kv_bytes, 0, peak, _ceilings(peak, hbm_bw, sms, "x"),
+    t_c, t_m, fixed = decode_parts(b, ctx, heads, kv_heads, d, kv_bytes, 0, peak, _ceilings(hbm_bw, sms),
                                    params)
     return float(t_c), float(t_m), float(fixed)
 
@@ -98,6 +99,14 @@ def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0) -> tuple
     t_m = max(op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share), t_extra_memory)
     fixed = p.floor_s + t_quant
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
+
+
+def op_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0) -> tuple[float, float, float, float]:
+    """(time, compute, memory, fixed) seconds of an op `covers` accepts, by its kernel model."""
+    if op.op_class == OpClass.GEMM:
+        return gemm_seconds(op, gpu, engine, t_extra_memory)
+    phase = prefill_seconds if op.op_class == OpClass.ATTENTION_PREFILL else decode_seconds
+    return phase(op, gpu, engine, kv_fit_dtype(op), t_extra_memory)
 
 
 def kv_fit_dtype(op: Op) -> str:

@@ -106,14 +106,7 @@ def kernel_model_time(op: Op, gpu, eff: Efficiency, tiers: dict | None) -> OpTim
     """A GEMM or attention op timed by its fitted kernel model (roofline/kernel_timing.py)."""
     from . import kernel_timing
     t_tier = tier_read_time(op, tiers or {}, eff)
-    if op.op_class == OpClass.GEMM:
-        total, t_c, t_m, fixed = kernel_timing.gemm_seconds(op, gpu, eff.engine, t_tier)
-    elif op.op_class == OpClass.ATTENTION_PREFILL:
-        total, t_c, t_m, fixed = kernel_timing.prefill_seconds(op, gpu, eff.engine, kernel_timing.kv_fit_dtype(op),
-                                                               t_tier)
-    else:
-        total, t_c, t_m, fixed = kernel_timing.decode_seconds(op, gpu, eff.engine, kernel_timing.kv_fit_dtype(op),
-                                                              t_tier)
+    total, t_c, t_m, fixed = kernel_timing.op_seconds(op, gpu, eff.engine, t_tier)
     bound = "compute" if t_c >= t_m else ("link" if t_tier >= t_m and t_tier > 0 else "memory")
     if fixed > max(t_c, t_m):
         bound = "overhead"
