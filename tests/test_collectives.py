@@ -16,8 +16,9 @@ MIB = 2 ** 20
 
 
 def figures(gen):
-    bw, lat = cf.link_figures(gen)
-    return bw, lat, gen != "pcie-gen4-x16"
+    bw, lat, nvswitch = cf.link_figures(gen)
+    assert nvswitch == (gen != "pcie-gen4-x16")   # the HGX boards' NVLink is switched, the L40S server's PCIe not
+    return bw, lat, nvswitch
 
 
 @pytest.mark.parametrize("gen", GENERATIONS)
@@ -155,9 +156,9 @@ def _mape(frame):
 def test_refit_reproduces_the_committed_table(comm, accuracy):
     fitted, _, _ = accuracy
     for gpu, params in fitted.items():
-        gen, nvswitch = cf.CORPUS_LINKS[gpu]
+        gen = cf.CORPUS_LINKS[gpu]
         committed, engine, _ = col.collective_params(gen, "vllm")
-        bw, lat = cf.link_figures(gen)
+        bw, lat, nvswitch = cf.link_figures(gen)
         for n in (2, 8):
             a = col.collective_time("all_reduce", SIZES, np.full_like(SIZES, n), bw, lat, nvswitch, committed, engine)
             b = col.collective_time("all_reduce", SIZES, np.full_like(SIZES, n), bw, lat, nvswitch,

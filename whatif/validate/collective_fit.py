@@ -34,11 +34,9 @@ from ..roofline.kernel_models.collectives import (PROTOCOLS, EngineParams, NcclP
 
 FIT_FILE = Path(__file__).resolve().parents[1] / "roofline" / "data" / "collective_fit.yaml"
 ENGINE_BACKENDS = {"vllm": "vllm_graph", "sglang": "sglang_graph", "trtllm": None}
-DEFAULT_ENGINE = "vllm"
-# Corpus GPU -> (link generation = link profile name, NVSwitch fabric). The A100/H100/B200 rows come
-# from 8-GPU HGX boards (NVSwitch); the L40S server talks over PCIe.
-CORPUS_LINKS = {"a100_sxm": ("nvlink-3", True), "h100_sxm": ("nvlink-4", True),
-                "b200_sxm": ("nvlink-5", True), "l40s": ("pcie-gen4-x16", False)}
+# Corpus GPU -> link generation (a link profile name; whether it is an NVSwitch fabric is the profile's
+# `nvswitch`). The A100/H100/B200 rows come from 8-GPU HGX boards; the L40S server talks over PCIe.
+CORPUS_LINKS = {"a100_sxm": "nvlink-3", "h100_sxm": "nvlink-4", "b200_sxm": "nvlink-5", "l40s": "pcie-gen4-x16"}
 # NVLink SHARP (in-switch reduction) arrived with third-generation NVSwitch (NVLink 4, Hopper HGX).
 NVLS_GENERATIONS = ("nvlink-4", "nvlink-5")
 NVLS_SOURCE = "datasheet: NVLink SHARP in third-generation NVSwitch (NVIDIA Hopper architecture whitepaper)"
@@ -65,11 +63,11 @@ _NCCL_INIT = {"LL": (6e-6, 0.3, 0.3), "LL128": (8e-6, 0.6, 0.6), "Simple": (12e-
 
 
 @cache
-def link_figures(generation: str) -> tuple[float, float]:
-    """(bandwidth B/s per direction, latency s) of a link profile, from the hardware YAMLs."""
+def link_figures(generation: str) -> tuple[float, float, bool]:
+    """(bandwidth B/s per direction, latency s, NVSwitch fabric) of a link profile, from the hardware YAMLs."""
     from ..specs.hardware import load_component
     link = load_component(generation, "link")
-    return link.bandwidth.value, link.latency.value
+    return link.bandwidth.value, link.latency.value, link.nvswitch
 
 
 # ---- parameter vectors: efficiencies through a logistic (always in (0, 1)), the rest through log ----
@@ -190,8 +188,7 @@ def _groups(rows):
 def predict_nccl(groups, params_by_gpu) -> list[np.ndarray]:
     out = []
     for gpu, op, nbytes, n, _, _ in groups:
-        gen, nvswitch = CORPUS_LINKS[gpu]
-        bw, lat = link_figures(gen)
+        bw, lat, nvswitch = link_figures(CORPUS_LINKS[gpu])
         out.append(nccl_time(op, nbytes, n, bw, lat, nvswitch, params_by_gpu[gpu]))
     return out
 
@@ -199,8 +196,7 @@ def predict_nccl(groups, params_by_gpu) -> list[np.ndarray]:
 def predict_engine(groups, nccl_by_gpu, engine_by_gpu) -> list[np.ndarray]:
     out = []
     for gpu, op, nbytes, n, _, _ in groups:
-        gen, nvswitch = CORPUS_LINKS[gpu]
-        bw, lat = link_figures(gen)
+        bw, lat, nvswitch = link_figures(CORPUS_LINKS[gpu])
         out.append(collective_time(op, nbytes, n, bw, lat, nvswitch, nccl_by_gpu[gpu], engine_by_gpu[gpu]))
     return out
 
@@ -213,7 +209,7 @@ def _log_residuals(groups, predictions) -> np.ndarray:
 def fit_nccl(rows, gpus) -> NcclParams:
     """One NCCL parameter set shared by the link generations of `gpus` (one GPU: its own fit)."""
     groups = _groups(rows[rows["gpu"].isin(gpus)])
-    nvls_by_gpu = {g: CORPUS_LINKS[g][0] in NVLS_GENERATIONS for g in gpus}
+    nvls_by_gpu = {g: CORPUS_LINKS[g] in NVLS_GENERATIONS for g in gpus}
 
     def residuals(v):
         return _log_residuals(groups, predict_nccl(groups, {g: nccl_from_vector(v, nvls_by_gpu[g]) for g in gpus}))
@@ -224,7 +220,7 @@ def fit_nccl(rows, gpus) -> NcclParams:
 
 def source_thresholds(engine: str, gpu: str) -> dict | None:
     """The engine's size thresholds on this GPU's link generation from its source code, if known."""
-    table = ENGINE_THRESHOLDS.get(engine, {}).get(CORPUS_LINKS[gpu][0])
+    table = ENGINE_THRESHOLDS.get(engine, {}).get(CORPUS_LINKS[gpu])
     return None if table is None else dict(table, source=VLLM_SOURCE)
 
 
@@ -263,7 +259,7 @@ def transfer_engine(fitted: dict, engine: str, gpu: str) -> EngineParams:
 
 def with_link_nvls(p: NcclParams, gpu: str) -> NcclParams:
     """The pooled parameters, applied to one generation: NVLS as its datasheet says."""
-    return replace(p, nvls=CORPUS_LINKS[gpu][0] in NVLS_GENERATIONS)
+    return replace(p, nvls=CORPUS_LINKS[gpu] in NVLS_GENERATIONS)
 
 
 def fit_all(frame, engines=tuple(ENGINE_BACKENDS)) -> dict:
@@ -282,8 +278,8 @@ def fit_all(frame, engines=tuple(ENGINE_BACKENDS)) -> dict:
 def transfer_sources(held_out: str, others: list[str]) -> list[str]:
     """The GPUs whose link generations a held-out one borrows from: those of its own link type
     (NVLink from NVLink), or all of them when none shares its type (PCIe Gen4 is the only PCIe)."""
-    kind = CORPUS_LINKS[held_out][0].split("-")[0]
-    same = [g for g in others if CORPUS_LINKS[g][0].split("-")[0] == kind]
+    kind = CORPUS_LINKS[held_out].split("-")[0]
+    same = [g for g in others if CORPUS_LINKS[g].split("-")[0] == kind]
     return same or others
 
 
@@ -385,7 +381,8 @@ def fit_document(frame, fitted: dict) -> dict:
     links = {}
     nccl = nccl_rows(frame)
     for gpu, params in sorted(fitted.items()):
-        gen, nvswitch = CORPUS_LINKS[gpu]
+        gen = CORPUS_LINKS[gpu]
+        nvswitch = link_figures(gen)[2]
         rows = nccl[nccl["gpu"] == gpu]
         engines = {}
         for engine, e in params.items():
