@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from whatif.validate import kernel_fit as kf  # noqa: E402
-from whatif.validate.corpus import ENGINES  # noqa: E402
+from whatif.roofline.engines import ENGINES  # noqa: E402
+from whatif.validate.corpus import corpus_gpu  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "reference" / "aiconfigurator"
 OP_NAMES = {"gemm": "gemm", "prefill_attention": "prefill attn", "decode_attention": "decode attn",
@@ -61,7 +62,7 @@ def time_op_model(engine):
         out, profiles = [], {}
         for r in rows.itertuples(index=False):
             if r.gpu not in profiles:
-                gpu = kf.corpus_gpu(r.gpu)
+                gpu = corpus_gpu(r.gpu)
                 eff = default_efficiency(gpu, engine or "vllm")
                 profiles[r.gpu] = (gpu, replace(eff, engine=engine))
             gpu, eff = profiles[r.gpu]

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from whatif.validate import collective_fit as cf  # noqa: E402
-from whatif.validate.corpus import GPU_PROFILES, load_family  # noqa: E402
+from whatif.validate.corpus import corpus_gpu, load_family  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "reference" / "aiconfigurator"
 CURRENT_NAMES = {"all_reduce": "all_reduce", "all_gather": "all_gather", "alltoall": "all_to_all"}
@@ -37,14 +37,13 @@ def current_predictions(rows):
     from whatif.roofline.comm import comm_op
     from whatif.roofline.efficiency import load_efficiency
     from whatif.roofline.timing import time_op
-    from whatif.specs.hardware import load_component
     out = np.full(len(rows), np.nan)
     cache = {}
     for i, (gpu, op, nbytes, n) in enumerate(zip(rows["gpu"], rows["op"], rows["bytes"], rows["num_gpus"])):
         if op not in CURRENT_NAMES:
             continue
         if gpu not in cache:
-            g = load_component(GPU_PROFILES[gpu], "gpu")
+            g = corpus_gpu(gpu)
             cache[gpu] = (g, load_efficiency("default", g), g.interconnect or g.host_link)
         g, eff, link = cache[gpu]
         out[i] = time_op(comm_op("c", CURRENT_NAMES[op], float(nbytes), int(n), 1), g, eff, link).time_s

@@ -10,7 +10,8 @@ from .specs.models import ModelSpec, load_model
 from .specs.profiles import read_yaml
 from .specs.quantity import Quantity
 from .roofline.config import Parallelism, Precision
-from .roofline.efficiency import DEFAULT_ENGINE, Efficiency, load_efficiency
+from .roofline.efficiency import Efficiency, load_efficiency
+from .roofline.engines import DEFAULT_ENGINE
 from .roofline.estimate import Estimate, Workload, estimate
 from .roofline.memory import DEFAULT_UTILIZATION
 from .roofline.placement import Placement, parse_place

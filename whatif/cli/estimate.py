@@ -71,7 +71,8 @@ def check_fits(est) -> None:
 
 def cmd_kernel(args) -> int:
     from ..roofline import kernels
-    from ..roofline.efficiency import DEFAULT_ENGINE, load_efficiency
+    from ..roofline.efficiency import load_efficiency
+    from ..roofline.engines import DEFAULT_ENGINE
     from ..scenario import DEFAULT_HARDWARE
     from ..specs.hardware import load_system
     if args.kernel is None:

@@ -3,7 +3,8 @@ techniques, memory tiers), shared by estimate, compare, crossover, size-tier, si
 and the Scenario they build."""
 from __future__ import annotations
 
-from ..roofline.efficiency import DEFAULT_ENGINE, ENGINES, SOURCES
+from ..roofline.efficiency import SOURCES
+from ..roofline.engines import DEFAULT_ENGINE, ENGINES
 
 
 def add_hardware_flags(p):

@@ -16,11 +16,10 @@ from pathlib import Path
 
 from ..errors import WhatifError
 from ..specs.profiles import read_yaml
+from .engines import DEFAULT_ENGINE, check_engine
 from .op_kinds import OpClass
 
 SOURCES = ("ideal", "default", "calibrated")
-ENGINES = ("vllm", "sglang", "trtllm")   # serving engines the kernel corpus measured
-DEFAULT_ENGINE = "vllm"
 DEFAULT_FILE = Path(__file__).resolve().parent / "data" / "efficiency_default.yaml"
 
 # GEMM tile candidates (rows, cols, relative per-SM efficiency). cuBLAS picks among tile shapes;
@@ -119,11 +118,6 @@ def default_efficiency(gpu, engine: str = DEFAULT_ENGINE) -> Efficiency:
                   f"other ops (and MoE experts, MLA): {prefix}{eff.provenance}")
     return Efficiency("default", provenance, eff.classes, True, eff.kernel_gap_s, engine=engine)
 
-
-def check_engine(engine: str) -> str:
-    if engine not in ENGINES:
-        raise WhatifError(f"--engine: '{engine}' is not valid; valid: {', '.join(ENGINES)}")
-    return engine
 
 
 def calibrated_efficiency(gpu, path: str | None) -> Efficiency:

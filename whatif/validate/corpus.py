@@ -14,11 +14,19 @@ from pathlib import Path
 from ..errors import WhatifError
 
 FAMILIES = ("gemm", "attention", "comm", "moe", "mla_context", "mla_generation")
-ENGINES = ("vllm", "sglang", "trtllm")
 COMPACT_DIR = Path(__file__).resolve().parent / "measurements" / "aiconfigurator"
 
 # The corpus names GPUs by its own keys; these are the hardware profiles they correspond to.
 GPU_PROFILES = {"a100_sxm": "a100-sxm-80gb", "h100_sxm": "h100-sxm", "b200_sxm": "b200", "l40s": "l40s"}
+
+
+def corpus_gpu(gpu_key: str):
+    """The hardware profile of a corpus GPU (its key in the tables' `gpu` column)."""
+    from ..specs.hardware import load_component
+    name = GPU_PROFILES.get(gpu_key)
+    if name is None:
+        raise WhatifError(f"corpus GPU '{gpu_key}' is not valid; valid: {', '.join(GPU_PROFILES)}")
+    return load_component(name, "gpu")
 
 
 def load_family(family: str, root: str | Path) -> pd.DataFrame:  # noqa: F821 (pandas imported lazily)
@@ -36,9 +44,3 @@ def load_family(family: str, root: str | Path) -> pd.DataFrame:  # noqa: F821 (p
             return frame
     raise WhatifError(f"corpus: no {family}.parquet or {family}.csv.gz in {root}")
 
-
-def engine_rows(frame, engine: str):
-    """Rows one serving engine ran (collective tables also hold nccl-tests rows: framework 'nccl')."""
-    if engine not in ENGINES:
-        raise WhatifError(f"--engine: '{engine}' is not valid; valid: {', '.join(ENGINES)}")
-    return frame[frame["framework"] == engine]

@@ -39,7 +39,7 @@ from ..roofline.kernel_models.params import (DTYPE_BYTES, PARAM_CLASSES, Ceiling
                                              efficiency_fields, nearest_arch)
 from ..roofline.kernel_models.prefill_attention import prefill_time_arrays
 from .accuracy import abs_error_stats
-from .corpus import GPU_PROFILES
+from .corpus import GPU_PROFILES, corpus_gpu
 
 OPS = ("gemm", "prefill_attention", "decode_attention", "mla_prefill", "mla_decode")
 FAMILY = {"gemm": "gemm", "prefill_attention": "attention", "decode_attention": "attention",
@@ -57,15 +57,6 @@ BOUNDS = {   # name -> (low, high); searched on a log scale except `smooth`
 # shortest are 0.1 ms (H100) to 0.3 ms (A100, L40S), TRT-LLM's and SGLang's ~10 us, so the floor may
 # reach 1 ms.
 OP_BOUNDS = {"mla_prefill": {"floor_s": (2e-7, 1e-3)}, "mla_decode": {"floor_s": (2e-7, 1e-3)}}
-
-
-def corpus_gpu(gpu_key: str):
-    """The hardware profile of a corpus GPU."""
-    from ..specs.hardware import load_component
-    name = GPU_PROFILES.get(gpu_key)
-    if name is None:
-        raise WhatifError(f"corpus GPU '{gpu_key}' is not valid; valid: {', '.join(GPU_PROFILES)}")
-    return load_component(name, "gpu")
 
 
 def corpus_ceilings(gpu_key: str) -> Ceilings:
@@ -404,7 +395,8 @@ def main(argv=None) -> None:
     import yaml
 
     from ..roofline.kernel_models.params import FIT_FILE
-    from .corpus import COMPACT_DIR, ENGINES
+    from ..roofline.engines import ENGINES
+    from .corpus import COMPACT_DIR
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", required=True, help="folder with the corpus's gemm/attention tables")
     parser.add_argument("--rows", type=int, default=4000, help="rows per fit (every k-th shape)")

@@ -12,21 +12,20 @@ import numpy as np
 
 from ..roofline.kernel_models.moe import MoeParams, moe_ideal_times, moe_time
 from .collective_fit import _eff, _logit, levenberg_marquardt
-from .corpus import GPU_PROFILES
+from .corpus import corpus_gpu
 
 DTYPE_BYTES = {"bfloat16": (2.0, 2.0, "bf16"), "fp8": (1.0, 1.0, "fp8")}
 
 
 def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm"):
     """One engine's rows of one dtype, the most-measured kernel per GPU, with ideal times attached."""
-    from ..specs.hardware import load_component
     rows = frame[(frame["framework"] == engine) & (frame["moe_dtype"] == dtype)]
     main = rows.groupby(["gpu", "kernel_source"]).size().reset_index().sort_values(0).groupby("gpu").tail(1)
     rows = rows.merge(main[["gpu", "kernel_source"]], on=["gpu", "kernel_source"])
     w_bytes, a_bytes, peak_key = DTYPE_BYTES[dtype]
     t_c, t_m, t_l2 = [], [], []
     for gpu, group in rows.groupby("gpu", sort=False):
-        g = load_component(GPU_PROFILES[gpu], "gpu")
+        g = corpus_gpu(gpu)
         peak, hbm, l2 = g.peak_flops(peak_key), g.hbm_bandwidth.value, g.l2_size.value
         for r in group.itertuples():
             c, m, cached = moe_ideal_times(r.num_tokens, r.hidden_size, r.inter_size, r.topk, r.num_experts,
@@ -84,10 +83,9 @@ HEADER = """# Fused-MoE model parameters (whatif/roofline/kernel_models/moe.py),
 
 
 def fit_document(rows, dtype: str = "bfloat16") -> dict:
-    from ..specs.hardware import load_component
     blocks = {}
     for gpu, group in rows.groupby("gpu"):
-        arch = load_component(GPU_PROFILES[gpu], "gpu").arch
+        arch = corpus_gpu(gpu).arch
         p = fit_moe(group)
         blocks[f"{arch}/{DTYPE_BYTES[dtype][2]}"] = {
             "floor_s": float(f"{p.floor_s:.4g}"), "compute_eff": float(f"{p.compute_eff:.4g}"),

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import WhatifError
+from ..engines import DEFAULT_ENGINE
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
@@ -231,7 +232,6 @@ def collective_time(op_name: str, nbytes, gpus, link_bandwidth: float, link_late
 
 # ---- fitted parameters (whatif/roofline/data/collective_fit.yaml, written by collective_fit.py) ----
 FIT_FILE = Path(__file__).resolve().parents[1] / "data" / "collective_fit.yaml"
-DEFAULT_ENGINE = "vllm"
 
 
 @cache

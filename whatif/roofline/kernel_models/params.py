@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import WhatifError
+from ..engines import DEFAULT_ENGINE
 
 FIT_FILE = Path(__file__).resolve().parent.parent / "data" / "kernel_fit.yaml"
 ARCH_ORDER = ("turing", "ampere", "ada", "hopper", "blackwell")   # generation order, as specs.hardware.ARCHS
-DEFAULT_ENGINE = "vllm"
 DTYPE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
 
 
