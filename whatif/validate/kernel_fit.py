@@ -2,7 +2,10 @@
 
 Each model's parameters are fitted by minimising the mean absolute log error |log(pred/measured)|
 (a relative error, robust to outliers) with a bounded pattern search on log-parameters: every
-efficiency stays in (0, 1], every time in a physical range (BOUNDS). One fit is one op x dtype x
+efficiency stays in (0, 1], every time in a physical range (BOUNDS). A weak prior
+(PRIOR_WEIGHT * sum of log(eff / default)^2 over the efficiencies) keeps an efficiency the rows do
+not constrain (a compute efficiency of a memory-bound kernel) at its default instead of letting it
+drift to a bound; it costs an efficiency the rows do constrain well under 1% of the error. One fit is one op x dtype x
 engine on the rows of one or more GPUs; each GPU's rows use that GPU's datasheet ceilings, so a fit
 pooled over several GPUs yields parameters that transfer to a GPU by its datasheet alone.
 
@@ -178,6 +181,16 @@ def log_error(op: str, data: dict, params) -> float:
     return float(np.mean(np.abs(np.log(pred / data["y"]))))
 
 
+PRIOR_WEIGHT = 0.003
+
+
+def objective(op: str, data: dict, params) -> float:
+    """What the search minimises: the mean |log error| plus the weak prior on the efficiencies."""
+    default = PARAM_CLASSES[op]()
+    prior = sum(math.log(getattr(params, n) / getattr(default, n)) ** 2 for n in efficiency_fields(params))
+    return log_error(op, data, params) + PRIOR_WEIGHT * prior
+
+
 # ---------------------------------------------------------------- search
 
 
@@ -203,8 +216,8 @@ STARTS = 3   # pattern searches from the defaults and from two deterministic spr
 
 
 def fit(op: str, data: dict, dtype: str, max_evals: int = 1200, starts: int = STARTS):
-    """Parameters minimising mean |log(pred/measured)| over `data` (from `design`): the best of
-    `starts` bounded pattern searches. Returns (params, mean abs log error)."""
+    """Parameters minimising `objective` over `data` (from `design`): the best of `starts` bounded
+    pattern searches. Returns (params, mean abs log error)."""
     base = PARAM_CLASSES[op]()
     best = None
     for i in range(starts):
@@ -214,7 +227,7 @@ def fit(op: str, data: dict, dtype: str, max_evals: int = 1200, starts: int = ST
         result = _search(op, data, dtype, start, max_evals)
         if best is None or result[1] < best[1]:
             best = result
-    return best
+    return best[0], log_error(op, data, best[0])
 
 
 def _search(op: str, data: dict, dtype: str, params, max_evals: int):
@@ -225,7 +238,7 @@ def _search(op: str, data: dict, dtype: str, params, max_evals: int):
     names = free_fields(op, dtype)
     u = {n: _to_unit(n, getattr(params, n)) for n in names}
     step = {n: (1.0 if n == "smooth" else math.log(2.0)) for n in names}
-    best = log_error(op, data, params)
+    best = objective(op, data, params)
     evals = 1
     while evals < max_evals and max(step.values()) > 0.01:
         improved = False
@@ -233,7 +246,7 @@ def _search(op: str, data: dict, dtype: str, params, max_evals: int):
             for sign in (1.0, -1.0):
                 trial_u = u[n] + sign * step[n]
                 trial = replace(params, **{n: _from_unit(n, trial_u, op)})
-                err = log_error(op, data, trial)
+                err = objective(op, data, trial)
                 evals += 1
                 if err < best - 1e-9:
                     best, params, improved = err, trial, True

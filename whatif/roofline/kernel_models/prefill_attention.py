@@ -9,8 +9,11 @@
   (j+1)*nk/nq key tiles (at most w = ceil(window/128)+1 with a sliding window), so on average
       a = (nk+1)/2            (no window, or w >= nk)
       a = w - w^2/(2*nk) + 1/2 (window)
-  and pairs = nq * a. One tile pair costs t_pair = 4*BQ*BK*d / (peak/SMs * compute_eff) + tile_s on
-  one SM, one CTA adds cta_s. With B sequences:
+  and pairs = nq * a. One tile pair costs t_pair = max(4*BQ*BK*d / (peak/SMs * compute_eff), tile_s)
+  on one SM: its two MMAs, or its non-MMA work (softmax exponentials, masking, rescaling) when that
+  is longer, since FlashAttention 3/4 overlap the two (ping-pong warp groups); a sum of the two
+  made compute_eff and tile_s interchangeable and drove the fitted compute_eff to 1.0 on Blackwell.
+  One CTA adds cta_s. With B sequences:
       t_c = max( B*Hkv*nq*(cta_s + a*t_pair) / SMs ,  cta_s + min(nk, w)*t_pair / kv_splits )
   (the whole grid spread over the SMs, or the longest query tile when there are fewer CTAs than
   SMs; kernels split a long key range over up to kv_splits CTAs (split-KV), fitted).
@@ -49,7 +52,7 @@ def prefill_parts(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak,
     batch, seq, heads, kv_heads, head_dim = (np.asarray(x, dtype=float)
                                              for x in (batch, seq, heads, kv_heads, head_dim))
     nq, mean_k, nk_max = tile_pairs(seq, heads / kv_heads, window)
-    t_pair = 4.0 * BQ * BK * head_dim / (peak / sms * p.compute_eff) + p.tile_s
+    t_pair = np.maximum(4.0 * BQ * BK * head_dim / (peak / sms * p.compute_eff), p.tile_s)
     grid = batch * kv_heads * nq * (p.cta_s + mean_k * t_pair) / sms
     t_c = np.maximum(grid, p.cta_s + nk_max * t_pair / p.kv_splits)
     nbytes = batch * seq * head_dim * (heads * 4.0 + kv_heads * 4.0 + kv_heads * 2.0 * kv_bytes)
