@@ -8,8 +8,10 @@ from whatif.roofline.attention import attention_op
 from whatif.roofline.efficiency import load_efficiency
 from whatif.roofline.kernel_models.decode_attention import decode_attention_time
 from whatif.roofline.kernel_models.gemm import gemm_time
+from whatif.roofline.kernel_models.moe import moe_params
 from whatif.roofline.kernel_models.params import params_for
 from whatif.roofline.kernel_models.prefill_attention import prefill_attention_time
+from whatif.roofline.op_kinds import OpRole
 from whatif.roofline.ops import gemm
 from whatif.roofline.timing import time_op
 from whatif.specs.hardware import load_system
@@ -56,7 +58,22 @@ def test_a_verify_pass_over_a_cache_never_costs_less_than_streaming_it():
     assert time_op(verify, H100.gpu, EFF).time_s >= time_op(decode, H100.gpu, EFF).time_s
 
 
-def test_grouped_moe_gemms_and_other_sources_use_the_per_class_model():
+def test_grouped_expert_gemms_use_the_fused_moe_fit():
+    """8 touched experts, 512 routed rows (64 per expert: one 64-row tile each): compute at the MoE fit's
+    efficiency, HBM bytes at its memory efficiency, half its floor, combined by its exponent."""
+    base = gemm("experts", 512, 14336, 4096, 2, 2, "bf16", role=OpRole.EXPERT_UP)
+    grouped = replace(base, shape=replace(base.shape, groups=8.0))
+    p = moe_params("hopper", "bf16")
+    t_c = 2.0 * 512 * 14336 * 4096 / (989e12 * p.compute_eff)
+    t_m = grouped.hbm_bytes / (3.35e12 * p.memory_eff)
+    expected = p.floor_s / 2 + (t_c ** p.smooth + t_m ** p.smooth) ** (1 / p.smooth)
+    assert time_op(grouped, H100.gpu, EFF).time_s == pytest.approx(expected, rel=1e-6)
+    # 100 rows per expert pad to 128-row tiles: more compute than the op's own FLOPs
+    padded = replace(grouped, shape=replace(grouped.shape, m=800.0))
+    assert time_op(padded, H100.gpu, EFF).compute_s > 2.0 * 800 * 14336 * 4096 / (989e12 * p.compute_eff)
+
+
+def test_grouped_gemms_without_an_expert_role_and_other_sources_use_the_per_class_model():
     grouped = replace(gemm("experts", 512, 14336, 4096, 2, 2, "bf16"), shape=replace(
         gemm("experts", 512, 14336, 4096, 2, 2, "bf16").shape, groups=8.0))
     class_only = replace(EFF, engine=None)

@@ -14,9 +14,15 @@ measured; here they take the op's own work, so a technique that changes an op's 
   a verify pass) never less than the decode model's fixed costs and streaming of the same op's bytes;
 - decode attention: the model at the op's sequences and longest context (split-KV work items, SM
   occupancy, GQA rows padded to the tensor-core tile), its terms rescaled to the op's FLOPs and bytes;
-- collectives: NCCL's protocols / NVLS / the engine's custom all-reduce (kernel_models/collectives).
-An op the models do not cover (grouped MoE GEMMs, MLA's latent attention, a dtype without a fit:
-`covers` says which) is timed by the per-class model.
+- collectives: NCCL's protocols / NVLS / the engine's custom all-reduce (kernel_models/collectives);
+- grouped MoE expert GEMMs (bf16): the fused-MoE model's fitted efficiencies (data/moe_fit.yaml,
+  vLLM's fused MoE, per architecture) on the op's own FLOPs, with each touched expert's rows padded
+  to the grouped GEMM's M tile, and its HBM bytes; each of the two GEMMs of the fused layer takes half
+  the fitted floor (the activation between them is priced per class). The fit's warm-L2 speed-up is
+  a property of the corpus's back-to-back replays, not of a model whose layers evict each other's
+  experts, and is not applied.
+An op the models do not cover (MLA's latent attention, a dtype without a fit: `covers` says which) is
+timed by the per-class model.
 """
 from __future__ import annotations
 
@@ -26,19 +32,25 @@ from functools import lru_cache
 from .kernel_models import collectives as coll
 from .kernel_models.decode_attention import decode_parts
 from .kernel_models.gemm import gemm_parts
+from .kernel_models.moe import has_moe_fit, moe_params, tile_m
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, params_for
 from .kernel_models.prefill_attention import prefill_parts
 from .op_shapes import AttentionShape
+from .op_kinds import OpRole
 from .ops import Op, OpClass
 
 GEMM_DTYPES = ("bf16", "fp16", "fp8")
+EXPERT_GEMMS = (OpRole.EXPERT_UP, OpRole.EXPERT_DOWN)
+FUSED_MOE_GEMMS = 2   # the fused layer's fitted floor is shared by its two grouped GEMMs
 ATTENTION_DTYPES = ("bf16", "fp16")
 
 
 def covers(op: Op, gpu) -> bool:
     """Whether a kernel model prices this op (else the per-class model does)."""
     if op.op_class == OpClass.GEMM:
-        return op.shape.groups == 1.0 and op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
+        if op.shape.groups != 1.0:
+            return op.role in EXPERT_GEMMS and op.dtype in gpu.peak and has_moe_fit(op.dtype)
+        return op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
     if op.op_class in (OpClass.ATTENTION_PREFILL, OpClass.ATTENTION_DECODE):
         s = op.shape
         return (isinstance(s, AttentionShape) and s.pairs > 0 and s.heads > 0 and s.kv_heads > 0
@@ -101,9 +113,26 @@ def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0) -> tuple
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 
+def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0) -> tuple[float, float, float, float]:
+    """(time, compute, memory, fixed) seconds of a grouped expert GEMM: m routed rows over `groups`
+    touched experts, each expert's rows padded to the M tile a tuned grouped GEMM picks."""
+    p = moe_params(gpu.arch, op.dtype)
+    c = ceilings(gpu)
+    s = op.shape
+    rows = s.m / s.groups
+    tile = tile_m(rows)
+    padded = s.groups * math.ceil(rows / tile) * tile
+    t_c = 2.0 * padded * s.n * s.k / (c.peak_flops(op.dtype) * p.compute_eff)
+    t_m = max(op.hbm_bytes / (c.hbm_bw * p.memory_eff * op.bandwidth_share), t_extra_memory)
+    fixed = p.floor_s / FUSED_MOE_GEMMS
+    return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
+
+
 def op_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0) -> tuple[float, float, float, float]:
     """(time, compute, memory, fixed) seconds of an op `covers` accepts, by its kernel model."""
     if op.op_class == OpClass.GEMM:
+        if op.shape.groups != 1.0:
+            return expert_gemm_seconds(op, gpu, t_extra_memory)
         return gemm_seconds(op, gpu, engine, t_extra_memory)
     phase = prefill_seconds if op.op_class == OpClass.ATTENTION_PREFILL else decode_seconds
     return phase(op, gpu, engine, kv_fit_dtype(op), t_extra_memory)
@@ -186,4 +215,6 @@ def kernel_provenance(gpu, engine: str) -> str:
                       ("decode_attention", "decode attention")):
         prov = params_for(op, gpu.arch, "bf16", engine).provenance
         parts.append(f"{label} {prov.split(' (aiconfigurator corpus')[0]}")
-    return "; ".join(parts) + " (aiconfigurator corpus); collectives per link generation (data/collective_fit.yaml)"
+    moe = moe_params(gpu.arch, "bf16").provenance
+    return ("; ".join(parts) + f" (aiconfigurator corpus); MoE expert GEMMs (bf16) {moe} (data/moe_fit.yaml); "
+            "collectives per link generation (data/collective_fit.yaml)")

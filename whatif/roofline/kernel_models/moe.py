@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, cache
 from pathlib import Path
 
 import numpy as np
@@ -129,11 +129,22 @@ FIT_FILE = Path(__file__).resolve().parents[1] / "data" / "moe_fit.yaml"
 DEFAULT_ARCH = "hopper"
 
 
+@cache
+def _blocks() -> dict:
+    from ...specs.profiles import read_yaml
+    return read_yaml(FIT_FILE).get("blocks", {})
+
+
+def has_moe_fit(dtype: str) -> bool:
+    """Whether some architecture has a fused-MoE fit of this dtype."""
+    return any(k.split("/")[1] == dtype for k in _blocks())
+
+
+@cache
 def moe_params(arch: str, dtype: str = "bf16") -> MoeParams:
     """Fitted parameters of an architecture x dtype; an unfitted one gets Hopper's of that dtype,
     and the provenance says so."""
-    from ...specs.profiles import read_yaml
-    blocks = read_yaml(FIT_FILE).get("blocks", {})
+    blocks = _blocks()
     key = f"{arch}/{dtype}"
     why = ""
     if key not in blocks:
