@@ -75,23 +75,17 @@ def time_op_model(engine):
 
 
 def _op(op: str, r, gemm, attention_op):
-    if op == "gemm":
-        b = 1.0 if r.dtype == "fp8" else 2.0
-        return gemm("gemm", r.m, r.n, r.k, b, b, r.dtype, out_bytes=2.0)
-    if op in ("mla_prefill", "mla_decode"):   # DeepSeek-V3's MLA as roofline/graph.py builds it
+    """The roofline op of a corpus row: validate/corpus_rows.py's mapping, plus DeepSeek-V3's MLA as
+    roofline/graph.py builds it (the table path leaves MLA out)."""
+    if op in ("mla_prefill", "mla_decode"):
         m, kv_b, h, b = kf.mla_dims(), (1.0 if r.dtype == "fp8" else 2.0), int(r.num_heads), int(r.batch_size)
         latent, qk = int(m["kv_lora_rank"] + m["qk_rope_head_dim"]), int(m["qk_nope_head_dim"] + m["qk_rope_head_dim"])
         if op == "mla_prefill":
             vd = int(m["v_head_dim"])
             return attention_op([(int(r.isl), 0, b)], h, h, qk, vd, 2.0, 2.0, h * (qk + vd), 1, "bf16")
         return attention_op([(1, int(r.step), b)], h, 1, latent, int(m["kv_lora_rank"]), 2.0, kv_b, latent, 1, "bf16")
-    if r.window_size > 0:   # time_op's attention ops have no sliding window: not scored
-        raise ValueError("sliding window")
-    kv_b = 1.0 if r.dtype == "fp8" else 2.0
-    kvh, d = int(r.num_key_value_heads), int(r.head_dim)
-    b = int(r.batch_size)
-    groups = [(int(r.isl), 0, b)] if op == "prefill_attention" else [(1, int(r.step), b)]
-    return attention_op(groups, int(r.num_heads), kvh, d, d, 2.0, kv_b, 2.0 * kvh * d, 1, "bf16")
+    from whatif.validate.corpus_rows import corpus_op
+    return corpus_op(op, r)   # a sliding-window row raises: time_op's attention ops have no window, not scored
 
 
 def _cell(s: dict) -> str:

@@ -251,3 +251,13 @@ def test_building_the_parser_does_not_import_numpy():
     code = "import sys; from whatif.cli import build_parser; build_parser(); print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
+
+
+@pytest.mark.parametrize("command", ["simulate", "capacity"])
+def test_a_cluster_larger_than_the_system_is_a_one_line_error(command, capsys):
+    from whatif.cli import main
+    slo = ["--slo-ttft", "0.2"] if command == "capacity" else []
+    assert main([command, "--hardware", "dgx-h100", "--tp", "4", "--replicas", "3", "--requests", "5",
+                 "--no-progress", *slo]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "12 GPUs, more than the 8 GPUs of system 'dgx-h100'" in err[0]

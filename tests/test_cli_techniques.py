@@ -6,7 +6,9 @@ import pytest
 from tests.test_cli import run_error, run_json, run_text
 from whatif.roofline.techniques.registry import all_techniques
 
-ARGS = ("--model", "llama-2-7b", "--hardware", "a100-sxm-80gb", "--batch", "8", "--prompt", "1024", "--output", "64")
+# TensorRT-LLM's max_num_seqs (2048) does not cap these batches (vLLM's 256 would cap the KV techniques')
+ARGS = ("--model", "llama-2-7b", "--hardware", "a100-sxm-80gb", "--batch", "8", "--prompt", "1024", "--output", "64",
+        "--engine", "trtllm")
 
 
 def test_estimate_with_techniques_reports_them_and_the_capacity_gain(capsys):

@@ -1,4 +1,4 @@
-"""The shipped hardware profiles load, carry sourced numbers, and match shared/hardware.md and the
+"""The shipped hardware profiles load, carry sourced numbers, and match docs/hardware-facts.md and the
 datasheets cited in each profile."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from whatif.specs import hardware
 from whatif.errors import WhatifError
 from whatif.specs.quantity import PROVENANCES
 
-# Dense BF16 tensor-core peaks (FLOP/s) from shared/hardware.md, "GPUs: dense peak throughput".
+# Dense BF16 tensor-core peaks (FLOP/s) from docs/hardware-facts.md, "GPUs: dense peak throughput".
 DENSE_BF16 = {
     "a100-sxm-40gb": 312e12,
     "a100-sxm-80gb": 312e12,

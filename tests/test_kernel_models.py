@@ -165,8 +165,8 @@ LOO_PINS = {   # (corpus GPU, op, dtype) -> MAPE %
     # The fp8-KV MLA rows are H100's alone: no GPU to leave out, not pinned.
     ("a100_sxm", "mla_prefill", "bf16"): 32.2, ("h100_sxm", "mla_prefill", "bf16"): 69.4,
     ("l40s", "mla_prefill", "bf16"): 33.1,
-    ("a100_sxm", "mla_decode", "bf16"): 41.5, ("h100_sxm", "mla_decode", "bf16"): 150.8,
-    ("l40s", "mla_decode", "bf16"): 48.2,
+    ("a100_sxm", "mla_decode", "bf16"): 42.2, ("h100_sxm", "mla_decode", "bf16"): 149.7,
+    ("l40s", "mla_decode", "bf16"): 48.1,
 }
 MARGIN = 1.05   # x the pinned MAPE, + 1 point
 
@@ -190,44 +190,48 @@ def test_leave_one_gpu_out_accuracy_is_pinned(loo_records):
 # ---------------------------------------------------------------- MLA
 
 
-def test_shipped_vllm_mla_fits_reproduce_their_gpus_rows():
-    """Each vLLM MLA block, applied through params_for, fits the compact rows of the GPU it was fitted on
-    (in-sample; the full corpus gives 14-24% MAPE, most of it the engines' noisy 0.1-0.3 ms floors)."""
+def test_shipped_mla_fits_reproduce_their_gpus_rows():
+    """Each MLA block the prediction path uses, applied through params_for, fits the compact rows of the GPU
+    it was fitted on (in-sample): vLLM's prefill; for decode, TRT-LLM's (vLLM's decode rows were timed
+    eagerly, so TRT-LLM's graphed fit stands in for vLLM: params.STAND_INS)."""
     tables = kf.load_tables(COMPACT_DIR, ops=("mla_prefill", "mla_decode"))
-    for op, rows in tables.items():
-        rows = rows[rows["framework"] == "vllm"]
+    for op, engine in (("mla_prefill", "vllm"), ("mla_decode", "trtllm")):
+        rows = tables[op][tables[op]["framework"] == engine]
         assert {"a100_sxm", "h100_sxm", "l40s"} <= set(rows["gpu"])
         for (gpu, dtype), r in rows.groupby(["gpu", "dtype"]):
-            fitted = params_for(op, kf.corpus_ceilings(gpu).arch, dtype, "vllm")
+            fitted = params_for(op, kf.corpus_ceilings(gpu).arch, dtype, engine)
             assert kf.GPU_PROFILES[gpu] in fitted.provenance and "borrowed" not in fitted.provenance
             mape = float(np.mean(kf.ape(op, kf.design(r, op), fitted.params)))
-            assert mape < 30.0, (op, gpu, dtype, mape)
+            assert mape < 40.0, (op, gpu, dtype, mape)   # L40S's TRT-LLM decode rows: mean |log error| 0.25
+    assert "TRT-LLM's graphed MLA fit stands in" in params_for("mla_decode", "hopper", "bf16", "vllm").provenance
 
 
-def test_mla_ops_of_a_pass_stay_with_the_per_class_model():
-    """The MLA fits are not applied to a pass: vLLM's MLA rows time the engine's whole MLA call (the q/v
-    absorption GEMMs and the KV-cache write, which the graph prices as ops of their own, and 0.1-0.3 ms
-    floors that look like eager launches), so pricing the graph's MLA ops with them counts work twice
-    (DeepSeek-V3 TP8 decode came out 2.2x slower). Until the rows are split, MLA stays per-class."""
+def test_mla_decode_is_a_kernel_model_op_and_mla_prefill_stays_per_class():
+    """The graph's absorbed MLA decode op takes the MLA decode fit, whose rows had the absorption GEMMs (the
+    graph's own ops) subtracted before fitting; the prefill fit does not yet subtract the latent's
+    expansion (kv_b_proj), so MLA prefill stays per-class."""
     from whatif.roofline import kernel_timing
     from whatif.roofline.attention import attention_op
-    decode = attention_op([(1, 4096, 8)], 16, 1, 576, 512, 2.0, 2.0, 576, 1, "bf16")
-    prefill = attention_op([(2048, 0, 2)], 16, 16, 192, 128, 2.0, 2.0, 16 * 320, 1, "bf16")
+    from whatif.roofline.op_kinds import OpRole
+    mla = OpRole.MLA_ATTENTION
+    decode = attention_op([(1, 4096, 8)], 16, 1, 576, 512, 2.0, 2.0, 576, 1, "bf16", role=mla)
+    prefill = attention_op([(2048, 0, 2)], 16, 16, 192, 128, 2.0, 2.0, 16 * 320, 1, "bf16", role=mla)
     plain = attention_op([(1, 4096, 8)], 32, 8, 128, 128, 2.0, 2.0, 2 * 8 * 128, 1, "bf16")
-    assert not kernel_timing.covers(decode, H100) and not kernel_timing.covers(prefill, H100)
+    assert kernel_timing.covers(decode, H100) and not kernel_timing.covers(prefill, H100)
     assert kernel_timing.covers(plain, H100)
 
 
 # ---------------------------------------------------------------- efficiencies at their bound
 
-AT_BOUND_MAX = 28   # shipped efficiencies fitted exactly at 1.0 (43 before the fitter's prior; see below)
+AT_BOUND_MAX = 21   # shipped efficiencies fitted exactly at 1.0 (43 before the fitter's prior; see below)
 
 
 def test_few_shipped_efficiencies_sit_at_their_bound():
     """An efficiency fitted at its bound (1.0) is a model-form or data problem, not a result. Left
     today: vLLM/SGLang/TRT-LLM's mid-m bf16 GEMMs on A100/H100 (cuBLAS beats the padded 128-row tile),
-    L40S prefill memory (its 96 MB L2 holds Q/K/V in the corpus's warm replays) and MLA (not applied
-    at prediction time). A change that adds more fails."""
+    L40S prefill memory (its 96 MB L2 holds Q/K/V in the corpus's warm replays) and MLA (prefill not
+    applied at prediction time; decode fits whose compute or memory term the rows hardly constrain).
+    A change that adds more fails."""
     at_bound = [(op, engine, b["gpu"], b["dtype"], name)
                 for op, engines in yaml.safe_load(FIT_FILE.read_text())["fits"].items()
                 for engine, blocks in engines.items() for b in blocks

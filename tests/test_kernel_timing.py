@@ -104,3 +104,23 @@ def test_a_users_own_link_gets_the_nearest_fitted_generation():
     for size in (16384, 1 << 24):
         ours, shipped = (kernels.allreduce_kernel(s, vllm, size, 8).time_s for s in (system, DGX))
         assert ours == shipped
+
+
+def test_absorbed_mla_decode_is_timed_by_the_mla_fit_and_prefill_is_not():
+    """DeepSeek-V3's decode op (128 heads over one 576-wide latent, 512 of it the value) is the MLA decode
+    model's; vLLM takes TRT-LLM's fit, its own rows having been timed eagerly. The prefill op (per-head
+    K/V expanded from the latent) stays with the per-class model."""
+    from whatif.roofline.kernel_models.mla import mla_decode_time_arrays
+    from whatif.roofline.kernel_models.params import ceilings
+    op = attention_op([(1, 4095, 16)], 128, 1, 576, 512, 2.0, 2.0, 576, 1, "bf16", role=OpRole.MLA_ATTENTION)
+    fit = params_for("mla_decode", "hopper", "bf16", "vllm")
+    assert "TRT-LLM's graphed MLA fit stands in" in fit.provenance
+    c = ceilings(H100.gpu)
+    model = float(mla_decode_time_arrays(16, 4096, 128, 576, 512, 2.0, c.peak_flops("bf16"), c, fit.params))
+    # the op's bytes also count its 128 heads' Q in and O out (6% beside the latent): the model's rescaled to them
+    assert time_op(op, H100.gpu, EFF).time_s == pytest.approx(model, rel=0.06)
+    assert time_op(op, H100.gpu, EFF).time_s > model
+    prefill = attention_op([(1024, 0, 2)], 128, 128, 192, 128, 2.0, 2.0, 128 * 320, 1, "bf16",
+                           role=OpRole.MLA_ATTENTION)
+    class_only = replace(EFF, engine=None)
+    assert time_op(prefill, H100.gpu, EFF).time_s == time_op(prefill, H100.gpu, class_only).time_s

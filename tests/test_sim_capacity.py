@@ -8,6 +8,7 @@ from whatif.simulator.config import SLO
 from whatif.simulator.log import IterationLog
 from whatif.simulator.metrics import SimulationResult
 from whatif.simulator.request import FINISHED, Record, Request
+from whatif.simulator.token_times import TokenTimes
 
 SLO_1S = SLO(ttft_s=1.0, tpot_s=0.1, attainment=0.9)
 N = 20
@@ -21,7 +22,7 @@ def fake_result(rate: float, passing: bool) -> SimulationResult:
         ttft = 0.5 if passing or i % 2 else 2.0
         times = [arrival + ttft + 0.05 * k for k in range(4)]
         records.append(Record(Request(i, arrival, 64, 4), FINISHED, first_scheduled_s=arrival,
-                              first_token_s=times[0], finish_s=times[-1], token_times=times))
+                              first_token_s=times[0], finish_s=times[-1], emitted=TokenTimes(times)))
     return SimulationResult(records, IterationLog(), [], records[-1].finish_s, SLO(), {}, {})
 
 

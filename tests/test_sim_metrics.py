@@ -13,13 +13,14 @@ from whatif.simulator.config import SLO
 from whatif.simulator.log import IterationLog, ReplicaInfo
 from whatif.simulator.metrics import SimulationResult, attains
 from whatif.simulator.request import FINISHED, QUEUED, REJECTED, RUNNING, Record, Request
+from whatif.simulator.token_times import TokenTimes
 
 
 def finished(i, arrival, ttft, tpot, tokens, prompt=100, queue=0.0, cached=0, preemptions=0):
     """A finished request whose tokens come out at a steady `tpot` after the first at arrival + ttft."""
     times = [arrival + ttft + k * tpot for k in range(tokens)]
     return Record(Request(i, arrival, prompt, tokens), FINISHED, replica=0, first_scheduled_s=arrival + queue,
-                  first_token_s=times[0], finish_s=times[-1], token_times=times, cached_tokens=cached,
+                  first_token_s=times[0], finish_s=times[-1], emitted=TokenTimes(times), cached_tokens=cached,
                   preemptions=preemptions)
 
 
@@ -28,7 +29,7 @@ def unfinished(i, arrival, status, reason="", tokens=0, prompt=100):
     started = status == RUNNING
     return Record(Request(i, arrival, prompt, 50), status, reason=reason,
                   first_scheduled_s=arrival if started else None,
-                  first_token_s=times[0] if times else None, token_times=times)
+                  first_token_s=times[0] if times else None, emitted=TokenTimes(times))
 
 
 NO_SLO = SLO()
@@ -190,3 +191,47 @@ def test_text_has_units_and_counts():
         assert any(line.startswith(row) and ("ms" in line or " s" in line) for line in text.splitlines())
     assert "req/s" in text and "tok/s" in text and "goodput" in text and "%" in text
     assert "SLO" not in result(recs).text()          # no SLO given, no attainment line
+
+
+# ---------------------------------------------------------------- steady state, offered rate, rejections
+
+def steady_records(n: int, rate: float, e2e: float) -> list[Record]:
+    """Requests arriving every 1/rate s, each done `e2e` s later (one token a second after the first)."""
+    return [finished(i, i / rate, e2e - 1.0, 1.0, 2) for i in range(n)]
+
+
+def test_steady_state_throughput_is_the_offered_rate_when_nothing_queues():
+    recs = steady_records(100, rate=10.0, e2e=5.0)
+    t = result(recs).summary()["throughput"]
+    assert t["offered_rps"] == pytest.approx(10.0)
+    assert t["steady"]["finished_rps"] == pytest.approx(10.0)
+    assert t["steady"]["output_tok_s"] == pytest.approx(20.0, rel=0.05)   # two tokens a request
+    assert t["finished_rps"] < 0.7 * 10.0          # the busy window counts the drain: it understates
+
+
+def test_steady_state_throughput_past_capacity_is_the_service_rate():
+    # arrivals at 10/s, served one at a time every 0.25 s: completions at 4/s
+    recs = [finished(i, i / 10.0, 0.25 * (i + 1) - i / 10.0 - 0.01, 0.01, 2) for i in range(200)]
+    assert result(recs).summary()["throughput"]["steady"]["finished_rps"] == pytest.approx(4.0)
+    assert "steady state" in result(recs).text()
+
+
+@given(st.integers(2, 30), st.floats(0.1, 50.0), st.floats(0.01, 20.0))
+@settings(max_examples=40, deadline=None)
+def test_goodput_is_never_above_the_offered_rate(n, rate, e2e):
+    res = result(steady_records(n, rate, e2e + 1.0), slo=SLO(ttft_s=1e9))
+    s = res.summary()
+    assert s["slo"]["goodput_rps"] <= s["throughput"]["offered_rps"] * (1 + 1e-12)
+
+
+def test_context_window_rejections_are_one_summary_with_the_longest_and_a_remedy():
+    from whatif.simulator.cluster import simulate
+    from whatif.simulator.config import ClusterConfig, EngineConfig, SimConfig
+    from whatif.scenario import Scenario
+    reqs = [Request(i, 0.01 * i, 9000 + 100 * i, 10) for i in range(50)] + [Request(50, 1.0, 100, 10)]
+    res = simulate(SimConfig(Scenario(), None, EngineConfig(), ClusterConfig(), SLO()), requests=reqs)
+    c = res.summary()["requests"]
+    assert c["rejected"] == 50 and len(c["rejected_reasons"]) == 1
+    line = [x for x in res.text().splitlines() if x.startswith("requests:")][0]
+    assert "50 prompt + output exceeds the context window (8192 tokens)" in line
+    assert "longest rejected request is 13910 tokens" in line and "--context-window" in line

@@ -104,3 +104,13 @@ def test_multi_token_heads_gain_several_tokens_per_round():
     res = run(lone_requests(3, 256, 120), replace(BASE, techniques=("multi_token",)))
     g = gains(res)
     assert max(g) > 1 and np.mean(g) > 1.5
+
+
+def test_inter_token_latency_is_per_chunk_under_speculation():
+    """Tokens a round accepts come out together: ITL is measured between chunks, so it is never 0 s."""
+    res = run(lone_requests(4, 256, 80, gap_s=0.05), replace(BASE, techniques=(SPEC,)))
+    itl = res.summary()["latency"]["itl_s"]
+    assert itl["p50"] > 0
+    chunks = sum(len(np.unique(r.token_times)) - 1 for r in res.records)
+    assert sum(len(r.inter_token_s) for r in res.records) == chunks
+    assert "between chunks" in res.text()

@@ -53,7 +53,7 @@ def kv_blocks(scenario: Scenario, engine: EngineConfig = DEFAULT_ENGINE) -> int:
 @cache
 def small_kv(blocks: int, engine: EngineConfig = DEFAULT_ENGINE, scenario: Scenario = BASE) -> Scenario:
     """`scenario` with memory_utilization lowered until its replica holds `blocks` KV blocks (or a few more)."""
-    lo, hi = 0.01, scenario.memory_utilization   # lo: no KV room at all; hi: the full cache
+    lo, hi = 0.01, scenario.utilization()   # lo: no KV room at all; hi: the full cache
     for _ in range(40):
         mid = (lo + hi) / 2
         try:
@@ -139,7 +139,8 @@ def test_requests_are_conserved_when_the_horizon_cuts_the_run_short():
     full = run(reqs)
     assert statuses(full) == {FINISHED}
     check_conservation(full, reqs)
-    horizon = 0.4 * max(r.finish_s for r in full.records)
+    # cut just after an arrival while the replica is busy: that request is still waiting for an iteration
+    horizon = min(r.arrival_s for r in reqs if r.arrival_s > 0.4 * max(r.finish_s for r in full.records)) + 1e-9
     cut = run(reqs, horizon_s=horizon)
     check_conservation(cut, reqs, horizon)
     assert len(cut.records) < len(reqs)          # those due after the horizon never arrived
@@ -514,3 +515,17 @@ def test_random_workloads_keep_the_invariants(reqs, policy, block_size, preempti
         part = run(reqs, sc, engine, horizon_s=cut * res.end_s)
         check_conservation(part, reqs, cut * res.end_s)
         check_kv_invariant(part, all_done=False)
+
+
+def test_a_cluster_larger_than_its_system_is_an_error_naming_both_numbers():
+    from whatif.simulator.cluster import check_fits
+
+    def fits(scenario, cluster):
+        check_fits(SimConfig(scenario, None, DEFAULT_ENGINE, cluster))
+    dgx = replace(BASE, hardware="dgx-h100", parallel=Parallelism(tp=4))
+    with pytest.raises(WhatifError, match=r"= 12 GPUs, more than the 8 GPUs of system 'dgx-h100'"):
+        fits(dgx, ClusterConfig(replicas=2, prefill_replicas=1))
+    with pytest.raises(WhatifError, match=r"--prefill-replicas 3 x 2 GPUs = 10 GPUs, more than the 8"):
+        fits(dgx, ClusterConfig(replicas=1, prefill_replicas=3, prefill_tp=2))
+    fits(dgx, ClusterConfig(replicas=2))          # 8 of 8 fits
+    fits(BASE, ClusterConfig(replicas=3))         # a bare GPU profile has the GPUs asked for

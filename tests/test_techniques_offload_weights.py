@@ -166,7 +166,7 @@ def test_expert_offload_needs_experts():
     ("flexgen:wg=50,wc=60", "flexgen:wc=60.0: must be at most 100 - wg"),
     ("flexgen:cc=50,cpu_attention=true", "flexgen:cpu_attention=True: must be false unless"),
     ("flexgen:gpu_batch=0", "flexgen:gpu_batch=0: must be a positive"),
-    ("flexgen:cpu_tflops=0", "flexgen:cpu_tflops=0.0"),
+    ("flexgen:cpu_tflops=-1", "flexgen:cpu_tflops=-1"),
     ("zero_inference:tier= ", "zero_inference:tier=''"),
     ("llm_in_a_flash:ffn_active=0", "llm_in_a_flash:ffn_active=0.0"),
     ("llm_in_a_flash:reuse=1", "llm_in_a_flash:reuse=1.0"),

@@ -194,4 +194,4 @@ def test_key_based_selection_refuses_latent_attention(name):
 def test_claim_band(claim):
     outcome = evaluate(claim)
     # a stated known miss must stay a miss: if the model comes back into the band, the statement goes
-    assert outcome.in_band is not bool(claim.known_miss), (claim.technique, claim.metric, outcome.gain, claim.band)
+    assert outcome.in_band is not bool(claim.miss), (claim.technique, claim.metric, outcome.gain, claim.band)

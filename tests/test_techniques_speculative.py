@@ -32,7 +32,7 @@ def context(technique, model=TARGET, hardware="h100-sxm", batch=1, ctx=1024, gpu
     """The RoundContext an estimate builds for a decode round of `batch` sequences after `ctx` tokens."""
     sc = Scenario(model=model, hardware=hardware, gpus=gpus, techniques=(*extra, technique))
     m, system, par, eff = sc.resolve()
-    setup = pass_setup(m, system, par, sc.precision, eff, sc.memory_utilization, sc.technique_set())
+    setup = pass_setup(m, system, par, sc.precision, eff, sc.utilization(), sc.technique_set())
     return RoundContext(setup=setup, batch=batch, context=ctx, prompt=ctx, output=256, cuda_graphs=True)
 
 

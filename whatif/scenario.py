@@ -4,16 +4,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from .errors import WhatifError, check_mapping, positive_int
+from .errors import WhatifError, check_mapping, positive_int, shown
+from .specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, boolean, integer, number,
+                           string)
 from .specs.hardware import System, load_component, load_system
 from .specs.models import ModelSpec, load_model
 from .specs.profiles import read_yaml
+from .specs.engines import Engine
 from .specs.quantity import Quantity
 from .roofline.config import Parallelism, Precision
-from .roofline.efficiency import Efficiency, load_efficiency
-from .roofline.engines import DEFAULT_ENGINE
+from .roofline.efficiency import Efficiency, efficiency_source, load_efficiency
+from .roofline.engines import DEFAULT_ENGINE, engine_spec
 from .roofline.estimate import Estimate, Workload, estimate
-from .roofline.memory import DEFAULT_UTILIZATION
 from .roofline.placement import Placement, parse_place
 from .roofline.techniques.compose import TechniqueSet
 from .roofline.techniques.registry import technique_set
@@ -33,10 +35,11 @@ class Scenario:
     workload: Workload = field(default_factory=Workload)
     efficiency: str = "default"
     calibration: str | None = None
-    kernel_engine: str = DEFAULT_ENGINE   # --engine: whose measured kernels the default efficiency's kernel
-                                          # models were fitted on (YAML `engine:` is the simulator's section)
+    kernel_engine: str = DEFAULT_ENGINE   # --engine: the serving engine (engine_profiles/) whose loop, memory
+                                          # accounting and measured kernels are used (YAML `engine:` is the
+                                          # simulator's scheduler section)
     cuda_graphs: bool = True
-    memory_utilization: float = DEFAULT_UTILIZATION
+    memory_utilization: float | None = None   # the engine's memory fraction; None: its spec's default
     techniques: tuple = ()     # specs: 'kivi', 'h2o:heavy=0.1', or {name: kivi, bits: 4}
     place: tuple | dict = ()   # 'kv=cxl:0.5' specs, or {kv: {cxl: 0.5}}: shares kept outside HBM
     access: str = "stream"     # stream (copy into HBM per layer) or direct (kernels read the tier in place)
@@ -76,12 +79,25 @@ class Scenario:
                 raise WhatifError(f"--launch-us: {lu!r} must be a non-negative number of microseconds")
             launch = Quantity(lu * 1e-6, "s", "assumed", "user-given CPU launch time per kernel (--launch-us)")
             system = replace(system, gpu=replace(system.gpu, launch_overhead=launch))
+        elif self.engine().eager_launch_s is not None:   # an eager engine's own host cost per kernel (PyTorch eager)
+            spec = self.engine()
+            launch = Quantity(spec.eager_launch_s, "s", "assumed", spec.sources["kernels.eager_launch_s"])
+            system = replace(system, gpu=replace(system.gpu, launch_overhead=launch))
         system = add_tiers(system, list(self.add_tiers))
         eff = load_efficiency(self.efficiency, system.gpu, self.calibration, self.kernel_engine)
         return model, system, par, eff
 
+    def engine(self) -> Engine:
+        return engine_spec(self.kernel_engine)
+
+    def utilization(self) -> float:
+        """The engine's memory fraction: given, or its spec's default at this tensor parallelism."""
+        if self.memory_utilization is not None:
+            return self.memory_utilization
+        return self.engine().memory.default_fraction(self.parallel.tp)
+
     def technique_set(self) -> TechniqueSet:
-        return technique_set(self.techniques)
+        return technique_set(self.techniques).for_workload(self.workload)
 
     def placement(self) -> Placement:
         return parse_place(self.place, self.access, self.overlap)
@@ -89,8 +105,9 @@ class Scenario:
     def run(self, with_max_batch: bool = True) -> Estimate:
         model, system, par, eff = self.resolve()
         return estimate(model, system, par, self.precision, self.workload, eff, cuda_graphs=self.cuda_graphs,
-                        utilization=self.memory_utilization, techniques=self.technique_set(),
-                        with_max_batch=with_max_batch, placement=self.placement(), price_per_hour=self.price_per_hour)
+                        utilization=self.utilization(), techniques=self.technique_set(),
+                        with_max_batch=with_max_batch, placement=self.placement(), price_per_hour=self.price_per_hour,
+                        engine=self.engine())
 
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
@@ -139,38 +156,72 @@ def scenario_from_yaml(path: str) -> tuple[dict, dict]:
     return top, sections
 
 
+# Every number a scenario (file or flags) gives, with its stated physical bound: checked before any work.
+_SECTION_INTS = {("parallel", "tp"): MAX_PARALLEL, ("parallel", "pp"): MAX_PARALLEL, ("parallel", "ep"): MAX_PARALLEL,
+                 ("workload", "batch"): MAX_BATCH, ("workload", "prompt"): MAX_TOKENS,
+                 ("workload", "output"): MAX_TOKENS, ("workload", "prefill_chunk"): MAX_TOKENS,
+                 ("precision", "weight_group_size"): MAX_WIDTH}
+_FLAG = {"prefill_chunk": "--prefill-chunk", "shared_prefix": "--shared-prefix",
+         "weight_group_size": "--weight-group-size"}
+
+
+def _check_sections(sections: dict) -> None:
+    for (section, key), high in _SECTION_INTS.items():
+        if key in sections.get(section, {}):
+            integer(sections[section][key], f"{section}.{key} ({_FLAG.get(key, '--' + key)})", 1, high)
+    if "shared_prefix" in sections.get("workload", {}):
+        integer(sections["workload"]["shared_prefix"], "workload.shared_prefix (--shared-prefix)", 0, MAX_TOKENS)
+    for key, value in sections.get("precision", {}).items():
+        if key != "weight_group_size":
+            string(value, f"precision.{key}")
+
+
+def _check_top(kwargs: dict) -> None:
+    for key, flag in (("model", "--model"), ("hardware", "--hardware"), ("efficiency", "--efficiency"),
+                      ("kernel_engine", "--engine"), ("access", "--access"), ("host_link", "--host-link"),
+                      ("calibration", "--calibration")):
+        if kwargs.get(key) is not None:
+            string(kwargs[key], f"{key} ({flag})", max_len=4096)
+    if kwargs.get("gpus") is not None:
+        integer(kwargs["gpus"], "gpus (--gpus)", 1, MAX_GPUS, "GPUs")
+    if kwargs.get("context_window") is not None:
+        integer(kwargs["context_window"], "context_window (--context-window)", 1, MAX_TOKENS, "tokens")
+    if kwargs.get("memory_utilization") is not None:
+        number(kwargs["memory_utilization"], "memory_utilization (--memory-utilization)", 0.0, 1.0,
+               "a fraction of HBM", low_open=True)
+    if kwargs.get("price_per_hour") is not None:
+        number(kwargs["price_per_hour"], "price_per_hour (--price-per-hour)", 0.0, 1e4, "USD per hour")
+    if kwargs.get("launch_us") is not None:
+        number(kwargs["launch_us"], "launch_us (--launch-us)", 0.0, 1e6, "microseconds")
+    for key in ("cuda_graphs", "overlap"):
+        if key in kwargs:
+            boolean(kwargs[key], key)
+
+
 def build_scenario(top: dict, sections: dict) -> Scenario:
-    """Scenario from merged values (file first, flags over it); types are checked by the dataclasses."""
+    """Scenario from merged values (file first, flags over it): each value's type and range checked here."""
     kwargs = dict(top)
+    _check_top(kwargs)
+    _check_sections(sections)
+    if kwargs.get("calibration") is not None:   # a calibration file alone implies --efficiency calibrated
+        kwargs["efficiency"] = efficiency_source(kwargs.get("efficiency"), kwargs["calibration"])
     for name, cls in _SECTIONS.items():
         try:
             kwargs[name] = cls(**sections.get(name, {}))
         except TypeError as exc:
             raise WhatifError(f"{name}: {exc}") from None
-    mu = kwargs.get("memory_utilization")
-    if mu is not None and (isinstance(mu, bool) or not isinstance(mu, (int, float))):
-        raise WhatifError(f"memory_utilization: {mu!r} must be a number in (0, 1]")
-    if not isinstance(kwargs.get("cuda_graphs", True), bool):
-        raise WhatifError(f"cuda_graphs: {kwargs['cuda_graphs']!r} must be true or false")
     techs = kwargs.get("techniques", ())
     if isinstance(techs, str):
         techs = [techs]
     if not isinstance(techs, (list, tuple)):
-        raise WhatifError(f"techniques: {techs!r} must be a list of names, 'name:key=value' specs or mappings")
+        raise WhatifError(f"techniques: {shown(techs)} must be a list of names, 'name:key=value' specs or mappings")
     kwargs["techniques"] = tuple(techs)
-    for key in ("efficiency", "calibration", "kernel_engine", "access", "host_link"):
-        if kwargs.get(key) is not None and not isinstance(kwargs[key], str):
-            raise WhatifError(f"{key}: {kwargs[key]!r} must be a string")
     for key in ("place", "add_tiers"):
         value = kwargs.get(key, ())
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, (list, tuple, dict)):
-            raise WhatifError(f"{key}: {value!r} must be a list of specs" + (" or a mapping" if key == "place" else ""))
+            raise WhatifError(f"{key}: {shown(value)} must be a list of specs" +
+                              (" or a mapping" if key == "place" else ""))
         kwargs[key] = value if isinstance(value, dict) else tuple(value)
-    if not isinstance(kwargs.get("overlap", True), bool):
-        raise WhatifError(f"overlap: {kwargs['overlap']!r} must be true or false")
-    price = kwargs.get("price_per_hour")
-    if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0):
-        raise WhatifError(f"price_per_hour: {price!r} must be a non-negative number (USD per hour)")
     return Scenario(**kwargs)

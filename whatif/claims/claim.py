@@ -61,10 +61,21 @@ def metric_text(unit: str, v: float | None) -> str:
     return f"{v:,.0f} {unit}"
 
 
+TOLERANCE = 0.3        # a scored claim's band: the paper's figure (or the ends of its stated range) +-30%
+BOUNDS = ("about", "at_least", "at_most")
+
+
 @dataclass(frozen=True)
 class Claim:
     """`setup` is a scenario as a mapping (model, hardware, gpus, workload/precision/parallel
-    sections, techniques); `variant` overrides parts of it (usually `techniques`)."""
+    sections, techniques); `variant` overrides parts of it (usually `techniques`).
+
+    A claim is *scored* when it has a figure and none of its inputs encodes that figure (physical
+    parameters, published model shapes and settings, the baseline the paper names); its band is set
+    from the paper alone: the figure (or the ends of the range it states) +-30%, open-ended where
+    the paper states a bound. A claim whose input was set from its own result (a budget equal to the
+    claimed ratio, steps = output / the speed-up), or whose whatif metric is not the one the paper's
+    figure measures, is *illustrative*: shown, never counted."""
 
     technique: str                    # registry name(s) the claim tests, e.g. "kivi"
     paper: str                        # the paper's wording of the claim
@@ -73,13 +84,60 @@ class Claim:
     setup: dict
     variant: dict
     why: str                          # why whatif's number differs from the paper's, or why it agrees
-    band: tuple[float, float] | None = None   # the range the tests require of whatif's gain
+    band: tuple[float, float] | None = None   # an explicit band: the check the tests hold an illustrative or
+                                      # figure-less claim to; on a scored claim only with band_why (it replaces
+                                      # the +-30% band)
     setup_note: str = ""              # what of the paper's setup could not be expressed
-    known_miss: str = ""              # why whatif's gain is outside the band (a miss stated, never hidden): the
-                                      # tests require such a claim to stay outside, so a fix must remove it
+    illustrative: str = ""            # non-empty: which input encodes the result, or why whatif's metric is
+                                      # not the paper's (never counted)
+    miss: str = ""                    # a scored claim outside its band: the mechanism the paper measured that
+                                      # whatif does not model (the tests require it to stay outside, so a fix
+                                      # must remove it)
+    paper_range: tuple[float, float] | None = None   # the range the paper states ("2.35x ~ 3.47x")
+    bound: str = "about"              # "at_least" ("over 85%", "more than 3x") or "at_most": the figure is a bound
+    band_why: str = ""                # why an explicit band replaces the +-30% one on a scored claim
+    baseline_engine: str = ""         # the engine the paper's baseline ran on (an --engine name; "": whatif's
+                                      # default, vLLM), set from the paper's stated setup, never from the result
+    system_engine: str = ""           # the engine the paper's own system ran on ("": the baseline's)
+    engine_why: str = ""              # where the paper says so (required with either engine)
 
     def __post_init__(self):
         assert self.metric in METRICS, self.metric
+        assert self.bound in BOUNDS, self.bound
+        assert self.engine_why or not (self.baseline_engine or self.system_engine), \
+            f"a claim's engine comes from the paper's setup, with the reason: {self.paper}"
+        if self.scored:
+            assert self.band is None or self.band_why, f"a scored claim's band comes from the paper: {self.paper}"
+        else:
+            assert not self.miss, f"only a scored claim can miss: {self.paper}"
+
+    @property
+    def scored(self) -> bool:
+        return self.claimed is not None and not self.illustrative
+
+    @property
+    def kind(self) -> str:
+        return "scored" if self.scored else "illustrative" if self.illustrative else "no figure"
+
+    @property
+    def effective_band(self) -> tuple[float, float] | None:
+        """The band the claim is judged by: a scored claim's from the paper's figure, else the explicit check."""
+        if not self.scored or self.band_why:
+            return self.band
+        lo, hi = self.paper_range or (self.claimed, self.claimed)
+        return ((0.0 if self.bound == "at_most" else lo * (1 - TOLERANCE)),
+                (math.inf if self.bound == "at_least" else hi * (1 + TOLERANCE)))
+
+    @property
+    def band_reason(self) -> str:
+        if not self.scored:
+            return "a check of direction, not a score" if self.band else ""
+        if self.band_why:
+            return self.band_why
+        what = {"about": "the paper's figure", "at_least": "the paper's lower bound",
+                "at_most": "the paper's upper bound"}[self.bound]
+        return (f"the paper's stated range {self.paper_range[0]:g}-{self.paper_range[1]:g}" if self.paper_range
+                else what) + f" +-{TOLERANCE:.0%}" + (", open-ended" if self.bound != "about" else "")
 
 
 @dataclass(frozen=True)
@@ -96,9 +154,9 @@ class Outcome:
 
     @property
     def in_band(self) -> bool | None:
-        if self.claim.band is None:
+        if self.claim.effective_band is None:
             return None
-        lo, hi = self.claim.band
+        lo, hi = self.claim.effective_band
         return lo <= self.gain <= hi
 
 
@@ -118,10 +176,20 @@ def merged(setup: dict, variant: dict) -> dict:
     return out
 
 
+def claim_scenarios(claim: Claim) -> tuple[dict, dict]:
+    """The baseline's and the technique's scenario mappings, each on the engine the paper ran it on."""
+    base = {**claim.setup, **({"kernel_engine": claim.baseline_engine} if claim.baseline_engine else {})}
+    new = merged(base, claim.variant)
+    if claim.system_engine:
+        new["kernel_engine"] = claim.system_engine
+    return base, new
+
+
 def evaluate(claim: Claim) -> Outcome:
     value, _unit, higher = METRICS[claim.metric]
-    base = value(scenario_of(claim.setup).run())
-    new = value(scenario_of(merged(claim.setup, claim.variant)).run())
+    base_setup, new_setup = claim_scenarios(claim)
+    base = value(scenario_of(base_setup).run())
+    new = value(scenario_of(new_setup).run())
     if higher:
         gain = new / base if base else float("inf")
     else:

@@ -15,11 +15,7 @@ CLAIMS: list[Claim] = [
         why="FlashAttention-2 runs one block per (sequence, KV head): 32 blocks leave 76 of the A100's 108 SMs and "
             "their bandwidth idle; stream-K spreads the context over all SMs, so whatif's gain is about 108/32 "
             "less the tile tail and the fix-up; the paper averages over many head counts and lengths",
-        band=(2.5, 3.4),
         setup_note="one configuration (Llama-2-7B shapes, batch 1, 4K context) instead of the paper's sweep",
-        known_miss="since the decode-attention kernel model was fitted on measured kernels (aiconfigurator, vLLM), "
-                   "its ~10 us floor and per-sequence costs dilute the occupancy gain at this 4K-token, batch-1 "
-                   "point: 2.3x, 11% under the paper's sweep average",
     ),
     Claim(
         technique="lean_attention",
@@ -33,6 +29,9 @@ CLAIMS: list[Claim] = [
             "idle under FlashAttention-2, hence ~13x at any long context; the paper's gain grows with context and "
             "depends on head counts it does not state in the abstract",
         setup_note="no model reaches 512K tokens; Llama-3.1-8B at 128K (GQA, 8 KV heads) instead",
+        miss="setup whatif cannot express: whatif's gain is the occupancy ratio SMs / (sequences x KV heads), ~12x at "
+             "any long context with 8 KV heads; the paper's gain grows with context and depends on head counts the "
+             "abstract does not state",
     ),
     Claim(
         technique="paged_kv",
@@ -48,6 +47,9 @@ CLAIMS: list[Claim] = [
             "kernel is than a contiguous one (vLLM's kernel versus FlashAttention-2/FlashInfer), which is kernel "
             "quality, so the rest of the 1.97x is outside the model (a calibration of the paged kernel would carry it)",
         setup_note="vAttention's contiguous layout is whatif's default cache; batch and lengths assumed",
+        miss="kernel quality (invisible to a roofline): paging moves ~0.1% more bytes; the rest of the 1.97x is how "
+             "much slower vLLM's paged kernel is than FlashAttention-2 / FlashInfer, a calibration of the kernel, not "
+             "a mechanism",
     ),
     Claim(
         technique="paged_kv",

@@ -1,8 +1,8 @@
-"""The `whatif` command line: estimate, compare, crossover, size-tier, simulate, capacity, report, demo, kernel,
-validate, list, show.
+"""The `whatif` command line: estimate, compare, crossover, size-tier, simulate, capacity, search, report, demo,
+kernel, validate, list, show.
 
-One module per command family (estimate.py, compare.py, tiers.py, simulate.py, report.py, validate.py,
-catalog.py), each with its parser and its commands; the flags they share are in one place each:
+One module per command family (estimate.py, compare.py, tiers.py, simulate.py, search.py, report.py,
+validate.py, catalog.py), each with its parser and its commands; the flags they share are in one place each:
 scenario_flags.py (the scenario), sim_flags.py (the simulator), reporting.py (--report), progress.py (the
 progress bar), common.py (the parser class, optional packages); output.py formats estimates and kernels.
 Building the parser imports nothing heavy: each command imports what it runs when it runs."""
@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .. import __version__
 from ..errors import WhatifError
 from .catalog import add_catalog_parsers, cmd_list, cmd_show
 from .common import WhatifParser
 from .compare import add_compare_parser, cmd_compare
 from .estimate import add_estimate_parser, add_kernel_parser, cmd_estimate, cmd_kernel
 from .report import add_demo_parser, add_report_parser, cmd_demo, cmd_report
+from .search import add_search_parser, cmd_search
 from .simulate import add_capacity_parser, add_simulate_parser, cmd_capacity, cmd_simulate
 from .tiers import add_crossover_parser, add_size_tier_parser, cmd_crossover, cmd_size_tier
 from .validate import add_validate_parser, cmd_validate
@@ -24,6 +26,7 @@ from .validate import add_validate_parser, cmd_validate
 
 def build_parser() -> argparse.ArgumentParser:
     ap = WhatifParser(prog="whatif", description="Predict LLM inference latency, throughput and memory from specs.")
+    ap.add_argument("--version", action="version", version=f"whatif {__version__}")
     sub = ap.add_subparsers(dest="command", parser_class=WhatifParser)
     add_estimate_parser(sub)
     add_compare_parser(sub)
@@ -31,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_size_tier_parser(sub)
     add_simulate_parser(sub)
     add_capacity_parser(sub)
+    add_search_parser(sub)
     add_report_parser(sub)
     add_demo_parser(sub)
     add_kernel_parser(sub, WhatifParser)
@@ -40,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS = {"estimate": cmd_estimate, "compare": cmd_compare, "crossover": cmd_crossover, "size-tier": cmd_size_tier,
-            "simulate": cmd_simulate, "capacity": cmd_capacity, "report": cmd_report, "demo": cmd_demo,
+            "simulate": cmd_simulate, "capacity": cmd_capacity, "search": cmd_search,
+            "report": cmd_report, "demo": cmd_demo,
             "kernel": cmd_kernel, "list": cmd_list, "show": cmd_show, "validate": cmd_validate}
 
 

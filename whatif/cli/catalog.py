@@ -27,17 +27,17 @@ def cmd_list(args) -> int:
         if args.kind:
             raise WhatifError("--kind applies to `whatif list hardware` only")
         infos = technique_info.all_infos()
-        print(json.dumps(infos) if args.json else technique_info.list_text(infos))
+        print(json.dumps(infos, allow_nan=False) if args.json else technique_info.list_text(infos))
         return 0
     if args.what == "models":
         if args.kind:
             raise WhatifError("--kind applies to `whatif list hardware` only")
         names = list_models()
-        print(json.dumps(names) if args.json else "\n".join(names))
+        print(json.dumps(names, allow_nan=False) if args.json else "\n".join(names))
         return 0
     names = list_components(args.kind)
     if args.json:
-        print(json.dumps([{"name": n, "kind": component_kind(n)} for n in names]))
+        print(json.dumps([{"name": n, "kind": component_kind(n)} for n in names], allow_nan=False))
     else:
         print(units.table(["name", "kind"], [[n, component_kind(n)] for n in names], right=set()))
     return 0
@@ -77,7 +77,7 @@ def cmd_show(args) -> int:
     if args.what == "technique":
         from ..queries import technique_info
         info = technique_info.info(args.name)
-        print(json.dumps(info) if args.json else technique_info.show_text(info))
+        print(json.dumps(info, allow_nan=False) if args.json else technique_info.show_text(info))
         return 0
     if args.what == "model":
         from ..specs.models import load_model
@@ -86,7 +86,7 @@ def cmd_show(args) -> int:
         derived = {"total_params": m.total_params(), "active_params_per_token": m.active_params_per_token(),
                    "kv_bytes_per_token_bf16": m.kv_elements_per_token() * 2}
         if args.json:
-            print(json.dumps({**data, "derived": derived}))
+            print(json.dumps({**data, "derived": derived}, allow_nan=False))
         else:
             rows = [[k, str(v)] for k, v in data.items() if v not in (None, "")]
             rows += [["total parameters", f"{derived['total_params']:,}"],
@@ -98,7 +98,7 @@ def cmd_show(args) -> int:
     comp = load_component(args.name, None, "show hardware")
     data = _plain(comp)
     if args.json:
-        print(json.dumps(data))
+        print(json.dumps(data, allow_nan=False))
     else:
         print(units.table(["field", "value", "provenance", "source"], _quantity_rows(data), right=set()))
     return 0

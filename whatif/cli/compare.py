@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 from ..errors import WhatifError
 from .reporting import add_report_flag, start_report, write_report
 from .scenario_flags import add_scenario_flags, scenario_from_args
+from .tables import add_table_flags, start_tables, write_tables
 
 
 def add_compare_parser(sub) -> None:
@@ -14,10 +14,12 @@ def add_compare_parser(sub) -> None:
     add_scenario_flags(cmp_)
     cmp_.add_argument("--variant", action="append", default=[], metavar="SET",
                       help="a technique set to compare, e.g. 'kivi' or 'int4+kivi+h2o:heavy=0.1' (repeatable)")
-    cmp_.add_argument("--systems", help="comma-separated hardware to compare (the first is the baseline's)")
+    cmp_.add_argument("--systems", help="comma-separated hardware to compare (the first is the baseline's); each "
+                                        "may set its own parallelism: dgx-h100:tp=8,h100-sxm:tp=1")
     cmp_.add_argument("--host-links", help="comma-separated host links to run each system with, e.g. "
                                            "pcie-gen4-x16,pcie-gen5-x16,nvlink-c2c (the same offload over each)")
     add_report_flag(cmp_)
+    add_table_flags(cmp_)
 
 
 def parse_systems(systems_arg: str | None, hardware_given: bool) -> list[str]:
@@ -35,7 +37,8 @@ def compare_inputs(args):
     base = scenario_from_args(args)
     systems = parse_systems(args.systems, bool(args.hardware))
     if systems:
-        base = replace(base, hardware=systems[0])
+        from ..queries.compare import on_system
+        base = on_system(base, systems[0])
     links = [h.strip() for h in args.host_links.split(",") if h.strip()] if args.host_links else None
     if args.host_links is not None and not links:
         raise WhatifError("--host-links: give one or more link profile names separated by commas")
@@ -47,9 +50,14 @@ def compare_inputs(args):
 def cmd_compare(args) -> int:
     from ..queries.compare import compare_dict, compare_text, run_compare
     start_report(args.report)
+    start_tables(args)
     base, others, links = compare_inputs(args)
     result = run_compare(base, args.variant, others, links)
-    print(json.dumps(compare_dict(result)) if args.json else compare_text(result))
+    from .estimate import warn_idle_shared_prefix
+    warn_idle_shared_prefix(base.workload.shared_prefix, [r.estimate.techniques for r in result.rows])
+    print(json.dumps(compare_dict(result), allow_nan=False) if args.json else compare_text(result))
+    from .result_rows import COMPARE_COLUMNS, compare_rows
+    write_tables(args, compare_rows(result), COMPARE_COLUMNS)
     if args.report:
         from ..reports.build import compare_page, compare_scenarios
         write_report(compare_page(result, compare_scenarios(base, args.variant, others, links)), args.report)

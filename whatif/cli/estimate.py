@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from ..errors import WhatifError
+from ..specs.checks import MAX_BATCH, MAX_HEADS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, flag_int
 from ..specs import units
 from .output import estimate_dict, estimate_text, kernel_dict, kernel_text
+from .result_rows import ESTIMATE_COLUMNS, KERNEL_COLUMNS, estimate_row, kernel_row
 from .reporting import add_report_flag, start_report, write_report
 from .scenario_flags import add_hardware_flags, add_scenario_flags, scenario_from_args
+from .tables import add_table_flags, start_tables, write_tables
 
 
 def add_estimate_parser(sub) -> None:
@@ -16,41 +20,71 @@ def add_estimate_parser(sub) -> None:
     add_scenario_flags(est)
     est.add_argument("--no-ops", action="store_true", help="omit the per-op tables from text output")
     add_report_flag(est)
+    add_table_flags(est)
+
+
+MAX_GEMM_DIM = 1 << 24            # a GEMM dimension: 16.8 M rows (tokens x batch) is beyond any real pass
+MAX_MESSAGE_BYTES = 1 << 44       # 17.6 TB: more than the memory of any node
+_ATTENTION_BOUNDS = {"batch": MAX_BATCH, "heads": MAX_HEADS, "kv-heads": MAX_HEADS, "head-dim": MAX_WIDTH,
+                     "seq-len": MAX_TOKENS}
 
 
 def add_kernel_parser(sub, parser_class) -> None:
     ker = sub.add_parser("kernel", help="single-kernel predictions")
     ksub = ker.add_subparsers(dest="kernel", parser_class=parser_class)
     g = ksub.add_parser("gemm", help="C[m,n] = A[m,k] @ B[k,n]")
-    for f in ("m", "n", "k"):
-        g.add_argument(f"--{f}", type=int, required=True)
-    g.add_argument("--dtype", default="bf16")
+    for f, text in (("m", "rows of A and C: the tokens in the batch"), ("n", "columns of B and C: output features"),
+                    ("k", "inner dimension: input features")):
+        g.add_argument(f"--{f}", type=flag_int(1, MAX_GEMM_DIM), required=True, help=f"{text} (<= {MAX_GEMM_DIM:,})")
+    g.add_argument("--dtype", default="bf16", help="operand dtype, e.g. bf16, fp16, fp8, int8 (default bf16)")
     add_hardware_flags(g)
+    add_table_flags(g)
     a = ksub.add_parser("attention", help="FlashAttention prefill or decode attention over a KV cache")
     a.add_argument("--phase", choices=("prefill", "decode"), required=True)
-    for f in ("batch", "heads", "kv-heads", "head-dim", "seq-len"):
-        a.add_argument(f"--{f}", type=int, required=True)
-    a.add_argument("--dtype", default="bf16")
+    for f, text in (("batch", "sequences"), ("heads", "query heads"),
+                    ("kv-heads", "KV heads (GQA: fewer than --heads)"), ("head-dim", "dimension of one head"),
+                    ("seq-len", "tokens per sequence: the prompt (prefill) or the cached context (decode)")):
+        a.add_argument(f"--{f}", type=flag_int(1, _ATTENTION_BOUNDS[f]), required=True, help=text)
+    a.add_argument("--dtype", default="bf16", help="activation and KV dtype, e.g. bf16, fp16, fp8 (default bf16)")
     add_hardware_flags(a)
+    add_table_flags(a)
     r = ksub.add_parser("allreduce", help="ring all-reduce over the system's GPU interconnect")
-    r.add_argument("--bytes", type=int, required=True)
-    r.add_argument("--gpus", type=int, required=True)
+    r.add_argument("--bytes", type=flag_int(1, MAX_MESSAGE_BYTES, "bytes"), required=True,
+                   help="message size per GPU, bytes")
+    r.add_argument("--gpus", type=flag_int(1, MAX_PARALLEL, "GPUs"), required=True,
+                   help="GPUs taking part (at most the system's)")
     add_hardware_flags(r)
+    add_table_flags(r)
 
 
 def cmd_estimate(args) -> int:
     start_report(args.report)
+    start_tables(args)
     scenario = scenario_from_args(args)
     est = scenario.run()
     check_fits(est)
+    warn_idle_shared_prefix(est.workload.shared_prefix, [est.techniques])
+    for line in est.techniques.warnings(est.model, est.workload.prompt, est.workload.output):
+        print(f"whatif: warning: {line}", file=sys.stderr)
     if args.json:
-        print(json.dumps(estimate_dict(est)))
+        print(json.dumps(estimate_dict(est), allow_nan=False))
     else:
         print(estimate_text(est, show_ops=not args.no_ops))
+    write_tables(args, [estimate_row(est)], ESTIMATE_COLUMNS)
     if args.report:
         from ..reports.build import estimate_page
         write_report(estimate_page(scenario, est), args.report)
     return 0
+
+
+def warn_idle_shared_prefix(shared_prefix: int, technique_sets) -> None:
+    """--shared-prefix changes nothing unless a technique stores the prefix once: say so on stderr."""
+    if not shared_prefix or any(t.shares_prefix for t in technique_sets):
+        return
+    from ..roofline.techniques.registry import all_techniques
+    sharers = ", ".join(name for name, cls in all_techniques().items() if cls.shares_prefix)
+    print(f"whatif: warning: --shared-prefix {shared_prefix} changes nothing here: no technique shares the prefix; "
+          f"add one ({sharers}), e.g. --technique prefix_caching", file=sys.stderr)
 
 
 def check_fits(est) -> None:
@@ -71,15 +105,17 @@ def check_fits(est) -> None:
 
 def cmd_kernel(args) -> int:
     from ..roofline import kernels
-    from ..roofline.efficiency import load_efficiency
+    from ..roofline.efficiency import efficiency_source, load_efficiency
     from ..roofline.engines import DEFAULT_ENGINE
     from ..scenario import DEFAULT_HARDWARE
     from ..specs.hardware import load_system
     if args.kernel is None:
         raise WhatifError("whatif kernel: name a kernel; valid: gemm, attention, allreduce")
+    start_tables(args)
     hw = args.hardware or DEFAULT_HARDWARE
     system = load_system(hw, args.gpus if args.kernel == "allreduce" else None)   # --gpus <= the system's
-    eff = load_efficiency(args.efficiency or "default", system.gpu, args.calibration, args.engine or DEFAULT_ENGINE)
+    eff = load_efficiency(efficiency_source(args.efficiency, args.calibration), system.gpu, args.calibration,
+                          args.engine or DEFAULT_ENGINE)
     if args.kernel == "gemm":
         t = kernels.gemm_kernel(system, eff, args.m, args.n, args.k, args.dtype)
     elif args.kernel == "attention":
@@ -87,5 +123,7 @@ def cmd_kernel(args) -> int:
                                      args.head_dim, args.seq_len, args.dtype)
     else:
         t = kernels.allreduce_kernel(system, eff, args.bytes, args.gpus)
-    print(json.dumps(kernel_dict(t, system.name, eff)) if args.json else kernel_text(t, system.name, eff))
+    print(json.dumps(kernel_dict(t, system.name, eff), allow_nan=False) if args.json
+          else kernel_text(t, system.name, eff))
+    write_tables(args, [kernel_row(t, system.name, eff)], KERNEL_COLUMNS)
     return 0

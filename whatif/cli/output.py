@@ -62,6 +62,7 @@ def estimate_dict(e: Estimate) -> dict:
                      "shared_prefix": w.shared_prefix},
         "techniques": [{"name": t.name, "family": t.family, "parameters": t.values()} for t in e.techniques.items],
         "efficiency": {"source": e.efficiency.source, "provenance": e.efficiency.provenance},
+        "engine": e.engine.to_dict() if e.engine is not None else None,
         "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "e2e_s": e.e2e_s,
         "throughput_tok_s": e.throughput_tok_s, "decode_throughput_tok_s": e.decode_throughput_tok_s,
         "max_batch": e.max_batch, "max_batch_context_tokens": w.prompt + w.output,
@@ -119,6 +120,14 @@ def _tier_budget_table(m) -> str:
     return units.table(["tier", "bytes per GPU", "usable per GPU", "KV share", "fits"], rows, right={1, 2, 3})
 
 
+NO_DECODE = "none: no decode step (--output 1: prefill makes the only token)"
+
+
+def tok_rate(tok_s: float) -> str:
+    """Tokens per second: one decimal from 10 tok/s up, else 3 significant figures (0.059 is not '0.1')."""
+    return f"{tok_s:,.1f} tok/s" if tok_s >= 10 else f"{tok_s:.3g} tok/s"
+
+
 def _tokens_or_unbounded(n: int) -> str:
     return "any length: the cache stops growing" if n >= CONTEXT_SEARCH_LIMIT else f"{n:,}"
 
@@ -165,6 +174,7 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
         + (f", shared prefix {w.shared_prefix} tokens" if w.shared_prefix else ""),
         f"techniques: {e.techniques.label() if e.techniques else 'none'}",
         f"efficiency: {e.efficiency.source} ({e.efficiency.provenance})",
+        f"engine: {e.engine.summary() if e.engine is not None else 'none (kernels only)'}",
         f"ceilings: {units.rate(gpu.peak_flops(act), 'FLOP/s')} {act} ({gpu.peak[act].provenance}), "
         f"HBM {units.rate(gpu.hbm_bandwidth.value, 'B/s')} ({gpu.hbm_bandwidth.provenance}), "
         f"{units.nbytes(gpu.hbm_capacity.value)} per GPU",
@@ -173,13 +183,13 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
             ["TTFT", units.seconds(e.ttft_s)
              + (f" ({e.prefill_pass_count} prefill passes)" if e.prefill_pass_count > 1 else "")],
             ["TPOT (mean decode step)" if e.decode_round is None else "TPOT (effective: round time / tokens)",
-             units.seconds(e.tpot_s)],
+             units.seconds(e.tpot_s) if w.output > 1 else NO_DECODE],
             *_round_rows(e),
             ["end-to-end latency", units.seconds(e.e2e_s)],
-            ["throughput (batch)", f"{e.throughput_tok_s:,.1f} tok/s"],
-            ["decode throughput", f"{e.decode_throughput_tok_s:,.1f} tok/s"],
+            ["throughput (batch)", tok_rate(e.throughput_tok_s)],
+            ["decode throughput", tok_rate(e.decode_throughput_tok_s) if w.output > 1 else NO_DECODE],
             [f"max batch at {w.prompt + w.output} tokens", str(e.max_batch)],
-            [f"throughput at max batch ({e.max_batch})", f"{e.max_batch_throughput_tok_s:,.1f} tok/s"],
+            [f"throughput at max batch ({e.max_batch})", tok_rate(e.max_batch_throughput_tok_s)],
             [f"max context at batch {w.batch}", f"{e.max_context:,} tokens"
              + (f" (model window; memory holds {_tokens_or_unbounded(e.memory_max_context)})"
                 if e.max_context == e.model.max_position_embeddings else "")],

@@ -6,6 +6,7 @@ import json
 from ..specs import units
 from .common import require
 from .compare import compare_inputs
+from .output import tok_rate
 from .progress import progress
 from .reporting import start_report
 from .scenario_flags import scenario_from_args
@@ -91,10 +92,10 @@ def cmd_report(args) -> int:
     size = page.write(args.out, "--out")
     fits = "fits" if est.memory.fits else "does NOT fit"
     headline = (f"{est.model.name} on {est.system.name}: TTFT {units.seconds(est.ttft_s)}, TPOT "
-                f"{units.seconds(est.tpot_s)}, {est.throughput_tok_s:,.1f} tok/s, max batch {est.max_batch}, {fits}")
+                f"{units.seconds(est.tpot_s)}, {tok_rate(est.throughput_tok_s)}, max batch {est.max_batch}, {fits}")
     if args.json:
         print(json.dumps({"report": args.out, "bytes": size, "charts": page.figures,
-                          "sections": [s.id for s in page.sections]}))
+                          "sections": [s.id for s in page.sections]}, allow_nan=False))
     else:
         print(f"wrote {args.out} ({units.nbytes(size)}, {page.figures} charts; sections: "
               f"{', '.join(s.title for s in page.sections)})\n{headline}")

@@ -5,53 +5,79 @@ from __future__ import annotations
 
 from ..roofline.efficiency import SOURCES
 from ..roofline.engines import DEFAULT_ENGINE, ENGINES
+from ..specs.dtypes import ACTIVATION_DTYPES, KV_DTYPES, WEIGHT_DTYPES
+from ..specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, Field, flag_float, flag_int,
+                            flag_text)
+
+# The count flags: each with its stated bound (checked before any work) and help.
+_COUNT_FLAGS = {
+    "gpus": (Field("int", 1, MAX_GPUS, "GPUs"), "GPUs used (default: tp x pp, or the system's count)"),
+    "tp": (Field("int", 1, MAX_PARALLEL), "tensor-parallel degree (default 1)"),
+    "pp": (Field("int", 1, MAX_PARALLEL), "pipeline-parallel stages (default 1)"),
+    "ep": (Field("int", 1, MAX_PARALLEL), "expert-parallel degree for MoE models: 1 or --tp (default 1)"),
+    "batch": (Field("int", 1, MAX_BATCH, "sequences"), "sequences decoded together (default 1)"),
+    "prompt": (Field("int", 1, MAX_TOKENS, "tokens"), "prompt tokens per sequence (default 512)"),
+    "output": (Field("int", 1, MAX_TOKENS, "tokens"), "generated tokens per sequence (default 128)"),
+    "prefill-chunk": (Field("int", 1, MAX_TOKENS, "tokens"), "tokens per prefill chunk (default 8192)"),
+    "weight-group-size": (Field("int", 1, MAX_WIDTH), "quantization group of int8/int4 weights (default 128)"),
+    "shared-prefix": (Field("int", 0, MAX_TOKENS, "tokens"), "leading prompt tokens all sequences share "
+                                                              "(default 0)"),
+}
 
 
 def add_hardware_flags(p):
     """--hardware, the efficiency model and --json: what every prediction needs, kernels included."""
     from ..scenario import DEFAULT_HARDWARE
-    p.add_argument("--hardware", default=None,
+    p.add_argument("--hardware", default=None, type=flag_text,
                    help=f"GPU or system profile name, or a YAML path (default {DEFAULT_HARDWARE})")
     p.add_argument("--efficiency", choices=SOURCES, default=None, help="efficiency source (default: default)")
-    p.add_argument("--calibration", default=None, help="calibration file for --efficiency calibrated")
+    p.add_argument("--calibration", default=None, type=flag_text,
+                   help="calibration file (implies --efficiency calibrated; see `whatif validate calibrate`)")
     p.add_argument("--engine", choices=ENGINES, default=None,
-                   help=f"serving engine whose measured kernels the default efficiency was fitted on "
-                        f"(default {DEFAULT_ENGINE})")
+                   help=f"serving engine: its spec (engine_profiles/: CUDA-graph sizes, CPU per step, memory "
+                        f"accounting, scheduler limits) and the measured kernels the default efficiency was fitted "
+                        f"on (default {DEFAULT_ENGINE})")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def add_scenario_flags(p):
     """The flags that describe one scenario (estimate and compare share them)."""
-    p.add_argument("--scenario", help="scenario YAML (flags given here override it)")
-    p.add_argument("--model", help="model profile name or path to a YAML / Hugging Face config.json")
+    p.add_argument("--scenario", type=flag_text, help="scenario YAML (flags given here override it)")
+    p.add_argument("--model", type=flag_text, help="model profile name or path to a YAML / Hugging Face config.json")
     add_hardware_flags(p)
-    for flag in ("gpus", "tp", "pp", "ep", "batch", "prompt", "output", "prefill-chunk", "weight-group-size"):
-        p.add_argument(f"--{flag}", type=int)
-    p.add_argument("--shared-prefix", type=int, help="leading prompt tokens all sequences share (default 0)")
-    p.add_argument("--dtype", help="activation dtype; also weights and KV unless given (default bf16)")
-    p.add_argument("--weight-dtype")
-    p.add_argument("--kv-dtype")
-    p.add_argument("--memory-utilization", type=float, help="fraction of HBM the engine may use (default 0.9)")
+    for flag, (field, text) in _COUNT_FLAGS.items():
+        p.add_argument(f"--{flag}", type=field.flag_type(), help=text)
+    p.add_argument("--dtype", type=flag_text,
+                   help=f"activation dtype, also the weights' and KV's unless given: {', '.join(ACTIVATION_DTYPES)} "
+                        "(default bf16; fp4 is NVFP4, on GPUs with an fp4 peak such as B200)")
+    p.add_argument("--weight-dtype", type=flag_text,
+                   help=f"weight dtype: {', '.join(WEIGHT_DTYPES)} (default: --dtype); int8/int4 are weight-only "
+                        "with a scale per --weight-group-size")
+    p.add_argument("--kv-dtype", type=flag_text, help=f"KV-cache dtype: {', '.join(KV_DTYPES)} (default: --dtype)")
+    p.add_argument("--memory-utilization", type=flag_float(0, 1, "a fraction of HBM", low_open=True),
+                   help="the engine's memory fraction (default: its spec's, e.g. vLLM's gpu_memory_utilization 0.9)")
     p.add_argument("--eager", action="store_true", help="no CUDA graphs in decode: pay CPU launch per kernel")
-    p.add_argument("--technique", action="append", default=[], metavar="NAME[:key=value,...]",
+    p.add_argument("--technique", action="append", default=[], metavar="NAME[:key=value,...]", type=flag_text,
                    help="apply a technique (repeatable; see `whatif list techniques`)")
     t = p.add_argument_group("memory tiers and offloading")
-    t.add_argument("--place", action="append", default=[], metavar="CLASS=TIER[:FRACTION]",
+    t.add_argument("--place", action="append", default=[], metavar="CLASS=TIER[:FRACTION]", type=flag_text,
                    help="keep a share of weights, kv or activations in a slower tier: a memory profile of the "
                         "system, its technology (ddr5, lpddr5x, cxl, nvme) or 'host' (repeatable)")
     t.add_argument("--access", choices=("stream", "direct"), default=None,
                    help="stream: copy offloaded bytes into HBM layer by layer (default); direct: kernels read "
                         "the tier in place (KV only; weights are always streamed)")
     t.add_argument("--no-overlap", action="store_true", help="streamed copies wait for compute instead of overlapping")
-    t.add_argument("--add-tier", action="append", default=[], metavar="MEMORY[:COUNT]",
+    t.add_argument("--add-tier", action="append", default=[], metavar="MEMORY[:COUNT]", type=flag_text,
                    help="attach COUNT devices of a memory profile behind the GPU's host link, e.g. "
                         "cxl-micron-cz120-256gb:4 (repeatable)")
-    t.add_argument("--host-link", help="replace the GPU's host link, e.g. pcie-gen4-x16, pcie-gen5-x16, nvlink-c2c")
-    t.add_argument("--price-per-hour", type=float, help="USD per hour of the GPUs used (over profile prices)")
-    t.add_argument("--launch-us", type=float,
+    t.add_argument("--host-link", type=flag_text,
+                   help="replace the GPU's host link, e.g. pcie-gen4-x16, pcie-gen5-x16, nvlink-c2c")
+    t.add_argument("--price-per-hour", type=flag_float(0, 1e4, "USD per hour"),
+                   help="USD per hour of the GPUs used (over profile prices)")
+    t.add_argument("--launch-us", type=flag_float(0, 1e6, "microseconds"),
                    help="host CPU launch + queuing time per kernel in eager mode, microseconds (default: the GPU "
                         "profile's launch_overhead); e.g. a slower host CPU")
-    t.add_argument("--context-window", type=int,
+    t.add_argument("--context-window", type=flag_int(1, MAX_TOKENS, "tokens"),
                    help="what-if: treat the model's context window as this many tokens (e.g. RoPE scaling)")
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, fields
 from functools import cache
 
 from ..errors import WhatifError
+from ..specs.checks import (MAX_BATCH, MAX_PARALLEL, MAX_REPLICAS, MAX_REQUESTS, MAX_TOKENS, MAX_TURNS,
+                            Field)
 from .progress import add_progress_flag
 from .scenario_flags import add_scenario_flags
 
@@ -28,74 +30,96 @@ class SimFlag:
         return f"{self.section}_{self.field}"
 
 
-def _f(section: str, field: str, flag: str, kind=None, metavar: str | None = None, help: str = "", **kw) -> SimFlag:
+def _f(section: str, field: str, flag: str, kind: Field | None = None, metavar: str | None = None, help: str = "",
+       **kw) -> SimFlag:
     kwargs = {"help": help, **kw}
     if kind is not None:
-        kwargs["type"] = kind
+        kwargs["type"] = kind.flag_type()
     if metavar is not None:
         kwargs["metavar"] = metavar
+    FIELDS[f"{section}_{field}"] = kind if kind is not None else Field("bool")
     return SimFlag(section, field, flag, kwargs)
 
 
+FIELDS: dict[str, Field] = {}             # dest -> the Field that checks a flag's or a scenario file's value
 _BOOL = argparse.BooleanOptionalAction   # --x / --no-x, so a flag can override a scenario file either way
+_TEXT = Field("text")
+_SECONDS = Field("seconds", low_open=True)   # a bare number is seconds; or 500ms, 0.5s, 20us, 2min
 
 TRAFFIC_FLAGS = (
-    _f("traffic", "rate", "--rate", float, "REQ/S",
+    _f("traffic", "rate", "--rate", Field("float", 0, 1e6, "requests per second", True), "REQ/S",
        "mean arrival rate, requests per second (sessions per second with --turns > 1)"),
-    _f("traffic", "arrival", "--arrival", None, "PROCESS", "arrival process; gamma is bursty (see --burstiness)"),
-    _f("traffic", "burstiness", "--burstiness", float, "CV",
+    _f("traffic", "arrival", "--arrival", _TEXT, "PROCESS", "arrival process; gamma is bursty (see --burstiness)"),
+    _f("traffic", "burstiness", "--burstiness", Field("float", 0, 100, "(coefficient of variation)", True), "CV",
        "coefficient of variation of gamma inter-arrival times (1 is Poisson's; > 1 is burstier)"),
-    _f("traffic", "requests", "--requests", int, "N", "how many requests to simulate"),
-    _f("traffic", "duration_s", "--duration", float, "SECONDS",
-       "instead of --requests: every request arriving in the first SECONDS"),
-    _f("traffic", "lengths", "--lengths", None, "DIST",
+    _f("traffic", "requests", "--requests", Field("int", 1, MAX_REQUESTS, "requests"), "N",
+       "how many requests to simulate"),
+    _f("traffic", "duration_s", "--duration", _SECONDS, "SECONDS",
+       "instead of --requests: every request arriving in the first SECONDS (a bare number is seconds; or 90s, "
+       "2min)"),
+    _f("traffic", "lengths", "--lengths", _TEXT, "DIST",
        "prompt/output lengths: fixed (--prompt/--output tokens) or a built-in distribution"),
-    _f("traffic", "prefix_groups", "--prefix-groups", int, "N",
+    _f("traffic", "prefix_groups", "--prefix-groups", Field("int", 0, MAX_REQUESTS, "prefixes"), "N",
        "each request opens with one of N shared prefixes (with --prefix-tokens)"),
-    _f("traffic", "prefix_tokens", "--prefix-tokens", int, "T", "tokens of each shared prefix, added to the prompt"),
-    _f("traffic", "turns", "--turns", int, "N",
+    _f("traffic", "prefix_tokens", "--prefix-tokens", Field("int", 0, MAX_TOKENS, "tokens"), "T",
+       "tokens of each shared prefix, added to the prompt"),
+    _f("traffic", "turns", "--turns", Field("int", 1, MAX_TURNS, "turns"), "N",
        "multi-turn sessions of N turns; each turn's prompt carries the history"),
-    _f("traffic", "think_s", "--think-time", float, "SECONDS", "mean time between a session's turns (exponential)"),
-    _f("traffic", "trace", "--trace", str, "FILE",
+    _f("traffic", "think_s", "--think-time", Field("seconds"), "SECONDS",
+       "mean time between a session's turns (exponential; a bare number is seconds, or 500ms)"),
+    _f("traffic", "trace", "--trace", _TEXT, "FILE",
        "CSV or JSON-lines requests (arrival_s, prompt_tokens, output_tokens, optional prefix_id) instead of "
        "generated ones"),
-    _f("traffic", "seed", "--seed", int, "N", "seed of the arrivals and lengths: the same seed, the same requests"),
+    _f("traffic", "seed", "--seed", Field("int", 0, 2**63 - 1), "N",
+       "seed of the arrivals and lengths: the same seed, the same requests"),
 )
 ENGINE_FLAGS = (
-    _f("engine", "batching", "--batching", None, "MODE",
+    _f("engine", "batching", "--batching", _TEXT, "MODE",
        "continuous: iteration-level (Orca, vLLM); static: a batch runs until its last request is done"),
-    _f("engine", "priority", "--priority", None, "PHASE",
+    _f("engine", "priority", "--priority", _TEXT, "PHASE",
        "without chunked prefill: waiting prefills first (vLLM V0) or running decodes first"),
     _f("engine", "chunked_prefill", "--chunked-prefill", action=_BOOL,
        help="decodes first, prefill chunks fill the rest of each iteration's token budget (Sarathi-Serve)"),
-    _f("engine", "max_batch", "--max-batch", int, "N", "most running sequences per replica"),
-    _f("engine", "token_budget", "--token-budget", int, "TOKENS", "most tokens per iteration (decodes + prefill)"),
-    _f("engine", "block_size", "--block-size", int, "TOKENS", "tokens per paged KV block"),
-    _f("engine", "watermark", "--watermark", float, "FRACTION", "share of KV blocks kept free when admitting"),
+    _f("engine", "max_batch", "--max-batch", Field("int", 1, MAX_BATCH, "sequences"), "N",
+       "most running sequences per replica"),
+    _f("engine", "token_budget", "--token-budget", Field("int", 1, MAX_TOKENS, "tokens"), "TOKENS",
+       "most tokens per iteration (decodes + prefill)"),
+    _f("engine", "block_size", "--block-size", Field("int", 1, 1 << 16, "tokens"), "TOKENS",
+       "tokens per paged KV block"),
+    _f("engine", "watermark", "--watermark", Field("float", 0, 0.99, "a fraction of the KV blocks"), "FRACTION",
+       "share of KV blocks kept free when admitting"),
     _f("engine", "prefix_caching", "--prefix-caching", action=_BOOL,
        help="share the KV blocks of common prompt prefixes between requests"),
-    _f("engine", "preemption", "--preemption", None, "MODE",
+    _f("engine", "preemption", "--preemption", _TEXT, "MODE",
        "a preempted request's KV is recomputed later, or swapped to host memory and back"),
-    _f("engine", "swap_space_gb", "--swap-space", float, "GIB", "host memory per GPU for swapped KV, GiB"),
+    _f("engine", "swap_space_gb", "--swap-space", Field("float", 0, 1e6, "GiB"), "GIB",
+       "host memory per GPU for swapped KV, GiB"),
 )
 CLUSTER_FLAGS = (
-    _f("cluster", "replicas", "--replicas", int, "N", "replicas of the scenario (the decode pool, disaggregated)"),
-    _f("cluster", "router", "--router", None, "POLICY", "which replica each request goes to"),
-    _f("cluster", "prefill_replicas", "--prefill-replicas", int, "N",
+    _f("cluster", "replicas", "--replicas", Field("int", 1, MAX_REPLICAS, "replicas"), "N",
+       "replicas of the scenario (the decode pool, disaggregated)"),
+    _f("cluster", "router", "--router", _TEXT, "POLICY", "which replica each request goes to"),
+    _f("cluster", "prefill_replicas", "--prefill-replicas", Field("int", 0, MAX_REPLICAS, "replicas"), "N",
        "> 0: disaggregated (DistServe): N prefill replicas send each request's KV to a decode replica"),
-    _f("cluster", "prefill_tp", "--prefill-tp", int, "N", "tensor parallelism of a prefill replica (default --tp)"),
-    _f("cluster", "prefill_pp", "--prefill-pp", int, "N", "pipeline parallelism of a prefill replica (default --pp)"),
-    _f("cluster", "kv_link", "--kv-link", str, "LINK",
+    _f("cluster", "prefill_tp", "--prefill-tp", Field("int", 1, MAX_PARALLEL), "N",
+       "tensor parallelism of a prefill replica (default --tp)"),
+    _f("cluster", "prefill_pp", "--prefill-pp", Field("int", 1, MAX_PARALLEL), "N",
+       "pipeline parallelism of a prefill replica (default --pp)"),
+    _f("cluster", "kv_link", "--kv-link", _TEXT, "LINK",
        "link profile the KV crosses between the pools (default: the system's GPU interconnect)"),
 )
 SLO_FLAGS = (
-    _f("slo", "ttft_s", "--slo-ttft", float, "SECONDS", "time-to-first-token objective"),
-    _f("slo", "tpot_s", "--slo-tpot", float, "SECONDS", "time-per-output-token objective"),
-    _f("slo", "attainment", "--attainment", float, "FRACTION", "share of requests that must meet every objective"),
+    _f("slo", "ttft_s", "--slo-ttft", _SECONDS, "TIME",
+       "time-to-first-token objective: a bare number is seconds, or with a unit: 500ms, 0.5s"),
+    _f("slo", "tpot_s", "--slo-tpot", _SECONDS, "TIME",
+       "time-per-output-token objective: a bare number is seconds, or with a unit: 50ms, 0.05s"),
+    _f("slo", "attainment", "--attainment", Field("float", 0, 1, "a fraction of requests", True), "FRACTION",
+       "share of requests that must meet every objective"),
 )
 RUN_FLAGS = (
-    _f("run", "horizon_s", "--horizon", float, "SECONDS",
-       "stop the simulated clock here and report what is unfinished (default: when every request is done)"),
+    _f("run", "horizon_s", "--horizon", _SECONDS, "TIME",
+       "stop the simulated clock here and report what is unfinished (default: when every request is done; a "
+       "bare number is seconds, or 90s, 2min)"),
 )
 GROUPS = (("traffic", "requests that arrive (a scenario file's traffic: section)", TRAFFIC_FLAGS),
           ("engine", "each replica's scheduler and KV cache (engine: section)", ENGINE_FLAGS),
@@ -201,11 +225,34 @@ def simulation_values(args) -> dict[str, dict]:
         value = getattr(args, flag.dest, None)
         if value is not None:
             values[flag.section][flag.field] = value
+    return check_simulation_values(values)
+
+
+_LENGTH = Field("int", 1, MAX_TOKENS, "tokens")
+
+
+def check_simulation_values(values: dict[str, dict]) -> dict[str, dict]:
+    """Every value (a flag's or the scenario file's) through its Field, times with units made seconds, before
+    any work; and the requests a --rate x --duration run generates bounded like --requests."""
+    for section, fields_ in values.items():
+        for key, value in list(fields_.items()):
+            where = f"{section if section != 'run' else 'scenario'}.{key}"
+            field = FIELDS.get(f"{section}_{key}") or (_LENGTH if (section, key) in (("traffic", "prompt"),
+                                                                                     ("traffic", "output")) else None)
+            if field is not None and value is not None and not (section == "traffic" and key == "rate"
+                                                                 and isinstance(value, str)):
+                fields_[key] = field.check(value, where)
+    traffic = values["traffic"]
+    rate, duration = traffic.get("rate"), traffic.get("duration_s")
+    if isinstance(rate, float) and isinstance(duration, float) and rate * duration > MAX_REQUESTS:
+        raise WhatifError(f"--rate {rate:g} x --duration {duration:g} s is about {rate * duration:,.0f} requests; "
+                          f"valid: at most {MAX_REQUESTS:,} (shorten --duration)")
     return values
 
 
 def sim_config(scenario, values: dict[str, dict]):
     """SimConfig from {section: field values}; each dataclass checks its own values."""
     c = _section_classes()
-    return c["run"](scenario, c["traffic"](**values["traffic"]), c["engine"](**values["engine"]),
+    return c["run"](scenario, c["traffic"](**values["traffic"]), c["engine"].for_engine(scenario.engine(),
+                                                                                      **values["engine"]),
                     c["cluster"](**values["cluster"]), c["slo"](**values["slo"]), **values["run"])

@@ -6,6 +6,7 @@ import os
 from dataclasses import replace
 
 from ..errors import WhatifError
+from ..specs.checks import flag_float, flag_text
 from .common import require
 from .compare import parse_systems
 from .progress import ProgressBar, progress
@@ -13,6 +14,7 @@ from .reporting import add_report_flag, start_report, write_report
 from .scenario_flags import scenario_from_args
 from .sim_flags import SIM_EPILOG, SimulatorHelp, add_simulator_flags, reject_estimate_flags, sim_config, \
     simulation_values
+from .tables import add_table_flags, start_tables, write_tables
 from .traces import time_scaled, trace_rate
 
 # Capacity's default traffic size. A short run overstates capacity: past it, a queue needs time to
@@ -35,6 +37,7 @@ def add_simulate_parser(sub) -> None:
                      help="also write requests.csv (one row per request) and iterations.csv (one row per "
                           "iteration per replica) into DIR")
     add_report_flag(out)
+    add_table_flags(out)
 
 
 def add_capacity_parser(sub) -> None:
@@ -45,14 +48,19 @@ def add_capacity_parser(sub) -> None:
                                    "--trace, the trace's arrival times are scaled to each rate.",
                        epilog=SIM_EPILOG + " A file's traffic rate is ignored: the rate is what is searched.",
                        formatter_class=CapacityHelp)
-    add_report_flag(add_simulator_flags(p, searched_rate=True))
+    out = add_simulator_flags(p, searched_rate=True)
+    add_report_flag(out)
+    add_table_flags(out)
     s = p.add_argument_group("search")
     s.add_argument("--variant", action="append", default=[], metavar="SET",
                    help="a technique set to search too, e.g. 'kivi' or 'int4+kivi' (repeatable; as in compare)")
-    s.add_argument("--systems", help="comma-separated hardware to search on (the first is the baseline's)")
-    s.add_argument("--lo", type=float, metavar="REQ/S", help="a rate known to pass: the search starts there")
-    s.add_argument("--hi", type=float, metavar="REQ/S", help="the highest rate to try (default: double until a fail)")
-    s.add_argument("--rel-tol", type=float, metavar="FRACTION",
+    s.add_argument("--systems", type=flag_text,
+                   help="comma-separated hardware to search on (the first is the baseline's)")
+    s.add_argument("--lo", type=flag_float(0, 1e6, "req/s", low_open=True), metavar="REQ/S",
+                   help="a rate known to pass (> 0): the search starts there")
+    s.add_argument("--hi", type=flag_float(0, 1e6, "req/s", low_open=True), metavar="REQ/S",
+                   help="the highest rate to try (default: double until a fail)")
+    s.add_argument("--rel-tol", type=flag_float(0, 0.5, "of the rate", low_open=True), metavar="FRACTION",
                    help="stop when the bracket is this narrow relative to the rate (default 0.02)")
 
 
@@ -71,8 +79,10 @@ def cmd_simulate(args) -> int:
         require("pandas", "--csv-dir")
     _check_csv_dir(args.csv_dir)
     start_report(args.report)
+    start_tables(args)
     cfg = sim_config(scenario_from_args(args), simulation_values(args))
-    from ..simulator.cluster import simulate
+    from ..simulator.cluster import check_fits, simulate
+    check_fits(cfg)
     with progress(args) as bar:
         result = simulate(cfg, bar)
     paths = result.write_csv(args.csv_dir) if args.csv_dir is not None else []
@@ -80,11 +90,13 @@ def cmd_simulate(args) -> int:
         summary = result.summary()
         if paths:
             summary["csv_files"] = paths
-        print(json.dumps(summary))
+        print(json.dumps(summary, allow_nan=False))
     else:
         print(result.text())
         if paths:
             print(f"CSV: {paths[0]} (one row per request), {paths[1]} (one row per iteration per replica)")
+    from .result_rows import SIMULATE_COLUMNS, simulation_row
+    write_tables(args, [simulation_row(result.summary(), cfg.scenario)], SIMULATE_COLUMNS)
     if args.report:
         from ..reports.build import simulation_page
         write_report(simulation_page(cfg, result), args.report)
@@ -112,11 +124,16 @@ def _search_settings(args) -> dict:
 
 def _configurations(base, variants: list[str], systems_arg: str | None, hardware_given: bool) -> list[tuple]:
     """(label, scenario) for the baseline and each variant on each system, in `whatif compare`'s order."""
-    from ..queries.compare import compare_rows
+    from ..queries.compare import compare_rows, on_system
     systems = parse_systems(systems_arg, hardware_given)
-    first = replace(base, hardware=systems[0]) if systems else base
-    return [(variant if len(systems) < 2 else f"{variant} on {scenario.hardware}", scenario)
-            for variant, scenario in compare_rows(first, variants, systems[1:])]
+    first = on_system(base, systems[0]) if systems else base
+    rows = compare_rows(first, variants, systems[1:])
+    own_parallel = any(":" in spec for spec in systems)   # NAME:tp=N: the label says which parallelism
+
+    def where(sc) -> str:
+        return sc.hardware + (f" tp={sc.parallel.tp} pp={sc.parallel.pp}" if own_parallel else "")
+    return [(variant if len(systems) < 2 else f"{variant} on {where(scenario)}", scenario)
+            for variant, scenario in rows]
 
 
 def _rate_runner(cfg, label: str, bar: ProgressBar | None):
@@ -153,6 +170,7 @@ def cmd_capacity(args) -> int:
     require("simpy", "whatif capacity")
     search = _search_settings(args)
     start_report(args.report)
+    start_tables(args)
     base = scenario_from_args(args)
     values = simulation_values(args)
     values["traffic"].pop("rate", None)     # a scenario file's rate: searched instead
@@ -163,16 +181,18 @@ def cmd_capacity(args) -> int:
         raise WhatifError("whatif capacity needs an SLO: give --slo-ttft and/or --slo-tpot (seconds), or an slo: "
                           "section in --scenario")
     configs = _configurations(base, args.variant, args.systems, args.hardware is not None)
+    from ..simulator.cluster import check_fits
     for _, scenario in configs:      # a bad technique or system is an error now, not after the first searches
         scenario.technique_set()
         scenario.resolve()
+        check_fits(replace(cfg, scenario=scenario))
     with progress(args) as bar:
         runs = {label: _rate_runner(replace(cfg, scenario=scenario), label, bar) for label, scenario in configs}
         results = compare_capacity(runs, cfg.slo, **search)
     if args.json:
         rows = [{"label": label, "model": sc.model, "hardware": sc.hardware,
                  "techniques": [str(t) for t in sc.techniques], **results[label].to_dict()} for label, sc in configs]
-        print(json.dumps({"traffic": _traffic_line(cfg.workload), "configurations": rows}))
+        print(json.dumps({"traffic": _traffic_line(cfg.workload), "configurations": rows}, allow_nan=False))
     else:
         head = f"{base.model}: {_traffic_line(cfg.workload)}"
         if len(configs) == 1:
@@ -184,4 +204,6 @@ def cmd_capacity(args) -> int:
     if args.report:
         from ..reports.build import capacity_page
         write_report(capacity_page(configs, results, _traffic_line(cfg.workload)), args.report)
+    from .result_rows import CAPACITY_COLUMNS, capacity_rows
+    write_tables(args, capacity_rows(configs, results), CAPACITY_COLUMNS)
     return 0

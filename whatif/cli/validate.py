@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 from pathlib import Path
 
 from ..errors import WhatifError
+from ..specs.checks import flag_float, flag_int, flag_text, writable_file
 from .reporting import start_report, write_report
 RUN_EPILOG = """On a machine with one NVIDIA GPU (H100 or H200; estimated under 7 minutes by
 benchmarks/validate_sweep.py, not yet measured; the budget stops new cases at 7 minutes, so it fits one
@@ -28,12 +30,13 @@ def add_validate_parser(sub, parser_class) -> None:
     vsub = p.add_subparsers(dest="validate", parser_class=parser_class)
     run = vsub.add_parser("run", help="check and time every kernel of the sweep on this GPU; write a measurement table",
                           epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("--out", default="whatif-validate", metavar="DIR",
+    run.add_argument("--out", type=flag_text, default="whatif-validate", metavar="DIR",
                      help="folder for measurements.csv and device.json (default ./whatif-validate)")
     run.add_argument("--families", default=",".join(FAMILIES),
                      help=f"comma-separated kernel families (default all: {','.join(FAMILIES)})")
-    run.add_argument("--gpu", help="whatif GPU profile to predict for (default: from the device's name)")
-    run.add_argument("--budget", type=float, default=None, metavar="S",
+    run.add_argument("--gpu", type=flag_text,
+                     help="whatif GPU profile to predict for (default: from the device's name)")
+    run.add_argument("--budget", type=flag_float(0, 86400, "seconds", low_open=True), default=None, metavar="S",
                      help="stop starting new cases after S seconds (default 420)")
     run.add_argument("--dry-run", action="store_true",
                      help="run on the CPU interpreter with the small test shapes (checks the pipeline, no GPU times)")
@@ -44,30 +47,43 @@ def add_validate_parser(sub, parser_class) -> None:
     cal.add_argument("tables", nargs="*", metavar="TABLE", help="measurement tables (measurements.csv)")
     cal.add_argument("--reference", action="store_true",
                      help="add the public reference measurements for the GPU (Vidur's A100 / H100 kernel timings)")
-    cal.add_argument("--gpu", help="the GPU to calibrate when the tables hold several")
-    cal.add_argument("--vidur", metavar="DIR", help="Vidur's profiling folder for the reference measurements "
+    cal.add_argument("--gpu", type=flag_text, help="the GPU to calibrate when the tables hold several")
+    cal.add_argument("--vidur", type=flag_text, metavar="DIR",
+                     help="Vidur's profiling folder for the reference measurements "
                      "(default: reference/vidur-profiling under the working directory, as in a checkout)")
-    cal.add_argument("--out", metavar="FILE", help="write the calibration YAML here (default: print the summary only)")
+    cal.add_argument("--out", type=flag_text, metavar="FILE",
+                     help="write the calibration YAML here (default: print the summary only)")
     cal.add_argument("--json", action="store_true", help="print one JSON object")
 
     rep = vsub.add_parser("report", help="predicted versus measured per family and regime (MAPE, median, worst shapes)")
     rep.add_argument("tables", nargs="*", metavar="TABLE", help="measurement tables")
     rep.add_argument("--reference", action="store_true", help="add the public reference measurements (A100, H100)")
-    rep.add_argument("--gpu", help="only the rows of this GPU")
-    rep.add_argument("--vidur", metavar="DIR", help="Vidur's profiling folder for the reference measurements "
+    rep.add_argument("--gpu", type=flag_text, help="only the rows of this GPU")
+    rep.add_argument("--vidur", type=flag_text, metavar="DIR",
+                     help="Vidur's profiling folder for the reference measurements "
                      "(default: reference/vidur-profiling under the working directory, as in a checkout)")
-    rep.add_argument("--efficiency", choices=("ideal", "default", "calibrated"), default="default",
-                     help="efficiency model to predict with (default: default)")
-    rep.add_argument("--calibration", help="calibration file for --efficiency calibrated")
+    rep.add_argument("--efficiency", choices=("ideal", "default", "calibrated"), default=None,
+                     help="efficiency model to predict with (default: default; calibrated with --calibration)")
+    rep.add_argument("--calibration", type=flag_text, help="calibration file for --efficiency calibrated")
     rep.add_argument("--split", choices=("all", "held-out", "train"), default="all", help="rows to score")
-    rep.add_argument("--csv", metavar="FILE", help="also write the scored rows for `whatif report --measurements`")
-    rep.add_argument("--html", metavar="FILE", help="also write the accuracy as one self-contained HTML page")
+    rep.add_argument("--csv", type=flag_text, metavar="FILE",
+                     help="also write the scored rows for `whatif report --measurements`")
+    rep.add_argument("--html", type=flag_text, metavar="FILE",
+                     help="also write the accuracy as one self-contained HTML page")
     rep.add_argument("--json", action="store_true", help="print one JSON object")
 
     ref = vsub.add_parser("reference", help="write the public reference measurements of a GPU as a measurement table")
-    ref.add_argument("--gpu", required=True, help="a100-sxm-80gb or h100-sxm")
-    ref.add_argument("--out", required=True, metavar="FILE")
-    ref.add_argument("--vidur", metavar="DIR", help="Vidur's profiling folder for the reference measurements "
+    ref.add_argument("--gpu", type=flag_text, required=True,
+                     help="a100-sxm-80gb or h100-sxm (Vidur); with --corpus also b200, l40s")
+    ref.add_argument("--out", type=flag_text, required=True, metavar="FILE")
+    ref.add_argument("--corpus", metavar="DIR", help="write the aiconfigurator corpus's GEMM and attention rows "
+                     "(a folder of its tables, e.g. ../shared/reference/aiconfigurator, or the compact subset "
+                     "whatif/validate/measurements/aiconfigurator) instead of Vidur's")
+    ref.add_argument("--engine", default="vllm", help="with --corpus: the engine whose kernels (vllm, sglang, trtllm)")
+    ref.add_argument("--rows", type=flag_int(1, 10**7, "rows"), default=1000, metavar="N",
+                     help="with --corpus: at most N shapes per op and dtype, every k-th (default 1000)")
+    ref.add_argument("--vidur", type=flag_text, metavar="DIR",
+                     help="Vidur's profiling folder for the reference measurements "
                      "(default: reference/vidur-profiling under the working directory, as in a checkout)")
     ref.add_argument("--all-tokens", action="store_true",
                      help="every token count (default: the committed subset, 1 to 4096 in powers of 4)")
@@ -105,7 +121,12 @@ def cmd_run(args) -> int:
     if budget <= 0:
         raise WhatifError(f"--budget: {budget:g} must be a positive number of seconds")
     log = (lambda *_: None) if args.quiet else (lambda line: print(line, flush=True))
-    record = run(args.out, _families(args.families), args.gpu, args.dry_run, budget, log)
+    families = _families(args.families)
+    for module in ("torch", "triton"):      # the kernels and their references, even in a dry run
+        if importlib.util.find_spec(module) is None:
+            raise WhatifError(f"whatif validate run needs {module}: pip install 'whatif[validate]' (on a GPU machine "
+                              "a CUDA build of torch; on a CPU, --dry-run runs with the CPU build)")
+    record = run(args.out, families, args.gpu, args.dry_run, budget, log)
     print(f"wrote {Path(args.out) / 'measurements.csv'} and device.json: {record['ok']} timed, {record['wrong']} wrong "
           f"result(s), {record['error']} error(s), {len(record['skipped'])} skipped for the budget, "
           f"in {record['wall_s']:.0f} s on {record['name']}")
@@ -114,13 +135,15 @@ def cmd_run(args) -> int:
 
 def cmd_calibrate(args) -> int:
     from ..validate.calibrate import calibrate, calibration_document, held_out_report, write_calibration
+    if args.out:
+        writable_file(args.out, "--out", "calibration.yaml")
     cal = calibrate(_rows(args), args.gpu, tuple(args.tables) + (("vidur reference",) if args.reference else ()))
     report = held_out_report(cal)
     doc = calibration_document(cal, report)
     if args.out:
         write_calibration(args.out, doc)
     if args.json:
-        print(json.dumps(doc))
+        print(json.dumps(doc, allow_nan=False))
         return 0
     print(f"calibrated {cal.gpu} on {len(cal.train)} train rows; {len(cal.held_out)} held-out rows")
     for cls, (n, err) in sorted(cal.fitted.items()):
@@ -129,6 +152,8 @@ def cmd_calibrate(args) -> int:
               f"overhead {p.overhead_s * 1e6:.3g} us  in-sample MAPE {err:.1%}")
     if cal.kept:
         print(f"  kept from the default model (too few rows): {', '.join(cal.kept)}")
+    for (model, dtype), (n, err) in sorted((cal.kernel or {}).items()):
+        print(f"  kernel model {model} {dtype}: {n} rows, in-sample mean |log error| {err:.3f} (times these ops)")
     d, c = report["default"], report["calibrated"]
     if d["rows"]:
         print(f"held-out error: MAPE {d['mape']:.1%} -> {c['mape']:.1%}, median |error| {d['median_abs']:.1%} -> "
@@ -144,8 +169,12 @@ def cmd_validate_report(args) -> int:
     from ..specs.hardware import load_component
     from ..roofline.efficiency import load_efficiency
     from ..validate.accuracy import as_measurements, group_stats, overall, score, text_table, worst_lines
+    from ..roofline.efficiency import efficiency_source
+    args.efficiency = efficiency_source(args.efficiency, args.calibration)
     if args.html:
         start_report(args.html, "--html")
+    if args.csv:
+        writable_file(args.csv, "--csv", "scored.csv")
     rows = _rows(args)
     if args.gpu:
         rows = [r for r in rows if r.gpu == args.gpu]
@@ -176,7 +205,7 @@ def cmd_validate_report(args) -> int:
                           "groups": [{"family": g.family, "regime": g.regime, "split": g.split, "rows": g.rows,
                                       "mape": g.mape, "median_abs": g.median_abs, "bias": g.median_signed,
                                       "worst": [{"kernel": w.row.kernel, "error": w.error} for w in g.worst]}
-                                     for g in stats]}))
+                                     for g in stats]}, allow_nan=False))
         return 0
     o = overall(scored)
     if any(s.row.source.startswith("dry run") for s in scored):
@@ -192,6 +221,14 @@ def cmd_validate_report(args) -> int:
 def cmd_reference(args) -> int:
     from ..validate.reference import SUBSET_TOKENS, vidur_rows
     from ..validate.table import write_table
+    writable_file(args.out, "--out", "measurements.csv")
+    if args.corpus:
+        from ..errors import positive_int
+        from ..validate.corpus_rows import corpus_rows
+        rows = corpus_rows(args.corpus, args.gpu, args.engine, max_rows=positive_int(args.rows, "--rows"))
+        write_table(Path(args.out), rows)
+        print(f"wrote {args.out}: {len(rows)} rows of the aiconfigurator corpus ({args.engine} on {args.gpu})")
+        return 0
     rows = vidur_rows(args.gpu, None if args.all_tokens else SUBSET_TOKENS, args.vidur)
     write_table(Path(args.out), rows)
     print(f"wrote {args.out}: {len(rows)} rows of Vidur's {args.gpu} kernel timings")

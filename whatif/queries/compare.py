@@ -32,26 +32,52 @@ class Comparison:
         return self.rows[0]
 
 
+SYSTEM_KEYS = ("tp", "pp", "ep")
+
+
+def on_system(base: Scenario, spec: str) -> Scenario:
+    """`base` on the system `spec` names: 'NAME' or 'NAME:tp=N[:pp=N][:ep=N]' (its own parallelism)."""
+    from ..errors import WhatifError
+    name, *keys = spec.split(":")
+    par = {}
+    for item in keys:
+        key, _, value = item.partition("=")
+        if key not in SYSTEM_KEYS or not value.isdigit() or int(value) < 1 or key in par:
+            raise WhatifError(f"--systems: {spec!r}: {item!r} is not valid; write NAME or NAME:tp=N:pp=N:ep=N "
+                              f"(each at most once, a positive integer)")
+        par[key] = int(value)
+    if not par:
+        return replace(base, hardware=name)
+    if base.gpus is not None:
+        raise WhatifError(f"--systems: {spec!r} sets its own parallelism; drop --gpus (give --tp/--pp instead)")
+    return replace(base, hardware=name, parallel=replace(base.parallel, **par))
+
+
 def compare_rows(base: Scenario, variants: list[str], other_systems: list[str],
                  host_links: list[str] | None = None) -> list[tuple[str, Scenario]]:
     """(variant, scenario) of each row: baseline on the base system, then each variant there, then
     baseline + variants on each other system; with `host_links`, every system with each of those links."""
     sets = ["baseline"] + [v for v in variants if v.strip().lower() not in BASELINE_NAMES]
     rows = []
-    for hardware in [base.hardware] + other_systems:
+    for system in [base] + [on_system(base, spec) for spec in other_systems]:
         for link in host_links or [base.host_link]:
             for variant in sets:
                 techniques = tuple(base.techniques) + (() if variant == "baseline" else (variant,))
-                rows.append((variant, replace(base, hardware=hardware, techniques=techniques, host_link=link)))
+                rows.append((variant, replace(system, techniques=techniques, host_link=link)))
     return rows
 
 
 def run_compare(base: Scenario, variants: list[str], other_systems: list[str],
                 host_links: list[str] | None = None) -> Comparison:
+    runs = [(variant, scenario, scenario.run()) for variant, scenario in compare_rows(base, variants, other_systems,
+                                                                                      host_links)]
+    # rows name their parallelism when it differs between them (--systems NAME:tp=N)
+    mixed = len({(e.parallel.tp, e.parallel.pp, e.parallel.ep) for _, _, e in runs}) > 1
     rows = []
-    for variant, scenario in compare_rows(base, variants, other_systems, host_links):
-        est = scenario.run()
-        label = scenario.hardware + (f" via {scenario.host_link}" if scenario.host_link else "")
+    for variant, scenario, est in runs:
+        p = est.parallel
+        label = (scenario.hardware + (f" tp={p.tp} pp={p.pp}" + (f" ep={p.ep}" if p.ep > 1 else "") if mixed else "")
+                 + (f" via {scenario.host_link}" if scenario.host_link else ""))
         rows.append(Row(variant, label, est.techniques.label(), est))
     return Comparison(tuple(rows))
 

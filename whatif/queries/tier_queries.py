@@ -112,7 +112,7 @@ def crossover_text(c: Crossover) -> str:
         cells = [str(r.batch)]
         for e in (r.offload, r.hbm):
             cells += ["no fit", "-", "-"] if e is None else [
-                f"{e.throughput_tok_s:,.1f}", f"{_per_gpu(e):,.1f}", units.seconds(e.tpot_s)]
+                _rate(e.throughput_tok_s), _rate(_per_gpu(e)), units.seconds(e.tpot_s)]
         cells.append("A" if _per_gpu(r.offload) >= _per_gpu(r.hbm) and r.offload else "B")
         rows.append(cells)
     table = units.table(["batch", "A tok/s", "A tok/s/GPU", "A TPOT", "B tok/s", "B tok/s/GPU", "B TPOT",

@@ -245,3 +245,5 @@ def check_out_path(path: str, flag: str = "--report") -> None:
         raise WhatifError(f"{flag}: cannot write {path!r}: no such directory {folder!r}")
     if (os.path.exists(path) and not os.access(path, os.W_OK)) or not os.access(folder, os.W_OK):
         raise WhatifError(f"{flag}: cannot write {path!r}: permission denied")
+    from ..specs.checks import writable_file
+    writable_file(path, flag, "report.html")   # probes it: /proc, /sys and over-long names fail here, before the work

@@ -22,6 +22,7 @@ class ReproRow:
     band: tuple[float, float] | None
     in_band: bool | None
     why: str
+    scored: bool = True               # False: illustrative (an input encodes the result) or no figure
 
     @property
     def ratio(self) -> float | None:
@@ -41,8 +42,10 @@ def evaluate_claims(claims: list | None = None) -> list[ReproRow]:
     for family, c in claims:
         o = evaluate(c)
         rows.append(ReproRow(family, c.technique, c.paper, c.metric, METRICS[c.metric][1], o.baseline, o.predicted,
-                             o.gain, c.claimed, c.band, o.in_band,
-                             c.why + (f" Setup: {c.setup_note}" if c.setup_note else "")))
+                             o.gain, c.claimed, c.effective_band, o.in_band,
+                             (f"Miss: {c.miss}. " if c.miss else f"Illustrative: {c.illustrative}. "
+                              if c.illustrative else "") + c.why
+                             + (f" Setup: {c.setup_note}" if c.setup_note else ""), c.scored))
     return rows
 
 
@@ -77,10 +80,10 @@ def scatter_figure(rows: list[ReproRow]) -> dict:
 def reproduction_section(rows: list[ReproRow]) -> Section:
     from ..claims.claim import metric_text
     s = Section("reproduction", "Reproduction: paper claims versus predictions")
-    n_band = sum(r.band is not None for r in rows)
-    n_in = sum(r.in_band is True for r in rows)
-    s.html(f"<p>{len(rows)} claims, {sum(r.claimed is not None for r in rows)} with a numeric figure; "
-           f"{n_in} of {n_band} banded cases inside their band.</p>")
+    scored = [r for r in rows if r.scored]
+    n_in = sum(r.in_band is True for r in scored)
+    s.html(f"<p>{len(rows)} claims; {len(scored)} scored (bands from the paper's figure), {n_in} of them inside "
+           f"their band; {len(rows) - len(scored)} illustrative or without a figure, shown and not counted.</p>")
     s.figure(scatter_figure(rows), height=520)
     cells = []
     for r in rows:

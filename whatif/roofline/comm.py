@@ -8,8 +8,11 @@ from .ops import CommShape, Op, OpClass, OpRole
 
 
 def comm_op(name: str, collective: str, message_bytes: float, gpus: int, count: int,
-            role: OpRole | None = None) -> Op:
-    return Op(name, OpClass.COMM, 0.0, {"link": message_bytes}, "bytes", CommShape(collective, message_bytes, gpus),
+            role: OpRole | None = None, first_rank: int = 0, stride: int = 1) -> Op:
+    """`first_rank`, `stride`: the group's global ranks (CommShape); the default is a group of consecutive
+    ranks from 0, which stays inside one node whenever it fits in one."""
+    return Op(name, OpClass.COMM, 0.0, {"link": message_bytes}, "bytes",
+              CommShape(collective, message_bytes, gpus, first_rank, stride),
               count, f"{collective} of {message_bytes:g} B over {gpus} GPUs", role)
 
 

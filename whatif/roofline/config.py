@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..specs.dtypes import BYTES, check_dtype
+from ..specs.dtypes import ACTIVATION_DTYPES, BYTES, KV_DTYPES, WEIGHT_DTYPES, check_dtype, stored_bytes
 from ..errors import positive_int
 
 
@@ -30,21 +30,22 @@ class Precision:
     weight_group_size: int = 128   # quantization group of int8/int4 weights (one fp16 scale each)
 
     def __post_init__(self):
-        check_dtype(self.weight, "--weight-dtype", ("fp32", "bf16", "fp16", "fp8", "int8", "int4"))
-        check_dtype(self.activation, "--dtype", ("fp32", "bf16", "fp16", "fp8", "int8"))
-        check_dtype(self.kv, "--kv-dtype", ("fp32", "bf16", "fp16", "fp8", "int8", "int4"))
+        check_dtype(self.weight, "--weight-dtype", WEIGHT_DTYPES)
+        check_dtype(self.activation, "--dtype", ACTIVATION_DTYPES)
+        check_dtype(self.kv, "--kv-dtype", KV_DTYPES)
         positive_int(self.weight_group_size, "--weight-group-size")
 
     @property
     def weight_bytes(self) -> float:
-        """Bytes per weight including group scales (one 2-byte scale per group for int formats)."""
+        """Bytes per weight including group scales (one 2-byte scale per group for int formats; NVFP4's
+        own block scales)."""
         scale = 2.0 / self.weight_group_size if self.weight in ("int8", "int4") else 0.0
-        return BYTES[self.weight] + scale
+        return stored_bytes(self.weight) + scale
 
     @property
     def embedding_bytes(self) -> float:
         """Embeddings and LM head stay 16-bit when the linear layers are quantized (AWQ, GPTQ, FP8)."""
-        return 2.0 if self.weight in ("fp8", "int8", "int4") else BYTES[self.weight]
+        return 2.0 if self.weight in ("fp8", "int8", "int4", "fp4") else BYTES[self.weight]
 
     @property
     def lm_head_dtype(self) -> str:
@@ -60,7 +61,7 @@ class Precision:
 
     @property
     def kv_bytes(self) -> float:
-        return BYTES[self.kv]
+        return stored_bytes(self.kv)
 
 
 @dataclass(frozen=True)

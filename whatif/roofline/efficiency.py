@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from ..errors import WhatifError
+from ..errors import WhatifError, check_mapping, closest, shown
 from ..specs.profiles import read_yaml
 from .engines import DEFAULT_ENGINE, check_engine
 from .op_kinds import OpClass
+from .ridge import ridge
 
 SOURCES = ("ideal", "default", "calibrated")
 DEFAULT_FILE = Path(__file__).resolve().parent / "data" / "efficiency_default.yaml"
@@ -41,14 +42,9 @@ class ClassParams:
 
     def combine(self, t_compute, t_memory):
         """Busy time from compute and memory times already scaled by the efficiencies: the one combine
-        formula (timing.py applies it, validate/fit.py fits through it). Floats, or numpy arrays of them."""
-        if self.smooth <= 0:
-            if isinstance(t_compute, (float, int)):
-                return max(t_compute, t_memory)
-            import numpy as np   # arrays come only from the fitter: the estimate path stays numpy-free
-            return np.maximum(t_compute, t_memory)
-        p = self.smooth
-        return (t_compute ** p + t_memory ** p) ** (1.0 / p)
+        formula (roofline/ridge.py; timing.py applies it, validate/fit.py fits through it). Floats, or numpy
+        arrays of them (from the fitter only: the estimate path stays numpy-free)."""
+        return ridge(t_compute, t_memory, self.smooth)
 
 
 @dataclass(frozen=True)
@@ -60,6 +56,8 @@ class Efficiency:
     kernel_gap_s: float = 0.0   # GPU idle time between consecutive kernels
     engine: str | None = None   # serving engine whose fitted kernel models time GEMMs, attention and
                                 # collectives (kernel_timing.py); None: the per-class model times them
+    kernel_params: dict = field(default_factory=dict)   # (kernel model, dtype) -> params a calibration
+                                # fitted, used instead of the engine's shipped fit (kernel_timing.py)
 
     def params(self, op_class: OpClass) -> ClassParams:
         return self.classes.get(op_class, self.classes.get(OpClass.ELEMENTWISE, ClassParams()))
@@ -72,24 +70,60 @@ class Efficiency:
 IDEAL = Efficiency("ideal", "datasheet ceilings, no efficiency losses or overheads", {}, tiles=False)
 
 
+# What a calibration file (or a default-table entry) may say, with the physical range of each parameter.
+PARAM_RANGES = {   # name -> (low, high, low excluded, meaning)
+    "compute_eff": (0.0, 1.0, True, "a fraction of the dense peak"),
+    "memory_eff": (0.0, 1.0, True, "a fraction of the bandwidth"),
+    "overhead_s": (0.0, 0.1, False, "seconds per kernel (launch and tail are microseconds)"),
+    "smooth": (0.0, 64.0, False, "0 (max of compute and memory time) or a p-norm exponent >= 1"),
+}
+MAX_KERNEL_GAP_S = 0.01          # 10 ms idle between kernels: beyond any real launch gap (1-10 us)
+CALIBRATION_KEYS = ("gpu", "arch", "provenance", "kernel_gap_s", "classes", "kernel_models", "calibration")
+
+
+def class_names() -> tuple[str, ...]:
+    """The op classes a calibration may set: every OpClass, and comm_<link type> for collectives."""
+    from ..specs.hardware import LINK_TYPES
+    return tuple(c.value for c in OpClass) + tuple(f"{OpClass.COMM}_{t}" for t in LINK_TYPES)
+
+
+def _class_params(values, where: str) -> ClassParams:
+    from ..specs.checks import number
+    if not isinstance(values, dict):
+        raise WhatifError(f"{where}: expected a mapping of parameters; valid: {', '.join(PARAM_RANGES)}")
+    unknown = [k for k in values if k not in PARAM_RANGES]
+    if unknown:
+        raise WhatifError(f"{where}: unknown parameter {shown(unknown[0])}; valid: {', '.join(PARAM_RANGES)}")
+    checked = {}
+    for key, value in values.items():
+        low, high, open_low, meaning = PARAM_RANGES[key]
+        checked[key] = number(value, f"{where}.{key}", low, high, meaning, low_open=open_low)
+    if 0 < checked.get("smooth", 0.0) < 1:
+        raise WhatifError(f"{where}.smooth: {checked['smooth']:g} is out of range; valid: 0 (max of compute and "
+                          f"memory time) or an exponent >= 1")
+    return ClassParams(**checked)
+
+
 def _params_from(raw: dict, where: str) -> dict[str, ClassParams]:
+    valid = class_names()
     out = {}
     for cls, values in raw.items():
-        if not isinstance(values, dict):
-            raise WhatifError(f"{where}.{cls}: expected a mapping of parameters")
-        try:
-            out[cls] = ClassParams(**{k: float(v) for k, v in values.items()})
-        except (TypeError, ValueError) as exc:
-            raise WhatifError(f"{where}.{cls}: {exc}; valid: compute_eff, memory_eff, overhead_s, smooth") from None
+        if cls not in valid:
+            raise WhatifError(f"{where}: unknown op class {shown(cls)}{closest(cls, valid)}; valid: {', '.join(valid)}")
+        out[cls] = _class_params(values, f"{where}.{cls}")
     return out
 
 
 def efficiency_from_mapping(data: dict, source: str, where: str) -> Efficiency:
+    from ..specs.checks import number
     classes = data.get("classes")
     if not isinstance(classes, dict):
         raise WhatifError(f"{where}: missing 'classes' mapping")
-    return Efficiency(source, str(data.get("provenance", where)), _params_from(classes, f"{where}.classes"),
-                      tiles=True, kernel_gap_s=float(data.get("kernel_gap_s", 0.0)))
+    gap = number(data.get("kernel_gap_s", 0.0), f"{where}.kernel_gap_s", 0.0, MAX_KERNEL_GAP_S, "seconds")
+    provenance = data.get("provenance", where)
+    if not isinstance(provenance, str):
+        raise WhatifError(f"{where}.provenance: {shown(provenance)}; say in text what the parameters were fitted on")
+    return Efficiency(source, provenance, _params_from(classes, f"{where}.classes"), tiles=True, kernel_gap_s=gap)
 
 
 @cache
@@ -115,19 +149,49 @@ def default_efficiency(gpu, engine: str = DEFAULT_ENGINE) -> Efficiency:
     engine = check_engine(engine)
     from .kernel_timing import kernel_provenance
     provenance = (f"engine {engine} kernel models: {kernel_provenance(gpu, engine)}; "
-                  f"other ops (and MoE experts, MLA): {prefix}{eff.provenance}")
+                  f"other ops (and MLA prefill): {prefix}{eff.provenance}")
     return Efficiency("default", provenance, eff.classes, True, eff.kernel_gap_s, engine=engine)
 
 
 
 def calibrated_efficiency(gpu, path: str | None) -> Efficiency:
+    """The calibration file's parameters, every one checked (known classes and keys, physical ranges), for the
+    GPU the file names (`gpu:` is required: a calibration transfers to no other GPU)."""
     if path is None:
         raise WhatifError("--efficiency calibrated needs --calibration FILE (a YAML with gpu, provenance and "
                           "classes, as one entry of whatif/roofline/data/efficiency_default.yaml)")
+    if not isinstance(path, str) or not path.strip():
+        raise WhatifError(f"--calibration: {shown(path)} must be a file path")
     data = read_yaml(Path(path))
-    if data.get("gpu") not in (None, gpu.name):
-        raise WhatifError(f"{path}: calibration is for GPU '{data.get('gpu')}', not '{gpu.name}'")
-    return efficiency_from_mapping(data, "calibrated", str(path))
+    where = str(path)
+    check_mapping(data, CALIBRATION_KEYS, where)
+    eff = efficiency_from_mapping(data, "calibrated", where)
+    if "gpu" not in data:
+        raise WhatifError(f"{where}: missing field 'gpu' (the GPU profile the parameters were fitted on, e.g. "
+                          f"gpu: {gpu.name})")
+    if data["gpu"] != gpu.name:
+        raise WhatifError(f"{where}: calibration is for GPU {shown(data['gpu'])}, not '{gpu.name}'")
+    if data.get("kernel_models"):   # kernel models fitted on the user's rows; the rest keep the default's fits
+        from .kernel_models.params import kernel_params_from
+        from dataclasses import replace
+        eff = replace(eff, engine=DEFAULT_ENGINE,
+                      kernel_params=kernel_params_from(data["kernel_models"], f"{where}.kernel_models"))
+    return eff
+
+
+def efficiency_source(source: str | None, calibration: str | None) -> str:
+    """The efficiency source to use: a calibration file alone implies 'calibrated' (said on stderr, so that the
+    file is never silently ignored); a calibration file with another source is an error."""
+    if calibration is None:
+        return source or "default"
+    if source is None:
+        import sys
+        print("note: --calibration given: using --efficiency calibrated", file=sys.stderr)
+        return "calibrated"
+    if source != "calibrated":
+        raise WhatifError(f"--calibration: applies only to --efficiency calibrated, not {shown(source)}; "
+                          f"drop one of them")
+    return source
 
 
 def load_efficiency(source: str, gpu, calibration: str | None = None, engine: str = DEFAULT_ENGINE) -> Efficiency:

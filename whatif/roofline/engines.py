@@ -1,14 +1,26 @@
-"""The serving engines whose measured kernels (the aiconfigurator corpus) the default efficiency's kernel
-models were fitted on: the one list the CLI, the scenario, the fits and the corpus reader share."""
+"""The serving engines: whose measured kernels (the aiconfigurator corpus) the default efficiency's kernel
+models were fitted on, and whose serving loop (engine_profiles/*.yaml: CUDA-graph sizes, CPU overhead, memory
+accounting, scheduler limits) shapes a step. The one list the CLI, the scenario, the fits and the corpus
+reader share; `--engine` picks both."""
 from __future__ import annotations
 
 from ..errors import WhatifError
+from ..specs.engines import Engine, load_engine, version_names
 
 ENGINES = ("vllm", "sglang", "trtllm")
 DEFAULT_ENGINE = "vllm"
 
 
 def check_engine(engine: str) -> str:
-    if engine not in ENGINES:
-        raise WhatifError(f"--engine: '{engine}' is not valid; valid: {', '.join(ENGINES)}")
-    return engine
+    """The engine whose measured kernels `engine` runs: itself, or a version profile's (trtllm-0.6: trtllm)."""
+    if engine in ENGINES:
+        return engine
+    if engine in version_names():
+        return check_engine(load_engine(engine).kernel_fits)
+    raise WhatifError(f"--engine: '{engine}' is not valid; valid: {', '.join(ENGINES + version_names())}")
+
+
+def engine_spec(engine: str = DEFAULT_ENGINE) -> Engine:
+    """The serving-loop spec of a checked engine name (a version profile's own spec, not its fits')."""
+    check_engine(engine)
+    return load_engine(engine)

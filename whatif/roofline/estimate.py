@@ -11,12 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..errors import WhatifError, positive_int
+from ..specs.engines import Engine
 from ..specs.hardware import System
 from ..specs.models import ModelSpec
 from .config import ForwardBatch, Parallelism, Precision
 from .cost import Price, cost_per_million_tokens, scenario_price
 from .efficiency import Efficiency
-from .forward_pass import PassTime, launch_queue_time, overlapped, time_pass  # noqa: F401 (re-exported)
+from .forward_pass import PassTime, engine_step, launch_queue_time, overlapped, time_pass  # noqa: F401 (re-exported)
 from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan, plan_memory
 from .decode_round import Round, RoundContext
 from .pass_setup import pass_setup
@@ -67,6 +68,22 @@ class Estimate:
     price: Price | None = None             # USD per hour of the GPUs used (and devices techniques add)
     memory_max_context: int = 0            # tokens per sequence the memory holds at the batch, window aside
     decode_round: Round | None = None      # a decoder's round at mid-generation (tokens, draft, verify)
+    engine: Engine | None = None           # the serving engine spec whose loop and memory accounting were used
+
+    @property
+    def frontend_s(self) -> float:
+        """The serving front end's time per request (HTTP / OpenAI server, tokenization, hand-off to the engine,
+        first token back; the engine spec's `frontend`) that a client measuring through the server adds to
+        TTFT and E2E; 0 without an engine. Offline benchmarks (in-process engine) do not pay it."""
+        return self.engine.frontend.seconds(self.workload.prompt) if self.engine is not None else 0.0
+
+    @property
+    def served_ttft_s(self) -> float:
+        return self.ttft_s + self.frontend_s
+
+    @property
+    def served_e2e_s(self) -> float:
+        return self.e2e_s + self.frontend_s
 
     @property
     def prefill_pass_count(self) -> int:
@@ -132,12 +149,16 @@ def max_batch_fitting(plan: Callable[[int], MemoryPlan], seq_len: int) -> int:
 def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision, workload: Workload,
              eff: Efficiency, *, cuda_graphs: bool = True, utilization: float = DEFAULT_UTILIZATION,
              techniques: TechniqueSet = NONE, with_max_batch: bool = True,
-             placement: Placement = NO_PLACEMENT, price_per_hour: float | None = None) -> Estimate:
+             placement: Placement = NO_PLACEMENT, price_per_hour: float | None = None,
+             engine: Engine | None = None) -> Estimate:
     """Estimate one request batch. `model` and `prec` are the user's; the techniques transform them.
     `placement` puts shares of weights, KV and activations in the system's slower tiers.
-    With `with_max_batch`, the same scenario is also estimated at its max batch."""
+    With `with_max_batch`, the same scenario is also estimated at its max batch. With an `engine`, its
+    memory accounting sizes the KV cache, its max_num_seqs caps the batch, decode steps are padded to its
+    CUDA-graph sizes and each step pays its CPU work (forward_pass.engine_step)."""
     user_placement = placement
-    setup = pass_setup(model, system, par, prec, eff, utilization, techniques, placement, workload.shared_prefix)
+    setup = pass_setup(model, system, par, prec, eff, utilization, techniques, placement, workload.shared_prefix,
+                       engine)
     techs, model, prec, placement, paths = setup.techniques, setup.model, setup.precision, setup.placement, setup.paths
     w = workload
     seq_len = w.prompt + w.output
@@ -150,13 +171,16 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
 
     memory = plan(w.batch)
     max_batch = max_batch_fitting(plan, seq_len)
+    if engine is not None:
+        max_batch = min(max_batch, engine.max_num_seqs)
 
     # Prefill (eager, as engines run variable-length prefill outside CUDA graphs). Techniques may
     # compute only part of each prompt and attend the rest from a cache.
     units = techs.prefill_units([(w.prompt, 0, w.batch)], w.shared_prefix)
     passes = [p for new, cached, n in units for p in prefill_passes(n, new, w.prefill_chunk, cached)]
-    prefill = tuple((time_pass(setup, fb, False), n) for fb, n in passes)
-    ttft = sum(p.time_s * n for p, n in prefill)
+    steps_run = [(engine_step(setup, fb, cuda_graphs), n) for fb, n in passes]
+    prefill = tuple((p, n) for (p, _), n in steps_run)
+    ttft = sum(wall * n for (_, wall), n in steps_run)
 
     # Decode: with pp stages, up to pp micro-batches keep the pipeline full; each sequence still
     # traverses every stage once per token. A decoder (speculative, multi-token, diffusion) replaces
@@ -182,11 +206,13 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
         n = min(DECODE_SAMPLES, steps)
         contexts = [first + round(i * (last - first) / max(n - 1, 1)) for i in range(n)]
         if dec is None:
-            sampled = [time_pass(setup, ForwardBatch.decode(per_micro, c), cuda_graphs) for c in contexts]
-            times = [p.time_s for p in sampled]
+            stepped = [engine_step(setup, ForwardBatch.decode(per_micro, c), cuda_graphs) for c in contexts]
+            sampled, times = [p for p, _ in stepped], [wall for _, wall in stepped]
         else:
             rounds = [dec.round(at(c)) for c in contexts]
-            sampled, times = [r.verify for r in rounds], [r.per_token_s for r in rounds]
+            sampled = [r.verify for r in rounds]
+            times = [r.per_token_s if engine is None else engine.step_seconds(r.time_s, per_micro) / r.tokens
+                     for r in rounds]   # the engine's CPU work once per round
             decode_round = rounds[n // 2]
             if not dec.first_token_from_prefill:   # the first token is final with its block
                 ttft += dec.first_visible_tokens(at(first)) * times[0]
@@ -201,7 +227,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     if with_max_batch and max_batch >= 1 and max_batch != w.batch:
         at_max = estimate(setup.user_model, system, par, setup.user_precision, replace(w, batch=max_batch), eff,
                           cuda_graphs=cuda_graphs, utilization=utilization, techniques=techs, with_max_batch=False,
-                          placement=user_placement, price_per_hour=price_per_hour)
+                          placement=user_placement, price_per_hour=price_per_hour, engine=engine)
     fitting_context = memory.max_context(w.batch)
     extra, extra_source = techs.extra_price_per_hour()
     price = scenario_price(system, par.gpus, price_per_hour, extra, extra_source)
@@ -210,4 +236,4 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
                     memory=memory, max_batch=max_batch,
                     max_context=min(fitting_context, model.max_position_embeddings),
                     pipeline_microbatches=micro, at_max_batch=at_max, placement=placement, tier_paths=paths,
-                    price=price, memory_max_context=fitting_context, decode_round=decode_round)
+                    price=price, memory_max_context=fitting_context, decode_round=decode_round, engine=engine)

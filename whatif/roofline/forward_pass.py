@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from .config import ForwardBatch
 from .context import pass_context
+from .engine_kernels import engine_ops
 from .graph import pass_ops
 from .pass_setup import PassSetup
 from .placement import placement_ops
@@ -45,7 +46,7 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassT
         ctx = pass_context(model, batch, par, prec, stage, transform_kv=techs.kv, shared_prefix=shared_prefix,
                            host=host, sm_count=int(gpu.sm_count.value))
         layers = ctx.layers
-        ops = pass_ops(ctx, techs)
+        ops = engine_ops(pass_ops(ctx, techs), setup.engine)
         if placement:
             ops = placement_ops(ops, ctx, placement, paths)
         times = tuple(time_op(op, gpu, eff, system.gpu_link, paths) for op in ops)
@@ -59,6 +60,38 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassT
         total_s += overlapped(in_line, times, layers)
         stages.append(times)
     return PassTime(batch=batch, stages=tuple(stages), gpu_s=gpu_s, launch_s=launch_s, time_s=total_s)
+
+
+def step_shape(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> tuple[ForwardBatch, bool]:
+    """The pass a serving step of `batch` runs and whether it runs as a CUDA graph.
+
+    Decode batches run as CUDA graphs (with `cuda_graphs`), anything with a prefill eagerly. With an
+    engine in the setup, a decode batch is padded up to the engine's next captured size (the padded rows
+    are dummy one-token sequences: their GEMM rows cost, their attention next to nothing, no logits) or
+    runs eagerly above the largest."""
+    engine = setup.engine
+    graphs = cuda_graphs and batch.is_decode
+    if engine is None:
+        return batch, graphs
+    if graphs and batch.logits == 0:   # a plain decode step (verify passes keep their own shape)
+        real = batch.sequences
+        padded = engine.graph_batch(real)
+        if padded is not None and padded > real:
+            batch = ForwardBatch(batch.groups + ((1, 1, padded - real),), logits=real)
+        return batch, padded is not None
+    if not batch.is_decode:
+        graphs = cuda_graphs and engine.graph_prefill
+    return batch, graphs
+
+
+def engine_step(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> tuple[PassTime, float]:
+    """One serving step of `batch`: its pass (step_shape) and its wall time in seconds, the engine's CPU
+    work per step added, or overlapped with the GPU where the engine overlaps them."""
+    run, graphs = step_shape(setup, batch, cuda_graphs)
+    p = time_pass(setup, run, graphs)
+    if setup.engine is None:
+        return p, p.time_s
+    return p, setup.engine.step_seconds(p.time_s, batch.sequences)
 
 
 def launch_queue_time(times, launch_s: float, gap_s: float) -> float:

@@ -43,7 +43,8 @@ def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
         if model.moe is None:
             raise WhatifError(f"--ep: {model.name} has no experts; use --ep 1")
         if par.ep != par.tp:
-            raise WhatifError(f"--ep: {par.ep}; experts are spread over the TP group, so valid: 1 or {par.tp}")
+            valid = "1 (or set --tp too: --ep equals --tp)" if par.tp == 1 else f"1 or {par.tp} (--tp)"
+            raise WhatifError(f"--ep: {par.ep}; experts are spread over the TP group, so valid: {valid}")
         if model.moe.num_experts % par.ep:
             raise WhatifError(f"--ep: {par.ep} does not divide the {model.moe.num_experts} experts")
 
@@ -190,7 +191,7 @@ def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE) -> list[Op]:
                                  flops_per_element=ADD_FLOPS, elem_bytes=a, dtype=prec.activation,
                                  role=OpRole.POSITION_EMBEDDING))
     elif par.pp > 1:
-        ops.append(comm_op("pp_recv", "send_recv", tokens * d * a, 2, 1, OpRole.PP_RECV))
+        ops.append(comm_op("pp_recv", "send_recv", tokens * d * a, 2, 1, OpRole.PP_RECV, (stage - 1) * t, t))
     dense = sum(1 for i in layers if not model.is_moe_layer(i))
     moe = len(layers) - dense
     if dense:
@@ -210,7 +211,7 @@ def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE) -> list[Op]:
         ops.append(streaming("sampling", OpClass.SAMPLING, rows * model.vocab_size, reads=2, writes=0,
                              flops_per_element=SAMPLING_FLOPS, elem_bytes=4.0, dtype="fp32", role=OpRole.SAMPLING))
     else:
-        ops.append(comm_op("pp_send", "send_recv", tokens * d * a, 2, 1, OpRole.PP_SEND))
+        ops.append(comm_op("pp_send", "send_recv", tokens * d * a, 2, 1, OpRole.PP_SEND, stage * t, t))
     if techs:
         ops = techs.ops(ops, ctx)
     return ops

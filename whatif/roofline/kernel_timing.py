@@ -21,8 +21,10 @@ measured; here they take the op's own work, so a technique that changes an op's 
   the fitted floor (the activation between them is priced per class). The fit's warm-L2 speed-up is
   a property of the corpus's back-to-back replays, not of a model whose layers evict each other's
   experts, and is not applied.
-An op the models do not cover (MLA's latent attention, a dtype without a fit: `covers` says which) is
-timed by the per-class model.
+- absorbed MLA decode (DeepSeek): the MLA decode fit (kernel_models/mla.py) at the op's sequences,
+  longest context and latent width, terms rescaled to the op's FLOPs and bytes.
+An op the models do not cover (MLA prefill, a dtype without a fit: `covers` says which) is timed by the
+per-class model.
 """
 from __future__ import annotations
 
@@ -51,12 +53,21 @@ def covers(op: Op, gpu) -> bool:
         if op.shape.groups != 1.0:
             return op.role in EXPERT_GEMMS and op.dtype in gpu.peak and has_moe_fit(op.dtype)
         return op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
+    if is_mla_decode(op):
+        s = op.shape
+        return s.sequences > 0 and s.heads > 0 and op.dtype in ATTENTION_DTYPES and op.dtype in gpu.peak
     if op.op_class in (OpClass.ATTENTION_PREFILL, OpClass.ATTENTION_DECODE):
         s = op.shape
         return (isinstance(s, AttentionShape) and s.pairs > 0 and s.heads > 0 and s.kv_heads > 0
                 and s.d_qk == s.d_v and s.sequences > 0
                 and op.dtype in ATTENTION_DTYPES and op.dtype in gpu.peak)
     return False
+
+
+def is_mla_decode(op: Op) -> bool:
+    """An absorbed MLA decode op: every query head over one shared latent (graph.py's attention_mla)."""
+    return (op.role == OpRole.MLA_ATTENTION and op.op_class == OpClass.ATTENTION_DECODE
+            and isinstance(op.shape, AttentionShape) and op.shape.kv_heads == 1 and op.shape.d_qk != op.shape.d_v)
 
 
 # The models evaluate with numpy (the fitters pass whole columns); one scalar call costs ~0.1 ms, and a
@@ -100,9 +111,19 @@ def _ridge(t_c: float, t_m: float, p: float) -> float:
     return float(combine(t_c, t_m, p)) if max(t_c, t_m) > 0 else 0.0
 
 
-def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0) -> tuple[float, float, float, float]:
+def fitted(model: str, gpu, dtype: str, engine: str, overrides: dict | None = None):
+    """The parameters of a kernel model: a calibration's own fit of (model, dtype) where it has one
+    (fp16 is keyed as bf16, as the shipped fits are), else the engine's shipped fit (params_for)."""
+    key = (model, "bf16" if dtype == "fp16" else dtype)
+    if overrides and key in overrides:
+        return overrides[key]
+    return params_for(model, gpu.arch, dtype, engine).params
+
+
+def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
+                 overrides: dict | None = None) -> tuple[float, float, float, float]:
     """(time, compute, memory, fixed) seconds of a GEMM op."""
-    p = params_for("gemm", gpu.arch, op.dtype, engine).params
+    p = fitted("gemm", gpu, op.dtype, engine, overrides)
     c = ceilings(gpu)
     s = op.shape
     t_c, t_quant = _gemm_terms(s.m, s.n, s.k, DTYPE_BYTES[op.dtype], c.peak_flops(op.dtype), c.hbm_bw, c.sms, p)
@@ -128,14 +149,18 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0) -> tuple[float
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 
-def op_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0) -> tuple[float, float, float, float]:
-    """(time, compute, memory, fixed) seconds of an op `covers` accepts, by its kernel model."""
+def op_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
+               overrides: dict | None = None) -> tuple[float, float, float, float]:
+    """(time, compute, memory, fixed) seconds of an op `covers` accepts, by its kernel model; `overrides`:
+    a calibration's own kernel-model fits, (model, dtype) -> params."""
     if op.op_class == OpClass.GEMM:
         if op.shape.groups != 1.0:
             return expert_gemm_seconds(op, gpu, t_extra_memory)
-        return gemm_seconds(op, gpu, engine, t_extra_memory)
+        return gemm_seconds(op, gpu, engine, t_extra_memory, overrides)
+    if is_mla_decode(op):
+        return mla_decode_seconds(op, gpu, engine, kv_fit_dtype(op), t_extra_memory, overrides)
     phase = prefill_seconds if op.op_class == OpClass.ATTENTION_PREFILL else decode_seconds
-    return phase(op, gpu, engine, kv_fit_dtype(op), t_extra_memory)
+    return phase(op, gpu, engine, kv_fit_dtype(op), t_extra_memory, overrides)
 
 
 def kv_fit_dtype(op: Op) -> str:
@@ -144,11 +169,12 @@ def kv_fit_dtype(op: Op) -> str:
     return "fp8" if 0 < op.shape.kv_element_bytes <= 1.0 else "bf16"
 
 
-def prefill_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: float = 0.0):
+def prefill_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: float = 0.0,
+                    overrides: dict | None = None):
     """(time, compute, memory, fixed) of a prefill attention op: the model's B = the op's sequences, each
     of the causal length L whose L(L+1)/2 pairs equal the op's pairs per sequence; compute and memory
     rescaled to the op's FLOPs and bytes; the per-token cost counts the op's new tokens."""
-    p = params_for("prefill_attention", gpu.arch, kv_dtype, engine).params
+    p = fitted("prefill_attention", gpu, kv_dtype, engine, overrides)
     c = ceilings(gpu)
     s = op.shape
     b = s.sequences
@@ -164,17 +190,18 @@ def prefill_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: flo
     fixed = p.floor_s + p.token_s * s.queries / c.sms
     total = fixed + _ridge(t_c, t_m, p.smooth)
     if s.kv_bytes > 0:   # over a cached context: never cheaper than the decode kernel streaming that cache
-        _, _, t_stream, fixed_decode = decode_seconds(op, gpu, engine, kv_dtype, t_extra_memory)
+        _, _, t_stream, fixed_decode = decode_seconds(op, gpu, engine, kv_dtype, t_extra_memory, overrides)
         if fixed_decode + t_stream > total:
             return fixed_decode + t_stream, t_c, t_stream, fixed_decode
     return total, t_c, t_m, fixed
 
 
-def decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: float = 0.0):
+def decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: float = 0.0,
+                   overrides: dict | None = None):
     """(time, compute, memory, fixed) of a decode attention op: the model at the op's sequences and longest
     context (which set its split-KV work items and SM occupancy), its compute and memory terms rescaled
     to the op's FLOPs and bytes (a compressed or sparsely read cache)."""
-    p = params_for("decode_attention", gpu.arch, kv_dtype, engine).params
+    p = fitted("decode_attention", gpu, kv_dtype, engine, overrides)
     c = ceilings(gpu)
     s = op.shape
     b, ctx = s.sequences, max(s.max_context, 1.0)
@@ -186,6 +213,26 @@ def decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: floa
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
     t_m = _scaled(t_m, op.hbm_bytes, b * ctx * s.kv_heads * s.d_qk * 2.0 * s.kv_element_bytes,
                   op.hbm_bytes / (c.hbm_bw * p.mem_eff))
+    t_m = max(t_m / op.bandwidth_share, t_extra_memory)
+    return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
+
+
+def mla_decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: float = 0.0,
+                       overrides: dict | None = None):
+    """(time, compute, memory, fixed) of an absorbed MLA decode op by the MLA decode fit
+    (kernel_models/mla.py): the decode form with one KV head of width d_qk/2, its compute term at the
+    op's true 2*(d_qk + d_v) FLOPs per (token, head), memory rescaled to the op's bytes."""
+    p = fitted("mla_decode", gpu, kv_dtype, engine, overrides)
+    c = ceilings(gpu)
+    s = op.shape
+    b, ctx, width = s.sequences, max(s.max_context, 1.0), s.d_qk
+    peak = c.peak_flops(op.dtype)
+    t_c, t_m, fixed = _decode_terms(b, ctx, s.heads, 1.0, width / 2.0, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p)
+    t_c = _scaled(t_c * (width + s.d_v) / width, op.flops, 2.0 * b * ctx * s.heads * (width + s.d_v),
+                  op.flops / (peak * p.compute_eff))
+    if op.alu_ops:
+        t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
+    t_m = _scaled(t_m, op.hbm_bytes, b * ctx * width * s.kv_element_bytes, op.hbm_bytes / (c.hbm_bw * p.mem_eff))
     t_m = max(t_m / op.bandwidth_share, t_extra_memory)
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
@@ -212,7 +259,7 @@ def kernel_provenance(gpu, engine: str) -> str:
     quality of each block is in data/kernel_fit.yaml)."""
     parts = []
     for op, label in (("gemm", "GEMM"), ("prefill_attention", "prefill attention"),
-                      ("decode_attention", "decode attention")):
+                      ("decode_attention", "decode attention"), ("mla_decode", "MLA decode")):
         prov = params_for(op, gpu.arch, "bf16", engine).provenance
         parts.append(f"{label} {prov.split(' (aiconfigurator corpus')[0]}")
     moe = moe_params(gpu.arch, "bf16").provenance

@@ -2,6 +2,9 @@
 
 Figures are per GPU of the most loaded pipeline stage. The KV cache is sized for every sequence
 at its final length (prompt + output), as a server must reserve before it can promise to finish.
+With a serving engine in the setup, its memory accounting decides what the KV cache may take
+(specs/engines.py EngineMemory): its fraction of the driver-reported total, the peak activations of its
+profile run (max_num_batched_tokens), runtime, NCCL and CUDA-graph bytes.
 """
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..specs.engines import Engine
 from ..specs.models import ModelSpec
 from .config import Parallelism, Precision
 from .context import base_kv_format, kv_width_per_gpu, stage_layers
@@ -203,20 +207,41 @@ def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tok
         own = stored_kv_bytes(model, par, prec, techs, tokens, heavy) - shared
         return max(0.0, own) + techs.extra_kv_bytes(model, par, prec, tokens)
 
-    act = activation_bytes(model, pass_tokens, min(batch, pass_tokens), par, prec)
+    engine = setup.engine
+    if engine is None:
+        act = activation_bytes(model, pass_tokens, min(batch, pass_tokens), par, prec)
+        reserved = RUNTIME_RESERVED_BYTES
+    else:   # the engine's profile run: its token budget (or a larger pass) over its most sequences
+        profile = max(pass_tokens, engine.max_num_batched_tokens)
+        act = activation_bytes(model, profile, min(engine.max_num_seqs, profile), par, prec)
+        reserved = engine.memory.reserved_bytes(par.gpus)
     kv = shared + batch * sequence_kv(tokens_per_sequence)
     per_token = (stored_kv_bytes(model, par, prec, techs, tokens_per_sequence, heavy)
                  + techs.extra_kv_bytes(model, par, prec, tokens_per_sequence)) / tokens_per_sequence
     common = dict(weights_bytes=weights, kv_cache_bytes=kv, activation_bytes=act,
-                  workspace_bytes=RUNTIME_RESERVED_BYTES, capacity_bytes=capacity, utilization=utilization,
+                  workspace_bytes=reserved, capacity_bytes=capacity, utilization=utilization,
                   kv_bytes_per_token=per_token, shared_kv_bytes=shared, sequence_kv=sequence_kv)
     if not placement:
-        return MemoryPlan(**common, tiers={"hbm": weights + kv + act + RUNTIME_RESERVED_BYTES})
+        budgets = () if engine is None else (engine_budget(engine, capacity, utilization, weights, act + reserved),)
+        return MemoryPlan(**common, tiers={"hbm": weights + kv + act + reserved}, budgets=budgets)
     w_stage, kv_stage = staging_shares(placement, len(stage_layers(model, par.pp, heavy)))
     budgets = tier_budgets(placement, layer_weights, weights - layer_weights, act, capacity, utilization,
-                           (w_stage, kv_stage), setup.tier_capacity)
+                           (w_stage, kv_stage), setup.tier_capacity, reserved)
     return MemoryPlan(**common, tiers={b.name: b.used(kv) for b in budgets}, budgets=budgets,
                       staging_bytes=w_stage * layer_weights + kv_stage * kv)
+
+
+def engine_budget(engine: Engine, capacity: float, fraction: float, weights: float, other: float) -> TierBudget:
+    """The HBM budget of an engine's accounting (EngineMemory), `other` being activations and reserved bytes:
+    total (vLLM): fraction x capacity holds everything; static (SGLang): fraction x capacity holds weights and
+    KV; free (TensorRT-LLM): KV takes fraction of what weights and `other` leave free, so each KV byte uses
+    1 / fraction of the room."""
+    mode = engine.memory.accounting
+    if mode == "static":
+        return TierBudget("hbm", capacity * fraction, weights, 1.0)
+    if mode == "free":
+        return TierBudget("hbm", capacity, weights + other, 1.0 / fraction)
+    return TierBudget("hbm", capacity * fraction, weights + other, 1.0)
 
 
 def staging_shares(p: Placement, layers: int) -> tuple[float, float]:
@@ -230,11 +255,11 @@ def staging_shares(p: Placement, layers: int) -> tuple[float, float]:
 
 def tier_budgets(p: Placement, layer_weights: float, other_weights: float, act: float, hbm: float,
                  utilization: float, staging: tuple[float, float],
-                 tier_capacity: dict[str, float]) -> tuple[TierBudget, ...]:
+                 tier_capacity: dict[str, float], reserved: float = RUNTIME_RESERVED_BYTES) -> tuple[TierBudget, ...]:
     """HBM first (what stays, plus the staging shares of weights and KV), then each tier the placement uses."""
     w_stage, kv_stage = staging
     w_off, kv_off, a_off = (p.offloaded(c) for c in ("weights", "kv", "activations"))
-    hbm_fixed = other_weights + (1 - w_off + w_stage) * layer_weights + (1 - a_off) * act + RUNTIME_RESERVED_BYTES
+    hbm_fixed = other_weights + (1 - w_off + w_stage) * layer_weights + (1 - a_off) * act + reserved
     out = [TierBudget("hbm", hbm * utilization, hbm_fixed, 1 - kv_off + kv_stage)]
     for tier in p.tiers:
         share = {cls: sum(f for t, f in p.of(cls) if t == tier) for cls in ("weights", "kv", "activations")}

@@ -71,11 +71,20 @@ class ScoreShape(OpShape):
 
 @dataclass(frozen=True)
 class CommShape(OpShape):
-    """A collective of `bytes` over `gpus` GPUs (all_reduce, all_to_all, all_gather, send_recv)."""
+    """A collective of `bytes` over `gpus` GPUs (all_reduce, all_to_all, all_gather, send_recv): global ranks
+    first_rank, first_rank + stride, ... (a pipeline send: the two stages' peers, `stride` = tp apart), which
+    say whether the group crosses a node of a multi-node system."""
 
     collective: str
     bytes: float
     gpus: int
+    first_rank: int = 0
+    stride: int = 1
+
+    def to_dict(self) -> dict:
+        d = {"collective": self.collective, "bytes": self.bytes, "gpus": self.gpus}
+        return d if (self.first_rank, self.stride) == (0, 1) else {**d, "first_rank": self.first_rank,
+                                                                   "stride": self.stride}
 
 
 @dataclass(frozen=True)
@@ -114,7 +123,8 @@ def shape_from_dict(d: dict) -> OpShape:
     if unknown:
         raise WhatifError(f"op_shape: {', '.join(unknown)} not valid for a {kind.__name__}; "
                           f"valid: {', '.join(sorted(known))}")
-    values = {k: (v if k == "collective" else bool(v) if k == "overlap" else int(v) if k == "gpus" else float(v))
+    ints = ("gpus", "first_rank", "stride")
+    values = {k: (v if k == "collective" else bool(v) if k == "overlap" else int(v) if k in ints else float(v))
               for k, v in d.items()}
     try:
         return kind(**values)

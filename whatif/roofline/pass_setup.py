@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import WhatifError
+from ..specs.engines import Engine
 from ..specs.hardware import System
 from ..specs.models import ModelSpec
 from .config import Parallelism, Precision
@@ -35,6 +36,7 @@ class PassSetup:
     paths: dict[str, HostPath]
     utilization: float
     shared_prefix: int = 0
+    engine: Engine | None = None   # serving loop: memory accounting, CUDA-graph sizes, CPU per step (None: none)
 
     @property
     def tier_capacity(self) -> dict[str, float]:
@@ -44,7 +46,7 @@ class PassSetup:
 
 def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precision, eff: Efficiency,
                utilization: float, techs: TechniqueSet = NONE, placement: Placement = NO_PLACEMENT,
-               shared_prefix: int = 0) -> PassSetup:
+               shared_prefix: int = 0, engine: Engine | None = None) -> PassSetup:
     """Check a scenario's model, system, parallelism and techniques together and resolve its placement."""
     user_placement = placement
     placement = resolved(user_placement, lambda name, where: resolve_tier(name, system, where))
@@ -64,4 +66,5 @@ def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precisi
         raise WhatifError(f"--memory-utilization: {utilization} must be in (0, 1]")
     return PassSetup(user_model=model, user_precision=prec, model=run_model, precision=run_prec, system=system,
                      parallel=par, efficiency=eff, techniques=techs, placement=placement,
-                     paths=tier_paths(system, par.gpus), utilization=utilization, shared_prefix=shared_prefix)
+                     paths=tier_paths(system, par.gpus), utilization=utilization, shared_prefix=shared_prefix,
+                     engine=engine)

@@ -84,9 +84,11 @@ def parse_place(specs, access: str = "stream", overlap: bool = True) -> Placemen
             if not eq or not rest:
                 raise WhatifError(f"--place {spec!r}: expected CLASS=TIER[:FRACTION], e.g. kv=cxl:0.5; "
                                   f"classes: {', '.join(CLASSES)}")
-            tier, _, frac = rest.partition(":")
+            tier, colon, frac = rest.partition(":")
             try:
-                value = float(frac) if frac else 1.0
+                value = float(frac) if colon else 1.0   # 'kv=ddr5:' (an empty fraction) is an error, not 1
+                if not 0 < value <= 1:
+                    raise ValueError
             except ValueError:
                 raise WhatifError(f"--place {spec!r}: fraction {frac!r} is not a number in (0, 1]") from None
             shares.append((cls.strip(), tier.strip(), value))

@@ -43,16 +43,29 @@ def candidates_tree(candidates: int, k: int) -> Tree:
     return tuple((r,) + (0,) * (d - 1) for r in range(candidates) for d in range(1, k + 1))
 
 
+MAX_TREE_NODES = 4096   # draft-tree nodes: published trees have 26-768 (Medusa 63, EAGLE-2 60, Sequoia <= 768)
+
+
+def _check_tree_size(nodes: float, spec: str, where: str) -> None:
+    """Before the tree is built: a 64x64x64x64 tree has 17 million nodes and would run for minutes."""
+    if nodes > MAX_TREE_NODES:
+        raise WhatifError(f"{where}={spec[:40]!r}: {nodes:,.0f} nodes; valid: at most {MAX_TREE_NODES:,} (published "
+                          f"draft trees have 26 to 768)")
+
+
 def parse_tree(spec: str, where: str) -> Tree:
     """'4x3x2' (a product tree of widths per depth) or explicit nodes '0/0.0/0.1/1' (ranks joined by '.')."""
     spec = spec.strip()
     try:
         if "/" in spec or "." in spec:
+            _check_tree_size(spec.count("/") + 1, spec, where)
             nodes = tuple(tuple(int(r) for r in node.split(".")) for node in spec.split("/") if node.strip())
         else:
-            widths = tuple(int(w) for w in spec.split("x"))
-            if min(widths) < 1:   # a zero width would silently cut the tree short
+            widths = tuple(int(w) for w in spec.split("x") if len(w.strip()) <= 12)
+            if len(widths) != spec.count("x") + 1 or min(widths) < 1:   # a zero width would cut the tree short
                 raise ValueError
+            _check_tree_size(sum(int(np.prod(widths[:d + 1], dtype=float)) for d in range(len(widths))), spec,
+                             where)
             nodes = product_tree(widths)
     except ValueError:
         raise WhatifError(f"{where}={spec!r}: must be widths >= 1 per depth like 4x3x2, or nodes like 0/0.0/1 "

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..errors import WhatifError, closest, positive_int
-from ..specs.hardware import Link, System, TierAttachment, load_component
+from ..errors import WhatifError, closest
+from ..specs.checks import integer
+from ..specs.hardware import MAX_TIER_DEVICES, Link, System, TierAttachment, load_component
 from .context import HostPath
 
 HBM = "hbm"
@@ -56,6 +57,9 @@ def resolve_tier(name: str, system: System, where: str) -> str:
     by_tech = [t.tier.name for t in system.tiers if t.tier.technology == name]
     if len(by_tech) == 1:
         return by_tech[0]
+    if by_tech:
+        raise WhatifError(f"{where}: {len(by_tech)} tiers of {system.name} are {name} ({', '.join(by_tech)}); "
+                          f"name one of them")
     valid = sorted({HOST, *names, *(t.tier.technology for t in system.tiers)})
     raise WhatifError(f"{where}: no tier '{name}' on {system.name}{closest(name, valid)}; valid: {', '.join(valid)}")
 
@@ -66,9 +70,10 @@ def add_tiers(system: System, specs: list[str]) -> System:
     system already has join its pool."""
     tiers = list(system.tiers)
     for spec in specs:
-        name, _, count = str(spec).partition(":")
+        name, colon, count = str(spec).partition(":")
         tier = load_component(name, "memory", "--add-tier")
-        n = positive_int(int(count) if count.isdigit() else count or 1, f"--add-tier {spec}: COUNT")
+        n = integer(int(count) if count.isdigit() and len(count) < 8 else count if colon else 1,
+                    f"--add-tier {spec}: COUNT", 1, MAX_TIER_DEVICES, "devices")   # 'cxl:' is an error, not 1
         same = next((i for i, t in enumerate(tiers) if t.tier.name == tier.name), None)
         if same is None:
             tiers.append(TierAttachment(tier, n, (system.gpu.host_link,)))

@@ -59,6 +59,10 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
         gpus = int(s.gpus)
         if gpus <= 1 or link is None:
             return OpTime(op, 0.0, 0.0, 0.0, 0.0, "network")
+        if link.scale_out is not None:   # a multi-node system: a group across nodes runs hierarchically
+            t = multinode_time(s, link, eff)
+            if t is not None:
+                return OpTime(op, t, 0.0, t, 0.0, "network")
         if eff.engine:   # fitted collective model: NCCL protocols, NVLS, the engine's custom all-reduce
             from . import kernel_timing   # here: it needs numpy, which building the CLI parser avoids
             t = kernel_timing.collective_seconds(s.collective, s.bytes, gpus, link, eff.engine)
@@ -102,11 +106,30 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
     return OpTime(op, total, t_c, max(t_m, t_tier), p.overhead_s, bound)
 
 
+def multinode_time(s, link, eff: Efficiency) -> float | None:
+    """Seconds of the collective `s` (a CommShape) across nodes of `link`'s multi-node fabric, None when it
+    stays inside one node (kernel_models/collectives_multinode.py): the fitted NVLink model and NCCL over the
+    NICs with an engine; without one, this module's ideal ring per leg over the efficiency's comm terms."""
+    from .kernel_models import collectives_multinode as mn   # here: it needs numpy (see time_op)
+    if not mn.spans_nodes(s, link):
+        return None
+    if eff.engine:
+        return mn.collective_seconds(s.collective, s.bytes, s, link, eff.engine)
+
+    def leg(kind, op, nbytes, gpus):
+        used = link if kind == "nvlink" else link.scale_out
+        p = eff.comm_params(used.type)
+        op = "all_gather" if op == "reduce_scatter" else op   # the same ring bytes and steps
+        return collective_time(op, nbytes, gpus, used.bandwidth.value, used.latency.value) / p.memory_eff + p.overhead_s
+    nodes, per_node = mn.group_layout(s.first_rank, s.stride, int(s.gpus), link.domain_gpus)
+    return mn.hierarchical_seconds(s.collective, s.bytes, nodes, per_node, leg)
+
+
 def kernel_model_time(op: Op, gpu, eff: Efficiency, tiers: dict | None) -> OpTime:
     """A GEMM or attention op timed by its fitted kernel model (roofline/kernel_timing.py)."""
     from . import kernel_timing
     t_tier = tier_read_time(op, tiers or {}, eff)
-    total, t_c, t_m, fixed = kernel_timing.op_seconds(op, gpu, eff.engine, t_tier)
+    total, t_c, t_m, fixed = kernel_timing.op_seconds(op, gpu, eff.engine, t_tier, eff.kernel_params)
     bound = "compute" if t_c >= t_m else ("link" if t_tier >= t_m and t_tier > 0 else "memory")
     if fixed > max(t_c, t_m):
         bound = "overhead"

@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, replace
 
+from ..errors import WhatifError
 from ..roofline.pass_setup import pass_setup
+from ..specs.hardware import System, load_component
 from .config import SimConfig
 from .iteration_time import IterationTimes, kv_link_path
 from .log import IterationLog
@@ -29,14 +31,34 @@ def _iteration_times(scenario, par, engine, plan_seq_len: int) -> IterationTimes
     times = _TIMES.get(key)
     if times is None:
         model, system, par, eff = scenario.resolve()
-        setup = pass_setup(model, system, par, scenario.precision, eff, scenario.memory_utilization,
-                           scenario.technique_set(), scenario.placement())
+        setup = pass_setup(model, system, par, scenario.precision, eff, scenario.utilization(),
+                           scenario.technique_set(), scenario.placement(), engine=scenario.engine())
         times = IterationTimes(setup, scenario.cuda_graphs, engine.block_size, engine.token_budget, plan_seq_len)
         if len(_TIMES) >= _TIMES_KEPT:
             _TIMES.pop(next(iter(_TIMES)))
         _TIMES[key] = times
     times.hits = times.misses = 0   # counted per run
     return times
+
+
+def check_fits(cfg: SimConfig) -> None:
+    """A cluster on a system profile (a fixed number of GPUs) must fit it: every replica's tp x pp GPUs,
+    the prefill pool's included. (A bare GPU profile has as many GPUs as asked for.) The commands check
+    it; the configuration search's re-check simulates clusters of several such nodes on purpose."""
+    sc, cl = cfg.scenario, cfg.cluster
+    system = load_component(sc.hardware, None, "--hardware")
+    if not isinstance(system, System):
+        return
+    par = sc.resolve()[2]   # (--gpus may set tp)
+    need = cl.replicas * par.gpus
+    pool = f"--replicas {cl.replicas} x {par.gpus} GPUs (tp {par.tp} x pp {par.pp})"
+    if cl.disaggregated:
+        per = (cl.prefill_tp or par.tp) * (cl.prefill_pp or par.pp)
+        need += cl.prefill_replicas * per
+        pool += f" + --prefill-replicas {cl.prefill_replicas} x {per} GPUs"
+    if need > system.gpu_count:
+        raise WhatifError(f"{pool} = {need} GPUs, more than the {system.gpu_count} GPUs of system "
+                          f"'{system.name}'; use fewer replicas or GPUs per replica, or a larger system")
 
 
 class Cluster:
@@ -65,15 +87,16 @@ class Cluster:
 
     def rejection(self, r: Request) -> str:
         """Why a request can never be served here ('' when it can)."""
+        # One text per cause (the request's own length is in its record), so a summary counts them together.
         if r.prompt + r.output > self.window:
-            return f"prompt + output = {r.prompt + r.output} tokens exceeds the context window ({self.window})"
+            return f"prompt + output exceeds the context window ({self.window} tokens)"
         for router, tokens in ((self.entry, r.prompt), (self.decode, r.prompt + r.output - 1)):
             replica = router.replicas[0]
             blocks = -(-tokens // replica.bm.block_size)
             usable = replica.bm.num_blocks - replica.bm.watermark_blocks
             if blocks > usable:
-                return (f"needs {blocks} KV blocks ({tokens} tokens) but a {replica.role} replica holds {usable} "
-                        f"(above the watermark)")
+                return (f"needs more KV blocks than a {replica.role} replica holds ({usable} above the watermark, "
+                        f"{usable * replica.bm.block_size} tokens)")
         return ""
 
     def arrive(self, rec: Record) -> None:
@@ -111,7 +134,9 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
              if any(r.role == role for r in cluster.replicas)]
     batching = ("static batching" if e.batching == "static" else
                 f"continuous batching, {'chunked prefill' if e.chunked_prefill else e.priority + '-priority'}")
-    engine = (f"{batching}, token budget {e.token_budget}, max batch {e.max_batch}, {e.block_size}-token blocks, "
+    spec = first.engine
+    engine = (f"{spec.name + ' spec (engine_profiles), ' if spec is not None else ''}"
+              f"{batching}, token budget {e.token_budget}, max batch {e.max_batch}, {e.block_size}-token blocks, "
               f"watermark {e.watermark:.0%}, prefix caching {'on' if e.prefix_caching else 'off'}, "
               f"preemption by {e.preemption}")
     cluster_line = " + ".join(pools) + f", router {cl.router}"
@@ -151,6 +176,9 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
 
     env.process(arrivals())
     env.run(until=cfg.horizon_s)
+    for replica in cluster.replicas:
+        for engine in replica.engines:
+            engine.flush()
     if progress:
         progress(len(records), len(records))
     records = records[:arrived]   # those due after the horizon never arrived

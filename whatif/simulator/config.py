@@ -1,11 +1,17 @@
 """What to simulate besides the scenario: the engine's scheduler, the cluster, the SLOs.
 
-Defaults follow a vLLM-like engine (assumed settings, stated where they come from)."""
+The scheduler's limits (max sequences, token budget, block size, chunked prefill) default to the serving
+engine's spec (engine_profiles/*.yaml, vLLM unless --engine says otherwise: EngineConfig.for_engine); the
+rest are vLLM's documented defaults, stated where they come from."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from ..errors import WhatifError, positive_int
+from ..roofline.engines import engine_spec
+from ..specs.engines import Engine
+
+_SPEC = engine_spec()   # the default engine's spec: EngineConfig's defaults
 
 BATCHING = ("continuous", "static")
 PRIORITIES = ("prefill", "decode")
@@ -35,10 +41,10 @@ class EngineConfig:
 
     batching: str = "continuous"   # continuous (iteration-level, Orca/vLLM) or static (request-level, padded)
     priority: str = "prefill"      # without chunked prefill: prefill-priority (vLLM V0) or decode-priority
-    chunked_prefill: bool = True   # Sarathi-Serve / vLLM V1: decodes first, prefill chunks fill the budget
-    max_batch: int = 256           # running sequences (vLLM max_num_seqs default)
-    token_budget: int = 2048       # tokens per iteration (max_num_batched_tokens; assumed, Sarathi's range)
-    block_size: int = 16           # tokens per KV block (vLLM default)
+    chunked_prefill: bool = _SPEC.chunked_prefill   # Sarathi-Serve / vLLM V1: decodes first, prefill chunks fill
+    max_batch: int = _SPEC.max_num_seqs             # running sequences (the engine's max_num_seqs)
+    token_budget: int = _SPEC.max_num_batched_tokens   # tokens per iteration (max_num_batched_tokens)
+    block_size: int = _SPEC.block_size              # tokens per KV block
     watermark: float = 0.01        # share of KV blocks kept free when admitting (vLLM default)
     prefix_caching: bool = False
     preemption: str = "recompute"  # recompute (vLLM default) or swap to host memory
@@ -56,6 +62,17 @@ class EngineConfig:
         for name in ("chunked_prefill", "prefix_caching"):
             if not isinstance(getattr(self, name), bool):
                 raise WhatifError(f"{name}: {getattr(self, name)!r} must be true or false")
+
+    @classmethod
+    def for_engine(cls, spec: Engine, **given) -> EngineConfig:
+        """The scheduler of `spec` (its limits as defaults), with the fields `given` over them."""
+        unknown = set(given) - {f.name for f in fields(cls)}
+        if unknown:
+            raise WhatifError(f"engine: unknown field(s) {', '.join(sorted(unknown))}; "
+                              f"valid: {', '.join(f.name for f in fields(cls))}")
+        defaults = {"chunked_prefill": spec.chunked_prefill, "max_batch": spec.max_num_seqs,
+                    "token_budget": spec.max_num_batched_tokens, "block_size": spec.block_size}
+        return cls(**{**defaults, **given})
 
 
 @dataclass(frozen=True)

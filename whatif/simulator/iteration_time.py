@@ -5,7 +5,9 @@ An iteration's batch is a decode group (sequences, mean context) and prefill chu
 cached context). Contexts are rounded to a geometric grid with steps of 2^(1/32) (about 2%) before
 the roofline is asked; token and sequence counts are kept exact, because GEMM time steps at tile
 and wave boundaries (517 tokens cost a quarter more than 512), so rounding them would move a pass's
-time by far more than its share of tokens."""
+time by far more than its share of tokens. A new shape is priced from memoized parts (pass_parts.py:
+token-count ops, LM-head rows, attention), the same figure as pricing the whole pass, so the number
+of whole-pass evaluations stops growing with the run."""
 from __future__ import annotations
 
 import math
@@ -17,12 +19,13 @@ from ..specs.hardware import System, load_component
 from ..roofline.config import ForwardBatch
 from ..roofline.decode_round import Round, RoundContext
 from ..roofline.ops import transfer
-from ..roofline.forward_pass import time_pass
+from ..roofline.forward_pass import engine_step
 from ..roofline.memory import plan_memory
 from ..roofline.pass_setup import PassSetup
 from ..roofline.context import HostPath
 from ..roofline.tiers import host_path
 from ..roofline.timing import time_op
+from .pass_parts import PassParts, splittable
 
 GRID_STEPS_PER_DOUBLING = 32
 EXACT_BELOW = 64          # contexts up to this are used exactly
@@ -60,6 +63,7 @@ class IterationTimes:
                               f"with tp={self.setup.parallel.tp} pp={self.setup.parallel.pp} ({detail}); try more GPUs "
                               f"(--tp/--pp), a smaller --weight-dtype or offloading (--place)")
         self.kv_blocks = int(free // (self.kv_bytes_per_token * self.block_size))
+        self.parts = PassParts(self.setup) if splittable(self.setup) else None
         self.layers_per_gpu = math.ceil(self.setup.model.num_layers / self.setup.parallel.pp)
         self.decoder = self.setup.techniques.decoder
         self.rounds: dict[tuple[int, int], Round] = {}
@@ -91,9 +95,13 @@ class IterationTimes:
         for q, c, n in groups:
             merged[(q, c)] = merged.get((q, c), 0) + n
         logits = decode_seqs * width + len(prefills) if rnd is not None else 0   # verified rows need all logits
-        fb = ForwardBatch(tuple((q, c, n) for (q, c), n in merged.items()), logits)
-        # Engines capture CUDA graphs for decode-only batches and run anything with a prefill eagerly.
-        t = time_pass(self.setup, fb, self.cuda_graphs and not prefills).time_s
+        groups = tuple((q, c, n) for (q, c), n in merged.items())
+        # Engines capture CUDA graphs for decode-only batches (padded to a captured size) and run anything
+        # with a prefill eagerly; the engine's CPU work per step comes on top (engine_step).
+        if self.parts is not None:   # the same figure from memoized token and attention parts
+            t = self.parts.step_s(groups, logits, self.cuda_graphs)
+        else:
+            t = engine_step(self.setup, ForwardBatch(groups, logits), self.cuda_graphs)[1]
         if rnd is not None:   # drafting and per-round work beside the (fused) verify pass
             t = rnd.time_with_verify(t)
         self.cache[key] = t

@@ -1,10 +1,13 @@
 """What the simulator records as it runs: one row per iteration per replica, and each replica's setup."""
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 
 ITERATION_COLUMNS = ("replica", "start_s", "duration_s", "decode_seqs", "prefill_seqs", "prefill_tokens",
                      "kv_blocks_used", "waiting", "running", "preempted", "swap_s")
+TYPECODES = ("q", "d", "d", "q", "q", "q", "q", "q", "q", "q", "d")   # integer counts, float seconds
+FLUSH_ROWS = 4096   # rows kept as tuples before they move into the typed columns
 
 
 @dataclass(frozen=True)
@@ -28,11 +31,28 @@ class IterationLog:
     running: queue lengths when it was formed; preempted: sequences it preempted; swap_s: seconds of
     it spent swapping KV to or from host memory."""
 
-    columns: dict[str, list] = field(default_factory=lambda: {c: [] for c in ITERATION_COLUMNS})
+    pending: list[tuple] = field(default_factory=list)   # the latest iterations, one tuple each
+    stored: dict = field(default_factory=lambda: {c: array(t) for c, t in zip(ITERATION_COLUMNS, TYPECODES)})
+    count: int = 0
 
     def append(self, *values) -> None:
-        for column, value in zip(self.columns.values(), values):
-            column.append(value)
+        self.pending.append(values)
+        self.count += 1
+        if len(self.pending) >= FLUSH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Move the pending rows into the typed columns (8 bytes a value, not a Python object each)."""
+        if self.pending:
+            for column, values in zip(self.stored.values(), zip(*self.pending)):
+                column.extend(values)
+            self.pending.clear()
+
+    @property
+    def columns(self) -> dict[str, array]:
+        """The log column by column (typed arrays: numpy and pandas read them as they are)."""
+        self._flush()
+        return self.stored
 
     def __len__(self) -> int:
-        return len(self.columns["start_s"])
+        return self.count

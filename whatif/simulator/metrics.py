@@ -4,9 +4,8 @@ frames and CSV files."""
 from __future__ import annotations
 
 import os
-from bisect import bisect_right
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -15,10 +14,16 @@ from ..errors import WhatifError
 from .config import SLO
 from .log import ITERATION_COLUMNS, IterationLog, ReplicaInfo
 from .request import FINISHED, QUEUED, REJECTED, RUNNING, STATUSES, Record
+from .token_times import pooled_gaps
 
 PERCENTILES = (50, 90, 95, 99)
 STAT_KEYS = tuple(f"p{p}" for p in PERCENTILES) + ("mean", "max")
 WINDOW_NOTE = "busy window: first arrival to last finish"
+STEADY_SHARE = 0.1   # arrivals left out at each end of the steady-state window (warm-up, drain)
+STEADY_NOTE = "from the 10% to the 90% completion: warm-up and drain left out"
+ITL_NOTE = ("ITL: between chunks of tokens as they stream out (one token each in plain decoding; a speculative "
+            "round's accepted tokens come out as one chunk)")
+GOODPUT_NOTE = "SLO-attaining requests per second of the busy window, never above the offered rate x attainment"
 ATTAINMENT_NOTE = "share of arrived requests; rejected and unfinished ones count as misses"
 LATENCY_ROWS = (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("ITL", "itl_s"), ("E2E", "e2e_s"), ("queue", "queue_s"))
 
@@ -30,6 +35,32 @@ def stats(values) -> dict:
     a = np.asarray(values, dtype=float)
     out = {f"p{p}": float(v) for p, v in zip(PERCENTILES, np.percentile(a, PERCENTILES))}
     out.update(mean=float(a.mean()), max=float(a.max()))
+    return out
+
+
+def counted_stats(values: np.ndarray, counts: np.ndarray) -> dict:
+    """stats() of `values` each repeated `counts` times, without repeating them: the same order statistics
+    and numpy's linear interpolation between them."""
+    keep = counts > 0
+    v, w = values[keep], counts[keep]
+    if not len(v):
+        return dict.fromkeys(STAT_KEYS)
+    order = np.argsort(v, kind="stable")
+    v, w = v[order], w[order]
+    upto = np.cumsum(w)
+    n = upto[-1]
+
+    def ranked(r):   # the value at 0-based rank r of the repeated, sorted values
+        return v[np.searchsorted(upto, r, side="right")]
+
+    out = {}
+    for p in PERCENTILES:
+        h = (n - 1) * p / 100.0
+        lo = np.floor(h)
+        t = h - lo
+        a, b = ranked(lo), ranked(min(lo + 1, n - 1))
+        out[f"p{p}"] = float(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t)   # numpy's _lerp
+    out.update(mean=float((v * w).sum() / n), max=float(v[-1]))
     return out
 
 
@@ -50,6 +81,25 @@ def busy_window_s(records: list[Record]) -> float | None:
     if not finishes:
         return None
     return max(finishes) - min(r.request.arrival_s for r in records)
+
+
+def offered_rps(records: list[Record]) -> float | None:
+    """Arrivals per second between the first and the last arrival (None for fewer than two, or all at once)."""
+    if len(records) < 2:
+        return None
+    span = records[-1].request.arrival_s - records[0].request.arrival_s
+    return (len(records) - 1) / span if span > 0 else None
+
+
+def steady_window(records: list[Record]) -> tuple[float, float, int] | None:
+    """(from, to, completions between) seconds: the STEADY_SHARE-th and the (1 - STEADY_SHARE)-th completion.
+    Completions come as fast as requests arrive when nothing queues, as fast as the engine serves past capacity;
+    dropping the first and last ones leaves out warm-up and drain. None for fewer than 10 finished requests."""
+    ends = sorted(r.finish_s for r in records if r.finish_s is not None)
+    k = int(len(ends) * STEADY_SHARE)
+    if len(ends) < 10 or ends[-1 - k] <= ends[k]:
+        return None
+    return ends[k], ends[-1 - k], len(ends) - 1 - 2 * k
 
 
 def _per_s(count: float, window_s: float | None) -> float | None:
@@ -74,6 +124,7 @@ class SimulationResult:
     slo: SLO
     setup: dict
     lookup_stats: dict
+    _summary: dict | None = field(default=None, init=False, repr=False)
 
     # ---------------------------------------------------------------- requests
 
@@ -95,14 +146,19 @@ class SimulationResult:
         slo = self.slo if slo is None else slo
         if not slo.given:
             return None
-        return _per_s(sum(attains(r, slo) for r in self.records), self.window_s())
+        attaining = sum(attains(r, slo) for r in self.records)
+        rate = _per_s(attaining, self.window_s())
+        offered = offered_rps(self.records)
+        if rate is None or offered is None:
+            return rate
+        return min(rate, offered * attaining / len(self.records))
 
     def latency(self) -> dict:
         done = self.finished()
         return {
             "ttft_s": stats([r.ttft_s for r in done]),
             "tpot_s": stats([r.tpot_s for r in done if r.tpot_s is not None]),
-            "itl_s": stats(np.concatenate([np.diff(r.token_times) for r in done]) if done else []),
+            "itl_s": counted_stats(*pooled_gaps(r.emitted for r in done)),
             "e2e_s": stats([r.e2e_s for r in done]),
             "queue_s": stats([r.queue_s for r in done]),
         }
@@ -110,26 +166,41 @@ class SimulationResult:
     def _counts(self) -> dict:
         counts = Counter(r.status for r in self.records)
         out = {"arrived": len(self.records), **{s: counts.get(s, 0) for s in STATUSES}}
-        out["rejected_reasons"] = dict(Counter(r.reason for r in self.records if r.status == REJECTED))
+        rejected = [r for r in self.records if r.status == REJECTED]
+        out["rejected_reasons"] = dict(Counter(r.reason for r in rejected))
+        out["rejected_longest_tokens"] = max((r.request.prompt + r.request.output for r in rejected), default=None)
         return out
 
     def _throughput(self) -> dict:
         window = self.window_s()
         end = None if window is None else window + min(r.request.arrival_s for r in self.records)
         # tokens that came out (and prompts whose prefill completed) inside the window, finished or not
-        generated = 0 if end is None else sum(bisect_right(r.token_times, end) for r in self.records)
+        generated = 0 if end is None else sum(r.emitted.count_until(end) for r in self.records)
         prefilled = 0 if end is None else sum(r.request.prompt for r in self.records
                                               if r.first_token_s is not None and r.first_token_s <= end)
         return {"window_s": window, "window": WINDOW_NOTE,
                 "finished_rps": _per_s(len(self.finished()), window),
-                "output_tok_s": _per_s(generated, window), "input_tok_s": _per_s(prefilled, window)}
+                "output_tok_s": _per_s(generated, window), "input_tok_s": _per_s(prefilled, window),
+                "offered_rps": offered_rps(self.records), "steady": self._steady()}
+
+    def _steady(self) -> dict:
+        """Throughput between the 10% and the 90% completion (STEADY_NOTE)."""
+        window = steady_window(self.records)
+        if window is None:
+            return {"window_s": None, "from_s": None, "finished_rps": None, "output_tok_s": None,
+                    "window": STEADY_NOTE}
+        start, stop, completions = window
+        tokens = sum(r.emitted.count_until(stop) - r.emitted.count_until(start) for r in self.records
+                     if r.first_token_s is not None and r.first_token_s <= stop)
+        return {"window_s": stop - start, "from_s": start, "finished_rps": completions / (stop - start),
+                "output_tok_s": tokens / (stop - start), "window": STEADY_NOTE}
 
     def _slo(self) -> dict:
         given = self.slo.given
         return {"ttft_s": self.slo.ttft_s, "tpot_s": self.slo.tpot_s, "target": self.slo.attainment,
                 "attaining": sum(attains(r, self.slo) for r in self.records) if given else None,
                 "attainment": self.attainment(), "goodput_rps": self.goodput_rps(),
-                "counted_over": ATTAINMENT_NOTE}
+                "counted_over": ATTAINMENT_NOTE, "goodput": GOODPUT_NOTE}
 
     def _prefix_cache(self) -> dict:
         admitted = [r for r in self.records if r.first_scheduled_s is not None]
@@ -169,7 +240,13 @@ class SimulationResult:
     # ---------------------------------------------------------------- faces
 
     def summary(self) -> dict:
-        """JSON-able numbers, SI units (suffixes say which), None where nothing was measured."""
+        """JSON-able numbers, SI units (suffixes say which), None where nothing was measured. Worked out once
+        (a run's records are final; the text, the tables and the report all read it); a fresh outer dict each call."""
+        if self._summary is None:
+            self._summary = self._summarize()
+        return dict(self._summary)
+
+    def _summarize(self) -> dict:
         col = self._columns()
         replicas = self._replica_rows(col)
         preempted = [r.preemptions for r in self.records]
@@ -205,7 +282,7 @@ class SimulationResult:
             rows.append({"id": q.id, "arrival_s": q.arrival_s, "prompt": q.prompt, "output": q.output,
                          "prefix_id": q.prefix_id, "status": r.status, "reason": r.reason, "replica": r.replica,
                          "queue_s": r.queue_s, "ttft_s": r.ttft_s, "tpot_s": r.tpot_s, "e2e_s": r.e2e_s,
-                         "tokens": len(r.token_times), "preemptions": r.preemptions,
+                         "tokens": len(r.emitted), "preemptions": r.preemptions,
                          "cached_tokens": r.cached_tokens, "max_itl_s": max(itl) if itl else None})
         return pd.DataFrame(rows, columns=RECORD_COLUMNS)
 
@@ -213,7 +290,8 @@ class SimulationResult:
         """One row per iteration per replica (pandas DataFrame): the log's columns, end_s and tokens."""
         import pandas as pd
 
-        df = pd.DataFrame({c: self.log.columns[c] for c in ITERATION_COLUMNS})
+        columns = self.log.columns
+        df = pd.DataFrame({c: columns[c] for c in ITERATION_COLUMNS})
         df["end_s"] = df["start_s"] + df["duration_s"]
         df["tokens"] = df["decode_seqs"] + df["prefill_tokens"]
         return df
@@ -235,7 +313,7 @@ class SimulationResult:
         """A compact human-readable report; every number carries its unit."""
         s = self.summary()
         lines = setup_lines(self.setup) + [counts_line(s["requests"]), ""]
-        lines += [latency_table(s["latency"]), ""]
+        lines += [latency_table(s["latency"]), ITL_NOTE, ""]
         lines += throughput_lines(s["throughput"])
         if self.slo.given:
             lines.append(slo_line(s["slo"], s["throughput"]["window_s"]))
@@ -268,8 +346,14 @@ def setup_lines(setup: dict) -> list[str]:
 
 def counts_line(c: dict) -> str:
     reasons = "; ".join(f"{n} {why or 'no reason given'}" for why, n in c["rejected_reasons"].items())
-    return (f"requests: {c['arrived']} arrived, {c[FINISHED]} finished, {c[QUEUED]} still queued, "
+    line = (f"requests: {c['arrived']} arrived, {c[FINISHED]} finished, {c[QUEUED]} still queued, "
             f"{c[RUNNING]} still running, {c[REJECTED]} rejected" + (f" ({reasons})" if reasons else ""))
+    longest = c.get("rejected_longest_tokens")
+    if longest is not None:
+        line += f"; the longest rejected request is {longest} tokens"
+        if any("context window" in why for why in c["rejected_reasons"]):
+            line += " (give --context-window to treat the window as longer, or pick a model with a longer one)"
+    return line
 
 
 def latency_table(latency: dict) -> str:
@@ -279,15 +363,21 @@ def latency_table(latency: dict) -> str:
 
 
 def throughput_lines(t: dict) -> list[str]:
-    return [f"throughput: {_rate(t['finished_rps'], 'req/s')}, {_rate(t['output_tok_s'], 'tok/s')} out, "
-            f"{_rate(t['input_tok_s'], 'tok/s')} in ({WINDOW_NOTE}, {_seconds(t['window_s'])})"]
+    lines = [f"throughput: {_rate(t['finished_rps'], 'req/s')}, {_rate(t['output_tok_s'], 'tok/s')} out, "
+             f"{_rate(t['input_tok_s'], 'tok/s')} in ({WINDOW_NOTE}, {_seconds(t['window_s'])})"]
+    steady = t.get("steady") or {}
+    if steady.get("window_s") is not None:
+        lines.append(f"steady state: {_rate(steady['finished_rps'], 'req/s')}, "
+                     f"{_rate(steady['output_tok_s'], 'tok/s')} out, offered {_rate(t['offered_rps'], 'req/s')} "
+                     f"({STEADY_NOTE}, {_seconds(steady['window_s'])})")
+    return lines
 
 
 def slo_line(slo: dict, window_s: float | None) -> str:
     objectives = " and ".join(f"{name} <= {units.seconds(slo[key])}"
                               for name, key in (("TTFT", "ttft_s"), ("TPOT", "tpot_s")) if slo[key] is not None)
     return (f"SLO ({objectives}): {_percent(slo['attainment'])} attained (target {slo['target']:.0%}; "
-            f"{ATTAINMENT_NOTE}), goodput {_rate(slo['goodput_rps'], 'req/s')}")
+            f"{ATTAINMENT_NOTE}), goodput {_rate(slo['goodput_rps'], 'req/s')} ({GOODPUT_NOTE})")
 
 
 def memory_line(s: dict) -> str:

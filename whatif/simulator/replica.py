@@ -74,7 +74,7 @@ class Replica:
                 yield self._wakeup
                 self.idle -= 1
                 continue
-            rows = len(batch.decode) + len(batch.padding)
+            rows = batch.rows
             prefills = [(n, s.computed) for s, n in batch.prefill]
             duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if batch else 0.0)
             start, waiting, running = env.now, len(self.waiting), len(engine.running)
@@ -110,6 +110,5 @@ class Replica:
         source.bm.unref(shared)
         source.wake()
         seq.source = None
-        engine.arriving -= 1
-        engine.running.append(seq)
+        engine.arrive(seq)
         self.wake()

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .token_times import TokenTimes
+
 QUEUED, RUNNING, FINISHED, REJECTED = "queued", "running", "finished", "rejected"
 STATUSES = (FINISHED, QUEUED, RUNNING, REJECTED)
 
@@ -29,7 +31,7 @@ class Record:
     first_scheduled_s: float | None = None
     first_token_s: float | None = None
     finish_s: float | None = None
-    token_times: list[float] = field(default_factory=list)   # when each output token came out
+    emitted: TokenTimes = field(default_factory=TokenTimes)   # when its output tokens came out
     preemptions: int = 0
     cached_tokens: int = 0       # prompt tokens served from the prefix cache (first admission)
 
@@ -46,14 +48,20 @@ class Record:
         return None if self.first_scheduled_s is None else self.first_scheduled_s - self.request.arrival_s
 
     @property
+    def token_times(self) -> list[float]:
+        """When each output token came out (tokens of one chunk share its time)."""
+        return self.emitted.tolist()
+
+    @property
     def tpot_s(self) -> float | None:
         """Mean time per output token after the first (None for one-token or unfinished requests)."""
-        n = len(self.token_times)
+        n = self.emitted.count
         if self.finish_s is None or n < 2:
             return None
-        return (self.token_times[-1] - self.token_times[0]) / (n - 1)
+        return (self.emitted.last - self.emitted.first) / (n - 1)
 
     @property
     def inter_token_s(self) -> list[float]:
-        t = self.token_times
-        return [b - a for a, b in zip(t, t[1:])]
+        """Seconds between consecutive chunks of tokens (one token each, unless a speculative round
+        emitted several at once)."""
+        return self.emitted.chunk_gaps().tolist()

@@ -18,12 +18,26 @@ the same pass: it holds KV slots for them (lookahead), takes that many tokens of
 gains the tokens its acceptance draws (times.accepted_tokens), several at one time.
 A running decode that needs a new block when none is free preempts the most recently admitted
 sequence: by recompute (its KV is dropped and it queues first to prefill again) or by swap (its KV
-is copied to host memory and back when blocks free up; the copies stall the iteration)."""
+is copied to host memory and back when blocks free up; the copies stall the iteration).
+
+An iteration costs what changed, not what is running: the decoding sequences are kept as a set with
+aggregate counts (rows, cached tokens), and each one's next event (it needs a KV block, it finishes,
+it has a block to offer the prefix cache) sits in a heap keyed by the engine's decode step. Without
+a decoder every decoding sequence gains one token a step, so a member's counters are stored as of
+the step it was last brought up to date (`anchor`) and its tokens are the engine's iteration end
+times from the step it started decoding (token_times.py). With a decoder, rows gain different
+counts, so each round visits its rows.
+
+Long because the policies, preemption and the decoding set share one engine's state (running list,
+waiting queue, block pool, event heaps) and are read in order: one scheduler, one file."""
 from __future__ import annotations
 
 import random
+from array import array
 from collections import deque
 from dataclasses import dataclass, field
+from heapq import heappop, heappush
+from itertools import count
 
 from .block_manager import BlockManager
 from .config import EngineConfig
@@ -32,7 +46,7 @@ from .request import FINISHED, QUEUED, RUNNING, Record
 
 class Seq:
     __slots__ = ("rec", "req", "total", "computed", "generated", "blocks", "shared", "published", "swapped",
-                 "done", "looked_up", "source")
+                 "done", "looked_up", "source", "order", "epoch", "anchor", "run_from", "in_running", "next_need")
 
     def __init__(self, rec: Record):
         self.rec = rec
@@ -47,6 +61,12 @@ class Seq:
         self.done = False               # finished but kept as padding (static batching)
         self.looked_up = False          # prefix cache consulted for this admission
         self.source = None              # disaggregated: (replica, blocks, shared keys) still holding its KV
+        self.order = 0                  # rank in its engine's running list (later joins rank higher)
+        self.epoch = 0                  # bumped when it stops decoding: its heap entries are stale
+        self.anchor = 0                 # decoding: the engine step its counters are as of
+        self.run_from = 0               # decoding: the engine step its current run of tokens starts at
+        self.in_running = False
+        self.next_need = 0              # decoding (no decoder): the next step it needs a KV block
 
     @property
     def held(self) -> int:
@@ -60,22 +80,21 @@ class Seq:
 
 @dataclass
 class Batch:
-    decode: list[Seq] = field(default_factory=list)
+    rows: int = 0                   # decode rows: decoding sequences and static batching's finished padding
+    context: int = 0                # cached tokens over the decode rows
+    decoding: int = 0               # decode rows that gain tokens (padding excluded)
+    decode: list[Seq] = field(default_factory=list)                # the decoding rows (with a decoder only)
     prefill: list[tuple[Seq, int]] = field(default_factory=list)   # (sequence, tokens computed now)
-    padding: list[Seq] = field(default_factory=list)               # static batching's finished rows
     swap_s: float = 0.0
     preempted: int = 0
 
     def __bool__(self) -> bool:
-        return bool(self.decode or self.prefill or self.padding)
+        return bool(self.rows or self.prefill)
 
     @property
     def decode_context(self) -> int:
         """Mean cached tokens over the decode rows (padding included)."""
-        rows = len(self.decode) + len(self.padding)
-        if not rows:
-            return 0
-        return (sum(s.computed for s in self.decode) + sum(s.computed for s in self.padding)) // rows
+        return self.context // self.rows if self.rows else 0
 
 
 class Scheduler:
@@ -97,11 +116,28 @@ class Scheduler:
         self.drain = cfg.batching == "static" or (cfg.priority == "decode" and not cfg.chunked_prefill)
         self.lookahead = times.lookahead   # drafted tokens a decode row verifies beside its next one
         self.rng = random.Random(f"accept-{seed}")
+        self.uniform = not self.lookahead   # every decoding row gains one token a step
+        self.step = 0                 # decode iterations completed (uniform)
+        self.ends = array("d")        # each decode iteration's end time (uniform): the decoding rows' tokens
+        self.decoding: dict[Seq, None] = {}   # sequences decoding, in the order they started
+        self.context_base = 0         # sum over decoding of computed - anchor (cached tokens = it + rows*step)
+        self.padding, self.padding_context = 0, 0   # static batching's finished rows and their cached tokens
+        self.needs: list[tuple] = []  # with a decoder: heap of (step, order, epoch, seq) due a KV block then
+        self.phases: list[dict[Seq, None]] = [{} for _ in range(bm.block_size)] if self.uniform else []
+        self.dues: list[tuple] = []   # heap of (step, order, epoch, seq): it finishes or offers a block then
+        self.prefilling: list[tuple] = []     # chunked prefill: (order, seq) with prompt tokens left, in running order
+        self.chunking = cfg.chunked_prefill and not self.drain
+        self.arrivals: list[Seq] = []         # disaggregated: KV arrived during an iteration; decode from the next
+        self.orders = count(1)
 
     # ------------------------------------------------------------ forming an iteration
 
     def schedule(self, now: float) -> Batch:
         batch = Batch()
+        for s in self.arrivals:
+            if s.in_running:
+                self._enter(s)
+        self.arrivals.clear()
         self._swap_in(batch)
         self._admit_incoming()
         if self.drain:
@@ -125,52 +161,78 @@ class Scheduler:
         return batch
 
     def _decodes(self, batch: Batch) -> int:
-        """Schedule every running decode (preempting from the back when blocks run out); returns
-        the token budget left."""
-        budget = self.cfg.token_budget
-        size = self.bm.block_size
-        ahead = self.lookahead
-        i = 0
-        while i < len(self.running):
-            s = self.running[i]
-            if s.done:
-                batch.padding.append(s)
-            elif s.total - s.computed == 1 and s.generated:
-                held = s.blocks + len(s.shared)
-                if held * size <= s.computed + ahead:   # no slot for its next token (and drafts): allocate
-                    need = -(-(s.computed + 1 + ahead) // size) - held
-                    while not self.bm.can_allocate(need):
-                        victim = self.running.pop()
-                        self._preempt(victim, batch)
-                        if victim is s:
-                            break
-                    if s.rec.status != RUNNING or s not in self.running[i:i + 1]:
-                        continue
-                    self.bm.allocate(need)
-                    s.blocks += need
-                batch.decode.append(s)
-                budget -= 1 + ahead
-            i += 1
-        return max(budget, 0)
+        """Schedule every decoding sequence: those due a KV block get it, in running order (preempting
+        from the back when blocks run out); returns the token budget left."""
+        if self.uniform:
+            phase = self.phases[self.step % self.bm.block_size]
+            due = [s for s in phase if s.next_need <= self.step] if phase else None
+            if due and self.bm.can_allocate(len(due)):   # one block each, and enough: no preemption, order moot
+                self.bm.allocate(len(due))
+                for s in due:
+                    s.blocks += 1
+                    s.next_need += self.bm.block_size
+            elif due:
+                for s in sorted(due, key=lambda s: s.order):
+                    self._allocate(s, batch)
+        elif self.needs and self.needs[0][0] <= self.step:
+            for s in self._due(self.needs):
+                self._allocate(s, batch)
+        rows = len(self.decoding)
+        batch.decoding = rows
+        batch.rows = rows + self.padding
+        batch.context = self.context_base + rows * self.step + self.padding_context
+        if not self.uniform:
+            batch.decode = [s for s in self.running if s in self.decoding]
+        return max(self.cfg.token_budget - rows * (1 + self.lookahead), 0)
+
+    def _allocate(self, s: Seq, batch: Batch) -> None:
+        """Give decoding `s` the blocks for its next token (and drafts), preempting from the back of the
+        running list while there are too few (it may be the one preempted)."""
+        if s not in self.decoding:   # preempted for an earlier one
+            return
+        self._sync(s)
+        need = -(-(s.computed + 1 + self.lookahead) // self.bm.block_size) - s.held
+        while not self.bm.can_allocate(need):
+            victim = self.running.pop()
+            self._preempt(victim, batch)
+            if victim is s:
+                return
+        self.bm.allocate(need)
+        s.blocks += need
+        self._push_need(s)
+
+    def _due(self, heap: list) -> list[Seq]:
+        """Pop the sequences whose event in `heap` is due at this step (stale entries dropped), in running order."""
+        due = []
+        while heap and heap[0][0] <= self.step:
+            _, order, epoch, s = heappop(heap)
+            if epoch == s.epoch:
+                due.append((order, s))
+        due.sort(key=lambda e: e[0])
+        return [s for _, s in due]
 
     def _continue_prefills(self, batch: Batch, budget: int) -> int:
-        for s in self.running:
+        # (entries of sequences that left the running list since, or joined it again later, are stale)
+        self.prefilling = [(order, s) for order, s in self.prefilling
+                           if s.in_running and s.order == order and s.prefilling]
+        for _, s in self.prefilling:
             if budget <= 0:
                 break
-            if s.prefilling:
+            if not s.in_running:   # preempted for an earlier one
+                continue
+            n = self._chunk(s, budget, keep_watermark=False)
+            # Prefills alone, stuck for blocks: make room by preemption (the last one alone always fits).
+            while not n and not batch and self.running[-1] is not s:
+                self._preempt(self.running.pop(), batch)
                 n = self._chunk(s, budget, keep_watermark=False)
-                # Prefills alone, stuck for blocks: make room by preemption (the last one alone always fits).
-                while not n and not batch and self.running[-1] is not s:
-                    self._preempt(self.running.pop(), batch)
-                    n = self._chunk(s, budget, keep_watermark=False)
-                if not n and not batch and self.bm.used > s.held:
-                    # Alone here, but another virtual engine (pp) holds the blocks: step back so it can finish.
-                    self.running.remove(s)
-                    self._preempt(s, batch)
-                    break
-                if n:
-                    batch.prefill.append((s, n))
-                    budget -= n
+            if not n and not batch and self.bm.used > s.held:
+                # Alone here, but another virtual engine (pp) holds the blocks: step back so it can finish.
+                self.running.remove(s)
+                self._preempt(s, batch)
+                break
+            if n:
+                batch.prefill.append((s, n))
+                budget -= n
         return budget
 
     def _admit_chunks(self, batch: Batch, budget: int, now: float) -> None:
@@ -246,7 +308,7 @@ class Scheduler:
             rec.first_scheduled_s = now
             rec.cached_tokens = s.computed
         rec.status = RUNNING
-        self.running.append(s)
+        self._append(s)
 
     def _swap_in(self, batch: Batch) -> None:
         while self.swapped_out and len(self.running) < self.cfg.max_batch:
@@ -258,7 +320,9 @@ class Scheduler:
             batch.swap_s += self.times.swap_time(s.swapped, "h2d")
             self.swap_blocks += s.swapped
             s.blocks, s.swapped = s.swapped, 0
-            self.running.append(s)
+            self._append(s)
+            if not s.prefilling:
+                self._enter(s)
 
     def _admit_incoming(self) -> None:
         """Disaggregated decode: take prefilled sequences whose KV fits here; their KV starts moving."""
@@ -274,6 +338,13 @@ class Scheduler:
             self.hooks.receive(s, self)
 
     def _preempt(self, s: Seq, batch: Batch) -> None:
+        """Take `s` (already out of the running list) off the GPU."""
+        s.in_running = False
+        if s in self.decoding:
+            self._leave(s)
+        elif s.done:
+            self.padding -= 1
+            self.padding_context -= s.computed
         batch.preempted += 1
         s.rec.preemptions += 1
         held = s.held
@@ -292,27 +363,34 @@ class Scheduler:
     # ------------------------------------------------------------ after an iteration
 
     def complete(self, batch: Batch, end: float) -> None:
-        if self.lookahead:
-            if batch.decode:
-                self._complete_rounds(batch, end)
-        else:
-            for s in batch.decode:   # the hot loop: _emit's common case in line
-                s.computed += 1
-                s.rec.token_times.append(end)
-                s.generated += 1
-                if s.generated < s.req.output:
-                    s.total += 1
-                else:
+        offered: list[Seq] = []
+        if batch.decoding and self.uniform:   # every decoding row gained a token at `end`
+            self.step += 1
+            self.ends.append(end)
+            for s in self._due(self.dues):
+                self._sync(s)
+                if s.generated >= s.req.output:
+                    s.total -= 1   # (a finishing token adds none to do)
                     self._finish(s, end)
+                offered.append(s)
+        elif batch.decode:
+            self._complete_rounds(batch, end)
+            offered = batch.decode
         for s, n in batch.prefill:
             s.computed += n
             if s.computed == s.total:
                 self._emit(s, end)
+            elif not s.prefilling:   # a recomputed sequence one token short: that token is a decode's
+                self._enter(s)
         if self.bm.prefix_caching:
-            for s in batch.decode:
+            for s in offered:
                 self._publish(s)
             for s, _ in batch.prefill:
                 self._publish(s)
+        if self.uniform:
+            for s in offered:
+                if s in self.decoding:
+                    self._push_due(s)
         if self.left:
             self.left = False
             if self.cfg.batching == "static":
@@ -320,28 +398,36 @@ class Scheduler:
                 if all(s.done for s in self.running):   # the padded batch has drained
                     for s in self.running:
                         self._release(s)
+                        s.in_running = False
                     self.running = []
+                    self.padding, self.padding_context = 0, 0
             else:
-                self.running = [s for s in self.running if s.rec.status == RUNNING and s.source is None]
+                self.running = [s for s in self.running if s.in_running]
 
     def _complete_rounds(self, batch: Batch, end: float) -> None:
         """Each decode row computed its next token and the drafts it accepted: it keeps those and
         gains one more token from the verify pass, all emitted at the round's end."""
-        rows = len(batch.decode) + len(batch.padding)
-        gained = self.times.accepted_tokens(rows, batch.decode_context, self.rng)
+        gained = self.times.accepted_tokens(batch.rows, batch.decode_context, self.rng)
         for s, n in zip(batch.decode, gained):
+            got = 0
             for _ in range(n):
                 s.computed += 1
-                s.rec.token_times.append(end)
+                got += 1
                 s.generated += 1
                 if s.generated >= s.req.output:
-                    self._finish(s, end)
                     break
                 s.total += 1
+            self.context_base += got
+            s.rec.emitted.add(end, got)
+            if s.generated >= s.req.output:
+                self._finish(s, end)
+            else:
+                self._push_need(s)
 
     def _emit(self, s: Seq, end: float) -> None:
+        """The prefill of `s` computed its last token: a token comes out."""
         rec = s.rec
-        rec.token_times.append(end)
+        rec.emitted.add(end)
         if rec.first_token_s is None:
             rec.first_token_s = end
         s.generated += 1
@@ -350,17 +436,99 @@ class Scheduler:
             return
         s.total += 1
         if s.generated == 1 and self.hooks.first_token(s, self):
+            s.in_running = False
             self.left = True
+            return
+        self._enter(s)
 
     def _finish(self, s: Seq, end: float) -> None:
         s.rec.finish_s = end
         s.rec.status = FINISHED
+        if s in self.decoding:
+            self._leave(s)
         if self.cfg.batching == "static":
             s.done = True
+            self.padding += 1
+            self.padding_context += s.computed
         else:
             self._release(s)
+            s.in_running = False
         self.left = True
         self.hooks.finished(s)
+
+    # ------------------------------------------------------------ the decoding set
+
+    def _append(self, s: Seq) -> None:
+        """`s` joins the end of the running list (prefilling, or decoding from the next iteration)."""
+        s.order = next(self.orders)
+        s.in_running = True
+        self.running.append(s)
+        if self.chunking and s.prefilling:
+            self.prefilling.append((s.order, s))
+
+    def arrive(self, s: Seq) -> None:
+        """Disaggregated decode: the KV of `s` has arrived; it decodes from the next iteration."""
+        self.arriving -= 1
+        self._append(s)
+        self.arrivals.append(s)
+
+    def _enter(self, s: Seq) -> None:
+        """`s` starts decoding at this step."""
+        s.anchor = s.run_from = self.step
+        self.decoding[s] = None
+        self.context_base += s.computed - self.step
+        self._push_need(s)
+        if self.uniform:
+            self._push_due(s)
+
+    def _leave(self, s: Seq) -> None:
+        """`s` stops decoding (finished, preempted): its counters brought up to date, its run of tokens closed."""
+        self._sync(s)
+        del self.decoding[s]
+        self.context_base -= s.computed - s.anchor
+        s.epoch += 1
+        if self.uniform:
+            self.phases[s.next_need % self.bm.block_size].pop(s, None)
+        if self.uniform:
+            s.rec.emitted.add_run(self.ends, s.run_from, self.step)
+
+    def _sync(self, s: Seq) -> None:
+        """Bring a decoding sequence's counters to this step (one token per step since its anchor)."""
+        k = self.step - s.anchor
+        if k:
+            s.computed += k
+            s.generated += k
+            s.total += k
+            s.anchor = self.step
+
+    def _push_need(self, s: Seq) -> None:
+        """Queue the step at which `s` (up to date) has no KV slot for its next token (and drafts).
+
+        Without a decoder a sequence needs one block every block_size steps, always at the same step
+        modulo block_size: it waits in that step's phase set (next_need: the first step it is due)."""
+        due = self.step + s.held * self.bm.block_size - self.lookahead - s.computed
+        if self.uniform:
+            s.next_need = due
+            self.phases[due % self.bm.block_size][s] = None
+        elif due <= self.step:   # with a decoder, rows advance unevenly: checked each round
+            heappush(self.needs, (due, s.order, s.epoch, s))
+
+    def _push_due(self, s: Seq) -> None:
+        """Queue the next step after this one at which `s` (up to date) finishes or has a full block to offer."""
+        due = self.step + s.req.output - s.generated
+        if self.bm.prefix_caching and s.req.prefix_id is not None:
+            block = (s.published + 1) * self.bm.block_size
+            if block <= s.req.shared_tokens:
+                due = min(due, self.step + block - s.computed)
+        heappush(self.dues, (max(due, self.step + 1), s.order, s.epoch, s))
+
+    def flush(self) -> None:
+        """Close the open runs of tokens (the run stopped with these sequences decoding)."""
+        if self.uniform:
+            for s in self.decoding:
+                self._sync(s)
+                s.rec.emitted.add_run(self.ends, s.run_from, self.step)
+                s.run_from = self.step
 
     def _release(self, s: Seq) -> None:
         self.bm.release(s.blocks)

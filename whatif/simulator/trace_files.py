@@ -7,7 +7,9 @@ import json
 import math
 import os
 
-from ..errors import WhatifError
+from ..errors import WhatifError, shown
+from ..specs.checks import MAX_REQUESTS, MAX_SECONDS, MAX_TOKENS
+from ..specs.safe_yaml import parse_json
 from .request import Request
 
 TRACE_EXTENSIONS = (".csv", ".jsonl", ".json")   # .json is read as JSON lines too
@@ -40,8 +42,12 @@ def read_trace(path) -> list[Request]:
             rows = list(_csv_rows(f, path) if path.lower().endswith(".csv") else _json_rows(f, path))
     except UnicodeDecodeError as e:
         raise WhatifError(f"--trace {path}: not UTF-8 text ({e.reason})") from None
+    except csv.Error as e:   # a field over the csv module's limit, a NUL byte
+        raise WhatifError(f"--trace {path}: not a CSV trace ({shown(str(e))})") from None
     if not rows:
         raise WhatifError(f"--trace {path}: no requests in it")
+    if len(rows) > MAX_REQUESTS:
+        raise WhatifError(f"--trace {path}: {len(rows):,} requests; valid: at most {MAX_REQUESTS:,}")
     rows.sort(key=lambda r: r[0])   # stable: equal arrivals keep file order
     return [Request(i, *row) for i, row in enumerate(rows)]
 
@@ -77,11 +83,7 @@ def _json_rows(f, path: str):
     for line_no, line in enumerate(f, start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise WhatifError(f"--trace {path} line {line_no}: not valid JSON ({e.msg}); expected one object "
-                              "per line") from None
+        obj = parse_json(line, f"--trace {path} line {line_no}")
         if not isinstance(obj, dict):
             raise WhatifError(f"--trace {path} line {line_no}: expected a JSON object, got {type(obj).__name__}")
         cells = {}
@@ -103,11 +105,16 @@ def _trace_row(cells: dict, path: str, line_no: int) -> tuple:
         return f"--trace {path} line {line_no}, column {name}"
 
     arrival = _parse_number(*cells["arrival"], where)
-    if arrival < 0:
-        raise WhatifError(f"{where(cells['arrival'][1])}: {arrival:g} must be >= 0")
+    if not 0 <= arrival <= MAX_SECONDS:
+        raise WhatifError(f"{where(cells['arrival'][1])}: {arrival:g} is out of range; valid: >= 0 and <= "
+                          f"{MAX_SECONDS:g} seconds (~32 years)")
     prompt = _parse_tokens(*cells["prompt"], where, low=1)
     output = _parse_tokens(*cells["output"], where, low=1)
     prefix_id = _blank_to_none(cells.get("prefix_id", (None, ""))[0])
+    if prefix_id is not None and (not isinstance(prefix_id, (str, int)) or isinstance(prefix_id, bool)
+                                  or len(str(prefix_id)) > 200):
+        raise WhatifError(f"{where('prefix_id')}: {shown(prefix_id)}; valid: a name or a number (at most 200 "
+                          f"characters)")
     prefix_tokens = 0
     if _blank_to_none(cells.get("prefix_tokens", (None, ""))[0]) is not None:
         prefix_tokens = _parse_tokens(*cells["prefix_tokens"], where, low=0)
@@ -137,7 +144,7 @@ def _parse_number(value, name: str, where) -> float:
     else:
         number = None
     if number is None or not math.isfinite(number):
-        raise WhatifError(f"{where(name)}: {value!r} is not a number")
+        raise WhatifError(f"{where(name)}: {shown(value)} is not a finite number")
     return number
 
 
@@ -145,8 +152,9 @@ def _parse_tokens(value, name: str, where, low: int) -> int:
     if _blank_to_none(value) is None:
         raise WhatifError(f"{where(name)}: empty; expected a whole number of tokens >= {low}")
     number = _parse_number(value, name, where)
-    if not number.is_integer() or number < low:
-        raise WhatifError(f"{where(name)}: {value!r} must be a whole number of tokens >= {low}")
+    if not number.is_integer() or not low <= number <= MAX_TOKENS:
+        raise WhatifError(f"{where(name)}: {shown(value)} must be a whole number of tokens >= {low} and <= "
+                          f"{MAX_TOKENS:,}")
     return int(number)
 
 

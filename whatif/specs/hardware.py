@@ -9,7 +9,8 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
-from ..errors import WhatifError, check_mapping, closest, positive_int
+from ..errors import WhatifError, check_mapping, closest, shown
+from .checks import MAX_GPUS, integer, mapping, string
 from .profiles import HARDWARE_DIR, looks_like_path, profile_index, read_yaml
 from .quantity import Quantity, parse_quantity
 
@@ -19,6 +20,7 @@ ARCHS = ("turing", "ampere", "ada", "hopper", "blackwell")   # in generation ord
 LINK_TYPES = ("nvlink", "pcie", "nvlink-c2c", "cxl", "nvme", "network")
 MEMORY_TECH = ("ddr4", "ddr5", "lpddr5x", "cxl", "nvme", "hbm")
 MAX_BARE_GPUS = 8   # a bare GPU name stands for one NVLink/NVSwitch node
+MAX_TIER_DEVICES = 1024   # memory devices of one tier attachment (a rack of CXL cards is tens)
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,10 @@ class Link:
     bandwidth_h2d: Quantity | None = None
     bandwidth_d2h: Quantity | None = None
     nvswitch: bool = False   # GPUs meet in an NVSwitch (all-to-all at full rate, NVLS in-switch reduction)
+    # A multi-node system's GPU fabric: this link joins `domain_gpus` GPUs (one node); GPUs of different
+    # nodes meet over `scale_out`, each GPU's share of its node's NICs (see System.nodes).
+    domain_gpus: int | None = None
+    scale_out: Link | None = None
 
     def bandwidth_for(self, direction: str = "h2d") -> float:
         q = {"h2d": self.bandwidth_h2d, "d2h": self.bandwidth_d2h}.get(direction)
@@ -113,6 +119,14 @@ class System:
     gpu_link: Link | None  # GPU-to-GPU interconnect inside the system
     tiers: tuple[TierAttachment, ...] = ()
     price_per_hour: Quantity | None = None
+    gpus_per_node: int | None = None   # a multi-node system: nodes of this many GPUs (None: one node of all)
+    node_link: Link | None = None      # one NIC of a node (e.g. rdma-400g), nics_per_node of them per node
+    nics_per_node: int | None = None
+
+    @property
+    def nodes(self) -> int:
+        per = self.gpus_per_node or self.gpu_count
+        return -(-self.gpu_count // per)
 
 
 # ---------------------------------------------------------------- parsing
@@ -125,9 +139,15 @@ def _require(data: dict, key: str, where: str):
 
 
 def _choice(value, valid, where: str) -> str:
-    if value not in valid:
-        raise WhatifError(f"{where}: {value!r} is not valid; valid: {', '.join(valid)}")
+    if not isinstance(value, str) or value not in valid:
+        raise WhatifError(f"{where}: {shown(value)} is not valid; valid: {', '.join(valid)}")
     return value
+
+
+def _text(data: dict, key: str, where: str) -> str:
+    """An optional text field (description): text, not a number or a list."""
+    value = data.get(key, "")
+    return string(value, f"{where}.{key}", max_len=5000, empty=True) if value is not None else ""
 
 
 def _q(data: dict, key: str, where: str, unit: str, optional: bool = False) -> Quantity | None:
@@ -141,9 +161,9 @@ def _parse_link(data: dict, where: str) -> Link:
                        "bandwidth_h2d", "bandwidth_d2h", "nvswitch"}, where)
     nvswitch = data.get("nvswitch", False)
     if not isinstance(nvswitch, bool):
-        raise WhatifError(f"{where}.nvswitch: {nvswitch!r} is not valid; valid: true, false")
+        raise WhatifError(f"{where}.nvswitch: {shown(nvswitch)} is not valid; valid: true, false")
     return Link(
-        name=data["name"], description=str(data.get("description", "")),
+        name=data["name"], description=_text(data, "description", where),
         type=_choice(_require(data, "type", where), LINK_TYPES, f"{where}.type"),
         bandwidth=_q(data, "bandwidth", where, "B/s"),
         latency=_q(data, "latency", where, "s"),
@@ -158,7 +178,7 @@ def _parse_memory(data: dict, where: str) -> MemoryTier:
                        "latency", "device_link"}, where)
     link = data.get("device_link")
     return MemoryTier(
-        name=data["name"], description=str(data.get("description", "")),
+        name=data["name"], description=_text(data, "description", where),
         technology=_choice(_require(data, "technology", where), MEMORY_TECH, f"{where}.technology"),
         capacity=_q(data, "capacity", where, "B"),
         bandwidth=_q(data, "bandwidth", where, "B/s"),
@@ -179,14 +199,15 @@ def _parse_gpu(data: dict, where: str) -> GPU:
     for dtype, raw in peak_raw.items():
         _choice(dtype, DTYPES, f"{where}.peak")
         peak[dtype] = parse_quantity(raw, f"{where}.peak.{dtype}", "FLOP/s")
-    achievable_raw = data.get("achievable") or {}
+    achievable_raw = mapping(data.get("achievable") or {}, f"{where}.achievable",
+                             "a mapping of measured ceilings (e.g. hbm_bandwidth: {value, unit, ...})")
     achievable = {}
     for key, raw in achievable_raw.items():
         unit = "B/s" if key.endswith("bandwidth") else "FLOP/s"
         achievable[key] = parse_quantity(raw, f"{where}.achievable.{key}", unit)
     interconnect = data.get("interconnect")
     return GPU(
-        name=data["name"], description=str(data.get("description", "")),
+        name=data["name"], description=_text(data, "description", where),
         arch=_choice(_require(data, "arch", where), ARCHS, f"{where}.arch"),
         peak=peak,
         hbm_capacity=_q(data, "hbm_capacity", where, "B"),
@@ -206,11 +227,14 @@ def _parse_gpu(data: dict, where: str) -> GPU:
 
 def _parse_system(data: dict, where: str) -> System:
     check_mapping(data, {"kind", "name", "description", "gpu", "gpu_count", "gpu_link", "tiers",
-                       "price_per_hour"}, where)
+                       "price_per_hour", "nodes", "node_link", "nics_per_node"}, where)
     gpu = load_component(_require(data, "gpu", where), "gpu", f"{where}.gpu")
     link_name = data.get("gpu_link")
     tiers = []
-    for i, raw in enumerate(data.get("tiers") or []):
+    tiers_raw = data.get("tiers") or []
+    if not isinstance(tiers_raw, list):
+        raise WhatifError(f"{where}.tiers: expected a list of {{memory, count, path}} mappings, got {shown(tiers_raw)}")
+    for i, raw in enumerate(tiers_raw):
         w = f"{where}.tiers[{i}]"
         if not isinstance(raw, dict):
             raise WhatifError(f"{w}: expected a mapping with memory, count, path")
@@ -221,17 +245,56 @@ def _parse_system(data: dict, where: str) -> System:
         path = tuple(load_component(n, "link", f"{w}.path") for n in path_names)
         per_gpu = raw.get("per_gpu", False)
         if not isinstance(per_gpu, bool):
-            raise WhatifError(f"{w}.per_gpu: {per_gpu!r} must be true or false")
+            raise WhatifError(f"{w}.per_gpu: {shown(per_gpu)} must be true or false")
         tiers.append(TierAttachment(
             tier=load_component(_require(raw, "memory", w), "memory", f"{w}.memory"),
-            count=positive_int(raw.get("count", 1), f"{w}.count"), path=path, per_gpu=per_gpu))
+            count=integer(raw.get("count", 1), f"{w}.count", 1, MAX_TIER_DEVICES, "devices"), path=path,
+            per_gpu=per_gpu))
+    gpu_count = integer(_require(data, "gpu_count", where), f"{where}.gpu_count", 1, MAX_GPUS, "GPUs")
+    gpu_link = load_component(link_name, "link", f"{where}.gpu_link") if link_name else gpu.interconnect
+    per_node, node_link, nics = _parse_nodes(data, where, gpu_count)
+    if node_link is not None and gpu_link is not None:
+        gpu_link = replace(gpu_link, domain_gpus=per_node, scale_out=_nic_share(node_link, nics, per_node))
     return System(
-        name=data["name"], description=str(data.get("description", "")), gpu=gpu,
-        gpu_count=positive_int(_require(data, "gpu_count", where), f"{where}.gpu_count"),
-        gpu_link=load_component(link_name, "link", f"{where}.gpu_link") if link_name else gpu.interconnect,
-        tiers=tuple(tiers),
+        name=data["name"], description=_text(data, "description", where), gpu=gpu,
+        gpu_count=gpu_count, gpu_link=gpu_link, tiers=tuple(tiers),
         price_per_hour=_q(data, "price_per_hour", where, "USD/h", optional=True),
+        gpus_per_node=per_node, node_link=node_link, nics_per_node=nics,
     )
+
+
+def _parse_nodes(data: dict, where: str, gpu_count: int) -> tuple[int | None, Link | None, int | None]:
+    """(GPUs per node, NIC link, NICs per node) of a multi-node system; (None, None, None) for one node."""
+    nodes = integer(data.get("nodes", 1), f"{where}.nodes", 1, MAX_GPUS, "nodes")
+    if nodes == 1:
+        for key in ("node_link", "nics_per_node"):
+            if key in data:
+                raise WhatifError(f"{where}.{key}: only a system of more than one node has it; set nodes: 2 or more")
+        return None, None, None
+    if gpu_count % nodes:
+        raise WhatifError(f"{where}.nodes: {nodes} does not divide gpu_count {gpu_count}; "
+                          f"valid: a divisor of {gpu_count} (equal nodes)")
+    per_node = gpu_count // nodes
+    if "node_link" not in data:
+        raise WhatifError(f"{where}.node_link: missing; a system of {nodes} nodes needs the link profile of "
+                          f"one node's NIC, e.g. rdma-400g")
+    node_link = load_component(data["node_link"], "link", f"{where}.node_link")
+    if node_link.type != "network":
+        raise WhatifError(f"{where}.node_link: '{node_link.name}' is a {node_link.type} link; "
+                          f"valid: a network link (type: network), e.g. rdma-400g")
+    nics = integer(data.get("nics_per_node", per_node), f"{where}.nics_per_node", 1, MAX_TIER_DEVICES, "NICs")
+    return per_node, node_link, nics
+
+
+def _nic_share(nic: Link, nics: int, gpus: int) -> Link:
+    """The scale-out link one GPU sees: one NIC when each GPU has its own (rail-optimized DGX/HGX
+    nodes), else nics/gpus of one NIC's bandwidth (NCCL spreads a node's traffic over all its NICs)."""
+    if nics == gpus:
+        return nic
+    share = nics / gpus
+    bw = replace(nic.bandwidth, value=nic.bandwidth.value * share,
+                 source=f"{nics} NICs per {gpus} GPUs x {nic.bandwidth.describe()}", provenance="derived")
+    return replace(nic, name=f"{nic.name} x{nics}/{gpus}", bandwidth=bw, bandwidth_h2d=None, bandwidth_d2h=None)
 
 
 _PARSERS = {"gpu": _parse_gpu, "link": _parse_link, "memory": _parse_memory, "system": _parse_system}
@@ -239,8 +302,9 @@ _PARSERS = {"gpu": _parse_gpu, "link": _parse_link, "memory": _parse_memory, "sy
 
 def parse_component(data: dict, where: str):
     kind = _choice(_require(data, "kind", where), KINDS, f"{where}.kind")
-    if not isinstance(data.get("name"), str):
+    if "name" not in data:
         raise WhatifError(f"{where}: missing field 'name'")
+    string(data["name"], f"{where}.name")
     return _PARSERS[kind](data, where)
 
 
@@ -251,17 +315,18 @@ def _load_file(path: str):
 
 def load_component(name: str, kind: str | None = None, where: str = "hardware"):
     """Load a hardware component by profile name or YAML path; `kind` checks what it is."""
-    if not isinstance(name, str) or not name:
-        raise WhatifError(f"{where}: expected a hardware profile name, got {name!r}")
+    if not isinstance(name, str) or not name.strip():
+        raise WhatifError(f"{where}: expected a hardware profile name, got {shown(name)}")
     if looks_like_path(name):
         path = Path(name)
         if not path.is_file():
             raise WhatifError(f"{where}: no such file '{name}'")
     else:
         index = profile_index(HARDWARE_DIR)
+        name = next((n for n in index if n.lower() == name.lower()), name)   # names match case-insensitively
         if name not in index:
             names = [n for n in index if kind is None or component_kind(n) == kind]
-            raise WhatifError(f"{where}: unknown {kind or 'hardware'} '{name}'{closest(name, names)}; "
+            raise WhatifError(f"{where}: unknown {kind or 'hardware'} {shown(name)}{closest(name, names)}; "
                               f"see `whatif list hardware`")
         path = index[name]
     comp = _load_file(str(path))

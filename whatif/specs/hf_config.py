@@ -14,10 +14,10 @@ a YAML profile. What a config says that the spec cannot express is ignored, as i
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ..errors import WhatifError
+from ..errors import WhatifError, shown
+from .safe_yaml import parse_json, read_text
 
 
 class _Config:
@@ -31,7 +31,7 @@ class _Config:
     def _check_int(self, key: str, value, minimum: int) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             want = "a positive integer" if minimum >= 1 else "an integer >= 0"
-            raise WhatifError(f"{self.path}: field '{key}' is {value!r}; expected {want}")
+            raise WhatifError(f"{self.path}: field '{key}' is {shown(value)}; expected {want}")
         return value
 
     def req(self, key: str) -> int:
@@ -51,11 +51,11 @@ class _Config:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise WhatifError(f"{self.path}: field '{key}' is {value!r}; expected true or false")
+            raise WhatifError(f"{self.path}: field '{key}' is {shown(value)}; expected true or false")
         return value
 
     def unsupported(self, key: str, why: str):
-        return WhatifError(f"{self.path}: field '{key}' = {self.raw.get(key)!r} is not supported: {why}")
+        return WhatifError(f"{self.path}: field '{key}' = {shown(self.raw.get(key))} is not supported: {why}")
 
 
 # ---------------------------------------------------------------- per model_type
@@ -194,25 +194,15 @@ def hf_config_fields(path: Path) -> dict:
     """The model-profile fields of a Hugging Face config.json (models.spec_from_hf_config checks them into a
     ModelSpec); name: the folder (or the file stem), source: the path."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise WhatifError(f"{path}: cannot read ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise WhatifError(f"{path}: not a text file; expected a Hugging Face config.json") from None
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise WhatifError(f"{path}: line {exc.lineno}: malformed JSON ({exc.msg}); "
-                          f"expected a Hugging Face config.json") from None
+    raw = parse_json(read_text(path, "Hugging Face config.json"), str(path))
     if not isinstance(raw, dict):
         raise WhatifError(f"{path}: expected a JSON object at the top level (a Hugging Face config.json)")
     supported = ", ".join(SUPPORTED_MODEL_TYPES)
     model_type = raw.get("model_type")
     if model_type is None:
         raise WhatifError(f"{path}: missing field 'model_type'; supported: {supported}")
-    if model_type not in _BUILDERS:
-        raise WhatifError(f"{path}: field 'model_type' is {model_type!r}, which is not supported; "
+    if not isinstance(model_type, str) or model_type not in _BUILDERS:
+        raise WhatifError(f"{path}: field 'model_type' is {shown(model_type)}, which is not supported; "
                           f"supported: {supported}")
     data = _BUILDERS[model_type](_Config(raw, path, model_type))
     if path.name == "config.json":

@@ -8,7 +8,9 @@ from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
 
-from ..errors import WhatifError, check_mapping, closest, positive_int
+from ..errors import WhatifError, check_mapping, closest, shown
+from .checks import (MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_VOCAB, MAX_WIDTH, boolean, integer, mapping,
+                     string)
 from .hf_config import hf_config_fields
 from .profiles import MODEL_DIR, looks_like_path, profile_index, read_yaml
 
@@ -153,46 +155,66 @@ class ModelSpec:
 # ---------------------------------------------------------------- loading
 
 _SIMPLE = {f.name for f in fields(ModelSpec)} - {"moe", "mla"}
-_INT_FIELDS = ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim",
-               "intermediate_size", "vocab_size", "max_position_embeddings")
+# each integer field and its stated physical bound (checks.py says why each is far above any real model)
+_INT_FIELDS = {"hidden_size": MAX_WIDTH, "num_layers": MAX_LAYERS, "num_heads": MAX_HEADS,
+               "num_kv_heads": MAX_HEADS, "head_dim": MAX_WIDTH, "intermediate_size": MAX_WIDTH,
+               "vocab_size": MAX_VOCAB, "max_position_embeddings": MAX_TOKENS}
+_BOOL_FIELDS = ("tie_word_embeddings", "qkv_bias", "o_bias", "mlp_bias", "parallel_block")
+_SUB_BOUNDS = {"num_experts": MAX_HEADS, "experts_per_token": MAX_HEADS, "shared_experts": MAX_HEADS,
+               "first_dense_layers": MAX_LAYERS, "moe_layer_frequency": MAX_LAYERS}   # others: MAX_WIDTH
+_SUB_POSITIVE = ("num_experts", "experts_per_token", "expert_intermediate_size", "moe_layer_frequency",
+                 "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
 
 
 def _sub(cls, raw, where: str):
     check_mapping(raw, {f.name for f in fields(cls)}, where)
+    values = {}
+    for f in fields(cls):
+        if f.name in raw:
+            low = 1 if f.name in _SUB_POSITIVE else 0
+            values[f.name] = integer(raw[f.name], f"{where}.{f.name}", low, _SUB_BOUNDS.get(f.name, MAX_WIDTH))
     try:
-        obj = cls(**raw)
+        return cls(**values)
     except TypeError as exc:
         raise WhatifError(f"{where}: {exc}") from None
-    for f in fields(cls):
-        v = getattr(obj, f.name)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise WhatifError(f"{where}.{f.name}: {v!r} must be an integer >= 0")
-    return obj
 
 
 def spec_from_dict(data: dict, where: str) -> ModelSpec:
-    """Validate a model mapping (the YAML schema) into a ModelSpec."""
+    """Validate a model mapping (the YAML schema) into a ModelSpec: every field's type and range."""
     data = dict(data)
     check_mapping(data, _SIMPLE | {"moe", "mla"}, where)
     for key in ("name", "family", *[k for k in _INT_FIELDS if k != "head_dim"]):
         if key not in data:
             raise WhatifError(f"{where}: missing field '{key}'")
+    for key in ("name", "family"):
+        string(data[key], f"{where}.{key}")
+    if "source" in data:
+        string(data["source"], f"{where}.source", max_len=1000, empty=True)
+    for key in (k for k in _INT_FIELDS if k != "head_dim"):
+        integer(data[key], f"{where}.{key}", 1, _INT_FIELDS[key])
     if "head_dim" not in data:
-        heads = data["num_heads"]
-        data["head_dim"] = data["hidden_size"] // heads if isinstance(heads, int) and heads > 0 else 0
-    for key in _INT_FIELDS:
-        positive_int(data[key], f"{where}.{key}")
+        data["head_dim"] = data["hidden_size"] // data["num_heads"]
+    integer(data["head_dim"], f"{where}.head_dim", 1, _INT_FIELDS["head_dim"])
+    for key in _BOOL_FIELDS:
+        if key in data:
+            boolean(data[key], f"{where}.{key}")
     for key, valid in (("mlp", MLP_KINDS), ("norm", NORM_KINDS), ("position", POSITION_KINDS)):
-        if key in data and data[key] not in valid:
-            raise WhatifError(f"{where}.{key}: {data[key]!r} is not valid; valid: {', '.join(valid)}")
+        if key in data and (not isinstance(data[key], str) or data[key] not in valid):
+            raise WhatifError(f"{where}.{key}: {shown(data[key])} is not valid; valid: {', '.join(valid)}")
     if data["num_heads"] % data["num_kv_heads"]:
         raise WhatifError(f"{where}.num_kv_heads: {data['num_kv_heads']} must divide num_heads ({data['num_heads']})")
+    for key in ("moe", "mla"):
+        if data.get(key) is not None:
+            mapping(data[key], f"{where}.{key}")
     moe = _sub(MoESpec, data.pop("moe"), f"{where}.moe") if data.get("moe") else None
     mla = _sub(MLASpec, data.pop("mla"), f"{where}.mla") if data.get("mla") else None
     data.pop("moe", None), data.pop("mla", None)
     if moe is not None and not 1 <= moe.experts_per_token <= moe.num_experts:
         raise WhatifError(f"{where}.moe.experts_per_token: {moe.experts_per_token} must be between 1 and "
                           f"num_experts ({moe.num_experts})")
+    if moe is not None and moe.first_dense_layers > data["num_layers"]:
+        raise WhatifError(f"{where}.moe.first_dense_layers: {moe.first_dense_layers} is more than num_layers "
+                          f"({data['num_layers']})")
     return ModelSpec(**data, moe=moe, mla=mla)
 
 
@@ -212,14 +234,15 @@ def _load_path(path: str) -> ModelSpec:
 def load_model(name: str) -> ModelSpec:
     """A model by profile name, YAML path or Hugging Face config.json path (no network)."""
     if not isinstance(name, str) or not name:
-        raise WhatifError(f"--model: expected a model name or a config path, got {name!r}")
+        raise WhatifError(f"--model: expected a model name or a config path, got {shown(name)}")
     if looks_like_path(name):
         if not Path(name).is_file():
             raise WhatifError(f"--model: no such file '{name}'")
         return _load_path(str(Path(name).resolve()))
     index = profile_index(MODEL_DIR)
+    name = next((n for n in index if n.lower() == name.lower()), name)   # names match case-insensitively
     if name not in index:
-        raise WhatifError(f"--model: unknown model '{name}'{closest(name, index)}; see `whatif list models` "
+        raise WhatifError(f"--model: unknown model {shown(name)}{closest(name, index)}; see `whatif list models` "
                           f"or pass a path to a Hugging Face config.json")
     return _load_path(str(index[name]))
 

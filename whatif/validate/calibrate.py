@@ -5,6 +5,10 @@ The calibration file is one entry of roofline/data/efficiency_default.yaml plus 
 `--efficiency calibrated --calibration FILE` reads), with a `calibration:` block recording the tables it was
 fitted on and the held-out figures, which the test suite re-checks. Classes with fewer than MIN_ROWS train rows
 keep the default model's parameters, and the provenance says which.
+With at least kernel_fit_rows.MIN_KERNEL_ROWS train rows of a GEMM or attention dtype, the kernel model of it
+(roofline/kernel_models) is fitted too, by the same search that fits the shipped models on the corpus, and
+written under `kernel_models:`; the calibrated model then times those ops with it (and the ops it did not fit
+with the default's kernel fits), as the default model does.
 """
 from __future__ import annotations
 
@@ -16,8 +20,10 @@ import numpy as np
 from ..errors import WhatifError
 from ..specs.hardware import load_component
 from ..roofline.efficiency import ClassParams, Efficiency, default_efficiency
+from ..roofline.engines import DEFAULT_ENGINE
 from .accuracy import score
 from .fit import COMPUTE_CLASSES, fit_by_class
+from .kernel_fit_rows import fit_rows as fit_kernel_rows
 from .table import Row
 
 MIN_ROWS = 3                               # fewest train rows a class is fitted on
@@ -33,6 +39,7 @@ class Calibration:
     train: list[Row]
     held_out: list[Row]
     tables: tuple[str, ...]
+    kernel: dict = None             # (kernel model, dtype) -> (train rows, in-sample mean |log error|)
 
 
 def usable(rows: list[Row], gpu: str | None) -> tuple[str, list[Row]]:
@@ -76,9 +83,21 @@ def calibrate(rows: list[Row], gpu_name: str | None = None, tables: tuple[str, .
     names = ", ".join(Path(t).name for t in tables) or "measurement tables"
     provenance = (f"calibrated by `whatif validate calibrate` on {len(train)} train rows of {names} "
                   f"({', '.join(sorted(fitted))} fitted); {', '.join(kept) or 'nothing'} kept from the default model")
-    eff = Efficiency("calibrated", provenance, classes, True, default.kernel_gap_s)
+    kernel = fit_kernel_rows(train)
+    if kernel:
+        provenance += ("; kernel models " + ", ".join(f"{m} {d}" for m, d in kernel) +
+                       f" fitted on the same rows, the others' from the default ({DEFAULT_ENGINE})")
+    eff = Efficiency("calibrated", provenance, classes, True, default.kernel_gap_s,
+                     engine=DEFAULT_ENGINE if kernel else None,
+                     kernel_params={k: _rounded(p) for k, (p, _, _) in kernel.items()})
     return Calibration(gpu_name, eff, {c: (n, err) for c, (_, n, err) in fitted.items()}, kept, train, held,
-                       tuple(tables))
+                       tuple(tables), {k: (n, err) for k, (_, n, err) in kernel.items()})
+
+
+def _rounded(params):
+    """Kernel-model parameters at the digits the file keeps (so a reloaded file predicts the same)."""
+    from dataclasses import replace
+    return replace(params, **{k: _round(v) for k, v in params.__dict__.items()})
 
 
 def errors(rows: list[Row], eff: Efficiency, gpu) -> np.ndarray:
@@ -112,12 +131,18 @@ def calibration_document(cal: Calibration, report: dict) -> dict:
         keys = (("compute_eff", "memory_eff", "overhead_s", "smooth") if cls in COMPUTE_CLASSES
                 else ("memory_eff", "overhead_s"))
         classes[cls] = {k: getattr(p, k) for k in keys}
+    kernel_models = {}
+    for (model, dtype), p in sorted(cal.efficiency.kernel_params.items()):
+        kernel_models.setdefault(model, {})[dtype] = dict(p.__dict__)
     return {"gpu": cal.gpu, "provenance": cal.efficiency.provenance, "kernel_gap_s": cal.efficiency.kernel_gap_s,
-            "classes": classes,
+            "classes": classes, **({"kernel_models": kernel_models} if kernel_models else {}),
             "calibration": {"tables": [Path(t).name for t in cal.tables], "train_rows": len(cal.train),
                             "held_out_rows": len(cal.held_out),
                             "fitted": {c: {"rows": n, "in_sample_mape": _round(err)}
                                        for c, (n, err) in sorted(cal.fitted.items())},
+                            **({"kernel_models_fitted": {f"{m} {d}": {"rows": n, "mean_abs_log_error": _round(err)}
+                                                         for (m, d), (n, err) in sorted(cal.kernel.items())}}
+                               if cal.kernel else {}),
                             "kept_from_default": list(cal.kept), "held_out": report}}
 
 

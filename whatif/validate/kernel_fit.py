@@ -140,7 +140,23 @@ def _mla_design(rows, op: str) -> dict:
         return {"args": (batch, rows["isl"].to_numpy(float), heads, heads, d, kv, 0.0, peak, cols), "y": y}
     latent = m["kv_lora_rank"] + m["qk_rope_head_dim"]
     return {"args": (batch, rows["step"].to_numpy(float) + 1, heads, latent, m["kv_lora_rank"], kv, peak, cols),
-            "y": y}
+            "y": y, "extra": absorb_gemm_seconds(rows, m)}
+
+
+def absorb_gemm_seconds(rows, m: dict) -> np.ndarray:
+    """Seconds of the two absorption GEMMs an MLA decode row's timing includes (vLLM times the whole MLA
+    call): q_absorb (B*H rows, qk_nope -> kv_lora) and v_absorb (B*H rows, kv_lora -> v_head_dim), as
+    roofline/graph.py builds them, priced by the shipped GEMM fit of the row's GPU and engine. The MLA
+    decode parameters are fitted to what is left: the attention kernel the graph's MLA op stands for."""
+    from ..roofline.kernel_models.params import params_for
+    out = np.zeros(len(rows))
+    for (gpu, engine), idx in rows.groupby(["gpu", "framework"]).indices.items():
+        c = corpus_ceilings(gpu)
+        p = params_for("gemm", c.arch, "bf16", engine).params
+        bh = rows["batch_size"].to_numpy(float)[idx] * rows["num_heads"].to_numpy(float)[idx]
+        for n, k in ((m["kv_lora_rank"], m["qk_nope_head_dim"]), (m["v_head_dim"], m["kv_lora_rank"])):
+            out[idx] += gemm_time_arrays(bh, n, k, 2.0, c.peak_flops("bf16"), c, p)
+    return out
 
 
 def design(rows, op: str) -> dict:
@@ -173,7 +189,9 @@ MODELS = {"gemm": gemm_time_arrays, "prefill_attention": prefill_time_arrays,
 
 
 def predict(op: str, data: dict, params) -> np.ndarray:
-    return MODELS[op](*data["args"], params)
+    """The model's seconds per row, plus the fixed `extra` seconds a row's timing holds beyond the
+    kernel the model stands for (MLA decode: the absorption GEMMs)."""
+    return MODELS[op](*data["args"], params) + data.get("extra", 0.0)
 
 
 def log_error(op: str, data: dict, params) -> float:
@@ -279,7 +297,10 @@ def select(data: dict, mask) -> dict:
         if isinstance(a, Ceilings):
             return replace(a, **{f: getattr(a, f)[mask] for f in ("hbm_bw", "sms", "l2_bytes")})
         return a[mask] if np.ndim(a) else a
-    return {"args": tuple(cut(a) for a in data["args"]), "y": data["y"][mask]}
+    out = {"args": tuple(cut(a) for a in data["args"]), "y": data["y"][mask]}
+    if "extra" in data:
+        out["extra"] = data["extra"][mask]
+    return out
 
 
 # Size buckets the issue's accuracy table is split by (validate/regime.py's regimes are which ceiling binds;

@@ -20,8 +20,9 @@ import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from ..errors import WhatifError
+from ..errors import WhatifError, shown
 from ..roofline.ops import Op, op_fields_from_record, shape_record
+from ..specs.safe_yaml import parse_json
 
 
 @dataclass(frozen=True)
@@ -58,12 +59,15 @@ class Row:
 COLUMNS = tuple(f.name for f in fields(Row))
 # Committed tables and the calibrations fitted on them (package data): MEASUREMENTS_DIR/<gpu>/*.csv, calibration.yaml
 MEASUREMENTS_DIR = Path(__file__).resolve().parent / "measurements"
+SPLITS = ("train", "held-out")
+MIN_KERNEL_S, MAX_KERNEL_S = 1e-12, 1e6   # a kernel's time: a picosecond to 11 days bounds any real one
 FLOAT_COLUMNS = ("check_error", "measured_s", "predicted_s", "flops", "hbm_bytes")
 
 
 def op_columns(op: Op) -> dict:
     """The Row fields that describe `op` (one instance)."""
-    return {"op_class": op.op_class, "op_dtype": op.dtype, "flops": float(op.flops), "hbm_bytes": float(op.hbm_bytes),
+    return {"op_class": str(op.op_class), "op_dtype": op.dtype, "flops": float(op.flops),
+            "hbm_bytes": float(op.hbm_bytes),
             "op_shape": json.dumps({k: v if isinstance(v, str) else float(v) for k, v in shape_record(op).items()},
                                    sort_keys=True)}
 
@@ -89,13 +93,28 @@ def _float(value: str, column: str, where: str) -> float:
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise WhatifError(f"{where}: {column} {value!r} is not a number") from None
+        raise WhatifError(f"{where}: {column} {shown(value)} is not a number") from None
+
+
+def _check_numbers(values: dict, where: str) -> None:
+    """Finite, non-negative numbers, so that no error figure computed from a row is NaN: nan is allowed only
+    where the table's schema gives it a meaning (check_error: not checked; predicted_s: none stored, the report
+    predicts again; measured_s: a row whose status is not ok has no timing)."""
+    for c in FLOAT_COLUMNS:
+        x = values[c]
+        if math.isnan(x) and (c in ("check_error", "predicted_s") or (c == "measured_s" and values["status"] != "ok")):
+            continue
+        if not math.isfinite(x) or x < 0 or (c == "measured_s" and x == 0):
+            why = "a positive" if c == "measured_s" else "a non-negative"
+            raise WhatifError(f"{where}: {c} {shown(x)} is not valid; valid: {why} finite number"
+                              + (" (nan only when status is not ok)" if c == "measured_s" else ""))
 
 
 def _positive(value: str, column: str, where: str) -> float:
     x = _float(value, column, where)
-    if not math.isfinite(x) or x <= 0:
-        raise WhatifError(f"{where}: {column} {value!r} must be a positive number of seconds")
+    if not math.isfinite(x) or not MIN_KERNEL_S <= x <= MAX_KERNEL_S:
+        raise WhatifError(f"{where}: {column} {shown(value)} must be a number of seconds from {MIN_KERNEL_S:g} to "
+                          f"{MAX_KERNEL_S:g} (one kernel's time)")
     return x
 
 
@@ -131,10 +150,12 @@ def _row(raw: dict, where: str) -> Row:
     values = {c: raw[c] for c in COLUMNS}
     for c in FLOAT_COLUMNS:
         values[c] = _float(raw[c], c, where)
-    try:
-        json.loads(values["op_shape"])
-    except json.JSONDecodeError:
-        raise WhatifError(f"{where}: op_shape {raw['op_shape']!r} is not JSON") from None
+    _check_numbers(values, where)
+    if values["split"] not in SPLITS:
+        raise WhatifError(f"{where}: split {shown(values['split'])} is not valid; valid: {', '.join(SPLITS)}")
+    shape = parse_json(values["op_shape"] or "", f"{where}: op_shape")
+    if not isinstance(shape, dict):
+        raise WhatifError(f"{where}: op_shape {shown(raw['op_shape'])} is not a JSON object")
     return Row(**values)
 
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from ...errors import WhatifError
 from ..engines import DEFAULT_ENGINE
+from . import network
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
@@ -292,6 +293,8 @@ def collective_params(link: str, engine: str = DEFAULT_ENGINE,
     (e.g. 'nvlink-4'; `described`: (type, bandwidth) of a link that is no shipped profile); an
     unmeasured link gets its nearest fitted generation, an engine without a fit on that generation
     the default engine's, and the provenance says so."""
+    if link_type_of(link, described) == "network":   # NICs: no fit, and not PCIe's (network.py)
+        return network_collective_params(engine)
     table = _fit_table()
     gen, why = nearest_generation(link, table, described)
     block = table[gen]
@@ -302,3 +305,24 @@ def collective_params(link: str, engine: str = DEFAULT_ENGINE,
     provenance = f"fitted on {gen} ({block.get('fitted_on', {}).get('gpu', '?')}), engine {used}{why}"
     return (nccl_params_from(block, provenance), engine_params_from(used, engines[used], provenance),
             provenance)
+
+
+def link_type_of(link: str, described: tuple[str, float] | None = None) -> str | None:
+    """The type of a link profile name (or of `described`); None for a name that is no link profile."""
+    if described is not None:
+        return described[0]
+    from ...specs.hardware import load_component
+    try:
+        return load_component(link, "link").type
+    except WhatifError:
+        return None
+
+
+def network_collective_params(engine: str = DEFAULT_ENGINE) -> tuple[NcclParams, EngineParams, str]:
+    """NCCL over a network link (NICs): the assumed terms of network.py for every protocol, no NVLS, no
+    contention (a switched network gives each NIC its line rate), and no engine custom all-reduce."""
+    proto = ProtocolParams(network.NET_BASE_S, network.NET_STEP_LAT, network.NET_BW_EFF)
+    nccl = NcclParams({p: proto for p in PROTOCOLS}, 0.0, 1.0, 0.0, False, network.PROVENANCE)
+    none = EngineParams(engine, 0.0, 1.0, 0.0, 1.0, custom_max=0.0, pcie_max_gpus=0,
+                        thresholds_source="none over a network", provenance=network.PROVENANCE)
+    return nccl, none, network.PROVENANCE

@@ -10,9 +10,12 @@
   its compute term is rescaled to the true 2*(cache_width + value_width) FLOPs per (token, head), as
   roofline/kernel_timing.py rescales a model term to an op's own FLOPs.
 Parameters are MLA's own (ops mla_prefill, mla_decode in data/kernel_fit.yaml): its kernels are not the
-attention table's. Fitted, not yet applied to a pass (kernel_timing.covers leaves MLA to the per-class
-model): vLLM's MLA rows time the engine's whole MLA call, absorption GEMMs and KV-cache write included,
-which the graph prices as separate ops.
+attention table's. The corpus's MLA rows time the engine's whole MLA call, absorption GEMMs included, which
+the graph prices as separate ops: the decode fit subtracts them (validate/kernel_fit.absorb_gemm_seconds,
+priced by the GEMM fit) and roofline/kernel_timing.py applies it to the graph's absorbed MLA decode op.
+vLLM's own MLA rows were timed eagerly (0.1-0.3 ms floors), so vLLM's MLA decode takes TRT-LLM's fit
+(params.STAND_INS). MLA prefill is fitted but not applied: its rows also hold the latent's expansion
+(kv_b_proj) and the fit does not yet subtract it; the per-class model times it.
 """
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import WhatifError
+from ..ridge import ridge
 
 SAMPLES = 4     # power-law routings averaged (seeded: the model is deterministic)
 
@@ -120,8 +121,7 @@ def moe_time(t_c, t_m, t_l2, params: MoeParams):
     """Seconds from ideal times: floor + ((t_c/ce)^p + (t_m/me + t_l2/(me*l2_speedup))^p)^(1/p)."""
     c = np.asarray(t_c) / params.compute_eff
     m = (np.asarray(t_m) + np.asarray(t_l2) / params.l2_speedup) / params.memory_eff
-    p = params.smooth
-    return params.floor_s + (c ** p + m ** p) ** (1.0 / p)
+    return params.floor_s + ridge(c, m, params.smooth)
 
 
 # ---- fitted parameters (whatif/roofline/data/moe_fit.yaml, written by validate/moe_fit.py) ----

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from ..attention import DECODE_MAX_QUERIES
 from ..op_kinds import LAYER_ATTENTION_ROLES
+from ..op_shapes import AttentionShape
 from ..ops import Op, OpClass, streaming
 from ..context import KVFormat, PassContext
 from .base import Technique, param, register, replace_ops
@@ -247,3 +248,31 @@ class NaiveAttention(Technique):
             kernel("attention_pv", 2.0 * scores * d_v, scores * a + half_kv + queries * heads * d_v * a,
                    formula="O = PV: P read back from HBM, V read per query head"),
         ]
+
+
+@register
+@dataclass(frozen=True)
+class KVConcat(Technique):
+    """Hugging Face `generate`'s cache: each decode step appends the new token's K/V with `torch.cat`
+    (DynamicCache.update), which allocates a new tensor per layer and copies the whole cache into it:
+    every step reads and writes every cached byte once more beside the attention kernel's read. The
+    baseline engine of papers measured on Hugging Face (KIVI, GEAR, MiniCache, Keyformer); combined
+    with a KV format or eviction, the copy is of the cache as stored. Not expressed: the transient
+    copy's memory (one layer's cache at a time, small beside the whole)."""
+
+    name = "kv_concat"
+    family = "K"
+    paper = "Hugging Face transformers generate() with DynamicCache (torch.cat per step), the baseline of KIVI et al."
+    slots = ("cache append",)
+
+    def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
+        if not ctx.decode:
+            return ops
+
+        def with_copy(op: Op) -> list[Op]:
+            cached = op.shape.kv_bytes if isinstance(op.shape, AttentionShape) else 0.0
+            if op.op_class != OpClass.ATTENTION_DECODE or cached <= 0:
+                return [op]
+            copy = streaming("kv_concat", OpClass.ELEMENTWISE, cached, 1, 1, 0, 1.0, ctx.prec.kv, op.count)
+            return [op, replace(copy, formula=f"torch.cat copies the cache: {cached:g} B read + written")]
+        return replace_ops(ops, ATTENTION_ROLES, with_copy)

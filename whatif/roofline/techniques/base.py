@@ -11,7 +11,11 @@ It never returns a speedup. It changes costs through hooks, each an identity by 
 - rewrite_ops / extra_ops: ops replaced or added (quantize, score, select, gather, transfer, merge);
 - transform_placement: shares of weights, KV, activations kept in slower tiers (offloading);
 - extra_price_per_hour: devices it adds beside the GPUs (cost per token);
-- extra_weight_bytes / extra_kv_bytes: memory it adds per GPU (a draft model, its KV, draft heads);
+- extra_weight_bytes / extra_kv_bytes: memory it adds per GPU (a draft model, its KV, draft heads), or
+  takes out of HBM when negative (offloaded experts);
+- for_workload: defaults that come from the workload (the prompt length), filled in by the scenario;
+- notes: the assumed inputs behind the result, shown beside it (compose.py adds the warnings of a
+  technique that cannot act in the scenario);
 - decoders (techniques/decoding.py) also replace the decode step by a round: drafting, a verify
   pass, and the tokens it yields (speculative, multi-token and diffusion decoding).
 
@@ -86,6 +90,11 @@ class Technique:
     def check(self, model: ModelSpec, shared_prefix: int) -> None:
         """Raise a WhatifError when the technique cannot apply to this model or workload."""
 
+    def for_workload(self, workload) -> Technique:
+        """The technique with defaults that come from the workload filled in (e.g. a schedule that starts at
+        the prompt's end); a scenario binds every technique to its workload before running."""
+        return self
+
     # ---- cost hooks (identity unless overridden)
     def transform_model(self, model: ModelSpec) -> ModelSpec:
         return model
@@ -126,12 +135,20 @@ class Technique:
         return []
 
     def extra_weight_bytes(self, model: ModelSpec, par: Parallelism, prec: Precision) -> float:
-        """Bytes per GPU of weights the technique adds (draft model, draft heads); `model` as run."""
+        """Bytes per GPU of weights the technique adds (draft model, draft heads), negative for weights it keeps
+        out of HBM (offloaded experts); `model` as run."""
         return 0.0
 
     def extra_kv_bytes(self, model: ModelSpec, par: Parallelism, prec: Precision, tokens: int) -> float:
         """Bytes per GPU a sequence of `tokens` adds beside the target's KV (a draft model's cache)."""
         return 0.0
+
+    # ---- what a user should see beside the result
+    def notes(self, model: ModelSpec) -> list[str]:
+        """Assumed inputs that drive the result: every parameter left at a default its help calls assumed."""
+        return [f"{self.name}:{f.name}={getattr(self, f.name)} is assumed ({f.metadata['help']})"
+                for f in dataclasses.fields(self)
+                if getattr(self, f.name) == f.default and "assumed" in f.metadata.get("help", "")]
 
     # ---- description
     @classmethod

@@ -12,6 +12,14 @@ from ..context import KVFormat, PassContext, PrefillUnit
 from .base import Technique
 
 
+KV_HOOKS = ("transform_kv", "stored_tokens", "read_tokens")
+
+
+def acts_on_kv(t: Technique) -> bool:
+    """A technique that changes the stored cache: its format, the tokens kept, or the tokens a step reads."""
+    return not t.decodes and any(overrides(t, hook) for hook in KV_HOOKS)
+
+
 @dataclass(frozen=True)
 class TechniqueSet:
     items: tuple[Technique, ...] = ()
@@ -27,6 +35,13 @@ class TechniqueSet:
                     raise WhatifError(f"--technique {t.name}: cannot be combined with {other.name}: both set "
                                       f"the {slot}; keep one")
                 seen[slot] = t
+        decoder = self.decoder
+        if decoder is not None and not getattr(decoder, "keeps_kv", True):
+            kv_user = next((t for t in self.items if acts_on_kv(t)), None)
+            if kv_user is not None:
+                raise WhatifError(f"--technique {kv_user.name}: acts on the KV cache, but {decoder.label()} keeps "
+                                  f"none (every step recomputes K/V inside the pass); valid: a cache, e.g. "
+                                  f"{decoder.name}:cache=dual, or drop {kv_user.name}")
         evictor = next((t for t in self.items if t.evicts), None)
         sharer = next((t for t in self.items if t.shares_prefix), None)
         if evictor and sharer:
@@ -47,6 +62,10 @@ class TechniqueSet:
     @property
     def shares_prefix(self) -> bool:
         return any(t.shares_prefix for t in self.items)
+
+    def for_workload(self, workload) -> TechniqueSet:
+        """Each technique with its workload-dependent defaults filled in (Technique.for_workload)."""
+        return TechniqueSet(tuple(t.for_workload(workload) for t in self.items))
 
     def check(self, model: ModelSpec, shared_prefix: int) -> None:
         """Each technique is checked against the model as the techniques before it left it."""
@@ -99,6 +118,37 @@ class TechniqueSet:
         for t in self.items:
             ops = ops + t.extra_ops(ctx)
         return ops
+
+
+    def notes(self, model: ModelSpec) -> list[str]:
+        """The assumed inputs behind the result (an acceptance rate, an automatically chosen draft)."""
+        return [n for t in self.items for n in t.notes(model)]
+
+    def warnings(self, model: ModelSpec, prompt: int, output: int) -> list[str]:
+        """Techniques that cannot act in this scenario: a budget at or above what the cache holds at the
+        final context, so nothing is evicted or skipped."""
+        context = prompt + output
+        out = []
+        for t in self.items:
+            if t.decodes:
+                continue
+            if overrides(t, "stored_tokens") and t.stored_tokens(float(context)) >= context:
+                out.append(f"{t.label()} changes nothing here: it keeps every token of the {context}-token context "
+                           f"(its budget is at or above it); try a longer context or a smaller budget")
+            if overrides(t, "read_tokens"):
+                stored = self.stored(context)
+                if t.read_tokens(stored) >= stored:
+                    by = [o.label() for o in self.items if o is not t and overrides(o, "stored_tokens")
+                          and o.stored_tokens(float(context)) < context]
+                    held = (f"the {stored:,.0f} tokens {' + '.join(by)} keeps" if by
+                            else f"all {stored:,.0f} cached tokens")
+                    out.append(f"{t.label()} changes nothing here: its budget reads {held} at the final context; "
+                               f"give it a smaller budget")
+        return out
+
+
+def overrides(t: Technique, hook: str) -> bool:
+    return getattr(type(t), hook) is not getattr(Technique, hook)
 
 
 NONE = TechniqueSet()

@@ -121,6 +121,11 @@ class Diffusion(Decoder):
         """Steps spread evenly over blocks (a short last block gets its share, at least one)."""
         return max(1.0, self.total_steps(output) * length / output)
 
+    @property
+    def keeps_kv(self) -> bool:
+        """Whether K/V outlive a step: without a cache there is nothing to quantize, evict or select."""
+        return self.cache != "none"
+
     # ---- cost hooks
     def pair_fraction(self, q: int, c: int) -> float:
         return bidirectional_share(q, c)

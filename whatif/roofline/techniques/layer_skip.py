@@ -158,15 +158,16 @@ class SkipDecode(LayerSkipping):
     stored: the cache keeps, on average over a sequence of prompt + length tokens, (prompt + length x
     (max + min) / 2) / (prompt + length) of the layers' bytes (a cache that allocates per layer is
     assumed; the average is used at every length). Positions are absolute (the pass's cached tokens),
-    so set `prompt` to the workload's prompt. The prompt is prefilled with all layers."""
+    so the budget starts falling at the workload's prompt unless `prompt` is given. The prompt is
+    prefilled with all layers."""
 
     name = "skip_decode"
     family = "H"
     paper = "SkipDecode: Autoregressive Skip Decoding with Batching and Caching for Efficient LLM Inference"
     max_layers: float = param(0.75, "share of the layers run at the first generated position (assumed)")
     min_layers: float = param(0.25, "share of the layers run from position prompt + length on (assumed)")
-    prompt: int = param(2048, "absolute position where the budget starts to fall: the workload's prompt length "
-                              "(assumed 2048; set it to your prompt)", "tokens")
+    prompt: int = param(0, "absolute position where the budget starts to fall; 0: the workload's prompt length",
+                        "tokens")
     length: int = param(256, "positions over which the budget falls to min_layers: the target generation "
                              "length (assumed)", "tokens")
 
@@ -176,6 +177,9 @@ class SkipDecode(LayerSkipping):
                                                                               f"({self.min_layers}) to 1")
         self.require(self.prompt >= 0, "prompt", "an integer >= 0")
         self.require(self.length >= 1, "length", "an integer >= 1")
+
+    def for_workload(self, workload) -> SkipDecode:
+        return self if self.prompt else replace(self, prompt=workload.prompt)
 
     def budget(self, position: int) -> float:
         return linear_budget(position, self.prompt, self.length, self.max_layers, self.min_layers)

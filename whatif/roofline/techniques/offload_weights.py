@@ -10,7 +10,8 @@ slower, larger tier and cross a link every pass.
 
 What the framework cannot yet express is said in each docstring: a technique sees only the system's
 first tier (ctx.host), and a placement's weights share is spread over every layer GEMM, so the
-weights that llm_in_a_flash and expert_offload read from their own tiers are still counted in HBM.
+weights that llm_in_a_flash reads from its own tier are still counted in HBM (expert_offload takes its
+experts out of HBM through extra_weight_bytes, negative).
 """
 from __future__ import annotations
 
@@ -30,10 +31,20 @@ from .kit import require_host, stepping
 
 HOST, NVME = "host", "nvme"
 CPU_DRAM_LINK = "host DRAM (CPU attention)"   # link key of CPU-side work: concurrent with the GPU's links
-# FlexGen's cost-model defaults, fitted on its GCP T4 host (family_i_facts.md, item 1).
-FLEXGEN_CPU_TFLOPS = 0.0123   # CPU attention FLOP/s of FlexGen's host (cost model "cpu_flops"), measured there
-FLEXGEN_CPU_BANDWIDTH = 60.0  # GB/s the CPU streams its KV at: not stated; a VM's share of a 6-channel DDR4-2666
-                              # socket (128 GB/s peak), assumed about half (as the gcp-n1-dram-208gb profile)
+# FlexGen's cost model, fitted on its GCP T4 host (family_i_facts.md, item 1): CPU attention at 0.0123 TFLOP/s
+# (cost model "cpu_flops", measured there) beside the host's 60 GB/s of DRAM (gcp-n1-dram-208gb, assumed).
+# Elsewhere the CPU's rate is taken from the system's host memory: assumed to scale with the socket's DRAM
+# bandwidth (cores and memory channels grow together across server generations), at FlexGen's ratio.
+FLEXGEN_CPU_FLOP_PER_BYTE = 0.0123e12 / 60e9   # FLOP/s per B/s of host DRAM bandwidth, FlexGen's host
+
+
+def host_dram_bandwidth(host: HostPath) -> float:
+    """B/s of the host tier's DRAM one GPU's share gets (its devices' bandwidth, not the GPU's link)."""
+    if not host.tier or not math.isfinite(host.capacity):
+        raise WhatifError("--technique flexgen: CPU attention needs a system whose host memory is a profiled tier "
+                          "(e.g. h100-pcie-host, gcp-t4-flexgen), or cpu_bandwidth= and cpu_tflops= given")
+    memory = load_component(host.tier, "memory", "--technique flexgen")
+    return memory.bandwidth.value * host.capacity / memory.capacity.value
 
 
 def _share(cls: str, tier: str, percent: float) -> tuple:
@@ -72,10 +83,10 @@ class FlexGen(Technique):
                                "the workload's batch is the block (x --num-gpu-batches)", "sequences")
     cpu_attention: bool = param(True, "decode attention on the CPU over the KV in CPU memory (--cpu; OPT-30B policy)")
     overlap: bool = param(True, "overlap the next layer's transfers with compute (--overlap, FlexGen's default)")
-    cpu_tflops: float = param(FLEXGEN_CPU_TFLOPS, "CPU FLOP rate of CPU attention (FlexGen's cost-model value, "
-                                                  "measured on its GCP T4 host; assumed elsewhere)", "TFLOP/s")
-    cpu_bandwidth: float = param(FLEXGEN_CPU_BANDWIDTH, "DRAM bandwidth CPU attention reads the KV at (not stated; "
-                                                        "assumed, half a 6-channel DDR4-2666 socket)", "GB/s")
+    cpu_tflops: float = param(0.0, "CPU FLOP rate of CPU attention; 0: from the system's host memory (its DRAM "
+                                   "bandwidth x FlexGen's measured 0.0123 TFLOP/s per 60 GB/s; assumed)", "TFLOP/s")
+    cpu_bandwidth: float = param(0.0, "DRAM bandwidth CPU attention reads the KV at; 0: the system's host memory "
+                                      "tier (its devices' bandwidth, this GPU's share)", "GB/s")
 
     def check_params(self) -> None:
         for g, c in (("wg", "wc"), ("cg", "cc"), ("hg", "hc")):
@@ -84,8 +95,8 @@ class FlexGen(Technique):
             room = 100 - getattr(self, g)
             self.require(getattr(self, g) + getattr(self, c) <= 100, c, f"at most 100 - {g} ({room:g})")
         self.require(self.gpu_batch >= 1, "gpu_batch", "a positive number of sequences")
-        self.require(self.cpu_tflops > 0, "cpu_tflops", "a positive FLOP rate in TFLOP/s")
-        self.require(self.cpu_bandwidth > 0, "cpu_bandwidth", "a positive bandwidth in GB/s")
+        self.require(self.cpu_tflops >= 0, "cpu_tflops", "a FLOP rate in TFLOP/s (0: from the host)")
+        self.require(self.cpu_bandwidth >= 0, "cpu_bandwidth", "a bandwidth in GB/s (0: from the host)")
         self.require(not self.cpu_attention or (self.cg == 0 and self.cc == 100), "cpu_attention",
                      f"false unless the whole KV cache is in CPU memory (cg=0, cc=100; got cg={self.cg:g}, "
                      f"cc={self.cc:g}): the CPU attends where the cache is, and whatif does not model the CPU "
@@ -116,6 +127,11 @@ class FlexGen(Technique):
                 out.append(op)
         return out
 
+    def cpu_rates(self, host: HostPath) -> tuple[float, float]:
+        """(B/s of DRAM, FLOP/s) CPU attention gets: the parameters, else the host memory tier's."""
+        dram = self.cpu_bandwidth * 1e9 or host_dram_bandwidth(host)
+        return dram, self.cpu_tflops * 1e12 or dram * FLEXGEN_CPU_FLOP_PER_BYTE
+
     @staticmethod
     def _micro_batched(op: Op, ctx: PassContext, micro: int) -> Op:
         extra = (micro - 1) * weights_of(op) * ctx.prec.weight_bytes
@@ -128,9 +144,10 @@ class FlexGen(Technique):
         queries = sum(n * q for q, _, n in ctx.batch.groups)
         q_width = ctx.model.num_heads // ctx.par.tp * ctx.model.head_dim
         kv = kv_read_bytes(op)
+        dram, flops = self.cpu_rates(host)
         # The CPU streams the KV at the slower of its DRAM bandwidth and what its FLOP rate allows.
-        seconds = max(kv / (self.cpu_bandwidth * 1e9), op.flops / (self.cpu_tflops * 1e12))
-        rate = kv / seconds if seconds > 0 else self.cpu_bandwidth * 1e9
+        seconds = max(kv / dram, op.flops / flops)
+        rate = kv / seconds if seconds > 0 else dram
         cpu = HostPath(CPU_DRAM_LINK, rate, host.latency, link=CPU_DRAM_LINK)
         return [
             transfer("flexgen_qkv_to_cpu", queries * (q_width + ctx.kv_width) * a, host, op.count, self.overlap,
@@ -282,12 +299,17 @@ EXPERT_GEMMS = frozenset({OpRole.EXPERT_UP, OpRole.EXPERT_DOWN})
 @dataclass(frozen=True)
 class ExpertOffload(Technique):
     """MoE expert weights live in host memory; each pass loads the experts its tokens touch (their
-    gate/up and down matrices) over the host link. With `ahead_of_time` (M2R2's ahead-of-time expert
-    loading) a layer's experts are predicted early and the `predicted` share of them loads on a copy
-    engine while earlier layers compute (an overlapped transfer); the rest, and every expert without
-    it, loads on demand in line before the expert GEMMs (a serial transfer). Attention, shared
-    experts and the router stay in HBM. The memory plan still counts the experts in HBM (a technique
-    cannot yet place only the experts in a tier)."""
+    gate/up and down matrices) over the host link. The routed experts are not resident in HBM (the
+    point of offloading: a model whose experts do not fit still runs); an LRU cache of `cached`
+    experts per MoE layer stays in HBM, and a touched expert is found there with probability
+    cached / experts (routing assumed uniform and independent across steps; real routing has
+    locality, so this is a floor on the hit rate). With `ahead_of_time` (M2R2's ahead-of-time expert
+    loading) a layer's missed experts are predicted early and the `predicted` share of them loads on a
+    copy engine while earlier layers compute (an overlapped transfer); the rest, and every expert
+    without it, loads on demand in line before the expert GEMMs (a serial transfer). Attention,
+    shared experts and the router stay in HBM. The experts placed here are the technique's own:
+    with --place weights=... as well, every weight GEMM would be streamed a second time, so that
+    combination is refused. Not expressed: the host tier's capacity for the experts."""
 
     name = "expert_offload"
     family = "I"
@@ -295,23 +317,49 @@ class ExpertOffload(Technique):
     slots = ("weight placement", "expert placement")
     ahead_of_time: bool = param(True, "predict each layer's experts early and load them while earlier layers compute")
     predicted: float = param(1.0, "share of touched experts predicted ahead (assumed: M2R2's accuracy not found)")
+    cached: int = param(0, "experts per MoE layer an LRU cache keeps in HBM (0: none; M2R2 states none)",
+                        "experts")
 
     def check_params(self) -> None:
         self.require(0 <= self.predicted <= 1, "predicted", "a share from 0 to 1")
+        self.require(self.cached >= 0, "cached", "a non-negative number of experts")
 
     def check(self, model: ModelSpec, shared_prefix: int) -> None:
         if model.moe is None:
             raise WhatifError(f"--technique {self.name}: {model.name} has no experts to offload; valid: "
                               f"mixture-of-experts models (e.g. mixtral-8x7b, deepseek-v3)")
+        if self.cached >= model.moe.num_experts:
+            raise WhatifError(f"--technique {self.name}:cached={self.cached}: must be below {model.name}'s "
+                              f"{model.moe.num_experts} experts per layer (all cached is no offloading)")
+
+    def transform_placement(self, placement):
+        if placement.offloaded("weights") > 0:
+            raise WhatifError(f"--technique {self.name}: places the experts in host memory itself; with --place "
+                              f"weights=... every expert would cross the link twice; valid: --place kv=... or "
+                              f"activations=... only, or drop {self.name}")
+        return placement
+
+    def hit_rate(self, model: ModelSpec) -> float:
+        return self.cached / model.moe.num_experts if model.moe else 0.0
+
+    def extra_weight_bytes(self, model, par, prec) -> float:
+        """Negative: the routed experts leave HBM, all but the cached ones."""
+        m = model.moe
+        if m is None:
+            return 0.0
+        split = par.ep if par.ep > 1 else par.tp     # experts split over EP ranks, else each sharded over TP
+        per_expert = model.dense_mlp_params(m.expert_intermediate_size) * prec.weight_bytes / split
+        return -(m.num_experts - self.cached) * per_expert * model.num_moe_layers / par.pp
 
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         host = require_host(self.name, ctx)
         ahead = self.predicted if self.ahead_of_time else 0.0
+        miss = 1.0 - self.hit_rate(ctx.model)
         out: list[Op] = []
         for op in ops:
-            if op.role in EXPERT_GEMMS and op.op_class == OpClass.GEMM:
-                nbytes = weights_of(op) * ctx.prec.weight_bytes
-                experts = max(1.0, op.shape.groups)
+            if op.role in EXPERT_GEMMS and op.op_class == OpClass.GEMM and miss > 0:
+                nbytes = miss * weights_of(op) * ctx.prec.weight_bytes
+                experts = max(1.0, miss * op.shape.groups)
                 if ahead > 0:
                     out.append(replace(transfer(f"{op.name}_prefetch", ahead * nbytes, host, op.count, True,
                                                 blocks=experts), part_of=graph_role(op)))

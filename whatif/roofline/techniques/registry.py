@@ -11,9 +11,9 @@ from .compose import TechniqueSet
 
 def _load_families() -> None:
     # Imported for their @register side effect; kept here so importing the registry loads them all.
-    from . import (attention_kernels, diffusion, kv_compression, kv_eviction, layer_skip,  # noqa: F401
-                   offload_kv, offload_weights, parallel_decoding, prefix_reuse, sparse_attention,
-                   sparse_attention_host, sparse_attention_prefill, speculative,
+    from . import (attention_kernels, context_compression, diffusion, kv_compression, kv_eviction,  # noqa: F401
+                   layer_skip, offload_kv, offload_weights, parallel_decoding, prefix_reuse, sparse_attention,
+                   sparse_attention_host, sparse_attention_prefill, sparse_attention_strided, speculative,
                    weights)
 
 

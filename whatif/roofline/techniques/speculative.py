@@ -73,6 +73,11 @@ class DraftModel(Speculative):
         check_draft_vocab(self.name, "draft", draft, target)
         return draft
 
+    def notes(self, model: ModelSpec) -> list[str]:
+        chosen = [f"{self.name}:draft=auto chose {self.draft_model(model).name} (the smallest shipped model with "
+                  f"{model.name}'s vocabulary)"] if self.draft == "auto" else []
+        return super().notes(model) + chosen
+
     def check(self, model: ModelSpec, shared_prefix: int) -> None:
         draft = self.draft_model(model)
         if draft.num_heads % self.draft_tp:

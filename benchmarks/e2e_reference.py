@@ -1,0 +1,184 @@
+"""End-to-end accuracy against published, measured serving numbers (benchmarks/data/e2e_reference.csv).
+
+Each row of the table is one figure from a public source (its URL and the exact figure quoted), with the
+setup it was measured in: model, GPU, count, parallelism, precision, engine, batch / concurrency / request
+rate, input and output lengths, metric. whatif predicts each from that setup alone, through the engine spec
+the row names (`--engine`, or the version profile in `engine_profile`: its CUDA-graph sizes, CPU per step,
+memory accounting, scheduler limits, version-specific kernels). Rows measured through the HTTP server
+(`measured_via` server) add the spec's front end (HTTP, tokenization, hand-off) to TTFT and E2E:
+
+- batch1_latency: `estimate` at batch 1 (TTFT with one output token; ITL = TPOT)
+- fixed_batch: `estimate` of one static batch (throughput per GPU, prefill included)
+- max_throughput: `estimate` at its max batch (memory and the engine's max_num_seqs decide it)
+- rate_curve: `simulate` (continuous batching) of a published closed-loop concurrency sweep: the engine
+  holds at most `concurrency` requests and the next starts when one finishes (simulate_point); the front
+  end is added to each TTFT (the request reaches the engine that much after the client sent it)
+
+Nothing here is fitted: rows are never tuned one by one, and no parameter of whatif is set from them.
+
+    python benchmarks/e2e_reference.py            # every row (the rate curves take a minute or two)
+    python benchmarks/e2e_reference.py --fast     # the rows that need no simulation
+    python benchmarks/e2e_reference.py --json     # one JSON object
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from whatif.roofline.config import Parallelism, Precision  # noqa: E402
+from whatif.roofline.estimate import Workload  # noqa: E402
+from whatif.scenario import Scenario  # noqa: E402
+from whatif.validate.accuracy import error_stats, grouped  # noqa: E402
+
+TABLE = Path(__file__).resolve().parent / "data" / "e2e_reference.csv"
+SIM_ROUNDS = 4              # closed-loop sweeps: requests per in-flight slot after the first round
+SIMULATED = ("rate_curve",)
+
+
+@dataclass(frozen=True)
+class Scored:
+    row: dict
+    predicted: float
+
+    @property
+    def measured(self) -> float:
+        return float(self.row["measured"])
+
+    @property
+    def error(self) -> float:
+        return self.predicted / self.measured - 1.0
+
+
+def load_rows(path: Path = TABLE) -> list[dict]:
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def scenario(row: dict, batch: int = 1, prompt: int | None = None, output: int | None = None) -> Scenario:
+    tp = int(row["tp"])
+    mu = row.get("memory_utilization") or None
+    return Scenario(model=row["model"], hardware=row["hardware"], gpus=int(row["gpus"]), parallel=Parallelism(tp=tp),
+                    precision=Precision(weight=row["weight_dtype"], activation=row["act_dtype"], kv=row["kv_dtype"]),
+                    workload=Workload(batch=batch, prompt=prompt or int(row["isl"]), output=output or int(row["osl"])),
+                    kernel_engine=row.get("engine_profile") or row["engine"],
+                    memory_utilization=float(mu) if mu else None)
+
+
+def through_server(row: dict) -> bool:
+    """Whether the row was measured by a client of the HTTP server (its TTFT and E2E include the engine
+    spec's `frontend`), not offline (an in-process engine: trtllm-bench, gptSessionBenchmark, benchmark_latency)."""
+    via = row.get("measured_via") or "offline"
+    if via not in ("server", "offline"):
+        raise ValueError(f"{row['id']}: measured_via {via!r} is not server or offline")
+    return via == "server"
+
+
+def predict_estimate(row: dict) -> float:
+    """A row that one `estimate` answers (every regime but the rate curves)."""
+    regime, metric, tp = row["regime"], row["metric"], int(row["tp"])
+    if regime == "batch1_latency":
+        est = scenario(row).run(with_max_batch=False)
+        ttft = est.served_ttft_s if through_server(row) else est.ttft_s
+        return {"ttft_ms": ttft, "itl_ms": est.tpot_s}[metric] * 1e3
+    if regime == "fixed_batch":
+        est = scenario(row, batch=int(row["batch"])).run(with_max_batch=False)
+        if metric == "latency_ms":   # the whole batch, prefill to last token
+            return (est.served_e2e_s if through_server(row) else est.e2e_s) * 1e3
+        return est.throughput_tok_s / (tp if metric == "output_tok_s_per_gpu" else 1)
+    if regime == "max_throughput":
+        est = scenario(row).run()
+        return est.max_batch_throughput_tok_s / (tp if metric == "output_tok_s_per_gpu" else 1)
+    raise ValueError(f"{row['id']}: regime {regime} is not estimated")
+
+
+def simulate_point(row: dict) -> dict[str, float]:
+    """TTFT and ITL (ms, the row's statistic: mean or p50) of one point of a closed-loop concurrency sweep.
+
+    A client holding `concurrency` requests in flight sends the next one as soon as one finishes. Simulated:
+    every request queued at t = 0 and the engine limited to `concurrency` running sequences, so the k-th
+    request past the first `concurrency` starts when the k-th one finishes; its TTFT counts from that
+    moment (when the client would have sent it). The first round (all sent at once) is left out."""
+    import numpy as np
+
+    from whatif.simulator.cluster import simulate
+    from whatif.simulator.config import EngineConfig, SimConfig
+    from whatif.simulator.workload import WorkloadSpec
+
+    c = int(row["concurrency"])
+    sc = scenario(row)
+    n = c * (SIM_ROUNDS + 1)
+    spec = WorkloadSpec(rate=1e9, requests=n, prompt=int(row["isl"]), output=int(row["osl"]), seed=1)
+    res = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine(), max_batch=c)))
+    records = sorted(res.records, key=lambda r: r.request.id)
+    assert all(r.finish_s is not None for r in records), row["id"]
+    freed = sorted(r.finish_s for r in records)            # the k-th slot to free up ...
+    later = records[c:]                                     # ... takes the k-th request past the first round
+    front = sc.engine().frontend.seconds(int(row["isl"])) if through_server(row) else 0.0
+    ttft = [r.first_token_s - sent + front for r, sent in zip(later, freed)]
+    itl = np.concatenate([r.inter_token_s for r in later])
+    pick = np.median if "p50" in row["figure"] else np.mean
+    return {"ttft_ms": float(pick(ttft)) * 1e3, "itl_ms": float(pick(itl)) * 1e3}
+
+
+def score(rows: list[dict], fast: bool = False) -> list[Scored]:
+    out, points = [], {}
+    for row in rows:
+        if row["regime"] in SIMULATED:
+            if fast:
+                continue
+            key = (row["source"], row["model"], row["isl"], row["osl"], row["rate_req_s"])
+            if key not in points:
+                points[key] = simulate_point(row)
+            out.append(Scored(row, points[key][row["metric"]]))
+        else:
+            out.append(Scored(row, predict_estimate(row)))
+    return out
+
+
+def summary(scored: list[Scored]) -> dict:
+    groups = {"all": error_stats(scored)}
+    for name, key in (("metric", lambda s: (s.row["metric"],)), ("regime", lambda s: (s.row["regime"],)),
+                      ("engine", lambda s: (s.row["engine"],))):
+        for k, rows in grouped(scored, key).items():
+            groups[f"{name}={k[0]}"] = error_stats(rows)
+    return groups
+
+
+def report(scored: list[Scored]) -> str:
+    lines = [f"{'row':<58} {'measured':>10} {'predicted':>10} {'error':>7}"]
+    for s in scored:
+        lines.append(f"{s.row['id']:<58} {s.measured:>10.4g} {s.predicted:>10.4g} {s.error:>+7.1%}")
+    lines.append("")
+    lines.append(f"{'group':<34} {'n':>3} {'MAPE':>7} {'median':>7} {'<=10%':>6} {'<=25%':>6} {'signed med':>10}")
+    for name, st in summary(scored).items():
+        lines.append(f"{name:<34} {st['n']:>3} {st['mape']:>7.1%} {st['median_abs']:>7.1%} {st['within_10']:>6.0%} "
+                     f"{st['within_25']:>6.0%} {st['median_signed']:>+10.1%}")
+    lines.append("")
+    lines.append("worst ten rows:")
+    for s in sorted(scored, key=lambda s: -abs(s.error))[:10]:
+        lines.append(f"  {s.error:>+7.1%}  {s.row['id']}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--fast", action="store_true", help="only the rows that need no simulation")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    scored = score(load_rows(), fast=args.fast)
+    if args.json:
+        print(json.dumps({"rows": [{"id": s.row["id"], "measured": s.measured, "predicted": s.predicted,
+                                    "error": s.error} for s in scored], "summary": summary(scored)}))
+    else:
+        print(report(scored))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,163 @@
+"""Engine specs (engine_profiles/*.yaml): every number sourced, and each mechanism they carry (CUDA-graph
+padding, CPU per step, memory accounting, scheduler limits) moving the prediction the way it should."""
+from dataclasses import replace
+
+import pytest
+
+from whatif.errors import WhatifError
+from whatif.roofline.config import ForwardBatch, Precision
+from whatif.roofline.engines import ENGINES, engine_spec
+from whatif.roofline.estimate import Workload
+from whatif.roofline.forward_pass import engine_step, step_shape, time_pass
+from whatif.roofline.memory import plan_memory
+from whatif.roofline.pass_setup import pass_setup
+from whatif.scenario import Scenario
+from whatif.simulator.config import EngineConfig
+from whatif.specs.engines import GIB, CpuOverhead, engine_from_mapping, engine_names, expand_sizes
+from whatif.specs.profiles import read_yaml
+
+BASE = Scenario(model="llama-3-8b", hardware="h100-sxm", workload=Workload(batch=1, prompt=512, output=64))
+
+
+def setup_of(sc: Scenario):
+    model, system, par, eff = sc.resolve()
+    return pass_setup(model, system, par, sc.precision, eff, sc.utilization(), engine=sc.engine())
+
+
+def test_every_cli_engine_has_a_spec_and_every_number_a_source():
+    assert set(engine_names()) == set(ENGINES)
+    for name in ENGINES:
+        e = engine_spec(name)
+        assert e.name == name
+        assert len(e.sources) >= 15
+        assert all(v.split(":")[0] in ("documented", "assumed") and len(v) > 30 for v in e.sources.values())
+        assert list(e.graph_sizes) == sorted(set(e.graph_sizes)) and e.graph_sizes[0] == 1
+
+
+def test_vllm_capture_sizes_follow_its_documented_formula():
+    sizes = engine_spec("vllm").graph_sizes
+    assert sizes == tuple([1, 2, 4] + list(range(8, 256, 8)) + list(range(256, 513, 16)))
+    e = engine_spec("vllm")
+    assert [e.graph_batch(b) for b in (1, 3, 5, 9, 250, 257, 512)] == [1, 4, 8, 16, 256, 272, 512]
+    assert e.graph_batch(513) is None        # above the largest captured size: eager
+
+
+def test_padding_adds_dummy_rows_without_logits_and_eager_above_the_largest_size():
+    s = setup_of(BASE)
+    run, graphs = step_shape(s, ForwardBatch.decode(13, 1000), True)
+    assert graphs and run.sequences == 16 and run.logit_rows == 13
+    run, graphs = step_shape(s, ForwardBatch.decode(600, 1000), True)
+    assert not graphs and run.sequences == 600
+    run, graphs = step_shape(s, ForwardBatch.prefill(1, 512), True)
+    assert not graphs                         # prefill runs eagerly
+    padded = time_pass(s, step_shape(s, ForwardBatch.decode(13, 1000), True)[0], True).time_s
+    exact = time_pass(s, ForwardBatch.decode(13, 1000), True).time_s
+    assert padded >= exact
+    eager = engine_step(s, ForwardBatch.decode(600, 1000), True)[0]
+    assert eager.launch_s > 0
+
+
+SERIAL = replace(engine_spec("vllm"), cpu=CpuOverhead(1e-3, 1e-5, overlapped=False))   # e.g. --no-async-scheduling
+
+
+def test_cpu_work_adds_unless_the_engine_overlaps_it():
+    sgl = engine_spec("sglang")
+    assert all(engine_spec(n).cpu.overlapped for n in ENGINES)    # each engine's default overlaps
+    assert SERIAL.step_seconds(0.010, 100) == pytest.approx(0.010 + 1e-3 + 100 * 1e-5)
+    assert sgl.step_seconds(0.010, 100) == pytest.approx(0.010)
+    assert sgl.step_seconds(1e-5, 100) == pytest.approx(sgl.cpu.seconds(100))   # a CPU-bound step
+    s = replace(setup_of(BASE), engine=SERIAL)
+    p, wall = engine_step(s, ForwardBatch.decode(32, 1000), True)
+    assert wall == pytest.approx(p.time_s + SERIAL.cpu.seconds(32))
+
+
+def test_tpot_pays_the_cpu_per_step_the_kernels_alone_do_not():
+    from whatif.roofline.estimate import estimate
+    model, system, par, eff = BASE.resolve()
+
+    def run(engine):
+        return estimate(model, system, par, BASE.precision, BASE.workload, eff, utilization=0.9,
+                        with_max_batch=False, engine=engine)
+    kernels_only, serial, overlapped = run(None), run(SERIAL), run(engine_spec("vllm"))
+    assert serial.tpot_s == pytest.approx(kernels_only.tpot_s + SERIAL.cpu.seconds(1), rel=1e-6)
+    assert overlapped.tpot_s == pytest.approx(kernels_only.tpot_s, rel=1e-6)   # the GPU step is longer
+    assert serial.ttft_s == pytest.approx(kernels_only.ttft_s + SERIAL.cpu.seconds(1), rel=1e-6)
+    assert overlapped.engine.name == "vllm" and kernels_only.engine is None
+
+
+def test_memory_accounting_of_each_engine():
+    cap = 81559 * 2 ** 20
+    for name in ENGINES:
+        sc = replace(BASE, kernel_engine=name)
+        s = setup_of(sc)
+        plan = plan_memory(s, 1, 576, 512)
+        e, f = sc.engine(), sc.utilization()
+        other = plan.activation_bytes + plan.workspace_bytes
+        expected = {"total": f * cap - plan.weights_bytes - other,
+                    "static": f * cap - plan.weights_bytes,
+                    "free": f * (cap - plan.weights_bytes - other)}[e.memory.accounting]
+        assert plan.free_for_kv == pytest.approx(expected, rel=1e-9), name
+        assert plan.workspace_bytes == pytest.approx(e.memory.reserved_bytes(1))
+    # NCCL buffers only when the replica spans GPUs
+    e = engine_spec("vllm")
+    assert e.memory.reserved_bytes(2) - e.memory.reserved_bytes(1) == pytest.approx(e.memory.nccl_bytes)
+    # the activation peak is the engine's profile run (its token budget), not the workload's small pass
+    assert plan_memory(setup_of(BASE), 1, 576, 64).activation_bytes == \
+        plan_memory(setup_of(BASE), 1, 576, 512).activation_bytes
+
+
+def test_sglang_memory_fraction_follows_tensor_parallelism():
+    sc = replace(BASE, kernel_engine="sglang", model="llama-3-70b", parallel=replace(BASE.parallel, tp=8))
+    assert sc.utilization() == 0.81
+    assert replace(sc, memory_utilization=0.7).utilization() == 0.7
+    assert replace(BASE, kernel_engine="sglang").utilization() == 0.88
+
+
+def test_max_batch_is_capped_by_the_engines_max_num_seqs():
+    small = replace(BASE, model="llama-3.2-1b", workload=Workload(batch=1, prompt=64, output=64))
+    assert small.run().max_batch == engine_spec("vllm").max_num_seqs
+    assert replace(small, kernel_engine="trtllm").run().max_batch > engine_spec("vllm").max_num_seqs
+
+
+def test_simulator_scheduler_defaults_come_from_the_spec():
+    d, v = EngineConfig(), engine_spec("vllm")
+    assert (d.max_batch, d.token_budget, d.block_size, d.chunked_prefill) == \
+        (v.max_num_seqs, v.max_num_batched_tokens, v.block_size, v.chunked_prefill)
+    t = engine_spec("trtllm")
+    cfg = EngineConfig.for_engine(t, max_batch=8)
+    assert (cfg.max_batch, cfg.token_budget, cfg.block_size) == (8, t.max_num_batched_tokens, t.block_size)
+    with pytest.raises(WhatifError, match="unknown field"):
+        EngineConfig.for_engine(t, nonsense=1)
+
+
+def test_a_malformed_spec_is_a_one_line_error_naming_the_field(tmp_path):
+    from whatif.specs.engines import ENGINE_DIR
+    good = read_yaml(ENGINE_DIR / "vllm.yaml")
+    bad = {**good, "cpu": {**good["cpu"], "overlapped": {**good["cpu"]["overlapped"], "provenance": "guessed"}}}
+    with pytest.raises(WhatifError, match=r"cpu\.overlapped\.provenance"):
+        engine_from_mapping(bad, "x.yaml")
+    bad = {**good, "memory": {**good["memory"], "accounting": {**good["memory"]["accounting"], "value": "all"}}}
+    with pytest.raises(WhatifError, match="memory.accounting"):
+        engine_from_mapping(bad, "x.yaml")
+    with pytest.raises(WhatifError, match="start, stop, step"):
+        expand_sizes([1, [2, 4]], "x")
+    with pytest.raises(WhatifError, match="--engine"):
+        engine_spec("tgi")
+
+
+def test_estimate_says_which_engine_spec_it_used(capsys):
+    from whatif.cli import main
+    assert main(["estimate", "--engine", "sglang", "--no-ops", "--prompt", "128", "--output", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "engine: sglang (engine_profiles/sglang.yaml)" in out
+
+
+def test_gib_reserve_is_read_in_binary_units():
+    assert engine_spec("vllm").memory.cuda_graph_bytes == pytest.approx(0.5 * GIB)
+
+
+def test_fp8_scenario_runs_with_every_engine():
+    for name in ENGINES:
+        sc = replace(BASE, kernel_engine=name, precision=Precision("fp8", "fp8", "fp8"))
+        est = sc.run(with_max_batch=False)
+        assert est.ttft_s > 0 and est.tpot_s > 0

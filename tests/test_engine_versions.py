@@ -1,0 +1,82 @@
+"""Engine version profiles (engine_profiles/versions/) and the serving front end: a version runs its engine's
+kernel fits except where its own kernels differ (TensorRT-LLM before XQA reads a GQA model's KV cache once per
+query head), and a request through the HTTP server pays the spec's front end on TTFT and E2E."""
+import pytest
+
+from whatif.errors import WhatifError
+from whatif.roofline.config import ForwardBatch, Precision
+from whatif.roofline.engine_kernels import engine_ops, is_gqa_decode, unshared_gqa_decode
+from whatif.roofline.engines import check_engine, engine_spec
+from whatif.roofline.estimate import Workload
+from whatif.roofline.forward_pass import time_pass
+from whatif.roofline.pass_setup import pass_setup
+from whatif.roofline.graph import pass_ops
+from whatif.roofline.context import pass_context
+from whatif.roofline.ops import OpClass
+from whatif.scenario import Scenario
+from whatif.specs.engines import engine_from_mapping, version_names
+from whatif.specs.profiles import read_yaml
+from whatif.specs.engines import VERSION_DIR
+
+
+def decode_time(model: str, engine: str, tp: int = 1) -> float:
+    sc = Scenario(model=model, hardware="h100-sxm", gpus=tp, precision=Precision("fp8", "fp8", "fp8"),
+                  kernel_engine=engine)
+    m, system, par, eff = sc.resolve()
+    setup = pass_setup(m, system, par, sc.precision, eff, sc.utilization(), engine=sc.engine())
+    return time_pass(setup, ForwardBatch.decode(64, 2048), True).time_s
+
+
+def test_version_profile_runs_its_engines_fits():
+    assert "trtllm-0.6" in version_names()
+    e = engine_spec("trtllm-0.6")
+    assert e.kernel_fits == "trtllm" and check_engine("trtllm-0.6") == "trtllm"
+    assert not e.gqa_decode_shares_kv and e.frontend.seconds(1000) == 0.0   # offline C++ benchmark
+    assert all(v.split(":")[0] in ("documented", "assumed") for v in e.sources.values())
+    assert engine_spec("trtllm").gqa_decode_shares_kv and engine_spec("trtllm").kernel_fits == "trtllm"
+    with pytest.raises(WhatifError, match="trtllm-0.6"):
+        check_engine("trtllm-9")
+
+
+def test_pre_xqa_decode_reads_the_cache_once_per_query_head():
+    sc = Scenario(model="llama-3.1-70b", hardware="h100-sxm", gpus=2, precision=Precision("fp8", "fp8", "fp8"))
+    m, system, par, eff = sc.resolve()
+    ctx = pass_context(m, ForwardBatch.decode(8, 1000), par, sc.precision, 0)
+    op = next(o for o in pass_ops(ctx) if is_gqa_decode(o))
+    g = op.shape.heads / op.shape.kv_heads
+    assert g == 8
+    un = unshared_gqa_decode(op)
+    assert un.shape.kv_bytes == pytest.approx(g * op.shape.kv_bytes)
+    assert un.bytes["hbm"] - op.bytes["hbm"] == pytest.approx((g - 1) * op.shape.kv_bytes)
+    others = [o for o in pass_ops(ctx) if o.op_class != OpClass.ATTENTION_DECODE]
+    assert engine_ops(others, engine_spec("trtllm-0.6")) == others      # GEMMs etc. untouched
+    assert engine_ops([op], engine_spec("trtllm")) == [op]
+
+
+def test_pre_xqa_slows_gqa_decode_but_not_multi_head_models():
+    gqa = decode_time("llama-3.1-70b", "trtllm-0.6", 2) / decode_time("llama-3.1-70b", "trtllm", 2)
+    mha = decode_time("llama-2-7b", "trtllm-0.6") / decode_time("llama-2-7b", "trtllm")
+    assert gqa > 1.3          # 8 query heads per KV head: the cache read dominates a long-context decode
+    assert mha == pytest.approx(1.0, rel=0.05)   # only the (non-overlapped) CPU per step differs
+
+
+def test_front_end_adds_to_served_ttft_and_e2e_only():
+    sc = Scenario(model="llama-3-8b", hardware="h100-sxm", kernel_engine="vllm",
+                  workload=Workload(batch=1, prompt=1000, output=16))
+    est = sc.run(with_max_batch=False)
+    front = engine_spec("vllm").frontend
+    assert front.seconds(1000) == pytest.approx(front.per_request_s + 1000 * front.per_prompt_token_s)
+    assert est.served_ttft_s - est.ttft_s == pytest.approx(front.seconds(1000))
+    assert est.served_e2e_s - est.e2e_s == pytest.approx(front.seconds(1000))
+
+
+def test_bad_version_fields_are_one_line_errors():
+    data = read_yaml(VERSION_DIR / "trtllm-0.6.yaml")
+    bad = dict(data, kernels={**data["kernels"], "gqa_decode_shares_kv": {**data["kernels"]["gqa_decode_shares_kv"],
+                                                                          "value": "no"}})
+    with pytest.raises(WhatifError, match="gqa_decode_shares_kv"):
+        engine_from_mapping(bad, "bad.yaml")
+    bad = dict(data, frontend={"per_request_s": {"value": -1, "unit": "s", "provenance": "assumed", "source": "x"},
+                               "per_prompt_token_s": {"value": 0, "unit": "s", "provenance": "assumed", "source": "x"}})
+    with pytest.raises(WhatifError, match="frontend.per_request_s"):
+        engine_from_mapping(bad, "bad.yaml")

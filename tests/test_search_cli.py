@@ -1,0 +1,80 @@
+"""`whatif search` on the command line: JSON, CSV, Parquet, a search file, one-line errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from whatif.cli import main
+
+BASE = ["search", "--model", "llama-3.1-8b", "--hardware", "dgx-h100", "--gpus", "4", "--prompt", "2000",
+        "--output", "200", "--slo-ttft", "0.3", "--slo-tpot", "0.02", "--tp", "1,2,4", "--pp", "1",
+        "--batches", "1,16,128", "--no-progress"]
+
+
+def test_text_output(capsys):
+    assert main(BASE) == 0
+    out = capsys.readouterr().out
+    assert "best:" in out and "Pareto frontier" in out and "searched" in out
+
+
+def test_json_csv_parquet(capsys, tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    csv, pq = tmp_path / "s.csv", tmp_path / "s.parquet"
+    assert main([*BASE, "--json", "--csv", str(csv), "--parquet", str(pq)]) == 0
+    out, err = capsys.readouterr()
+    d = json.loads(out)
+    assert d["best"]["gpus"] <= 4 and d["frontier"] and d["configurations"] == len(pd.read_csv(csv))
+    frame = pd.read_parquet(pq)
+    assert frame["best"].sum() == 1
+    assert frame.loc[frame["best"], "label"].item() == d["best"]["label"]
+    assert (frame["gpus"] <= 4).all()
+
+
+def test_search_file_with_flag_override(capsys, tmp_path):
+    f = tmp_path / "search.yaml"
+    f.write_text("model: llama-3.1-8b\nhardware: dgx-h100\ngpus: 2\nprompt: 1000\noutput: 100\n"
+                 "slo: {ttft: 0.5, tpot: 0.05}\ntp: [1, 2]\npp: [1]\nbatches: [1, 8]\nmodes: aggregated\n")
+    assert main(["search", "--scenario", str(f), "--gpus", "1", "--json", "--no-progress"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["space"]["gpu_budget"] == 1 and d["best"]["gpus"] == 1 and d["best"]["mode"] == "aggregated"
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["search", "--model", "llama-3.1-8b", "--hardware", "dgx-h100"], "--gpus"),
+    (["search", "--model", "llama-3.1-8b", "--hardware", "dgx-h100", "--gpus", "2", "--tp", "x"], "integers"),
+    (["search", "--model", "llama-3.1-8b", "--hardware", "nope-gpu", "--gpus", "2"], "nope-gpu"),
+    (["search", "--model", "llama-3.1-8b", "--hardware", "dgx-h100", "--gpus", "2", "--backend", "spark"],
+     "--backend"),
+])
+def test_errors_are_one_line(capsys, argv, needle):
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and needle in err
+
+
+def test_html_report(capsys, tmp_path):
+    pytest.importorskip("plotly")
+    page = tmp_path / "search.html"
+    assert main([*BASE, "--report", str(page)]) == 0
+    out, err = capsys.readouterr()
+    html = page.read_text()
+    assert "Pareto frontier" in html and "best under the SLOs" in html and "Rejected, and why" in html
+    assert f"report: {page}" in err
+
+
+def test_progress_bar_shows_an_eta_after_the_delay():
+    import io
+
+    from whatif.cli.search import SearchProgress
+    now = [0.0]
+    stream = io.StringIO()
+    bar = SearchProgress(stream, clock=lambda: now[0])
+    bar(1, 4)
+    assert stream.getvalue() == ""            # silent for short searches
+    now[0] = 6.0
+    bar(2, 4)
+    assert "2/4 engines" in stream.getvalue() and "ETA 6 s" in stream.getvalue()
+    bar.clear()
+    assert stream.getvalue().endswith("\r")

@@ -1,0 +1,74 @@
+"""The simulator's pass prices from parts (simulator/pass_parts.py) equal roofline's whole-pass figures:
+bit for bit under CUDA graphs (summed in the same order), to float rounding in eager mode (the launch
+queue in closed form), for dense and MoE models, tensor and pipeline parallelism, with and without an
+engine spec."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from whatif.roofline.config import ForwardBatch, Parallelism
+from whatif.roofline.forward_pass import engine_step, time_pass
+from whatif.roofline.pass_setup import pass_setup
+from whatif.scenario import Scenario
+from whatif.simulator.pass_parts import PassParts, splittable
+
+
+def setup_of(sc: Scenario, engine: bool = True):
+    model, system, par, eff = sc.resolve()
+    return pass_setup(model, system, par, sc.precision, eff, sc.utilization(), sc.technique_set(), sc.placement(),
+                      engine=sc.engine() if engine else None)
+
+
+def batches(seed: int, n: int) -> list[tuple]:
+    """Random decode groups and prefill chunks, as the scheduler forms them."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        groups = [(1, rng.randint(1, 6000), rng.randint(1, 256))] if rng.random() < 0.8 else []
+        groups += [(rng.randint(1, 2048), rng.choice([0, rng.randint(1, 4000)]), 1) for _ in range(rng.randint(0, 3))]
+        out.append(tuple(groups) or ((rng.randint(1, 64), 0, 1),))
+    return out
+
+
+SCENARIOS = [Scenario(), Scenario(hardware="dgx-h100", parallel=Parallelism(tp=2)),
+             Scenario(hardware="dgx-h100", parallel=Parallelism(pp=2)),
+             Scenario(model="mixtral-8x7b", hardware="dgx-h100", parallel=Parallelism(tp=4))]
+
+
+@pytest.mark.parametrize("sc", SCENARIOS, ids=lambda s: f"{s.model}-{s.parallel}")
+def test_parts_price_a_pass_as_time_pass_does(sc):
+    setup = setup_of(sc)
+    assert splittable(setup)
+    parts = PassParts(setup)
+    for groups in batches(1, 60):
+        graphs = parts.time_s(groups, 0, True)
+        assert graphs == time_pass(setup, ForwardBatch(groups), True).time_s       # the same sums, same order
+        eager = parts.time_s(groups, 0, False)
+        assert eager == pytest.approx(time_pass(setup, ForwardBatch(groups), False).time_s, rel=1e-12)
+        for cuda_graphs in (True, False):
+            assert parts.step_s(groups, 0, cuda_graphs) == pytest.approx(
+                engine_step(setup, ForwardBatch(groups), cuda_graphs)[1], rel=1e-12)
+
+
+def test_parts_without_an_engine_spec_and_with_verify_logits():
+    setup = setup_of(Scenario(), engine=False)
+    parts = PassParts(setup)
+    for groups in batches(2, 30):
+        logits = sum(q * n for q, _, n in groups)      # every new token needs logits (a verify pass)
+        assert parts.step_s(groups, logits, True) == pytest.approx(
+            engine_step(setup, ForwardBatch(groups, logits), True)[1], rel=1e-12)
+
+
+def test_the_number_of_priced_parts_is_bounded_by_the_token_counts_seen():
+    parts = PassParts(setup_of(Scenario()))
+    for groups in batches(3, 200) + batches(3, 200):   # each batch twice
+        parts.time_s(groups, 0, False)
+    tokens = {sum(q * n for q, _, n in g) for g in batches(3, 200)}
+    assert len(parts.bodies) == len(tokens) and len(parts.attention) <= 200
+
+
+def test_a_technique_or_mla_is_priced_whole():
+    assert not splittable(setup_of(Scenario(techniques=("kivi",))))
+    assert not splittable(setup_of(Scenario(model="deepseek-v3", hardware="hgx-h200", parallel=Parallelism(tp=8))))

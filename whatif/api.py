@@ -1,0 +1,297 @@
+"""The Python API: `whatif.estimate`, `whatif.simulate`, `whatif.capacity` and `whatif.search`.
+
+Each takes what the matching command takes, as keyword arguments named after its flags (`weight_dtype` for
+`--weight-dtype`), builds the same Scenario the command builds (so the same checks and the same numbers), and
+returns a typed result with `to_dict()` (what `--json` prints), `to_frame()` (a pandas DataFrame) and `text()`
+(what the command prints). `model` and `hardware` are profile names or paths; `estimate` also takes spec objects
+(a ModelSpec from whatif.specs.models, a System or GPU from whatif.specs.hardware). `scenario=` reads a scenario
+YAML first; keyword arguments given override it, as flags do."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields, replace
+
+from .errors import WhatifError
+
+_PARALLEL = ("tp", "pp", "ep")
+_WORKLOAD = ("batch", "prompt", "output", "prefill_chunk", "shared_prefix")
+
+
+def _scenario(model, hardware, scenario: str | None, dtype: str | None, weight_dtype: str | None,
+              kv_dtype: str | None, techniques, values: dict):
+    """The Scenario the CLI would build from a scenario file and these flags (None: not given)."""
+    from .scenario import Scenario, build_scenario, scenario_from_yaml
+    valid = {f.name for f in fields(Scenario)} - {"parallel", "precision", "workload"}
+    unknown = sorted(k for k in values if k not in valid and k not in _PARALLEL + _WORKLOAD)
+    if unknown:
+        raise WhatifError(f"{unknown[0]}: not an argument; valid: " + ", ".join(sorted(valid | set(_PARALLEL) |
+                                                                                    set(_WORKLOAD))))
+    top, sections = scenario_from_yaml(scenario) if scenario else ({}, {})
+    sections = {k: dict(v) for k, v in sections.items()}
+    for key, value in (("model", model), ("hardware", hardware)):
+        if value is not None:
+            top[key] = value
+    for key, value in values.items():
+        if value is None:
+            continue
+        section = "parallel" if key in _PARALLEL else "workload" if key in _WORKLOAD else None
+        if section:
+            sections.setdefault(section, {})[key] = value
+        else:
+            top[key] = value
+    prec = sections.setdefault("precision", {})
+    if dtype:
+        prec["activation"] = dtype
+        prec.setdefault("weight", dtype)
+        prec.setdefault("kv", dtype)
+    if weight_dtype:
+        prec["weight"] = weight_dtype
+    if kv_dtype:
+        prec["kv"] = kv_dtype
+    if techniques:
+        top["techniques"] = [techniques] if isinstance(techniques, str) else list(techniques)
+    return build_scenario(top, sections)
+
+
+# ---------------------------------------------------------------- estimate
+
+@dataclass(frozen=True)
+class EstimateResult:
+    """One batch's estimate: TTFT, TPOT, throughput, memory plan. `estimate` is roofline's Estimate."""
+
+    estimate: object
+
+    def __getattr__(self, name):   # ttft_s, tpot_s, e2e_s, throughput_tok_s, max_batch, memory, ...
+        if name.startswith("__") or name == "estimate":   # copy/pickle probe before the field is set
+            raise AttributeError(name)
+        return getattr(self.estimate, name)
+
+    @property
+    def fits(self) -> bool:
+        """The batch's weights, KV cache and activations fit the GPUs' memory (the CLI's error otherwise)."""
+        return self.estimate.memory.fits
+
+    def summary(self) -> dict:
+        """The headline figures, flat (seconds, tokens/s, bytes per GPU)."""
+        e, w = self.estimate, self.estimate.workload
+        return {"model": e.model.name, "hardware": e.system.name, "gpus": e.parallel.gpus, "tp": e.parallel.tp,
+                "pp": e.parallel.pp, "ep": e.parallel.ep, "batch": w.batch, "prompt": w.prompt,
+                "output": w.output, "weight_dtype": e.precision.weight, "kv_dtype": e.precision.kv,
+                "techniques": "+".join(t.name for t in e.techniques.items), "ttft_s": e.ttft_s,
+                "tpot_s": e.tpot_s, "e2e_s": e.e2e_s, "throughput_tok_s": e.throughput_tok_s,
+                "decode_throughput_tok_s": e.decode_throughput_tok_s, "max_batch": e.max_batch,
+                "max_batch_throughput_tok_s": e.max_batch_throughput_tok_s, "max_context_tokens": e.max_context,
+                "memory_per_gpu_bytes": e.memory.total_bytes, "fits": self.fits,
+                "cost_per_mtok_usd": e.cost_per_mtok}
+
+    def to_dict(self) -> dict:
+        """What `whatif estimate --json` prints."""
+        from .cli.output import estimate_dict
+        return estimate_dict(self.estimate)
+
+    def to_frame(self):
+        """The summary as a one-row pandas DataFrame."""
+        import pandas as pd
+        return pd.DataFrame([self.summary()])
+
+    def text(self, show_ops: bool = False) -> str:
+        from .cli.output import estimate_text
+        return estimate_text(self.estimate, show_ops=show_ops)
+
+
+def _spec_scenario(sc, model, hardware):
+    """`sc` resolving to a ModelSpec and/or System/GPU object instead of loading names; Scenario.run does the rest."""
+    from .scenario import Scenario
+    from .specs.hardware import GPU, System, load_system
+    from .specs.models import load_model
+
+    @dataclass(frozen=True)
+    class SpecScenario(Scenario):
+        def resolve(self):
+            par = self.parallel
+            spec = load_model(model) if isinstance(model, str) else model
+            if isinstance(hardware, System):
+                if par.gpus > hardware.gpu_count:
+                    raise WhatifError(f"--tp x --pp = {par.gpus} GPUs, more than the {hardware.gpu_count} of "
+                                      f"'{hardware.name}'")
+                system = replace(hardware, gpu_count=par.gpus)
+            elif isinstance(hardware, GPU):
+                system = System(name=hardware.name, description=hardware.description, gpu=hardware,
+                                gpu_count=par.gpus, gpu_link=hardware.interconnect or hardware.host_link)
+            else:
+                system = load_system(hardware, par.gpus if par.gpus > 1 else None)
+            return spec, system, par, load_efficiency(self.efficiency, system.gpu, self.calibration,
+                                                      self.kernel_engine)
+
+    from .roofline.efficiency import load_efficiency
+    return SpecScenario(**{f.name: getattr(sc, f.name) for f in fields(Scenario)})
+
+
+def estimate(model=None, hardware=None, *, scenario: str | None = None, tp: int | None = None,
+             pp: int | None = None, ep: int | None = None, gpus: int | None = None, batch: int | None = None,
+             prompt: int | None = None, output: int | None = None, prefill_chunk: int | None = None,
+             dtype: str | None = None, weight_dtype: str | None = None, kv_dtype: str | None = None,
+             techniques: str | Sequence = (), efficiency: str | None = None, with_max_batch: bool = True,
+             **options) -> EstimateResult:
+    """TTFT, TPOT, throughput and memory of `batch` requests of `prompt` + `output` tokens, as `whatif estimate`.
+
+    `options` are the scenario's other fields (place, price_per_hour, memory_utilization, context_window, ...).
+    A batch that does not fit is returned with `fits` False (the CLI's error)."""
+    names = [x if isinstance(x, str) or x is None else None for x in (model, hardware)]
+    values = dict(tp=tp, pp=pp, ep=ep, gpus=gpus, batch=batch, prompt=prompt, output=output,
+                  prefill_chunk=prefill_chunk, efficiency=efficiency, **options)
+    sc = _scenario(names[0], names[1], scenario, dtype, weight_dtype, kv_dtype, techniques, values)
+    if names == [model, hardware]:
+        return EstimateResult(sc.run(with_max_batch))
+    spec_sc = _spec_scenario(sc, model if model is not None else sc.model,
+                             hardware if hardware is not None else sc.hardware)
+    return EstimateResult(spec_sc.run(with_max_batch))
+
+
+# ---------------------------------------------------------------- simulate and capacity
+
+def _section(cls, given, extra: dict):
+    """A simulator dataclass from an instance or a dict of its fields, with `extra` (None: not given) over it."""
+    base = {} if given is None else {f.name: getattr(given, f.name) for f in fields(cls)} \
+        if isinstance(given, cls) else dict(given)
+    base.update({k: v for k, v in extra.items() if v is not None})
+    try:
+        return cls(**base)
+    except TypeError as exc:
+        raise WhatifError(f"{cls.__name__}: {exc}") from None
+
+
+def _sim_config(model, hardware, scenario, dtypes, techniques, values, traffic, engine, cluster, slo, horizon_s):
+    from .simulator.config import SLO, ClusterConfig, EngineConfig, SimConfig
+    from .simulator.workload import WorkloadSpec
+    sim_keys = {"rate", "requests", "duration_s", "lengths", "arrival", "seed", "max_batch", "token_budget",
+                "replicas", "prefill_replicas", "slo_ttft", "slo_tpot", "attainment"}
+    flat = {k: values.pop(k, None) for k in sim_keys}
+    sc = _scenario(model, hardware, scenario, *dtypes, techniques, values)
+    traffic = _section(WorkloadSpec, traffic, {"rate": flat["rate"], "requests": flat["requests"],
+                                               "duration_s": flat["duration_s"], "lengths": flat["lengths"],
+                                               "arrival": flat["arrival"], "seed": flat["seed"],
+                                               "prompt": values.get("prompt"), "output": values.get("output")})
+    engine = _section(EngineConfig, engine, {"max_batch": flat["max_batch"], "token_budget": flat["token_budget"]})
+    cluster = _section(ClusterConfig, cluster, {"replicas": flat["replicas"],
+                                                "prefill_replicas": flat["prefill_replicas"]})
+    slo = _section(SLO, slo, {"ttft_s": flat["slo_ttft"], "tpot_s": flat["slo_tpot"],
+                              "attainment": flat["attainment"]})
+    return SimConfig(sc, traffic, engine, cluster, slo, horizon_s)
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """A serving simulation's records and metrics. `result` is the simulator's SimulationResult."""
+
+    result: object
+
+    def __getattr__(self, name):   # attainment(), goodput_rps(), latency(), records, ...
+        if name.startswith("__") or name == "result":
+            raise AttributeError(name)
+        return getattr(self.result, name)
+
+    def to_dict(self) -> dict:
+        """What `whatif simulate --json` prints."""
+        return self.result.summary()
+
+    def to_frame(self):
+        """One row per request (arrival, TTFT, TPOT, end-to-end, ...)."""
+        return self.result.records_frame()
+
+    def text(self) -> str:
+        return self.result.text()
+
+
+def simulate(model=None, hardware=None, *, scenario: str | None = None, dtype: str | None = None,
+             weight_dtype: str | None = None, kv_dtype: str | None = None, techniques: str | Sequence = (),
+             traffic=None, engine=None, cluster=None, slo=None, horizon_s: float | None = None,
+             progress: Callable[[int, int], None] | None = None, **values) -> SimulationResult:
+    """Serve a stream of requests in the simulator, as `whatif simulate`. `values` are scenario fields (tp, pp,
+    prompt, output, ...) and the common simulator settings: rate, requests, duration_s, lengths, arrival, seed,
+    max_batch, token_budget, replicas, prefill_replicas, slo_ttft, slo_tpot, attainment. `traffic`, `engine`,
+    `cluster` and `slo` give the rest (a WorkloadSpec/EngineConfig/ClusterConfig/SLO, or a dict of its fields)."""
+    from .simulator.cluster import simulate as run
+    cfg = _sim_config(model, hardware, scenario, (dtype, weight_dtype, kv_dtype), techniques, dict(values),
+                      traffic, engine, cluster, slo, horizon_s)
+    return SimulationResult(run(cfg, progress))
+
+
+@dataclass(frozen=True)
+class CapacityResult:
+    """The highest request rate meeting the SLO, and every probe. `result` is simulator.capacity's."""
+
+    result: object
+
+    def __getattr__(self, name):   # rate_rps, probes, slo, note
+        if name.startswith("__") or name == "result":
+            raise AttributeError(name)
+        return getattr(self.result, name)
+
+    def to_dict(self) -> dict:
+        return self.result.to_dict()
+
+    def to_frame(self):
+        """One row per simulation the search ran."""
+        import pandas as pd
+        return pd.DataFrame(self.result.to_dict()["probes"])
+
+    def text(self) -> str:
+        return self.result.text()
+
+
+def capacity(model=None, hardware=None, *, scenario: str | None = None, dtype: str | None = None,
+             weight_dtype: str | None = None, kv_dtype: str | None = None, techniques: str | Sequence = (),
+             traffic=None, engine=None, cluster=None, slo=None, lo: float = 0.0, hi: float | None = None,
+             rel_tol: float = 0.02, **values) -> CapacityResult:
+    """The highest arrival rate (req/s) whose simulation meets the SLO (slo_ttft and/or slo_tpot, seconds), as
+    `whatif capacity` (2,000 requests per run unless `requests` or `duration_s` says otherwise)."""
+    from .simulator.capacity import max_rate
+    from .simulator.cluster import simulate as run
+    values = dict(values)
+    if values.get("requests") is None and values.get("duration_s") is None:
+        values["requests"] = 2000        # as `whatif capacity` (cli/simulate.py CAPACITY_REQUESTS)
+    cfg = _sim_config(model, hardware, scenario, (dtype, weight_dtype, kv_dtype), techniques, values,
+                      traffic, engine, cluster, slo, None)
+    if not cfg.slo.given:
+        raise WhatifError("capacity needs an SLO: give slo_ttft and/or slo_tpot (seconds)")
+    return CapacityResult(max_rate(lambda rate: run(replace(cfg, workload=replace(cfg.workload, rate=rate))),
+                                   cfg.slo, lo=lo, hi=hi, rel_tol=rel_tol))
+
+
+# ---------------------------------------------------------------- search
+
+def _technique_sets(techniques) -> tuple[tuple, ...]:
+    """The baseline and each set given: 'kivi', 'int4+kivi', or a list of specs, one set each."""
+    from .roofline.techniques.registry import technique_set
+    sets = [()]
+    for t in [techniques] if isinstance(techniques, str) else techniques or ():
+        tup = tuple(s for s in t.split("+") if s) if isinstance(t, str) else tuple(t)
+        if tup not in sets and tup != ("none",):
+            technique_set(tup)      # a misspelt name is an error now, not a rejection of every engine
+            sets.append(tup)
+    return tuple(sets)
+
+
+def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int = 4000, output: int = 1000,
+           ttft: float | None = None, tpot: float | None = None, e2e: float | None = None,
+           tp: Sequence[int] | None = None, pp: Sequence[int] | None = None, batches: Sequence[int] | None = None,
+           weight_dtypes: Sequence[str] = ("bf16",), kv_dtypes: Sequence[str] = ("bf16",),
+           techniques: Sequence = (), modes: Sequence[str] = ("aggregated", "disaggregated"),
+           prefill_chunk: int = 8192, efficiency: str = "default", kv_link: str | None = None,
+           objective: str = "tok_s_per_gpu", backend: str = "process", address: str | None = None,
+           simulate_top: int = 0, sim_requests: int | None = None,
+           progress: Callable[[int, int], None] | None = None):
+    """Search the deployments of `model` on at most `gpus` GPUs of `hardware` (one name or several) for a
+    workload of `prompt` / `output` tokens: the Pareto frontier of tokens/s per GPU against tokens/s per user and
+    the best configuration meeting `ttft` / `tpot` / `e2e` (seconds). Returns a whatif.config_search.result.SearchResult
+    (`best`, `frontier`, `configs`, `to_dict()`, `to_frame()`, `text()`)."""
+    from .config_search.run import run_search
+    from .config_search.space import DEFAULT_BATCHES, SearchSpace, SLOTargets
+    space = SearchSpace(model=model, hardware=(hardware,) if isinstance(hardware, str) else tuple(hardware),
+                        gpu_budget=gpus, prompt=prompt, output=output, slo=SLOTargets(ttft, tpot, e2e),
+                        tps=tuple(tp) if tp else None, pps=tuple(pp) if pp else None,
+                        batches=tuple(batches) if batches else DEFAULT_BATCHES, weight_dtypes=tuple(weight_dtypes),
+                        kv_dtypes=tuple(kv_dtypes), technique_sets=_technique_sets(techniques), modes=tuple(modes),
+                        prefill_chunk=prefill_chunk, efficiency=efficiency, kv_link=kv_link, objective=objective)
+    return run_search(space, backend, address, progress, simulate_top, sim_requests)

@@ -1,0 +1,165 @@
+"""`whatif search`: which deployment of a model on a pool of GPUs serves the most tokens per GPU within the
+TTFT/TPOT targets (Pareto frontier, best configuration, rejection reasons); see whatif/search/."""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+
+from ..errors import WhatifError, check_mapping
+from ..specs.checks import MAX_GPUS, MAX_REQUESTS, MAX_TOKENS, flag_int, flag_seconds
+from .progress import PROGRESS_DELAY_S, add_progress_flag
+from .reporting import add_report_flag, start_report, write_report
+
+# keys of a search file (--scenario): api.search's arguments, the SLO as a section
+FILE_KEYS = {"model", "hardware", "gpus", "prompt", "output", "slo", "tp", "pp", "batches", "weight_dtypes",
+             "kv_dtypes", "techniques", "modes", "prefill_chunk", "efficiency", "kv_link", "objective"}
+SLO_KEYS = {"ttft", "tpot", "e2e"}
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise WhatifError(f"{text!r} must be comma-separated integers, e.g. 1,2,4,8") from None
+
+
+def _names(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def add_search_parser(sub) -> None:
+    p = sub.add_parser("search", help="the best deployment (TP/PP/EP, replicas, aggregated or disaggregated, batch, "
+                                      "precision) of a model on a GPU budget under TTFT/TPOT targets",
+                       description="Enumerate deployments of a model on a pool of GPUs, price each with the roofline "
+                                   "estimate, and report the Pareto frontier of tokens/s per GPU against tokens/s per "
+                                   "user, the best configuration meeting the SLOs and why the others were rejected.")
+    p.add_argument("--scenario", metavar="FILE", help="search YAML (keys: " + ", ".join(sorted(FILE_KEYS)) +
+                   "; slo: {ttft, tpot, e2e}); flags override it")
+    p.add_argument("--model", help="model profile name or config path")
+    p.add_argument("--hardware", help="system or GPU types of the pool, comma-separated (e.g. dgx-h100,hgx-h200)")
+    p.add_argument("--gpus", type=flag_int(1, MAX_GPUS, "GPUs"), help="GPU budget: the most GPUs a deployment may use")
+    p.add_argument("--prompt", type=flag_int(1, MAX_TOKENS, "tokens"), help="input tokens per request (default 4000)")
+    p.add_argument("--output", type=flag_int(1, MAX_TOKENS, "tokens"), help="output tokens per request (default 1000)")
+    p.add_argument("--slo-ttft", type=flag_seconds, metavar="TIME",
+                   help="time to first token target (a bare number is seconds, or 500ms, 0.5s)")
+    p.add_argument("--slo-tpot", type=flag_seconds, metavar="TIME",
+                   help="time per output token target (a bare number is seconds, or 50ms)")
+    p.add_argument("--slo-e2e", type=flag_seconds, metavar="TIME",
+                   help="end-to-end latency target (a bare number is seconds, or 2min)")
+    s = p.add_argument_group("space")
+    s.add_argument("--tp", help="TP sizes to try, comma-separated (default: powers of two up to a node)")
+    s.add_argument("--pp", help="PP sizes to try (default: powers of two up to a node)")
+    s.add_argument("--batches", help="max running sequences per replica to try (default 1,2,4,...,256)")
+    s.add_argument("--weight-dtypes", help="weight formats to try, e.g. bf16,fp8 (default bf16)")
+    s.add_argument("--kv-dtypes", help="KV cache formats to try, e.g. bf16,fp8 (default bf16)")
+    s.add_argument("--technique", action="append", default=None, metavar="SET",
+                   help="a technique set to try besides none, e.g. kivi or int4+kivi (repeatable)")
+    s.add_argument("--modes", help="aggregated, disaggregated or both (default both)")
+    s.add_argument("--prefill-chunk", type=flag_int(1, MAX_TOKENS, "tokens"),
+                   help="tokens per prefill pass (default 8192)")
+    s.add_argument("--efficiency", help="efficiency source (default: default)")
+    s.add_argument("--kv-link", help="link between disaggregated pools (default: the system's GPU link in a node)")
+    s.add_argument("--objective", help="what best maximizes: tok_s_per_gpu (default) or tok_s")
+    r = p.add_argument_group("run and output")
+    r.add_argument("--backend", default="process", help="process (default) or ray (pip install 'whatif[ray]')")
+    r.add_argument("--address", help="Ray cluster address (default: a local Ray)")
+    r.add_argument("--simulate-top", type=flag_int(0, 1000, "configurations"), default=0, metavar="K",
+                   help="re-check the K best in the serving simulator at their predicted rate; rerank by goodput")
+    r.add_argument("--sim-requests", type=flag_int(1, MAX_REQUESTS, "requests"), metavar="N",
+                   help="requests per re-check run (default 300)")
+    r.add_argument("--json", action="store_true", help="print one JSON object (frontier, best, rejections)")
+    r.add_argument("--csv", metavar="FILE", help="write every configuration to a CSV file")
+    r.add_argument("--parquet", metavar="FILE", help="write every configuration to a Parquet file (pyarrow)")
+    add_report_flag(r)
+    add_progress_flag(r)
+
+
+def _file_values(path: str | None) -> dict:
+    if path is None:
+        return {}
+    from pathlib import Path
+
+    from ..specs.profiles import read_yaml
+    data = read_yaml(Path(path))
+    check_mapping(data, FILE_KEYS, Path(path).name)
+    values = {k: v for k, v in data.items() if k != "slo"}
+    slo = check_mapping(data.get("slo") or {}, SLO_KEYS, f"{Path(path).name}.slo")
+    values.update({k: v for k, v in slo.items() if v is not None})
+    for key in ("hardware", "modes", "weight_dtypes", "kv_dtypes", "techniques"):
+        if isinstance(values.get(key), str):
+            values[key] = _names(values[key])
+    return values
+
+
+def search_kwargs(args) -> dict:
+    """api.search's arguments from the file, then the flags over it."""
+    values = _file_values(args.scenario)
+    flags = {"model": args.model, "gpus": args.gpus, "prompt": args.prompt, "output": args.output,
+             "ttft": args.slo_ttft, "tpot": args.slo_tpot, "e2e": args.slo_e2e, "prefill_chunk": args.prefill_chunk,
+             "efficiency": args.efficiency, "kv_link": args.kv_link, "objective": args.objective,
+             "techniques": args.technique}
+    for key, text, parse in (("hardware", args.hardware, _names), ("tp", args.tp, _ints), ("pp", args.pp, _ints),
+                             ("batches", args.batches, _ints), ("weight_dtypes", args.weight_dtypes, _names),
+                             ("kv_dtypes", args.kv_dtypes, _names), ("modes", args.modes, _names)):
+        flags[key] = parse(text) if text is not None else None
+    values.update({k: v for k, v in flags.items() if v is not None})
+    for key, flag in (("model", "--model"), ("hardware", "--hardware"), ("gpus", "--gpus")):
+        if key not in values:
+            raise WhatifError(f"whatif search needs {flag} (or `{key}:` in --scenario)")
+    return values
+
+
+class SearchProgress:
+    """progress(done, total) of the engines priced: one line on stderr with a bar and an ETA, only on a terminal
+    and only once the search has run PROGRESS_DELAY_S."""
+
+    def __init__(self, stream=sys.stderr, clock=time.monotonic):
+        self.stream, self.clock, self.start, self.drawn = stream, clock, clock(), 0
+
+    def __call__(self, done: int, total: int) -> None:
+        elapsed = self.clock() - self.start
+        if elapsed <= PROGRESS_DELAY_S or not total:
+            return
+        eta = elapsed / done * (total - done) if done else float("nan")
+        cells = int(30 * done / total)
+        line = f"[{'#' * cells}{'.' * (30 - cells)}] {done}/{total} engines, {elapsed:.0f} s, ETA {eta:.0f} s"
+        line = line[:max(10, shutil.get_terminal_size().columns - 1)]
+        self.stream.write("\r" + line.ljust(self.drawn))
+        self.stream.flush()
+        self.drawn = max(self.drawn, len(line))
+
+    def clear(self) -> None:
+        if self.drawn:
+            self.stream.write("\r" + " " * self.drawn + "\r")
+            self.stream.flush()
+
+
+def cmd_search(args) -> int:
+    from ..api import search
+    kwargs = search_kwargs(args)
+    start_report(args.report)
+    if args.parquet:
+        import importlib.util
+        if importlib.util.find_spec("pyarrow") is None:
+            raise WhatifError("--parquet needs the pyarrow package: pip install 'whatif[parquet]'")
+    bar = None if args.no_progress or not sys.stderr.isatty() else SearchProgress()
+    try:
+        result = search(**kwargs, backend=args.backend, address=args.address, simulate_top=args.simulate_top,
+                        sim_requests=args.sim_requests, progress=bar)
+    finally:
+        if bar is not None:
+            bar.clear()
+    if args.csv:
+        result.write_csv(args.csv)
+    if args.parquet:
+        result.write_parquet(args.parquet)
+    print(json.dumps(result.to_dict(), default=str, allow_nan=False) if args.json else result.text())
+    for flag, path in (("--csv", args.csv), ("--parquet", args.parquet)):
+        if path:
+            print(f"{flag}: wrote {path} ({len(result.configs):,} rows, one per configuration)", file=sys.stderr)
+    if args.report:
+        from ..reports.search import search_page
+        write_report(search_page(result), args.report)
+    return 0

@@ -1,0 +1,67 @@
+"""Where engines are priced: in this process, or spread over a Ray cluster (`whatif[ray]`, optional).
+
+Both return the profiles in the order of the keys given, so a search's answer does not depend on the backend."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import WhatifError
+from .evaluate import EngineProfile, evaluate_engine
+from .space import EngineKey, SearchSpace
+
+BACKENDS = ("process", "ray")
+
+
+def evaluate_in_process(space: SearchSpace, keys: list[EngineKey],
+                        progress: Callable[[int, int], None] | None = None) -> list[EngineProfile]:
+    out = []
+    for i, key in enumerate(keys):
+        out.append(evaluate_engine(space, key))
+        if progress is not None:
+            progress(i + 1, len(keys))
+    return out
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise WhatifError("--backend ray needs the ray package: pip install 'whatif[ray]'") from None
+    return ray
+
+
+def evaluate_on_ray(space: SearchSpace, keys: list[EngineKey], address: str | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> list[EngineProfile]:
+    """One Ray task per engine; a local Ray runtime when `address` is None and none is running."""
+    ray = _ray()
+    started = False
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        started = True
+    try:
+        task = ray.remote(evaluate_engine)
+        space_ref = ray.put(space)
+        pending = {task.remote(space_ref, key): i for i, key in enumerate(keys)}
+        out: list[EngineProfile | None] = [None] * len(keys)
+        remaining = list(pending)
+        while remaining:
+            done, remaining = ray.wait(remaining, num_returns=1)
+            for ref in done:
+                out[pending[ref]] = ray.get(ref)
+            if progress is not None:
+                progress(len(keys) - len(remaining), len(keys))
+        return out
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def evaluate(space: SearchSpace, keys: list[EngineKey], backend: str = "process", address: str | None = None,
+             progress: Callable[[int, int], None] | None = None) -> list[EngineProfile]:
+    if backend not in BACKENDS:
+        raise WhatifError(f"--backend: {backend!r} is not valid; valid: {', '.join(BACKENDS)}")
+    if backend == "ray":
+        return evaluate_on_ray(space, keys, address, progress)
+    if address is not None:
+        raise WhatifError("--address: only with --backend ray")
+    return evaluate_in_process(space, keys, progress)

@@ -1,0 +1,165 @@
+"""Deployable configurations built from priced engines, with their serving figures and verdicts.
+
+Steady-state model (assumed, as aiconfigurator's; `--simulate-top` re-checks it under traffic):
+- aggregated (continuous batching, B = max running sequences per replica): a request's TTFT is its own prefill
+  (the batch-1 estimate); while it decodes, its replica also prefills the other B - 1 requests that replace
+  finished ones, so its remaining output - 1 tokens take the batch's end-to-end time less its own prefill:
+  TPOT = (e2e(B) - ttft(1)) / (output - 1). A replica serves B * output tokens per e2e(B).
+- disaggregated xPyD: x prefill replicas each prefill one prompt at a time (x / ttft(1) requests/s); the KV goes
+  to a decode replica over the link between the pools; y decode replicas each hold B sequences for output - 1
+  steps (y * B / ((output - 1) * TPOT(B)) requests/s). The cluster serves the lesser rate; TTFT is the prefill
+  plus the KV transfer, TPOT the decode step at B.
+Throughput per GPU is the cluster's output tokens/s over its GPUs; per-user throughput is 1 / TPOT."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from .evaluate import BatchPoint, EngineProfile
+from .space import EngineKey, SearchSpace, node_gpus
+
+OK, MISSES_SLO, DOES_NOT_FIT, INVALID = "ok", "misses SLO", "does not fit", "invalid"
+
+
+@dataclass(frozen=True)
+class Config:
+    """One deployment: its engines, pool sizes, batch limit, serving figures and verdict."""
+
+    mode: str                        # aggregated or disaggregated
+    hardware: str
+    engine: EngineKey                # aggregated: the replicas' engine; disaggregated: the decode pool's
+    batch: int                       # max running sequences per (decode) replica
+    replicas: int                    # aggregated replicas, or decode replicas
+    gpus: int                        # GPUs the whole deployment uses
+    ttft_s: float = math.nan
+    tpot_s: float = math.nan
+    e2e_s: float = math.nan
+    request_rate: float = math.nan   # requests/s the deployment serves
+    tok_s: float = math.nan          # output tokens/s of the deployment
+    tok_s_per_gpu: float = math.nan
+    tok_s_per_user: float = math.nan
+    status: str = OK                 # ok, misses SLO, does not fit, invalid
+    reason: str = ""
+    prefill: EngineKey | None = None  # disaggregated: the prefill pool's engine
+    prefill_replicas: int = 0
+
+    @property
+    def feasible(self) -> bool:
+        return self.status in (OK, MISSES_SLO)
+
+    def label(self) -> str:
+        if not self.feasible:
+            return f"[{self.engine.label()}] batch {self.batch}"
+        if self.mode == "aggregated":
+            return f"{self.replicas}x [{self.engine.label()}] batch {self.batch}"
+        return (f"{self.prefill_replicas}P [{self.prefill.label()}] + {self.replicas}D [{self.engine.label()}] "
+                f"batch {self.batch}")
+
+    def row(self) -> dict:
+        """Flat values for a table (JSON, CSV, Parquet, pandas); figures not priced (rejected) are None."""
+        e, p = self.engine, self.prefill
+        row = {"mode": self.mode, "hardware": self.hardware, "gpus": self.gpus, "replicas": self.replicas,
+              "tp": e.tp, "pp": e.pp, "ep": e.ep, "batch": self.batch, "weight_dtype": e.weight,
+              "kv_dtype": e.kv, "techniques": "+".join(str(t) for t in e.techniques),
+              "prefill_replicas": self.prefill_replicas, "prefill_tp": p.tp if p else None,
+              "prefill_pp": p.pp if p else None, "ttft_s": self.ttft_s, "tpot_s": self.tpot_s,
+              "e2e_s": self.e2e_s, "request_rate_req_s": self.request_rate, "throughput_tok_s": self.tok_s,
+              "throughput_per_gpu_tok_s": self.tok_s_per_gpu, "per_user_tok_s": self.tok_s_per_user,
+              "status": self.status, "reason": self.reason, "label": self.label()}
+        return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _judged(space: SearchSpace, **kw) -> Config:
+    miss = space.slo.misses(kw["ttft_s"], kw["tpot_s"], kw["e2e_s"])
+    return Config(**kw, status=MISSES_SLO if miss else OK, reason=miss)
+
+
+def rejected_engine(space: SearchSpace, p: EngineProfile) -> list[Config]:
+    """One row per batch an engine cannot run (all of them, or those above its max batch)."""
+    fitted = {pt.batch for pt in p.points}
+    rows = []
+    for b in sorted(set(space.batches)):
+        if b in fitted:
+            continue
+        status = INVALID if p.error.startswith("invalid") else DOES_NOT_FIT
+        reason = p.error or f"does not fit: batch {b} > max batch {p.max_batch} at {space.prompt + space.output} tokens"
+        if not p.error and p.engine_cap is not None and b > p.engine_cap:
+            status, reason = INVALID, f"invalid: batch {b} > {p.engine_name or 'the engine'}'s max_num_seqs " \
+                                      f"{p.engine_cap}"
+        rows.append(Config(space.modes[0], p.key.hardware, p.key, b, 0, p.gpus, status=status, reason=reason))
+    return rows
+
+
+def _user_rate(tpot_s: float, e2e_s: float, output: int) -> float:
+    return 1.0 / tpot_s if tpot_s > 0 else output / e2e_s
+
+
+def aggregated(space: SearchSpace, p: EngineProfile) -> list[Config]:
+    """Every replica count of each batch the engine fits, within the GPU budget."""
+    out = []
+    osl = space.output
+    for pt in p.points:
+        tpot = (pt.e2e_s - p.prefill_s) / (osl - 1) if osl > 1 else 0.0
+        per_gpu = pt.throughput_tok_s / p.gpus
+        user = _user_rate(tpot, pt.e2e_s, osl)
+        for r in range(1, space.gpu_budget // p.gpus + 1):
+            out.append(_judged(space, mode="aggregated", hardware=p.key.hardware, engine=p.key, batch=pt.batch,
+                               replicas=r, gpus=r * p.gpus, ttft_s=p.prefill_s, tpot_s=tpot, e2e_s=pt.e2e_s,
+                               request_rate=r * pt.batch / pt.e2e_s, tok_s=r * pt.throughput_tok_s,
+                               tok_s_per_gpu=per_gpu, tok_s_per_user=user))
+    return out
+
+
+def pairs_within(budget: int, gp: int, gd: int) -> list[tuple[int, int]]:
+    """(x prefill replicas, y decode replicas), each at least 1, with x * gp + y * gd <= budget GPUs."""
+    return [(x, y) for x in range(1, budget // gp + 1) for y in range(1, (budget - x * gp) // gd + 1)]
+
+
+def disaggregated(space: SearchSpace, prefill: EngineProfile, decode: EngineProfile) -> list[Config]:
+    """Every xPyD cluster of these two engines at each decode batch, within the GPU budget."""
+    osl = space.output
+    if osl < 2 or prefill.error or decode.error:
+        return []
+    node = node_gpus(decode.key.hardware)
+    prefill_rps = 1.0 / prefill.prefill_s
+    out = []
+    for pt in decode.points:
+        pt: BatchPoint
+        decode_rps = pt.batch / ((osl - 1) * pt.tpot_s)
+        for x, y in pairs_within(space.gpu_budget, prefill.gpus, decode.gpus):
+            gpus = x * prefill.gpus + y * decode.gpus
+            send = prefill.kv_send_node_s if gpus <= node else prefill.kv_send_net_s
+            if not math.isfinite(send):
+                continue
+            ttft = prefill.prefill_s + send
+            rate = min(x * prefill_rps, y * decode_rps)
+            out.append(_judged(space, mode="disaggregated", hardware=decode.key.hardware, engine=decode.key,
+                               batch=pt.batch, replicas=y, gpus=gpus, ttft_s=ttft, tpot_s=pt.tpot_s,
+                               e2e_s=ttft + (osl - 1) * pt.tpot_s, request_rate=rate, tok_s=rate * osl,
+                               tok_s_per_gpu=rate * osl / gpus, tok_s_per_user=1.0 / pt.tpot_s,
+                               prefill=prefill.key, prefill_replicas=x))
+    return out
+
+
+def same_pool(a: EngineKey, b: EngineKey) -> bool:
+    """Prefill and decode pools share a system type, precisions and techniques (their layouts may differ)."""
+    return (a.hardware, a.weight, a.kv, a.techniques) == (b.hardware, b.weight, b.kv, b.techniques)
+
+
+def compose(space: SearchSpace, profiles: list[EngineProfile]) -> list[Config]:
+    """Every configuration of the space from its engines' profiles, rejected ones included, in a fixed order."""
+    out: list[Config] = []
+    for p in profiles:
+        out += rejected_engine(space, p)
+        if "aggregated" in space.modes:
+            out += aggregated(space, p)
+    if "disaggregated" in space.modes:
+        ready = [p for p in profiles if not p.error]
+        for pre in ready:
+            for dec in ready:
+                if same_pool(pre.key, dec.key):
+                    out += disaggregated(space, pre, dec)
+    return out

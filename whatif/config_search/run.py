@@ -1,0 +1,32 @@
+"""`search`: enumerate the space's engines, price them (in process or on Ray), compose every configuration,
+and rank them."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .backends import evaluate
+from .configs import compose
+from .pareto import frontier, ranked
+from .result import SearchResult
+from .space import SearchSpace, engine_keys
+
+
+def is_moe(model: str) -> bool:
+    from ..specs.models import load_model
+    return load_model(model).moe is not None
+
+
+def run_search(space: SearchSpace, backend: str = "process", address: str | None = None,
+               progress: Callable[[int, int], None] | None = None, simulate_top: int = 0,
+               sim_requests: int | None = None) -> SearchResult:
+    """Search `space`; with `simulate_top` K > 0, re-check the K best under the simulator and rerank by goodput."""
+    keys = engine_keys(space, is_moe(space.model))
+    profiles = evaluate(space, keys, backend, address, progress)
+    configs = compose(space, profiles)
+    good = ranked(configs, space.objective)
+    result = SearchResult(space, configs, frontier(configs), good, engines=len(keys),
+                          estimates=sum(p.estimates for p in profiles))
+    if simulate_top:
+        from .recheck import recheck
+        result.rechecked = recheck(space, good, simulate_top, sim_requests)
+    return result

@@ -1,0 +1,37 @@
+"""Kernels an engine's version runs differently from the ones its fits were measured on.
+
+Before TensorRT-LLM's XQA kernel (v0.8; its blog: "XQA kernel provides optimization for MQA and GQA during
+generation phase ... reducing data loading", 2.4x Llama-70B throughput), generation attention ran the masked
+MHA kernel: one thread block per (sequence, query head), each streaming its KV head's cache itself, so a GQA
+model's cache is read once per query head, as if it were multi-head (g = heads / kv_heads times the bytes).
+A version profile says so with `kernels.gqa_decode_shares_kv: false` (engine_profiles/versions/)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..specs.engines import Engine
+from .ops import Op, OpClass, OpRole
+
+
+def is_gqa_decode(op: Op) -> bool:
+    s = op.shape
+    return (op.op_class == OpClass.ATTENTION_DECODE and op.role == OpRole.ATTENTION
+            and getattr(s, "kv_heads", 0) > 0 and s.heads > s.kv_heads)
+
+
+def unshared_gqa_decode(op: Op) -> Op:
+    """The decode attention op of a kernel that reads the cache once per query head: the op of an MHA
+    model with `heads` KV heads (its extra cache reads from HBM, one work item per query head)."""
+    s = op.shape
+    g = s.heads / s.kv_heads
+    extra = s.kv_bytes * (g - 1.0)
+    return replace(op, bytes={**op.bytes, "hbm": op.bytes.get("hbm", 0.0) + extra},
+                   shape=replace(s, kv_heads=s.heads, kv_bytes=s.kv_bytes * g, ctas=s.ctas * g),
+                   formula=op.formula + f"; no GQA sharing in this engine version: the cache read {g:g}x")
+
+
+def engine_ops(ops, engine: Engine | None):
+    """The pass's ops as this engine version runs them."""
+    if engine is None or engine.gqa_decode_shares_kv:
+        return ops
+    return [unshared_gqa_decode(op) if is_gqa_decode(op) else op for op in ops]

@@ -1,0 +1,242 @@
+"""A forward pass priced from parts that depend on different things, so the simulator's cost of
+timing an iteration stops growing with the number of distinct batches it meets.
+
+Without techniques, tier placement or MLA, the ops of a pass depend on three different things: the
+body (embedding, projections, MLP, norms, collectives, pipeline sends) on the token count, the tail
+(final norm, LM head, logits gather, sampling) on the logit rows, and attention on the sequence
+groups. Each is timed once per value (the body and tail tables are bounded by the token budget and
+the batch size) and the pass is assembled as roofline's forward_pass.time_pass assembles it:
+- CUDA graphs: kernels in sequence plus a gap each;
+- eager: the launch queue (see queue_lines), in closed form over the attention op's time.
+A GEMM's shape terms come from one vectorized gemm_parts call per (n, k) over every row count.
+Results equal time_pass's and engine_step's up to float summation order
+(tests/test_sim_pass_parts.py checks it).
+`splittable` says when the split holds; otherwise the caller times whole passes."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..roofline.attention import attention_op
+from ..roofline.config import ForwardBatch
+from ..roofline.context import kv_width_per_gpu, pass_context
+from ..roofline.graph import pass_ops
+from ..roofline.kernel_models.params import DTYPE_BYTES, ceilings, combine
+from ..roofline.kernel_models.gemm import gemm_parts
+from ..roofline import kernel_timing
+from ..roofline.op_kinds import LOGIT_ROLES, OpRole
+from ..roofline.ops import OpClass, link_bytes
+from ..roofline.pass_setup import PassSetup
+from ..roofline.timing import OpTime, time_op
+
+
+def splittable(setup: PassSetup) -> bool:
+    """Whether a pass of `setup` is token ops + attention ops (no technique rewrites any op)."""
+    return (not setup.techniques and not setup.placement and setup.model.mla is None
+            and not setup.shared_prefix)
+
+
+@dataclass(frozen=True)
+class Part:
+    """Ops of one stage that depend on one thing (the token count, or the logit rows)."""
+
+    totals: tuple[float | None, ...]   # each op's time (all its instances), None for attention
+    kernels: int                       # kernel instances, attention included
+    lines: tuple[tuple[int, float], ...]   # eager queue: (attention instances m, c_m), see queue_lines
+    attention: tuple = ()              # the attention ops (built for some batch; priced per batch)
+
+
+class PassParts:
+    """Pass times of one PassSetup from memoized parts (see the module docstring)."""
+
+    def __init__(self, setup: PassSetup):
+        self.setup = setup
+        eff, gpu = setup.efficiency, setup.system.gpu
+        self.gap = eff.kernel_gap_s
+        self.launch = gpu.launch_overhead.value if eff.source != "ideal" else 0.0
+        self.kv_width = kv_width_per_gpu(setup.model, setup.parallel.tp)
+        self.stages = range(setup.parallel.pp)
+        self.bodies: dict[int, tuple[Part, ...]] = {}
+        self.tails: dict[int, tuple[Part, ...]] = {}
+        self.attention: dict[tuple, tuple] = {}   # groups -> each stage's attention seconds (_attention_s)
+        self.gemm_tables: dict[tuple, tuple[list, list]] = {}
+
+    def step_s(self, groups: tuple, logits: int, cuda_graphs: bool) -> float:
+        """Wall seconds of one serving step of the batch, as forward_pass.engine_step prices it: decode
+        batches in CUDA graphs (with `cuda_graphs`; padded to a captured size with an engine spec),
+        anything with a prefill eagerly, and the engine's CPU work per step."""
+        engine = self.setup.engine
+        batch = ForwardBatch(groups, logits)
+        graphs = cuda_graphs and batch.is_decode
+        if engine is None:
+            return self.time_s(groups, logits, graphs)
+        real = batch.sequences
+        if graphs and logits == 0:   # a plain decode step (verify passes keep their own shape)
+            padded = engine.graph_batch(real)
+            graphs = padded is not None
+            if padded is not None and padded > real:
+                groups, logits = groups + ((1, 1, padded - real),), real
+        elif not batch.is_decode:
+            graphs = cuda_graphs and engine.graph_prefill
+        return engine.step_seconds(self.time_s(groups, logits, graphs), real)
+
+    def time_s(self, groups: tuple, logits: int, cuda_graphs: bool) -> float:
+        """Seconds of a pass of `groups` ((new, cached, sequences) each) with `logits` LM-head rows
+        (0: one per sequence), as time_pass(setup, ForwardBatch(groups, logits), cuda_graphs).time_s."""
+        batch = ForwardBatch(groups, logits)
+        bodies = self.bodies.get(batch.tokens) or self._parts(self.bodies, batch.tokens, tail=False)
+        tails = self.tails.get(batch.logit_rows) or self._parts(self.tails, batch.logit_rows, tail=True)
+        attn = self.attention.get(groups)
+        if attn is None:
+            attn = self.attention[groups] = tuple(self._attention_s(b.attention, groups) for b in bodies)
+        total = 0.0
+        for body, tail, (each, attn_totals) in zip(bodies, tails, attn):
+            if cuda_graphs or not self.launch:   # summed in time_pass's order, so the same float results
+                serial, k = 0.0, 0
+                for t in body.totals:
+                    if t is None:
+                        t, k = attn_totals[k], k + 1
+                    serial += t
+                for t in tail.totals:
+                    serial += t
+                total += serial + (body.kernels + tail.kernels) * self.gap
+            else:
+                # the body's queue lines, then the tail back to back after it or after its own last wait
+                a = each + self.gap
+                tail_wait = tail.lines[0][1] if tail.lines else 0.0   # the tail has no attention: one line
+                total += max(max(c + m * a for m, c in body.lines) + sum(tail.totals) + tail.kernels * self.gap,
+                             body.kernels * self.launch + tail_wait)
+        return total
+
+    def _parts(self, table: dict, n: int, tail: bool) -> tuple[Part, ...]:
+        """Each stage's body for `n` tokens, or its tail for `n` logit rows."""
+        s = self.setup
+        parts = []
+        for stage in self.stages:
+            # a batch of n tokens and n logit rows has the body and the tail wanted; attention is priced apart
+            batch = ForwardBatch(((n, 0, 1),), n)
+            ctx = pass_context(s.model, batch, s.parallel, s.precision, stage, transform_kv=s.techniques.kv,
+                               sm_count=int(s.system.gpu.sm_count.value))
+            ops = [op for op in pass_ops(ctx) if (op.role in LOGIT_ROLES) == tail]
+            attention = [i for i, op in enumerate(ops) if op.role == OpRole.ATTENTION]
+            times = [None if i in attention else self._op_time(op) for i, op in enumerate(ops)]
+            kernels = sum(op.count for op in ops if op.op_class != OpClass.TRANSFER)
+            totals = tuple(None if t is None else t.total_s for t in times)
+            lines = queue_lines(ops, times, attention, self.launch, self.gap) if self.launch else ()
+            parts.append(Part(totals, kernels, lines, tuple(ops[i] for i in attention)))
+        table[n] = tuple(parts)
+        return table[n]
+
+    def _attention_s(self, ops: tuple, groups: tuple) -> tuple[float, tuple[float, ...]]:
+        """(seconds of one attention instance, each attention op's total) of a stage for `groups`, the
+        ops built as graph.attention_block builds them (dense and MoE layers' attention ops are alike)."""
+        s = self.setup
+        prec = s.precision
+        each, totals = 0.0, []
+        for old in ops:
+            sh = old.shape
+            op = attention_op(groups, heads=int(sh.heads), kv_heads=int(sh.kv_heads), d_qk=int(sh.d_qk),
+                              d_v=int(sh.d_v), act_bytes=prec.act_bytes, kv_bytes=prec.kv_bytes,
+                              kv_width=self.kv_width, count=old.count, dtype=old.dtype, name=old.name, role=old.role)
+            t = time_op(op, s.system.gpu, s.efficiency, s.system.gpu_link, s.paths)
+            each = t.time_s
+            totals.append(t.total_s)
+        return each, tuple(totals)
+
+    def _op_time(self, op) -> OpTime:
+        s = self.setup
+        gpu, eff = s.system.gpu, s.efficiency
+        if (eff.engine and op.op_class == OpClass.GEMM and op.shape.groups == 1.0 and not op.alu_ops
+                and kernel_timing.covers(op, gpu) and not link_bytes(op)):
+            return self._gemm_time(op)
+        return time_op(op, gpu, eff, s.system.gpu_link, s.paths)
+
+    def _gemm_time(self, op) -> OpTime:
+        """kernel_timing.gemm_seconds of a dense GEMM, its shape terms from a table over m evaluated in one
+        vectorized gemm_parts call (one scalar call costs ~0.1 ms; a pass has a new m at each token count)."""
+        gpu, engine = self.setup.system.gpu, self.setup.efficiency.engine
+        p = kernel_timing.fitted("gemm", gpu, op.dtype, engine, self.setup.efficiency.kernel_params)
+        c = ceilings(gpu)
+        sh = op.shape
+        m = int(sh.m)
+        if m != sh.m:   # not a whole row count (an expert's share of the tokens): no table
+            t_c, _, t_quant = gemm_parts(sh.m, sh.n, sh.k, DTYPE_BYTES[op.dtype], c.peak_flops(op.dtype), c, p)
+        else:
+            key = (sh.n, sh.k, op.dtype)
+            table = self.gemm_tables.get(key)
+            if table is None or m >= len(table[0]):
+                rows = np.arange(max(4096, 2 << m.bit_length()), dtype=float)
+                rows[0] = 1.0
+                t_c, _, t_quant = gemm_parts(rows, sh.n, sh.k, DTYPE_BYTES[op.dtype], c.peak_flops(op.dtype), c, p)
+                table = self.gemm_tables[key] = (np.broadcast_to(t_c, rows.shape).tolist(),
+                                                 np.broadcast_to(t_quant, rows.shape).tolist())
+            t_c, t_quant = table[0][m], table[1][m]
+        t_c, t_quant = float(t_c), float(t_quant)
+        t_m = op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share)
+        fixed = p.floor_s + t_quant
+        total = fixed + (float(combine(t_c, t_m, p.smooth)) if max(t_c, t_m) > 0 else 0.0)
+        bound = "compute" if t_c >= t_m else "memory"
+        if fixed > max(t_c, t_m):
+            bound = "overhead"
+        return OpTime(op, total, t_c, t_m, fixed, bound)
+
+
+def queue_lines(ops, times, attention, launch_s: float, gap_s: float) -> tuple[tuple[int, float], ...]:
+    """The eager launch queue of a stage as lines in the attention instance's time a (gap included).
+
+    forward_pass.launch_queue_time runs, per kernel instance j launched at j*L (L = launch_s):
+    free_j = max(free_{j-1}, j*L) + d_j, with d_j its time plus the gap. Unrolled, the stage ends at
+    max over j of (j*L + d_j + ... + d_N): the last moment the GPU waited for a launch, then every
+    kernel after it back to back. With the attention instances priced per batch, that is
+    max over m of (c_m + m*a), m the attention instances from j on, c_m the largest j*L plus the
+    other kernels' times from j on; only lines on the upper envelope for a >= 0 are kept."""
+    runs = layer_runs(ops)
+    first, j = [], 0   # 0-based index of each run's first kernel instance
+    for start, stop, reps in runs:
+        first.append(j)
+        j += (stop - start) * reps
+    best: dict[int, float] = {}
+    after_s, after_m = 0.0, 0   # the kernels after the run: their time, their attention instances
+    for (start, stop, reps), j0 in zip(reversed(runs), reversed(first)):
+        d = [0.0 if i in attention else times[i].time_s + gap_s for i in range(start, stop)]
+        k, layer_s, layer_m = stop - start, sum(d), sum(1 for i in range(start, stop) if i in attention)
+        # within one repeat: for each count of attention ops from offset o on, the largest o*L + d_o + ... + d_k
+        within: dict[int, float] = {}
+        w, a = 0.0, 0
+        for o in range(k - 1, -1, -1):
+            w += d[o]
+            a += (start + o) in attention
+            within[a] = max(within.get(a, -np.inf), o * launch_s + w)
+        base = (j0 + 1) * launch_s + after_s + (reps - 1) * layer_s
+        for rep in range(reps):   # instance j = j0 + rep*k + o; the repeats after it add their time
+            shift = base + rep * (k * launch_s - layer_s)
+            for a, c in within.items():
+                m = after_m + (reps - 1 - rep) * layer_m + a
+                if shift + c > best.get(m, -np.inf):
+                    best[m] = shift + c
+        after_s += reps * layer_s
+        after_m += reps * layer_m
+    # keep a line only where no line with more attention instances starts as high (it wins for every a >= 0)
+    kept, top = [], -np.inf
+    for m, c in sorted(best.items(), reverse=True):
+        if c > top:
+            kept.append((m, c))
+            top = c
+    return tuple(kept)
+
+
+def layer_runs(ops) -> list[tuple[int, int, int]]:
+    """(start, stop, repeats) of the ops in execution order, as launch_queue_time reads them: a run of
+    ops with the same count > 1 is one layer, repeated count times; any other op runs once."""
+    if any(op.op_class == OpClass.TRANSFER for op in ops):   # (none without techniques or placement)
+        raise ValueError("layer_runs: a stage with transfers is timed whole")
+    runs, i = [], 0
+    while i < len(ops):
+        j = i + 1
+        if ops[i].count > 1:
+            while j < len(ops) and ops[j].count == ops[i].count:
+                j += 1
+        runs.append((i, j, ops[i].count))
+        i = j
+    return runs

@@ -1,0 +1,127 @@
+"""When a request's output tokens came out, stored by iteration rather than by token.
+
+A decoding sequence gains one token in every iteration of its engine, so its tokens are a run of
+that engine's iteration end times (one shared array of floats per engine), kept as (array, first,
+stop). Tokens emitted otherwise (the first, out of prefill; several at once from a speculative
+round) are points (time, tokens). Memory grows per iteration, not per generated token.
+
+A chunk is the tokens a request got at one time: one token per chunk in plain decoding, the
+accepted tokens of a round under speculative decoding. Inter-token latency is measured between
+chunks, as serving engines report it when tokens stream in chunks."""
+from __future__ import annotations
+
+from bisect import bisect_right
+
+import numpy as np
+
+
+class TokenTimes:
+    __slots__ = ("pieces", "count")
+
+    def __init__(self, times=()):
+        self.pieces: list[tuple] = []   # (time, tokens) points and (ends, first, stop) runs, in order
+        self.count = 0
+        for t in times:
+            self.add(t)
+
+    def add(self, t: float, tokens: int = 1) -> None:
+        """`tokens` tokens came out at `t` (one chunk)."""
+        self.pieces.append((t, tokens))
+        self.count += tokens
+
+    def add_run(self, ends, first: int, stop: int) -> None:
+        """One token at each of ends[first:stop] (iteration end times, ascending)."""
+        if stop > first:
+            self.pieces.append((ends, first, stop))
+            self.count += stop - first
+
+    def __len__(self) -> int:
+        return self.count
+
+    def tolist(self) -> list[float]:
+        """Every token's time (a chunk's time repeated for each of its tokens)."""
+        out: list[float] = []
+        for p in self.pieces:
+            if len(p) == 2:
+                out += [p[0]] * p[1]
+            else:
+                out += p[0][p[1]:p[2]]
+        return out
+
+    def chunk_times(self) -> np.ndarray:
+        """The time of each chunk, in order."""
+        parts = [np.asarray(p[0][p[1]:p[2]], dtype=float) if len(p) == 3 else np.array([p[0]], dtype=float)
+                 for p in self.pieces if len(p) == 3 or p[1] > 0]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def chunk_gaps(self) -> np.ndarray:
+        """Seconds between consecutive chunks (the inter-token latencies)."""
+        return np.diff(self.chunk_times())
+
+    @property
+    def first(self) -> float | None:
+        for p in self.pieces:
+            if len(p) == 2 and p[1] > 0:
+                return p[0]
+            if len(p) == 3:
+                return p[0][p[1]]
+        return None
+
+    @property
+    def last(self) -> float | None:
+        for p in reversed(self.pieces):
+            if len(p) == 2 and p[1] > 0:
+                return p[0]
+            if len(p) == 3:
+                return p[0][p[2] - 1]
+        return None
+
+    def count_until(self, t: float) -> int:
+        """Tokens that came out at or before `t`."""
+        n = 0
+        for p in self.pieces:
+            if len(p) == 2:
+                if p[0] > t:
+                    break
+                n += p[1]
+            else:
+                k = bisect_right(p[0], t, p[1], p[2]) - p[1]
+                n += k
+                if k < p[2] - p[1]:
+                    break
+        return n
+
+
+def pooled_gaps(emissions) -> tuple[np.ndarray, np.ndarray]:
+    """Every inter-chunk gap of the given TokenTimes, pooled, as (values, counts): a gap of an engine's
+    iteration ends that many runs span is one value counted that many times, so the pool costs memory per
+    iteration, not per token. Gaps between pieces (the first token to the first run, a preemption's
+    pause) are values of their own."""
+    loose: list[float] = []
+    engines: dict[int, tuple] = {}   # id(ends) -> (ends, run starts, run stops)
+    for t in emissions:
+        prev = None
+        for p in t.pieces:
+            if len(p) == 2:
+                if p[1] == 0:
+                    continue
+                first = last = p[0]
+            else:
+                ends, lo, hi = p
+                first, last = ends[lo], ends[hi - 1]
+                if hi - lo > 1:
+                    entry = engines.setdefault(id(ends), (ends, [], []))
+                    entry[1].append(lo)
+                    entry[2].append(hi)
+            if prev is not None:
+                loose.append(first - prev)
+            prev = last
+    values, counts = [np.asarray(loose, dtype=float)], [np.ones(len(loose))]
+    for ends, los, his in engines.values():
+        e = np.array(ends, dtype=float)
+        spans = np.zeros(len(e))
+        np.add.at(spans, los, 1.0)                      # gap j (ends[j] to ends[j+1]) is in run [lo, hi)
+        np.add.at(spans, np.asarray(his) - 1, -1.0)     # when lo <= j <= hi - 2
+        values.append(np.diff(e))
+        counts.append(np.cumsum(spans)[:-1])
+    return np.concatenate(values), np.concatenate(counts)

@@ -1,0 +1,266 @@
+"""Serving-engine specs (engine_profiles/*.yaml): what shapes a real serving step besides its kernels.
+
+An Engine holds the scheduler's limits (sequences and tokens per step, KV block size), which decode
+batches run as captured CUDA graphs (a batch is padded up to the next captured size; larger ones and
+prefills run eagerly), the CPU's work per step and whether it overlaps the GPU, and how the engine
+decides its KV cache's size. Every number in a profile carries its unit, provenance (documented or
+assumed) and source; `Engine.sources` keeps them for reports.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from ..errors import WhatifError, check_mapping
+from .profiles import PACKAGE_DIR, looks_like_path, profile_index, read_yaml
+
+ENGINE_DIR = PACKAGE_DIR / "engine_profiles"
+VERSION_DIR = ENGINE_DIR / "versions"
+PROVENANCES = ("documented", "measured", "assumed")
+ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see EngineMemory)
+GIB = 2 ** 30
+
+
+@dataclass(frozen=True)
+class CpuOverhead:
+    """Host work of one engine step: scheduling, input preparation, sampling bookkeeping, detokenization."""
+
+    per_step_s: float
+    per_sequence_s: float
+    overlapped: bool          # runs while the GPU executes the previous step (async / overlap scheduler)
+
+    def seconds(self, sequences: int) -> float:
+        return self.per_step_s + self.per_sequence_s * sequences
+
+
+@dataclass(frozen=True)
+class FrontEnd:
+    """The serving front end a request crosses before the engine schedules it and its first token crosses
+    back: HTTP / OpenAI server, tokenization, hand-off to the engine process, detokenizing and streaming the
+    first token. Paid only when a request comes through the server (not offline / in-process benchmarks)."""
+
+    per_request_s: float
+    per_prompt_token_s: float   # tokenization
+
+    def seconds(self, prompt_tokens: int) -> float:
+        return self.per_request_s + self.per_prompt_token_s * prompt_tokens
+
+
+@dataclass(frozen=True)
+class EngineMemory:
+    """How the engine sizes its KV cache on one GPU of `capacity` bytes (the driver-reported total):
+
+    - total (vLLM): fraction x capacity - weights - peak activations (profile run) - runtime - graphs
+    - static (SGLang): fraction x capacity - weights (activations, graphs, runtime live in the rest)
+    - free (TensorRT-LLM): fraction x (capacity - weights - activations - runtime - graphs)"""
+
+    accounting: str
+    fraction: float
+    fraction_by_tp: tuple[tuple[int, float], ...]   # (smallest tp, fraction); empty: `fraction` at every tp
+    runtime_bytes: float      # CUDA context, library workspaces
+    nccl_bytes: float         # communicator buffers, when the replica spans GPUs
+    cuda_graph_bytes: float
+
+    def default_fraction(self, tp: int) -> float:
+        chosen = self.fraction
+        for min_tp, frac in self.fraction_by_tp:
+            if tp >= min_tp:
+                chosen = frac
+        return chosen
+
+    def reserved_bytes(self, gpus: int) -> float:
+        """Bytes outside weights, activations and KV: runtime, NCCL buffers (multi-GPU) and CUDA graphs."""
+        return self.runtime_bytes + (self.nccl_bytes if gpus > 1 else 0.0) + self.cuda_graph_bytes
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    description: str
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    block_size: int
+    chunked_prefill: bool
+    graph_sizes: tuple[int, ...]   # decode batch sizes captured as CUDA graphs, ascending
+    graph_prefill: bool
+    cpu: CpuOverhead
+    memory: EngineMemory
+    custom_allreduce_max_bytes: float
+    kernel_fits: str = ""                 # whose measured kernel fits it runs (a version profile: its engine's)
+    gqa_decode_shares_kv: bool = True     # GQA decode reads each KV head once for its whole query-head group
+    eager_launch_s: float | None = None   # host time per kernel run eagerly (None: the GPU profile's launch_overhead)
+    frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
+    sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def summary(self) -> str:
+        """One line: which spec, and the figures of it that shape a step."""
+        m, c = self.memory, self.cpu
+        kv = {"total": "of the total, minus weights, activations and reserved",
+              "static": "of the total for weights + KV (static)",
+              "free": "of what weights, activations and reserved leave free"}[m.accounting]
+        graphs = (f"decode CUDA graphs up to batch {self.graph_sizes[-1]} (padded to {len(self.graph_sizes)} sizes)"
+                  if self.graph_sizes else "no CUDA graphs (every step eager)")
+        return (f"{self.name} (engine_profiles/{self.name}.yaml): max {self.max_num_seqs} sequences, "
+                f"{self.max_num_batched_tokens} tokens per step; {graphs}; CPU {c.per_step_s * 1e3:.2g} ms "
+                f"+ {c.per_sequence_s * 1e6:.2g} us/sequence per step, "
+                f"{'overlapped' if c.overlapped else 'not overlapped'}; "
+                f"KV: {m.accounting} accounting, {m.fraction:g} {kv}")
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "max_num_seqs": self.max_num_seqs,
+                "max_num_batched_tokens": self.max_num_batched_tokens, "block_size": self.block_size,
+                "cuda_graph_sizes": list(self.graph_sizes), "cpu_per_step_s": self.cpu.per_step_s,
+                "cpu_per_sequence_s": self.cpu.per_sequence_s, "cpu_overlapped": self.cpu.overlapped,
+                "memory_accounting": self.memory.accounting, "sources": dict(self.sources)}
+
+    def graph_batch(self, batch: int) -> int | None:
+        """The captured size a decode batch of `batch` sequences is padded to; None: it runs eagerly."""
+        i = bisect.bisect_left(self.graph_sizes, batch)
+        return self.graph_sizes[i] if i < len(self.graph_sizes) else None
+
+    def step_seconds(self, gpu_s: float, sequences: int) -> float:
+        """Wall time of one engine step whose kernels take `gpu_s`: the CPU's work beside it when the
+        engine overlaps the two, after it when it does not."""
+        cpu_s = self.cpu.seconds(sequences)
+        return max(gpu_s, cpu_s) if self.cpu.overlapped else gpu_s + cpu_s
+
+
+def _leaf(data: dict, key: str, where: str, sources: dict, prefix: str):
+    raw = data.get(key)
+    if not isinstance(raw, dict) or not {"value", "unit", "provenance", "source"} <= set(raw):
+        raise WhatifError(f"{where}.{key}: expected {{value, unit, provenance, source}}, got {raw!r}")
+    check_mapping(raw, {"value", "unit", "provenance", "source", "note"}, f"{where}.{key}")
+    if raw["provenance"] not in PROVENANCES:
+        raise WhatifError(f"{where}.{key}.provenance: {raw['provenance']!r} is not valid; "
+                          f"valid: {', '.join(PROVENANCES)}")
+    sources[f"{prefix}.{key}"] = f"{raw['provenance']}: {raw['source']}"
+    return raw["value"]
+
+
+def _number(value, where: str, low: float, high: float = float("inf")) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise WhatifError(f"{where}: {value!r} must be a number from {low:g} to {high:g}")
+    return float(value)
+
+
+def _count(value, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise WhatifError(f"{where}: {value!r} must be a positive integer")
+    return value
+
+
+def _flag(value, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise WhatifError(f"{where}: {value!r} must be true or false")
+    return value
+
+
+def expand_sizes(raw, where: str) -> tuple[int, ...]:
+    """Capture sizes from a list of sizes and [start, stop, step] ranges (stop included), ascending;
+    [] for an engine that captures none (every step eager)."""
+    if not isinstance(raw, list):
+        raise WhatifError(f"{where}: expected a list of sizes and [start, stop, step] ranges ([]: no CUDA graphs)")
+    out: set[int] = set()
+    for item in raw:
+        if isinstance(item, list):
+            if len(item) != 3:
+                raise WhatifError(f"{where}: range {item!r} must be [start, stop, step]")
+            start, stop, step = (_count(v, where) for v in item)
+            out.update(range(start, stop + 1, step))
+        else:
+            out.add(_count(item, where))
+    return tuple(sorted(out))
+
+
+def engine_from_mapping(data: dict, where: str) -> Engine:
+    check_mapping(data, {"kind", "name", "description", "scheduler", "cuda_graphs", "cpu", "memory", "collectives",
+                         "kernels", "frontend"}, where)
+    if data.get("kind") != "engine":
+        raise WhatifError(f"{where}: kind must be 'engine', got {data.get('kind')!r}")
+    src: dict[str, str] = {}
+    sections = {}
+    for name, keys in (("scheduler", {"max_num_seqs", "max_num_batched_tokens", "block_size", "chunked_prefill"}),
+                       ("cuda_graphs", {"decode_sizes", "prefill"}),
+                       ("cpu", {"per_step_s", "per_sequence_s", "overlapped"}),
+                       ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
+                                   "cuda_graph_gib"}),
+                       ("collectives", {"custom_allreduce_max_bytes"})):
+        sec = check_mapping(data.get(name), keys, f"{where}.{name}")
+        sections[name] = {k: _leaf(sec, k, f"{where}.{name}", src, name) for k in keys if k in sec or
+                          k != "fraction_by_tp"}
+    s, g, c, m = (sections[k] for k in ("scheduler", "cuda_graphs", "cpu", "memory"))
+    accounting = m["accounting"]
+    if accounting not in ACCOUNTING:
+        raise WhatifError(f"{where}.memory.accounting: {accounting!r} is not valid; valid: {', '.join(ACCOUNTING)}")
+    by_tp = m.get("fraction_by_tp") or []
+    if not isinstance(by_tp, list) or not all(isinstance(p, list) and len(p) == 2 for p in by_tp):
+        raise WhatifError(f"{where}.memory.fraction_by_tp: expected a list of [min tp, fraction] pairs")
+    return Engine(
+        name=str(data.get("name", where)), description=str(data.get("description", "")),
+        max_num_seqs=_count(s["max_num_seqs"], f"{where}.scheduler.max_num_seqs"),
+        max_num_batched_tokens=_count(s["max_num_batched_tokens"], f"{where}.scheduler.max_num_batched_tokens"),
+        block_size=_count(s["block_size"], f"{where}.scheduler.block_size"),
+        chunked_prefill=_flag(s["chunked_prefill"], f"{where}.scheduler.chunked_prefill"),
+        graph_sizes=expand_sizes(g["decode_sizes"], f"{where}.cuda_graphs.decode_sizes"),
+        graph_prefill=_flag(g["prefill"], f"{where}.cuda_graphs.prefill"),
+        cpu=CpuOverhead(_number(c["per_step_s"], f"{where}.cpu.per_step_s", 0.0, 1.0),
+                        _number(c["per_sequence_s"], f"{where}.cpu.per_sequence_s", 0.0, 1.0),
+                        _flag(c["overlapped"], f"{where}.cpu.overlapped")),
+        memory=EngineMemory(
+            accounting, _number(m["fraction"], f"{where}.memory.fraction", 0.01, 1.0),
+            tuple((_count(t, f"{where}.memory.fraction_by_tp"),
+                   _number(f, f"{where}.memory.fraction_by_tp", 0.01, 1.0)) for t, f in by_tp),
+            _number(m["runtime_gib"], f"{where}.memory.runtime_gib", 0.0, 1e4) * GIB,
+            _number(m["nccl_gib"], f"{where}.memory.nccl_gib", 0.0, 1e4) * GIB,
+            _number(m["cuda_graph_gib"], f"{where}.memory.cuda_graph_gib", 0.0, 1e4) * GIB),
+        custom_allreduce_max_bytes=_number(sections["collectives"]["custom_allreduce_max_bytes"],
+                                           f"{where}.collectives.custom_allreduce_max_bytes", 0.0, 1e12),
+        **_optional_sections(data, where, src), sources=src)
+
+
+def _optional_sections(data: dict, where: str, src: dict) -> dict:
+    """`kernels` (a version profile: whose kernel fits it runs, how its GQA decode kernel reads the cache, the
+    host time per eagerly launched kernel) and `frontend` (the server's per-request cost); absent: the engine's
+    own fits, shared GQA reads, the GPU profile's launch cost, no front end."""
+    out: dict = {"kernel_fits": str(data.get("name", ""))}
+    if "kernels" in data:
+        sec = check_mapping(data["kernels"], {"fits", "gqa_decode_shares_kv", "eager_launch_s"}, f"{where}.kernels")
+        if "fits" in sec:
+            out["kernel_fits"] = str(_leaf(sec, "fits", f"{where}.kernels", src, "kernels"))
+        if "gqa_decode_shares_kv" in sec:
+            out["gqa_decode_shares_kv"] = _flag(_leaf(sec, "gqa_decode_shares_kv", f"{where}.kernels", src, "kernels"),
+                                                f"{where}.kernels.gqa_decode_shares_kv")
+        if "eager_launch_s" in sec:
+            out["eager_launch_s"] = _number(_leaf(sec, "eager_launch_s", f"{where}.kernels", src, "kernels"),
+                                            f"{where}.kernels.eager_launch_s", 0.0, 0.1)
+    if "frontend" in data:
+        sec = check_mapping(data["frontend"], {"per_request_s", "per_prompt_token_s"}, f"{where}.frontend")
+        out["frontend"] = FrontEnd(*(_number(_leaf(sec, k, f"{where}.frontend", src, "frontend"),
+                                             f"{where}.frontend.{k}", 0.0, 10.0)
+                                     for k in ("per_request_s", "per_prompt_token_s")))
+    return out
+
+
+def engine_names() -> tuple[str, ...]:
+    return tuple(profile_index(ENGINE_DIR))
+
+
+def version_names() -> tuple[str, ...]:
+    """Profiles of older engine versions (engine_profiles/versions/), e.g. trtllm-0.6: they run their
+    engine's kernel fits (`kernels.fits`) with the differences the version's own docs state."""
+    return tuple(profile_index(VERSION_DIR))
+
+
+@cache
+def load_engine(name: str) -> Engine:
+    """A shipped engine profile by name (vllm, sglang, trtllm, or a version such as trtllm-0.6) or a YAML path."""
+    if looks_like_path(name):
+        path = Path(name)
+    else:
+        index = {**profile_index(ENGINE_DIR), **profile_index(VERSION_DIR)}
+        if name not in index:
+            raise WhatifError(f"--engine: '{name}' is not valid; valid: {', '.join(index)}")
+        path = index[name]
+    return engine_from_mapping(read_yaml(path), path.name)
