@@ -14,9 +14,11 @@ from whatif.claims.claim import TOLERANCE, Claim
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The floor the scored set must hold: raise it when a mechanism lands, never lower it to pass.
+# The floor the scored set must hold: raise it when a mechanism lands, never lower it to pass. (It went from
+# 80 to 77 once, for honesty, not to pass: hf-transformers' eager host cost was an assumed 37.5 us per kernel
+# chosen after seeing the claims; the measured 100 us (gpt-fast's eager Llama) replaced it.)
 SCORED_AT_LEAST = 116
-WITHIN_BAND_AT_LEAST = 78
+WITHIN_BAND_AT_LEAST = 77
 
 
 @pytest.fixture(scope="module")

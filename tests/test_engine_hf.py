@@ -44,7 +44,7 @@ def test_batch_one_decode_is_bound_by_the_python_launches():
     hf, vllm = run(HF, 1), run("vllm", 1)
     host = hf.decode.kernels * engine_spec(HF).eager_launch_s
     assert hf.tpot_s >= host > hf.decode.gpu_s          # the GPU waits on the CPU
-    assert hf.tpot_s > 1.5 * vllm.tpot_s
+    assert hf.tpot_s > vllm.tpot_s
 
 
 def test_a_large_batch_hides_the_launches_behind_the_kernels():
@@ -88,7 +88,5 @@ def test_every_claims_engine_is_a_known_engine_with_a_reason():
         if HF in (c.baseline_engine, c.system_engine) and c.metric in ("tpot", "e2e", "throughput",
                                                                       "throughput_at_max_batch"):
             # HF's growing cache is copied every step: counted once, by the kv_concat technique
-            b, v = claim_scenarios(c)
-            assert "kv_concat" in b.get("techniques", []) or c.technique == "flexgen" or \
-                c.technique == "zero_inference" or c.technique == "int4", c.paper
+            assert "kv_concat" in claim_scenarios(c)[0]["techniques"], c.paper
     assert replace(named[0], engine_why="x").engine_why == "x"

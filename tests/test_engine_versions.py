@@ -80,3 +80,12 @@ def test_bad_version_fields_are_one_line_errors():
                                "per_prompt_token_s": {"value": 0, "unit": "s", "provenance": "assumed", "source": "x"}})
     with pytest.raises(WhatifError, match="frontend.per_request_s"):
         engine_from_mapping(bad, "bad.yaml")
+
+
+def test_vllm_before_async_scheduling_pays_its_cpu_step_in_line():
+    old, new = engine_spec("vllm-0.6"), engine_spec("vllm")
+    assert check_engine("vllm-0.6") == "vllm" and old.gqa_decode_shares_kv
+    assert not old.cpu.overlapped and new.cpu.overlapped
+    assert old.step_seconds(5e-3, 8) == pytest.approx(5e-3 + old.cpu.seconds(8))
+    assert new.step_seconds(5e-3, 8) == pytest.approx(5e-3)
+    assert old.graph_sizes[-1] == 256 and old.graph_batch(257) is None

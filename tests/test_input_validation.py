@@ -251,6 +251,11 @@ def test_the_fuzz_harness_reports_tracebacks_non_finite_output_and_multi_line_er
         print("whatif: error: first\nsecond", file=sys.stderr)
         return 2
 
-    for fake, word in ((crash, "traceback"), (nan_out, "non-finite"), (two_lines, "not a one-line")):
+    def hang(argv):
+        while True:
+            pass
+
+    monkeypatch.setattr(test_fuzz, "CASE_TIMEOUT_S", 0.2)
+    for fake, word in ((crash, "traceback"), (nan_out, "non-finite"), (two_lines, "not a one-line"), (hang, "hang")):
         monkeypatch.setattr(test_fuzz, "main", fake)
         assert any(word in p for p in test_fuzz.problems(["estimate", "--json"])), word

@@ -78,3 +78,15 @@ def test_progress_bar_shows_an_eta_after_the_delay():
     assert "2/4 engines" in stream.getvalue() and "ETA 6 s" in stream.getvalue()
     bar.clear()
     assert stream.getvalue().endswith("\r")
+
+
+@pytest.mark.parametrize("flag, match", [
+    ("--tp=", "--tp: '' must be"), ("--batches=", "--batches: '' must be"), ("--tp=1,,2", "--tp:"),
+    ("--weight-dtypes=", "--weight-dtypes: '' must be"), ("--technique=", "--technique: an empty"),
+    ("--kv-link=x", "--kv-link: unknown link"), ("--tp=" + "9" * 30, "valid: integers from 1"),
+    ("--efficiency=x", "invalid choice"), ("--backend=dask", "invalid choice"),
+])
+def test_bad_space_flags_are_one_line_errors(flag, match, capsys):
+    assert main(["search", "--model", "llama-3-8b", "--hardware", "dgx-h100", "--gpus", "8", flag]) == 2
+    err = capsys.readouterr().err.strip()
+    assert match in err and "\n" not in err

@@ -529,3 +529,14 @@ def test_a_cluster_larger_than_its_system_is_an_error_naming_both_numbers():
         fits(dgx, ClusterConfig(replicas=1, prefill_replicas=3, prefill_tp=2))
     fits(dgx, ClusterConfig(replicas=2))          # 8 of 8 fits
     fits(BASE, ClusterConfig(replicas=3))         # a bare GPU profile has the GPUs asked for
+
+
+def test_a_lone_request_on_an_engine_version_reproduces_its_estimate():
+    """trtllm-0.6 reads a GQA model's cache once per query head (roofline/engine_kernels.py): the
+    simulator's priced parts must run the same kernels as the estimate."""
+    sc = replace(BASE, kernel_engine="trtllm-0.6", workload=Workload(batch=1, prompt=1024, output=32))
+    est = sc.run(with_max_batch=False)
+    res = run([Request(0, 0.0, 1024, 32)], sc, EngineConfig())
+    assert res.records[0].tpot_s == pytest.approx(est.tpot_s, rel=0.01)
+    plain = replace(sc, kernel_engine="trtllm").run(with_max_batch=False)
+    assert est.tpot_s > plain.tpot_s   # the re-read cache is slower than the shared one

@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields, replace
 
 from .errors import WhatifError
 
-_PARALLEL = ("tp", "pp", "ep")
+_PARALLEL = ("tp", "pp", "ep", "dp_attention")
 _WORKLOAD = ("batch", "prompt", "output", "prefill_chunk", "shared_prefix")
 
 

@@ -88,8 +88,8 @@ CLAIMS: list[Claim] = [
               "inference speed' without kernel support",
         claimed=None,
         metric="tpot",
-        setup=_setup("llama-2-7b", "a100-sxm-80gb", 1, 1024, 256),
-        variant={"techniques": ["int4:fused=false"]},
+        setup={**_setup("llama-2-7b", "a100-sxm-80gb", 1, 1024, 256), "techniques": ["kv_concat"]},
+        variant={"techniques": ["kv_concat", "int4:fused=false"]},
         why="without a fused kernel each step reads the 4-bit weights, writes them 16-bit and reads them again "
             "(4.5 B per weight instead of 2), so memory-bound decode is slower than BF16",
         band=(0.3, 0.95),

@@ -56,7 +56,7 @@ def estimate_dict(e: Estimate) -> dict:
     return {
         "model": e.model.name, "hardware": e.system.name, "gpu": gpu.name, "gpus": e.parallel.gpus,
         "parallel": {"tp": e.parallel.tp, "pp": e.parallel.pp, "ep": e.parallel.ep,
-                     "pipeline_microbatches": e.pipeline_microbatches},
+                     "dp_attention": e.parallel.dp_attention, "pipeline_microbatches": e.pipeline_microbatches},
         "precision": {"weight": e.precision.weight, "activation": act, "kv": e.precision.kv},
         "workload": {"batch": w.batch, "prompt": w.prompt, "output": w.output, "prefill_chunk": w.prefill_chunk,
                      "shared_prefix": w.shared_prefix},
@@ -168,11 +168,13 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
     act = e.precision.activation
     lines = [
         f"{e.model.name} on {e.system.name} ({e.parallel.gpus} GPU{'s' if e.parallel.gpus > 1 else ''}: "
-        f"tp={e.parallel.tp} pp={e.parallel.pp} ep={e.parallel.ep}), weights {e.precision.weight}, "
+        f"tp={e.parallel.tp} pp={e.parallel.pp} ep={e.parallel.ep}"
+        f"{', DP attention' if e.parallel.dp_attention else ''}), weights {e.precision.weight}, "
         f"activations {act}, KV {e.precision.kv}",
         f"workload: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens"
         + (f", shared prefix {w.shared_prefix} tokens" if w.shared_prefix else ""),
         f"techniques: {e.techniques.label() if e.techniques else 'none'}",
+        *([f"assumed: {'; '.join(notes)}"] if (notes := e.techniques.notes(e.model)) else []),
         f"efficiency: {e.efficiency.source} ({e.efficiency.provenance})",
         f"engine: {e.engine.summary() if e.engine is not None else 'none (kernels only)'}",
         f"ceilings: {units.rate(gpu.peak_flops(act), 'FLOP/s')} {act} ({gpu.peak[act].provenance}), "

@@ -10,9 +10,9 @@ PROGRESS_DELAY_S = 2.0     # runs shorter than this print no bar (assumed: "a fe
 BAR_CELLS = 30             # characters of the bar itself
 
 
-class ProgressBar:
-    """progress(arrived, total) for simulate(): one line on `stream`, redrawn in place with '\\r' (share of
-    requests arrived, elapsed wall seconds), silent until the run has taken more than `delay_s`."""
+class ProgressLine:
+    """One line on `stream`, redrawn in place with '\\r', silent until the run has taken more than `delay_s`;
+    a subclass says what the line reads (`text`)."""
 
     def __init__(self, stream, delay_s: float = PROGRESS_DELAY_S, clock=time.monotonic):
         self.stream, self.delay_s, self.clock = stream, delay_s, clock
@@ -20,24 +20,33 @@ class ProgressBar:
         self.label = ""          # e.g. which capacity run this is
         self.drawn = 0           # characters on the line now, to blank it
 
-    def __call__(self, arrived: int, total: int) -> None:
+    def __call__(self, done: int, total: int) -> None:
         elapsed = self.clock() - self.start
-        if elapsed <= self.delay_s:
+        if elapsed <= self.delay_s or not total:
             return
-        share = arrived / total if total else 1.0
+        share = done / total
         cells = int(share * BAR_CELLS)
-        line = (f"{self.label}[{'#' * cells}{'.' * (BAR_CELLS - cells)}] {share:4.0%} of {total} requests "
-                f"arrived, {elapsed:.0f} s")
+        line = f"{self.label}[{'#' * cells}{'.' * (BAR_CELLS - cells)}] {self.text(done, total, elapsed)}"
         line = line[:max(10, shutil.get_terminal_size().columns - 1)]   # a wrapped line cannot be redrawn
         self.stream.write("\r" + line.ljust(self.drawn))
         self.stream.flush()
         self.drawn = max(self.drawn, len(line))
+
+    def text(self, done: int, total: int, elapsed: float) -> str:
+        raise NotImplementedError
 
     def clear(self) -> None:
         if self.drawn:
             self.stream.write("\r" + " " * self.drawn + "\r")
             self.stream.flush()
             self.drawn = 0
+
+
+class ProgressBar(ProgressLine):
+    """progress(arrived, total) for simulate(): share of requests arrived, elapsed wall seconds."""
+
+    def text(self, done: int, total: int, elapsed: float) -> str:
+        return f"{done / total:4.0%} of {total} requests arrived, {elapsed:.0f} s"
 
 
 def add_progress_flag(group) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..roofline.efficiency import SOURCES
 from ..roofline.engines import DEFAULT_ENGINE, ENGINES
 from ..specs.dtypes import ACTIVATION_DTYPES, KV_DTYPES, WEIGHT_DTYPES
+from ..specs.engines import version_names
 from ..specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, Field, flag_float, flag_int,
                             flag_text)
 
@@ -33,10 +34,11 @@ def add_hardware_flags(p):
     p.add_argument("--efficiency", choices=SOURCES, default=None, help="efficiency source (default: default)")
     p.add_argument("--calibration", default=None, type=flag_text,
                    help="calibration file (implies --efficiency calibrated; see `whatif validate calibrate`)")
-    p.add_argument("--engine", choices=ENGINES, default=None,
+    p.add_argument("--engine", choices=ENGINES + version_names(), default=None,
                    help=f"serving engine: its spec (engine_profiles/: CUDA-graph sizes, CPU per step, memory "
                         f"accounting, scheduler limits) and the measured kernels the default efficiency was fitted "
-                        f"on (default {DEFAULT_ENGINE})")
+                        f"on (default {DEFAULT_ENGINE}); a version profile (engine_profiles/versions/, e.g. "
+                        f"hf-transformers: Hugging Face generate, eager) runs its engine's kernel fits")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -47,6 +49,10 @@ def add_scenario_flags(p):
     add_hardware_flags(p)
     for flag, (field, text) in _COUNT_FLAGS.items():
         p.add_argument(f"--{flag}", type=field.flag_type(), help=text)
+    p.add_argument("--dp-attention", action="store_true",
+                   help="attention data parallel (SGLang --enable-dp-attention), MoE models with --ep = --tp > 1: "
+                        "each GPU runs attention, dense MLPs and shared experts whole on its own 1/tp of the "
+                        "sequences; only the routed experts are split")
     p.add_argument("--dtype", type=flag_text,
                    help=f"activation dtype, also the weights' and KV's unless given: {', '.join(ACTIVATION_DTYPES)} "
                         "(default bf16; fp4 is NVFP4, on GPUs with an fp4 peak such as B200)")
@@ -107,6 +113,8 @@ def scenario_from_args(args):
             top[key] = value
     if args.no_overlap:
         top["overlap"] = False
+    if getattr(args, "dp_attention", False):
+        sections.setdefault("parallel", {})["dp_attention"] = True
     for section, keys in (("parallel", ("tp", "pp", "ep")),
                           ("workload", ("batch", "prompt", "output", "prefill_chunk", "shared_prefix"))):
         for key in keys:

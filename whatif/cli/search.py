@@ -3,13 +3,12 @@ TTFT/TPOT targets (Pareto frontier, best configuration, rejection reasons); see 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import time
 
-from ..errors import WhatifError, check_mapping
+from ..errors import WhatifError, check_mapping, shown
 from ..specs.checks import MAX_GPUS, MAX_REQUESTS, MAX_TOKENS, flag_int, flag_seconds
-from .progress import PROGRESS_DELAY_S, add_progress_flag
+from .progress import ProgressLine, add_progress_flag
 from .reporting import add_report_flag, start_report, write_report
 
 # keys of a search file (--scenario): api.search's arguments, the SLO as a section
@@ -18,15 +17,24 @@ FILE_KEYS = {"model", "hardware", "gpus", "prompt", "output", "slo", "tp", "pp",
 SLO_KEYS = {"ttft", "tpot", "e2e"}
 
 
-def _ints(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise WhatifError(f"{text!r} must be comma-separated integers, e.g. 1,2,4,8") from None
+def _ints(text: str, flag: str, high: int) -> list[int]:
+    """A comma-separated list of integers in 1..high; empty or out of range is an error naming `flag`."""
+    parts = [x.strip() for x in text.split(",")]
+    if not text.strip() or not all(parts):
+        raise WhatifError(f"{flag}: {shown(text)} must be comma-separated integers, e.g. 1,2,4,8")
+    values = []
+    for x in parts:
+        if not x.isdigit() or len(x) > 9 or not 1 <= int(x) <= high:
+            raise WhatifError(f"{flag}: {shown(x)} is not valid; valid: integers from 1 to {high:,}")
+        values.append(int(x))
+    return values
 
 
-def _names(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
+def _names(text: str, flag: str) -> list[str]:
+    parts = [x.strip() for x in text.split(",")]
+    if not text.strip() or not all(parts):
+        raise WhatifError(f"{flag}: {shown(text)} must be comma-separated names, none empty")
+    return parts
 
 
 def add_search_parser(sub) -> None:
@@ -59,11 +67,14 @@ def add_search_parser(sub) -> None:
     s.add_argument("--modes", help="aggregated, disaggregated or both (default both)")
     s.add_argument("--prefill-chunk", type=flag_int(1, MAX_TOKENS, "tokens"),
                    help="tokens per prefill pass (default 8192)")
-    s.add_argument("--efficiency", help="efficiency source (default: default)")
+    s.add_argument("--efficiency", choices=("ideal", "default", "calibrated"),
+                   help="efficiency source (default: default)")
     s.add_argument("--kv-link", help="link between disaggregated pools (default: the system's GPU link in a node)")
-    s.add_argument("--objective", help="what best maximizes: tok_s_per_gpu (default) or tok_s")
+    s.add_argument("--objective", choices=("tok_s_per_gpu", "tok_s"),
+                   help="what best maximizes: tok_s_per_gpu (default) or tok_s")
     r = p.add_argument_group("run and output")
-    r.add_argument("--backend", default="process", help="process (default) or ray (pip install 'whatif[ray]')")
+    r.add_argument("--backend", default="process", choices=("process", "ray"),
+                   help="process (default) or ray (pip install 'whatif[ray]')")
     r.add_argument("--address", help="Ray cluster address (default: a local Ray)")
     r.add_argument("--simulate-top", type=flag_int(0, 1000, "configurations"), default=0, metavar="K",
                    help="re-check the K best in the serving simulator at their predicted rate; rerank by goodput")
@@ -89,7 +100,7 @@ def _file_values(path: str | None) -> dict:
     values.update({k: v for k, v in slo.items() if v is not None})
     for key in ("hardware", "modes", "weight_dtypes", "kv_dtypes", "techniques"):
         if isinstance(values.get(key), str):
-            values[key] = _names(values[key])
+            values[key] = _names(values[key], f"{Path(path).name}.{key}")
     return values
 
 
@@ -100,10 +111,18 @@ def search_kwargs(args) -> dict:
              "ttft": args.slo_ttft, "tpot": args.slo_tpot, "e2e": args.slo_e2e, "prefill_chunk": args.prefill_chunk,
              "efficiency": args.efficiency, "kv_link": args.kv_link, "objective": args.objective,
              "techniques": args.technique}
-    for key, text, parse in (("hardware", args.hardware, _names), ("tp", args.tp, _ints), ("pp", args.pp, _ints),
-                             ("batches", args.batches, _ints), ("weight_dtypes", args.weight_dtypes, _names),
-                             ("kv_dtypes", args.kv_dtypes, _names), ("modes", args.modes, _names)):
-        flags[key] = parse(text) if text is not None else None
+    for key, text, flag in (("hardware", args.hardware, "--hardware"), ("weight_dtypes", args.weight_dtypes,
+                            "--weight-dtypes"), ("kv_dtypes", args.kv_dtypes, "--kv-dtypes"), ("modes", args.modes,
+                            "--modes")):
+        flags[key] = _names(text, flag) if text is not None else None
+    for key, text, flag, high in (("tp", args.tp, "--tp", MAX_GPUS), ("pp", args.pp, "--pp", MAX_GPUS),
+                                  ("batches", args.batches, "--batches", MAX_REQUESTS)):
+        flags[key] = _ints(text, flag, high) if text is not None else None
+    if args.technique is not None and not all(t.strip() for t in args.technique):
+        raise WhatifError("--technique: an empty technique set; name one, e.g. kivi or int4+kivi")
+    if args.kv_link is not None:
+        from ..specs.hardware import load_component
+        load_component(args.kv_link, "link", "--kv-link")
     values.update({k: v for k, v in flags.items() if v is not None})
     for key, flag in (("model", "--model"), ("hardware", "--hardware"), ("gpus", "--gpus")):
         if key not in values:
@@ -111,29 +130,15 @@ def search_kwargs(args) -> dict:
     return values
 
 
-class SearchProgress:
-    """progress(done, total) of the engines priced: one line on stderr with a bar and an ETA, only on a terminal
-    and only once the search has run PROGRESS_DELAY_S."""
+class SearchProgress(ProgressLine):
+    """progress(done, total) of the engines priced, with an ETA (progress.py draws the line)."""
 
     def __init__(self, stream=sys.stderr, clock=time.monotonic):
-        self.stream, self.clock, self.start, self.drawn = stream, clock, clock(), 0
+        super().__init__(stream, clock=clock)
 
-    def __call__(self, done: int, total: int) -> None:
-        elapsed = self.clock() - self.start
-        if elapsed <= PROGRESS_DELAY_S or not total:
-            return
+    def text(self, done: int, total: int, elapsed: float) -> str:
         eta = elapsed / done * (total - done) if done else float("nan")
-        cells = int(30 * done / total)
-        line = f"[{'#' * cells}{'.' * (30 - cells)}] {done}/{total} engines, {elapsed:.0f} s, ETA {eta:.0f} s"
-        line = line[:max(10, shutil.get_terminal_size().columns - 1)]
-        self.stream.write("\r" + line.ljust(self.drawn))
-        self.stream.flush()
-        self.drawn = max(self.drawn, len(line))
-
-    def clear(self) -> None:
-        if self.drawn:
-            self.stream.write("\r" + " " * self.drawn + "\r")
-            self.stream.flush()
+        return f"{done}/{total} engines, {elapsed:.0f} s, ETA {eta:.0f} s"
 
 
 def cmd_search(args) -> int:

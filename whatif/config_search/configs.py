@@ -59,7 +59,8 @@ class Config:
         """Flat values for a table (JSON, CSV, Parquet, pandas); figures not priced (rejected) are None."""
         e, p = self.engine, self.prefill
         row = {"mode": self.mode, "hardware": self.hardware, "gpus": self.gpus, "replicas": self.replicas,
-              "tp": e.tp, "pp": e.pp, "ep": e.ep, "batch": self.batch, "weight_dtype": e.weight,
+              "tp": e.tp, "pp": e.pp, "ep": e.ep, "dp_attention": e.dp_attention,
+              "batch": self.batch, "weight_dtype": e.weight,
               "kv_dtype": e.kv, "techniques": "+".join(str(t) for t in e.techniques),
               "prefill_replicas": self.prefill_replicas, "prefill_tp": p.tp if p else None,
               "prefill_pp": p.pp if p else None, "ttft_s": self.ttft_s, "tpot_s": self.tpot_s,

@@ -57,7 +57,8 @@ def engine_scenario(space: SearchSpace, key: EngineKey, batch: int = 1):
     from ..roofline.config import Parallelism, Precision
     from ..roofline.estimate import Workload
     from ..scenario import Scenario
-    return Scenario(model=space.model, hardware=key.hardware, parallel=Parallelism(key.tp, key.pp, key.ep),
+    par = Parallelism(key.tp, key.pp, key.ep, key.dp_attention)
+    return Scenario(model=space.model, hardware=key.hardware, parallel=par,
                     precision=Precision(weight=key.weight, kv=key.kv),
                     workload=Workload(batch=batch, prompt=space.prompt, output=space.output,
                                       prefill_chunk=space.prefill_chunk),

@@ -50,6 +50,7 @@ class EngineKey:
     weight: str
     kv: str
     techniques: tuple = ()     # technique specs, as `--technique` takes them
+    dp_attention: bool = False  # attention data parallel over the TP group (MoE, ep == tp > 1)
 
     @property
     def gpus(self) -> int:
@@ -58,7 +59,8 @@ class EngineKey:
     def label(self) -> str:
         techs = "+".join(str(t) for t in self.techniques)
         ep = f" ep{self.ep}" if self.ep > 1 else ""
-        return f"tp{self.tp} pp{self.pp}{ep} w{self.weight} kv{self.kv}" + (f" {techs}" if techs else "")
+        dp = " dp-attn" if self.dp_attention else ""
+        return f"tp{self.tp} pp{self.pp}{ep}{dp} w{self.weight} kv{self.kv}" + (f" {techs}" if techs else "")
 
 
 @dataclass(frozen=True)
@@ -122,9 +124,10 @@ def _powers_of_two(limit: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def layouts(space: SearchSpace, node: int, moe: bool) -> list[tuple[int, int, int]]:
-    """(tp, pp, ep) of one replica: inside one node (TP and PP over the node's GPU link) and within the budget.
-    EP spreads experts over the TP group (1 or tp), as the roofline models it."""
+def layouts(space: SearchSpace, node: int, moe: bool) -> list[tuple[int, int, int, bool]]:
+    """(tp, pp, ep, dp_attention) of one replica: inside one node (TP and PP over the node's GPU link) and within
+    the budget. EP spreads experts over the TP group (1 or tp), as the roofline models it; with ep = tp > 1 the
+    attention may also run data-parallel over that group (SGLang --enable-dp-attention)."""
     limit = min(node, space.gpu_budget)
     tps = space.tps or _powers_of_two(limit)
     pps = space.pps or _powers_of_two(limit)
@@ -134,7 +137,9 @@ def layouts(space: SearchSpace, node: int, moe: bool) -> list[tuple[int, int, in
             if tp * pp > limit:
                 continue
             for ep in ((1, tp) if moe and tp > 1 else (1,)):
-                out.append((tp, pp, ep))
+                out.append((tp, pp, ep, False))
+                if ep > 1:
+                    out.append((tp, pp, ep, True))
     return out
 
 
@@ -143,9 +148,9 @@ def engine_keys(space: SearchSpace, moe: bool) -> list[EngineKey]:
     keys = []
     for hw in space.hardware:
         node = node_gpus(hw)
-        for tp, pp, ep in layouts(space, node, moe):
+        for tp, pp, ep, dp in layouts(space, node, moe):
             for w in space.weight_dtypes:
                 for kv in space.kv_dtypes:
                     for techs in space.technique_sets:
-                        keys.append(EngineKey(hw, tp, pp, ep, w, kv, tuple(techs)))
+                        keys.append(EngineKey(hw, tp, pp, ep, w, kv, tuple(techs), dp))
     return keys

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..specs.dtypes import ACTIVATION_DTYPES, BYTES, KV_DTYPES, WEIGHT_DTYPES, check_dtype, stored_bytes
-from ..errors import positive_int
+from ..errors import WhatifError, positive_int
 
 
 @dataclass(frozen=True)
@@ -12,14 +12,38 @@ class Parallelism:
     tp: int = 1   # tensor parallel: heads and MLP columns split over tp GPUs
     pp: int = 1   # pipeline parallel: layers split into pp stages
     ep: int = 1   # expert parallel: MoE experts split over ep GPUs of the TP group (1 or tp)
+    # attention data parallel (SGLang --enable-dp-attention): each GPU of the TP group runs attention
+    # with all heads on its own 1/tp of the sequences; only the routed experts are split (over ep = tp)
+    dp_attention: bool = False
 
     def __post_init__(self):
         for key in ("tp", "pp", "ep"):
             positive_int(getattr(self, key), f"--{key}")
+        if not isinstance(self.dp_attention, bool):
+            raise WhatifError(f"--dp-attention: {self.dp_attention!r}; valid: true or false")
+        if self.dp_attention and not self.ep == self.tp > 1:
+            raise WhatifError(f"--dp-attention: needs --ep equal to --tp and above 1 (got tp={self.tp}, "
+                              f"ep={self.ep}); valid: a MoE model with --tp N --ep N, N > 1")
+
+    @property
+    def attention_tp(self) -> int:
+        """GPUs each attention layer (and every other non-expert weight) is split over: 1 under DP attention."""
+        return 1 if self.dp_attention else self.tp
+
+    @property
+    def attention_dp(self) -> int:
+        """Groups the sequences are split into: tp under DP attention, else 1."""
+        return self.tp if self.dp_attention else 1
 
     @property
     def gpus(self) -> int:
         return self.tp * self.pp
+
+    @property
+    def dense(self) -> Parallelism:
+        """How everything but the routed experts is split: over tp, or under DP attention not at all
+        (each GPU holds attention, dense MLPs, shared experts, embedding and LM head whole)."""
+        return Parallelism(tp=1, pp=self.pp) if self.dp_attention else self
 
 
 @dataclass(frozen=True)
@@ -88,6 +112,22 @@ class ForwardBatch:
     def verify_pass(batch: int, tokens: int, context: int) -> ForwardBatch:
         """`tokens` new tokens per sequence after `context` cached ones, each needing logits."""
         return ForwardBatch(((tokens, context, batch),), logits=tokens * batch)
+
+    def split(self, parts: int) -> ForwardBatch:
+        """The share of the busiest of `parts` GPUs that each take whole sequences (DP attention):
+        ceil(n / parts) sequences of every group; with one sequence, one GPU does all of it."""
+        if parts == 1:
+            return self
+        local = ForwardBatch(tuple((q, c, -(-n // parts)) for q, c, n in self.groups))
+        if self.verify:
+            return ForwardBatch(local.groups, logits=local.tokens)
+        return ForwardBatch(local.groups, logits=-(-self.logits // parts))
+
+    def times(self, parts: int) -> ForwardBatch:
+        """The pass of `parts` GPUs that each run this batch on their own sequences (inverse of split)."""
+        if parts == 1:
+            return self
+        return ForwardBatch(tuple((q, c, n * parts) for q, c, n in self.groups), logits=self.logits * parts)
 
     @property
     def tokens(self) -> int:

@@ -98,6 +98,7 @@ class PassContext:
     prec: Precision            # after precision transforms
     kv: KVFormat
     kv_width: float            # K+V elements per token per layer on this GPU, before channel pruning
+                               # (DP attention: the whole width, for this GPU's own sequences)
     layers: int                # layers of this pipeline stage
     shared_prefix: int         # tokens every sequence of the batch shares (0: none)
     host: HostPath | None      # the path to host memory, when the system has one
@@ -117,6 +118,6 @@ def pass_context(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: 
     kv = base_kv_format(prec)
     return PassContext(model=model, batch=batch, par=par, prec=prec,
                        kv=transform_kv(kv) if transform_kv else kv,
-                       kv_width=kv_width_per_gpu(model, par.tp),
+                       kv_width=kv_width_per_gpu(model, par.attention_tp),
                        layers=len(stage_layers(model, par.pp, stage)),
                        shared_prefix=shared_prefix, host=host, sm_count=sm_count, stage=stage)

@@ -131,6 +131,17 @@ def prefill_passes(batch: int, prompt: int, chunk: int, cached: int = 0) -> list
             for start in range(0, prompt, chunk)]
 
 
+def group_prefill_passes(par: Parallelism, batch: int, prompt: int, chunk: int,
+                         cached: int = 0) -> list[tuple[ForwardBatch, int]]:
+    """prefill_passes of a TP group. Under DP attention each GPU prefills its own ceil(batch / tp)
+    sequences in chunks of chunk / tp tokens (SGLang divides --chunked-prefill-size by the DP size,
+    server_args.py), side by side: the group's pass holds tp times one GPU's."""
+    dp = par.attention_dp
+    if dp == 1:
+        return prefill_passes(batch, prompt, chunk, cached)
+    return [(fb.times(dp), n) for fb, n in prefill_passes(-(-batch // dp), prompt, max(1, chunk // dp), cached)]
+
+
 def max_batch_fitting(plan: Callable[[int], MemoryPlan], seq_len: int) -> int:
     """Most sequences of `seq_len` tokens for which `plan(batch)` fits: their KV beside the weights
     and the activations of the largest prefill pass that batch would run."""
@@ -177,7 +188,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     # Prefill (eager, as engines run variable-length prefill outside CUDA graphs). Techniques may
     # compute only part of each prompt and attend the rest from a cache.
     units = techs.prefill_units([(w.prompt, 0, w.batch)], w.shared_prefix)
-    passes = [p for new, cached, n in units for p in prefill_passes(n, new, w.prefill_chunk, cached)]
+    passes = [p for new, cached, n in units for p in group_prefill_passes(par, n, new, w.prefill_chunk, cached)]
     steps_run = [(engine_step(setup, fb, cuda_graphs), n) for fb, n in passes]
     prefill = tuple((p, n) for (p, _), n in steps_run)
     ttft = sum(wall * n for (_, wall), n in steps_run)

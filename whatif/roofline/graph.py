@@ -27,7 +27,13 @@ SAMPLING_FLOPS = 5.0  # softmax (max, subtract, exp, sum, scale) per logit
 
 
 def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
-    """TP must split heads evenly; PP cannot exceed the layers; EP must split the experts."""
+    """TP must split heads evenly; PP cannot exceed the layers; EP must split the experts; DP attention
+    needs experts (it splits only them; the TP checks do not apply since nothing else is split)."""
+    if par.dp_attention and model.moe is None:
+        raise WhatifError(f"--dp-attention: {model.name} has no experts; valid only for MoE models "
+                          f"(with --ep equal to --tp)")
+    if par.dp_attention:
+        par = Parallelism(tp=1, pp=par.pp)   # heads, KV heads and MLP columns are not split
     if model.num_heads % par.tp:
         valid = [t for t in range(1, model.num_heads + 1) if model.num_heads % t == 0 and t <= 64]
         raise WhatifError(f"--tp: {par.tp} does not divide the {model.num_heads} attention heads of "
@@ -68,7 +74,7 @@ def kv_cache_write(elements: float, stored_bytes: float, prec: Precision, count:
 
 def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
                     count: int, techs: TechniqueSet = NONE, kv: KVFormat | None = None) -> list[Op]:
-    t, tokens = par.tp, batch.tokens
+    t, tokens = par.attention_tp, batch.tokens
     a, d = prec.act_bytes, model.hidden_size
     kv = kv or base_kv_format(prec)
     width = kv_width_per_gpu(model, t)
@@ -130,6 +136,11 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
 
 def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
               moe_layer: bool, count: int, techs: TechniqueSet = NONE, kv: KVFormat | None = None) -> list[Op]:
+    """One layer on one GPU. Under DP attention this GPU runs everything but the routed experts on its
+    own share of the sequences (`batch.split`), whole weights and no TP collectives; the experts see
+    the whole group's tokens (moe.py)."""
+    group_tokens = batch.tokens
+    batch, dense = batch.split(par.attention_dp), par.dense
     tokens, d, a = batch.tokens, model.hidden_size, prec.act_bytes
 
     def norm(role: OpRole) -> Op:
@@ -145,16 +156,16 @@ def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Pre
 
     ops = [norm(OpRole.INPUT_NORM)]
     ops += attention_block(model, batch, par, prec, count, techs, kv)
-    if par.tp > 1 and not model.parallel_block:
+    if dense.tp > 1 and not model.parallel_block:
         ops.append(allreduce(OpRole.ATTN_ALLREDUCE))
     if not model.parallel_block:
         ops.append(residual("residual_add", OpRole.ATTN_RESIDUAL))
         ops.append(norm(OpRole.POST_ATTN_NORM))
     if moe_layer:
-        ops += moe_ops(model, tokens, par, prec, count)
+        ops += moe_ops(model, group_tokens, par, prec, count, local_tokens=tokens)
     else:
-        ops += dense_mlp(model, tokens, par, prec, count)
-    if par.tp > 1:
+        ops += dense_mlp(model, tokens, dense, prec, count)
+    if dense.tp > 1:
         ops.append(allreduce(OpRole.MLP_ALLREDUCE))
     ops.append(residual("residual_add_2", OpRole.MLP_RESIDUAL))
     return ops
@@ -177,8 +188,10 @@ def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE) -> list[Op]:
     model, batch, par, prec, kv, stage = ctx.model, ctx.batch, ctx.par, ctx.prec, ctx.kv, ctx.stage
     layers = stage_layers(model, par.pp, stage)
     first, last = stage == 0, stage == par.pp - 1
-    d, a, t = model.hidden_size, prec.act_bytes, par.tp
-    tokens, rows = batch.tokens, batch.logit_rows
+    # DP attention: embedding and LM head are whole on every GPU and see its own sequences only.
+    d, a, t = model.hidden_size, prec.act_bytes, par.attention_tp
+    local = batch.split(par.attention_dp)
+    tokens, rows = local.tokens, local.logit_rows
     ops: list[Op] = []
     if first:
         # Vocab-parallel embedding: each GPU gathers its rows; an all-reduce combines them.
@@ -191,7 +204,8 @@ def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE) -> list[Op]:
                                  flops_per_element=ADD_FLOPS, elem_bytes=a, dtype=prec.activation,
                                  role=OpRole.POSITION_EMBEDDING))
     elif par.pp > 1:
-        ops.append(comm_op("pp_recv", "send_recv", tokens * d * a, 2, 1, OpRole.PP_RECV, (stage - 1) * t, t))
+        ops.append(comm_op("pp_recv", "send_recv", tokens * d * a, 2, 1, OpRole.PP_RECV, (stage - 1) * par.tp,
+                           par.tp))
     dense = sum(1 for i in layers if not model.is_moe_layer(i))
     moe = len(layers) - dense
     if dense:
@@ -211,7 +225,7 @@ def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE) -> list[Op]:
         ops.append(streaming("sampling", OpClass.SAMPLING, rows * model.vocab_size, reads=2, writes=0,
                              flops_per_element=SAMPLING_FLOPS, elem_bytes=4.0, dtype="fp32", role=OpRole.SAMPLING))
     else:
-        ops.append(comm_op("pp_send", "send_recv", tokens * d * a, 2, 1, OpRole.PP_SEND, stage * t, t))
+        ops.append(comm_op("pp_send", "send_recv", tokens * d * a, 2, 1, OpRole.PP_SEND, stage * par.tp, par.tp))
     if techs:
         ops = techs.ops(ops, ctx)
     return ops

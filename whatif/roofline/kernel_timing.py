@@ -239,7 +239,7 @@ def mla_decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: 
 
 def collective_seconds(collective: str, nbytes: float, gpus: int, link, engine: str, cuda_graphs: bool = True):
     """Seconds of one collective over `link`: NCCL's best protocol (NVLS on an NVSwitch fabric), or the
-    engine's custom all-reduce under CUDA graphs; a send/recv is a one-way copy at NCCL's Simple rate."""
+    engine's custom all-reduce under CUDA graphs; a send/recv is a one-way copy at NCCL's cheapest protocol."""
     return _collective_terms(collective, float(nbytes), int(gpus), link.name, link.type, link.bandwidth.value,
                              link.latency.value, link.nvswitch, engine, cuda_graphs)
 
@@ -248,9 +248,8 @@ def collective_seconds(collective: str, nbytes: float, gpus: int, link, engine: 
 def _collective_terms(collective, nbytes, gpus, link_name, link_type, bw, lat, nvswitch, engine, cuda_graphs) -> float:
     # a link the fits do not know by name (a user's own YAML) gets the nearest fitted generation by type and speed
     nccl, engine_params, _ = coll.collective_params(link_name, engine, described=(link_type, bw))
-    if collective == "send_recv":
-        simple = nccl.protocols["Simple"]
-        return simple.base_s + simple.step_lat * lat + nbytes / (bw * simple.bw_eff)
+    if collective == "send_recv":   # a one-way copy: NCCL picks the cheapest protocol for its size, as for collectives
+        return min(p.base_s + p.step_lat * lat + nbytes / (bw * p.bw_eff) for p in nccl.protocols.values())
     return coll.collective_time(collective, nbytes, gpus, bw, lat, nvswitch, nccl, engine_params, graphed=cuda_graphs)
 
 

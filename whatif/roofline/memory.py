@@ -56,6 +56,7 @@ class MemoryPlan:
     sequence_kv: Callable[[int], float] | None = field(default=None, compare=False, repr=False)
     budgets: tuple[TierBudget, ...] = ()   # one per tier in use; empty: all in HBM
     staging_bytes: float = 0.0     # HBM buffers that stream offloaded bytes in (part of tiers['hbm'])
+    sequence_groups: int = 1       # DP attention: the TP group's sequences are split over this many GPUs
 
     def sequence_kv_bytes(self, tokens: int) -> float:
         if self.sequence_kv is None:
@@ -101,13 +102,15 @@ class MemoryPlan:
         return free
 
     def max_sequences(self, tokens_per_sequence: int) -> int:
-        """Most sequences of this length whose KV fits beside weights and activations."""
+        """Most sequences of this length whose KV fits beside weights and activations (under DP
+        attention: on every GPU of the group, each holding its own)."""
         per_seq = self.sequence_kv_bytes(tokens_per_sequence)
         free = self.free_for_kv - self.shared_kv_bytes
-        return max(0, int(free // per_seq)) if per_seq > 0 and free > 0 else 0
+        return self.sequence_groups * max(0, int(free // per_seq)) if per_seq > 0 and free > 0 else 0
 
     def max_context(self, batch: int) -> int:
         """Longest sequence (prompt + output tokens) for which `batch` sequences fit."""
+        batch = -(-batch // self.sequence_groups)    # the busiest GPU's own
         free = self.free_for_kv - self.shared_kv_bytes
         if free <= 0:
             return 0
@@ -127,6 +130,7 @@ class MemoryPlan:
                 "usable_bytes": self.usable_bytes, "utilization": self.utilization,
                 "kv_bytes_per_token": self.kv_bytes_per_token, "shared_kv_bytes": self.shared_kv_bytes,
                 "fits": self.fits, "hbm_bytes": self.hbm_bytes, "staging_bytes": self.staging_bytes,
+                "sequence_groups": self.sequence_groups,
                 "tiers": dict(self.tiers),
                 "tier_budgets": [{"tier": b.name, "bytes": b.used(self.kv_cache_bytes),
                                   "usable_bytes": b.usable_bytes,
@@ -134,10 +138,16 @@ class MemoryPlan:
 
 
 def layer_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stage: int) -> float:
-    """Weights of the transformer layers one GPU of `stage` holds (split over TP or EP)."""
+    """Weights of the transformer layers one GPU of `stage` holds (split over TP or EP; under DP
+    attention only the routed experts are split, over ep, and everything else is whole)."""
     layers = stage_layers(model, par.pp, stage)
     norms = model.norm_params() * (1 if model.parallel_block else 2)
     linear = sum(model.layer_params(i) - norms for i in layers)
+    if par.dp_attention:
+        m = model.moe
+        routed = m.num_experts * model.dense_mlp_params(m.expert_intermediate_size) \
+            * sum(model.is_moe_layer(i) for i in layers)
+        linear = (linear - routed) * par.tp + routed     # whole non-expert weights: tp x the 1/tp share
     return linear / par.tp * prec.weight_bytes + norms * len(layers) * prec.embedding_bytes
 
 
@@ -145,7 +155,7 @@ def stage_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stag
                        layer_bytes: float | None = None) -> float:
     """Weights one GPU of `stage` holds: its layers (`layer_bytes` when known), plus embeddings/head."""
     total = layer_weight_bytes(model, par, prec, stage) if layer_bytes is None else layer_bytes
-    vocab_slice = model.hidden_size * -(-model.vocab_size // par.tp) * prec.embedding_bytes
+    vocab_slice = model.hidden_size * -(-model.vocab_size // par.attention_tp) * prec.embedding_bytes
     if stage == 0:
         total += vocab_slice + (model.embedding_params() - model.vocab_size * model.hidden_size) * prec.embedding_bytes
     if stage == par.pp - 1:
@@ -161,21 +171,23 @@ def stored_kv_bytes(model: ModelSpec, par: Parallelism, prec: Precision, techs: 
     (tokens kept, bits per element, channels and layers stored)."""
     kv = techs.kv(base_kv_format(prec))
     layers = len(stage_layers(model, par.pp, stage)) * kv.layer_share
-    return layers * kv.token_bytes(techs.stored(tokens), kv_width_per_gpu(model, par.tp))
+    return layers * kv.token_bytes(techs.stored(tokens), kv_width_per_gpu(model, par.attention_tp))
 
 
 def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Parallelism, prec: Precision) -> float:
-    """Peak transient memory of one forward pass of `tokens` tokens (the largest layer buffers)."""
-    a, d, t = prec.act_bytes, model.hidden_size, par.tp
-    hidden = 3 * tokens * d * a                                    # residual, normed input, block output
-    qkv = tokens * (model.q_dim // t + 2 * max(1, model.num_kv_heads // t) * model.head_dim) * a
-    inter = model.intermediate_size
+    """Peak transient memory of one forward pass of `tokens` tokens (the largest layer buffers).
+    Under DP attention a GPU holds its own share of the tokens outside the experts."""
+    a, d, t, dp = prec.act_bytes, model.hidden_size, par.attention_tp, par.attention_dp
+    local = -(-tokens // dp)
+    hidden = 3 * local * d * a                                     # residual, normed input, block output
+    qkv = local * (model.q_dim // t + 2 * max(1, model.num_kv_heads // t) * model.head_dim) * a
+    mlp = 0.0                                                      # gate+up output and activation
+    if model.moe is None or model.moe.first_dense_layers:
+        mlp = local * 3 * (model.intermediate_size // t) * a
     if model.moe is not None:
-        m = model.moe
-        # routed tokens each carry k experts' intermediates
-        inter = max(inter if m.first_dense_layers else 0, m.expert_intermediate_size * m.experts_per_token)
-    mlp = tokens * 3 * (inter // t) * a                            # gate+up output and activation
-    logits = sequences * model.vocab_size * 4.0                    # fp32 logits, gathered
+        m = model.moe   # routed tokens each carry k experts' intermediates, spread over the group
+        mlp = max(mlp, tokens * 3 * (m.expert_intermediate_size * m.experts_per_token // par.tp) * a)
+    logits = -(-sequences // dp) * model.vocab_size * 4.0          # fp32 logits, gathered
     return hidden + max(qkv, mlp) + logits
 
 
@@ -215,12 +227,13 @@ def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tok
         profile = max(pass_tokens, engine.max_num_batched_tokens)
         act = activation_bytes(model, profile, min(engine.max_num_seqs, profile), par, prec)
         reserved = engine.memory.reserved_bytes(par.gpus)
-    kv = shared + batch * sequence_kv(tokens_per_sequence)
+    kv = shared + -(-batch // par.attention_dp) * sequence_kv(tokens_per_sequence)   # the busiest GPU's
     per_token = (stored_kv_bytes(model, par, prec, techs, tokens_per_sequence, heavy)
                  + techs.extra_kv_bytes(model, par, prec, tokens_per_sequence)) / tokens_per_sequence
     common = dict(weights_bytes=weights, kv_cache_bytes=kv, activation_bytes=act,
                   workspace_bytes=reserved, capacity_bytes=capacity, utilization=utilization,
-                  kv_bytes_per_token=per_token, shared_kv_bytes=shared, sequence_kv=sequence_kv)
+                  kv_bytes_per_token=per_token, shared_kv_bytes=shared, sequence_kv=sequence_kv,
+                  sequence_groups=par.attention_dp)
     if not placement:
         budgets = () if engine is None else (engine_budget(engine, capacity, utilization, weights, act + reserved),)
         return MemoryPlan(**common, tiers={"hbm": weights + kv + act + reserved}, budgets=budgets)

@@ -22,7 +22,11 @@ def experts_touched(num_experts: float, k: int, tokens: int, total_experts: int)
     return num_experts * (1.0 - (1.0 - k / total_experts) ** tokens)
 
 
-def moe_ops(model, tokens: int, par, prec, count: int) -> list[Op]:
+def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None = None) -> list[Op]:
+    """One MoE layer on one GPU. `tokens`: the TP group's tokens, which the experts share (routed,
+    touched); `local_tokens`: this GPU's own under DP attention (router, dispatch/combine of its own
+    tokens, shared experts data-parallel on whole weights), else the same as `tokens`."""
+    local = tokens if local_tokens is None else local_tokens
     m = model.moe
     a, w, d = prec.act_bytes, prec.weight_bytes, model.hidden_size
     gdt = gemm_compute_dtype(prec.weight, prec.activation)
@@ -35,12 +39,12 @@ def moe_ops(model, tokens: int, par, prec, count: int) -> list[Op]:
     gated = model.mlp == "gated"
     up_n = 2 * inter if gated else inter
     ops = [
-        gemm("router", tokens, m.num_experts, d, a, a, prec.activation, count, out_bytes=4.0, role=OpRole.ROUTER),
-        streaming("router_topk", OpClass.ROUTER, tokens * m.num_experts, reads=1, writes=0,
+        gemm("router", local, m.num_experts, d, a, a, prec.activation, count, out_bytes=4.0, role=OpRole.ROUTER),
+        streaming("router_topk", OpClass.ROUTER, local * m.num_experts, reads=1, writes=0,
                   flops_per_element=TOPK_FLOPS, elem_bytes=4.0, dtype="fp32", count=count, role=OpRole.ROUTER_TOPK),
     ]
     if ep > 1:
-        ops.append(comm_op("moe_dispatch", "all_to_all", tokens * m.experts_per_token * d * a, ep, count,
+        ops.append(comm_op("moe_dispatch", "all_to_all", local * m.experts_per_token * d * a, ep, count,
                            OpRole.MOE_DISPATCH))
     up = gemm("experts_gate_up" if gated else "experts_up", routed, up_n, d, a, w, gdt, count, role=OpRole.EXPERT_UP)
     down = gemm("experts_down", routed, d, inter, a, w, gdt, count, role=OpRole.EXPERT_DOWN)
@@ -56,9 +60,9 @@ def moe_ops(model, tokens: int, par, prec, count: int) -> list[Op]:
                                  flops_per_element=ACT_FLOPS, elem_bytes=a, dtype=prec.activation, count=count,
                                  role=OpRole.EXPERT_ACT))
     if ep > 1:
-        ops.append(comm_op("moe_combine", "all_to_all", tokens * m.experts_per_token * d * a, ep, count,
+        ops.append(comm_op("moe_combine", "all_to_all", local * m.experts_per_token * d * a, ep, count,
                            OpRole.MOE_COMBINE))
     if m.shared_experts:
-        ops += dense_mlp(model, tokens, par, prec, count,
+        ops += dense_mlp(model, local, par.dense, prec, count,
                          intermediate=m.shared_experts * m.expert_intermediate_size, prefix="shared_expert")
     return ops

@@ -21,6 +21,7 @@ import numpy as np
 from ..roofline.attention import attention_op
 from ..roofline.config import ForwardBatch
 from ..roofline.context import kv_width_per_gpu, pass_context
+from ..roofline.engine_kernels import engine_ops
 from ..roofline.graph import pass_ops
 from ..roofline.kernel_models.params import DTYPE_BYTES, ceilings, combine
 from ..roofline.kernel_models.gemm import gemm_parts
@@ -34,7 +35,7 @@ from ..roofline.timing import OpTime, time_op
 def splittable(setup: PassSetup) -> bool:
     """Whether a pass of `setup` is token ops + attention ops (no technique rewrites any op)."""
     return (not setup.techniques and not setup.placement and setup.model.mla is None
-            and not setup.shared_prefix)
+            and not setup.shared_prefix and not setup.parallel.dp_attention)   # DP attention splits by sequence
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,7 @@ class PassParts:
             op = attention_op(groups, heads=int(sh.heads), kv_heads=int(sh.kv_heads), d_qk=int(sh.d_qk),
                               d_v=int(sh.d_v), act_bytes=prec.act_bytes, kv_bytes=prec.kv_bytes,
                               kv_width=self.kv_width, count=old.count, dtype=old.dtype, name=old.name, role=old.role)
+            op = engine_ops([op], s.engine)[0]   # as forward_pass.time_pass: an engine version's own kernels
             t = time_op(op, s.system.gpu, s.efficiency, s.system.gpu_link, s.paths)
             each = t.time_s
             totals.append(t.total_s)

@@ -102,7 +102,8 @@ class Engine:
               "free": "of what weights, activations and reserved leave free"}[m.accounting]
         graphs = (f"decode CUDA graphs up to batch {self.graph_sizes[-1]} (padded to {len(self.graph_sizes)} sizes)"
                   if self.graph_sizes else "no CUDA graphs (every step eager)")
-        return (f"{self.name} (engine_profiles/{self.name}.yaml): max {self.max_num_seqs} sequences, "
+        folder = "engine_profiles/versions" if (VERSION_DIR / f"{self.name}.yaml").is_file() else "engine_profiles"
+        return (f"{self.name} ({folder}/{self.name}.yaml): max {self.max_num_seqs} sequences, "
                 f"{self.max_num_batched_tokens} tokens per step; {graphs}; CPU {c.per_step_s * 1e3:.2g} ms "
                 f"+ {c.per_sequence_s * 1e6:.2g} us/sequence per step, "
                 f"{'overlapped' if c.overlapped else 'not overlapped'}; "

@@ -1,0 +1,88 @@
+"""Attention data parallelism (SGLang --enable-dp-attention): the flag's checks, its memory gain for MLA
+(each GPU holds the latent of its own sequences only), the split of attention work, and the search's layouts."""
+from __future__ import annotations
+
+import pytest
+
+import whatif
+from whatif.errors import WhatifError
+from whatif.roofline.config import ForwardBatch, Parallelism, Precision
+from whatif.roofline.graph import forward_ops
+from whatif.roofline.op_kinds import OpRole
+from whatif.specs.models import load_model
+
+V3 = dict(model="deepseek-v3", hardware="hgx-h200", tp=8, ep=8, weight_dtype="fp8", prompt=4096, output=1024)
+ATTENTION_ROLES = {OpRole.ATTENTION, OpRole.MLA_ATTENTION, OpRole.Q_ABSORB, OpRole.V_ABSORB}
+
+
+def test_refused_for_a_dense_model():
+    with pytest.raises(WhatifError, match="--dp-attention: .*no experts"):
+        whatif.estimate("llama-3.1-8b", "dgx-h100", tp=2, ep=2, dp_attention=True)
+
+
+@pytest.mark.parametrize("tp, ep", [(8, 1), (1, 1)])
+def test_refused_unless_ep_equals_tp_above_one(tp, ep):
+    with pytest.raises(WhatifError, match="--dp-attention: needs --ep equal to --tp"):
+        Parallelism(tp=tp, ep=ep, dp_attention=True)
+
+
+def test_refused_when_not_a_bool():
+    with pytest.raises(WhatifError, match="--dp-attention"):
+        Parallelism(tp=8, ep=8, dp_attention="yes")
+
+
+def test_raises_the_max_batch_of_an_mla_model():
+    """Under TP every GPU holds the same latent of every sequence; under DP attention only its own."""
+    tp = whatif.estimate(**V3, batch=1, with_max_batch=False)
+    dp = whatif.estimate(**V3, batch=1, with_max_batch=False, dp_attention=True)
+    # memory alone (the engine's max_num_seqs aside): whole attention weights cost room, the latent gains more
+    tp_fit, dp_fit = tp.estimate.memory.max_sequences(5120), dp.estimate.memory.max_sequences(5120)
+    assert dp.estimate.memory.weights_bytes > tp.estimate.memory.weights_bytes
+    assert dp_fit > 2 * tp_fit
+    assert dp.max_batch > tp.max_batch
+
+
+@pytest.mark.parametrize("batch", [8, 64])
+def test_per_gpu_attention_flops_equal_tp_at_the_same_batch(batch):
+    """Same total attention work split by sequence instead of by head: per GPU, the same FLOPs."""
+    model, prec = load_model("deepseek-v3"), Precision(weight="fp8")
+    fb = ForwardBatch.decode(batch, 4096)
+
+    def attention_flops(par):
+        return sum(op.flops * op.count for op in forward_ops(model, fb, par, prec) if op.role in ATTENTION_ROLES)
+
+    tp = attention_flops(Parallelism(tp=8, ep=8))
+    dp = attention_flops(Parallelism(tp=8, ep=8, dp_attention=True))
+    assert tp > 0 and dp == pytest.approx(tp, rel=1e-12)
+
+
+def test_no_tp_allreduce_and_local_dispatch():
+    model, prec = load_model("deepseek-v3"), Precision(weight="fp8")
+    fb = ForwardBatch.decode(64, 4096)
+    tp = forward_ops(model, fb, Parallelism(tp=8, ep=8), prec)
+    dp = forward_ops(model, fb, Parallelism(tp=8, ep=8, dp_attention=True), prec)
+    assert any(op.role == OpRole.ATTN_ALLREDUCE for op in tp)
+    assert not any(op.role in (OpRole.ATTN_ALLREDUCE, OpRole.MLP_ALLREDUCE) for op in dp)
+
+    def dispatch_bytes(ops):
+        return sum(op.bytes["link"] for op in ops if op.role == OpRole.MOE_DISPATCH)
+
+    assert dispatch_bytes(dp) == pytest.approx(dispatch_bytes(tp) / 8)   # each GPU sends its own tokens
+
+
+def test_batch_one_decode_is_not_faster():
+    """One sequence: one GPU runs all of its attention with whole weights."""
+    tp = whatif.estimate(**V3, batch=1, with_max_batch=False)
+    dp = whatif.estimate(**V3, batch=1, with_max_batch=False, dp_attention=True)
+    assert dp.tpot_s >= tp.tpot_s
+
+
+def test_search_enumerates_dp_attention_for_moe_only():
+    kw = dict(gpus=8, prompt=1000, output=100, batches=(1, 8), modes=("aggregated",), pp=(1,))
+    moe = whatif.search("mixtral-8x7b", "dgx-h100", tp=(2, 4), **kw)
+    dp = [c for c in moe.configs if c.engine.dp_attention]
+    assert dp and all(c.engine.ep == c.engine.tp > 1 for c in dp)
+    assert any(c.feasible for c in dp)
+    assert all("dp-attn" in c.label() and c.row()["dp_attention"] for c in dp)
+    dense = whatif.search("llama-3.1-8b", "dgx-h100", tp=(1, 2), **kw)
+    assert not any(c.engine.dp_attention for c in dense.configs)
