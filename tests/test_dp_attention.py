@@ -86,3 +86,9 @@ def test_search_enumerates_dp_attention_for_moe_only():
     assert all("dp-attn" in c.label() and c.row()["dp_attention"] for c in dp)
     dense = whatif.search("llama-3.1-8b", "dgx-h100", tp=(1, 2), **kw)
     assert not any(c.engine.dp_attention for c in dense.configs)
+
+
+def test_refused_with_techniques():
+    """Techniques price their ops on the group's batch; until they see one GPU's share, the pair is refused."""
+    with pytest.raises(WhatifError, match="--dp-attention: not modelled together with --technique"):
+        whatif.estimate(**V3, dp_attention=True, techniques="kivi")

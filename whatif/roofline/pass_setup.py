@@ -60,6 +60,9 @@ def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precisi
                               f"does not have; its tensor-core dtypes: {', '.join(system.gpu.peak)}")
     run_model, run_prec = techs.model(model), techs.precision(prec)
     check_parallelism(run_model, par)
+    if par.dp_attention and techs:   # techniques price their ops on the group's batch, not one GPU's share
+        raise WhatifError(f"--dp-attention: not modelled together with --technique {techs.items[0].name}; "
+                          f"valid: --dp-attention without techniques, or techniques without --dp-attention")
     if par.gpus > system.gpu_count:
         raise WhatifError(f"--tp x --pp = {par.gpus} GPUs, but {system.name} has {system.gpu_count}")
     if not 0 < utilization <= 1:
