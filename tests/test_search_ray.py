@@ -8,7 +8,8 @@ import whatif
 
 ray = pytest.importorskip("ray")
 
-SPACE = dict(gpus=4, prompt=2000, output=200, ttft=0.3, tpot=0.02, tp=(1, 2, 4), pp=(1, 2), batches=(1, 16, 128))
+SPACE = dict(gpus=4, prompt=2000, output=200, ttft=0.3, tpot=0.02, tp=(1, 2, 4), pp=(1, 2), batches=(1, 16, 128),
+             prefill_chunks=(8192, 1024))     # the chunks of an engine are priced in one task
 
 
 def test_ray_backend_matches_in_process():

@@ -72,3 +72,36 @@ def test_the_number_of_priced_parts_is_bounded_by_the_token_counts_seen():
 def test_a_technique_or_mla_is_priced_whole():
     assert not splittable(setup_of(Scenario(techniques=("kivi",))))
     assert not splittable(setup_of(Scenario(model="deepseek-v3", hardware="hgx-h200", parallel=Parallelism(tp=8))))
+
+
+def test_attention_sums_equal_the_built_op():
+    """attention_work (the sums the kernel model reads) is attention_op's op to the bit: same FLOPs, HBM
+    bytes, class and every shape field kernel_timing reads."""
+    from whatif.roofline.attention import attention_op
+    from whatif.simulator.pass_parts import attention_work
+    setup = setup_of(Scenario())
+    parts = PassParts(setup)
+    parts.time_s(((64, 0, 1),), 0, True)
+    old = next(iter(parts.bodies.values()))[0].attention[0]
+    prec, sh = setup.precision, old.shape
+    for groups in batches(4, 300):
+        work = attention_work(groups, old, prec.act_bytes, prec.kv_bytes, parts.kv_width)
+        op = attention_op(groups, heads=int(sh.heads), kv_heads=int(sh.kv_heads), d_qk=int(sh.d_qk), d_v=int(sh.d_v),
+                          act_bytes=prec.act_bytes, kv_bytes=prec.kv_bytes, kv_width=parts.kv_width, count=old.count,
+                          dtype=old.dtype, role=old.role)
+        assert (work.op_class, work.flops, work.hbm_bytes) == (op.op_class, op.flops, op.hbm_bytes)
+        assert work.dtype == op.dtype
+        for name in ("pairs", "heads", "kv_heads", "d_qk", "d_v", "max_context", "sequences", "kv_bytes", "queries",
+                     "kv_element_bytes"):
+            assert getattr(work.shape, name) == getattr(op.shape, name), name
+
+
+def test_an_engine_version_without_gqa_sharing_prices_the_rewritten_op():
+    """An engine whose decode kernel reads the cache per query head (engine_ops rewrites the op) takes the
+    built op's path."""
+    sc = Scenario(kernel_engine="trtllm-0.6")
+    setup = setup_of(sc)
+    assert not setup.engine.gqa_decode_shares_kv
+    parts = PassParts(setup)
+    for groups in batches(5, 20):
+        assert parts.time_s(groups, 0, True) == time_pass(setup, ForwardBatch(groups), True).time_s

@@ -265,6 +265,8 @@ def _technique_sets(techniques) -> tuple[tuple, ...]:
     """The baseline and each set given: 'kivi', 'int4+kivi', or a list of specs, one set each."""
     from .roofline.techniques.registry import technique_set
     sets = [()]
+    if techniques is not None and not isinstance(techniques, (str, list, tuple)):
+        raise WhatifError(f"--technique: {techniques!r:.80} must be a technique set ('int4+kivi') or a list of them")
     for t in [techniques] if isinstance(techniques, str) else techniques or ():
         tup = tuple(s for s in t.split("+") if s) if isinstance(t, str) else tuple(t)
         if tup not in sets and tup != ("none",):
@@ -273,25 +275,39 @@ def _technique_sets(techniques) -> tuple[tuple, ...]:
     return tuple(sets)
 
 
+def _listed(values):
+    """A list or tuple as a tuple (None stays None); anything else is passed on for SearchSpace to refuse by name."""
+    return tuple(values) if isinstance(values, (list, tuple, range)) else values
+
+
 def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int = 4000, output: int = 1000,
            ttft: float | None = None, tpot: float | None = None, e2e: float | None = None,
            tp: Sequence[int] | None = None, pp: Sequence[int] | None = None, batches: Sequence[int] | None = None,
            weight_dtypes: Sequence[str] = ("bf16",), kv_dtypes: Sequence[str] = ("bf16",),
            techniques: Sequence = (), modes: Sequence[str] = ("aggregated", "disaggregated"),
-           prefill_chunk: int = 8192, efficiency: str = "default", kv_link: str | None = None,
+           prefill_chunks: Sequence[int] | None = None, prefill_chunk: int | None = None,
+           efficiency: str = "default", kv_link: str | None = None,
            objective: str = "tok_s_per_gpu", backend: str = "process", address: str | None = None,
            simulate_top: int = 0, sim_requests: int | None = None,
            progress: Callable[[int, int], None] | None = None):
     """Search the deployments of `model` on at most `gpus` GPUs of `hardware` (one name or several) for a
     workload of `prompt` / `output` tokens: the Pareto frontier of tokens/s per GPU against tokens/s per user and
-    the best configuration meeting `ttft` / `tpot` / `e2e` (seconds). Returns a whatif.config_search.result.SearchResult
-    (`best`, `frontier`, `configs`, `to_dict()`, `to_frame()`, `text()`)."""
+    the best configuration meeting `ttft` / `tpot` / `e2e` (seconds). `prefill_chunks` are the prefill chunk sizes
+    tried (tokens per pass, default 8192; `prefill_chunk` gives one alone). Returns a
+    whatif.config_search.result.SearchResult (`best`, `frontier`, `configs`, `to_dict()`, `to_frame()`, `text()`)."""
     from .config_search.run import run_search
-    from .config_search.space import DEFAULT_BATCHES, SearchSpace, SLOTargets
-    space = SearchSpace(model=model, hardware=(hardware,) if isinstance(hardware, str) else tuple(hardware),
+    from .config_search.space import DEFAULT_BATCHES, DEFAULT_CHUNKS, SearchSpace, SLOTargets
+    if prefill_chunk is not None:
+        if prefill_chunks is not None:
+            raise WhatifError("--prefill-chunk: give it or --prefill-chunks (a list), not both")
+        prefill_chunks = (prefill_chunk,)
+    space = SearchSpace(model=model, hardware=(hardware,) if isinstance(hardware, str) else _listed(hardware),
                         gpu_budget=gpus, prompt=prompt, output=output, slo=SLOTargets(ttft, tpot, e2e),
-                        tps=tuple(tp) if tp else None, pps=tuple(pp) if pp else None,
-                        batches=tuple(batches) if batches else DEFAULT_BATCHES, weight_dtypes=tuple(weight_dtypes),
-                        kv_dtypes=tuple(kv_dtypes), technique_sets=_technique_sets(techniques), modes=tuple(modes),
-                        prefill_chunk=prefill_chunk, efficiency=efficiency, kv_link=kv_link, objective=objective)
+                        tps=_listed(tp), pps=_listed(pp),
+                        batches=DEFAULT_BATCHES if batches is None else _listed(batches),
+                        weight_dtypes=_listed(weight_dtypes), kv_dtypes=_listed(kv_dtypes),
+                        technique_sets=_technique_sets(techniques), modes=_listed(modes),
+                        prefill_chunks=DEFAULT_CHUNKS if prefill_chunks is None else _listed(prefill_chunks),
+                        efficiency=efficiency, kv_link=kv_link,
+                        objective=objective)
     return run_search(space, backend, address, progress, simulate_top, sim_requests)

@@ -64,6 +64,7 @@ def estimate_dict(e: Estimate) -> dict:
         "efficiency": {"source": e.efficiency.source, "provenance": e.efficiency.provenance},
         "engine": e.engine.to_dict() if e.engine is not None else None,
         "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "e2e_s": e.e2e_s,
+        "served_ttft_s": e.served_ttft_s, "served_e2e_s": e.served_e2e_s, "frontend_s": e.frontend_s,
         "throughput_tok_s": e.throughput_tok_s, "decode_throughput_tok_s": e.decode_throughput_tok_s,
         "max_batch": e.max_batch, "max_batch_context_tokens": w.prompt + w.output,
         "max_batch_throughput_tok_s": e.max_batch_throughput_tok_s,
@@ -92,6 +93,14 @@ def round_dict(e: Estimate) -> dict | None:
             "overhead_s": r.overhead_s, "draft_overlaps_verify": r.overlap, "round_s": r.time_s,
             "time_per_token_s": r.per_token_s, "verify_tokens": r.verify.batch.tokens,
             "context_tokens": r.verify.batch.groups[0][1], "detail": r.detail}
+
+
+def _served_rows(e) -> list:
+    """TTFT as a client measures it through the engine's server (the spec's front end), when it has one."""
+    if e.frontend_s <= 0:
+        return []
+    return [["TTFT through the server", f"{units.seconds(e.served_ttft_s)} (+{units.seconds(e.frontend_s)} "
+                                        "front end: the engine spec's, partly assumed)"]]
 
 
 def _round_rows(e: Estimate) -> list[list[str]]:
@@ -188,6 +197,7 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
              units.seconds(e.tpot_s) if w.output > 1 else NO_DECODE],
             *_round_rows(e),
             ["end-to-end latency", units.seconds(e.e2e_s)],
+            *_served_rows(e),
             ["throughput (batch)", tok_rate(e.throughput_tok_s)],
             ["decode throughput", tok_rate(e.decode_throughput_tok_s) if w.output > 1 else NO_DECODE],
             [f"max batch at {w.prompt + w.output} tokens", str(e.max_batch)],

@@ -13,7 +13,8 @@ from .reporting import add_report_flag, start_report, write_report
 
 # keys of a search file (--scenario): api.search's arguments, the SLO as a section
 FILE_KEYS = {"model", "hardware", "gpus", "prompt", "output", "slo", "tp", "pp", "batches", "weight_dtypes",
-             "kv_dtypes", "techniques", "modes", "prefill_chunk", "efficiency", "kv_link", "objective"}
+             "kv_dtypes", "techniques", "modes", "prefill_chunks", "prefill_chunk", "efficiency", "kv_link",
+             "objective"}
 SLO_KEYS = {"ttft", "tpot", "e2e"}
 
 
@@ -65,8 +66,10 @@ def add_search_parser(sub) -> None:
     s.add_argument("--technique", action="append", default=None, metavar="SET",
                    help="a technique set to try besides none, e.g. kivi or int4+kivi (repeatable)")
     s.add_argument("--modes", help="aggregated, disaggregated or both (default both)")
-    s.add_argument("--prefill-chunk", type=flag_int(1, MAX_TOKENS, "tokens"),
-                   help="tokens per prefill pass (default 8192)")
+    s.add_argument("--prefill-chunks", metavar="LIST",
+                   help="tokens per prefill pass to try, comma-separated, e.g. 2048,8192 (default 8192)")
+    s.add_argument("--prefill-chunk", type=flag_int(1, MAX_TOKENS, "tokens"), metavar="N",
+                   help="one prefill chunk size (the same as --prefill-chunks N)")
     s.add_argument("--efficiency", choices=("ideal", "default", "calibrated"),
                    help="efficiency source (default: default)")
     s.add_argument("--kv-link", help="link between disaggregated pools (default: the system's GPU link in a node)")
@@ -101,6 +104,11 @@ def _file_values(path: str | None) -> dict:
     for key in ("hardware", "modes", "weight_dtypes", "kv_dtypes", "techniques"):
         if isinstance(values.get(key), str):
             values[key] = _names(values[key], f"{Path(path).name}.{key}")
+    for key, high in (("tp", MAX_GPUS), ("pp", MAX_GPUS), ("batches", MAX_REQUESTS), ("prefill_chunks", MAX_TOKENS)):
+        if isinstance(values.get(key), str):       # "2048,8192", as the flag takes it
+            values[key] = _ints(values[key], f"{Path(path).name}.{key}", high)
+        elif isinstance(values.get(key), int) and not isinstance(values[key], bool):
+            values[key] = [values[key]]
     return values
 
 
@@ -108,7 +116,7 @@ def search_kwargs(args) -> dict:
     """api.search's arguments from the file, then the flags over it."""
     values = _file_values(args.scenario)
     flags = {"model": args.model, "gpus": args.gpus, "prompt": args.prompt, "output": args.output,
-             "ttft": args.slo_ttft, "tpot": args.slo_tpot, "e2e": args.slo_e2e, "prefill_chunk": args.prefill_chunk,
+             "ttft": args.slo_ttft, "tpot": args.slo_tpot, "e2e": args.slo_e2e,
              "efficiency": args.efficiency, "kv_link": args.kv_link, "objective": args.objective,
              "techniques": args.technique}
     for key, text, flag in (("hardware", args.hardware, "--hardware"), ("weight_dtypes", args.weight_dtypes,
@@ -116,14 +124,18 @@ def search_kwargs(args) -> dict:
                             "--modes")):
         flags[key] = _names(text, flag) if text is not None else None
     for key, text, flag, high in (("tp", args.tp, "--tp", MAX_GPUS), ("pp", args.pp, "--pp", MAX_GPUS),
-                                  ("batches", args.batches, "--batches", MAX_REQUESTS)):
+                                  ("batches", args.batches, "--batches", MAX_REQUESTS),
+                                  ("prefill_chunks", args.prefill_chunks, "--prefill-chunks", MAX_TOKENS)):
         flags[key] = _ints(text, flag, high) if text is not None else None
+    if args.prefill_chunk is not None:
+        if args.prefill_chunks is not None:
+            raise WhatifError("--prefill-chunk: give it or --prefill-chunks, not both")
+        flags["prefill_chunks"] = [args.prefill_chunk]
     if args.technique is not None and not all(t.strip() for t in args.technique):
         raise WhatifError("--technique: an empty technique set; name one, e.g. kivi or int4+kivi")
-    if args.kv_link is not None:
-        from ..specs.hardware import load_component
-        load_component(args.kv_link, "link", "--kv-link")
     values.update({k: v for k, v in flags.items() if v is not None})
+    if flags["prefill_chunks"] is not None:
+        values.pop("prefill_chunk", None)     # the flags replace the file's chunk, in either form
     for key, flag in (("model", "--model"), ("hardware", "--hardware"), ("gpus", "--gpus")):
         if key not in values:
             raise WhatifError(f"whatif search needs {flag} (or `{key}:` in --scenario)")

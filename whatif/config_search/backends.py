@@ -1,6 +1,8 @@
 """Where engines are priced: in this process, or spread over a Ray cluster (`whatif[ray]`, optional).
 
-Both return the profiles in the order of the keys given, so a search's answer does not depend on the backend."""
+Both return the profiles in the order of the keys given (each key's prefill chunks in the space's order), so a
+search's answer does not depend on the backend. All chunks of an engine are priced in one call (one Ray task),
+where they share the kernel-timing memo."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -16,7 +18,7 @@ def evaluate_in_process(space: SearchSpace, keys: list[EngineKey],
                         progress: Callable[[int, int], None] | None = None) -> list[EngineProfile]:
     out = []
     for i, key in enumerate(keys):
-        out.append(evaluate_engine(space, key))
+        out += evaluate_engine(space, key)
         if progress is not None:
             progress(i + 1, len(keys))
     return out
@@ -42,7 +44,7 @@ def evaluate_on_ray(space: SearchSpace, keys: list[EngineKey], address: str | No
         task = ray.remote(evaluate_engine)
         space_ref = ray.put(space)
         pending = {task.remote(space_ref, key): i for i, key in enumerate(keys)}
-        out: list[EngineProfile | None] = [None] * len(keys)
+        out: list[list[EngineProfile]] = [[] for _ in keys]
         remaining = list(pending)
         while remaining:
             done, remaining = ray.wait(remaining, num_returns=1)
@@ -50,7 +52,7 @@ def evaluate_on_ray(space: SearchSpace, keys: list[EngineKey], address: str | No
                 out[pending[ref]] = ray.get(ref)
             if progress is not None:
                 progress(len(keys) - len(remaining), len(keys))
-        return out
+        return [p for profiles in out for p in profiles]
     finally:
         if started:
             ray.shutdown()

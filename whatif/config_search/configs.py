@@ -9,14 +9,30 @@ Steady-state model (assumed, as aiconfigurator's; `--simulate-top` re-checks it 
   to a decode replica over the link between the pools; y decode replicas each hold B sequences for output - 1
   steps (y * B / ((output - 1) * TPOT(B)) requests/s). The cluster serves the lesser rate; TTFT is the prefill
   plus the KV transfer, TPOT the decode step at B.
-Throughput per GPU is the cluster's output tokens/s over its GPUs; per-user throughput is 1 / TPOT."""
+Throughput per GPU is the cluster's output tokens/s over its GPUs; per-user throughput is 1 / TPOT.
+
+The prefill chunk C (tokens per prefill pass, the engine's max_num_batched_tokens; one setting per deployment)
+enters where the passes run:
+- TTFT: a request's own prefill is ceil(prompt / C) passes (several short prompts share one pass when they fit);
+  smaller passes use the GPU less well and re-read the weights once per pass.
+- aggregated TPOT: the other B - 1 requests' prefills, in passes of at most C tokens, are the decode stall in
+  e2e(B) - ttft(1). Prefill passes are priced apart from the decode steps (the decode tokens a chunked-prefill
+  engine packs into a prefill pass are not merged with it: an upper bound on the stall, high by at most one
+  decode step's fixed cost per pass). TPOT is the mean over a request's output: a smaller C spreads the stall
+  over more, shorter gaps (what chunked prefill is for: the worst gap between two tokens is about one pass), which the
+  mean does not show; the simulator re-check, run with a token budget of C per iteration, does.
+- memory: every replica reserves activations for one pass of min(B * prompt, C) tokens, so a larger C can lower
+  the max batch.
+- disaggregated: the prefill pool's passes (TTFT and its rate); the decode pool runs no prefill, so C reaches it
+  only through the activation reserve. Both pools are priced at the same C.
+The decode steps' own time does not depend on C."""
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
 
 from .evaluate import BatchPoint, EngineProfile
-from .space import EngineKey, SearchSpace, node_gpus
+from .space import DEFAULT_CHUNKS, EngineKey, SearchSpace, node_gpus
 
 OK, MISSES_SLO, DOES_NOT_FIT, INVALID = "ok", "misses SLO", "does not fit", "invalid"
 
@@ -42,25 +58,26 @@ class Config:
     reason: str = ""
     prefill: EngineKey | None = None  # disaggregated: the prefill pool's engine
     prefill_replicas: int = 0
+    chunk: int = DEFAULT_CHUNKS[0]   # tokens per prefill pass (both pools of a disaggregated cluster)
 
     @property
     def feasible(self) -> bool:
         return self.status in (OK, MISSES_SLO)
 
     def label(self) -> str:
+        limits = f"batch {self.batch} chunk {self.chunk}"
         if not self.feasible:
-            return f"[{self.engine.label()}] batch {self.batch}"
+            return f"[{self.engine.label()}] {limits}"
         if self.mode == "aggregated":
-            return f"{self.replicas}x [{self.engine.label()}] batch {self.batch}"
-        return (f"{self.prefill_replicas}P [{self.prefill.label()}] + {self.replicas}D [{self.engine.label()}] "
-                f"batch {self.batch}")
+            return f"{self.replicas}x [{self.engine.label()}] {limits}"
+        return f"{self.prefill_replicas}P [{self.prefill.label()}] + {self.replicas}D [{self.engine.label()}] {limits}"
 
     def row(self) -> dict:
         """Flat values for a table (JSON, CSV, Parquet, pandas); figures not priced (rejected) are None."""
         e, p = self.engine, self.prefill
         row = {"mode": self.mode, "hardware": self.hardware, "gpus": self.gpus, "replicas": self.replicas,
               "tp": e.tp, "pp": e.pp, "ep": e.ep, "dp_attention": e.dp_attention,
-              "batch": self.batch, "weight_dtype": e.weight,
+              "batch": self.batch, "prefill_chunk": self.chunk, "weight_dtype": e.weight,
               "kv_dtype": e.kv, "techniques": "+".join(str(t) for t in e.techniques),
               "prefill_replicas": self.prefill_replicas, "prefill_tp": p.tp if p else None,
               "prefill_pp": p.pp if p else None, "ttft_s": self.ttft_s, "tpot_s": self.tpot_s,
@@ -86,11 +103,13 @@ def rejected_engine(space: SearchSpace, p: EngineProfile) -> list[Config]:
         if b in fitted:
             continue
         status = INVALID if p.error.startswith("invalid") else DOES_NOT_FIT
-        reason = p.error or f"does not fit: batch {b} > max batch {p.max_batch} at {space.prompt + space.output} tokens"
+        reason = p.error or (f"does not fit: batch {b} > max batch {p.max_batch} at {space.prompt + space.output} "
+                             f"tokens, chunk {p.chunk}")
         if not p.error and p.engine_cap is not None and b > p.engine_cap:
             status, reason = INVALID, f"invalid: batch {b} > {p.engine_name or 'the engine'}'s max_num_seqs " \
                                       f"{p.engine_cap}"
-        rows.append(Config(space.modes[0], p.key.hardware, p.key, b, 0, p.gpus, status=status, reason=reason))
+        rows.append(Config(space.modes[0], p.key.hardware, p.key, b, 0, p.gpus, status=status, reason=reason,
+                           chunk=p.chunk))
     return rows
 
 
@@ -98,19 +117,26 @@ def _user_rate(tpot_s: float, e2e_s: float, output: int) -> float:
     return 1.0 / tpot_s if tpot_s > 0 else output / e2e_s
 
 
+def _exact_ties(x: float) -> float:
+    """`x` to 12 significant digits: e2e(B) - ttft(1) rounds differently for each prefill time subtracted (1e-16
+    relative), which would split configurations whose TPOT is the same decode (batch 1 at two chunks) into a
+    faster-per-user one and a more-per-GPU one, both on the frontier."""
+    return float(f"{x:.12g}")
+
+
 def aggregated(space: SearchSpace, p: EngineProfile) -> list[Config]:
     """Every replica count of each batch the engine fits, within the GPU budget."""
     out = []
     osl = space.output
     for pt in p.points:
-        tpot = (pt.e2e_s - p.prefill_s) / (osl - 1) if osl > 1 else 0.0
+        tpot = _exact_ties((pt.e2e_s - p.prefill_s) / (osl - 1)) if osl > 1 else 0.0
         per_gpu = pt.throughput_tok_s / p.gpus
         user = _user_rate(tpot, pt.e2e_s, osl)
         for r in range(1, space.gpu_budget // p.gpus + 1):
             out.append(_judged(space, mode="aggregated", hardware=p.key.hardware, engine=p.key, batch=pt.batch,
                                replicas=r, gpus=r * p.gpus, ttft_s=p.prefill_s, tpot_s=tpot, e2e_s=pt.e2e_s,
                                request_rate=r * pt.batch / pt.e2e_s, tok_s=r * pt.throughput_tok_s,
-                               tok_s_per_gpu=per_gpu, tok_s_per_user=user))
+                               tok_s_per_gpu=per_gpu, tok_s_per_user=user, chunk=p.chunk))
     return out
 
 
@@ -120,9 +146,10 @@ def pairs_within(budget: int, gp: int, gd: int) -> list[tuple[int, int]]:
 
 
 def disaggregated(space: SearchSpace, prefill: EngineProfile, decode: EngineProfile) -> list[Config]:
-    """Every xPyD cluster of these two engines at each decode batch, within the GPU budget."""
+    """Every xPyD cluster of these two engines (priced at the same chunk) at each decode batch, within the GPU
+    budget."""
     osl = space.output
-    if osl < 2 or prefill.error or decode.error:
+    if osl < 2 or prefill.error or decode.error or prefill.chunk != decode.chunk:
         return []
     node = node_gpus(decode.key.hardware)
     prefill_rps = 1.0 / prefill.prefill_s
@@ -141,7 +168,7 @@ def disaggregated(space: SearchSpace, prefill: EngineProfile, decode: EngineProf
                                batch=pt.batch, replicas=y, gpus=gpus, ttft_s=ttft, tpot_s=pt.tpot_s,
                                e2e_s=ttft + (osl - 1) * pt.tpot_s, request_rate=rate, tok_s=rate * osl,
                                tok_s_per_gpu=rate * osl / gpus, tok_s_per_user=1.0 / pt.tpot_s,
-                               prefill=prefill.key, prefill_replicas=x))
+                               prefill=prefill.key, prefill_replicas=x, chunk=decode.chunk))
     return out
 
 
@@ -161,6 +188,6 @@ def compose(space: SearchSpace, profiles: list[EngineProfile]) -> list[Config]:
         ready = [p for p in profiles if not p.error]
         for pre in ready:
             for dec in ready:
-                if same_pool(pre.key, dec.key):
+                if pre.chunk == dec.chunk and same_pool(pre.key, dec.key):
                     out += disaggregated(space, pre, dec)
     return out

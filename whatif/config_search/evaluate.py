@@ -1,20 +1,25 @@
 """Price one engine (a replica's setup) at every batch of the search space, with the roofline estimate.
 
 Cost is shared across configurations: an engine is resolved once (model, system, efficiency, techniques) and
-estimated once per batch limit; every aggregated or disaggregated configuration built from it (replica counts,
-prefill/decode pool sizes) reuses those estimates. The kernel timings inside are memoized by shape, so batches
-whose passes share shapes (the prefill passes of long prompts) cost little more.
+estimated once per batch limit and prefill chunk; every aggregated or disaggregated configuration built from it
+(replica counts, prefill/decode pool sizes) reuses those estimates. The kernel timings inside are memoized by
+shape, so batches whose passes share shapes (the prefill passes of long prompts) cost little more. The chunk
+changes only the prefill passes and the activation reserve (hence the max batch), not the decode steps, which are
+about half of an estimate's time: so all chunks of an engine are priced in one call (one Ray task), and for an
+engine without techniques the chunks after the first run a batch-1 estimate (the max batch and a request's own
+prefill) and, per batch, only the prefill passes, reusing the first chunk's decode (shared_decode). The KV
+transfer of disaggregated serving does not depend on the chunk and is priced once per engine.
 
-Pruning is exact: a batch is skipped only when it is above the engine's max batch (the most sequences of
-prompt + output tokens whose KV fits), because whether a batch fits is monotone in the batch
-(roofline.estimate.max_batch_fitting), so a skipped batch could never be deployed."""
+Pruning is exact: a batch is skipped only when it is above the engine's max batch at that chunk (the most
+sequences of prompt + output tokens whose KV fits beside a chunk's activations), because whether a batch fits
+is monotone in the batch (roofline.estimate.max_batch_fitting), so a skipped batch could never be deployed."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
 
 from ..errors import WhatifError
-from .space import EngineKey, SearchSpace
+from .space import DEFAULT_CHUNKS, EngineKey, SearchSpace
 
 # Between disaggregated pools on different nodes the KV crosses the network: a 400 Gb/s RDMA NIC per GPU
 # (assumed: the DGX/HGX H100 and B200 fabric; name another with kv_link).
@@ -34,9 +39,10 @@ class BatchPoint:
 
 @dataclass(frozen=True)
 class EngineProfile:
-    """One engine's estimates: '' error and the batches that fit, or why it cannot run at all."""
+    """One engine's estimates at one prefill chunk: '' error and the batches that fit, or why it cannot run."""
 
     key: EngineKey
+    chunk: int = DEFAULT_CHUNKS[0]      # tokens per prefill pass (the engine's max_num_batched_tokens)
     error: str = ""                     # 'invalid: ...' or 'does not fit: ...' when no batch can run
     max_batch: int = 0                  # most sequences that fit memory, capped by the engine's max_num_seqs
     engine_cap: int | None = None       # the serving engine's max_num_seqs (None: no engine spec)
@@ -45,15 +51,16 @@ class EngineProfile:
     prefill_s: float = 0.0              # one prompt's prefill: a request's own TTFT
     kv_send_node_s: float = 0.0         # one prompt's KV to a decode replica in the same node
     kv_send_net_s: float = 0.0          # ... on another node (CROSS_NODE_KV_LINK or the space's kv_link)
-    estimates: int = 0                  # roofline estimates run
+    estimates: int = 0                  # full roofline estimates run (not the prefill-only reuses)
 
     @property
     def gpus(self) -> int:
         return self.key.gpus
 
 
-def engine_scenario(space: SearchSpace, key: EngineKey, batch: int = 1):
-    """The scenario `whatif estimate` would run for this engine at `batch` (the API's and brute force's)."""
+def engine_scenario(space: SearchSpace, key: EngineKey, chunk: int, batch: int = 1):
+    """The scenario `whatif estimate` would run for this engine at `batch` and prefill `chunk` (the API's and
+    brute force's)."""
     from ..roofline.config import Parallelism, Precision
     from ..roofline.estimate import Workload
     from ..scenario import Scenario
@@ -61,7 +68,7 @@ def engine_scenario(space: SearchSpace, key: EngineKey, batch: int = 1):
     return Scenario(model=space.model, hardware=key.hardware, parallel=par,
                     precision=Precision(weight=key.weight, kv=key.kv),
                     workload=Workload(batch=batch, prompt=space.prompt, output=space.output,
-                                      prefill_chunk=space.prefill_chunk),
+                                      prefill_chunk=chunk),
                     efficiency=space.efficiency, techniques=tuple(key.techniques))
 
 
@@ -73,10 +80,30 @@ def _overflow_text(est) -> str:
     return f"{tier} needs {need / 1e9:.1f} GB per GPU, usable {usable / 1e9:.1f} GB"
 
 
-def evaluate_engine(space: SearchSpace, key: EngineKey) -> EngineProfile:
-    """Estimate `key` at each batch of the space up to its max batch: Scenario.run, exactly as `whatif estimate`
-    and `whatif.estimate` run it (model, system and efficiency loads are cached, so each run is the estimate)."""
-    sc = engine_scenario(space, key)
+def evaluate_engine(space: SearchSpace, key: EngineKey) -> list[EngineProfile]:
+    """Estimate `key` at each prefill chunk and batch of the space up to its max batch at that chunk: Scenario.run,
+    exactly as `whatif estimate` and `whatif.estimate` run it (model, system and efficiency loads are cached, so
+    each run is the estimate). One profile per chunk, in the space's chunk order. Without techniques, the chunks
+    after the first reuse the first chunk's decode steps (shared_decode)."""
+    out: list[EngineProfile] = []
+    sends = None      # (in a node, across nodes): the KV of one prompt, whatever the chunk
+    first: dict[int, object] = {}     # batch -> the first fitting chunk's estimate
+    for chunk in space.prefill_chunks:
+        profile, one, ests = _evaluate_at_chunk(space, key, chunk, first)
+        if one is not None and sends is None and "disaggregated" in space.modes:
+            sends = _kv_send_times(space, one)
+        if not first:
+            first = ests
+        out.append(profile)
+    if sends is not None:
+        out = [p if p.error else replace(p, kv_send_node_s=sends[0], kv_send_net_s=sends[1]) for p in out]
+    return out
+
+
+def _evaluate_at_chunk(space: SearchSpace, key: EngineKey, chunk: int, first: dict):
+    """(the profile at `chunk`, its batch-1 estimate or None when the engine cannot run, {batch: estimate} of the
+    batches fully estimated here)."""
+    sc = engine_scenario(space, key, chunk)
 
     def run(batch: int):
         return replace(sc, workload=replace(sc.workload, batch=batch)).run(with_max_batch=False)
@@ -84,23 +111,48 @@ def evaluate_engine(space: SearchSpace, key: EngineKey) -> EngineProfile:
     try:
         one = run(1)
     except WhatifError as exc:
-        return EngineProfile(key, error=f"invalid: {exc}", estimates=1)
+        return EngineProfile(key, chunk, error=f"invalid: {exc}", estimates=1), None, {}
     if one.max_batch < 1:
-        return EngineProfile(key, error=f"does not fit: {_overflow_text(one)}", estimates=1)
-    points, count = [], 1
+        return EngineProfile(key, chunk, error=f"does not fit: {_overflow_text(one)}", estimates=1), None, {}
+    shared = shared_decode(sc) if first and not key.techniques else None
+    points, count, ests = [], 1, {1: one}
     for b in sorted(set(space.batches)):
         if b > one.max_batch:
             break        # every larger batch overfills too (fit is monotone in the batch), or the engine caps it
+        if b != 1 and shared is not None and b in first:
+            points.append(shared(first[b], b))
+            continue
         est = one if b == 1 else run(b)
         count += b != 1
+        ests[b] = est
         points.append(BatchPoint(b, est.ttft_s, est.tpot_s, est.e2e_s, est.throughput_tok_s))
-    node_s = net_s = 0.0
-    if "disaggregated" in space.modes:
-        node_s, net_s = _kv_send_times(space, one)
     engine = getattr(one, "engine", None)
-    return EngineProfile(key, max_batch=one.max_batch, engine_cap=getattr(engine, "max_num_seqs", None),
-                         engine_name=getattr(engine, "name", ""), points=tuple(points), prefill_s=one.ttft_s,
-                         kv_send_node_s=node_s, kv_send_net_s=net_s, estimates=count)
+    return (EngineProfile(key, chunk, max_batch=one.max_batch, engine_cap=getattr(engine, "max_num_seqs", None),
+                          engine_name=getattr(engine, "name", ""), points=tuple(points), prefill_s=one.ttft_s,
+                          estimates=count), one, ests)
+
+
+def shared_decode(sc):
+    """A function (estimate of `batch` at another chunk, batch) -> BatchPoint at `sc`'s chunk, reusing the other
+    estimate's decode. Only for an engine without techniques: there the chunk changes the prefill passes and the
+    activation reserve (the max batch, checked by the caller with a batch-1 estimate at this chunk) and nothing of
+    the decode steps, and the estimate's TTFT is exactly the sum of its prefill passes (roofline.estimate: no
+    decoder adds to it, no technique changes the prompt's units). tests/test_search_chunks.py checks the figures
+    against whatif.estimate at each chunk."""
+    from ..roofline.estimate import engine_step, group_prefill_passes
+    from ..roofline.pass_setup import pass_setup
+    model, system, par, eff = sc.resolve()
+    setup = pass_setup(model, system, par, sc.precision, eff, sc.utilization(), sc.technique_set(), sc.placement(),
+                       sc.workload.shared_prefix, sc.engine())
+    w = sc.workload
+
+    def point(other, batch: int) -> BatchPoint:
+        passes = group_prefill_passes(par, batch, w.prompt, w.prefill_chunk)
+        ttft = sum(engine_step(setup, fb, sc.cuda_graphs)[1] * n for fb, n in passes)
+        e2e = ttft + (other.e2e_s - other.ttft_s)      # the same decode steps, after this chunk's prefill
+        return BatchPoint(batch, ttft, other.tpot_s, e2e, batch * w.output / e2e)
+
+    return point
 
 
 def _kv_send_times(space: SearchSpace, one) -> tuple[float, float]:

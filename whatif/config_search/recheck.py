@@ -2,7 +2,15 @@
 workload's prompts and outputs) and rerank by goodput: the highest request rate at which the SLOs hold for 90% of
 requests (simulator.capacity's search, started at 1.25x the rate the search predicts), as output tokens/s per GPU.
 The steady-state model runs every pool at full load; under random arrivals queues form before that, most in a
-disaggregated prefill pool, which is what this re-check shows."""
+disaggregated prefill pool, which is what this re-check shows. It runs the configuration's prefill chunk as the
+scheduler's token budget per iteration, so the gaps a long prefill pass puts between a decoding request's tokens
+count against the TPOT target here, where the search's TPOT is a mean.
+
+Attention data parallel (SGLang --enable-dp-attention) is re-checked approximately: the simulator has one scheduler
+per replica (one waiting queue, the DP ranks' KV caches pooled, each step's sequences split over the ranks as evenly
+as whole sequences allow: simulator/iteration_time.py), where SGLang runs one scheduler per DP rank, each with its
+own queue and KV cache and requests dealt to ranks as they arrive. Imbalance between ranks is not seen, so such a
+goodput is optimistic; the row's caveat says so."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -23,9 +31,9 @@ def sim_config(space: SearchSpace, c: Config, requests: int):
     from ..simulator.config import SLO, ClusterConfig, EngineConfig, SimConfig
     from ..simulator.workload import WorkloadSpec
     from .evaluate import CROSS_NODE_KV_LINK
-    scenario = engine_scenario(space, c.engine)
+    scenario = engine_scenario(space, c.engine, c.chunk)
     traffic = WorkloadSpec(rate=c.request_rate, requests=requests, prompt=space.prompt, output=space.output)
-    engine = EngineConfig(max_batch=c.batch, token_budget=space.prefill_chunk)
+    engine = EngineConfig(max_batch=c.batch, token_budget=c.chunk)
     if c.mode == "aggregated":
         cluster = ClusterConfig(replicas=c.replicas)
     else:
@@ -40,13 +48,24 @@ def distinct(ranked: list[Config], top: int) -> list[Config]:
     """The `top` best configurations that differ in more than their replica count (the best count of each)."""
     seen, out = set(), []
     for c in ranked:
-        shape = (c.mode, c.engine, c.prefill, c.batch)
+        shape = (c.mode, c.engine, c.prefill, c.batch, c.chunk)
         if shape not in seen:
             seen.add(shape)
             out.append(c)
         if len(out) == top:
             break
     return out
+
+
+def dp_attention_note(c: Config) -> str:
+    """What the re-check of an attention-DP configuration leaves out ('' for others)."""
+    dp = [e for e in (c.prefill, c.engine) if e is not None and e.dp_attention]
+    if not dp:
+        return ""
+    ranks = max(e.tp for e in dp)
+    return (f"attention DP: simulated as one scheduler per replica over its {ranks} DP ranks (one queue, pooled KV, "
+            f"even split), not one per rank as SGLang runs it; rank imbalance is not seen, so this goodput is "
+            f"optimistic")
 
 
 def recheck(space: SearchSpace, ranked: list[Config], top: int, requests: int | None = None) -> list[dict]:
@@ -64,11 +83,11 @@ def recheck(space: SearchSpace, ranked: list[Config], top: int, requests: int | 
         except WhatifError as exc:    # a deployment the simulator cannot model (e.g. one spanning nodes)
             out.append({"config": c, "predicted_req_s": c.request_rate, "goodput_req_s": 0.0,
                         "goodput_per_gpu_tok_s": 0.0, "attainment_fraction": 0.0, "runs": 0,
-                        "note": f"not simulated: {exc}"})
+                        "note": f"not simulated: {exc}", "caveat": ""})
             continue
         passed = [p for p in res.probes if p.passed and p.rate_rps == res.rate_rps]
         out.append({"config": c, "predicted_req_s": c.request_rate, "goodput_req_s": res.rate_rps,
                     "goodput_per_gpu_tok_s": res.rate_rps * space.output / c.gpus,
                     "attainment_fraction": passed[0].attainment if passed else 0.0, "runs": len(res.probes),
-                    "note": res.note})
+                    "note": res.note, "caveat": dp_attention_note(c)})
     return sorted(out, key=lambda r: -r["goodput_per_gpu_tok_s"])

@@ -110,6 +110,7 @@ class SearchResult:
                                     units.rate(r["goodput_req_s"], "req/s") if r["runs"] else "not simulated",
                                     _tok(r["goodput_per_gpu_tok_s"]), str(r["runs"])] for r in self.rechecked])]
             lines += [f"  {r['config'].label()}: {r['note']}" for r in self.rechecked if not r["runs"]]
+            lines += [f"  {r['config'].label()}: {r['caveat']}" for r in self.rechecked if r.get("caveat")]
         lines += ["", f"Pareto frontier (tok/s per GPU against tok/s per user; {len(self.frontier)} configurations):",
                   self._frontier_table()]
         reasons = self.reasons()

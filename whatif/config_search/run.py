@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..specs.checks import MAX_REQUESTS, integer
 from .backends import evaluate
 from .configs import compose
 from .pareto import frontier, ranked
@@ -20,6 +21,10 @@ def run_search(space: SearchSpace, backend: str = "process", address: str | None
                progress: Callable[[int, int], None] | None = None, simulate_top: int = 0,
                sim_requests: int | None = None) -> SearchResult:
     """Search `space`; with `simulate_top` K > 0, re-check the K best under the simulator and rerank by goodput."""
+    if simulate_top:     # checked before the search, not after it
+        integer(simulate_top, "--simulate-top", high=1000, what="configurations")
+        if sim_requests is not None:
+            integer(sim_requests, "--sim-requests", high=MAX_REQUESTS, what="requests")
     keys = engine_keys(space, is_moe(space.model))
     profiles = evaluate(space, keys, backend, address, progress)
     configs = compose(space, profiles)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import WhatifError, positive_int
+from ..errors import WhatifError, shown
 
 DEFAULT_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)   # max running sequences per replica (vLLM max_num_seqs: 256)
 DEFAULT_DTYPES = ("bf16",)
+DEFAULT_CHUNKS = (8192,)    # tokens per prefill pass (vLLM/SGLang max_num_batched_tokens / chunked-prefill-size)
 MODES = ("aggregated", "disaggregated")
 OBJECTIVES = ("tok_s_per_gpu", "tok_s")    # what "best" maximizes: per GPU, or the whole deployment's
 
@@ -80,33 +81,66 @@ class SearchSpace:
     kv_dtypes: tuple[str, ...] = DEFAULT_DTYPES
     technique_sets: tuple[tuple, ...] = ((),)
     modes: tuple[str, ...] = MODES
-    prefill_chunk: int = 8192              # tokens per prefill pass (engine max_num_batched_tokens)
+    prefill_chunks: tuple[int, ...] = DEFAULT_CHUNKS   # tokens per prefill pass: one engine setting each
     efficiency: str = "default"
     kv_link: str | None = None             # link between disaggregated pools (default: the system's GPU link)
     objective: str = "tok_s_per_gpu"
 
     def __post_init__(self):
-        positive_int(self.gpu_budget, "--gpus")
-        positive_int(self.prompt, "--prompt")
-        positive_int(self.output, "--output")
-        positive_int(self.prefill_chunk, "--prefill-chunk")
-        if not self.hardware:
-            raise WhatifError("--hardware: name at least one system or GPU for the pool")
-        for name, flag in (("tps", "--tp"), ("pps", "--pp"), ("batches", "--batches")):
-            for v in getattr(self, name) or ():
-                positive_int(v, flag)
+        from ..specs.checks import MAX_GPUS, MAX_PARALLEL, MAX_REQUESTS, MAX_TOKENS, integer
+        integer(self.gpu_budget, "--gpus", high=MAX_GPUS, what="GPUs")
+        integer(self.prompt, "--prompt", high=MAX_TOKENS, what="tokens")
+        integer(self.output, "--output", high=MAX_TOKENS, what="tokens")
+        if not isinstance(self.slo, SLOTargets):
+            raise WhatifError(f"slo: {shown(self.slo)} must be SLOTargets(ttft_s, tpot_s, e2e_s)")
+        _names(self.hardware, "--hardware", "a system or GPU for the pool")
+        for hw in self.hardware:
+            node_gpus(hw)        # an unknown name is an error now, not a rejection of every engine
+        for name, flag, high, what in (("tps", "--tp", MAX_PARALLEL, "GPUs"), ("pps", "--pp", MAX_PARALLEL, "GPUs"),
+                                       ("batches", "--batches", MAX_REQUESTS, "sequences"),
+                                       ("prefill_chunks", "--prefill-chunks", MAX_TOKENS, "tokens")):
+            values = getattr(self, name)
+            if values is None and name in ("tps", "pps"):
+                continue         # every power of two up to a node
+            _sequence(values, flag)
+            for v in values:
+                integer(v, flag, high=high, what=what)
+        _names(self.modes, "--modes", "aggregated or disaggregated")
         for m in self.modes:
             if m not in MODES:
-                raise WhatifError(f"--modes: {m!r} is not valid; valid: {', '.join(MODES)}")
+                raise WhatifError(f"--modes: {shown(m)} is not valid; valid: {', '.join(MODES)}")
         from ..roofline.config import Precision
-        for w in self.weight_dtypes:
+        for w in _names(self.weight_dtypes, "--weight-dtypes", "a weight format, e.g. bf16"):
             Precision(weight=w)
-        for kv in self.kv_dtypes:
+        for kv in _names(self.kv_dtypes, "--kv-dtypes", "a KV cache format, e.g. bf16"):
             Precision(kv=kv)
+        _sequence(self.technique_sets, "--technique")
+        from ..roofline.efficiency import SOURCES
+        if self.efficiency not in SOURCES:
+            raise WhatifError(f"--efficiency: {shown(self.efficiency)} is not valid; valid: {', '.join(SOURCES)}")
+        if self.kv_link is not None:
+            from ..specs.hardware import load_component
+            load_component(self.kv_link, "link", "--kv-link")
         if self.objective not in OBJECTIVES:
-            raise WhatifError(f"--objective: {self.objective!r} is not valid; valid: {', '.join(OBJECTIVES)}")
-        if not self.batches or not self.modes:
-            raise WhatifError("search: give at least one batch limit and one mode")
+            raise WhatifError(f"--objective: {shown(self.objective)} is not valid; valid: {', '.join(OBJECTIVES)}")
+
+
+def _sequence(values, flag: str) -> None:
+    """`values` must be a non-empty tuple or list (a bare string or number is a mistake, not one value)."""
+    if not isinstance(values, (tuple, list)):
+        raise WhatifError(f"{flag}: {shown(values)} must be a list of values, e.g. [1, 2]")
+    if not values:
+        raise WhatifError(f"{flag}: an empty list; give at least one value")
+
+
+def _names(values, flag: str, example: str) -> tuple:
+    """`values` must be a non-empty list of non-empty strings."""
+    if not isinstance(values, (tuple, list)) or not values:
+        raise WhatifError(f"{flag}: {shown(values)} must be a non-empty list; name {example}")
+    for v in values:
+        if not isinstance(v, str) or not v.strip():
+            raise WhatifError(f"{flag}: {shown(v)} is not a name; name {example}")
+    return tuple(values)
 
 
 def node_gpus(hardware: str) -> int:

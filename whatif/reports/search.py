@@ -86,10 +86,11 @@ def search_section(result) -> Section:
     s.html(table(headers, [_row(c) for c in result.frontier], numeric={3, 4, 5, 6, 7, 8}, prose={9}))
     if result.rechecked:
         s.html("<h3>Simulator re-check (goodput: highest rate with 90% of requests meeting the SLOs)</h3>")
-        s.html(table(["configuration", "GPUs", "predicted", "goodput", "goodput tok/s/GPU", "runs"],
+        s.html(table(["configuration", "GPUs", "predicted", "goodput", "goodput tok/s/GPU", "runs", "note"],
                      [[r["config"].label(), str(r["config"].gpus), units.rate(r["predicted_req_s"], "req/s"),
-                       units.rate(r["goodput_req_s"], "req/s"), f"{r['goodput_tok_s_per_gpu']:,.1f}", str(r["runs"])]
-                      for r in result.rechecked]))
+                       units.rate(r["goodput_req_s"], "req/s"), f"{r['goodput_per_gpu_tok_s']:,.1f}", str(r["runs"]),
+                       "; ".join(x for x in (r["note"], r.get("caveat", "")) if x)] for r in result.rechecked],
+                     numeric={1, 2, 3, 4, 5}, prose={6}))
     reasons = result.reasons()
     if reasons:
         s.html("<h3>Rejected, and why</h3>")

@@ -174,8 +174,30 @@ def prefill_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: flo
     """(time, compute, memory, fixed) of a prefill attention op: the model's B = the op's sequences, each
     of the causal length L whose L(L+1)/2 pairs equal the op's pairs per sequence; compute and memory
     rescaled to the op's FLOPs and bytes; the per-token cost counts the op's new tokens."""
-    p = fitted("prefill_attention", gpu, kv_dtype, engine, overrides)
-    c = ceilings(gpu)
+    decode = fitted("decode_attention", gpu, kv_dtype, engine, overrides) if op.shape.kv_bytes > 0 else None
+    fits = (ceilings(gpu), fitted("prefill_attention", gpu, kv_dtype, engine, overrides), decode)
+    return fitted_prefill_seconds(op, gpu, fits, t_extra_memory)
+
+
+def decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: float = 0.0,
+                   overrides: dict | None = None):
+    """(time, compute, memory, fixed) of a decode attention op: the model at the op's sequences and longest
+    context (which set its split-KV work items and SM occupancy), its compute and memory terms rescaled
+    to the op's FLOPs and bytes (a compressed or sparsely read cache)."""
+    fits = (ceilings(gpu), None, fitted("decode_attention", gpu, kv_dtype, engine, overrides))
+    return fitted_decode_seconds(op, gpu, fits, t_extra_memory)
+
+
+def attention_fits(gpu, engine: str, kv_dtype: str, overrides: dict | None = None) -> tuple:
+    """(Ceilings, prefill fit, decode fit) an attention op of `kv_dtype` is priced with: resolved once by a
+    caller that prices many ops of one kind (the simulator), else per op."""
+    return (ceilings(gpu), fitted("prefill_attention", gpu, kv_dtype, engine, overrides),
+            fitted("decode_attention", gpu, kv_dtype, engine, overrides))
+
+
+def fitted_prefill_seconds(op: Op, gpu, fits: tuple, t_extra_memory: float = 0.0):
+    """prefill_seconds with the fits resolved (attention_fits)."""
+    c, p, _ = fits
     s = op.shape
     b = s.sequences
     length = (math.sqrt(1.0 + 8.0 * s.pairs / b) - 1.0) / 2.0
@@ -190,19 +212,15 @@ def prefill_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: flo
     fixed = p.floor_s + p.token_s * s.queries / c.sms
     total = fixed + _ridge(t_c, t_m, p.smooth)
     if s.kv_bytes > 0:   # over a cached context: never cheaper than the decode kernel streaming that cache
-        _, _, t_stream, fixed_decode = decode_seconds(op, gpu, engine, kv_dtype, t_extra_memory, overrides)
+        _, _, t_stream, fixed_decode = fitted_decode_seconds(op, gpu, fits, t_extra_memory)
         if fixed_decode + t_stream > total:
             return fixed_decode + t_stream, t_c, t_stream, fixed_decode
     return total, t_c, t_m, fixed
 
 
-def decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: float = 0.0,
-                   overrides: dict | None = None):
-    """(time, compute, memory, fixed) of a decode attention op: the model at the op's sequences and longest
-    context (which set its split-KV work items and SM occupancy), its compute and memory terms rescaled
-    to the op's FLOPs and bytes (a compressed or sparsely read cache)."""
-    p = fitted("decode_attention", gpu, kv_dtype, engine, overrides)
-    c = ceilings(gpu)
+def fitted_decode_seconds(op: Op, gpu, fits: tuple, t_extra_memory: float = 0.0):
+    """decode_seconds with the fits resolved (attention_fits)."""
+    c, _, p = fits
     s = op.shape
     b, ctx = s.sequences, max(s.max_context, 1.0)
     t_c, t_m, fixed = _decode_terms(b, ctx, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, c.peak_flops(op.dtype),

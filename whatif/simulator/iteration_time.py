@@ -36,7 +36,13 @@ def bucket(x: int) -> int:
     """Context `x` rounded to the nearest point of the geometric grid (exact up to EXACT_BELOW)."""
     if x <= EXACT_BELOW:
         return x
-    return round(2.0 ** (round(math.log2(x) * GRID_STEPS_PER_DOUBLING) / GRID_STEPS_PER_DOUBLING))
+    b = _BUCKETS.get(x)
+    if b is None:   # (a run meets each context many times: the log costs more than the lookup)
+        b = _BUCKETS[x] = round(2.0 ** (round(math.log2(x) * GRID_STEPS_PER_DOUBLING) / GRID_STEPS_PER_DOUBLING))
+    return b
+
+
+_BUCKETS: dict[int, int] = {}   # bucket's memo: at most one entry per context length a run meets
 
 
 @dataclass
@@ -85,7 +91,8 @@ class IterationTimes:
         rnd = self.round(decode_seqs, ctx) if self.decoder is not None and decode_seqs else None
         width = rnd.verify.batch.groups[0][0] if rnd is not None else 1
         groups = [] if decode_seqs == 0 else [(width, ctx, decode_seqs)]
-        groups += sorted((q, bucket(c), 1) for q, c in prefills)
+        if prefills:
+            groups += sorted([(q, bucket(c), 1) for q, c in prefills])
         key = tuple(groups)
         t = self.cache.get(key)
         if t is not None:

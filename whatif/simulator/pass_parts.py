@@ -8,17 +8,19 @@ groups. Each is timed once per value (the body and tail tables are bounded by th
 the batch size) and the pass is assembled as roofline's forward_pass.time_pass assembles it:
 - CUDA graphs: kernels in sequence plus a gap each;
 - eager: the launch queue (see queue_lines), in closed form over the attention op's time.
-A GEMM's shape terms come from one vectorized gemm_parts call per (n, k) over every row count.
+A GEMM's shape terms come from one vectorized gemm_parts call per (n, k) over every row count; an
+attention op timed by a kernel model is priced from its groups' sums (attention_work), not a built Op.
 Results equal time_pass's and engine_step's up to float summation order
 (tests/test_sim_pass_parts.py checks it).
 `splittable` says when the split holds; otherwise the caller times whole passes."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from ..roofline.attention import attention_op
+from ..roofline.attention import DECODE_MAX_QUERIES, attention_op, causal_pairs
 from ..roofline.config import ForwardBatch
 from ..roofline.context import kv_width_per_gpu, pass_context
 from ..roofline.engine_kernels import engine_ops
@@ -27,6 +29,7 @@ from ..roofline.kernel_models.params import DTYPE_BYTES, ceilings, combine
 from ..roofline.kernel_models.gemm import gemm_parts
 from ..roofline import kernel_timing
 from ..roofline.op_kinds import LOGIT_ROLES, OpRole
+from ..roofline.op_shapes import AttentionShape
 from ..roofline.ops import OpClass, link_bytes
 from ..roofline.pass_setup import PassSetup
 from ..roofline.timing import OpTime, time_op
@@ -62,6 +65,7 @@ class PassParts:
         self.tails: dict[int, tuple[Part, ...]] = {}
         self.attention: dict[tuple, tuple] = {}   # groups -> each stage's attention seconds (_attention_s)
         self.gemm_tables: dict[tuple, tuple[list, list]] = {}
+        self.attention_fits: dict[str, tuple] = {}   # KV dtype -> kernel_timing.attention_fits
 
     def step_s(self, groups: tuple, logits: int, cuda_graphs: bool) -> float:
         """Wall seconds of one serving step of the batch, as forward_pass.engine_step prices it: decode
@@ -137,6 +141,11 @@ class PassParts:
         each, totals = 0.0, []
         for old in ops:
             sh = old.shape
+            fast = self._kernel_model_attention(old, groups)
+            if fast is not None:
+                each = fast
+                totals.append(fast * old.count)
+                continue
             op = attention_op(groups, heads=int(sh.heads), kv_heads=int(sh.kv_heads), d_qk=int(sh.d_qk),
                               d_v=int(sh.d_v), act_bytes=prec.act_bytes, kv_bytes=prec.kv_bytes,
                               kv_width=self.kv_width, count=old.count, dtype=old.dtype, name=old.name, role=old.role)
@@ -145,6 +154,30 @@ class PassParts:
             each = t.time_s
             totals.append(t.total_s)
         return each, tuple(totals)
+
+    def _kernel_model_attention(self, old, groups: tuple) -> float | None:
+        """Seconds of one instance of the attention op `old` stands for, for `groups`, priced by its kernel
+        model straight from the groups' sums (attention_work), not a built Op (~30 us, with a formula
+        string); None where that does not hold: no engine fit, an op the fits do not cover, an engine
+        version that reads the GQA cache per query head (engine_ops rewrites the op)."""
+        s = self.setup
+        sh = old.shape
+        if (not s.efficiency.engine or old.role != OpRole.ATTENTION or sh.d_qk != sh.d_v
+                or (s.engine is not None and not s.engine.gqa_decode_shares_kv and sh.heads > sh.kv_heads)):
+            return None
+        work = attention_work(groups, old, s.precision.act_bytes, s.precision.kv_bytes, self.kv_width)
+        gpu = s.system.gpu
+        if not kernel_timing.covers(work, gpu):
+            return None
+        kv_dtype = kernel_timing.kv_fit_dtype(work)
+        fits = self.attention_fits.get(kv_dtype)
+        if fits is None:
+            fits = self.attention_fits[kv_dtype] = kernel_timing.attention_fits(gpu, s.efficiency.engine, kv_dtype,
+                                                                                s.efficiency.kernel_params)
+        # as kernel_timing.op_seconds dispatches a covered attention op (not MLA: splittable excludes it)
+        price = (kernel_timing.fitted_decode_seconds if work.op_class == OpClass.ATTENTION_DECODE
+                 else kernel_timing.fitted_prefill_seconds)
+        return price(work, gpu, fits)[0]
 
     def _op_time(self, op) -> OpTime:
         s = self.setup
@@ -182,6 +215,43 @@ class PassParts:
         if fixed > max(t_c, t_m):
             bound = "overhead"
         return OpTime(op, total, t_c, t_m, fixed, bound)
+
+
+class AttentionWork(NamedTuple):
+    """What kernel_timing reads of an attention Op (op_class, role, flops, HBM bytes, dtype, shape, modifiers)."""
+
+    op_class: OpClass
+    role: OpRole
+    flops: float
+    hbm_bytes: float
+    dtype: str
+    shape: AttentionShape
+    alu_ops: float = 0.0
+    bandwidth_share: float = 1.0
+
+
+def attention_work(groups: tuple, old, act_bytes: float, kv_bytes: float, kv_width: float) -> AttentionWork:
+    """The attention op roofline.attention.attention_op builds for `groups` with `old`'s heads, dims and
+    dtype (dense causal pairs, a plain cache), as the sums kernel_timing reads, each summed in
+    attention_op's order so the floats are the same (tests/test_sim_pass_parts.py checks it)."""
+    sh = old.shape
+    heads, kv_heads, d_qk, d_v = int(sh.heads), int(sh.kv_heads), int(sh.d_qk), int(sh.d_v)
+    pairs = kv_io = cached = 0
+    queries = sequences = max_ctx = 0
+    decode = True
+    for q, c, n in groups:
+        pairs += n * causal_pairs(q, c) * 1.0
+        kv_io += n * ((c + q) * kv_width * kv_bytes)
+        cached += n * (c * kv_width * kv_bytes)
+        queries += n * q
+        sequences += n
+        max_ctx = max(max_ctx, c + q)
+        decode = decode and q <= DECODE_MAX_QUERIES
+    q_io = queries * heads * (d_qk + d_v) * act_bytes
+    shape = AttentionShape(pairs=pairs, heads=heads, kv_heads=kv_heads, d_qk=d_qk, d_v=d_v, max_context=max_ctx,
+                           sequences=sequences, kv_bytes=cached, queries=queries, kv_element_bytes=kv_bytes)
+    return AttentionWork(OpClass.ATTENTION_DECODE if decode else OpClass.ATTENTION_PREFILL, old.role,
+                         2.0 * pairs * heads * (d_qk + d_v), q_io + kv_io, old.dtype, shape)
 
 
 def queue_lines(ops, times, attention, launch_s: float, gap_s: float) -> tuple[tuple[int, float], ...]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .elementwise import evaluate
 from .params import DTYPE_BYTES, Ceilings, DecodeParams, ceilings, combine
 
 GQA_TILE_ROWS = 16
@@ -26,14 +27,21 @@ SPLIT_TOKENS = 256   # fewest cached tokens one split-KV work item takes
 
 
 def decode_parts(batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings, p: DecodeParams):
-    """(t_compute, t_memory, t_fixed) in seconds, t_fixed = floor + t_seq; arrays broadcast."""
+    """(t_compute, t_memory, t_fixed) in seconds, t_fixed = floor + t_seq; arrays broadcast; plain floats
+    in, floats out."""
+    return evaluate(_decode_parts, (batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c, p),
+                    (batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c.sms, c.hbm_bw, p.mem_eff,
+                     p.compute_eff, p.kv_splits, p.seq_s, p.floor_s))
+
+
+def _decode_parts(xp, batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings,
+                  p: DecodeParams):
     bw, sms = c.hbm_bw, c.sms
-    batch, context, heads, kv_heads, head_dim = (np.asarray(x, dtype=float)
-                                                 for x in (batch, context, heads, kv_heads, head_dim))
-    ctx = np.where(np.asarray(window) > 0, np.minimum(context, window), context)
-    items = batch * kv_heads * np.minimum(np.floor(p.kv_splits), np.ceil(ctx / SPLIT_TOKENS))
-    t_m = batch * ctx * kv_heads * head_dim * 2.0 * kv_bytes / (bw * p.mem_eff * np.minimum(1.0, items / sms))
-    rows = np.ceil(heads / kv_heads / GQA_TILE_ROWS) * GQA_TILE_ROWS
+    batch, context, heads, kv_heads, head_dim = (xp.asfloat(x) for x in (batch, context, heads, kv_heads, head_dim))
+    ctx = xp.where(xp.asfloat(window) > 0, xp.minimum(context, window), context)
+    items = batch * kv_heads * xp.minimum(xp.floor(p.kv_splits), xp.ceil(ctx / SPLIT_TOKENS))
+    t_m = batch * ctx * kv_heads * head_dim * 2.0 * kv_bytes / (bw * p.mem_eff * xp.minimum(1.0, items / sms))
+    rows = xp.ceil(heads / kv_heads / GQA_TILE_ROWS) * GQA_TILE_ROWS
     t_c = 4.0 * batch * ctx * kv_heads * rows * head_dim / (peak * p.compute_eff)
     return t_c, t_m, p.floor_s + p.seq_s * batch * kv_heads / sms
 
@@ -41,7 +49,7 @@ def decode_parts(batch, context, heads, kv_heads, head_dim, kv_bytes, window, pe
 def decode_time_arrays(batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings,
                        p: DecodeParams):
     t_c, t_m, fixed = decode_parts(batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c, p)
-    return fixed + combine(t_c, t_m, p.smooth)
+    return fixed + combine(np.asarray(t_c), np.asarray(t_m), p.smooth)   # numpy's power, as the fitters have
 
 
 def decode_attention_time(batch, context, heads, kv_heads, head_dim, kv_dtype: str, gpu,

@@ -28,33 +28,39 @@ from __future__ import annotations
 
 import numpy as np
 
+from .elementwise import Arrays, evaluate
 from .params import DTYPE_BYTES, Ceilings, PrefillParams, ceilings, combine
 
 BQ = BK = 128
 
 
-def tile_pairs(seq, group, window):
+def tile_pairs(seq, group, window, xp=Arrays):
     """(query tiles, mean key tiles per query tile, most key tiles of one query tile) per
     (sequence, KV head); `group` = query heads per KV head; window <= 0 means full attention."""
-    seq = np.asarray(seq, dtype=float)
-    nq = np.ceil(seq * group / BQ)
-    nk = np.ceil(seq / BK)
-    w = np.where(np.asarray(window) > 0, np.ceil(np.asarray(window, dtype=float) / BK) + 1, np.inf)
+    seq = xp.asfloat(seq)
+    nq = xp.ceil(seq * group / BQ)
+    nk = xp.ceil(seq / BK)
+    w = xp.where(xp.asfloat(window) > 0, xp.ceil(xp.asfloat(window) / BK) + 1, xp.inf)
     windowed = w < nk
-    mean_k = np.where(windowed, np.minimum(w, nk) - np.minimum(w, nk) ** 2 / (2.0 * nk) + 0.5, (nk + 1) / 2.0)
-    return nq, mean_k, np.minimum(nk, w)
+    mean_k = xp.where(windowed, xp.minimum(w, nk) - xp.minimum(w, nk) ** 2 / (2.0 * nk) + 0.5, (nk + 1) / 2.0)
+    return nq, mean_k, xp.minimum(nk, w)
 
 
 def prefill_parts(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings, p: PrefillParams):
     """(t_compute, t_memory, t_fixed) in seconds, t_fixed = floor + t_tok; arrays broadcast (the
-    fitter passes columns, and Ceilings whose fields are columns)."""
+    fitter passes columns, and Ceilings whose fields are columns); plain floats in, floats out."""
+    return evaluate(_prefill_parts, (batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c, p),
+                    (batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c.sms, c.hbm_bw, p.compute_eff,
+                     p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s))
+
+
+def _prefill_parts(xp, batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings, p: PrefillParams):
     sms = c.sms
-    batch, seq, heads, kv_heads, head_dim = (np.asarray(x, dtype=float)
-                                             for x in (batch, seq, heads, kv_heads, head_dim))
-    nq, mean_k, nk_max = tile_pairs(seq, heads / kv_heads, window)
-    t_pair = np.maximum(4.0 * BQ * BK * head_dim / (peak / sms * p.compute_eff), p.tile_s)
+    batch, seq, heads, kv_heads, head_dim = (xp.asfloat(x) for x in (batch, seq, heads, kv_heads, head_dim))
+    nq, mean_k, nk_max = tile_pairs(seq, heads / kv_heads, window, xp)
+    t_pair = xp.maximum(4.0 * BQ * BK * head_dim / (peak / sms * p.compute_eff), p.tile_s)
     grid = batch * kv_heads * nq * (p.cta_s + mean_k * t_pair) / sms
-    t_c = np.maximum(grid, p.cta_s + nk_max * t_pair / p.kv_splits)
+    t_c = xp.maximum(grid, p.cta_s + nk_max * t_pair / p.kv_splits)
     nbytes = batch * seq * head_dim * (heads * 4.0 + kv_heads * 4.0 + kv_heads * 2.0 * kv_bytes)
     t_m = nbytes / (c.hbm_bw * p.mem_eff)
     return t_c, t_m, p.floor_s + p.token_s * batch * seq / sms
@@ -63,7 +69,7 @@ def prefill_parts(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak,
 def prefill_time_arrays(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings,
                         p: PrefillParams):
     t_c, t_m, fixed = prefill_parts(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c, p)
-    return fixed + combine(t_c, t_m, p.smooth)
+    return fixed + combine(np.asarray(t_c), np.asarray(t_m), p.smooth)   # numpy's power, as the fitters have
 
 
 def prefill_attention_time(batch, seq, heads, kv_heads, head_dim, dtype: str, kv_dtype: str, gpu,
