@@ -11,6 +11,8 @@ from dataclasses import fields
 
 import pytest
 
+from whatif.scenario import Scenario
+
 from whatif.cli import main
 from whatif.cli.progress import ProgressBar
 from whatif.cli.simulate import CAPACITY_REQUESTS
@@ -114,7 +116,9 @@ def test_scenario_file_sections_and_flags_over_them(capsys, tmp_path):
     engine = o["setup"]["config"]["engine"]
     assert engine["max_batch"] == 4 and engine["prefix_caching"] is False
     assert o["slo"]["ttft_s"] == 0.1
-    assert o["setup"]["config"]["engine"]["token_budget"] == EngineConfig().token_budget   # the dataclass's default
+    # not given: the engine spec's as vLLM configures itself on an H100 (its large-GPU default, 8192)
+    budget = Scenario(hardware="h100-sxm").engine().max_num_batched_tokens
+    assert o["setup"]["config"]["engine"]["token_budget"] == budget
 
 
 def test_estimate_ignores_the_simulator_sections(capsys, tmp_path):

@@ -115,8 +115,19 @@ def test_sglang_memory_fraction_follows_tensor_parallelism():
 
 def test_max_batch_is_capped_by_the_engines_max_num_seqs():
     small = replace(BASE, model="llama-3.2-1b", workload=Workload(batch=1, prompt=64, output=64))
-    assert small.run().max_batch == engine_spec("vllm").max_num_seqs
-    assert replace(small, kernel_engine="trtllm").run().max_batch > engine_spec("vllm").max_num_seqs
+    assert small.run().max_batch == small.engine().max_num_seqs
+    assert replace(small, kernel_engine="trtllm").run().max_batch > small.engine().max_num_seqs
+
+
+def test_vllm_takes_its_large_gpu_defaults_on_large_gpus_but_not_on_a100():
+    """vllm/engine/arg_utils.py: >= 70 GiB and not an A100 -> 1024 sequences, 8192 tokens per step."""
+    def spec(hw):
+        return replace(BASE, hardware=hw).engine()
+    assert (spec("h100-sxm").max_num_seqs, spec("h100-sxm").max_num_batched_tokens) == (1024, 8192)
+    assert (spec("b200").max_num_seqs, spec("h200-sxm").max_num_batched_tokens) == (1024, 8192)
+    for small in ("a100-sxm-80gb", "l40s", "l4"):
+        assert (spec(small).max_num_seqs, spec(small).max_num_batched_tokens) == (256, 2048)
+    assert spec("h100-sxm").to_dict()["max_num_seqs"] == 1024
 
 
 def test_simulator_scheduler_defaults_come_from_the_spec():

@@ -9,7 +9,7 @@ assumed) and source; `Engine.sources` keeps them for reports.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -76,6 +76,17 @@ class EngineMemory:
 
 
 @dataclass(frozen=True)
+class LargeGpuDefaults:
+    """Scheduler defaults an engine picks on a GPU of at least `min_bytes` whose name contains none of
+    `except_names`."""
+
+    min_bytes: float
+    except_names: tuple[str, ...]
+    max_num_seqs: int
+    max_num_batched_tokens: int
+
+
+@dataclass(frozen=True)
 class Engine:
     name: str
     description: str
@@ -92,7 +103,18 @@ class Engine:
     gqa_decode_shares_kv: bool = True     # GQA decode reads each KV head once for its whole query-head group
     eager_launch_s: float | None = None   # host time per kernel run eagerly (None: the GPU profile's launch_overhead)
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
+    large_gpu: LargeGpuDefaults | None = None   # other scheduler defaults on large GPUs (vLLM's)
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def for_gpu(self, gpu) -> Engine:
+        """The spec as the engine configures itself on `gpu` (vLLM raises max_num_seqs and the token budget
+        on GPUs with >= 70 GiB, A100 excepted); the spec itself elsewhere."""
+        big = self.large_gpu
+        if big is None or gpu.hbm_capacity.value < big.min_bytes:
+            return self
+        if any(n in gpu.name.lower() for n in big.except_names):
+            return self
+        return replace(self, max_num_seqs=big.max_num_seqs, max_num_batched_tokens=big.max_num_batched_tokens)
 
     def summary(self) -> str:
         """One line: which spec, and the figures of it that shape a step."""
@@ -182,7 +204,9 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
         raise WhatifError(f"{where}: kind must be 'engine', got {data.get('kind')!r}")
     src: dict[str, str] = {}
     sections = {}
-    for name, keys in (("scheduler", {"max_num_seqs", "max_num_batched_tokens", "block_size", "chunked_prefill"}),
+    large_keys = {"large_gpu_min_gib", "large_gpu_except", "large_gpu_max_num_seqs", "large_gpu_max_num_batched_tokens"}
+    for name, keys in (("scheduler", {"max_num_seqs", "max_num_batched_tokens", "block_size", "chunked_prefill",
+                                      *large_keys}),
                        ("cuda_graphs", {"decode_sizes", "prefill"}),
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped"}),
                        ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
@@ -190,7 +214,7 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
                        ("collectives", {"custom_allreduce_max_bytes"})):
         sec = check_mapping(data.get(name), keys, f"{where}.{name}")
         sections[name] = {k: _leaf(sec, k, f"{where}.{name}", src, name) for k in keys if k in sec or
-                          k != "fraction_by_tp"}
+                          (k != "fraction_by_tp" and k not in large_keys)}
     s, g, c, m = (sections[k] for k in ("scheduler", "cuda_graphs", "cpu", "memory"))
     accounting = m["accounting"]
     if accounting not in ACCOUNTING:
@@ -218,7 +242,24 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
             _number(m["cuda_graph_gib"], f"{where}.memory.cuda_graph_gib", 0.0, 1e4) * GIB),
         custom_allreduce_max_bytes=_number(sections["collectives"]["custom_allreduce_max_bytes"],
                                            f"{where}.collectives.custom_allreduce_max_bytes", 0.0, 1e12),
-        **_optional_sections(data, where, src), sources=src)
+        large_gpu=_large_gpu(s, f"{where}.scheduler"), **_optional_sections(data, where, src), sources=src)
+
+
+def _large_gpu(s: dict, where: str) -> LargeGpuDefaults | None:
+    """The scheduler's large-GPU defaults: all four large_gpu_* keys, or none."""
+    keys = ("large_gpu_min_gib", "large_gpu_except", "large_gpu_max_num_seqs", "large_gpu_max_num_batched_tokens")
+    given = [k for k in keys if k in s]
+    if not given:
+        return None
+    if len(given) != len(keys):
+        raise WhatifError(f"{where}: give all of {', '.join(keys)} or none")
+    names = s["large_gpu_except"]
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        raise WhatifError(f"{where}.large_gpu_except: expected a list of GPU name parts, e.g. [a100]")
+    return LargeGpuDefaults(_number(s["large_gpu_min_gib"], f"{where}.large_gpu_min_gib", 1.0, 1e5) * GIB,
+                            tuple(n.lower() for n in names),
+                            _count(s["large_gpu_max_num_seqs"], f"{where}.large_gpu_max_num_seqs"),
+                            _count(s["large_gpu_max_num_batched_tokens"], f"{where}.large_gpu_max_num_batched_tokens"))
 
 
 def _optional_sections(data: dict, where: str, src: dict) -> dict:
