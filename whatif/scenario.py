@@ -88,9 +88,9 @@ class Scenario:
         return model, system, par, eff
 
     def engine(self) -> Engine:
-        """The engine's spec as it configures itself on this scenario's GPU (vLLM's large-GPU defaults)."""
-        gpus = self.parallel.gpus if self.parallel.gpus > 1 else self.gpus
-        return engine_spec(self.kernel_engine).for_gpu(load_system(self.hardware, gpus).gpu)
+        """The engine's spec as it configures itself on this scenario's GPU (vLLM's large-GPU defaults): the
+        GPU's profile decides, not how many of it."""
+        return engine_spec(self.kernel_engine).for_gpu(load_system(self.hardware).gpu)
 
     def utilization(self) -> float:
         """The engine's memory fraction: given, or its spec's default at this tensor parallelism."""

@@ -35,7 +35,7 @@ from .kernel_models import collectives as coll
 from .kernel_models.decode_attention import decode_parts
 from .kernel_models.gemm import gemm_parts
 from .kernel_models.moe import has_moe_fit, moe_params, tile_m
-from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, params_for
+from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
 from .kernel_models.prefill_attention import prefill_parts
 from .op_shapes import AttentionShape
 from .op_kinds import OpRole
@@ -114,7 +114,7 @@ def _ridge(t_c: float, t_m: float, p: float) -> float:
 def fitted(model: str, gpu, dtype: str, engine: str, overrides: dict | None = None):
     """The parameters of a kernel model: a calibration's own fit of (model, dtype) where it has one
     (fp16 is keyed as bf16, as the shipped fits are), else the engine's shipped fit (params_for)."""
-    key = (model, "bf16" if dtype == "fp16" else dtype)
+    key = (model, fit_dtype(dtype))
     if overrides and key in overrides:
         return overrides[key]
     return params_for(model, gpu.arch, dtype, engine).params

@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import WhatifError, check_mapping
+from .checks import boolean, integer, number
 from .profiles import PACKAGE_DIR, looks_like_path, profile_index, read_yaml
 
 ENGINE_DIR = PACKAGE_DIR / "engine_profiles"
@@ -162,22 +163,7 @@ def _leaf(data: dict, key: str, where: str, sources: dict, prefix: str):
     return raw["value"]
 
 
-def _number(value, where: str, low: float, high: float = float("inf")) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise WhatifError(f"{where}: {value!r} must be a number from {low:g} to {high:g}")
-    return float(value)
-
-
-def _count(value, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise WhatifError(f"{where}: {value!r} must be a positive integer")
-    return value
-
-
-def _flag(value, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise WhatifError(f"{where}: {value!r} must be true or false")
-    return value
+MAX_GRAPH_BATCH = 1 << 16   # no engine captures a decode graph of more sequences (vLLM's largest: 512)
 
 
 def expand_sizes(raw, where: str) -> tuple[int, ...]:
@@ -190,10 +176,10 @@ def expand_sizes(raw, where: str) -> tuple[int, ...]:
         if isinstance(item, list):
             if len(item) != 3:
                 raise WhatifError(f"{where}: range {item!r} must be [start, stop, step]")
-            start, stop, step = (_count(v, where) for v in item)
+            start, stop, step = (integer(v, where, high=MAX_GRAPH_BATCH, what="sequences") for v in item)
             out.update(range(start, stop + 1, step))
         else:
-            out.add(_count(item, where))
+            out.add(integer(item, where, high=MAX_GRAPH_BATCH, what="sequences"))
     return tuple(sorted(out))
 
 
@@ -224,23 +210,23 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
         raise WhatifError(f"{where}.memory.fraction_by_tp: expected a list of [min tp, fraction] pairs")
     return Engine(
         name=str(data.get("name", where)), description=str(data.get("description", "")),
-        max_num_seqs=_count(s["max_num_seqs"], f"{where}.scheduler.max_num_seqs"),
-        max_num_batched_tokens=_count(s["max_num_batched_tokens"], f"{where}.scheduler.max_num_batched_tokens"),
-        block_size=_count(s["block_size"], f"{where}.scheduler.block_size"),
-        chunked_prefill=_flag(s["chunked_prefill"], f"{where}.scheduler.chunked_prefill"),
+        max_num_seqs=integer(s["max_num_seqs"], f"{where}.scheduler.max_num_seqs"),
+        max_num_batched_tokens=integer(s["max_num_batched_tokens"], f"{where}.scheduler.max_num_batched_tokens"),
+        block_size=integer(s["block_size"], f"{where}.scheduler.block_size"),
+        chunked_prefill=boolean(s["chunked_prefill"], f"{where}.scheduler.chunked_prefill"),
         graph_sizes=expand_sizes(g["decode_sizes"], f"{where}.cuda_graphs.decode_sizes"),
-        graph_prefill=_flag(g["prefill"], f"{where}.cuda_graphs.prefill"),
-        cpu=CpuOverhead(_number(c["per_step_s"], f"{where}.cpu.per_step_s", 0.0, 1.0),
-                        _number(c["per_sequence_s"], f"{where}.cpu.per_sequence_s", 0.0, 1.0),
-                        _flag(c["overlapped"], f"{where}.cpu.overlapped")),
+        graph_prefill=boolean(g["prefill"], f"{where}.cuda_graphs.prefill"),
+        cpu=CpuOverhead(number(c["per_step_s"], f"{where}.cpu.per_step_s", 0.0, 1.0),
+                        number(c["per_sequence_s"], f"{where}.cpu.per_sequence_s", 0.0, 1.0),
+                        boolean(c["overlapped"], f"{where}.cpu.overlapped")),
         memory=EngineMemory(
-            accounting, _number(m["fraction"], f"{where}.memory.fraction", 0.01, 1.0),
-            tuple((_count(t, f"{where}.memory.fraction_by_tp"),
-                   _number(f, f"{where}.memory.fraction_by_tp", 0.01, 1.0)) for t, f in by_tp),
-            _number(m["runtime_gib"], f"{where}.memory.runtime_gib", 0.0, 1e4) * GIB,
-            _number(m["nccl_gib"], f"{where}.memory.nccl_gib", 0.0, 1e4) * GIB,
-            _number(m["cuda_graph_gib"], f"{where}.memory.cuda_graph_gib", 0.0, 1e4) * GIB),
-        custom_allreduce_max_bytes=_number(sections["collectives"]["custom_allreduce_max_bytes"],
+            accounting, number(m["fraction"], f"{where}.memory.fraction", 0.01, 1.0),
+            tuple((integer(t, f"{where}.memory.fraction_by_tp"),
+                   number(f, f"{where}.memory.fraction_by_tp", 0.01, 1.0)) for t, f in by_tp),
+            number(m["runtime_gib"], f"{where}.memory.runtime_gib", 0.0, 1e4) * GIB,
+            number(m["nccl_gib"], f"{where}.memory.nccl_gib", 0.0, 1e4) * GIB,
+            number(m["cuda_graph_gib"], f"{where}.memory.cuda_graph_gib", 0.0, 1e4) * GIB),
+        custom_allreduce_max_bytes=number(sections["collectives"]["custom_allreduce_max_bytes"],
                                            f"{where}.collectives.custom_allreduce_max_bytes", 0.0, 1e12),
         large_gpu=_large_gpu(s, f"{where}.scheduler"), **_optional_sections(data, where, src), sources=src)
 
@@ -256,10 +242,10 @@ def _large_gpu(s: dict, where: str) -> LargeGpuDefaults | None:
     names = s["large_gpu_except"]
     if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
         raise WhatifError(f"{where}.large_gpu_except: expected a list of GPU name parts, e.g. [a100]")
-    return LargeGpuDefaults(_number(s["large_gpu_min_gib"], f"{where}.large_gpu_min_gib", 1.0, 1e5) * GIB,
+    return LargeGpuDefaults(number(s["large_gpu_min_gib"], f"{where}.large_gpu_min_gib", 1.0, 1e5) * GIB,
                             tuple(n.lower() for n in names),
-                            _count(s["large_gpu_max_num_seqs"], f"{where}.large_gpu_max_num_seqs"),
-                            _count(s["large_gpu_max_num_batched_tokens"], f"{where}.large_gpu_max_num_batched_tokens"))
+                            integer(s["large_gpu_max_num_seqs"], f"{where}.large_gpu_max_num_seqs"),
+                            integer(s["large_gpu_max_num_batched_tokens"], f"{where}.large_gpu_max_num_batched_tokens"))
 
 
 def _optional_sections(data: dict, where: str, src: dict) -> dict:
@@ -272,14 +258,14 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
         if "fits" in sec:
             out["kernel_fits"] = str(_leaf(sec, "fits", f"{where}.kernels", src, "kernels"))
         if "gqa_decode_shares_kv" in sec:
-            out["gqa_decode_shares_kv"] = _flag(_leaf(sec, "gqa_decode_shares_kv", f"{where}.kernels", src, "kernels"),
-                                                f"{where}.kernels.gqa_decode_shares_kv")
+            shares = _leaf(sec, "gqa_decode_shares_kv", f"{where}.kernels", src, "kernels")
+            out["gqa_decode_shares_kv"] = boolean(shares, f"{where}.kernels.gqa_decode_shares_kv")
         if "eager_launch_s" in sec:
-            out["eager_launch_s"] = _number(_leaf(sec, "eager_launch_s", f"{where}.kernels", src, "kernels"),
+            out["eager_launch_s"] = number(_leaf(sec, "eager_launch_s", f"{where}.kernels", src, "kernels"),
                                             f"{where}.kernels.eager_launch_s", 0.0, 0.1)
     if "frontend" in data:
         sec = check_mapping(data["frontend"], {"per_request_s", "per_prompt_token_s"}, f"{where}.frontend")
-        out["frontend"] = FrontEnd(*(_number(_leaf(sec, k, f"{where}.frontend", src, "frontend"),
+        out["frontend"] = FrontEnd(*(number(_leaf(sec, k, f"{where}.frontend", src, "frontend"),
                                              f"{where}.frontend.{k}", 0.0, 10.0)
                                      for k in ("per_request_s", "per_prompt_token_s")))
     return out

@@ -108,15 +108,19 @@ def subsample(frame, max_rows: int):
     return ordered.iloc[::step]
 
 
-def _ceiling_columns(rows, compute_dtype):
-    """(peak FLOP/s per row, Ceilings whose fields are per-row columns)."""
-    table = {g: corpus_ceilings(g) for g in rows["gpu"].unique()}
-    gpus = rows["gpu"].to_numpy()
-    dt = np.asarray(compute_dtype)
-    peak = np.array([table[g].peak_flops(d) for g, d in zip(gpus, np.broadcast_to(dt, gpus.shape))])
-    col = {f: np.array([getattr(table[g], f) for g in gpus], dtype=float)
-           for f in ("hbm_bw", "sms", "l2_bytes")}
+def ceiling_columns(per_row, compute_dtypes):
+    """(peak FLOP/s per row, Ceilings whose fields are per-row columns) from each row's Ceilings and the dtype
+    its compute runs in (one dtype for all rows, or one per row)."""
+    dt = np.broadcast_to(np.asarray(compute_dtypes), (len(per_row),))
+    peak = np.array([c.peak_flops(d) for c, d in zip(per_row, dt)])
+    col = {f: np.array([getattr(c, f) for c in per_row], dtype=float) for f in ("hbm_bw", "sms", "l2_bytes")}
     return peak, Ceilings("rows", "mixed", {}, **col)
+
+
+def _ceiling_columns(rows, compute_dtype):
+    """ceiling_columns of corpus rows, by their `gpu` key."""
+    table = {g: corpus_ceilings(g) for g in rows["gpu"].unique()}
+    return ceiling_columns([table[g] for g in rows["gpu"].to_numpy()], compute_dtype)
 
 
 @cache

@@ -13,11 +13,11 @@ import math
 
 import numpy as np
 
-from ..roofline.kernel_models.params import DTYPE_BYTES, Ceilings, ceilings
+from ..roofline.kernel_models.params import DTYPE_BYTES, ceilings, fit_dtype
 from ..roofline.kernel_timing import covers, kv_fit_dtype
 from ..roofline.op_kinds import OpClass
 from ..specs.hardware import load_component
-from .kernel_fit import fit
+from .kernel_fit import ceiling_columns, fit
 from .table import Row
 
 MODEL_OF_CLASS = {OpClass.GEMM: "gemm", OpClass.ATTENTION_PREFILL: "prefill_attention",
@@ -32,25 +32,19 @@ def model_key(op, gpu) -> tuple[str, str] | None:
     if model is None or not covers(op, gpu) or (model == "gemm" and op.shape.groups != 1.0):
         return None
     dtype = op.dtype if model == "gemm" else kv_fit_dtype(op)
-    return model, ("bf16" if dtype == "fp16" else dtype)   # keyed as the shipped fits are
-
-
-def _columns(gpus: list) -> tuple[Ceilings, list]:
-    cs = [ceilings(g) for g in gpus]
-    cols = {f: np.array([getattr(c, f) for c in cs], dtype=float) for f in ("hbm_bw", "sms", "l2_bytes")}
-    return Ceilings("rows", "mixed", {}, **cols), cs
+    return model, fit_dtype(dtype)   # keyed as the shipped fits are
 
 
 def design_from_rows(model: str, ops: list, gpus: list, measured) -> dict:
     """kernel_fit's design columns (the model's arguments, one per row, and the measured seconds)."""
-    c, per_row = _columns(gpus)
+    per_row = [ceilings(g) for g in gpus]
     y = np.asarray(measured, dtype=float)
     if model == "gemm":
-        peak = np.array([cr.peak_flops(op.dtype) for op, cr in zip(ops, per_row)])
+        peak, c = ceiling_columns(per_row, [op.dtype for op in ops])
         m, n, k = (np.array([getattr(op.shape, f) for op in ops], dtype=float) for f in ("m", "n", "k"))
         return {"args": (m, n, k, np.array([DTYPE_BYTES[op.dtype] for op in ops]), peak, c), "y": y}
-    peak = np.array([cr.peak_flops(op.dtype if model == "prefill_attention" else "bf16")
-                     for op, cr in zip(ops, per_row)])
+    # prefill computes in the op's dtype; decode's GQA term is priced at the bf16 peak, as the corpus fit
+    peak, c = ceiling_columns(per_row, [op.dtype for op in ops] if model == "prefill_attention" else "bf16")
     s = [op.shape for op in ops]
     b = np.array([x.sequences for x in s], dtype=float)
     if model == "prefill_attention":

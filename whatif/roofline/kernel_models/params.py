@@ -111,6 +111,11 @@ PARAM_CLASSES = {"gemm": GemmParams, "prefill_attention": PrefillParams, "decode
                  "mla_prefill": PrefillParams, "mla_decode": DecodeParams}
 
 
+def fit_dtype(dtype: str) -> str:
+    """The dtype a fit is keyed by: 16-bit floats share the bf16 fits (the same tensor-core rate and bytes)."""
+    return "bf16" if dtype in ("bf16", "fp16", "bfloat16", "float16") else dtype
+
+
 def efficiency_fields(params) -> list[str]:
     """Names of the fields of a params object that are fractions of a ceiling (must be in (0, 1])."""
     return [f.name for f in fields(params) if f.name.endswith("eff") or f.name.startswith("eff_")]
@@ -194,7 +199,7 @@ def params_for(op: str, arch: str, dtype: str, engine: str = DEFAULT_ENGINE) -> 
         return FittedParams(fitted.params, f"{stand_in[1]}; {fitted.provenance}")
     if arch not in ARCH_ORDER:
         raise WhatifError(f"arch '{arch}' is not valid; valid: {', '.join(ARCH_ORDER)}")
-    dtype = {"bfloat16": "bf16", "float16": "fp16", "fp16": "bf16"}.get(dtype, dtype)
+    dtype = fit_dtype(dtype)
     table = _fit_table().get(op, {})
     of = {e: [b for b in table.get(e, []) if b["dtype"] == dtype] for e in (engine, DEFAULT_ENGINE)}
     if not of[engine] and not of[DEFAULT_ENGINE]:

@@ -1,15 +1,8 @@
 """Family D: sparse attention in prefill: `pair_fraction` (the share of the causal (query, key)
 pairs computed) plus the cost of finding the pattern.
 
-Where the full KV lives is stated by every technique. Techniques that keep it on the CPU shrink the
-GPU's KV bytes through `transform_kv` (what stays on the GPU); the host-resident part is described in
-the docstring but not yet checked against the host tier's capacity (memory tiers are issue 5).
-Selection costs are charged on passes whose attention reads the selected tokens (steps of at most
-16 new tokens per sequence, as `graph.attended_groups` decides).
-
-Family D lives in three files by where the work happens: sparse_attention.py (decode selection, KV
-on the GPU), sparse_attention_host.py (decode selection, full KV on the CPU) and
-sparse_attention_prefill.py (prefill sparsity); their shared cost pieces are in kit.py.
+Family D's common rules (where the full KV lives, which passes pay for selection) and its split into
+files are in sparse_attention.py's docstring.
 """
 from __future__ import annotations
 
