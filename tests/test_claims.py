@@ -18,9 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # 80 to 77 once, for honesty, not to pass: hf-transformers' eager host cost was an assumed 37.5 us per kernel
 # chosen after seeing the claims; the measured 100 us (gpt-fast's eager Llama) replaced it. And to 76 when
 # vLLM's spec took its large-GPU defaults (vllm/engine/arg_utils.py: 8192 tokens per step on >= 70 GiB), which
-# moved TPI-LLM's edge-device memory claim, emulated on H100s, out of band; its miss says so.)
+# moved TPI-LLM's edge-device memory claim, emulated on H100s, out of band; its miss says so. Then up to 82 with
+# mechanisms: Accelerate's pageable host copies, HF generate's held previous cache, TPI-LLM's FP32 setup,
+# Hydragen's real attention shape, DEL's layer reuse, speculative rounds eager on eager engines.)
 SCORED_AT_LEAST = 116
-WITHIN_BAND_AT_LEAST = 76
+WITHIN_BAND_AT_LEAST = 82
 
 
 @pytest.fixture(scope="module")

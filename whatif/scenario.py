@@ -85,6 +85,8 @@ class Scenario:
             system = replace(system, gpu=replace(system.gpu, launch_overhead=launch))
         system = add_tiers(system, list(self.add_tiers))
         eff = load_efficiency(self.efficiency, system.gpu, self.calibration, self.kernel_engine)
+        # the engine version's own all-reduce limit caps the fitted kernels' thresholds (trtllm-0.6: NCCL only)
+        eff = replace(eff, custom_allreduce_max_bytes=self.engine().custom_allreduce_cap(par.tp))
         return model, system, par, eff
 
     def engine(self) -> Engine:

@@ -80,8 +80,16 @@ class Precision:
 
     @property
     def act_bytes(self) -> float:
-        # fp8/int8 activations are stored as such only around the GEMMs; norms/residuals stay 16-bit.
+        """Bytes of a GEMM's activation operand (fp8/int8 activations are quantized only there)."""
         return BYTES[self.activation]
+
+    @property
+    def hidden_bytes(self) -> float:
+        """Bytes per element of the hidden states between GEMMs (residual stream, norms, TP all-reduces,
+        embeddings): 16-bit when the GEMM activations are 8-bit or narrower. FP8 serving quantizes each
+        GEMM's input from the 16-bit stream (vLLM's fp8 W8A8: scaled_fp8_quant per linear layer; TensorRT-LLM:
+        the all-reduce sums bf16 hidden states and a fused RMSNorm+quant feeds the next GEMM)."""
+        return 2.0 if BYTES[self.activation] < 2.0 else BYTES[self.activation]
 
     @property
     def kv_bytes(self) -> float:

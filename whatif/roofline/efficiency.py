@@ -58,6 +58,8 @@ class Efficiency:
                                 # collectives (kernel_timing.py); None: the per-class model times them
     kernel_params: dict = field(default_factory=dict)   # (kernel model, dtype) -> params a calibration
                                 # fitted, used instead of the engine's shipped fit (kernel_timing.py)
+    custom_allreduce_max_bytes: float | None = None   # the engine spec's cap on its custom all-reduce (0: NCCL
+                                # only); None: the fitted thresholds alone (data/collective_fit.yaml)
 
     def params(self, op_class: OpClass) -> ClassParams:
         return self.classes.get(op_class, self.classes.get(OpClass.ELEMENTWISE, ClassParams()))

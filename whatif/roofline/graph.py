@@ -141,7 +141,7 @@ def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Pre
     the whole group's tokens (moe.py)."""
     group_tokens = batch.tokens
     batch, dense = batch.split(par.attention_dp), par.dense
-    tokens, d, a = batch.tokens, model.hidden_size, prec.act_bytes
+    tokens, d, a = batch.tokens, model.hidden_size, prec.hidden_bytes   # the 16-bit hidden stream
 
     def norm(role: OpRole) -> Op:
         return streaming(role.value, OpClass.NORM, tokens * d, reads=1, writes=1, flops_per_element=NORM_FLOPS,
@@ -189,7 +189,7 @@ def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE) -> list[Op]:
     layers = stage_layers(model, par.pp, stage)
     first, last = stage == 0, stage == par.pp - 1
     # DP attention: embedding and LM head are whole on every GPU and see its own sequences only.
-    d, a, t = model.hidden_size, prec.act_bytes, par.attention_tp
+    d, a, t = model.hidden_size, prec.hidden_bytes, par.attention_tp   # embeddings, final norm, pp hand-off
     local = batch.split(par.attention_dp)
     tokens, rows = local.tokens, local.logit_rows
     ops: list[Op] = []

@@ -29,6 +29,7 @@ per-class model.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import lru_cache
 
 from .kernel_models import collectives as coll
@@ -255,17 +256,31 @@ def mla_decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: 
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 
-def collective_seconds(collective: str, nbytes: float, gpus: int, link, engine: str, cuda_graphs: bool = True):
+def collective_seconds(collective: str, nbytes: float, gpus: int, link, engine: str, cuda_graphs: bool = True,
+                       custom_max: float | None = None):
     """Seconds of one collective over `link`: NCCL's best protocol (NVLS on an NVSwitch fabric), or the
-    engine's custom all-reduce under CUDA graphs; a send/recv is a one-way copy at NCCL's cheapest protocol."""
+    engine's custom all-reduce under CUDA graphs; a send/recv is a one-way copy at NCCL's cheapest protocol.
+    `custom_max` (bytes; an engine spec's custom_allreduce_max_bytes) caps the sizes the custom kernel takes:
+    0 leaves every all-reduce to NCCL (an engine version built without a custom all-reduce)."""
     return _collective_terms(collective, float(nbytes), int(gpus), link.name, link.type, link.bandwidth.value,
-                             link.latency.value, link.nvswitch, engine, cuda_graphs)
+                             link.latency.value, link.nvswitch, engine, cuda_graphs,
+                             None if custom_max is None else float(custom_max))
+
+
+def capped_threshold(threshold, cap: float):
+    """A fitted custom-kernel threshold (bytes, or a {gpus: bytes} table) no larger than `cap` bytes."""
+    if isinstance(threshold, dict):
+        return {k: min(v, cap) for k, v in threshold.items()}
+    return min(float(threshold or 0.0), cap)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
-def _collective_terms(collective, nbytes, gpus, link_name, link_type, bw, lat, nvswitch, engine, cuda_graphs) -> float:
+def _collective_terms(collective, nbytes, gpus, link_name, link_type, bw, lat, nvswitch, engine, cuda_graphs,
+                      custom_max=None) -> float:
     # a link the fits do not know by name (a user's own YAML) gets the nearest fitted generation by type and speed
     nccl, engine_params, _ = coll.collective_params(link_name, engine, described=(link_type, bw))
+    if custom_max is not None:
+        engine_params = replace(engine_params, custom_max=capped_threshold(engine_params.custom_max, custom_max))
     if collective == "send_recv":   # a one-way copy: NCCL picks the cheapest protocol for its size, as for collectives
         return min(p.base_s + p.step_lat * lat + nbytes / (bw * p.bw_eff) for p in nccl.protocols.values())
     return coll.collective_time(collective, nbytes, gpus, bw, lat, nvswitch, nccl, engine_params, graphed=cuda_graphs)

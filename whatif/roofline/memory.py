@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..specs.engines import Engine
 from ..specs.models import ModelSpec
@@ -57,6 +57,7 @@ class MemoryPlan:
     budgets: tuple[TierBudget, ...] = ()   # one per tier in use; empty: all in HBM
     staging_bytes: float = 0.0     # HBM buffers that stream offloaded bytes in (part of tiers['hbm'])
     sequence_groups: int = 1       # DP attention: the TP group's sequences are split over this many GPUs
+    kv_copy_bytes: float = 0.0     # the previous step's cache an engine still holds at a decode step's peak
 
     def sequence_kv_bytes(self, tokens: int) -> float:
         if self.sequence_kv is None:
@@ -67,7 +68,7 @@ class MemoryPlan:
     def total_bytes(self) -> float:
         """Bytes in every tier (HBM plus what is offloaded), staging buffers included."""
         return self.weights_bytes + self.kv_cache_bytes + self.activation_bytes + self.workspace_bytes \
-            + self.staging_bytes
+            + self.staging_bytes + self.kv_copy_bytes
 
     @property
     def hbm_bytes(self) -> float:
@@ -130,7 +131,7 @@ class MemoryPlan:
                 "usable_bytes": self.usable_bytes, "utilization": self.utilization,
                 "kv_bytes_per_token": self.kv_bytes_per_token, "shared_kv_bytes": self.shared_kv_bytes,
                 "fits": self.fits, "hbm_bytes": self.hbm_bytes, "staging_bytes": self.staging_bytes,
-                "sequence_groups": self.sequence_groups,
+                "sequence_groups": self.sequence_groups, "kv_copy_bytes": self.kv_copy_bytes,
                 "tiers": dict(self.tiers),
                 "tier_budgets": [{"tier": b.name, "bytes": b.used(self.kv_cache_bytes),
                                   "usable_bytes": b.usable_bytes,
@@ -230,18 +231,28 @@ def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tok
     kv = shared + -(-batch // par.attention_dp) * sequence_kv(tokens_per_sequence)   # the busiest GPU's
     per_token = (stored_kv_bytes(model, par, prec, techs, tokens_per_sequence, heavy)
                  + techs.extra_kv_bytes(model, par, prec, tokens_per_sequence)) / tokens_per_sequence
+    # An engine that keeps the previous step's cache alive while a step builds the next (Hugging Face generate
+    # before transformers 4.42) peaks with two caches: every KV byte costs twice at the peak.
+    held = 2.0 if engine is not None and engine.holds_previous_cache else 1.0
     common = dict(weights_bytes=weights, kv_cache_bytes=kv, activation_bytes=act,
                   workspace_bytes=reserved, capacity_bytes=capacity, utilization=utilization,
                   kv_bytes_per_token=per_token, shared_kv_bytes=shared, sequence_kv=sequence_kv,
-                  sequence_groups=par.attention_dp)
+                  sequence_groups=par.attention_dp, kv_copy_bytes=(held - 1.0) * kv)
     if not placement:
-        budgets = () if engine is None else (engine_budget(engine, capacity, utilization, weights, act + reserved),)
-        return MemoryPlan(**common, tiers={"hbm": weights + kv + act + reserved}, budgets=budgets)
+        budgets = () if engine is None else (
+            _held(engine_budget(engine, capacity, utilization, weights, act + reserved), held),)
+        return MemoryPlan(**common, tiers={"hbm": weights + held * kv + act + reserved}, budgets=budgets)
     w_stage, kv_stage = staging_shares(placement, len(stage_layers(model, par.pp, heavy)))
-    budgets = tier_budgets(placement, layer_weights, weights - layer_weights, act, capacity, utilization,
-                           (w_stage, kv_stage), setup.tier_capacity, reserved)
+    budgets = tuple(_held(b, held) for b in tier_budgets(placement, layer_weights, weights - layer_weights, act,
+                                                          capacity, utilization, (w_stage, kv_stage),
+                                                          setup.tier_capacity, reserved))
     return MemoryPlan(**common, tiers={b.name: b.used(kv) for b in budgets}, budgets=budgets,
                       staging_bytes=w_stage * layer_weights + kv_stage * kv)
+
+
+def _held(budget: TierBudget, held: float) -> TierBudget:
+    """`budget` with each KV byte it holds counted `held` times (the previous step's copy alongside)."""
+    return budget if held == 1.0 else replace(budget, kv_share=budget.kv_share * held)
 
 
 def engine_budget(engine: Engine, capacity: float, fraction: float, weights: float, other: float) -> TierBudget:

@@ -19,7 +19,8 @@ from .graph import check_parallelism
 from .placement import NO_PLACEMENT, Placement, resolved
 from .context import HostPath
 from .techniques.compose import NONE, TechniqueSet
-from .tiers import resolve_tier, tier_paths
+from .op_kinds import OpClass
+from .tiers import pageable_paths, resolve_tier, tier_paths
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precisi
     """Check a scenario's model, system, parallelism and techniques together and resolve its placement."""
     user_placement = placement
     placement = resolved(user_placement, lambda name, where: resolve_tier(name, system, where))
+    placed_by_user = placement
     for t in techs.items:   # shares a technique adds are resolved in its name, so an error says which
         placement = resolved(t.transform_placement(placement), lambda name, where: resolve_tier(name, system, where),
                              f"--technique {t.name} placing")
@@ -67,7 +69,12 @@ def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precisi
         raise WhatifError(f"--tp x --pp = {par.gpus} GPUs, but {system.name} has {system.gpu_count}")
     if not 0 < utilization <= 1:
         raise WhatifError(f"--memory-utilization: {utilization} must be in (0, 1]")
+    paths = tier_paths(system, par.gpus)
+    # An engine's own offload (the shares a user places) may copy from pageable host memory; a technique that
+    # places shares itself (ZeRO-Inference, FlexGen) copies from its own pinned buffers.
+    if engine is not None and engine.pageable_host_copies and placement == placed_by_user:
+        paths = pageable_paths(paths, eff.params(OpClass.TRANSFER).memory_eff)
     return PassSetup(user_model=model, user_precision=prec, model=run_model, precision=run_prec, system=system,
                      parallel=par, efficiency=eff, techniques=techs, placement=placement,
-                     paths=tier_paths(system, par.gpus), utilization=utilization, shared_prefix=shared_prefix,
+                     paths=paths, utilization=utilization, shared_prefix=shared_prefix,
                      engine=engine)

@@ -31,6 +31,25 @@ def tier_paths(system: System, gpus: int) -> dict[str, HostPath]:
     return {t.tier.name: tier_path(t, gpus) for t in system.tiers}
 
 
+# Host-to-GPU copies from pageable memory: the driver stages them through a pinned bounce buffer with the
+# CPU, so the host's copy rate, not the link, bounds them. Measured: ~63 GB of a model's weights moved
+# CPU->GPU by Tensor.to(device) from pageable memory in 7.5 s on one H20 (PCIe 5.0 x16) host
+# (vllm-project/vllm-omni PR #5922, stage timing before pinning) = 8.4 GB/s achieved, an eighth of the link.
+# One host's figure, taken for every host: an older, lower-clocked host CPU stages more slowly.
+PAGEABLE_H2D_BYTES_PER_S = 63e9 / 7.5
+
+
+def pageable_paths(paths: dict[str, HostPath], transfer_eff: float) -> dict[str, HostPath]:
+    """`paths` as an engine copying from pageable host memory sees them: host-to-GPU at most the measured
+    pageable rate (given to the path as rate / `transfer_eff`, so that after the pinned-copy efficiency every
+    transfer applies it achieves the measured figure). GPU-to-host keeps the link's rate: no measurement of a
+    pageable copy into an existing host buffer (Accelerate's offloaded weights only ever go host-to-GPU)."""
+    cap = PAGEABLE_H2D_BYTES_PER_S / transfer_eff
+    return {name: (p if p.bandwidth <= cap else
+                   replace(p, name=f"{p.name} (pageable host memory)", bandwidth=cap, bandwidth_d2h=p.rate("d2h")))
+            for name, p in paths.items()}
+
+
 def host_path(system: System, gpus: int = 1) -> HostPath:
     """Where offloading techniques put bytes: the system's first tier, else host memory behind the
     GPU's host link (capacity unknown, so unchecked)."""

@@ -65,7 +65,8 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
                 return OpTime(op, t, 0.0, t, 0.0, "network")
         if eff.engine:   # fitted collective model: NCCL protocols, NVLS, the engine's custom all-reduce
             from . import kernel_timing   # here: it needs numpy, which building the CLI parser avoids
-            t = kernel_timing.collective_seconds(s.collective, s.bytes, gpus, link, eff.engine)
+            t = kernel_timing.collective_seconds(s.collective, s.bytes, gpus, link, eff.engine,
+                                                 custom_max=eff.custom_allreduce_max_bytes)
             return OpTime(op, t, 0.0, t, 0.0, "network")
         p = eff.comm_params(link.type)
         # The efficiency scales the whole ideal collective (bandwidth and per-step latency), the

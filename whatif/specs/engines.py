@@ -22,6 +22,7 @@ VERSION_DIR = ENGINE_DIR / "versions"
 PROVENANCES = ("documented", "measured", "assumed")
 ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see EngineMemory)
 GIB = 2 ** 30
+OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp")   # section keys a spec may leave out
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,12 @@ class Engine:
     cpu: CpuOverhead
     memory: EngineMemory
     custom_allreduce_max_bytes: float
+    custom_allreduce_by_tp: tuple[tuple[int, float], ...] = ()   # (smallest tp, bytes); empty: the one value
     kernel_fits: str = ""                 # whose measured kernel fits it runs (a version profile: its engine's)
     gqa_decode_shares_kv: bool = True     # GQA decode reads each KV head once for its whole query-head group
     eager_launch_s: float | None = None   # host time per kernel run eagerly (None: the GPU profile's launch_overhead)
+    pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
+    holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
     large_gpu: LargeGpuDefaults | None = None   # other scheduler defaults on large GPUs (vLLM's)
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
@@ -116,6 +120,14 @@ class Engine:
         if any(n in gpu.name.lower() for n in big.except_names):
             return self
         return replace(self, max_num_seqs=big.max_num_seqs, max_num_batched_tokens=big.max_num_batched_tokens)
+
+    def custom_allreduce_cap(self, tp: int) -> float:
+        """Largest all-reduce (bytes) the engine's custom kernel takes at tensor parallelism `tp` (0: none)."""
+        chosen = self.custom_allreduce_max_bytes
+        for min_tp, size in self.custom_allreduce_by_tp:
+            if tp >= min_tp:
+                chosen = size
+        return chosen
 
     def summary(self) -> str:
         """One line: which spec, and the figures of it that shape a step."""
@@ -185,7 +197,7 @@ def expand_sizes(raw, where: str) -> tuple[int, ...]:
 
 def engine_from_mapping(data: dict, where: str) -> Engine:
     check_mapping(data, {"kind", "name", "description", "scheduler", "cuda_graphs", "cpu", "memory", "collectives",
-                         "kernels", "frontend"}, where)
+                         "kernels", "offload", "cache", "frontend"}, where)
     if data.get("kind") != "engine":
         raise WhatifError(f"{where}: kind must be 'engine', got {data.get('kind')!r}")
     src: dict[str, str] = {}
@@ -197,10 +209,10 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped"}),
                        ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
                                    "cuda_graph_gib"}),
-                       ("collectives", {"custom_allreduce_max_bytes"})):
+                       ("collectives", {"custom_allreduce_max_bytes", "custom_allreduce_max_bytes_by_tp"})):
         sec = check_mapping(data.get(name), keys, f"{where}.{name}")
         sections[name] = {k: _leaf(sec, k, f"{where}.{name}", src, name) for k in keys if k in sec or
-                          (k != "fraction_by_tp" and k not in large_keys)}
+                          (k not in OPTIONAL_KEYS and k not in large_keys)}
     s, g, c, m = (sections[k] for k in ("scheduler", "cuda_graphs", "cpu", "memory"))
     accounting = m["accounting"]
     if accounting not in ACCOUNTING:
@@ -228,7 +240,18 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
             number(m["cuda_graph_gib"], f"{where}.memory.cuda_graph_gib", 0.0, 1e4) * GIB),
         custom_allreduce_max_bytes=number(sections["collectives"]["custom_allreduce_max_bytes"],
                                            f"{where}.collectives.custom_allreduce_max_bytes", 0.0, 1e12),
+        custom_allreduce_by_tp=_by_tp(sections["collectives"].get("custom_allreduce_max_bytes_by_tp"),
+                                      f"{where}.collectives.custom_allreduce_max_bytes_by_tp"),
         large_gpu=_large_gpu(s, f"{where}.scheduler"), **_optional_sections(data, where, src), sources=src)
+
+
+def _by_tp(raw, where: str) -> tuple[tuple[int, float], ...]:
+    """A [[smallest tp, bytes], ...] table (absent: empty)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(p, list) and len(p) == 2 for p in raw):
+        raise WhatifError(f"{where}: expected a list of [min tp, bytes] pairs")
+    return tuple((integer(t, where), number(b, where, 0.0, 1e12)) for t, b in raw)
 
 
 def _large_gpu(s: dict, where: str) -> LargeGpuDefaults | None:
@@ -250,8 +273,10 @@ def _large_gpu(s: dict, where: str) -> LargeGpuDefaults | None:
 
 def _optional_sections(data: dict, where: str, src: dict) -> dict:
     """`kernels` (a version profile: whose kernel fits it runs, how its GQA decode kernel reads the cache, the
-    host time per eagerly launched kernel) and `frontend` (the server's per-request cost); absent: the engine's
-    own fits, shared GQA reads, the GPU profile's launch cost, no front end."""
+    host time per eagerly launched kernel), `offload` (whether its own offload copies from pageable host memory),
+    `cache` (whether a step's peak holds the previous step's cache) and `frontend` (the server's per-request
+    cost); absent: the engine's own fits, shared GQA reads, the GPU profile's launch cost, pinned host copies,
+    one cache at a time, no front end."""
     out: dict = {"kernel_fits": str(data.get("name", ""))}
     if "kernels" in data:
         sec = check_mapping(data["kernels"], {"fits", "gqa_decode_shares_kv", "eager_launch_s"}, f"{where}.kernels")
@@ -263,6 +288,16 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
         if "eager_launch_s" in sec:
             out["eager_launch_s"] = number(_leaf(sec, "eager_launch_s", f"{where}.kernels", src, "kernels"),
                                             f"{where}.kernels.eager_launch_s", 0.0, 0.1)
+    if "offload" in data:   # how the engine's own offload (a user's --place) holds host tensors
+        sec = check_mapping(data["offload"], {"host_memory"}, f"{where}.offload")
+        kind = _leaf(sec, "host_memory", f"{where}.offload", src, "offload")
+        if kind not in ("pinned", "pageable"):
+            raise WhatifError(f"{where}.offload.host_memory: {kind!r} is not valid; valid: pinned, pageable")
+        out["pageable_host_copies"] = kind == "pageable"
+    if "cache" in data:   # whether a decode step keeps the previous step's cache alive while it builds the next
+        sec = check_mapping(data["cache"], {"previous_step_held"}, f"{where}.cache")
+        held = _leaf(sec, "previous_step_held", f"{where}.cache", src, "cache")
+        out["holds_previous_cache"] = boolean(held, f"{where}.cache.previous_step_held")
     if "frontend" in data:
         sec = check_mapping(data["frontend"], {"per_request_s", "per_prompt_token_s"}, f"{where}.frontend")
         out["frontend"] = FrontEnd(*(number(_leaf(sec, k, f"{where}.frontend", src, "frontend"),

@@ -9,7 +9,7 @@ accept different counts.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from ...specs import models
@@ -18,7 +18,7 @@ from ...specs.models import ModelSpec
 from .. import speculation as spec
 from ..config import ForwardBatch, Parallelism
 from ..decode_round import Round, RoundContext
-from ..forward_pass import time_pass
+from ..forward_pass import PassTime, time_pass
 from ..memory import stored_kv_bytes
 from ..ops import OpClass, streaming
 from .base import Technique, param
@@ -127,9 +127,10 @@ class Speculative(Decoder):
         return 1.0 + (reach[-1] if reach else 0.0)
 
     def round(self, rc: RoundContext) -> Round:
+        rc = as_engine_runs(rc)
         tokens, reach, drafted = self.acceptance(rc.batch)
         width = max(1, math.ceil(drafted - 1e-9))
-        verify = rc.target(ForwardBatch.verify_pass(rc.batch, width + 1, rc.context))
+        verify = self.verify_pass(rc, width + 1)
         widths = self.draft_widths(drafted)
         overhead = self.realign_s(rc) if self.batch_policy == "realign" and rc.batch > 1 else 0.0
         detail = {"drafted_per_sequence": drafted, "verified_per_sequence": width + 1,
@@ -140,13 +141,34 @@ class Speculative(Decoder):
     def overlaps(self) -> bool:
         return False
 
+    def verify_pass(self, rc: RoundContext, rows: int) -> PassTime:
+        """The target's pass over `rows` tokens per sequence (the drafts and the last accepted token)."""
+        return rc.target(ForwardBatch.verify_pass(rc.batch, rows, rc.context))
+
     def realign_s(self, rc: RoundContext) -> float:
         """EXSPEC/EQSPEC: sequences of a padded batch accept different counts, so every round rewrites
-        the batch's KV (read and write) to re-align them."""
+        the batch's KV to re-align them. As the released code does it (eBay/spec_dec,
+        src/custom/verification.py realign_kv_cache; cross_batch_speculative.py's fallback the same):
+        per layer, a zeroed key and value tensor for the batch, then a slice copy per sequence into
+        it, each its own kernel launched from Python, so the launches grow with the batch."""
         s = rc.setup
         per_seq = stored_kv_bytes(s.model, s.parallel, s.precision, s.techniques, rc.context)
-        op = streaming("kv_realign", OpClass.ELEMENTWISE, rc.batch * per_seq, 1, 1, 0, 1.0, s.precision.kv)
-        return rc.ops_time([op])
+        tensors = 2 * s.model.num_layers                   # a key and a value tensor per layer
+        alloc = streaming("kv_realign_zero", OpClass.ELEMENTWISE, rc.batch * per_seq / tensors, 0, 1, 0, 1.0,
+                          s.precision.kv, count=tensors)
+        copy = streaming("kv_realign_copy", OpClass.ELEMENTWISE, per_seq / tensors, 1, 1, 0, 1.0, s.precision.kv,
+                         count=tensors * rc.batch)
+        return rc.ops_time([alloc, copy])
+
+
+def as_engine_runs(rc: RoundContext) -> RoundContext:
+    """The round's kernels run in CUDA graphs only where the engine captures graphs at this batch
+    (engine.graph_batch, as a plain decode step's): an eager engine (Hugging Face generate()) launches
+    every verify, draft and bookkeeping kernel from Python, and pays its host time per kernel."""
+    engine = rc.setup.engine
+    if rc.cuda_graphs and engine is not None and engine.graph_batch(rc.batch) is None:
+        return replace(rc, cuda_graphs=False)
+    return rc
 
 
 def draft_model_passes(rc: RoundContext, setup, widths: list[int], catch_up: float, context: int) -> float:

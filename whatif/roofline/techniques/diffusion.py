@@ -30,7 +30,7 @@ from ..memory import activation_bytes
 from ..ops import OpRole
 from ..context import PrefillUnit
 from .base import param, register
-from .decoding import Decoder
+from .decoding import Decoder, as_engine_runs
 
 CACHES = ("none", "prefix", "dual")
 
@@ -148,6 +148,7 @@ class Diffusion(Decoder):
 
     # ---- the round: one denoising step, averaged over the steps of the block being decoded
     def round(self, rc: RoundContext) -> Round:
+        rc = as_engine_runs(rc)
         n = rc.output
         self.check_schedule(n)
         start, length = block_span(max(0, rc.context - rc.prompt), self.block_length(n), n)

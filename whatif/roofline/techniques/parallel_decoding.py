@@ -14,7 +14,7 @@ from ..config import ForwardBatch
 from ..decode_round import Round, RoundContext
 from ..forward_pass import time_pass
 from .base import param, register
-from .decoding import Decoder, Speculative, draft_kv_bytes
+from .decoding import Decoder, Speculative, as_engine_runs, draft_kv_bytes
 
 
 def head_model(model: ModelSpec) -> ModelSpec:
@@ -88,6 +88,7 @@ class LexicalUnits(Decoder):
         self.require(1.0 <= self.tokens_per_step <= self.span, "tokens_per_step", f"in [1, span={self.span}]")
 
     def round(self, rc: RoundContext) -> Round:
+        rc = as_engine_runs(rc)
         step = rc.target(ForwardBatch.verify_pass(rc.batch, self.span, rc.context))
         return Round(self.tokens_per_step, step, detail={"span": self.span})
 
@@ -114,6 +115,7 @@ class Superposed(Decoder):
         self.require(self.ngram_us >= 0, "ngram_us", ">= 0")
 
     def round(self, rc: RoundContext) -> Round:
+        rc = as_engine_runs(rc)
         # the estimate counts draft tokens; the shared sequence holds one position per k of them
         position = rc.prompt + max(0, rc.context - rc.prompt) // self.drafts
         step = rc.target(ForwardBatch.decode(rc.batch, position))

@@ -105,18 +105,23 @@ class Hydragen(Technique):
     def _split(self, op: Op, ctx: PassContext) -> list[Op]:
         p, d, a = ctx.shared_prefix, ctx.model.head_dim, ctx.prec.act_bytes
         heads, kvh = int(op.shape.heads), int(op.shape.kv_heads)
-        seqs = sum(n for _, _, n in ctx.batch.groups)
         queries = sum(n * q for q, _, n in ctx.batch.groups)
 
         def kv_read(tokens: float) -> float:
             return ctx.kv.token_bytes(tokens, ctx.kv_width)
 
-        # Prefix: all queries of the batch against the same p keys, which are read once.
+        # Prefix: all queries of the batch against the same p keys, which are read once. Hydragen runs it as
+        # ONE attention problem per head whose query rows are the whole batch's (inter-sequence batching), so
+        # the kernel sees one sequence of `queries` rows, not one per sequence (which would price ~1000 tiny
+        # causal prefills, each paying whole-tile and per-CTA costs). The fitted kernel is causal: the
+        # non-causal queries x p product is priced as one causal problem of equal pairs, the same tile pairs
+        # in more, shorter CTAs; FlashAttention-2's forward splits the key range when its few query tiles
+        # leave SMs idle (split-KV), so the occupancy is comparable.
         pairs = queries * p
         prefix = Op("attention_shared_prefix", OpClass.ATTENTION_PREFILL, 2.0 * pairs * heads * 2 * d,
                     {"hbm": queries * heads * 2 * d * a + kv_read(p)}, op.dtype,
                     AttentionShape(pairs=pairs, heads=heads, kv_heads=kvh, d_qk=d, d_v=d, ctas=heads,
-                                   max_context=p, sequences=seqs), op.count,
+                                   max_context=p, sequences=1), op.count,
                     f"{queries} queries x {p} shared-prefix keys as one matrix product; prefix KV read once",
                     OpRole.SHARED_PREFIX_ATTENTION)
         suffix_groups = tuple((q, max(0.0, c - p), n) for q, c, n in ctx.batch.groups)

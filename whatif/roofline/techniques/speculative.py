@@ -9,10 +9,10 @@ from ...specs import models
 from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..comm import comm_op
-from ..config import Parallelism
+from ..config import ForwardBatch, Parallelism
 from ..decode_round import RoundContext
 from ..mlp import weight_gemm
-from ..forward_pass import time_pass
+from ..forward_pass import PassTime, time_pass
 from ..memory import stage_weight_bytes
 from ..ops import OpClass, gemm, streaming
 from .base import param, register
@@ -261,26 +261,46 @@ class NGram(Speculative):
 @dataclass(frozen=True)
 class SelfSpeculative(Speculative):
     """Self-speculation by early exit (LayerSkip, Draft & Verify, DEL, Kangaroo): the target's first
-    layers and its LM head draft; the full model verifies. No second model: the draft layers' KV is
-    the target's own (no extra memory); drafting costs draft_layers of the layers per step."""
+    layers and its LM head draft; the model verifies. No second model: the draft layers' KV is the
+    target's own (no extra memory); drafting costs draft_layers of the layers per step. With `reuse`
+    (LayerSkip, DEL) the verify pass runs only the layers after the exit on the drafts, whose
+    early-layer states and KV the drafting computed (the deepest draft's one-token early layers are
+    not charged); without it the full model verifies."""
 
     name = "self_speculative"
     family = "F"
     paper = "LayerSkip; Draft & Verify; DEL: Context-Aware Dynamic Exit Layer for Efficient Self-Speculative Decoding"
     draft_layers: float = param(0.25, "share of the target's layers the draft runs (exit layer / L)")
     alpha: float = param(0.7, "acceptance per draft token (assumed)")
+    reuse: bool = param(True, "verification runs only the layers after the exit on the drafts, reusing the "
+                              "draft's early-layer work and KV (LayerSkip, DEL: 'applying the remaining layers "
+                              "for verification'); false: the full model verifies (Draft & Verify skips "
+                              "middle layers, so nothing is shared)")
 
     def check_params(self) -> None:
         super().check_params()
         self.require(0.0 < self.draft_layers < 1.0, "draft_layers", "in (0, 1)")
 
+    def _exit_layers(self, m: ModelSpec) -> int:
+        return min(m.num_layers - 1, max(1, round(m.num_layers * self.draft_layers)))
+
     def catch_up_tokens(self, tokens: float, reach: list[float]) -> float:
-        return 1.0   # the verify pass wrote the accepted tokens' KV in the draft layers too
+        if self.reuse:   # the early layers ran every draft but the deepest; the verify pass skipped them
+            return super().catch_up_tokens(tokens, reach)
+        return 1.0       # the full verify pass wrote the accepted tokens' KV in the draft layers too
+
+    def verify_pass(self, rc: RoundContext, rows: int) -> PassTime:
+        if not self.reuse:
+            return super().verify_pass(rc, rows)
+        m = rc.setup.model
+        rest = replace(m, name=f"{m.name}-after-exit", num_layers=m.num_layers - self._exit_layers(m))
+        return time_pass(replace(rc.setup, model=rest), ForwardBatch.verify_pass(rc.batch, rows, rc.context),
+                         rc.cuda_graphs)
 
     def draft_s(self, rc: RoundContext, widths: list[int], catch_up: float) -> float:
         # The draft layers are the target's own: same weights, precision, KV cache and techniques.
         m = rc.setup.model
-        exit_model = replace(m, name=f"{m.name}-exit", num_layers=max(1, round(m.num_layers * self.draft_layers)))
+        exit_model = replace(m, name=f"{m.name}-exit", num_layers=self._exit_layers(m))
         return draft_model_passes(rc, replace(rc.setup, model=exit_model), widths, catch_up, rc.context)
 
 
