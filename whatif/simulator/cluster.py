@@ -11,6 +11,7 @@ from dataclasses import asdict, replace
 from ..errors import WhatifError
 from ..roofline.pass_setup import pass_setup
 from ..specs.hardware import System, load_component
+from .collections_paused import collections_paused
 from .config import SimConfig
 from .iteration_time import IterationTimes, kv_link_path
 from .log import IterationLog
@@ -175,7 +176,8 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
                 progress(i, len(records))
 
     env.process(arrivals())
-    env.run(until=cfg.horizon_s)
+    with collections_paused():
+        env.run(until=cfg.horizon_s)
     for replica in cluster.replicas:
         for engine in replica.engines:
             engine.flush()

@@ -30,6 +30,7 @@ from .pass_parts import PassParts, splittable
 GRID_STEPS_PER_DOUBLING = 32
 EXACT_BELOW = 64          # contexts up to this are used exactly
 GIB = 2 ** 30
+MEMO_LIMIT = 100_000      # iteration shapes memoized (~30 MB); past it the memo starts over
 
 
 def bucket(x: int) -> int:
@@ -112,7 +113,17 @@ class IterationTimes:
             t = engine_step(self.setup, ForwardBatch(groups, logits), self.cuda_graphs)[1]
         if rnd is not None:   # drafting and per-round work beside the (fused) verify pass
             t = rnd.time_with_verify(t)
+        if len(self.cache) >= MEMO_LIMIT:   # prefill shapes rarely recur: memory stays bounded on long runs
+            self.cache.clear()
         self.cache[key] = t
+        return t
+
+    def decode_time(self, rows: int, context: int) -> float:
+        """time(rows, context, []): a decode-only iteration, its memo looked up first (the common case)."""
+        t = self.cache.get(((1, bucket(context), rows),)) if self.decoder is None else None
+        if t is None:
+            return self.time(rows, context, [])
+        self.hits += 1
         return t
 
     def round(self, rows: int, context: int) -> Round:

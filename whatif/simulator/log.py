@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 ITERATION_COLUMNS = ("replica", "start_s", "duration_s", "decode_seqs", "prefill_seqs", "prefill_tokens",
                      "kv_blocks_used", "waiting", "running", "preempted", "swap_s")
-TYPECODES = ("q", "d", "d", "q", "q", "q", "q", "q", "q", "q", "d")   # integer counts, float seconds
+TYPECODES = ("i", "d", "d", "i", "i", "i", "i", "i", "i", "i", "d")   # 4-byte counts, 8-byte float seconds
 FLUSH_ROWS = 4096   # rows kept as tuples before they move into the typed columns
 
 

@@ -4,8 +4,9 @@ timing an iteration stops growing with the number of distinct batches it meets.
 Without techniques, tier placement or MLA, the ops of a pass depend on three different things: the
 body (embedding, projections, MLP, norms, collectives, pipeline sends) on the token count, the tail
 (final norm, LM head, logits gather, sampling) on the logit rows, and attention on the sequence
-groups. Each is timed once per value (the body and tail tables are bounded by the token budget and
-the batch size) and the pass is assembled as roofline's forward_pass.time_pass assembles it:
+groups. The body and the tail are timed once per value (tables bounded by the token budget and the
+batch size), attention per pass (its groups rarely recur: the caller memoizes whole steps), and the
+pass is assembled as roofline's forward_pass.time_pass assembles it:
 - CUDA graphs: kernels in sequence plus a gap each;
 - eager: the launch queue (see queue_lines), in closed form over the attention op's time.
 A GEMM's shape terms come from one vectorized gemm_parts call per (n, k) over every row count; an
@@ -63,7 +64,6 @@ class PassParts:
         self.stages = range(setup.parallel.pp)
         self.bodies: dict[int, tuple[Part, ...]] = {}
         self.tails: dict[int, tuple[Part, ...]] = {}
-        self.attention: dict[tuple, tuple] = {}   # groups -> each stage's attention seconds (_attention_s)
         self.gemm_tables: dict[tuple, tuple[list, list]] = {}
         self.attention_fits: dict[str, tuple] = {}   # KV dtype -> kernel_timing.attention_fits
 
@@ -73,28 +73,30 @@ class PassParts:
         anything with a prefill eagerly, and the engine's CPU work per step."""
         engine = self.setup.engine
         batch = ForwardBatch(groups, logits)
-        graphs = cuda_graphs and batch.is_decode
+        decode = batch.is_decode
+        graphs = cuda_graphs and decode
         if engine is None:
-            return self.time_s(groups, logits, graphs)
+            return self._time_s(batch, graphs)
         real = batch.sequences
         if graphs and logits == 0:   # a plain decode step (verify passes keep their own shape)
             padded = engine.graph_batch(real)
             graphs = padded is not None
             if padded is not None and padded > real:
-                groups, logits = groups + ((1, 1, padded - real),), real
-        elif not batch.is_decode:
+                batch = ForwardBatch(groups + ((1, 1, padded - real),), real)
+        elif not decode:
             graphs = cuda_graphs and engine.graph_prefill
-        return engine.step_seconds(self.time_s(groups, logits, graphs), real)
+        return engine.step_seconds(self._time_s(batch, graphs), real)
 
     def time_s(self, groups: tuple, logits: int, cuda_graphs: bool) -> float:
         """Seconds of a pass of `groups` ((new, cached, sequences) each) with `logits` LM-head rows
         (0: one per sequence), as time_pass(setup, ForwardBatch(groups, logits), cuda_graphs).time_s."""
-        batch = ForwardBatch(groups, logits)
-        bodies = self.bodies.get(batch.tokens) or self._parts(self.bodies, batch.tokens, tail=False)
-        tails = self.tails.get(batch.logit_rows) or self._parts(self.tails, batch.logit_rows, tail=True)
-        attn = self.attention.get(groups)
-        if attn is None:
-            attn = self.attention[groups] = tuple(self._attention_s(b.attention, groups) for b in bodies)
+        return self._time_s(ForwardBatch(groups, logits), cuda_graphs)
+
+    def _time_s(self, batch: ForwardBatch, cuda_graphs: bool) -> float:
+        groups, tokens, rows = batch.groups, batch.tokens, batch.logit_rows
+        bodies = self.bodies.get(tokens) or self._parts(self.bodies, tokens, tail=False)
+        tails = self.tails.get(rows) or self._parts(self.tails, rows, tail=True)
+        attn = [self._attention_s(b.attention, groups) for b in bodies]   # (the caller memoizes whole steps)
         total = 0.0
         for body, tail, (each, attn_totals) in zip(bodies, tails, attn):
             if cuda_graphs or not self.launch:   # summed in time_pass's order, so the same float results

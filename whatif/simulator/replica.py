@@ -12,6 +12,7 @@ from collections import deque
 
 from .block_manager import BlockManager
 from .config import EngineConfig
+from .decode_run import decode_run
 from .iteration_time import IterationTimes
 from .log import IterationLog, ReplicaInfo
 from .scheduler import Scheduler, Seq
@@ -84,6 +85,7 @@ class Replica:
             log.append(self.index, start, duration, rows, len(prefills), sum(n for n, _ in prefills), self.bm.used,
                        waiting, running, batch.preempted, batch.swap_s)
             self.wake()   # blocks may have freed up for an idle virtual engine
+            decode_run(self, engine)   # decode-only iterations up to the next event, in one loop
 
     # ------------------------------------------------------------ scheduler hooks
 

@@ -20,7 +20,7 @@ class Request:
     shared_tokens: int = 0       # leading tokens of this request (prompt + output) later ones of prefix_id reuse
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)   # (one per request: a million of them in a long run)
 class Record:
     """What happened to one request. Times are simulated seconds; None where it never got there."""
 

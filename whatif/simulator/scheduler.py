@@ -251,13 +251,11 @@ class Scheduler:
     def _admit_whole(self, batch: Batch, now: float) -> None:
         """Admit waiting prompts whole (at least one, even past the budget) while they fit."""
         budget = self.cfg.token_budget
-        static = self.cfg.batching == "static"
         while self.waiting and not self.swapped_out and len(self.running) < self.cfg.max_batch:
             s = self.waiting[0]
             self._lookup(s)
             n = s.total - s.computed
-            final = s.req.prompt + s.req.output - 1 if static else s.total   # static reserves the whole output
-            need = self._blocks_for(final) - s.held
+            need = self._whole_need(s)
             if (batch.prefill and n > budget) or not self.bm.can_allocate(need, keep_watermark=True):
                 self._undo_lookup(s)
                 break
@@ -274,16 +272,24 @@ class Scheduler:
 
     def _chunk(self, s: Seq, budget: int, keep_watermark: bool) -> int:
         """Tokens of `s` to prefill now (within the budget and the free blocks), blocks allocated."""
-        size = self.bm.block_size
-        n = min(s.total - s.computed, budget)
-        room = self.bm.available - (self.bm.watermark_blocks if keep_watermark else 0)
-        n = min(n, max(0, (s.held + room) * size - s.computed))
+        n = self._chunk_size(s, budget, keep_watermark)
         if n <= 0:
             return 0
         need = self._blocks_for(s.computed + n) - s.held
         self.bm.allocate(need)
         s.blocks += need
         return n
+
+    def _chunk_size(self, s: Seq, budget: int, keep_watermark: bool) -> int:
+        """Tokens of `s` that fit the budget and the free blocks (none allocated)."""
+        n = min(s.total - s.computed, budget)
+        room = self.bm.available - (self.bm.watermark_blocks if keep_watermark else 0)
+        return min(n, max(0, (s.held + room) * self.bm.block_size - s.computed))
+
+    def _whole_need(self, s: Seq) -> int:
+        """Blocks `s` needs to be admitted whole (static batching reserves its whole output)."""
+        final = s.req.prompt + s.req.output - 1 if self.cfg.batching == "static" else s.total
+        return self._blocks_for(final) - s.held
 
     def _blocks_for(self, tokens: int) -> int:
         return -(-tokens // self.bm.block_size)
@@ -359,6 +365,34 @@ class Scheduler:
         s.computed, s.published, s.looked_up = 0, 0, False
         s.rec.status = QUEUED
         self.waiting.appendleft(s)
+
+    def only_decodes(self) -> bool:
+        """Whether the next iteration can do nothing but decode the decoding set: nothing arrives, and
+        nothing swapped out, incoming, part-prefilled or waiting can get blocks or budget now (each check
+        as the step it mirrors makes it, without its side effects). It stays so while decodes take blocks
+        (free blocks only shrink until a sequence finishes), which decode_run.py relies on."""
+        if not self.uniform or self.arrivals or not self.decoding:
+            return False
+        full = len(self.running) >= self.cfg.max_batch
+        if self.swapped_out and not full and self.bm.can_allocate(self.swapped_out[0].swapped):   # _swap_in
+            return False
+        if self.incoming and len(self.running) + self.arriving < self.cfg.max_batch and self.bm.can_allocate(
+                self._blocks_for(self.incoming[0].computed + 1), keep_watermark=True):   # _admit_incoming
+            return False
+        if self.drain:
+            return not self.filling   # (a batch still filling admits)
+        if self.waiting and self.bm.prefix_caching and self.waiting[0].req.prefix_id is not None:
+            return False   # (a prefix-cache lookup and its undoing touch the cache's order)
+        budget = max(self.cfg.token_budget - len(self.decoding), 0)
+        if not self.chunking:   # prefill-priority: _admit_whole
+            return not (self.waiting and not self.swapped_out and not full
+                        and self.bm.can_allocate(self._whole_need(self.waiting[0]), keep_watermark=True))
+        for order, s in self.prefilling:   # _continue_prefills
+            if s.in_running and s.order == order and s.prefilling and budget > 0 \
+                    and self._chunk_size(s, budget, keep_watermark=False) > 0:
+                return False
+        return not (budget > 0 and self.waiting and not self.swapped_out and not full
+                    and self._chunk_size(self.waiting[0], budget, keep_watermark=True) > 0)   # _admit_chunks
 
     # ------------------------------------------------------------ after an iteration
 

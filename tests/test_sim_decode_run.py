@@ -1,0 +1,56 @@
+"""Runs of decode-only iterations in one loop (decode_run.py) change nothing: every configuration runs
+the same, iteration for iteration and float for float, with the loop taken out (each iteration then goes
+through the scheduler and a SimPy round trip as before)."""
+from __future__ import annotations
+
+import pytest
+
+from whatif.roofline.config import Parallelism
+from whatif.scenario import Scenario
+from whatif.simulator import cluster, replica
+from whatif.simulator.config import ClusterConfig, EngineConfig, SimConfig
+from whatif.simulator.workload import WorkloadSpec
+
+SHAREGPT = WorkloadSpec(lengths="sharegpt", requests=300, seed=3, rate=20.0)
+CONFIGS = {
+    "chunked": SimConfig(Scenario(), SHAREGPT),
+    "prefill-priority": SimConfig(Scenario(), SHAREGPT, EngineConfig(chunked_prefill=False)),
+    "decode-priority": SimConfig(Scenario(), SHAREGPT, EngineConfig(chunked_prefill=False, priority="decode")),
+    "static": SimConfig(Scenario(), SHAREGPT, EngineConfig(chunked_prefill=False, batching="static")),
+    "pp2": SimConfig(Scenario(hardware="dgx-h100", parallel=Parallelism(pp=2)),
+                     WorkloadSpec(lengths="sharegpt", requests=200, seed=3, rate=30.0)),
+    "disaggregated": SimConfig(Scenario(hardware="dgx-h100"), SHAREGPT,
+                               cluster=ClusterConfig(replicas=2, prefill_replicas=1)),
+    "recompute": SimConfig(Scenario(memory_utilization=0.25), WorkloadSpec(lengths="sharegpt", requests=300, seed=3,
+                                                                          rate=60.0)),
+    "swap": SimConfig(Scenario(memory_utilization=0.25), WorkloadSpec(lengths="sharegpt", requests=300, seed=3,
+                                                                     rate=60.0), EngineConfig(preemption="swap")),
+    "recompute, prefill-priority": SimConfig(Scenario(memory_utilization=0.25), WorkloadSpec(
+        lengths="sharegpt", requests=300, seed=3, rate=60.0), EngineConfig(chunked_prefill=False)),
+    "max-batch": SimConfig(Scenario(), SHAREGPT, EngineConfig(max_batch=8)),
+    "prefix-cache": SimConfig(Scenario(), WorkloadSpec(requests=300, seed=3, rate=20.0, prefix_groups=3,
+                                                       prefix_tokens=300), EngineConfig(prefix_caching=True)),
+}
+
+
+def run(cfg):
+    r = cluster.simulate(cfg)
+    return ({k: list(v) for k, v in r.log.columns.items()},
+            [(x.status, x.first_token_s, x.finish_s, x.preemptions, x.emitted.tolist()) for x in r.records])
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_decode_runs_change_nothing(name, monkeypatch):
+    cfg = CONFIGS[name]
+    taken = []
+    real = replica.decode_run
+
+    def counted(rep, engine):
+        before = engine.step
+        real(rep, engine)
+        taken.append(engine.step - before)
+    monkeypatch.setattr(replica, "decode_run", counted)
+    fast = run(cfg)
+    monkeypatch.setattr(replica, "decode_run", lambda rep, engine: None)
+    assert fast == run(cfg)
+    assert sum(taken) > 0   # the loop ran iterations

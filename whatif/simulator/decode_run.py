@@ -1,0 +1,58 @@
+"""Runs of decode-only iterations in one tight loop, between the events that change a batch.
+
+An engine with nothing it can admit, swap in, receive or prefill (Scheduler.only_decodes) only
+decodes: every decoding sequence gains a token an iteration, the batch keeps its rows, and its
+cached tokens grow by the rows each step. Until an event comes (an arrival, a KV transfer, another
+engine's iteration, a sequence that finishes or offers a block to the prefix cache, a block
+shortage) such an iteration needs none of the scheduler's machinery: a block for each sequence
+whose block phase comes due, the (memoized) price of the batch shape, the clock moved on, the end
+time and the log row stored. `decode_run` does exactly that while it holds and leaves the engine as
+the full loop (Replica._run) would have left it; the first iteration at which anything else could
+happen is the full loop's. The run is the same, iteration for iteration and float for float
+(tests/test_sim_decode_run.py)."""
+from __future__ import annotations
+
+from .scheduler import Batch
+
+
+def decode_run(replica, engine) -> None:
+    """Run `engine`'s decode-only iterations back to back, each as Replica._run would (same clock,
+    blocks, token times and log rows), until the next one could meet anything else. An iteration at
+    which sequences finish or offer blocks is completed by the scheduler, and the run goes on."""
+    env = replica.env
+    if not isinstance(getattr(env, "_now", None), (int, float)):   # (as replica.advance)
+        return
+    times, bm, dues, phases, ends = replica.times, engine.bm, engine.dues, engine.phases, engine.ends
+    size, index, append, peek = bm.block_size, replica.index, replica.log.append, env.peek
+    while engine.only_decodes():
+        decoding = len(engine.decoding)          # the batch is fixed until sequences finish (a due step)
+        rows, base = decoding + engine.padding, engine.context_base + engine.padding_context   # (static: padding)
+        running, waiting = len(engine.running), len(engine.waiting)
+        while True:
+            step = engine.step
+            phase = phases[step % size]
+            due = [s for s in phase if s.next_need <= step] if phase else None
+            if due and not bm.can_allocate(len(due)):   # a shortage: preemption is the full loop's
+                return
+            start = env._now
+            context = base + decoding * step
+            duration = 0.0 + times.decode_time(rows, context // rows)
+            end = start + duration
+            if not end < peek():                 # another event comes first (or ties): SimPy's turn
+                return
+            if due:
+                bm.allocate(len(due))
+                for s in due:
+                    s.blocks += 1
+                    s.next_need += size
+            env._now = end
+            if dues and dues[0][0] <= step + 1:  # sequences finish or offer a block as this ends
+                engine.complete(Batch(rows=rows, context=context, decoding=decoding), end)
+                append(index, start, duration, rows, 0, 0, bm.used, waiting, running, 0, 0.0)
+                replica.wake()
+                break                            # the batch changed: look again
+            engine.step = step + 1
+            ends.append(end)
+            append(index, start, duration, rows, 0, 0, bm.used, waiting, running, 0, 0.0)
+            if replica.idle:
+                replica.wake()
