@@ -124,3 +124,18 @@ def test_absorbed_mla_decode_is_timed_by_the_mla_fit_and_prefill_is_not():
                            role=OpRole.MLA_ATTENTION)
     class_only = replace(EFF, engine=None)
     assert time_op(prefill, H100.gpu, EFF).time_s == time_op(prefill, H100.gpu, class_only).time_s
+
+
+def test_fp8_scenarios_attention_is_priced_by_the_fitted_models_at_the_fitters_peak():
+    # fp8 GEMM activations give the attention op dtype fp8; it must still take the fitted kernel models
+    # (it once fell back to the per-class model), decode at the 16-bit peak the decode fit was made with
+    from whatif.roofline import kernel_timing
+    bf16, fp8 = (attention_op([(1, 4096, 8)], 32, 8, 128, 128, 2.0, 1.0, 2 * 8 * 128, 1, d) for d in ("bf16", "fp8"))
+    assert kernel_timing.covers(fp8, H100.gpu)
+    assert kernel_timing.attention_peak_dtype(fp8) == "bf16"
+    assert time_op(fp8, H100.gpu, EFF).time_s == pytest.approx(time_op(bf16, H100.gpu, EFF).time_s, rel=1e-12)
+    # prefill over an fp8 cache runs an fp8 context kernel; over a 16-bit cache, a 16-bit one
+    over_fp8 = attention_op([(2048, 0, 2)], 32, 8, 128, 128, 1.0, 1.0, 2 * 8 * 128, 1, "fp8")
+    over_bf16 = attention_op([(2048, 0, 2)], 32, 8, 128, 128, 1.0, 2.0, 2 * 8 * 128, 1, "fp8")
+    assert kernel_timing.attention_peak_dtype(over_fp8) == "fp8"
+    assert kernel_timing.attention_peak_dtype(over_bf16) == "bf16"

@@ -45,7 +45,9 @@ from .ops import Op, OpClass
 GEMM_DTYPES = ("bf16", "fp16", "fp8")
 EXPERT_GEMMS = (OpRole.EXPERT_UP, OpRole.EXPERT_DOWN)
 FUSED_MOE_GEMMS = 2   # the fused layer's fitted floor is shared by its two grouped GEMMs
-ATTENTION_DTYPES = ("bf16", "fp16")
+# An attention op carries its scenario's activation dtype; fp8 activations quantize only the GEMMs' inputs,
+# so an fp8 op's attention is priced by the same fits (at the compute dtype attention_peak_dtype gives).
+ATTENTION_DTYPES = ("bf16", "fp16", "fp8")
 
 
 def covers(op: Op, gpu) -> bool:
@@ -63,6 +65,19 @@ def covers(op: Op, gpu) -> bool:
                 and s.d_qk == s.d_v and s.sequences > 0
                 and op.dtype in ATTENTION_DTYPES and op.dtype in gpu.peak)
     return False
+
+
+def attention_peak_dtype(op: Op) -> str:
+    """The tensor-core dtype whose peak an attention fit prices `op` at, as the fitter did: a 16-bit op at
+    its own; an fp8 op (fp8 GEMM activations) at the 16-bit peak for decode and MLA (validate/kernel_fit.py
+    prices decode compute at bf16; MLA rows are bf16 attention), and for prefill at fp8 only over an fp8
+    cache (TensorRT-LLM's and SGLang's fp8 context kernels read fp8 K/V; over a 16-bit cache attention runs
+    16-bit even when the GEMMs run fp8). Every GPU with an fp8 peak has a bf16 one."""
+    if op.dtype != "fp8":
+        return op.dtype
+    if op.op_class == OpClass.ATTENTION_PREFILL and kv_fit_dtype(op) == "fp8":
+        return "fp8"
+    return "bf16"
 
 
 def is_mla_decode(op: Op) -> bool:
@@ -202,9 +217,8 @@ def fitted_prefill_seconds(op: Op, gpu, fits: tuple, t_extra_memory: float = 0.0
     s = op.shape
     b = s.sequences
     length = (math.sqrt(1.0 + 8.0 * s.pairs / b) - 1.0) / 2.0
-    t_c, t_m = _prefill_terms(b, length, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, c.peak_flops(op.dtype),
-                              c.hbm_bw, c.sms, p)
-    peak = c.peak_flops(op.dtype)
+    peak = c.peak_flops(attention_peak_dtype(op))
+    t_c, t_m = _prefill_terms(b, length, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p)
     t_c = _scaled(t_c, op.flops, 4.0 * b * length * (length + 1) / 2.0 * s.heads * s.d_qk,
                   op.flops / (peak * p.compute_eff))
     if op.alu_ops:
@@ -224,9 +238,8 @@ def fitted_decode_seconds(op: Op, gpu, fits: tuple, t_extra_memory: float = 0.0)
     c, _, p = fits
     s = op.shape
     b, ctx = s.sequences, max(s.max_context, 1.0)
-    t_c, t_m, fixed = _decode_terms(b, ctx, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, c.peak_flops(op.dtype),
-                                    c.hbm_bw, c.sms, p)
-    peak = c.peak_flops(op.dtype)
+    peak = c.peak_flops(attention_peak_dtype(op))
+    t_c, t_m, fixed = _decode_terms(b, ctx, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p)
     t_c = _scaled(t_c, op.flops, 4.0 * b * ctx * s.heads * s.d_qk, op.flops / (peak * p.compute_eff))
     if op.alu_ops:
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
@@ -245,7 +258,7 @@ def mla_decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: 
     c = ceilings(gpu)
     s = op.shape
     b, ctx, width = s.sequences, max(s.max_context, 1.0), s.d_qk
-    peak = c.peak_flops(op.dtype)
+    peak = c.peak_flops(attention_peak_dtype(op))
     t_c, t_m, fixed = _decode_terms(b, ctx, s.heads, 1.0, width / 2.0, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p)
     t_c = _scaled(t_c * (width + s.d_v) / width, op.flops, 2.0 * b * ctx * s.heads * (width + s.d_v),
                   op.flops / (peak * p.compute_eff))
