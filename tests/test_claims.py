@@ -20,9 +20,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # vLLM's spec took its large-GPU defaults (vllm/engine/arg_utils.py: 8192 tokens per step on >= 70 GiB), which
 # moved TPI-LLM's edge-device memory claim, emulated on H100s, out of band; its miss says so. Then up to 82 with
 # mechanisms: Accelerate's pageable host copies, HF generate's held previous cache, TPI-LLM's FP32 setup,
-# Hydragen's real attention shape, DEL's layer reuse, speculative rounds eager on eager engines.)
+# Hydragen's real attention shape, DEL's layer reuse, speculative rounds eager on eager engines; then 84 with
+# gpt-fast's preallocated cache read whole (Double Sparsity's baseline) and CacheGen's chunks arriving before
+# the prefill can start.)
 SCORED_AT_LEAST = 116
-WITHIN_BAND_AT_LEAST = 82
+WITHIN_BAND_AT_LEAST = 84
 
 
 @pytest.fixture(scope="module")

@@ -113,9 +113,11 @@ def test_family_k_claims_within_band(claim):
     assert outcome.in_band is not bool(claim.miss), (claim.technique, claim.metric, outcome.gain, claim.band)
 
 
-def test_vattention_claim_is_kernel_quality_whatif_does_not_model():
-    outcome = evaluate(next(c for c in CLAIMS if c.technique == "paged_kv" and c.metric == "tpot"))
-    assert 1.0 < outcome.gain < 1.05
+def test_vattention_gain_is_the_baseline_kernels_re_reads_not_paging():
+    claim = next(c for c in CLAIMS if c.technique == "paged_kv" and c.metric == "tpot")
+    same_engine = replace(claim, baseline_engine="", system_engine="", engine_why="")
+    assert 1.0 < evaluate(same_engine).gain < 1.05           # paging itself: ~0.1% of a step
+    assert evaluate(claim).gain > 2.0                         # vLLM v0.2.7 reads each KV head per query head
 
 
 def test_bad_block_size_names_the_key():

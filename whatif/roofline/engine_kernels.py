@@ -4,7 +4,10 @@ Before TensorRT-LLM's XQA kernel (v0.8; its blog: "XQA kernel provides optimizat
 generation phase ... reducing data loading", 2.4x Llama-70B throughput), generation attention ran the masked
 MHA kernel: one thread block per (sequence, query head), each streaming its KV head's cache itself, so a GQA
 model's cache is read once per query head, as if it were multi-head (g = heads / kv_heads times the bytes).
-A version profile says so with `kernels.gqa_decode_shares_kv: false` (engine_profiles/versions/)."""
+vLLM's own paged kernel before its FlashAttention decode (v0.2-0.4, csrc/attention/attention_kernels.cu: grid
+(num_heads, num_seqs, partitions)) does the same. A version profile says so with
+`kernels.gqa_decode_shares_kv: false` (engine_profiles/versions/). Every re-read is charged to HBM: where the
+blocks of one KV head's query heads run side by side, L2 serves part of them, so this is an upper bound."""
 from __future__ import annotations
 
 from dataclasses import replace

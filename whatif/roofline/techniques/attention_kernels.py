@@ -178,7 +178,8 @@ class PagedKV(Technique):
     contiguous cache); attention streams whole blocks. Kernel: every CTA reads the block table (4
     bytes per block) and computes each block's K and V addresses (PAGED_BLOCK_ALU_OPS CUDA-core
     ops per block, assumed). Everything else a paged kernel costs over a contiguous one (vAttention's
-    "up to 1.97x" decode) is kernel quality, which whatif does not model."""
+    "up to 1.97x" decode) is the kernel's own: vLLM v0.2.7's re-read a GQA model's cache per query head
+    (the vllm-0.2 engine version says so), the rest is kernel quality, which whatif does not model."""
 
     name = "paged_kv"
     family = "K"
@@ -276,3 +277,47 @@ class KVConcat(Technique):
             copy = streaming("kv_concat", OpClass.ELEMENTWISE, cached, 1, 1, 0, 1.0, ctx.prec.kv, op.count)
             return [op, replace(copy, formula=f"torch.cat copies the cache: {cached:g} B read + written")]
         return replace_ops(ops, ATTENTION_ROLES, with_copy)
+
+
+@register
+@dataclass(frozen=True)
+class StaticKVCache(Technique):
+    """gpt-fast's cache (pytorch-labs/gpt-fast model.py, as Double Sparsity's end-to-end baseline ships it):
+    setup_caches preallocates every sequence's K/V for `length` = prompt + output tokens, rounded up to a
+    multiple of 8 (generate.py: max_seq_length = T + max_new_tokens), and each decode step attends over
+    the whole buffer with a causal mask (KVCache.update returns all of k_cache; scaled_dot_product_attention
+    on the math path over max_seq_length keys), so a step reads every allocated slot, filled or not: the
+    decode attention kernel's cache and pairs scale by length / context. Memory is unchanged (whatif
+    already plans a sequence's cache at prompt + output)."""
+
+    name = "static_kv_cache"
+    family = "K"
+    paper = "gpt-fast (pytorch-labs): static KV cache attended in full each decode step"
+    slots = ("cache append",)
+    length: int = param(0, "tokens preallocated per sequence (0: the workload's prompt + output)", "tokens")
+
+    def check_params(self) -> None:
+        self.require(self.length >= 0, "length", "a non-negative integer")
+
+    def for_workload(self, workload) -> StaticKVCache:
+        # setup_caches rounds max_seq_length up to a multiple of 8 (find_multiple)
+        return self if self.length else replace(self, length=-(-(workload.prompt + workload.output) // 8) * 8)
+
+    def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
+        cached = sum(n * c for q, c, n in ctx.batch.groups)
+        padded = sum(n * max(c, self.length) for q, c, n in ctx.batch.groups)
+        if not ctx.decode or cached <= 0 or padded <= cached:
+            return ops
+        factor = padded / cached
+
+        def full_buffer(op: Op) -> Op:
+            s = op.shape
+            if op.op_class != OpClass.ATTENTION_DECODE or not isinstance(s, AttentionShape) or s.kv_bytes <= 0:
+                return op
+            extra = s.kv_bytes * (factor - 1.0)
+            return replace(op, bytes={**op.bytes, "hbm": op.bytes.get("hbm", 0.0) + extra},
+                           flops=op.flops * factor,
+                           shape=replace(s, kv_bytes=s.kv_bytes * factor, pairs=s.pairs * factor,
+                                         max_context=max(s.max_context, float(self.length))),
+                           formula=op.formula + f"; static cache: all {self.length} slots read ({factor:.2f}x)")
+        return replace_ops(ops, ATTENTION_ROLES, full_buffer)

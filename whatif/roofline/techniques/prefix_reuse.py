@@ -369,9 +369,12 @@ class CacheGen(Technique):
     to `bits` bits per element; the GPU decodes the bitstream back into the cache's format (CUDA-
     core work per element, beside the stream) and prefills only the query. With codec=none the KV
     travels as plain `bits`-bit quantized values (the paper's 8-bit quantization baseline is
-    bits=8,codec=none), dequantized by a cheap kernel. The stream is overlapped with the GPU work
-    (CacheGen pipelines it chunk by chunk); a TP group shares one network link, so it carries all
-    of the group's shards. Metric: TTFT."""
+    bits=8,codec=none), dequantized by a cheap kernel. CacheGen chunks the context by tokens (its
+    streaming adaptation picks each chunk's encoding level as the bandwidth varies), every chunk
+    holding all layers, and decodes chunk i while chunk i+1 arrives; the query's prefill needs every
+    chunk's KV at its first layer already, so it runs after the stream, not beside it (the stream is
+    in line; the decode, ~1 ms, is charged whole where only the last chunk's shows). A TP group
+    shares one network link, so it carries all of the group's shards. Metric: TTFT."""
 
     name = "cachegen"
     family = "B"
@@ -413,7 +416,8 @@ class CacheGen(Technique):
         decode = streaming("cachegen_decode" if coded else "kv_dequantize", OpClass.ELEMENTWISE, elements, 0, 1,
                            ops_per_element, ctx.kv.full_bytes, ctx.prec.kv, ctx.layers, extra_bytes=wire)
         layers = ctx.layers * ctx.kv.layer_share
-        return [transfer("cachegen_kv_stream", wire * layers * ctx.par.tp, link, 1, overlap=True), decode]
+        # in line: the query's first layer waits for the last token chunk (chunks span all layers)
+        return [transfer("cachegen_kv_stream", wire * layers * ctx.par.tp, link, 1, overlap=False), decode]
 
 
 # ---------------------------------------------------------------- editing inside a cached sequence

@@ -1,0 +1,40 @@
+"""vLLM v0.2.7 (engine_profiles/versions/vllm-0.2.yaml): its paged decode kernel runs one thread block per query
+head, so a GQA model's cache is read once per query head; vLLM 0.6's FlashAttention decode shares it. The
+vAttention claim runs its baseline on that version."""
+import pytest
+
+from whatif.claims import all_claims
+from whatif.roofline.config import ForwardBatch, Precision
+from whatif.roofline.engines import check_engine, engine_spec
+from whatif.roofline.forward_pass import time_pass
+from whatif.roofline.pass_setup import pass_setup
+from whatif.scenario import Scenario
+
+
+def decode_time(model: str, engine: str, batch: int = 32, context: int = 8000) -> float:
+    sc = Scenario(model=model, hardware="a100-sxm-80gb", precision=Precision("bf16", "bf16", "bf16"),
+                  kernel_engine=engine)
+    m, system, par, eff = sc.resolve()
+    setup = pass_setup(m, system, par, sc.precision, eff, sc.utilization(), engine=sc.engine())
+    return time_pass(setup, ForwardBatch.decode(batch, context), True).time_s
+
+
+def test_vllm_02_runs_vllm_fits_without_gqa_sharing_or_custom_all_reduce():
+    old = engine_spec("vllm-0.2")
+    assert check_engine("vllm-0.2") == "vllm" and old.kernel_fits == "vllm"
+    assert not old.gqa_decode_shares_kv and engine_spec("vllm-0.6").gqa_decode_shares_kv
+    assert not old.cpu.overlapped
+    assert all(v.split(":")[0] in ("documented", "assumed") for v in old.sources.values())
+
+
+def test_paged_kernel_slows_gqa_decode_only():
+    gqa = decode_time("llama-3.1-8b", "vllm-0.2") / decode_time("llama-3.1-8b", "vllm-0.6")
+    mha = decode_time("llama-2-7b", "vllm-0.2") / decode_time("llama-2-7b", "vllm-0.6")
+    assert gqa > 1.5                      # 4 query heads per KV head, a cache-dominated step
+    assert mha == pytest.approx(1.0, rel=0.02)
+
+
+def test_vattention_claim_compares_vllm_02_with_flashattention_decode():
+    claim = next(c for c in all_claims() if c.technique == "paged_kv" and c.claimed)
+    assert claim.baseline_engine == "vllm-0.2" and claim.system_engine == "vllm-0.6"
+    assert claim.setup["workload"]["prompt"] == 16384 and claim.setup["parallel"] == {"tp": 2}
