@@ -43,6 +43,20 @@ def test_decode_and_prefill_ops_match_the_models_they_were_fitted_as():
     assert time_op(op, H100.gpu, EFF).time_s == pytest.approx(model, rel=0.05)
 
 
+def test_trtllm_blackwell_decode_is_priced_with_the_tile_it_was_fitted_with():
+    """TensorRT-LLM's Blackwell decode fit pads a GQA group to 8 heads (kernel_models/decode_attention.py): the
+    pricing path applies the shipped block as fitted, tile included."""
+    b200 = load_system("b200").gpu
+    eff = load_efficiency("default", b200, engine="trtllm")
+    op = attention_op([(1, 4096, 64)], 32, 8, 128, 128, 2.0, 2.0, 2 * 8 * 128, 1, "bf16")
+    p = params_for("decode_attention", "blackwell", "bf16", "trtllm").params
+    assert p.group_rows == 8.0
+    timed = time_op(op, b200, eff)
+    assert timed.time_s == pytest.approx(decode_attention_time(64, 4097, 32, 8, 128, "bf16", b200, p), rel=0.02)
+    padded16 = decode_attention_time(64, 4097, 32, 8, 128, "bf16", b200, replace(p, group_rows=16.0))
+    assert timed.time_s < padded16
+
+
 def test_a_compressed_or_sparsely_read_cache_streams_faster():
     full = attention_op([(1, 16384, 16)], 32, 8, 128, 128, 2.0, 2.0, 2 * 8 * 128, 1, "bf16")
     quarter = attention_op([(1, 16384, 16)], 32, 8, 128, 128, 2.0, 2.0, 2 * 8 * 128, 1, "bf16",

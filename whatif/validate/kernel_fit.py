@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import WhatifError
-from ..roofline.kernel_models.decode_attention import decode_time_arrays
+from ..roofline.kernel_models.decode_attention import decode_time_arrays, group_rows
 from ..roofline.kernel_models.gemm import gemm_time_arrays
 from ..roofline.kernel_models.mla import mla_decode_time_arrays, mla_prefill_head_dim
 from ..roofline.kernel_models.params import (DTYPE_BYTES, PARAM_CLASSES, Ceilings, ceilings,
@@ -184,7 +184,11 @@ def design(rows, op: str) -> dict:
         shape += (rows["step"].to_numpy(float) + 1,)
     peak, cols = _ceiling_columns(rows, compute)
     shape += tuple(rows[c].to_numpy(float) for c in ("num_heads", "num_key_value_heads", "head_dim"))
-    return {"args": shape + (kv, window, peak, cols), "y": rows["latency_s"].to_numpy(float)}
+    out = {"args": shape + (kv, window, peak, cols), "y": rows["latency_s"].to_numpy(float)}
+    if op == "decode_attention":   # each row's kernel tile (not fitted)
+        out["group_rows"] = np.array([group_rows(e, corpus_ceilings(g).arch, d) for e, g, d in
+                                      zip(rows["framework"], rows["gpu"], rows["dtype"])])
+    return out
 
 
 MODELS = {"gemm": gemm_time_arrays, "prefill_attention": prefill_time_arrays,
@@ -195,6 +199,8 @@ MODELS = {"gemm": gemm_time_arrays, "prefill_attention": prefill_time_arrays,
 def predict(op: str, data: dict, params) -> np.ndarray:
     """The model's seconds per row, plus the fixed `extra` seconds a row's timing holds beyond the
     kernel the model stands for (MLA decode: the absorption GEMMs)."""
+    if "group_rows" in data:
+        params = replace(params, group_rows=data["group_rows"])
     return MODELS[op](*data["args"], params) + data.get("extra", 0.0)
 
 
@@ -221,6 +227,8 @@ def free_fields(op: str, dtype: str) -> list[str]:
     if op == "gemm" and dtype != "fp8":
         for name in ("quant_s", "quant_row_s"):   # bf16 GEMMs have no activation-quantization kernel
             names.remove(name)
+    if "group_rows" in names:   # the kernel's tile, from its source, not fitted
+        names.remove("group_rows")
     return names
 
 
@@ -302,8 +310,9 @@ def select(data: dict, mask) -> dict:
             return replace(a, **{f: getattr(a, f)[mask] for f in ("hbm_bw", "sms", "l2_bytes")})
         return a[mask] if np.ndim(a) else a
     out = {"args": tuple(cut(a) for a in data["args"]), "y": data["y"][mask]}
-    if "extra" in data:
-        out["extra"] = data["extra"][mask]
+    for key in ("extra", "group_rows"):
+        if key in data:
+            out[key] = data[key][mask]
     return out
 
 
@@ -379,6 +388,8 @@ def fit_blocks(tables: dict, engines, max_rows: int) -> dict:
             for (gpu, dtype), r in engine_rows_.groupby(["gpu", "dtype"]):
                 sample = subsample(r, max_rows)
                 params, err = fit(op, design(sample, op), dtype)
+                if op == "decode_attention":   # the tile the rows were fitted with, for the pricing path
+                    params = replace(params, group_rows=group_rows(engine, corpus_ceilings(gpu).arch, dtype))
                 check_physical(params)
                 versions = sorted(set(r["version"].astype(str)))
                 blocks.append({

@@ -7,8 +7,9 @@
   Q and O are negligible. U = B*Hkv*min(kv_splits, ceil(C/256)) is the work items streaming at
   once (split-KV / flash-decoding splits a long context at most kv_splits ways): with fewer
   items than SMs, only that share of the SMs pulls from HBM.
-- t_c = 4*B*C*Hkv*ceil(g/16)*16*d / (peak_bf16 * compute_eff): GQA packs the g = H/Hkv query
-  heads of one KV head into the rows of a 16-row tensor-core tile, padded to 16.
+- t_c = 4*B*C*Hkv*ceil(g/r)*r*d / (peak_bf16 * compute_eff): GQA packs the g = H/Hkv query
+  heads of one KV head into the rows of a tensor-core tile of r rows (`group_rows`: 16, or 8 where
+  the engine's kernel puts the heads in the MMA's N), padded to r.
 - t_seq = seq_s * B*Hkv / SMs: a fixed cost per (sequence, KV head) work item (page-table walk,
   split-KV combine), spread over the SMs.
 - floor: launch latency and the split-KV reduction, seconds.
@@ -22,8 +23,19 @@ import numpy as np
 from .elementwise import evaluate
 from .params import DTYPE_BYTES, Ceilings, DecodeParams, ceilings, combine
 
-GQA_TILE_ROWS = 16
+GQA_TILE_ROWS = 16.0   # heads in the MMA's M (TRT-LLM XQA's HMMA kernel mha.cu: warpTile.y = roundUp(headGrpSize, 16))
 SPLIT_TOKENS = 256   # fewest cached tokens one split-KV work item takes
+# TensorRT-LLM's Blackwell decode kernels (trtllm-gen, swapped AB) put the query heads in the MMA's N
+# dimension, in tiles of 8 heads: (engine, arch, KV dtype). Not given 8 (measured on the corpus, leave-one-GPU-out):
+# XQA's Hopper fp8 QGMMA kernel (mha_sm90.cu ctaNbQHeads = roundUp(headGrpSize, 8)) gained more but drove its
+# fit's mem_eff to the 1.0 bound (its g = 1 rows run the MMHA fallback, which the one fit absorbs); vLLM's and
+# SGLang's Blackwell rows fit worse with 8.
+EIGHT_ROW_TILES = {("trtllm", "blackwell", "bf16"), ("trtllm", "blackwell", "fp8")}
+
+
+def group_rows(engine: str, arch: str, kv_dtype: str) -> float:
+    """Query-head rows of the tensor-core tile an engine's decode kernel pads a GQA group to."""
+    return 8.0 if (engine, arch, kv_dtype) in EIGHT_ROW_TILES else GQA_TILE_ROWS
 
 
 def decode_parts(batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings, p: DecodeParams):
@@ -31,7 +43,7 @@ def decode_parts(batch, context, heads, kv_heads, head_dim, kv_bytes, window, pe
     in, floats out."""
     return evaluate(_decode_parts, (batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c, p),
                     (batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c.sms, c.hbm_bw, p.mem_eff,
-                     p.compute_eff, p.kv_splits, p.seq_s, p.floor_s))
+                     p.compute_eff, p.kv_splits, p.seq_s, p.floor_s, p.group_rows))
 
 
 def _decode_parts(xp, batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings,
@@ -41,7 +53,7 @@ def _decode_parts(xp, batch, context, heads, kv_heads, head_dim, kv_bytes, windo
     ctx = xp.where(xp.asfloat(window) > 0, xp.minimum(context, window), context)
     items = batch * kv_heads * xp.minimum(xp.floor(p.kv_splits), xp.ceil(ctx / SPLIT_TOKENS))
     t_m = batch * ctx * kv_heads * head_dim * 2.0 * kv_bytes / (bw * p.mem_eff * xp.minimum(1.0, items / sms))
-    rows = xp.ceil(heads / kv_heads / GQA_TILE_ROWS) * GQA_TILE_ROWS
+    rows = xp.ceil(heads / kv_heads / p.group_rows) * p.group_rows
     t_c = 4.0 * batch * ctx * kv_heads * rows * head_dim / (peak * p.compute_eff)
     return t_c, t_m, p.floor_s + p.seq_s * batch * kv_heads / sms
 

@@ -103,6 +103,7 @@ class DecodeParams:
     seq_s: float = 1e-7
     floor_s: float = 8e-6
     smooth: float = 3.0
+    group_rows: float = 16.0    # not fitted: the kernel's query-head tile (decode_attention.group_rows)
 
 
 # MLA (DeepSeek's latent attention) keeps the prefill and decode forms with parameters of its own:

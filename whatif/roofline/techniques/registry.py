@@ -11,10 +11,12 @@ from .compose import TechniqueSet
 
 def _load_families() -> None:
     # Imported for their @register side effect; kept here so importing the registry loads them all.
-    from . import (attention_kernels, context_compression, diffusion, kv_compression, kv_eviction,  # noqa: F401
-                   layer_skip, offload_kv, offload_weights, parallel_decoding, prefix_reuse, sparse_attention,
+    from . import (attention_kernels, context_compression, diffusion, encoder_decoder,  # noqa: F401
+                   kv_compression, kv_eviction,
+                   layer_skip, offload_kv, offload_weights, parallel_decoding, passage_compression, prefix_reuse,
+                   sparse_attention,
                    sparse_attention_host, sparse_attention_prefill, sparse_attention_strided, speculative,
-                   weights)
+                   visual_tokens, weights)
 
 
 def all_techniques() -> dict[str, type[Technique]]:

@@ -1,0 +1,64 @@
+"""The multimodal front end (family E): a CLIP ViT-L/14-336 encoder producing LLaVA-1.5's image tokens,
+and visual-token pruning at the language model's input."""
+import pytest
+
+from whatif.errors import WhatifError
+from whatif.roofline.techniques.registry import parse_technique
+from whatif.roofline.techniques.visual_tokens import PATCHES
+from whatif.scenario import build_scenario
+
+
+def run(techniques, prompt=640, output=16, prefill_chunk=0):
+    workload = {"batch": 1, "prompt": prompt, "output": output, **({"prefill_chunk": prefill_chunk} if prefill_chunk
+                                                                    else {})}
+    return build_scenario({"model": "vicuna-7b", "hardware": "a100-sxm-80gb", "techniques": techniques},
+                          {"workload": workload}).run()
+
+
+def ops(e, prefix):
+    return [t for p, n in e.prefill for t in p.op_times for _ in range(n) if t.op.name.startswith(prefix)]
+
+
+def test_image_tokens_come_from_the_encoder_config():
+    assert PATCHES == 576                      # (336 / 14)^2, LLaVA-1.5's image tokens
+    p = parse_technique("visual_token_pruning:prompt=640")
+    assert p.positions(640) == 640 - 288
+    assert p.positions(100) == 50              # a prefix of the prompt holds only image tokens
+    assert p.stored_tokens(640 + 10) == 352 + 10
+
+
+def test_the_encoder_costs_once_per_request_and_changes_nothing_else():
+    base, front = run([]), run(["vision_encoder"])
+    assert front.ttft_s > base.ttft_s
+    assert front.tpot_s == pytest.approx(base.tpot_s)
+    assert front.memory.kv_cache_bytes == base.memory.kv_cache_bytes
+    vit = [t for t in ops(front, "vision_") if t.op.name in ("vision_qkv_out", "vision_ffn")]
+    # 2 x (4 d^2 + 8 d^2) FLOPs per ViT token per layer, d = 1024, 577 tokens (patches + CLS), 24 layers
+    assert sum(t.op.flops * t.op.count for t in vit) == pytest.approx(577 * 2 * 12 * 1024 ** 2 * 24, rel=1e-6)
+    # chunked prefill pays the same encoder in all
+    chunked = run(["vision_encoder"], prefill_chunk=256)
+    assert sum(t.op.flops * t.op.count for t in ops(chunked, "vision_")) == pytest.approx(
+        sum(t.op.flops * t.op.count for t in ops(front, "vision_")), rel=0.02)
+
+
+def test_pruning_shrinks_prefill_and_cache_but_not_the_encoder():
+    front, pruned = run(["vision_encoder"]), run(["visual_token_pruning"])
+    assert front.memory.kv_cache_bytes / pruned.memory.kv_cache_bytes == pytest.approx((640 + 16) / (352 + 16),
+                                                                                      rel=0.01)
+    assert pruned.ttft_s < front.ttft_s
+    encoder = [sum(t.total_s for t in ops(e, "vision_")) for e in (front, pruned)]
+    assert encoder[1] == pytest.approx(encoder[0])
+    without_selector = run(["visual_token_pruning:selector=false"])
+    assert without_selector.ttft_s < pruned.ttft_s
+    assert ops(pruned, "selector_") and not ops(without_selector, "selector_")
+
+
+def test_front_ends_conflict_and_check_their_inputs():
+    with pytest.raises(WhatifError, match="visual_token_pruning: cannot be combined with vision_encoder"):
+        run(["vision_encoder", "visual_token_pruning"])
+    with pytest.raises(WhatifError, match="visual_token_pruning:keep=0.0"):
+        parse_technique("visual_token_pruning:keep=0")
+    with pytest.raises(WhatifError, match="vision_encoder:images=0"):
+        parse_technique("vision_encoder:images=0")
+    with pytest.raises(WhatifError, match="vision_encoder: the prompt .* must hold"):
+        run(["vision_encoder:images=2"], prompt=640)
