@@ -10,6 +10,7 @@ from dataclasses import asdict, replace
 
 from ..errors import WhatifError
 from ..roofline.pass_setup import pass_setup
+from ..roofline.techniques.compose import overrides
 from ..specs.hardware import System, load_component
 from .collections_paused import collections_paused
 from .config import SimConfig
@@ -143,8 +144,12 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
     cluster_line = " + ".join(pools) + f", router {cl.router}"
     if cluster.kv_path is not None:
         cluster_line += f", {cluster.kv_path.name}"
-    return {"scenario": scenario, "engine": engine, "cluster": cluster_line, "workload": workload,
-            "config": {"engine": asdict(e), "cluster": asdict(cl), "horizon_s": cfg.horizon_s}}
+    out = {"scenario": scenario, "engine": engine, "cluster": cluster_line, "workload": workload}
+    prompt_handling = [t.name for t in first.techniques.items if overrides(t, "prefill_units")]
+    if prompt_handling:   # the scheduler prefills whole prompts; say so rather than answer silently without it
+        out["not simulated"] = (f"{', '.join(prompt_handling)}: which prompt tokens are computed, compressed or "
+                                "reused (applied by `whatif estimate`); here every prompt token is prefilled")
+    return {**out, "config": {"engine": asdict(e), "cluster": asdict(cl), "horizon_s": cfg.horizon_s}}
 
 
 def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
