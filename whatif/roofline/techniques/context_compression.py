@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from ..context import PassContext, PrefillUnit
+from ..context import PassContext
 from ..mlp import weight_gemm
 from ..ops import Op
 from .base import Technique, param, register
-from .kit import stepping
+from .kit import PromptPositions, stepping
 
 # RoBERTa-large, REFRAG's chunk encoder (huggingface.co/FacebookAI/roberta-large config.json)
 ENCODER_WIDTH = 1024
@@ -19,7 +19,7 @@ ENCODER_FFN = 4096
 
 @register
 @dataclass(frozen=True)
-class REFRAG(Technique):
+class REFRAG(PromptPositions, Technique):
     """REFRAG (compress, sense, expand): the retrieved context, the `context` share of each prompt, is
     cut into chunks of `chunk` tokens; an encoder (RoBERTa-large) turns each chunk into one embedding
     projected to the decoder's width, and the decoder prefills one position per chunk, except the
@@ -58,16 +58,6 @@ class REFRAG(Technique):
         ctx = self.context * tokens
         chunks = math.ceil(ctx / self.chunk) if ctx else 0.0
         return chunks * (1 - self.expand) + ctx * self.expand + (tokens - ctx)
-
-    def stored_tokens(self, n: float) -> float:
-        prompt = self.prompt or n
-        if n <= prompt:
-            return self.positions(n)
-        return self.positions(prompt) + (n - prompt)
-
-    def prefill_units(self, units: list[PrefillUnit], shared_prefix: int) -> list[PrefillUnit]:
-        return [(max(1, round(self.positions(new))), round(self.stored_tokens(cached)), n)
-                for new, cached, n in units]
 
     def extra_ops(self, ctx: PassContext) -> list[Op]:
         if self.precomputed or stepping(ctx):

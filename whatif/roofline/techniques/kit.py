@@ -9,7 +9,7 @@ from dataclasses import replace
 from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..attention import DECODE_MAX_QUERIES, attention_op
-from ..context import HostPath, PassContext
+from ..context import HostPath, PassContext, PrefillUnit
 from ..ops import Op, OpClass, ScoreShape
 from ..op_kinds import LAYER_ATTENTION_ROLES
 
@@ -136,3 +136,19 @@ def score_op(name: str, ctx: PassContext, summaries: float, summary_bytes: float
               ScoreShape(summaries, scores), count,
               f"{summaries:g} summary elements x {summary_bytes:g} B scored against the query; "
               f"{scores:g} fp32 scores written and read by top-k" + (f"; {note}" if note else ""), alu_ops=alu)
+
+
+class PromptPositions:
+    """Mixin of the front ends that hand the decoder fewer positions than the prompt has tokens (REFRAG,
+    CoLoR, visual-token pruning): the subclass gives `positions(tokens)` for a prompt prefix and its
+    `prompt` (0: the workload's); generated tokens stay one position each."""
+
+    def stored_tokens(self, n: float) -> float:
+        prompt = self.prompt or n
+        if n <= prompt:
+            return self.positions(n)
+        return self.positions(prompt) + (n - prompt)
+
+    def prefill_units(self, units: list[PrefillUnit], shared_prefix: int) -> list[PrefillUnit]:
+        return [(max(1, round(self.positions(new))), round(self.stored_tokens(cached)), n)
+                for new, cached, n in units]

@@ -8,10 +8,10 @@ from dataclasses import dataclass, replace
 
 from ...specs.models import ModelSpec
 from ..config import ForwardBatch, Parallelism, Precision
-from ..context import PassContext, PrefillUnit
+from ..context import PassContext
 from ..ops import Op
 from .base import Technique, param, register
-from .kit import stepping
+from .kit import PromptPositions, stepping
 
 # CoLoR's compressor: Phi-3-mini-4k-instruct fine-tuned with ORPO (github.com/going-doer/CoLoR,
 # codes/8_train_orpo.sh: --model_name_or_path=microsoft/Phi-3-mini-4k-instruct); shapes from
@@ -24,7 +24,7 @@ COMPRESSOR = ModelSpec(name="phi-3-mini-4k-instruct", family="phi3", hidden_size
 
 @register
 @dataclass(frozen=True)
-class CoLoR(Technique):
+class CoLoR(PromptPositions, Technique):
     """CoLoR (Compression model for Long context Retrieval): every retrieved passage, the `context` share of
     the prompt, is rewritten by a compressor LM (Phi-3-mini, 3.8B) into a summary `ratio` times shorter, and
     the reader sees the summaries, so it prefills and caches context / ratio + question positions. The
@@ -64,16 +64,6 @@ class CoLoR(Technique):
         """Reader positions for `tokens` prompt tokens."""
         ctx = self.context * tokens
         return ctx / self.ratio + (tokens - ctx)
-
-    def stored_tokens(self, n: float) -> float:
-        prompt = self.prompt or n
-        if n <= prompt:
-            return self.positions(n)
-        return self.positions(prompt) + (n - prompt)
-
-    def prefill_units(self, units: list[PrefillUnit], shared_prefix: int) -> list[PrefillUnit]:
-        return [(max(1, round(self.positions(new))), round(self.stored_tokens(cached)), n)
-                for new, cached, n in units]
 
     def compressor_ops(self, requests: int, prec: Precision, sm_count: int = 0) -> list[Op]:
         """The compressor's generation for `requests` prompts: prefill of every passage, then the decode steps

@@ -17,7 +17,7 @@ from ..context import PassContext, PrefillUnit
 from ..mlp import weight_gemm
 from ..ops import Op
 from .base import Technique, param, register
-from .kit import stepping
+from .kit import PromptPositions, stepping
 
 # CLIP ViT-L/14-336 vision tower (openai/clip-vit-large-patch14-336 config.json, vision_config)
 VIT_WIDTH = 1024            # hidden_size
@@ -104,7 +104,7 @@ class VisionEncoder(Technique):
 
 @register
 @dataclass(frozen=True)
-class VisualTokenPruning(VisionEncoder):
+class VisualTokenPruning(PromptPositions, VisionEncoder):
     """Visual-token pruning at the language model's input (Generic Token Compression in MLLMs from an
     Explainability Perspective), on top of the vision front end (its encoder and projector run on every
     patch): a lightweight conv net maps the first LLM layer's attention map to each visual token's
@@ -130,12 +130,6 @@ class VisualTokenPruning(VisionEncoder):
         # the image tokens lead the prompt (LLaVA's <image> then the instruction), so a prefix of
         # `tokens` holds min(tokens, visual) of them
         return tokens - (1 - self.keep) * min(tokens, self.visual_tokens())
-
-    def stored_tokens(self, n: float) -> float:
-        prompt = self.prompt or n
-        if n <= prompt:
-            return self.positions(n)
-        return self.positions(prompt) + (n - prompt)
 
     def prefill_units(self, units: list[PrefillUnit], shared_prefix: int) -> list[PrefillUnit]:
         return [(max(1, round(self.positions(cached + new) - self.positions(cached))),
