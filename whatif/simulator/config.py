@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields
 
 from ..errors import WhatifError, positive_int
 from ..roofline.engines import engine_spec
+from ..specs.checks import number
 from ..specs.engines import Engine
 
 _SPEC = engine_spec()   # the default engine's spec: EngineConfig's defaults
@@ -23,16 +24,6 @@ def _choice(value, valid, flag: str) -> str:
     if value not in valid:
         raise WhatifError(f"{flag}: {value!r} is not valid; valid: {', '.join(valid)}")
     return value
-
-
-def _number(value, flag: str, low: float, high: float = float("inf"), low_open: bool = False) -> float:
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and \
-        (value > low if low_open else value >= low) and value <= high
-    if not ok:
-        bound = f"> {low:g}" if low_open else f">= {low:g}"
-        raise WhatifError(f"{flag}: {value!r} must be a number {bound}" + (f" and <= {high:g}" if high < float("inf")
-                                                                           else ""))
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -57,8 +48,8 @@ class EngineConfig:
         positive_int(self.max_batch, "--max-batch")
         positive_int(self.token_budget, "--token-budget")
         positive_int(self.block_size, "--block-size")
-        _number(self.watermark, "--watermark", 0.0, 0.5)
-        _number(self.swap_space_gb, "--swap-space", 0.0)
+        number(self.watermark, "--watermark", 0.0, 0.5)
+        number(self.swap_space_gb, "--swap-space", 0.0)
         for name in ("chunked_prefill", "prefix_caching"):
             if not isinstance(getattr(self, name), bool):
                 raise WhatifError(f"{name}: {getattr(self, name)!r} must be true or false")
@@ -112,10 +103,10 @@ class SLO:
 
     def __post_init__(self):
         if self.ttft_s is not None:
-            _number(self.ttft_s, "--slo-ttft", 0.0, low_open=True)
+            number(self.ttft_s, "--slo-ttft", 0.0, low_open=True)
         if self.tpot_s is not None:
-            _number(self.tpot_s, "--slo-tpot", 0.0, low_open=True)
-        _number(self.attainment, "--attainment", 0.0, 1.0, low_open=True)
+            number(self.tpot_s, "--slo-tpot", 0.0, low_open=True)
+        number(self.attainment, "--attainment", 0.0, 1.0, low_open=True)
 
     @property
     def given(self) -> bool:
@@ -135,4 +126,4 @@ class SimConfig:
 
     def __post_init__(self):
         if self.horizon_s is not None:
-            _number(self.horizon_s, "--horizon", 0.0, low_open=True)
+            number(self.horizon_s, "--horizon", 0.0, low_open=True)

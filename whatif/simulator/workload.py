@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import WhatifError, positive_int
+from ..specs.checks import integer, number
 from .request import Request
 from .trace_files import check_trace_path, read_trace
 
@@ -69,21 +70,6 @@ def _choice(value, valid, flag: str) -> str:
     return value
 
 
-def _finite(value, flag: str, low: float, low_open: bool) -> float:
-    """`value` must be a finite number > low (low_open) or >= low; `flag` names it."""
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and \
-        (value > low if low_open else value >= low)
-    if not ok:
-        raise WhatifError(f"{flag}: {value!r} must be a finite number {'>' if low_open else '>='} {low:g}")
-    return float(value)
-
-
-def _non_negative_int(value, flag: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise WhatifError(f"{flag}: {value!r} must be a non-negative integer")
-    return value
-
-
 @dataclass(frozen=True)
 class WorkloadSpec:
     arrival: str = "poisson"       # poisson, or gamma (bursty: inter-arrival CV = burstiness)
@@ -103,8 +89,8 @@ class WorkloadSpec:
 
     def __post_init__(self):
         _choice(self.arrival, ARRIVALS, "--arrival")
-        _finite(self.rate, "--rate", 0.0, low_open=True)
-        _finite(self.burstiness, "--burstiness", 0.0, low_open=True)
+        number(self.rate, "--rate", 0.0, low_open=True)
+        number(self.burstiness, "--burstiness", 0.0, low_open=True)
         if self.arrival == "poisson" and self.burstiness != 1:
             raise WhatifError(f"--burstiness: {self.burstiness!r} needs --arrival gamma (Poisson's CV is 1)")
         if self.requests is not None:
@@ -112,7 +98,7 @@ class WorkloadSpec:
             if self.requests > MAX_REQUESTS:
                 raise WhatifError(f"--requests: {self.requests} is more than the {MAX_REQUESTS:,} allowed")
         if self.duration_s is not None:
-            _finite(self.duration_s, "--duration", 0.0, low_open=True)
+            number(self.duration_s, "--duration", 0.0, low_open=True)
             if self.rate * self.duration_s > MAX_REQUESTS:
                 raise WhatifError(f"--duration: {self.duration_s:g} s at --rate {self.rate:g} is about "
                                   f"{self.rate * self.duration_s:.3g} arrivals, more than the {MAX_REQUESTS:,} "
@@ -122,14 +108,14 @@ class WorkloadSpec:
         _choice(self.lengths, LENGTHS, "--lengths")
         positive_int(self.prompt, "--prompt")
         positive_int(self.output, "--output")
-        _non_negative_int(self.prefix_groups, "--prefix-groups")
-        _non_negative_int(self.prefix_tokens, "--prefix-tokens")
+        integer(self.prefix_groups, "--prefix-groups", low=0)
+        integer(self.prefix_tokens, "--prefix-tokens", low=0)
         if self.prefix_groups > 0 and self.prefix_tokens == 0:
             raise WhatifError(f"--prefix-groups: {self.prefix_groups} needs --prefix-tokens > 0")
         if self.prefix_tokens > 0 and self.prefix_groups == 0:
             raise WhatifError(f"--prefix-tokens: {self.prefix_tokens} needs --prefix-groups > 0")
         positive_int(self.turns, "--turns")
-        _finite(self.think_s, "--think-time", 0.0, low_open=False)
+        number(self.think_s, "--think-time", 0.0, low_open=False)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise WhatifError(f"--seed: {self.seed!r} must be a non-negative integer")
         if self.trace is not None:
