@@ -78,7 +78,7 @@ def test_attention_sums_equal_the_built_op():
     """attention_work (the sums the kernel model reads) is attention_op's op to the bit: same FLOPs, HBM
     bytes, class and every shape field kernel_timing reads."""
     from whatif.roofline.attention import attention_op
-    from whatif.simulator.pass_parts import attention_work
+    from whatif.simulator.attention_price import attention_work
     setup = setup_of(Scenario())
     parts = PassParts(setup)
     parts.time_s(((64, 0, 1),), 0, True)

@@ -25,13 +25,13 @@ class BlockManager:
     @property
     def used(self) -> int:
         """Blocks held by sequences (cached blocks nobody references count as free)."""
-        return self.num_blocks - self.available
+        return self.num_blocks - (self.free + len(self.evictable))   # (available, inlined: asked every iteration)
 
     def can_allocate(self, n: int, keep_watermark: bool = False) -> bool:
-        return n <= self.available - (self.watermark_blocks if keep_watermark else 0)
+        return n <= self.free + len(self.evictable) - (self.watermark_blocks if keep_watermark else 0)
 
     def allocate(self, n: int) -> None:
-        if n > self.available:
+        if n > self.free + len(self.evictable):
             raise RuntimeError(f"allocating {n} KV blocks with {self.available} available")   # a scheduler bug
         while self.free < n:
             key, _ = self.evictable.popitem(last=False)   # evict the least recently released cached block

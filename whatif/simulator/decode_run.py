@@ -28,6 +28,7 @@ def decode_run(replica, engine) -> None:
         decoding = len(engine.decoding)          # the batch is fixed until sequences finish (a due step)
         rows, base = decoding + engine.padding, engine.context_base + engine.padding_context   # (static: padding)
         running, waiting = len(engine.running), len(engine.waiting)
+        used = bm.used                           # (changes below only by the blocks allocated)
         while True:
             step = engine.step
             phase = phases[step % size]
@@ -42,6 +43,7 @@ def decode_run(replica, engine) -> None:
                 return
             if due:
                 bm.allocate(len(due))
+                used = bm.used
                 for s in due:
                     s.blocks += 1
                     s.next_need += size
@@ -53,6 +55,6 @@ def decode_run(replica, engine) -> None:
                 break                            # the batch changed: look again
             engine.step = step + 1
             ends.append(end)
-            append(index, start, duration, rows, 0, 0, bm.used, waiting, running, 0, 0.0)
+            append(index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0)
             if replica.idle:
                 replica.wake()

@@ -157,7 +157,7 @@ class SimulationResult:
         done = self.finished()
         return {
             "ttft_s": stats([r.ttft_s for r in done]),
-            "tpot_s": stats([r.tpot_s for r in done if r.tpot_s is not None]),
+            "tpot_s": stats([t for t in (r.tpot_s for r in done) if t is not None]),
             "itl_s": counted_stats(*pooled_gaps(r.emitted for r in done)),
             "e2e_s": stats([r.e2e_s for r in done]),
             "queue_s": stats([r.queue_s for r in done]),

@@ -10,18 +10,17 @@ pass is assembled as roofline's forward_pass.time_pass assembles it:
 - CUDA graphs: kernels in sequence plus a gap each;
 - eager: the launch queue (see queue_lines), in closed form over the attention op's time.
 A GEMM's shape terms come from one vectorized gemm_parts call per (n, k) over every row count; an
-attention op timed by a kernel model is priced from its groups' sums (attention_work), not a built Op.
+attention op timed by a kernel model is priced from its groups' sums (attention_price.py), not a built Op.
 Results equal time_pass's and engine_step's up to float summation order
 (tests/test_sim_pass_parts.py checks it).
 `splittable` says when the split holds; otherwise the caller times whole passes."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
-from ..roofline.attention import DECODE_MAX_QUERIES, attention_op, causal_pairs
+from ..roofline.attention import attention_op
 from ..roofline.config import ForwardBatch
 from ..roofline.context import kv_width_per_gpu, pass_context
 from ..roofline.engine_kernels import engine_ops
@@ -30,10 +29,10 @@ from ..roofline.kernel_models.params import DTYPE_BYTES, ceilings, combine
 from ..roofline.kernel_models.gemm import gemm_parts
 from ..roofline import kernel_timing
 from ..roofline.op_kinds import LOGIT_ROLES, OpRole
-from ..roofline.op_shapes import AttentionShape
 from ..roofline.ops import OpClass, link_bytes
 from ..roofline.pass_setup import PassSetup
 from ..roofline.timing import OpTime, time_op
+from .attention_price import KernelAttention, probes
 
 
 def splittable(setup: PassSetup) -> bool:
@@ -50,6 +49,7 @@ class Part:
     kernels: int                       # kernel instances, attention included
     lines: tuple[tuple[int, float], ...]   # eager queue: (attention instances m, c_m), see queue_lines
     attention: tuple = ()              # the attention ops (built for some batch; priced per batch)
+    pricers: tuple = ()                # each attention op's KernelAttention, None where its model does not apply
 
 
 class PassParts:
@@ -65,38 +65,46 @@ class PassParts:
         self.bodies: dict[int, tuple[Part, ...]] = {}
         self.tails: dict[int, tuple[Part, ...]] = {}
         self.gemm_tables: dict[tuple, tuple[list, list]] = {}
-        self.attention_fits: dict[str, tuple] = {}   # KV dtype -> kernel_timing.attention_fits
+        self.attention_pricers: dict[tuple, KernelAttention | None] = {}   # per attention op kind
 
     def step_s(self, groups: tuple, logits: int, cuda_graphs: bool) -> float:
         """Wall seconds of one serving step of the batch, as forward_pass.engine_step prices it: decode
         batches in CUDA graphs (with `cuda_graphs`; padded to a captured size with an engine spec),
         anything with a prefill eagerly, and the engine's CPU work per step."""
         engine = self.setup.engine
-        batch = ForwardBatch(groups, logits)
-        decode = batch.is_decode
+        tokens = sequences = 0   # ForwardBatch's tokens, sequences, verify and is_decode, in one pass
+        ones, multi = True, False
+        for q, _, n in groups:
+            tokens += q * n
+            sequences += n
+            ones = ones and q == 1
+            multi = multi or q > 1
+        decode = (logits == tokens > 0 and multi) or ones
         graphs = cuda_graphs and decode
         if engine is None:
-            return self._time_s(batch, graphs)
-        real = batch.sequences
+            return self._pass_s(groups, tokens, logits or sequences, graphs)
+        real = sequences
         if graphs and logits == 0:   # a plain decode step (verify passes keep their own shape)
             padded = engine.graph_batch(real)
             graphs = padded is not None
-            if padded is not None and padded > real:
-                batch = ForwardBatch(groups + ((1, 1, padded - real),), real)
+            if padded is not None and padded > real:   # ForwardBatch(groups + ((1, 1, padded - real),), real)
+                groups, tokens = groups + ((1, 1, padded - real),), tokens + (padded - real)
+                logits, sequences = real, padded
         elif not decode:
             graphs = cuda_graphs and engine.graph_prefill
-        return engine.step_seconds(self._time_s(batch, graphs), real)
+        return engine.step_seconds(self._pass_s(groups, tokens, logits or sequences, graphs), real)
 
     def time_s(self, groups: tuple, logits: int, cuda_graphs: bool) -> float:
         """Seconds of a pass of `groups` ((new, cached, sequences) each) with `logits` LM-head rows
         (0: one per sequence), as time_pass(setup, ForwardBatch(groups, logits), cuda_graphs).time_s."""
-        return self._time_s(ForwardBatch(groups, logits), cuda_graphs)
+        batch = ForwardBatch(groups, logits)
+        return self._pass_s(batch.groups, batch.tokens, batch.logit_rows, cuda_graphs)
 
-    def _time_s(self, batch: ForwardBatch, cuda_graphs: bool) -> float:
-        groups, tokens, rows = batch.groups, batch.tokens, batch.logit_rows
+    def _pass_s(self, groups: tuple, tokens: int, rows: int, cuda_graphs: bool) -> float:
+        """Seconds of a pass of `groups`, `tokens` new tokens in all, with `rows` LM-head rows."""
         bodies = self.bodies.get(tokens) or self._parts(self.bodies, tokens, tail=False)
         tails = self.tails.get(rows) or self._parts(self.tails, rows, tail=True)
-        attn = [self._attention_s(b.attention, groups) for b in bodies]   # (the caller memoizes whole steps)
+        attn = [self._attention_s(b, groups) for b in bodies]   # (the caller memoizes whole steps)
         total = 0.0
         for body, tail, (each, attn_totals) in zip(bodies, tails, attn):
             if cuda_graphs or not self.launch:   # summed in time_pass's order, so the same float results
@@ -131,19 +139,20 @@ class PassParts:
             kernels = sum(op.count for op in ops if op.op_class != OpClass.TRANSFER)
             totals = tuple(None if t is None else t.total_s for t in times)
             lines = queue_lines(ops, times, attention, self.launch, self.gap) if self.launch else ()
-            parts.append(Part(totals, kernels, lines, tuple(ops[i] for i in attention)))
+            parts.append(Part(totals, kernels, lines, tuple(ops[i] for i in attention),
+                              tuple(self._pricer(ops[i]) for i in attention)))
         table[n] = tuple(parts)
         return table[n]
 
-    def _attention_s(self, ops: tuple, groups: tuple) -> tuple[float, tuple[float, ...]]:
+    def _attention_s(self, part: Part, groups: tuple) -> tuple[float, tuple[float, ...]]:
         """(seconds of one attention instance, each attention op's total) of a stage for `groups`, the
         ops built as graph.attention_block builds them (dense and MoE layers' attention ops are alike)."""
         s = self.setup
         prec = s.precision
         each, totals = 0.0, []
-        for old in ops:
+        for old, pricer in zip(part.attention, part.pricers):
             sh = old.shape
-            fast = self._kernel_model_attention(old, groups)
+            fast = pricer.seconds(groups) if pricer is not None else None
             if fast is not None:
                 each = fast
                 totals.append(fast * old.count)
@@ -157,29 +166,29 @@ class PassParts:
             totals.append(t.total_s)
         return each, tuple(totals)
 
-    def _kernel_model_attention(self, old, groups: tuple) -> float | None:
-        """Seconds of one instance of the attention op `old` stands for, for `groups`, priced by its kernel
-        model straight from the groups' sums (attention_work), not a built Op (~30 us, with a formula
-        string); None where that does not hold: no engine fit, an op the fits do not cover, an engine
-        version that reads the GQA cache per query head (engine_ops rewrites the op)."""
+    def _pricer(self, old) -> KernelAttention | None:
+        """The attention op `old`'s pricer by its kernel model straight from a batch's groups (attention_price.py,
+        not a built Op: ~30 us, with a formula string), one per kind of attention op; None where that does
+        not hold: no engine fit, an op the fits do not cover, an engine version that reads the GQA cache per
+        query head (engine_ops rewrites the op)."""
+        sh = old.shape
+        key = (sh.heads, sh.kv_heads, sh.d_qk, sh.d_v, old.dtype, old.role)
+        if key not in self.attention_pricers:
+            self.attention_pricers[key] = self._attention_pricer(old)
+        return self.attention_pricers[key]
+
+    def _attention_pricer(self, old) -> KernelAttention | None:
         s = self.setup
         sh = old.shape
         if (not s.efficiency.engine or old.role != OpRole.ATTENTION or sh.d_qk != sh.d_v
                 or (s.engine is not None and not s.engine.gqa_decode_shares_kv and sh.heads > sh.kv_heads)):
             return None
-        work = attention_work(groups, old, s.precision.act_bytes, s.precision.kv_bytes, self.kv_width)
+        act, kv = s.precision.act_bytes, s.precision.kv_bytes
         gpu = s.system.gpu
-        if not kernel_timing.covers(work, gpu):
-            return None
-        kv_dtype = kernel_timing.kv_fit_dtype(work)
-        fits = self.attention_fits.get(kv_dtype)
-        if fits is None:
-            fits = self.attention_fits[kv_dtype] = kernel_timing.attention_fits(gpu, s.efficiency.engine, kv_dtype,
-                                                                                s.efficiency.kernel_params)
         # as kernel_timing.op_seconds dispatches a covered attention op (not MLA: splittable excludes it)
-        price = (kernel_timing.fitted_decode_seconds if work.op_class == OpClass.ATTENTION_DECODE
-                 else kernel_timing.fitted_prefill_seconds)
-        return price(work, gpu, fits)[0]
+        kv_dtype = kernel_timing.kv_fit_dtype(probes(old, act, kv, self.kv_width)[0])
+        fits = kernel_timing.attention_fits(gpu, s.efficiency.engine, kv_dtype, s.efficiency.kernel_params)
+        return KernelAttention.of(old, gpu, fits, act, kv, self.kv_width)
 
     def _op_time(self, op) -> OpTime:
         s = self.setup
@@ -217,43 +226,6 @@ class PassParts:
         if fixed > max(t_c, t_m):
             bound = "overhead"
         return OpTime(op, total, t_c, t_m, fixed, bound)
-
-
-class AttentionWork(NamedTuple):
-    """What kernel_timing reads of an attention Op (op_class, role, flops, HBM bytes, dtype, shape, modifiers)."""
-
-    op_class: OpClass
-    role: OpRole
-    flops: float
-    hbm_bytes: float
-    dtype: str
-    shape: AttentionShape
-    alu_ops: float = 0.0
-    bandwidth_share: float = 1.0
-
-
-def attention_work(groups: tuple, old, act_bytes: float, kv_bytes: float, kv_width: float) -> AttentionWork:
-    """The attention op roofline.attention.attention_op builds for `groups` with `old`'s heads, dims and
-    dtype (dense causal pairs, a plain cache), as the sums kernel_timing reads, each summed in
-    attention_op's order so the floats are the same (tests/test_sim_pass_parts.py checks it)."""
-    sh = old.shape
-    heads, kv_heads, d_qk, d_v = int(sh.heads), int(sh.kv_heads), int(sh.d_qk), int(sh.d_v)
-    pairs = kv_io = cached = 0
-    queries = sequences = max_ctx = 0
-    decode = True
-    for q, c, n in groups:
-        pairs += n * causal_pairs(q, c) * 1.0
-        kv_io += n * ((c + q) * kv_width * kv_bytes)
-        cached += n * (c * kv_width * kv_bytes)
-        queries += n * q
-        sequences += n
-        max_ctx = max(max_ctx, c + q)
-        decode = decode and q <= DECODE_MAX_QUERIES
-    q_io = queries * heads * (d_qk + d_v) * act_bytes
-    shape = AttentionShape(pairs=pairs, heads=heads, kv_heads=kv_heads, d_qk=d_qk, d_v=d_v, max_context=max_ctx,
-                           sequences=sequences, kv_bytes=cached, queries=queries, kv_element_bytes=kv_bytes)
-    return AttentionWork(OpClass.ATTENTION_DECODE if decode else OpClass.ATTENTION_PREFILL, old.role,
-                         2.0 * pairs * heads * (d_qk + d_v), q_io + kv_io, old.dtype, shape)
 
 
 def queue_lines(ops, times, attention, launch_s: float, gap_s: float) -> tuple[tuple[int, float], ...]:

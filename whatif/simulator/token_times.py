@@ -78,6 +78,9 @@ class TokenTimes:
 
     def count_until(self, t: float) -> int:
         """Tokens that came out at or before `t`."""
+        last = self.pieces[-1] if self.pieces else None
+        if last is not None and (last[0] if len(last) == 2 else last[0][last[2] - 1]) <= t:
+            return self.count   # (pieces are in time order: all of them; the common case)
         n = 0
         for p in self.pieces:
             if len(p) == 2:

@@ -1,0 +1,61 @@
+"""The simulator's lean attention pricing (simulator/attention_price.py) is kernel_timing's to the bit:
+the same seconds as kernel_timing.op_seconds on the Op roofline.attention builds, for decode batches,
+prefill chunks over a cache and mixed batches, bf16 and fp8 caches and activations."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from whatif.roofline import kernel_timing
+from whatif.roofline.attention import attention_op
+from whatif.roofline.config import Parallelism, Precision
+from whatif.roofline.pass_setup import pass_setup
+from whatif.scenario import Scenario
+from whatif.simulator.attention_price import KernelAttention, probes
+from whatif.simulator.pass_parts import PassParts
+
+
+def batches(seed: int, n: int) -> list[tuple]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        groups = [(1, rng.randint(1, 20000), rng.randint(1, 256))] if rng.random() < 0.7 else []
+        groups += [(rng.randint(1, 8192), rng.choice([0, rng.randint(1, 30000)]), 1) for _ in range(rng.randint(0, 4))]
+        out.append(tuple(groups) or ((rng.randint(1, 16), rng.randint(0, 9000), rng.randint(1, 64)),))
+    return out
+
+
+SCENARIOS = [Scenario(), Scenario(model="llama-3-70b", hardware="dgx-h100", parallel=Parallelism(tp=4)),
+             Scenario(precision=Precision(weight="fp8", activation="fp8", kv="fp8")),
+             Scenario(precision=Precision(weight="fp8", activation="fp8")),
+             Scenario(hardware="dgx-a100-80gb"), Scenario(hardware="dgx-b200")]
+
+
+def label(s: Scenario) -> str:
+    return f"{s.model}-{s.hardware}-{s.precision.activation}-{s.precision.kv}"
+
+
+@pytest.mark.parametrize("sc", SCENARIOS, ids=label)
+def test_lean_attention_seconds_equal_kernel_timing_bit_for_bit(sc):
+    model, system, par, eff = sc.resolve()
+    setup = pass_setup(model, system, par, sc.precision, eff, sc.utilization(), sc.technique_set(), sc.placement(),
+                       engine=sc.engine())
+    parts = PassParts(setup)
+    parts.time_s(((64, 0, 1),), 0, True)
+    old = next(iter(parts.bodies.values()))[0].attention[0]
+    prec, sh, gpu = setup.precision, old.shape, setup.system.gpu
+    kv_dtype = kernel_timing.kv_fit_dtype(probes(old, prec.act_bytes, prec.kv_bytes, parts.kv_width)[0])
+    fits = kernel_timing.attention_fits(gpu, eff.engine, kv_dtype)
+    pricer = KernelAttention.of(old, gpu, fits, prec.act_bytes, prec.kv_bytes, parts.kv_width)
+    assert pricer is not None
+    prefills = 0
+    for groups in batches(7, 400):
+        op = attention_op(groups, heads=int(sh.heads), kv_heads=int(sh.kv_heads), d_qk=int(sh.d_qk), d_v=int(sh.d_v),
+                          act_bytes=prec.act_bytes, kv_bytes=prec.kv_bytes, kv_width=parts.kv_width, count=1,
+                          dtype=old.dtype, role=old.role)
+        assert kernel_timing.covers(op, gpu)
+        expected = kernel_timing.op_seconds(op, gpu, eff.engine)[0]
+        assert pricer.seconds(groups) == expected, groups
+        prefills += op.op_class.name == "ATTENTION_PREFILL"
+    assert 100 < prefills < 400   # both kernels exercised

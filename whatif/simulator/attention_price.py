@@ -1,0 +1,176 @@
+"""An attention op of a pass priced by its fitted kernel model straight from a batch's groups.
+
+The simulator prices one attention op per new batch shape, and shapes with a prefill chunk rarely
+recur. roofline builds an Op (shape, HBM levels, a formula string) and kernel_timing dispatches it
+through covers, the KV dtype and the memoized model terms; here the same sums (attention_work, in
+attention_op's order) feed the same formulas of kernel_timing.fitted_prefill_seconds and
+fitted_decode_seconds, with everything that depends only on the op (heads, dims, dtype, fits,
+peaks, coverage) resolved once. The prefill model's terms come from prefill_attention's own
+function on plain floats (a chunk's equivalent causal length rarely recurs, so its memo only
+misses); the decode terms from kernel_timing's memo (decode contexts are bucketed and recur).
+The seconds are kernel_timing's to the bit (tests/test_sim_attention_price.py)."""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from ..roofline import kernel_timing
+from ..roofline.attention import DECODE_MAX_QUERIES, causal_pairs
+from ..roofline.kernel_models.elementwise import Floats, plain
+from ..roofline.kernel_models.prefill_attention import _prefill_parts
+from ..roofline.op_kinds import OpRole
+from ..roofline.op_shapes import AttentionShape
+from ..roofline.ops import OpClass
+
+
+class AttentionWork(NamedTuple):
+    """What kernel_timing reads of an attention Op (op_class, role, flops, HBM bytes, dtype, shape, modifiers)."""
+
+    op_class: OpClass
+    role: OpRole
+    flops: float
+    hbm_bytes: float
+    dtype: str
+    shape: AttentionShape
+    alu_ops: float = 0.0
+    bandwidth_share: float = 1.0
+
+
+def attention_work(groups: tuple, old, act_bytes: float, kv_bytes: float, kv_width: float) -> AttentionWork:
+    """The attention op roofline.attention.attention_op builds for `groups` with `old`'s heads, dims and
+    dtype (dense causal pairs, a plain cache), as the sums kernel_timing reads, each summed in
+    attention_op's order so the floats are the same (tests/test_sim_pass_parts.py checks it)."""
+    sh = old.shape
+    heads, kv_heads, d_qk, d_v = int(sh.heads), int(sh.kv_heads), int(sh.d_qk), int(sh.d_v)
+    pairs = kv_io = cached = 0
+    queries = sequences = max_ctx = 0
+    decode = True
+    for q, c, n in groups:
+        pairs += n * causal_pairs(q, c) * 1.0
+        kv_io += n * ((c + q) * kv_width * kv_bytes)
+        cached += n * (c * kv_width * kv_bytes)
+        queries += n * q
+        sequences += n
+        max_ctx = max(max_ctx, c + q)
+        decode = decode and q <= DECODE_MAX_QUERIES
+    q_io = queries * heads * (d_qk + d_v) * act_bytes
+    shape = AttentionShape(pairs=pairs, heads=heads, kv_heads=kv_heads, d_qk=d_qk, d_v=d_v, max_context=max_ctx,
+                           sequences=sequences, kv_bytes=cached, queries=queries, kv_element_bytes=kv_bytes)
+    return AttentionWork(OpClass.ATTENTION_DECODE if decode else OpClass.ATTENTION_PREFILL, old.role,
+                         2.0 * pairs * heads * (d_qk + d_v), q_io + kv_io, old.dtype, shape)
+
+
+class KernelAttention:
+    """Seconds of one instance of the attention op `old` stands for, for a batch's groups, by its kernel
+    model; built only where kernel_timing covers the op (KernelAttention.of says when)."""
+
+    def __init__(self, old, fits: tuple, act_bytes: float, kv_bytes: float, kv_width: float):
+        sh = old.shape
+        self.heads, self.kv_heads, self.d = int(sh.heads), int(sh.kv_heads), int(sh.d_qk)
+        self.act_bytes, self.kv_bytes, self.kv_width = act_bytes, kv_bytes, kv_width
+        self.c, self.prefill, self.decode = fits
+        prefill, decode = probes(old, act_bytes, kv_bytes, kv_width)
+        self.peak_prefill = self.c.peak_flops(kernel_timing.attention_peak_dtype(prefill))
+        self.peak_decode = self.c.peak_flops(kernel_timing.attention_peak_dtype(decode))
+        self.small = kernel_timing._ceilings(self.c.hbm_bw, self.c.sms)   # as kernel_timing._prefill_terms passes
+        p = self.prefill
+        # the prefill model on plain floats only where prefill_parts would take that path (elementwise.evaluate)
+        self.floats = plain(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.c.sms, self.c.hbm_bw,
+                            p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s)
+
+    @staticmethod
+    def of(old, gpu, fits: tuple, act_bytes: float, kv_bytes: float, kv_width: float) -> KernelAttention | None:
+        """The pricer of `old`, or None where kernel_timing does not price it by these fits (a dtype or
+        shape the models do not cover, another KV dtype than the fits')."""
+        prefill, decode = probes(old, act_bytes, kv_bytes, kv_width)
+        if not (kernel_timing.covers(prefill, gpu) and kernel_timing.covers(decode, gpu)):
+            return None
+        return KernelAttention(old, fits, act_bytes, kv_bytes, kv_width)
+
+    def seconds(self, groups: tuple) -> float | None:
+        """Seconds of one instance for `groups`, or None where the sums leave the models' cover (no pairs)."""
+        heads, d = self.heads, self.d
+        pairs = kv_io = cached = 0   # attention_work's sums, in its order
+        queries = sequences = max_ctx = 0
+        decode = True
+        for q, c, n in groups:
+            pairs += n * (q * c + q * (q + 1) / 2.0) * 1.0   # causal_pairs
+            kv_io += n * ((c + q) * self.kv_width * self.kv_bytes)
+            cached += n * (c * self.kv_width * self.kv_bytes)
+            queries += n * q
+            sequences += n
+            max_ctx = max(max_ctx, c + q)
+            decode = decode and q <= DECODE_MAX_QUERIES
+        if not (pairs > 0 and sequences > 0):
+            return None
+        flops = 2.0 * pairs * heads * (d + d)
+        hbm = queries * heads * (d + d) * self.act_bytes + kv_io
+        if decode:
+            return self._decode(sequences, max_ctx, flops, hbm)
+        return self._prefill(pairs, sequences, queries, cached, max_ctx, flops, hbm)
+
+    def _prefill(self, pairs, b, queries, cached, max_ctx, flops, hbm) -> float | None:
+        """kernel_timing.fitted_prefill_seconds(...)[0] of the op these sums describe."""
+        c, p = self.c, self.prefill
+        length = (math.sqrt(1.0 + 8.0 * pairs / b) - 1.0) / 2.0
+        peak = self.peak_prefill
+        terms = self._prefill_terms(b, length, peak)
+        if terms is None:
+            return None
+        t_c, t_m = terms
+        t_c = kernel_timing._scaled(t_c, flops, 4.0 * b * length * (length + 1) / 2.0 * self.heads * self.d,
+                                    flops / (peak * p.compute_eff))
+        t_m = max(hbm / (c.hbm_bw * p.mem_eff * 1.0), 0.0)   # (bandwidth share 1, no extra memory)
+        fixed = p.floor_s + p.token_s * queries / c.sms
+        total = fixed + kernel_timing._ridge(t_c, t_m, p.smooth)
+        if cached > 0:   # over a cached context: never cheaper than the decode kernel streaming that cache
+            t_stream, fixed_decode = self._stream(b, max_ctx, hbm, peak)
+            if fixed_decode + t_stream > total:
+                return fixed_decode + t_stream
+        return total
+
+    def _prefill_terms(self, b, length, peak) -> tuple[float, float] | None:
+        """kernel_timing._prefill_terms without its memo; None where the model leaves plain floats."""
+        if not self.floats:
+            return None
+        try:
+            t_c, t_m, fixed = _prefill_parts(Floats, b, length, self.heads, self.kv_heads, self.d, self.kv_bytes, 0,
+                                             peak, self.small, self.prefill)
+        except (ArithmeticError, ValueError):
+            return None
+        if not math.isfinite(t_c + t_m + fixed):   # (as elementwise.evaluate: numpy's answer then)
+            return None
+        return float(t_c), float(t_m)
+
+    def _decode(self, b, max_ctx, flops, hbm) -> float:
+        """kernel_timing.fitted_decode_seconds(...)[0] of the op these sums describe."""
+        p, peak = self.decode, self.peak_decode
+        ctx = max(max_ctx, 1.0)
+        t_c, t_m, fixed = self._decode_terms(b, ctx, peak)
+        t_c = kernel_timing._scaled(t_c, flops, 4.0 * b * ctx * self.heads * self.d, flops / (peak * p.compute_eff))
+        return fixed + kernel_timing._ridge(t_c, self._memory(t_m, b, ctx, hbm), p.smooth)
+
+    def _stream(self, b, max_ctx, hbm, peak) -> tuple[float, float]:
+        """(memory, fixed) seconds of kernel_timing.fitted_decode_seconds at the compute `peak` (the prefill
+        op's, where the decode kernel floors a chunk over a cached context)."""
+        ctx = max(max_ctx, 1.0)
+        _, t_m, fixed = self._decode_terms(b, ctx, peak)
+        return self._memory(t_m, b, ctx, hbm), fixed
+
+    def _memory(self, t_m, b, ctx, hbm) -> float:
+        """The decode model's memory term rescaled to the op's bytes (bandwidth share 1, no extra memory)."""
+        c, p = self.c, self.decode
+        t_m = kernel_timing._scaled(t_m, hbm, b * ctx * self.kv_heads * self.d * 2.0 * self.kv_bytes,
+                                    hbm / (c.hbm_bw * p.mem_eff))
+        return max(t_m / 1.0, 0.0)
+
+    def _decode_terms(self, b, ctx, peak) -> tuple[float, float, float]:
+        c = self.c
+        return kernel_timing._decode_terms(b, ctx, self.heads, self.kv_heads, self.d, self.kv_bytes, peak, c.hbm_bw,
+                                           c.sms, self.decode)
+
+
+def probes(old, act_bytes: float, kv_bytes: float, kv_width: float) -> tuple[AttentionWork, AttentionWork]:
+    """A prefill and a decode op of `old`'s kind (for what depends only on the op: coverage, peaks)."""
+    return (attention_work(((DECODE_MAX_QUERIES + 1, 1, 1),), old, act_bytes, kv_bytes, kv_width),
+            attention_work(((1, 1, 1),), old, act_bytes, kv_bytes, kv_width))
