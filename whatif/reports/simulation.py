@@ -126,7 +126,7 @@ def _rate(x, unit: str) -> str:
 
 
 def latency_table(summary: dict) -> str:
-    from ..simulator.metrics import LATENCY_ROWS, STAT_KEYS
+    from ..simulator.metrics_text import LATENCY_ROWS, STAT_KEYS
     rows = [[name] + [_s(summary["latency"][key][k]) for k in STAT_KEYS] for name, key in LATENCY_ROWS]
     return table(["latency"] + list(STAT_KEYS), rows)
 

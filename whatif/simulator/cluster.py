@@ -191,5 +191,8 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
     records = records[:arrived]   # those due after the horizon never arrived
     setup = describe_setup(cfg, cluster, describe(cfg.workload) if cfg.workload is not None
                            else f"{len(requests)} given requests")
+    spec = cluster.replicas[0].times.setup.engine
+    paid = spec is not None and (spec.frontend.per_request_s > 0 or spec.frontend.per_prompt_token_s > 0)
+    front = spec.frontend if paid else None
     return SimulationResult(records, cluster.log, [r.info() for r in cluster.replicas], env.now, cfg.slo, setup,
-                            cluster.lookup_stats())
+                            cluster.lookup_stats(), front)

@@ -9,23 +9,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..specs import units
 from ..errors import WhatifError
+from ..specs.engines import FrontEnd
 from .config import SLO
 from .log import ITERATION_COLUMNS, IterationLog, ReplicaInfo
-from .request import FINISHED, QUEUED, REJECTED, RUNNING, STATUSES, Record
+from .request import FINISHED, REJECTED, STATUSES, Record
 from .token_times import pooled_gaps
+from .metrics_text import (
+    PERCENTILES, STAT_KEYS, WINDOW_NOTE, STEADY_NOTE, ITL_NOTE, GOODPUT_NOTE, ATTAINMENT_NOTE,
+    SERVED_NOTE, batch_line, cache_line, counts_line, latency_table, memory_line, setup_lines, slo_line,
+    throughput_lines,
+)
 
-PERCENTILES = (50, 90, 95, 99)
-STAT_KEYS = tuple(f"p{p}" for p in PERCENTILES) + ("mean", "max")
-WINDOW_NOTE = "busy window: first arrival to last finish"
 STEADY_SHARE = 0.1   # arrivals left out at each end of the steady-state window (warm-up, drain)
-STEADY_NOTE = "from the 10% to the 90% completion: warm-up and drain left out"
-ITL_NOTE = ("ITL: between chunks of tokens as they stream out (one token each in plain decoding; a speculative "
-            "round's accepted tokens come out as one chunk)")
-GOODPUT_NOTE = "SLO-attaining requests per second of the busy window, never above the offered rate x attainment"
-ATTAINMENT_NOTE = "share of arrived requests; rejected and unfinished ones count as misses"
-LATENCY_ROWS = (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("ITL", "itl_s"), ("E2E", "e2e_s"), ("queue", "queue_s"))
 
 
 def stats(values) -> dict:
@@ -124,6 +120,7 @@ class SimulationResult:
     slo: SLO
     setup: dict
     lookup_stats: dict
+    frontend: FrontEnd | None = None   # the engine spec's server front end (None: no spec, or none to pay)
     _summary: dict | None = field(default=None, init=False, repr=False)
 
     # ---------------------------------------------------------------- requests
@@ -161,6 +158,8 @@ class SimulationResult:
             "itl_s": counted_stats(*pooled_gaps(r.emitted for r in done)),
             "e2e_s": stats([r.e2e_s for r in done]),
             "queue_s": stats([r.queue_s for r in done]),
+            "served_ttft_s": stats([r.ttft_s + self.frontend.seconds(r.request.prompt) for r in done]
+                                   if self.frontend is not None else []),
         }
 
     def _counts(self) -> dict:
@@ -313,7 +312,8 @@ class SimulationResult:
         """A compact human-readable report; every number carries its unit."""
         s = self.summary()
         lines = setup_lines(self.setup) + [counts_line(s["requests"]), ""]
-        lines += [latency_table(s["latency"]), ITL_NOTE, ""]
+        served = s["latency"]["served_ttft_s"]["p50"] is not None
+        lines += [latency_table(s["latency"]), ITL_NOTE] + ([SERVED_NOTE] if served else []) + [""]
         lines += throughput_lines(s["throughput"])
         if self.slo.given:
             lines.append(slo_line(s["slo"], s["throughput"]["window_s"]))
@@ -323,78 +323,3 @@ class SimulationResult:
 
 RECORD_COLUMNS = ("id", "arrival_s", "prompt", "output", "prefix_id", "status", "reason", "replica", "queue_s",
                   "ttft_s", "tpot_s", "e2e_s", "tokens", "preemptions", "cached_tokens", "max_itl_s")
-
-
-# -------------------------------------------------------------------- text pieces
-
-def _seconds(x: float | None) -> str:
-    return "-" if x is None else units.seconds(x)
-
-
-def _percent(x: float | None) -> str:
-    return "-" if x is None else f"{x:.1%}"
-
-
-def _rate(x: float | None, unit: str) -> str:
-    return f"- {unit}" if x is None else units.rate(x, unit)
-
-
-def setup_lines(setup: dict) -> list[str]:
-    """One line per human-readable (string) entry of the engine's setup description."""
-    return [f"{key}: {value}" for key, value in setup.items() if isinstance(value, str)]
-
-
-def counts_line(c: dict) -> str:
-    reasons = "; ".join(f"{n} {why or 'no reason given'}" for why, n in c["rejected_reasons"].items())
-    line = (f"requests: {c['arrived']} arrived, {c[FINISHED]} finished, {c[QUEUED]} still queued, "
-            f"{c[RUNNING]} still running, {c[REJECTED]} rejected" + (f" ({reasons})" if reasons else ""))
-    longest = c.get("rejected_longest_tokens")
-    if longest is not None:
-        line += f"; the longest rejected request is {longest} tokens"
-        if any("context window" in why for why in c["rejected_reasons"]):
-            line += " (give --context-window to treat the window as longer, or pick a model with a longer one)"
-    return line
-
-
-def latency_table(latency: dict) -> str:
-    headers = ["latency"] + list(STAT_KEYS)
-    rows = [[name] + [_seconds(latency[key][k]) for k in STAT_KEYS] for name, key in LATENCY_ROWS]
-    return units.table(headers, rows)
-
-
-def throughput_lines(t: dict) -> list[str]:
-    lines = [f"throughput: {_rate(t['finished_rps'], 'req/s')}, {_rate(t['output_tok_s'], 'tok/s')} out, "
-             f"{_rate(t['input_tok_s'], 'tok/s')} in ({WINDOW_NOTE}, {_seconds(t['window_s'])})"]
-    steady = t.get("steady") or {}
-    if steady.get("window_s") is not None:
-        lines.append(f"steady state: {_rate(steady['finished_rps'], 'req/s')}, "
-                     f"{_rate(steady['output_tok_s'], 'tok/s')} out, offered {_rate(t['offered_rps'], 'req/s')} "
-                     f"({STEADY_NOTE}, {_seconds(steady['window_s'])})")
-    return lines
-
-
-def slo_line(slo: dict, window_s: float | None) -> str:
-    objectives = " and ".join(f"{name} <= {units.seconds(slo[key])}"
-                              for name, key in (("TTFT", "ttft_s"), ("TPOT", "tpot_s")) if slo[key] is not None)
-    return (f"SLO ({objectives}): {_percent(slo['attainment'])} attained (target {slo['target']:.0%}; "
-            f"{ATTAINMENT_NOTE}), goodput {_rate(slo['goodput_rps'], 'req/s')} ({GOODPUT_NOTE})")
-
-
-def memory_line(s: dict) -> str:
-    busy = ", ".join(f"#{r['replica']} {r['role']} {_percent(r['busy_fraction'])}" for r in s["replicas"])
-    kv = s["kv_memory"]
-    return (f"KV memory: peak {_percent(kv['peak_fraction'])}, mean {_percent(kv['mean_fraction'])} of blocks "
-            f"(busiest replica); GPU busy: {busy or '-'} of {_seconds(s['end_s'])}")
-
-
-def batch_line(b: dict, iterations: int) -> str:
-    mean = "-" if b["mean_seqs"] is None else f"{b['mean_seqs']:.3g}"
-    tokens = "-" if b["mean_tokens"] is None else f"{b['mean_tokens']:.4g}"
-    return (f"batch: mean {mean} seqs, max {b['max_seqs'] if b['max_seqs'] is not None else '-'} seqs, "
-            f"mean {tokens} tokens per iteration over {iterations} iterations")
-
-
-def cache_line(s: dict) -> str:
-    p, c = s["preemptions"], s["prefix_cache"]
-    return (f"preemptions: {p['total']} ({p['requests_preempted']} requests); prefix cache: "
-            f"{_percent(c['hit_rate'])} of {c['prompt_tokens']} prompt tokens served from cache")
