@@ -66,11 +66,7 @@ class EngineMemory:
     cuda_graph_bytes: float
 
     def default_fraction(self, tp: int) -> float:
-        chosen = self.fraction
-        for min_tp, frac in self.fraction_by_tp:
-            if tp >= min_tp:
-                chosen = frac
-        return chosen
+        return at_tp(self.fraction, self.fraction_by_tp, tp)
 
     def reserved_bytes(self, gpus: int) -> float:
         """Bytes outside weights, activations and KV: runtime, NCCL buffers (multi-GPU) and CUDA graphs."""
@@ -123,11 +119,7 @@ class Engine:
 
     def custom_allreduce_cap(self, tp: int) -> float:
         """Largest all-reduce (bytes) the engine's custom kernel takes at tensor parallelism `tp` (0: none)."""
-        chosen = self.custom_allreduce_max_bytes
-        for min_tp, size in self.custom_allreduce_by_tp:
-            if tp >= min_tp:
-                chosen = size
-        return chosen
+        return at_tp(self.custom_allreduce_max_bytes, self.custom_allreduce_by_tp, tp)
 
     def summary(self) -> str:
         """One line: which spec, and the figures of it that shape a step."""
@@ -217,9 +209,6 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
     accounting = m["accounting"]
     if accounting not in ACCOUNTING:
         raise WhatifError(f"{where}.memory.accounting: {accounting!r} is not valid; valid: {', '.join(ACCOUNTING)}")
-    by_tp = m.get("fraction_by_tp") or []
-    if not isinstance(by_tp, list) or not all(isinstance(p, list) and len(p) == 2 for p in by_tp):
-        raise WhatifError(f"{where}.memory.fraction_by_tp: expected a list of [min tp, fraction] pairs")
     return Engine(
         name=str(data.get("name", where)), description=str(data.get("description", "")),
         max_num_seqs=integer(s["max_num_seqs"], f"{where}.scheduler.max_num_seqs"),
@@ -233,25 +222,33 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
                         boolean(c["overlapped"], f"{where}.cpu.overlapped")),
         memory=EngineMemory(
             accounting, number(m["fraction"], f"{where}.memory.fraction", 0.01, 1.0),
-            tuple((integer(t, f"{where}.memory.fraction_by_tp"),
-                   number(f, f"{where}.memory.fraction_by_tp", 0.01, 1.0)) for t, f in by_tp),
+            _by_tp(m.get("fraction_by_tp"), f"{where}.memory.fraction_by_tp", "fraction", 0.01, 1.0),
             number(m["runtime_gib"], f"{where}.memory.runtime_gib", 0.0, 1e4) * GIB,
             number(m["nccl_gib"], f"{where}.memory.nccl_gib", 0.0, 1e4) * GIB,
             number(m["cuda_graph_gib"], f"{where}.memory.cuda_graph_gib", 0.0, 1e4) * GIB),
         custom_allreduce_max_bytes=number(sections["collectives"]["custom_allreduce_max_bytes"],
                                            f"{where}.collectives.custom_allreduce_max_bytes", 0.0, 1e12),
         custom_allreduce_by_tp=_by_tp(sections["collectives"].get("custom_allreduce_max_bytes_by_tp"),
-                                      f"{where}.collectives.custom_allreduce_max_bytes_by_tp"),
+                                      f"{where}.collectives.custom_allreduce_max_bytes_by_tp", "bytes", 0.0, 1e12),
         large_gpu=_large_gpu(s, f"{where}.scheduler"), **_optional_sections(data, where, src), sources=src)
 
 
-def _by_tp(raw, where: str) -> tuple[tuple[int, float], ...]:
-    """A [[smallest tp, bytes], ...] table (absent: empty)."""
+def at_tp(default: float, table: tuple[tuple[int, float], ...], tp: int) -> float:
+    """The value a [(smallest tp, value), ...] table gives at tensor parallelism `tp` (`default` below it)."""
+    chosen = default
+    for min_tp, value in table:
+        if tp >= min_tp:
+            chosen = value
+    return chosen
+
+
+def _by_tp(raw, where: str, what: str, low: float, high: float) -> tuple[tuple[int, float], ...]:
+    """A [[smallest tp, `what`], ...] table, each value in [low, high] (absent: empty)."""
     if raw is None:
         return ()
     if not isinstance(raw, list) or not all(isinstance(p, list) and len(p) == 2 for p in raw):
-        raise WhatifError(f"{where}: expected a list of [min tp, bytes] pairs")
-    return tuple((integer(t, where), number(b, where, 0.0, 1e12)) for t, b in raw)
+        raise WhatifError(f"{where}: expected a list of [min tp, {what}] pairs")
+    return tuple((integer(t, where), number(v, where, low, high)) for t, v in raw)
 
 
 def _large_gpu(s: dict, where: str) -> LargeGpuDefaults | None:
