@@ -36,12 +36,9 @@ class AttentionWork(NamedTuple):
     bandwidth_share: float = 1.0
 
 
-def attention_work(groups: tuple, old, act_bytes: float, kv_bytes: float, kv_width: float) -> AttentionWork:
-    """The attention op roofline.attention.attention_op builds for `groups` with `old`'s heads, dims and
-    dtype (dense causal pairs, a plain cache), as the sums kernel_timing reads, each summed in
-    attention_op's order so the floats are the same (tests/test_sim_pass_parts.py checks it)."""
-    sh = old.shape
-    heads, kv_heads, d_qk, d_v = int(sh.heads), int(sh.kv_heads), int(sh.d_qk), int(sh.d_v)
+def group_sums(groups: tuple, kv_width: float, kv_bytes: float) -> tuple:
+    """(pairs, KV bytes moved, cached KV bytes, queries, sequences, longest context, all decode) of `groups`,
+    each summed in attention_op's order so the floats are the same."""
     pairs = kv_io = cached = 0
     queries = sequences = max_ctx = 0
     decode = True
@@ -53,6 +50,16 @@ def attention_work(groups: tuple, old, act_bytes: float, kv_bytes: float, kv_wid
         sequences += n
         max_ctx = max(max_ctx, c + q)
         decode = decode and q <= DECODE_MAX_QUERIES
+    return pairs, kv_io, cached, queries, sequences, max_ctx, decode
+
+
+def attention_work(groups: tuple, old, act_bytes: float, kv_bytes: float, kv_width: float) -> AttentionWork:
+    """The attention op roofline.attention.attention_op builds for `groups` with `old`'s heads, dims and
+    dtype (dense causal pairs, a plain cache), as the sums kernel_timing reads, each summed in
+    attention_op's order so the floats are the same (tests/test_sim_pass_parts.py checks it)."""
+    sh = old.shape
+    heads, kv_heads, d_qk, d_v = int(sh.heads), int(sh.kv_heads), int(sh.d_qk), int(sh.d_v)
+    pairs, kv_io, cached, queries, sequences, max_ctx, decode = group_sums(groups, kv_width, kv_bytes)
     q_io = queries * heads * (d_qk + d_v) * act_bytes
     shape = AttentionShape(pairs=pairs, heads=heads, kv_heads=kv_heads, d_qk=d_qk, d_v=d_v, max_context=max_ctx,
                            sequences=sequences, kv_bytes=cached, queries=queries, kv_element_bytes=kv_bytes)
@@ -90,17 +97,7 @@ class KernelAttention:
     def seconds(self, groups: tuple) -> float | None:
         """Seconds of one instance for `groups`, or None where the sums leave the models' cover (no pairs)."""
         heads, d = self.heads, self.d
-        pairs = kv_io = cached = 0   # attention_work's sums, in its order
-        queries = sequences = max_ctx = 0
-        decode = True
-        for q, c, n in groups:
-            pairs += n * (q * c + q * (q + 1) / 2.0) * 1.0   # causal_pairs
-            kv_io += n * ((c + q) * self.kv_width * self.kv_bytes)
-            cached += n * (c * self.kv_width * self.kv_bytes)
-            queries += n * q
-            sequences += n
-            max_ctx = max(max_ctx, c + q)
-            decode = decode and q <= DECODE_MAX_QUERIES
+        pairs, kv_io, cached, queries, sequences, max_ctx, decode = group_sums(groups, self.kv_width, self.kv_bytes)
         if not (pairs > 0 and sequences > 0):
             return None
         flops = 2.0 * pairs * heads * (d + d)
