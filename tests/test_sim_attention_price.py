@@ -46,7 +46,7 @@ def test_lean_attention_seconds_equal_kernel_timing_bit_for_bit(sc):
     old = next(iter(parts.bodies.values()))[0].attention[0]
     prec, sh, gpu = setup.precision, old.shape, setup.system.gpu
     kv_dtype = kernel_timing.kv_fit_dtype(probes(old, prec.act_bytes, prec.kv_bytes, parts.kv_width)[0])
-    fits = kernel_timing.attention_fits(gpu, eff.engine, kv_dtype)
+    fits = kernel_timing.attention_fits(gpu, eff.engine, kv_dtype, sh.heads, sh.kv_heads)
     pricer = KernelAttention.of(old, gpu, fits, prec.act_bytes, prec.kv_bytes, parts.kv_width)
     assert pricer is not None
     prefills = 0

@@ -538,5 +538,7 @@ def test_a_lone_request_on_an_engine_version_reproduces_its_estimate():
     est = sc.run(with_max_batch=False)
     res = run([Request(0, 0.0, 1024, 32)], sc, EngineConfig())
     assert res.records[0].tpot_s == pytest.approx(est.tpot_s, rel=0.01)
-    plain = replace(sc, kernel_engine="trtllm").run(with_max_batch=False)
-    assert est.tpot_s > plain.tpot_s   # the re-read cache is slower than the shared one
+    # where the cache dominates a step (not one short sequence, where the kernels' floors do), the re-read
+    # cache is slower than the shared one
+    big = replace(sc, workload=Workload(batch=32, prompt=4096, output=32))
+    assert big.run(with_max_batch=False).tpot_s > replace(big, kernel_engine="trtllm").run(with_max_batch=False).tpot_s

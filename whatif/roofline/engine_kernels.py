@@ -6,8 +6,10 @@ MHA kernel: one thread block per (sequence, query head), each streaming its KV h
 model's cache is read once per query head, as if it were multi-head (g = heads / kv_heads times the bytes).
 vLLM's own paged kernel before its FlashAttention decode (v0.2-0.4, csrc/attention/attention_kernels.cu: grid
 (num_heads, num_seqs, partitions)) does the same. A version profile says so with
-`kernels.gqa_decode_shares_kv: false` (engine_profiles/versions/). Every re-read is charged to HBM: where the
-blocks of one KV head's query heads run side by side, L2 serves part of them, so this is an upper bound."""
+`kernels.gqa_decode_shares_kv: false` (engine_profiles/versions/). Today's TensorRT-LLM still falls back
+to it for groups over 32 query heads (`kernels.gqa_decode_max_group: 32`, engine_profiles/trtllm.yaml).
+Every re-read is charged to HBM: where the blocks of one KV head's query heads run side by side, L2 serves part
+of them, so this is an upper bound."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -35,6 +37,12 @@ def unshared_gqa_decode(op: Op) -> Op:
 
 def engine_ops(ops, engine: Engine | None):
     """The pass's ops as this engine version runs them."""
-    if engine is None or engine.gqa_decode_shares_kv:
+    if engine is None or (engine.gqa_decode_shares_kv and engine.gqa_decode_max_group == 0):
         return ops
-    return [unshared_gqa_decode(op) if is_gqa_decode(op) else op for op in ops]
+    return [unshared_gqa_decode(op) if is_gqa_decode(op) and not engine.shares_gqa_decode(group(op)) else op
+            for op in ops]
+
+
+def group(op: Op) -> float:
+    """Query heads per KV head of an attention op."""
+    return op.shape.heads / op.shape.kv_heads

@@ -33,7 +33,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from .kernel_models import collectives as coll
-from .kernel_models.decode_attention import decode_parts
+from .kernel_models.decode_attention import MHA_FALLBACK_MODEL, decode_model, decode_parts
 from .kernel_models.gemm import gemm_parts
 from .kernel_models.moe import has_moe_fit, moe_params, tile_m
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
@@ -130,7 +130,8 @@ def _ridge(t_c: float, t_m: float, p: float) -> float:
 def fitted(model: str, gpu, dtype: str, engine: str, overrides: dict | None = None):
     """The parameters of a kernel model: a calibration's own fit of (model, dtype) where it has one
     (fp16 is keyed as bf16, as the shipped fits are), else the engine's shipped fit (params_for)."""
-    key = (model, fit_dtype(dtype))
+    # a user's calibration of decode attention (one fit of their GPU's rows) serves both TRT-LLM decode kernels
+    key = ("decode_attention" if model == MHA_FALLBACK_MODEL else model, fit_dtype(dtype))
     if overrides and key in overrides:
         return overrides[key]
     return params_for(model, gpu.arch, dtype, engine).params
@@ -190,7 +191,9 @@ def prefill_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: flo
     """(time, compute, memory, fixed) of a prefill attention op: the model's B = the op's sequences, each
     of the causal length L whose L(L+1)/2 pairs equal the op's pairs per sequence; compute and memory
     rescaled to the op's FLOPs and bytes; the per-token cost counts the op's new tokens."""
-    decode = fitted("decode_attention", gpu, kv_dtype, engine, overrides) if op.shape.kv_bytes > 0 else None
+    s = op.shape
+    model = decode_model(engine, s.heads, s.kv_heads)
+    decode = fitted(model, gpu, kv_dtype, engine, overrides) if s.kv_bytes > 0 else None
     fits = (ceilings(gpu), fitted("prefill_attention", gpu, kv_dtype, engine, overrides), decode)
     return fitted_prefill_seconds(op, gpu, fits, t_extra_memory)
 
@@ -200,15 +203,17 @@ def decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: floa
     """(time, compute, memory, fixed) of a decode attention op: the model at the op's sequences and longest
     context (which set its split-KV work items and SM occupancy), its compute and memory terms rescaled
     to the op's FLOPs and bytes (a compressed or sparsely read cache)."""
-    fits = (ceilings(gpu), None, fitted("decode_attention", gpu, kv_dtype, engine, overrides))
+    fits = (ceilings(gpu), None, fitted(decode_model(engine, op.shape.heads, op.shape.kv_heads), gpu, kv_dtype, engine,
+                                        overrides))
     return fitted_decode_seconds(op, gpu, fits, t_extra_memory)
 
 
-def attention_fits(gpu, engine: str, kv_dtype: str, overrides: dict | None = None) -> tuple:
-    """(Ceilings, prefill fit, decode fit) an attention op of `kv_dtype` is priced with: resolved once by a
-    caller that prices many ops of one kind (the simulator), else per op."""
+def attention_fits(gpu, engine: str, kv_dtype: str, heads: float, kv_heads: float,
+                   overrides: dict | None = None) -> tuple:
+    """(Ceilings, prefill fit, decode fit) an attention op of `kv_dtype` and head layout is priced with: resolved
+    once by a caller that prices many ops of one kind (the simulator), else per op."""
     return (ceilings(gpu), fitted("prefill_attention", gpu, kv_dtype, engine, overrides),
-            fitted("decode_attention", gpu, kv_dtype, engine, overrides))
+            fitted(decode_model(engine, heads, kv_heads), gpu, kv_dtype, engine, overrides))
 
 
 def fitted_prefill_seconds(op: Op, gpu, fits: tuple, t_extra_memory: float = 0.0):

@@ -181,13 +181,15 @@ class PassParts:
         s = self.setup
         sh = old.shape
         if (not s.efficiency.engine or old.role != OpRole.ATTENTION or sh.d_qk != sh.d_v
-                or (s.engine is not None and not s.engine.gqa_decode_shares_kv and sh.heads > sh.kv_heads)):
+                or (s.engine is not None and sh.heads > sh.kv_heads
+                    and not s.engine.shares_gqa_decode(sh.heads / sh.kv_heads))):
             return None
         act, kv = s.precision.act_bytes, s.precision.kv_bytes
         gpu = s.system.gpu
         # as kernel_timing.op_seconds dispatches a covered attention op (not MLA: splittable excludes it)
         kv_dtype = kernel_timing.kv_fit_dtype(probes(old, act, kv, self.kv_width)[0])
-        fits = kernel_timing.attention_fits(gpu, s.efficiency.engine, kv_dtype, s.efficiency.kernel_params)
+        fits = kernel_timing.attention_fits(gpu, s.efficiency.engine, kv_dtype, sh.heads, sh.kv_heads,
+                                            s.efficiency.kernel_params)
         return KernelAttention.of(old, gpu, fits, act, kv, self.kv_width)
 
     def _op_time(self, op) -> OpTime:

@@ -100,12 +100,17 @@ class Engine:
     custom_allreduce_by_tp: tuple[tuple[int, float], ...] = ()   # (smallest tp, bytes); empty: the one value
     kernel_fits: str = ""                 # whose measured kernel fits it runs (a version profile: its engine's)
     gqa_decode_shares_kv: bool = True     # GQA decode reads each KV head once for its whole query-head group
+    gqa_decode_max_group: int = 0         # ... for groups of at most this many query heads (0: any group)
     eager_launch_s: float | None = None   # host time per kernel run eagerly (None: the GPU profile's launch_overhead)
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
     holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
     large_gpu: LargeGpuDefaults | None = None   # other scheduler defaults on large GPUs (vLLM's)
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def shares_gqa_decode(self, group: float) -> bool:
+        """Whether its decode kernel reads each KV head once for a query-head group of this size."""
+        return self.gqa_decode_shares_kv and (self.gqa_decode_max_group == 0 or group <= self.gqa_decode_max_group)
 
     def for_gpu(self, gpu) -> Engine:
         """The spec as the engine configures itself on `gpu` (vLLM raises max_num_seqs and the token budget
@@ -276,12 +281,17 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
     one cache at a time, no front end."""
     out: dict = {"kernel_fits": str(data.get("name", ""))}
     if "kernels" in data:
-        sec = check_mapping(data["kernels"], {"fits", "gqa_decode_shares_kv", "eager_launch_s"}, f"{where}.kernels")
+        keys = {"fits", "gqa_decode_shares_kv", "gqa_decode_max_group", "eager_launch_s"}
+        sec = check_mapping(data["kernels"], keys, f"{where}.kernels")
         if "fits" in sec:
             out["kernel_fits"] = str(_leaf(sec, "fits", f"{where}.kernels", src, "kernels"))
         if "gqa_decode_shares_kv" in sec:
             shares = _leaf(sec, "gqa_decode_shares_kv", f"{where}.kernels", src, "kernels")
             out["gqa_decode_shares_kv"] = boolean(shares, f"{where}.kernels.gqa_decode_shares_kv")
+        if "gqa_decode_max_group" in sec:
+            most = _leaf(sec, "gqa_decode_max_group", f"{where}.kernels", src, "kernels")
+            out["gqa_decode_max_group"] = integer(most, f"{where}.kernels.gqa_decode_max_group", 0, 1024,
+                                                  "query heads (0: any)")
         if "eager_launch_s" in sec:
             out["eager_launch_s"] = number(_leaf(sec, "eager_launch_s", f"{where}.kernels", src, "kernels"),
                                             f"{where}.kernels.eager_launch_s", 0.0, 0.1)

@@ -44,9 +44,11 @@ from ..roofline.kernel_models.prefill_attention import prefill_time_arrays
 from .accuracy import abs_error_stats
 from .corpus import GPU_PROFILES, corpus_gpu
 
-OPS = ("gemm", "prefill_attention", "decode_attention", "mla_prefill", "mla_decode")
+OPS = ("gemm", "prefill_attention", "decode_attention", "decode_attention_mmha", "mla_prefill", "mla_decode")
 FAMILY = {"gemm": "gemm", "prefill_attention": "attention", "decode_attention": "attention",
-          "mla_prefill": "mla_context", "mla_decode": "mla_generation"}   # op -> corpus table
+          "decode_attention_mmha": "attention", "mla_prefill": "mla_context",
+          "mla_decode": "mla_generation"}   # op -> corpus table
+XQA_GROUPS = (2, 32)   # TensorRT-LLM's XQA decode kernel's query heads per KV head (decode_attention.decode_model)
 CORPUS_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "fp8": "fp8"}
 EFF = (0.02, 1.0)
 BOUNDS = {   # name -> (low, high); searched on a log scale except `smooth`
@@ -93,8 +95,21 @@ def op_rows(frame, op: str):
     rows = rows[rows["dtype"].notna()]
     if phase == "decode":
         rows = rows[rows["l2_resident"] != True]  # noqa: E712 (object column: True/False/None)
+        rows = rows[decode_kernel_rows(rows, op)]
     rows = _dominant_kernel(rows, ["gpu", "framework", "dtype"])
     return rows
+
+
+def decode_kernel_rows(rows, op: str):
+    """Which decode rows `op` models. TensorRT-LLM's rows are two kernels: XQA for a group of 2-32 query heads
+    per KV head (decode_attention) and the masked MHA kernel for a multi-head model (decode_attention_mmha).
+    Its rows of larger groups (MMHA reading the cache once per query head, partly from L2) fit neither form
+    and are left out; the other engines run one kernel for every group."""
+    group = rows["num_heads"] / rows["num_key_value_heads"]
+    trtllm = rows["framework"] == "trtllm"
+    if op == "decode_attention_mmha":
+        return trtllm & (group == 1)
+    return ~trtllm | group.between(*XQA_GROUPS)
 
 
 def subsample(frame, max_rows: int):
@@ -185,14 +200,15 @@ def design(rows, op: str) -> dict:
     peak, cols = _ceiling_columns(rows, compute)
     shape += tuple(rows[c].to_numpy(float) for c in ("num_heads", "num_key_value_heads", "head_dim"))
     out = {"args": shape + (kv, window, peak, cols), "y": rows["latency_s"].to_numpy(float)}
-    if op == "decode_attention":   # each row's kernel tile (not fitted)
+    if op == "decode_attention":   # each row's kernel tile (not fitted; MMHA keeps the default)
         out["group_rows"] = np.array([group_rows(e, corpus_ceilings(g).arch, d) for e, g, d in
                                       zip(rows["framework"], rows["gpu"], rows["dtype"])])
     return out
 
 
 MODELS = {"gemm": gemm_time_arrays, "prefill_attention": prefill_time_arrays,
-          "decode_attention": decode_time_arrays, "mla_prefill": prefill_time_arrays,
+          "decode_attention": decode_time_arrays, "decode_attention_mmha": decode_time_arrays,
+          "mla_prefill": prefill_time_arrays,
           "mla_decode": mla_decode_time_arrays}
 
 
@@ -321,6 +337,7 @@ def select(data: dict, mask) -> dict:
 SIZE_BUCKETS = {"gemm": ("m", 128, "m<=128", "m>128"),
            "prefill_attention": ("isl", 1024, "seq<=1K", "seq>1K"),
            "decode_attention": ("context", 1024, "seq<=1K", "seq>1K"),
+           "decode_attention_mmha": ("context", 1024, "seq<=1K", "seq>1K"),
            "mla_prefill": ("isl", 1024, "seq<=1K", "seq>1K"),
            "mla_decode": ("context", 1024, "seq<=1K", "seq>1K")}
 

@@ -25,12 +25,24 @@ from .params import DTYPE_BYTES, Ceilings, DecodeParams, ceilings, combine
 
 GQA_TILE_ROWS = 16.0   # heads in the MMA's M (TRT-LLM XQA's HMMA kernel mha.cu: warpTile.y = roundUp(headGrpSize, 16))
 SPLIT_TOKENS = 256   # fewest cached tokens one split-KV work item takes
-# TensorRT-LLM's Blackwell decode kernels (trtllm-gen, swapped AB) put the query heads in the MMA's N
-# dimension, in tiles of 8 heads: (engine, arch, KV dtype). Not given 8 (measured on the corpus, leave-one-GPU-out):
-# XQA's Hopper fp8 QGMMA kernel (mha_sm90.cu ctaNbQHeads = roundUp(headGrpSize, 8)) gained more but drove its
-# fit's mem_eff to the 1.0 bound (its g = 1 rows run the MMHA fallback, which the one fit absorbs); vLLM's and
-# SGLang's Blackwell rows fit worse with 8.
-EIGHT_ROW_TILES = {("trtllm", "blackwell", "bf16"), ("trtllm", "blackwell", "fp8")}
+# Kernels that put the query heads in the MMA's N dimension, in tiles of 8 heads: (engine, arch, KV dtype).
+# TensorRT-LLM's Blackwell decode kernels (trtllm-gen, swapped AB) and XQA's Hopper fp8 QGMMA kernel
+# (cpp/kernels/xqa/mha_sm90.cu: ctaNbQHeads = roundUp(headGrpSize * beamWidth, swapAB ? 8 : 64), swapAB for
+# plain decode). XQA's HMMA kernel (bf16 cache, pre-Hopper) keeps 16. vLLM's and SGLang's Blackwell rows fit
+# worse with 8.
+EIGHT_ROW_TILES = {("trtllm", "blackwell", "bf16"), ("trtllm", "blackwell", "fp8"), ("trtllm", "hopper", "fp8")}
+# TensorRT-LLM runs XQA only for a GQA/MQA group: a vanilla multi-head model (as many KV heads as query heads)
+# falls back to the masked MHA kernel (MMHA), which the corpus times separately (decode_attention_mmha fits):
+# decoderXQAImplJIT/kernelUtils.cpp supportConfigCommon, "Do not use XQA kernel for vanilla MHA case for
+# performance reasons". Groups over 32 heads fall back too (head_grp_size > 32); that MMHA reads the cache once
+# per query head, which the engine spec says (kernels.gqa_decode_max_group, roofline/engine_kernels.py).
+MHA_FALLBACK_ENGINES = ("trtllm",)
+MHA_FALLBACK_MODEL = "decode_attention_mmha"
+
+
+def decode_model(engine: str, heads: float, kv_heads: float) -> str:
+    """The kernel model (kernel_fit.yaml op) an engine's decode attention of this head layout is priced by."""
+    return MHA_FALLBACK_MODEL if engine in MHA_FALLBACK_ENGINES and heads == kv_heads else "decode_attention"
 
 
 def group_rows(engine: str, arch: str, kv_dtype: str) -> float:

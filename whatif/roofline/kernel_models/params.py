@@ -109,7 +109,7 @@ class DecodeParams:
 # MLA (DeepSeek's latent attention) keeps the prefill and decode forms with parameters of its own:
 # its kernels (FlashMLA, vLLM's Triton/FlashAttention MLA) are not the ones of the attention table.
 PARAM_CLASSES = {"gemm": GemmParams, "prefill_attention": PrefillParams, "decode_attention": DecodeParams,
-                 "mla_prefill": PrefillParams, "mla_decode": DecodeParams}
+                 "decode_attention_mmha": DecodeParams, "mla_prefill": PrefillParams, "mla_decode": DecodeParams}
 
 
 def fit_dtype(dtype: str) -> str:
