@@ -16,7 +16,7 @@ import math
 from typing import NamedTuple
 
 from ..roofline import kernel_timing
-from ..roofline.attention import DECODE_MAX_QUERIES, causal_pairs
+from ..roofline.attention import DECODE_MAX_QUERIES
 from ..roofline.kernel_models.elementwise import plain
 from ..roofline.kernel_models.prefill_attention import BQ, BK
 from ..roofline.op_kinds import OpRole
@@ -46,12 +46,13 @@ def group_sums(groups: tuple, kv_width: float, kv_bytes: float) -> tuple:
     queries = sequences = max_ctx = 0
     decode = True
     for q, c, n in groups:
-        pairs += n * causal_pairs(q, c) * 1.0
+        pairs += n * (q * c + q * (q + 1) / 2.0) * 1.0   # (attention.causal_pairs, inline: a call a group costs)
         kv_io += n * ((c + q) * kv_width * kv_bytes)
         cached += n * (c * kv_width * kv_bytes)
         queries += n * q
         sequences += n
-        max_ctx = max(max_ctx, c + q)
+        if c + q > max_ctx:
+            max_ctx = c + q
         decode = decode and q <= DECODE_MAX_QUERIES
     return pairs, kv_io, cached, queries, sequences, max_ctx, decode
 

@@ -65,6 +65,7 @@ class PassParts:
         self.bodies: dict[int, tuple[Part, ...]] = {}
         self.tails: dict[int, tuple[Part, ...]] = {}
         self.gemm_tables: dict[tuple, tuple[list, list]] = {}
+        self.gemm_fits: dict[str, tuple] = {}   # per dtype: (the GEMM fit, the GPU's ceilings)
         self.shared: dict[tuple[int, bool], tuple | None] = {}   # per (stage, tail): see _shared
         self.attention_pricers: dict[tuple, KernelAttention | None] = {}   # per attention op kind
 
@@ -230,9 +231,12 @@ class PassParts:
         """(time, compute, memory, fixed, bound) of kernel_timing.gemm_seconds for a dense GEMM, its shape
         terms from a table over m evaluated in one vectorized gemm_parts call (one scalar call costs ~0.1 ms;
         a pass has a new m at each token count)."""
-        gpu, engine = self.setup.system.gpu, self.setup.efficiency.engine
-        p = kernel_timing.fitted("gemm", gpu, dtype, engine, self.setup.efficiency.kernel_params)
-        c = ceilings(gpu)
+        fit = self.gemm_fits.get(dtype)
+        if fit is None:
+            gpu, engine = self.setup.system.gpu, self.setup.efficiency.engine
+            fit = self.gemm_fits[dtype] = (kernel_timing.fitted("gemm", gpu, dtype, engine,
+                                                                self.setup.efficiency.kernel_params), ceilings(gpu))
+        p, c = fit
         rows = int(m)
         if rows != m:   # not a whole row count (an expert's share of the tokens): no table
             t_c, _, t_quant = gemm_parts(m, n, k, DTYPE_BYTES[dtype], c.peak_flops(dtype), c, p)
@@ -256,7 +260,8 @@ class PassParts:
         return total, t_c, t_m, fixed, bound
 
 
-def queue_lines(runs, seconds, attention, launch_s: float, gap_s: float) -> tuple[tuple[int, float], ...]:
+def queue_lines(runs, seconds, attention, launch_s: float, gap_s: float,
+                every_repeat: bool = False) -> tuple[tuple[int, float], ...]:
     """The eager launch queue of a stage as lines in the attention instance's time a (gap included), from
     its layer runs (layer_runs) and each op's seconds per instance (None for the attention ops).
 
@@ -283,8 +288,12 @@ def queue_lines(runs, seconds, attention, launch_s: float, gap_s: float) -> tupl
             a += (start + o) in attention
             within[a] = max(within.get(a, -np.inf), o * launch_s + w)
         base = (j0 + 1) * launch_s + after_s + (reps - 1) * layer_s
-        for rep in range(reps):   # instance j = j0 + rep*k + o; the repeats after it add their time
-            shift = base + rep * (k * launch_s - layer_s)
+        # A GPU-bound layer (its kernels outlast their launches: shift falls with rep) needs only its first
+        # repeat: a later repeat's line lies below the one before it, which has more attention instances
+        # (or the same line), so the envelope below drops it either way.
+        # (every_repeat: all of them, as a check)
+        for rep in range(1 if k * launch_s - layer_s <= 0 and not every_repeat else reps):   # j = j0 + rep*k + o
+            shift = base + rep * (k * launch_s - layer_s)   # (the repeats after it add their time)
             for a, c in within.items():
                 m = after_m + (reps - 1 - rep) * layer_m + a
                 if shift + c > best.get(m, -np.inf):

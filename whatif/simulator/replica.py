@@ -76,14 +76,17 @@ class Replica:
                 self.idle -= 1
                 continue
             rows = batch.rows
-            prefills = [(n, s.computed) for s, n in batch.prefill]
+            prefills, tokens = [], 0
+            for s, n in batch.prefill:
+                prefills.append((n, s.computed))
+                tokens += n
             duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if batch else 0.0)
             start, waiting, running = env.now, len(self.waiting), len(engine.running)
             if not advance(env, duration):
                 yield env.timeout(duration)
             engine.complete(batch, env.now)
-            log.append(self.index, start, duration, rows, len(prefills), sum(n for n, _ in prefills), self.bm.used,
-                       waiting, running, batch.preempted, batch.swap_s)
+            log.append(self.index, start, duration, rows, len(prefills), tokens, self.bm.used, waiting, running,
+                       batch.preempted, batch.swap_s)
             self.wake()   # blocks may have freed up for an idle virtual engine
             decode_run(self, engine)   # decode-only iterations up to the next event, in one loop
 
