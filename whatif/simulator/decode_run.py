@@ -12,6 +12,7 @@ happen is the full loop's. The run is the same, iteration for iteration and floa
 (tests/test_sim_decode_run.py)."""
 from __future__ import annotations
 
+from .iteration_time import bucket_span
 from .scheduler import Batch
 
 
@@ -42,27 +43,27 @@ def _run(replica, engine, env, rows_out: list) -> None:
             rows, base = decoding + engine.padding, engine.context_base + engine.padding_context   # (static: padding)
             running, waiting = len(engine.running), len(engine.waiting)
             used = bm.used                           # (changes below only by the blocks allocated)
-            prices: dict[int, float] = {}            # iteration seconds by mean context (rows fixed here)
+            lo = hi = -1                             # mean contexts of one bucket: the price of `duration`
             while True:
                 step = engine.step
                 phase = phases[step % size]
                 due = [s for s in phase if s.next_need <= step] if phase else None
-                if due and not bm.can_allocate(len(due)):   # a shortage: preemption is the full loop's
-                    return
+                if due and len(due) > bm.free + len(bm.evictable):   # (bm.can_allocate) a shortage: preemption
+                    return                                           # is the full loop's
                 start = env._now
                 context = base + decoding * step
                 mean = context // rows
-                duration = prices.get(mean)
-                if duration is None:
-                    duration = prices[mean] = 0.0 + times.decode_time(rows, mean)
-                else:
+                if lo <= mean <= hi:                 # the same bucket: the same memoized price
                     priced += 1
+                else:
+                    duration = 0.0 + times.decode_time(rows, mean)
+                    lo, hi = bucket_span(mean)
                 end = start + duration
                 if not end < (queue[0][0] if queue else inf):   # (env.peek) another event comes first: SimPy's
                     return
                 if due:
                     bm.allocate(len(due))
-                    used = bm.used
+                    used += len(due)                 # (allocate takes exactly that many from the available)
                     for s in due:
                         s.blocks += 1
                         s.next_need += size

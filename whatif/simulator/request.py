@@ -9,7 +9,7 @@ QUEUED, RUNNING, FINISHED, REJECTED = "queued", "running", "finished", "rejected
 STATUSES = (FINISHED, QUEUED, RUNNING, REJECTED)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # (one per request: a million of them in a long run)
 class Request:
     id: int
     arrival_s: float
