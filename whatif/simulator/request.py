@@ -9,7 +9,7 @@ QUEUED, RUNNING, FINISHED, REJECTED = "queued", "running", "finished", "rejected
 STATUSES = (FINISHED, QUEUED, RUNNING, REJECTED)
 
 
-@dataclass(frozen=True, slots=True)   # (one per request: a million of them in a long run)
+@dataclass(frozen=True)
 class Request:
     id: int
     arrival_s: float
