@@ -45,4 +45,3 @@ def test_advance_waits_for_an_earlier_or_tied_event():
     assert not replica.advance(env, 1.0)      # a tie: SimPy's order decides
     assert not replica.advance(env, 2.0)
     assert replica.advance(env, 0.5) and env.now == 0.5
-
