@@ -5,7 +5,9 @@ Without techniques, tier placement or MLA, the ops of a pass depend on three dif
 body (embedding, projections, MLP, norms, collectives, pipeline sends) on the token count, the tail
 (final norm, LM head, logits gather, sampling) on the logit rows, and attention on the sequence
 groups. The body and the tail are timed once per value (tables bounded by the token budget and the
-batch size), attention per pass (its groups rarely recur: the caller memoizes whole steps), and the
+batch size; each op from its numbers as slope * n + intercept where token_ops.py finds them affine,
+else from the ops built at n), attention per pass (its groups rarely recur: the caller memoizes whole
+steps), and the
 pass is assembled as roofline's forward_pass.time_pass assembles it:
 - CUDA graphs: kernels in sequence plus a gap each;
 - eager: the launch queue (see queue_lines), in closed form over the attention op's time.

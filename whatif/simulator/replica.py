@@ -70,17 +70,18 @@ class Replica:
         env, times, log = self.env, self.times, self.log
         while True:
             batch = engine.schedule(env.now)
-            if not batch and not batch.preempted:
+            rows = batch.rows
+            work = rows or batch.prefill   # (bool(batch))
+            if not work and not batch.preempted:
                 self.idle += 1
                 yield self._wakeup
                 self.idle -= 1
                 continue
-            rows = batch.rows
             prefills, tokens = [], 0
             for s, n in batch.prefill:
                 prefills.append((n, s.computed))
                 tokens += n
-            duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if batch else 0.0)
+            duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if work else 0.0)
             start, waiting, running = env.now, len(self.waiting), len(engine.running)
             if not advance(env, duration):
                 yield env.timeout(duration)

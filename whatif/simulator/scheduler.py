@@ -37,6 +37,7 @@ from array import array
 from collections import deque
 from heapq import heappop, heappush
 from itertools import count
+from operator import itemgetter
 
 from .block_manager import BlockManager
 from .config import EngineConfig
@@ -211,7 +212,7 @@ class Scheduler:
             _, order, epoch, s = heappop(heap)
             if epoch == s.epoch:
                 due.append((order, s))
-        due.sort(key=lambda e: e[0])
+        due.sort(key=itemgetter(0))
         return [s for _, s in due]
 
     def _continue_prefills(self, batch: Batch, budget: int) -> int:
