@@ -11,7 +11,8 @@ taken. Machines here are shared and noisy: compare the ratios, not the absolute 
 
 Targets (issue 23): ten times less CPU in process for 10,000 ShareGPT-like requests on llama-3-8b / H100
 with chunked prefill; a whole `whatif simulate` of 50,000 requests at least five times faster.
-Without --baseline only this checkout runs.
+Without --baseline only this checkout runs; `--requests 0 --process-requests 1000000` times a million-request
+process alone and reports its peak memory.
 """
 from __future__ import annotations
 
@@ -96,13 +97,13 @@ def outputs(r: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--requests", type=int, default=10000)
+    ap.add_argument("--requests", type=int, default=10000, help="requests of each in-process case (0: skip them)")
     ap.add_argument("--process-requests", type=int, default=50000, help="requests of the whole-process run (0: skip)")
     ap.add_argument("--baseline", type=Path, help="another checkout to compare against (e.g. today's code)")
     ap.add_argument("--cases", default="", help="comma-separated case numbers to run (default: all)")
     args = ap.parse_args()
     trees = [("after", ROOT)] + ([("before", args.baseline.resolve())] if args.baseline else [])
-    chosen = [int(c) for c in args.cases.split(",") if c] or range(len(CASES))
+    chosen = [int(c) for c in args.cases.split(",") if c] or range(len(CASES) if args.requests else 0)
     for i, (name, expr) in enumerate(CASES.items()):
         if i not in chosen:
             continue

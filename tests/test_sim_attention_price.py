@@ -59,3 +59,23 @@ def test_lean_attention_seconds_equal_kernel_timing_bit_for_bit(sc):
         assert pricer.seconds(groups) == expected, groups
         prefills += op.op_class.name == "ATTENTION_PREFILL"
     assert 100 < prefills < 400   # both kernels exercised
+
+
+def test_prefill_tiles_are_the_models_terms_on_plain_floats():
+    """PrefillTiles (the prefill model with its per-op factors resolved once) is _prefill_parts(Floats, ...)
+    to the bit, over GQA and MHA shapes, bf16 and fp8 caches."""
+    from whatif.roofline.kernel_models.elementwise import Floats
+    from whatif.roofline.kernel_models.prefill_attention import _prefill_parts
+    from whatif.simulator.attention_price import PrefillTiles
+    rng = random.Random(3)
+    sc = Scenario()
+    gpu = sc.resolve()[1].gpu
+    fits = kernel_timing.attention_fits(gpu, sc.resolve()[3].engine, "bf16", 32, 8)
+    small = kernel_timing._ceilings(fits[0].hbm_bw, fits[0].sms)
+    for heads, kv_heads, d, kv_bytes in ((32, 8, 128, 2.0), (64, 8, 128, 1.0), (16, 16, 64, 2.0), (28, 4, 128, 2.0)):
+        peak = fits[0].peak_flops("bf16")
+        tiles = PrefillTiles(heads, kv_heads, d, kv_bytes, peak, small, fits[1])
+        for _ in range(500):
+            b, length = rng.randint(1, 300), rng.uniform(0.5, 40000.0)
+            assert tiles.parts(b, length) == _prefill_parts(Floats, b, length, heads, kv_heads, d, kv_bytes, 0, peak,
+                                                            small, fits[1])

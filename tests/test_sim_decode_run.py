@@ -54,3 +54,15 @@ def test_decode_runs_change_nothing(name, monkeypatch):
     monkeypatch.setattr(replica, "decode_run", lambda rep, engine: None)
     assert fast == run(cfg)
     assert sum(taken) > 0   # the loop ran iterations
+
+
+def test_a_bucket_span_is_every_context_of_that_bucket():
+    """decode_run reprices only when the mean context leaves bucket_span: the span holds exactly the contexts
+    that round to the same bucket (bucket never decreases with the context)."""
+    from whatif.simulator.iteration_time import bucket, bucket_span
+    buckets = [bucket(x) for x in range(1, 70000)]
+    assert buckets == sorted(buckets)
+    for x in list(range(1, 2000)) + list(range(2000, 65000, 97)):
+        lo, hi = bucket_span(x)
+        assert lo <= x <= hi
+        assert bucket(lo) == bucket(hi) == bucket(x) != bucket(lo - 1) and bucket(hi + 1) != bucket(x)

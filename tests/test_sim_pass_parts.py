@@ -105,3 +105,25 @@ def test_an_engine_version_without_gqa_sharing_prices_the_rewritten_op():
     parts = PassParts(setup)
     for groups in batches(5, 20):
         assert parts.time_s(groups, 0, True) == time_pass(setup, ForwardBatch(groups), True).time_s
+
+
+def test_launch_queue_lines_from_a_layers_first_repeat_are_all_its_repeats_lines():
+    """queue_lines reads a GPU-bound layer's first repeat only; the envelope is the one from every repeat,
+    for launch-bound and GPU-bound layers, with and without attention in a run."""
+    from whatif.simulator.pass_parts import queue_lines
+    rng = random.Random(11)
+    for _ in range(300):
+        runs, seconds, attention, i = [], [], [], 0
+        for _ in range(rng.randint(1, 4)):
+            k, reps = rng.randint(1, 12), rng.choice([1, 2, 5, 32])
+            for o in range(k):
+                if rng.random() < 0.2:
+                    attention.append(i + o)
+                    seconds.append(None)
+                else:
+                    seconds.append(rng.uniform(0.0, 3e-5))
+            runs.append((i, i + k, reps))
+            i += k
+        launch, gap = rng.choice([0.0, 2e-6, 8e-6, 3e-5]), rng.choice([0.0, 1e-6])
+        assert queue_lines(runs, seconds, attention, launch, gap) == \
+            queue_lines(runs, seconds, attention, launch, gap, every_repeat=True)

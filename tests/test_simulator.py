@@ -542,3 +542,23 @@ def test_a_lone_request_on_an_engine_version_reproduces_its_estimate():
     # cache is slower than the shared one
     big = replace(sc, workload=Workload(batch=32, prompt=4096, output=32))
     assert big.run(with_max_batch=False).tpot_s > replace(big, kernel_engine="trtllm").run(with_max_batch=False).tpot_s
+
+
+def test_a_request_is_rejected_exactly_when_its_kv_outgrows_a_replica():
+    """The KV check at arrival (Cluster.rejection): a prompt, or a prompt plus all but the last output token,
+    needing more blocks than a replica holds above its watermark is rejected; one token less is served."""
+    from whatif.scenario import Scenario
+    from whatif.simulator import cluster
+    from whatif.simulator.config import SimConfig
+    from whatif.simulator.request import Request
+    from whatif.simulator.workload import WorkloadSpec
+    cfg = SimConfig(Scenario(memory_utilization=0.25, context_window=200_000),
+                    WorkloadSpec(lengths="fixed", prompt=10, output=1, requests=1, rate=1.0))
+    info = cluster.simulate(cfg).replicas[0]
+    usable = (info.kv_blocks - int(cfg.engine.watermark * info.kv_blocks)) * info.block_size
+    assert usable < 200_000
+    requests = [Request(0, 0.0, usable, 1), Request(1, 1.0, usable + 1, 1), Request(2, 2.0, usable - 5, 6),
+                Request(3, 3.0, usable - 5, 7)]
+    records = cluster.simulate(cfg, requests=requests).records
+    assert [r.status for r in records] == ["finished", "rejected", "finished", "rejected"]
+    assert records[1].reason.startswith("needs more KV blocks") and records[3].reason == records[1].reason

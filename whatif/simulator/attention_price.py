@@ -5,9 +5,10 @@ recur. roofline builds an Op (shape, HBM levels, a formula string) and kernel_ti
 through covers, the KV dtype and the memoized model terms; here the same sums (attention_work, in
 attention_op's order) feed the same formulas of kernel_timing.fitted_prefill_seconds and
 fitted_decode_seconds, with everything that depends only on the op (heads, dims, dtype, fits,
-peaks, coverage) resolved once. The prefill model's terms come from prefill_attention's own
-function on plain floats (a chunk's equivalent causal length rarely recurs, so its memo only
-misses); the decode terms from kernel_timing's memo (decode contexts are bucketed and recur).
+peaks, coverage) resolved once. The prefill model's terms are prefill_attention._prefill_parts on
+plain floats with its per-op factors worked out once (PrefillTiles; a chunk's equivalent causal
+length rarely recurs, so a memo would only miss); the decode terms are kernel_timing's, memoized
+here by (sequences, context, peak) (decode contexts are bucketed and recur).
 The seconds are kernel_timing's to the bit (tests/test_sim_attention_price.py)."""
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ import math
 from typing import NamedTuple
 
 from ..roofline import kernel_timing
-from ..roofline.attention import DECODE_MAX_QUERIES, causal_pairs
-from ..roofline.kernel_models.elementwise import Floats, plain
-from ..roofline.kernel_models.prefill_attention import _prefill_parts
+from ..roofline.attention import DECODE_MAX_QUERIES
+from ..roofline.kernel_models.elementwise import plain
+from ..roofline.kernel_models.prefill_attention import BQ, BK
 from ..roofline.op_kinds import OpRole
 from ..roofline.op_shapes import AttentionShape
 from ..roofline.ops import OpClass
+
+DECODE_MEMO = 1 << 16   # decode terms kept per op kind (contexts are bucketed: a run meets few)
 
 
 class AttentionWork(NamedTuple):
@@ -43,12 +46,13 @@ def group_sums(groups: tuple, kv_width: float, kv_bytes: float) -> tuple:
     queries = sequences = max_ctx = 0
     decode = True
     for q, c, n in groups:
-        pairs += n * causal_pairs(q, c) * 1.0
+        pairs += n * (q * c + q * (q + 1) / 2.0) * 1.0   # (attention.causal_pairs, inline: a call a group costs)
         kv_io += n * ((c + q) * kv_width * kv_bytes)
         cached += n * (c * kv_width * kv_bytes)
         queries += n * q
         sequences += n
-        max_ctx = max(max_ctx, c + q)
+        if c + q > max_ctx:
+            max_ctx = c + q
         decode = decode and q <= DECODE_MAX_QUERIES
     return pairs, kv_io, cached, queries, sequences, max_ctx, decode
 
@@ -84,6 +88,8 @@ class KernelAttention:
         # the prefill model on plain floats only where prefill_parts would take that path (elementwise.evaluate)
         self.floats = plain(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.c.sms, self.c.hbm_bw,
                             p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s)
+        self.tiles = PrefillTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.small, p)
+        self.decode_memo: dict[tuple, tuple[float, float, float]] = {}   # kernel_timing._decode_terms by (b, ctx, peak)
 
     @staticmethod
     def of(old, gpu, fits: tuple, act_bytes: float, kv_bytes: float, kv_width: float) -> KernelAttention | None:
@@ -111,7 +117,7 @@ class KernelAttention:
         c, p = self.c, self.prefill
         length = (math.sqrt(1.0 + 8.0 * pairs / b) - 1.0) / 2.0
         peak = self.peak_prefill
-        terms = self._prefill_terms(b, length, peak)
+        terms = self._prefill_terms(b, length)
         if terms is None:
             return None
         t_c, t_m = terms
@@ -126,13 +132,12 @@ class KernelAttention:
                 return fixed_decode + t_stream
         return total
 
-    def _prefill_terms(self, b, length, peak) -> tuple[float, float] | None:
+    def _prefill_terms(self, b, length) -> tuple[float, float] | None:
         """kernel_timing._prefill_terms without its memo; None where the model leaves plain floats."""
         if not self.floats:
             return None
         try:
-            t_c, t_m, fixed = _prefill_parts(Floats, b, length, self.heads, self.kv_heads, self.d, self.kv_bytes, 0,
-                                             peak, self.small, self.prefill)
+            t_c, t_m, fixed = self.tiles.parts(b, length)
         except (ArithmeticError, ValueError):
             return None
         if not math.isfinite(t_c + t_m + fixed):   # (as elementwise.evaluate: numpy's answer then)
@@ -162,9 +167,44 @@ class KernelAttention:
         return max(t_m / 1.0, 0.0)
 
     def _decode_terms(self, b, ctx, peak) -> tuple[float, float, float]:
-        c = self.c
-        return kernel_timing._decode_terms(b, ctx, self.heads, self.kv_heads, self.d, self.kv_bytes, peak, c.hbm_bw,
-                                           c.sms, self.decode)
+        key = (b, ctx, peak)
+        terms = self.decode_memo.get(key)   # (kernel_timing's memo hashes the fit's dataclass at every call)
+        if terms is None:
+            c = self.c
+            terms = self.decode_memo[key] = kernel_timing._decode_terms(b, ctx, self.heads, self.kv_heads, self.d,
+                                                                        self.kv_bytes, peak, c.hbm_bw, c.sms,
+                                                                        self.decode)
+            if len(self.decode_memo) > DECODE_MEMO:
+                self.decode_memo.clear()
+        return terms
+
+
+class PrefillTiles:
+    """prefill_attention._prefill_parts on plain floats for one op kind (no window), with what depends only on
+    the op (query heads per KV head, one tile pair's time, bytes per token) worked out once: the same
+    operations in the same order, so the same floats (tests/test_sim_attention_price.py)."""
+
+    def __init__(self, heads, kv_heads, d, kv_bytes, peak, c, p):
+        self.sms, self.p = c.sms, p
+        self.kv_heads, self.d = float(kv_heads), float(d)
+        self.group = float(heads) / float(kv_heads)
+        self.t_pair = max(4.0 * BQ * BK * self.d / (peak / c.sms * p.compute_eff), p.tile_s)
+        self.width = float(heads) * 4.0 + self.kv_heads * 4.0 + self.kv_heads * 2.0 * kv_bytes
+        self.bandwidth = c.hbm_bw * p.mem_eff
+
+    def parts(self, batch, seq) -> tuple[float, float, float]:
+        """(t_compute, t_memory, t_fixed) as _prefill_parts(Floats, batch, seq, ..., window=0, ...)."""
+        p, sms = self.p, self.sms
+        batch, seq = float(batch), float(seq)
+        nq = float(math.ceil(seq * self.group / BQ))
+        nk = float(math.ceil(seq / BK))
+        if not nk:   # (Floats.where evaluates the windowed branch too, whose 0/0 raises then)
+            raise ZeroDivisionError("no key tiles")
+        mean_k = (nk + 1) / 2.0     # (no window: w = inf is never below nk)
+        grid = batch * self.kv_heads * nq * (p.cta_s + mean_k * self.t_pair) / sms
+        t_c = max(grid, p.cta_s + nk * self.t_pair / p.kv_splits)
+        t_m = batch * seq * self.d * self.width / self.bandwidth
+        return t_c, t_m, p.floor_s + p.token_s * batch * seq / sms
 
 
 def probes(old, act_bytes: float, kv_bytes: float, kv_width: float) -> tuple[AttentionWork, AttentionWork]:

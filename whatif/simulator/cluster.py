@@ -71,6 +71,7 @@ class Cluster:
         sc, engine, cl = cfg.scenario, cfg.engine, cfg.cluster
         decode_times = _iteration_times(sc, sc.parallel, engine, plan_seq_len)
         self.window = decode_times.setup.model.max_position_embeddings
+        self.fits: tuple[int, int] | None = None   # see rejection
         self.kv_path = None
         if cl.disaggregated:
             par = replace(sc.parallel, tp=cl.prefill_tp or sc.parallel.tp, pp=cl.prefill_pp or sc.parallel.pp)
@@ -92,6 +93,11 @@ class Cluster:
         # One text per cause (the request's own length is in its record), so a summary counts them together.
         if r.prompt + r.output > self.window:
             return f"prompt + output exceeds the context window ({self.window} tokens)"
+        if self.fits is None:   # the most tokens a prefill and a decode replica hold above the watermark
+            self.fits = tuple((r.replicas[0].bm.num_blocks - r.replicas[0].bm.watermark_blocks)
+                              * r.replicas[0].bm.block_size for r in (self.entry, self.decode))
+        if r.prompt <= self.fits[0] and r.prompt + r.output - 1 <= self.fits[1]:   # (ceil(t / size) <= usable)
+            return ""
         for router, tokens in ((self.entry, r.prompt), (self.decode, r.prompt + r.output - 1)):
             replica = router.replicas[0]
             blocks = -(-tokens // replica.bm.block_size)

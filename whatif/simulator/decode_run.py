@@ -12,6 +12,7 @@ happen is the full loop's. The run is the same, iteration for iteration and floa
 (tests/test_sim_decode_run.py)."""
 from __future__ import annotations
 
+from .iteration_time import bucket_span
 from .scheduler import Batch
 
 
@@ -22,39 +23,62 @@ def decode_run(replica, engine) -> None:
     env = replica.env
     if not isinstance(getattr(env, "_now", None), (int, float)):   # (as replica.advance)
         return
+    if not engine.only_decodes():
+        return
+    rows_out: list[tuple] = []   # this run's log rows, stored at its end (no other iteration runs meanwhile)
+    try:
+        _run(replica, engine, env, rows_out)
+    finally:
+        replica.log.extend(rows_out)
+
+
+def _run(replica, engine, env, rows_out: list) -> None:
     times, bm, dues, phases, ends = replica.times, engine.bm, engine.dues, engine.phases, engine.ends
-    size, index, append, peek = bm.block_size, replica.index, replica.log.append, env.peek
-    while engine.only_decodes():
-        decoding = len(engine.decoding)          # the batch is fixed until sequences finish (a due step)
-        rows, base = decoding + engine.padding, engine.context_base + engine.padding_context   # (static: padding)
-        running, waiting = len(engine.running), len(engine.waiting)
-        used = bm.used                           # (changes below only by the blocks allocated)
-        while True:
-            step = engine.step
-            phase = phases[step % size]
-            due = [s for s in phase if s.next_need <= step] if phase else None
-            if due and not bm.can_allocate(len(due)):   # a shortage: preemption is the full loop's
+    size, index, out, queue = bm.block_size, replica.index, rows_out.append, env._queue
+    inf = float("inf")
+    priced = 0   # iteration prices looked up in this run's memo (counted as the times' hits)
+    try:
+        while True:   # (only_decodes holds)
+            decoding = len(engine.decoding)          # the batch is fixed until sequences finish (a due step)
+            rows, base = decoding + engine.padding, engine.context_base + engine.padding_context   # (static: padding)
+            running, waiting = len(engine.running), len(engine.waiting)
+            used = bm.used                           # (changes below only by the blocks allocated)
+            lo = hi = -1                             # mean contexts of one bucket: the price of `duration`
+            while True:
+                step = engine.step
+                phase = phases[step % size]
+                due = [s for s in phase if s.next_need <= step] if phase else None
+                if due and len(due) > bm.free + len(bm.evictable):   # (bm.can_allocate) a shortage: preemption
+                    return                                           # is the full loop's
+                start = env._now
+                context = base + decoding * step
+                mean = context // rows
+                if lo <= mean <= hi:                 # the same bucket: the same memoized price
+                    priced += 1
+                else:
+                    duration = 0.0 + times.decode_time(rows, mean)
+                    lo, hi = bucket_span(mean)
+                end = start + duration
+                if not end < (queue[0][0] if queue else inf):   # (env.peek) another event comes first: SimPy's
+                    return
+                if due:
+                    bm.allocate(len(due))
+                    used += len(due)                 # (allocate takes exactly that many from the available)
+                    for s in due:
+                        s.blocks += 1
+                        s.next_need += size
+                env._now = end
+                if dues and dues[0][0] <= step + 1:  # sequences finish or offer a block as this ends
+                    engine.complete(Batch(rows=rows, context=context, decoding=decoding), end)
+                    out((index, start, duration, rows, 0, 0, bm.used, waiting, running, 0, 0.0))
+                    replica.wake()
+                    break                            # the batch changed: look again
+                engine.step = step + 1
+                ends.append(end)
+                out((index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0))
+                if replica.idle:
+                    replica.wake()
+            if not engine.only_decodes():
                 return
-            start = env._now
-            context = base + decoding * step
-            duration = 0.0 + times.decode_time(rows, context // rows)
-            end = start + duration
-            if not end < peek():                 # another event comes first (or ties): SimPy's turn
-                return
-            if due:
-                bm.allocate(len(due))
-                used = bm.used
-                for s in due:
-                    s.blocks += 1
-                    s.next_need += size
-            env._now = end
-            if dues and dues[0][0] <= step + 1:  # sequences finish or offer a block as this ends
-                engine.complete(Batch(rows=rows, context=context, decoding=decoding), end)
-                append(index, start, duration, rows, 0, 0, bm.used, waiting, running, 0, 0.0)
-                replica.wake()
-                break                            # the batch changed: look again
-            engine.step = step + 1
-            ends.append(end)
-            append(index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0)
-            if replica.idle:
-                replica.wake()
+    finally:
+        times.hits += priced

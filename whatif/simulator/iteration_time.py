@@ -46,6 +46,36 @@ def bucket(x: int) -> int:
 _BUCKETS: dict[int, int] = {}   # bucket's memo: at most one entry per context length a run meets
 
 
+def bucket_span(x: int) -> tuple[int, int]:
+    """(lo, hi): the contexts that round to the bucket of `x` (an interval: `bucket` never decreases with
+    x), found by galloping out from x and bisecting; a decode run reprices only when it leaves them."""
+    b = bucket(x)
+    if x <= EXACT_BELOW:
+        return x, x
+    span = _SPANS.get(b)
+    if span is not None:
+        return span
+    ends = []
+    for sign in (-1, 1):
+        inside, step = x, 1
+        while bucket(inside + sign * step) == b:   # gallop: the bucket spans about 2% of x
+            inside += sign * step
+            step *= 2
+        outside = inside + sign * step
+        while abs(outside - inside) > 1:           # bisect between the last inside and the first outside
+            mid = (inside + outside) // 2
+            if bucket(mid) == b:
+                inside = mid
+            else:
+                outside = mid
+        ends.append(inside)
+    _SPANS[b] = ends[0], ends[1]
+    return _SPANS[b]
+
+
+_SPANS: dict[int, tuple[int, int]] = {}   # bucket_span's memo, by bucket (a few hundred up to a million tokens)
+
+
 @dataclass
 class IterationTimes:
     """Iteration times and KV figures of one replica (one PassSetup), memoized."""

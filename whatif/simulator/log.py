@@ -41,11 +41,18 @@ class IterationLog:
         if len(self.pending) >= FLUSH_ROWS:
             self._flush()
 
+    def extend(self, rows: list[tuple]) -> None:
+        """Append rows of values in ITERATION_COLUMNS' order (as `append` each)."""
+        self.pending.extend(rows)
+        self.count += len(rows)
+        if len(self.pending) >= FLUSH_ROWS:
+            self._flush()
+
     def _flush(self) -> None:
         """Move the pending rows into the typed columns (8 bytes a value, not a Python object each)."""
         if self.pending:
             for column, values in zip(self.stored.values(), zip(*self.pending)):
-                column.extend(values)
+                column.fromlist(list(values))   # (twice as fast as extend over a tuple)
             self.pending.clear()
 
     @property

@@ -5,7 +5,9 @@ Without techniques, tier placement or MLA, the ops of a pass depend on three dif
 body (embedding, projections, MLP, norms, collectives, pipeline sends) on the token count, the tail
 (final norm, LM head, logits gather, sampling) on the logit rows, and attention on the sequence
 groups. The body and the tail are timed once per value (tables bounded by the token budget and the
-batch size), attention per pass (its groups rarely recur: the caller memoizes whole steps), and the
+batch size; each op from its numbers as slope * n + intercept where token_ops.py finds them affine,
+else from the ops built at n), attention per pass (its groups rarely recur: the caller memoizes whole
+steps), and the
 pass is assembled as roofline's forward_pass.time_pass assembles it:
 - CUDA graphs: kernels in sequence plus a gap each;
 - eager: the launch queue (see queue_lines), in closed form over the attention op's time.
@@ -22,17 +24,17 @@ import numpy as np
 
 from ..roofline.attention import attention_op
 from ..roofline.config import ForwardBatch
-from ..roofline.context import kv_width_per_gpu, pass_context
+from ..roofline.context import kv_width_per_gpu
 from ..roofline.engine_kernels import engine_ops
-from ..roofline.graph import pass_ops
 from ..roofline.kernel_models.params import DTYPE_BYTES, ceilings, combine
 from ..roofline.kernel_models.gemm import gemm_parts
 from ..roofline import kernel_timing
-from ..roofline.op_kinds import LOGIT_ROLES, OpRole
+from ..roofline.op_kinds import OpRole
 from ..roofline.ops import OpClass, link_bytes
 from ..roofline.pass_setup import PassSetup
 from ..roofline.timing import OpTime, time_op
 from .attention_price import KernelAttention, probes
+from .token_ops import TokenOps, stage_ops
 
 
 def splittable(setup: PassSetup) -> bool:
@@ -65,6 +67,8 @@ class PassParts:
         self.bodies: dict[int, tuple[Part, ...]] = {}
         self.tails: dict[int, tuple[Part, ...]] = {}
         self.gemm_tables: dict[tuple, tuple[list, list]] = {}
+        self.gemm_fits: dict[str, tuple] = {}   # per dtype: (the GEMM fit, the GPU's ceilings)
+        self.shared: dict[tuple[int, bool], tuple | None] = {}   # per (stage, tail): see _shared
         self.attention_pricers: dict[tuple, KernelAttention | None] = {}   # per attention op kind
 
     def step_s(self, groups: tuple, logits: int, cuda_graphs: bool) -> float:
@@ -126,23 +130,44 @@ class PassParts:
 
     def _parts(self, table: dict, n: int, tail: bool) -> tuple[Part, ...]:
         """Each stage's body for `n` tokens, or its tail for `n` logit rows."""
-        s = self.setup
         parts = []
         for stage in self.stages:
-            # a batch of n tokens and n logit rows has the body and the tail wanted; attention is priced apart
-            batch = ForwardBatch(((n, 0, 1),), n)
-            ctx = pass_context(s.model, batch, s.parallel, s.precision, stage, transform_kv=s.techniques.kv,
-                               sm_count=int(s.system.gpu.sm_count.value))
-            ops = [op for op in pass_ops(ctx) if (op.role in LOGIT_ROLES) == tail]
-            attention = [i for i, op in enumerate(ops) if op.role == OpRole.ATTENTION]
-            times = [None if i in attention else self._op_time(op) for i, op in enumerate(ops)]
-            kernels = sum(op.count for op in ops if op.op_class != OpClass.TRANSFER)
-            totals = tuple(None if t is None else t.total_s for t in times)
-            lines = queue_lines(ops, times, attention, self.launch, self.gap) if self.launch else ()
-            parts.append(Part(totals, kernels, lines, tuple(ops[i] for i in attention),
-                              tuple(self._pricer(ops[i]) for i in attention)))
+            key = (stage, tail)
+            shared = self.shared[key] if key in self.shared else self._shared(stage, tail)
+            if shared is None:   # the ops built at n
+                ops = stage_ops(self.setup, stage, n, tail)
+                attention = [i for i, op in enumerate(ops) if op.role == OpRole.ATTENTION]
+                times = [None if i in attention else self._op_time(op) for i, op in enumerate(ops)]
+                seconds = [None if t is None else t.time_s for t in times]
+                lines = queue_lines(layer_runs(ops), seconds, attention, self.launch, self.gap) if self.launch else ()
+                old = tuple(ops[i] for i in attention)
+                parts.append(Part(tuple(None if t is None else t.total_s for t in times),
+                                  sum(op.count for op in ops if op.op_class != OpClass.TRANSFER), lines, old,
+                                  tuple(map(self._pricer, old))))
+                continue
+            fast, counts, attention, runs, kernels, old, pricers = shared   # each op from its numbers at n
+            seconds = fast.seconds(n)
+            lines = queue_lines(runs, seconds, attention, self.launch, self.gap) if self.launch else ()
+            parts.append(Part(tuple(None if t is None else t * k for t, k in zip(seconds, counts)), kernels, lines,
+                              old, pricers))
         table[n] = tuple(parts)
         return table[n]
+
+    def _shared(self, stage: int, tail: bool) -> tuple | None:
+        """What a stage's body (or tail) priced by TokenOps has at every count: (the TokenOps, each op's
+        count, the attention ops' indices, layer runs, kernel instances, attention ops, their pricers);
+        None where TokenOps does not apply (the ops are built per count)."""
+        fast = TokenOps.of(self, stage, tail)
+        shared = None
+        if fast is not None:
+            ops = fast.template
+            attention = [i for i, op in enumerate(ops) if op.role == OpRole.ATTENTION]
+            old = tuple(ops[i] for i in attention)
+            kernels = sum(op.count for op in ops if op.op_class != OpClass.TRANSFER)
+            shared = (fast, [op.count for op in ops], attention, layer_runs(ops) if self.launch else None, kernels,
+                      old, tuple(map(self._pricer, old)))
+        self.shared[(stage, tail)] = shared
+        return shared
 
     def _attention_s(self, part: Part, groups: tuple) -> tuple[float, tuple[float, ...]]:
         """(seconds of one attention instance, each attention op's total) of a stage for `groups`, the
@@ -192,46 +217,57 @@ class PassParts:
                                             s.efficiency.kernel_params)
         return KernelAttention.of(old, gpu, fits, act, kv, self.kv_width)
 
+    def fitted_gemm(self, op) -> bool:
+        """Whether `op` is a dense GEMM time_op prices by its fitted kernel model alone (gemm_seconds)."""
+        s = self.setup
+        return bool(s.efficiency.engine and op.op_class == OpClass.GEMM and op.shape.groups == 1.0 and not op.alu_ops
+                    and kernel_timing.covers(op, s.system.gpu) and not link_bytes(op))
+
     def _op_time(self, op) -> OpTime:
         s = self.setup
-        gpu, eff = s.system.gpu, s.efficiency
-        if (eff.engine and op.op_class == OpClass.GEMM and op.shape.groups == 1.0 and not op.alu_ops
-                and kernel_timing.covers(op, gpu) and not link_bytes(op)):
-            return self._gemm_time(op)
-        return time_op(op, gpu, eff, s.system.gpu_link, s.paths)
+        if self.fitted_gemm(op):
+            sh = op.shape
+            return OpTime(op, *self.gemm_seconds(sh.m, sh.n, sh.k, op.dtype, op.hbm_bytes, op.bandwidth_share))
+        return time_op(op, s.system.gpu, s.efficiency, s.system.gpu_link, s.paths)
 
-    def _gemm_time(self, op) -> OpTime:
-        """kernel_timing.gemm_seconds of a dense GEMM, its shape terms from a table over m evaluated in one
-        vectorized gemm_parts call (one scalar call costs ~0.1 ms; a pass has a new m at each token count)."""
-        gpu, engine = self.setup.system.gpu, self.setup.efficiency.engine
-        p = kernel_timing.fitted("gemm", gpu, op.dtype, engine, self.setup.efficiency.kernel_params)
-        c = ceilings(gpu)
-        sh = op.shape
-        m = int(sh.m)
-        if m != sh.m:   # not a whole row count (an expert's share of the tokens): no table
-            t_c, _, t_quant = gemm_parts(sh.m, sh.n, sh.k, DTYPE_BYTES[op.dtype], c.peak_flops(op.dtype), c, p)
+    def gemm_seconds(self, m: float, n: float, k: float, dtype: str, hbm_bytes: float,
+                     bandwidth_share: float) -> tuple[float, float, float, float, str]:
+        """(time, compute, memory, fixed, bound) of kernel_timing.gemm_seconds for a dense GEMM, its shape
+        terms from a table over m evaluated in one vectorized gemm_parts call (one scalar call costs ~0.1 ms;
+        a pass has a new m at each token count)."""
+        fit = self.gemm_fits.get(dtype)
+        if fit is None:
+            gpu, engine = self.setup.system.gpu, self.setup.efficiency.engine
+            fit = self.gemm_fits[dtype] = (kernel_timing.fitted("gemm", gpu, dtype, engine,
+                                                                self.setup.efficiency.kernel_params), ceilings(gpu))
+        p, c = fit
+        rows = int(m)
+        if rows != m:   # not a whole row count (an expert's share of the tokens): no table
+            t_c, _, t_quant = gemm_parts(m, n, k, DTYPE_BYTES[dtype], c.peak_flops(dtype), c, p)
         else:
-            key = (sh.n, sh.k, op.dtype)
+            key = (n, k, dtype)
             table = self.gemm_tables.get(key)
-            if table is None or m >= len(table[0]):
-                rows = np.arange(max(4096, 2 << m.bit_length()), dtype=float)
-                rows[0] = 1.0
-                t_c, _, t_quant = gemm_parts(rows, sh.n, sh.k, DTYPE_BYTES[op.dtype], c.peak_flops(op.dtype), c, p)
-                table = self.gemm_tables[key] = (np.broadcast_to(t_c, rows.shape).tolist(),
-                                                 np.broadcast_to(t_quant, rows.shape).tolist())
-            t_c, t_quant = table[0][m], table[1][m]
+            if table is None or rows >= len(table[0]):
+                ms = np.arange(max(4096, 2 << rows.bit_length()), dtype=float)
+                ms[0] = 1.0
+                t_c, _, t_quant = gemm_parts(ms, n, k, DTYPE_BYTES[dtype], c.peak_flops(dtype), c, p)
+                table = self.gemm_tables[key] = (np.broadcast_to(t_c, ms.shape).tolist(),
+                                                 np.broadcast_to(t_quant, ms.shape).tolist())
+            t_c, t_quant = table[0][rows], table[1][rows]
         t_c, t_quant = float(t_c), float(t_quant)
-        t_m = op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share)
+        t_m = hbm_bytes / (c.hbm_bw * p.mem_eff * bandwidth_share)
         fixed = p.floor_s + t_quant
         total = fixed + (float(combine(t_c, t_m, p.smooth)) if max(t_c, t_m) > 0 else 0.0)
         bound = "compute" if t_c >= t_m else "memory"
         if fixed > max(t_c, t_m):
             bound = "overhead"
-        return OpTime(op, total, t_c, t_m, fixed, bound)
+        return total, t_c, t_m, fixed, bound
 
 
-def queue_lines(ops, times, attention, launch_s: float, gap_s: float) -> tuple[tuple[int, float], ...]:
-    """The eager launch queue of a stage as lines in the attention instance's time a (gap included).
+def queue_lines(runs, seconds, attention, launch_s: float, gap_s: float,
+                every_repeat: bool = False) -> tuple[tuple[int, float], ...]:
+    """The eager launch queue of a stage as lines in the attention instance's time a (gap included), from
+    its layer runs (layer_runs) and each op's seconds per instance (None for the attention ops).
 
     forward_pass.launch_queue_time runs, per kernel instance j launched at j*L (L = launch_s):
     free_j = max(free_{j-1}, j*L) + d_j, with d_j its time plus the gap. Unrolled, the stage ends at
@@ -239,7 +275,6 @@ def queue_lines(ops, times, attention, launch_s: float, gap_s: float) -> tuple[t
     kernel after it back to back. With the attention instances priced per batch, that is
     max over m of (c_m + m*a), m the attention instances from j on, c_m the largest j*L plus the
     other kernels' times from j on; only lines on the upper envelope for a >= 0 are kept."""
-    runs = layer_runs(ops)
     first, j = [], 0   # 0-based index of each run's first kernel instance
     for start, stop, reps in runs:
         first.append(j)
@@ -247,7 +282,7 @@ def queue_lines(ops, times, attention, launch_s: float, gap_s: float) -> tuple[t
     best: dict[int, float] = {}
     after_s, after_m = 0.0, 0   # the kernels after the run: their time, their attention instances
     for (start, stop, reps), j0 in zip(reversed(runs), reversed(first)):
-        d = [0.0 if i in attention else times[i].time_s + gap_s for i in range(start, stop)]
+        d = [0.0 if i in attention else seconds[i] + gap_s for i in range(start, stop)]
         k, layer_s, layer_m = stop - start, sum(d), sum(1 for i in range(start, stop) if i in attention)
         # within one repeat: for each count of attention ops from offset o on, the largest o*L + d_o + ... + d_k
         within: dict[int, float] = {}
@@ -257,8 +292,12 @@ def queue_lines(ops, times, attention, launch_s: float, gap_s: float) -> tuple[t
             a += (start + o) in attention
             within[a] = max(within.get(a, -np.inf), o * launch_s + w)
         base = (j0 + 1) * launch_s + after_s + (reps - 1) * layer_s
-        for rep in range(reps):   # instance j = j0 + rep*k + o; the repeats after it add their time
-            shift = base + rep * (k * launch_s - layer_s)
+        # A GPU-bound layer (its kernels outlast their launches: shift falls with rep) needs only its first
+        # repeat: a later repeat's line lies below the one before it, which has more attention instances
+        # (or the same line), so the envelope below drops it either way.
+        # (every_repeat: all of them, as a check)
+        for rep in range(1 if k * launch_s - layer_s <= 0 and not every_repeat else reps):   # j = j0 + rep*k + o
+            shift = base + rep * (k * launch_s - layer_s)   # (the repeats after it add their time)
             for a, c in within.items():
                 m = after_m + (reps - 1 - rep) * layer_m + a
                 if shift + c > best.get(m, -np.inf):

@@ -70,20 +70,24 @@ class Replica:
         env, times, log = self.env, self.times, self.log
         while True:
             batch = engine.schedule(env.now)
-            if not batch and not batch.preempted:
+            rows = batch.rows
+            work = rows or batch.prefill   # (bool(batch))
+            if not work and not batch.preempted:
                 self.idle += 1
                 yield self._wakeup
                 self.idle -= 1
                 continue
-            rows = batch.rows
-            prefills = [(n, s.computed) for s, n in batch.prefill]
-            duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if batch else 0.0)
+            prefills, tokens = [], 0
+            for s, n in batch.prefill:
+                prefills.append((n, s.computed))
+                tokens += n
+            duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if work else 0.0)
             start, waiting, running = env.now, len(self.waiting), len(engine.running)
             if not advance(env, duration):
                 yield env.timeout(duration)
             engine.complete(batch, env.now)
-            log.append(self.index, start, duration, rows, len(prefills), sum(n for n, _ in prefills), self.bm.used,
-                       waiting, running, batch.preempted, batch.swap_s)
+            log.append(self.index, start, duration, rows, len(prefills), tokens, self.bm.used, waiting, running,
+                       batch.preempted, batch.swap_s)
             self.wake()   # blocks may have freed up for an idle virtual engine
             decode_run(self, engine)   # decode-only iterations up to the next event, in one loop
 

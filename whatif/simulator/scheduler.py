@@ -35,9 +35,9 @@ from __future__ import annotations
 import random
 from array import array
 from collections import deque
-from dataclasses import dataclass, field
 from heapq import heappop, heappush
 from itertools import count
+from operator import itemgetter
 
 from .block_manager import BlockManager
 from .config import EngineConfig
@@ -78,15 +78,19 @@ class Seq:
         return not self.done and (self.total - self.computed > 1 or not self.generated)
 
 
-@dataclass
 class Batch:
-    rows: int = 0                   # decode rows: decoding sequences and static batching's finished padding
-    context: int = 0                # cached tokens over the decode rows
-    decoding: int = 0               # decode rows that gain tokens (padding excluded)
-    decode: list[Seq] = field(default_factory=list)                # the decoding rows (with a decoder only)
-    prefill: list[tuple[Seq, int]] = field(default_factory=list)   # (sequence, tokens computed now)
-    swap_s: float = 0.0
-    preempted: int = 0
+    """One iteration's work, as the scheduler forms it (a plain slotted class: one is made per iteration)."""
+
+    __slots__ = ("rows", "context", "decoding", "decode", "prefill", "swap_s", "preempted")
+
+    def __init__(self, rows: int = 0, context: int = 0, decoding: int = 0):
+        self.rows = rows                # decode rows: decoding sequences and static batching's finished padding
+        self.context = context          # cached tokens over the decode rows
+        self.decoding = decoding        # decode rows that gain tokens (padding excluded)
+        self.decode: list[Seq] = []     # the decoding rows (with a decoder only)
+        self.prefill: list[tuple[Seq, int]] = []   # (sequence, tokens computed now)
+        self.swap_s = 0.0
+        self.preempted = 0
 
     def __bool__(self) -> bool:
         return bool(self.rows or self.prefill)
@@ -208,7 +212,7 @@ class Scheduler:
             _, order, epoch, s = heappop(heap)
             if epoch == s.epoch:
                 due.append((order, s))
-        due.sort(key=lambda e: e[0])
+        due.sort(key=itemgetter(0))
         return [s for _, s in due]
 
     def _continue_prefills(self, batch: Batch, budget: int) -> int:

@@ -1,0 +1,140 @@
+"""The ops of one pipeline stage that depend on a token count, timed for any count without building
+the pass again.
+
+PassParts prices a stage's body (embedding, projections, MLP, norms, collectives) once per token
+count and its tail (final norm, LM head, sampling) once per logit-row count. Building those ops
+(graph.pass_ops) and timing each (timing.time_op) costs ~0.15 ms, and a run meets a new token count
+at most iterations that carry a prefill chunk. Without techniques, every number of such an op is
+affine in the count n: its FLOPs, HBM bytes, a GEMM's rows and a collective's bytes are n times the
+model's dimensions and byte sizes plus a constant (weights, norm scales), all whole numbers that
+floats hold exactly. `TokenOps.of` builds the ops at two counts, reads off each number's slope and
+intercept, and keeps them only when they reproduce the ops built at CHECK_AT exactly (same names,
+classes, dtypes, counts and every number); otherwise (MoE routing, an op it does not price) the
+caller builds the ops per count as before. `seconds(n)` then times each op from its numbers by the
+formulas time_op applies: the fitted GEMM model (PassParts.gemm_seconds), the fitted collectives
+(kernel_timing.collective_seconds) and the per-class model (restated in `_per_class`). The times are
+time_op's to the bit (tests/test_sim_token_ops.py, every count up to the token budget)."""
+from __future__ import annotations
+
+from dataclasses import fields
+
+from ..roofline import kernel_timing
+from ..roofline.config import ForwardBatch
+from ..roofline.context import pass_context
+from ..roofline.graph import pass_ops
+from ..roofline.op_kinds import LOGIT_ROLES, OpRole
+from ..roofline.ops import OpClass
+from ..roofline.ridge import ridge
+
+SLOPE_AT = (1000, 2001)   # token counts each number's slope is read between
+CHECK_AT = (1, 2, 3, 16, 17, 64, 511, 513, 4097, 8192, 65536, 1 << 20)   # counts the slopes must reproduce
+
+
+def stage_ops(setup, stage: int, n: int, tail: bool) -> list:
+    """The body ops of pipeline stage `stage` for `n` tokens, or its tail ops for `n` logit rows (a batch
+    of one sequence of n new tokens with n logit rows has both; its attention op is priced apart)."""
+    s = setup
+    ctx = pass_context(s.model, ForwardBatch(((n, 0, 1),), n), s.parallel, s.precision, stage,
+                       transform_kv=s.techniques.kv, sm_count=int(s.system.gpu.sm_count.value))
+    return [op for op in pass_ops(ctx) if (op.role in LOGIT_ROLES) == tail]
+
+
+def numbers(op) -> dict[str, float]:
+    """Every number of `op` that may depend on the token count (its class, dtype, count and names aside)."""
+    out = {"flops": op.flops, "alu_ops": op.alu_ops, "bandwidth_share": op.bandwidth_share}
+    out.update({f"bytes:{k}": v for k, v in op.bytes.items()})
+    out.update({f"shape:{f.name}": float(getattr(op.shape, f.name)) for f in fields(op.shape)
+                if f.name != "collective"})
+    return out
+
+
+def _kind(op) -> tuple:
+    """What must not change with the token count (an attention op's class does: decode below 17 queries)."""
+    collective = getattr(op.shape, "collective", None)
+    attention = op.role == OpRole.ATTENTION
+    return (op.name, None if attention else op.op_class, op.dtype, op.count, op.role, op.part_of,
+            type(op.shape), None if attention else tuple(op.bytes), collective)
+
+
+class TokenOps:
+    """One stage's body or tail ops, each priced from its numbers as slope * n + intercept."""
+
+    def __init__(self, template: list, pricers: list):
+        self.template = template      # the ops at one count: counts, classes and attention ops for the caller
+        self.pricers = pricers        # per op: a function of n giving one instance's seconds, None for attention
+
+    @staticmethod
+    def of(parts, stage: int, tail: bool) -> TokenOps | None:
+        """The stage's ops as affine numbers, or None where some op is not affine in n or not priced here."""
+        setup = parts.setup
+        built = {n: stage_ops(setup, stage, n, tail) for n in SLOPE_AT + CHECK_AT}
+        template = built[SLOPE_AT[0]]
+        if any(list(map(_kind, ops)) != list(map(_kind, template)) for ops in built.values()):
+            return None
+        (n1, n2), pricers = SLOPE_AT, []
+        for i, op in enumerate(template):
+            if op.role == OpRole.ATTENTION:
+                pricers.append(None)
+                continue
+            v1, v2 = numbers(op), numbers(built[n2][i])
+            lines = {}
+            for name, y1 in v1.items():
+                slope = (v2[name] - y1) / (n2 - n1)
+                lines[name] = (slope, y1 - slope * n1)
+            if any(numbers(ops[i]) != {k: a * n + b for k, (a, b) in lines.items()} for n, ops in built.items()):
+                return None
+            pricer = _pricer(parts, op, lines)
+            if pricer is None:
+                return None
+            pricers.append(pricer)
+        return TokenOps(template, pricers)
+
+    def seconds(self, n: int) -> list:
+        """Seconds of one instance of each op at `n` tokens (None for attention), as time_op gives them."""
+        return [None if p is None else p(n) for p in self.pricers]
+
+
+def _pricer(parts, op, lines: dict):
+    """A function of n giving time_op(op at n).time_s, or None where this module does not price `op`."""
+    setup = parts.setup
+    gpu, eff = setup.system.gpu, setup.efficiency
+    varying = {name for name, (a, _) in lines.items() if a != 0}
+    if op.op_class == OpClass.COMM:   # (time_op reads only its shape)
+        return _collective(op, lines, varying, setup.system.gpu_link, eff)
+    if op.alu_ops or set(op.bytes) - {"hbm"} or "alu_ops" in varying or "bandwidth_share" in varying:
+        return None   # CUDA-core work beside the kernel, bytes in a slower tier: not restated here
+    hbm_a, hbm_b = lines.get("bytes:hbm", (0.0, 0.0))
+    if op.op_class == OpClass.GEMM:
+        if not parts.fitted_gemm(op) or varying - {"flops", "bytes:hbm", "shape:m"}:
+            return None
+        m_a, m_b = lines["shape:m"]
+        sh, dtype, share = op.shape, op.dtype, op.bandwidth_share
+        return lambda n: parts.gemm_seconds(m_a * n + m_b, sh.n, sh.k, dtype, hbm_a * n + hbm_b, share)[0]
+    if op.op_class in (OpClass.TRANSFER, OpClass.ATTENTION_PREFILL, OpClass.ATTENTION_DECODE) or (
+            eff.engine and kernel_timing.covers(op, gpu)):
+        return None
+    return _per_class(op, lines, gpu, eff)
+
+
+def _collective(op, lines: dict, varying: set, link, eff):
+    """time_op's collective branch on one node: none over one GPU, else the fitted collectives."""
+    gpus = int(op.shape.gpus)
+    if gpus <= 1 or link is None:
+        return lambda n: 0.0
+    if link.scale_out is not None or not eff.engine or varying - {"bytes:link", "shape:bytes"}:
+        return None   # (a multi-node group, the per-class collective model: not restated here)
+    b_a, b_b = lines["shape:bytes"]
+    collective, engine, cap = op.shape.collective, eff.engine, eff.custom_allreduce_max_bytes
+    return lambda n: kernel_timing.collective_seconds(collective, b_a * n + b_b, gpus, link, engine, custom_max=cap)
+
+
+def _per_class(op, lines: dict, gpu, eff):
+    """time_op's per-class model of an elementwise-like op (CUDA cores, no modifiers, HBM only):
+    combine(flops / (peak * compute_eff), hbm / (bandwidth * memory_eff * share)) + overhead."""
+    p = eff.params(op.op_class)
+    peak_c = gpu.peak_flops("fp32") * p.compute_eff   # (elementwise work runs on the CUDA cores)
+    bw_m = gpu.hbm_bandwidth.value * p.memory_eff * op.bandwidth_share
+    f_a, f_b = lines["flops"]
+    h_a, h_b = lines.get("bytes:hbm", (0.0, 0.0))
+    smooth, overhead = p.smooth, p.overhead_s
+    return lambda n: ridge((f_a * n + f_b) / peak_c, max((h_a * n + h_b) / bw_m, 0.0), smooth) + overhead
