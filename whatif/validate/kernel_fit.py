@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import WhatifError
-from ..roofline.kernel_models.decode_attention import decode_time_arrays, group_rows
+from ..roofline.kernel_models.decode_attention import MHA_FALLBACK_MODEL, decode_time_arrays, group_rows
 from ..roofline.kernel_models.gemm import gemm_time_arrays
 from ..roofline.kernel_models.mla import mla_decode_time_arrays, mla_prefill_head_dim
 from ..roofline.kernel_models.params import (DTYPE_BYTES, PARAM_CLASSES, Ceilings, ceilings,
@@ -48,7 +48,6 @@ OPS = ("gemm", "prefill_attention", "decode_attention", "decode_attention_mmha",
 FAMILY = {"gemm": "gemm", "prefill_attention": "attention", "decode_attention": "attention",
           "decode_attention_mmha": "attention", "mla_prefill": "mla_context",
           "mla_decode": "mla_generation"}   # op -> corpus table
-XQA_GROUPS = (2, 32)   # TensorRT-LLM's XQA decode kernel's query heads per KV head (decode_attention.decode_model)
 CORPUS_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "fp8": "fp8"}
 EFF = (0.02, 1.0)
 BOUNDS = {   # name -> (low, high); searched on a log scale except `smooth`
@@ -105,11 +104,12 @@ def decode_kernel_rows(rows, op: str):
     per KV head (decode_attention) and the masked MHA kernel for a multi-head model (decode_attention_mmha).
     Its rows of larger groups (MMHA reading the cache once per query head, partly from L2) fit neither form
     and are left out; the other engines run one kernel for every group."""
+    from ..roofline.engines import load_engine
     group = rows["num_heads"] / rows["num_key_value_heads"]
     trtllm = rows["framework"] == "trtllm"
-    if op == "decode_attention_mmha":
+    if op == MHA_FALLBACK_MODEL:
         return trtllm & (group == 1)
-    return ~trtllm | group.between(*XQA_GROUPS)
+    return ~trtllm | ((group > 1) & (group <= load_engine("trtllm").gqa_decode_max_group))
 
 
 def subsample(frame, max_rows: int):
