@@ -216,7 +216,9 @@ class Scheduler:
         return [s for _, s in due]
 
     def _continue_prefills(self, batch: Batch, budget: int) -> int:
-        self._live_prefills()
+        # (entries of sequences that left the running list since, or joined it again later, are stale)
+        self.prefilling = [(order, s) for order, s in self.prefilling
+                           if s.in_running and s.order == order and s.prefilling]
         for _, s in self.prefilling:
             if budget <= 0:
                 break
@@ -236,11 +238,6 @@ class Scheduler:
                 batch.prefill.append((s, n))
                 budget -= n
         return budget
-
-    def _live_prefills(self) -> None:
-        # (entries of sequences that left the running list since, or joined it again later, are stale)
-        self.prefilling = [(order, s) for order, s in self.prefilling
-                           if s.in_running and s.order == order and s.prefilling]
 
     def _admit_chunks(self, batch: Batch, budget: int, now: float) -> None:
         while budget > 0 and self.waiting and not self.swapped_out and len(self.running) < self.cfg.max_batch:
@@ -380,8 +377,6 @@ class Scheduler:
         (free blocks only shrink until a sequence finishes), which decode_run.py relies on."""
         if not self.uniform or self.arrivals or not self.decoding:
             return False
-        if not (self.swapped_out or self.incoming or self.waiting or self.prefilling):   # (the common case)
-            return not self.filling if self.drain else True
         full = len(self.running) >= self.cfg.max_batch
         if self.swapped_out and not full and self.bm.can_allocate(self.swapped_out[0].swapped):   # _swap_in
             return False
@@ -425,8 +420,6 @@ class Scheduler:
                 self._emit(s, end)
             elif not s.prefilling:   # a recomputed sequence one token short: that token is a decode's
                 self._enter(s)
-        if self.prefilling and batch.prefill:   # drop finished prefills now, as _continue_prefills would (an
-            self._live_prefills()               # entry never comes back), so only_decodes sees none left
         if self.bm.prefix_caching:
             for s in offered:
                 self._publish(s)
