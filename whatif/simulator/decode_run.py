@@ -37,47 +37,59 @@ def _run(replica, engine, env, rows_out: list) -> None:
     size, index, out, queue = bm.block_size, replica.index, rows_out.append, env._queue
     inf = float("inf")
     priced = 0   # iteration prices looked up in this run's memo (counted as the times' hits)
+    step = engine.step
     try:
         while True:   # (only_decodes holds)
             decoding = len(engine.decoding)          # the batch is fixed until sequences finish (a due step)
             rows, base = decoding + engine.padding, engine.context_base + engine.padding_context   # (static: padding)
             running, waiting = len(engine.running), len(engine.waiting)
             used = bm.used                           # (changes below only by the blocks allocated)
-            lo = hi = -1                             # mean contexts of one bucket: the price of `duration`
+            # Read once until they can change: the step at which sequences finish or offer a block (the dues
+            # change only by complete), the next event's time (the queue only by a wake-up), the last step of
+            # the current price's bucket (the mean context grows with the step).
+            finishing = dues[0][0] - 1 if dues else inf
+            head = queue[0][0] if queue else inf
+            last = -1
             while True:
-                step = engine.step
                 phase = phases[step % size]
                 due = [s for s in phase if s.next_need <= step] if phase else None
                 if due and len(due) > bm.free + len(bm.evictable):   # (bm.can_allocate) a shortage: preemption
                     return                                           # is the full loop's
-                start = env._now
-                context = base + decoding * step
-                mean = context // rows
-                if lo <= mean <= hi:                 # the same bucket: the same memoized price
+                if step <= last:                     # the same bucket: the same memoized price
                     priced += 1
                 else:
+                    mean = (base + decoding * step) // rows
                     duration = 0.0 + times.decode_time(rows, mean)
-                    lo, hi = bucket_span(mean)
+                    hi = bucket_span(mean)[1]
+                    last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
+                start = env._now
                 end = start + duration
-                if not end < (queue[0][0] if queue else inf):   # (env.peek) another event comes first: SimPy's
+                if not end < head:                   # (env.peek) another event comes first: SimPy's
                     return
                 if due:
-                    bm.allocate(len(due))
-                    used += len(due)                 # (allocate takes exactly that many from the available)
+                    n = len(due)
+                    if bm.free >= n:                 # (bm.allocate, when it evicts nothing)
+                        bm.free -= n
+                    else:
+                        bm.allocate(n)
+                    used += n                        # (allocate takes exactly that many from the available)
                     for s in due:
                         s.blocks += 1
                         s.next_need += size
                 env._now = end
-                if dues and dues[0][0] <= step + 1:  # sequences finish or offer a block as this ends
-                    engine.complete(Batch(rows=rows, context=context, decoding=decoding), end)
+                if step >= finishing:                # sequences finish or offer a block as this ends
+                    engine.complete(Batch(rows=rows, context=base + decoding * step, decoding=decoding), end)
+                    step = engine.step
                     out((index, start, duration, rows, 0, 0, bm.used, waiting, running, 0, 0.0))
                     replica.wake()
                     break                            # the batch changed: look again
-                engine.step = step + 1
+                step += 1
+                engine.step = step
                 ends.append(end)
                 out((index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0))
                 if replica.idle:
                     replica.wake()
+                    head = queue[0][0] if queue else inf
             if not engine.only_decodes():
                 return
     finally:

@@ -121,20 +121,24 @@ class IterationTimes:
         ctx = bucket(decode_context)
         rnd = self.round(decode_seqs, ctx) if self.decoder is not None and decode_seqs else None
         width = rnd.verify.batch.groups[0][0] if rnd is not None else 1
-        groups = [] if decode_seqs == 0 else [(width, ctx, decode_seqs)]
-        if prefills:
-            groups += sorted([(q, bucket(c), 1) for q, c in prefills])
-        key = tuple(groups)
+        decode = ((width, ctx, decode_seqs),) if decode_seqs else ()
+        if len(prefills) == 1:   # (the common case, without a sort)
+            q, c = prefills[0]
+            key = decode + ((q, bucket(c), 1),)
+        else:
+            key = decode + tuple(sorted([(q, bucket(c), 1) for q, c in prefills]))
         t = self.cache.get(key)
         if t is not None:
             self.hits += 1
             return t
         self.misses += 1
-        merged: dict[tuple[int, int], int] = {}   # equal chunks are one group of several sequences
-        for q, c, n in groups:
-            merged[(q, c)] = merged.get((q, c), 0) + n
+        groups = key
+        if len(key) > 2 or (len(key) == 2 and key[0][:2] == key[1][:2]):
+            merged: dict[tuple[int, int], int] = {}   # equal chunks are one group of several sequences
+            for q, c, n in key:
+                merged[(q, c)] = merged.get((q, c), 0) + n
+            groups = tuple((q, c, n) for (q, c), n in merged.items())
         logits = decode_seqs * width + len(prefills) if rnd is not None else 0   # verified rows need all logits
-        groups = tuple((q, c, n) for (q, c), n in merged.items())
         # Engines capture CUDA graphs for decode-only batches (padded to a captured size) and run anything
         # with a prefill eagerly; the engine's CPU work per step comes on top (engine_step).
         if self.parts is not None:   # the same figure from memoized token and attention parts

@@ -104,11 +104,12 @@ def _check_tree(data, where: str, int_keys: bool = False) -> None:
                               f"valid: text, numbers, true/false, lists and mappings")
 
 
-def parse_yaml(text: str, name: str, int_keys: bool = False):
-    """Parse YAML text with the limits above; `name` is the file as named in errors."""
-    # The shipped fit tables (int_keys: whatif's own files) take libyaml's safe loader where PyYAML has it,
-    # 8x faster on the 100 kB kernel fit; the limits guard users' files.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader) if int_keys else _LimitedLoader
+def parse_yaml(text: str, name: str, int_keys: bool = False, shipped: bool = False):
+    """Parse YAML text with the limits above; `name` is the file as named in errors. `shipped`: one of
+    whatif's own files (inside the package), read by libyaml's safe loader where PyYAML has it (8x faster
+    than the pure-Python one: start-up reads several) and not walked again for the limits, which guard
+    users' files (tests/test_shipped_yaml.py holds every shipped file to them)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader) if shipped else _LimitedLoader
     try:
         data = yaml.load(text, Loader=loader)   # noqa: S506 (safe loaders only)
     except _Limit as exc:
@@ -120,7 +121,8 @@ def parse_yaml(text: str, name: str, int_keys: bool = False):
         raise WhatifError(f"{name}:{at}: malformed YAML ({problem})") from None
     except (RecursionError, ValueError, OverflowError) as exc:
         raise WhatifError(f"{name}: malformed YAML ({type(exc).__name__})") from None
-    _check_tree(data, name, int_keys)
+    if not shipped:
+        _check_tree(data, name, int_keys)
     return data
 
 
@@ -147,12 +149,14 @@ def parse_json(text: str, name: str):
     return data
 
 
-def load_mapping(path, what: str = "YAML file", int_keys: bool = False) -> dict:
+def load_mapping(path, what: str = "YAML file", int_keys: bool = False, shipped: bool = False) -> dict:
     """A YAML (or .json) file whose top level is a mapping, checked as above. `int_keys`: the shipped fit
-    tables, written by whatif's fitters, key some tables by integer (collective_fit.yaml's GPU counts)."""
+    tables, written by whatif's fitters, key some tables by integer (collective_fit.yaml's GPU counts).
+    `shipped`: a file inside the package (parse_yaml)."""
     path = Path(path)
     text = read_text(path, what)
-    data = parse_json(text, str(path)) if path.suffix.lower() == ".json" else parse_yaml(text, str(path), int_keys)
+    data = (parse_json(text, str(path)) if path.suffix.lower() == ".json"
+            else parse_yaml(text, str(path), int_keys, shipped))
     if not isinstance(data, dict):
         raise WhatifError(f"{path}: expected a mapping at the top level (field: value lines); got "
                           f"{type(data).__name__ if data is not None else 'an empty file'}")
