@@ -4,7 +4,7 @@ including the variants that keep the full KV on the CPU.
 Long contexts: llama-3.1-8b (max_position_embeddings 131072) stands in wherever a paper's context
 exceeds the window of the model it used (Llama-2-7B: 4096); contexts beyond 131072 (256K, 1M) are
 run at the largest prompt the window allows and say so, unless the paper's own model is configured and
-trained for that context (MInference's Gradient Llama-3-8B-1048K: its window is given). Models whose long
+trained for that context (MInference's and LServe's Gradient Llama-3-8B-1048K: its window is given). Models whose long
 context comes from the paper's own extrapolation (TokenSelect) keep the profile's window. A100 80GB is the
 paper hardware throughout.
 """
