@@ -26,13 +26,10 @@ from ..attention import DECODE_MAX_QUERIES, causal_pairs
 from ..context import KVFormat, PassContext
 from ..ops import Op, OpClass, streaming, transfer
 from .base import Technique, param, register
-from .sparse_attention_prefill import LAST_Q as MINFERENCE_LAST_Q
-from .sparse_attention_prefill import SLASH as MINFERENCE_SLASH
-from .sparse_attention_prefill import VERTICAL as MINFERENCE_VERTICAL
-from .sparse_attention_prefill import pattern_estimate_op, vertical_slash_pairs
-from .kit import (DEQUANT_OPS_PER_ELEMENT, SOFTMAX_OPS_PER_SCORE, cache_element_bytes, cached, dense_first_layers,
-                  heads, key_dim, kv_heads, rebuilt_attention, replace_attention, require_host, require_separate_keys,
-                  score_op, stepping, window_pairs)
+from .kit import (DEQUANT_OPS_PER_ELEMENT, MINFERENCE_LAST_Q, MINFERENCE_SLASH, MINFERENCE_VERTICAL,
+                  SOFTMAX_OPS_PER_SCORE, cache_element_bytes, cached, dense_first_layers, heads, key_dim, kv_heads,
+                  pattern_estimate_op, rebuilt_attention, replace_attention, require_host, require_separate_keys,
+                  score_op, stepping, vertical_slash_pairs, window_pairs)
 
 
 # ---------------------------------------------------------------- decode selection, KV on the GPU

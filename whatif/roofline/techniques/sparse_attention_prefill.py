@@ -13,15 +13,11 @@ from ..attention import DECODE_MAX_QUERIES, causal_pairs
 from ..context import PassContext
 from ..ops import AttentionShape, Op, OpClass, StreamShape, streaming
 from .base import Technique, param, register
-from .kit import (SOFTMAX_OPS_PER_SCORE, TOPK_OPS_PER_SCORE, heads, key_dim, kv_heads, stepping, window_pairs)
+from .kit import (MINFERENCE_LAST_Q, MINFERENCE_SLASH, MINFERENCE_VERTICAL, TOPK_OPS_PER_SCORE, heads, key_dim,
+                  kv_heads, pattern_estimate_op, stepping, vertical_slash_pairs)
 
 
 # ---------------------------------------------------------------- prefill sparsity
-# MInference's vertical-slash budget per head and its estimation window, shared with LServe (which runs
-# MInference's prefill sparsity on its dense heads past 128K tokens).
-VERTICAL = 1000         # vertical lines (key columns) per head
-SLASH = 6096            # slash lines (diagonals) per head
-LAST_Q = 64             # last queries whose attention estimates the pattern
 @register
 @dataclass(frozen=True)
 class MInference(Technique):
@@ -36,9 +32,9 @@ class MInference(Technique):
     family = "D"
     paper = "MInference 1.0: Accelerating Pre-filling for Long-Context LLMs via Dynamic Sparse Attention"
     slots = ("prefill sparsity",)
-    vertical: int = param(VERTICAL, "vertical lines (key columns) per head", "tokens")
-    slash: int = param(SLASH, "slash lines (diagonals) per head", "tokens")
-    last_q: int = param(LAST_Q, "last queries whose attention estimates the pattern", "tokens")
+    vertical: int = param(MINFERENCE_VERTICAL, "vertical lines (key columns) per head", "tokens")
+    slash: int = param(MINFERENCE_SLASH, "slash lines (diagonals) per head", "tokens")
+    last_q: int = param(MINFERENCE_LAST_Q, "last queries whose attention estimates the pattern", "tokens")
     density: float = param(0.0, "share of causal pairs computed; 0 derives it from vertical + slash")
 
     def check_params(self) -> None:
@@ -59,26 +55,6 @@ class MInference(Technique):
             return []
         return [pattern_estimate_op(ctx, self.last_q, 1.0, "minference_pattern_estimate")]
 
-
-def vertical_slash_pairs(q: float, c: float, vertical: int, slash: int) -> float:
-    """Pairs a vertical-slash head computes for q queries after c keys: each query about vertical + slash keys."""
-    return window_pairs(q, c, vertical + slash)
-
-
-def pattern_estimate_op(ctx: PassContext, last_q: int, head_share: float, name: str) -> Op:
-    """MInference's online index build for `head_share` of the heads: the last `last_q` queries of each
-    sequence in the pass times all its keys (fp32 scores, written and read back), then summed along
-    columns and diagonals to pick the vertical and slash lines."""
-    h, kvh, d = heads(ctx) * head_share, kv_heads(ctx) * head_share, key_dim(ctx)
-    groups = [(min(q, last_q), c + q, n) for q, c, n in ctx.batch.groups]
-    pairs = sum(n * lq * keys for lq, keys, n in groups)
-    keys = sum(n * keys for _, keys, n in groups)
-    scores = pairs * h
-    return Op(name, OpClass.ATTENTION_PREFILL, 2.0 * scores * d,
-              {"hbm": keys * kvh * d * ctx.prec.kv_bytes + scores * 4.0 * 2}, ctx.prec.activation,
-              AttentionShape(pairs=pairs), ctx.layers,
-              f"last {last_q} queries x all keys, fp32 scores summed along columns and diagonals",
-              alu_ops=scores * (SOFTMAX_OPS_PER_SCORE + TOPK_OPS_PER_SCORE))
 
 
 SALE_SCORE_OPS_PER_PAIR = 3.0   # dequant scale, subtract row max, compare with the threshold per pair; assumed
