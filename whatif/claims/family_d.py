@@ -270,7 +270,10 @@ CLAIMS: list[Claim] = [
             "gathers and small-block kernels of its implementation, whose inefficiency whatif does not model.",
         setup_note="Paper: one layer at 131k tokens; here every layer of llama-3.1-8b at 130K.",
         miss="kernel quality (invisible to a roofline): whatif times the ~19x fewer pairs at FlashAttention "
-             "efficiency; the paper's gathers and small-block kernels run far below it",
+             "efficiency; the paper's gathers and small-block kernels run far below it. The released benchmark "
+             "(github.com/insuhan/hyper-attn, benchmark_single_attention.py: batch 1, 32 heads of 64, block and "
+             "sample 256, min_seq_len 4096) times forward plus backward by default, a training cost whatif's "
+             "inference prefill does not include",
     ),
     # ---- S2-Attention (a trained strided-sparse pattern; the abstract gives neither its context nor its stride)
     Claim(

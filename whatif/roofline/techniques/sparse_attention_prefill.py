@@ -122,7 +122,8 @@ class HyperAttention(Technique):
     block_size: int = param(256, "keys per LSH bucket block each query attends (the released code's default)",
                             "tokens")
     sample_size: int = param(256, "sampled key columns per query (the released code's default)", "tokens")
-    min_seq_len: int = param(4096, "length below which attention stays exact (assumed)", "tokens")
+    min_seq_len: int = param(4096, "length below which attention stays exact (the released benchmark's, "
+                                   "benchmark_single_attention.py)", "tokens")
     lsh_projections: int = param(7, "random projections per hash (the released code's default)")
 
     def check_params(self) -> None:
