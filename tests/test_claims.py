@@ -22,9 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # mechanisms: Accelerate's pageable host copies, HF generate's held previous cache, TPI-LLM's FP32 setup,
 # Hydragen's real attention shape, DEL's layer reuse, speculative rounds eager on eager engines; then 84 with
 # gpt-fast's preallocated cache read whole (Double Sparsity's baseline) and CacheGen's chunks arriving before
-# the prefill can start.)
+# the prefill can start; then 85 with StreamingLLM on the A6000 its section 4.5 names; then 86 with Token
+# Recycling's acceptance from its published mean accepted length instead of an assumed one; then 87 with
+# Double Sparsity's operator claim on the grid its released benchmark sweeps.)
 SCORED_AT_LEAST = 118
-WITHIN_BAND_AT_LEAST = 84
+WITHIN_BAND_AT_LEAST = 87
 
 
 @pytest.fixture(scope="module")

@@ -62,6 +62,14 @@ def test_a_published_block_efficiency_is_converted_not_assumed():
     assert tokens == pytest.approx(2.3, abs=0.01)    # the paper's block efficiency
 
 
+def test_a_published_mean_accepted_length_is_converted_not_assumed():
+    c = claim("Token Recycling")
+    assert c.paper not in ASSUMED_ACCEPTANCE
+    (draft,) = decoders(c.variant)
+    tokens, _, _ = draft.acceptance(1)
+    assert tokens == pytest.approx(2.73, abs=0.01)   # Spec-Bench leaderboard's mean accepted tokens, Vicuna-7B
+
+
 def test_sweep_rewrites_every_decoder_and_nothing_else():
     bsd = claim("Batch Speculative Decoding Done Right (Vicuna")
     swept = at_acceptance(bsd, 0.9)

@@ -91,6 +91,24 @@ def test_lserve_streaming_heads_halve_kv_memory_and_prefill_attention(base):
     assert run(["lserve:streaming_share=0.75"]).memory.kv_cache_bytes < e.memory.kv_cache_bytes
 
 
+def test_lserve_dense_heads_prefill_vertical_slash_only_past_128k():
+    # LServe section 4.3: MInference's prefill sparsity on the dense heads, activated after 128K tokens
+    short = Workload(batch=1, prompt=120000, output=4)
+    assert prefill_time(run(["lserve"], workload=short)) == pytest.approx(
+        prefill_time(run(["lserve:minference_after=0"], workload=short)))
+
+    def gradient_8b(spec):     # Llama-3-8B with a 1M window (LServe's long-context Gradient model)
+        return Scenario(model="llama-3-8b", hardware="a100-sxm-80gb", techniques=(spec,), context_window=1_048_576,
+                        workload=Workload(batch=1, prompt=262144, output=4)).run()
+
+    sparse, dense = gradient_8b("lserve"), gradient_8b("lserve:minference_after=0")
+    assert prefill_time(sparse) < prefill_time(dense) / 2
+    names = {t.op.name for p, _ in sparse.prefill for t in p.op_times}
+    assert "lserve_dense_pattern_estimate" in names
+    assert not any("pattern_estimate" in t.op.name for p, _ in dense.prefill for t in p.op_times)
+    assert sparse.tpot_s == pytest.approx(dense.tpot_s)
+
+
 def test_shadowkv_keeps_low_rank_keys_on_gpu_and_fetches_values_each_step(base):
     e = run(["shadowkv"], max_batch=True)
     assert e.memory.kv_cache_bytes < base.memory.kv_cache_bytes / 4

@@ -41,6 +41,14 @@ def test_the_encoder_costs_once_per_request_and_changes_nothing_else():
         sum(t.op.flops * t.op.count for t in ops(front, "vision_")), rel=0.02)
 
 
+def test_a_speculative_verify_pass_does_not_run_the_encoder_again():
+    # a draft tree's verify pass has more new tokens than a decode step but no prompt positions
+    for spec in ("eagle", "medusa"):
+        alone, front = run([spec]), run(["vision_encoder", spec])
+        assert front.tpot_s == pytest.approx(alone.tpot_s)
+        assert front.ttft_s > alone.ttft_s
+
+
 def test_pruning_shrinks_prefill_and_cache_but_not_the_encoder():
     front, pruned = run(["vision_encoder"]), run(["visual_token_pruning"])
     assert front.memory.kv_cache_bytes / pruned.memory.kv_cache_bytes == pytest.approx((640 + 16) / (352 + 16),

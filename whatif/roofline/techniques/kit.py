@@ -1,6 +1,7 @@
 """Shared cost pieces of technique families: the pass's heads and cached tokens, rebuilt or
-replaced decode attention, selection (score + top-k) kernels, host-path checks and windowed pair
-counts. Families import from here, never from each other.
+replaced decode attention, selection (score + top-k) kernels, host-path checks, windowed pair
+counts and MInference's vertical-slash prefill pattern (which LServe reuses). Families import from here,
+never from each other.
 """
 from __future__ import annotations
 
@@ -10,12 +11,17 @@ from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..attention import DECODE_MAX_QUERIES, attention_op
 from ..context import HostPath, PassContext, PrefillUnit
-from ..ops import Op, OpClass, ScoreShape
+from ..ops import AttentionShape, Op, OpClass, ScoreShape
 from ..op_kinds import LAYER_ATTENTION_ROLES
 
 SOFTMAX_OPS_PER_SCORE = 5.0    # max, subtract, exp, sum, scale per score, CUDA-core ops; assumed
 TOPK_OPS_PER_SCORE = 4.0       # radix-select passes + compare per candidate score, CUDA-core ops; assumed
 DEQUANT_OPS_PER_ELEMENT = 4.0   # unpack, convert, scale, add zero: CUDA-core ops per cached element read, assumed
+# MInference's vertical-slash budget per head and its estimation window (the minference technique's defaults),
+# shared with LServe, which runs MInference's prefill sparsity on its dense heads past 128K tokens.
+MINFERENCE_VERTICAL = 1000     # vertical lines (key columns) per head
+MINFERENCE_SLASH = 6096        # slash lines (diagonals) per head
+MINFERENCE_LAST_Q = 64         # last queries whose attention estimates the pattern
 
 
 def stepping(ctx: PassContext) -> bool:
@@ -152,3 +158,24 @@ class PromptPositions:
     def prefill_units(self, units: list[PrefillUnit], shared_prefix: int) -> list[PrefillUnit]:
         return [(max(1, round(self.positions(new))), round(self.stored_tokens(cached)), n)
                 for new, cached, n in units]
+
+
+def vertical_slash_pairs(q: float, c: float, vertical: int, slash: int) -> float:
+    """Pairs a vertical-slash head computes for q queries after c keys: each query about vertical + slash keys."""
+    return window_pairs(q, c, vertical + slash)
+
+
+def pattern_estimate_op(ctx: PassContext, last_q: int, head_share: float, name: str) -> Op:
+    """MInference's online index build for `head_share` of the heads: the last `last_q` queries of each
+    sequence in the pass times all its keys (fp32 scores, written and read back), then summed along
+    columns and diagonals to pick the vertical and slash lines."""
+    h, kvh, d = heads(ctx) * head_share, kv_heads(ctx) * head_share, key_dim(ctx)
+    groups = [(min(q, last_q), c + q, n) for q, c, n in ctx.batch.groups]
+    pairs = sum(n * lq * keys for lq, keys, n in groups)
+    keys = sum(n * keys for _, keys, n in groups)
+    scores = pairs * h
+    return Op(name, OpClass.ATTENTION_PREFILL, 2.0 * scores * d,
+              {"hbm": keys * kvh * d * ctx.prec.kv_bytes + scores * 4.0 * 2}, ctx.prec.activation,
+              AttentionShape(pairs=pairs), ctx.layers,
+              f"last {last_q} queries x all keys, fp32 scores summed along columns and diagonals",
+              alu_ops=scores * (SOFTMAX_OPS_PER_SCORE + TOPK_OPS_PER_SCORE))

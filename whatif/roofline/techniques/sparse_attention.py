@@ -26,9 +26,10 @@ from ..attention import DECODE_MAX_QUERIES, causal_pairs
 from ..context import KVFormat, PassContext
 from ..ops import Op, OpClass, streaming, transfer
 from .base import Technique, param, register
-from .kit import (DEQUANT_OPS_PER_ELEMENT, SOFTMAX_OPS_PER_SCORE, cache_element_bytes, cached, dense_first_layers,
-                  heads, key_dim, kv_heads, rebuilt_attention, replace_attention, require_host, require_separate_keys,
-                  score_op, stepping, window_pairs)
+from .kit import (DEQUANT_OPS_PER_ELEMENT, MINFERENCE_LAST_Q, MINFERENCE_SLASH, MINFERENCE_VERTICAL,
+                  SOFTMAX_OPS_PER_SCORE, cache_element_bytes, cached, dense_first_layers, heads, key_dim, kv_heads,
+                  pattern_estimate_op, rebuilt_attention, replace_attention, require_host, require_separate_keys,
+                  score_op, stepping, vertical_slash_pairs, window_pairs)
 
 
 # ---------------------------------------------------------------- decode selection, KV on the GPU
@@ -259,7 +260,10 @@ class LServe(Technique):
     dense head reads a constant `budget` tokens: pages chosen hierarchically by scoring each logical
     page's min/max keys (Quest-style summaries of `page_size` tokens), the selection reused for `reuse`
     consecutive steps, so the page scoring is paid once every `reuse` steps. In prefill the streaming
-    heads compute only their Lambda-shaped (sink + local) block pairs; dense heads stay dense."""
+    heads compute only their Lambda-shaped (sink + local) block pairs; dense heads stay dense up to
+    `minference_after` keys, beyond which they run MInference's vertical-slash prefill sparsity (LServe
+    section 4.3: 'LServe is also compatible with the prefilling dynamic sparsity in MInference, which we
+    activated after 128K sequence length'), with its pattern estimate on the dense heads."""
 
     name = "lserve"
     family = "D"
@@ -272,6 +276,8 @@ class LServe(Technique):
     budget: int = param(4096, "tokens a dense head reads per decode step (constant page budget)", "tokens")
     page_size: int = param(16, "tokens per logical page scored by its min/max keys", "tokens")
     reuse: int = param(4, "consecutive decode steps that share one page selection", "steps")
+    minference_after: int = param(131072, "keys past which dense heads prefill with MInference's vertical-slash "
+                                          "sparsity (the paper's 128K; 0: never)", "tokens")
 
     def check_params(self) -> None:
         self.require(0 <= self.streaming_share < 1, "streaming_share", "a share from 0 to below 1")
@@ -280,10 +286,15 @@ class LServe(Technique):
         self.require(self.budget >= 1, "budget", "a positive integer")
         self.require(self.page_size >= 1, "page_size", "a positive integer")
         self.require(self.reuse >= 1, "reuse", "a positive integer")
+        self.require(self.minference_after >= 0, "minference_after", "a non-negative number of tokens (0: never)")
 
     @property
     def window(self) -> int:
         return self.sink + self.local
+
+    def _vertical_slash(self, q: float, n: float) -> bool:
+        """Whether a prefill pass of q queries after n keys runs its dense heads vertical-slash sparse."""
+        return q > DECODE_MAX_QUERIES and 0 < self.minference_after < n + q
 
     def stored_tokens(self, n: float) -> float:
         s = self.streaming_share
@@ -302,13 +313,16 @@ class LServe(Technique):
         if q <= DECODE_MAX_QUERIES:
             return 1.0
         n, s = self._context(c), self.streaming_share          # c arrives as stored tokens
-        full = causal_pairs(q, n)
-        wanted = (1 - s) * full + s * window_pairs(q, n, self.window)
+        dense = (vertical_slash_pairs(q, n, MINFERENCE_VERTICAL, MINFERENCE_SLASH) if self._vertical_slash(q, n)
+                 else causal_pairs(q, n))
+        wanted = (1 - s) * dense + s * window_pairs(q, n, self.window)
         return wanted / causal_pairs(q, c) if causal_pairs(q, c) else 1.0
 
     def extra_ops(self, ctx: PassContext) -> list[Op]:
         if not stepping(ctx):
-            return []
+            sparse = any(self._vertical_slash(q, c) for q, c, _ in ctx.batch.groups)   # c: cached, before eviction
+            return ([pattern_estimate_op(ctx, MINFERENCE_LAST_Q, 1 - self.streaming_share,
+                                         "lserve_dense_pattern_estimate")] if sparse else [])
         kvh = kv_heads(ctx)
         dense_kvh = kvh * (1 - self.streaming_share)
         pages = sum(n * c for _, c, n in ctx.batch.groups if c > self.budget) / self.page_size / self.reuse

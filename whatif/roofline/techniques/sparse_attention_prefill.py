@@ -13,7 +13,8 @@ from ..attention import DECODE_MAX_QUERIES, causal_pairs
 from ..context import PassContext
 from ..ops import AttentionShape, Op, OpClass, StreamShape, streaming
 from .base import Technique, param, register
-from .kit import (SOFTMAX_OPS_PER_SCORE, TOPK_OPS_PER_SCORE, heads, key_dim, kv_heads, stepping, window_pairs)
+from .kit import (MINFERENCE_LAST_Q, MINFERENCE_SLASH, MINFERENCE_VERTICAL, TOPK_OPS_PER_SCORE, heads, key_dim,
+                  kv_heads, pattern_estimate_op, stepping, vertical_slash_pairs)
 
 
 # ---------------------------------------------------------------- prefill sparsity
@@ -31,9 +32,9 @@ class MInference(Technique):
     family = "D"
     paper = "MInference 1.0: Accelerating Pre-filling for Long-Context LLMs via Dynamic Sparse Attention"
     slots = ("prefill sparsity",)
-    vertical: int = param(1000, "vertical lines (key columns) per head", "tokens")
-    slash: int = param(6096, "slash lines (diagonals) per head", "tokens")
-    last_q: int = param(64, "last queries whose attention estimates the pattern", "tokens")
+    vertical: int = param(MINFERENCE_VERTICAL, "vertical lines (key columns) per head", "tokens")
+    slash: int = param(MINFERENCE_SLASH, "slash lines (diagonals) per head", "tokens")
+    last_q: int = param(MINFERENCE_LAST_Q, "last queries whose attention estimates the pattern", "tokens")
     density: float = param(0.0, "share of causal pairs computed; 0 derives it from vertical + slash")
 
     def check_params(self) -> None:
@@ -47,21 +48,13 @@ class MInference(Technique):
             return 1.0
         if self.density > 0:
             return self.density
-        return window_pairs(q, c, self.vertical + self.slash) / causal_pairs(q, c)
+        return vertical_slash_pairs(q, c, self.vertical, self.slash) / causal_pairs(q, c)
 
     def extra_ops(self, ctx: PassContext) -> list[Op]:
         if stepping(ctx):
             return []
-        h, kvh, d = heads(ctx), kv_heads(ctx), key_dim(ctx)
-        groups = [(min(q, self.last_q), c + q, n) for q, c, n in ctx.batch.groups]
-        pairs = sum(n * lq * keys for lq, keys, n in groups)
-        keys = sum(n * keys for _, keys, n in groups)
-        scores = pairs * h
-        return [Op("minference_pattern_estimate", OpClass.ATTENTION_PREFILL, 2.0 * scores * d,
-                   {"hbm": keys * kvh * d * ctx.prec.kv_bytes + scores * 4.0 * 2}, ctx.prec.activation,
-                   AttentionShape(pairs=pairs), ctx.layers,
-                   f"last {self.last_q} queries x all keys, fp32 scores summed along columns and diagonals",
-                   alu_ops=scores * (SOFTMAX_OPS_PER_SCORE + TOPK_OPS_PER_SCORE))]
+        return [pattern_estimate_op(ctx, self.last_q, 1.0, "minference_pattern_estimate")]
+
 
 
 SALE_SCORE_OPS_PER_PAIR = 3.0   # dequant scale, subtract row max, compare with the threshold per pair; assumed
@@ -129,7 +122,8 @@ class HyperAttention(Technique):
     block_size: int = param(256, "keys per LSH bucket block each query attends (the released code's default)",
                             "tokens")
     sample_size: int = param(256, "sampled key columns per query (the released code's default)", "tokens")
-    min_seq_len: int = param(4096, "length below which attention stays exact (assumed)", "tokens")
+    min_seq_len: int = param(4096, "length below which attention stays exact (the released benchmark's, "
+                                   "benchmark_single_attention.py)", "tokens")
     lsh_projections: int = param(7, "random projections per hash (the released code's default)")
 
     def check_params(self) -> None:

@@ -31,7 +31,11 @@ PATCH_PIXELS = 3 * VIT_PATCH ** 2          # RGB values one patch embedding (a c
 
 
 def prefill_positions(ctx: PassContext) -> float:
-    """Prompt positions this pass computes (sequences still prefilling, not decoding ones beside them)."""
+    """Prompt positions this pass computes (sequences still prefilling, not decoding ones beside them). A
+    verify pass (speculative decoding's draft tree, a diffusion step) computes generated positions only, however
+    many: it needs logits at every new token, which a prefill does not."""
+    if ctx.batch.verify:
+        return 0.0
     return sum(q * n for q, _, n in ctx.batch.groups if q > DECODE_MAX_QUERIES)
 
 
