@@ -15,9 +15,7 @@ SHIPPED_DATA_DIR = PACKAGE_DIR / "roofline" / "data"   # fit tables written by w
 def read_yaml(path: Path) -> dict:
     """Read one YAML mapping through safe_yaml's limits; an error names the file (and line or field).
     Files inside the package (shipped profiles and fit tables) are whatif's own: parsed the fast way."""
-    resolved = Path(path).resolve()
-    shipped = resolved.is_relative_to(PACKAGE_DIR)
-    return load_mapping(path, int_keys=resolved.parent == SHIPPED_DATA_DIR, shipped=shipped)
+    return load_mapping(path, shipped=Path(path).resolve().is_relative_to(PACKAGE_DIR))
 
 
 @cache

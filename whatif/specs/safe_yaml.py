@@ -104,7 +104,7 @@ def _check_tree(data, where: str, int_keys: bool = False) -> None:
                               f"valid: text, numbers, true/false, lists and mappings")
 
 
-def parse_yaml(text: str, name: str, int_keys: bool = False, shipped: bool = False):
+def parse_yaml(text: str, name: str, shipped: bool = False):
     """Parse YAML text with the limits above; `name` is the file as named in errors. `shipped`: one of
     whatif's own files (inside the package), read by libyaml's safe loader where PyYAML has it (8x faster
     than the pure-Python one: start-up reads several) and not walked again for the limits, which guard
@@ -122,7 +122,7 @@ def parse_yaml(text: str, name: str, int_keys: bool = False, shipped: bool = Fal
     except (RecursionError, ValueError, OverflowError) as exc:
         raise WhatifError(f"{name}: malformed YAML ({type(exc).__name__})") from None
     if not shipped:
-        _check_tree(data, name, int_keys)
+        _check_tree(data, name)
     return data
 
 
@@ -149,14 +149,13 @@ def parse_json(text: str, name: str):
     return data
 
 
-def load_mapping(path, what: str = "YAML file", int_keys: bool = False, shipped: bool = False) -> dict:
-    """A YAML (or .json) file whose top level is a mapping, checked as above. `int_keys`: the shipped fit
-    tables, written by whatif's fitters, key some tables by integer (collective_fit.yaml's GPU counts).
-    `shipped`: a file inside the package (parse_yaml)."""
+def load_mapping(path, what: str = "YAML file", shipped: bool = False) -> dict:
+    """A YAML (or .json) file whose top level is a mapping, checked as above. `shipped`: a file inside the
+    package (parse_yaml); only those may key tables by integer (collective_fit.yaml's GPU counts)."""
     path = Path(path)
     text = read_text(path, what)
     data = (parse_json(text, str(path)) if path.suffix.lower() == ".json"
-            else parse_yaml(text, str(path), int_keys, shipped))
+            else parse_yaml(text, str(path), shipped))
     if not isinstance(data, dict):
         raise WhatifError(f"{path}: expected a mapping at the top level (field: value lines); got "
                           f"{type(data).__name__ if data is not None else 'an empty file'}")
