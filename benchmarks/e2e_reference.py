@@ -14,6 +14,11 @@ memory accounting, scheduler limits, version-specific kernels). Rows measured th
   holds at most `concurrency` requests and the next starts when one finishes (simulate_point); the front
   end is added to each TTFT (the request reaches the engine that much after the client sent it)
 
+A row's `harness` names the benchmark tool when it sets the engine's limits itself: trtllm-bench throughput
+derives max_batch_size and max_num_tokens from the model, the GPUs and the dataset's lengths
+(whatif/validate/trtllm_bench.py), and the row is predicted with those (`Scenario.max_num_seqs`,
+`max_num_batched_tokens`).
+
 Nothing here is fitted: rows are never tuned one by one, and no parameter of whatif is set from them.
 
     python benchmarks/e2e_reference.py            # every row (the rate curves take a minute or two)
@@ -26,7 +31,7 @@ import argparse
 import csv
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -34,11 +39,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from whatif.roofline.config import Parallelism, Precision  # noqa: E402
 from whatif.roofline.estimate import Workload  # noqa: E402
 from whatif.scenario import Scenario  # noqa: E402
+from whatif.validate.trtllm_bench import bench_limits  # noqa: E402
 from whatif.validate.accuracy import error_stats, grouped  # noqa: E402
 
 TABLE = Path(__file__).resolve().parent / "data" / "e2e_reference.csv"
 SIM_ROUNDS = 4              # closed-loop sweeps: requests per in-flight slot after the first round
 SIMULATED = ("rate_curve",)
+HARNESSES = ("", "trtllm-bench")   # "": the engine's own defaults (or the row's stated settings)
 
 
 @dataclass(frozen=True)
@@ -63,11 +70,27 @@ def load_rows(path: Path = TABLE) -> list[dict]:
 def scenario(row: dict, batch: int = 1, prompt: int | None = None, output: int | None = None) -> Scenario:
     tp = int(row["tp"])
     mu = row.get("memory_utilization") or None
-    return Scenario(model=row["model"], hardware=row["hardware"], gpus=int(row["gpus"]), parallel=Parallelism(tp=tp),
-                    precision=Precision(weight=row["weight_dtype"], activation=row["act_dtype"], kv=row["kv_dtype"]),
-                    workload=Workload(batch=batch, prompt=prompt or int(row["isl"]), output=output or int(row["osl"])),
-                    kernel_engine=row.get("engine_profile") or row["engine"],
-                    memory_utilization=float(mu) if mu else None)
+    sc = Scenario(model=row["model"], hardware=row["hardware"], gpus=int(row["gpus"]), parallel=Parallelism(tp=tp),
+                  precision=Precision(weight=row["weight_dtype"], activation=row["act_dtype"], kv=row["kv_dtype"]),
+                  workload=Workload(batch=batch, prompt=prompt or int(row["isl"]), output=output or int(row["osl"])),
+                  kernel_engine=row.get("engine_profile") or row["engine"],
+                  memory_utilization=float(mu) if mu else None)
+    seqs, tokens = harness_limits(row, sc)
+    return replace(sc, max_num_seqs=seqs, max_num_batched_tokens=tokens)
+
+
+def harness_limits(row: dict, sc: Scenario) -> tuple[int | None, int | None]:
+    """The scheduler limits the row's benchmark harness ran the engine with: (max sequences, max tokens per
+    step); (None, None) where it kept the engine's defaults. trtllm-bench derives both from the dataset
+    (whatif/validate/trtllm_bench.py)."""
+    harness = row.get("harness") or ""
+    if harness not in HARNESSES:
+        raise ValueError(f"{row['id']}: harness {harness!r} is not one of {HARNESSES}")
+    if harness != "trtllm-bench":
+        return None, None
+    model, system, par, _ = sc.resolve()
+    return bench_limits(model, system, par.tp, par.pp, row["weight_dtype"], row["kv_dtype"],
+                        int(row["isl"]), int(row["osl"]))
 
 
 def through_server(row: dict) -> bool:

@@ -28,8 +28,11 @@ spec.loader.exec_module(bench)
 # kernel it runs (XQA for GQA groups of 2-32 heads, with Hopper fp8's 8-head tiles; the masked MHA kernel for a
 # multi-head model or a pre-XQA version, each fitted on its own corpus rows): MAPE 11.8%, median 7.8%, 62% within
 # 10%, 90% -> 89% within 25% (one row, trtllm-0.6 Llama-2-70B TP4, moved from -21.5% to -26.1% under the MMHA
-# fit; taken for the rest). A change may improve these, not worsen them by more than rounding.
-PINNED = {"mape": 0.119, "median_abs": 0.079, "within_10": 0.61, "within_25": 0.89}
+# fit; taken for the rest); with the TensorRT-LLM perf-overview rows run as trtllm-bench runs them (its
+# dataset-derived max_batch_size / max_num_tokens, CUDA graphs padded to that limit, and the KV fraction 0.95 the
+# page says it uses "in many cases"): MAPE 11.2%, median 5.8%, 64% within 10%, 90% within 25%. A change may
+# improve these, not worsen them by more than rounding.
+PINNED = {"mape": 0.113, "median_abs": 0.059, "within_10": 0.63, "within_25": 0.89}
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +57,8 @@ def test_table_has_the_rows_the_issue_asks_for(rows):
         assert r["engine"] in ("vllm", "sglang", "trtllm"), r["id"]
         assert check_engine(r["engine_profile"]) == r["engine"], r["id"]   # a version profile of its engine
         assert r["measured_via"] in ("server", "offline"), r["id"]
+        assert r["harness"] in bench.HARNESSES, r["id"]
+        assert r["harness"] != "trtllm-bench" or (r["engine"] == "trtllm" and r["measured_via"] == "offline"), r["id"]
         assert r["regime"] != "rate_curve" or int(r["concurrency"]) >= 1, r["id"]
     # a latency-vs-load curve: several load points of one setup
     curve = [r for r in rows if r["regime"] == "rate_curve" and r["metric"] == "ttft_ms"]

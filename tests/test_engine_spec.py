@@ -172,3 +172,27 @@ def test_fp8_scenario_runs_with_every_engine():
         sc = replace(BASE, kernel_engine=name, precision=Precision("fp8", "fp8", "fp8"))
         est = sc.run(with_max_batch=False)
         assert est.ttft_s > 0 and est.tpot_s > 0
+
+
+def test_limits_cap_the_batch_and_the_captured_graphs():
+    """--max-num-seqs / --max-num-batched-tokens: the batch stops at the limit, decode graphs at the largest
+    pure-decode batch the limits allow; TensorRT-LLM pads to that limit (one graph there), vLLM runs larger
+    batches eagerly."""
+    trt = engine_spec("trtllm")
+    assert trt.graph_sizes[-1] == trt.max_num_seqs == 2048          # its listed sizes cut at its own limit
+    assert trt.with_limits(640, 2048).graph_sizes[-3:] == (384, 512, 640)
+    assert trt.with_limits(4096, 8192).graph_sizes[-2:] == (2048, 4096)   # listed sizes past 2048 come back
+    assert trt.with_limits(4096, 1000).graph_sizes[-1] == 1000       # the token budget bounds a decode batch
+    vllm = engine_spec("vllm")
+    assert vllm.with_limits(100).graph_sizes[-1] == 96
+    small = replace(BASE, model="llama-3.2-1b", workload=Workload(batch=1, prompt=64, output=64),
+                    max_num_seqs=100)
+    assert small.engine().max_num_seqs == 100 and small.run().max_batch == 100
+
+
+def test_limits_out_of_range_are_one_line_errors():
+    from whatif.scenario import build_scenario
+    with pytest.raises(WhatifError, match="max_num_seqs"):
+        build_scenario({"max_num_seqs": 0}, {})
+    with pytest.raises(WhatifError, match="max_num_batched_tokens"):
+        build_scenario({"max_num_batched_tokens": 1.5}, {})

@@ -40,6 +40,8 @@ class Scenario:
                                           # simulator's scheduler section)
     cuda_graphs: bool = True
     memory_utilization: float | None = None   # the engine's memory fraction; None: its spec's default
+    max_num_seqs: int | None = None             # the engine's scheduler limits; None: its spec's defaults
+    max_num_batched_tokens: int | None = None
     techniques: tuple = ()     # specs: 'kivi', 'h2o:heavy=0.1', or {name: kivi, bits: 4}
     place: tuple | dict = ()   # 'kv=cxl:0.5' specs, or {kv: {cxl: 0.5}}: shares kept outside HBM
     access: str = "stream"     # stream (copy into HBM per layer) or direct (kernels read the tier in place)
@@ -92,7 +94,10 @@ class Scenario:
     def engine(self) -> Engine:
         """The engine's spec as it configures itself on this scenario's GPU (vLLM's large-GPU defaults): the
         GPU's profile decides, not how many of it."""
-        return engine_spec(self.kernel_engine).for_gpu(load_system(self.hardware).gpu)
+        spec = engine_spec(self.kernel_engine).for_gpu(load_system(self.hardware).gpu)
+        if self.max_num_seqs is None and self.max_num_batched_tokens is None:
+            return spec
+        return spec.with_limits(self.max_num_seqs, self.max_num_batched_tokens)
 
     def utilization(self) -> float:
         """The engine's memory fraction: given, or its spec's default at this tensor parallelism."""
@@ -116,6 +121,7 @@ class Scenario:
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
 _TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "kernel_engine", "cuda_graphs", "memory_utilization",
+        "max_num_seqs", "max_num_batched_tokens",
         "techniques", "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window",
         "launch_us"}
 
@@ -190,6 +196,11 @@ def _check_top(kwargs: dict) -> None:
         integer(kwargs["gpus"], "gpus (--gpus)", 1, MAX_GPUS, "GPUs")
     if kwargs.get("context_window") is not None:
         integer(kwargs["context_window"], "context_window (--context-window)", 1, MAX_TOKENS, "tokens")
+    if kwargs.get("max_num_seqs") is not None:
+        integer(kwargs["max_num_seqs"], "max_num_seqs (--max-num-seqs)", 1, MAX_BATCH, "sequences")
+    if kwargs.get("max_num_batched_tokens") is not None:
+        integer(kwargs["max_num_batched_tokens"], "max_num_batched_tokens (--max-num-batched-tokens)", 1, MAX_TOKENS,
+                "tokens")
     if kwargs.get("memory_utilization") is not None:
         number(kwargs["memory_utilization"], "memory_utilization (--memory-utilization)", 0.0, 1.0,
                "a fraction of HBM", low_open=True)

@@ -62,6 +62,12 @@ def add_scenario_flags(p):
     p.add_argument("--kv-dtype", type=flag_text, help=f"KV-cache dtype: {', '.join(KV_DTYPES)} (default: --dtype)")
     p.add_argument("--memory-utilization", type=flag_float(0, 1, "a fraction of HBM", low_open=True),
                    help="the engine's memory fraction (default: its spec's, e.g. vLLM's gpu_memory_utilization 0.9)")
+    p.add_argument("--max-num-seqs", type=flag_int(1, MAX_BATCH, "sequences"),
+                   help="the engine's most running sequences (vLLM max_num_seqs, TensorRT-LLM max_batch_size; "
+                        "default: its spec's); its CUDA graphs stop at this batch")
+    p.add_argument("--max-num-batched-tokens", type=flag_int(1, MAX_TOKENS, "tokens"),
+                   help="the engine's token budget per step (vLLM max_num_batched_tokens, TensorRT-LLM "
+                        "max_num_tokens; default: its spec's): sizes its activation profile run")
     p.add_argument("--eager", action="store_true", help="no CUDA graphs in decode: pay CPU launch per kernel")
     p.add_argument("--technique", action="append", default=[], metavar="NAME[:key=value,...]", type=flag_text,
                    help="apply a technique (repeatable; see `whatif list techniques`)")
@@ -95,7 +101,8 @@ def scenario_from_args(args):
     for key, value in (("model", args.model), ("hardware", args.hardware), ("gpus", args.gpus),
                        ("efficiency", args.efficiency), ("calibration", args.calibration),
                        ("kernel_engine", args.engine),
-                       ("memory_utilization", args.memory_utilization)):
+                       ("memory_utilization", args.memory_utilization), ("max_num_seqs", args.max_num_seqs),
+                       ("max_num_batched_tokens", args.max_num_batched_tokens)):
         if value is not None:
             top[key] = value
     if args.eager:

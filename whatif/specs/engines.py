@@ -22,7 +22,7 @@ VERSION_DIR = ENGINE_DIR / "versions"
 PROVENANCES = ("documented", "measured", "assumed")
 ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see EngineMemory)
 GIB = 2 ** 30
-OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp")   # section keys a spec may leave out
+OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit")   # keys a spec may leave out
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,8 @@ class Engine:
     holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
     large_gpu: LargeGpuDefaults | None = None   # other scheduler defaults on large GPUs (vLLM's)
+    graph_pad_to_limit: bool = False      # capture sizes past its batch limit become one graph at the limit
+    graph_sizes_listed: tuple[int, ...] = ()   # the configured capture list graph_sizes was cut from (pad_to_limit)
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def shares_gqa_decode(self, group: float) -> bool:
@@ -121,6 +123,21 @@ class Engine:
         if any(n in gpu.name.lower() for n in big.except_names):
             return self
         return replace(self, max_num_seqs=big.max_num_seqs, max_num_batched_tokens=big.max_num_batched_tokens)
+
+    def with_limits(self, max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None) -> Engine:
+        """The spec run with other scheduler limits (a user's --max-num-seqs / --max-num-batched-tokens, or a
+        benchmark harness's). Decode graphs are captured only up to the largest pure-decode batch the limits
+        allow, min(sequences, tokens); an engine that pads to its limit (TensorRT-LLM) captures one graph at
+        the limit in place of the larger listed sizes, any other runs those batches eagerly."""
+        seqs = self.max_num_seqs if max_num_seqs is None else max_num_seqs
+        tokens = self.max_num_batched_tokens if max_num_batched_tokens is None else max_num_batched_tokens
+        bound = min(seqs, tokens)
+        listed = self.graph_sizes_listed or self.graph_sizes
+        sizes = tuple(s for s in listed if s <= bound)
+        if self.graph_pad_to_limit and len(sizes) < len(listed) and bound not in sizes:
+            sizes += (bound,)
+        return replace(self, max_num_seqs=seqs, max_num_batched_tokens=tokens, graph_sizes=sizes,
+                       graph_sizes_listed=listed)
 
     def custom_allreduce_cap(self, tp: int) -> float:
         """Largest all-reduce (bytes) the engine's custom kernel takes at tensor parallelism `tp` (0: none)."""
@@ -202,7 +219,7 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
     large_keys = {"large_gpu_min_gib", "large_gpu_except", "large_gpu_max_num_seqs", "large_gpu_max_num_batched_tokens"}
     for name, keys in (("scheduler", {"max_num_seqs", "max_num_batched_tokens", "block_size", "chunked_prefill",
                                       *large_keys}),
-                       ("cuda_graphs", {"decode_sizes", "prefill"}),
+                       ("cuda_graphs", {"decode_sizes", "prefill", "pad_to_limit"}),
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped"}),
                        ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
                                    "cuda_graph_gib"}),
@@ -214,7 +231,7 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
     accounting = m["accounting"]
     if accounting not in ACCOUNTING:
         raise WhatifError(f"{where}.memory.accounting: {accounting!r} is not valid; valid: {', '.join(ACCOUNTING)}")
-    return Engine(
+    engine = Engine(
         name=str(data.get("name", where)), description=str(data.get("description", "")),
         max_num_seqs=integer(s["max_num_seqs"], f"{where}.scheduler.max_num_seqs"),
         max_num_batched_tokens=integer(s["max_num_batched_tokens"], f"{where}.scheduler.max_num_batched_tokens"),
@@ -222,6 +239,7 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
         chunked_prefill=boolean(s["chunked_prefill"], f"{where}.scheduler.chunked_prefill"),
         graph_sizes=expand_sizes(g["decode_sizes"], f"{where}.cuda_graphs.decode_sizes"),
         graph_prefill=boolean(g["prefill"], f"{where}.cuda_graphs.prefill"),
+        graph_pad_to_limit=boolean(g.get("pad_to_limit", False), f"{where}.cuda_graphs.pad_to_limit"),
         cpu=CpuOverhead(number(c["per_step_s"], f"{where}.cpu.per_step_s", 0.0, 1.0),
                         number(c["per_sequence_s"], f"{where}.cpu.per_sequence_s", 0.0, 1.0),
                         boolean(c["overlapped"], f"{where}.cpu.overlapped")),
@@ -236,6 +254,8 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
         custom_allreduce_by_tp=_by_tp(sections["collectives"].get("custom_allreduce_max_bytes_by_tp"),
                                       f"{where}.collectives.custom_allreduce_max_bytes_by_tp", "bytes", 0.0, 1e12),
         large_gpu=_large_gpu(s, f"{where}.scheduler"), **_optional_sections(data, where, src), sources=src)
+    # an engine that pads to its limit drops the listed sizes beyond it at start-up (TensorRT-LLM)
+    return engine.with_limits() if engine.graph_pad_to_limit else engine
 
 
 def at_tp(default: float, table: tuple[tuple[int, float], ...], tp: int) -> float:
