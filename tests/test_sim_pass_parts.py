@@ -84,16 +84,23 @@ def test_attention_sums_equal_the_built_op():
     parts.time_s(((64, 0, 1),), 0, True)
     old = next(iter(parts.bodies.values()))[0].attention[0]
     prec, sh = setup.precision, old.shape
+    mixed = 0
     for groups in batches(4, 300):
-        work = attention_work(groups, old, prec.act_bytes, prec.kv_bytes, parts.kv_width)
         op = attention_op(groups, heads=int(sh.heads), kv_heads=int(sh.kv_heads), d_qk=int(sh.d_qk), d_v=int(sh.d_v),
                           act_bytes=prec.act_bytes, kv_bytes=prec.kv_bytes, kv_width=parts.kv_width, count=old.count,
                           dtype=old.dtype, role=old.role)
-        assert (work.op_class, work.flops, work.hbm_bytes) == (op.op_class, op.flops, op.hbm_bytes)
-        assert work.dtype == op.dtype
-        for name in ("pairs", "heads", "kv_heads", "d_qk", "d_v", "max_context", "sequences", "kv_bytes", "queries",
-                     "kv_element_bytes"):
-            assert getattr(work.shape, name) == getattr(op.shape, name), name
+        # a mixed pass's op is its prefill and decode kernels (attention.mixed_op): each part is one kind's sums
+        kinds = [tuple(g for g in groups if (g[0] > 16) == prefill) for prefill in (True, False)]
+        pairs = list(zip(kinds, op.shape.parts)) if op.shape.parts else [(groups, op)]
+        mixed += bool(op.shape.parts)
+        for kind_groups, built in pairs:
+            work = attention_work(kind_groups, old, prec.act_bytes, prec.kv_bytes, parts.kv_width)
+            assert (work.op_class, work.flops, work.hbm_bytes) == (built.op_class, built.flops, built.hbm_bytes)
+            assert work.dtype == built.dtype
+            for name in ("pairs", "heads", "kv_heads", "d_qk", "d_v", "max_context", "sequences", "kv_bytes",
+                         "queries", "kv_element_bytes"):
+                assert getattr(work.shape, name) == getattr(built.shape, name), name
+    assert mixed > 0
 
 
 def test_an_engine_version_without_gqa_sharing_prices_the_rewritten_op():

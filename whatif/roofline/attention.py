@@ -5,10 +5,18 @@ q*c + q*(q+1)/2 (query, key) pairs, each costing 2*d_qk (QK^T) + 2*d_v (PV) FLOP
 HBM bytes follow FlashAttention: Q, K, V read once, O written once; the S x S score matrix never
 touches HBM. K/V re-reads per query block are charged to L2 (reported, not timed: the profiles
 carry no L2 bandwidth yet).
+
+A pass that mixes prompts (chunked prefill) with decoding sequences runs two kernels: engines split the
+batch by request kind (TensorRT-LLM's attention op runs its context FMHA on the context requests and
+XQA/MMHA on the generation ones; FlashInfer has a prefill and a decode wrapper). Timing the decode rows
+inside the prefill kernel's model (as sequences of a few causal pairs) priced 545 decodes riding with
+one 1,000-token prompt at 2.4x their own decode kernel's time. A mixed op keeps both kernels as `parts`,
+and is timed as their sum (timing.time_op).
 """
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from .ops import AttentionShape, Op, OpClass, OpRole
 
@@ -29,6 +37,10 @@ def attention_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_byt
     Techniques may pass `kv_read(tokens) -> bytes` (a compressed cache) and `pair_fraction(q, c)`
     (sparse prefill: the share of causal pairs computed).
     """
+    kinds = {q <= DECODE_MAX_QUERIES for q, _, _ in groups}
+    if len(kinds) == 2:
+        return mixed_op(groups, heads, kv_heads, d_qk, d_v, act_bytes, kv_bytes, kv_width, count, dtype, name,
+                        kv_read, pair_fraction, role)
     frac = pair_fraction or (lambda q, c: 1.0)
     read = kv_read or (lambda tokens: tokens * kv_width * kv_bytes)
     full_pairs = sum(n * causal_pairs(q, c) for q, c, n in groups)
@@ -51,3 +63,21 @@ def attention_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_byt
     levels = {"hbm": q_io + kv_io} if decode else {"hbm": q_io + kv_io, "l2": l2}
     return Op(name, OpClass.ATTENTION_DECODE if decode else OpClass.ATTENTION_PREFILL, flops, levels, dtype, shape,
               count, formula, role)
+
+
+def mixed_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_bytes: float, kv_bytes: float,
+             kv_width: float, count: int, dtype: str, name: str, kv_read, pair_fraction, role) -> Op:
+    """attention_op of a pass mixing prompts with decoding sequences: its prefill kernel over the prompt
+    groups and its decode kernel over the decoding ones, one op whose FLOPs and bytes are theirs summed and
+    whose `parts` are the two kernels (timed each by its own model, summed)."""
+    def part(kind_groups, part_name):
+        return attention_op(kind_groups, heads, kv_heads, d_qk, d_v, act_bytes, kv_bytes, kv_width, count, dtype,
+                            part_name, kv_read, pair_fraction, role)
+
+    pre = part(tuple(g for g in groups if g[0] > DECODE_MAX_QUERIES), name)
+    dec = part(tuple(g for g in groups if g[0] <= DECODE_MAX_QUERIES), f"{name}_decode")
+    levels = {k: pre.bytes.get(k, 0.0) + dec.bytes.get(k, 0.0) for k in {*pre.bytes, *dec.bytes}}
+    formula = (f"two kernels: prefill over {pre.shape.sequences:g} prompts ({pre.formula}) + decode over "
+               f"{dec.shape.sequences:g} sequences ({dec.formula})")
+    return Op(name, OpClass.ATTENTION_PREFILL, pre.flops + dec.flops, levels, dtype,
+              replace(pre.shape, parts=(pre, dec)), count, formula, role)

@@ -39,8 +39,19 @@ def engine_ops(ops, engine: Engine | None):
     """The pass's ops as this engine version runs them."""
     if engine is None or (engine.gqa_decode_shares_kv and engine.gqa_decode_max_group == 0):
         return ops
-    return [unshared_gqa_decode(op) if is_gqa_decode(op) and not engine.shares_gqa_decode(group(op)) else op
-            for op in ops]
+    return [as_run(op, engine) for op in ops]
+
+
+def as_run(op: Op, engine: Engine) -> Op:
+    """One op as the engine version runs it (a mixed pass's attention: its decode kernel so)."""
+    parts = getattr(op.shape, "parts", ())
+    if parts:
+        run = tuple(as_run(p, engine) for p in parts)
+        if run == parts:
+            return op
+        extra = sum(r.hbm_bytes - p.hbm_bytes for r, p in zip(run, parts))
+        return replace(op, bytes={**op.bytes, "hbm": op.hbm_bytes + extra}, shape=replace(op.shape, parts=run))
+    return unshared_gqa_decode(op) if is_gqa_decode(op) and not engine.shares_gqa_decode(group(op)) else op
 
 
 def group(op: Op) -> float:

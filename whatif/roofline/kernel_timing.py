@@ -169,7 +169,12 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0) -> tuple[float
 def op_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
                overrides: dict | None = None) -> tuple[float, float, float, float]:
     """(time, compute, memory, fixed) seconds of an op `covers` accepts, by its kernel model; `overrides`:
-    a calibration's own kernel-model fits, (model, dtype) -> params."""
+    a calibration's own kernel-model fits, (model, dtype) -> params. A mixed pass's attention op is its two
+    kernels' sum (attention.mixed_op)."""
+    parts = getattr(op.shape, "parts", ())
+    if parts:
+        each = [op_seconds(p, gpu, engine, t_extra_memory, overrides) for p in parts]
+        return tuple(sum(t[i] for t in each) for i in range(4))
     if op.op_class == OpClass.GEMM:
         if op.shape.groups != 1.0:
             return expert_gemm_seconds(op, gpu, t_extra_memory)

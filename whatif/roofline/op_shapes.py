@@ -47,6 +47,11 @@ class AttentionShape(OpShape):
     kv_bytes: float = 0.0
     queries: float = 0.0            # new tokens the pass computes (all sequences)
     kv_element_bytes: float = 0.0   # bytes per cached element (the KV format's, for the kernel fits)
+    parts: tuple = ()               # a mixed pass's two kernels, (prefill op, decode op); see attention.mixed_op
+
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "parts"}
+        return {**d, "parts": [op.shape.to_dict() for op in self.parts]} if self.parts else d
 
 
 @dataclass(frozen=True)

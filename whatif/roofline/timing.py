@@ -6,7 +6,7 @@ where GEMM compute time also pays tile and wave quantization on the GPU's SMs.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .comm import collective_time
 from .efficiency import SPLIT_K, TILES, Efficiency
@@ -54,6 +54,9 @@ def gemm_compute_time(m: float, n: float, k: float, groups: float, peak: float, 
 
 def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) -> OpTime:
     """Time one instance of `op` on `gpu` (and `link` for collectives, `tiers` for in-place tier reads)."""
+    parts = getattr(op.shape, "parts", ())
+    if parts:   # a mixed pass's attention: its prefill and decode kernels, one after the other
+        return summed(op, [time_op(split_modifiers(op, p), gpu, eff, link, tiers) for p in parts])
     if op.op_class == OpClass.COMM:
         s = op.shape
         gpus = int(s.gpus)
@@ -105,6 +108,25 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
     if p.overhead_s > busy:
         bound = "overhead"
     return OpTime(op, total, t_c, max(t_m, t_tier), p.overhead_s, bound)
+
+
+def split_modifiers(op: Op, part: Op) -> Op:
+    """A part of a mixed attention op with what was added to the op after it was built carried over in
+    proportion to the part's HBM bytes: a technique's in-kernel ALU work, a bandwidth share, bytes read in
+    place from a slower tier."""
+    added = {k: v for k, v in op.bytes.items() if k not in ("hbm", "l2")}
+    if not op.alu_ops and op.bandwidth_share == 1.0 and not added:
+        return part
+    share = part.hbm_bytes / op.hbm_bytes if op.hbm_bytes else 0.5
+    return replace(part, alu_ops=op.alu_ops * share, bandwidth_share=op.bandwidth_share,
+                   bytes={**part.bytes, **{k: v * share for k, v in added.items()}})
+
+
+def summed(op: Op, times: list[OpTime]) -> OpTime:
+    """One OpTime of kernels run back to back: their times summed, the bound of the longest."""
+    longest = max(times, key=lambda t: t.time_s)
+    return OpTime(op, sum(t.time_s for t in times), sum(t.compute_s for t in times),
+                  sum(t.memory_s for t in times), sum(t.overhead_s for t in times), longest.bound)
 
 
 def multinode_time(s, link, eff: Efficiency) -> float | None:

@@ -101,7 +101,13 @@ class KernelAttention:
         return KernelAttention(old, fits, act_bytes, kv_bytes, kv_width)
 
     def seconds(self, groups: tuple) -> float | None:
-        """Seconds of one instance for `groups`, or None where the sums leave the models' cover (no pairs)."""
+        """Seconds of one instance for `groups`, or None where the sums leave the models' cover (no pairs).
+        A mixed pass runs a prefill and a decode kernel, summed in that order (roofline.attention.mixed_op)."""
+        kinds = {q <= DECODE_MAX_QUERIES for q, _, _ in groups}
+        if len(kinds) == 2:
+            pre = self.seconds(tuple(g for g in groups if g[0] > DECODE_MAX_QUERIES))
+            dec = self.seconds(tuple(g for g in groups if g[0] <= DECODE_MAX_QUERIES))
+            return None if pre is None or dec is None else pre + dec
         heads, d = self.heads, self.d
         pairs, kv_io, cached, queries, sequences, max_ctx, decode = group_sums(groups, self.kv_width, self.kv_bytes)
         if not (pairs > 0 and sequences > 0):
