@@ -41,19 +41,14 @@ def rounded_limits(requests: float, isl: int, osl: int, pp: int = 1) -> tuple[in
     to 512s below 8192, to 1024s above."""
     raw_bs = min(requests, MAX_REQUESTS) / pp
     raw_tokens = min(raw_bs * (1 + isl / osl), MAX_TOKENS)
-    if raw_bs < 256:
-        batch = max(64, 32 * math.ceil(raw_bs / 32))
-    elif raw_bs < 1024:
-        batch = 128 * math.ceil(raw_bs / 128)
-    else:
-        batch = 256 * math.ceil(raw_bs / 256)
-    if raw_tokens < 4096:
-        tokens = max(2048, 256 * math.ceil(raw_tokens / 256))
-    elif raw_tokens < 8192:
-        tokens = 512 * math.ceil(raw_tokens / 512)
-    else:
-        tokens = 1024 * math.ceil(raw_tokens / 1024)
-    return batch, tokens
+    return (round_up(raw_bs, ((256, 32), (1024, 128), (math.inf, 256)), 64),
+            round_up(raw_tokens, ((4096, 256), (8192, 512), (math.inf, 1024)), 2048))
+
+
+def round_up(value: float, tiers: tuple, least: int) -> int:
+    """`value` rounded up to the step of the first (below, step) tier it is below, and at least `least`."""
+    step = next(step for below, step in tiers if value < below)
+    return max(least, step * math.ceil(value / step))
 
 
 def bench_limits(model: ModelSpec, system: System, tp: int, pp: int, weight_dtype: str, kv_dtype: str,
