@@ -24,9 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # gpt-fast's preallocated cache read whole (Double Sparsity's baseline) and CacheGen's chunks arriving before
 # the prefill can start; then 85 with StreamingLLM on the A6000 its section 4.5 names; then 86 with Token
 # Recycling's acceptance from its published mean accepted length instead of an assumed one; then 87 with
-# Double Sparsity's operator claim on the grid its released benchmark sweeps.)
+# Double Sparsity's operator claim on the grid its released benchmark sweeps; then 90 with SpecDec++'s three
+# speed-ups on the authors' host launch cost, derived from their README's measured eager 7B drafter (20.9 ms a
+# token) by the engine profile's own per-kernel rule, not chosen from the claims.)
 SCORED_AT_LEAST = 118
-WITHIN_BAND_AT_LEAST = 87
+WITHIN_BAND_AT_LEAST = 90
 
 
 @pytest.fixture(scope="module")

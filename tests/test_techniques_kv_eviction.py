@@ -94,12 +94,28 @@ def test_scoring_costs_prefill_time(name, op, long_base):
 
 def test_keyformer_scores_cost_more_than_h2o_sums():
     h2o, key = run(["h2o:heavy=0.25,recent=0.25"], **LONG), run(["keyformer"], **LONG)
-    assert key.memory.kv_cache_bytes == pytest.approx(h2o.memory.kv_cache_bytes)
+    # both keep half, Keyformer's of the prompt (16384), H2O's of the whole sequence (16384 + 256)
+    prompt, total = LONG["prompt"], LONG["prompt"] + LONG["output"]
+    assert key.memory.kv_cache_bytes == pytest.approx(h2o.memory.kv_cache_bytes * prompt / total)
     assert key.ttft_s >= h2o.ttft_s     # the score kernel stays memory bound: its ops hide behind its bytes
 
     def score_flops(e, name):
         return sum(op.flops * op.count for op in all_ops(e) if op.name == name)
     assert score_flops(key, "keyformer_score") > 5 * score_flops(h2o, "h2o_score_update")
+
+
+def test_keyformer_cache_is_a_share_of_the_prompt_held_while_generating():
+    # the paper keeps a constant k tokens during generation, k a share of the prompt: a longer output
+    # neither grows the cache nor slows decode; a longer prompt does both
+    short, long_out = run(["keyformer"], batch=4, prompt=4096, output=256), run(["keyformer"], batch=4,
+                                                                                prompt=4096, output=4096)
+    assert long_out.memory.kv_cache_bytes == pytest.approx(short.memory.kv_cache_bytes)
+    assert long_out.tpot_s == pytest.approx(short.tpot_s, rel=1e-3)
+    base = run(batch=4, prompt=4096, output=4096)
+    assert long_out.memory.kv_cache_bytes == pytest.approx(base.memory.kv_cache_bytes * 0.5 * 4096 / 8192)
+    longer_prompt = run(["keyformer"], batch=4, prompt=8192, output=256)
+    assert longer_prompt.memory.kv_cache_bytes > short.memory.kv_cache_bytes
+    assert longer_prompt.tpot_s > short.tpot_s
 
 
 @pytest.mark.parametrize("small,large", [

@@ -2,8 +2,9 @@
 attention bytes scale with the budget instead of the context, plus the cost of choosing the tokens.
 
 Three shapes of budget recur:
-- a share of the sequence chosen by accumulated attention scores (H2O, Scissorhands, Keyformer): the
-  attention kernel must also emit the scores, and a small kernel accumulates them per cached token;
+- a share of the sequence chosen by accumulated attention scores (H2O, Scissorhands; Keyformer's is a
+  share of the prompt, held constant while generating): the attention kernel must also emit the
+  scores, and a small kernel accumulates them per cached token;
 - a split between a part that keeps everything and a part that keeps attention sinks plus a recent
   window (StreamingLLM: no full part; DuoAttention and RazorAttention: retrieval heads; LongGen:
   full-attention layers): stored tokens are the average over heads or layers, and in prefill the
@@ -197,12 +198,17 @@ class Scissorhands(Technique):
 @register
 @dataclass(frozen=True)
 class Keyformer(Technique):
-    """Key tokens: keeps `kept` of the sequence, a recent window (`recent` of the budget) plus the
-    key tokens with the highest accumulated score, where the score is a softmax with temperature
-    over the attention logits regularized by Gumbel noise. Costs: the attention kernel also writes
-    its logits for every pair it computes; a kernel reads them back, draws the noise, applies the
-    tempered softmax and accumulates per kept token and head (more work per score than H2O's plain
-    sum), and the lowest-scoring token is evicted."""
+    """Key tokens: when the prompt has been read (with full attention), each head keeps `kept` of the
+    prompt's tokens, a recent window (`recent` of the budget) plus the key tokens with the highest
+    accumulated score, where the score is a softmax with temperature over the attention logits
+    regularized by Gumbel noise; from then on the cache holds that many tokens whatever the output
+    length, each generated token evicting the lowest-scoring one (the paper: 'maintain a constant KV
+    cache size with k tokens during generation'; the release, models/keyformer-lib/attention.py, sets
+    req_tokens = kv_cache% of the prompt's keys once, in the prompt pass, and masks every key beyond
+    it at each step). Costs: the attention kernel also writes its logits for every pair it computes;
+    a kernel reads them back, draws the noise, applies the tempered softmax and accumulates per kept
+    token and head (more work per score than H2O's plain sum). A chunked prompt attends its whole
+    prefix (it is evicted only when the prompt ends)."""
 
     name = "keyformer"
     family = "C"
@@ -210,18 +216,31 @@ class Keyformer(Technique):
     slots = ("kv budget",)
     evicts = True
     budget_param = "kept"
-    kept: float = param(0.5, "share of the sequence kept in the cache (the paper's 50% KV cache reduction)")
+    kept: float = param(0.5, "share of the prompt's tokens kept in the cache (the paper's 50% KV cache reduction)")
     recent: float = param(0.2, "share of the budget that is the recent window (paper: 20-30%)")
+    prompt: int = param(0, "prompt tokens the budget is a share of; 0: the workload's prompt", "tokens")
 
     def check_params(self) -> None:
         self.require(0 < self.kept <= 1, "kept", "a share in (0, 1]")
         self.require(0 <= self.recent <= 1, "recent", "a share from 0 to 1")
+        self.require(self.prompt >= 0, "prompt", "an integer >= 0")
+
+    def for_workload(self, workload) -> Keyformer:
+        return self if self.prompt else replace(self, prompt=workload.prompt)
 
     def stored_tokens(self, n: float) -> float:
-        return min(n, self.kept * n)
+        if not self.prompt:             # unbound to a workload: a share of the sequence
+            return min(n, self.kept * n)
+        return min(n, max(1.0, self.kept * self.prompt))
+
+    def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
+        if ctx.decode:
+            return ops
+        return replace_ops(ops, {OpRole.ATTENTION}, lambda op: full_attention(op, ctx, self.stored_tokens))
 
     def extra_ops(self, ctx: PassContext) -> list[Op]:
-        return [score_update("keyformer_score", ctx, self.stored_tokens, GUMBEL_SCORE_OPS)]
+        kept = self.stored_tokens if ctx.decode else (lambda c: c)     # the prompt pass scores its whole prefix
+        return [score_update("keyformer_score", ctx, kept, GUMBEL_SCORE_OPS)]
 
 
 class SinkWindowSplit(Technique):
