@@ -53,6 +53,15 @@ class Part:
     attention: tuple = ()              # the attention ops (built for some batch; priced per batch)
     pricers: tuple = ()                # each attention op's KernelAttention, None where its model does not apply
 
+    @property
+    def sum_s(self) -> float:
+        """sum(totals) of a part without attention (a tail), computed once."""
+        s = self.__dict__.get("_sum_s")
+        if s is None:
+            s = sum(self.totals)
+            object.__setattr__(self, "_sum_s", s)
+        return s
+
 
 class PassParts:
     """Pass times of one PassSetup from memoized parts (see the module docstring)."""
@@ -124,8 +133,13 @@ class PassParts:
                 # the body's queue lines, then the tail back to back after it or after its own last wait
                 a = each + self.gap
                 tail_wait = tail.lines[0][1] if tail.lines else 0.0   # the tail has no attention: one line
-                total += max(max(c + m * a for m, c in body.lines) + sum(tail.totals) + tail.kernels * self.gap,
-                             body.kernels * self.launch + tail_wait)
+                lines = body.lines
+                if len(lines) == 1:   # (the common case, without a generator)
+                    (m, c), = lines
+                    queue = c + m * a
+                else:
+                    queue = max(c + m * a for m, c in lines)
+                total += max(queue + tail.sum_s + tail.kernels * self.gap, body.kernels * self.launch + tail_wait)
         return total
 
     def _parts(self, table: dict, n: int, tail: bool) -> tuple[Part, ...]:

@@ -115,7 +115,7 @@ class Scheduler:
         self.running: list[Seq] = []
         self.swapped_out: deque[Seq] = deque()
         self.filling = 0              # drain policies: requests still to admit into the forming batch
-        self.left = False             # a sequence finished or moved on in the last iteration
+        self.left: list[Seq] = []     # sequences that finished or moved on in the last iteration
         self.arriving = 0             # disaggregated decode: sequences admitted whose KV is still moving
         self.drain = cfg.batching == "static" or (cfg.priority == "decode" and not cfg.chunked_prefill)
         self.lookahead = times.lookahead   # drafted tokens a decode row verifies beside its next one
@@ -430,7 +430,7 @@ class Scheduler:
                 if s in self.decoding:
                     self._push_due(s)
         if self.left:
-            self.left = False
+            left, self.left = self.left, []
             if self.cfg.batching == "static":
                 self.running = [s for s in self.running if s.source is None]   # handed on to a decode pool
                 if all(s.done for s in self.running):   # the padded batch has drained
@@ -439,6 +439,10 @@ class Scheduler:
                         s.in_running = False
                     self.running = []
                     self.padding, self.padding_context = 0, 0
+            elif len(left) <= 4:   # (a few leave an iteration: removing each beats rebuilding the list)
+                for s in left:
+                    if not s.in_running:
+                        self.running.remove(s)
             else:
                 self.running = [s for s in self.running if s.in_running]
 
@@ -475,7 +479,7 @@ class Scheduler:
         s.total += 1
         if s.generated == 1 and self.hooks.first_token(s, self):
             s.in_running = False
-            self.left = True
+            self.left.append(s)
             return
         self._enter(s)
 
@@ -491,7 +495,7 @@ class Scheduler:
         else:
             self._release(s)
             s.in_running = False
-        self.left = True
+        self.left.append(s)
         self.hooks.finished(s)
 
     # ------------------------------------------------------------ the decoding set
