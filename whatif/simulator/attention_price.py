@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from ..roofline import kernel_timing
 from ..roofline.attention import DECODE_MAX_QUERIES
+from ..roofline.kernel_models.decode_attention import SPLIT_TOKENS
 from ..roofline.kernel_models.elementwise import plain
 from ..roofline.kernel_models.prefill_attention import BQ, BK
 from ..roofline.op_kinds import OpRole
@@ -90,6 +91,10 @@ class KernelAttention:
                             p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s)
         self.tiles = PrefillTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.small, p)
         self.decode_memo: dict[tuple, tuple[float, float, float]] = {}   # kernel_timing._decode_terms by (b, ctx, peak)
+        q = self.decode   # the decode model on plain floats where decode_parts would take that path
+        self.decode_tiles = DecodeTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.c.hbm_bw, self.c.sms, q) \
+            if plain(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.peak_decode, self.c.sms,
+                     self.c.hbm_bw, q.mem_eff, q.compute_eff, q.kv_splits, q.seq_s, q.floor_s, q.group_rows) else None
 
     @staticmethod
     def of(old, gpu, fits: tuple, act_bytes: float, kv_bytes: float, kv_width: float) -> KernelAttention | None:
@@ -169,10 +174,12 @@ class KernelAttention:
         key = (b, ctx, peak)
         terms = self.decode_memo.get(key)   # (kernel_timing's memo hashes the fit's dataclass at every call)
         if terms is None:
-            c = self.c
-            terms = self.decode_memo[key] = kernel_timing._decode_terms(b, ctx, self.heads, self.kv_heads, self.d,
-                                                                        self.kv_bytes, peak, c.hbm_bw, c.sms,
-                                                                        self.decode)
+            terms = self.decode_tiles.parts(b, ctx, peak) if self.decode_tiles is not None else None
+            if terms is None:
+                c = self.c
+                terms = kernel_timing._decode_terms(b, ctx, self.heads, self.kv_heads, self.d, self.kv_bytes, peak,
+                                                    c.hbm_bw, c.sms, self.decode)
+            self.decode_memo[key] = terms
             if len(self.decode_memo) > DECODE_MEMO:
                 self.decode_memo.clear()
         return terms
@@ -214,6 +221,39 @@ class PrefillTiles:
         t_c = max(grid, p.cta_s + nk * self.t_pair / p.kv_splits)
         t_m = batch * seq * self.d * self.width / self.bandwidth
         return t_c, t_m, p.floor_s + p.token_s * batch * seq / sms
+
+
+class DecodeTiles:
+    """kernel_timing._decode_terms (decode_attention._decode_parts without a window, on plain floats) for one
+    op kind, with what depends only on the op worked out once: the same operations in the same order, so the
+    same floats (tests/test_sim_attention_price.py). Built only where every number the model reads but the
+    batch and context is a plain float or int (elementwise.evaluate's float path)."""
+
+    def __init__(self, heads, kv_heads, d, kv_bytes, hbm_bw, sms, p):
+        self.p, self.kv_bytes, self.bw, self.sms = p, kv_bytes, hbm_bw, sms
+        self.kv_heads, self.d = float(kv_heads), float(d)
+        self.splits = float(math.floor(p.kv_splits))
+        self.rows = float(math.ceil(float(heads) / self.kv_heads / p.group_rows)) * p.group_rows
+
+    def parts(self, batch, context, peak) -> tuple[float, float, float] | None:
+        """(t_compute, t_memory, t_fixed) as _decode_terms, or None where evaluate would leave the floats."""
+        if type(batch) not in (int, float) or type(context) not in (int, float):
+            return None
+        p, kv_heads, d = self.p, self.kv_heads, self.d
+        try:
+            batch, ctx = float(batch), float(context)
+            split = float(math.ceil(ctx / SPLIT_TOKENS))
+            items = batch * kv_heads * (split if split < self.splits else self.splits)
+            share = items / self.sms
+            t_m = batch * ctx * kv_heads * d * 2.0 * self.kv_bytes / (self.bw * p.mem_eff * (share if share < 1.0
+                                                                                                else 1.0))
+            t_c = 4.0 * batch * ctx * kv_heads * self.rows * d / (peak * p.compute_eff)
+            fixed = p.floor_s + p.seq_s * batch * kv_heads / self.sms
+        except (ArithmeticError, ValueError):
+            return None
+        if not math.isfinite(t_c + t_m + fixed):   # (evaluate sums the three: numpy's answer then)
+            return None
+        return float(t_c), float(t_m), float(fixed)
 
 
 def probes(old, act_bytes: float, kv_bytes: float, kv_width: float) -> tuple[AttentionWork, AttentionWork]:
