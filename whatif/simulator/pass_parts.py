@@ -117,9 +117,9 @@ class PassParts:
         """Seconds of a pass of `groups`, `tokens` new tokens in all, with `rows` LM-head rows."""
         bodies = self.bodies.get(tokens) or self._parts(self.bodies, tokens, tail=False)
         tails = self.tails.get(rows) or self._parts(self.tails, rows, tail=True)
-        attn = [self._attention_s(b, groups) for b in bodies]   # (the caller memoizes whole steps)
         total = 0.0
-        for body, tail, (each, attn_totals) in zip(bodies, tails, attn):
+        for body, tail in zip(bodies, tails):
+            each, attn_totals = self._attention_s(body, groups)   # (the caller memoizes whole steps)
             if cuda_graphs or not self.launch:   # summed in time_pass's order, so the same float results
                 serial, k = 0.0, 0
                 for t in body.totals:
@@ -186,6 +186,10 @@ class PassParts:
     def _attention_s(self, part: Part, groups: tuple) -> tuple[float, tuple[float, ...]]:
         """(seconds of one attention instance, each attention op's total) of a stage for `groups`, the
         ops built as graph.attention_block builds them (dense and MoE layers' attention ops are alike)."""
+        if len(part.pricers) == 1 and part.pricers[0] is not None:   # (the common case: one kind, its model)
+            each = part.pricers[0].seconds(groups)
+            if each is not None:
+                return each, (each * part.attention[0].count,)
         s = self.setup
         prec = s.precision
         each, totals = 0.0, []

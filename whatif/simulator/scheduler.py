@@ -138,12 +138,15 @@ class Scheduler:
 
     def schedule(self, now: float) -> Batch:
         batch = Batch()
-        for s in self.arrivals:
-            if s.in_running:
-                self._enter(s)
-        self.arrivals.clear()
-        self._swap_in(batch)
-        self._admit_incoming()
+        if self.arrivals:
+            for s in self.arrivals:
+                if s.in_running:
+                    self._enter(s)
+            self.arrivals.clear()
+        if self.swapped_out:
+            self._swap_in(batch)
+        if self.incoming:
+            self._admit_incoming()
         if self.drain:
             if not self.running and not self.filling:
                 self.filling = len(self.waiting)   # the batch is what waits now
@@ -242,7 +245,8 @@ class Scheduler:
     def _admit_chunks(self, batch: Batch, budget: int, now: float) -> None:
         while budget > 0 and self.waiting and not self.swapped_out and len(self.running) < self.cfg.max_batch:
             s = self.waiting[0]
-            self._lookup(s)
+            if self.bm.prefix_caching:
+                self._lookup(s)
             n = self._chunk(s, budget, keep_watermark=True)
             if not n:
                 self._undo_lookup(s)
@@ -279,16 +283,17 @@ class Scheduler:
         n = self._chunk_size(s, budget, keep_watermark)
         if n <= 0:
             return 0
-        need = self._blocks_for(s.computed + n) - s.held
+        need = -(-(s.computed + n) // self.bm.block_size) - (s.blocks + len(s.shared))   # (_blocks_for - held)
         self.bm.allocate(need)
         s.blocks += need
         return n
 
     def _chunk_size(self, s: Seq, budget: int, keep_watermark: bool) -> int:
         """Tokens of `s` that fit the budget and the free blocks (none allocated)."""
+        bm = self.bm
         n = min(s.total - s.computed, budget)
-        room = self.bm.available - (self.bm.watermark_blocks if keep_watermark else 0)
-        return min(n, max(0, (s.held + room) * self.bm.block_size - s.computed))
+        room = bm.free + len(bm.evictable) - (bm.watermark_blocks if keep_watermark else 0)   # (available)
+        return min(n, max(0, (s.blocks + len(s.shared) + room) * bm.block_size - s.computed))   # (held)
 
     def _whole_need(self, s: Seq) -> int:
         """Blocks `s` needs to be admitted whole (static batching reserves its whole output)."""
@@ -405,7 +410,7 @@ class Scheduler:
         if batch.decoding and self.uniform:   # every decoding row gained a token at `end`
             self.step += 1
             self.ends.append(end)
-            for s in self._due(self.dues):
+            for s in (self._due(self.dues) if self.dues and self.dues[0][0] <= self.step else ()):
                 self._sync(s)
                 if s.generated >= s.req.output:
                     s.total -= 1   # (a finishing token adds none to do)
