@@ -161,13 +161,20 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
 def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
              requests: list[Request] | None = None):
     """Run `cfg` (its workload's requests, or `requests`) and return a SimulationResult."""
+    from .workload import generate
+    with collections_paused() as paused:   # (building the requests and their records too)
+        if requests is None:
+            requests = generate(cfg.workload)
+        records = [Record(r) for r in requests]
+        return _run(cfg, records, requests, paused, progress)
+
+
+def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress):
+    """simulate's run of `records` (the collector paused by the caller; `paused.freeze()` before the clock starts)."""
     import simpy
 
     from .metrics import SimulationResult
-    from .workload import describe, generate
-    if requests is None:
-        requests = generate(cfg.workload)
-    records = [Record(r) for r in requests]
+    from .workload import describe
     mean_len = sum(r.prompt + r.output for r in requests) / max(len(requests), 1)
     env = simpy.Environment()
     cluster = Cluster(env, cfg, max(1, round(mean_len)))
@@ -198,8 +205,8 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
     start._ok, start._value = True, None
     start.callbacks.append(arrivals)
     env.schedule(start, 0)   # (simpy.events.URGENT)
-    with collections_paused():
-        env.run(until=cfg.horizon_s)
+    paused.freeze()   # the records and the cluster live to the end: never scanned
+    env.run(until=cfg.horizon_s)
     for replica in cluster.replicas:
         for engine in replica.engines:
             engine.flush()
