@@ -48,9 +48,9 @@ def test_decode_runs_change_nothing(name, monkeypatch):
 
     def counted(rep, engine):
         before = engine.step
-        waiting = real(rep, engine)   # (a decode-only iteration left for the replica to wait out, or None)
+        pending = real(rep, engine)   # (a decode-only iteration left for the replica to wait out, or None)
         taken.append(engine.step - before)
-        return waiting
+        return pending
     monkeypatch.setattr(replica, "decode_run", counted)
     fast = run(cfg)
     monkeypatch.setattr(replica, "decode_run", lambda rep, engine: None)

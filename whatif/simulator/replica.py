@@ -90,15 +90,15 @@ class Replica:
                        batch.preempted, batch.swap_s)
             self.wake()   # blocks may have freed up for an idle virtual engine
             # decode-only iterations up to the next event in one loop, and the one that ends after it
-            waiting = decode_run(self, engine)
-            while waiting is not None:
-                batch = waiting.batch
-                yield env.timeout(waiting.duration)
+            pending = decode_run(self, engine)
+            while pending is not None:
+                batch = pending.batch
+                yield env.timeout(pending.duration)
                 engine.complete(batch, env.now)
-                log.append(self.index, waiting.start, waiting.duration, batch.rows, 0, 0, self.bm.used,
-                           waiting.waiting, waiting.running, 0, 0.0)
+                log.append(self.index, pending.start, pending.duration, batch.rows, 0, 0, self.bm.used,
+                           pending.waiting, pending.running, 0, 0.0)
                 self.wake()
-                waiting = decode_run(self, engine)
+                pending = decode_run(self, engine)
 
     # ------------------------------------------------------------ scheduler hooks
 
