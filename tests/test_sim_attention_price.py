@@ -79,3 +79,21 @@ def test_prefill_tiles_are_the_models_terms_on_plain_floats():
             b, length = rng.randint(1, 300), rng.uniform(0.5, 40000.0)
             assert tiles.parts(b, length) == _prefill_parts(Floats, b, length, heads, kv_heads, d, kv_bytes, 0, peak,
                                                             small, fits[1])
+
+
+def test_decode_tiles_are_kernel_timings_decode_terms():
+    """DecodeTiles (the decode model with its per-op factors resolved once) is kernel_timing._decode_terms to
+    the bit, over GQA and MHA shapes, bf16 and fp8 caches, both peaks, integer and float contexts."""
+    from whatif.simulator.attention_price import DecodeTiles
+    rng = random.Random(5)
+    sc = Scenario()
+    gpu = sc.resolve()[1].gpu
+    c, _, p = kernel_timing.attention_fits(gpu, sc.resolve()[3].engine, "bf16", 32, 8)
+    for heads, kv_heads, d, kv_bytes in ((32, 8, 128, 2.0), (64, 8, 128, 1.0), (16, 16, 64, 2.0), (28, 4, 128, 2.0)):
+        tiles = DecodeTiles(heads, kv_heads, d, kv_bytes, c.hbm_bw, c.sms, p)
+        for _ in range(500):
+            b = rng.randint(1, 600)
+            ctx = rng.choice([rng.randint(1, 130000), rng.uniform(1.0, 9000.0), 1.0])
+            peak = rng.choice([c.peak_flops("bf16"), c.peak_flops("fp8")])
+            assert tiles.parts(b, ctx, peak) == kernel_timing._decode_terms(b, ctx, heads, kv_heads, d, kv_bytes, peak,
+                                                                             c.hbm_bw, c.sms, p)

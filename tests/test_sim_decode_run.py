@@ -1,6 +1,7 @@
 """Runs of decode-only iterations in one loop (decode_run.py) change nothing: every configuration runs
 the same, iteration for iteration and float for float, with the loop taken out (each iteration then goes
-through the scheduler and a SimPy round trip as before)."""
+through the scheduler and a SimPy round trip as before). The loop also forms the decode-only iteration that
+ends after another event and leaves it to Replica._run to wait out; taken out, the scheduler forms it."""
 from __future__ import annotations
 
 import pytest
@@ -47,8 +48,9 @@ def test_decode_runs_change_nothing(name, monkeypatch):
 
     def counted(rep, engine):
         before = engine.step
-        real(rep, engine)
+        pending = real(rep, engine)   # (a decode-only iteration left for the replica to wait out, or None)
         taken.append(engine.step - before)
+        return pending
     monkeypatch.setattr(replica, "decode_run", counted)
     fast = run(cfg)
     monkeypatch.setattr(replica, "decode_run", lambda rep, engine: None)

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from ..roofline import kernel_timing
 from ..roofline.attention import DECODE_MAX_QUERIES
+from ..roofline.kernel_models.decode_attention import SPLIT_TOKENS
 from ..roofline.kernel_models.elementwise import plain
 from ..roofline.kernel_models.prefill_attention import BQ, BK
 from ..roofline.op_kinds import OpRole
@@ -90,6 +91,10 @@ class KernelAttention:
                             p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s)
         self.tiles = PrefillTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.small, p)
         self.decode_memo: dict[tuple, tuple[float, float, float]] = {}   # kernel_timing._decode_terms by (b, ctx, peak)
+        q = self.decode   # the decode model on plain floats where decode_parts would take that path
+        self.decode_tiles = DecodeTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.c.hbm_bw, self.c.sms, q) \
+            if plain(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.peak_decode, self.c.sms,
+                     self.c.hbm_bw, q.mem_eff, q.compute_eff, q.kv_splits, q.seq_s, q.floor_s, q.group_rows) else None
 
     @staticmethod
     def of(old, gpu, fits: tuple, act_bytes: float, kv_bytes: float, kv_width: float) -> KernelAttention | None:
@@ -102,45 +107,48 @@ class KernelAttention:
 
     def seconds(self, groups: tuple) -> float | None:
         """Seconds of one instance for `groups`, or None where the sums leave the models' cover (no pairs).
+        One function on purpose: it runs once per new batch shape, and the calls it would make (group_sums,
+        the prefill or decode formula, kernel_timing's _scaled and _ridge) cost as much as their arithmetic.
+        The operations and their order are group_sums', fitted_prefill_seconds' and fitted_decode_seconds'.
         A mixed pass runs a prefill and a decode kernel, summed in that order (roofline.attention.mixed_op)."""
-        kinds = {q <= DECODE_MAX_QUERIES for q, _, _ in groups}
-        if len(kinds) == 2:
+        kv_width, kv_bytes = self.kv_width, self.kv_bytes
+        pairs = kv_io = cached = 0   # (group_sums, inline)
+        queries = b = max_ctx = 0
+        decode = True          # every row decodes
+        some_decode = False    # some row does
+        for q, c, n in groups:
+            pairs += n * (q * c + q * (q + 1) / 2.0) * 1.0
+            kv_io += n * ((c + q) * kv_width * kv_bytes)
+            cached += n * (c * kv_width * kv_bytes)
+            queries += n * q
+            b += n
+            if c + q > max_ctx:
+                max_ctx = c + q
+            if q <= DECODE_MAX_QUERIES:
+                some_decode = True
+            else:
+                decode = False
+        if some_decode and not decode:
             pre = self.seconds(tuple(g for g in groups if g[0] > DECODE_MAX_QUERIES))
             dec = self.seconds(tuple(g for g in groups if g[0] <= DECODE_MAX_QUERIES))
             return None if pre is None or dec is None else pre + dec
-        heads, d = self.heads, self.d
-        pairs, kv_io, cached, queries, sequences, max_ctx, decode = group_sums(groups, self.kv_width, self.kv_bytes)
-        if not (pairs > 0 and sequences > 0):
+        if not (pairs > 0 and b > 0):
             return None
+        heads, d = self.heads, self.d
         flops = 2.0 * pairs * heads * (d + d)
         hbm = queries * heads * (d + d) * self.act_bytes + kv_io
-        if decode:
-            return self._decode(sequences, max_ctx, flops, hbm)
-        return self._prefill(pairs, sequences, queries, cached, max_ctx, flops, hbm)
-
-    def _prefill(self, pairs, b, queries, cached, max_ctx, flops, hbm) -> float | None:
-        """kernel_timing.fitted_prefill_seconds(...)[0] of the op these sums describe."""
-        c, p = self.c, self.prefill
+        c = self.c
+        if decode:   # kernel_timing.fitted_decode_seconds(...)[0]
+            p, peak = self.decode, self.peak_decode
+            ctx = max(max_ctx, 1.0)
+            t_c, t_m, fixed = self._decode_terms(b, ctx, peak)
+            nominal = 4.0 * b * ctx * heads * d
+            t_c = t_c * flops / nominal if nominal > 0 and t_c > 0 else flops / (peak * p.compute_eff)
+            return fixed + _ridge(t_c, self._memory(t_m, b, ctx, hbm), p.smooth)
+        # kernel_timing.fitted_prefill_seconds(...)[0]
+        p = self.prefill
         length = (math.sqrt(1.0 + 8.0 * pairs / b) - 1.0) / 2.0
-        peak = self.peak_prefill
-        terms = self._prefill_terms(b, length)
-        if terms is None:
-            return None
-        t_c, t_m = terms
-        t_c = kernel_timing._scaled(t_c, flops, 4.0 * b * length * (length + 1) / 2.0 * self.heads * self.d,
-                                    flops / (peak * p.compute_eff))
-        t_m = max(hbm / (c.hbm_bw * p.mem_eff * 1.0), 0.0)   # (bandwidth share 1, no extra memory)
-        fixed = p.floor_s + p.token_s * queries / c.sms
-        total = fixed + kernel_timing._ridge(t_c, t_m, p.smooth)
-        if cached > 0:   # over a cached context: never cheaper than the decode kernel streaming that cache
-            t_stream, fixed_decode = self._stream(b, max_ctx, hbm, peak)
-            if fixed_decode + t_stream > total:
-                return fixed_decode + t_stream
-        return total
-
-    def _prefill_terms(self, b, length) -> tuple[float, float] | None:
-        """kernel_timing._prefill_terms without its memo; None where the model leaves plain floats."""
-        if not self.floats:
+        if not self.floats:   # (kernel_timing._prefill_terms without its memo: plain floats only)
             return None
         try:
             t_c, t_m, fixed = self.tiles.parts(b, length)
@@ -148,41 +156,51 @@ class KernelAttention:
             return None
         if not math.isfinite(t_c + t_m + fixed):   # (as elementwise.evaluate: numpy's answer then)
             return None
-        return float(t_c), float(t_m)
-
-    def _decode(self, b, max_ctx, flops, hbm) -> float:
-        """kernel_timing.fitted_decode_seconds(...)[0] of the op these sums describe."""
-        p, peak = self.decode, self.peak_decode
-        ctx = max(max_ctx, 1.0)
-        t_c, t_m, fixed = self._decode_terms(b, ctx, peak)
-        t_c = kernel_timing._scaled(t_c, flops, 4.0 * b * ctx * self.heads * self.d, flops / (peak * p.compute_eff))
-        return fixed + kernel_timing._ridge(t_c, self._memory(t_m, b, ctx, hbm), p.smooth)
-
-    def _stream(self, b, max_ctx, hbm, peak) -> tuple[float, float]:
-        """(memory, fixed) seconds of kernel_timing.fitted_decode_seconds at the compute `peak` (the prefill
-        op's, where the decode kernel floors a chunk over a cached context)."""
-        ctx = max(max_ctx, 1.0)
-        _, t_m, fixed = self._decode_terms(b, ctx, peak)
-        return self._memory(t_m, b, ctx, hbm), fixed
+        t_c = float(t_c)
+        peak = self.peak_prefill
+        nominal = 4.0 * b * length * (length + 1) / 2.0 * heads * d
+        t_c = t_c * flops / nominal if nominal > 0 and t_c > 0 else flops / (peak * p.compute_eff)
+        t_m = max(hbm / (c.hbm_bw * p.mem_eff * 1.0), 0.0)   # (bandwidth share 1, no extra memory)
+        fixed = p.floor_s + p.token_s * queries / c.sms
+        total = fixed + _ridge(t_c, t_m, p.smooth)
+        if cached > 0:   # over a cached context: never cheaper than the decode kernel streaming that cache
+            ctx = max(max_ctx, 1.0)   # (the decode model's memory and fixed terms at the prefill op's peak)
+            _, t_m, fixed_decode = self._decode_terms(b, ctx, peak)
+            t_stream = self._memory(t_m, b, ctx, hbm)
+            if fixed_decode + t_stream > total:
+                return fixed_decode + t_stream
+        return total
 
     def _memory(self, t_m, b, ctx, hbm) -> float:
         """The decode model's memory term rescaled to the op's bytes (bandwidth share 1, no extra memory)."""
         c, p = self.c, self.decode
-        t_m = kernel_timing._scaled(t_m, hbm, b * ctx * self.kv_heads * self.d * 2.0 * self.kv_bytes,
-                                    hbm / (c.hbm_bw * p.mem_eff))
+        nominal = b * ctx * self.kv_heads * self.d * 2.0 * self.kv_bytes
+        t_m = t_m * hbm / nominal if nominal > 0 and t_m > 0 else hbm / (c.hbm_bw * p.mem_eff)   # (_scaled)
         return max(t_m / 1.0, 0.0)
 
     def _decode_terms(self, b, ctx, peak) -> tuple[float, float, float]:
         key = (b, ctx, peak)
         terms = self.decode_memo.get(key)   # (kernel_timing's memo hashes the fit's dataclass at every call)
         if terms is None:
-            c = self.c
-            terms = self.decode_memo[key] = kernel_timing._decode_terms(b, ctx, self.heads, self.kv_heads, self.d,
-                                                                        self.kv_bytes, peak, c.hbm_bw, c.sms,
-                                                                        self.decode)
+            terms = self.decode_tiles.parts(b, ctx, peak) if self.decode_tiles is not None else None
+            if terms is None:
+                c = self.c
+                terms = kernel_timing._decode_terms(b, ctx, self.heads, self.kv_heads, self.d, self.kv_bytes, peak,
+                                                    c.hbm_bw, c.sms, self.decode)
+            self.decode_memo[key] = terms
             if len(self.decode_memo) > DECODE_MEMO:
                 self.decode_memo.clear()
         return terms
+
+
+def _ridge(t_c: float, t_m: float, p: float) -> float:
+    """kernel_timing._ridge on two floats (roofline.ridge's formula, without its type dispatch)."""
+    hi = max(t_c, t_m)
+    if hi <= 0:
+        return 0.0
+    if p <= 0:
+        return hi
+    return hi * ((t_c / hi) ** p + (t_m / hi) ** p) ** (1.0 / p)
 
 
 class PrefillTiles:
@@ -211,6 +229,39 @@ class PrefillTiles:
         t_c = max(grid, p.cta_s + nk * self.t_pair / p.kv_splits)
         t_m = batch * seq * self.d * self.width / self.bandwidth
         return t_c, t_m, p.floor_s + p.token_s * batch * seq / sms
+
+
+class DecodeTiles:
+    """kernel_timing._decode_terms (decode_attention._decode_parts without a window, on plain floats) for one
+    op kind, with what depends only on the op worked out once: the same operations in the same order, so the
+    same floats (tests/test_sim_attention_price.py). Built only where every number the model reads but the
+    batch and context is a plain float or int (elementwise.evaluate's float path)."""
+
+    def __init__(self, heads, kv_heads, d, kv_bytes, hbm_bw, sms, p):
+        self.p, self.kv_bytes, self.bw, self.sms = p, kv_bytes, hbm_bw, sms
+        self.kv_heads, self.d = float(kv_heads), float(d)
+        self.splits = float(math.floor(p.kv_splits))
+        self.rows = float(math.ceil(float(heads) / self.kv_heads / p.group_rows)) * p.group_rows
+
+    def parts(self, batch, context, peak) -> tuple[float, float, float] | None:
+        """(t_compute, t_memory, t_fixed) as _decode_terms, or None where evaluate would leave the floats."""
+        if type(batch) not in (int, float) or type(context) not in (int, float):
+            return None
+        p, kv_heads, d = self.p, self.kv_heads, self.d
+        try:
+            batch, ctx = float(batch), float(context)
+            split = float(math.ceil(ctx / SPLIT_TOKENS))
+            items = batch * kv_heads * (split if split < self.splits else self.splits)
+            share = items / self.sms
+            t_m = batch * ctx * kv_heads * d * 2.0 * self.kv_bytes / (self.bw * p.mem_eff * (share if share < 1.0
+                                                                                                else 1.0))
+            t_c = 4.0 * batch * ctx * kv_heads * self.rows * d / (peak * p.compute_eff)
+            fixed = p.floor_s + p.seq_s * batch * kv_heads / self.sms
+        except (ArithmeticError, ValueError):
+            return None
+        if not math.isfinite(t_c + t_m + fixed):   # (evaluate sums the three: numpy's answer then)
+            return None
+        return float(t_c), float(t_m), float(fixed)
 
 
 def probes(old, act_bytes: float, kv_bytes: float, kv_width: float) -> tuple[AttentionWork, AttentionWork]:

@@ -161,34 +161,52 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
 def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
              requests: list[Request] | None = None):
     """Run `cfg` (its workload's requests, or `requests`) and return a SimulationResult."""
+    from .workload import generate
+    with collections_paused() as paused:   # (building the requests and their records too)
+        if requests is None:
+            requests = generate(cfg.workload)
+        records = [Record(r) for r in requests]
+        return _run(cfg, records, requests, paused, progress)
+
+
+def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress):
+    """simulate's run of `records` (the collector paused by the caller; `paused.freeze()` before the clock starts)."""
     import simpy
 
     from .metrics import SimulationResult
-    from .workload import describe, generate
-    if requests is None:
-        requests = generate(cfg.workload)
-    records = [Record(r) for r in requests]
+    from .workload import describe
     mean_len = sum(r.prompt + r.output for r in requests) / max(len(requests), 1)
     env = simpy.Environment()
     cluster = Cluster(env, cfg, max(1, round(mean_len)))
 
     arrived = 0
+    step = max(1, len(records) // 100)
+    waited = [False]   # the next record's timeout has fired
 
-    def arrivals():
+    def arrivals(_event) -> None:
+        """Deliver the records due now, then wait for the next one: the steps a process yielding a timeout per
+        arrival would take, as a timeout's callback (a SimPy process resumes a generator for each)."""
         nonlocal arrived
-        step = max(1, len(records) // 100)
-        for i, rec in enumerate(records):
-            delay = rec.request.arrival_s - env.now
-            if delay > 0:
-                yield env.timeout(delay)
+        while arrived < len(records):
+            rec = records[arrived]
+            if not waited[0]:
+                delay = rec.request.arrival_s - env.now
+                if delay > 0:
+                    waited[0] = True
+                    env.timeout(delay).callbacks.append(arrivals)
+                    return
+            waited[0] = False
             cluster.arrive(rec)
             arrived += 1
-            if progress and i % step == 0:
-                progress(i, len(records))
+            if progress and (arrived - 1) % step == 0:
+                progress(arrived - 1, len(records))
 
-    env.process(arrivals())
-    with collections_paused():
-        env.run(until=cfg.horizon_s)
+    start = env.event()   # started as env.process starts a process: an urgent event now
+    start._ok, start._value = True, None
+    start.callbacks.append(arrivals)
+    env.schedule(start, 0)   # (simpy.events.URGENT)
+    paused.freeze()   # the records and the cluster live to the end: never scanned
+    env.run(until=cfg.horizon_s)
     for replica in cluster.replicas:
         for engine in replica.engines:
             engine.flush()

@@ -12,27 +12,45 @@ happen is the full loop's. The run is the same, iteration for iteration and floa
 (tests/test_sim_decode_run.py)."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .iteration_time import bucket_span
 from .scheduler import Batch
 
 
-def decode_run(replica, engine) -> None:
+def decode_run(replica, engine) -> Waiting | None:
     """Run `engine`'s decode-only iterations back to back, each as Replica._run would (same clock,
     blocks, token times and log rows), until the next one could meet anything else. An iteration at
-    which sequences finish or offer blocks is completed by the scheduler, and the run goes on."""
+    which sequences finish or offer blocks is completed by the scheduler, and the run goes on.
+
+    When another event (an arrival, most often) comes before the next decode-only iteration ends, that
+    iteration is still formed here (its blocks taken, as the scheduler would at its start) and returned
+    as a Waiting for Replica._run to wait out in SimPy and complete: the scheduler would have formed the
+    same batch, since nothing else could join it at its start."""
     env = replica.env
     if not isinstance(getattr(env, "_now", None), (int, float)):   # (as replica.advance)
-        return
+        return None
     if not engine.only_decodes():
-        return
+        return None
     rows_out: list[tuple] = []   # this run's log rows, stored at its end (no other iteration runs meanwhile)
     try:
-        _run(replica, engine, env, rows_out)
+        return _run(replica, engine, env, rows_out)
     finally:
         replica.log.extend(rows_out)
 
 
-def _run(replica, engine, env, rows_out: list) -> None:
+class Waiting(NamedTuple):
+    """A decode-only iteration formed at `start` that ends after another event: Replica._run waits
+    `duration` and completes it as the scheduler's batch `batch`, logging `waiting` and `running`."""
+
+    start: float
+    duration: float
+    batch: Batch
+    waiting: int
+    running: int
+
+
+def _run(replica, engine, env, rows_out: list) -> Waiting | None:
     times, bm, dues, phases, ends = replica.times, engine.bm, engine.dues, engine.phases, engine.ends
     size, index, out, queue = bm.block_size, replica.index, rows_out.append, env._queue
     inf = float("inf")
@@ -64,8 +82,7 @@ def _run(replica, engine, env, rows_out: list) -> None:
                     last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
                 start = env._now
                 end = start + duration
-                if not end < head:                   # (env.peek) another event comes first: SimPy's
-                    return
+                late = not end < head                # (env.peek) another event comes first: SimPy's
                 if due:
                     n = len(due)
                     if bm.free >= n:                 # (bm.allocate, when it evicts nothing)
@@ -76,6 +93,9 @@ def _run(replica, engine, env, rows_out: list) -> None:
                     for s in due:
                         s.blocks += 1
                         s.next_need += size
+                if late:
+                    return Waiting(start, duration, Batch(rows=rows, context=base + decoding * step, decoding=decoding),
+                                   waiting, running)
                 env._now = end
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     engine.complete(Batch(rows=rows, context=base + decoding * step, decoding=decoding), end)

@@ -53,6 +53,15 @@ class Part:
     attention: tuple = ()              # the attention ops (built for some batch; priced per batch)
     pricers: tuple = ()                # each attention op's KernelAttention, None where its model does not apply
 
+    @property
+    def sum_s(self) -> float:
+        """sum(totals) of a part without attention (a tail), computed once."""
+        s = self.__dict__.get("_sum_s")
+        if s is None:
+            s = sum(self.totals)
+            object.__setattr__(self, "_sum_s", s)
+        return s
+
 
 class PassParts:
     """Pass times of one PassSetup from memoized parts (see the module docstring)."""
@@ -108,9 +117,9 @@ class PassParts:
         """Seconds of a pass of `groups`, `tokens` new tokens in all, with `rows` LM-head rows."""
         bodies = self.bodies.get(tokens) or self._parts(self.bodies, tokens, tail=False)
         tails = self.tails.get(rows) or self._parts(self.tails, rows, tail=True)
-        attn = [self._attention_s(b, groups) for b in bodies]   # (the caller memoizes whole steps)
         total = 0.0
-        for body, tail, (each, attn_totals) in zip(bodies, tails, attn):
+        for body, tail in zip(bodies, tails):
+            each, attn_totals = self._attention_s(body, groups)   # (the caller memoizes whole steps)
             if cuda_graphs or not self.launch:   # summed in time_pass's order, so the same float results
                 serial, k = 0.0, 0
                 for t in body.totals:
@@ -124,8 +133,13 @@ class PassParts:
                 # the body's queue lines, then the tail back to back after it or after its own last wait
                 a = each + self.gap
                 tail_wait = tail.lines[0][1] if tail.lines else 0.0   # the tail has no attention: one line
-                total += max(max(c + m * a for m, c in body.lines) + sum(tail.totals) + tail.kernels * self.gap,
-                             body.kernels * self.launch + tail_wait)
+                lines = body.lines
+                if len(lines) == 1:   # (the common case, without a generator)
+                    (m, c), = lines
+                    queue = c + m * a
+                else:
+                    queue = max(c + m * a for m, c in lines)
+                total += max(queue + tail.sum_s + tail.kernels * self.gap, body.kernels * self.launch + tail_wait)
         return total
 
     def _parts(self, table: dict, n: int, tail: bool) -> tuple[Part, ...]:
@@ -172,6 +186,10 @@ class PassParts:
     def _attention_s(self, part: Part, groups: tuple) -> tuple[float, tuple[float, ...]]:
         """(seconds of one attention instance, each attention op's total) of a stage for `groups`, the
         ops built as graph.attention_block builds them (dense and MoE layers' attention ops are alike)."""
+        if len(part.pricers) == 1 and part.pricers[0] is not None:   # (the common case: one kind, its model)
+            each = part.pricers[0].seconds(groups)
+            if each is not None:
+                return each, (each * part.attention[0].count,)
         s = self.setup
         prec = s.precision
         each, totals = 0.0, []

@@ -89,7 +89,16 @@ class Replica:
             log.append(self.index, start, duration, rows, len(prefills), tokens, self.bm.used, waiting, running,
                        batch.preempted, batch.swap_s)
             self.wake()   # blocks may have freed up for an idle virtual engine
-            decode_run(self, engine)   # decode-only iterations up to the next event, in one loop
+            # decode-only iterations up to the next event in one loop, and the one that ends after it
+            pending = decode_run(self, engine)
+            while pending is not None:
+                batch = pending.batch
+                yield env.timeout(pending.duration)
+                engine.complete(batch, env.now)
+                log.append(self.index, pending.start, pending.duration, batch.rows, 0, 0, self.bm.used,
+                           pending.waiting, pending.running, 0, 0.0)
+                self.wake()
+                pending = decode_run(self, engine)
 
     # ------------------------------------------------------------ scheduler hooks
 

@@ -115,7 +115,7 @@ class Scheduler:
         self.running: list[Seq] = []
         self.swapped_out: deque[Seq] = deque()
         self.filling = 0              # drain policies: requests still to admit into the forming batch
-        self.left = False             # a sequence finished or moved on in the last iteration
+        self.left: list[Seq] = []     # sequences that finished or moved on in the last iteration
         self.arriving = 0             # disaggregated decode: sequences admitted whose KV is still moving
         self.drain = cfg.batching == "static" or (cfg.priority == "decode" and not cfg.chunked_prefill)
         self.lookahead = times.lookahead   # drafted tokens a decode row verifies beside its next one
@@ -138,12 +138,15 @@ class Scheduler:
 
     def schedule(self, now: float) -> Batch:
         batch = Batch()
-        for s in self.arrivals:
-            if s.in_running:
-                self._enter(s)
-        self.arrivals.clear()
-        self._swap_in(batch)
-        self._admit_incoming()
+        if self.arrivals:
+            for s in self.arrivals:
+                if s.in_running:
+                    self._enter(s)
+            self.arrivals.clear()
+        if self.swapped_out:
+            self._swap_in(batch)
+        if self.incoming:
+            self._admit_incoming()
         if self.drain:
             if not self.running and not self.filling:
                 self.filling = len(self.waiting)   # the batch is what waits now
@@ -242,7 +245,8 @@ class Scheduler:
     def _admit_chunks(self, batch: Batch, budget: int, now: float) -> None:
         while budget > 0 and self.waiting and not self.swapped_out and len(self.running) < self.cfg.max_batch:
             s = self.waiting[0]
-            self._lookup(s)
+            if self.bm.prefix_caching:
+                self._lookup(s)
             n = self._chunk(s, budget, keep_watermark=True)
             if not n:
                 self._undo_lookup(s)
@@ -279,16 +283,17 @@ class Scheduler:
         n = self._chunk_size(s, budget, keep_watermark)
         if n <= 0:
             return 0
-        need = self._blocks_for(s.computed + n) - s.held
+        need = -(-(s.computed + n) // self.bm.block_size) - (s.blocks + len(s.shared))   # (_blocks_for - held)
         self.bm.allocate(need)
         s.blocks += need
         return n
 
     def _chunk_size(self, s: Seq, budget: int, keep_watermark: bool) -> int:
         """Tokens of `s` that fit the budget and the free blocks (none allocated)."""
+        bm = self.bm
         n = min(s.total - s.computed, budget)
-        room = self.bm.available - (self.bm.watermark_blocks if keep_watermark else 0)
-        return min(n, max(0, (s.held + room) * self.bm.block_size - s.computed))
+        room = bm.free + len(bm.evictable) - (bm.watermark_blocks if keep_watermark else 0)   # (available)
+        return min(n, max(0, (s.blocks + len(s.shared) + room) * bm.block_size - s.computed))   # (held)
 
     def _whole_need(self, s: Seq) -> int:
         """Blocks `s` needs to be admitted whole (static batching reserves its whole output)."""
@@ -405,7 +410,7 @@ class Scheduler:
         if batch.decoding and self.uniform:   # every decoding row gained a token at `end`
             self.step += 1
             self.ends.append(end)
-            for s in self._due(self.dues):
+            for s in (self._due(self.dues) if self.dues and self.dues[0][0] <= self.step else ()):
                 self._sync(s)
                 if s.generated >= s.req.output:
                     s.total -= 1   # (a finishing token adds none to do)
@@ -430,7 +435,7 @@ class Scheduler:
                 if s in self.decoding:
                     self._push_due(s)
         if self.left:
-            self.left = False
+            left, self.left = self.left, []
             if self.cfg.batching == "static":
                 self.running = [s for s in self.running if s.source is None]   # handed on to a decode pool
                 if all(s.done for s in self.running):   # the padded batch has drained
@@ -439,6 +444,10 @@ class Scheduler:
                         s.in_running = False
                     self.running = []
                     self.padding, self.padding_context = 0, 0
+            elif len(left) <= 4:   # (a few leave an iteration: removing each beats rebuilding the list)
+                for s in left:
+                    if not s.in_running:
+                        self.running.remove(s)
             else:
                 self.running = [s for s in self.running if s.in_running]
 
@@ -475,7 +484,7 @@ class Scheduler:
         s.total += 1
         if s.generated == 1 and self.hooks.first_token(s, self):
             s.in_running = False
-            self.left = True
+            self.left.append(s)
             return
         self._enter(s)
 
@@ -491,7 +500,7 @@ class Scheduler:
         else:
             self._release(s)
             s.in_running = False
-        self.left = True
+        self.left.append(s)
         self.hooks.finished(s)
 
     # ------------------------------------------------------------ the decoding set
