@@ -92,6 +92,10 @@ ENGINE_FLAGS = (
        help="share the KV blocks of common prompt prefixes between requests"),
     _f("engine", "preemption", "--preemption", _TEXT, "MODE",
        "a preempted request's KV is recomputed later, or swapped to host memory and back"),
+    _f("engine", "capacity", "--capacity", _TEXT, "POLICY",
+       "on-demand: KV blocks as tokens need them, preempting when out (vLLM); reserve: admit a request only "
+       "with blocks for its whole output set aside, never preempting (TensorRT-LLM's GUARANTEED_NO_EVICT); "
+       "default: the engine spec's"),
     _f("engine", "swap_space_gb", "--swap-space", Field("float", 0, 1e6, "GiB"), "GIB",
        "host memory per GPU for swapped KV, GiB"),
 )

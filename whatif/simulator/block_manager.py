@@ -15,6 +15,7 @@ class BlockManager:
         self.watermark_blocks = watermark_blocks
         self.prefix_caching = prefix_caching
         self.free = num_blocks                         # neither held nor cached
+        self.reserved = 0                              # set aside for admitted requests' whole outputs (reserve)
         self.refs: dict[tuple, int] = {}               # cached block -> sequences referencing it
         self.evictable: OrderedDict[tuple, None] = OrderedDict()   # cached blocks with no reference, LRU first
 

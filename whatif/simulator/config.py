@@ -17,6 +17,7 @@ _SPEC = engine_spec()   # the default engine's spec: EngineConfig's defaults
 BATCHING = ("continuous", "static")
 PRIORITIES = ("prefill", "decode")
 PREEMPTION = ("recompute", "swap")
+CAPACITY = ("on-demand", "reserve")
 ROUTERS = ("round-robin", "least-outstanding", "prefix-aware")
 
 
@@ -39,12 +40,16 @@ class EngineConfig:
     watermark: float = 0.01        # share of KV blocks kept free when admitting (vLLM default)
     prefix_caching: bool = False
     preemption: str = "recompute"  # recompute (vLLM default) or swap to host memory
+    capacity: str = _SPEC.capacity   # on-demand: KV blocks as tokens need them (vLLM, preempting when out);
+                                     # reserve: a request is admitted only with blocks for its whole output
+                                     # set aside (TensorRT-LLM's GUARANTEED_NO_EVICT): never preempted
     swap_space_gb: float = 4.0     # host memory per GPU for swapped KV, GiB (vLLM's swap_space default)
 
     def __post_init__(self):
         _choice(self.batching, BATCHING, "--batching")
         _choice(self.priority, PRIORITIES, "--priority")
         _choice(self.preemption, PREEMPTION, "--preemption")
+        _choice(self.capacity, CAPACITY, "--capacity")
         positive_int(self.max_batch, "--max-batch")
         positive_int(self.token_budget, "--token-budget")
         positive_int(self.block_size, "--block-size")
@@ -62,7 +67,8 @@ class EngineConfig:
             raise WhatifError(f"engine: unknown field(s) {', '.join(sorted(unknown))}; "
                               f"valid: {', '.join(f.name for f in fields(cls))}")
         defaults = {"chunked_prefill": spec.chunked_prefill, "max_batch": spec.max_num_seqs,
-                    "token_budget": spec.max_num_batched_tokens, "block_size": spec.block_size}
+                    "token_budget": spec.max_num_batched_tokens, "block_size": spec.block_size,
+                    "capacity": spec.capacity}
         return cls(**{**defaults, **given})
 
 

@@ -13,6 +13,9 @@ Policies (EngineConfig):
   then decoded until it drains; finished sequences leave it.
 - static (request-level, FasterTransformer): as decode-priority, but KV for the whole output is
   reserved at admission and finished sequences stay in the batch as padding until all finish.
+Capacity (EngineConfig.capacity): on-demand takes a sequence's KV blocks as its tokens need them (vLLM);
+reserve admits a request only when blocks for its whole prompt and output can be set aside beside what the
+admitted ones hold or still need (TensorRT-LLM's GUARANTEED_NO_EVICT), so no running sequence is preempted.
 With a decoder (speculative or multi-token decoding) a decode row verifies its drafted tokens in
 the same pass: it holds KV slots for them (lookahead), takes that many tokens of the budget, and
 gains the tokens its acceptance draws (times.accepted_tokens), several at one time.
@@ -46,7 +49,8 @@ from .request import FINISHED, QUEUED, RUNNING, Record
 
 class Seq:
     __slots__ = ("rec", "req", "total", "computed", "generated", "blocks", "shared", "published", "swapped",
-                 "done", "looked_up", "source", "order", "epoch", "anchor", "run_from", "in_running", "next_need")
+                 "done", "looked_up", "source", "order", "epoch", "anchor", "run_from", "in_running", "next_need",
+                 "reserve")
 
     def __init__(self, rec: Record):
         self.rec = rec
@@ -67,6 +71,7 @@ class Seq:
         self.run_from = 0               # decoding: the engine step its current run of tokens starts at
         self.in_running = False
         self.next_need = 0              # decoding (no decoder): the next step it needs a KV block
+        self.reserve = 0                # blocks set aside for its whole output (reserve capacity)
 
     @property
     def held(self) -> int:
@@ -131,6 +136,7 @@ class Scheduler:
         self.dues: list[tuple] = []   # heap of (step, order, epoch, seq): it finishes or offers a block then
         self.prefilling: list[tuple] = []     # chunked prefill: (order, seq) with prompt tokens left, in running order
         self.chunking = cfg.chunked_prefill and not self.drain
+        self.reserving = cfg.capacity == "reserve" and not self.drain   # (drain policies reserve their own way)
         self.arrivals: list[Seq] = []         # disaggregated: KV arrived during an iteration; decode from the next
         self.orders = count(1)
 
@@ -247,11 +253,12 @@ class Scheduler:
             s = self.waiting[0]
             if self.bm.prefix_caching:
                 self._lookup(s)
-            n = self._chunk(s, budget, keep_watermark=True)
+            n = self._chunk(s, budget, keep_watermark=True) if self._reservable(s) else 0
             if not n:
                 self._undo_lookup(s)
                 break
             self.waiting.popleft()
+            self._set_aside(s)
             self._start(s, now)
             batch.prefill.append((s, n))
             budget -= n
@@ -264,10 +271,12 @@ class Scheduler:
             self._lookup(s)
             n = s.total - s.computed
             need = self._whole_need(s)
-            if (batch.prefill and n > budget) or not self.bm.can_allocate(need, keep_watermark=True):
+            if ((batch.prefill and n > budget) or not self.bm.can_allocate(need, keep_watermark=True)
+                    or not self._reservable(s)):
                 self._undo_lookup(s)
                 break
             self.waiting.popleft()
+            self._set_aside(s)
             self.bm.allocate(need)
             s.blocks += need
             self._start(s, now)
@@ -294,6 +303,20 @@ class Scheduler:
         n = min(s.total - s.computed, budget)
         room = bm.free + len(bm.evictable) - (bm.watermark_blocks if keep_watermark else 0)   # (available)
         return min(n, max(0, (s.blocks + len(s.shared) + room) * bm.block_size - s.computed))   # (held)
+
+    def _final_blocks(self, s: Seq) -> int:
+        """Blocks `s` holds when it finishes: its prompt and whole output (drafted tokens' slots beside)."""
+        return self._blocks_for(s.req.prompt + s.req.output + self.lookahead)
+
+    def _reservable(self, s: Seq) -> bool:
+        """Whether `s` may be admitted: always on demand; with reserve, when its final blocks fit beside
+        those set aside for the sequences already admitted."""
+        return not self.reserving or self.bm.reserved + self._final_blocks(s) <= self.bm.num_blocks
+
+    def _set_aside(self, s: Seq) -> None:
+        if self.reserving:
+            s.reserve = self._final_blocks(s)
+            self.bm.reserved += s.reserve
 
     def _whole_need(self, s: Seq) -> int:
         """Blocks `s` needs to be admitted whole (static batching reserves its whole output)."""
@@ -393,14 +416,15 @@ class Scheduler:
         if self.waiting and self.bm.prefix_caching and self.waiting[0].req.prefix_id is not None:
             return False   # (a prefix-cache lookup and its undoing touch the cache's order)
         budget = max(self.cfg.token_budget - len(self.decoding), 0)
+        waiting_fits = bool(self.waiting) and self._reservable(self.waiting[0])
         if not self.chunking:   # prefill-priority: _admit_whole
-            return not (self.waiting and not self.swapped_out and not full
+            return not (waiting_fits and not self.swapped_out and not full
                         and self.bm.can_allocate(self._whole_need(self.waiting[0]), keep_watermark=True))
         for order, s in self.prefilling:   # _continue_prefills
             if s.in_running and s.order == order and s.prefilling and budget > 0 \
                     and self._chunk_size(s, budget, keep_watermark=False) > 0:
                 return False
-        return not (budget > 0 and self.waiting and not self.swapped_out and not full
+        return not (budget > 0 and waiting_fits and not self.swapped_out and not full
                     and self._chunk_size(self.waiting[0], budget, keep_watermark=True) > 0)   # _admit_chunks
 
     # ------------------------------------------------------------ after an iteration
@@ -580,7 +604,8 @@ class Scheduler:
     def _release(self, s: Seq) -> None:
         self.bm.release(s.blocks)
         self.bm.unref(s.shared)
-        s.blocks, s.shared = 0, []
+        self.bm.reserved -= s.reserve
+        s.blocks, s.shared, s.reserve = 0, [], 0
 
     def _publish(self, s: Seq) -> None:
         """Offer the sequence's full blocks that later requests of its prefix id reuse to the cache."""

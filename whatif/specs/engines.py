@@ -22,7 +22,8 @@ VERSION_DIR = ENGINE_DIR / "versions"
 PROVENANCES = ("documented", "measured", "assumed")
 ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see EngineMemory)
 GIB = 2 ** 30
-OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit")   # keys a spec may leave out
+OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity")   # may be left out
+CAPACITY = ("on-demand", "reserve")   # KV blocks as tokens need them (preempting when out), or reserved at admission
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class Engine:
     large_gpu: LargeGpuDefaults | None = None   # other scheduler defaults on large GPUs (vLLM's)
     graph_pad_to_limit: bool = False      # capture sizes past its batch limit become one graph at the limit
     graph_sizes_listed: tuple[int, ...] = ()   # the configured capture list graph_sizes was cut from (pad_to_limit)
+    capacity: str = "on-demand"           # how the scheduler takes KV blocks (CAPACITY)
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def shares_gqa_decode(self, group: float) -> bool:
@@ -218,7 +220,7 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
     sections = {}
     large_keys = {"large_gpu_min_gib", "large_gpu_except", "large_gpu_max_num_seqs", "large_gpu_max_num_batched_tokens"}
     for name, keys in (("scheduler", {"max_num_seqs", "max_num_batched_tokens", "block_size", "chunked_prefill",
-                                      *large_keys}),
+                                      "capacity", *large_keys}),
                        ("cuda_graphs", {"decode_sizes", "prefill", "pad_to_limit"}),
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped"}),
                        ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
@@ -237,6 +239,7 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
         max_num_batched_tokens=integer(s["max_num_batched_tokens"], f"{where}.scheduler.max_num_batched_tokens"),
         block_size=integer(s["block_size"], f"{where}.scheduler.block_size"),
         chunked_prefill=boolean(s["chunked_prefill"], f"{where}.scheduler.chunked_prefill"),
+        capacity=_capacity(s.get("capacity", "on-demand"), f"{where}.scheduler.capacity"),
         graph_sizes=expand_sizes(g["decode_sizes"], f"{where}.cuda_graphs.decode_sizes"),
         graph_prefill=boolean(g["prefill"], f"{where}.cuda_graphs.prefill"),
         graph_pad_to_limit=boolean(g.get("pad_to_limit", False), f"{where}.cuda_graphs.pad_to_limit"),
@@ -256,6 +259,12 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
         large_gpu=_large_gpu(s, f"{where}.scheduler"), **_optional_sections(data, where, src), sources=src)
     # an engine that pads to its limit drops the listed sizes beyond it at start-up (TensorRT-LLM)
     return engine.with_limits() if engine.graph_pad_to_limit else engine
+
+
+def _capacity(value, where: str) -> str:
+    if value not in CAPACITY:
+        raise WhatifError(f"{where}: {value!r} is not valid; valid: {', '.join(CAPACITY)}")
+    return value
 
 
 def at_tp(default: float, table: tuple[tuple[int, float], ...], tp: int) -> float:
