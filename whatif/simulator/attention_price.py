@@ -107,31 +107,42 @@ class KernelAttention:
 
     def seconds(self, groups: tuple) -> float | None:
         """Seconds of one instance for `groups`, or None where the sums leave the models' cover (no pairs).
-        One function on purpose: it runs once per new batch shape, and the calls it would make (group_sums,
-        the prefill or decode formula, kernel_timing's _scaled and _ridge) cost as much as their arithmetic.
-        The operations and their order are group_sums', fitted_prefill_seconds' and fitted_decode_seconds'.
-        A mixed pass runs a prefill and a decode kernel, summed in that order (roofline.attention.mixed_op)."""
+        A mixed pass runs a prefill and a decode kernel, summed in that order (roofline.attention.mixed_op):
+        the prompt rows' and the decode rows' sums are kept apart in one pass over the groups, each in
+        attention_op's order, so the floats are those of the two ops it builds."""
         kv_width, kv_bytes = self.kv_width, self.kv_bytes
-        pairs = kv_io = cached = 0   # (group_sums, inline)
-        queries = b = max_ctx = 0
-        decode = True          # every row decodes
-        some_decode = False    # some row does
+        pairs = kv_io = cached = queries = b = max_ctx = 0                  # prompt rows (group_sums, inline)
+        d_pairs = d_kv_io = d_cached = d_queries = d_b = d_max_ctx = 0      # decode rows
         for q, c, n in groups:
-            pairs += n * (q * c + q * (q + 1) / 2.0) * 1.0
-            kv_io += n * ((c + q) * kv_width * kv_bytes)
-            cached += n * (c * kv_width * kv_bytes)
-            queries += n * q
-            b += n
-            if c + q > max_ctx:
-                max_ctx = c + q
-            if q <= DECODE_MAX_QUERIES:
-                some_decode = True
+            if q > DECODE_MAX_QUERIES:
+                pairs += n * (q * c + q * (q + 1) / 2.0) * 1.0
+                kv_io += n * ((c + q) * kv_width * kv_bytes)
+                cached += n * (c * kv_width * kv_bytes)
+                queries += n * q
+                b += n
+                if c + q > max_ctx:
+                    max_ctx = c + q
             else:
-                decode = False
-        if some_decode and not decode:
-            pre = self.seconds(tuple(g for g in groups if g[0] > DECODE_MAX_QUERIES))
-            dec = self.seconds(tuple(g for g in groups if g[0] <= DECODE_MAX_QUERIES))
-            return None if pre is None or dec is None else pre + dec
+                d_pairs += n * (q * c + q * (q + 1) / 2.0) * 1.0
+                d_kv_io += n * ((c + q) * kv_width * kv_bytes)
+                d_cached += n * (c * kv_width * kv_bytes)
+                d_queries += n * q
+                d_b += n
+                if c + q > d_max_ctx:
+                    d_max_ctx = c + q
+        if not d_b:
+            return self._priced(pairs, kv_io, cached, queries, b, max_ctx, False)
+        if not b:
+            return self._priced(d_pairs, d_kv_io, d_cached, d_queries, d_b, d_max_ctx, True)
+        pre = self._priced(pairs, kv_io, cached, queries, b, max_ctx, False)
+        dec = self._priced(d_pairs, d_kv_io, d_cached, d_queries, d_b, d_max_ctx, True)
+        return None if pre is None or dec is None else pre + dec
+
+    def _priced(self, pairs, kv_io, cached, queries, b, max_ctx, decode: bool) -> float | None:
+        """One kernel's seconds from its groups' sums. One function on purpose: it runs once per new batch
+        shape, and the calls it would make (the prefill or decode formula, kernel_timing's _scaled and
+        _ridge) cost as much as their arithmetic; the operations and their order are
+        fitted_prefill_seconds' and fitted_decode_seconds'."""
         if not (pairs > 0 and b > 0):
             return None
         heads, d = self.heads, self.d
