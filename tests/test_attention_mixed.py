@@ -1,5 +1,7 @@
 """A pass mixing prompts with decoding sequences (chunked prefill) runs a prefill and a decode attention
 kernel; whatif times the mixed op as their sum (roofline/attention.py mixed_op)."""
+from dataclasses import replace
+
 from whatif.roofline.attention import attention_op
 from whatif.roofline.config import Precision
 from whatif.roofline.engine_kernels import engine_ops
@@ -37,3 +39,13 @@ def test_an_engine_version_rewrites_the_decode_kernel_of_a_mixed_op():
     assert pre == mixed.shape.parts[0]
     assert dec.shape.kv_heads == 32 and dec.hbm_bytes > mixed.shape.parts[1].hbm_bytes
     assert run.hbm_bytes - mixed.hbm_bytes == dec.hbm_bytes - mixed.shape.parts[1].hbm_bytes
+
+
+def test_a_change_made_to_a_mixed_op_after_it_was_built_reaches_its_kernels():
+    """A technique or a placement that scales the op's bytes (or moves some to a slower tier) after it was
+    built: the two kernels carry it in proportion to their bytes, so the time follows the op's bytes."""
+    fp8 = Precision(weight="fp8", activation="fp8", kv="fp8")
+    model, system, par, eff = Scenario(kernel_engine="trtllm", precision=fp8).resolve()
+    mixed = op_of((DECODES, PROMPT))
+    lighter = replace(mixed, bytes={**mixed.bytes, "hbm": mixed.hbm_bytes / 2})
+    assert time_op(lighter, system.gpu, eff).time_s < time_op(mixed, system.gpu, eff).time_s

@@ -111,15 +111,19 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
 
 
 def split_modifiers(op: Op, part: Op) -> Op:
-    """A part of a mixed attention op with what was added to the op after it was built carried over in
-    proportion to the part's HBM bytes: a technique's in-kernel ALU work, a bandwidth share, bytes read in
-    place from a slower tier."""
+    """A part of a mixed attention op with what was changed on the op after it was built (a technique's
+    FLOPs, bytes or in-kernel ALU work, a bandwidth share, bytes moved to a slower tier read in place)
+    carried over in proportion to the part's share of the kernels' HBM bytes and FLOPs."""
+    parts = op.shape.parts
+    hbm, flops = sum(p.hbm_bytes for p in parts), sum(p.flops for p in parts)
     added = {k: v for k, v in op.bytes.items() if k not in ("hbm", "l2")}
-    if not op.alu_ops and op.bandwidth_share == 1.0 and not added:
+    if (op.hbm_bytes == hbm and op.flops == flops and not added and not op.alu_ops
+            and op.bandwidth_share == 1.0):
         return part
-    share = part.hbm_bytes / op.hbm_bytes if op.hbm_bytes else 0.5
-    return replace(part, alu_ops=op.alu_ops * share, bandwidth_share=op.bandwidth_share,
-                   bytes={**part.bytes, **{k: v * share for k, v in added.items()}})
+    share = part.hbm_bytes / hbm if hbm else 1.0 / len(parts)
+    return replace(part, flops=part.flops * (op.flops / flops if flops else 1.0),
+                   bytes={**part.bytes, "hbm": op.hbm_bytes * share, **{k: v * share for k, v in added.items()}},
+                   alu_ops=op.alu_ops * share, bandwidth_share=op.bandwidth_share)
 
 
 def summed(op: Op, times: list[OpTime]) -> OpTime:
