@@ -107,35 +107,14 @@ class KernelAttention:
 
     def seconds(self, groups: tuple) -> float | None:
         """Seconds of one instance for `groups`, or None where the sums leave the models' cover (no pairs).
-        A mixed pass runs a prefill and a decode kernel, summed in that order (roofline.attention.mixed_op):
-        the prompt rows' and the decode rows' sums are kept apart in one pass over the groups, each in
-        attention_op's order, so the floats are those of the two ops it builds."""
-        kv_width, kv_bytes = self.kv_width, self.kv_bytes
-        pairs = kv_io = cached = queries = b = max_ctx = 0                  # prompt rows (group_sums, inline)
-        d_pairs = d_kv_io = d_cached = d_queries = d_b = d_max_ctx = 0      # decode rows
-        for q, c, n in groups:
-            if q > DECODE_MAX_QUERIES:
-                pairs += n * (q * c + q * (q + 1) / 2.0) * 1.0
-                kv_io += n * ((c + q) * kv_width * kv_bytes)
-                cached += n * (c * kv_width * kv_bytes)
-                queries += n * q
-                b += n
-                if c + q > max_ctx:
-                    max_ctx = c + q
-            else:
-                d_pairs += n * (q * c + q * (q + 1) / 2.0) * 1.0
-                d_kv_io += n * ((c + q) * kv_width * kv_bytes)
-                d_cached += n * (c * kv_width * kv_bytes)
-                d_queries += n * q
-                d_b += n
-                if c + q > d_max_ctx:
-                    d_max_ctx = c + q
-        if not d_b:
-            return self._priced(pairs, kv_io, cached, queries, b, max_ctx, False)
-        if not b:
-            return self._priced(d_pairs, d_kv_io, d_cached, d_queries, d_b, d_max_ctx, True)
-        pre = self._priced(pairs, kv_io, cached, queries, b, max_ctx, False)
-        dec = self._priced(d_pairs, d_kv_io, d_cached, d_queries, d_b, d_max_ctx, True)
+        A mixed pass runs a prefill and a decode kernel, summed in that order (roofline.attention.mixed_op),
+        each priced from its own rows' sums, in attention_op's order, so the floats are those of its two ops."""
+        width, size = self.kv_width, self.kv_bytes
+        decoding = tuple(g for g in groups if g[0] <= DECODE_MAX_QUERIES)
+        if not decoding or len(decoding) == len(groups):
+            return self._priced(*group_sums(groups, width, size))
+        pre = self._priced(*group_sums(tuple(g for g in groups if g[0] > DECODE_MAX_QUERIES), width, size))
+        dec = self._priced(*group_sums(decoding, width, size))
         return None if pre is None or dec is None else pre + dec
 
     def _priced(self, pairs, kv_io, cached, queries, b, max_ctx, decode: bool) -> float | None:
