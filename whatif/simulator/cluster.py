@@ -146,7 +146,8 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
     engine = (f"{spec.name + ' spec (engine_profiles), ' if spec is not None else ''}"
               f"{batching}, token budget {e.token_budget}, max batch {e.max_batch}, {e.block_size}-token blocks, "
               f"watermark {e.watermark:.0%}, prefix caching {'on' if e.prefix_caching else 'off'}, "
-              f"preemption by {e.preemption}")
+              + ("KV reserved for the whole output at admission (no preemption)" if e.capacity == "reserve"
+                 else f"KV blocks on demand, preemption by {e.preemption}"))
     cluster_line = " + ".join(pools) + f", router {cl.router}"
     if cluster.kv_path is not None:
         cluster_line += f", {cluster.kv_path.name}"
