@@ -35,3 +35,14 @@ def test_reserve_runs_as_many_sequences_as_fit_whole():
 def test_tensorrt_llm_reserves_and_vllm_takes_blocks_on_demand():
     assert EngineConfig.for_engine(engine_spec("trtllm")).capacity == "reserve"
     assert EngineConfig.for_engine(engine_spec("vllm")).capacity == "on-demand"
+
+
+def test_a_disaggregated_cluster_that_reserves_hands_reservations_on():
+    """A prefill replica gives back a sequence's reservation when the decode pool takes it (which sets its
+    own aside): every request finishes, as on demand, and nothing is left reserved."""
+    from whatif.simulator.config import ClusterConfig
+    sc = Scenario(hardware="dgx-h100", kernel_engine="trtllm")
+    res = simulate(SimConfig(sc, WorkloadSpec(rate=50, requests=600, prompt=2000, output=200, seed=1),
+                             EngineConfig(capacity="reserve"), ClusterConfig(replicas=1, prefill_replicas=1)))
+    assert all(r.finish_s is not None for r in res.records)
+    assert sum(r.preemptions for r in res.records) == 0

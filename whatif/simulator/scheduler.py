@@ -367,9 +367,10 @@ class Scheduler:
         while self.incoming and len(self.running) + self.arriving < self.cfg.max_batch:
             s = self.incoming[0]
             need = self._blocks_for(s.computed + 1)
-            if not self.bm.can_allocate(need, keep_watermark=True):
+            if not self.bm.can_allocate(need, keep_watermark=True) or not self._reservable(s):
                 break
             self.incoming.popleft()
+            self._set_aside(s)
             self.bm.allocate(need)
             s.blocks = need
             self.arriving += 1
@@ -409,7 +410,8 @@ class Scheduler:
         if self.swapped_out and not full and self.bm.can_allocate(self.swapped_out[0].swapped):   # _swap_in
             return False
         if self.incoming and len(self.running) + self.arriving < self.cfg.max_batch and self.bm.can_allocate(
-                self._blocks_for(self.incoming[0].computed + 1), keep_watermark=True):   # _admit_incoming
+                self._blocks_for(self.incoming[0].computed + 1), keep_watermark=True) \
+                and self._reservable(self.incoming[0]):   # _admit_incoming
             return False
         if self.drain:
             return not self.filling   # (a batch still filling admits)
@@ -508,6 +510,7 @@ class Scheduler:
         s.total += 1
         if s.generated == 1 and self.hooks.first_token(s, self):
             s.in_running = False
+            self._unreserve(s)   # handed to the decode pool, which sets its own aside
             self.left.append(s)
             return
         self._enter(s)
@@ -604,8 +607,12 @@ class Scheduler:
     def _release(self, s: Seq) -> None:
         self.bm.release(s.blocks)
         self.bm.unref(s.shared)
+        self._unreserve(s)
+        s.blocks, s.shared = 0, []
+
+    def _unreserve(self, s: Seq) -> None:
         self.bm.reserved -= s.reserve
-        s.blocks, s.shared, s.reserve = 0, [], 0
+        s.reserve = 0
 
     def _publish(self, s: Seq) -> None:
         """Offer the sequence's full blocks that later requests of its prefix id reuse to the cache."""
