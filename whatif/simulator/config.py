@@ -10,14 +10,13 @@ from dataclasses import dataclass, fields
 from ..errors import WhatifError, positive_int
 from ..roofline.engines import engine_spec
 from ..specs.checks import number
-from ..specs.engines import Engine
+from ..specs.engines import CAPACITY, Engine
 
 _SPEC = engine_spec()   # the default engine's spec: EngineConfig's defaults
 
 BATCHING = ("continuous", "static")
 PRIORITIES = ("prefill", "decode")
 PREEMPTION = ("recompute", "swap")
-CAPACITY = ("on-demand", "reserve")
 ROUTERS = ("round-robin", "least-outstanding", "prefix-aware")
 
 
