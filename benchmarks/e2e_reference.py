@@ -14,6 +14,9 @@ memory accounting, scheduler limits, version-specific kernels). Rows measured th
   holds at most `concurrency` requests and the next starts when one finishes (simulate_point); the front
   end is added to each TTFT (the request reaches the engine that much after the client sent it)
 
+A row's `chunked_prefill` (blank: the engine spec's default) states a deployment's own scheduler setting,
+with its source or assumption in the row's notes.
+
 A row's `harness` names the benchmark tool when it sets the engine's limits itself: trtllm-bench throughput
 derives max_batch_size and max_num_tokens from the model, the GPUs and the dataset's lengths
 (whatif/validate/trtllm_bench.py), and the row is predicted with those (`Scenario.max_num_seqs`,
@@ -93,6 +96,15 @@ def harness_limits(row: dict, sc: Scenario) -> tuple[int | None, int | None]:
                         int(row["isl"]), int(row["osl"]))
 
 
+def engine_options(row: dict) -> dict:
+    """The scheduler options a row states over its engine spec's defaults (the simulated rows): its
+    `chunked_prefill` ("true"/"false"; blank keeps the spec's), the reason in its notes."""
+    value = row.get("chunked_prefill") or ""
+    if value not in ("", "true", "false"):
+        raise ValueError(f"{row['id']}: chunked_prefill {value!r} is not true, false or blank")
+    return {"chunked_prefill": value == "true"} if value else {}
+
+
 def through_server(row: dict) -> bool:
     """Whether the row was measured by a client of the HTTP server (its TTFT and E2E include the engine
     spec's `frontend`), not offline (an in-process engine: trtllm-bench, gptSessionBenchmark, benchmark_latency)."""
@@ -137,7 +149,7 @@ def simulate_point(row: dict) -> dict[str, float]:
     sc = scenario(row)
     n = c * (SIM_ROUNDS + 1)
     spec = WorkloadSpec(rate=1e9, requests=n, prompt=int(row["isl"]), output=int(row["osl"]), seed=1)
-    res = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine(), max_batch=c)))
+    res = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine(), max_batch=c, **engine_options(row))))
     records = sorted(res.records, key=lambda r: r.request.id)
     assert all(r.finish_s is not None for r in records), row["id"]
     freed = sorted(r.finish_s for r in records)            # the k-th slot to free up ...

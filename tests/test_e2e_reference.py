@@ -61,6 +61,8 @@ def test_table_has_the_rows_the_issue_asks_for(rows):
         assert r["harness"] in bench.HARNESSES, r["id"]
         assert r["harness"] != "trtllm-bench" or (r["engine"] == "trtllm" and r["measured_via"] == "offline"), r["id"]
         assert r["regime"] != "rate_curve" or int(r["concurrency"]) >= 1, r["id"]
+        assert not r["chunked_prefill"] or "chunked_prefill" in r["notes"], r["id"]   # a stated setting says why
+        bench.engine_options(r)
     # a latency-vs-load curve: several load points of one setup
     curve = [r for r in rows if r["regime"] == "rate_curve" and r["metric"] == "ttft_ms"]
     assert len({(r["source"], r["concurrency"]) for r in curve}) >= 6

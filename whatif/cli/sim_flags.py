@@ -77,7 +77,8 @@ ENGINE_FLAGS = (
     _f("engine", "batching", "--batching", _TEXT, "MODE",
        "continuous: iteration-level (Orca, vLLM); static: a batch runs until its last request is done"),
     _f("engine", "priority", "--priority", _TEXT, "PHASE",
-       "without chunked prefill: waiting prefills first (vLLM V0) or running decodes first"),
+       "without chunked prefill: waiting prompts first (prefill, vLLM V0), running decodes first (decode), or "
+       "whole prompts beside the decodes within the token budget (mixed, TensorRT-LLM)"),
     _f("engine", "chunked_prefill", "--chunked-prefill", action=_BOOL,
        help="decodes first, prefill chunks fill the rest of each iteration's token budget (Sarathi-Serve)"),
     _f("engine", "max_batch", "--max-batch", Field("int", 1, MAX_BATCH, "sequences"), "N",

@@ -24,6 +24,8 @@ from .scheduler import Seq
 
 _TIMES: dict[str, IterationTimes] = {}   # runs of one scenario (a capacity search) share roofline answers
 _TIMES_KEPT = 8
+PRIORITY_WORDS = {"prefill": "prefill-priority", "decode": "decode-priority",
+                  "mixed": "whole prompts beside the decodes"}   # (without chunked prefill)
 
 
 def _iteration_times(scenario, par, engine, plan_seq_len: int) -> IterationTimes:
@@ -141,7 +143,7 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
     pools = [pool([r for r in cluster.replicas if r.role == role]) for role in ("prefill", "decode", "mixed")
              if any(r.role == role for r in cluster.replicas)]
     batching = ("static batching" if e.batching == "static" else
-                f"continuous batching, {'chunked prefill' if e.chunked_prefill else e.priority + '-priority'}")
+                f"continuous batching, {'chunked prefill' if e.chunked_prefill else PRIORITY_WORDS[e.priority]}")
     spec = first.engine
     engine = (f"{spec.name + ' spec (engine_profiles), ' if spec is not None else ''}"
               f"{batching}, token budget {e.token_budget}, max batch {e.max_batch}, {e.block_size}-token blocks, "

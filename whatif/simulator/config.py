@@ -10,12 +10,11 @@ from dataclasses import dataclass, fields
 from ..errors import WhatifError, positive_int
 from ..roofline.engines import engine_spec
 from ..specs.checks import number
-from ..specs.engines import CAPACITY, Engine
+from ..specs.engines import CAPACITY, PRIORITIES, Engine
 
 _SPEC = engine_spec()   # the default engine's spec: EngineConfig's defaults
 
 BATCHING = ("continuous", "static")
-PRIORITIES = ("prefill", "decode")
 PREEMPTION = ("recompute", "swap")
 ROUTERS = ("round-robin", "least-outstanding", "prefix-aware")
 
@@ -31,7 +30,8 @@ class EngineConfig:
     """One replica's scheduler and KV cache manager."""
 
     batching: str = "continuous"   # continuous (iteration-level, Orca/vLLM) or static (request-level, padded)
-    priority: str = "prefill"      # without chunked prefill: prefill-priority (vLLM V0) or decode-priority
+    priority: str = _SPEC.priority  # without chunked prefill: prefill-priority (vLLM V0), decode-priority, or
+                                    # mixed: whole prompts beside the decodes (TensorRT-LLM without chunked context)
     chunked_prefill: bool = _SPEC.chunked_prefill   # Sarathi-Serve / vLLM V1: decodes first, prefill chunks fill
     max_batch: int = _SPEC.max_num_seqs             # running sequences (the engine's max_num_seqs)
     token_budget: int = _SPEC.max_num_batched_tokens   # tokens per iteration (max_num_batched_tokens)
@@ -65,7 +65,7 @@ class EngineConfig:
         if unknown:
             raise WhatifError(f"engine: unknown field(s) {', '.join(sorted(unknown))}; "
                               f"valid: {', '.join(f.name for f in fields(cls))}")
-        defaults = {"chunked_prefill": spec.chunked_prefill, "max_batch": spec.max_num_seqs,
+        defaults = {"chunked_prefill": spec.chunked_prefill, "priority": spec.priority, "max_batch": spec.max_num_seqs,
                     "token_budget": spec.max_num_batched_tokens, "block_size": spec.block_size,
                     "capacity": spec.capacity}
         return cls(**{**defaults, **given})

@@ -136,6 +136,7 @@ class Scheduler:
         self.dues: list[tuple] = []   # heap of (step, order, epoch, seq): it finishes or offers a block then
         self.prefilling: list[tuple] = []     # chunked prefill: (order, seq) with prompt tokens left, in running order
         self.chunking = cfg.chunked_prefill and not self.drain
+        self.mixed = cfg.priority == "mixed" and not cfg.chunked_prefill and not self.drain
         self.reserving = cfg.capacity == "reserve" and not self.drain   # (drain policies reserve their own way)
         self.arrivals: list[Seq] = []         # disaggregated: KV arrived during an iteration; decode from the next
         self.orders = count(1)
@@ -167,6 +168,9 @@ class Scheduler:
             budget = self._decodes(batch)
             budget = self._continue_prefills(batch, budget)
             self._admit_chunks(batch, budget, now)
+            return batch
+        if self.mixed:   # whole prompts beside the decodes, within the budget the decodes leave
+            self._admit_whole(batch, now, self._decodes(batch))
             return batch
         self._admit_whole(batch, now)   # prefill-priority
         if not batch.prefill:
@@ -263,16 +267,17 @@ class Scheduler:
             batch.prefill.append((s, n))
             budget -= n
 
-    def _admit_whole(self, batch: Batch, now: float) -> None:
-        """Admit waiting prompts whole (at least one, even past the budget) while they fit."""
-        budget = self.cfg.token_budget
+    def _admit_whole(self, batch: Batch, now: float, budget: int | None = None) -> None:
+        """Admit waiting prompts whole while they fit in `budget` (the token budget by default); the first
+        one of an otherwise empty iteration even past it."""
+        budget = self.cfg.token_budget if budget is None else budget
         while self.waiting and not self.swapped_out and len(self.running) < self.cfg.max_batch:
             s = self.waiting[0]
             self._lookup(s)
             n = s.total - s.computed
             need = self._whole_need(s)
-            if ((batch.prefill and n > budget) or not self.bm.can_allocate(need, keep_watermark=True)
-                    or not self._reservable(s)):
+            if ((n > budget and (batch.prefill or batch.decoding))
+                    or not self.bm.can_allocate(need, keep_watermark=True) or not self._reservable(s)):
                 self._undo_lookup(s)
                 break
             self.waiting.popleft()
@@ -419,9 +424,11 @@ class Scheduler:
             return False   # (a prefix-cache lookup and its undoing touch the cache's order)
         budget = max(self.cfg.token_budget - len(self.decoding), 0)
         waiting_fits = bool(self.waiting) and self._reservable(self.waiting[0])
-        if not self.chunking:   # prefill-priority: _admit_whole
+        if not self.chunking:   # prefill-priority or mixed: _admit_whole (mixed: within the budget decodes leave)
+            w = self.waiting[0] if self.waiting else None
             return not (waiting_fits and not self.swapped_out and not full
-                        and self.bm.can_allocate(self._whole_need(self.waiting[0]), keep_watermark=True))
+                        and (not self.mixed or w.total - w.computed <= budget)
+                        and self.bm.can_allocate(self._whole_need(w), keep_watermark=True))
         for order, s in self.prefilling:   # _continue_prefills
             if s.in_running and s.order == order and s.prefilling and budget > 0 \
                     and self._chunk_size(s, budget, keep_watermark=False) > 0:

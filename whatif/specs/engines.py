@@ -22,8 +22,13 @@ VERSION_DIR = ENGINE_DIR / "versions"
 PROVENANCES = ("documented", "measured", "assumed")
 ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see EngineMemory)
 GIB = 2 ** 30
-OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity")   # may be left out
+OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity",
+                 "priority")   # may be left out
 CAPACITY = ("on-demand", "reserve")   # KV blocks as tokens need them (preempting when out), or reserved at admission
+# Without chunked prefill, how a step takes whole prompts: prefill steps first, decodes waiting (vLLM V0); the
+# running batch drained first (request-level); or mixed, prompts beside the decodes within the token budget
+# (TensorRT-LLM's inflight batching without chunked context)
+PRIORITIES = ("prefill", "decode", "mixed")
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,7 @@ class Engine:
     graph_pad_to_limit: bool = False      # capture sizes past its batch limit become one graph at the limit
     graph_sizes_listed: tuple[int, ...] = ()   # the configured capture list graph_sizes was cut from (pad_to_limit)
     capacity: str = "on-demand"           # how the scheduler takes KV blocks (CAPACITY)
+    priority: str = "prefill"             # how whole prompts join a step without chunked prefill (PRIORITIES)
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def shares_gqa_decode(self, group: float) -> bool:
@@ -220,7 +226,7 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
     sections = {}
     large_keys = {"large_gpu_min_gib", "large_gpu_except", "large_gpu_max_num_seqs", "large_gpu_max_num_batched_tokens"}
     for name, keys in (("scheduler", {"max_num_seqs", "max_num_batched_tokens", "block_size", "chunked_prefill",
-                                      "capacity", *large_keys}),
+                                      "capacity", "priority", *large_keys}),
                        ("cuda_graphs", {"decode_sizes", "prefill", "pad_to_limit"}),
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped"}),
                        ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
@@ -239,7 +245,8 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
         max_num_batched_tokens=integer(s["max_num_batched_tokens"], f"{where}.scheduler.max_num_batched_tokens"),
         block_size=integer(s["block_size"], f"{where}.scheduler.block_size"),
         chunked_prefill=boolean(s["chunked_prefill"], f"{where}.scheduler.chunked_prefill"),
-        capacity=_capacity(s.get("capacity", "on-demand"), f"{where}.scheduler.capacity"),
+        capacity=_one_of(s.get("capacity", "on-demand"), CAPACITY, f"{where}.scheduler.capacity"),
+        priority=_one_of(s.get("priority", "prefill"), PRIORITIES, f"{where}.scheduler.priority"),
         graph_sizes=expand_sizes(g["decode_sizes"], f"{where}.cuda_graphs.decode_sizes"),
         graph_prefill=boolean(g["prefill"], f"{where}.cuda_graphs.prefill"),
         graph_pad_to_limit=boolean(g.get("pad_to_limit", False), f"{where}.cuda_graphs.pad_to_limit"),
@@ -261,9 +268,9 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
     return engine.with_limits() if engine.graph_pad_to_limit else engine
 
 
-def _capacity(value, where: str) -> str:
-    if value not in CAPACITY:
-        raise WhatifError(f"{where}: {value!r} is not valid; valid: {', '.join(CAPACITY)}")
+def _one_of(value, valid: tuple[str, ...], where: str) -> str:
+    if value not in valid:
+        raise WhatifError(f"{where}: {value!r} is not valid; valid: {', '.join(valid)}")
     return value
 
 
