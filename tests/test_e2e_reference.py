@@ -31,9 +31,11 @@ spec.loader.exec_module(bench)
 # fit; taken for the rest); with the TensorRT-LLM perf-overview rows run as trtllm-bench runs them (its
 # dataset-derived max_batch_size / max_num_tokens, CUDA graphs padded to that limit, and the KV fraction 0.95 the
 # page says it uses "in many cases"): MAPE 11.2%, median 5.8%, 64% within 10%, 90% within 25%; with a mixed
-# step's attention timed as its prefill and decode kernels (the rate curves): MAPE 11.0%. A change may improve
-# these, not worsen them by more than rounding.
-PINNED = {"mape": 0.111, "median_abs": 0.059, "within_10": 0.63, "within_25": 0.89}
+# step's attention timed as its prefill and decode kernels (the rate curves): MAPE 11.0%; with TensorRT-LLM
+# v0.5-0.7 engines run at the batch they are given (CUDA graphs were opt-in there: no padding to a captured
+# size): MAPE 10.9%, median 5.8%, 64% within 10%, 90% within 25%. A change may improve these, not worsen them by
+# more than rounding.
+PINNED = {"mape": 0.109, "median_abs": 0.059, "within_10": 0.63, "within_25": 0.89}
 
 
 @pytest.fixture(scope="module")
