@@ -53,3 +53,15 @@ def test_mixed_decodes_beside_a_prompt_where_prefill_priority_stalls():
 def test_an_unknown_priority_names_the_valid_ones():
     with pytest.raises(WhatifError, match="mixed"):
         EngineConfig(priority="fifo")
+
+
+def test_mixed_rejects_a_prompt_longer_than_the_budget():
+    """TensorRT-LLM without chunked context caps the input at max_num_tokens: a longer prompt is refused with
+    the reason, not run."""
+    cfg = EngineConfig(token_budget=2048, chunked_prefill=False, priority="mixed")
+    reqs = [Request(0, 0.0, 3000, 4), Request(1, 0.0, 1000, 4)]
+    res = simulate(SimConfig(SC, WorkloadSpec(requests=2), cfg), requests=reqs)
+    records = sorted(res.records, key=lambda r: r.request.id)
+    assert records[0].finish_s is None and "token budget (2048 tokens)" in records[0].reason
+    assert records[1].finish_s is not None
+    run(reqs, chunked_prefill=True)   # chunked prefill serves both (run checks every request finished)

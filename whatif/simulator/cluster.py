@@ -95,6 +95,11 @@ class Cluster:
         # One text per cause (the request's own length is in its record), so a summary counts them together.
         if r.prompt + r.output > self.window:
             return f"prompt + output exceeds the context window ({self.window} tokens)"
+        e = self.cfg.engine
+        if e.priority == "mixed" and not e.chunked_prefill and e.batching == "continuous" and r.prompt > e.token_budget:
+            # TensorRT-LLM without chunked context: max input length = min(max_seq_len - 1, max_num_tokens)
+            return (f"prompt exceeds the token budget ({e.token_budget} tokens) of an engine that computes a "
+                    "prompt whole in one step (raise --token-budget or turn on --chunked-prefill)")
         if self.fits is None:   # the most tokens a prefill and a decode replica hold above the watermark
             self.fits = tuple((r.replicas[0].bm.num_blocks - r.replicas[0].bm.watermark_blocks)
                               * r.replicas[0].bm.block_size for r in (self.entry, self.decode))
