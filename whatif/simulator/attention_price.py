@@ -25,6 +25,7 @@ from ..roofline.op_shapes import AttentionShape
 from ..roofline.ops import OpClass
 
 DECODE_MEMO = 1 << 16   # decode terms kept per op kind (contexts are bucketed: a run meets few)
+MISSING = object()
 
 
 class AttentionWork(NamedTuple):
@@ -91,6 +92,7 @@ class KernelAttention:
                             p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s)
         self.tiles = PrefillTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.small, p)
         self.decode_memo: dict[tuple, tuple[float, float, float]] = {}   # kernel_timing._decode_terms by (b, ctx, peak)
+        self.mixed_decode: dict[tuple, float | None] = {}   # a mixed pass's decode kernel seconds by its groups
         q = self.decode   # the decode model on plain floats where decode_parts would take that path
         self.decode_tiles = DecodeTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.c.hbm_bw, self.c.sms, q) \
             if plain(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.peak_decode, self.c.sms,
@@ -110,11 +112,20 @@ class KernelAttention:
         A mixed pass runs a prefill and a decode kernel, summed in that order (roofline.attention.mixed_op),
         each priced from its own rows' sums, in attention_op's order, so the floats are those of its two ops."""
         width, size = self.kv_width, self.kv_bytes
-        decoding = tuple(g for g in groups if g[0] <= DECODE_MAX_QUERIES)
-        if not decoding or len(decoding) == len(groups):
+        decoding, prefilling = [], []
+        for g in groups:
+            (decoding if g[0] <= DECODE_MAX_QUERIES else prefilling).append(g)
+        if not decoding or not prefilling:
             return self._priced(*group_sums(groups, width, size))
-        pre = self._priced(*group_sums(tuple(g for g in groups if g[0] > DECODE_MAX_QUERIES), width, size))
-        dec = self._priced(*group_sums(decoding, width, size))
+        pre = self._priced(*group_sums(prefilling, width, size))
+        # The decode rows of a mixed pass recur (a new prompt chunk beside the same decoding batch): their
+        # kernel's price is memoized by its groups, the same float as pricing them again.
+        key = tuple(decoding)
+        dec = self.mixed_decode.get(key, MISSING)
+        if dec is MISSING:
+            dec = self.mixed_decode[key] = self._priced(*group_sums(key, width, size))
+            if len(self.mixed_decode) > DECODE_MEMO:
+                self.mixed_decode.clear()
         return None if pre is None or dec is None else pre + dec
 
     def _priced(self, pairs, kv_io, cached, queries, b, max_ctx, decode: bool) -> float | None:

@@ -25,11 +25,9 @@ def decode_run(replica, engine) -> Waiting | None:
 
     When another event (an arrival, most often) comes before the next decode-only iteration ends, that
     iteration is still formed here (its blocks taken, as the scheduler would at its start) and returned
-    as a Waiting for Replica._run to wait out in SimPy and complete: the scheduler would have formed the
+    as a Waiting for Replica._run to wait out on the clock and complete: the scheduler would have formed the
     same batch, since nothing else could join it at its start."""
     env = replica.env
-    if not isinstance(getattr(env, "_now", None), (int, float)):   # (as replica.advance)
-        return None
     if not engine.only_decodes():
         return None
     rows_out: list[tuple] = []   # this run's log rows, stored at its end (no other iteration runs meanwhile)
@@ -52,7 +50,7 @@ class Waiting(NamedTuple):
 
 def _run(replica, engine, env, rows_out: list) -> Waiting | None:
     times, bm, dues, phases, ends = replica.times, engine.bm, engine.dues, engine.phases, engine.ends
-    size, index, out, queue = bm.block_size, replica.index, rows_out.append, env._queue
+    size, index, out, queue = bm.block_size, replica.index, rows_out.append, env.queue
     inf = float("inf")
     priced = 0   # iteration prices looked up in this run's memo (counted as the times' hits)
     step = engine.step
@@ -80,9 +78,9 @@ def _run(replica, engine, env, rows_out: list) -> Waiting | None:
                     duration = 0.0 + times.decode_time(rows, mean)
                     hi = bucket_span(mean)[1]
                     last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
-                start = env._now
+                start = env.now
                 end = start + duration
-                late = not end < head                # (env.peek) another event comes first: SimPy's
+                late = not end < head                # (env.peek) another event comes first: the clock's
                 if due:
                     n = len(due)
                     if bm.free >= n:                 # (bm.allocate, when it evicts nothing)
@@ -96,7 +94,7 @@ def _run(replica, engine, env, rows_out: list) -> Waiting | None:
                 if late:
                     return Waiting(start, duration, Batch(rows=rows, context=base + decoding * step, decoding=decoding),
                                    waiting, running)
-                env._now = end
+                env.now = end
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     engine.complete(Batch(rows=rows, context=base + decoding * step, decoding=decoding), end)
                     step = engine.step
