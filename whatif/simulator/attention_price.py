@@ -25,6 +25,7 @@ from ..roofline.op_shapes import AttentionShape
 from ..roofline.ops import OpClass
 
 DECODE_MEMO = 1 << 16   # decode terms kept per op kind (contexts are bucketed: a run meets few)
+MIXED_MEMO = 1 << 17   # a mixed pass's kernel prices kept per op kind (prompt lengths and decode batches)
 MISSING = object()
 
 
@@ -92,7 +93,7 @@ class KernelAttention:
                             p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s)
         self.tiles = PrefillTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.small, p)
         self.decode_memo: dict[tuple, tuple[float, float, float]] = {}   # kernel_timing._decode_terms by (b, ctx, peak)
-        self.mixed_decode: dict[tuple, float | None] = {}   # a mixed pass's decode kernel seconds by its groups
+        self.mixed: dict[tuple, float | None] = {}   # a mixed pass's prefill or decode kernel seconds by its groups
         q = self.decode   # the decode model on plain floats where decode_parts would take that path
         self.decode_tiles = DecodeTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.c.hbm_bw, self.c.sms, q) \
             if plain(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.peak_decode, self.c.sms,
@@ -117,21 +118,24 @@ class KernelAttention:
             (decoding if g[0] <= DECODE_MAX_QUERIES else prefilling).append(g)
         if not decoding or not prefilling:
             return self._priced(*group_sums(groups, width, size))
-        pre = self._priced(*group_sums(prefilling, width, size))
-        # The decode rows of a mixed pass recur (a new prompt chunk beside the same decoding batch): their
-        # kernel's price is memoized by its groups, the same float as pricing them again.
-        key = tuple(decoding)
-        dec = self.mixed_decode.get(key, MISSING)
+        # A mixed pass's two kernels recur apart (the same decoding batch beside a new prompt chunk, a prompt
+        # length met before beside another batch): each kernel's price is memoized by its own groups, the
+        # same float as pricing it again.
+        memo = self.mixed
+        prefilling, decoding = tuple(prefilling), tuple(decoding)
+        pre, dec = memo.get(prefilling, MISSING), memo.get(decoding, MISSING)
+        if pre is MISSING:
+            pre = memo[prefilling] = self._priced(*group_sums(prefilling, width, size))
         if dec is MISSING:
-            dec = self.mixed_decode[key] = self._priced(*group_sums(key, width, size))
-            if len(self.mixed_decode) > DECODE_MEMO:
-                self.mixed_decode.clear()
+            dec = memo[decoding] = self._priced(*group_sums(decoding, width, size))
+        if len(memo) > MIXED_MEMO:
+            memo.clear()
         return None if pre is None or dec is None else pre + dec
 
     def _priced(self, pairs, kv_io, cached, queries, b, max_ctx, decode: bool) -> float | None:
         """One kernel's seconds from its groups' sums. One function on purpose: it runs once per new batch
         shape, and the calls it would make (the prefill or decode formula, kernel_timing's _scaled and
-        _ridge) cost as much as their arithmetic; the operations and their order are
+        float_ridge) cost as much as their arithmetic; the operations and their order are
         fitted_prefill_seconds' and fitted_decode_seconds'."""
         if not (pairs > 0 and b > 0):
             return None
@@ -145,7 +149,7 @@ class KernelAttention:
             t_c, t_m, fixed = self._decode_terms(b, ctx, peak)
             nominal = 4.0 * b * ctx * heads * d
             t_c = t_c * flops / nominal if nominal > 0 and t_c > 0 else flops / (peak * p.compute_eff)
-            return fixed + _ridge(t_c, self._memory(t_m, b, ctx, hbm), p.smooth)
+            return fixed + float_ridge(t_c, self._memory(t_m, b, ctx, hbm), p.smooth)
         # kernel_timing.fitted_prefill_seconds(...)[0]
         p = self.prefill
         length = (math.sqrt(1.0 + 8.0 * pairs / b) - 1.0) / 2.0
@@ -163,7 +167,7 @@ class KernelAttention:
         t_c = t_c * flops / nominal if nominal > 0 and t_c > 0 else flops / (peak * p.compute_eff)
         t_m = max(hbm / (c.hbm_bw * p.mem_eff * 1.0), 0.0)   # (bandwidth share 1, no extra memory)
         fixed = p.floor_s + p.token_s * queries / c.sms
-        total = fixed + _ridge(t_c, t_m, p.smooth)
+        total = fixed + float_ridge(t_c, t_m, p.smooth)
         if cached > 0:   # over a cached context: never cheaper than the decode kernel streaming that cache
             ctx = max(max_ctx, 1.0)   # (the decode model's memory and fixed terms at the prefill op's peak)
             _, t_m, fixed_decode = self._decode_terms(b, ctx, peak)
@@ -194,7 +198,7 @@ class KernelAttention:
         return terms
 
 
-def _ridge(t_c: float, t_m: float, p: float) -> float:
+def float_ridge(t_c: float, t_m: float, p: float) -> float:
     """kernel_timing._ridge on two floats (roofline.ridge's formula, without its type dispatch)."""
     hi = max(t_c, t_m)
     if hi <= 0:

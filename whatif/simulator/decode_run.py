@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .iteration_time import bucket_span
 from .scheduler import Batch
 
 
@@ -30,7 +29,7 @@ def decode_run(replica, engine) -> Waiting | None:
     env = replica.env
     if not engine.only_decodes():
         return None
-    rows_out: list[tuple] = []   # this run's log rows, stored at its end (no other iteration runs meanwhile)
+    rows_out: list = []   # this run's log rows (flat), stored at its end (no other iteration runs meanwhile)
     try:
         return _run(replica, engine, env, rows_out)
     finally:
@@ -50,16 +49,17 @@ class Waiting(NamedTuple):
 
 def _run(replica, engine, env, rows_out: list) -> Waiting | None:
     times, bm, dues, phases, ends = replica.times, engine.bm, engine.dues, engine.phases, engine.ends
-    size, index, out, queue = bm.block_size, replica.index, rows_out.append, env.queue
+    size, index, out, queue = bm.block_size, replica.index, rows_out.extend, env.queue
     inf = float("inf")
     priced = 0   # iteration prices looked up in this run's memo (counted as the times' hits)
+    price = times.decode_span
     step = engine.step
     try:
         while True:   # (only_decodes holds)
             decoding = len(engine.decoding)          # the batch is fixed until sequences finish (a due step)
             rows, base = decoding + engine.padding, engine.context_base + engine.padding_context   # (static: padding)
             running, waiting = len(engine.running), len(engine.waiting)
-            used = bm.used                           # (changes below only by the blocks allocated)
+            used = bm.num_blocks - (bm.free + len(bm.evictable))   # (bm.used; changes below only by allocation)
             # Read once until they can change: the step at which sequences finish or offer a block (the dues
             # change only by complete), the next event's time (the queue only by a wake-up), the last step of
             # the current price's bucket (the mean context grows with the step).
@@ -74,9 +74,7 @@ def _run(replica, engine, env, rows_out: list) -> Waiting | None:
                 if step <= last:                     # the same bucket: the same memoized price
                     priced += 1
                 else:
-                    mean = (base + decoding * step) // rows
-                    duration = 0.0 + times.decode_time(rows, mean)
-                    hi = bucket_span(mean)[1]
+                    duration, hi = price(rows, (base + decoding * step) // rows)   # (the mean context)
                     last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
                 start = env.now
                 end = start + duration
@@ -98,8 +96,10 @@ def _run(replica, engine, env, rows_out: list) -> Waiting | None:
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     engine.complete(Batch(rows=rows, context=base + decoding * step, decoding=decoding), end)
                     step = engine.step
-                    out((index, start, duration, rows, 0, 0, bm.used, waiting, running, 0, 0.0))
-                    replica.wake()
+                    out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)), waiting,
+                         running, 0, 0.0))
+                    if replica.idle:
+                        replica.wake()
                     break                            # the batch changed: look again
                 step += 1
                 engine.step = step

@@ -160,6 +160,18 @@ class IterationTimes:
         self.hits += 1
         return t
 
+    def decode_span(self, rows: int, context: int) -> tuple[float, int]:
+        """(0.0 + decode_time(rows, context), bucket_span(context)[1]): a decode-only iteration's price and the
+        largest context priced the same (a decode run reprices only past it), in one call."""
+        b = context if context <= EXACT_BELOW else _BUCKETS.get(context) or bucket(context)
+        t = self.cache.get(((1, b, rows),)) if self.decoder is None else None
+        if t is None:
+            t = self.time(rows, context, [])
+        else:
+            self.hits += 1
+        span = _SPANS.get(b) if context > EXACT_BELOW else None
+        return 0.0 + t, (span or bucket_span(context))[1]
+
     def round(self, rows: int, context: int) -> Round:
         """The decoder's round for `rows` decoding sequences at a (bucketed) context, memoized."""
         key = (rows, context)

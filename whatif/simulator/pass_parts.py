@@ -26,14 +26,14 @@ from ..roofline.attention import attention_op
 from ..roofline.config import ForwardBatch
 from ..roofline.context import kv_width_per_gpu
 from ..roofline.engine_kernels import engine_ops
-from ..roofline.kernel_models.params import DTYPE_BYTES, ceilings, combine
+from ..roofline.kernel_models.params import DTYPE_BYTES, ceilings
 from ..roofline.kernel_models.gemm import gemm_parts
 from ..roofline import kernel_timing
 from ..roofline.op_kinds import OpRole
 from ..roofline.ops import OpClass, link_bytes
 from ..roofline.pass_setup import PassSetup
 from ..roofline.timing import OpTime, time_op
-from .attention_price import KernelAttention, probes
+from .attention_price import KernelAttention, float_ridge, probes
 from .token_ops import TokenOps, stage_ops
 
 
@@ -275,7 +275,7 @@ class PassParts:
         t_c, t_quant = float(t_c), float(t_quant)
         t_m = hbm_bytes / (c.hbm_bw * p.mem_eff * bandwidth_share)
         fixed = p.floor_s + t_quant
-        total = fixed + (float(combine(t_c, t_m, p.smooth)) if max(t_c, t_m) > 0 else 0.0)
+        total = fixed + (float_ridge(t_c, t_m, p.smooth) if max(t_c, t_m) > 0 else 0.0)   # (params.combine on floats)
         bound = "compute" if t_c >= t_m else "memory"
         if fixed > max(t_c, t_m):
             bound = "overhead"
@@ -298,6 +298,7 @@ def queue_lines(runs, seconds, attention, launch_s: float, gap_s: float,
         first.append(j)
         j += (stop - start) * reps
     best: dict[int, float] = {}
+    low = -np.inf
     after_s, after_m = 0.0, 0   # the kernels after the run: their time, their attention instances
     for (start, stop, reps), j0 in zip(reversed(runs), reversed(first)):
         d = [0.0 if i in attention else seconds[i] + gap_s for i in range(start, stop)]
@@ -307,23 +308,29 @@ def queue_lines(runs, seconds, attention, launch_s: float, gap_s: float,
         w, a = 0.0, 0
         for o in range(k - 1, -1, -1):
             w += d[o]
-            a += (start + o) in attention
-            within[a] = max(within.get(a, -np.inf), o * launch_s + w)
+            if start + o in attention:
+                a += 1
+            c = o * launch_s + w
+            if c > within.get(a, low):   # (max, keeping the first of equals)
+                within[a] = c
         base = (j0 + 1) * launch_s + after_s + (reps - 1) * layer_s
         # A GPU-bound layer (its kernels outlast their launches: shift falls with rep) needs only its first
         # repeat: a later repeat's line lies below the one before it, which has more attention instances
         # (or the same line), so the envelope below drops it either way.
         # (every_repeat: all of them, as a check)
-        for rep in range(1 if k * launch_s - layer_s <= 0 and not every_repeat else reps):   # j = j0 + rep*k + o
-            shift = base + rep * (k * launch_s - layer_s)   # (the repeats after it add their time)
-            for a, c in within.items():
-                m = after_m + (reps - 1 - rep) * layer_m + a
-                if shift + c > best.get(m, -np.inf):
-                    best[m] = shift + c
+        lines = tuple(within.items())
+        step = k * launch_s - layer_s
+        for rep in range(1 if step <= 0 and not every_repeat else reps):   # j = j0 + rep*k + o
+            shift = base + rep * step   # (the repeats after it add their time)
+            top = after_m + (reps - 1 - rep) * layer_m
+            for a, c in lines:
+                v = shift + c
+                if v > best.get(top + a, low):
+                    best[top + a] = v
         after_s += reps * layer_s
         after_m += reps * layer_m
     # keep a line only where no line with more attention instances starts as high (it wins for every a >= 0)
-    kept, top = [], -np.inf
+    kept, top = [], low
     for m, c in sorted(best.items(), reverse=True):
         if c > top:
             kept.append((m, c))

@@ -68,9 +68,11 @@ class Replica:
             self.env.fire(signal)
 
     def _run(self, engine: Scheduler):
-        env, times, log = self.env, self.times, self.log
+        env, times, bm, index, queued = self.env, self.times, self.bm, self.index, self.waiting
+        schedule, complete, append = engine.schedule, engine.complete, self.log.append
+        step_ahead, decodes = advance, decode_run   # (module names: the tests swap them)
         while True:
-            batch = engine.schedule(env.now)
+            batch = schedule(env.now)
             rows = batch.rows
             work = rows or batch.prefill   # (bool(batch))
             if not work and not batch.preempted:
@@ -83,23 +85,25 @@ class Replica:
                 prefills.append((n, s.computed))
                 tokens += n
             duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if work else 0.0)
-            start, waiting, running = env.now, len(self.waiting), len(engine.running)
-            if not advance(env, duration):
+            start, waiting, running = env.now, len(queued), len(engine.running)
+            if not step_ahead(env, duration):
                 yield duration
-            engine.complete(batch, env.now)
-            log.append(self.index, start, duration, rows, len(prefills), tokens, self.bm.used, waiting, running,
-                       batch.preempted, batch.swap_s)
-            self.wake()   # blocks may have freed up for an idle virtual engine
+            complete(batch, env.now)
+            append(index, start, duration, rows, len(prefills), tokens, bm.num_blocks - (bm.free + len(bm.evictable)),
+                   waiting, running, batch.preempted, batch.swap_s)   # (bm.used)
+            if self.idle:
+                self.wake()   # blocks may have freed up for an idle virtual engine
             # decode-only iterations up to the next event in one loop, and the one that ends after it
-            pending = decode_run(self, engine)
+            pending = decodes(self, engine)
             while pending is not None:
                 batch = pending.batch
                 yield pending.duration
-                engine.complete(batch, env.now)
-                log.append(self.index, pending.start, pending.duration, batch.rows, 0, 0, self.bm.used,
-                           pending.waiting, pending.running, 0, 0.0)
-                self.wake()
-                pending = decode_run(self, engine)
+                complete(batch, env.now)
+                append(index, pending.start, pending.duration, batch.rows, 0, 0,
+                       bm.num_blocks - (bm.free + len(bm.evictable)), pending.waiting, pending.running, 0, 0.0)
+                if self.idle:
+                    self.wake()
+                pending = decodes(self, engine)
 
     # ------------------------------------------------------------ scheduler hooks
 

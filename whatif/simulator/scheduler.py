@@ -177,13 +177,15 @@ class Scheduler:
         """Schedule every decoding sequence: those due a KV block get it, in running order (preempting
         from the back when blocks run out); returns the token budget left."""
         if self.uniform:
-            phase = self.phases[self.step % self.bm.block_size]
-            due = [s for s in phase if s.next_need <= self.step] if phase else None
-            if due and self.bm.can_allocate(len(due)):   # one block each, and enough: no preemption, order moot
-                self.bm.allocate(len(due))
+            step, bm = self.step, self.bm
+            phase = self.phases[step % bm.block_size]
+            due = [s for s in phase if s.next_need <= step] if phase else None
+            if due and bm.can_allocate(len(due)):   # one block each, and enough: no preemption, order moot
+                bm.allocate(len(due))
+                size = bm.block_size
                 for s in due:
                     s.blocks += 1
-                    s.next_need += self.bm.block_size
+                    s.next_need += size
             elif due:
                 for s in sorted(due, key=lambda s: s.order):
                     self._allocate(s, batch)
@@ -196,7 +198,8 @@ class Scheduler:
         batch.context = self.context_base + rows * self.step + self.padding_context
         if not self.uniform:
             batch.decode = [s for s in self.running if s in self.decoding]
-        return max(self.cfg.token_budget - rows * (1 + self.lookahead), 0)
+        left = self.cfg.token_budget - rows * (1 + self.lookahead)
+        return left if left > 0 else 0
 
     def _allocate(self, s: Seq, batch: Batch) -> None:
         """Give decoding `s` the blocks for its next token (and drafts), preempting from the back of the
@@ -249,11 +252,12 @@ class Scheduler:
         return budget
 
     def _admit_chunks(self, batch: Batch, budget: int, now: float) -> None:
-        while budget > 0 and self.waiting and not self.swapped_out and len(self.running) < self.cfg.max_batch:
-            s = self.waiting[0]
+        waiting, max_batch = self.waiting, self.cfg.max_batch
+        while budget > 0 and waiting and not self.swapped_out and len(self.running) < max_batch:
+            s = waiting[0]
             if self.bm.prefix_caching:
                 self._lookup(s)
-            n = self._chunk(s, budget, keep_watermark=True) if self._reservable(s) else 0
+            n = self._chunk(s, budget, keep_watermark=True) if not self.reserving or self._reservable(s) else 0
             if not n:
                 self._undo_lookup(s)
                 break
@@ -418,7 +422,7 @@ class Scheduler:
         if self.waiting and self.bm.prefix_caching and self.waiting[0].req.prefix_id is not None:
             return False   # (a prefix-cache lookup and its undoing touch the cache's order)
         budget = max(self.cfg.token_budget - len(self.decoding), 0)
-        waiting_fits = bool(self.waiting) and self._reservable(self.waiting[0])
+        waiting_fits = bool(self.waiting) and (not self.reserving or self._reservable(self.waiting[0]))
         if not self.chunking:   # prefill-priority: _admit_whole
             return not (waiting_fits and not self.swapped_out and not full
                         and self.bm.can_allocate(self._whole_need(self.waiting[0]), keep_watermark=True))
