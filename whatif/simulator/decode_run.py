@@ -26,14 +26,16 @@ def decode_run(replica, engine) -> Waiting | None:
     iteration is still formed here (its blocks taken, as the scheduler would at its start) and returned
     as a Waiting for Replica._run to wait out on the clock and complete: the scheduler would have formed the
     same batch, since nothing else could join it at its start."""
-    env = replica.env
     if not engine.only_decodes():
         return None
     rows_out: list = []   # this run's log rows (flat), stored at its end (no other iteration runs meanwhile)
+    times = replica.times
+    priced = [0]   # iteration prices looked up in this run's memo (counted as the times' hits)
     try:
-        return _run(replica, engine, env, rows_out)
+        return _run(replica, engine, replica.env, rows_out, priced)
     finally:
         replica.log.extend(rows_out)
+        times.hits += priced[0]
 
 
 class Waiting(NamedTuple):
@@ -47,19 +49,19 @@ class Waiting(NamedTuple):
     running: int
 
 
-def _run(replica, engine, env, rows_out: list) -> Waiting | None:
-    times, bm, dues, phases, ends = replica.times, engine.bm, engine.dues, engine.phases, engine.ends
-    size, index, out, queue = bm.block_size, replica.index, rows_out.extend, env.queue
+def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
+    bm, dues, phases, ends, decoding_set = engine.bm, engine.dues, engine.phases, engine.ends, engine.decoding
+    size, index, out, queue, keep = bm.block_size, replica.index, rows_out.extend, env.queue, ends.append
+    price, evictable = replica.times.decode_span, bm.evictable
     inf = float("inf")
-    priced = 0   # iteration prices looked up in this run's memo (counted as the times' hits)
-    price = times.decode_span
-    step = engine.step
+    hits = 0
+    step = engine.step   # (engine.step is stored back before the scheduler runs and when the run stops)
     try:
         while True:   # (only_decodes holds)
-            decoding = len(engine.decoding)          # the batch is fixed until sequences finish (a due step)
+            decoding = len(decoding_set)             # the batch is fixed until sequences finish (a due step)
             rows, base = decoding + engine.padding, engine.context_base + engine.padding_context   # (static: padding)
             running, waiting = len(engine.running), len(engine.waiting)
-            used = bm.num_blocks - (bm.free + len(bm.evictable))   # (bm.used; changes below only by allocation)
+            used = bm.num_blocks - (bm.free + len(evictable))   # (bm.used; changes below only by allocation)
             # Read once until they can change: the step at which sequences finish or offer a block (the dues
             # change only by complete), the next event's time (the queue only by a wake-up), the last step of
             # the current price's bucket (the mean context grows with the step).
@@ -69,18 +71,18 @@ def _run(replica, engine, env, rows_out: list) -> Waiting | None:
             while True:
                 phase = phases[step % size]
                 due = [s for s in phase if s.next_need <= step] if phase else None
-                if due and len(due) > bm.free + len(bm.evictable):   # (bm.can_allocate) a shortage: preemption
-                    return                                           # is the full loop's
+                if due:
+                    n = len(due)
+                    if n > bm.free + len(evictable):   # (bm.can_allocate) a shortage: preemption is the full loop's
+                        return
                 if step <= last:                     # the same bucket: the same memoized price
-                    priced += 1
+                    hits += 1
                 else:
                     duration, hi = price(rows, (base + decoding * step) // rows)   # (the mean context)
                     last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
                 start = env.now
                 end = start + duration
-                late = not end < head                # (env.peek) another event comes first: the clock's
                 if due:
-                    n = len(due)
                     if bm.free >= n:                 # (bm.allocate, when it evicts nothing)
                         bm.free -= n
                     else:
@@ -89,26 +91,29 @@ def _run(replica, engine, env, rows_out: list) -> Waiting | None:
                     for s in due:
                         s.blocks += 1
                         s.next_need += size
-                if late:
+                if not end < head:                   # (env.peek) another event comes first: the clock's
                     return Waiting(start, duration, Batch(rows=rows, context=base + decoding * step, decoding=decoding),
                                    waiting, running)
                 env.now = end
                 if step >= finishing:                # sequences finish or offer a block as this ends
+                    engine.step = step
                     engine.complete(Batch(rows=rows, context=base + decoding * step, decoding=decoding), end)
                     step = engine.step
-                    out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)), waiting,
+                    out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(evictable)), waiting,
                          running, 0, 0.0))
                     if replica.idle:
                         replica.wake()
                     break                            # the batch changed: look again
                 step += 1
-                engine.step = step
-                ends.append(end)
+                keep(end)
                 out((index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0))
                 if replica.idle:
+                    engine.step = step
                     replica.wake()
                     head = queue[0][0] if queue else inf
+            engine.step = step
             if not engine.only_decodes():
                 return
     finally:
-        times.hits += priced
+        engine.step = step
+        priced[0] = hits

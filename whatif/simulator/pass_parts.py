@@ -119,8 +119,15 @@ class PassParts:
         tails = self.tails.get(rows) or self._parts(self.tails, rows, tail=True)
         total = 0.0
         for body, tail in zip(bodies, tails):
-            each, attn_totals = self._attention_s(body, groups)   # (the caller memoizes whole steps)
+            # (the caller memoizes whole steps) the common case first: one attention kind, priced by its model
+            pricers = body.pricers
+            each = pricers[0].seconds(groups) if len(pricers) == 1 and pricers[0] is not None else None
+            attn_totals = None
+            if each is None:
+                each, attn_totals = self._attention_s(body, groups)
             if cuda_graphs or not self.launch:   # summed in time_pass's order, so the same float results
+                if attn_totals is None:
+                    attn_totals = (each * body.attention[0].count,)
                 serial, k = 0.0, 0
                 for t in body.totals:
                     if t is None:
@@ -185,11 +192,8 @@ class PassParts:
 
     def _attention_s(self, part: Part, groups: tuple) -> tuple[float, tuple[float, ...]]:
         """(seconds of one attention instance, each attention op's total) of a stage for `groups`, the
-        ops built as graph.attention_block builds them (dense and MoE layers' attention ops are alike)."""
-        if len(part.pricers) == 1 and part.pricers[0] is not None:   # (the common case: one kind, its model)
-            each = part.pricers[0].seconds(groups)
-            if each is not None:
-                return each, (each * part.attention[0].count,)
+        ops built as graph.attention_block builds them (dense and MoE layers' attention ops are alike); _pass_s
+        tries a single kind's model first."""
         s = self.setup
         prec = s.precision
         each, totals = 0.0, []

@@ -410,8 +410,9 @@ class Scheduler:
         (free blocks only shrink until a sequence finishes), which decode_run.py relies on."""
         if not self.uniform or self.arrivals or not self.decoding:
             return False
-        full = len(self.running) >= self.cfg.max_batch
-        if self.swapped_out and not full and self.bm.can_allocate(self.swapped_out[0].swapped):   # _swap_in
+        cfg, bm, waiting, swapped = self.cfg, self.bm, self.waiting, self.swapped_out
+        full = len(self.running) >= cfg.max_batch
+        if swapped and not full and bm.can_allocate(swapped[0].swapped):   # _swap_in
             return False
         if self.incoming and len(self.running) + self.arriving < self.cfg.max_batch and self.bm.can_allocate(
                 self._blocks_for(self.incoming[0].computed + 1), keep_watermark=True) \
@@ -419,33 +420,36 @@ class Scheduler:
             return False
         if self.drain:
             return not self.filling   # (a batch still filling admits)
-        if self.waiting and self.bm.prefix_caching and self.waiting[0].req.prefix_id is not None:
+        if waiting and bm.prefix_caching and waiting[0].req.prefix_id is not None:
             return False   # (a prefix-cache lookup and its undoing touch the cache's order)
-        budget = max(self.cfg.token_budget - len(self.decoding), 0)
-        waiting_fits = bool(self.waiting) and (not self.reserving or self._reservable(self.waiting[0]))
+        budget = max(cfg.token_budget - len(self.decoding), 0)
+        waiting_fits = bool(waiting) and (not self.reserving or self._reservable(waiting[0]))
         if not self.chunking:   # prefill-priority: _admit_whole
-            return not (waiting_fits and not self.swapped_out and not full
-                        and self.bm.can_allocate(self._whole_need(self.waiting[0]), keep_watermark=True))
+            return not (waiting_fits and not swapped and not full
+                        and bm.can_allocate(self._whole_need(waiting[0]), keep_watermark=True))
         for order, s in self.prefilling:   # _continue_prefills
             if s.in_running and s.order == order and s.prefilling and budget > 0 \
                     and self._chunk_size(s, budget, keep_watermark=False) > 0:
                 return False
-        return not (budget > 0 and waiting_fits and not self.swapped_out and not full
-                    and self._chunk_size(self.waiting[0], budget, keep_watermark=True) > 0)   # _admit_chunks
+        return not (budget > 0 and waiting_fits and not swapped and not full
+                    and self._chunk_size(waiting[0], budget, keep_watermark=True) > 0)   # _admit_chunks
 
     # ------------------------------------------------------------ after an iteration
 
     def complete(self, batch: Batch, end: float) -> None:
         offered: list[Seq] = []
-        if batch.decoding and self.uniform:   # every decoding row gained a token at `end`
-            self.step += 1
+        uniform = self.uniform
+        if batch.decoding and uniform:   # every decoding row gained a token at `end`
+            self.step = step = self.step + 1
             self.ends.append(end)
-            for s in (self._due(self.dues) if self.dues and self.dues[0][0] <= self.step else ()):
-                self._sync(s)
-                if s.generated >= s.req.output:
-                    s.total -= 1   # (a finishing token adds none to do)
-                    self._finish(s, end)
-                offered.append(s)
+            dues = self.dues
+            if dues and dues[0][0] <= step:
+                offered = self._due(dues)
+                for s in offered:
+                    self._sync(s)
+                    if s.generated >= s.req.output:
+                        s.total -= 1   # (a finishing token adds none to do)
+                        self._finish(s, end)
         elif batch.decode:
             self._complete_rounds(batch, end)
             offered = batch.decode
@@ -460,9 +464,10 @@ class Scheduler:
                 self._publish(s)
             for s, _ in batch.prefill:
                 self._publish(s)
-        if self.uniform:
+        if uniform and offered:
+            decoding = self.decoding
             for s in offered:
-                if s in self.decoding:
+                if s in decoding:
                     self._push_due(s)
         if self.left:
             left, self.left = self.left, []
@@ -567,7 +572,6 @@ class Scheduler:
         s.epoch += 1
         if self.uniform:
             self.phases[s.next_need % self.bm.block_size].pop(s, None)
-        if self.uniform:
             s.rec.emitted.add_run(self.ends, s.run_from, self.step)
 
     def _sync(self, s: Seq) -> None:
@@ -610,8 +614,10 @@ class Scheduler:
 
     def _release(self, s: Seq) -> None:
         self.bm.release(s.blocks)
-        self.bm.unref(s.shared)
-        self._unreserve(s)
+        if s.shared:
+            self.bm.unref(s.shared)
+        if s.reserve:
+            self._unreserve(s)
         s.blocks, s.shared = 0, []
 
     def _unreserve(self, s: Seq) -> None:
