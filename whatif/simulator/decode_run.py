@@ -5,11 +5,11 @@ decodes: every decoding sequence gains a token an iteration, the batch keeps its
 cached tokens grow by the rows each step. Until an event comes (an arrival, a KV transfer, another
 engine's iteration, a sequence that finishes or offers a block to the prefix cache, a block
 shortage) such an iteration needs none of the scheduler's machinery: a block for each sequence
-whose block phase comes due, the (memoized) price of the batch shape, the clock moved on, the end
-time and the log row stored. `decode_run` does exactly that while it holds and leaves the engine as
-the full loop (Replica._run) would have left it; the first iteration at which anything else could
-happen is the full loop's. The run is the same, iteration for iteration and float for float
-(tests/test_sim_decode_run.py)."""
+whose block phase comes due (counted, as Scheduler._visit counts them), the (memoized) price of the
+batch shape, the clock moved on, the end time and the log row stored. `decode_run` does exactly
+that while it holds and leaves the engine as the full loop (Replica._run) would have left it; the
+first iteration at which anything else could happen is the full loop's. The run is the same,
+iteration for iteration and float for float (tests/test_sim_decode_run.py)."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -51,11 +51,12 @@ class Waiting(NamedTuple):
 
 def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
     bm, dues, phases, ends, decoding_set = engine.bm, engine.dues, engine.phases, engine.ends, engine.decoding
+    ahead, ahead_n = engine.ahead, engine.ahead_n
     size, index, out, queue, keep = bm.block_size, replica.index, rows_out.extend, env.queue, ends.append
     price, evictable = replica.times.decode_span, bm.evictable
     inf = float("inf")
     hits = 0
-    step = engine.step   # (engine.step is stored back before the scheduler runs and when the run stops)
+    step, visited = engine.step, engine.visited   # (both stored back before the scheduler runs and at the end)
     try:
         while True:   # (only_decodes holds)
             decoding = len(decoding_set)             # the batch is fixed until sequences finish (a due step)
@@ -69,12 +70,13 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
             head = queue[0][0] if queue else inf
             last = -1
             while True:
-                phase = phases[step % size]
-                due = [s for s in phase if s.next_need <= step] if phase else None
-                if due:
-                    n = len(due)
-                    if n > bm.free + len(evictable):   # (bm.can_allocate) a shortage: preemption is the full loop's
-                        return
+                # (Scheduler._visit) the sequences due a block now, counted: the phase's but those not due yet
+                p = step % size
+                waits = ahead[p]
+                now = waits.get(step, 0) if waits else 0
+                n = len(phases[p]) - ahead_n[p] + now
+                if n and n > bm.free + len(evictable):   # (bm.can_allocate) a shortage: preemption is the full loop's
+                    return
                 if step <= last:                     # the same bucket: the same memoized price
                     hits += 1
                 else:
@@ -82,21 +84,22 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
                     last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
                 start = env.now
                 end = start + duration
-                if due:
+                if n:
                     if bm.free >= n:                 # (bm.allocate, when it evicts nothing)
                         bm.free -= n
                     else:
                         bm.allocate(n)
                     used += n                        # (allocate takes exactly that many from the available)
-                    for s in due:
-                        s.blocks += 1
-                        s.next_need += size
+                if now:
+                    del waits[step]
+                    ahead_n[p] -= now
+                visited = step
                 if not end < head:                   # (env.peek) another event comes first: the clock's
                     return Waiting(start, duration, Batch(rows=rows, context=base + decoding * step, decoding=decoding),
                                    waiting, running)
                 env.now = end
                 if step >= finishing:                # sequences finish or offer a block as this ends
-                    engine.step = step
+                    engine.step, engine.visited = step, visited
                     engine.complete(Batch(rows=rows, context=base + decoding * step, decoding=decoding), end)
                     step = engine.step
                     out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(evictable)), waiting,
@@ -108,12 +111,12 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
                 keep(end)
                 out((index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0))
                 if replica.idle:
-                    engine.step = step
+                    engine.step, engine.visited = step, visited
                     replica.wake()
                     head = queue[0][0] if queue else inf
             engine.step = step
             if not engine.only_decodes():
                 return
     finally:
-        engine.step = step
+        engine.step, engine.visited = step, visited
         priced[0] = hits

@@ -133,6 +133,9 @@ class Scheduler:
         self.padding, self.padding_context = 0, 0   # static batching's finished rows and their cached tokens
         self.needs: list[tuple] = []  # with a decoder: heap of (step, order, epoch, seq) due a KV block then
         self.phases: list[dict[Seq, None]] = [{} for _ in range(bm.block_size)] if self.uniform else []
+        self.visited = -1             # uniform: the last step whose phase's sequences were given their blocks
+        self.ahead: list[dict[int, int]] = [{} for _ in range(bm.block_size)] if self.uniform else []
+        self.ahead_n = [0] * bm.block_size   # per phase: sequences in `ahead` (their first due step not reached)
         self.dues: list[tuple] = []   # heap of (step, order, epoch, seq): it finishes or offers a block then
         self.prefilling: list[tuple] = []     # chunked prefill: (order, seq) with prompt tokens left, in running order
         self.chunking = cfg.chunked_prefill and not self.drain
@@ -177,18 +180,8 @@ class Scheduler:
         """Schedule every decoding sequence: those due a KV block get it, in running order (preempting
         from the back when blocks run out); returns the token budget left."""
         if self.uniform:
-            step, bm = self.step, self.bm
-            phase = self.phases[step % bm.block_size]
-            due = [s for s in phase if s.next_need <= step] if phase else None
-            if due and bm.can_allocate(len(due)):   # one block each, and enough: no preemption, order moot
-                bm.allocate(len(due))
-                size = bm.block_size
-                for s in due:
-                    s.blocks += 1
-                    s.next_need += size
-            elif due:
-                for s in sorted(due, key=lambda s: s.order):
-                    self._allocate(s, batch)
+            if self.decoding and self.step > self.visited:
+                self._visit(batch)
         elif self.needs and self.needs[0][0] <= self.step:
             for s in self._due(self.needs):
                 self._allocate(s, batch)
@@ -215,7 +208,48 @@ class Scheduler:
                 return
         self.bm.allocate(need)
         s.blocks += need
+        if self.uniform:
+            self._unregister(s)
         self._push_need(s)
+
+    def _visit(self, batch: Batch) -> None:
+        """Give this step's phase its blocks (uniform): one each to the sequences due now, counted, not visited
+        (the sequences' own counts catch up lazily, see _catch_up); when too few are free, each due sequence
+        in running order, preempting from the back."""
+        step, bm = self.step, self.bm
+        p = step % bm.block_size
+        phase, ahead = self.phases[p], self.ahead[p]
+        now = ahead.get(step, 0)   # sequences whose first due step this is
+        n = len(phase) - self.ahead_n[p] + now
+        if n and not bm.can_allocate(n):
+            self._shortage(phase, batch)
+            return
+        if n:
+            bm.allocate(n)
+        if now:
+            del ahead[step]
+            self.ahead_n[p] -= now
+        self.visited = step
+
+    def _shortage(self, phase: dict, batch: Batch) -> None:
+        """_visit with too few free blocks: the due sequences brought up to date and given their blocks one by
+        one in running order (each registered as due a cycle on, as if this step's block were still to come)."""
+        step, size = self.step, self.bm.block_size
+        due = []
+        for s in phase:
+            if s.next_need <= self.visited:   # (up to date with the visits before this one: due now)
+                self._catch_up(s)
+                self._unregister(s)
+            if s.next_need == step:
+                due.append(s)
+        ahead = self.ahead[step % size]
+        self.ahead_n[step % size] -= ahead.pop(step, 0)
+        self.visited = step
+        for s in due:
+            s.next_need = step + size
+            self._register(s)
+        for s in sorted(due, key=lambda s: s.order):
+            self._allocate(s, batch)
 
     def _due(self, heap: list) -> list[Seq]:
         """Pop the sequences whose event in `heap` is due at this step (stale entries dropped), in running order."""
@@ -571,6 +605,7 @@ class Scheduler:
         self.context_base -= s.computed - s.anchor
         s.epoch += 1
         if self.uniform:
+            self._unregister(s)
             self.phases[s.next_need % self.bm.block_size].pop(s, None)
             s.rec.emitted.add_run(self.ends, s.run_from, self.step)
 
@@ -582,6 +617,37 @@ class Scheduler:
             s.generated += k
             s.total += k
             s.anchor = self.step
+        if s.next_need <= self.visited:   # (uniform only: visited stays -1 otherwise)
+            self._catch_up(s)
+
+    def _catch_up(self, s: Seq) -> None:
+        """Bring a decoding sequence's blocks to the visits made (uniform). It holds next_need <= visited only
+        while its phase's visits give it a block each without touching it: next_need was its first due step,
+        and each visit of its phase since gave it one block."""
+        size = self.bm.block_size
+        r = (self.visited - s.next_need) // size + 1
+        s.blocks += r
+        s.next_need += r * size
+        self._register(s)
+
+    def _register(self, s: Seq) -> None:
+        """Count `s` (next_need > visited) as not due until the visit of step next_need."""
+        p = s.next_need % self.bm.block_size
+        ahead = self.ahead[p]
+        ahead[s.next_need] = ahead.get(s.next_need, 0) + 1
+        self.ahead_n[p] += 1
+
+    def _unregister(self, s: Seq) -> None:
+        """Undo _register (a sequence whose first due step has come is counted by its phase, not here)."""
+        if s.next_need > self.visited:
+            p = s.next_need % self.bm.block_size
+            ahead = self.ahead[p]
+            c = ahead[s.next_need] - 1
+            if c:
+                ahead[s.next_need] = c
+            else:
+                del ahead[s.next_need]
+            self.ahead_n[p] -= 1
 
     def _push_need(self, s: Seq) -> None:
         """Queue the step at which `s` (up to date) has no KV slot for its next token (and drafts).
@@ -592,6 +658,7 @@ class Scheduler:
         if self.uniform:
             s.next_need = due
             self.phases[due % self.bm.block_size][s] = None
+            self._register(s)
         elif due <= self.step:   # with a decoder, rows advance unevenly: checked each round
             heappush(self.needs, (due, s.order, s.epoch, s))
 
