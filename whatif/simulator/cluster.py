@@ -167,7 +167,7 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
     with collections_paused() as paused:   # (building the requests and their records too)
         if requests is None:
             requests = generate(cfg.workload)
-        records = [Record(r) for r in requests]
+        records = list(map(Record, requests))
         return _run(cfg, records, requests, paused, progress)
 
 

@@ -92,7 +92,7 @@ class Batch:
         self.rows = rows                # decode rows: decoding sequences and static batching's finished padding
         self.context = context          # cached tokens over the decode rows
         self.decoding = decoding        # decode rows that gain tokens (padding excluded)
-        self.decode: list[Seq] = []     # the decoding rows (with a decoder only)
+        self.decode: list[Seq] | tuple = ()   # the decoding rows (with a decoder only; a list set by _decodes)
         self.prefill: list[tuple[Seq, int]] = []   # (sequence, tokens computed now)
         self.swap_s = 0.0
         self.preempted = 0
@@ -338,9 +338,14 @@ class Scheduler:
     def _chunk_size(self, s: Seq, budget: int, keep_watermark: bool) -> int:
         """Tokens of `s` that fit the budget and the free blocks (none allocated)."""
         bm = self.bm
-        n = min(s.total - s.computed, budget)
+        n = s.total - s.computed
+        if n > budget:
+            n = budget
         room = bm.free + len(bm.evictable) - (bm.watermark_blocks if keep_watermark else 0)   # (available)
-        return min(n, max(0, (s.blocks + len(s.shared) + room) * bm.block_size - s.computed))   # (held)
+        fit = (s.blocks + len(s.shared) + room) * bm.block_size - s.computed   # (held)
+        if fit < 0:
+            fit = 0
+        return n if n <= fit else fit   # (min(n, max(0, fit)) without the calls)
 
     def _final_blocks(self, s: Seq) -> int:
         """Blocks `s` holds when it finishes: its prompt and whole output (drafted tokens' slots beside)."""
