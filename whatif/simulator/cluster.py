@@ -179,15 +179,15 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
     env = Clock()
     cluster = Cluster(env, cfg, max(1, round(mean_len)))
 
-    arrived = 0
-    step = max(1, len(records) // 100)
+    arrived, count = 0, len(records)
+    step = max(1, count // 100)
     waited = [False]   # the next record's timeout has fired
 
     def arrivals(_arg) -> None:
         """Deliver the records due now, then wait for the next one: the steps a process waiting out each
         arrival's delay would take, as a call on the clock (no process resumed per arrival)."""
         nonlocal arrived
-        while arrived < len(records):
+        while arrived < count:
             rec = records[arrived]
             if not waited[0]:
                 delay = rec.request.arrival_s - env.now

@@ -12,8 +12,6 @@ first iteration at which anything else could happen is the full loop's. The run 
 iteration for iteration and float for float (tests/test_sim_decode_run.py)."""
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from .scheduler import Batch
 
 
@@ -38,15 +36,10 @@ def decode_run(replica, engine) -> Waiting | None:
         times.hits += priced[0]
 
 
-class Waiting(NamedTuple):
-    """A decode-only iteration formed at `start` that ends after another event: Replica._run waits
-    `duration` and completes it as the scheduler's batch `batch`, logging `waiting` and `running`."""
-
-    start: float
-    duration: float
-    batch: Batch
-    waiting: int
-    running: int
+# A decode-only iteration formed at `start` that ends after another event: Replica._run waits `duration`
+# and completes it as the scheduler's batch `batch`, logging `waiting` and `running` (a plain tuple: one is
+# made per arrival).
+Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, waiting, running)
 
 
 def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
@@ -95,8 +88,8 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
                     ahead_n[p] -= now
                 visited = step
                 if not end < head:                   # (env.peek) another event comes first: the clock's
-                    return Waiting(start, duration, Batch(rows=rows, context=base + decoding * step, decoding=decoding),
-                                   waiting, running)
+                    return start, duration, Batch(rows=rows, context=base + decoding * step, decoding=decoding), \
+                        waiting, running
                 env.now = end
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     engine.step, engine.visited = step, visited

@@ -96,11 +96,11 @@ class Replica:
             # decode-only iterations up to the next event in one loop, and the one that ends after it
             pending = decodes(self, engine)
             while pending is not None:
-                batch = pending.batch
-                yield pending.duration
+                start, duration, batch, waiting, running = pending   # (decode_run.Waiting)
+                yield duration
                 complete(batch, env.now)
-                append(index, pending.start, pending.duration, batch.rows, 0, 0,
-                       bm.num_blocks - (bm.free + len(bm.evictable)), pending.waiting, pending.running, 0, 0.0)
+                append(index, start, duration, batch.rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)),
+                       waiting, running, 0, 0.0)
                 if self.idle:
                     self.wake()
                 pending = decodes(self, engine)
