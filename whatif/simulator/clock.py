@@ -23,12 +23,13 @@ class Signal(list):
 
 
 class Clock:
-    __slots__ = ("now", "queue", "eids")
+    __slots__ = ("now", "queue", "eids", "resumer")
 
     def __init__(self):
         self.now = 0                 # seconds (an int 0 at the start, as SimPy's clock)
         self.queue: list[tuple] = []   # (time, priority, sequence number, call, its argument)
         self.eids = count()
+        self.resumer = self.resume   # (bound once: a resumption is queued per iteration)
 
     def at(self, delay: float, call: Callable, arg=None, priority: int = NORMAL) -> None:
         """Call `call(arg)` `delay` seconds from now (now + delay, as SimPy adds it)."""
@@ -52,7 +53,7 @@ class Clock:
         if type(wait) is Signal:
             wait.append(process)
         else:
-            heappush(self.queue, (self.now + wait, NORMAL, next(self.eids), self.resume, process))
+            heappush(self.queue, (self.now + wait, NORMAL, next(self.eids), self.resumer, process))
 
     def fire(self, signal: Signal) -> None:
         """Resume the processes waiting on `signal` in a normal call now (as an event's succeed)."""

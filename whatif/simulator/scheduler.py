@@ -168,7 +168,8 @@ class Scheduler:
             return batch
         if self.cfg.chunked_prefill:
             budget = self._decodes(batch)
-            budget = self._continue_prefills(batch, budget)
+            if self.prefilling:
+                budget = self._continue_prefills(batch, budget)
             self._admit_chunks(batch, budget, now)
             return batch
         self._admit_whole(batch, now)   # prefill-priority
@@ -296,7 +297,8 @@ class Scheduler:
                 self._undo_lookup(s)
                 break
             self.waiting.popleft()
-            self._set_aside(s)
+            if self.reserving:
+                self._set_aside(s)
             self._start(s, now)
             batch.prefill.append((s, n))
             budget -= n
@@ -314,7 +316,8 @@ class Scheduler:
                 self._undo_lookup(s)
                 break
             self.waiting.popleft()
-            self._set_aside(s)
+            if self.reserving:
+                self._set_aside(s)
             self.bm.allocate(need)
             s.blocks += need
             self._start(s, now)
@@ -357,7 +360,7 @@ class Scheduler:
         return not self.reserving or self.bm.reserved + self._final_blocks(s) <= self.bm.num_blocks
 
     def _set_aside(self, s: Seq) -> None:
-        if self.reserving:
+        if self.reserving:   # (callers skip the call when not)
             s.reserve = self._final_blocks(s)
             self.bm.reserved += s.reserve
 
@@ -413,7 +416,8 @@ class Scheduler:
             if not self.bm.can_allocate(need, keep_watermark=True) or not self._reservable(s):
                 break
             self.incoming.popleft()
-            self._set_aside(s)
+            if self.reserving:
+                self._set_aside(s)
             self.bm.allocate(need)
             s.blocks = need
             self.arriving += 1
