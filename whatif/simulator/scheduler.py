@@ -28,8 +28,10 @@ aggregate counts (rows, cached tokens), and each one's next event (it needs a KV
 it has a block to offer the prefix cache) sits in a heap keyed by the engine's decode step. Without
 a decoder every decoding sequence gains one token a step, so a member's counters are stored as of
 the step it was last brought up to date (`anchor`) and its tokens are the engine's iteration end
-times from the step it started decoding (token_times.py). With a decoder, rows gain different
-counts, so each round visits its rows.
+times from the step it started decoding (token_times.py); its KV blocks likewise: each step's
+phase of sequences is given its blocks as a count (those whose first due step is still ahead
+counted apart), and a sequence's own block count catches up when it is read (_catch_up). With a
+decoder, rows gain different counts, so each round visits its rows.
 
 Long because the policies, preemption and the decoding set share one engine's state (running list,
 waiting queue, block pool, event heaps) and are read in order: one scheduler, one file."""
