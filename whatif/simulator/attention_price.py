@@ -113,11 +113,14 @@ class KernelAttention:
         A mixed pass runs a prefill and a decode kernel, summed in that order (roofline.attention.mixed_op),
         each priced from its own rows' sums, in attention_op's order, so the floats are those of its two ops."""
         width, size = self.kv_width, self.kv_bytes
-        decoding, prefilling = [], []
-        for g in groups:
-            (decoding if g[0] <= DECODE_MAX_QUERIES else prefilling).append(g)
-        if not decoding or not prefilling:
-            return self._priced(*group_sums(groups, width, size))
+        if len(groups) == 2 and groups[0][0] <= DECODE_MAX_QUERIES < groups[1][0]:   # (the common mixed pass)
+            decoding, prefilling = groups[:1], groups[1:]
+        else:
+            decoding, prefilling = [], []
+            for g in groups:
+                (decoding if g[0] <= DECODE_MAX_QUERIES else prefilling).append(g)
+            if not decoding or not prefilling:
+                return self._priced(*group_sums(groups, width, size))
         # A mixed pass's two kernels recur apart (the same decoding batch beside a new prompt chunk, a prompt
         # length met before beside another batch): each kernel's price is memoized by its own groups, the
         # same float as pricing it again.

@@ -18,7 +18,7 @@ Results equal time_pass's and engine_step's up to float summation order
 `splittable` says when the split holds; otherwise the caller times whole passes."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -52,15 +52,11 @@ class Part:
     lines: tuple[tuple[int, float], ...]   # eager queue: (attention instances m, c_m), see queue_lines
     attention: tuple = ()              # the attention ops (built for some batch; priced per batch)
     pricers: tuple = ()                # each attention op's KernelAttention, None where its model does not apply
+    sum_s: float = field(init=False, default=0.0)   # sum(totals) of a part without attention (a tail)
 
-    @property
-    def sum_s(self) -> float:
-        """sum(totals) of a part without attention (a tail), computed once."""
-        s = self.__dict__.get("_sum_s")
-        if s is None:
-            s = sum(self.totals)
-            object.__setattr__(self, "_sum_s", s)
-        return s
+    def __post_init__(self):
+        if None not in self.totals:
+            object.__setattr__(self, "sum_s", sum(self.totals))
 
 
 class PassParts:
