@@ -50,6 +50,7 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
     inf = float("inf")
     hits = 0
     step, visited = engine.step, engine.visited   # (both stored back before the scheduler runs and at the end)
+    now_s = env.now   # the clock, kept here and stored back before anything else reads it
     try:
         while True:   # (only_decodes holds)
             decoding = len(decoding_set)             # the batch is fixed until sequences finish (a due step)
@@ -75,7 +76,7 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
                 else:
                     duration, hi = price(rows, (base + decoding * step) // rows)   # (the mean context)
                     last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
-                start = env.now
+                start = now_s
                 end = start + duration
                 if n:
                     if bm.free >= n:                 # (bm.allocate, when it evicts nothing)
@@ -90,9 +91,9 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
                 if not end < head:                   # (env.peek) another event comes first: the clock's
                     return start, duration, Batch(rows=rows, context=base + decoding * step, decoding=decoding), \
                         waiting, running
-                env.now = end
+                now_s = end
                 if step >= finishing:                # sequences finish or offer a block as this ends
-                    engine.step, engine.visited = step, visited
+                    env.now, engine.step, engine.visited = end, step, visited
                     engine.complete(Batch(rows=rows, context=base + decoding * step, decoding=decoding), end)
                     step = engine.step
                     out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(evictable)), waiting,
@@ -104,12 +105,12 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
                 keep(end)
                 out((index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0))
                 if replica.idle:
-                    engine.step, engine.visited = step, visited
+                    env.now, engine.step, engine.visited = end, step, visited
                     replica.wake()
                     head = queue[0][0] if queue else inf
             engine.step = step
             if not engine.only_decodes():
                 return
     finally:
-        engine.step, engine.visited = step, visited
+        env.now, engine.step, engine.visited = now_s, step, visited
         priced[0] = hits

@@ -665,11 +665,15 @@ class Scheduler:
 
         Without a decoder a sequence needs one block every block_size steps, always at the same step
         modulo block_size: it waits in that step's phase set (next_need: the first step it is due)."""
-        due = self.step + s.held * self.bm.block_size - self.lookahead - s.computed
+        size = self.bm.block_size
+        due = self.step + (s.blocks + len(s.shared)) * size - self.lookahead - s.computed   # (s.held)
         if self.uniform:
             s.next_need = due
-            self.phases[due % self.bm.block_size][s] = None
-            self._register(s)
+            p = due % size
+            self.phases[p][s] = None
+            ahead = self.ahead[p]   # (_register)
+            ahead[due] = ahead.get(due, 0) + 1
+            self.ahead_n[p] += 1
         elif due <= self.step:   # with a decoder, rows advance unevenly: checked each round
             heappush(self.needs, (due, s.order, s.epoch, s))
 
