@@ -89,12 +89,12 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
                     ahead_n[p] -= now
                 visited = step
                 if not end < head:                   # (env.peek) another event comes first: the clock's
-                    return start, duration, Batch(rows=rows, context=base + decoding * step, decoding=decoding), \
+                    return start, duration, Batch(rows, base + decoding * step, decoding), \
                         waiting, running
                 now_s = end
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     env.now, engine.step, engine.visited = end, step, visited
-                    engine.complete(Batch(rows=rows, context=base + decoding * step, decoding=decoding), end)
+                    engine.complete(Batch(rows, base + decoding * step, decoding), end)
                     step = engine.step
                     out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(evictable)), waiting,
                          running, 0, 0.0))

@@ -228,7 +228,10 @@ class Scheduler:
             self._shortage(phase, batch)
             return
         if n:
-            bm.allocate(n)
+            if bm.free >= n:   # (bm.allocate, when it evicts nothing)
+                bm.free -= n
+            else:
+                bm.allocate(n)
         if now:
             del ahead[step]
             self.ahead_n[p] -= now
@@ -256,11 +259,13 @@ class Scheduler:
 
     def _due(self, heap: list) -> list[Seq]:
         """Pop the sequences whose event in `heap` is due at this step (stale entries dropped), in running order."""
-        due = []
-        while heap and heap[0][0] <= self.step:
+        due, step = [], self.step
+        while heap and heap[0][0] <= step:
             _, order, epoch, s = heappop(heap)
             if epoch == s.epoch:
                 due.append((order, s))
+        if len(due) == 1:   # (the common case: one sequence finishes)
+            return [due[0][1]]
         due.sort(key=itemgetter(0))
         return [s for _, s in due]
 
