@@ -487,7 +487,7 @@ class Scheduler:
     # ------------------------------------------------------------ after an iteration
 
     def complete(self, batch: Batch, end: float) -> None:
-        offered: list[Seq] = []
+        offered: list[Seq] | tuple = ()
         uniform = self.uniform
         if batch.decoding and uniform:   # every decoding row gained a token at `end`
             self.step = step = self.step + 1
