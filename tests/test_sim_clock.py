@@ -1,5 +1,5 @@
-"""Iterations that end before any other event move the clock without a SimPy timeout (replica.advance):
-the run is the same, iteration for iteration, as one that waits on a timeout every time."""
+"""Iterations that end before any other event move the clock without queueing a wait (replica.advance):
+the run is the same, iteration for iteration, as one that waits on the clock every time."""
 from __future__ import annotations
 
 import pytest
@@ -7,6 +7,7 @@ import pytest
 from whatif.roofline.config import Parallelism
 from whatif.scenario import Scenario
 from whatif.simulator import cluster, replica
+from whatif.simulator.clock import Clock
 from whatif.simulator.config import ClusterConfig, SimConfig
 from whatif.simulator.workload import WorkloadSpec
 
@@ -39,9 +40,8 @@ def test_advancing_the_clock_changes_nothing(cfg, monkeypatch):
 
 
 def test_advance_waits_for_an_earlier_or_tied_event():
-    import simpy
-    env = simpy.Environment()
-    env.timeout(1.0)
-    assert not replica.advance(env, 1.0)      # a tie: SimPy's order decides
+    env = Clock()
+    env.at(1.0, lambda _: None)
+    assert not replica.advance(env, 1.0)      # a tie: the queue's order decides
     assert not replica.advance(env, 2.0)
     assert replica.advance(env, 0.5) and env.now == 0.5

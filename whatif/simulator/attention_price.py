@@ -25,6 +25,8 @@ from ..roofline.op_shapes import AttentionShape
 from ..roofline.ops import OpClass
 
 DECODE_MEMO = 1 << 16   # decode terms kept per op kind (contexts are bucketed: a run meets few)
+MIXED_MEMO = 1 << 17   # a mixed pass's kernel prices kept per op kind (prompt lengths and decode batches)
+MISSING = object()
 
 
 class AttentionWork(NamedTuple):
@@ -91,6 +93,7 @@ class KernelAttention:
                             p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s)
         self.tiles = PrefillTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.small, p)
         self.decode_memo: dict[tuple, tuple[float, float, float]] = {}   # kernel_timing._decode_terms by (b, ctx, peak)
+        self.mixed: dict[tuple, float | None] = {}   # a mixed pass's prefill or decode kernel seconds by its groups
         q = self.decode   # the decode model on plain floats where decode_parts would take that path
         self.decode_tiles = DecodeTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.c.hbm_bw, self.c.sms, q) \
             if plain(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.peak_decode, self.c.sms,
@@ -110,17 +113,32 @@ class KernelAttention:
         A mixed pass runs a prefill and a decode kernel, summed in that order (roofline.attention.mixed_op),
         each priced from its own rows' sums, in attention_op's order, so the floats are those of its two ops."""
         width, size = self.kv_width, self.kv_bytes
-        decoding = tuple(g for g in groups if g[0] <= DECODE_MAX_QUERIES)
-        if not decoding or len(decoding) == len(groups):
-            return self._priced(*group_sums(groups, width, size))
-        pre = self._priced(*group_sums(tuple(g for g in groups if g[0] > DECODE_MAX_QUERIES), width, size))
-        dec = self._priced(*group_sums(decoding, width, size))
+        if len(groups) == 2 and groups[0][0] <= DECODE_MAX_QUERIES < groups[1][0]:   # (the common mixed pass)
+            decoding, prefilling = groups[:1], groups[1:]
+        else:
+            decoding, prefilling = [], []
+            for g in groups:
+                (decoding if g[0] <= DECODE_MAX_QUERIES else prefilling).append(g)
+            if not decoding or not prefilling:
+                return self._priced(*group_sums(groups, width, size))
+        # A mixed pass's two kernels recur apart (the same decoding batch beside a new prompt chunk, a prompt
+        # length met before beside another batch): each kernel's price is memoized by its own groups, the
+        # same float as pricing it again.
+        memo = self.mixed
+        prefilling, decoding = tuple(prefilling), tuple(decoding)
+        pre, dec = memo.get(prefilling, MISSING), memo.get(decoding, MISSING)
+        if pre is MISSING:
+            pre = memo[prefilling] = self._priced(*group_sums(prefilling, width, size))
+        if dec is MISSING:
+            dec = memo[decoding] = self._priced(*group_sums(decoding, width, size))
+        if len(memo) > MIXED_MEMO:
+            memo.clear()
         return None if pre is None or dec is None else pre + dec
 
     def _priced(self, pairs, kv_io, cached, queries, b, max_ctx, decode: bool) -> float | None:
         """One kernel's seconds from its groups' sums. One function on purpose: it runs once per new batch
         shape, and the calls it would make (the prefill or decode formula, kernel_timing's _scaled and
-        _ridge) cost as much as their arithmetic; the operations and their order are
+        float_ridge) cost as much as their arithmetic; the operations and their order are
         fitted_prefill_seconds' and fitted_decode_seconds'."""
         if not (pairs > 0 and b > 0):
             return None
@@ -134,7 +152,7 @@ class KernelAttention:
             t_c, t_m, fixed = self._decode_terms(b, ctx, peak)
             nominal = 4.0 * b * ctx * heads * d
             t_c = t_c * flops / nominal if nominal > 0 and t_c > 0 else flops / (peak * p.compute_eff)
-            return fixed + _ridge(t_c, self._memory(t_m, b, ctx, hbm), p.smooth)
+            return fixed + float_ridge(t_c, self._memory(t_m, b, ctx, hbm), p.smooth)
         # kernel_timing.fitted_prefill_seconds(...)[0]
         p = self.prefill
         length = (math.sqrt(1.0 + 8.0 * pairs / b) - 1.0) / 2.0
@@ -152,7 +170,7 @@ class KernelAttention:
         t_c = t_c * flops / nominal if nominal > 0 and t_c > 0 else flops / (peak * p.compute_eff)
         t_m = max(hbm / (c.hbm_bw * p.mem_eff * 1.0), 0.0)   # (bandwidth share 1, no extra memory)
         fixed = p.floor_s + p.token_s * queries / c.sms
-        total = fixed + _ridge(t_c, t_m, p.smooth)
+        total = fixed + float_ridge(t_c, t_m, p.smooth)
         if cached > 0:   # over a cached context: never cheaper than the decode kernel streaming that cache
             ctx = max(max_ctx, 1.0)   # (the decode model's memory and fixed terms at the prefill op's peak)
             _, t_m, fixed_decode = self._decode_terms(b, ctx, peak)
@@ -183,7 +201,7 @@ class KernelAttention:
         return terms
 
 
-def _ridge(t_c: float, t_m: float, p: float) -> float:
+def float_ridge(t_c: float, t_m: float, p: float) -> float:
     """kernel_timing._ridge on two floats (roofline.ridge's formula, without its type dispatch)."""
     hi = max(t_c, t_m)
     if hi <= 0:

@@ -1,6 +1,6 @@
-"""A serving cluster in SimPy: requests arrive, a router sends each to a replica, replicas run
-their engines; with disaggregation (DistServe), prefill replicas hand each prefilled request to a
-decode replica, which pulls its KV over the link between the pools.
+"""A serving cluster on the simulator's event clock (clock.py): requests arrive, a router sends each
+to a replica, replicas run their engines; with disaggregation (DistServe), prefill replicas hand each
+prefilled request to a decode replica, which pulls its KV over the link between the pools.
 
 `simulate` returns every request that arrived, finished or not, with the reason for rejections."""
 from __future__ import annotations
@@ -12,6 +12,7 @@ from ..errors import WhatifError
 from ..roofline.pass_setup import pass_setup
 from ..roofline.techniques.compose import overrides
 from ..specs.hardware import System, load_component
+from .clock import URGENT, Clock
 from .collections_paused import collections_paused
 from .config import SimConfig
 from .iteration_time import IterationTimes, kv_link_path
@@ -173,35 +174,33 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
     with collections_paused() as paused:   # (building the requests and their records too)
         if requests is None:
             requests = generate(cfg.workload)
-        records = [Record(r) for r in requests]
+        records = list(map(Record, requests))
         return _run(cfg, records, requests, paused, progress)
 
 
 def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress):
     """simulate's run of `records` (the collector paused by the caller; `paused.freeze()` before the clock starts)."""
-    import simpy
-
     from .metrics import SimulationResult
     from .workload import describe
     mean_len = sum(r.prompt + r.output for r in requests) / max(len(requests), 1)
-    env = simpy.Environment()
+    env = Clock()
     cluster = Cluster(env, cfg, max(1, round(mean_len)))
 
-    arrived = 0
-    step = max(1, len(records) // 100)
+    arrived, count = 0, len(records)
+    step = max(1, count // 100)
     waited = [False]   # the next record's timeout has fired
 
-    def arrivals(_event) -> None:
-        """Deliver the records due now, then wait for the next one: the steps a process yielding a timeout per
-        arrival would take, as a timeout's callback (a SimPy process resumes a generator for each)."""
+    def arrivals(_arg) -> None:
+        """Deliver the records due now, then wait for the next one: the steps a process waiting out each
+        arrival's delay would take, as a call on the clock (no process resumed per arrival)."""
         nonlocal arrived
-        while arrived < len(records):
+        while arrived < count:
             rec = records[arrived]
             if not waited[0]:
                 delay = rec.request.arrival_s - env.now
                 if delay > 0:
                     waited[0] = True
-                    env.timeout(delay).callbacks.append(arrivals)
+                    env.at(delay, arrivals)
                     return
             waited[0] = False
             cluster.arrive(rec)
@@ -209,10 +208,7 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
             if progress and (arrived - 1) % step == 0:
                 progress(arrived - 1, len(records))
 
-    start = env.event()   # started as env.process starts a process: an urgent event now
-    start._ok, start._value = True, None
-    start.callbacks.append(arrivals)
-    env.schedule(start, 0)   # (simpy.events.URGENT)
+    env.at(0, arrivals, None, URGENT)   # started as a process starts: an urgent call now
     paused.freeze()   # the records and the cluster live to the end: never scanned
     env.run(until=cfg.horizon_s)
     for replica in cluster.replicas:

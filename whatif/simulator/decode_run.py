@@ -5,16 +5,13 @@ decodes: every decoding sequence gains a token an iteration, the batch keeps its
 cached tokens grow by the rows each step. Until an event comes (an arrival, a KV transfer, another
 engine's iteration, a sequence that finishes or offers a block to the prefix cache, a block
 shortage) such an iteration needs none of the scheduler's machinery: a block for each sequence
-whose block phase comes due, the (memoized) price of the batch shape, the clock moved on, the end
-time and the log row stored. `decode_run` does exactly that while it holds and leaves the engine as
-the full loop (Replica._run) would have left it; the first iteration at which anything else could
-happen is the full loop's. The run is the same, iteration for iteration and float for float
-(tests/test_sim_decode_run.py)."""
+whose block phase comes due (counted, as Scheduler._visit counts them), the (memoized) price of the
+batch shape, the clock moved on, the end time and the log row stored. `decode_run` does exactly
+that while it holds and leaves the engine as the full loop (Replica._run) would have left it; the
+first iteration at which anything else could happen is the full loop's. The run is the same,
+iteration for iteration and float for float (tests/test_sim_decode_run.py)."""
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from .iteration_time import bucket_span
 from .scheduler import Batch
 
 
@@ -25,43 +22,41 @@ def decode_run(replica, engine) -> Waiting | None:
 
     When another event (an arrival, most often) comes before the next decode-only iteration ends, that
     iteration is still formed here (its blocks taken, as the scheduler would at its start) and returned
-    as a Waiting for Replica._run to wait out in SimPy and complete: the scheduler would have formed the
+    as a Waiting for Replica._run to wait out on the clock and complete: the scheduler would have formed the
     same batch, since nothing else could join it at its start."""
-    env = replica.env
-    if not isinstance(getattr(env, "_now", None), (int, float)):   # (as replica.advance)
-        return None
     if not engine.only_decodes():
         return None
-    rows_out: list[tuple] = []   # this run's log rows, stored at its end (no other iteration runs meanwhile)
+    rows_out: list = []   # this run's log rows (flat), stored at its end (no other iteration runs meanwhile)
+    times = replica.times
+    priced = [0]   # iteration prices looked up in this run's memo (counted as the times' hits)
     try:
-        return _run(replica, engine, env, rows_out)
+        return _run(replica, engine, replica.env, rows_out, priced)
     finally:
         replica.log.extend(rows_out)
+        times.hits += priced[0]
 
 
-class Waiting(NamedTuple):
-    """A decode-only iteration formed at `start` that ends after another event: Replica._run waits
-    `duration` and completes it as the scheduler's batch `batch`, logging `waiting` and `running`."""
-
-    start: float
-    duration: float
-    batch: Batch
-    waiting: int
-    running: int
+# A decode-only iteration formed at `start` that ends after another event: Replica._run waits `duration`
+# and completes it as the scheduler's batch `batch`, logging `waiting` and `running` (a plain tuple: one is
+# made per arrival).
+Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, waiting, running)
 
 
-def _run(replica, engine, env, rows_out: list) -> Waiting | None:
-    times, bm, dues, phases, ends = replica.times, engine.bm, engine.dues, engine.phases, engine.ends
-    size, index, out, queue = bm.block_size, replica.index, rows_out.append, env._queue
+def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
+    bm, dues, phases, ends, decoding_set = engine.bm, engine.dues, engine.phases, engine.ends, engine.decoding
+    ahead, ahead_n = engine.ahead, engine.ahead_n
+    size, index, out, queue, keep = bm.block_size, replica.index, rows_out.extend, env.queue, ends.append
+    price, evictable = replica.times.decode_span, bm.evictable
     inf = float("inf")
-    priced = 0   # iteration prices looked up in this run's memo (counted as the times' hits)
-    step = engine.step
+    hits = 0
+    step, visited = engine.step, engine.visited   # (both stored back before the scheduler runs and at the end)
+    now_s = env.now   # the clock, kept here and stored back before anything else reads it
     try:
         while True:   # (only_decodes holds)
-            decoding = len(engine.decoding)          # the batch is fixed until sequences finish (a due step)
+            decoding = len(decoding_set)             # the batch is fixed until sequences finish (a due step)
             rows, base = decoding + engine.padding, engine.context_base + engine.padding_context   # (static: padding)
             running, waiting = len(engine.running), len(engine.waiting)
-            used = bm.used                           # (changes below only by the blocks allocated)
+            used = bm.num_blocks - (bm.free + len(evictable))   # (bm.used; changes below only by allocation)
             # Read once until they can change: the step at which sequences finish or offer a block (the dues
             # change only by complete), the next event's time (the queue only by a wake-up), the last step of
             # the current price's bucket (the mean context grows with the step).
@@ -69,48 +64,53 @@ def _run(replica, engine, env, rows_out: list) -> Waiting | None:
             head = queue[0][0] if queue else inf
             last = -1
             while True:
-                phase = phases[step % size]
-                due = [s for s in phase if s.next_need <= step] if phase else None
-                if due and len(due) > bm.free + len(bm.evictable):   # (bm.can_allocate) a shortage: preemption
-                    return                                           # is the full loop's
+                # (Scheduler._visit) the sequences due a block now, counted: the phase's but those not due yet
+                p = step % size
+                waits = ahead[p]
+                now = waits.get(step, 0) if waits else 0
+                n = len(phases[p]) - ahead_n[p] + now
+                if n and n > bm.free + len(evictable):   # (bm.can_allocate) a shortage: preemption is the full loop's
+                    return
                 if step <= last:                     # the same bucket: the same memoized price
-                    priced += 1
+                    hits += 1
                 else:
-                    mean = (base + decoding * step) // rows
-                    duration = 0.0 + times.decode_time(rows, mean)
-                    hi = bucket_span(mean)[1]
+                    duration, hi = price(rows, (base + decoding * step) // rows)   # (the mean context)
                     last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
-                start = env._now
+                start = now_s
                 end = start + duration
-                late = not end < head                # (env.peek) another event comes first: SimPy's
-                if due:
-                    n = len(due)
+                if n:
                     if bm.free >= n:                 # (bm.allocate, when it evicts nothing)
                         bm.free -= n
                     else:
                         bm.allocate(n)
                     used += n                        # (allocate takes exactly that many from the available)
-                    for s in due:
-                        s.blocks += 1
-                        s.next_need += size
-                if late:
-                    return Waiting(start, duration, Batch(rows=rows, context=base + decoding * step, decoding=decoding),
-                                   waiting, running)
-                env._now = end
+                if now:
+                    del waits[step]
+                    ahead_n[p] -= now
+                visited = step
+                if not end < head:                   # (env.peek) another event comes first: the clock's
+                    return start, duration, Batch(rows, base + decoding * step, decoding), \
+                        waiting, running
+                now_s = end
                 if step >= finishing:                # sequences finish or offer a block as this ends
-                    engine.complete(Batch(rows=rows, context=base + decoding * step, decoding=decoding), end)
+                    env.now, engine.step, engine.visited = end, step, visited
+                    engine.complete(Batch(rows, base + decoding * step, decoding), end)
                     step = engine.step
-                    out((index, start, duration, rows, 0, 0, bm.used, waiting, running, 0, 0.0))
-                    replica.wake()
+                    out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(evictable)), waiting,
+                         running, 0, 0.0))
+                    if replica.idle:
+                        replica.wake()
                     break                            # the batch changed: look again
                 step += 1
-                engine.step = step
-                ends.append(end)
+                keep(end)
                 out((index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0))
                 if replica.idle:
+                    env.now, engine.step, engine.visited = end, step, visited
                     replica.wake()
                     head = queue[0][0] if queue else inf
+            engine.step = step
             if not engine.only_decodes():
                 return
     finally:
-        times.hits += priced
+        env.now, engine.step, engine.visited = now_s, step, visited
+        priced[0] = hits

@@ -86,6 +86,7 @@ class IterationTimes:
     token_budget: int
     plan_seq_len: int                 # sequence length the KV bytes per token are averaged over
     cache: dict = field(default_factory=dict)
+    quotes: dict = field(default_factory=dict)   # decode_span's answers by (rows, context bucket)
     hits: int = 0
     misses: int = 0
 
@@ -149,6 +150,7 @@ class IterationTimes:
             t = rnd.time_with_verify(t)
         if len(self.cache) >= MEMO_LIMIT:   # prefill shapes rarely recur: memory stays bounded on long runs
             self.cache.clear()
+            self.quotes.clear()
         self.cache[key] = t
         return t
 
@@ -159,6 +161,24 @@ class IterationTimes:
             return self.time(rows, context, [])
         self.hits += 1
         return t
+
+    def decode_span(self, rows: int, context: int) -> tuple[float, int]:
+        """(0.0 + decode_time(rows, context), bucket_span(context)[1]): a decode-only iteration's price and the
+        largest context priced the same (a decode run reprices only past it), in one call, kept by (rows, bucket)
+        beside the memo (and dropped with it)."""
+        b = context if context <= EXACT_BELOW else _BUCKETS.get(context) or bucket(context)
+        quote = self.quotes.get((rows, b))
+        if quote is not None:
+            self.hits += 1   # (the memo holds its price too)
+            return quote
+        t = self.cache.get(((1, b, rows),)) if self.decoder is None else None
+        if t is None:
+            t = self.time(rows, context, [])
+        else:
+            self.hits += 1
+        span = _SPANS.get(b) if context > EXACT_BELOW else None
+        quote = self.quotes[(rows, b)] = 0.0 + t, (span or bucket_span(context))[1]
+        return quote
 
     def round(self, rows: int, context: int) -> Round:
         """The decoder's round for `rows` decoding sequences at a (bucketed) context, memoized."""

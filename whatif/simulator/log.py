@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 ITERATION_COLUMNS = ("replica", "start_s", "duration_s", "decode_seqs", "prefill_seqs", "prefill_tokens",
                      "kv_blocks_used", "waiting", "running", "preempted", "swap_s")
 TYPECODES = ("i", "d", "d", "i", "i", "i", "i", "i", "i", "i", "d")   # 4-byte counts, 8-byte float seconds
-FLUSH_ROWS = 4096   # rows kept as tuples before they move into the typed columns
+WIDTH = len(ITERATION_COLUMNS)
+FLUSH_VALUES = 4096 * WIDTH   # values (4096 rows) kept in a list before they move into the typed columns
 
 
 @dataclass(frozen=True)
@@ -31,29 +32,31 @@ class IterationLog:
     running: queue lengths when it was formed; preempted: sequences it preempted; swap_s: seconds of
     it spent swapping KV to or from host memory."""
 
-    pending: list[tuple] = field(default_factory=list)   # the latest iterations, one tuple each
+    pending: list = field(default_factory=list)   # the latest iterations' values, row after row (flat)
     stored: dict = field(default_factory=lambda: {c: array(t) for c, t in zip(ITERATION_COLUMNS, TYPECODES)})
     count: int = 0
 
     def append(self, *values) -> None:
-        self.pending.append(values)
+        self.pending += values
         self.count += 1
-        if len(self.pending) >= FLUSH_ROWS:
+        if len(self.pending) >= FLUSH_VALUES:
             self._flush()
 
-    def extend(self, rows: list[tuple]) -> None:
-        """Append rows of values in ITERATION_COLUMNS' order (as `append` each)."""
-        self.pending.extend(rows)
-        self.count += len(rows)
-        if len(self.pending) >= FLUSH_ROWS:
+    def extend(self, values: list) -> None:
+        """Append rows given flat: each row's values in ITERATION_COLUMNS' order, row after row."""
+        self.pending += values
+        self.count += len(values) // WIDTH
+        if len(self.pending) >= FLUSH_VALUES:
             self._flush()
 
     def _flush(self) -> None:
-        """Move the pending rows into the typed columns (8 bytes a value, not a Python object each)."""
-        if self.pending:
-            for column, values in zip(self.stored.values(), zip(*self.pending)):
-                column.fromlist(list(values))   # (twice as fast as extend over a tuple)
-            self.pending.clear()
+        """Move the pending rows into the typed columns (8 bytes a value, not a Python object each); a column
+        is every WIDTH-th pending value (a strided slice: no row tuples to transpose)."""
+        pending = self.pending
+        if pending:
+            for i, column in enumerate(self.stored.values()):
+                column.fromlist(pending[i::WIDTH])
+            pending.clear()
 
     @property
     def columns(self) -> dict[str, array]:

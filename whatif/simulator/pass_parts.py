@@ -18,7 +18,7 @@ Results equal time_pass's and engine_step's up to float summation order
 `splittable` says when the split holds; otherwise the caller times whole passes."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,14 +26,14 @@ from ..roofline.attention import attention_op
 from ..roofline.config import ForwardBatch
 from ..roofline.context import kv_width_per_gpu
 from ..roofline.engine_kernels import engine_ops
-from ..roofline.kernel_models.params import DTYPE_BYTES, ceilings, combine
+from ..roofline.kernel_models.params import DTYPE_BYTES, ceilings
 from ..roofline.kernel_models.gemm import gemm_parts
 from ..roofline import kernel_timing
 from ..roofline.op_kinds import OpRole
 from ..roofline.ops import OpClass, link_bytes
 from ..roofline.pass_setup import PassSetup
 from ..roofline.timing import OpTime, time_op
-from .attention_price import KernelAttention, probes
+from .attention_price import KernelAttention, float_ridge, probes
 from .token_ops import TokenOps, stage_ops
 
 
@@ -52,15 +52,11 @@ class Part:
     lines: tuple[tuple[int, float], ...]   # eager queue: (attention instances m, c_m), see queue_lines
     attention: tuple = ()              # the attention ops (built for some batch; priced per batch)
     pricers: tuple = ()                # each attention op's KernelAttention, None where its model does not apply
+    sum_s: float = field(init=False, default=0.0)   # sum(totals) of a part without attention (a tail)
 
-    @property
-    def sum_s(self) -> float:
-        """sum(totals) of a part without attention (a tail), computed once."""
-        s = self.__dict__.get("_sum_s")
-        if s is None:
-            s = sum(self.totals)
-            object.__setattr__(self, "_sum_s", s)
-        return s
+    def __post_init__(self):
+        if None not in self.totals:
+            object.__setattr__(self, "sum_s", sum(self.totals))
 
 
 class PassParts:
@@ -119,8 +115,15 @@ class PassParts:
         tails = self.tails.get(rows) or self._parts(self.tails, rows, tail=True)
         total = 0.0
         for body, tail in zip(bodies, tails):
-            each, attn_totals = self._attention_s(body, groups)   # (the caller memoizes whole steps)
+            # (the caller memoizes whole steps) the common case first: one attention kind, priced by its model
+            pricers = body.pricers
+            each = pricers[0].seconds(groups) if len(pricers) == 1 and pricers[0] is not None else None
+            attn_totals = None
+            if each is None:
+                each, attn_totals = self._attention_s(body, groups)
             if cuda_graphs or not self.launch:   # summed in time_pass's order, so the same float results
+                if attn_totals is None:
+                    attn_totals = (each * body.attention[0].count,)
                 serial, k = 0.0, 0
                 for t in body.totals:
                     if t is None:
@@ -185,11 +188,8 @@ class PassParts:
 
     def _attention_s(self, part: Part, groups: tuple) -> tuple[float, tuple[float, ...]]:
         """(seconds of one attention instance, each attention op's total) of a stage for `groups`, the
-        ops built as graph.attention_block builds them (dense and MoE layers' attention ops are alike)."""
-        if len(part.pricers) == 1 and part.pricers[0] is not None:   # (the common case: one kind, its model)
-            each = part.pricers[0].seconds(groups)
-            if each is not None:
-                return each, (each * part.attention[0].count,)
+        ops built as graph.attention_block builds them (dense and MoE layers' attention ops are alike); _pass_s
+        tries a single kind's model first."""
         s = self.setup
         prec = s.precision
         each, totals = 0.0, []
@@ -275,7 +275,7 @@ class PassParts:
         t_c, t_quant = float(t_c), float(t_quant)
         t_m = hbm_bytes / (c.hbm_bw * p.mem_eff * bandwidth_share)
         fixed = p.floor_s + t_quant
-        total = fixed + (float(combine(t_c, t_m, p.smooth)) if max(t_c, t_m) > 0 else 0.0)
+        total = fixed + (float_ridge(t_c, t_m, p.smooth) if max(t_c, t_m) > 0 else 0.0)   # (params.combine on floats)
         bound = "compute" if t_c >= t_m else "memory"
         if fixed > max(t_c, t_m):
             bound = "overhead"
@@ -298,6 +298,7 @@ def queue_lines(runs, seconds, attention, launch_s: float, gap_s: float,
         first.append(j)
         j += (stop - start) * reps
     best: dict[int, float] = {}
+    low = -np.inf
     after_s, after_m = 0.0, 0   # the kernels after the run: their time, their attention instances
     for (start, stop, reps), j0 in zip(reversed(runs), reversed(first)):
         d = [0.0 if i in attention else seconds[i] + gap_s for i in range(start, stop)]
@@ -307,23 +308,29 @@ def queue_lines(runs, seconds, attention, launch_s: float, gap_s: float,
         w, a = 0.0, 0
         for o in range(k - 1, -1, -1):
             w += d[o]
-            a += (start + o) in attention
-            within[a] = max(within.get(a, -np.inf), o * launch_s + w)
+            if start + o in attention:
+                a += 1
+            c = o * launch_s + w
+            if c > within.get(a, low):   # (max, keeping the first of equals)
+                within[a] = c
         base = (j0 + 1) * launch_s + after_s + (reps - 1) * layer_s
         # A GPU-bound layer (its kernels outlast their launches: shift falls with rep) needs only its first
         # repeat: a later repeat's line lies below the one before it, which has more attention instances
         # (or the same line), so the envelope below drops it either way.
         # (every_repeat: all of them, as a check)
-        for rep in range(1 if k * launch_s - layer_s <= 0 and not every_repeat else reps):   # j = j0 + rep*k + o
-            shift = base + rep * (k * launch_s - layer_s)   # (the repeats after it add their time)
-            for a, c in within.items():
-                m = after_m + (reps - 1 - rep) * layer_m + a
-                if shift + c > best.get(m, -np.inf):
-                    best[m] = shift + c
+        lines = tuple(within.items())
+        step = k * launch_s - layer_s
+        for rep in range(1 if step <= 0 and not every_repeat else reps):   # j = j0 + rep*k + o
+            shift = base + rep * step   # (the repeats after it add their time)
+            top = after_m + (reps - 1 - rep) * layer_m
+            for a, c in lines:
+                v = shift + c
+                if v > best.get(top + a, low):
+                    best[top + a] = v
         after_s += reps * layer_s
         after_m += reps * layer_m
     # keep a line only where no line with more attention instances starts as high (it wins for every a >= 0)
-    kept, top = [], -np.inf
+    kept, top = [], low
     for m, c in sorted(best.items(), reverse=True):
         if c > top:
             kept.append((m, c))

@@ -1,4 +1,4 @@
-"""One replica (a tensor/pipeline-parallel group serving the model) as SimPy processes.
+"""One replica (a tensor/pipeline-parallel group serving the model) as processes on the clock (clock.py).
 
 A replica runs one engine loop per pipeline stage count (pp virtual engines, as vLLM keeps pp
 micro-batches in flight), sharing its KV block pool and waiting queue. Each loop asks its
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import deque
 
 from .block_manager import BlockManager
+from .clock import Clock, Signal
 from .config import EngineConfig
 from .decode_run import decode_run
 from .iteration_time import IterationTimes
@@ -19,7 +20,7 @@ from .scheduler import Scheduler, Seq
 
 
 class Replica:
-    def __init__(self, env, index: int, role: str, times: IterationTimes, cfg: EngineConfig, log: IterationLog,
+    def __init__(self, env: Clock, index: int, role: str, times: IterationTimes, cfg: EngineConfig, log: IterationLog,
                  cluster):
         self.env = env
         self.index = index
@@ -38,9 +39,9 @@ class Replica:
                         for e in range(pp)]
         self.outstanding = 0        # requests routed here and not yet finished or handed on
         self.idle = 0
-        self._wakeup = env.event()
+        self._wakeup = Signal()     # the engines waiting for work (idle counts them until they resume)
         for engine in self.engines:
-            env.process(self._run(engine))
+            env.start(self._run(engine))
 
     def info(self) -> ReplicaInfo:
         c = self.times
@@ -63,13 +64,15 @@ class Replica:
 
     def wake(self) -> None:
         if self.idle:
-            event, self._wakeup = self._wakeup, self.env.event()
-            event.succeed()
+            signal, self._wakeup = self._wakeup, Signal()
+            self.env.fire(signal)
 
     def _run(self, engine: Scheduler):
-        env, times, log = self.env, self.times, self.log
+        env, times, bm, index, queued = self.env, self.times, self.bm, self.index, self.waiting
+        schedule, complete, append = engine.schedule, engine.complete, self.log.append
+        step_ahead, decodes = advance, decode_run   # (module names: the tests swap them)
         while True:
-            batch = engine.schedule(env.now)
+            batch = schedule(env.now)
             rows = batch.rows
             work = rows or batch.prefill   # (bool(batch))
             if not work and not batch.preempted:
@@ -82,23 +85,25 @@ class Replica:
                 prefills.append((n, s.computed))
                 tokens += n
             duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if work else 0.0)
-            start, waiting, running = env.now, len(self.waiting), len(engine.running)
-            if not advance(env, duration):
-                yield env.timeout(duration)
-            engine.complete(batch, env.now)
-            log.append(self.index, start, duration, rows, len(prefills), tokens, self.bm.used, waiting, running,
-                       batch.preempted, batch.swap_s)
-            self.wake()   # blocks may have freed up for an idle virtual engine
+            start, waiting, running = env.now, len(queued), len(engine.running)
+            if not step_ahead(env, duration):
+                yield duration
+            complete(batch, env.now)
+            append(index, start, duration, rows, len(prefills), tokens, bm.num_blocks - (bm.free + len(bm.evictable)),
+                   waiting, running, batch.preempted, batch.swap_s)   # (bm.used)
+            if self.idle:
+                self.wake()   # blocks may have freed up for an idle virtual engine
             # decode-only iterations up to the next event in one loop, and the one that ends after it
-            pending = decode_run(self, engine)
+            pending = decodes(self, engine)
             while pending is not None:
-                batch = pending.batch
-                yield env.timeout(pending.duration)
-                engine.complete(batch, env.now)
-                log.append(self.index, pending.start, pending.duration, batch.rows, 0, 0, self.bm.used,
-                           pending.waiting, pending.running, 0, 0.0)
-                self.wake()
-                pending = decode_run(self, engine)
+                start, duration, batch, waiting, running = pending   # (decode_run.Waiting)
+                yield duration
+                complete(batch, env.now)
+                append(index, start, duration, batch.rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)),
+                       waiting, running, 0, 0.0)
+                if self.idle:
+                    self.wake()
+                pending = decodes(self, engine)
 
     # ------------------------------------------------------------ scheduler hooks
 
@@ -117,11 +122,11 @@ class Replica:
         self.outstanding -= 1
 
     def receive(self, seq: Seq, engine: Scheduler) -> None:
-        self.env.process(self._transfer(seq, engine))
+        self.env.start(self._transfer(seq, engine))
 
     def _transfer(self, seq: Seq, engine: Scheduler):
         source, blocks, shared = seq.source
-        yield self.env.timeout(source.times.send_time(seq.computed, self.cluster.kv_path))
+        yield source.times.send_time(seq.computed, self.cluster.kv_path)
         source.bm.release(blocks)
         source.bm.unref(shared)
         source.wake()
@@ -130,13 +135,13 @@ class Replica:
         self.wake()
 
 
-def advance(env, delay: float) -> bool:
-    """Move the clock `delay` on without a SimPy event when no other event comes before then (strictly:
-    at a tie SimPy's order decides), which is what a timeout would do: the same end time (now + delay,
-    as SimPy adds it), nothing else run in between. Most iterations end before the next arrival, and
-    SimPy's event round trip is a large share of a cheap iteration. False: wait with a timeout."""
+def advance(env: Clock, delay: float) -> bool:
+    """Move the clock `delay` on without queueing a resumption when no other call comes before then
+    (strictly: at a tie the queue's order decides), which is what waiting would do: the same end time
+    (now + delay), nothing else run in between. Most iterations end before the next arrival. False: wait."""
     end = env.now + delay
-    if end < env.peek() and isinstance(getattr(env, "_now", None), (int, float)):   # (simpy 4 keeps the clock there)
-        env._now = end
+    queue = env.queue
+    if not queue or end < queue[0][0]:
+        env.now = end
         return True
     return False

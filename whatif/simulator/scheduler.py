@@ -28,8 +28,10 @@ aggregate counts (rows, cached tokens), and each one's next event (it needs a KV
 it has a block to offer the prefix cache) sits in a heap keyed by the engine's decode step. Without
 a decoder every decoding sequence gains one token a step, so a member's counters are stored as of
 the step it was last brought up to date (`anchor`) and its tokens are the engine's iteration end
-times from the step it started decoding (token_times.py). With a decoder, rows gain different
-counts, so each round visits its rows.
+times from the step it started decoding (token_times.py); its KV blocks likewise: each step's
+phase of sequences is given its blocks as a count (those whose first due step is still ahead
+counted apart), and a sequence's own block count catches up when it is read (_catch_up). With a
+decoder, rows gain different counts, so each round visits its rows.
 
 Long because the policies, preemption and the decoding set share one engine's state (running list,
 waiting queue, block pool, event heaps) and are read in order: one scheduler, one file."""
@@ -92,7 +94,7 @@ class Batch:
         self.rows = rows                # decode rows: decoding sequences and static batching's finished padding
         self.context = context          # cached tokens over the decode rows
         self.decoding = decoding        # decode rows that gain tokens (padding excluded)
-        self.decode: list[Seq] = []     # the decoding rows (with a decoder only)
+        self.decode: list[Seq] | tuple = ()   # the decoding rows (with a decoder only; a list set by _decodes)
         self.prefill: list[tuple[Seq, int]] = []   # (sequence, tokens computed now)
         self.swap_s = 0.0
         self.preempted = 0
@@ -133,6 +135,9 @@ class Scheduler:
         self.padding, self.padding_context = 0, 0   # static batching's finished rows and their cached tokens
         self.needs: list[tuple] = []  # with a decoder: heap of (step, order, epoch, seq) due a KV block then
         self.phases: list[dict[Seq, None]] = [{} for _ in range(bm.block_size)] if self.uniform else []
+        self.visited = -1             # uniform: the last step whose phase's sequences were given their blocks
+        self.ahead: list[dict[int, int]] = [{} for _ in range(bm.block_size)] if self.uniform else []
+        self.ahead_n = [0] * bm.block_size   # per phase: sequences in `ahead` (their first due step not reached)
         self.dues: list[tuple] = []   # heap of (step, order, epoch, seq): it finishes or offers a block then
         self.prefilling: list[tuple] = []     # chunked prefill: (order, seq) with prompt tokens left, in running order
         self.chunking = cfg.chunked_prefill and not self.drain
@@ -166,7 +171,8 @@ class Scheduler:
             return batch
         if self.cfg.chunked_prefill:
             budget = self._decodes(batch)
-            budget = self._continue_prefills(batch, budget)
+            if self.prefilling:
+                budget = self._continue_prefills(batch, budget)
             self._admit_chunks(batch, budget, now)
             return batch
         if self.mixed:   # whole prompts beside the decodes, within the budget the decodes leave
@@ -181,16 +187,8 @@ class Scheduler:
         """Schedule every decoding sequence: those due a KV block get it, in running order (preempting
         from the back when blocks run out); returns the token budget left."""
         if self.uniform:
-            phase = self.phases[self.step % self.bm.block_size]
-            due = [s for s in phase if s.next_need <= self.step] if phase else None
-            if due and self.bm.can_allocate(len(due)):   # one block each, and enough: no preemption, order moot
-                self.bm.allocate(len(due))
-                for s in due:
-                    s.blocks += 1
-                    s.next_need += self.bm.block_size
-            elif due:
-                for s in sorted(due, key=lambda s: s.order):
-                    self._allocate(s, batch)
+            if self.decoding and self.step > self.visited:
+                self._visit(batch)
         elif self.needs and self.needs[0][0] <= self.step:
             for s in self._due(self.needs):
                 self._allocate(s, batch)
@@ -200,7 +198,8 @@ class Scheduler:
         batch.context = self.context_base + rows * self.step + self.padding_context
         if not self.uniform:
             batch.decode = [s for s in self.running if s in self.decoding]
-        return max(self.cfg.token_budget - rows * (1 + self.lookahead), 0)
+        left = self.cfg.token_budget - rows * (1 + self.lookahead)
+        return left if left > 0 else 0
 
     def _allocate(self, s: Seq, batch: Batch) -> None:
         """Give decoding `s` the blocks for its next token (and drafts), preempting from the back of the
@@ -216,15 +215,61 @@ class Scheduler:
                 return
         self.bm.allocate(need)
         s.blocks += need
+        if self.uniform:
+            self._unregister(s)
         self._push_need(s)
+
+    def _visit(self, batch: Batch) -> None:
+        """Give this step's phase its blocks (uniform): one each to the sequences due now, counted, not visited
+        (the sequences' own counts catch up lazily, see _catch_up); when too few are free, each due sequence
+        in running order, preempting from the back."""
+        step, bm = self.step, self.bm
+        p = step % bm.block_size
+        phase, ahead = self.phases[p], self.ahead[p]
+        now = ahead.get(step, 0)   # sequences whose first due step this is
+        n = len(phase) - self.ahead_n[p] + now
+        if n and not bm.can_allocate(n):
+            self._shortage(phase, batch)
+            return
+        if n:
+            if bm.free >= n:   # (bm.allocate, when it evicts nothing)
+                bm.free -= n
+            else:
+                bm.allocate(n)
+        if now:
+            del ahead[step]
+            self.ahead_n[p] -= now
+        self.visited = step
+
+    def _shortage(self, phase: dict, batch: Batch) -> None:
+        """_visit with too few free blocks: the due sequences brought up to date and given their blocks one by
+        one in running order (each registered as due a cycle on, as if this step's block were still to come)."""
+        step, size = self.step, self.bm.block_size
+        due = []
+        for s in phase:
+            if s.next_need <= self.visited:   # (up to date with the visits before this one: due now)
+                self._catch_up(s)
+                self._unregister(s)
+            if s.next_need == step:
+                due.append(s)
+        ahead = self.ahead[step % size]
+        self.ahead_n[step % size] -= ahead.pop(step, 0)
+        self.visited = step
+        for s in due:
+            s.next_need = step + size
+            self._register(s)
+        for s in sorted(due, key=lambda s: s.order):
+            self._allocate(s, batch)
 
     def _due(self, heap: list) -> list[Seq]:
         """Pop the sequences whose event in `heap` is due at this step (stale entries dropped), in running order."""
-        due = []
-        while heap and heap[0][0] <= self.step:
+        due, step = [], self.step
+        while heap and heap[0][0] <= step:
             _, order, epoch, s = heappop(heap)
             if epoch == s.epoch:
                 due.append((order, s))
+        if len(due) == 1:   # (the common case: one sequence finishes)
+            return [due[0][1]]
         due.sort(key=itemgetter(0))
         return [s for _, s in due]
 
@@ -253,16 +298,18 @@ class Scheduler:
         return budget
 
     def _admit_chunks(self, batch: Batch, budget: int, now: float) -> None:
-        while budget > 0 and self.waiting and not self.swapped_out and len(self.running) < self.cfg.max_batch:
-            s = self.waiting[0]
+        waiting, max_batch = self.waiting, self.cfg.max_batch
+        while budget > 0 and waiting and not self.swapped_out and len(self.running) < max_batch:
+            s = waiting[0]
             if self.bm.prefix_caching:
                 self._lookup(s)
-            n = self._chunk(s, budget, keep_watermark=True) if self._reservable(s) else 0
+            n = self._chunk(s, budget, keep_watermark=True) if not self.reserving or self._reservable(s) else 0
             if not n:
                 self._undo_lookup(s)
                 break
             self.waiting.popleft()
-            self._set_aside(s)
+            if self.reserving:
+                self._set_aside(s)
             self._start(s, now)
             batch.prefill.append((s, n))
             budget -= n
@@ -281,7 +328,8 @@ class Scheduler:
                 self._undo_lookup(s)
                 break
             self.waiting.popleft()
-            self._set_aside(s)
+            if self.reserving:
+                self._set_aside(s)
             self.bm.allocate(need)
             s.blocks += need
             self._start(s, now)
@@ -305,9 +353,14 @@ class Scheduler:
     def _chunk_size(self, s: Seq, budget: int, keep_watermark: bool) -> int:
         """Tokens of `s` that fit the budget and the free blocks (none allocated)."""
         bm = self.bm
-        n = min(s.total - s.computed, budget)
+        n = s.total - s.computed
+        if n > budget:
+            n = budget
         room = bm.free + len(bm.evictable) - (bm.watermark_blocks if keep_watermark else 0)   # (available)
-        return min(n, max(0, (s.blocks + len(s.shared) + room) * bm.block_size - s.computed))   # (held)
+        fit = (s.blocks + len(s.shared) + room) * bm.block_size - s.computed   # (held)
+        if fit < 0:
+            fit = 0
+        return n if n <= fit else fit   # (min(n, max(0, fit)) without the calls)
 
     def _final_blocks(self, s: Seq) -> int:
         """Blocks `s` holds when it finishes: its prompt and whole output (drafted tokens' slots beside)."""
@@ -319,7 +372,7 @@ class Scheduler:
         return not self.reserving or self.bm.reserved + self._final_blocks(s) <= self.bm.num_blocks
 
     def _set_aside(self, s: Seq) -> None:
-        if self.reserving:
+        if self.reserving:   # (callers skip the call when not)
             s.reserve = self._final_blocks(s)
             self.bm.reserved += s.reserve
 
@@ -375,7 +428,8 @@ class Scheduler:
             if not self.bm.can_allocate(need, keep_watermark=True) or not self._reservable(s):
                 break
             self.incoming.popleft()
-            self._set_aside(s)
+            if self.reserving:
+                self._set_aside(s)
             self.bm.allocate(need)
             s.blocks = need
             self.arriving += 1
@@ -411,8 +465,9 @@ class Scheduler:
         (free blocks only shrink until a sequence finishes), which decode_run.py relies on."""
         if not self.uniform or self.arrivals or not self.decoding:
             return False
-        full = len(self.running) >= self.cfg.max_batch
-        if self.swapped_out and not full and self.bm.can_allocate(self.swapped_out[0].swapped):   # _swap_in
+        cfg, bm, waiting, swapped = self.cfg, self.bm, self.waiting, self.swapped_out
+        full = len(self.running) >= cfg.max_batch
+        if swapped and not full and bm.can_allocate(swapped[0].swapped):   # _swap_in
             return False
         if self.incoming and len(self.running) + self.arriving < self.cfg.max_batch and self.bm.can_allocate(
                 self._blocks_for(self.incoming[0].computed + 1), keep_watermark=True) \
@@ -420,35 +475,37 @@ class Scheduler:
             return False
         if self.drain:
             return not self.filling   # (a batch still filling admits)
-        if self.waiting and self.bm.prefix_caching and self.waiting[0].req.prefix_id is not None:
+        if waiting and bm.prefix_caching and waiting[0].req.prefix_id is not None:
             return False   # (a prefix-cache lookup and its undoing touch the cache's order)
-        budget = max(self.cfg.token_budget - len(self.decoding), 0)
-        waiting_fits = bool(self.waiting) and self._reservable(self.waiting[0])
+        budget = max(cfg.token_budget - len(self.decoding), 0)
+        waiting_fits = bool(waiting) and (not self.reserving or self._reservable(waiting[0]))
         if not self.chunking:   # prefill-priority or mixed: _admit_whole (mixed: within the budget decodes leave)
-            w = self.waiting[0] if self.waiting else None
-            return not (waiting_fits and not self.swapped_out and not full
-                        and (not self.mixed or w.total - w.computed <= budget)
-                        and self.bm.can_allocate(self._whole_need(w), keep_watermark=True))
+            return not (waiting_fits and not swapped and not full
+                        and (not self.mixed or waiting[0].total - waiting[0].computed <= budget)
+                        and bm.can_allocate(self._whole_need(waiting[0]), keep_watermark=True))
         for order, s in self.prefilling:   # _continue_prefills
             if s.in_running and s.order == order and s.prefilling and budget > 0 \
                     and self._chunk_size(s, budget, keep_watermark=False) > 0:
                 return False
-        return not (budget > 0 and waiting_fits and not self.swapped_out and not full
-                    and self._chunk_size(self.waiting[0], budget, keep_watermark=True) > 0)   # _admit_chunks
+        return not (budget > 0 and waiting_fits and not swapped and not full
+                    and self._chunk_size(waiting[0], budget, keep_watermark=True) > 0)   # _admit_chunks
 
     # ------------------------------------------------------------ after an iteration
 
     def complete(self, batch: Batch, end: float) -> None:
-        offered: list[Seq] = []
-        if batch.decoding and self.uniform:   # every decoding row gained a token at `end`
-            self.step += 1
+        offered: list[Seq] | tuple = ()
+        uniform = self.uniform
+        if batch.decoding and uniform:   # every decoding row gained a token at `end`
+            self.step = step = self.step + 1
             self.ends.append(end)
-            for s in (self._due(self.dues) if self.dues and self.dues[0][0] <= self.step else ()):
-                self._sync(s)
-                if s.generated >= s.req.output:
-                    s.total -= 1   # (a finishing token adds none to do)
-                    self._finish(s, end)
-                offered.append(s)
+            dues = self.dues
+            if dues and dues[0][0] <= step:
+                offered = self._due(dues)
+                for s in offered:
+                    self._sync(s)
+                    if s.generated >= s.req.output:
+                        s.total -= 1   # (a finishing token adds none to do)
+                        self._finish(s, end)
         elif batch.decode:
             self._complete_rounds(batch, end)
             offered = batch.decode
@@ -463,9 +520,10 @@ class Scheduler:
                 self._publish(s)
             for s, _ in batch.prefill:
                 self._publish(s)
-        if self.uniform:
+        if uniform and offered:
+            decoding = self.decoding
             for s in offered:
-                if s in self.decoding:
+                if s in decoding:
                     self._push_due(s)
         if self.left:
             left, self.left = self.left, []
@@ -569,8 +627,8 @@ class Scheduler:
         self.context_base -= s.computed - s.anchor
         s.epoch += 1
         if self.uniform:
+            self._unregister(s)
             self.phases[s.next_need % self.bm.block_size].pop(s, None)
-        if self.uniform:
             s.rec.emitted.add_run(self.ends, s.run_from, self.step)
 
     def _sync(self, s: Seq) -> None:
@@ -581,16 +639,52 @@ class Scheduler:
             s.generated += k
             s.total += k
             s.anchor = self.step
+        if s.next_need <= self.visited:   # (uniform only: visited stays -1 otherwise)
+            self._catch_up(s)
+
+    def _catch_up(self, s: Seq) -> None:
+        """Bring a decoding sequence's blocks to the visits made (uniform). It holds next_need <= visited only
+        while its phase's visits give it a block each without touching it: next_need was its first due step,
+        and each visit of its phase since gave it one block."""
+        size = self.bm.block_size
+        r = (self.visited - s.next_need) // size + 1
+        s.blocks += r
+        s.next_need += r * size
+        self._register(s)
+
+    def _register(self, s: Seq) -> None:
+        """Count `s` (next_need > visited) as not due until the visit of step next_need."""
+        p = s.next_need % self.bm.block_size
+        ahead = self.ahead[p]
+        ahead[s.next_need] = ahead.get(s.next_need, 0) + 1
+        self.ahead_n[p] += 1
+
+    def _unregister(self, s: Seq) -> None:
+        """Undo _register (a sequence whose first due step has come is counted by its phase, not here)."""
+        if s.next_need > self.visited:
+            p = s.next_need % self.bm.block_size
+            ahead = self.ahead[p]
+            c = ahead[s.next_need] - 1
+            if c:
+                ahead[s.next_need] = c
+            else:
+                del ahead[s.next_need]
+            self.ahead_n[p] -= 1
 
     def _push_need(self, s: Seq) -> None:
         """Queue the step at which `s` (up to date) has no KV slot for its next token (and drafts).
 
         Without a decoder a sequence needs one block every block_size steps, always at the same step
         modulo block_size: it waits in that step's phase set (next_need: the first step it is due)."""
-        due = self.step + s.held * self.bm.block_size - self.lookahead - s.computed
+        size = self.bm.block_size
+        due = self.step + (s.blocks + len(s.shared)) * size - self.lookahead - s.computed   # (s.held)
         if self.uniform:
             s.next_need = due
-            self.phases[due % self.bm.block_size][s] = None
+            p = due % size
+            self.phases[p][s] = None
+            ahead = self.ahead[p]   # (_register)
+            ahead[due] = ahead.get(due, 0) + 1
+            self.ahead_n[p] += 1
         elif due <= self.step:   # with a decoder, rows advance unevenly: checked each round
             heappush(self.needs, (due, s.order, s.epoch, s))
 
@@ -613,8 +707,10 @@ class Scheduler:
 
     def _release(self, s: Seq) -> None:
         self.bm.release(s.blocks)
-        self.bm.unref(s.shared)
-        self._unreserve(s)
+        if s.shared:
+            self.bm.unref(s.shared)
+        if s.reserve:
+            self._unreserve(s)
         s.blocks, s.shared = 0, []
 
     def _unreserve(self, s: Seq) -> None:

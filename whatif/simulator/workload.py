@@ -246,9 +246,8 @@ def _requests(arrival, prompt, output, prefix_ids, prefix_tokens, shared_tokens)
     """Request objects from columns already in arrival order; ids 0..n-1."""
     if prefix_ids is None:
         prefix_ids = [None] * len(arrival)
-    return [Request(i, a, p, o, pid, pt, st) for i, (a, p, o, pid, pt, st) in enumerate(zip(
-        arrival.tolist(), prompt.tolist(), output.tolist(), prefix_ids, prefix_tokens.tolist(),
-        shared_tokens.tolist()))]
+    return list(map(Request, range(len(arrival)), arrival.tolist(), prompt.tolist(), output.tolist(), prefix_ids,
+                    prefix_tokens.tolist(), shared_tokens.tolist()))   # (map: no Python loop around the constructor)
 
 
 

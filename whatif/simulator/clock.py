@@ -1,0 +1,83 @@
+"""The simulator's discrete-event loop: a heap of calls keyed by (time, priority, sequence number).
+
+It keeps SimPy's order of events (SimPy 4's Environment keys its queue the same way: an urgent
+event before a normal one at the same time, then first scheduled first), with only what the
+simulator uses: a call after a delay, a process (a generator that yields a delay in seconds, or a
+`Signal` to wait on), a signal fired for every process waiting on it, and a run until the queue
+empties or until a time. A SimPy event would add an Event object, its callbacks list and a process
+resumption to each of these, a large share of the cost of a cheap iteration; the same calls in the
+same order give the same run, iteration for iteration (tests/test_sim_clock.py)."""
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from heapq import heappop, heappush
+from itertools import count
+
+URGENT, NORMAL = 0, 1   # (simpy.events.URGENT and NORMAL)
+
+
+class Signal(list):
+    """The processes waiting for one wake-up, in the order they began to wait (a list of generators)."""
+
+    __slots__ = ()
+
+
+class Clock:
+    __slots__ = ("now", "queue", "eids", "resumer")
+
+    def __init__(self):
+        self.now = 0                 # seconds (an int 0 at the start, as SimPy's clock)
+        self.queue: list[tuple] = []   # (time, priority, sequence number, call, its argument)
+        self.eids = count()
+        self.resumer = self.resume   # (bound once: a resumption is queued per iteration)
+
+    def at(self, delay: float, call: Callable, arg=None, priority: int = NORMAL) -> None:
+        """Call `call(arg)` `delay` seconds from now (now + delay, as SimPy adds it)."""
+        heappush(self.queue, (self.now + delay, priority, next(self.eids), call, arg))
+
+    def peek(self) -> float:
+        """The time of the next call (inf when none is queued)."""
+        return self.queue[0][0] if self.queue else float("inf")
+
+    def start(self, process: Generator) -> None:
+        """Start a process now, before the normal calls due now (as env.process's urgent Initialize)."""
+        self.at(0, self.resume, process, URGENT)
+
+    def resume(self, process: Generator) -> None:
+        """Run `process` to its next yield: a delay (seconds) resumes it then; a Signal when it fires."""
+        try:
+            wait = next(process)
+        except StopIteration:
+            self.at(0, _ended)   # (SimPy schedules a finished process's own event: the same queue)
+            return
+        if type(wait) is Signal:
+            wait.append(process)
+        else:
+            heappush(self.queue, (self.now + wait, NORMAL, next(self.eids), self.resumer, process))
+
+    def fire(self, signal: Signal) -> None:
+        """Resume the processes waiting on `signal` in a normal call now (as an event's succeed)."""
+        self.at(0, self._resume_all, signal)
+
+    def _resume_all(self, signal: Signal) -> None:
+        for process in signal:
+            self.resume(process)
+
+    def run(self, until: float | None = None) -> None:
+        """Make the queued calls in order until none is left, or (`until`) up to that time: the clock then
+        reads `until` and calls due at it are not made (SimPy's run(until) stops at an urgent event then)."""
+        queue = self.queue
+        if until is not None:
+            at = until if isinstance(until, int) else float(until)
+            if at <= self.now:
+                raise ValueError(f"until ({at}) must be greater than the current simulation time")
+            self.at(at - self.now, None, None, URGENT)
+        while queue:
+            self.now, _, _, call, arg = heappop(queue)
+            if call is None:
+                return
+            call(arg)
+
+
+def _ended(_arg) -> None:
+    """A finished process's event: nothing waits on it."""
