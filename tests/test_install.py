@@ -22,7 +22,7 @@ def _names(requirements: list[str]) -> set[str]:
 
 
 def test_the_core_install_is_what_the_main_commands_need():
-    assert _names(PROJECT["dependencies"]) == {"numpy", "pyyaml", "simpy", "pandas", "plotly"}
+    assert _names(PROJECT["dependencies"]) == {"numpy", "pyyaml", "pandas", "plotly"}
 
 
 def test_torch_and_triton_come_only_with_validate():

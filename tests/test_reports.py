@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("plotly")
-pytest.importorskip("simpy")
 
 from whatif.cli import main  # noqa: E402
 from whatif.cli.report import DEMO_OUT  # noqa: E402

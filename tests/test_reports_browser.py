@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("plotly")
-pytest.importorskip("simpy")
 
 from .test_reports import example_pages  # noqa: E402
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 
 from ..specs import units
-from .common import require
 from .compare import compare_inputs
 from .output import tok_rate
 from .progress import progress
@@ -66,8 +65,6 @@ def cmd_report(args) -> int:
     from ..reports.sweeps import parse_batches
     start_report(args.out, "--out")
     batches = parse_batches(args.batches) if args.batches else None
-    if args.simulate:
-        require("simpy", "--simulate")
     comparing = bool(args.variant or args.systems is not None or args.host_links is not None)
     if comparing:
         from ..queries.compare import run_compare
@@ -131,7 +128,6 @@ def cmd_demo(args) -> int:
     from ..reports import demo
     t0 = time.perf_counter()
     start_report(args.out, "--out")
-    require("simpy", "whatif demo")
     page, headline = demo.build()
     size = page.write(args.out, "--out")
     print(f"whatif demo: wrote {os.path.abspath(args.out)} ({units.nbytes(size)}, {page.figures} charts, "

@@ -29,8 +29,8 @@ class CapacityHelp(SimulatorHelp):
 
 def add_simulate_parser(sub) -> None:
     p = sub.add_parser("simulate", help="serve a stream of requests: latency percentiles, throughput, goodput",
-                       description="Simulate serving the scenario under a stream of requests (SimPy; every "
-                                   "iteration's time from roofline).",
+                       description="Simulate serving the scenario under a stream of requests (a discrete-event "
+                                   "simulation; every iteration's time from roofline).",
                        epilog=SIM_EPILOG, formatter_class=SimulatorHelp)
     out = add_simulator_flags(p, searched_rate=False)
     out.add_argument("--csv-dir", metavar="DIR",
@@ -74,7 +74,6 @@ def _check_csv_dir(directory: str | None) -> None:
 
 def cmd_simulate(args) -> int:
     reject_estimate_flags(args)
-    require("simpy", "whatif simulate")
     if args.csv_dir is not None:
         require("pandas", "--csv-dir")
     _check_csv_dir(args.csv_dir)
@@ -167,7 +166,6 @@ def cmd_capacity(args) -> int:
     reject_estimate_flags(args)
     if args.traffic_rate is not None:
         raise WhatifError("capacity searches the rate; drop --rate")
-    require("simpy", "whatif capacity")
     search = _search_settings(args)
     start_report(args.report)
     start_tables(args)
