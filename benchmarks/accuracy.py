@@ -44,7 +44,7 @@ from whatif.validate.corpus import corpus_gpu  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "reference" / "aiconfigurator"
 OP_NAMES = {"gemm": "gemm", "prefill_attention": "prefill attn", "decode_attention": "decode attn",
-            "mla_prefill": "MLA prefill", "mla_decode": "MLA decode"}
+            "decode_attention_mmha": "decode attn (MHA)", "mla_prefill": "MLA prefill", "mla_decode": "MLA decode"}
 TARGETS = {("gemm", "bf16"): 8.0, ("gemm", "fp8"): 12.0}   # attention: 12
 
 

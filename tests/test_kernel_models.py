@@ -311,3 +311,17 @@ def test_the_fit_prices_an_efficiency_away_from_its_default():
     extra = kf.objective("decode_attention", data, at_bound) - kf.log_error("decode_attention", data, at_bound)
     assert extra == pytest.approx(kf.PRIOR_WEIGHT * np.log(1.0 / DecodeParams().compute_eff) ** 2)
     assert kf.objective("decode_attention", data, DecodeParams()) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_the_accuracy_benchmark_names_every_fitted_op():
+    """benchmarks/accuracy.py labels each op's rows; an op the fitter has but the table does not name crashed it
+    (decode_attention_mmha, TensorRT-LLM's masked MHA kernel)."""
+    import importlib.util
+    from pathlib import Path
+
+    from whatif.validate import kernel_fit
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "accuracy.py"
+    spec = importlib.util.spec_from_file_location("accuracy_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert set(kernel_fit.OPS) <= set(bench.OP_NAMES)
