@@ -14,10 +14,7 @@ from __future__ import annotations
 
 def ridge(t_compute, t_memory, p: float):
     if isinstance(t_compute, (int, float)) and isinstance(t_memory, (int, float)):
-        hi = max(t_compute, t_memory)
-        if p <= 0 or hi <= 0:
-            return hi
-        return hi * ((t_compute / hi) ** p + (t_memory / hi) ** p) ** (1.0 / p)
+        return ridge_floats(t_compute, t_memory, p)
     import numpy as np
     t_compute, t_memory = np.asarray(t_compute, dtype=float), np.asarray(t_memory, dtype=float)
     hi = np.maximum(t_compute, t_memory)
@@ -25,3 +22,11 @@ def ridge(t_compute, t_memory, p: float):
         return hi
     safe = np.where(hi > 0, hi, 1.0)
     return np.where(hi > 0, hi * ((t_compute / safe) ** p + (t_memory / safe) ** p) ** (1.0 / p), 0.0)
+
+
+def ridge_floats(t_compute: float, t_memory: float, p: float) -> float:
+    """`ridge` of two floats, without its type dispatch (the simulator's pricers call it per new batch shape)."""
+    hi = max(t_compute, t_memory)
+    if p <= 0 or hi <= 0:
+        return hi
+    return hi * ((t_compute / hi) ** p + (t_memory / hi) ** p) ** (1.0 / p)

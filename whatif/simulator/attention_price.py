@@ -23,6 +23,7 @@ from ..roofline.kernel_models.prefill_attention import BQ, BK
 from ..roofline.op_kinds import OpRole
 from ..roofline.op_shapes import AttentionShape
 from ..roofline.ops import OpClass
+from ..roofline.ridge import ridge_floats
 
 DECODE_MEMO = 1 << 16   # decode terms kept per op kind (contexts are bucketed: a run meets few)
 MIXED_MEMO = 1 << 17   # a mixed pass's kernel prices kept per op kind (prompt lengths and decode batches)
@@ -138,7 +139,7 @@ class KernelAttention:
     def _priced(self, pairs, kv_io, cached, queries, b, max_ctx, decode: bool) -> float | None:
         """One kernel's seconds from its groups' sums. One function on purpose: it runs once per new batch
         shape, and the calls it would make (the prefill or decode formula, kernel_timing's _scaled and
-        float_ridge) cost as much as their arithmetic; the operations and their order are
+        _ridge) cost as much as their arithmetic; the operations and their order are
         fitted_prefill_seconds' and fitted_decode_seconds'."""
         if not (pairs > 0 and b > 0):
             return None
@@ -152,7 +153,7 @@ class KernelAttention:
             t_c, t_m, fixed = self._decode_terms(b, ctx, peak)
             nominal = 4.0 * b * ctx * heads * d
             t_c = t_c * flops / nominal if nominal > 0 and t_c > 0 else flops / (peak * p.compute_eff)
-            return fixed + float_ridge(t_c, self._memory(t_m, b, ctx, hbm), p.smooth)
+            return fixed + ridge_floats(t_c, self._memory(t_m, b, ctx, hbm), p.smooth)
         # kernel_timing.fitted_prefill_seconds(...)[0]
         p = self.prefill
         length = (math.sqrt(1.0 + 8.0 * pairs / b) - 1.0) / 2.0
@@ -170,7 +171,7 @@ class KernelAttention:
         t_c = t_c * flops / nominal if nominal > 0 and t_c > 0 else flops / (peak * p.compute_eff)
         t_m = max(hbm / (c.hbm_bw * p.mem_eff * 1.0), 0.0)   # (bandwidth share 1, no extra memory)
         fixed = p.floor_s + p.token_s * queries / c.sms
-        total = fixed + float_ridge(t_c, t_m, p.smooth)
+        total = fixed + ridge_floats(t_c, t_m, p.smooth)
         if cached > 0:   # over a cached context: never cheaper than the decode kernel streaming that cache
             ctx = max(max_ctx, 1.0)   # (the decode model's memory and fixed terms at the prefill op's peak)
             _, t_m, fixed_decode = self._decode_terms(b, ctx, peak)
@@ -199,16 +200,6 @@ class KernelAttention:
             if len(self.decode_memo) > DECODE_MEMO:
                 self.decode_memo.clear()
         return terms
-
-
-def float_ridge(t_c: float, t_m: float, p: float) -> float:
-    """kernel_timing._ridge on two floats (roofline.ridge's formula, without its type dispatch)."""
-    hi = max(t_c, t_m)
-    if hi <= 0:
-        return 0.0
-    if p <= 0:
-        return hi
-    return hi * ((t_c / hi) ** p + (t_m / hi) ** p) ** (1.0 / p)
 
 
 class PrefillTiles:

@@ -32,8 +32,9 @@ from ..roofline import kernel_timing
 from ..roofline.op_kinds import OpRole
 from ..roofline.ops import OpClass, link_bytes
 from ..roofline.pass_setup import PassSetup
+from ..roofline.ridge import ridge_floats
 from ..roofline.timing import OpTime, time_op
-from .attention_price import KernelAttention, float_ridge, probes
+from .attention_price import KernelAttention, probes
 from .token_ops import TokenOps, stage_ops
 
 
@@ -275,7 +276,7 @@ class PassParts:
         t_c, t_quant = float(t_c), float(t_quant)
         t_m = hbm_bytes / (c.hbm_bw * p.mem_eff * bandwidth_share)
         fixed = p.floor_s + t_quant
-        total = fixed + (float_ridge(t_c, t_m, p.smooth) if max(t_c, t_m) > 0 else 0.0)   # (params.combine on floats)
+        total = fixed + (ridge_floats(t_c, t_m, p.smooth) if max(t_c, t_m) > 0 else 0.0)   # (params.combine on floats)
         bound = "compute" if t_c >= t_m else "memory"
         if fixed > max(t_c, t_m):
             bound = "overhead"

@@ -24,7 +24,7 @@ from ..roofline.context import pass_context
 from ..roofline.graph import pass_ops
 from ..roofline.op_kinds import LOGIT_ROLES, OpRole
 from ..roofline.ops import OpClass
-from .attention_price import float_ridge
+from ..roofline.ridge import ridge_floats
 
 SLOPE_AT = (1000, 2001)   # token counts each number's slope is read between
 CHECK_AT = (1, 2, 3, 16, 17, 64, 511, 513, 4097, 8192, 65536, 1 << 20)   # counts the slopes must reproduce
@@ -137,5 +137,4 @@ def _per_class(op, lines: dict, gpu, eff):
     f_a, f_b = lines["flops"]
     h_a, h_b = lines.get("bytes:hbm", (0.0, 0.0))
     smooth, overhead = p.smooth, p.overhead_s
-    # (ridge on two floats; at a zero ridge's 0 or -0 and float_ridge's 0.0 add to the same overhead)
-    return lambda n: float_ridge((f_a * n + f_b) / peak_c, max((h_a * n + h_b) / bw_m, 0.0), smooth) + overhead
+    return lambda n: ridge_floats((f_a * n + f_b) / peak_c, max((h_a * n + h_b) / bw_m, 0.0), smooth) + overhead
