@@ -56,7 +56,7 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
             decoding = len(decoding_set)             # the batch is fixed until sequences finish (a due step)
             rows, base = decoding + engine.padding, engine.context_base + engine.padding_context   # (static: padding)
             running, waiting = len(engine.running), len(engine.waiting)
-            used = bm.num_blocks - (bm.free + len(evictable))   # (bm.used; changes below only by allocation)
+            used = bm.used                           # (changes below only by the blocks allocated)
             # Read once until they can change: the step at which sequences finish or offer a block (the dues
             # change only by complete), the next event's time (the queue only by a wake-up), the last step of
             # the current price's bucket (the mean context grows with the step).
@@ -96,7 +96,7 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
                     env.now, engine.step, engine.visited = end, step, visited
                     engine.complete(Batch(rows, base + decoding * step, decoding), end)
                     step = engine.step
-                    out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(evictable)), waiting,
+                    out((index, start, duration, rows, 0, 0, bm.used, waiting,
                          running, 0, 0.0))
                     if replica.idle:
                         replica.wake()

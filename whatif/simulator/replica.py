@@ -89,8 +89,8 @@ class Replica:
             if not step_ahead(env, duration):
                 yield duration
             complete(batch, env.now)
-            append(index, start, duration, rows, len(prefills), tokens, bm.num_blocks - (bm.free + len(bm.evictable)),
-                   waiting, running, batch.preempted, batch.swap_s)   # (bm.used)
+            append(index, start, duration, rows, len(prefills), tokens, bm.used, waiting, running,
+                   batch.preempted, batch.swap_s)
             if self.idle:
                 self.wake()   # blocks may have freed up for an idle virtual engine
             # decode-only iterations up to the next event in one loop, and the one that ends after it
@@ -99,7 +99,7 @@ class Replica:
                 start, duration, batch, waiting, running = pending   # (decode_run.Waiting)
                 yield duration
                 complete(batch, env.now)
-                append(index, start, duration, batch.rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)),
+                append(index, start, duration, batch.rows, 0, 0, bm.used,
                        waiting, running, 0, 0.0)
                 if self.idle:
                     self.wake()
