@@ -97,7 +97,7 @@ class Cluster:
         if r.prompt + r.output > self.window:
             return f"prompt + output exceeds the context window ({self.window} tokens)"
         e = self.cfg.engine
-        if e.priority == "mixed" and not e.chunked_prefill and e.batching == "continuous" and r.prompt > e.token_budget:
+        if e.whole_prompts_beside_decodes and r.prompt > e.token_budget:
             # TensorRT-LLM without chunked context: max input length = min(max_seq_len - 1, max_num_tokens)
             return (f"prompt exceeds the token budget ({e.token_budget} tokens) of an engine that computes a "
                     "prompt whole in one step (raise --token-budget or turn on --chunked-prefill)")

@@ -58,6 +58,12 @@ class EngineConfig:
             if not isinstance(getattr(self, name), bool):
                 raise WhatifError(f"{name}: {getattr(self, name)!r} must be true or false")
 
+    @property
+    def whole_prompts_beside_decodes(self) -> bool:
+        """The `mixed` policy in force: continuous batching without chunked prefill, prompts whole beside the
+        running decodes within the token budget (so a prompt longer than the budget can never run)."""
+        return self.priority == "mixed" and not self.chunked_prefill and self.batching == "continuous"
+
     @classmethod
     def for_engine(cls, spec: Engine, **given) -> EngineConfig:
         """The scheduler of `spec` (its limits as defaults), with the fields `given` over them."""

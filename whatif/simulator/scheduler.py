@@ -141,7 +141,7 @@ class Scheduler:
         self.dues: list[tuple] = []   # heap of (step, order, epoch, seq): it finishes or offers a block then
         self.prefilling: list[tuple] = []     # chunked prefill: (order, seq) with prompt tokens left, in running order
         self.chunking = cfg.chunked_prefill and not self.drain
-        self.mixed = cfg.priority == "mixed" and not cfg.chunked_prefill and not self.drain
+        self.mixed = cfg.whole_prompts_beside_decodes
         self.reserving = cfg.capacity == "reserve" and not self.drain   # (drain policies reserve their own way)
         self.arrivals: list[Seq] = []         # disaggregated: KV arrived during an iteration; decode from the next
         self.orders = count(1)
