@@ -1,6 +1,8 @@
 """Engine version profiles (engine_profiles/versions/) and the serving front end: a version runs its engine's
 kernel fits except where its own kernels differ (TensorRT-LLM before XQA reads a GQA model's KV cache once per
 query head), and a request through the HTTP server pays the spec's front end on TTFT and E2E."""
+from dataclasses import replace
+
 import pytest
 
 from whatif.errors import WhatifError
@@ -49,7 +51,10 @@ def test_pre_xqa_decode_reads_the_cache_once_per_query_head():
     assert un.shape.kv_bytes == pytest.approx(g * op.shape.kv_bytes)
     assert un.bytes["hbm"] - op.bytes["hbm"] == pytest.approx((g - 1) * op.shape.kv_bytes)
     others = [o for o in pass_ops(ctx) if o.op_class != OpClass.ATTENTION_DECODE]
-    assert engine_ops(others, engine_spec("trtllm-0.6")) == others      # GEMMs etc. untouched
+    run = engine_ops(others, engine_spec("trtllm-0.6"))
+    # GEMMs etc. untouched but for the fp8 GEMMs' inputs, which a TensorRT engine's producers write quantized
+    assert [replace(o, input_quantized=False) for o in run] == others
+    assert all(o.input_quantized == (o.op_class == OpClass.GEMM and o.dtype == "fp8") for o in run)
     assert engine_ops([op], engine_spec("trtllm")) == [op]
 
 

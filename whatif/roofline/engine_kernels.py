@@ -9,13 +9,20 @@ vLLM's own paged kernel before its FlashAttention decode (v0.2-0.4, csrc/attenti
 `kernels.gqa_decode_shares_kv: false` (engine_profiles/versions/). Today's TensorRT-LLM still falls back
 to it for groups over 32 query heads (`kernels.gqa_decode_max_group: 32`, engine_profiles/trtllm.yaml).
 Every re-read is charged to HBM: where the blocks of one KV head's query heads run side by side, L2 serves part
-of them, so this is an upper bound."""
+of them, so this is an upper bound.
+
+An fp8 GEMM's fitted time includes the quantization of its bf16 input (the corpus times TensorRT-LLM's
+`Linear.forward` on a bf16 input: a static per-tensor quantize kernel, then the scaled GEMM; kernel_models/gemm.py
+t_quant). Where the engine's kernel before the GEMM writes the fp8 input itself, that kernel does not run: the
+profile lists those GEMMs' roles (`kernels.quantized_gemm_inputs`), and their ops carry `input_quantized`."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from ..specs.engines import Engine
 from .ops import Op, OpClass, OpRole
+
+QUANTIZED_GEMM_DTYPES = ("fp8",)   # the dtypes whose GEMM fit carries an input-quantization term
 
 
 def is_gqa_decode(op: Op) -> bool:
@@ -37,9 +44,24 @@ def unshared_gqa_decode(op: Op) -> Op:
 
 def engine_ops(ops, engine: Engine | None):
     """The pass's ops as this engine version runs them."""
-    if engine is None or (engine.gqa_decode_shares_kv and engine.gqa_decode_max_group == 0):
+    if engine is None:
+        return ops
+    ops = quantized_inputs(ops, engine)
+    if engine.gqa_decode_shares_kv and engine.gqa_decode_max_group == 0:
         return ops
     return [as_run(op, engine) for op in ops]
+
+
+def quantized_inputs(ops, engine: Engine | None):
+    """The ops with each fp8 GEMM whose input the engine's preceding kernel writes quantized marked so."""
+    if engine is None or not engine.quantized_gemm_inputs:
+        return ops
+    return [replace(op, input_quantized=True) if takes_quantized_input(op, engine) else op for op in ops]
+
+
+def takes_quantized_input(op: Op, engine: Engine) -> bool:
+    return (op.op_class == OpClass.GEMM and op.dtype in QUANTIZED_GEMM_DTYPES and not op.input_quantized
+            and engine.gemm_input_quantized(op.role))
 
 
 def as_run(op: Op, engine: Engine) -> Op:

@@ -147,7 +147,7 @@ def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
     if op.alu_ops:   # CUDA-core work (in-kernel dequantization) beside the tensor cores
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
     t_m = max(op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share), t_extra_memory)
-    fixed = p.floor_s + t_quant
+    fixed = p.floor_s + (0.0 if op.input_quantized else t_quant)   # (its producer wrote the fp8 input)
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 

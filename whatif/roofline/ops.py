@@ -16,7 +16,7 @@ __all__ = ["ATTENTION_CLASSES", "AttentionShape", "CommShape", "GemmShape", "Op"
 
 OP_CLASS_VALUES = tuple(c.value for c in OpClass)
 # Cost modifiers an op carries beside its shape, with the value that means "no modifier".
-MODIFIER_DEFAULTS = {"alu_ops": 0.0, "bandwidth_share": 1.0}
+MODIFIER_DEFAULTS = {"alu_ops": 0.0, "bandwidth_share": 1.0, "input_quantized": False}
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,8 @@ class Op:
     loads), that op's role, so lookups by part of the layer (the feed-forward half) still find it;
     `alu_ops` is CUDA-core work beside the tensor cores (e.g. in-kernel dequantization) and
     `bandwidth_share` the share of the HBM bandwidth the kernel can draw (e.g. too few CTAs);
+    `input_quantized`: a low-precision GEMM whose input its producing kernel already wrote quantized (an
+    engine's fused epilogue), so no quantization kernel runs before it (engine_kernels.py);
     `formula` says where the FLOPs and bytes came from, so every number is traceable.
     """
 
@@ -47,6 +49,7 @@ class Op:
     part_of: OpRole | None = None
     alu_ops: float = 0.0
     bandwidth_share: float = 1.0
+    input_quantized: bool = False
 
     def __post_init__(self):
         if self.op_class not in OP_CLASS_VALUES:
@@ -79,9 +82,9 @@ def shape_record(op: Op) -> dict:
 
 
 def op_fields_from_record(record: dict) -> dict:
-    """`shape`, `alu_ops` and `bandwidth_share` keyword arguments of an Op from a `shape_record` dict."""
+    """`shape` and the cost modifiers' (MODIFIER_DEFAULTS) keyword arguments of an Op from a `shape_record` dict."""
     values = dict(record)
-    mods = {name: float(values.pop(name)) for name in MODIFIER_DEFAULTS if name in values}
+    mods = {name: type(default)(values.pop(name)) for name, default in MODIFIER_DEFAULTS.items() if name in values}
     return {"shape": shape_from_dict(values), **mods}
 
 

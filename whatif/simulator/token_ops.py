@@ -21,6 +21,7 @@ from dataclasses import fields
 from ..roofline import kernel_timing
 from ..roofline.config import ForwardBatch
 from ..roofline.context import pass_context
+from ..roofline.engine_kernels import quantized_inputs
 from ..roofline.graph import pass_ops
 from ..roofline.op_kinds import LOGIT_ROLES, OpRole
 from ..roofline.ops import OpClass
@@ -36,7 +37,7 @@ def stage_ops(setup, stage: int, n: int, tail: bool) -> list:
     s = setup
     ctx = pass_context(s.model, ForwardBatch(((n, 0, 1),), n), s.parallel, s.precision, stage,
                        transform_kv=s.techniques.kv, sm_count=int(s.system.gpu.sm_count.value))
-    return [op for op in pass_ops(ctx) if (op.role in LOGIT_ROLES) == tail]
+    return [op for op in quantized_inputs(pass_ops(ctx), s.engine) if (op.role in LOGIT_ROLES) == tail]
 
 
 def numbers(op) -> dict[str, float]:
@@ -108,8 +109,8 @@ def _pricer(parts, op, lines: dict):
         if not parts.fitted_gemm(op) or varying - {"flops", "bytes:hbm", "shape:m"}:
             return None
         m_a, m_b = lines["shape:m"]
-        sh, dtype, share = op.shape, op.dtype, op.bandwidth_share
-        return lambda n: parts.gemm_seconds(m_a * n + m_b, sh.n, sh.k, dtype, hbm_a * n + hbm_b, share)[0]
+        sh, dtype, share, quantized = op.shape, op.dtype, op.bandwidth_share, op.input_quantized
+        return lambda n: parts.gemm_seconds(m_a * n + m_b, sh.n, sh.k, dtype, hbm_a * n + hbm_b, share, quantized)[0]
     if op.op_class in (OpClass.TRANSFER, OpClass.ATTENTION_PREFILL, OpClass.ATTENTION_DECODE) or (
             eff.engine and kernel_timing.covers(op, gpu)):
         return None

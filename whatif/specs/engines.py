@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import WhatifError, check_mapping
+from ..roofline.op_kinds import OpRole
 from .checks import boolean, integer, number
 from .profiles import PACKAGE_DIR, looks_like_path, profile_index, read_yaml
 
@@ -108,6 +109,7 @@ class Engine:
     gqa_decode_shares_kv: bool = True     # GQA decode reads each KV head once for its whole query-head group
     gqa_decode_max_group: int = 0         # ... for groups of at most this many query heads (0: any group)
     eager_launch_s: float | None = None   # host time per kernel run eagerly (None: the GPU profile's launch_overhead)
+    quantized_gemm_inputs: frozenset = frozenset()   # GEMM roles (or "all") whose fp8 input its producer writes
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
     holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
@@ -121,6 +123,12 @@ class Engine:
     def shares_gqa_decode(self, group: float) -> bool:
         """Whether its decode kernel reads each KV head once for a query-head group of this size."""
         return self.gqa_decode_shares_kv and (self.gqa_decode_max_group == 0 or group <= self.gqa_decode_max_group)
+
+    def gemm_input_quantized(self, role) -> bool:
+        """Whether a low-precision GEMM of this role gets its input already quantized by the kernel before it
+        (a fused epilogue), so no separate quantization kernel runs (kernels.quantized_gemm_inputs)."""
+        s = self.quantized_gemm_inputs
+        return "all" in s or (role is not None and role.value in s)
 
     def for_gpu(self, gpu) -> Engine:
         """The spec as the engine configures itself on `gpu` (vLLM raises max_num_seqs and the token budget
@@ -317,7 +325,7 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
     one cache at a time, no front end."""
     out: dict = {"kernel_fits": str(data.get("name", ""))}
     if "kernels" in data:
-        keys = {"fits", "gqa_decode_shares_kv", "gqa_decode_max_group", "eager_launch_s"}
+        keys = {"fits", "gqa_decode_shares_kv", "gqa_decode_max_group", "eager_launch_s", "quantized_gemm_inputs"}
         sec = check_mapping(data["kernels"], keys, f"{where}.kernels")
         if "fits" in sec:
             out["kernel_fits"] = str(_leaf(sec, "fits", f"{where}.kernels", src, "kernels"))
@@ -331,6 +339,10 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
         if "eager_launch_s" in sec:
             out["eager_launch_s"] = number(_leaf(sec, "eager_launch_s", f"{where}.kernels", src, "kernels"),
                                             f"{where}.kernels.eager_launch_s", 0.0, 0.1)
+        if "quantized_gemm_inputs" in sec:
+            out["quantized_gemm_inputs"] = _gemm_roles(
+                _leaf(sec, "quantized_gemm_inputs", f"{where}.kernels", src, "kernels"),
+                f"{where}.kernels.quantized_gemm_inputs")
     if "offload" in data:   # how the engine's own offload (a user's --place) holds host tensors
         sec = check_mapping(data["offload"], {"host_memory"}, f"{where}.offload")
         kind = _leaf(sec, "host_memory", f"{where}.offload", src, "offload")
@@ -347,6 +359,17 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
                                              f"{where}.frontend.{k}", 0.0, 10.0)
                                      for k in ("per_request_s", "per_prompt_token_s")))
     return out
+
+
+def _gemm_roles(raw, where: str) -> frozenset:
+    """A list of op roles (roofline/op_kinds.py OpRole values), or [all]."""
+    valid = ("all", *(r.value for r in OpRole))
+    if not isinstance(raw, list) or not all(isinstance(r, str) for r in raw):
+        raise WhatifError(f"{where}: expected a list of op roles, e.g. [o_proj] or [all]")
+    for r in raw:
+        if r not in valid:
+            raise WhatifError(f"{where}: '{r}' is not valid; valid: {', '.join(valid)}")
+    return frozenset(raw)
 
 
 def engine_names() -> tuple[str, ...]:
