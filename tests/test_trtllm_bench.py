@@ -4,7 +4,7 @@ import pytest
 
 from whatif.specs.hardware import load_system
 from whatif.specs.models import load_model
-from whatif.validate.trtllm_bench import bench_limits, kv_requests, rounded_limits
+from whatif.validate.trtllm_bench import bench_limits, kv_requests, rounded_limits, unchunked_tokens
 
 
 @pytest.mark.parametrize("requests, isl, osl, expected", [
@@ -30,3 +30,13 @@ def test_kv_requests_of_llama_8b_fp8_on_one_h100():
     # at tp 8 every GPU holds at least one KV head: 8 heads of Llama-3.1-8B stay 8
     assert kv_requests(model, system, 8, 1, "fp8", "fp8", 128, 2048) > 8 * kv_requests(model, system, 1, 1, "fp8",
                                                                                        "fp8", 128, 2048)
+
+
+def test_without_chunking_a_whole_prompt_fits_beside_a_full_batch():
+    """trtllm-bench without --enable_chunked_context raises the budget to max_isl + max_batch_size, else a
+    prompt as long as the budget could never join a step that has decodes in it (PR #5625)."""
+    assert unchunked_tokens(2048, 2048, 384) == 2432
+    assert unchunked_tokens(8192, 128, 4096) == 8192     # the tuned budget already holds it
+    model, system = load_model("llama-3.1-8b"), load_system("h100-sxm")
+    batch, tokens = bench_limits(model, system, 1, 1, "fp8", "fp8", 20000, 2000)
+    assert tokens == 20000 + batch

@@ -53,5 +53,15 @@ def round_up(value: float, tiers: tuple, least: int) -> int:
 
 def bench_limits(model: ModelSpec, system: System, tp: int, pp: int, weight_dtype: str, kv_dtype: str,
                  isl: int, osl: int) -> tuple[int, int]:
-    """(max_batch_size, max_num_tokens) trtllm-bench throughput runs a dataset of these mean lengths with."""
-    return rounded_limits(kv_requests(model, system, tp, pp, weight_dtype, kv_dtype, isl, osl), isl, osl, pp)
+    """(max_batch_size, max_num_tokens) trtllm-bench throughput runs a dataset of these lengths with (every
+    request isl in, osl out, as perf-overview.md's datasets)."""
+    batch, tokens = rounded_limits(kv_requests(model, system, tp, pp, weight_dtype, kv_dtype, isl, osl), isl, osl, pp)
+    return batch, unchunked_tokens(tokens, isl, batch)
+
+
+def unchunked_tokens(tokens: int, max_isl: int, batch: int) -> int:
+    """The token budget without chunked prefill (trtllm-bench's default: --enable_chunked_context off): at least
+    the longest prompt beside a full batch of decodes, so a whole prompt can join a step (bench/benchmark/utils/
+    general.py get_settings: max_num_tokens = max(max_num_tokens, max_isl + max_batch_size); TensorRT-LLM
+    PR #5625, June 2025, before 1.0)."""
+    return max(tokens, max_isl + batch)
