@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from whatif.roofline.config import ForwardBatch, Parallelism
+from whatif.roofline.config import ForwardBatch, Parallelism, Precision
 from whatif.roofline.forward_pass import engine_step, time_pass
 from whatif.roofline.pass_setup import pass_setup
 from whatif.scenario import Scenario
@@ -34,7 +34,10 @@ def batches(seed: int, n: int) -> list[tuple]:
 
 SCENARIOS = [Scenario(), Scenario(hardware="dgx-h100", parallel=Parallelism(tp=2)),
              Scenario(hardware="dgx-h100", parallel=Parallelism(pp=2)),
-             Scenario(model="mixtral-8x7b", hardware="dgx-h100", parallel=Parallelism(tp=4))]
+             Scenario(model="mixtral-8x7b", hardware="dgx-h100", parallel=Parallelism(tp=4)),
+             # TensorRT engines: RoPE and KV append inside attention, fp8 GEMM inputs quantized by their producers
+             Scenario(hardware="dgx-h100", parallel=Parallelism(tp=2), precision=Precision("fp8", "fp8", "fp8"),
+                      kernel_engine="trtllm-engine")]
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=lambda s: f"{s.model}-{s.parallel}")

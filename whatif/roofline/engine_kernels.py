@@ -14,7 +14,13 @@ of them, so this is an upper bound.
 An fp8 GEMM's fitted time includes the quantization of its bf16 input (the corpus times TensorRT-LLM's
 `Linear.forward` on a bf16 input: a static per-tensor quantize kernel, then the scaled GEMM; kernel_models/gemm.py
 t_quant). Where the engine's kernel before the GEMM writes the fp8 input itself, that kernel does not run: the
-profile lists those GEMMs' roles (`kernels.quantized_gemm_inputs`), and their ops carry `input_quantized`."""
+profile lists those GEMMs' roles (`kernels.quantized_gemm_inputs`), and their ops carry `input_quantized`.
+
+TensorRT-LLM's attention operator applies RoPE and appends the new K and V to the cache itself (its generation
+kernel on the fly, its context phase in a preprocessing kernel of the operator: docs/source/advanced/
+gpt-attention.md), and the corpus times that whole operator (aiconfigurator collect_attn.py: TrtllmAttention
+forward on unrotated QKV with RoPE parameters). Its profiles list those roles (`kernels.attention_includes`) and
+the graph's own RoPE and KV-write ops are dropped, not charged twice."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -46,15 +52,20 @@ def engine_ops(ops, engine: Engine | None):
     """The pass's ops as this engine version runs them."""
     if engine is None:
         return ops
-    ops = quantized_inputs(ops, engine)
+    ops = fused_ops(ops, engine)
     if engine.gqa_decode_shares_kv and engine.gqa_decode_max_group == 0:
         return ops
     return [as_run(op, engine) for op in ops]
 
 
-def quantized_inputs(ops, engine: Engine | None):
-    """The ops with each fp8 GEMM whose input the engine's preceding kernel writes quantized marked so."""
-    if engine is None or not engine.quantized_gemm_inputs:
+def fused_ops(ops, engine: Engine | None):
+    """The ops less those the engine's attention operator does itself (its fitted time includes them), each
+    fp8 GEMM whose input the engine's preceding kernel writes quantized marked so."""
+    if engine is None:
+        return ops
+    if engine.attention_includes:
+        ops = [op for op in ops if not (op.role is not None and op.role.value in engine.attention_includes)]
+    if not engine.quantized_gemm_inputs:
         return ops
     return [replace(op, input_quantized=True) if takes_quantized_input(op, engine) else op for op in ops]
 

@@ -14,8 +14,8 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import WhatifError, check_mapping
-from ..roofline.op_kinds import OpRole
 from .checks import boolean, integer, number
+from .kernel_options import KERNEL_KEYS, kernel_options
 from .profiles import PACKAGE_DIR, looks_like_path, profile_index, read_yaml
 
 ENGINE_DIR = PACKAGE_DIR / "engine_profiles"
@@ -110,6 +110,7 @@ class Engine:
     gqa_decode_max_group: int = 0         # ... for groups of at most this many query heads (0: any group)
     eager_launch_s: float | None = None   # host time per kernel run eagerly (None: the GPU profile's launch_overhead)
     quantized_gemm_inputs: frozenset = frozenset()   # GEMM roles (or "all") whose fp8 input its producer writes
+    attention_includes: frozenset = frozenset()   # op roles its attention operator does itself (RoPE, KV write)
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
     holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
@@ -318,31 +319,14 @@ def _large_gpu(s: dict, where: str) -> LargeGpuDefaults | None:
 
 
 def _optional_sections(data: dict, where: str, src: dict) -> dict:
-    """`kernels` (a version profile: whose kernel fits it runs, how its GQA decode kernel reads the cache, the
-    host time per eagerly launched kernel), `offload` (whether its own offload copies from pageable host memory),
-    `cache` (whether a step's peak holds the previous step's cache) and `frontend` (the server's per-request
-    cost); absent: the engine's own fits, shared GQA reads, the GPU profile's launch cost, pinned host copies,
-    one cache at a time, no front end."""
+    """`kernels` (how its version runs the fitted kernels: specs/kernel_options.py), `offload` (whether its own
+    offload copies from pageable host memory), `cache` (whether a step's peak holds the previous step's cache) and
+    `frontend` (the server's per-request cost); absent: pinned host copies, one cache at a time, no front end."""
     out: dict = {"kernel_fits": str(data.get("name", ""))}
     if "kernels" in data:
-        keys = {"fits", "gqa_decode_shares_kv", "gqa_decode_max_group", "eager_launch_s", "quantized_gemm_inputs"}
-        sec = check_mapping(data["kernels"], keys, f"{where}.kernels")
-        if "fits" in sec:
-            out["kernel_fits"] = str(_leaf(sec, "fits", f"{where}.kernels", src, "kernels"))
-        if "gqa_decode_shares_kv" in sec:
-            shares = _leaf(sec, "gqa_decode_shares_kv", f"{where}.kernels", src, "kernels")
-            out["gqa_decode_shares_kv"] = boolean(shares, f"{where}.kernels.gqa_decode_shares_kv")
-        if "gqa_decode_max_group" in sec:
-            most = _leaf(sec, "gqa_decode_max_group", f"{where}.kernels", src, "kernels")
-            out["gqa_decode_max_group"] = integer(most, f"{where}.kernels.gqa_decode_max_group", 0, 1024,
-                                                  "query heads (0: any)")
-        if "eager_launch_s" in sec:
-            out["eager_launch_s"] = number(_leaf(sec, "eager_launch_s", f"{where}.kernels", src, "kernels"),
-                                            f"{where}.kernels.eager_launch_s", 0.0, 0.1)
-        if "quantized_gemm_inputs" in sec:
-            out["quantized_gemm_inputs"] = _gemm_roles(
-                _leaf(sec, "quantized_gemm_inputs", f"{where}.kernels", src, "kernels"),
-                f"{where}.kernels.quantized_gemm_inputs")
+        sec = check_mapping(data["kernels"], KERNEL_KEYS, f"{where}.kernels")
+        out.update(kernel_options(sec, f"{where}.kernels", lambda key: _leaf(sec, key, f"{where}.kernels", src,
+                                                                              "kernels")))
     if "offload" in data:   # how the engine's own offload (a user's --place) holds host tensors
         sec = check_mapping(data["offload"], {"host_memory"}, f"{where}.offload")
         kind = _leaf(sec, "host_memory", f"{where}.offload", src, "offload")
@@ -359,17 +343,6 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
                                              f"{where}.frontend.{k}", 0.0, 10.0)
                                      for k in ("per_request_s", "per_prompt_token_s")))
     return out
-
-
-def _gemm_roles(raw, where: str) -> frozenset:
-    """A list of op roles (roofline/op_kinds.py OpRole values), or [all]."""
-    valid = ("all", *(r.value for r in OpRole))
-    if not isinstance(raw, list) or not all(isinstance(r, str) for r in raw):
-        raise WhatifError(f"{where}: expected a list of op roles, e.g. [o_proj] or [all]")
-    for r in raw:
-        if r not in valid:
-            raise WhatifError(f"{where}: '{r}' is not valid; valid: {', '.join(valid)}")
-    return frozenset(raw)
 
 
 def engine_names() -> tuple[str, ...]:

@@ -1,0 +1,81 @@
+"""What an engine's kernels do beside the graph's ops (engine profile `kernels.attention_includes` and
+`kernels.quantized_gemm_inputs`, roofline/engine_kernels.py fused_ops): TensorRT-LLM's attention operator applies
+RoPE and appends the KV cache itself, and a GEMM whose fp8 input the kernel before it wrote runs no quantization
+kernel. Each is checked on the ops, on their time, and as a bad profile value."""
+from dataclasses import replace
+
+import pytest
+
+from whatif.errors import WhatifError
+from whatif.roofline.config import ForwardBatch, Precision
+from whatif.roofline.context import pass_context
+from whatif.roofline.engine_kernels import engine_ops
+from whatif.roofline.engines import engine_spec
+from whatif.roofline.graph import pass_ops
+from whatif.roofline.kernel_timing import gemm_seconds
+from whatif.roofline.op_kinds import OpRole
+from whatif.roofline.ops import OpClass
+from whatif.scenario import Scenario
+from whatif.specs.engines import engine_from_mapping
+from whatif.specs.profiles import read_yaml
+from whatif.specs.engines import VERSION_DIR
+
+FP8 = Precision("fp8", "fp8", "fp8")
+
+
+def ops_of(batch: ForwardBatch, tp: int = 2):
+    sc = Scenario(model="llama-3.1-70b", hardware="h100-sxm", gpus=tp, precision=FP8)
+    model, _, par, _ = sc.resolve()
+    return pass_ops(pass_context(model, batch, par, sc.precision, 0))
+
+
+def roles(ops) -> set:
+    return {op.role for op in ops}
+
+
+@pytest.mark.parametrize("batch", [ForwardBatch.decode(8, 1000), ForwardBatch.prefill(1, 2048)])
+def test_trtllm_attention_does_the_rope_and_the_kv_append(batch):
+    ops = ops_of(batch)
+    assert {OpRole.ROPE, OpRole.KV_WRITE} <= roles(ops)
+    for name in ("trtllm", "trtllm-engine", "trtllm-0.6"):
+        run = engine_ops(ops, engine_spec(name))
+        assert not {OpRole.ROPE, OpRole.KV_WRITE} & roles(run), name
+        assert len(run) == len(ops) - 2, name            # nothing else dropped
+    assert roles(engine_ops(ops, engine_spec("vllm"))) == roles(ops)   # vLLM runs its rotary kernel itself
+
+
+def test_quantized_inputs_follow_the_engine_profile():
+    ops = ops_of(ForwardBatch.decode(8, 1000))
+    fp8_gemms = {op.role for op in ops if op.op_class == OpClass.GEMM and op.dtype == "fp8"}
+    assert {OpRole.QKV_PROJ, OpRole.O_PROJ, OpRole.MLP_UP, OpRole.MLP_DOWN} <= fp8_gemms
+
+    def marked(name):
+        return {op.role for op in engine_ops(ops, engine_spec(name)) if op.input_quantized}
+    assert marked("trtllm") == {OpRole.O_PROJ}          # PyTorch flow: attention writes o_proj's fp8 input
+    assert marked("trtllm-engine") == fp8_gemms         # TensorRT engines: every Q layer fused into its producer
+    assert marked("vllm") == set()
+    assert not any(op.input_quantized for op in engine_ops(ops, engine_spec("trtllm-engine"))
+                   if op.dtype != "fp8")
+
+
+def test_a_quantized_input_drops_exactly_the_quantization_term():
+    gpu = Scenario(hardware="h100-sxm").resolve()[1].gpu
+    op = next(o for o in ops_of(ForwardBatch.decode(64, 1000)) if o.role == OpRole.QKV_PROJ)
+    total, t_c, t_m, fixed = gemm_seconds(op, gpu, "trtllm")
+    q_total, q_c, q_m, q_fixed = gemm_seconds(replace(op, input_quantized=True), gpu, "trtllm")
+    assert (q_c, q_m) == (t_c, t_m)
+    assert 0 < fixed - q_fixed == pytest.approx(total - q_total)
+    bf16 = replace(op, dtype="bf16")
+    assert gemm_seconds(replace(bf16, input_quantized=True), gpu, "trtllm") == gemm_seconds(bf16, gpu, "trtllm")
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("attention_includes", ["mlp_up"], "attention_includes: 'mlp_up' is not valid; valid: rope, kv_write"),
+    ("attention_includes", "rope", "attention_includes: expected a list of op roles"),
+    ("quantized_gemm_inputs", ["nope"], "quantized_gemm_inputs: 'nope' is not valid; valid: all,"),
+])
+def test_a_bad_kernels_value_names_the_field_and_what_is_valid(key, value, message):
+    data = read_yaml(VERSION_DIR / "trtllm-engine.yaml")
+    data["kernels"][key] = {**data["kernels"][key], "value": value}
+    with pytest.raises(WhatifError, match=message):
+        engine_from_mapping(data, "bad.yaml")

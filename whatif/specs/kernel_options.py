@@ -1,0 +1,54 @@
+"""An engine profile's `kernels` section: how a version runs the kernels its measured fits describe.
+
+- `fits`: whose fitted kernels it runs (a version profile: its engine's);
+- `gqa_decode_shares_kv` / `gqa_decode_max_group`: whether its decode kernel reads a KV head once for its
+  query-head group (roofline/engine_kernels.py);
+- `eager_launch_s`: host time per kernel it launches eagerly;
+- `attention_includes`: ops its attention operator does itself, timed within its fitted kernel (RoPE, the KV
+  append), so the graph's own ops for them are not run;
+- `quantized_gemm_inputs`: GEMMs (roles, or all) whose fp8 input the kernel before them writes quantized, so
+  no quantization kernel runs.
+Absent keys keep the defaults: the engine's own fits, shared GQA reads, the GPU profile's launch cost, nothing
+fused."""
+from __future__ import annotations
+
+from ..errors import WhatifError
+from ..roofline.op_kinds import OpRole
+from .checks import boolean, integer, number
+
+KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "gqa_decode_max_group", "eager_launch_s", "attention_includes",
+               "quantized_gemm_inputs"}
+# What an attention operator can do before its kernel (TensorRT-LLM's QKV preprocessing: RoPE, the KV append).
+ATTENTION_CAN_INCLUDE = (OpRole.ROPE.value, OpRole.KV_WRITE.value)
+GEMM_ROLES = ("all", *(r.value for r in OpRole))
+
+
+def kernel_options(sec: dict, where: str, read) -> dict:
+    """Engine fields from a checked `kernels` mapping; `read(key)` gives a leaf's value, its source recorded."""
+    out: dict = {}
+    if "fits" in sec:
+        out["kernel_fits"] = str(read("fits"))
+    if "gqa_decode_shares_kv" in sec:
+        out["gqa_decode_shares_kv"] = boolean(read("gqa_decode_shares_kv"), f"{where}.gqa_decode_shares_kv")
+    if "gqa_decode_max_group" in sec:
+        out["gqa_decode_max_group"] = integer(read("gqa_decode_max_group"), f"{where}.gqa_decode_max_group", 0,
+                                              1024, "query heads (0: any)")
+    if "eager_launch_s" in sec:
+        out["eager_launch_s"] = number(read("eager_launch_s"), f"{where}.eager_launch_s", 0.0, 0.1)
+    if "attention_includes" in sec:
+        out["attention_includes"] = roles(read("attention_includes"), f"{where}.attention_includes",
+                                          ATTENTION_CAN_INCLUDE)
+    if "quantized_gemm_inputs" in sec:
+        out["quantized_gemm_inputs"] = roles(read("quantized_gemm_inputs"), f"{where}.quantized_gemm_inputs",
+                                             GEMM_ROLES)
+    return out
+
+
+def roles(raw, where: str, valid: tuple[str, ...]) -> frozenset:
+    """A list of op roles (roofline/op_kinds.py OpRole values) out of `valid`."""
+    if not isinstance(raw, list) or not all(isinstance(r, str) for r in raw):
+        raise WhatifError(f"{where}: expected a list of op roles out of: {', '.join(valid)}")
+    for r in raw:
+        if r not in valid:
+            raise WhatifError(f"{where}: '{r}' is not valid; valid: {', '.join(valid)}")
+    return frozenset(raw)
