@@ -37,9 +37,10 @@ spec.loader.exec_module(bench)
 # producer kernel writes them (TensorRT engines: every GEMM; TensorRT-LLM's PyTorch flow: o_proj) and NIM 1.8 run as
 # the TensorRT engines it ships: MAPE 10.1%, median 5.2%, 73% within 10%, 92% within 25%; with TensorRT-LLM's
 # attention operator doing RoPE and the KV append itself (not charged again as separate ops): MAPE 9.97%, median
-# 5.2%, 73% within 10%, 90% within 25% (two trt05 TTFT rows moved past -25%). A change may improve these, not
-# worsen them by more than rounding.
-PINNED = {"mape": 0.100, "median_abs": 0.052, "within_10": 0.73, "within_25": 0.89}
+# 5.2%, 73% within 10%, 90% within 25% (two trt05 TTFT rows moved past -25%); with the NIM curve's four points
+# past saturation (c100-c250, 94 rows): MAPE 9.87%, median 5.2%, 73% within 10%, 89% within 25%. A change may
+# improve these, not worsen them by more than rounding.
+PINNED = {"mape": 0.099, "median_abs": 0.052, "within_10": 0.73, "within_25": 0.89}
 
 
 @pytest.fixture(scope="module")
