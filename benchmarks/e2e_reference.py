@@ -14,6 +14,9 @@ memory accounting, scheduler limits, version-specific kernels). Rows measured th
   holds at most `concurrency` requests and the next starts when one finishes (simulate_point); the front
   end is added to each TTFT (the request reaches the engine that much after the client sent it)
 
+A cross-check, not scored: the max-throughput rows trtllm-bench measured also run through `simulate` as the
+harness ran them (simulator_cross_check), so the simulator is validated on the same figures.
+
 A row's `chunked_prefill` (blank: the engine spec's default) states a deployment's own scheduler setting,
 with its source or assumption in the row's notes.
 
@@ -25,7 +28,7 @@ derives max_batch_size and max_num_tokens from the model, the GPUs and the datas
 Nothing here is fitted: rows are never tuned one by one, and no parameter of whatif is set from them.
 
     python benchmarks/e2e_reference.py            # every row (the rate curves take a minute or two)
-    python benchmarks/e2e_reference.py --fast     # the rows that need no simulation
+    python benchmarks/e2e_reference.py --fast     # the rows that need no simulation (no cross-check)
     python benchmarks/e2e_reference.py --json     # one JSON object
 """
 from __future__ import annotations
@@ -42,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from whatif.roofline.config import Parallelism, Precision  # noqa: E402
 from whatif.roofline.estimate import Workload  # noqa: E402
 from whatif.scenario import Scenario  # noqa: E402
-from whatif.validate.trtllm_bench import bench_limits  # noqa: E402
+from whatif.validate.trtllm_bench import DATASET_REQUESTS, bench_limits  # noqa: E402
 from whatif.validate.accuracy import error_stats, grouped  # noqa: E402
 
 TABLE = Path(__file__).resolve().parent / "data" / "e2e_reference.csv"
@@ -161,6 +164,32 @@ def simulate_point(row: dict) -> dict[str, float]:
     return {"ttft_ms": float(pick(ttft)) * 1e3, "itl_ms": float(pick(itl)) * 1e3}
 
 
+def simulate_throughput(row: dict) -> float:
+    """Output tokens/s of a trtllm-bench max-throughput row run as the harness runs it: its dataset's requests
+    (perf-overview.md's count for the ISL/OSL) all queued at once, the engine scheduling them (in-flight
+    batching, its capacity policy, CUDA-graph padding), total output over the run from first send to last
+    token (trtllm-bench's "Total Output Throughput")."""
+    from whatif.simulator.cluster import simulate
+    from whatif.simulator.config import EngineConfig, SimConfig
+    from whatif.simulator.workload import WorkloadSpec
+
+    isl, osl = int(row["isl"]), int(row["osl"])
+    sc = scenario(row)
+    spec = WorkloadSpec(rate=1e9, requests=DATASET_REQUESTS[(isl, osl)], prompt=isl, output=osl, seed=1)
+    records = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine()))).records
+    assert all(r.finish_s is not None for r in records), row["id"]
+    span = max(r.finish_s for r in records) - min(r.request.arrival_s for r in records)
+    return sum(r.request.output for r in records) / span
+
+
+def simulator_cross_check(rows: list[dict]) -> list[Scored]:
+    """The max-throughput rows trtllm-bench measured, through `simulate` instead of the static estimate (not
+    part of the table's score: the same figures, a second mechanism)."""
+    return [Scored(r, simulate_throughput(r)) for r in rows
+            if r["regime"] == "max_throughput" and r.get("harness") == "trtllm-bench"
+            and (int(r["isl"]), int(r["osl"])) in DATASET_REQUESTS]
+
+
 def score(rows: list[dict], fast: bool = False) -> list[Scored]:
     out, points = [], {}
     for row in rows:
@@ -185,7 +214,7 @@ def summary(scored: list[Scored]) -> dict:
     return groups
 
 
-def report(scored: list[Scored]) -> str:
+def report(scored: list[Scored], cross: list[Scored] = ()) -> str:
     lines = [f"{'row':<58} {'measured':>10} {'predicted':>10} {'error':>7}"]
     for s in scored:
         lines.append(f"{s.row['id']:<58} {s.measured:>10.4g} {s.predicted:>10.4g} {s.error:>+7.1%}")
@@ -198,6 +227,16 @@ def report(scored: list[Scored]) -> str:
     lines.append("worst ten rows:")
     for s in sorted(scored, key=lambda s: -abs(s.error))[:10]:
         lines.append(f"  {s.error:>+7.1%}  {s.row['id']}")
+    if cross:
+        by_id = {s.row["id"]: s for s in scored}
+        st = error_stats(cross)
+        lines += ["", "simulator cross-check: the trtllm-bench rows through `simulate` (the dataset's requests "
+                  "queued at once)", f"{'row':<58} {'measured':>10} {'estimate':>10} {'simulate':>10}"]
+        for s in cross:
+            est = by_id[s.row["id"]].error if s.row["id"] in by_id else float("nan")
+            lines.append(f"{s.row['id']:<58} {s.measured:>10.4g} {est:>+10.1%} {s.error:>+10.1%}")
+        lines.append(f"simulate: n {st['n']}, MAPE {st['mape']:.1%}, median {st['median_abs']:.1%}, "
+                     f"{st['within_10']:.0%} within 10%, {st['within_25']:.0%} within 25%")
     return "\n".join(lines)
 
 
@@ -206,12 +245,15 @@ def main(argv=None) -> int:
     p.add_argument("--fast", action="store_true", help="only the rows that need no simulation")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    scored = score(load_rows(), fast=args.fast)
+    rows = load_rows()
+    scored = score(rows, fast=args.fast)
+    cross = [] if args.fast else simulator_cross_check(rows)
     if args.json:
         print(json.dumps({"rows": [{"id": s.row["id"], "measured": s.measured, "predicted": s.predicted,
-                                    "error": s.error} for s in scored], "summary": summary(scored)}))
+                                    "error": s.error} for s in scored], "summary": summary(scored),
+                          "simulator_cross_check": error_stats(cross) if cross else None}))
     else:
-        print(report(scored))
+        print(report(scored, cross))
     return 0
 
 

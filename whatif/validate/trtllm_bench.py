@@ -22,6 +22,13 @@ MAX_REQUESTS = 4096            # "Cap total batch size to avoid decoder buffer s
 MAX_TOKENS = 32768             # "Cap num tokens to avoid TRT activation buffer becoming too large"
 
 
+# perf-overview.md (TensorRT-LLM 1.0): "$num_requests" of each ISL/OSL dataset, all queued at once by
+# `trtllm-bench throughput`; more requests for short ones "to guarantee that the system hit a steady state".
+DATASET_REQUESTS = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (1000, 2000): 1500, (2048, 128): 3000,
+                    (2048, 2048): 1500, (5000, 500): 1500, (1000, 1000): 3000, (500, 2000): 3000,
+                    (20000, 2000): 1000}
+
+
 def kv_requests(model: ModelSpec, system: System, tp: int, pp: int, weight_dtype: str, kv_dtype: str,
                 isl: int, osl: int) -> float:
     """Requests of isl + osl tokens the harness expects the KV cache to hold: GPU memory (NVML total) minus
