@@ -67,7 +67,8 @@ def fused_ops(ops, engine: Engine | None):
         ops = [op for op in ops if not (op.role is not None and op.role.value in engine.attention_includes)]
     if not engine.quantized_gemm_inputs:
         return ops
-    return [replace(op, input_quantized=True) if takes_quantized_input(op, engine) else op for op in ops]
+    return [replace(op, input_quantized=True, formula=f"{op.formula}; fp8 input written by the kernel before it "
+                    "(no quantization kernel)") if takes_quantized_input(op, engine) else op for op in ops]
 
 
 def takes_quantized_input(op: Op, engine: Engine) -> bool:

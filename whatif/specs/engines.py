@@ -173,7 +173,16 @@ class Engine:
                 f"{self.max_num_batched_tokens} tokens per step; {graphs}; CPU {c.per_step_s * 1e3:.2g} ms "
                 f"+ {c.per_sequence_s * 1e6:.2g} us/sequence per step, "
                 f"{'overlapped' if c.overlapped else 'not overlapped'}; "
-                f"KV: {m.accounting} accounting, {m.fraction:g} {kv}")
+                f"KV: {m.accounting} accounting, {m.fraction:g} {kv}{self._fused_summary()}")
+
+    def _fused_summary(self) -> str:
+        """What its kernels do beside the graph's ops (kernels.attention_includes, quantized_gemm_inputs)."""
+        parts = []
+        if self.attention_includes:
+            parts.append(f"attention does {' and '.join(sorted(self.attention_includes))}")
+        if self.quantized_gemm_inputs:
+            parts.append(f"fp8 inputs of {', '.join(sorted(self.quantized_gemm_inputs))} GEMMs arrive quantized")
+        return "; " + "; ".join(parts) if parts else ""
 
     def to_dict(self) -> dict:
         return {"name": self.name, "max_num_seqs": self.max_num_seqs,
