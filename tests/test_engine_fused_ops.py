@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from whatif.errors import WhatifError
-from whatif.roofline.config import ForwardBatch, Precision
+from whatif.roofline.config import ForwardBatch, Parallelism, Precision
 from whatif.roofline.context import pass_context
 from whatif.roofline.engine_kernels import engine_ops
 from whatif.roofline.engines import engine_spec
@@ -79,3 +79,12 @@ def test_a_bad_kernels_value_names_the_field_and_what_is_valid(key, value, messa
     data["kernels"][key] = {**data["kernels"][key], "value": value}
     with pytest.raises(WhatifError, match=message):
         engine_from_mapping(data, "bad.yaml")
+
+
+def test_an_mla_model_keeps_its_kv_write_ops():
+    """The MLA operator has its own fit, whose coverage of the cache append is not established: its ops stay."""
+    sc = Scenario(model="deepseek-v3", hardware="dgx-h100", gpus=8, parallel=Parallelism(tp=8))
+    model, _, par, _ = sc.resolve()
+    ops = pass_ops(pass_context(model, ForwardBatch.decode(8, 1000), par, sc.precision, 0))
+    assert OpRole.KV_WRITE in roles(ops)
+    assert roles(engine_ops(ops, engine_spec("trtllm"))) == roles(ops)

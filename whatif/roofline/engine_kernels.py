@@ -20,7 +20,8 @@ TensorRT-LLM's attention operator applies RoPE and appends the new K and V to th
 kernel on the fly, its context phase in a preprocessing kernel of the operator: docs/source/advanced/
 gpt-attention.md), and the corpus times that whole operator (aiconfigurator collect_attn.py: TrtllmAttention
 forward on unrotated QKV with RoPE parameters). Its profiles list those roles (`kernels.attention_includes`) and
-the graph's own RoPE and KV-write ops are dropped, not charged twice."""
+the graph's own RoPE and KV-write ops are dropped, not charged twice. (Its MLA operator is timed by its own fit
+and keeps the graph's ops: what that fit covers is not established here.)"""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -63,7 +64,7 @@ def fused_ops(ops, engine: Engine | None):
     fp8 GEMM whose input the engine's preceding kernel writes quantized marked so."""
     if engine is None:
         return ops
-    if engine.attention_includes:
+    if engine.attention_includes and not any(op.role == OpRole.MLA_ATTENTION for op in ops):
         ops = [op for op in ops if not (op.role is not None and op.role.value in engine.attention_includes)]
     if not engine.quantized_gemm_inputs:
         return ops
