@@ -189,7 +189,9 @@ class Engine:
                 "max_num_batched_tokens": self.max_num_batched_tokens, "block_size": self.block_size,
                 "cuda_graph_sizes": list(self.graph_sizes), "cpu_per_step_s": self.cpu.per_step_s,
                 "cpu_per_sequence_s": self.cpu.per_sequence_s, "cpu_overlapped": self.cpu.overlapped,
-                "memory_accounting": self.memory.accounting, "sources": dict(self.sources)}
+                "memory_accounting": self.memory.accounting,
+                "attention_includes": sorted(self.attention_includes),
+                "quantized_gemm_inputs": sorted(self.quantized_gemm_inputs), "sources": dict(self.sources)}
 
     def graph_batch(self, batch: int) -> int | None:
         """The captured size a decode batch of `batch` sequences is padded to; None: it runs eagerly."""

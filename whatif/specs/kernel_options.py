@@ -20,7 +20,9 @@ KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "gqa_decode_max_group", "eager_la
                "quantized_gemm_inputs"}
 # What an attention operator can do before its kernel (TensorRT-LLM's QKV preprocessing: RoPE, the KV append).
 ATTENTION_CAN_INCLUDE = (OpRole.ROPE.value, OpRole.KV_WRITE.value)
-GEMM_ROLES = ("all", *(r.value for r in OpRole))
+# The dense GEMMs whose input a preceding kernel can write in fp8 (the grouped expert GEMMs have their own fit).
+GEMM_ROLES = ("all", *(r.value for r in (OpRole.QKV_PROJ, OpRole.Q_PROJ, OpRole.KV_A_PROJ, OpRole.KV_B_PROJ,
+                                          OpRole.O_PROJ, OpRole.MLP_UP, OpRole.MLP_DOWN)))
 
 
 def kernel_options(sec: dict, where: str, read) -> dict:
