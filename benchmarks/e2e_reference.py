@@ -10,9 +10,10 @@ memory accounting, scheduler limits, version-specific kernels). Rows measured th
 - batch1_latency: `estimate` at batch 1 (TTFT with one output token; ITL = TPOT)
 - fixed_batch: `estimate` of one static batch (throughput per GPU, prefill included)
 - max_throughput: `estimate` at its max batch (memory and the engine's max_num_seqs decide it)
-- rate_curve: `simulate` (continuous batching) of a published closed-loop concurrency sweep: the engine
-  holds at most `concurrency` requests and the next starts when one finishes (simulate_point); the front
-  end is added to each TTFT (the request reaches the engine that much after the client sent it)
+- rate_curve: `simulate` (continuous batching) of a published closed-loop concurrency sweep: `concurrency`
+  clients, each sending its next request when its last one is answered (`whatif simulate --concurrency`,
+  simulate_point); the front end is added to each TTFT (the request reaches the engine that much after the
+  client sent it)
 
 A cross-check, not scored: the max-throughput rows trtllm-bench measured also run through `simulate` as the
 harness ran them (simulator_cross_check), so the simulator is validated on the same figures.
@@ -49,7 +50,7 @@ from whatif.validate.trtllm_bench import DATASET_REQUESTS, bench_limits  # noqa:
 from whatif.validate.accuracy import error_stats, grouped  # noqa: E402
 
 TABLE = Path(__file__).resolve().parent / "data" / "e2e_reference.csv"
-SIM_ROUNDS = 4              # closed-loop sweeps: requests per in-flight slot after the first round
+SIM_ROUNDS = 4              # closed-loop sweeps: requests per client after the first round
 SIMULATED = ("rate_curve",)
 HARNESSES = ("", "trtllm-bench")   # "": the engine's own defaults (or the row's stated settings)
 
@@ -136,12 +137,10 @@ def predict_estimate(row: dict) -> float:
 
 
 def simulate_point(row: dict) -> dict[str, float]:
-    """TTFT and ITL (ms, the row's statistic: mean or p50) of one point of a closed-loop concurrency sweep.
-
-    A client holding `concurrency` requests in flight sends the next one as soon as one finishes. Simulated:
-    every request queued at t = 0 and the engine limited to `concurrency` running sequences, so the k-th
-    request past the first `concurrency` starts when the k-th one finishes; its TTFT counts from that
-    moment (when the client would have sent it). The first round (all sent at once) is left out."""
+    """TTFT and ITL (ms, the row's statistic: mean or p50) of one point of a closed-loop concurrency sweep:
+    `simulate` with `concurrency` clients, each sending its next request when its last one is answered
+    (simulator/closed_loop.py), every TTFT counted from its request's send. The first round (all sent at once)
+    is left out: the published figures are steady-state ones."""
     import numpy as np
 
     from whatif.simulator.cluster import simulate
@@ -150,15 +149,13 @@ def simulate_point(row: dict) -> dict[str, float]:
 
     c = int(row["concurrency"])
     sc = scenario(row)
-    n = c * (SIM_ROUNDS + 1)
-    spec = WorkloadSpec(rate=1e9, requests=n, prompt=int(row["isl"]), output=int(row["osl"]), seed=1)
-    res = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine(), max_batch=c, **engine_options(row))))
-    records = sorted(res.records, key=lambda r: r.request.id)
-    assert all(r.finish_s is not None for r in records), row["id"]
-    freed = sorted(r.finish_s for r in records)            # the k-th slot to free up ...
-    later = records[c:]                                     # ... takes the k-th request past the first round
+    spec = WorkloadSpec(requests=c * (SIM_ROUNDS + 1), prompt=int(row["isl"]), output=int(row["osl"]), seed=1,
+                        concurrency=c)
+    res = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine(), **engine_options(row))))
+    later = sorted(res.records, key=lambda r: r.request.id)[c:]
+    assert all(r.finish_s is not None for r in later), row["id"]
     front = sc.engine().frontend.seconds(int(row["isl"])) if through_server(row) else 0.0
-    ttft = [r.first_token_s - sent + front for r, sent in zip(later, freed)]
+    ttft = [r.ttft_s + front for r in later]
     itl = np.concatenate([r.inter_token_s for r in later])
     pick = np.median if "p50" in row["figure"] else np.mean
     return {"ttft_ms": float(pick(ttft)) * 1e3, "itl_ms": float(pick(itl)) * 1e3}

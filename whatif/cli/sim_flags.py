@@ -49,6 +49,9 @@ _SECONDS = Field("seconds", low_open=True)   # a bare number is seconds; or 500m
 TRAFFIC_FLAGS = (
     _f("traffic", "rate", "--rate", Field("float", 0, 1e6, "requests per second", True), "REQ/S",
        "mean arrival rate, requests per second (sessions per second with --turns > 1)"),
+    _f("traffic", "concurrency", "--concurrency", Field("int", 1, MAX_REQUESTS, "clients"), "N",
+       "instead of --rate: a closed loop of N clients, each sending its next request when its last is answered "
+       "(vllm bench serve --max-concurrency, genai-perf --concurrency); TTFT counts from the send"),
     _f("traffic", "arrival", "--arrival", _TEXT, "PROCESS", "arrival process; gamma is bursty (see --burstiness)"),
     _f("traffic", "burstiness", "--burstiness", Field("float", 0, 100, "(coefficient of variation)", True), "CV",
        "coefficient of variation of gamma inter-arrival times (1 is Poisson's; > 1 is burstier)"),
@@ -248,6 +251,9 @@ def check_simulation_values(values: dict[str, dict]) -> dict[str, dict]:
                                                                  and isinstance(value, str)):
                 fields_[key] = field.check(value, where)
     traffic = values["traffic"]
+    if traffic.get("concurrency") and traffic.get("rate") is not None:
+        raise WhatifError("give --rate (an open stream of arrivals) or --concurrency (a closed loop of clients), "
+                          "not both")
     rate, duration = traffic.get("rate"), traffic.get("duration_s")
     if isinstance(rate, float) and isinstance(duration, float) and rate * duration > MAX_REQUESTS:
         raise WhatifError(f"--rate {rate:g} x --duration {duration:g} s is about {rate * duration:,.0f} requests; "

@@ -166,6 +166,8 @@ def cmd_capacity(args) -> int:
     reject_estimate_flags(args)
     if args.traffic_rate is not None:
         raise WhatifError("capacity searches the rate; drop --rate")
+    if args.traffic_concurrency is not None:
+        raise WhatifError("capacity searches an open stream's rate; drop --concurrency")
     search = _search_settings(args)
     start_report(args.report)
     start_tables(args)

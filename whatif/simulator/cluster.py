@@ -174,8 +174,13 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
     with collections_paused() as paused:   # (building the requests and their records too)
         if requests is None:
             requests = generate(cfg.workload)
-        records = list(map(Record, requests))
-        return _run(cfg, records, requests, paused, progress)
+
+        def run(c: SimConfig, given: list[Request]):
+            return _run(c, list(map(Record, given)), given, paused, progress)
+        if cfg.workload is not None and cfg.workload.concurrency:
+            from .closed_loop import closed_loop_run
+            return closed_loop_run(cfg, requests, run)
+        return run(cfg, requests)
 
 
 def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress):

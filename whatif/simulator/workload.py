@@ -86,6 +86,7 @@ class WorkloadSpec:
     think_s: float = 10.0          # mean seconds between a session's turns (exponential)
     trace: str | None = None       # CSV/JSONL file of requests (replaces the generated ones)
     seed: int = 0
+    concurrency: int = 0           # > 0: a closed loop of this many clients (closed_loop.py); rate unused
 
     def __post_init__(self):
         _choice(self.arrival, ARRIVALS, "--arrival")
@@ -118,6 +119,7 @@ class WorkloadSpec:
         number(self.think_s, "--think-time", 0.0, low_open=False)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise WhatifError(f"--seed: {self.seed!r} must be a non-negative integer")
+        integer(self.concurrency, "--concurrency", low=0)
         if self.trace is not None:
             check_trace_path(self.trace)
             if self.prefix_groups or self.turns > 1:
@@ -263,7 +265,9 @@ def describe(spec: WorkloadSpec) -> str:
         return f"requests from trace {os.fspath(spec.trace)}{limit}"
     unit = "sessions/s" if spec.turns > 1 else "req/s"
     process = "Poisson" if spec.arrival == "poisson" else f"gamma (CV {spec.burstiness:g})"
-    parts = [count, f"{process} {spec.rate:g} {unit}"]
+    load = (f"closed loop of {spec.concurrency} clients (each sends its next request when its last is answered)"
+            if spec.concurrency else f"{process} {spec.rate:g} {unit}")
+    parts = [count, load]
     if spec.lengths == "fixed":
         parts.append(f"fixed lengths (prompt {spec.prompt}, output {spec.output} tokens)")
     else:

@@ -1,0 +1,70 @@
+"""A closed-loop load (`--concurrency N`, simulator/closed_loop.py): N clients, each sending its next request
+when its last one is answered. Checked on the schedule it produces, against a lone request, and on what it
+refuses."""
+import pytest
+
+from whatif.errors import WhatifError
+from whatif.scenario import Scenario
+from whatif.simulator.cluster import simulate
+from whatif.simulator.config import ClusterConfig, EngineConfig, SimConfig
+from whatif.simulator.workload import WorkloadSpec
+
+SC = Scenario(model="llama-3.1-8b", hardware="h100-sxm")
+
+
+def run(clients: int, requests: int, lengths: str = "fixed", **cfg):
+    spec = WorkloadSpec(requests=requests, prompt=1000, output=64, lengths=lengths, concurrency=clients, seed=3)
+    return simulate(SimConfig(SC, spec, EngineConfig.for_engine(SC.engine()), **cfg))
+
+
+@pytest.mark.parametrize("clients, lengths", [(1, "fixed"), (3, "fixed"), (8, "sharegpt")])
+def test_each_request_is_sent_when_a_client_is_answered(clients, lengths):
+    res = run(clients, 40, lengths)
+    recs = sorted(res.records, key=lambda r: r.request.id)
+    assert all(r.finish_s is not None for r in recs)
+    assert [r.request.arrival_s for r in recs[:clients]] == [0.0] * clients
+    finishes = sorted(r.finish_s for r in recs)
+    for k, r in enumerate(recs[clients:]):
+        assert r.request.arrival_s == finishes[k]            # the k-th answer frees the client that sends it
+        assert r.first_scheduled_s >= r.request.arrival_s - 1e-9
+    # never more than `clients` requests between their send and their answer
+    for r in recs:
+        t = r.request.arrival_s
+        assert sum(q.request.arrival_s <= t < q.finish_s for q in recs) <= clients
+
+
+def test_one_client_sees_no_queue():
+    """At concurrency 1 every request runs alone: its TTFT is a lone request's."""
+    closed = run(1, 5)
+    alone = simulate(SimConfig(SC, WorkloadSpec(requests=1, prompt=1000, output=64, seed=3),
+                               EngineConfig.for_engine(SC.engine())))
+    lone = alone.records[0].ttft_s
+    assert [r.ttft_s for r in closed.records] == pytest.approx([lone] * 5, rel=1e-9)
+
+
+def test_more_clients_wait_longer_for_their_first_token():
+    means = []
+    for clients in (1, 16):
+        recs = sorted(run(clients, clients * 5).records, key=lambda r: r.request.id)[clients:]
+        means.append(sum(r.ttft_s for r in recs) / len(recs))
+    assert means[1] > means[0]
+
+
+def test_rejected_requests_answer_at_once():
+    """A request the engine can never serve is refused when sent; its client sends the next one then."""
+    spec = WorkloadSpec(requests=6, prompt=200_000, output=8, concurrency=2)
+    res = simulate(SimConfig(SC, spec, EngineConfig.for_engine(SC.engine())))
+    assert all(r.status == "rejected" for r in res.records)
+    assert all(r.request.arrival_s == 0.0 for r in res.records)
+
+
+@pytest.mark.parametrize("spec, cfg, message", [
+    (dict(duration_s=10.0), {}, "drop --duration"),
+    (dict(turns=2), {}, "drop --turns"),
+    ({}, dict(cluster=ClusterConfig(replicas=2)), "drop --replicas"),
+    ({}, dict(horizon_s=5.0), "drop --horizon"),
+])
+def test_what_a_closed_loop_refuses(spec, cfg, message):
+    w = WorkloadSpec(concurrency=4, **({"requests": 20} if "duration_s" not in spec else {}), **spec)
+    with pytest.raises(WhatifError, match=message):
+        simulate(SimConfig(SC, w, EngineConfig.for_engine(SC.engine()), **cfg))
