@@ -28,7 +28,7 @@ derives max_batch_size and max_num_tokens from the model, the GPUs and the datas
 
 Nothing here is fitted: rows are never tuned one by one, and no parameter of whatif is set from them.
 
-    python benchmarks/e2e_reference.py            # every row (the rate curves take a minute or two)
+    python benchmarks/e2e_reference.py            # every row and the cross-check (5 s)
     python benchmarks/e2e_reference.py --fast     # the rows that need no simulation (no cross-check)
     python benchmarks/e2e_reference.py --json     # one JSON object
 """
@@ -168,12 +168,13 @@ def simulate_throughput(row: dict) -> float:
     token (trtllm-bench's "Total Output Throughput")."""
     from whatif.simulator.cluster import simulate
     from whatif.simulator.config import EngineConfig, SimConfig
-    from whatif.simulator.workload import WorkloadSpec
+    from whatif.simulator.workload import WorkloadSpec, generate
 
     isl, osl = int(row["isl"]), int(row["osl"])
     sc = scenario(row)
-    spec = WorkloadSpec(rate=1e9, requests=DATASET_REQUESTS[(isl, osl)], prompt=isl, output=osl, seed=1)
-    records = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine()))).records
+    spec = WorkloadSpec(requests=DATASET_REQUESTS[(isl, osl)], prompt=isl, output=osl, seed=1)
+    queued = [replace(r, arrival_s=0.0) for r in generate(spec)]
+    records = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine())), requests=queued).records
     assert all(r.finish_s is not None for r in records), row["id"]
     span = max(r.finish_s for r in records) - min(r.request.arrival_s for r in records)
     return sum(r.request.output for r in records) / span
