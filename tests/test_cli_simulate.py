@@ -265,3 +265,22 @@ def test_a_cluster_larger_than_the_system_is_a_one_line_error(command, capsys):
                  "--no-progress", *slo]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "12 GPUs, more than the 8 GPUs of system 'dgx-h100'" in err[0]
+
+
+# ---------------------------------------------------------------- closed loop
+
+def test_concurrency_runs_a_closed_loop(capsys):
+    d = run_json(capsys, "simulate", "--concurrency", "3", "--requests", "12", "--prompt", "128", "--output", "16",
+                 "--no-progress")
+    assert "closed loop of 3 clients" in d["setup"]["workload"]
+    assert d["requests"]["finished"] == 12
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["simulate", "--concurrency", "3", "--rate", "5"], "give --rate (an open stream of arrivals) or --concurrency"),
+    (["simulate", "--concurrency", "3", "--duration", "10"], "--concurrency: a closed loop runs --requests"),
+    (["simulate", "--concurrency", "0"], "--concurrency: 0 is out of range"),
+    (["capacity", "--concurrency", "3", "--slo-ttft", "0.1"], "capacity searches an open stream's rate"),
+])
+def test_concurrency_refusals_are_one_line(capsys, argv, message):
+    assert message in run_error(capsys, *argv, "--no-progress")
