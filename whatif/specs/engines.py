@@ -166,8 +166,10 @@ class Engine:
         kv = {"total": "of the total, minus weights, activations and reserved",
               "static": "of the total for weights + KV (static)",
               "free": "of what weights, activations and reserved leave free"}[m.accounting]
-        graphs = (f"decode CUDA graphs up to batch {self.graph_sizes[-1]} (padded to {len(self.graph_sizes)} sizes)"
-                  if self.graph_sizes else "no CUDA graphs (every step eager)")
+        sizes = self.graph_sizes
+        graphs = ("no CUDA graphs (every step eager)" if not sizes else
+                  f"decode steps at their own batch up to {sizes[-1]} (no padding)" if len(sizes) == sizes[-1] else
+                  f"decode CUDA graphs up to batch {sizes[-1]} (padded to {len(sizes)} sizes)")
         folder = "engine_profiles/versions" if (VERSION_DIR / f"{self.name}.yaml").is_file() else "engine_profiles"
         return (f"{self.name} ({folder}/{self.name}.yaml): max {self.max_num_seqs} sequences, "
                 f"{self.max_num_batched_tokens} tokens per step; {graphs}; CPU {c.per_step_s * 1e3:.2g} ms "
