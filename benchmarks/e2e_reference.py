@@ -14,6 +14,9 @@ memory accounting, scheduler limits, version-specific kernels). Rows measured th
   clients, each sending its next request when its last one is answered (`whatif simulate --concurrency`,
   simulate_point); the front end is added to each TTFT (the request reaches the engine that much after the
   client sent it)
+- rate_poisson: `simulate` of a published open-loop run: `requests` requests at Poisson `rate_req_s`, their
+  lengths from the built-in profile the row's `lengths` names (`whatif simulate --rate --lengths`,
+  simulate_poisson); TTFT and E2E through the server as above
 
 A cross-check, not scored: the max-throughput rows trtllm-bench measured also run through `simulate` as the
 harness ran them (simulator_cross_check), so the simulator is validated on the same figures.
@@ -51,7 +54,7 @@ from whatif.validate.accuracy import error_stats, grouped  # noqa: E402
 
 TABLE = Path(__file__).resolve().parent / "data" / "e2e_reference.csv"
 SIM_ROUNDS = 4              # closed-loop sweeps: requests per client after the first round
-SIMULATED = ("rate_curve",)
+SIMULATED = ("rate_curve", "rate_poisson")
 HARNESSES = ("", "trtllm-bench")   # "": the engine's own defaults (or the row's stated settings)
 
 
@@ -161,6 +164,30 @@ def simulate_point(row: dict) -> dict[str, float]:
     return {"ttft_ms": float(pick(ttft)) * 1e3, "itl_ms": float(pick(itl)) * 1e3}
 
 
+def simulate_poisson(row: dict) -> dict[str, float]:
+    """TTFT, TPOT, ITL and E2E (ms, the row's statistic: mean or p50) of a published open-loop run:
+    `requests` requests arriving as a Poisson process at `rate_req_s`, lengths drawn from the `lengths`
+    profile (the dataset the benchmark sampled), every request counted as the benchmark client counts it."""
+    import numpy as np
+
+    from whatif.simulator.cluster import simulate
+    from whatif.simulator.config import EngineConfig, SimConfig
+    from whatif.simulator.workload import WorkloadSpec
+
+    sc = scenario(row, prompt=1, output=1)
+    spec = WorkloadSpec(rate=float(row["rate_req_s"]), requests=int(row["requests"]), lengths=row["lengths"],
+                        seed=1)
+    res = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine(), **engine_options(row))))
+    assert all(r.finish_s is not None for r in res.records), row["id"]
+    fe = sc.engine().frontend
+    front = [fe.seconds(r.request.prompt) if through_server(row) else 0.0 for r in res.records]
+    pick = np.median if "median" in row["figure"].lower() or "p50" in row["figure"] else np.mean
+    return {"ttft_ms": float(pick([r.ttft_s + f for r, f in zip(res.records, front)])) * 1e3,
+            "tpot_ms": float(pick([r.tpot_s for r in res.records if r.tpot_s is not None])) * 1e3,
+            "itl_ms": float(pick(np.concatenate([r.inter_token_s for r in res.records]))) * 1e3,
+            "e2e_ms": float(pick([r.e2e_s + f for r, f in zip(res.records, front)])) * 1e3}
+
+
 def simulate_throughput(row: dict) -> float:
     """Output tokens/s of a trtllm-bench max-throughput row run as the harness runs it: its dataset's requests
     (perf-overview.md's count for the ISL/OSL) all queued at once, the engine scheduling them (in-flight
@@ -194,9 +221,10 @@ def score(rows: list[dict], fast: bool = False) -> list[Scored]:
         if row["regime"] in SIMULATED:
             if fast:
                 continue
-            key = (row["source"], row["model"], row["isl"], row["osl"], row["rate_req_s"])
+            key = (row["source"], row["model"], row["hardware"], row["engine_profile"], row["regime"],
+                   row["isl"], row["osl"], row["lengths"], row["concurrency"], row["rate_req_s"])
             if key not in points:
-                points[key] = simulate_point(row)
+                points[key] = (simulate_point if row["regime"] == "rate_curve" else simulate_poisson)(row)
             out.append(Scored(row, points[key][row["metric"]]))
         else:
             out.append(Scored(row, predict_estimate(row)))

@@ -1,5 +1,6 @@
 """Simulator workloads: arrival processes, length distributions, shared prefixes, sessions, traces, validation."""
 import json
+import math
 from collections import defaultdict
 
 import numpy as np
@@ -309,3 +310,15 @@ def test_any_small_spec_gives_ordered_requests_of_positive_lengths(spec):
     if spec.turns > 1:
         check_sessions(requests, spec.turns)
     json.dumps([r.__dict__ for r in requests])   # plain Python numbers, no numpy scalars
+
+
+def test_a_profile_solved_from_a_published_mean_has_that_mean():
+    """dist_with_mean solves the median against the clipped mean; sampling it gives the published mean back."""
+    from whatif.simulator.length_profiles import SHAREGPT_OUTPUT_MEAN, SHAREGPT_PROMPT_MEAN, clipped_lognormal_mean
+    rng = np.random.default_rng(0)
+    x = rng.lognormal(math.log(120.0), 1.0, 400_000)
+    assert clipped_lognormal_mean(120.0, 1.0, 4, 1024) == pytest.approx(np.clip(x, 4, 1024).mean(), rel=0.01)
+    requests = generate(WorkloadSpec(lengths="sharegpt", requests=50000, rate=100))
+    assert np.mean([r.prompt for r in requests]) == pytest.approx(SHAREGPT_PROMPT_MEAN, rel=0.02)
+    assert np.mean([r.output for r in requests]) == pytest.approx(SHAREGPT_OUTPUT_MEAN, rel=0.02)
+    assert 226 < SHAREGPT_PROMPT_MEAN < 226.2 and 196.2 < SHAREGPT_OUTPUT_MEAN < 196.4   # the published totals

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import WhatifError, positive_int
 from ..specs.checks import integer, number
+from .length_profiles import LENGTH_PROFILES, LengthDist
 from .request import Request
 from .trace_files import check_trace_path, read_trace
 
@@ -21,47 +22,6 @@ LENGTHS = ("fixed", "sharegpt", "long-context")
 DEFAULT_REQUESTS = 1000
 MAX_REQUESTS = 10_000_000          # a guard against typos (--rate 1e9); far more than any simulation runs
 
-
-@dataclass(frozen=True)
-class LengthDist:
-    """Token counts ~ lognormal(ln median, sigma), rounded and clipped to [low, high]."""
-
-    median: float                  # tokens
-    sigma: float                   # standard deviation of ln(tokens)
-    low: int                       # clip range, tokens (low >= 1)
-    high: int
-
-
-@dataclass(frozen=True)
-class LengthProfile:
-    label: str                     # how describe() names it
-    prompt: LengthDist
-    output: LengthDist
-
-
-# Z of the 90th percentile of a standard normal: sigma = ln(P90 / median) / Z90 for a lognormal.
-Z90 = 1.2815515655446004
-
-LENGTH_PROFILES = {
-    # Single-turn chat. vLLM paper (Kwon et al., SOSP'23, Fig. 11): ShareGPT prompts average 161.31 and outputs
-    # 337.99 tokens. Only means are published there: sigma = 1.0 is assumed for both, and median = mean /
-    # exp(sigma^2 / 2) (98 and 205). Clip range assumed: >= 4 tokens (vLLM's benchmark drops shorter ones) and
-    # <= 2048 (the OPT context the paper served). Multi-turn history is not in these numbers: use turns > 1
-    # (Sarathi-Serve's openchat_sharegpt4, whose prompts carry the history, has a median prompt of 1730 tokens).
-    "sharegpt": LengthProfile(
-        "ShareGPT-like",
-        prompt=LengthDist(median=161.31 / math.exp(0.5), sigma=1.0, low=4, high=2048),
-        output=LengthDist(median=337.99 / math.exp(0.5), sigma=1.0, low=4, high=2048)),
-    # Long-document summarization. Sarathi-Serve (Agrawal et al., OSDI'24, Table 2), arxiv_summarization with
-    # the LLaMA-2 tokenizer: prompt median 7059, P90 12985; output median 208, P90 371 tokens. sigma from the
-    # P90 / median ratio. Clip range assumed: prompt 1024..32768, output 16..2048.
-    "long-context": LengthProfile(
-        "long-context (arXiv-summarization-like)",
-        prompt=LengthDist(median=7059, sigma=math.log(12985 / 7059) / Z90, low=1024, high=32768),
-        output=LengthDist(median=208, sigma=math.log(371 / 208) / Z90, low=16, high=2048)),
-}
-
-# Trace columns: the canonical name first, then the aliases accepted on reading.
 
 
 def _choice(value, valid, flag: str) -> str:
@@ -254,8 +214,8 @@ def _requests(arrival, prompt, output, prefix_ids, prefix_tokens, shared_tokens)
 
 
 def describe(spec: WorkloadSpec) -> str:
-    """One line for people, e.g. '1000 requests, Poisson 5 req/s, ShareGPT-like lengths (prompt median 98,
-    output median 205 tokens), seed 0'."""
+    """One line for people, e.g. '1000 requests, Poisson 5 req/s, ShareGPT-like lengths (prompt median 146 /
+    mean 226, output median 120 / mean 196 tokens), seed 0'."""
     if spec.duration_s is not None:
         count = f"requests arriving in {spec.duration_s:g} s"
     else:
@@ -272,8 +232,9 @@ def describe(spec: WorkloadSpec) -> str:
         parts.append(f"fixed lengths (prompt {spec.prompt}, output {spec.output} tokens)")
     else:
         profile = LENGTH_PROFILES[spec.lengths]
-        parts.append(f"{profile.label} lengths (prompt median {profile.prompt.median:.0f}, "
-                     f"output median {profile.output.median:.0f} tokens)")
+        p, o = profile.prompt, profile.output
+        parts.append(f"{profile.label} lengths (prompt median {p.median:.0f} / mean {p.mean():.0f}, "
+                     f"output median {o.median:.0f} / mean {o.mean():.0f} tokens)")
     if spec.prefix_groups:
         parts.append(f"{spec.prefix_groups} shared prefixes of {spec.prefix_tokens} tokens")
     if spec.turns > 1:

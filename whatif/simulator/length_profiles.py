@@ -1,0 +1,85 @@
+"""Built-in prompt/output length distributions (`--lengths`): lognormal token counts, clipped, each from a
+published dataset statistic."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LengthDist:
+    """Token counts ~ lognormal(ln median, sigma), rounded and clipped to [low, high]."""
+
+    median: float                  # tokens
+    sigma: float                   # standard deviation of ln(tokens)
+    low: int                       # clip range, tokens (low >= 1)
+    high: int
+
+    def mean(self) -> float:
+        """Mean tokens after clipping (rounding ignored)."""
+        return clipped_lognormal_mean(self.median, self.sigma, self.low, self.high)
+
+
+@dataclass(frozen=True)
+class LengthProfile:
+    label: str                     # how describe() names it
+    prompt: LengthDist
+    output: LengthDist
+
+
+# Z of the 90th percentile of a standard normal: sigma = ln(P90 / median) / Z90 for a lognormal.
+Z90 = 1.2815515655446004
+
+
+def _phi(z: float) -> float:
+    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
+
+
+def clipped_lognormal_mean(median: float, sigma: float, low: float, high: float) -> float:
+    """E[clip(X, low, high)] for X ~ lognormal(ln median, sigma): the mass below low counts as low, above
+    high as high, and the part between as E[X; low < X < high] = e^(mu + s^2/2) (Phi(b - s) - Phi(a - s))."""
+    mu = math.log(median)
+    a, b = (math.log(low) - mu) / sigma, (math.log(high) - mu) / sigma
+    inside = math.exp(mu + sigma ** 2 / 2) * (_phi(b - sigma) - _phi(a - sigma))
+    return low * _phi(a) + high * (1 - _phi(b)) + inside
+
+
+def dist_with_mean(mean: float, sigma: float, low: int, high: int) -> LengthDist:
+    """The lognormal (of this sigma and clip range) whose clipped mean is `mean`: a published dataset mean is
+    over the requests its sampler kept, so the median is solved against the clipped mean, not exp(-s^2/2)."""
+    lo, hi = 1e-3 * mean, float(high)
+    for _ in range(200):                       # bisection: the clipped mean rises with the median
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if clipped_lognormal_mean(mid, sigma, low, high) < mean else (lo, mid)
+    return LengthDist(median=math.sqrt(lo * hi), sigma=sigma, low=low, high=high)
+
+
+# ShareGPT as every engine benchmark samples it (vLLM `benchmark_serving` / `vllm bench serve`, SGLang
+# `bench_serving`): the first human turn of ShareGPT_V3_unfiltered_cleaned_split and its reply, pairs with fewer
+# than 4 tokens on either side, a prompt over 1024 or a pair over 2048 tokens dropped, the reply's length as the
+# output (ignore_eos). Means pooled over every published total with a Llama-3.1 tokenizer:
+#   - vLLM PR #18566 (2025-05-22, `vllm bench serve`, 1000 prompts): 229,711 input, 203,068 generated tokens;
+#   - sglang issue #2805 (2025-01-09, bench_serving, 1648 requests that completed): 369,103 in, 326,408 out;
+#   - SGLang v0.3.0 benchmark/benchmark_vllm_060/README.md, offline, 5000 prompts: 4281.51 output tok/s at
+#     22.03 req/s, i.e. 194.35 output tokens a request (971,740 in all).
+# Prompt mean (229,711 + 369,103) / 2648 = 226.1; output mean (203,068 + 326,408 + 971,740) / 7648 = 196.3.
+# Only means are published: sigma = 1.0 is assumed for both. Clip ranges follow the sampler's filter (an output
+# clipped at 2048 - 4, the longest a kept pair allows).
+SHAREGPT_PROMPT_MEAN = (229_711 + 369_103) / (1000 + 1648)
+SHAREGPT_OUTPUT_MEAN = (203_068 + 326_408 + 5000 * 4281.51 / 22.03) / (1000 + 1648 + 5000)
+
+LENGTH_PROFILES = {
+    # Single-turn chat. Multi-turn history is not in these numbers: use turns > 1 (Sarathi-Serve's
+    # openchat_sharegpt4, whose prompts carry the history, has a median prompt of 1730 tokens).
+    "sharegpt": LengthProfile(
+        "ShareGPT-like",
+        prompt=dist_with_mean(SHAREGPT_PROMPT_MEAN, sigma=1.0, low=4, high=1024),
+        output=dist_with_mean(SHAREGPT_OUTPUT_MEAN, sigma=1.0, low=4, high=2044)),
+    # Long-document summarization. Sarathi-Serve (Agrawal et al., OSDI'24, Table 2), arxiv_summarization with
+    # the LLaMA-2 tokenizer: prompt median 7059, P90 12985; output median 208, P90 371 tokens. sigma from the
+    # P90 / median ratio. Clip range assumed: prompt 1024..32768, output 16..2048.
+    "long-context": LengthProfile(
+        "long-context (arXiv-summarization-like)",
+        prompt=LengthDist(median=7059, sigma=math.log(12985 / 7059) / Z90, low=1024, high=32768),
+        output=LengthDist(median=208, sigma=math.log(371 / 208) / Z90, low=16, high=2048)),
+}
