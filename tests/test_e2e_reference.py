@@ -1,6 +1,6 @@
 """The published-measurement table (benchmarks/data/e2e_reference.csv) is complete and sourced, and whatif's
 end-to-end error on it does not get worse than when it was pinned. The whole benchmark runs in seconds
-(the rate curves are short closed-loop simulations), so every row is scored here."""
+(the rate curves are short simulations), so every row is scored here."""
 import importlib.util
 import sys
 from pathlib import Path
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from whatif.roofline.engines import check_engine
+from whatif.simulator.length_profiles import LENGTH_PROFILES
 
 spec = importlib.util.spec_from_file_location(
     "e2e_reference", Path(__file__).resolve().parents[1] / "benchmarks" / "e2e_reference.py")
@@ -42,8 +43,12 @@ spec.loader.exec_module(bench)
 # run by the simulator's own closed loop (`--concurrency`: all clients start together at t = 0, where the
 # benchmark's stand-in had spread them over nanoseconds; NIM c5 TTFT -9.9 -> -0.4%, c25 +17.2 -> +20.5%: a
 # closed loop of identical requests is that sensitive to its start): MAPE 9.66%, median 5.1%, 73% within 10%, 89%
-# within 25%. A change may improve these, not worsen them by more than rounding.
-PINNED = {"mape": 0.097, "median_abs": 0.051, "within_10": 0.73, "within_25": 0.89}
+# within 25%. With 16 open-loop rows of SGLang v0.3.0 (ShareGPT at 4 and 8 req/s on one A100 and four H100s, 110
+# rows; the 94 above unchanged): MAPE 10.2%, median 5.7%, 67% within 10%, 89% within 25%. A change may improve
+# these, not worsen them by more than rounding.
+PINNED = {"mape": 0.103, "median_abs": 0.057, "within_10": 0.67, "within_25": 0.89}
+# The rows before the open-loop ones, on their own (94 rows), so that new rows cannot hide a regression.
+PINNED_EARLIER_ROWS = {"mape": 0.097, "within_10": 0.73}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +65,7 @@ def test_table_has_the_rows_the_issue_asks_for(rows):
     assert len(rows) >= 40
     assert len({r["id"] for r in rows}) == len(rows)
     regimes = {r["regime"] for r in rows}
-    assert {"batch1_latency", "fixed_batch", "max_throughput", "rate_curve"} <= regimes
+    assert {"batch1_latency", "fixed_batch", "max_throughput", "rate_curve", "rate_poisson"} <= regimes
     assert {"ttft_ms", "itl_ms", "output_tok_s"} <= {r["metric"] for r in rows}
     for r in rows:
         assert r["source"].startswith("https://") and r["figure"], r["id"]
@@ -71,6 +76,9 @@ def test_table_has_the_rows_the_issue_asks_for(rows):
         assert r["harness"] in bench.HARNESSES, r["id"]
         assert r["harness"] != "trtllm-bench" or (r["engine"] == "trtllm" and r["measured_via"] == "offline"), r["id"]
         assert r["regime"] != "rate_curve" or int(r["concurrency"]) >= 1, r["id"]
+        if r["regime"] == "rate_poisson":   # an open loop: a rate, a request count, a built-in length profile
+            assert float(r["rate_req_s"]) > 0 and int(r["requests"]) >= 1, r["id"]
+            assert r["lengths"] in LENGTH_PROFILES and "median" in r["figure"].lower(), r["id"]
         assert not r["chunked_prefill"] or "chunked_prefill" in r["notes"], r["id"]   # a stated setting says why
         bench.engine_options(r)
     # a latency-vs-load curve: several load points of one setup
@@ -91,6 +99,27 @@ def test_error_is_no_worse_than_pinned(scored):
     assert st["within_25"] >= PINNED["within_25"], st
 
 
+def test_earlier_rows_are_no_worse_than_pinned(scored):
+    st = bench.summary([s for s in scored if s.row["regime"] != "rate_poisson"])["all"]
+    assert st["n"] == 94
+    assert st["mape"] <= PINNED_EARLIER_ROWS["mape"], st
+    assert st["within_10"] >= PINNED_EARLIER_ROWS["within_10"], st
+
+
+def test_open_loop_latency_grows_with_the_rate(scored):
+    """Each open-loop setup's TTFT and TPOT rise from 4 to 8 req/s (as measured): more arrivals, more
+    prefill steps stalling the decodes, larger batches."""
+    by = {}
+    for s in scored:
+        if s.row["regime"] == "rate_poisson":
+            by.setdefault((s.row["model"], s.row["metric"]), {})[float(s.row["rate_req_s"])] = s
+    assert len(by) == 8
+    for (model, metric), points in by.items():
+        if metric in ("ttft_ms", "tpot_ms"):
+            assert points[8.0].predicted > points[4.0].predicted, (model, metric)
+            assert points[8.0].measured > points[4.0].measured, (model, metric)
+
+
 def test_closed_loop_ttft_grows_with_concurrency(scored):
     """The simulator's queueing shows up in the curve: at higher concurrency new requests wait behind
     other prefills, so TTFT rises (as measured) instead of staying at one prefill."""
@@ -103,7 +132,8 @@ def test_closed_loop_ttft_grows_with_concurrency(scored):
 
 def test_front_end_is_paid_only_by_rows_measured_through_the_server(rows):
     server = {r["id"] for r in rows if bench.through_server(r)}
-    assert server and all(i.startswith(("nim18", "wmx")) for i in server)   # genai-perf, vllm bench serve
+    assert server and all(i.startswith(("nim18", "wmx", "sgl030")) for i in server)   # genai-perf, vllm bench
+    # serve, sglang.bench_serving
     row = next(r for r in rows if r["id"] == "nim18-llama-3.1-70b-h100-tp2-500-2000-c1-ttft_ms")
     est = bench.scenario(row).run(with_max_batch=False)
     front = est.engine.frontend.seconds(500)
