@@ -31,7 +31,7 @@ derives max_batch_size and max_num_tokens from the model, the GPUs and the datas
 
 Nothing here is fitted: rows are never tuned one by one, and no parameter of whatif is set from them.
 
-    python benchmarks/e2e_reference.py            # every row and the cross-check (5 s)
+    python benchmarks/e2e_reference.py            # every row and the cross-check (7 s)
     python benchmarks/e2e_reference.py --fast     # the rows that need no simulation (no cross-check)
     python benchmarks/e2e_reference.py --json     # one JSON object
 """
