@@ -57,16 +57,16 @@ def dist_with_mean(mean: float, sigma: float, low: int, high: int) -> LengthDist
 # ShareGPT as every engine benchmark samples it (vLLM `benchmark_serving` / `vllm bench serve`, SGLang
 # `bench_serving`): the first human turn of ShareGPT_V3_unfiltered_cleaned_split and its reply, pairs with fewer
 # than 4 tokens on either side, a prompt over 1024 or a pair over 2048 tokens dropped, the reply's length as the
-# output (ignore_eos). Means pooled over every published total with a Llama-3.1 tokenizer:
-#   - vLLM PR #18566 (2025-05-22, `vllm bench serve`, 1000 prompts): 229,711 input, 203,068 generated tokens;
-#   - sglang issue #2805 (2025-01-09, bench_serving, 1648 requests that completed): 369,103 in, 326,408 out;
-#   - SGLang v0.3.0 benchmark/benchmark_vllm_060/README.md, offline, 5000 prompts: 4281.51 output tok/s at
-#     22.03 req/s, i.e. 194.35 output tokens a request (971,740 in all).
-# Prompt mean (229,711 + 369,103) / 2648 = 226.1; output mean (203,068 + 326,408 + 971,740) / 7648 = 196.3.
+# output (ignore_eos). Means from sglang PR #1738 (2024-10-21): `sglang.bench_serving --model
+# meta-llama/Llama-3.1-8B-Instruct --num-prompt 3000` (the sampler's default seed), all 3000 requests served,
+# 673,672 input and 581,627 generated tokens: 224.6 and 193.9 a request. SGLang v0.3.0's
+# benchmark/benchmark_vllm_060/README.md agrees: 5000 prompts at 22.03 req/s and 4281.51 output tok/s are 194.3
+# output tokens a request. (Totals from other samplers or from partly failed runs are not used: vLLM PR #18566's
+# hf-dataset chat run generated until EOS; sglang issue #2805 served 1648 of 3000.)
 # Only means are published: sigma = 1.0 is assumed for both. Clip ranges follow the sampler's filter (an output
 # clipped at 2048 - 4, the longest a kept pair allows).
-SHAREGPT_PROMPT_MEAN = (229_711 + 369_103) / (1000 + 1648)
-SHAREGPT_OUTPUT_MEAN = (203_068 + 326_408 + 5000 * 4281.51 / 22.03) / (1000 + 1648 + 5000)
+SHAREGPT_PROMPT_MEAN = 673_672 / 3000
+SHAREGPT_OUTPUT_MEAN = 581_627 / 3000
 
 LENGTH_PROFILES = {
     # Single-turn chat. Multi-turn history is not in these numbers: use turns > 1 (Sarathi-Serve's

@@ -214,8 +214,8 @@ def _requests(arrival, prompt, output, prefix_ids, prefix_tokens, shared_tokens)
 
 
 def describe(spec: WorkloadSpec) -> str:
-    """One line for people, e.g. '1000 requests, Poisson 5 req/s, ShareGPT-like lengths (prompt median 146 /
-    mean 226, output median 120 / mean 196 tokens), seed 0'."""
+    """One line for people, e.g. '1000 requests, Poisson 5 req/s, ShareGPT-like lengths (prompt median 145 /
+    mean 225, output median 119 / mean 194 tokens), seed 0'."""
     if spec.duration_s is not None:
         count = f"requests arriving in {spec.duration_s:g} s"
     else:
