@@ -174,7 +174,7 @@ def simulate_poisson(row: dict) -> dict[str, float]:
     from whatif.simulator.config import EngineConfig, SimConfig
     from whatif.simulator.workload import WorkloadSpec
 
-    sc = scenario(row, prompt=1, output=1)
+    sc = scenario(row, prompt=1, output=1)   # (its fixed lengths are unused: the profile draws each request's)
     spec = WorkloadSpec(rate=float(row["rate_req_s"]), requests=int(row["requests"]), lengths=row["lengths"],
                         seed=1)
     res = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine(), **engine_options(row))))

@@ -57,12 +57,12 @@ def dist_with_mean(mean: float, sigma: float, low: int, high: int) -> LengthDist
 # ShareGPT as every engine benchmark samples it (vLLM `benchmark_serving` / `vllm bench serve`, SGLang
 # `bench_serving`): the first human turn of ShareGPT_V3_unfiltered_cleaned_split and its reply, pairs with fewer
 # than 4 tokens on either side, a prompt over 1024 or a pair over 2048 tokens dropped, the reply's length as the
-# output (ignore_eos). Means from sglang PR #1738 (2024-10-21): `sglang.bench_serving --model
-# meta-llama/Llama-3.1-8B-Instruct --num-prompt 3000` (the sampler's default seed), all 3000 requests served,
-# 673,672 input and 581,627 generated tokens: 224.6 and 193.9 a request. SGLang v0.3.0's
-# benchmark/benchmark_vllm_060/README.md agrees: 5000 prompts at 22.03 req/s and 4281.51 output tok/s are 194.3
-# output tokens a request. (Totals from other samplers or from partly failed runs are not used: vLLM PR #18566's
-# hf-dataset chat run generated until EOS; sglang issue #2805 served 1648 of 3000.)
+# requested output (SGLang's bench_serving sends ignore_eos, so every reply runs that long). Means from sglang
+# PR #1738 (2024-10-21): `sglang.bench_serving --model meta-llama/Llama-3.1-8B-Instruct --num-prompt 3000` (the
+# sampler's default seed), all 3000 requests served, 673,672 input and 581,627 generated tokens: 224.6 and 193.9
+# a request. SGLang v0.3.0's benchmark/benchmark_vllm_060/README.md agrees: 5000 prompts at 22.03 req/s and
+# 4281.51 output tok/s are 194.3 output tokens a request. (Totals from other samplers or from partly failed runs
+# are not used: vLLM PR #18566's hf-dataset chat run generated until EOS; sglang issue #2805 served 1648 of 3000.)
 # Only means are published: sigma = 1.0 is assumed for both. Clip ranges follow the sampler's filter (an output
 # clipped at 2048 - 4, the longest a kept pair allows).
 SHAREGPT_PROMPT_MEAN = 673_672 / 3000
