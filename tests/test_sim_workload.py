@@ -322,3 +322,11 @@ def test_a_profile_solved_from_a_published_mean_has_that_mean():
     assert np.mean([r.prompt for r in requests]) == pytest.approx(SHAREGPT_PROMPT_MEAN, rel=0.02)
     assert np.mean([r.output for r in requests]) == pytest.approx(SHAREGPT_OUTPUT_MEAN, rel=0.02)
     assert 224.5 < SHAREGPT_PROMPT_MEAN < 224.6 and 193.8 < SHAREGPT_OUTPUT_MEAN < 193.9   # the published totals
+
+
+def test_a_mean_outside_the_clip_range_is_refused():
+    from whatif.simulator.length_profiles import dist_with_mean
+    for mean in (2.0, 5000.0):
+        with pytest.raises(ValueError, match="between the clip range"):
+            dist_with_mean(mean, 1.0, 4, 1024)
+    assert dist_with_mean(500.0, 1.0, 4, 1024).mean() == pytest.approx(500.0, rel=1e-6)

@@ -47,7 +47,9 @@ def clipped_lognormal_mean(median: float, sigma: float, low: float, high: float)
 def dist_with_mean(mean: float, sigma: float, low: int, high: int) -> LengthDist:
     """The lognormal (of this sigma and clip range) whose clipped mean is `mean`: a published dataset mean is
     over the requests its sampler kept, so the median is solved against the clipped mean, not exp(-s^2/2)."""
-    lo, hi = 1e-3 * mean, float(high)
+    if not low < mean < high:
+        raise ValueError(f"mean: {mean!r} tokens is not valid; valid: between the clip range's {low} and {high}")
+    lo, hi = 1e-3 * mean, 1e3 * high
     for _ in range(200):                       # bisection: the clipped mean rises with the median
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if clipped_lognormal_mean(mid, sigma, low, high) < mean else (lo, mid)
