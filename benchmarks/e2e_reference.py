@@ -139,53 +139,48 @@ def predict_estimate(row: dict) -> float:
     raise ValueError(f"{row['id']}: regime {regime} is not estimated")
 
 
-def simulate_point(row: dict) -> dict[str, float]:
-    """TTFT and ITL (ms, the row's statistic: mean or p50) of one point of a closed-loop concurrency sweep:
-    `simulate` with `concurrency` clients, each sending its next request when its last one is answered
-    (simulator/closed_loop.py), every TTFT counted from its request's send. The first round (all sent at once)
-    is left out: the published figures are steady-state ones."""
+def simulated_latencies(row: dict, sc: Scenario, spec, skip: int = 0) -> dict[str, float]:
+    """TTFT, TPOT, ITL and E2E (ms, the row's statistic: median where its figure says median or p50, else the
+    mean) of `simulate` on `spec`, as the benchmark client counts them: through the server's front end where the
+    row was measured through it, every request after the first `skip` (in id order)."""
     import numpy as np
 
     from whatif.simulator.cluster import simulate
     from whatif.simulator.config import EngineConfig, SimConfig
+
+    res = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine(), **engine_options(row))))
+    records = sorted(res.records, key=lambda r: r.request.id)[skip:]
+    assert all(r.finish_s is not None for r in records), row["id"]
+    fe = sc.engine().frontend
+    front = [fe.seconds(r.request.prompt) if through_server(row) else 0.0 for r in records]
+    pick = np.median if "median" in row["figure"].lower() or "p50" in row["figure"] else np.mean
+    return {"ttft_ms": float(pick([r.ttft_s + f for r, f in zip(records, front)])) * 1e3,
+            "tpot_ms": float(pick([r.tpot_s for r in records if r.tpot_s is not None])) * 1e3,
+            "itl_ms": float(pick(np.concatenate([r.inter_token_s for r in records]))) * 1e3,
+            "e2e_ms": float(pick([r.e2e_s + f for r, f in zip(records, front)])) * 1e3}
+
+
+def simulate_point(row: dict) -> dict[str, float]:
+    """One point of a closed-loop concurrency sweep: `simulate` with `concurrency` clients, each sending its
+    next request when its last one is answered (simulator/closed_loop.py), every TTFT counted from its request's
+    send. The first round (all sent at once) is left out: the published figures are steady-state ones."""
     from whatif.simulator.workload import WorkloadSpec
 
     c = int(row["concurrency"])
-    sc = scenario(row)
     spec = WorkloadSpec(requests=c * (SIM_ROUNDS + 1), prompt=int(row["isl"]), output=int(row["osl"]), seed=1,
                         concurrency=c)
-    res = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine(), **engine_options(row))))
-    later = sorted(res.records, key=lambda r: r.request.id)[c:]
-    assert all(r.finish_s is not None for r in later), row["id"]
-    front = sc.engine().frontend.seconds(int(row["isl"])) if through_server(row) else 0.0
-    ttft = [r.ttft_s + front for r in later]
-    itl = np.concatenate([r.inter_token_s for r in later])
-    pick = np.median if "p50" in row["figure"] else np.mean
-    return {"ttft_ms": float(pick(ttft)) * 1e3, "itl_ms": float(pick(itl)) * 1e3}
+    return simulated_latencies(row, scenario(row), spec, skip=c)
 
 
 def simulate_poisson(row: dict) -> dict[str, float]:
-    """TTFT, TPOT, ITL and E2E (ms, the row's statistic: mean or p50) of a published open-loop run:
-    `requests` requests arriving as a Poisson process at `rate_req_s`, lengths drawn from the `lengths`
-    profile (the dataset the benchmark sampled), every request counted as the benchmark client counts it."""
-    import numpy as np
-
-    from whatif.simulator.cluster import simulate
-    from whatif.simulator.config import EngineConfig, SimConfig
+    """A published open-loop run: `requests` requests arriving as a Poisson process at `rate_req_s`, lengths
+    drawn from the `lengths` profile (the dataset the benchmark sampled)."""
     from whatif.simulator.workload import WorkloadSpec
 
-    sc = scenario(row, prompt=1, output=1)   # (its fixed lengths are unused: the profile draws each request's)
     spec = WorkloadSpec(rate=float(row["rate_req_s"]), requests=int(row["requests"]), lengths=row["lengths"],
                         seed=1)
-    res = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine(), **engine_options(row))))
-    assert all(r.finish_s is not None for r in res.records), row["id"]
-    fe = sc.engine().frontend
-    front = [fe.seconds(r.request.prompt) if through_server(row) else 0.0 for r in res.records]
-    pick = np.median if "median" in row["figure"].lower() or "p50" in row["figure"] else np.mean
-    return {"ttft_ms": float(pick([r.ttft_s + f for r, f in zip(res.records, front)])) * 1e3,
-            "tpot_ms": float(pick([r.tpot_s for r in res.records if r.tpot_s is not None])) * 1e3,
-            "itl_ms": float(pick(np.concatenate([r.inter_token_s for r in res.records]))) * 1e3,
-            "e2e_ms": float(pick([r.e2e_s + f for r, f in zip(res.records, front)])) * 1e3}
+    # (the scenario's fixed lengths are unused: the profile draws each request's)
+    return simulated_latencies(row, scenario(row, prompt=1, output=1), spec)
 
 
 def simulate_throughput(row: dict) -> float:
