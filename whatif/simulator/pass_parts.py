@@ -277,7 +277,7 @@ class PassParts:
         t_c, t_quant = float(t_c), float(t_quant)
         t_m = hbm_bytes / (c.hbm_bw * p.mem_eff * bandwidth_share)
         fixed = p.floor_s + (0.0 if input_quantized else t_quant)
-        total = fixed + (ridge_floats(t_c, t_m, p.smooth) if max(t_c, t_m) > 0 else 0.0)   # (params.combine on floats)
+        total = fixed + ridge_floats(t_c, t_m, p.smooth)   # (params.combine on floats; 0 when both terms are)
         bound = "compute" if t_c >= t_m else "memory"
         if fixed > max(t_c, t_m):
             bound = "overhead"
