@@ -174,8 +174,15 @@ class Engine:
         return (f"{self.name} ({folder}/{self.name}.yaml): max {self.max_num_seqs} sequences, "
                 f"{self.max_num_batched_tokens} tokens per step; {graphs}; CPU {c.per_step_s * 1e3:.2g} ms "
                 f"+ {c.per_sequence_s * 1e6:.2g} us/sequence per step, "
-                f"{'overlapped' if c.overlapped else 'not overlapped'}; "
+                f"{'overlapped' if c.overlapped else 'not overlapped'}; {self._eager_summary()}"
                 f"KV: {m.accounting} accounting, {m.fraction:g} {kv}{self._fused_summary()}")
+
+    def _eager_summary(self) -> str:
+        """The host time per eagerly launched kernel, where the spec sets its own (kernels.eager_launch_s)."""
+        if self.eager_launch_s is None:
+            return ""
+        how = self.sources["kernels.eager_launch_s"].split(":")[0]
+        return f"eager kernels {self.eager_launch_s * 1e6:.3g} us each on the host ({how}); "
 
     def _fused_summary(self) -> str:
         """What its kernels do beside the graph's ops (kernels.attention_includes, quantized_gemm_inputs)."""
@@ -191,7 +198,7 @@ class Engine:
                 "max_num_batched_tokens": self.max_num_batched_tokens, "block_size": self.block_size,
                 "cuda_graph_sizes": list(self.graph_sizes), "cpu_per_step_s": self.cpu.per_step_s,
                 "cpu_per_sequence_s": self.cpu.per_sequence_s, "cpu_overlapped": self.cpu.overlapped,
-                "memory_accounting": self.memory.accounting,
+                "memory_accounting": self.memory.accounting, "eager_launch_s": self.eager_launch_s,
                 "attention_includes": sorted(self.attention_includes),
                 "quantized_gemm_inputs": sorted(self.quantized_gemm_inputs), "sources": dict(self.sources)}
 

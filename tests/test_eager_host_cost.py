@@ -1,0 +1,61 @@
+"""The host time of an eager pass in the Python engines (engine kernels.eager_launch_s): SGLang and vLLM V0 run
+prefill eagerly, one Python-dispatched op per layer kernel, at the per-op host time the corpus measures
+(benchmarks/eager_host_cost.py). A deep model's short prefill then waits on the host; a shallow one does not."""
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from whatif.roofline.config import Parallelism
+from whatif.roofline.engines import engine_spec
+from whatif.roofline.estimate import Workload
+from whatif.scenario import Scenario
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import eager_host_cost  # noqa: E402
+
+
+def prefill(model: str, hardware: str, tp: int, engine: str, launch_us: float | None = None):
+    sc = Scenario(model=model, hardware=hardware, parallel=Parallelism(tp=tp), kernel_engine=engine,
+                  workload=Workload(batch=1, prompt=225, output=2), launch_us=launch_us)
+    (p, _), = sc.run().prefill
+    return p
+
+
+@pytest.mark.parametrize("name", ["sglang", "sglang-0.3", "vllm-0.2", "vllm-0.6"])
+def test_python_engines_with_eager_prefill_charge_a_measured_host_time_per_op(name):
+    e = engine_spec(name)
+    assert 10e-6 < e.eager_launch_s < 100e-6
+    assert e.sources["kernels.eager_launch_s"].startswith("measured:") and not e.graph_prefill
+    assert f"eager kernels {e.eager_launch_s * 1e6:.3g} us each on the host (measured)" in e.summary()
+    assert e.to_dict()["eager_launch_s"] == e.eager_launch_s
+
+
+def test_the_cpp_runtime_and_piecewise_graphed_vllm_keep_the_gpus_launch_cost():
+    assert engine_spec("trtllm").eager_launch_s is None and engine_spec("vllm").eager_launch_s is None
+    assert "eager kernels" not in engine_spec("vllm").summary()
+
+
+def test_a_deep_models_short_prefill_waits_on_the_host():
+    deep = prefill("llama-3.1-70b", "h100-sxm", 4, "sglang-0.3")
+    host = deep.kernels * engine_spec("sglang-0.3").eager_launch_s
+    assert deep.time_s >= host > deep.gpu_s
+    assert prefill("llama-3.1-70b", "h100-sxm", 4, "sglang-0.3", launch_us=4.0).time_s < 0.8 * deep.time_s
+
+
+def test_a_shallow_models_prefill_stays_gpu_bound():
+    shallow = prefill("llama-3.1-8b", "a100-sxm-80gb", 1, "sglang-0.3")
+    assert shallow.kernels * engine_spec("sglang-0.3").eager_launch_s < shallow.gpu_s
+    assert shallow.time_s < 1.1 * shallow.gpu_s
+
+
+def test_the_table_reads_the_host_bound_eager_calls_apart_from_the_graphed_ones():
+    frame = pd.DataFrame({
+        "gpu": ["h100_sxm"] * 4, "framework": ["sglang"] * 4, "op_name": ["all_reduce"] * 4,
+        "kernel_source": ["SGLang_CustomAllReduce_eager", "SGLang_CustomAllReduce_graph",
+                          "SGLang_CustomAllReduce_eager", "SGLang_CustomAllReduce_eager"],
+        "bytes": [8192, 8192, 65536, 8 << 20], "latency_ms": [0.030, 0.003, 0.032, 0.060]})
+    table = eager_host_cost.host_cost_table(frame)
+    assert table.loc[("h100_sxm", "sglang", "eager"), "median"] == 31.0      # the 8 MiB call is not host-bound
+    assert table.loc[("h100_sxm", "sglang", "graph"), "count"] == 1
