@@ -16,7 +16,8 @@ memory accounting, scheduler limits, version-specific kernels). Rows measured th
   client sent it)
 - rate_poisson: `simulate` of a published open-loop run: `requests` requests at Poisson `rate_req_s`, their
   lengths from the built-in profile the row's `lengths` names (`whatif simulate --rate --lengths`,
-  simulate_poisson); TTFT and E2E through the server as above
+  simulate_poisson); TTFT and E2E through the server as above. `rate_req_s` inf: every request sent at once
+  (bench_serving --request-rate inf), output tok/s over the run from the first send to the last token back
 
 A cross-check, not scored: the max-throughput rows trtllm-bench measured also run through `simulate` as the
 harness ran them (simulator_cross_check), so the simulator is validated on the same figures.
@@ -40,6 +41,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -139,25 +141,28 @@ def predict_estimate(row: dict) -> float:
     raise ValueError(f"{row['id']}: regime {regime} is not estimated")
 
 
-def simulated_latencies(row: dict, sc: Scenario, spec, skip: int = 0) -> dict[str, float]:
+def simulated_latencies(row: dict, sc: Scenario, spec, skip: int = 0, requests=None) -> dict[str, float]:
     """TTFT, TPOT, ITL and E2E (ms, the row's statistic: median where its figure says median or p50, else the
-    mean) of `simulate` on `spec`, as the benchmark client counts them: through the server's front end where the
-    row was measured through it, every request after the first `skip` (in id order)."""
+    mean) and output tok/s (over the run) of `simulate` on `spec` (or on `requests`, when given), as the
+    benchmark client counts them: through the server's front end where the row was measured through it, every
+    request after the first `skip` (in id order)."""
     import numpy as np
 
     from whatif.simulator.cluster import simulate
     from whatif.simulator.config import EngineConfig, SimConfig
 
-    res = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine(), **engine_options(row))))
+    res = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine(), **engine_options(row))), requests=requests)
     records = sorted(res.records, key=lambda r: r.request.id)[skip:]
     assert all(r.finish_s is not None for r in records), row["id"]
     fe = sc.engine().frontend
     front = [fe.seconds(r.request.prompt) if through_server(row) else 0.0 for r in records]
     pick = np.median if "median" in row["figure"].lower() or "p50" in row["figure"] else np.mean
+    span = max(r.finish_s + f for r, f in zip(records, front)) - min(r.request.arrival_s for r in records)
     return {"ttft_ms": float(pick([r.ttft_s + f for r, f in zip(records, front)])) * 1e3,
             "tpot_ms": float(pick([r.tpot_s for r in records if r.tpot_s is not None])) * 1e3,
             "itl_ms": float(pick(np.concatenate([r.inter_token_s for r in records]))) * 1e3,
-            "e2e_ms": float(pick([r.e2e_s + f for r, f in zip(records, front)])) * 1e3}
+            "e2e_ms": float(pick([r.e2e_s + f for r, f in zip(records, front)])) * 1e3,
+            "output_tok_s": sum(r.request.output for r in records) / span}
 
 
 def simulate_point(row: dict) -> dict[str, float]:
@@ -173,14 +178,16 @@ def simulate_point(row: dict) -> dict[str, float]:
 
 
 def simulate_poisson(row: dict) -> dict[str, float]:
-    """A published open-loop run: `requests` requests arriving as a Poisson process at `rate_req_s`, lengths
-    drawn from the `lengths` profile (the dataset the benchmark sampled)."""
-    from whatif.simulator.workload import WorkloadSpec
+    """A published open-loop run: `requests` requests arriving as a Poisson process at `rate_req_s` (inf: all
+    sent at once), lengths drawn from the `lengths` profile (the dataset the benchmark sampled)."""
+    from whatif.simulator.workload import WorkloadSpec, generate
 
-    spec = WorkloadSpec(rate=float(row["rate_req_s"]), requests=int(row["requests"]), lengths=row["lengths"],
-                        seed=1)
+    rate = float(row["rate_req_s"])
+    spec = WorkloadSpec(rate=1.0 if math.isinf(rate) else rate, requests=int(row["requests"]),
+                        lengths=row["lengths"], seed=1)
     # (the scenario's fixed lengths are unused: the profile draws each request's)
-    return simulated_latencies(row, scenario(row, prompt=1, output=1), spec)
+    sent = [replace(r, arrival_s=0.0) for r in generate(spec)] if math.isinf(rate) else None
+    return simulated_latencies(row, scenario(row, prompt=1, output=1), spec, requests=sent)
 
 
 def simulate_throughput(row: dict) -> float:

@@ -47,8 +47,10 @@ spec.loader.exec_module(bench)
 # rows; the 94 above unchanged): MAPE 10.2%, median 5.7%, 67% within 10%, 90% within 25%. With the eager passes
 # of SGLang and vLLM V0 charged their measured host time per op (engine kernels.eager_launch_s, from the corpus's
 # eager custom all-reduce; SGLang 70B TP4 TTFT -25/-26% -> -2/-5%): MAPE 9.61%, median 5.5%, 70% within 10%, 91%
-# within 25%. A change may improve these, not worsen them by more than rounding.
-PINNED = {"mape": 0.097, "median_abs": 0.055, "within_10": 0.70, "within_25": 0.90}
+# within 25%. With SGLang v0.3.0's two offline runs of the same README (5000 ShareGPT requests sent at once, output
+# tok/s; 8B -2.9%, 70B +22.0%; 112 rows): MAPE 9.66%, median 5.5%, 69.6% within 10%, 91% within 25%. A change may
+# improve these, not worsen them by more than rounding.
+PINNED = {"mape": 0.097, "median_abs": 0.055, "within_10": 0.69, "within_25": 0.91}
 # The rows before the open-loop ones, on their own (94 rows), so that new rows cannot hide a regression.
 PINNED_EARLIER_ROWS = {"mape": 0.097, "within_10": 0.73}
 
@@ -80,7 +82,9 @@ def test_table_has_the_rows_the_issue_asks_for(rows):
         assert r["regime"] != "rate_curve" or int(r["concurrency"]) >= 1, r["id"]
         if r["regime"] == "rate_poisson":   # an open loop: a rate, a request count, a built-in length profile
             assert float(r["rate_req_s"]) > 0 and int(r["requests"]) >= 1, r["id"]
-            assert r["lengths"] in LENGTH_PROFILES and "median" in r["figure"].lower(), r["id"]
+            assert r["lengths"] in LENGTH_PROFILES, r["id"]
+            assert r["metric"] == "output_tok_s" or "median" in r["figure"].lower(), r["id"]
+            assert r["metric"] != "output_tok_s" or r["rate_req_s"] == "inf", r["id"]   # a run sent at once
         assert not r["chunked_prefill"] or "chunked_prefill" in r["notes"], r["id"]   # a stated setting says why
         bench.engine_options(r)
     # a latency-vs-load curve: several load points of one setup
@@ -113,7 +117,7 @@ def test_open_loop_latency_grows_with_the_rate(scored):
     prefill steps stalling the decodes, larger batches."""
     by = {}
     for s in scored:
-        if s.row["regime"] == "rate_poisson":
+        if s.row["regime"] == "rate_poisson" and s.row["rate_req_s"] != "inf":
             by.setdefault((s.row["model"], s.row["metric"]), {})[float(s.row["rate_req_s"])] = s
     assert len(by) == 8
     for (model, metric), points in by.items():
@@ -155,3 +159,13 @@ def test_the_simulator_reproduces_the_trtllm_bench_runs(rows):
     st = bench.error_stats(cross)
     assert st["mape"] <= CROSS_CHECK_PINNED["mape"], st
     assert st["within_10"] >= CROSS_CHECK_PINNED["within_10"], st
+
+
+def test_a_run_sent_at_once_is_simulated_with_every_request_arriving_together(rows):
+    """`rate_req_s` inf (bench_serving --request-rate inf): all requests at t = 0, so the run's output tok/s is
+    the engine's, above what the same requests spread over seconds by a Poisson rate give."""
+    row = next(r for r in rows if r["rate_req_s"] == "inf" and r["model"] == "llama-3.1-8b")
+    at_once = bench.simulate_poisson({**row, "requests": "40"})
+    spread = bench.simulate_poisson({**row, "requests": "40", "rate_req_s": "4"})
+    assert at_once["output_tok_s"] > 1.5 * spread["output_tok_s"] > 0
+    assert at_once["ttft_ms"] > spread["ttft_ms"]   # queued behind each other
