@@ -1,12 +1,14 @@
 """The host time of an eager pass in the Python engines (engine kernels.eager_launch_s): SGLang and vLLM V0 run
 prefill eagerly, one Python-dispatched op per layer kernel, at the per-op host time the corpus measures
 (benchmarks/eager_host_cost.py). A deep model's short prefill then waits on the host; a shallow one does not."""
+import json
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from whatif.cli import main
 from whatif.roofline.config import Parallelism
 from whatif.roofline.engines import engine_spec
 from whatif.roofline.estimate import Workload
@@ -59,3 +61,16 @@ def test_the_table_reads_the_host_bound_eager_calls_apart_from_the_graphed_ones(
     table = eager_host_cost.host_cost_table(frame)
     assert table.loc[("h100_sxm", "sglang", "eager"), "median"] == 31.0      # the 8 MiB call is not host-bound
     assert table.loc[("h100_sxm", "sglang", "graph"), "count"] == 1
+
+
+def test_estimate_says_when_a_pass_waits_on_the_host(capsys):
+    args = ["estimate", "--model", "llama-3.1-70b", "--tp", "4", "--engine", "sglang-0.3", "--prompt", "225"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    prefill = next(line for line in text.splitlines() if line.startswith("prefill pass"))
+    assert "host-bound: 1126 eager launches x 31 us" in prefill
+    assert "host-bound" not in next(line for line in text.splitlines() if line.startswith("decode step"))
+    assert main(args + ["--json"]) == 0
+    passes = json.loads(capsys.readouterr().out)["passes"]
+    assert passes["prefill"]["host_bound"] and passes["prefill"]["host_launch_s"] > passes["prefill"]["gpu_s"]
+    assert not passes["decode"]["host_bound"] and passes["decode"]["host_launch_s"] == 0.0   # a CUDA graph

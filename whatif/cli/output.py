@@ -78,10 +78,17 @@ def estimate_dict(e: Estimate) -> dict:
                      "hbm_bandwidth_b_s": gpu.hbm_bandwidth.__dict__,
                      "hbm_capacity_b": gpu.hbm_capacity.__dict__},
         "prefill_passes": e.prefill_pass_count,
+        "passes": {"prefill": pass_dict(e.prefill[0][0]), "decode": pass_dict(e.decode) if e.decode else None},
         "decode_round": round_dict(e),
         "ops": {"prefill": pass_ops(e.prefill[0][0]),
                 "decode": pass_ops(e.decode) if e.decode else []},
     }
+
+
+def pass_dict(p) -> dict:
+    """One pass's wall time and what sets it: the GPU's kernels and gaps, or the CPU launching them (eager)."""
+    return {"tokens": p.batch.tokens, "kernels": p.kernels, "time_s": p.time_s, "gpu_s": p.gpu_s,
+            "host_launch_s": p.launch_s, "host_bound": p.launch_s > p.gpu_s}
 
 
 def round_dict(e: Estimate) -> dict | None:
@@ -235,14 +242,23 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
     if show_ops:
         first = e.prefill[0][0]
         lines += ["", f"prefill pass ({first.batch.tokens} tokens, {units.seconds(first.time_s)}, "
-                      f"{first.kernels} kernels):", units.table(OP_HEADERS, _op_rows(first), set(range(2, 9)))]
+                      f"{first.kernels} kernels{_host_bound(first)}):",
+                  units.table(OP_HEADERS, _op_rows(first), set(range(2, 9)))]
         if e.decode is not None:
             ctx = e.decode.batch.groups[0][1]
             what = "decode step" if e.decode_round is None else "verify pass"
             lines += ["", f"{what} (batch {e.decode.batch.sequences}, context {ctx}, "
-                          f"{units.seconds(e.decode.time_s)}, {e.decode.kernels} kernels):",
+                          f"{units.seconds(e.decode.time_s)}, {e.decode.kernels} kernels{_host_bound(e.decode)}):",
                       units.table(OP_HEADERS, _op_rows(e.decode), set(range(2, 9)))]
     return "\n".join(lines)
+
+
+def _host_bound(p) -> str:
+    """Where an eager pass waits on the CPU's launches rather than the GPU: say so, with both times."""
+    if p.launch_s <= p.gpu_s:
+        return ""
+    return (f"; host-bound: {p.kernels} eager launches x {units.seconds(p.launch_s / p.kernels)} = "
+            f"{units.seconds(p.launch_s)} against {units.seconds(p.gpu_s)} of GPU work")
 
 
 def kernel_dict(t: OpTime, hardware: str, eff) -> dict:
