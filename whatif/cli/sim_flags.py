@@ -102,6 +102,9 @@ ENGINE_FLAGS = (
        "default: the engine spec's"),
     _f("engine", "swap_space_gb", "--swap-space", Field("float", 0, 1e6, "GiB"), "GIB",
        "host memory per GPU for swapped KV, GiB"),
+    _f("engine", "scheduler_steps", "--scheduler-steps", Field("int", 1, 1024, "decode steps"), "N",
+       "multi-step scheduling (vLLM 0.6 --num-scheduler-steps): each decode iteration runs N decode steps for "
+       "one scheduling and streams their tokens together; prefill-priority without chunked prefill"),
 )
 CLUSTER_FLAGS = (
     _f("cluster", "replicas", "--replicas", Field("int", 1, MAX_REPLICAS, "replicas"), "N",

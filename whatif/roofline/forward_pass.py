@@ -84,14 +84,15 @@ def step_shape(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> tupl
     return batch, graphs
 
 
-def engine_step(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> tuple[PassTime, float]:
+def engine_step(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, passes: int = 1) -> tuple[PassTime, float]:
     """One serving step of `batch`: its pass (step_shape) and its wall time in seconds, the engine's CPU
-    work per step added, or overlapped with the GPU where the engine overlaps them."""
+    work per step added, or overlapped with the GPU where the engine overlaps them. With `passes` > 1 the
+    step runs that many passes back to back for one round of CPU work (multi-step scheduling)."""
     run, graphs = step_shape(setup, batch, cuda_graphs)
     p = time_pass(setup, run, graphs)
     if setup.engine is None:
-        return p, p.time_s
-    return p, setup.engine.step_seconds(p.time_s, batch.sequences)
+        return p, passes * p.time_s
+    return p, setup.engine.step_seconds(passes * p.time_s, batch.sequences)
 
 
 def launch_queue_time(times, launch_s: float, gap_s: float) -> float:

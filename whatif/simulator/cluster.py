@@ -32,13 +32,14 @@ PRIORITY_WORDS = {"prefill": "prefill-priority", "decode": "decode-priority",
 def _iteration_times(scenario, par, engine, plan_seq_len: int) -> IterationTimes:
     if par != scenario.parallel:
         scenario = replace(scenario, parallel=par, gpus=None)
-    key = repr((scenario, engine.block_size, engine.token_budget, plan_seq_len))
+    key = repr((scenario, engine.block_size, engine.token_budget, plan_seq_len, engine.scheduler_steps))
     times = _TIMES.get(key)
     if times is None:
         model, system, par, eff = scenario.resolve()
         setup = pass_setup(model, system, par, scenario.precision, eff, scenario.utilization(),
                            scenario.technique_set(), scenario.placement(), engine=scenario.engine())
-        times = IterationTimes(setup, scenario.cuda_graphs, engine.block_size, engine.token_budget, plan_seq_len)
+        times = IterationTimes(setup, scenario.cuda_graphs, engine.block_size, engine.token_budget, plan_seq_len,
+                               engine.scheduler_steps)
         if len(_TIMES) >= _TIMES_KEPT:
             _TIMES.pop(next(iter(_TIMES)))
         _TIMES[key] = times
@@ -150,6 +151,8 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
              if any(r.role == role for r in cluster.replicas)]
     batching = ("static batching" if e.batching == "static" else
                 f"continuous batching, {'chunked prefill' if e.chunked_prefill else PRIORITY_WORDS[e.priority]}")
+    if e.scheduler_steps > 1:
+        batching += f", {e.scheduler_steps} decode steps per scheduling (multi-step, tokens streamed together)"
     spec = first.engine
     engine = (f"{spec.name + ' spec (engine_profiles), ' if spec is not None else ''}"
               f"{batching}, token budget {e.token_budget}, max batch {e.max_batch}, {e.block_size}-token blocks, "

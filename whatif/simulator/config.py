@@ -43,6 +43,8 @@ class EngineConfig:
                                      # reserve: a request is admitted only with blocks for its whole output
                                      # set aside (TensorRT-LLM's GUARANTEED_NO_EVICT): never preempted
     swap_space_gb: float = 4.0     # host memory per GPU for swapped KV, GiB (vLLM's swap_space default)
+    scheduler_steps: int = 1       # vLLM V0 --num-scheduler-steps: a decode iteration runs this many decode
+                                   # passes for one scheduling, its tokens streamed together at its end
 
     def __post_init__(self):
         _choice(self.batching, BATCHING, "--batching")
@@ -54,6 +56,12 @@ class EngineConfig:
         positive_int(self.block_size, "--block-size")
         number(self.watermark, "--watermark", 0.0, 0.5)
         number(self.swap_space_gb, "--swap-space", 0.0)
+        positive_int(self.scheduler_steps, "--scheduler-steps")
+        if self.scheduler_steps > 1 and (self.chunked_prefill or self.batching != "continuous"
+                                         or self.priority != "prefill"):
+            raise WhatifError(f"--scheduler-steps {self.scheduler_steps}: multi-step scheduling (vLLM 0.6) runs "
+                              f"with continuous batching, prefill-priority steps and no chunked prefill; valid: "
+                              f"--scheduler-steps 1, or --batching continuous --priority prefill --no-chunked-prefill")
         for name in ("chunked_prefill", "prefix_caching"):
             if not isinstance(getattr(self, name), bool):
                 raise WhatifError(f"{name}: {getattr(self, name)!r} must be true or false")

@@ -85,6 +85,7 @@ class IterationTimes:
     block_size: int
     token_budget: int
     plan_seq_len: int                 # sequence length the KV bytes per token are averaged over
+    scheduler_steps: int = 1          # decode passes per scheduled decode iteration (multi-step scheduling)
     cache: dict = field(default_factory=dict)
     quotes: dict = field(default_factory=dict)   # decode_span's answers by (rows, context bucket)
     hits: int = 0
@@ -107,6 +108,12 @@ class IterationTimes:
         self.decoder = self.setup.techniques.decoder
         self.rounds: dict[tuple[int, int], Round] = {}
         self.lookahead = 0   # KV slots a decoding row needs beyond its next token (drafted tokens verified)
+        if self.scheduler_steps > 1:   # each row decodes that many tokens an iteration, its slots taken up front
+            if self.decoder is not None:
+                raise WhatifError(f"--scheduler-steps {self.scheduler_steps}: multi-step scheduling runs plain "
+                                  f"decode steps; --technique {self.decoder.name} decodes in rounds of its own "
+                                  f"(vLLM refuses the two together); valid: --scheduler-steps 1")
+            self.lookahead = self.scheduler_steps - 1
         if self.decoder is not None:
             if not self.decoder.first_token_from_prefill:
                 raise WhatifError(f"--technique {self.decoder.name}: the serving simulator schedules autoregressive "
@@ -117,9 +124,11 @@ class IterationTimes:
 
     def time(self, decode_seqs: int, decode_context: int, prefills: list[tuple[int, int]]) -> float:
         """Seconds of an iteration: `decode_seqs` sequences decoding one token each (or one round of
-        the decoder) after `decode_context` cached tokens on average, and prefill chunks of
-        (tokens, cached tokens)."""
-        ctx = bucket(decode_context)
+        the decoder, or `scheduler_steps` tokens of a decode-only iteration) after `decode_context` cached
+        tokens on average, and prefill chunks of (tokens, cached tokens)."""
+        passes = self.scheduler_steps if decode_seqs and not prefills else 1
+        # (a multi-step iteration's passes see the contexts c .. c + passes - 1: priced at their middle)
+        ctx = bucket(decode_context + (passes - 1) // 2)
         rnd = self.round(decode_seqs, ctx) if self.decoder is not None and decode_seqs else None
         width = rnd.verify.batch.groups[0][0] if rnd is not None else 1
         decode = ((width, ctx, decode_seqs),) if decode_seqs else ()
@@ -143,9 +152,9 @@ class IterationTimes:
         # Engines capture CUDA graphs for decode-only batches (padded to a captured size) and run anything
         # with a prefill eagerly; the engine's CPU work per step comes on top (engine_step).
         if self.parts is not None:   # the same figure from memoized token and attention parts
-            t = self.parts.step_s(groups, logits, self.cuda_graphs)
+            t = self.parts.step_s(groups, logits, self.cuda_graphs, passes)
         else:
-            t = engine_step(self.setup, ForwardBatch(groups, logits), self.cuda_graphs)[1]
+            t = engine_step(self.setup, ForwardBatch(groups, logits), self.cuda_graphs, passes)[1]
         if rnd is not None:   # drafting and per-round work beside the (fused) verify pass
             t = rnd.time_with_verify(t)
         if len(self.cache) >= MEMO_LIMIT:   # prefill shapes rarely recur: memory stays bounded on long runs
@@ -156,7 +165,8 @@ class IterationTimes:
 
     def decode_time(self, rows: int, context: int) -> float:
         """time(rows, context, []): a decode-only iteration, its memo looked up first (the common case)."""
-        t = self.cache.get(((1, bucket(context), rows),)) if self.decoder is None else None
+        plain = self.decoder is None and self.scheduler_steps == 1   # (else the memo's key means a round)
+        t = self.cache.get(((1, bucket(context), rows),)) if plain else None
         if t is None:
             return self.time(rows, context, [])
         self.hits += 1
@@ -171,7 +181,7 @@ class IterationTimes:
         if quote is not None:
             self.hits += 1   # (the memo holds its price too)
             return quote
-        t = self.cache.get(((1, b, rows),)) if self.decoder is None else None
+        t = self.cache.get(((1, b, rows),)) if self.decoder is None and self.scheduler_steps == 1 else None
         if t is None:
             t = self.time(rows, context, [])
         else:
@@ -194,7 +204,10 @@ class IterationTimes:
     def accepted_tokens(self, rows: int, context: int, rng: random.Random) -> list[int]:
         """Tokens each decoding row gains this round, drawn from the decoder's acceptance: P(a row
         gets past depth d) = reach[d]; a batch that advances by its least (batch_policy=min) takes
-        the minimum."""
+        the minimum. Multi-step scheduling: every row decodes `scheduler_steps` tokens (the scheduler keeps
+        fewer, where a row's output ends first)."""
+        if self.scheduler_steps > 1:
+            return [self.scheduler_steps] * rows
         r = self.round(rows, bucket(context))
         if r.reach:
             counts = [1 + sum(1 for p in r.reach if u < p) for u in (rng.random() for _ in range(rows))]

@@ -10,7 +10,7 @@ STAT_KEYS = tuple(f"p{p}" for p in PERCENTILES) + ("mean", "max")
 WINDOW_NOTE = "busy window: first arrival to last finish"
 STEADY_NOTE = "from the 10% to the 90% completion: warm-up and drain left out"
 ITL_NOTE = ("ITL: between chunks of tokens as they stream out (one token each in plain decoding; a speculative "
-            "round's accepted tokens come out as one chunk)")
+            "round's accepted tokens, or a multi-step iteration's tokens, come out as one chunk)")
 GOODPUT_NOTE = "SLO-attaining requests per second of the busy window, never above the offered rate x attainment"
 ATTAINMENT_NOTE = "share of arrived requests; rejected and unfinished ones count as misses"
 LATENCY_ROWS = (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("ITL", "itl_s"), ("E2E", "e2e_s"), ("queue", "queue_s"))

@@ -77,10 +77,10 @@ class PassParts:
         self.shared: dict[tuple[int, bool], tuple | None] = {}   # per (stage, tail): see _shared
         self.attention_pricers: dict[tuple, KernelAttention | None] = {}   # per attention op kind
 
-    def step_s(self, groups: tuple, logits: int, cuda_graphs: bool) -> float:
+    def step_s(self, groups: tuple, logits: int, cuda_graphs: bool, passes: int = 1) -> float:
         """Wall seconds of one serving step of the batch, as forward_pass.engine_step prices it: decode
         batches in CUDA graphs (with `cuda_graphs`; padded to a captured size with an engine spec),
-        anything with a prefill eagerly, and the engine's CPU work per step."""
+        anything with a prefill eagerly, and the engine's CPU work per step (once for `passes` passes)."""
         engine = self.setup.engine
         tokens = sequences = 0   # ForwardBatch's tokens, sequences, verify and is_decode, in one pass
         ones, multi = True, False
@@ -92,7 +92,7 @@ class PassParts:
         decode = (logits == tokens > 0 and multi) or ones
         graphs = cuda_graphs and decode
         if engine is None:
-            return self._pass_s(groups, tokens, logits or sequences, graphs)
+            return passes * self._pass_s(groups, tokens, logits or sequences, graphs)
         real = sequences
         if graphs and logits == 0:   # a plain decode step (verify passes keep their own shape)
             padded = engine.graph_batch(real)
@@ -102,7 +102,7 @@ class PassParts:
                 logits, sequences = real, padded
         elif not decode:
             graphs = cuda_graphs and engine.graph_prefill
-        return engine.step_seconds(self._pass_s(groups, tokens, logits or sequences, graphs), real)
+        return engine.step_seconds(passes * self._pass_s(groups, tokens, logits or sequences, graphs), real)
 
     def time_s(self, groups: tuple, logits: int, cuda_graphs: bool) -> float:
         """Seconds of a pass of `groups` ((new, cached, sequences) each) with `logits` LM-head rows
