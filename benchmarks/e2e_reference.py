@@ -22,8 +22,8 @@ memory accounting, scheduler limits, version-specific kernels). Rows measured th
 A cross-check, not scored: the max-throughput rows trtllm-bench measured also run through `simulate` as the
 harness ran them (simulator_cross_check), so the simulator is validated on the same figures.
 
-A row's `chunked_prefill` (blank: the engine spec's default) states a deployment's own scheduler setting,
-with its source or assumption in the row's notes.
+A row's `chunked_prefill`, `scheduler_steps` and `max_num_batched_tokens` (blank: the engine spec's default)
+state a deployment's own scheduler settings, with their source or assumption in the row's notes.
 
 A row's `harness` names the benchmark tool when it sets the engine's limits itself: trtllm-bench throughput
 derives max_batch_size and max_num_tokens from the model, the GPUs and the dataset's lengths
@@ -88,7 +88,8 @@ def scenario(row: dict, batch: int = 1, prompt: int | None = None, output: int |
                   kernel_engine=row.get("engine_profile") or row["engine"],
                   memory_utilization=float(mu) if mu else None)
     seqs, tokens = harness_limits(row, sc)
-    return replace(sc, max_num_seqs=seqs, max_num_batched_tokens=tokens)
+    stated = row.get("max_num_batched_tokens") or ""   # a deployment's own token budget (its notes say why)
+    return replace(sc, max_num_seqs=seqs, max_num_batched_tokens=int(stated) if stated else tokens)
 
 
 def harness_limits(row: dict, sc: Scenario) -> tuple[int | None, int | None]:
@@ -107,11 +108,16 @@ def harness_limits(row: dict, sc: Scenario) -> tuple[int | None, int | None]:
 
 def engine_options(row: dict) -> dict:
     """The scheduler options a row states over its engine spec's defaults (the simulated rows): its
-    `chunked_prefill` ("true"/"false"; blank keeps the spec's), the reason in its notes."""
+    `chunked_prefill` ("true"/"false"; blank keeps the spec's) and `scheduler_steps` (vLLM 0.6's
+    --num-scheduler-steps; blank: 1), the reason in its notes."""
     value = row.get("chunked_prefill") or ""
     if value not in ("", "true", "false"):
         raise ValueError(f"{row['id']}: chunked_prefill {value!r} is not true, false or blank")
-    return {"chunked_prefill": value == "true"} if value else {}
+    out = {"chunked_prefill": value == "true"} if value else {}
+    steps = row.get("scheduler_steps") or ""
+    if steps:
+        out["scheduler_steps"] = int(steps)
+    return out
 
 
 def through_server(row: dict) -> bool:
