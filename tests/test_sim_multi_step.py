@@ -94,3 +94,19 @@ def test_cli_takes_scheduler_steps_and_refuses_a_bad_one(capsys):
     assert main(args + ["--scheduler-steps", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--scheduler-steps" in err[0]
+
+
+def test_every_token_comes_out_once_through_short_outputs_and_preemption():
+    """Outputs shorter than K, of one token (prefill only) and long ones, in a KV cache small enough to preempt:
+    every request still gets exactly its tokens."""
+    small = replace(SC, memory_utilization=0.25)
+    rng = np.random.default_rng(5)
+    arrivals = np.cumsum(rng.exponential(1 / 40, 150))
+    outputs = rng.choice([1, 2, 9, 10, 11, 300, 1500], 150)
+    prompts = rng.integers(50, 3000, 150)
+    reqs = [Request(i, float(t), int(p), int(o)) for i, (t, p, o) in enumerate(zip(arrivals, prompts, outputs))]
+    e = EngineConfig.for_engine(small.engine(), scheduler_steps=K)
+    res = simulate(SimConfig(small, None, e, ClusterConfig(), SLO()), requests=reqs)
+    assert {r.status for r in res.records} == {FINISHED}
+    assert all(r.emitted.count == r.request.output for r in res.records)
+    assert sum(r.preemptions for r in res.records) > 0
