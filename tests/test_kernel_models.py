@@ -325,3 +325,19 @@ def test_the_accuracy_benchmark_names_every_fitted_op():
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     assert set(kernel_fit.OPS) <= set(bench.OP_NAMES)
+
+
+def test_32_row_tiles_have_their_own_efficiency_and_fp8_ties_it():
+    """m = 17..32 runs 32-row tiles at eff_small; m <= 16 and m = 33..64 do not see it. A block without its own
+    (a calibration file written before it, an fp8 fit) takes eff_skinny, and every shipped fp8 GEMM fit ties them:
+    its rows cannot tell a further bucket from the activation quantization's fixed cost."""
+    c = Ceilings("t", "hopper", {"bf16": 989e12}, 3.35e12, 132.0, 50e6)
+    base = GemmParams(eff_small=0.4, eff_skinny=0.6)
+    slower = replace(base, eff_small=0.2)
+    times = {m: (gemm_time(m, 4096, 16384, "bf16", c, base), gemm_time(m, 4096, 16384, "bf16", c, slower))
+             for m in (16, 24, 48)}
+    assert times[24][1] > times[24][0] and times[16][0] == times[16][1] and times[48][0] == times[48][1]
+    assert GemmParams(eff_skinny=0.3).eff_small == 0.3
+    blocks = [b for engine in yaml.safe_load(FIT_FILE.read_text())["fits"]["gemm"].values() for b in engine]
+    assert all(b["params"]["eff_small"] == b["params"]["eff_skinny"] for b in blocks if b["dtype"] == "fp8")
+    assert all(b["params"]["eff_small"] < b["params"]["eff_skinny"] for b in blocks if b["dtype"] == "bf16")

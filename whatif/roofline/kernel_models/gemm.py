@@ -2,10 +2,12 @@
 
     t = floor + (t_c^p + t_m^p)^(1/p) + t_quant
 
-- t_c, tensor-core time: m's dispatch bucket (tiny m <= 16, skinny m <= 64, mid m <= 1024, large;
+- t_c, tensor-core time: m's dispatch bucket (tiny m <= 16, small m <= 32, skinny m <= 64, mid m <= 1024, large;
   the libraries pick kernel configurations by such m ranges, e.g. vLLM's CUTLASS M16/M64/M128
   dispatch) sets the efficiency eff_bucket and the tile height tm (m rounded up to a power of
-  two, 16..64, in the tiny and skinny buckets; else 128);
+  two, 16..64, in the tiny, small and skinny buckets; else 128). The 32-row tiles have their own
+  efficiency because the libraries switch kernels there (bf16 measured 10-13% slower at m = 17..32
+  than one efficiency for 32- and 64-row tiles gave on A100); fp8 fits tie it to the 64-row one;
   the library takes the fastest tile width tn in {64, 128, 256} and K split (split-K / stream-K)
   S in {1, 2, 4, ..., max_split} with slices of >= 256, so idle SMs help a GEMM with few tiles;
   the split's fp32 partial sums are written and read back (8 bytes per element of C per slice)
@@ -32,7 +34,7 @@ import numpy as np
 
 from .params import DTYPE_BYTES, Ceilings, GemmParams, ceilings, combine
 
-TINY_M, SKINNY_M, MID_M = 16, 64, 1024
+TINY_M, SMALL_M, SKINNY_M, MID_M = 16, 32, 64, 1024
 TILE_M = {"mid": 128, "large": 128}   # skinny: m's power of two, 16..64
 TILE_N = (64, 128, 256)
 MIN_SPLIT_K = 256
@@ -63,8 +65,8 @@ def gemm_parts(m, n, k, in_bytes, peak, c: Ceilings, p: GemmParams):
     skinny, mid = m <= SKINNY_M, (m > SKINNY_M) & (m <= MID_M)
     tm = np.where(skinny, np.clip(2.0 ** np.ceil(np.log2(np.maximum(m, 1.0))), 16, SKINNY_M),
                   np.where(mid, TILE_M["mid"], TILE_M["large"]))
-    eff = np.where(m <= TINY_M, p.eff_tiny,
-                   np.where(skinny, p.eff_skinny, np.where(mid, p.eff_mid, p.eff_large)))
+    eff = np.where(m <= TINY_M, p.eff_tiny, np.where(m <= SMALL_M, p.eff_small,
+                   np.where(skinny, p.eff_skinny, np.where(mid, p.eff_mid, p.eff_large))))
     t_c = _bucket_compute(m, n, k, tm, per_sm, sms, eff, p, bw)
     nbytes = m * k * in_bytes + k * n * in_bytes + m * n * 2.0
     t_m = nbytes / (bw * p.mem_eff)

@@ -64,7 +64,9 @@ class GemmParams:
     combination exponent, and the fp8 dynamic activation-quantization fixed cost."""
 
     eff_tiny: float = 0.5       # m <= TINY_M (GEMV-like kernels)
-    eff_skinny: float = 0.5     # TINY_M < m <= SKINNY_M
+    eff_small: float | None = None   # TINY_M < m <= SMALL_M (32-row tiles); None: as eff_skinny (a fit
+                                     # without its own, e.g. the fp8 blocks, ties the two)
+    eff_skinny: float = 0.5     # SMALL_M < m <= SKINNY_M
     eff_mid: float = 0.7        # SKINNY_M < m <= MID_M (split-K / stream-K kernels)
     eff_large: float = 0.8      # m > MID_M
     mem_eff: float = 0.8
@@ -75,6 +77,10 @@ class GemmParams:
     split_s: float = 1e-6       # fixed cost of a split-K GEMM's reduction
     quant_s: float = 2e-6       # fp8 only: fixed time of the activation-quantization kernel(s)
     quant_row_s: float = 5e-9   # fp8 only: serialized time per row of m in its absmax reduction
+
+    def __post_init__(self):
+        if self.eff_small is None:
+            object.__setattr__(self, "eff_small", self.eff_skinny)
 
 
 @dataclass(frozen=True)
