@@ -121,6 +121,9 @@ class IterationTimes:
                                   f"(`whatif estimate`)")
             widths = [self.round(b, self.plan_seq_len).verify.batch.groups[0][0] for b in (1, 256)]
             self.lookahead = max(widths) - 1
+        # Only then does the memo's (1, context, rows) key hold a plain decode pass at that context (a decoder
+        # keys its verify width, multi-step its iterations' middle context): decode_time/decode_span read it
+        self.plain_decode = self.decoder is None and self.scheduler_steps == 1
 
     def time(self, decode_seqs: int, decode_context: int, prefills: list[tuple[int, int]]) -> float:
         """Seconds of an iteration: `decode_seqs` sequences decoding one token each (or one round of
@@ -165,8 +168,7 @@ class IterationTimes:
 
     def decode_time(self, rows: int, context: int) -> float:
         """time(rows, context, []): a decode-only iteration, its memo looked up first (the common case)."""
-        plain = self.decoder is None and self.scheduler_steps == 1   # (else the memo's key means a round)
-        t = self.cache.get(((1, bucket(context), rows),)) if plain else None
+        t = self.cache.get(((1, bucket(context), rows),)) if self.plain_decode else None
         if t is None:
             return self.time(rows, context, [])
         self.hits += 1
@@ -181,7 +183,7 @@ class IterationTimes:
         if quote is not None:
             self.hits += 1   # (the memo holds its price too)
             return quote
-        t = self.cache.get(((1, b, rows),)) if self.decoder is None and self.scheduler_steps == 1 else None
+        t = self.cache.get(((1, b, rows),)) if self.plain_decode else None
         if t is None:
             t = self.time(rows, context, [])
         else:
