@@ -163,12 +163,26 @@ def simulated_latencies(row: dict, sc: Scenario, spec, skip: int = 0, requests=N
     fe = sc.engine().frontend
     front = [fe.seconds(r.request.prompt) if through_server(row) else 0.0 for r in records]
     pick = np.median if "median" in row["figure"].lower() or "p50" in row["figure"] else np.mean
-    span = max(r.finish_s + f for r, f in zip(records, front)) - min(r.request.arrival_s for r in records)
     return {"ttft_ms": float(pick([r.ttft_s + f for r, f in zip(records, front)])) * 1e3,
             "tpot_ms": float(pick([r.tpot_s for r in records if r.tpot_s is not None])) * 1e3,
             "itl_ms": float(pick(np.concatenate([r.inter_token_s for r in records]))) * 1e3,
             "e2e_ms": float(pick([r.e2e_s + f for r, f in zip(records, front)])) * 1e3,
-            "output_tok_s": sum(r.request.output for r in records) / span}
+            "output_tok_s": output_rate(records, front)}
+
+
+def output_rate(records, front) -> float:
+    """Output tokens per second over the run, from the first send to the last token back (each request's
+    front end, `front`, after its finish): bench_serving's and trtllm-bench's output throughput."""
+    span = max(r.finish_s + f for r, f in zip(records, front)) - min(r.request.arrival_s for r in records)
+    return sum(r.request.output for r in records) / span
+
+
+def sent_at_once(spec) -> list:
+    """The spec's requests, every one sent at t = 0 (bench_serving --request-rate inf; trtllm-bench throughput
+    queues its whole dataset)."""
+    from whatif.simulator.workload import generate
+
+    return [replace(r, arrival_s=0.0) for r in generate(spec)]
 
 
 def simulate_point(row: dict) -> dict[str, float]:
@@ -186,13 +200,13 @@ def simulate_point(row: dict) -> dict[str, float]:
 def simulate_poisson(row: dict) -> dict[str, float]:
     """A published open-loop run: `requests` requests arriving as a Poisson process at `rate_req_s` (inf: all
     sent at once), lengths drawn from the `lengths` profile (the dataset the benchmark sampled)."""
-    from whatif.simulator.workload import WorkloadSpec, generate
+    from whatif.simulator.workload import WorkloadSpec
 
     rate = float(row["rate_req_s"])
     spec = WorkloadSpec(rate=1.0 if math.isinf(rate) else rate, requests=int(row["requests"]),
                         lengths=row["lengths"], seed=1)
     # (the scenario's fixed lengths are unused: the profile draws each request's)
-    sent = [replace(r, arrival_s=0.0) for r in generate(spec)] if math.isinf(rate) else None
+    sent = sent_at_once(spec) if math.isinf(rate) else None
     return simulated_latencies(row, scenario(row, prompt=1, output=1), spec, requests=sent)
 
 
@@ -203,16 +217,14 @@ def simulate_throughput(row: dict) -> float:
     token (trtllm-bench's "Total Output Throughput")."""
     from whatif.simulator.cluster import simulate
     from whatif.simulator.config import EngineConfig, SimConfig
-    from whatif.simulator.workload import WorkloadSpec, generate
+    from whatif.simulator.workload import WorkloadSpec
 
     isl, osl = int(row["isl"]), int(row["osl"])
     sc = scenario(row)
     spec = WorkloadSpec(requests=DATASET_REQUESTS[(isl, osl)], prompt=isl, output=osl, seed=1)
-    queued = [replace(r, arrival_s=0.0) for r in generate(spec)]
-    records = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine())), requests=queued).records
+    records = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine())), requests=sent_at_once(spec)).records
     assert all(r.finish_s is not None for r in records), row["id"]
-    span = max(r.finish_s for r in records) - min(r.request.arrival_s for r in records)
-    return sum(r.request.output for r in records) / span
+    return output_rate(records, [0.0] * len(records))   # (offline: no front end)
 
 
 def simulator_cross_check(rows: list[dict]) -> list[Scored]:
