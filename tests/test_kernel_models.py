@@ -327,6 +327,31 @@ def test_the_accuracy_benchmark_names_every_fitted_op():
     assert set(kernel_fit.OPS) <= set(bench.OP_NAMES)
 
 
+# In-sample mean |log error| of the shipped NVFP4 fits on the committed B200 rows (200 per engine) when pinned;
+# B200 is the corpus's only fp4 GPU, so there is no GPU to leave out.
+FP4_PINS = {"vllm": 0.080, "sglang": 0.107, "trtllm": 0.127}
+
+
+def test_nvfp4_gemms_are_priced_by_their_corpus_fit():
+    """fp4 GEMMs had no fit and fell to the per-class model, which ran a 70B prefill's MLP at 79% of B200's
+    9 PFLOP/s; the corpus's NVFP4 rows never pass ~4.5 PFLOP/s. Each engine's fit prices them now: physical,
+    its quantization term on (the rows time the bf16 -> NVFP4 quantize before the GEMM), 32-row tiles tied as
+    fp8's, and no worse on the committed rows than when pinned."""
+    b200 = load_component("b200", "gpu")
+    rows = kf.load_tables(COMPACT_DIR, ops=("gemm",))["gemm"]
+    for engine, pin in FP4_PINS.items():
+        fitted = params_for("gemm", "blackwell", "fp4", engine)
+        p = fitted.params
+        assert "rows of b200" in fitted.provenance and "borrowed" not in fitted.provenance
+        assert all(0 < getattr(p, n) <= 1 for n in efficiency_fields(p)) and p.eff_small == p.eff_skinny
+        assert p.quant_s > 0 and p.quant_row_s > 0
+        r = rows[(rows["framework"] == engine) & (rows["dtype"] == "fp4")]
+        assert len(r) == kf.COMPACT_ROWS
+        assert kf.log_error("gemm", kf.design(r, "gemm"), p) <= pin * 1.02, engine
+        t = gemm_time(8192, 57344, 8192, "fp4", b200, p)   # Llama-70B's gate/up projection, 8192 tokens
+        assert 2.0 * 8192 * 57344 * 8192 / t < 5.5e15
+
+
 def test_32_row_tiles_have_their_own_efficiency_and_fp8_ties_it():
     """m = 17..32 runs 32-row tiles at eff_small; m <= 16 and m = 33..64 do not see it. A block without its own
     (a calibration file written before it, an fp8 fit) takes eff_skinny, and every shipped fp8 GEMM fit ties them:

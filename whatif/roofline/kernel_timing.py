@@ -42,7 +42,7 @@ from .op_shapes import AttentionShape
 from .op_kinds import OpRole
 from .ops import Op, OpClass
 
-GEMM_DTYPES = ("bf16", "fp16", "fp8")
+GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")
 EXPERT_GEMMS = (OpRole.EXPERT_UP, OpRole.EXPERT_DOWN)
 FUSED_MOE_GEMMS = 2   # the fused layer's fitted floor is shared by its two grouped GEMMs
 # An attention op carries its scenario's activation dtype; fp8 activations quantize only the GEMMs' inputs,

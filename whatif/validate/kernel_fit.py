@@ -12,7 +12,7 @@ pooled over several GPUs yields parameters that transfer to a GPU by its datashe
 `python -m whatif.validate.kernel_fit --corpus DIR --write` refits data/kernel_fit.yaml: one block
 per op x architecture x dtype x engine, fitted on that architecture's corpus GPU.
 
-Rows used (`op_rows`): GEMM bf16 and fp8 (nvfp4 and weight-only variants are not modelled);
+Rows used (`op_rows`): GEMM bf16, fp8 and nvfp4 (as fp4; the weight-only variants are not modelled);
 attention rows of each GPU/phase/KV-dtype's dominant kernel (the engine's default backend; the
 odd rows of other backends are dropped); decode rows whose whole KV cache fits in L2
 (`l2_resident`) are EXCLUDED: their warm replays measure L2, not the HBM streaming a real model's
@@ -48,7 +48,8 @@ OPS = ("gemm", "prefill_attention", "decode_attention", "decode_attention_mmha",
 FAMILY = {"gemm": "gemm", "prefill_attention": "attention", "decode_attention": "attention",
           "decode_attention_mmha": "attention", "mla_prefill": "mla_context",
           "mla_decode": "mla_generation"}   # op -> corpus table
-CORPUS_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "fp8": "fp8"}
+CORPUS_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "fp8": "fp8", "nvfp4": "fp4"}
+QUANTIZED = ("fp8", "fp4")   # GEMM dtypes whose rows include the activation-quantization kernel
 EFF = (0.02, 1.0)
 BOUNDS = {   # name -> (low, high); searched on a log scale except `smooth`
     "eff_tiny": EFF, "eff_small": EFF, "eff_skinny": EFF, "eff_mid": EFF, "eff_large": EFF, "mem_eff": EFF,
@@ -82,7 +83,7 @@ def op_rows(frame, op: str):
     """The corpus rows a model covers, with a `dtype` column (the params key): GEMM operand dtype,
     attention KV-cache dtype."""
     if op == "gemm":
-        rows = frame[frame["gemm_dtype"].isin(["bfloat16", "fp8"])].copy()
+        rows = frame[frame["gemm_dtype"].isin(["bfloat16", "fp8", "nvfp4"])].copy()
         rows["dtype"] = rows["gemm_dtype"].map(CORPUS_DTYPES)
         return rows
     if op in ("mla_prefill", "mla_decode"):
@@ -243,11 +244,11 @@ def objective(op: str, data: dict, params, tied: bool = False) -> float:
 
 def free_fields(op: str, dtype: str) -> list[str]:
     names = list(asdict(PARAM_CLASSES[op]()))
-    if op == "gemm" and dtype != "fp8":
+    if op == "gemm" and dtype not in QUANTIZED:
         for name in ("quant_s", "quant_row_s"):   # bf16 GEMMs have no activation-quantization kernel
             names.remove(name)
-    if op == "gemm" and dtype == "fp8":
-        # Tied to eff_skinny: every fp8 row includes the activation quantization, whose fixed cost the fit
+    if op == "gemm" and dtype in QUANTIZED:
+        # Tied to eff_skinny: every fp8 (and fp4) row includes the activation quantization, whose fixed cost the fit
         # cannot tell from the GEMM's own floor; a further free bucket moved that split between refits.
         names.remove("eff_small")
     if "group_rows" in names:   # the kernel's tile, from its source, not fitted
@@ -286,7 +287,7 @@ def fit(op: str, data: dict, dtype: str, max_evals: int = 1200, starts: int = ST
 def _search(op: str, data: dict, dtype: str, params, max_evals: int):
     """Bounded pattern search: each free parameter in turn moves up or down by its step (growing
     after a gain); a sweep without a gain halves the steps."""
-    if op == "gemm" and dtype != "fp8":
+    if op == "gemm" and dtype not in QUANTIZED:
         params = replace(params, quant_s=0.0, quant_row_s=0.0)
     names = free_fields(op, dtype)
     tied = op == "gemm" and "eff_small" not in names   # eff_small follows eff_skinny

@@ -21,10 +21,12 @@
   long K runs on a few SMs.
 - t_m = (m*k*a + k*n*w + m*n*2) / (HBM * mem_eff): operands once, bf16 output. (Operands that
   fit in L2 are not given L2 bandwidth: on the corpus that made the fit worse, not better.)
-- t_quant (fp8 only): the engines' dynamic per-tensor activation quantization before the scaled
-  GEMM: quant_s + quant_row_s*m + 5*m*k / (HBM * mem_eff) (an absmax pass reading bf16, a pass
-  reading bf16 and writing fp8; quant_row_s is the serialized per-row cost of the absmax
-  reduction, which dominates at large m with small k).
+- t_quant (fp8 and fp4): the engines' activation quantization before the scaled GEMM:
+  quant_s + quant_row_s*m + q*m*k / (HBM * mem_eff); fp8 (dynamic per-tensor): q = 5 (an absmax
+  pass reading bf16, a pass reading bf16 and writing fp8; quant_row_s is the serialized per-row
+  cost of the absmax reduction, which dominates at large m with small k); NVFP4: q = 2.5625, one
+  pass reading bf16 and writing 4-bit values with each 16-element block's scale (the per-tensor
+  scale is the checkpoint's, static).
 - floor: launch/ramp/tail latency of the kernel, seconds.
 The exponent p (`smooth`) sets how sharply the ridge between compute and memory bound bends.
 """
@@ -38,7 +40,8 @@ TINY_M, SMALL_M, SKINNY_M, MID_M = 16, 32, 64, 1024
 TILE_M = {"mid": 128, "large": 128}   # skinny: m's power of two, 16..64
 TILE_N = (64, 128, 256)
 MIN_SPLIT_K = 256
-QUANT_BYTES_PER_ELEMENT = 5.0   # absmax read (2 B) + quantize read (2 B) and write (1 B)
+QUANT_BYTES_PER_ELEMENT = 5.0   # fp8: absmax read (2 B) + quantize read (2 B) and write (1 B)
+BF16_BYTES = 2.0
 
 
 def _bucket_compute(m, n, k, tm, per_sm, sms, eff, p: GemmParams, bw):
@@ -70,7 +73,8 @@ def gemm_parts(m, n, k, in_bytes, peak, c: Ceilings, p: GemmParams):
     t_c = _bucket_compute(m, n, k, tm, per_sm, sms, eff, p, bw)
     nbytes = m * k * in_bytes + k * n * in_bytes + m * n * 2.0
     t_m = nbytes / (bw * p.mem_eff)
-    quant_pass = QUANT_BYTES_PER_ELEMENT * m * k / (bw * p.mem_eff)
+    per_element = np.where(in_bytes < 1, BF16_BYTES + in_bytes, QUANT_BYTES_PER_ELEMENT)   # fp4: one pass
+    quant_pass = per_element * m * k / (bw * p.mem_eff)
     quant = np.where(in_bytes < 2, p.quant_s + p.quant_row_s * m + quant_pass, 0.0)
     return t_c, t_m, quant
 
@@ -81,7 +85,7 @@ def gemm_time_arrays(m, n, k, in_bytes, peak, c: Ceilings, p: GemmParams):
 
 
 def gemm_time(m, n, k, dtype: str, gpu, params: GemmParams) -> float:
-    """Seconds for C[m,n] = A[m,k] @ W[k,n] in `dtype` (bf16, fp16, fp8) on `gpu` (a GPU profile
+    """Seconds for C[m,n] = A[m,k] @ W[k,n] in `dtype` (bf16, fp16, fp8, fp4) on `gpu` (a GPU profile
     or Ceilings), with `params` from params_for('gemm', arch, dtype, engine)."""
     c = ceilings(gpu)
     t = gemm_time_arrays(m, n, k, DTYPE_BYTES[dtype], c.peak_flops(dtype), c, params)

@@ -18,7 +18,8 @@ from ..ridge import ridge
 
 FIT_FILE = Path(__file__).resolve().parent.parent / "data" / "kernel_fit.yaml"
 ARCH_ORDER = ("turing", "ampere", "ada", "hopper", "blackwell")   # generation order, as specs.hardware.ARCHS
-DTYPE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
+DTYPE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0,
+               "fp4": 0.5625}   # NVFP4: a 4-bit value plus one 8-bit scale per 16-element block
 
 
 @dataclass(frozen=True)
