@@ -55,9 +55,25 @@ spec.loader.exec_module(bench)
 # 10%, 91% within 25%. With the GEMM fit's own efficiency for 32-row tiles (bf16 m = 17..32 had been 10-13% fast
 # on A100): MAPE 10.28%, median 6.1%, 66% within 10%, 91% within 25% (vLLM v0.6.0's 8B curve at 8 req/s moves to
 # within 0.3% but TTFT -14%; SGLang's 8B, run with torch.compile, +8-10% at 8 req/s).
-PINNED = {"mape": 0.104, "median_abs": 0.061, "within_10": 0.66, "within_25": 0.90}
+# With every other dense-Llama figure of the TensorRT-LLM perf-overview page (Llama-3.3-70B and 405B on H200,
+# B200 and GB200; 60 rows, taken by a rule set before they were scored; 190 rows) and the NVFP4 GEMM fits that
+# B200's FP4 rows showed missing (the per-class model had them 15-58% fast; now 2-30% slow, the decode-heavy ones
+# slowest: the TensorRT-LLM NVFP4 fit is 30-66% slow on the corpus's own mid-m, wide-n rows): MAPE 10.48%, median
+# 6.8%, 62% within 10%, 92% within 25%.
+PINNED = {"mape": 0.105, "median_abs": 0.068, "within_10": 0.61, "within_25": 0.92}
+# The 130 rows before the page's other figures, pinned as they stood (the last stop's table).
+PINNED_PREVIOUS_ROWS = {"mape": 0.104, "median_abs": 0.061, "within_10": 0.66, "within_25": 0.90}
 # The rows before the open-loop ones, on their own (94 rows), so that new rows cannot hide a regression.
 PINNED_EARLIER_ROWS = {"mape": 0.097, "within_10": 0.73}
+# The page's 60 added figures: H200 (20, a GPU the kernel corpus does not hold: MAPE 4.3%, 90% within 10%),
+# B200 and GB200 at FP4 (40: MAPE 14.2%, 32% within 10%).
+PINNED_PAGE_ROWS = {"mape": 0.110, "within_10": 0.51}
+
+
+def page_completion(row: dict) -> bool:
+    """A perf-overview figure added with the rule 'every dense-Llama figure on a GPU whatif profiles'."""
+    return row["id"].startswith("trt10-") and (row["hardware"] in ("b200", "gb200") or
+                                               (row["hardware"] == "h200-sxm" and row["model"] != "llama-3.1-8b"))
 
 
 @pytest.fixture(scope="module")
@@ -111,11 +127,27 @@ def test_error_is_no_worse_than_pinned(scored):
     assert st["within_25"] >= PINNED["within_25"], st
 
 
+def test_previous_rows_are_no_worse_than_pinned(scored):
+    st = bench.summary([s for s in scored if not page_completion(s.row)])["all"]
+    assert st["n"] == 130
+    assert st["mape"] <= PINNED_PREVIOUS_ROWS["mape"], st
+    assert st["median_abs"] <= PINNED_PREVIOUS_ROWS["median_abs"], st
+    assert st["within_10"] >= PINNED_PREVIOUS_ROWS["within_10"], st
+    assert st["within_25"] >= PINNED_PREVIOUS_ROWS["within_25"], st
+
+
 def test_earlier_rows_are_no_worse_than_pinned(scored):
-    st = bench.summary([s for s in scored if s.row["regime"] != "rate_poisson"])["all"]
+    st = bench.summary([s for s in scored if s.row["regime"] != "rate_poisson" and not page_completion(s.row)])["all"]
     assert st["n"] == 94
     assert st["mape"] <= PINNED_EARLIER_ROWS["mape"], st
     assert st["within_10"] >= PINNED_EARLIER_ROWS["within_10"], st
+
+
+def test_page_completion_rows_are_no_worse_than_pinned(scored):
+    st = bench.summary([s for s in scored if page_completion(s.row)])["all"]
+    assert st["n"] == 60
+    assert st["mape"] <= PINNED_PAGE_ROWS["mape"], st
+    assert st["within_10"] >= PINNED_PAGE_ROWS["within_10"], st
 
 
 def test_open_loop_latency_grows_with_the_rate(scored):
@@ -157,16 +189,20 @@ def test_front_end_is_paid_only_by_rows_measured_through_the_server(rows):
 
 
 # The 40 trtllm-bench rows through `simulate` as the harness ran them (the dataset's requests queued at once,
-# in-flight batching): MAPE 4.35%, median 3.8%, 92.5% within 10% when it landed.
+# in-flight batching): MAPE 4.35%, median 3.8%, 92.5% within 10% when it landed. With the page's other 60
+# figures (100 rows): MAPE 7.9%, 71% within 10% (the 60: 10.2%, 57%; the B200 / GB200 FP4 rows' decode).
 CROSS_CHECK_PINNED = {"mape": 0.044, "within_10": 0.92}
+CROSS_CHECK_ALL_PINNED = {"mape": 0.080, "within_10": 0.70}
 
 
 def test_the_simulator_reproduces_the_trtllm_bench_runs(rows):
     cross = bench.simulator_cross_check(rows)
-    assert len(cross) == 40
-    st = bench.error_stats(cross)
-    assert st["mape"] <= CROSS_CHECK_PINNED["mape"], st
-    assert st["within_10"] >= CROSS_CHECK_PINNED["within_10"], st
+    assert len(cross) == 100
+    for scored, pin in (([s for s in cross if not page_completion(s.row)], CROSS_CHECK_PINNED),
+                        (cross, CROSS_CHECK_ALL_PINNED)):
+        st = bench.error_stats(scored)
+        assert st["mape"] <= pin["mape"], st
+        assert st["within_10"] >= pin["within_10"], st
 
 
 def test_a_run_sent_at_once_is_simulated_with_every_request_arriving_together(rows):
