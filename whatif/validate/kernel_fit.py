@@ -251,8 +251,9 @@ def free_fields(op: str, dtype: str) -> list[str]:
         # Tied to eff_skinny: every fp8 (and fp4) row includes the activation quantization, whose fixed cost the fit
         # cannot tell from the GEMM's own floor; a further free bucket moved that split between refits.
         names.remove("eff_small")
-    if "group_rows" in names:   # the kernel's tile, from its source, not fitted
-        names.remove("group_rows")
+    for name in ("group_rows", "min_tile_n"):   # a kernel's tile: from its source, or chosen by `fit`, not searched
+        if name in names:
+            names.remove(name)
     return names
 
 
@@ -267,21 +268,29 @@ def _from_unit(name, u, op=None):
 
 
 STARTS = 3   # pattern searches from the defaults and from two deterministic spreads of them
+GEMM_MIN_TILE_N = (64.0, 128.0, 256.0)   # the narrowest N tile a GEMM library may offer (a discrete choice)
 
 
 def fit(op: str, data: dict, dtype: str, max_evals: int = 1200, starts: int = STARTS):
     """Parameters minimising `objective` over `data` (from `design`): the best of `starts` bounded
-    pattern searches. Returns (params, mean abs log error)."""
-    base = PARAM_CLASSES[op]()
-    best = None
-    for i in range(starts):
-        scale = (1.0, 0.5, 2.0)[i]
-        start = replace(base, **{n: _from_unit(n, _to_unit(n, getattr(base, n)) + (0 if n == "smooth" else
-                                 math.log(scale)), op) for n in free_fields(op, dtype)})
-        result = _search(op, data, dtype, start, max_evals)
-        if best is None or result[1] < best[1]:
-            best = result
-    return best[0], log_error(op, data, best[0])
+    pattern searches. A GEMM is fitted at each narrowest N tile in turn, and the tile whose fit has the
+    lowest mean |log error| is kept (the data decide a kernel's tiles, not the efficiencies' prior; a tie
+    goes to the narrower). Returns (params, mean abs log error)."""
+    bases = ([replace(PARAM_CLASSES[op](), min_tile_n=t) for t in GEMM_MIN_TILE_N] if op == "gemm"
+             else [PARAM_CLASSES[op]()])
+    fits = []
+    for base in bases:
+        best = None
+        for i in range(starts):
+            scale = (1.0, 0.5, 2.0)[i]
+            start = replace(base, **{n: _from_unit(n, _to_unit(n, getattr(base, n)) + (0 if n == "smooth" else
+                                     math.log(scale)), op) for n in free_fields(op, dtype)})
+            result = _search(op, data, dtype, start, max_evals)
+            if best is None or result[1] < best[1]:
+                best = result
+        fits.append((log_error(op, data, best[0]), best[0]))
+    err, params = min(fits, key=lambda f: f[0])   # (min keeps the first, the narrower, of equal errors)
+    return params, err
 
 
 def _search(op: str, data: dict, dtype: str, params, max_evals: int):

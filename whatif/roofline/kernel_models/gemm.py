@@ -8,7 +8,9 @@
   two, 16..64, in the tiny, small and skinny buckets; else 128). The 32-row tiles have their own
   efficiency because the libraries switch kernels there (bf16 measured 10-13% slower at m = 17..32
   than one efficiency for 32- and 64-row tiles gave on A100); fp8 fits tie it to the 64-row one;
-  the library takes the fastest tile width tn in {64, 128, 256} and K split (split-K / stream-K)
+  the library takes the fastest tile width tn in {64, 128, 256} (those >= min_tile_n: TensorRT-LLM's
+  NVFP4 kernels have only 256-wide tiles, so a narrow GEMM gains nothing from fewer columns per tile:
+  its corpus rows take as long at n = 1024 as at 8192 for m <= 256) and K split (split-K / stream-K)
   S in {1, 2, 4, ..., max_split} with slices of >= 256, so idle SMs help a GEMM with few tiles;
   the split's fp32 partial sums are written and read back (8 bytes per element of C per slice)
   and reduced, at a fixed cost split_s:
@@ -47,7 +49,7 @@ BF16_BYTES = 2.0
 def _bucket_compute(m, n, k, tm, per_sm, sms, eff, p: GemmParams, bw):
     best = np.inf
     splits = [1] + [2 ** i for i in range(1, 7) if 2 ** i <= p.max_split]
-    for tn in TILE_N:
+    for tn in [w for w in TILE_N if w >= p.min_tile_n] or TILE_N[-1:]:
         tiles = np.ceil(m / tm) * np.ceil(n / tn)
         for split in splits:
             waves = np.ceil(tiles * split / sms)

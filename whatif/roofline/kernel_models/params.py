@@ -78,6 +78,8 @@ class GemmParams:
     split_s: float = 1e-6       # fixed cost of a split-K GEMM's reduction
     quant_s: float = 2e-6       # fp8 only: fixed time of the activation-quantization kernel(s)
     quant_row_s: float = 5e-9   # fp8 only: serialized time per row of m in its absmax reduction
+    min_tile_n: float = 64.0    # narrowest N tile the library offers (64, 128 or 256: the fitter keeps the one
+                                # whose fit has the lowest corpus error; TensorRT-LLM's NVFP4 GEMMs run 256 only)
 
     def __post_init__(self):
         if self.eff_small is None:
