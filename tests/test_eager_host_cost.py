@@ -9,10 +9,12 @@ import pandas as pd
 import pytest
 
 from whatif.cli import main
+from whatif.errors import WhatifError
 from whatif.roofline.config import Parallelism
 from whatif.roofline.engines import engine_spec
 from whatif.roofline.estimate import Workload
 from whatif.scenario import Scenario
+from whatif.specs.engines import load_engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import eager_host_cost  # noqa: E402
@@ -32,6 +34,29 @@ def test_python_engines_with_eager_prefill_charge_a_measured_host_time_per_op(na
     assert e.sources["kernels.eager_launch_s"].startswith("measured:") and not e.graph_prefill
     assert f"eager kernels {e.eager_launch_s * 1e6:.3g} us each on the host (measured)" in e.summary()
     assert e.to_dict()["eager_launch_s"] == e.eager_launch_s
+
+
+@pytest.mark.parametrize("name, ampere_us", [("sglang-0.3", 41.4), ("vllm-0.6", 44.7)])
+def test_the_host_time_is_the_one_measured_on_that_gpu_generations_hosts(name, ampere_us, tmp_path):
+    """An A100 scenario takes the A100 hosts' figure, a B200 one the B200 hosts'; H100 and H200 (and a generation
+    the corpus has no clean figure for, Ada) the H100 hosts'; --launch-us still overrides it."""
+    h100 = engine_spec(name).eager_launch_s
+    def host_us(hardware, launch_us=None):
+        sc = Scenario(model="llama-3.1-8b", hardware=hardware, kernel_engine=name, launch_us=launch_us)
+        return sc.resolve()[1].gpu.launch_overhead.value * 1e6
+    assert host_us("a100-sxm-80gb") == pytest.approx(ampere_us)
+    assert host_us("h100-sxm") == host_us("h200-sxm") == host_us("l40s") == pytest.approx(h100 * 1e6)
+    assert host_us("b200") < host_us("h100-sxm") < host_us("a100-sxm-80gb")
+    assert host_us("a100-sxm-80gb", launch_us=7.0) == pytest.approx(7.0)
+    a100 = Scenario(model="llama-3.1-8b", hardware="a100-sxm-80gb", kernel_engine=name).engine()
+    assert "the ampere GPUs' hosts" in a100.sources["kernels.eager_launch_s"]
+    assert f"eager kernels {ampere_us:.3g} us each on the host (measured)" in a100.summary()
+    bad = tmp_path / "bad.yaml"
+    versions = Path(__file__).resolve().parents[1] / "whatif" / "engine_profiles" / "versions"
+    text = (versions / f"{name}.yaml").read_text()
+    bad.write_text(text.replace("{ampere:", "{amper:"))
+    with pytest.raises(WhatifError, match="eager_launch_by_arch: 'amper' is not valid; valid: turing"):
+        load_engine(str(bad))
 
 
 def test_the_cpp_runtime_and_piecewise_graphed_vllm_keep_the_gpus_launch_cost():

@@ -109,6 +109,7 @@ class Engine:
     gqa_decode_shares_kv: bool = True     # GQA decode reads each KV head once for its whole query-head group
     gqa_decode_max_group: int = 0         # ... for groups of at most this many query heads (0: any group)
     eager_launch_s: float | None = None   # host time per kernel run eagerly (None: the GPU profile's launch_overhead)
+    eager_launch_by_arch: tuple[tuple[str, float], ...] = ()   # (GPU architecture, the same on its hosts)
     quantized_gemm_inputs: frozenset = frozenset()   # GEMM roles (or "all") whose fp8 input its producer writes
     attention_includes: frozenset = frozenset()   # op roles its attention operator does itself (RoPE, KV write)
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
@@ -133,13 +134,24 @@ class Engine:
 
     def for_gpu(self, gpu) -> Engine:
         """The spec as the engine configures itself on `gpu` (vLLM raises max_num_seqs and the token budget
-        on GPUs with >= 70 GiB, A100 excepted); the spec itself elsewhere."""
-        big = self.large_gpu
+        on GPUs with >= 70 GiB, A100 excepted), its eager host time the one measured on that GPU generation's
+        hosts where the spec has it (kernels.eager_launch_by_arch); the spec itself elsewhere."""
+        spec = self.on_host_of(gpu.arch)
+        big = spec.large_gpu
         if big is None or gpu.hbm_capacity.value < big.min_bytes:
-            return self
+            return spec
         if any(n in gpu.name.lower() for n in big.except_names):
+            return spec
+        return replace(spec, max_num_seqs=big.max_num_seqs, max_num_batched_tokens=big.max_num_batched_tokens)
+
+    def on_host_of(self, arch: str) -> Engine:
+        """The spec with the eager host time measured on the hosts of `arch` GPUs, where it lists that arch."""
+        host = dict(self.eager_launch_by_arch).get(arch)
+        if host is None or host == self.eager_launch_s:
             return self
-        return replace(self, max_num_seqs=big.max_num_seqs, max_num_batched_tokens=big.max_num_batched_tokens)
+        how = self.sources["kernels.eager_launch_by_arch"]
+        src = {**self.sources, "kernels.eager_launch_s": f"{how} (the {arch} GPUs' hosts: {host * 1e6:.3g} us)"}
+        return replace(self, eager_launch_s=host, sources=src)
 
     def with_limits(self, max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None) -> Engine:
         """The spec run with other scheduler limits (a user's --max-num-seqs / --max-num-batched-tokens, or a

@@ -3,7 +3,8 @@
 - `fits`: whose fitted kernels it runs (a version profile: its engine's);
 - `gqa_decode_shares_kv` / `gqa_decode_max_group`: whether its decode kernel reads a KV head once for its
   query-head group (roofline/engine_kernels.py);
-- `eager_launch_s`: host time per kernel it launches eagerly;
+- `eager_launch_s`: host time per kernel it launches eagerly; `eager_launch_by_arch`: the same measured on the
+  hosts of other GPU generations ({arch: seconds}; a GPU of a listed architecture takes its figure);
 - `attention_includes`: ops its attention operator does itself, timed within its fitted kernel (RoPE, the KV
   append), so the graph's own ops for them are not run;
 - `quantized_gemm_inputs`: GEMMs (roles, or all) whose fp8 input the kernel before them writes quantized, so
@@ -15,9 +16,10 @@ from __future__ import annotations
 from ..errors import WhatifError
 from ..roofline.op_kinds import OpRole
 from .checks import boolean, integer, number
+from .hardware import ARCHS
 
-KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "gqa_decode_max_group", "eager_launch_s", "attention_includes",
-               "quantized_gemm_inputs"}
+KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "gqa_decode_max_group", "eager_launch_s", "eager_launch_by_arch",
+               "attention_includes", "quantized_gemm_inputs"}
 # What an attention operator can do before its kernel (TensorRT-LLM's QKV preprocessing: RoPE, the KV append).
 ATTENTION_CAN_INCLUDE = (OpRole.ROPE.value, OpRole.KV_WRITE.value)
 # The dense GEMMs whose input a preceding kernel can write in fp8 (the grouped expert GEMMs have their own fit).
@@ -37,6 +39,8 @@ def kernel_options(sec: dict, where: str, read) -> dict:
                                               1024, "query heads (0: any)")
     if "eager_launch_s" in sec:
         out["eager_launch_s"] = number(read("eager_launch_s"), f"{where}.eager_launch_s", 0.0, 0.1)
+    if "eager_launch_by_arch" in sec:
+        out["eager_launch_by_arch"] = by_arch(read("eager_launch_by_arch"), f"{where}.eager_launch_by_arch")
     if "attention_includes" in sec:
         out["attention_includes"] = roles(read("attention_includes"), f"{where}.attention_includes",
                                           ATTENTION_CAN_INCLUDE)
@@ -44,6 +48,16 @@ def kernel_options(sec: dict, where: str, read) -> dict:
         out["quantized_gemm_inputs"] = roles(read("quantized_gemm_inputs"), f"{where}.quantized_gemm_inputs",
                                              GEMM_ROLES)
     return out
+
+
+def by_arch(raw, where: str) -> tuple[tuple[str, float], ...]:
+    """{GPU architecture: seconds} as sorted pairs, each architecture one whatif knows, each time in [0, 0.1] s."""
+    if not isinstance(raw, dict) or not raw:
+        raise WhatifError(f"{where}: expected a mapping of GPU architecture to seconds, e.g. {{ampere: 4.0e-5}}")
+    for arch in raw:
+        if arch not in ARCHS:
+            raise WhatifError(f"{where}: '{arch}' is not valid; valid: {', '.join(ARCHS)}")
+    return tuple(sorted((arch, number(v, f"{where}.{arch}", 0.0, 0.1)) for arch, v in raw.items()))
 
 
 def roles(raw, where: str, valid: tuple[str, ...]) -> frozenset:
