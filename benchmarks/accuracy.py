@@ -125,9 +125,14 @@ def summary(records: list[dict], engine: str) -> str:
                 cells.append("-")
                 continue
             loo, near, cur = (r.get(k, {}).get("mape", float("nan")) for k in ("LOO", "LOO-nearest", "before"))
-            cells.append(f"{loo:.1f} / {near:.1f} ({r['in-sample']['mape']:.1f}) [{cur:.0f}]")
+            cells.append(f"{pct(loo)} / {pct(near)} ({pct(r['in-sample']['mape'])}) [{pct(cur, 0)}]")
         lines.append(f"| {g} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def pct(value: float, digits: int = 1) -> str:
+    """A MAPE cell; '-' where there is none (no other GPU to leave out: B200 is the corpus's only fp4 GPU)."""
+    return "-" if value != value else f"{value:.{digits}f}"
 
 
 def main(argv=None) -> None:
