@@ -7,7 +7,7 @@
   dispatch) sets the efficiency eff_bucket and the tile height tm (m rounded up to a power of
   two, 16..64, in the tiny, small and skinny buckets; else 128). The 32-row tiles have their own
   efficiency because the libraries switch kernels there (bf16 measured 10-13% slower at m = 17..32
-  than one efficiency for 32- and 64-row tiles gave on A100); fp8 fits tie it to the 64-row one;
+  than one efficiency for 32- and 64-row tiles gave on A100); fp8 and fp4 fits tie it to the 64-row one;
   the library takes the fastest tile width tn in {64, 128, 256} (those >= min_tile_n: TensorRT-LLM's
   NVFP4 kernels have only 256-wide tiles, so a narrow GEMM gains nothing from fewer columns per tile:
   its corpus rows take as long at n = 1024 as at 8192 for m <= 256) and K split (split-K / stream-K)

@@ -62,7 +62,7 @@ def combine(t_compute, t_memory, p: float):
 @dataclass(frozen=True)
 class GemmParams:
     """GEMM: compute efficiency per dispatch bucket of m, one HBM efficiency, a floor, the
-    combination exponent, and the fp8 dynamic activation-quantization fixed cost."""
+    combination exponent, the fp8 / fp4 activation-quantization cost, and the narrowest N tile."""
 
     eff_tiny: float = 0.5       # m <= TINY_M (GEMV-like kernels)
     eff_small: float | None = None   # TINY_M < m <= SMALL_M (32-row tiles); None: as eff_skinny (a fit
@@ -76,8 +76,8 @@ class GemmParams:
     tile_s: float = 5e-7        # fixed cost of one output tile on one SM (fill, epilogue)
     max_split: float = 8.0      # most K slices the library splits a GEMM into (floor taken)
     split_s: float = 1e-6       # fixed cost of a split-K GEMM's reduction
-    quant_s: float = 2e-6       # fp8 only: fixed time of the activation-quantization kernel(s)
-    quant_row_s: float = 5e-9   # fp8 only: serialized time per row of m in its absmax reduction
+    quant_s: float = 2e-6       # fp8 and fp4 only: fixed time of the activation-quantization kernel(s)
+    quant_row_s: float = 5e-9   # fp8 and fp4 only: serialized time per row of m in the quantizer
     min_tile_n: float = 64.0    # narrowest N tile the library offers (64, 128 or 256: the fitter keeps the one
                                 # whose fit has the lowest corpus error; TensorRT-LLM's NVFP4 GEMMs run 256 only)
 
