@@ -32,8 +32,9 @@ DATASET_REQUESTS = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (10
 def kv_requests(model: ModelSpec, system: System, tp: int, pp: int, weight_dtype: str, kv_dtype: str,
                 isl: int, osl: int) -> float:
     """Requests of isl + osl tokens the harness expects the KV cache to hold: GPU memory (NVML total) minus
-    the parameters at the weight dtype's size, times 0.95, over the KV bytes per request (each GPU of the TP
-    group holds at least one KV head)."""
+    the parameters at the weight dtype's size (its tuning.py BYTES_PER_ELEM: 2, 1 for FP8, 0.5 for NVFP4, whose
+    block scales it does not count, as dtype_bytes does not), times 0.95, over the KV bytes per request (each GPU
+    of the TP group holds at least one KV head)."""
     kv_heads = max(tp, model.num_kv_heads)
     bytes_per_token = 2 * model.num_layers * kv_heads * model.head_dim * dtype_bytes(kv_dtype)
     weights = model.total_params() * dtype_bytes(weight_dtype)
