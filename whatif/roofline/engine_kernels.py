@@ -29,7 +29,10 @@ from dataclasses import replace
 from ..specs.engines import Engine
 from .ops import Op, OpClass, OpRole
 
-QUANTIZED_GEMM_DTYPES = ("fp8",)   # the dtypes whose GEMM fit carries an input-quantization term
+# The dtypes whose GEMM input an engine's preceding kernel may write quantized (the profiles' quantized_gemm_inputs
+# are sourced for fp8 inputs). The NVFP4 fits carry a quantization term too, but no profile sources an fp4
+# producer, so an fp4 GEMM always pays its fitted quantize.
+QUANTIZED_GEMM_DTYPES = ("fp8",)
 
 
 def is_gqa_decode(op: Op) -> bool:
