@@ -9,11 +9,22 @@ throughput, request latency) for Llama-3-8B-Instruct and Llama-3-70B-Instruct as
 A100-SXM4-80GB and H100 80GB HBM3, 1/2/4/8 GPUs, fp16/bf16/fp8, six input/output lengths (synthetic prompts,
 stddev 0; max_tokens = the output length, every reply that long) and concurrency 1-250. Each row keeps its source
 line (`source_row`); times are converted from the source's ns. The set does not name its NIM or TensorRT-LLM
-versions; Llama 3 NIMs date from mid-2024 (NIM 1.0), a year before the engines whatif's specs describe.
+versions; Llama 3 NIMs date from mid-2024 (the course's live service runs nvcr.io/nim/meta/llama3-8b-instruct:1.0.3),
+a year before the engines whatif's specs describe. The course runs genai-perf as `--streaming --concurrency N
+--synthetic-input-tokens-stddev 0 --extra-inputs max_tokens/min_tokens:<output> ignore_eos:true`, perf_analyzer
+`--measurement-interval 10000 --stability-percentage 999` (its notebook 03-Measuring-Performance-with-GenAIPerf).
+
+What the set shows, beyond the scores: TensorRT-LLM engines built before June 2024 differ from the `trtllm-engine`
+spec where their build defaults did (docs/source/perf_best_practices.md of that time: --multi_block_mode and
+--use_custom_all_reduce opt-in, --max_num_tokens max_batch_size x max_input_len when unset; 8192 from PR #1763,
+2024-06-11). Measured ITL at one client grows with the context far faster than whatif's split-KV decode, TP runs
+decode slower, and TTFT under load grows as if every waiting prompt ran in one step. NIM 1.0 does not publish its
+engines' build options, so no version spec is fitted to these runs.
 
 The rule, fixed before any point was scored (no point chosen, dropped or tuned afterwards):
 - every point; llama3-8b / 70b as whatif's llama-3-8b / llama-3-70b, A100-SXM4-80GB as a100-sxm-80gb,
-  H100_80GB_HBM3 as h100-sxm; tensor parallelism over all the run's GPUs (one NIM engine spans them);
+  H100_80GB_HBM3 as h100-sxm; tensor parallelism over all the run's GPUs (the course's own loader,
+  utils/preprocess_data.py in the same folder: TP = n_gpus, PP = 1);
 - fp16/bf16: weights, activations and KV cache in that dtype; fp8: fp8 weights and activations with an fp8 KV
   cache (as the table's NIM 1.8 rows assume);
 - engine_profile trtllm-engine (NIM 1.x ships pre-built TensorRT engines) with its own defaults, chunked prefill
