@@ -94,9 +94,9 @@ def load(path: Path = DATA) -> list[dict]:
 
 def as_table_row(r: dict) -> dict:
     """The point as an e2e_reference.csv row (the fields its simulation reads), under the rule above."""
-    dtype, kv = r["precision"], r["precision"]
+    dtype = r["precision"]   # weights, activations and KV cache alike
     return {"id": f"dli-line{r['source_row']}", "model": MODELS[r["model"]], "hardware": GPUS[r["gpu"]],
-            "gpus": r["n_gpus"], "tp": r["n_gpus"], "weight_dtype": dtype, "act_dtype": dtype, "kv_dtype": kv,
+            "gpus": r["n_gpus"], "tp": r["n_gpus"], "weight_dtype": dtype, "act_dtype": dtype, "kv_dtype": dtype,
             "memory_utilization": "", "engine": "trtllm", "engine_profile": "trtllm-engine",
             "measured_via": "server", "harness": "", "chunked_prefill": "", "scheduler_steps": "",
             "max_num_batched_tokens": "", "concurrency": r["concurrency"], "isl": r["isl"], "osl": r["osl"],
