@@ -244,13 +244,13 @@ def objective(op: str, data: dict, params, tied: bool = False) -> float:
 
 def free_fields(op: str, dtype: str) -> list[str]:
     names = list(asdict(PARAM_CLASSES[op]()))
-    if op == "gemm" and dtype not in QUANTIZED:
-        for name in ("quant_s", "quant_row_s"):   # bf16 GEMMs have no activation-quantization kernel
-            names.remove(name)
     if op == "gemm" and dtype in QUANTIZED:
         # Tied to eff_skinny: every fp8 (and fp4) row includes the activation quantization, whose fixed cost the fit
         # cannot tell from the GEMM's own floor; a further free bucket moved that split between refits.
         names.remove("eff_small")
+    elif op == "gemm":
+        for name in ("quant_s", "quant_row_s"):   # bf16 GEMMs have no activation-quantization kernel
+            names.remove(name)
     for name in ("group_rows", "min_tile_n"):   # a kernel's tile: from its source, or chosen by `fit`, not searched
         if name in names:
             names.remove(name)
