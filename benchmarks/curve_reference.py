@@ -39,10 +39,11 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+import e2e_reference   # (a sibling script: its closed-loop simulation is the one the table's NIM sweep runs)
 
 DATA = Path(__file__).resolve().parent / "data" / "nim_dli_curves.csv"
 MODELS = {"meta-llama3-8b-instruct": "llama-3-8b", "meta-llama3-70b-instruct": "llama-3-70b"}
@@ -52,17 +53,6 @@ METRICS = ("ttft_ms", "itl_ms", "output_tok_s")
 SATURATION_SHARE = 0.9     # below saturation: measured throughput under this share of the curve's peak
 CURVE_TOLERANCE = 0.10     # the issue's curve target
 CURVE_KEY = ("model", "gpu", "n_gpus", "precision", "isl", "osl")
-
-
-def _e2e_reference():
-    """benchmarks/e2e_reference.py (its closed-loop simulation is the one the table's NIM sweep runs)."""
-    name = "e2e_reference"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module     # its dataclasses look their module up by name
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 @dataclass(frozen=True)
@@ -104,10 +94,9 @@ def as_table_row(r: dict) -> dict:
 
 
 def score(rows: list[dict]) -> list[Point]:
-    bench = _e2e_reference()
     out = []
     for r in rows:
-        sim = bench.simulate_point(as_table_row(r))
+        sim = e2e_reference.simulate_point(as_table_row(r))
         out.append(Point(r, {m: sim[m] for m in METRICS}))
     return out
 

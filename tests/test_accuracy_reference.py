@@ -1,8 +1,6 @@
 """The shipped default efficiency model is reproducible from the public Vidur timings, and its
 held-out GEMM error stays within the project's target (median < 10%, MAPE < 15%). Skipped where
 the Vidur folder is absent (an installed package without the checkout's reference/ copy)."""
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,11 +9,9 @@ from whatif.roofline.efficiency import DEFAULT_FILE
 from whatif.specs.profiles import read_yaml
 from whatif.validate.reference import TRAIN_MODELS, vidur_measurements
 from whatif.validate.vidur import load_network_samples, load_samples
+from tests.benchmark_module import load_benchmark
 
-spec = importlib.util.spec_from_file_location(
-    "accuracy_reference", Path(__file__).resolve().parents[1] / "benchmarks" / "accuracy_reference.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("accuracy_reference")
 
 pytestmark = pytest.mark.skipif(not bench.VIDUR_DIR.is_dir(), reason=f"no Vidur data at {bench.VIDUR_DIR}")
 

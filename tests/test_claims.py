@@ -1,7 +1,6 @@
 """The paper claims as an honest test: scored claims are judged by bands set from the paper alone, every
 scored miss names the mechanism whatif leaves out, illustrative claims are never counted, and the counts
 cannot regress silently. docs/reproduction.md is generated from the same rows."""
-import importlib.util
 import json
 import math
 from dataclasses import replace
@@ -11,6 +10,7 @@ import pytest
 
 from whatif.claims import all_claims
 from whatif.claims.claim import TOLERANCE, Claim
+from tests.benchmark_module import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,10 +33,7 @@ WITHIN_BAND_AT_LEAST = 90
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("reproduce", ROOT / "benchmarks" / "reproduce.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("reproduce")
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,6 @@
 """Family F claims (speculative decoding): bands, the assumed-acceptance sweeps, and the mechanisms the
 claims' explanations rest on (overlap bounds, batch scaling, short draft contexts, long-context gains)."""
-import importlib.util
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -11,6 +9,7 @@ from whatif.claims.claim import merged, scenario_of
 from whatif.claims.family_f import ASSUMED_ACCEPTANCE, CLAIMS, AcceptanceSweep, at_acceptance
 from whatif.specs.models import load_model
 from whatif.roofline.techniques.registry import parse_technique
+from tests.benchmark_module import load_benchmark
 
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -146,16 +145,8 @@ def test_new_drafter_profiles_share_their_targets_vocabularies():
     assert load_model("vicuna-13b").total_params() == load_model("llama-2-13b").total_params()
 
 
-def _reproduce():
-    spec = importlib.util.spec_from_file_location(
-        "reproduce", Path(__file__).resolve().parents[1] / "benchmarks" / "reproduce.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench
-
-
 def test_acceptance_meeting_finds_where_the_gain_crosses_the_claim():
-    bench = _reproduce()
+    bench = load_benchmark("reproduce")
     c = claim("Medusa-1 can achieve")
     ranges = bench.acceptance_meeting(c, {})
     assert len(ranges) == 1 and ranges[0][1] == bench.SEARCH_ALPHAS[-1]

@@ -1,16 +1,10 @@
 """The NIM genai-perf sweeps (benchmarks/curve_reference.py, data/nim_dli_curves.csv) are complete, read under
 the rule the benchmark states, and whatif's error on them does not get worse than when it was pinned."""
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-spec = importlib.util.spec_from_file_location(
-    "curve_reference", Path(__file__).resolve().parents[1] / "benchmarks" / "curve_reference.py")
-bench = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = bench   # its dataclasses look their module up by name
-spec.loader.exec_module(bench)
+from tests.benchmark_module import load_benchmark
+
+bench = load_benchmark("curve_reference")
 
 # Pinned from `python benchmarks/curve_reference.py` when the set was added (787 points, 72 curves, none within
 # 10% below saturation): MAPE below saturation TTFT 37.1%, ITL 19.6%, output tok/s 28.9%; at concurrency 1

@@ -1,20 +1,14 @@
 """The published-measurement table (benchmarks/data/e2e_reference.csv) is complete and sourced, and whatif's
 end-to-end error on it does not get worse than when it was pinned. The whole benchmark runs in seconds
 (the rate curves are short simulations), so every row is scored here."""
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
 from whatif.roofline.engines import check_engine
 from whatif.simulator.length_profiles import LENGTH_PROFILES
+from tests.benchmark_module import load_benchmark
 
-spec = importlib.util.spec_from_file_location(
-    "e2e_reference", Path(__file__).resolve().parents[1] / "benchmarks" / "e2e_reference.py")
-bench = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = bench   # its dataclasses look their module up by name
-spec.loader.exec_module(bench)
+bench = load_benchmark("e2e_reference")
 
 # Pinned from `python benchmarks/e2e_reference.py` (86 rows). When the engine specs landed: MAPE 16.9%, median
 # 11.0%, 47% within 10%, 88% within 25%; with version profiles (TensorRT-LLM v0.5-0.7: pre-XQA GQA decode; vLLM

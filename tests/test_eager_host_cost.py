@@ -2,7 +2,6 @@
 prefill eagerly, one Python-dispatched op per layer kernel, at the per-op host time the corpus measures
 (benchmarks/eager_host_cost.py). A deep model's short prefill then waits on the host; a shallow one does not."""
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -15,9 +14,9 @@ from whatif.roofline.engines import engine_spec
 from whatif.roofline.estimate import Workload
 from whatif.scenario import Scenario
 from whatif.specs.engines import load_engine
+from tests.benchmark_module import load_benchmark
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import eager_host_cost  # noqa: E402
+eager_host_cost = load_benchmark("eager_host_cost")
 
 
 def prefill(model: str, hardware: str, tp: int, engine: str, launch_us: float | None = None):

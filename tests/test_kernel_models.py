@@ -16,6 +16,7 @@ from whatif.specs.hardware import load_component
 from whatif.specs.profiles import read_yaml
 from whatif.validate import kernel_fit as kf
 from whatif.validate.corpus import COMPACT_DIR
+from tests.benchmark_module import load_benchmark
 
 H100 = load_component("h100-sxm", "gpu")
 G = GemmParams()
@@ -316,14 +317,9 @@ def test_the_fit_prices_an_efficiency_away_from_its_default():
 def test_the_accuracy_benchmark_names_every_fitted_op():
     """benchmarks/accuracy.py labels each op's rows; an op the fitter has but the table does not name crashed it
     (decode_attention_mmha, TensorRT-LLM's masked MHA kernel)."""
-    import importlib.util
-    from pathlib import Path
 
     from whatif.validate import kernel_fit
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "accuracy.py"
-    spec = importlib.util.spec_from_file_location("accuracy_bench", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("accuracy")
     assert set(kernel_fit.OPS) <= set(bench.OP_NAMES)
 
 

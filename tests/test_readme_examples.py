@@ -3,26 +3,19 @@
 are the ones CI runs, and the table columns it documents are the ones the commands write."""
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 
 from whatif.cli import main
+from tests.benchmark_module import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("readme_examples", ROOT / "benchmarks" / "readme_examples.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BENCH = _bench()
+BENCH = load_benchmark("readme_examples")
 # Capacity's example runs some fifty 2000-request simulations (about a minute): the benchmark checks it.
 SLOW = ("$ whatif capacity",)
 EXAMPLES = [(line, shown) for line, shown in BENCH.examples(README) if not line.startswith(SLOW)]
