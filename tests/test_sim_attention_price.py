@@ -1,4 +1,4 @@
-"""The simulator's lean attention pricing (simulator/attention_price.py) is kernel_timing's to the bit:
+"""The simulator's lean attention pricing (roofline/step_price/attention.py) is kernel_timing's to the bit:
 the same seconds as kernel_timing.op_seconds on the Op roofline.attention builds, for decode batches,
 prefill chunks over a cache and mixed batches, bf16 and fp8 caches and activations."""
 from __future__ import annotations
@@ -12,8 +12,8 @@ from whatif.roofline.attention import attention_op
 from whatif.roofline.config import Parallelism, Precision
 from whatif.roofline.pass_setup import pass_setup
 from whatif.scenario import Scenario
-from whatif.simulator.attention_price import KernelAttention, probes
-from whatif.simulator.pass_parts import PassParts
+from whatif.roofline.step_price.attention import KernelAttention, probes
+from whatif.roofline.step_price.parts import PassParts
 
 
 def batches(seed: int, n: int) -> list[tuple]:
@@ -66,12 +66,12 @@ def test_prefill_tiles_are_the_models_terms_on_plain_floats():
     to the bit, over GQA and MHA shapes, bf16 and fp8 caches."""
     from whatif.roofline.kernel_models.elementwise import Floats
     from whatif.roofline.kernel_models.prefill_attention import _prefill_parts
-    from whatif.simulator.attention_price import PrefillTiles
+    from whatif.roofline.step_price.attention import PrefillTiles
     rng = random.Random(3)
     sc = Scenario()
     gpu = sc.resolve()[1].gpu
     fits = kernel_timing.attention_fits(gpu, sc.resolve()[3].engine, "bf16", 32, 8)
-    small = kernel_timing._ceilings(fits[0].hbm_bw, fits[0].sms)
+    small = kernel_timing.parts_ceilings(fits[0].hbm_bw, fits[0].sms)
     for heads, kv_heads, d, kv_bytes in ((32, 8, 128, 2.0), (64, 8, 128, 1.0), (16, 16, 64, 2.0), (28, 4, 128, 2.0)):
         peak = fits[0].peak_flops("bf16")
         tiles = PrefillTiles(heads, kv_heads, d, kv_bytes, peak, small, fits[1])
@@ -82,9 +82,9 @@ def test_prefill_tiles_are_the_models_terms_on_plain_floats():
 
 
 def test_decode_tiles_are_kernel_timings_decode_terms():
-    """DecodeTiles (the decode model with its per-op factors resolved once) is kernel_timing._decode_terms to
+    """DecodeTiles (the decode model with its per-op factors resolved once) is kernel_timing.decode_terms to
     the bit, over GQA and MHA shapes, bf16 and fp8 caches, both peaks, integer and float contexts."""
-    from whatif.simulator.attention_price import DecodeTiles
+    from whatif.roofline.step_price.attention import DecodeTiles
     rng = random.Random(5)
     sc = Scenario()
     gpu = sc.resolve()[1].gpu
@@ -95,5 +95,5 @@ def test_decode_tiles_are_kernel_timings_decode_terms():
             b = rng.randint(1, 600)
             ctx = rng.choice([rng.randint(1, 130000), rng.uniform(1.0, 9000.0), 1.0])
             peak = rng.choice([c.peak_flops("bf16"), c.peak_flops("fp8")])
-            assert tiles.parts(b, ctx, peak) == kernel_timing._decode_terms(b, ctx, heads, kv_heads, d, kv_bytes, peak,
+            assert tiles.parts(b, ctx, peak) == kernel_timing.decode_terms(b, ctx, heads, kv_heads, d, kv_bytes, peak,
                                                                              c.hbm_bw, c.sms, p)

@@ -1,4 +1,4 @@
-"""The simulator's pass prices from parts (simulator/pass_parts.py) equal roofline's whole-pass figures:
+"""The step pricer's pass prices from parts (roofline/step_price/parts.py) equal roofline's whole-pass figures:
 bit for bit under CUDA graphs (summed in the same order), to float rounding in eager mode (the launch
 queue in closed form), for dense and MoE models, tensor and pipeline parallelism, with and without an
 engine spec."""
@@ -12,7 +12,7 @@ from whatif.roofline.config import ForwardBatch, Parallelism, Precision
 from whatif.roofline.forward_pass import engine_step, time_pass
 from whatif.roofline.pass_setup import pass_setup
 from whatif.scenario import Scenario
-from whatif.simulator.pass_parts import PassParts, splittable
+from whatif.roofline.step_price.parts import PassParts, splittable
 
 
 def setup_of(sc: Scenario, engine: bool = True):
@@ -81,7 +81,7 @@ def test_attention_sums_equal_the_built_op():
     """attention_work (the sums the kernel model reads) is attention_op's op to the bit: same FLOPs, HBM
     bytes, class and every shape field kernel_timing reads."""
     from whatif.roofline.attention import attention_op
-    from whatif.simulator.attention_price import attention_work
+    from whatif.roofline.step_price.attention import attention_work
     setup = setup_of(Scenario())
     parts = PassParts(setup)
     parts.time_s(((64, 0, 1),), 0, True)
@@ -120,7 +120,7 @@ def test_an_engine_version_without_gqa_sharing_prices_the_rewritten_op():
 def test_launch_queue_lines_from_a_layers_first_repeat_are_all_its_repeats_lines():
     """queue_lines reads a GPU-bound layer's first repeat only; the envelope is the one from every repeat,
     for launch-bound and GPU-bound layers, with and without attention in a run."""
-    from whatif.simulator.pass_parts import queue_lines
+    from whatif.roofline.step_price.parts import queue_lines
     rng = random.Random(11)
     for _ in range(300):
         runs, seconds, attention, i = [], [], [], 0

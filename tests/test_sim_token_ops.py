@@ -1,4 +1,4 @@
-"""The simulator's token-count ops (simulator/token_ops.py): each op of a stage's body and tail priced from
+"""The simulator's token-count ops (roofline/step_price/token_ops.py): each op of a stage's body and tail priced from
 its numbers as slope * n + intercept is time_op's figure for the op built at n, to the bit, at every
 token count a run meets; where an op is not affine in n (MoE routing) the ops are built per count."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pytest
 from whatif.roofline.config import Parallelism, Precision
 from whatif.roofline.pass_setup import pass_setup
 from whatif.scenario import Scenario
-from whatif.simulator.pass_parts import PassParts
-from whatif.simulator.token_ops import TokenOps, stage_ops
+from whatif.roofline.step_price.parts import PassParts
+from whatif.roofline.step_price.token_ops import TokenOps, stage_ops
 
 
 def parts_of(sc: Scenario, engine: bool = True) -> PassParts:

@@ -139,16 +139,18 @@ def shared_decode(sc):
     the decode steps, and the estimate's TTFT is exactly the sum of its prefill passes (roofline.estimate: no
     decoder adds to it, no technique changes the prompt's units). tests/test_search_chunks.py checks the figures
     against whatif.estimate at each chunk."""
-    from ..roofline.estimate import engine_step, group_prefill_passes
+    from ..roofline.estimate import group_prefill_passes
     from ..roofline.pass_setup import pass_setup
+    from ..roofline.step_price import StepPricer
     model, system, par, eff = sc.resolve()
     setup = pass_setup(model, system, par, sc.precision, eff, sc.utilization(), sc.technique_set(), sc.placement(),
                        sc.workload.shared_prefix, sc.engine())
     w = sc.workload
+    pricer = StepPricer(setup, memoized=False)   # whole passes, as the estimate prices them: the same TTFT
 
     def point(other, batch: int) -> BatchPoint:
         passes = group_prefill_passes(par, batch, w.prompt, w.prefill_chunk)
-        ttft = sum(engine_step(setup, fb, sc.cuda_graphs)[1] * n for fb, n in passes)
+        ttft = sum(pricer.seconds(fb, sc.cuda_graphs) * n for fb, n in passes)
         e2e = ttft + (other.e2e_s - other.ttft_s)      # the same decode steps, after this chunk's prefill
         return BatchPoint(batch, ttft, other.tpot_s, e2e, batch * w.output / e2e)
 

@@ -21,6 +21,7 @@ from .forward_pass import PassTime, engine_step, launch_queue_time, overlapped, 
 from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan, plan_memory
 from .decode_round import Round, RoundContext
 from .pass_setup import pass_setup
+from .step_price import StepPricer
 from .placement import NO_PLACEMENT, Placement
 from .context import HostPath
 from .techniques.compose import NONE, TechniqueSet
@@ -166,7 +167,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     `placement` puts shares of weights, KV and activations in the system's slower tiers.
     With `with_max_batch`, the same scenario is also estimated at its max batch. With an `engine`, its
     memory accounting sizes the KV cache, its max_num_seqs caps the batch, decode steps are padded to its
-    CUDA-graph sizes and each step pays its CPU work (forward_pass.engine_step)."""
+    CUDA-graph sizes and each step pays its CPU work (step_price.StepPricer, each step priced whole)."""
     user_placement = placement
     setup = pass_setup(model, system, par, prec, eff, utilization, techniques, placement, workload.shared_prefix,
                        engine)
@@ -189,7 +190,8 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     # compute only part of each prompt and attend the rest from a cache.
     units = techs.prefill_units([(w.prompt, 0, w.batch)], w.shared_prefix)
     passes = [p for new, cached, n in units for p in group_prefill_passes(par, n, new, w.prefill_chunk, cached)]
-    steps_run = [(engine_step(setup, fb, cuda_graphs), n) for fb, n in passes]
+    pricer = StepPricer(setup, memoized=False)   # whole passes: the estimate shows their ops
+    steps_run = [(pricer.step(fb, cuda_graphs), n) for fb, n in passes]
     prefill = tuple((p, n) for (p, _), n in steps_run)
     ttft = sum(wall * n for (_, wall), n in steps_run)
 
@@ -217,7 +219,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
         n = min(DECODE_SAMPLES, steps)
         contexts = [first + round(i * (last - first) / max(n - 1, 1)) for i in range(n)]
         if dec is None:
-            stepped = [engine_step(setup, ForwardBatch.decode(per_micro, c), cuda_graphs) for c in contexts]
+            stepped = [pricer.step(ForwardBatch.decode(per_micro, c), cuda_graphs) for c in contexts]
             sampled, times = [p for p, _ in stepped], [wall for _, wall in stepped]
         else:
             rounds = [dec.round(at(c)) for c in contexts]

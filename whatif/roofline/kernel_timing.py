@@ -89,30 +89,31 @@ def is_mla_decode(op: Op) -> bool:
 # The models evaluate with numpy (the fitters pass whole columns); one scalar call costs ~0.1 ms, and a
 # pass repeats the same shapes layer after layer and estimate after estimate, so the terms are memoized
 # on plain numbers (a GPU's ceilings enter by value, so an edited profile never hits a stale entry).
+# These terms are public: step_price/ prices a batch's attention from the same ones.
 CACHE_SIZE = 1 << 16
 
 
-def _ceilings(hbm_bw: float, sms: float) -> Ceilings:
+def parts_ceilings(hbm_bw: float, sms: float) -> Ceilings:
     """The ceilings the parts functions read besides the peak they are passed: HBM and the SM count."""
     return Ceilings("-", "-", {}, hbm_bw, sms, 0.0)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
-def _gemm_terms(m, n, k, in_bytes, peak, hbm_bw, sms, params) -> tuple[float, float]:
-    t_c, _, t_quant = gemm_parts(m, n, k, in_bytes, peak, _ceilings(hbm_bw, sms), params)
+def gemm_terms(m, n, k, in_bytes, peak, hbm_bw, sms, params) -> tuple[float, float]:
+    t_c, _, t_quant = gemm_parts(m, n, k, in_bytes, peak, parts_ceilings(hbm_bw, sms), params)
     return float(t_c), float(t_quant)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
-def _prefill_terms(b, length, heads, kv_heads, d, kv_bytes, peak, hbm_bw, sms, params) -> tuple[float, float]:
-    t_c, t_m, _ = prefill_parts(b, length, heads, kv_heads, d, kv_bytes, 0, peak, _ceilings(hbm_bw, sms),
+def prefill_terms(b, length, heads, kv_heads, d, kv_bytes, peak, hbm_bw, sms, params) -> tuple[float, float]:
+    t_c, t_m, _ = prefill_parts(b, length, heads, kv_heads, d, kv_bytes, 0, peak, parts_ceilings(hbm_bw, sms),
                                 params)
     return float(t_c), float(t_m)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
-def _decode_terms(b, ctx, heads, kv_heads, d, kv_bytes, peak, hbm_bw, sms, params) -> tuple[float, float, float]:
-    t_c, t_m, fixed = decode_parts(b, ctx, heads, kv_heads, d, kv_bytes, 0, peak, _ceilings(hbm_bw, sms),
+def decode_terms(b, ctx, heads, kv_heads, d, kv_bytes, peak, hbm_bw, sms, params) -> tuple[float, float, float]:
+    t_c, t_m, fixed = decode_parts(b, ctx, heads, kv_heads, d, kv_bytes, 0, peak, parts_ceilings(hbm_bw, sms),
                                    params)
     return float(t_c), float(t_m), float(fixed)
 
@@ -143,7 +144,7 @@ def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
     p = fitted("gemm", gpu, op.dtype, engine, overrides)
     c = ceilings(gpu)
     s = op.shape
-    t_c, t_quant = _gemm_terms(s.m, s.n, s.k, DTYPE_BYTES[op.dtype], c.peak_flops(op.dtype), c.hbm_bw, c.sms, p)
+    t_c, t_quant = gemm_terms(s.m, s.n, s.k, DTYPE_BYTES[op.dtype], c.peak_flops(op.dtype), c.hbm_bw, c.sms, p)
     if op.alu_ops:   # CUDA-core work (in-kernel dequantization) beside the tensor cores
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
     t_m = max(op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share), t_extra_memory)
@@ -228,7 +229,7 @@ def fitted_prefill_seconds(op: Op, gpu, fits: tuple, t_extra_memory: float = 0.0
     b = s.sequences
     length = (math.sqrt(1.0 + 8.0 * s.pairs / b) - 1.0) / 2.0
     peak = c.peak_flops(attention_peak_dtype(op))
-    t_c, t_m = _prefill_terms(b, length, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p)
+    t_c, t_m = prefill_terms(b, length, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p)
     t_c = _scaled(t_c, op.flops, 4.0 * b * length * (length + 1) / 2.0 * s.heads * s.d_qk,
                   op.flops / (peak * p.compute_eff))
     if op.alu_ops:
@@ -249,7 +250,7 @@ def fitted_decode_seconds(op: Op, gpu, fits: tuple, t_extra_memory: float = 0.0)
     s = op.shape
     b, ctx = s.sequences, max(s.max_context, 1.0)
     peak = c.peak_flops(attention_peak_dtype(op))
-    t_c, t_m, fixed = _decode_terms(b, ctx, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p)
+    t_c, t_m, fixed = decode_terms(b, ctx, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p)
     t_c = _scaled(t_c, op.flops, 4.0 * b * ctx * s.heads * s.d_qk, op.flops / (peak * p.compute_eff))
     if op.alu_ops:
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
@@ -269,7 +270,7 @@ def mla_decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: 
     s = op.shape
     b, ctx, width = s.sequences, max(s.max_context, 1.0), s.d_qk
     peak = c.peak_flops(attention_peak_dtype(op))
-    t_c, t_m, fixed = _decode_terms(b, ctx, s.heads, 1.0, width / 2.0, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p)
+    t_c, t_m, fixed = decode_terms(b, ctx, s.heads, 1.0, width / 2.0, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p)
     t_c = _scaled(t_c * (width + s.d_v) / width, op.flops, 2.0 * b * ctx * s.heads * (width + s.d_v),
                   op.flops / (peak * p.compute_eff))
     if op.alu_ops:

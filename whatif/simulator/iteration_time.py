@@ -5,9 +5,8 @@ An iteration's batch is a decode group (sequences, mean context) and prefill chu
 cached context). Contexts are rounded to a geometric grid with steps of 2^(1/32) (about 2%) before
 the roofline is asked; token and sequence counts are kept exact, because GEMM time steps at tile
 and wave boundaries (517 tokens cost a quarter more than 512), so rounding them would move a pass's
-time by far more than its share of tokens. A new shape is priced from memoized parts (pass_parts.py:
-token-count ops, LM-head rows, attention), the same figure as pricing the whole pass, so the number
-of whole-pass evaluations stops growing with the run."""
+time by far more than its share of tokens. A new shape's seconds come from roofline's StepPricer
+(step_price/: memoized parts where the pass splits), so whole-pass evaluations stop growing with the run."""
 from __future__ import annotations
 
 import math
@@ -19,13 +18,12 @@ from ..specs.hardware import System, load_component
 from ..roofline.config import ForwardBatch
 from ..roofline.decode_round import Round, RoundContext
 from ..roofline.ops import transfer
-from ..roofline.forward_pass import engine_step
 from ..roofline.memory import plan_memory
 from ..roofline.pass_setup import PassSetup
 from ..roofline.context import HostPath
 from ..roofline.tiers import host_path
+from ..roofline.step_price import StepPricer
 from ..roofline.timing import time_op
-from .pass_parts import PassParts, splittable
 
 GRID_STEPS_PER_DOUBLING = 32
 EXACT_BELOW = 64          # contexts up to this are used exactly
@@ -103,7 +101,7 @@ class IterationTimes:
                               f"(--tp/--pp), a smaller --weight-dtype or offloading (--place)")
         # DP attention: every GPU of the group keeps its own sequences' blocks (pooled here, balance assumed)
         self.kv_blocks = int(free // (self.kv_bytes_per_token * self.block_size)) * plan.sequence_groups
-        self.parts = PassParts(self.setup) if splittable(self.setup) else None
+        self.pricer = StepPricer(self.setup)
         self.layers_per_gpu = math.ceil(self.setup.model.num_layers / self.setup.parallel.pp)
         self.decoder = self.setup.techniques.decoder
         self.rounds: dict[tuple[int, int], Round] = {}
@@ -152,12 +150,7 @@ class IterationTimes:
                 merged[(q, c)] = merged.get((q, c), 0) + n
             groups = tuple((q, c, n) for (q, c), n in merged.items())
         logits = decode_seqs * width + len(prefills) if rnd is not None else 0   # verified rows need all logits
-        # Engines capture CUDA graphs for decode-only batches (padded to a captured size) and run anything
-        # with a prefill eagerly; the engine's CPU work per step comes on top (engine_step).
-        if self.parts is not None:   # the same figure from memoized token and attention parts
-            t = self.parts.step_s(groups, logits, self.cuda_graphs, passes)
-        else:
-            t = engine_step(self.setup, ForwardBatch(groups, logits), self.cuda_graphs, passes)[1]
+        t = self.pricer.seconds(ForwardBatch(groups, logits), self.cuda_graphs, passes)
         if rnd is not None:   # drafting and per-round work beside the (fused) verify pass
             t = rnd.time_with_verify(t)
         if len(self.cache) >= MEMO_LIMIT:   # prefill shapes rarely recur: memory stays bounded on long runs

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from ..roofline import kernel_timing
-from ..roofline.config import ForwardBatch
-from ..roofline.context import pass_context
-from ..roofline.engine_kernels import fused_ops
-from ..roofline.graph import pass_ops
-from ..roofline.op_kinds import LOGIT_ROLES, OpRole
-from ..roofline.ops import OpClass
-from ..roofline.ridge import ridge_floats
+from .. import kernel_timing
+from ..config import ForwardBatch
+from ..context import pass_context
+from ..engine_kernels import fused_ops
+from ..graph import pass_ops
+from ..op_kinds import LOGIT_ROLES, OpRole
+from ..ops import OpClass
+from ..ridge import ridge_floats
 
 SLOPE_AT = (1000, 2001)   # token counts each number's slope is read between
 CHECK_AT = (1, 2, 3, 16, 17, 64, 511, 513, 4097, 8192, 65536, 1 << 20)   # counts the slopes must reproduce

@@ -1,5 +1,5 @@
-"""A forward pass priced from parts that depend on different things, so the simulator's cost of
-timing an iteration stops growing with the number of distinct batches it meets.
+"""A forward pass priced from parts that depend on different things, so the cost of timing a step (the
+simulator's StepPricer) stops growing with the number of distinct batches it meets.
 
 Without techniques, tier placement or MLA, the ops of a pass depend on three different things: the
 body (embedding, projections, MLP, norms, collectives, pipeline sends) on the token count, the tail
@@ -7,12 +7,11 @@ body (embedding, projections, MLP, norms, collectives, pipeline sends) on the to
 groups. The body and the tail are timed once per value (tables bounded by the token budget and the
 batch size; each op from its numbers as slope * n + intercept where token_ops.py finds them affine,
 else from the ops built at n), attention per pass (its groups rarely recur: the caller memoizes whole
-steps), and the
-pass is assembled as roofline's forward_pass.time_pass assembles it:
+steps), and the pass is assembled as forward_pass.time_pass assembles it:
 - CUDA graphs: kernels in sequence plus a gap each;
 - eager: the launch queue (see queue_lines), in closed form over the attention op's time.
 A GEMM's shape terms come from one vectorized gemm_parts call per (n, k) over every row count; an
-attention op timed by a kernel model is priced from its groups' sums (attention_price.py), not a built Op.
+attention op timed by a kernel model is priced from its groups' sums (attention.py), not a built Op.
 Results equal time_pass's and engine_step's up to float summation order
 (tests/test_sim_pass_parts.py checks it).
 `splittable` says when the split holds; otherwise the caller times whole passes."""
@@ -22,19 +21,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..roofline.attention import attention_op
-from ..roofline.config import ForwardBatch
-from ..roofline.context import kv_width_per_gpu
-from ..roofline.engine_kernels import engine_ops
-from ..roofline.kernel_models.params import DTYPE_BYTES, ceilings
-from ..roofline.kernel_models.gemm import gemm_parts
-from ..roofline import kernel_timing
-from ..roofline.op_kinds import OpRole
-from ..roofline.ops import OpClass, link_bytes
-from ..roofline.pass_setup import PassSetup
-from ..roofline.ridge import ridge_floats
-from ..roofline.timing import OpTime, time_op
-from .attention_price import KernelAttention, probes
+from ..attention import attention_op
+from ..config import ForwardBatch
+from ..context import kv_width_per_gpu
+from ..engine_kernels import engine_ops
+from ..kernel_models.params import DTYPE_BYTES, ceilings
+from ..kernel_models.gemm import gemm_parts
+from .. import kernel_timing
+from ..op_kinds import OpRole
+from ..ops import OpClass, link_bytes
+from ..pass_setup import PassSetup
+from ..ridge import ridge_floats
+from ..timing import OpTime, time_op
+from .attention import KernelAttention, probes
 from .token_ops import TokenOps, stage_ops
 
 
@@ -211,7 +210,7 @@ class PassParts:
         return each, tuple(totals)
 
     def _pricer(self, old) -> KernelAttention | None:
-        """The attention op `old`'s pricer by its kernel model straight from a batch's groups (attention_price.py,
+        """The attention op `old`'s pricer by its kernel model straight from a batch's groups (attention.py,
         not a built Op: ~30 us, with a formula string), one per kind of attention op; None where that does
         not hold: no engine fit, an op the fits do not cover, an engine version that reads the GQA cache per
         query head (engine_ops rewrites the op)."""

@@ -15,15 +15,15 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from ..roofline import kernel_timing
-from ..roofline.attention import DECODE_MAX_QUERIES
-from ..roofline.kernel_models.decode_attention import SPLIT_TOKENS
-from ..roofline.kernel_models.elementwise import plain
-from ..roofline.kernel_models.prefill_attention import BQ, BK
-from ..roofline.op_kinds import OpRole
-from ..roofline.op_shapes import AttentionShape
-from ..roofline.ops import OpClass
-from ..roofline.ridge import ridge_floats
+from .. import kernel_timing
+from ..attention import DECODE_MAX_QUERIES
+from ..kernel_models.decode_attention import SPLIT_TOKENS
+from ..kernel_models.elementwise import plain
+from ..kernel_models.prefill_attention import BQ, BK
+from ..op_kinds import OpRole
+from ..op_shapes import AttentionShape
+from ..ops import OpClass
+from ..ridge import ridge_floats
 
 DECODE_MEMO = 1 << 16   # decode terms kept per op kind (contexts are bucketed: a run meets few)
 MIXED_MEMO = 1 << 17   # a mixed pass's kernel prices kept per op kind (prompt lengths and decode batches)
@@ -87,13 +87,13 @@ class KernelAttention:
         prefill, decode = probes(old, act_bytes, kv_bytes, kv_width)
         self.peak_prefill = self.c.peak_flops(kernel_timing.attention_peak_dtype(prefill))
         self.peak_decode = self.c.peak_flops(kernel_timing.attention_peak_dtype(decode))
-        self.small = kernel_timing._ceilings(self.c.hbm_bw, self.c.sms)   # as kernel_timing._prefill_terms passes
+        self.small = kernel_timing.parts_ceilings(self.c.hbm_bw, self.c.sms)   # as kernel_timing.prefill_terms passes
         p = self.prefill
         # the prefill model on plain floats only where prefill_parts would take that path (elementwise.evaluate)
         self.floats = plain(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.c.sms, self.c.hbm_bw,
                             p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s)
         self.tiles = PrefillTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.small, p)
-        self.decode_memo: dict[tuple, tuple[float, float, float]] = {}   # kernel_timing._decode_terms by (b, ctx, peak)
+        self.decode_memo: dict[tuple, tuple[float, float, float]] = {}   # kernel_timing.decode_terms by (b, ctx, peak)
         self.mixed: dict[tuple, float | None] = {}   # a mixed pass's prefill or decode kernel seconds by its groups
         q = self.decode   # the decode model on plain floats where decode_parts would take that path
         self.decode_tiles = DecodeTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.c.hbm_bw, self.c.sms, q) \
@@ -157,7 +157,7 @@ class KernelAttention:
         # kernel_timing.fitted_prefill_seconds(...)[0]
         p = self.prefill
         length = (math.sqrt(1.0 + 8.0 * pairs / b) - 1.0) / 2.0
-        if not self.floats:   # (kernel_timing._prefill_terms without its memo: plain floats only)
+        if not self.floats:   # (kernel_timing.prefill_terms without its memo: plain floats only)
             return None
         try:
             t_c, t_m, fixed = self.tiles.parts(b, length)
@@ -194,7 +194,7 @@ class KernelAttention:
             terms = self.decode_tiles.parts(b, ctx, peak) if self.decode_tiles is not None else None
             if terms is None:
                 c = self.c
-                terms = kernel_timing._decode_terms(b, ctx, self.heads, self.kv_heads, self.d, self.kv_bytes, peak,
+                terms = kernel_timing.decode_terms(b, ctx, self.heads, self.kv_heads, self.d, self.kv_bytes, peak,
                                                     c.hbm_bw, c.sms, self.decode)
             self.decode_memo[key] = terms
             if len(self.decode_memo) > DECODE_MEMO:
@@ -231,7 +231,7 @@ class PrefillTiles:
 
 
 class DecodeTiles:
-    """kernel_timing._decode_terms (decode_attention._decode_parts without a window, on plain floats) for one
+    """kernel_timing.decode_terms (decode_attention._decode_parts without a window, on plain floats) for one
     op kind, with what depends only on the op worked out once: the same operations in the same order, so the
     same floats (tests/test_sim_attention_price.py). Built only where every number the model reads but the
     batch and context is a plain float or int (elementwise.evaluate's float path)."""

@@ -1,0 +1,34 @@
+"""StepPricer: wall seconds of one serving step of a PassSetup's batch, the figure forward_pass.engine_step
+gives. Where a pass splits (parts.splittable) a memoized pricer answers from parts, equal to the whole pass up
+to float summation order (tests/test_sim_pass_parts.py); otherwise, or unmemoized, the whole pass is priced."""
+from __future__ import annotations
+
+from ..config import ForwardBatch
+from ..forward_pass import PassTime, engine_step
+from ..pass_setup import PassSetup
+from .parts import PassParts, splittable
+
+
+class StepPricer:
+    """'Seconds of this step' for batches of one PassSetup; `memoized`: from parts where the pass splits
+    (a caller meeting many shapes: the simulator), else every step priced whole (bit for bit engine_step)."""
+
+    def __init__(self, setup: PassSetup, memoized: bool = True):
+        self.setup = setup
+        self.parts = PassParts(setup) if memoized and splittable(setup) else None
+
+    def seconds(self, batch: ForwardBatch, cuda_graphs: bool, passes: int = 1) -> float:
+        """Wall seconds of a serving step of `batch`: decode in CUDA graphs (with `cuda_graphs`), a prefill
+        eagerly, the engine's CPU work once for `passes` passes back to back (multi-step scheduling)."""
+        if self.parts is not None:
+            return self.parts.step_s(batch.groups, batch.logits, cuda_graphs, passes)
+        return engine_step(self.setup, batch, cuda_graphs, passes)[1]
+
+    def step(self, batch: ForwardBatch, cuda_graphs: bool, passes: int = 1) -> tuple[PassTime, float]:
+        """The step's pass op by op (what an estimate shows) and its wall seconds, priced whole."""
+        return engine_step(self.setup, batch, cuda_graphs, passes)
+
+
+def step_seconds(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, passes: int = 1) -> float:
+    """One step's seconds priced whole, without a memo (a caller asking once per setup)."""
+    return StepPricer(setup, memoized=False).seconds(batch, cuda_graphs, passes)
