@@ -13,7 +13,8 @@ from tests.benchmark_module import load_benchmark
 
 bench = load_benchmark("accuracy_reference")
 
-pytestmark = pytest.mark.skipif(not bench.VIDUR_DIR.is_dir(), reason=f"no Vidur data at {bench.VIDUR_DIR}")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not bench.VIDUR_DIR.is_dir(), reason=f"no Vidur data at {bench.VIDUR_DIR}")]
 
 
 @pytest.fixture(scope="module")

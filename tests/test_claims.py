@@ -41,6 +41,7 @@ def results(bench):
     return bench.rows()
 
 
+@pytest.mark.slow
 def test_counts_do_not_regress(bench, results):
     n = bench.counts(results)
     assert n["scored"] >= SCORED_AT_LEAST, n
@@ -48,6 +49,7 @@ def test_counts_do_not_regress(bench, results):
     assert n["misses_explained"] == n["misses"], n
 
 
+@pytest.mark.slow
 def test_every_scored_miss_is_explained_and_no_explanation_is_stale(results):
     unexplained = [r["id"] for r in results
                    if r["claim"].scored and not r["outcome"].in_band and not r["claim"].miss.strip()]
@@ -56,6 +58,7 @@ def test_every_scored_miss_is_explained_and_no_explanation_is_stale(results):
     assert not stale, "a claim marked as a miss is back in its band: remove its `miss`"
 
 
+@pytest.mark.slow
 def test_illustrative_and_figureless_claims_are_not_counted(bench, results):
     n = bench.counts(results)
     illustrative = [r for r in results if r["claim"].illustrative]
@@ -93,11 +96,13 @@ def test_illustrative_claims_name_the_input_that_encodes_the_result():
             assert len(c.illustrative) > 20, c.paper
 
 
+@pytest.mark.slow
 def test_checks_on_unscored_claims_hold(results):
     broken = [r["id"] for r in results if not r["claim"].scored and r["outcome"].in_band is False]
     assert not broken
 
 
+@pytest.mark.slow
 def test_json_rows_carry_the_fields(bench, results):
     keys = {"id", "paper", "metric", "paper_value", "predicted", "scored", "band_low", "band_high",
             "within_band", "why"}
@@ -122,6 +127,7 @@ def test_claim_kinds():
         Claim(claimed=None, miss="no figure cannot miss", **base)
 
 
+@pytest.mark.slow
 def test_reproduction_doc_is_current(bench, results):
     assert bench.markdown(results) == (ROOT / "docs" / "reproduction.md").read_text(), \
         "docs/reproduction.md is stale: run python benchmarks/reproduce.py --write"

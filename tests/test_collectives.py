@@ -153,6 +153,7 @@ def _mape(frame):
     return ape.groupby([d["dataset"], d["gpu"]]).mean().to_dict()
 
 
+@pytest.mark.slow
 def test_refit_reproduces_the_committed_table(comm, accuracy):
     fitted, _, _ = accuracy
     for gpu, params in fitted.items():
@@ -166,6 +167,7 @@ def test_refit_reproduces_the_committed_table(comm, accuracy):
             assert np.median(np.abs(a / b - 1)) < 0.02, (gpu, n)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ("insample", "loo"))
 def test_accuracy_is_pinned(accuracy, which):
     _, insample, loo = accuracy

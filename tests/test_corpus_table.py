@@ -43,6 +43,7 @@ def test_the_default_model_predicts_the_b200_table_it_was_fitted_on(b200_rows):
     assert err.mean() < 0.16, err.mean()
 
 
+@pytest.mark.slow
 def test_rows_and_corpus_frames_are_fitted_by_the_same_search():
     """A GEMM table from the corpus and the corpus frame it came from give the same fit."""
     rows = [r for r in corpus_rows(COMPACT_DIR, "h100-sxm", "vllm", ops=("gemm",), max_rows=200, predict=False)
@@ -56,6 +57,7 @@ def test_rows_and_corpus_frames_are_fitted_by_the_same_search():
     assert by_rows[0] == params
 
 
+@pytest.mark.slow
 def test_a_calibration_fits_and_applies_kernel_models(b200_rows, tmp_path):
     cal = calibrate(b200_rows, "b200", ("b200.csv",))
     assert ("gemm", "bf16") in cal.efficiency.kernel_params and cal.efficiency.engine == "vllm"

@@ -57,6 +57,7 @@ def test_the_rule_maps_every_point_as_stated(rows):
     assert (t["engine_profile"], t["measured_via"], t["chunked_prefill"]) == ("trtllm-engine", "server", "")
 
 
+@pytest.mark.slow
 def test_error_is_no_worse_than_pinned(points):
     below = bench.below_saturation(points)
     first = [p for p in points if p.row["concurrency"] == "1"]

@@ -115,11 +115,13 @@ def test_table_has_the_rows_the_issue_asks_for(rows):
     assert len({(r["source"], r["concurrency"]) for r in curve}) >= 6
 
 
+@pytest.mark.slow
 def test_every_row_is_predicted(scored, rows):
     assert len(scored) == len(rows)
     assert all(s.predicted > 0 for s in scored)
 
 
+@pytest.mark.slow
 def test_error_is_no_worse_than_pinned(scored):
     st = bench.summary(scored)["all"]
     assert st["mape"] <= PINNED["mape"], st
@@ -128,6 +130,7 @@ def test_error_is_no_worse_than_pinned(scored):
     assert st["within_25"] >= PINNED["within_25"], st
 
 
+@pytest.mark.slow
 def test_previous_rows_are_no_worse_than_pinned(scored):
     st = bench.summary([s for s in scored if not page_completion(s.row)])["all"]
     assert st["n"] == 130
@@ -137,6 +140,7 @@ def test_previous_rows_are_no_worse_than_pinned(scored):
     assert st["within_25"] >= PINNED_PREVIOUS_ROWS["within_25"], st
 
 
+@pytest.mark.slow
 def test_earlier_rows_are_no_worse_than_pinned(scored):
     st = bench.summary([s for s in scored if s.row["regime"] != "rate_poisson" and not page_completion(s.row)])["all"]
     assert st["n"] == 94
@@ -144,6 +148,7 @@ def test_earlier_rows_are_no_worse_than_pinned(scored):
     assert st["within_10"] >= PINNED_EARLIER_ROWS["within_10"], st
 
 
+@pytest.mark.slow
 def test_page_completion_rows_are_no_worse_than_pinned(scored):
     st = bench.summary([s for s in scored if page_completion(s.row)])["all"]
     assert st["n"] == 60
@@ -151,6 +156,7 @@ def test_page_completion_rows_are_no_worse_than_pinned(scored):
     assert st["within_10"] >= PINNED_PAGE_ROWS["within_10"], st
 
 
+@pytest.mark.slow
 def test_open_loop_latency_grows_with_the_rate(scored):
     """Each open-loop setup's TPOT rises from 4 to 8 req/s (as measured): more arrivals, more prefill steps
     stalling the decodes, larger batches; so does its TTFT, except under multi-step scheduling, where a
@@ -167,6 +173,7 @@ def test_open_loop_latency_grows_with_the_rate(scored):
             assert points[8.0].predicted > points[4.0].predicted, (engine, model, metric)
 
 
+@pytest.mark.slow
 def test_closed_loop_ttft_grows_with_concurrency(scored):
     """The simulator's queueing shows up in the curve: at higher concurrency new requests wait behind
     other prefills, so TTFT rises (as measured) instead of staying at one prefill."""
@@ -196,6 +203,7 @@ CROSS_CHECK_PINNED = {"mape": 0.044, "within_10": 0.92}
 CROSS_CHECK_ALL_PINNED = {"mape": 0.048, "within_10": 0.91}
 
 
+@pytest.mark.slow
 def test_the_simulator_reproduces_the_trtllm_bench_runs(rows):
     cross = bench.simulator_cross_check(rows)
     assert len(cross) == 100

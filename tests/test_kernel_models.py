@@ -131,6 +131,7 @@ def test_bad_dtype_is_one_line_error():
 # ---------------------------------------------------------------- fitting and shipped fits
 
 
+@pytest.mark.slow
 def test_fitter_recovers_known_parameters_within_bounds():
     rows = kf.load_tables(COMPACT_DIR, ops=("gemm",))["gemm"]
     rows = rows[(rows["framework"] == "vllm") & (rows["dtype"] == "bf16") & (rows["gpu"] == "h100_sxm")]
@@ -212,6 +213,7 @@ def loo_records():
     return [r for r in records if r["regime"] == "all" and "LOO" in r]
 
 
+@pytest.mark.slow
 def test_leave_one_gpu_out_accuracy_is_pinned(loo_records):
     reached = {(r["gpu"], r["op"], r["dtype"]): round(r["LOO"]["mape"], 1) for r in loo_records}
     print("\nLOO MAPE on the compact subset:", reached)

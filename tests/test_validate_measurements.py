@@ -30,6 +30,7 @@ def committed(request):
     return path, doc, cal
 
 
+@pytest.mark.slow
 def test_calibration_is_reproducible(committed):
     path, doc, cal = committed
     again = calibration_document(cal, held_out_report(cal))
@@ -37,6 +38,7 @@ def test_calibration_is_reproducible(committed):
     assert again["calibration"]["held_out"] == doc["calibration"]["held_out"]
 
 
+@pytest.mark.slow
 def test_held_out_error_stays_under_the_recorded_figure(committed):
     path, doc, cal = committed
     gpu = load_component(doc["gpu"], "gpu")
