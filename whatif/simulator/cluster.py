@@ -20,7 +20,7 @@ from .log import IterationLog
 from .replica import Replica
 from .request import REJECTED, Record, Request
 from .router import Router
-from .scheduler import Seq
+from .scheduling.sequence import Seq
 
 
 _TIMES: dict[str, IterationTimes] = {}   # runs of one scenario (a capacity search) share roofline answers
