@@ -61,7 +61,7 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
             head = queue[0][0] if queue else inf
             last = -1
             while True:
-                n = take(step)                       # (Scheduler._visit) the blocks due now, counted
+                n = take(step)                       # the blocks due now, counted (as Scheduler.decodes takes them)
                 if n < 0:                            # a shortage: preemption is the full loop's
                     return
                 if step <= last:                     # the same bucket: the same memoized price

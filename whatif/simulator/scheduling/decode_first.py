@@ -8,7 +8,7 @@ from .sequence import Batch
 
 
 class DecodeFirst(Policy):
-    reserves = False   # (the batch is sized once, from what waits; capacity=reserve has nothing to guard)
+    reserves = False   # (its batch is sized once, from what waits: capacity=reserve is not applied, as always)
 
     def __init__(self):
         self.filling = 0   # requests still to admit into the forming batch
