@@ -1,4 +1,4 @@
-"""A decoding sequence's KV blocks are counted per phase visit, not given one by one (Scheduler._visit,
+"""A decoding sequence's KV blocks are counted per phase visit, not given one by one (Scheduler.take_due_blocks,
 _catch_up): after every iteration the blocks the pool has handed out are the blocks the running
 sequences hold once brought up to date, and every block comes back when all requests are done."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from whatif.roofline.config import Parallelism
 from whatif.scenario import Scenario
 from whatif.simulator import cluster
 from whatif.simulator.config import EngineConfig, SimConfig
-from whatif.simulator.scheduler import Scheduler
+from whatif.simulator.scheduling.core import Scheduler
 from whatif.simulator.workload import WorkloadSpec
 
 SMALL_KV = Scenario(memory_utilization=0.25)   # (the pool runs short: preemption)

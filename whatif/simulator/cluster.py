@@ -20,7 +20,7 @@ from .log import IterationLog
 from .replica import Replica
 from .request import REJECTED, Record, Request
 from .router import Router
-from .scheduler import Seq
+from .scheduling.sequence import Seq
 
 
 _TIMES: dict[str, IterationTimes] = {}   # runs of one scenario (a capacity search) share roofline answers
@@ -149,8 +149,8 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
                 f"{r.times.kv_blocks} KV blocks = {r.times.kv_blocks * e.block_size} tokens each)")
     pools = [pool([r for r in cluster.replicas if r.role == role]) for role in ("prefill", "decode", "mixed")
              if any(r.role == role for r in cluster.replicas)]
-    batching = ("static batching" if e.batching == "static" else
-                f"continuous batching, {'chunked prefill' if e.chunked_prefill else PRIORITY_WORDS[e.priority]}")
+    batching = (f"scheduling policy {e.policy}" if e.policy is not None else "static batching" if e.batching == "static"
+                else f"continuous batching, {'chunked prefill' if e.chunked_prefill else PRIORITY_WORDS[e.priority]}")
     if e.scheduler_steps > 1:
         batching += f", {e.scheduler_steps} decode steps per scheduling (multi-step, tokens streamed together)"
     spec = first.engine

@@ -45,6 +45,8 @@ class EngineConfig:
     swap_space_gb: float = 4.0     # host memory per GPU for swapped KV, GiB (vLLM's swap_space default)
     scheduler_steps: int = 1       # vLLM V0 --num-scheduler-steps: a decode iteration runs this many decode
                                    # passes for one scheduling, its tokens streamed together at its end
+    policy: str | None = None      # a scheduling policy by name (scheduling/registry.py; checked when an engine is
+                                   # built); default: the one batching, priority and chunked_prefill describe
 
     def __post_init__(self):
         _choice(self.batching, BATCHING, "--batching")
@@ -62,6 +64,8 @@ class EngineConfig:
             raise WhatifError(f"--scheduler-steps {self.scheduler_steps}: multi-step scheduling (vLLM 0.6) runs "
                               f"with continuous batching, prefill-priority steps and no chunked prefill; valid: "
                               f"--scheduler-steps 1, or --batching continuous --priority prefill --no-chunked-prefill")
+        if self.policy is not None and not isinstance(self.policy, str):
+            raise WhatifError(f"policy: {self.policy!r} must be a scheduling policy's name")
         for name in ("chunked_prefill", "prefix_caching"):
             if not isinstance(getattr(self, name), bool):
                 raise WhatifError(f"{name}: {getattr(self, name)!r} must be true or false")

@@ -5,14 +5,14 @@ decodes: every decoding sequence gains a token an iteration, the batch keeps its
 cached tokens grow by the rows each step. Until an event comes (an arrival, a KV transfer, another
 engine's iteration, a sequence that finishes or offers a block to the prefix cache, a block
 shortage) such an iteration needs none of the scheduler's machinery: a block for each sequence
-whose block phase comes due (counted, as Scheduler._visit counts them), the (memoized) price of the
+whose block phase comes due (counted: Scheduler.take_due_blocks), the (memoized) price of the
 batch shape, the clock moved on, the end time and the log row stored. `decode_run` does exactly
 that while it holds and leaves the engine as the full loop (Replica._run) would have left it; the
 first iteration at which anything else could happen is the full loop's. The run is the same,
 iteration for iteration and float for float (tests/test_sim_decode_run.py)."""
 from __future__ import annotations
 
-from .scheduler import Batch
+from .scheduling.sequence import Batch
 
 
 def decode_run(replica, engine) -> Waiting | None:
@@ -43,33 +43,26 @@ Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, wait
 
 
 def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
-    bm, dues, phases, ends, decoding_set = engine.bm, engine.dues, engine.phases, engine.ends, engine.decoding
-    ahead, ahead_n = engine.ahead, engine.ahead_n
-    size, index, out, queue, keep = bm.block_size, replica.index, rows_out.extend, env.queue, ends.append
-    price, evictable = replica.times.decode_span, bm.evictable
+    bm, index, out, queue = replica.bm, replica.index, rows_out.extend, env.queue
+    price, take, decoded = replica.times.decode_span, engine.take_due_blocks, engine.decoded
     inf = float("inf")
     hits = 0
-    step, visited = engine.step, engine.visited   # (both stored back before the scheduler runs and at the end)
+    step = engine.step   # (the engine's: moved only by decoded and complete below)
     now_s = env.now   # the clock, kept here and stored back before anything else reads it
     try:
         while True:   # (only_decodes holds)
-            decoding = len(decoding_set)             # the batch is fixed until sequences finish (a due step)
-            rows, base = decoding + engine.padding, engine.context_base + engine.padding_context   # (static: padding)
+            decoding, rows, base = engine.decode_shape()   # fixed until sequences finish (a due step)
             running, waiting = len(engine.running), len(engine.waiting)
-            used = bm.used                           # (changes below only by the blocks allocated)
-            # Read once until they can change: the step at which sequences finish or offer a block (the dues
-            # change only by complete), the next event's time (the queue only by a wake-up), the last step of
-            # the current price's bucket (the mean context grows with the step).
-            finishing = dues[0][0] - 1 if dues else inf
+            used = bm.used                           # (changes below only by the blocks taken)
+            # Read once until they can change: the step at which sequences finish or offer a block (only complete
+            # moves it), the next event's time (the queue only by a wake-up), the last step of the current
+            # price's bucket (the mean context grows with the step).
+            finishing = engine.next_event_step() - 1
             head = queue[0][0] if queue else inf
             last = -1
             while True:
-                # (Scheduler._visit) the sequences due a block now, counted: the phase's but those not due yet
-                p = step % size
-                waits = ahead[p]
-                now = waits.get(step, 0) if waits else 0
-                n = len(phases[p]) - ahead_n[p] + now
-                if n and n > bm.free + len(evictable):   # (bm.can_allocate) a shortage: preemption is the full loop's
+                n = take(step)                       # the blocks due now, counted (as Scheduler.decodes takes them)
+                if n < 0:                            # a shortage: preemption is the full loop's
                     return
                 if step <= last:                     # the same bucket: the same memoized price
                     hits += 1
@@ -78,22 +71,13 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
                     last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
                 start = now_s
                 end = start + duration
-                if n:
-                    if bm.free >= n:                 # (bm.allocate, when it evicts nothing)
-                        bm.free -= n
-                    else:
-                        bm.allocate(n)
-                    used += n                        # (allocate takes exactly that many from the available)
-                if now:
-                    del waits[step]
-                    ahead_n[p] -= now
-                visited = step
+                used += n                            # (taken exactly that many from the available)
                 if not end < head:                   # (env.peek) another event comes first: the clock's
                     return start, duration, Batch(rows, base + decoding * step, decoding), \
                         waiting, running
                 now_s = end
                 if step >= finishing:                # sequences finish or offer a block as this ends
-                    env.now, engine.step, engine.visited = end, step, visited
+                    env.now = end
                     engine.complete(Batch(rows, base + decoding * step, decoding), end)
                     step = engine.step
                     out((index, start, duration, rows, 0, 0, bm.used, waiting,
@@ -101,16 +85,15 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
                     if replica.idle:
                         replica.wake()
                     break                            # the batch changed: look again
+                decoded(end)
                 step += 1
-                keep(end)
                 out((index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0))
                 if replica.idle:
-                    env.now, engine.step, engine.visited = end, step, visited
+                    env.now = end
                     replica.wake()
                     head = queue[0][0] if queue else inf
-            engine.step = step
             if not engine.only_decodes():
                 return
     finally:
-        env.now, engine.step, engine.visited = now_s, step, visited
+        env.now = now_s
         priced[0] = hits

@@ -16,7 +16,9 @@ from .config import EngineConfig
 from .decode_run import decode_run
 from .iteration_time import IterationTimes
 from .log import IterationLog, ReplicaInfo
-from .scheduler import Scheduler, Seq
+from .scheduling.core import Scheduler
+from .scheduling.registry import make_policy
+from .scheduling.sequence import Seq
 
 
 class Replica:
@@ -35,8 +37,8 @@ class Replica:
         self.incoming: deque[Seq] = deque()
         swap = times.swap_blocks(cfg.swap_space_gb) // pp if cfg.preemption == "swap" else 0
         seed = getattr(cluster.cfg.workload, "seed", 0) if cluster is not None else 0
-        self.engines = [Scheduler(cfg, self.bm, self.waiting, self.incoming, times, swap, self, f"{seed}-{index}-{e}")
-                        for e in range(pp)]
+        self.engines = [Scheduler(cfg, make_policy(cfg), self.bm, self.waiting, self.incoming, times, swap, self,
+                                  f"{seed}-{index}-{e}") for e in range(pp)]
         self.outstanding = 0        # requests routed here and not yet finished or handed on
         self.idle = 0
         self._wakeup = Signal()     # the engines waiting for work (idle counts them until they resume)

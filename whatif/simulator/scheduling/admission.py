@@ -1,0 +1,239 @@
+"""Admission: the steps by which sequences join an engine's running list, and how many KV blocks they need (a part
+of the scheduler core; policies call the public steps).
+
+Prompts are admitted whole (admit_whole) or in chunks (admit_chunks, continue_prefills) within a token budget
+and the free blocks, keeping the watermark free; swapped-out sequences come back first (_swap_in) and, in a
+disaggregated decode pool, prefilled ones whose KV fits start moving here (_admit_incoming). With capacity
+`reserve` a request is admitted only when blocks for its whole prompt and output fit beside those set aside
+for the admitted ones (TensorRT-LLM's GUARANTEED_NO_EVICT). The can_* questions answer, without side effects,
+whether a step would admit or prefill anything now (a policy's `admits`)."""
+from __future__ import annotations
+
+from .sequence import Batch, Seq
+from ..request import RUNNING
+
+
+class Admission:
+    """The core's admission steps (core.Scheduler inherits them); they read its queues, block pool and limits."""
+
+    # ------------------------------------------------------------ the steps a policy takes
+
+    def continue_prefills(self, batch: Batch, budget: int) -> int:
+        """Prefill the next chunks of the running sequences with prompt tokens left, in running order, within
+        `budget`; returns the budget left."""
+        if not self.prefilling:
+            return budget
+        # (entries of sequences that left the running list since, or joined it again later, are stale)
+        self.prefilling = [(order, s) for order, s in self.prefilling
+                           if s.in_running and s.order == order and s.prefilling]
+        for _, s in self.prefilling:
+            if budget <= 0:
+                break
+            if not s.in_running:   # preempted for an earlier one
+                continue
+            n = self._chunk(s, budget, keep_watermark=False)
+            # Prefills alone, stuck for blocks: make room by preemption (the last one alone always fits).
+            while not n and not batch and self.running[-1] is not s:
+                self._preempt(self.running.pop(), batch)
+                n = self._chunk(s, budget, keep_watermark=False)
+            if not n and not batch and self.bm.used > s.held:
+                # Alone here, but another virtual engine (pp) holds the blocks: step back so it can finish.
+                self.running.remove(s)
+                self._preempt(s, batch)
+                break
+            if n:
+                batch.prefill.append((s, n))
+                budget -= n
+        return budget
+
+    def admit_chunks(self, batch: Batch, budget: int, now: float) -> None:
+        """Admit waiting requests in arrival order, each with the chunk of its prompt that fits `budget`."""
+        waiting, max_batch = self.waiting, self.cfg.max_batch
+        while budget > 0 and waiting and not self.swapped_out and len(self.running) < max_batch:
+            s = waiting[0]
+            if self.bm.prefix_caching:
+                self._lookup(s)
+            n = self._chunk(s, budget, keep_watermark=True) if not self.reserving or self._reservable(s) else 0
+            if not n:
+                self._undo_lookup(s)
+                break
+            self.waiting.popleft()
+            if self.reserving:
+                self._set_aside(s)
+            self._start(s, now)
+            batch.prefill.append((s, n))
+            budget -= n
+
+    def admit_whole(self, batch: Batch, now: float, budget: int | None = None, limit: int | None = None) -> int:
+        """Admit waiting prompts whole while they fit in `budget` (the token budget by default), at most `limit`
+        of them; the first one of an otherwise empty iteration even past the budget. Returns how many."""
+        budget = self.cfg.token_budget if budget is None else budget
+        admitted = 0
+        while self.waiting and not self.swapped_out and len(self.running) < self.cfg.max_batch:
+            s = self.waiting[0]
+            self._lookup(s)
+            n = s.total - s.computed
+            need = self._whole_need(s)
+            if ((n > budget and (batch.prefill or batch.decoding))
+                    or not self.bm.can_allocate(need, keep_watermark=True) or not self._reservable(s)):
+                self._undo_lookup(s)
+                break
+            self.waiting.popleft()
+            if self.reserving:
+                self._set_aside(s)
+            self.bm.allocate(need)
+            s.blocks += need
+            self._start(s, now)
+            batch.prefill.append((s, n))
+            budget -= n
+            admitted += 1
+            if admitted == limit:
+                break
+        return admitted
+
+    # ------------------------------------------------------------ whether a step would do anything now
+
+    def decode_budget(self) -> int:
+        """The token budget the decoding rows leave (uniform: a token each)."""
+        return max(self.cfg.token_budget - len(self.decoding), 0)
+
+    def can_continue_prefills(self, budget: int) -> bool:
+        """Whether continue_prefills would prefill a chunk within `budget` now."""
+        for order, s in self.prefilling:
+            if s.in_running and s.order == order and s.prefilling and budget > 0 \
+                    and self._chunk_size(s, budget, keep_watermark=False) > 0:
+                return True
+        return False
+
+    def can_admit_chunk(self, budget: int) -> bool:
+        """Whether admit_chunks would touch the waiting queue's head now: admit a chunk of it within `budget`,
+        or look its prefix up."""
+        if self._lookup_pending():
+            return True
+        s = self._admissible_head()
+        return s is not None and budget > 0 and self._chunk_size(s, budget, keep_watermark=True) > 0
+
+    def can_admit_whole(self, budget: int | None = None) -> bool:
+        """Whether admit_whole would touch the waiting queue's head now: admit it whole (within `budget`, when
+        decodes run beside it), or look its prefix up."""
+        if self._lookup_pending():
+            return True
+        s = self._admissible_head()
+        return s is not None and (budget is None or s.total - s.computed <= budget) \
+            and self.bm.can_allocate(self._whole_need(s), keep_watermark=True)
+
+    def _lookup_pending(self) -> bool:
+        """Whether an admission step would look the waiting queue's head up in the prefix cache (a lookup and its
+        undoing change the cache's order, so that step is not a no-op)."""
+        waiting = self.waiting
+        return bool(waiting) and self.bm.prefix_caching and waiting[0].req.prefix_id is not None
+
+    def _admissible_head(self) -> Seq | None:
+        """The waiting queue's head, when nothing but its size stops an admission step taking it now."""
+        waiting = self.waiting
+        if not waiting or self.swapped_out or len(self.running) >= self.cfg.max_batch \
+                or not self._reservable(waiting[0]):
+            return None
+        return waiting[0]
+
+    # ------------------------------------------------------------ coming back, coming in
+
+    def _start(self, s: Seq, now: float) -> None:
+        rec = s.rec
+        if rec.first_scheduled_s is None:
+            rec.first_scheduled_s = now
+            rec.cached_tokens = s.computed
+        rec.status = RUNNING
+        self._append(s)
+
+    def _swap_in(self, batch: Batch) -> None:
+        while self.swapped_out and len(self.running) < self.cfg.max_batch:
+            s = self.swapped_out[0]
+            if not self.bm.can_allocate(s.swapped):
+                break
+            self.swapped_out.popleft()
+            self.bm.allocate(s.swapped)
+            batch.swap_s += self.times.swap_time(s.swapped, "h2d")
+            self.swap_blocks += s.swapped
+            s.blocks, s.swapped = s.swapped, 0
+            self._append(s)
+            if not s.prefilling:
+                self._enter(s)
+
+    def _admit_incoming(self) -> None:
+        """Disaggregated decode: take prefilled sequences whose KV fits here; their KV starts moving."""
+        while self._can_take_incoming():
+            s = self.incoming.popleft()
+            if self.reserving:
+                self._set_aside(s)
+            need = self._blocks_for(s.computed + 1)
+            self.bm.allocate(need)
+            s.blocks = need
+            self.arriving += 1
+            self.hooks.receive(s, self)
+
+    def _can_take_incoming(self) -> bool:
+        if not self.incoming or len(self.running) + self.arriving >= self.cfg.max_batch:
+            return False
+        s = self.incoming[0]
+        return self.bm.can_allocate(self._blocks_for(s.computed + 1), keep_watermark=True) and self._reservable(s)
+
+    # ------------------------------------------------------------ KV blocks
+
+    def _chunk(self, s: Seq, budget: int, keep_watermark: bool) -> int:
+        """Tokens of `s` to prefill now (within the budget and the free blocks), blocks allocated."""
+        n = self._chunk_size(s, budget, keep_watermark)
+        if n <= 0:
+            return 0
+        need = -(-(s.computed + n) // self.bm.block_size) - (s.blocks + len(s.shared))   # (_blocks_for - held)
+        self.bm.allocate(need)
+        s.blocks += need
+        return n
+
+    def _chunk_size(self, s: Seq, budget: int, keep_watermark: bool) -> int:
+        """Tokens of `s` that fit the budget and the free blocks (none allocated)."""
+        bm = self.bm
+        n = s.total - s.computed
+        if n > budget:
+            n = budget
+        room = bm.free + len(bm.evictable) - (bm.watermark_blocks if keep_watermark else 0)   # (available)
+        fit = (s.blocks + len(s.shared) + room) * bm.block_size - s.computed   # (held)
+        if fit < 0:
+            fit = 0
+        return n if n <= fit else fit   # (min(n, max(0, fit)) without the calls)
+
+    def _final_blocks(self, s: Seq) -> int:
+        """Blocks `s` holds when it finishes: its prompt and whole output (drafted tokens' slots beside)."""
+        return self._blocks_for(s.req.prompt + s.req.output + self.lookahead)
+
+    def _reservable(self, s: Seq) -> bool:
+        """Whether `s` may be admitted: always on demand; with reserve, when its final blocks fit beside
+        those set aside for the sequences already admitted."""
+        return not self.reserving or self.bm.reserved + self._final_blocks(s) <= self.bm.num_blocks
+
+    def _set_aside(self, s: Seq) -> None:
+        if self.reserving:   # (callers skip the call when not)
+            s.reserve = self._final_blocks(s)
+            self.bm.reserved += s.reserve
+
+    def _whole_need(self, s: Seq) -> int:
+        """Blocks `s` needs to be admitted whole (static batching reserves its whole output)."""
+        final = s.req.prompt + s.req.output - 1 if self.request_level else s.total
+        return self._blocks_for(final) - s.held
+
+    def _blocks_for(self, tokens: int) -> int:
+        return -(-tokens // self.bm.block_size)
+
+    def _lookup(self, s: Seq) -> None:
+        if s.looked_up or s.computed or not self.bm.prefix_caching or s.req.prefix_id is None:
+            return
+        limit = max(s.req.prefix_tokens, s.req.shared_tokens)
+        s.shared = self.bm.lookup(s.req.prefix_id, min(limit, s.total - 1) // self.bm.block_size)
+        s.computed = len(s.shared) * self.bm.block_size
+        s.published = len(s.shared)
+        s.looked_up = True
+
+    def _undo_lookup(self, s: Seq) -> None:
+        if s.looked_up and not s.blocks:
+            self.bm.unref(s.shared)
+            s.shared, s.computed, s.published, s.looked_up = [], 0, 0, False

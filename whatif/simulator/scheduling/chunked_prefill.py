@@ -1,0 +1,19 @@
+"""Chunked prefill (Sarathi-Serve, vLLM V1): every running decode first, then prefill chunks fill the token
+budget: the running sequences' unfinished prompts in running order, then new requests in arrival order."""
+from __future__ import annotations
+
+from .core import Scheduler
+from .policy import Policy
+from .sequence import Batch
+
+
+class ChunkedPrefill(Policy):
+    chunks = True
+
+    def form(self, core: Scheduler, batch: Batch, now: float) -> None:
+        budget = core.continue_prefills(batch, core.decodes(batch))
+        core.admit_chunks(batch, budget, now)
+
+    def admits(self, core: Scheduler) -> bool:
+        budget = core.decode_budget()
+        return core.can_continue_prefills(budget) or core.can_admit_chunk(budget)

@@ -1,0 +1,261 @@
+"""One engine's scheduler core: the state every policy shares and the steps a policy forms an iteration from.
+
+The core holds the running list, the waiting queue (shared by a replica's pp virtual engines), the KV block pool,
+the swapped-out and incoming sequences, and the decoding set (decoding.py: the bookkeeping that makes an
+iteration cost what changed). Each iteration it brings back what it can (arrived KV, swapped-out and incoming
+sequences) and hands the batch to its policy (policy.py; one per file, named in registry.py), which fills it
+through `decodes` and the admission steps (admission.py). After the iteration `complete` applies it: tokens are
+emitted when a sequence's computed tokens reach its total, finished ones leave.
+
+With a decoder (speculative or multi-token decoding) a decode row verifies its drafted tokens in the same pass:
+it holds KV slots for them (lookahead), takes that many tokens of the budget, and gains the tokens its
+acceptance draws (times.accepted_tokens), several at one time. A running decode that needs a new block when
+none is free preempts the most recently admitted sequence: by recompute (its KV is dropped and it queues first
+to prefill again) or by swap (its KV is copied to host memory and back when blocks free up; the copies stall
+the iteration)."""
+from __future__ import annotations
+
+import random
+from collections import deque
+from itertools import count
+
+from ..block_manager import BlockManager
+from ..request import FINISHED, QUEUED
+from .admission import Admission
+from .decoding import DecodingSet
+from .sequence import Batch, Seq
+
+
+class Scheduler(Admission, DecodingSet):
+    def __init__(self, cfg, policy, bm: BlockManager, waiting: deque, incoming: deque, times,
+                 swap_blocks: int, hooks, seed: str = ""):
+        self.cfg = cfg                # EngineConfig: the limits (max_batch, token_budget), capacity, preemption
+        self.policy = policy          # policy.Policy: forms each iteration (this engine's own: it may keep state)
+        self.bm = bm
+        self.waiting = waiting        # shared by the replica's engines (pipeline-parallel virtual engines)
+        self.incoming = incoming      # disaggregated decode: prefilled sequences waiting for their KV to move
+        self.times = times
+        self.swap_blocks = swap_blocks
+        self.hooks = hooks            # replica callbacks: first_token(seq, engine) -> moved on?, finished(seq),
+        #                               receive(seq, engine) (disaggregated KV arriving)
+        self.running: list[Seq] = []
+        self.swapped_out: deque[Seq] = deque()
+        self.left: list[Seq] = []     # sequences that finished or moved on in the last iteration
+        self.arriving = 0             # disaggregated decode: sequences admitted whose KV is still moving
+        self.rng = random.Random(f"accept-{seed}")
+        self._init_decoding(bm.block_size, times.lookahead)
+        self.prefilling: list[tuple] = []     # chunking policies: (order, seq) with prompt tokens left, running order
+        self.chunking = policy.chunks
+        self.request_level = policy.request_level
+        self.reserving = cfg.capacity == "reserve" and policy.reserves
+        self.arrivals: list[Seq] = []         # disaggregated: KV arrived during an iteration; decode from the next
+        self.orders = count(1)
+
+    # ------------------------------------------------------------ forming an iteration
+
+    def schedule(self, now: float) -> Batch:
+        batch = Batch()
+        if self.arrivals:
+            for s in self.arrivals:
+                if s.in_running:
+                    self._enter(s)
+            self.arrivals.clear()
+        if self.swapped_out:
+            self._swap_in(batch)
+        if self.incoming:
+            self._admit_incoming()
+        self.policy.form(self, batch, now)
+        return batch
+
+    def decodes(self, batch: Batch) -> int:
+        """Schedule every decoding sequence: those due a KV block get it, in running order (preempting
+        from the back when blocks run out); returns the token budget left."""
+        if self.uniform:
+            if self.decoding and self.step > self.visited:
+                self._visit(batch)
+        elif self.needs and self.needs[0][0] <= self.step:
+            for s in self._due(self.needs):
+                self._allocate(s, batch)
+        rows = len(self.decoding)
+        batch.decoding = rows
+        batch.rows = rows + self.padding
+        batch.context = self.context_base + rows * self.step + self.padding_context
+        if not self.uniform:
+            batch.decode = [s for s in self.running if s in self.decoding]
+        left = self.cfg.token_budget - rows * (1 + self.lookahead)
+        return left if left > 0 else 0
+
+    def only_decodes(self) -> bool:
+        """Whether the next iteration can do nothing but decode the decoding set: nothing arrives, and
+        nothing swapped out, incoming, part-prefilled or waiting can get blocks or budget now (the policy
+        answers for what it would admit). It stays so while decodes take blocks (free blocks only shrink
+        until a sequence finishes), which decode_run.py relies on."""
+        if not self.uniform or self.arrivals or not self.decoding:
+            return False
+        swapped = self.swapped_out
+        if swapped and len(self.running) < self.cfg.max_batch and self.bm.can_allocate(swapped[0].swapped):
+            return False   # (_swap_in)
+        if self._can_take_incoming():
+            return False
+        return not self.policy.admits(self)
+
+    def _allocate(self, s: Seq, batch: Batch) -> None:
+        """Give decoding `s` the blocks for its next token (and drafts), preempting from the back of the
+        running list while there are too few (it may be the one preempted)."""
+        if s not in self.decoding:   # preempted for an earlier one
+            return
+        self._sync(s)
+        need = -(-(s.computed + 1 + self.lookahead) // self.bm.block_size) - s.held
+        while not self.bm.can_allocate(need):
+            victim = self.running.pop()
+            self._preempt(victim, batch)
+            if victim is s:
+                return
+        self.bm.allocate(need)
+        s.blocks += need
+        if self.uniform:
+            self._unregister(s)
+        self._push_need(s)
+
+    def _preempt(self, s: Seq, batch: Batch) -> None:
+        """Take `s` (already out of the running list) off the GPU."""
+        s.in_running = False
+        if s in self.decoding:
+            self._leave(s)
+        elif s.done:
+            self.padding -= 1
+            self.padding_context -= s.computed
+        batch.preempted += 1
+        s.rec.preemptions += 1
+        held = s.held
+        self._release(s)
+        if self.cfg.preemption == "swap" and held <= self.swap_blocks:
+            batch.swap_s += self.times.swap_time(held, "d2h")
+            self.swap_blocks -= held
+            s.swapped = held
+            self.swapped_out.append(s)
+            return
+        # recompute: prefill prompt + generated tokens again, first in line
+        s.computed, s.published, s.looked_up = 0, 0, False
+        s.rec.status = QUEUED
+        self.waiting.appendleft(s)
+
+    # ------------------------------------------------------------ after an iteration
+
+    def complete(self, batch: Batch, end: float) -> None:
+        offered: list[Seq] | tuple = ()
+        uniform = self.uniform
+        if batch.decoding and uniform:   # every decoding row gained a token at `end`
+            offered = self._advance(end)
+        elif batch.decode:
+            self._complete_rounds(batch, end)
+            offered = batch.decode
+        for s, n in batch.prefill:
+            s.computed += n
+            if s.computed == s.total:
+                self._emit(s, end)
+            elif not s.prefilling:   # a recomputed sequence one token short: that token is a decode's
+                self._enter(s)
+        if self.bm.prefix_caching:
+            for s in offered:
+                self._publish(s)
+            for s, _ in batch.prefill:
+                self._publish(s)
+        if uniform and offered:
+            decoding = self.decoding
+            for s in offered:
+                if s in decoding:
+                    self._push_due(s)
+        if self.left:
+            self._drop_left()
+
+    def _drop_left(self) -> None:
+        """Take the sequences that finished or moved on off the running list (static batching: once all are done)."""
+        left, self.left = self.left, []
+        if self.request_level:
+            self.running = [s for s in self.running if s.source is None]   # handed on to a decode pool
+            if all(s.done for s in self.running):   # the padded batch has drained
+                for s in self.running:
+                    self._release(s)
+                    s.in_running = False
+                self.running = []
+                self.padding, self.padding_context = 0, 0
+        elif len(left) <= 4:   # (a few leave an iteration: removing each beats rebuilding the list)
+            for s in left:
+                if not s.in_running:
+                    self.running.remove(s)
+        else:
+            self.running = [s for s in self.running if s.in_running]
+
+    def _emit(self, s: Seq, end: float) -> None:
+        """The prefill of `s` computed its last token: a token comes out."""
+        rec = s.rec
+        rec.emitted.add(end)
+        if rec.first_token_s is None:
+            rec.first_token_s = end
+        s.generated += 1
+        if s.generated >= s.req.output:
+            self._finish(s, end)
+            return
+        s.total += 1
+        if s.generated == 1 and self.hooks.first_token(s, self):
+            s.in_running = False
+            self._unreserve(s)   # handed to the decode pool, which sets its own aside
+            self.left.append(s)
+            return
+        self._enter(s)
+
+    def _finish(self, s: Seq, end: float) -> None:
+        s.rec.finish_s = end
+        s.rec.status = FINISHED
+        if s in self.decoding:
+            self._leave(s)
+        if self.request_level:
+            s.done = True
+            self.padding += 1
+            self.padding_context += s.computed
+        else:
+            self._release(s)
+            s.in_running = False
+        self.left.append(s)
+        self.hooks.finished(s)
+
+    # ------------------------------------------------------------ the running list and the blocks held
+
+    def _append(self, s: Seq) -> None:
+        """`s` joins the end of the running list (prefilling, or decoding from the next iteration)."""
+        s.order = next(self.orders)
+        s.in_running = True
+        self.running.append(s)
+        if self.chunking and s.prefilling:
+            self.prefilling.append((s.order, s))
+
+    def arrive(self, s: Seq) -> None:
+        """Disaggregated decode: the KV of `s` has arrived; it decodes from the next iteration."""
+        self.arriving -= 1
+        self._append(s)
+        self.arrivals.append(s)
+
+    def _release(self, s: Seq) -> None:
+        self.bm.release(s.blocks)
+        if s.shared:
+            self.bm.unref(s.shared)
+        if s.reserve:
+            self._unreserve(s)
+        s.blocks, s.shared = 0, []
+
+    def _unreserve(self, s: Seq) -> None:
+        self.bm.reserved -= s.reserve
+        s.reserve = 0
+
+    def _publish(self, s: Seq) -> None:
+        """Offer the sequence's full blocks that later requests of its prefix id reuse to the cache."""
+        pid = s.req.prefix_id
+        if pid is None:
+            return
+        full = min(s.computed, s.req.shared_tokens) // self.bm.block_size
+        while s.published < full:
+            if s.blocks and self.bm.publish((pid, s.published)):
+                s.blocks -= 1
+                s.shared.append((pid, s.published))
+            s.published += 1
