@@ -2,8 +2,6 @@
 default run leaves out; `--slow` or WHATIF_SLOW=1 (what .ci/run sets) runs them too."""
 import os
 
-import pytest
-
 # Triton kernels run on the CPU interpreter unless a GPU run asks otherwise (WHATIF_TEST_GPU=1). It must be set
 # before any kernel module is imported: triton.jit reads it when it decorates.
 if os.environ.get("WHATIF_TEST_GPU") != "1":

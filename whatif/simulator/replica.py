@@ -34,10 +34,10 @@ class Replica:
         self.bm = BlockManager(times.kv_blocks, cfg.block_size, int(cfg.watermark * times.kv_blocks),
                                cfg.prefix_caching)
         self.waiting: deque[Seq] = deque()
-        self.incoming: deque[Seq] = deque()
+        self.awaiting_kv: deque[Seq] = deque()
         swap = times.swap_blocks(cfg.swap_space_gb) // pp if cfg.preemption == "swap" else 0
         seed = getattr(cluster.cfg.workload, "seed", 0) if cluster is not None else 0
-        self.engines = [Scheduler(cfg, make_policy(cfg), self.bm, self.waiting, self.incoming, times, swap, self,
+        self.engines = [Scheduler(cfg, make_policy(cfg), self.bm, self.waiting, self.awaiting_kv, times, swap, self,
                                   f"{seed}-{index}-{e}") for e in range(pp)]
         self.outstanding = 0        # requests routed here and not yet finished or handed on
         self.idle = 0
@@ -61,7 +61,7 @@ class Replica:
         """Disaggregated decode: a prefilled sequence whose KV is still on a prefill replica."""
         self.outstanding += 1
         seq.rec.replica = self.index
-        self.incoming.append(seq)
+        self.awaiting_kv.append(seq)
         self.wake()
 
     def wake(self) -> None:

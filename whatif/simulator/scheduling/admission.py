@@ -3,7 +3,7 @@ of the scheduler core; policies call the public steps).
 
 Prompts are admitted whole (admit_whole) or in chunks (admit_chunks, continue_prefills) within a token budget
 and the free blocks, keeping the watermark free; swapped-out sequences come back first (_swap_in) and, in a
-disaggregated decode pool, prefilled ones whose KV fits start moving here (_admit_incoming). With capacity
+disaggregated decode pool, prefilled ones whose KV fits start moving here (_admit_awaiting_kv). With capacity
 `reserve` a request is admitted only when blocks for its whole prompt and output fit beside those set aside
 for the admitted ones (TensorRT-LLM's GUARANTEED_NO_EVICT). The can_* questions answer, without side effects,
 whether a step would admit or prefill anything now (a policy's `admits`)."""
@@ -21,12 +21,12 @@ class Admission:
     def continue_prefills(self, batch: Batch, budget: int) -> int:
         """Prefill the next chunks of the running sequences with prompt tokens left, in running order, within
         `budget`; returns the budget left."""
-        if not self.prefilling:
+        if not self.open_prefills:
             return budget
         # (entries of sequences that left the running list since, or joined it again later, are stale)
-        self.prefilling = [(order, s) for order, s in self.prefilling
+        self.open_prefills = [(order, s) for order, s in self.open_prefills
                            if s.in_running and s.order == order and s.prefilling]
-        for _, s in self.prefilling:
+        for _, s in self.open_prefills:
             if budget <= 0:
                 break
             if not s.in_running:   # preempted for an earlier one
@@ -99,7 +99,7 @@ class Admission:
 
     def can_continue_prefills(self, budget: int) -> bool:
         """Whether continue_prefills would prefill a chunk within `budget` now."""
-        for order, s in self.prefilling:
+        for order, s in self.open_prefills:
             if s.in_running and s.order == order and s.prefilling and budget > 0 \
                     and self._chunk_size(s, budget, keep_watermark=False) > 0:
                 return True
@@ -160,22 +160,22 @@ class Admission:
             if not s.prefilling:
                 self._enter(s)
 
-    def _admit_incoming(self) -> None:
+    def _admit_awaiting_kv(self) -> None:
         """Disaggregated decode: take prefilled sequences whose KV fits here; their KV starts moving."""
-        while self._can_take_incoming():
-            s = self.incoming.popleft()
+        while self._can_take_awaiting_kv():
+            s = self.awaiting_kv.popleft()
             if self.reserving:
                 self._set_aside(s)
             need = self._blocks_for(s.computed + 1)
             self.bm.allocate(need)
             s.blocks = need
-            self.arriving += 1
+            self.kv_moving += 1
             self.hooks.receive(s, self)
 
-    def _can_take_incoming(self) -> bool:
-        if not self.incoming or len(self.running) + self.arriving >= self.cfg.max_batch:
+    def _can_take_awaiting_kv(self) -> bool:
+        if not self.awaiting_kv or len(self.running) + self.kv_moving >= self.cfg.max_batch:
             return False
-        s = self.incoming[0]
+        s = self.awaiting_kv[0]
         return self.bm.can_allocate(self._blocks_for(s.computed + 1), keep_watermark=True) and self._reservable(s)
 
     # ------------------------------------------------------------ KV blocks

@@ -1,8 +1,8 @@
 """One engine's scheduler core: the state every policy shares and the steps a policy forms an iteration from.
 
 The core holds the running list, the waiting queue (shared by a replica's pp virtual engines), the KV block pool,
-the swapped-out and incoming sequences, and the decoding set (decoding.py: the bookkeeping that makes an
-iteration cost what changed). Each iteration it brings back what it can (arrived KV, swapped-out and incoming
+the swapped-out and awaiting-KV sequences, and the decoding set (decoding.py: the bookkeeping that makes an
+iteration cost what changed). Each iteration it brings back what it can (arrived KV, swapped-out and awaiting-KV
 sequences) and hands the batch to its policy (policy.py; one per file, named in registry.py), which fills it
 through `decodes` and the admission steps (admission.py). After the iteration `complete` applies it: tokens are
 emitted when a sequence's computed tokens reach its total, finished ones leave.
@@ -27,13 +27,13 @@ from .sequence import Batch, Seq
 
 
 class Scheduler(Admission, DecodingSet):
-    def __init__(self, cfg, policy, bm: BlockManager, waiting: deque, incoming: deque, times,
+    def __init__(self, cfg, policy, bm: BlockManager, waiting: deque, awaiting_kv: deque, times,
                  swap_blocks: int, hooks, seed: str = ""):
         self.cfg = cfg                # EngineConfig: the limits (max_batch, token_budget), capacity, preemption
         self.policy = policy          # policy.Policy: forms each iteration (this engine's own: it may keep state)
         self.bm = bm
         self.waiting = waiting        # shared by the replica's engines (pipeline-parallel virtual engines)
-        self.incoming = incoming      # disaggregated decode: prefilled sequences waiting for their KV to move
+        self.awaiting_kv = awaiting_kv  # disaggregated decode: prefilled sequences waiting for their KV to move
         self.times = times
         self.swap_blocks = swap_blocks
         self.hooks = hooks            # replica callbacks: first_token(seq, engine) -> moved on?, finished(seq),
@@ -41,29 +41,29 @@ class Scheduler(Admission, DecodingSet):
         self.running: list[Seq] = []
         self.swapped_out: deque[Seq] = deque()
         self.left: list[Seq] = []     # sequences that finished or moved on in the last iteration
-        self.arriving = 0             # disaggregated decode: sequences admitted whose KV is still moving
+        self.kv_moving = 0            # disaggregated decode: sequences admitted whose KV is still moving
         self.rng = random.Random(f"accept-{seed}")
         self._init_decoding(bm.block_size, times.lookahead)
-        self.prefilling: list[tuple] = []     # chunking policies: (order, seq) with prompt tokens left, running order
+        self.open_prefills: list[tuple] = []   # chunking: (order, seq) with prompt tokens left, running order
         self.chunking = policy.chunks
         self.request_level = policy.request_level
         self.reserving = cfg.capacity == "reserve" and policy.reserves
-        self.arrivals: list[Seq] = []         # disaggregated: KV arrived during an iteration; decode from the next
+        self.kv_arrived: list[Seq] = []   # disaggregated: KV arrived during an iteration; decode from the next
         self.orders = count(1)
 
     # ------------------------------------------------------------ forming an iteration
 
     def schedule(self, now: float) -> Batch:
         batch = Batch()
-        if self.arrivals:
-            for s in self.arrivals:
+        if self.kv_arrived:
+            for s in self.kv_arrived:
                 if s.in_running:
                     self._enter(s)
-            self.arrivals.clear()
+            self.kv_arrived.clear()
         if self.swapped_out:
             self._swap_in(batch)
-        if self.incoming:
-            self._admit_incoming()
+        if self.awaiting_kv:
+            self._admit_awaiting_kv()
         self.policy.form(self, batch, now)
         return batch
 
@@ -87,15 +87,15 @@ class Scheduler(Admission, DecodingSet):
 
     def only_decodes(self) -> bool:
         """Whether the next iteration can do nothing but decode the decoding set: nothing arrives, and
-        nothing swapped out, incoming, part-prefilled or waiting can get blocks or budget now (the policy
+        nothing swapped out, awaiting KV, part-prefilled or waiting can get blocks or budget now (the policy
         answers for what it would admit). It stays so while decodes take blocks (free blocks only shrink
         until a sequence finishes), which decode_run.py relies on."""
-        if not self.uniform or self.arrivals or not self.decoding:
+        if not self.uniform or self.kv_arrived or not self.decoding:
             return False
         swapped = self.swapped_out
         if swapped and len(self.running) < self.cfg.max_batch and self.bm.can_allocate(swapped[0].swapped):
             return False   # (_swap_in)
-        if self._can_take_incoming():
+        if self._can_take_awaiting_kv():
             return False
         return not self.policy.admits(self)
 
@@ -228,13 +228,13 @@ class Scheduler(Admission, DecodingSet):
         s.in_running = True
         self.running.append(s)
         if self.chunking and s.prefilling:
-            self.prefilling.append((s.order, s))
+            self.open_prefills.append((s.order, s))
 
     def arrive(self, s: Seq) -> None:
         """Disaggregated decode: the KV of `s` has arrived; it decodes from the next iteration."""
-        self.arriving -= 1
+        self.kv_moving -= 1
         self._append(s)
-        self.arrivals.append(s)
+        self.kv_arrived.append(s)
 
     def _release(self, s: Seq) -> None:
         self.bm.release(s.blocks)
