@@ -1,7 +1,8 @@
-"""Re-run the README's example commands and compare (or replace) their printed output.
+"""Re-run the example commands of the README and the docs pages and compare (or replace) their printed output.
 
-Every ```text block of README.md that starts with `$ whatif ...` holds examples: each `$ whatif ...` line runs
-from the repository root and its output must be what the block shows up to the next `$ ` line. `whatif demo` runs
+Every ```text block of README.md and of docs/*.md (PAGES) that starts with `$ whatif ...` holds examples: each
+`$ whatif ...` line runs from the repository root and its output must be what the block shows up to the next `$ `
+line. `whatif demo` runs
 with `--out` in a temporary folder, and the page's path, size and build time on its line are not compared (nor
 rewritten: they say where and how fast the README's author ran it).
 
@@ -15,7 +16,7 @@ simulations listed in PROSE_RUNS; they are checked and rewritten the same way (i
 take some ten seconds, too long for the test suite).
 
     python benchmarks/readme_examples.py            # list the examples whose output differs beyond the tolerance
-    python benchmarks/readme_examples.py --write    # replace each block's output with the real one
+    python benchmarks/readme_examples.py --write    # replace each block's output with the real one, in every page
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 BLOCK = re.compile(r"```text\n(\$ whatif .*?)```", re.S)
 COMMAND = re.compile(r"^\$ whatif .*$", re.M)
 DEMO = "$ whatif demo"
@@ -68,6 +70,16 @@ def _split(body: str) -> list[tuple[str, str]]:
         line, _, shown = body[a:b].partition("\n")
         pairs.append((line, shown))
     return pairs
+
+
+def pages() -> list[Path]:
+    """The README and every docs page: the text a person reads, whose examples are checked."""
+    return [README, *sorted(DOCS.glob("*.md"))]
+
+
+def documentation() -> str:
+    """Every page's text, one after another (what the tests search for sections, counts and cited files)."""
+    return "\n".join(page.read_text() for page in pages())
 
 
 def examples(text: str) -> list[tuple[str, str]]:
@@ -155,9 +167,9 @@ PROSE = [
 ]
 
 
-def prose_figures(text: str) -> tuple[str, list[str]]:
-    """`text` with every figure of PROSE replaced by the real one, and the figures that moved beyond the
-    tolerance (a pattern not found in `text` counts as moved: the sentence was edited)."""
+def prose_figures(texts: dict[Path, str]) -> tuple[dict[Path, str], list[str]]:
+    """Each page's text with every figure of PROSE replaced by the real one, and the figures that moved beyond
+    the tolerance (a pattern found on no page counts as moved: the sentence was edited)."""
     import json
     summaries = {}
 
@@ -168,19 +180,21 @@ def prose_figures(text: str) -> tuple[str, list[str]]:
             summaries[run] = json.loads(out.stdout)
         return summaries[run]
 
-    moved = []
+    moved, texts = [], dict(texts)
     for pattern, figures in PROSE:
-        m = re.search(pattern, text)
+        page, m = next(((p, m) for p, t in texts.items() if (m := re.search(pattern, t))), (None, None))
         if m is None:
-            moved.append(f"README no longer says {pattern!r}")
+            moved.append(f"no page says {pattern!r}")
             continue
         real = [fmt(summary(run)) for run, fmt in figures]
         for i, value in enumerate(real):
             if mismatch(m.group(i + 1), value):
                 moved.append(f"{m.group(0)!r}: figure {i + 1} is now {value}")
+        text = texts[page]
         for i in reversed(range(len(real))):
             text = text[:m.start(i + 1)] + real[i] + text[m.end(i + 1):]
-    return text, moved
+        texts[page] = text
+    return texts, moved
 
 
 def run(line: str) -> str:
@@ -192,15 +206,16 @@ def run(line: str) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--write", action="store_true", help="replace the outputs in README.md")
+    ap.add_argument("--write", action="store_true", help="replace the outputs in README.md and docs/*.md")
     args = ap.parse_args()
     drifted, outputs = [], {}
-    for line, shown in examples(README.read_text()):
-        outputs[line] = real = keep_volatile(shown, run(line))
-        why = mismatch(shown, real)
-        if why:
-            drifted.append(f"{line}\n    {why}")
-    text, moved = prose_figures(README.read_text())
+    for page in pages():
+        for line, shown in examples(page.read_text()):
+            outputs[line] = real = keep_volatile(shown, run(line))
+            why = mismatch(shown, real)
+            if why:
+                drifted.append(f"{page.relative_to(ROOT)}: {line}\n    {why}")
+    _, moved = prose_figures({page: page.read_text() for page in pages()})
     drifted += [f"(prose) {why}" for why in moved]
     for line in drifted:
         print(f"differs: {line}")
@@ -209,12 +224,16 @@ def main() -> int:
         body = "".join(f"{line}\n{outputs.get(line, shown)}" for line, shown in _split(m.group(1)))
         return "```text\n" + body + "```"
 
-    text = README.read_text()         # read again: others may have edited it while the examples ran
-    new = BLOCK.sub(refresh, prose_figures(text)[0] if args.write else text)
-    print(f"{len(drifted)} example(s) or prose figure(s) beyond the {REL_TOL:.0%} tolerance; README.md "
-          + ("rewritten" if args.write and new != text else "is byte for byte" if new == text else "not byte for byte"))
-    if args.write and new != text:
-        README.write_text(new)
+    texts = {page: page.read_text() for page in pages()}   # read again: others may have edited them meanwhile
+    new = {page: BLOCK.sub(refresh, text) for page, text in (prose_figures(texts)[0] if args.write else texts).items()}
+    changed = [page for page in pages() if new[page] != texts[page]]
+    print(f"{len(drifted)} example(s) or prose figure(s) beyond the {REL_TOL:.0%} tolerance; pages "
+          + ("rewritten: " + ", ".join(str(p.relative_to(ROOT)) for p in changed) if args.write and changed
+             else "are byte for byte" if not changed else "not byte for byte: "
+             + ", ".join(str(p.relative_to(ROOT)) for p in changed)))
+    if args.write:
+        for page in changed:
+            page.write_text(new[page])
     return 1 if drifted and not args.write else 0
 
 

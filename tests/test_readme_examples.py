@@ -1,6 +1,6 @@
-"""The README cannot drift: every `$ whatif ...` example runs in-process and prints what the README shows
-(numbers within benchmarks/readme_examples.py's tolerance), the files it cites exist, the quick start's commands
-are the ones CI runs, and the table columns it documents are the ones the commands write."""
+"""The README and the docs pages cannot drift: every `$ whatif ...` example runs in-process and prints what the
+page shows (numbers within benchmarks/readme_examples.py's tolerance), the files they cite exist, the quick start's
+commands are the ones CI runs, and the table columns docs/tables.md documents are the ones the commands write."""
 from __future__ import annotations
 
 import re
@@ -16,9 +16,11 @@ README = (ROOT / "README.md").read_text()
 
 
 BENCH = load_benchmark("readme_examples")
-# Capacity's example runs some fifty 2000-request simulations (about a minute): the benchmark checks it.
+DOCS = BENCH.documentation()        # the README and every docs/*.md page
+# Capacity's examples run some fifty 2000-request simulations (about a minute): the benchmark checks them.
 SLOW = ("$ whatif capacity",)
-EXAMPLES = [(line, shown) for line, shown in BENCH.examples(README) if not line.startswith(SLOW)]
+# an example shown on two pages with the same output runs once
+EXAMPLES = list(dict.fromkeys((line, shown) for line, shown in BENCH.examples(DOCS) if not line.startswith(SLOW)))
 
 
 def test_the_readme_has_examples():
@@ -32,7 +34,7 @@ def test_readme_example_prints_what_the_readme_shows(line, shown, capsys, monkey
     out = capsys.readouterr()
     real = out.out + (out.err if code else "")
     why = BENCH.mismatch(shown, real)
-    assert why is None, f"{line}: {why} (python benchmarks/readme_examples.py --write refreshes the README)"
+    assert why is None, f"{line}: {why} (python benchmarks/readme_examples.py --write refreshes the pages)"
 
 
 def test_the_comparison_catches_drift_and_tolerates_rounding():
@@ -50,8 +52,8 @@ def test_the_comparison_catches_drift_and_tolerates_rounding():
 
 
 def test_files_the_readme_and_the_profiles_cite_exist():
-    cited = set(re.findall(r"`((?:whatif|docs|examples|benchmarks|tests|reference)/[\w./-]+?)`", README))
-    cited |= set(re.findall(r"--(?:model|scenario) ((?:examples|whatif)/[\w./-]+)", README))
+    cited = set(re.findall(r"`((?:whatif|docs|examples|benchmarks|tests|reference)/[\w./-]+?)`", DOCS))
+    cited |= set(re.findall(r"--(?:model|scenario) ((?:examples|whatif)/[\w./-]+)", DOCS))
     profiles = (ROOT / "whatif" / "hardware_profiles").glob("*.yaml")
     cited |= {m for p in profiles for m in re.findall(r"\((docs/[\w./-]+\.md)\)", p.read_text())}
     missing = sorted(c for c in cited if "*" not in c and not (ROOT / c).exists())
@@ -70,7 +72,7 @@ def test_the_quick_start_is_what_ci_runs():
                                   "CAPACITY_COLUMNS"])
 def test_the_table_columns_are_documented(name):
     from whatif.cli import result_rows
-    section = README.split("## Results as tables", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "tables.md").read_text()
     documented = set(re.findall(r"`(\w+)`", section))
     latency = re.compile(rf"({'|'.join(result_rows.LATENCIES)})_({'|'.join(result_rows.STATS)})_s")
     missing = [c for c in getattr(result_rows, name) if c not in documented and not latency.fullmatch(c)]
@@ -80,5 +82,5 @@ def test_the_table_columns_are_documented(name):
 def test_the_counts_the_readme_states_are_the_shipped_ones():
     from whatif.roofline.techniques.registry import all_techniques
     models = len(list((ROOT / "whatif" / "model_profiles").glob("*.yaml")))
-    assert int(re.search(r"Models: (\d+) profiles in `whatif/model_profiles/`", README).group(1)) == models
-    assert int(re.search(r"`whatif list techniques` lists (\d+) techniques", README).group(1)) == len(all_techniques())
+    assert int(re.search(r"Models: (\d+) profiles in `whatif/model_profiles/`", DOCS).group(1)) == models
+    assert int(re.search(r"`whatif list techniques` lists (\d+) techniques", DOCS).group(1)) == len(all_techniques())

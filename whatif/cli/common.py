@@ -1,5 +1,5 @@
-"""What every command shares: the parser that reports bad flags as a WhatifError, and the check for an
-optional package."""
+"""What every command shares: the parser that reports bad flags as a WhatifError, the check for an
+optional package, and --explain."""
 from __future__ import annotations
 
 import argparse
@@ -19,3 +19,8 @@ def require(module: str, command: str) -> None:
     """`command` needs the optional `module` (an extra of whatif[sim]); say how to install it."""
     if importlib.util.find_spec(module) is None:
         raise WhatifError(f"{command} needs the {module} package: pip install 'whatif[sim]'")
+
+
+def add_explain_flag(parser) -> None:
+    parser.add_argument("--explain", action="store_true",
+                        help="print the efficiency model's whole provenance (text output shows one short line)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from ..errors import WhatifError
+from .common import add_explain_flag
 from .reporting import add_report_flag, start_report, write_report
 from .scenario_flags import add_scenario_flags, scenario_from_args
 from .tables import add_table_flags, start_tables, write_tables
@@ -18,6 +19,7 @@ def add_compare_parser(sub) -> None:
                                         "may set its own parallelism: dgx-h100:tp=8,h100-sxm:tp=1")
     cmp_.add_argument("--host-links", help="comma-separated host links to run each system with, e.g. "
                                            "pcie-gen4-x16,pcie-gen5-x16,nvlink-c2c (the same offload over each)")
+    add_explain_flag(cmp_)
     add_report_flag(cmp_)
     add_table_flags(cmp_)
 
@@ -55,7 +57,7 @@ def cmd_compare(args) -> int:
     result = run_compare(base, args.variant, others, links)
     from .estimate import warn_idle_shared_prefix
     warn_idle_shared_prefix(base.workload.shared_prefix, [r.estimate.techniques for r in result.rows])
-    print(json.dumps(compare_dict(result), allow_nan=False) if args.json else compare_text(result))
+    print(json.dumps(compare_dict(result), allow_nan=False) if args.json else compare_text(result, args.explain))
     from .result_rows import COMPARE_COLUMNS, compare_rows
     write_tables(args, compare_rows(result), COMPARE_COLUMNS)
     if args.report:

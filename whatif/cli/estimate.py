@@ -8,6 +8,7 @@ import sys
 from ..errors import WhatifError
 from ..specs.checks import MAX_BATCH, MAX_HEADS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, flag_int
 from ..specs import units
+from .common import add_explain_flag
 from .output import estimate_dict, estimate_text, kernel_dict, kernel_text
 from .result_rows import ESTIMATE_COLUMNS, KERNEL_COLUMNS, estimate_row, kernel_row
 from .reporting import add_report_flag, start_report, write_report
@@ -19,6 +20,7 @@ def add_estimate_parser(sub) -> None:
     est = sub.add_parser("estimate", help="TTFT, TPOT, throughput, memory and per-op tables for a scenario")
     add_scenario_flags(est)
     est.add_argument("--no-ops", action="store_true", help="omit the per-op tables from text output")
+    add_explain_flag(est)
     add_report_flag(est)
     add_table_flags(est)
 
@@ -38,6 +40,7 @@ def add_kernel_parser(sub, parser_class) -> None:
         g.add_argument(f"--{f}", type=flag_int(1, MAX_GEMM_DIM), required=True, help=f"{text} (<= {MAX_GEMM_DIM:,})")
     g.add_argument("--dtype", default="bf16", help="operand dtype, e.g. bf16, fp16, fp8, int8 (default bf16)")
     add_hardware_flags(g)
+    add_explain_flag(g)
     add_table_flags(g)
     a = ksub.add_parser("attention", help="FlashAttention prefill or decode attention over a KV cache")
     a.add_argument("--phase", choices=("prefill", "decode"), required=True)
@@ -47,6 +50,7 @@ def add_kernel_parser(sub, parser_class) -> None:
         a.add_argument(f"--{f}", type=flag_int(1, _ATTENTION_BOUNDS[f]), required=True, help=text)
     a.add_argument("--dtype", default="bf16", help="activation and KV dtype, e.g. bf16, fp16, fp8 (default bf16)")
     add_hardware_flags(a)
+    add_explain_flag(a)
     add_table_flags(a)
     r = ksub.add_parser("allreduce", help="ring all-reduce over the system's GPU interconnect")
     r.add_argument("--bytes", type=flag_int(1, MAX_MESSAGE_BYTES, "bytes"), required=True,
@@ -54,6 +58,7 @@ def add_kernel_parser(sub, parser_class) -> None:
     r.add_argument("--gpus", type=flag_int(1, MAX_PARALLEL, "GPUs"), required=True,
                    help="GPUs taking part (at most the system's)")
     add_hardware_flags(r)
+    add_explain_flag(r)
     add_table_flags(r)
 
 
@@ -69,7 +74,7 @@ def cmd_estimate(args) -> int:
     if args.json:
         print(json.dumps(estimate_dict(est), allow_nan=False))
     else:
-        print(estimate_text(est, show_ops=not args.no_ops))
+        print(estimate_text(est, show_ops=not args.no_ops, explain=args.explain))
     write_tables(args, [estimate_row(est)], ESTIMATE_COLUMNS)
     if args.report:
         from ..reports.build import estimate_page
@@ -124,6 +129,6 @@ def cmd_kernel(args) -> int:
     else:
         t = kernels.allreduce_kernel(system, eff, args.bytes, args.gpus)
     print(json.dumps(kernel_dict(t, system.name, eff), allow_nan=False) if args.json
-          else kernel_text(t, system.name, eff))
+          else kernel_text(t, system.name, eff, args.explain))
     write_tables(args, [kernel_row(t, system.name, eff)], KERNEL_COLUMNS)
     return 0

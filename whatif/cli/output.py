@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from ..queries.provenance import efficiency_line
 from ..specs import units
 from ..roofline.estimate import Estimate, PassTime
 from ..roofline.memory import CONTEXT_SEARCH_LIMIT
@@ -107,7 +108,7 @@ def _served_rows(e) -> list:
     if e.frontend_s <= 0:
         return []
     return [["TTFT through the server", f"{units.seconds(e.served_ttft_s)} (+{units.seconds(e.frontend_s)} "
-                                        "front end: the engine spec's, partly assumed)"]]
+                                        "front end, partly assumed)"]]
 
 
 def _round_rows(e: Estimate) -> list[list[str]]:
@@ -179,8 +180,22 @@ OP_HEADERS = ["op", "class", "count", "time/each", "total", "share", "FLOPs/each
               "FLOP/B", "bound"]
 
 
-def estimate_text(e: Estimate, show_ops: bool = True) -> str:
-    gpu, w, m = e.system.gpu, e.workload, e.memory
+def _basis_lines(e: Estimate, explain: bool) -> list[str]:
+    """What the answer rests on (assumed inputs, engine spec, ceilings, the efficiency fit), after the answer."""
+    gpu, act = e.system.gpu, e.precision.activation
+    return [
+        *([f"assumed: {'; '.join(notes)}"] if (notes := e.techniques.notes(e.model)) else []),
+        f"engine: {e.engine.summary() if e.engine is not None else 'none (kernels only)'}",
+        f"ceilings: {units.rate(gpu.peak_flops(act), 'FLOP/s')} {act} ({gpu.peak[act].provenance}), "
+        f"HBM {units.rate(gpu.hbm_bandwidth.value, 'B/s')} ({gpu.hbm_bandwidth.provenance}), "
+        f"{units.nbytes(gpu.hbm_capacity.value)} per GPU",
+        efficiency_line(e.efficiency, explain),
+    ]
+
+
+def estimate_text(e: Estimate, show_ops: bool = True, explain: bool = False) -> str:
+    """The scenario in three lines, the answer, then what it rests on (`explain`: the efficiency fit whole)."""
+    w, m = e.workload, e.memory
     act = e.precision.activation
     lines = [
         f"{e.model.name} on {e.system.name} ({e.parallel.gpus} GPU{'s' if e.parallel.gpus > 1 else ''}: "
@@ -190,12 +205,6 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
         f"workload: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens"
         + (f", shared prefix {w.shared_prefix} tokens" if w.shared_prefix else ""),
         f"techniques: {e.techniques.label() if e.techniques else 'none'}",
-        *([f"assumed: {'; '.join(notes)}"] if (notes := e.techniques.notes(e.model)) else []),
-        f"efficiency: {e.efficiency.source} ({e.efficiency.provenance})",
-        f"engine: {e.engine.summary() if e.engine is not None else 'none (kernels only)'}",
-        f"ceilings: {units.rate(gpu.peak_flops(act), 'FLOP/s')} {act} ({gpu.peak[act].provenance}), "
-        f"HBM {units.rate(gpu.hbm_bandwidth.value, 'B/s')} ({gpu.hbm_bandwidth.provenance}), "
-        f"{units.nbytes(gpu.hbm_capacity.value)} per GPU",
         "",
         units.table(["metric", "value"], [
             ["TTFT", units.seconds(e.ttft_s)
@@ -239,6 +248,7 @@ def estimate_text(e: Estimate, show_ops: bool = True) -> str:
                   f"d2h via {' -> '.join(t['path'])}"
                   + (f"; holds {units.nbytes(t['placed_bytes'])}" if t["placed_bytes"] else "")
                   for t in tier_rows(e)]
+    lines += ["", *_basis_lines(e, explain)]
     if show_ops:
         first = e.prefill[0][0]
         lines += ["", f"prefill pass ({first.batch.tokens} tokens, {units.seconds(first.time_s)}, "
@@ -267,7 +277,7 @@ def kernel_dict(t: OpTime, hardware: str, eff) -> dict:
     return d
 
 
-def kernel_text(t: OpTime, hardware: str, eff) -> str:
+def kernel_text(t: OpTime, hardware: str, eff, explain: bool = False) -> str:
     op = t.op
     ai = op.intensity
     rows = [["time", units.seconds(t.time_s)], ["FLOPs", units.flops(op.flops)],
@@ -277,5 +287,5 @@ def kernel_text(t: OpTime, hardware: str, eff) -> str:
             ["attained", units.rate(t.attained_flops, "FLOP/s")], ["bound", t.bound],
             ["compute / memory / overhead",
              " / ".join(units.seconds(x) for x in (t.compute_s, t.memory_s, t.overhead_s))]]
-    return (f"{op.name} on {hardware} [{op.formula}]\nefficiency: {eff.source} ({eff.provenance})\n"
-            + units.table(["quantity", "value"], rows, right={1}))
+    return (f"{op.name} on {hardware} [{op.formula}]\n" + units.table(["quantity", "value"], rows, right={1})
+            + "\n" + efficiency_line(eff, explain))

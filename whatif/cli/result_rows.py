@@ -1,6 +1,6 @@
 """The rows that --csv and --parquet write, one list of columns per command, each named with its unit.
 
-These names are a stable, documented interface (README, "Results as tables"): add columns at the end, never
+These names are a stable, documented interface (docs/tables.md): add columns at the end, never
 rename one. Units: `_s` seconds, `_bytes` bytes, `_tok_s` tokens per second, `_req_s` requests per second,
 `_flop_s` FLOP per second, `_tokens` tokens, `_fraction` a share in [0, 1], `_usd` US dollars; bytes are per GPU
 (the heaviest pipeline stage) unless the name says otherwise. An empty cell is a figure that does not exist."""

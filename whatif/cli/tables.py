@@ -15,7 +15,7 @@ FORMATS = ("csv", "parquet")
 
 def add_table_flags(p) -> None:
     p.add_argument("--csv", metavar="FILE", help="also write the result as a table (CSV, one row per result; "
-                                                 "columns in the README, units in their names) to FILE")
+                                                 "columns in docs/tables.md, units in their names) to FILE")
     p.add_argument("--parquet", metavar="FILE", help="the same table as --csv, as Parquet (needs pyarrow: "
                                                      "pip install 'whatif[parquet]')")
 

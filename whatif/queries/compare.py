@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..specs import units
+from .provenance import efficiency_line
 from ..roofline.estimate import Estimate
 from ..scenario import Scenario
 
@@ -127,12 +128,12 @@ def _x(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
-def compare_text(c: Comparison) -> str:
+def compare_text(c: Comparison, explain: bool = False) -> str:
+    """The question, the table, then the baseline's efficiency fit (`explain`: whole)."""
     b = c.baseline.estimate
     w = b.workload
     head = (f"{b.model.name}: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens"
             + (f", shared prefix {w.shared_prefix} tokens" if w.shared_prefix else "")
-            + f"\nefficiency: {b.efficiency.source} ({b.efficiency.provenance})"
             + f"\nbaseline: {c.baseline.label} on {c.baseline.hardware}; ratios > 1 are better than the baseline")
     rows = []
     for r in c.rows:
@@ -153,4 +154,4 @@ def compare_text(c: Comparison) -> str:
     table = units.table(headers, rows, right=set(range(2, len(headers))))
     placements = {r.estimate.placement.label() for r in c.rows}
     note = f"\nplacement: {placements.pop()}" if len(placements) == 1 and c.baseline.estimate.placement else ""
-    return head + note + "\n\n" + table
+    return head + note + "\n\n" + table + "\n\n" + efficiency_line(b.efficiency, explain)
