@@ -6,7 +6,6 @@ from __future__ import annotations
 from ..config import ForwardBatch
 from ..forward_pass import PassTime, engine_step
 from ..pass_setup import PassSetup
-from .parts import PassParts, splittable
 
 
 class StepPricer:
@@ -15,7 +14,10 @@ class StepPricer:
 
     def __init__(self, setup: PassSetup, memoized: bool = True):
         self.setup = setup
-        self.parts = PassParts(setup) if memoized and splittable(setup) else None
+        self.parts = None
+        if memoized:   # (parts need numpy: only a memoizing caller, the simulator, imports them)
+            from .parts import PassParts, splittable
+            self.parts = PassParts(setup) if splittable(setup) else None
 
     def seconds(self, batch: ForwardBatch, cuda_graphs: bool, passes: int = 1) -> float:
         """Wall seconds of a serving step of `batch`: decode in CUDA graphs (with `cuda_graphs`), a prefill
