@@ -35,7 +35,7 @@ def _iteration_times(scenario: Scenario, par, engine, plan_seq_len: int) -> Iter
     key = repr((scenario, engine.block_size, engine.token_budget, plan_seq_len, engine.scheduler_steps))
     times = _TIMES.get(key)
     if times is None:
-        setup = scenario.resolved().pass_setup()
+        setup = scenario.resolved().pass_setup()   # (shared prefixes: the traffic's, cached; not the workload's)
         times = IterationTimes(setup, scenario.cuda_graphs, engine.block_size, engine.token_budget, plan_seq_len,
                                engine.scheduler_steps)
         if len(_TIMES) >= _TIMES_KEPT:
