@@ -128,6 +128,7 @@ class Scenario:
 @cache
 def _engine_on(kernel_engine: str, hardware: str, max_num_seqs: int | None,
                max_num_batched_tokens: int | None) -> Engine:
+    # memoized: a run asks for its spec from the CLI, the estimate and the simulator; it is built once
     spec = engine_spec(kernel_engine).for_gpu(load_system(hardware).gpu)
     if max_num_seqs is None and max_num_batched_tokens is None:
         return spec
