@@ -1,5 +1,6 @@
-"""Architecture guards: no import cycle between files of the `whatif` package, and no file over
-400 lines unless its module docstring says why (a line starting with "Long because").
+"""Architecture guards: no import cycle between files of the `whatif` package, no import from a lower layer
+into a higher one (LAYERS), and no file over 400 lines unless its module docstring says why (a line starting
+with "Long because").
 
 Imports are read with `ast` (module-level and inside functions; relative imports resolved), so
 a deferred import inside a function still counts: a cycle hidden in a function is still a cycle.
@@ -14,6 +15,24 @@ PACKAGE = "whatif"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 MAX_LINES = 400
 LONG_MARKER = "Long because"
+
+# The layers, lowest first: a module imports from its own layer or lower ones, never from a higher one.
+# specs < roofline < scenario < simulator / config_search < reports < api < cli. Beside them: errors.py (the one
+# exception) below everything; validate/ (fits roofline's efficiencies to measurements) beside scenario;
+# inputs.py (a scenario file and given values -> Scenario, the file's simulator sections checked), queries/
+# (compare, tiers) and claims/ (the papers' claims, estimated) beside the simulator; api below cli (cli/search
+# uses it). The package root (`whatif`: __version__, the API's names loaded lazily) is outside the layers:
+# Python runs it before any of its modules.
+LAYERS = (
+    ("errors",),
+    ("specs",),
+    ("roofline",),
+    ("scenario", "validate"),
+    ("inputs", "simulator", "config_search", "queries", "claims"),
+    ("reports",),
+    ("api",),
+    ("cli", "__main__"),
+)
 
 
 def _module_name(path: Path) -> str:
@@ -112,6 +131,29 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
+def layer_of(module: str) -> int | None:
+    """The index in LAYERS of a module's top-level part (None: the package root)."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return None
+    for rank, names in enumerate(LAYERS):
+        if parts[1] in names:
+            return rank
+    raise AssertionError(f"{module}: not in any layer of LAYERS; add its package or file there")
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """'a -> b' for each import from a module into one of a higher layer."""
+    found = []
+    for module, deps in sorted(graph.items()):
+        low = layer_of(module)
+        for dep in sorted(deps):
+            high = layer_of(dep)
+            if low is not None and high is not None and high > low:
+                found.append(f"{module} -> {dep}")
+    return found
+
+
 def long_files() -> list[tuple[int, str]]:
     """Files over MAX_LINES lines whose module docstring has no line starting with LONG_MARKER."""
     offenders = []
@@ -135,6 +177,18 @@ def test_cycle_finder_finds_a_cycle():
     # the guard above must be able to fail
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert import_cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_lower_layer_imports_a_higher_one():
+    upward = upward_imports(import_graph())
+    assert not upward, "imports from a lower layer into a higher one (see LAYERS):\n" + "\n".join(upward)
+
+
+def test_layer_guard_finds_an_upward_import():
+    # the guard above must be able to fail
+    graph = {"whatif.specs.a": {"whatif.roofline.b"}, "whatif.roofline.b": {"whatif.specs.a", "whatif"},
+             "whatif.cli.c": {"whatif.api"}}
+    assert upward_imports(graph) == ["whatif.specs.a -> whatif.roofline.b"]
 
 
 def test_no_long_file_without_a_stated_reason():

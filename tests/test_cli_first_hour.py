@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from whatif.cli import main
-from whatif.cli.output import tok_rate
+from whatif.reports.output import tok_rate
 from whatif.errors import WhatifError
 from whatif.roofline.config import Precision
 from whatif.specs.dtypes import gemm_compute_dtype

@@ -13,44 +13,20 @@ from dataclasses import dataclass, fields, replace
 
 from .errors import WhatifError
 
-_PARALLEL = ("tp", "pp", "ep", "dp_attention")
-_WORKLOAD = ("batch", "prompt", "output", "prefill_chunk", "shared_prefix")
-
 
 def _scenario(model, hardware, scenario: str | None, dtype: str | None, weight_dtype: str | None,
               kv_dtype: str | None, techniques, values: dict):
     """The Scenario the CLI would build from a scenario file and these flags (None: not given)."""
-    from .scenario import Scenario, build_scenario, scenario_from_yaml
+    from .inputs import PARALLEL, WORKLOAD, scenario_from_inputs
+    from .scenario import Scenario
     valid = {f.name for f in fields(Scenario)} - {"parallel", "precision", "workload"}
-    unknown = sorted(k for k in values if k not in valid and k not in _PARALLEL + _WORKLOAD)
+    unknown = sorted(k for k in values if k not in valid and k not in PARALLEL + WORKLOAD)
     if unknown:
-        raise WhatifError(f"{unknown[0]}: not an argument; valid: " + ", ".join(sorted(valid | set(_PARALLEL) |
-                                                                                    set(_WORKLOAD))))
-    top, sections = scenario_from_yaml(scenario) if scenario else ({}, {})
-    sections = {k: dict(v) for k, v in sections.items()}
-    for key, value in (("model", model), ("hardware", hardware)):
-        if value is not None:
-            top[key] = value
-    for key, value in values.items():
-        if value is None:
-            continue
-        section = "parallel" if key in _PARALLEL else "workload" if key in _WORKLOAD else None
-        if section:
-            sections.setdefault(section, {})[key] = value
-        else:
-            top[key] = value
-    prec = sections.setdefault("precision", {})
-    if dtype:
-        prec["activation"] = dtype
-        prec.setdefault("weight", dtype)
-        prec.setdefault("kv", dtype)
-    if weight_dtype:
-        prec["weight"] = weight_dtype
-    if kv_dtype:
-        prec["kv"] = kv_dtype
-    if techniques:
-        top["techniques"] = [techniques] if isinstance(techniques, str) else list(techniques)
-    return build_scenario(top, sections)
+        raise WhatifError(f"{unknown[0]}: not an argument; valid: " + ", ".join(sorted(valid | set(PARALLEL) |
+                                                                                    set(WORKLOAD))))
+    techs = ([techniques] if isinstance(techniques, str) else list(techniques)) if techniques else None
+    given = {"model": model, "hardware": hardware, **values, "techniques": techs}
+    return scenario_from_inputs(scenario, given, dtype, weight_dtype, kv_dtype)
 
 
 # ---------------------------------------------------------------- estimate
@@ -86,7 +62,7 @@ class EstimateResult:
 
     def to_dict(self) -> dict:
         """What `whatif estimate --json` prints."""
-        from .cli.output import estimate_dict
+        from .reports.output import estimate_dict
         return estimate_dict(self.estimate)
 
     def to_frame(self):
@@ -95,36 +71,31 @@ class EstimateResult:
         return pd.DataFrame([self.summary()])
 
     def text(self, show_ops: bool = False) -> str:
-        from .cli.output import estimate_text
+        from .reports.output import estimate_text
         return estimate_text(self.estimate, show_ops=show_ops)
 
 
-def _spec_scenario(sc, model, hardware):
-    """`sc` resolving to a ModelSpec and/or System/GPU object instead of loading names; Scenario.run does the rest."""
-    from .scenario import Scenario
+def _spec_resolved(sc, model, hardware):
+    """`sc` resolved with a ModelSpec and/or System/GPU object in place of loading names (and without the
+    launch, tier and all-reduce settings a named profile's resolution adds)."""
+    from .roofline.efficiency import load_efficiency
+    from .scenario import ResolvedScenario
     from .specs.hardware import GPU, System, load_system
     from .specs.models import load_model
-
-    @dataclass(frozen=True)
-    class SpecScenario(Scenario):
-        def resolve(self):
-            par = self.parallel
-            spec = load_model(model) if isinstance(model, str) else model
-            if isinstance(hardware, System):
-                if par.gpus > hardware.gpu_count:
-                    raise WhatifError(f"--tp x --pp = {par.gpus} GPUs, more than the {hardware.gpu_count} of "
-                                      f"'{hardware.name}'")
-                system = replace(hardware, gpu_count=par.gpus)
-            elif isinstance(hardware, GPU):
-                system = System(name=hardware.name, description=hardware.description, gpu=hardware,
-                                gpu_count=par.gpus, gpu_link=hardware.interconnect or hardware.host_link)
-            else:
-                system = load_system(hardware, par.gpus if par.gpus > 1 else None)
-            return spec, system, par, load_efficiency(self.efficiency, system.gpu, self.calibration,
-                                                      self.kernel_engine)
-
-    from .roofline.efficiency import load_efficiency
-    return SpecScenario(**{f.name: getattr(sc, f.name) for f in fields(Scenario)})
+    par = sc.parallel
+    spec = load_model(model) if isinstance(model, str) else model
+    if isinstance(hardware, System):
+        if par.gpus > hardware.gpu_count:
+            raise WhatifError(f"--tp x --pp = {par.gpus} GPUs, more than the {hardware.gpu_count} of "
+                              f"'{hardware.name}'")
+        system = replace(hardware, gpu_count=par.gpus)
+    elif isinstance(hardware, GPU):
+        system = System(name=hardware.name, description=hardware.description, gpu=hardware,
+                        gpu_count=par.gpus, gpu_link=hardware.interconnect or hardware.host_link)
+    else:
+        system = load_system(hardware, par.gpus if par.gpus > 1 else None)
+    eff = load_efficiency(sc.efficiency, system.gpu, sc.calibration, sc.kernel_engine)
+    return ResolvedScenario(sc, spec, system, par, eff, sc.engine())
 
 
 def estimate(model=None, hardware=None, *, scenario: str | None = None, tp: int | None = None,
@@ -143,41 +114,46 @@ def estimate(model=None, hardware=None, *, scenario: str | None = None, tp: int 
     sc = _scenario(names[0], names[1], scenario, dtype, weight_dtype, kv_dtype, techniques, values)
     if names == [model, hardware]:
         return EstimateResult(sc.run(with_max_batch))
-    spec_sc = _spec_scenario(sc, model if model is not None else sc.model,
-                             hardware if hardware is not None else sc.hardware)
-    return EstimateResult(spec_sc.run(with_max_batch))
+    resolved = _spec_resolved(sc, model if model is not None else sc.model,
+                              hardware if hardware is not None else sc.hardware)
+    return EstimateResult(resolved.estimate(with_max_batch))
 
 
 # ---------------------------------------------------------------- simulate and capacity
 
-def _section(cls, given, extra: dict):
-    """A simulator dataclass from an instance or a dict of its fields, with `extra` (None: not given) over it."""
+def _section(cls, given, extra: dict) -> dict:
+    """A simulator section's fields from an instance of `cls` or a dict of its fields, with `extra` (None: not
+    given) over them."""
     base = {} if given is None else {f.name: getattr(given, f.name) for f in fields(cls)} \
         if isinstance(given, cls) else dict(given)
     base.update({k: v for k, v in extra.items() if v is not None})
-    try:
-        return cls(**base)
-    except TypeError as exc:
-        raise WhatifError(f"{cls.__name__}: {exc}") from None
+    return base
 
 
 def _sim_config(model, hardware, scenario, dtypes, techniques, values, traffic, engine, cluster, slo, horizon_s):
-    from .simulator.config import SLO, ClusterConfig, EngineConfig, SimConfig
+    """The SimConfig `whatif simulate` builds (simulator.config.sim_config: the engine spec's defaults for the
+    scenario's GPU, as the command's)."""
+    from .simulator.config import SLO, ClusterConfig, EngineConfig, sim_config
     from .simulator.workload import WorkloadSpec
     sim_keys = {"rate", "requests", "duration_s", "lengths", "arrival", "seed", "max_batch", "token_budget",
                 "replicas", "prefill_replicas", "slo_ttft", "slo_tpot", "attainment"}
     flat = {k: values.pop(k, None) for k in sim_keys}
     sc = _scenario(model, hardware, scenario, *dtypes, techniques, values)
-    traffic = _section(WorkloadSpec, traffic, {"rate": flat["rate"], "requests": flat["requests"],
-                                               "duration_s": flat["duration_s"], "lengths": flat["lengths"],
-                                               "arrival": flat["arrival"], "seed": flat["seed"],
-                                               "prompt": values.get("prompt"), "output": values.get("output")})
-    engine = _section(EngineConfig, engine, {"max_batch": flat["max_batch"], "token_budget": flat["token_budget"]})
-    cluster = _section(ClusterConfig, cluster, {"replicas": flat["replicas"],
-                                                "prefill_replicas": flat["prefill_replicas"]})
-    slo = _section(SLO, slo, {"ttft_s": flat["slo_ttft"], "tpot_s": flat["slo_tpot"],
-                              "attainment": flat["attainment"]})
-    return SimConfig(sc, traffic, engine, cluster, slo, horizon_s)
+    sections = {"traffic": _section(WorkloadSpec, traffic, {
+                    "rate": flat["rate"], "requests": flat["requests"], "duration_s": flat["duration_s"],
+                    "lengths": flat["lengths"], "arrival": flat["arrival"], "seed": flat["seed"],
+                    "prompt": values.get("prompt"), "output": values.get("output")}),
+                "engine": _section(EngineConfig, engine, {"max_batch": flat["max_batch"],
+                                                          "token_budget": flat["token_budget"]}),
+                "cluster": _section(ClusterConfig, cluster, {"replicas": flat["replicas"],
+                                                             "prefill_replicas": flat["prefill_replicas"]}),
+                "slo": _section(SLO, slo, {"ttft_s": flat["slo_ttft"], "tpot_s": flat["slo_tpot"],
+                                           "attainment": flat["attainment"]}),
+                "run": {} if horizon_s is None else {"horizon_s": horizon_s}}
+    try:
+        return sim_config(sc, sections)
+    except TypeError as exc:
+        raise WhatifError(f"{exc}") from None
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from functools import cache
 from pathlib import Path
 
 from .errors import WhatifError, check_mapping, positive_int, shown
@@ -16,6 +17,7 @@ from .roofline.config import Parallelism, Precision
 from .roofline.efficiency import Efficiency, efficiency_source, load_efficiency
 from .roofline.engines import DEFAULT_ENGINE, engine_spec
 from .roofline.estimate import Estimate, Workload, estimate
+from .roofline.pass_setup import PassSetup, pass_setup
 from .roofline.placement import Placement, parse_place
 from .roofline.techniques.compose import TechniqueSet
 from .roofline.techniques.registry import technique_set
@@ -52,7 +54,8 @@ class Scenario:
     context_window: int | None = None    # what-if: treat the model's window as this many tokens
     launch_us: float | None = None       # host CPU launch + queuing time per kernel in eager mode (e.g. Grace's)
 
-    def resolve(self) -> tuple[ModelSpec, System, Parallelism, Efficiency]:
+    def parallelism(self) -> Parallelism:
+        """The parallelism, --gpus filling --tp where only it is given (and checked against tp x pp)."""
         par = self.parallel
         if self.gpus is not None:
             positive_int(self.gpus, "--gpus")
@@ -63,6 +66,11 @@ class Scenario:
             elif par.tp * par.pp != self.gpus:
                 raise WhatifError(f"--gpus: {self.gpus} != --tp {par.tp} x --pp {par.pp}; "
                                   f"give matching values or only one of them")
+        return par
+
+    def resolved(self) -> ResolvedScenario:
+        """The profiles loaded and checked, and the engine spec built, once: what everything below takes."""
+        par = self.parallelism()
         model = load_model(self.model)
         if self.context_window is not None:
             model = replace(model, max_position_embeddings=positive_int(self.context_window, "--context-window"))
@@ -75,29 +83,31 @@ class Scenario:
         system = load_system(self.hardware, par.gpus if par.gpus > 1 else self.gpus)
         if self.host_link is not None:
             system = with_host_link(system, self.host_link)
+        engine = self.engine()
         if self.launch_us is not None:
             lu = self.launch_us
             if isinstance(lu, bool) or not isinstance(lu, (int, float)) or not 0 <= lu < 1e6:
                 raise WhatifError(f"--launch-us: {lu!r} must be a non-negative number of microseconds")
             launch = Quantity(lu * 1e-6, "s", "assumed", "user-given CPU launch time per kernel (--launch-us)")
             system = replace(system, gpu=replace(system.gpu, launch_overhead=launch))
-        elif self.engine().eager_launch_s is not None:   # an eager engine's own host cost per kernel (PyTorch eager)
-            spec = self.engine()
-            launch = Quantity(spec.eager_launch_s, "s", "assumed", spec.sources["kernels.eager_launch_s"])
+        elif engine.eager_launch_s is not None:   # an eager engine's own host cost per kernel (PyTorch eager)
+            launch = Quantity(engine.eager_launch_s, "s", "assumed", engine.sources["kernels.eager_launch_s"])
             system = replace(system, gpu=replace(system.gpu, launch_overhead=launch))
         system = add_tiers(system, list(self.add_tiers))
         eff = load_efficiency(self.efficiency, system.gpu, self.calibration, self.kernel_engine)
         # the engine version's own all-reduce limit caps the fitted kernels' thresholds (trtllm-0.6: NCCL only)
-        eff = replace(eff, custom_allreduce_max_bytes=self.engine().custom_allreduce_cap(par.tp))
-        return model, system, par, eff
+        eff = replace(eff, custom_allreduce_max_bytes=engine.custom_allreduce_cap(par.tp))
+        return ResolvedScenario(self, model, system, par, eff, engine)
+
+    def resolve(self) -> tuple[ModelSpec, System, Parallelism, Efficiency]:
+        """(model, system, parallelism, efficiency) of resolved()."""
+        r = self.resolved()
+        return r.model, r.system, r.parallel, r.efficiency
 
     def engine(self) -> Engine:
         """The engine's spec as it configures itself on this scenario's GPU (vLLM's large-GPU defaults): the
         GPU's profile decides, not how many of it."""
-        spec = engine_spec(self.kernel_engine).for_gpu(load_system(self.hardware).gpu)
-        if self.max_num_seqs is None and self.max_num_batched_tokens is None:
-            return spec
-        return spec.with_limits(self.max_num_seqs, self.max_num_batched_tokens)
+        return _engine_on(self.kernel_engine, self.hardware, self.max_num_seqs, self.max_num_batched_tokens)
 
     def utilization(self) -> float:
         """The engine's memory fraction: given, or its spec's default at this tensor parallelism."""
@@ -112,11 +122,55 @@ class Scenario:
         return parse_place(self.place, self.access, self.overlap)
 
     def run(self, with_max_batch: bool = True) -> Estimate:
-        model, system, par, eff = self.resolve()
-        return estimate(model, system, par, self.precision, self.workload, eff, cuda_graphs=self.cuda_graphs,
-                        utilization=self.utilization(), techniques=self.technique_set(),
-                        with_max_batch=with_max_batch, placement=self.placement(), price_per_hour=self.price_per_hour,
-                        engine=self.engine())
+        return self.resolved().estimate(with_max_batch)
+
+
+@cache
+def _engine_on(kernel_engine: str, hardware: str, max_num_seqs: int | None,
+               max_num_batched_tokens: int | None) -> Engine:
+    # memoized: a run asks for its spec from the CLI, the estimate and the simulator; it is built once
+    spec = engine_spec(kernel_engine).for_gpu(load_system(hardware).gpu)
+    if max_num_seqs is None and max_num_batched_tokens is None:
+        return spec
+    return spec.with_limits(max_num_seqs, max_num_batched_tokens)
+
+
+@dataclass(frozen=True)
+class ResolvedScenario:
+    """A Scenario with its profiles loaded, its parallelism settled and its engine spec built for its GPU (every
+    default filled): the estimate, the simulator's iteration pricer and the configuration search take this."""
+
+    scenario: Scenario
+    model: ModelSpec
+    system: System
+    parallel: Parallelism
+    efficiency: Efficiency
+    engine: Engine
+
+    @property
+    def utilization(self) -> float:
+        return self.scenario.utilization()
+
+    @property
+    def placement(self) -> Placement:
+        return self.scenario.placement()
+
+    def technique_set(self, workload: Workload | None = None) -> TechniqueSet:
+        return technique_set(self.scenario.techniques).for_workload(workload or self.scenario.workload)
+
+    def pass_setup(self, shared_prefix: int = 0) -> PassSetup:
+        """The forward pass setup (a simulation's prefixes are its traffic's: it leaves shared_prefix 0)."""
+        sc = self.scenario
+        return pass_setup(self.model, self.system, self.parallel, sc.precision, self.efficiency, self.utilization,
+                          self.technique_set(), self.placement, shared_prefix, self.engine)
+
+    def estimate(self, with_max_batch: bool = True, workload: Workload | None = None) -> Estimate:
+        """The estimate of the scenario's workload, or of `workload` on the same deployment."""
+        sc, w = self.scenario, workload or self.scenario.workload
+        return estimate(self.model, self.system, self.parallel, sc.precision, w, self.efficiency,
+                        cuda_graphs=sc.cuda_graphs, utilization=self.utilization, techniques=self.technique_set(w),
+                        with_max_batch=with_max_batch, placement=self.placement, price_per_hour=sc.price_per_hour,
+                        engine=self.engine)
 
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
@@ -131,39 +185,22 @@ def _section(cls, raw, where: str):
 
 
 # What `whatif simulate` / `capacity` read besides the scenario: sections named after the simulator's dataclasses
-# (traffic: WorkloadSpec, engine: EngineConfig, cluster: ClusterConfig, slo: SLO) and a top-level horizon_s.
+# (traffic, engine, cluster, slo; checked by whatif.simulator.config.file_sections) and a top-level horizon_s.
 SIM_SECTIONS = ("traffic", "engine", "cluster", "slo")
 SIM_TOP = ("horizon_s",)
 
 
-def sim_section_classes() -> dict:
-    """{section name: the simulator dataclass its fields belong to}."""
-    # imported here: the simulator's workload module pulls in numpy, which an estimate does not need
-    from .simulator.config import SLO, ClusterConfig, EngineConfig
-    from .simulator.workload import WorkloadSpec
-    return {"traffic": WorkloadSpec, "engine": EngineConfig, "cluster": ClusterConfig, "slo": SLO}
-
-
 def read_scenario_file(path: str) -> tuple[dict, dict, dict]:
     """Read a scenario file into (top-level values, {section: values}, {simulation key: values}) for merging
-    with flags. The third holds the simulator's sections and horizon_s, each checked for unknown fields."""
+    with flags. The third holds the simulator's sections (unchecked here: the simulator's dataclasses check
+    their fields) and horizon_s."""
     data = read_yaml(Path(path))
     where = Path(path).name
     check_mapping(data, _TOP | set(_SECTIONS) | set(SIM_SECTIONS) | set(SIM_TOP), where)
     top = {k: data[k] for k in _TOP if k in data}
     sections = {k: _section(cls, data[k], f"{where}.{k}") for k, cls in _SECTIONS.items() if k in data}
-    sim = {k: data[k] for k in SIM_TOP if k in data}
-    if any(k in data for k in SIM_SECTIONS):
-        sim.update({k: _section(cls, data[k], f"{where}.{k}") for k, cls in sim_section_classes().items()
-                    if k in data})
+    sim = {k: data[k] for k in SIM_TOP + SIM_SECTIONS if k in data}
     return top, sections, sim
-
-
-def scenario_from_yaml(path: str) -> tuple[dict, dict]:
-    """Read a scenario file into (top-level values, {section: values}) for merging with flags. The simulator's
-    sections are checked but left out: an estimate does not use them (see read_scenario_file)."""
-    top, sections, _ = read_scenario_file(path)
-    return top, sections
 
 
 # Every number a scenario (file or flags) gives, with its stated physical bound: checked before any work.

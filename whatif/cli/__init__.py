@@ -4,7 +4,8 @@ kernel, validate, list, show.
 One module per command family (estimate.py, compare.py, tiers.py, simulate.py, search.py, report.py,
 validate.py, catalog.py), each with its parser and its commands; the flags they share are in one place each:
 scenario_flags.py (the scenario), sim_flags.py (the simulator), reporting.py (--report), progress.py (the
-progress bar), common.py (the parser class, optional packages); output.py formats estimates and kernels.
+progress bar), common.py (the parser class, optional packages); reports/output.py formats estimates and
+kernels (the API's results too).
 Building the parser imports nothing heavy: each command imports what it runs when it runs."""
 from __future__ import annotations
 

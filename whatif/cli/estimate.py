@@ -8,8 +8,8 @@ import sys
 from ..errors import WhatifError
 from ..specs.checks import MAX_BATCH, MAX_HEADS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, flag_int
 from ..specs import units
+from ..reports.output import estimate_dict, estimate_text, kernel_dict, kernel_text
 from .common import add_explain_flag
-from .output import estimate_dict, estimate_text, kernel_dict, kernel_text
 from .result_rows import ESTIMATE_COLUMNS, KERNEL_COLUMNS, estimate_row, kernel_row
 from .reporting import add_report_flag, start_report, write_report
 from .scenario_flags import add_hardware_flags, add_scenario_flags, scenario_from_args

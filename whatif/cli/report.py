@@ -5,11 +5,11 @@ import json
 
 from ..specs import units
 from .compare import compare_inputs
-from .output import tok_rate
+from ..reports.output import tok_rate
 from .progress import progress
 from .reporting import start_report
 from .scenario_flags import scenario_from_args
-from .sim_flags import SimulatorHelp, add_simulator_flags, sim_config, simulation_values
+from .sim_flags import SimulatorHelp, add_simulator_flags, simulation_values
 
 DEMO_OUT = "whatif-demo.html"
 REPORT_OUT = "whatif-report.html"
@@ -27,7 +27,7 @@ def add_report_parser(sub) -> None:
                "or a --scenario file's workload: section); --simulate serves the traffic the simulator flags "
                "describe (a --scenario file's traffic:, engine:, cluster: and slo: sections, as `whatif simulate`).",
         formatter_class=SimulatorHelp)
-    add_simulator_flags(p, searched_rate=False)
+    add_simulator_flags(p, searched_rate=False, refuses_batch=False)
     r = p.add_argument_group("report")
     r.add_argument("--out", default=REPORT_OUT, metavar="FILE", help=f"where to write the page (default {REPORT_OUT})")
     r.add_argument("--title", help="the page's title (default: model on hardware)")
@@ -102,6 +102,7 @@ def cmd_report(args) -> int:
 def _simulation_section(args, base):
     from ..reports.simulation import simulation_section
     from ..simulator.cluster import simulate
+    from ..simulator.config import sim_config
     cfg = sim_config(base, simulation_values(args))
     with progress(args) as bar:
         result = simulate(cfg, bar)

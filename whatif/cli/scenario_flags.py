@@ -3,6 +3,8 @@ techniques, memory tiers), shared by estimate, compare, crossover, size-tier, si
 and the Scenario they build."""
 from __future__ import annotations
 
+import argparse
+
 from ..roofline.efficiency import SOURCES
 from ..roofline.engines import DEFAULT_ENGINE, ENGINES
 from ..specs.dtypes import ACTIVATION_DTYPES, KV_DTYPES, WEIGHT_DTYPES
@@ -42,13 +44,15 @@ def add_hardware_flags(p):
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def add_scenario_flags(p):
-    """The flags that describe one scenario (estimate and compare share them)."""
+def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str, ...] = ()):
+    """The flags that describe one scenario (estimate and compare share them). `max_seqs_alias`: another spelling
+    of --max-num-seqs (a simulation's --max-batch); `unlisted`: flags parsed (to be refused by name) but not
+    shown in --help."""
     p.add_argument("--scenario", type=flag_text, help="scenario YAML (flags given here override it)")
     p.add_argument("--model", type=flag_text, help="model profile name or path to a YAML / Hugging Face config.json")
     add_hardware_flags(p)
     for flag, (field, text) in _COUNT_FLAGS.items():
-        p.add_argument(f"--{flag}", type=field.flag_type(), help=text)
+        p.add_argument(f"--{flag}", type=field.flag_type(), help=argparse.SUPPRESS if f"--{flag}" in unlisted else text)
     p.add_argument("--dp-attention", action="store_true",
                    help="attention data parallel (SGLang --enable-dp-attention), MoE models with --ep = --tp > 1: "
                         "each GPU runs attention, dense MLPs and shared experts whole on its own 1/tp of the "
@@ -62,12 +66,13 @@ def add_scenario_flags(p):
     p.add_argument("--kv-dtype", type=flag_text, help=f"KV-cache dtype: {', '.join(KV_DTYPES)} (default: --dtype)")
     p.add_argument("--memory-utilization", type=flag_float(0, 1, "a fraction of HBM", low_open=True),
                    help="the engine's memory fraction (default: its spec's, e.g. vLLM's gpu_memory_utilization 0.9)")
-    p.add_argument("--max-num-seqs", type=flag_int(1, MAX_BATCH, "sequences"),
-                   help="the engine's most running sequences (vLLM max_num_seqs, TensorRT-LLM max_batch_size; "
-                        "default: its spec's); its CUDA graphs stop at this batch")
-    p.add_argument("--max-num-batched-tokens", type=flag_int(1, MAX_TOKENS, "tokens"),
+    p.add_argument("--max-num-seqs", *([max_seqs_alias] if max_seqs_alias else []), dest="max_num_seqs",
+                   type=flag_int(1, MAX_BATCH, "sequences"), metavar="N",
+                   help="the engine's most running sequences (vLLM max_num_seqs, TensorRT-LLM max_batch_size): "
+                        "its CUDA graphs stop at this batch; default: the engine spec's for the GPU")
+    p.add_argument("--max-num-batched-tokens", type=flag_int(1, MAX_TOKENS, "tokens"), metavar="TOKENS",
                    help="the engine's token budget per step (vLLM max_num_batched_tokens, TensorRT-LLM "
-                        "max_num_tokens; default: its spec's): sizes its activation profile run")
+                        "max_num_tokens): sizes its activation profile run; default: the engine spec's for the GPU")
     p.add_argument("--eager", action="store_true", help="no CUDA graphs in decode: pay CPU launch per kernel")
     p.add_argument("--technique", action="append", default=[], metavar="NAME[:key=value,...]", type=flag_text,
                    help="apply a technique (repeatable; see `whatif list techniques`)")
@@ -95,55 +100,16 @@ def add_scenario_flags(p):
 
 def scenario_from_args(args):
     """The Scenario of the --scenario file (if any) with the flags given over it."""
-    from ..scenario import build_scenario, scenario_from_yaml
-    top, sections = scenario_from_yaml(args.scenario) if args.scenario else ({}, {})
-    sections = {k: dict(v) for k, v in sections.items()}
-    for key, value in (("model", args.model), ("hardware", args.hardware), ("gpus", args.gpus),
-                       ("efficiency", args.efficiency), ("calibration", args.calibration),
-                       ("kernel_engine", args.engine),
-                       ("memory_utilization", args.memory_utilization), ("max_num_seqs", args.max_num_seqs),
-                       ("max_num_batched_tokens", args.max_num_batched_tokens)):
-        if value is not None:
-            top[key] = value
-    if args.eager:
-        top["cuda_graphs"] = False
-    if args.technique:
-        top["techniques"] = list(top.get("techniques") or []) + list(args.technique)
-    if args.place:
-        top["place"] = list(top.get("place") or []) + list(args.place)
-    if args.add_tier:
-        top["add_tiers"] = list(top.get("add_tiers") or []) + list(args.add_tier)
-    for key, value in (("access", args.access), ("host_link", args.host_link),
-                       ("price_per_hour", args.price_per_hour), ("context_window", args.context_window),
-                       ("launch_us", args.launch_us)):
-        if value is not None:
-            top[key] = value
-    if args.no_overlap:
-        top["overlap"] = False
-    if getattr(args, "dp_attention", False):
-        sections.setdefault("parallel", {})["dp_attention"] = True
-    for section, keys in (("parallel", ("tp", "pp", "ep")),
-                          ("workload", ("batch", "prompt", "output", "prefill_chunk", "shared_prefix"))):
-        for key in keys:
-            value = getattr(args, key)
-            if value is not None:
-                sections.setdefault(section, {})[key] = value
-    sections["precision"] = _precision(args, sections.get("precision", {}))
-    return build_scenario(top, sections)
-
-
-def _precision(args, prec: dict) -> dict:
-    """The precision: section with --dtype, --weight-dtype, --kv-dtype and --weight-group-size over it."""
-    if args.dtype:
-        from ..roofline.config import Precision
-        Precision(activation=args.dtype)   # a bad value is reported as --dtype, not as --weight-dtype
-        prec["activation"] = args.dtype
-        prec.setdefault("weight", args.dtype)
-        prec.setdefault("kv", args.dtype)
-    if args.weight_dtype:
-        prec["weight"] = args.weight_dtype
-    if args.kv_dtype:
-        prec["kv"] = args.kv_dtype
-    if args.weight_group_size is not None:
-        prec["weight_group_size"] = args.weight_group_size
-    return prec
+    from ..inputs import PARALLEL, WORKLOAD, scenario_from_inputs
+    given = {"model": args.model, "hardware": args.hardware, "gpus": args.gpus, "efficiency": args.efficiency,
+             "calibration": args.calibration, "kernel_engine": args.engine,
+             "memory_utilization": args.memory_utilization, "max_num_seqs": args.max_num_seqs,
+             "max_num_batched_tokens": args.max_num_batched_tokens, "cuda_graphs": False if args.eager else None,
+             "access": args.access, "host_link": args.host_link, "price_per_hour": args.price_per_hour,
+             "context_window": args.context_window, "launch_us": args.launch_us,
+             "overlap": False if args.no_overlap else None,
+             "dp_attention": True if getattr(args, "dp_attention", False) else None,
+             **{key: getattr(args, key) for key in PARALLEL + WORKLOAD if key != "dp_attention"}}
+    return scenario_from_inputs(args.scenario, given, args.dtype, args.weight_dtype, args.kv_dtype,
+                                args.weight_group_size, appended={"techniques": args.technique, "place": args.place,
+                                                                  "add_tiers": args.add_tier})

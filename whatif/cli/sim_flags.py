@@ -1,11 +1,14 @@
 """The simulator's flags, shared by `whatif simulate`, `whatif capacity` and `whatif report --simulate`.
 
 Each simulator flag sets one field of one of the simulator's dataclasses (WorkloadSpec, EngineConfig,
-ClusterConfig, SLO, SimConfig). A flag left out keeps the scenario file's value, and then the dataclass's
-default: no default value lives here, and `--help` reads them from the dataclasses when it is shown."""
+ClusterConfig, SLO, SimConfig). A flag left out keeps the scenario file's value, and then the default: the
+dataclass's, or the engine spec's for the scenario's GPU (EngineConfig.for_engine). No default value lives here:
+`--help` reads them when it is shown, the engine spec's as that rule with vLLM's figure on an H100. --max-batch is
+--max-num-seqs spelled as the scheduler's limit: one knob."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from dataclasses import dataclass, fields
 from functools import cache
 
@@ -84,8 +87,6 @@ ENGINE_FLAGS = (
        "whole prompts beside the decodes within the token budget (mixed, TensorRT-LLM)"),
     _f("engine", "chunked_prefill", "--chunked-prefill", action=_BOOL,
        help="decodes first, prefill chunks fill the rest of each iteration's token budget (Sarathi-Serve)"),
-    _f("engine", "max_batch", "--max-batch", Field("int", 1, MAX_BATCH, "sequences"), "N",
-       "most running sequences per replica"),
     _f("engine", "token_budget", "--token-budget", Field("int", 1, MAX_TOKENS, "tokens"), "TOKENS",
        "most tokens per iteration (decodes + prefill)"),
     _f("engine", "block_size", "--block-size", Field("int", 1, 1 << 16, "tokens"), "TOKENS",
@@ -98,8 +99,7 @@ ENGINE_FLAGS = (
        "a preempted request's KV is recomputed later, or swapped to host memory and back"),
     _f("engine", "capacity", "--capacity", _TEXT, "POLICY",
        "on-demand: KV blocks as tokens need them, preempting when out (vLLM); reserve: admit a request only "
-       "with blocks for its whole output set aside, never preempting (TensorRT-LLM's GUARANTEED_NO_EVICT); "
-       "default: the engine spec's"),
+       "with blocks for its whole output set aside, never preempting (TensorRT-LLM's GUARANTEED_NO_EVICT)"),
     _f("engine", "swap_space_gb", "--swap-space", Field("float", 0, 1e6, "GiB"), "GIB",
        "host memory per GPU for swapped KV, GiB"),
     _f("engine", "scheduler_steps", "--scheduler-steps", Field("int", 1, 1024, "decode steps"), "N",
@@ -137,6 +137,9 @@ GROUPS = (("traffic", "requests that arrive (a scenario file's traffic: section)
           ("cluster", "replicas, routing, disaggregation (cluster: section)", CLUSTER_FLAGS),
           ("SLO", "latency objectives: attainment and goodput (slo: section)", SLO_FLAGS))
 ALL_FLAGS = TRAFFIC_FLAGS + ENGINE_FLAGS + CLUSTER_FLAGS + SLO_FLAGS + RUN_FLAGS
+# engine.max_batch is the engine's max_num_seqs: in a simulation --max-batch is that flag's other spelling
+MAX_BATCH_ALIAS = "--max-batch"
+FIELDS["engine_max_batch"] = Field("int", 1, MAX_BATCH, "sequences")
 
 # Estimate flags that describe one fixed batch: a simulation forms its own batches.
 NOT_SIMULATED = (
@@ -154,30 +157,46 @@ SIM_EPILOG = ("A --scenario file may also hold traffic:, engine:, cluster: and s
 # ---------------------------------------------------------------- help text
 
 def _section_classes() -> dict:
-    from ..scenario import sim_section_classes
-    from ..simulator.config import SimConfig
-    return {**sim_section_classes(), "run": SimConfig}
+    from ..simulator.config import SimConfig, section_classes
+    return {**section_classes(), "run": SimConfig}
+
+
+def _spec_default(h100, base) -> str:
+    """The rule for a default the engine spec fills (EngineConfig.for_engine): vLLM's on an H100 as the example,
+    and its base default (a bare EngineConfig's) where the GPU changes it."""
+    if isinstance(h100, bool):
+        return f"e.g. {'on' if h100 else 'off'} for an H100"
+    return f"e.g. {h100} on an H100" + (f"; vLLM's default {base} on smaller GPUs and the A100" if h100 != base else "")
 
 
 @cache
 def _help_notes() -> dict[str, str]:
-    """dest -> '(one of a, b; default a)' from the simulator's constants and dataclass defaults."""
+    """dest -> '(one of a, b; default a)' from the simulator's constants and dataclass defaults; for the engine
+    spec's fields, which depend on the GPU, the rule and an example."""
+    from ..scenario import Scenario
     from ..simulator import config, workload
     choices = {"traffic_arrival": workload.ARRIVALS, "traffic_lengths": workload.LENGTHS,
                "engine_batching": config.BATCHING, "engine_priority": config.PRIORITIES,
                "engine_preemption": config.PREEMPTION, "cluster_router": config.ROUTERS}
     defaults = {f"{section}_{f.name}": f.default for section, cls in _section_classes().items() for f in fields(cls)}
+    on_h100 = config.EngineConfig.for_engine(Scenario(hardware="h100-sxm").engine())
     notes = {}
     for flag in ALL_FLAGS:
         parts = [f"one of {', '.join(choices[flag.dest])}"] if flag.dest in choices else []
         default = defaults.get(flag.dest)
-        if isinstance(default, bool):
+        if flag.section == "engine" and flag.field in config.SPEC_DEFAULTS:
+            parts.append("default: the engine spec's for the GPU, " + _spec_default(getattr(on_h100, flag.field),
+                                                                                     default))
+        elif isinstance(default, bool):
             parts.append(f"default {'on' if default else 'off'}")
         elif default is not None:
             parts.append(f"default {default:g}" if isinstance(default, float) else f"default {default}")
         notes[flag.dest] = "; ".join(parts)
     notes["traffic_requests"] = (f"default {workload.DEFAULT_REQUESTS}; with --trace, all of it unless --requests "
                                  "or --duration")
+    # the scenario's engine limits (their help states the rule): the example, as the scheduler's flags
+    notes["max_num_seqs"] = _spec_default(on_h100.max_batch, defaults["engine_max_batch"])
+    notes["max_num_batched_tokens"] = _spec_default(on_h100.token_budget, defaults["engine_token_budget"])
     return notes
 
 
@@ -190,16 +209,17 @@ class SimulatorHelp(argparse.HelpFormatter):
     def _get_help_string(self, action):
         text = action.help or ""
         note = self.override.get(action.dest)
-        if note is None and action.dest in {f.dest for f in ALL_FLAGS}:
-            note = _help_notes()[action.dest]
+        if note is None:
+            note = _help_notes().get(action.dest)
         return f"{text} ({note.replace('%', '%%')})" if note else text
 
 
 # ---------------------------------------------------------------- parser
 
-def add_simulator_flags(p, searched_rate: bool):
-    """The scenario's flags and the simulator's; returns the 'run and output' group for more."""
-    add_scenario_flags(p)
+def add_simulator_flags(p, searched_rate: bool, refuses_batch: bool = True):
+    """The scenario's flags and the simulator's; returns the 'run and output' group for more. `refuses_batch`:
+    the command refuses the estimate's one-batch flags (reject_estimate_flags), so --help leaves them out."""
+    add_scenario_flags(p, MAX_BATCH_ALIAS, tuple(flag for _, flag, _ in NOT_SIMULATED) if refuses_batch else ())
     for title, description, flags in GROUPS:
         group = p.add_argument_group(title, description)
         for flag in flags:
@@ -226,12 +246,16 @@ def reject_estimate_flags(args) -> None:
 def simulation_values(args) -> dict[str, dict]:
     """{section: field values}: the scenario file's simulator sections, then the flags given over them."""
     from ..scenario import SIM_TOP, read_scenario_file
-    file_values = read_scenario_file(args.scenario)[2] if args.scenario else {}
+    from ..simulator.config import file_sections
+    file_values = file_sections(read_scenario_file(args.scenario)[2], Path(args.scenario).name) if args.scenario \
+        else {}
     values = {section: dict(file_values.get(section, {})) for section in ("traffic", "engine", "cluster", "slo")}
     values["run"] = {key: file_values[key] for key in SIM_TOP if key in file_values}
     for key in ("prompt", "output"):             # the scenario's flags, for a simulation the traffic's lengths
         if getattr(args, key) is not None:
             values["traffic"][key] = getattr(args, key)
+    if args.max_num_seqs is not None:            # --max-num-seqs / --max-batch: the scheduler's limit too
+        values["engine"]["max_batch"] = args.max_num_seqs
     for flag in ALL_FLAGS:
         value = getattr(args, flag.dest, None)
         if value is not None:
@@ -262,11 +286,3 @@ def check_simulation_values(values: dict[str, dict]) -> dict[str, dict]:
         raise WhatifError(f"--rate {rate:g} x --duration {duration:g} s is about {rate * duration:,.0f} requests; "
                           f"valid: at most {MAX_REQUESTS:,} (shorten --duration)")
     return values
-
-
-def sim_config(scenario, values: dict[str, dict]):
-    """SimConfig from {section: field values}; each dataclass checks its own values."""
-    c = _section_classes()
-    return c["run"](scenario, c["traffic"](**values["traffic"]), c["engine"].for_engine(scenario.engine(),
-                                                                                      **values["engine"]),
-                    c["cluster"](**values["cluster"]), c["slo"](**values["slo"]), **values["run"])

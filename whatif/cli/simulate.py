@@ -12,8 +12,7 @@ from .compare import parse_systems
 from .progress import ProgressBar, progress
 from .reporting import add_report_flag, start_report, write_report
 from .scenario_flags import scenario_from_args
-from .sim_flags import SIM_EPILOG, SimulatorHelp, add_simulator_flags, reject_estimate_flags, sim_config, \
-    simulation_values
+from .sim_flags import SIM_EPILOG, SimulatorHelp, add_simulator_flags, reject_estimate_flags, simulation_values
 from .tables import add_table_flags, start_tables, write_tables
 from .traces import time_scaled, trace_rate
 
@@ -79,8 +78,9 @@ def cmd_simulate(args) -> int:
     _check_csv_dir(args.csv_dir)
     start_report(args.report)
     start_tables(args)
-    cfg = sim_config(scenario_from_args(args), simulation_values(args))
     from ..simulator.cluster import check_fits, simulate
+    from ..simulator.config import sim_config
+    cfg = sim_config(scenario_from_args(args), simulation_values(args))
     check_fits(cfg)
     with progress(args) as bar:
         result = simulate(cfg, bar)
@@ -176,6 +176,7 @@ def cmd_capacity(args) -> int:
     values["traffic"].pop("rate", None)     # a scenario file's rate: searched instead
     if not {"requests", "duration_s", "trace"} & set(values["traffic"]):
         values["traffic"]["requests"] = CAPACITY_REQUESTS
+    from ..simulator.config import sim_config
     cfg = sim_config(base, values)
     if not cfg.slo.given:
         raise WhatifError("whatif capacity needs an SLO: give --slo-ttft and/or --slo-tpot (seconds), or an slo: "

@@ -81,9 +81,9 @@ def _overflow_text(est) -> str:
 
 
 def evaluate_engine(space: SearchSpace, key: EngineKey) -> list[EngineProfile]:
-    """Estimate `key` at each prefill chunk and batch of the space up to its max batch at that chunk: Scenario.run,
-    exactly as `whatif estimate` and `whatif.estimate` run it (model, system and efficiency loads are cached, so
-    each run is the estimate). One profile per chunk, in the space's chunk order. Without techniques, the chunks
+    """Estimate `key` at each prefill chunk and batch of the space up to its max batch at that chunk: the scenario
+    resolved once per chunk, then each batch's estimate, as `whatif estimate` and `whatif.estimate` run it
+    (Scenario.run). One profile per chunk, in the space's chunk order. Without techniques, the chunks
     after the first reuse the first chunk's decode steps (shared_decode)."""
     out: list[EngineProfile] = []
     sends = None      # (in a node, across nodes): the KV of one prompt, whatever the chunk
@@ -104,17 +104,14 @@ def _evaluate_at_chunk(space: SearchSpace, key: EngineKey, chunk: int, first: di
     """(the profile at `chunk`, its batch-1 estimate or None when the engine cannot run, {batch: estimate} of the
     batches fully estimated here)."""
     sc = engine_scenario(space, key, chunk)
-
-    def run(batch: int):
-        return replace(sc, workload=replace(sc.workload, batch=batch)).run(with_max_batch=False)
-
     try:
-        one = run(1)
+        resolved = sc.resolved()      # once per chunk: each batch below is only its estimate
+        one = resolved.estimate(with_max_batch=False)
     except WhatifError as exc:
         return EngineProfile(key, chunk, error=f"invalid: {exc}", estimates=1), None, {}
     if one.max_batch < 1:
         return EngineProfile(key, chunk, error=f"does not fit: {_overflow_text(one)}", estimates=1), None, {}
-    shared = shared_decode(sc) if first and not key.techniques else None
+    shared = shared_decode(resolved) if first and not key.techniques else None
     points, count, ests = [], 1, {1: one}
     for b in sorted(set(space.batches)):
         if b > one.max_batch:
@@ -122,7 +119,7 @@ def _evaluate_at_chunk(space: SearchSpace, key: EngineKey, chunk: int, first: di
         if b != 1 and shared is not None and b in first:
             points.append(shared(first[b], b))
             continue
-        est = one if b == 1 else run(b)
+        est = one if b == 1 else resolved.estimate(with_max_batch=False, workload=replace(sc.workload, batch=b))
         count += b != 1
         ests[b] = est
         points.append(BatchPoint(b, est.ttft_s, est.tpot_s, est.e2e_s, est.throughput_tok_s))
@@ -132,19 +129,17 @@ def _evaluate_at_chunk(space: SearchSpace, key: EngineKey, chunk: int, first: di
                           estimates=count), one, ests)
 
 
-def shared_decode(sc):
-    """A function (estimate of `batch` at another chunk, batch) -> BatchPoint at `sc`'s chunk, reusing the other
-    estimate's decode. Only for an engine without techniques: there the chunk changes the prefill passes and the
-    activation reserve (the max batch, checked by the caller with a batch-1 estimate at this chunk) and nothing of
-    the decode steps, and the estimate's TTFT is exactly the sum of its prefill passes (roofline.estimate: no
-    decoder adds to it, no technique changes the prompt's units). tests/test_search_chunks.py checks the figures
-    against whatif.estimate at each chunk."""
+def shared_decode(resolved):
+    """A function (estimate of `batch` at another chunk, batch) -> BatchPoint at the chunk of `resolved` (a
+    ResolvedScenario), reusing the other estimate's decode. Only for an engine without techniques: there the chunk
+    changes the prefill passes and the activation reserve (the max batch, checked by the caller with a batch-1
+    estimate at this chunk) and nothing of the decode steps, and the estimate's TTFT is exactly the sum of its
+    prefill passes (roofline.estimate: no decoder adds to it, no technique changes the prompt's units).
+    tests/test_search_chunks.py checks the figures against whatif.estimate at each chunk."""
     from ..roofline.estimate import group_prefill_passes
-    from ..roofline.pass_setup import pass_setup
     from ..roofline.step_price import StepPricer
-    model, system, par, eff = sc.resolve()
-    setup = pass_setup(model, system, par, sc.precision, eff, sc.utilization(), sc.technique_set(), sc.placement(),
-                       sc.workload.shared_prefix, sc.engine())
+    sc, par = resolved.scenario, resolved.parallel
+    setup = resolved.pass_setup(sc.workload.shared_prefix)
     w = sc.workload
     pricer = StepPricer(setup, memoized=False)   # whole passes, as the estimate prices them: the same TTFT
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import asdict, replace
 
 from ..errors import WhatifError
-from ..roofline.pass_setup import pass_setup
 from ..roofline.techniques.compose import overrides
+from ..scenario import Scenario
 from ..specs.hardware import System, load_component
 from .clock import URGENT, Clock
 from .collections_paused import collections_paused
@@ -29,15 +29,13 @@ PRIORITY_WORDS = {"prefill": "prefill-priority", "decode": "decode-priority",
                   "mixed": "whole prompts beside the decodes"}   # (without chunked prefill)
 
 
-def _iteration_times(scenario, par, engine, plan_seq_len: int) -> IterationTimes:
+def _iteration_times(scenario: Scenario, par, engine, plan_seq_len: int) -> IterationTimes:
     if par != scenario.parallel:
         scenario = replace(scenario, parallel=par, gpus=None)
     key = repr((scenario, engine.block_size, engine.token_budget, plan_seq_len, engine.scheduler_steps))
     times = _TIMES.get(key)
     if times is None:
-        model, system, par, eff = scenario.resolve()
-        setup = pass_setup(model, system, par, scenario.precision, eff, scenario.utilization(),
-                           scenario.technique_set(), scenario.placement(), engine=scenario.engine())
+        setup = scenario.resolved().pass_setup()   # (shared prefixes: the traffic's, cached; not the workload's)
         times = IterationTimes(setup, scenario.cuda_graphs, engine.block_size, engine.token_budget, plan_seq_len,
                                engine.scheduler_steps)
         if len(_TIMES) >= _TIMES_KEPT:
@@ -55,7 +53,7 @@ def check_fits(cfg: SimConfig) -> None:
     system = load_component(sc.hardware, None, "--hardware")
     if not isinstance(system, System):
         return
-    par = sc.resolve()[2]   # (--gpus may set tp)
+    par = sc.parallelism()   # (--gpus may set tp)
     need = cl.replicas * par.gpus
     pool = f"--replicas {cl.replicas} x {par.gpus} GPUs (tp {par.tp} x pp {par.pp})"
     if cl.disaggregated:

@@ -6,13 +6,20 @@ rest are vLLM's documented defaults, stated where they come from."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
-from ..errors import WhatifError, positive_int
+from ..errors import WhatifError, check_mapping, positive_int
 from ..roofline.engines import engine_spec
 from ..specs.checks import number
 from ..specs.engines import CAPACITY, PRIORITIES, Engine
+from ..scenario import Scenario
 
-_SPEC = engine_spec()   # the default engine's spec: EngineConfig's defaults
+if TYPE_CHECKING:   # (the workload module needs numpy, which building a command's parser does not)
+    from .workload import WorkloadSpec
+
+_SPEC = engine_spec()   # the default engine's spec: a bare EngineConfig()'s defaults (a run's: for_engine)
+# The fields whose default is the engine spec's for the scenario's GPU (EngineConfig.for_engine).
+SPEC_DEFAULTS = ("priority", "chunked_prefill", "max_batch", "token_budget", "block_size", "capacity")
 
 BATCHING = ("continuous", "static")
 PREEMPTION = ("recompute", "swap")
@@ -140,8 +147,8 @@ class SLO:
 class SimConfig:
     """One simulation: the scenario (model, system, parallelism, techniques) served under a workload."""
 
-    scenario: object               # whatif.scenario.Scenario
-    workload: object               # whatif.simulator.workload.WorkloadSpec
+    scenario: Scenario
+    workload: WorkloadSpec
     engine: EngineConfig = EngineConfig()
     cluster: ClusterConfig = ClusterConfig()
     slo: SLO = SLO()
@@ -150,3 +157,26 @@ class SimConfig:
     def __post_init__(self):
         if self.horizon_s is not None:
             number(self.horizon_s, "--horizon", 0.0, low_open=True)
+
+
+def section_classes() -> dict:
+    """{scenario file section: the simulator dataclass its fields belong to}."""
+    from .workload import WorkloadSpec
+    return {"traffic": WorkloadSpec, "engine": EngineConfig, "cluster": ClusterConfig, "slo": SLO}
+
+
+def file_sections(sim: dict, where: str) -> dict:
+    """A scenario file's simulator values (scenario.read_scenario_file's third part), each section checked for
+    unknown fields."""
+    checked = {k: check_mapping(sim[k], {f.name for f in fields(cls)}, f"{where}.{k}")
+               for k, cls in section_classes().items() if k in sim}
+    return {**{k: v for k, v in sim.items() if k not in checked}, **checked}
+
+
+def sim_config(scenario: Scenario, values: dict[str, dict]) -> SimConfig:
+    """SimConfig from {section: field values} (traffic, engine, cluster, slo, run): the engine's scheduler
+    defaults are its spec's for the scenario's GPU; each dataclass checks its own values."""
+    c = section_classes()
+    return SimConfig(scenario, c["traffic"](**values.get("traffic", {})),
+                     EngineConfig.for_engine(scenario.engine(), **values.get("engine", {})),
+                     ClusterConfig(**values.get("cluster", {})), SLO(**values.get("slo", {})), **values.get("run", {}))

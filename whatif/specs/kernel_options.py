@@ -14,7 +14,7 @@ fused."""
 from __future__ import annotations
 
 from ..errors import WhatifError
-from ..roofline.op_kinds import OpRole
+from .op_kinds import OpRole
 from .checks import boolean, integer, number
 from .hardware import ARCHS
 
@@ -61,7 +61,7 @@ def by_arch(raw, where: str) -> tuple[tuple[str, float], ...]:
 
 
 def roles(raw, where: str, valid: tuple[str, ...]) -> frozenset:
-    """A list of op roles (roofline/op_kinds.py OpRole values) out of `valid`."""
+    """A list of op roles (op_kinds.py OpRole values) out of `valid`."""
     if not isinstance(raw, list) or not all(isinstance(r, str) for r in raw):
         raise WhatifError(f"{where}: expected a list of op roles out of: {', '.join(valid)}")
     for r in raw:
