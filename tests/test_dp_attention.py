@@ -8,7 +8,7 @@ import whatif
 from whatif.errors import WhatifError
 from whatif.roofline.config import ForwardBatch, Parallelism, Precision
 from whatif.roofline.graph import forward_ops
-from whatif.roofline.op_kinds import OpRole
+from whatif.specs.op_kinds import OpRole
 from whatif.specs.models import load_model
 
 V3 = dict(model="deepseek-v3", hardware="hgx-h200", tp=8, ep=8, weight_dtype="fp8", prompt=4096, output=1024)

@@ -13,7 +13,7 @@ from whatif.roofline.engine_kernels import engine_ops
 from whatif.roofline.engines import engine_spec
 from whatif.roofline.graph import pass_ops
 from whatif.roofline.kernel_timing import gemm_seconds
-from whatif.roofline.op_kinds import OpRole
+from whatif.specs.op_kinds import OpRole
 from whatif.roofline.ops import OpClass
 from whatif.scenario import Scenario
 from whatif.specs.engines import engine_from_mapping

@@ -12,7 +12,7 @@ from whatif.roofline.forward_pass import time_pass
 from whatif.roofline.pass_setup import pass_setup
 from whatif.roofline.graph import pass_ops
 from whatif.roofline.context import pass_context
-from whatif.roofline.op_kinds import OpRole
+from whatif.specs.op_kinds import OpRole
 from whatif.roofline.ops import OpClass
 from whatif.scenario import Scenario
 from whatif.specs.engines import engine_from_mapping, version_names

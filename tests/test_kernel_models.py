@@ -274,7 +274,7 @@ def test_mla_decode_is_a_kernel_model_op_and_mla_prefill_stays_per_class():
     expansion (kv_b_proj), so MLA prefill stays per-class."""
     from whatif.roofline import kernel_timing
     from whatif.roofline.attention import attention_op
-    from whatif.roofline.op_kinds import OpRole
+    from whatif.specs.op_kinds import OpRole
     mla = OpRole.MLA_ATTENTION
     decode = attention_op([(1, 4096, 8)], 16, 1, 576, 512, 2.0, 2.0, 576, 1, "bf16", role=mla)
     prefill = attention_op([(2048, 0, 2)], 16, 16, 192, 128, 2.0, 2.0, 16 * 320, 1, "bf16", role=mla)

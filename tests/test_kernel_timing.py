@@ -11,7 +11,7 @@ from whatif.roofline.kernel_models.gemm import gemm_time
 from whatif.roofline.kernel_models.moe import moe_params
 from whatif.roofline.kernel_models.params import params_for
 from whatif.roofline.kernel_models.prefill_attention import prefill_attention_time
-from whatif.roofline.op_kinds import OpRole
+from whatif.specs.op_kinds import OpRole
 from whatif.roofline.ops import gemm
 from whatif.roofline.timing import time_op
 from whatif.specs.hardware import load_system

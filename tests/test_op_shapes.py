@@ -7,7 +7,7 @@ import pytest
 from whatif.errors import WhatifError
 from whatif.roofline.config import ForwardBatch, Parallelism, Precision
 from whatif.roofline.graph import forward_ops
-from whatif.roofline.op_kinds import FFN_ROLES, NON_LAYER_ROLES, OpClass, OpRole
+from whatif.specs.op_kinds import FFN_ROLES, NON_LAYER_ROLES, OpClass, OpRole
 from whatif.roofline.ops import (AttentionShape, CommShape, GemmShape, Op, ScoreShape, StreamShape, TransferShape,
                                  is_weight_gemm, op_fields_from_record, shape_from_dict, shape_record)
 from whatif.specs.models import load_model

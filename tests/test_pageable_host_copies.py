@@ -7,7 +7,7 @@ import pytest
 from whatif.errors import WhatifError
 from whatif.roofline.config import Precision
 from whatif.roofline.context import HostPath
-from whatif.roofline.op_kinds import OpClass
+from whatif.specs.op_kinds import OpClass
 from whatif.roofline.pass_setup import pass_setup
 from whatif.roofline.placement import parse_place
 from whatif.roofline.techniques.registry import technique_set

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..errors import WhatifError, check_mapping, closest, shown
 from ..specs.profiles import read_yaml
 from .engines import DEFAULT_ENGINE, check_engine
-from .op_kinds import OpClass
+from ..specs.op_kinds import OpClass
 from .ridge import ridge
 
 SOURCES = ("ideal", "default", "calibrated")

@@ -39,7 +39,7 @@ from .kernel_models.moe import has_moe_fit, moe_params, tile_m
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
 from .kernel_models.prefill_attention import prefill_parts
 from .op_shapes import AttentionShape
-from .op_kinds import OpRole
+from ..specs.op_kinds import OpRole
 from .ops import Op, OpClass
 
 GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")

@@ -7,7 +7,7 @@ from ..errors import WhatifError
 
 from .op_shapes import (AttentionShape, CommShape, GemmShape, OpShape, ScoreShape, StreamShape, TransferShape,
                         shape_from_dict)
-from .op_kinds import ATTENTION_CLASSES, FFN_ROLES, NON_LAYER_GEMM_ROLES, OpClass, OpRole
+from ..specs.op_kinds import ATTENTION_CLASSES, FFN_ROLES, NON_LAYER_GEMM_ROLES, OpClass, OpRole
 
 __all__ = ["ATTENTION_CLASSES", "AttentionShape", "CommShape", "GemmShape", "Op", "OpClass", "OpRole", "OpShape",
            "ScoreShape", "StreamShape", "TransferShape", "gemm", "graph_role", "in_ffn", "is_overlapped",

@@ -19,7 +19,7 @@ from .graph import check_parallelism
 from .placement import NO_PLACEMENT, Placement, resolved
 from .context import HostPath
 from .techniques.compose import NONE, TechniqueSet
-from .op_kinds import OpClass
+from ..specs.op_kinds import OpClass
 from .tiers import pageable_paths, resolve_tier, tier_paths
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from .comm import collective_time
 from .efficiency import SPLIT_K, TILES, Efficiency
-from .op_kinds import TENSOR_CORE_CLASSES
+from ..specs.op_kinds import TENSOR_CORE_CLASSES
 from .ops import Op, OpClass, link_bytes
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..roofline.kernel_models.params import DTYPE_BYTES, ceilings, fit_dtype
 from ..roofline.kernel_timing import covers, kv_fit_dtype
-from ..roofline.op_kinds import OpClass
+from ..specs.op_kinds import OpClass
 from ..specs.hardware import load_component
 from .kernel_fit import ceiling_columns, fit
 from .table import Row

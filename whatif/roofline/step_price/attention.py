@@ -20,7 +20,7 @@ from ..attention import DECODE_MAX_QUERIES
 from ..kernel_models.decode_attention import SPLIT_TOKENS
 from ..kernel_models.elementwise import plain
 from ..kernel_models.prefill_attention import BQ, BK
-from ..op_kinds import OpRole
+from ...specs.op_kinds import OpRole
 from ..op_shapes import AttentionShape
 from ..ops import OpClass
 from ..ridge import ridge_floats

@@ -28,7 +28,7 @@ from ..engine_kernels import engine_ops
 from ..kernel_models.params import DTYPE_BYTES, ceilings
 from ..kernel_models.gemm import gemm_parts
 from .. import kernel_timing
-from ..op_kinds import OpRole
+from ...specs.op_kinds import OpRole
 from ..ops import OpClass, link_bytes
 from ..pass_setup import PassSetup
 from ..ridge import ridge_floats

@@ -23,7 +23,7 @@ from ..config import ForwardBatch
 from ..context import pass_context
 from ..engine_kernels import fused_ops
 from ..graph import pass_ops
-from ..op_kinds import LOGIT_ROLES, OpRole
+from ...specs.op_kinds import LOGIT_ROLES, OpRole
 from ..ops import OpClass
 from ..ridge import ridge_floats
 

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, replace
 
 from ..attention import DECODE_MAX_QUERIES
-from ..op_kinds import LAYER_ATTENTION_ROLES
+from ...specs.op_kinds import LAYER_ATTENTION_ROLES
 from ..op_shapes import AttentionShape
 from ..ops import Op, OpClass, streaming
 from ..context import KVFormat, PassContext

@@ -12,7 +12,7 @@ from ..attention import causal_pairs
 from ..config import ForwardBatch, Parallelism, Precision
 from ..context import PassContext, PrefillUnit
 from ..mlp import weight_gemm
-from ..op_kinds import LOGIT_ROLES, OpRole
+from ...specs.op_kinds import LOGIT_ROLES, OpRole
 from ..ops import Op
 from .base import Technique, param, register
 from .compose import TechniqueSet

@@ -12,7 +12,7 @@ from ...specs.models import ModelSpec
 from ..attention import DECODE_MAX_QUERIES, attention_op
 from ..context import HostPath, PassContext, PrefillUnit
 from ..ops import AttentionShape, Op, OpClass, ScoreShape
-from ..op_kinds import LAYER_ATTENTION_ROLES
+from ...specs.op_kinds import LAYER_ATTENTION_ROLES
 
 SOFTMAX_OPS_PER_SCORE = 5.0    # max, subtract, exp, sum, scale per score, CUDA-core ops; assumed
 TOPK_OPS_PER_SCORE = 4.0       # radix-select passes + compare per candidate score, CUDA-core ops; assumed

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from ...errors import WhatifError
 from ...specs.models import MLASpec, ModelSpec
 from ..config import Precision
-from ..op_kinds import LAYER_ATTENTION_ROLES
+from ...specs.op_kinds import LAYER_ATTENTION_ROLES
 from ..ops import Op, OpClass, OpRole, streaming
 from ..context import KVFormat, PassContext
 from .base import Technique, param, register, replace_ops

@@ -27,7 +27,7 @@ from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..attention import attention_op, causal_pairs
 from ..config import ForwardBatch
-from ..op_kinds import EMBEDDING_ROLES, LAYER_ATTENTION_ROLES, LOGIT_ROLES
+from ...specs.op_kinds import EMBEDDING_ROLES, LAYER_ATTENTION_ROLES, LOGIT_ROLES
 from ..ops import AttentionShape, Op, OpClass, OpRole, StreamShape
 from ..context import PassContext, PrefillUnit
 from .base import Technique, param, register, replace_ops

@@ -25,7 +25,7 @@ from dataclasses import dataclass, fields, replace
 
 from ...errors import WhatifError
 from ..mlp import weight_gemm
-from ..op_kinds import NON_LAYER_ROLES
+from ...specs.op_kinds import NON_LAYER_ROLES
 from ..ops import Op, OpClass, OpRole, gemm, in_ffn, streaming
 from ..context import KVFormat, PassContext, kv_heads_per_gpu
 from .base import Technique, param, register

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from ..op_kinds import LAYER_ATTENTION_ROLES
+from ...specs.op_kinds import LAYER_ATTENTION_ROLES
 from ..ops import Op, OpClass, OpRole, kv_read_bytes, kv_write_bytes, streaming, transfer
 from ..placement import Placement
 from ..context import HostPath, KVFormat, PassContext

@@ -22,7 +22,7 @@ from ...errors import WhatifError
 from ...specs.hardware import load_component
 from ...specs.models import ModelSpec
 from ..mlp import weight_gemm
-from ..op_kinds import FFN_ROLES
+from ...specs.op_kinds import FFN_ROLES
 from ..ops import Op, OpClass, OpRole, graph_role, is_weight_gemm, kv_read_bytes, transfer, weights_of
 from ..placement import Placement
 from ..context import HostPath, PassContext
