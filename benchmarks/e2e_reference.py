@@ -155,9 +155,10 @@ def simulated_latencies(row: dict, sc: Scenario, spec, skip: int = 0, requests=N
     import numpy as np
 
     from whatif.simulator.cluster import simulate
-    from whatif.simulator.config import EngineConfig, SimConfig
+    from whatif.simulator.config import SchedulerConfig, SimConfig
 
-    res = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine(), **engine_options(row))), requests=requests)
+    config = SimConfig(sc, spec, SchedulerConfig.for_engine(sc.engine(), **engine_options(row)))
+    res = simulate(config, requests=requests)
     records = sorted(res.records, key=lambda r: r.request.id)[skip:]
     assert all(r.finish_s is not None for r in records), row["id"]
     fe = sc.engine().frontend
@@ -216,13 +217,14 @@ def simulate_throughput(row: dict) -> float:
     batching, its capacity policy, CUDA-graph padding), total output over the run from first send to last
     token (trtllm-bench's "Total Output Throughput")."""
     from whatif.simulator.cluster import simulate
-    from whatif.simulator.config import EngineConfig, SimConfig
+    from whatif.simulator.config import SchedulerConfig, SimConfig
     from whatif.simulator.workload import WorkloadSpec
 
     isl, osl = int(row["isl"]), int(row["osl"])
     sc = scenario(row)
     spec = WorkloadSpec(requests=DATASET_REQUESTS[(isl, osl)], prompt=isl, output=osl, seed=1)
-    records = simulate(SimConfig(sc, spec, EngineConfig.for_engine(sc.engine())), requests=sent_at_once(spec)).records
+    config = SimConfig(sc, spec, SchedulerConfig.for_engine(sc.engine()))
+    records = simulate(config, requests=sent_at_once(spec)).records
     assert all(r.finish_s is not None for r in records), row["id"]
     return output_rate(records, [0.0] * len(records))   # (offline: no front end)
 

@@ -35,7 +35,7 @@ CASES = {
         "SimConfig(Scenario(), WorkloadSpec(lengths='sharegpt', requests=n, seed=1, rate=60.0))",
     "same, prefill-priority (no chunking)":
         "SimConfig(Scenario(), WorkloadSpec(lengths='sharegpt', requests=n, seed=1, rate=20.0), "
-        "EngineConfig(chunked_prefill=False))",
+        "SchedulerConfig(chunked_prefill=False))",
     "llama-3-70b dgx-h100 tp4, 8 req/s":
         "SimConfig(Scenario(model='llama-3-70b', hardware='dgx-h100', parallel=Parallelism(tp=4)), "
         "WorkloadSpec(lengths='sharegpt', requests=n, seed=1, rate=8.0))",
@@ -52,7 +52,7 @@ import json, resource, sys, time
 from whatif.roofline.config import Parallelism
 from whatif.scenario import Scenario
 from whatif.simulator import cluster
-from whatif.simulator.config import ClusterConfig, EngineConfig, SimConfig
+from whatif.simulator.config import ClusterConfig, SchedulerConfig, SimConfig
 from whatif.simulator.workload import WorkloadSpec
 n = int(sys.argv[1])
 cfg = eval(sys.argv[2])

@@ -17,7 +17,7 @@ from whatif.cli import main
 from whatif.cli.progress import ProgressBar
 from whatif.cli.simulate import CAPACITY_REQUESTS
 from whatif.cli.traces import time_scaled
-from whatif.simulator.config import EngineConfig
+from whatif.simulator.config import SchedulerConfig
 from whatif.simulator.request import Request
 
 SMALL = ["--requests", "40", "--rate", "5", "--prompt", "128", "--output", "16", "--no-progress"]
@@ -246,7 +246,7 @@ def test_help_defaults_come_from_the_dataclasses(capsys):
     with pytest.raises(SystemExit):
         main(["simulate", "--help"])
     out = " ".join(capsys.readouterr().out.split())     # help wraps to the terminal's width
-    engine = {f.name: f.default for f in fields(EngineConfig)}
+    engine = {f.name: f.default for f in fields(SchedulerConfig)}
     assert f"default {engine['max_batch']}" in out and f"default {engine['token_budget']}" in out
     assert "--no-chunked-prefill" in out and "continuous, static" in out
 

@@ -12,7 +12,7 @@ from whatif.roofline.forward_pass import engine_step, step_shape, time_pass
 from whatif.roofline.memory import plan_memory
 from whatif.roofline.pass_setup import pass_setup
 from whatif.scenario import Scenario
-from whatif.simulator.config import EngineConfig
+from whatif.simulator.config import SchedulerConfig
 from whatif.specs.engines import GIB, CpuOverhead, engine_from_mapping, engine_names, expand_sizes
 from whatif.specs.profiles import read_yaml
 
@@ -131,14 +131,14 @@ def test_vllm_takes_its_large_gpu_defaults_on_large_gpus_but_not_on_a100():
 
 
 def test_simulator_scheduler_defaults_come_from_the_spec():
-    d, v = EngineConfig(), engine_spec("vllm")
+    d, v = SchedulerConfig(), engine_spec("vllm")
     assert (d.max_batch, d.token_budget, d.block_size, d.chunked_prefill) == \
         (v.max_num_seqs, v.max_num_batched_tokens, v.block_size, v.chunked_prefill)
     t = engine_spec("trtllm")
-    cfg = EngineConfig.for_engine(t, max_batch=8)
+    cfg = SchedulerConfig.for_engine(t, max_batch=8)
     assert (cfg.max_batch, cfg.token_budget, cfg.block_size) == (8, t.max_num_batched_tokens, t.block_size)
     with pytest.raises(WhatifError, match="unknown field"):
-        EngineConfig.for_engine(t, nonsense=1)
+        SchedulerConfig.for_engine(t, nonsense=1)
 
 
 def test_a_malformed_spec_is_a_one_line_error_naming_the_field(tmp_path):

@@ -101,7 +101,7 @@ def test_sglang_0_3_runs_prefill_and_decode_in_separate_steps_without_overlap():
     """SGLang v0.3.0: a step is a prefill batch or the decode batch (prefill first; mixing only with
     --enable-mixed-chunk), its CPU step runs between GPU steps (no overlap scheduler before 0.4), graphs up to
     160; today's SGLang spec keeps the prefill-first steps but overlaps its CPU work."""
-    from whatif.simulator.config import EngineConfig
+    from whatif.simulator.config import SchedulerConfig
 
     old, new = engine_spec("sglang-0.3"), engine_spec("sglang")
     assert check_engine("sglang-0.3") == "sglang" and old.kernel_fits == "sglang"
@@ -109,6 +109,6 @@ def test_sglang_0_3_runs_prefill_and_decode_in_separate_steps_without_overlap():
     assert old.step_seconds(5e-3, 8) == pytest.approx(5e-3 + old.cpu.seconds(8))
     assert old.graph_sizes[-1] == 160 and old.graph_batch(161) is None and old.graph_batch(9) == 16
     for spec in (old, new):
-        cfg = EngineConfig.for_engine(spec)
+        cfg = SchedulerConfig.for_engine(spec)
         assert not cfg.chunked_prefill and cfg.priority == "prefill", spec.name
     assert old.frontend.seconds(100) > 0   # served over HTTP

@@ -111,7 +111,7 @@ def test_recheck_runs_the_chunk_and_notes_attention_dp():
     space = SearchSpace(model="mixtral-8x7b", hardware=("dgx-h100",), gpu_budget=2, prefill_chunks=(2048,))
     dp = EngineKey("dgx-h100", 2, 1, 2, "bf16", "bf16", (), True)
     c = Config("aggregated", "dgx-h100", dp, 8, 1, 2, request_rate=1.0, chunk=2048)
-    assert sim_config(space, c, 10).engine.token_budget == 2048
+    assert sim_config(space, c, 10).scheduler.token_budget == 2048
     assert "attention DP" in dp_attention_note(c) and "optimistic" in dp_attention_note(c)
     plain = Config("aggregated", "dgx-h100", EngineKey("dgx-h100", 2, 1, 2, "bf16", "bf16"), 8, 1, 2, chunk=2048)
     assert dp_attention_note(plain) == ""

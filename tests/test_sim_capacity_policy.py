@@ -4,7 +4,7 @@ from whatif.roofline.engines import engine_spec
 from whatif.roofline.estimate import Workload
 from whatif.scenario import Scenario
 from whatif.simulator.cluster import simulate
-from whatif.simulator.config import EngineConfig, SimConfig
+from whatif.simulator.config import SchedulerConfig, SimConfig
 from whatif.simulator.workload import WorkloadSpec
 
 # Llama-3-70B on 2 H100s holds only ~3 sequences of 5,000 tokens: long requests contend for the cache
@@ -13,7 +13,7 @@ LONG = WorkloadSpec(rate=1e9, requests=20, prompt=3000, output=2000, seed=1)
 
 
 def run(capacity: str):
-    res = simulate(SimConfig(TIGHT, LONG, EngineConfig(capacity=capacity, max_batch=256)))
+    res = simulate(SimConfig(TIGHT, LONG, SchedulerConfig(capacity=capacity, max_batch=256)))
     assert all(r.finish_s is not None for r in res.records)
     return res
 
@@ -33,8 +33,8 @@ def test_reserve_runs_as_many_sequences_as_fit_whole():
 
 
 def test_tensorrt_llm_reserves_and_vllm_takes_blocks_on_demand():
-    assert EngineConfig.for_engine(engine_spec("trtllm")).capacity == "reserve"
-    assert EngineConfig.for_engine(engine_spec("vllm")).capacity == "on-demand"
+    assert SchedulerConfig.for_engine(engine_spec("trtllm")).capacity == "reserve"
+    assert SchedulerConfig.for_engine(engine_spec("vllm")).capacity == "on-demand"
 
 
 def test_a_disaggregated_cluster_that_reserves_hands_reservations_on():
@@ -43,6 +43,6 @@ def test_a_disaggregated_cluster_that_reserves_hands_reservations_on():
     from whatif.simulator.config import ClusterConfig
     sc = Scenario(hardware="dgx-h100", kernel_engine="trtllm")
     res = simulate(SimConfig(sc, WorkloadSpec(rate=50, requests=600, prompt=2000, output=200, seed=1),
-                             EngineConfig(capacity="reserve"), ClusterConfig(replicas=1, prefill_replicas=1)))
+                             SchedulerConfig(capacity="reserve"), ClusterConfig(replicas=1, prefill_replicas=1)))
     assert all(r.finish_s is not None for r in res.records)
     assert sum(r.preemptions for r in res.records) == 0

@@ -9,15 +9,15 @@ import pytest
 from whatif.roofline.config import Parallelism
 from whatif.scenario import Scenario
 from whatif.simulator import cluster, replica
-from whatif.simulator.config import ClusterConfig, EngineConfig, SimConfig
+from whatif.simulator.config import ClusterConfig, SchedulerConfig, SimConfig
 from whatif.simulator.workload import WorkloadSpec
 
 SHAREGPT = WorkloadSpec(lengths="sharegpt", requests=300, seed=3, rate=20.0)
 CONFIGS = {
     "chunked": SimConfig(Scenario(), SHAREGPT),
-    "prefill-priority": SimConfig(Scenario(), SHAREGPT, EngineConfig(chunked_prefill=False)),
-    "decode-priority": SimConfig(Scenario(), SHAREGPT, EngineConfig(chunked_prefill=False, priority="decode")),
-    "static": SimConfig(Scenario(), SHAREGPT, EngineConfig(chunked_prefill=False, batching="static")),
+    "prefill-priority": SimConfig(Scenario(), SHAREGPT, SchedulerConfig(chunked_prefill=False)),
+    "decode-priority": SimConfig(Scenario(), SHAREGPT, SchedulerConfig(chunked_prefill=False, priority="decode")),
+    "static": SimConfig(Scenario(), SHAREGPT, SchedulerConfig(chunked_prefill=False, batching="static")),
     "pp2": SimConfig(Scenario(hardware="dgx-h100", parallel=Parallelism(pp=2)),
                      WorkloadSpec(lengths="sharegpt", requests=200, seed=3, rate=30.0)),
     "disaggregated": SimConfig(Scenario(hardware="dgx-h100"), SHAREGPT,
@@ -25,12 +25,12 @@ CONFIGS = {
     "recompute": SimConfig(Scenario(memory_utilization=0.25), WorkloadSpec(lengths="sharegpt", requests=300, seed=3,
                                                                           rate=60.0)),
     "swap": SimConfig(Scenario(memory_utilization=0.25), WorkloadSpec(lengths="sharegpt", requests=300, seed=3,
-                                                                     rate=60.0), EngineConfig(preemption="swap")),
+                                                                     rate=60.0), SchedulerConfig(preemption="swap")),
     "recompute, prefill-priority": SimConfig(Scenario(memory_utilization=0.25), WorkloadSpec(
-        lengths="sharegpt", requests=300, seed=3, rate=60.0), EngineConfig(chunked_prefill=False)),
-    "max-batch": SimConfig(Scenario(), SHAREGPT, EngineConfig(max_batch=8)),
+        lengths="sharegpt", requests=300, seed=3, rate=60.0), SchedulerConfig(chunked_prefill=False)),
+    "max-batch": SimConfig(Scenario(), SHAREGPT, SchedulerConfig(max_batch=8)),
     "prefix-cache": SimConfig(Scenario(), WorkloadSpec(requests=300, seed=3, rate=20.0, prefix_groups=3,
-                                                       prefix_tokens=300), EngineConfig(prefix_caching=True)),
+                                                       prefix_tokens=300), SchedulerConfig(prefix_caching=True)),
 }
 
 

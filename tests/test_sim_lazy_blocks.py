@@ -8,17 +8,18 @@ import pytest
 from whatif.roofline.config import Parallelism
 from whatif.scenario import Scenario
 from whatif.simulator import cluster
-from whatif.simulator.config import EngineConfig, SimConfig
+from whatif.simulator.config import SchedulerConfig, SimConfig
 from whatif.simulator.scheduling.core import Scheduler
 from whatif.simulator.workload import WorkloadSpec
 
 SMALL_KV = Scenario(memory_utilization=0.25)   # (the pool runs short: preemption)
 CONFIGS = {
     "chunked, preempting": SimConfig(SMALL_KV, WorkloadSpec(lengths="sharegpt", requests=400, seed=5, rate=80.0)),
-    "prefill-priority, preempting": SimConfig(SMALL_KV, WorkloadSpec(lengths="sharegpt", requests=400, seed=5,
-                                                                     rate=80.0), EngineConfig(chunked_prefill=False)),
+    "prefill-priority, preempting": SimConfig(SMALL_KV,
+                                              WorkloadSpec(lengths="sharegpt", requests=400, seed=5, rate=80.0),
+                                              SchedulerConfig(chunked_prefill=False)),
     "swap": SimConfig(SMALL_KV, WorkloadSpec(lengths="sharegpt", requests=400, seed=5, rate=80.0),
-                      EngineConfig(preemption="swap")),
+                      SchedulerConfig(preemption="swap")),
     "pp2 (two engines, one pool)": SimConfig(Scenario(hardware="dgx-h100", parallel=Parallelism(pp=2),
                                                       memory_utilization=0.15),
                                              WorkloadSpec(lengths="sharegpt", requests=300, seed=5, rate=60.0)),

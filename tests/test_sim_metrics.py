@@ -226,10 +226,10 @@ def test_goodput_is_never_above_the_offered_rate(n, rate, e2e):
 
 def test_context_window_rejections_are_one_summary_with_the_longest_and_a_remedy():
     from whatif.simulator.cluster import simulate
-    from whatif.simulator.config import ClusterConfig, EngineConfig, SimConfig
+    from whatif.simulator.config import ClusterConfig, SchedulerConfig, SimConfig
     from whatif.scenario import Scenario
     reqs = [Request(i, 0.01 * i, 9000 + 100 * i, 10) for i in range(50)] + [Request(50, 1.0, 100, 10)]
-    res = simulate(SimConfig(Scenario(), None, EngineConfig(), ClusterConfig(), SLO()), requests=reqs)
+    res = simulate(SimConfig(Scenario(), None, SchedulerConfig(), ClusterConfig(), SLO()), requests=reqs)
     c = res.summary()["requests"]
     assert c["rejected"] == 50 and len(c["rejected_reasons"]) == 1
     line = [x for x in res.text().splitlines() if x.startswith("requests:")][0]

@@ -7,7 +7,7 @@ from whatif.errors import WhatifError
 from whatif.roofline.engines import engine_spec
 from whatif.scenario import Scenario
 from whatif.simulator.cluster import simulate
-from whatif.simulator.config import EngineConfig, SimConfig
+from whatif.simulator.config import SchedulerConfig, SimConfig
 from whatif.simulator.request import Request
 from whatif.simulator.workload import WorkloadSpec
 
@@ -15,7 +15,7 @@ SC = Scenario(hardware="h100-sxm")
 
 
 def run(requests, **engine):
-    cfg = EngineConfig(token_budget=8192, **engine)
+    cfg = SchedulerConfig(token_budget=8192, **engine)
     res = simulate(SimConfig(SC, WorkloadSpec(requests=len(requests)), cfg), requests=requests)
     records = sorted(res.records, key=lambda r: r.request.id)
     assert all(r.finish_s is not None for r in records)
@@ -25,9 +25,9 @@ def run(requests, **engine):
 def test_tensorrt_llm_takes_whole_prompts_beside_decodes():
     spec = engine_spec("trtllm")
     assert not spec.chunked_prefill and spec.priority == "mixed"
-    cfg = EngineConfig.for_engine(spec)
+    cfg = SchedulerConfig.for_engine(spec)
     assert not cfg.chunked_prefill and cfg.priority == "mixed"
-    assert EngineConfig.for_engine(engine_spec("vllm")).chunked_prefill
+    assert SchedulerConfig.for_engine(engine_spec("vllm")).chunked_prefill
 
 
 def test_mixed_admits_whole_prompts_within_the_budget():
@@ -52,13 +52,13 @@ def test_mixed_decodes_beside_a_prompt_where_prefill_priority_stalls():
 
 def test_an_unknown_priority_names_the_valid_ones():
     with pytest.raises(WhatifError, match="mixed"):
-        EngineConfig(priority="fifo")
+        SchedulerConfig(priority="fifo")
 
 
 def test_mixed_rejects_a_prompt_longer_than_the_budget():
     """TensorRT-LLM without chunked context caps the input at max_num_tokens: a longer prompt is refused with
     the reason, not run."""
-    cfg = EngineConfig(token_budget=2048, chunked_prefill=False, priority="mixed")
+    cfg = SchedulerConfig(token_budget=2048, chunked_prefill=False, priority="mixed")
     reqs = [Request(0, 0.0, 3000, 4), Request(1, 0.0, 1000, 4)]
     res = simulate(SimConfig(SC, WorkloadSpec(requests=2), cfg), requests=reqs)
     records = sorted(res.records, key=lambda r: r.request.id)

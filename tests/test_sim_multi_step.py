@@ -16,7 +16,7 @@ from whatif.roofline.forward_pass import engine_step
 from whatif.roofline.pass_setup import pass_setup
 from whatif.scenario import Scenario
 from whatif.simulator.cluster import simulate
-from whatif.simulator.config import SLO, ClusterConfig, EngineConfig, SimConfig
+from whatif.simulator.config import SLO, ClusterConfig, SchedulerConfig, SimConfig
 from whatif.simulator.iteration_time import IterationTimes, bucket
 from whatif.simulator.request import FINISHED, Request
 
@@ -24,8 +24,8 @@ SC = Scenario(model="llama-3.1-8b", hardware="a100-sxm-80gb", kernel_engine="vll
 K = 10
 
 
-def engine(steps: int) -> EngineConfig:
-    return EngineConfig.for_engine(SC.engine(), scheduler_steps=steps)
+def engine(steps: int) -> SchedulerConfig:
+    return SchedulerConfig.for_engine(SC.engine(), scheduler_steps=steps)
 
 
 def run(requests, steps: int):
@@ -77,9 +77,9 @@ def test_tokens_stream_in_chunks_of_k_and_arrivals_wait_for_the_iteration():
 
 def test_multi_step_needs_prefill_priority_without_chunks():
     with pytest.raises(WhatifError, match="--scheduler-steps 10"):
-        EngineConfig(scheduler_steps=10, chunked_prefill=True)
+        SchedulerConfig(scheduler_steps=10, chunked_prefill=True)
     with pytest.raises(WhatifError, match="--scheduler-steps"):
-        EngineConfig(scheduler_steps=0)
+        SchedulerConfig(scheduler_steps=0)
     spec = replace(SC, techniques=("speculative:draft=llama-68m,k=4,alpha=0.8",), model="llama-2-7b",
                    workload=Workload(batch=1, prompt=128, output=16))
     with pytest.raises(WhatifError, match="--scheduler-steps 10.*speculative"):
@@ -105,7 +105,7 @@ def test_every_token_comes_out_once_through_short_outputs_and_preemption():
     outputs = rng.choice([1, 2, 9, 10, 11, 300, 1500], 150)
     prompts = rng.integers(50, 3000, 150)
     reqs = [Request(i, float(t), int(p), int(o)) for i, (t, p, o) in enumerate(zip(arrivals, prompts, outputs))]
-    e = EngineConfig.for_engine(small.engine(), scheduler_steps=K)
+    e = SchedulerConfig.for_engine(small.engine(), scheduler_steps=K)
     res = simulate(SimConfig(small, None, e, ClusterConfig(), SLO()), requests=reqs)
     assert {r.status for r in res.records} == {FINISHED}
     assert all(r.emitted.count == r.request.output for r in res.records)

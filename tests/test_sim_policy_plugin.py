@@ -8,7 +8,7 @@ import pytest
 from whatif.errors import WhatifError
 from whatif.scenario import Scenario
 from whatif.simulator.cluster import simulate
-from whatif.simulator.config import SLO, ClusterConfig, EngineConfig, SimConfig
+from whatif.simulator.config import SLO, ClusterConfig, SchedulerConfig, SimConfig
 from whatif.simulator.request import FINISHED, Request
 from whatif.simulator.scheduling.core import Scheduler
 from whatif.simulator.scheduling.prefill_first import PrefillFirst
@@ -39,7 +39,7 @@ PROMPTS = [900, 100, 500, 300, 1100, 700, 200, 1000, 400, 800, 600, 1200]
 
 def run(policy: str):
     requests = [Request(i, i * 0.001, p, 8) for i, p in enumerate(PROMPTS)]   # all queued while the first runs
-    engine = EngineConfig(max_batch=1, chunked_prefill=False, policy=policy)
+    engine = SchedulerConfig(max_batch=1, chunked_prefill=False, policy=policy)
     return simulate(SimConfig(Scenario(), None, engine, ClusterConfig(), SLO()), requests=requests).records
 
 
@@ -70,10 +70,10 @@ def test_a_policy_defined_here_runs_and_admits_shortest_first(monkeypatch):
     ({"batching": "static", "policy": "decode-first"}, "decode-first"),
 ])
 def test_the_engine_fields_name_the_policy(fields, name):
-    cfg = EngineConfig(**fields)
+    cfg = SchedulerConfig(**fields)
     assert policy_name(cfg) == name and isinstance(make_policy(cfg), POLICIES[name])
 
 
 def test_an_unknown_policy_is_an_error_naming_the_valid_ones():
     with pytest.raises(WhatifError, match="'fifo' is not a scheduling policy; valid: chunked-prefill"):
-        make_policy(EngineConfig(policy="fifo"))
+        make_policy(SchedulerConfig(policy="fifo"))

@@ -10,17 +10,17 @@ import pytest
 from whatif.roofline.estimate import Workload
 from whatif.scenario import Scenario
 from whatif.simulator.cluster import simulate
-from whatif.simulator.config import SLO, ClusterConfig, EngineConfig, SimConfig
+from whatif.simulator.config import SLO, ClusterConfig, SchedulerConfig, SimConfig
 from whatif.simulator.request import FINISHED, Request
 
 BASE = Scenario(model="llama-2-7b", hardware="h100-sxm")
 SPEC = "speculative:draft=llama-68m,k=4,alpha=0.8"
 
 
-ENGINE = EngineConfig()
+ENGINE = SchedulerConfig()
 
 
-def run(requests, scenario: Scenario, engine: EngineConfig = ENGINE):
+def run(requests, scenario: Scenario, engine: SchedulerConfig = ENGINE):
     return simulate(SimConfig(scenario, None, engine, ClusterConfig(), SLO()), requests=requests)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from whatif.scenario import Scenario
 from whatif.simulator.cluster import simulate
-from whatif.simulator.config import SLO, ClusterConfig, EngineConfig, SimConfig
+from whatif.simulator.config import SLO, ClusterConfig, SchedulerConfig, SimConfig
 from whatif.simulator.request import Request
 from whatif.simulator.token_times import TokenTimes
 
@@ -30,7 +30,7 @@ def test_points_and_runs_read_back_as_per_token_times():
 
 def test_a_decoding_request_keeps_a_few_runs_not_a_time_per_token():
     reqs = [Request(i, 0.01 * i, 100 + 10 * i, 300) for i in range(20)]
-    res = simulate(SimConfig(Scenario(), None, EngineConfig(), ClusterConfig(), SLO()), requests=reqs)
+    res = simulate(SimConfig(Scenario(), None, SchedulerConfig(), ClusterConfig(), SLO()), requests=reqs)
     for rec in res.records:
         assert len(rec.emitted) == rec.request.output == len(rec.token_times)
         if rec.preemptions == 0:

@@ -18,17 +18,17 @@ from whatif.roofline.config import Parallelism
 from whatif.roofline.estimate import Workload
 from whatif.scenario import Scenario
 from whatif.simulator.cluster import simulate
-from whatif.simulator.config import SLO, ClusterConfig, EngineConfig, SimConfig
+from whatif.simulator.config import SLO, ClusterConfig, SchedulerConfig, SimConfig
 from whatif.simulator.request import FINISHED, QUEUED, REJECTED, RUNNING, STATUSES, Request
 
 MODEL = "llama-3-8b"
 BASE = Scenario(model=MODEL, hardware="h100-sxm")
-DEFAULT_ENGINE, ONE_REPLICA = EngineConfig(), ClusterConfig()
+DEFAULT_ENGINE, ONE_REPLICA = SchedulerConfig(), ClusterConfig()
 
 
 # ---------------------------------------------------------------- helpers
 
-def run(requests, scenario: Scenario = BASE, engine: EngineConfig = DEFAULT_ENGINE,
+def run(requests, scenario: Scenario = BASE, engine: SchedulerConfig = DEFAULT_ENGINE,
         cluster: ClusterConfig = ONE_REPLICA, horizon_s: float | None = None):
     return simulate(SimConfig(scenario, None, engine, cluster, SLO(), horizon_s), requests=requests)
 
@@ -46,12 +46,12 @@ def poisson(rng, n: int, rate: float, prompt=(50, 300), output=(20, 200)) -> lis
                          rng.integers(output[0], output[1] + 1, n))
 
 
-def kv_blocks(scenario: Scenario, engine: EngineConfig = DEFAULT_ENGINE) -> int:
+def kv_blocks(scenario: Scenario, engine: SchedulerConfig = DEFAULT_ENGINE) -> int:
     return run([], scenario, engine).replicas[0].kv_blocks
 
 
 @cache
-def small_kv(blocks: int, engine: EngineConfig = DEFAULT_ENGINE, scenario: Scenario = BASE) -> Scenario:
+def small_kv(blocks: int, engine: SchedulerConfig = DEFAULT_ENGINE, scenario: Scenario = BASE) -> Scenario:
     """`scenario` with memory_utilization lowered until its replica holds `blocks` KV blocks (or a few more)."""
     lo, hi = 0.01, scenario.utilization()   # lo: no KV room at all; hi: the full cache
     for _ in range(40):
@@ -123,7 +123,7 @@ def mean(values) -> float:
 
 @pytest.mark.parametrize("preemption", ["recompute", "swap"])
 def test_kv_blocks_stay_within_capacity_and_are_freed_under_preemption(preemption):
-    engine = EngineConfig(preemption=preemption)
+    engine = SchedulerConfig(preemption=preemption)
     sc = small_kv(64, engine)
     reqs = poisson(np.random.default_rng(1), 40, rate=80.0)
     res = run(reqs, sc, engine)
@@ -168,7 +168,7 @@ def test_a_lone_request_reproduces_the_estimate(prompt, output, tp, budget):
     sc = replace(BASE, parallel=Parallelism(tp=tp),
                  workload=Workload(batch=1, prompt=prompt, output=output, prefill_chunk=budget))
     est = sc.run(with_max_batch=False)
-    res = run([Request(0, 0.0, prompt, output)], sc, EngineConfig(token_budget=budget))
+    res = run([Request(0, 0.0, prompt, output)], sc, SchedulerConfig(token_budget=budget))
     rec = res.records[0]
     assert rec.status == FINISHED and rec.queue_s == 0.0
     assert rec.ttft_s == pytest.approx(est.ttft_s, rel=0.01)
@@ -186,14 +186,15 @@ def test_at_a_low_rate_every_ttft_is_the_lone_prefill_time():
         alone = run([replace(rec.request, id=0, arrival_s=0.0)])
         assert rec.queue_s == 0.0
         # TTFT is the prompt's prefill iterations (one per token-budget chunk), nothing else
-        chunks = -(-rec.request.prompt // EngineConfig().token_budget)
+        chunks = -(-rec.request.prompt // SchedulerConfig().token_budget)
         assert rec.ttft_s == pytest.approx(sum(alone.log.columns["duration_s"][:chunks]), rel=1e-9)
         assert rec.ttft_s == pytest.approx(alone.records[0].ttft_s, rel=1e-9)
 
 
 @pytest.mark.parametrize("prompt", [517, 1534])
 def test_a_lone_prefill_of_any_length_matches_the_estimate(prompt):
-    sc = replace(BASE, workload=Workload(batch=1, prompt=prompt, output=1, prefill_chunk=EngineConfig().token_budget))
+    chunk = SchedulerConfig().token_budget
+    sc = replace(BASE, workload=Workload(batch=1, prompt=prompt, output=1, prefill_chunk=chunk))
     rec = run([Request(0, 0.0, prompt, 1)], sc).records[0]
     assert rec.ttft_s == pytest.approx(sc.run(with_max_batch=False).ttft_s, rel=0.01)
 
@@ -206,8 +207,8 @@ def test_chunked_prefill_lowers_p99_inter_token_latency():
     longs = [Request(0, 0.3 + 0.15 * k, 4000, 4) for k in range(10)]
     merged = sorted([*decoders, *longs], key=lambda r: r.arrival_s)
     reqs = [replace(r, id=i) for i, r in enumerate(merged)]
-    chunked = run(reqs, engine=EngineConfig(chunked_prefill=True, token_budget=512))
-    whole = run(reqs, engine=EngineConfig(chunked_prefill=False, priority="prefill"))
+    chunked = run(reqs, engine=SchedulerConfig(chunked_prefill=True, token_budget=512))
+    whole = run(reqs, engine=SchedulerConfig(chunked_prefill=False, priority="prefill"))
     assert statuses(chunked) == statuses(whole) == {FINISHED}
     p99 = {name: r.summary()["latency"]["itl_s"]["p99"] for name, r in (("chunked", chunked), ("whole", whole))}
     assert p99["chunked"] < 0.5 * p99["whole"]
@@ -219,7 +220,7 @@ def test_chunked_prefill_lowers_p99_inter_token_latency():
 # ---------------------------------------------------------------- 6: saturation past capacity
 
 def test_past_capacity_throughput_saturates_and_queueing_grows_with_the_run():
-    engine = EngineConfig(max_batch=16)
+    engine = SchedulerConfig(max_batch=16)
     rng = np.random.default_rng(6)
     n = 400
     prompts, outputs = rng.integers(64, 257, n), rng.integers(32, 97, n)
@@ -255,7 +256,7 @@ def test_preemption_by_recompute_and_by_swap():
     runs = {}
     for mode in ("recompute", "swap"):
         # whole-prompt prefills: every sequence a decode preempts has its prompt (and more) in the cache
-        engine = EngineConfig(preemption=mode, chunked_prefill=False, priority="prefill")
+        engine = SchedulerConfig(preemption=mode, chunked_prefill=False, priority="prefill")
         res = run(reqs, small_kv(48, engine), engine)
         assert statuses(res) == {FINISHED}
         assert sum(r.preemptions for r in res.records) == sum(res.log.columns["preempted"]) > 0
@@ -284,12 +285,12 @@ def shared_prefix_requests(rng, n: int = 12, prefix: int = 1024) -> list[Request
 
 def test_prefix_caching_serves_the_shared_prefix_and_lowers_ttft():
     reqs = shared_prefix_requests(np.random.default_rng(9))
-    cached = run(reqs, engine=EngineConfig(prefix_caching=True))
-    plain = run(reqs, engine=EngineConfig(prefix_caching=False))
+    cached = run(reqs, engine=SchedulerConfig(prefix_caching=True))
+    plain = run(reqs, engine=SchedulerConfig(prefix_caching=False))
     assert statuses(cached) == statuses(plain) == {FINISHED}
     assert all(r.cached_tokens == 0 for r in plain.records)
     assert cached.records[0].cached_tokens == 0                    # nothing cached yet
-    size = EngineConfig().block_size
+    size = SchedulerConfig().block_size
     for rec in cached.records[1:]:
         q = rec.request
         assert 0 < rec.cached_tokens <= min(q.prompt - 1, q.prefix_tokens)
@@ -302,21 +303,21 @@ def test_prefix_caching_serves_the_shared_prefix_and_lowers_ttft():
 def test_a_cached_prefix_never_covers_the_whole_prompt():
     # the prompt is all prefix: the last token must still be computed to produce the first output token
     reqs = [Request(i, float(i), 256, 4, prefix_id="p", prefix_tokens=256, shared_tokens=256) for i in range(3)]
-    res = run(reqs, engine=EngineConfig(prefix_caching=True))
+    res = run(reqs, engine=SchedulerConfig(prefix_caching=True))
     assert statuses(res) == {FINISHED}
     assert [r.cached_tokens for r in res.records] == [0, 240, 240]   # (256 - 1) // 16 whole blocks
 
 
 def test_a_session_turn_hits_the_previous_turns_blocks():
     rng = np.random.default_rng(10)
-    size = EngineConfig().block_size
+    size = SchedulerConfig().block_size
     reqs, history = [], 0
     for turn in range(4):
         prompt, output = history + int(rng.integers(50, 200)), int(rng.integers(40, 120))
         reqs.append(Request(turn, 5.0 * turn, prompt, output, prefix_id="session", prefix_tokens=history,
                             shared_tokens=prompt + output))
         history = prompt + output
-    res = run(reqs, engine=EngineConfig(prefix_caching=True))
+    res = run(reqs, engine=SchedulerConfig(prefix_caching=True))
     assert statuses(res) == {FINISHED}
     for prev, rec in zip(res.records, res.records[1:]):
         assert prev.finish_s < rec.request.arrival_s
@@ -356,8 +357,8 @@ def test_static_batching_keeps_finished_rows_as_padding():
     rng = np.random.default_rng(11)
     n = 12
     reqs = make_requests(np.zeros(n), rng.integers(50, 150, n), rng.integers(10, 120, n))   # one batch
-    static = run(reqs, engine=EngineConfig(batching="static"))
-    cont = run(reqs, engine=EngineConfig())
+    static = run(reqs, engine=SchedulerConfig(batching="static"))
+    cont = run(reqs, engine=SchedulerConfig())
     assert statuses(static) == statuses(cont) == {FINISHED}
     check_kv_invariant(static)
     assert mean(r.tpot_s for r in static.records) >= mean(r.tpot_s for r in cont.records)
@@ -369,13 +370,13 @@ def test_static_batching_keeps_finished_rows_as_padding():
     col = static.log.columns
     longest = max(r.finish_s for r in static.records)
     held = {u for u, t, d in zip(col["kv_blocks_used"], col["start_s"], col["duration_s"]) if t + d < longest}
-    assert held == {sum(-(-(q.prompt + q.output - 1) // EngineConfig().block_size) for q in reqs)}
+    assert held == {sum(-(-(q.prompt + q.output - 1) // SchedulerConfig().block_size) for q in reqs)}
 
 
 def test_decode_priority_delays_new_prefills():
     reqs = poisson(np.random.default_rng(12), 40, rate=20.0, prompt=(100, 400), output=(50, 150))
-    decode_first = run(reqs, engine=EngineConfig(chunked_prefill=False, priority="decode"))
-    prefill_first = run(reqs, engine=EngineConfig(chunked_prefill=False, priority="prefill"))
+    decode_first = run(reqs, engine=SchedulerConfig(chunked_prefill=False, priority="decode"))
+    prefill_first = run(reqs, engine=SchedulerConfig(chunked_prefill=False, priority="prefill"))
     assert statuses(decode_first) == statuses(prefill_first) == {FINISHED}
     check_kv_invariant(decode_first)
     # new requests wait for the running batch to drain (TTFT) instead of stalling its decodes (TPOT)
@@ -385,7 +386,7 @@ def test_decode_priority_delays_new_prefills():
 
 def test_static_batching_on_a_disaggregated_cluster():
     reqs = [Request(0, 0.0, 100, 5), Request(1, 0.0, 100, 5)]
-    res = run(reqs, replace(BASE, hardware="dgx-h100"), EngineConfig(batching="static"),
+    res = run(reqs, replace(BASE, hardware="dgx-h100"), SchedulerConfig(batching="static"),
               ClusterConfig(replicas=1, prefill_replicas=1))
     assert statuses(res) == {FINISHED}
     check_conservation(res, reqs)
@@ -411,7 +412,7 @@ def test_prefix_aware_routing_keeps_a_prefix_on_one_replica():
     ids = ["a", "b", "c", "d"]
     reqs = [Request(i, 0.05 * i, 600 + int(rng.integers(10, 50)), 10, prefix_id=ids[int(rng.integers(4))],
                     prefix_tokens=512, shared_tokens=512) for i in range(40)]
-    res = run(reqs, engine=EngineConfig(prefix_caching=True),
+    res = run(reqs, engine=SchedulerConfig(prefix_caching=True),
               cluster=ClusterConfig(replicas=2, router="prefix-aware"))
     assert statuses(res) == {FINISHED}
     where = {}
@@ -429,7 +430,7 @@ def test_prefix_aware_routing_keeps_a_prefix_on_one_replica():
 # ---------------------------------------------------------------- 12: rejections
 
 def test_requests_that_can_never_fit_are_rejected_with_a_reason():
-    engine = EngineConfig()
+    engine = SchedulerConfig()
     sc = small_kv(40, engine)        # about 640 tokens of KV
     window = 8192                    # llama-3-8b's max_position_embeddings
     reqs = [Request(0, 0.0, 100, 20), Request(1, 0.1, window - 10, 20), Request(2, 0.2, 1200, 10),
@@ -462,7 +463,7 @@ def test_pipeline_parallel_replica():
 
 
 def test_pipeline_virtual_engines_sharing_kv_do_not_deadlock():
-    engine = EngineConfig(token_budget=256)
+    engine = SchedulerConfig(token_budget=256)
     sc = small_kv(94, engine, replace(BASE, hardware="dgx-h100", parallel=Parallelism(tp=1, pp=2)))   # ~1,500 tokens
     reqs = [Request(0, 0.0, 1000, 4), Request(1, 0.0, 1000, 4)]   # each fits alone, not both
     res = run(reqs, sc, engine)
@@ -501,9 +502,9 @@ def workloads(draw):
        token_budget=st.sampled_from([64, 512, 2048]), cut=st.sampled_from([None, 0.3, 0.7]))
 def test_random_workloads_keep_the_invariants(reqs, policy, block_size, preemption, prefix_caching, token_budget,
                                               cut):
-    engine = EngineConfig(block_size=block_size, preemption=preemption, prefix_caching=prefix_caching,
+    engine = SchedulerConfig(block_size=block_size, preemption=preemption, prefix_caching=prefix_caching,
                           token_budget=token_budget, **ENGINES[policy])
-    sc = small_kv(-(-HYPO_KV_TOKENS // block_size), EngineConfig(block_size=block_size, token_budget=token_budget))
+    sc = small_kv(-(-HYPO_KV_TOKENS // block_size), SchedulerConfig(block_size=block_size, token_budget=token_budget))
     res = run(reqs, sc, engine)
     check_conservation(res, reqs)
     assert statuses(res) == {FINISHED}
@@ -536,7 +537,7 @@ def test_a_lone_request_on_an_engine_version_reproduces_its_estimate():
     simulator's priced parts must run the same kernels as the estimate."""
     sc = replace(BASE, kernel_engine="trtllm-0.6", workload=Workload(batch=1, prompt=1024, output=32))
     est = sc.run(with_max_batch=False)
-    res = run([Request(0, 0.0, 1024, 32)], sc, EngineConfig())
+    res = run([Request(0, 0.0, 1024, 32)], sc, SchedulerConfig())
     assert res.records[0].tpot_s == pytest.approx(est.tpot_s, rel=0.01)
     # where the cache dominates a step (not one short sequence, where the kernels' floors do), the re-read
     # cache is slower than the shared one
@@ -555,7 +556,7 @@ def test_a_request_is_rejected_exactly_when_its_kv_outgrows_a_replica():
     cfg = SimConfig(Scenario(memory_utilization=0.25, context_window=200_000),
                     WorkloadSpec(lengths="fixed", prompt=10, output=1, requests=1, rate=1.0))
     info = cluster.simulate(cfg).replicas[0]
-    usable = (info.kv_blocks - int(cfg.engine.watermark * info.kv_blocks)) * info.block_size
+    usable = (info.kv_blocks - int(cfg.scheduler.watermark * info.kv_blocks)) * info.block_size
     assert usable < 200_000
     requests = [Request(0, 0.0, usable, 1), Request(1, 1.0, usable + 1, 1), Request(2, 2.0, usable - 5, 6),
                 Request(3, 3.0, usable - 5, 7)]

@@ -133,7 +133,7 @@ def _section(cls, given, extra: dict) -> dict:
 def _sim_config(model, hardware, scenario, dtypes, techniques, values, traffic, engine, cluster, slo, horizon_s):
     """The SimConfig `whatif simulate` builds (simulator.config.sim_config: the engine spec's defaults for the
     scenario's GPU, as the command's)."""
-    from .simulator.config import SLO, ClusterConfig, EngineConfig, sim_config
+    from .simulator.config import SLO, ClusterConfig, SchedulerConfig, sim_config
     from .simulator.workload import WorkloadSpec
     sim_keys = {"rate", "requests", "duration_s", "lengths", "arrival", "seed", "max_batch", "token_budget",
                 "replicas", "prefill_replicas", "slo_ttft", "slo_tpot", "attainment"}
@@ -143,7 +143,7 @@ def _sim_config(model, hardware, scenario, dtypes, techniques, values, traffic, 
                     "rate": flat["rate"], "requests": flat["requests"], "duration_s": flat["duration_s"],
                     "lengths": flat["lengths"], "arrival": flat["arrival"], "seed": flat["seed"],
                     "prompt": values.get("prompt"), "output": values.get("output")}),
-                "engine": _section(EngineConfig, engine, {"max_batch": flat["max_batch"],
+                "engine": _section(SchedulerConfig, engine, {"max_batch": flat["max_batch"],
                                                           "token_budget": flat["token_budget"]}),
                 "cluster": _section(ClusterConfig, cluster, {"replicas": flat["replicas"],
                                                              "prefill_replicas": flat["prefill_replicas"]}),
@@ -186,7 +186,7 @@ def simulate(model=None, hardware=None, *, scenario: str | None = None, dtype: s
     """Serve a stream of requests in the simulator, as `whatif simulate`. `values` are scenario fields (tp, pp,
     prompt, output, ...) and the common simulator settings: rate, requests, duration_s, lengths, arrival, seed,
     max_batch, token_budget, replicas, prefill_replicas, slo_ttft, slo_tpot, attainment. `traffic`, `engine`,
-    `cluster` and `slo` give the rest (a WorkloadSpec/EngineConfig/ClusterConfig/SLO, or a dict of its fields)."""
+    `cluster` and `slo` give the rest (a WorkloadSpec/SchedulerConfig/ClusterConfig/SLO, or a dict of its fields)."""
     from .simulator.cluster import simulate as run
     cfg = _sim_config(model, hardware, scenario, (dtype, weight_dtype, kv_dtype), techniques, dict(values),
                       traffic, engine, cluster, slo, horizon_s)

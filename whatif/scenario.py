@@ -11,7 +11,7 @@ from .specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WI
 from .specs.hardware import System, load_component, load_system
 from .specs.models import ModelSpec, load_model
 from .specs.profiles import read_yaml
-from .specs.engines import Engine
+from .specs.engines import EngineSpec
 from .specs.quantity import Quantity
 from .roofline.config import Parallelism, Precision
 from .roofline.efficiency import Efficiency, efficiency_source, load_efficiency
@@ -104,7 +104,7 @@ class Scenario:
         r = self.resolved()
         return r.model, r.system, r.parallel, r.efficiency
 
-    def engine(self) -> Engine:
+    def engine(self) -> EngineSpec:
         """The engine's spec as it configures itself on this scenario's GPU (vLLM's large-GPU defaults): the
         GPU's profile decides, not how many of it."""
         return _engine_on(self.kernel_engine, self.hardware, self.max_num_seqs, self.max_num_batched_tokens)
@@ -127,7 +127,7 @@ class Scenario:
 
 @cache
 def _engine_on(kernel_engine: str, hardware: str, max_num_seqs: int | None,
-               max_num_batched_tokens: int | None) -> Engine:
+               max_num_batched_tokens: int | None) -> EngineSpec:
     # memoized: a run asks for its spec from the CLI, the estimate and the simulator; it is built once
     spec = engine_spec(kernel_engine).for_gpu(load_system(hardware).gpu)
     if max_num_seqs is None and max_num_batched_tokens is None:
@@ -145,7 +145,7 @@ class ResolvedScenario:
     system: System
     parallel: Parallelism
     efficiency: Efficiency
-    engine: Engine
+    engine: EngineSpec
 
     @property
     def utilization(self) -> float:

@@ -1,8 +1,8 @@
 """The simulator's flags, shared by `whatif simulate`, `whatif capacity` and `whatif report --simulate`.
 
-Each simulator flag sets one field of one of the simulator's dataclasses (WorkloadSpec, EngineConfig,
+Each simulator flag sets one field of one of the simulator's dataclasses (WorkloadSpec, SchedulerConfig,
 ClusterConfig, SLO, SimConfig). A flag left out keeps the scenario file's value, and then the default: the
-dataclass's, or the engine spec's for the scenario's GPU (EngineConfig.for_engine). No default value lives here:
+dataclass's, or the engine spec's for the scenario's GPU (SchedulerConfig.for_engine). No default value lives here:
 `--help` reads them when it is shown, the engine spec's as that rule with vLLM's figure on an H100. --max-batch is
 --max-num-seqs spelled as the scheduler's limit: one knob."""
 from __future__ import annotations
@@ -149,7 +149,7 @@ NOT_SIMULATED = (
 )
 
 SIM_EPILOG = ("A --scenario file may also hold traffic:, engine:, cluster: and slo: sections and a top-level "
-              "horizon_s, with the fields of whatif.simulator's WorkloadSpec, EngineConfig, ClusterConfig and SLO "
+              "horizon_s, with the fields of whatif.simulator's WorkloadSpec, SchedulerConfig, ClusterConfig and SLO "
               "(e.g. traffic: {rate: 5, lengths: sharegpt}); flags override them. Its workload: section (one "
               "estimate batch) is not used: --prompt/--output (or traffic: prompt/output) set the fixed lengths.")
 
@@ -162,8 +162,8 @@ def _section_classes() -> dict:
 
 
 def _spec_default(h100, base) -> str:
-    """The rule for a default the engine spec fills (EngineConfig.for_engine): vLLM's on an H100 as the example,
-    and its base default (a bare EngineConfig's) where the GPU changes it."""
+    """The rule for a default the engine spec fills (SchedulerConfig.for_engine): vLLM's on an H100 as the example,
+    and its base default (a bare SchedulerConfig's) where the GPU changes it."""
     if isinstance(h100, bool):
         return f"e.g. {'on' if h100 else 'off'} for an H100"
     return f"e.g. {h100} on an H100" + (f"; vLLM's default {base} on smaller GPUs and the A100" if h100 != base else "")
@@ -179,7 +179,7 @@ def _help_notes() -> dict[str, str]:
                "engine_batching": config.BATCHING, "engine_priority": config.PRIORITIES,
                "engine_preemption": config.PREEMPTION, "cluster_router": config.ROUTERS}
     defaults = {f"{section}_{f.name}": f.default for section, cls in _section_classes().items() for f in fields(cls)}
-    on_h100 = config.EngineConfig.for_engine(Scenario(hardware="h100-sxm").engine())
+    on_h100 = config.SchedulerConfig.for_engine(Scenario(hardware="h100-sxm").engine())
     notes = {}
     for flag in ALL_FLAGS:
         parts = [f"one of {', '.join(choices[flag.dest])}"] if flag.dest in choices else []

@@ -28,12 +28,12 @@ MAX_RUNS = 10
 
 def sim_config(space: SearchSpace, c: Config, requests: int):
     """The simulator's configuration of `c` at its predicted request rate."""
-    from ..simulator.config import SLO, ClusterConfig, EngineConfig, SimConfig
+    from ..simulator.config import SLO, ClusterConfig, SchedulerConfig, SimConfig
     from ..simulator.workload import WorkloadSpec
     from .evaluate import CROSS_NODE_KV_LINK
     scenario = engine_scenario(space, c.engine, c.chunk)
     traffic = WorkloadSpec(rate=c.request_rate, requests=requests, prompt=space.prompt, output=space.output)
-    engine = EngineConfig(max_batch=c.batch, token_budget=c.chunk)
+    engine = SchedulerConfig(max_batch=c.batch, token_budget=c.chunk)
     if c.mode == "aggregated":
         cluster = ClusterConfig(replicas=c.replicas)
     else:

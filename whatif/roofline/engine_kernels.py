@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..specs.engines import Engine
+from ..specs.engines import EngineSpec
 from .ops import Op, OpClass, OpRole
 
 # The dtypes whose GEMM input an engine's preceding kernel may write quantized (the profiles' quantized_gemm_inputs
@@ -52,7 +52,7 @@ def unshared_gqa_decode(op: Op) -> Op:
                    formula=op.formula + f"; no GQA sharing in this engine version: the cache read {g:g}x")
 
 
-def engine_ops(ops, engine: Engine | None):
+def engine_ops(ops, engine: EngineSpec | None):
     """The pass's ops as this engine version runs them."""
     if engine is None:
         return ops
@@ -62,7 +62,7 @@ def engine_ops(ops, engine: Engine | None):
     return [as_run(op, engine) for op in ops]
 
 
-def fused_ops(ops, engine: Engine | None):
+def fused_ops(ops, engine: EngineSpec | None):
     """The ops less those the engine's attention operator does itself (its fitted time includes them), each
     fp8 GEMM whose input the engine's preceding kernel writes quantized marked so."""
     if engine is None:
@@ -75,12 +75,12 @@ def fused_ops(ops, engine: Engine | None):
                     "(no quantization kernel)") if takes_quantized_input(op, engine) else op for op in ops]
 
 
-def takes_quantized_input(op: Op, engine: Engine) -> bool:
+def takes_quantized_input(op: Op, engine: EngineSpec) -> bool:
     return (op.op_class == OpClass.GEMM and op.dtype in QUANTIZED_GEMM_DTYPES and not op.input_quantized
             and engine.gemm_input_quantized(op.role))
 
 
-def as_run(op: Op, engine: Engine) -> Op:
+def as_run(op: Op, engine: EngineSpec) -> Op:
     """One op as the engine version runs it (a mixed pass's attention: its decode kernel so)."""
     parts = getattr(op.shape, "parts", ())
     if parts:

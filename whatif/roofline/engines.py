@@ -5,7 +5,7 @@ reader share; `--engine` picks both."""
 from __future__ import annotations
 
 from ..errors import WhatifError
-from ..specs.engines import Engine, load_engine, version_names
+from ..specs.engines import EngineSpec, load_engine, version_names
 
 ENGINES = ("vllm", "sglang", "trtllm")
 DEFAULT_ENGINE = "vllm"
@@ -20,7 +20,7 @@ def check_engine(engine: str) -> str:
     raise WhatifError(f"--engine: '{engine}' is not valid; valid: {', '.join(ENGINES + version_names())}")
 
 
-def engine_spec(engine: str = DEFAULT_ENGINE) -> Engine:
+def engine_spec(engine: str = DEFAULT_ENGINE) -> EngineSpec:
     """The serving-loop spec of a checked engine name (a version profile's own spec, not its fits')."""
     check_engine(engine)
     return load_engine(engine)

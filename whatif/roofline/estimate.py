@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..errors import WhatifError, positive_int
-from ..specs.engines import Engine
+from ..specs.engines import EngineSpec
 from ..specs.hardware import System
 from ..specs.models import ModelSpec
 from .config import ForwardBatch, Parallelism, Precision
@@ -69,7 +69,7 @@ class Estimate:
     price: Price | None = None             # USD per hour of the GPUs used (and devices techniques add)
     memory_max_context: int = 0            # tokens per sequence the memory holds at the batch, window aside
     decode_round: Round | None = None      # a decoder's round at mid-generation (tokens, draft, verify)
-    engine: Engine | None = None           # the serving engine spec whose loop and memory accounting were used
+    engine: EngineSpec | None = None           # the serving engine spec whose loop and memory accounting were used
 
     @property
     def frontend_s(self) -> float:
@@ -162,7 +162,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
              eff: Efficiency, *, cuda_graphs: bool = True, utilization: float = DEFAULT_UTILIZATION,
              techniques: TechniqueSet = NONE, with_max_batch: bool = True,
              placement: Placement = NO_PLACEMENT, price_per_hour: float | None = None,
-             engine: Engine | None = None) -> Estimate:
+             engine: EngineSpec | None = None) -> Estimate:
     """Estimate one request batch. `model` and `prec` are the user's; the techniques transform them.
     `placement` puts shares of weights, KV and activations in the system's slower tiers.
     With `with_max_batch`, the same scenario is also estimated at its max batch. With an `engine`, its

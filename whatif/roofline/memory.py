@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ..specs.engines import Engine
+from ..specs.engines import EngineSpec
 from ..specs.models import ModelSpec
 from .config import Parallelism, Precision
 from .context import base_kv_format, kv_width_per_gpu, stage_layers
@@ -255,7 +255,7 @@ def _held(budget: TierBudget, held: float) -> TierBudget:
     return budget if held == 1.0 else replace(budget, kv_share=budget.kv_share * held)
 
 
-def engine_budget(engine: Engine, capacity: float, fraction: float, weights: float, other: float) -> TierBudget:
+def engine_budget(engine: EngineSpec, capacity: float, fraction: float, weights: float, other: float) -> TierBudget:
     """The HBM budget of an engine's accounting (EngineMemory), `other` being activations and reserved bytes:
     total (vLLM): fraction x capacity holds everything; static (SGLang): fraction x capacity holds weights and
     KV; free (TensorRT-LLM): KV takes fraction of what weights and `other` leave free, so each KV byte uses

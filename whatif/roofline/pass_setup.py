@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import WhatifError
-from ..specs.engines import Engine
+from ..specs.engines import EngineSpec
 from ..specs.hardware import System
 from ..specs.models import ModelSpec
 from .config import Parallelism, Precision
@@ -37,7 +37,7 @@ class PassSetup:
     paths: dict[str, HostPath]
     utilization: float
     shared_prefix: int = 0
-    engine: Engine | None = None   # serving loop: memory accounting, CUDA-graph sizes, CPU per step (None: none)
+    engine: EngineSpec | None = None   # serving loop: memory accounting, CUDA-graph sizes, CPU per step (None: none)
 
     @property
     def tier_capacity(self) -> dict[str, float]:
@@ -47,7 +47,7 @@ class PassSetup:
 
 def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precision, eff: Efficiency,
                utilization: float, techs: TechniqueSet = NONE, placement: Placement = NO_PLACEMENT,
-               shared_prefix: int = 0, engine: Engine | None = None) -> PassSetup:
+               shared_prefix: int = 0, engine: EngineSpec | None = None) -> PassSetup:
     """Check a scenario's model, system, parallelism and techniques together and resolve its placement."""
     user_placement = placement
     placement = resolved(user_placement, lambda name, where: resolve_tier(name, system, where))

@@ -40,8 +40,8 @@ def closed_loop_run(cfg, requests, run):
     check_closed_loop(cfg)
     clients = cfg.workload.concurrency
     queued = [replace(r, arrival_s=0.0) for r in requests]
-    engine = replace(cfg.engine, max_batch=min(cfg.engine.max_batch, clients))
-    result = run(replace(cfg, engine=engine), queued)
+    scheduler = replace(cfg.scheduler, max_batch=min(cfg.scheduler.max_batch, clients))
+    result = run(replace(cfg, scheduler=scheduler), queued)
     free = [0.0] * clients     # when each client is free to send (a heap)
     for rec in sorted(result.records, key=lambda r: r.request.id):
         sent = heapq.heappop(free)

@@ -29,15 +29,15 @@ PRIORITY_WORDS = {"prefill": "prefill-priority", "decode": "decode-priority",
                   "mixed": "whole prompts beside the decodes"}   # (without chunked prefill)
 
 
-def _iteration_times(scenario: Scenario, par, engine, plan_seq_len: int) -> IterationTimes:
+def _iteration_times(scenario: Scenario, par, sched, plan_seq_len: int) -> IterationTimes:
     if par != scenario.parallel:
         scenario = replace(scenario, parallel=par, gpus=None)
-    key = repr((scenario, engine.block_size, engine.token_budget, plan_seq_len, engine.scheduler_steps))
+    key = repr((scenario, sched.block_size, sched.token_budget, plan_seq_len, sched.scheduler_steps))
     times = _TIMES.get(key)
     if times is None:
         setup = scenario.resolved().pass_setup()   # (shared prefixes: the traffic's, cached; not the workload's)
-        times = IterationTimes(setup, scenario.cuda_graphs, engine.block_size, engine.token_budget, plan_seq_len,
-                               engine.scheduler_steps)
+        times = IterationTimes(setup, scenario.cuda_graphs, sched.block_size, sched.token_budget, plan_seq_len,
+                               sched.scheduler_steps)
         if len(_TIMES) >= _TIMES_KEPT:
             _TIMES.pop(next(iter(_TIMES)))
         _TIMES[key] = times
@@ -70,23 +70,23 @@ class Cluster:
         self.env = env
         self.cfg = cfg
         self.log = IterationLog()
-        sc, engine, cl = cfg.scenario, cfg.engine, cfg.cluster
-        decode_times = _iteration_times(sc, sc.parallel, engine, plan_seq_len)
+        sc, sched, cl = cfg.scenario, cfg.scheduler, cfg.cluster
+        decode_times = _iteration_times(sc, sc.parallel, sched, plan_seq_len)
         self.window = decode_times.setup.model.max_position_embeddings
         self.fits: tuple[int, int] | None = None   # see rejection
         self.kv_path = None
         if cl.disaggregated:
             par = replace(sc.parallel, tp=cl.prefill_tp or sc.parallel.tp, pp=cl.prefill_pp or sc.parallel.pp)
-            prefill_times = _iteration_times(sc, par, engine, plan_seq_len)
+            prefill_times = _iteration_times(sc, par, sched, plan_seq_len)
             self.kv_path = kv_link_path(prefill_times.setup.system, cl.kv_link)
-            prefill = [Replica(env, i, "prefill", prefill_times, engine, self.log, self)
+            prefill = [Replica(env, i, "prefill", prefill_times, sched, self.log, self)
                        for i in range(cl.prefill_replicas)]
-            decode = [Replica(env, cl.prefill_replicas + i, "decode", decode_times, engine, self.log, self)
+            decode = [Replica(env, cl.prefill_replicas + i, "decode", decode_times, sched, self.log, self)
                       for i in range(cl.replicas)]
             self.entry, self.decode = Router(cl.router, prefill), Router(cl.router, decode)
             self.replicas = prefill + decode
         else:
-            mixed = [Replica(env, i, "mixed", decode_times, engine, self.log, self) for i in range(cl.replicas)]
+            mixed = [Replica(env, i, "mixed", decode_times, sched, self.log, self) for i in range(cl.replicas)]
             self.entry = self.decode = Router(cl.router, mixed)
             self.replicas = mixed
 
@@ -95,7 +95,7 @@ class Cluster:
         # One text per cause (the request's own length is in its record), so a summary counts them together.
         if r.prompt + r.output > self.window:
             return f"prompt + output exceeds the context window ({self.window} tokens)"
-        e = self.cfg.engine
+        e = self.cfg.scheduler
         if e.whole_prompts_beside_decodes and r.prompt > e.token_budget:
             # TensorRT-LLM without chunked context: max input length = min(max_seq_len - 1, max_num_tokens)
             return (f"prompt exceeds the token budget ({e.token_budget} tokens) of an engine that computes a "
@@ -134,7 +134,7 @@ class Cluster:
 
 def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
     """Human lines (strings) for the report, and the raw configuration under 'config'."""
-    e, cl = cfg.engine, cfg.cluster
+    e, cl = cfg.scheduler, cfg.cluster
     first = cluster.replicas[0].times.setup
     techs = first.techniques.label() if first.techniques else "none"
     scenario = (f"{cfg.scenario.model} on {first.system.name}, weights {first.precision.weight}, "
@@ -218,8 +218,8 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
     paused.freeze()   # the records and the cluster live to the end: never scanned
     env.run(until=cfg.horizon_s)
     for replica in cluster.replicas:
-        for engine in replica.engines:
-            engine.flush()
+        for scheduler in replica.schedulers:
+            scheduler.flush()
     if progress:
         progress(len(records), len(records))
     records = records[:arrived]   # those due after the horizon never arrived

@@ -1,7 +1,7 @@
 """What to simulate besides the scenario: the engine's scheduler, the cluster, the SLOs.
 
 The scheduler's limits (max sequences, token budget, block size, chunked prefill) default to the serving
-engine's spec (engine_profiles/*.yaml, vLLM unless --engine says otherwise: EngineConfig.for_engine); the
+engine's spec (engine_profiles/*.yaml, vLLM unless --engine says otherwise: SchedulerConfig.for_engine); the
 rest are vLLM's documented defaults, stated where they come from."""
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 from ..errors import WhatifError, check_mapping, positive_int
 from ..roofline.engines import engine_spec
 from ..specs.checks import number
-from ..specs.engines import CAPACITY, PRIORITIES, Engine
+from ..specs.engines import CAPACITY, PRIORITIES, EngineSpec
 from ..scenario import Scenario
 
 if TYPE_CHECKING:   # (the workload module needs numpy, which building a command's parser does not)
     from .workload import WorkloadSpec
 
-_SPEC = engine_spec()   # the default engine's spec: a bare EngineConfig()'s defaults (a run's: for_engine)
-# The fields whose default is the engine spec's for the scenario's GPU (EngineConfig.for_engine).
+_SPEC = engine_spec()   # the default engine's spec: a bare SchedulerConfig()'s defaults (a run's: for_engine)
+# The fields whose default is the engine spec's for the scenario's GPU (SchedulerConfig.for_engine).
 SPEC_DEFAULTS = ("priority", "chunked_prefill", "max_batch", "token_budget", "block_size", "capacity")
 
 BATCHING = ("continuous", "static")
@@ -33,7 +33,7 @@ def _choice(value, valid, flag: str) -> str:
 
 
 @dataclass(frozen=True)
-class EngineConfig:
+class SchedulerConfig:
     """One replica's scheduler and KV cache manager."""
 
     batching: str = "continuous"   # continuous (iteration-level, Orca/vLLM) or static (request-level, padded)
@@ -84,7 +84,7 @@ class EngineConfig:
         return self.priority == "mixed" and not self.chunked_prefill and self.batching == "continuous"
 
     @classmethod
-    def for_engine(cls, spec: Engine, **given) -> EngineConfig:
+    def for_engine(cls, spec: EngineSpec, **given) -> SchedulerConfig:
         """The scheduler of `spec` (its limits as defaults), with the fields `given` over them."""
         unknown = set(given) - {f.name for f in fields(cls)}
         if unknown:
@@ -149,7 +149,7 @@ class SimConfig:
 
     scenario: Scenario
     workload: WorkloadSpec
-    engine: EngineConfig = EngineConfig()
+    scheduler: SchedulerConfig = SchedulerConfig()
     cluster: ClusterConfig = ClusterConfig()
     slo: SLO = SLO()
     horizon_s: float | None = None  # stop the clock here (default: when every request is done)
@@ -162,7 +162,7 @@ class SimConfig:
 def section_classes() -> dict:
     """{scenario file section: the simulator dataclass its fields belong to}."""
     from .workload import WorkloadSpec
-    return {"traffic": WorkloadSpec, "engine": EngineConfig, "cluster": ClusterConfig, "slo": SLO}
+    return {"traffic": WorkloadSpec, "engine": SchedulerConfig, "cluster": ClusterConfig, "slo": SLO}
 
 
 def file_sections(sim: dict, where: str) -> dict:
@@ -178,5 +178,5 @@ def sim_config(scenario: Scenario, values: dict[str, dict]) -> SimConfig:
     defaults are its spec's for the scenario's GPU; each dataclass checks its own values."""
     c = section_classes()
     return SimConfig(scenario, c["traffic"](**values.get("traffic", {})),
-                     EngineConfig.for_engine(scenario.engine(), **values.get("engine", {})),
+                     SchedulerConfig.for_engine(scenario.engine(), **values.get("engine", {})),
                      ClusterConfig(**values.get("cluster", {})), SLO(**values.get("slo", {})), **values.get("run", {}))

@@ -1,13 +1,13 @@
 """Runs of decode-only iterations in one tight loop, between the events that change a batch.
 
-An engine with nothing it can admit, swap in, receive or prefill (Scheduler.only_decodes) only
+A scheduler with nothing it can admit, swap in, receive or prefill (Scheduler.only_decodes) only
 decodes: every decoding sequence gains a token an iteration, the batch keeps its rows, and its
 cached tokens grow by the rows each step. Until an event comes (an arrival, a KV transfer, another
 engine's iteration, a sequence that finishes or offers a block to the prefix cache, a block
 shortage) such an iteration needs none of the scheduler's machinery: a block for each sequence
 whose block phase comes due (counted: Scheduler.take_due_blocks), the (memoized) price of the
 batch shape, the clock moved on, the end time and the log row stored. `decode_run` does exactly
-that while it holds and leaves the engine as the full loop (Replica._run) would have left it; the
+that while it holds and leaves the scheduler as the full loop (Replica._run) would have left it; the
 first iteration at which anything else could happen is the full loop's. The run is the same,
 iteration for iteration and float for float (tests/test_sim_decode_run.py)."""
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from .scheduling.sequence import Batch
 
 
-def decode_run(replica, engine) -> Waiting | None:
-    """Run `engine`'s decode-only iterations back to back, each as Replica._run would (same clock,
+def decode_run(replica, scheduler) -> Waiting | None:
+    """Run `scheduler`'s decode-only iterations back to back, each as Replica._run would (same clock,
     blocks, token times and log rows), until the next one could meet anything else. An iteration at
     which sequences finish or offer blocks is completed by the scheduler, and the run goes on.
 
@@ -24,13 +24,13 @@ def decode_run(replica, engine) -> Waiting | None:
     iteration is still formed here (its blocks taken, as the scheduler would at its start) and returned
     as a Waiting for Replica._run to wait out on the clock and complete: the scheduler would have formed the
     same batch, since nothing else could join it at its start."""
-    if not engine.only_decodes():
+    if not scheduler.only_decodes():
         return None
     rows_out: list = []   # this run's log rows (flat), stored at its end (no other iteration runs meanwhile)
     times = replica.times
     priced = [0]   # iteration prices looked up in this run's memo (counted as the times' hits)
     try:
-        return _run(replica, engine, replica.env, rows_out, priced)
+        return _run(replica, scheduler, replica.env, rows_out, priced)
     finally:
         replica.log.extend(rows_out)
         times.hits += priced[0]
@@ -42,22 +42,22 @@ def decode_run(replica, engine) -> Waiting | None:
 Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, waiting, running)
 
 
-def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
+def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | None:
     bm, index, out, queue = replica.bm, replica.index, rows_out.extend, env.queue
-    price, take, decoded = replica.times.decode_span, engine.take_due_blocks, engine.decoded
+    price, take, decoded = replica.times.decode_span, scheduler.take_due_blocks, scheduler.decoded
     inf = float("inf")
     hits = 0
-    step = engine.step   # (the engine's: moved only by decoded and complete below)
+    step = scheduler.step   # (moved only by decoded and complete below)
     now_s = env.now   # the clock, kept here and stored back before anything else reads it
     try:
         while True:   # (only_decodes holds)
-            decoding, rows, base = engine.decode_shape()   # fixed until sequences finish (a due step)
-            running, waiting = len(engine.running), len(engine.waiting)
+            decoding, rows, base = scheduler.decode_shape()   # fixed until sequences finish (a due step)
+            running, waiting = len(scheduler.running), len(scheduler.waiting)
             used = bm.used                           # (changes below only by the blocks taken)
             # Read once until they can change: the step at which sequences finish or offer a block (only complete
             # moves it), the next event's time (the queue only by a wake-up), the last step of the current
             # price's bucket (the mean context grows with the step).
-            finishing = engine.next_event_step() - 1
+            finishing = scheduler.next_event_step() - 1
             head = queue[0][0] if queue else inf
             last = -1
             while True:
@@ -78,8 +78,8 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
                 now_s = end
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     env.now = end
-                    engine.complete(Batch(rows, base + decoding * step, decoding), end)
-                    step = engine.step
+                    scheduler.complete(Batch(rows, base + decoding * step, decoding), end)
+                    step = scheduler.step
                     out((index, start, duration, rows, 0, 0, bm.used, waiting,
                          running, 0, 0.0))
                     if replica.idle:
@@ -92,7 +92,7 @@ def _run(replica, engine, env, rows_out: list, priced: list) -> Waiting | None:
                     env.now = end
                     replica.wake()
                     head = queue[0][0] if queue else inf
-            if not engine.only_decodes():
+            if not scheduler.only_decodes():
                 return
     finally:
         env.now = now_s

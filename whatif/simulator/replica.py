@@ -1,6 +1,6 @@
 """One replica (a tensor/pipeline-parallel group serving the model) as processes on the clock (clock.py).
 
-A replica runs one engine loop per pipeline stage count (pp virtual engines, as vLLM keeps pp
+A replica runs one scheduler loop per pipeline stage count (pp virtual engines, as vLLM keeps pp
 micro-batches in flight), sharing its KV block pool and waiting queue. Each loop asks its
 scheduler for a batch, waits the iteration's roofline time, then applies the results. An
 iteration's time is the whole pipeline's (every stage in sequence): with pp batches in flight and
@@ -12,7 +12,7 @@ from collections import deque
 
 from .block_manager import BlockManager
 from .clock import Clock, Signal
-from .config import EngineConfig
+from .config import SchedulerConfig
 from .decode_run import decode_run
 from .iteration_time import IterationTimes
 from .log import IterationLog, ReplicaInfo
@@ -22,8 +22,8 @@ from .scheduling.sequence import Seq
 
 
 class Replica:
-    def __init__(self, env: Clock, index: int, role: str, times: IterationTimes, cfg: EngineConfig, log: IterationLog,
-                 cluster):
+    def __init__(self, env: Clock, index: int, role: str, times: IterationTimes, cfg: SchedulerConfig,
+                 log: IterationLog, cluster):
         self.env = env
         self.index = index
         self.role = role            # mixed | prefill | decode
@@ -37,18 +37,18 @@ class Replica:
         self.awaiting_kv: deque[Seq] = deque()
         swap = times.swap_blocks(cfg.swap_space_gb) // pp if cfg.preemption == "swap" else 0
         seed = getattr(cluster.cfg.workload, "seed", 0) if cluster is not None else 0
-        self.engines = [Scheduler(cfg, make_policy(cfg), self.bm, self.waiting, self.awaiting_kv, times, swap, self,
+        self.schedulers = [Scheduler(cfg, make_policy(cfg), self.bm, self.waiting, self.awaiting_kv, times, swap, self,
                                   f"{seed}-{index}-{e}") for e in range(pp)]
         self.outstanding = 0        # requests routed here and not yet finished or handed on
         self.idle = 0
         self._wakeup = Signal()     # the engines waiting for work (idle counts them until they resume)
-        for engine in self.engines:
-            env.start(self._run(engine))
+        for scheduler in self.schedulers:
+            env.start(self._run(scheduler))
 
     def info(self) -> ReplicaInfo:
         c = self.times
         return ReplicaInfo(self.index, self.role, c.setup.parallel.gpus, c.kv_blocks, c.block_size,
-                           c.kv_bytes_per_token, engines=len(self.engines), kv_blocks_held_end=self.bm.used)
+                           c.kv_bytes_per_token, engines=len(self.schedulers), kv_blocks_held_end=self.bm.used)
 
     def submit(self, seq: Seq) -> None:
         self.outstanding += 1
@@ -69,9 +69,9 @@ class Replica:
             signal, self._wakeup = self._wakeup, Signal()
             self.env.fire(signal)
 
-    def _run(self, engine: Scheduler):
+    def _run(self, scheduler: Scheduler):
         env, times, bm, index, queued = self.env, self.times, self.bm, self.index, self.waiting
-        schedule, complete, append = engine.schedule, engine.complete, self.log.append
+        schedule, complete, append = scheduler.schedule, scheduler.complete, self.log.append
         step_ahead, decodes = advance, decode_run   # (module names: the tests swap them)
         while True:
             batch = schedule(env.now)
@@ -87,16 +87,16 @@ class Replica:
                 prefills.append((n, s.computed))
                 tokens += n
             duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if work else 0.0)
-            start, waiting, running = env.now, len(queued), len(engine.running)
+            start, waiting, running = env.now, len(queued), len(scheduler.running)
             if not step_ahead(env, duration):
                 yield duration
             complete(batch, env.now)
             append(index, start, duration, rows, len(prefills), tokens, bm.used, waiting, running,
                    batch.preempted, batch.swap_s)
             if self.idle:
-                self.wake()   # blocks may have freed up for an idle virtual engine
+                self.wake()   # blocks may have freed up for an idle virtual scheduler
             # decode-only iterations up to the next event in one loop, and the one that ends after it
-            pending = decodes(self, engine)
+            pending = decodes(self, scheduler)
             while pending is not None:
                 start, duration, batch, waiting, running = pending   # (decode_run.Waiting)
                 yield duration
@@ -105,11 +105,11 @@ class Replica:
                        waiting, running, 0, 0.0)
                 if self.idle:
                     self.wake()
-                pending = decodes(self, engine)
+                pending = decodes(self, scheduler)
 
     # ------------------------------------------------------------ scheduler hooks
 
-    def first_token(self, seq: Seq, engine: Scheduler) -> bool:
+    def first_token(self, seq: Seq, scheduler: Scheduler) -> bool:
         """A prefill replica hands the sequence on to the decode pool, keeping its KV until sent."""
         if self.role != "prefill":
             return False
@@ -123,17 +123,17 @@ class Replica:
     def finished(self, seq: Seq) -> None:
         self.outstanding -= 1
 
-    def receive(self, seq: Seq, engine: Scheduler) -> None:
-        self.env.start(self._transfer(seq, engine))
+    def receive(self, seq: Seq, scheduler: Scheduler) -> None:
+        self.env.start(self._transfer(seq, scheduler))
 
-    def _transfer(self, seq: Seq, engine: Scheduler):
+    def _transfer(self, seq: Seq, scheduler: Scheduler):
         source, blocks, shared = seq.source
         yield source.times.send_time(seq.computed, self.cluster.kv_path)
         source.bm.release(blocks)
         source.bm.unref(shared)
         source.wake()
         seq.source = None
-        engine.arrive(seq)
+        scheduler.arrive(seq)
         self.wake()
 
 

@@ -1,10 +1,10 @@
 """Serving-engine specs (engine_profiles/*.yaml): what shapes a real serving step besides its kernels.
 
-An Engine holds the scheduler's limits (sequences and tokens per step, KV block size), which decode
+An EngineSpec holds the scheduler's limits (sequences and tokens per step, KV block size), which decode
 batches run as captured CUDA graphs (a batch is padded up to the next captured size; larger ones and
 prefills run eagerly), the CPU's work per step and whether it overlaps the GPU, and how the engine
 decides its KV cache's size. Every number in a profile carries its unit, provenance (documented or
-assumed) and source; `Engine.sources` keeps them for reports.
+assumed) and source; `EngineSpec.sources` keeps them for reports.
 """
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ class LargeGpuDefaults:
 
 
 @dataclass(frozen=True)
-class Engine:
+class EngineSpec:
     name: str
     description: str
     max_num_seqs: int
@@ -132,7 +132,7 @@ class Engine:
         s = self.quantized_gemm_inputs
         return "all" in s or (role is not None and role.value in s)
 
-    def for_gpu(self, gpu) -> Engine:
+    def for_gpu(self, gpu) -> EngineSpec:
         """The spec as the engine configures itself on `gpu` (vLLM raises max_num_seqs and the token budget
         on GPUs with >= 70 GiB, A100 excepted), its eager host time the one measured on that GPU generation's
         hosts where the spec has it (kernels.eager_launch_by_arch); the spec itself elsewhere."""
@@ -144,7 +144,7 @@ class Engine:
             return spec
         return replace(spec, max_num_seqs=big.max_num_seqs, max_num_batched_tokens=big.max_num_batched_tokens)
 
-    def on_host_of(self, arch: str) -> Engine:
+    def on_host_of(self, arch: str) -> EngineSpec:
         """The spec with the eager host time measured on the hosts of `arch` GPUs, where it lists that arch."""
         host = dict(self.eager_launch_by_arch).get(arch)
         if host is None or host == self.eager_launch_s:
@@ -153,7 +153,7 @@ class Engine:
         src = {**self.sources, "kernels.eager_launch_s": f"{how} (the {arch} GPUs' hosts: {host * 1e6:.3g} us)"}
         return replace(self, eager_launch_s=host, sources=src)
 
-    def with_limits(self, max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None) -> Engine:
+    def with_limits(self, max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None) -> EngineSpec:
         """The spec run with other scheduler limits (a user's --max-num-seqs / --max-num-batched-tokens, or a
         benchmark harness's). Decode graphs are captured only up to the largest pure-decode batch the limits
         allow, min(sequences, tokens); an engine that pads to its limit (TensorRT-LLM) captures one graph at
@@ -258,7 +258,7 @@ def expand_sizes(raw, where: str) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def engine_from_mapping(data: dict, where: str) -> Engine:
+def engine_from_mapping(data: dict, where: str) -> EngineSpec:
     check_mapping(data, {"kind", "name", "description", "scheduler", "cuda_graphs", "cpu", "memory", "collectives",
                          "kernels", "offload", "cache", "frontend"}, where)
     if data.get("kind") != "engine":
@@ -280,7 +280,7 @@ def engine_from_mapping(data: dict, where: str) -> Engine:
     accounting = m["accounting"]
     if accounting not in ACCOUNTING:
         raise WhatifError(f"{where}.memory.accounting: {accounting!r} is not valid; valid: {', '.join(ACCOUNTING)}")
-    engine = Engine(
+    engine = EngineSpec(
         name=str(data.get("name", where)), description=str(data.get("description", "")),
         max_num_seqs=integer(s["max_num_seqs"], f"{where}.scheduler.max_num_seqs"),
         max_num_batched_tokens=integer(s["max_num_batched_tokens"], f"{where}.scheduler.max_num_batched_tokens"),
@@ -388,7 +388,7 @@ def version_names() -> tuple[str, ...]:
 
 
 @cache
-def load_engine(name: str) -> Engine:
+def load_engine(name: str) -> EngineSpec:
     """A shipped engine profile by name (vllm, sglang, trtllm, or a version such as trtllm-0.6) or a YAML path."""
     if looks_like_path(name):
         path = Path(name)

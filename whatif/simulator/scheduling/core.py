@@ -29,7 +29,7 @@ from .sequence import Batch, Seq
 class Scheduler(Admission, DecodingSet):
     def __init__(self, cfg, policy, bm: BlockManager, waiting: deque, awaiting_kv: deque, times,
                  swap_blocks: int, hooks, seed: str = ""):
-        self.cfg = cfg                # EngineConfig: the limits (max_batch, token_budget), capacity, preemption
+        self.cfg = cfg                # SchedulerConfig: the limits (max_batch, token_budget), capacity, preemption
         self.policy = policy          # policy.Policy: forms each iteration (this engine's own: it may keep state)
         self.bm = bm
         self.waiting = waiting        # shared by the replica's engines (pipeline-parallel virtual engines)
