@@ -157,11 +157,11 @@ def simulated_latencies(row: dict, sc: Scenario, spec, skip: int = 0, requests=N
     from whatif.simulator.cluster import simulate
     from whatif.simulator.config import SchedulerConfig, SimConfig
 
-    config = SimConfig(sc, spec, SchedulerConfig.for_engine(sc.engine(), **engine_options(row)))
+    config = SimConfig(sc, spec, SchedulerConfig.for_engine(sc.engine_spec(), **engine_options(row)))
     res = simulate(config, requests=requests)
     records = sorted(res.records, key=lambda r: r.request.id)[skip:]
     assert all(r.finish_s is not None for r in records), row["id"]
-    fe = sc.engine().frontend
+    fe = sc.engine_spec().frontend
     front = [fe.seconds(r.request.prompt) if through_server(row) else 0.0 for r in records]
     pick = np.median if "median" in row["figure"].lower() or "p50" in row["figure"] else np.mean
     return {"ttft_ms": float(pick([r.ttft_s + f for r, f in zip(records, front)])) * 1e3,
@@ -223,7 +223,7 @@ def simulate_throughput(row: dict) -> float:
     isl, osl = int(row["isl"]), int(row["osl"])
     sc = scenario(row)
     spec = WorkloadSpec(requests=DATASET_REQUESTS[(isl, osl)], prompt=isl, output=osl, seed=1)
-    config = SimConfig(sc, spec, SchedulerConfig.for_engine(sc.engine()))
+    config = SimConfig(sc, spec, SchedulerConfig.for_engine(sc.engine_spec()))
     records = simulate(config, requests=sent_at_once(spec)).records
     assert all(r.finish_s is not None for r in records), row["id"]
     return output_rate(records, [0.0] * len(records))   # (offline: no front end)

@@ -117,7 +117,7 @@ def test_scenario_file_sections_and_flags_over_them(capsys, tmp_path):
     assert engine["max_batch"] == 4 and engine["prefix_caching"] is False
     assert o["slo"]["ttft_s"] == 0.1
     # not given: the engine spec's as vLLM configures itself on an H100 (its large-GPU default, 8192)
-    budget = Scenario(hardware="h100-sxm").engine().max_num_batched_tokens
+    budget = Scenario(hardware="h100-sxm").engine_spec().max_num_batched_tokens
     assert o["setup"]["config"]["engine"]["token_budget"] == budget
 
 

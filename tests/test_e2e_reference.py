@@ -190,7 +190,7 @@ def test_front_end_is_paid_only_by_rows_measured_through_the_server(rows):
     # vllm bench serve, sglang.bench_serving
     row = next(r for r in rows if r["id"] == "nim18-llama-3.1-70b-h100-tp2-500-2000-c1-ttft_ms")
     est = bench.scenario(row).run(with_max_batch=False)
-    front = est.engine.frontend.seconds(500)
+    front = est.engine_spec.frontend.seconds(500)
     assert front > 0 and est.served_ttft_s == pytest.approx(est.ttft_s + front)
     offline = dict(row, measured_via="offline")
     assert bench.predict_estimate(offline) < bench.predict_estimate(row)

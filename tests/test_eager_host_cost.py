@@ -47,7 +47,7 @@ def test_the_host_time_is_the_one_measured_on_that_gpu_generations_hosts(name, a
     assert host_us("h100-sxm") == host_us("h200-sxm") == host_us("l40s") == pytest.approx(h100 * 1e6)
     assert host_us("b200") < host_us("h100-sxm") < host_us("a100-sxm-80gb")
     assert host_us("a100-sxm-80gb", launch_us=7.0) == pytest.approx(7.0)
-    a100 = Scenario(model="llama-3.1-8b", hardware="a100-sxm-80gb", kernel_engine=name).engine()
+    a100 = Scenario(model="llama-3.1-8b", hardware="a100-sxm-80gb", kernel_engine=name).engine_spec()
     assert "the ampere GPUs' hosts" in a100.sources["kernels.eager_launch_s"]
     assert f"eager kernels {ampere_us:.3g} us each on the host (measured)" in a100.summary()
     bad = tmp_path / "bad.yaml"

@@ -21,7 +21,7 @@ BASE = Scenario(model="llama-3-8b", hardware="h100-sxm", workload=Workload(batch
 
 def setup_of(sc: Scenario):
     model, system, par, eff = sc.resolve()
-    return pass_setup(model, system, par, sc.precision, eff, sc.utilization(), engine=sc.engine())
+    return pass_setup(model, system, par, sc.precision, eff, sc.utilization(), engine_spec=sc.engine_spec())
 
 
 def test_every_cli_engine_has_a_spec_and_every_number_a_source():
@@ -66,7 +66,7 @@ def test_cpu_work_adds_unless_the_engine_overlaps_it():
     assert SERIAL.step_seconds(0.010, 100) == pytest.approx(0.010 + 1e-3 + 100 * 1e-5)
     assert sgl.step_seconds(0.010, 100) == pytest.approx(0.010)
     assert sgl.step_seconds(1e-5, 100) == pytest.approx(sgl.cpu.seconds(100))   # a CPU-bound step
-    s = replace(setup_of(BASE), engine=SERIAL)
+    s = replace(setup_of(BASE), engine_spec=SERIAL)
     p, wall = engine_step(s, ForwardBatch.decode(32, 1000), True)
     assert wall == pytest.approx(p.time_s + SERIAL.cpu.seconds(32))
 
@@ -77,12 +77,12 @@ def test_tpot_pays_the_cpu_per_step_the_kernels_alone_do_not():
 
     def run(engine):
         return estimate(model, system, par, BASE.precision, BASE.workload, eff, utilization=0.9,
-                        with_max_batch=False, engine=engine)
+                        with_max_batch=False, engine_spec=engine)
     kernels_only, serial, overlapped = run(None), run(SERIAL), run(engine_spec("vllm"))
     assert serial.tpot_s == pytest.approx(kernels_only.tpot_s + SERIAL.cpu.seconds(1), rel=1e-6)
     assert overlapped.tpot_s == pytest.approx(kernels_only.tpot_s, rel=1e-6)   # the GPU step is longer
     assert serial.ttft_s == pytest.approx(kernels_only.ttft_s + SERIAL.cpu.seconds(1), rel=1e-6)
-    assert overlapped.engine.name == "vllm" and kernels_only.engine is None
+    assert overlapped.engine_spec.name == "vllm" and kernels_only.engine_spec is None
 
 
 def test_memory_accounting_of_each_engine():
@@ -91,7 +91,7 @@ def test_memory_accounting_of_each_engine():
         sc = replace(BASE, kernel_engine=name)
         s = setup_of(sc)
         plan = plan_memory(s, 1, 576, 512)
-        e, f = sc.engine(), sc.utilization()
+        e, f = sc.engine_spec(), sc.utilization()
         other = plan.activation_bytes + plan.workspace_bytes
         expected = {"total": f * cap - plan.weights_bytes - other,
                     "static": f * cap - plan.weights_bytes,
@@ -115,14 +115,14 @@ def test_sglang_memory_fraction_follows_tensor_parallelism():
 
 def test_max_batch_is_capped_by_the_engines_max_num_seqs():
     small = replace(BASE, model="llama-3.2-1b", workload=Workload(batch=1, prompt=64, output=64))
-    assert small.run().max_batch == small.engine().max_num_seqs
-    assert replace(small, kernel_engine="trtllm").run().max_batch > small.engine().max_num_seqs
+    assert small.run().max_batch == small.engine_spec().max_num_seqs
+    assert replace(small, kernel_engine="trtllm").run().max_batch > small.engine_spec().max_num_seqs
 
 
 def test_vllm_takes_its_large_gpu_defaults_on_large_gpus_but_not_on_a100():
     """vllm/engine/arg_utils.py: >= 70 GiB and not an A100 -> 1024 sequences, 8192 tokens per step."""
     def spec(hw):
-        return replace(BASE, hardware=hw).engine()
+        return replace(BASE, hardware=hw).engine_spec()
     assert (spec("h100-sxm").max_num_seqs, spec("h100-sxm").max_num_batched_tokens) == (1024, 8192)
     assert (spec("b200").max_num_seqs, spec("h200-sxm").max_num_batched_tokens) == (1024, 8192)
     for small in ("a100-sxm-80gb", "l40s", "l4"):
@@ -187,7 +187,7 @@ def test_limits_cap_the_batch_and_the_captured_graphs():
     assert vllm.with_limits(100).graph_sizes[-1] == 96
     small = replace(BASE, model="llama-3.2-1b", workload=Workload(batch=1, prompt=64, output=64),
                     max_num_seqs=100)
-    assert small.engine().max_num_seqs == 100 and small.run().max_batch == 100
+    assert small.engine_spec().max_num_seqs == 100 and small.run().max_batch == 100
 
 
 def test_limits_out_of_range_are_one_line_errors():

@@ -24,7 +24,7 @@ def decode_time(model: str, engine: str, tp: int = 1) -> float:
     sc = Scenario(model=model, hardware="h100-sxm", gpus=tp, precision=Precision("fp8", "fp8", "fp8"),
                   kernel_engine=engine)
     m, system, par, eff = sc.resolve()
-    setup = pass_setup(m, system, par, sc.precision, eff, sc.utilization(), engine=sc.engine())
+    setup = pass_setup(m, system, par, sc.precision, eff, sc.utilization(), engine_spec=sc.engine_spec())
     return time_pass(setup, ForwardBatch.decode(64, 2048), True).time_s
 
 

@@ -19,7 +19,7 @@ FP16 = Precision(weight="fp16", activation="fp16", kv="fp16")
 def _plan(engine, batch=32, tokens=2048):
     sc = Scenario(model="llama-2-7b", hardware="a100-sxm-80gb", kernel_engine="hf-transformers", precision=FP16)
     model, system, par, eff = sc.resolve()
-    return plan_memory(pass_setup(model, system, par, FP16, eff, 0.95, engine=engine), batch, tokens, 512)
+    return plan_memory(pass_setup(model, system, par, FP16, eff, 0.95, engine_spec=engine), batch, tokens, 512)
 
 
 def test_only_the_hf_profile_holds_the_previous_cache():

@@ -43,7 +43,7 @@ def _setup(engine, techniques=(), place=("weights=host:1",)):
                   precision=Precision(weight="fp16", activation="fp16", kv="fp16"))
     model, system, par, eff = sc.resolve()
     return pass_setup(model, system, par, sc.precision, eff, 0.9, technique_set(list(techniques)),
-                      parse_place(list(place)), engine=engine)
+                      parse_place(list(place)), engine_spec=engine)
 
 
 def test_user_placement_under_a_pageable_engine_is_staged():

@@ -40,7 +40,7 @@ def label(s: Scenario) -> str:
 def test_lean_attention_seconds_equal_kernel_timing_bit_for_bit(sc):
     model, system, par, eff = sc.resolve()
     setup = pass_setup(model, system, par, sc.precision, eff, sc.utilization(), sc.technique_set(), sc.placement(),
-                       engine=sc.engine())
+                       engine_spec=sc.engine_spec())
     parts = PassParts(setup)
     parts.time_s(((64, 0, 1),), 0, True)
     old = next(iter(parts.bodies.values()))[0].attention[0]

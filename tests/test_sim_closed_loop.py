@@ -14,7 +14,7 @@ SC = Scenario(model="llama-3.1-8b", hardware="h100-sxm")
 
 def run(clients: int, requests: int, lengths: str = "fixed", **cfg):
     spec = WorkloadSpec(requests=requests, prompt=1000, output=64, lengths=lengths, concurrency=clients, seed=3)
-    return simulate(SimConfig(SC, spec, SchedulerConfig.for_engine(SC.engine()), **cfg))
+    return simulate(SimConfig(SC, spec, SchedulerConfig.for_engine(SC.engine_spec()), **cfg))
 
 
 @pytest.mark.parametrize("clients, lengths", [(1, "fixed"), (3, "fixed"), (8, "sharegpt")])
@@ -37,7 +37,7 @@ def test_one_client_sees_no_queue():
     """At concurrency 1 every request runs alone: its TTFT is a lone request's."""
     closed = run(1, 5)
     alone = simulate(SimConfig(SC, WorkloadSpec(requests=1, prompt=1000, output=64, seed=3),
-                               SchedulerConfig.for_engine(SC.engine())))
+                               SchedulerConfig.for_engine(SC.engine_spec())))
     lone = alone.records[0].ttft_s
     assert [r.ttft_s for r in closed.records] == pytest.approx([lone] * 5, rel=1e-9)
 
@@ -53,7 +53,7 @@ def test_more_clients_wait_longer_for_their_first_token():
 def test_rejected_requests_answer_at_once():
     """A request the engine can never serve is refused when sent; its client sends the next one then."""
     spec = WorkloadSpec(requests=6, prompt=200_000, output=8, concurrency=2)
-    res = simulate(SimConfig(SC, spec, SchedulerConfig.for_engine(SC.engine())))
+    res = simulate(SimConfig(SC, spec, SchedulerConfig.for_engine(SC.engine_spec())))
     assert all(r.status == "rejected" for r in res.records)
     assert all(r.request.arrival_s == 0.0 for r in res.records)
 
@@ -67,4 +67,4 @@ def test_rejected_requests_answer_at_once():
 def test_what_a_closed_loop_refuses(spec, cfg, message):
     w = WorkloadSpec(concurrency=4, **({"requests": 20} if "duration_s" not in spec else {}), **spec)
     with pytest.raises(WhatifError, match=message):
-        simulate(SimConfig(SC, w, SchedulerConfig.for_engine(SC.engine()), **cfg))
+        simulate(SimConfig(SC, w, SchedulerConfig.for_engine(SC.engine_spec()), **cfg))

@@ -25,7 +25,7 @@ K = 10
 
 
 def engine(steps: int) -> SchedulerConfig:
-    return SchedulerConfig.for_engine(SC.engine(), scheduler_steps=steps)
+    return SchedulerConfig.for_engine(SC.engine_spec(), scheduler_steps=steps)
 
 
 def run(requests, steps: int):
@@ -40,7 +40,7 @@ def poisson(n: int, rate: float, prompt: int = 200, output: int = 150) -> list[R
 
 def times(steps: int) -> IterationTimes:
     model, system, par, eff = SC.resolve()
-    setup = pass_setup(model, system, par, SC.precision, eff, SC.utilization(), engine=SC.engine())
+    setup = pass_setup(model, system, par, SC.precision, eff, SC.utilization(), engine_spec=SC.engine_spec())
     e = engine(steps)
     return IterationTimes(setup, True, e.block_size, e.token_budget, 512, steps)
 
@@ -50,7 +50,7 @@ def test_a_decode_iteration_is_k_passes_for_one_round_of_cpu_work():
     rows, ctx = 24, 700
     mid = bucket(ctx + (K - 1) // 2)
     p, _ = engine_step(t.setup, ForwardBatch.decode(rows, mid), True)
-    spec = SC.engine()
+    spec = SC.engine_spec()
     assert t.time(rows, ctx, []) == pytest.approx(spec.step_seconds(K * p.time_s, rows), rel=1e-9)
     assert t.time(rows, ctx, []) < K * times(1).time(rows, mid, [])   # the CPU's step paid once, not K times
     assert t.lookahead == K - 1 and t.accepted_tokens(rows, ctx, None) == [K] * rows
@@ -105,7 +105,7 @@ def test_every_token_comes_out_once_through_short_outputs_and_preemption():
     outputs = rng.choice([1, 2, 9, 10, 11, 300, 1500], 150)
     prompts = rng.integers(50, 3000, 150)
     reqs = [Request(i, float(t), int(p), int(o)) for i, (t, p, o) in enumerate(zip(arrivals, prompts, outputs))]
-    e = SchedulerConfig.for_engine(small.engine(), scheduler_steps=K)
+    e = SchedulerConfig.for_engine(small.engine_spec(), scheduler_steps=K)
     res = simulate(SimConfig(small, None, e, ClusterConfig(), SLO()), requests=reqs)
     assert {r.status for r in res.records} == {FINISHED}
     assert all(r.emitted.count == r.request.output for r in res.records)

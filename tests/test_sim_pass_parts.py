@@ -18,7 +18,7 @@ from whatif.roofline.step_price.parts import PassParts, splittable
 def setup_of(sc: Scenario, engine: bool = True):
     model, system, par, eff = sc.resolve()
     return pass_setup(model, system, par, sc.precision, eff, sc.utilization(), sc.technique_set(), sc.placement(),
-                      engine=sc.engine() if engine else None)
+                      engine_spec=sc.engine_spec() if engine else None)
 
 
 def batches(seed: int, n: int) -> list[tuple]:
@@ -111,7 +111,7 @@ def test_an_engine_version_without_gqa_sharing_prices_the_rewritten_op():
     built op's path."""
     sc = Scenario(kernel_engine="trtllm-0.6")
     setup = setup_of(sc)
-    assert not setup.engine.gqa_decode_shares_kv
+    assert not setup.engine_spec.gqa_decode_shares_kv
     parts = PassParts(setup)
     for groups in batches(5, 20):
         assert parts.time_s(groups, 0, True) == time_pass(setup, ForwardBatch(groups), True).time_s

@@ -23,7 +23,7 @@ def test_no_such_line_when_every_technique_is_simulated():
 def test_ttft_through_the_server_adds_the_engine_specs_front_end_to_every_request():
     sc = Scenario()
     res = cluster.simulate(SimConfig(sc, WorkloadSpec(requests=20, rate=5.0, prompt=512, output=4)))
-    front = sc.engine().frontend
+    front = sc.engine_spec().frontend
     assert front.seconds(512) > 0 and res.frontend == front
     lat = res.summary()["latency"]
     ttfts = sorted(r.ttft_s for r in res.finished())

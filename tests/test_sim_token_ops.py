@@ -15,7 +15,7 @@ from whatif.roofline.step_price.token_ops import TokenOps, stage_ops
 def parts_of(sc: Scenario, engine: bool = True) -> PassParts:
     model, system, par, eff = sc.resolve()
     return PassParts(pass_setup(model, system, par, sc.precision, eff, sc.utilization(), sc.technique_set(),
-                                sc.placement(), engine=sc.engine() if engine else None))
+                                sc.placement(), engine_spec=sc.engine_spec() if engine else None))
 
 
 COUNTS = list(range(1, 600)) + list(range(600, 8193, 13)) + [16384, 100_003]

@@ -17,7 +17,7 @@ BATCHES = [((1, 700, 12),), ((1, 3000, 64), (517, 0, 1)), ((2048, 0, 1),), ((300
 def setup_of(sc: Scenario):
     model, system, par, eff = sc.resolve()
     return pass_setup(model, system, par, sc.precision, eff, sc.utilization(), sc.technique_set(), sc.placement(),
-                      engine=sc.engine())
+                      engine_spec=sc.engine_spec())
 
 
 def test_memoized_and_whole_steps_agree():

@@ -15,7 +15,7 @@ def decode_time(model: str, engine: str, batch: int = 32, context: int = 8000) -
     sc = Scenario(model=model, hardware="a100-sxm-80gb", precision=Precision("bf16", "bf16", "bf16"),
                   kernel_engine=engine)
     m, system, par, eff = sc.resolve()
-    setup = pass_setup(m, system, par, sc.precision, eff, sc.utilization(), engine=sc.engine())
+    setup = pass_setup(m, system, par, sc.precision, eff, sc.utilization(), engine_spec=sc.engine_spec())
     return time_pass(setup, ForwardBatch.decode(batch, context), True).time_s
 
 

@@ -95,7 +95,7 @@ def _spec_resolved(sc, model, hardware):
     else:
         system = load_system(hardware, par.gpus if par.gpus > 1 else None)
     eff = load_efficiency(sc.efficiency, system.gpu, sc.calibration, sc.kernel_engine)
-    return ResolvedScenario(sc, spec, system, par, eff, sc.engine())
+    return ResolvedScenario(sc, spec, system, par, eff, sc.engine_spec())
 
 
 def estimate(model=None, hardware=None, *, scenario: str | None = None, tp: int | None = None,

@@ -83,7 +83,7 @@ class Scenario:
         system = load_system(self.hardware, par.gpus if par.gpus > 1 else self.gpus)
         if self.host_link is not None:
             system = with_host_link(system, self.host_link)
-        engine = self.engine()
+        engine = self.engine_spec()
         if self.launch_us is not None:
             lu = self.launch_us
             if isinstance(lu, bool) or not isinstance(lu, (int, float)) or not 0 <= lu < 1e6:
@@ -104,7 +104,7 @@ class Scenario:
         r = self.resolved()
         return r.model, r.system, r.parallel, r.efficiency
 
-    def engine(self) -> EngineSpec:
+    def engine_spec(self) -> EngineSpec:
         """The engine's spec as it configures itself on this scenario's GPU (vLLM's large-GPU defaults): the
         GPU's profile decides, not how many of it."""
         return _engine_on(self.kernel_engine, self.hardware, self.max_num_seqs, self.max_num_batched_tokens)
@@ -113,7 +113,7 @@ class Scenario:
         """The engine's memory fraction: given, or its spec's default at this tensor parallelism."""
         if self.memory_utilization is not None:
             return self.memory_utilization
-        return self.engine().memory.default_fraction(self.parallel.tp)
+        return self.engine_spec().memory.default_fraction(self.parallel.tp)
 
     def technique_set(self) -> TechniqueSet:
         return technique_set(self.techniques).for_workload(self.workload)
@@ -145,7 +145,7 @@ class ResolvedScenario:
     system: System
     parallel: Parallelism
     efficiency: Efficiency
-    engine: EngineSpec
+    engine_spec: EngineSpec
 
     @property
     def utilization(self) -> float:
@@ -162,7 +162,7 @@ class ResolvedScenario:
         """The forward pass setup (a simulation's prefixes are its traffic's: it leaves shared_prefix 0)."""
         sc = self.scenario
         return pass_setup(self.model, self.system, self.parallel, sc.precision, self.efficiency, self.utilization,
-                          self.technique_set(), self.placement, shared_prefix, self.engine)
+                          self.technique_set(), self.placement, shared_prefix, self.engine_spec)
 
     def estimate(self, with_max_batch: bool = True, workload: Workload | None = None) -> Estimate:
         """The estimate of the scenario's workload, or of `workload` on the same deployment."""
@@ -170,7 +170,7 @@ class ResolvedScenario:
         return estimate(self.model, self.system, self.parallel, sc.precision, w, self.efficiency,
                         cuda_graphs=sc.cuda_graphs, utilization=self.utilization, techniques=self.technique_set(w),
                         with_max_batch=with_max_batch, placement=self.placement, price_per_hour=sc.price_per_hour,
-                        engine=self.engine)
+                        engine_spec=self.engine_spec)
 
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}

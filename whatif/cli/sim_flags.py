@@ -179,7 +179,7 @@ def _help_notes() -> dict[str, str]:
                "engine_batching": config.BATCHING, "engine_priority": config.PRIORITIES,
                "engine_preemption": config.PREEMPTION, "cluster_router": config.ROUTERS}
     defaults = {f"{section}_{f.name}": f.default for section, cls in _section_classes().items() for f in fields(cls)}
-    on_h100 = config.SchedulerConfig.for_engine(Scenario(hardware="h100-sxm").engine())
+    on_h100 = config.SchedulerConfig.for_engine(Scenario(hardware="h100-sxm").engine_spec())
     notes = {}
     for flag in ALL_FLAGS:
         parts = [f"one of {', '.join(choices[flag.dest])}"] if flag.dest in choices else []

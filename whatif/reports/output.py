@@ -63,7 +63,7 @@ def estimate_dict(e: Estimate) -> dict:
                      "shared_prefix": w.shared_prefix},
         "techniques": [{"name": t.name, "family": t.family, "parameters": t.values()} for t in e.techniques.items],
         "efficiency": {"source": e.efficiency.source, "provenance": e.efficiency.provenance},
-        "engine": e.engine.to_dict() if e.engine is not None else None,
+        "engine": e.engine_spec.to_dict() if e.engine_spec is not None else None,
         "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "e2e_s": e.e2e_s,
         "served_ttft_s": e.served_ttft_s, "served_e2e_s": e.served_e2e_s, "frontend_s": e.frontend_s,
         "throughput_tok_s": e.throughput_tok_s, "decode_throughput_tok_s": e.decode_throughput_tok_s,
@@ -185,7 +185,7 @@ def _basis_lines(e: Estimate, explain: bool) -> list[str]:
     gpu, act = e.system.gpu, e.precision.activation
     return [
         *([f"assumed: {'; '.join(notes)}"] if (notes := e.techniques.notes(e.model)) else []),
-        f"engine: {e.engine.summary() if e.engine is not None else 'none (kernels only)'}",
+        f"engine: {e.engine_spec.summary() if e.engine_spec is not None else 'none (kernels only)'}",
         f"ceilings: {units.rate(gpu.peak_flops(act), 'FLOP/s')} {act} ({gpu.peak[act].provenance}), "
         f"HBM {units.rate(gpu.hbm_bandwidth.value, 'B/s')} ({gpu.hbm_bandwidth.provenance}), "
         f"{units.nbytes(gpu.hbm_capacity.value)} per GPU",

@@ -69,14 +69,14 @@ class Estimate:
     price: Price | None = None             # USD per hour of the GPUs used (and devices techniques add)
     memory_max_context: int = 0            # tokens per sequence the memory holds at the batch, window aside
     decode_round: Round | None = None      # a decoder's round at mid-generation (tokens, draft, verify)
-    engine: EngineSpec | None = None           # the serving engine spec whose loop and memory accounting were used
+    engine_spec: EngineSpec | None = None         # the serving engine spec whose loop and memory accounting were used
 
     @property
     def frontend_s(self) -> float:
         """The serving front end's time per request (HTTP / OpenAI server, tokenization, hand-off to the engine,
         first token back; the engine spec's `frontend`) that a client measuring through the server adds to
         TTFT and E2E; 0 without an engine. Offline benchmarks (in-process engine) do not pay it."""
-        return self.engine.frontend.seconds(self.workload.prompt) if self.engine is not None else 0.0
+        return self.engine_spec.frontend.seconds(self.workload.prompt) if self.engine_spec is not None else 0.0
 
     @property
     def served_ttft_s(self) -> float:
@@ -162,15 +162,15 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
              eff: Efficiency, *, cuda_graphs: bool = True, utilization: float = DEFAULT_UTILIZATION,
              techniques: TechniqueSet = NONE, with_max_batch: bool = True,
              placement: Placement = NO_PLACEMENT, price_per_hour: float | None = None,
-             engine: EngineSpec | None = None) -> Estimate:
+             engine_spec: EngineSpec | None = None) -> Estimate:
     """Estimate one request batch. `model` and `prec` are the user's; the techniques transform them.
     `placement` puts shares of weights, KV and activations in the system's slower tiers.
-    With `with_max_batch`, the same scenario is also estimated at its max batch. With an `engine`, its
+    With `with_max_batch`, the same scenario is also estimated at its max batch. With an `engine_spec`, its
     memory accounting sizes the KV cache, its max_num_seqs caps the batch, decode steps are padded to its
     CUDA-graph sizes and each step pays its CPU work (step_price.StepPricer, each step priced whole)."""
     user_placement = placement
     setup = pass_setup(model, system, par, prec, eff, utilization, techniques, placement, workload.shared_prefix,
-                       engine)
+                       engine_spec)
     techs, model, prec, placement, paths = setup.techniques, setup.model, setup.precision, setup.placement, setup.paths
     w = workload
     seq_len = w.prompt + w.output
@@ -183,8 +183,8 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
 
     memory = plan(w.batch)
     max_batch = max_batch_fitting(plan, seq_len)
-    if engine is not None:
-        max_batch = min(max_batch, engine.max_num_seqs)
+    if engine_spec is not None:
+        max_batch = min(max_batch, engine_spec.max_num_seqs)
 
     # Prefill (eager, as engines run variable-length prefill outside CUDA graphs). Techniques may
     # compute only part of each prompt and attend the rest from a cache.
@@ -224,7 +224,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
         else:
             rounds = [dec.round(at(c)) for c in contexts]
             sampled = [r.verify for r in rounds]
-            times = [r.per_token_s if engine is None else engine.step_seconds(r.time_s, per_micro) / r.tokens
+            times = [r.per_token_s if engine_spec is None else engine_spec.step_seconds(r.time_s, per_micro) / r.tokens
                      for r in rounds]   # the engine's CPU work once per round
             decode_round = rounds[n // 2]
             if not dec.first_token_from_prefill:   # the first token is final with its block
@@ -240,7 +240,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
     if with_max_batch and max_batch >= 1 and max_batch != w.batch:
         at_max = estimate(setup.user_model, system, par, setup.user_precision, replace(w, batch=max_batch), eff,
                           cuda_graphs=cuda_graphs, utilization=utilization, techniques=techs, with_max_batch=False,
-                          placement=user_placement, price_per_hour=price_per_hour, engine=engine)
+                          placement=user_placement, price_per_hour=price_per_hour, engine_spec=engine_spec)
     fitting_context = memory.max_context(w.batch)
     extra, extra_source = techs.extra_price_per_hour()
     price = scenario_price(system, par.gpus, price_per_hour, extra, extra_source)
@@ -249,4 +249,4 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
                     memory=memory, max_batch=max_batch,
                     max_context=min(fitting_context, model.max_position_embeddings),
                     pipeline_microbatches=micro, at_max_batch=at_max, placement=placement, tier_paths=paths,
-                    price=price, memory_max_context=fitting_context, decode_round=decode_round, engine=engine)
+                    price=price, memory_max_context=fitting_context, decode_round=decode_round, engine_spec=engine_spec)

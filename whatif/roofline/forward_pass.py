@@ -46,7 +46,7 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassT
         ctx = pass_context(model, batch, par, prec, stage, transform_kv=techs.kv, shared_prefix=shared_prefix,
                            host=host, sm_count=int(gpu.sm_count.value))
         layers = ctx.layers
-        ops = engine_ops(pass_ops(ctx, techs), setup.engine)
+        ops = engine_ops(pass_ops(ctx, techs), setup.engine_spec)
         if placement:
             ops = placement_ops(ops, ctx, placement, paths)
         times = tuple(time_op(op, gpu, eff, system.gpu_link, paths) for op in ops)
@@ -69,7 +69,7 @@ def step_shape(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> tupl
     engine in the setup, a decode batch is padded up to the engine's next captured size (the padded rows
     are dummy one-token sequences: their GEMM rows cost, their attention next to nothing, no logits) or
     runs eagerly above the largest."""
-    engine = setup.engine
+    engine = setup.engine_spec
     graphs = cuda_graphs and batch.is_decode
     if engine is None:
         return batch, graphs
@@ -90,9 +90,9 @@ def engine_step(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, passes
     step runs that many passes back to back for one round of CPU work (multi-step scheduling)."""
     run, graphs = step_shape(setup, batch, cuda_graphs)
     p = time_pass(setup, run, graphs)
-    if setup.engine is None:
+    if setup.engine_spec is None:
         return p, passes * p.time_s
-    return p, setup.engine.step_seconds(passes * p.time_s, batch.sequences)
+    return p, setup.engine_spec.step_seconds(passes * p.time_s, batch.sequences)
 
 
 def launch_queue_time(times, launch_s: float, gap_s: float) -> float:

@@ -220,7 +220,7 @@ def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tok
         own = stored_kv_bytes(model, par, prec, techs, tokens, heavy) - shared
         return max(0.0, own) + techs.extra_kv_bytes(model, par, prec, tokens)
 
-    engine = setup.engine
+    engine = setup.engine_spec
     if engine is None:
         act = activation_bytes(model, pass_tokens, min(batch, pass_tokens), par, prec)
         reserved = RUNTIME_RESERVED_BYTES

@@ -37,7 +37,7 @@ class PassSetup:
     paths: dict[str, HostPath]
     utilization: float
     shared_prefix: int = 0
-    engine: EngineSpec | None = None   # serving loop: memory accounting, CUDA-graph sizes, CPU per step (None: none)
+    engine_spec: EngineSpec | None = None   # serving loop: memory accounting, CUDA graphs, CPU per step
 
     @property
     def tier_capacity(self) -> dict[str, float]:
@@ -47,7 +47,7 @@ class PassSetup:
 
 def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precision, eff: Efficiency,
                utilization: float, techs: TechniqueSet = NONE, placement: Placement = NO_PLACEMENT,
-               shared_prefix: int = 0, engine: EngineSpec | None = None) -> PassSetup:
+               shared_prefix: int = 0, engine_spec: EngineSpec | None = None) -> PassSetup:
     """Check a scenario's model, system, parallelism and techniques together and resolve its placement."""
     user_placement = placement
     placement = resolved(user_placement, lambda name, where: resolve_tier(name, system, where))
@@ -72,9 +72,9 @@ def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precisi
     paths = tier_paths(system, par.gpus)
     # An engine's own offload (the shares a user places) may copy from pageable host memory; a technique that
     # places shares itself (ZeRO-Inference, FlexGen) copies from its own pinned buffers.
-    if engine is not None and engine.pageable_host_copies and placement == placed_by_user:
+    if engine_spec is not None and engine_spec.pageable_host_copies and placement == placed_by_user:
         paths = pageable_paths(paths, eff.params(OpClass.TRANSFER).memory_eff)
     return PassSetup(user_model=model, user_precision=prec, model=run_model, precision=run_prec, system=system,
                      parallel=par, efficiency=eff, techniques=techs, placement=placement,
                      paths=paths, utilization=utilization, shared_prefix=shared_prefix,
-                     engine=engine)
+                     engine_spec=engine_spec)

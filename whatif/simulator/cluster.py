@@ -151,7 +151,7 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
                 else f"continuous batching, {'chunked prefill' if e.chunked_prefill else PRIORITY_WORDS[e.priority]}")
     if e.scheduler_steps > 1:
         batching += f", {e.scheduler_steps} decode steps per scheduling (multi-step, tokens streamed together)"
-    spec = first.engine
+    spec = first.engine_spec
     engine = (f"{spec.name + ' spec (engine_profiles), ' if spec is not None else ''}"
               f"{batching}, token budget {e.token_budget}, max batch {e.max_batch}, {e.block_size}-token blocks, "
               f"watermark {e.watermark:.0%}, prefix caching {'on' if e.prefix_caching else 'off'}, "
@@ -225,7 +225,7 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
     records = records[:arrived]   # those due after the horizon never arrived
     setup = describe_setup(cfg, cluster, describe(cfg.workload) if cfg.workload is not None
                            else f"{len(requests)} given requests")
-    spec = cluster.replicas[0].times.setup.engine
+    spec = cluster.replicas[0].times.setup.engine_spec
     paid = spec is not None and (spec.frontend.per_request_s > 0 or spec.frontend.per_prompt_token_s > 0)
     front = spec.frontend if paid else None
     return SimulationResult(records, cluster.log, [r.info() for r in cluster.replicas], env.now, cfg.slo, setup,

@@ -178,5 +178,5 @@ def sim_config(scenario: Scenario, values: dict[str, dict]) -> SimConfig:
     defaults are its spec's for the scenario's GPU; each dataclass checks its own values."""
     c = section_classes()
     return SimConfig(scenario, c["traffic"](**values.get("traffic", {})),
-                     SchedulerConfig.for_engine(scenario.engine(), **values.get("engine", {})),
+                     SchedulerConfig.for_engine(scenario.engine_spec(), **values.get("engine", {})),
                      ClusterConfig(**values.get("cluster", {})), SLO(**values.get("slo", {})), **values.get("run", {}))

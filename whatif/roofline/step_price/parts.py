@@ -80,7 +80,7 @@ class PassParts:
         """Wall seconds of one serving step of the batch, as forward_pass.engine_step prices it: decode
         batches in CUDA graphs (with `cuda_graphs`; padded to a captured size with an engine spec),
         anything with a prefill eagerly, and the engine's CPU work per step (once for `passes` passes)."""
-        engine = self.setup.engine
+        engine = self.setup.engine_spec
         tokens = sequences = 0   # ForwardBatch's tokens, sequences, verify and is_decode, in one pass
         ones, multi = True, False
         for q, _, n in groups:
@@ -203,7 +203,7 @@ class PassParts:
             op = attention_op(groups, heads=int(sh.heads), kv_heads=int(sh.kv_heads), d_qk=int(sh.d_qk),
                               d_v=int(sh.d_v), act_bytes=prec.act_bytes, kv_bytes=prec.kv_bytes,
                               kv_width=self.kv_width, count=old.count, dtype=old.dtype, name=old.name, role=old.role)
-            op = engine_ops([op], s.engine)[0]   # as forward_pass.time_pass: an engine version's own kernels
+            op = engine_ops([op], s.engine_spec)[0]   # as forward_pass.time_pass: an engine version's own kernels
             t = time_op(op, s.system.gpu, s.efficiency, s.system.gpu_link, s.paths)
             each = t.time_s
             totals.append(t.total_s)
@@ -224,8 +224,8 @@ class PassParts:
         s = self.setup
         sh = old.shape
         if (not s.efficiency.engine or old.role != OpRole.ATTENTION or sh.d_qk != sh.d_v
-                or (s.engine is not None and sh.heads > sh.kv_heads
-                    and not s.engine.shares_gqa_decode(sh.heads / sh.kv_heads))):
+                or (s.engine_spec is not None and sh.heads > sh.kv_heads
+                    and not s.engine_spec.shares_gqa_decode(sh.heads / sh.kv_heads))):
             return None
         act, kv = s.precision.act_bytes, s.precision.kv_bytes
         gpu = s.system.gpu

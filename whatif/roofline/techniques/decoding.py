@@ -165,7 +165,7 @@ def as_engine_runs(rc: RoundContext) -> RoundContext:
     """The round's kernels run in CUDA graphs only where the engine captures graphs at this batch
     (engine.graph_batch, as a plain decode step's): an eager engine (Hugging Face generate()) launches
     every verify, draft and bookkeeping kernel from Python, and pays its host time per kernel."""
-    engine = rc.setup.engine
+    engine = rc.setup.engine_spec
     if rc.cuda_graphs and engine is not None and engine.graph_batch(rc.batch) is None:
         return replace(rc, cuda_graphs=False)
     return rc
