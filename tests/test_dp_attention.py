@@ -80,12 +80,12 @@ def test_batch_one_decode_is_not_faster():
 def test_search_enumerates_dp_attention_for_moe_only():
     kw = dict(gpus=8, prompt=1000, output=100, batches=(1, 8), modes=("aggregated",), pp=(1,))
     moe = whatif.search("mixtral-8x7b", "dgx-h100", tp=(2, 4), **kw)
-    dp = [c for c in moe.configs if c.engine.dp_attention]
-    assert dp and all(c.engine.ep == c.engine.tp > 1 for c in dp)
+    dp = [c for c in moe.configs if c.replica.dp_attention]
+    assert dp and all(c.replica.ep == c.replica.tp > 1 for c in dp)
     assert any(c.feasible for c in dp)
     assert all("dp-attn" in c.label() and c.row()["dp_attention"] for c in dp)
     dense = whatif.search("llama-3.1-8b", "dgx-h100", tp=(1, 2), **kw)
-    assert not any(c.engine.dp_attention for c in dense.configs)
+    assert not any(c.replica.dp_attention for c in dense.configs)
 
 
 def test_refused_with_techniques():

@@ -10,7 +10,7 @@ import whatif
 from whatif.errors import WhatifError
 from whatif.config_search.configs import DOES_NOT_FIT, INVALID, OK, Config, pairs_within
 from whatif.config_search.pareto import frontier
-from whatif.config_search.space import EngineKey
+from whatif.config_search.space import ReplicaSetup
 
 MODEL, HARDWARE = "llama-3.1-8b", "dgx-h100"
 PROMPT, OUTPUT = 8000, 200
@@ -47,7 +47,7 @@ def brute_force_best():
 def test_search_finds_the_brute_force_best(small):
     score, tp, batch, replicas = brute_force_best()
     best = small.best
-    assert (best.engine.tp, best.batch, best.replicas) == (tp, batch, replicas)
+    assert (best.replica.tp, best.batch, best.replicas) == (tp, batch, replicas)
     assert best.tok_s_per_gpu == pytest.approx(score[0], rel=1e-12)
     assert best.tok_s == pytest.approx(score[1], rel=1e-12)
 
@@ -57,7 +57,7 @@ def test_pruned_batches_are_exactly_those_that_do_not_fit(small):
     for c in small.configs:
         if c.replicas > 1:
             continue
-        est = whatif.estimate(MODEL, HARDWARE, tp=c.engine.tp, batch=c.batch, prompt=PROMPT, output=OUTPUT,
+        est = whatif.estimate(MODEL, HARDWARE, tp=c.replica.tp, batch=c.batch, prompt=PROMPT, output=OUTPUT,
                               with_max_batch=False)
         assert (c.batch <= est.max_batch) == c.feasible, c.label()
         if c.status != INVALID:      # above the engine's max_num_seqs: invalid whether or not memory holds it
@@ -74,8 +74,8 @@ def test_no_configuration_needs_more_gpus_than_the_budget(budget):
     for c in feasible:
         assert c.gpus <= budget
         pre = c.prefill.gpus * c.prefill_replicas if c.prefill else 0
-        assert c.gpus == pre + c.replicas * c.engine.gpus
-        assert c.engine.gpus <= 8           # a replica inside one node
+        assert c.gpus == pre + c.replicas * c.replica.gpus
+        assert c.replica.gpus <= 8           # a replica inside one node
     assert r.best is None or r.best.gpus <= budget
 
 
@@ -85,7 +85,7 @@ def test_pairs_within_the_budget():
 
 
 def _config(user: float, per_gpu: float, tok_s: float = 1.0) -> Config:
-    key = EngineKey(HARDWARE, 1, 1, 1, "bf16", "bf16")
+    key = ReplicaSetup(HARDWARE, 1, 1, 1, "bf16", "bf16")
     return Config("aggregated", HARDWARE, key, 1, 1, 1, tok_s=tok_s, tok_s_per_gpu=per_gpu, tok_s_per_user=user)
 
 
@@ -124,7 +124,7 @@ def test_disaggregated_figures():
     assert cs and all(c.mode == "disaggregated" for c in cs)
     by_x = {}
     for c in cs:
-        key = (c.prefill, c.engine, c.batch, c.replicas)
+        key = (c.prefill, c.replica, c.batch, c.replicas)
         by_x.setdefault(key, []).append(c)
     for group in by_x.values():   # more prefill replicas never serve less
         group.sort(key=lambda c: c.prefill_replicas)
@@ -138,7 +138,7 @@ def test_disaggregated_figures():
 def test_moe_layouts_include_expert_parallel():
     r = whatif.search("mixtral-8x7b", HARDWARE, gpus=4, prompt=1000, output=100, tp=(2,), pp=(1,), batches=(8,),
                       modes=("aggregated",))
-    assert {c.engine.ep for c in r.configs} == {1, 2}
+    assert {c.replica.ep for c in r.configs} == {1, 2}
 
 
 def test_bad_input_is_one_line_error():

@@ -11,7 +11,7 @@ import whatif
 from whatif.cli import main
 from whatif.config_search.configs import Config
 from whatif.config_search.recheck import dp_attention_note, sim_config
-from whatif.config_search.space import EngineKey, SearchSpace
+from whatif.config_search.space import ReplicaSetup, SearchSpace
 from whatif.errors import WhatifError
 
 PROMPT, OUTPUT = 3000, 100
@@ -36,7 +36,7 @@ def test_figures_at_each_chunk_match_whatif_estimate(model, kw):
     for c in r.configs:
         if not c.feasible or c.replicas != 1:
             continue
-        e = c.engine
+        e = c.replica
         opts = dict(tp=e.tp, pp=e.pp, ep=e.ep, dp_attention=e.dp_attention, prompt=PROMPT, output=OUTPUT,
                     prefill_chunk=c.chunk, techniques=tuple(e.techniques), with_max_batch=False)
         one = whatif.estimate(model, "dgx-h100", batch=1, **opts)
@@ -109,11 +109,11 @@ def test_cli_flags_and_search_file(capsys, tmp_path):
 
 def test_recheck_runs_the_chunk_and_notes_attention_dp():
     space = SearchSpace(model="mixtral-8x7b", hardware=("dgx-h100",), gpu_budget=2, prefill_chunks=(2048,))
-    dp = EngineKey("dgx-h100", 2, 1, 2, "bf16", "bf16", (), True)
+    dp = ReplicaSetup("dgx-h100", 2, 1, 2, "bf16", "bf16", (), True)
     c = Config("aggregated", "dgx-h100", dp, 8, 1, 2, request_rate=1.0, chunk=2048)
     assert sim_config(space, c, 10).scheduler.token_budget == 2048
     assert "attention DP" in dp_attention_note(c) and "optimistic" in dp_attention_note(c)
-    plain = Config("aggregated", "dgx-h100", EngineKey("dgx-h100", 2, 1, 2, "bf16", "bf16"), 8, 1, 2, chunk=2048)
+    plain = Config("aggregated", "dgx-h100", ReplicaSetup("dgx-h100", 2, 1, 2, "bf16", "bf16"), 8, 1, 2, chunk=2048)
     assert dp_attention_note(plain) == ""
 
 

@@ -75,7 +75,7 @@ def test_progress_bar_shows_an_eta_after_the_delay():
     assert stream.getvalue() == ""            # silent for short searches
     now[0] = 6.0
     bar(2, 4)
-    assert "2/4 engines" in stream.getvalue() and "ETA 6 s" in stream.getvalue()
+    assert "2/4 replica setups" in stream.getvalue() and "ETA 6 s" in stream.getvalue()
     bar.clear()
     assert stream.getvalue().endswith("\r")
 

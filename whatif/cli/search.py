@@ -143,14 +143,14 @@ def search_kwargs(args) -> dict:
 
 
 class SearchProgress(ProgressLine):
-    """progress(done, total) of the engines priced, with an ETA (progress.py draws the line)."""
+    """progress(done, total) of the replica setups priced, with an ETA (progress.py draws the line)."""
 
     def __init__(self, stream=sys.stderr, clock=time.monotonic):
         super().__init__(stream, clock=clock)
 
     def text(self, done: int, total: int, elapsed: float) -> str:
         eta = elapsed / done * (total - done) if done else float("nan")
-        return f"{done}/{total} engines, {elapsed:.0f} s, ETA {eta:.0f} s"
+        return f"{done}/{total} replica setups, {elapsed:.0f} s, ETA {eta:.0f} s"
 
 
 def cmd_search(args) -> int:

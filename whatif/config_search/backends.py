@@ -1,4 +1,4 @@
-"""Where engines are priced: in this process, or spread over a Ray cluster (`whatif[ray]`, optional).
+"""Where replica setups are priced: in this process, or spread over a Ray cluster (`whatif[ray]`, optional).
 
 Both return the profiles in the order of the keys given (each key's prefill chunks in the space's order), so a
 search's answer does not depend on the backend. All chunks of an engine are priced in one call (one Ray task),
@@ -8,17 +8,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import WhatifError
-from .evaluate import EngineProfile, evaluate_engine
-from .space import EngineKey, SearchSpace
+from .evaluate import ReplicaProfile, evaluate_replica
+from .space import ReplicaSetup, SearchSpace
 
 BACKENDS = ("process", "ray")
 
 
-def evaluate_in_process(space: SearchSpace, keys: list[EngineKey],
-                        progress: Callable[[int, int], None] | None = None) -> list[EngineProfile]:
+def evaluate_in_process(space: SearchSpace, keys: list[ReplicaSetup],
+                        progress: Callable[[int, int], None] | None = None) -> list[ReplicaProfile]:
     out = []
     for i, key in enumerate(keys):
-        out += evaluate_engine(space, key)
+        out += evaluate_replica(space, key)
         if progress is not None:
             progress(i + 1, len(keys))
     return out
@@ -32,8 +32,8 @@ def _ray():
     return ray
 
 
-def evaluate_on_ray(space: SearchSpace, keys: list[EngineKey], address: str | None = None,
-                    progress: Callable[[int, int], None] | None = None) -> list[EngineProfile]:
+def evaluate_on_ray(space: SearchSpace, keys: list[ReplicaSetup], address: str | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> list[ReplicaProfile]:
     """One Ray task per engine; a local Ray runtime when `address` is None and none is running."""
     ray = _ray()
     started = False
@@ -41,10 +41,10 @@ def evaluate_on_ray(space: SearchSpace, keys: list[EngineKey], address: str | No
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
         started = True
     try:
-        task = ray.remote(evaluate_engine)
+        task = ray.remote(evaluate_replica)
         space_ref = ray.put(space)
         pending = {task.remote(space_ref, key): i for i, key in enumerate(keys)}
-        out: list[list[EngineProfile]] = [[] for _ in keys]
+        out: list[list[ReplicaProfile]] = [[] for _ in keys]
         remaining = list(pending)
         while remaining:
             done, remaining = ray.wait(remaining, num_returns=1)
@@ -58,8 +58,8 @@ def evaluate_on_ray(space: SearchSpace, keys: list[EngineKey], address: str | No
             ray.shutdown()
 
 
-def evaluate(space: SearchSpace, keys: list[EngineKey], backend: str = "process", address: str | None = None,
-             progress: Callable[[int, int], None] | None = None) -> list[EngineProfile]:
+def evaluate(space: SearchSpace, keys: list[ReplicaSetup], backend: str = "process", address: str | None = None,
+             progress: Callable[[int, int], None] | None = None) -> list[ReplicaProfile]:
     if backend not in BACKENDS:
         raise WhatifError(f"--backend: {backend!r} is not valid; valid: {', '.join(BACKENDS)}")
     if backend == "ray":

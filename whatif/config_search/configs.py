@@ -1,4 +1,4 @@
-"""Deployable configurations built from priced engines, with their serving figures and verdicts.
+"""Deployable configurations built from priced replica setups, with their serving figures and verdicts.
 
 Steady-state model (assumed, as aiconfigurator's; `--simulate-top` re-checks it under traffic):
 - aggregated (continuous batching, B = max running sequences per replica): a request's TTFT is its own prefill
@@ -31,19 +31,19 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from .evaluate import BatchPoint, EngineProfile
-from .space import DEFAULT_CHUNKS, EngineKey, SearchSpace, node_gpus
+from .evaluate import BatchPoint, ReplicaProfile
+from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace, node_gpus
 
 OK, MISSES_SLO, DOES_NOT_FIT, INVALID = "ok", "misses SLO", "does not fit", "invalid"
 
 
 @dataclass(frozen=True)
 class Config:
-    """One deployment: its engines, pool sizes, batch limit, serving figures and verdict."""
+    """One deployment: its replica setups, pool sizes, batch limit, serving figures and verdict."""
 
     mode: str                        # aggregated or disaggregated
     hardware: str
-    engine: EngineKey                # aggregated: the replicas' engine; disaggregated: the decode pool's
+    replica: ReplicaSetup                # aggregated: the replicas' setup; disaggregated: the decode pool's
     batch: int                       # max running sequences per (decode) replica
     replicas: int                    # aggregated replicas, or decode replicas
     gpus: int                        # GPUs the whole deployment uses
@@ -56,7 +56,7 @@ class Config:
     tok_s_per_user: float = math.nan
     status: str = OK                 # ok, misses SLO, does not fit, invalid
     reason: str = ""
-    prefill: EngineKey | None = None  # disaggregated: the prefill pool's engine
+    prefill: ReplicaSetup | None = None  # disaggregated: the prefill pool's setup
     prefill_replicas: int = 0
     chunk: int = DEFAULT_CHUNKS[0]   # tokens per prefill pass (both pools of a disaggregated cluster)
 
@@ -67,14 +67,14 @@ class Config:
     def label(self) -> str:
         limits = f"batch {self.batch} chunk {self.chunk}"
         if not self.feasible:
-            return f"[{self.engine.label()}] {limits}"
+            return f"[{self.replica.label()}] {limits}"
         if self.mode == "aggregated":
-            return f"{self.replicas}x [{self.engine.label()}] {limits}"
-        return f"{self.prefill_replicas}P [{self.prefill.label()}] + {self.replicas}D [{self.engine.label()}] {limits}"
+            return f"{self.replicas}x [{self.replica.label()}] {limits}"
+        return f"{self.prefill_replicas}P [{self.prefill.label()}] + {self.replicas}D [{self.replica.label()}] {limits}"
 
     def row(self) -> dict:
         """Flat values for a table (JSON, CSV, Parquet, pandas); figures not priced (rejected) are None."""
-        e, p = self.engine, self.prefill
+        e, p = self.replica, self.prefill
         row = {"mode": self.mode, "hardware": self.hardware, "gpus": self.gpus, "replicas": self.replicas,
               "tp": e.tp, "pp": e.pp, "ep": e.ep, "dp_attention": e.dp_attention,
               "batch": self.batch, "prefill_chunk": self.chunk, "weight_dtype": e.weight,
@@ -95,7 +95,7 @@ def _judged(space: SearchSpace, **kw) -> Config:
     return Config(**kw, status=MISSES_SLO if miss else OK, reason=miss)
 
 
-def rejected_engine(space: SearchSpace, p: EngineProfile) -> list[Config]:
+def rejected_replica(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
     """One row per batch an engine cannot run (all of them, or those above its max batch)."""
     fitted = {pt.batch for pt in p.points}
     rows = []
@@ -124,7 +124,7 @@ def _exact_ties(x: float) -> float:
     return float(f"{x:.12g}")
 
 
-def aggregated(space: SearchSpace, p: EngineProfile) -> list[Config]:
+def aggregated(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
     """Every replica count of each batch the engine fits, within the GPU budget."""
     out = []
     osl = space.output
@@ -133,7 +133,7 @@ def aggregated(space: SearchSpace, p: EngineProfile) -> list[Config]:
         per_gpu = pt.throughput_tok_s / p.gpus
         user = _user_rate(tpot, pt.e2e_s, osl)
         for r in range(1, space.gpu_budget // p.gpus + 1):
-            out.append(_judged(space, mode="aggregated", hardware=p.key.hardware, engine=p.key, batch=pt.batch,
+            out.append(_judged(space, mode="aggregated", hardware=p.key.hardware, replica=p.key, batch=pt.batch,
                                replicas=r, gpus=r * p.gpus, ttft_s=p.prefill_s, tpot_s=tpot, e2e_s=pt.e2e_s,
                                request_rate=r * pt.batch / pt.e2e_s, tok_s=r * pt.throughput_tok_s,
                                tok_s_per_gpu=per_gpu, tok_s_per_user=user, chunk=p.chunk))
@@ -145,8 +145,8 @@ def pairs_within(budget: int, gp: int, gd: int) -> list[tuple[int, int]]:
     return [(x, y) for x in range(1, budget // gp + 1) for y in range(1, (budget - x * gp) // gd + 1)]
 
 
-def disaggregated(space: SearchSpace, prefill: EngineProfile, decode: EngineProfile) -> list[Config]:
-    """Every xPyD cluster of these two engines (priced at the same chunk) at each decode batch, within the GPU
+def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaProfile) -> list[Config]:
+    """Every xPyD cluster of these two replica setups (priced at the same chunk) at each decode batch, within the GPU
     budget."""
     osl = space.output
     if osl < 2 or prefill.error or decode.error or prefill.chunk != decode.chunk:
@@ -164,7 +164,7 @@ def disaggregated(space: SearchSpace, prefill: EngineProfile, decode: EngineProf
                 continue
             ttft = prefill.prefill_s + send
             rate = min(x * prefill_rps, y * decode_rps)
-            out.append(_judged(space, mode="disaggregated", hardware=decode.key.hardware, engine=decode.key,
+            out.append(_judged(space, mode="disaggregated", hardware=decode.key.hardware, replica=decode.key,
                                batch=pt.batch, replicas=y, gpus=gpus, ttft_s=ttft, tpot_s=pt.tpot_s,
                                e2e_s=ttft + (osl - 1) * pt.tpot_s, request_rate=rate, tok_s=rate * osl,
                                tok_s_per_gpu=rate * osl / gpus, tok_s_per_user=1.0 / pt.tpot_s,
@@ -172,16 +172,16 @@ def disaggregated(space: SearchSpace, prefill: EngineProfile, decode: EngineProf
     return out
 
 
-def same_pool(a: EngineKey, b: EngineKey) -> bool:
+def same_pool(a: ReplicaSetup, b: ReplicaSetup) -> bool:
     """Prefill and decode pools share a system type, precisions and techniques (their layouts may differ)."""
     return (a.hardware, a.weight, a.kv, a.techniques) == (b.hardware, b.weight, b.kv, b.techniques)
 
 
-def compose(space: SearchSpace, profiles: list[EngineProfile]) -> list[Config]:
-    """Every configuration of the space from its engines' profiles, rejected ones included, in a fixed order."""
+def compose(space: SearchSpace, profiles: list[ReplicaProfile]) -> list[Config]:
+    """Every configuration of the space from its replica setups' profiles, rejected ones included, in a fixed order."""
     out: list[Config] = []
     for p in profiles:
-        out += rejected_engine(space, p)
+        out += rejected_replica(space, p)
         if "aggregated" in space.modes:
             out += aggregated(space, p)
     if "disaggregated" in space.modes:

@@ -1,4 +1,4 @@
-"""Price one engine (a replica's setup) at every batch of the search space, with the roofline estimate.
+"""Price one replica setup at every batch of the search space, with the roofline estimate.
 
 Cost is shared across configurations: an engine is resolved once (model, system, efficiency, techniques) and
 estimated once per batch limit and prefill chunk; every aggregated or disaggregated configuration built from it
@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, replace
 
 from ..errors import WhatifError
-from .space import DEFAULT_CHUNKS, EngineKey, SearchSpace
+from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace
 
 # Between disaggregated pools on different nodes the KV crosses the network: a 400 Gb/s RDMA NIC per GPU
 # (assumed: the DGX/HGX H100 and B200 fabric; name another with kv_link).
@@ -38,10 +38,10 @@ class BatchPoint:
 
 
 @dataclass(frozen=True)
-class EngineProfile:
+class ReplicaProfile:
     """One engine's estimates at one prefill chunk: '' error and the batches that fit, or why it cannot run."""
 
-    key: EngineKey
+    key: ReplicaSetup
     chunk: int = DEFAULT_CHUNKS[0]      # tokens per prefill pass (the engine's max_num_batched_tokens)
     error: str = ""                     # 'invalid: ...' or 'does not fit: ...' when no batch can run
     max_batch: int = 0                  # most sequences that fit memory, capped by the engine's max_num_seqs
@@ -58,7 +58,7 @@ class EngineProfile:
         return self.key.gpus
 
 
-def engine_scenario(space: SearchSpace, key: EngineKey, chunk: int, batch: int = 1):
+def replica_scenario(space: SearchSpace, key: ReplicaSetup, chunk: int, batch: int = 1):
     """The scenario `whatif estimate` would run for this engine at `batch` and prefill `chunk` (the API's and
     brute force's)."""
     from ..roofline.config import Parallelism, Precision
@@ -80,12 +80,12 @@ def _overflow_text(est) -> str:
     return f"{tier} needs {need / 1e9:.1f} GB per GPU, usable {usable / 1e9:.1f} GB"
 
 
-def evaluate_engine(space: SearchSpace, key: EngineKey) -> list[EngineProfile]:
+def evaluate_replica(space: SearchSpace, key: ReplicaSetup) -> list[ReplicaProfile]:
     """Estimate `key` at each prefill chunk and batch of the space up to its max batch at that chunk: the scenario
     resolved once per chunk, then each batch's estimate, as `whatif estimate` and `whatif.estimate` run it
     (Scenario.run). One profile per chunk, in the space's chunk order. Without techniques, the chunks
     after the first reuse the first chunk's decode steps (shared_decode)."""
-    out: list[EngineProfile] = []
+    out: list[ReplicaProfile] = []
     sends = None      # (in a node, across nodes): the KV of one prompt, whatever the chunk
     first: dict[int, object] = {}     # batch -> the first fitting chunk's estimate
     for chunk in space.prefill_chunks:
@@ -100,17 +100,17 @@ def evaluate_engine(space: SearchSpace, key: EngineKey) -> list[EngineProfile]:
     return out
 
 
-def _evaluate_at_chunk(space: SearchSpace, key: EngineKey, chunk: int, first: dict):
+def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, first: dict):
     """(the profile at `chunk`, its batch-1 estimate or None when the engine cannot run, {batch: estimate} of the
     batches fully estimated here)."""
-    sc = engine_scenario(space, key, chunk)
+    sc = replica_scenario(space, key, chunk)
     try:
         resolved = sc.resolved()      # once per chunk: each batch below is only its estimate
         one = resolved.estimate(with_max_batch=False)
     except WhatifError as exc:
-        return EngineProfile(key, chunk, error=f"invalid: {exc}", estimates=1), None, {}
+        return ReplicaProfile(key, chunk, error=f"invalid: {exc}", estimates=1), None, {}
     if one.max_batch < 1:
-        return EngineProfile(key, chunk, error=f"does not fit: {_overflow_text(one)}", estimates=1), None, {}
+        return ReplicaProfile(key, chunk, error=f"does not fit: {_overflow_text(one)}", estimates=1), None, {}
     shared = shared_decode(resolved) if first and not key.techniques else None
     points, count, ests = [], 1, {1: one}
     for b in sorted(set(space.batches)):
@@ -124,7 +124,7 @@ def _evaluate_at_chunk(space: SearchSpace, key: EngineKey, chunk: int, first: di
         ests[b] = est
         points.append(BatchPoint(b, est.ttft_s, est.tpot_s, est.e2e_s, est.throughput_tok_s))
     engine = getattr(one, "engine", None)
-    return (EngineProfile(key, chunk, max_batch=one.max_batch, engine_cap=getattr(engine, "max_num_seqs", None),
+    return (ReplicaProfile(key, chunk, max_batch=one.max_batch, engine_cap=getattr(engine, "max_num_seqs", None),
                           engine_name=getattr(engine, "name", ""), points=tuple(points), prefill_s=one.ttft_s,
                           estimates=count), one, ests)
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from ..errors import WhatifError, positive_int
 from .configs import Config
-from .evaluate import engine_scenario
+from .evaluate import replica_scenario
 from .space import SearchSpace, node_gpus
 
 RECHECK_REQUESTS = 300     # requests per re-check run (assumed: enough for a 90th percentile, a few s per run)
@@ -31,7 +31,7 @@ def sim_config(space: SearchSpace, c: Config, requests: int):
     from ..simulator.config import SLO, ClusterConfig, SchedulerConfig, SimConfig
     from ..simulator.workload import WorkloadSpec
     from .evaluate import CROSS_NODE_KV_LINK
-    scenario = engine_scenario(space, c.engine, c.chunk)
+    scenario = replica_scenario(space, c.replica, c.chunk)
     traffic = WorkloadSpec(rate=c.request_rate, requests=requests, prompt=space.prompt, output=space.output)
     engine = SchedulerConfig(max_batch=c.batch, token_budget=c.chunk)
     if c.mode == "aggregated":
@@ -48,7 +48,7 @@ def distinct(ranked: list[Config], top: int) -> list[Config]:
     """The `top` best configurations that differ in more than their replica count (the best count of each)."""
     seen, out = set(), []
     for c in ranked:
-        shape = (c.mode, c.engine, c.prefill, c.batch, c.chunk)
+        shape = (c.mode, c.replica, c.prefill, c.batch, c.chunk)
         if shape not in seen:
             seen.add(shape)
             out.append(c)
@@ -59,7 +59,7 @@ def distinct(ranked: list[Config], top: int) -> list[Config]:
 
 def dp_attention_note(c: Config) -> str:
     """What the re-check of an attention-DP configuration leaves out ('' for others)."""
-    dp = [e for e in (c.prefill, c.engine) if e is not None and e.dp_attention]
+    dp = [e for e in (c.prefill, c.replica) if e is not None and e.dp_attention]
     if not dp:
         return ""
     ranks = max(e.tp for e in dp)

@@ -27,7 +27,7 @@ class SearchResult:
     configs: list[Config]                  # every configuration, in enumeration order
     frontier: list[Config]                 # Pareto-optimal feasible ones, by falling per-user throughput
     ranked: list[Config]                   # those meeting the SLOs, best first
-    engines: int = 0                       # engines priced
+    replica_setups: int = 0                # replica setups priced
     estimates: int = 0                     # roofline estimates run
     rechecked: list[dict] = field(default_factory=list)   # --simulate-top: simulator figures, best first
 
@@ -71,7 +71,7 @@ class SearchResult:
 
     def to_dict(self) -> dict:
         best = self.best
-        return {"space": asdict(self.space), "counts": self.counts(), "engines": self.engines,
+        return {"space": asdict(self.space), "counts": self.counts(), "replica_setups": self.replica_setups,
                 "estimates": self.estimates, "best": best.row() if best else None,
                 "frontier": [c.row() for c in self.frontier],
                 "rejections": [{"reason": k, "configurations": n, "example": e} for k, n, e in self.reasons()],
@@ -91,9 +91,9 @@ class SearchResult:
                                                                    ("E2E", s.slo.e2e_s)) if v is not None)
         lines = [f"{s.model} on {', '.join(s.hardware)}, up to {s.gpu_budget} GPUs; prompt {s.prompt:,} / output "
                  f"{s.output:,} tokens; SLO {slo or 'none'}",
-                 f"searched {len(self.configs):,} configurations ({self.engines} engines, {self.estimates} roofline "
-                 f"estimates): {c[OK]:,} meet the SLOs, {c[MISSES_SLO]:,} miss them, {c[DOES_NOT_FIT]:,} do not "
-                 f"fit, {c[INVALID]:,} invalid"]
+                 f"searched {len(self.configs):,} configurations ({self.replica_setups} replica setups, "
+                 f"{self.estimates} roofline estimates): {c[OK]:,} meet the SLOs, {c[MISSES_SLO]:,} miss them, "
+                 f"{c[DOES_NOT_FIT]:,} do not fit, {c[INVALID]:,} invalid"]
         best = self.best
         if best is None:
             lines.append("best: no configuration meets the SLOs (see the frontier and the rejections)")

@@ -1,4 +1,4 @@
-"""`search`: enumerate the space's engines, price them (in process or on Ray), compose every configuration,
+"""`search`: enumerate the space's replica setups, price them (in process or on Ray), compose every configuration,
 and rank them."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from .backends import evaluate
 from .configs import compose
 from .pareto import frontier, ranked
 from .result import SearchResult
-from .space import SearchSpace, engine_keys
+from .space import SearchSpace, replica_setups
 
 
 def is_moe(model: str) -> bool:
@@ -25,11 +25,11 @@ def run_search(space: SearchSpace, backend: str = "process", address: str | None
         integer(simulate_top, "--simulate-top", high=1000, what="configurations")
         if sim_requests is not None:
             integer(sim_requests, "--sim-requests", high=MAX_REQUESTS, what="requests")
-    keys = engine_keys(space, is_moe(space.model))
+    keys = replica_setups(space, is_moe(space.model))
     profiles = evaluate(space, keys, backend, address, progress)
     configs = compose(space, profiles)
     good = ranked(configs, space.objective)
-    result = SearchResult(space, configs, frontier(configs), good, engines=len(keys),
+    result = SearchResult(space, configs, frontier(configs), good, replica_setups=len(keys),
                           estimates=sum(p.estimates for p in profiles))
     if simulate_top:
         from .recheck import recheck

@@ -1,8 +1,8 @@
 """What `whatif search` searches: the model, the hardware pool and GPU budget, the workload, the SLOs, and the
 axes of the space (parallel layouts, serving modes, batch limits, precisions, technique sets).
 
-An engine is one replica's setup (system, tp/pp/ep, precisions, techniques): what the roofline prices. A
-configuration is a deployment built from engines: aggregated replicas at a batch limit, or a disaggregated xPyD
+A replica setup is one replica's (system, tp/pp/ep, precisions, techniques): what the roofline prices. A
+configuration is a deployment built from replica setups: aggregated replicas at a batch limit, or a disaggregated xPyD
 cluster (x prefill replicas, y decode replicas). Engines are enumerated here; configurations in configs.py."""
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class SLOTargets:
 
 
 @dataclass(frozen=True)
-class EngineKey:
+class ReplicaSetup:
     """One replica's setup: what one roofline evaluation prices (at every batch of the space)."""
 
     hardware: str
@@ -177,7 +177,7 @@ def layouts(space: SearchSpace, node: int, moe: bool) -> list[tuple[int, int, in
     return out
 
 
-def engine_keys(space: SearchSpace, moe: bool) -> list[EngineKey]:
+def replica_setups(space: SearchSpace, moe: bool) -> list[ReplicaSetup]:
     """Every engine of the space, in a fixed order (the order results are reported in)."""
     keys = []
     for hw in space.hardware:
@@ -186,5 +186,5 @@ def engine_keys(space: SearchSpace, moe: bool) -> list[EngineKey]:
             for w in space.weight_dtypes:
                 for kv in space.kv_dtypes:
                     for techs in space.technique_sets:
-                        keys.append(EngineKey(hw, tp, pp, ep, w, kv, tuple(techs), dp))
+                        keys.append(ReplicaSetup(hw, tp, pp, ep, w, kv, tuple(techs), dp))
     return keys

@@ -71,8 +71,8 @@ def search_section(result) -> Section:
                                                                ("E2E", sp.slo.e2e_s)) if v is not None) or "none"
     s.html(definitions([("model", sp.model), ("pool", f"{', '.join(sp.hardware)}, at most {sp.gpu_budget} GPUs"),
                         ("workload", f"prompt {sp.prompt:,} / output {sp.output:,} tokens"), ("SLOs", slo),
-                        ("searched", f"{len(result.configs):,} configurations from {result.engines} engines "
-                                     f"({result.estimates} roofline estimates)"),
+                        ("searched", f"{len(result.configs):,} configurations from {result.replica_setups} "
+                                     f"replica setups ({result.estimates} roofline estimates)"),
                         ("verdicts", ", ".join(f"{n:,} {k}" for k, n in counts.items())),
                         ("best", f"{best.mode} {best.label()}: {best.tok_s_per_gpu:,.1f} tok/s/GPU" if best else
                          "none meets the SLOs")]))
