@@ -309,15 +309,17 @@ class SimulationResult:
         return paths
 
     def text(self) -> str:
-        """A compact human-readable report; every number carries its unit."""
+        """A compact human-readable report, the answer first and the setup it ran last; every number carries
+        its unit."""
         s = self.summary()
-        lines = setup_lines(self.setup) + [counts_line(s["requests"]), ""]
+        lines = [counts_line(s["requests"]), ""]
         served = s["latency"]["served_ttft_s"]["p50"] is not None
-        lines += [latency_table(s["latency"]), ITL_NOTE] + ([SERVED_NOTE] if served else []) + [""]
+        lines += [latency_table(s["latency"]), ""]
         lines += throughput_lines(s["throughput"])
         if self.slo.given:
             lines.append(slo_line(s["slo"], s["throughput"]["window_s"]))
-        lines += [memory_line(s), batch_line(s["batch"], s["iterations"]), cache_line(s)]
+        lines += [memory_line(s), batch_line(s["batch"], s["iterations"]), cache_line(s), ""]
+        lines += setup_lines(self.setup) + [ITL_NOTE] + ([SERVED_NOTE] if served else [])
         return "\n".join(lines)
 
 
