@@ -19,6 +19,8 @@ def _scenario(model, hardware, scenario: str | None, dtype: str | None, weight_d
     """The Scenario the CLI would build from a scenario file and these flags (None: not given)."""
     from .inputs import PARALLEL, WORKLOAD, scenario_from_inputs
     from .scenario import Scenario
+    values = dict(values)
+    quantization = values.pop("quantization", None)   # a named scheme (vllm serve --quantization)
     valid = {f.name for f in fields(Scenario)} - {"parallel", "precision", "workload"}
     unknown = sorted(k for k in values if k not in valid and k not in PARALLEL + WORKLOAD)
     if unknown:
@@ -26,7 +28,7 @@ def _scenario(model, hardware, scenario: str | None, dtype: str | None, weight_d
                                                                                     set(WORKLOAD))))
     techs = ([techniques] if isinstance(techniques, str) else list(techniques)) if techniques else None
     given = {"model": model, "hardware": hardware, **values, "techniques": techs}
-    return scenario_from_inputs(scenario, given, dtype, weight_dtype, kv_dtype)
+    return scenario_from_inputs(scenario, given, dtype, weight_dtype, kv_dtype, quantization=quantization)
 
 
 # ---------------------------------------------------------------- estimate
@@ -260,7 +262,8 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
            ttft: float | None = None, tpot: float | None = None, e2e: float | None = None,
            tp: Sequence[int] | None = None, pp: Sequence[int] | None = None, batches: Sequence[int] | None = None,
            weight_dtypes: Sequence[str] = ("bf16",), kv_dtypes: Sequence[str] = ("bf16",),
-           techniques: Sequence = (), modes: Sequence[str] = ("aggregated", "disaggregated"),
+           quantizations: Sequence[str] = (), techniques: Sequence = (),
+           modes: Sequence[str] = ("aggregated", "disaggregated"),
            prefill_chunks: Sequence[int] | None = None, prefill_chunk: int | None = None,
            efficiency: str = "default", kv_link: str | None = None,
            objective: str = "tok_s_per_gpu", backend: str = "process", address: str | None = None,
@@ -282,7 +285,8 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
                         tps=_listed(tp), pps=_listed(pp),
                         batches=DEFAULT_BATCHES if batches is None else _listed(batches),
                         weight_dtypes=_listed(weight_dtypes), kv_dtypes=_listed(kv_dtypes),
-                        technique_sets=_technique_sets(techniques), modes=_listed(modes),
+                        quantizations=_listed(quantizations), technique_sets=_technique_sets(techniques),
+                        modes=_listed(modes),
                         prefill_chunks=DEFAULT_CHUNKS if prefill_chunks is None else _listed(prefill_chunks),
                         efficiency=efficiency, kv_link=kv_link,
                         objective=objective)

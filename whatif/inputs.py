@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .roofline.config import Precision
+from .specs.quantization import scheme
 from .scenario import SIM_SECTIONS, Scenario, build_scenario, read_scenario_file
 
 PARALLEL = ("tp", "pp", "ep", "dp_attention")
@@ -14,10 +15,11 @@ WORKLOAD = ("batch", "prompt", "output", "prefill_chunk", "shared_prefix")
 
 def scenario_from_inputs(file: str | None, given: dict, dtype: str | None = None, weight_dtype: str | None = None,
                          kv_dtype: str | None = None, weight_group_size: int | None = None,
-                         appended: dict | None = None) -> Scenario:
+                         appended: dict | None = None, quantization: str | None = None) -> Scenario:
     """The Scenario of `file` (if any) with `given` over it: Scenario fields and parallel/workload keys, None
     meaning not given. `appended` lists (techniques, place, add_tiers) extend the file's, as repeatable flags do;
-    `dtype` is the activations' and, unless given, the weights' and KV's."""
+    `dtype` is the activations' and, unless given, the weights' and KV's; `quantization` a named scheme
+    (specs/quantization.py) that sets the weights' and activations' dtypes."""
     top, sections, sim = read_scenario_file(file) if file else ({}, {}, {})
     if any(key in sim for key in SIM_SECTIONS):
         from .simulator.config import file_sections   # (the simulator's dataclasses; an estimate needs no more)
@@ -35,12 +37,14 @@ def scenario_from_inputs(file: str | None, given: dict, dtype: str | None = None
         if values:
             top[key] = list(top.get(key) or []) + list(values)
     sections["precision"] = _precision(sections.get("precision", {}), dtype, weight_dtype, kv_dtype,
-                                       weight_group_size)
+                                       weight_group_size, quantization)
     return build_scenario(top, sections)
 
 
-def _precision(prec: dict, dtype: str | None, weight: str | None, kv: str | None, group_size: int | None) -> dict:
-    """The precision: section with the dtypes given over it (the one place --dtype defaults the others)."""
+def _precision(prec: dict, dtype: str | None, weight: str | None, kv: str | None, group_size: int | None,
+               quantization: str | None = None) -> dict:
+    """The precision: section with the dtypes given over it (the one place --dtype defaults the others, and a
+    --quantization scheme sets the weights' and activations')."""
     if dtype:
         Precision(activation=dtype)   # a bad value is reported as --dtype, not as --weight-dtype
         prec["activation"] = dtype
@@ -52,4 +56,10 @@ def _precision(prec: dict, dtype: str | None, weight: str | None, kv: str | None
         prec["kv"] = kv
     if group_size is not None:
         prec["weight_group_size"] = group_size
+    if quantization:
+        prec["quantization"] = quantization
+    if isinstance(prec.get("quantization"), str) and prec["quantization"]:
+        s = scheme(prec["quantization"])
+        prec.setdefault("weight", s.weight)
+        prec.setdefault("activation", s.activation)
     return prec

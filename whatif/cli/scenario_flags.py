@@ -64,6 +64,7 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
                    help=f"weight dtype: {', '.join(WEIGHT_DTYPES)} (default: --dtype); int8/int4 are weight-only "
                         "with a scale per --weight-group-size")
     p.add_argument("--kv-dtype", type=flag_text, help=f"KV-cache dtype: {', '.join(KV_DTYPES)} (default: --dtype)")
+    add_quantization_flag(p)
     p.add_argument("--memory-utilization", type=flag_float(0, 1, "a fraction of HBM", low_open=True),
                    help="the engine's memory fraction (default: its spec's, e.g. vLLM's gpu_memory_utilization 0.9)")
     p.add_argument("--max-num-seqs", *([max_seqs_alias] if max_seqs_alias else []), dest="max_num_seqs",
@@ -112,4 +113,15 @@ def scenario_from_args(args):
              **{key: getattr(args, key) for key in PARALLEL + WORKLOAD if key != "dp_attention"}}
     return scenario_from_inputs(args.scenario, given, args.dtype, args.weight_dtype, args.kv_dtype,
                                 args.weight_group_size, appended={"techniques": args.technique, "place": args.place,
-                                                                  "add_tiers": args.add_tier})
+                                                                  "add_tiers": args.add_tier},
+                                quantization=args.quantization)
+
+
+def add_quantization_flag(p):
+    """--quantization: a scheme as the engines name it (specs/quantization.py)."""
+    from ..specs.quantization import SCHEMES
+    p.add_argument("--quantization", "-q", type=flag_text, metavar="SCHEME",
+                   help="quantization scheme as deployed (vllm serve --quantization): "
+                        + "; ".join(f"{s.name}: {s.label}" for s in SCHEMES.values())
+                        + ". Sets weights and activations; the KV cache stays --kv-dtype. The dtype flags stay for "
+                          "what-ifs")

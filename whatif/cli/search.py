@@ -13,8 +13,8 @@ from .reporting import add_report_flag, start_report, write_report
 
 # keys of a search file (--scenario): api.search's arguments, the SLO as a section
 FILE_KEYS = {"model", "hardware", "gpus", "prompt", "output", "slo", "tp", "pp", "batches", "weight_dtypes",
-             "kv_dtypes", "techniques", "modes", "prefill_chunks", "prefill_chunk", "efficiency", "kv_link",
-             "objective"}
+             "quantizations", "kv_dtypes", "techniques", "modes", "prefill_chunks", "prefill_chunk", "efficiency",
+             "kv_link", "objective"}
 SLO_KEYS = {"ttft", "tpot", "e2e"}
 
 
@@ -62,6 +62,9 @@ def add_search_parser(sub) -> None:
     s.add_argument("--pp", help="PP sizes to try (default: powers of two up to a node)")
     s.add_argument("--batches", help="max running sequences per replica to try (default 1,2,4,...,256)")
     s.add_argument("--weight-dtypes", help="weight formats to try, e.g. bf16,fp8 (default bf16)")
+    s.add_argument("--quantizations", metavar="LIST",
+                   help="quantization schemes to try as the engines name them (fp8, fp8-block, nvfp4, mxfp4, awq, "
+                        "gptq, w8a16; none: the --weight-dtypes), e.g. none,fp8 (default: the --weight-dtypes)")
     s.add_argument("--kv-dtypes", help="KV cache formats to try, e.g. bf16,fp8 (default bf16)")
     s.add_argument("--technique", action="append", default=None, metavar="SET",
                    help="a technique set to try besides none, e.g. kivi or int4+kivi (repeatable)")
@@ -101,7 +104,7 @@ def _file_values(path: str | None) -> dict:
     values = {k: v for k, v in data.items() if k != "slo"}
     slo = check_mapping(data.get("slo") or {}, SLO_KEYS, f"{Path(path).name}.slo")
     values.update({k: v for k, v in slo.items() if v is not None})
-    for key in ("hardware", "modes", "weight_dtypes", "kv_dtypes", "techniques"):
+    for key in ("hardware", "modes", "weight_dtypes", "quantizations", "kv_dtypes", "techniques"):
         if isinstance(values.get(key), str):
             values[key] = _names(values[key], f"{Path(path).name}.{key}")
     for key, high in (("tp", MAX_GPUS), ("pp", MAX_GPUS), ("batches", MAX_REQUESTS), ("prefill_chunks", MAX_TOKENS)):
@@ -120,7 +123,8 @@ def search_kwargs(args) -> dict:
              "efficiency": args.efficiency, "kv_link": args.kv_link, "objective": args.objective,
              "techniques": args.technique}
     for key, text, flag in (("hardware", args.hardware, "--hardware"), ("weight_dtypes", args.weight_dtypes,
-                            "--weight-dtypes"), ("kv_dtypes", args.kv_dtypes, "--kv-dtypes"), ("modes", args.modes,
+                            "--weight-dtypes"), ("kv_dtypes", args.kv_dtypes, "--kv-dtypes"),
+                            ("quantizations", args.quantizations, "--quantizations"), ("modes", args.modes,
                             "--modes")):
         flags[key] = _names(text, flag) if text is not None else None
     for key, text, flag, high in (("tp", args.tp, "--tp", MAX_GPUS), ("pp", args.pp, "--pp", MAX_GPUS),

@@ -78,7 +78,8 @@ class Config:
         row = {"mode": self.mode, "hardware": self.hardware, "gpus": self.gpus, "replicas": self.replicas,
               "tp": e.tp, "pp": e.pp, "ep": e.ep, "dp_attention": e.dp_attention,
               "batch": self.batch, "prefill_chunk": self.chunk, "weight_dtype": e.weight,
-              "kv_dtype": e.kv, "techniques": "+".join(str(t) for t in e.techniques),
+              "quantization": e.quantization or None, "kv_dtype": e.kv,
+              "techniques": "+".join(str(t) for t in e.techniques),
               "prefill_replicas": self.prefill_replicas, "prefill_tp": p.tp if p else None,
               "prefill_pp": p.pp if p else None, "ttft_s": self.ttft_s, "tpot_s": self.tpot_s,
               "e2e_s": self.e2e_s, "request_rate_req_s": self.request_rate, "throughput_tok_s": self.tok_s,
@@ -174,7 +175,8 @@ def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaPr
 
 def same_pool(a: ReplicaSetup, b: ReplicaSetup) -> bool:
     """Prefill and decode pools share a system type, precisions and techniques (their layouts may differ)."""
-    return (a.hardware, a.weight, a.kv, a.techniques) == (b.hardware, b.weight, b.kv, b.techniques)
+    return ((a.hardware, a.weight, a.kv, a.techniques, a.quantization)
+            == (b.hardware, b.weight, b.kv, b.techniques, b.quantization))
 
 
 def compose(space: SearchSpace, profiles: list[ReplicaProfile]) -> list[Config]:

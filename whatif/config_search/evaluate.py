@@ -66,7 +66,8 @@ def replica_scenario(space: SearchSpace, key: ReplicaSetup, chunk: int, batch: i
     from ..scenario import Scenario
     par = Parallelism(key.tp, key.pp, key.ep, key.dp_attention)
     return Scenario(model=space.model, hardware=key.hardware, parallel=par,
-                    precision=Precision(weight=key.weight, kv=key.kv),
+                    precision=(Precision.of_scheme(key.quantization, kv=key.kv) if key.quantization
+                               else Precision(weight=key.weight, kv=key.kv)),
                     workload=Workload(batch=batch, prompt=space.prompt, output=space.output,
                                       prefill_chunk=chunk),
                     efficiency=space.efficiency, techniques=tuple(key.techniques))

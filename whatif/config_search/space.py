@@ -52,6 +52,7 @@ class ReplicaSetup:
     kv: str
     techniques: tuple = ()     # technique specs, as `--technique` takes them
     dp_attention: bool = False  # attention data parallel over the TP group (MoE, ep == tp > 1)
+    quantization: str = ""     # a named scheme (`--quantizations`): sets the weights and activations ('' : dtypes)
 
     @property
     def gpus(self) -> int:
@@ -61,7 +62,8 @@ class ReplicaSetup:
         techs = "+".join(str(t) for t in self.techniques)
         ep = f" ep{self.ep}" if self.ep > 1 else ""
         dp = " dp-attn" if self.dp_attention else ""
-        return f"tp{self.tp} pp{self.pp}{ep}{dp} w{self.weight} kv{self.kv}" + (f" {techs}" if techs else "")
+        weights = f"q{self.quantization}" if self.quantization else f"w{self.weight}"
+        return f"tp{self.tp} pp{self.pp}{ep}{dp} {weights} kv{self.kv}" + (f" {techs}" if techs else "")
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class SearchSpace:
     batches: tuple[int, ...] = DEFAULT_BATCHES
     weight_dtypes: tuple[str, ...] = DEFAULT_DTYPES
     kv_dtypes: tuple[str, ...] = DEFAULT_DTYPES
+    quantizations: tuple[str, ...] = ()    # schemes tried instead of weight_dtypes ('none': those dtypes)
     technique_sets: tuple[tuple, ...] = ((),)
     modes: tuple[str, ...] = MODES
     prefill_chunks: tuple[int, ...] = DEFAULT_CHUNKS   # tokens per prefill pass: one engine setting each
@@ -114,6 +117,11 @@ class SearchSpace:
             Precision(weight=w)
         for kv in _names(self.kv_dtypes, "--kv-dtypes", "a KV cache format, e.g. bf16"):
             Precision(kv=kv)
+        if self.quantizations:
+            from ..specs.quantization import scheme
+            for q in _names(self.quantizations, "--quantizations", "a scheme, e.g. fp8 or none"):
+                if q != "none":
+                    scheme(q, "--quantizations")
         _sequence(self.technique_sets, "--technique")
         from ..roofline.efficiency import SOURCES
         if self.efficiency not in SOURCES:
@@ -183,8 +191,18 @@ def replica_setups(space: SearchSpace, moe: bool) -> list[ReplicaSetup]:
     for hw in space.hardware:
         node = node_gpus(hw)
         for tp, pp, ep, dp in layouts(space, node, moe):
-            for w in space.weight_dtypes:
+            for w, q in weight_formats(space):
                 for kv in space.kv_dtypes:
                     for techs in space.technique_sets:
-                        keys.append(ReplicaSetup(hw, tp, pp, ep, w, kv, tuple(techs), dp))
+                        keys.append(ReplicaSetup(hw, tp, pp, ep, w, kv, tuple(techs), dp, q))
     return keys
+
+
+def weight_formats(space: SearchSpace) -> list[tuple[str, str]]:
+    """(weight dtype, scheme) pairs tried: the schemes named by `quantizations` ('none': each weight dtype),
+    else the weight dtypes alone."""
+    from ..specs.quantization import scheme
+    plain = [(w, "") for w in space.weight_dtypes]
+    if not space.quantizations:
+        return plain
+    return [pair for q in space.quantizations for pair in (plain if q == "none" else [(scheme(q).weight, q)])]

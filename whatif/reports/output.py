@@ -189,6 +189,7 @@ def _basis_lines(e: Estimate, explain: bool) -> list[str]:
         f"ceilings: {units.rate(gpu.peak_flops(act), 'FLOP/s')} {act} ({gpu.peak[act].provenance}), "
         f"HBM {units.rate(gpu.hbm_bandwidth.value, 'B/s')} ({gpu.hbm_bandwidth.provenance}), "
         f"{units.nbytes(gpu.hbm_capacity.value)} per GPU",
+        *([f"quantization {s.name}: {s.pricing}"] if (s := e.precision.scheme) is not None else []),
         efficiency_line(e.efficiency, explain),
     ]
 
@@ -196,12 +197,10 @@ def _basis_lines(e: Estimate, explain: bool) -> list[str]:
 def estimate_text(e: Estimate, show_ops: bool = True, explain: bool = False) -> str:
     """The scenario in three lines, the answer, then what it rests on (`explain`: the efficiency fit whole)."""
     w, m = e.workload, e.memory
-    act = e.precision.activation
     lines = [
         f"{e.model.name} on {e.system.name} ({e.parallel.gpus} GPU{'s' if e.parallel.gpus > 1 else ''}: "
         f"tp={e.parallel.tp} pp={e.parallel.pp} ep={e.parallel.ep}"
-        f"{', DP attention' if e.parallel.dp_attention else ''}), weights {e.precision.weight}, "
-        f"activations {act}, KV {e.precision.kv}",
+        f"{', DP attention' if e.parallel.dp_attention else ''}), {e.precision.label()}",
         f"workload: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens"
         + (f", shared prefix {w.shared_prefix} tokens" if w.shared_prefix else ""),
         f"techniques: {e.techniques.label() if e.techniques else 'none'}",

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..specs.dtypes import ACTIVATION_DTYPES, BYTES, KV_DTYPES, WEIGHT_DTYPES, check_dtype, stored_bytes
+from ..specs.quantization import Scheme, scheme
 from ..errors import WhatifError, positive_int
 
 
@@ -52,17 +53,47 @@ class Precision:
     activation: str = "bf16"
     kv: str = "bf16"
     weight_group_size: int = 128   # quantization group of int8/int4 weights (one fp16 scale each)
+    quantization: str = ""         # a named scheme (specs/quantization.py: fp8, nvfp4, awq, ...); '' : the dtypes
 
     def __post_init__(self):
         check_dtype(self.weight, "--weight-dtype", WEIGHT_DTYPES)
         check_dtype(self.activation, "--dtype", ACTIVATION_DTYPES)
         check_dtype(self.kv, "--kv-dtype", KV_DTYPES)
         positive_int(self.weight_group_size, "--weight-group-size")
+        if self.quantization:
+            s = scheme(self.quantization)
+            if (self.weight, self.activation) != (s.weight, s.activation):
+                raise WhatifError(f"--quantization {s.name}: stores weights {s.weight} with activations "
+                                  f"{s.activation}, not weights {self.weight} with activations {self.activation}; "
+                                  "give --quantization or --weight-dtype/--dtype (or a weight-format technique), "
+                                  "not both")
+
+    @staticmethod
+    def of_scheme(name: str, kv: str = "bf16", weight_group_size: int = 128) -> Precision:
+        """The precision a named quantization scheme runs (its weights and activations), with this KV dtype."""
+        s = scheme(name)
+        return Precision(s.weight, s.activation, kv, weight_group_size, s.name)
+
+    @property
+    def scheme(self) -> Scheme | None:
+        return scheme(self.quantization) if self.quantization else None
+
+    @property
+    def gemm_activation(self) -> str:
+        """The dtype a weight GEMM's input is quantized to (a W8A8 technique's, else the activations')."""
+        return self.activation
+
+    def label(self) -> str:
+        """Weights / activations / KV as a header says them, with the scheme's name and format when named."""
+        dtypes = f"weights {self.weight}, activations {self.gemm_activation}, KV {self.kv}"
+        return f"quantization {self.quantization} ({self.scheme.label}): {dtypes}" if self.quantization else dtypes
 
     @property
     def weight_bytes(self) -> float:
         """Bytes per weight including group scales (one 2-byte scale per group for int formats; NVFP4's
-        own block scales)."""
+        own block scales; a named scheme's own scales and zero points)."""
+        if self.quantization:
+            return BYTES[self.weight] + self.scheme.scale_bytes_per_weight(self.weight_group_size)
         scale = 2.0 / self.weight_group_size if self.weight in ("int8", "int4") else 0.0
         return stored_bytes(self.weight) + scale
 

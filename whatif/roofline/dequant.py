@@ -2,7 +2,10 @@
 
 A fused weight-only GEMM (Marlin-style) turns each stored weight back into a 16-bit operand once
 per tile of DEQUANT_TILE_M activation rows; the work runs on the CUDA cores (`alu_ops`), free
-while the GEMM waits on memory, a cost once it is compute-bound.
+while the GEMM waits on memory, a cost once it is compute-bound. A named scheme's mechanism is
+priced here too: MXFP4 weights with 16-bit activations dequantize the same way; FP8 with block
+scales (DeepSeek's 128x128) promotes each K-block's partial sums on the CUDA cores and quantizes
+its input per token group in one pass.
 """
 from __future__ import annotations
 
@@ -10,16 +13,45 @@ import math
 from dataclasses import replace
 
 from ..specs.dtypes import WEIGHT_ONLY
-from .ops import Op
+from .config import Precision
+from .ops import Op, OpClass, graph_role, is_weight_gemm, streaming
 
 DEQUANT_OPS = 4.0    # unpack (shift, mask), convert, scale: integer/fp32 ops per weight element, assumed
 DEQUANT_TILE_M = 64  # rows of activations per CTA that share one dequantized weight tile, assumed
 
 
-def with_weight_dequant(op: Op, weight_dtype: str, weights: float, rows: float) -> Op:
-    """`op` plus the dequant work for `weights` stored weights, each used by `rows` activation rows."""
-    if weight_dtype not in WEIGHT_ONLY:
+PROMOTE_OPS = 2.0      # per output element per K-block: scale the fp32 partial sum and add it (DeepGEMM's promotion)
+GROUP_QUANT_FLOPS = 4.0   # per element of a per-token-group quantize: group absmax, scale, round, convert; assumed
+
+
+def with_weight_dequant(op: Op, prec: Precision, weights: float, rows: float) -> Op:
+    """`op` plus the dequant work for `weights` stored weights, each used by `rows` activation rows (weight-only
+    int formats, and a scheme's 4-bit float weights beside 16-bit activations: MXFP4)."""
+    s = prec.scheme
+    if prec.weight not in WEIGHT_ONLY and not (s is not None and s.weight != s.activation and s.weight == "fp4"):
         return op
     alu = weights * math.ceil(rows / DEQUANT_TILE_M - 1e-9) * DEQUANT_OPS
     return replace(op, alu_ops=op.alu_ops + alu,
                    formula=op.formula + f"; + {DEQUANT_OPS:g} dequant ops/weight per {DEQUANT_TILE_M}-row tile")
+
+
+
+def block_scale_ops(ops: list[Op], block_k: int) -> list[Op]:
+    """`ops` with each fp8 weight GEMM run with block scales (DeepSeek's 128x128, DeepGEMM-style): a one-pass
+    per-token-group quantize of its input (read 2 B, write 1 B and a 4-byte scale per `block_k` elements) instead
+    of the fitted per-tensor one, and the scale promotion of every output element once per K-block on the CUDA
+    cores. Mechanism, assumed: no block-scale kernel is fitted."""
+    out: list[Op] = []
+    for op in ops:
+        if not (is_weight_gemm(op) and op.dtype == "fp8"):
+            out.append(op)
+            continue
+        m, n, k = op.shape.m, op.shape.n, op.shape.k
+        quant = streaming(f"{op.name}_group_quant", OpClass.ELEMENTWISE, m * k, 1, 0, GROUP_QUANT_FLOPS, 2.0, "bf16",
+                          op.count, extra_bytes=m * k * (1.0 + 4.0 / block_k))
+        out.append(replace(quant, part_of=graph_role(op)))
+        out.append(replace(op, alu_ops=op.alu_ops + m * n * math.ceil(k / block_k - 1e-9) * PROMOTE_OPS,
+                           input_quantized=True,
+                           formula=op.formula + f"; {block_k}x{block_k} block scales: {PROMOTE_OPS:g} promotion ops "
+                           f"per output per {block_k}-deep K block on the CUDA cores (mechanism, assumed)"))
+    return out

@@ -13,6 +13,7 @@ from ..specs.models import ModelSpec
 from .attention import DECODE_MAX_QUERIES, attention_op
 from .comm import comm_op
 from .config import ForwardBatch, Parallelism, Precision
+from .dequant import block_scale_ops
 from .context import (HostPath, KVFormat, PassContext, base_kv_format, kv_heads_per_gpu, kv_width_per_gpu,
                       pass_context, stage_layers)
 from .mlp import dense_mlp, weight_gemm
@@ -226,6 +227,8 @@ def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE) -> list[Op]:
                              flops_per_element=SAMPLING_FLOPS, elem_bytes=4.0, dtype="fp32", role=OpRole.SAMPLING))
     else:
         ops.append(comm_op("pp_send", "send_recv", tokens * d * a, 2, 1, OpRole.PP_SEND, stage * par.tp, par.tp))
+    if prec.scheme is not None and prec.scheme.block_k:   # fp8 with block scales: its quantize and promotion
+        ops = block_scale_ops(ops, prec.scheme.block_k)
     if techs:
         ops = techs.ops(ops, ctx)
     return ops

@@ -21,7 +21,7 @@ def weight_gemm(name: str, m: float, n: float, k: float, prec: Precision, count:
     """A GEMM against the model's weights (weight-only formats dequantize in the kernel: dequant.py)."""
     op = gemm(name, m, n, k, prec.act_bytes, prec.weight_bytes, gemm_compute_dtype(prec.weight, prec.activation),
               count, role=role)
-    return with_weight_dequant(op, prec.weight, k * n, m)
+    return with_weight_dequant(op, prec, k * n, m)
 
 
 def dense_mlp(model: ModelSpec, tokens: int, par: Parallelism, prec: Precision, count: int,

@@ -54,7 +54,7 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
         note = f"; grouped over {touched:.2f} touched of {local_experts:g} local experts"
         grouped = replace(op, bytes={"hbm": hbm}, shape=replace(op.shape, groups=max(touched, 1e-9)),
                           formula=op.formula + note)
-        ops.append(with_weight_dequant(grouped, prec.weight, touched * k * n, routed / max(touched, 1e-9)))
+        ops.append(with_weight_dequant(grouped, prec, touched * k * n, routed / max(touched, 1e-9)))
         if op is up:
             ops.append(streaming("experts_act", OpClass.ACTIVATION, routed * inter, reads=2 if gated else 1, writes=1,
                                  flops_per_element=ACT_FLOPS, elem_bytes=a, dtype=prec.activation, count=count,

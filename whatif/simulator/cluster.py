@@ -137,8 +137,8 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
     e, cl = cfg.scheduler, cfg.cluster
     first = cluster.replicas[0].times.setup
     techs = first.techniques.label() if first.techniques else "none"
-    scenario = (f"{cfg.scenario.model} on {first.system.name}, weights {first.precision.weight}, "
-                f"KV {first.precision.kv}, techniques: {techs}, efficiency: {first.efficiency.source}")
+    scenario = (f"{cfg.scenario.model} on {first.system.name}, {first.precision.label()}, techniques: {techs}, "
+                f"efficiency: {first.efficiency.source}")
 
     def pool(replicas: list) -> str:
         r = replicas[0]

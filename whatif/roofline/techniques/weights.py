@@ -51,6 +51,7 @@ class StoredWeights(Precision):
     dequantized in the kernel to the activation dtype). Embeddings, norms and the LM head stay 16-bit."""
 
     stored_bits: float = 16.0
+    gemm_input: str = ""     # the dtype a W8A8 format quantizes each GEMM's input to ('' : the activations')
 
     def __post_init__(self):
         check_dtype(self.weight, "weight format", tuple(BYTES))
@@ -66,9 +67,14 @@ class StoredWeights(Precision):
     def embedding_bytes(self) -> float:
         return 2.0
 
+    @property
+    def gemm_activation(self) -> str:
+        return self.gemm_input or self.activation
 
-def stored_weights(prec: Precision, weight: str, bits: float) -> StoredWeights:
-    return StoredWeights(weight, prec.activation, prec.kv, prec.weight_group_size, stored_bits=bits)
+
+def stored_weights(prec: Precision, weight: str, bits: float, gemm_input: str = "") -> StoredWeights:
+    return StoredWeights(weight, prec.activation, prec.kv, prec.weight_group_size, stored_bits=bits,
+                         gemm_input=gemm_input)
 
 
 def int_label(bits: float) -> str:
@@ -205,7 +211,7 @@ class _W8A8(Technique):
     slots = ("weight format",)
 
     def transform_precision(self, prec: Precision) -> Precision:
-        return stored_weights(prec, self.dtype, 8.0)
+        return stored_weights(prec, self.dtype, 8.0, gemm_input=self.dtype)   # the header says W8A8
 
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         def w8a8(op: Op) -> list[Op]:

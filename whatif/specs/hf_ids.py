@@ -1,0 +1,103 @@
+"""Models by Hugging Face id (`--model org/name`), offline: a shipped profile, else a config.json in the local
+Hugging Face cache, else a one-line error naming where it looked.
+
+A shipped profile answers to the id of the config.json it was written from (its `source`) and to the ids in
+ALIASES: releases of the same architecture (instruct, chat, base) whose config.json differs in nothing whatif
+reads. The cache is the hub's layout, HF_HUB_CACHE or HF_HOME/hub or ~/.cache/huggingface/hub:
+models--{org}--{name}/snapshots/{revision}/config.json (the revision refs/main names, else the newest)."""
+from __future__ import annotations
+
+import os
+import re
+from functools import cache
+from pathlib import Path
+
+from ..errors import WhatifError
+from .profiles import MODEL_DIR, profile_index, read_yaml
+
+HF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+SOURCE_ID = re.compile(r"huggingface\.co/([^/]+/[^/]+)/")
+
+# Releases with the same architecture as a shipped profile's source (their config.json files agree on every
+# field whatif reads: sizes, heads, layers, vocabulary, context); the id -> the profile name.
+ALIASES = {
+    "meta-llama/Llama-3.1-8B-Instruct": "llama-3.1-8b",
+    "meta-llama/Meta-Llama-3.1-8B-Instruct": "llama-3.1-8b",
+    "meta-llama/Llama-3.1-70B-Instruct": "llama-3.1-70b",
+    "meta-llama/Meta-Llama-3.1-70B-Instruct": "llama-3.1-70b",
+    "meta-llama/Llama-3.3-70B-Instruct": "llama-3.1-70b",
+    "meta-llama/Llama-3.1-405B-Instruct": "llama-3.1-405b",
+    "meta-llama/Meta-Llama-3-8B-Instruct": "llama-3-8b",
+    "meta-llama/Meta-Llama-3-70B-Instruct": "llama-3-70b",
+    "meta-llama/Llama-3.2-1B-Instruct": "llama-3.2-1b",
+    "meta-llama/Llama-3.2-3B-Instruct": "llama-3.2-3b",
+    "meta-llama/Llama-2-7b-chat-hf": "llama-2-7b",
+    "meta-llama/Llama-2-13b-chat-hf": "llama-2-13b",
+    "meta-llama/Llama-2-70b-chat-hf": "llama-2-70b",
+    "mistralai/Mistral-7B-Instruct-v0.1": "mistral-7b",
+    "mistralai/Mixtral-8x7B-Instruct-v0.1": "mixtral-8x7b",
+    "deepseek-ai/DeepSeek-V3-0324": "deepseek-v3",
+    "deepseek-ai/DeepSeek-R1": "deepseek-v3",
+    "deepseek-ai/DeepSeek-R1-0528": "deepseek-v3",
+}
+
+
+def is_hf_id(name: str) -> bool:
+    """`org/name` that is not a file path of whatif's (no .yaml/.json ending)."""
+    return bool(HF_ID.match(name)) and not name.endswith((".yaml", ".yml", ".json"))
+
+
+@cache
+def shipped_ids() -> dict[str, str]:
+    """Hugging Face id (lower case) -> shipped profile name: each profile's source, then the aliases."""
+    out = {}
+    for name, path in profile_index(MODEL_DIR).items():
+        match = SOURCE_ID.search(str(read_yaml(path).get("source", "")))
+        if match:
+            out[match.group(1).lower()] = name
+    out.update({k.lower(): v for k, v in ALIASES.items()})
+    return out
+
+
+def profile_id(profile: str) -> str | None:
+    """The Hugging Face id a shipped profile was written from (None: no source on the hub)."""
+    path = profile_index(MODEL_DIR).get(profile)
+    match = SOURCE_ID.search(str(read_yaml(path).get("source", ""))) if path else None
+    return match.group(1) if match else None
+
+
+def hub_cache() -> Path:
+    """The hub cache folder as huggingface_hub finds it: HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/..."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def cached_config(hf_id: str) -> tuple[Path | None, Path]:
+    """(config.json of `hf_id` in the hub cache or None, the folder looked in)."""
+    folder = hub_cache() / ("models--" + hf_id.replace("/", "--"))
+    snapshots = folder / "snapshots"
+    try:
+        ref = (folder / "refs" / "main").read_text(encoding="utf-8").strip()
+    except OSError:
+        ref = ""
+    candidates = [snapshots / ref / "config.json"] if ref else []
+    try:
+        candidates += sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        pass
+    return next((p for p in candidates if p.is_file()), None), folder
+
+
+def resolve_hf_id(hf_id: str) -> tuple[str, str]:
+    """('profile', name) or ('config', path) for a Hugging Face id; an error naming where it looked."""
+    name = shipped_ids().get(hf_id.lower())
+    if name:
+        return "profile", name
+    path, folder = cached_config(hf_id)
+    if path is not None:
+        return "config", str(path)
+    raise WhatifError(f"--model: {hf_id!r} is no shipped profile's Hugging Face id and has no config.json in the "
+                      f"local cache ({folder}/snapshots/*/config.json; HF_HUB_CACHE or HF_HOME move it); download "
+                      f"it (huggingface-cli download {hf_id} config.json) or pass a config.json path")

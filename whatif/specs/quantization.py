@@ -1,0 +1,64 @@
+"""Quantization schemes as the engines and checkpoints name them (`--quantization`): what each stores and runs.
+
+A scheme fixes the linear layers' weight dtype, the GEMMs' activation dtype and the scale bytes the format
+carries; the KV cache is the engine's separate `--kv-cache-dtype`. The dtype flags (--weight-dtype, --dtype)
+stay for what-ifs; a scheme is what `vllm serve --quantization` or a checkpoint's quantization_config runs.
+How each GEMM is priced (a fitted kernel or the mechanism) is the scheme's `pricing`, shown with the result.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import WhatifError
+
+
+@dataclass(frozen=True)
+class Scheme:
+    name: str
+    weight: str              # dtype of the stored linear-layer weights
+    activation: str          # dtype of the GEMM input (16-bit: weight-only)
+    group: int               # weights per scale (0: per-tensor or per-channel, negligible bytes)
+    scale_bytes: float       # bytes of one group's scales (and zero point)
+    label: str               # what it is, in one phrase
+    pricing: str             # how its GEMMs are priced: fitted kernels or the mechanism (assumed)
+    block_k: int = 0         # K-block of the fp8 block scales (DeepSeek's 128x128): scale promotion per block
+    vllm: str = ""           # vLLM's --quantization value ('' : read from the checkpoint's quantization_config)
+    sglang: str = ""         # SGLang's --quantization value
+    checkpoint: str = ""     # what kind of checkpoint the engines need (empty: any 16-bit checkpoint)
+
+    def scale_bytes_per_weight(self, group_size: int) -> float:
+        """Scale bytes per stored weight; int schemes use the precision's group size (--weight-group-size)."""
+        group = group_size if self.weight in ("int4", "int8") else self.group
+        return self.scale_bytes / group if group else 0.0
+
+
+SCHEMES = {s.name: s for s in (
+    Scheme("fp8", "fp8", "fp8", 0, 0.0, "W8A8 FP8, per-tensor scales",
+           "fitted fp8 GEMM (dynamic per-tensor activation quantization included)",
+           vllm="fp8", sglang="fp8"),
+    Scheme("fp8-block", "fp8", "fp8", 128 * 128, 4.0, "W8A8 FP8, 128x128 weight blocks and 1x128 activation groups "
+           "(DeepSeek-V3)", "fp8 GEMM fit plus the mechanism: per-128-K-block scale promotion on the CUDA cores and "
+           "a one-pass per-token-group quantize (no block-scale fit; assumed)", block_k=128,
+           checkpoint="an FP8 block-quantized checkpoint (quantization_config weight_block_size [128, 128])"),
+    Scheme("nvfp4", "fp4", "fp4", 16, 1.0, "W4A4 NVFP4, an E4M3 scale per 16 values",
+           "fitted NVFP4 GEMM (activation quantization included); needs an fp4 tensor-core peak",
+           vllm="modelopt_fp4", sglang="modelopt_fp4", checkpoint="an NVFP4 checkpoint (ModelOpt)"),
+    Scheme("mxfp4", "fp4", "bf16", 32, 1.0, "MXFP4 weights (an E8M0 scale per 32), 16-bit activations",
+           "16-bit GEMM fit plus the mechanism: weights dequantized in the kernel (no MXFP4 fit; assumed)",
+           vllm="mxfp4", sglang="mxfp4", checkpoint="an MXFP4 checkpoint (e.g. gpt-oss)"),
+    Scheme("awq", "int4", "bf16", 128, 2.5, "W4A16 AWQ, an fp16 scale and a 4-bit zero per group",
+           "16-bit GEMM fit plus the mechanism: Marlin-style in-kernel dequantization (no int4 fit; assumed)",
+           vllm="awq_marlin", sglang="awq_marlin", checkpoint="an AWQ checkpoint"),
+    Scheme("gptq", "int4", "bf16", 128, 2.5, "W4A16 GPTQ, an fp16 scale and a 4-bit zero per group",
+           "16-bit GEMM fit plus the mechanism: Marlin-style in-kernel dequantization (no int4 fit; assumed)",
+           vllm="gptq_marlin", sglang="gptq_marlin", checkpoint="a GPTQ checkpoint"),
+    Scheme("w8a16", "int8", "bf16", 128, 2.0, "W8A16 int8 weights, an fp16 scale per group",
+           "16-bit GEMM fit plus the mechanism: in-kernel dequantization (no int8 fit; assumed)",
+           vllm="gptq_marlin", sglang="gptq_marlin", checkpoint="an 8-bit GPTQ / compressed-tensors W8A16 checkpoint"),
+)}
+
+
+def scheme(name: str, where: str = "--quantization") -> Scheme:
+    if name not in SCHEMES:
+        raise WhatifError(f"{where}: unknown quantization {name!r}; valid: {', '.join(SCHEMES)}")
+    return SCHEMES[name]
