@@ -20,6 +20,7 @@ def add_estimate_parser(sub) -> None:
     est = sub.add_parser("estimate", help="TTFT, TPOT, throughput, memory and per-op tables for a scenario")
     add_scenario_flags(est)
     est.add_argument("--no-ops", action="store_true", help="omit the per-op tables from text output")
+    add_serve_command_flag(est, "estimate")
     add_explain_flag(est)
     add_report_flag(est)
     add_table_flags(est)
@@ -71,15 +72,35 @@ def cmd_estimate(args) -> int:
     warn_idle_shared_prefix(est.workload.shared_prefix, [est.techniques])
     for line in est.techniques.warnings(est.model, est.workload.prompt, est.workload.output):
         print(f"whatif: warning: {line}", file=sys.stderr)
+    serve = serve_command(*from_estimate(scenario), args.json) if args.serve_command else None
     if args.json:
-        print(json.dumps(estimate_dict(est), allow_nan=False))
+        print(json.dumps({**estimate_dict(est), **({"serve_command": serve} if serve else {})}, allow_nan=False))
     else:
-        print(estimate_text(est, show_ops=not args.no_ops, explain=args.explain))
+        print(estimate_text(est, show_ops=not args.no_ops, explain=args.explain) + (f"\n\n{serve}" if serve else ""))
     write_tables(args, [estimate_row(est)], ESTIMATE_COLUMNS)
     if args.report:
         from ..reports.build import estimate_page
         write_report(estimate_page(scenario, est), args.report)
     return 0
+
+
+def add_serve_command_flag(p, what: str) -> None:
+    p.add_argument("--serve-command", action="store_true",
+                   help=f"print the engine's launch command for this {what} (vllm serve, python -m "
+                        "sglang.launch_server or trtllm-serve, by --engine; disaggregated pools as one command each) "
+                        "and the benchmark command that would check the prediction (vllm bench serve, "
+                        "sglang.bench_serving); with --json, a serve_command object")
+
+
+def serve_command(deployment, load, as_json: bool):
+    """The launch and benchmark commands: text, or a dict for --json."""
+    from ..queries.serve_command import serve_dict, serve_text
+    return serve_dict(deployment, load) if as_json else serve_text(deployment, load)
+
+
+def from_estimate(scenario):
+    from ..queries.deployment import from_estimate as build
+    return build(scenario)
 
 
 def warn_idle_shared_prefix(shared_prefix: int, technique_sets) -> None:

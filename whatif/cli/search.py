@@ -87,6 +87,10 @@ def add_search_parser(sub) -> None:
     r.add_argument("--sim-requests", type=flag_int(1, MAX_REQUESTS, "requests"), metavar="N",
                    help="requests per re-check run (default 300)")
     r.add_argument("--json", action="store_true", help="print one JSON object (frontier, best, rejections)")
+    r.add_argument("--serve-command", action="store_true",
+                   help="print the best configuration's vllm serve command(s) (the search prices vLLM; "
+                        "disaggregated pools as one command each) and the vllm bench serve command that would check "
+                        "it; with --json, a serve_command object on the best and every frontier configuration")
     r.add_argument("--csv", metavar="FILE", help="write every configuration to a CSV file")
     r.add_argument("--parquet", metavar="FILE", help="write every configuration to a Parquet file (pyarrow)")
     add_report_flag(r)
@@ -157,6 +161,27 @@ class SearchProgress(ProgressLine):
         return f"{done}/{total} replica setups, {elapsed:.0f} s, ETA {eta:.0f} s"
 
 
+def _with_serve(result) -> dict:
+    """The result's JSON with each printed configuration's launch and benchmark commands."""
+    from ..queries.deployment import from_search
+    from ..queries.serve_command import serve_dict
+    out = result.to_dict()
+    if result.best is not None:
+        out["best"]["serve_command"] = serve_dict(*from_search(result.space, result.best))
+    for row, config in zip(out["frontier"], result.frontier):
+        row["serve_command"] = serve_dict(*from_search(result.space, config))
+    return out
+
+
+def _best_serve_text(result) -> str:
+    from ..queries.deployment import from_search
+    from ..queries.serve_command import serve_text
+    if result.best is None:
+        return "\n\n# --serve-command: no configuration meets the SLOs, so none to launch"
+    best = result.best
+    return f"\n\n# the best configuration: {best.label()}\n" + serve_text(*from_search(result.space, best))
+
+
 def cmd_search(args) -> int:
     from ..api import search
     kwargs = search_kwargs(args)
@@ -176,7 +201,11 @@ def cmd_search(args) -> int:
         result.write_csv(args.csv)
     if args.parquet:
         result.write_parquet(args.parquet)
-    print(json.dumps(result.to_dict(), default=str, allow_nan=False) if args.json else result.text())
+    if args.json:
+        print(json.dumps(_with_serve(result) if args.serve_command else result.to_dict(), default=str,
+                         allow_nan=False))
+    else:
+        print(result.text() + (_best_serve_text(result) if args.serve_command else ""))
     for flag, path in (("--csv", args.csv), ("--parquet", args.parquet)):
         if path:
             print(f"{flag}: wrote {path} ({len(result.configs):,} rows, one per configuration)", file=sys.stderr)

@@ -9,6 +9,7 @@ from ..errors import WhatifError
 from ..specs.checks import flag_float, flag_text
 from .common import require
 from .compare import parse_systems
+from .estimate import add_serve_command_flag, serve_command
 from .progress import ProgressBar, progress
 from .reporting import add_report_flag, start_report, write_report
 from .scenario_flags import scenario_from_args
@@ -35,6 +36,7 @@ def add_simulate_parser(sub) -> None:
     out.add_argument("--csv-dir", metavar="DIR",
                      help="also write requests.csv (one row per request) and iterations.csv (one row per "
                           "iteration per replica) into DIR")
+    add_serve_command_flag(out, "simulation")
     add_report_flag(out)
     add_table_flags(out)
 
@@ -85,13 +87,19 @@ def cmd_simulate(args) -> int:
     with progress(args) as bar:
         result = simulate(cfg, bar)
     paths = result.write_csv(args.csv_dir) if args.csv_dir is not None else []
+    serve = None
+    if args.serve_command:
+        from ..queries.deployment import from_simulation
+        serve = serve_command(*from_simulation(cfg), args.json)
     if args.json:
         summary = result.summary()
         if paths:
             summary["csv_files"] = paths
+        if serve:
+            summary["serve_command"] = serve
         print(json.dumps(summary, allow_nan=False))
     else:
-        print(result.text())
+        print(result.text() + (f"\n\n{serve}" if serve else ""))
         if paths:
             print(f"CSV: {paths[0]} (one row per request), {paths[1]} (one row per iteration per replica)")
     from .result_rows import SIMULATE_COLUMNS, simulation_row

@@ -1,0 +1,110 @@
+"""The Deployment and Load of an estimate, a simulation or a search configuration (serve_command.py prints them).
+
+An estimate's batch is the engine's --max-num-seqs and the benchmark's concurrency; a simulation carries its own
+scheduler limits, pools and traffic; a search configuration its layout, batch limit and prefill chunk. What the
+engines cannot be told (a technique, a what-if tier placement) is said in a '#' note, not dropped silently."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..errors import WhatifError
+from ..specs.hf_ids import is_hf_id, profile_id
+from ..specs.profiles import MODEL_DIR, profile_index
+from .serve_command import ENGINES, Deployment, Load, Pool
+
+
+def model_id(model: str) -> str:
+    """What the engines take as the model: a Hugging Face id (a shipped profile's source), or a local folder."""
+    if is_hf_id(model):
+        return model
+    if model in profile_index(MODEL_DIR) or model.lower() in {n.lower() for n in profile_index(MODEL_DIR)}:
+        name = next(n for n in profile_index(MODEL_DIR) if n.lower() == model.lower())
+        return profile_id(name) or name
+    return model[: -len("/config.json")] if model.endswith("/config.json") else model
+
+
+def engine_name(engine: str) -> str:
+    """The server a spec (or a version profile of it, e.g. vllm-0.6) stands for."""
+    base = next((e for e in ENGINES if engine == e or engine.startswith(e + "-")), None)
+    if base is None:
+        raise WhatifError(f"--serve-command: {engine!r} is not a serving engine; valid: {', '.join(ENGINES)} "
+                          "(--engine)")
+    return base
+
+
+def _notes(scenario) -> tuple[str, ...]:
+    out = []
+    if scenario.techniques:
+        out.append(f"# techniques {'+'.join(map(str, scenario.techniques))} were priced as what-ifs: no engine "
+                   "flag turns them on; this command runs without them")
+    if scenario.place or scenario.add_tiers:
+        out.append("# memory-tier placements are what-ifs: this command keeps everything in HBM")
+    return tuple(out)
+
+
+def _base(scenario, pools: tuple[Pool, ...], prompt: int, output: int, chunked: bool) -> Deployment:
+    prec = scenario.precision
+    return Deployment(engine=engine_name(scenario.kernel_engine), model=model_id(scenario.model), pools=pools,
+                      kv_dtype=prec.kv, quantization=prec.quantization, weight_dtype=prec.weight,
+                      memory_fraction=scenario.utilization(), max_model_len=prompt + output,
+                      eager=scenario.cuda_graphs is False, chunked_prefill=chunked, notes=_notes(scenario))
+
+
+def from_estimate(scenario) -> tuple[Deployment, Load]:
+    """An estimate: one replica running its batch (--max-num-seqs = batch), at that concurrency."""
+    w, par = scenario.workload, scenario.parallel
+    pool = Pool(tp=par.tp, pp=par.pp, ep=par.ep, dp_attention=par.dp_attention,
+                max_num_seqs=scenario.max_num_seqs or w.batch,
+                max_num_batched_tokens=scenario.max_num_batched_tokens or w.prefill_chunk)
+    chunked = scenario.engine_spec().chunked_prefill
+    return _base(scenario, (pool,), w.prompt, w.output, chunked), Load(w.prompt, w.output, concurrency=w.batch)
+
+
+def from_simulation(cfg) -> tuple[Deployment, Load]:
+    """A simulation: its scheduler limits, its pools (prefill and decode when disaggregated) and its traffic."""
+    sc, s, cl, t = cfg.scenario, cfg.scheduler, cfg.cluster, cfg.workload
+    par = sc.parallel
+    decode = Pool(role="decode" if cl.prefill_replicas else "mixed", replicas=cl.replicas, tp=par.tp, pp=par.pp,
+                  ep=par.ep, dp_attention=par.dp_attention, max_num_seqs=s.max_batch,
+                  max_num_batched_tokens=s.token_budget)
+    pools = (decode,)
+    if cl.prefill_replicas:
+        prefill = replace(decode, role="prefill", replicas=cl.prefill_replicas, tp=cl.prefill_tp or par.tp,
+                          pp=cl.prefill_pp or par.pp)
+        pools = (prefill, decode)
+    d = _base(sc, pools, t.prompt + t.prefix_tokens, t.output, s.chunked_prefill)
+    notes = list(d.notes)
+    if t.trace or t.lengths != "fixed" or t.turns > 1:
+        notes.append(f"# the simulated traffic ({'a trace' if t.trace else t.lengths + ' lengths'}"
+                     f"{', multi-turn' if t.turns > 1 else ''}) is not the benchmark's: it sends fixed lengths "
+                     f"{t.prompt + t.prefix_tokens} / {t.output}")
+    load = (Load(t.prompt + t.prefix_tokens, t.output, concurrency=t.concurrency, requests=t.requests)
+            if t.concurrency else
+            Load(t.prompt + t.prefix_tokens, t.output, rate=t.rate, requests=t.requests,
+                 burstiness=_gamma_shape(t.arrival, t.burstiness)))
+    return replace(d, notes=tuple(notes)), load
+
+
+def _gamma_shape(arrival: str, cv: float) -> float:
+    """vLLM's --burstiness (the gamma shape k) of whatif's inter-arrival coefficient of variation: CV = 1/sqrt(k)."""
+    return 1.0 if arrival == "poisson" or cv <= 0 else 1.0 / (cv * cv)
+
+
+def from_search(space, config) -> tuple[Deployment, Load]:
+    """A search configuration, as vLLM would run it (the search prices vLLM's kernels and loop)."""
+    from ..roofline.config import Precision
+    e, p = config.replica, config.prefill
+    prec = Precision.of_scheme(e.quantization, kv=e.kv) if e.quantization else Precision(weight=e.weight, kv=e.kv)
+
+    def pool(key, role: str, replicas: int) -> Pool:
+        return Pool(role=role, replicas=replicas, tp=key.tp, pp=key.pp, ep=key.ep, dp_attention=key.dp_attention,
+                    max_num_seqs=config.batch, max_num_batched_tokens=config.chunk)
+    disagg = config.mode == "disaggregated" and p is not None
+    pools = ((pool(p, "prefill", config.prefill_replicas), pool(e, "decode", config.replicas)) if disagg
+             else (pool(e, "mixed", config.replicas),))
+    notes = (f"# techniques {'+'.join(map(str, e.techniques))} were priced as what-ifs: no engine flag turns them "
+             "on",) if e.techniques else ()
+    d = Deployment(engine="vllm", model=model_id(space.model), pools=pools, kv_dtype=prec.kv,
+                   quantization=prec.quantization, weight_dtype=prec.weight,
+                   max_model_len=space.prompt + space.output, notes=notes)
+    return d, Load(space.prompt, space.output, concurrency=config.batch * config.replicas)
