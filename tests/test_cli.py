@@ -93,7 +93,7 @@ def test_estimate_json_echoes_scenario(capsys):
     assert d["parallel"]["tp"] == 2
     assert d["workload"] == {"batch": 4, "prompt": 256, "output": 32, "prefill_chunk": d["workload"]["prefill_chunk"],
                              "shared_prefix": 0}
-    assert d["precision"] == {"weight": "bf16", "activation": "bf16", "kv": "fp8"}
+    assert d["precision"] == {"weight": "bf16", "activation": "bf16", "kv": "fp8", "quantization": None}
     assert d["throughput_tok_s"] == pytest.approx(4 * 32 / d["e2e_s"])
     # tp=2 adds all-reduces to each pass
     assert any(op["name"].startswith("all_reduce") or op["bound"] == "network" for op in d["ops"]["decode"])

@@ -10,7 +10,7 @@ import math
 
 ESTIMATE_COLUMNS = [
     "model", "hardware", "gpus", "tp", "pp", "ep", "weight_dtype", "activation_dtype", "kv_dtype",
-    "batch", "prompt_tokens", "output_tokens", "techniques", "efficiency",
+    "quantization", "batch", "prompt_tokens", "output_tokens", "techniques", "efficiency",
     "ttft_s", "tpot_s", "e2e_s", "throughput_tok_s", "decode_throughput_tok_s",
     "max_batch", "max_batch_throughput_tok_s", "max_context_tokens",
     "weights_bytes", "kv_bytes", "kv_bytes_per_token", "activation_bytes", "total_bytes", "usable_bytes", "fits",
@@ -44,7 +44,8 @@ def estimate_row(e) -> dict:
     m, w, p = e.memory, e.workload, e.parallel
     row = {
         "model": e.model.name, "hardware": e.system.name, "gpus": p.gpus, "tp": p.tp, "pp": p.pp, "ep": p.ep,
-        "weight_dtype": e.precision.weight, "activation_dtype": e.precision.activation, "kv_dtype": e.precision.kv,
+        "weight_dtype": e.precision.weight, "activation_dtype": e.precision.gemm_activation, "kv_dtype": e.precision.kv,
+        "quantization": e.precision.quantization or None,
         "batch": w.batch, "prompt_tokens": w.prompt, "output_tokens": w.output,
         "techniques": e.techniques.label() if e.techniques else "", "efficiency": e.efficiency.source,
         "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "e2e_s": e.e2e_s, "throughput_tok_s": e.throughput_tok_s,

@@ -53,12 +53,13 @@ def cost_dict(e: Estimate) -> dict | None:
 
 def estimate_dict(e: Estimate) -> dict:
     gpu, w = e.system.gpu, e.workload
-    act = e.precision.activation
+    act = e.precision.gemm_activation   # what the header says: a W8A8 technique's fp8
     return {
         "model": e.model.name, "hardware": e.system.name, "gpu": gpu.name, "gpus": e.parallel.gpus,
         "parallel": {"tp": e.parallel.tp, "pp": e.parallel.pp, "ep": e.parallel.ep,
                      "dp_attention": e.parallel.dp_attention, "pipeline_microbatches": e.pipeline_microbatches},
-        "precision": {"weight": e.precision.weight, "activation": act, "kv": e.precision.kv},
+        "precision": {"weight": e.precision.weight, "activation": act, "kv": e.precision.kv,
+                      "quantization": e.precision.quantization or None},
         "workload": {"batch": w.batch, "prompt": w.prompt, "output": w.output, "prefill_chunk": w.prefill_chunk,
                      "shared_prefix": w.shared_prefix},
         "techniques": [{"name": t.name, "family": t.family, "parameters": t.values()} for t in e.techniques.items],

@@ -36,9 +36,10 @@ SCHEMES = {s.name: s for s in (
     Scheme("fp8", "fp8", "fp8", 0, 0.0, "W8A8 FP8, per-tensor scales",
            "fitted fp8 GEMM (dynamic per-tensor activation quantization included)",
            vllm="fp8", sglang="fp8"),
-    Scheme("fp8-block", "fp8", "fp8", 128 * 128, 4.0, "W8A8 FP8, DeepSeek-V3's 128x128 weight blocks, 1x128 "
-           "activation groups", "fp8 GEMM fit plus the mechanism: per-128-K-block scale promotion on the CUDA cores and "
-           "a one-pass per-token-group quantize (no block-scale fit; assumed)", block_k=128,
+    Scheme("fp8-block", "fp8", "fp8", 128 * 128, 4.0,
+           "W8A8 FP8, DeepSeek-V3's 128x128 weight blocks, 1x128 activation groups",
+           "fp8 GEMM fit plus the mechanism: per-128-K-block scale promotion on the CUDA cores and a one-pass "
+           "per-token-group quantize (no block-scale fit; assumed)", block_k=128,
            checkpoint="an FP8 block-quantized checkpoint (quantization_config weight_block_size [128, 128])"),
     Scheme("nvfp4", "fp4", "fp4", 16, 1.0, "W4A4 NVFP4, an E4M3 scale per 16 values",
            "fitted NVFP4 GEMM (activation quantization included); needs an fp4 tensor-core peak",
