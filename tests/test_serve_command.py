@@ -102,7 +102,12 @@ def test_estimate_and_simulate_print_it(capsys):
 
 def test_search_json_carries_commands_per_configuration(capsys):
     out = run_json(capsys, "search", "--model", "llama-3.2-1b", "--hardware", "h100-sxm", "--gpus", "2",
-                   "--batches", "8,32", "--prompt", "512", "--output", "64", "--serve-command")
+                   "--batches", "8,32", "--prompt", "512", "--output", "64", "--quantizations", "none,fp8",
+                   "--serve-command")
     assert out["best"]["serve_command"]["serve"][-1].startswith("vllm serve meta-llama/Llama-3.2-1B")
+    assert {row["quantization"] for row in out["frontier"]} <= {None, "fp8"}
+    fp8 = [row for row in out["frontier"] if row["quantization"] == "fp8"]
+    launches = [line for row in fp8 for line in row["serve_command"]["serve"] if line.startswith("vllm serve")]
+    assert fp8 and launches and all("--quantization fp8" in line for line in launches)
     assert all("serve_command" in row for row in out["frontier"])
     json.dumps(out)
