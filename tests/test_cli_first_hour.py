@@ -41,7 +41,7 @@ def test_fp4_gemms_run_at_the_fp4_peak_only_with_fp4_activations():
 def test_fp4_on_blackwell_and_a_clear_error_without_an_fp4_peak(capsys):
     fp4 = _json(capsys, "estimate", "--hardware", "b200", "--dtype", "fp4")
     bf16 = _json(capsys, "estimate", "--hardware", "b200")
-    assert fp4["precision"] == {"weight": "fp4", "activation": "fp4", "kv": "fp4"}
+    assert fp4["precision"] == {"weight": "fp4", "activation": "fp4", "kv": "fp4", "quantization": None}
     assert fp4["ceilings"]["peak_flop_s"]["value"] == 9000e12       # B200 datasheet, dense
     assert fp4["memory"]["weights_bytes"] < 0.45 * bf16["memory"]["weights_bytes"]
     assert fp4["ttft_s"] < bf16["ttft_s"]
