@@ -123,7 +123,8 @@ def test_best_of_each_mode_and_the_frontier_are_rechecked_and_the_best_is_printe
     front = frontier(configs)
     assert agg_off not in front
     picked = rc.candidates(space, good, front, top=1)
-    assert picked == [disagg, agg_off, fast]                   # the top 1, the best aggregated, the frontier
+    assert picked == [agg_off, disagg, fast]                   # the best of each mode, then the frontier
+    assert rc.candidates(space, good, front, top=2) == [agg_off, fast, disagg]
     result = SearchResult(space, configs, front, good)
     sims = {id(disagg): 2545.0, id(agg_off): 2690.0, id(fast): 5.6}
     result.rechecked = sorted(({"config": c, "predicted_req_s": c.request_rate, "goodput_req_s": sims[id(c)] * 8 / 1000,
@@ -138,7 +139,7 @@ def test_best_of_each_mode_and_the_frontier_are_rechecked_and_the_best_is_printe
     starred = [x for x in text.splitlines() if x.startswith("*")]
     assert len(starred) == 1 and "*agg" in starred[0] and "(off the frontier)" in starred[0]
     assert "2,690" in starred[0] and "* = best" in text
-    assert ">= 5.6" in text                                      # the capped goodput, marked
+    assert ">= 5.6" in text and "give --slo-ttft" in text        # the capped goodput, marked and why
     assert "simulated goodput 21.5 req/s = 2,690 tok/s/GPU" in text
     assert result.to_dict()["best_by"] == "simulator"
     result.rechecked = [{**r, "goodput_req_s": 0.0, "goodput_per_gpu_tok_s": 0.0, "goodput_tok_s": 0.0}

@@ -80,8 +80,8 @@ def add_search_parser(sub) -> None:
                    help="process (default) or ray (pip install 'whatif[ray]')")
     r.add_argument("--address", help="Ray cluster address (default: a local Ray)")
     r.add_argument("--simulate-top", type=flag_int(0, 1000, "configurations"), default=0, metavar="K",
-                   help="re-check in the serving simulator the K best, the best of each mode and every frontier row "
-                        "shown; the best is then the highest simulated goodput")
+                   help="re-check in the serving simulator the K best of each mode (aggregated, disaggregated) and "
+                        "every frontier row shown; the best is then the highest simulated goodput")
     r.add_argument("--sim-requests", type=flag_int(1, MAX_REQUESTS, "requests"), metavar="N",
                    help="requests per re-check run (default 300, and at least 3x the sequences a deployment "
                         "runs at once)")

@@ -1,9 +1,9 @@
 """`--simulate-top K`: serve in the discrete-event simulator (Poisson arrivals of the workload's prompts and outputs)
-the K best configurations, the best of each mode and every frontier row the text shows, and rerank by goodput: the
-highest request rate at which the SLOs hold for 90% of requests (simulator.capacity's search, started at 1.25x the
-rate the search predicts and raised while its top passes), as output tokens/s per GPU. The simulator's answer is
-the one printed as best: the steady-state model ranks, the simulator (what `simulate` and `capacity` run on the
-same layout) decides, so the two never name different winners among the configurations re-checked.
+the K best configurations of each mode (aggregated, disaggregated) and every frontier row the text shows, and
+rerank by goodput: the highest request rate at which the SLOs hold for 90% of requests (simulator.capacity's
+search, started at 1.25x the rate the search predicts and raised while its top passes), as output tokens/s per
+GPU. The simulator's answer is the one printed as best: the steady-state model ranks, the simulator (what
+`simulate` and `capacity` run on the same layout) decides among those it re-checks.
 The steady-state model runs every pool at full load; under random arrivals queues form before that, most in a
 disaggregated prefill pool, which is what this re-check shows. It runs the configuration's prefill chunk as the
 scheduler's token budget per iteration, so the gaps a long prefill pass puts between a decoding request's tokens
@@ -83,13 +83,13 @@ def short_run_note(c: Config, requests: int) -> str:
 
 
 def candidates(space: SearchSpace, ranked: list[Config], shown: list[Config], top: int) -> list[Config]:
-    """What the re-check simulates: the `top` best (distinct), the best of each mode searched (so a mode the
-    steady-state model ranks low still meets the simulator) and every frontier row the text shows (`shown`), each
-    once, in that order."""
-    per_mode = [next((c for c in ranked if c.mode == m), None) for m in space.modes]
+    """What the re-check simulates: the `top` best (distinct) of each mode searched (so a mode the steady-state
+    model ranks low still meets the simulator) and every frontier row the text shows (`shown`), each once, in
+    that order."""
     out, seen = [], set()
-    for c in [*distinct(ranked, top), *per_mode, *shown]:
-        if c is not None and _identity(c) not in seen:
+    per_mode = [c for m in space.modes for c in distinct([c for c in ranked if c.mode == m], top)]
+    for c in [*per_mode, *shown]:
+        if _identity(c) not in seen:
             seen.add(_identity(c))
             out.append(c)
     return out
@@ -152,7 +152,9 @@ def recheck(space: SearchSpace, ranked: list[Config], top: int, requests: int | 
                         "attainment_fraction": 0.0, "runs": 0, "note": f"not simulated: {exc}", "caveat": ""})
             continue
         passed = [p for p in res.probes if p.passed and p.rate_rps == res.rate_rps]
-        note = (f"every run passed up to {res.rate_rps:.3g} req/s: a lower bound" if capped else res.note)
+        note = (f"every run passed up to {res.rate_rps:.3g} req/s: a lower bound" + (
+            " (no TTFT target: a growing queue never fails the SLOs)" if space.slo.ttft_s is None else "")
+            if capped else res.note)
         out.append({"config": c, "predicted_req_s": c.request_rate, "goodput_req_s": res.rate_rps,
                     "goodput_per_gpu_tok_s": res.rate_rps * space.output / c.gpus,
                     "goodput_tok_s": res.rate_rps * space.output, "capped": capped,

@@ -147,6 +147,9 @@ class SearchResult:
                                   right={1, 2, 3, 4, 5})]
             lines += [f"  {r['config'].label()}: {r['note']}" for r in self.rechecked if not r["runs"]]
             lines += _caveat_lines(self.rechecked)
+            if any(r.get("capped") for r in self.rechecked) and s.slo.ttft_s is None:
+                lines.append("  >=: with no TTFT target a growing queue never fails the SLOs, so the rate is "
+                             "unbounded; give --slo-ttft")
         lines += ["", f"Pareto frontier (tok/s per GPU against tok/s per user; {len(self.frontier)} configurations):",
                   self._frontier_table()]
         reasons = self.reasons()

@@ -20,8 +20,8 @@ def is_moe(model: str) -> bool:
 def run_search(space: SearchSpace, backend: str = "process", address: str | None = None,
                progress: Callable[[int, int], None] | None = None, simulate_top: int = 0,
                sim_requests: int | None = None) -> SearchResult:
-    """Search `space`; with `simulate_top` K > 0, re-check under the simulator the K best, the best of each mode
-    and the frontier rows the text shows, and rerank by goodput (recheck.py)."""
+    """Search `space`; with `simulate_top` K > 0, re-check under the simulator the K best of each mode and the
+    frontier rows the text shows, and rerank by goodput (recheck.py)."""
     if simulate_top:     # checked before the search, not after it
         integer(simulate_top, "--simulate-top", high=1000, what="configurations")
         if sim_requests is not None:
