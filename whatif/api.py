@@ -272,7 +272,9 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
     """Search the deployments of `model` on at most `gpus` GPUs of `hardware` (one name or several) for a
     workload of `prompt` / `output` tokens: the Pareto frontier of tokens/s per GPU against tokens/s per user and
     the best configuration meeting `ttft` / `tpot` / `e2e` (seconds). `prefill_chunks` are the prefill chunk sizes
-    tried (tokens per pass, default 8192; `prefill_chunk` gives one alone). Returns a
+    tried (tokens per pass, default 8192; `prefill_chunk` gives one alone). A system profile caps the budget at
+    the GPUs it holds. `simulate_top` K > 0 re-checks in the simulator the K best of each mode and the frontier
+    rows shown, and the best is then the highest simulated goodput (config_search/recheck.py). Returns a
     whatif.config_search.result.SearchResult (`best`, `frontier`, `configs`, `to_dict()`, `to_frame()`, `text()`)."""
     from .config_search.run import run_search
     from .config_search.space import DEFAULT_BATCHES, DEFAULT_CHUNKS, SearchSpace, SLOTargets

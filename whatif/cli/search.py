@@ -83,9 +83,11 @@ def add_search_parser(sub) -> None:
                    help="process (default) or ray (pip install 'whatif[ray]')")
     r.add_argument("--address", help="Ray cluster address (default: a local Ray)")
     r.add_argument("--simulate-top", type=flag_int(0, 1000, "configurations"), default=0, metavar="K",
-                   help="re-check the K best in the serving simulator at their predicted rate; rerank by goodput")
+                   help="re-check in the serving simulator the K best of each mode (aggregated, disaggregated) and "
+                        "every frontier row shown; the best is then the highest simulated goodput")
     r.add_argument("--sim-requests", type=flag_int(1, MAX_REQUESTS, "requests"), metavar="N",
-                   help="requests per re-check run (default 300)")
+                   help="requests per re-check run (default 300, and at least 3x the sequences a deployment "
+                        "runs at once)")
     r.add_argument("--json", action="store_true", help="print one JSON object (frontier, best, rejections)")
     r.add_argument("--serve-command", action="store_true",
                    help="print the best configuration's vllm serve command(s) (the search prices vLLM; "

@@ -32,7 +32,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from .evaluate import BatchPoint, ReplicaProfile
-from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace, node_gpus
+from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace, budget, node_gpus
 
 OK, MISSES_SLO, DOES_NOT_FIT, INVALID = "ok", "misses SLO", "does not fit", "invalid"
 
@@ -133,7 +133,7 @@ def aggregated(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
         tpot = _exact_ties((pt.e2e_s - p.prefill_s) / (osl - 1)) if osl > 1 else 0.0
         per_gpu = pt.throughput_tok_s / p.gpus
         user = _user_rate(tpot, pt.e2e_s, osl)
-        for r in range(1, space.gpu_budget // p.gpus + 1):
+        for r in range(1, budget(space, p.key.hardware) // p.gpus + 1):
             out.append(_judged(space, mode="aggregated", hardware=p.key.hardware, replica=p.key, batch=pt.batch,
                                replicas=r, gpus=r * p.gpus, ttft_s=p.prefill_s, tpot_s=tpot, e2e_s=pt.e2e_s,
                                request_rate=r * pt.batch / pt.e2e_s, tok_s=r * pt.throughput_tok_s,
@@ -158,7 +158,7 @@ def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaPr
     for pt in decode.points:
         pt: BatchPoint
         decode_rps = pt.batch / ((osl - 1) * pt.tpot_s)
-        for x, y in pairs_within(space.gpu_budget, prefill.gpus, decode.gpus):
+        for x, y in pairs_within(budget(space, decode.key.hardware), prefill.gpus, decode.gpus):
             gpus = x * prefill.gpus + y * decode.gpus
             send = prefill.kv_send_node_s if gpus <= node else prefill.kv_send_net_s
             if not math.isfinite(send):
@@ -179,6 +179,12 @@ def same_pool(a: ReplicaSetup, b: ReplicaSetup) -> bool:
             == (b.hardware, b.weight, b.kv, b.techniques, b.quantization))
 
 
+def simulable_pools(prefill: ReplicaSetup, decode: ReplicaSetup) -> bool:
+    """The simulator's prefill pool takes its own tp/pp but the decode pool's EP and attention DP
+    (simulator.config.ClusterConfig), so only pairs that agree on those are deployments it runs as priced."""
+    return (prefill.ep, prefill.dp_attention) == (decode.ep, decode.dp_attention)
+
+
 def compose(space: SearchSpace, profiles: list[ReplicaProfile]) -> list[Config]:
     """Every configuration of the space from its replica setups' profiles, rejected ones included, in a fixed order."""
     out: list[Config] = []
@@ -190,6 +196,6 @@ def compose(space: SearchSpace, profiles: list[ReplicaProfile]) -> list[Config]:
         ready = [p for p in profiles if not p.error]
         for pre in ready:
             for dec in ready:
-                if pre.chunk == dec.chunk and same_pool(pre.key, dec.key):
+                if pre.chunk == dec.chunk and same_pool(pre.key, dec.key) and simulable_pools(pre.key, dec.key):
                     out += disaggregated(space, pre, dec)
     return out

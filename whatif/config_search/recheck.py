@@ -1,6 +1,9 @@
-"""`--simulate-top K`: serve the K best configurations in the discrete-event simulator (Poisson arrivals of the
-workload's prompts and outputs) and rerank by goodput: the highest request rate at which the SLOs hold for 90% of
-requests (simulator.capacity's search, started at 1.25x the rate the search predicts), as output tokens/s per GPU.
+"""`--simulate-top K`: serve in the discrete-event simulator (Poisson arrivals of the workload's prompts and outputs)
+the K best configurations of each mode (aggregated, disaggregated) and every frontier row the text shows, and
+rerank by goodput: the highest request rate at which the SLOs hold for 90% of requests (simulator.capacity's
+search, started at 1.25x the rate the search predicts and raised while its top passes), as output tokens/s per
+GPU. The simulator's answer is the one printed as best: the steady-state model ranks, the simulator (what
+`simulate` and `capacity` run on the same layout) decides among those it re-checks.
 The steady-state model runs every pool at full load; under random arrivals queues form before that, most in a
 disaggregated prefill pool, which is what this re-check shows. It runs the configuration's prefill chunk as the
 scheduler's token budget per iteration, so the gaps a long prefill pass puts between a decoding request's tokens
@@ -20,28 +23,32 @@ from .configs import Config
 from .evaluate import replica_scenario
 from .space import SearchSpace, node_gpus
 
-RECHECK_REQUESTS = 300     # requests per re-check run (assumed: enough for a 90th percentile, a few s per run)
+RECHECK_REQUESTS = 300     # requests per re-check run at least (assumed: enough for a 90th percentile)
+FILLS = 3                  # ... and this many times the sequences the deployment runs at once: a run shorter than
+                           # that never fills its batches, so any rate passes (assumed: ~1 fill of warm-up)
 HEADROOM = 1.25            # the capacity search's top: this much above the predicted rate (assumed)
 REL_TOL = 0.05             # the capacity search stops when its bracket is this narrow (assumed)
-MAX_RUNS = 10
+MAX_RUNS = 10              # runs of one capacity search (assumed: a 5% bracket from a good guess takes ~6)
+MAX_RAISES = 4             # while the top passes, double it at most this often (to 20x the predicted rate)
 
 
 def sim_config(space: SearchSpace, c: Config, requests: int):
-    """The simulator's configuration of `c` at its predicted request rate."""
-    from ..simulator.config import SLO, ClusterConfig, SchedulerConfig, SimConfig
-    from ..simulator.workload import WorkloadSpec
+    """The simulator's configuration of `c` at its predicted request rate, built by the function `whatif
+    simulate` and `whatif capacity` use (simulator.config.sim_config: the engine spec's scheduler defaults), with
+    the flags they would be given: --max-num-seqs, --max-num-batched-tokens, --replicas, --prefill-*, --kv-link."""
+    from ..simulator.config import sim_config as build
     from .evaluate import CROSS_NODE_KV_LINK
     scenario = replica_scenario(space, c.replica, c.chunk)
-    traffic = WorkloadSpec(rate=c.request_rate, requests=requests, prompt=space.prompt, output=space.output)
-    engine = SchedulerConfig(max_batch=c.batch, token_budget=c.chunk)
-    if c.mode == "aggregated":
-        cluster = ClusterConfig(replicas=c.replicas)
-    else:
+    cluster: dict = {"replicas": c.replicas}
+    if c.mode == "disaggregated":
         link = space.kv_link if c.gpus <= node_gpus(c.hardware) else (space.kv_link or CROSS_NODE_KV_LINK)
-        cluster = ClusterConfig(replicas=c.replicas, prefill_replicas=c.prefill_replicas, prefill_tp=c.prefill.tp,
-                                prefill_pp=c.prefill.pp, kv_link=link)
-    slo = SLO(ttft_s=space.slo.ttft_s, tpot_s=space.slo.tpot_s)
-    return SimConfig(replace(scenario, workload=replace(scenario.workload, batch=1)), traffic, engine, cluster, slo)
+        cluster.update(prefill_replicas=c.prefill_replicas, prefill_tp=c.prefill.tp, prefill_pp=c.prefill.pp,
+                       kv_link=link)
+    values = {"traffic": {"rate": c.request_rate, "requests": requests, "prompt": space.prompt,
+                          "output": space.output},
+              "engine": {"max_batch": c.batch, "token_budget": c.chunk}, "cluster": cluster,
+              "slo": {"ttft_s": space.slo.ttft_s, "tpot_s": space.slo.tpot_s}}
+    return build(replace(scenario, workload=replace(scenario.workload, batch=1)), values)
 
 
 def distinct(ranked: list[Config], top: int) -> list[Config]:
@@ -57,6 +64,63 @@ def distinct(ranked: list[Config], top: int) -> list[Config]:
     return out
 
 
+def slots(c: Config) -> int:
+    """Sequences the deployment runs at once: its (decode) replicas' batches."""
+    return c.replicas * c.batch
+
+
+def run_requests(c: Config, requests: int | None) -> int:
+    """Requests per run: as given, or RECHECK_REQUESTS and at least FILLS x the deployment's slots."""
+    return requests if requests is not None else max(RECHECK_REQUESTS, FILLS * slots(c))
+
+
+def short_run_note(c: Config, requests: int) -> str:
+    """The caveat of a run too short to fill the deployment ('' for one long enough)."""
+    if requests >= FILLS * slots(c):
+        return ""
+    return (f"{requests} requests per run, under {FILLS}x the {slots(c)} sequences it runs at once: the batches "
+            f"may never fill, so this goodput is optimistic (raise --sim-requests)")
+
+
+def candidates(space: SearchSpace, ranked: list[Config], shown: list[Config], top: int) -> list[Config]:
+    """What the re-check simulates: the `top` best (distinct) of each mode searched (so a mode the steady-state
+    model ranks low still meets the simulator) and every frontier row the text shows (`shown`), each once, in
+    that order."""
+    out, seen = [], set()
+    per_mode = [c for m in space.modes for c in distinct([c for c in ranked if c.mode == m], top)]
+    for c in [*per_mode, *shown]:
+        if _identity(c) not in seen:
+            seen.add(_identity(c))
+            out.append(c)
+    return out
+
+
+def _identity(c: Config) -> tuple:
+    return (c.mode, c.replica, c.prefill, c.batch, c.chunk, c.replicas, c.prefill_replicas)
+
+
+def goodput(run, slo, predicted_rps: float):
+    """(the capacity search of `run` from HEADROOM x the predicted rate, runs, capped): while the top passes, the
+    top doubles (at most MAX_RAISES times; each run seeded alike, so a rate is simulated once); `capped` says the
+    answer is still a top that passed: a lower bound."""
+    from ..simulator.capacity import max_rate
+    seen: dict[float, object] = {}
+
+    def cached(rate: float):
+        if rate not in seen:
+            seen[rate] = run(rate)
+        return seen[rate]
+
+    lo, hi = 0.0, HEADROOM * predicted_rps
+    for _ in range(MAX_RAISES + 1):
+        res = max_rate(cached, slo, lo=lo, hi=hi, rel_tol=REL_TOL, max_runs=MAX_RUNS)
+        capped = res.rate_rps == hi and res.probes[-1].passed
+        if not capped:
+            break
+        lo, hi = hi, 2 * hi
+    return res, len(seen), capped
+
+
 def dp_attention_note(c: Config) -> str:
     """What the re-check of an attention-DP configuration leaves out ('' for others)."""
     dp = [e for e in (c.prefill, c.replica) if e is not None and e.dp_attention]
@@ -68,26 +132,41 @@ def dp_attention_note(c: Config) -> str:
             f"optimistic")
 
 
-def recheck(space: SearchSpace, ranked: list[Config], top: int, requests: int | None = None) -> list[dict]:
-    """The `top` best of `ranked` under the simulator: their capacity under the SLOs, best goodput per GPU first."""
-    from ..simulator.capacity import max_rate
+def recheck(space: SearchSpace, ranked: list[Config], top: int, requests: int | None = None,
+            shown: list[Config] = ()) -> list[dict]:
+    """`candidates` under the simulator: their capacity under the SLOs (goodput), best first by the objective."""
     from ..simulator.cluster import simulate
     positive_int(top, "--simulate-top")
-    requests = positive_int(requests, "--sim-requests") if requests is not None else RECHECK_REQUESTS
+    if requests is not None:
+        positive_int(requests, "--sim-requests")
     out = []
-    for c in distinct(ranked, top):
-        cfg = sim_config(space, c, requests)
+    for c in candidates(space, ranked, list(shown), top):
+        n = run_requests(c, requests)
+        cfg = sim_config(space, c, n)
         try:
-            res = max_rate(lambda rate, cfg=cfg: simulate(replace(cfg, workload=replace(cfg.workload, rate=rate))),
-                           cfg.slo, hi=HEADROOM * c.request_rate, rel_tol=REL_TOL, max_runs=MAX_RUNS)
-        except WhatifError as exc:    # a deployment the simulator cannot model (e.g. one spanning nodes)
+            res, runs, capped = goodput(lambda rate, cfg=cfg: simulate(replace(cfg, workload=replace(
+                cfg.workload, rate=rate))), cfg.slo, c.request_rate)
+        except WhatifError as exc:    # a deployment the simulator cannot model
             out.append({"config": c, "predicted_req_s": c.request_rate, "goodput_req_s": 0.0,
-                        "goodput_per_gpu_tok_s": 0.0, "attainment_fraction": 0.0, "runs": 0,
-                        "note": f"not simulated: {exc}", "caveat": ""})
+                        "goodput_per_gpu_tok_s": 0.0, "goodput_tok_s": 0.0, "capped": False,
+                        "attainment_fraction": 0.0, "runs": 0, "note": f"not simulated: {exc}", "caveat": ""})
             continue
         passed = [p for p in res.probes if p.passed and p.rate_rps == res.rate_rps]
+        note = (f"every run passed up to {res.rate_rps:.3g} req/s: a lower bound" + (
+            " (no TTFT target: a growing queue never fails the SLOs)" if space.slo.ttft_s is None else "")
+            if capped else res.note)
         out.append({"config": c, "predicted_req_s": c.request_rate, "goodput_req_s": res.rate_rps,
                     "goodput_per_gpu_tok_s": res.rate_rps * space.output / c.gpus,
-                    "attainment_fraction": passed[0].attainment if passed else 0.0, "runs": len(res.probes),
-                    "note": res.note, "caveat": dp_attention_note(c)})
-    return sorted(out, key=lambda r: -r["goodput_per_gpu_tok_s"])
+                    "goodput_tok_s": res.rate_rps * space.output, "capped": capped,
+                    "attainment_fraction": passed[0].attainment if passed else 0.0, "runs": runs,
+                    "requests": n, "note": note,
+                    "caveat": "; ".join(x for x in (short_run_note(c, n), dp_attention_note(c)) if x)})
+    return sorted(out, key=lambda r: recheck_key(r, space.objective))
+
+
+def recheck_key(r: dict, objective: str = "tok_s_per_gpu") -> tuple:
+    """Best first by simulated goodput (per GPU, or in all with objective 'tok_s'), then the search's own order."""
+    from .pareto import rank_key
+    first = (-r["goodput_per_gpu_tok_s"], -r["goodput_tok_s"]) if objective == "tok_s_per_gpu" else \
+        (-r["goodput_tok_s"], -r["goodput_per_gpu_tok_s"])
+    return (*first, *rank_key(r["config"], objective))

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..specs import units
 from .configs import DOES_NOT_FIT, INVALID, MISSES_SLO, OK, Config
-from .space import SearchSpace
+from .space import SearchSpace, budget_notes
 
 FRONTIER_ROWS = 12       # frontier rows the text shows (the frame and JSON hold all)
 REASON_ROWS = 6          # rejection reasons the text shows
@@ -19,6 +19,30 @@ def _seconds(x: float) -> str:
 
 def _tok(x: float) -> str:
     return f"{x:,.1f}" if x < 100 else f"{x:,.0f}"
+
+
+def sampled_frontier(frontier: list[Config]) -> list[Config]:
+    """The frontier rows the text shows: all, or an even sample of a long frontier (the best is added to it)."""
+    step = max(1, -(-len(frontier) // FRONTIER_ROWS))
+    return [c for i, c in enumerate(frontier) if i % step == 0]
+
+
+def _goodput(r: dict, key: str = "goodput_per_gpu_tok_s") -> str:
+    """A re-check's goodput; '>= x' where every run passed (the capacity search's top: a lower bound)."""
+    if not r["runs"]:
+        return "not simulated"
+    return (">= " if r.get("capped") else "") + (_tok(r[key]) if key != "goodput_req_s" else
+                                                 units.rate(r[key], "req/s"))
+
+
+def _caveat_lines(rechecked: list[dict]) -> list[str]:
+    """Each distinct caveat once, with the rows it applies to (the first named, the others counted)."""
+    rows: dict[str, list[str]] = {}
+    for r in rechecked:
+        if r.get("caveat"):
+            rows.setdefault(r["caveat"], []).append(r["config"].label())
+    return [f"  {labels[0]}" + (f" (and {len(labels) - 1} more)" if len(labels) > 1 else "") + f": {caveat}"
+            for caveat, labels in rows.items()]
 
 
 @dataclass
@@ -33,10 +57,26 @@ class SearchResult:
 
     @property
     def best(self) -> Config | None:
-        """The best configuration under the SLOs (the simulator's when re-checked), or None."""
+        """The best configuration under the SLOs: when re-checked, best_recheck's (None when no re-checked
+        configuration meets the SLOs in the simulator); else the steady-state model's best, or None."""
         if self.rechecked:
-            return self.rechecked[0]["config"]
+            top = self.best_recheck()
+            return top["config"] if top else None
         return self.ranked[0] if self.ranked else None
+
+    def best_recheck(self) -> dict | None:
+        """The re-check of the best: the highest simulated goodput among those the steady-state model also
+        finds meeting the SLOs (a frontier row that misses them is re-checked to be shown, not proposed)."""
+        return next((r for r in self.rechecked if r["goodput_req_s"] > 0 and r["config"].status == OK), None)
+
+    def shown_frontier(self) -> list[Config]:
+        """The frontier rows the text prints: sampled_frontier, plus the best where the sample (or the frontier,
+        for a best the simulator picked off it) lacks it, in order of falling per-user throughput."""
+        shown, best = sampled_frontier(self.frontier), self.best
+        if best is not None and not any(c is best for c in shown):
+            at = next((i for i, c in enumerate(shown) if c.tok_s_per_user < best.tok_s_per_user), len(shown))
+            shown.insert(at, best)
+        return shown
 
     def counts(self) -> dict[str, int]:
         c = Counter(x.status for x in self.configs)
@@ -75,8 +115,9 @@ class SearchResult:
                 "estimates": self.estimates, "best": best.row() if best else None,
                 "frontier": [c.row() for c in self.frontier],
                 "rejections": [{"reason": k, "configurations": n, "example": e} for k, n, e in self.reasons()],
+                "best_by": ("simulator" if self.rechecked else "steady-state model") if best else None,
                 "rechecked": [{k: (v.row() if k == "config" else v) for k, v in r.items()} for r in self.rechecked],
-                "configurations": len(self.configs)}
+                "notes": budget_notes(self.space), "configurations": len(self.configs)}
 
     def write_csv(self, path: str) -> None:
         self.to_frame().to_csv(path, index=False)
@@ -94,23 +135,21 @@ class SearchResult:
                  f"searched {len(self.configs):,} configurations ({self.replica_setups} replica setups, "
                  f"{self.estimates} roofline estimates): {c[OK]:,} meet the SLOs, {c[MISSES_SLO]:,} miss them, "
                  f"{c[DOES_NOT_FIT]:,} do not fit, {c[INVALID]:,} invalid"]
-        best = self.best
-        if best is None:
-            lines.append("best: no configuration meets the SLOs (see the frontier and the rejections)")
-        else:
-            lines.append(f"best: {best.mode} {best.label()} on {best.hardware}: {_tok(best.tok_s_per_gpu)} tok/s/GPU, "
-                         f"{_tok(best.tok_s_per_user)} tok/s/user, TTFT {_seconds(best.ttft_s)}, TPOT "
-                         f"{_seconds(best.tpot_s)}, {best.gpus} GPUs serving {_tok(best.tok_s)} tok/s "
-                         f"({best.request_rate:.3g} req/s)")
+        lines += budget_notes(s)
+        lines.append(self._best_line())
         if self.rechecked:
-            lines += ["", "simulator re-check (goodput: the highest rate at which 90% of requests meet the SLOs):",
+            lines += ["", "simulator re-check (goodput: the highest rate at which 90% of requests meet the SLOs; "
+                          ">= where every run passed, a lower bound):",
                       units.table(["configuration", "GPUs", "predicted", "goodput", "goodput tok/s/GPU", "runs"],
                                   [[r["config"].label(), str(r["config"].gpus),
-                                    units.rate(r["predicted_req_s"], "req/s"),
-                                    units.rate(r["goodput_req_s"], "req/s") if r["runs"] else "not simulated",
-                                    _tok(r["goodput_per_gpu_tok_s"]), str(r["runs"])] for r in self.rechecked])]
+                                    units.rate(r["predicted_req_s"], "req/s"), _goodput(r, "goodput_req_s"),
+                                    _goodput(r) if r["runs"] else "0.0", str(r["runs"])] for r in self.rechecked],
+                                  right={1, 2, 3, 4, 5})]
             lines += [f"  {r['config'].label()}: {r['note']}" for r in self.rechecked if not r["runs"]]
-            lines += [f"  {r['config'].label()}: {r['caveat']}" for r in self.rechecked if r.get("caveat")]
+            lines += _caveat_lines(self.rechecked)
+            if any(r.get("capped") for r in self.rechecked) and s.slo.ttft_s is None:
+                lines.append("  >=: with no TTFT target a growing queue never fails the SLOs, so the rate is "
+                             "unbounded; give --slo-ttft")
         lines += ["", f"Pareto frontier (tok/s per GPU against tok/s per user; {len(self.frontier)} configurations):",
                   self._frontier_table()]
         reasons = self.reasons()
@@ -118,16 +157,40 @@ class SearchResult:
             lines += ["", "rejected:"] + [f"  {n:,} {k} (e.g. {e})" for k, n, e in reasons[:REASON_ROWS]]
         return "\n".join(lines)
 
+    def _best_line(self) -> str:
+        best = self.best
+        if best is None and self.rechecked:
+            return (f"best: none of the {len(self.rechecked)} configurations re-checked meets the SLOs under "
+                    f"simulated traffic (see the re-check)")
+        if best is None:
+            return "best: no configuration meets the SLOs (see the frontier and the rejections)"
+        line = (f"best: {best.mode} {best.label()} on {best.hardware}: {_tok(best.tok_s_per_gpu)} tok/s/GPU, "
+                f"{_tok(best.tok_s_per_user)} tok/s/user, TTFT {_seconds(best.ttft_s)}, TPOT "
+                f"{_seconds(best.tpot_s)}, {best.gpus} GPUs serving {_tok(best.tok_s)} tok/s "
+                f"({best.request_rate:.3g} req/s)")
+        if self.rechecked:
+            r = self.best_recheck()
+            return line + (f"; simulated goodput {_goodput(r, 'goodput_req_s')} = {_goodput(r)} tok/s/GPU "
+                           f"(the best re-checked)")
+        return line + "; by the steady-state model (--simulate-top K re-checks it in the simulator)"
+
     def _frontier_table(self) -> str:
-        step = max(1, -(-len(self.frontier) // FRONTIER_ROWS))   # an even sample of a long frontier, best kept
-        shown = [c for i, c in enumerate(self.frontier) if i % step == 0 or c is self.best]
+        shown, best = self.shown_frontier(), self.best
+        sims = {id(r["config"]): r for r in self.rechecked}
+        on = {id(c) for c in self.frontier}
         rows = []
         for c in shown:
-            mode = ("*" if c is self.best else "") + ("agg" if c.mode == "aggregated" else "disagg")
-            rows.append([mode, c.label(), str(c.gpus), _seconds(c.ttft_s), _seconds(c.tpot_s),
-                         _tok(c.tok_s_per_user), _tok(c.tok_s_per_gpu), _tok(c.tok_s),
-                         "yes" if c.status == OK else c.reason])
-        table = units.table(["mode", "configuration", "GPUs", "TTFT", "TPOT", "tok/s/user", "tok/s/GPU", "tok/s",
-                             "meets SLO"], rows, right={2, 3, 4, 5, 6, 7})
-        more = len(self.frontier) - len(shown)
-        return table + (f"\n({more} more frontier configurations in --json/--csv; * = best)" if more else "")
+            mode = ("*" if c is best else "") + ("agg" if c.mode == "aggregated" else "disagg")
+            row = [mode, c.label() + ("" if id(c) in on else " (off the frontier)"), str(c.gpus),
+                   _seconds(c.ttft_s), _seconds(c.tpot_s), _tok(c.tok_s_per_user), _tok(c.tok_s_per_gpu),
+                   _tok(c.tok_s)]
+            if self.rechecked:
+                row.append(_goodput(sims[id(c)]) if id(c) in sims else "-")
+            rows.append(row + ["yes" if c.status == OK else c.reason])
+        heads = ["mode", "configuration", "GPUs", "TTFT", "TPOT", "tok/s/user", "tok/s/GPU", "tok/s"]
+        heads += ["simulated tok/s/GPU"] * bool(self.rechecked) + ["meets SLO"]
+        table = units.table(heads, rows, right=set(range(2, len(heads) - 1)))
+        more = len(self.frontier) - sum(id(c) in on for c in shown)
+        notes = ([f"{more} more frontier configurations in --json/--csv"] if more else []) + \
+            (["* = best"] if best is not None else [])
+        return table + (f"\n({'; '.join(notes)})" if notes else "")

@@ -8,7 +8,7 @@ from ..specs.checks import MAX_REQUESTS, integer
 from .backends import evaluate
 from .configs import compose
 from .pareto import frontier, ranked
-from .result import SearchResult
+from .result import SearchResult, sampled_frontier
 from .space import SearchSpace, replica_setups
 
 
@@ -20,7 +20,8 @@ def is_moe(model: str) -> bool:
 def run_search(space: SearchSpace, backend: str = "process", address: str | None = None,
                progress: Callable[[int, int], None] | None = None, simulate_top: int = 0,
                sim_requests: int | None = None) -> SearchResult:
-    """Search `space`; with `simulate_top` K > 0, re-check the K best under the simulator and rerank by goodput."""
+    """Search `space`; with `simulate_top` K > 0, re-check under the simulator the K best of each mode and the
+    frontier rows the text shows, and rerank by goodput (recheck.py)."""
     if simulate_top:     # checked before the search, not after it
         integer(simulate_top, "--simulate-top", high=1000, what="configurations")
         if sim_requests is not None:
@@ -33,5 +34,5 @@ def run_search(space: SearchSpace, backend: str = "process", address: str | None
                           estimates=sum(p.estimates for p in profiles))
     if simulate_top:
         from .recheck import recheck
-        result.rechecked = recheck(space, good, simulate_top, sim_requests)
+        result.rechecked = recheck(space, good, simulate_top, sim_requests, sampled_frontier(result.frontier))
     return result

@@ -158,6 +158,32 @@ def node_gpus(hardware: str) -> int:
     return comp.gpu_count if isinstance(comp, System) else MAX_BARE_GPUS
 
 
+def system_gpus(hardware: str) -> int | None:
+    """GPUs a system profile holds (all its nodes), or None for a bare GPU (as many as asked for)."""
+    from ..specs.hardware import System, load_component
+    comp = load_component(hardware, None, "--hardware")
+    return comp.gpu_count if isinstance(comp, System) else None
+
+
+def budget(space: SearchSpace, hardware: str) -> int:
+    """The GPUs a deployment on `hardware` may use: the budget, capped at what a system holds (a deployment
+    beyond it would need nodes the profile does not have, and `simulate` refuses it)."""
+    held = system_gpus(hardware)
+    return space.gpu_budget if held is None else min(space.gpu_budget, held)
+
+
+def budget_notes(space: SearchSpace) -> list[str]:
+    """One line per system of the pool that holds fewer GPUs than the budget."""
+    out = []
+    for hw in space.hardware:
+        held = system_gpus(hw)
+        if held is not None and held < space.gpu_budget:
+            out.append(f"note: --gpus {space.gpu_budget}: system '{hw}' holds {held} GPUs, so its deployments are "
+                       f"capped at {held}; name a multi-node system for more (`whatif list hardware`, e.g. "
+                       f"2x-dgx-h100-ib)")
+    return out
+
+
 def _powers_of_two(limit: int) -> tuple[int, ...]:
     out, v = [], 1
     while v <= limit:

@@ -58,8 +58,9 @@ def frontier_figure(result) -> dict:
                                            xaxis={"type": "log"}, shapes=shapes)}
 
 
-def _row(c) -> list[str]:
-    return [c.mode, c.label(), c.hardware, str(c.gpus), units.seconds(c.ttft_s), units.seconds(c.tpot_s),
+def _row(c, best: bool = False) -> list[str]:
+    return [("* " if best else "") + c.mode, c.label(), c.hardware, str(c.gpus), units.seconds(c.ttft_s),
+            units.seconds(c.tpot_s),
             f"{c.tok_s_per_user:,.1f}", f"{c.tok_s_per_gpu:,.1f}", f"{c.tok_s:,.0f}",
             "yes" if c.status == "ok" else c.reason]
 
@@ -74,8 +75,9 @@ def search_section(result) -> Section:
                         ("searched", f"{len(result.configs):,} configurations from {result.replica_setups} "
                                      f"replica setups ({result.estimates} roofline estimates)"),
                         ("verdicts", ", ".join(f"{n:,} {k}" for k, n in counts.items())),
-                        ("best", f"{best.mode} {best.label()}: {best.tok_s_per_gpu:,.1f} tok/s/GPU" if best else
-                         "none meets the SLOs")]))
+                        ("best", f"{best.mode} {best.label()}: {best.tok_s_per_gpu:,.1f} tok/s/GPU"
+                         + (" (the highest simulated goodput; * in the tables)" if result.rechecked else "")
+                         if best else "none meets the SLOs")]))
     s.figure(frontier_figure(result), height=520)
     s.html(note("Steady-state serving model (whatif/config_search/configs.py): aggregated TPOT includes the prefills "
                 "of the requests that replace finished ones; a disaggregated cluster serves its slower pool's rate. "
@@ -83,12 +85,15 @@ def search_section(result) -> Section:
     headers = ["mode", "configuration", "hardware", "GPUs", "TTFT", "TPOT", "tok/s/user", "tok/s/GPU", "tok/s",
                "meets SLOs"]
     s.html("<h3>Pareto frontier</h3>")
-    s.html(table(headers, [_row(c) for c in result.frontier], numeric={3, 4, 5, 6, 7, 8}, prose={9}))
+    shown = list(result.frontier) + ([best] if best is not None and not any(c is best for c in result.frontier)
+                                     else [])      # a best the simulator picked off the frontier is shown too
+    s.html(table(headers, [_row(c, c is best) for c in shown], numeric={3, 4, 5, 6, 7, 8}, prose={9}))
     if result.rechecked:
         s.html("<h3>Simulator re-check (goodput: highest rate with 90% of requests meeting the SLOs)</h3>")
         s.html(table(["configuration", "GPUs", "predicted", "goodput", "goodput tok/s/GPU", "runs", "note"],
                      [[r["config"].label(), str(r["config"].gpus), units.rate(r["predicted_req_s"], "req/s"),
-                       units.rate(r["goodput_req_s"], "req/s"), f"{r['goodput_per_gpu_tok_s']:,.1f}", str(r["runs"]),
+                       (">= " if r.get("capped") else "") + units.rate(r["goodput_req_s"], "req/s"),
+                       f"{r['goodput_per_gpu_tok_s']:,.1f}", str(r["runs"]),
                        "; ".join(x for x in (r["note"], r.get("caveat", "")) if x)] for r in result.rechecked],
                      numeric={1, 2, 3, 4, 5}, prose={6}))
     reasons = result.reasons()
