@@ -61,3 +61,11 @@ def test_a_bundle_of_another_format_is_ignored(tmp_path):
     (tmp_path / precompiled.BUNDLE).write_bytes(pickle.dumps({"format": precompiled.FORMAT + 1, "files": {}}))
     precompiled._bundle.cache_clear()
     assert precompiled.lookup(path) is None
+
+
+def test_a_refit_elsewhere_leaves_no_bundle(tmp_path):
+    """The fitters call refresh() after writing a table: only the shipped folder's bundle is rewritten."""
+    path = tmp_path / "kernel_fit.yaml"
+    path.write_text("fits: {}\n")
+    precompiled.refresh(path)
+    assert not (tmp_path / precompiled.BUNDLE).exists()
