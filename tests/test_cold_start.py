@@ -69,3 +69,11 @@ def test_a_refit_elsewhere_leaves_no_bundle(tmp_path):
     path.write_text("fits: {}\n")
     precompiled.refresh(path)
     assert not (tmp_path / precompiled.BUNDLE).exists()
+
+
+def test_building_the_parser_imports_no_roofline_estimate():
+    """--help, list and show build the whole parser: its help texts read constants, not the estimate's modules."""
+    code = ("import sys; from whatif.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in ('whatif.roofline.estimate', 'whatif.scenario', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "[]", out.stderr
