@@ -22,6 +22,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from whatif.roofline.efficiency import DEFAULT_FILE  # noqa: E402
+from whatif.specs import precompiled  # noqa: E402
 from whatif.specs.hardware import load_component, load_system  # noqa: E402
 from whatif.validate.accuracy import error_stats  # noqa: E402
 from whatif.validate.fit import COMPUTE_CLASSES, fit_by_class  # noqa: E402
@@ -88,6 +89,7 @@ def write_default(gpus: dict) -> None:
     body = yaml.safe_dump({"train_models": list(TRAIN_MODELS), "train_workers": list(TRAIN_WORKERS), "gpus": gpus},
                           sort_keys=False)
     DEFAULT_FILE.write_text(header + body)
+    precompiled.refresh(DEFAULT_FILE)
 
 
 def op_of(m) -> str:

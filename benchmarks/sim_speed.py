@@ -1,30 +1,31 @@
-"""How fast the serving simulator runs, side by side with another checkout of it (today's code).
+"""How fast the serving simulator runs, side by side with another commit of it.
 
-    git archive HEAD | tar -x -C /tmp/sim_base        # a copy of the code to compare against
-    python benchmarks/sim_speed.py --baseline /tmp/sim_base [--requests 10000] [--process-requests 50000]
+    python benchmarks/sim_speed.py --baseline 787b43e [--runs 3] [--process-requests 50000] [--requests 10000]
 
-Each case runs in a fresh Python process per checkout (alternating, so load on a shared machine falls
-on both alike) and reports the process's CPU seconds inside `simulate`, its peak memory (max RSS) and
-the outputs a change must keep (finished requests, iterations, p50 TTFT, p50 TPOT, p99 ITL, throughput);
-then both run a whole `whatif simulate` process on --process-requests requests and its wall time is
-taken. Machines here are shared and noisy: compare the ratios, not the absolute times.
+First the issue's command, `whatif simulate --model llama-3-8b --hardware h100-sxm --rate 20 --requests N`
+(--process-requests, default 50,000), as a whole process against this checkout and the baseline in turn
+(benchmarks/side_by_side.py: a commit checked out into a temporary git worktree, or a folder): median CPU
+(user + sys) and wall of --runs runs each, peak memory (max RSS), and baseline / this. Then, with --requests,
+each in-process case in a fresh process per checkout (alternating): CPU inside `simulate`, peak memory and the
+outputs a change must keep (finished requests, iterations, p50 TTFT, p50 TPOT, p99 ITL, throughput).
+Machines here are shared and noisy: compare the ratios, not the absolute times.
 
-Targets (issue 23): ten times less CPU in process for 10,000 ShareGPT-like requests on llama-3-8b / H100
-with chunked prefill; a whole `whatif simulate` of 50,000 requests at least five times faster.
-Without --baseline only this checkout runs; `--requests 0 --process-requests 1000000` times a million-request
-process alone and reports its peak memory.
+Targets (issue 42): the whole 50,000-request process at least 5x 787b43e's CPU (10x the goal); 1,000,000
+requests in under a minute with memory flat in generated tokens: `--requests 0 --process-requests 1000000`
+times a million-request process alone (no --baseline) and reports its peak memory.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import side_by_side  # noqa: E402 (benchmarks/side_by_side.py)
 
 # Each case: Python building a SimConfig `cfg` from n (the number of requests); only names both
 # checkouts have are used, so the same text runs against either.
@@ -52,7 +53,11 @@ import json, resource, sys, time
 from whatif.roofline.config import Parallelism
 from whatif.scenario import Scenario
 from whatif.simulator import cluster
-from whatif.simulator.config import ClusterConfig, SchedulerConfig, SimConfig
+from whatif.simulator.config import ClusterConfig, SimConfig
+try:
+    from whatif.simulator.config import SchedulerConfig
+except ImportError:   # before the scheduler vocabulary (787b43e): the same fields as EngineConfig
+    from whatif.simulator.config import EngineConfig as SchedulerConfig
 from whatif.simulator.workload import WorkloadSpec
 n = int(sys.argv[1])
 cfg = eval(sys.argv[2])
@@ -63,31 +68,31 @@ s = result.summary()
 lat, thr = s["latency"], s["throughput"]
 print(json.dumps({"cpu_s": cpu, "wall_s": wall, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "finished": s["requests"]["finished"], "iterations": s["iterations"],
-                  "roofline_calls": s["lookup_stats"]["iteration_time_roofline_calls"],
+                  "roofline_calls": s.get("lookup_stats", {}).get("iteration_time_roofline_calls", -1),
                   "ttft_p50_ms": lat["ttft_s"]["p50"] * 1e3, "tpot_p50_ms": lat["tpot_s"]["p50"] * 1e3,
                   "itl_p99_ms": lat["itl_s"]["p99"] * 1e3, "out_tok_s": thr["output_tok_s"]}))
 """
 
 
 def run_case(tree: Path, n: int, expr: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = side_by_side.child_env(tree)
     out = subprocess.run([sys.executable, "-c", WORKER, str(n), expr], env=env, cwd=tree, capture_output=True,
                          text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run_process(tree: Path, n: int) -> tuple[float, float]:
-    """Wall seconds and peak MB of a whole `whatif simulate` process (start-up included)."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    code = ("import resource, sys; from whatif.cli import main; rc = main(sys.argv[1:]); "
-            "print('peak_mb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
-    args = ["simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--lengths", "sharegpt",
-            "--requests", str(n), "--rate", "20", "--seed", "1"]
-    start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=tree, capture_output=True, text=True,
-                         check=True)
-    wall = time.perf_counter() - start
-    return wall, float(out.stdout.strip().splitlines()[-1].split()[-1])
+PROCESS = ("import resource, sys; from whatif.cli import main; rc = main(sys.argv[1:]); "
+           "print('peak_mb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+
+
+def process_argv(n: int) -> list[str]:
+    """The issue's command (default lengths), in a process that prints its peak memory last."""
+    return ["-c", PROCESS, "simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--rate", "20",
+            "--requests", str(n)]
+
+
+def peak_mb(out: str) -> float:
+    return float(out.strip().splitlines()[-1].split()[-1])
 
 
 def outputs(r: dict) -> str:
@@ -97,30 +102,36 @@ def outputs(r: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--requests", type=int, default=10000, help="requests of each in-process case (0: skip them)")
+    ap.add_argument("--requests", type=int, default=0, help="requests of each in-process case (0: skip them)")
     ap.add_argument("--process-requests", type=int, default=50000, help="requests of the whole-process run (0: skip)")
-    ap.add_argument("--baseline", type=Path, help="another checkout to compare against (e.g. today's code)")
+    ap.add_argument("--runs", type=int, default=3, help="whole-process runs per checkout (the median is shown)")
+    ap.add_argument("--baseline", help="a commit (or a checkout folder) to compare against, e.g. 787b43e")
     ap.add_argument("--cases", default="", help="comma-separated case numbers to run (default: all)")
     args = ap.parse_args()
-    trees = [("after", ROOT)] + ([("before", args.baseline.resolve())] if args.baseline else [])
-    chosen = [int(c) for c in args.cases.split(",") if c] or range(len(CASES) if args.requests else 0)
-    for i, (name, expr) in enumerate(CASES.items()):
-        if i not in chosen:
-            continue
-        results = {label: run_case(tree, args.requests, expr) for label, tree in reversed(trees)}
-        print(f"{name} ({args.requests} requests)")
-        for label, r in results.items():
-            print(f"  {label:6s} CPU {r['cpu_s']:6.2f} s, peak {r['peak_mb']:5.0f} MB, "
-                  f"{r['roofline_calls']:6d} pass pricings; {outputs(r)}")
-        if len(results) == 2:
-            print(f"  CPU before/after: {results['before']['cpu_s'] / results['after']['cpu_s']:.1f}x")
-    if args.process_requests:
-        walls = {label: run_process(tree, args.process_requests) for label, tree in reversed(trees)}
-        print(f"whole `whatif simulate` process, {args.process_requests} ShareGPT requests at 20 req/s")
-        for label, (wall, peak) in walls.items():
-            print(f"  {label:6s} wall {wall:6.2f} s, peak {peak:5.0f} MB")
-        if len(walls) == 2:
-            print(f"  wall before/after: {walls['before'][0] / walls['after'][0]:.1f}x")
+    with side_by_side.baseline_tree(args.baseline) as base:
+        trees = side_by_side.trees_of(base)
+        if args.process_requests:
+            command = ("whatif simulate --model llama-3-8b --hardware h100-sxm --rate 20 "
+                       f"--requests {args.process_requests}")
+            results = side_by_side.alternate(trees, process_argv(args.process_requests), args.runs,
+                                             warmup=args.runs > 1)
+            print(f"whole process, median of {args.runs} runs each" + (f", vs {args.baseline}" if base else "")
+                  + " (ratio: baseline / this)")
+            print(side_by_side.table([side_by_side.ratio_row(command, results)]))
+            for label, r in results.items():
+                print(f"  {label}: peak memory {peak_mb(r.out):.0f} MB")
+        chosen = [int(c) for c in args.cases.split(",") if c] or range(len(CASES) if args.requests else 0)
+        pairs = [("after", ROOT)] + ([("before", base)] if base else [])
+        for i, (name, expr) in enumerate(CASES.items()):
+            if i not in chosen:
+                continue
+            results = {label: run_case(tree, args.requests, expr) for label, tree in reversed(pairs)}
+            print(f"{name} ({args.requests} requests)")
+            for label, r in results.items():
+                print(f"  {label:6s} CPU {r['cpu_s']:6.2f} s, peak {r['peak_mb']:5.0f} MB, "
+                      f"{r['roofline_calls']:6d} pass pricings; {outputs(r)}")
+            if len(results) == 2:
+                print(f"  CPU before/after: {results['before']['cpu_s'] / results['after']['cpu_s']:.1f}x")
     return 0
 
 

@@ -1,8 +1,13 @@
 """How fast whatif answers: a warm in-process estimate, and the CLI's wall time from a cold process.
 
     python benchmarks/speed.py [--runs 50] [--cli-runs 5]
+    python benchmarks/speed.py --baseline 787b43e [--cli-runs 3]   # cold CLI commands side by side
 
-Targets: a warm estimate well under 10 ms (median); `python -m whatif estimate --json` under 1 s.
+Targets: a warm estimate well under 10 ms (median); `python -m whatif estimate --json` under 1 s; a cold
+`whatif estimate --model llama-3-70b --hardware dgx-h100 --tp 4 --no-ops` at or under 787b43e's CPU (issue 42).
+With --baseline (a commit or a folder) the cold CLI commands below run in fresh processes against this
+checkout and the baseline in turn (benchmarks/side_by_side.py): median CPU (user + sys) and wall of
+--cli-runs runs each, and baseline / this (above 1: this checkout is faster).
 """
 from __future__ import annotations
 
@@ -15,7 +20,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import side_by_side as side_by_side_mod  # noqa: E402 (benchmarks/side_by_side.py, beside this script)
 from whatif.specs import units
 from whatif.roofline.config import Parallelism, Precision
 from whatif.roofline.estimate import Workload
@@ -57,11 +64,37 @@ def cli_s(runs: int, argv=("estimate", "--json")) -> float:
     return statistics.median(times)
 
 
+# Cold commands compared with --baseline (each exists in 787b43e's CLI too).
+COLD_COMMANDS = (
+    ("estimate", "--model", "llama-3-70b", "--hardware", "dgx-h100", "--tp", "4", "--no-ops"),
+    ("estimate", "--json"),
+    ("list", "models"),
+    ("show", "model", "llama-3-8b"),
+    ("--help",),
+)
+
+
+def side_by_side(commit: str, runs: int) -> int:
+    """The cold CLI commands against this checkout and `commit`, alternating (benchmarks/side_by_side.py)."""
+    with side_by_side_mod.baseline_tree(commit) as base:
+        trees = side_by_side_mod.trees_of(base)
+        rows = []
+        for argv in COLD_COMMANDS:
+            results = side_by_side_mod.alternate(trees, ["-m", "whatif", *argv], runs)
+            rows.append(side_by_side_mod.ratio_row("whatif " + " ".join(argv), results))
+    print(f"cold CLI processes, median of {runs} runs each, this checkout vs {commit} (ratio: baseline / this)")
+    print(side_by_side_mod.table(rows))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=50, help="warm estimate runs per scenario (>= 50 recommended)")
     ap.add_argument("--cli-runs", type=int, default=5, help="CLI subprocess runs")
+    ap.add_argument("--baseline", help="a commit (or a checkout folder) to time the cold CLI commands against")
     args = ap.parse_args(argv)
+    if args.baseline:
+        return side_by_side(args.baseline, args.cli_runs)
 
     rows = []
     for name, scenario in SCENARIOS.items():

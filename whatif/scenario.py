@@ -12,6 +12,7 @@ from .specs.hardware import System, load_component, load_system
 from .specs.models import ModelSpec, load_model
 from .specs.profiles import read_yaml
 from .specs.engines import EngineSpec
+from .specs.defaults import DEFAULT_HARDWARE, DEFAULT_MODEL  # noqa: F401 (re-exported: callers import them here)
 from .specs.quantity import Quantity
 from .roofline.config import Parallelism, Precision
 from .roofline.efficiency import Efficiency, efficiency_source, load_efficiency
@@ -22,9 +23,6 @@ from .roofline.placement import Placement, parse_place
 from .roofline.techniques.compose import TechniqueSet
 from .roofline.techniques.registry import technique_set
 from .roofline.tiers import add_tiers, with_host_link
-
-DEFAULT_MODEL = "llama-3-8b"
-DEFAULT_HARDWARE = "h100-sxm"
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ import sys
 from ..errors import WhatifError
 from ..specs.checks import MAX_BATCH, MAX_HEADS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, flag_int
 from ..specs import units
-from ..reports.output import estimate_dict, estimate_text, kernel_dict, kernel_text
 from .common import add_explain_flag
 from .result_rows import ESTIMATE_COLUMNS, KERNEL_COLUMNS, estimate_row, kernel_row
 from .reporting import add_report_flag, start_report, write_report
@@ -72,6 +71,7 @@ def cmd_estimate(args) -> int:
     warn_idle_shared_prefix(est.workload.shared_prefix, [est.techniques])
     for line in est.techniques.warnings(est.model, est.workload.prompt, est.workload.output):
         print(f"whatif: warning: {line}", file=sys.stderr)
+    from ..reports.output import estimate_dict, estimate_text   # (when run: building the parser stays light)
     serve = serve_command(*from_estimate(scenario), args.json) if args.serve_command else None
     if args.json:
         print(json.dumps({**estimate_dict(est), **({"serve_command": serve} if serve else {})}, allow_nan=False))
@@ -149,6 +149,7 @@ def cmd_kernel(args) -> int:
                                      args.head_dim, args.seq_len, args.dtype)
     else:
         t = kernels.allreduce_kernel(system, eff, args.bytes, args.gpus)
+    from ..reports.output import kernel_dict, kernel_text   # (when run: building the parser stays light)
     print(json.dumps(kernel_dict(t, system.name, eff), allow_nan=False) if args.json
           else kernel_text(t, system.name, eff, args.explain))
     write_tables(args, [kernel_row(t, system.name, eff)], KERNEL_COLUMNS)

@@ -5,7 +5,6 @@ import json
 
 from ..specs import units
 from .compare import compare_inputs
-from ..reports.output import tok_rate
 from .progress import progress
 from .reporting import start_report
 from .scenario_flags import scenario_from_args
@@ -88,6 +87,7 @@ def cmd_report(args) -> int:
         page.add(reproduction_section(evaluate_claims()))
     size = page.write(args.out, "--out")
     fits = "fits" if est.memory.fits else "does NOT fit"
+    from ..reports.output import tok_rate   # (when run: building the parser stays light)
     headline = (f"{est.model.name} on {est.system.name}: TTFT {units.seconds(est.ttft_s)}, TPOT "
                 f"{units.seconds(est.tpot_s)}, {tok_rate(est.throughput_tok_s)}, max batch {est.max_batch}, {fits}")
     if args.json:

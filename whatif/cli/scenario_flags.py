@@ -30,7 +30,7 @@ _COUNT_FLAGS = {
 
 def add_hardware_flags(p):
     """--hardware, the efficiency model and --json: what every prediction needs, kernels included."""
-    from ..scenario import DEFAULT_HARDWARE
+    from ..specs.defaults import DEFAULT_HARDWARE
     p.add_argument("--hardware", default=None, type=flag_text,
                    help=f"GPU or system profile name, or a YAML path (default {DEFAULT_HARDWARE})")
     p.add_argument("--efficiency", choices=SOURCES, default=None, help="efficiency source (default: default)")

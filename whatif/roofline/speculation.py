@@ -16,10 +16,12 @@ For a chain with one alpha this is (1 - a^(k+1)) / (1 - a) (Leviathan et al.).
 from __future__ import annotations
 
 from functools import reduce
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import WhatifError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Tree = tuple[tuple[int, ...], ...]
 
@@ -64,6 +66,7 @@ def parse_tree(spec: str, where: str) -> Tree:
             widths = tuple(int(w) for w in spec.split("x") if len(w.strip()) <= 12)
             if len(widths) != spec.count("x") + 1 or min(widths) < 1:   # a zero width would cut the tree short
                 raise ValueError
+            import numpy as np   # (here only: listing techniques imports no numpy)
             _check_tree_size(sum(int(np.prod(widths[:d + 1], dtype=float)) for d in range(len(widths))), spec,
                              where)
             nodes = product_tree(widths)
@@ -142,6 +145,7 @@ def expected_max_count(survival: list[float], batch: int) -> float:
 
 def beta_grid(mean: float, concentration: float, points: int = 2000) -> tuple[np.ndarray, np.ndarray]:
     """Per-token acceptance probabilities p ~ Beta(mean*c, (1-mean)*c) on a midpoint grid (values, weights)."""
+    import numpy as np   # (here only: listing techniques imports no numpy)
     x = (np.arange(points) + 0.5) / points
     a, b = max(mean * concentration, 1e-6), max((1.0 - mean) * concentration, 1e-6)
     logw = (a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x)

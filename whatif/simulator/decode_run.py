@@ -44,10 +44,14 @@ Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, wait
 
 def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | None:
     bm, index, out, queue = replica.bm, replica.index, rows_out.extend, env.queue
-    price, take, decoded = replica.times.decode_span, scheduler.take_due_blocks, scheduler.decoded
+    price, ends_append = replica.times.decode_span, scheduler.ends.append
+    # Scheduler.take_due_blocks and .decoded, inlined (two calls a step were a third of this loop's cost): the
+    # phase sets, the first-due counts and the step are the scheduler's own, stored back before it runs again.
+    phases, aheads, ahead_n, size = scheduler.phases, scheduler.ahead, scheduler.ahead_n, bm.block_size
     inf = float("inf")
     hits = 0
     step = scheduler.step   # (moved only by decoded and complete below)
+    visited = scheduler.visited
     now_s = env.now   # the clock, kept here and stored back before anything else reads it
     try:
         while True:   # (only_decodes holds)
@@ -61,9 +65,22 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
             head = queue[0][0] if queue else inf
             last = -1
             while True:
-                n = take(step)                       # the blocks due now, counted (as Scheduler.decodes takes them)
-                if n < 0:                            # a shortage: preemption is the full loop's
-                    return
+                # the blocks due now, counted (Scheduler.take_due_blocks)
+                p = step % size
+                ahead = aheads[p]
+                now = ahead.get(step, 0) if ahead else 0   # sequences whose first due step this is
+                n = len(phases[p]) - ahead_n[p] + now
+                if n:
+                    if bm.free >= n:
+                        bm.free -= n
+                    elif n <= bm.free + len(bm.evictable):
+                        bm.allocate(n)
+                    else:                            # a shortage: preemption is the full loop's
+                        return
+                if now:
+                    del ahead[step]
+                    ahead_n[p] -= now
+                visited = step
                 if step <= last:                     # the same bucket: the same memoized price
                     hits += 1
                 else:
@@ -78,22 +95,25 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                 now_s = end
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     env.now = end
+                    scheduler.step, scheduler.visited = step, visited
                     scheduler.complete(Batch(rows, base + decoding * step, decoding), end)
-                    step = scheduler.step
+                    step, visited = scheduler.step, scheduler.visited
                     out((index, start, duration, rows, 0, 0, bm.used, waiting,
                          running, 0, 0.0))
                     if replica.idle:
                         replica.wake()
                     break                            # the batch changed: look again
-                decoded(end)
+                ends_append(end)                     # (Scheduler.decoded: every row gained a token at `end`)
                 step += 1
                 out((index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0))
                 if replica.idle:
                     env.now = end
                     replica.wake()
                     head = queue[0][0] if queue else inf
+            scheduler.step, scheduler.visited = step, visited
             if not scheduler.only_decodes():
                 return
     finally:
         env.now = now_s
+        scheduler.step, scheduler.visited = step, visited
         priced[0] = hits

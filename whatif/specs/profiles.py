@@ -4,6 +4,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+from . import precompiled
 from .safe_yaml import load_mapping
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent   # whatif/: the profile folders sit beside the layers
@@ -14,8 +15,15 @@ SHIPPED_DATA_DIR = PACKAGE_DIR / "roofline" / "data"   # fit tables written by w
 
 def read_yaml(path: Path) -> dict:
     """Read one YAML mapping through safe_yaml's limits; an error names the file (and line or field).
-    Files inside the package (shipped profiles and fit tables) are whatif's own: parsed the fast way."""
-    return load_mapping(path, shipped=Path(path).resolve().is_relative_to(PACKAGE_DIR))
+    Files inside the package (shipped profiles and fit tables) are whatif's own: parsed the fast way, the fit
+    tables unpickled from their precompiled bundle while it is current (precompiled.py)."""
+    path = Path(path)
+    shipped = path.resolve().is_relative_to(PACKAGE_DIR)
+    if shipped and path.parent.resolve() == SHIPPED_DATA_DIR:   # the fit tables: precompiled while current
+        data = precompiled.lookup(path)
+        if data is not None:
+            return data
+    return load_mapping(path, shipped=shipped)
 
 
 @cache

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import WhatifError
+from ..specs import precompiled
 from ..roofline.kernel_models.collectives import (PROTOCOLS, EngineParams, NcclParams, ProtocolParams,
                                                   collective_time, nccl_time)
 
@@ -414,4 +415,5 @@ def write_fit(frame, path: Path = FIT_FILE, fitted: dict | None = None) -> dict:
     fitted = fit_all(frame) if fitted is None else fitted
     doc = fit_document(frame, fitted)
     Path(path).write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, width=110))
+    precompiled.refresh(Path(path))
     return doc

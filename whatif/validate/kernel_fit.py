@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import WhatifError
+from ..specs import precompiled
 from ..roofline.kernel_models.decode_attention import MHA_FALLBACK_MODEL, decode_time_arrays, group_rows
 from ..roofline.kernel_models.gemm import gemm_time_arrays
 from ..roofline.kernel_models.mla import mla_decode_time_arrays, mla_prefill_head_dim
@@ -514,6 +515,7 @@ def main(argv=None) -> None:
                   "# dtype), each naming the GPU, engine version, kernel and rows it was fitted on. Efficiencies\n"
                   "# are fractions of the datasheet ceilings, in (0, 1]; *_s are seconds.\n")
         FIT_FILE.write_text(header + yaml.safe_dump({"version": 1, "fits": fits}, sort_keys=False, width=110))
+        precompiled.refresh(FIT_FILE)
         print(f"wrote {FIT_FILE}")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..roofline.kernel_models.moe import MoeParams, moe_ideal_times, moe_time
+from ..specs import precompiled
 from .collective_fit import _eff, _logit, levenberg_marquardt
 from .corpus import corpus_gpu
 
@@ -101,4 +102,5 @@ def write_fit(rows, path=None, dtype: str = "bfloat16") -> dict:
     from ..roofline.kernel_models.moe import FIT_FILE
     doc = fit_document(rows, dtype)
     (path or FIT_FILE).write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, width=110))
+    precompiled.refresh(path or FIT_FILE)
     return doc

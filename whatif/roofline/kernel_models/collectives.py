@@ -27,15 +27,15 @@ PCIe server share host bridges), 1 on NVSwitch. Parameters are fitted per link g
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import numpy as np
-
 from ...errors import WhatifError
 from ..engines import DEFAULT_ENGINE
 from . import network
+from .elementwise import Arrays, evaluate
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
@@ -99,112 +99,113 @@ def ring_wire_bytes(op: str, nbytes, gpus):
     return factor * (gpus - 1) / gpus * nbytes
 
 
-def ring_steps(op: str, gpus):
+def ring_steps(op: str, gpus, xp=Arrays):
     """Latency-bound steps: ring all-reduce 2(n-1), all-gather / reduce-scatter n-1; all-to-all 1
     (every peer is sent to at once)."""
     if op == "all_to_all":
-        return np.ones_like(np.asarray(gpus, dtype=float))
-    return (2.0 if op == "all_reduce" else 1.0) * (np.asarray(gpus, dtype=float) - 1)
+        return 1.0 + 0.0 * xp.asfloat(gpus)   # (ones shaped as gpus)
+    return (2.0 if op == "all_reduce" else 1.0) * (xp.asfloat(gpus) - 1)
 
 
-def fabric_share(gpus, nvswitch: bool, contention: float):
+def fabric_share(gpus, nvswitch: bool, contention: float, xp=Arrays):
     """Fraction of the link each GPU keeps: 1 on an NVSwitch; (2/n)**contention where GPUs share
     host bridges (PCIe servers), so 2 GPUs see the whole link."""
     if nvswitch:
-        return np.ones_like(np.asarray(gpus, dtype=float))
-    return (2.0 / np.maximum(np.asarray(gpus, dtype=float), 2.0)) ** contention
+        return 1.0 + 0.0 * xp.asfloat(gpus)
+    return (2.0 / xp.maximum(xp.asfloat(gpus), 2.0)) ** contention
 
 
 def protocol_time(op: str, nbytes, gpus, bandwidth: float, latency: float, proto: ProtocolParams,
-                  share=1.0, bw_factor: float = 1.0):
+                  share=1.0, bw_factor: float = 1.0, xp=Arrays):
     """Seconds for one ring collective on one protocol:
     base + steps * step_lat * latency + wire_bytes / (bandwidth * bw_eff * share)."""
-    eff = np.minimum(proto.bw_eff * bw_factor, 1.0) * share
-    return (proto.base_s + ring_steps(op, gpus) * proto.step_lat * latency
+    eff = xp.minimum(proto.bw_eff * bw_factor, 1.0) * share
+    return (proto.base_s + ring_steps(op, gpus, xp) * proto.step_lat * latency
             + ring_wire_bytes(op, nbytes, gpus) / (bandwidth * eff))
 
 
-def nvls_time(nbytes, bandwidth: float, latency: float, params: NcclParams, bw_factor: float = 1.0):
+def nvls_time(nbytes, bandwidth: float, latency: float, params: NcclParams, bw_factor: float = 1.0, xp=Arrays):
     """Seconds for an NVLS all-reduce: each GPU sends and receives ~S once (the switch reduces):
     nvls_base + 2 * step_Simple * latency + S / (bandwidth * nvls_eff)."""
     eff = min(params.nvls_bw_eff * bw_factor, 1.0)
     return (params.nvls_base_s + 2.0 * params.protocols["Simple"].step_lat * latency
-            + np.asarray(nbytes, dtype=float) / (bandwidth * eff))
+            + xp.asfloat(nbytes) / (bandwidth * eff))
 
 
 def nccl_time(op: str, nbytes, gpus, bandwidth: float, latency: float, nvswitch: bool,
-              params: NcclParams, bw_factor: float = 1.0):
+              params: NcclParams, bw_factor: float = 1.0, xp=Arrays):
     """Seconds NCCL takes: the cheapest protocol (and NVLS for all-reduce on an NVLS NVSwitch)."""
     op = canonical_collective(op)
-    share = fabric_share(gpus, nvswitch, params.contention)
-    times = [protocol_time(op, nbytes, gpus, bandwidth, latency, params.protocols[p], share, bw_factor)
+    share = fabric_share(gpus, nvswitch, params.contention, xp)
+    times = [protocol_time(op, nbytes, gpus, bandwidth, latency, params.protocols[p], share, bw_factor, xp)
              for p in PROTOCOLS]
     if op == "all_reduce" and nvswitch and params.nvls:
-        times.append(nvls_time(nbytes, bandwidth, latency, params, bw_factor)
-                     + 0.0 * np.asarray(gpus, dtype=float))
-    return np.minimum.reduce(np.broadcast_arrays(*times))
+        times.append(nvls_time(nbytes, bandwidth, latency, params, bw_factor, xp)
+                     + 0.0 * xp.asfloat(gpus))
+    return xp.least(times)
 
 
-def threshold_bytes(table, gpus):
+def threshold_bytes(table, gpus, xp=Arrays):
     """Bytes from a threshold: a number, or a {gpus: bytes} table read at the largest key <= n
     (0 beyond the table: the engine does not run the kernel there); None -> 0."""
-    n = np.asarray(gpus, dtype=float)
+    n = xp.asfloat(gpus)
+    zero = 0.0 * n
     if table is None:
-        return np.zeros_like(n)
+        return zero
     if not isinstance(table, dict):
-        return np.full_like(n, float(table))
+        return zero + float(table)
     keys = sorted(int(k) for k in table)
-    out = np.zeros_like(n)
+    out = zero
     for k in keys:
-        out = np.where(n >= k, float(table[k]), out)
-    return np.where(n > keys[-1], 0.0, out)
+        out = xp.where(n >= k, float(table[k]), out)
+    return xp.where(n > keys[-1], 0.0, out)
 
 
-def oneshot_time(nbytes, gpus, bandwidth: float, engine: EngineParams):
+def oneshot_time(nbytes, gpus, bandwidth: float, engine: EngineParams, xp=Arrays):
     """One-shot: each GPU reads all n-1 peers' S bytes: oneshot_base + (n-1) S / (B oneshot_eff)."""
-    n = np.asarray(gpus, dtype=float)
-    return engine.oneshot_base_s + (n - 1) * np.asarray(nbytes, dtype=float) / (bandwidth * engine.oneshot_bw_eff)
+    n = xp.asfloat(gpus)
+    return engine.oneshot_base_s + (n - 1) * xp.asfloat(nbytes) / (bandwidth * engine.oneshot_bw_eff)
 
 
-def twoshot_time(nbytes, gpus, bandwidth: float, engine: EngineParams):
+def twoshot_time(nbytes, gpus, bandwidth: float, engine: EngineParams, xp=Arrays):
     """Two-shot (reduce-scatter + all-gather): twoshot_base + 2(n-1)/n S / (B twoshot_eff)."""
-    n = np.asarray(gpus, dtype=float)
-    wire = 2 * (n - 1) / n * np.asarray(nbytes, dtype=float)
+    n = xp.asfloat(gpus)
+    wire = 2 * (n - 1) / n * xp.asfloat(nbytes)
     return engine.twoshot_base_s + wire / (bandwidth * engine.twoshot_bw_eff)
 
 
-def symm_time(nbytes, bandwidth: float, engine: EngineParams):
+def symm_time(nbytes, bandwidth: float, engine: EngineParams, xp=Arrays):
     """Symmetric-memory multicast all-reduce (NVLS fabrics): symm_base + S / (B symm_eff)."""
-    return engine.symm_base_s + np.asarray(nbytes, dtype=float) / (bandwidth * engine.symm_bw_eff)
+    return engine.symm_base_s + xp.asfloat(nbytes) / (bandwidth * engine.symm_bw_eff)
 
 
-def custom_allreduce_time(nbytes, gpus, bandwidth: float, engine: EngineParams):
+def custom_allreduce_time(nbytes, gpus, bandwidth: float, engine: EngineParams, xp=Arrays):
     """The engine's custom kernel: one-shot below `oneshot_max`, two-shot above (or, with no table,
     the faster of the two)."""
-    one = oneshot_time(nbytes, gpus, bandwidth, engine)
-    two = twoshot_time(nbytes, gpus, bandwidth, engine)
+    one = oneshot_time(nbytes, gpus, bandwidth, engine, xp)
+    two = twoshot_time(nbytes, gpus, bandwidth, engine, xp)
     if engine.oneshot_max is None:
-        return np.minimum(one, two)
-    return np.where(np.asarray(nbytes, dtype=float) < threshold_bytes(engine.oneshot_max, gpus), one, two)
+        return xp.minimum(one, two)
+    return xp.where(xp.asfloat(nbytes) < threshold_bytes(engine.oneshot_max, gpus, xp), one, two)
 
 
-def uses_custom_allreduce(nbytes, gpus, nvswitch: bool, engine: EngineParams):
+def uses_custom_allreduce(nbytes, gpus, nvswitch: bool, engine: EngineParams, xp=Arrays):
     """Whether the engine runs its custom kernel: below `custom_max`, and on an NVSwitch or on at most
     `pcie_max_gpus` GPUs otherwise (engines refuse custom all-reduce across PCIe beyond 2)."""
-    fabric_ok = np.asarray(bool(nvswitch)) | (np.asarray(gpus) <= engine.pcie_max_gpus)
-    return (np.asarray(nbytes, dtype=float) < threshold_bytes(engine.custom_max, gpus)) & fabric_ok
+    fabric_ok = xp.either(bool(nvswitch), xp.asfloat(gpus) <= engine.pcie_max_gpus)
+    return xp.both(xp.asfloat(nbytes) < threshold_bytes(engine.custom_max, gpus, xp), fabric_ok)
 
 
 def engine_allreduce_time(nbytes, gpus, bandwidth: float, latency: float, nvswitch: bool,
-                          params: NcclParams, engine: EngineParams):
+                          params: NcclParams, engine: EngineParams, xp=Arrays):
     """An engine's CUDA-graph all-reduce: its custom kernel below `custom_max`; else, on an NVLS
     fabric, its symmetric-memory kernel below `symm_max`; else NCCL at the engine's NCCL efficiency."""
-    t = nccl_time("all_reduce", nbytes, gpus, bandwidth, latency, nvswitch, params, engine.nccl_bw_factor)
+    t = nccl_time("all_reduce", nbytes, gpus, bandwidth, latency, nvswitch, params, engine.nccl_bw_factor, xp)
     if nvswitch and params.nvls and engine.symm_max is not None:
-        below = np.asarray(nbytes, dtype=float) < threshold_bytes(engine.symm_max, gpus)
-        t = np.where(below, symm_time(nbytes, bandwidth, engine), t)
-    return np.where(uses_custom_allreduce(nbytes, gpus, nvswitch, engine),
-                    custom_allreduce_time(nbytes, gpus, bandwidth, engine), t)
+        below = xp.asfloat(nbytes) < threshold_bytes(engine.symm_max, gpus, xp)
+        t = xp.where(below, symm_time(nbytes, bandwidth, engine, xp), t)
+    return xp.where(uses_custom_allreduce(nbytes, gpus, nvswitch, engine, xp),
+                    custom_allreduce_time(nbytes, gpus, bandwidth, engine, xp), t)
 
 
 def collective_time(op_name: str, nbytes, gpus, link_bandwidth: float, link_latency: float,
@@ -215,20 +216,25 @@ def collective_time(op_name: str, nbytes, gpus, link_bandwidth: float, link_late
     all-reduce below the engine's threshold runs the engine's custom kernel, larger ones run NCCL at
     the engine's NCCL efficiency; without an engine, plain NCCL (nccl-tests). graphed=False prices
     NCCL only (the engine's kernels are fitted on CUDA-graph replays; eager host launch costs are
-    the caller's). One GPU or no bytes: 0 s. Scalars in, float out; arrays of nbytes / gpus broadcast."""
+    the caller's). One GPU or no bytes: 0 s. Scalars in, float out (plain numbers on plain floats,
+    elementwise.evaluate); arrays of nbytes / gpus broadcast."""
     op = canonical_collective(op_name)
     if link_bandwidth <= 0:
         raise WhatifError(f"link_bandwidth: {link_bandwidth} B/s is not valid; valid: > 0")
-    scalar = np.ndim(nbytes) == 0 and np.ndim(gpus) == 0
-    n = np.asarray(gpus, dtype=float)
-    n2 = np.maximum(n, 2)
+    args = (op, nbytes, gpus, link_bandwidth, link_latency, nvswitch, params, engine_params, graphed)
+    t, = evaluate(_collective_time, args, (nbytes, gpus, link_bandwidth, link_latency))
+    return float(t) if getattr(t, "ndim", 0) == 0 else t
+
+
+def _collective_time(xp, op, nbytes, gpus, link_bandwidth, link_latency, nvswitch, params, engine_params, graphed):
+    n = xp.asfloat(gpus)
+    n2 = xp.maximum(n, 2.0)
     if engine_params is not None and graphed and op == "all_reduce":
-        t = engine_allreduce_time(nbytes, n2, link_bandwidth, link_latency, nvswitch, params, engine_params)
+        t = engine_allreduce_time(nbytes, n2, link_bandwidth, link_latency, nvswitch, params, engine_params, xp)
     else:
         bw_factor = engine_params.nccl_bw_factor if engine_params is not None else 1.0
-        t = nccl_time(op, nbytes, n2, link_bandwidth, link_latency, nvswitch, params, bw_factor)
-    t = np.where((n <= 1) | (np.asarray(nbytes, dtype=float) <= 0), 0.0, t)
-    return float(t) if scalar else t
+        t = nccl_time(op, nbytes, n2, link_bandwidth, link_latency, nvswitch, params, bw_factor, xp)
+    return (xp.where(xp.either(n <= 1, xp.asfloat(nbytes) <= 0), 0.0, t),)
 
 
 # ---- fitted parameters (whatif/roofline/data/collective_fit.yaml, written by collective_fit.py) ----
@@ -282,7 +288,7 @@ def nearest_generation(link: str, table: dict, described: tuple[str, float] | No
 
     def distance(gen):
         other = load_component(gen, "link")
-        return (other.type != link_type, abs(np.log(other.bandwidth.value / bandwidth)))
+        return (other.type != link_type, abs(math.log(other.bandwidth.value / bandwidth)))
     best = min(sorted(table), key=distance)
     return best, f"; link '{link}' has no fit of its own: parameters of the nearest fitted generation '{best}'"
 

@@ -18,8 +18,6 @@ rows, replayed warm) measures L2, which a real model's per-layer caches never st
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .elementwise import evaluate
 from .params import DTYPE_BYTES, Ceilings, DecodeParams, ceilings, combine
 
@@ -72,6 +70,7 @@ def _decode_parts(xp, batch, context, heads, kv_heads, head_dim, kv_bytes, windo
 
 def decode_time_arrays(batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings,
                        p: DecodeParams):
+    import numpy as np   # (here only: a cold estimate imports no numpy)
     t_c, t_m, fixed = decode_parts(batch, context, heads, kv_heads, head_dim, kv_bytes, window, peak, c, p)
     return fixed + combine(np.asarray(t_c), np.asarray(t_m), p.smooth)   # numpy's power, as the fitters have
 
@@ -81,6 +80,7 @@ def decode_attention_time(batch, context, heads, kv_heads, head_dim, kv_dtype: s
     """Seconds for one decode step of `batch` sequences each attending over `context` cached tokens
     (KV cache in `kv_dtype`: bf16/fp16/fp8), `heads` query heads over `kv_heads` KV heads of
     `head_dim`; `window` > 0: sliding window."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
     c = ceilings(gpu)
     t = decode_time_arrays(batch, context, heads, kv_heads, head_dim, DTYPE_BYTES[kv_dtype], window,
                            c.peak_flops("bf16"), c, params)

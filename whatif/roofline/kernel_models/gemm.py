@@ -34,8 +34,7 @@ The exponent p (`smooth`) sets how sharply the ridge between compute and memory 
 """
 from __future__ import annotations
 
-import numpy as np
-
+from .elementwise import evaluate
 from .params import DTYPE_BYTES, Ceilings, GemmParams, ceilings, combine
 
 TINY_M, SMALL_M, SKINNY_M, MID_M = 16, 32, 64, 1024
@@ -46,38 +45,45 @@ QUANT_BYTES_PER_ELEMENT = 5.0   # fp8: absmax read (2 B) + quantize read (2 B) a
 BF16_BYTES = 2.0
 
 
-def _bucket_compute(m, n, k, tm, per_sm, sms, eff, p: GemmParams, bw):
-    best = np.inf
+def _bucket_compute(xp, m, n, k, tm, per_sm, sms, eff, p: GemmParams, bw):
+    best = xp.inf
     splits = [1] + [2 ** i for i in range(1, 7) if 2 ** i <= p.max_split]
     for tn in [w for w in TILE_N if w >= p.min_tile_n] or TILE_N[-1:]:
-        tiles = np.ceil(m / tm) * np.ceil(n / tn)
+        tiles = xp.ceil(m / tm) * xp.ceil(n / tn)
         for split in splits:
-            waves = np.ceil(tiles * split / sms)
+            waves = xp.ceil(tiles * split / sms)
             t = waves * (2.0 * tm * tn * (k / split) / (per_sm * eff) + p.tile_s)
             if split > 1:
                 reduce = p.split_s + 8.0 * split * m * n / (bw * p.mem_eff)
-                t = np.where(k / split >= MIN_SPLIT_K, t + reduce, np.inf)
-            best = np.minimum(best, t)
+                t = xp.where(k / split >= MIN_SPLIT_K, t + reduce, xp.inf)
+            best = xp.minimum(best, t)
     return best
 
 
 def gemm_parts(m, n, k, in_bytes, peak, c: Ceilings, p: GemmParams):
     """(t_compute, t_memory, t_quant) in seconds; arrays broadcast (the fitter passes columns, and
-    Ceilings whose fields are columns)."""
-    m, n, k = (np.asarray(x, dtype=float) for x in (m, n, k))
+    Ceilings whose fields are columns); plain floats in, floats out (elementwise.evaluate)."""
+    return evaluate(_gemm_parts, (m, n, k, in_bytes, peak, c, p),
+                    (m, n, k, in_bytes, peak, c.hbm_bw, c.sms, p.eff_tiny, p.eff_small, p.eff_skinny, p.eff_mid,
+                     p.eff_large, p.mem_eff, p.tile_s, p.max_split, p.split_s, p.quant_s, p.quant_row_s,
+                     p.min_tile_n))
+
+
+def _gemm_parts(xp, m, n, k, in_bytes, peak, c: Ceilings, p: GemmParams):
+    m, n, k = (xp.asfloat(x) for x in (m, n, k))
     bw, sms = c.hbm_bw, c.sms
     per_sm = peak / sms
-    skinny, mid = m <= SKINNY_M, (m > SKINNY_M) & (m <= MID_M)
-    tm = np.where(skinny, np.clip(2.0 ** np.ceil(np.log2(np.maximum(m, 1.0))), 16, SKINNY_M),
-                  np.where(mid, TILE_M["mid"], TILE_M["large"]))
-    eff = np.where(m <= TINY_M, p.eff_tiny, np.where(m <= SMALL_M, p.eff_small,
-                   np.where(skinny, p.eff_skinny, np.where(mid, p.eff_mid, p.eff_large))))
-    t_c = _bucket_compute(m, n, k, tm, per_sm, sms, eff, p, bw)
+    skinny, mid = m <= SKINNY_M, xp.both(m > SKINNY_M, m <= MID_M)
+    tm = xp.where(skinny, xp.minimum(xp.maximum(2.0 ** xp.ceil(xp.log2(xp.maximum(m, 1.0))), 16), SKINNY_M),
+                  xp.where(mid, TILE_M["mid"], TILE_M["large"]))   # (numpy.clip(x, 16, SKINNY_M))
+    eff = xp.where(m <= TINY_M, p.eff_tiny, xp.where(m <= SMALL_M, p.eff_small,
+                   xp.where(skinny, p.eff_skinny, xp.where(mid, p.eff_mid, p.eff_large))))
+    t_c = _bucket_compute(xp, m, n, k, tm, per_sm, sms, eff, p, bw)
     nbytes = m * k * in_bytes + k * n * in_bytes + m * n * 2.0
     t_m = nbytes / (bw * p.mem_eff)
-    per_element = np.where(in_bytes < 1, BF16_BYTES + in_bytes, QUANT_BYTES_PER_ELEMENT)   # fp4: one pass
+    per_element = xp.where(in_bytes < 1, BF16_BYTES + in_bytes, QUANT_BYTES_PER_ELEMENT)   # fp4: one pass
     quant_pass = per_element * m * k / (bw * p.mem_eff)
-    quant = np.where(in_bytes < 2, p.quant_s + p.quant_row_s * m + quant_pass, 0.0)
+    quant = xp.where(in_bytes < 2, p.quant_s + p.quant_row_s * m + quant_pass, 0.0)
     return t_c, t_m, quant
 
 
@@ -91,4 +97,4 @@ def gemm_time(m, n, k, dtype: str, gpu, params: GemmParams) -> float:
     or Ceilings), with `params` from params_for('gemm', arch, dtype, engine)."""
     c = ceilings(gpu)
     t = gemm_time_arrays(m, n, k, DTYPE_BYTES[dtype], c.peak_flops(dtype), c, params)
-    return float(t) if np.ndim(t) == 0 else t
+    return float(t) if getattr(t, "ndim", 0) == 0 else t

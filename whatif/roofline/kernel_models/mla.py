@@ -19,8 +19,6 @@ vLLM's own MLA rows were timed eagerly (0.1-0.3 ms floors), so vLLM's MLA decode
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .decode_attention import decode_parts
 from .params import Ceilings, DecodeParams, combine
 
@@ -33,6 +31,7 @@ def mla_prefill_head_dim(d_qk, d_v):
 def mla_decode_time_arrays(batch, context, heads, cache_width, value_width, kv_bytes, peak, c: Ceilings,
                            p: DecodeParams):
     """Seconds of one absorbed MLA decode step; arrays broadcast (the fitter passes columns)."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
     width = np.asarray(cache_width, dtype=float)
     d = width / 2.0
     t_c, t_m, fixed = decode_parts(batch, context, heads, 1.0, d, kv_bytes, 0, peak, c, p)

@@ -16,15 +16,18 @@ Parameters (floor_s, compute_eff, memory_eff in (0, 1], smooth p) are per archit
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 from dataclasses import dataclass
 from functools import lru_cache, cache
 from pathlib import Path
 
-import numpy as np
-
 from ...errors import WhatifError
 from ..ridge import ridge
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SAMPLES = 4     # power-law routings averaged (seeded: the model is deterministic)
 
@@ -42,6 +45,7 @@ class MoeParams:
 def balanced_loads(tokens: int, topk: int, experts: int) -> np.ndarray:
     """Tokens per expert when token i picks experts (i + j*stride) % E, stride = ceil(E/topk)
     (spread evenly over the stride when there are fewer tokens than the stride)."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
     stride = math.ceil(experts / topk)
     i = np.arange(tokens)[:, None]
     j = np.arange(topk)[None, :]
@@ -53,6 +57,7 @@ def balanced_loads(tokens: int, topk: int, experts: int) -> np.ndarray:
 def power_law_loads(tokens: int, topk: int, experts: int, ep: int, alpha: float, seed: int) -> np.ndarray:
     """Expert loads from a power law (x^-alpha on [1, 0.8 T], or [0.01, 2] when T*topk <= E), scaled
     to T*topk assignments; the EP group with the largest load is placed first (this GPU's)."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
     rng = np.random.default_rng(seed)
     lo, hi = (1.0, tokens * 0.8) if tokens * topk > experts else (0.01, 2.0)
     u = rng.random(experts)
@@ -83,6 +88,7 @@ def tile_m(rows_per_expert: float) -> int:
 def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: str) -> tuple[float, float, float]:
     """(touched experts, padded token rows, assignments) on this GPU (its E/ep experts), averaged
     over seeded power-law samples."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
     if experts % ep:
         raise WhatifError(f"moe_ep_size: {ep} does not divide num_experts {experts}; valid: a divisor")
     local = experts // ep
@@ -119,6 +125,7 @@ def moe_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, 
 
 def moe_time(t_c, t_m, t_l2, params: MoeParams):
     """Seconds from ideal times: floor + ((t_c/ce)^p + (t_m/me + t_l2/(me*l2_speedup))^p)^(1/p)."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
     c = np.asarray(t_c) / params.compute_eff
     m = (np.asarray(t_m) + np.asarray(t_l2) / params.l2_speedup) / params.memory_eff
     return params.floor_s + ridge(c, m, params.smooth)

@@ -26,8 +26,6 @@
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .elementwise import Arrays, evaluate
 from .params import DTYPE_BYTES, Ceilings, PrefillParams, ceilings, combine
 
@@ -68,6 +66,7 @@ def _prefill_parts(xp, batch, seq, heads, kv_heads, head_dim, kv_bytes, window, 
 
 def prefill_time_arrays(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings,
                         p: PrefillParams):
+    import numpy as np   # (here only: a cold estimate imports no numpy)
     t_c, t_m, fixed = prefill_parts(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c, p)
     return fixed + combine(np.asarray(t_c), np.asarray(t_m), p.smooth)   # numpy's power, as the fitters have
 
@@ -77,6 +76,7 @@ def prefill_attention_time(batch, seq, heads, kv_heads, head_dim, dtype: str, kv
     """Seconds for causal attention over `seq` new tokens in each of `batch` sequences (no cached
     prefix), `heads` query heads sharing `kv_heads` KV heads of `head_dim`, computed in `dtype`
     (bf16/fp16), writing the KV cache in `kv_dtype` (bf16/fp8); `window` > 0: sliding window."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
     c = ceilings(gpu)
     t = prefill_time_arrays(batch, seq, heads, kv_heads, head_dim, DTYPE_BYTES[kv_dtype], window,
                             c.peak_flops(dtype), c, params)

@@ -1,0 +1,79 @@
+"""A cold CLI process pays only for what its command needs (issue 42): the catalogue commands and the estimate
+never import numpy (the kernel models evaluate plain floats without it), and the fit tables load from their
+precompiled bundle (specs/precompiled.py) while it matches the YAML."""
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from whatif.specs import precompiled
+from whatif.specs.profiles import SHIPPED_DATA_DIR, read_yaml
+from whatif.specs.safe_yaml import load_mapping
+
+CODE = ("import sys\nfrom whatif.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print('numpy imported:', 'numpy' in sys.modules, file=sys.stderr)")
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["list", "models"], ["list", "hardware"],
+                                  ["list", "techniques"], ["show", "model", "llama-3-8b"],
+                                  ["show", "hardware", "h100-sxm"],
+                                  ["estimate", "--model", "llama-3-70b", "--hardware", "dgx-h100", "--tp", "4",
+                                   "--no-ops"]])
+def test_the_command_does_not_import_numpy(argv):
+    out = subprocess.run([sys.executable, "-c", CODE, *argv], capture_output=True, text=True, timeout=120)
+    assert out.stderr.strip().splitlines()[-1] == "numpy imported: False", out.stderr
+    assert out.stdout.strip()   # (the command ran and answered)
+
+
+def test_the_precompiled_fit_tables_are_current():
+    """Every shipped fit table has its entry, of the YAML as it is now (refresh: python -m whatif.specs.precompiled)."""
+    yamls = sorted(SHIPPED_DATA_DIR.glob("*.yaml"))
+    assert yamls
+    for path in yamls:
+        data = precompiled.lookup(path)
+        assert data is not None, f"{path.name} changed since precompiled.pickle: run python -m whatif.specs.precompiled"
+        assert data == load_mapping(path, shipped=True)
+        assert read_yaml(path) == data
+
+
+def test_a_changed_table_is_read_from_its_yaml_not_the_stale_bundle(tmp_path):
+    path = tmp_path / "fit.yaml"
+    path.write_text("fits:\n  a: 1.0\n")
+    precompiled.write(tmp_path)
+    assert precompiled.lookup(path) == {"fits": {"a": 1.0}}
+    path.write_text("fits:\n  a: 2.0\n")
+    assert precompiled.lookup(path) is None
+    assert precompiled.lookup(tmp_path / "other.yaml") is None
+
+
+def test_each_lookup_is_a_fresh_copy():
+    path = next(SHIPPED_DATA_DIR.glob("*.yaml"))
+    first = precompiled.lookup(path)
+    first.clear()
+    assert precompiled.lookup(path)
+
+
+def test_a_bundle_of_another_format_is_ignored(tmp_path):
+    path = tmp_path / "fit.yaml"
+    shutil.copy(next(SHIPPED_DATA_DIR.glob("*.yaml")), path)
+    import pickle
+    (tmp_path / precompiled.BUNDLE).write_bytes(pickle.dumps({"format": precompiled.FORMAT + 1, "files": {}}))
+    precompiled._bundle.cache_clear()
+    assert precompiled.lookup(path) is None
+
+
+def test_a_refit_elsewhere_leaves_no_bundle(tmp_path):
+    """The fitters call refresh() after writing a table: only the shipped folder's bundle is rewritten."""
+    path = tmp_path / "kernel_fit.yaml"
+    path.write_text("fits: {}\n")
+    precompiled.refresh(path)
+    assert not (tmp_path / precompiled.BUNDLE).exists()
+
+
+def test_building_the_parser_imports_no_roofline_estimate():
+    """--help, list and show build the whole parser: its help texts read constants, not the estimate's modules."""
+    code = ("import sys; from whatif.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in ('whatif.roofline.estimate', 'whatif.scenario', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "[]", out.stderr
