@@ -154,4 +154,15 @@ def compare_text(c: Comparison, explain: bool = False) -> str:
     table = units.table(headers, rows, right=set(range(2, len(headers))))
     placements = {r.estimate.placement.label() for r in c.rows}
     note = f"\nplacement: {placements.pop()}" if len(placements) == 1 and c.baseline.estimate.placement else ""
-    return head + note + "\n\n" + table + "\n\n" + efficiency_line(b.efficiency, explain)
+    return head + note + "\n\n" + table + "\n\n" + _efficiency_lines(c, explain)
+
+
+def _efficiency_lines(c: Comparison, explain: bool) -> str:
+    """The baseline's efficiency line; where the rows' hardware runs on other fits (another vendor or
+    architecture: an AMD GPU's assumed CDNA family entry), one line per hardware, so none is read as fitted."""
+    seen = {}
+    for r in c.rows:
+        seen.setdefault(r.estimate.efficiency.provenance, (r.hardware, r.estimate.efficiency))
+    if len(seen) == 1:
+        return efficiency_line(c.baseline.estimate.efficiency, explain)
+    return "\n".join(f"{hw}: " + efficiency_line(eff, explain) for hw, eff in seen.values())
