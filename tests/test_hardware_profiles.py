@@ -55,7 +55,8 @@ PEAK_PROVENANCE = {
 # Capacities as the driver reports them (nvidia-smi total, MiB), each cited in its profile.
 DRIVER_MIB = {
     "h100-sxm": 81559, "h200-sxm": 143771, "a100-sxm-80gb": 81920, "a100-sxm-40gb": 40960,
-    "b200": 183359, "mi300x": 196288, "a10": 23028, "t4": 15360, "l40s": 46068, "l4": 23034, "rtx-pro-6000-server": 97887,
+    "b200": 183359, "a10": 23028, "t4": 15360, "l40s": 46068, "l4": 23034, "rtx-pro-6000-server": 97887,
+    "mi300x": 196288,   # rocm-smi VRAM Total Memory, as the profile cites
 }
 NEW_SYSTEMS = ["hgx-b300", "gb200-nvl72", "gb300-nvl72", "hgx-h20", "l40s-8x-pcie", "rtx-pro-6000-server-8x"]
 
