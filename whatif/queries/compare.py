@@ -158,11 +158,11 @@ def compare_text(c: Comparison, explain: bool = False) -> str:
 
 
 def _efficiency_lines(c: Comparison, explain: bool) -> str:
-    """The baseline's efficiency line; where the rows' hardware runs on other fits (another vendor or
-    architecture: an AMD GPU's assumed CDNA family entry), one line per hardware, so none is read as fitted."""
+    """The baseline's efficiency line; across vendors (an AMD GPU's assumed CDNA family entry beside fitted
+    NVIDIA kernels), one line per hardware, so that no AMD row is read as fitted."""
     seen = {}
     for r in c.rows:
         seen.setdefault(r.estimate.efficiency.provenance, (r.hardware, r.estimate.efficiency))
-    if len(seen) == 1:
+    if len(seen) == 1 or not any("CDNA family" in p for p in seen):   # NVIDIA only: the baseline's line, as before
         return efficiency_line(c.baseline.estimate.efficiency, explain)
     return "\n".join(f"{hw}: " + efficiency_line(eff, explain) for hw, eff in seen.values())
