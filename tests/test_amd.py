@@ -149,6 +149,15 @@ def test_compare_across_vendors(capsys):
     assert "hgx-h200: efficiency: default (vllm" in out
 
 
+def test_compare_json_says_each_hardware_s_efficiency(capsys):
+    import json
+    assert main(["compare", "--model", "llama-3.1-8b", "--systems", "mi300x-8x:tp=2,hgx-h200:tp=2",
+                 "--prompt", "512", "--output", "64", "--batch", "4", "--json"]) == 0
+    by_hw = json.loads(capsys.readouterr().out)["efficiency_by_hardware"]
+    assert "assumed: CDNA family entry cdna3" in by_hw["mi300x-8x"]["provenance"]
+    assert "CDNA" not in by_hw["hgx-h200"]["provenance"]
+
+
 def test_bad_amd_names_are_one_line_errors(capsys):
     assert "mi300x" in _error(capsys, "estimate", "--model", "llama-3.1-8b", "--hardware", "mi300")
     assert "no ROCm build" in _error(capsys, "estimate", "--model", "llama-3.1-8b", "--hardware", "mi300x",

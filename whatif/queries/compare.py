@@ -121,6 +121,8 @@ def compare_dict(c: Comparison) -> dict:
     return {"model": b.model.name, "baseline": {"label": c.baseline.label, "hardware": c.baseline.hardware},
             "workload": {"batch": w.batch, "prompt": w.prompt, "output": w.output, "shared_prefix": w.shared_prefix},
             "efficiency": {"source": b.efficiency.source, "provenance": b.efficiency.provenance},
+            "efficiency_by_hardware": {r.hardware: {"source": r.estimate.efficiency.source,
+                                                    "provenance": r.estimate.efficiency.provenance} for r in c.rows},
             "rows": [row_dict(r, c.baseline) for r in c.rows]}
 
 
