@@ -35,6 +35,9 @@ DENSE_BF16 = {
     "l4": 121e12,          # L4 datasheet: 242 sparse
     "rtx-pro-6000-server": 500e12,  # datasheet FP4 4 PFLOP/s sparse / 8
     "h20": 148e12,         # H20 as reported by the press; 15% of H100 SXM
+    "mi300x": 1307.4e12,   # AMD MI300X datasheet: 2614.9 sparse
+    "mi325x": 1307.4e12,   # AMD MI325X datasheet, as MI300X
+    "mi355x": 2516.6e12,   # AMD MI355X datasheet: 5033.2 sparse
 }
 DENSE_FP16_ONLY = {"t4": 65e12}
 # The largest dense BF16 peak shipped (GB200/GB300); a bigger one is almost surely a 2:4-sparse figure.
@@ -42,7 +45,7 @@ MAX_DENSE_BF16 = 2.6e15
 # Dense FP8 and FP4 peaks where they are not 2x the next-wider dtype: Blackwell Ultra's NVFP4 is 3x
 # its FP8 (HGX B300: 108 PF dense FP4 vs 36 PF sparse FP8 per 8 GPUs; GB300 NVL72: 1080 vs 360 per 72).
 DENSE_FP4 = {"b200": 9000e12, "gb200": 10000e12, "b300": 13500e12, "gb300": 15000e12,
-             "rtx-pro-6000-server": 2000e12}
+             "rtx-pro-6000-server": 2000e12, "mi355x": 10066.3e12}   # MI355X: MXFP4 (and MXFP6) 2x its FP8
 DENSE_FP8 = {"b300": 4500e12, "gb300": 5000e12, "h20": 296e12, "l40s": 733e12, "l4": 242.5e12}
 # Peaks that are not read straight off an NVIDIA datasheet, and why (the profile's source says it):
 PEAK_PROVENANCE = {
@@ -53,6 +56,7 @@ PEAK_PROVENANCE = {
 DRIVER_MIB = {
     "h100-sxm": 81559, "h200-sxm": 143771, "a100-sxm-80gb": 81920, "a100-sxm-40gb": 40960,
     "b200": 183359, "a10": 23028, "t4": 15360, "l40s": 46068, "l4": 23034, "rtx-pro-6000-server": 97887,
+    "mi300x": 196288,   # rocm-smi VRAM Total Memory, as the profile cites
 }
 NEW_SYSTEMS = ["hgx-b300", "gb200-nvl72", "gb300-nvl72", "hgx-h20", "l40s-8x-pcie", "rtx-pro-6000-server-8x"]
 
@@ -199,8 +203,10 @@ def test_nvme_tier_is_limited_by_the_ssd():
 def test_systems_are_consistent(name):
     system = hardware.load_component(name, "system")
     assert system.gpu_count >= 1
-    if system.gpu_count > 1:   # NVLink, or PCIe on cards without it (L40S, RTX PRO 6000)
-        assert system.gpu_link is not None and system.gpu_link.type in ("nvlink", "pcie"), name
+    if system.gpu_count > 1:   # NVLink, PCIe on cards without it (L40S, RTX PRO 6000), AMD's xGMI full mesh
+        assert system.gpu_link is not None and system.gpu_link.type in ("nvlink", "pcie", "xgmi"), name
+        if system.gpu_link.type == "xgmi":   # a full mesh: one direct link to each peer, no switch
+            assert system.gpu_link.mesh_links == system.gpu_count - 1 and not system.gpu_link.nvswitch, name
         if system.gpu_link.type == "pcie":
             assert system.gpu.interconnect is None, f"{name}: its GPU has NVLink, use it"
     for tier in system.tiers:

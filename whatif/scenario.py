@@ -16,7 +16,7 @@ from .specs.defaults import DEFAULT_HARDWARE, DEFAULT_MODEL  # noqa: F401 (re-ex
 from .specs.quantity import Quantity
 from .roofline.config import Parallelism, Precision
 from .roofline.efficiency import Efficiency, efficiency_source, load_efficiency
-from .roofline.engines import DEFAULT_ENGINE, engine_spec
+from .roofline.engines import DEFAULT_ENGINE, engine_for_gpu, engine_spec
 from .roofline.estimate import Estimate, Workload, estimate
 from .roofline.pass_setup import PassSetup, pass_setup
 from .roofline.placement import Placement, parse_place
@@ -127,7 +127,8 @@ class Scenario:
 def _engine_on(kernel_engine: str, hardware: str, max_num_seqs: int | None,
                max_num_batched_tokens: int | None) -> EngineSpec:
     # memoized: a run asks for its spec from the CLI, the estimate and the simulator; it is built once
-    spec = engine_spec(kernel_engine).for_gpu(load_system(hardware).gpu)
+    gpu = load_system(hardware).gpu
+    spec = engine_spec(engine_for_gpu(kernel_engine, gpu)).for_gpu(gpu)   # vllm on an AMD GPU: vllm-rocm
     if max_num_seqs is None and max_num_batched_tokens is None:
         return spec
     return spec.with_limits(max_num_seqs, max_num_batched_tokens)

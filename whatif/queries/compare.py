@@ -121,6 +121,8 @@ def compare_dict(c: Comparison) -> dict:
     return {"model": b.model.name, "baseline": {"label": c.baseline.label, "hardware": c.baseline.hardware},
             "workload": {"batch": w.batch, "prompt": w.prompt, "output": w.output, "shared_prefix": w.shared_prefix},
             "efficiency": {"source": b.efficiency.source, "provenance": b.efficiency.provenance},
+            "efficiency_by_hardware": {r.hardware: {"source": r.estimate.efficiency.source,
+                                                    "provenance": r.estimate.efficiency.provenance} for r in c.rows},
             "rows": [row_dict(r, c.baseline) for r in c.rows]}
 
 
@@ -154,4 +156,15 @@ def compare_text(c: Comparison, explain: bool = False) -> str:
     table = units.table(headers, rows, right=set(range(2, len(headers))))
     placements = {r.estimate.placement.label() for r in c.rows}
     note = f"\nplacement: {placements.pop()}" if len(placements) == 1 and c.baseline.estimate.placement else ""
-    return head + note + "\n\n" + table + "\n\n" + efficiency_line(b.efficiency, explain)
+    return head + note + "\n\n" + table + "\n\n" + _efficiency_lines(c, explain)
+
+
+def _efficiency_lines(c: Comparison, explain: bool) -> str:
+    """The baseline's efficiency line; across vendors (an AMD GPU's assumed CDNA family entry beside fitted
+    NVIDIA kernels), one line per hardware, so that no AMD row is read as fitted."""
+    seen = {}
+    for r in c.rows:
+        seen.setdefault(r.estimate.efficiency.provenance, (r.hardware, r.estimate.efficiency))
+    if len(seen) == 1 or not any("CDNA family" in p for p in seen):   # NVIDIA only: the baseline's line, as before
+        return efficiency_line(c.baseline.estimate.efficiency, explain)
+    return "\n".join(f"{hw}: " + efficiency_line(eff, explain) for hw, eff in seen.values())

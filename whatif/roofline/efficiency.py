@@ -142,8 +142,10 @@ def default_efficiency(gpu, engine: str = DEFAULT_ENGINE) -> Efficiency:
     table = _default_table()
     if gpu.name in table:
         name, prefix = gpu.name, ""
-    else:   # nearest architecture by generation: the same one if it was fitted
-        name = min(table, key=lambda n: abs(ARCHS.index(table[n]["arch"]) - ARCHS.index(gpu.arch)))
+    else:   # nearest architecture by generation (a CDNA GPU: its family's named NVIDIA stand-in)
+        from .kernel_models import cdna
+        target = cdna.stand_in(gpu.arch) if cdna.is_cdna(gpu.arch) else gpu.arch
+        name = min(table, key=lambda n: abs(ARCHS.index(table[n]["arch"]) - ARCHS.index(target)))
         arch = table[name]["arch"]
         prefix = (f"transferred from {name} (same {arch} architecture): " if arch == gpu.arch
                   else f"assumed: no {gpu.arch} fit; borrowed from {name} ({arch}): ")

@@ -24,3 +24,24 @@ def engine_spec(engine: str = DEFAULT_ENGINE) -> EngineSpec:
     """The serving-loop spec of a checked engine name (a version profile's own spec, not its fits')."""
     check_engine(engine)
     return load_engine(engine)
+
+
+# The ROCm builds of the engines (engine_profiles/versions/*-rocm.yaml): an AMD GPU runs these, an NVIDIA GPU never.
+ROCM_ENGINES = {"vllm": "vllm-rocm", "sglang": "sglang-rocm"}
+
+
+def engine_for_gpu(engine: str, gpu) -> str:
+    """The engine spec a GPU runs for `--engine engine`: vllm / sglang become their ROCm builds on an AMD GPU; an
+    engine with no ROCm build on an AMD GPU, or a ROCm build on an NVIDIA one, is a one-line error."""
+    rocm = tuple(ROCM_ENGINES.values())
+    if getattr(gpu, "vendor", "nvidia") == "amd":
+        if engine in ROCM_ENGINES:
+            return ROCM_ENGINES[engine]
+        if engine in rocm:
+            return engine
+        raise WhatifError(f"--engine: '{engine}' has no ROCm build to run on {gpu.name} (AMD); "
+                          f"valid: {', '.join(tuple(ROCM_ENGINES) + rocm)}")
+    if engine in rocm:
+        raise WhatifError(f"--engine: '{engine}' runs on AMD GPUs only, not {gpu.name}; "
+                          f"valid: {', '.join(e for e in ENGINES + version_names() if e not in rocm)}")
+    return engine

@@ -286,7 +286,7 @@ def collective_seconds(collective: str, nbytes: float, gpus: int, link, engine: 
     engine's custom all-reduce under CUDA graphs; a send/recv is a one-way copy at NCCL's cheapest protocol.
     `custom_max` (bytes; an engine spec's custom_allreduce_max_bytes) caps the sizes the custom kernel takes:
     0 leaves every all-reduce to NCCL (an engine version built without a custom all-reduce)."""
-    return _collective_terms(collective, float(nbytes), int(gpus), link.name, link.type, link.bandwidth.value,
+    return _collective_terms(collective, float(nbytes), int(gpus), link.name, link.type, link.group_bandwidth(gpus),
                              link.latency.value, link.nvswitch, engine, cuda_graphs,
                              None if custom_max is None else float(custom_max))
 

@@ -74,7 +74,7 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
         p = eff.comm_params(link.type)
         # The efficiency scales the whole ideal collective (bandwidth and per-step latency), the
         # same form fit.py fits, so fitted parameters mean the same thing here.
-        t = collective_time(s.collective, s.bytes, gpus, link.bandwidth.value,
+        t = collective_time(s.collective, s.bytes, gpus, link.group_bandwidth(gpus),
                             link.latency.value) / p.memory_eff
         return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "network")
     if op.op_class == OpClass.TRANSFER:

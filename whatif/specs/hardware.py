@@ -15,9 +15,11 @@ from .profiles import HARDWARE_DIR, looks_like_path, profile_index, read_yaml
 from .quantity import Quantity, parse_quantity
 
 KINDS = ("gpu", "link", "memory", "system")
-DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")
-ARCHS = ("turing", "ampere", "ada", "hopper", "blackwell")   # in generation order
-LINK_TYPES = ("nvlink", "pcie", "nvlink-c2c", "cxl", "nvme", "network")
+DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp6", "fp4")   # fp6: CDNA 4's peak only
+NVIDIA_ARCHS = ("turing", "ampere", "ada", "hopper", "blackwell")   # in generation order
+AMD_ARCHS = ("cdna3", "cdna4")   # AMD Instinct MI300X/MI325X, MI350X/MI355X, in generation order
+ARCHS = NVIDIA_ARCHS + AMD_ARCHS
+LINK_TYPES = ("nvlink", "pcie", "nvlink-c2c", "cxl", "nvme", "network", "xgmi")
 MEMORY_TECH = ("ddr4", "ddr5", "lpddr5x", "cxl", "nvme", "hbm")
 MAX_BARE_GPUS = 8   # a bare GPU name stands for one NVLink/NVSwitch node
 MAX_TIER_DEVICES = 1024   # memory devices of one tier attachment (a rack of CXL cards is tens)
@@ -39,6 +41,16 @@ class Link:
     # nodes meet over `scale_out`, each GPU's share of its node's NICs (see System.nodes).
     domain_gpus: int | None = None
     scale_out: Link | None = None
+    # A switchless full mesh (AMD Infinity Fabric / xGMI): `bandwidth` is ONE point-to-point link and each GPU
+    # has `mesh_links` of them, one to each peer; a group of n GPUs reaches its n-1 peers over n-1 links.
+    mesh_links: int | None = None
+
+    def group_bandwidth(self, gpus: int) -> float:
+        """Per-direction bandwidth (B/s) one GPU of a group of `gpus` has toward the others: the link's own on a
+        switch (NVSwitch) or a shared bus, (n-1) direct links on a full mesh (never more than it has)."""
+        if not self.mesh_links:
+            return self.bandwidth.value
+        return self.bandwidth.value * max(1, min(int(gpus) - 1, self.mesh_links))
 
     def bandwidth_for(self, direction: str = "h2d") -> float:
         q = {"h2d": self.bandwidth_h2d, "d2h": self.bandwidth_d2h}.get(direction)
@@ -76,6 +88,11 @@ class GPU:
     achievable: dict[str, Quantity] = field(default_factory=dict)  # measured ceilings
     tdp: Quantity | None = None
     price_per_hour: Quantity | None = None
+
+    @property
+    def vendor(self) -> str:
+        """'amd' for a CDNA GPU (ROCm engines, RCCL), else 'nvidia'."""
+        return "amd" if self.arch in AMD_ARCHS else "nvidia"
 
     def peak_flops(self, dtype: str) -> float:
         q = self.peak.get(dtype)
@@ -158,10 +175,15 @@ def _q(data: dict, key: str, where: str, unit: str, optional: bool = False) -> Q
 
 def _parse_link(data: dict, where: str) -> Link:
     check_mapping(data, {"kind", "name", "description", "type", "bandwidth", "latency",
-                       "bandwidth_h2d", "bandwidth_d2h", "nvswitch"}, where)
+                       "bandwidth_h2d", "bandwidth_d2h", "nvswitch", "mesh_links"}, where)
     nvswitch = data.get("nvswitch", False)
     if not isinstance(nvswitch, bool):
         raise WhatifError(f"{where}.nvswitch: {shown(nvswitch)} is not valid; valid: true, false")
+    mesh = data.get("mesh_links")
+    if mesh is not None:
+        mesh = integer(mesh, f"{where}.mesh_links", 1, MAX_GPUS, "direct links per GPU (a full mesh of n GPUs: n-1)")
+        if nvswitch:
+            raise WhatifError(f"{where}.mesh_links: a full mesh has no switch; drop nvswitch or mesh_links")
     return Link(
         name=data["name"], description=_text(data, "description", where),
         type=_choice(_require(data, "type", where), LINK_TYPES, f"{where}.type"),
@@ -169,7 +191,7 @@ def _parse_link(data: dict, where: str) -> Link:
         latency=_q(data, "latency", where, "s"),
         bandwidth_h2d=_q(data, "bandwidth_h2d", where, "B/s", optional=True),
         bandwidth_d2h=_q(data, "bandwidth_d2h", where, "B/s", optional=True),
-        nvswitch=nvswitch,
+        nvswitch=nvswitch, mesh_links=mesh,
     )
 
 

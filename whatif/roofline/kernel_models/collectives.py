@@ -241,10 +241,13 @@ def _collective_time(xp, op, nbytes, gpus, link_bandwidth, link_latency, nvswitc
 FIT_FILE = Path(__file__).resolve().parents[1] / "data" / "collective_fit.yaml"
 
 
+ASSUMED_FILE = FIT_FILE.parent / "collective_xgmi.yaml"   # the xGMI mesh: assumed, not fitted (no RCCL rows here)
+
+
 @cache
 def _fit_table() -> dict:
     from ...specs.profiles import read_yaml
-    return read_yaml(FIT_FILE).get("links", {})
+    return {**read_yaml(FIT_FILE).get("links", {}), **read_yaml(ASSUMED_FILE).get("links", {})}
 
 
 def nccl_params_from(block: dict, provenance: str) -> NcclParams:
@@ -308,7 +311,8 @@ def collective_params(link: str, engine: str = DEFAULT_ENGINE,
     used = engine if engine in engines else DEFAULT_ENGINE
     if used != engine:
         why += f"; engine '{engine}' has no fit on {gen}: {used}'s"
-    provenance = f"fitted on {gen} ({block.get('fitted_on', {}).get('gpu', '?')}), engine {used}{why}"
+    how = "fitted on" if block.get("provenance", "fitted") == "fitted" else "assumed for (data/collective_xgmi.yaml)"
+    provenance = f"{how} {gen} ({block.get('fitted_on', {}).get('gpu', '?')}), engine {used}{why}"
     return (nccl_params_from(block, provenance), engine_params_from(used, engines[used], provenance),
             provenance)
 

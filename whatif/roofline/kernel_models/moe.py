@@ -151,6 +151,12 @@ def has_moe_fit(dtype: str) -> bool:
 def moe_params(arch: str, dtype: str = "bf16") -> MoeParams:
     """Fitted parameters of an architecture x dtype; an unfitted one gets Hopper's of that dtype,
     and the provenance says so."""
+    from . import cdna
+    if cdna.is_cdna(arch):   # the CDNA family entry: the stand-in's fit, rescaled (data/cdna_family.yaml)
+        from dataclasses import replace
+        base = moe_params(cdna.stand_in(arch), dtype)
+        return replace(cdna.rescaled(base, arch, dtype),
+                       provenance=f"{cdna.provenance(arch)}; stand-in {base.provenance}")
     blocks = _blocks()
     key = f"{arch}/{dtype}"
     why = ""

@@ -203,6 +203,11 @@ def params_for(op: str, arch: str, dtype: str, engine: str = DEFAULT_ENGINE) -> 
     generation (a tie: the newer); vllm's."""
     if op not in PARAM_CLASSES:
         raise WhatifError(f"kernel model '{op}' is not valid; valid: {', '.join(PARAM_CLASSES)}")
+    from . import cdna
+    if cdna.is_cdna(arch):   # no AMD kernel corpus: the CDNA family entry (a named stand-in's shape, rescaled)
+        base = params_for(op, cdna.stand_in(arch), dtype, engine)
+        return FittedParams(cdna.rescaled(base.params, arch, fit_dtype(dtype)),
+                            f"{cdna.provenance(arch)}; stand-in {base.provenance}")
     stand_in = STAND_INS.get((op, engine))
     if stand_in:
         fitted = params_for(op, arch, dtype, stand_in[0])
