@@ -9,8 +9,8 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import WhatifError, check_mapping, closest, shown
-from .checks import (MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_VOCAB, MAX_WIDTH, boolean, integer, mapping,
-                     string)
+from .checks import (MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_VOCAB, MAX_WIDTH, boolean, integer, is_file,
+                     mapping, string)
 from .hf_config import hf_config_fields
 from .profiles import MODEL_DIR, looks_like_path, profile_index, read_yaml
 
@@ -236,7 +236,7 @@ def load_model(name: str) -> ModelSpec:
     if not isinstance(name, str) or not name:
         raise WhatifError(f"--model: expected a model name or a config path, got {shown(name)}")
     if looks_like_path(name):
-        if not Path(name).is_file():
+        if not is_file(name, "--model"):
             raise WhatifError(f"--model: no such file '{name}'")
         return _load_path(str(Path(name).resolve()))
     index = profile_index(MODEL_DIR)
