@@ -32,6 +32,7 @@ def _error(capsys, *argv) -> str:
     (["--gpu-memory-utilization", "0.8"], ["--memory-utilization", "0.8"]),
     (["--request-rate", "3"], ["--rate", "3"]), (["--num-prompts", "7"], ["--requests", "7"]),
     (["--max-concurrency", "4"], ["--concurrency", "4"]), (["--max-running-requests", "8"], ["--max-num-seqs", "8"]),
+    (["--no-enable-prefix-caching"], ["--no-prefix-caching"]), (["--enable-chunked-prefill"], ["--chunked-prefill"]),
 ])
 def test_engine_spelling_sets_the_same_field(engine_flags, ours):
     assert vars(_args("simulate", *engine_flags)) == vars(_args("simulate", *ours))
@@ -54,6 +55,10 @@ def test_an_error_names_the_spelling_given(capsys):
                                             ("--slo-tpt", "--slo-tpot"), ("--num_prompts", "--num-prompts")])
 def test_unknown_flag_gets_did_you_mean(capsys, typo, suggested):
     assert f"did you mean {suggested}?" in _error(capsys, "simulate", typo, "1")
+
+
+def test_an_engine_flag_without_a_twin_says_what_to_give(capsys):
+    assert "--slo-tpot 30ms" in _error(capsys, "simulate", "--goodput", "tpot:30")
 
 
 def test_burstiness_is_vllms_gamma_shape():
@@ -111,3 +116,28 @@ def test_a_light_load_is_not_overloaded(capsys):
     assert main(["simulate", *SIM, "--rate", "5", "--requests", "100", "--json"]) == 0
     o = json.loads(capsys.readouterr().out)["overload"]
     assert not o["overloaded"] and o["unbounded"] is None
+
+
+@pytest.mark.parametrize("engine,on", [("vllm", True), ("sglang", True), ("trtllm", True), ("vllm-0.6", False),
+                                       ("vllm-0.2", False), ("hf-transformers", False)])
+def test_prefix_caching_defaults_to_the_engine_spec(engine, on):
+    from whatif.scenario import Scenario
+    from whatif.simulator.config import SchedulerConfig
+    spec = Scenario(kernel_engine=engine).engine_spec()
+    assert spec.prefix_caching is on and "scheduler.prefix_caching" in spec.sources
+    assert SchedulerConfig.for_engine(spec).prefix_caching is on
+    assert SchedulerConfig.for_engine(spec, prefix_caching=not on).prefix_caching is (not on)
+
+
+def _summary(capsys, *argv) -> dict:
+    assert main(["simulate", *SIM, "--requests", "60", "--rate", "8", *argv, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    return {"latency": d["latency"], "throughput": d["throughput"], "hit": d["prefix_cache"]["hit_rate"]}
+
+
+def test_prefix_caching_moves_only_workloads_that_share_prefixes(capsys):
+    assert _summary(capsys) == _summary(capsys, "--no-prefix-caching")   # no shared prefix: the same run
+    shared = ["--prefix-groups", "2", "--prefix-tokens", "512"]
+    cached, uncached = _summary(capsys, *shared), _summary(capsys, *shared, "--no-prefix-caching")
+    assert cached["hit"] > 0.5 and not uncached["hit"]
+    assert cached["latency"]["ttft_s"]["p50"] < uncached["latency"]["ttft_s"]["p50"]

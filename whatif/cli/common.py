@@ -38,6 +38,12 @@ def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse
     return parser
 
 
+# Engine flags with no one-to-one whatif flag: what to give instead.
+INSTEAD = {"--goodput": "--slo-ttft and --slo-tpot with units (vLLM's --goodput ttft:200 tpot:30 is --slo-ttft 200ms "
+                        "--slo-tpot 30ms)",
+           "--disable-radix-cache": "--no-prefix-caching"}
+
+
 def unknown_flags(parser: argparse.ArgumentParser, command: str | None, extra: list[str]) -> WhatifError:
     """The error for arguments no flag takes, with the closest flag of the command for each unknown one."""
     sub = _subparser(parser, command)
@@ -48,7 +54,8 @@ def unknown_flags(parser: argparse.ArgumentParser, command: str | None, extra: l
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6) if name.startswith("-") else []
         if not close and name.startswith("-"):   # vLLM's snake_case spellings (trtllm-serve --tp_size)
             close = difflib.get_close_matches(name.replace("_", "-"), known, n=1, cutoff=0.6)
-        said.append(f"{arg} (did you mean {close[0]}?)" if close else arg)
+        instead = INSTEAD.get(name)
+        said.append(f"{arg} (give {instead})" if instead else f"{arg} (did you mean {close[0]}?)" if close else arg)
     return WhatifError(f"{sub.prog}: unrecognized arguments: {' '.join(said)} (see `{sub.prog} --help`)")
 
 

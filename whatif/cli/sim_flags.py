@@ -92,7 +92,7 @@ ENGINE_FLAGS = (
     _f("engine", "priority", "--priority", _TEXT, "PHASE",
        "without chunked prefill: waiting prompts first (prefill, vLLM V0), running decodes first (decode), or "
        "whole prompts beside the decodes within the token budget (mixed, TensorRT-LLM)"),
-    _f("engine", "chunked_prefill", "--chunked-prefill", action=_BOOL,
+    _f("engine", "chunked_prefill", "--chunked-prefill", action=_BOOL, aliases=("--enable-chunked-prefill",),
        help="decodes first, prefill chunks fill the rest of each iteration's token budget (Sarathi-Serve)"),
     _f("engine", "token_budget", "--token-budget", Field("int", 1, MAX_TOKENS, "tokens"), "TOKENS",
        "most tokens per iteration (decodes + prefill)"),
@@ -100,7 +100,7 @@ ENGINE_FLAGS = (
        "tokens per paged KV block"),
     _f("engine", "watermark", "--watermark", Field("float", 0, 0.99, "a fraction of the KV blocks"), "FRACTION",
        "share of KV blocks kept free when admitting"),
-    _f("engine", "prefix_caching", "--prefix-caching", action=_BOOL,
+    _f("engine", "prefix_caching", "--prefix-caching", action=_BOOL, aliases=("--enable-prefix-caching",),
        help="share the KV blocks of common prompt prefixes between requests (vLLM --enable-prefix-caching, "
             "SGLang's radix cache)"),
     _f("engine", "preemption", "--preemption", _TEXT, "MODE",
