@@ -71,7 +71,7 @@ def test_a_bad_system_parallelism_is_a_one_line_error(systems, needle, capsys):
 
 
 def test_capacity_keeps_two_parallelisms_of_one_system_apart(capsys):
-    d = _json(capsys, "capacity", "--systems", "dgx-h100:tp=1,dgx-h100:tp=2", "--slo-ttft", "0.5",
+    d = _json(capsys, "capacity", "--systems", "dgx-h100:tp=1,dgx-h100:tp=2", "--slo-ttft", "500ms",
               "--requests", "40", "--hi", "8", "--no-progress")
     assert [c["label"] for c in d["configurations"]] == ["baseline on dgx-h100 tp=1 pp=1",
                                                          "baseline on dgx-h100 tp=2 pp=1"]

@@ -21,7 +21,7 @@ from whatif.simulator.config import SchedulerConfig
 from whatif.simulator.request import Request
 
 SMALL = ["--requests", "40", "--rate", "5", "--prompt", "128", "--output", "16", "--no-progress"]
-SEARCH = ["--requests", "30", "--prompt", "128", "--output", "16", "--slo-ttft", "0.05", "--rel-tol", "0.1",
+SEARCH = ["--requests", "30", "--prompt", "128", "--output", "16", "--slo-ttft", "50ms", "--rel-tol", "0.1",
           "--no-progress"]
 
 
@@ -60,14 +60,15 @@ def write(tmp_path, text: str, name: str = "sim.yaml") -> str:
 def test_text_has_latency_table_with_units(capsys):
     out = run_text(capsys, "simulate", *SMALL)
     assert "requests: 40 arrived, 40 finished" in out
-    table = out[out.index("latency"):]
-    for row in ("TTFT", "TPOT", "ITL", "E2E", "queue"):
-        assert f"\n{row} " in table, row
-    assert " ms" in table and "req/s" in out and "tok/s" in out
+    table = out[out.index("latency"):].split("\n\n")[0].splitlines()
+    for column in ("TTFT", "TPOT", "ITL", "E2EL", "queue"):
+        assert f" {column}" in table[0], column
+    assert [line.split()[0] for line in table[2:]] == ["p50", "p90", "p95", "p99", "mean", "max"]
+    assert " ms" in "\n".join(table) and "req/s" in out and "tok/s" in out
 
 
 def test_json_counts_add_up_to_arrived(capsys):
-    d = run_json(capsys, "simulate", *SMALL, "--slo-ttft", "0.05")
+    d = run_json(capsys, "simulate", *SMALL, "--slo-ttft", "50ms")
     c = d["requests"]
     assert c["arrived"] == 40
     assert c["finished"] + c["queued"] + c["running"] + c["rejected"] == c["arrived"]
@@ -110,7 +111,7 @@ def test_scenario_file_sections_and_flags_over_them(capsys, tmp_path):
     assert d["setup"]["config"]["engine"]["max_batch"] == 8 and d["setup"]["config"]["engine"]["prefix_caching"] is True
     assert d["slo"]["ttft_s"] == 0.05
     o = run_json(capsys, "simulate", "--scenario", path, "--no-progress", "--requests", "20", "--prompt", "64",
-                 "--max-batch", "4", "--no-prefix-caching", "--slo-ttft", "0.1")
+                 "--max-batch", "4", "--no-prefix-caching", "--slo-ttft", "100ms")
     assert o["requests"]["arrived"] == 20
     assert o["prefix_cache"]["prompt_tokens"] == 20 * 64
     engine = o["setup"]["config"]["engine"]
@@ -260,7 +261,7 @@ def test_building_the_parser_does_not_import_numpy():
 @pytest.mark.parametrize("command", ["simulate", "capacity"])
 def test_a_cluster_larger_than_the_system_is_a_one_line_error(command, capsys):
     from whatif.cli import main
-    slo = ["--slo-ttft", "0.2"] if command == "capacity" else []
+    slo = ["--slo-ttft", "200ms"] if command == "capacity" else []
     assert main([command, "--hardware", "dgx-h100", "--tp", "4", "--replicas", "3", "--requests", "5",
                  "--no-progress", *slo]) != 0
     err = capsys.readouterr().err.strip().splitlines()
@@ -278,9 +279,9 @@ def test_concurrency_runs_a_closed_loop(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["simulate", "--concurrency", "3", "--rate", "5"], "give --rate (an open stream of arrivals) or --concurrency"),
-    (["simulate", "--concurrency", "3", "--duration", "10"], "--concurrency: a closed loop runs --requests"),
+    (["simulate", "--concurrency", "3", "--duration", "10s"], "--concurrency: a closed loop runs --requests"),
     (["simulate", "--concurrency", "0"], "--concurrency: 0 is out of range"),
-    (["capacity", "--concurrency", "3", "--slo-ttft", "0.1"], "capacity searches an open stream's rate"),
+    (["capacity", "--concurrency", "3", "--slo-ttft", "100ms"], "capacity searches an open stream's rate"),
 ])
 def test_concurrency_refusals_are_one_line(capsys, argv, message):
     assert message in run_error(capsys, *argv, "--no-progress")

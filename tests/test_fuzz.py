@@ -126,7 +126,8 @@ SCENARIO_PATHS = [(k,) for k in SCENARIO] + [
     ("engine", "swap_space_gb"), ("cluster", "replicas"), ("cluster", "prefill_replicas"), ("slo", "ttft_s"),
     ("slo", "tpot_s"), ("horizon_s",), ("context_window",), ("price_per_hour",), ("memory_utilization",),
     ("cuda_graphs",), ("techniques",), ("place",), ("unknown_section",), ("workload", "unknown_key"),
-    ("calibration",), ("launch_us",), ("gpus",)]
+    ("calibration",), ("launch_us",), ("gpus",), ("slo", "attainment"), ("engine", "batching"),
+    ("traffic", "prompt"), ("traffic", "burstiness")]
 CALIBRATION_PATHS = [("gpu",), ("classes",), ("kernel_gap_s",), ("provenance",), ("classes", "gemm"),
                      ("classes", "gemm", "compute_eff"), ("classes", "gemm", "memory_eff"),
                      ("classes", "gemm", "smooth"), ("classes", "gemm", "overhead_s"), ("classes", "norm", "speed"),
@@ -147,7 +148,8 @@ def spoiled_file(draw):
         return ["estimate", "--model", "llama-3.2-1b", "--hardware", "@F.yaml"], {"F.yaml": _dump(data)}
     if kind in ("scenario", "scenario-sim"):
         data = _spoiled(SCENARIO, draw(st.sampled_from(SCENARIO_PATHS)), value)
-        argv = ["estimate", "--json"] if kind == "scenario" else ["simulate", "--json"]
+        argv = (draw(st.sampled_from([["estimate", "--json"], ["compare"]])) if kind == "scenario"
+                else ["simulate", "--json"])
         return [*argv, "--scenario", "@F.yaml"], {"F.yaml": _dump(data)}
     if kind == "calibration":
         data = _spoiled(CALIBRATION, draw(st.sampled_from(CALIBRATION_PATHS)), value)
@@ -209,7 +211,7 @@ COMMAND_FLAGS = {
     ("compare",): ["--systems", "--host-links", "--variant"],
     ("crossover",): ["--versus-gpus", "--batches"],
     ("size-tier",): ["--tier", "--max-count"],
-    ("capacity", "--requests", "10", "--slo-ttft", "1", "--hi", "4"): ["--lo", "--hi", "--rel-tol", "--variant"],
+    ("capacity", "--requests", "10", "--slo-ttft", "1s", "--hi", "4"): ["--lo", "--hi", "--rel-tol", "--variant"],
     ("kernel", "gemm", "--m", "64", "--n", "64", "--k", "64"): ["--m", "--n", "--k", "--dtype"],
     ("kernel", "attention", "--phase", "decode", "--batch", "1", "--heads", "8", "--kv-heads", "8", "--head-dim",
      "64", "--seq-len", "128"): ["--batch", "--heads", "--kv-heads", "--head-dim", "--seq-len"],
@@ -373,3 +375,44 @@ def test_bad_input_gives_one_line_errors_or_finite_results(fuzz_dir, case):
     found = problems(argv)
     shown = [a if len(a) < 80 else a[:60] + f"...({len(a)} chars)" for a in argv]
     assert not found, f"whatif {' '.join(shown)}: {'; '.join(found)}"
+
+
+# ---------------------------------------------------------------- the residue of a fuzz run (issue 40), each a case
+
+TRACE_HEAD = "arrival_s,prompt_tokens,output_tokens,prefix_id,prefix_tokens\n"
+CALIBRATION_SMOOTH = _spoiled(CALIBRATION, ("classes", "gemm", "smooth"), -1)
+TABLE_FAMILY = TABLE_HEADER + "\n" + "\n".join(
+    ",".join("warp_drive" if i == TABLE_HEADER.split(",").index("family") else cell
+             for i, cell in enumerate(row.split(","))) for row in TABLE_ROWS) + "\n"
+RESIDUE = [  # (argv, files, what the one-line error names)
+    (["estimate", "--model", "a" * 300 + ".yaml"], {}, "longer than the file system allows"),
+    (["estimate", "--calibration", "@F.yaml"], {}, "--calibration: no such file"),
+    *[([command, "--scenario", "@F.yaml", *extra], {"F.yaml": _dump({**SCENARIO, **section})}, name)
+      for command, extra in (("estimate", []), ("compare", []), ("report", ["--out", "@OUT.html"]))
+      for section, name in (({"slo": {"attainment": 2}}, "slo.attainment"), ({"horizon_s": 0}, "horizon_s"),
+                            ({"engine": {"batching": ["static"]}}, "engine.batching"),
+                            ({"traffic": {"arrival": ["gamma"]}}, "traffic.arrival"),
+                            ({"traffic": {"prompt": 1.5}}, "traffic.prompt"),
+                            ({"workload": {"prompt": 1.5}}, "workload.prompt"))],
+    *[(["simulate", "--trace", "@T.csv"], {"T.csv": (TRACE_HEAD + row).encode()}, column)
+      for row, column in (("0,64.5,16,,\n", "prompt_tokens"), ("0,64,x,,\n", "output_tokens"),
+                          ("0,64,16,a,100\n", "prefix_tokens"))],
+    (["estimate", "--calibration", "@F.yaml"], {"F.yaml": _dump(CALIBRATION_SMOOTH)}, "smooth"),
+    (["validate", "report", "@M.csv"], {"M.csv": TABLE_FAMILY.encode()}, "family 'warp_drive'"),
+    (["validate", "calibrate", "@M.csv"], {"M.csv": TABLE_FAMILY.encode()}, "family 'warp_drive'"),
+    (["report", "--batches=", "--out", "@OUT.html"], {}, "--batches"),
+]
+
+
+@pytest.mark.parametrize("argv,files,named", RESIDUE, ids=range(len(RESIDUE)))
+def test_fuzz_residue_is_a_one_line_error(fuzz_dir, capsys, argv, files, named):
+    argv = materialize(argv, files, fuzz_dir)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and err.startswith("whatif: error: ") and named in err, err
+
+
+def test_one_output_token_has_no_decode_figures(capsys):
+    assert main(["estimate", "--prompt", "1", "--output", "1", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["tpot_s"] is None and d["decode_throughput_tok_s"] is None and d["throughput_tok_s"] > 0

@@ -267,7 +267,7 @@ def test_compare_simulate_capacity_reports(tmp_path, capsys):
     assert main(["compare", "--model", SMALL, "--variant", "kivi", "--report", str(files["compare"])]) == 0
     assert main(["simulate", "--model", SMALL, "--rate", "10", "--requests", "40", "--no-progress",
                  "--report", str(files["simulate"])]) == 0
-    assert main(["capacity", "--model", SMALL, "--requests", "30", "--slo-ttft", "0.1", "--lo", "5", "--hi", "40",
+    assert main(["capacity", "--model", SMALL, "--requests", "30", "--slo-ttft", "100ms", "--lo", "5", "--hi", "40",
                  "--rel-tol", "0.3", "--no-progress", "--report", str(files["capacity"])]) == 0
     capsys.readouterr()
     assert '<section id="comparison">' in files["compare"].read_text()
@@ -292,7 +292,7 @@ def test_report_command_sections(tmp_path, capsys):
 
 @pytest.mark.parametrize("command", [["estimate", "--report"], ["compare", "--report"],
                                      ["simulate", "--requests", "5", "--report"],
-                                     ["capacity", "--slo-ttft", "1", "--report"], ["report", "--out"],
+                                     ["capacity", "--slo-ttft", "1s", "--report"], ["report", "--out"],
                                      ["demo", "--out"]])
 def test_unwritable_report_path_is_a_one_line_error(tmp_path, capsys, command):
     _one_line_error(capsys, command + [str(tmp_path / "missing" / "x.html")], "no such directory")

@@ -8,7 +8,7 @@ import pytest
 from whatif.cli import main
 
 BASE = ["search", "--model", "llama-3.1-8b", "--hardware", "dgx-h100", "--gpus", "4", "--prompt", "2000",
-        "--output", "200", "--slo-ttft", "0.3", "--slo-tpot", "0.02", "--tp", "1,2,4", "--pp", "1",
+        "--output", "200", "--slo-ttft", "300ms", "--slo-tpot", "20ms", "--tp", "1,2,4", "--pp", "1",
         "--batches", "1,16,128", "--no-progress"]
 
 

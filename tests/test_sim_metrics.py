@@ -187,7 +187,9 @@ def test_text_has_units_and_counts():
     text = result(recs, SLO(ttft_s=1.0, tpot_s=0.05), log=log, replicas=replicas).text()
     assert "model: toy" in text
     assert "11 arrived, 9 finished, 1 still queued, 0 still running, 1 rejected (1 prompt too long)" in text
-    for row in ("TTFT", "TPOT", "ITL", "E2E", "queue"):
+    header = next(line for line in text.splitlines() if line.startswith("latency"))
+    assert all(f" {column}" in header for column in ("TTFT", "TPOT", "ITL", "E2EL", "queue"))
+    for row in ("p50", "p99", "mean", "max"):
         assert any(line.startswith(row) and ("ms" in line or " s" in line) for line in text.splitlines())
     assert "req/s" in text and "tok/s" in text and "goodput" in text and "%" in text
     assert "SLO" not in result(recs).text()          # no SLO given, no attainment line

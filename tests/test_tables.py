@@ -17,8 +17,8 @@ COMMANDS = {
     "compare": (["compare", "--model", "llama-3-8b", "--variant", "kivi", "--systems", "h100-sxm,a100-sxm-80gb"],
                 result_rows.COMPARE_COLUMNS, 4),
     "kernel": (["kernel", "gemm", "--m", "16", "--n", "4096", "--k", "4096"], result_rows.KERNEL_COLUMNS, 1),
-    "simulate": (["simulate", *SIM, "--slo-ttft", "0.5"], result_rows.SIMULATE_COLUMNS, 1),
-    "capacity": (["capacity", "--requests", "40", "--no-progress", "--slo-ttft", "0.5", "--hi", "8"],
+    "simulate": (["simulate", *SIM, "--slo-ttft", "500ms"], result_rows.SIMULATE_COLUMNS, 1),
+    "capacity": (["capacity", "--requests", "40", "--no-progress", "--slo-ttft", "500ms", "--hi", "8"],
                  result_rows.CAPACITY_COLUMNS, 1),
 }
 

@@ -51,13 +51,14 @@ class EstimateResult:
 
     def summary(self) -> dict:
         """The headline figures, flat (seconds, tokens/s, bytes per GPU)."""
+        from .reports.output import decoded
         e, w = self.estimate, self.estimate.workload
         return {"model": e.model.name, "hardware": e.system.name, "gpus": e.parallel.gpus, "tp": e.parallel.tp,
                 "pp": e.parallel.pp, "ep": e.parallel.ep, "batch": w.batch, "prompt": w.prompt,
                 "output": w.output, "weight_dtype": e.precision.weight, "kv_dtype": e.precision.kv,
                 "techniques": "+".join(t.name for t in e.techniques.items), "ttft_s": e.ttft_s,
-                "tpot_s": e.tpot_s, "e2e_s": e.e2e_s, "throughput_tok_s": e.throughput_tok_s,
-                "decode_throughput_tok_s": e.decode_throughput_tok_s, "max_batch": e.max_batch,
+                "tpot_s": decoded(e, e.tpot_s), "e2e_s": e.e2e_s, "throughput_tok_s": e.throughput_tok_s,
+                "decode_throughput_tok_s": decoded(e, e.decode_throughput_tok_s), "max_batch": e.max_batch,
                 "max_batch_throughput_tok_s": e.max_batch_throughput_tok_s, "max_context_tokens": e.max_context,
                 "memory_per_gpu_bytes": e.memory.total_bytes, "fits": self.fits,
                 "cost_per_mtok_usd": e.cost_per_mtok}

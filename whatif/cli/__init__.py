@@ -15,7 +15,7 @@ import sys
 from .. import __version__
 from ..errors import WhatifError
 from .catalog import add_catalog_parsers, cmd_list, cmd_show
-from .common import WhatifParser
+from .common import WhatifParser, unknown_flags
 from .compare import add_compare_parser, cmd_compare
 from .estimate import add_estimate_parser, add_kernel_parser, cmd_estimate, cmd_kernel
 from .report import add_demo_parser, add_report_parser, cmd_demo, cmd_report
@@ -53,7 +53,9 @@ COMMANDS = {"estimate": cmd_estimate, "compare": cmd_compare, "crossover": cmd_c
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            raise unknown_flags(parser, getattr(args, "command", None), extra)
         if args.command is None:
             parser.print_help()
             return 0

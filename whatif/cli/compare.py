@@ -7,6 +7,7 @@ from ..errors import WhatifError
 from .common import add_explain_flag
 from .reporting import add_report_flag, start_report, write_report
 from .scenario_flags import add_scenario_flags, scenario_from_args
+from .sim_flags import check_file_sections
 from .tables import add_table_flags, start_tables, write_tables
 
 
@@ -37,6 +38,7 @@ def parse_systems(systems_arg: str | None, hardware_given: bool) -> list[str]:
 def compare_inputs(args):
     """(base scenario, other systems, host links) from compare's flags, each checked."""
     base = scenario_from_args(args)
+    check_file_sections(base, args.scenario)
     systems = parse_systems(args.systems, bool(args.hardware))
     if systems:
         from ..queries.compare import on_system

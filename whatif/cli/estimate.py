@@ -12,6 +12,7 @@ from .common import add_explain_flag
 from .result_rows import ESTIMATE_COLUMNS, KERNEL_COLUMNS, estimate_row, kernel_row
 from .reporting import add_report_flag, start_report, write_report
 from .scenario_flags import add_hardware_flags, add_scenario_flags, scenario_from_args
+from .sim_flags import check_file_sections
 from .tables import add_table_flags, start_tables, write_tables
 
 
@@ -66,6 +67,7 @@ def cmd_estimate(args) -> int:
     start_report(args.report)
     start_tables(args)
     scenario = scenario_from_args(args)
+    check_file_sections(scenario, args.scenario)
     est = scenario.run()
     check_fits(est)
     warn_idle_shared_prefix(est.workload.shared_prefix, [est.techniques])

@@ -8,6 +8,7 @@ from .compare import compare_inputs
 from .progress import progress
 from .reporting import start_report
 from .scenario_flags import scenario_from_args
+from .sim_flags import check_file_sections
 from .sim_flags import SimulatorHelp, add_simulator_flags, simulation_values
 
 DEMO_OUT = "whatif-demo.html"
@@ -63,7 +64,7 @@ def cmd_report(args) -> int:
     from ..reports.page import Page
     from ..reports.sweeps import parse_batches
     start_report(args.out, "--out")
-    batches = parse_batches(args.batches) if args.batches else None
+    batches = parse_batches(args.batches) if args.batches is not None else None   # `--batches=` is an error
     comparing = bool(args.variant or args.systems is not None or args.host_links is not None)
     if comparing:
         from ..queries.compare import run_compare
@@ -74,6 +75,7 @@ def cmd_report(args) -> int:
         est = result.baseline.estimate
     else:
         base = scenario_from_args(args)
+        check_file_sections(base, args.scenario)
         est = base.run()
         sections = build.estimate_sections(base, est, not args.no_sweep, batches)
     page = Page(args.title or f"whatif report: {est.model.name} on {est.system.name}",
@@ -88,8 +90,9 @@ def cmd_report(args) -> int:
     size = page.write(args.out, "--out")
     fits = "fits" if est.memory.fits else "does NOT fit"
     from ..reports.output import tok_rate   # (when run: building the parser stays light)
-    headline = (f"{est.model.name} on {est.system.name}: TTFT {units.seconds(est.ttft_s)}, TPOT "
-                f"{units.seconds(est.tpot_s)}, {tok_rate(est.throughput_tok_s)}, max batch {est.max_batch}, {fits}")
+    tpot = units.seconds(est.tpot_s) if est.workload.output > 1 else "none (one output token)"
+    headline = (f"{est.model.name} on {est.system.name}: TTFT {units.seconds(est.ttft_s)}, TPOT {tpot}, "
+                f"{tok_rate(est.throughput_tok_s)}, max batch {est.max_batch}, {fits}")
     if args.json:
         print(json.dumps({"report": args.out, "bytes": size, "charts": page.figures,
                           "sections": [s.id for s in page.sections]}, allow_nan=False))

@@ -41,6 +41,7 @@ def _num(x):
 
 
 def estimate_row(e) -> dict:
+    from ..reports.output import decoded
     m, w, p = e.memory, e.workload, e.parallel
     row = {
         "model": e.model.name, "hardware": e.system.name, "gpus": p.gpus, "tp": p.tp, "pp": p.pp, "ep": p.ep,
@@ -48,8 +49,9 @@ def estimate_row(e) -> dict:
         "quantization": e.precision.quantization or None,
         "batch": w.batch, "prompt_tokens": w.prompt, "output_tokens": w.output,
         "techniques": e.techniques.label() if e.techniques else "", "efficiency": e.efficiency.source,
-        "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "e2e_s": e.e2e_s, "throughput_tok_s": e.throughput_tok_s,
-        "decode_throughput_tok_s": e.decode_throughput_tok_s, "max_batch": e.max_batch,
+        "ttft_s": e.ttft_s, "tpot_s": decoded(e, e.tpot_s), "e2e_s": e.e2e_s,
+        "throughput_tok_s": e.throughput_tok_s, "decode_throughput_tok_s": decoded(e, e.decode_throughput_tok_s),
+        "max_batch": e.max_batch,
         "max_batch_throughput_tok_s": e.max_batch_throughput_tok_s, "max_context_tokens": e.max_context,
         "weights_bytes": m.weights_bytes, "kv_bytes": m.kv_cache_bytes, "kv_bytes_per_token": m.kv_bytes_per_token,
         "activation_bytes": m.activation_bytes, "total_bytes": m.total_bytes, "usable_bytes": m.usable_bytes,

@@ -27,6 +27,23 @@ _COUNT_FLAGS = {
                                                               "(default 0)"),
 }
 
+# The spellings of vllm serve / vllm bench serve, sglang.launch_server and trtllm-serve for the same flags.
+ENGINE_ALIASES = {
+    "tp": ("--tensor-parallel-size", "-tp", "--tp-size", "--tp_size"),
+    "pp": ("--pipeline-parallel-size", "-pp", "--pp-size", "--pp_size"),
+    "ep": ("--ep-size", "--ep_size"),
+    "prompt": ("--input-len", "--random-input-len"),
+    "output": ("--output-len", "--random-output-len"),
+    "kv-dtype": ("--kv-cache-dtype",),
+    "memory-utilization": ("--gpu-memory-utilization",),
+    "max-num-seqs": ("--max-running-requests", "--max-batch-size", "--max_batch_size"),
+    "max-num-batched-tokens": ("--max_num_tokens", "--max-num-tokens"),
+}
+
+
+def _spellings(flag: str) -> list[str]:
+    return [f"--{flag}", *ENGINE_ALIASES.get(flag, ())]
+
 
 def add_hardware_flags(p):
     """--hardware, the efficiency model and --json: what every prediction needs, kernels included."""
@@ -52,7 +69,8 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
     p.add_argument("--model", type=flag_text, help="model profile name or path to a YAML / Hugging Face config.json")
     add_hardware_flags(p)
     for flag, (field, text) in _COUNT_FLAGS.items():
-        p.add_argument(f"--{flag}", type=field.flag_type(), help=argparse.SUPPRESS if f"--{flag}" in unlisted else text)
+        p.add_argument(*_spellings(flag), dest=flag.replace("-", "_"), type=field.flag_type(),
+                       help=argparse.SUPPRESS if f"--{flag}" in unlisted else text)
     p.add_argument("--dp-attention", action="store_true",
                    help="attention data parallel (SGLang --enable-dp-attention), MoE models with --ep = --tp > 1: "
                         "each GPU runs attention, dense MLPs and shared experts whole on its own 1/tp of the "
@@ -63,15 +81,19 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
     p.add_argument("--weight-dtype", type=flag_text,
                    help=f"weight dtype: {', '.join(WEIGHT_DTYPES)} (default: --dtype); int8/int4 are weight-only "
                         "with a scale per --weight-group-size")
-    p.add_argument("--kv-dtype", type=flag_text, help=f"KV-cache dtype: {', '.join(KV_DTYPES)} (default: --dtype)")
+    p.add_argument(*_spellings("kv-dtype"), dest="kv_dtype", type=flag_text,
+                   help=f"KV-cache dtype: {', '.join(KV_DTYPES)} (default: --dtype)")
     add_quantization_flag(p)
-    p.add_argument("--memory-utilization", type=flag_float(0, 1, "a fraction of HBM", low_open=True),
+    p.add_argument(*_spellings("memory-utilization"), dest="memory_utilization",
+                   type=flag_float(0, 1, "a fraction of HBM", low_open=True),
                    help="the engine's memory fraction (default: its spec's, e.g. vLLM's gpu_memory_utilization 0.9)")
-    p.add_argument("--max-num-seqs", *([max_seqs_alias] if max_seqs_alias else []), dest="max_num_seqs",
+    p.add_argument(*_spellings("max-num-seqs"), *([max_seqs_alias] if max_seqs_alias else []),
+                   dest="max_num_seqs",
                    type=flag_int(1, MAX_BATCH, "sequences"), metavar="N",
                    help="the engine's most running sequences (vLLM max_num_seqs, TensorRT-LLM max_batch_size): "
                         "its CUDA graphs stop at this batch; default: the engine spec's for the GPU")
-    p.add_argument("--max-num-batched-tokens", type=flag_int(1, MAX_TOKENS, "tokens"), metavar="TOKENS",
+    p.add_argument(*_spellings("max-num-batched-tokens"), dest="max_num_batched_tokens",
+                   type=flag_int(1, MAX_TOKENS, "tokens"), metavar="TOKENS",
                    help="the engine's token budget per step (vLLM max_num_batched_tokens, TensorRT-LLM "
                         "max_num_tokens): sizes its activation profile run; default: the engine spec's for the GPU")
     p.add_argument("--eager", action="store_true", help="no CUDA graphs in decode: pay CPU launch per kernel")

@@ -7,7 +7,8 @@ import sys
 import time
 
 from ..errors import WhatifError, check_mapping, shown
-from ..specs.checks import MAX_GPUS, MAX_REQUESTS, MAX_TOKENS, flag_int, flag_seconds
+from ..specs.checks import MAX_GPUS, MAX_REQUESTS, MAX_TOKENS, flag_int, flag_seconds, implausible_slo
+from .sim_flags import warn
 from .progress import ProgressLine, add_progress_flag
 from .reporting import add_report_flag, start_report, write_report
 
@@ -49,17 +50,21 @@ def add_search_parser(sub) -> None:
     p.add_argument("--model", help="model profile name or config path")
     p.add_argument("--hardware", help="system or GPU types of the pool, comma-separated (e.g. dgx-h100,hgx-h200)")
     p.add_argument("--gpus", type=flag_int(1, MAX_GPUS, "GPUs"), help="GPU budget: the most GPUs a deployment may use")
-    p.add_argument("--prompt", type=flag_int(1, MAX_TOKENS, "tokens"), help="input tokens per request (default 4000)")
-    p.add_argument("--output", type=flag_int(1, MAX_TOKENS, "tokens"), help="output tokens per request (default 1000)")
+    p.add_argument("--prompt", "--input-len", dest="prompt", type=flag_int(1, MAX_TOKENS, "tokens"),
+                   help="input tokens per request (default 4000)")
+    p.add_argument("--output", "--output-len", dest="output", type=flag_int(1, MAX_TOKENS, "tokens"),
+                   help="output tokens per request (default 1000)")
     p.add_argument("--slo-ttft", type=flag_seconds, metavar="TIME",
-                   help="time to first token target (a bare number is seconds, or 500ms, 0.5s)")
+                   help="time to first token target with its unit: 500ms, 0.5s (a bare number is refused)")
     p.add_argument("--slo-tpot", type=flag_seconds, metavar="TIME",
-                   help="time per output token target (a bare number is seconds, or 50ms)")
-    p.add_argument("--slo-e2e", type=flag_seconds, metavar="TIME",
-                   help="end-to-end latency target (a bare number is seconds, or 2min)")
+                   help="time per output token target with its unit: 50ms (a bare number is refused)")
+    p.add_argument("--slo-e2e", "--slo-e2el", dest="slo_e2e", type=flag_seconds, metavar="TIME",
+                   help="end-to-end latency (vLLM's E2EL) target with its unit: 2min, 90s")
     s = p.add_argument_group("space")
-    s.add_argument("--tp", help="TP sizes to try, comma-separated (default: powers of two up to a node)")
-    s.add_argument("--pp", help="PP sizes to try (default: powers of two up to a node)")
+    s.add_argument("--tp", "--tensor-parallel-size", dest="tp",
+                   help="TP sizes to try, comma-separated (default: powers of two up to a node)")
+    s.add_argument("--pp", "--pipeline-parallel-size", dest="pp",
+                   help="PP sizes to try (default: powers of two up to a node)")
     s.add_argument("--batches", help="max running sequences per replica to try (default 1,2,4,...,256)")
     s.add_argument("--weight-dtypes", help="weight formats to try, e.g. bf16,fp8 (default bf16)")
     s.add_argument("--quantizations", metavar="LIST",
@@ -128,6 +133,8 @@ def search_kwargs(args) -> dict:
              "ttft": args.slo_ttft, "tpot": args.slo_tpot, "e2e": args.slo_e2e,
              "efficiency": args.efficiency, "kv_link": args.kv_link, "objective": args.objective,
              "techniques": args.technique}
+    for name, key in (("TTFT", "ttft"), ("TPOT", "tpot"), ("E2E", "e2e")):
+        warn(implausible_slo(name, flags[key], f"--slo-{key}"))
     for key, text, flag in (("hardware", args.hardware, "--hardware"), ("weight_dtypes", args.weight_dtypes,
                             "--weight-dtypes"), ("kv_dtypes", args.kv_dtypes, "--kv-dtypes"),
                             ("quantizations", args.quantizations, "--quantizations"), ("modes", args.modes,

@@ -8,13 +8,15 @@ dataclass's, or the engine spec's for the scenario's GPU (SchedulerConfig.for_en
 from __future__ import annotations
 
 import argparse
+import math
+import sys
 from pathlib import Path
 from dataclasses import dataclass, fields
 from functools import cache
 
 from ..errors import WhatifError
 from ..specs.checks import (MAX_BATCH, MAX_PARALLEL, MAX_REPLICAS, MAX_REQUESTS, MAX_TOKENS, MAX_TURNS,
-                            Field)
+                            Field, implausible_slo, is_number)
 from .progress import add_progress_flag
 from .scenario_flags import add_scenario_flags
 
@@ -27,6 +29,7 @@ class SimFlag:
     field: str
     flag: str
     kwargs: dict               # argparse keywords besides dest and default
+    aliases: tuple = ()        # the engines' and their benchmark clients' spellings of the same flag
 
     @property
     def dest(self) -> str:
@@ -34,35 +37,39 @@ class SimFlag:
 
 
 def _f(section: str, field: str, flag: str, kind: Field | None = None, metavar: str | None = None, help: str = "",
-       **kw) -> SimFlag:
+       aliases: tuple = (), **kw) -> SimFlag:
     kwargs = {"help": help, **kw}
     if kind is not None:
         kwargs["type"] = kind.flag_type()
     if metavar is not None:
         kwargs["metavar"] = metavar
     FIELDS[f"{section}_{field}"] = kind if kind is not None else Field("bool")
-    return SimFlag(section, field, flag, kwargs)
+    return SimFlag(section, field, flag, kwargs, aliases)
 
 
+GAMMA_SHAPE = "gamma_shape"               # --burstiness (vLLM's shape), made the traffic's CV (burstiness)
 FIELDS: dict[str, Field] = {}             # dest -> the Field that checks a flag's or a scenario file's value
 _BOOL = argparse.BooleanOptionalAction   # --x / --no-x, so a flag can override a scenario file either way
 _TEXT = Field("text")
-_SECONDS = Field("seconds", low_open=True)   # a bare number is seconds; or 500ms, 0.5s, 20us, 2min
+_SECONDS = Field("seconds", low_open=True)   # a flag's time needs its unit (500ms, 0.5s); a file's bare number is s
 
 TRAFFIC_FLAGS = (
     _f("traffic", "rate", "--rate", Field("float", 0, 1e6, "requests per second", True), "REQ/S",
-       "mean arrival rate, requests per second (sessions per second with --turns > 1)"),
+       "mean arrival rate, requests per second (sessions per second with --turns > 1)",
+       aliases=("--request-rate",)),
     _f("traffic", "concurrency", "--concurrency", Field("int", 1, MAX_REQUESTS, "clients"), "N",
        "instead of --rate: a closed loop of N clients, each sending its next request when its last is answered "
-       "(vllm bench serve --max-concurrency, genai-perf --concurrency); TTFT counts from the send"),
+       "(vllm bench serve --max-concurrency, genai-perf --concurrency); TTFT counts from the send",
+       aliases=("--max-concurrency",)),
     _f("traffic", "arrival", "--arrival", _TEXT, "PROCESS", "arrival process; gamma is bursty (see --burstiness)"),
-    _f("traffic", "burstiness", "--burstiness", Field("float", 0, 100, "(coefficient of variation)", True), "CV",
-       "coefficient of variation of gamma inter-arrival times (1 is Poisson's; > 1 is burstier)"),
+    _f("traffic", GAMMA_SHAPE, "--burstiness", Field("float", 0, 1e4, "(gamma shape)", True), "SHAPE",
+       "as vllm bench serve --burstiness: the shape of gamma inter-arrival times, lower is burstier (1 is "
+       "Poisson's, 0.25 twice as variable, 4 steadier); implies --arrival gamma when not 1. A scenario file's "
+       "traffic.burstiness is the coefficient of variation instead (CV = 1/sqrt(shape))"),
     _f("traffic", "requests", "--requests", Field("int", 1, MAX_REQUESTS, "requests"), "N",
-       "how many requests to simulate"),
-    _f("traffic", "duration_s", "--duration", _SECONDS, "SECONDS",
-       "instead of --requests: every request arriving in the first SECONDS (a bare number is seconds; or 90s, "
-       "2min)"),
+       "how many requests to simulate", aliases=("--num-prompts",)),
+    _f("traffic", "duration_s", "--duration", _SECONDS, "TIME",
+       "instead of --requests: every request arriving in the first TIME, with its unit: 90s, 2min"),
     _f("traffic", "lengths", "--lengths", _TEXT, "DIST",
        "prompt/output lengths: fixed (--prompt/--output tokens) or a built-in distribution"),
     _f("traffic", "prefix_groups", "--prefix-groups", Field("int", 0, MAX_REQUESTS, "prefixes"), "N",
@@ -71,8 +78,8 @@ TRAFFIC_FLAGS = (
        "tokens of each shared prefix, added to the prompt"),
     _f("traffic", "turns", "--turns", Field("int", 1, MAX_TURNS, "turns"), "N",
        "multi-turn sessions of N turns; each turn's prompt carries the history"),
-    _f("traffic", "think_s", "--think-time", Field("seconds"), "SECONDS",
-       "mean time between a session's turns (exponential; a bare number is seconds, or 500ms)"),
+    _f("traffic", "think_s", "--think-time", Field("seconds"), "TIME",
+       "mean time between a session's turns (exponential), with its unit: 500ms, 2s"),
     _f("traffic", "trace", "--trace", _TEXT, "FILE",
        "CSV or JSON-lines requests (arrival_s, prompt_tokens, output_tokens, optional prefix_id) instead of "
        "generated ones"),
@@ -85,7 +92,7 @@ ENGINE_FLAGS = (
     _f("engine", "priority", "--priority", _TEXT, "PHASE",
        "without chunked prefill: waiting prompts first (prefill, vLLM V0), running decodes first (decode), or "
        "whole prompts beside the decodes within the token budget (mixed, TensorRT-LLM)"),
-    _f("engine", "chunked_prefill", "--chunked-prefill", action=_BOOL,
+    _f("engine", "chunked_prefill", "--chunked-prefill", action=_BOOL, aliases=("--enable-chunked-prefill",),
        help="decodes first, prefill chunks fill the rest of each iteration's token budget (Sarathi-Serve)"),
     _f("engine", "token_budget", "--token-budget", Field("int", 1, MAX_TOKENS, "tokens"), "TOKENS",
        "most tokens per iteration (decodes + prefill)"),
@@ -93,8 +100,9 @@ ENGINE_FLAGS = (
        "tokens per paged KV block"),
     _f("engine", "watermark", "--watermark", Field("float", 0, 0.99, "a fraction of the KV blocks"), "FRACTION",
        "share of KV blocks kept free when admitting"),
-    _f("engine", "prefix_caching", "--prefix-caching", action=_BOOL,
-       help="share the KV blocks of common prompt prefixes between requests"),
+    _f("engine", "prefix_caching", "--prefix-caching", action=_BOOL, aliases=("--enable-prefix-caching",),
+       help="share the KV blocks of common prompt prefixes between requests (vLLM --enable-prefix-caching, "
+            "SGLang's radix cache)"),
     _f("engine", "preemption", "--preemption", _TEXT, "MODE",
        "a preempted request's KV is recomputed later, or swapped to host memory and back"),
     _f("engine", "capacity", "--capacity", _TEXT, "POLICY",
@@ -121,16 +129,17 @@ CLUSTER_FLAGS = (
 )
 SLO_FLAGS = (
     _f("slo", "ttft_s", "--slo-ttft", _SECONDS, "TIME",
-       "time-to-first-token objective: a bare number is seconds, or with a unit: 500ms, 0.5s"),
+       "time-to-first-token objective with its unit: 500ms, 0.5s (a bare number is refused: vLLM's --goodput "
+       "reads ms, a scenario file's slo.ttft_s seconds)"),
     _f("slo", "tpot_s", "--slo-tpot", _SECONDS, "TIME",
-       "time-per-output-token objective: a bare number is seconds, or with a unit: 50ms, 0.05s"),
+       "time-per-output-token objective with its unit: 50ms, 0.05s (a bare number is refused)"),
     _f("slo", "attainment", "--attainment", Field("float", 0, 1, "a fraction of requests", True), "FRACTION",
        "share of requests that must meet every objective"),
 )
 RUN_FLAGS = (
     _f("run", "horizon_s", "--horizon", _SECONDS, "TIME",
-       "stop the simulated clock here and report what is unfinished (default: when every request is done; a "
-       "bare number is seconds, or 90s, 2min)"),
+       "stop the simulated clock here and report what is unfinished, with its unit: 90s, 2min (default: when "
+       "every request is done)"),
 )
 GROUPS = (("traffic", "requests that arrive (a scenario file's traffic: section)", TRAFFIC_FLAGS),
           ("engine", "each replica's scheduler and KV cache (engine: section)", ENGINE_FLAGS),
@@ -140,6 +149,8 @@ ALL_FLAGS = TRAFFIC_FLAGS + ENGINE_FLAGS + CLUSTER_FLAGS + SLO_FLAGS + RUN_FLAGS
 # engine.max_batch is the engine's max_num_seqs: in a simulation --max-batch is that flag's other spelling
 MAX_BATCH_ALIAS = "--max-batch"
 FIELDS["engine_max_batch"] = Field("int", 1, MAX_BATCH, "sequences")
+# a scenario file's traffic.burstiness: the coefficient of variation of the gaps (1/sqrt of --burstiness's shape)
+FIELDS["traffic_burstiness"] = Field("float", 0, 100, "(coefficient of variation)", True)
 
 # Estimate flags that describe one fixed batch: a simulation forms its own batches.
 NOT_SIMULATED = (
@@ -150,7 +161,9 @@ NOT_SIMULATED = (
 
 SIM_EPILOG = ("A --scenario file may also hold traffic:, engine:, cluster: and slo: sections and a top-level "
               "horizon_s, with the fields of whatif.simulator's WorkloadSpec, SchedulerConfig, ClusterConfig and SLO "
-              "(e.g. traffic: {rate: 5, lengths: sharegpt}); flags override them. Its workload: section (one "
+              "(e.g. traffic: {rate: 5, lengths: sharegpt}); its time fields (*_s) are seconds, and its "
+              "traffic.burstiness the coefficient of variation (1/sqrt of --burstiness); flags override them. Its "
+              "workload: section (one "
               "estimate batch) is not used: --prompt/--output (or traffic: prompt/output) set the fixed lengths.")
 
 
@@ -192,6 +205,7 @@ def _help_notes() -> dict[str, str]:
         elif default is not None:
             parts.append(f"default {default:g}" if isinstance(default, float) else f"default {default}")
         notes[flag.dest] = "; ".join(parts)
+    notes[f"traffic_{GAMMA_SHAPE}"] = "default 1"
     notes["traffic_requests"] = (f"default {workload.DEFAULT_REQUESTS}; with --trace, all of it unless --requests "
                                  "or --duration")
     # the scenario's engine limits (their help states the rule): the example, as the scheduler's flags
@@ -224,9 +238,10 @@ def add_simulator_flags(p, searched_rate: bool, refuses_batch: bool = True):
         group = p.add_argument_group(title, description)
         for flag in flags:
             if searched_rate and flag.field == "rate":
-                group.add_argument(flag.flag, dest=flag.dest, default=None, type=str, help=argparse.SUPPRESS)
+                group.add_argument(flag.flag, *flag.aliases, dest=flag.dest, default=None, type=str,
+                                   help=argparse.SUPPRESS)
             else:
-                group.add_argument(flag.flag, dest=flag.dest, default=None, **flag.kwargs)
+                group.add_argument(flag.flag, *flag.aliases, dest=flag.dest, default=None, **flag.kwargs)
     out = p.add_argument_group("run and output")
     for flag in RUN_FLAGS:
         out.add_argument(flag.flag, dest=flag.dest, default=None, **flag.kwargs)
@@ -243,14 +258,28 @@ def reject_estimate_flags(args) -> None:
             raise WhatifError(f"{flag} does not apply to a simulation: {instead}")
 
 
-def simulation_values(args) -> dict[str, dict]:
-    """{section: field values}: the scenario file's simulator sections, then the flags given over them."""
+def _file_values(path: str | None) -> dict[str, dict]:
+    """{section: field values} of a scenario file's simulator sections (empty sections without a file)."""
     from ..scenario import SIM_TOP, read_scenario_file
     from ..simulator.config import file_sections
-    file_values = file_sections(read_scenario_file(args.scenario)[2], Path(args.scenario).name) if args.scenario \
-        else {}
+    file_values = file_sections(read_scenario_file(path)[2], Path(path).name) if path else {}
     values = {section: dict(file_values.get(section, {})) for section in ("traffic", "engine", "cluster", "slo")}
     values["run"] = {key: file_values[key] for key in SIM_TOP if key in file_values}
+    return values
+
+
+def check_file_sections(scenario, path: str | None) -> None:
+    """A scenario file's simulator sections checked as a simulation checks them, for the commands that do not
+    simulate (estimate, compare, report): a wrong value is an error there too, not silently ignored."""
+    values = _file_values(path)
+    if any(values.values()):
+        from ..simulator.config import sim_config
+        sim_config(scenario, check_simulation_values(values))
+
+
+def simulation_values(args) -> dict[str, dict]:
+    """{section: field values}: the scenario file's simulator sections, then the flags given over them."""
+    values = _file_values(args.scenario)
     for key in ("prompt", "output"):             # the scenario's flags, for a simulation the traffic's lengths
         if getattr(args, key) is not None:
             values["traffic"][key] = getattr(args, key)
@@ -260,10 +289,20 @@ def simulation_values(args) -> dict[str, dict]:
         value = getattr(args, flag.dest, None)
         if value is not None:
             values[flag.section][flag.field] = value
+    shape = values["traffic"].pop(GAMMA_SHAPE, None)
+    if shape is not None:                        # vLLM's gamma shape as the workload's coefficient of variation
+        values["traffic"]["burstiness"] = 1.0 / math.sqrt(float(shape)) if is_number(shape) else shape
+        if values["traffic"].get("arrival") is None and shape != 1:
+            values["traffic"]["arrival"] = "gamma"
     return check_simulation_values(values)
 
 
 _LENGTH = Field("int", 1, MAX_TOKENS, "tokens")
+
+
+def warn(note: str | None) -> None:
+    if note:
+        print(f"whatif: warning: {note}", file=sys.stderr)
 
 
 def check_simulation_values(values: dict[str, dict]) -> dict[str, dict]:
@@ -277,6 +316,8 @@ def check_simulation_values(values: dict[str, dict]) -> dict[str, dict]:
             if field is not None and value is not None and not (section == "traffic" and key == "rate"
                                                                  and isinstance(value, str)):
                 fields_[key] = field.check(value, where)
+    for name, key in (("TTFT", "ttft_s"), ("TPOT", "tpot_s")):
+        warn(implausible_slo(name, values["slo"].get(key), f"--slo-{name.lower()} (slo.{key})"))
     traffic = values["traffic"]
     if traffic.get("concurrency") and traffic.get("rate") is not None:
         raise WhatifError("give --rate (an open stream of arrivals) or --concurrency (a closed loop of clients), "

@@ -65,9 +65,9 @@ def estimate_dict(e: Estimate) -> dict:
         "techniques": [{"name": t.name, "family": t.family, "parameters": t.values()} for t in e.techniques.items],
         "efficiency": {"source": e.efficiency.source, "provenance": e.efficiency.provenance},
         "engine": e.engine_spec.to_dict() if e.engine_spec is not None else None,
-        "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "e2e_s": e.e2e_s,
+        "ttft_s": e.ttft_s, "tpot_s": decoded(e, e.tpot_s), "e2e_s": e.e2e_s,
         "served_ttft_s": e.served_ttft_s, "served_e2e_s": e.served_e2e_s, "frontend_s": e.frontend_s,
-        "throughput_tok_s": e.throughput_tok_s, "decode_throughput_tok_s": e.decode_throughput_tok_s,
+        "throughput_tok_s": e.throughput_tok_s, "decode_throughput_tok_s": decoded(e, e.decode_throughput_tok_s),
         "max_batch": e.max_batch, "max_batch_context_tokens": w.prompt + w.output,
         "max_batch_throughput_tok_s": e.max_batch_throughput_tok_s,
         "max_context_tokens": e.max_context, "memory_max_context_tokens": e.memory_max_context,
@@ -139,6 +139,11 @@ def _tier_budget_table(m) -> str:
 
 
 NO_DECODE = "none: no decode step (--output 1: prefill makes the only token)"
+
+
+def decoded(e, value: float) -> float | None:
+    """A decode figure (TPOT, decode throughput), None when there is no decode step (one output token)."""
+    return value if e.workload.output > 1 else None
 
 
 def tok_rate(tok_s: float) -> str:

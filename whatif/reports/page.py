@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..errors import WhatifError
+from ..specs import units
 
 FLOAT_DIGITS = 4        # significant digits kept in figure data (sizes stay small; the eye cannot see more)
 PLOT_CONFIG = {"responsive": True, "displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -97,6 +98,9 @@ def table(headers: list[str], rows: list[list], numeric: set[int] | None = None,
     """An HTML table; every cell is escaped except columns in `raw` (already-built HTML). Columns in `numeric`
     are right-aligned (default: all but the first); columns in `prose` hold sentences (kept wide enough)."""
     numeric = set(range(1, len(headers))) if numeric is None else numeric
+    if rows:   # a column of times in one unit (units.one_time_unit), as the text tables
+        rows = [list(r) for r in zip(*(col if i in raw else units.one_time_unit(list(col))
+                                       for i, col in enumerate(zip(*rows))))]
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
     body = []
     for row in rows:

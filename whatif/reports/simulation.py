@@ -126,14 +126,21 @@ def _rate(x, unit: str) -> str:
 
 
 def latency_table(summary: dict) -> str:
-    from ..simulator.metrics_text import LATENCY_ROWS, STAT_KEYS
-    rows = [[name] + [_s(summary["latency"][key][k]) for k in STAT_KEYS] for name, key in LATENCY_ROWS]
-    return table(["latency"] + list(STAT_KEYS), rows)
+    """One column per latency, one row per statistic; tails marked + (unbounded) in an overloaded run."""
+    from ..simulator.metrics_text import LATENCY_ROWS, QUEUED_LATENCIES, STAT_KEYS, TAIL_KEYS, UNBOUNDED_MARK
+    over = (summary.get("overload") or {}).get("overloaded")
+    rows = [[k] + [_s(summary["latency"][key][k]) + (UNBOUNDED_MARK if over and key in QUEUED_LATENCIES
+                                                     and k in TAIL_KEYS else "") for _, key in LATENCY_ROWS]
+            for k in STAT_KEYS]
+    return table(["latency"] + [name for name, _ in LATENCY_ROWS], rows)
 
 
 def headline_pairs(summary: dict, slo) -> list[tuple[str, str]]:
+    from ..simulator.overload import verdict_line
     c, t, kv, b = summary["requests"], summary["throughput"], summary["kv_memory"], summary["batch"]
-    pairs = [("requests", f"{c['arrived']} arrived, {c['finished']} finished, {c['queued']} still queued, "
+    verdict = verdict_line(summary.get("overload") or {})
+    pairs = ([("overload", verdict)] if verdict else [])
+    pairs += [("requests", f"{c['arrived']} arrived, {c['finished']} finished, {c['queued']} still queued, "
                           f"{c['running']} still running, {c['rejected']} rejected"),
              ("throughput", f"{_rate(t['finished_rps'], 'req/s')}, {_rate(t['output_tok_s'], 'tok/s')} out, "
                             f"{_rate(t['input_tok_s'], 'tok/s')} in (busy window {_s(t['window_s'])})")]

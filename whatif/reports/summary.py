@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..specs import units
 from ..roofline.estimate import Estimate
 from .page import Section, definitions, esc, note, table
+from .output import NO_DECODE
 
 
 def gpus_text(n: int) -> str:
@@ -48,10 +49,10 @@ def headline_rows(e: Estimate) -> list[list[str]]:
     return [
         ["TTFT", units.seconds(e.ttft_s) + (f" ({e.prefill_pass_count} prefill passes)"
                                             if e.prefill_pass_count > 1 else "")],
-        [tpot_name, units.seconds(e.tpot_s)],
+        [tpot_name, units.seconds(e.tpot_s) if w.output > 1 else NO_DECODE],
         ["end-to-end latency", units.seconds(e.e2e_s)],
         ["throughput (batch)", f"{e.throughput_tok_s:,.1f} tok/s"],
-        ["decode throughput", f"{e.decode_throughput_tok_s:,.1f} tok/s"],
+        ["decode throughput", f"{e.decode_throughput_tok_s:,.1f} tok/s" if w.output > 1 else NO_DECODE],
         [f"max batch at {w.prompt + w.output:,} tokens", f"{e.max_batch} sequences"],
         [f"throughput at max batch ({e.max_batch})", f"{e.max_batch_throughput_tok_s:,.1f} tok/s"],
         [f"max context at batch {w.batch}", f"{e.max_context:,} tokens"],

@@ -77,7 +77,7 @@ PARAM_RANGES = {   # name -> (low, high, low excluded, meaning)
     "compute_eff": (0.0, 1.0, True, "a fraction of the dense peak"),
     "memory_eff": (0.0, 1.0, True, "a fraction of the bandwidth"),
     "overhead_s": (0.0, 0.1, False, "seconds per kernel (launch and tail are microseconds)"),
-    "smooth": (0.0, 64.0, False, "0 (max of compute and memory time) or a p-norm exponent >= 1"),
+    "smooth": (0.0, 64.0, False, "(0: the max of compute and memory time; >= 1: a p-norm exponent)"),
 }
 MAX_KERNEL_GAP_S = 0.01          # 10 ms idle between kernels: beyond any real launch gap (1-10 us)
 CALIBRATION_KEYS = ("gpu", "arch", "provenance", "kernel_gap_s", "classes", "kernel_models", "calibration")
@@ -183,6 +183,18 @@ def calibrated_efficiency(gpu, path: str | None) -> Efficiency:
     return eff
 
 
+def _check_calibration_file(path) -> None:
+    """The checks of calibrated_efficiency that need no GPU: the file reads and its fields are valid."""
+    from ..specs.checks import is_file
+    if not isinstance(path, str) or not path.strip():
+        raise WhatifError(f"--calibration: {shown(path)} must be a file path")
+    if not is_file(path, "--calibration"):
+        raise WhatifError(f"--calibration: no such file {shown(path)}")
+    data = read_yaml(Path(path))
+    check_mapping(data, CALIBRATION_KEYS, str(path))
+    efficiency_from_mapping(data, "calibrated", str(path))
+
+
 def efficiency_source(source: str | None, calibration: str | None) -> str:
     """The efficiency source to use: a calibration file alone implies 'calibrated' (said on stderr, so that the
     file is never silently ignored); a calibration file with another source is an error."""
@@ -190,6 +202,7 @@ def efficiency_source(source: str | None, calibration: str | None) -> str:
         return source or "default"
     if source is None:
         import sys
+        _check_calibration_file(calibration)   # a bad file's error alone, not after the note
         print("note: --calibration given: using --efficiency calibrated", file=sys.stderr)
         return "calibrated"
     if source != "calibrated":

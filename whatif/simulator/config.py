@@ -1,6 +1,6 @@
 """What to simulate besides the scenario: the engine's scheduler, the cluster, the SLOs.
 
-The scheduler's limits (max sequences, token budget, block size, chunked prefill) default to the serving
+The scheduler's limits (max sequences, token budget, block size, chunked prefill, prefix caching) default to the serving
 engine's spec (engine_profiles/*.yaml, vLLM unless --engine says otherwise: SchedulerConfig.for_engine); the
 rest are vLLM's documented defaults, stated where they come from."""
 from __future__ import annotations
@@ -19,7 +19,8 @@ if TYPE_CHECKING:   # (the workload module needs numpy, which building a command
 
 _SPEC = engine_spec()   # the default engine's spec: a bare SchedulerConfig()'s defaults (a run's: for_engine)
 # The fields whose default is the engine spec's for the scenario's GPU (SchedulerConfig.for_engine).
-SPEC_DEFAULTS = ("priority", "chunked_prefill", "max_batch", "token_budget", "block_size", "capacity")
+SPEC_DEFAULTS = ("priority", "chunked_prefill", "max_batch", "token_budget", "block_size", "capacity",
+                 "prefix_caching")
 
 BATCHING = ("continuous", "static")
 PREEMPTION = ("recompute", "swap")
@@ -44,7 +45,7 @@ class SchedulerConfig:
     token_budget: int = _SPEC.max_num_batched_tokens   # tokens per iteration (max_num_batched_tokens)
     block_size: int = _SPEC.block_size              # tokens per KV block
     watermark: float = 0.01        # share of KV blocks kept free when admitting (vLLM default)
-    prefix_caching: bool = False
+    prefix_caching: bool = _SPEC.prefix_caching   # reuse shared prefixes' KV blocks (vLLM V1, SGLang: on by default)
     preemption: str = "recompute"  # recompute (vLLM default) or swap to host memory
     capacity: str = _SPEC.capacity   # on-demand: KV blocks as tokens need them (vLLM, preempting when out);
                                      # reserve: a request is admitted only with blocks for its whole output
@@ -92,7 +93,7 @@ class SchedulerConfig:
                               f"valid: {', '.join(f.name for f in fields(cls))}")
         defaults = {"chunked_prefill": spec.chunked_prefill, "priority": spec.priority, "max_batch": spec.max_num_seqs,
                     "token_budget": spec.max_num_batched_tokens, "block_size": spec.block_size,
-                    "capacity": spec.capacity}
+                    "capacity": spec.capacity, "prefix_caching": spec.prefix_caching}
         return cls(**{**defaults, **given})
 
 

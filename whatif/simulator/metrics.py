@@ -17,9 +17,10 @@ from .request import FINISHED, REJECTED, STATUSES, Record
 from .token_times import pooled_gaps
 from .metrics_text import (
     PERCENTILES, STAT_KEYS, WINDOW_NOTE, STEADY_NOTE, ITL_NOTE, GOODPUT_NOTE, ATTAINMENT_NOTE,
-    SERVED_NOTE, batch_line, cache_line, counts_line, latency_table, memory_line, setup_lines, slo_line,
-    throughput_lines,
+    SERVED_NOTE, UNBOUNDED_NOTE, batch_line, cache_line, counts_line, latency_table, memory_line, setup_lines,
+    slo_line, throughput_lines,
 )
+from .overload import overload, verdict_line
 
 STEADY_SHARE = 0.1   # arrivals left out at each end of the steady-state window (warm-up, drain)
 
@@ -248,6 +249,7 @@ class SimulationResult:
     def _summarize(self) -> dict:
         col = self._columns()
         replicas = self._replica_rows(col)
+        throughput = self._throughput()
         preempted = [r.preemptions for r in self.records]
 
         def worst(key):
@@ -257,7 +259,8 @@ class SimulationResult:
         return {
             "requests": self._counts(),
             "latency": self.latency(),
-            "throughput": self._throughput(),
+            "throughput": throughput,
+            "overload": overload(self.records, self.end_s, throughput["offered_rps"], throughput["finished_rps"]),
             "slo": self._slo(),
             "preemptions": {"total": sum(preempted), "requests_preempted": sum(p > 0 for p in preempted)},
             "prefix_cache": self._prefix_cache(),
@@ -312,14 +315,16 @@ class SimulationResult:
         """A compact human-readable report, the answer first and the setup it ran last; every number carries
         its unit."""
         s = self.summary()
-        lines = [counts_line(s["requests"]), ""]
+        verdict = verdict_line(s["overload"])
+        lines = ([verdict] if verdict else []) + [counts_line(s["requests"]), ""]
         served = s["latency"]["served_ttft_s"]["p50"] is not None
-        lines += [latency_table(s["latency"]), ""]
+        lines += [latency_table(s["latency"], s["overload"]["overloaded"]), ""]
         lines += throughput_lines(s["throughput"])
         if self.slo.given:
             lines.append(slo_line(s["slo"], s["throughput"]["window_s"]))
         lines += [memory_line(s), batch_line(s["batch"], s["iterations"]), cache_line(s), ""]
         lines += setup_lines(self.setup) + [ITL_NOTE] + ([SERVED_NOTE] if served else [])
+        lines += [UNBOUNDED_NOTE] if verdict else []
         return "\n".join(lines)
 
 

@@ -13,10 +13,18 @@ ITL_NOTE = ("ITL: between chunks of tokens as they stream out (one token each in
             "round's accepted tokens, or a multi-step iteration's tokens, come out as one chunk)")
 GOODPUT_NOTE = "SLO-attaining requests per second of the busy window, never above the offered rate x attainment"
 ATTAINMENT_NOTE = "share of arrived requests; rejected and unfinished ones count as misses"
-LATENCY_ROWS = (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("ITL", "itl_s"), ("E2E", "e2e_s"), ("queue", "queue_s"))
+LATENCY_ROWS = (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("ITL", "itl_s"), ("E2EL", "e2e_s"), ("queue", "queue_s"))
 SERVED_ROW = ("TTFT (server)", "served_ttft_s")
 SERVED_NOTE = ("TTFT (server): TTFT plus the engine spec's front end (HTTP, tokenization, first token back; its "
                "`frontend` figures, assumed), as a client of the server measures it; the run itself excludes it")
+
+
+# Under overload these grow with the run (a queue that never drains): their tails are no latency to quote.
+QUEUED_LATENCIES = ("ttft_s", "served_ttft_s", "e2e_s", "queue_s")
+TAIL_KEYS = ("p90", "p95", "p99", "max")
+UNBOUNDED_MARK = "+"
+UNBOUNDED_NOTE = ("+: unbounded: offered load exceeds what the run sustains, so the queue, and these tails with it, "
+                  "grow for as long as the run lasts")
 
 
 def _seconds(x: float | None) -> str:
@@ -48,12 +56,15 @@ def counts_line(c: dict) -> str:
     return line
 
 
-def latency_table(latency: dict) -> str:
-    headers = ["latency"] + list(STAT_KEYS)
+def latency_table(latency: dict, unbounded: bool = False) -> str:
+    """One column per latency (each in one unit), one row per statistic. `unbounded`: the run is overloaded, so
+    the tails of the latencies that include queueing grow with the run's length: marked, not figures."""
     served = (SERVED_ROW,) if (latency.get("served_ttft_s") or {}).get("p50") is not None else ()
-    rows = [[name] + [_seconds(latency[key][k]) for k in STAT_KEYS] for name, key in LATENCY_ROWS[:1] + served
-            + LATENCY_ROWS[1:]]
-    return units.table(headers, rows)
+    columns = LATENCY_ROWS[:1] + served + LATENCY_ROWS[1:]
+    rows = [[k] + [_seconds(latency[key][k]) + (UNBOUNDED_MARK if unbounded and key in QUEUED_LATENCIES
+                                                 and k in TAIL_KEYS else "") for _, key in columns]
+            for k in STAT_KEYS]
+    return units.table(["latency"] + [name for name, _ in columns], rows)
 
 
 def throughput_lines(t: dict) -> list[str]:

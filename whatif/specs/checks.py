@@ -163,7 +163,38 @@ def seconds(text, where: str, low_open: bool = True) -> float:
                   low_open=low_open)
 
 
-flag_seconds = _flag_type(lambda t: seconds(t, "value"), "time")
+def flag_time(text: str, where: str = "value", low_open: bool = True) -> float:
+    """A time flag: a number with its unit (30ms, 0.5s, 2min), seconds returned. A bare number other than 0 is
+    refused with both spellings: vLLM's `--goodput tpot:30` reads milliseconds, a scenario file's seconds."""
+    bare = text.strip()
+    if _finite_text(bare) and float(bare) != 0:
+        spelled = (f"{bare}s (= {float(bare) * 1e3:g}ms)" if abs(float(bare)) < 1 else
+                   f"{bare}ms (as vLLM's --goodput reads it) or {bare}s")
+        raise WhatifError(f"{where}: {shown(text)} has no unit; write {spelled} (units: {', '.join(SECOND_UNITS)})")
+    return seconds(text, where, low_open)
+
+
+def _finite_text(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+# Latency objectives no deployment asks for: a value outside these is most likely a unit slip (warned, not refused).
+PLAUSIBLE_SLO_S = {"TTFT": (1e-3, 600.0), "TPOT": (1e-4, 1.0), "E2E": (1e-3, 3600.0)}
+
+
+def implausible_slo(name: str, value: float | None, where: str) -> str | None:
+    """A warning when an SLO is far outside any deployment's (e.g. a TPOT of 30 s: 30 meant as ms), else None."""
+    low, high = PLAUSIBLE_SLO_S[name]
+    if value is None or low <= value <= high:
+        return None
+    slip = f"; if {value:g}ms was meant, write {value:g}ms" if value > high else ""
+    return f"{where}: a {name} objective of {value:g} s is outside {low:g}-{high:g} s, where deployments set it{slip}"
+
+
+flag_seconds = _flag_type(lambda t: flag_time(t), "time")
 
 
 # ---------------------------------------------------------------- one field: its flag's type and its file check
@@ -193,11 +224,24 @@ class Field:
         if self.kind == "float":
             return flag_float(self.low, self.high, self.unit, self.low_open)
         if self.kind == "seconds":
-            return _flag_type(lambda t: seconds(t, "value", self.low_open), "time")
+            return _flag_type(lambda t: flag_time(t, "value", self.low_open), "time")
         return flag_text
 
 
 # ---------------------------------------------------------------- output paths
+
+def is_file(path, where: str) -> bool:
+    """Path(path).is_file(), with a path the file system cannot hold (a name over 255 bytes, a path over
+    PATH_MAX) a one-line error instead of an OSError."""
+    from pathlib import Path
+    try:
+        return Path(path).is_file()
+    except OSError as e:
+        if e.errno == errno.ENAMETOOLONG:
+            raise WhatifError(f"{where}: {shown(str(path))} is longer than the file system allows (at most 255 "
+                              f"characters a name)") from None
+        raise WhatifError(f"{where}: cannot read {shown(str(path))} ({e.strerror or e})") from None
+
 
 def writable_file(path, flag: str, example: str = "out.html") -> str:
     """Before any work: `path` names a file that can be created or overwritten. Probed by opening it for append

@@ -1,11 +1,9 @@
 """Serving-engine specs (engine_profiles/*.yaml): what shapes a real serving step besides its kernels.
 
-An EngineSpec holds the scheduler's limits (sequences and tokens per step, KV block size), which decode
-batches run as captured CUDA graphs (a batch is padded up to the next captured size; larger ones and
-prefills run eagerly), the CPU's work per step and whether it overlaps the GPU, and how the engine
-decides its KV cache's size. Every number in a profile carries its unit, provenance (documented or
-assumed) and source; `EngineSpec.sources` keeps them for reports.
-"""
+An EngineSpec holds the scheduler's limits (sequences and tokens per step, KV block size, prefix caching), which
+decode batches run as captured CUDA graphs (a batch is padded up to the next captured size; larger ones and prefills
+run eagerly), the CPU's work per step and whether it overlaps the GPU, and how the engine decides its KV cache's
+size. Every number in a profile carries its unit, provenance and source (`EngineSpec.sources`, for reports)."""
 from __future__ import annotations
 
 import bisect
@@ -24,7 +22,7 @@ PROVENANCES = ("documented", "measured", "assumed")
 ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see EngineMemory)
 GIB = 2 ** 30
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity",
-                 "priority")   # may be left out
+                 "priority", "prefix_caching")   # may be left out
 CAPACITY = ("on-demand", "reserve")   # KV blocks as tokens need them (preempting when out), or reserved at admission
 # Without chunked prefill, how a step takes whole prompts: prefill steps first, decodes waiting (vLLM V0); the
 # running batch drained first (request-level); or mixed, prompts beside the decodes within the token budget
@@ -120,6 +118,7 @@ class EngineSpec:
     graph_sizes_listed: tuple[int, ...] = ()   # the configured capture list graph_sizes was cut from (pad_to_limit)
     capacity: str = "on-demand"           # how the scheduler takes KV blocks (CAPACITY)
     priority: str = "prefill"             # how whole prompts join a step without chunked prefill (PRIORITIES)
+    prefix_caching: bool = False          # its default: KV blocks of shared prompt prefixes reused across requests
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def shares_gqa_decode(self, group: float) -> bool:
@@ -208,10 +207,10 @@ class EngineSpec:
     def to_dict(self) -> dict:
         return {"name": self.name, "max_num_seqs": self.max_num_seqs,
                 "max_num_batched_tokens": self.max_num_batched_tokens, "block_size": self.block_size,
-                "cuda_graph_sizes": list(self.graph_sizes), "cpu_per_step_s": self.cpu.per_step_s,
-                "cpu_per_sequence_s": self.cpu.per_sequence_s, "cpu_overlapped": self.cpu.overlapped,
-                "memory_accounting": self.memory.accounting, "eager_launch_s": self.eager_launch_s,
-                "attention_includes": sorted(self.attention_includes),
+                "prefix_caching": self.prefix_caching, "cuda_graph_sizes": list(self.graph_sizes),
+                "cpu_per_step_s": self.cpu.per_step_s, "cpu_per_sequence_s": self.cpu.per_sequence_s,
+                "cpu_overlapped": self.cpu.overlapped, "memory_accounting": self.memory.accounting,
+                "eager_launch_s": self.eager_launch_s, "attention_includes": sorted(self.attention_includes),
                 "quantized_gemm_inputs": sorted(self.quantized_gemm_inputs), "sources": dict(self.sources)}
 
     def graph_batch(self, batch: int) -> int | None:
@@ -267,7 +266,7 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
     sections = {}
     large_keys = {"large_gpu_min_gib", "large_gpu_except", "large_gpu_max_num_seqs", "large_gpu_max_num_batched_tokens"}
     for name, keys in (("scheduler", {"max_num_seqs", "max_num_batched_tokens", "block_size", "chunked_prefill",
-                                      "capacity", "priority", *large_keys}),
+                                      "capacity", "priority", "prefix_caching", *large_keys}),
                        ("cuda_graphs", {"decode_sizes", "prefill", "pad_to_limit"}),
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped"}),
                        ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
@@ -288,6 +287,7 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
         chunked_prefill=boolean(s["chunked_prefill"], f"{where}.scheduler.chunked_prefill"),
         capacity=_one_of(s.get("capacity", "on-demand"), CAPACITY, f"{where}.scheduler.capacity"),
         priority=_one_of(s.get("priority", "prefill"), PRIORITIES, f"{where}.scheduler.priority"),
+        prefix_caching=boolean(s.get("prefix_caching", False), f"{where}.scheduler.prefix_caching"),
         graph_sizes=expand_sizes(g["decode_sizes"], f"{where}.cuda_graphs.decode_sizes"),
         graph_prefill=boolean(g["prefill"], f"{where}.cuda_graphs.prefill"),
         graph_pad_to_limit=boolean(g.get("pad_to_limit", False), f"{where}.cuda_graphs.pad_to_limit"),

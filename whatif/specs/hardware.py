@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import WhatifError, check_mapping, closest, shown
-from .checks import MAX_GPUS, integer, mapping, string
+from .checks import MAX_GPUS, integer, is_file, mapping, string
 from .profiles import HARDWARE_DIR, looks_like_path, profile_index, read_yaml
 from .quantity import Quantity, parse_quantity
 
@@ -341,7 +341,7 @@ def load_component(name: str, kind: str | None = None, where: str = "hardware"):
         raise WhatifError(f"{where}: expected a hardware profile name, got {shown(name)}")
     if looks_like_path(name):
         path = Path(name)
-        if not path.is_file():
+        if not is_file(path, where):
             raise WhatifError(f"{where}: no such file '{name}'")
     else:
         index = profile_index(HARDWARE_DIR)

@@ -9,8 +9,8 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import WhatifError, check_mapping, closest, shown
-from .checks import (MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_VOCAB, MAX_WIDTH, boolean, integer, mapping,
-                     string)
+from .checks import (MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_VOCAB, MAX_WIDTH, boolean, integer, is_file,
+                     mapping, string)
 from .hf_config import hf_config_fields
 from .hf_ids import is_hf_id, resolve_hf_id
 from .profiles import MODEL_DIR, looks_like_path, profile_index, read_yaml
@@ -238,12 +238,12 @@ def load_model(name: str) -> ModelSpec:
         raise WhatifError(f"--model: expected a model name or a config path, got {shown(name)}")
     if looks_like_path(name):
         folder = Path(name) / "config.json"    # a checkpoint folder, as the engines take one
-        if _is_file(folder):
+        if is_file(folder, "--model"):
             return _load_path(str(folder.resolve()))
-        if not _is_file(Path(name)) and is_hf_id(name):
+        if not is_file(name, "--model") and is_hf_id(name):
             kind, found = resolve_hf_id(name)
             return _load_path(str(profile_index(MODEL_DIR)[found] if kind == "profile" else Path(found).resolve()))
-        if not _is_file(Path(name)):
+        if not is_file(name, "--model"):
             raise WhatifError(f"--model: no such file '{name}'")
         return _load_path(str(Path(name).resolve()))
     index = profile_index(MODEL_DIR)
@@ -252,13 +252,6 @@ def load_model(name: str) -> ModelSpec:
         raise WhatifError(f"--model: unknown model {shown(name)}{closest(name, index)}; see `whatif list models` "
                           f"or pass a path to a Hugging Face config.json")
     return _load_path(str(index[name]))
-
-
-def _is_file(path: Path) -> bool:
-    try:
-        return path.is_file()
-    except OSError:     # a name the file system refuses (too long): not a file
-        return False
 
 
 def list_models() -> list[str]:

@@ -20,7 +20,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from ..errors import WhatifError, shown
+from ..errors import WhatifError, closest, shown
 from ..roofline.ops import Op, op_fields_from_record, shape_record
 from ..specs.safe_yaml import parse_json
 
@@ -146,6 +146,20 @@ def _parse_csv(path: Path, what: str, required: tuple[str, ...], allowed: tuple[
     return rows
 
 
+def known_families() -> tuple[str, ...]:
+    """A table's family: a kernel family of the sweep (validate/kernels) or, in a reference table, an op class."""
+    from ..roofline.efficiency import class_names
+    from .kernels import FAMILIES
+    return tuple(dict.fromkeys(FAMILIES + class_names()))
+
+
+def _check_family(family: str, where: str) -> None:
+    valid = known_families()
+    if family not in valid:
+        raise WhatifError(f"{where}: family {shown(family)} is not known{closest(family, valid)}; valid: "
+                          f"{', '.join(valid)}")
+
+
 def _row(raw: dict, where: str) -> Row:
     values = {c: raw[c] for c in COLUMNS}
     for c in FLOAT_COLUMNS:
@@ -153,6 +167,7 @@ def _row(raw: dict, where: str) -> Row:
     _check_numbers(values, where)
     if values["split"] not in SPLITS:
         raise WhatifError(f"{where}: split {shown(values['split'])} is not valid; valid: {', '.join(SPLITS)}")
+    _check_family(values["family"], where)
     shape = parse_json(values["op_shape"] or "", f"{where}: op_shape")
     if not isinstance(shape, dict):
         raise WhatifError(f"{where}: op_shape {shown(raw['op_shape'])} is not a JSON object")
@@ -209,7 +224,7 @@ def read_measurements(path: str | Path, flag: str = "--measurements") -> list[Me
     name = Path(path).name
 
     def parse(raw: dict, where: str) -> Measurement:
-        family = raw["family"] or "?"
+        family = raw["family"] or "?"   # a label here (any benchmark's rows): the full tables check it
         return Measurement(raw.get("gpu") or "", family, raw.get("kernel") or family, raw.get("regime") or "all",
                            _positive(raw["measured_s"], "measured_s", where),
                            _positive(raw["predicted_s"], "predicted_s", where), raw.get("split") or "",
