@@ -36,8 +36,9 @@ def _setup(c: Claim) -> str:
     parts = [s.get("model", "llama-3-8b"), s.get("hardware", "h100-sxm") + (f" x{s['gpus']}" if s.get("gpus") else "")]
     if s.get("parallel"):
         parts.append(" ".join(f"{k}={v}" for k, v in s["parallel"].items()))
-    parts.append(f"B={w.get('batch', 1)} prompt={w.get('prompt', 512)} out={w.get('output', 128)}"
-                 + (f" shared={w['shared_prefix']}" if w.get("shared_prefix") else ""))
+    if "sim" not in s:     # a serving claim's requests come from its traffic section
+        parts.append(f"B={w.get('batch', 1)} prompt={w.get('prompt', 512)} out={w.get('output', 128)}"
+                     + (f" shared={w['shared_prefix']}" if w.get("shared_prefix") else ""))
     for key in ("place", "add_tiers", "host_link", "access", "price_per_hour", "context_window"):
         if s.get(key):
             parts.append(f"{key}={s[key]}")
