@@ -69,6 +69,7 @@ VERDICTS = {
     'D-hyperattention-prefill_attention_s': 'miss',           # HyperAttention: 5-fold speedup on a single atten
     'D-s2_attention-prefill_attention_s': 'miss',             # S2-Attention: as much as 25.3X wall-clock attent
     'D-s2_attention-e2e': 'miss',                             # S2-Attention: resulting in ... 10X inference lat
+    'D-recycled_attention-tpot': 'no figure',                 # Recycled Attention: 'achieves comparable speedup
     'E-hydragen-throughput': 'in band',                       # batch size 1K, tensor parallelism across eight A
     'E-hydragen-throughput-2': 'miss',                        # up to 32x end-to-end throughput (over 30x with a
     'E-hydragen-throughput-3': 'in band',                     # with a high batch size, increasing the prefix le
