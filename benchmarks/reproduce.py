@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from whatif.claims import METRICS, Claim, evaluate
-from whatif.claims.claim import FAMILY_MODULES, TOLERANCE, claim_scenarios, metric_text, scenario_of
+from whatif.claims.claim import FACTOR, FAMILY_MODULES, claim_scenarios, metric_text, metric_unit, scenario_of
 from whatif.roofline.techniques.base import FAMILIES
 
 OUT = ROOT / "docs" / "reproduction.md"
@@ -36,11 +36,15 @@ def _setup(c: Claim) -> str:
     parts = [s.get("model", "llama-3-8b"), s.get("hardware", "h100-sxm") + (f" x{s['gpus']}" if s.get("gpus") else "")]
     if s.get("parallel"):
         parts.append(" ".join(f"{k}={v}" for k, v in s["parallel"].items()))
-    parts.append(f"B={w.get('batch', 1)} prompt={w.get('prompt', 512)} out={w.get('output', 128)}"
-                 + (f" shared={w['shared_prefix']}" if w.get("shared_prefix") else ""))
+    if "sim" not in s:     # a serving claim's requests come from its traffic section
+        parts.append(f"B={w.get('batch', 1)} prompt={w.get('prompt', 512)} out={w.get('output', 128)}"
+                     + (f" shared={w['shared_prefix']}" if w.get("shared_prefix") else ""))
     for key in ("place", "add_tiers", "host_link", "access", "price_per_hour", "context_window"):
         if s.get(key):
             parts.append(f"{key}={s[key]}")
+    for section, values in s.get("sim", {}).items():
+        parts.append(f"{section}: " + " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                                               for k, v in values.items()))
     base = s.get("techniques") or []
     variant = c.variant.get("techniques")
     parts.append(f"baseline: {' + '.join(map(str, base)) or 'none'}")
@@ -66,14 +70,37 @@ def rows() -> list[dict]:
             base = f"{family}-{claim.technique}-{claim.metric}"
             seen[base] = seen.get(base, 0) + 1
             cid = base if seen[base] == 1 else f"{base}-{seen[base]}"
-            out.append({"family": family, "id": cid, "claim": claim, "outcome": o})
+            out.append({"family": family, "id": cid, "claim": claim, "outcome": o, "sweep": assumption_sweep(claim)})
     return out
+
+
+def assumption_sweep(claim: Claim) -> list[tuple[float, float, bool]]:
+    """A conditional claim's (assumed value, whatif's gain, within the band) over its plausible range."""
+    a = claim.assumed
+    if claim.kind != "conditional":
+        return []
+    return [(v, o.gain, bool(o.in_band)) for v in a.values for o in [evaluate(a.at(claim, v))]]
+
+
+def passes_at(sweep: list[tuple[float, float, bool]]) -> str:
+    ok = [v for v, _g, inside in sweep if inside]
+    return ("at " + ", ".join(f"{v:g}" for v in ok)) if ok else "nowhere in the range"
+
+
+def verdict(r: dict) -> str:
+    """in band / miss (scored), conditional, or the kind of a claim not scored."""
+    c, o = r["claim"], r["outcome"]
+    if c.kind == "scored":
+        return "in band" if o.in_band else "miss"
+    return c.kind
 
 
 def why_text(c: Claim) -> str:
     """The explanation a row carries: why it is illustrative, what a scored miss leaves unmodelled, else why."""
-    if c.illustrative:
-        return f"illustrative: {c.illustrative}. {c.why}"
+    if c.kind == "illustrative":
+        return f"illustrative: {c.not_scored_because}. {c.why}"
+    if c.kind == "conditional":
+        return f"conditional on {c.assumed.name} (assumed {c.assumed.assumed:g}: {c.assumed.source}). {c.why}"
     if c.miss:
         return f"miss: {c.miss}"
     return c.why
@@ -88,11 +115,12 @@ def record(r: dict) -> dict:
     c, o = r["claim"], r["outcome"]
     band = c.effective_band
     return {"id": r["id"], "family": r["family"], "technique": c.technique, "paper": c.paper, "metric": c.metric,
-            "unit": METRICS[c.metric][1], "paper_value": c.claimed, "paper_range": c.paper_range,
+            "unit": metric_unit(c.metric), "paper_value": c.claimed, "paper_range": c.paper_range,
             "baseline": _finite(o.baseline), "with_technique": _finite(o.predicted), "predicted": _finite(o.gain),
             "scored": c.scored, "kind": c.kind, "band_low": None if band is None else band[0],
             "band_high": None if band is None or not math.isfinite(band[1]) else band[1],
-            "band_reason": c.band_reason, "within_band": o.in_band, "why": why_text(c),
+            "band_reason": c.band_reason, "within_band": o.in_band, "verdict": verdict(r), "why": why_text(c),
+            "sweep": [{"value": v, "gain": g, "within_band": b} for v, g, b in r.get("sweep", [])],
             "setup_note": c.setup_note, "baseline_engine": c.baseline_engine or "vllm",
             "system_engine": c.system_engine or c.baseline_engine or "vllm", "engine_why": c.engine_why}
 
@@ -103,8 +131,10 @@ def counts(results: list[dict]) -> dict:
     within = [r for r in scored if r["outcome"].in_band]
     misses = [r for r in scored if not r["outcome"].in_band]
     return {"claims": len(results), "scored": len(scored),
+            "conditional": sum(1 for r in results if r["claim"].kind == "conditional"),
             "illustrative": sum(1 for r in results if r["claim"].kind == "illustrative"),
             "no_figure": sum(1 for r in results if r["claim"].kind == "no figure"),
+            "serving": sum(1 for r in results if r["family"] == "J"),
             "within_band": len(within), "misses": len(misses),
             "misses_explained": sum(1 for r in misses if r["claim"].miss.strip())}
 
@@ -219,21 +249,27 @@ def markdown(results: list[dict], sweeps: list[dict] | None = None) -> str:
         "",
         f"**{n['scored']} scored claims, {n['within_band']} within their band "
         f"({n['within_band'] / n['scored']:.0%}); {n['misses']} misses, {n['misses_explained']} of them explained. "
-        f"{n['illustrative']} illustrative claims and {n['no_figure']} without a figure are shown, never counted.**",
+        f"{n['conditional']} conditional claims (the verdict turns on an assumed input: swept below), "
+        f"{n['illustrative']} illustrative and {n['no_figure']} without a figure are shown, never counted. "
+        f"{n['serving']} serving claims (family J) run on the simulator.**",
         "",
         "Generated by `python benchmarks/reproduce.py --write` (`--json` prints the same rows); do not edit by hand.",
         "Each row builds the paper's setup as a whatif scenario (closest model and hardware we have; see the setup",
         "column), runs the baseline and the technique, and reports whatif's gain on the claim's metric (> 1 means",
-        "the technique is better). *ratio* is whatif's gain divided by the paper's figure.",
+        "the technique is better). *ratio* is whatif's gain divided by the paper's figure. A claim's kind follows",
+        "from its fields (whatif/claims/claim.py), and tests/test_claims.py pins every claim's verdict.",
         "",
         "- **scored**: none of the claim's inputs encodes its result (physical parameters, published model shapes",
-        "  and settings, the baseline the paper names). Its band is set from the paper alone: the figure, or the",
-        f"  ends of the range the paper states, +-{TOLERANCE:.0%}, open-ended where the paper states a bound "
-        "(\"over\", \"more than\").",
-        "  A scored miss names the mechanism the paper measured that whatif does not model.",
-        "- **illustrative**: an input was set from the claimed result (a budget equal to the claimed ratio, steps =",
-        "  output / the speed-up, an acceptance rate picked for the claim), so it checks arithmetic, not the model;",
-        "  or whatif's metric is not the one the paper's figure measures.",
+        "  and settings, the baseline the paper names). Its band is set from the paper alone: [figure / "
+        f"{FACTOR:g}, figure x {FACTOR:g}],",
+        "  a stated range keeps its ends with the same factor outside, \"over X\" is [X / "
+        f"{FACTOR:g}, inf), and a stated",
+        "  percentage change is banded on the change itself. A scored miss names the mechanism whatif leaves out.",
+        "- **conditional**: an input no source gives (an arrival rate, a read share, a bit width) flips the verdict",
+        "  within its plausible range; the sweep below shows the gain over that range and where it passes.",
+        "- **illustrative**: an input was set from the claimed result (a step count, a hit rate, a width quoted",
+        "  from the same sentence), the figure is an identity of the inputs, or whatif's metric is not the one",
+        "  the paper's figure measures: it checks arithmetic, not the model.",
         "- **no figure**: the paper states no number; a band, where given, checks the direction only.",
         "",
         "Efficiency source: the default (fitted) model. A miss is explained, never tuned away.",
@@ -249,12 +285,30 @@ def markdown(results: list[dict], sweeps: list[dict] | None = None) -> str:
             band = "-" if b is None else (f"{b[0]:.3g}-{b[1]:.3g} {'ok' if o.in_band else 'MISS'}"
                                           .replace("-inf", "+").replace("inf", "+"))
             why = why_text(c) + (f" Setup: {c.setup_note}" if c.setup_note else "")
-            unit = METRICS[c.metric][1]
+            unit = metric_unit(c.metric)
             cells = [r["id"], c.paper, c.metric, _setup(c), metric_text(unit, o.baseline),
                      metric_text(unit, o.predicted), _fmt_x(o.gain), _fmt_x(c.claimed), _fmt_x(o.ratio_to_claim),
                      c.kind, band, why]
             lines.append("| " + " | ".join(str(x).replace("|", "/").replace("\n", " ") for x in cells) + " |")
-    return "\n".join(lines) + "\n" + sweep_markdown(acceptance_sweeps() if sweeps is None else sweeps)
+    return ("\n".join(lines) + "\n" + conditional_markdown(results)
+            + sweep_markdown(acceptance_sweeps() if sweeps is None else sweeps))
+
+
+def conditional_markdown(results: list[dict]) -> str:
+    """The conditional claims: whatif's gain over the assumed input's plausible range, and where it passes."""
+    lines = ["", "## Conditional claims: the assumed input swept", "",
+             "| id | assumed input | assumed | plausible range: whatif gain (ok = within band) | band | passes |",
+             "|---|---|---|---|---|---|"]
+    for r in results:
+        c = r["claim"]
+        if c.kind != "conditional":
+            continue
+        lo, hi = c.effective_band
+        cells = [r["id"], c.assumed.name, f"{c.assumed.assumed:g}",
+                 ", ".join(f"{v:g}: {g:.2f}x{' ok' if b else ''}" for v, g, b in r["sweep"]),
+                 f"{lo:.3g}-{hi:.3g}".replace("inf", "+"), passes_at(r["sweep"])]
+        lines.append("| " + " | ".join(str(x).replace("|", "/") for x in cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
@@ -272,11 +326,13 @@ def main() -> int:
         c, o = r["claim"], r["outcome"]
         b = c.effective_band
         band = "" if b is None else f" band {b[0]:.3g}-{b[1]:.3g} {'ok' if o.in_band else 'MISS'}"
-        print(f"{r['id']:40s} {c.kind:12s} whatif {o.gain:7.2f}x  claimed {_fmt_x(c.claimed):>7s}{band}")
+        sweep = f"  passes {passes_at(r['sweep'])}" if r["sweep"] else ""
+        print(f"{r['id']:40s} {c.kind:12s} whatif {o.gain:7.2f}x  claimed {_fmt_x(c.claimed):>7s}{band}{sweep}")
     n = counts(results)
     print(f"{len(results)} claims in {time.perf_counter() - t0:.1f} s: {n['scored']} scored, {n['within_band']} "
-          f"within band, {n['misses']} misses ({n['misses_explained']} explained), {n['illustrative']} "
-          f"illustrative, {n['no_figure']} without a figure")
+          f"within band ({n['within_band'] / n['scored']:.0%}), {n['misses']} misses ({n['misses_explained']} "
+          f"explained), {n['conditional']} conditional, {n['illustrative']} illustrative, {n['no_figure']} without "
+          f"a figure; {n['serving']} serving claims on the simulator")
     t0 = time.perf_counter()
     sweeps = acceptance_sweeps()
     print("F acceptance sweeps: gain at alpha " + "/".join(f"{a:g}" for a in SWEEP_ALPHAS) + "; alpha meeting it")

@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import importlib
 import math
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from ..specs import units
 from ..roofline.estimate import Estimate
 from ..roofline.ops import ATTENTION_CLASSES
-from ..scenario import Scenario, build_scenario
+from .serving import SERVING_METRICS, deep_merged, scenario_of
 
 FAMILY_MODULES = ("family_a", "family_b", "family_c", "family_d", "family_e", "family_f", "family_g", "family_h",
-                  "family_k",
+                  "family_k", "family_j",
                   "family_i_tiers", "family_i_weights", "family_i_kv")
 
 
@@ -61,8 +63,37 @@ def metric_text(unit: str, v: float | None) -> str:
     return f"{v:,.0f} {unit}"
 
 
-TOLERANCE = 0.3        # a scored claim's band: the paper's figure (or the ends of its stated range) +-30%
+FACTOR = 1.3           # a band's width: the paper's figure (or its range's ends) divided and multiplied by it
 BOUNDS = ("about", "at_least", "at_most")
+# Words that document an input as set from the claim's own result, or a setup of assumed numbers only: a claim
+# whose text says so is never scored (tests/test_claims.py).
+NOT_SCORED_WORDS = ("by construction", "taken from the paper's", "follows from the paper's", "set from",
+                    "derived from this", "/ the speed-up", "from that sentence", "is the claimed", "from the result",
+                    "every number of the setup is assumed")
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """An input no source gives, varied over its plausible range: `name` is a technique parameter (every
+    `name=` in the setup's and variant's technique specs is rewritten) unless `apply` rewrites the claim."""
+
+    name: str
+    values: tuple[float, ...]         # the plausible range, swept in order
+    assumed: float                    # the value the claim runs at
+    source: str                       # why this range is plausible
+    apply: Callable | None = None     # (claim, value) -> claim; default: rewrite the technique parameter
+
+    def at(self, claim: Claim, value: float) -> Claim:
+        if self.apply is not None:
+            return self.apply(claim, value)
+        pattern = re.compile(rf"(?<=[:,]){re.escape(self.name)}=[^,]*")
+
+        def rewrite(mapping: dict) -> dict:
+            if "techniques" not in mapping:
+                return mapping
+            return {**mapping, "techniques": [pattern.sub(f"{self.name}={value:g}", str(t))
+                                              for t in mapping["techniques"]]}
+        return replace(claim, setup=rewrite(claim.setup), variant=rewrite(claim.variant))
 
 
 @dataclass(frozen=True)
@@ -70,39 +101,42 @@ class Claim:
     """`setup` is a scenario as a mapping (model, hardware, gpus, workload/precision/parallel
     sections, techniques); `variant` overrides parts of it (usually `techniques`).
 
-    A claim is *scored* when it has a figure and none of its inputs encodes that figure (physical
-    parameters, published model shapes and settings, the baseline the paper names); its band is set
-    from the paper alone: the figure (or the ends of the range it states) +-30%, open-ended where
-    the paper states a bound. A claim whose input was set from its own result (a budget equal to the
-    claimed ratio, steps = output / the speed-up), or whose whatif metric is not the one the paper's
-    figure measures, is *illustrative*: shown, never counted."""
+    The kind follows from the fields alone: `no figure` without one; `illustrative` when an input was set
+    from the claim's own result (`derived`), the figure is an identity of the inputs (`identity`), or whatif's
+    metric is not the paper's / every number is assumed (`illustrative`); `conditional` when an input no
+    source gives (`assumed`) flips the verdict within its plausible range (the sweep shows where it
+    passes); else `scored`. A scored claim's band comes from the paper alone: [figure / 1.3, figure x 1.3]
+    (a range keeps its ends, "over X" is [X / 1.3, inf), a stated percentage change is banded on the change
+    itself)."""
 
     technique: str                    # registry name(s) the claim tests, e.g. "kivi"
     paper: str                        # the paper's wording of the claim
     claimed: float | None             # the headline ratio (e.g. 3.47 for "3.47x"), None if not a speed/memory ratio
-    metric: str                       # a key of METRICS
+    metric: str                       # a key of METRICS (or of serving.SERVING_METRICS)
     setup: dict
     variant: dict
     why: str                          # why whatif's number differs from the paper's, or why it agrees
     band: tuple[float, float] | None = None   # an explicit band: the check the tests hold an illustrative or
-                                      # figure-less claim to; on a scored claim only with band_why (it replaces
-                                      # the +-30% band)
+                                      # figure-less claim to; on a scored claim only with band_why
     setup_note: str = ""              # what of the paper's setup could not be expressed
-    illustrative: str = ""            # non-empty: which input encodes the result, or why whatif's metric is
-                                      # not the paper's (never counted)
+    illustrative: str = ""            # whatif's metric is not the paper's, or every number of the setup is assumed
+    derived: str = ""                 # the input set from the claim's own result, and how
+    identity: str = ""                # why the figure follows from the inputs by arithmetic alone
+    assumed: Assumption | None = None  # an input no source gives, whose plausible range flips the verdict
     miss: str = ""                    # a scored claim outside its band: the mechanism the paper measured that
-                                      # whatif does not model (the tests require it to stay outside, so a fix
-                                      # must remove it)
+                                      # whatif does not model (the tests require it to stay outside)
     paper_range: tuple[float, float] | None = None   # the range the paper states ("2.35x ~ 3.47x")
     bound: str = "about"              # "at_least" ("over 85%", "more than 3x") or "at_most": the figure is a bound
-    band_why: str = ""                # why an explicit band replaces the +-30% one on a scored claim
+    percent: bool = False             # the paper states a percentage change ("7.2% improvement", "11% of"):
+                                      # the band is on the change itself, not on a near-1 ratio
+    band_why: str = ""                # why an explicit band replaces the paper's on a scored claim
     baseline_engine: str = ""         # the engine the paper's baseline ran on (an --engine name; "": whatif's
                                       # default, vLLM), set from the paper's stated setup, never from the result
     system_engine: str = ""           # the engine the paper's own system ran on ("": the baseline's)
     engine_why: str = ""              # where the paper says so (required with either engine)
 
     def __post_init__(self):
-        assert self.metric in METRICS, self.metric
+        assert self.metric in METRICS or self.metric in SERVING_METRICS, self.metric
         assert self.bound in BOUNDS, self.bound
         assert self.engine_why or not (self.baseline_engine or self.system_engine), \
             f"a claim's engine comes from the paper's setup, with the reason: {self.paper}"
@@ -112,32 +146,57 @@ class Claim:
             assert not self.miss, f"only a scored claim can miss: {self.paper}"
 
     @property
-    def scored(self) -> bool:
-        return self.claimed is not None and not self.illustrative
+    def kind(self) -> str:
+        if self.claimed is None:
+            return "no figure"
+        if self.derived or self.identity or self.illustrative:
+            return "illustrative"
+        return "conditional" if self.assumed is not None else "scored"
 
     @property
-    def kind(self) -> str:
-        return "scored" if self.scored else "illustrative" if self.illustrative else "no figure"
+    def scored(self) -> bool:
+        return self.kind == "scored"
+
+    @property
+    def not_scored_because(self) -> str:
+        """Why an illustrative claim is not counted, as the table says it."""
+        if self.derived:
+            return f"input from the result: {self.derived}"
+        if self.identity:
+            return f"identity: {self.identity}"
+        return self.illustrative
 
     @property
     def effective_band(self) -> tuple[float, float] | None:
-        """The band the claim is judged by: a scored claim's from the paper's figure, else the explicit check."""
-        if not self.scored or self.band_why:
+        """The band the claim is judged by: from the paper's figure when scored or conditional, else the check."""
+        if self.kind not in ("scored", "conditional") or self.band_why:
             return self.band
         lo, hi = self.paper_range or (self.claimed, self.claimed)
-        return ((0.0 if self.bound == "at_most" else lo * (1 - TOLERANCE)),
-                (math.inf if self.bound == "at_least" else hi * (1 + TOLERANCE)))
+        if self.percent:
+            return _percent_band(lo, self.bound), _percent_band(hi, self.bound, up=True)
+        return ((0.0 if self.bound == "at_most" else lo / FACTOR),
+                (math.inf if self.bound == "at_least" else hi * FACTOR))
 
     @property
     def band_reason(self) -> str:
-        if not self.scored:
+        if self.kind not in ("scored", "conditional"):
             return "a check of direction, not a score" if self.band else ""
         if self.band_why:
             return self.band_why
         what = {"about": "the paper's figure", "at_least": "the paper's lower bound",
                 "at_most": "the paper's upper bound"}[self.bound]
-        return (f"the paper's stated range {self.paper_range[0]:g}-{self.paper_range[1]:g}" if self.paper_range
-                else what) + f" +-{TOLERANCE:.0%}" + (", open-ended" if self.bound != "about" else "")
+        what = (f"the paper's stated range {self.paper_range[0]:g}-{self.paper_range[1]:g}" if self.paper_range
+                else what) + ("'s change" if self.percent else "")
+        return what + f" /x {FACTOR:g}" + (", open-ended" if self.bound != "about" else "")
+
+
+def _percent_band(ratio: float, bound: str, up: bool = False) -> float:
+    """One end of a percentage claim's band: the change (ratio - 1, or 1/ratio - 1 below 1) scaled by FACTOR."""
+    if (bound == "at_least" and up) or (bound == "at_most" and not up and ratio >= 1):
+        return math.inf if up else 0.0
+    change = ratio - 1 if ratio >= 1 else 1 / ratio - 1
+    scaled = change * FACTOR if up == (ratio >= 1) else change / FACTOR
+    return 1 + scaled if ratio >= 1 else 1 / (1 + scaled)
 
 
 @dataclass(frozen=True)
@@ -160,10 +219,6 @@ class Outcome:
         return lo <= self.gain <= hi
 
 
-def scenario_of(mapping: dict) -> Scenario:
-    sections = {k: dict(mapping[k]) for k in ("workload", "precision", "parallel") if k in mapping}
-    top = {k: v for k, v in mapping.items() if k not in sections}
-    return build_scenario(top, sections)
 
 
 def merged(setup: dict, variant: dict) -> dict:
@@ -185,11 +240,19 @@ def claim_scenarios(claim: Claim) -> tuple[dict, dict]:
     return base, new
 
 
+def metric_unit(metric: str) -> str:
+    return (METRICS.get(metric) or SERVING_METRICS[metric])[1]
+
+
 def evaluate(claim: Claim) -> Outcome:
-    value, _unit, higher = METRICS[claim.metric]
     base_setup, new_setup = claim_scenarios(claim)
-    base = value(scenario_of(base_setup).run())
-    new = value(scenario_of(new_setup).run())
+    if claim.metric in SERVING_METRICS:    # family J: a simulation per side (its `sim` sections merged deep)
+        value, _unit, higher = SERVING_METRICS[claim.metric]
+        base, new = value(base_setup), value(deep_merged(base_setup, claim.variant))
+    else:
+        value, _unit, higher = METRICS[claim.metric]
+        base = value(scenario_of(base_setup).run())
+        new = value(scenario_of(new_setup).run())
     if higher:
         gain = new / base if base else float("inf")
     else:

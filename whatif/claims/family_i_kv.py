@@ -1,7 +1,7 @@
 """Claims of catalogue family I (see ../shared/techniques.md), KV side: InstInfer, Lamina, FastSwitch,
 SentenceKV. Setups from the family-I facts collected for this project; what was not found is said in
 each claim's setup_note."""
-from .claim import Claim
+from .claim import Assumption, Claim
 
 # InstInfer (HPCA'25): one RTX A6000 (PCIe 4.0 x16), 96 GB DDR4, one emulated CSD (11.2 GB/s internal,
 # 7 GB/s external PCIe 4.0 x4). FlexGen keeps the KV on the SSD = instinfer:in_storage=false (the KV
@@ -21,6 +21,9 @@ _COMPENSATING = ("whatif's FlexGen streams the KV at the SSD link's full 7 GB/s,
                  "the sparse figure lands near the paper's because whatif's SparF reads 1/8 of the KV at full "
                  "internal bandwidth (8x over dense, where the paper got 2.08x): two errors that cancel, so agreement "
                  "here is not evidence for the mechanism")
+# SparF's share of the KV read: 1/8 by its selection budget; the paper measured 2.08x over dense, an effective ~1/2.
+_SPARF_READ = Assumption("read_share", (0.125, 0.25, 0.5), 0.125, "SparF's budget reads 1/8 of the KV; the paper's "
+                         "measured 2.08x over dense implies about 1/2")
 
 # Lamina: model, devices, prices, network and context were not found (family-I facts, item 5). The setup
 # is assumed: an MHA model with a large KV (llama-2-13b), 2048-token prompts, 512 generated tokens, one
@@ -52,6 +55,7 @@ CLAIMS: list[Claim] = [
         variant={"workload": {"batch": 256}, "techniques": ["instinfer:read_share=0.125"]},
         why=_COMPENSATING,
         setup_note=_OPT13B,
+        assumed=_SPARF_READ,
     ),
     Claim(
         technique="instinfer",
@@ -76,6 +80,7 @@ CLAIMS: list[Claim] = [
         setup=_INSTINFER_LLAMA,
         variant={"workload": {"batch": 128}, "techniques": ["instinfer:read_share=0.125"]},
         why=_COMPENSATING,
+        assumed=_SPARF_READ,
         setup_note="FlexGen as instinfer:in_storage=false (the KV streamed from the SSD every step); the CSD's "
                    "capacity is assumed; SparF's selection cost is not modelled",
     ),
@@ -90,6 +95,7 @@ CLAIMS: list[Claim] = [
             "aggregate bandwidth, q/K/V/output over the network each layer), but every number of the setup is "
             "assumed, so the gain says how this assumed pair of prices and devices trades, not what the paper "
             "measured",
+        illustrative="every number of the setup (model, devices, prices, network, contexts) is assumed",
         setup_note="the paper's model, devices, prices, network and contexts were not found: llama-2-13b, 2048 / 512, "
                    "one H100 SXM at an assumed 3 USD/h plus two H20-class devices (96 GB, 4 TB/s) at an assumed "
                    "1 USD/h each over an assumed 400 Gbit/s RDMA network (h100-lamina); the claimed figure is the "

@@ -33,6 +33,8 @@ CLAIMS: list[Claim] = [
         why="large-batch prefill is compute- and HBM-bound, so whatif's ratio is the two GPUs' ceilings (989 vs 756 "
             "TFLOP/s, 4 vs 2 TB/s) scaled by the same efficiency model: 1.45x; the paper's larger gap likely includes "
             "the PCIe H100's lower sustained clocks and its host's launch overheads, which whatif does not model",
+        miss="the PCIe H100's lower sustained clocks and its host's launch overheads, which whatif does not model: "
+             "its ratio is the two GPUs' ceilings",
         setup_note=_GH200_NOTE,
         paper_range=(1.9, 2.7),
     ),

@@ -22,7 +22,8 @@ class ReproRow:
     band: tuple[float, float] | None
     in_band: bool | None
     why: str
-    scored: bool = True               # False: illustrative (an input encodes the result) or no figure
+    scored: bool = True               # False: conditional, illustrative or no figure (claims/claim.py's kinds)
+    kind: str = "scored"
 
     @property
     def ratio(self) -> float | None:
@@ -33,19 +34,19 @@ def evaluate_claims(claims: list | None = None) -> list[ReproRow]:
     """Evaluate (family, claim) pairs (default: every claim of every family module) into rows."""
     import importlib
 
-    from ..claims import METRICS, evaluate
-    from ..claims.claim import FAMILY_MODULES
+    from ..claims import evaluate
+    from ..claims.claim import FAMILY_MODULES, metric_unit
     if claims is None:
         claims = [(module.split("_")[1].upper(), c) for module in FAMILY_MODULES
                   for c in importlib.import_module(f"whatif.claims.{module}").CLAIMS]
     rows = []
     for family, c in claims:
         o = evaluate(c)
-        rows.append(ReproRow(family, c.technique, c.paper, c.metric, METRICS[c.metric][1], o.baseline, o.predicted,
+        lead = (f"Miss: {c.miss}. " if c.miss else f"Illustrative: {c.not_scored_because}. "
+                if c.kind == "illustrative" else f"Conditional on {c.assumed.name}. " if c.assumed else "")
+        rows.append(ReproRow(family, c.technique, c.paper, c.metric, metric_unit(c.metric), o.baseline, o.predicted,
                              o.gain, c.claimed, c.effective_band, o.in_band,
-                             (f"Miss: {c.miss}. " if c.miss else f"Illustrative: {c.illustrative}. "
-                              if c.illustrative else "") + c.why
-                             + (f" Setup: {c.setup_note}" if c.setup_note else ""), c.scored))
+                             lead + c.why + (f" Setup: {c.setup_note}" if c.setup_note else ""), c.scored, c.kind))
     return rows
 
 
@@ -82,8 +83,10 @@ def reproduction_section(rows: list[ReproRow]) -> Section:
     s = Section("reproduction", "Reproduction: paper claims versus predictions")
     scored = [r for r in rows if r.scored]
     n_in = sum(r.in_band is True for r in scored)
+    conditional = sum(r.kind == "conditional" for r in rows)
     s.html(f"<p>{len(rows)} claims; {len(scored)} scored (bands from the paper's figure), {n_in} of them inside "
-           f"their band; {len(rows) - len(scored)} illustrative or without a figure, shown and not counted.</p>")
+           f"their band; {conditional} conditional on an assumed input; {len(rows) - len(scored) - conditional} "
+           "illustrative or without a figure, shown and not counted.</p>")
     s.figure(scatter_figure(rows), height=520)
     cells = []
     for r in rows:

@@ -44,6 +44,7 @@ FAMILIES = {
     "G": "multi-token, parallel and diffusion-LLM decoding",
     "H": "early exit and layer skipping",
     "I": "offloading and memory tiers",
+    "J": "serving and scheduling",
     "K": "attention kernels and IO",
 }
 

@@ -15,7 +15,8 @@ def _load_families() -> None:
                    kv_compression, kv_eviction,
                    layer_skip, offload_kv, offload_weights, parallel_decoding, passage_compression, prefix_reuse,
                    sparse_attention,
-                   sparse_attention_host, sparse_attention_prefill, sparse_attention_strided, speculative,
+                   sparse_attention_host, sparse_attention_prefill, sparse_attention_recycled,
+                   sparse_attention_strided, speculative,
                    visual_tokens, weights)
 
 

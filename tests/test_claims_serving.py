@@ -1,0 +1,50 @@
+"""Family J (serving claims on the simulator): the mechanisms the claims rest on, each on a small run."""
+import pytest
+
+from whatif.claims.claim import Claim
+from whatif.claims.family_j import CLAIMS
+from whatif.claims.serving import SERVING_METRICS, capacity_rps, deep_merged, meets, run
+
+
+def claim(prefix: str) -> Claim:
+    (c,) = [c for c in CLAIMS if c.paper.startswith(prefix)]
+    return c
+
+
+def small(mapping: dict, requests: int) -> dict:
+    return deep_merged(mapping, {"sim": {"traffic": {"requests": requests}}})
+
+
+def test_every_serving_claim_names_its_setup_and_a_serving_metric():
+    assert len(CLAIMS) >= 8
+    for c in CLAIMS:
+        assert c.metric in SERVING_METRICS and c.setup_note, c.paper
+        assert "sim" in c.setup and "sim" in c.variant, c.paper
+
+
+def test_chunked_prefill_bounds_the_tail_gap_a_prefill_first_step_stalls():
+    c = claim("Sarathi-Serve")
+    rate = 10.0
+    base = run(small(c.setup, 120), rate).latency()["itl_s"]["p99"]
+    chunked = run(small(deep_merged(c.setup, c.variant), 120), rate).latency()["itl_s"]["p99"]
+    assert chunked < base
+
+
+def test_capacity_is_monotone_in_the_criterion():
+    c = claim("Sarathi-Serve")
+    m = small(c.setup, 80)
+    loose = deep_merged(m, {"sim": {"criterion": {"p99_itl_s": 1.0}}})
+    assert capacity_rps(loose) >= capacity_rps(m) > 0
+
+
+def test_static_batches_wait_for_their_longest_generation():
+    c = claim("Flover")
+    static = run(small(c.setup, 60)).latency()["e2e_s"]["mean"]
+    continuous = run(small(deep_merged(c.setup, c.variant), 60)).latency()["e2e_s"]["mean"]
+    assert continuous < static
+
+
+@pytest.mark.parametrize("criterion, ok", [({"attainment": 0.0}, True), ({"p99_itl_s": 1e-9}, False)])
+def test_meets_reads_the_criterion(criterion, ok):
+    c = claim("Sarathi-Serve")
+    assert meets(run(small(c.setup, 20), 1.0), criterion) is ok

@@ -1,0 +1,100 @@
+"""Family J claims measured on the serving simulator: a claim's setup carries `sim` sections (traffic,
+engine, cluster, slo, and `criterion`, what a served rate must meet), the variant overrides them.
+
+A capacity metric is the highest arrival rate (req/s) whose run meets the criterion, bisected between
+`lo` and `hi` of the criterion to `CAPACITY_STEPS` halvings (the claims stay small: they run in tests)."""
+from __future__ import annotations
+
+from ..scenario import Scenario, build_scenario
+from ..simulator.cluster import simulate
+from ..simulator.config import SLO, sim_config
+
+CAPACITY_STEPS = 7       # bisections of the rate bracket: 2^-7 of it, ~1% of a 2x bracket
+
+
+def _sim_sections(mapping: dict) -> tuple[dict, dict]:
+    sim = dict(mapping.get("sim", {}))
+    return {k: v for k, v in mapping.items() if k != "sim"}, sim
+
+
+def deep_merged(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = deep_merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def scenario_of(mapping: dict) -> Scenario:
+    """A claim's scenario mapping (its workload/precision/parallel sections apart) as a Scenario."""
+    sections = {k: dict(mapping[k]) for k in ("workload", "precision", "parallel") if k in mapping}
+    return build_scenario({k: v for k, v in mapping.items() if k not in sections}, sections)
+
+
+def run(mapping: dict, rate: float | None = None):
+    """One simulation of a claim's mapping (its `sim.traffic.rate` replaced by `rate` when given)."""
+    top, sim = _sim_sections(mapping)
+    traffic = {**sim.get("traffic", {}), **({"rate": rate} if rate is not None else {})}
+    sections = {"traffic": traffic, **{k: sim[k] for k in ("engine", "cluster", "slo") if k in sim}}
+    return simulate(sim_config(scenario_of(top), sections))
+
+
+def meets(result, criterion: dict) -> bool:
+    """Whether a run meets the claim's criterion: SLO attainment (the run's slo) at least `attainment`,
+    and/or pooled token-gap and first-token quantiles under their bounds (Sarathi-Serve's P99 TBT)."""
+    if "attainment" in criterion and (result.attainment() or 0.0) < criterion["attainment"]:
+        return False
+    lat = result.latency()
+    for key, (stat, q) in {"p99_itl_s": ("itl_s", "p99"), "p50_ttft_s": ("ttft_s", "p50"),
+                           "p90_ttft_s": ("ttft_s", "p90")}.items():
+        if key in criterion and not (lat[stat][q] is not None and lat[stat][q] <= criterion[key]):
+            return False
+    return bool(result.records) and len(result.finished()) == len(result.records)
+
+
+def capacity_rps(mapping: dict) -> float:
+    """The highest rate in [lo, hi] whose run meets the criterion (0 when even lo fails)."""
+    crit = mapping["sim"]["criterion"]
+    lo, hi = crit["lo"], crit["hi"]
+    if not meets(run(mapping, lo), crit):
+        return 0.0
+    if meets(run(mapping, hi), crit):
+        return hi
+    for _ in range(CAPACITY_STEPS):
+        mid = (lo * hi) ** 0.5
+        lo, hi = (mid, hi) if meets(run(mapping, mid), crit) else (lo, mid)
+    return lo
+
+
+def tightest_slo_scale(mapping: dict) -> float:
+    """The smallest factor on the claim's SLO (both objectives scaled together, DistServe's "SLO scale")
+    that the run at its traffic rate still attains for `attainment` of requests, bisected in [lo, hi]."""
+    crit = mapping["sim"]["criterion"]
+    result = run(mapping)
+    slo = mapping["sim"]["slo"]
+
+    def attains(scale: float) -> bool:
+        scaled = SLO(**{k: v * scale for k, v in slo.items()})
+        return (result.attainment(scaled) or 0.0) >= crit["attainment"]
+    lo, hi = crit["scale_lo"], crit["scale_hi"]
+    if attains(lo):
+        return lo
+    if not attains(hi):
+        return float("inf")
+    for _ in range(2 * CAPACITY_STEPS):
+        mid = (lo * hi) ** 0.5
+        lo, hi = (lo, mid) if attains(mid) else (mid, hi)
+    return hi
+
+
+def _latency(stat: str, q: str):
+    return lambda mapping: run(mapping).latency()[stat][q]
+
+
+# metric -> (value of a claim mapping, unit, True when higher is better)
+SERVING_METRICS = {
+    "capacity_rps": (capacity_rps, "req/s", True),
+    "slo_scale": (tightest_slo_scale, "x SLO", False),
+    "output_tok_s": (lambda m: run(m).summary()["throughput"]["output_tok_s"], "tok/s", True),
+    "mean_e2e": (_latency("e2e_s", "mean"), "s", False),
+    "p95_itl": (_latency("itl_s", "p95"), "s", False),
+}
