@@ -60,9 +60,10 @@ _FLOVER = {"model": "llama-2-7b", "hardware": _A100,
 
 # BatchLLM: offline batches whose requests share prefixes (its industry workloads); against vLLM without a
 # prefix cache (its default before v0.7). whatif reuses a cached prefix; it does not reorder requests globally.
-_BATCHLLM = {"model": "llama-3.1-8b", "hardware": _A100,
+_BATCHLLM = {"model": "llama-3.1-8b", "hardware": _A100,   # the baseline without prefix reuse, whatever the default
              "sim": {"traffic": {"requests": 240, "rate": 1000.0, "prompt": 200, "output": 100,
-                                 "prefix_groups": 8, "prefix_tokens": 1800, "seed": 5}}}
+                                 "prefix_groups": 8, "prefix_tokens": 1800, "seed": 5},
+                     "engine": {"prefix_caching": False}}}
 
 CLAIMS: list[Claim] = [
     Claim("chunked_prefill", "Sarathi-Serve improves serving throughput within desired latency SLOs of Mistral-7B "
