@@ -41,7 +41,8 @@ ENGINE_ALIASES = {
 }
 
 
-def _spellings(flag: str) -> list[str]:
+def spellings(flag: str) -> list[str]:
+    """`--flag` and the engines' spellings of it (ENGINE_ALIASES)."""
     return [f"--{flag}", *ENGINE_ALIASES.get(flag, ())]
 
 
@@ -69,7 +70,7 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
     p.add_argument("--model", type=flag_text, help="model profile name or path to a YAML / Hugging Face config.json")
     add_hardware_flags(p)
     for flag, (field, text) in _COUNT_FLAGS.items():
-        p.add_argument(*_spellings(flag), dest=flag.replace("-", "_"), type=field.flag_type(),
+        p.add_argument(*spellings(flag), dest=flag.replace("-", "_"), type=field.flag_type(),
                        help=argparse.SUPPRESS if f"--{flag}" in unlisted else text)
     p.add_argument("--dp-attention", action="store_true",
                    help="attention data parallel (SGLang --enable-dp-attention), MoE models with --ep = --tp > 1: "
@@ -81,18 +82,18 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
     p.add_argument("--weight-dtype", type=flag_text,
                    help=f"weight dtype: {', '.join(WEIGHT_DTYPES)} (default: --dtype); int8/int4 are weight-only "
                         "with a scale per --weight-group-size")
-    p.add_argument(*_spellings("kv-dtype"), dest="kv_dtype", type=flag_text,
+    p.add_argument(*spellings("kv-dtype"), dest="kv_dtype", type=flag_text,
                    help=f"KV-cache dtype: {', '.join(KV_DTYPES)} (default: --dtype)")
     add_quantization_flag(p)
-    p.add_argument(*_spellings("memory-utilization"), dest="memory_utilization",
+    p.add_argument(*spellings("memory-utilization"), dest="memory_utilization",
                    type=flag_float(0, 1, "a fraction of HBM", low_open=True),
                    help="the engine's memory fraction (default: its spec's, e.g. vLLM's gpu_memory_utilization 0.9)")
-    p.add_argument(*_spellings("max-num-seqs"), *([max_seqs_alias] if max_seqs_alias else []),
+    p.add_argument(*spellings("max-num-seqs"), *([max_seqs_alias] if max_seqs_alias else []),
                    dest="max_num_seqs",
                    type=flag_int(1, MAX_BATCH, "sequences"), metavar="N",
                    help="the engine's most running sequences (vLLM max_num_seqs, TensorRT-LLM max_batch_size): "
                         "its CUDA graphs stop at this batch; default: the engine spec's for the GPU")
-    p.add_argument(*_spellings("max-num-batched-tokens"), dest="max_num_batched_tokens",
+    p.add_argument(*spellings("max-num-batched-tokens"), dest="max_num_batched_tokens",
                    type=flag_int(1, MAX_TOKENS, "tokens"), metavar="TOKENS",
                    help="the engine's token budget per step (vLLM max_num_batched_tokens, TensorRT-LLM "
                         "max_num_tokens): sizes its activation profile run; default: the engine spec's for the GPU")

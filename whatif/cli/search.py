@@ -11,6 +11,7 @@ from ..specs.checks import MAX_GPUS, MAX_REQUESTS, MAX_TOKENS, flag_int, flag_se
 from .sim_flags import warn
 from .progress import ProgressLine, add_progress_flag
 from .reporting import add_report_flag, start_report, write_report
+from .scenario_flags import spellings
 
 # keys of a search file (--scenario): api.search's arguments, the SLO as a section
 FILE_KEYS = {"model", "hardware", "gpus", "prompt", "output", "slo", "tp", "pp", "batches", "weight_dtypes",
@@ -50,9 +51,9 @@ def add_search_parser(sub) -> None:
     p.add_argument("--model", help="model profile name or config path")
     p.add_argument("--hardware", help="system or GPU types of the pool, comma-separated (e.g. dgx-h100,hgx-h200)")
     p.add_argument("--gpus", type=flag_int(1, MAX_GPUS, "GPUs"), help="GPU budget: the most GPUs a deployment may use")
-    p.add_argument("--prompt", "--input-len", dest="prompt", type=flag_int(1, MAX_TOKENS, "tokens"),
+    p.add_argument(*spellings("prompt"), dest="prompt", type=flag_int(1, MAX_TOKENS, "tokens"),
                    help="input tokens per request (default 4000)")
-    p.add_argument("--output", "--output-len", dest="output", type=flag_int(1, MAX_TOKENS, "tokens"),
+    p.add_argument(*spellings("output"), dest="output", type=flag_int(1, MAX_TOKENS, "tokens"),
                    help="output tokens per request (default 1000)")
     p.add_argument("--slo-ttft", type=flag_seconds, metavar="TIME",
                    help="time to first token target with its unit: 500ms, 0.5s (a bare number is refused)")
@@ -61,9 +62,9 @@ def add_search_parser(sub) -> None:
     p.add_argument("--slo-e2e", "--slo-e2el", dest="slo_e2e", type=flag_seconds, metavar="TIME",
                    help="end-to-end latency (vLLM's E2EL) target with its unit: 2min, 90s")
     s = p.add_argument_group("space")
-    s.add_argument("--tp", "--tensor-parallel-size", dest="tp",
+    s.add_argument(*spellings("tp"), dest="tp",
                    help="TP sizes to try, comma-separated (default: powers of two up to a node)")
-    s.add_argument("--pp", "--pipeline-parallel-size", dest="pp",
+    s.add_argument(*spellings("pp"), dest="pp",
                    help="PP sizes to try (default: powers of two up to a node)")
     s.add_argument("--batches", help="max running sequences per replica to try (default 1,2,4,...,256)")
     s.add_argument("--weight-dtypes", help="weight formats to try, e.g. bf16,fp8 (default bf16)")

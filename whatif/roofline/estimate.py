@@ -69,7 +69,7 @@ class Estimate:
     price: Price | None = None             # USD per hour of the GPUs used (and devices techniques add)
     memory_max_context: int = 0            # tokens per sequence the memory holds at the batch, window aside
     decode_round: Round | None = None      # a decoder's round at mid-generation (tokens, draft, verify)
-    engine_spec: EngineSpec | None = None         # the serving engine spec whose loop and memory accounting were used
+    engine_spec: EngineSpec | None = None  # the serving engine spec whose loop and memory accounting were used
 
     @property
     def frontend_s(self) -> float:

@@ -1,4 +1,4 @@
-"""Scheduling policies by name, and the one an SchedulerConfig picks. A new policy: its file and one line here."""
+"""Scheduling policies by name, and the one a SchedulerConfig picks. A new policy: its file and one line here."""
 from __future__ import annotations
 
 from ...errors import WhatifError
@@ -20,7 +20,7 @@ POLICIES: dict[str, type[Policy]] = {
 
 
 def policy_name(cfg) -> str:
-    """The policy an SchedulerConfig names: its `policy` field, else the one its batching, priority and
+    """The policy a SchedulerConfig names: its `policy` field, else the one its batching, priority and
     chunked-prefill fields describe."""
     if cfg.policy is not None:
         return cfg.policy
