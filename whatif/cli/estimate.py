@@ -74,7 +74,10 @@ def cmd_estimate(args) -> int:
     for line in est.techniques.warnings(est.model, est.workload.prompt, est.workload.output):
         print(f"whatif: warning: {line}", file=sys.stderr)
     from ..reports.output import estimate_dict, estimate_text   # (when run: building the parser stays light)
-    serve = serve_command(*from_estimate(scenario), args.json) if args.serve_command else None
+    serve = None
+    if args.serve_command:
+        from ..queries.deployment import from_estimate
+        serve = serve_command(*from_estimate(scenario), args.json)
     if args.json:
         print(json.dumps({**estimate_dict(est), **({"serve_command": serve} if serve else {})}, allow_nan=False))
     else:
@@ -98,11 +101,6 @@ def serve_command(deployment, load, as_json: bool):
     """The launch and benchmark commands: text, or a dict for --json."""
     from ..queries.serve_command import serve_dict, serve_text
     return serve_dict(deployment, load) if as_json else serve_text(deployment, load)
-
-
-def from_estimate(scenario):
-    from ..queries.deployment import from_estimate as build
-    return build(scenario)
 
 
 def warn_idle_shared_prefix(shared_prefix: int, technique_sets) -> None:

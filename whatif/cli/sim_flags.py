@@ -8,7 +8,6 @@ dataclass's, or the engine spec's for the scenario's GPU (SchedulerConfig.for_en
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 from dataclasses import dataclass, fields
@@ -291,7 +290,8 @@ def simulation_values(args) -> dict[str, dict]:
             values[flag.section][flag.field] = value
     shape = values["traffic"].pop(GAMMA_SHAPE, None)
     if shape is not None:                        # vLLM's gamma shape as the workload's coefficient of variation
-        values["traffic"]["burstiness"] = 1.0 / math.sqrt(float(shape)) if is_number(shape) else shape
+        from ..simulator.workload import cv_of_gamma_shape
+        values["traffic"]["burstiness"] = cv_of_gamma_shape(float(shape)) if is_number(shape) else shape
         if values["traffic"].get("arrival") is None and shape != 1:
             values["traffic"]["arrival"] = "gamma"
     return check_simulation_values(values)

@@ -81,13 +81,8 @@ def from_simulation(cfg) -> tuple[Deployment, Load]:
     load = (Load(t.prompt + t.prefix_tokens, t.output, concurrency=t.concurrency, requests=t.requests)
             if t.concurrency else
             Load(t.prompt + t.prefix_tokens, t.output, rate=t.rate, requests=t.requests,
-                 burstiness=_gamma_shape(t.arrival, t.burstiness)))
+                 burstiness=t.gamma_shape))
     return replace(d, notes=tuple(notes)), load
-
-
-def _gamma_shape(arrival: str, cv: float) -> float:
-    """vLLM's --burstiness (the gamma shape k) of whatif's inter-arrival coefficient of variation: CV = 1/sqrt(k)."""
-    return 1.0 if arrival == "poisson" or cv <= 0 else 1.0 / (cv * cv)
 
 
 def from_search(space, config) -> tuple[Deployment, Load]:

@@ -85,6 +85,16 @@ class WorkloadSpec:
             if self.prefix_groups or self.turns > 1:
                 raise WhatifError("--trace: a trace gives every request itself; drop --prefix-groups and --turns")
 
+    @property
+    def gamma_shape(self) -> float:
+        """The gaps' gamma shape k (vllm bench serve's --burstiness): 1 / CV^2; 1 for Poisson."""
+        return 1.0 if self.arrival == "poisson" else 1.0 / self.burstiness ** 2
+
+
+def cv_of_gamma_shape(shape: float) -> float:
+    """The gaps' coefficient of variation (WorkloadSpec.burstiness) of a gamma shape k: 1 / sqrt(k)."""
+    return 1.0 / math.sqrt(shape)
+
 
 
 # ---------------------------------------------------------------- generation
@@ -129,7 +139,7 @@ def _gaps(rng: np.random.Generator, spec: WorkloadSpec, n: int) -> np.ndarray:
     """Inter-arrival times, seconds: exponential (Poisson), or gamma with CV `burstiness` and the same mean."""
     if spec.arrival == "poisson":
         return rng.exponential(1.0 / spec.rate, n)
-    shape = 1.0 / spec.burstiness ** 2
+    shape = spec.gamma_shape
     return rng.gamma(shape, 1.0 / (spec.rate * shape), n)
 
 

@@ -1,5 +1,5 @@
 """Human-readable numbers with units (decimal prefixes), used only at the edges. Never an exponent (1080 s, not
-1.08e+03 s); a table column of times is shown in one unit (the largest value's)."""
+1.08e+03 s); a table column of times is shown in one unit (its median value's)."""
 from __future__ import annotations
 
 import math
