@@ -36,6 +36,7 @@ def test_fp8_scheme_is_w8a8_and_prices_as_the_fp8_dtypes():
 @pytest.mark.parametrize("name, expected", [("fp8", 1.0), ("fp8-block", 1.0 + 4 / 128 ** 2),
                                             ("nvfp4", 0.5 + 1 / 16), ("mxfp4", 0.5 + 1 / 32),
                                             ("awq", 0.5 + 2.5 / 128), ("gptq", 0.5 + 2.5 / 128),
+                                            ("w4a16", 0.5 + 2 / 32),
                                             ("w8a16", 1.0 + 2 / 128)])
 def test_scheme_weight_bytes_carry_their_scales(name, expected):
     assert Precision.of_scheme(name).weight_bytes == pytest.approx(expected)

@@ -21,6 +21,8 @@ def _scenario(model, hardware, scenario: str | None, dtype: str | None, weight_d
     from .scenario import Scenario
     values = dict(values)
     quantization = values.pop("quantization", None)   # a named scheme (vllm serve --quantization)
+    expert_quantization = values.pop("expert_quantization", None)   # the routed experts' own scheme
+    experts_only = values.pop("quantize_experts_only", None)        # quantization on the routed experts alone
     valid = {f.name for f in fields(Scenario)} - {"parallel", "precision", "workload"}
     unknown = sorted(k for k in values if k not in valid and k not in PARALLEL + WORKLOAD)
     if unknown:
@@ -28,7 +30,8 @@ def _scenario(model, hardware, scenario: str | None, dtype: str | None, weight_d
                                                                                     set(WORKLOAD))))
     techs = ([techniques] if isinstance(techniques, str) else list(techniques)) if techniques else None
     given = {"model": model, "hardware": hardware, **values, "techniques": techs}
-    return scenario_from_inputs(scenario, given, dtype, weight_dtype, kv_dtype, quantization=quantization)
+    return scenario_from_inputs(scenario, given, dtype, weight_dtype, kv_dtype, quantization=quantization,
+                                expert_quantization=expert_quantization, quantize_experts_only=experts_only)
 
 
 # ---------------------------------------------------------------- estimate

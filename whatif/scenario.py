@@ -6,8 +6,8 @@ from functools import cache
 from pathlib import Path
 
 from .errors import WhatifError, check_mapping, positive_int, shown
-from .specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, boolean, integer, number,
-                           string)
+from .specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, boolean, integer, mapping,
+                           number, string)
 from .specs.hardware import System, load_component, load_system
 from .specs.models import ModelSpec, load_model
 from .specs.profiles import read_yaml
@@ -180,7 +180,8 @@ _TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "kernel_engine
 
 
 def _section(cls, raw, where: str):
-    return check_mapping(raw, {f.name for f in fields(cls)}, where)
+    extra = {"quantize_experts_only"} if cls is Precision else set()   # a switch inputs.py turns into fields
+    return check_mapping(raw, {f.name for f in fields(cls)} | extra, where)
 
 
 # What `whatif simulate` / `capacity` read besides the scenario: sections named after the simulator's dataclasses
@@ -218,8 +219,14 @@ def _check_sections(sections: dict) -> None:
     if "shared_prefix" in sections.get("workload", {}):
         integer(sections["workload"]["shared_prefix"], "workload.shared_prefix (--shared-prefix)", 0, MAX_TOKENS)
     for key, value in sections.get("precision", {}).items():
-        if key != "weight_group_size":
-            string(value, f"precision.{key}")
+        if key == "quantize_experts_only":
+            boolean(value, "precision.quantize_experts_only (--quantize-experts-only)")
+        elif key == "modules" and not isinstance(value, (tuple, list)):
+            mapping(value, "precision.modules", "a mapping of module class to scheme, e.g. {attention: none}")
+        elif key == "modules":
+            continue
+        elif key != "weight_group_size":
+            string(value, f"precision.{key}", **({"max_len": 4096, "empty": True} if key == "source" else {}))
 
 
 def _check_top(kwargs: dict) -> None:

@@ -137,7 +137,9 @@ def scenario_from_args(args):
     return scenario_from_inputs(args.scenario, given, args.dtype, args.weight_dtype, args.kv_dtype,
                                 args.weight_group_size, appended={"techniques": args.technique, "place": args.place,
                                                                   "add_tiers": args.add_tier},
-                                quantization=args.quantization)
+                                quantization=args.quantization,
+                                expert_quantization=getattr(args, "expert_quantization", None),
+                                quantize_experts_only=True if getattr(args, "quantize_experts_only", False) else None)
 
 
 def add_quantization_flag(p):
@@ -147,4 +149,10 @@ def add_quantization_flag(p):
                    help="quantization scheme as deployed (vllm serve --quantization): "
                         + "; ".join(f"{s.name}: {s.label}" for s in SCHEMES.values())
                         + ". Sets weights and activations; the KV cache stays --kv-dtype. The dtype flags stay for "
-                          "what-ifs")
+                          "what-ifs. Default: the checkpoint's quantization_config when --model is a checkpoint's")
+    p.add_argument("--expert-quantization", type=flag_text, metavar="SCHEME",
+                   help="the routed experts' own scheme (e.g. nvfp4 experts beside fp8 layers; 'none': 16-bit), "
+                        "over --quantization")
+    p.add_argument("--quantize-experts-only", action="store_true",
+                   help="apply --quantization to the routed experts only; every other layer keeps 16-bit weights "
+                        "(TensorRT-LLM / ModelOpt's experts-only recipes)")

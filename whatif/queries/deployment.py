@@ -44,10 +44,16 @@ def _notes(scenario) -> tuple[str, ...]:
 
 def _base(scenario, pools: tuple[Pool, ...], prompt: int, output: int, chunked: bool) -> Deployment:
     prec = scenario.precision
+    notes = _notes(scenario)
+    if prec.per_module:   # no engine flag mixes schemes: the checkpoint's quantization_config does
+        classes = ", ".join(f"{c.replace('_', ' ')} {q}" for c, q in prec.module_dict().items())
+        notes += (f"# per-module precision ({classes}): MODEL must be a checkpoint quantized that way (its "
+                  "quantization_config and ignore list); the engine reads it, no flag sets it",)
     return Deployment(engine=engine_name(scenario.kernel_engine), model=model_id(scenario.model), pools=pools,
-                      kv_dtype=prec.kv, quantization=prec.quantization, weight_dtype=prec.weight,
-                      memory_fraction=scenario.utilization(), max_model_len=prompt + output,
-                      eager=scenario.cuda_graphs is False, chunked_prefill=chunked, notes=_notes(scenario))
+                      kv_dtype=prec.kv, quantization="" if prec.per_module else prec.quantization,
+                      weight_dtype="bf16" if prec.per_module else prec.weight, memory_fraction=scenario.utilization(),
+                      max_model_len=prompt + output,
+                      eager=scenario.cuda_graphs is False, chunked_prefill=chunked, notes=notes)
 
 
 def from_estimate(scenario) -> tuple[Deployment, Load]:

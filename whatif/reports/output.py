@@ -59,7 +59,9 @@ def estimate_dict(e: Estimate) -> dict:
         "parallel": {"tp": e.parallel.tp, "pp": e.parallel.pp, "ep": e.parallel.ep,
                      "dp_attention": e.parallel.dp_attention, "pipeline_microbatches": e.pipeline_microbatches},
         "precision": {"weight": e.precision.weight, "activation": act, "kv": e.precision.kv,
-                      "quantization": e.precision.quantization or None},
+                      "quantization": e.precision.quantization or None,
+                      **({"modules": e.precision.module_dict(), "source": e.precision.source or None}
+                         if e.precision.per_module or e.precision.source else {})},
         "workload": {"batch": w.batch, "prompt": w.prompt, "output": w.output, "prefill_chunk": w.prefill_chunk,
                      "shared_prefix": w.shared_prefix},
         "techniques": [{"name": t.name, "family": t.family, "parameters": t.values()} for t in e.techniques.items],
@@ -195,7 +197,7 @@ def _basis_lines(e: Estimate, explain: bool) -> list[str]:
         f"ceilings: {units.rate(gpu.peak_flops(act), 'FLOP/s')} {act} ({gpu.peak[act].provenance}), "
         f"HBM {units.rate(gpu.hbm_bandwidth.value, 'B/s')} ({gpu.hbm_bandwidth.provenance}), "
         f"{units.nbytes(gpu.hbm_capacity.value)} per GPU",
-        *([f"quantization {s.name}: {s.pricing}"] if (s := e.precision.scheme) is not None else []),
+        *[f"quantization {s.name}{where}: {s.pricing}" for s, where in e.precision.schemes()],
         efficiency_line(e.efficiency, explain),
     ]
 

@@ -1,10 +1,11 @@
 """How a model is run: parallelism, precisions and the batch of one forward pass."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cache
 
 from ..specs.dtypes import ACTIVATION_DTYPES, BYTES, KV_DTYPES, WEIGHT_DTYPES, check_dtype, stored_bytes
-from ..specs.quantization import Scheme, scheme
+from ..specs.quantization import MODULE_CLASSES, UNQUANTIZED, Scheme, module_table, scheme
 from ..errors import WhatifError, positive_int
 
 
@@ -54,12 +55,21 @@ class Precision:
     kv: str = "bf16"
     weight_group_size: int = 128   # quantization group of int8/int4 weights (one fp16 scale each)
     quantization: str = ""         # a named scheme (specs/quantization.py: fp8, nvfp4, awq, ...); '' : the dtypes
+    # Per module class (specs/quantization.MODULE_CLASSES): the routed experts' scheme (--expert-quantization;
+    # 'none': 16-bit) and a table of other classes' schemes (a checkpoint's ignore list: {attention: none}).
+    # The fields above are every other linear layer's; the LM head stays 16-bit as the engines load it.
+    expert_quantization: str = ""
+    modules: tuple = ()            # ((module class, scheme or 'none'), ...); a mapping is accepted
+    source: str = ""               # where the precision came from when not the flags (a checkpoint's config)
 
     def __post_init__(self):
         check_dtype(self.weight, "--weight-dtype", WEIGHT_DTYPES)
         check_dtype(self.activation, "--dtype", ACTIVATION_DTYPES)
         check_dtype(self.kv, "--kv-dtype", KV_DTYPES)
         positive_int(self.weight_group_size, "--weight-group-size")
+        if self.expert_quantization and self.expert_quantization != UNQUANTIZED:
+            scheme(self.expert_quantization, "--expert-quantization")
+        object.__setattr__(self, "modules", module_table(self.modules))
         if self.quantization:
             s = scheme(self.quantization)
             if (self.weight, self.activation) != (s.weight, s.activation):
@@ -79,14 +89,46 @@ class Precision:
         return scheme(self.quantization) if self.quantization else None
 
     @property
+    def per_module(self) -> bool:
+        """Some module class runs another precision than the linear layers' (experts, an ignore list)."""
+        return bool(self.expert_quantization or self.modules)
+
+    def module(self, cls: str) -> Precision:
+        """The plain precision the weight GEMMs of module class `cls` run (this one when nothing differs)."""
+        return _module_precision(self, cls) if self.per_module else self
+
+    def module_weight_bytes(self, cls: str) -> float:
+        return self.module(cls).weight_bytes
+
+    def schemes(self) -> list[tuple[Scheme, str]]:
+        """(scheme, ' (module classes)' or '') for each named scheme the weight GEMMs run, for the provenance line."""
+        if not self.per_module:
+            return [(self.scheme, "")] if self.scheme is not None else []
+        by: dict[str, list[str]] = {}
+        for cls in MODULE_CLASSES:
+            if self.module(cls).quantization:
+                by.setdefault(self.module(cls).quantization, []).append(cls.replace("_", " "))
+        return [(scheme(name), f" ({', '.join(classes)})") for name, classes in by.items()]
+
+    def module_dict(self) -> dict:
+        """{module class: its scheme, else its weight dtype} (JSON output)."""
+        return {cls: self.module(cls).quantization or self.module(cls).weight for cls in MODULE_CLASSES}
+
+    @property
     def gemm_activation(self) -> str:
         """The dtype a weight GEMM's input is quantized to (a W8A8 technique's, else the activations')."""
         return self.activation
 
     def label(self) -> str:
-        """Weights / activations / KV as a header says them, with the scheme's name and format when named."""
+        """Weights / activations / KV as a header says them, with the scheme's name and format when named,
+        then each module class that differs and where the precision came from."""
         dtypes = f"weights {self.weight}, activations {self.gemm_activation}, KV {self.kv}"
-        return f"quantization {self.quantization} ({self.scheme.label}): {dtypes}" if self.quantization else dtypes
+        text = f"quantization {self.quantization} ({self.scheme.label}): {dtypes}" if self.quantization else dtypes
+        if self.per_module:
+            text += "; " + "; ".join(f"{cls.replace('_', ' ')} {_module_label(self.module(cls))}"
+                                     for cls in MODULE_CLASSES if self.module(cls) != self.module("_rest"))
+            text += "; LM head 16-bit"
+        return text + (f" (from {self.source})" if self.source else "")
 
     @property
     def weight_bytes(self) -> float:
@@ -125,6 +167,23 @@ class Precision:
     @property
     def kv_bytes(self) -> float:
         return stored_bytes(self.kv)
+
+
+def _module_label(p: Precision) -> str:
+    return (f"{p.quantization} (weights {p.weight}, activations {p.activation})" if p.quantization
+            else f"weights {p.weight}, activations {p.activation}")
+
+
+@cache
+def _module_precision(prec: Precision, cls: str) -> Precision:
+    """A module class's own precision: the table's scheme, the experts' scheme, else the linear layers'."""
+    name = dict(prec.modules).get(cls) or (prec.expert_quantization if cls == "experts" else "")
+    if not name:
+        return replace(prec, expert_quantization="", modules=(), source="")
+    if name == UNQUANTIZED:
+        sixteen = prec.activation if prec.activation in ("bf16", "fp16") else "bf16"
+        return Precision(sixteen, sixteen, prec.kv, prec.weight_group_size)
+    return Precision.of_scheme(name, prec.kv, prec.weight_group_size)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from dataclasses import replace
 
 from ..specs.dtypes import WEIGHT_ONLY
 from .config import Precision
+from ..specs.op_kinds import OpRole
+from ..specs.quantization import MODULE_CLASSES
 from .ops import Op, OpClass, graph_role, is_weight_gemm, streaming
 
 DEQUANT_OPS = 4.0    # unpack (shift, mask), convert, scale: integer/fp32 ops per weight element, assumed
@@ -36,14 +38,29 @@ def with_weight_dequant(op: Op, prec: Precision, weights: float, rows: float) ->
 
 
 
-def block_scale_ops(ops: list[Op], block_k: int) -> list[Op]:
-    """`ops` with each fp8 weight GEMM run with block scales (DeepSeek's 128x128, DeepGEMM-style): a one-pass
-    per-token-group quantize of its input (read 2 B, write 1 B and a 4-byte scale per `block_k` elements) instead
-    of the fitted per-tensor one, and the scale promotion of every output element once per K-block on the CUDA
-    cores. Mechanism, assumed: no block-scale kernel is fitted."""
+# The module class whose precision a weight GEMM runs at, by its graph role (block_scale_ops reads it).
+ROLE_MODULE = {OpRole.QKV_PROJ: "attention", OpRole.Q_PROJ: "attention", OpRole.KV_A_PROJ: "attention",
+               OpRole.KV_B_PROJ: "attention", OpRole.Q_ABSORB: "attention", OpRole.V_ABSORB: "attention",
+               OpRole.O_PROJ: "attention_out", OpRole.MLP_UP: "dense_mlp", OpRole.MLP_DOWN: "dense_mlp",
+               OpRole.EXPERT_UP: "experts", OpRole.EXPERT_DOWN: "experts",
+               OpRole.SHARED_EXPERT_UP: "shared_experts", OpRole.SHARED_EXPERT_DOWN: "shared_experts"}
+
+
+def module_precisions(prec: Precision) -> list[Precision]:
+    """The distinct precisions a pass's weight GEMMs run at (one unless a module class differs)."""
+    return [prec] if not prec.per_module else list({prec.module(c): None for c in (*MODULE_CLASSES, "_rest")})
+
+
+def block_scale_ops(ops: list[Op], prec: Precision) -> list[Op]:
+    """`ops` with each fp8 weight GEMM whose module runs block scales (DeepSeek's 128x128, DeepGEMM-style): a
+    one-pass per-token-group quantize of its input (read 2 B, write 1 B and a 4-byte scale per `block_k` elements)
+    instead of the fitted per-tensor one, and the scale promotion of every output element once per K-block on the
+    CUDA cores. Mechanism, assumed: no block-scale kernel is fitted."""
     out: list[Op] = []
     for op in ops:
-        if not (is_weight_gemm(op) and op.dtype == "fp8"):
+        s = prec.module(ROLE_MODULE.get(graph_role(op), "_rest")).scheme if is_weight_gemm(op) else None
+        block_k = s.block_k if s is not None else 0
+        if not (block_k and op.dtype == "fp8"):
             out.append(op)
             continue
         m, n, k = op.shape.m, op.shape.n, op.shape.k

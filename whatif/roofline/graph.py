@@ -13,7 +13,7 @@ from ..specs.models import ModelSpec
 from .attention import DECODE_MAX_QUERIES, attention_op
 from .comm import comm_op
 from .config import ForwardBatch, Parallelism, Precision
-from .dequant import block_scale_ops
+from .dequant import block_scale_ops, module_precisions
 from .context import (HostPath, KVFormat, PassContext, base_kv_format, kv_heads_per_gpu, kv_width_per_gpu,
                       pass_context, stage_layers)
 from .mlp import dense_mlp, weight_gemm
@@ -83,10 +83,11 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
     cost = {"kv_read": (lambda n: kv.token_bytes(n, width)) if techs else None,
             "pair_fraction": techs.pair_fraction if techs else None}
     heads = model.num_heads // t
+    proj, out = prec.module("attention"), prec.module("attention_out")   # their weight GEMMs' own precisions
     ops: list[Op] = []
     if model.mla is None:
         kvh = kv_heads_per_gpu(model, t)
-        ops.append(weight_gemm("qkv_proj", tokens, (heads + 2 * kvh) * model.head_dim, d, prec, count,
+        ops.append(weight_gemm("qkv_proj", tokens, (heads + 2 * kvh) * model.head_dim, d, proj, count,
                                        OpRole.QKV_PROJ))
         if model.position == "rope":
             ops.append(streaming("rope", OpClass.ROPE, tokens * (heads + kvh) * model.head_dim, reads=1, writes=1,
@@ -97,41 +98,41 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
         ops.append(attention_op(groups, heads=heads, kv_heads=kvh, d_qk=model.head_dim, d_v=model.head_dim,
                                 act_bytes=a, kv_bytes=prec.kv_bytes, kv_width=width, count=count,
                                 dtype=prec.activation, role=OpRole.ATTENTION, **cost))
-        ops.append(weight_gemm("o_proj", tokens, d, heads * model.head_dim, prec, count, OpRole.O_PROJ))
+        ops.append(weight_gemm("o_proj", tokens, d, heads * model.head_dim, out, count, OpRole.O_PROJ))
         return ops
     # Multi-head latent attention (DeepSeek): low-rank Q, KV compressed to a cached latent.
-    gdt, w = gemm_compute_dtype(prec.weight, prec.activation), prec.weight_bytes
+    gdt, w, pa = gemm_compute_dtype(proj.weight, proj.activation), proj.weight_bytes, proj.act_bytes
     m = model.mla
     qk = m.qk_nope_head_dim + m.qk_rope_head_dim
     if m.q_lora_rank:
-        ops.append(weight_gemm("q_a_proj", tokens, m.q_lora_rank, d, prec, count, OpRole.Q_PROJ))
-        ops.append(weight_gemm("q_b_proj", tokens, heads * qk, m.q_lora_rank, prec, count, OpRole.Q_PROJ))
+        ops.append(weight_gemm("q_a_proj", tokens, m.q_lora_rank, d, proj, count, OpRole.Q_PROJ))
+        ops.append(weight_gemm("q_b_proj", tokens, heads * qk, m.q_lora_rank, proj, count, OpRole.Q_PROJ))
     else:
-        ops.append(weight_gemm("q_proj", tokens, heads * qk, d, prec, count, OpRole.Q_PROJ))
-    ops.append(weight_gemm("kv_a_proj", tokens, m.kv_lora_rank + m.qk_rope_head_dim, d, prec, count,
+        ops.append(weight_gemm("q_proj", tokens, heads * qk, d, proj, count, OpRole.Q_PROJ))
+    ops.append(weight_gemm("kv_a_proj", tokens, m.kv_lora_rank + m.qk_rope_head_dim, d, proj, count,
                            OpRole.KV_A_PROJ))
     latent = m.kv_lora_rank + m.qk_rope_head_dim
     ops.append(kv_cache_write(tokens * latent, kv.full_bytes, prec, count))
     if batch.is_decode:
         # Weight absorption (FlashMLA): queries move into the latent space, attention reads the
         # latent cache as one shared KV head of width kv_lora+rope, outputs leave through W_UV.
-        ops.append(gemm("q_absorb", tokens * heads, m.kv_lora_rank, m.qk_nope_head_dim, a, w, gdt, count,
+        ops.append(gemm("q_absorb", tokens * heads, m.kv_lora_rank, m.qk_nope_head_dim, pa, w, gdt, count,
                         role=OpRole.Q_ABSORB))
         ops.append(attention_op(groups, heads=heads, kv_heads=1, d_qk=latent, d_v=m.kv_lora_rank, act_bytes=a,
                                 kv_bytes=prec.kv_bytes, kv_width=latent, count=count, dtype=prec.activation,
                                 name="attention_mla", role=OpRole.MLA_ATTENTION, **cost))
-        ops.append(gemm("v_absorb", tokens * heads, m.v_head_dim, m.kv_lora_rank, a, w, gdt, count,
+        ops.append(gemm("v_absorb", tokens * heads, m.v_head_dim, m.kv_lora_rank, pa, w, gdt, count,
                         role=OpRole.V_ABSORB))
     else:
         # Prefill expands the latent of every attended token into per-head K and V.
         ctx = sum(n * (c + q) for q, c, n in groups)
         ops.append(gemm("kv_b_proj", ctx, heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank,
-                        a, w, gdt, count, role=OpRole.KV_B_PROJ))
+                        pa, w, gdt, count, role=OpRole.KV_B_PROJ))
         ops.append(attention_op(groups, heads=heads, kv_heads=heads, d_qk=qk, d_v=m.v_head_dim, act_bytes=a,
                                 kv_bytes=a, kv_width=heads * (qk + m.v_head_dim), count=count,
                                 dtype=prec.activation, name="attention_mla", pair_fraction=cost["pair_fraction"],
                                 role=OpRole.MLA_ATTENTION))
-    ops.append(weight_gemm("o_proj", tokens, d, heads * m.v_head_dim, prec, count, OpRole.O_PROJ))
+    ops.append(weight_gemm("o_proj", tokens, d, heads * m.v_head_dim, out, count, OpRole.O_PROJ))
     return ops
 
 
@@ -165,7 +166,7 @@ def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Pre
     if moe_layer:
         ops += moe_ops(model, group_tokens, par, prec, count, local_tokens=tokens)
     else:
-        ops += dense_mlp(model, tokens, dense, prec, count)
+        ops += dense_mlp(model, tokens, dense, prec.module("dense_mlp"), count)
     if dense.tp > 1:
         ops.append(allreduce(OpRole.MLP_ALLREDUCE))
     ops.append(residual("residual_add_2", OpRole.MLP_RESIDUAL))
@@ -227,8 +228,8 @@ def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE) -> list[Op]:
                              flops_per_element=SAMPLING_FLOPS, elem_bytes=4.0, dtype="fp32", role=OpRole.SAMPLING))
     else:
         ops.append(comm_op("pp_send", "send_recv", tokens * d * a, 2, 1, OpRole.PP_SEND, stage * par.tp, par.tp))
-    if prec.scheme is not None and prec.scheme.block_k:   # fp8 with block scales: its quantize and promotion
-        ops = block_scale_ops(ops, prec.scheme.block_k)
+    if any(p.scheme is not None and p.scheme.block_k for p in module_precisions(prec)):
+        ops = block_scale_ops(ops, prec)   # fp8 with block scales: its quantize and promotion
     if techs:
         ops = techs.ops(ops, ctx)
     return ops

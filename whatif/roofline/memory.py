@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from ..specs.engines import EngineSpec
 from ..specs.models import ModelSpec
+from ..specs.module_params import layer_module_params
 from .config import Parallelism, Precision
 from .context import base_kv_format, kv_width_per_gpu, stage_layers
 from .pass_setup import PassSetup
@@ -144,12 +145,22 @@ def layer_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stag
     layers = stage_layers(model, par.pp, stage)
     norms = model.norm_params() * (1 if model.parallel_block else 2)
     linear = sum(model.layer_params(i) - norms for i in layers)
+    if prec.per_module:
+        return module_weight_bytes(model, par, prec, layers) + norms * len(layers) * prec.embedding_bytes
     if par.dp_attention:
         m = model.moe
         routed = m.num_experts * model.dense_mlp_params(m.expert_intermediate_size) \
             * sum(model.is_moe_layer(i) for i in layers)
         linear = (linear - routed) * par.tp + routed     # whole non-expert weights: tp x the 1/tp share
     return linear / par.tp * prec.weight_bytes + norms * len(layers) * prec.embedding_bytes
+
+
+def module_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, layers) -> float:
+    """Linear weights of `layers` one GPU holds when module classes differ in precision: each class's
+    parameters at its own bytes per weight (the router and whatever else a layer holds at the attention's)."""
+    params = layer_module_params(model, layers)
+    split = {"experts": par.tp}   # routed experts split over the TP group (EP or TP); the rest over attention TP
+    return sum(n / split.get(cls, par.attention_tp) * prec.module_weight_bytes(cls) for cls, n in params.items())
 
 
 def stage_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stage: int,

@@ -28,6 +28,7 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     tokens, shared experts data-parallel on whole weights), else the same as `tokens`."""
     local = tokens if local_tokens is None else local_tokens
     m = model.moe
+    base, prec = prec, prec.module("experts")   # the routed experts run their own precision (--expert-quantization)
     a, w, d = prec.act_bytes, prec.weight_bytes, model.hidden_size
     gdt = gemm_compute_dtype(prec.weight, prec.activation)
     ep = par.ep
@@ -39,7 +40,8 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     gated = model.mlp == "gated"
     up_n = 2 * inter if gated else inter
     ops = [
-        gemm("router", local, m.num_experts, d, a, a, prec.activation, count, out_bytes=4.0, role=OpRole.ROUTER),
+        gemm("router", local, m.num_experts, d, base.act_bytes, base.act_bytes, base.activation, count, out_bytes=4.0,
+             role=OpRole.ROUTER),
         streaming("router_topk", OpClass.ROUTER, local * m.num_experts, reads=1, writes=0,
                   flops_per_element=TOPK_FLOPS, elem_bytes=4.0, dtype="fp32", count=count, role=OpRole.ROUTER_TOPK),
     ]
@@ -63,6 +65,6 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
         ops.append(comm_op("moe_combine", "all_to_all", local * m.experts_per_token * d * a, ep, count,
                            OpRole.MOE_COMBINE))
     if m.shared_experts:
-        ops += dense_mlp(model, local, par.dense, prec, count,
+        ops += dense_mlp(model, local, par.dense, base.module("shared_experts"), count,
                          intermediate=m.shared_experts * m.expert_intermediate_size, prefix="shared_expert")
     return ops

@@ -25,10 +25,12 @@ class Scheme:
     vllm: str = ""           # vLLM's --quantization value ('' : read from the checkpoint's quantization_config)
     sglang: str = ""         # SGLang's --quantization value
     checkpoint: str = ""     # what kind of checkpoint the engines need (empty: any 16-bit checkpoint)
+    group_flag: bool = True  # int schemes: --weight-group-size sets the group (False: the checkpoint fixes it)
 
     def scale_bytes_per_weight(self, group_size: int) -> float:
-        """Scale bytes per stored weight; int schemes use the precision's group size (--weight-group-size)."""
-        group = group_size if self.weight in ("int4", "int8") else self.group
+        """Scale bytes per stored weight; int schemes use the precision's group size (--weight-group-size)
+        unless the format fixes its own (w4a16: Kimi-K2.5's group of 32)."""
+        group = group_size if self.weight in ("int4", "int8") and self.group_flag else self.group
         return self.scale_bytes / group if group else 0.0
 
 
@@ -53,6 +55,11 @@ SCHEMES = {s.name: s for s in (
     Scheme("gptq", "int4", "bf16", 128, 2.5, "W4A16 GPTQ, an fp16 scale and a 4-bit zero per group",
            "16-bit GEMM fit plus the mechanism: Marlin-style in-kernel dequantization (no int4 fit; assumed)",
            vllm="gptq_marlin", sglang="gptq_marlin", checkpoint="a GPTQ checkpoint"),
+    Scheme("w4a16", "int4", "bf16", 32, 2.0,
+           "W4A16 INT4 weights, compressed-tensors pack-quantized, a bf16 scale per 32 (symmetric, no zero point)",
+           "16-bit GEMM fit plus the mechanism: Marlin-style in-kernel dequantization (no int4 fit; assumed)",
+           checkpoint="a compressed-tensors INT4 checkpoint (e.g. moonshotai/Kimi-K2.5: group_size 32, symmetric)",
+           group_flag=False),
     Scheme("w8a16", "int8", "bf16", 128, 2.0, "W8A16 int8 weights, an fp16 scale per group",
            "16-bit GEMM fit plus the mechanism: in-kernel dequantization (no int8 fit; assumed)",
            vllm="gptq_marlin", sglang="gptq_marlin", checkpoint="an 8-bit GPTQ / compressed-tensors W8A16 checkpoint"),
@@ -63,3 +70,27 @@ def scheme(name: str, where: str = "--quantization") -> Scheme:
     if name not in SCHEMES:
         raise WhatifError(f"{where}: unknown quantization {name!r}; valid: {', '.join(SCHEMES)}")
     return SCHEMES[name]
+
+
+# The module classes a precision can differ by (a checkpoint's ignore list maps onto them): attention's input
+# projections (Q, K, V, MLA's latent projections, a linear-attention layer's), its output projection, dense MLPs,
+# routed experts, shared experts. The router and the LM head stay 16-bit (the engines' quantized linear methods
+# cover LinearBase and FusedMoE layers; the LM head is a vocab-parallel embedding they leave in 16 bits).
+MODULE_CLASSES = ("attention", "attention_out", "dense_mlp", "experts", "shared_experts")
+UNQUANTIZED = "none"     # a module class left 16-bit
+
+
+def module_table(raw) -> tuple:
+    """((class, scheme or 'none'), ...) from a mapping or pairs, each checked; sorted, so equal tables compare equal."""
+    pairs = raw.items() if isinstance(raw, dict) else raw
+    try:
+        pairs = [(c, n) for c, n in pairs]
+    except (TypeError, ValueError):
+        raise WhatifError(f"precision.modules: {raw!r}; valid: a mapping of module class to scheme, e.g. "
+                          "{attention: none}") from None
+    for cls, name in pairs:
+        if cls not in MODULE_CLASSES:
+            raise WhatifError(f"precision.modules: unknown module class {cls!r}; valid: {', '.join(MODULE_CLASSES)}")
+        if name != UNQUANTIZED:
+            scheme(name, f"precision.modules.{cls}")
+    return tuple(sorted(pairs))

@@ -1,0 +1,96 @@
+"""A checkpoint's quantization_config / hf_quant_config.json read as the default precision (specs/checkpoint_quant.py),
+on the published files of tests/data/checkpoints: scheme, ignore list -> module classes, KV dtype, flags over it."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from whatif.errors import WhatifError
+from whatif.inputs import scenario_from_inputs
+from whatif.specs.checkpoint_quant import checkpoint_quant, ignored_classes
+from whatif.specs.models import load_model
+
+DATA = Path(__file__).parent / "data" / "checkpoints"
+DS = load_model("deepseek-v3")      # DeepSeek-V3's architecture: Kimi-K2/K2.5 and GLM-5 stand-ins for the reader
+MIX = load_model("mixtral-8x7b")    # a MoE without shared experts: MiniMax / gpt-oss stand-in
+
+
+def read(name, model=DS):
+    return checkpoint_quant(str(DATA / f"{name}_config.json"), model)
+
+
+def test_deepseek_fp8_block():
+    q = read("deepseek-ai--DeepSeek-R1")
+    assert (q.quantization, q.modules, q.kv) == ("fp8-block", (), "")
+    assert "weight_block_size [128, 128]" in q.source
+    assert read("Qwen--Qwen3-32B-FP8").quantization == "fp8-block"
+
+
+def test_kimi_k25_int4_experts_group_32():
+    """Kimi-K2.5: compressed-tensors int4 group 32, ignore = attention, shared experts, dense MLPs (regexes)."""
+    q = read("moonshotai--Kimi-K2.5")
+    assert q.quantization == "w4a16"
+    assert dict(q.modules) == {"attention": "none", "attention_out": "none", "dense_mlp": "none",
+                               "shared_experts": "none"}
+    assert q.precision_fields(DS) == {"expert_quantization": "w4a16", "source": q.source}
+
+
+def test_modelopt_nvfp4_keeps_the_excluded_attention_projections_16_bit():
+    """DeepSeek-V3.1-NVFP4 excludes q_a/q_b/kv_a/kv_b but not o_proj: attention 16-bit, its output NVFP4; KV FP8."""
+    q = read("nvidia--DeepSeek-V3.1-NVFP4")
+    assert q.quantization == "nvfp4" and dict(q.modules) == {"attention": "none"} and q.kv == "fp8"
+    assert "hf_quant_config.json" in q.source
+    k = read("nvidia--Kimi-K2.5-NVFP4")   # ModelOpt fields inside config.json, language_model.* prefixes
+    assert k.quantization == "nvfp4" and dict(k.modules) == {"attention": "none", "attention_out": "none"}
+
+
+def test_experts_only_checkpoints_read_as_experts_only():
+    m = read("nvidia--MiniMax-M2.5-NVFP4", MIX)
+    assert m.precision_fields(MIX)["expert_quantization"] == "nvfp4" and m.kv == "fp8"
+    g = read("openai--gpt-oss-120b", MIX)   # mxfp4 with modules_to_not_convert globs
+    assert g.precision_fields(MIX)["expert_quantization"] == "mxfp4"
+
+
+def test_ignore_spellings():
+    exact = [f"model.layers.{i}.self_attn.q_proj" for i in range(MIX.num_layers)]
+    assert ignored_classes(exact, MIX)[0] == (("attention", "none"),)
+    assert ignored_classes(["model.layers.*.self_attn"], MIX)[0] == (("attention", "none"), ("attention_out", "none"))
+    assert ignored_classes(["re:.*block_sparse_moe\\.experts.*"], MIX)[0] == (("experts", "none"),)
+    assert ignored_classes(["model.layers.0.mlp.gate", "lm_head"], DS) == ((), ())   # router and head: not classes
+    whole, partial = ignored_classes(["model.layers.0.self_attn.o_proj"], MIX)
+    assert whole == () and partial == (("attention_out", 1, MIX.num_layers, "16-bit"),)
+
+
+def test_checkpoint_is_the_default_and_flags_override(tmp_path):
+    path = str(DATA / "deepseek-ai--DeepSeek-R1_config.json")
+    p = scenario_from_inputs(None, {"model": path}).precision
+    assert p.quantization == "fp8-block" and "DeepSeek-R1_config.json" in p.source and "(from " in p.label()
+    assert scenario_from_inputs(None, {"model": path}, quantization="fp8").precision.quantization == "fp8"
+    assert scenario_from_inputs(None, {"model": path}, dtype="bf16").precision.quantization == ""
+    llama = str(DATA / "nvidia--Llama-3.1-70B-Instruct-FP8_config.json")
+    p = scenario_from_inputs(None, {"model": llama}).precision
+    assert (p.quantization, p.kv) == ("fp8", "fp8")                     # ModelOpt FP8 with an FP8 KV cache
+    assert scenario_from_inputs(None, {"model": llama}, kv_dtype="bf16").precision.kv == "bf16"
+    assert scenario_from_inputs(None, {"model": llama}, quantization="nvfp4").precision.kv == "fp8"
+    assert scenario_from_inputs(None, {"model": llama, "kernel_engine": "vllm-0.2"}).precision.kv == "bf16"
+    assert scenario_from_inputs(None, {"model": "llama-3-8b"}).precision.quantization == ""   # a profile: as ever
+
+
+def test_a_folder_and_its_hf_quant_config(tmp_path):
+    shutil.copy(DATA / "nvidia--Llama-3.1-70B-Instruct-FP8_config.json", tmp_path / "config.json")
+    shutil.copy(DATA / "nvidia--Llama-3.1-70B-Instruct-FP8_hf_quant_config.json", tmp_path / "hf_quant_config.json")
+    assert scenario_from_inputs(None, {"model": str(tmp_path)}).precision.quantization == "fp8"
+
+
+def test_unknown_formats_are_one_line_errors(tmp_path):
+    cfg = json.loads((DATA / "deepseek-ai--DeepSeek-R1_config.json").read_text())
+    for qc, match in (({"quant_method": "bitsandbytes"}, "quant_method: 'bitsandbytes' has no whatif scheme"),
+                      ({"quant_method": "fp8", "weight_block_size": [64, 64]}, "weight_block_size"),
+                      ({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {
+                          "num_bits": 2, "type": "int"}}}}, "no whatif scheme")):
+        f = tmp_path / "config.json"
+        f.write_text(json.dumps({**cfg, "quantization_config": qc}))
+        with pytest.raises(WhatifError, match=match):
+            checkpoint_quant(str(f), DS)
+        checkpoint_quant.cache_clear()
