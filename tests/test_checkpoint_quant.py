@@ -94,3 +94,17 @@ def test_unknown_formats_are_one_line_errors(tmp_path):
         with pytest.raises(WhatifError, match=match):
             checkpoint_quant(str(f), DS)
         checkpoint_quant.cache_clear()
+
+
+def test_shipped_records_of_published_checkpoints():
+    """An HF id that resolves to a shipped profile runs its published checkpoint's format; the profile name does
+    not (a profile is an architecture). Every shipped record parses and names its own id and address."""
+    from whatif.specs.checkpoint_quant import SHIPPED_DIR
+    assert scenario_from_inputs(None, {"model": "deepseek-ai/DeepSeek-R1"}).precision.quantization == "fp8-block"
+    assert scenario_from_inputs(None, {"model": "deepseek-v3"}).precision.quantization == ""
+    records = sorted(SHIPPED_DIR.glob("*.json"))
+    assert len(records) >= 15
+    for f in records:
+        data = json.loads(f.read_text())
+        assert f.stem == data["id"].replace("/", "--") and data["source"].startswith("https://huggingface.co/")
+        assert checkpoint_quant(str(f), DS).quantization in ("fp8", "fp8-block", "nvfp4", "mxfp4", "w4a16")

@@ -37,7 +37,11 @@ SCENARIOS = [Scenario(), Scenario(hardware="dgx-h100", parallel=Parallelism(tp=2
              Scenario(model="mixtral-8x7b", hardware="dgx-h100", parallel=Parallelism(tp=4)),
              # TensorRT engines: RoPE and KV append inside attention, fp8 GEMM inputs quantized by their producers
              Scenario(hardware="dgx-h100", parallel=Parallelism(tp=2), precision=Precision("fp8", "fp8", "fp8"),
-                      kernel_engine="trtllm-engine")]
+                      kernel_engine="trtllm-engine"),
+             # precision per module class: fp8-block layers, W4A16 experts, 16-bit attention projections
+             Scenario(model="mixtral-8x7b", hardware="dgx-h100", parallel=Parallelism(tp=2),
+                      precision=Precision("fp8", "fp8", "bf16", quantization="fp8-block", expert_quantization="w4a16",
+                                          modules={"attention": "none"}))]
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=lambda s: f"{s.model}-{s.parallel}")

@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import WhatifError
+from .profiles import MODEL_DIR
 from .quantization import MODULE_CLASSES, UNQUANTIZED
 
 # Spellings of a layer's weights, per module class, as checkpoints name them ({p}: the layers' prefix, {i}: a layer).
@@ -36,6 +37,9 @@ _NAMES = {
     "shared_experts": ["mlp.shared_experts.gate_proj", "mlp.shared_experts.up_proj", "mlp.shared_experts.down_proj",
                        "mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj", "mlp.shared_expert.down_proj"],
 }
+# Published checkpoints' quantization sections (their config.json's or hf_quant_config.json's, with the id and the
+# file's address), for ids that resolve to a shipped profile: `--model deepseek-ai/DeepSeek-R1` runs its FP8 blocks.
+SHIPPED_DIR = MODEL_DIR / "checkpoint_quant"
 _PREFIXES = ("model.layers", "language_model.model.layers", "model.language_model.layers", "backbone.layers")
 
 
@@ -189,22 +193,28 @@ def quant_file_beside(config: Path) -> Path:
 
 @cache
 def checkpoint_quant(config: str, model) -> CheckpointQuant | None:
-    """The quantization a checkpoint's config.json (and a hf_quant_config.json beside it) declares, or None."""
+    """The quantization a checkpoint's config.json (and a hf_quant_config.json beside it) declares, or None. A
+    shipped record (SHIPPED_DIR: {id, source, quantization_config or hf_quant_config}) reads the same way."""
     path = Path(config)
     data = _read_json(path)
+    shipped = path.parent == SHIPPED_DIR
     beside = quant_file_beside(path) if path.name.endswith("config.json") else None
-    if beside is not None and beside.is_file():
-        q = _read_json(beside).get("quantization")
+    hf_quant = data.get("hf_quant_config") if shipped else \
+        _read_json(beside) if beside is not None and beside.is_file() else None
+    if hf_quant is not None:
+        where = f"{data['id']} hf_quant_config.json" if shipped else beside.name
+        q = hf_quant.get("quantization")
         if not isinstance(q, dict):
-            raise WhatifError(f"{beside}: no 'quantization' mapping (a ModelOpt hf_quant_config.json has one)")
-        name, ignore, kv, group, label = _modelopt(q, beside.name)
+            raise WhatifError(f"{where}: no 'quantization' mapping (a ModelOpt hf_quant_config.json has one)")
+        name, ignore, kv, group, label = _modelopt(q, where)
     else:
         cfg = data.get("quantization_config") or (data.get("text_config") or {}).get("quantization_config")
         if not cfg:
             return None
         if not isinstance(cfg, dict):
             raise WhatifError(f"{path.name}.quantization_config: expected a mapping")
-        where, method = f"{path.name} quantization_config", cfg.get("quant_method")
+        where = f"{data['id']} config.json quantization_config" if shipped else f"{path.name} quantization_config"
+        method = cfg.get("quant_method")
         kv, group = "", 0
         if "quant_algo" in cfg:   # ModelOpt's fields inside config.json
             name, ignore, kv, group, label = _modelopt(cfg, where)
@@ -241,8 +251,14 @@ def checkpoint_config(name: str) -> Path | None:
         return Path(name).resolve() if name.endswith(".json") else None
     if is_hf_id(name):
         kind, found = resolve_hf_id(name)
-        return Path(found).resolve() if kind == "config" else None
+        return Path(found).resolve() if kind == "config" else shipped_record(name)
     return None
+
+
+def shipped_record(hf_id: str) -> Path | None:
+    """The shipped copy of a published checkpoint's quantization (an id that resolves to a shipped profile)."""
+    index = {p.stem.lower(): p for p in SHIPPED_DIR.glob("*.json")}
+    return index.get(hf_id.replace("/", "--").lower())
 
 
 WEIGHT_KEYS = ("weight", "activation", "quantization", "expert_quantization", "modules", "quantize_experts_only")
