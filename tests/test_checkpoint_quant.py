@@ -108,3 +108,8 @@ def test_shipped_records_of_published_checkpoints():
         data = json.loads(f.read_text())
         assert f.stem == data["id"].replace("/", "--") and data["source"].startswith("https://huggingface.co/")
         assert checkpoint_quant(str(f), DS).quantization in ("fp8", "fp8-block", "nvfp4", "mxfp4", "w4a16")
+
+
+def test_expert_flag_goes_over_the_checkpoint():
+    p = scenario_from_inputs(None, {"model": "deepseek-ai/DeepSeek-R1"}, expert_quantization="nvfp4").precision
+    assert (p.quantization, p.expert_quantization) == ("fp8-block", "nvfp4")

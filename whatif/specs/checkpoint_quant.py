@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..errors import WhatifError
 from .profiles import MODEL_DIR
-from .quantization import MODULE_CLASSES, UNQUANTIZED
+from .quantization import MODULE_CLASSES, UNQUANTIZED, module_table
 
 # Spellings of a layer's weights, per module class, as checkpoints name them ({p}: the layers' prefix, {i}: a layer).
 _NAMES = {
@@ -261,14 +261,15 @@ def shipped_record(hf_id: str) -> Path | None:
     return index.get(hf_id.replace("/", "--").lower())
 
 
-WEIGHT_KEYS = ("weight", "activation", "quantization", "expert_quantization", "modules", "quantize_experts_only")
+WEIGHT_KEYS = ("weight", "activation", "quantization", "quantize_experts_only")   # each replaces all the weights
 KV_ENGINES = (None, "vllm", "sglang", "trtllm")   # engines whose --kv-cache-dtype auto follows the checkpoint
 
 
 def checkpoint_precision(model_name: str, prec: dict, weights: bool = True, kv: bool = True,
                          engine: str | None = None) -> dict:
     """`prec` (a precision: section) with the checkpoint's quantization where nothing given says otherwise: its
-    weights unless a weight key or flag is given, its KV dtype unless one is (and the engine follows it)."""
+    weights unless a weight key or flag is given (--expert-quantization and a module table go over them), its KV
+    dtype unless one is (and the engine follows it)."""
     path = checkpoint_config(model_name)
     if path is None:
         return prec
@@ -277,10 +278,11 @@ def checkpoint_precision(model_name: str, prec: dict, weights: bool = True, kv: 
     if found is None:
         return prec
     out = dict(prec)
-    if weights and not any(k in prec for k in WEIGHT_KEYS):
+    if weights and not any(k in prec for k in WEIGHT_KEYS):   # the experts' scheme or a module table goes over it
         out.update(found.precision_fields(load_model(model_name)))
-        if "weight_group_size" in prec:
-            out["weight_group_size"] = prec["weight_group_size"]
+        out.update({k: prec[k] for k in ("weight_group_size", "expert_quantization") if k in prec})
+        if "modules" in prec:
+            out["modules"] = {**dict(out.get("modules") or {}), **dict(module_table(prec["modules"]))}
     if kv and found.kv and "kv" not in prec and engine in KV_ENGINES:
         out["kv"] = found.kv
         out["source"] = out.get("source") or found.source
