@@ -46,6 +46,11 @@ ROLE_MODULE = {OpRole.QKV_PROJ: "attention", OpRole.Q_PROJ: "attention", OpRole.
                OpRole.SHARED_EXPERT_UP: "shared_experts", OpRole.SHARED_EXPERT_DOWN: "shared_experts"}
 
 
+def op_weight_bytes(op: Op, prec: Precision) -> float:
+    """Bytes per stored weight of a weight GEMM's module class (the precision's own when nothing differs)."""
+    return prec.module(ROLE_MODULE.get(graph_role(op), "_rest")).weight_bytes
+
+
 def module_precisions(prec: Precision) -> list[Precision]:
     """The distinct precisions a pass's weight GEMMs run at (one unless a module class differs)."""
     return [prec] if not prec.per_module else list({prec.module(c): None for c in (*MODULE_CLASSES, "_rest")})

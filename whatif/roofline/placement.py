@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import WhatifError
 from .ops import Op, is_weight_gemm, kv_read_bytes, kv_write_bytes, transfer, weights_of
+from .dequant import op_weight_bytes
 from .context import HostPath, PassContext
 
 CLASSES = ("weights", "kv", "activations")
@@ -104,10 +105,10 @@ def resolved(p: Placement, resolve, source: str = "--place") -> Placement:
 # ---------------------------------------------------------------- ops of one pass
 
 
-def _weight_bytes_read(ops: list[Op], bytes_per_weight: float) -> float:
-    """Layer weight bytes a pass reads (MoE: the touched experts only), summed over layers; the
-    embedding, LM head and router stay in HBM."""
-    return sum(weights_of(op) * bytes_per_weight * op.count for op in ops if is_weight_gemm(op))
+def _weight_bytes_read(ops: list[Op], prec) -> float:
+    """Layer weight bytes a pass reads (MoE: the touched experts only), summed over layers, each at its module
+    class's bytes per weight; the embedding, LM head and router stay in HBM."""
+    return sum(weights_of(op) * op_weight_bytes(op, prec) * op.count for op in ops if is_weight_gemm(op))
 
 
 def _move_to_tier(op: Op, key: str, nbytes: float) -> Op:
@@ -125,7 +126,7 @@ def placement_ops(ops: list[Op], ctx: PassContext, p: Placement, paths: dict[str
     layers = max(1, ctx.layers)
     out = list(ops)
     for tier, f in p.of("weights"):
-        per_layer = f * _weight_bytes_read(ops, ctx.prec.weight_bytes) / layers
+        per_layer = f * _weight_bytes_read(ops, ctx.prec) / layers
         if per_layer > 0:   # weights are always streamed: a GEMM re-reads its weights once per row tile
             out.append(transfer(f"weights_fetch[{tier}]", per_layer, paths[tier], layers, p.overlap))
     for tier, f in p.of("kv"):

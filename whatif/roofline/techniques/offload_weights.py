@@ -348,7 +348,7 @@ class ExpertOffload(Technique):
         if m is None:
             return 0.0
         split = par.ep if par.ep > 1 else par.tp     # experts split over EP ranks, else each sharded over TP
-        per_expert = model.dense_mlp_params(m.expert_intermediate_size) * prec.weight_bytes / split
+        per_expert = model.dense_mlp_params(m.expert_intermediate_size) * prec.module_weight_bytes("experts") / split
         return -(m.num_experts - self.cached) * per_expert * model.num_moe_layers / par.pp
 
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
@@ -358,7 +358,7 @@ class ExpertOffload(Technique):
         out: list[Op] = []
         for op in ops:
             if op.role in EXPERT_GEMMS and op.op_class == OpClass.GEMM and miss > 0:
-                nbytes = miss * weights_of(op) * ctx.prec.weight_bytes
+                nbytes = miss * weights_of(op) * ctx.prec.module_weight_bytes("experts")
                 experts = max(1.0, miss * op.shape.groups)
                 if ahead > 0:
                     out.append(replace(transfer(f"{op.name}_prefetch", ahead * nbytes, host, op.count, True,
