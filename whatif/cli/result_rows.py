@@ -47,6 +47,8 @@ def estimate_row(e) -> dict:
         "model": e.model.name, "hardware": e.system.name, "gpus": p.gpus, "tp": p.tp, "pp": p.pp, "ep": p.ep,
         "weight_dtype": e.precision.weight, "activation_dtype": e.precision.gemm_activation, "kv_dtype": e.precision.kv,
         "quantization": e.precision.quantization or None,
+        "expert_quantization": e.precision.module("experts").quantization or None
+        if e.precision.per_module and e.model.moe is not None else None,
         "batch": w.batch, "prompt_tokens": w.prompt, "output_tokens": w.output,
         "techniques": e.techniques.label() if e.techniques else "", "efficiency": e.efficiency.source,
         "ttft_s": e.ttft_s, "tpot_s": decoded(e, e.tpot_s), "e2e_s": e.e2e_s,
