@@ -17,6 +17,7 @@ from .collections_paused import collections_paused
 from .config import SimConfig
 from .iteration_time import IterationTimes, kv_link_path
 from .log import IterationLog
+from .rank_group import RankGroup
 from .replica import Replica
 from .request import REJECTED, Record, Request
 from .router import Router
@@ -65,6 +66,13 @@ def check_fits(cfg: SimConfig) -> None:
                           f"'{system.name}'; use fewer replicas or GPUs per replica, or a larger system")
 
 
+def _replica(env, index: int, role: str, times: IterationTimes, sched, log, cluster):
+    """A replica of `times`' layout: under attention-DP a group of ranks stepping together (rank_group.py)."""
+    if times.setup.parallel.attention_dp > 1:
+        return RankGroup(env, index, role, times, sched, log, cluster)
+    return Replica(env, index, role, times, sched, log, cluster)
+
+
 class Cluster:
     def __init__(self, env, cfg: SimConfig, plan_seq_len: int):
         self.env = env
@@ -74,19 +82,20 @@ class Cluster:
         decode_times = _iteration_times(sc, sc.parallel, sched, plan_seq_len)
         self.window = decode_times.setup.model.max_position_embeddings
         self.fits: tuple[int, int] | None = None   # see rejection
+        self.on_answer: Callable[[], None] | None = None   # closed loop: a request was answered (its client sends)
         self.kv_path = None
         if cl.disaggregated:
             par = replace(sc.parallel, tp=cl.prefill_tp or sc.parallel.tp, pp=cl.prefill_pp or sc.parallel.pp)
             prefill_times = _iteration_times(sc, par, sched, plan_seq_len)
             self.kv_path = kv_link_path(prefill_times.setup.system, cl.kv_link)
-            prefill = [Replica(env, i, "prefill", prefill_times, sched, self.log, self)
+            prefill = [_replica(env, i, "prefill", prefill_times, sched, self.log, self)
                        for i in range(cl.prefill_replicas)]
-            decode = [Replica(env, cl.prefill_replicas + i, "decode", decode_times, sched, self.log, self)
+            decode = [_replica(env, cl.prefill_replicas + i, "decode", decode_times, sched, self.log, self)
                       for i in range(cl.replicas)]
             self.entry, self.decode = Router(cl.router, prefill), Router(cl.router, decode)
             self.replicas = prefill + decode
         else:
-            mixed = [Replica(env, i, "mixed", decode_times, sched, self.log, self) for i in range(cl.replicas)]
+            mixed = [_replica(env, i, "mixed", decode_times, sched, self.log, self) for i in range(cl.replicas)]
             self.entry = self.decode = Router(cl.router, mixed)
             self.replicas = mixed
 
@@ -143,8 +152,10 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
     def pool(replicas: list) -> str:
         r = replicas[0]
         par = r.times.setup.parallel
-        return (f"{len(replicas)} {r.role} replica{'s' if len(replicas) > 1 else ''} (tp={par.tp} pp={par.pp}, "
-                f"{r.times.kv_blocks} KV blocks = {r.times.kv_blocks * e.block_size} tokens each)")
+        ranks = (f", {par.attention_dp} attention-DP ranks stepping together, {r.router.policy} to ranks"
+                 if isinstance(r, RankGroup) else "")
+        return (f"{len(replicas)} {r.role} replica{'s' if len(replicas) > 1 else ''} (tp={par.tp} pp={par.pp} "
+                f"ep={par.ep}{ranks}, {r.times.kv_blocks} KV blocks = {r.times.kv_blocks * e.block_size} tokens each)")
     pools = [pool([r for r in cluster.replicas if r.role == role]) for role in ("prefill", "decode", "mixed")
              if any(r.role == role for r in cluster.replicas)]
     batching = (f"scheduling policy {e.policy}" if e.policy is not None else "static batching" if e.batching == "static"
@@ -179,12 +190,15 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
         def run(c: SimConfig, given: list[Request]):
             return _run(c, list(map(Record, given)), given, paused, progress)
         if cfg.workload is not None and cfg.workload.concurrency:
-            from .closed_loop import closed_loop_run
+            from .closed_loop import check_closed_loop, client_driven, closed_loop_run
+            if client_driven(cfg):
+                check_closed_loop(cfg)
+                return _run(cfg, list(map(Record, requests)), requests, paused, progress, cfg.workload.concurrency)
             return closed_loop_run(cfg, requests, run)
         return run(cfg, requests)
 
 
-def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress):
+def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress, clients: int = 0):
     """simulate's run of `records` (the collector paused by the caller; `paused.freeze()` before the clock starts)."""
     from .metrics import SimulationResult
     from .workload import describe
@@ -214,7 +228,25 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
             if progress and (arrived - 1) % step == 0:
                 progress(arrived - 1, len(records))
 
-    env.at(0, arrivals, None, URGENT)   # started as a process starts: an urgent call now
+    def send(_arg) -> None:
+        """Closed loop (`clients` > 0): a client sends its next request now; a rejection answers at once."""
+        nonlocal arrived
+        while arrived < count:
+            rec = records[arrived]
+            rec.request = replace(rec.request, arrival_s=env.now)
+            arrived += 1
+            cluster.arrive(rec)
+            if progress and (arrived - 1) % step == 0:
+                progress(arrived - 1, len(records))
+            if rec.status != REJECTED:
+                return
+
+    if clients:
+        cluster.on_answer = lambda: env.at(0, send, None, URGENT)
+        for _ in range(min(clients, count)):
+            env.at(0, send, None, URGENT)
+    else:
+        env.at(0, arrivals, None, URGENT)   # started as a process starts: an urgent call now
     paused.freeze()   # the records and the cluster live to the end: never scanned
     env.run(until=cfg.horizon_s)
     for replica in cluster.replicas:
