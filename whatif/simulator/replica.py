@@ -27,6 +27,7 @@ class Replica:
         self.env = env
         self.index = index
         self.role = role            # mixed | prefill | decode
+        self.hands_on = role == "prefill"   # prefilled sequences move on to the decode pool
         self.times = times
         self.log = log
         self.cluster = cluster
@@ -139,6 +140,12 @@ class Replica:
         source.bm.unref(shared)
         source.wake()
         seq.source = None
+        # The prompt's first token reaches the client with its KV, from the decode pool (SGLang's PD decode server
+        # streams it once the transfer is done; TensorRT-LLM's generation server likewise): TTFT includes the hand-off
+        rec = seq.rec
+        rec.emitted.add(self.env.now)
+        if rec.first_token_s is None:
+            rec.first_token_s = self.env.now
         scheduler.arrive(seq)
         self.wake()
 
