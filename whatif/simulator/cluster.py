@@ -135,7 +135,8 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
     def pool(replicas: list) -> str:
         r = replicas[0]
         par = r.times.setup.parallel
-        ranks = (f", {par.attention_dp} attention-DP ranks stepping together, {r.router.policy} to ranks"
+        ranks = (f", {par.attention_dp} attention-DP ranks stepping together, {r.router.policy} to ranks, each "
+                 f"at most {r.cfg.max_batch} sequences and {r.cfg.token_budget} tokens a step"
                  if isinstance(r, RankGroup) else "")
         gpu = f"{r.times.setup.system.gpu.name} " if cl.prefill_hardware else ""   # (pools of two GPU types)
         ep = f" ep={par.ep}" if par.ep > 1 else ""

@@ -9,6 +9,8 @@ shortest_queue and minimum_tokens on request), TensorRT-LLM's attention-DP route
 requests to the ranks with the fewest active requests (`least-outstanding` here)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .clock import Clock, Signal
 from .config import SchedulerConfig
 from .iteration_time import IterationTimes
@@ -20,6 +22,18 @@ from .scheduling.sequence import Seq
 # The rank router each engine uses when the run names none (see the module docstring).
 ENGINE_RANK_ROUTERS = {"trtllm": "least-outstanding"}
 DEFAULT_RANK_ROUTER = "round-robin"
+# Engines whose scheduler limits are the whole group's, each rank taking 1/dp: SGLang's server_args divides
+# chunked_prefill_size by dp_size under DP attention and each DP worker admits max_running_requests // dp_size.
+# TensorRT-LLM's max_batch_size / max_num_tokens and vLLM's per-DP-engine limits are each rank's own.
+GROUP_LIMITS = ("sglang",)
+
+
+def rank_scheduler(cfg: SchedulerConfig, setup, dp: int) -> SchedulerConfig:
+    """One rank's scheduler limits (GROUP_LIMITS)."""
+    spec = setup.engine_spec
+    if spec is None or spec.name not in GROUP_LIMITS:
+        return cfg
+    return replace(cfg, max_batch=max(1, cfg.max_batch // dp), token_budget=max(1, cfg.token_budget // dp))
 
 
 def rank_router_for(setup) -> str:
@@ -34,6 +48,7 @@ class RankGroup:
                  log: IterationLog, cluster, rank_router: str | None = None):
         self.env, self.index, self.role, self.times, self.log = env, index, role, times, log
         dp = times.setup.parallel.attention_dp
+        cfg = self.cfg = rank_scheduler(cfg, times.setup, dp)
         self.ranks = [Replica(env, index, role, times, cfg, log, cluster, blocks=times.kv_blocks // dp, group=self)
                       for _ in range(dp)]
         self.router = Router(rank_router or rank_router_for(times.setup), self.ranks)
