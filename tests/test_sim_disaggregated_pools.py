@@ -74,3 +74,31 @@ def test_a_prefill_pool_under_attention_dp_steps_its_ranks_together():
     res = run(v3, cl)
     assert "1 prefill replica (tp=8 pp=1 ep=8, 8 attention-DP ranks" in res.setup["cluster"]
     assert all(r.status == "finished" for r in res.records)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--prefill-replicas", "1", "--prefill-hardware", "nope"], "--prefill-hardware: unknown hardware 'nope'"),
+    (["--prefill-replicas", "1", "--prefill-ep", "3"], "--prefill-ep: 3"),
+    (["--prefill-tp", "2"], "--prefill-tp: sets the prefill pool's layout"),
+])
+def test_bad_pool_flags_are_one_line_errors(capsys, flags, message):
+    from whatif.cli import main
+    rc = main(["simulate", "--model", "mixtral-8x7b", "--hardware", "dgx-h100", "--tp", "4", "--ep", "4",
+               "--requests", "2", "--no-progress", *flags])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc != 0 and len(err) == 1 and message in err[0]
+
+
+def test_pool_flags_and_a_scenario_file_say_the_same(tmp_path, capsys):
+    from whatif.cli import main
+    base = ["simulate", "--model", "mixtral-8x7b", "--hardware", "dgx-h100", "--tp", "4", "--ep", "4",
+            "--concurrency", "2", "--requests", "4", "--prompt", "256", "--output", "4", "--no-progress"]
+    assert main([*base, "--prefill-replicas", "2", "--prefill-tp", "2", "--prefill-ep", "1", "--json"]) == 0
+    by_flags = capsys.readouterr().out
+    f = tmp_path / "s.yaml"
+    f.write_text("cluster: {prefill_replicas: 2, prefill_tp: 2, prefill_ep: 1}\n")
+    assert main([*base, "--scenario", str(f), "--json"]) == 0
+    by_file = capsys.readouterr().out
+    assert '"prefill_ep": 1' in by_flags
+    cut = by_flags.index('"lookup')   # (the memo's hit counts differ between runs of one process)
+    assert by_file[:cut] == by_flags[:cut]

@@ -14,7 +14,7 @@ from .clock import URGENT, Clock
 from .collections_paused import collections_paused
 from .config import SimConfig
 from .iteration_time import IterationTimes
-from .pools import check_fits, kv_path, prefill_scenario, systems_used   # noqa: F401 (check_fits: the commands')
+from .pools import check_fits, kv_path, prefill_flags, prefill_scenario, systems_used   # noqa: F401 (check_fits: the commands')
 from .log import IterationLog
 from .rank_group import RankGroup
 from .replica import Replica
@@ -66,7 +66,8 @@ class Cluster:
         self.systems = ""
         if cl.disaggregated:
             pre = prefill_scenario(cfg)
-            prefill_times = _iteration_times(pre, pre.parallel, sched, plan_seq_len)
+            with prefill_flags():
+                prefill_times = _iteration_times(pre, pre.parallel, sched, plan_seq_len)
             gpus = prefill_times.setup.parallel.gpus, decode_times.setup.parallel.gpus
             self.kv_path = kv_path(cfg, prefill_times.setup.system, *gpus)
             self.systems = systems_used(cfg, *gpus)

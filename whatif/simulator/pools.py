@@ -8,6 +8,7 @@ system of one type, else over the nodes' NICs: the system's node link, or a 400 
 the DGX/HGX H100 and B200 compute fabric) where the profile names none; `--kv-link` names another."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import replace
 
 from ..errors import WhatifError
@@ -23,15 +24,31 @@ CROSS_NODE_KV_LINK = "rdma-400g"   # (config_search.evaluate prices the search's
 def prefill_scenario(cfg: SimConfig) -> Scenario:
     """The prefill pool's scenario: the decode pool's, with the prefill layout and GPU type over it."""
     sc, cl = cfg.scenario, cfg.cluster
-    par = cl.prefill_parallel(sc.parallelism())
+    if cl.prefill_hardware is not None:
+        _system(cl.prefill_hardware, "--prefill-hardware")   # (an unknown name is reported as this flag)
+    with prefill_flags():
+        par = cl.prefill_parallel(sc.parallelism())
     hardware = cl.prefill_hardware or sc.hardware
     if par == sc.parallel and hardware == sc.hardware:
         return sc
     return replace(sc, parallel=par, gpus=None, hardware=hardware)
 
 
-def _system(hardware: str) -> System | None:
-    system = load_component(hardware, None, "--hardware")
+@contextmanager
+def prefill_flags():
+    """Report a layout error of the prefill pool under its own flags (--ep -> --prefill-ep)."""
+    try:
+        yield
+    except WhatifError as exc:
+        text = str(exc)
+        for flag in ("--dp-attention", "--tp", "--pp", "--ep"):
+            if text.startswith(flag):
+                raise WhatifError("--prefill-" + text[2:]) from None
+        raise
+
+
+def _system(hardware: str, flag: str = "--hardware") -> System | None:
+    system = load_component(hardware, None, flag)
     return system if isinstance(system, System) else None
 
 
