@@ -99,7 +99,7 @@ class IterationTimes:
             raise WhatifError(f"{self.setup.model.name} leaves no memory for a KV cache on {self.setup.system.name} "
                               f"with tp={self.setup.parallel.tp} pp={self.setup.parallel.pp} ({detail}); try more GPUs "
                               f"(--tp/--pp), a smaller --weight-dtype or offloading (--place)")
-        # DP attention: every GPU of the group keeps its own sequences' blocks (pooled here, balance assumed)
+        # attention-DP: the group's blocks, 1/dp each rank's own (rank_group.py splits them)
         self.kv_blocks = int(free // (self.kv_bytes_per_token * self.block_size)) * plan.sequence_groups
         self.pricer = StepPricer(self.setup)
         self.layers_per_gpu = math.ceil(self.setup.model.num_layers / self.setup.parallel.pp)
