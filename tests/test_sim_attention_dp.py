@@ -49,3 +49,17 @@ def test_a_step_takes_its_slowest_rank():
     # the prompt on a rank that also decodes costs about its two parts
     both = times.group_time([decoding] * 7 + [(256, 2048, [(16384, 0)])])
     assert both < 1.2 * (prefill_rank + decode_ranks)
+
+
+@pytest.mark.parametrize("engine, per_rank", [("sglang", True), ("trtllm", False)])
+def test_a_ranks_limits_follow_its_engine(engine, per_rank):
+    """SGLang divides --max-running-requests and --chunked-prefill-size over its DP ranks; TensorRT-LLM's
+    max_batch_size and max_num_tokens are each rank's own."""
+    from whatif.simulator.rank_group import rank_scheduler
+    given = {k: v for k, v in KW.items() if k not in ("quantization", "kernel_engine")}
+    sc = scenario_from_inputs(None, dict(model="deepseek-v3", hardware="dgx-b200", kernel_engine=engine, **given),
+                              quantization="fp8")
+    cfg = SchedulerConfig.for_engine(sc.engine_spec())
+    rank = rank_scheduler(cfg, sc.resolved().pass_setup(), 8)
+    expect = (cfg.max_batch // 8, cfg.token_budget // 8) if per_rank else (cfg.max_batch, cfg.token_budget)
+    assert (rank.max_batch, rank.token_budget) == expect
