@@ -10,7 +10,8 @@ import pytest
 import whatif
 from whatif.cli import main
 from whatif.config_search.configs import Config
-from whatif.config_search.recheck import dp_attention_note, sim_config
+from whatif.config_search.recheck import sim_config
+from whatif.roofline.config import Parallelism
 from whatif.config_search.space import ReplicaSetup, SearchSpace
 from whatif.errors import WhatifError
 
@@ -107,14 +108,15 @@ def test_cli_flags_and_search_file(capsys, tmp_path):
     assert "--prefill-chunks" in err and "--prefill-chunk:" in err
 
 
-def test_recheck_runs_the_chunk_and_notes_attention_dp():
+def test_recheck_runs_the_chunk_and_the_prefill_pools_own_layout():
     space = SearchSpace(model="mixtral-8x7b", hardware=("dgx-h100",), gpu_budget=2, prefill_chunks=(2048,))
     dp = ReplicaSetup("dgx-h100", 2, 1, 2, "bf16", "bf16", (), True)
     c = Config("aggregated", "dgx-h100", dp, 8, 1, 2, request_rate=1.0, chunk=2048)
     assert sim_config(space, c, 10).scheduler.token_budget == 2048
-    assert "attention DP" in dp_attention_note(c) and "optimistic" in dp_attention_note(c)
-    plain = Config("aggregated", "dgx-h100", ReplicaSetup("dgx-h100", 2, 1, 2, "bf16", "bf16"), 8, 1, 2, chunk=2048)
-    assert dp_attention_note(plain) == ""
+    plain = ReplicaSetup("dgx-h100", 2, 1, 1, "bf16", "bf16")
+    x = Config("disaggregated", "dgx-h100", dp, 8, 1, 2, request_rate=1.0, chunk=2048, prefill=plain,
+               prefill_replicas=1)
+    assert sim_config(space, x, 10).cluster.prefill_parallel(dp) == Parallelism(tp=2, ep=1)
 
 
 BAD = [

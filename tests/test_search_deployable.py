@@ -40,9 +40,12 @@ def test_every_emitted_moe_configuration_runs_in_simulate():
     r = whatif.search("mixtral-8x7b", "dgx-h100", gpus=8, tp=(2, 4), pp=(1,), batches=(1, 16), ttft=2.0, tpot=0.1)
     disagg = [c for c in r.configs if c.mode == "disaggregated"]
     assert disagg and any(c.replica.dp_attention for c in disagg)
-    for c in disagg:    # the simulator's prefill pool takes the decode pool's EP and attention DP
-        assert (c.prefill.ep, c.prefill.dp_attention) == (c.replica.ep, c.replica.dp_attention), c.label()
+    # each pool its own layout: prefill pools not taking the decode pool's EP / attention-DP are enumerated too
+    assert any((c.prefill.ep, c.prefill.dp_attention) != (c.replica.ep, c.replica.dp_attention) for c in disagg)
     _runs_in_simulate(r)
+    for c in disagg:    # and simulated as priced: the prefill pool's own layout
+        par = rc.sim_config(r.space, c, 2).cluster.prefill_parallel(c.replica)
+        assert (par.tp, par.ep, par.dp_attention) == (c.prefill.tp, c.prefill.ep, c.prefill.dp_attention)
 
 
 @pytest.mark.slow

@@ -61,10 +61,39 @@ def test_rejected_requests_answer_at_once():
 @pytest.mark.parametrize("spec, cfg, message", [
     (dict(duration_s=10.0), {}, "drop --duration"),
     (dict(turns=2), {}, "drop --turns"),
-    ({}, dict(cluster=ClusterConfig(replicas=2)), "drop --replicas"),
     ({}, dict(horizon_s=5.0), "drop --horizon"),
 ])
 def test_what_a_closed_loop_refuses(spec, cfg, message):
     w = WorkloadSpec(concurrency=4, **({"requests": 20} if "duration_s" not in spec else {}), **spec)
     with pytest.raises(WhatifError, match=message):
         simulate(SimConfig(SC, w, SchedulerConfig.for_engine(SC.engine_spec()), **cfg))
+
+
+@pytest.mark.parametrize("cluster", [ClusterConfig(replicas=2), ClusterConfig(replicas=1, prefill_replicas=1)])
+def test_clients_drive_replicas_and_disaggregated_pools(cluster):
+    """Several engines serve the loop: the clients send each next request when one is answered, through the
+    routers (and a disaggregated hand-off), never more than N in flight."""
+    clients = 4
+    res = run(clients, 24, cluster=cluster)
+    recs = sorted(res.records, key=lambda r: r.request.id)
+    assert all(r.status == "finished" for r in recs)
+    assert [r.request.arrival_s for r in recs[:clients]] == [0.0] * clients
+    finishes = sorted(r.finish_s for r in recs)
+    assert sorted(r.request.arrival_s for r in recs[clients:]) == pytest.approx(finishes[:len(recs) - clients])
+    for r in recs:
+        t = r.request.arrival_s
+        assert sum(q.request.arrival_s <= t < q.finish_s for q in recs) <= clients
+
+
+def test_client_driven_loop_matches_the_engine_held_one_on_one_replica(monkeypatch):
+    """The two closed loops are one schedule on one replica, up to the step an answer lands in: an engine holding
+    the next request admits it at once, a client's send arrives after the engine formed its next step."""
+    from whatif.simulator import closed_loop
+    held = run(3, 30, "sharegpt")
+    monkeypatch.setattr(closed_loop, "client_driven", lambda cfg: True)
+    driven = run(3, 30, "sharegpt")
+    step = max(driven.log.columns["duration_s"])
+    by_id = {r.request.id: r for r in driven.records}
+    for r in held.records:
+        q = by_id[r.request.id]
+        assert abs(q.ttft_s - r.ttft_s) <= step and abs(q.e2e_s - r.e2e_s) <= 2 * step

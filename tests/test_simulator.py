@@ -334,6 +334,7 @@ def test_disaggregated_prefill_and_decode_pools():
     dgx = replace(BASE, hardware="dgx-h100")
     prompt = 2000
     reqs = [Request(i, 1.0 * i, prompt, 3) for i in range(5)]     # far apart: nothing queues
+    prefill = mean(r.ttft_s for r in run(reqs, dgx).records)     # a lone prompt's prefill on one replica
     gaps = {}
     for link in (None, "pcie-gen4-x16"):
         res = run(reqs, dgx, cluster=ClusterConfig(replicas=1, prefill_replicas=1, kv_link=link))
@@ -341,9 +342,8 @@ def test_disaggregated_prefill_and_decode_pools():
         roles = {info.index: info.role for info in res.replicas}
         assert all(roles[r.replica] == "decode" for r in res.records)
         check_kv_invariant(res)
-        # second token - first = KV transfer + one decode step; the third token takes one decode step
-        transfer = mean((r.token_times[1] - r.token_times[0]) - (r.token_times[2] - r.token_times[1])
-                        for r in res.records)
+        # the first token reaches the client with the KV from the decode pool: TTFT = prefill + KV transfer
+        transfer = mean(r.ttft_s for r in res.records) - prefill
         link_profile = load_component(link or "nvlink-4", "link", "--kv-link")
         kv_bytes = prompt * res.replicas[0].kv_bytes_per_token
         assert transfer >= kv_bytes / link_profile.bandwidth_for("d2h")     # no faster than the link's peak
@@ -524,11 +524,13 @@ def test_a_cluster_larger_than_its_system_is_an_error_naming_both_numbers():
     def fits(scenario, cluster):
         check_fits(SimConfig(scenario, None, DEFAULT_ENGINE, cluster))
     dgx = replace(BASE, hardware="dgx-h100", parallel=Parallelism(tp=4))
-    with pytest.raises(WhatifError, match=r"= 12 GPUs, more than the 8 GPUs of system 'dgx-h100'"):
-        fits(dgx, ClusterConfig(replicas=2, prefill_replicas=1))
-    with pytest.raises(WhatifError, match=r"--prefill-replicas 3 x 2 GPUs = 10 GPUs, more than the 8"):
-        fits(dgx, ClusterConfig(replicas=1, prefill_replicas=3, prefill_tp=2))
+    with pytest.raises(WhatifError, match=r"--replicas 3 x 4 GPUs .* = 12 GPUs, more than the 8 GPUs of system"):
+        fits(dgx, ClusterConfig(replicas=3))
     fits(dgx, ClusterConfig(replicas=2))          # 8 of 8 fits
+    # disaggregated pools are deployments of whole systems each: only a replica must fit one
+    fits(dgx, ClusterConfig(replicas=2, prefill_replicas=3, prefill_tp=2))
+    with pytest.raises(WhatifError, match=r"--prefill-hardware: a prefill replica of 16 GPUs is more than the 8"):
+        fits(dgx, ClusterConfig(replicas=1, prefill_replicas=1, prefill_tp=8, prefill_pp=2))
     fits(BASE, ClusterConfig(replicas=3))         # a bare GPU profile has the GPUs asked for
 
 

@@ -123,8 +123,15 @@ CLUSTER_FLAGS = (
        "tensor parallelism of a prefill replica (default --tp)"),
     _f("cluster", "prefill_pp", "--prefill-pp", Field("int", 1, MAX_PARALLEL), "N",
        "pipeline parallelism of a prefill replica (default --pp)"),
+    _f("cluster", "prefill_ep", "--prefill-ep", Field("int", 1, MAX_PARALLEL), "N",
+       "expert parallelism of a prefill replica (default: --ep, or the prefill TP group where --ep spans --tp)"),
+    _f("cluster", "prefill_dp_attention", "--prefill-dp-attention", action=_BOOL,
+       help="attention data parallel in a prefill replica (default: --dp-attention when the pools' TP sizes match)"),
+    _f("cluster", "prefill_hardware", "--prefill-hardware", _TEXT, "SYSTEM",
+       "system or GPU profile of the prefill pool (default --hardware): heterogeneous prefill and decode"),
     _f("cluster", "kv_link", "--kv-link", _TEXT, "LINK",
-       "link profile the KV crosses between the pools (default: the system's GPU interconnect)"),
+       "link profile the KV crosses between the pools (default: the system's GPU interconnect when both pools "
+       "fit one node or rack, else the nodes' NICs)"),
 )
 SLO_FLAGS = (
     _f("slo", "ttft_s", "--slo-ttft", _SECONDS, "TIME",

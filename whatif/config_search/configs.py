@@ -179,12 +179,6 @@ def same_pool(a: ReplicaSetup, b: ReplicaSetup) -> bool:
             == (b.hardware, b.weight, b.kv, b.techniques, b.quantization))
 
 
-def simulable_pools(prefill: ReplicaSetup, decode: ReplicaSetup) -> bool:
-    """The simulator's prefill pool takes its own tp/pp but the decode pool's EP and attention DP
-    (simulator.config.ClusterConfig), so only pairs that agree on those are deployments it runs as priced."""
-    return (prefill.ep, prefill.dp_attention) == (decode.ep, decode.dp_attention)
-
-
 def compose(space: SearchSpace, profiles: list[ReplicaProfile]) -> list[Config]:
     """Every configuration of the space from its replica setups' profiles, rejected ones included, in a fixed order."""
     out: list[Config] = []
@@ -196,6 +190,6 @@ def compose(space: SearchSpace, profiles: list[ReplicaProfile]) -> list[Config]:
         ready = [p for p in profiles if not p.error]
         for pre in ready:
             for dec in ready:
-                if pre.chunk == dec.chunk and same_pool(pre.key, dec.key) and simulable_pools(pre.key, dec.key):
+                if pre.chunk == dec.chunk and same_pool(pre.key, dec.key):
                     out += disaggregated(space, pre, dec)
     return out

@@ -43,7 +43,7 @@ def sim_config(space: SearchSpace, c: Config, requests: int):
     if c.mode == "disaggregated":
         link = space.kv_link if c.gpus <= node_gpus(c.hardware) else (space.kv_link or CROSS_NODE_KV_LINK)
         cluster.update(prefill_replicas=c.prefill_replicas, prefill_tp=c.prefill.tp, prefill_pp=c.prefill.pp,
-                       kv_link=link)
+                       prefill_ep=c.prefill.ep, prefill_dp_attention=c.prefill.dp_attention, kv_link=link)
     values = {"traffic": {"rate": c.request_rate, "requests": requests, "prompt": space.prompt,
                           "output": space.output},
               "engine": {"max_batch": c.batch, "token_budget": c.chunk}, "cluster": cluster,
@@ -121,17 +121,6 @@ def goodput(run, slo, predicted_rps: float):
     return res, len(seen), capped
 
 
-def dp_attention_note(c: Config) -> str:
-    """What the re-check of an attention-DP configuration leaves out ('' for others)."""
-    dp = [e for e in (c.prefill, c.replica) if e is not None and e.dp_attention]
-    if not dp:
-        return ""
-    ranks = max(e.tp for e in dp)
-    return (f"attention DP: simulated as one scheduler per replica over its {ranks} DP ranks (one queue, pooled KV, "
-            f"even split), not one per rank as SGLang runs it; rank imbalance is not seen, so this goodput is "
-            f"optimistic")
-
-
 def recheck(space: SearchSpace, ranked: list[Config], top: int, requests: int | None = None,
             shown: list[Config] = ()) -> list[dict]:
     """`candidates` under the simulator: their capacity under the SLOs (goodput), best first by the objective."""
@@ -160,7 +149,7 @@ def recheck(space: SearchSpace, ranked: list[Config], top: int, requests: int | 
                     "goodput_tok_s": res.rate_rps * space.output, "capped": capped,
                     "attainment_fraction": passed[0].attainment if passed else 0.0, "runs": runs,
                     "requests": n, "note": note,
-                    "caveat": "; ".join(x for x in (short_run_note(c, n), dp_attention_note(c)) if x)})
+                    "caveat": "; ".join(x for x in (short_run_note(c, n),) if x)})
     return sorted(out, key=lambda r: recheck_key(r, space.objective))
 
 

@@ -75,8 +75,9 @@ def from_simulation(cfg) -> tuple[Deployment, Load]:
                   max_num_batched_tokens=s.token_budget)
     pools = (decode,)
     if cl.prefill_replicas:
-        prefill = replace(decode, role="prefill", replicas=cl.prefill_replicas, tp=cl.prefill_tp or par.tp,
-                          pp=cl.prefill_pp or par.pp)
+        pre = cl.prefill_parallel(par)
+        prefill = replace(decode, role="prefill", replicas=cl.prefill_replicas, tp=pre.tp, pp=pre.pp, ep=pre.ep,
+                          dp_attention=pre.dp_attention)
         pools = (prefill, decode)
     d = _base(sc, pools, t.prompt + t.prefix_tokens, t.output, s.chunked_prefill)
     notes = list(d.notes)

@@ -197,6 +197,9 @@ class ForwardBatch:
 
     groups: tuple[tuple[int, int, int], ...]
     logits: int = 0    # rows the LM head computes; 0: one per sequence (its last token)
+    # Attention-DP: the priced rank's own batch when the ranks' batches are known (the simulator's per-rank
+    # schedulers); None: the group's sequences split evenly (`split`). The routed experts see all `groups`.
+    local: ForwardBatch | None = None
 
     @staticmethod
     def prefill(batch: int, prompt: int, cached: int = 0) -> ForwardBatch:
@@ -213,7 +216,10 @@ class ForwardBatch:
 
     def split(self, parts: int) -> ForwardBatch:
         """The share of the busiest of `parts` GPUs that each take whole sequences (DP attention):
-        ceil(n / parts) sequences of every group; with one sequence, one GPU does all of it."""
+        ceil(n / parts) sequences of every group; with one sequence, one GPU does all of it. A batch that
+        names its rank's own (`local`) is that."""
+        if self.local is not None:
+            return self.local
         if parts == 1:
             return self
         local = ForwardBatch(tuple((q, c, -(-n // parts)) for q, c, n in self.groups))

@@ -73,6 +73,9 @@ def step_shape(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> tupl
     graphs = cuda_graphs and batch.is_decode
     if engine is None:
         return batch, graphs
+    dp = setup.parallel.attention_dp
+    if graphs and batch.logits == 0 and dp > 1:   # attention-DP: each rank replays its own graph
+        return dp_graph_shape(engine, batch, dp)
     if graphs and batch.logits == 0:   # a plain decode step (verify passes keep their own shape)
         real = batch.sequences
         padded = engine.graph_batch(real)
@@ -92,7 +95,23 @@ def engine_step(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, passes
     p = time_pass(setup, run, graphs)
     if setup.engine_spec is None:
         return p, passes * p.time_s
-    return p, setup.engine_spec.step_seconds(passes * p.time_s, batch.sequences)
+    # (attention-DP: each rank's scheduler runs on its own CPU process, over its own sequences)
+    return p, setup.engine_spec.step_seconds(passes * p.time_s, batch.split(setup.parallel.attention_dp).sequences)
+
+
+def dp_graph_shape(engine, batch: ForwardBatch, dp: int) -> tuple[ForwardBatch, bool]:
+    """An attention-DP decode step: the busiest rank's batch padded to its engine's next captured size, every
+    rank padded alike (SGLang runs all DP ranks' graphs at the largest rank's size), the experts seeing the
+    padded rows of every rank."""
+    local = batch.split(dp)
+    real = local.sequences
+    padded = engine.graph_batch(real)
+    if padded is None or padded == real:
+        return batch, padded is not None
+    pad = ((1, 1, padded - real),)
+    local = ForwardBatch(local.groups + pad, logits=local.logits or real)
+    extra = ((1, 1, (padded - real) * dp),)   # (an even split pads all ranks: their padding joins the experts)
+    return ForwardBatch(batch.groups + extra, logits=batch.logits or batch.sequences, local=local), True
 
 
 def launch_queue_time(times, launch_s: float, gap_s: float) -> float:

@@ -113,25 +113,30 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
                            OpRole.KV_A_PROJ))
     latent = m.kv_lora_rank + m.qk_rope_head_dim
     ops.append(kv_cache_write(tokens * latent, kv.full_bytes, prec, count))
-    if batch.is_decode:
+    # The engines' MLA backends (vLLM's MLACommon, SGLang, TensorRT-LLM) run a pass's decode rows absorbed and
+    # its prompt rows expanded: a mixed pass is the two forms side by side, never the decodes' caches expanded.
+    absorbed = groups if batch.is_decode else tuple(g for g in groups if g[0] <= DECODE_MAX_QUERIES)
+    expanded = () if batch.is_decode else tuple(g for g in groups if g[0] > DECODE_MAX_QUERIES)
+    if absorbed:
         # Weight absorption (FlashMLA): queries move into the latent space, attention reads the
         # latent cache as one shared KV head of width kv_lora+rope, outputs leave through W_UV.
-        ops.append(gemm("q_absorb", tokens * heads, m.kv_lora_rank, m.qk_nope_head_dim, pa, w, gdt, count,
+        rows = sum(q * n for q, _, n in absorbed)
+        ops.append(gemm("q_absorb", rows * heads, m.kv_lora_rank, m.qk_nope_head_dim, pa, w, gdt, count,
                         role=OpRole.Q_ABSORB))
-        ops.append(attention_op(groups, heads=heads, kv_heads=1, d_qk=latent, d_v=m.kv_lora_rank, act_bytes=a,
+        ops.append(attention_op(absorbed, heads=heads, kv_heads=1, d_qk=latent, d_v=m.kv_lora_rank, act_bytes=a,
                                 kv_bytes=prec.kv_bytes, kv_width=latent, count=count, dtype=prec.activation,
                                 name="attention_mla", role=OpRole.MLA_ATTENTION, **cost))
-        ops.append(gemm("v_absorb", tokens * heads, m.v_head_dim, m.kv_lora_rank, pa, w, gdt, count,
+        ops.append(gemm("v_absorb", rows * heads, m.v_head_dim, m.kv_lora_rank, pa, w, gdt, count,
                         role=OpRole.V_ABSORB))
-    else:
+    if expanded:
         # Prefill expands the latent of every attended token into per-head K and V.
-        ctx = sum(n * (c + q) for q, c, n in groups)
+        ctx = sum(n * (c + q) for q, c, n in expanded)
         ops.append(gemm("kv_b_proj", ctx, heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank,
                         pa, w, gdt, count, role=OpRole.KV_B_PROJ))
-        ops.append(attention_op(groups, heads=heads, kv_heads=heads, d_qk=qk, d_v=m.v_head_dim, act_bytes=a,
+        ops.append(attention_op(expanded, heads=heads, kv_heads=heads, d_qk=qk, d_v=m.v_head_dim, act_bytes=a,
                                 kv_bytes=a, kv_width=heads * (qk + m.v_head_dim), count=count,
-                                dtype=prec.activation, name="attention_mla", pair_fraction=cost["pair_fraction"],
-                                role=OpRole.MLA_ATTENTION))
+                                dtype=prec.activation, name="attention_mla_prefill" if absorbed else "attention_mla",
+                                pair_fraction=cost["pair_fraction"], role=OpRole.MLA_ATTENTION))
     ops.append(weight_gemm("o_proj", tokens, d, heads * m.v_head_dim, out, count, OpRole.O_PROJ))
     return ops
 

@@ -8,7 +8,11 @@ request gets the time its client sent it: the first N at 0, and each later one (
 that was free first got its last answer (its finish; a rejected request answers at once). With identical
 clients and a first-come scheduler that is the same schedule a client-driven run would produce; the check
 below fails loudly if a request was admitted before its client sent it. TTFT, E2E and queue time then count
-from the send, as the benchmark measures them. No think time: a client sends at once."""
+from the send, as the benchmark measures them. No think time: a client sends at once.
+
+A cluster of several engines (replicas, disaggregated pools, attention-DP ranks) is driven by the clients
+themselves (`client_driven`): the first N requests are sent at t = 0 and each answer (a finish, or a rejection)
+sends the client's next one at that moment, through the cluster's routers like any arrival."""
 from __future__ import annotations
 
 import heapq
@@ -21,17 +25,21 @@ SLACK_S = 1e-9   # float rounding between a finish time and the admission step i
 
 def check_closed_loop(cfg) -> None:
     """The settings a closed loop cannot take, each a one-line error naming what is valid."""
-    w, cl = cfg.workload, cfg.cluster
+    w = cfg.workload
     if w.duration_s is not None:
         raise WhatifError("--concurrency: a closed loop runs --requests (N requests through N clients); drop "
                           "--duration")
     if w.turns > 1 or w.trace is not None:
         raise WhatifError("--concurrency: a closed loop sends generated single-turn requests; drop --turns/--trace")
-    if cl.replicas > 1 or cl.disaggregated:
-        raise WhatifError("--concurrency: the closed loop drives one mixed replica; drop --replicas / "
-                          "--prefill-replicas")
     if cfg.horizon_s is not None:
         raise WhatifError("--concurrency: a closed loop runs until every request is answered; drop --horizon")
+
+
+def client_driven(cfg) -> bool:
+    """Whether the clients drive the run themselves: more than one engine serves the load (replicas, pools,
+    attention-DP ranks), so 'the engine holds at most N' is no longer the same schedule."""
+    cl = cfg.cluster
+    return cl.replicas > 1 or cl.disaggregated or cfg.scenario.parallelism().attention_dp > 1
 
 
 def closed_loop_run(cfg, requests, run):

@@ -8,15 +8,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, replace
 
-from ..errors import WhatifError
 from ..roofline.techniques.compose import overrides
 from ..scenario import Scenario
-from ..specs.hardware import System, load_component
 from .clock import URGENT, Clock
 from .collections_paused import collections_paused
 from .config import SimConfig
-from .iteration_time import IterationTimes, kv_link_path
+from .iteration_time import IterationTimes
+from .pools import check_fits, kv_path, prefill_flags, prefill_scenario, systems_used   # noqa: F401 (check_fits: the commands')
 from .log import IterationLog
+from .rank_group import RankGroup
 from .replica import Replica
 from .request import REJECTED, Record, Request
 from .router import Router
@@ -45,24 +45,11 @@ def _iteration_times(scenario: Scenario, par, sched, plan_seq_len: int) -> Itera
     return times
 
 
-def check_fits(cfg: SimConfig) -> None:
-    """A cluster on a system profile (a fixed number of GPUs) must fit it: every replica's tp x pp GPUs,
-    the prefill pool's included. (A bare GPU profile has as many GPUs as asked for.) The commands check
-    it; the configuration search's re-check simulates clusters of several such nodes on purpose."""
-    sc, cl = cfg.scenario, cfg.cluster
-    system = load_component(sc.hardware, None, "--hardware")
-    if not isinstance(system, System):
-        return
-    par = sc.parallelism()   # (--gpus may set tp)
-    need = cl.replicas * par.gpus
-    pool = f"--replicas {cl.replicas} x {par.gpus} GPUs (tp {par.tp} x pp {par.pp})"
-    if cl.disaggregated:
-        per = (cl.prefill_tp or par.tp) * (cl.prefill_pp or par.pp)
-        need += cl.prefill_replicas * per
-        pool += f" + --prefill-replicas {cl.prefill_replicas} x {per} GPUs"
-    if need > system.gpu_count:
-        raise WhatifError(f"{pool} = {need} GPUs, more than the {system.gpu_count} GPUs of system "
-                          f"'{system.name}'; use fewer replicas or GPUs per replica, or a larger system")
+def _replica(env, index: int, role: str, times: IterationTimes, sched, log, cluster):
+    """A replica of `times`' layout: under attention-DP a group of ranks stepping together (rank_group.py)."""
+    if times.setup.parallel.attention_dp > 1:
+        return RankGroup(env, index, role, times, sched, log, cluster)
+    return Replica(env, index, role, times, sched, log, cluster)
 
 
 class Cluster:
@@ -74,19 +61,24 @@ class Cluster:
         decode_times = _iteration_times(sc, sc.parallel, sched, plan_seq_len)
         self.window = decode_times.setup.model.max_position_embeddings
         self.fits: tuple[int, int] | None = None   # see rejection
+        self.on_answer: Callable[[], None] | None = None   # closed loop: a request was answered (its client sends)
         self.kv_path = None
+        self.systems = ""
         if cl.disaggregated:
-            par = replace(sc.parallel, tp=cl.prefill_tp or sc.parallel.tp, pp=cl.prefill_pp or sc.parallel.pp)
-            prefill_times = _iteration_times(sc, par, sched, plan_seq_len)
-            self.kv_path = kv_link_path(prefill_times.setup.system, cl.kv_link)
-            prefill = [Replica(env, i, "prefill", prefill_times, sched, self.log, self)
+            pre = prefill_scenario(cfg)
+            with prefill_flags():
+                prefill_times = _iteration_times(pre, pre.parallel, sched, plan_seq_len)
+            gpus = prefill_times.setup.parallel.gpus, decode_times.setup.parallel.gpus
+            self.kv_path = kv_path(cfg, prefill_times.setup.system, *gpus)
+            self.systems = systems_used(cfg, *gpus)
+            prefill = [_replica(env, i, "prefill", prefill_times, sched, self.log, self)
                        for i in range(cl.prefill_replicas)]
-            decode = [Replica(env, cl.prefill_replicas + i, "decode", decode_times, sched, self.log, self)
+            decode = [_replica(env, cl.prefill_replicas + i, "decode", decode_times, sched, self.log, self)
                       for i in range(cl.replicas)]
             self.entry, self.decode = Router(cl.router, prefill), Router(cl.router, decode)
             self.replicas = prefill + decode
         else:
-            mixed = [Replica(env, i, "mixed", decode_times, sched, self.log, self) for i in range(cl.replicas)]
+            mixed = [_replica(env, i, "mixed", decode_times, sched, self.log, self) for i in range(cl.replicas)]
             self.entry = self.decode = Router(cl.router, mixed)
             self.replicas = mixed
 
@@ -137,14 +129,20 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
     e, cl = cfg.scheduler, cfg.cluster
     first = cluster.replicas[0].times.setup
     techs = first.techniques.label() if first.techniques else "none"
-    scenario = (f"{cfg.scenario.model} on {first.system.name}, {first.precision.label()}, techniques: {techs}, "
+    systems = " / ".join(dict.fromkeys(r.times.setup.system.name for r in cluster.replicas))   # (pools' own types)
+    scenario = (f"{cfg.scenario.model} on {systems}, {first.precision.label()}, techniques: {techs}, "
                 f"efficiency: {first.efficiency.source}")
 
     def pool(replicas: list) -> str:
         r = replicas[0]
         par = r.times.setup.parallel
-        return (f"{len(replicas)} {r.role} replica{'s' if len(replicas) > 1 else ''} (tp={par.tp} pp={par.pp}, "
-                f"{r.times.kv_blocks} KV blocks = {r.times.kv_blocks * e.block_size} tokens each)")
+        ranks = (f", {par.attention_dp} attention-DP ranks stepping together, {r.router.policy} to ranks, each "
+                 f"at most {r.cfg.max_batch} sequences and {r.cfg.token_budget} tokens a step"
+                 if isinstance(r, RankGroup) else "")
+        gpu = f"{r.times.setup.system.gpu.name} " if cl.prefill_hardware else ""   # (pools of two GPU types)
+        ep = f" ep={par.ep}" if par.ep > 1 else ""
+        return (f"{len(replicas)} {r.role} replica{'s' if len(replicas) > 1 else ''} ({gpu}tp={par.tp} pp={par.pp}{ep}"
+                f"{ranks}, {r.times.kv_blocks} KV blocks = {r.times.kv_blocks * e.block_size} tokens each)")
     pools = [pool([r for r in cluster.replicas if r.role == role]) for role in ("prefill", "decode", "mixed")
              if any(r.role == role for r in cluster.replicas)]
     batching = (f"scheduling policy {e.policy}" if e.policy is not None else "static batching" if e.batching == "static"
@@ -160,6 +158,8 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
     cluster_line = " + ".join(pools) + f", router {cl.router}"
     if cluster.kv_path is not None:
         cluster_line += f", {cluster.kv_path.name}"
+    if cluster.systems:
+        cluster_line += f"; pools as their own deployments: {cluster.systems}"
     out = {"scenario": scenario, "engine": engine, "cluster": cluster_line, "workload": workload}
     prompt_handling = [t.name for t in first.techniques.items if overrides(t, "prefill_units")]
     if prompt_handling:   # the scheduler prefills whole prompts; say so rather than answer silently without it
@@ -179,12 +179,15 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
         def run(c: SimConfig, given: list[Request]):
             return _run(c, list(map(Record, given)), given, paused, progress)
         if cfg.workload is not None and cfg.workload.concurrency:
-            from .closed_loop import closed_loop_run
+            from .closed_loop import check_closed_loop, client_driven, closed_loop_run
+            if client_driven(cfg):
+                check_closed_loop(cfg)
+                return _run(cfg, list(map(Record, requests)), requests, paused, progress, cfg.workload.concurrency)
             return closed_loop_run(cfg, requests, run)
         return run(cfg, requests)
 
 
-def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress):
+def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress, clients: int = 0):
     """simulate's run of `records` (the collector paused by the caller; `paused.freeze()` before the clock starts)."""
     from .metrics import SimulationResult
     from .workload import describe
@@ -214,7 +217,25 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
             if progress and (arrived - 1) % step == 0:
                 progress(arrived - 1, len(records))
 
-    env.at(0, arrivals, None, URGENT)   # started as a process starts: an urgent call now
+    def send(_arg) -> None:
+        """Closed loop (`clients` > 0): a client sends its next request now; a rejection answers at once."""
+        nonlocal arrived
+        while arrived < count:
+            rec = records[arrived]
+            rec.request = replace(rec.request, arrival_s=env.now)
+            arrived += 1
+            cluster.arrive(rec)
+            if progress and (arrived - 1) % step == 0:
+                progress(arrived - 1, len(records))
+            if rec.status != REJECTED:
+                return
+
+    if clients:
+        cluster.on_answer = lambda: env.at(0, send, None, URGENT)
+        for _ in range(min(clients, count)):
+            env.at(0, send, None, URGENT)
+    else:
+        env.at(0, arrivals, None, URGENT)   # started as a process starts: an urgent call now
     paused.freeze()   # the records and the cluster live to the end: never scanned
     env.run(until=cfg.horizon_s)
     for replica in cluster.replicas:

@@ -100,14 +100,19 @@ class SchedulerConfig:
 @dataclass(frozen=True)
 class ClusterConfig:
     """Replicas of the scenario's model behind a router; with prefill_replicas > 0, a disaggregated
-    cluster (DistServe): a prefill pool and a decode pool of `replicas`, KV sent over `kv_link`."""
+    cluster (DistServe): a prefill pool of its own layout and GPU type, and a decode pool of `replicas` of the
+    scenario's layout, KV sent over `kv_link` (default: NVLink when both pools fit in one node or rack of the
+    system, else the nodes' NICs)."""
 
     replicas: int = 1
     router: str = "round-robin"
     prefill_replicas: int = 0
     prefill_tp: int | None = None  # the prefill pool's parallelism (default: the scenario's)
     prefill_pp: int | None = None
-    kv_link: str | None = None     # link profile between the pools (default: the system's GPU link)
+    prefill_ep: int | None = None  # (default: the decode pool's, or the prefill TP group where experts span it)
+    prefill_dp_attention: bool | None = None   # (default: the decode pool's when both have one TP size)
+    prefill_hardware: str | None = None   # the prefill pool's system or GPU (default: the scenario's)
+    kv_link: str | None = None     # link profile between the pools (default: see above)
 
     def __post_init__(self):
         positive_int(self.replicas, "--replicas")
@@ -115,13 +120,33 @@ class ClusterConfig:
         if isinstance(self.prefill_replicas, bool) or not isinstance(self.prefill_replicas, int) \
                 or self.prefill_replicas < 0:
             raise WhatifError(f"--prefill-replicas: {self.prefill_replicas!r} must be a non-negative integer")
-        for name in ("prefill_tp", "prefill_pp"):
+        for name in ("prefill_tp", "prefill_pp", "prefill_ep"):
             if getattr(self, name) is not None:
                 positive_int(getattr(self, name), "--" + name.replace("_", "-"))
+        if self.prefill_dp_attention is not None and not isinstance(self.prefill_dp_attention, bool):
+            raise WhatifError(f"--prefill-dp-attention: {self.prefill_dp_attention!r}; valid: true or false")
+        if self.prefill_hardware is not None and not isinstance(self.prefill_hardware, str):
+            raise WhatifError(f"--prefill-hardware: {self.prefill_hardware!r} must be a system or GPU profile's name")
+        given = [n for n in ("prefill_tp", "prefill_pp", "prefill_ep", "prefill_dp_attention", "prefill_hardware")
+                 if getattr(self, n) is not None]
+        if given and not self.disaggregated:
+            raise WhatifError(f"--{given[0].replace('_', '-')}: sets the prefill pool's layout; give "
+                              f"--prefill-replicas N (N > 0) for a disaggregated cluster, or drop it")
 
     @property
     def disaggregated(self) -> bool:
         return self.prefill_replicas > 0
+
+    def prefill_parallel(self, decode):
+        """The prefill pool's Parallelism: its own fields over the decode pool's (`decode`), EP following its TP
+        group where the decode pool spreads experts over the whole group, attention-DP kept only at one TP size."""
+        from ..roofline.config import Parallelism
+        tp, pp = self.prefill_tp or decode.tp, self.prefill_pp or decode.pp
+        ep = self.prefill_ep or (decode.ep if tp == decode.tp else tp if decode.ep == decode.tp > 1 else 1)
+        dp = self.prefill_dp_attention
+        if dp is None:
+            dp = decode.dp_attention and tp == decode.tp and ep == tp
+        return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=dp)
 
 
 @dataclass(frozen=True)

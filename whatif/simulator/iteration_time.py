@@ -99,7 +99,7 @@ class IterationTimes:
             raise WhatifError(f"{self.setup.model.name} leaves no memory for a KV cache on {self.setup.system.name} "
                               f"with tp={self.setup.parallel.tp} pp={self.setup.parallel.pp} ({detail}); try more GPUs "
                               f"(--tp/--pp), a smaller --weight-dtype or offloading (--place)")
-        # DP attention: every GPU of the group keeps its own sequences' blocks (pooled here, balance assumed)
+        # attention-DP: the group's blocks, 1/dp each rank's own (rank_group.py splits them)
         self.kv_blocks = int(free // (self.kv_bytes_per_token * self.block_size)) * plan.sequence_groups
         self.pricer = StepPricer(self.setup)
         self.layers_per_gpu = math.ceil(self.setup.model.num_layers / self.setup.parallel.pp)
@@ -158,6 +158,46 @@ class IterationTimes:
             self.quotes.clear()
         self.cache[key] = t
         return t
+
+    def group_time(self, shapes: list[tuple[int, int, list[tuple[int, int]]]]) -> float:
+        """Seconds of an attention-DP step whose busy ranks run `shapes`, each (decode sequences, mean decode context,
+        prefill chunks) as `time` takes them: the ranks step together (every MoE layer gathers all ranks' tokens),
+        so the step takes its slowest rank, each rank priced on its own batch and CPU with the experts seeing the
+        group's tokens. A rank with no work joins the experts' collectives only (never the slowest: left out)."""
+        if self.decoder is not None or self.scheduler_steps > 1:
+            raise WhatifError("per-rank attention-DP simulation runs plain decode steps; speculative decoding and "
+                              "multi-step scheduling are not simulated per rank (estimate them)")
+        ranks = [self._rank_groups(*shape) for shape in shapes]
+        tokens = [sum(q * n for q, _, n in g) for g in ranks]
+        total, prefilling = sum(tokens), any(q > 1 for g in ranks for q, _, _ in g)
+        slowest = 0.0
+        for groups, own in zip(ranks, tokens):
+            others = bucket(total - own)   # (the experts' rows: rounded to the context grid, as contexts are)
+            key = ("dp", groups, others, prefilling)
+            t = self.cache.get(key)
+            if t is None:
+                self.misses += 1
+                filler = (() if not others else ((others, 0, 1),) if prefilling else ((1, 1, others),))
+                local = ForwardBatch(groups)
+                t = self.pricer.seconds(ForwardBatch(groups + filler, local=local), self.cuda_graphs)
+                if len(self.cache) >= MEMO_LIMIT:
+                    self.cache.clear()
+                    self.quotes.clear()
+                self.cache[key] = t
+            else:
+                self.hits += 1
+            slowest = t if t > slowest else slowest
+        return slowest
+
+    @staticmethod
+    def _rank_groups(decode_seqs: int, decode_context: int, prefills: list[tuple[int, int]]) -> tuple:
+        """One rank's batch as (new, cached, sequences) groups, contexts on the grid, equal chunks merged."""
+        merged: dict[tuple[int, int], int] = {}
+        if decode_seqs:
+            merged[(1, bucket(decode_context))] = decode_seqs
+        for q, c in prefills:
+            merged[(q, bucket(c))] = merged.get((q, bucket(c)), 0) + 1
+        return tuple(sorted((q, c, n) for (q, c), n in merged.items()))
 
     def decode_time(self, rows: int, context: int) -> float:
         """time(rows, context, []): a decode-only iteration, its memo looked up first (the common case)."""

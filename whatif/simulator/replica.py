@@ -23,16 +23,18 @@ from .scheduling.sequence import Seq
 
 class Replica:
     def __init__(self, env: Clock, index: int, role: str, times: IterationTimes, cfg: SchedulerConfig,
-                 log: IterationLog, cluster):
+                 log: IterationLog, cluster, blocks: int | None = None, group=None):
         self.env = env
         self.index = index
         self.role = role            # mixed | prefill | decode
+        self.hands_on = role == "prefill"   # prefilled sequences move on to the decode pool
         self.times = times
         self.log = log
         self.cluster = cluster
         pp = times.setup.parallel.pp
-        self.bm = BlockManager(times.kv_blocks, cfg.block_size, int(cfg.watermark * times.kv_blocks),
-                               cfg.prefix_caching)
+        blocks = times.kv_blocks if blocks is None else blocks
+        self.group = group          # an attention-DP rank: the RankGroup that steps it (rank_group.py), else None
+        self.bm = BlockManager(blocks, cfg.block_size, int(cfg.watermark * blocks), cfg.prefix_caching)
         self.waiting: deque[Seq] = deque()
         self.awaiting_kv: deque[Seq] = deque()
         swap = times.swap_blocks(cfg.swap_space_gb) // pp if cfg.preemption == "swap" else 0
@@ -42,8 +44,9 @@ class Replica:
         self.outstanding = 0        # requests routed here and not yet finished or handed on
         self.idle = 0
         self._wakeup = Signal()     # the engines waiting for work (idle counts them until they resume)
-        for scheduler in self.schedulers:
-            env.start(self._run(scheduler))
+        if group is None:   # (a rank's engines are stepped by its group, in lockstep with the other ranks)
+            for scheduler in self.schedulers:
+                env.start(self._run(scheduler))
 
     def info(self) -> ReplicaInfo:
         c = self.times
@@ -65,7 +68,9 @@ class Replica:
         self.wake()
 
     def wake(self) -> None:
-        if self.idle:
+        if self.group is not None:
+            self.group.wake()
+        elif self.idle:
             signal, self._wakeup = self._wakeup, Signal()
             self.env.fire(signal)
 
@@ -122,6 +127,8 @@ class Replica:
 
     def finished(self, seq: Seq) -> None:
         self.outstanding -= 1
+        if self.cluster is not None and self.cluster.on_answer is not None:
+            self.cluster.on_answer()
 
     def receive(self, seq: Seq, scheduler: Scheduler) -> None:
         self.env.start(self._transfer(seq, scheduler))
@@ -133,6 +140,12 @@ class Replica:
         source.bm.unref(shared)
         source.wake()
         seq.source = None
+        # The prompt's first token reaches the client with its KV, from the decode pool (SGLang's PD decode server
+        # streams it once the transfer is done; TensorRT-LLM's generation server likewise): TTFT includes the hand-off
+        rec = seq.rec
+        rec.emitted.add(self.env.now)
+        if rec.first_token_s is None:
+            rec.first_token_s = self.env.now
         scheduler.arrive(seq)
         self.wake()
 

@@ -190,9 +190,10 @@ class Scheduler(Admission, DecodingSet):
     def _emit(self, s: Seq, end: float) -> None:
         """The prefill of `s` computed its last token: a token comes out."""
         rec = s.rec
-        rec.emitted.add(end)
-        if rec.first_token_s is None:
-            rec.first_token_s = end
+        if not (s.generated == 0 and s.req.output > 1 and self.hooks.hands_on):   # (a prefill pool's first token
+            rec.emitted.add(end)                        # reaches the client from the decode pool, with the KV)
+            if rec.first_token_s is None:
+                rec.first_token_s = end
         s.generated += 1
         if s.generated >= s.req.output:
             self._finish(s, end)

@@ -1,0 +1,104 @@
+"""Disaggregated pools as their own deployments (simulator/pools.py): the prefill pool's own layout (tp, pp, ep,
+attention-DP) and GPU type, the KV path between the pools (NVLink inside one node, the NICs across nodes), and
+the flags that say so."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from whatif.errors import WhatifError
+from whatif.roofline.config import Parallelism
+from whatif.scenario import Scenario
+from whatif.simulator.cluster import simulate
+from whatif.simulator.config import ClusterConfig, SchedulerConfig, SimConfig
+from whatif.simulator.pools import prefill_scenario
+from whatif.simulator.workload import WorkloadSpec
+
+MIXTRAL = Scenario(model="mixtral-8x7b", hardware="dgx-h100", parallel=Parallelism(tp=4, ep=4))
+TRAFFIC = WorkloadSpec(requests=12, prompt=512, output=16, concurrency=4, seed=1)
+
+
+def run(sc: Scenario, cluster: ClusterConfig):
+    return simulate(SimConfig(sc, TRAFFIC, SchedulerConfig.for_engine(sc.engine_spec()), cluster))
+
+
+def test_the_prefill_pool_takes_its_own_layout():
+    cl = ClusterConfig(replicas=1, prefill_replicas=2, prefill_tp=2, prefill_ep=1)
+    pre = prefill_scenario(SimConfig(MIXTRAL, TRAFFIC, cluster=cl))
+    assert (pre.parallel.tp, pre.parallel.ep) == (2, 1)
+    res = run(MIXTRAL, cl)
+    assert all(r.status == "finished" for r in res.records)
+    line = res.setup["cluster"]
+    assert "2 prefill replicas (tp=2 pp=1," in line and "1 decode replica (tp=4 pp=1 ep=4," in line
+    assert [i.gpus for i in res.replicas] == [2, 2, 4]
+
+
+def test_expert_parallelism_follows_the_prefill_tp_group_by_default():
+    """The decode pool spreads experts over its TP group; a prefill pool of another TP size does the same."""
+    cl = ClusterConfig(replicas=1, prefill_replicas=1, prefill_tp=2)
+    assert cl.prefill_parallel(MIXTRAL.parallel) == Parallelism(tp=2, ep=2)
+
+
+def test_kv_goes_over_nvlink_inside_a_node_and_the_nics_across_nodes():
+    inside = run(MIXTRAL, ClusterConfig(replicas=1, prefill_replicas=1))          # 8 of 8 GPUs: one node
+    across = run(MIXTRAL, ClusterConfig(replicas=2, prefill_replicas=1))          # 12 GPUs: two nodes
+    assert "nvlink" in inside.setup["cluster"] and "rdma-400g" in across.setup["cluster"]
+    assert "prefill on 1 x dgx-h100 + decode on 1 x dgx-h100" in across.setup["cluster"]
+    # the first token reaches the client with the KV, from the decode pool: over a 50 GB/s NIC it comes later
+    assert sum(r.ttft_s for r in across.records) > sum(r.ttft_s for r in inside.records)
+
+
+def test_heterogeneous_pools_run_each_on_its_own_gpus():
+    cl = ClusterConfig(replicas=1, prefill_replicas=1, prefill_hardware="dgx-a100-80gb")
+    res = run(MIXTRAL, cl)
+    assert "dgx-a100-80gb / dgx-h100" in res.setup["scenario"] or "dgx-h100 / dgx-a100-80gb" in res.setup["scenario"]
+    line = res.setup["cluster"]
+    assert "prefill replica (a100-sxm-80gb tp=4" in line and "decode replica (h100-sxm tp=4" in line
+    fast = run(MIXTRAL, ClusterConfig(replicas=1, prefill_replicas=1, prefill_hardware="dgx-h100",
+                                      kv_link="rdma-400g"))
+    assert sum(r.ttft_s for r in res.records) > sum(r.ttft_s for r in fast.records)   # A100s prefill slower
+
+
+@pytest.mark.parametrize("field", ["prefill_tp", "prefill_ep", "prefill_hardware"])
+def test_a_prefill_layout_without_a_prefill_pool_is_an_error(field):
+    value = "dgx-h100" if field == "prefill_hardware" else 2
+    with pytest.raises(WhatifError, match=f"--{field.replace('_', '-')}: .*--prefill-replicas"):
+        ClusterConfig(**{field: value})
+
+
+def test_a_prefill_pool_under_attention_dp_steps_its_ranks_together():
+    v3 = replace(MIXTRAL, model="deepseek-v3", hardware="dgx-b200", parallel=Parallelism(tp=8, ep=8),
+                 precision=replace(MIXTRAL.precision, weight="fp8"))
+    cl = ClusterConfig(replicas=1, prefill_replicas=1, prefill_tp=8, prefill_ep=8, prefill_dp_attention=True)
+    res = run(v3, cl)
+    assert "1 prefill replica (tp=8 pp=1 ep=8, 8 attention-DP ranks" in res.setup["cluster"]
+    assert all(r.status == "finished" for r in res.records)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--prefill-replicas", "1", "--prefill-hardware", "nope"], "--prefill-hardware: unknown hardware 'nope'"),
+    (["--prefill-replicas", "1", "--prefill-ep", "3"], "--prefill-ep: 3"),
+    (["--prefill-tp", "2"], "--prefill-tp: sets the prefill pool's layout"),
+])
+def test_bad_pool_flags_are_one_line_errors(capsys, flags, message):
+    from whatif.cli import main
+    rc = main(["simulate", "--model", "mixtral-8x7b", "--hardware", "dgx-h100", "--tp", "4", "--ep", "4",
+               "--requests", "2", "--no-progress", *flags])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc != 0 and len(err) == 1 and message in err[0]
+
+
+def test_pool_flags_and_a_scenario_file_say_the_same(tmp_path, capsys):
+    from whatif.cli import main
+    base = ["simulate", "--model", "mixtral-8x7b", "--hardware", "dgx-h100", "--tp", "4", "--ep", "4",
+            "--concurrency", "2", "--requests", "4", "--prompt", "256", "--output", "4", "--no-progress"]
+    assert main([*base, "--prefill-replicas", "2", "--prefill-tp", "2", "--prefill-ep", "1", "--json"]) == 0
+    by_flags = capsys.readouterr().out
+    f = tmp_path / "s.yaml"
+    f.write_text("cluster: {prefill_replicas: 2, prefill_tp: 2, prefill_ep: 1}\n")
+    assert main([*base, "--scenario", str(f), "--json"]) == 0
+    by_file = capsys.readouterr().out
+    assert '"prefill_ep": 1' in by_flags
+    cut = by_flags.index('"lookup')   # (the memo's hit counts differ between runs of one process)
+    assert by_file[:cut] == by_flags[:cut]

@@ -1,0 +1,111 @@
+"""An attention-DP replica as the engines run it: `attention_dp` ranks, each its own scheduler, waiting queue, batch
+and KV pool (its share of the group's blocks), stepping together because every MoE layer gathers all ranks' tokens.
+
+A step forms every rank's batch, takes the slowest rank's time (IterationTimes.group_time: each rank's own
+attention, dense layers and CPU, the experts over the whole group's tokens) and completes every rank's batch at
+its end; a rank with nothing to run still joins the step. Requests are routed to ranks as the engines do:
+SGLang's DataParallelController dispatches round-robin by default (`--load-balance-method round_robin`;
+shortest_queue and minimum_tokens on request), TensorRT-LLM's attention-DP router (pyexecutor ADPRouter) gives new
+requests to the ranks with the fewest active requests (`least-outstanding` here)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .clock import Clock, Signal
+from .config import SchedulerConfig
+from .iteration_time import IterationTimes
+from .log import IterationLog, ReplicaInfo
+from .replica import Replica, advance
+from .router import Router
+from .scheduling.sequence import Seq
+
+# The rank router each engine uses when the run names none (see the module docstring).
+ENGINE_RANK_ROUTERS = {"trtllm": "least-outstanding"}
+DEFAULT_RANK_ROUTER = "round-robin"
+# Engines whose scheduler limits are the whole group's, each rank taking 1/dp: SGLang's server_args divides
+# chunked_prefill_size by dp_size under DP attention and each DP worker admits max_running_requests // dp_size.
+# TensorRT-LLM's max_batch_size / max_num_tokens and vLLM's per-DP-engine limits are each rank's own.
+GROUP_LIMITS = ("sglang",)
+
+
+def rank_scheduler(cfg: SchedulerConfig, setup, dp: int) -> SchedulerConfig:
+    """One rank's scheduler limits (GROUP_LIMITS)."""
+    spec = setup.engine_spec
+    if spec is None or spec.name not in GROUP_LIMITS:
+        return cfg
+    return replace(cfg, max_batch=max(1, cfg.max_batch // dp), token_budget=max(1, cfg.token_budget // dp))
+
+
+def rank_router_for(setup) -> str:
+    spec = setup.engine_spec
+    return ENGINE_RANK_ROUTERS.get(spec.name if spec is not None else "", DEFAULT_RANK_ROUTER)
+
+
+class RankGroup:
+    """One attention-DP replica: the cluster's routers see it as one replica, its ranks as one engine each."""
+
+    def __init__(self, env: Clock, index: int, role: str, times: IterationTimes, cfg: SchedulerConfig,
+                 log: IterationLog, cluster, rank_router: str | None = None):
+        self.env, self.index, self.role, self.times, self.log = env, index, role, times, log
+        dp = times.setup.parallel.attention_dp
+        cfg = self.cfg = rank_scheduler(cfg, times.setup, dp)
+        self.ranks = [Replica(env, index, role, times, cfg, log, cluster, blocks=times.kv_blocks // dp, group=self)
+                      for _ in range(dp)]
+        self.router = Router(rank_router or rank_router_for(times.setup), self.ranks)
+        self.schedulers = [s for r in self.ranks for s in r.schedulers]
+        self.idle = 0
+        self._wakeup = Signal()
+        for e in range(times.setup.parallel.pp):   # pp virtual engines, each stepping every rank's e-th scheduler
+            env.start(self._run([r.schedulers[e] for r in self.ranks]))
+
+    @property
+    def bm(self):
+        """A rank's block pool (a request lives on one rank: what it must fit)."""
+        return self.ranks[0].bm
+
+    @property
+    def outstanding(self) -> int:
+        return sum(r.outstanding for r in self.ranks)
+
+    def info(self) -> ReplicaInfo:
+        c = self.times
+        return ReplicaInfo(self.index, self.role, c.setup.parallel.gpus, sum(r.bm.num_blocks for r in self.ranks),
+                           c.block_size, c.kv_bytes_per_token, engines=c.setup.parallel.pp,
+                           kv_blocks_held_end=sum(r.bm.used for r in self.ranks))
+
+    def submit(self, seq: Seq) -> None:
+        self.router.pick(seq.req.prefix_id).submit(seq)
+
+    def hand_in(self, seq: Seq) -> None:
+        self.router.pick(seq.req.prefix_id).hand_in(seq)
+
+    def wake(self) -> None:
+        if self.idle:
+            signal, self._wakeup = self._wakeup, Signal()
+            self.env.fire(signal)
+
+    def _run(self, schedulers: list):
+        env, times, append, index = self.env, self.times, self.log.append, self.index
+        while True:
+            now = env.now
+            batches = [s.schedule(now) for s in schedulers]
+            busy = [b for b in batches if b.rows or b.prefill]
+            if not busy and not any(b.preempted for b in batches):
+                self.idle += 1
+                yield self._wakeup
+                self.idle -= 1
+                continue
+            shapes = [(b.rows, b.decode_context, [(n, s.computed) for s, n in b.prefill]) for b in busy]
+            duration = max(b.swap_s for b in batches) + (times.group_time(shapes) if busy else 0.0)
+            start = now
+            waiting = sum(len(s.waiting) for s in schedulers)
+            running = sum(len(s.running) for s in schedulers)
+            if not advance(env, duration):
+                yield duration
+            for s, b in zip(schedulers, batches):
+                s.complete(b, env.now)
+            append(index, start, duration, sum(b.rows for b in batches), sum(len(b.prefill) for b in batches),
+                   sum(n for b in batches for _, n in b.prefill), sum(r.bm.used for r in self.ranks), waiting,
+                   running, sum(b.preempted for b in batches), max(b.swap_s for b in batches))
+            if self.idle:
+                self.wake()
