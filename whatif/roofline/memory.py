@@ -142,14 +142,14 @@ def layer_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stag
     """Weights of the transformer layers one GPU of `stage` holds (split over TP or EP; under DP
     attention only the routed experts are split, over ep, and everything else is whole)."""
     layers = stage_layers(model, par.pp, stage)
-    norms = model.norm_params() * (1 if model.parallel_block else 2)
-    linear = sum(model.layer_params(i) - norms for i in layers)
+    norms = sum(model.norm_params() * model.layer_norms(i) for i in layers)
+    linear = sum(model.layer_params(i) for i in layers) - norms
     if par.dp_attention:
         m = model.moe
         routed = m.num_experts * model.dense_mlp_params(m.expert_intermediate_size) \
             * sum(model.is_moe_layer(i) for i in layers)
         linear = (linear - routed) * par.tp + routed     # whole non-expert weights: tp x the 1/tp share
-    return linear / par.tp * prec.weight_bytes + norms * len(layers) * prec.embedding_bytes
+    return linear / par.tp * prec.weight_bytes + norms * prec.embedding_bytes
 
 
 def stage_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stage: int,
@@ -157,8 +157,9 @@ def stage_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stag
     """Weights one GPU of `stage` holds: its layers (`layer_bytes` when known), plus embeddings/head."""
     total = layer_weight_bytes(model, par, prec, stage) if layer_bytes is None else layer_bytes
     vocab_slice = model.hidden_size * -(-model.vocab_size // par.attention_tp) * prec.embedding_bytes
-    if stage == 0:
-        total += vocab_slice + (model.embedding_params() - model.vocab_size * model.hidden_size) * prec.embedding_bytes
+    if stage == 0:   # a modality encoder (vision tower) sits whole beside the embedding, 16-bit (assumed)
+        total += vocab_slice + (model.embedding_params() - model.vocab_size * model.hidden_size
+                                + model.encoder_params()) * prec.embedding_bytes
     if stage == par.pp - 1:
         total += model.hidden_size * prec.embedding_bytes    # final norm
         if not model.tie_word_embeddings or par.pp > 1:      # a tied head on another stage is a copy
