@@ -57,7 +57,7 @@ def _kinds(value, where: str, valid: tuple, layers: int) -> tuple[str, ...]:
     for k in value:
         if k not in valid:
             raise WhatifError(f"{where}: {shown(k)} is not valid; valid: {', '.join(valid)}")
-    return tuple(value)
+    return tuple(value[i % len(value)] for i in range(layers))   # one per layer: the canonical form
 
 
 def layer_fields(data: dict, where: str) -> dict:
