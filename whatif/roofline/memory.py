@@ -172,8 +172,22 @@ def stored_kv_bytes(model: ModelSpec, par: Parallelism, prec: Precision, techs: 
     """KV bytes one GPU of `stage` holds for a sequence of `tokens`, after the techniques
     (tokens kept, bits per element, channels and layers stored)."""
     kv = techs.kv(base_kv_format(prec))
-    layers = len(stage_layers(model, par.pp, stage)) * kv.layer_share
-    return layers * kv.token_bytes(techs.stored(tokens), kv_width_per_gpu(model, par.attention_tp))
+    width = kv_width_per_gpu(model, par.attention_tp)
+    if model.uniform_attention:
+        layers = len(stage_layers(model, par.pp, stage)) * kv.layer_share
+        return layers * kv.token_bytes(techs.stored(tokens), width)
+    # Per layer kind: windowed layers hold their window, DSA adds its indexer keys, recurrent layers a constant
+    # state split with their heads over the attention group. Techniques shape the attention layers' KV only.
+    stored, total = techs.stored(tokens), 0.0
+    for i in stage_layers(model, par.pp, stage):
+        if model.layers[i].attention:
+            held = model.held_tokens(i, stored)
+            total += kv.layer_share * kv.token_bytes(held, width)
+            if model.indexer is not None:
+                total += held * model.indexer.key_bytes
+        else:
+            total += model.state_bytes(i, prec.kv_bytes) / par.attention_tp
+    return total
 
 
 def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Parallelism, prec: Precision) -> float:
@@ -183,6 +197,9 @@ def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Paralle
     local = -(-tokens // dp)
     hidden = 3 * local * d * a                                     # residual, normed input, block output
     qkv = local * (model.q_dim // t + 2 * max(1, model.num_kv_heads // t) * model.head_dim) * a
+    for mixer in (model.linear_attention, model.mamba):   # a recurrent mixer's input projection, when wider
+        if mixer is not None:
+            qkv = max(qkv, local * 2 * mixer.conv_channels / t * a)
     mlp = 0.0                                                      # gate+up output and activation
     if model.moe is None or model.moe.first_dense_layers:
         mlp = local * 3 * (model.intermediate_size // t) * a
