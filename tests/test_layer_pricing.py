@@ -71,3 +71,15 @@ def test_the_cache_a_sequence_holds_follows_each_layer_kind():
 def test_tp_must_split_the_recurrent_heads():
     with pytest.raises(WhatifError, match="does not divide the 16 linear-attention key heads"):
         check_parallelism(load_model("qwen3.5-397b-a17b"), Parallelism(tp=32))
+
+
+def test_a_kv_technique_shapes_the_attention_layers_and_leaves_recurrent_states_alone():
+    from whatif.roofline.techniques.registry import technique_set
+    m, par = load_model("qwen3.5-35b-a3b"), Parallelism(tp=2)
+    kivi = technique_set(["kivi"])
+    state = stored_kv_bytes(m, par, BF16, NONE, 0)
+    assert stored_kv_bytes(m, par, BF16, kivi, 0) == pytest.approx(state)      # no tokens: only the states
+    grow = [stored_kv_bytes(m, par, BF16, t, 100_001) - stored_kv_bytes(m, par, BF16, t, 100_000) for t in (NONE, kivi)]
+    assert grow[1] < grow[0] / 3                                               # 2-bit keys/values on the 10 layers
+    ops = forward_ops(m, ForwardBatch.decode(4, 4000), par, BF16, techs=kivi)
+    assert {op.count for op in ops if op.name == "kv_quantize"} == {10}        # one per attention layer, not 40
