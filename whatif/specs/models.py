@@ -149,6 +149,20 @@ class ModelSpec:
                 total += self.state_bytes(i, kv_bytes)
         return total
 
+    def cache_summary(self, kv_bytes: float) -> dict[str, float]:
+        """Bytes one sequence keeps over the whole model, by how they grow: per token (full attention layers and
+        DSA's indexer keys), at most (windowed layers once their window is full), per sequence (recurrent states)."""
+        grow = held = state = 0.0
+        for i, spec in enumerate(self.layers):
+            per_token = self.kv_token_elements(i) * kv_bytes + (self.indexer.key_bytes if self.indexer else 0)
+            if spec.mixer == "full":
+                grow += per_token
+            elif spec.attention:
+                held += self.held_tokens(i, float("inf")) * per_token
+            else:
+                state += self.state_bytes(i, kv_bytes)
+        return {"kv_bytes_per_token": grow, "windowed_kv_bytes_max": held, "state_bytes_per_sequence": state}
+
     # ------------------------------------------------------------ parameter counts
 
     def attention_params(self) -> int:
