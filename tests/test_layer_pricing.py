@@ -83,3 +83,11 @@ def test_a_kv_technique_shapes_the_attention_layers_and_leaves_recurrent_states_
     assert grow[1] < grow[0] / 3                                               # 2-bit keys/values on the 10 layers
     ops = forward_ops(m, ForwardBatch.decode(4, 4000), par, BF16, techs=kivi)
     assert {op.count for op in ops if op.name == "kv_quantize"} == {10}        # one per attention layer, not 40
+
+
+def test_a_vision_encoder_sits_in_the_first_stages_weights_16_bit():
+    from whatif.roofline.memory import stage_weight_bytes
+    k2, k25 = load_model("kimi-k2"), load_model("kimi-k2.5")
+    par = Parallelism(tp=8, pp=2)
+    assert stage_weight_bytes(k25, par, BF16, 0) - stage_weight_bytes(k2, par, BF16, 0) == 2 * k25.encoder_params()
+    assert stage_weight_bytes(k25, par, BF16, 1) == stage_weight_bytes(k2, par, BF16, 1)
