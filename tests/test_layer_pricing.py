@@ -91,3 +91,10 @@ def test_a_vision_encoder_sits_in_the_first_stages_weights_16_bit():
     par = Parallelism(tp=8, pp=2)
     assert stage_weight_bytes(k25, par, BF16, 0) - stage_weight_bytes(k2, par, BF16, 0) == 2 * k25.encoder_params()
     assert stage_weight_bytes(k25, par, BF16, 1) == stage_weight_bytes(k2, par, BF16, 1)
+
+
+def test_a_kv_technique_on_a_hybrid_model_says_what_it_skips():
+    from whatif.roofline.techniques.registry import technique_set
+    notes = technique_set(["kivi"]).notes(load_model("qwen3.5-35b-a3b"))
+    assert any("30 recurrent layers keep their state" in n for n in notes)
+    assert not any("recurrent" in n for n in technique_set(["kivi"]).notes(load_model("qwen3-32b")))
