@@ -2,9 +2,9 @@
 text configs of multimodal releases (their vision tower counted as an encoder, not priced per token).
 
 Not counted, as in the older readers: per-head q/k norm weights (Qwen3, MiniMax-M2, GLM, Gemma 3), routers'
-score-correction biases, Qwen3-Next's shared-expert gate (hidden_size weights a layer), multi-token-prediction
-modules (`num_nextn_predict_layers`, `mtp_*`: used only for speculative decoding). A llama4 config without a
-`vision_config` has no encoder counted.
+score-correction biases, Qwen3-Next's shared-expert gate (hidden_size weights a layer), Qwen3-VL's DeepStack
+mergers, multi-token-prediction modules (`num_nextn_predict_layers`, `mtp_*`: used only for speculative
+decoding). A llama4 config without a `vision_config` has no encoder counted.
 """
 from __future__ import annotations
 
@@ -172,6 +172,19 @@ def qwen3_next(c: HFConfig) -> dict:
     return d
 
 
+def qwen3_vl(c: HFConfig) -> dict:
+    """Qwen3-VL: a Qwen3 decoder in text_config beside a ViT (its DeepStack mergers are not counted)."""
+    t = nested_text(c)
+    d = decoder(t)
+    bias = t.flag("attention_bias", False)
+    d.update(qkv_bias=bias, o_bias=bias)
+    if t.raw.get("num_experts"):
+        d["moe"] = _qwen_moe_spec(t)
+        _qwen_ffn(t, d, d["num_layers"])
+    _qwen_vision(c, d)
+    return d
+
+
 def _qwen_vision(c: HFConfig, d: dict) -> None:
     v = c.sub("vision_config")
     if v is None:
@@ -260,6 +273,8 @@ FAMILY_BUILDERS = {
     "qwen3_5_text": qwen3_next,
     "qwen3_5_moe": qwen3_next,
     "qwen3_5_moe_text": qwen3_next,
+    "qwen3_vl": qwen3_vl,
+    "qwen3_vl_moe": qwen3_vl,
     "nemotron_h": nemotron_h,
     "gemma2": gemma,
     "gemma3": gemma,
