@@ -128,7 +128,8 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
         ops.append(kv_cache_write(written, kv.full_bytes, prec, count))
         ops.append(attention_op(groups, heads=heads, kv_heads=kvh, d_qk=model.head_dim, d_v=model.head_dim,
                                 act_bytes=a, kv_bytes=prec.kv_bytes, kv_width=width, count=count,
-                                dtype=prec.activation, role=OpRole.ATTENTION, **cost))
+                                dtype=prec.activation, role=OpRole.ATTENTION, **cost,
+                                name="attention" if spec.mixer == "full" else f"attention_{spec.mixer}"))
         if gate:   # sigmoid(gate) * output, elementwise
             ops.append(streaming("attn_gate", OpClass.ACTIVATION, tokens * gate, reads=2, writes=1,
                                  flops_per_element=5.0, elem_bytes=a, dtype=prec.activation, count=count,
