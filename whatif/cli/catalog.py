@@ -73,6 +73,16 @@ def _quantity_rows(data: dict, prefix: str = "") -> list[list[str]]:
     return rows
 
 
+def _short(value) -> str:
+    """A field's value in a table cell: a long per-layer list as its kinds and counts."""
+    if isinstance(value, (list, tuple)) and len(value) > 8:
+        counts: dict = {}
+        for v in value:
+            counts[v] = counts.get(v, 0) + 1
+        return ", ".join(f"{k} x{n}" for k, n in counts.items())
+    return str(value)
+
+
 def cmd_show(args) -> int:
     if args.what == "technique":
         from ..queries import technique_info
@@ -83,15 +93,28 @@ def cmd_show(args) -> int:
         from ..specs.models import load_model
         m = load_model(args.name)
         data = _plain(m)
+        cache = m.cache_summary(2)
         derived = {"total_params": m.total_params(), "active_params_per_token": m.active_params_per_token(),
-                   "kv_bytes_per_token_bf16": m.kv_elements_per_token() * 2}
+                   "kv_bytes_per_token_bf16": cache["kv_bytes_per_token"],
+                   "windowed_kv_bytes_max_bf16": cache["windowed_kv_bytes_max"],
+                   "state_bytes_per_sequence_bf16": cache["state_bytes_per_sequence"],
+                   "encoder_params": m.encoder_params()}
         if args.json:
             print(json.dumps({**data, "derived": derived}, allow_nan=False))
         else:
-            rows = [[k, str(v)] for k, v in data.items() if v not in (None, "")]
+            from ..specs.model_schema import LAYER_FIELDS
+            rows = [[k, _short(v)] for k, v in data.items()   # the per-layer fields only where a model sets them
+                    if v not in (None, "", (), []) and not (k in LAYER_FIELDS and not v)]
             rows += [["total parameters", f"{derived['total_params']:,}"],
                      ["active parameters per token", f"{derived['active_params_per_token']:,}"],
                      ["KV cache per token (bf16)", units.nbytes(derived["kv_bytes_per_token_bf16"])]]
+            if cache["windowed_kv_bytes_max"]:
+                rows.append(["windowed layers' KV, at most (bf16)", units.nbytes(cache["windowed_kv_bytes_max"])])
+            if cache["state_bytes_per_sequence"]:
+                rows.append(["recurrent state per sequence (bf16 where the model names no dtype)",
+                             units.nbytes(cache["state_bytes_per_sequence"])])
+            if m.encoder is not None:
+                rows.append([f"encoder: {m.encoder.kind}", f"{m.encoder.params:,} parameters (in memory, not priced)"])
             print(units.table(["field", "value"], rows, right=set()))
         return 0
     from ..specs.hardware import load_component

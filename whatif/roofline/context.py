@@ -104,6 +104,8 @@ class PassContext:
     host: HostPath | None      # the path to host memory, when the system has one
     sm_count: int = 0          # streaming multiprocessors of the GPU (0: unknown)
     stage: int = 0             # pipeline stage these layers belong to
+    kv_layers: int = 0         # of them, the attention layers that keep a KV cache (recurrent ones keep a state,
+                               # which KV techniques leave alone)
 
     @property
     def decode(self) -> bool:
@@ -116,8 +118,9 @@ def pass_context(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: 
     """The one way to build a PassContext: pipeline stage `stage` of a pass, the KV format the
     techniques make of the baseline (`transform_kv`, e.g. TechniqueSet.kv)."""
     kv = base_kv_format(prec)
+    layers = stage_layers(model, par.pp, stage)
     return PassContext(model=model, batch=batch, par=par, prec=prec,
                        kv=transform_kv(kv) if transform_kv else kv,
                        kv_width=kv_width_per_gpu(model, par.attention_tp),
-                       layers=len(stage_layers(model, par.pp, stage)),
+                       layers=len(layers), kv_layers=sum(model.layers[i].attention for i in layers),
                        shared_prefix=shared_prefix, host=host, sm_count=sm_count, stage=stage)

@@ -9,8 +9,10 @@ from dataclasses import replace
 
 from ..specs.dtypes import gemm_compute_dtype
 from ..errors import WhatifError
+from ..specs.model_layers import LayerSpec
 from ..specs.models import ModelSpec
 from .attention import DECODE_MAX_QUERIES, attention_op
+from .attention_window import chunk_groups, chunk_share, combined, window_groups, window_share
 from .comm import comm_op
 from .config import ForwardBatch, Parallelism, Precision
 from .dequant import block_scale_ops, module_precisions
@@ -19,12 +21,15 @@ from .context import (HostPath, KVFormat, PassContext, base_kv_format, kv_heads_
 from .mlp import dense_mlp, weight_gemm
 from .moe import moe_ops
 from .ops import Op, OpClass, OpRole, gemm, streaming
+from .recurrent import recurrent_block
+from .sparse_indexer import indexer_ops
 from .techniques.compose import NONE, TechniqueSet
 
 NORM_FLOPS = 4.0     # square, sum, scale, weight multiply per element
 ROPE_FLOPS = 6.0     # rotate-half, two multiplies by cos/sin, add per element
 ADD_FLOPS = 1.0      # one add per element (residual, position embedding)
 SAMPLING_FLOPS = 5.0  # softmax (max, subtract, exp, sum, scale) per logit
+FULL_LAYER = LayerSpec()   # full attention + dense feed-forward
 
 
 def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
@@ -44,6 +49,9 @@ def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
                           f"KV heads of {model.name}")
     if model.intermediate_size % par.tp:
         raise WhatifError(f"--tp: {par.tp} does not divide intermediate_size {model.intermediate_size}")
+    for what, heads in _recurrent_heads(model):
+        if heads % par.tp:
+            raise WhatifError(f"--tp: {par.tp} does not divide the {heads} {what} of {model.name}")
     if par.pp > model.num_layers:
         raise WhatifError(f"--pp: {par.pp} is more than the {model.num_layers} layers of {model.name}")
     if par.ep > 1:
@@ -54,6 +62,29 @@ def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
             raise WhatifError(f"--ep: {par.ep}; experts are spread over the TP group, so valid: {valid}")
         if model.moe.num_experts % par.ep:
             raise WhatifError(f"--ep: {par.ep} does not divide the {model.moe.num_experts} experts")
+
+
+def _recurrent_heads(model: ModelSpec) -> list[tuple[str, int]]:
+    out = []
+    if model.linear_attention is not None:
+        out += [("linear-attention key heads", model.linear_attention.key_heads),
+                ("linear-attention value heads", model.linear_attention.value_heads)]
+    if model.mamba is not None:
+        out.append(("Mamba-2 heads", model.mamba.heads))
+    return out
+
+
+def layer_window(model: ModelSpec, spec: LayerSpec, groups: tuple, pair_fraction):
+    """(groups, pair_fraction) of a layer whose attention sees a window: sliding, chunked, or DSA's top-k."""
+    if spec.mixer == "sliding":
+        return window_groups(groups, model.sliding_window), combined(pair_fraction, window_share(model.sliding_window))
+    if spec.mixer == "chunked":
+        chunk = model.attention_chunk_size
+        return chunk_groups(groups, chunk), combined(pair_fraction, chunk_share(chunk))
+    if model.indexer is not None:
+        k = model.indexer.top_k
+        return window_groups(groups, k), combined(pair_fraction, window_share(k))
+    return groups, pair_fraction
 
 
 def attended_groups(batch: ForwardBatch, techs: TechniqueSet) -> tuple:
@@ -74,22 +105,23 @@ def kv_cache_write(elements: float, stored_bytes: float, prec: Precision, count:
 
 
 def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
-                    count: int, techs: TechniqueSet = NONE, kv: KVFormat | None = None) -> list[Op]:
+                    count: int, techs: TechniqueSet = NONE, kv: KVFormat | None = None,
+                    spec: LayerSpec = FULL_LAYER) -> list[Op]:
     t, tokens = par.attention_tp, batch.tokens
     a, d = prec.act_bytes, model.hidden_size
     kv = kv or base_kv_format(prec)
     width = kv_width_per_gpu(model, t)
-    groups = attended_groups(batch, techs)
-    cost = {"kv_read": (lambda n: kv.token_bytes(n, width)) if techs else None,
-            "pair_fraction": techs.pair_fraction if techs else None}
+    groups, fraction = layer_window(model, spec, attended_groups(batch, techs), techs.pair_fraction if techs else None)
+    cost = {"kv_read": (lambda n: kv.token_bytes(n, width)) if techs else None, "pair_fraction": fraction}
     heads = model.num_heads // t
     proj, out = prec.module("attention"), prec.module("attention_out")   # their weight GEMMs' own precisions
     ops: list[Op] = []
     if model.mla is None:
         kvh = kv_heads_per_gpu(model, t)
-        ops.append(weight_gemm("qkv_proj", tokens, (heads + 2 * kvh) * model.head_dim, d, proj, count,
+        gate = heads * model.head_dim if model.attention_output_gate else 0   # q_proj also emits the gate
+        ops.append(weight_gemm("qkv_proj", tokens, (heads + 2 * kvh) * model.head_dim + gate, d, proj, count,
                                        OpRole.QKV_PROJ))
-        if model.position == "rope":
+        if model.position == "rope" and spec.rope:
             ops.append(streaming("rope", OpClass.ROPE, tokens * (heads + kvh) * model.head_dim, reads=1, writes=1,
                                  flops_per_element=ROPE_FLOPS, elem_bytes=a, dtype=prec.activation, count=count,
                                  extra_bytes=tokens * model.head_dim * 4, role=OpRole.ROPE))
@@ -97,7 +129,12 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
         ops.append(kv_cache_write(written, kv.full_bytes, prec, count))
         ops.append(attention_op(groups, heads=heads, kv_heads=kvh, d_qk=model.head_dim, d_v=model.head_dim,
                                 act_bytes=a, kv_bytes=prec.kv_bytes, kv_width=width, count=count,
-                                dtype=prec.activation, role=OpRole.ATTENTION, **cost))
+                                dtype=prec.activation, role=OpRole.ATTENTION, **cost,
+                                name="attention" if spec.mixer == "full" else f"attention_{spec.mixer}"))
+        if gate:   # sigmoid(gate) * output, elementwise
+            ops.append(streaming("attn_gate", OpClass.ACTIVATION, tokens * gate, reads=2, writes=1,
+                                 flops_per_element=5.0, elem_bytes=a, dtype=prec.activation, count=count,
+                                 role=OpRole.ATTN_GATE))
         ops.append(weight_gemm("o_proj", tokens, d, heads * model.head_dim, out, count, OpRole.O_PROJ))
         return ops
     # Multi-head latent attention (DeepSeek): low-rank Q, KV compressed to a cached latent.
@@ -113,10 +150,14 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
                            OpRole.KV_A_PROJ))
     latent = m.kv_lora_rank + m.qk_rope_head_dim
     ops.append(kv_cache_write(tokens * latent, kv.full_bytes, prec, count))
+    if model.indexer is not None:   # DSA: the indexer picks the top-k tokens the absorbed MLA below attends
+        ops += indexer_ops(model, attended_groups(batch, techs), tokens, prec, count)
     # The engines' MLA backends (vLLM's MLACommon, SGLang, TensorRT-LLM) run a pass's decode rows absorbed and
     # its prompt rows expanded: a mixed pass is the two forms side by side, never the decodes' caches expanded.
-    absorbed = groups if batch.is_decode else tuple(g for g in groups if g[0] <= DECODE_MAX_QUERIES)
-    expanded = () if batch.is_decode else tuple(g for g in groups if g[0] > DECODE_MAX_QUERIES)
+    # DSA runs every row absorbed over its top-k tokens.
+    all_absorbed = batch.is_decode or model.indexer is not None
+    absorbed = groups if all_absorbed else tuple(g for g in groups if g[0] <= DECODE_MAX_QUERIES)
+    expanded = () if all_absorbed else tuple(g for g in groups if g[0] > DECODE_MAX_QUERIES)
     if absorbed:
         # Weight absorption (FlashMLA): queries move into the latent space, attention reads the
         # latent cache as one shared KV head of width kv_lora+rope, outputs leave through W_UV.
@@ -142,13 +183,17 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
 
 
 def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
-              moe_layer: bool, count: int, techs: TechniqueSet = NONE, kv: KVFormat | None = None) -> list[Op]:
-    """One layer on one GPU. Under DP attention this GPU runs everything but the routed experts on its
-    own share of the sequences (`batch.split`), whole weights and no TP collectives; the experts see
-    the whole group's tokens (moe.py)."""
+              moe_layer: bool | LayerSpec, count: int, techs: TechniqueSet = NONE,
+              kv: KVFormat | None = None) -> list[Op]:
+    """One layer on one GPU (`moe_layer`: its LayerSpec, or a bool for a full-attention layer with a dense or MoE
+    feed-forward). Under DP attention this GPU runs everything but the routed experts on its own share of the
+    sequences (`batch.split`), whole weights and no TP collectives; the experts see the whole group's tokens
+    (moe.py). A layer without a mixer or without a feed-forward block (Nemotron-H) has only the other half."""
+    spec = moe_layer if isinstance(moe_layer, LayerSpec) else LayerSpec("full", "moe" if moe_layer else "dense")
     group_tokens = batch.tokens
     batch, dense = batch.split(par.attention_dp), par.dense
     tokens, d, a = batch.tokens, model.hidden_size, prec.hidden_bytes   # the 16-bit hidden stream
+    parallel = model.parallel_block and spec.mixer != "none" and spec.ffn != "none"
 
     def norm(role: OpRole) -> Op:
         return streaming(role.value, OpClass.NORM, tokens * d, reads=1, writes=1, flops_per_element=NORM_FLOPS,
@@ -161,21 +206,43 @@ def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Pre
         return streaming(name, OpClass.ELEMENTWISE, tokens * d, reads=2, writes=1, flops_per_element=ADD_FLOPS,
                          elem_bytes=a, dtype=prec.activation, count=count, role=role)
 
-    ops = [norm(OpRole.INPUT_NORM)]
-    ops += attention_block(model, batch, par, prec, count, techs, kv)
-    if dense.tp > 1 and not model.parallel_block:
-        ops.append(allreduce(OpRole.ATTN_ALLREDUCE))
-    if not model.parallel_block:
-        ops.append(residual("residual_add", OpRole.ATTN_RESIDUAL))
+    ops: list[Op] = []
+    if spec.mixer != "none":
+        ops.append(norm(OpRole.INPUT_NORM))
+        if spec.recurrent:
+            ops += recurrent_block(model, spec.mixer, batch, par.attention_tp, prec, count)
+        else:
+            ops += attention_block(model, batch, par, prec, count, techs, kv, spec)
+        if model.sandwich_norm:
+            ops.append(norm(OpRole.POST_MIXER_NORM))
+        if dense.tp > 1 and not parallel:
+            ops.append(allreduce(OpRole.ATTN_ALLREDUCE))
+        if not parallel:
+            ops.append(residual("residual_add", OpRole.ATTN_RESIDUAL))
+    if spec.ffn == "none":
+        return ops
+    if not parallel:
         ops.append(norm(OpRole.POST_ATTN_NORM))
-    if moe_layer:
+    if spec.ffn == "moe":
         ops += moe_ops(model, group_tokens, par, prec, count, local_tokens=tokens)
     else:
         ops += dense_mlp(model, tokens, dense, prec.module("dense_mlp"), count)
+    if model.sandwich_norm:
+        ops.append(norm(OpRole.POST_FFN_NORM))
     if dense.tp > 1:
         ops.append(allreduce(OpRole.MLP_ALLREDUCE))
     ops.append(residual("residual_add_2", OpRole.MLP_RESIDUAL))
     return ops
+
+
+def layer_groups(model: ModelSpec, layers: range) -> list[tuple[LayerSpec, int]]:
+    """The kinds of layer in `layers` with their counts, in order of first appearance (each kind's ops are built once
+    and repeated)."""
+    counts: dict[LayerSpec, int] = {}
+    for i in layers:
+        spec = model.layers[i]
+        counts[spec] = counts.get(spec, 0) + 1
+    return list(counts.items())
 
 
 def forward_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
@@ -213,12 +280,8 @@ def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE) -> list[Op]:
     elif par.pp > 1:
         ops.append(comm_op("pp_recv", "send_recv", tokens * d * a, 2, 1, OpRole.PP_RECV, (stage - 1) * par.tp,
                            par.tp))
-    dense = sum(1 for i in layers if not model.is_moe_layer(i))
-    moe = len(layers) - dense
-    if dense:
-        ops += layer_ops(model, batch, par, prec, False, dense, techs, kv)
-    if moe:
-        ops += layer_ops(model, batch, par, prec, True, moe, techs, kv)
+    for spec, count in layer_groups(model, layers):
+        ops += layer_ops(model, batch, par, prec, spec, count, techs, kv)
     if last:
         # Only the last position of each sequence needs logits (as vLLM computes them), except in a
         # verify pass, which checks every drafted position.

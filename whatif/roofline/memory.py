@@ -143,16 +143,16 @@ def layer_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stag
     """Weights of the transformer layers one GPU of `stage` holds (split over TP or EP; under DP
     attention only the routed experts are split, over ep, and everything else is whole)."""
     layers = stage_layers(model, par.pp, stage)
-    norms = model.norm_params() * (1 if model.parallel_block else 2)
-    linear = sum(model.layer_params(i) - norms for i in layers)
+    norms = sum(model.norm_params() * model.layer_norms(i) for i in layers)
+    linear = sum(model.layer_params(i) for i in layers) - norms
     if prec.per_module:
-        return module_weight_bytes(model, par, prec, layers) + norms * len(layers) * prec.embedding_bytes
+        return module_weight_bytes(model, par, prec, layers) + norms * prec.embedding_bytes
     if par.dp_attention:
         m = model.moe
         routed = m.num_experts * model.dense_mlp_params(m.expert_intermediate_size) \
             * sum(model.is_moe_layer(i) for i in layers)
         linear = (linear - routed) * par.tp + routed     # whole non-expert weights: tp x the 1/tp share
-    return linear / par.tp * prec.weight_bytes + norms * len(layers) * prec.embedding_bytes
+    return linear / par.tp * prec.weight_bytes + norms * prec.embedding_bytes
 
 
 def module_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, layers) -> float:
@@ -168,8 +168,9 @@ def stage_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stag
     """Weights one GPU of `stage` holds: its layers (`layer_bytes` when known), plus embeddings/head."""
     total = layer_weight_bytes(model, par, prec, stage) if layer_bytes is None else layer_bytes
     vocab_slice = model.hidden_size * -(-model.vocab_size // par.attention_tp) * prec.embedding_bytes
-    if stage == 0:
-        total += vocab_slice + (model.embedding_params() - model.vocab_size * model.hidden_size) * prec.embedding_bytes
+    if stage == 0:   # a modality encoder (vision tower) sits whole beside the embedding, 16-bit (assumed)
+        total += vocab_slice + (model.embedding_params() - model.vocab_size * model.hidden_size
+                                + model.encoder_params()) * prec.embedding_bytes
     if stage == par.pp - 1:
         total += model.hidden_size * prec.embedding_bytes    # final norm
         if not model.tie_word_embeddings or par.pp > 1:      # a tied head on another stage is a copy
@@ -182,8 +183,22 @@ def stored_kv_bytes(model: ModelSpec, par: Parallelism, prec: Precision, techs: 
     """KV bytes one GPU of `stage` holds for a sequence of `tokens`, after the techniques
     (tokens kept, bits per element, channels and layers stored)."""
     kv = techs.kv(base_kv_format(prec))
-    layers = len(stage_layers(model, par.pp, stage)) * kv.layer_share
-    return layers * kv.token_bytes(techs.stored(tokens), kv_width_per_gpu(model, par.attention_tp))
+    width = kv_width_per_gpu(model, par.attention_tp)
+    if model.uniform_attention:
+        layers = len(stage_layers(model, par.pp, stage)) * kv.layer_share
+        return layers * kv.token_bytes(techs.stored(tokens), width)
+    # Per layer kind: windowed layers hold their window, DSA adds its indexer keys, recurrent layers a constant
+    # state split with their heads over the attention group. Techniques shape the attention layers' KV only.
+    stored, total = techs.stored(tokens), 0.0
+    for i in stage_layers(model, par.pp, stage):
+        if model.layers[i].attention:
+            held = model.held_tokens(i, stored)
+            total += kv.layer_share * kv.token_bytes(held, width)
+            if model.indexer is not None:
+                total += held * model.indexer.key_bytes
+        else:
+            total += model.state_bytes(i, prec.kv_bytes) / par.attention_tp
+    return total
 
 
 def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Parallelism, prec: Precision) -> float:
@@ -193,6 +208,9 @@ def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Paralle
     local = -(-tokens // dp)
     hidden = 3 * local * d * a                                     # residual, normed input, block output
     qkv = local * (model.q_dim // t + 2 * max(1, model.num_kv_heads // t) * model.head_dim) * a
+    for mixer in (model.linear_attention, model.mamba):   # a recurrent mixer's input projection, when wider
+        if mixer is not None:
+            qkv = max(qkv, local * 2 * mixer.conv_channels / t * a)
     mlp = 0.0                                                      # gate+up output and activation
     if model.moe is None or model.moe.first_dense_layers:
         mlp = local * 3 * (model.intermediate_size // t) * a

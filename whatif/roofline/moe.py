@@ -66,5 +66,5 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
                            OpRole.MOE_COMBINE))
     if m.shared_experts:
         ops += dense_mlp(model, local, par.dense, base.module("shared_experts"), count,
-                         intermediate=m.shared_experts * m.expert_intermediate_size, prefix="shared_expert")
+                         intermediate=m.shared_experts * m.shared_size, prefix="shared_expert")
     return ops

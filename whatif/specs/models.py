@@ -5,40 +5,21 @@ The spec holds only architecture facts; parameter counts and KV bytes are derive
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 from ..errors import WhatifError, check_mapping, closest, shown
-from .checks import (MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_VOCAB, MAX_WIDTH, boolean, integer, is_file,
-                     mapping, string)
+from .checks import MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_VOCAB, MAX_WIDTH, boolean, integer, is_file, string
 from .hf_config import hf_config_fields
+from .model_layers import (STATE_DTYPE_BYTES, EncoderSpec, IndexerSpec, LayerSpec, LinearAttentionSpec, MambaSpec,
+                           MLASpec, MoESpec)
 from .hf_ids import is_hf_id, resolve_hf_id
+from .model_schema import LAYER_FIELDS, layer_fields
 from .profiles import MODEL_DIR, looks_like_path, profile_index, read_yaml
 
 MLP_KINDS = ("gated", "plain")
 NORM_KINDS = ("rmsnorm", "layernorm")
 POSITION_KINDS = ("rope", "learned", "alibi", "none")
-
-
-@dataclass(frozen=True)
-class MoESpec:
-    num_experts: int                   # routed experts per MoE layer
-    experts_per_token: int             # top-k
-    expert_intermediate_size: int
-    shared_experts: int = 0            # always-active experts (DeepSeek)
-    first_dense_layers: int = 0        # leading layers with a dense MLP instead (DeepSeek: 3)
-    moe_layer_frequency: int = 1       # every n-th layer (after the dense ones) is MoE
-
-
-@dataclass(frozen=True)
-class MLASpec:
-    """Multi-head latent attention (DeepSeek-V2/V3): KV compressed to a latent plus a RoPE key."""
-
-    kv_lora_rank: int
-    qk_rope_head_dim: int
-    qk_nope_head_dim: int
-    v_head_dim: int
-    q_lora_rank: int = 0               # 0: queries are projected directly (no low-rank Q)
 
 
 @dataclass(frozen=True)
@@ -53,7 +34,7 @@ class ModelSpec:
     intermediate_size: int
     vocab_size: int
     max_position_embeddings: int
-    mlp: str = "gated"                 # gated: gate+up+down (SwiGLU); plain: up+down (GELU)
+    mlp: str = "gated"                 # gated: gate+up+down (SwiGLU); plain: up+down (GELU, relu2)
     norm: str = "rmsnorm"
     position: str = "rope"
     tie_word_embeddings: bool = False
@@ -63,6 +44,21 @@ class ModelSpec:
     parallel_block: bool = False       # attention and MLP read the same normed input (phi-2, GPT-J)
     moe: MoESpec | None = None
     mla: MLASpec | None = None
+    # per-layer kinds (model_layers.py); each list repeats over the layers when shorter than them
+    layer_types: tuple[str, ...] = ()  # token mixer per layer; empty: all full attention
+    ffn_types: tuple[str, ...] = ()    # feed-forward per layer; empty: dense, or MoE where `moe` says
+    nope_layers: tuple[int, ...] = ()  # layers without RoPE (llama4's global layers)
+    sliding_window: int = 0            # tokens a sliding layer sees (itself included)
+    attention_chunk_size: int = 0      # tokens of a chunked-local layer's chunk
+    attention_sinks: bool = False      # a learned sink logit per head (gpt-oss): num_heads weights a layer
+    attention_output_gate: bool = False   # a sigmoid gate on the attention output (Qwen3-Next): q_proj x2
+    sandwich_norm: bool = False        # a norm before and after each half (Gemma 2/3): 4 a layer
+    attn_logit_softcapping: float = 0.0    # tanh cap on attention scores (elementwise; not priced apart)
+    final_logit_softcapping: float = 0.0   # tanh cap on the logits
+    indexer: IndexerSpec | None = None     # DeepSeek Sparse Attention over MLA
+    linear_attention: LinearAttentionSpec | None = None
+    mamba: MambaSpec | None = None
+    encoder: EncoderSpec | None = None
     source: str = ""
 
     # ------------------------------------------------------------ derived structure
@@ -75,21 +71,97 @@ class ModelSpec:
     def kv_dim(self) -> int:
         return self.num_kv_heads * self.head_dim
 
-    def is_moe_layer(self, layer: int) -> bool:
+    def _moe_by_rule(self, layer: int) -> bool:
         m = self.moe
         if m is None or layer < m.first_dense_layers:
             return False
-        return (layer - m.first_dense_layers) % m.moe_layer_frequency == 0
+        return (layer - m.first_dense_layers) % m.moe_layer_frequency == m.moe_layer_offset
+
+    def layer(self, i: int) -> LayerSpec:
+        """Layer i's mixer, feed-forward block and RoPE."""
+        mixer = self.layer_types[i % len(self.layer_types)] if self.layer_types else "full"
+        if self.ffn_types:
+            ffn = self.ffn_types[i % len(self.ffn_types)]
+        else:
+            ffn = "moe" if self._moe_by_rule(i) else "dense"
+        return LayerSpec(mixer, ffn, self.position == "rope" and i not in self.nope_layers)
+
+    @cached_property
+    def layers(self) -> tuple[LayerSpec, ...]:
+        return tuple(self.layer(i) for i in range(self.num_layers))
+
+    @property
+    def uniform_attention(self) -> bool:
+        """Every layer full attention with a feed-forward block (the layout the fast pass pricers assume)."""
+        return all(s.mixer == "full" and s.ffn != "none" for s in self.layers) and self.indexer is None
+
+    def is_moe_layer(self, layer: int) -> bool:
+        return self.layers[layer].ffn == "moe"
 
     @property
     def num_moe_layers(self) -> int:
-        return sum(self.is_moe_layer(i) for i in range(self.num_layers))
+        return sum(s.ffn == "moe" for s in self.layers)
+
+    def kv_token_elements(self, layer: int) -> int:
+        """Cached elements per token of one layer (K and V; MLA: latent + RoPE key; recurrent: none)."""
+        if not self.layers[layer].attention:
+            return 0
+        if self.mla is not None:
+            return self.mla.kv_lora_rank + self.mla.qk_rope_head_dim
+        return 2 * self.kv_dim
 
     def kv_elements_per_token(self) -> int:
-        """Cached elements per token over all layers (K and V; MLA: latent + RoPE key)."""
-        if self.mla is not None:
-            return self.num_layers * (self.mla.kv_lora_rank + self.mla.qk_rope_head_dim)
-        return 2 * self.num_layers * self.kv_dim
+        """Cached elements per token over all attention layers (windowed layers: per token they hold)."""
+        return sum(self.kv_token_elements(i) for i in range(self.num_layers))
+
+    def held_tokens(self, layer: int, tokens: float) -> float:
+        """Tokens of a `tokens`-long sequence layer `layer` keeps cached (a window or chunk at most)."""
+        mixer = self.layers[layer].mixer
+        if mixer == "sliding":
+            return min(tokens, self.sliding_window)
+        if mixer == "chunked":
+            return min(tokens, self.attention_chunk_size)
+        return tokens if mixer == "full" else 0.0
+
+    def state_bytes(self, layer: int, kv_bytes: float) -> float:
+        """Bytes of one sequence's constant recurrent state in one layer (recurrent state + conv state)."""
+        mixer, spec = self.layers[layer].mixer, None
+        if mixer == "linear":
+            spec = self.linear_attention
+        elif mixer == "mamba2":
+            spec = self.mamba
+        if spec is None:
+            return 0.0
+        state = STATE_DTYPE_BYTES.get(spec.state_dtype, kv_bytes)
+        return spec.state_elements * state + (spec.conv_kernel - 1) * spec.conv_channels * kv_bytes
+
+    def sequence_cache_bytes(self, tokens: float, kv_bytes: float) -> float:
+        """Bytes one sequence of `tokens` tokens keeps over the whole model (no parallelism): each attention
+        layer's K/V of the tokens it holds, DSA's indexer keys, each recurrent layer's state."""
+        total = 0.0
+        for i, spec in enumerate(self.layers):
+            if spec.attention:
+                held = self.held_tokens(i, tokens)
+                total += held * self.kv_token_elements(i) * kv_bytes
+                if self.indexer is not None:
+                    total += held * self.indexer.key_bytes
+            else:
+                total += self.state_bytes(i, kv_bytes)
+        return total
+
+    def cache_summary(self, kv_bytes: float) -> dict[str, float]:
+        """Bytes one sequence keeps over the whole model, by how they grow: per token (full attention layers and
+        DSA's indexer keys), at most (windowed layers once their window is full), per sequence (recurrent states)."""
+        grow = held = state = 0.0
+        for i, spec in enumerate(self.layers):
+            per_token = self.kv_token_elements(i) * kv_bytes + (self.indexer.key_bytes if self.indexer else 0)
+            if spec.mixer == "full":
+                grow += per_token
+            elif spec.attention:
+                held += self.held_tokens(i, float("inf")) * per_token
+            else:
+                state += self.state_bytes(i, kv_bytes)
+        return {"kv_bytes_per_token": grow, "windowed_kv_bytes_max": held, "state_bytes_per_sequence": state}
 
     # ------------------------------------------------------------ parameter counts
 
@@ -105,10 +177,20 @@ class ModelSpec:
             kv_down = d * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank  # + latent norm
             kv_up = a.kv_lora_rank * self.num_heads * (a.qk_nope_head_dim + a.v_head_dim)
             o = self.num_heads * a.v_head_dim * d
-            return q + kv_down + kv_up + o
-        qkv = d * (self.q_dim + 2 * self.kv_dim) + (self.q_dim + 2 * self.kv_dim) * self.qkv_bias
+            indexer = self.indexer.params(d, a.q_lora_rank) if self.indexer is not None else 0
+            return q + kv_down + kv_up + o + indexer
+        q = self.q_dim * (2 if self.attention_output_gate else 1)
+        qkv = d * (q + 2 * self.kv_dim) + (q + 2 * self.kv_dim) * self.qkv_bias
         o = self.q_dim * d + d * self.o_bias
-        return qkv + o
+        return qkv + o + self.num_heads * self.attention_sinks
+
+    def mixer_params(self, layer: int) -> int:
+        mixer = self.layers[layer].mixer
+        if mixer == "linear":
+            return self.linear_attention.params(self.hidden_size)
+        if mixer == "mamba2":
+            return self.mamba.params(self.hidden_size)
+        return 0 if mixer == "none" else self.attention_params()
 
     def dense_mlp_params(self, intermediate: int | None = None) -> int:
         i = intermediate or self.intermediate_size
@@ -117,19 +199,33 @@ class ModelSpec:
         bias = (i * (mats - 1) + d) * self.mlp_bias
         return mats * d * i + bias
 
+    def ffn_params(self, layer: int) -> int:
+        """The feed-forward block of a layer (MoE: every expert, shared ones and the router)."""
+        ffn = self.layers[layer].ffn
+        if ffn == "none":
+            return 0
+        if ffn == "dense":
+            return self.dense_mlp_params()
+        m = self.moe
+        routed = m.num_experts * self.dense_mlp_params(m.expert_intermediate_size)
+        shared = m.shared_experts * self.dense_mlp_params(m.shared_size)
+        return routed + shared + (self.hidden_size + m.router_bias) * m.num_experts
+
     def norm_params(self) -> int:
         return self.hidden_size * (2 if self.norm == "layernorm" else 1)
 
+    def layer_norms(self, layer: int) -> int:
+        """Norms of one layer: one before each half it has (Gemma: before and after), one if parallel."""
+        if self.parallel_block:
+            return 1
+        spec = self.layers[layer]
+        halves = (spec.mixer != "none") + (spec.ffn != "none")
+        return halves * (2 if self.sandwich_norm else 1)
+
     def layer_params(self, layer: int) -> int:
         """All parameters of one layer (MoE: every expert)."""
-        norms = self.norm_params() * (1 if self.parallel_block else 2)
-        if self.is_moe_layer(layer):
-            m = self.moe
-            experts = (m.num_experts + m.shared_experts) * self.dense_mlp_params(m.expert_intermediate_size)
-            mlp = experts + self.hidden_size * m.num_experts  # + router
-        else:
-            mlp = self.dense_mlp_params()
-        return self.attention_params() + mlp + norms
+        norms = self.norm_params() * self.layer_norms(layer)
+        return self.mixer_params(layer) + self.ffn_params(layer) + norms
 
     def embedding_params(self) -> int:
         pos = self.max_position_embeddings * self.hidden_size if self.position == "learned" else 0
@@ -138,7 +234,11 @@ class ModelSpec:
     def lm_head_params(self) -> int:
         return 0 if self.tie_word_embeddings else self.vocab_size * self.hidden_size
 
+    def encoder_params(self) -> int:
+        return self.encoder.params if self.encoder is not None else 0
+
     def total_params(self) -> int:
+        """The decoder's parameters (a modality encoder beside it: encoder_params)."""
         layers = sum(self.layer_params(i) for i in range(self.num_layers))
         return self.embedding_params() + layers + self.norm_params() + self.lm_head_params()
 
@@ -155,35 +255,19 @@ class ModelSpec:
 
 # ---------------------------------------------------------------- loading
 
-_SIMPLE = {f.name for f in fields(ModelSpec)} - {"moe", "mla"}
+_SUB = ("moe", "mla", "indexer", "linear_attention", "mamba", "encoder")
+_SIMPLE = {f.name for f in fields(ModelSpec)} - set(_SUB) - set(LAYER_FIELDS)
 # each integer field and its stated physical bound (checks.py says why each is far above any real model)
 _INT_FIELDS = {"hidden_size": MAX_WIDTH, "num_layers": MAX_LAYERS, "num_heads": MAX_HEADS,
                "num_kv_heads": MAX_HEADS, "head_dim": MAX_WIDTH, "intermediate_size": MAX_WIDTH,
                "vocab_size": MAX_VOCAB, "max_position_embeddings": MAX_TOKENS}
 _BOOL_FIELDS = ("tie_word_embeddings", "qkv_bias", "o_bias", "mlp_bias", "parallel_block")
-_SUB_BOUNDS = {"num_experts": MAX_HEADS, "experts_per_token": MAX_HEADS, "shared_experts": MAX_HEADS,
-               "first_dense_layers": MAX_LAYERS, "moe_layer_frequency": MAX_LAYERS}   # others: MAX_WIDTH
-_SUB_POSITIVE = ("num_experts", "experts_per_token", "expert_intermediate_size", "moe_layer_frequency",
-                 "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
-
-
-def _sub(cls, raw, where: str):
-    check_mapping(raw, {f.name for f in fields(cls)}, where)
-    values = {}
-    for f in fields(cls):
-        if f.name in raw:
-            low = 1 if f.name in _SUB_POSITIVE else 0
-            values[f.name] = integer(raw[f.name], f"{where}.{f.name}", low, _SUB_BOUNDS.get(f.name, MAX_WIDTH))
-    try:
-        return cls(**values)
-    except TypeError as exc:
-        raise WhatifError(f"{where}: {exc}") from None
 
 
 def spec_from_dict(data: dict, where: str) -> ModelSpec:
     """Validate a model mapping (the YAML schema) into a ModelSpec: every field's type and range."""
     data = dict(data)
-    check_mapping(data, _SIMPLE | {"moe", "mla"}, where)
+    check_mapping(data, _SIMPLE | set(_SUB) | set(LAYER_FIELDS), where)
     for key in ("name", "family", *[k for k in _INT_FIELDS if k != "head_dim"]):
         if key not in data:
             raise WhatifError(f"{where}: missing field '{key}'")
@@ -204,19 +288,8 @@ def spec_from_dict(data: dict, where: str) -> ModelSpec:
             raise WhatifError(f"{where}.{key}: {shown(data[key])} is not valid; valid: {', '.join(valid)}")
     if data["num_heads"] % data["num_kv_heads"]:
         raise WhatifError(f"{where}.num_kv_heads: {data['num_kv_heads']} must divide num_heads ({data['num_heads']})")
-    for key in ("moe", "mla"):
-        if data.get(key) is not None:
-            mapping(data[key], f"{where}.{key}")
-    moe = _sub(MoESpec, data.pop("moe"), f"{where}.moe") if data.get("moe") else None
-    mla = _sub(MLASpec, data.pop("mla"), f"{where}.mla") if data.get("mla") else None
-    data.pop("moe", None), data.pop("mla", None)
-    if moe is not None and not 1 <= moe.experts_per_token <= moe.num_experts:
-        raise WhatifError(f"{where}.moe.experts_per_token: {moe.experts_per_token} must be between 1 and "
-                          f"num_experts ({moe.num_experts})")
-    if moe is not None and moe.first_dense_layers > data["num_layers"]:
-        raise WhatifError(f"{where}.moe.first_dense_layers: {moe.first_dense_layers} is more than num_layers "
-                          f"({data['num_layers']})")
-    return ModelSpec(**data, moe=moe, mla=mla)
+    extra = layer_fields(data, where)
+    return ModelSpec(**data, **extra)
 
 
 def spec_from_hf_config(path: Path) -> ModelSpec:

@@ -15,17 +15,17 @@ def attention_out_params(model: ModelSpec) -> int:
 
 def layer_module_params(model: ModelSpec, layers) -> dict[str, int]:
     """{module class: parameters} summed over `layers` (norms excluded)."""
-    norms = model.norm_params() * (1 if model.parallel_block else 2)
     out = dict.fromkeys(("attention", "attention_out", "dense_mlp", "experts", "shared_experts"), 0)
     for i in layers:
-        total = model.layer_params(i) - norms
-        o = min(attention_out_params(model), total)
-        if model.is_moe_layer(i):
+        total = model.layer_params(i) - model.norm_params() * model.layer_norms(i)
+        ffn = model.layers[i].ffn
+        if ffn == "moe":
             m = model.moe
-            expert = model.dense_mlp_params(m.expert_intermediate_size)
-            mlp = {"experts": m.num_experts * expert, "shared_experts": m.shared_experts * expert}
+            mlp = {"experts": m.num_experts * model.dense_mlp_params(m.expert_intermediate_size),
+                   "shared_experts": m.shared_experts * model.dense_mlp_params(m.shared_size)}
         else:
-            mlp = {"dense_mlp": model.dense_mlp_params()}
+            mlp = {"dense_mlp": model.dense_mlp_params()} if ffn == "dense" else {}
+        o = min(attention_out_params(model), total - sum(mlp.values())) if model.layers[i].mixer != "none" else 0
         for cls, n in mlp.items():
             out[cls] += n
         out["attention_out"] += o

@@ -58,6 +58,13 @@ class OpRole(_StrEnum):
     SHARED_PREFIX_ATTENTION = "shared_prefix_attention"   # prefix sharing: all queries against the shared prefix
     SUFFIX_ATTENTION = "suffix_attention"                 # prefix sharing: each sequence against its own suffix
     O_PROJ = "o_proj"
+    ATTN_GATE = "attn_gate"          # gated attention output (Qwen3-Next): sigmoid(gate) * attention output
+    SPARSE_INDEXER = "sparse_indexer"    # DSA: the lightning indexer's scores over every cached token
+    INDEXER_TOPK = "indexer_topk"    # DSA: the top-k tokens picked from those scores
+    LINEAR_ATTENTION = "linear_attention"  # Gated DeltaNet's recurrence (a state, no KV cache)
+    SSM_SCAN = "ssm_scan"            # Mamba-2's SSD scan (a state, no KV cache)
+    SHORT_CONV = "short_conv"        # the depthwise causal convolution before a recurrent scan
+    MIXER_GATE = "mixer_gate"        # a recurrent mixer's gated output norm
     ATTN_ALLREDUCE = "attn_allreduce"
     ATTN_RESIDUAL = "attn_residual"
     POST_ATTN_NORM = "post_attn_norm"
@@ -77,6 +84,8 @@ class OpRole(_StrEnum):
     SHARED_EXPERT_DOWN = "shared_expert_down"
     MLP_ALLREDUCE = "mlp_allreduce"
     MLP_RESIDUAL = "mlp_residual"
+    POST_MIXER_NORM = "post_mixer_norm"  # sandwich norms (Gemma 2/3): after the attention half
+    POST_FFN_NORM = "post_ffn_norm"      # ... and after the feed-forward half
     # after the layers
     FINAL_NORM = "final_norm"
     LM_HEAD = "lm_head"

@@ -67,9 +67,9 @@ class _Limit(Exception):
     pass
 
 
-def _check_tree(data, where: str, int_keys: bool = False) -> None:
-    """Keys are strings (or ints with `int_keys`), integers short, floats finite, strings bounded, and not too
-    many values in all."""
+def _check_tree(data, where: str, int_keys: bool = False, non_finite: bool = False) -> None:
+    """Keys are strings (or ints with `int_keys`), integers short, floats finite (unless `non_finite`), strings
+    bounded, and not too many values in all."""
     stack, seen = [(data, where, 0)], 0
     while stack:
         value, at, depth = stack.pop()
@@ -93,7 +93,7 @@ def _check_tree(data, where: str, int_keys: bool = False) -> None:
                 raise WhatifError(f"{at}: {shown(value)}: an integer of more than {MAX_INT_DIGITS} digits is no "
                                   f"count or size of anything real")
         elif isinstance(value, float):
-            if not math.isfinite(value):
+            if not math.isfinite(value) and not non_finite:
                 raise WhatifError(f"{at}: {value!r} is not a finite number")
         elif isinstance(value, str):
             if len(value) > MAX_STRING:
@@ -136,16 +136,17 @@ def _json_constant(text: str):
     raise ValueError(f"{text} is not a finite number")
 
 
-def parse_json(text: str, name: str):
-    """Parse JSON text: integers of at most MAX_INT_DIGITS digits, no NaN/Infinity, bounded depth."""
+def parse_json(text: str, name: str, non_finite: bool = False):
+    """Parse JSON text: integers of at most MAX_INT_DIGITS digits, no NaN/Infinity (kept as floats with
+    `non_finite`: a reader that refuses them in the fields it uses), bounded depth."""
     try:
-        data = json.loads(text, parse_int=_json_int, parse_constant=_json_constant)
+        data = json.loads(text, parse_int=_json_int, parse_constant=float if non_finite else _json_constant)
     except json.JSONDecodeError as exc:
         raise WhatifError(f"{name}: line {exc.lineno}: malformed JSON ({exc.msg})") from None
     except (ValueError, RecursionError) as exc:
         why = str(exc) if isinstance(exc, ValueError) else "nested too deep"
         raise WhatifError(f"{name}: {why}") from None
-    _check_tree(data, name)
+    _check_tree(data, name, non_finite=non_finite)
     return data
 
 

@@ -39,7 +39,7 @@ from .token_ops import TokenOps, stage_ops
 
 def splittable(setup: PassSetup) -> bool:
     """Whether a pass of `setup` is token ops + attention ops (no technique rewrites any op)."""
-    return (not setup.techniques and not setup.placement and setup.model.mla is None
+    return (not setup.techniques and not setup.placement and setup.model.mla is None and setup.model.uniform_attention
             and not setup.shared_prefix and not setup.parallel.dp_attention)   # DP attention splits by sequence
 
 

@@ -20,6 +20,11 @@ def acts_on_kv(t: Technique) -> bool:
     return not t.decodes and any(overrides(t, hook) for hook in KV_HOOKS)
 
 
+# slot words of techniques that act on a KV cache or the attention reading it
+KV_SLOT_WORDS = ("kv", "attention", "prefill sparsity", "decode selection", "decode kernel", "key channels",
+                 "prefix", "cache append")
+
+
 @dataclass(frozen=True)
 class TechniqueSet:
     items: tuple[Technique, ...] = ()
@@ -121,8 +126,17 @@ class TechniqueSet:
 
 
     def notes(self, model: ModelSpec) -> list[str]:
-        """The assumed inputs behind the result (an acceptance rate, an automatically chosen draft)."""
-        return [n for t in self.items for n in t.notes(model)]
+        """The assumed inputs behind the result (an acceptance rate, an automatically chosen draft), and what a
+        KV technique skips: the recurrent layers of a hybrid model, which keep a state instead of a cache."""
+        out = [n for t in self.items for n in t.notes(model)]
+        recurrent = sum(s.recurrent for s in model.layers)
+        if recurrent:
+            for t in self.items:
+                if any(any(w in slot for w in KV_SLOT_WORDS) for slot in t.slots):
+                    attention = sum(s.attention for s in model.layers)
+                    out.append(f"{t.name} acts on the {attention} attention layers of {model.name}; "
+                               f"its {recurrent} recurrent layers keep their state as is (no KV cache to act on)")
+        return out
 
     def warnings(self, model: ModelSpec, prompt: int, output: int) -> list[str]:
         """Techniques that cannot act in this scenario: a budget at or above what the cache holds at the

@@ -104,7 +104,7 @@ def rebuilt_attention(op: Op, ctx: PassContext, read, kv_bytes: float | None = N
 def dense_first_layers(ops: list[Op], ctx: PassContext, dense: int, label: str) -> list[Op]:
     """Decode attention ops whose first `dense` layer instances attend the whole cached context (in
     layer order across the dense/MoE op groups; every pipeline stage is treated as holding them)."""
-    left = min(dense, ctx.layers)
+    left = min(dense, ctx.kv_layers)
     out: list[Op] = []
     for op in ops:
         if left > 0 and op.role in LAYER_ATTENTION_ROLES and op.op_class == OpClass.ATTENTION_DECODE:
@@ -176,6 +176,6 @@ def pattern_estimate_op(ctx: PassContext, last_q: int, head_share: float, name: 
     scores = pairs * h
     return Op(name, OpClass.ATTENTION_PREFILL, 2.0 * scores * d,
               {"hbm": keys * kvh * d * ctx.prec.kv_bytes + scores * 4.0 * 2}, ctx.prec.activation,
-              AttentionShape(pairs=pairs), ctx.layers,
+              AttentionShape(pairs=pairs), ctx.kv_layers,
               f"last {last_q} queries x all keys, fp32 scores summed along columns and diagonals",
               alu_ops=scores * (SOFTMAX_OPS_PER_SCORE + TOPK_OPS_PER_SCORE))

@@ -59,7 +59,7 @@ def compressed_elements(ctx: PassContext, op: Op, full_tokens: int = 0) -> float
 def quantize_op(name: str, ctx: PassContext, elements: float, flops_per_element: float, reads: float = 1.0) -> Op:
     """A streaming kernel that reads `elements` 16-bit K/V values `reads` times and writes them compressed."""
     return streaming(name, OpClass.ELEMENTWISE, elements, reads, 0, flops_per_element, ctx.prec.act_bytes,
-                     ctx.prec.kv, ctx.layers, extra_bytes=elements * ctx.kv.element_bytes)
+                     ctx.prec.kv, ctx.kv_layers, extra_bytes=elements * ctx.kv.element_bytes)
 
 
 def head_width(model: ModelSpec, kv_width: float) -> float:
@@ -121,7 +121,7 @@ class KIVI(Technique):
         # Every token is quantized once: in prefill all prompt tokens, in decode one token per sequence.
         elements = ctx.batch.tokens * ctx.kv.width(ctx.kv_width)
         return [streaming("kv_quantize", OpClass.ELEMENTWISE, elements, 1, 0, QUANT_FLOPS_PER_ELEMENT,
-                          ctx.kv.full_bytes, ctx.prec.kv, ctx.layers, extra_bytes=elements * ctx.kv.element_bytes)]
+                          ctx.kv.full_bytes, ctx.prec.kv, ctx.kv_layers, extra_bytes=elements * ctx.kv.element_bytes)]
 
 
 @register
@@ -284,7 +284,7 @@ class MiKV(Technique):
         kept = sum(n * (c + q) for q, c, n in ctx.batch.groups) * heads
         width = ctx.kv.width(ctx.kv_width)
         demoted = ctx.batch.tokens * width if ctx.decode else ctx.batch.tokens * width * (1 - self.important)
-        return [streaming("mikv_importance_update", OpClass.ELEMENTWISE, kept, 2, 1, 2, 4.0, "fp32", ctx.layers,
+        return [streaming("mikv_importance_update", OpClass.ELEMENTWISE, kept, 2, 1, 2, 4.0, "fp32", ctx.kv_layers,
                           extra_bytes=scores * 2 * ctx.prec.act_bytes),
                 quantize_op("mikv_quantize", ctx, demoted, QUANT_FLOPS_PER_ELEMENT)]
 
@@ -340,14 +340,14 @@ class MiniCache(Technique):
         new = ctx.batch.tokens * width * self.merged                 # per layer on average
         # read both layers' new K/V (here: each merged layer its own), write one direction per pair + norms
         merge = streaming("minicache_merge", OpClass.ELEMENTWISE, new, 1, 0, MERGE_FLOPS_PER_ELEMENT, a, ctx.prec.kv,
-                          ctx.layers, extra_bytes=new / 2 * ctx.kv.element_bytes + new / width * vectors * a)
+                          ctx.kv_layers, extra_bytes=new / 2 * ctx.kv.element_bytes + new / width * vectors * a)
         ops = [merge]
         cached = sum(n * c for _, c, n in ctx.batch.groups)
         if cached:
             tokens = cached * self.merged
             retained = tokens * self.retain
             ops.append(streaming("minicache_restore", OpClass.ELEMENTWISE, tokens * vectors, 1, 0, 0, a, ctx.prec.kv,
-                                 ctx.layers, extra_bytes=retained * (width * ctx.kv.element_bytes + INDEX_BYTES)))
+                                 ctx.kv_layers, extra_bytes=retained * (width * ctx.kv.element_bytes + INDEX_BYTES)))
         return ops
 
 
@@ -398,7 +398,7 @@ class ThinK(Technique):
         queries = ctx.batch.sequences * min(self.window, max(q for q, _, _ in ctx.batch.groups)) * heads \
             * ctx.model.head_dim
         return [streaming("think_channel_prune", OpClass.ELEMENTWISE, keys, 2, 1 - self.pruning, CHANNEL_SCORE_FLOPS,
-                          ctx.prec.act_bytes, ctx.prec.activation, ctx.layers,
+                          ctx.prec.act_bytes, ctx.prec.activation, ctx.kv_layers,
                           extra_bytes=queries * ctx.prec.act_bytes)]
 
 

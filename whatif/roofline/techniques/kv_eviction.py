@@ -72,7 +72,7 @@ def score_update(name: str, ctx: PassContext, kept, ops_per_score: float) -> Op:
     scores = sum(n * causal_pairs(q, kept(c)) for q, c, n in ctx.batch.groups) * heads
     tokens = sum(n * (kept(c) + q) for q, c, n in ctx.batch.groups) * heads
     nbytes = scores * 2 * SCORE_BYTES + tokens * 3 * ACCUMULATOR_BYTES
-    return elementwise(name, scores * ops_per_score + tokens * 2.0, nbytes, tokens, ctx.layers,
+    return elementwise(name, scores * ops_per_score + tokens * 2.0, nbytes, tokens, ctx.kv_layers,
                        f"{scores:g} scores written+read x {SCORE_BYTES:g} B, {ops_per_score:g} ops each; "
                        f"{tokens:g} fp32 accumulators read twice, written once")
 
@@ -112,7 +112,7 @@ def vote_ops(prefix: str, ctx: PassContext, window: int, budget: float, vote_lay
     first = sum(n for _, c, n in ctx.batch.groups if c == 0)   # sequences whose compression this pass pays
     kept = first * min(budget, max(q for q, _, _ in ctx.batch.groups))
     gather = elementwise(f"{prefix}_gather", 0.0, 2 * ctx.kv.token_bytes(kept, ctx.kv_width),
-                         kept * ctx.kv.width(ctx.kv_width), ctx.layers, f"{kept:g} kept tokens' K/V read + written")
+                         kept * ctx.kv.width(ctx.kv_width), ctx.kv_layers, f"{kept:g} kept tokens' K/V read + written")
     return [vote, select, gather]
 
 
@@ -190,7 +190,7 @@ class Scissorhands(Technique):
             kept = sum(n * self.stored_tokens(c) for _, c, n in ctx.batch.groups)
             per_step = kept * (1 - self.drop) / max(1.0, self.drop * kept / ctx.batch.sequences)
             nbytes = 2 * ctx.kv.token_bytes(per_step, ctx.kv_width)
-            ops.append(elementwise("scissorhands_compact", 0.0, nbytes, per_step, ctx.layers,
+            ops.append(elementwise("scissorhands_compact", 0.0, nbytes, per_step, ctx.kv_layers,
                                    f"{per_step:g} kept tokens' K/V read+written per step (compaction amortized)"))
         return ops
 
@@ -421,7 +421,7 @@ class RazorAttention(SinkWindowSplit):
         comp = ctx.batch.sequences * share
         nbytes = ctx.kv.token_bytes(tokens, ctx.kv_width) + 2 * ctx.kv.token_bytes(comp, ctx.kv_width)
         elements = (tokens + comp) * ctx.kv.width(ctx.kv_width)
-        return [elementwise("razor_compensation", 2 * elements, nbytes, elements, ctx.layers,
+        return [elementwise("razor_compensation", 2 * elements, nbytes, elements, ctx.kv_layers,
                             f"{tokens:g} dropped tokens' K/V read once into {comp:g} compensation tokens")]
 
 
@@ -461,7 +461,7 @@ class SnapKV(Technique):
         return replace_ops(ops, {OpRole.ATTENTION}, lambda op: full_attention(op, ctx, self.stored_tokens))
 
     def extra_ops(self, ctx: PassContext) -> list[Op]:
-        return vote_ops("snapkv", ctx, self.window, self.budget, ctx.layers)
+        return vote_ops("snapkv", ctx, self.window, self.budget, ctx.kv_layers)
 
 
 @register
@@ -574,7 +574,7 @@ class LazyEviction(Technique):
         if ctx.decode:
             per_step = sum(n * self.stored_tokens(c) for _, c, n in ctx.batch.groups) / self.window
             ops.append(elementwise("lazyeviction_compact", 0.0, 2 * ctx.kv.token_bytes(per_step, ctx.kv_width),
-                                   per_step, ctx.layers, f"{per_step:g} kept tokens' K/V read+written per step "
+                                   per_step, ctx.kv_layers, f"{per_step:g} kept tokens' K/V read+written per step "
                                    f"(compaction every {self.window} steps, amortized)"))
         return ops
 
@@ -616,7 +616,7 @@ class WindowKV(Technique):
         if ctx.decode:
             return []
         prompt = max(q + c for q, c, _ in ctx.batch.groups)
-        return vote_ops("windowkv", ctx, self.window, self.kept * prompt, -(-ctx.layers // self.group))
+        return vote_ops("windowkv", ctx, self.window, self.kept * prompt, -(-ctx.kv_layers // self.group))
 
 
 @register
@@ -650,7 +650,7 @@ class D2O(Technique):
             keys = sum(n * self.stored_tokens(c) for _, c, n in ctx.batch.groups) * kvh * d
             merged = ctx.batch.sequences * kvh * d * 2          # one K and one V vector per KV head
             ops.append(elementwise("d2o_merge", 3.0 * keys + 3.0 * merged,
-                                   keys * ctx.prec.kv_bytes + 3 * merged * ctx.prec.kv_bytes, keys, ctx.layers,
+                                   keys * ctx.prec.kv_bytes + 3 * merged * ctx.prec.kv_bytes, keys, ctx.kv_layers,
                                    f"{keys:g} kept key elements read for cosine similarity; {merged:g} merged "
                                    f"elements read twice, written once"))
         return ops

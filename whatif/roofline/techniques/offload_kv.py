@@ -158,18 +158,19 @@ class SentenceKV(Technique):
         kvh, h, d = kv_heads(ctx), heads(ctx), key_dim(ctx)
         full = ctx.kv.full_bytes
         new = ctx.batch.tokens * ctx.kv_width * full
-        offload = transfer("sentencekv_kv_offload", new, host, ctx.layers, overlap=True, direction="d2h")
+        offload = transfer("sentencekv_kv_offload", new, host, ctx.kv_layers, overlap=True, direction="d2h")
         if not stepping(ctx):
             keys = ctx.batch.tokens * kvh * d
             vectors = streaming("sentencekv_sentence_vectors", OpClass.ELEMENTWISE, keys, 1, 0, 1, full,
-                                ctx.prec.activation, ctx.layers, extra_bytes=keys / self.sentence_tokens * full)
+                                ctx.prec.activation, ctx.kv_layers, extra_bytes=keys / self.sentence_tokens * full)
             return [vectors, offload]
         sentences = cached(ctx) / self.sentence_tokens
-        scores = score_op("sentencekv_sentence_scores", ctx, sentences * kvh * d, full, sentences * h, ctx.layers,
+        scores = score_op("sentencekv_sentence_scores", ctx, sentences * kvh * d, full, sentences * h, ctx.kv_layers,
                           2.0 * h / kvh, note=f"one mean key per {self.sentence_tokens:g}-token sentence")
         tokens = sum(n * self._fetched(c) for _, c, n in ctx.batch.groups)
         blocks = sum(n * math.ceil(self._fetched(c) / self.sentence_tokens) for _, c, n in ctx.batch.groups)
-        fetch = transfer("sentencekv_kv_fetch", tokens * ctx.kv_width * full, host, ctx.layers, blocks=max(blocks, 1))
+        fetch = transfer("sentencekv_kv_fetch", tokens * ctx.kv_width * full, host, ctx.kv_layers,
+                         blocks=max(blocks, 1))
         return [scores, fetch, offload]
 
 
@@ -219,8 +220,8 @@ class FastSwitch(Technique):
         if nbytes <= 0:
             return []
         blocks = max(blocks, 1.0)
-        return [transfer("fastswitch_swap_out", nbytes, host, ctx.layers, self.overlap, "d2h", blocks),
-                transfer("fastswitch_swap_in", nbytes, host, ctx.layers, self.overlap, "h2d", blocks)]
+        return [transfer("fastswitch_swap_out", nbytes, host, ctx.kv_layers, self.overlap, "d2h", blocks),
+                transfer("fastswitch_swap_in", nbytes, host, ctx.kv_layers, self.overlap, "h2d", blocks)]
 
 
 # ---------------------------------------------------------------- InstInfer

@@ -61,7 +61,7 @@ def share_prefill(units: list[PrefillUnit], prefix: int, computed_once: bool) ->
 
 def kv_bytes(ctx: PassContext, tokens: float) -> float:
     """Bytes of the KV of `tokens` tokens of one sequence, all layers of this GPU, in the cache's format."""
-    return ctx.kv.token_bytes(tokens, ctx.kv_width) * ctx.layers * ctx.kv.layer_share
+    return ctx.kv.token_bytes(tokens, ctx.kv_width) * ctx.kv_layers * ctx.kv.layer_share
 
 
 def require_rope(name: str, model: ModelSpec) -> None:
@@ -215,8 +215,8 @@ class ChunkReuse(Technique):
         tokens = self.loaded_tokens(ctx)
         if tokens <= 0 or self.tier != "host" or ctx.host is None:
             return []
-        nbytes = kv_bytes(ctx, tokens) / ctx.layers
-        return [transfer(f"{self.name}_kv_load", nbytes, ctx.host, ctx.layers, overlap=True)]
+        nbytes = kv_bytes(ctx, tokens) / max(1, ctx.kv_layers)
+        return [transfer(f"{self.name}_kv_load", nbytes, ctx.host, ctx.kv_layers, overlap=True)]
 
 
 @register
@@ -260,7 +260,7 @@ class CacheBlend(ChunkReuse):
         if redo > 0:
             elements = redo * ctx.kv.width(ctx.kv_width)
             ops.append(streaming("cacheblend_kv_deviation", OpClass.ELEMENTWISE, elements, 1, 0, KV_DEVIATION_FLOPS, a,
-                                 ctx.prec.activation, ctx.layers,
+                                 ctx.prec.activation, ctx.kv_layers,
                                  extra_bytes=elements * ctx.kv.element_bytes + redo * 4.0))
         return ops
 
@@ -357,7 +357,8 @@ class APE(Technique):
         tokens = sum(n * self.loaded * c for q, c, n in ctx.batch.groups if self.is_query_pass(q))
         if tokens <= 0:
             return []
-        return [transfer("ape_kv_load", kv_bytes(ctx, tokens) / ctx.layers, ctx.host, ctx.layers, overlap=True)]
+        return [transfer("ape_kv_load", kv_bytes(ctx, tokens) / max(1, ctx.kv_layers), ctx.host, ctx.kv_layers,
+                         overlap=True)]
 
 
 @register
@@ -414,8 +415,8 @@ class CacheGen(Technique):
         coded = self.codec == "arithmetic"
         ops_per_element = ARITH_DECODE_OPS_PER_ELEMENT if coded else DEQUANT_OPS_PER_ELEMENT
         decode = streaming("cachegen_decode" if coded else "kv_dequantize", OpClass.ELEMENTWISE, elements, 0, 1,
-                           ops_per_element, ctx.kv.full_bytes, ctx.prec.kv, ctx.layers, extra_bytes=wire)
-        layers = ctx.layers * ctx.kv.layer_share
+                           ops_per_element, ctx.kv.full_bytes, ctx.prec.kv, ctx.kv_layers, extra_bytes=wire)
+        layers = ctx.kv_layers * ctx.kv.layer_share
         # in line: the query's first layer waits for the last token chunk (chunks span all layers)
         return [transfer("cachegen_kv_stream", wire * layers * ctx.par.tp, link, 1, overlap=False), decode]
 
@@ -463,5 +464,5 @@ class PIE(Technique):
         if keys <= 0:
             return []
         return [streaming("pie_rerotate_keys", OpClass.ROPE, keys, 1, 1, ROTATE_FLOPS, ctx.kv.full_bytes, ctx.prec.kv,
-                          ctx.layers, extra_bytes=ctx.model.head_dim * 4.0)]
+                          ctx.kv_layers, extra_bytes=ctx.model.head_dim * 4.0)]
 

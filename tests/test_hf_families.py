@@ -1,0 +1,110 @@
+"""The Hugging Face readers of the 2025-26 families (specs/hf_families.py) on the real config.json files of
+../shared/reference/model_configs, and each file's id resolving to a shipped profile of the same architecture."""
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from whatif.errors import WhatifError
+from whatif.specs.hf_ids import resolve_hf_id
+from whatif.specs.models import load_model, spec_from_hf_config
+
+REF = Path("/work/shared/reference/model_configs")
+CONFIGS = sorted(p for p in REF.glob("*_config.json") if not p.name.endswith("hf_quant_config.json")) \
+    if REF.is_dir() else []
+NOT_READ: set = set()
+NO_PROFILE = {"Qwen/Qwen3-VL-8B-Instruct"}   # read, but no shipped profile (not in the serving set)
+needs_ref = pytest.mark.skipif(not CONFIGS, reason="the shared reference model configs are not here")
+
+
+def hf_id(path: Path) -> str:
+    return path.name[: -len("_config.json")].replace("--", "/", 1)
+
+
+def architecture(spec) -> dict:
+    skip = ("name", "family", "source")
+    return {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec) if f.name not in skip}
+
+
+@needs_ref
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: hf_id(p))
+def test_each_reference_config_reads_and_its_id_resolves_to_a_profile_of_that_architecture(path):
+    if hf_id(path).replace("/", "--") in NOT_READ:
+        with pytest.raises(WhatifError, match="model_type.*not supported; supported: "):
+            spec_from_hf_config(path)
+        return
+    spec = spec_from_hf_config(path)
+    if hf_id(path) in NO_PROFILE:
+        return
+    kind, name = resolve_hf_id(hf_id(path))
+    assert kind == "profile"
+    assert architecture(load_model(name)) == architecture(spec), f"{hf_id(path)} -> {name}"
+
+
+@needs_ref
+def test_infinity_is_read_where_whatif_does_not_use_it_and_refused_where_it_does(tmp_path):
+    src = REF / "nvidia--Nemotron-H-56B-Base-8K_config.json"
+    assert "Infinity" in src.read_text()
+    m = spec_from_hf_config(src)     # time_step_limit: [0.0, Infinity]: not a field whatif reads
+    assert [s.mixer for s in m.layers].count("mamba2") == 54 and [s.ffn for s in m.layers].count("dense") == 54
+    bad = tmp_path / "config.json"
+    bad.write_text(src.read_text().replace('"ssm_state_size": 256', '"ssm_state_size": Infinity'))
+    with pytest.raises(WhatifError, match="'ssm_state_size': Infinity is not a finite number"):
+        spec_from_hf_config(bad)
+
+
+@needs_ref
+def test_nested_text_configs_and_their_vision_towers():
+    k = spec_from_hf_config(REF / "moonshotai--Kimi-K2.5_config.json")
+    assert k.moe.num_experts == 384 and k.mla is not None
+    assert 0.35e9 < k.encoder_params() < 0.55e9          # MoonViT, "400M" on the card (projector included)
+    scout = spec_from_hf_config(REF / "meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json")
+    assert scout.nope_layers == tuple(range(3, 48, 4))
+    assert [s.mixer for s in scout.layers[:4]] == ["chunked", "chunked", "chunked", "full"]
+    assert scout.encoder is None                          # this config.json has no vision_config
+
+
+@needs_ref
+def test_gpt_oss_alternates_sliding_and_full_attention_with_sinks():
+    m = spec_from_hf_config(REF / "openai--gpt-oss-120b_config.json")
+    assert [s.mixer for s in m.layers[:4]] == ["sliding", "full", "sliding", "full"]
+    assert m.sliding_window == 128 and m.attention_sinks and m.moe.router_bias
+    # a sequence longer than the window: the sliding half holds 128 tokens, the full half all of them
+    per_layer = 2 * 8 * 64 * 2
+    assert m.sequence_cache_bytes(10_000, 2) == 18 * (10_000 + 128) * per_layer
+
+
+def test_qwen3_moe_places_dense_layers_by_mlp_only_layers_and_sparse_step(tmp_path):
+    cfg = dict(model_type="qwen3_moe", hidden_size=256, num_hidden_layers=6, num_attention_heads=4,
+               num_key_value_heads=2, head_dim=64, intermediate_size=512, vocab_size=1000,
+               max_position_embeddings=4096, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=128,
+               mlp_only_layers=[0], decoder_sparse_step=2)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    m = spec_from_hf_config(path)
+    assert [m.is_moe_layer(i) for i in range(6)] == [False, True, False, True, False, True]
+
+
+def test_gemma2_alternates_local_and_global_with_softcaps(tmp_path):
+    cfg = dict(model_type="gemma2", hidden_size=3584, num_hidden_layers=42, num_attention_heads=16,
+               num_key_value_heads=8, head_dim=256, intermediate_size=14336, vocab_size=256000,
+               max_position_embeddings=8192, sliding_window=4096, attn_logit_softcapping=50.0,
+               final_logit_softcapping=30.0)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    m = spec_from_hf_config(path)
+    assert [s.mixer for s in m.layers[:2]] == ["sliding", "full"] and m.tie_word_embeddings and m.sandwich_norm
+    assert m.attn_logit_softcapping == 50.0 and m.final_logit_softcapping == 30.0
+    assert m.total_params() == pytest.approx(9.24e9, rel=0.01)    # Gemma 2 9B's card: 9.24B
+
+
+def test_gemma3_reads_its_nested_text_config_and_counts_its_siglip_tower(tmp_path):
+    text = dict(hidden_size=5376, num_hidden_layers=62, num_attention_heads=32, num_key_value_heads=16, head_dim=128,
+                intermediate_size=21504, vocab_size=262208, max_position_embeddings=131072, sliding_window=1024)
+    vision = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, patch_size=14, image_size=896)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(dict(model_type="gemma3", text_config=text, vision_config=vision)))
+    m = spec_from_hf_config(path)
+    assert [s.mixer for s in m.layers[:6]] == ["sliding"] * 5 + ["full"]
+    assert m.total_params() == pytest.approx(27.0e9, rel=0.01) and 0.38e9 < m.encoder_params() < 0.45e9

@@ -1,0 +1,173 @@
+"""The parts of a model spec below the ModelSpec: MoE, MLA, the DeepSeek Sparse Attention indexer, linear attention
+(Gated DeltaNet), Mamba-2, a vision encoder, and one layer's kinds (LayerSpec).
+
+A layer is a token mixer (an attention kind, a recurrent kind, or none) followed by a feed-forward block (dense,
+MoE or none). Parameter counts and the bytes a mixer keeps per token and per sequence follow each kind:
+  full      attention over the whole context (the KV cache grows with it)
+  sliding   attention over the last `sliding_window` tokens (the cache holds at most the window)
+  chunked   attention inside fixed chunks of `attention_chunk_size` tokens (llama4: at most one chunk held)
+  linear    Gated DeltaNet: a constant (key x value) recurrent state per head and a short-conv state
+  mamba2    Mamba-2 SSD: a constant (head_dim x state) state per head and a short-conv state
+  none      no mixer (Nemotron-H's MLP-only blocks)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ATTENTION_MIXERS = ("full", "sliding", "chunked")
+RECURRENT_MIXERS = ("linear", "mamba2")
+MIXER_KINDS = ATTENTION_MIXERS + RECURRENT_MIXERS + ("none",)
+FFN_KINDS = ("dense", "moe", "none")
+STATE_DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}   # a recurrent state's dtype as configs name it
+INDEXER_SCALE_BYTES = 4   # DSA's cached indexer key: fp8 values + one fp32 scale per token (vLLM, FlashMLA)
+
+
+@dataclass(frozen=True)
+class MoESpec:
+    num_experts: int                   # routed experts per MoE layer
+    experts_per_token: int             # top-k
+    expert_intermediate_size: int
+    shared_experts: int = 0            # always-active experts (DeepSeek)
+    first_dense_layers: int = 0        # leading layers with a dense MLP instead (DeepSeek: 3)
+    moe_layer_frequency: int = 1       # every n-th layer (after the dense ones) is MoE
+    moe_layer_offset: int = 0          # ... counting from this one (llama4 Maverick: step 2, offset 1)
+    shared_expert_intermediate_size: int = 0   # 0: the routed experts' size (Nemotron-3: twice it)
+    router_bias: bool = False          # gpt-oss's router has a bias per expert
+
+    @property
+    def shared_size(self) -> int:
+        return self.shared_expert_intermediate_size or self.expert_intermediate_size
+
+
+@dataclass(frozen=True)
+class MLASpec:
+    """Multi-head latent attention (DeepSeek-V2/V3): KV compressed to a latent plus a RoPE key."""
+
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+    q_lora_rank: int = 0               # 0: queries are projected directly (no low-rank Q)
+
+
+@dataclass(frozen=True)
+class IndexerSpec:
+    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5): per query, `heads` fp8 dot products
+    of `head_dim` against every cached indexer key pick the `top_k` tokens MLA then attends."""
+
+    heads: int
+    head_dim: int
+    top_k: int
+
+    def params(self, hidden: int, q_lora_rank: int) -> int:
+        q_in = q_lora_rank or hidden
+        # wq_b (q latent -> heads x dim), wk (hidden -> dim), its LayerNorm (weight + bias), weights_proj
+        return q_in * self.heads * self.head_dim + hidden * self.head_dim + 2 * self.head_dim + hidden * self.heads
+
+    @property
+    def key_bytes(self) -> int:
+        """Bytes of one token's cached indexer key in one layer (fp8 + its scale)."""
+        return self.head_dim + INDEXER_SCALE_BYTES
+
+
+@dataclass(frozen=True)
+class LinearAttentionSpec:
+    """Gated DeltaNet (Qwen3-Next, Qwen3.5): per value head a key_head_dim x value_head_dim recurrent state."""
+
+    key_heads: int
+    value_heads: int
+    key_head_dim: int
+    value_head_dim: int
+    conv_kernel: int = 4
+    state_dtype: str = ""              # "" : the KV cache's dtype
+
+    @property
+    def conv_channels(self) -> int:
+        return 2 * self.key_heads * self.key_head_dim + self.value_heads * self.value_head_dim
+
+    @property
+    def state_elements(self) -> int:
+        return self.value_heads * self.key_head_dim * self.value_head_dim
+
+    def params(self, hidden: int) -> int:
+        v = self.value_heads * self.value_head_dim
+        proj = hidden * (self.conv_channels + v + 2 * self.value_heads)   # q, k, v, output gate z, beta, alpha
+        return proj + self.conv_channels * self.conv_kernel + 2 * self.value_heads + self.value_head_dim + v * hidden
+
+
+@dataclass(frozen=True)
+class MambaSpec:
+    """Mamba-2 (Nemotron-H): per head a head_dim x state_size state; B and C shared over n_groups."""
+
+    heads: int
+    head_dim: int
+    state_size: int
+    n_groups: int = 1
+    conv_kernel: int = 4
+    chunk_size: int = 128              # SSD's chunk in the prefill scan
+    proj_bias: bool = False
+    conv_bias: bool = True
+    state_dtype: str = ""
+
+    @property
+    def inner(self) -> int:
+        return self.heads * self.head_dim
+
+    @property
+    def conv_channels(self) -> int:
+        return self.inner + 2 * self.n_groups * self.state_size
+
+    @property
+    def state_elements(self) -> int:
+        return self.heads * self.head_dim * self.state_size
+
+    def params(self, hidden: int) -> int:
+        in_proj = hidden * (self.inner + self.conv_channels + self.heads)   # z, x+B+C, dt
+        conv = self.conv_channels * (self.conv_kernel + self.conv_bias)
+        return (in_proj + in_proj // hidden * self.proj_bias + conv + 3 * self.heads   # dt_bias, A_log, D
+                + self.inner + self.inner * hidden + hidden * self.proj_bias)        # gated norm, out_proj
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """A modality encoder beside the decoder (a vision tower): counted in weights, not priced per token."""
+
+    kind: str
+    params: int
+    source_fields: str = ""            # how `params` was counted
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    """One decoder layer's kinds: its token mixer, its feed-forward block, whether it applies RoPE."""
+
+    mixer: str = "full"
+    ffn: str = "dense"
+    rope: bool = True
+
+    @property
+    def attention(self) -> bool:
+        return self.mixer in ATTENTION_MIXERS
+
+    @property
+    def recurrent(self) -> bool:
+        return self.mixer in RECURRENT_MIXERS
+
+
+def windowed_pairs(q: float, c: float, window: float) -> float:
+    """(query, key) pairs of q new tokens after c cached ones when each query sees at most `window` keys
+    (itself included): sum over j < q of min(c + j + 1, window)."""
+    k = min(max(window - c, 0.0), q)          # queries still inside the first window
+    return k * c + k * (k + 1) / 2.0 + (q - k) * window
+
+
+def chunked_pairs(q: int, c: int, chunk: int) -> float:
+    """Pairs of q new tokens after c cached ones when each query sees only its own chunk's earlier tokens."""
+    pairs, pos, end = 0.0, c, c + q
+    while pos < end:
+        stop = min(end, (pos // chunk + 1) * chunk)
+        start = pos - pos % chunk                    # the chunk's first token
+        a, b = pos - start + 1, stop - start         # keys seen by the first and last query of this run
+        pairs += (a + b) * (b - a + 1) / 2.0
+        pos = stop
+    return pairs
