@@ -20,10 +20,9 @@ def test_refused_for_a_dense_model():
         whatif.estimate("llama-3.1-8b", "dgx-h100", tp=2, ep=2, dp_attention=True)
 
 
-@pytest.mark.parametrize("tp, ep", [(8, 1), (1, 1)])
-def test_refused_unless_ep_equals_tp_above_one(tp, ep):
-    with pytest.raises(WhatifError, match="--dp-attention: needs --ep equal to --tp"):
-        Parallelism(tp=tp, ep=ep, dp_attention=True)
+def test_refused_on_a_tp_group_of_one():
+    with pytest.raises(WhatifError, match="--dp-attention: needs a TP group of more than one GPU"):
+        whatif.estimate("mixtral-8x7b", "dgx-h100", tp=1, dp_attention=True)
 
 
 def test_refused_when_not_a_bool():

@@ -180,7 +180,7 @@ _TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "kernel_engine
 
 
 def _section(cls, raw, where: str):
-    return check_mapping(raw, {f.name for f in fields(cls)}, where)
+    return check_mapping(raw, {f.name for f in fields(cls) if not f.name.startswith("_")}, where)
 
 
 # What `whatif simulate` / `capacity` read besides the scenario: sections named after the simulator's dataclasses
@@ -204,10 +204,12 @@ def read_scenario_file(path: str) -> tuple[dict, dict, dict]:
 
 # Every number a scenario (file or flags) gives, with its stated physical bound: checked before any work.
 _SECTION_INTS = {("parallel", "tp"): MAX_PARALLEL, ("parallel", "pp"): MAX_PARALLEL, ("parallel", "ep"): MAX_PARALLEL,
+                 ("parallel", "moe_tp"): MAX_PARALLEL, ("parallel", "attention_dp"): MAX_PARALLEL,
                  ("workload", "batch"): MAX_BATCH, ("workload", "prompt"): MAX_TOKENS,
                  ("workload", "output"): MAX_TOKENS, ("workload", "prefill_chunk"): MAX_TOKENS,
                  ("precision", "weight_group_size"): MAX_WIDTH}
-_FLAG = {"prefill_chunk": "--prefill-chunk", "shared_prefix": "--shared-prefix",
+_FLAG = {"prefill_chunk": "--prefill-chunk", "shared_prefix": "--shared-prefix", "moe_tp": "--moe-tp",
+         "attention_dp": "--dp-attention",
          "weight_group_size": "--weight-group-size"}
 
 

@@ -57,7 +57,8 @@ def estimate_dict(e: Estimate) -> dict:
     return {
         "model": e.model.name, "hardware": e.system.name, "gpu": gpu.name, "gpus": e.parallel.gpus,
         "parallel": {"tp": e.parallel.tp, "pp": e.parallel.pp, "ep": e.parallel.ep,
-                     "dp_attention": e.parallel.dp_attention, "pipeline_microbatches": e.pipeline_microbatches},
+                     "dp_attention": e.parallel.dp_attention, "pipeline_microbatches": e.pipeline_microbatches,
+                     "moe_tp": e.parallel.moe_tp, "attention_dp": e.parallel.attention_dp},
         "precision": {"weight": e.precision.weight, "activation": act, "kv": e.precision.kv,
                       "quantization": e.precision.quantization or None},
         "workload": {"batch": w.batch, "prompt": w.prompt, "output": w.output, "prefill_chunk": w.prefill_chunk,
@@ -205,8 +206,7 @@ def estimate_text(e: Estimate, show_ops: bool = True, explain: bool = False) -> 
     w, m = e.workload, e.memory
     lines = [
         f"{e.model.name} on {e.system.name} ({e.parallel.gpus} GPU{'s' if e.parallel.gpus > 1 else ''}: "
-        f"tp={e.parallel.tp} pp={e.parallel.pp} ep={e.parallel.ep}"
-        f"{', DP attention' if e.parallel.dp_attention else ''}), {e.precision.label()}",
+        f"{e.parallel.label()}), {e.precision.label()}",
         f"workload: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens"
         + (f", shared prefix {w.shared_prefix} tokens" if w.shared_prefix else ""),
         f"techniques: {e.techniques.label() if e.techniques else 'none'}",

@@ -139,8 +139,8 @@ class MemoryPlan:
 
 
 def layer_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stage: int) -> float:
-    """Weights of the transformer layers one GPU of `stage` holds (split over TP or EP; under DP
-    attention only the routed experts are split, over ep, and everything else is whole)."""
+    """Weights of the transformer layers one GPU of `stage` holds: the routed experts split ep x moe_tp = tp
+    ways, everything else over TP, or under DP attention over one rank's attention_tp GPUs."""
     layers = stage_layers(model, par.pp, stage)
     norms = model.norm_params() * (1 if model.parallel_block else 2)
     linear = sum(model.layer_params(i) - norms for i in layers)
@@ -148,7 +148,7 @@ def layer_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stag
         m = model.moe
         routed = m.num_experts * model.dense_mlp_params(m.expert_intermediate_size) \
             * sum(model.is_moe_layer(i) for i in layers)
-        linear = (linear - routed) * par.tp + routed     # whole non-expert weights: tp x the 1/tp share
+        linear = (linear - routed) * par.tp / par.attention_tp + routed   # non-expert weights: 1/attention_tp each
     return linear / par.tp * prec.weight_bytes + norms * len(layers) * prec.embedding_bytes
 
 

@@ -24,27 +24,35 @@ def experts_touched(num_experts: float, k: int, tokens: int, total_experts: int)
 
 def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None = None) -> list[Op]:
     """One MoE layer on one GPU. `tokens`: the TP group's tokens, which the experts share (routed,
-    touched); `local_tokens`: this GPU's own under DP attention (router, dispatch/combine of its own
-    tokens, shared experts data-parallel on whole weights), else the same as `tokens`."""
+    touched); `local_tokens`: this GPU's attention rank's own under DP attention (router, dispatch/combine
+    of its own tokens, shared experts on the rank's attention_tp split), else the same as `tokens`.
+
+    Each GPU holds num_experts/ep experts with 1/moe_tp of their columns. The tokens reach them by an
+    all-to-all within the EP group (dispatch and combine), or under DP attention with split experts
+    (par.gathers_experts) by an all-gather of every rank's tokens and a reduce-scatter of the partial
+    outputs over the TP group; without DP attention the TP all-reduce after the layer sums the partials."""
     local = tokens if local_tokens is None else local_tokens
     m = model.moe
     a, w, d = prec.act_bytes, prec.weight_bytes, model.hidden_size
     gdt = gemm_compute_dtype(prec.weight, prec.activation)
     ep = par.ep
-    tp_expert = 1 if ep > 1 else par.tp       # without EP, each expert's columns are split over TP
-    inter = m.expert_intermediate_size // tp_expert
+    inter = m.expert_intermediate_size // par.moe_tp
     local_experts = m.num_experts / ep
     touched = experts_touched(local_experts, m.experts_per_token, tokens, m.num_experts)
     routed = tokens * m.experts_per_token / ep  # token-expert assignments landing on this GPU
     gated = model.mlp == "gated"
     up_n = 2 * inter if gated else inter
+    # under DP attention a rank's attention_tp GPUs hold the same tokens; each sends its 1/attention_tp share
+    sent = -(-local // par.attention_tp) if par.dp_attention else local
     ops = [
         gemm("router", local, m.num_experts, d, a, a, prec.activation, count, out_bytes=4.0, role=OpRole.ROUTER),
         streaming("router_topk", OpClass.ROUTER, local * m.num_experts, reads=1, writes=0,
                   flops_per_element=TOPK_FLOPS, elem_bytes=4.0, dtype="fp32", count=count, role=OpRole.ROUTER_TOPK),
     ]
-    if ep > 1:
-        ops.append(comm_op("moe_dispatch", "all_to_all", local * m.experts_per_token * d * a, ep, count,
+    if par.gathers_experts:
+        ops.append(comm_op("moe_gather", "all_gather", tokens * d * a, par.tp, count, OpRole.MOE_DISPATCH))
+    elif ep > 1:
+        ops.append(comm_op("moe_dispatch", "all_to_all", sent * m.experts_per_token * d * a, ep, count,
                            OpRole.MOE_DISPATCH))
     up = gemm("experts_gate_up" if gated else "experts_up", routed, up_n, d, a, w, gdt, count, role=OpRole.EXPERT_UP)
     down = gemm("experts_down", routed, d, inter, a, w, gdt, count, role=OpRole.EXPERT_DOWN)
@@ -59,8 +67,11 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
             ops.append(streaming("experts_act", OpClass.ACTIVATION, routed * inter, reads=2 if gated else 1, writes=1,
                                  flops_per_element=ACT_FLOPS, elem_bytes=a, dtype=prec.activation, count=count,
                                  role=OpRole.EXPERT_ACT))
-    if ep > 1:
-        ops.append(comm_op("moe_combine", "all_to_all", local * m.experts_per_token * d * a, ep, count,
+    if par.gathers_experts:
+        ops.append(comm_op("moe_scatter", "reduce_scatter", tokens * d * prec.hidden_bytes, par.tp, count,
+                           OpRole.MOE_COMBINE))
+    elif ep > 1:
+        ops.append(comm_op("moe_combine", "all_to_all", sent * m.experts_per_token * d * a, ep, count,
                            OpRole.MOE_COMBINE))
     if m.shared_experts:
         ops += dense_mlp(model, local, par.dense, prec, count,
