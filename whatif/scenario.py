@@ -9,6 +9,7 @@ from .errors import WhatifError, check_mapping, positive_int, shown
 from .specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, boolean, integer, number,
                            string)
 from .specs.hardware import System, load_component, load_system
+from .specs.nodes import compose_nodes, load_nodes, node_profiles
 from .specs.models import ModelSpec, load_model
 from .specs.profiles import read_yaml
 from .specs.engines import EngineSpec
@@ -30,6 +31,7 @@ class Scenario:
     model: str = DEFAULT_MODEL
     hardware: str = DEFAULT_HARDWARE
     gpus: int | None = None
+    nodes: int | None = None   # --nodes N: N of the node profile `hardware` as one system (NICs between them)
     parallel: Parallelism = field(default_factory=Parallelism)
     precision: Precision = field(default_factory=Precision)
     workload: Workload = field(default_factory=Workload)
@@ -73,12 +75,13 @@ class Scenario:
         if self.context_window is not None:
             model = replace(model, max_position_embeddings=positive_int(self.context_window, "--context-window"))
         if self.gpus is None and par.gpus > 1:
-            comp = load_component(self.hardware, None, "--hardware")
-            if isinstance(comp, System) and par.gpus > comp.gpu_count:
+            comp = self.system_profile()
+            if comp is not None and par.gpus > comp.gpu_count:
+                more = f", or --nodes N (N of '{comp.name}')" if comp.name in node_profiles() else ""
                 raise WhatifError(f"--tp {par.tp} x --pp {par.pp} = {par.gpus} GPUs, more than the "
                                   f"{comp.gpu_count} GPUs of system '{comp.name}'; "
-                                  f"valid: tp x pp <= {comp.gpu_count}")
-        system = load_system(self.hardware, par.gpus if par.gpus > 1 else self.gpus)
+                                  f"valid: tp x pp <= {comp.gpu_count}{more}")
+        system = load_nodes(self.hardware, self.nodes, par.gpus if par.gpus > 1 else self.gpus)
         if self.host_link is not None:
             system = with_host_link(system, self.host_link)
         engine = self.engine_spec()
@@ -96,6 +99,13 @@ class Scenario:
         # the engine version's own all-reduce limit caps the fitted kernels' thresholds (trtllm-0.6: NCCL only)
         eff = replace(eff, custom_allreduce_max_bytes=engine.custom_allreduce_cap(par.tp))
         return ResolvedScenario(self, model, system, par, eff, engine)
+
+    def system_profile(self) -> System | None:
+        """The system named (its --nodes composed), all its GPUs; None for a bare GPU (as many as asked for)."""
+        comp = load_component(self.hardware, None, "--hardware")
+        if not isinstance(comp, System):
+            return None if self.nodes in (None, 1) else load_nodes(self.hardware, self.nodes)
+        return compose_nodes(comp, self.nodes) if self.nodes else comp
 
     def resolve(self) -> tuple[ModelSpec, System, Parallelism, Efficiency]:
         """(model, system, parallelism, efficiency) of resolved()."""
@@ -173,7 +183,8 @@ class ResolvedScenario:
 
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
-_TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "kernel_engine", "cuda_graphs", "memory_utilization",
+_TOP = {"model", "hardware", "gpus", "nodes", "efficiency", "calibration", "kernel_engine", "cuda_graphs",
+        "memory_utilization",
         "max_num_seqs", "max_num_batched_tokens",
         "techniques", "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window",
         "launch_us"}
@@ -232,6 +243,8 @@ def _check_top(kwargs: dict) -> None:
             string(kwargs[key], f"{key} ({flag})", max_len=4096)
     if kwargs.get("gpus") is not None:
         integer(kwargs["gpus"], "gpus (--gpus)", 1, MAX_GPUS, "GPUs")
+    if kwargs.get("nodes") is not None:
+        integer(kwargs["nodes"], "nodes (--nodes)", 1, MAX_GPUS, "nodes")
     if kwargs.get("context_window") is not None:
         integer(kwargs["context_window"], "context_window (--context-window)", 1, MAX_TOKENS, "tokens")
     if kwargs.get("max_num_seqs") is not None:

@@ -15,12 +15,20 @@ from ..specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_W
 # The count flags: each with its stated bound (checked before any work) and help.
 _COUNT_FLAGS = {
     "gpus": (Field("int", 1, MAX_GPUS, "GPUs"), "GPUs used (default: tp x pp, or the system's count)"),
+    "nodes": (Field("int", 1, MAX_GPUS, "nodes"), "N nodes of the --hardware node profile (dgx-h100, hgx-h200, "
+                                                  "dgx-b200, hgx-b300) as one system: NVLink inside a node, its NICs "
+                                                  "between nodes (default 1)"),
     "tp": (Field("int", 1, MAX_PARALLEL), "tensor-parallel degree (default 1)"),
     "pp": (Field("int", 1, MAX_PARALLEL), "pipeline-parallel stages (default 1)"),
     "ep": (Field("int", 1, MAX_PARALLEL), "expert-parallel degree for MoE models: the routed experts split over "
                                            "ep GPUs of the TP group, a divisor of --tp (default 1)"),
     "moe-tp": (Field("int", 1, MAX_PARALLEL), "each routed expert's columns split over moe-tp GPUs "
                                                "(TensorRT-LLM moe_tp_size); ep x moe-tp = tp (default tp / ep)"),
+    "redundant-experts": (Field("int", 0, MAX_PARALLEL * 64, "experts"),
+                          "EPLB's redundant expert replicas over the EP group (SGLang --ep-num-redundant-experts): "
+                          "they take slots and memory, and the balancer evens the ranks' load (default 0)"),
+    "expert-skew": (Field("float", 0.0, 4.0), "routing skew: Zipf exponent of the experts' popularity; the "
+                                              "busiest EP rank sets the MoE step (default 0: uniform, assumed)"),
     "batch": (Field("int", 1, MAX_BATCH, "sequences"), "sequences decoded together (default 1)"),
     "prompt": (Field("int", 1, MAX_TOKENS, "tokens"), "prompt tokens per sequence (default 512)"),
     "output": (Field("int", 1, MAX_TOKENS, "tokens"), "generated tokens per sequence (default 128)"),
@@ -130,7 +138,8 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
 def scenario_from_args(args):
     """The Scenario of the --scenario file (if any) with the flags given over it."""
     from ..inputs import PARALLEL, WORKLOAD, scenario_from_inputs
-    given = {"model": args.model, "hardware": args.hardware, "gpus": args.gpus, "efficiency": args.efficiency,
+    given = {"model": args.model, "hardware": args.hardware, "gpus": args.gpus, "nodes": args.nodes,
+             "efficiency": args.efficiency,
              "calibration": args.calibration, "kernel_engine": args.engine,
              "memory_utilization": args.memory_utilization, "max_num_seqs": args.max_num_seqs,
              "max_num_batched_tokens": args.max_num_batched_tokens, "cuda_graphs": False if args.eager else None,

@@ -27,12 +27,19 @@ class Parallelism:
     dp_attention: bool = False   # attention data parallel on (the shorthand: attention_dp = tp)
     moe_tp: int = 0          # each expert's columns split over moe_tp GPUs; 0: tp / ep
     attention_dp: int = 1    # attention data-parallel ranks; 1: off (tp under the dp_attention shorthand)
+    redundant_experts: int = 0   # EPLB's extra expert replicas over the EP group (expert_load.py)
+    expert_skew: float = 0.0     # routing skew: Zipf exponent of the experts' popularity (0: uniform, assumed)
     # the values filled in from a default, so that dataclasses.replace(par, tp=...) fills them again
     _defaulted: tuple = field(default=(), compare=False, repr=False)
 
     def __post_init__(self):
         for key in ("tp", "pp", "ep"):
             positive_int(getattr(self, key), f"--{key}")
+        r, skew = self.redundant_experts, self.expert_skew
+        if isinstance(r, bool) or not isinstance(r, int) or not 0 <= r <= 1_000_000:
+            raise WhatifError(f"--redundant-experts: {r!r}; valid: a whole number of extra expert replicas >= 0")
+        if isinstance(skew, bool) or not isinstance(skew, (int, float)) or not 0 <= skew <= 4:
+            raise WhatifError(f"--expert-skew: {skew!r}; valid: a Zipf exponent from 0 (uniform routing) to 4")
         moe_tp, adp, dp_attention = self.moe_tp, self.attention_dp, self.dp_attention
         if isinstance(dp_attention, int) and not isinstance(dp_attention, bool) and dp_attention >= 1 and adp == 1:
             adp, dp_attention = dp_attention, dp_attention > 1   # dp_attention: N (a file or API) gives the ranks
@@ -89,6 +96,11 @@ class Parallelism:
         whole experts (moe_tp = 1) tokens go to their experts by an all-to-all (DeepEP dispatch / combine)."""
         return self.dp_attention and self.moe_tp > 1
 
+    def expert_load(self, num_experts: int) -> float:
+        """The busiest EP rank's token-expert assignments over the mean rank's (1: uniform, no EPLB)."""
+        from .expert_load import busiest_rank_factor   # (numpy, which building the CLI parser avoids)
+        return busiest_rank_factor(num_experts, self.ep, float(self.expert_skew), self.redundant_experts)
+
     def label(self) -> str:
         """tp=.. pp=.. ep=.. as a header says it, with moe_tp and attention DP where they say more."""
         text = f"tp={self.tp} pp={self.pp} ep={self.ep}"
@@ -135,6 +147,11 @@ class Precision:
     def gemm_activation(self) -> str:
         """The dtype a weight GEMM's input is quantized to (a W8A8 technique's, else the activations')."""
         return self.activation
+
+    def expert_load(self, num_experts: int) -> float:
+        """The busiest EP rank's token-expert assignments over the mean rank's (1: uniform, no EPLB)."""
+        from .expert_load import busiest_rank_factor   # (numpy, which building the CLI parser avoids)
+        return busiest_rank_factor(num_experts, self.ep, float(self.expert_skew), self.redundant_experts)
 
     def label(self) -> str:
         """Weights / activations / KV as a header says them, with the scheme's name and format when named."""

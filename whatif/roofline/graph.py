@@ -40,8 +40,15 @@ def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
     if par.moe_tp == 0:   # ep does not divide tp (moe_tp is left unset until --gpus fills tp in)
         valid = ", ".join(str(d) for d in range(1, par.tp + 1) if par.tp % d == 0 and d <= 64)
         raise WhatifError(f"--ep: {par.ep} does not divide --tp {par.tp}; valid: {valid} (ep x moe-tp = tp)")
-    if model.moe is not None and model.moe.num_experts % par.ep:
-        raise WhatifError(f"--ep: {par.ep} does not divide the {model.moe.num_experts} experts of {model.name}")
+    if (par.redundant_experts or par.expert_skew) and (model.moe is None or par.ep == 1):
+        flag = "--redundant-experts" if par.redundant_experts else "--expert-skew"
+        raise WhatifError(f"{flag}: only an expert-parallel layout has it; valid: a MoE model with --ep above 1")
+    slots = model.moe.num_experts + par.redundant_experts if model.moe is not None else 0
+    if model.moe is not None and slots % par.ep:
+        more = f" + {par.redundant_experts} redundant" if par.redundant_experts else ""
+        valid = f"; or --redundant-experts R making {model.moe.num_experts} + R a multiple of {par.ep}"
+        raise WhatifError(f"--ep: {par.ep} does not divide the {model.moe.num_experts}{more} experts of "
+                          f"{model.name}{valid if par.ep > 1 else ''}")
     if model.moe is not None and par.moe_tp > 1 and model.moe.expert_intermediate_size % par.moe_tp:
         raise WhatifError(f"--moe-tp: {par.moe_tp} does not divide the expert intermediate size "
                           f"{model.moe.expert_intermediate_size} of {model.name}")

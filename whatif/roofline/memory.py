@@ -144,11 +144,12 @@ def layer_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stag
     layers = stage_layers(model, par.pp, stage)
     norms = model.norm_params() * (1 if model.parallel_block else 2)
     linear = sum(model.layer_params(i) - norms for i in layers)
-    if par.dp_attention:
+    if par.dp_attention or par.redundant_experts:
         m = model.moe
         routed = m.num_experts * model.dense_mlp_params(m.expert_intermediate_size) \
             * sum(model.is_moe_layer(i) for i in layers)
-        linear = (linear - routed) * par.tp / par.attention_tp + routed   # non-expert weights: 1/attention_tp each
+        replicas = (m.num_experts + par.redundant_experts) / m.num_experts   # EPLB's extra copies
+        linear = (linear - routed) * par.tp / par.attention_tp + routed * replicas   # non-expert: 1/attention_tp
     return linear / par.tp * prec.weight_bytes + norms * len(layers) * prec.embedding_bytes
 
 

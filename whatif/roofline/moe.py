@@ -1,8 +1,9 @@
 """Mixture-of-experts layer: router, the experts a batch actually touches, expert parallelism.
 
-With T tokens each choosing k of E experts (uniform routing assumed), an expert is hit with
-probability 1 - (1 - k/E)^T; only hit experts' weights are read, which is why small-batch MoE
-decode reads a fraction of the weights and large batches read them all.
+With T tokens each choosing k of E experts (uniform routing assumed for which experts are hit), an expert
+is hit with probability 1 - (1 - k/E)^T; only hit experts' weights are read, which is why small-batch MoE
+decode reads a fraction of the weights and large batches read them all. Under expert parallelism the
+busiest EP rank's tokens set the layer's time (expert_load.py: routing skew and EPLB's redundant experts).
 """
 from __future__ import annotations
 
@@ -37,9 +38,10 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     gdt = gemm_compute_dtype(prec.weight, prec.activation)
     ep = par.ep
     inter = m.expert_intermediate_size // par.moe_tp
-    local_experts = m.num_experts / ep
+    local_experts = (m.num_experts + par.redundant_experts) / ep   # EPLB's replicas take slots too
     touched = experts_touched(local_experts, m.experts_per_token, tokens, m.num_experts)
-    routed = tokens * m.experts_per_token / ep  # token-expert assignments landing on this GPU
+    load = par.expert_load(m.num_experts) if ep > 1 else 1.0   # the busiest rank's share over the mean
+    routed = tokens * m.experts_per_token / ep * load  # token-expert assignments landing on the busiest GPU
     gated = model.mlp == "gated"
     up_n = 2 * inter if gated else inter
     # under DP attention a rank's attention_tp GPUs hold the same tokens; each sends its 1/attention_tp share
@@ -52,8 +54,8 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     if par.gathers_experts:
         ops.append(comm_op("moe_gather", "all_gather", tokens * d * a, par.tp, count, OpRole.MOE_DISPATCH))
     elif ep > 1:
-        ops.append(comm_op("moe_dispatch", "all_to_all", sent * m.experts_per_token * d * a, ep, count,
-                           OpRole.MOE_DISPATCH))
+        ops.append(comm_op("moe_dispatch", "all_to_all", sent * m.experts_per_token * d * a * load, ep, count,
+                           OpRole.MOE_DISPATCH))   # (the busiest receiver bounds it)
     up = gemm("experts_gate_up" if gated else "experts_up", routed, up_n, d, a, w, gdt, count, role=OpRole.EXPERT_UP)
     down = gemm("experts_down", routed, d, inter, a, w, gdt, count, role=OpRole.EXPERT_DOWN)
     for op in (up, down):
@@ -71,7 +73,7 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
         ops.append(comm_op("moe_scatter", "reduce_scatter", tokens * d * prec.hidden_bytes, par.tp, count,
                            OpRole.MOE_COMBINE))
     elif ep > 1:
-        ops.append(comm_op("moe_combine", "all_to_all", sent * m.experts_per_token * d * a, ep, count,
+        ops.append(comm_op("moe_combine", "all_to_all", sent * m.experts_per_token * d * a * load, ep, count,
                            OpRole.MOE_COMBINE))
     if m.shared_experts:
         ops += dense_mlp(model, local, par.dense, prec, count,

@@ -11,7 +11,6 @@ from dataclasses import asdict, replace
 from ..errors import WhatifError
 from ..roofline.techniques.compose import overrides
 from ..scenario import Scenario
-from ..specs.hardware import System, load_component
 from .clock import URGENT, Clock
 from .collections_paused import collections_paused
 from .config import SimConfig
@@ -50,8 +49,8 @@ def check_fits(cfg: SimConfig) -> None:
     the prefill pool's included. (A bare GPU profile has as many GPUs as asked for.) The commands check
     it; the configuration search's re-check simulates clusters of several such nodes on purpose."""
     sc, cl = cfg.scenario, cfg.cluster
-    system = load_component(sc.hardware, None, "--hardware")
-    if not isinstance(system, System):
+    system = sc.system_profile()   # (--nodes composed)
+    if system is None:
         return
     par = sc.parallelism()   # (--gpus may set tp)
     need = cl.replicas * par.gpus
@@ -62,7 +61,7 @@ def check_fits(cfg: SimConfig) -> None:
         pool += f" + --prefill-replicas {cl.prefill_replicas} x {per} GPUs"
     if need > system.gpu_count:
         raise WhatifError(f"{pool} = {need} GPUs, more than the {system.gpu_count} GPUs of system "
-                          f"'{system.name}'; use fewer replicas or GPUs per replica, or a larger system")
+                          f"'{system.name}'; use fewer replicas or GPUs per replica, or a larger system (--nodes N)")
 
 
 class Cluster:
