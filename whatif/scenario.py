@@ -124,7 +124,7 @@ class Scenario:
         return self.engine_spec().memory.default_fraction(self.parallel.tp)
 
     def technique_set(self) -> TechniqueSet:
-        return technique_set(self.techniques).for_workload(self.workload)
+        return technique_set(self.techniques).for_workload(self.workload).for_engine(self.kernel_engine)
 
     def placement(self) -> Placement:
         return parse_place(self.place, self.access, self.overlap)
@@ -165,7 +165,8 @@ class ResolvedScenario:
         return self.scenario.placement()
 
     def technique_set(self, workload: Workload | None = None) -> TechniqueSet:
-        return technique_set(self.scenario.techniques).for_workload(workload or self.scenario.workload)
+        return technique_set(self.scenario.techniques).for_workload(workload or self.scenario.workload).for_engine(
+            self.scenario.kernel_engine)
 
     def pass_setup(self, shared_prefix: int = 0) -> PassSetup:
         """The forward pass setup (a simulation's prefixes are its traffic's: it leaves shared_prefix 0)."""
