@@ -80,7 +80,8 @@ def test_search_enumerates_dp_attention_for_moe_only():
     kw = dict(gpus=8, prompt=1000, output=100, batches=(1, 8), modes=("aggregated",), pp=(1,))
     moe = whatif.search("mixtral-8x7b", "dgx-h100", tp=(2, 4), **kw)
     dp = [c for c in moe.configs if c.replica.dp_attention]
-    assert dp and all(c.replica.ep == c.replica.tp > 1 for c in dp)
+    assert dp and all(c.replica.tp > 1 and c.replica.tp % c.replica.ep == 0 for c in dp)
+    assert {c.replica.ep for c in dp if c.replica.tp == 4} == {1, 2, 4}   # experts split ep x moe_tp = tp
     assert any(c.feasible for c in dp)
     assert all("dp-attn" in c.label() and c.row()["dp_attention"] for c in dp)
     dense = whatif.search("llama-3.1-8b", "dgx-h100", tp=(1, 2), **kw)

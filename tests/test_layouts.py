@@ -125,3 +125,19 @@ def test_cli_flags_and_scenario_file(tmp_path, capsys):
     code = main(["estimate", "--model", "deepseek-v3", "--hardware", "hgx-h200", "--tp", "8", "--ep", "2",
                  "--moe-tp", "8"])
     assert code == 2 and "--moe-tp: 8 with --ep 2" in capsys.readouterr().err
+
+
+def test_search_enumerates_ep_moe_tp_and_wide_ep_over_nodes():
+    from whatif.config_search.space import SearchSpace, layouts
+    space = SearchSpace(model="deepseek-v3", hardware=("dgx-h100",), gpu_budget=32, nodes=4, tps=(8, 16), pps=(1,))
+    got = layouts(space, node=8, moe=True, system=32)
+    assert {(tp, ep) for tp, _, ep, dp in got if tp == 8 and not dp} == {(8, 1), (8, 2), (8, 4), (8, 8)}
+    assert {(tp, ep) for tp, _, ep, dp in got if tp == 8 and dp} == {(8, 1), (8, 2), (8, 4), (8, 8)}
+    assert [(tp, ep, dp) for tp, _, ep, dp in got if tp == 16] == [(16, 16, True)]   # across nodes: wide EP only
+    r = whatif.search("deepseek-v3", "dgx-h100", nodes=2, gpus=16, tp=(16,), pp=(1,), ep=(16,), batches=(64,),
+                      modes=("aggregated",), quantizations=("fp8",), prompt=1000, output=100)
+    assert r.configs and all(c.replica.tp == 16 and c.replica.dp_attention for c in r.configs)
+    assert any(c.feasible for c in r.configs)
+    label = whatif.search("mixtral-8x7b", "dgx-h100", gpus=4, tp=(4,), pp=(1,), ep=(2,), batches=(8,),
+                          modes=("aggregated",), prompt=1000, output=100).configs[0].replica.label()
+    assert "tp4 pp1 ep2 moe-tp2" in label
