@@ -141,3 +141,12 @@ def test_search_enumerates_ep_moe_tp_and_wide_ep_over_nodes():
     label = whatif.search("mixtral-8x7b", "dgx-h100", gpus=4, tp=(4,), pp=(1,), ep=(2,), batches=(8,),
                           modes=("aggregated",), prompt=1000, output=100).configs[0].replica.label()
     assert "tp4 pp1 ep2 moe-tp2" in label
+
+
+def test_serve_commands_carry_the_attention_dp_ranks():
+    from whatif.queries.serve_command import Deployment, Pool, serve_lines
+    pool = Pool(tp=8, ep=8, dp_attention=True, attention_dp=2)
+    sglang = "\n".join(serve_lines(Deployment("sglang", "m", (pool,))))
+    vllm = "\n".join(serve_lines(Deployment("vllm", "m", (pool,))))
+    assert "--dp-size 2 --enable-dp-attention" in sglang
+    assert "--data-parallel-size 2 --enable-expert-parallel --tensor-parallel-size 4" in vllm
