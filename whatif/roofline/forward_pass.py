@@ -68,16 +68,17 @@ def step_shape(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> tupl
     Decode batches run as CUDA graphs (with `cuda_graphs`), anything with a prefill eagerly. With an
     engine in the setup, a decode batch is padded up to the engine's next captured size (the padded rows
     are dummy one-token sequences: their GEMM rows cost, their attention next to nothing, no logits) or
-    runs eagerly above the largest."""
+    runs eagerly above the largest (under attention DP: each rank's share against its own graphs)."""
     engine = setup.engine_spec
     graphs = cuda_graphs and batch.is_decode
     if engine is None:
         return batch, graphs
     if graphs and batch.logits == 0:   # a plain decode step (verify passes keep their own shape)
-        real = batch.sequences
-        padded = engine.graph_batch(real)
-        if padded is not None and padded > real:
-            batch = ForwardBatch(batch.groups + ((1, 1, padded - real),), logits=real)
+        # under attention DP each rank captures and pads its own graphs for its own share of the sequences
+        ranks, real = setup.parallel.attention_dp, batch.sequences
+        padded = engine.graph_batch(-(-real // ranks))
+        if padded is not None and padded * ranks > real:
+            batch = ForwardBatch(batch.groups + ((1, 1, padded * ranks - real),), logits=real)
         return batch, padded is not None
     if not batch.is_decode:
         graphs = cuda_graphs and engine.graph_prefill
@@ -92,7 +93,9 @@ def engine_step(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, passes
     p = time_pass(setup, run, graphs)
     if setup.engine_spec is None:
         return p, passes * p.time_s
-    return p, setup.engine_spec.step_seconds(passes * p.time_s, batch.sequences)
+    # each attention-DP rank runs its own scheduler on its own CPU process: the busiest rank's sequences
+    rank_sequences = -(-batch.sequences // setup.parallel.attention_dp)
+    return p, setup.engine_spec.step_seconds(passes * p.time_s, rank_sequences)
 
 
 def launch_queue_time(times, launch_s: float, gap_s: float) -> float:
