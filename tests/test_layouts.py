@@ -166,3 +166,12 @@ def test_each_attention_dp_rank_pays_its_own_cpu_and_graphs():
     p, wall = engine_step(setup, fb, True)
     assert wall == pytest.approx(setup.engine_spec.step_seconds(p.time_s, 100))
     assert setup.engine_spec.cpu.seconds(100) < setup.engine_spec.cpu.seconds(797)
+
+
+def test_compare_systems_take_moe_tp_attention_dp_and_nodes():
+    from whatif.queries.compare import on_system
+    from whatif.scenario import Scenario
+    sc = on_system(Scenario(model="deepseek-v3"), "dgx-h100:tp=16:ep=4:moe_tp=4:dp=2:nodes=2")
+    assert (sc.hardware, sc.nodes, sc.parallel.moe_tp, sc.parallel.attention_dp) == ("dgx-h100", 2, 4, 2)
+    with pytest.raises(WhatifError, match="--systems: .*'dp=x' is not valid"):
+        on_system(Scenario(), "dgx-h100:dp=x")
