@@ -78,3 +78,11 @@ def test_cli_states_the_fabric(capsys):
     out = capsys.readouterr().out
     assert code == 0 and "on 2x dgx-b200 (16 GPUs" in out
     assert "fabric: 2 nodes of 8 GPUs; inside a node nvlink-5, between nodes rdma-400g at 50 GB/s per GPU" in out
+
+
+def test_kv_between_pools_on_different_nodes_crosses_the_nics():
+    from whatif.simulator.iteration_time import kv_link_path
+    two = load_nodes("dgx-h100", 2)
+    assert kv_link_path(two, None, cluster_gpus=8).link == "nvlink-4"        # both pools inside one node
+    assert kv_link_path(two, None, cluster_gpus=16).link == "rdma-400g"      # a pool on each node
+    assert kv_link_path(load_system("dgx-h100"), None, cluster_gpus=8).link == "nvlink-4"

@@ -77,7 +77,8 @@ class Cluster:
         if cl.disaggregated:
             par = replace(sc.parallel, tp=cl.prefill_tp or sc.parallel.tp, pp=cl.prefill_pp or sc.parallel.pp)
             prefill_times = _iteration_times(sc, par, sched, plan_seq_len)
-            self.kv_path = kv_link_path(prefill_times.setup.system, cl.kv_link)
+            cluster_gpus = cl.prefill_replicas * par.gpus + cl.replicas * sc.parallel.gpus   # across nodes: NICs
+            self.kv_path = kv_link_path(prefill_times.setup.system, cl.kv_link, cluster_gpus)
             prefill = [Replica(env, i, "prefill", prefill_times, sched, self.log, self)
                        for i in range(cl.prefill_replicas)]
             decode = [Replica(env, cl.prefill_replicas + i, "decode", decode_times, sched, self.log, self)
