@@ -175,3 +175,12 @@ def test_compare_systems_take_moe_tp_attention_dp_and_nodes():
     assert (sc.hardware, sc.nodes, sc.parallel.moe_tp, sc.parallel.attention_dp) == ("dgx-h100", 2, 4, 2)
     with pytest.raises(WhatifError, match="--systems: .*'dp=x' is not valid"):
         on_system(Scenario(), "dgx-h100:dp=x")
+
+
+def test_the_api_takes_dp_attention_as_a_count_too():
+    a = whatif.estimate("deepseek-v3", "hgx-h200", tp=8, ep=8, dp_attention=4, quantization="fp8", batch=8,
+                        with_max_batch=False)
+    b = whatif.estimate("deepseek-v3", "hgx-h200", tp=8, ep=8, attention_dp=4, quantization="fp8", batch=8,
+                        with_max_batch=False)
+    assert a.estimate.parallel == b.estimate.parallel and a.estimate.parallel.attention_tp == 2
+    assert a.tpot_s == b.tpot_s
