@@ -86,3 +86,14 @@ def test_kv_between_pools_on_different_nodes_crosses_the_nics():
     assert kv_link_path(two, None, cluster_gpus=8).link == "nvlink-4"        # both pools inside one node
     assert kv_link_path(two, None, cluster_gpus=16).link == "rdma-400g"      # a pool on each node
     assert kv_link_path(load_system("dgx-h100"), None, cluster_gpus=8).link == "nvlink-4"
+
+
+def test_simulate_replicas_count_all_the_nodes():
+    from whatif.roofline.config import Parallelism
+    from whatif.scenario import Scenario
+    from whatif.simulator.cluster import check_fits
+    from whatif.simulator.config import sim_config
+    sc = Scenario(model="mixtral-8x7b", hardware="dgx-h100", nodes=2, parallel=Parallelism(tp=8))
+    check_fits(sim_config(sc, {"cluster": {"replicas": 2}}))
+    with pytest.raises(WhatifError, match="more than the 16 GPUs of system '2x dgx-h100'.*--nodes N"):
+        check_fits(sim_config(sc, {"cluster": {"replicas": 3}}))
