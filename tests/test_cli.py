@@ -334,7 +334,7 @@ def test_ep_on_dense_model(capsys):
 def test_ep_not_tp_on_moe(capsys):
     msg = run_error(capsys, "estimate", "--model", "mixtral-8x7b", "--hardware", "dgx-h100", "--tp", "2",
                     "--ep", "4")
-    assert "--ep" in msg and "valid: 1 or 2" in msg
+    assert "--ep" in msg and "valid: 1, 2" in msg
 
 
 def test_gpus_inconsistent_with_tp(capsys):

@@ -20,10 +20,9 @@ def test_refused_for_a_dense_model():
         whatif.estimate("llama-3.1-8b", "dgx-h100", tp=2, ep=2, dp_attention=True)
 
 
-@pytest.mark.parametrize("tp, ep", [(8, 1), (1, 1)])
-def test_refused_unless_ep_equals_tp_above_one(tp, ep):
-    with pytest.raises(WhatifError, match="--dp-attention: needs --ep equal to --tp"):
-        Parallelism(tp=tp, ep=ep, dp_attention=True)
+def test_refused_on_a_tp_group_of_one():
+    with pytest.raises(WhatifError, match="--dp-attention: needs a TP group of more than one GPU"):
+        whatif.estimate("mixtral-8x7b", "dgx-h100", tp=1, dp_attention=True)
 
 
 def test_refused_when_not_a_bool():
@@ -81,7 +80,8 @@ def test_search_enumerates_dp_attention_for_moe_only():
     kw = dict(gpus=8, prompt=1000, output=100, batches=(1, 8), modes=("aggregated",), pp=(1,))
     moe = whatif.search("mixtral-8x7b", "dgx-h100", tp=(2, 4), **kw)
     dp = [c for c in moe.configs if c.replica.dp_attention]
-    assert dp and all(c.replica.ep == c.replica.tp > 1 for c in dp)
+    assert dp and all(c.replica.tp > 1 and c.replica.tp % c.replica.ep == 0 for c in dp)
+    assert {c.replica.ep for c in dp if c.replica.tp == 4} == {1, 2, 4}   # experts split ep x moe_tp = tp
     assert any(c.feasible for c in dp)
     assert all("dp-attn" in c.label() and c.row()["dp_attention"] for c in dp)
     dense = whatif.search("llama-3.1-8b", "dgx-h100", tp=(1, 2), **kw)

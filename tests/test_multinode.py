@@ -121,8 +121,10 @@ def test_node_fields_are_checked():
         parse_component({**base, "nodes": 2}, "x")
     with pytest.raises(WhatifError, match=r"x\.node_link: 'nvlink-4' is a nvlink link"):
         parse_component({**base, "nodes": 2, "node_link": "nvlink-4"}, "x")
-    with pytest.raises(WhatifError, match=r"x\.node_link: only a system of more than one node"):
-        parse_component({**base, "node_link": "rdma-400g"}, "x")
+    with pytest.raises(WhatifError, match=r"x\.node_link: missing"):
+        parse_component({**base, "nics_per_node": 8}, "x")
+    one = parse_component({**base, "node_link": "rdma-400g"}, "x")   # one node: the NICs --nodes N joins over
+    assert one.nodes == 1 and one.gpu_link.scale_out is None and one.node_link.name == "rdma-400g"
     with pytest.raises(WhatifError, match=r"x\.nics_per_node"):
         parse_component({**base, "nodes": 2, "node_link": "rdma-400g", "nics_per_node": 0}, "x")
     half = parse_component({**base, "nodes": 2, "node_link": "rdma-400g", "nics_per_node": 4}, "x")

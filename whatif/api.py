@@ -264,7 +264,8 @@ def _listed(values):
 
 def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int = 4000, output: int = 1000,
            ttft: float | None = None, tpot: float | None = None, e2e: float | None = None,
-           tp: Sequence[int] | None = None, pp: Sequence[int] | None = None, batches: Sequence[int] | None = None,
+           tp: Sequence[int] | None = None, pp: Sequence[int] | None = None, ep: Sequence[int] | None = None,
+           nodes: int | None = None, batches: Sequence[int] | None = None,
            weight_dtypes: Sequence[str] = ("bf16",), kv_dtypes: Sequence[str] = ("bf16",),
            quantizations: Sequence[str] = (), techniques: Sequence = (),
            modes: Sequence[str] = ("aggregated", "disaggregated"),
@@ -288,7 +289,7 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
         prefill_chunks = (prefill_chunk,)
     space = SearchSpace(model=model, hardware=(hardware,) if isinstance(hardware, str) else _listed(hardware),
                         gpu_budget=gpus, prompt=prompt, output=output, slo=SLOTargets(ttft, tpot, e2e),
-                        tps=_listed(tp), pps=_listed(pp),
+                        tps=_listed(tp), pps=_listed(pp), eps=_listed(ep), nodes=nodes,
                         batches=DEFAULT_BATCHES if batches is None else _listed(batches),
                         weight_dtypes=_listed(weight_dtypes), kv_dtypes=_listed(kv_dtypes),
                         quantizations=_listed(quantizations), technique_sets=_technique_sets(techniques),

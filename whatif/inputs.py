@@ -13,7 +13,7 @@ from .specs.defaults import DEFAULT_MODEL
 from .specs.quantization import scheme
 from .scenario import SIM_SECTIONS, Scenario, build_scenario, read_scenario_file
 
-PARALLEL = ("tp", "pp", "ep", "dp_attention")
+PARALLEL = ("tp", "pp", "ep", "moe_tp", "dp_attention", "attention_dp", "redundant_experts", "expert_skew")
 WORKLOAD = ("batch", "prompt", "output", "prefill_chunk", "shared_prefix")
 
 

@@ -9,6 +9,7 @@ from .errors import WhatifError, check_mapping, positive_int, shown
 from .specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, boolean, integer, mapping,
                            number, string)
 from .specs.hardware import System, load_component, load_system
+from .specs.nodes import compose_nodes, load_nodes, node_profiles
 from .specs.models import ModelSpec, load_model
 from .specs.profiles import read_yaml
 from .specs.engines import EngineSpec
@@ -30,6 +31,7 @@ class Scenario:
     model: str = DEFAULT_MODEL
     hardware: str = DEFAULT_HARDWARE
     gpus: int | None = None
+    nodes: int | None = None   # --nodes N: N of the node profile `hardware` as one system (NICs between them)
     parallel: Parallelism = field(default_factory=Parallelism)
     precision: Precision = field(default_factory=Precision)
     workload: Workload = field(default_factory=Workload)
@@ -73,12 +75,13 @@ class Scenario:
         if self.context_window is not None:
             model = replace(model, max_position_embeddings=positive_int(self.context_window, "--context-window"))
         if self.gpus is None and par.gpus > 1:
-            comp = load_component(self.hardware, None, "--hardware")
-            if isinstance(comp, System) and par.gpus > comp.gpu_count:
+            comp = self.system_profile()
+            if comp is not None and par.gpus > comp.gpu_count:
+                more = f", or --nodes N (N of '{comp.name}')" if comp.name in node_profiles() else ""
                 raise WhatifError(f"--tp {par.tp} x --pp {par.pp} = {par.gpus} GPUs, more than the "
                                   f"{comp.gpu_count} GPUs of system '{comp.name}'; "
-                                  f"valid: tp x pp <= {comp.gpu_count}")
-        system = load_system(self.hardware, par.gpus if par.gpus > 1 else self.gpus)
+                                  f"valid: tp x pp <= {comp.gpu_count}{more}")
+        system = load_nodes(self.hardware, self.nodes, par.gpus if par.gpus > 1 else self.gpus)
         if self.host_link is not None:
             system = with_host_link(system, self.host_link)
         engine = self.engine_spec()
@@ -97,6 +100,13 @@ class Scenario:
         eff = replace(eff, custom_allreduce_max_bytes=engine.custom_allreduce_cap(par.tp))
         return ResolvedScenario(self, model, system, par, eff, engine)
 
+    def system_profile(self) -> System | None:
+        """The system named (its --nodes composed), all its GPUs; None for a bare GPU (as many as asked for)."""
+        comp = load_component(self.hardware, None, "--hardware")
+        if not isinstance(comp, System):
+            return None if self.nodes in (None, 1) else load_nodes(self.hardware, self.nodes)
+        return compose_nodes(comp, self.nodes) if self.nodes else comp
+
     def resolve(self) -> tuple[ModelSpec, System, Parallelism, Efficiency]:
         """(model, system, parallelism, efficiency) of resolved()."""
         r = self.resolved()
@@ -114,7 +124,7 @@ class Scenario:
         return self.engine_spec().memory.default_fraction(self.parallel.tp)
 
     def technique_set(self) -> TechniqueSet:
-        return technique_set(self.techniques).for_workload(self.workload)
+        return technique_set(self.techniques).for_workload(self.workload).for_engine(self.kernel_engine)
 
     def placement(self) -> Placement:
         return parse_place(self.place, self.access, self.overlap)
@@ -155,7 +165,8 @@ class ResolvedScenario:
         return self.scenario.placement()
 
     def technique_set(self, workload: Workload | None = None) -> TechniqueSet:
-        return technique_set(self.scenario.techniques).for_workload(workload or self.scenario.workload)
+        return technique_set(self.scenario.techniques).for_workload(workload or self.scenario.workload).for_engine(
+            self.scenario.kernel_engine)
 
     def pass_setup(self, shared_prefix: int = 0) -> PassSetup:
         """The forward pass setup (a simulation's prefixes are its traffic's: it leaves shared_prefix 0)."""
@@ -173,7 +184,8 @@ class ResolvedScenario:
 
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
-_TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "kernel_engine", "cuda_graphs", "memory_utilization",
+_TOP = {"model", "hardware", "gpus", "nodes", "efficiency", "calibration", "kernel_engine", "cuda_graphs",
+        "memory_utilization",
         "max_num_seqs", "max_num_batched_tokens",
         "techniques", "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window",
         "launch_us"}
@@ -181,7 +193,7 @@ _TOP = {"model", "hardware", "gpus", "efficiency", "calibration", "kernel_engine
 
 def _section(cls, raw, where: str):
     extra = {"quantize_experts_only"} if cls is Precision else set()   # a switch inputs.py turns into fields
-    return check_mapping(raw, {f.name for f in fields(cls)} | extra, where)
+    return check_mapping(raw, {f.name for f in fields(cls) if not f.name.startswith("_")} | extra, where)
 
 
 # What `whatif simulate` / `capacity` read besides the scenario: sections named after the simulator's dataclasses
@@ -205,10 +217,12 @@ def read_scenario_file(path: str) -> tuple[dict, dict, dict]:
 
 # Every number a scenario (file or flags) gives, with its stated physical bound: checked before any work.
 _SECTION_INTS = {("parallel", "tp"): MAX_PARALLEL, ("parallel", "pp"): MAX_PARALLEL, ("parallel", "ep"): MAX_PARALLEL,
+                 ("parallel", "moe_tp"): MAX_PARALLEL, ("parallel", "attention_dp"): MAX_PARALLEL,
                  ("workload", "batch"): MAX_BATCH, ("workload", "prompt"): MAX_TOKENS,
                  ("workload", "output"): MAX_TOKENS, ("workload", "prefill_chunk"): MAX_TOKENS,
                  ("precision", "weight_group_size"): MAX_WIDTH}
-_FLAG = {"prefill_chunk": "--prefill-chunk", "shared_prefix": "--shared-prefix",
+_FLAG = {"prefill_chunk": "--prefill-chunk", "shared_prefix": "--shared-prefix", "moe_tp": "--moe-tp",
+         "attention_dp": "--dp-attention",
          "weight_group_size": "--weight-group-size"}
 
 
@@ -237,6 +251,8 @@ def _check_top(kwargs: dict) -> None:
             string(kwargs[key], f"{key} ({flag})", max_len=4096)
     if kwargs.get("gpus") is not None:
         integer(kwargs["gpus"], "gpus (--gpus)", 1, MAX_GPUS, "GPUs")
+    if kwargs.get("nodes") is not None:
+        integer(kwargs["nodes"], "nodes (--nodes)", 1, MAX_GPUS, "nodes")
     if kwargs.get("context_window") is not None:
         integer(kwargs["context_window"], "context_window (--context-window)", 1, MAX_TOKENS, "tokens")
     if kwargs.get("max_num_seqs") is not None:

@@ -16,8 +16,10 @@ ESTIMATE_COLUMNS = [
     "weights_bytes", "kv_bytes", "kv_bytes_per_token", "activation_bytes", "total_bytes", "usable_bytes", "fits",
     "usd_per_million_tokens",
 ]
-COMPARE_COLUMNS = ["variant", "configuration", *ESTIMATE_COLUMNS,
-                   "ttft_speedup", "tpot_speedup", "throughput_ratio", "max_batch_ratio", "max_batch_throughput_ratio"]
+RATIO_COLUMNS = ["ttft_speedup", "tpot_speedup", "throughput_ratio", "max_batch_ratio", "max_batch_throughput_ratio"]
+LAYOUT_COLUMNS = ["moe_tp", "attention_dp", "nodes"]   # added later: at the end of each table that has them
+COMPARE_COLUMNS = ["variant", "configuration", *ESTIMATE_COLUMNS, *RATIO_COLUMNS, *LAYOUT_COLUMNS]
+ESTIMATE_COLUMNS = ESTIMATE_COLUMNS + LAYOUT_COLUMNS
 KERNEL_COLUMNS = ["kernel", "hardware", "dtype", "efficiency", "time_s", "compute_s", "memory_s", "overhead_s",
                   "flop", "hbm_bytes", "intensity_flop_per_byte", "attained_flop_s", "bound"]
 LATENCIES = ("ttft", "tpot", "itl", "e2e", "queue")
@@ -58,6 +60,8 @@ def estimate_row(e) -> dict:
         "weights_bytes": m.weights_bytes, "kv_bytes": m.kv_cache_bytes, "kv_bytes_per_token": m.kv_bytes_per_token,
         "activation_bytes": m.activation_bytes, "total_bytes": m.total_bytes, "usable_bytes": m.usable_bytes,
         "fits": m.fits, "usd_per_million_tokens": e.cost_per_mtok,
+        "moe_tp": p.moe_tp, "attention_dp": p.attention_dp,
+        "nodes": -(-p.gpus // (e.system.gpus_per_node or e.system.gpu_count)),
     }
     return {k: _num(row[k]) for k in ESTIMATE_COLUMNS}
 
@@ -68,7 +72,7 @@ def compare_rows(c) -> list[dict]:
     for r in c.rows:
         ratios = row_dict(r, c.baseline)["vs_baseline"]
         rows.append({"variant": r.label, "configuration": r.hardware, **estimate_row(r.estimate),
-                     **{k: _num(ratios.get(k)) for k in COMPARE_COLUMNS[-5:]}})
+                     **{k: _num(ratios.get(k)) for k in RATIO_COLUMNS}})
     return rows
 
 

@@ -15,9 +15,20 @@ from ..specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_W
 # The count flags: each with its stated bound (checked before any work) and help.
 _COUNT_FLAGS = {
     "gpus": (Field("int", 1, MAX_GPUS, "GPUs"), "GPUs used (default: tp x pp, or the system's count)"),
+    "nodes": (Field("int", 1, MAX_GPUS, "nodes"), "N nodes of the --hardware node profile (dgx-h100, hgx-h200, "
+                                                  "dgx-b200, hgx-b300) as one system: NVLink inside a node, its NICs "
+                                                  "between nodes (default 1)"),
     "tp": (Field("int", 1, MAX_PARALLEL), "tensor-parallel degree (default 1)"),
     "pp": (Field("int", 1, MAX_PARALLEL), "pipeline-parallel stages (default 1)"),
-    "ep": (Field("int", 1, MAX_PARALLEL), "expert-parallel degree for MoE models: 1 or --tp (default 1)"),
+    "ep": (Field("int", 1, MAX_PARALLEL), "expert-parallel degree for MoE models: the routed experts split over "
+                                           "ep GPUs of the TP group, a divisor of --tp (default 1)"),
+    "moe-tp": (Field("int", 1, MAX_PARALLEL), "each routed expert's columns split over moe-tp GPUs "
+                                               "(TensorRT-LLM moe_tp_size); ep x moe-tp = tp (default tp / ep)"),
+    "redundant-experts": (Field("int", 0, MAX_PARALLEL * 64, "experts"),
+                          "EPLB's redundant expert replicas over the EP group (SGLang --ep-num-redundant-experts): "
+                          "they take slots and memory, and the balancer evens the ranks' load (default 0)"),
+    "expert-skew": (Field("float", 0.0, 4.0), "routing skew: Zipf exponent of the experts' popularity; the "
+                                              "busiest EP rank sets the MoE step (default 0: uniform, assumed)"),
     "batch": (Field("int", 1, MAX_BATCH, "sequences"), "sequences decoded together (default 1)"),
     "prompt": (Field("int", 1, MAX_TOKENS, "tokens"), "prompt tokens per sequence (default 512)"),
     "output": (Field("int", 1, MAX_TOKENS, "tokens"), "generated tokens per sequence (default 128)"),
@@ -72,10 +83,12 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
     for flag, (field, text) in _COUNT_FLAGS.items():
         p.add_argument(*spellings(flag), dest=flag.replace("-", "_"), type=field.flag_type(),
                        help=argparse.SUPPRESS if f"--{flag}" in unlisted else text)
-    p.add_argument("--dp-attention", action="store_true",
-                   help="attention data parallel (SGLang --enable-dp-attention), MoE models with --ep = --tp > 1: "
-                        "each GPU runs attention, dense MLPs and shared experts whole on its own 1/tp of the "
-                        "sequences; only the routed experts are split")
+    p.add_argument("--dp-attention", nargs="?", const=True, default=None, metavar="N",
+                   type=flag_int(1, MAX_PARALLEL, "ranks"),
+                   help="attention data parallel for MoE models (SGLang --enable-dp-attention --dp N, TensorRT-LLM "
+                        "enable_attention_dp): N ranks (default: --tp) each run attention, dense MLPs and shared "
+                        "experts on their own sequences, split over tp / N GPUs; the routed experts stay split "
+                        "ep x moe-tp over the TP group")
     p.add_argument("--dtype", type=flag_text,
                    help=f"activation dtype, also the weights' and KV's unless given: {', '.join(ACTIVATION_DTYPES)} "
                         "(default bf16; fp4 is NVFP4, on GPUs with an fp4 peak such as B200)")
@@ -125,15 +138,16 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
 def scenario_from_args(args):
     """The Scenario of the --scenario file (if any) with the flags given over it."""
     from ..inputs import PARALLEL, WORKLOAD, scenario_from_inputs
-    given = {"model": args.model, "hardware": args.hardware, "gpus": args.gpus, "efficiency": args.efficiency,
+    given = {"model": args.model, "hardware": args.hardware, "gpus": args.gpus, "nodes": args.nodes,
+             "efficiency": args.efficiency,
              "calibration": args.calibration, "kernel_engine": args.engine,
              "memory_utilization": args.memory_utilization, "max_num_seqs": args.max_num_seqs,
              "max_num_batched_tokens": args.max_num_batched_tokens, "cuda_graphs": False if args.eager else None,
              "access": args.access, "host_link": args.host_link, "price_per_hour": args.price_per_hour,
              "context_window": args.context_window, "launch_us": args.launch_us,
              "overlap": False if args.no_overlap else None,
-             "dp_attention": True if getattr(args, "dp_attention", False) else None,
-             **{key: getattr(args, key) for key in PARALLEL + WORKLOAD if key != "dp_attention"}}
+             **dp_attention_given(getattr(args, "dp_attention", None)),
+             **{key: getattr(args, key) for key in PARALLEL + WORKLOAD if key not in ("dp_attention", "attention_dp")}}
     return scenario_from_inputs(args.scenario, given, args.dtype, args.weight_dtype, args.kv_dtype,
                                 args.weight_group_size, appended={"techniques": args.technique, "place": args.place,
                                                                   "add_tiers": args.add_tier},
@@ -156,3 +170,10 @@ def add_quantization_flag(p):
     p.add_argument("--quantize-experts-only", action="store_true",
                    help="apply --quantization to the routed experts only; every other layer keeps 16-bit weights "
                         "(TensorRT-LLM / ModelOpt's experts-only recipes)")
+
+
+def dp_attention_given(value) -> dict:
+    """--dp-attention alone is the shorthand (ranks = --tp); --dp-attention N gives the ranks."""
+    if value is None:
+        return {}
+    return {"dp_attention": True} if value is True else {"attention_dp": value}

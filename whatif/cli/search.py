@@ -14,7 +14,8 @@ from .reporting import add_report_flag, start_report, write_report
 from .scenario_flags import spellings
 
 # keys of a search file (--scenario): api.search's arguments, the SLO as a section
-FILE_KEYS = {"model", "hardware", "gpus", "prompt", "output", "slo", "tp", "pp", "batches", "weight_dtypes",
+FILE_KEYS = {"model", "hardware", "gpus", "nodes", "prompt", "output", "slo", "tp", "pp", "ep", "batches",
+             "weight_dtypes",
              "quantizations", "kv_dtypes", "techniques", "modes", "prefill_chunks", "prefill_chunk", "efficiency",
              "kv_link", "objective"}
 SLO_KEYS = {"ttft", "tpot", "e2e"}
@@ -51,6 +52,9 @@ def add_search_parser(sub) -> None:
     p.add_argument("--model", help="model profile name or config path")
     p.add_argument("--hardware", help="system or GPU types of the pool, comma-separated (e.g. dgx-h100,hgx-h200)")
     p.add_argument("--gpus", type=flag_int(1, MAX_GPUS, "GPUs"), help="GPU budget: the most GPUs a deployment may use")
+    p.add_argument("--nodes", type=flag_int(1, MAX_GPUS, "nodes"),
+                   help="each --hardware is N of that node profile (dgx-h100, hgx-h200, dgx-b200, hgx-b300) joined "
+                        "by its NICs: the GPU budget a system holds follows, wide-EP layouts may span nodes")
     p.add_argument(*spellings("prompt"), dest="prompt", type=flag_int(1, MAX_TOKENS, "tokens"),
                    help="input tokens per request (default 4000)")
     p.add_argument(*spellings("output"), dest="output", type=flag_int(1, MAX_TOKENS, "tokens"),
@@ -66,6 +70,9 @@ def add_search_parser(sub) -> None:
                    help="TP sizes to try, comma-separated (default: powers of two up to a node)")
     s.add_argument(*spellings("pp"), dest="pp",
                    help="PP sizes to try (default: powers of two up to a node)")
+    s.add_argument(*spellings("ep"), dest="ep",
+                   help="MoE: EP sizes to try, comma-separated; each expert split over tp / ep GPUs (default: every "
+                        "power of two dividing the TP size)")
     s.add_argument("--batches", help="max running sequences per replica to try (default 1,2,4,...,256)")
     s.add_argument("--weight-dtypes", help="weight formats to try, e.g. bf16,fp8 (default bf16)")
     s.add_argument("--quantizations", metavar="LIST",
@@ -119,7 +126,8 @@ def _file_values(path: str | None) -> dict:
     for key in ("hardware", "modes", "weight_dtypes", "quantizations", "kv_dtypes", "techniques"):
         if isinstance(values.get(key), str):
             values[key] = _names(values[key], f"{Path(path).name}.{key}")
-    for key, high in (("tp", MAX_GPUS), ("pp", MAX_GPUS), ("batches", MAX_REQUESTS), ("prefill_chunks", MAX_TOKENS)):
+    for key, high in (("tp", MAX_GPUS), ("pp", MAX_GPUS), ("ep", MAX_GPUS), ("batches", MAX_REQUESTS),
+                      ("prefill_chunks", MAX_TOKENS)):
         if isinstance(values.get(key), str):       # "2048,8192", as the flag takes it
             values[key] = _ints(values[key], f"{Path(path).name}.{key}", high)
         elif isinstance(values.get(key), int) and not isinstance(values[key], bool):
@@ -130,7 +138,7 @@ def _file_values(path: str | None) -> dict:
 def search_kwargs(args) -> dict:
     """api.search's arguments from the file, then the flags over it."""
     values = _file_values(args.scenario)
-    flags = {"model": args.model, "gpus": args.gpus, "prompt": args.prompt, "output": args.output,
+    flags = {"model": args.model, "gpus": args.gpus, "nodes": args.nodes, "prompt": args.prompt, "output": args.output,
              "ttft": args.slo_ttft, "tpot": args.slo_tpot, "e2e": args.slo_e2e,
              "efficiency": args.efficiency, "kv_link": args.kv_link, "objective": args.objective,
              "techniques": args.technique}
@@ -142,6 +150,7 @@ def search_kwargs(args) -> dict:
                             "--modes")):
         flags[key] = _names(text, flag) if text is not None else None
     for key, text, flag, high in (("tp", args.tp, "--tp", MAX_GPUS), ("pp", args.pp, "--pp", MAX_GPUS),
+                                  ("ep", args.ep, "--ep", MAX_GPUS),
                                   ("batches", args.batches, "--batches", MAX_REQUESTS),
                                   ("prefill_chunks", args.prefill_chunks, "--prefill-chunks", MAX_TOKENS)):
         flags[key] = _ints(text, flag, high) if text is not None else None

@@ -65,7 +65,7 @@ def replica_scenario(space: SearchSpace, key: ReplicaSetup, chunk: int, batch: i
     from ..roofline.estimate import Workload
     from ..scenario import Scenario
     par = Parallelism(key.tp, key.pp, key.ep, key.dp_attention)
-    return Scenario(model=space.model, hardware=key.hardware, parallel=par,
+    return Scenario(model=space.model, hardware=key.hardware, nodes=space.nodes, parallel=par,
                     precision=(Precision.of_scheme(key.quantization, kv=key.kv) if key.quantization
                                else Precision(weight=key.weight, kv=key.kv)),
                     workload=Workload(batch=batch, prompt=space.prompt, output=space.output,

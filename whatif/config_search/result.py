@@ -130,7 +130,8 @@ class SearchResult:
         c = self.counts()
         slo = ", ".join(f"{n} <= {units.seconds(v)}" for n, v in (("TTFT", s.slo.ttft_s), ("TPOT", s.slo.tpot_s),
                                                                    ("E2E", s.slo.e2e_s)) if v is not None)
-        lines = [f"{s.model} on {', '.join(s.hardware)}, up to {s.gpu_budget} GPUs; prompt {s.prompt:,} / output "
+        pool = ", ".join(f"{s.nodes}x {hw}" if s.nodes and s.nodes > 1 else hw for hw in s.hardware)
+        lines = [f"{s.model} on {pool}, up to {s.gpu_budget} GPUs; prompt {s.prompt:,} / output "
                  f"{s.output:,} tokens; SLO {slo or 'none'}",
                  f"searched {len(self.configs):,} configurations ({self.replica_setups} replica setups, "
                  f"{self.estimates} roofline estimates): {c[OK]:,} meet the SLOs, {c[MISSES_SLO]:,} miss them, "

@@ -51,16 +51,21 @@ class ReplicaSetup:
     weight: str
     kv: str
     techniques: tuple = ()     # technique specs, as `--technique` takes them
-    dp_attention: bool = False  # attention data parallel over the TP group (MoE, ep == tp > 1)
+    dp_attention: bool = False  # attention data parallel over the TP group, one rank per GPU (MoE, tp > 1)
     quantization: str = ""     # a named scheme (`--quantizations`): sets the weights and activations ('' : dtypes)
 
     @property
     def gpus(self) -> int:
         return self.tp * self.pp
 
+    @property
+    def moe_tp(self) -> int:
+        """Each routed expert's columns split over tp / ep GPUs (ep x moe_tp = tp, the engines' layout)."""
+        return self.tp // self.ep if self.tp % self.ep == 0 else 0
+
     def label(self) -> str:
         techs = "+".join(str(t) for t in self.techniques)
-        ep = f" ep{self.ep}" if self.ep > 1 else ""
+        ep = (f" ep{self.ep}" + (f" moe-tp{self.moe_tp}" if 1 < self.ep < self.tp else "")) if self.ep > 1 else ""
         dp = " dp-attn" if self.dp_attention else ""
         weights = f"q{self.quantization}" if self.quantization else f"w{self.weight}"
         return f"tp{self.tp} pp{self.pp}{ep}{dp} {weights} kv{self.kv}" + (f" {techs}" if techs else "")
@@ -76,8 +81,10 @@ class SearchSpace:
     prompt: int = 4000                     # ISL, tokens
     output: int = 1000                     # OSL, tokens
     slo: SLOTargets = field(default_factory=SLOTargets)
-    tps: tuple[int, ...] | None = None     # None: every power of two up to a node
+    tps: tuple[int, ...] | None = None     # None: every power of two up to a node (MoE with EP: up to the system)
     pps: tuple[int, ...] | None = None
+    eps: tuple[int, ...] | None = None     # MoE: EP sizes tried; None: every power of two dividing tp
+    nodes: int | None = None               # --nodes N: each system of the pool is N of that node profile
     batches: tuple[int, ...] = DEFAULT_BATCHES
     weight_dtypes: tuple[str, ...] = DEFAULT_DTYPES
     kv_dtypes: tuple[str, ...] = DEFAULT_DTYPES
@@ -97,13 +104,17 @@ class SearchSpace:
         if not isinstance(self.slo, SLOTargets):
             raise WhatifError(f"slo: {shown(self.slo)} must be SLOTargets(ttft_s, tpot_s, e2e_s)")
         _names(self.hardware, "--hardware", "a system or GPU for the pool")
+        if self.nodes is not None:
+            integer(self.nodes, "--nodes", high=MAX_GPUS, what="nodes")
         for hw in self.hardware:
             node_gpus(hw)        # an unknown name is an error now, not a rejection of every engine
+            system_gpus(hw, self.nodes)   # and one that cannot be composed of nodes
         for name, flag, high, what in (("tps", "--tp", MAX_PARALLEL, "GPUs"), ("pps", "--pp", MAX_PARALLEL, "GPUs"),
+                                       ("eps", "--ep", MAX_PARALLEL, "GPUs"),
                                        ("batches", "--batches", MAX_REQUESTS, "sequences"),
                                        ("prefill_chunks", "--prefill-chunks", MAX_TOKENS, "tokens")):
             values = getattr(self, name)
-            if values is None and name in ("tps", "pps"):
+            if values is None and name in ("tps", "pps", "eps"):
                 continue         # every power of two up to a node
             _sequence(values, flag)
             for v in values:
@@ -158,17 +169,18 @@ def node_gpus(hardware: str) -> int:
     return comp.gpu_count if isinstance(comp, System) else MAX_BARE_GPUS
 
 
-def system_gpus(hardware: str) -> int | None:
-    """GPUs a system profile holds (all its nodes), or None for a bare GPU (as many as asked for)."""
-    from ..specs.hardware import System, load_component
-    comp = load_component(hardware, None, "--hardware")
-    return comp.gpu_count if isinstance(comp, System) else None
+def system_gpus(hardware: str, nodes: int | None = None) -> int | None:
+    """GPUs a system profile holds (all its nodes, `nodes` of it when given), or None for a bare GPU (as many as
+    asked for)."""
+    from ..scenario import Scenario
+    system = Scenario(hardware=hardware, nodes=nodes).system_profile()
+    return None if system is None else system.gpu_count
 
 
 def budget(space: SearchSpace, hardware: str) -> int:
     """The GPUs a deployment on `hardware` may use: the budget, capped at what a system holds (a deployment
     beyond it would need nodes the profile does not have, and `simulate` refuses it)."""
-    held = system_gpus(hardware)
+    held = system_gpus(hardware, space.nodes)
     return space.gpu_budget if held is None else min(space.gpu_budget, held)
 
 
@@ -176,11 +188,11 @@ def budget_notes(space: SearchSpace) -> list[str]:
     """One line per system of the pool that holds fewer GPUs than the budget."""
     out = []
     for hw in space.hardware:
-        held = system_gpus(hw)
+        held = system_gpus(hw, space.nodes)
         if held is not None and held < space.gpu_budget:
             out.append(f"note: --gpus {space.gpu_budget}: system '{hw}' holds {held} GPUs, so its deployments are "
-                       f"capped at {held}; name a multi-node system for more (`whatif list hardware`, e.g. "
-                       f"2x-dgx-h100-ib)")
+                       f"capped at {held}; give --nodes N for N such nodes, or name a multi-node system "
+                       f"(`whatif list hardware`, e.g. 2x-dgx-h100-ib)")
     return out
 
 
@@ -192,21 +204,26 @@ def _powers_of_two(limit: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def layouts(space: SearchSpace, node: int, moe: bool) -> list[tuple[int, int, int, bool]]:
-    """(tp, pp, ep, dp_attention) of one replica: inside one node (TP and PP over the node's GPU link) and within
-    the budget. EP spreads experts over the TP group (1 or tp), as the roofline models it; with ep = tp > 1 the
-    attention may also run data-parallel over that group (SGLang --enable-dp-attention)."""
+def layouts(space: SearchSpace, node: int, moe: bool, system: int | None = None) -> list[tuple[int, int, int, bool]]:
+    """(tp, pp, ep, dp_attention) of one replica within the budget. TP and PP stay inside one node (the node's GPU
+    link); a MoE model's experts split ep x moe_tp = tp ways, every power-of-two EP dividing tp (TensorRT-LLM's
+    moe_ep_size x moe_tp_size), each also with attention data parallel over the TP group (one rank per GPU:
+    SGLang --enable-dp-attention, TensorRT-LLM enable_attention_dp); wide EP (ep = tp, attention DP) may span
+    the `system`'s nodes. Attention-DP ranks between 1 and tp are not enumerated (--dp-attention N prices one)."""
     limit = min(node, space.gpu_budget)
-    tps = space.tps or _powers_of_two(limit)
+    wide = min(system or node, space.gpu_budget)
+    tps = space.tps or _powers_of_two(wide if moe else limit)
     pps = space.pps or _powers_of_two(limit)
     out = []
     for tp in tps:
         for pp in pps:
-            if tp * pp > limit:
+            if tp * pp > (wide if moe and pp == 1 else limit):
                 continue
-            for ep in ((1, tp) if moe and tp > 1 else (1,)):
-                out.append((tp, pp, ep, False))
-                if ep > 1:
+            eps = [e for e in (space.eps or _powers_of_two(tp)) if tp % e == 0] if moe and tp > 1 else [1]
+            for ep in eps:
+                if tp <= limit:
+                    out.append((tp, pp, ep, False))
+                if moe and tp > 1 and (tp <= limit or ep == tp):
                     out.append((tp, pp, ep, True))
     return out
 
@@ -216,7 +233,7 @@ def replica_setups(space: SearchSpace, moe: bool) -> list[ReplicaSetup]:
     keys = []
     for hw in space.hardware:
         node = node_gpus(hw)
-        for tp, pp, ep, dp in layouts(space, node, moe):
+        for tp, pp, ep, dp in layouts(space, node, moe, system_gpus(hw, space.nodes)):
             for w, q in weight_formats(space):
                 for kv in space.kv_dtypes:
                     for techs in space.technique_sets:

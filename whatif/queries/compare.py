@@ -33,11 +33,12 @@ class Comparison:
         return self.rows[0]
 
 
-SYSTEM_KEYS = ("tp", "pp", "ep")
+SYSTEM_KEYS = ("tp", "pp", "ep", "moe_tp", "dp", "nodes")   # dp: attention-DP ranks; nodes: --nodes
 
 
 def on_system(base: Scenario, spec: str) -> Scenario:
-    """`base` on the system `spec` names: 'NAME' or 'NAME:tp=N[:pp=N][:ep=N]' (its own parallelism)."""
+    """`base` on the system `spec` names: 'NAME' or 'NAME:tp=N[:pp=N][:ep=N][:moe_tp=N][:dp=N][:nodes=N]' (its own
+    parallelism, attention-DP ranks and node count)."""
     from ..errors import WhatifError
     name, *keys = spec.split(":")
     par = {}
@@ -45,8 +46,14 @@ def on_system(base: Scenario, spec: str) -> Scenario:
         key, _, value = item.partition("=")
         if key not in SYSTEM_KEYS or not value.isdigit() or int(value) < 1 or key in par:
             raise WhatifError(f"--systems: {spec!r}: {item!r} is not valid; write NAME or NAME:tp=N:pp=N:ep=N "
-                              f"(each at most once, a positive integer)")
+                              f"(also moe_tp=N, dp=N attention-DP ranks, nodes=N; each at most once, a positive "
+                              f"integer)")
         par[key] = int(value)
+    nodes = par.pop("nodes", None)
+    if "dp" in par:
+        par["attention_dp"] = par.pop("dp")
+    if nodes is not None:
+        base = replace(base, nodes=nodes)
     if not par:
         return replace(base, hardware=name)
     if base.gpus is not None:
@@ -73,11 +80,16 @@ def run_compare(base: Scenario, variants: list[str], other_systems: list[str],
     runs = [(variant, scenario, scenario.run()) for variant, scenario in compare_rows(base, variants, other_systems,
                                                                                       host_links)]
     # rows name their parallelism when it differs between them (--systems NAME:tp=N)
-    mixed = len({(e.parallel.tp, e.parallel.pp, e.parallel.ep) for _, _, e in runs}) > 1
+    mixed = len({(e.parallel.tp, e.parallel.pp, e.parallel.ep, e.parallel.moe_tp, e.parallel.attention_dp)
+                 for _, _, e in runs}) > 1
     rows = []
     for variant, scenario, est in runs:
         p = est.parallel
-        label = (scenario.hardware + (f" tp={p.tp} pp={p.pp}" + (f" ep={p.ep}" if p.ep > 1 else "") if mixed else "")
+        layout = (f" tp={p.tp} pp={p.pp}" + (f" ep={p.ep}" if p.ep > 1 else "")
+                  + (f" moe_tp={p.moe_tp}" if 1 < p.ep < p.tp else "")
+                  + (f" dp={p.attention_dp}" if p.dp_attention else ""))
+        label = (scenario.hardware + (f" x{scenario.nodes}" if scenario.nodes and scenario.nodes > 1 else "")
+                 + (layout if mixed else "")
                  + (f" via {scenario.host_link}" if scenario.host_link else ""))
         rows.append(Row(variant, label, est.techniques.label(), est))
     return Comparison(tuple(rows))

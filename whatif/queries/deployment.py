@@ -59,7 +59,7 @@ def _base(scenario, pools: tuple[Pool, ...], prompt: int, output: int, chunked: 
 def from_estimate(scenario) -> tuple[Deployment, Load]:
     """An estimate: one replica running its batch (--max-num-seqs = batch), at that concurrency."""
     w, par = scenario.workload, scenario.parallel
-    pool = Pool(tp=par.tp, pp=par.pp, ep=par.ep, dp_attention=par.dp_attention,
+    pool = Pool(tp=par.tp, pp=par.pp, ep=par.ep, dp_attention=par.dp_attention, attention_dp=par.attention_dp,
                 max_num_seqs=scenario.max_num_seqs or w.batch,
                 max_num_batched_tokens=scenario.max_num_batched_tokens or w.prefill_chunk)
     chunked = scenario.engine_spec().chunked_prefill
@@ -71,7 +71,7 @@ def from_simulation(cfg) -> tuple[Deployment, Load]:
     sc, s, cl, t = cfg.scenario, cfg.scheduler, cfg.cluster, cfg.workload
     par = sc.parallel
     decode = Pool(role="decode" if cl.prefill_replicas else "mixed", replicas=cl.replicas, tp=par.tp, pp=par.pp,
-                  ep=par.ep, dp_attention=par.dp_attention, max_num_seqs=s.max_batch,
+                  ep=par.ep, dp_attention=par.dp_attention, attention_dp=par.attention_dp, max_num_seqs=s.max_batch,
                   max_num_batched_tokens=s.token_budget)
     pools = (decode,)
     if cl.prefill_replicas:

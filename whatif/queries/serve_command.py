@@ -29,6 +29,7 @@ class Pool:
     pp: int = 1
     ep: int = 1
     dp_attention: bool = False
+    attention_dp: int = 0             # attention-DP ranks (each of tp / ranks GPUs); 0: one per GPU of the TP group
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
 
@@ -86,9 +87,12 @@ def _quant_notes(d: Deployment) -> tuple[list[str], list[str]]:
 
 def _vllm(d: Deployment, p: Pool) -> list[str]:
     cmd = ["vllm", "serve", d.model]
-    if p.dp_attention:   # attention data parallel + expert parallel: vLLM's DP ranks with TP 1 each
-        cmd += ["--data-parallel-size", str(p.tp * (p.replicas if p.role == "mixed" else 1)),
+    if p.dp_attention:   # attention data parallel + expert parallel: vLLM's DP ranks with tp / ranks TP each
+        ranks = p.attention_dp or p.tp
+        cmd += ["--data-parallel-size", str(ranks * (p.replicas if p.role == "mixed" else 1)),
                 "--enable-expert-parallel"]
+        if p.tp // ranks > 1:
+            cmd += ["--tensor-parallel-size", str(p.tp // ranks)]
     else:
         cmd += ["--tensor-parallel-size", str(p.tp)]
         if p.pp > 1:
@@ -123,7 +127,7 @@ def _sglang(d: Deployment, p: Pool) -> list[str]:
     if p.ep > 1:
         cmd += ["--ep-size", str(p.ep)]
     if p.dp_attention:
-        cmd += ["--dp-size", str(p.tp), "--enable-dp-attention"]
+        cmd += ["--dp-size", str(p.attention_dp or p.tp), "--enable-dp-attention"]
     elif p.replicas > 1 and p.role == "mixed":
         cmd += ["--dp-size", str(p.replicas)]   # data-parallel replicas behind SGLang's own router
     if p.max_num_seqs:

@@ -56,8 +56,10 @@ def estimate_dict(e: Estimate) -> dict:
     act = e.precision.gemm_activation   # what the header says: a W8A8 technique's fp8
     return {
         "model": e.model.name, "hardware": e.system.name, "gpu": gpu.name, "gpus": e.parallel.gpus,
+        "nodes": -(-e.parallel.gpus // (e.system.gpus_per_node or e.system.gpu_count)),
         "parallel": {"tp": e.parallel.tp, "pp": e.parallel.pp, "ep": e.parallel.ep,
-                     "dp_attention": e.parallel.dp_attention, "pipeline_microbatches": e.pipeline_microbatches},
+                     "dp_attention": e.parallel.dp_attention, "pipeline_microbatches": e.pipeline_microbatches,
+                     "moe_tp": e.parallel.moe_tp, "attention_dp": e.parallel.attention_dp},
         "precision": {"weight": e.precision.weight, "activation": act, "kv": e.precision.kv,
                       "quantization": e.precision.quantization or None,
                       **({"modules": e.precision.module_dict(), "source": e.precision.source or None}
@@ -198,8 +200,33 @@ def _basis_lines(e: Estimate, explain: bool) -> list[str]:
         f"HBM {units.rate(gpu.hbm_bandwidth.value, 'B/s')} ({gpu.hbm_bandwidth.provenance}), "
         f"{units.nbytes(gpu.hbm_capacity.value)} per GPU",
         *[f"quantization {s.name}{where}: {s.pricing}" for s, where in e.precision.schemes()],
+        *([fabric] if (fabric := fabric_line(e.system)) else []),
+        *([load] if (load := expert_load_line(e.model, e.parallel)) else []),
         efficiency_line(e.efficiency, explain),
     ]
+
+
+def expert_load_line(model, par) -> str:
+    """How the routed tokens spread over the EP ranks, and where that assumption is set ('' without EP)."""
+    if model.moe is None or par.ep == 1:
+        return ""
+    skew = (f"routing skew {par.expert_skew:g} (Zipf, given)" if par.expert_skew
+            else "uniform routing (assumed; --expert-skew)")
+    eplb = (f"{par.redundant_experts} redundant experts balanced as DeepSeek's EPLB" if par.redundant_experts
+            else "no redundant experts (--redundant-experts)")
+    return (f"expert load: {skew}, {eplb}: the busiest of {par.ep} EP ranks takes "
+            f"{par.expert_load(model.moe.num_experts):.3g}x the mean tokens")
+
+
+def fabric_line(system) -> str:
+    """Which link each collective's group crosses on a multi-node system ('' on one node)."""
+    link = system.gpu_link
+    if system.nodes <= 1 or link is None or link.scale_out is None:
+        return ""
+    nic = link.scale_out
+    return (f"fabric: {system.nodes} nodes of {link.domain_gpus} GPUs; inside a node {link.name}, between nodes "
+            f"{nic.name} at {units.rate(nic.bandwidth.value, 'B/s')} per GPU ({nic.bandwidth.provenance}; "
+            f"{system.nics_per_node} NICs per node); a group spanning nodes runs NCCL's hierarchical form")
 
 
 def estimate_text(e: Estimate, show_ops: bool = True, explain: bool = False) -> str:
@@ -207,8 +234,7 @@ def estimate_text(e: Estimate, show_ops: bool = True, explain: bool = False) -> 
     w, m = e.workload, e.memory
     lines = [
         f"{e.model.name} on {e.system.name} ({e.parallel.gpus} GPU{'s' if e.parallel.gpus > 1 else ''}: "
-        f"tp={e.parallel.tp} pp={e.parallel.pp} ep={e.parallel.ep}"
-        f"{', DP attention' if e.parallel.dp_attention else ''}), {e.precision.label()}",
+        f"{e.parallel.label()}), {e.precision.label()}",
         f"workload: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens"
         + (f", shared prefix {w.shared_prefix} tokens" if w.shared_prefix else ""),
         f"techniques: {e.techniques.label() if e.techniques else 'none'}",

@@ -20,7 +20,7 @@ def scenario_pairs(e: Estimate) -> list[tuple[str, str]]:
     pairs = [
         ("model", e.model.name),
         ("system", f"{e.system.name} ({gpus_text(p.gpus)} of {gpu.name}: {e.system.description})"),
-        ("parallelism", f"tp={p.tp} pp={p.pp} ep={p.ep}"),
+        ("parallelism", p.label()),
         ("dtypes", e.precision.label()),
         ("techniques", e.techniques.label() if e.techniques else "none"),
         ("placement", e.placement.label()),
@@ -96,7 +96,7 @@ def scenario_only_pairs(scenario) -> list[tuple[str, str]]:
     return [
         ("model", model.name),
         ("system", f"{system.name} ({gpus_text(par.gpus)} of {system.gpu.name} per replica: {system.description})"),
-        ("parallelism", f"tp={par.tp} pp={par.pp} ep={par.ep}"),
+        ("parallelism", par.label()),
         ("dtypes", p.label()),
         ("techniques", techs.label() if techs else "none"),
         ("placement", placement.label() if placement else "all in HBM"),

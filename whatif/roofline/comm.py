@@ -1,4 +1,4 @@
-"""Collectives over the GPU interconnect: ring all-reduce, all-to-all, point-to-point.
+"""Collectives over the GPU interconnect: ring all-reduce, all-gather / reduce-scatter, all-to-all, point-to-point.
 
 Bandwidth is the link's per-direction figure; `efficiency` is the fraction of it NCCL reaches.
 """
@@ -24,7 +24,7 @@ def collective_time(collective: str, message_bytes: float, gpus: int, bandwidth:
     bw = bandwidth * efficiency
     if collective == "all_reduce":
         return 2 * (gpus - 1) / gpus * message_bytes / bw + 2 * (gpus - 1) * latency
-    if collective in ("all_to_all", "all_gather"):  # message = all bytes; (n-1)/n cross the link
+    if collective in ("all_to_all", "all_gather", "reduce_scatter"):  # message = all bytes; (n-1)/n cross the link
         return (gpus - 1) / gpus * message_bytes / bw + (gpus - 1) * latency
     if collective == "send_recv":
         return message_bytes / bw + latency

@@ -1,7 +1,7 @@
 """How a model is run: parallelism, precisions and the batch of one forward pass."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from ..specs.dtypes import ACTIVATION_DTYPES, BYTES, KV_DTYPES, WEIGHT_DTYPES, check_dtype, stored_bytes
@@ -11,31 +11,73 @@ from ..errors import WhatifError, positive_int
 
 @dataclass(frozen=True)
 class Parallelism:
-    tp: int = 1   # tensor parallel: heads and MLP columns split over tp GPUs
+    """A replica's layout as the engines configure it (TensorRT-LLM's Mapping, SGLang, vLLM).
+
+    `tp` GPUs form one pipeline stage. The routed experts are split `ep` x `moe_tp` ways over them
+    (ep x moe_tp = tp: each GPU holds num_experts/ep experts with 1/moe_tp of each one's columns;
+    TensorRT-LLM's moe_ep_size x moe_tp_size, vLLM's --enable-expert-parallel is ep = tp). Attention
+    runs on `attention_dp` data-parallel ranks of tp/attention_dp GPUs each (SGLang --enable-dp-attention
+    --dp N, TensorRT-LLM enable_attention_dp); `dp_attention` is the shorthand attention_dp = tp. Every
+    non-expert weight (attention, dense MLPs, shared experts, embedding, LM head) is split over one
+    rank's attention_tp GPUs.
+    """
+
+    tp: int = 1   # GPUs of one pipeline stage: the engines' TP group
     pp: int = 1   # pipeline parallel: layers split into pp stages
-    ep: int = 1   # expert parallel: MoE experts split over ep GPUs of the TP group (1 or tp)
-    # attention data parallel (SGLang --enable-dp-attention): each GPU of the TP group runs attention
-    # with all heads on its own 1/tp of the sequences; only the routed experts are split (over ep = tp)
-    dp_attention: bool = False
+    ep: int = 1   # expert parallel: the routed experts split over ep GPUs of the TP group
+    dp_attention: bool = False   # attention data parallel on (the shorthand: attention_dp = tp)
+    moe_tp: int = 0          # each expert's columns split over moe_tp GPUs; 0: tp / ep
+    attention_dp: int = 1    # attention data-parallel ranks; 1: off (tp under the dp_attention shorthand)
+    redundant_experts: int = 0   # EPLB's extra expert replicas over the EP group (expert_load.py)
+    expert_skew: float = 0.0     # routing skew: Zipf exponent of the experts' popularity (0: uniform, assumed)
+    # the values filled in from a default, so that dataclasses.replace(par, tp=...) fills them again
+    _defaulted: tuple = field(default=(), compare=False, repr=False)
 
     def __post_init__(self):
         for key in ("tp", "pp", "ep"):
             positive_int(getattr(self, key), f"--{key}")
-        if not isinstance(self.dp_attention, bool):
-            raise WhatifError(f"--dp-attention: {self.dp_attention!r}; valid: true or false")
-        if self.dp_attention and not self.ep == self.tp > 1:
-            raise WhatifError(f"--dp-attention: needs --ep equal to --tp and above 1 (got tp={self.tp}, "
-                              f"ep={self.ep}); valid: a MoE model with --tp N --ep N, N > 1")
+        r, skew = self.redundant_experts, self.expert_skew
+        if isinstance(r, bool) or not isinstance(r, int) or not 0 <= r <= 1_000_000:
+            raise WhatifError(f"--redundant-experts: {r!r}; valid: a whole number of extra expert replicas >= 0")
+        if isinstance(skew, bool) or not isinstance(skew, (int, float)) or not 0 <= skew <= 4:
+            raise WhatifError(f"--expert-skew: {skew!r}; valid: a Zipf exponent from 0 (uniform routing) to 4")
+        moe_tp, adp, dp_attention = self.moe_tp, self.attention_dp, self.dp_attention
+        if isinstance(dp_attention, int) and not isinstance(dp_attention, bool) and dp_attention >= 1 and adp == 1:
+            adp, dp_attention = dp_attention, dp_attention > 1   # dp_attention: N (a file or API) gives the ranks
+        if not isinstance(dp_attention, bool):
+            raise WhatifError(f"--dp-attention: {dp_attention!r}; valid: true or false, or a count of ranks")
+        defaulted = dict(self._defaulted)
+        if moe_tp == 0 or defaulted.get("moe_tp") == moe_tp:
+            # 0 while ep does not divide tp: --gpus may still fill tp in (Scenario.parallelism); graph.py checks
+            moe_tp = self.tp // self.ep if self.tp % self.ep == 0 else 0
+            defaulted["moe_tp"] = moe_tp
+        else:
+            defaulted.pop("moe_tp", None)
+            positive_int(moe_tp, "--moe-tp")
+            if self.ep * moe_tp != self.tp:
+                valid = ", ".join(f"{d}" for d in range(1, self.tp + 1) if self.tp % d == 0 and d <= 64)
+                raise WhatifError(f"--moe-tp: {moe_tp} with --ep {self.ep} splits experts over {self.ep * moe_tp} "
+                                  f"GPUs, not the --tp {self.tp} of the TP group; valid: ep x moe-tp = {self.tp} "
+                                  f"(moe-tp one of {valid})")
+        if adp == 1 and dp_attention or defaulted.get("attention_dp") == adp:
+            adp = self.tp if dp_attention else 1
+            defaulted["attention_dp"] = adp
+        else:
+            defaulted.pop("attention_dp", None)
+            positive_int(adp, "--dp-attention")
+            if self.tp % adp:
+                valid = ", ".join(str(d) for d in range(1, self.tp + 1) if self.tp % d == 0 and d <= 64)
+                raise WhatifError(f"--dp-attention: {adp} ranks do not divide --tp {self.tp}; valid: {valid} "
+                                  f"(attention TP per rank = tp / ranks)")
+        object.__setattr__(self, "moe_tp", moe_tp)
+        object.__setattr__(self, "attention_dp", adp)
+        object.__setattr__(self, "dp_attention", dp_attention or adp > 1)
+        object.__setattr__(self, "_defaulted", tuple(sorted(defaulted.items())))
 
     @property
     def attention_tp(self) -> int:
-        """GPUs each attention layer (and every other non-expert weight) is split over: 1 under DP attention."""
-        return 1 if self.dp_attention else self.tp
-
-    @property
-    def attention_dp(self) -> int:
-        """Groups the sequences are split into: tp under DP attention, else 1."""
-        return self.tp if self.dp_attention else 1
+        """GPUs each attention layer (and every other non-expert weight) is split over: tp / attention_dp."""
+        return self.tp // self.attention_dp
 
     @property
     def gpus(self) -> int:
@@ -43,9 +85,32 @@ class Parallelism:
 
     @property
     def dense(self) -> Parallelism:
-        """How everything but the routed experts is split: over tp, or under DP attention not at all
-        (each GPU holds attention, dense MLPs, shared experts, embedding and LM head whole)."""
-        return Parallelism(tp=1, pp=self.pp) if self.dp_attention else self
+        """How everything but the routed experts is split: over one attention rank's attention_tp GPUs
+        (tp without attention DP; under full DP attention not at all: each GPU holds attention, dense MLPs,
+        shared experts, embedding and LM head whole)."""
+        return Parallelism(tp=self.attention_tp, pp=self.pp) if self.dp_attention else self
+
+    @property
+    def gathers_experts(self) -> bool:
+        """Under attention DP with each expert split (moe_tp > 1), the ranks' tokens are all-gathered before
+        the MoE and its partial outputs reduce-scattered back (TensorRT-LLM, SGLang without DeepEP); with
+        whole experts (moe_tp = 1) tokens go to their experts by an all-to-all (DeepEP dispatch / combine)."""
+        return self.dp_attention and self.moe_tp > 1
+
+    def expert_load(self, num_experts: int) -> float:
+        """The busiest EP rank's token-expert assignments over the mean rank's (1: uniform, no EPLB)."""
+        from .expert_load import busiest_rank_factor   # (numpy, which building the CLI parser avoids)
+        return busiest_rank_factor(num_experts, self.ep, float(self.expert_skew), self.redundant_experts)
+
+    def label(self) -> str:
+        """tp=.. pp=.. ep=.. as a header says it, with moe_tp and attention DP where they say more."""
+        text = f"tp={self.tp} pp={self.pp} ep={self.ep}"
+        if self.ep > 1 and self.moe_tp > 1:
+            text += f" moe_tp={self.moe_tp}"
+        if self.dp_attention:
+            text += ", DP attention" if self.attention_tp == 1 else \
+                f", DP attention: {self.attention_dp} ranks of attention TP {self.attention_tp}"
+        return text
 
 
 @dataclass(frozen=True)

@@ -58,11 +58,12 @@ class RoundContext:
     def target(self, fb: ForwardBatch) -> PassTime:
         return time_pass(self.setup, fb, self.cuda_graphs)
 
-    def other_model(self, model: ModelSpec, tp: int) -> PassSetup:
+    def other_model(self, model: ModelSpec, tp: int, par: Parallelism | None = None) -> PassSetup:
         """A second model (a drafter) on the same system and efficiency, at the precisions the target runs
-        at (quantized with it: the memory plan sizes a drafter's weights and KV so), without techniques."""
+        at (quantized with it: the memory plan sizes a drafter's weights and KV so), without techniques;
+        over `tp` GPUs, or laid out as `par` (a module of the target itself runs as the target does)."""
         s = self.setup
-        return pass_setup(model, s.system, Parallelism(tp=tp), s.precision, s.efficiency, s.utilization)
+        return pass_setup(model, s.system, par or Parallelism(tp=tp), s.precision, s.efficiency, s.utilization)
 
     def ops_time(self, ops: list[Op]) -> float:
         """Kernels outside the model's passes (draft heads, KV realignment), in sequence with their gaps."""

@@ -68,7 +68,7 @@ def step_shape(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> tupl
     Decode batches run as CUDA graphs (with `cuda_graphs`), anything with a prefill eagerly. With an
     engine in the setup, a decode batch is padded up to the engine's next captured size (the padded rows
     are dummy one-token sequences: their GEMM rows cost, their attention next to nothing, no logits) or
-    runs eagerly above the largest."""
+    runs eagerly above the largest (under attention DP: each rank's share against its own graphs)."""
     engine = setup.engine_spec
     graphs = cuda_graphs and batch.is_decode
     if engine is None:
@@ -110,7 +110,7 @@ def dp_graph_shape(engine, batch: ForwardBatch, dp: int) -> tuple[ForwardBatch, 
         return batch, padded is not None
     pad = ((1, 1, padded - real),)
     local = ForwardBatch(local.groups + pad, logits=local.logits or real)
-    extra = ((1, 1, (padded - real) * dp),)   # (an even split pads all ranks: their padding joins the experts)
+    extra = ((1, 1, padded * dp - batch.sequences),)   # every rank padded to `padded`: all rows join the experts
     return ForwardBatch(batch.groups + extra, logits=batch.logits or batch.sequences, local=local), True
 
 

@@ -33,35 +33,46 @@ FULL_LAYER = LayerSpec()   # full attention + dense feed-forward
 
 
 def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
-    """TP must split heads evenly; PP cannot exceed the layers; EP must split the experts; DP attention
-    needs experts (it splits only them; the TP checks do not apply since nothing else is split)."""
+    """TP must split heads evenly; PP cannot exceed the layers; EP x MoE-TP must split the experts; DP attention
+    needs experts (the heads, KV heads and dense columns are split over one rank's attention_tp GPUs only)."""
     if par.dp_attention and model.moe is None:
-        raise WhatifError(f"--dp-attention: {model.name} has no experts; valid only for MoE models "
-                          f"(with --ep equal to --tp)")
-    if par.dp_attention:
-        par = Parallelism(tp=1, pp=par.pp)   # heads, KV heads and MLP columns are not split
+        raise WhatifError(f"--dp-attention: {model.name} has no experts; valid only for MoE models")
+    if par.dp_attention and par.tp == 1:
+        raise WhatifError("--dp-attention: needs a TP group of more than one GPU; valid: --tp N (N > 1), ranks "
+                          "dividing N")
+    if par.ep > 1 and model.moe is None:
+        raise WhatifError(f"--ep: {model.name} has no experts; use --ep 1")
+    if par.moe_tp == 0:   # ep does not divide tp (moe_tp is left unset until --gpus fills tp in)
+        valid = ", ".join(str(d) for d in range(1, par.tp + 1) if par.tp % d == 0 and d <= 64)
+        raise WhatifError(f"--ep: {par.ep} does not divide --tp {par.tp}; valid: {valid} (ep x moe-tp = tp)")
+    if (par.redundant_experts or par.expert_skew) and (model.moe is None or par.ep == 1):
+        flag = "--redundant-experts" if par.redundant_experts else "--expert-skew"
+        raise WhatifError(f"{flag}: only an expert-parallel layout has it; valid: a MoE model with --ep above 1")
+    slots = model.moe.num_experts + par.redundant_experts if model.moe is not None else 0
+    if model.moe is not None and slots % par.ep:
+        more = f" + {par.redundant_experts} redundant" if par.redundant_experts else ""
+        valid = f"; or --redundant-experts R making {model.moe.num_experts} + R a multiple of {par.ep}"
+        raise WhatifError(f"--ep: {par.ep} does not divide the {model.moe.num_experts}{more} experts of "
+                          f"{model.name}{valid if par.ep > 1 else ''}")
+    if model.moe is not None and par.moe_tp > 1 and model.moe.expert_intermediate_size % par.moe_tp:
+        raise WhatifError(f"--moe-tp: {par.moe_tp} does not divide the expert intermediate size "
+                          f"{model.moe.expert_intermediate_size} of {model.name}")
+    flag = f"--tp {par.tp} / --dp-attention {par.attention_dp}: attention TP" if par.dp_attention else "--tp:"
+    par = par.dense   # under DP attention only one rank's attention_tp GPUs split heads and dense columns
     if model.num_heads % par.tp:
         valid = [t for t in range(1, model.num_heads + 1) if model.num_heads % t == 0 and t <= 64]
-        raise WhatifError(f"--tp: {par.tp} does not divide the {model.num_heads} attention heads of "
+        raise WhatifError(f"{flag} {par.tp} does not divide the {model.num_heads} attention heads of "
                           f"{model.name}; valid: {', '.join(map(str, valid))}")
     if model.mla is None and par.tp > model.num_kv_heads and par.tp % model.num_kv_heads:
-        raise WhatifError(f"--tp: {par.tp} neither divides nor is a multiple of the {model.num_kv_heads} "
-                          f"KV heads of {model.name}")
+        raise WhatifError(f"{flag} {par.tp} neither divides nor is a multiple of the "
+                          f"{model.num_kv_heads} KV heads of {model.name}")
     if model.intermediate_size % par.tp:
-        raise WhatifError(f"--tp: {par.tp} does not divide intermediate_size {model.intermediate_size}")
+        raise WhatifError(f"{flag} {par.tp} does not divide intermediate_size {model.intermediate_size}")
     for what, heads in _recurrent_heads(model):
         if heads % par.tp:
-            raise WhatifError(f"--tp: {par.tp} does not divide the {heads} {what} of {model.name}")
+            raise WhatifError(f"{flag} {par.tp} does not divide the {heads} {what} of {model.name}")
     if par.pp > model.num_layers:
         raise WhatifError(f"--pp: {par.pp} is more than the {model.num_layers} layers of {model.name}")
-    if par.ep > 1:
-        if model.moe is None:
-            raise WhatifError(f"--ep: {model.name} has no experts; use --ep 1")
-        if par.ep != par.tp:
-            valid = "1 (or set --tp too: --ep equals --tp)" if par.tp == 1 else f"1 or {par.tp} (--tp)"
-            raise WhatifError(f"--ep: {par.ep}; experts are spread over the TP group, so valid: {valid}")
-        if model.moe.num_experts % par.ep:
-            raise WhatifError(f"--ep: {par.ep} does not divide the {model.moe.num_experts} experts")
 
 
 def _recurrent_heads(model: ModelSpec) -> list[tuple[str, int]]:
@@ -186,9 +197,10 @@ def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Pre
               moe_layer: bool | LayerSpec, count: int, techs: TechniqueSet = NONE,
               kv: KVFormat | None = None) -> list[Op]:
     """One layer on one GPU (`moe_layer`: its LayerSpec, or a bool for a full-attention layer with a dense or MoE
-    feed-forward). Under DP attention this GPU runs everything but the routed experts on its own share of the
-    sequences (`batch.split`), whole weights and no TP collectives; the experts see the whole group's tokens
-    (moe.py). A layer without a mixer or without a feed-forward block (Nemotron-H) has only the other half."""
+    feed-forward). Under DP attention this GPU runs everything but the routed experts on its rank's share of the
+    sequences (`batch.split`), with weights split over the rank's attention_tp GPUs and their all-reduces; the
+    experts see the whole group's tokens (moe.py). A layer without a mixer or without a feed-forward block
+    (Nemotron-H) has only the other half."""
     spec = moe_layer if isinstance(moe_layer, LayerSpec) else LayerSpec("full", "moe" if moe_layer else "dense")
     group_tokens = batch.tokens
     batch, dense = batch.split(par.attention_dp), par.dense
@@ -200,7 +212,7 @@ def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Pre
                          elem_bytes=a, dtype=prec.activation, count=count, extra_bytes=d * a, role=role)
 
     def allreduce(role: OpRole) -> Op:
-        return comm_op(role.value, "all_reduce", tokens * d * a, par.tp, count, role)
+        return comm_op(role.value, "all_reduce", tokens * d * a, dense.tp, count, role)   # one rank's TP group
 
     def residual(name: str, role: OpRole) -> Op:
         return streaming(name, OpClass.ELEMENTWISE, tokens * d, reads=2, writes=1, flops_per_element=ADD_FLOPS,

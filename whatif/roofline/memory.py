@@ -140,26 +140,32 @@ class MemoryPlan:
 
 
 def layer_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stage: int) -> float:
-    """Weights of the transformer layers one GPU of `stage` holds (split over TP or EP; under DP
-    attention only the routed experts are split, over ep, and everything else is whole)."""
+    """Weights of the transformer layers one GPU of `stage` holds: the routed experts split ep x moe_tp = tp
+    ways, everything else over TP, or under DP attention over one rank's attention_tp GPUs."""
     layers = stage_layers(model, par.pp, stage)
     norms = sum(model.norm_params() * model.layer_norms(i) for i in layers)
-    linear = sum(model.layer_params(i) for i in layers) - norms
     if prec.per_module:
         return module_weight_bytes(model, par, prec, layers) + norms * prec.embedding_bytes
-    if par.dp_attention:
+    linear = sum(model.layer_params(i) for i in layers) - norms
+    if par.dp_attention or par.redundant_experts:
         m = model.moe
         routed = m.num_experts * model.dense_mlp_params(m.expert_intermediate_size) \
             * sum(model.is_moe_layer(i) for i in layers)
-        linear = (linear - routed) * par.tp + routed     # whole non-expert weights: tp x the 1/tp share
+        linear = (linear - routed) * par.tp / par.attention_tp + routed * expert_replicas(model, par)
     return linear / par.tp * prec.weight_bytes + norms * prec.embedding_bytes
+
+
+def expert_replicas(model: ModelSpec, par: Parallelism) -> float:
+    """Stored copies per routed expert: 1, or more with EPLB's redundant experts."""
+    return (model.moe.num_experts + par.redundant_experts) / model.moe.num_experts if model.moe else 1.0
 
 
 def module_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, layers) -> float:
     """Linear weights of `layers` one GPU holds when module classes differ in precision: each class's
     parameters at its own bytes per weight (the router and whatever else a layer holds at the attention's)."""
     params = layer_module_params(model, layers)
-    split = {"experts": par.tp}   # routed experts split over the TP group (EP or TP); the rest over attention TP
+    # routed experts split ep x moe_tp = tp ways (EPLB copies added); everything else over attention TP
+    split = {"experts": par.tp / expert_replicas(model, par)}
     return sum(n / split.get(cls, par.attention_tp) * prec.module_weight_bytes(cls) for cls, n in params.items())
 
 

@@ -1,8 +1,9 @@
 """Mixture-of-experts layer: router, the experts a batch actually touches, expert parallelism.
 
-With T tokens each choosing k of E experts (uniform routing assumed), an expert is hit with
-probability 1 - (1 - k/E)^T; only hit experts' weights are read, which is why small-batch MoE
-decode reads a fraction of the weights and large batches read them all.
+With T tokens each choosing k of E experts (uniform routing assumed for which experts are hit), an expert
+is hit with probability 1 - (1 - k/E)^T; only hit experts' weights are read, which is why small-batch MoE
+decode reads a fraction of the weights and large batches read them all. Under expert parallelism the
+busiest EP rank's tokens set the layer's time (expert_load.py: routing skew and EPLB's redundant experts).
 """
 from __future__ import annotations
 
@@ -24,30 +25,39 @@ def experts_touched(num_experts: float, k: int, tokens: int, total_experts: int)
 
 def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None = None) -> list[Op]:
     """One MoE layer on one GPU. `tokens`: the TP group's tokens, which the experts share (routed,
-    touched); `local_tokens`: this GPU's own under DP attention (router, dispatch/combine of its own
-    tokens, shared experts data-parallel on whole weights), else the same as `tokens`."""
+    touched); `local_tokens`: this GPU's attention rank's own under DP attention (router, dispatch/combine
+    of its own tokens, shared experts on the rank's attention_tp split), else the same as `tokens`.
+
+    Each GPU holds num_experts/ep experts with 1/moe_tp of their columns. The tokens reach them by an
+    all-to-all within the EP group (dispatch and combine), or under DP attention with split experts
+    (par.gathers_experts) by an all-gather of every rank's tokens and a reduce-scatter of the partial
+    outputs over the TP group; without DP attention the TP all-reduce after the layer sums the partials."""
     local = tokens if local_tokens is None else local_tokens
     m = model.moe
     base, prec = prec, prec.module("experts")   # the routed experts run their own precision (--expert-quantization)
     a, w, d = prec.act_bytes, prec.weight_bytes, model.hidden_size
     gdt = gemm_compute_dtype(prec.weight, prec.activation)
     ep = par.ep
-    tp_expert = 1 if ep > 1 else par.tp       # without EP, each expert's columns are split over TP
-    inter = m.expert_intermediate_size // tp_expert
-    local_experts = m.num_experts / ep
+    inter = m.expert_intermediate_size // par.moe_tp
+    local_experts = (m.num_experts + par.redundant_experts) / ep   # EPLB's replicas take slots too
     touched = experts_touched(local_experts, m.experts_per_token, tokens, m.num_experts)
-    routed = tokens * m.experts_per_token / ep  # token-expert assignments landing on this GPU
+    load = par.expert_load(m.num_experts) if ep > 1 else 1.0   # the busiest rank's share over the mean
+    routed = tokens * m.experts_per_token / ep * load  # token-expert assignments landing on the busiest GPU
     gated = model.mlp == "gated"
     up_n = 2 * inter if gated else inter
+    # under DP attention a rank's attention_tp GPUs hold the same tokens; each sends its 1/attention_tp share
+    sent = -(-local // par.attention_tp) if par.dp_attention else local
     ops = [
         gemm("router", local, m.num_experts, d, base.act_bytes, base.act_bytes, base.activation, count, out_bytes=4.0,
              role=OpRole.ROUTER),
         streaming("router_topk", OpClass.ROUTER, local * m.num_experts, reads=1, writes=0,
                   flops_per_element=TOPK_FLOPS, elem_bytes=4.0, dtype="fp32", count=count, role=OpRole.ROUTER_TOPK),
     ]
-    if ep > 1:
-        ops.append(comm_op("moe_dispatch", "all_to_all", local * m.experts_per_token * d * a, ep, count,
-                           OpRole.MOE_DISPATCH))
+    if par.gathers_experts:
+        ops.append(comm_op("moe_gather", "all_gather", tokens * d * a, par.tp, count, OpRole.MOE_DISPATCH))
+    elif ep > 1:
+        ops.append(comm_op("moe_dispatch", "all_to_all", sent * m.experts_per_token * d * a * load, ep, count,
+                           OpRole.MOE_DISPATCH))   # (the busiest receiver bounds it)
     up = gemm("experts_gate_up" if gated else "experts_up", routed, up_n, d, a, w, gdt, count, role=OpRole.EXPERT_UP)
     down = gemm("experts_down", routed, d, inter, a, w, gdt, count, role=OpRole.EXPERT_DOWN)
     for op in (up, down):
@@ -61,8 +71,11 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
             ops.append(streaming("experts_act", OpClass.ACTIVATION, routed * inter, reads=2 if gated else 1, writes=1,
                                  flops_per_element=ACT_FLOPS, elem_bytes=a, dtype=prec.activation, count=count,
                                  role=OpRole.EXPERT_ACT))
-    if ep > 1:
-        ops.append(comm_op("moe_combine", "all_to_all", local * m.experts_per_token * d * a, ep, count,
+    if par.gathers_experts:
+        ops.append(comm_op("moe_scatter", "reduce_scatter", tokens * d * prec.hidden_bytes, par.tp, count,
+                           OpRole.MOE_COMBINE))
+    elif ep > 1:
+        ops.append(comm_op("moe_combine", "all_to_all", sent * m.experts_per_token * d * a * load, ep, count,
                            OpRole.MOE_COMBINE))
     if m.shared_experts:
         ops += dense_mlp(model, local, par.dense, base.module("shared_experts"), count,

@@ -62,9 +62,11 @@ def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precisi
                               f"does not have; its tensor-core dtypes: {', '.join(system.gpu.peak)}")
     run_model, run_prec = techs.model(model), techs.precision(prec)
     check_parallelism(run_model, par)
-    if par.dp_attention and techs:   # techniques price their ops on the group's batch, not one GPU's share
-        raise WhatifError(f"--dp-attention: not modelled together with --technique {techs.items[0].name}; "
-                          f"valid: --dp-attention without techniques, or techniques without --dp-attention")
+    group_priced = [t for t in techs.items if not t.per_rank]   # they price ops on the group's batch, not a rank's
+    if par.dp_attention and group_priced:
+        raise WhatifError(f"--dp-attention: not modelled together with --technique {group_priced[0].name}; "
+                          f"valid: --dp-attention without techniques (or with mtp / eagle3), or techniques "
+                          f"without --dp-attention")
     if par.gpus > system.gpu_count:
         raise WhatifError(f"--tp x --pp = {par.gpus} GPUs, but {system.name} has {system.gpu_count}")
     if not 0 < utilization <= 1:

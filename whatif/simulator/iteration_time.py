@@ -279,13 +279,16 @@ class IterationTimes:
                 "grid_steps_per_doubling": GRID_STEPS_PER_DOUBLING}
 
 
-def kv_link_path(system: System, link_name: str | None) -> HostPath:
-    """The path KV takes between disaggregated pools: a link profile, or the system's GPU link."""
+def kv_link_path(system: System, link_name: str | None, cluster_gpus: int = 0) -> HostPath:
+    """The path KV takes between disaggregated pools: a link profile, or the system's GPU link; on a multi-node
+    system a cluster of more GPUs than a node (`cluster_gpus`) has its pools on different nodes: each GPU's NIC."""
     if link_name is None:
         link = system.gpu_link
         if link is None:
             raise WhatifError(f"--kv-link: {system.name} has no GPU-to-GPU link to send KV between the prefill and "
                               f"decode pools; give a link profile, e.g. nvlink-4 or rdma-400g")
+        if link.scale_out is not None and cluster_gpus > (link.domain_gpus or cluster_gpus):
+            link = link.scale_out
     else:
         link = load_component(link_name, "link", "--kv-link")
     return HostPath(f"KV transfer over {link.name}", link.bandwidth_for("h2d"), link.latency.value,

@@ -62,12 +62,12 @@ def check_fits(cfg: SimConfig) -> None:
     replicas must fit it together. The commands check it; the configuration search's re-check simulates
     aggregated clusters of several such nodes on purpose."""
     sc, cl = cfg.scenario, cfg.cluster
-    system = _system(sc.hardware)
+    system = sc.system_profile()   # (--nodes composed)
     par = sc.parallelism()   # (--gpus may set tp)
     if cl.disaggregated:
         pre = prefill_scenario(cfg)
         for flag, scenario, gpus in (("--prefill-hardware", pre, pre.parallelism().gpus), ("--hardware", sc, par.gpus)):
-            s = _system(scenario.hardware)
+            s = scenario.system_profile()
             if s is not None and gpus > s.gpu_count:
                 pool = "prefill" if flag == "--prefill-hardware" else "decode"
                 raise WhatifError(f"{flag}: a {pool} replica of {gpus} GPUs is more than the {s.gpu_count} GPUs of "
@@ -79,7 +79,7 @@ def check_fits(cfg: SimConfig) -> None:
     if need > system.gpu_count:
         raise WhatifError(f"--replicas {cl.replicas} x {par.gpus} GPUs (tp {par.tp} x pp {par.pp}) = {need} GPUs, "
                           f"more than the {system.gpu_count} GPUs of system '{system.name}'; use fewer replicas or "
-                          f"GPUs per replica, or a larger system")
+                          f"GPUs per replica, or a larger system (--nodes N)")
 
 
 def kv_path(cfg: SimConfig, prefill_system: System, prefill_gpus: int, decode_gpus: int) -> HostPath:
@@ -88,7 +88,7 @@ def kv_path(cfg: SimConfig, prefill_system: System, prefill_gpus: int, decode_gp
     if cl.kv_link is not None:
         return kv_link_path(prefill_system, cl.kv_link)
     same = (cl.prefill_hardware or cfg.scenario.hardware) == cfg.scenario.hardware
-    profile = _system(cl.prefill_hardware or cfg.scenario.hardware)   # (the whole system, not a replica's share)
+    profile = (_system(cl.prefill_hardware) if cl.prefill_hardware else cfg.scenario.system_profile())   # (all of it)
     one_domain = cl.prefill_replicas * prefill_gpus + cl.replicas * decode_gpus <= _domain(profile or prefill_system)
     if (same and one_domain) or (prefill_system.gpu_link is None and prefill_system.node_link is None):
         return kv_link_path(prefill_system, None)   # (a bare GPU profile names no link: the error says so)

@@ -275,8 +275,8 @@ def _parse_system(data: dict, where: str) -> System:
     gpu_count = integer(_require(data, "gpu_count", where), f"{where}.gpu_count", 1, MAX_GPUS, "GPUs")
     gpu_link = load_component(link_name, "link", f"{where}.gpu_link") if link_name else gpu.interconnect
     per_node, node_link, nics = _parse_nodes(data, where, gpu_count)
-    if node_link is not None and gpu_link is not None:
-        gpu_link = replace(gpu_link, domain_gpus=per_node, scale_out=_nic_share(node_link, nics, per_node))
+    if per_node is not None and gpu_link is not None:
+        gpu_link = replace(gpu_link, domain_gpus=per_node, scale_out=nic_share(node_link, nics, per_node))
     return System(
         name=data["name"], description=_text(data, "description", where), gpu=gpu,
         gpu_count=gpu_count, gpu_link=gpu_link, tiers=tuple(tiers),
@@ -286,29 +286,31 @@ def _parse_system(data: dict, where: str) -> System:
 
 
 def _parse_nodes(data: dict, where: str, gpu_count: int) -> tuple[int | None, Link | None, int | None]:
-    """(GPUs per node, NIC link, NICs per node) of a multi-node system; (None, None, None) for one node."""
+    """(GPUs per node, NIC link, NICs per node) of a multi-node system; for one node (None, its NICs or None,
+    their count): the NICs --nodes N joins N of it over (specs/nodes.py)."""
     nodes = integer(data.get("nodes", 1), f"{where}.nodes", 1, MAX_GPUS, "nodes")
-    if nodes == 1:
-        for key in ("node_link", "nics_per_node"):
-            if key in data:
-                raise WhatifError(f"{where}.{key}: only a system of more than one node has it; set nodes: 2 or more")
-        return None, None, None
     if gpu_count % nodes:
         raise WhatifError(f"{where}.nodes: {nodes} does not divide gpu_count {gpu_count}; "
                           f"valid: a divisor of {gpu_count} (equal nodes)")
     per_node = gpu_count // nodes
     if "node_link" not in data:
-        raise WhatifError(f"{where}.node_link: missing; a system of {nodes} nodes needs the link profile of "
-                          f"one node's NIC, e.g. rdma-400g")
+        if nodes == 1 and "nics_per_node" not in data:
+            return None, None, None
+        raise WhatifError(f"{where}.node_link: missing; a system of {nodes} node(s) with NICs needs the link "
+                          f"profile of one node's NIC, e.g. rdma-400g")
+    nics = integer(data.get("nics_per_node", per_node), f"{where}.nics_per_node", 1, MAX_TIER_DEVICES, "NICs")
+    return (per_node if nodes > 1 else None), _nic_link(data, where), nics
+
+
+def _nic_link(data: dict, where: str) -> Link:
     node_link = load_component(data["node_link"], "link", f"{where}.node_link")
     if node_link.type != "network":
         raise WhatifError(f"{where}.node_link: '{node_link.name}' is a {node_link.type} link; "
                           f"valid: a network link (type: network), e.g. rdma-400g")
-    nics = integer(data.get("nics_per_node", per_node), f"{where}.nics_per_node", 1, MAX_TIER_DEVICES, "NICs")
-    return per_node, node_link, nics
+    return node_link
 
 
-def _nic_share(nic: Link, nics: int, gpus: int) -> Link:
+def nic_share(nic: Link, nics: int, gpus: int) -> Link:
     """The scale-out link one GPU sees: one NIC when each GPU has its own (rail-optimized DGX/HGX
     nodes), else nics/gpus of one NIC's bandwidth (NCCL spreads a node's traffic over all its NICs)."""
     if nics == gpus:
@@ -374,9 +376,10 @@ def list_components(kind: str | None = None) -> list[str]:
     return [n for n in profile_index(HARDWARE_DIR) if kind is None or component_kind(n) == kind]
 
 
-def load_system(name: str, gpus: int | None = None) -> System:
-    """A system by name; a bare GPU name becomes a one-node system of `gpus` of it."""
-    comp = load_component(name, None, "--hardware")
+def load_system(name: str, gpus: int | None = None, comp=None) -> System:
+    """A system by name; a bare GPU name becomes a one-node system of `gpus` of it. `comp`: the component
+    already loaded (or composed of several nodes: specs/nodes.py)."""
+    comp = comp or load_component(name, None, "--hardware")
     if isinstance(comp, GPU):
         count = gpus or 1
         if count > MAX_BARE_GPUS:

@@ -76,6 +76,7 @@ class Technique:
     budget_param: ClassVar[str] = ""           # the parameter that sets how many tokens are kept or read
     needs_peak: ClassVar[str] = ""             # a tensor-core dtype the GPU must have (fp8, int8, int4)
     decodes: ClassVar[bool] = False            # a Decoder: changes the tokens a decode round yields
+    per_rank: ClassVar[bool] = False           # prices its ops on one attention-DP rank's share (--dp-attention)
 
     def __post_init__(self):
         self.check_params()
@@ -94,6 +95,11 @@ class Technique:
     def for_workload(self, workload) -> Technique:
         """The technique with defaults that come from the workload filled in (e.g. a schedule that starts at
         the prompt's end); a scenario binds every technique to its workload before running."""
+        return self
+
+    def for_engine(self, engine: str) -> Technique:
+        """The technique with defaults the serving engine chooses filled in (--engine: vllm, sglang, trtllm or a
+        version profile of one); a scenario binds every technique to its engine before running."""
         return self
 
     # ---- cost hooks (identity unless overridden)

@@ -72,6 +72,10 @@ class TechniqueSet:
         """Each technique with its workload-dependent defaults filled in (Technique.for_workload)."""
         return TechniqueSet(tuple(t.for_workload(workload) for t in self.items))
 
+    def for_engine(self, engine: str) -> TechniqueSet:
+        """Each technique with its engine-chosen defaults filled in (Technique.for_engine)."""
+        return TechniqueSet(tuple(t.for_engine(engine) for t in self.items))
+
     def check(self, model: ModelSpec, shared_prefix: int) -> None:
         """Each technique is checked against the model as the techniques before it left it."""
         for t in self.items:

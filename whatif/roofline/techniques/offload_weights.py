@@ -347,7 +347,7 @@ class ExpertOffload(Technique):
         m = model.moe
         if m is None:
             return 0.0
-        split = par.ep if par.ep > 1 else par.tp     # experts split over EP ranks, else each sharded over TP
+        split = par.tp     # experts split ep x moe_tp = tp ways (over EP ranks, each sharded over moe_tp)
         per_expert = model.dense_mlp_params(m.expert_intermediate_size) * prec.module_weight_bytes("experts") / split
         return -(m.num_experts - self.cached) * per_expert * model.num_moe_layers / par.pp
 

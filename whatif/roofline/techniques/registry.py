@@ -13,7 +13,8 @@ def _load_families() -> None:
     # Imported for their @register side effect; kept here so importing the registry loads them all.
     from . import (attention_kernels, context_compression, diffusion, encoder_decoder,  # noqa: F401
                    kv_compression, kv_eviction,
-                   layer_skip, offload_kv, offload_weights, parallel_decoding, passage_compression, prefix_reuse,
+                   layer_skip, native_speculative, offload_kv, offload_weights, parallel_decoding,
+                   passage_compression, prefix_reuse,
                    sparse_attention,
                    sparse_attention_host, sparse_attention_prefill, sparse_attention_recycled,
                    sparse_attention_strided, speculative,

@@ -1,0 +1,70 @@
+"""MTP and EAGLE-3 heads as the engines run them (techniques/native_speculative.py): the engines' default draft
+lengths, acceptance assumed and shown, the verify pass priced by the target's own pricer, the head's memory,
+and MTP under attention DP."""
+from __future__ import annotations
+
+import pytest
+
+import whatif
+from whatif.errors import WhatifError
+from whatif.roofline.config import ForwardBatch, Parallelism, Precision
+from whatif.roofline.decode_round import RoundContext
+from whatif.roofline.forward_pass import time_pass
+from whatif.scenario import Scenario
+
+V3 = dict(model="deepseek-v3", hardware="hgx-h200", tp=8, ep=8, quantization="fp8", prompt=1024, output=256,
+          with_max_batch=False)
+
+
+@pytest.mark.parametrize("engine, k", [("sglang", 3), ("trtllm", 3), ("vllm", 1), ("sglang-0.3", 3)])
+def test_mtp_takes_the_engines_draft_length(engine, k):
+    techs = Scenario(model="deepseek-v3", techniques=("mtp",), kernel_engine=engine).technique_set()
+    assert techs.items[0].k == k and techs.label() == f"mtp:k={k}"
+    kept = Scenario(model="deepseek-v3", techniques=("mtp:k=2",), kernel_engine=engine).technique_set()
+    assert kept.items[0].k == 2
+
+
+def test_eagle3_takes_the_engines_tree():
+    sg = Scenario(techniques=("eagle3",), kernel_engine="sglang").technique_set().items[0]
+    vl = Scenario(techniques=("eagle3",), kernel_engine="vllm").technique_set().items[0]
+    assert len(sg.draft_tree()) == 7 and len(vl.draft_tree()) == 3
+
+
+def test_acceptance_is_shown_as_assumed(capsys):
+    from whatif.cli import main
+    main(["estimate", "--model", "deepseek-v3", "--hardware", "hgx-h200", "--tp", "8", "--ep", "8", "--quantization",
+          "fp8", "--batch", "4", "--technique", "mtp", "--engine", "sglang", "--no-ops"])
+    out = capsys.readouterr().out
+    assert "techniques: mtp:k=3" in out and "mtp:alpha=0.85 is assumed" in out
+
+
+def test_the_verify_pass_is_the_targets_pass_of_drafts_plus_one():
+    sc = Scenario(model="deepseek-v3", hardware="hgx-h200", parallel=Parallelism(tp=8, ep=8),
+                  precision=Precision.of_scheme("fp8"), techniques=("mtp",),
+                  kernel_engine="sglang")
+    setup = sc.resolved().pass_setup()
+    mtp = setup.techniques.items[0]
+    rc = RoundContext(setup, batch=16, context=2048, prompt=1024, output=256, cuda_graphs=True)
+    r = mtp.round(rc)
+    assert r.verify.batch == ForwardBatch.verify_pass(16, 4, 2048)
+    assert r.verify.time_s == pytest.approx(time_pass(setup, ForwardBatch.verify_pass(16, 4, 2048), True).time_s)
+    assert r.tokens == pytest.approx(1 + 0.85 + 0.85 ** 2 + 0.85 ** 3)
+
+
+def test_gain_shrinks_as_the_batch_grows_and_the_head_costs_memory():
+    def speedup(batch):
+        base = whatif.estimate(**V3, batch=batch, kernel_engine="sglang")
+        mtp = whatif.estimate(**V3, batch=batch, kernel_engine="sglang", techniques="mtp")
+        return base.tpot_s / mtp.tpot_s, mtp.estimate.memory.weights_bytes - base.estimate.memory.weights_bytes
+    small, head = speedup(1)
+    large, _ = speedup(512)
+    assert small > large and small > 1.5
+    assert 1e9 < head < 3e9   # one MoE layer of DeepSeek-V3 in fp8 over 8 GPUs, and the 2h -> h projection
+
+
+def test_mtp_runs_per_rank_under_attention_dp_and_other_techniques_do_not():
+    dp = whatif.estimate(**V3, batch=256, dp_attention=True, techniques="mtp", kernel_engine="sglang")
+    plain = whatif.estimate(**V3, batch=256, dp_attention=True, kernel_engine="sglang")
+    assert dp.tpot_s < plain.tpot_s
+    with pytest.raises(WhatifError, match="--dp-attention: not modelled together with --technique eagle3"):
+        whatif.estimate(**V3, batch=8, dp_attention=True, techniques="eagle3")
