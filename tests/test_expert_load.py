@@ -37,17 +37,18 @@ def test_the_busiest_rank_sets_the_expert_gemms_and_dispatch():
     def role_sum(par, roles, key):
         return sum(getattr(op, key) if key != "link" else op.bytes["link"]
                    for op in forward_ops(V3, fb, par, prec) if op.role in roles)
-    flat, skew = Parallelism(tp=8, ep=8), Parallelism(tp=8, ep=8, expert_skew=1.0)
+    flat = Parallelism(tp=8, ep=8, dp_attention=True)   # (attention DP: the tokens reach the experts by all-to-all)
+    skew = Parallelism(tp=8, ep=8, dp_attention=True, expert_skew=1.0)
     factor = busiest_rank_factor(256, 8, 1.0)
     assert role_sum(skew, {OpRole.EXPERT_UP}, "flops") == pytest.approx(factor * role_sum(flat, {OpRole.EXPERT_UP},
                                                                                           "flops"))
     assert role_sum(skew, {OpRole.MOE_DISPATCH}, "link") == pytest.approx(
         factor * role_sum(flat, {OpRole.MOE_DISPATCH}, "link"))
-    slow = whatif.estimate("deepseek-v3", "hgx-h200", tp=8, ep=8, expert_skew=1.0, quantization="fp8", batch=256,
-                           with_max_batch=False)
-    base = whatif.estimate("deepseek-v3", "hgx-h200", tp=8, ep=8, quantization="fp8", batch=256, with_max_batch=False)
-    fixed = whatif.estimate("deepseek-v3", "hgx-h200", tp=8, ep=8, expert_skew=1.0, redundant_experts=32,
-                            quantization="fp8", batch=256, with_max_batch=False)
+    # a large attention-DP batch (compute on the busiest rank matters; at small batches EPLB's copies cost reads)
+    kw = dict(tp=8, ep=8, dp_attention=True, quantization="fp8", batch=2048, with_max_batch=False)
+    slow = whatif.estimate("deepseek-v3", "hgx-h200", expert_skew=1.0, **kw)
+    base = whatif.estimate("deepseek-v3", "hgx-h200", **kw)
+    fixed = whatif.estimate("deepseek-v3", "hgx-h200", expert_skew=1.0, redundant_experts=32, **kw)
     assert base.tpot_s < fixed.tpot_s < slow.tpot_s
 
 

@@ -63,11 +63,14 @@ def test_experts_split_ep_times_moe_tp_ways():
         assert up.shape.m == pytest.approx(64 * V3.moe.experts_per_token / ep)
 
 
-def test_ep_below_tp_dispatches_within_its_ep_group_and_reduces_over_tp():
+def test_ep_below_tp_reduces_over_tp_and_dispatches_only_under_attention_dp():
+    """TP attention: every GPU holds every token, so EP needs no all-to-all (the TP all-reduce sums the experts'
+    partials); attention-DP ranks hold their own tokens and send them to the experts within the EP group."""
     ops = ops_of(Parallelism(tp=8, ep=2))
-    assert {op.shape.gpus for op in comm(ops, "moe_dispatch") + comm(ops, "moe_combine")} == {2}
+    assert not comm(ops, "moe_dispatch") and not comm(ops, "moe_combine")
     assert {op.shape.gpus for op in ops if op.role == OpRole.MLP_ALLREDUCE} == {8}
-    assert not comm(ops_of(Parallelism(tp=8)), "moe_dispatch")
+    dp = ops_of(Parallelism(tp=8, ep=8, dp_attention=True))
+    assert {op.shape.gpus for op in comm(dp, "moe_dispatch") + comm(dp, "moe_combine")} == {8}
 
 
 def test_attention_dp_ranks_split_weights_kv_and_collectives():

@@ -31,7 +31,9 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     Each GPU holds num_experts/ep experts with 1/moe_tp of their columns. The tokens reach them by an
     all-to-all within the EP group (dispatch and combine), or under DP attention with split experts
     (par.gathers_experts) by an all-gather of every rank's tokens and a reduce-scatter of the partial
-    outputs over the TP group; without DP attention the TP all-reduce after the layer sums the partials."""
+    outputs over the TP group. Without DP attention every GPU of the TP group already holds every token (TP
+    attention), so each runs its local experts on them and the TP all-reduce after the layer sums the partials:
+    no all-to-all (TensorRT-LLM's CutlassFusedMoE, vLLM's FusedMoE and SGLang without DP attention or DeepEP)."""
     local = tokens if local_tokens is None else local_tokens
     m = model.moe
     base, prec = prec, prec.module("experts")   # the routed experts run their own precision (--expert-quantization)
@@ -55,7 +57,7 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     ]
     if par.gathers_experts:
         ops.append(comm_op("moe_gather", "all_gather", tokens * d * a, par.tp, count, OpRole.MOE_DISPATCH))
-    elif ep > 1:
+    elif ep > 1 and par.dp_attention:
         ops.append(comm_op("moe_dispatch", "all_to_all", sent * m.experts_per_token * d * a * load, ep, count,
                            OpRole.MOE_DISPATCH))   # (the busiest receiver bounds it)
     up = gemm("experts_gate_up" if gated else "experts_up", routed, up_n, d, a, w, gdt, count, role=OpRole.EXPERT_UP)
@@ -74,7 +76,7 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     if par.gathers_experts:
         ops.append(comm_op("moe_scatter", "reduce_scatter", tokens * d * prec.hidden_bytes, par.tp, count,
                            OpRole.MOE_COMBINE))
-    elif ep > 1:
+    elif ep > 1 and par.dp_attention:
         ops.append(comm_op("moe_combine", "all_to_all", sent * m.experts_per_token * d * a * load, ep, count,
                            OpRole.MOE_COMBINE))
     if m.shared_experts:
