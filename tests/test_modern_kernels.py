@@ -21,12 +21,21 @@ V32 = mla_modules.MlaDims(7168, 1536, 512, 128, 64, 128, 64, 128, 2048)
 def test_every_fit_is_physical_and_sourced():
     families = read_yaml(fitted_roofline.FIT_FILE)["families"]
     assert len(families) >= 15
-    for family, by_engine in families.items():
-        for engine, b in by_engine.items():
-            where = f"{family}/{engine}"
-            assert 0 < b["compute_eff"] <= 1 and 0 < b["memory_eff"] <= 1, where
-            assert b["smooth"] >= 1 and b["l2_speedup"] >= 1 and b["floor_s"] > 0 and b["item_s"] >= 0, where
-            assert b["fitted_on"]["rows"] > 0 and b["fitted_on"]["gpus"] and b["fitted_on"]["versions"], where
+    blocks = [(f"{f}/{e}", b) for f, by in families.items() for e, b in by.items()]
+    blocks += [(f"{where}/{arch}", a) for where, b in list(blocks) for arch, a in b["by_arch"].items()]
+    for where, b in blocks:
+        assert 0 < b["compute_eff"] <= 1 and 0 < b["memory_eff"] <= 1, where
+        assert b["smooth"] >= 1 and b["l2_speedup"] >= 1 and b["floor_s"] > 0 and b["item_s"] >= 0, where
+        assert b["fitted_on"]["rows"] > 0 and b["fitted_on"]["versions"], where
+        assert b["fitted_on"].get("gpus") or b["fitted_on"].get("gpu"), where
+
+
+def test_a_measured_architecture_takes_its_own_fit_and_another_the_pooled_one():
+    own = fitted_roofline.family_params("gdn_chunk_prefill", "vllm", "hopper")
+    assert "rows of h100_sxm (linear_attention__gdn_perf" in own.provenance
+    pooled = fitted_roofline.family_params("gdn_chunk_prefill", "vllm", "turing")
+    assert "no turing GPU measured: pooled over b200_sxm, h100_sxm, l40s" in pooled.provenance
+    assert own != pooled
 
 
 def test_an_engine_without_a_fit_borrows_one_and_says_so():

@@ -103,22 +103,29 @@ HEADER = """# Fitted-roofline parameters of the 2025-26 op families (whatif/roof
 # efficiencies in (0, 1]) on NVIDIA aiconfigurator's modern kernel tables (Apache-2.0; collector releases in
 # fitted_on.versions, from each table folder's VERSIONS). Units: floor_s seconds; compute_eff / memory_eff
 # fractions of the datasheet ceilings each family names; smooth the exponent p combining compute and memory;
-# item_s seconds per fixed-cost work item on one SM. Leave-one-GPU-out errors: benchmarks/accuracy_modern.py.
+# item_s seconds per fixed-cost work item on one SM. by_arch: a measured architecture's own fit (its GPU's rows
+# alone), used for GPUs of that architecture; the pooled block for any other. Errors: benchmarks/accuracy_modern.py.
 """
 
 
-def fit_document(rows) -> dict:
-    families: dict = {}
-    for (family, engine), group in rows.groupby(["family", "engine"]):
-        p = fit(group)
-        families.setdefault(family, {})[engine] = {
-            "floor_s": float(f"{p.floor_s:.4g}"), "compute_eff": float(f"{p.compute_eff:.4g}"),
+def _block(p: RooflineParams, group, **on) -> dict:
+    return {"floor_s": float(f"{p.floor_s:.4g}"), "compute_eff": float(f"{p.compute_eff:.4g}"),
             "memory_eff": float(f"{p.memory_eff:.4g}"), "smooth": float(f"{p.smooth:.4g}"),
             "item_s": float(f"{p.item_s:.4g}"), "l2_speedup": float(f"{p.l2_speedup:.4g}"), "provenance": "fitted",
-            "fitted_on": {"gpus": sorted(set(group["gpu"])), "rows": int(len(group)),
-                          "table": str(group["table"].iloc[0]),
+            "fitted_on": {**on, "rows": int(len(group)), "table": str(group["table"].iloc[0]),
                           "versions": ", ".join(sorted(set(group["version"].astype(str)))),
                           "kernel_sources": sorted(set(group["kernel_source"].astype(str)))}}
+
+
+def fit_document(rows) -> dict:
+    """Per family x engine: the fit pooled over its GPUs, and each measured architecture's own (`by_arch`)."""
+    from .corpus import corpus_gpu
+    families: dict = {}
+    for (family, engine), group in rows.groupby(["family", "engine"]):
+        block = _block(fit(group), group, gpus=sorted(set(group["gpu"])))
+        block["by_arch"] = {corpus_gpu(gpu).arch: _block(fit(mine), mine, gpu=gpu)
+                            for gpu, mine in group.groupby("gpu")}
+        families.setdefault(family, {})[engine] = block
     return {"provenance": "fitted", "families": families}
 
 

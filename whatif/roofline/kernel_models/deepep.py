@@ -45,7 +45,7 @@ def deepep_work(mode: str, phase: str, tokens, hidden, topk, experts, sms, c, li
 def _seconds(mode, phase, tokens, hidden, topk, experts, gpu, link_bw, sms, engine):
     c = ceilings(gpu)
     parts, items = deepep_work(mode, phase, tokens, hidden, topk, experts, sms or c.sms, c, link_bw)
-    return float(fitted_seconds(parts, items, c.sms, family_params(f"deepep_{mode}_{phase}", engine)))
+    return float(fitted_seconds(parts, items, c.sms, family_params(f"deepep_{mode}_{phase}", engine, c.arch)))
 
 
 def deepep_dispatch_seconds(tokens: int, hidden: int, topk: int, experts: int, gpu, link_bw: float,

@@ -31,4 +31,4 @@ def encoder_attention_seconds(batch: int, seq: int, heads: int, head_dim: int, g
     `head_dim` on this GPU (after TP), bf16; gpu: a GPU profile or Ceilings; engine: vllm | sglang | trtllm."""
     c = ceilings(gpu)
     parts, items = encoder_attention_work(batch, seq, heads, head_dim, c)
-    return float(fitted_seconds(parts, items, c.sms, family_params("encoder_attention", engine)))
+    return float(fitted_seconds(parts, items, c.sms, family_params("encoder_attention", engine, c.arch)))

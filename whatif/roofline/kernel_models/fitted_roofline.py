@@ -10,6 +10,7 @@ replays (warm L2), l2_speedup times faster than HBM (fitted, >= 1). `items` coun
 work items (a chunk of a sequence, a (sequence, head) pair), spread over the SMs. Parameters are per op
 family x engine, pooled over the calibration GPUs (A100, H100, B200, L40S where measured), so a GPU enters
 only through its datasheet: compute_eff, memory_eff in (0, 1], floor_s and item_s in seconds, smooth p >= 1.
+A measured architecture also has its own fit (the GPU's rows alone), used for GPUs of that architecture.
 Fitted by validate/modern_fit.py; scored leave-one-GPU-out by benchmarks/accuracy_modern.py.
 """
 from __future__ import annotations
@@ -64,10 +65,17 @@ def fitted_families() -> dict:
     return {f: sorted(by) for f, by in _families().items()}
 
 
+def _params(b: dict, prov: str) -> RooflineParams:
+    return RooflineParams(float(b["floor_s"]), float(b["compute_eff"]), float(b["memory_eff"]), float(b["smooth"]),
+                          float(b["item_s"]), float(b["l2_speedup"]), prov)
+
+
 @cache
-def family_params(family: str, engine: str) -> RooflineParams:
-    """Fitted parameters of one op family for an engine; an engine without its own fit of the family takes
-    another engine's (sglang, then trtllm, then vllm), and the provenance says so."""
+def family_params(family: str, engine: str, arch: str = "") -> RooflineParams:
+    """Fitted parameters of one op family for an engine and a GPU architecture: the architecture's own fit
+    where a GPU of it was measured, else the fit pooled over every measured GPU (the leave-one-GPU-out
+    column of docs/accuracy.md is what to expect then). An engine without its own fit of the family takes
+    another engine's (sglang, then trtllm, then vllm); the provenance says which fit was taken and why."""
     families = _families()
     if family not in families:
         raise WhatifError(f"kernel family '{family}' has no fit; valid: {', '.join(sorted(families))}")
@@ -77,8 +85,12 @@ def family_params(family: str, engine: str) -> RooflineParams:
         chosen = next(e for e in ("sglang", "trtllm", "vllm") if e in by_engine)
         why = f"; no {engine} fit of {family}: {chosen}'s"
     b = by_engine[chosen]
+    own = b.get("by_arch", {}).get(arch)
+    if own is not None:
+        on = own["fitted_on"]
+        return _params(own, f"fitted on {on['rows']} {chosen} rows of {on['gpu']} ({on['table']}, aiconfigurator "
+                            f"collector {on['versions']}){why}")
     on = b["fitted_on"]
-    prov = (f"fitted on {on['rows']} {chosen} rows of {', '.join(on['gpus'])} "
-            f"({on['table']}, aiconfigurator collector {on['versions']}){why}")
-    return RooflineParams(float(b["floor_s"]), float(b["compute_eff"]), float(b["memory_eff"]),
-                          float(b["smooth"]), float(b["item_s"]), float(b["l2_speedup"]), prov)
+    pooled = f"; no {arch} GPU measured: pooled over {', '.join(on['gpus'])}" if arch else ""
+    return _params(b, f"fitted on {on['rows']} {chosen} rows of {', '.join(on['gpus'])} ({on['table']}, "
+                      f"aiconfigurator collector {on['versions']}){why}{pooled}")

@@ -61,4 +61,4 @@ def gdn_seconds(kernel: str, batch: int, seq_len: int, k_heads: int, v_heads: in
     Ceilings; engine: vllm | sglang | trtllm (whose kernels' fit)."""
     c = ceilings(gpu)
     parts, items = gdn_work(kernel, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv)
-    return float(fitted_seconds(parts, items, c.sms, family_params(f"gdn_{kernel}", engine)))
+    return float(fitted_seconds(parts, items, c.sms, family_params(f"gdn_{kernel}", engine, c.arch)))

@@ -148,7 +148,7 @@ def mla_bmm_seconds(tokens: int, heads: int, gpu, engine: str = "trtllm", pre: b
     c = ceilings(gpu)
     d_in, d_out = (nope, kv_lora) if pre else (kv_lora, v)
     parts, items = mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c)
-    return float(fitted_seconds(parts, items, c.sms, family_params("mla_bmm", engine)))
+    return float(fitted_seconds(parts, items, c.sms, family_params("mla_bmm", engine, c.arch)))
 
 
 def mla_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, dims: MlaDims, gpu,
@@ -160,7 +160,7 @@ def mla_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     fp8_block | nvfp4; kv_dtype: bfloat16 | fp8; gpu: a GPU profile or Ceilings; engine: vllm | sglang | trtllm."""
     c = ceilings(gpu)
     parts, items = mla_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c)
-    return float(fitted_seconds(parts, items, c.sms, family_params(f"mla_module_{phase}", engine)))
+    return float(fitted_seconds(parts, items, c.sms, family_params(f"mla_module_{phase}", engine, c.arch)))
 
 
 def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, dims: MlaDims, gpu,
@@ -169,7 +169,7 @@ def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     inputs as mla_module_seconds, dims with the index_* widths."""
     c = ceilings(gpu)
     parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c)
-    return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine)))
+    return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine, c.arch)))
 
 
 def dsa_indexer_seconds(phase: str, batch: int, isl: int, past: int, dims: MlaDims, gpu,
@@ -178,5 +178,5 @@ def dsa_indexer_seconds(phase: str, batch: int, isl: int, past: int, dims: MlaDi
     module fit's efficiencies and without its floor (the module's launch floor is not the indexer's)."""
     from dataclasses import replace
     c = ceilings(gpu)
-    p = replace(family_params(f"dsa_module_{phase}", engine), floor_s=0.0, item_s=0.0)
+    p = replace(family_params(f"dsa_module_{phase}", engine, c.arch), floor_s=0.0, item_s=0.0)
     return float(fitted_seconds(indexer_parts(batch, isl, past, dims, c), 0.0, c.sms, p))

@@ -27,5 +27,5 @@ def quantize_seconds(m: int, k: int, gpu, engine: str = "vllm", compute_scale: b
         if kind == "quantize_compute_scale" and engine == "sglang":
             continue   # SGLang's quantizer computes the scale in the same kernel (its rows measure 0)
         parts, items = quantize_work(kind, m, k, c)
-        total += float(fitted_seconds(parts, items, c.sms, family_params(kind, engine)))
+        total += float(fitted_seconds(parts, items, c.sms, family_params(kind, engine, c.arch)))
     return total

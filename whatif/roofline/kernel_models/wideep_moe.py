@@ -47,4 +47,4 @@ def wideep_moe_seconds(tokens: int, hidden: int, inter: int, topk: int, experts:
     distribution: balanced | power_law_<alpha>; gpu: a GPU profile or Ceilings."""
     c = ceilings(gpu)
     parts, items = wideep_moe_work(tokens, hidden, inter, topk, experts, ep, moe_format, distribution, c, moe_tp)
-    return float(fitted_seconds(parts, items, c.sms, family_params(wideep_family(engine, phase), engine)))
+    return float(fitted_seconds(parts, items, c.sms, family_params(wideep_family(engine, phase), engine, c.arch)))
