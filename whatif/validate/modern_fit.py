@@ -25,10 +25,15 @@ def predict(rows, p: RooflineParams):
     return np.asarray(fitted_seconds(parts_of(rows), rows["items"].to_numpy(), rows["sms"].to_numpy(), p))
 
 
+MAX_SMOOTH = 20.0    # beyond it the ridge is the max of the two terms to within 4%
+MAX_L2_SPEEDUP = 10.0   # assumed bound: no GPU of the tables reads its L2 more than 10x faster than its HBM
+
+
 def to_params(v, with_items: bool, with_l2: bool) -> RooflineParams:
     v = np.clip(v, -30.0, 30.0)   # keeps a wandering trial step finite (efficiencies >= 1e-13, no overflow)
-    return RooflineParams(float(np.exp(v[0])), float(_eff(v[1])), float(_eff(v[2])), float(1.0 + np.exp(v[3])),
-                          float(np.exp(v[4])) if with_items else 0.0, float(1.0 + np.exp(v[-1])) if with_l2 else 1.0)
+    return RooflineParams(float(np.exp(v[0])), float(_eff(v[1])), float(_eff(v[2])),
+                          float(1.0 + (MAX_SMOOTH - 1.0) * _eff(v[3])), float(np.exp(v[4])) if with_items else 0.0,
+                          float(1.0 + (MAX_L2_SPEEDUP - 1.0) * _eff(v[-1])) if with_l2 else 1.0)
 
 
 FIT_ROWS_PER_GPU = 3000   # a larger table is fitted on an evenly spaced subset of each GPU's rows (scored on all)
@@ -57,7 +62,8 @@ def fit(rows) -> RooflineParams:
         return np.log(np.maximum(predict(rows, to_params(v, with_items, with_l2)), 1e-12) / measured)
     best = None
     for floor in (2e-6, 2e-5):   # two starts: launch-bound and bandwidth-bound tables converge differently
-        x0 = [np.log(floor), _logit(0.5), _logit(0.5), np.log(1.0)] + [np.log(1e-7)] * with_items + [0.0] * with_l2
+        x0 = ([np.log(floor), _logit(0.5), _logit(0.5), _logit(1.0 / (MAX_SMOOTH - 1.0))] + [np.log(1e-7)] * with_items
+              + [_logit(1.0 / (MAX_L2_SPEEDUP - 1.0))] * with_l2)
         with np.errstate(all="ignore"):
             x = levenberg_marquardt(residuals, np.array(x0), iters=100)
         r = residuals(x)

@@ -6,10 +6,10 @@ mechanism (FLOPs over the datasheet peak, bytes over the datasheet bandwidth), a
     t = floor_s + item_s * items / SMs + sum_k (( t_c,k / compute_eff )^p + ( t_m,k / memory_eff )^p)^(1/p)
     t_m,k = (HBM bytes + L2-resident bytes / l2_speedup) / datasheet bandwidth
 A kernel whose bytes fit in the GPU's L2 (datasheet size) reads them from L2 on the tables' back-to-back
-replays (warm L2), l2_speedup times faster than HBM (fitted, >= 1). `items` counts the op's fixed-cost
+replays (warm L2), l2_speedup times faster than HBM (fitted, 1 to 10). `items` counts the op's fixed-cost
 work items (a chunk of a sequence, a (sequence, head) pair), spread over the SMs. Parameters are per op
 family x engine, pooled over the calibration GPUs (A100, H100, B200, L40S where measured), so a GPU enters
-only through its datasheet: compute_eff, memory_eff in (0, 1], floor_s and item_s in seconds, smooth p >= 1.
+only through its datasheet: compute_eff, memory_eff in (0, 1], floor_s and item_s in seconds, smooth p in [1, 20].
 A measured architecture also has its own fit (the GPU's rows alone), used for GPUs of that architecture.
 Fitted by validate/modern_fit.py; scored leave-one-GPU-out by benchmarks/accuracy_modern.py.
 """
