@@ -142,9 +142,9 @@ PINNED_LOO = {
     ("quantize_scale", "sglang"): 65.5,
     ("quantize_scale", "trtllm"): 91.1,
     ("quantize_scale", "vllm"): 49.6,
-    ("wideep_moe", "trtllm"): 20.8,
-    ("wideep_moe_decode", "sglang"): 75.3,
-    ("wideep_moe_prefill", "sglang"): 63.8,
+    ("wideep_moe", "trtllm"): 18.8,
+    ("wideep_moe_decode", "sglang"): 20.4,
+    ("wideep_moe_prefill", "sglang"): 34.6,
 }
 
 

@@ -1,17 +1,19 @@
 """Wide expert-parallel MoE: the routed experts' grouped GEMMs on one GPU of a large EP group (SGLang's
 DeepEP MoE, TensorRT-LLM's wide-EP CUTLASS MoE), block-scaled fp8 or NVFP4 weights.
 
-The work is the fused-MoE model's (kernel_models/moe.py: experts this GPU holds that receive tokens read
-once, padded token rows x 6 h I FLOPs, the activation kernels' bytes) at the weight format's bytes and
-tensor-core peak; `tokens` are the whole EP group's, routed uniformly ('balanced'), or by the tables'
-power law ('power_law_<alpha>'); EPLB-rebalanced rows ('..._eplb') are taken as balanced (EPLB's aim).
+The work is the fused-MoE model's routing (kernel_models/moe.py: experts this GPU holds that receive tokens
+read once, padded token rows x 6 h I FLOPs) at the weight format's bytes and tensor-core peak, but only the
+token rows dispatched to this GPU are read and written (assignments x (3 I + 2 h) bf16): unlike a fused MoE
+under TP, no GPU sees the masked slots of the others. `tokens` are the whole EP group's, routed uniformly
+('balanced'), or by the tables' power law ('power_law_<alpha>'); EPLB-rebalanced rows ('..._eplb') are
+taken as balanced (EPLB's aim).
 Parameters: data/modern_fit.yaml, families wideep_moe_prefill and wideep_moe_decode (SGLang: DeepEP normal
 and low-latency kernels) and wideep_moe (TensorRT-LLM: one kernel for both).
 """
 from __future__ import annotations
 
-from .fitted_roofline import family_params, fitted_seconds
-from .moe import moe_ideal_times
+from .fitted_roofline import family_params, fitted_seconds, memory_times
+from .moe import routing_stats
 from .params import ceilings
 
 # weight bytes per element (block scales included) and the tensor-core peak each format runs at
@@ -27,9 +29,10 @@ def routing(distribution: str) -> str:
 
 def wideep_moe_work(tokens, hidden, inter, topk, experts, ep, moe_format, distribution, c, tp=1):
     w_bytes, peak = FORMATS[moe_format]
-    t_c, t_m, t_l2 = moe_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, routing(distribution),
-                                     c.peak_flops(peak), c.hbm_bw, w_bytes, 2.0, c.l2_bytes)
-    return [(t_c, t_m, t_l2)], 0.0
+    touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), routing(distribution))
+    inter_l = inter / tp
+    moved = touched * 3.0 * hidden * inter_l * w_bytes + assigned * (3.0 * inter_l + 2.0 * hidden) * 2.0
+    return [(padded * 6.0 * hidden * inter_l / c.peak_flops(peak), *memory_times(moved, c.hbm_bw, c.l2_bytes))], 0.0
 
 
 def wideep_family(engine: str, phase: str) -> str:
