@@ -1,0 +1,96 @@
+"""The one fitted-roofline form of the 2025-26 op families (GDN, DSA, whole MLA modules, wide-EP MoE,
+DeepEP, encoder attention, quantize kernels) and its parameters (data/modern_fit.yaml).
+
+An op is a few kernels run back to back; each kernel k has ideal times at efficiency 1 from its
+mechanism (FLOPs over the datasheet peak, bytes over the datasheet bandwidth), and
+    t = floor_s + item_s * items / SMs + sum_k (( t_c,k / compute_eff )^p + ( t_m,k / memory_eff )^p)^(1/p)
+    t_m,k = (HBM bytes + L2-resident bytes / l2_speedup) / datasheet bandwidth
+A kernel whose bytes fit in the GPU's L2 (datasheet size) reads them from L2 on the tables' back-to-back
+replays (warm L2), l2_speedup times faster than HBM (fitted, 1 to 10). `items` counts the op's fixed-cost
+work items (a chunk of a sequence, a (sequence, head) pair), spread over the SMs. Parameters are per op
+family x engine, pooled over the calibration GPUs (A100, H100, B200, L40S where measured), so a GPU enters
+only through its datasheet: compute_eff, memory_eff in (0, 1], floor_s and item_s in seconds, smooth p in [1, 20].
+A measured architecture also has its own fit (the GPU's rows alone), used for GPUs of that architecture.
+Fitted by validate/modern_fit.py; scored leave-one-GPU-out by benchmarks/accuracy_modern.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from ...errors import WhatifError
+from ..ridge import ridge
+
+FIT_FILE = Path(__file__).resolve().parents[1] / "data" / "modern_fit.yaml"
+
+
+@dataclass(frozen=True)
+class RooflineParams:
+    floor_s: float
+    compute_eff: float
+    memory_eff: float
+    smooth: float = 2.0
+    item_s: float = 0.0
+    l2_speedup: float = 1.0
+    provenance: str = ""
+
+
+def memory_times(moved, bandwidth, l2_bytes):
+    """(HBM s, L2-resident s) of `moved` bytes at `bandwidth`: all of it one or the other (floats or columns)."""
+    if isinstance(moved, (int, float)):
+        return (0.0, moved / bandwidth) if moved <= l2_bytes else (moved / bandwidth, 0.0)
+    import numpy as np   # (here only: the fitters pass columns)
+    t = np.asarray(moved, dtype=float) / bandwidth
+    resident = np.asarray(moved) <= l2_bytes
+    return np.where(resident, 0.0, t), np.where(resident, t, 0.0)
+
+
+def fitted_seconds(parts, items, sms, p: RooflineParams):
+    """Seconds of an op from its kernels' ideal (compute s, HBM s, L2-resident s) `parts`; floats or columns."""
+    busy = 0.0
+    for t_c, t_m, t_l2 in parts:
+        busy = busy + ridge(t_c / p.compute_eff, (t_m + t_l2 / p.l2_speedup) / p.memory_eff, p.smooth)
+    return p.floor_s + p.item_s * items / sms + busy
+
+
+@cache
+def _families() -> dict:
+    from ...specs.profiles import read_yaml
+    return read_yaml(FIT_FILE).get("families", {}) if FIT_FILE.is_file() else {}
+
+
+def fitted_families() -> dict:
+    """{family: [engines]} of the shipped fits."""
+    return {f: sorted(by) for f, by in _families().items()}
+
+
+def _params(b: dict, prov: str) -> RooflineParams:
+    return RooflineParams(float(b["floor_s"]), float(b["compute_eff"]), float(b["memory_eff"]), float(b["smooth"]),
+                          float(b["item_s"]), float(b["l2_speedup"]), prov)
+
+
+@cache
+def family_params(family: str, engine: str, arch: str = "") -> RooflineParams:
+    """Fitted parameters of one op family for an engine and a GPU architecture: the architecture's own fit
+    where a GPU of it was measured, else the fit pooled over every measured GPU (the leave-one-GPU-out
+    column of docs/accuracy.md is what to expect then). An engine without its own fit of the family takes
+    another engine's (sglang, then trtllm, then vllm); the provenance says which fit was taken and why."""
+    families = _families()
+    if family not in families:
+        raise WhatifError(f"kernel family '{family}' has no fit; valid: {', '.join(sorted(families))}")
+    by_engine = families[family]
+    chosen, why = engine, ""
+    if engine not in by_engine:
+        chosen = next(e for e in ("sglang", "trtllm", "vllm") if e in by_engine)
+        why = f"; no {engine} fit of {family}: {chosen}'s"
+    b = by_engine[chosen]
+    own = b.get("by_arch", {}).get(arch)
+    if own is not None:
+        on = own["fitted_on"]
+        return _params(own, f"fitted on {on['rows']} {chosen} rows of {on['gpu']} ({on['table']}, aiconfigurator "
+                            f"collector {on['versions']}){why}")
+    on = b["fitted_on"]
+    pooled = f"; no {arch} GPU measured: pooled over {', '.join(on['gpus'])}" if arch else ""
+    return _params(b, f"fitted on {on['rows']} {chosen} rows of {', '.join(on['gpus'])} ({on['table']}, "
+                      f"aiconfigurator collector {on['versions']}){why}{pooled}")

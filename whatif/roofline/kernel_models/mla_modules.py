@@ -1,0 +1,182 @@
+"""Whole MLA and DSA attention modules (DeepSeek-V3 / V3.2, GLM-5): projections, the indexer, attention.
+
+A module is its kernels back to back, each priced as a part of fitted_roofline.py:
+- projections, one GEMM each: q_a and kv_a fused (h -> q_lora + kv_lora + rope), q_b (q_lora -> H (nope +
+  rope)), o (H v -> h); prefill expands the latent with kv_b (kv_lora -> H (nope + v)), decode is absorbed:
+  the per-head W_UK (nope x kv_lora) and W_UV (kv_lora x v) batched GEMMs. Weights in the GEMM format's
+  bytes at its tensor-core peak; activations bf16.
+- MLA attention: prefill dense causal, 2 H (qk + v) FLOPs per (query, key) pair, K and V expanded per head;
+  decode absorbed, 2 H (2 kv_lora + rope) FLOPs per cached token, the latent read once per sequence.
+- DSA (DeepSeek Sparse Attention) adds the lightning indexer: its projections (q_lora -> index heads x
+  index dim, h -> index dim, h -> index heads), fp8 logits over every visible (query, key) pair (2 index
+  heads x index dim FLOPs each, 4-byte logits written and read by the top-k), then sparse absorbed MLA over
+  min(top-k, visible) keys per query, each gathered key read once per query. SGLang's short-prompt path
+  ("dense_mha") runs dense prefill attention after the indexer; its "skip_indexer" path has no indexer.
+`past` is the tokens already cached (prefill: a prefix; decode: the context read). Fixed-cost items: one
+per (sequence, head, 64-query tile). Parameters: data/modern_fit.yaml, families mla_module_<phase> and
+dsa_module_<phase> (phase prefill | decode); dsa_indexer_seconds prices the indexer's kernels alone with the
+DSA module fit's efficiencies.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .fitted_roofline import family_params, fitted_seconds, memory_times
+from .params import ceilings
+
+FORMATS = {"bfloat16": (2.0, "bf16"), "bf16": (2.0, "bf16"), "fp8_block": (1.0 + 4.0 / (128 * 128), "fp8"),
+           "fp8": (1.0, "fp8"), "nvfp4": (0.5625, "fp4")}
+KV_BYTES = {"bfloat16": 2.0, "bf16": 2.0, "fp8": 1.0 + 4.0 / 128}
+Q_TILE = 64
+
+
+@dataclass(frozen=True)
+class MlaDims:
+    """A model's MLA widths (its config.json's names): hidden_size, q_lora_rank, kv_lora_rank,
+    qk_nope_head_dim, qk_rope_head_dim, v_head_dim; DSA adds index_n_heads, index_head_dim, index_topk."""
+    hidden: int
+    q_lora: int
+    kv_lora: int
+    nope: int
+    rope: int
+    v: int
+    index_heads: int = 0
+    index_dim: int = 0
+    index_topk: int = 0
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> MlaDims:
+        return cls(cfg["hidden_size"], cfg["q_lora_rank"], cfg["kv_lora_rank"], cfg["qk_nope_head_dim"],
+                   cfg["qk_rope_head_dim"], cfg["v_head_dim"], cfg.get("index_n_heads", 0),
+                   cfg.get("index_head_dim", 0), cfg.get("index_topk", 0))
+
+
+def _gemm(tokens, k, n, w_bytes, peak, c, batch=1):
+    moved = batch * k * n * w_bytes + tokens * (k + n) * 2.0
+    return (2.0 * tokens * k * n / peak, *memory_times(moved, c.hbm_bw, c.l2_bytes))
+
+
+def projection_parts(tokens, heads, d: MlaDims, absorbed: bool, gemm_format: str, c) -> list:
+    w_bytes, peak_key = FORMATS[gemm_format]
+    peak = c.peak_flops(peak_key)
+    bf16 = c.peak_flops("bf16")
+    parts = [_gemm(tokens, d.hidden, d.q_lora + d.kv_lora + d.rope, w_bytes, peak, c),
+             _gemm(tokens, d.q_lora, heads * (d.nope + d.rope), w_bytes, peak, c),
+             _gemm(tokens, heads * d.v, d.hidden, w_bytes, peak, c)]
+    if absorbed:   # per-head batched GEMMs, bf16 (their table: mla_bmm)
+        parts += [_gemm(tokens * heads, d.nope, d.kv_lora, 2.0, bf16, c, heads),
+                  _gemm(tokens * heads, d.kv_lora, d.v, 2.0, bf16, c, heads)]
+    else:
+        parts.append(_gemm(tokens, d.kv_lora, heads * (d.nope + d.v), w_bytes, peak, c))
+    return parts
+
+
+def causal_pairs(isl, past):
+    """(query, key) pairs a causal prefill of `isl` new tokens after `past` cached ones computes."""
+    return isl * (isl + 1) / 2.0 + isl * past
+
+
+def capped_pairs(isl, past, cap):
+    """Sum over the new tokens of min(cap, visible keys): sparse attention's (query, key) pairs."""
+    def s(n):
+        return n * (n + 1) / 2.0 - ((n - cap) * (n - cap + 1) / 2.0) * (n > cap)
+    return s(past + isl) - s(past)
+
+
+def dense_prefill_part(batch, isl, past, heads, d: MlaDims, c):
+    flops = 2.0 * heads * (d.nope + d.rope + d.v) * batch * causal_pairs(isl, past)
+    moved = batch * ((isl + past) * heads * (d.nope + d.rope + d.v) + isl * heads * (d.nope + d.rope + d.v)) * 2.0
+    return (flops / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
+
+
+def absorbed_part(batch, pairs, gathered, heads, d: MlaDims, kv_bytes, c):
+    """Absorbed MLA over `pairs` (query, key) pairs reading `gathered` latent rows."""
+    flops = 2.0 * heads * (2 * d.kv_lora + d.rope) * batch * pairs
+    moved = batch * gathered * (d.kv_lora + d.rope) * kv_bytes
+    return (flops / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
+
+
+def indexer_parts(batch, isl, past, d: MlaDims, c):
+    tokens = batch * isl
+    bf16 = c.peak_flops("bf16")
+    pairs = batch * causal_pairs(isl, past)
+    moved = pairs * 8.0 + batch * (isl + past) * d.index_dim * 1.0
+    return [_gemm(tokens, d.q_lora, d.index_heads * d.index_dim, 2.0, bf16, c),
+            _gemm(tokens, d.hidden, d.index_dim + d.index_heads, 2.0, bf16, c),
+            (2.0 * d.index_heads * d.index_dim * pairs / c.peak_flops("fp8"),
+             *memory_times(moved, c.hbm_bw, c.l2_bytes))]
+
+
+def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c):
+    """([(compute s, HBM s, L2 s)], items) of one MLA module at efficiency 1; decode: isl = 1 new token."""
+    tokens = batch * isl
+    if phase == "prefill":
+        parts = projection_parts(tokens, heads, d, False, gemm_format, c)
+        parts.append(dense_prefill_part(batch, isl, past, heads, d, c))
+        return parts, batch * heads * -(-isl // Q_TILE)
+    parts = projection_parts(tokens, heads, d, True, gemm_format, c)
+    parts.append(absorbed_part(batch, isl * (past + isl), past + isl, heads, d, KV_BYTES[kv_dtype], c))
+    return parts, batch * heads
+
+
+def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c,
+                    indexer=True, dense=False):
+    """([(compute s, HBM s, L2 s)], items) of one DSA module at efficiency 1 (indexer: run the indexer;
+    dense: SGLang's dense prefill attention instead of the sparse one)."""
+    tokens = batch * isl
+    parts = projection_parts(tokens, heads, d, phase == "decode" or not dense, gemm_format, c)
+    if indexer:
+        parts += indexer_parts(batch, isl, past, d, c)
+    if dense and phase == "prefill":
+        parts.append(dense_prefill_part(batch, isl, past, heads, d, c))
+    else:
+        pairs = capped_pairs(isl, past, d.index_topk)
+        parts.append(absorbed_part(batch, pairs, pairs, heads, d, KV_BYTES[kv_dtype], c))
+    return parts, batch * heads * -(-isl // Q_TILE)
+
+
+def mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c):
+    """The absorbed decode's per-head batched GEMM: tokens x heads rows of (d_in x d_out) weights per head."""
+    w_bytes, peak_key = FORMATS[bmm_dtype]
+    return [_gemm(tokens * heads, d_in, d_out, w_bytes, c.peak_flops(peak_key), c, heads)], tokens * heads
+
+
+def mla_bmm_seconds(tokens: int, heads: int, gpu, engine: str = "trtllm", pre: bool = True,
+                    bmm_dtype: str = "bfloat16", nope: int = 128, kv_lora: int = 512, v: int = 128) -> float:
+    """Seconds of one absorbed-MLA batched GEMM: pre (q_nope x W_UK: nope -> kv_lora) or post (latent x W_UV:
+    kv_lora -> v), `tokens` rows for each of `heads` heads on this GPU; bmm_dtype: bfloat16 | fp8."""
+    c = ceilings(gpu)
+    d_in, d_out = (nope, kv_lora) if pre else (kv_lora, v)
+    parts, items = mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c)
+    return float(fitted_seconds(parts, items, c.sms, family_params("mla_bmm", engine, c.arch)))
+
+
+def mla_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, dims: MlaDims, gpu,
+                       engine: str = "trtllm", gemm_format: str = "bfloat16", kv_dtype: str = "bfloat16") -> float:
+    """Seconds of one whole MLA attention module (projections + attention) on one GPU.
+
+    phase: prefill (isl new tokens per sequence after `past` cached) | decode (isl = 1, `past` the context);
+    heads: attention heads on this GPU (after TP); dims: the model's MlaDims; gemm_format: bfloat16 |
+    fp8_block | nvfp4; kv_dtype: bfloat16 | fp8; gpu: a GPU profile or Ceilings; engine: vllm | sglang | trtllm."""
+    c = ceilings(gpu)
+    parts, items = mla_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c)
+    return float(fitted_seconds(parts, items, c.sms, family_params(f"mla_module_{phase}", engine, c.arch)))
+
+
+def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, dims: MlaDims, gpu,
+                       engine: str = "trtllm", gemm_format: str = "bfloat16", kv_dtype: str = "fp8") -> float:
+    """Seconds of one DSA attention module (projections + lightning indexer + top-k sparse MLA) on one GPU;
+    inputs as mla_module_seconds, dims with the index_* widths."""
+    c = ceilings(gpu)
+    parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c)
+    return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine, c.arch)))
+
+
+def dsa_indexer_seconds(phase: str, batch: int, isl: int, past: int, dims: MlaDims, gpu,
+                        engine: str = "trtllm") -> float:
+    """Seconds of the lightning indexer alone (its projections and fp8 logits + top-k), priced with the DSA
+    module fit's efficiencies and without its floor (the module's launch floor is not the indexer's)."""
+    from dataclasses import replace
+    c = ceilings(gpu)
+    p = replace(family_params(f"dsa_module_{phase}", engine, c.arch), floor_s=0.0, item_s=0.0)
+    return float(fitted_seconds(indexer_parts(batch, isl, past, dims, c), 0.0, c.sms, p))

@@ -1,0 +1,143 @@
+"""Fit the fitted-roofline op families (roofline/kernel_models/fitted_roofline.py) to the modern kernel
+tables (../shared/reference/aiconfigurator/modern/), score them leave-one-GPU-out, write the fit table.
+
+Rows come from validate/modern_rows.py: per row its GPU, engine, family, ideal (compute s, memory s) per
+kernel part, fixed-cost items, SM count and the measured seconds. One parameter set per family x engine,
+pooled over the GPUs that measured it (a GPU enters through its datasheet only), fitted by least squares
+on log(predicted / measured) (collective_fit's Levenberg-Marquardt; efficiencies through a logistic, so
+never above 1). Leave-one-GPU-out: fitted on the other GPUs, scored on the one left out.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..roofline.kernel_models.fitted_roofline import FIT_FILE, RooflineParams, fitted_seconds
+from ..specs import precompiled
+from .collective_fit import _eff, _logit, levenberg_marquardt
+
+
+def parts_of(rows) -> list:
+    n = sum(1 for c in rows.columns if c.startswith("c") and c[1:].isdigit())
+    return [(rows[f"c{i}"].to_numpy(), rows[f"m{i}"].to_numpy(), rows[f"l{i}"].to_numpy()) for i in range(n)]
+
+
+def predict(rows, p: RooflineParams):
+    return np.asarray(fitted_seconds(parts_of(rows), rows["items"].to_numpy(), rows["sms"].to_numpy(), p))
+
+
+MAX_SMOOTH = 20.0    # beyond it the ridge is the max of the two terms to within 4%
+MAX_L2_SPEEDUP = 10.0   # assumed bound: no GPU of the tables reads its L2 more than 10x faster than its HBM
+
+
+def to_params(v, with_items: bool, with_l2: bool) -> RooflineParams:
+    v = np.clip(v, -30.0, 30.0)   # keeps a wandering trial step finite (efficiencies >= 1e-13, no overflow)
+    return RooflineParams(float(np.exp(v[0])), float(_eff(v[1])), float(_eff(v[2])),
+                          float(1.0 + (MAX_SMOOTH - 1.0) * _eff(v[3])), float(np.exp(v[4])) if with_items else 0.0,
+                          float(1.0 + (MAX_L2_SPEEDUP - 1.0) * _eff(v[-1])) if with_l2 else 1.0)
+
+
+FIT_ROWS_PER_GPU = 3000   # a larger table is fitted on an evenly spaced subset of each GPU's rows (scored on all)
+
+
+def fit_subset(rows):
+    """Each GPU's rows, thinned to FIT_ROWS_PER_GPU evenly spaced ones (deterministic), so every GPU weighs
+    alike in a pooled fit and a 100k-row table fits in seconds."""
+    import pandas as pd
+    parts = []
+    for _, g in rows.groupby("gpu", sort=True):
+        step = max(1, -(-len(g) // FIT_ROWS_PER_GPU))
+        parts.append(g.iloc[::step])
+    return pd.concat(parts)
+
+
+def fit(rows) -> RooflineParams:
+    """One parameter set for `rows` (one family x engine; one GPU or several pooled)."""
+    rows = fit_subset(rows)
+    measured = rows["latency_s"].to_numpy()
+    with_items = bool((rows["items"] > 0).any())
+    l2 = [c for c in rows.columns if c.startswith("l") and c[1:].isdigit()]
+    with_l2 = bool((rows[l2] > 0).to_numpy().any() and (rows[[c.replace("l", "m") for c in l2]] > 0).to_numpy().any())
+
+    def residuals(v):
+        return np.log(np.maximum(predict(rows, to_params(v, with_items, with_l2)), 1e-12) / measured)
+    best = None
+    for floor in (2e-6, 2e-5):   # two starts: launch-bound and bandwidth-bound tables converge differently
+        x0 = ([np.log(floor), _logit(0.5), _logit(0.5), _logit(1.0 / (MAX_SMOOTH - 1.0))] + [np.log(1e-7)] * with_items
+              + [_logit(1.0 / (MAX_L2_SPEEDUP - 1.0))] * with_l2)
+        with np.errstate(all="ignore"):
+            x = levenberg_marquardt(residuals, np.array(x0), iters=100)
+        r = residuals(x)
+        if best is None or r @ r < best[0]:
+            best = (float(r @ r), x)
+    return to_params(best[1], with_items, with_l2)
+
+
+def insample_and_loo(rows):
+    """rows with `insample_s` (each GPU fitted on itself), `pooled_s` (fitted on every GPU: the shipped
+    fit) and `loo_s` (fitted on the other GPUs; NaN where only one GPU measured it) per family x engine."""
+    out = rows.copy()
+    for col in ("insample_s", "pooled_s", "loo_s"):
+        out[col] = np.nan
+    for _, group in rows.groupby(["family", "engine"]):
+        out.loc[group.index, "pooled_s"] = predict(group, fit(group))
+        gpus = sorted(set(group["gpu"]))
+        for gpu in gpus:
+            mine = group[group["gpu"] == gpu]
+            out.loc[mine.index, "insample_s"] = predict(mine, fit(mine))
+            if len(gpus) > 1:
+                out.loc[mine.index, "loo_s"] = predict(mine, fit(group[group["gpu"] != gpu]))
+    return out
+
+
+def error_table(out, by=("family", "engine", "gpu")):
+    """MAPE / median / worst absolute % error per group, for in-sample, pooled and leave-one-GPU-out."""
+    import pandas as pd
+    cols = []
+    for col, name in (("loo_s", "loo"), ("insample_s", "in"), ("pooled_s", "pooled")):
+        ape = (out[col] / out["latency_s"] - 1).abs() * 100
+        g = ape.groupby([out[k] for k in by])
+        cols.append(g.agg(["mean", "median", "max"]).set_axis([f"{name}_mape", f"{name}_med", f"{name}_worst"],
+                                                             axis=1))
+    n = out.groupby(list(by)).size().rename("rows")
+    return pd.concat([n] + cols, axis=1).round(1)
+
+
+# ---- the fitted table (whatif/roofline/data/modern_fit.yaml) ----
+HEADER = """# Fitted-roofline parameters of the 2025-26 op families (whatif/roofline/kernel_models/fitted_roofline.py),
+# one block per family x engine, pooled over the GPUs that measured it, generated by
+# `python benchmarks/accuracy_modern.py --write`: fitted by whatif/validate/modern_fit.py (log least squares,
+# efficiencies in (0, 1]) on NVIDIA aiconfigurator's modern kernel tables (Apache-2.0; collector releases in
+# fitted_on.versions, from each table folder's VERSIONS). Units: floor_s seconds; compute_eff / memory_eff
+# fractions of the datasheet ceilings each family names; smooth the exponent p combining compute and memory;
+# item_s seconds per fixed-cost work item on one SM. by_arch: a measured architecture's own fit (its GPU's rows
+# alone), used for GPUs of that architecture; the pooled block for any other. Errors: benchmarks/accuracy_modern.py.
+"""
+
+
+def _block(p: RooflineParams, group, **on) -> dict:
+    return {"floor_s": float(f"{p.floor_s:.4g}"), "compute_eff": float(f"{p.compute_eff:.4g}"),
+            "memory_eff": float(f"{p.memory_eff:.4g}"), "smooth": float(f"{p.smooth:.4g}"),
+            "item_s": float(f"{p.item_s:.4g}"), "l2_speedup": float(f"{p.l2_speedup:.4g}"), "provenance": "fitted",
+            "fitted_on": {**on, "rows": int(len(group)), "table": str(group["table"].iloc[0]),
+                          "versions": ", ".join(sorted(set(group["version"].astype(str)))),
+                          "kernel_sources": sorted(set(group["kernel_source"].astype(str)))}}
+
+
+def fit_document(rows) -> dict:
+    """Per family x engine: the fit pooled over its GPUs, and each measured architecture's own (`by_arch`)."""
+    from .corpus import corpus_gpu
+    families: dict = {}
+    for (family, engine), group in rows.groupby(["family", "engine"]):
+        block = _block(fit(group), group, gpus=sorted(set(group["gpu"])))
+        block["by_arch"] = {corpus_gpu(gpu).arch: _block(fit(mine), mine, gpu=gpu)
+                            for gpu, mine in group.groupby("gpu")}
+        families.setdefault(family, {})[engine] = block
+    return {"provenance": "fitted", "families": families}
+
+
+def write_fit(rows, path=None) -> dict:
+    import yaml
+    doc = fit_document(rows)
+    (path or FIT_FILE).write_text(HEADER + yaml.safe_dump(doc, sort_keys=True, width=110))
+    precompiled.refresh(path or FIT_FILE)
+    return doc

@@ -1,0 +1,276 @@
+"""The modern kernel tables (../shared/reference/aiconfigurator/modern/<gpu>/<engine>/<table>.parquet) as
+rows of the fitted-roofline fitter (validate/modern_fit.py): gpu, engine, family, kernel_source, version,
+ideal (compute s, memory s) per kernel part (c0, m0, c1, m1, ...), fixed-cost items, SM count, latency_s.
+
+Each family's ideal times come from its kernel model's work function (roofline/kernel_models/), evaluated
+on the GPU's datasheet ceilings; nothing measured enters a prediction. Rows a model does not describe are
+left out here, each with its reason in SKIPPED.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..roofline.kernel_models import deepep, encoder_attention, linear_attention, mla_modules, quantize, wideep_moe
+from ..roofline.kernel_models.params import ceilings
+from .collective_fit import CORPUS_LINKS, link_figures
+from .corpus import corpus_gpu
+
+DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "shared" / "reference" / "aiconfigurator" / "modern"
+MODEL_CONFIGS = DEFAULT_ROOT.parents[1] / "model_configs"   # the models' published config.json files
+ENGINES = {"sglang": "sglang", "trtllm": "trtllm", "vllm": "vllm"}
+SKIPPED = {
+    "quantize__computescale_perf/sglang": "SGLang's quantizer computes the scale inside the scaling kernel: "
+                                          "99.8% of its rows measure 0",
+    "msa__msa_context_module_perf": "MiniMax-M3's config.json is not among the published configs "
+                                    "(../shared/reference/model_configs): its widths would be guesses",
+    "msa__msa_generation_module_perf": "as msa__msa_context_module_perf",
+    "dsa rows of GLM-5.2": "no published config.json for GLM-5.2 (its widths would be guesses)",
+    "dsa/mla rows in nvfp4 on H100": "H100 has no FP4 tensor-core peak",
+}
+
+
+COMPACT_DIR = Path(__file__).resolve().parent / "measurements" / "aiconfigurator_modern"
+COMPACT_ROWS = 150   # rows kept per table x GPU x engine in the committed subset
+
+
+def read_table(table: str, root=DEFAULT_ROOT):
+    """Every GPU x engine copy of one table, with gpu, engine and table columns: from the full folder
+    (<root>/<gpu>/<engine>/<table>.parquet) or a compact subset (<root>/<table>.csv.gz, COMPACT_DIR)."""
+    import pandas as pd
+    compact = Path(root) / f"{table}.csv.gz"
+    if compact.is_file():
+        return pd.read_csv(compact)
+    frames = []
+    for path in sorted(Path(root).glob(f"*/*/{table}.parquet")):
+        gpu, engine = path.parts[-3], path.parts[-2]
+        if f"{table}/{engine}" in SKIPPED:
+            continue
+        f = pd.read_parquet(path)
+        f["gpu"], f["engine"], f["table"] = gpu, engine, table
+        frames.append(f)
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def _attach(group, parts, items, family):
+    out = group[["gpu", "engine", "table", "kernel_source", "version"]].copy()
+    out["family"] = family
+    for i, (c, m, l2) in enumerate(parts):
+        out[f"c{i}"] = np.broadcast_to(np.asarray(c, dtype=float), len(group))
+        out[f"m{i}"] = np.broadcast_to(np.asarray(m, dtype=float), len(group))
+        out[f"l{i}"] = np.broadcast_to(np.asarray(l2, dtype=float), len(group))
+    out["items"] = np.broadcast_to(np.asarray(items, dtype=float), len(group))
+    return out
+
+
+def _per_gpu(frame, build):
+    """build(group, Ceilings, gpu key) -> rows, once per GPU."""
+    import pandas as pd
+    rows = []
+    for gpu, group in frame.groupby("gpu", sort=True):
+        c = ceilings(corpus_gpu(gpu))
+        built = build(group, c, gpu)
+        built["sms"] = c.sms
+        rows.append(built)
+    return pd.concat(rows, ignore_index=True)
+
+
+def _col(group, name):
+    return group[name].to_numpy(dtype=float)
+
+
+GDN_KERNELS = {"causal_conv1d_fn": "conv1d_prefill", "causal_conv1d_update": "conv1d_decode",
+               "chunk_gated_delta_rule": "chunk_prefill", "fused_recurrent_gated_delta_rule": "recurrent_decode"}
+
+
+def gdn_kernel(source: str, phase: str) -> str | None:
+    for prefix, kernel in GDN_KERNELS.items():
+        if source.startswith(prefix):
+            # A100's SGLang runs no chunked kernel: its fused_recurrent rows are decode steps
+            return kernel if kernel != "recurrent_decode" or phase == "generation" else None
+    return None
+
+
+def gdn_rows(frame):
+    import pandas as pd
+
+    def build(group, c, gpu):
+        out = []
+        kernels = [gdn_kernel(s, p) for s, p in zip(group["kernel_source"], group["phase"])]
+        group = group.assign(_k=kernels)
+        for kernel, g in group.dropna(subset=["_k"]).groupby("_k"):
+            parts, items = linear_attention.gdn_work(kernel, _col(g, "batch_size"), _col(g, "seq_len"),
+                                                     _col(g, "num_k_heads"), _col(g, "num_v_heads"),
+                                                     _col(g, "head_k_dim"), _col(g, "head_v_dim"), c,
+                                                     _col(g, "d_conv"))
+            r = _attach(g, parts, items, f"gdn_{kernel}")
+            r["latency_s"] = _col(g, "latency") * 1e-3
+            out.append(r)
+        return pd.concat(out)
+    return _per_gpu(frame, build)
+
+
+def encoder_rows(frame):
+    def build(g, c, gpu):
+        parts, items = encoder_attention.encoder_attention_work(_col(g, "batch_size"), _col(g, "isl"),
+                                                                _col(g, "num_heads"), g["head_dim"].to_numpy(), c)
+        r = _attach(g, parts, items, "encoder_attention")
+        r["latency_s"] = _col(g, "latency") * 1e-3
+        return r
+    return _per_gpu(frame, build)
+
+
+def quantize_rows(frame, kind):
+    def build(g, c, gpu):
+        parts, items = quantize.quantize_work(kind, _col(g, "m"), _col(g, "k"), c)
+        r = _attach(g, parts, items, kind)
+        r["latency_s"] = _col(g, "latency") * 1e-3
+        return r
+    return _per_gpu(frame[frame["latency"] > 0], build)
+
+
+def deepep_rows(frame, mode):
+    import pandas as pd
+
+    def build(group, c, gpu):
+        link = link_figures(CORPUS_LINKS[gpu])[0]
+        out = []
+        for phase in ("dispatch", "combine"):
+            for (topk, experts), g in group.groupby(["num_topk", "num_experts"]):
+                sms = _col(g, f"{phase}_sms") if mode == "normal" else c.sms
+                parts, items = deepep.deepep_work(mode, phase, _col(g, "num_token"), _col(g, "hidden_size"), topk,
+                                                  experts, sms, c, link)
+                r = _attach(g, parts, items, f"deepep_{mode}_{phase}")
+                us = g[f"{phase}_transmit_us"] + g[f"{phase}_notify_us"] if mode == "normal" else g[f"{phase}_avg_t_us"]
+                r["latency_s"] = us.to_numpy(dtype=float) * 1e-6
+                out.append(r)
+        return pd.concat(out)
+    frame = frame.assign(kernel_source=frame["kernel_source"])
+    return _per_gpu(frame, build)
+
+
+def wideep_moe_rows(frame, phase):
+    def build(g, c, gpu):
+        t_c, t_m, t_l2 = [], [], []
+        for r in g.itertuples():
+            (parts, _), = [wideep_moe.wideep_moe_work(r.num_tokens, r.hidden_size, r.inter_size, r.topk,
+                                                      r.num_experts, r.moe_ep_size, r.moe_dtype, r.distribution,
+                                                      c, r.moe_tp_size)]
+            t_c.append(parts[0][0])
+            t_m.append(parts[0][1])
+            t_l2.append(parts[0][2])
+        out = _attach(g, [(np.array(t_c), np.array(t_m), np.array(t_l2))], 0.0,
+                      wideep_moe.wideep_family(g["engine"].iloc[0], phase))
+        out["latency_s"] = _col(g, "latency") * 1e-3
+        return out
+    return _per_gpu(frame, build)
+
+
+def model_dims(model: str):
+    """MlaDims from the model's published config.json in ../shared/reference/model_configs/, or None."""
+    import json
+    path = MODEL_CONFIGS / f"{model.replace('/', '--')}_config.json"
+    if not path.is_file():
+        return None
+    cfg = json.loads(path.read_text())
+    return mla_modules.MlaDims.from_config(cfg.get("text_config", cfg))
+
+
+def module_rows(frame, family, phase, wide_ep=False):
+    """MLA / DSA module rows: one work evaluation per (model, kernel, formats) group of columns."""
+    import pandas as pd
+
+    def build(group, c, gpu):
+        out = []
+        keys = ["model", "kernel_source", "gemm_type", "kv_cache_dtype"]
+        for (model, source, gemm, kv), g in group.groupby(keys):
+            d = model_dims(model)
+            peak = mla_modules.FORMATS[gemm][1]
+            if d is None or peak not in c.peak:
+                continue   # no published config (GLM-5.2) or a format this GPU has no peak for
+            batch, isl, heads, step = (_col(g, k) for k in ("batch_size", "isl", "num_heads", "step"))
+            if phase == "prefill":
+                new, past = isl, step
+            else:   # decode: one new token; the context is `step` (or, in the wide-EP tables, `isl`)
+                new, past = np.ones_like(isl), (isl if wide_ep else step)
+            if family == "dsa_module":
+                parts, items = mla_modules.dsa_module_work(phase, batch, new, past, heads, d, gemm, kv, c,
+                                                           indexer="skip_indexer" not in source,
+                                                           dense="dense_mha" in source)
+            else:
+                parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
+            r = _attach(g, parts, items, f"{family}_{phase}")
+            r["latency_s"] = _col(g, "latency") * 1e-3
+            out.append(r)
+        return pd.concat(out)
+    return _per_gpu(frame, build)
+
+
+def mla_bmm_rows(frame):
+    import pandas as pd
+
+    def build(group, c, gpu):
+        out = []
+        for (op, dtype), g in group.groupby(["op_name", "bmm_dtype"]):
+            d_in, d_out = (128, 512) if op == "mla_gen_pre" else (512, 128)   # DeepSeek-V3's nope, kv_lora, v
+            parts, items = mla_modules.mla_bmm_work(_col(g, "num_tokens"), _col(g, "num_heads"), d_in, d_out,
+                                                    dtype, c)
+            r = _attach(g, parts, items, "mla_bmm")
+            r["latency_s"] = _col(g, "latency") * 1e-3
+            out.append(r)
+        return pd.concat(out)
+    return _per_gpu(frame, build)
+
+
+TABLES = {
+    "mla__mla_context_module_perf": lambda f: module_rows(f, "mla_module", "prefill"),
+    "mla__mla_generation_module_perf": lambda f: module_rows(f, "mla_module", "decode"),
+    "mla__wideep_context_mla_perf": lambda f: module_rows(f, "mla_module", "prefill", wide_ep=True),
+    "mla__wideep_generation_mla_perf": lambda f: module_rows(f, "mla_module", "decode", wide_ep=True),
+    "sparse_attention__dsa_context_module_perf": lambda f: module_rows(f, "dsa_module", "prefill"),
+    "sparse_attention__dsa_generation_module_perf": lambda f: module_rows(f, "dsa_module", "decode"),
+    "mla_bmm__mla_bmm_perf": mla_bmm_rows,
+    "moe__wideep_context_moe_perf": lambda f: wideep_moe_rows(f, "prefill"),
+    "moe__wideep_generation_moe_perf": lambda f: wideep_moe_rows(f, "decode"),
+    "moe__wideep_moe_perf": lambda f: wideep_moe_rows(f, "prefill"),
+    "linear_attention__gdn_perf": gdn_rows,
+    "encoder_attention__encoder_attention_perf": encoder_rows,
+    "quantize__scale_matrix_perf": lambda f: quantize_rows(f, "quantize_scale"),
+    "quantize__computescale_perf": lambda f: quantize_rows(f, "quantize_compute_scale"),
+    "comm__wideep_deepep_ll_perf": lambda f: deepep_rows(f, "ll"),
+    "comm__wideep_deepep_normal_perf": lambda f: deepep_rows(f, "normal"),
+}
+
+
+def write_compact(root=DEFAULT_ROOT, out=COMPACT_DIR) -> list[Path]:
+    """The committed subset: per table x GPU x engine, every k-th row of the file (at most COMPACT_ROWS)."""
+    import pandas as pd
+    written = []
+    out.mkdir(parents=True, exist_ok=True)
+    for table in TABLES:
+        frame = read_table(table, root)
+        if frame is None:
+            continue
+        keep = [g.iloc[:: max(1, -(-len(g) // COMPACT_ROWS))] for _, g in frame.groupby(["gpu", "engine"])]
+        path = out / f"{table}.csv.gz"
+        pd.concat(keep).to_csv(path, index=False, compression={"method": "gzip", "mtime": 0})
+        written.append(path)
+    return written
+
+
+def all_rows(root=DEFAULT_ROOT, tables=None):
+    """Rows of every table (or those named), ready for modern_fit."""
+    import pandas as pd
+    out = []
+    for table, build in TABLES.items():
+        if tables and table not in tables:
+            continue
+        frame = read_table(table, root)
+        if frame is not None:
+            out.append(build(frame))
+    rows = pd.concat(out, ignore_index=True)
+    rows = rows[np.isfinite(rows["latency_s"]) & (rows["latency_s"] > 0)].reset_index(drop=True)
+    for c in [c for c in rows.columns if c[0] in "cml" and c[1:].isdigit()]:
+        rows[c] = rows[c].fillna(0.0)
+    return rows
