@@ -66,6 +66,7 @@ GPUS_PER_NODE = {"h100_sxm": 8, "b200_sxm": 8}
 QUANT = {"fp8": "fp8", "fp8_block": "fp8-block", "nvfp4": "nvfp4", "int4_wo": "w4a16", "": None}
 WARMUP_ROUNDS = 2          # aiperf --warmup-request-count 2N (bench_run.sh.j2)
 ROUNDS = 4                 # measured rounds of N requests (aiperf: 50)
+SGLANG_CHUNK = 8192        # SGLang's chunked_prefill_size on 80+ GB GPUs (engine_profiles/sglang.yaml)
 PER_STRATUM = 3            # --subset: rows per engine x model x GPU x mode
 BANDS = ((1, 8, "1-8"), (9, 32, "9-32"), (33, 128, "33-128"), (129, 512, "129-512"), (513, 10 ** 9, ">512"))
 COLUMNS = ("id", "model", "system", "engine", "version", "mode", "isl", "osl", "concurrency", "tp", "pp",
@@ -117,6 +118,26 @@ def _layout(row: dict, prefix: str = "") -> dict:
     return out
 
 
+def launch_settings(row: dict, n: int) -> dict:
+    """The scheduler limits aiconfigurator's generator launches an aggregated worker with (rule_plugin/
+    {trtllm,vllm,sglang}.rule and benchmark/*.rule): max batch = the configuration's batch size (the row's
+    batch_size, else N), a token budget of max batch + ISL + 1500 (TensorRT-LLM max_num_tokens, rounded up to
+    its 32-token blocks; vLLM --max-num-batched-tokens), so a whole prompt always fits beside the running
+    decodes; SGLang: --enable-mixed-chunk (prefill chunks beside the decodes) with --max-prefill-tokens
+    ISL + 1500 over its chunked-prefill size, its running decodes counted in the step."""
+    mbs = _int(row.get("batch_size", ""), n) or n
+    isl = _int(row["isl"])
+    engine = row["backend"]
+    if engine == "trtllm":
+        return {"max_num_seqs": mbs, "max_num_batched_tokens": -(-(mbs + isl + 1500) // 32) * 32}
+    if engine == "vllm":
+        return {"max_num_seqs": mbs, "max_num_batched_tokens": mbs + isl + 1500}
+    if engine == "sglang":
+        return {"max_num_seqs": mbs, "max_num_batched_tokens": min(SGLANG_CHUNK, isl + 1500) + mbs,
+                "engine": {"chunked_prefill": True}}
+    return {}
+
+
 def simulate_kwargs(row: dict, rounds: int = ROUNDS) -> dict:
     """The keyword arguments of whatif.api.simulate for a row, by the rule in the module docstring."""
     system = row["system"]
@@ -137,6 +158,7 @@ def simulate_kwargs(row: dict, rounds: int = ROUNDS) -> dict:
         kw["kv_dtype"] = "fp8"
     if moe != gemm:
         kw["expert_quantization"] = moe
+    kw.update(launch_settings(row, n))
     kw["traffic"] = {"concurrency": n, "requests": n * (WARMUP_ROUNDS + rounds), "seed": 1}
     if disagg:
         pre = _layout(row, "prefill_")
