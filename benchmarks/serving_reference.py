@@ -199,8 +199,7 @@ def client_means(result, n: int) -> tuple[float, float]:
     unfinished = [r for r in recs if r.finish_s is None]
     if unfinished:
         raise RuntimeError(f"{len(unfinished)} requests unfinished ({unfinished[0].status} {unfinished[0].reason})")
-    fe = result.frontend
-    ttft = [r.ttft_s + (fe.seconds(r.request.prompt) if fe is not None else 0.0) for r in recs]
+    ttft = [r.served_ttft_s(result.frontend) for r in recs]
     tpot = [r.tpot_s for r in recs if r.tpot_s is not None]
     return statistics.fmean(ttft) * 1e3, statistics.fmean(tpot) * 1e3
 

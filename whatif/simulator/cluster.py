@@ -75,6 +75,7 @@ class Cluster:
         self.window = decode_times.setup.model.max_position_embeddings
         self.fits: tuple[int, int] | None = None   # see rejection
         self.kv_path = None
+        self.on_finish = None   # called with each finished request's record (a closed loop's clients)
         if cl.disaggregated:
             par = replace(sc.parallel, tp=cl.prefill_tp or sc.parallel.tp, pp=cl.prefill_pp or sc.parallel.pp)
             prefill_times = _iteration_times(sc, par, sched, plan_seq_len)
@@ -176,12 +177,10 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
         if requests is None:
             requests = generate(cfg.workload)
 
-        def run(c: SimConfig, given: list[Request]):
-            return _run(c, list(map(Record, given)), given, paused, progress)
         if cfg.workload is not None and cfg.workload.concurrency:
-            from .closed_loop import closed_loop_run
-            return closed_loop_run(cfg, requests, run)
-        return run(cfg, requests)
+            from .closed_loop import check_closed_loop
+            check_closed_loop(cfg)
+        return _run(cfg, list(map(Record, requests)), requests, paused, progress)
 
 
 def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress):
@@ -214,7 +213,18 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
             if progress and (arrived - 1) % step == 0:
                 progress(arrived - 1, len(records))
 
-    env.at(0, arrivals, None, URGENT)   # started as a process starts: an urgent call now
+    spec = cluster.replicas[0].times.setup.engine_spec
+    paid = spec is not None and (spec.frontend.per_request_s > 0 or spec.frontend.per_prompt_token_s > 0)
+    front = spec.frontend if paid else None
+    loop = None
+    if cfg.workload is not None and cfg.workload.concurrency:   # clients on the clock send the requests
+        from .closed_loop import ClientLoop
+        loop = ClientLoop(env, cluster, records, cfg.workload.concurrency,
+                          front if cfg.workload.through_server else None)
+        cluster.on_finish = loop.answered
+        env.at(0, loop.start, None, URGENT)
+    else:
+        env.at(0, arrivals, None, URGENT)   # started as a process starts: an urgent call now
     paused.freeze()   # the records and the cluster live to the end: never scanned
     env.run(until=cfg.horizon_s)
     for replica in cluster.replicas:
@@ -222,11 +232,8 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
             scheduler.flush()
     if progress:
         progress(len(records), len(records))
-    records = records[:arrived]   # those due after the horizon never arrived
+    records = records[:loop.sent if loop is not None else arrived]   # those due after the horizon never arrived
     setup = describe_setup(cfg, cluster, describe(cfg.workload) if cfg.workload is not None
                            else f"{len(requests)} given requests")
-    spec = cluster.replicas[0].times.setup.engine_spec
-    paid = spec is not None and (spec.frontend.per_request_s > 0 or spec.frontend.per_prompt_token_s > 0)
-    front = spec.frontend if paid else None
     return SimulationResult(records, cluster.log, [r.info() for r in cluster.replicas], env.now, cfg.slo, setup,
                             cluster.lookup_stats(), front)

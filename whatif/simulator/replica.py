@@ -122,6 +122,8 @@ class Replica:
 
     def finished(self, seq: Seq) -> None:
         self.outstanding -= 1
+        if self.cluster.on_finish is not None:
+            self.cluster.on_finish(seq.rec)
 
     def receive(self, seq: Seq, scheduler: Scheduler) -> None:
         self.env.start(self._transfer(seq, scheduler))
