@@ -71,7 +71,8 @@ PER_STRATUM = 3            # --subset: rows per engine x model x GPU x mode
 BANDS = ((1, 8, "1-8"), (9, 32, "9-32"), (33, 128, "33-128"), (129, 512, "129-512"), (513, 10 ** 9, ">512"))
 COLUMNS = ("id", "model", "system", "engine", "version", "mode", "isl", "osl", "concurrency", "tp", "pp",
            "attention_dp", "ep", "gemm_quant", "moe_quant", "expressible", "reason",
-           "measured_ttft_ms", "measured_tpot_ms", "predicted_ttft_ms", "predicted_tpot_ms", "seconds")
+           "measured_ttft_ms", "measured_tpot_ms", "predicted_ttft_ms", "predicted_tpot_ms", "preemptions",
+           "kv_peak_fraction", "seconds")
 
 
 class NotExpressible(Exception):
@@ -215,6 +216,8 @@ def run_row(row: dict, rounds: int = ROUNDS) -> Result:
         res = simulate(**kw)
         out.ttft_ms, out.tpot_ms = client_means(res, kw["traffic"]["concurrency"])
         out.expressible = True
+        out.extra = {"preemptions": sum(r.preemptions for r in res.records),
+                     "kv_peak": max((i.get("kv_peak_fraction") or 0.0) for i in res.summary()["replicas"])}
     except NotExpressible as exc:
         out.reason = str(exc)
     except WhatifError as exc:
@@ -333,7 +336,8 @@ def write_table(results: list[Result], path: Path) -> None:
                         row["gemm_quant_mode"], row["moe_quant_mode"], int(r.expressible), r.reason,
                         f"{r.measured_ttft:.3f}", f"{r.measured_tpot:.4f}",
                         "" if r.ttft_ms is None else f"{r.ttft_ms:.3f}",
-                        "" if r.tpot_ms is None else f"{r.tpot_ms:.4f}", f"{r.seconds:.2f}"])
+                        "" if r.tpot_ms is None else f"{r.tpot_ms:.4f}", r.extra.get("preemptions", ""),
+                        f"{r.extra['kv_peak']:.3f}" if "kv_peak" in r.extra else "", f"{r.seconds:.2f}"])
 
 
 def main(argv=None) -> int:

@@ -65,8 +65,8 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     assert len(ok) >= 14                                      # coverage only grows
     assert {"trtllm", "vllm"} <= {r.row["backend"] for r in ok}
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    assert ttft["mape"] < 60 and ttft["off3x"] <= 3, ttft       # (14 rows: 46.5%, 3 off by 3x)
-    assert tpot["mape"] < 20, tpot                               # (13.9%)
+    assert ttft["mape"] < 55 and ttft["off3x"] <= 2, ttft       # (14 rows: 45.0%, 1 off by 3x)
+    assert tpot["mape"] < 16, tpot                               # (13.8%)
 
 
 @pytest.mark.slow
@@ -76,5 +76,5 @@ def test_the_whole_file():
     ok = [r for r in results if r.expressible]
     assert len(ok) >= 759
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    assert ttft["mape"] < 70, ttft                               # (759 rows: 58.4%)
-    assert tpot["mape"] < 30, tpot                               # (26.1%)
+    assert ttft["mape"] < 60 and ttft["off3x"] <= 220, ttft     # (759 rows: 52.5%, 196 off by 3x)
+    assert tpot["mape"] < 28, tpot                               # (25.8%)
