@@ -29,8 +29,10 @@ The mapping rule, written before any row was scored and not tuned after:
   with kvcache_quant_mode fp8, e.g. src/aiconfigurator/cli/exps/qwen3_32b_pertensor.yaml and the H20/6KD
   preset's trtllm defaults; the issue saw a bf16 KV cache hold 43 of the 64 sequences a deployment ran),
   else the checkpoint's bf16 (assumed);
-- engine: the row's backend (trtllm, vllm, sglang) with whatif's spec of that engine (engine_profiles/), which
-  owns the release's defaults and launch settings; the row's version is reported, not mapped;
+- engine: the row's backend (trtllm, vllm, sglang) with whatif's spec of that engine (engine_profiles/); the
+  row's version is reported, not mapped. Launched as aiconfigurator's generator launches an aggregated worker
+  (launch_settings; added after the first scoring as the issue's first fix, with its before/after in
+  docs/accuracy.md: the first rule had kept each spec's defaults);
 - load: concurrency = N of `silicon_concurrency=N` in silicon_data_source (a row without it is not
   expressible); prompt = isl, output = osl; disaggregated rows: prefill_num_workers prefill replicas of
   prefill_tp_size x prefill_attention_dp_size GPUs and decode_num_workers decode replicas of the decode layout;
