@@ -35,7 +35,8 @@ The mapping rule, written before any row was scored and not tuned after:
   docs/accuracy.md: the first rule had kept each spec's defaults);
 - load: concurrency = N of `silicon_concurrency=N` in silicon_data_source (a row without it is not
   expressible); prompt = isl, output = osl; disaggregated rows: prefill_num_workers prefill replicas of
-  prefill_tp_size x prefill_attention_dp_size GPUs and decode_num_workers decode replicas of the decode layout;
+  prefill_tp_size x prefill_attention_dp_size GPUs and decode_num_workers decode replicas of the decode layout,
+  `nodes` from both pools' GPUs together;
 - the run: N clients in a closed loop (simulator/closed_loop.py), WARMUP_ROUNDS x N requests left out as aiperf
   leaves its warm-up out, then `rounds` x N requests measured (aiperf takes 50 x N; fewer here for speed, the
   mean of a fixed-length closed loop settles within a few rounds); TTFT = the simulated TTFT plus the engine
@@ -152,7 +153,12 @@ def simulate_kwargs(row: dict, rounds: int = ROUNDS) -> dict:
     gpus = layout["tp"] * layout["pp"]
     kw = {"model": row["model_path"], "hardware": SYSTEMS[system], "kernel_engine": row["backend"],
           "prompt": _int(row["isl"]), "output": _int(row["osl"]), "gpus": gpus, **layout}
-    nodes = math.ceil(gpus / GPUS_PER_NODE[system])
+    total = gpus   # the deployment's GPUs: a disaggregated one's two pools together
+    if disagg:
+        pre = _layout(row, "prefill_")
+        total = (_int(row["prefill_num_workers"]) * pre["tp"] * pre["pp"]
+                 + _int(row["decode_num_workers"]) * gpus)
+    nodes = math.ceil(total / GPUS_PER_NODE[system])
     if nodes > 1:
         kw["nodes"] = nodes
     gemm, moe = _quant(row["gemm_quant_mode"]), _quant(row["moe_quant_mode"])
@@ -164,7 +170,6 @@ def simulate_kwargs(row: dict, rounds: int = ROUNDS) -> dict:
     kw.update(launch_settings(row, n))
     kw["traffic"] = {"concurrency": n, "requests": n * (WARMUP_ROUNDS + rounds), "seed": 1}
     if disagg:
-        pre = _layout(row, "prefill_")
         if set(pre) - {"tp", "pp"}:
             kw["prefill_layout"] = pre        # an attention-DP / EP prefill pool: not a ClusterConfig field today
         kw["cluster"] = {"prefill_replicas": _int(row["prefill_num_workers"]),

@@ -41,6 +41,17 @@ def test_the_rule_spans_nodes_and_drops_a_dense_rows_moe_fields():
     assert dense["tp"] == 4 and not {"ep", "moe_tp", "attention_dp", "quantization", "kv_dtype"} & set(dense)
 
 
+def test_a_disaggregated_row_maps_both_pools_and_spans_their_nodes():
+    kw = sr.simulate_kwargs(_row(mode="disagg", tp_size="", attention_dp_size="", moe_ep_size="", moe_tp_size="",
+                                 prefill_num_workers="3", prefill_tp_size="4", prefill_pp_size="1",
+                                 prefill_attention_dp_size="1", prefill_moe_ep_size="4", prefill_moe_tp_size="1",
+                                 decode_num_workers="1", decode_tp_size="1", decode_pp_size="1",
+                                 decode_attention_dp_size="8", decode_moe_ep_size="8", decode_moe_tp_size="1"))
+    assert (kw["tp"], kw["attention_dp"], kw["ep"], kw["gpus"], kw["nodes"]) == (8, 8, 8, 8, 3)   # 3 x 4 + 8 GPUs
+    assert kw["cluster"] == {"prefill_replicas": 3, "replicas": 1, "prefill_tp": 4, "prefill_pp": 1}
+    assert kw["prefill_layout"] == {"tp": 4, "pp": 1, "ep": 4}
+
+
 def test_a_row_whatif_cannot_express_is_recorded_with_its_one_line_reason():
     res = sr.run_row(_row(model_path="nobody/no-such-model-9b", attention_dp_size="1", tp_size="1",
                           moe_ep_size="1"))
