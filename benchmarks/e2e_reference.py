@@ -161,8 +161,8 @@ def simulated_latencies(row: dict, sc: Scenario, spec, skip: int = 0, requests=N
     res = simulate(config, requests=requests)
     records = sorted(res.records, key=lambda r: r.request.id)[skip:]
     assert all(r.finish_s is not None for r in records), row["id"]
-    fe = sc.engine_spec().frontend
-    front = [fe.seconds(r.request.prompt) if through_server(row) else 0.0 for r in records]
+    fe = sc.engine_spec().frontend if through_server(row) else None
+    front = [r.served_ttft_s(fe) - r.ttft_s for r in records]   # (a closed loop's front-end queue included)
     pick = np.median if "median" in row["figure"].lower() or "p50" in row["figure"] else np.mean
     return {"ttft_ms": float(pick([r.ttft_s + f for r, f in zip(records, front)])) * 1e3,
             "tpot_ms": float(pick([r.tpot_s for r in records if r.tpot_s is not None])) * 1e3,
@@ -174,7 +174,8 @@ def simulated_latencies(row: dict, sc: Scenario, spec, skip: int = 0, requests=N
 def output_rate(records, front) -> float:
     """Output tokens per second over the run, from the first send to the last token back (each request's
     front end, `front`, after its finish): bench_serving's and trtllm-bench's output throughput."""
-    span = max(r.finish_s + f for r, f in zip(records, front)) - min(r.request.arrival_s for r in records)
+    sent = [r.request.arrival_s if r.request.sent_s is None else r.request.sent_s for r in records]
+    span = max(r.finish_s + f for r, f in zip(records, front)) - min(sent)
     return sum(r.request.output for r in records) / span
 
 
@@ -194,7 +195,7 @@ def simulate_point(row: dict) -> dict[str, float]:
 
     c = int(row["concurrency"])
     spec = WorkloadSpec(requests=c * (SIM_ROUNDS + 1), prompt=int(row["isl"]), output=int(row["osl"]), seed=1,
-                        concurrency=c)
+                        concurrency=c, through_server=through_server(row))
     return simulated_latencies(row, scenario(row), spec, skip=c)
 
 

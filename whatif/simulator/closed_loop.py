@@ -1,26 +1,22 @@
-"""A closed-loop load: N clients, each sending its next request the moment its last one finishes, as a
+"""A closed-loop load: N clients, each sending its next request the moment its last one is answered, as a
 benchmark at fixed concurrency drives a server (`vllm bench serve --max-concurrency`, `genai-perf
---concurrency`, `trtllm-bench --concurrency`).
+--concurrency`, aiperf `--concurrency`, `trtllm-bench --concurrency`).
 
-Run as an open simulation: every request queued at t = 0 in id order and the engine holding at most N
-(never more than its own limit), so a request is admitted no earlier than a slot frees. Afterwards each
-request gets the time its client sent it: the first N at 0, and each later one (in id order) when the client
-that was free first got its last answer (its finish; a rejected request answers at once). With identical
-clients and a first-come scheduler that is the same schedule a client-driven run would produce; the check
-below fails loudly if a request was admitted before its client sent it. TTFT, E2E and queue time then count
-from the send, as the benchmark measures them. No think time: a client sends at once.
-
-A cluster of several engines (replicas, disaggregated pools, attention-DP ranks) is driven by the clients
-themselves (`client_driven`): the first N requests are sent at t = 0 and each answer (a finish, or a rejection)
-sends the client's next one at that moment, through the cluster's routers like any arrival."""
+The clients run on the simulation's clock (ClientLoop): the first N requests are sent at t = 0, and each
+later one (in id order) the moment a request is answered (finished, or refused at once). A sent request
+crosses the server's front end before the engine sees it: HTTP, tokenization and hand-off (the engine
+spec's `frontend`), one request at a time, since the OpenAI servers tokenize on one thread (vLLM's API server:
+vllm-project/vllm#25301; SGLang's TokenizerManager and trtllm-serve likewise run one asyncio loop). So N
+requests sent together reach the engine one front-end time apart, which is what keeps real clients from
+moving in lockstep. A record's `request.sent_s` is its send time and `arrival_s` the time it reached the
+engine: `ttft_s` is the engine's, `served_ttft_s(frontend)` the client's (send to first token). No think
+time: a client sends at once; the answer's own way back (detokenizing the last token) is not simulated."""
 from __future__ import annotations
 
-import heapq
 from dataclasses import replace
 
 from ..errors import WhatifError
-
-SLACK_S = 1e-9   # float rounding between a finish time and the admission step it freed
+from .request import REJECTED
 
 
 def check_closed_loop(cfg) -> None:
@@ -35,27 +31,35 @@ def check_closed_loop(cfg) -> None:
         raise WhatifError("--concurrency: a closed loop runs until every request is answered; drop --horizon")
 
 
-def client_driven(cfg) -> bool:
-    """Whether the clients drive the run themselves: more than one engine serves the load (replicas, pools,
-    attention-DP ranks), so 'the engine holds at most N' is no longer the same schedule."""
-    cl = cfg.cluster
-    return cl.replicas > 1 or cl.disaggregated or cfg.scenario.parallelism().attention_dp > 1
+class ClientLoop:
+    """`clients` clients sending `records` (in order) to `cluster` through the front end `frontend` (a
+    FrontEnd, or None for none): started by `start` on the clock, told of each answer by `answered`."""
 
+    def __init__(self, env, cluster, records: list, clients: int, frontend):
+        self.env, self.cluster, self.records, self.clients = env, cluster, records, clients
+        self.frontend = frontend
+        self.sent = 0               # records sent so far (the first `sent` of `records`)
+        self.front_free = 0.0       # when the front end is done with the requests it holds
 
-def closed_loop_run(cfg, requests, run):
-    """`run(cfg, requests)` (the open simulation) of `requests` sent by `cfg.workload.concurrency` clients;
-    the result's records carry each request's send time as its arrival."""
-    check_closed_loop(cfg)
-    clients = cfg.workload.concurrency
-    queued = [replace(r, arrival_s=0.0) for r in requests]
-    scheduler = replace(cfg.scheduler, max_batch=min(cfg.scheduler.max_batch, clients))
-    result = run(replace(cfg, scheduler=scheduler), queued)
-    free = [0.0] * clients     # when each client is free to send (a heap)
-    for rec in sorted(result.records, key=lambda r: r.request.id):
-        sent = heapq.heappop(free)
-        if rec.first_scheduled_s is not None and rec.first_scheduled_s < sent - SLACK_S:
-            raise AssertionError(f"request {rec.request.id} admitted at {rec.first_scheduled_s} s, before its "
-                                 f"client sent it at {sent} s")
-        rec.request = replace(rec.request, arrival_s=sent)
-        heapq.heappush(free, rec.finish_s if rec.finish_s is not None else sent)
-    return result
+    def start(self, _arg=None) -> None:
+        for _ in range(self.clients):
+            self._send()
+
+    def answered(self, _rec=None) -> None:
+        self._send()
+
+    def _send(self) -> None:
+        if self.sent >= len(self.records):
+            return
+        rec = self.records[self.sent]
+        self.sent += 1
+        now = self.env.now
+        work = self.frontend.seconds(rec.request.prompt) if self.frontend is not None else 0.0
+        self.front_free = max(now, self.front_free) + work   # one request at a time, in send order
+        rec.request = replace(rec.request, sent_s=now, arrival_s=self.front_free)
+        self.env.at(self.front_free - now, self._deliver, rec)
+
+    def _deliver(self, rec) -> None:
+        self.cluster.arrive(rec)
+        if rec.status == REJECTED:   # refused when it reaches the engine: answered at once
+            self.answered(rec)

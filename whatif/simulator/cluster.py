@@ -61,9 +61,9 @@ class Cluster:
         decode_times = _iteration_times(sc, sc.parallel, sched, plan_seq_len)
         self.window = decode_times.setup.model.max_position_embeddings
         self.fits: tuple[int, int] | None = None   # see rejection
-        self.on_answer: Callable[[], None] | None = None   # closed loop: a request was answered (its client sends)
         self.kv_path = None
         self.systems = ""
+        self.on_finish = None   # called with each finished request's record (a closed loop's clients)
         if cl.disaggregated:
             pre = prefill_scenario(cfg)
             with prefill_flags():
@@ -176,15 +176,10 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
         if requests is None:
             requests = generate(cfg.workload)
 
-        def run(c: SimConfig, given: list[Request]):
-            return _run(c, list(map(Record, given)), given, paused, progress)
         if cfg.workload is not None and cfg.workload.concurrency:
-            from .closed_loop import check_closed_loop, client_driven, closed_loop_run
-            if client_driven(cfg):
-                check_closed_loop(cfg)
-                return _run(cfg, list(map(Record, requests)), requests, paused, progress, cfg.workload.concurrency)
-            return closed_loop_run(cfg, requests, run)
-        return run(cfg, requests)
+            from .closed_loop import check_closed_loop
+            check_closed_loop(cfg)
+        return _run(cfg, list(map(Record, requests)), requests, paused, progress)
 
 
 def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress, clients: int = 0):
@@ -217,23 +212,16 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
             if progress and (arrived - 1) % step == 0:
                 progress(arrived - 1, len(records))
 
-    def send(_arg) -> None:
-        """Closed loop (`clients` > 0): a client sends its next request now; a rejection answers at once."""
-        nonlocal arrived
-        while arrived < count:
-            rec = records[arrived]
-            rec.request = replace(rec.request, arrival_s=env.now)
-            arrived += 1
-            cluster.arrive(rec)
-            if progress and (arrived - 1) % step == 0:
-                progress(arrived - 1, len(records))
-            if rec.status != REJECTED:
-                return
-
-    if clients:
-        cluster.on_answer = lambda: env.at(0, send, None, URGENT)
-        for _ in range(min(clients, count)):
-            env.at(0, send, None, URGENT)
+    spec = cluster.replicas[0].times.setup.engine_spec
+    paid = spec is not None and (spec.frontend.per_request_s > 0 or spec.frontend.per_prompt_token_s > 0)
+    front = spec.frontend if paid else None
+    loop = None
+    if cfg.workload is not None and cfg.workload.concurrency:   # clients on the clock send the requests
+        from .closed_loop import ClientLoop
+        loop = ClientLoop(env, cluster, records, cfg.workload.concurrency,
+                          front if cfg.workload.through_server else None)
+        cluster.on_finish = loop.answered
+        env.at(0, loop.start, None, URGENT)
     else:
         env.at(0, arrivals, None, URGENT)   # started as a process starts: an urgent call now
     paused.freeze()   # the records and the cluster live to the end: never scanned
@@ -243,11 +231,8 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
             scheduler.flush()
     if progress:
         progress(len(records), len(records))
-    records = records[:arrived]   # those due after the horizon never arrived
+    records = records[:loop.sent if loop is not None else arrived]   # those due after the horizon never arrived
     setup = describe_setup(cfg, cluster, describe(cfg.workload) if cfg.workload is not None
                            else f"{len(requests)} given requests")
-    spec = cluster.replicas[0].times.setup.engine_spec
-    paid = spec is not None and (spec.frontend.per_request_s > 0 or spec.frontend.per_prompt_token_s > 0)
-    front = spec.frontend if paid else None
     return SimulationResult(records, cluster.log, [r.info() for r in cluster.replicas], env.now, cfg.slo, setup,
                             cluster.lookup_stats(), front)

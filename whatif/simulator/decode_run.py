@@ -53,6 +53,7 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
     step = scheduler.step   # (moved only by decoded and complete below)
     visited = scheduler.visited
     now_s = env.now   # the clock, kept here and stored back before anything else reads it
+    begun = None      # the start of the latest iteration this run completed
     try:
         while True:   # (only_decodes holds)
             decoding, rows, base = scheduler.decode_shape()   # fixed until sequences finish (a due step)
@@ -93,6 +94,7 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                     return start, duration, Batch(rows, base + decoding * step, decoding), \
                         waiting, running
                 now_s = end
+                begun = start
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     env.now = end
                     scheduler.step, scheduler.visited = step, visited
@@ -115,5 +117,7 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                 return
     finally:
         env.now = now_s
+        if begun is not None:
+            scheduler.last_start, scheduler.last_end = begun, now_s
         scheduler.step, scheduler.visited = step, visited
         priced[0] = hits

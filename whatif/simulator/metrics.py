@@ -159,7 +159,7 @@ class SimulationResult:
             "itl_s": counted_stats(*pooled_gaps(r.emitted for r in done)),
             "e2e_s": stats([r.e2e_s for r in done]),
             "queue_s": stats([r.queue_s for r in done]),
-            "served_ttft_s": stats([r.ttft_s + self.frontend.seconds(r.request.prompt) for r in done]
+            "served_ttft_s": stats([r.served_ttft_s(self.frontend) for r in done]
                                    if self.frontend is not None else []),
         }
 

@@ -16,7 +16,8 @@ ATTAINMENT_NOTE = "share of arrived requests; rejected and unfinished ones count
 LATENCY_ROWS = (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("ITL", "itl_s"), ("E2EL", "e2e_s"), ("queue", "queue_s"))
 SERVED_ROW = ("TTFT (server)", "served_ttft_s")
 SERVED_NOTE = ("TTFT (server): TTFT plus the engine spec's front end (HTTP, tokenization, first token back; its "
-               "`frontend` figures, assumed), as a client of the server measures it; the run itself excludes it")
+               "`frontend` figures, partly assumed), as a client of the server measures it; a closed loop runs the "
+               "front end one request at a time and counts its queue, other runs exclude it")
 
 
 # Under overload these grow with the run (a queue that never drains): their tails are no latency to quote.

@@ -78,7 +78,11 @@ class Replica:
         env, times, bm, index, queued = self.env, self.times, self.bm, self.index, self.waiting
         schedule, complete, append = scheduler.schedule, scheduler.complete, self.log.append
         step_ahead, decodes = advance, decode_run   # (module names: the tests swap them)
+        spec = times.setup.engine_spec
+        ahead = spec is not None and spec.cpu.overlapped   # the CPU forms each step while the last one runs
+        inf = float("inf")
         while True:
+            scheduler.admit_before = scheduler.last_start if ahead and scheduler.last_end == env.now else inf
             batch = schedule(env.now)
             rows = batch.rows
             work = rows or batch.prefill   # (bool(batch))
@@ -96,6 +100,7 @@ class Replica:
             if not step_ahead(env, duration):
                 yield duration
             complete(batch, env.now)
+            scheduler.last_start, scheduler.last_end = start, env.now
             append(index, start, duration, rows, len(prefills), tokens, bm.used, waiting, running,
                    batch.preempted, batch.swap_s)
             if self.idle:
@@ -106,6 +111,7 @@ class Replica:
                 start, duration, batch, waiting, running = pending   # (decode_run.Waiting)
                 yield duration
                 complete(batch, env.now)
+                scheduler.last_start, scheduler.last_end = start, env.now
                 append(index, start, duration, batch.rows, 0, 0, bm.used,
                        waiting, running, 0, 0.0)
                 if self.idle:
@@ -127,8 +133,8 @@ class Replica:
 
     def finished(self, seq: Seq) -> None:
         self.outstanding -= 1
-        if self.cluster is not None and self.cluster.on_answer is not None:
-            self.cluster.on_answer()
+        if self.cluster.on_finish is not None:
+            self.cluster.on_finish(seq.rec)
 
     def receive(self, seq: Seq, scheduler: Scheduler) -> None:
         self.env.start(self._transfer(seq, scheduler))

@@ -18,6 +18,8 @@ class Request:
     prefix_id: str | None = None
     prefix_tokens: int = 0       # leading prompt tokens that earlier requests of prefix_id may have cached
     shared_tokens: int = 0       # leading tokens of this request (prompt + output) later ones of prefix_id reuse
+    sent_s: float | None = None  # when a closed-loop client sent it (arrival_s: when it reached the engine, after
+                                 # the server's front end); None: sent at arrival_s
 
 
 @dataclass(eq=False, slots=True)   # (one per request: a million of them in a long run)
@@ -42,6 +44,15 @@ class Record:
     @property
     def e2e_s(self) -> float | None:
         return None if self.finish_s is None else self.finish_s - self.request.arrival_s
+
+    def served_ttft_s(self, frontend) -> float | None:
+        """TTFT as a client of the server measures it: from its send (the front end's queue and work included,
+        when the closed loop ran them) to the first token; else the engine's TTFT plus `frontend`'s time."""
+        if self.first_token_s is None:
+            return None
+        if self.request.sent_s is not None:
+            return self.first_token_s - self.request.sent_s
+        return self.ttft_s + (frontend.seconds(self.request.prompt) if frontend is not None else 0.0)
 
     @property
     def queue_s(self) -> float | None:

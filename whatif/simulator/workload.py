@@ -47,6 +47,8 @@ class WorkloadSpec:
     trace: str | None = None       # CSV/JSONL file of requests (replaces the generated ones)
     seed: int = 0
     concurrency: int = 0           # > 0: a closed loop of this many clients (closed_loop.py); rate unused
+    through_server: bool = True    # the closed loop's clients cross the engine's HTTP front end (False: an
+                                   # in-process benchmark such as trtllm-bench, no front end)
 
     def __post_init__(self):
         _choice(self.arrival, ARRIVALS, "--arrival")
@@ -80,6 +82,8 @@ class WorkloadSpec:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise WhatifError(f"--seed: {self.seed!r} must be a non-negative integer")
         integer(self.concurrency, "--concurrency", low=0)
+        if not isinstance(self.through_server, bool):
+            raise WhatifError(f"through_server: {self.through_server!r} must be true or false")
         if self.trace is not None:
             check_trace_path(self.trace)
             if self.prefix_groups or self.turns > 1:

@@ -51,6 +51,8 @@ class Admission:
         waiting, max_batch = self.waiting, self.cfg.max_batch
         while budget > 0 and waiting and not self.swapped_out and len(self.running) < max_batch:
             s = waiting[0]
+            if s.req.arrival_s > self.admit_before:   # arrived after this step was formed
+                break
             if self.bm.prefix_caching:
                 self._lookup(s)
             n = self._chunk(s, budget, keep_watermark=True) if not self.reserving or self._reservable(s) else 0
@@ -71,6 +73,8 @@ class Admission:
         admitted = 0
         while self.waiting and not self.swapped_out and len(self.running) < self.cfg.max_batch:
             s = self.waiting[0]
+            if s.req.arrival_s > self.admit_before:   # arrived after this step was formed
+                break
             self._lookup(s)
             n = s.total - s.computed
             need = self._whole_need(s)

@@ -50,6 +50,11 @@ class Scheduler(Admission, DecodingSet):
         self.reserving = cfg.capacity == "reserve" and policy.reserves
         self.kv_arrived: list[Seq] = []   # disaggregated: KV arrived during an iteration; decode from the next
         self.orders = count(1)
+        # An engine whose CPU runs a step ahead (spec cpu.overlapped: vLLM's async scheduling, SGLang's and
+        # TensorRT-LLM's overlap schedulers) formed this step while the last one ran, so only requests that
+        # arrived before the last step began can join it (Replica._run sets it; inf: no such bound).
+        self.admit_before = float("inf")
+        self.last_start = self.last_end = -1.0   # the latest iteration this engine ran (Replica, decode_run)
 
     # ------------------------------------------------------------ forming an iteration
 

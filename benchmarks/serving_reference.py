@@ -1,0 +1,375 @@
+"""Measured serving deployments through `whatif simulate --concurrency`: NVIDIA aiconfigurator's silicon set
+(reference/aiconfigurator-serving/silicon_calibration.csv, Apache-2.0, aiconfigurator commit 095f58a51c:
+2,969 deployments on H100-SXM and B200-SXM, TensorRT-LLM / vLLM / SGLang releases of 2025-2026, each a closed loop
+of N clients at fixed input/output lengths with its measured mean TTFT and TPOT).
+
+How the rows were measured (aiconfigurator's generator, src/aiconfigurator/generator/config/backend_templates/
+benchmark/bench_run.sh.j2): `aiperf profile --streaming --concurrency N --num-requests 50N
+--warmup-request-count 2N --isl ISL --osl OSL --extra-inputs ignore_eos:true`, synthetic prompts (no shared
+prefix). aiperf's TTFT runs from the send to the first streamed token (HTTP, tokenization and the server's own
+path included); its inter-token latency is (request latency - TTFT) / (output - 1), averaged over the requests
+after the warm-up. Not established: which generator commit (launch settings) each row's deployment used, and the
+KV-cache dtype it ran (the set has no kvcache column); the rule below states what is assumed.
+
+The mapping rule, written before any row was scored and not tuned after:
+- expressible = `whatif.api.simulate` accepts the mapped row; any WhatifError makes the row not expressible, its
+  one-line text the recorded reason (so coverage grows as whatif learns models, layouts and precisions). Any other
+  exception is recorded as `internal error: ...` (a bug, counted apart, never hidden);
+- model: `model_path` as a Hugging Face id (`--model org/name`);
+- hardware: system h100_sxm -> dgx-h100 (8-GPU HGX/DGX H100 node), b200_sxm -> dgx-b200 (8-GPU DGX B200);
+  GPUs of one replica = tp x pp with tp = tp_size x attention_dp_size; `nodes` = ceil(GPUs / 8), passed only
+  when over 1;
+- layout: tp as above, pp = pp_size, attention_dp = attention_dp_size (passed when over 1), ep = moe_ep_size
+  (passed when over 1) and moe_tp = moe_tp_size only where moe_tp_size x moe_ep_size = tp (the engines' MoE
+  constraint, aiconfigurator's trtllm.rule; the dense models' rows carry 1/0 there, no MoE layout), which
+  makes moe_tp whatif's default tp / ep, so it is never passed;
+- precision: gemm_quant_mode -> quantization (fp8 -> fp8, fp8_block -> fp8-block, nvfp4 -> nvfp4, int4_wo ->
+  w4a16, empty -> the checkpoint's 16-bit); moe_quant_mode -> expert_quantization when it differs from the
+  gemm mode; KV cache fp8 where gemm_quant_mode is set (aiconfigurator pairs its quantized configurations
+  with kvcache_quant_mode fp8, e.g. src/aiconfigurator/cli/exps/qwen3_32b_pertensor.yaml and the H20/6KD
+  preset's trtllm defaults; the issue saw a bf16 KV cache hold 43 of the 64 sequences a deployment ran),
+  else the checkpoint's bf16 (assumed);
+- engine: the row's backend (trtllm, vllm, sglang) with whatif's spec of that engine (engine_profiles/); the
+  row's version is reported, not mapped. Launched as aiconfigurator's generator launches an aggregated worker
+  (launch_settings; added after the first scoring as the issue's first fix, with its before/after in
+  docs/accuracy.md: the first rule had kept each spec's defaults);
+- load: concurrency = N of `silicon_concurrency=N` in silicon_data_source (a row without it is not
+  expressible); prompt = isl, output = osl; disaggregated rows: prefill_num_workers prefill replicas of
+  prefill_tp_size x prefill_attention_dp_size GPUs and decode_num_workers decode replicas of the decode layout,
+  `nodes` from both pools' GPUs together;
+- the run: N clients in a closed loop (simulator/closed_loop.py), WARMUP_ROUNDS x N requests left out as aiperf
+  leaves its warm-up out, then `rounds` x N requests measured (aiperf takes 50 x N; fewer here for speed, the
+  mean of a fixed-length closed loop settles within a few rounds); TTFT = the simulated TTFT plus the engine
+  spec's front end (as the client sees it: `served_ttft_s`), TPOT = the mean of each request's (E2E - TTFT) /
+  (output - 1);
+- nothing is fitted on these rows: the H100 and B200 tables are both out of sample (leave-one-GPU-out holds
+  trivially; a fit on them would be made on one GPU and scored on the other).
+
+`--subset` runs a deterministic stratified sample (three rows per engine x model x GPU x mode, the smallest
+SHA-1s of their ids) in well under a minute; `--jobs N` runs rows in N processes. Nothing is cached between runs.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import math
+import re
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "reference" / "aiconfigurator-serving" / "silicon_calibration.csv"
+OUT = Path(__file__).resolve().parent / "data" / "serving_reference.csv"
+SYSTEMS = {"h100_sxm": "dgx-h100", "b200_sxm": "dgx-b200"}
+GPUS_PER_NODE = {"h100_sxm": 8, "b200_sxm": 8}
+QUANT = {"fp8": "fp8", "fp8_block": "fp8-block", "nvfp4": "nvfp4", "int4_wo": "w4a16", "": None}
+WARMUP_ROUNDS = 2          # aiperf --warmup-request-count 2N (bench_run.sh.j2)
+ROUNDS = 4                 # measured rounds of N requests (aiperf: 50)
+SGLANG_CHUNK = 8192        # SGLang's chunked_prefill_size on 80+ GB GPUs (engine_profiles/sglang.yaml)
+PER_STRATUM = 3            # --subset: rows per engine x model x GPU x mode
+BANDS = ((1, 8, "1-8"), (9, 32, "9-32"), (33, 128, "33-128"), (129, 512, "129-512"), (513, 10 ** 9, ">512"))
+COLUMNS = ("id", "model", "system", "engine", "version", "mode", "isl", "osl", "concurrency", "tp", "pp",
+           "attention_dp", "ep", "gemm_quant", "moe_quant", "expressible", "reason",
+           "measured_ttft_ms", "measured_tpot_ms", "predicted_ttft_ms", "predicted_tpot_ms", "preemptions",
+           "kv_peak_fraction", "seconds")
+
+
+class NotExpressible(Exception):
+    """A row the mapping rule itself cannot state (before whatif is asked)."""
+
+
+def load(path: Path = DATA) -> list[dict]:
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _int(value: str, default: int = 1) -> int:
+    return int(float(value)) if value not in ("", None) else default
+
+
+def concurrency(row: dict) -> int:
+    m = re.search(r"silicon_concurrency=(\d+)", row["silicon_data_source"])
+    if not m:
+        raise NotExpressible("no silicon_concurrency=N in silicon_data_source")
+    return int(m.group(1))
+
+
+def band(n: int) -> str:
+    return next(name for lo, hi, name in BANDS if lo <= n <= hi)
+
+
+def _quant(mode: str) -> str | None:
+    if mode not in QUANT:
+        raise NotExpressible(f"gemm/moe quant mode {mode!r} has no whatif scheme")
+    return QUANT[mode]
+
+
+def _layout(row: dict, prefix: str = "") -> dict:
+    """tp / pp / attention_dp / ep / moe_tp of the row's (or its prefill/decode pool's) layout, by the rule."""
+    g = lambda k, d=1: _int(row.get(prefix + k, ""), d)   # noqa: E731
+    adp = g("attention_dp_size")
+    tp = g("tp_size") * adp
+    ep, moe_tp = g("moe_ep_size"), g("moe_tp_size")
+    out = {"tp": tp, "pp": g("pp_size")}
+    if adp > 1:
+        out["attention_dp"] = adp
+    if ep > 1 and ep * moe_tp == tp:   # (moe_tp is then the default tp / ep; no MoE layout otherwise)
+        out["ep"] = ep
+    return out
+
+
+def launch_settings(row: dict, n: int) -> dict:
+    """The scheduler limits aiconfigurator's generator launches an aggregated worker with (rule_plugin/
+    {trtllm,vllm,sglang}.rule and benchmark/*.rule): max batch = the configuration's batch size (the row's
+    batch_size, else N), a token budget of max batch + ISL + 1500 (TensorRT-LLM max_num_tokens, rounded up to
+    its 32-token blocks; vLLM --max-num-batched-tokens), so a whole prompt always fits beside the running
+    decodes; SGLang: --enable-mixed-chunk (prefill chunks beside the decodes) with --max-prefill-tokens
+    ISL + 1500 over its chunked-prefill size, its running decodes counted in the step."""
+    mbs = _int(row.get("batch_size", ""), n) or n
+    isl = _int(row["isl"])
+    engine = row["backend"]
+    if engine == "trtllm":
+        return {"max_num_seqs": mbs, "max_num_batched_tokens": -(-(mbs + isl + 1500) // 32) * 32}
+    if engine == "vllm":
+        return {"max_num_seqs": mbs, "max_num_batched_tokens": mbs + isl + 1500}
+    if engine == "sglang":
+        return {"max_num_seqs": mbs, "max_num_batched_tokens": min(SGLANG_CHUNK, isl + 1500) + mbs,
+                "engine": {"chunked_prefill": True}}
+    return {}
+
+
+def simulate_kwargs(row: dict, rounds: int = ROUNDS) -> dict:
+    """The keyword arguments of whatif.api.simulate for a row, by the rule in the module docstring."""
+    system = row["system"]
+    if system not in SYSTEMS:
+        raise NotExpressible(f"system {system!r} is not mapped")
+    n = concurrency(row)
+    disagg = row["mode"] == "disagg"
+    layout = _layout(row, "decode_" if disagg else "")
+    gpus = layout["tp"] * layout["pp"]
+    kw = {"model": row["model_path"], "hardware": SYSTEMS[system], "kernel_engine": row["backend"],
+          "prompt": _int(row["isl"]), "output": _int(row["osl"]), "gpus": gpus, **layout}
+    total = gpus   # the deployment's GPUs: a disaggregated one's two pools together
+    if disagg:
+        pre = _layout(row, "prefill_")
+        total = (_int(row["prefill_num_workers"]) * pre["tp"] * pre["pp"]
+                 + _int(row["decode_num_workers"]) * gpus)
+    nodes = math.ceil(total / GPUS_PER_NODE[system])
+    if nodes > 1:
+        kw["nodes"] = nodes
+    gemm, moe = _quant(row["gemm_quant_mode"]), _quant(row["moe_quant_mode"])
+    if gemm:
+        kw["quantization"] = gemm
+        kw["kv_dtype"] = "fp8"
+    if moe != gemm:
+        kw["expert_quantization"] = moe
+    kw.update(launch_settings(row, n))
+    kw["traffic"] = {"concurrency": n, "requests": n * (WARMUP_ROUNDS + rounds), "seed": 1}
+    if disagg:
+        if set(pre) - {"tp", "pp"}:
+            kw["prefill_layout"] = pre        # an attention-DP / EP prefill pool: not a ClusterConfig field today
+        kw["cluster"] = {"prefill_replicas": _int(row["prefill_num_workers"]),
+                         "replicas": _int(row["decode_num_workers"]),
+                         "prefill_tp": pre["tp"], "prefill_pp": pre["pp"]}
+    return kw
+
+
+@dataclass
+class Result:
+    row: dict
+    expressible: bool = False
+    reason: str = ""
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def measured_ttft(self) -> float:
+        return float(self.row["silicon_ttft_ms"])
+
+    @property
+    def measured_tpot(self) -> float:
+        return float(self.row["silicon_tpot_ms"])
+
+    def ratio(self, metric: str) -> float:
+        pred = self.ttft_ms if metric == "ttft" else self.tpot_ms
+        return pred / (self.measured_ttft if metric == "ttft" else self.measured_tpot)
+
+
+def client_means(result, n: int) -> tuple[float, float]:
+    """Mean TTFT (through the front end) and TPOT (ms) of the requests after the warm-up, as aiperf averages."""
+    recs = sorted(result.records, key=lambda r: r.request.id)[WARMUP_ROUNDS * n:]
+    unfinished = [r for r in recs if r.finish_s is None]
+    if unfinished:
+        raise RuntimeError(f"{len(unfinished)} requests unfinished ({unfinished[0].status} {unfinished[0].reason})")
+    ttft = [r.served_ttft_s(result.frontend) for r in recs]
+    tpot = [r.tpot_s for r in recs if r.tpot_s is not None]
+    return statistics.fmean(ttft) * 1e3, statistics.fmean(tpot) * 1e3
+
+
+def run_row(row: dict, rounds: int = ROUNDS) -> Result:
+    from whatif.api import simulate
+    from whatif.errors import WhatifError
+
+    out = Result(row)
+    t0 = time.perf_counter()
+    try:
+        kw = simulate_kwargs(row, rounds)
+        res = simulate(**kw)
+        out.ttft_ms, out.tpot_ms = client_means(res, kw["traffic"]["concurrency"])
+        out.expressible = True
+        out.extra = {"preemptions": sum(r.preemptions for r in res.records),
+                     "kv_peak": max((i.get("kv_peak_fraction") or 0.0) for i in res.summary()["replicas"])}
+    except NotExpressible as exc:
+        out.reason = str(exc)
+    except WhatifError as exc:
+        out.reason = str(exc).splitlines()[0]
+    except Exception as exc:   # noqa: BLE001 - a bug: recorded apart, never counted as expressible
+        out.reason = f"internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def subset(rows: list[dict], per_stratum: int = PER_STRATUM) -> list[dict]:
+    """`per_stratum` rows per (engine, model, GPU, mode): those whose ids have the smallest SHA-1 (deterministic)."""
+    strata: dict[tuple, list] = {}
+    for r in rows:
+        key = (r["backend"], r["model_path"], r["system"], r["mode"])
+        strata.setdefault(key, []).append((hashlib.sha1(r["id"].encode()).hexdigest(), r["id"], r))
+    picked = [x for members in strata.values() for x in sorted(members, key=lambda m: m[:2])[:per_stratum]]
+    return [r for _, _, r in sorted(picked, key=lambda m: m[:2])]
+
+
+def run_all(rows: list[dict], jobs: int = 1, rounds: int = ROUNDS) -> list[Result]:
+    if jobs <= 1:
+        return [run_row(r, rounds) for r in rows]
+    import multiprocessing as mp
+    from functools import partial
+    with mp.get_context("fork").Pool(jobs) as pool:
+        return pool.map(partial(run_row, rounds=rounds), rows, chunksize=1)
+
+
+# ---------------------------------------------------------------- scoring
+
+def stats(results: list[Result], metric: str) -> dict:
+    ratios = [r.ratio(metric) for r in results]
+    if not ratios:
+        return {"n": 0}
+    ape = sorted(abs(x - 1) for x in ratios)
+    return {"n": len(ratios), "mape": statistics.fmean(ape) * 100, "median_ape": statistics.median(ape) * 100,
+            "within10": sum(a <= 0.10 for a in ape) / len(ape) * 100,
+            "within25": sum(a <= 0.25 for a in ape) / len(ape) * 100,
+            "bias": statistics.fmean(x - 1 for x in ratios) * 100,
+            "median_ratio": statistics.median(ratios),
+            "off3x": sum(x > 3 or x < 1 / 3 for x in ratios)}
+
+
+GROUPS = (("all", lambda r: "all"), ("engine", lambda r: r.row["backend"]),
+          ("model", lambda r: r.row["model_path"].split("/")[-1]), ("GPU", lambda r: r.row["system"]),
+          ("concurrency", lambda r: band(concurrency(r.row))), ("ISL/OSL", lambda r: f"{r.row['isl']}/{r.row['osl']}"),
+          ("mode", lambda r: r.row["mode"]))
+
+
+def _fmt(s: dict) -> str:
+    if not s.get("n"):
+        return f"{'0':>4}"
+    return (f"{s['n']:>4} {s['mape']:>8.1f} {s['median_ape']:>6.1f} {s['within10']:>5.0f} {s['within25']:>5.0f} "
+            f"{s['bias']:>+8.1f} {s['median_ratio']:>6.2f} {s['off3x']:>4}")
+
+
+def report(results: list[Result], worst: int = 8) -> str:
+    ok = [r for r in results if r.expressible]
+    lines = [f"rows {len(results)}, expressible {len(ok)} ({len(ok) / max(len(results), 1):.0%}); "
+             f"internal errors {sum(r.reason.startswith('internal error') for r in results)}", ""]
+    head = (f"{'group':<34} {'n':>4} {'MAPE%':>8} {'med%':>6} {'<10%':>5} {'<25%':>5} {'bias%':>8} "
+            f"{'med x':>6} {'>3x':>4}")
+    for metric in ("ttft", "tpot"):
+        lines += [f"{metric.upper()} (predicted / measured)", head]
+        for name, key in GROUPS:
+            groups: dict[str, list] = {}
+            for r in ok:
+                groups.setdefault(key(r), []).append(r)
+            for k in sorted(groups):
+                label = name + " " + k if name != "all" else "all"
+                lines.append(f"{label[:34]:<34} {_fmt(stats(groups[k], metric))}")
+        lines.append("")
+        lines.append(f"worst {metric.upper()} rows:")
+        for r in sorted(ok, key=lambda r: -abs(r.ratio(metric) - 1))[:worst]:
+            meas = r.measured_ttft if metric == "ttft" else r.measured_tpot
+            lines.append(f"  {r.row['id'][:70]:<70} measured {meas:9.1f} ms, predicted "
+                         f"{(r.ttft_ms if metric == 'ttft' else r.tpot_ms):9.1f} ms (x{r.ratio(metric):.2f})")
+        lines.append("")
+    lines.append("leave-one-GPU-out: nothing is fitted on these rows, so each GPU's table above is out of sample")
+    lines.append("")
+    lines.append("not expressible, by model and reason:")
+    counts: dict[tuple, int] = {}
+    for r in results:
+        if not r.expressible:
+            key = (r.row["model_path"], r.reason[:110])
+            counts[key] = counts.get(key, 0) + 1
+    for (model, reason), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"  {n:>4}  {model}: {reason}")
+    lines.append("")
+    lines.append("expressible by model: " + ", ".join(
+        f"{m.split('/')[-1]} {sum(r.expressible for r in results if r.row['model_path'] == m)}/"
+        f"{sum(r.row['model_path'] == m for r in results)}" for m in sorted({r.row['model_path'] for r in results})))
+    return "\n".join(lines)
+
+
+def write_table(results: list[Result], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(COLUMNS)
+        for r in results:
+            row = r.row
+            try:
+                n = concurrency(row)
+            except NotExpressible:
+                n = ""
+            lay = {}
+            try:
+                lay = _layout(row, "decode_" if row["mode"] == "disagg" else "")
+            except (ValueError, TypeError):
+                pass
+            w.writerow([row["id"], row["model_path"], row["system"], row["backend"], row["backend_version"],
+                        row["mode"], row["isl"], row["osl"], n, lay.get("tp", ""), lay.get("pp", ""),
+                        lay.get("attention_dp", 1), lay.get("ep", 1),
+                        row["gemm_quant_mode"], row["moe_quant_mode"], int(r.expressible), r.reason,
+                        f"{r.measured_ttft:.3f}", f"{r.measured_tpot:.4f}",
+                        "" if r.ttft_ms is None else f"{r.ttft_ms:.3f}",
+                        "" if r.tpot_ms is None else f"{r.tpot_ms:.4f}", r.extra.get("preemptions", ""),
+                        f"{r.extra['kv_peak']:.3f}" if "kv_peak" in r.extra else "", f"{r.seconds:.2f}"])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--subset", action="store_true", help="the stratified sample (fast)")
+    ap.add_argument("--jobs", type=int, default=1, help="processes")
+    ap.add_argument("--rounds", type=int, default=ROUNDS, help="measured rounds of N requests per row")
+    ap.add_argument("--out", type=Path, default=None, help=f"result table (csv; whole file default {OUT})")
+    ap.add_argument("--filter", default="", help="only rows whose id contains this")
+    args = ap.parse_args(argv)
+    rows = load()
+    if args.filter:
+        rows = [r for r in rows if args.filter in r["id"]]
+    if args.subset:
+        rows = subset(rows)
+    t0 = time.perf_counter()
+    results = run_all(rows, args.jobs, args.rounds)
+    print(report(results))
+    print(f"\n{len(rows)} rows in {time.perf_counter() - t0:.1f} s ({args.jobs} jobs)")
+    out = args.out or (None if (args.subset or args.filter) else OUT)
+    if out:
+        write_table(results, out)
+        print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
