@@ -155,6 +155,8 @@ def simulate_kwargs(row: dict, rounds: int = ROUNDS) -> dict:
           "prompt": _int(row["isl"]), "output": _int(row["osl"]), "gpus": gpus, **layout}
     total = gpus   # the deployment's GPUs: a disaggregated one's two pools together
     if disagg:
+        if not row["prefill_num_workers"] or not row["decode_num_workers"]:
+            raise NotExpressible("the row records no prefill_num_workers / decode_num_workers (pool sizes unknown)")
         pre = _layout(row, "prefill_")
         total = (_int(row["prefill_num_workers"]) * pre["tp"] * pre["pp"]
                  + _int(row["decode_num_workers"]) * gpus)
