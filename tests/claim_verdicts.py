@@ -49,6 +49,13 @@ VERDICTS = {
     'C-lazyeviction-kv_cache_bytes': 'illustrative',          # LazyEviction reduces KV cache size by 50% on mat
     'C-windowkv-kv_cache_bytes': 'illustrative',              # WindowKV maintains performance while using only
     'C-d2o-throughput_at_max_batch': 'in band',               # D2O enhances inference throughput by more than 3
+    'C-kvmerger-throughput_at_max_batch': 'no figure',        # KVMerger: 'adaptive KV cache compression for lon
+    'C-ems-tpot': 'no figure',                                # EMS: 'preserves 95% retrieval accuracy with a ca
+    'C-elastic_cache-throughput_at_max_batch': 'no figure',   # Elastic Cache 'boosts efficiency' with 'an arbit
+    'C-prefixkv-throughput_at_max_batch': 'no figure',        # PrefixKV 'exhibits superior inference efficiency
+    'C-tim-throughput': 'no figure',                          # TIM/TIMRUN 'sustains high inference throughput,
+    'C-speckv-tpot': 'no figure',                             # SpecKV: 'higher accuracy than existing baselines
+    'C-specpc-ttft': 'no figure',                             # SpecPC: 'uses the draft model's attention activa
     'D-tidaldecode-tpot': 'miss',                             # TidalDecode reduces LLM decoding latency by up t
     'D-tokenselect-prefill_attention_s': 'miss',              # TokenSelect: up to 23.84x speedup in attention c
     'D-tokenselect-e2e': 'in band',                           # TokenSelect: up to 2.28x acceleration in end-to-
@@ -70,6 +77,8 @@ VERDICTS = {
     'D-s2_attention-prefill_attention_s': 'miss',             # S2-Attention: as much as 25.3X wall-clock attent
     'D-s2_attention-e2e': 'miss',                             # S2-Attention: resulting in ... 10X inference lat
     'D-recycled_attention-tpot': 'no figure',                 # Recycled Attention: 'achieves comparable speedup
+    'D-hip-ttft': 'no figure',                                # HiP 'significantly reduces prompt (i.e., prefill
+    'D-hip-tpot': 'no figure',                                # HiP 'significantly reduces prompt (i.e., prefill
     'E-hydragen-throughput': 'in band',                       # batch size 1K, tensor parallelism across eight A
     'E-hydragen-throughput-2': 'miss',                        # up to 32x end-to-end throughput (over 30x with a
     'E-hydragen-throughput-3': 'in band',                     # with a high batch size, increasing the prefix le
@@ -110,6 +119,8 @@ VERDICTS = {
     'F-medusa-tpot-4': 'illustrative',                        # Chimera: an average latency speedup ratio of 2.7
     'F-eagle-tpot': 'conditional',                            # MSD boosts inference speed by up to 2.29x for LL
     'F-eagle-tpot-2': 'conditional',                          # MSD boosts inference speed by up to 2.46x for LL
+    'F-hidden_transfer-tpot': 'no figure',                    # Hidden Transfer: 'we outperform all the single-m
+    'F-s2d-tpot': 'no figure',                                # S2D: 'our draft models perform better than basel
     'G-diffusion-e2e': 'illustrative',                        # dParallel: 'When applied to the LLaDA-8B-Instruc
     'G-diffusion-e2e-2': 'illustrative',                      # dParallel: 'On the MBPP benchmark, it cuts decod
     'G-diffusion-e2e-3': 'illustrative',                      # Learn2PD: 'Experiments on the LLaDA benchmark de

@@ -12,7 +12,8 @@ from ..roofline.estimate import Estimate
 from ..roofline.ops import ATTENTION_CLASSES
 from .serving import SERVING_METRICS, deep_merged, scenario_of
 
-FAMILY_MODULES = ("family_a", "family_b", "family_c", "family_d", "family_e", "family_f", "family_g", "family_h",
+FAMILY_MODULES = ("family_a", "family_b", "family_c", "family_c_merging", "family_d", "family_e", "family_f",
+                  "family_f_variants", "family_g", "family_h",
                   "family_k", "family_j",
                   "family_i_tiers", "family_i_weights", "family_i_kv")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import ClassVar
 
 from ...specs import models
@@ -194,3 +195,19 @@ def check_draft_vocab(name: str, key: str, draft: ModelSpec, target: ModelSpec) 
         raise WhatifError(f"--technique {name}:{key}={draft.name}: its vocabulary ({draft.vocab_size} tokens) "
                           f"differs from {target.name}'s ({target.vocab_size}); a drafter must share the "
                           f"target's tokenizer")
+
+
+def _size(m: ModelSpec) -> int:
+    return m.num_layers * m.hidden_size ** 2
+
+
+@cache
+def _smallest_with_vocab(vocab: int, below: int) -> ModelSpec | None:
+    shipped = (models.load_model(n) for n in models.list_models())
+    fits = [m for m in shipped if m.vocab_size == vocab and _size(m) < below]
+    return min(fits, key=_size, default=None)
+
+
+def smallest_with_vocab(target: ModelSpec) -> ModelSpec | None:
+    """The smallest shipped model profile sharing the target's vocabulary (a drafter must share its tokenizer)."""
+    return _smallest_with_vocab(target.vocab_size, _size(target))

@@ -1,5 +1,6 @@
 """Shared cost pieces of technique families: the pass's heads and cached tokens, rebuilt or
-replaced decode attention, selection (score + top-k) kernels, host-path checks, windowed pair
+replaced decode attention, selection (score + top-k) kernels, accumulated attention importance and
+observation-window votes (family C and its merging variants), host-path checks, windowed pair
 counts and MInference's vertical-slash prefill pattern (which LServe reuses). Families import from here,
 never from each other.
 """
@@ -9,9 +10,9 @@ from dataclasses import replace
 
 from ...errors import WhatifError
 from ...specs.models import ModelSpec
-from ..attention import DECODE_MAX_QUERIES, attention_op
+from ..attention import DECODE_MAX_QUERIES, attention_op, causal_pairs
 from ..context import HostPath, PassContext, PrefillUnit
-from ..ops import AttentionShape, Op, OpClass, ScoreShape
+from ..ops import AttentionShape, Op, OpClass, ScoreShape, StreamShape
 from ...specs.op_kinds import LAYER_ATTENTION_ROLES
 
 SOFTMAX_OPS_PER_SCORE = 5.0    # max, subtract, exp, sum, scale per score, CUDA-core ops; assumed
@@ -22,6 +23,10 @@ DEQUANT_OPS_PER_ELEMENT = 4.0   # unpack, convert, scale, add zero: CUDA-core op
 MINFERENCE_VERTICAL = 1000     # vertical lines (key columns) per head
 MINFERENCE_SLASH = 6096        # slash lines (diagonals) per head
 MINFERENCE_LAST_Q = 64         # last queries whose attention estimates the pattern
+SCORE_BYTES = 2.0         # an attention score (probability or logit) emitted by the kernel, 16-bit, assumed
+ACCUMULATOR_BYTES = 4.0   # a running per-token, per-head importance score in fp32, assumed
+# SnapKV, per score: softmax (max, exp, sum, divide), window sum, pooling max, top-k compare; assumed
+VOTE_OPS = 8.0
 
 
 def stepping(ctx: PassContext) -> bool:
@@ -179,3 +184,63 @@ def pattern_estimate_op(ctx: PassContext, last_q: int, head_share: float, name: 
               AttentionShape(pairs=pairs), ctx.kv_layers,
               f"last {last_q} queries x all keys, fp32 scores summed along columns and diagonals",
               alu_ops=scores * (SOFTMAX_OPS_PER_SCORE + TOPK_OPS_PER_SCORE))
+
+
+# ---- attention importance and compression at the end of a prompt (families C and its merging variants)
+
+def elementwise(name: str, flops: float, nbytes: float, elements: float, count: int, formula: str) -> Op:
+    """A CUDA-core kernel with its FLOPs and HBM bytes given directly."""
+    return Op(name, OpClass.ELEMENTWISE, flops, {"hbm": nbytes}, "fp32", StreamShape(elements), count, formula)
+
+
+def score_update(name: str, ctx: PassContext, kept, ops_per_score: float) -> Op:
+    """Accumulated attention importance: the attention kernel also writes each head's score for every
+    (query, kept key) pair it computes; a kernel reads them back, spends `ops_per_score` on each,
+    adds them into an fp32 accumulator per kept token and head (read, written, and read again to
+    find the tokens to evict)."""
+    h = max(1, heads(ctx))
+    scores = sum(n * causal_pairs(q, kept(c)) for q, c, n in ctx.batch.groups) * h
+    tokens = sum(n * (kept(c) + q) for q, c, n in ctx.batch.groups) * h
+    nbytes = scores * 2 * SCORE_BYTES + tokens * 3 * ACCUMULATOR_BYTES
+    return elementwise(name, scores * ops_per_score + tokens * 2.0, nbytes, tokens, ctx.kv_layers,
+                       f"{scores:g} scores written+read x {SCORE_BYTES:g} B, {ops_per_score:g} ops each; "
+                       f"{tokens:g} fp32 accumulators read twice, written once")
+
+
+def full_attention(op: Op, ctx: PassContext, kept, count: int | None = None) -> Op:
+    """The attention op rebuilt over the pass's unevicted cached tokens (ctx.batch), for passes that
+    read the whole prompt before compressing it (SnapKV's prefill, GemFilter's filter layers). `kept`
+    is the eviction the op was built with; the share of pairs it computed (another technique's
+    prefill sparsity) is kept."""
+    d = ctx.model.head_dim
+    built = sum(n * causal_pairs(q, kept(c)) for q, c, n in ctx.batch.groups)
+    share = op.shape.pairs / built if built else 1.0
+    return attention_op(ctx.batch.groups, int(op.shape.heads), int(op.shape.kv_heads), d, d,
+                        ctx.prec.act_bytes, ctx.prec.kv_bytes, ctx.kv_width, op.count if count is None else count,
+                        op.dtype, op.name, kv_read=lambda n: ctx.kv.token_bytes(n, ctx.kv_width),
+                        pair_fraction=None if share == 1.0 else (lambda q, c: share), role=op.role)
+
+
+def vote_ops(prefix: str, ctx: PassContext, window: int, budget: float, vote_layers: int) -> list[Op]:
+    """Observation-window voting at the end of prefill (SnapKV, WindowKV) in `vote_layers` layers:
+    the last `window` prompt queries against every prompt key (tensor cores; keys read, fp32 scores
+    written) and a CUDA-core kernel reading the scores back for softmax, window sum, pooling and
+    top-k; then in every layer a gather of the `budget` kept tokens' K/V into the compressed cache
+    (read + write). A chunked prompt pays for its own keys in each chunk (summing to the prompt)."""
+    if ctx.decode:
+        return []
+    h, kvh, d = max(1, heads(ctx)), max(1, ctx.model.num_kv_heads // ctx.par.tp), ctx.model.head_dim
+    new = sum(n * q for q, _, n in ctx.batch.groups)
+    window = min(window, max(q for q, _, _ in ctx.batch.groups))
+    scores = new * window * h
+    keys = new * kvh * d * ctx.prec.kv_bytes
+    vote = Op(f"{prefix}_vote", OpClass.ATTENTION_PREFILL, 2.0 * scores * d, {"hbm": keys + scores * 4.0},
+              ctx.prec.activation, AttentionShape(heads=h, kv_heads=kvh, sequences=ctx.batch.sequences),
+              vote_layers, f"{window} window queries x {new:g} prompt keys x {h} heads; fp32 scores written")
+    select = elementwise(f"{prefix}_select", scores * VOTE_OPS, scores * 4.0 * 2, scores, vote_layers,
+                         f"{scores:g} fp32 scores read twice for softmax/sum/pool/top-k")
+    first = sum(n for _, c, n in ctx.batch.groups if c == 0)   # sequences whose compression this pass pays
+    kept = first * min(budget, max(q for q, _, _ in ctx.batch.groups))
+    gather = elementwise(f"{prefix}_gather", 0.0, 2 * ctx.kv.token_bytes(kept, ctx.kv_width),
+                         kept * ctx.kv.width(ctx.kv_width), ctx.kv_layers, f"{kept:g} kept tokens' K/V read + written")
+    return [vote, select, gather]

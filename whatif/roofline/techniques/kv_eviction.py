@@ -25,20 +25,17 @@ from dataclasses import dataclass, replace
 
 from ...errors import WhatifError
 from ...specs.models import ModelSpec
-from ..attention import attention_op, causal_pairs
+from ..attention import causal_pairs
 from ..config import ForwardBatch
 from ...specs.op_kinds import EMBEDDING_ROLES, LAYER_ATTENTION_ROLES, LOGIT_ROLES
-from ..ops import AttentionShape, Op, OpClass, OpRole, StreamShape
+from ..ops import Op, OpRole
 from ..context import PassContext, PrefillUnit
 from .base import Technique, param, register, replace_ops
+from .kit import elementwise, full_attention, score_update, vote_ops
 
-SCORE_BYTES = 2.0         # an attention score (probability or logit) emitted by the kernel, 16-bit, assumed
-ACCUMULATOR_BYTES = 4.0   # a running per-token, per-head importance score in fp32, assumed
 ROPE_OPS = 6.0            # ops per key element to rotate it to a new position (2 mul, 1 add, sin/cos share), assumed
 # Keyformer, per score: counter-based RNG, -log(-log u), add, 1/tau, exp, normalize, accumulate; assumed
 GUMBEL_SCORE_OPS = 12.0
-# SnapKV, per score: softmax (max, exp, sum, divide), window sum, pooling max, top-k compare; assumed
-VOTE_OPS = 8.0
 
 
 def heads_per_gpu(ctx: PassContext) -> int:
@@ -56,64 +53,6 @@ def band_pairs(q: float, c0: float, cap: float) -> float:
         return 0.0
     full = min(q, max(0.0, cap - c0))          # queries that still see every earlier token
     return full * c0 + full * (full + 1) / 2.0 + (q - full) * cap
-
-
-def elementwise(name: str, flops: float, nbytes: float, elements: float, count: int, formula: str) -> Op:
-    """A CUDA-core kernel with its FLOPs and HBM bytes given directly."""
-    return Op(name, OpClass.ELEMENTWISE, flops, {"hbm": nbytes}, "fp32", StreamShape(elements), count, formula)
-
-
-def score_update(name: str, ctx: PassContext, kept, ops_per_score: float) -> Op:
-    """Accumulated attention importance: the attention kernel also writes each head's score for every
-    (query, kept key) pair it computes; a kernel reads them back, spends `ops_per_score` on each,
-    adds them into an fp32 accumulator per kept token and head (read, written, and read again to
-    find the tokens to evict)."""
-    heads = heads_per_gpu(ctx)
-    scores = sum(n * causal_pairs(q, kept(c)) for q, c, n in ctx.batch.groups) * heads
-    tokens = sum(n * (kept(c) + q) for q, c, n in ctx.batch.groups) * heads
-    nbytes = scores * 2 * SCORE_BYTES + tokens * 3 * ACCUMULATOR_BYTES
-    return elementwise(name, scores * ops_per_score + tokens * 2.0, nbytes, tokens, ctx.kv_layers,
-                       f"{scores:g} scores written+read x {SCORE_BYTES:g} B, {ops_per_score:g} ops each; "
-                       f"{tokens:g} fp32 accumulators read twice, written once")
-
-
-def full_attention(op: Op, ctx: PassContext, kept, count: int | None = None) -> Op:
-    """The attention op rebuilt over the pass's unevicted cached tokens (ctx.batch), for passes that
-    read the whole prompt before compressing it (SnapKV's prefill, GemFilter's filter layers). `kept`
-    is the eviction the op was built with; the share of pairs it computed (another technique's
-    prefill sparsity) is kept."""
-    d = ctx.model.head_dim
-    built = sum(n * causal_pairs(q, kept(c)) for q, c, n in ctx.batch.groups)
-    share = op.shape.pairs / built if built else 1.0
-    return attention_op(ctx.batch.groups, int(op.shape.heads), int(op.shape.kv_heads), d, d,
-                        ctx.prec.act_bytes, ctx.prec.kv_bytes, ctx.kv_width, op.count if count is None else count,
-                        op.dtype, op.name, kv_read=lambda n: ctx.kv.token_bytes(n, ctx.kv_width),
-                        pair_fraction=None if share == 1.0 else (lambda q, c: share), role=op.role)
-
-
-def vote_ops(prefix: str, ctx: PassContext, window: int, budget: float, vote_layers: int) -> list[Op]:
-    """Observation-window voting at the end of prefill (SnapKV, WindowKV) in `vote_layers` layers:
-    the last `window` prompt queries against every prompt key (tensor cores; keys read, fp32 scores
-    written) and a CUDA-core kernel reading the scores back for softmax, window sum, pooling and
-    top-k; then in every layer a gather of the `budget` kept tokens' K/V into the compressed cache
-    (read + write). A chunked prompt pays for its own keys in each chunk (summing to the prompt)."""
-    if ctx.decode:
-        return []
-    heads, kvh, d = heads_per_gpu(ctx), kv_heads_per_gpu(ctx), ctx.model.head_dim
-    new = sum(n * q for q, _, n in ctx.batch.groups)
-    window = min(window, max(q for q, _, _ in ctx.batch.groups))
-    scores = new * window * heads
-    keys = new * kvh * d * ctx.prec.kv_bytes
-    vote = Op(f"{prefix}_vote", OpClass.ATTENTION_PREFILL, 2.0 * scores * d, {"hbm": keys + scores * 4.0},
-              ctx.prec.activation, AttentionShape(heads=heads, kv_heads=kvh, sequences=ctx.batch.sequences),
-              vote_layers, f"{window} window queries x {new:g} prompt keys x {heads} heads; fp32 scores written")
-    select = elementwise(f"{prefix}_select", scores * VOTE_OPS, scores * 4.0 * 2, scores, vote_layers,
-                         f"{scores:g} fp32 scores read twice for softmax/sum/pool/top-k")
-    first = sum(n for _, c, n in ctx.batch.groups if c == 0)   # sequences whose compression this pass pays
-    kept = first * min(budget, max(q for q, _, _ in ctx.batch.groups))
-    gather = elementwise(f"{prefix}_gather", 0.0, 2 * ctx.kv.token_bytes(kept, ctx.kv_width),
-                         kept * ctx.kv.width(ctx.kv_width), ctx.kv_layers, f"{kept:g} kept tokens' K/V read + written")
-    return [vote, select, gather]
 
 
 def require_per_head_cache(t: Technique, model: ModelSpec) -> None:

@@ -12,11 +12,12 @@ from .compose import TechniqueSet
 def _load_families() -> None:
     # Imported for their @register side effect; kept here so importing the registry loads them all.
     from . import (attention_kernels, context_compression, diffusion, encoder_decoder,  # noqa: F401
-                   kv_compression, kv_eviction,
+                   hidden_transfer,
+                   kv_compression, kv_draft_scored, kv_eviction, kv_merging,
                    layer_skip, native_speculative, offload_kv, offload_weights, parallel_decoding,
                    passage_compression, prefix_reuse,
                    sparse_attention,
-                   sparse_attention_host, sparse_attention_prefill, sparse_attention_recycled,
+                   sparse_attention_hip, sparse_attention_host, sparse_attention_prefill, sparse_attention_recycled,
                    sparse_attention_strided, speculative,
                    visual_tokens, weights)
 

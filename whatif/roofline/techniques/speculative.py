@@ -3,9 +3,7 @@ decoding.Speculative; each supplies what drafting costs and what memory it adds.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cache
 
-from ...specs import models
 from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..comm import comm_op
@@ -16,23 +14,8 @@ from ..forward_pass import PassTime, time_pass
 from ..memory import stage_weight_bytes
 from ..ops import OpClass, gemm, streaming
 from .base import param, register
-from .decoding import Speculative, load_other_model, check_draft_vocab, draft_kv_bytes, draft_model_passes
-
-
-def _size(m: ModelSpec) -> int:
-    return m.num_layers * m.hidden_size ** 2
-
-
-@cache
-def _smallest_with_vocab(vocab: int, below: int) -> ModelSpec | None:
-    shipped = (models.load_model(n) for n in models.list_models())
-    fits = [m for m in shipped if m.vocab_size == vocab and _size(m) < below]
-    return min(fits, key=_size, default=None)
-
-
-def smallest_with_vocab(target: ModelSpec) -> ModelSpec | None:
-    """The smallest shipped model profile sharing the target's vocabulary (a drafter must share its tokenizer)."""
-    return _smallest_with_vocab(target.vocab_size, _size(target))
+from .decoding import (Speculative, check_draft_vocab, draft_kv_bytes, draft_model_passes, load_other_model,
+                       smallest_with_vocab)
 
 
 @register
@@ -127,6 +110,40 @@ class DraftModel(Speculative):
         if self.parallel:
             return 0.0
         return draft_kv_bytes(self.draft_model(model), self.draft_tp, prec, self._draft_context(tokens))
+
+
+@register
+@dataclass(frozen=True)
+class SortedSpeculative(DraftModel):
+    """S2D, sorted speculative decoding: one draft model is fine-tuned so that its first layers form nested
+    sub-models (sorted fine-tuning), and one such draft serves several target models, each drafting with
+    the sub-model whose depth suits it. For one target this is a draft model that runs its first
+    `draft_layers` share of layers (and its LM head) per step; the whole draft's weights stay in HBM (the
+    other targets' sub-models share them) and only the layers it runs keep KV. Acceptance is assumed; which
+    depth S2D picks per target is not in the abstract (half the draft assumed)."""
+
+    name = "s2d"
+    family = "F"
+    paper = "S2D: Sorted Speculative Decoding For More Efficient Deployment of Nested Large Language Models"
+    draft_layers: float = param(0.5, "share of the draft's layers the sub-model runs (assumed)")
+
+    def check_params(self) -> None:
+        super().check_params()
+        self.require(0.0 < self.draft_layers <= 1.0, "draft_layers", "in (0, 1]")
+
+    def full_draft(self, target: ModelSpec) -> ModelSpec:
+        return super().draft_model(target)
+
+    def draft_model(self, target: ModelSpec) -> ModelSpec:
+        full = self.full_draft(target)
+        layers = max(1, round(full.num_layers * self.draft_layers))
+        return replace(full, name=f"{full.name}-first-{layers}", num_layers=layers) if layers < full.num_layers \
+            else full
+
+    def extra_weight_bytes(self, model, par, prec) -> float:
+        if self.parallel:
+            return 0.0
+        return stage_weight_bytes(self.full_draft(model), Parallelism(tp=self.draft_tp), prec, 0)
 
 
 @register
