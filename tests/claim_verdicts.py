@@ -79,6 +79,7 @@ VERDICTS = {
     'D-recycled_attention-tpot': 'no figure',                 # Recycled Attention: 'achieves comparable speedup
     'D-hip-ttft': 'no figure',                                # HiP 'significantly reduces prompt (i.e., prefill
     'D-hip-tpot': 'no figure',                                # HiP 'significantly reduces prompt (i.e., prefill
+    'D-actqkv-tpot': 'no figure',                             # ActQKV: 'state-of-the-art performance with compet
     'E-hydragen-throughput': 'in band',                       # batch size 1K, tensor parallelism across eight A
     'E-hydragen-throughput-2': 'miss',                        # up to 32x end-to-end throughput (over 30x with a
     'E-hydragen-throughput-3': 'in band',                     # with a high batch size, increasing the prefix le

@@ -15,7 +15,8 @@ from whatif.scenario import Scenario
 from tests.test_techniques_speculative import context, round_at
 
 A100 = "a100-sxm-80gb"
-BUILT = ("kvmerger", "ems", "elastic_cache", "prefixkv", "tim", "speckv", "specpc", "hip", "hidden_transfer", "s2d")
+BUILT = ("kvmerger", "ems", "elastic_cache", "prefixkv", "tim", "speckv", "specpc", "hip", "actqkv",
+         "hidden_transfer", "s2d")
 
 
 def run(techniques=(), model="llama-3.1-8b", batch=2, prompt=8192, output=256, **kw):
@@ -119,6 +120,19 @@ def test_hip_attends_k_keys_and_searches_log_t_rounds():
     assert per_token[1] < per_token[0]                        # sub-linear search cost per context token
     with pytest.raises(WhatifError, match="hip.*latent attention"):
         run(["hip"], model="deepseek-v3", prompt=1024)
+
+
+def test_actqkv_attends_sinks_window_and_retrieved_and_probes_once_per_chunk():
+    t = parse_technique("actqkv:retrieved=1024,window=2048,sinks=64")
+    assert t.read_tokens(100_000) == 1024 + 2048 + 64
+    assert t.pair_fraction(1, 5000) == 1.0
+    e = run(["actqkv:chunk=256"], batch=1, prompt=16384)
+    wide = run(["actqkv:chunk=1024"], batch=1, prompt=16384)
+    probe = {c: sum(t.op.flops * n for p, n in x.prefill for t in p.op_times if t.op.name == "actqkv_block_scores")
+             for c, x in ((256, e), (1024, wide))}
+    assert probe[256] == pytest.approx(4 * probe[1024], rel=0.02)     # one probe per chunk
+    near = run(["actqkv"], batch=1, prompt=4000)                     # all inside the window: nothing to retrieve
+    assert not named(near, "decode", "actqkv_block_scores")
 
 
 # ---------------------------------------------------------------- family F

@@ -348,4 +348,18 @@ CLAIMS: list[Claim] = [
         setup_note="Llama-3.1-8B at 130K tokens, batch 1, one A100; a fresh mask search every step assumed",
         band=(1.0, 2.1),
     ),
+    Claim(
+        technique="actqkv",
+        paper="ActQKV: 'state-of-the-art performance with competitive inference quality and resource efficiency' "
+              "(LongBench, infinity-Bench)",
+        claimed=None, metric="tpot",
+        setup=setup(LLAMA31, 1, LONG, 256),
+        variant={"techniques": ["actqkv"]},
+        why="no figure: a direction check. A step reads 128 initial + 4K local + 2K retrieved tokens' KV and "
+            "scores 4 representatives per 128-token block, instead of reading all 130K tokens' 17 GB beside "
+            "the 16 GB of weights: at most ~2x",
+        setup_note="Llama-3.1-8B at 130K tokens (infinity-Bench lengths), batch 1, one A100; InfLLM's block, "
+                   "window and retrieval sizes assumed (the abstract gives none)",
+        band=(1.0, 2.1),
+    ),
 ]

@@ -17,7 +17,8 @@ def _load_families() -> None:
                    layer_skip, native_speculative, offload_kv, offload_weights, parallel_decoding,
                    passage_compression, prefix_reuse,
                    sparse_attention,
-                   sparse_attention_hip, sparse_attention_host, sparse_attention_prefill, sparse_attention_recycled,
+                   sparse_attention_hip, sparse_attention_host, sparse_attention_prefill, sparse_attention_probe,
+                   sparse_attention_recycled,
                    sparse_attention_strided, speculative,
                    visual_tokens, weights)
 
