@@ -26,12 +26,14 @@ class DraftModel(Speculative):
     runs on the target's GPUs (its weights and KV cache take HBM there) unless parallel=true puts it
     on its own GPU, where drafting the next round overlaps verifying this one (PEARL). Its first
     step takes in the tokens accepted last round; it also prefills every prompt. draft_context
-    limits what the drafter reads to the last N tokens (RAPID's retrieval drafter: a short context)."""
+    limits what the drafter reads to the last N tokens (RAPID's retrieval drafter: a short context). RSD's
+    trees sampled without replacement (Gumbel-top-k, stochastic beam search) cost what tree= or
+    candidates= of the same size cost: what RSD changes is the acceptance, an input here."""
 
     name = "speculative"
     family = "F"
     paper = ("Fast Inference from Transformers via Speculative Decoding (Leviathan et al.); PEARL; SpecDec++; "
-             "SpecTr; RAPID")
+             "SpecTr; RAPID; RSD")
     draft: str = param("auto", "draft model (profile name or config path); auto = the smallest shipped model "
                                "with the target's vocabulary")
     draft_tp: int = param(1, "GPUs the draft model is split over (tensor parallel)")
@@ -205,11 +207,12 @@ class Eagle(Speculative):
     last hidden features, drafts autoregressively through the target's own LM head; a draft tree is
     grown level by level (EAGLE-2: a context-dependent tree, here a fixed shape) and verified in one
     target pass. Each draft step costs one layer plus an LM-head GEMM over that level's nodes; the
-    head's weights and its one layer of KV take HBM."""
+    head's weights and its one layer of KV take HBM. FSPAD's feature sampling (token embeddings mixed into
+    the features the head takes) and partial-alignment distillation change its acceptance, not these costs."""
 
     name = "eagle"
     family = "F"
-    paper = "EAGLE: Speculative Sampling Requires Rethinking Feature Uncertainty (and EAGLE-2)"
+    paper = "EAGLE: Speculative Sampling Requires Rethinking Feature Uncertainty (and EAGLE-2; FSPAD)"
     alpha: float = param(0.75, "acceptance per draft token (assumed, the order EAGLE reports on Vicuna/LLaMA2-Chat)")
     tree: str = param("3x2x2x1x1", "draft tree (widths per depth or nodes); 45 nodes, 5 deep (assumed shape "
                                    "for EAGLE-2's dynamic tree)")
@@ -257,12 +260,13 @@ class Eagle(Speculative):
 class NGram(Speculative):
     """Drafts copied from text, not computed: n-gram matches in the prompt and output (prompt lookup,
     CopySpec, Aggressive Decoding), a datastore (REST), an adjacency table of past tokens (Token
-    Recycling) or tri-grams (ADED). The GPU only verifies; drafting is a CPU lookup per sequence. Its
-    acceptance depends on how repetitive the task is (summarisation, code edits: high)."""
+    Recycling) or tri-grams (ADED, whose adaptive tri-gram matrix and exploring draft tree are a lookup and a
+    tree= here). The GPU only verifies; drafting is a CPU lookup per sequence. Its acceptance depends on
+    how repetitive the task is (summarisation, code edits: high)."""
 
     name = "ngram"
     family = "F"
-    paper = "Prompt Lookup Decoding; REST; Token Recycling; CopySpec; Aggressive Decoding"
+    paper = "Prompt Lookup Decoding; REST; Token Recycling; CopySpec; Aggressive Decoding; ADED"
     alpha: float = param(0.5, "acceptance per drafted token (assumed; task-dependent)")
     lookup_us: float = param(10.0, "CPU time of one sequence's lookup per round (assumed)", "us")
 
