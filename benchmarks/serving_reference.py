@@ -37,11 +37,16 @@ The mapping rule, written before any row was scored and not tuned after:
   expressible); prompt = isl, output = osl; disaggregated rows: prefill_num_workers prefill replicas of
   prefill_tp_size x prefill_attention_dp_size GPUs and decode_num_workers decode replicas of the decode layout,
   `nodes` from both pools' GPUs together;
-- the run: N clients in a closed loop (simulator/closed_loop.py), WARMUP_ROUNDS x N requests left out as aiperf
-  leaves its warm-up out, then `rounds` x N requests measured (aiperf takes 50 x N; fewer here for speed, the
-  mean of a fixed-length closed loop settles within a few rounds); TTFT = the simulated TTFT plus the engine
-  spec's front end (as the client sees it: `served_ttft_s`), TPOT = the mean of each request's (E2E - TTFT) /
-  (output - 1);
+- the run: N clients in a closed loop (simulator/closed_loop.py) on an idle server, all N sent at t = 0, as
+  aiperf starts its profiling phase: its warm-up is not handed over but drained ("By default, AIPerf waits
+  indefinitely for all warmup responses before starting profiling", aiperf docs/tutorials/warmup.md; the
+  timeline there shows "Warmup ends (wait for responses)"), so the measured 50 x N requests open with a burst of N
+  and close with a last wave that drains (the first rule left 2N requests of one continuous run out, a hand-over
+  aiperf does not do, and took 4 rounds' mean, which weighted the draining wave 1/4 instead of 1/50). Simulated:
+  SIM_ROUNDS x N requests; the aiperf mean over PROFILE_ROUNDS rounds = (rounds 0 .. R-2 as simulated +
+  (PROFILE_ROUNDS - R) rounds at the mean of rounds R-3 and R-2, the last two before the drain + round R-1, the
+  drain) / PROFILE_ROUNDS, per request (profile_means). TTFT = the simulated TTFT plus the engine spec's front end
+  (as the client sees it: `served_ttft_s`), TPOT = each request's (E2E - TTFT) / (output - 1);
 - nothing is fitted on these rows: the H100 and B200 tables are both out of sample (leave-one-GPU-out holds
   trivially; a fit on them would be made on one GPU and scored on the other).
 
@@ -67,8 +72,8 @@ OUT = Path(__file__).resolve().parent / "data" / "serving_reference.csv"
 SYSTEMS = {"h100_sxm": "dgx-h100", "b200_sxm": "dgx-b200"}
 GPUS_PER_NODE = {"h100_sxm": 8, "b200_sxm": 8}
 QUANT = {"fp8": "fp8", "fp8_block": "fp8-block", "nvfp4": "nvfp4", "int4_wo": "w4a16", "": None}
-WARMUP_ROUNDS = 2          # aiperf --warmup-request-count 2N (bench_run.sh.j2)
-ROUNDS = 4                 # measured rounds of N requests (aiperf: 50)
+PROFILE_ROUNDS = 50        # aiperf --num-requests 50N after a drained warm-up (bench_run.sh.j2)
+SIM_ROUNDS = 6             # rounds of N requests simulated from the opening burst (the rest extrapolated)
 SGLANG_CHUNK = 8192        # SGLang's chunked_prefill_size on 80+ GB GPUs (engine_profiles/sglang.yaml)
 PER_STRATUM = 3            # --subset: rows per engine x model x GPU x mode
 BANDS = ((1, 8, "1-8"), (9, 32, "9-32"), (33, 128, "33-128"), (129, 512, "129-512"), (513, 10 ** 9, ">512"))
@@ -127,8 +132,14 @@ def launch_settings(row: dict, n: int) -> dict:
     {trtllm,vllm,sglang}.rule and benchmark/*.rule): max batch = the configuration's batch size (the row's
     batch_size, else N), a token budget of max batch + ISL + 1500 (TensorRT-LLM max_num_tokens, rounded up to
     its 32-token blocks; vLLM --max-num-batched-tokens), so a whole prompt always fits beside the running
-    decodes; SGLang: --enable-mixed-chunk (prefill chunks beside the decodes) with --max-prefill-tokens
-    ISL + 1500 over its chunked-prefill size, its running decodes counted in the step."""
+    decodes; SGLang: --max-prefill-tokens ISL + 1500 (within its 8192-token chunked-prefill size) for its
+    prefill batches, which run apart from the decodes, SGLang's default. sglang.rule also asks for
+    --enable-mixed-chunk, but two of the generator's SGLang templates (cli_args.j2 at aiconfigurator 5dc6d4f,
+    cli_args.0.5.1.post1.j2) test sglang['enable-mix-chunk'], a key backend_config_mapping.yaml never writes (it
+    maps enable_mixed_chunk to 'enable-mixed-chunk'), so with them the flag is not passed; later templates
+    (cli_args.j2 at e1d216d, cli_args.0.5.6.post2.j2) pass it. Which one a row's deployment used is not
+    recorded: the rule takes the release default. Changed after scoring (the first rule mixed the chunks), on
+    the measured split of SGLang's rows, with its before/after in docs/accuracy.md."""
     mbs = _int(row.get("batch_size", ""), n) or n
     isl = _int(row["isl"])
     engine = row["backend"]
@@ -137,12 +148,11 @@ def launch_settings(row: dict, n: int) -> dict:
     if engine == "vllm":
         return {"max_num_seqs": mbs, "max_num_batched_tokens": mbs + isl + 1500}
     if engine == "sglang":
-        return {"max_num_seqs": mbs, "max_num_batched_tokens": min(SGLANG_CHUNK, isl + 1500) + mbs,
-                "engine": {"chunked_prefill": True}}
+        return {"max_num_seqs": mbs, "max_num_batched_tokens": min(SGLANG_CHUNK, isl + 1500)}
     return {}
 
 
-def simulate_kwargs(row: dict, rounds: int = ROUNDS) -> dict:
+def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     """The keyword arguments of whatif.api.simulate for a row, by the rule in the module docstring."""
     system = row["system"]
     if system not in SYSTEMS:
@@ -170,7 +180,7 @@ def simulate_kwargs(row: dict, rounds: int = ROUNDS) -> dict:
     if moe != gemm:
         kw["expert_quantization"] = moe
     kw.update(launch_settings(row, n))
-    kw["traffic"] = {"concurrency": n, "requests": n * (WARMUP_ROUNDS + rounds), "seed": 1}
+    kw["traffic"] = {"concurrency": n, "requests": n * rounds, "seed": 1}
     if disagg:
         if set(pre) - {"tp", "pp"}:
             kw["prefill_layout"] = pre        # an attention-DP / EP prefill pool: not a ClusterConfig field today
@@ -203,18 +213,30 @@ class Result:
         return pred / (self.measured_ttft if metric == "ttft" else self.measured_tpot)
 
 
+def profile_means(per_round: list[float], total: int = PROFILE_ROUNDS) -> float:
+    """The mean over `total` rounds of a run of which `per_round` (each round's mean, from the opening burst on)
+    were simulated: all but the last as simulated, the unsimulated middle at the mean of the last two before the
+    last, and the last (the drain) as simulated."""
+    r = len(per_round)
+    if r < 4 or r > total:
+        raise ValueError(f"rounds: 4 to {total} simulated rounds extrapolate a {total}-round run, not {r}")
+    steady = (per_round[-3] + per_round[-2]) / 2
+    return (sum(per_round[:-1]) + (total - r) * steady + per_round[-1]) / total
+
+
 def client_means(result, n: int) -> tuple[float, float]:
-    """Mean TTFT (through the front end) and TPOT (ms) of the requests after the warm-up, as aiperf averages."""
-    recs = sorted(result.records, key=lambda r: r.request.id)[WARMUP_ROUNDS * n:]
+    """Mean TTFT (through the front end) and TPOT (ms) as aiperf averages its profiling phase (profile_means)."""
+    recs = sorted(result.records, key=lambda r: r.request.id)
     unfinished = [r for r in recs if r.finish_s is None]
     if unfinished:
         raise RuntimeError(f"{len(unfinished)} requests unfinished ({unfinished[0].status} {unfinished[0].reason})")
-    ttft = [r.served_ttft_s(result.frontend) for r in recs]
-    tpot = [r.tpot_s for r in recs if r.tpot_s is not None]
-    return statistics.fmean(ttft) * 1e3, statistics.fmean(tpot) * 1e3
+    rounds = [recs[k:k + n] for k in range(0, len(recs) - n + 1, n)]
+    ttft = [statistics.fmean(r.served_ttft_s(result.frontend) for r in w) for w in rounds]
+    tpot = [statistics.fmean([r.tpot_s for r in w if r.tpot_s is not None] or [0.0]) for w in rounds]
+    return profile_means(ttft) * 1e3, profile_means(tpot) * 1e3
 
 
-def run_row(row: dict, rounds: int = ROUNDS) -> Result:
+def run_row(row: dict, rounds: int = SIM_ROUNDS) -> Result:
     from whatif.api import simulate
     from whatif.errors import WhatifError
 
@@ -247,7 +269,7 @@ def subset(rows: list[dict], per_stratum: int = PER_STRATUM) -> list[dict]:
     return [r for _, _, r in sorted(picked, key=lambda m: m[:2])]
 
 
-def run_all(rows: list[dict], jobs: int = 1, rounds: int = ROUNDS) -> list[Result]:
+def run_all(rows: list[dict], jobs: int = 1, rounds: int = SIM_ROUNDS) -> list[Result]:
     if jobs <= 1:
         return [run_row(r, rounds) for r in rows]
     import multiprocessing as mp
@@ -353,10 +375,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--subset", action="store_true", help="the stratified sample (fast)")
     ap.add_argument("--jobs", type=int, default=1, help="processes")
-    ap.add_argument("--rounds", type=int, default=ROUNDS, help="measured rounds of N requests per row")
+    ap.add_argument("--rounds", type=int, default=SIM_ROUNDS, help="rounds of N requests simulated per row (4-50)")
     ap.add_argument("--out", type=Path, default=None, help=f"result table (csv; whole file default {OUT})")
     ap.add_argument("--filter", default="", help="only rows whose id contains this")
     args = ap.parse_args(argv)
+    if not 4 <= args.rounds <= PROFILE_ROUNDS:
+        print(f"--rounds: {args.rounds} is not valid; give 4 to {PROFILE_ROUNDS} simulated rounds", file=sys.stderr)
+        return 2
     rows = load()
     if args.filter:
         rows = [r for r in rows if args.filter in r["id"]]

@@ -28,7 +28,7 @@ def test_the_rule_maps_attention_dp_ranks_into_tp_and_keeps_the_moe_layout():
     assert "moe_tp" not in kw and "nodes" not in kw          # moe_tp = tp / ep: the default, not passed
     assert kw["quantization"] == "fp8-block" and kw["kv_dtype"] == "fp8" and "expert_quantization" not in kw
     assert kw["traffic"]["concurrency"] == 16
-    assert kw["traffic"]["requests"] == 16 * (sr.WARMUP_ROUNDS + sr.ROUNDS)
+    assert kw["traffic"]["requests"] == 16 * sr.SIM_ROUNDS                 # from the opening burst on
 
 
 def test_the_rule_spans_nodes_and_drops_a_dense_rows_moe_fields():
@@ -50,6 +50,41 @@ def test_a_disaggregated_row_maps_both_pools_and_spans_their_nodes():
     assert (kw["tp"], kw["attention_dp"], kw["ep"], kw["gpus"], kw["nodes"]) == (8, 8, 8, 8, 3)   # 3 x 4 + 8 GPUs
     assert kw["cluster"] == {"prefill_replicas": 3, "replicas": 1, "prefill_tp": 4, "prefill_pp": 1}
     assert kw["prefill_layout"] == {"tp": 4, "pp": 1, "ep": 4}
+
+
+def test_the_aiperf_mean_counts_the_opening_burst_and_the_drain_as_one_round_in_fifty():
+    # aiperf drains its warm-up, so its 50N profiled requests open with a burst of N and close with a drain;
+    # the middle 44 rounds repeat the last two simulated before the drain
+    per_round = [10.0, 2.0, 1.5, 1.0, 1.0, 0.5]
+    assert sr.profile_means(per_round) == pytest.approx((10 + 2 + 1.5 + 1 + 1 + 44 * 1.0 + 0.5) / 50)
+    assert sr.profile_means([4.0] * 6) == pytest.approx(4.0)
+    with pytest.raises(ValueError, match="4 to 50"):
+        sr.profile_means([1.0, 1.0, 1.0])
+    assert sr.main(["--rounds", "2"]) == 2
+
+
+def test_sglang_launches_its_prefill_batches_apart_from_the_decodes():
+    kw = sr.simulate_kwargs(_row(backend="sglang", isl="1024"))
+    assert kw["max_num_batched_tokens"] == 1024 + 1500 and "engine" not in kw   # the spec's prefill-first steps
+    assert sr.simulate_kwargs(_row(backend="sglang", isl="8192"))["max_num_batched_tokens"] == sr.SGLANG_CHUNK
+
+
+def _round_ttfts(res, n):
+    recs = sorted(res.records, key=lambda r: r.request.id)
+    return [sum(r.ttft_s for r in recs[k:k + n]) / n for k in range(0, len(recs), n)]
+
+
+def test_prefill_batches_apart_keep_a_closed_loop_in_lockstep_and_mixed_chunks_spread_it():
+    """Why SGLang's rows read a burst's TTFT at every round: prefill-only batches start a wave's decodes on one
+    step, so the wave ends together and the next one arrives as a burst; chunks mixed into decode steps start
+    the early ones decoding first, and the loop spreads after the first wave."""
+    from whatif.api import simulate
+    base = dict(model="meta-llama/Llama-3.1-8B", hardware="dgx-h100", gpus=1, tp=1, prompt=2048, output=32,
+                kernel_engine="sglang", max_num_seqs=32, traffic={"concurrency": 32, "requests": 96, "seed": 1})
+    apart = _round_ttfts(simulate(**base, max_num_batched_tokens=4096), 32)
+    mixed = _round_ttfts(simulate(**base, max_num_batched_tokens=4096 + 32, engine={"chunked_prefill": True}), 32)
+    assert min(apart[1:]) > 0.8 * apart[0]          # every wave a burst
+    assert mixed[2] < 0.5 * mixed[0]                 # spread after the first wave
 
 
 def test_a_row_whatif_cannot_express_is_recorded_with_its_one_line_reason():
@@ -76,10 +111,11 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     assert len(ok) >= 64                                      # coverage only grows
     assert {"trtllm", "vllm"} <= {r.row["backend"] for r in ok}
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    # (64 rows since the models/layouts merge: TTFT 1,810% MAPE from TRT-LLM DeepSeek NVFP4 rows predicted
-    # 100x+ high, median 60.4%, 24 off by 3x; TPOT 24.0%): pinned where they are, the targets are not met
-    assert ttft["mape"] < 2000 and ttft["median_ape"] < 66 and ttft["off3x"] <= 26, ttft
-    assert tpot["mape"] < 27, tpot
+    # (64 rows: TTFT 1,793% MAPE from TRT-LLM DeepSeek NVFP4 rows predicted 100x+ high, median 48.5%, 18 off by
+    # 3x; TPOT 23.2%; before SGLang's prefill batches apart and aiperf's drained warm-up: 1,810%, 60.4%, 24;
+    # 24.0%): pinned where they are, the targets are not met
+    assert ttft["mape"] < 1900 and ttft["median_ape"] < 53 and ttft["off3x"] <= 20, ttft
+    assert tpot["mape"] < 25, tpot
 
 
 @pytest.mark.slow
@@ -89,5 +125,5 @@ def test_the_whole_file():
     ok = [r for r in results if r.expressible]
     assert len(ok) >= 2423
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    assert ttft["mape"] < 125 and ttft["median_ape"] < 52 and ttft["off3x"] <= 700, ttft   # (2,423: 114.8%, 48.7%, 679)
-    assert tpot["mape"] < 25, tpot                               # (22.6%)
+    assert ttft["mape"] < 115 and ttft["median_ape"] < 42 and ttft["off3x"] <= 370, ttft   # (2,423: 108.3%, 39.0%, 351)
+    assert tpot["mape"] < 23.5, tpot                             # (21.9%; 22.6% before the drained warm-up)
