@@ -95,8 +95,8 @@ def main() -> int:
     print(f"search space: llama-3.1-70b on dgx-h100 + hgx-h200, 16 GPUs, ISL 4000 / OSL 1000, "
           f"TTFT <= 1 s, TPOT <= 50 ms, prefill chunks {args.prefill_chunks}, backend {args.backend}")
     print(f"{n:,} configurations ({counts['ok']:,} meet the SLOs, {counts['misses SLO']:,} miss them, "
-          f"{counts['does not fit']:,} do not fit, {counts['invalid']:,} invalid) from {r.engines} engines and "
-          f"{r.estimates} roofline estimates")
+          f"{counts['does not fit']:,} do not fit, {counts['invalid']:,} invalid) from {r.replica_setups} replica "
+          f"setups and {r.estimates} roofline estimates")
     print(f"wall {wall:.2f} s cold ({n / wall:,.0f} configurations/s; imports {imports_s:.2f} s apart); "
           f"target: {TARGET_CONFIGS:,} in < {TARGET_S:g} s")
     print(f"best: {r.best.mode} {r.best.label()} on {r.best.hardware}, {r.best.tok_s_per_gpu:,.0f} tok/s/GPU"
