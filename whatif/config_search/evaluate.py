@@ -104,7 +104,8 @@ class StepPricers:
     """One remembering StepPricer per distinct PassSetup: the chunk changes the prefill passes and the memory
     reserve, not the setup, so the decode steps (about half an estimate's time) and the prefill passes a batch
     shares with others (the same prompts per pass) are priced once per engine. Exact: a remembered step is the
-    one engine_step priced for the same setup and batch."""
+    one engine_step priced for the same setup and batch, whole, as the estimate prices it (parts.PassParts,
+    the simulator's, costs more to set up than a search's few dozen steps per engine save)."""
 
     def __init__(self):
         self.known: list[tuple[object, object]] = []
@@ -114,7 +115,7 @@ class StepPricers:
         for s, pricer in self.known:
             if s is setup or s == setup:
                 return pricer
-        pricer = StepPricer(setup, memoized=True, remember=True)
+        pricer = StepPricer(setup, memoized=False, remember=True)
         self.known.append((setup, pricer))
         return pricer
 
@@ -129,7 +130,7 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
         setup = resolved.pass_setup(sc.workload.shared_prefix)
         memory, max_batch = memory_fit(setup, sc.workload)
         if max_batch >= 1:
-            one = batch_times(setup, sc.workload, pricers.of(setup), sc.cuda_graphs, ops=False)
+            one = batch_times(setup, sc.workload, pricers.of(setup), sc.cuda_graphs)
     except WhatifError as exc:
         return ReplicaProfile(key, chunk, error=f"invalid: {exc}", estimates=1), None
     if max_batch < 1:
@@ -140,7 +141,7 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
             break        # every larger batch overfills too (fit is monotone in the batch), or the engine caps it
         w = replace(sc.workload, batch=b)
         t = one if b == 1 else batch_times((setup_b := resolved.pass_setup(w.shared_prefix, w)), w,
-                                           pricers.of(setup_b), sc.cuda_graphs, ops=False)
+                                           pricers.of(setup_b), sc.cuda_graphs)
         points.append(BatchPoint(b, t.ttft_s, t.tpot_s, t.e2e_s, b * w.output / t.e2e_s))
     engine = setup.engine_spec
     return (ReplicaProfile(key, chunk, max_batch=max_batch, engine_cap=getattr(engine, "max_num_seqs", None),

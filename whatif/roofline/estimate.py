@@ -225,21 +225,20 @@ class BatchTimes:
     decode_round: Round | None = None
 
 
-def batch_times(setup: PassSetup, w: Workload, pricer: StepPricer, cuda_graphs: bool, ops: bool = True) -> BatchTimes:
-    """Prefill and decode times of `w`'s batch on `setup`, each step priced by `pricer` (a StepPricer of `setup`;
-    one that remembers steps lets a caller pricing many batches reuse the passes they share). Without `ops`,
-    only the seconds (no PassTime op tables: `prefill` and `decode` left empty), from the pricer's parts where
-    the pass splits (equal to the whole pass up to float summation order)."""
+def batch_times(setup: PassSetup, w: Workload, pricer: StepPricer, cuda_graphs: bool) -> BatchTimes:
+    """Prefill and decode times of `w`'s batch on `setup`, each step priced whole by `pricer` (a StepPricer of
+    `setup`; one that remembers steps lets a caller timing many batches reuse the passes they share: the same
+    figures, bit for bit)."""
     techs, par, engine_spec = setup.techniques, setup.parallel, setup.engine_spec
 
-    def step(fb: ForwardBatch) -> tuple[PassTime | None, float]:
-        return pricer.step(fb, cuda_graphs) if ops else (None, pricer.seconds(fb, cuda_graphs))
+    def step(fb: ForwardBatch) -> tuple[PassTime, float]:
+        return pricer.step(fb, cuda_graphs)
     # Prefill (eager, as engines run variable-length prefill outside CUDA graphs). Techniques may
     # compute only part of each prompt and attend the rest from a cache.
     units = techs.prefill_units([(w.prompt, 0, w.batch)], w.shared_prefix)
     passes = [p for new, cached, n in units for p in group_prefill_passes(par, n, new, w.prefill_chunk, cached)]
     steps_run = [(step(fb), n) for fb, n in passes]
-    prefill = tuple((p, n) for (p, _), n in steps_run) if ops else ()
+    prefill = tuple((p, n) for (p, _), n in steps_run)
     ttft = sum(wall * n for (_, wall), n in steps_run)
 
     # Decode: with pp stages, up to pp micro-batches keep the pipeline full; each sequence still

@@ -17,7 +17,6 @@ class StepPricer:
         self.parts = None
         # `remember`: whole steps kept by shape (a search prices the same passes at many batches and chunks)
         self.steps: dict[tuple, tuple[PassTime, float]] | None = {} if remember else None
-        self.walls: dict[tuple, float] | None = {} if remember else None
         if memoized:   # (parts need numpy: only a memoizing caller, the simulator, imports them)
             from .parts import PassParts, splittable
             self.parts = PassParts(setup) if splittable(setup) else None
@@ -25,15 +24,6 @@ class StepPricer:
     def seconds(self, batch: ForwardBatch, cuda_graphs: bool, passes: int = 1) -> float:
         """Wall seconds of a serving step of `batch`: decode in CUDA graphs (with `cuda_graphs`), a prefill
         eagerly, the engine's CPU work once for `passes` passes back to back (multi-step scheduling)."""
-        if self.walls is not None:
-            key = (batch, cuda_graphs, passes)
-            got = self.walls.get(key)
-            if got is None:
-                got = self.walls[key] = self._seconds(batch, cuda_graphs, passes)
-            return got
-        return self._seconds(batch, cuda_graphs, passes)
-
-    def _seconds(self, batch: ForwardBatch, cuda_graphs: bool, passes: int) -> float:
         if self.parts is not None:
             return self.parts.step_s(batch.groups, batch.logits, cuda_graphs, passes)
         return self.step(batch, cuda_graphs, passes)[1]
