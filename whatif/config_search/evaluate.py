@@ -140,8 +140,10 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
         if b > max_batch:
             break        # every larger batch overfills too (fit is monotone in the batch), or the engine caps it
         w = replace(sc.workload, batch=b)
-        t = one if b == 1 else batch_times((setup_b := resolved.pass_setup(w.shared_prefix, w)), w,
-                                           pricers.of(setup_b), sc.cuda_graphs)
+        if b != 1:    # the setup changes with the batch only if a technique's defaults do (for_workload)
+            same = resolved.technique_set(w) == setup.techniques
+            setup_b = setup if same else resolved.pass_setup(w.shared_prefix, w)
+        t = one if b == 1 else batch_times(setup_b, w, pricers.of(setup_b), sc.cuda_graphs)
         points.append(BatchPoint(b, t.ttft_s, t.tpot_s, t.e2e_s, b * w.output / t.e2e_s))
     engine = setup.engine_spec
     return (ReplicaProfile(key, chunk, max_batch=max_batch, engine_cap=getattr(engine, "max_num_seqs", None),
