@@ -1,21 +1,22 @@
-"""How fast `whatif search` prices a configuration space, in process (one core of this machine).
+"""How fast `whatif search` prices a configuration space.
 
-    python benchmarks/search_speed.py [--backend process|ray] [--prefill-chunks 2048,8192]
+    python benchmarks/search_speed.py [--jobs N] [--backend process|ray] [--prefill-chunks 2048,8192]
 
-Target (issue 20): 10,000 configurations in under 10 s in process. The space: llama-3.1-70b on a pool of
-dgx-h100 and hgx-h200 with a 16-GPU budget, ISL 4000 / OSL 1000, every TP x PP in a node, batches 1..256,
-weights bf16/fp8, KV bf16/fp8, aggregated and disaggregated (xPyD). Configurations are what the search
-reports (every replica count and pool split of every priced engine and batch, rejected ones included); an
-engine is priced once per batch (roofline estimates) and shared by the configurations built from it. The
-search runs once, cold, in this fresh process (the kernel-timing caches start empty; imports timed apart).
-With --prefill-chunks, every engine is also priced at each chunk (default: 8192 alone); the chunks after the
-first reuse the decode steps' kernel timings (same shapes), so each costs less than the first.
+Target (issue 42): 10,000 configurations in under 10 s on 2 cores. The space (the issue's): llama-3.1-70b on
+one dgx-h100 (8 GPUs), ISL 4000 / OSL 1000, every TP x PP in the node, batches 1..256, weights bf16/fp8, KV
+bf16/fp8, prefill chunks 2048 and 8192, no technique and kivi, aggregated and disaggregated (xPyD): 9,800
+configurations. Configurations are what the search reports (every replica count and pool split of every priced
+replica setup and batch, rejected ones included); a replica setup is planned once per chunk (its max batch) and
+timed once per batch, its steps remembered across batches and chunks, and shared by the configurations built
+from it. The search runs once, cold, in this fresh process (the kernel-timing caches start empty; imports
+timed apart); --jobs N prices the replica setups in N worker processes (default: this process's CPUs).
 
-    python benchmarks/search_speed.py --baseline COMMIT [--runs 3]
+    python benchmarks/search_speed.py --baseline COMMIT [--runs 3] [--jobs N]
 
 runs the same search as a whole process against this checkout and COMMIT in turn (benchmarks/side_by_side.py;
-a temporary git worktree of the commit, or a folder): median CPU (user + sys) and wall of --runs runs, and
-baseline / this. A baseline without `whatif.search` (787b43e predates it) is reported as such.
+a temporary git worktree of the commit, or a folder): median CPU (user + sys, worker processes included) and
+wall of --runs runs, and baseline / this. A baseline without `whatif.search` (787b43e predates it) is reported
+as such; a baseline without `jobs` runs in one process (as it always did).
 """
 from __future__ import annotations
 
@@ -33,27 +34,30 @@ import side_by_side  # noqa: E402 (benchmarks/side_by_side.py)
 
 TARGET_S = 10.0
 TARGET_CONFIGS = 10_000
-SPACE = dict(gpus=16, prompt=4000, output=1000, ttft=1.0, tpot=0.05, weight_dtypes=("bf16", "fp8"),
-             kv_dtypes=("bf16", "fp8"))
+MODEL, HARDWARE = "llama-3.1-70b", ("dgx-h100",)
+SPACE = dict(gpus=8, prompt=4000, output=1000, weight_dtypes=("bf16", "fp8"), kv_dtypes=("bf16", "fp8"),
+             techniques=("kivi",))
 
 
 # The search in a fresh process (the same text against either tree): its configuration count, or that
-# the tree has no search.
+# the tree has no search. `jobs` goes only to a search that takes it.
 WORKER = """
-import json, sys, time
+import inspect, json, sys, time
 import whatif
 if not hasattr(whatif, "search"):
     print(json.dumps({"configs": None}))
     sys.exit(0)
 space = json.loads(sys.argv[1])
+if "jobs" not in inspect.signature(whatif.search).parameters:
+    space.pop("jobs", None)
 t0 = time.perf_counter()
-r = whatif.search("llama-3.1-70b", ("dgx-h100", "hgx-h200"), **space)
+r = whatif.search(MODEL_, HARDWARE_, **space)
 print(json.dumps({"configs": len(r.configs), "search_s": time.perf_counter() - t0}))
-"""
+""".replace("MODEL_", repr(MODEL)).replace("HARDWARE_", repr(HARDWARE))
 
 
-def side_by_side_search(commit: str, runs: int, backend: str, chunks: tuple) -> int:
-    space = {**SPACE, "backend": backend, "prefill_chunks": list(chunks)}
+def side_by_side_search(commit: str, runs: int, backend: str, chunks: tuple, jobs: int | None) -> int:
+    space = {**SPACE, "backend": backend, "prefill_chunks": list(chunks), **({"jobs": jobs} if jobs else {})}
     argv = ["-c", WORKER, json.dumps(space)]
     with side_by_side.baseline_tree(commit) as base:
         trees = side_by_side.trees_of(base)
@@ -64,8 +68,8 @@ def side_by_side_search(commit: str, runs: int, backend: str, chunks: tuple) -> 
                                          warmup=False)
     n = json.loads(results["this"].out.strip().splitlines()[-1])["configs"]
     print(f"whole `whatif.search` process ({n:,} configurations, prefill chunks {','.join(map(str, chunks))}, "
-          f"backend {backend}), median of {runs} runs each (ratio: baseline / this)")
-    print(side_by_side.table([side_by_side.ratio_row("search llama-3.1-70b, dgx-h100 + hgx-h200", results)]))
+          f"backend {backend}, jobs {jobs or 'default'}), median of {runs} runs each (ratio: baseline / this)")
+    print(side_by_side.table([side_by_side.ratio_row(f"search {MODEL} on {'+'.join(HARDWARE)}", results)]))
     for label in missing:
         print(f"  {label} ({commit}) has no whatif.search: no ratio")
     return 0
@@ -74,30 +78,35 @@ def side_by_side_search(commit: str, runs: int, backend: str, chunks: tuple) -> 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="process")
-    ap.add_argument("--prefill-chunks", default="8192", help="prefill chunk sizes, comma-separated")
+    ap.add_argument("--prefill-chunks", default="2048,8192", help="prefill chunk sizes, comma-separated")
+    ap.add_argument("--jobs", type=int, help="worker processes (default: the search's, this process's CPUs)")
     ap.add_argument("--baseline", help="a commit (or a checkout folder) to time the same search against")
     ap.add_argument("--runs", type=int, default=3, help="with --baseline: runs per checkout (the median is shown)")
     args = ap.parse_args()
     chunks = tuple(int(x) for x in args.prefill_chunks.split(","))
     if args.baseline:
-        return side_by_side_search(args.baseline, args.runs, args.backend, chunks)
+        return side_by_side_search(args.baseline, args.runs, args.backend, chunks, args.jobs)
     t0 = time.perf_counter()
     import whatif
     from whatif.config_search import run  # noqa: F401 (imports timed apart from the search)
     import pandas  # noqa: F401
     imports_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    r = whatif.search("llama-3.1-70b", ("dgx-h100", "hgx-h200"), backend=args.backend, prefill_chunks=chunks,
-                      **SPACE)
+    import resource
+    t0, c0 = time.perf_counter(), time.process_time()
+    r = whatif.search(MODEL, HARDWARE, backend=args.backend, prefill_chunks=chunks, jobs=args.jobs, **SPACE)
     wall = time.perf_counter() - t0
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)     # the worker processes, once the pool has joined
+    cpu = time.process_time() - c0 + kids.ru_utime + kids.ru_stime
     n = len(r.configs)
     counts = r.counts()
-    print(f"search space: llama-3.1-70b on dgx-h100 + hgx-h200, 16 GPUs, ISL 4000 / OSL 1000, "
-          f"TTFT <= 1 s, TPOT <= 50 ms, prefill chunks {args.prefill_chunks}, backend {args.backend}")
+    print(f"search space: {MODEL} on {'+'.join(HARDWARE)}, {SPACE['gpus']} GPUs, ISL 4000 / OSL 1000, weights "
+          f"bf16/fp8, KV bf16/fp8, techniques none/kivi, prefill chunks {args.prefill_chunks}, backend "
+          f"{args.backend}, jobs {args.jobs or 'default'}")
     print(f"{n:,} configurations ({counts['ok']:,} meet the SLOs, {counts['misses SLO']:,} miss them, "
-          f"{counts['does not fit']:,} do not fit, {counts['invalid']:,} invalid) from {r.engines} engines and "
-          f"{r.estimates} roofline estimates")
-    print(f"wall {wall:.2f} s cold ({n / wall:,.0f} configurations/s; imports {imports_s:.2f} s apart); "
+          f"{counts['does not fit']:,} do not fit, {counts['invalid']:,} invalid) from {r.replica_setups} replica "
+          f"setups and {r.estimates} roofline estimates")
+    print(f"wall {wall:.2f} s cold ({n / wall:,.0f} configurations/s), CPU {cpu:.2f} s (workers included; imports "
+          f"{imports_s:.2f} s apart); "
           f"target: {TARGET_CONFIGS:,} in < {TARGET_S:g} s")
     print(f"best: {r.best.mode} {r.best.label()} on {r.best.hardware}, {r.best.tok_s_per_gpu:,.0f} tok/s/GPU"
           if r.best else "best: none meets the SLOs")

@@ -273,13 +273,15 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
            efficiency: str = "default", kv_link: str | None = None,
            objective: str = "tok_s_per_gpu", backend: str = "process", address: str | None = None,
            simulate_top: int = 0, sim_requests: int | None = None,
-           progress: Callable[[int, int], None] | None = None):
+           progress: Callable[[int, int], None] | None = None, jobs: int | None = None):
     """Search the deployments of `model` on at most `gpus` GPUs of `hardware` (one name or several) for a
     workload of `prompt` / `output` tokens: the Pareto frontier of tokens/s per GPU against tokens/s per user and
     the best configuration meeting `ttft` / `tpot` / `e2e` (seconds). `prefill_chunks` are the prefill chunk sizes
     tried (tokens per pass, default 8192; `prefill_chunk` gives one alone). A system profile caps the budget at
     the GPUs it holds. `simulate_top` K > 0 re-checks in the simulator the K best of each mode and the frontier
-    rows shown, and the best is then the highest simulated goodput (config_search/recheck.py). Returns a
+    rows shown, and the best is then the highest simulated goodput (config_search/recheck.py). `jobs`: worker
+    processes pricing the replica setups with backend "process" (default: the CPUs this process may use; a
+    small space stays in this process). Returns a
     whatif.config_search.result.SearchResult (`best`, `frontier`, `configs`, `to_dict()`, `to_frame()`, `text()`)."""
     from .config_search.run import run_search
     from .config_search.space import DEFAULT_BATCHES, DEFAULT_CHUNKS, SearchSpace, SLOTargets
@@ -297,4 +299,4 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
                         prefill_chunks=DEFAULT_CHUNKS if prefill_chunks is None else _listed(prefill_chunks),
                         efficiency=efficiency, kv_link=kv_link,
                         objective=objective)
-    return run_search(space, backend, address, progress, simulate_top, sim_requests)
+    return run_search(space, backend, address, progress, simulate_top, sim_requests, jobs)

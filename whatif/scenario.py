@@ -168,11 +168,12 @@ class ResolvedScenario:
         return technique_set(self.scenario.techniques).for_workload(workload or self.scenario.workload).for_engine(
             self.scenario.kernel_engine)
 
-    def pass_setup(self, shared_prefix: int = 0) -> PassSetup:
-        """The forward pass setup (a simulation's prefixes are its traffic's: it leaves shared_prefix 0)."""
+    def pass_setup(self, shared_prefix: int = 0, workload: Workload | None = None) -> PassSetup:
+        """The forward pass setup (a simulation's prefixes are its traffic's: it leaves shared_prefix 0), with the
+        techniques' defaults for `workload` (default: the scenario's), as the estimate of `workload` builds it."""
         sc = self.scenario
         return pass_setup(self.model, self.system, self.parallel, sc.precision, self.efficiency, self.utilization,
-                          self.technique_set(), self.placement, shared_prefix, self.engine_spec)
+                          self.technique_set(workload), self.placement, shared_prefix, self.engine_spec)
 
     def estimate(self, with_max_batch: bool = True, workload: Workload | None = None) -> Estimate:
         """The estimate of the scenario's workload, or of `workload` on the same deployment."""

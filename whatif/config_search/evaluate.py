@@ -5,10 +5,10 @@ estimated once per batch limit and prefill chunk; every aggregated or disaggrega
 (replica counts, prefill/decode pool sizes) reuses those estimates. The kernel timings inside are memoized by
 shape, so batches whose passes share shapes (the prefill passes of long prompts) cost little more. The chunk
 changes only the prefill passes and the activation reserve (hence the max batch), not the decode steps, which are
-about half of an estimate's time: so all chunks of an engine are priced in one call (one Ray task), and for an
-engine without techniques the chunks after the first run a batch-1 estimate (the max batch and a request's own
-prefill) and, per batch, only the prefill passes, reusing the first chunk's decode (shared_decode). The KV
-transfer of disaggregated serving does not depend on the chunk and is priced once per engine.
+about half of an estimate's time: so all chunks of an engine are priced in one call (one Ray task), where the
+steps are remembered (StepPricers): a chunk after the first prices only the prefill passes it does not share.
+Only the batch-1 estimate plans memory (the max batch); other batches are timed (roofline.estimate.batch_times).
+The KV transfer of disaggregated serving does not depend on the chunk and is priced once per engine.
 
 Pruning is exact: a batch is skipped only when it is above the engine's max batch at that chunk (the most
 sequences of prompt + output tokens whose KV fits beside a chunk's activations), because whether a batch fits
@@ -73,8 +73,8 @@ def replica_scenario(space: SearchSpace, key: ReplicaSetup, chunk: int, batch: i
                     efficiency=space.efficiency, techniques=tuple(key.techniques))
 
 
-def _overflow_text(est) -> str:
-    over = est.memory.overflow()
+def _overflow_text(memory) -> str:
+    over = memory.overflow()
     if not over:
         return "no room for one sequence's KV cache"
     tier, need, usable = over[0]
@@ -83,86 +83,85 @@ def _overflow_text(est) -> str:
 
 def evaluate_replica(space: SearchSpace, key: ReplicaSetup) -> list[ReplicaProfile]:
     """Estimate `key` at each prefill chunk and batch of the space up to its max batch at that chunk: the scenario
-    resolved once per chunk, then each batch's estimate, as `whatif estimate` and `whatif.estimate` run it
-    (Scenario.run). One profile per chunk, in the space's chunk order. Without techniques, the chunks
-    after the first reuse the first chunk's decode steps (shared_decode)."""
+    resolved once per chunk, a batch-1 estimate (the max batch and a request's own prefill), then each batch's
+    timing (roofline.estimate.batch_times, the timing half of `whatif estimate`) with its steps priced by a
+    StepPricer that remembers them across the batches and chunks of this engine. One profile per chunk, in the
+    space's chunk order."""
     out: list[ReplicaProfile] = []
     sends = None      # (in a node, across nodes): the KV of one prompt, whatever the chunk
-    first: dict[int, object] = {}     # batch -> the first fitting chunk's estimate
+    pricers = StepPricers()
     for chunk in space.prefill_chunks:
-        profile, one, ests = _evaluate_at_chunk(space, key, chunk, first)
-        if one is not None and sends is None and "disaggregated" in space.modes:
-            sends = _kv_send_times(space, one)
-        if not first:
-            first = ests
+        profile, fitted = _evaluate_at_chunk(space, key, chunk, pricers)
+        if fitted is not None and sends is None and "disaggregated" in space.modes:
+            sends = _kv_send_times(space, fitted)
         out.append(profile)
     if sends is not None:
         out = [p if p.error else replace(p, kv_send_node_s=sends[0], kv_send_net_s=sends[1]) for p in out]
     return out
 
 
-def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, first: dict):
-    """(the profile at `chunk`, its batch-1 estimate or None when the engine cannot run, {batch: estimate} of the
-    batches fully estimated here)."""
+class StepPricers:
+    """One remembering StepPricer per distinct PassSetup: the chunk changes the prefill passes and the memory
+    reserve, not the setup, so the decode steps (about half an estimate's time) and the prefill passes a batch
+    shares with others (the same prompts per pass) are priced once per engine. Exact: a remembered step is the
+    one engine_step priced for the same setup and batch, whole, as the estimate prices it (parts.PassParts,
+    the simulator's, costs more to set up than a search's few dozen steps per engine save)."""
+
+    def __init__(self):
+        self.known: list[tuple[object, object]] = []
+
+    def of(self, setup):
+        from ..roofline.step_price import StepPricer
+        for s, pricer in self.known:
+            if s is setup or s == setup:
+                return pricer
+        pricer = StepPricer(setup, memoized=False, remember=True)
+        self.known.append((setup, pricer))
+        return pricer
+
+
+def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricers: StepPricers):
+    """(the profile at `chunk`, (its batch-1 PassSetup, memory plan) or None when the engine cannot run): the
+    memory half of `whatif estimate` at batch 1 (the max batch), then the timing half at each batch that fits."""
+    from ..roofline.estimate import batch_times, memory_fit
     sc = replica_scenario(space, key, chunk)
     try:
-        resolved = sc.resolved()      # once per chunk: each batch below is only its estimate
-        one = resolved.estimate(with_max_batch=False)
+        resolved = sc.resolved()      # once per chunk: each batch below is only its timing
+        setup = resolved.pass_setup(sc.workload.shared_prefix)
+        memory, max_batch = memory_fit(setup, sc.workload)
+        if max_batch >= 1:
+            one = batch_times(setup, sc.workload, pricers.of(setup), sc.cuda_graphs)
     except WhatifError as exc:
-        return ReplicaProfile(key, chunk, error=f"invalid: {exc}", estimates=1), None, {}
-    if one.max_batch < 1:
-        return ReplicaProfile(key, chunk, error=f"does not fit: {_overflow_text(one)}", estimates=1), None, {}
-    shared = shared_decode(resolved) if first and not key.techniques else None
-    points, count, ests = [], 1, {1: one}
+        return ReplicaProfile(key, chunk, error=f"invalid: {exc}", estimates=1), None
+    if max_batch < 1:
+        return ReplicaProfile(key, chunk, error=f"does not fit: {_overflow_text(memory)}", estimates=1), None
+    points = []
     for b in sorted(set(space.batches)):
-        if b > one.max_batch:
+        if b > max_batch:
             break        # every larger batch overfills too (fit is monotone in the batch), or the engine caps it
-        if b != 1 and shared is not None and b in first:
-            points.append(shared(first[b], b))
-            continue
-        est = one if b == 1 else resolved.estimate(with_max_batch=False, workload=replace(sc.workload, batch=b))
-        count += b != 1
-        ests[b] = est
-        points.append(BatchPoint(b, est.ttft_s, est.tpot_s, est.e2e_s, est.throughput_tok_s))
-    engine = getattr(one, "engine", None)
-    return (ReplicaProfile(key, chunk, max_batch=one.max_batch, engine_cap=getattr(engine, "max_num_seqs", None),
-                          engine_name=getattr(engine, "name", ""), points=tuple(points), prefill_s=one.ttft_s,
-                          estimates=count), one, ests)
+        w = replace(sc.workload, batch=b)
+        if b != 1:    # the setup changes with the batch only if a technique's defaults do (for_workload)
+            same = resolved.technique_set(w) == setup.techniques
+            setup_b = setup if same else resolved.pass_setup(w.shared_prefix, w)
+        t = one if b == 1 else batch_times(setup_b, w, pricers.of(setup_b), sc.cuda_graphs)
+        points.append(BatchPoint(b, t.ttft_s, t.tpot_s, t.e2e_s, b * w.output / t.e2e_s))
+    engine = setup.engine_spec
+    return (ReplicaProfile(key, chunk, max_batch=max_batch, engine_cap=getattr(engine, "max_num_seqs", None),
+                           engine_name=getattr(engine, "name", ""), points=tuple(points), prefill_s=one.ttft_s,
+                           estimates=1 + sum(p.batch != 1 for p in points)), (setup, memory))
 
 
-def shared_decode(resolved):
-    """A function (estimate of `batch` at another chunk, batch) -> BatchPoint at the chunk of `resolved` (a
-    ResolvedScenario), reusing the other estimate's decode. Only for an engine without techniques: there the chunk
-    changes the prefill passes and the activation reserve (the max batch, checked by the caller with a batch-1
-    estimate at this chunk) and nothing of the decode steps, and the estimate's TTFT is exactly the sum of its
-    prefill passes (roofline.estimate: no decoder adds to it, no technique changes the prompt's units).
-    tests/test_search_chunks.py checks the figures against whatif.estimate at each chunk."""
-    from ..roofline.estimate import group_prefill_passes
-    from ..roofline.step_price import StepPricer
-    sc, par = resolved.scenario, resolved.parallel
-    setup = resolved.pass_setup(sc.workload.shared_prefix)
-    w = sc.workload
-    pricer = StepPricer(setup, memoized=False)   # whole passes, as the estimate prices them: the same TTFT
-
-    def point(other, batch: int) -> BatchPoint:
-        passes = group_prefill_passes(par, batch, w.prompt, w.prefill_chunk)
-        ttft = sum(pricer.seconds(fb, sc.cuda_graphs) * n for fb, n in passes)
-        e2e = ttft + (other.e2e_s - other.ttft_s)      # the same decode steps, after this chunk's prefill
-        return BatchPoint(batch, ttft, other.tpot_s, e2e, batch * w.output / e2e)
-
-    return point
-
-
-def _kv_send_times(space: SearchSpace, one) -> tuple[float, float]:
+def _kv_send_times(space: SearchSpace, fitted) -> tuple[float, float]:
     """Seconds to send one prompt's KV from a prefill replica to a decode replica, inside a node (the system's
-    GPU link) and across nodes; each GPU sends its shard (the estimate's per-GPU KV bytes), one copy per layer,
-    as the simulator does."""
+    GPU link) and across nodes; each GPU sends its shard (the memory plan's per-GPU KV bytes), one copy per
+    layer, as the simulator does. `fitted`: the engine's (PassSetup, memory plan)."""
     from ..roofline.ops import transfer
     from ..roofline.timing import time_op
     from ..simulator.iteration_time import kv_link_path
-    system = one.system
-    nbytes = one.memory.sequence_kv_bytes(space.prompt)
-    layers = math.ceil(one.model.num_layers / one.parallel.pp)
+    setup, memory = fitted
+    system = setup.system
+    nbytes = memory.sequence_kv_bytes(space.prompt)
+    layers = math.ceil(setup.model.num_layers / setup.parallel.pp)
 
     def send(link: str | None) -> float:
         try:
@@ -170,6 +169,6 @@ def _kv_send_times(space: SearchSpace, one) -> tuple[float, float]:
         except WhatifError:
             return math.inf      # no link between the pools: a disaggregated cluster cannot run here
         op = transfer("kv_send", nbytes, path, direction="d2h", blocks=layers)
-        return time_op(op, system.gpu, one.efficiency).total_s
+        return time_op(op, system.gpu, setup.efficiency).total_s
 
     return send(space.kv_link), send(space.kv_link or CROSS_NODE_KV_LINK)

@@ -19,15 +19,16 @@ def is_moe(model: str) -> bool:
 
 def run_search(space: SearchSpace, backend: str = "process", address: str | None = None,
                progress: Callable[[int, int], None] | None = None, simulate_top: int = 0,
-               sim_requests: int | None = None) -> SearchResult:
+               sim_requests: int | None = None, jobs: int | None = None) -> SearchResult:
     """Search `space`; with `simulate_top` K > 0, re-check under the simulator the K best of each mode and the
-    frontier rows the text shows, and rerank by goodput (recheck.py)."""
+    frontier rows the text shows, and rerank by goodput (recheck.py). `jobs`: worker processes of the process
+    backend (default: this process's CPUs; backends.py)."""
     if simulate_top:     # checked before the search, not after it
         integer(simulate_top, "--simulate-top", high=1000, what="configurations")
         if sim_requests is not None:
             integer(sim_requests, "--sim-requests", high=MAX_REQUESTS, what="requests")
     keys = replica_setups(space, is_moe(space.model))
-    profiles = evaluate(space, keys, backend, address, progress)
+    profiles = evaluate(space, keys, backend, address, progress, jobs)
     configs = compose(space, profiles)
     good = ranked(configs, space.objective)
     result = SearchResult(space, configs, frontier(configs), good, replica_setups=len(keys),

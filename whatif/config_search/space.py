@@ -7,6 +7,7 @@ cluster (x prefill replicas, y decode replicas). Engines are enumerated here; co
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..errors import WhatifError, shown
 
@@ -169,6 +170,7 @@ def node_gpus(hardware: str) -> int:
     return comp.gpu_count if isinstance(comp, System) else MAX_BARE_GPUS
 
 
+@lru_cache(maxsize=64)   # asked once per configuration composed (budget)
 def system_gpus(hardware: str, nodes: int | None = None) -> int | None:
     """GPUs a system profile holds (all its nodes, `nodes` of it when given), or None for a bare GPU (as many as
     asked for)."""

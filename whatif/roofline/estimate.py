@@ -20,7 +20,7 @@ from .efficiency import Efficiency
 from .forward_pass import PassTime, engine_step, launch_queue_time, overlapped, time_pass  # noqa: F401 (re-exported)
 from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan, plan_memory
 from .decode_round import Round, RoundContext
-from .pass_setup import pass_setup
+from .pass_setup import PassSetup, pass_setup
 from .step_price import StepPricer
 from .placement import NO_PLACEMENT, Placement
 from .context import HostPath
@@ -158,6 +158,24 @@ def max_batch_fitting(plan: Callable[[int], MemoryPlan], seq_len: int) -> int:
     return lo
 
 
+def memory_fit(setup: PassSetup, w: Workload) -> tuple[MemoryPlan, int]:
+    """The memory plan of `w`'s batch on `setup` and the most sequences of its prompt + output tokens that fit
+    (capped at the engine's max_num_seqs): the memory half of an estimate."""
+    model = setup.model
+    seq_len = w.prompt + w.output
+    if seq_len > model.max_position_embeddings:
+        raise WhatifError(f"--prompt + --output = {seq_len} tokens is longer than {model.name}'s context "
+                          f"window (max_position_embeddings {model.max_position_embeddings})")
+
+    def plan(batch: int) -> MemoryPlan:
+        return plan_memory(setup, batch, seq_len, min(batch * w.prompt, w.prefill_chunk))
+
+    max_batch = max_batch_fitting(plan, seq_len)
+    if setup.engine_spec is not None:
+        max_batch = min(max_batch, setup.engine_spec.max_num_seqs)
+    return plan(w.batch), max_batch
+
+
 def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision, workload: Workload,
              eff: Efficiency, *, cuda_graphs: bool = True, utilization: float = DEFAULT_UTILIZATION,
              techniques: TechniqueSet = NONE, with_max_batch: bool = True,
@@ -173,25 +191,53 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
                        engine_spec)
     techs, model, prec, placement, paths = setup.techniques, setup.model, setup.precision, setup.placement, setup.paths
     w = workload
-    seq_len = w.prompt + w.output
-    if seq_len > model.max_position_embeddings:
-        raise WhatifError(f"--prompt + --output = {seq_len} tokens is longer than {model.name}'s context "
-                          f"window (max_position_embeddings {model.max_position_embeddings})")
+    memory, max_batch = memory_fit(setup, w)
 
-    def plan(batch: int) -> MemoryPlan:
-        return plan_memory(setup, batch, seq_len, min(batch * w.prompt, w.prefill_chunk))
+    t = batch_times(setup, w, StepPricer(setup, memoized=False), cuda_graphs)   # whole passes: the ops shown
+    prefill, decode, ttft, tpot, e2e, micro, decode_round = (t.prefill, t.decode, t.ttft_s, t.tpot_s, t.e2e_s,
+                                                             t.micro, t.decode_round)
+    at_max = None
+    if with_max_batch and max_batch >= 1 and max_batch != w.batch:
+        at_max = estimate(setup.user_model, system, par, setup.user_precision, replace(w, batch=max_batch), eff,
+                          cuda_graphs=cuda_graphs, utilization=utilization, techniques=techs, with_max_batch=False,
+                          placement=user_placement, price_per_hour=price_per_hour, engine_spec=engine_spec)
+    fitting_context = memory.max_context(w.batch)
+    extra, extra_source = techs.extra_price_per_hour()
+    price = scenario_price(system, par.gpus, price_per_hour, extra, extra_source)
+    return Estimate(model=model, system=system, parallel=par, precision=prec, workload=workload, efficiency=eff,
+                    techniques=techs, prefill=prefill, decode=decode, ttft_s=ttft, tpot_s=tpot, e2e_s=e2e,
+                    memory=memory, max_batch=max_batch,
+                    max_context=min(fitting_context, model.max_position_embeddings),
+                    pipeline_microbatches=micro, at_max_batch=at_max, placement=placement, tier_paths=paths,
+                    price=price, memory_max_context=fitting_context, decode_round=decode_round, engine_spec=engine_spec)
 
-    memory = plan(w.batch)
-    max_batch = max_batch_fitting(plan, seq_len)
-    if engine_spec is not None:
-        max_batch = min(max_batch, engine_spec.max_num_seqs)
 
+@dataclass(frozen=True)
+class BatchTimes:
+    """The timing half of an estimate (no memory plan): a batch's prefill passes, TTFT, TPOT and E2E."""
+
+    prefill: tuple[tuple[PassTime, int], ...]   # distinct prefill passes and how often each runs
+    decode: PassTime | None     # the step at mid-generation context
+    ttft_s: float
+    tpot_s: float
+    e2e_s: float
+    micro: int                  # pipeline micro-batches
+    decode_round: Round | None = None
+
+
+def batch_times(setup: PassSetup, w: Workload, pricer: StepPricer, cuda_graphs: bool) -> BatchTimes:
+    """Prefill and decode times of `w`'s batch on `setup`, each step priced whole by `pricer` (a StepPricer of
+    `setup`; one that remembers steps lets a caller timing many batches reuse the passes they share: the same
+    figures, bit for bit)."""
+    techs, par, engine_spec = setup.techniques, setup.parallel, setup.engine_spec
+
+    def step(fb: ForwardBatch) -> tuple[PassTime, float]:
+        return pricer.step(fb, cuda_graphs)
     # Prefill (eager, as engines run variable-length prefill outside CUDA graphs). Techniques may
     # compute only part of each prompt and attend the rest from a cache.
     units = techs.prefill_units([(w.prompt, 0, w.batch)], w.shared_prefix)
     passes = [p for new, cached, n in units for p in group_prefill_passes(par, n, new, w.prefill_chunk, cached)]
-    pricer = StepPricer(setup, memoized=False)   # whole passes: the estimate shows their ops
-    steps_run = [(pricer.step(fb, cuda_graphs), n) for fb, n in passes]
+    steps_run = [(step(fb), n) for fb, n in passes]
     prefill = tuple((p, n) for (p, _), n in steps_run)
     ttft = sum(wall * n for (_, wall), n in steps_run)
 
@@ -219,7 +265,7 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
         n = min(DECODE_SAMPLES, steps)
         contexts = [first + round(i * (last - first) / max(n - 1, 1)) for i in range(n)]
         if dec is None:
-            stepped = [pricer.step(ForwardBatch.decode(per_micro, c), cuda_graphs) for c in contexts]
+            stepped = [step(ForwardBatch.decode(per_micro, c)) for c in contexts]
             sampled, times = [p for p, _ in stepped], [wall for _, wall in stepped]
         else:
             rounds = [dec.round(at(c)) for c in contexts]
@@ -236,17 +282,4 @@ def estimate(model: ModelSpec, system: System, par: Parallelism, prec: Precision
             tpot = area / (last - first)
         decode = sampled[n // 2]   # the middle of the generation: the step shown op by op
     e2e = prefill_s + steps * tpot
-    at_max = None
-    if with_max_batch and max_batch >= 1 and max_batch != w.batch:
-        at_max = estimate(setup.user_model, system, par, setup.user_precision, replace(w, batch=max_batch), eff,
-                          cuda_graphs=cuda_graphs, utilization=utilization, techniques=techs, with_max_batch=False,
-                          placement=user_placement, price_per_hour=price_per_hour, engine_spec=engine_spec)
-    fitting_context = memory.max_context(w.batch)
-    extra, extra_source = techs.extra_price_per_hour()
-    price = scenario_price(system, par.gpus, price_per_hour, extra, extra_source)
-    return Estimate(model=model, system=system, parallel=par, precision=prec, workload=workload, efficiency=eff,
-                    techniques=techs, prefill=prefill, decode=decode, ttft_s=ttft, tpot_s=tpot, e2e_s=e2e,
-                    memory=memory, max_batch=max_batch,
-                    max_context=min(fitting_context, model.max_position_embeddings),
-                    pipeline_microbatches=micro, at_max_batch=at_max, placement=placement, tier_paths=paths,
-                    price=price, memory_max_context=fitting_context, decode_round=decode_round, engine_spec=engine_spec)
+    return BatchTimes(prefill, decode, ttft, tpot, e2e, micro, decode_round)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from dataclasses import dataclass, field, replace
 
 from ..specs.engines import EngineSpec
@@ -139,6 +140,7 @@ class MemoryPlan:
                                   "kv_share": b.kv_share} for b in self._budgets()]}
 
 
+@lru_cache(maxsize=256)   # pure, and asked once per memory plan: a max-batch search plans ~10 times
 def layer_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stage: int) -> float:
     """Weights of the transformer layers one GPU of `stage` holds: the routed experts split ep x moe_tp = tp
     ways, everything else over TP, or under DP attention over one rank's attention_tp GPUs."""

@@ -12,9 +12,11 @@ class StepPricer:
     """'Seconds of this step' for batches of one PassSetup; `memoized`: from parts where the pass splits
     (a caller meeting many shapes: the simulator), else every step priced whole (bit for bit engine_step)."""
 
-    def __init__(self, setup: PassSetup, memoized: bool = True):
+    def __init__(self, setup: PassSetup, memoized: bool = True, remember: bool = False):
         self.setup = setup
         self.parts = None
+        # `remember`: whole steps kept by shape (a search prices the same passes at many batches and chunks)
+        self.steps: dict[tuple, tuple[PassTime, float]] | None = {} if remember else None
         if memoized:   # (parts need numpy: only a memoizing caller, the simulator, imports them)
             from .parts import PassParts, splittable
             self.parts = PassParts(setup) if splittable(setup) else None
@@ -24,11 +26,17 @@ class StepPricer:
         eagerly, the engine's CPU work once for `passes` passes back to back (multi-step scheduling)."""
         if self.parts is not None:
             return self.parts.step_s(batch.groups, batch.logits, cuda_graphs, passes)
-        return engine_step(self.setup, batch, cuda_graphs, passes)[1]
+        return self.step(batch, cuda_graphs, passes)[1]
 
     def step(self, batch: ForwardBatch, cuda_graphs: bool, passes: int = 1) -> tuple[PassTime, float]:
         """The step's pass op by op (what an estimate shows) and its wall seconds, priced whole."""
-        return engine_step(self.setup, batch, cuda_graphs, passes)
+        if self.steps is None:
+            return engine_step(self.setup, batch, cuda_graphs, passes)
+        key = (batch, cuda_graphs, passes)
+        got = self.steps.get(key)
+        if got is None:
+            got = self.steps[key] = engine_step(self.setup, batch, cuda_graphs, passes)
+        return got
 
 
 def step_seconds(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, passes: int = 1) -> float:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 
 from ...errors import WhatifError, closest
@@ -57,9 +58,14 @@ def _convert(cls: type[Technique], key: str, raw, kind):
     return str(raw)
 
 
+@functools.cache   # get_type_hints costs ~1 ms a class; a search parses a technique per batch
+def _type_hints(cls) -> dict:
+    return typing.get_type_hints(cls)
+
+
 def make_technique(name: str, params: dict | None = None) -> Technique:
     cls = technique_class(name)
-    hints = typing.get_type_hints(cls)
+    hints = _type_hints(cls)
     fields = {f.name for f in dataclasses.fields(cls)}
     kwargs = {}
     for key, raw in (params or {}).items():
