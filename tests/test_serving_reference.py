@@ -149,10 +149,12 @@ def test_the_whole_file():
     results = sr.run_all(sr.load(), jobs=2)
     assert not [r.reason for r in results if r.reason.startswith("internal error")]
     ok = [r for r in results if r.expressible]
-    assert len(ok) >= 2423
+    assert len(ok) >= 2551
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    assert ttft["mape"] < 125 and ttft["median_ape"] < 52 and ttft["off3x"] <= 700, ttft   # (2,423: 114.8%, 48.7%, 679)
-    assert tpot["mape"] < 25, tpot                               # (22.6%)
+    assert ttft["mape"] < 55 and ttft["median_ape"] < 52 and ttft["off3x"] <= 740, ttft   # (2,551: 51.3%, 49.0%, 729)
+    assert tpot["mape"] < 25.5, tpot                             # (24.0%; 22.6% on the 2,423 rows of before)
+    disagg = [r for r in ok if r.row["mode"] == "disagg"]
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 28, sr.stats(disagg, "tpot")   # (25.5%)
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
