@@ -28,15 +28,42 @@ The mapping rule, written before any row was scored and not tuned after:
   gemm mode; KV cache fp8 where gemm_quant_mode is set (aiconfigurator pairs its quantized configurations
   with kvcache_quant_mode fp8, e.g. src/aiconfigurator/cli/exps/qwen3_32b_pertensor.yaml and the H20/6KD
   preset's trtllm defaults; the issue saw a bf16 KV cache hold 43 of the 64 sequences a deployment ran),
-  else the checkpoint's bf16 (assumed);
+  else the checkpoint's bf16 (assumed). nvfp4 on h100_sxm (Hopper has no fp4 tensor cores) for a model whose
+  released checkpoint is MXFP4 (openai/gpt-oss-120b: its config.json quantization_config, read by
+  specs/checkpoint_quant.py) -> mxfp4, the checkpoint as stored: MXFP4 expert weights dequantized to 16-bit in
+  the GEMM (vLLM on Hopper runs them through triton_kernels' matmul_ogs or Marlin's MXFP4 MoE, w4a16), attention
+  16-bit; the set labels these 69 vLLM rows nvfp4 though no NVFP4 gpt-oss checkpoint is at that id (rule added
+  before they were scored; the B200 rows keep nvfp4, where the engines run the MXFP4 experts on fp4/fp8 tensor
+  cores);
 - engine: the row's backend (trtllm, vllm, sglang) with whatif's spec of that engine (engine_profiles/); the
   row's version is reported, not mapped. Launched as aiconfigurator's generator launches an aggregated worker
   (launch_settings; added after the first scoring as the issue's first fix, with its before/after in
-  docs/accuracy.md: the first rule had kept each spec's defaults);
+  docs/accuracy.md: the first rule had kept each spec's defaults); max batch and replicas by agg_pool: the
+  row's batch_size per attention-DP rank, or per GPU in the TensorRT-LLM 1.3.0rc gap-analysis files (changed
+  after the first scoring, see agg_pool);
 - load: concurrency = N of `silicon_concurrency=N` in silicon_data_source (a row without it is not
-  expressible); prompt = isl, output = osl; disaggregated rows: prefill_num_workers prefill replicas of
-  prefill_tp_size x prefill_attention_dp_size GPUs and decode_num_workers decode replicas of the decode layout,
-  `nodes` from both pools' GPUs together;
+  expressible); prompt = isl, output = osl;
+- disaggregated rows (rule written before the 59 rows it made expressible were scored; 6 rows with TP-only
+  prefill pools had been scored under the first rule, which passed no prefill EP or attention-DP; the pools'
+  own fields of simulator.config.ClusterConfig): decode pool = the scenario's layout (decode_* as above) with
+  cluster.replicas = decode_num_workers; prefill pool = cluster.prefill_replicas = prefill_num_workers with
+  prefill_tp = prefill_tp_size x prefill_attention_dp_size, prefill_pp, prefill_ep = prefill_moe_ep_size where
+  moe_tp x moe_ep = tp (else 1) and prefill_dp_attention = (prefill_attention_dp_size > 1), always passed so the
+  prefill pool never inherits the decode pool's EP or attention-DP; a prefill attention-DP over part of its TP
+  group (1 < ranks < tp) is not expressible (prefill_dp_attention is on/off). `nodes` from both pools' GPUs
+  together. One scheduler limit set serves both pools (whatif has no per-pool engine limits): max batch =
+  decode_batch_size, which the set records per attention-DP rank (every db-dump row has concurrency = decode
+  workers x decode_batch_size x decode attention-DP ranks), so x the ranks for SGLang whose limits are the
+  group's (simulator/rank_group.py GROUP_LIMITS); the token budget as an aggregated worker's below (it covers
+  the generator's prefill max_num_tokens ISL + 1500 and decode max_num_tokens = batch, benchmark/trtllm.rule;
+  its prefill max_batch_size 1, the rows' prefill_batch_size, is not expressed: a prefill step may hold two
+  short prompts).
+  The deployments' own engine limits (the srt-slurm recipes the db-dump rows name, e.g. `..._batch128` at 137
+  clients per rank) and whether they ran MTP are not in the rows. Rows without prefill_num_workers /
+  decode_num_workers (the 393 `source_file=2026-03-25.csv` / `2026-04-06.csv` DeepSeek-R1 rows) are not
+  expressible: they are SemiAnalysis InferenceMAX-style runs whose configurations (nvidia-master.yaml
+  `dsr1-*-dynamo-*`) pick 1-8 decode and 1-7 prefill workers per concurrency list at one per-worker TP/EP, with
+  dp-attn on or off and MTP or not, none of which the row keeps (it records attention_dp_size 1 throughout);
 - the run: N clients in a closed loop (simulator/closed_loop.py) on an idle server, all N sent at t = 0, as
   aiperf starts its profiling phase: its warm-up is not handed over but drained ("By default, AIPerf waits
   indefinitely for all warmup responses before starting profiling", aiperf docs/tutorials/warmup.md; the
@@ -71,6 +98,7 @@ DATA = REPO / "reference" / "aiconfigurator-serving" / "silicon_calibration.csv"
 OUT = Path(__file__).resolve().parent / "data" / "serving_reference.csv"
 SYSTEMS = {"h100_sxm": "dgx-h100", "b200_sxm": "dgx-b200"}
 GPUS_PER_NODE = {"h100_sxm": 8, "b200_sxm": 8}
+NO_FP4_TENSOR_CORES = {"h100_sxm"}
 QUANT = {"fp8": "fp8", "fp8_block": "fp8-block", "nvfp4": "nvfp4", "int4_wo": "w4a16", "": None}
 PROFILE_ROUNDS = 50        # aiperf --num-requests 50N after a drained warm-up (bench_run.sh.j2)
 SIM_ROUNDS = 6             # rounds of N requests simulated from the opening burst (the rest extrapolated)
@@ -113,6 +141,17 @@ def _quant(mode: str) -> str | None:
     return QUANT[mode]
 
 
+def _weight_only_fp4(row: dict, name: str | None) -> str | None:
+    """nvfp4 on a GPU without fp4 tensor cores, for a model whose checkpoint is MXFP4: the checkpoint's mxfp4."""
+    if name != "nvfp4" or row["system"] not in NO_FP4_TENSOR_CORES:
+        return name
+    from whatif.specs.checkpoint_quant import checkpoint_config, checkpoint_quant
+    from whatif.specs.models import load_model
+    path = checkpoint_config(row["model_path"])
+    found = checkpoint_quant(str(path), load_model(row["model_path"])) if path is not None else None
+    return "mxfp4" if found is not None and found.quantization == "mxfp4" else name
+
+
 def _layout(row: dict, prefix: str = "") -> dict:
     """tp / pp / attention_dp / ep / moe_tp of the row's (or its prefill/decode pool's) layout, by the rule."""
     g = lambda k, d=1: _int(row.get(prefix + k, ""), d)   # noqa: E731
@@ -129,8 +168,8 @@ def _layout(row: dict, prefix: str = "") -> dict:
 
 def launch_settings(row: dict, n: int) -> dict:
     """The scheduler limits aiconfigurator's generator launches an aggregated worker with (rule_plugin/
-    {trtllm,vllm,sglang}.rule and benchmark/*.rule): max batch = the configuration's batch size (the row's
-    batch_size, else N), a token budget of max batch + ISL + 1500 (TensorRT-LLM max_num_tokens, rounded up to
+    {trtllm,vllm,sglang}.rule and benchmark/*.rule): max batch = the configuration's batch size (agg_pool;
+    disagg_max_batch), a token budget of max batch + ISL + 1500 (TensorRT-LLM max_num_tokens, rounded up to
     its 32-token blocks; vLLM --max-num-batched-tokens), so a whole prompt always fits beside the running
     decodes; SGLang: --max-prefill-tokens ISL + 1500 (within its 8192-token chunked-prefill size) for its
     prefill batches, which run apart from the decodes, SGLang's default. sglang.rule also asks for
@@ -140,7 +179,7 @@ def launch_settings(row: dict, n: int) -> dict:
     (cli_args.j2 at e1d216d, cli_args.0.5.6.post2.j2) pass it. Which one a row's deployment used is not
     recorded: the rule takes the release default. Changed after scoring (the first rule mixed the chunks), on
     the measured split of SGLang's rows, with its before/after in docs/accuracy.md."""
-    mbs = _int(row.get("batch_size", ""), n) or n
+    mbs = disagg_max_batch(row, n) if row["mode"] == "disagg" else agg_pool(row, n)[1]
     isl = _int(row["isl"])
     engine = row["backend"]
     if engine == "trtllm":
@@ -150,6 +189,45 @@ def launch_settings(row: dict, n: int) -> dict:
     if engine == "sglang":
         return {"max_num_seqs": mbs, "max_num_batched_tokens": min(SGLANG_CHUNK, isl + 1500)}
     return {}
+
+
+def agg_pool(row: dict, n: int) -> tuple[int, int]:
+    """(replicas, max batch per rank) of an aggregated row. batch_size is the concurrency each attention-DP rank
+    serves (batch_size x ranks = N) in every source but the TensorRT-LLM 1.3.0rc gap-analysis files
+    (DeepSeek-R1/V3.1-NVFP4, Qwen3-32B-NVFP4, gpt-oss-120b), where batch_size x the replica's GPUs divides N: a
+    per-GPU figure, so a replica serves batch_size x its GPUs and N / that replicas run (1 for every such row but
+    Qwen3-32B-NVFP4's, whose 416 clients of 15,500 tokens at 13 per GPU are 16 TP2 replicas; one TP2 replica could
+    not hold their KV). Rule changed after the first scoring, which took batch_size as one replica's max batch
+    and so queued 3/4 to 31/32 of those rows' clients."""
+    bs = _int(row.get("batch_size", ""), 0)
+    ranks = _int(row.get("attention_dp_size", ""), 1) or 1
+    if not bs or bs * ranks >= n:
+        return 1, max(bs, -(-n // ranks))
+    per_replica = bs * _int(row.get("tp_size", ""), 1) * ranks * _int(row.get("pp_size", ""), 1)
+    if n % per_replica:
+        raise NotExpressible(f"batch_size {bs} x the replica's GPUs does not divide the concurrency {n}")
+    return n // per_replica, per_replica // ranks
+
+
+def disagg_max_batch(row: dict, n: int) -> int:
+    """A disaggregated row's max batch: decode_batch_size (per attention-DP rank), x the ranks for an engine whose
+    limits are the whole group's (SGLang); N where the row has none."""
+    per_rank = _int(row.get("decode_batch_size", ""), 0)
+    if not per_rank:
+        return n
+    ranks = _int(row.get("decode_attention_dp_size", ""), 1) or 1
+    return per_rank * ranks if row["backend"] == "sglang" else per_rank
+
+
+def prefill_pool(row: dict) -> dict:
+    """The prefill pool's ClusterConfig fields, by the rule (each given, so none is inherited from the decode pool)."""
+    pre = _layout(row, "prefill_")
+    adp = pre.get("attention_dp", 1)
+    if 1 < adp < pre["tp"]:
+        raise NotExpressible(f"prefill pool: attention-DP of {adp} ranks over a TP group of {pre['tp']} "
+                             "(whatif's prefill_dp_attention is on/off: ranks = the TP group)")
+    return {"prefill_replicas": _int(row["prefill_num_workers"]), "prefill_tp": pre["tp"],
+            "prefill_pp": pre["pp"], "prefill_ep": pre.get("ep", 1), "prefill_dp_attention": adp > 1}
 
 
 def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
@@ -163,17 +241,19 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     gpus = layout["tp"] * layout["pp"]
     kw = {"model": row["model_path"], "hardware": SYSTEMS[system], "kernel_engine": row["backend"],
           "prompt": _int(row["isl"]), "output": _int(row["osl"]), "gpus": gpus, **layout}
-    total = gpus   # the deployment's GPUs: a disaggregated one's two pools together
+    replicas = 1 if disagg else agg_pool(row, n)[0]
+    total = gpus * replicas   # the deployment's GPUs: a disaggregated one's two pools together
     if disagg:
         if not row["prefill_num_workers"] or not row["decode_num_workers"]:
-            raise NotExpressible("the row records no prefill_num_workers / decode_num_workers (pool sizes unknown)")
-        pre = _layout(row, "prefill_")
-        total = (_int(row["prefill_num_workers"]) * pre["tp"] * pre["pp"]
+            raise NotExpressible("the row records no prefill_num_workers / decode_num_workers: pool sizes unknown "
+                                 "(its source's configurations vary them per concurrency at one per-worker layout)")
+        pool = prefill_pool(row)
+        total = (pool["prefill_replicas"] * pool["prefill_tp"] * pool["prefill_pp"]
                  + _int(row["decode_num_workers"]) * gpus)
     nodes = math.ceil(total / GPUS_PER_NODE[system])
     if nodes > 1:
         kw["nodes"] = nodes
-    gemm, moe = _quant(row["gemm_quant_mode"]), _quant(row["moe_quant_mode"])
+    gemm, moe = (_weight_only_fp4(row, _quant(row[k])) for k in ("gemm_quant_mode", "moe_quant_mode"))
     if gemm:
         kw["quantization"] = gemm
         kw["kv_dtype"] = "fp8"
@@ -182,11 +262,9 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     kw.update(launch_settings(row, n))
     kw["traffic"] = {"concurrency": n, "requests": n * rounds, "seed": 1}
     if disagg:
-        if set(pre) - {"tp", "pp"}:
-            kw["prefill_layout"] = pre        # an attention-DP / EP prefill pool: not a ClusterConfig field today
-        kw["cluster"] = {"prefill_replicas": _int(row["prefill_num_workers"]),
-                         "replicas": _int(row["decode_num_workers"]),
-                         "prefill_tp": pre["tp"], "prefill_pp": pre["pp"]}
+        kw["cluster"] = {**pool, "replicas": _int(row["decode_num_workers"])}
+    elif replicas > 1:
+        kw["cluster"] = {"replicas": replicas}
     return kw
 
 
@@ -296,7 +374,9 @@ def stats(results: list[Result], metric: str) -> dict:
 GROUPS = (("all", lambda r: "all"), ("engine", lambda r: r.row["backend"]),
           ("model", lambda r: r.row["model_path"].split("/")[-1]), ("GPU", lambda r: r.row["system"]),
           ("concurrency", lambda r: band(concurrency(r.row))), ("ISL/OSL", lambda r: f"{r.row['isl']}/{r.row['osl']}"),
-          ("mode", lambda r: r.row["mode"]))
+          ("mode", lambda r: r.row["mode"]),
+          ("mode x engine", lambda r: f"{r.row['mode']} {r.row['backend']}"),   # disaggregated apart from agg
+          ("mode x GPU", lambda r: f"{r.row['mode']} {r.row['system']}"))
 
 
 def _fmt(s: dict) -> str:

@@ -113,3 +113,17 @@ def test_shipped_records_of_published_checkpoints():
 def test_expert_flag_goes_over_the_checkpoint():
     p = scenario_from_inputs(None, {"model": "deepseek-ai/DeepSeek-R1"}, expert_quantization="nvfp4").precision
     assert (p.quantization, p.expert_quantization) == ("fp8-block", "nvfp4")
+
+
+def test_naming_the_checkpoints_own_scheme_loads_it_as_stored():
+    """`--quantization mxfp4` on gpt-oss (an MXFP4 checkpoint whose attention is in modules_to_not_convert) is the
+    checkpoint as the engines load it: experts MXFP4 weight-only (16-bit math, so it runs on Hopper), attention
+    16-bit; another scheme is a what-if over every linear layer, and an expert flag still goes over it."""
+    oss = "openai/gpt-oss-120b"
+    own = scenario_from_inputs(None, {"model": oss, "hardware": "h100-sxm"}, quantization="mxfp4").precision
+    assert own == scenario_from_inputs(None, {"model": oss, "hardware": "h100-sxm"}).precision
+    assert (own.quantization, own.expert_quantization, own.weight, own.activation) == ("", "mxfp4", "bf16", "bf16")
+    other = scenario_from_inputs(None, {"model": oss}, quantization="awq").precision
+    assert other.quantization == "awq" and other.expert_quantization == ""
+    mixed = scenario_from_inputs(None, {"model": oss}, quantization="mxfp4", expert_quantization="awq").precision
+    assert mixed.expert_quantization == "awq"

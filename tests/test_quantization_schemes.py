@@ -97,3 +97,10 @@ def test_search_sweeps_schemes():
 def test_every_scheme_is_documented():
     for s in SCHEMES.values():
         assert s.label and s.pricing and ("fit" in s.pricing)
+
+
+def test_nvfp4_on_hopper_names_the_weight_only_schemes_that_run_there():
+    import whatif
+    from whatif.errors import WhatifError
+    with pytest.raises(WhatifError, match="no tensor-core peak on h100-sxm.*--quantization mxfp4, awq, gptq or w4a16"):
+        whatif.estimate("openai/gpt-oss-120b", "h100-sxm", quantization="nvfp4", with_max_batch=False)

@@ -48,8 +48,67 @@ def test_a_disaggregated_row_maps_both_pools_and_spans_their_nodes():
                                  decode_num_workers="1", decode_tp_size="1", decode_pp_size="1",
                                  decode_attention_dp_size="8", decode_moe_ep_size="8", decode_moe_tp_size="1"))
     assert (kw["tp"], kw["attention_dp"], kw["ep"], kw["gpus"], kw["nodes"]) == (8, 8, 8, 8, 3)   # 3 x 4 + 8 GPUs
-    assert kw["cluster"] == {"prefill_replicas": 3, "replicas": 1, "prefill_tp": 4, "prefill_pp": 1}
-    assert kw["prefill_layout"] == {"tp": 4, "pp": 1, "ep": 4}
+    assert kw["cluster"] == {"prefill_replicas": 3, "replicas": 1, "prefill_tp": 4, "prefill_pp": 1,
+                             "prefill_ep": 4, "prefill_dp_attention": False}
+
+
+def _disagg(**over) -> dict:
+    base = dict(mode="disagg", tp_size="", attention_dp_size="", moe_ep_size="", moe_tp_size="", batch_size="",
+                prefill_num_workers="1", prefill_tp_size="1", prefill_pp_size="1", prefill_attention_dp_size="8",
+                prefill_moe_ep_size="1", prefill_moe_tp_size="8", decode_num_workers="2", decode_tp_size="1",
+                decode_pp_size="1", decode_attention_dp_size="8", decode_moe_ep_size="8", decode_moe_tp_size="1",
+                decode_batch_size="16", silicon_data_source="db; silicon_concurrency=256; x")
+    return _row(**{**base, **over})
+
+
+def test_a_disaggregated_prefill_pool_never_inherits_the_decode_pools_ep_or_attention_dp():
+    """Prefill TP8 under attention-DP with each expert split 8 ways (ep 1) beside a decode pool of EP8: every
+    prefill field is given, so ClusterConfig's defaults (the decode pool's EP) never apply."""
+    kw = sr.simulate_kwargs(_disagg())
+    assert kw["cluster"] == {"prefill_replicas": 1, "prefill_tp": 8, "prefill_pp": 1, "prefill_ep": 1,
+                             "prefill_dp_attention": True, "replicas": 2}
+    assert (kw["tp"], kw["ep"], kw["attention_dp"], kw["nodes"]) == (8, 8, 8, 3)
+    kw = sr.simulate_kwargs(_disagg(prefill_attention_dp_size="1", prefill_tp_size="8", prefill_moe_tp_size="1",
+                                    prefill_moe_ep_size="8"))
+    assert (kw["cluster"]["prefill_ep"], kw["cluster"]["prefill_dp_attention"]) == (8, False)
+    with pytest.raises(sr.NotExpressible, match="attention-DP of 2 ranks over a TP group of 8"):
+        sr.simulate_kwargs(_disagg(prefill_tp_size="4", prefill_attention_dp_size="2"))
+
+
+def test_a_disaggregated_rows_max_batch_is_its_decode_batch_per_rank():
+    """decode_batch_size is per attention-DP rank (concurrency = workers x batch x ranks in the set): TensorRT-LLM
+    limits each rank, SGLang the whole group (x the ranks)."""
+    assert sr.simulate_kwargs(_disagg())["max_num_seqs"] == 16
+    assert sr.simulate_kwargs(_disagg(backend="sglang"))["max_num_seqs"] == 128
+    assert sr.simulate_kwargs(_disagg(decode_batch_size=""))["max_num_seqs"] == 256   # none recorded: N
+
+
+def test_a_disaggregated_row_without_worker_counts_says_why():
+    with pytest.raises(sr.NotExpressible, match="no prefill_num_workers / decode_num_workers"):
+        sr.simulate_kwargs(_disagg(prefill_num_workers="", decode_num_workers=""))
+
+
+def test_an_aggregated_rows_max_batch_is_the_concurrency_per_rank():
+    """batch_size = N / ranks in most sources; the 1.3.0rc gap-analysis files record N / GPUs, not a launch limit."""
+    assert sr.simulate_kwargs(_row())["max_num_seqs"] == 16                          # batch 16 at 16 clients
+    assert sr.simulate_kwargs(_row(batch_size="2"))["max_num_seqs"] == 2              # 16 clients over 8 ranks
+    assert sr.simulate_kwargs(_row(attention_dp_size="1", tp_size="4", moe_ep_size="4",
+                                   batch_size="4"))["max_num_seqs"] == 16             # N / GPUs recorded: N
+    kw = sr.simulate_kwargs(_row(model_path="nvidia/Qwen3-32B-NVFP4", tp_size="2", attention_dp_size="1",
+                                 moe_ep_size="0", batch_size="13", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4",
+                                 silicon_data_source="x; silicon_concurrency=416; y"))
+    assert (kw["max_num_seqs"], kw["cluster"], kw["nodes"]) == (26, {"replicas": 16}, 4)   # 13 per GPU, 32 GPUs
+    with pytest.raises(sr.NotExpressible, match="does not divide"):
+        sr.simulate_kwargs(_row(attention_dp_size="1", tp_size="4", moe_ep_size="4", batch_size="3"))
+
+
+def test_gpt_oss_fp4_on_hopper_runs_its_mxfp4_checkpoint_weight_only():
+    row = dict(model_path="openai/gpt-oss-120b", backend="vllm", tp_size="2", attention_dp_size="1",
+               moe_tp_size="1", moe_ep_size="1", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")
+    assert sr.simulate_kwargs(_row(system="h100_sxm", **row))["quantization"] == "mxfp4"
+    assert sr.simulate_kwargs(_row(**row))["quantization"] == "nvfp4"                 # B200: fp4 tensor cores
+    assert sr.simulate_kwargs(_row(system="h100_sxm", **{**row, "model_path": "nvidia/DeepSeek-R1-NVFP4",
+                                                         "moe_ep_size": "2"}))["quantization"] == "nvfp4"
 
 
 def test_the_aiperf_mean_counts_the_opening_burst_and_the_drain_as_one_round_in_fifty():
@@ -108,14 +167,16 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     results = sr.run_all(sr.subset(sr.load()))
     assert not [r.reason for r in results if r.reason.startswith("internal error")]
     ok = [r for r in results if r.expressible]
-    assert len(ok) >= 64                                      # coverage only grows
+    assert len(ok) >= 76                                      # coverage only grows
     assert {"trtllm", "vllm"} <= {r.row["backend"] for r in ok}
+    assert sum(r.row["mode"] == "disagg" for r in ok) >= 10   # both pools' layouts and worker counts
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    # (64 rows: TTFT 1,793% MAPE from TRT-LLM DeepSeek NVFP4 rows predicted 100x+ high, median 48.5%, 18 off by
-    # 3x; TPOT 23.2%; before SGLang's prefill batches apart and aiperf's drained warm-up: 1,810%, 60.4%, 24;
-    # 24.0%): pinned where they are, the targets are not met
-    assert ttft["mape"] < 1900 and ttft["median_ape"] < 53 and ttft["off3x"] <= 20, ttft
-    assert tpot["mape"] < 25, tpot
+    # (76 rows with the disaggregated pools, gpt-oss on H100 and the per-GPU batch_size rule: TTFT 64.7% MAPE,
+    # median 60.4%, 29 off by 3x, 8 of them among the 10 disaggregated rows (predicted 0.14x); TPOT 28.1%. The 64
+    # rows expressible before: TTFT 1,810% -> 62.8%, off by 3x 24 -> 21; TPOT 24.0% -> 25.5%): pinned where
+    # they are, the targets are not met
+    assert ttft["mape"] < 72 and ttft["median_ape"] < 66 and ttft["off3x"] <= 31, ttft
+    assert tpot["mape"] < 31, tpot
 
 
 @pytest.mark.slow
@@ -123,7 +184,24 @@ def test_the_whole_file():
     results = sr.run_all(sr.load(), jobs=2)
     assert not [r.reason for r in results if r.reason.startswith("internal error")]
     ok = [r for r in results if r.expressible]
-    assert len(ok) >= 2423
+    assert len(ok) >= 2551
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    assert ttft["mape"] < 115 and ttft["median_ape"] < 42 and ttft["off3x"] <= 370, ttft   # (2,423: 108.3%, 39.0%, 351)
-    assert tpot["mape"] < 23.5, tpot                             # (21.9%; 22.6% before the drained warm-up)
+    assert ttft["mape"] < 55 and ttft["median_ape"] < 52 and ttft["off3x"] <= 740, ttft   # (2,551: 51.3%, 49.0%, 729)
+    assert tpot["mape"] < 25.5, tpot                             # (24.0%; 22.6% on the 2,423 rows of before)
+    disagg = [r for r in ok if r.row["mode"] == "disagg"]
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 28, sr.stats(disagg, "tpot")   # (25.5%)
+
+
+def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
+    """The 10 SGLang 0.5.9 rows of DeepSeek-R1 fp8 at TP4 on B200 are not expressible, and rightly: 671B weights at
+    1 byte (bf16 embeddings and head, fp8-block scales) are 168.3 GB per GPU, while SGLang's static pool at TP4 on
+    a 192.3 GB B200 is 0.85 of it (163.4 GB; 0.5.x's heuristic keeps ~26 GB outside it, 165.4 GB): the deployment
+    must have raised --mem-fraction-static, which the set does not record. TensorRT-LLM (KV = a share of what the
+    weights leave) fits the same layout."""
+    import whatif
+    kw = dict(tp=4, gpus=4, kv_dtype="fp8", quantization="fp8", expert_quantization="fp8-block", batch=1,
+              prompt=8192, output=1024, with_max_batch=False)
+    mem = whatif.estimate("deepseek-ai/DeepSeek-R1", "dgx-b200", kernel_engine="trtllm", **kw).to_dict()["memory"]
+    assert 167e9 < mem["weights_bytes"] < 169.5e9 and mem["fits"]
+    sglang = whatif.estimate("deepseek-ai/DeepSeek-R1", "dgx-b200", kernel_engine="sglang", **kw).to_dict()["memory"]
+    assert not sglang["fits"] and 163e9 < sglang["usable_bytes"] < sglang["weights_bytes"]

@@ -103,3 +103,10 @@ def test_pool_flags_and_a_scenario_file_say_the_same(tmp_path, capsys):
     assert '"prefill_ep": 1' in by_flags
     cut = by_flags.index('"lookup')   # (the memo's hit counts differ between runs of one process)
     assert by_file[:cut] == by_flags[:cut]
+
+
+def test_a_replica_larger_than_one_node_takes_whole_nodes_in_the_systems_line():
+    """A 16-GPU replica over 8-GPU nodes (--nodes) takes 2 nodes of its own, never 16 // 8 = 0 per node."""
+    from whatif.simulator.pools import _systems_for
+    assert _systems_for(3, 16, 8) == 6 and _systems_for(1, 16, 8) == 2
+    assert _systems_for(3, 4, 8) == 2 and _systems_for(2, 8, 8) == 2

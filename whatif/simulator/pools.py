@@ -105,6 +105,14 @@ def systems_used(cfg: SimConfig, prefill_gpus: int, decode_gpus: int) -> str:
     if None in systems or (systems[0].name == systems[1].name
                            and sum(n * g for _, _, n, g in pools) <= systems[0].gpu_count):
         return ""
-    # each pool its own systems, a replica never split over two
-    return " + ".join(f"{role} on {-(-n // (s.gpu_count // g))} x {s.name}"
+    # each pool its own systems, a replica never split over two (one larger than a system spans whole ones: --nodes)
+    return " + ".join(f"{role} on {_systems_for(n, g, s.gpu_count)} x {s.name}"
                       for (role, _, n, g), s in zip(pools, systems))
+
+
+def _systems_for(replicas: int, gpus: int, per_system: int) -> int:
+    """Systems of `per_system` GPUs that `replicas` replicas of `gpus` GPUs take, none split over two systems
+    unless it is larger than one (then it takes whole systems of its own)."""
+    if gpus > per_system:
+        return replicas * -(-gpus // per_system)
+    return -(-replicas // (per_system // gpus))

@@ -278,6 +278,9 @@ def checkpoint_precision(model_name: str, prec: dict, weights: bool = True, kv: 
     if found is None:
         return prec
     out = dict(prec)
+    if own_scheme_named(prec, found):   # the engines load the checkpoint as it is (its ignore list included)
+        out.pop("quantization")
+        prec = dict(out)
     if weights and not any(k in prec for k in WEIGHT_KEYS):   # the experts' scheme or a module table goes over it
         out.update(found.precision_fields(load_model(model_name)))
         out.update({k: prec[k] for k in ("weight_group_size", "expert_quantization") if k in prec})
@@ -287,3 +290,11 @@ def checkpoint_precision(model_name: str, prec: dict, weights: bool = True, kv: 
         out["kv"] = found.kv
         out["source"] = out.get("source") or found.source
     return out
+
+
+def own_scheme_named(prec: dict, found: CheckpointQuant) -> bool:
+    """`--quantization` names the checkpoint's own scheme and no other weight key is given: `vllm serve
+    openai/gpt-oss-120b --quantization mxfp4` loads the checkpoint as stored, its modules_to_not_convert (the
+    attention, 16-bit) included, so whatif runs the checkpoint's precision rather than the scheme on every layer."""
+    return prec.get("quantization") == found.quantization and not any(
+        k in prec for k in WEIGHT_KEYS if k != "quantization")

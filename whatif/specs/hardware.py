@@ -98,7 +98,9 @@ class GPU:
         q = self.peak.get(dtype)
         if q is None:
             have = ", ".join(d for d in DTYPES if d in self.peak)
-            raise WhatifError(f"dtype '{dtype}' has no tensor-core peak on {self.name}; valid: {have}")
+            hint = ("; 4-bit weights run weight-only there (16-bit math): --quantization mxfp4, awq, gptq or w4a16"
+                    if dtype == "fp4" else "")
+            raise WhatifError(f"dtype '{dtype}' has no tensor-core peak on {self.name}; valid: {have}{hint}")
         return q.value
 
 
