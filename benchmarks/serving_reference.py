@@ -24,11 +24,12 @@ The mapping rule, written before any row was scored and not tuned after:
   constraint, aiconfigurator's trtllm.rule; the dense models' rows carry 1/0 there, no MoE layout), which
   makes moe_tp whatif's default tp / ep, so it is never passed;
 - a "TP T, EP E" layout recorded as a product (added after the first scoring, with its before/after in
-  docs/serving_accuracy.md): InferenceX-sourced rows store TP T with EP E as moe_tp_size T x moe_ep_size E and
+  docs/accuracy.md): InferenceX-sourced rows store TP T with EP E as moe_tp_size T x moe_ep_size E and
   tp_size (x attention_dp_size) = T x E, so a TP8 EP8 deployment on one 8-GPU node reads as TP64 over 8 nodes.
   Where the row's id names the layout (`..._tp8_ep8_...`, T = moe_tp_size, E = moe_ep_size) or the row is
   from the db-dump whose measurements those rows repeat (71 of its 87 such rows are exact copies), it maps
-  to tp = T, ep = E (moe_tp = T / E), attention_dp = T where attention_dp_size > 1; T GPUs;
+  to tp = T, ep = E (moe_tp = T / E), attention_dp = T where attention_dp_size > 1; T GPUs; its batch_size,
+  per recorded attention-DP rank (N / (T x E)), scaled to a real rank's (N / T, InferenceX's CONC / TP);
 - speculative decoding (added after the first scoring, as above): TensorRT-LLM rows run on image
   tensorrt-llm/release:1.2.0rc6.post3 are InferenceX's `dsr1-*-b200-trt-mtp` configurations (its
   perf-changelog, PR #1489: "off: v1.2.0rc6.post2 / mtp: v1.2.0rc6.post3"; every such row is DeepSeek-R1,
@@ -153,14 +154,16 @@ def _layout(row: dict, prefix: str = "") -> dict:
     return out
 
 
-def launch_settings(row: dict, n: int) -> dict:
+def launch_settings(row: dict, n: int, ranks_recorded: int = 1) -> dict:
     """The scheduler limits aiconfigurator's generator launches an aggregated worker with (rule_plugin/
     {trtllm,vllm,sglang}.rule and benchmark/*.rule): max batch = the configuration's batch size (the row's
     batch_size, else N), a token budget of max batch + ISL + 1500 (TensorRT-LLM max_num_tokens, rounded up to
     its 32-token blocks; vLLM --max-num-batched-tokens), so a whole prompt always fits beside the running
     decodes; SGLang: --enable-mixed-chunk (prefill chunks beside the decodes) with --max-prefill-tokens
-    ISL + 1500 over its chunked-prefill size, its running decodes counted in the step."""
-    mbs = _int(row.get("batch_size", ""), n) or n
+    ISL + 1500 over its chunked-prefill size, its running decodes counted in the step. `ranks_recorded`: the
+    attention-DP ranks a layout recorded as a product shows per real rank (the row's batch_size is per recorded
+    rank: N / (T x E); a real rank's is N / T, InferenceX's CONC / TP)."""
+    mbs = (_int(row.get("batch_size", ""), n) or n) * ranks_recorded
     isl = _int(row["isl"])
     engine = row["backend"]
     if engine == "trtllm":
@@ -215,7 +218,8 @@ def simulate_kwargs(row: dict, rounds: int = ROUNDS) -> dict:
         kw["kv_dtype"] = "fp8"
     if moe != gemm:
         kw["expert_quantization"] = moe
-    kw.update(launch_settings(row, n))
+    adp_recorded = _int(row.get(("decode_" if disagg else "") + "attention_dp_size", ""))
+    kw.update(launch_settings(row, n, max(1, adp_recorded // layout.get("attention_dp", 1))))
     kw["traffic"] = {"concurrency": n, "requests": n * (WARMUP_ROUNDS + rounds), "seed": 1}
     if disagg:
         if set(pre) - {"tp", "pp"}:

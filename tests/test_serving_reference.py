@@ -61,6 +61,7 @@ def test_a_tp_ep_layout_recorded_as_moe_tp_times_moe_ep_runs_on_its_own_gpus():
     dp = sr.simulate_kwargs(_row(**{**named, "id": "r_tp4_0_ep4_0_9", "tp_size": "1", "attention_dp_size": "16",
                                     "moe_tp_size": "4", "moe_ep_size": "4"}))
     assert (dp["tp"], dp["attention_dp"], dp["ep"], dp["gpus"]) == (4, 4, 4, 4)
+    assert dp["max_num_seqs"] == 16 * 4       # batch_size is per recorded rank (16 of them): 4 per real rank
     dump = sr.simulate_kwargs(_row(**{**named, "id": "dsr1_b200_trtllm_fp8_agg_1024x1024_c4_cfg177",
                                       "silicon_data_source": "db-dump/2026-04-27; silicon_concurrency=4"}))
     assert (dump["tp"], dump["ep"], dump["gpus"]) == (8, 8, 8)
@@ -102,10 +103,11 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     assert len(ok) >= 64                                      # coverage only grows
     assert {"trtllm", "vllm"} <= {r.row["backend"] for r in ok}
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    # (64 rows since the models/layouts merge: TTFT 1,810% MAPE from TRT-LLM DeepSeek NVFP4 rows predicted
-    # 100x+ high, median 60.4%, 24 off by 3x; TPOT 24.0%): pinned where they are, the targets are not met
+    # (64 rows: TTFT 1,656% MAPE from TRT-LLM DeepSeek NVFP4 rows predicted 100x+ high, median 60.4%, 24 off by
+    # 3x; TPOT 21.9%, 24.0% before the DeepSeek layout / MTP / MLA-module changes): pinned where they are, the
+    # targets are not met
     assert ttft["mape"] < 2000 and ttft["median_ape"] < 66 and ttft["off3x"] <= 26, ttft
-    assert tpot["mape"] < 27, tpot
+    assert tpot["mape"] < 23, tpot
 
 
 @pytest.mark.slow
@@ -113,7 +115,9 @@ def test_the_whole_file():
     results = sr.run_all(sr.load(), jobs=2)
     assert not [r.reason for r in results if r.reason.startswith("internal error")]
     ok = [r for r in results if r.expressible]
-    assert len(ok) >= 2423
+    # 2,401 (2,423 before 22 DeepSeek-R1 attention-DP rows were found to run MTP, which the per-rank
+    # attention-DP simulation refuses with its reason)
+    assert len(ok) >= 2401
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    assert ttft["mape"] < 125 and ttft["median_ape"] < 52 and ttft["off3x"] <= 700, ttft   # (2,423: 114.8%, 48.7%, 679)
-    assert tpot["mape"] < 25, tpot                               # (22.6%)
+    assert ttft["mape"] < 125 and ttft["median_ape"] < 52 and ttft["off3x"] <= 700, ttft   # (2,401: 109.2%, 49.9%, 684)
+    assert tpot["mape"] < 17, tpot                               # (16.1%; 22.6% before)
