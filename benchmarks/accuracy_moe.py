@@ -19,21 +19,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from whatif.validate import moe_fit as mf  # noqa: E402
+from whatif.validate.accuracy import ape_table  # noqa: E402
 from whatif.validate.corpus import load_family  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "reference" / "aiconfigurator"
 
 
 def table(out):
-    rows = []
     regime = np.where(out["num_tokens"] <= 128, "<=128", ">128")
-    for column in ("insample_s", "loo_s"):
-        ape = (out[column] / out["latency_s"] - 1).abs() * 100
-        g = ape.groupby([out["gpu"], regime])
-        rows.append(g.agg(["mean", "median", lambda s: s.quantile(0.9)]).set_axis(
-            [f"mape_{column[:-2]}", f"median_{column[:-2]}", f"p90_{column[:-2]}"], axis=1))
-    import pandas as pd
-    return pd.concat(rows, axis=1).round(1)
+    return ape_table(out, {"insample_s": "insample", "loo_s": "loo"}, [out["gpu"], regime],
+                     {"mape": "mean", "median": "median", "p90": lambda s: s.quantile(0.9)}, label="{stat}_{name}")
 
 
 def main(argv=None) -> int:

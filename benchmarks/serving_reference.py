@@ -23,6 +23,22 @@ The mapping rule, written before any row was scored and not tuned after:
   (passed when over 1) and moe_tp = moe_tp_size only where moe_tp_size x moe_ep_size = tp (the engines' MoE
   constraint, aiconfigurator's trtllm.rule; the dense models' rows carry 1/0 there, no MoE layout), which
   makes moe_tp whatif's default tp / ep, so it is never passed;
+- a "TP T, EP E" layout recorded as a product (added after the first scoring, with its before/after in
+  docs/accuracy.md): InferenceX-sourced rows store TP T with EP E as moe_tp_size T x moe_ep_size E and
+  tp_size (x attention_dp_size) = T x E, so a TP8 EP8 deployment on one 8-GPU node reads as TP64 over 8 nodes.
+  Where the row's id names the layout (`..._tp8_ep8_...`, T = moe_tp_size, E = moe_ep_size) or the row is
+  from the db-dump whose measurements those rows repeat (71 of its 87 such rows are exact copies), it maps
+  to tp = T, ep = E (moe_tp = T / E), attention_dp = T where attention_dp_size > 1; T GPUs; its batch_size,
+  per recorded attention-DP rank (N / (T x E)), scaled to a real rank's (N / T, InferenceX's CONC / TP);
+- speculative decoding (added after the first scoring, as above): TensorRT-LLM rows run on image
+  tensorrt-llm/release:1.2.0rc6.post3 are InferenceX's `dsr1-*-b200-trt-mtp` configurations (its
+  perf-changelog, PR #1489: "off: v1.2.0rc6.post2 / mtp: v1.2.0rc6.post3"; every such row is DeepSeek-R1,
+  1.2-2.3x faster than the post2 row of the same layout and load), launched by
+  benchmarks/dsr1_fp4_b200_trt_mtp.sh with speculative_config MTP, num_nextn_predict_layers 3 (1 under
+  attention DP): mapped to whatif's `mtp:k=3` (`mtp:k=1`) with its default acceptance 0.85 per draft token
+  (DeepSeek-V3 technical report: 85-90% for the second token; deeper drafts assumed alike), not tuned. Rows on
+  1.1.0rc2.post2 ran both ways (InferenceX used that image for the STP and the first MTP configurations) and
+  nothing in the row says which: mapped without speculation;
 - precision: gemm_quant_mode -> quantization (fp8 -> fp8, fp8_block -> fp8-block, nvfp4 -> nvfp4, int4_wo ->
   w4a16, empty -> the checkpoint's 16-bit); moe_quant_mode -> expert_quantization when it differs from the
   gemm mode; KV cache fp8 where gemm_quant_mode is set (aiconfigurator pairs its quantized configurations
@@ -152,12 +168,28 @@ def _weight_only_fp4(row: dict, name: str | None) -> str | None:
     return "mxfp4" if found is not None and found.quantization == "mxfp4" else name
 
 
+LAYOUT_IN_ID = re.compile(r"_tp(\d+)(?:_0)?_ep(\d+)(?:_0)?_")
+
+
+def _tp_ep_as_product(row: dict, prefix: str, tp: int, moe_tp: int, ep: int) -> bool:
+    """A "TP T, EP E" deployment of T GPUs recorded as moe_tp_size T x moe_ep_size E with tp_size (x
+    attention_dp_size) = T x E: the row's id names the layout (..._tp8_ep8_...), or the row comes from the
+    database dump whose measurements those rows repeat (db-dump, 71 of its 87 such rows are copies)."""
+    if prefix or moe_tp <= 1 or ep <= 1 or tp != moe_tp * ep:
+        return False
+    named = LAYOUT_IN_ID.search(row["id"])
+    return (named is not None and (int(named[1]), int(named[2])) == (moe_tp, ep)) or \
+        row["silicon_data_source"].startswith("db-dump/")
+
+
 def _layout(row: dict, prefix: str = "") -> dict:
     """tp / pp / attention_dp / ep / moe_tp of the row's (or its prefill/decode pool's) layout, by the rule."""
     g = lambda k, d=1: _int(row.get(prefix + k, ""), d)   # noqa: E731
     adp = g("attention_dp_size")
     tp = g("tp_size") * adp
     ep, moe_tp = g("moe_ep_size"), g("moe_tp_size")
+    if _tp_ep_as_product(row, prefix, tp, moe_tp, ep):
+        tp, adp, moe_tp = moe_tp, (moe_tp if adp > 1 else 1), moe_tp // ep
     out = {"tp": tp, "pp": g("pp_size")}
     if adp > 1:
         out["attention_dp"] = adp
@@ -166,7 +198,7 @@ def _layout(row: dict, prefix: str = "") -> dict:
     return out
 
 
-def launch_settings(row: dict, n: int) -> dict:
+def launch_settings(row: dict, n: int, ranks_recorded: int = 1) -> dict:
     """The scheduler limits aiconfigurator's generator launches an aggregated worker with (rule_plugin/
     {trtllm,vllm,sglang}.rule and benchmark/*.rule): max batch = the configuration's batch size (agg_pool;
     disagg_max_batch), a token budget of max batch + ISL + 1500 (TensorRT-LLM max_num_tokens, rounded up to
@@ -178,8 +210,10 @@ def launch_settings(row: dict, n: int) -> dict:
     maps enable_mixed_chunk to 'enable-mixed-chunk'), so with them the flag is not passed; later templates
     (cli_args.j2 at e1d216d, cli_args.0.5.6.post2.j2) pass it. Which one a row's deployment used is not
     recorded: the rule takes the release default. Changed after scoring (the first rule mixed the chunks), on
-    the measured split of SGLang's rows, with its before/after in docs/accuracy.md."""
-    mbs = disagg_max_batch(row, n) if row["mode"] == "disagg" else agg_pool(row, n)[1]
+    the measured split of SGLang's rows, with its before/after in docs/accuracy.md. `ranks_recorded`: the
+    attention-DP ranks a layout recorded as a product shows per real rank (the row's batch_size is per recorded
+    rank: N / (T x E); a real rank's is N / T, InferenceX's CONC / TP)."""
+    mbs = disagg_max_batch(row, n) if row["mode"] == "disagg" else agg_pool(row, n)[1] * ranks_recorded
     isl = _int(row["isl"])
     engine = row["backend"]
     if engine == "trtllm":
@@ -230,6 +264,18 @@ def prefill_pool(row: dict) -> dict:
             "prefill_pp": pre["pp"], "prefill_ep": pre.get("ep", 1), "prefill_dp_attention": adp > 1}
 
 
+MTP_IMAGE = "tensorrt-llm/release:1.2.0rc6.post3"   # InferenceX's dsr1-*-b200-trt-mtp image (off: 1.2.0rc6.post2)
+
+
+def speculation(row: dict, layout: dict) -> str | None:
+    """The speculative decoding a row ran, where its record shows it: TensorRT-LLM DeepSeek rows on the
+    InferenceX MTP image run MTP with num_nextn_predict_layers 3, or 1 under attention DP
+    (benchmarks/dsr1_fp4_b200_trt_mtp.sh); whatif's `mtp` technique with that k and its default acceptance."""
+    if row["backend"] != "trtllm" or MTP_IMAGE not in row["silicon_data_source"].replace("#", "/"):
+        return None
+    return f"mtp:k={1 if layout.get('attention_dp', 1) > 1 else 3}"
+
+
 def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     """The keyword arguments of whatif.api.simulate for a row, by the rule in the module docstring."""
     system = row["system"]
@@ -253,13 +299,17 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     nodes = math.ceil(total / GPUS_PER_NODE[system])
     if nodes > 1:
         kw["nodes"] = nodes
+    spec = speculation(row, layout)
+    if spec:
+        kw["techniques"] = [spec]
     gemm, moe = (_weight_only_fp4(row, _quant(row[k])) for k in ("gemm_quant_mode", "moe_quant_mode"))
     if gemm:
         kw["quantization"] = gemm
         kw["kv_dtype"] = "fp8"
     if moe != gemm:
         kw["expert_quantization"] = moe
-    kw.update(launch_settings(row, n))
+    adp_recorded = _int(row.get(("decode_" if disagg else "") + "attention_dp_size", ""))
+    kw.update(launch_settings(row, n, max(1, adp_recorded // layout.get("attention_dp", 1))))
     kw["traffic"] = {"concurrency": n, "requests": n * rounds, "seed": 1}
     if disagg:
         kw["cluster"] = {**pool, "replicas": _int(row["decode_num_workers"])}

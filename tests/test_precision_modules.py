@@ -109,3 +109,11 @@ def test_api_kwargs():
                         quantize_experts_only=True, with_max_batch=False)
     assert r.estimate.precision.expert_quantization == "nvfp4"
     assert r.to_dict()["precision"]["modules"]["experts"] == "nvfp4"
+
+
+@pytest.mark.parametrize("scheme", ["nvfp4", "fp8-block", "fp8"])
+def test_the_moe_gate_stays_16_bit_under_every_scheme(scheme):
+    """No checkpoint quantizes the router (gate) GEMM: it runs bf16 on the 16-bit hidden state, 2-byte weights."""
+    router = ops(run(Precision.of_scheme(scheme)), prefill=False)["router"]
+    assert router.dtype == "bf16"
+    assert router.bytes["hbm"] >= 2 * 7168 * 256           # DeepSeek-V3's 256-expert gate, 2 bytes per weight

@@ -146,6 +146,33 @@ def test_prefill_batches_apart_keep_a_closed_loop_in_lockstep_and_mixed_chunks_s
     assert mixed[2] < 0.5 * mixed[0]                 # spread after the first wave
 
 
+def test_a_tp_ep_layout_recorded_as_moe_tp_times_moe_ep_runs_on_its_own_gpus():
+    # "TP 8, EP 8" on one 8-GPU node, recorded as tp_size 64 = moe_tp_size 8 x moe_ep_size 8: the id names it
+    named = dict(id="2026_04_06_deepseek_r1_b200_sxm_trtllm_fp8_agg_1024x1024_c4_tp8_ep8_940", tp_size="64",
+                 attention_dp_size="1", moe_tp_size="8", moe_ep_size="8")
+    kw = sr.simulate_kwargs(_row(**named))
+    assert (kw["tp"], kw["ep"], kw["gpus"]) == (8, 8, 8) and not {"nodes", "attention_dp", "moe_tp"} & set(kw)
+    dp = sr.simulate_kwargs(_row(**{**named, "id": "r_tp4_0_ep4_0_9", "tp_size": "1", "attention_dp_size": "16",
+                                    "moe_tp_size": "4", "moe_ep_size": "4"}))
+    assert (dp["tp"], dp["attention_dp"], dp["ep"], dp["gpus"]) == (4, 4, 4, 4)
+    assert dp["max_num_seqs"] == 16 * 4       # batch_size is per recorded rank (16 of them): 4 per real rank
+    dump = sr.simulate_kwargs(_row(**{**named, "id": "dsr1_b200_trtllm_fp8_agg_1024x1024_c4_cfg177",
+                                      "silicon_data_source": "db-dump/2026-04-27; silicon_concurrency=4"}))
+    assert (dump["tp"], dump["ep"], dump["gpus"]) == (8, 8, 8)
+    # nothing names the layout: the row's own tp_size stands (64 GPUs over 8 nodes)
+    plain = sr.simulate_kwargs(_row(**{**named, "id": "x"}))
+    assert (plain["tp"], plain["nodes"], plain["ep"]) == (64, 8, 8)
+
+
+def test_rows_on_the_mtp_image_run_mtp_with_the_drafts_the_launch_script_sets():
+    image = "x; silicon_concurrency=4; image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6."
+    tp = dict(tp_size="8", attention_dp_size="1", moe_tp_size="8", moe_ep_size="1")
+    assert sr.simulate_kwargs(_row(silicon_data_source=image + "post3", **tp))["techniques"] == ["mtp:k=3"]
+    assert sr.simulate_kwargs(_row(silicon_data_source=image + "post3"))["techniques"] == ["mtp:k=1"]  # attention DP
+    assert "techniques" not in sr.simulate_kwargs(_row(silicon_data_source=image + "post2", **tp))
+    assert "techniques" not in sr.simulate_kwargs(_row(silicon_data_source=image + "post3", backend="sglang", **tp))
+
+
 def test_a_row_whatif_cannot_express_is_recorded_with_its_one_line_reason():
     res = sr.run_row(_row(model_path="nobody/no-such-model-9b", attention_dp_size="1", tp_size="1",
                           moe_ep_size="1"))

@@ -9,6 +9,7 @@ from .config import ForwardBatch
 from .context import pass_context
 from .engine_kernels import engine_ops
 from .graph import pass_ops
+from .module_fits import priced_modules
 from .pass_setup import PassSetup
 from .placement import placement_ops
 from .tiers import host_path
@@ -49,7 +50,7 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassT
         ops = engine_ops(pass_ops(ctx, techs), setup.engine_spec)
         if placement:
             ops = placement_ops(ops, ctx, placement, paths)
-        times = tuple(time_op(op, gpu, eff, system.gpu_link, paths) for op in ops)
+        times = priced_modules(tuple(time_op(op, gpu, eff, system.gpu_link, paths) for op in ops), setup, batch)
         kernels = sum(t.op.count for t in times if t.op.op_class != OpClass.TRANSFER)
         serial = sum(t.total_s for t in times if not is_overlapped(t.op)) + kernels * eff.kernel_gap_s
         gpu_s += overlapped(serial, times, layers)

@@ -49,9 +49,11 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     up_n = 2 * inter if gated else inter
     # under DP attention a rank's attention_tp GPUs hold the same tokens; each sends its 1/attention_tp share
     sent = -(-local // par.attention_tp) if par.dp_attention else local
+    # The gate stays 16-bit under any scheme (checkpoints leave it out: modelopt's exclude lists, DeepSeek's
+    # FP8 release), its input the 16-bit hidden state: never an fp8 / fp4 GEMM with their fixed costs.
+    r_bytes, r_dtype = (base.act_bytes, base.activation) if base.act_bytes >= 2 else (2.0, "bf16")
     ops = [
-        gemm("router", local, m.num_experts, d, base.act_bytes, base.act_bytes, base.activation, count, out_bytes=4.0,
-             role=OpRole.ROUTER),
+        gemm("router", local, m.num_experts, d, r_bytes, r_bytes, r_dtype, count, out_bytes=4.0, role=OpRole.ROUTER),
         streaming("router_topk", OpClass.ROUTER, local * m.num_experts, reads=1, writes=0,
                   flops_per_element=TOPK_FLOPS, elem_bytes=4.0, dtype="fp32", count=count, role=OpRole.ROUTER_TOPK),
     ]

@@ -57,6 +57,19 @@ def abs_error_stats(abs_errors) -> dict:
             "p90": float(np.percentile(a, 90))}
 
 
+def ape_table(frame, predicted: dict, by, stats: dict, label="{name}_{stat}", measured: str = "latency_s"):
+    """Absolute % error of each predicted column against `measured`, per group of `by` (columns or arrays):
+    predicted maps column -> name, stats maps stat name -> pandas aggregation; one column per name x stat,
+    labelled by `label`. The fitted kernel tables' summary (benchmarks/accuracy_moe.py, accuracy_modern.py)."""
+    import pandas as pd
+    cols = []
+    for column, name in predicted.items():
+        ape = (frame[column] / frame[measured] - 1).abs() * 100
+        cols.append(ape.groupby(by).agg(list(stats.values())).set_axis(
+            [label.format(name=name, stat=stat) for stat in stats], axis=1))
+    return pd.concat(cols, axis=1).round(1)
+
+
 def grouped(rows: list, key) -> dict[tuple, list]:
     """`rows` grouped by key(row), groups in sorted key order."""
     out: dict[tuple, list] = {}

@@ -92,14 +92,11 @@ def insample_and_loo(rows):
 def error_table(out, by=("family", "engine", "gpu")):
     """MAPE / median / worst absolute % error per group, for in-sample, pooled and leave-one-GPU-out."""
     import pandas as pd
-    cols = []
-    for col, name in (("loo_s", "loo"), ("insample_s", "in"), ("pooled_s", "pooled")):
-        ape = (out[col] / out["latency_s"] - 1).abs() * 100
-        g = ape.groupby([out[k] for k in by])
-        cols.append(g.agg(["mean", "median", "max"]).set_axis([f"{name}_mape", f"{name}_med", f"{name}_worst"],
-                                                             axis=1))
-    n = out.groupby(list(by)).size().rename("rows")
-    return pd.concat([n] + cols, axis=1).round(1)
+
+    from .accuracy import ape_table
+    errors = ape_table(out, {"loo_s": "loo", "insample_s": "in", "pooled_s": "pooled"}, [out[k] for k in by],
+                       {"mape": "mean", "med": "median", "worst": "max"})
+    return pd.concat([out.groupby(list(by)).size().rename("rows"), errors], axis=1).round(1)
 
 
 # ---- the fitted table (whatif/roofline/data/modern_fit.yaml) ----

@@ -53,9 +53,11 @@ def read_table(table: str, root=DEFAULT_ROOT):
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
-def _attach(group, parts, items, family):
+def _attach(group, parts, items, family, latency_s=None):
+    """The fitter's columns for `group`; latency_s: measured seconds (default: the tables' `latency` column, ms)."""
     out = group[["gpu", "engine", "table", "kernel_source", "version"]].copy()
     out["family"] = family
+    out["latency_s"] = _col(group, "latency") * 1e-3 if latency_s is None else latency_s
     for i, (c, m, l2) in enumerate(parts):
         out[f"c{i}"] = np.broadcast_to(np.asarray(c, dtype=float), len(group))
         out[f"m{i}"] = np.broadcast_to(np.asarray(m, dtype=float), len(group))
@@ -105,7 +107,6 @@ def gdn_rows(frame):
                                                      _col(g, "head_k_dim"), _col(g, "head_v_dim"), c,
                                                      _col(g, "d_conv"))
             r = _attach(g, parts, items, f"gdn_{kernel}")
-            r["latency_s"] = _col(g, "latency") * 1e-3
             out.append(r)
         return pd.concat(out)
     return _per_gpu(frame, build)
@@ -116,7 +117,6 @@ def encoder_rows(frame):
         parts, items = encoder_attention.encoder_attention_work(_col(g, "batch_size"), _col(g, "isl"),
                                                                 _col(g, "num_heads"), g["head_dim"].to_numpy(), c)
         r = _attach(g, parts, items, "encoder_attention")
-        r["latency_s"] = _col(g, "latency") * 1e-3
         return r
     return _per_gpu(frame, build)
 
@@ -125,7 +125,6 @@ def quantize_rows(frame, kind):
     def build(g, c, gpu):
         parts, items = quantize.quantize_work(kind, _col(g, "m"), _col(g, "k"), c)
         r = _attach(g, parts, items, kind)
-        r["latency_s"] = _col(g, "latency") * 1e-3
         return r
     return _per_gpu(frame[frame["latency"] > 0], build)
 
@@ -141,9 +140,8 @@ def deepep_rows(frame, mode):
                 sms = _col(g, f"{phase}_sms") if mode == "normal" else c.sms
                 parts, items = deepep.deepep_work(mode, phase, _col(g, "num_token"), _col(g, "hidden_size"), topk,
                                                   experts, sms, c, link)
-                r = _attach(g, parts, items, f"deepep_{mode}_{phase}")
                 us = g[f"{phase}_transmit_us"] + g[f"{phase}_notify_us"] if mode == "normal" else g[f"{phase}_avg_t_us"]
-                r["latency_s"] = us.to_numpy(dtype=float) * 1e-6
+                r = _attach(g, parts, items, f"deepep_{mode}_{phase}", us.to_numpy(dtype=float) * 1e-6)
                 out.append(r)
         return pd.concat(out)
     frame = frame.assign(kernel_source=frame["kernel_source"])
@@ -162,7 +160,6 @@ def wideep_moe_rows(frame, phase):
             t_l2.append(parts[0][2])
         out = _attach(g, [(np.array(t_c), np.array(t_m), np.array(t_l2))], 0.0,
                       wideep_moe.wideep_family(g["engine"].iloc[0], phase))
-        out["latency_s"] = _col(g, "latency") * 1e-3
         return out
     return _per_gpu(frame, build)
 
@@ -201,7 +198,6 @@ def module_rows(frame, family, phase, wide_ep=False):
             else:
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
             r = _attach(g, parts, items, f"{family}_{phase}")
-            r["latency_s"] = _col(g, "latency") * 1e-3
             out.append(r)
         return pd.concat(out)
     return _per_gpu(frame, build)
@@ -217,7 +213,6 @@ def mla_bmm_rows(frame):
             parts, items = mla_modules.mla_bmm_work(_col(g, "num_tokens"), _col(g, "num_heads"), d_in, d_out,
                                                     dtype, c)
             r = _attach(g, parts, items, "mla_bmm")
-            r["latency_s"] = _col(g, "latency") * 1e-3
             out.append(r)
         return pd.concat(out)
     return _per_gpu(frame, build)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..roofline.kernel_models.moe import MoeParams, moe_ideal_times, moe_time
+from ..roofline.kernel_models.fitted_roofline import RooflineParams
+from ..roofline.kernel_models.moe import moe_ideal_times, moe_time
 from ..specs import precompiled
 from .collective_fit import _eff, _logit, levenberg_marquardt
 from .corpus import corpus_gpu
@@ -41,16 +42,16 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm"):
     return out
 
 
-def to_params(v) -> MoeParams:
-    return MoeParams(float(np.exp(v[0])), float(_eff(v[1])), float(_eff(v[2])), float(1.0 + np.exp(v[3])),
-                     float(1.0 + np.exp(v[4])))
+def to_params(v) -> RooflineParams:
+    return RooflineParams(float(np.exp(v[0])), float(_eff(v[1])), float(_eff(v[2])), float(1.0 + np.exp(v[3])),
+                          l2_speedup=float(1.0 + np.exp(v[4])))
 
 
-def _times(rows, params: MoeParams):
+def _times(rows, params: RooflineParams):
     return moe_time(rows["t_c"].to_numpy(), rows["t_m"].to_numpy(), rows["t_l2"].to_numpy(), params)
 
 
-def fit_moe(rows) -> MoeParams:
+def fit_moe(rows) -> RooflineParams:
     """One parameter set for `rows` (one GPU: its own fit; several: pooled)."""
     measured = rows["latency_s"].to_numpy()
 

@@ -19,27 +19,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import math
-from dataclasses import dataclass
 from functools import lru_cache, cache
 from pathlib import Path
 
 from ...errors import WhatifError
 from ..ridge import ridge
+from .fitted_roofline import RooflineParams
 
 if TYPE_CHECKING:
     import numpy as np
 
 SAMPLES = 4     # power-law routings averaged (seeded: the model is deterministic)
-
-
-@dataclass(frozen=True)
-class MoeParams:
-    floor_s: float
-    compute_eff: float
-    memory_eff: float
-    smooth: float = 2.0
-    l2_speedup: float = 1.0
-    provenance: str = ""
 
 
 def balanced_loads(tokens: int, topk: int, experts: int) -> np.ndarray:
@@ -123,7 +113,7 @@ def moe_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, 
     return t_c, (0.0 if resident else total / hbm), (total / hbm if resident else 0.0)
 
 
-def moe_time(t_c, t_m, t_l2, params: MoeParams):
+def moe_time(t_c, t_m, t_l2, params: RooflineParams):
     """Seconds from ideal times: floor + ((t_c/ce)^p + (t_m/me + t_l2/(me*l2_speedup))^p)^(1/p)."""
     import numpy as np   # (here only: a cold estimate imports no numpy)
     c = np.asarray(t_c) / params.compute_eff
@@ -148,7 +138,7 @@ def has_moe_fit(dtype: str) -> bool:
 
 
 @cache
-def moe_params(arch: str, dtype: str = "bf16") -> MoeParams:
+def moe_params(arch: str, dtype: str = "bf16") -> RooflineParams:
     """Fitted parameters of an architecture x dtype; an unfitted one gets Hopper's of that dtype,
     and the provenance says so."""
     from . import cdna
@@ -166,5 +156,6 @@ def moe_params(arch: str, dtype: str = "bf16") -> MoeParams:
         valid = ", ".join(sorted({k.split("/")[1] for k in blocks}))
         raise WhatifError(f"moe dtype '{dtype}' is not valid; valid: {valid}")
     b = blocks[key]
-    return MoeParams(float(b["floor_s"]), float(b["compute_eff"]), float(b["memory_eff"]), float(b["smooth"]),
-                     float(b["l2_speedup"]), f"fitted on {b['fitted_on']['gpu']} ({key}){why}")
+    return RooflineParams(float(b["floor_s"]), float(b["compute_eff"]), float(b["memory_eff"]), float(b["smooth"]),
+                          l2_speedup=float(b["l2_speedup"]),
+                          provenance=f"fitted on {b['fitted_on']['gpu']} ({key}){why}")
