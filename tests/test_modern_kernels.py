@@ -150,6 +150,8 @@ PINNED_LOO = {
 
 @pytest.fixture(scope="module")
 def accuracy():
+    if not mr.MODEL_CONFIGS.is_dir():   # the MLA/DSA rows take their widths from ../shared's config.json files
+        pytest.skip(f"no {mr.MODEL_CONFIGS}: the MLA and DSA module rows cannot be built")
     return mf.insample_and_loo(mr.all_rows(mr.COMPACT_DIR))
 
 
