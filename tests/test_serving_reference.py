@@ -198,12 +198,11 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     assert {"trtllm", "vllm"} <= {r.row["backend"] for r in ok}
     assert sum(r.row["mode"] == "disagg" for r in ok) >= 10   # both pools' layouts and worker counts
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    # (76 rows with the disaggregated pools, gpt-oss on H100 and the per-GPU batch_size rule: TTFT 64.7% MAPE,
-    # median 60.4%, 29 off by 3x, 8 of them among the 10 disaggregated rows (predicted 0.14x); TPOT 28.1%. The 64
-    # rows expressible before: TTFT 1,810% -> 62.8%, off by 3x 24 -> 21; TPOT 24.0% -> 25.5%): pinned where
-    # they are, the targets are not met
-    assert ttft["mape"] < 72 and ttft["median_ape"] < 66 and ttft["off3x"] <= 31, ttft
-    assert tpot["mape"] < 31, tpot
+    # (76 rows after the merges of this stop, each branch's mechanism measured on its own in docs/accuracy.md:
+    # TTFT 64.4% MAPE, median 50.0%, 22 off by 3x, most of them disaggregated rows predicted ~0.2x; TPOT 25.4%,
+    # its MAPE set by gpt-oss on H100 at 512 clients): pinned where they are, the targets are not met
+    assert ttft["mape"] < 70 and ttft["median_ape"] < 55 and ttft["off3x"] <= 24, ttft
+    assert tpot["mape"] < 28, tpot
 
 
 @pytest.mark.slow
@@ -211,12 +210,14 @@ def test_the_whole_file():
     results = sr.run_all(sr.load(), jobs=2)
     assert not [r.reason for r in results if r.reason.startswith("internal error")]
     ok = [r for r in results if r.expressible]
-    assert len(ok) >= 2551
+    # 2,529: 2,423 at the start of this stop, + 128 (disaggregated pools, gpt-oss on H100, per-GPU batch sizes)
+    # - 22 (DeepSeek-R1 attention-DP rows found to run MTP, refused by the per-rank simulation)
+    assert len(ok) >= 2529
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    assert ttft["mape"] < 55 and ttft["median_ape"] < 52 and ttft["off3x"] <= 740, ttft   # (2,551: 51.3%, 49.0%, 729)
-    assert tpot["mape"] < 25.5, tpot                             # (24.0%; 22.6% on the 2,423 rows of before)
+    assert ttft["mape"] < 50 and ttft["median_ape"] < 44 and ttft["off3x"] <= 400, ttft   # (2,529: 46.2%, 40.8%, 386)
+    assert tpot["mape"] < 18.5, tpot                             # (17.0%; 22.6% on 2,423 rows at this stop's start)
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 28, sr.stats(disagg, "tpot")   # (25.5%)
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 20, sr.stats(disagg, "tpot")   # (17.6%)
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
