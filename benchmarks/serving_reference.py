@@ -67,13 +67,14 @@ The mapping rule, written before any row was scored and not tuned after:
   moe_tp x moe_ep = tp (else 1) and prefill_dp_attention = (prefill_attention_dp_size > 1), always passed so the
   prefill pool never inherits the decode pool's EP or attention-DP; a prefill attention-DP over part of its TP
   group (1 < ranks < tp) is not expressible (prefill_dp_attention is on/off). `nodes` from both pools' GPUs
-  together. One scheduler limit set serves both pools (whatif has no per-pool engine limits): max batch =
-  decode_batch_size, which the set records per attention-DP rank (every db-dump row has concurrency = decode
-  workers x decode_batch_size x decode attention-DP ranks), so x the ranks for SGLang whose limits are the
-  group's (simulator/rank_group.py GROUP_LIMITS); the token budget as an aggregated worker's below (it covers
-  the generator's prefill max_num_tokens ISL + 1500 and decode max_num_tokens = batch, benchmark/trtllm.rule;
-  its prefill max_batch_size 1, the rows' prefill_batch_size, is not expressed: a prefill step may hold two
-  short prompts).
+  together. The decode pool's limits: max batch = decode_batch_size, which the set records per attention-DP rank
+  (every db-dump row has concurrency = decode workers x decode_batch_size x decode attention-DP ranks), so x the
+  ranks for SGLang whose limits are the group's (simulator/rank_group.py GROUP_LIMITS); the token budget as an
+  aggregated worker's below (the generator's decode max_num_tokens = batch is not mapped). The prefill pool's own
+  limits (ClusterConfig.prefill_max_batch / prefill_token_budget; changed after the first scoring, which had one
+  limit set for both pools, with its before/after in docs/accuracy.md): max batch = prefill_batch_size (1 in
+  every expressible row; the generator's default 1 where none is recorded), x the ranks for SGLang, and the
+  generator's prefill max_num_tokens ISL + 1500 (prefill_limits).
   The deployments' own engine limits (the srt-slurm recipes the db-dump rows name, e.g. `..._batch128` at 137
   clients per rank) and whether they ran MTP are not in the rows. Rows without prefill_num_workers /
   decode_num_workers (the 393 `source_file=2026-03-25.csv` / `2026-04-06.csv` DeepSeek-R1 rows) are not
@@ -261,7 +262,21 @@ def prefill_pool(row: dict) -> dict:
         raise NotExpressible(f"prefill pool: attention-DP of {adp} ranks over a TP group of {pre['tp']} "
                              "(whatif's prefill_dp_attention is on/off: ranks = the TP group)")
     return {"prefill_replicas": _int(row["prefill_num_workers"]), "prefill_tp": pre["tp"],
-            "prefill_pp": pre["pp"], "prefill_ep": pre.get("ep", 1), "prefill_dp_attention": adp > 1}
+            "prefill_pp": pre["pp"], "prefill_ep": pre.get("ep", 1), "prefill_dp_attention": adp > 1,
+            **prefill_limits(row, adp)}
+
+
+def prefill_limits(row: dict, ranks: int) -> dict:
+    """The prefill workers' own limits as the generator launches them (benchmark/{trtllm,vllm,sglang}.rule):
+    max_batch_size = the row's prefill_batch_size (the rules' default 1 where it has none; per attention-DP rank,
+    so x the ranks for SGLang, whose limits are the group's), max_num_tokens ISL + 1500 (TensorRT-LLM's rounded up
+    to its 32-token blocks; SGLang's --max-prefill-tokens within its 8192-token chunked-prefill size)."""
+    batch = _int(row.get("prefill_batch_size", ""), 0) or 1
+    isl = _int(row["isl"])
+    engine = row["backend"]
+    budget = (-(-(isl + 1500) // 32) * 32 if engine == "trtllm" else min(SGLANG_CHUNK, isl + 1500)
+              if engine == "sglang" else isl + 1500)
+    return {"prefill_max_batch": batch * ranks if engine == "sglang" else batch, "prefill_token_budget": budget}
 
 
 MTP_IMAGE = "tensorrt-llm/release:1.2.0rc6.post3"   # InferenceX's dsr1-*-b200-trt-mtp image (off: 1.2.0rc6.post2)

@@ -49,7 +49,8 @@ def test_a_disaggregated_row_maps_both_pools_and_spans_their_nodes():
                                  decode_attention_dp_size="8", decode_moe_ep_size="8", decode_moe_tp_size="1"))
     assert (kw["tp"], kw["attention_dp"], kw["ep"], kw["gpus"], kw["nodes"]) == (8, 8, 8, 8, 3)   # 3 x 4 + 8 GPUs
     assert kw["cluster"] == {"prefill_replicas": 3, "replicas": 1, "prefill_tp": 4, "prefill_pp": 1,
-                             "prefill_ep": 4, "prefill_dp_attention": False}
+                             "prefill_ep": 4, "prefill_dp_attention": False, "prefill_max_batch": 1,
+                             "prefill_token_budget": 2528}   # 1024 + 1500 rounded up to 32 (TensorRT-LLM)
 
 
 def _disagg(**over) -> dict:
@@ -66,7 +67,8 @@ def test_a_disaggregated_prefill_pool_never_inherits_the_decode_pools_ep_or_atte
     prefill field is given, so ClusterConfig's defaults (the decode pool's EP) never apply."""
     kw = sr.simulate_kwargs(_disagg())
     assert kw["cluster"] == {"prefill_replicas": 1, "prefill_tp": 8, "prefill_pp": 1, "prefill_ep": 1,
-                             "prefill_dp_attention": True, "replicas": 2}
+                             "prefill_dp_attention": True, "prefill_max_batch": 1, "prefill_token_budget": 2528,
+                             "replicas": 2}
     assert (kw["tp"], kw["ep"], kw["attention_dp"], kw["nodes"]) == (8, 8, 8, 3)
     kw = sr.simulate_kwargs(_disagg(prefill_attention_dp_size="1", prefill_tp_size="8", prefill_moe_tp_size="1",
                                     prefill_moe_ep_size="8"))
@@ -81,6 +83,17 @@ def test_a_disaggregated_rows_max_batch_is_its_decode_batch_per_rank():
     assert sr.simulate_kwargs(_disagg())["max_num_seqs"] == 16
     assert sr.simulate_kwargs(_disagg(backend="sglang"))["max_num_seqs"] == 128
     assert sr.simulate_kwargs(_disagg(decode_batch_size=""))["max_num_seqs"] == 256   # none recorded: N
+
+
+def test_a_disaggregated_rows_prefill_pool_runs_the_generators_prefill_limits():
+    """benchmark/{trtllm,vllm,sglang}.rule: prefill max_batch_size = prefill_batch_size (default 1), max_num_tokens
+    ISL + 1500; per attention-DP rank, so x the ranks for SGLang, whose limits are the group's."""
+    def limits(**over):
+        c = sr.simulate_kwargs(_disagg(**over))["cluster"]
+        return c["prefill_max_batch"], c["prefill_token_budget"]
+    assert limits(prefill_batch_size="2") == (2, 2528)
+    assert limits(backend="vllm", isl="8192") == (1, 9692)
+    assert limits(backend="sglang", isl="8192") == (8, 8192)   # 1 per rank x 8 ranks; within its 8192 chunk
 
 
 def test_a_disaggregated_row_without_worker_counts_says_why():

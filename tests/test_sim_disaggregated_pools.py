@@ -61,7 +61,8 @@ def test_heterogeneous_pools_run_each_on_its_own_gpus():
     assert sum(r.ttft_s for r in res.records) > sum(r.ttft_s for r in fast.records)   # A100s prefill slower
 
 
-@pytest.mark.parametrize("field", ["prefill_tp", "prefill_ep", "prefill_hardware"])
+@pytest.mark.parametrize("field", ["prefill_tp", "prefill_ep", "prefill_hardware", "prefill_max_batch",
+                                   "prefill_token_budget"])
 def test_a_prefill_layout_without_a_prefill_pool_is_an_error(field):
     value = "dgx-h100" if field == "prefill_hardware" else 2
     with pytest.raises(WhatifError, match=f"--{field.replace('_', '-')}: .*--prefill-replicas"):
@@ -81,6 +82,8 @@ def test_a_prefill_pool_under_attention_dp_steps_its_ranks_together():
     (["--prefill-replicas", "1", "--prefill-hardware", "nope"], "--prefill-hardware: unknown hardware 'nope'"),
     (["--prefill-replicas", "1", "--prefill-ep", "3"], "--prefill-ep: 3"),
     (["--prefill-tp", "2"], "--prefill-tp: sets the prefill pool's layout"),
+    (["--prefill-replicas", "1", "--prefill-max-batch", "0"], "--prefill-max-batch"),
+    (["--prefill-max-batch", "1"], "--prefill-max-batch: sets the prefill pool's layout or limits"),
 ])
 def test_bad_pool_flags_are_one_line_errors(capsys, flags, message):
     from whatif.cli import main
@@ -110,3 +113,35 @@ def test_a_replica_larger_than_one_node_takes_whole_nodes_in_the_systems_line():
     from whatif.simulator.pools import _systems_for
     assert _systems_for(3, 16, 8) == 6 and _systems_for(1, 16, 8) == 2
     assert _systems_for(3, 4, 8) == 2 and _systems_for(2, 8, 8) == 2
+
+
+def test_a_prefill_pool_of_one_sequence_a_step_queues_a_burst():
+    """aiconfigurator launches prefill workers at max_batch_size 1: a burst of prompts then runs one prompt a step,
+    each waiting for those before it, where a pool of the decode pool's limits prefills them together."""
+    burst = WorkloadSpec(requests=16, prompt=128, output=4, concurrency=16, seed=1)
+
+    def mean_ttft(cluster: ClusterConfig) -> tuple[float, str]:
+        res = simulate(SimConfig(MIXTRAL, burst, SchedulerConfig.for_engine(MIXTRAL.engine_spec()), cluster))
+        assert all(r.status == "finished" for r in res.records)
+        return sum(r.ttft_s for r in res.records) / len(res.records), res.setup["cluster"]
+
+    many, line = mean_ttft(ClusterConfig(replicas=1, prefill_replicas=1))
+    one, line_one = mean_ttft(ClusterConfig(replicas=1, prefill_replicas=1, prefill_max_batch=1,
+                                            prefill_token_budget=1628))
+    assert one > 2 * many
+    assert "1 prefill replica (tp=4 pp=1 ep=4, at most 1 sequences and 1628 tokens a step" in line_one
+    assert "at most" not in line   # (the decode pool's limits: nothing to say)
+
+
+def test_the_prefill_pool_limits_its_own_prompts():
+    """An engine that computes a prompt whole (TensorRT-LLM without chunked context) refuses one longer than the
+    prefill pool's token budget, whatever the decode pool's."""
+    from whatif.simulator.cluster import Cluster
+    from whatif.simulator.clock import Clock
+    from whatif.simulator.request import Request
+    sched = replace(SchedulerConfig.for_engine(MIXTRAL.engine_spec()), priority="mixed", chunked_prefill=False,
+                    token_budget=8192)
+    cfg = SimConfig(MIXTRAL, TRAFFIC, sched, ClusterConfig(replicas=1, prefill_replicas=1, prefill_token_budget=1024))
+    cluster = Cluster(Clock(), cfg, 600)
+    assert "token budget (1024 tokens)" in cluster.rejection(Request(0, 0.0, 2000, 4))
+    assert cluster.rejection(Request(1, 0.0, 1000, 4)) == ""

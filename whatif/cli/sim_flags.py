@@ -127,6 +127,11 @@ CLUSTER_FLAGS = (
        "expert parallelism of a prefill replica (default: --ep, or the prefill TP group where --ep spans --tp)"),
     _f("cluster", "prefill_dp_attention", "--prefill-dp-attention", action=_BOOL,
        help="attention data parallel in a prefill replica (default: --dp-attention when the pools' TP sizes match)"),
+    _f("cluster", "prefill_max_batch", "--prefill-max-batch", Field("int", 1, MAX_BATCH, "sequences"), "N",
+       "most running sequences per prefill replica (default --max-batch; aiconfigurator launches prefill workers "
+       "at max_batch_size 1)"),
+    _f("cluster", "prefill_token_budget", "--prefill-token-budget", Field("int", 1, MAX_TOKENS, "tokens"), "TOKENS",
+       "most tokens per iteration of a prefill replica (default --token-budget)"),
     _f("cluster", "prefill_hardware", "--prefill-hardware", _TEXT, "SYSTEM",
        "system or GPU profile of the prefill pool (default --hardware): heterogeneous prefill and decode"),
     _f("cluster", "kv_link", "--kv-link", _TEXT, "LINK",

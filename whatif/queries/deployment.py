@@ -77,7 +77,8 @@ def from_simulation(cfg) -> tuple[Deployment, Load]:
     if cl.prefill_replicas:
         pre = cl.prefill_parallel(par)
         prefill = replace(decode, role="prefill", replicas=cl.prefill_replicas, tp=pre.tp, pp=pre.pp, ep=pre.ep,
-                          dp_attention=pre.dp_attention)
+                          dp_attention=pre.dp_attention, max_num_seqs=cl.prefill_max_batch or s.max_batch,
+                          max_num_batched_tokens=cl.prefill_token_budget or s.token_budget)
         pools = (prefill, decode)
     d = _base(sc, pools, t.prompt + t.prefix_tokens, t.output, s.chunked_prefill)
     notes = list(d.notes)

@@ -64,14 +64,16 @@ class Cluster:
         self.kv_path = None
         self.systems = ""
         self.on_finish = None   # called with each finished request's record (a closed loop's clients)
+        self.entry_scheduler = sched   # the limits of the pool that computes the prompts
         if cl.disaggregated:
             pre = prefill_scenario(cfg)
+            self.entry_scheduler = pre_sched = cl.prefill_scheduler(sched)
             with prefill_flags():
-                prefill_times = _iteration_times(pre, pre.parallel, sched, plan_seq_len)
+                prefill_times = _iteration_times(pre, pre.parallel, pre_sched, plan_seq_len)
             gpus = prefill_times.setup.parallel.gpus, decode_times.setup.parallel.gpus
             self.kv_path = kv_path(cfg, prefill_times.setup.system, *gpus)
             self.systems = systems_used(cfg, *gpus)
-            prefill = [_replica(env, i, "prefill", prefill_times, sched, self.log, self)
+            prefill = [_replica(env, i, "prefill", prefill_times, pre_sched, self.log, self)
                        for i in range(cl.prefill_replicas)]
             decode = [_replica(env, cl.prefill_replicas + i, "decode", decode_times, sched, self.log, self)
                       for i in range(cl.replicas)]
@@ -87,7 +89,7 @@ class Cluster:
         # One text per cause (the request's own length is in its record), so a summary counts them together.
         if r.prompt + r.output > self.window:
             return f"prompt + output exceeds the context window ({self.window} tokens)"
-        e = self.cfg.scheduler
+        e = self.entry_scheduler
         if e.whole_prompts_beside_decodes and r.prompt > e.token_budget:
             # TensorRT-LLM without chunked context: max input length = min(max_seq_len - 1, max_num_tokens)
             return (f"prompt exceeds the token budget ({e.token_budget} tokens) of an engine that computes a "
@@ -139,6 +141,9 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
         ranks = (f", {par.attention_dp} attention-DP ranks stepping together, {r.router.policy} to ranks, each "
                  f"at most {r.cfg.max_batch} sequences and {r.cfg.token_budget} tokens a step"
                  if isinstance(r, RankGroup) else "")
+        own = r.schedulers[0].cfg   # (a prefill pool's own limits: ClusterConfig.prefill_scheduler)
+        if not ranks and (own.max_batch, own.token_budget) != (e.max_batch, e.token_budget):
+            ranks = f", at most {own.max_batch} sequences and {own.token_budget} tokens a step"
         gpu = f"{r.times.setup.system.gpu.name} " if cl.prefill_hardware else ""   # (pools of two GPU types)
         ep = f" ep={par.ep}" if par.ep > 1 else ""
         return (f"{len(replicas)} {r.role} replica{'s' if len(replicas) > 1 else ''} ({gpu}tp={par.tp} pp={par.pp}{ep}"

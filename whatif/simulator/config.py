@@ -5,7 +5,7 @@ engine's spec (engine_profiles/*.yaml, vLLM unless --engine says otherwise: Sche
 rest are vLLM's documented defaults, stated where they come from."""
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
 from ..errors import WhatifError, check_mapping, positive_int
@@ -112,6 +112,8 @@ class ClusterConfig:
     prefill_ep: int | None = None  # (default: the decode pool's, or the prefill TP group where experts span it)
     prefill_dp_attention: bool | None = None   # (default: the decode pool's when both have one TP size)
     prefill_hardware: str | None = None   # the prefill pool's system or GPU (default: the scenario's)
+    prefill_max_batch: int | None = None   # a prefill replica's running sequences (default: the engine's max_batch)
+    prefill_token_budget: int | None = None   # a prefill replica's tokens per step (default: its token_budget)
     kv_link: str | None = None     # link profile between the pools (default: see above)
 
     def __post_init__(self):
@@ -120,22 +122,28 @@ class ClusterConfig:
         if isinstance(self.prefill_replicas, bool) or not isinstance(self.prefill_replicas, int) \
                 or self.prefill_replicas < 0:
             raise WhatifError(f"--prefill-replicas: {self.prefill_replicas!r} must be a non-negative integer")
-        for name in ("prefill_tp", "prefill_pp", "prefill_ep"):
+        for name in ("prefill_tp", "prefill_pp", "prefill_ep", "prefill_max_batch", "prefill_token_budget"):
             if getattr(self, name) is not None:
                 positive_int(getattr(self, name), "--" + name.replace("_", "-"))
         if self.prefill_dp_attention is not None and not isinstance(self.prefill_dp_attention, bool):
             raise WhatifError(f"--prefill-dp-attention: {self.prefill_dp_attention!r}; valid: true or false")
         if self.prefill_hardware is not None and not isinstance(self.prefill_hardware, str):
             raise WhatifError(f"--prefill-hardware: {self.prefill_hardware!r} must be a system or GPU profile's name")
-        given = [n for n in ("prefill_tp", "prefill_pp", "prefill_ep", "prefill_dp_attention", "prefill_hardware")
-                 if getattr(self, n) is not None]
+        given = [n for n in ("prefill_tp", "prefill_pp", "prefill_ep", "prefill_dp_attention", "prefill_hardware",
+                             "prefill_max_batch", "prefill_token_budget") if getattr(self, n) is not None]
         if given and not self.disaggregated:
-            raise WhatifError(f"--{given[0].replace('_', '-')}: sets the prefill pool's layout; give "
+            raise WhatifError(f"--{given[0].replace('_', '-')}: sets the prefill pool's layout or limits; give "
                               f"--prefill-replicas N (N > 0) for a disaggregated cluster, or drop it")
 
     @property
     def disaggregated(self) -> bool:
         return self.prefill_replicas > 0
+
+    def prefill_scheduler(self, decode: SchedulerConfig) -> SchedulerConfig:
+        """A prefill replica's scheduler: the decode pool's (`decode`) with the prefill pool's own limits over it
+        (aiconfigurator's generator launches prefill workers at max_batch_size 1, max_num_tokens ISL + 1500)."""
+        return replace(decode, max_batch=self.prefill_max_batch or decode.max_batch,
+                       token_budget=self.prefill_token_budget or decode.token_budget)
 
     def prefill_parallel(self, decode):
         """The prefill pool's Parallelism: its own fields over the decode pool's (`decode`), EP following its TP
