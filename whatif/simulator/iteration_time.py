@@ -163,23 +163,29 @@ class IterationTimes:
         """Seconds of an attention-DP step whose busy ranks run `shapes`, each (decode sequences, mean decode context,
         prefill chunks) as `time` takes them: the ranks step together (every MoE layer gathers all ranks' tokens),
         so the step takes its slowest rank, each rank priced on its own batch and CPU with the experts seeing the
-        group's tokens. A rank with no work joins the experts' collectives only (never the slowest: left out)."""
-        if self.decoder is not None or self.scheduler_steps > 1:
-            raise WhatifError("per-rank attention-DP simulation runs plain decode steps; speculative decoding and "
-                              "multi-step scheduling are not simulated per rank (estimate them)")
-        ranks = [self._rank_groups(*shape) for shape in shapes]
+        group's tokens. A rank with no work joins the experts' collectives only (never the slowest: left out).
+        With a decoder every rank's decode rows verify the round's width of tokens, and the round's drafting (its
+        head laid out as the target, run by all ranks together) is priced for the group's decode rows beside it."""
+        if self.scheduler_steps > 1:
+            raise WhatifError("per-rank attention-DP simulation runs one decode pass per step; multi-step "
+                              "scheduling is not simulated per rank (estimate it)")
+        rnd, width = self._group_round(shapes)
+        ranks = [self._rank_groups(*shape, width) for shape in shapes]
         tokens = [sum(q * n for q, _, n in g) for g in ranks]
-        total, prefilling = sum(tokens), any(q > 1 for g in ranks for q, _, _ in g)
+        total, prefilling = sum(tokens), any(q > 1 for s in shapes for q, _ in s[2])
         slowest = 0.0
-        for groups, own in zip(ranks, tokens):
+        for (decode_seqs, _, prefills), groups, own in zip(shapes, ranks, tokens):
             others = bucket(total - own)   # (the experts' rows: rounded to the context grid, as contexts are)
-            key = ("dp", groups, others, prefilling)
+            logits = decode_seqs * width + len(prefills) if rnd is not None else 0   # verified rows need all logits
+            key = ("dp", groups, others, prefilling, logits)
             t = self.cache.get(key)
             if t is None:
                 self.misses += 1
                 filler = (() if not others else ((others, 0, 1),) if prefilling else ((1, 1, others),))
-                local = ForwardBatch(groups)
-                t = self.pricer.seconds(ForwardBatch(groups + filler, local=local), self.cuda_graphs)
+                local = ForwardBatch(groups, logits)
+                whole = groups + filler   # (a verify step of every rank keeps its verify shape: all logits)
+                wide = logits if prefilling else logits and sum(q * n for q, _, n in whole)
+                t = self.pricer.seconds(ForwardBatch(whole, wide, local), self.cuda_graphs)
                 if len(self.cache) >= MEMO_LIMIT:
                     self.cache.clear()
                     self.quotes.clear()
@@ -187,14 +193,23 @@ class IterationTimes:
             else:
                 self.hits += 1
             slowest = t if t > slowest else slowest
-        return slowest
+        return rnd.time_with_verify(slowest) if rnd is not None else slowest
+
+    def _group_round(self, shapes) -> tuple[Round | None, int]:
+        """The decoder's round for the whole group's decode rows (at their mean context) and its verify width;
+        (None, 1) without a decoder or decode rows."""
+        rows = sum(s[0] for s in shapes)
+        if self.decoder is None or not rows:
+            return None, 1
+        rnd = self.round(rows, bucket(sum(s[0] * s[1] for s in shapes) // rows))
+        return rnd, rnd.verify.batch.groups[0][0]
 
     @staticmethod
-    def _rank_groups(decode_seqs: int, decode_context: int, prefills: list[tuple[int, int]]) -> tuple:
+    def _rank_groups(decode_seqs: int, decode_context: int, prefills: list[tuple[int, int]], width: int = 1) -> tuple:
         """One rank's batch as (new, cached, sequences) groups, contexts on the grid, equal chunks merged."""
         merged: dict[tuple[int, int], int] = {}
         if decode_seqs:
-            merged[(1, bucket(decode_context))] = decode_seqs
+            merged[(width, bucket(decode_context))] = decode_seqs
         for q, c in prefills:
             merged[(q, bucket(c))] = merged.get((q, bucket(c)), 0) + 1
         return tuple(sorted((q, c, n) for (q, c), n in merged.items()))
