@@ -211,3 +211,18 @@ def _smallest_with_vocab(vocab: int, below: int) -> ModelSpec | None:
 def smallest_with_vocab(target: ModelSpec) -> ModelSpec | None:
     """The smallest shipped model profile sharing the target's vocabulary (a drafter must share its tokenizer)."""
     return _smallest_with_vocab(target.vocab_size, _size(target))
+
+
+def draft_for(technique: str, draft: str, target: ModelSpec) -> ModelSpec:
+    """A technique's `draft` parameter resolved: a named profile sharing the target's vocabulary, or (auto) the
+    smallest shipped one that does."""
+    where = f"--technique {technique}:draft"
+    if draft == "auto":
+        found = smallest_with_vocab(target)
+        if found is None:
+            raise WhatifError(f"{where}=auto: no shipped model shares {target.name}'s vocabulary "
+                              f"({target.vocab_size} tokens); name one with draft=MODEL")
+        return found
+    model = load_other_model(draft, where)
+    check_draft_vocab(technique, "draft", model, target)
+    return model

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..config import ForwardBatch
 from ..memory import stage_weight_bytes
 from ..context import PassContext
 from ..ops import Op, OpRole
 from .base import Technique, param, register, replace_ops
-from .decoding import check_draft_vocab, load_other_model, smallest_with_vocab
+from .decoding import draft_for
 from .kit import PromptPositions, elementwise, full_attention, stepping, vote_ops
 
 
@@ -41,16 +40,7 @@ class DraftScored(Technique):
     """Shared: the draft model, its vocabulary check, the prompt bound from the workload."""
 
     def draft_model(self, target: ModelSpec) -> ModelSpec:
-        where = f"--technique {self.name}:draft"
-        if self.draft == "auto":
-            found = smallest_with_vocab(target)
-            if found is None:
-                raise WhatifError(f"{where}=auto: no shipped model shares {target.name}'s vocabulary "
-                                  f"({target.vocab_size} tokens); name one with draft=MODEL")
-            return found
-        draft = load_other_model(self.draft, where)
-        check_draft_vocab(self.name, "draft", draft, target)
-        return draft
+        return draft_for(self.name, self.draft, target)
 
     def check(self, model: ModelSpec, shared_prefix: int) -> None:
         self.draft_model(model)

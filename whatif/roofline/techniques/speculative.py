@@ -14,8 +14,7 @@ from ..forward_pass import PassTime, time_pass
 from ..memory import stage_weight_bytes
 from ..ops import OpClass, gemm, streaming
 from .base import param, register
-from .decoding import (Speculative, check_draft_vocab, draft_kv_bytes, draft_model_passes, load_other_model,
-                       smallest_with_vocab)
+from .decoding import Speculative, draft_for, draft_kv_bytes, draft_model_passes
 
 
 @register
@@ -47,16 +46,7 @@ class DraftModel(Speculative):
         self.require(self.draft_context >= 0, "draft_context", "an integer >= 0")
 
     def draft_model(self, target: ModelSpec) -> ModelSpec:
-        where = f"--technique {self.name}:draft"
-        if self.draft == "auto":
-            found = smallest_with_vocab(target)
-            if found is None:
-                raise WhatifError(f"{where}=auto: no shipped model shares {target.name}'s vocabulary "
-                                  f"({target.vocab_size} tokens); name one with draft=MODEL")
-            return found
-        draft = load_other_model(self.draft, where)
-        check_draft_vocab(self.name, "draft", draft, target)
-        return draft
+        return draft_for(self.name, self.draft, target)
 
     def notes(self, model: ModelSpec) -> list[str]:
         chosen = [f"{self.name}:draft=auto chose {self.draft_model(model).name} (the smallest shipped model with "
