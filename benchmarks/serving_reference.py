@@ -215,15 +215,18 @@ def launch_settings(row: dict, n: int, ranks_recorded: int = 1) -> dict:
     attention-DP ranks a layout recorded as a product shows per real rank (the row's batch_size is per recorded
     rank: N / (T x E); a real rank's is N / T, InferenceX's CONC / TP)."""
     mbs = disagg_max_batch(row, n) if row["mode"] == "disagg" else agg_pool(row, n)[1] * ranks_recorded
-    isl = _int(row["isl"])
-    engine = row["backend"]
-    if engine == "trtllm":
-        return {"max_num_seqs": mbs, "max_num_batched_tokens": -(-(mbs + isl + 1500) // 32) * 32}
-    if engine == "vllm":
-        return {"max_num_seqs": mbs, "max_num_batched_tokens": mbs + isl + 1500}
+    if row["backend"] not in ("trtllm", "vllm", "sglang"):
+        return {}
+    return {"max_num_seqs": mbs, "max_num_batched_tokens": token_budget(row["backend"], mbs, _int(row["isl"]))}
+
+
+def token_budget(engine: str, batch: int, isl: int) -> int:
+    """The generator's token budget: batch + ISL + 1500 (TensorRT-LLM's max_num_tokens rounded up to its 32-token
+    blocks; vLLM's --max-num-batched-tokens); SGLang's --max-prefill-tokens ISL + 1500 within its chunk size."""
     if engine == "sglang":
-        return {"max_num_seqs": mbs, "max_num_batched_tokens": min(SGLANG_CHUNK, isl + 1500)}
-    return {}
+        return min(SGLANG_CHUNK, isl + 1500)
+    tokens = batch + isl + 1500
+    return -(-tokens // 32) * 32 if engine == "trtllm" else tokens
 
 
 def agg_pool(row: dict, n: int) -> tuple[int, int]:
@@ -272,11 +275,9 @@ def prefill_limits(row: dict, ranks: int) -> dict:
     so x the ranks for SGLang, whose limits are the group's), max_num_tokens ISL + 1500 (TensorRT-LLM's rounded up
     to its 32-token blocks; SGLang's --max-prefill-tokens within its 8192-token chunked-prefill size)."""
     batch = _int(row.get("prefill_batch_size", ""), 0) or 1
-    isl = _int(row["isl"])
     engine = row["backend"]
-    budget = (-(-(isl + 1500) // 32) * 32 if engine == "trtllm" else min(SGLANG_CHUNK, isl + 1500)
-              if engine == "sglang" else isl + 1500)
-    return {"prefill_max_batch": batch * ranks if engine == "sglang" else batch, "prefill_token_budget": budget}
+    return {"prefill_max_batch": batch * ranks if engine == "sglang" else batch,
+            "prefill_token_budget": token_budget(engine, 0, _int(row["isl"]))}   # max_num_tokens ISL + 1500
 
 
 MTP_IMAGE = "tensorrt-llm/release:1.2.0rc6.post3"   # InferenceX's dsr1-*-b200-trt-mtp image (off: 1.2.0rc6.post2)
