@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import cache
 
 from ..specs.op_kinds import OpRole
 from .config import ForwardBatch
@@ -57,10 +58,9 @@ def module_seconds(setup, batch: ForwardBatch) -> float | None:
     gemm, kv = GEMM_FORMATS.get(attn.quantization or ""), KV_FORMATS.get(prec.kv)
     if shape is None or gemm is None or kv is None or (attn.quantization == "" and attn.weight != "bf16"):
         return None
-    from .kernel_models.fitted_roofline import fitted_families
     from .kernel_models.mla_modules import FORMATS, MlaDims, mla_module_seconds
     from .kernel_models.params import ceilings
-    if "mla_module_decode" not in fitted_families():
+    if not _decode_fit_shipped():
         return None
     c = ceilings(setup.system.gpu)
     if FORMATS[gemm][1] not in c.peak:
@@ -71,6 +71,13 @@ def module_seconds(setup, batch: ForwardBatch) -> float | None:
     rows, context = shape
     return mla_module_seconds("decode", rows, 1, context, model.num_heads // par.attention_tp, dims, c,
                               eff.engine, gemm, kv)
+
+
+@cache
+def _decode_fit_shipped() -> bool:
+    """Whether the shipped fit table has the MLA decode module (asked once, not on every pass)."""
+    from .kernel_models.fitted_roofline import fitted_families
+    return "mla_module_decode" in fitted_families()
 
 
 def priced_modules(times: tuple, setup, batch: ForwardBatch) -> tuple:
