@@ -66,5 +66,20 @@ def test_mtp_runs_per_rank_under_attention_dp_and_other_techniques_do_not():
     dp = whatif.estimate(**V3, batch=256, dp_attention=True, techniques="mtp", kernel_engine="sglang")
     plain = whatif.estimate(**V3, batch=256, dp_attention=True, kernel_engine="sglang")
     assert dp.tpot_s < plain.tpot_s
-    with pytest.raises(WhatifError, match="--dp-attention: not modelled together with --technique eagle3"):
-        whatif.estimate(**V3, batch=8, dp_attention=True, techniques="eagle3")
+    with pytest.raises(WhatifError, match="--dp-attention: not modelled together with --technique kivi"):
+        whatif.estimate(**V3, batch=8, dp_attention=True, techniques="kivi")
+
+
+def test_eagle3_runs_per_rank_under_attention_dp():
+    """Each rank runs its own dense head on its share of the sequences: under full attention DP a GPU holds the
+    whole head (8x its TP8 share) and the round's drafting is one rank's (batch / 8), so it costs no more than
+    the TP8 head on the whole batch, where the verify pass gains what attention DP gains."""
+    def est(**extra):
+        return whatif.estimate(**V3, kernel_engine="sglang", batch=256, **extra).estimate
+    dp, tp = est(dp_attention=True, techniques="eagle3"), est(techniques="eagle3")
+    plain_dp, plain_tp = est(dp_attention=True), est()
+    assert dp.tpot_s < plain_dp.tpot_s
+    head_dp = dp.memory.weights_bytes - plain_dp.memory.weights_bytes
+    head_tp = tp.memory.weights_bytes - plain_tp.memory.weights_bytes
+    assert head_dp == pytest.approx(8 * head_tp, rel=0.02)
+    assert dp.decode_round.draft_s < tp.decode_round.draft_s

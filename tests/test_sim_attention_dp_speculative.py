@@ -57,3 +57,27 @@ def test_under_load_a_round_costs_the_estimates_round_and_tpot_drops(loaded):
     tpot = [statistics.mean(r.tpot_s for r in res.records) for res in (plain, mtp)]
     assert 1.2 < expected < 1.85
     assert tpot[0] / tpot[1] == pytest.approx(expected, rel=0.1)
+
+
+@pytest.mark.parametrize("dp", [False, True])
+@pytest.mark.parametrize("tech", [None, "mtp:k=1,alpha=1", "eagle3:tree=1,alpha=1"])
+def test_a_lone_request_reproduces_the_estimate(dp, tech):
+    """TTFT and TPOT of one request alone, with and without attention-DP and a speculative head: the simulator's
+    step (one busy rank, the head's prefill beside the target's) is the estimate's batch-1 pass."""
+    kw = dict(KW, dp_attention=dp, **({"techniques": [tech]} if tech else {}))
+    res = whatif.simulate(MODEL, GPU, traffic=dict(concurrency=1, requests=1), prompt=1024, output=25, **kw)
+    est = whatif.estimate(MODEL, GPU, batch=1, prompt=1024, output=25, with_max_batch=False, **kw).estimate
+    rec = res.records[0]
+    assert rec.ttft_s == pytest.approx(est.ttft_s, rel=1e-6)
+    assert rec.tpot_s == pytest.approx(est.tpot_s, rel=1e-3)
+
+
+def test_eagle3_under_load_a_round_costs_the_estimates_round():
+    """EAGLE-3 per rank under attention DP: 64 clients over 8 ranks, each round the estimate's round at batch 64."""
+    tech = ["eagle3:tree=1"]
+    res = whatif.simulate(MODEL, GPU, traffic=dict(concurrency=64, requests=64), prompt=1024, output=64,
+                          techniques=tech, **KW)
+    est = whatif.estimate(MODEL, GPU, batch=64, prompt=1024, output=64, with_max_batch=False,
+                          techniques=tech, **KW).estimate
+    rounds = [g for r in res.records for g in r.inter_token_s]
+    assert statistics.median(rounds) == pytest.approx(est.decode_round.time_s, rel=0.03)

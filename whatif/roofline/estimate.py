@@ -136,11 +136,15 @@ def group_prefill_passes(par: Parallelism, batch: int, prompt: int, chunk: int,
                          cached: int = 0) -> list[tuple[ForwardBatch, int]]:
     """prefill_passes of a TP group. Under DP attention each GPU prefills its own ceil(batch / tp)
     sequences in chunks of chunk / tp tokens (SGLang divides --chunked-prefill-size by the DP size,
-    server_args.py), side by side: the group's pass holds tp times one GPU's."""
+    server_args.py), side by side: the group's pass holds the busy ranks' (min(batch, ranks) of them: with fewer
+    sequences than ranks the others idle, and the experts see only the busy ranks' tokens, as the simulator's
+    per-rank step prices a lone request)."""
     dp = par.attention_dp
     if dp == 1:
         return prefill_passes(batch, prompt, chunk, cached)
-    return [(fb.times(dp), n) for fb, n in prefill_passes(-(-batch // dp), prompt, max(1, chunk // dp), cached)]
+    busy = min(batch, dp)
+    return [(fb.times(dp) if busy == dp else replace(fb.times(busy), local=fb), n)
+            for fb, n in prefill_passes(-(-batch // dp), prompt, max(1, chunk // dp), cached)]
 
 
 def max_batch_fitting(plan: Callable[[int], MemoryPlan], seq_len: int) -> int:

@@ -86,6 +86,7 @@ class IterationTimes:
     scheduler_steps: int = 1          # decode passes per scheduled decode iteration (multi-step scheduling)
     cache: dict = field(default_factory=dict)
     quotes: dict = field(default_factory=dict)   # decode_span's answers by (rows, context bucket)
+    draft_prefills: dict = field(default_factory=dict)   # draft_prefill's seconds by chunk tokens
     hits: int = 0
     misses: int = 0
 
@@ -153,6 +154,7 @@ class IterationTimes:
         t = self.pricer.seconds(ForwardBatch(groups, logits), self.cuda_graphs, passes)
         if rnd is not None:   # drafting and per-round work beside the (fused) verify pass
             t = rnd.time_with_verify(t)
+        t += self.draft_prefill(prefills)
         if len(self.cache) >= MEMO_LIMIT:   # prefill shapes rarely recur: memory stays bounded on long runs
             self.cache.clear()
             self.quotes.clear()
@@ -192,6 +194,7 @@ class IterationTimes:
                 self.cache[key] = t
             else:
                 self.hits += 1
+            t += self.draft_prefill(prefills)
             slowest = t if t > slowest else slowest
         return rnd.time_with_verify(slowest) if rnd is not None else slowest
 
@@ -239,6 +242,21 @@ class IterationTimes:
         span = _SPANS.get(b) if context > EXACT_BELOW else None
         quote = self.quotes[(rows, b)] = 0.0 + t, (span or bucket_span(context))[1]
         return quote
+
+    def draft_prefill(self, prefills: list[tuple[int, int]]) -> float:
+        """The decoder's own prefill of these chunks (a draft model or head extends its KV over the prompt too;
+        the estimate's TTFT adds the same), each chunk priced as a prompt of its tokens on one rank; 0 without."""
+        if self.decoder is None or not prefills:
+            return 0.0
+        total = 0.0
+        for q, _ in prefills:
+            t = self.draft_prefills.get(q)
+            if t is None:   # (chunk q x ranks: under attention DP the head's passes split the chunk per rank)
+                t = self.draft_prefills[q] = self.decoder.prefill_s(RoundContext(
+                    setup=self.setup, batch=1, context=q, prompt=q, output=self.plan_seq_len,
+                    cuda_graphs=self.cuda_graphs, prefill_chunk=q * self.setup.parallel.attention_dp))
+            total += t
+        return total
 
     def round(self, rows: int, context: int) -> Round:
         """The decoder's round for `rows` decoding sequences at a (bucketed) context, memoized."""

@@ -3,7 +3,8 @@ heads, with the draft lengths the engines choose when none is given. Drafting an
 as EAGLE's (speculative.Eagle, a sibling family kept apart): the verify pass by the target's own pricer at
 B x (drafts + 1) tokens, so the gain shrinks as that crosses the ridge point. The MTP module runs laid out as
 the target (its TP, EP and attention-DP ranks), so it applies under --dp-attention too; an EAGLE-3 head is
-dense, over the TP group."""
+dense, over the TP group (under attention DP each rank runs its own copy over its attention_tp GPUs, as the
+target's dense layers, on its own share of the sequences)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -61,14 +62,19 @@ class _TargetLayout:
         rows = rows / s.parallel.attention_dp
         return rc.ops_time([weight_gemm(f"{self.name}_fuse", rows, d, self.fused * d, s.precision, 1)])
 
+    def _head_context(self, rc: RoundContext) -> RoundContext:
+        """The round as the head's passes see it: the whole group's batch (the head's layout splits it)."""
+        return rc
+
     def draft_s(self, rc: RoundContext, widths: list[int], catch_up: float) -> float:
         rows = rc.batch * (max(1.0, catch_up) + sum(widths[:-1]))
-        return draft_model_passes(rc, self._head_setup(rc), widths, catch_up, rc.context) + self._fuse(rc, rows)
+        return draft_model_passes(self._head_context(rc), self._head_setup(rc), widths, catch_up, rc.context) + \
+            self._fuse(rc, rows)
 
     def prefill_s(self, rc: RoundContext) -> float:
         from ..estimate import group_prefill_passes
-        setup = self._head_setup(rc)
-        passes = group_prefill_passes(setup.parallel, rc.batch, rc.prompt, rc.prefill_chunk)
+        setup, own = self._head_setup(rc), self._head_context(rc)
+        passes = group_prefill_passes(setup.parallel, own.batch, own.prompt, own.prefill_chunk)
         return sum(time_pass(setup, fb, False).time_s * n for fb, n in passes) + self._fuse(rc, rc.batch * rc.prompt)
 
     def extra_weight_bytes(self, model, par, prec) -> float:
@@ -124,7 +130,7 @@ class Eagle3(_TargetLayout, Speculative):
 
     name = "eagle3"
     family = "F"
-    per_rank = False   # a dense head: priced over the TP group as EAGLE's, not per attention-DP rank
+    per_rank = True    # a dense head: under attention DP each rank runs its own copy on its own sequences
     paper = "EAGLE-3: Scaling up Inference Acceleration of Large Language Models via Training-Time Test"
     fused = 3
     alpha: float = param(0.8, "acceptance per draft token (assumed, the order EAGLE-3 reports on chat "
@@ -142,7 +148,14 @@ class Eagle3(_TargetLayout, Speculative):
         return replace(self, tree=EAGLE3_DRAFTS[DEFAULT_ENGINE_KEY]).draft_tree()
 
     def head_parallel(self, par: Parallelism) -> Parallelism:
-        return Parallelism(tp=par.tp)
+        """Over the TP group; under attention DP over one rank's attention_tp GPUs, as the target's dense layers."""
+        return Parallelism(tp=par.attention_tp)
+
+    def _head_context(self, rc: RoundContext) -> RoundContext:
+        """Under attention DP the busiest rank's share of the group's sequences, each rank's chunk its share of the
+        group's (as group_prefill_passes splits the target's): the ranks draft side by side."""
+        dp = rc.setup.parallel.attention_dp
+        return rc if dp == 1 else replace(rc, batch=-(-rc.batch // dp), prefill_chunk=max(1, rc.prefill_chunk // dp))
 
     def head_model(self, model: ModelSpec) -> ModelSpec:
         inter = model.intermediate_size if model.moe is None else \
