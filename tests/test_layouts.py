@@ -134,13 +134,20 @@ def test_search_enumerates_ep_moe_tp_and_wide_ep_over_nodes():
     from whatif.config_search.space import SearchSpace, layouts
     space = SearchSpace(model="deepseek-v3", hardware=("dgx-h100",), gpu_budget=32, nodes=4, tps=(8, 16), pps=(1,))
     got = layouts(space, node=8, moe=True, system=32)
-    assert {(tp, ep) for tp, _, ep, dp in got if tp == 8 and not dp} == {(8, 1), (8, 2), (8, 4), (8, 8)}
-    assert {(tp, ep) for tp, _, ep, dp in got if tp == 8 and dp} == {(8, 1), (8, 2), (8, 4), (8, 8)}
-    assert [(tp, ep, dp) for tp, _, ep, dp in got if tp == 16] == [(16, 16, True)]   # across nodes: wide EP only
+    assert {(tp, ep) for tp, _, ep, dp in got if tp == 8 and dp == 1} == {(8, 1), (8, 2), (8, 4), (8, 8)}
+    assert {(tp, ep) for tp, _, ep, dp in got if tp == 8 and dp == 8} == {(8, 1), (8, 2), (8, 4), (8, 8)}
+    # fewer ranks than GPUs only with whole experts over the group (vLLM DP + EP, SGLang --dp N < tp)
+    assert {(ep, dp) for tp, _, ep, dp in got if tp == 8 and 1 < dp < 8} == {(8, 2), (8, 4)}
+    # across nodes: wide EP only, each rank's attention TP inside a node
+    assert [(tp, ep, dp) for tp, _, ep, dp in got if tp == 16] == [(16, 16, 2), (16, 16, 4), (16, 16, 8),
+                                                                    (16, 16, 16)]
     r = whatif.search("deepseek-v3", "dgx-h100", nodes=2, gpus=16, tp=(16,), pp=(1,), ep=(16,), batches=(64,),
                       modes=("aggregated",), quantizations=("fp8",), prompt=1000, output=100)
     assert r.configs and all(c.replica.tp == 16 and c.replica.dp_attention for c in r.configs)
     assert any(c.feasible for c in r.configs)
+    assert {c.replica.attention_dp for c in r.configs} == {2, 4, 8, 16}
+    assert {c.replica.label().split(" kv")[0].split(" q")[0] for c in r.configs if c.replica.attention_dp == 4} \
+        == {"tp16 pp1 ep16 dp-attn4"}
     label = whatif.search("mixtral-8x7b", "dgx-h100", gpus=4, tp=(4,), pp=(1,), ep=(2,), batches=(8,),
                           modes=("aggregated",), prompt=1000, output=100).configs[0].replica.label()
     assert "tp4 pp1 ep2 moe-tp2" in label
@@ -187,3 +194,16 @@ def test_the_api_takes_dp_attention_as_a_count_too():
                         with_max_batch=False)
     assert a.estimate.parallel == b.estimate.parallel and a.estimate.parallel.attention_tp == 2
     assert a.tpot_s == b.tpot_s
+
+
+def test_a_prefill_pool_has_its_own_attention_dp_ranks():
+    from whatif.roofline.config import Parallelism
+    from whatif.simulator.config import ClusterConfig
+    decode = Parallelism(tp=8, ep=8, dp_attention=True)
+    pre = ClusterConfig(prefill_replicas=1, prefill_attention_dp=4).prefill_parallel(decode)
+    assert (pre.tp, pre.ep, pre.attention_dp, pre.attention_tp) == (8, 8, 4, 2)
+    assert ClusterConfig(prefill_replicas=1).prefill_parallel(decode).attention_dp == 8
+    with pytest.raises(WhatifError, match="--prefill-attention-dp: 3 ranks do not divide the prefill TP group of 8"):
+        ClusterConfig(prefill_replicas=1, prefill_attention_dp=3).prefill_parallel(decode)
+    with pytest.raises(WhatifError, match="--no-prefill-dp-attention turns attention DP off"):
+        ClusterConfig(prefill_replicas=1, prefill_dp_attention=False, prefill_attention_dp=2)

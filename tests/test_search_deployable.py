@@ -45,7 +45,10 @@ def test_every_emitted_moe_configuration_runs_in_simulate():
     _runs_in_simulate(r)
     for c in disagg:    # and simulated as priced: the prefill pool's own layout
         par = rc.sim_config(r.space, c, 2).cluster.prefill_parallel(c.replica)
-        assert (par.tp, par.ep, par.dp_attention) == (c.prefill.tp, c.prefill.ep, c.prefill.dp_attention)
+        assert (par.tp, par.ep, par.moe_tp, par.attention_dp) == \
+            (c.prefill.tp, c.prefill.ep, c.prefill.moe_tp, c.prefill.attention_dp)
+    # attention-DP ranks fewer than the group's GPUs (tp4 ep4 over 2 ranks), in either pool
+    assert any(c.prefill.attention_dp == 2 for c in disagg) and any(c.replica.attention_dp == 2 for c in disagg)
 
 
 @pytest.mark.slow

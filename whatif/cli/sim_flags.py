@@ -127,6 +127,9 @@ CLUSTER_FLAGS = (
        "expert parallelism of a prefill replica (default: --ep, or the prefill TP group where --ep spans --tp)"),
     _f("cluster", "prefill_dp_attention", "--prefill-dp-attention", action=_BOOL,
        help="attention data parallel in a prefill replica (default: --dp-attention when the pools' TP sizes match)"),
+    _f("cluster", "prefill_attention_dp", "--prefill-attention-dp", Field("int", 1, MAX_PARALLEL, "ranks"), "N",
+       "attention-DP ranks of a prefill replica, each over prefill TP / N GPUs (1: off; default: one per GPU "
+       "under --prefill-dp-attention)"),
     _f("cluster", "prefill_max_batch", "--prefill-max-batch", Field("int", 1, MAX_BATCH, "sequences"), "N",
        "most running sequences per prefill replica (default --max-batch; aiconfigurator launches prefill workers "
        "at max_batch_size 1)"),

@@ -76,12 +76,13 @@ class Config:
         """Flat values for a table (JSON, CSV, Parquet, pandas); figures not priced (rejected) are None."""
         e, p = self.replica, self.prefill
         row = {"mode": self.mode, "hardware": self.hardware, "gpus": self.gpus, "replicas": self.replicas,
-              "tp": e.tp, "pp": e.pp, "ep": e.ep, "dp_attention": e.dp_attention,
+              "tp": e.tp, "pp": e.pp, "ep": e.ep, "dp_attention": e.dp_attention, "attention_dp": e.attention_dp,
               "batch": self.batch, "prefill_chunk": self.chunk, "weight_dtype": e.weight,
               "quantization": e.quantization or None, "kv_dtype": e.kv,
               "techniques": "+".join(str(t) for t in e.techniques),
               "prefill_replicas": self.prefill_replicas, "prefill_tp": p.tp if p else None,
-              "prefill_pp": p.pp if p else None, "ttft_s": self.ttft_s, "tpot_s": self.tpot_s,
+              "prefill_pp": p.pp if p else None, "prefill_ep": p.ep if p else None,
+              "prefill_attention_dp": p.attention_dp if p else None, "ttft_s": self.ttft_s, "tpot_s": self.tpot_s,
               "e2e_s": self.e2e_s, "request_rate_req_s": self.request_rate, "throughput_tok_s": self.tok_s,
               "throughput_per_gpu_tok_s": self.tok_s_per_gpu, "per_user_tok_s": self.tok_s_per_user,
               "status": self.status, "reason": self.reason, "label": self.label()}

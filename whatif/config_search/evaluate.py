@@ -64,7 +64,7 @@ def replica_scenario(space: SearchSpace, key: ReplicaSetup, chunk: int, batch: i
     from ..roofline.config import Parallelism, Precision
     from ..roofline.estimate import Workload
     from ..scenario import Scenario
-    par = Parallelism(key.tp, key.pp, key.ep, key.dp_attention)
+    par = Parallelism(key.tp, key.pp, key.ep, key.dp_attention, attention_dp=key.attention_dp)
     return Scenario(model=space.model, hardware=key.hardware, nodes=space.nodes, parallel=par,
                     precision=(Precision.of_scheme(key.quantization, kv=key.kv) if key.quantization
                                else Precision(weight=key.weight, kv=key.kv)),

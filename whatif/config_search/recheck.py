@@ -43,7 +43,8 @@ def sim_config(space: SearchSpace, c: Config, requests: int):
     if c.mode == "disaggregated":
         link = space.kv_link if c.gpus <= node_gpus(c.hardware) else (space.kv_link or CROSS_NODE_KV_LINK)
         cluster.update(prefill_replicas=c.prefill_replicas, prefill_tp=c.prefill.tp, prefill_pp=c.prefill.pp,
-                       prefill_ep=c.prefill.ep, prefill_dp_attention=c.prefill.dp_attention, kv_link=link)
+                       prefill_ep=c.prefill.ep, prefill_dp_attention=c.prefill.dp_attention,
+                       prefill_attention_dp=c.prefill.attention_dp, kv_link=link)
     values = {"traffic": {"rate": c.request_rate, "requests": requests, "prompt": space.prompt,
                           "output": space.output},
               "engine": {"max_batch": c.batch, "token_budget": c.chunk}, "cluster": cluster,

@@ -52,8 +52,14 @@ class ReplicaSetup:
     weight: str
     kv: str
     techniques: tuple = ()     # technique specs, as `--technique` takes them
-    dp_attention: bool = False  # attention data parallel over the TP group, one rank per GPU (MoE, tp > 1)
+    dp_attention: bool = False  # attention data parallel (MoE, tp > 1); alone: one rank per GPU of the TP group
     quantization: str = ""     # a named scheme (`--quantizations`): sets the weights and activations ('' : dtypes)
+    attention_dp: int = 0      # attention-DP ranks (0: tp under dp_attention, else 1); stored canonical
+
+    def __post_init__(self):
+        ranks = self.attention_dp or (self.tp if self.dp_attention else 1)
+        object.__setattr__(self, "attention_dp", ranks)       # one spelling per layout: equal setups compare equal
+        object.__setattr__(self, "dp_attention", ranks > 1)
 
     @property
     def gpus(self) -> int:
@@ -67,7 +73,8 @@ class ReplicaSetup:
     def label(self) -> str:
         techs = "+".join(str(t) for t in self.techniques)
         ep = (f" ep{self.ep}" + (f" moe-tp{self.moe_tp}" if 1 < self.ep < self.tp else "")) if self.ep > 1 else ""
-        dp = " dp-attn" if self.dp_attention else ""
+        dp = "" if not self.dp_attention else " dp-attn" if self.attention_dp == self.tp else \
+            f" dp-attn{self.attention_dp}"
         weights = f"q{self.quantization}" if self.quantization else f"w{self.weight}"
         return f"tp{self.tp} pp{self.pp}{ep}{dp} {weights} kv{self.kv}" + (f" {techs}" if techs else "")
 
@@ -206,12 +213,12 @@ def _powers_of_two(limit: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def layouts(space: SearchSpace, node: int, moe: bool, system: int | None = None) -> list[tuple[int, int, int, bool]]:
-    """(tp, pp, ep, dp_attention) of one replica within the budget. TP and PP stay inside one node (the node's GPU
-    link); a MoE model's experts split ep x moe_tp = tp ways, every power-of-two EP dividing tp (TensorRT-LLM's
-    moe_ep_size x moe_tp_size), each also with attention data parallel over the TP group (one rank per GPU:
-    SGLang --enable-dp-attention, TensorRT-LLM enable_attention_dp); wide EP (ep = tp, attention DP) may span
-    the `system`'s nodes. Attention-DP ranks between 1 and tp are not enumerated (--dp-attention N prices one)."""
+def layouts(space: SearchSpace, node: int, moe: bool, system: int | None = None) -> list[tuple[int, int, int, int]]:
+    """(tp, pp, ep, attention-DP ranks; 1: off) of one replica within the budget. TP and PP stay inside one node
+    (the node's GPU link); a MoE model's experts split ep x moe_tp = tp ways, every power-of-two EP dividing tp
+    (TensorRT-LLM's moe_ep_size x moe_tp_size), each with attention_ranks' ranks. A TP group wider than a node
+    (the `system`'s nodes) runs only whole experts over it (ep = tp, wide EP) under attention DP whose ranks'
+    attention TP stays inside a node."""
     limit = min(node, space.gpu_budget)
     wide = min(system or node, space.gpu_budget)
     tps = space.tps or _powers_of_two(wide if moe else limit)
@@ -223,11 +230,24 @@ def layouts(space: SearchSpace, node: int, moe: bool, system: int | None = None)
                 continue
             eps = [e for e in (space.eps or _powers_of_two(tp)) if tp % e == 0] if moe and tp > 1 else [1]
             for ep in eps:
-                if tp <= limit:
-                    out.append((tp, pp, ep, False))
-                if moe and tp > 1 and (tp <= limit or ep == tp):
-                    out.append((tp, pp, ep, True))
+                if tp > limit and ep != tp:
+                    continue       # across nodes: wide EP only
+                out += [(tp, pp, ep, r) for r in attention_ranks(tp, ep, limit, moe)]
     return out
+
+
+def attention_ranks(tp: int, ep: int, node: int, moe: bool) -> list[int]:
+    """Attention-DP ranks tried for a TP group of `tp` GPUs with EP `ep` (1: off), the layouts the engines run:
+    off (within a node); one rank per GPU at every EP (TensorRT-LLM enable_attention_dp, SGLang
+    --enable-dp-attention); and with whole experts over the group (ep = tp) every power of two between, each
+    rank's attention TP (tp / ranks) inside a node (vLLM --data-parallel-size with --enable-expert-parallel,
+    SGLang --dp N under tp). Fewer ranks with split experts (moe_tp > 1) are left out: no engine config of the
+    serving set runs them, and each adds a setup to price."""
+    if not moe or tp == 1:
+        return [1]
+    ranks = [1] if tp <= node else []
+    ranks += [r for r in _powers_of_two(tp)[1:-1] if ep == tp and tp // r <= node]
+    return ranks + [tp]
 
 
 def replica_setups(space: SearchSpace, moe: bool) -> list[ReplicaSetup]:
@@ -235,11 +255,11 @@ def replica_setups(space: SearchSpace, moe: bool) -> list[ReplicaSetup]:
     keys = []
     for hw in space.hardware:
         node = node_gpus(hw)
-        for tp, pp, ep, dp in layouts(space, node, moe, system_gpus(hw, space.nodes)):
+        for tp, pp, ep, ranks in layouts(space, node, moe, system_gpus(hw, space.nodes)):
             for w, q in weight_formats(space):
                 for kv in space.kv_dtypes:
                     for techs in space.technique_sets:
-                        keys.append(ReplicaSetup(hw, tp, pp, ep, w, kv, tuple(techs), dp, q))
+                        keys.append(ReplicaSetup(hw, tp, pp, ep, w, kv, tuple(techs), ranks > 1, q, ranks))
     return keys
 
 

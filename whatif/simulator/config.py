@@ -111,6 +111,7 @@ class ClusterConfig:
     prefill_pp: int | None = None
     prefill_ep: int | None = None  # (default: the decode pool's, or the prefill TP group where experts span it)
     prefill_dp_attention: bool | None = None   # (default: the decode pool's when both have one TP size)
+    prefill_attention_dp: int | None = None    # its attention-DP ranks (default: one per GPU under DP attention)
     prefill_hardware: str | None = None   # the prefill pool's system or GPU (default: the scenario's)
     prefill_max_batch: int | None = None   # a prefill replica's running sequences (default: the engine's max_batch)
     prefill_token_budget: int | None = None   # a prefill replica's tokens per step (default: its token_budget)
@@ -122,15 +123,20 @@ class ClusterConfig:
         if isinstance(self.prefill_replicas, bool) or not isinstance(self.prefill_replicas, int) \
                 or self.prefill_replicas < 0:
             raise WhatifError(f"--prefill-replicas: {self.prefill_replicas!r} must be a non-negative integer")
-        for name in ("prefill_tp", "prefill_pp", "prefill_ep", "prefill_max_batch", "prefill_token_budget"):
+        for name in ("prefill_tp", "prefill_pp", "prefill_ep", "prefill_attention_dp", "prefill_max_batch",
+                     "prefill_token_budget"):
             if getattr(self, name) is not None:
                 positive_int(getattr(self, name), "--" + name.replace("_", "-"))
         if self.prefill_dp_attention is not None and not isinstance(self.prefill_dp_attention, bool):
             raise WhatifError(f"--prefill-dp-attention: {self.prefill_dp_attention!r}; valid: true or false")
         if self.prefill_hardware is not None and not isinstance(self.prefill_hardware, str):
             raise WhatifError(f"--prefill-hardware: {self.prefill_hardware!r} must be a system or GPU profile's name")
-        given = [n for n in ("prefill_tp", "prefill_pp", "prefill_ep", "prefill_dp_attention", "prefill_hardware",
-                             "prefill_max_batch", "prefill_token_budget") if getattr(self, n) is not None]
+        if self.prefill_dp_attention is False and (self.prefill_attention_dp or 1) > 1:
+            raise WhatifError(f"--prefill-attention-dp {self.prefill_attention_dp}: attention-DP ranks of a prefill "
+                              f"replica, but --no-prefill-dp-attention turns attention DP off; drop one of them")
+        given = [n for n in ("prefill_tp", "prefill_pp", "prefill_ep", "prefill_dp_attention", "prefill_attention_dp",
+                             "prefill_hardware", "prefill_max_batch", "prefill_token_budget")
+                 if getattr(self, n) is not None]
         if given and not self.disaggregated:
             raise WhatifError(f"--{given[0].replace('_', '-')}: sets the prefill pool's layout or limits; give "
                               f"--prefill-replicas N (N > 0) for a disaggregated cluster, or drop it")
@@ -151,6 +157,13 @@ class ClusterConfig:
         from ..roofline.config import Parallelism
         tp, pp = self.prefill_tp or decode.tp, self.prefill_pp or decode.pp
         ep = self.prefill_ep or (decode.ep if tp == decode.tp else tp if decode.ep == decode.tp > 1 else 1)
+        ranks = self.prefill_attention_dp
+        if ranks is not None:
+            if tp % ranks:
+                valid = ", ".join(str(d) for d in range(1, tp + 1) if tp % d == 0)
+                raise WhatifError(f"--prefill-attention-dp: {ranks} ranks do not divide the prefill TP group of {tp} "
+                                  f"GPUs; valid: {valid} (attention TP per rank = prefill tp / ranks)")
+            return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=ranks > 1, attention_dp=ranks)
         dp = self.prefill_dp_attention
         if dp is None:
             dp = decode.dp_attention and tp == decode.tp and ep == tp
