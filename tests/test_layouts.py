@@ -207,3 +207,18 @@ def test_a_prefill_pool_has_its_own_attention_dp_ranks():
         ClusterConfig(prefill_replicas=1, prefill_attention_dp=3).prefill_parallel(decode)
     with pytest.raises(WhatifError, match="--no-prefill-dp-attention turns attention DP off"):
         ClusterConfig(prefill_replicas=1, prefill_dp_attention=False, prefill_attention_dp=2)
+
+
+def test_a_searched_layout_with_fewer_ranks_prints_its_serve_command():
+    from whatif.config_search.configs import Config
+    from whatif.config_search.space import ReplicaSetup, SearchSpace
+    from whatif.queries.deployment import from_search
+    from whatif.queries.serve_command import serve_lines
+    key = ReplicaSetup("dgx-h100", 8, 1, 8, "bf16", "bf16", attention_dp=2)
+    assert (key.dp_attention, key.label()) == (True, "tp8 pp1 ep8 dp-attn2 wbf16 kvbf16")
+    assert ReplicaSetup("dgx-h100", 8, 1, 8, "bf16", "bf16", (), True) == \
+        ReplicaSetup("dgx-h100", 8, 1, 8, "bf16", "bf16", attention_dp=8)
+    space = SearchSpace(model="qwen3-235b-a22b", hardware=("dgx-h100",), gpu_budget=8)
+    deployment, _ = from_search(space, Config("aggregated", "dgx-h100", key, 64, 1, 8))
+    assert "--data-parallel-size 2 --enable-expert-parallel --tensor-parallel-size 4" in \
+        "\n".join(serve_lines(deployment))

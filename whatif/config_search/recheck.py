@@ -9,11 +9,8 @@ disaggregated prefill pool, which is what this re-check shows. It runs the confi
 scheduler's token budget per iteration, so the gaps a long prefill pass puts between a decoding request's tokens
 count against the TPOT target here, where the search's TPOT is a mean.
 
-Attention data parallel (SGLang --enable-dp-attention) is re-checked approximately: the simulator has one scheduler
-per replica (one waiting queue, the DP ranks' KV caches pooled, each step's sequences split over the ranks as evenly
-as whole sequences allow: simulator/iteration_time.py), where SGLang runs one scheduler per DP rank, each with its
-own queue and KV cache and requests dealt to ranks as they arrive. Imbalance between ranks is not seen, so such a
-goodput is optimistic; the row's caveat says so."""
+An attention data-parallel replica (either pool's, at its own rank count) is simulated rank by rank, as the engines
+run it: each rank its own scheduler, queue, KV pool and CPU, the ranks stepping together (simulator/rank_group.py)."""
 from __future__ import annotations
 
 from dataclasses import replace

@@ -101,7 +101,7 @@ def from_search(space, config) -> tuple[Deployment, Load]:
 
     def pool(key, role: str, replicas: int) -> Pool:
         return Pool(role=role, replicas=replicas, tp=key.tp, pp=key.pp, ep=key.ep, dp_attention=key.dp_attention,
-                    max_num_seqs=config.batch, max_num_batched_tokens=config.chunk)
+                    attention_dp=key.attention_dp, max_num_seqs=config.batch, max_num_batched_tokens=config.chunk)
     disagg = config.mode == "disaggregated" and p is not None
     pools = ((pool(p, "prefill", config.prefill_replicas), pool(e, "decode", config.replicas)) if disagg
              else (pool(e, "mixed", config.replicas),))
