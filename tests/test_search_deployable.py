@@ -151,3 +151,24 @@ def test_best_of_each_mode_and_the_frontier_are_rechecked_and_the_best_is_printe
     result.rechecked = [{**r, "goodput_req_s": 0.0, "goodput_per_gpu_tok_s": 0.0, "goodput_tok_s": 0.0}
                         for r in result.rechecked]
     assert result.best is None and "none of the 4 configurations re-checked" in result.text()
+
+
+def test_heterogeneous_pools_pair_two_system_types_and_run_in_simulate():
+    """A pool of two GPU types: a prefill pool on one and a decode pool on the other (heterogeneous P/D), each
+    within what its own system holds and both within the budget, the KV sent over the network between them, and
+    simulated so (--prefill-hardware)."""
+    from whatif.config_search.configs import pool_pairs
+    space = SearchSpace(model="llama-3.1-8b", hardware=("dgx-h100", "dgx-b200"), gpu_budget=12)
+    a, b = ReplicaSetup("dgx-h100", 4, 1, 1, "bf16", "bf16"), ReplicaSetup("dgx-b200", 4, 1, 1, "bf16", "bf16")
+    assert pool_pairs(space, a, b) == [(1, 1), (1, 2), (2, 1)]      # 8 GPUs a system, 12 in all
+    assert pool_pairs(space, a, replace(a, tp=2)) == [(1, 1), (1, 2)]   # one system type: within its 8 GPUs
+    r = whatif.search("llama-3.1-8b", ["h100-sxm", "b200"], gpus=4, tp=(1, 2), pp=(1,), batches=(8,),
+                      modes=("disaggregated",), prompt=2000, output=200)
+    het = [c for c in r.configs if c.prefill.hardware != c.hardware]
+    assert het and all(f"] on {c.prefill.hardware} + " in c.label() for c in het)
+    c = het[0]
+    assert c.row()["prefill_hardware"] == c.prefill.hardware
+    cfg = rc.sim_config(r.space, c, 2)
+    assert (cfg.cluster.prefill_hardware, cfg.cluster.kv_link) == (c.prefill.hardware, "rdma-400g")
+    check_fits(cfg)
+    assert len(simulate(cfg).finished()) == 2

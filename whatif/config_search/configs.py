@@ -70,7 +70,9 @@ class Config:
             return f"[{self.replica.label()}] {limits}"
         if self.mode == "aggregated":
             return f"{self.replicas}x [{self.replica.label()}] {limits}"
-        return f"{self.prefill_replicas}P [{self.prefill.label()}] + {self.replicas}D [{self.replica.label()}] {limits}"
+        where = f" on {self.prefill.hardware}" if self.prefill.hardware != self.hardware else ""   # (heterogeneous)
+        return (f"{self.prefill_replicas}P [{self.prefill.label()}]{where} + {self.replicas}D [{self.replica.label()}] "
+                f"{limits}")
 
     def row(self) -> dict:
         """Flat values for a table (JSON, CSV, Parquet, pandas); figures not priced (rejected) are None."""
@@ -80,7 +82,8 @@ class Config:
               "batch": self.batch, "prefill_chunk": self.chunk, "weight_dtype": e.weight,
               "quantization": e.quantization or None, "kv_dtype": e.kv,
               "techniques": "+".join(str(t) for t in e.techniques),
-              "prefill_replicas": self.prefill_replicas, "prefill_tp": p.tp if p else None,
+              "prefill_replicas": self.prefill_replicas, "prefill_hardware": p.hardware if p else None,
+              "prefill_tp": p.tp if p else None,
               "prefill_pp": p.pp if p else None, "prefill_ep": p.ep if p else None,
               "prefill_attention_dp": p.attention_dp if p else None, "ttft_s": self.ttft_s, "tpot_s": self.tpot_s,
               "e2e_s": self.e2e_s, "request_rate_req_s": self.request_rate, "throughput_tok_s": self.tok_s,
@@ -147,19 +150,30 @@ def pairs_within(budget: int, gp: int, gd: int) -> list[tuple[int, int]]:
     return [(x, y) for x in range(1, budget // gp + 1) for y in range(1, (budget - x * gp) // gd + 1)]
 
 
+def pool_pairs(space: SearchSpace, prefill: ReplicaSetup, decode: ReplicaSetup) -> list[tuple[int, int]]:
+    """(x prefill, y decode replicas) of a cluster within the budget: on one system type, within what it holds; on
+    two (heterogeneous P/D), each pool within what its own system holds and both within the budget."""
+    if prefill.hardware == decode.hardware:
+        return pairs_within(budget(space, decode.hardware), prefill.gpus, decode.gpus)
+    gp, gd = prefill.gpus, decode.gpus
+    return [(x, y) for x in range(1, budget(space, prefill.hardware) // gp + 1)
+            for y in range(1, budget(space, decode.hardware) // gd + 1) if x * gp + y * gd <= space.gpu_budget]
+
+
 def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaProfile) -> list[Config]:
     """Every xPyD cluster of these two replica setups (priced at the same chunk) at each decode batch, within the GPU
-    budget."""
+    budget. Pools on two system types send the KV across their nodes' network."""
     osl = space.output
     if osl < 2 or prefill.error or decode.error or prefill.chunk != decode.chunk:
         return []
-    node = node_gpus(decode.key.hardware)
+    node = node_gpus(decode.key.hardware) if prefill.key.hardware == decode.key.hardware else 0
     prefill_rps = 1.0 / prefill.prefill_s
+    pairs = pool_pairs(space, prefill.key, decode.key)
     out = []
     for pt in decode.points:
         pt: BatchPoint
         decode_rps = pt.batch / ((osl - 1) * pt.tpot_s)
-        for x, y in pairs_within(budget(space, decode.key.hardware), prefill.gpus, decode.gpus):
+        for x, y in pairs:
             gpus = x * prefill.gpus + y * decode.gpus
             send = prefill.kv_send_node_s if gpus <= node else prefill.kv_send_net_s
             if not math.isfinite(send):
@@ -175,9 +189,9 @@ def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaPr
 
 
 def same_pool(a: ReplicaSetup, b: ReplicaSetup) -> bool:
-    """Prefill and decode pools share a system type, precisions and techniques (their layouts may differ)."""
-    return ((a.hardware, a.weight, a.kv, a.techniques, a.quantization)
-            == (b.hardware, b.weight, b.kv, b.techniques, b.quantization))
+    """Prefill and decode pools share precisions and techniques (the KV one writes, the other reads); their layouts
+    may differ, and so may their system types where the pool names several (heterogeneous P/D)."""
+    return (a.weight, a.kv, a.techniques, a.quantization) == (b.weight, b.kv, b.techniques, b.quantization)
 
 
 def compose(space: SearchSpace, profiles: list[ReplicaProfile]) -> list[Config]:

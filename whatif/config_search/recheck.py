@@ -38,7 +38,10 @@ def sim_config(space: SearchSpace, c: Config, requests: int):
     scenario = replica_scenario(space, c.replica, c.chunk)
     cluster: dict = {"replicas": c.replicas}
     if c.mode == "disaggregated":
-        link = space.kv_link if c.gpus <= node_gpus(c.hardware) else (space.kv_link or CROSS_NODE_KV_LINK)
+        one_node = c.prefill.hardware == c.hardware and c.gpus <= node_gpus(c.hardware)
+        link = space.kv_link if one_node else (space.kv_link or CROSS_NODE_KV_LINK)
+        if c.prefill.hardware != c.hardware:
+            cluster["prefill_hardware"] = c.prefill.hardware
         cluster.update(prefill_replicas=c.prefill_replicas, prefill_tp=c.prefill.tp, prefill_pp=c.prefill.pp,
                        prefill_ep=c.prefill.ep, prefill_dp_attention=c.prefill.dp_attention,
                        prefill_attention_dp=c.prefill.attention_dp, kv_link=link)
