@@ -222,3 +222,20 @@ def test_a_searched_layout_with_fewer_ranks_prints_its_serve_command():
     deployment, _ = from_search(space, Config("aggregated", "dgx-h100", key, 64, 1, 8))
     assert "--data-parallel-size 2 --enable-expert-parallel --tensor-parallel-size 4" in \
         "\n".join(serve_lines(deployment))
+
+
+def test_thirteen_nodes_hold_a_wide_ep_prefill_and_decode_deployment():
+    """--nodes N beyond two: 13 DGX H100 nodes hold a 4-node prefill pool (EP32) and a 9-node decode pool (EP72
+    with 32 redundant experts, 288 = 72 x 4 slots), each pool on its own nodes, the KV over the NICs."""
+    from whatif.simulator.cluster import check_fits
+    from whatif.simulator.config import ClusterConfig, SimConfig
+    from whatif.simulator.pools import systems_used
+    from whatif.simulator.workload import WorkloadSpec
+    from whatif.scenario import Scenario
+    sc = Scenario(model="deepseek-v3", hardware="dgx-h100", nodes=13, precision=Precision.of_scheme("fp8-block"),
+                  parallel=Parallelism(tp=72, ep=72, dp_attention=True, redundant_experts=32))
+    assert sc.system_profile().gpu_count == 104
+    cfg = SimConfig(sc, WorkloadSpec(concurrency=8, requests=8), cluster=ClusterConfig(
+        prefill_replicas=1, prefill_tp=32, prefill_ep=32, prefill_dp_attention=True))
+    check_fits(cfg)
+    assert systems_used(cfg, 32, 72) == "prefill on 4 x dgx-h100 + decode on 9 x dgx-h100"
