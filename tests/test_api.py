@@ -90,3 +90,8 @@ def test_simulate_and_capacity_results():
     assert len(cap.to_frame()) == len(cap.probes) == len(cap.to_dict()["probes"])
     with pytest.raises(WhatifError, match="SLO"):
         whatif.capacity("llama-3.1-8b", "h100-sxm", requests=10)
+
+
+def test_a_simulator_section_given_as_a_name_is_a_one_line_error():
+    with pytest.raises(WhatifError, match="engine: 'trtllm' must be a SchedulerConfig or a dict of its fields"):
+        whatif.simulate("llama-3.1-8b", "h100-sxm", engine="trtllm", traffic=dict(concurrency=1, requests=1))

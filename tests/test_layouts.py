@@ -239,3 +239,14 @@ def test_thirteen_nodes_hold_a_wide_ep_prefill_and_decode_deployment():
         prefill_replicas=1, prefill_tp=32, prefill_ep=32, prefill_dp_attention=True))
     check_fits(cfg)
     assert systems_used(cfg, 32, 72) == "prefill on 4 x dgx-h100 + decode on 9 x dgx-h100"
+
+
+def test_search_takes_the_attention_dp_ranks_to_try():
+    kw = dict(gpus=8, tp=(8,), pp=(1,), batches=(16,), modes=("aggregated",), prompt=1000, output=100)
+    r = whatif.search("mixtral-8x7b", "dgx-h100", dp_attention=(2, 8), **kw)
+    assert {(c.replica.ep, c.replica.attention_dp) for c in r.configs} == \
+        {(e, d) for e in (1, 2, 4, 8) for d in (2, 8)}     # as asked, at every EP
+    with pytest.raises(WhatifError, match="--dp-attention: llama-3.1-8b has no experts"):
+        whatif.search("llama-3.1-8b", "dgx-h100", dp_attention=(2,), **kw)
+    assert main(["search", "--model", "mixtral-8x7b", "--hardware", "dgx-h100", "--gpus", "8", "--tp", "8",
+                 "--dp-attention", "3", "--no-progress"]) == 2   # 3 ranks divide no TP size: said, not searched

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 
-from .errors import WhatifError
+from .errors import WhatifError, shown
 
 
 def _scenario(model, hardware, scenario: str | None, dtype: str | None, weight_dtype: str | None,
@@ -130,6 +130,11 @@ def estimate(model=None, hardware=None, *, scenario: str | None = None, tp: int 
 def _section(cls, given, extra: dict) -> dict:
     """A simulator section's fields from an instance of `cls` or a dict of its fields, with `extra` (None: not
     given) over them."""
+    if given is not None and not isinstance(given, (cls, dict)):
+        name = {"SchedulerConfig": "engine", "ClusterConfig": "cluster", "WorkloadSpec": "traffic"}.get(
+            cls.__name__, cls.__name__)
+        raise WhatifError(f"{name}: {shown(given)} must be a {cls.__name__} or a dict of its fields "
+                          f"({', '.join(f.name for f in fields(cls))})")
     base = {} if given is None else {f.name: getattr(given, f.name) for f in fields(cls)} \
         if isinstance(given, cls) else dict(given)
     base.update({k: v for k, v in extra.items() if v is not None})
@@ -265,7 +270,7 @@ def _listed(values):
 def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int = 4000, output: int = 1000,
            ttft: float | None = None, tpot: float | None = None, e2e: float | None = None,
            tp: Sequence[int] | None = None, pp: Sequence[int] | None = None, ep: Sequence[int] | None = None,
-           nodes: int | None = None, batches: Sequence[int] | None = None,
+           dp_attention: Sequence[int] | None = None, nodes: int | None = None, batches: Sequence[int] | None = None,
            weight_dtypes: Sequence[str] = ("bf16",), kv_dtypes: Sequence[str] = ("bf16",),
            quantizations: Sequence[str] = (), techniques: Sequence = (),
            modes: Sequence[str] = ("aggregated", "disaggregated"),
@@ -278,7 +283,8 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
     workload of `prompt` / `output` tokens: the Pareto frontier of tokens/s per GPU against tokens/s per user and
     the best configuration meeting `ttft` / `tpot` / `e2e` (seconds). `prefill_chunks` are the prefill chunk sizes
     tried (tokens per pass, default 8192; `prefill_chunk` gives one alone). A system profile caps the budget at
-    the GPUs it holds. `simulate_top` K > 0 re-checks in the simulator the K best of each mode and the frontier
+    the GPUs it holds. `dp_attention`: MoE attention-DP rank counts tried (1: off; default: space.attention_ranks'
+    rule). `simulate_top` K > 0 re-checks in the simulator the K best of each mode and the frontier
     rows shown, and the best is then the highest simulated goodput (config_search/recheck.py). `jobs`: worker
     processes pricing the replica setups with backend "process" (default: the CPUs this process may use; a
     small space stays in this process). Returns a
@@ -291,7 +297,8 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
         prefill_chunks = (prefill_chunk,)
     space = SearchSpace(model=model, hardware=(hardware,) if isinstance(hardware, str) else _listed(hardware),
                         gpu_budget=gpus, prompt=prompt, output=output, slo=SLOTargets(ttft, tpot, e2e),
-                        tps=_listed(tp), pps=_listed(pp), eps=_listed(ep), nodes=nodes,
+                        tps=_listed(tp), pps=_listed(pp), eps=_listed(ep), attention_dps=_listed(dp_attention),
+                        nodes=nodes,
                         batches=DEFAULT_BATCHES if batches is None else _listed(batches),
                         weight_dtypes=_listed(weight_dtypes), kv_dtypes=_listed(kv_dtypes),
                         quantizations=_listed(quantizations), technique_sets=_technique_sets(techniques),

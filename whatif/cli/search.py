@@ -14,7 +14,8 @@ from .reporting import add_report_flag, start_report, write_report
 from .scenario_flags import spellings
 
 # keys of a search file (--scenario): api.search's arguments, the SLO as a section
-FILE_KEYS = {"model", "hardware", "gpus", "nodes", "prompt", "output", "slo", "tp", "pp", "ep", "batches",
+FILE_KEYS = {"model", "hardware", "gpus", "nodes", "prompt", "output", "slo", "tp", "pp", "ep", "dp_attention",
+             "batches",
              "weight_dtypes",
              "quantizations", "kv_dtypes", "techniques", "modes", "prefill_chunks", "prefill_chunk", "efficiency",
              "kv_link", "objective"}
@@ -73,6 +74,9 @@ def add_search_parser(sub) -> None:
     s.add_argument(*spellings("ep"), dest="ep",
                    help="MoE: EP sizes to try, comma-separated; each expert split over tp / ep GPUs (default: every "
                         "power of two dividing the TP size)")
+    s.add_argument("--dp-attention", dest="dp_attention", metavar="LIST",
+                   help="MoE: attention-DP rank counts to try, comma-separated, 1 = off (default: off and one rank per "
+                        "GPU at every EP, and every power of two between where EP = TP)")
     s.add_argument("--batches", help="max running sequences per replica to try (default 1,2,4,...,256)")
     s.add_argument("--weight-dtypes", help="weight formats to try, e.g. bf16,fp8 (default bf16)")
     s.add_argument("--quantizations", metavar="LIST",
@@ -129,7 +133,8 @@ def _file_values(path: str | None) -> dict:
     for key in ("hardware", "modes", "weight_dtypes", "quantizations", "kv_dtypes", "techniques"):
         if isinstance(values.get(key), str):
             values[key] = _names(values[key], f"{Path(path).name}.{key}")
-    for key, high in (("tp", MAX_GPUS), ("pp", MAX_GPUS), ("ep", MAX_GPUS), ("batches", MAX_REQUESTS),
+    for key, high in (("tp", MAX_GPUS), ("pp", MAX_GPUS), ("ep", MAX_GPUS), ("dp_attention", MAX_GPUS),
+                      ("batches", MAX_REQUESTS),
                       ("prefill_chunks", MAX_TOKENS)):
         if isinstance(values.get(key), str):       # "2048,8192", as the flag takes it
             values[key] = _ints(values[key], f"{Path(path).name}.{key}", high)
@@ -154,6 +159,7 @@ def search_kwargs(args) -> dict:
         flags[key] = _names(text, flag) if text is not None else None
     for key, text, flag, high in (("tp", args.tp, "--tp", MAX_GPUS), ("pp", args.pp, "--pp", MAX_GPUS),
                                   ("ep", args.ep, "--ep", MAX_GPUS),
+                                  ("dp_attention", args.dp_attention, "--dp-attention", MAX_GPUS),
                                   ("batches", args.batches, "--batches", MAX_REQUESTS),
                                   ("prefill_chunks", args.prefill_chunks, "--prefill-chunks", MAX_TOKENS)):
         flags[key] = _ints(text, flag, high) if text is not None else None

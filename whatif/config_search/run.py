@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..errors import WhatifError
 from ..specs.checks import MAX_REQUESTS, integer
 from .backends import evaluate
 from .configs import compose
@@ -27,7 +28,14 @@ def run_search(space: SearchSpace, backend: str = "process", address: str | None
         integer(simulate_top, "--simulate-top", high=1000, what="configurations")
         if sim_requests is not None:
             integer(sim_requests, "--sim-requests", high=MAX_REQUESTS, what="requests")
-    keys = replica_setups(space, is_moe(space.model))
+    moe = is_moe(space.model)
+    if not moe and any(r > 1 for r in space.attention_dps or ()):
+        raise WhatifError(f"--dp-attention: {space.model} has no experts; attention DP is for MoE models "
+                          f"(valid here: 1, or leave it out)")
+    keys = replica_setups(space, moe)
+    if space.attention_dps and not keys:
+        raise WhatifError(f"--dp-attention: {','.join(map(str, space.attention_dps))}: no TP size tried splits into "
+                          f"that many ranks (each rank's attention TP inside a node); valid: divisors of --tp")
     profiles = evaluate(space, keys, backend, address, progress, jobs)
     configs = compose(space, profiles)
     good = ranked(configs, space.objective)

@@ -92,6 +92,7 @@ class SearchSpace:
     tps: tuple[int, ...] | None = None     # None: every power of two up to a node (MoE with EP: up to the system)
     pps: tuple[int, ...] | None = None
     eps: tuple[int, ...] | None = None     # MoE: EP sizes tried; None: every power of two dividing tp
+    attention_dps: tuple[int, ...] | None = None   # MoE: attention-DP ranks tried (1: off); None: attention_ranks
     nodes: int | None = None               # --nodes N: each system of the pool is N of that node profile
     batches: tuple[int, ...] = DEFAULT_BATCHES
     weight_dtypes: tuple[str, ...] = DEFAULT_DTYPES
@@ -119,10 +120,11 @@ class SearchSpace:
             system_gpus(hw, self.nodes)   # and one that cannot be composed of nodes
         for name, flag, high, what in (("tps", "--tp", MAX_PARALLEL, "GPUs"), ("pps", "--pp", MAX_PARALLEL, "GPUs"),
                                        ("eps", "--ep", MAX_PARALLEL, "GPUs"),
+                                       ("attention_dps", "--dp-attention", MAX_PARALLEL, "ranks"),
                                        ("batches", "--batches", MAX_REQUESTS, "sequences"),
                                        ("prefill_chunks", "--prefill-chunks", MAX_TOKENS, "tokens")):
             values = getattr(self, name)
-            if values is None and name in ("tps", "pps", "eps"):
+            if values is None and name in ("tps", "pps", "eps", "attention_dps"):
                 continue         # every power of two up to a node
             _sequence(values, flag)
             for v in values:
@@ -232,7 +234,10 @@ def layouts(space: SearchSpace, node: int, moe: bool, system: int | None = None)
             for ep in eps:
                 if tp > limit and ep != tp:
                     continue       # across nodes: wide EP only
-                out += [(tp, pp, ep, r) for r in attention_ranks(tp, ep, limit, moe)]
+                ranks = attention_ranks(tp, ep, limit, moe) if space.attention_dps is None else \
+                    [r for r in space.attention_dps if tp % r == 0 and (moe and tp > 1 or r == 1)
+                     and tp // r <= limit and (r > 1 or tp <= limit)]
+                out += [(tp, pp, ep, r) for r in ranks]
     return out
 
 
