@@ -135,6 +135,15 @@ def test_the_aiperf_mean_counts_the_opening_burst_and_the_drain_as_one_round_in_
     assert sr.main(["--rounds", "2"]) == 2
 
 
+def test_a_disaggregated_db_dump_row_is_averaged_as_sa_bench_measures_it():
+    # srt-slurm's sa-bench: a finished 2N warm-up, then 10N requests: the opening burst weighs one round in ten
+    assert sr.profile_rounds(_disagg(silicon_data_source="db-dump/2026-04-27; silicon_concurrency=16")) == 10
+    assert sr.profile_rounds(_disagg(silicon_data_source="source_file=x.csv; silicon_concurrency=16")) == 50
+    assert sr.profile_rounds(_row(silicon_data_source="db-dump/2026-04-27; silicon_concurrency=16")) == 50   # agg
+    per_round = [10.0, 2.0, 1.5, 1.0, 1.0, 0.5]
+    assert sr.profile_means(per_round, 10) == pytest.approx((10 + 2 + 1.5 + 1 + 1 + 4 * 1.0 + 0.5) / 10)
+
+
 def test_sglang_launches_its_prefill_batches_apart_from_the_decodes():
     kw = sr.simulate_kwargs(_row(backend="sglang", isl="1024"))
     assert kw["max_num_batched_tokens"] == 1024 + 1500 and "engine" not in kw   # the spec's prefill-first steps
