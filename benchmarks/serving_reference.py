@@ -81,6 +81,10 @@ The mapping rule, written before any row was scored and not tuned after:
   expressible: they are SemiAnalysis InferenceMAX-style runs whose configurations (nvidia-master.yaml
   `dsr1-*-dynamo-*`) pick 1-8 decode and 1-7 prefill workers per concurrency list at one per-worker TP/EP, with
   dp-attn on or off and MTP or not, none of which the row keeps (it records attention_dp_size 1 throughout);
+  aiconfigurator's public docs and collector code give no rule for them either. 92 of them repeat a db-dump row
+  that records the counts (the same engine, GPU, lengths and measured TTFT and TPOT to 9 significant digits:
+  repeated_measurement): their reason says so, and the measurement is scored once, on that row (added after
+  scoring; no figure moves);
 - the run: N clients in a closed loop (simulator/closed_loop.py) on an idle server, all N sent at t = 0, as
   aiperf starts its profiling phase: its warm-up is not handed over but drained ("By default, AIPerf waits
   indefinitely for all warmup responses before starting profiling", aiperf docs/tutorials/warmup.md; the
@@ -289,6 +293,23 @@ def prefill_limits(row: dict, ranks: int) -> dict:
             "prefill_token_budget": token_budget(engine, 0, _int(row["isl"]))}   # max_num_tokens ISL + 1500
 
 
+_MEASURED: dict = {}
+
+
+def _measurement(row: dict) -> tuple:
+    measured = (f"{float(row[k]):.9g}" for k in ("silicon_ttft_ms", "silicon_tpot_ms"))   # (copies: last bit differs)
+    return (row["backend"], row["system"], row["isl"], row["osl"], *measured)
+
+
+def repeated_measurement(row: dict) -> str:
+    """The id of the disaggregated db-dump row with worker counts whose engine, GPU, lengths and measured TTFT and
+    TPOT (to 9 significant digits) this row repeats, or ''."""
+    if not _MEASURED:
+        _MEASURED.update({_measurement(r): r["id"] for r in load() if r["mode"] == "disagg"
+                          and r["prefill_num_workers"] and r["silicon_data_source"].startswith("db-dump/")})
+    return _MEASURED.get(_measurement(row), "")
+
+
 MTP_IMAGE = "tensorrt-llm/release:1.2.0rc6.post3"   # InferenceX's dsr1-*-b200-trt-mtp image (off: 1.2.0rc6.post2)
 
 
@@ -316,6 +337,10 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     total = gpus * replicas   # the deployment's GPUs: a disaggregated one's two pools together
     if disagg:
         if not row["prefill_num_workers"] or not row["decode_num_workers"]:
+            same = repeated_measurement(row)
+            if same:
+                raise NotExpressible("the row records no worker counts; its measurement repeats a db-dump row that "
+                                     "records them (scored there)")
             raise NotExpressible("the row records no prefill_num_workers / decode_num_workers: pool sizes unknown "
                                  "(its source's configurations vary them per concurrency at one per-worker layout)")
         pool = prefill_pool(row)
