@@ -245,6 +245,10 @@ def test_the_whole_file():
     assert tpot["mape"] < 18.5, tpot                             # (17.0%; 22.6% on 2,423 rows at this stop's start)
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 20, sr.stats(disagg, "tpot")   # (17.6%)
+    # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
+    # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
+    ttft = sr.stats(disagg, "ttft")
+    assert ttft["mape"] < 75 and ttft["off3x"] <= 36, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
