@@ -81,6 +81,10 @@ The mapping rule, written before any row was scored and not tuned after:
   expressible: they are SemiAnalysis InferenceMAX-style runs whose configurations (nvidia-master.yaml
   `dsr1-*-dynamo-*`) pick 1-8 decode and 1-7 prefill workers per concurrency list at one per-worker TP/EP, with
   dp-attn on or off and MTP or not, none of which the row keeps (it records attention_dp_size 1 throughout);
+  aiconfigurator's public docs and collector code give no rule for them either. 92 of them repeat a db-dump row
+  that records the counts (the same engine, GPU, lengths and measured TTFT and TPOT to 9 significant digits:
+  repeated_measurement): their reason says so, and the measurement is scored once, on that row (added after
+  scoring; no figure moves);
 - the run: N clients in a closed loop (simulator/closed_loop.py) on an idle server, all N sent at t = 0, as
   aiperf starts its profiling phase: its warm-up is not handed over but drained ("By default, AIPerf waits
   indefinitely for all warmup responses before starting profiling", aiperf docs/tutorials/warmup.md; the
@@ -91,6 +95,14 @@ The mapping rule, written before any row was scored and not tuned after:
   (PROFILE_ROUNDS - R) rounds at the mean of rounds R-3 and R-2, the last two before the drain + round R-1, the
   drain) / PROFILE_ROUNDS, per request (profile_means). TTFT = the simulated TTFT plus the engine spec's front end
   (as the client sees it: `served_ttft_s`), TPOT = each request's (E2E - TTFT) / (output - 1);
+- the disaggregated db-dump rows' client (added after scoring, with its before/after in docs/accuracy.md): those
+  deployments are Dynamo frontends over prefill and decode workers (images ai-dynamo/*-runtime, lmsysorg/sglang),
+  launched by srt-slurm, whose benchmark is sa-bench (NVIDIA/srt-slurm src/srtctl/benchmarks/scripts/sa-bench/
+  bench.sh): per concurrency a warm-up run of 2N prompts that ends before `benchmark_serving.py --num-prompts 10N
+  --max-concurrency N --request-rate inf --ignore-eos` starts, so its mean is over 10 rounds from an opening burst
+  (profile_rounds: SA_BENCH_ROUNDS, the same extrapolation). Not mapped: its `--random-range-ratio 0.8`
+  (prompt and output lengths uniform in [0.8 x, x]; the rows keep fixed lengths: on 5 rows probed it moved the
+  steady rounds' TTFT by under 20% either way) and its chat template's few tokens;
 - nothing is fitted on these rows: the H100 and B200 tables are both out of sample (leave-one-GPU-out holds
   trivially; a fit on them would be made on one GPU and scored on the other).
 
@@ -118,6 +130,7 @@ GPUS_PER_NODE = {"h100_sxm": 8, "b200_sxm": 8}
 NO_FP4_TENSOR_CORES = {"h100_sxm"}
 QUANT = {"fp8": "fp8", "fp8_block": "fp8-block", "nvfp4": "nvfp4", "int4_wo": "w4a16", "": None}
 PROFILE_ROUNDS = 50        # aiperf --num-requests 50N after a drained warm-up (bench_run.sh.j2)
+SA_BENCH_ROUNDS = 10       # srt-slurm sa-bench: --num-prompts 10N after a finished 2N warm-up (bench.sh)
 SIM_ROUNDS = 6             # rounds of N requests simulated from the opening burst (the rest extrapolated)
 SGLANG_CHUNK = 8192        # SGLang's chunked_prefill_size on 80+ GB GPUs (engine_profiles/sglang.yaml)
 PER_STRATUM = 3            # --subset: rows per engine x model x GPU x mode
@@ -280,6 +293,23 @@ def prefill_limits(row: dict, ranks: int) -> dict:
             "prefill_token_budget": token_budget(engine, 0, _int(row["isl"]))}   # max_num_tokens ISL + 1500
 
 
+_MEASURED: dict = {}
+
+
+def _measurement(row: dict) -> tuple:
+    measured = (f"{float(row[k]):.9g}" for k in ("silicon_ttft_ms", "silicon_tpot_ms"))   # (copies: last bit differs)
+    return (row["backend"], row["system"], row["isl"], row["osl"], *measured)
+
+
+def repeated_measurement(row: dict) -> str:
+    """The id of the disaggregated db-dump row with worker counts whose engine, GPU, lengths and measured TTFT and
+    TPOT (to 9 significant digits) this row repeats, or ''."""
+    if not _MEASURED:
+        _MEASURED.update({_measurement(r): r["id"] for r in load() if r["mode"] == "disagg"
+                          and r["prefill_num_workers"] and r["silicon_data_source"].startswith("db-dump/")})
+    return _MEASURED.get(_measurement(row), "")
+
+
 MTP_IMAGE = "tensorrt-llm/release:1.2.0rc6.post3"   # InferenceX's dsr1-*-b200-trt-mtp image (off: 1.2.0rc6.post2)
 
 
@@ -307,6 +337,10 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     total = gpus * replicas   # the deployment's GPUs: a disaggregated one's two pools together
     if disagg:
         if not row["prefill_num_workers"] or not row["decode_num_workers"]:
+            same = repeated_measurement(row)
+            if same:
+                raise NotExpressible("the row records no worker counts; its measurement repeats a db-dump row that "
+                                     "records them (scored there)")
             raise NotExpressible("the row records no prefill_num_workers / decode_num_workers: pool sizes unknown "
                                  "(its source's configurations vary them per concurrency at one per-worker layout)")
         pool = prefill_pool(row)
@@ -368,8 +402,16 @@ def profile_means(per_round: list[float], total: int = PROFILE_ROUNDS) -> float:
     return (sum(per_round[:-1]) + (total - r) * steady + per_round[-1]) / total
 
 
-def client_means(result, n: int) -> tuple[float, float]:
-    """Mean TTFT (through the front end) and TPOT (ms) as aiperf averages its profiling phase (profile_means)."""
+def profile_rounds(row: dict) -> int:
+    """Rounds of N requests the row's client measured: sa-bench's 10 for a disaggregated db-dump row (a Dynamo
+    deployment launched by srt-slurm), aiperf's 50 otherwise."""
+    sa_bench = row["mode"] == "disagg" and row["silicon_data_source"].startswith("db-dump/")
+    return SA_BENCH_ROUNDS if sa_bench else PROFILE_ROUNDS
+
+
+def client_means(result, n: int, total: int = PROFILE_ROUNDS) -> tuple[float, float]:
+    """Mean TTFT (through the front end) and TPOT (ms) as the client averages its `total` measured rounds
+    (profile_means)."""
     recs = sorted(result.records, key=lambda r: r.request.id)
     unfinished = [r for r in recs if r.finish_s is None]
     if unfinished:
@@ -377,7 +419,7 @@ def client_means(result, n: int) -> tuple[float, float]:
     rounds = [recs[k:k + n] for k in range(0, len(recs) - n + 1, n)]
     ttft = [statistics.fmean(r.served_ttft_s(result.frontend) for r in w) for w in rounds]
     tpot = [statistics.fmean([r.tpot_s for r in w if r.tpot_s is not None] or [0.0]) for w in rounds]
-    return profile_means(ttft) * 1e3, profile_means(tpot) * 1e3
+    return profile_means(ttft, total) * 1e3, profile_means(tpot, total) * 1e3
 
 
 def run_row(row: dict, rounds: int = SIM_ROUNDS) -> Result:
@@ -387,9 +429,10 @@ def run_row(row: dict, rounds: int = SIM_ROUNDS) -> Result:
     out = Result(row)
     t0 = time.perf_counter()
     try:
-        kw = simulate_kwargs(row, rounds)
+        total = profile_rounds(row)
+        kw = simulate_kwargs(row, min(rounds, total))
         res = simulate(**kw)
-        out.ttft_ms, out.tpot_ms = client_means(res, kw["traffic"]["concurrency"])
+        out.ttft_ms, out.tpot_ms = client_means(res, kw["traffic"]["concurrency"], total)
         out.expressible = True
         out.extra = {"preemptions": sum(r.preemptions for r in res.records),
                      "kv_peak": max((i.get("kv_peak_fraction") or 0.0) for i in res.summary()["replicas"])}

@@ -46,6 +46,15 @@ def test_the_front_end_takes_one_request_at_a_time():
     assert res.summary()["latency"]["served_ttft_s"]["max"] == pytest.approx(max(r.served_ttft_s(fe) for r in recs))
 
 
+def test_a_disaggregated_cluster_fronts_requests_on_each_prefill_workers_server():
+    """Each prefill worker's server (or Dynamo's multi-threaded frontend) tokenizes its own requests: four requests
+    sent together over two prefill workers reach the engines two at a time, one front-end time apart."""
+    res = run(4, 4, cluster=ClusterConfig(replicas=1, prefill_replicas=2))
+    fe = res.frontend
+    arrivals = sorted(r.request.arrival_s for r in res.records)
+    assert arrivals == pytest.approx([fe.seconds(1000)] * 2 + [2 * fe.seconds(1000)] * 2)
+
+
 def test_one_client_sees_no_queue():
     """At concurrency 1 every request runs alone: its TTFT is a lone request's."""
     closed = run(1, 5)

@@ -8,11 +8,16 @@ crosses the server's front end before the engine sees it: HTTP, tokenization and
 spec's `frontend`), one request at a time, since the OpenAI servers tokenize on one thread (vLLM's API server:
 vllm-project/vllm#25301; SGLang's TokenizerManager and trtllm-serve likewise run one asyncio loop). So N
 requests sent together reach the engine one front-end time apart, which is what keeps real clients from
-moving in lockstep. A record's `request.sent_s` is its send time and `arrival_s` the time it reached the
-engine: `ttft_s` is the engine's, `served_ttft_s(frontend)` the client's (send to first token). No think
-time: a client sends at once; the answer's own way back (detokenizing the last token) is not simulated."""
+moving in lockstep. A disaggregated cluster's requests cross as many front ends as it has prefill workers, each
+one request at a time: each worker's own server tokenizes what it is handed (trtllm-serve disaggregated, SGLang's
+PD router), and NVIDIA Dynamo's Rust frontend tokenizes on a multi-threaded runtime (worker threads = cores:
+dynamo lib/runtime/src/config.rs RuntimeConfig.num_worker_threads). A record's `request.sent_s` is its send time
+and `arrival_s` the time it reached the engine: `ttft_s` is the engine's, `served_ttft_s(frontend)` the client's
+(send to first token). No think time: a client sends at once; the answer's own way back (detokenizing the last
+token) is not simulated."""
 from __future__ import annotations
 
+import heapq
 from dataclasses import replace
 
 from ..errors import WhatifError
@@ -32,14 +37,14 @@ def check_closed_loop(cfg) -> None:
 
 
 class ClientLoop:
-    """`clients` clients sending `records` (in order) to `cluster` through the front end `frontend` (a
+    """`clients` clients sending `records` (in order) to `cluster` through `lanes` front ends `frontend` (a
     FrontEnd, or None for none): started by `start` on the clock, told of each answer by `answered`."""
 
-    def __init__(self, env, cluster, records: list, clients: int, frontend):
+    def __init__(self, env, cluster, records: list, clients: int, frontend, lanes: int = 1):
         self.env, self.cluster, self.records, self.clients = env, cluster, records, clients
         self.frontend = frontend
         self.sent = 0               # records sent so far (the first `sent` of `records`)
-        self.front_free = 0.0       # when the front end is done with the requests it holds
+        self.front_free = [0.0] * lanes   # when each front end is done with the requests it holds (a heap)
 
     def start(self, _arg=None) -> None:
         for _ in range(self.clients):
@@ -55,9 +60,10 @@ class ClientLoop:
         self.sent += 1
         now = self.env.now
         work = self.frontend.seconds(rec.request.prompt) if self.frontend is not None else 0.0
-        self.front_free = max(now, self.front_free) + work   # one request at a time, in send order
-        rec.request = replace(rec.request, sent_s=now, arrival_s=self.front_free)
-        self.env.at(self.front_free - now, self._deliver, rec)
+        done = max(now, self.front_free[0]) + work   # one request at a time per front end, the first free one
+        heapq.heapreplace(self.front_free, done)
+        rec.request = replace(rec.request, sent_s=now, arrival_s=done)
+        self.env.at(done - now, self._deliver, rec)
 
     def _deliver(self, rec) -> None:
         self.cluster.arrive(rec)

@@ -223,8 +223,9 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
     loop = None
     if cfg.workload is not None and cfg.workload.concurrency:   # clients on the clock send the requests
         from .closed_loop import ClientLoop
+        lanes = cfg.cluster.prefill_replicas if cfg.cluster.disaggregated else 1   # (closed_loop.py: front ends)
         loop = ClientLoop(env, cluster, records, cfg.workload.concurrency,
-                          front if cfg.workload.through_server else None)
+                          front if cfg.workload.through_server else None, lanes)
         cluster.on_finish = loop.answered
         env.at(0, loop.start, None, URGENT)
     else:
