@@ -60,6 +60,12 @@ def kernels_summed(frame, roles):
     return np.array(out)
 
 
+def median_ratios(out, by):
+    """Median predicted / measured of the kernels summed and of the leave-one-GPU-out fit (the sign of the error)."""
+    r = out.assign(kernels_x=out["kernels_s"] / out["latency_s"], fit_loo_x=out["loo_s"] / out["latency_s"])
+    return r.groupby(by)[["kernels_x", "fit_loo_x"]].median().round(2)
+
+
 def vs_kernels(root, table=MLA_DECODE) -> str:
     import numpy as np
 
@@ -70,6 +76,7 @@ def vs_kernels(root, table=MLA_DECODE) -> str:
     from whatif.validate.accuracy import ape_table
     table = ape_table(out, {"kernels_s": "kernels", "loo_s": "fit_loo", "pooled_s": "fit_pooled"},
                       [out["gpu"], out["engine"]], {"mape": "mean", "med": "median"})
+    table = table.join(median_ratios(out, ["gpu", "engine"]))
     out = out.assign(rows="all rows")
     total = ape_table(out, {"kernels_s": "kernels", "loo_s": "fit_loo", "pooled_s": "fit_pooled"},
                       [out["rows"]], {"mape": "mean", "med": "median"})
@@ -116,6 +123,7 @@ def vs_kernels_gdn(root) -> str:
     out = out[np.isfinite(out["kernels_s"]) & np.isfinite(out["loo_s"])]
     cols = {"kernels_s": "kernels", "loo_s": "fit_loo", "pooled_s": "fit_pooled"}
     table = ape_table(out, cols, [out["family"], out["gpu"], out["engine"]], {"mape": "mean", "med": "median"})
+    table = table.join(median_ratios(out, ["family", "gpu", "engine"]))
     total = ape_table(out, cols, [out["family"]], {"mape": "mean", "med": "median"})
     return f"{table.to_string()}\n{total.to_string()}   ({len(out)} rows)"
 
