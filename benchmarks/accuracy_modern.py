@@ -8,9 +8,10 @@ A GPU's prediction is its datasheet ceilings times one parameter set per family 
 transfer between GPUs: leave-one-GPU-out (fitted on the other GPUs that measured the family, scored on the
 one left out), in-sample (each GPU fitted on itself) and pooled (fitted on all: the shipped fit). Absolute
 % error: MAPE, median, worst. `--write` writes whatif/roofline/data/modern_fit.yaml (and the precompiled
-bundle). `--vs-kernels`: on the MLA generation-module rows (DeepSeek-V3, up to 8 GPUs of TP), the module
-fit's leave-one-GPU-out error beside the forward pass's kernels summed (whatif estimate's decode ops of the
-module, roofline/module_fits.kernels_only), on the same rows: why the forward pass prices the module by the fit.
+bundle). `--vs-kernels`: on the MLA and DSA generation-module rows (up to 8 GPUs of TP) and the GDN decode-kernel rows
+(the heads of Qwen3-Next / Qwen3.5 at TP 1-8), each fit's leave-one-GPU-out error beside the forward pass's own
+kernels (whatif estimate's decode ops, estimate(module_fits=False)), on the same rows: which fits price a pass
+(roofline/module_fits.py).
 """
 from __future__ import annotations
 
@@ -26,47 +27,105 @@ from whatif.validate import modern_rows as mr  # noqa: E402
 
 
 MLA_DECODE = "mla__mla_generation_module_perf"
+DSA_DECODE = "sparse_attention__dsa_generation_module_perf"
 QUANT = {"bfloat16": None, "fp8_block": "fp8-block", "nvfp4": "nvfp4"}
 
 
-def kernels_summed(frame):
-    """Seconds of each MLA generation-module row as the forward pass's kernels summed (NaN: not expressible)."""
+def kernels_summed(frame, roles):
+    """Seconds of each MLA / DSA generation-module row as the forward pass's kernels summed, module fits off
+    (NaN: not expressible)."""
     import numpy as np
 
     from whatif.api import estimate
-    from whatif.roofline.module_fits import MLA_MODULE_ROLES, kernels_only
     from whatif.roofline.ops import graph_role
+    from whatif.specs.models import load_model
     from whatif.validate.corpus import GPU_PROFILES
-    out = []
-    with kernels_only():
-        for r in frame.itertuples():
-            tp = 128 // int(r.num_heads)   # DeepSeek-V3's 128 heads over TP
-            if tp > 8:
-                out.append(np.nan)   # more GPUs than one bare GPU profile's node
-                continue
-            kw = dict(model=r.model, hardware=GPU_PROFILES[r.gpu], kernel_engine=r.engine, tp=tp, gpus=tp,
-                      batch=int(r.batch_size), prompt=max(1, int(r.step)), output=2, with_max_batch=False,
-                      kv_dtype="fp8" if r.kv_cache_dtype == "fp8" else "bf16", quantization=QUANT[r.gemm_type])
-            ops = [t for t in estimate(**kw).decode.op_times if graph_role(t.op) in MLA_MODULE_ROLES]
-            layers = max(t.op.count for t in ops)   # one layer's module (the dense and MoE layers run the same)
-            out.append(sum(t.time_s for t in ops if t.op.count == layers))
+    out, memo = [], {}
+    for r in frame.itertuples():
+        tp = load_model(r.model).num_heads // int(r.num_heads)
+        if not 1 <= tp <= 8:
+            out.append(np.nan)   # more GPUs than one bare GPU profile's node
+            continue
+        key = (r.model, r.gpu, r.engine, tp, int(r.batch_size), int(r.step), r.kv_cache_dtype, r.gemm_type)
+        if key in memo:
+            out.append(memo[key])
+            continue
+        kw = dict(model=r.model, hardware=GPU_PROFILES[r.gpu], kernel_engine=r.engine, tp=tp, gpus=tp,
+                  batch=int(r.batch_size), prompt=max(1, int(r.step)), output=2, with_max_batch=False,
+                  kv_dtype="fp8" if r.kv_cache_dtype == "fp8" else "bf16", quantization=QUANT[r.gemm_type])
+        ops = [t for t in estimate(**kw, module_fits=False).decode.op_times if graph_role(t.op) in roles]
+        layers = max(t.op.count for t in ops)   # one layer's module (the dense and MoE layers run the same)
+        memo[key] = sum(t.time_s for t in ops if t.op.count == layers)
+        out.append(memo[key])
     return np.array(out)
 
 
-def vs_kernels(root) -> str:
+def median_ratios(out, by):
+    """Median predicted / measured of the kernels summed and of the leave-one-GPU-out fit (the sign of the error)."""
+    r = out.assign(kernels_x=out["kernels_s"] / out["latency_s"], fit_loo_x=out["loo_s"] / out["latency_s"])
+    return r.groupby(by)[["kernels_x", "fit_loo_x"]].median().round(2)
+
+
+def vs_kernels(root, table=MLA_DECODE) -> str:
     import numpy as np
-    frame = mr.read_table(MLA_DECODE, root)
-    frame = frame[frame["latency"] > 0].reset_index(drop=True)
-    out = mf.insample_and_loo(mr.all_rows(root, [MLA_DECODE]))
-    out["kernels_s"] = kernels_summed(frame)
+
+    from whatif.roofline.module_fits import DSA_MODULE_ROLES, MLA_MODULE_ROLES
+    out = mf.insample_and_loo(mr.all_rows(root, [table]))
+    out["kernels_s"] = kernels_summed(out, DSA_MODULE_ROLES if table == DSA_DECODE else MLA_MODULE_ROLES)
     out = out[np.isfinite(out["kernels_s"]) & np.isfinite(out["loo_s"])]
     from whatif.validate.accuracy import ape_table
     table = ape_table(out, {"kernels_s": "kernels", "loo_s": "fit_loo", "pooled_s": "fit_pooled"},
                       [out["gpu"], out["engine"]], {"mape": "mean", "med": "median"})
+    table = table.join(median_ratios(out, ["gpu", "engine"]))
     out = out.assign(rows="all rows")
     total = ape_table(out, {"kernels_s": "kernels", "loo_s": "fit_loo", "pooled_s": "fit_pooled"},
                       [out["rows"]], {"mape": "mean", "med": "median"})
     return f"{table.to_string()}\n{total.to_string(header=False)}   ({len(out)} rows)"
+
+
+GDN_TABLE = "linear_attention__gdn_perf"
+GDN_MODELS = {(16, 32): "Qwen/Qwen3-Next-80B-A3B-Instruct", (16, 64): "Qwen/Qwen3.5-397B-A17B"}   # (k, v) heads
+GDN_ROLES = {"gdn_recurrent_decode": "linear_attention", "gdn_conv1d_decode": "short_conv"}
+
+
+def gdn_kernels_summed(out):
+    """Seconds of each GDN decode row as the forward pass prices its op (the recurrence, the short conv) with
+    module fits off; NaN where no shipped model has the row's heads at TP 1-8 or the row is not a decode kernel."""
+    import numpy as np
+
+    from whatif.api import estimate
+    from whatif.roofline.ops import graph_role
+    from whatif.validate.corpus import GPU_PROFILES
+    layouts = {(k // tp, v // tp): (m, tp) for (k, v), m in GDN_MODELS.items() for tp in (1, 2, 4, 8)}
+    memo, res = {}, []
+    for r in out.itertuples():
+        role, at = GDN_ROLES.get(r.family), layouts.get((r.num_k_heads, r.num_v_heads))
+        if role is None or at is None:
+            res.append(np.nan)
+            continue
+        key = (r.gpu, r.engine, *at, int(r.batch_size))
+        if key not in memo:
+            e = estimate(model=at[0], hardware=GPU_PROFILES[r.gpu], kernel_engine=r.engine, tp=at[1], gpus=at[1],
+                         batch=int(r.batch_size), prompt=16, output=2, with_max_batch=False, module_fits=False)
+            memo[key] = {graph_role(t.op).value: t.time_s for t in e.decode.op_times}
+        res.append(memo[key][role])
+    return np.array(res)
+
+
+def vs_kernels_gdn(root) -> str:
+    """GDN decode kernels: the fits (leave-one-GPU-out, pooled) beside the forward pass's own ops, same rows."""
+    import numpy as np
+
+    from whatif.validate.accuracy import ape_table
+    out = mf.insample_and_loo(mr.all_rows(root, [GDN_TABLE]))
+    out = out[out["family"].isin(list(GDN_ROLES))].reset_index(drop=True)
+    out["kernels_s"] = gdn_kernels_summed(out)
+    out = out[np.isfinite(out["kernels_s"]) & np.isfinite(out["loo_s"])]
+    cols = {"kernels_s": "kernels", "loo_s": "fit_loo", "pooled_s": "fit_pooled"}
+    table = ape_table(out, cols, [out["family"], out["gpu"], out["engine"]], {"mape": "mean", "med": "median"})
+    table = table.join(median_ratios(out, ["family", "gpu", "engine"]))
+    total = ape_table(out, cols, [out["family"]], {"mape": "mean", "med": "median"})
+    return f"{table.to_string()}\n{total.to_string()}   ({len(out)} rows)"
 
 
 def main(argv=None) -> int:
@@ -88,6 +147,10 @@ def main(argv=None) -> int:
     if args.vs_kernels:
         print("== MLA generation module: % error, forward-pass kernels summed | module fit (LOGO, pooled) ==")
         print(vs_kernels(args.root))
+        print("\n== DSA generation module: % error, forward-pass kernels summed | module fit (LOGO, pooled) ==")
+        print(vs_kernels(args.root, DSA_DECODE))
+        print("\n== GDN decode kernels: % error, forward-pass op | kernel fit (LOGO, pooled) ==")
+        print(vs_kernels_gdn(args.root))
         return 0
     rows = mr.all_rows(args.root, args.table)
     out = mf.insample_and_loo(rows)

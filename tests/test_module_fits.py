@@ -3,7 +3,7 @@ import pytest
 
 from whatif.api import estimate
 from whatif.roofline.kernel_models.mla_modules import MlaDims, mla_module_seconds
-from whatif.roofline.module_fits import MLA_MODULE_ROLES, kernels_only
+from whatif.roofline.module_fits import MLA_MODULE_ROLES
 from whatif.roofline.ops import graph_role
 from whatif.specs.hardware import load_component
 
@@ -28,8 +28,7 @@ def test_a_decode_pass_prices_its_mla_module_by_the_module_fit():
     assert set(_module(e.decode.op_times)) == {3, 58}
     for seconds in _module(e.decode.op_times).values():
         assert seconds == pytest.approx(want, rel=1e-9)
-    with kernels_only():
-        kernels = estimate(**DS)
+    kernels = estimate(**DS, module_fits=False)
     assert all(abs(s / want - 1) > 0.05 for s in _module(kernels.decode.op_times).values())   # it did change
     rest = lambda est: [t.time_s for t in est.decode.op_times if graph_role(t.op) not in MLA_MODULE_ROLES]  # noqa
     assert rest(e) == rest(kernels)                           # nothing outside the module moves
@@ -38,8 +37,7 @@ def test_a_decode_pass_prices_its_mla_module_by_the_module_fit():
 
 def test_prefill_and_models_without_mla_keep_their_kernels():
     e = estimate(**DS)
-    with kernels_only():
-        kernels = estimate(**DS)
+    kernels = estimate(**DS, module_fits=False)
     for (p, _), (k, _) in zip(e.prefill, kernels.prefill):
         assert [t.time_s for t in p.op_times] == [t.time_s for t in k.op_times]
     llama = dict(model="meta-llama/Llama-3.1-8B-Instruct", hardware="b200", kernel_engine="trtllm", batch=4,
@@ -48,5 +46,39 @@ def test_prefill_and_models_without_mla_keep_their_kernels():
 
 
 def _kernels_tpot(kw):
-    with kernels_only():
-        return estimate(**kw).tpot_s
+    return estimate(**kw, module_fits=False).tpot_s
+
+
+QWEN = dict(model="Qwen/Qwen3.5-397B-A17B", hardware="dgx-b200", kernel_engine="sglang", tp=4, batch=64, prompt=1024,
+            output=64, with_max_batch=False)
+
+
+def test_a_decode_pass_prices_the_gated_deltanet_recurrence_by_its_kernel_fit():
+    from whatif.roofline.kernel_models.linear_attention import gdn_seconds
+    e, kernels = estimate(**QWEN), estimate(**QWEN, module_fits=False)
+    op = next(t for t in e.decode.op_times if t.op.name == "gated_deltanet")
+    assert op.time_s == pytest.approx(gdn_seconds("recurrent_decode", 64, 1, 16 / 4, 64 / 4,
+                                                  load_component("b200", "gpu"), "sglang"), rel=1e-9)
+    assert "GDN decode kernel fit" in op.op.formula
+    mine = next(t for t in kernels.decode.op_times if t.op.name == "gated_deltanet")
+    assert abs(op.time_s / mine.time_s - 1) > 0.02                       # it did change
+    conv = [[t.time_s for t in x.decode.op_times if t.op.name == "short_conv"] for x in (e, kernels)]
+    assert conv[0] == conv[1]                                             # the short conv keeps its kernel price
+    for (p, _), (k, _) in zip(e.prefill, kernels.prefill):               # and prefill everything
+        assert [t.time_s for t in p.op_times] == [t.time_s for t in k.op_times]
+
+
+V32 = dict(model="deepseek-ai/DeepSeek-V3.2", hardware="dgx-h100", tp=8, batch=8, prompt=4096, output=64,
+           with_max_batch=False, quantization="fp8-block")
+
+
+def test_dsa_decode_takes_its_module_fit_on_vllm_only():
+    from whatif.roofline.module_fits import DSA_MODULE_ROLES
+    vllm = estimate(**V32, kernel_engine="vllm")
+    kernels = estimate(**V32, kernel_engine="vllm", module_fits=False)
+    dsa = lambda est: sum(t.time_s for t in est.decode.op_times if graph_role(t.op) in DSA_MODULE_ROLES)  # noqa
+    assert abs(dsa(vllm) / dsa(kernels) - 1) > 0.05
+    assert any(graph_role(t.op).value == "sparse_indexer" and "module fit" in t.op.formula
+               for t in vllm.decode.op_times)
+    sglang = dict(V32, kernel_engine="sglang")   # SGLang's kernels summed beat its DSA module fit: unchanged
+    assert estimate(**sglang).tpot_s == pytest.approx(estimate(**sglang, module_fits=False).tpot_s, rel=1e-12)

@@ -109,19 +109,21 @@ def estimate(model=None, hardware=None, *, scenario: str | None = None, tp: int 
              prompt: int | None = None, output: int | None = None, prefill_chunk: int | None = None,
              dtype: str | None = None, weight_dtype: str | None = None, kv_dtype: str | None = None,
              techniques: str | Sequence = (), efficiency: str | None = None, with_max_batch: bool = True,
-             **options) -> EstimateResult:
+             module_fits: bool = True, **options) -> EstimateResult:
     """TTFT, TPOT, throughput and memory of `batch` requests of `prompt` + `output` tokens, as `whatif estimate`.
 
     `options` are the scenario's other fields (place, price_per_hour, memory_utilization, context_window, ...).
+    module_fits False prices every op as its own kernel, no whole-module fit (roofline/module_fits.py): the
+    comparison of benchmarks/accuracy_modern.py --vs-kernels.
     A batch that does not fit is returned with `fits` False (the CLI's error)."""
     names = [x if isinstance(x, str) or x is None else None for x in (model, hardware)]
     values = dict(tp=tp, pp=pp, ep=ep, gpus=gpus, batch=batch, prompt=prompt, output=output,
                   prefill_chunk=prefill_chunk, efficiency=efficiency, **options)
     sc = _scenario(names[0], names[1], scenario, dtype, weight_dtype, kv_dtype, techniques, values)
-    if names == [model, hardware]:
-        return EstimateResult(sc.run(with_max_batch))
-    resolved = _spec_resolved(sc, model if model is not None else sc.model,
-                              hardware if hardware is not None else sc.hardware)
+    resolved = sc.resolved() if names == [model, hardware] else \
+        _spec_resolved(sc, model if model is not None else sc.model, hardware if hardware is not None else sc.hardware)
+    if not module_fits:
+        resolved = replace(resolved, efficiency=replace(resolved.efficiency, module_fits=False))
     return EstimateResult(resolved.estimate(with_max_batch))
 
 

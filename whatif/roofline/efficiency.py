@@ -60,6 +60,8 @@ class Efficiency:
                                 # fitted, used instead of the engine's shipped fit (kernel_timing.py)
     custom_allreduce_max_bytes: float | None = None   # the engine spec's cap on its custom all-reduce (0: NCCL
                                 # only); None: the fitted thresholds alone (data/collective_fit.yaml)
+    module_fits: bool = True    # whole-module fits price their modules where they apply (module_fits.py);
+                                # False: every op is its kernel's own time (accuracy_modern.py's comparison)
 
     def params(self, op_class: OpClass) -> ClassParams:
         return self.classes.get(op_class, self.classes.get(OpClass.ELEMENTWISE, ClassParams()))

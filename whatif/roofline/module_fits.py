@@ -1,17 +1,19 @@
 """Whole-module prices where a fitted module model beats the sum of its kernels' models: the MLA attention
-module of a decode pass (DeepSeek-V3 / R1, Kimi-K2: projections, latent cache write, absorbed attention).
+module of a decode pass (DeepSeek-V3 / R1, Kimi-K2: projections, latent cache write, absorbed attention), the DSA
+module (DeepSeek-V3.2, GLM-5: the same plus the lightning indexer and its top-k) on vLLM, and the Gated DeltaNet
+recurrence of a decode pass (Qwen3-Next, Qwen3.5: kernel family gdn_recurrent_decode, the op set to its fit).
 
 Its kernels are timed one by one (timing.py) and then scaled together to the time of the module fit
 (kernel_models/mla_modules.py, family mla_module_decode of data/modern_fit.yaml, the GPU architecture's own fit
 where one was measured, else the pooled one), so the op table keeps every kernel and their shares while the
 module costs what the fit says. Why: on aiconfigurator's MLA generation-module tables the fit's
 leave-one-GPU-out error is 28.9% MAPE (median 20.6%) against 148.9% (34.7%) for the kernels summed
-(docs/accuracy.md, benchmarks/accuracy_modern.py --vs-kernels). Left to the kernels: prefill and mixed passes,
-speculative verify passes, DSA (an indexer), weight formats the fit has no data for, engines without kernel fits.
+(docs/accuracy.md, benchmarks/accuracy_modern.py --vs-kernels; the DSA and GDN figures there too). Left to the
+kernels: prefill and mixed passes, speculative verify passes, DSA on SGLang and TensorRT-LLM, GDN's short
+convolution, weight formats the fits have no data for, engines without kernel fits, Efficiency.module_fits False.
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import replace
 from functools import cache
 
@@ -21,21 +23,9 @@ from .ops import graph_role
 
 MLA_MODULE_ROLES = frozenset({OpRole.Q_PROJ, OpRole.KV_A_PROJ, OpRole.KV_WRITE, OpRole.ROPE, OpRole.Q_ABSORB,
                               OpRole.MLA_ATTENTION, OpRole.V_ABSORB, OpRole.O_PROJ})
+DSA_MODULE_ROLES = MLA_MODULE_ROLES | {OpRole.SPARSE_INDEXER, OpRole.INDEXER_TOPK}
 GEMM_FORMATS = {"": "bfloat16", "fp8": "fp8", "fp8-block": "fp8_block", "nvfp4": "nvfp4"}   # scheme -> fit's name
 KV_FORMATS = {"bf16": "bfloat16", "fp16": "bfloat16", "fp8": "fp8"}
-
-
-_KERNELS_ONLY = [False]
-
-
-@contextmanager
-def kernels_only():
-    """Within it every module is priced as its kernels summed (the comparison column of accuracy_modern.py)."""
-    _KERNELS_ONLY[0] = True
-    try:
-        yield
-    finally:
-        _KERNELS_ONLY[0] = False
 
 
 def mla_decode_shape(batch: ForwardBatch, attention_dp: int) -> tuple[int, int] | None:
@@ -48,55 +38,99 @@ def mla_decode_shape(batch: ForwardBatch, attention_dp: int) -> tuple[int, int] 
 
 
 def module_seconds(setup, batch: ForwardBatch) -> float | None:
-    """Seconds of one layer's MLA module in this pass by the module fit, or None where it does not apply."""
+    """Seconds of one layer's MLA module (DSA: with its indexer) in this pass by the module fit, or None where it
+    does not apply."""
     model, prec, eff, par = setup.model, setup.precision, setup.efficiency, setup.parallel
-    if model.mla is None or model.indexer is not None or eff.engine is None or eff.source == "ideal" or \
-            _KERNELS_ONLY[0]:
+    if model.mla is None or not _fits_apply(eff):
         return None
+    family = "dsa_module_decode" if model.indexer is not None else "mla_module_decode"
     shape = mla_decode_shape(batch, par.attention_dp)
     attn = prec.module("attention")
     gemm, kv = GEMM_FORMATS.get(attn.quantization or ""), KV_FORMATS.get(prec.kv)
     if shape is None or gemm is None or kv is None or (attn.quantization == "" and attn.weight != "bf16"):
         return None
-    from .kernel_models.mla_modules import FORMATS, MlaDims, mla_module_seconds
+    from .kernel_models.mla_modules import FORMATS, MlaDims, dsa_module_seconds, mla_module_seconds
     from .kernel_models.params import ceilings
-    if not _decode_fit_shipped():
+    if not _module_fit_applies(family, eff.engine):
         return None
     c = ceilings(setup.system.gpu)
     if FORMATS[gemm][1] not in c.peak:
         return None
-    m = model.mla
+    m, ix = model.mla, model.indexer
+    index = (ix.heads, ix.head_dim, ix.top_k) if ix is not None else ()
     dims = MlaDims(model.hidden_size, m.q_lora_rank, m.kv_lora_rank, m.qk_nope_head_dim, m.qk_rope_head_dim,
-                   m.v_head_dim)
+                   m.v_head_dim, *index)
     rows, context = shape
-    return mla_module_seconds("decode", rows, 1, context, model.num_heads // par.attention_tp, dims, c,
-                              eff.engine, gemm, kv)
+    price = dsa_module_seconds if ix is not None else mla_module_seconds
+    return price("decode", rows, 1, context, model.num_heads // par.attention_tp, dims, c, eff.engine, gemm, kv)
+
+
+def _fits_apply(eff) -> bool:
+    """Module fits price engines' kernels: not the per-class model, not ideal ceilings, not when turned off."""
+    return eff.module_fits and eff.engine is not None and eff.source != "ideal"
+
+
+# The module fits that price a decode pass, by the engines whose fit beats its kernels summed leave-one-GPU-out
+# on the same rows (benchmarks/accuracy_modern.py --vs-kernels, docs/accuracy.md); DSA: vLLM's only (SGLang's
+# and TensorRT-LLM's kernels summed are closer than their module fits).
+# None: every engine (one without its own fit takes another engine's, fitted_roofline.family_params).
+MODULE_FAMILIES = {"mla_module_decode": None, "dsa_module_decode": ("vllm",)}
+
+
+def _module_fit_applies(family: str, engine: str) -> bool:
+    engines = MODULE_FAMILIES.get(family, ())
+    return family in _shipped_families() and (engines is None or engine in engines)
 
 
 @cache
-def _decode_fit_shipped() -> bool:
-    """Whether the shipped fit table has the MLA decode module (asked once, not on every pass)."""
+def _shipped_families() -> frozenset:
+    """The families of the shipped fit table (asked once, not on every pass)."""
     from .kernel_models.fitted_roofline import fitted_families
-    return "mla_module_decode" in fitted_families()
+    return frozenset(fitted_families())
+
+
+def gdn_decode_seconds(setup, batch: ForwardBatch) -> dict | None:
+    """{role: seconds of one layer's op} of a plain decode pass's Gated DeltaNet recurrence by its kernel fit
+    (gdn_recurrent_decode), or None where it does not apply. The short convolution keeps its kernel's price: its
+    fit's leave-one-GPU-out error (conv1d_decode) does not beat it on the same rows (docs/accuracy.md)."""
+    model, eff, par = setup.model, setup.efficiency, setup.parallel
+    la = model.linear_attention
+    if la is None or model.mamba is not None or la.state_dtype != "fp32" or not _fits_apply(eff):   # the tables' state
+        return None
+    shape = mla_decode_shape(batch, par.attention_dp)
+    if shape is None:
+        return None
+    from .kernel_models.linear_attention import gdn_seconds
+    t = par.attention_tp
+    args = (shape[0], 1, la.key_heads / t, la.value_heads / t, setup.system.gpu, eff.engine, la.key_head_dim,
+            la.value_head_dim, la.conv_kernel)
+    return {OpRole.LINEAR_ATTENTION: gdn_seconds("recurrent_decode", *args)}
 
 
 def priced_modules(times: tuple, setup, batch: ForwardBatch) -> tuple:
-    """`times` (one stage's OpTimes) with the MLA module's kernels scaled to the module fit, where it applies."""
+    """`times` (one stage's OpTimes) with the MLA module's kernels scaled to the module fit and a decode pass's
+    Gated DeltaNet kernels set to their fits, where they apply (none when the efficiency turns module fits off)."""
+    if not setup.efficiency.module_fits:
+        return times
+    gdn = gdn_decode_seconds(setup, batch)
+    if gdn is not None:
+        times = tuple(_scaled(t, gdn[graph_role(t.op)] / t.time_s, "its GDN decode kernel fit")
+                      if graph_role(t.op) in gdn and t.time_s > 0 else t for t in times)
     fit_s = module_seconds(setup, batch)
     if fit_s is None:
         return times
-    mine = [t for t in times if graph_role(t.op) in MLA_MODULE_ROLES]
+    roles = DSA_MODULE_ROLES if setup.model.indexer is not None else MLA_MODULE_ROLES
+    mine = [t for t in times if graph_role(t.op) in roles]
     per_layer: dict[int, float] = {}
     for t in mine:   # layers of the same count run the same module (one instance each)
         per_layer[t.op.count] = per_layer.get(t.op.count, 0.0) + t.time_s
     if not mine or min(per_layer.values()) <= 0:
         return times
-    return tuple(_scaled(t, fit_s / per_layer[t.op.count]) if graph_role(t.op) in MLA_MODULE_ROLES else t
-                 for t in times)
+    return tuple(_scaled(t, fit_s / per_layer[t.op.count], "with its attention module to the module fit")
+                 if graph_role(t.op) in roles else t for t in times)
 
 
-def _scaled(t, k: float):
-    op = replace(t.op, formula=t.op.formula + f"; scaled x{k:.2f} with its MLA module to the module fit "
-                                               "(module_fits.py)")
+def _scaled(t, k: float, why: str):
+    op = replace(t.op, formula=t.op.formula + f"; scaled x{k:.2f} {why} (module_fits.py)")
     return replace(t, op=op, time_s=t.time_s * k, compute_s=t.compute_s * k, memory_s=t.memory_s * k,
                    overhead_s=t.overhead_s * k)

@@ -9,6 +9,8 @@ never above 1). Leave-one-GPU-out: fitted on the other GPUs, scored on the one l
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..roofline.kernel_models.fitted_roofline import FIT_FILE, RooflineParams, fitted_seconds
@@ -69,7 +71,10 @@ def fit(rows) -> RooflineParams:
         r = residuals(x)
         if best is None or r @ r < best[0]:
             best = (float(r @ r), x)
-    return to_params(best[1], with_items, with_l2)
+    p = to_params(best[1], with_items, with_l2)
+    c = [col for col in rows.columns if col.startswith("c") and col[1:].isdigit()]
+    # a form without compute time leaves compute_eff (and smooth) without effect: say 1 (unused), not a drift
+    return p if (rows[c] > 0).to_numpy().any() else replace(p, compute_eff=1.0, smooth=1.0)
 
 
 def insample_and_loo(rows):

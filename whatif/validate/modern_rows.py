@@ -107,6 +107,8 @@ def gdn_rows(frame):
                                                      _col(g, "head_k_dim"), _col(g, "head_v_dim"), c,
                                                      _col(g, "d_conv"))
             r = _attach(g, parts, items, f"gdn_{kernel}")
+            for k in ("batch_size", "num_k_heads", "num_v_heads"):   # the shape (accuracy_modern --vs-kernels)
+                r[k] = g[k].to_numpy()
             out.append(r)
         return pd.concat(out)
     return _per_gpu(frame, build)
@@ -198,6 +200,8 @@ def module_rows(frame, family, phase, wide_ep=False):
             else:
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
             r = _attach(g, parts, items, f"{family}_{phase}")
+            for k in ("model", "batch_size", "step", "num_heads", "gemm_type", "kv_cache_dtype"):   # the shape
+                r[k] = g[k].to_numpy()
             out.append(r)
         return pd.concat(out)
     return _per_gpu(frame, build)

@@ -3,11 +3,21 @@ holding its top-k experts, combine returns the weighted expert outputs. Measured
 
 - normal (prefill; SGLang's DeepEP "normal" mode): a token goes once to each distinct remote rank among
   its experts' ranks, expected ranks = R (1 - C(E - E/R, k) / C(E, k)) for uniform routing, times
-  (R - 1)/R remote; bf16 hidden states both ways. The kernel runs on `sms` SMs, so its copy rate is
-  bounded both by the link (NVLink per direction) and by those SMs' share of the GPU's HBM bandwidth:
-      t_c = bytes / (hbm x sms / SMs),  t_m = bytes / link        (the fit's two terms)
+  (R - 1)/R remote; dispatch in fp8 with one fp32 scale per 128 elements (SGLang quantizes before its DeepEP
+  dispatch; the tables agree: SM-bound dispatch takes 0.57x the combine's time, and bf16 would need 575 GB/s
+  over H100's 450 GB/s NVLink at 24 SMs), combine in bf16. The kernel runs on `sms` SMs, so its copy rate is
+  bounded both by the link (NVLink per direction) and by those SMs' own copy rate, SM_COPY_BYTES a clock each:
+      t_c = bytes / (sms x clock x SM_COPY_BYTES),  t_m = bytes / link        (the fit's two terms)
+  (An SM's rate, not its share of HBM: on 4-20 SMs H100 and B200 take the same time, 17.3 and 17.0 ms for
+  32k tokens on 4 SMs, where the HBM share said B200 2.4x faster and left the link term at the cap.)
 - low_latency (decode; LL mode): every (token, expert) pair is its own message over the link, dispatch in
-  fp8 with one fp32 scale per 128 elements, combine in bf16; a fixed cost per message.
+  fp8 with one fp32 scale per 128 elements, combine in bf16 (t_m: the remote bytes over the link). The LL
+  kernels run one warp group per expert, so they launch only ceil(E / ceil(E / SMs)) SMs (DeepEP
+  internode_ll.cu: 8 SMs for 8 experts); each active SM walks its tokens and then its experts' receive
+  counters one after the other, so a fixed cost per (token + expert) on an active SM (items). No compute
+  term: the fitted form's compute efficiency is unused (fitted as 1). Before this, t_c was the same bytes
+  over HBM, collinear with t_m: one of the two efficiencies drifted to the cap of 1 (the tell) and tokens
+  on a few active SMs (1.9-2.6 us each, the 8- and 16-expert rows) had no term.
 Parameters: data/modern_fit.yaml, families deepep_<mode>_<dispatch|combine> (fitted_roofline.py).
 """
 from __future__ import annotations
@@ -18,7 +28,7 @@ from .fitted_roofline import family_params, fitted_seconds
 from .params import ceilings
 
 EP_RANKS = 8   # the measured tables' node (node_num 1: one 8-GPU NVLink domain)
-LL_SMS_SHARE = 1.0   # LL kernels spread over every SM
+SM_COPY_BYTES = 128.0   # assumed ceiling of an SM's copy: one 128-byte line a clock through its load/store path
 
 
 def expected_ranks(topk: int, experts: int, ranks: int = EP_RANKS) -> float:
@@ -31,15 +41,23 @@ def expected_ranks(topk: int, experts: int, ranks: int = EP_RANKS) -> float:
     return ranks * (1.0 - miss)
 
 
+def ll_active_sms(experts: int, sms):
+    """SMs a low-latency kernel launches: one warp group per expert, ceil(E / SMs) groups an SM (DeepEP)."""
+    import numpy as np
+    groups = np.ceil(experts / np.asarray(sms))
+    return np.ceil(experts / groups)
+
+
 def deepep_work(mode: str, phase: str, tokens, hidden, topk, experts, sms, c, link_bw, ranks=EP_RANKS):
     """([(SM-bound s, link-bound s)], messages) of one DeepEP call at efficiency 1; topk, experts scalars."""
     remote = (ranks - 1) / ranks
-    if mode == "normal":
-        moved = tokens * expected_ranks(int(topk), int(experts), ranks) * remote * hidden * 2.0
-        return [(moved / (c.hbm_bw * sms / c.sms), moved / link_bw, 0.0 * moved)], tokens * 0.0
     per_elt = (1.0 + 4.0 / 128) if phase == "dispatch" else 2.0
+    if mode == "normal":
+        moved = tokens * expected_ranks(int(topk), int(experts), ranks) * remote * hidden * per_elt
+        return [(moved / (sms * c.clock * SM_COPY_BYTES), moved / link_bw, 0.0 * moved)], tokens * c.sms / sms
     moved = tokens * topk * remote * hidden * per_elt
-    return [(moved / (c.hbm_bw * LL_SMS_SHARE), moved / link_bw, 0.0 * moved)], tokens * topk
+    active = ll_active_sms(int(experts), c.sms)
+    return [(0.0 * moved, moved / link_bw, 0.0 * moved)], (tokens + experts) * c.sms / active
 
 
 def _seconds(mode, phase, tokens, hidden, topk, experts, gpu, link_bw, sms, engine):

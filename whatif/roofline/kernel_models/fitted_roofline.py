@@ -36,13 +36,16 @@ class RooflineParams:
     provenance: str = ""
 
 
-def memory_times(moved, bandwidth, l2_bytes):
-    """(HBM s, L2-resident s) of `moved` bytes at `bandwidth`: all of it one or the other (floats or columns)."""
-    if isinstance(moved, (int, float)):
-        return (0.0, moved / bandwidth) if moved <= l2_bytes else (moved / bandwidth, 0.0)
+def memory_times(moved, bandwidth, l2_bytes, footprint=None):
+    """(HBM s, L2-resident s) of `moved` bytes at `bandwidth`: all of it one or the other (floats or columns).
+    footprint: the distinct bytes the kernel touches, where it reads and rewrites them in place (a recurrent
+    state: moved twice, resident once); default `moved`. Residency is footprint <= L2."""
+    held = moved if footprint is None else footprint
+    if isinstance(moved, (int, float)) and isinstance(held, (int, float)):
+        return (0.0, moved / bandwidth) if held <= l2_bytes else (moved / bandwidth, 0.0)
     import numpy as np   # (here only: the fitters pass columns)
     t = np.asarray(moved, dtype=float) / bandwidth
-    resident = np.asarray(moved) <= l2_bytes
+    resident = np.asarray(held) <= l2_bytes
     return np.where(resident, 0.0, t), np.where(resident, t, 0.0)
 
 

@@ -33,12 +33,14 @@ def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=
     state = batch * v_heads * d_k * d_v * 4.0
     fp32, bf16 = c.peak_flops("fp32"), c.peak_flops("bf16")
 
-    def mem(moved):
-        return memory_times(moved, c.hbm_bw, c.l2_bytes)
+    def mem(moved, footprint=None):
+        return memory_times(moved, c.hbm_bw, c.l2_bytes, footprint)
     if kernel == "conv1d_prefill":
         return [(2.0 * d_conv * tokens * channels / fp32, *mem((4.0 * tokens + d_conv * 2.0) * channels))], batch
     if kernel == "conv1d_decode":
-        return [(2.0 * d_conv * batch * channels / fp32, *mem(batch * channels * (4.0 + 4.0 * (d_conv - 1))))], batch
+        conv_state = batch * channels * 2.0 * (d_conv - 1)   # bf16, read and rewritten in place
+        return [(2.0 * d_conv * batch * channels / fp32, *mem(batch * channels * 4.0 + 2.0 * conv_state,
+                                                              batch * channels * 4.0 + conv_state))], batch
     if kernel == "chunk_prefill":
         chunks = batch * _ceil_div(seq_len, CHUNK)
         flops = chunks * CHUNK * v_heads * (6.0 * d_k * d_v + 4.0 * CHUNK * (d_k + d_v))
@@ -47,7 +49,7 @@ def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=
         return [(flops / bf16, *mem(io + chunk_states + 2.0 * state))], chunks * v_heads
     if kernel == "recurrent_decode":
         io = batch * (4.0 * k_heads * d_k + 4.0 * v_heads * d_v + 8.0 * v_heads)
-        return [(6.0 * batch * v_heads * d_k * d_v / fp32, *mem(2.0 * state + io))], batch * v_heads
+        return [(6.0 * batch * v_heads * d_k * d_v / fp32, *mem(2.0 * state + io, state + io))], batch * v_heads
     raise ValueError(f"GDN kernel '{kernel}' is not valid; valid: {', '.join(KERNELS)}")
 
 

@@ -27,7 +27,7 @@ class Ceilings:
     """A GPU's datasheet numbers the kernel models use. Fields may be numpy arrays (one value per
     row) when a fitter evaluates many GPUs at once.
 
-    peak: dense tensor-core FLOP/s by dtype; hbm_bw: B/s; sms: SM count; l2_bytes: L2 size in B
+    peak: dense tensor-core FLOP/s by dtype; hbm_bw: B/s; sms: SM count; l2_bytes: L2 size in B; clock: Hz
     (tells whether a working set could stay in L2; no present form gives L2 its own bandwidth:
     on the corpus that transferred worse between architectures than treating all as HBM)."""
 
@@ -37,6 +37,7 @@ class Ceilings:
     hbm_bw: float
     sms: float
     l2_bytes: float
+    clock: float = 0.0   # boost clock, Hz (an SM's own rate: DeepEP's per-SM copies)
 
     def peak_flops(self, dtype: str):
         if dtype not in self.peak:
@@ -51,7 +52,7 @@ def ceilings(gpu) -> Ceilings:
     if isinstance(gpu, Ceilings):
         return gpu
     return Ceilings(gpu.name, gpu.arch, {d: q.value for d, q in gpu.peak.items()}, gpu.hbm_bandwidth.value,
-                    gpu.sm_count.value, gpu.l2_size.value)
+                    gpu.sm_count.value, gpu.l2_size.value, gpu.boost_clock.value)
 
 
 def combine(t_compute, t_memory, p: float):
