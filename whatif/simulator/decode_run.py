@@ -24,6 +24,8 @@ def decode_run(replica, scheduler) -> Waiting | None:
     iteration is still formed here (its blocks taken, as the scheduler would at its start) and returned
     as a Waiting for Replica._run to wait out on the clock and complete: the scheduler would have formed the
     same batch, since nothing else could join it at its start."""
+    if replica.ahead:   # the step formed next, as Replica._run forms it: only requests that arrived before
+        scheduler.admit_before = scheduler.last_start   # the last step began join it (called as that step ends)
     if not scheduler.only_decodes():
         return None
     rows_out: list = []   # this run's log rows (flat), stored at its end (no other iteration runs meanwhile)
@@ -49,13 +51,18 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
     # phase sets, the first-due counts and the step are the scheduler's own, stored back before it runs again.
     phases, aheads, ahead_n, size = scheduler.phases, scheduler.ahead, scheduler.ahead_n, bm.block_size
     inf = float("inf")
+    formed_ahead, queued = replica.ahead, scheduler.waiting
     hits = 0
     step = scheduler.step   # (moved only by decoded and complete below)
     visited = scheduler.visited
     now_s = env.now   # the clock, kept here and stored back before anything else reads it
     begun = None      # the start of the latest iteration this run completed
+    before = scheduler.admit_before   # the start of the iteration before the one formed next (ahead), else inf
     try:
         while True:   # (only_decodes holds)
+            # A waiting request held back only because it arrived after the step before began (ahead) joins the
+            # first step formed after one that began later: the full loop's (one formed ahead admits nothing else)
+            gate = queued[0].req.arrival_s if formed_ahead and queued and queued[0].req.arrival_s > before else inf
             decoding, rows, base = scheduler.decode_shape()   # fixed until sequences finish (a due step)
             running, waiting = len(scheduler.running), len(scheduler.waiting)
             used = bm.used                           # (changes below only by the blocks taken)
@@ -66,6 +73,8 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
             head = queue[0][0] if queue else inf
             last = -1
             while True:
+                if before >= gate:                   # the held-back request can join this one
+                    return
                 # the blocks due now, counted (Scheduler.take_due_blocks)
                 p = step % size
                 ahead = aheads[p]
@@ -95,6 +104,8 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                         waiting, running
                 now_s = end
                 begun = start
+                if formed_ahead:
+                    before = start
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     env.now = end
                     scheduler.step, scheduler.visited = step, visited
@@ -113,6 +124,7 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                     replica.wake()
                     head = queue[0][0] if queue else inf
             scheduler.step, scheduler.visited = step, visited
+            scheduler.admit_before = before
             if not scheduler.only_decodes():
                 return
     finally:
