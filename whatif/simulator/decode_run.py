@@ -12,6 +12,7 @@ first iteration at which anything else could happen is the full loop's. The run 
 iteration for iteration and float for float (tests/test_sim_decode_run.py)."""
 from __future__ import annotations
 
+from .clock import run_until_mine
 from .scheduling.sequence import Batch
 
 
@@ -21,9 +22,11 @@ def decode_run(replica, scheduler) -> Waiting | None:
     which sequences finish or offer blocks is completed by the scheduler, and the run goes on.
 
     When another event (an arrival, most often) comes before the next decode-only iteration ends, that
-    iteration is still formed here (its blocks taken, as the scheduler would at its start) and returned
-    as a Waiting for Replica._run to wait out on the clock and complete: the scheduler would have formed the
-    same batch, since nothing else could join it at its start."""
+    iteration is still formed here (its blocks taken, as the scheduler would at its start: nothing else could
+    join it). The events while it runs are then made here, as the clock would make them while the engine waits
+    (clock.run_until_mine), and the scheduler completes it; where that cannot be (another process resumed with
+    this one must run first, or the run stops before it ends) it is returned as a Waiting for Replica._run to
+    wait out on the clock and complete."""
     if replica.ahead:   # the step formed next, as Replica._run forms it: only requests that arrived before
         scheduler.admit_before = scheduler.last_start   # the last step began join it (called as that step ends)
     if not scheduler.only_decodes():
@@ -46,6 +49,7 @@ Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, wait
 
 def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | None:
     bm, index, out, queue = replica.bm, replica.index, rows_out.extend, env.queue
+    log_extend = replica.log.extend
     price, ends_append = replica.times.decode_span, scheduler.ends.append
     # Scheduler.take_due_blocks and .decoded, inlined (two calls a step were a third of this loop's cost): the
     # phase sets, the first-due counts and the step are the scheduler's own, stored back before it runs again.
@@ -99,9 +103,20 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                 start = now_s
                 end = start + duration
                 used += n                            # (taken exactly that many from the available)
-                if not end < head:                   # (env.peek) another event comes first: the clock's
-                    return start, duration, Batch(rows, base + decoding * step, decoding), \
-                        waiting, running
+                if not end < head:                   # (env.peek) another event comes first
+                    if env.held or not end < env.stop_at:   # the clock's: Replica._run waits it out
+                        return start, duration, Batch(rows, base + decoding * step, decoding), \
+                            waiting, running
+                    # the events while it runs are made here, as the clock would make them (state stored back
+                    # first, rows logged so far moved to the log: other replicas may log theirs meanwhile)
+                    env.now = now_s
+                    scheduler.step, scheduler.visited = step, visited
+                    if begun is not None:
+                        scheduler.last_start, scheduler.last_end = begun, now_s
+                    log_extend(rows_out)
+                    rows_out.clear()
+                    run_until_mine(env, end)
+                    finishing = 0                    # (then completed by the scheduler: the batch may change)
                 now_s = end
                 begun = start
                 if formed_ahead:
