@@ -31,14 +31,13 @@ def decode_run(replica, scheduler) -> Waiting | None:
         scheduler.admit_before = scheduler.last_start   # the last step began join it (called as that step ends)
     if not scheduler.only_decodes():
         return None
-    rows_out: list = []   # this run's log rows (flat), stored at its end (no other iteration runs meanwhile)
-    times = replica.times
+    log = replica.log
     priced = [0]   # iteration prices looked up in this run's memo (counted as the times' hits)
     try:
-        return _run(replica, scheduler, replica.env, rows_out, priced)
+        return _run(replica, scheduler, replica.env, log.pending, priced)
     finally:
-        replica.log.extend(rows_out)
-        times.hits += priced[0]
+        log.settle()
+        replica.times.hits += priced[0]
 
 
 # A decode-only iteration formed at `start` that ends after another event: Replica._run waits `duration`
@@ -48,8 +47,8 @@ Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, wait
 
 
 def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | None:
+    """decode_run's loop: its log rows go to `rows_out` (the log's pending rows, flat), its memo hits to priced[0]."""
     bm, index, out, queue = replica.bm, replica.index, rows_out.extend, env.queue
-    log_extend = replica.log.extend
     price, ends_append = replica.times.decode_span, scheduler.ends.append
     # Scheduler.take_due_blocks and .decoded, inlined (two calls a step were a third of this loop's cost): the
     # phase sets, the first-due counts and the step are the scheduler's own, stored back before it runs again.
@@ -69,7 +68,7 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
             gate = queued[0].req.arrival_s if formed_ahead and queued and queued[0].req.arrival_s > before else inf
             decoding, rows, base = scheduler.decode_shape()   # fixed until sequences finish (a due step)
             running, waiting = len(scheduler.running), len(scheduler.waiting)
-            used = bm.used                           # (changes below only by the blocks taken)
+            used = bm.num_blocks - (bm.free + len(bm.evictable))   # (bm.used; changes below only by the blocks taken)
             # Read once until they can change: the step at which sequences finish or offer a block (only complete
             # moves it), the next event's time (the queue only by a wake-up), the last step of the current
             # price's bucket (the mean context grows with the step).
@@ -108,13 +107,11 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                         return start, duration, Batch(rows, base + decoding * step, decoding), \
                             waiting, running
                     # the events while it runs are made here, as the clock would make them (state stored back
-                    # first, rows logged so far moved to the log: other replicas may log theirs meanwhile)
+                    # first; the rows logged so far are in the log already)
                     env.now = now_s
                     scheduler.step, scheduler.visited = step, visited
                     if begun is not None:
                         scheduler.last_start, scheduler.last_end = begun, now_s
-                    log_extend(rows_out)
-                    rows_out.clear()
                     run_until_mine(env, end)
                     finishing = 0                    # (then completed by the scheduler: the batch may change)
                 now_s = end
@@ -126,7 +123,7 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                     scheduler.step, scheduler.visited = step, visited
                     scheduler.complete(Batch(rows, base + decoding * step, decoding), end)
                     step, visited = scheduler.step, scheduler.visited
-                    out((index, start, duration, rows, 0, 0, bm.used, waiting,
+                    out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)), waiting,
                          running, 0, 0.0))
                     if replica.idle:
                         replica.wake()

@@ -102,8 +102,9 @@ class Replica:
                 yield duration
             complete(batch, env.now)
             scheduler.last_start, scheduler.last_end = start, env.now
-            append(index, start, duration, rows, len(prefills), tokens, bm.used, waiting, running,
-                   batch.preempted, batch.swap_s)
+            used = bm.num_blocks - (bm.free + len(bm.evictable))   # (bm.used)
+            append(index, start, duration, rows, len(prefills), tokens, used, waiting, running, batch.preempted,
+                   batch.swap_s)
             if self.idle:
                 self.wake()   # blocks may have freed up for an idle virtual scheduler
             # decode-only iterations up to the next event in one loop, and the one that ends after it

@@ -100,7 +100,7 @@ class Scheduler(Admission, DecodingSet):
         swapped = self.swapped_out
         if swapped and len(self.running) < self.cfg.max_batch and self.bm.can_allocate(swapped[0].swapped):
             return False   # (_swap_in)
-        if self._can_take_awaiting_kv():
+        if self.awaiting_kv and self._can_take_awaiting_kv():
             return False
         return not self.policy.admits(self)
 
