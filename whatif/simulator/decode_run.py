@@ -113,7 +113,8 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                     if begun is not None:
                         scheduler.last_start, scheduler.last_end = begun, now_s
                     run_until_mine(env, end)
-                    finishing = 0                    # (then completed by the scheduler: the batch may change)
+                    used = bm.num_blocks - (bm.free + len(bm.evictable))   # (another engine's may have moved)
+                    head = -inf                      # (the events may have changed what runs next: look again)
                 now_s = end
                 begun = start
                 if formed_ahead:
@@ -134,7 +135,10 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                 if replica.idle:
                     env.now = end
                     replica.wake()
-                    head = queue[0][0] if queue else inf
+                    if head != -inf:
+                        head = queue[0][0] if queue else inf
+                if head == -inf:
+                    break
             scheduler.step, scheduler.visited = step, visited
             scheduler.admit_before = before
             if not scheduler.only_decodes():

@@ -161,6 +161,9 @@ class Scheduler(Admission, DecodingSet):
                 self._emit(s, end)
             elif not s.prefilling:   # a recomputed sequence one token short: that token is a decode's
                 self._enter(s)
+        if batch.prefill and self.open_prefills:   # drop the prompts done (continue_prefills would), so that
+            self.open_prefills = [(order, s) for order, s in self.open_prefills   # asking it costs nothing
+                                  if s.in_running and s.order == order and s.prefilling]
         if self.bm.prefix_caching:
             for s in offered:
                 self._publish(s)
