@@ -13,8 +13,6 @@ engine: `ttft_s` is the engine's, `served_ttft_s(frontend)` the client's (send t
 time: a client sends at once; the answer's own way back (detokenizing the last token) is not simulated."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..errors import WhatifError
 from .request import REJECTED
 
@@ -56,7 +54,7 @@ class ClientLoop:
         now = self.env.now
         work = self.frontend.seconds(rec.request.prompt) if self.frontend is not None else 0.0
         self.front_free = max(now, self.front_free) + work   # one request at a time, in send order
-        rec.request = replace(rec.request, sent_s=now, arrival_s=self.front_free)
+        rec.request = rec.request.sent(now, self.front_free)
         self.env.at(self.front_free - now, self._deliver, rec)
 
     def _deliver(self, rec) -> None:

@@ -22,6 +22,30 @@ class Request:
                                  # the server's front end); None: sent at arrival_s
 
 
+    def sent(self, sent_s: float, arrival_s: float) -> Request:
+        """This request as a closed-loop client sends it: sent at `sent_s`, reaching the engine at `arrival_s`
+        (dataclasses.replace's result, built without its per-field calls: one is made per request)."""
+        out = object.__new__(Request)
+        values = vars(out)   # (a frozen dataclass's own fields are set through its __dict__ as its __init__ does)
+        values.update(vars(self))
+        values["sent_s"], values["arrival_s"] = sent_s, arrival_s
+        return out
+
+
+def requests_from_columns(arrival: list, prompt: list, output: list, prefix_ids: list, prefix_tokens: list,
+                          shared_tokens: list) -> list[Request]:
+    """Request(i, arrival[i], prompt[i], ...) for each i, built without the frozen __init__'s per-field calls (a
+    workload makes up to millions)."""
+    new, out = object.__new__, []
+    append = out.append
+    for i, row in enumerate(zip(arrival, prompt, output, prefix_ids, prefix_tokens, shared_tokens)):
+        r = new(Request)
+        vars(r).update(id=i, arrival_s=row[0], prompt=row[1], output=row[2], prefix_id=row[3], prefix_tokens=row[4],
+                       shared_tokens=row[5], sent_s=None)
+        append(r)
+    return out
+
+
 @dataclass(eq=False, slots=True)   # (one per request: a million of them in a long run)
 class Record:
     """What happened to one request. Times are simulated seconds; None where it never got there."""
