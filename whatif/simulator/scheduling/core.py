@@ -166,9 +166,11 @@ class Scheduler(Admission, DecodingSet):
                                   if s.in_running and s.order == order and s.prefilling]
         if self.bm.prefix_caching:
             for s in offered:
-                self._publish(s)
+                if s.req.prefix_id is not None:   # (_publish's first test, before a call per sequence)
+                    self._publish(s)
             for s, _ in batch.prefill:
-                self._publish(s)
+                if s.req.prefix_id is not None:
+                    self._publish(s)
         if uniform and offered:
             decoding = self.decoding
             for s in offered:
@@ -207,7 +209,7 @@ class Scheduler(Admission, DecodingSet):
             self._finish(s, end)
             return
         s.total += 1
-        if s.generated == 1 and self.hooks.first_token(s, self):
+        if s.generated == 1 and self.hooks.hands_on and self.hooks.first_token(s, self):   # (only a prefill pool's)
             s.in_running = False
             self._unreserve(s)   # handed to the decode pool, which sets its own aside
             self.left.append(s)
