@@ -25,10 +25,8 @@ class Request:
     def sent(self, sent_s: float, arrival_s: float) -> Request:
         """This request as a closed-loop client sends it: sent at `sent_s`, reaching the engine at `arrival_s`
         (dataclasses.replace's result, built without its per-field calls: one is made per request)."""
-        out = object.__new__(Request)
-        values = vars(out)   # (a frozen dataclass's own fields are set through its __dict__ as its __init__ does)
-        values.update(vars(self))
-        values["sent_s"], values["arrival_s"] = sent_s, arrival_s
+        out = object.__new__(Request)   # (a frozen dataclass's fields live in its __dict__: given whole, at once)
+        _set(out, "__dict__", {**self.__dict__, "sent_s": sent_s, "arrival_s": arrival_s})
         return out
 
 
@@ -38,12 +36,15 @@ def requests_from_columns(arrival: list, prompt: list, output: list, prefix_ids:
     workload makes up to millions)."""
     new, out = object.__new__, []
     append = out.append
-    for i, row in enumerate(zip(arrival, prompt, output, prefix_ids, prefix_tokens, shared_tokens)):
+    for i, (a, p, o, pid, pt, st) in enumerate(zip(arrival, prompt, output, prefix_ids, prefix_tokens, shared_tokens)):
         r = new(Request)
-        vars(r).update(id=i, arrival_s=row[0], prompt=row[1], output=row[2], prefix_id=row[3], prefix_tokens=row[4],
-                       shared_tokens=row[5], sent_s=None)
+        _set(r, "__dict__", {"id": i, "arrival_s": a, "prompt": p, "output": o, "prefix_id": pid, "prefix_tokens": pt,
+                             "shared_tokens": st, "sent_s": None})
         append(r)
     return out
+
+
+_set = object.__setattr__   # (past a frozen dataclass's own __setattr__, as its generated __init__ goes)
 
 
 @dataclass(eq=False, slots=True)   # (one per request: a million of them in a long run)
