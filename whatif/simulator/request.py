@@ -25,8 +25,11 @@ class Request:
     def sent(self, sent_s: float, arrival_s: float) -> Request:
         """This request as a closed-loop client sends it: sent at `sent_s`, reaching the engine at `arrival_s`
         (dataclasses.replace's result, built without its per-field calls: one is made per request)."""
-        out = object.__new__(Request)   # (a frozen dataclass's fields live in its __dict__: given whole, at once)
-        _set(out, "__dict__", {**self.__dict__, "sent_s": sent_s, "arrival_s": arrival_s})
+        out = object.__new__(Request)
+        values = vars(out)   # (a frozen dataclass's fields live in its __dict__; filled in its fields' order, it
+        for key, value in vars(self).items():   # shares its keys with the other requests, as __init__'s do)
+            values[key] = value
+        values["arrival_s"], values["sent_s"] = arrival_s, sent_s
         return out
 
 
@@ -38,13 +41,17 @@ def requests_from_columns(arrival: list, prompt: list, output: list, prefix_ids:
     append = out.append
     for i, (a, p, o, pid, pt, st) in enumerate(zip(arrival, prompt, output, prefix_ids, prefix_tokens, shared_tokens)):
         r = new(Request)
-        _set(r, "__dict__", {"id": i, "arrival_s": a, "prompt": p, "output": o, "prefix_id": pid, "prefix_tokens": pt,
-                             "shared_tokens": st, "sent_s": None})
+        values = vars(r)   # (filled in the fields' order: the requests share their keys, as __init__'s do)
+        values["id"] = i
+        values["arrival_s"] = a
+        values["prompt"] = p
+        values["output"] = o
+        values["prefix_id"] = pid
+        values["prefix_tokens"] = pt
+        values["shared_tokens"] = st
+        values["sent_s"] = None
         append(r)
     return out
-
-
-_set = object.__setattr__   # (past a frozen dataclass's own __setattr__, as its generated __init__ goes)
 
 
 @dataclass(eq=False, slots=True)   # (one per request: a million of them in a long run)
