@@ -4,6 +4,7 @@ frames and CSV files."""
 from __future__ import annotations
 
 import os
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -22,6 +23,7 @@ from .metrics_text import (
 )
 from .overload import overload, verdict_line
 
+NAN = float("nan")
 STEADY_SHARE = 0.1   # arrivals left out at each end of the steady-state window (warm-up, drain)
 
 
@@ -153,12 +155,14 @@ class SimulationResult:
 
     def latency(self) -> dict:
         done = self.finished()
-        ttft, tpot, e2e, queue = [], [], [], []
-        for r in done:   # (Record's ttft_s, tpot_s, e2e_s and queue_s, in one pass: a million records in long runs)
+        # Record's ttft_s, tpot_s, e2e_s and queue_s in one pass (a million records in long runs), kept as 8-byte
+        # floats (None as NaN, as stats' float conversion reads it)
+        ttft, tpot, e2e, queue = array("d"), array("d"), array("d"), array("d")
+        for r in done:
             arrival, first = r.request.arrival_s, r.first_token_s
-            ttft.append(None if first is None else first - arrival)
+            ttft.append(NAN if first is None else first - arrival)
             e2e.append(r.finish_s - arrival)   # (finished)
-            queue.append(None if r.first_scheduled_s is None else r.first_scheduled_s - arrival)
+            queue.append(NAN if r.first_scheduled_s is None else r.first_scheduled_s - arrival)
             emitted = r.emitted
             if emitted.count >= 2:
                 tpot.append((emitted.last - emitted.first) / (emitted.count - 1))
