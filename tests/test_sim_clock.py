@@ -7,7 +7,7 @@ import pytest
 from whatif.roofline.config import Parallelism
 from whatif.scenario import Scenario
 from whatif.simulator import cluster, replica
-from whatif.simulator.clock import Clock
+from whatif.simulator.clock import Clock, run_until_mine
 from whatif.simulator.config import ClusterConfig, SimConfig
 from whatif.simulator.workload import WorkloadSpec
 
@@ -45,3 +45,34 @@ def test_advance_waits_for_an_earlier_or_tied_event():
     assert not replica.advance(env, 1.0)      # a tie: the queue's order decides
     assert not replica.advance(env, 2.0)
     assert replica.advance(env, 0.5) and env.now == 0.5
+
+
+def test_run_until_mine_makes_the_calls_a_wait_would_in_their_order():
+    """A process that makes the calls due before its own end (decode_run's in-flight events) leaves the same trace,
+    ties and sequence numbers included, as one that waits on the clock."""
+    def trace(inline: bool):
+        clock, log = Clock(), []
+
+        def other():
+            for _ in range(6):
+                log.append(("other", clock.now))
+                yield 0.25
+
+        def me():
+            for _ in range(4):
+                log.append(("me", clock.now))
+                if inline:
+                    run_until_mine(clock, clock.now + 0.5)
+                else:
+                    yield 0.5
+            log.append(("me done", clock.now))
+            yield 0.0
+
+        clock.start(other())
+        clock.start(me())
+        clock.at(0.5, lambda _: log.append(("call", clock.now)))   # (a tie with me's first end, queued before it)
+        clock.run()
+        return log, next(clock.eids)
+
+    assert trace(True) == trace(False)
+    assert ("call", 0.5) in trace(True)[0]

@@ -1,7 +1,8 @@
 """Runs of decode-only iterations in one loop (decode_run.py) change nothing: every configuration runs
 the same, iteration for iteration and float for float, with the loop taken out (each iteration then goes
 through the scheduler and a SimPy round trip as before). The loop also forms the decode-only iteration that
-ends after another event and leaves it to Replica._run to wait out; taken out, the scheduler forms it."""
+ends after another event and makes the events meanwhile itself (or leaves it to Replica._run to wait out);
+taken out, the scheduler forms it and the clock makes them."""
 from __future__ import annotations
 
 import pytest
@@ -31,6 +32,11 @@ CONFIGS = {
     "max-batch": SimConfig(Scenario(), SHAREGPT, SchedulerConfig(max_batch=8)),
     "prefix-cache": SimConfig(Scenario(), WorkloadSpec(requests=300, seed=3, rate=20.0, prefix_groups=3,
                                                        prefix_tokens=300), SchedulerConfig(prefix_caching=True)),
+    # the events during a decode step made by the run itself (clock.run_until_mine): other replicas' processes,
+    # closed-loop clients sending as requests finish
+    "two replicas": SimConfig(Scenario(), WorkloadSpec(lengths="sharegpt", requests=300, seed=3, rate=40.0),
+                              cluster=ClusterConfig(replicas=2)),
+    "closed loop": SimConfig(Scenario(), WorkloadSpec(lengths="sharegpt", requests=300, seed=3, concurrency=32)),
 }
 
 

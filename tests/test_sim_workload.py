@@ -330,3 +330,18 @@ def test_a_mean_outside_the_clip_range_is_refused():
         with pytest.raises(ValueError, match="between the clip range"):
             dist_with_mean(mean, 1.0, 4, 1024)
     assert dist_with_mean(500.0, 1.0, 4, 1024).mean() == pytest.approx(500.0, rel=1e-6)
+
+
+def test_requests_built_from_columns_equal_the_constructors():
+    """requests_from_columns and Request.sent skip the frozen dataclass's per-field calls: the same requests as
+    Request(...) and dataclasses.replace, still frozen."""
+    import dataclasses
+
+    from whatif.simulator.request import Request, requests_from_columns
+    built = requests_from_columns([0.5, 1.25], [3, 4], [5, 6], [None, "g1"], [0, 7], [0, 8])
+    made = [Request(0, 0.5, 3, 5, None, 0, 0), Request(1, 1.25, 4, 6, "g1", 7, 8)]
+    assert built == made and [hash(r) for r in built] == [hash(r) for r in made]
+    sent = built[1].sent(2.0, 2.5)
+    assert sent == dataclasses.replace(built[1], sent_s=2.0, arrival_s=2.5) and built[1].sent_s is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sent.prompt = 1

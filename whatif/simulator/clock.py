@@ -23,13 +23,15 @@ class Signal(list):
 
 
 class Clock:
-    __slots__ = ("now", "queue", "eids", "resumer")
+    __slots__ = ("now", "queue", "eids", "resumer", "stop_at", "held")
 
     def __init__(self):
         self.now = 0                 # seconds (an int 0 at the start, as SimPy's clock)
         self.queue: list[tuple] = []   # (time, priority, sequence number, call, its argument)
         self.eids = count()
         self.resumer = self.resume   # (bound once: a resumption is queued per iteration)
+        self.stop_at = float("inf")  # the time run(until) stops at
+        self.held = False            # a process is making the calls due before its own resumption (run_until_mine)
 
     def at(self, delay: float, call: Callable, arg=None, priority: int = NORMAL) -> None:
         """Call `call(arg)` `delay` seconds from now (now + delay, as SimPy adds it)."""
@@ -60,6 +62,14 @@ class Clock:
         self.at(0, self._resume_all, signal)
 
     def _resume_all(self, signal: Signal) -> None:
+        if len(signal) > 1:   # the later ones resume before any other call: none may make later calls meanwhile
+            held, self.held = self.held, True
+            try:
+                for process in signal:
+                    self.resume(process)
+            finally:
+                self.held = held
+            return
         for process in signal:
             self.resume(process)
 
@@ -72,11 +82,33 @@ class Clock:
             if at <= self.now:
                 raise ValueError(f"until ({at}) must be greater than the current simulation time")
             self.at(at - self.now, None, None, URGENT)
+            self.stop_at = at
         while queue:
             self.now, _, _, call, arg = heappop(queue)
             if call is None:
                 return
             call(arg)
+
+
+def run_until_mine(clock: Clock, end: float) -> None:
+    """What a running process's wait until `end` would do, without leaving the process: the calls queued before the
+    resumption that wait would queue are made, in order, and the clock then reads `end` (the same calls in the same
+    order and the same sequence numbers: a marker holds the resumption's place in the queue meanwhile). Callers
+    check `end` < stop_at (a stop before it would leave the process suspended) and that no process is held."""
+    queue = clock.queue
+    mine = (end, NORMAL, next(clock.eids), None, None)
+    heappush(queue, mine)
+    clock.held = True   # (a process resumed meanwhile waits as usual: the marker is its next event)
+    try:
+        while True:
+            entry = heappop(queue)
+            if entry is mine:
+                break
+            clock.now = entry[0]
+            entry[3](entry[4])
+    finally:
+        clock.held = False
+    clock.now = end
 
 
 def _ended(_arg) -> None:

@@ -18,7 +18,6 @@ token) is not simulated."""
 from __future__ import annotations
 
 import heapq
-from dataclasses import replace
 
 from ..errors import WhatifError
 from .request import REJECTED
@@ -62,7 +61,7 @@ class ClientLoop:
         work = self.frontend.seconds(rec.request.prompt) if self.frontend is not None else 0.0
         done = max(now, self.front_free[0]) + work   # one request at a time per front end, the first free one
         heapq.heapreplace(self.front_free, done)
-        rec.request = replace(rec.request, sent_s=now, arrival_s=done)
+        rec.request = rec.request.sent(now, done)
         self.env.at(done - now, self._deliver, rec)
 
     def _deliver(self, rec) -> None:

@@ -12,6 +12,7 @@ first iteration at which anything else could happen is the full loop's. The run 
 iteration for iteration and float for float (tests/test_sim_decode_run.py)."""
 from __future__ import annotations
 
+from .clock import run_until_mine
 from .scheduling.sequence import Batch
 
 
@@ -21,19 +22,22 @@ def decode_run(replica, scheduler) -> Waiting | None:
     which sequences finish or offer blocks is completed by the scheduler, and the run goes on.
 
     When another event (an arrival, most often) comes before the next decode-only iteration ends, that
-    iteration is still formed here (its blocks taken, as the scheduler would at its start) and returned
-    as a Waiting for Replica._run to wait out on the clock and complete: the scheduler would have formed the
-    same batch, since nothing else could join it at its start."""
+    iteration is still formed here (its blocks taken, as the scheduler would at its start: nothing else could
+    join it). The events while it runs are then made here, as the clock would make them while the engine waits
+    (clock.run_until_mine), and the scheduler completes it; where that cannot be (another process resumed with
+    this one must run first, or the run stops before it ends) it is returned as a Waiting for Replica._run to
+    wait out on the clock and complete."""
+    if replica.ahead:   # the step formed next, as Replica._run forms it: only requests that arrived before
+        scheduler.admit_before = scheduler.last_start   # the last step began join it (called as that step ends)
     if not scheduler.only_decodes():
         return None
-    rows_out: list = []   # this run's log rows (flat), stored at its end (no other iteration runs meanwhile)
-    times = replica.times
+    log = replica.log
     priced = [0]   # iteration prices looked up in this run's memo (counted as the times' hits)
     try:
-        return _run(replica, scheduler, replica.env, rows_out, priced)
+        return _run(replica, scheduler, replica.env, log.pending, priced)
     finally:
-        replica.log.extend(rows_out)
-        times.hits += priced[0]
+        log.settle()
+        replica.times.hits += priced[0]
 
 
 # A decode-only iteration formed at `start` that ends after another event: Replica._run waits `duration`
@@ -43,22 +47,28 @@ Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, wait
 
 
 def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | None:
+    """decode_run's loop: its log rows go to `rows_out` (the log's pending rows, flat), its memo hits to priced[0]."""
     bm, index, out, queue = replica.bm, replica.index, rows_out.extend, env.queue
     price, ends_append = replica.times.decode_span, scheduler.ends.append
     # Scheduler.take_due_blocks and .decoded, inlined (two calls a step were a third of this loop's cost): the
     # phase sets, the first-due counts and the step are the scheduler's own, stored back before it runs again.
     phases, aheads, ahead_n, size = scheduler.phases, scheduler.ahead, scheduler.ahead_n, bm.block_size
     inf = float("inf")
+    formed_ahead, queued = replica.ahead, scheduler.waiting
     hits = 0
     step = scheduler.step   # (moved only by decoded and complete below)
     visited = scheduler.visited
     now_s = env.now   # the clock, kept here and stored back before anything else reads it
     begun = None      # the start of the latest iteration this run completed
+    before = scheduler.admit_before   # the start of the iteration before the one formed next (ahead), else inf
     try:
         while True:   # (only_decodes holds)
+            # A waiting request held back only because it arrived after the step before began (ahead) joins the
+            # first step formed after one that began later: the full loop's (one formed ahead admits nothing else)
+            gate = queued[0].req.arrival_s if formed_ahead and queued and queued[0].req.arrival_s > before else inf
             decoding, rows, base = scheduler.decode_shape()   # fixed until sequences finish (a due step)
             running, waiting = len(scheduler.running), len(scheduler.waiting)
-            used = bm.used                           # (changes below only by the blocks taken)
+            used = bm.num_blocks - (bm.free + len(bm.evictable))   # (bm.used; changes below only by the blocks taken)
             # Read once until they can change: the step at which sequences finish or offer a block (only complete
             # moves it), the next event's time (the queue only by a wake-up), the last step of the current
             # price's bucket (the mean context grows with the step).
@@ -66,6 +76,8 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
             head = queue[0][0] if queue else inf
             last = -1
             while True:
+                if before >= gate:                   # the held-back request can join this one
+                    return
                 # the blocks due now, counted (Scheduler.take_due_blocks)
                 p = step % size
                 ahead = aheads[p]
@@ -90,17 +102,29 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                 start = now_s
                 end = start + duration
                 used += n                            # (taken exactly that many from the available)
-                if not end < head:                   # (env.peek) another event comes first: the clock's
-                    return start, duration, Batch(rows, base + decoding * step, decoding), \
-                        waiting, running
+                if not end < head:                   # (env.peek) another event comes first
+                    if env.held or not end < env.stop_at:   # the clock's: Replica._run waits it out
+                        return start, duration, Batch(rows, base + decoding * step, decoding), \
+                            waiting, running
+                    # the events while it runs are made here, as the clock would make them (state stored back
+                    # first; the rows logged so far are in the log already)
+                    env.now = now_s
+                    scheduler.step, scheduler.visited = step, visited
+                    if begun is not None:
+                        scheduler.last_start, scheduler.last_end = begun, now_s
+                    run_until_mine(env, end)
+                    used = bm.num_blocks - (bm.free + len(bm.evictable))   # (another engine's may have moved)
+                    head = -inf                      # (the events may have changed what runs next: look again)
                 now_s = end
                 begun = start
+                if formed_ahead:
+                    before = start
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     env.now = end
                     scheduler.step, scheduler.visited = step, visited
                     scheduler.complete(Batch(rows, base + decoding * step, decoding), end)
                     step, visited = scheduler.step, scheduler.visited
-                    out((index, start, duration, rows, 0, 0, bm.used, waiting,
+                    out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)), waiting,
                          running, 0, 0.0))
                     if replica.idle:
                         replica.wake()
@@ -111,8 +135,12 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                 if replica.idle:
                     env.now = end
                     replica.wake()
-                    head = queue[0][0] if queue else inf
+                    if head != -inf:
+                        head = queue[0][0] if queue else inf
+                if head == -inf:
+                    break
             scheduler.step, scheduler.visited = step, visited
+            scheduler.admit_before = before
             if not scheduler.only_decodes():
                 return
     finally:

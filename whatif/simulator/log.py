@@ -32,20 +32,23 @@ class IterationLog:
     running: queue lengths when it was formed; preempted: sequences it preempted; swap_s: seconds of
     it spent swapping KV to or from host memory."""
 
-    pending: list = field(default_factory=list)   # the latest iterations' values, row after row (flat)
+    pending: list = field(default_factory=list)   # the latest iterations' values, row after row (flat); a writer
+    #                                               may extend it directly with whole rows, then call settle()
     stored: dict = field(default_factory=lambda: {c: array(t) for c, t in zip(ITERATION_COLUMNS, TYPECODES)})
-    count: int = 0
 
     def append(self, *values) -> None:
         self.pending += values
-        self.count += 1
         if len(self.pending) >= FLUSH_VALUES:
             self._flush()
 
     def extend(self, values: list) -> None:
         """Append rows given flat: each row's values in ITERATION_COLUMNS' order, row after row."""
         self.pending += values
-        self.count += len(values) // WIDTH
+        if len(self.pending) >= FLUSH_VALUES:
+            self._flush()
+
+    def settle(self) -> None:
+        """After rows were added to `pending` directly: move them into the typed columns once there are many."""
         if len(self.pending) >= FLUSH_VALUES:
             self._flush()
 
@@ -65,4 +68,4 @@ class IterationLog:
         return self.stored
 
     def __len__(self) -> int:
-        return self.count
+        return len(self.stored["replica"]) + len(self.pending) // WIDTH

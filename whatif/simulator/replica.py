@@ -34,6 +34,8 @@ class Replica:
         pp = times.setup.parallel.pp
         blocks = times.kv_blocks if blocks is None else blocks
         self.group = group          # an attention-DP rank: the RankGroup that steps it (rank_group.py), else None
+        spec = times.setup.engine_spec
+        self.ahead = spec is not None and spec.cpu.overlapped   # the CPU forms each step while the last one runs
         self.bm = BlockManager(blocks, cfg.block_size, int(cfg.watermark * blocks), cfg.prefix_caching)
         self.waiting: deque[Seq] = deque()
         self.awaiting_kv: deque[Seq] = deque()
@@ -78,8 +80,7 @@ class Replica:
         env, times, bm, index, queued = self.env, self.times, self.bm, self.index, self.waiting
         schedule, complete, append = scheduler.schedule, scheduler.complete, self.log.append
         step_ahead, decodes = advance, decode_run   # (module names: the tests swap them)
-        spec = times.setup.engine_spec
-        ahead = spec is not None and spec.cpu.overlapped   # the CPU forms each step while the last one runs
+        ahead = self.ahead
         inf = float("inf")
         while True:
             scheduler.admit_before = scheduler.last_start if ahead and scheduler.last_end == env.now else inf
@@ -101,8 +102,9 @@ class Replica:
                 yield duration
             complete(batch, env.now)
             scheduler.last_start, scheduler.last_end = start, env.now
-            append(index, start, duration, rows, len(prefills), tokens, bm.used, waiting, running,
-                   batch.preempted, batch.swap_s)
+            used = bm.num_blocks - (bm.free + len(bm.evictable))   # (bm.used)
+            append(index, start, duration, rows, len(prefills), tokens, used, waiting, running, batch.preempted,
+                   batch.swap_s)
             if self.idle:
                 self.wake()   # blocks may have freed up for an idle virtual scheduler
             # decode-only iterations up to the next event in one loop, and the one that ends after it

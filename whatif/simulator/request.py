@@ -22,6 +22,38 @@ class Request:
                                  # the server's front end); None: sent at arrival_s
 
 
+    def sent(self, sent_s: float, arrival_s: float) -> Request:
+        """This request as a closed-loop client sends it: sent at `sent_s`, reaching the engine at `arrival_s`
+        (dataclasses.replace's result, built without its per-field calls: one is made per request)."""
+        out = object.__new__(Request)
+        values = vars(out)   # (a frozen dataclass's fields live in its __dict__; filled in its fields' order, it
+        for key, value in vars(self).items():   # shares its keys with the other requests, as __init__'s do)
+            values[key] = value
+        values["arrival_s"], values["sent_s"] = arrival_s, sent_s
+        return out
+
+
+def requests_from_columns(arrival: list, prompt: list, output: list, prefix_ids: list, prefix_tokens: list,
+                          shared_tokens: list) -> list[Request]:
+    """Request(i, arrival[i], prompt[i], ...) for each i, built without the frozen __init__'s per-field calls (a
+    workload makes up to millions)."""
+    new, out = object.__new__, []
+    append = out.append
+    for i, (a, p, o, pid, pt, st) in enumerate(zip(arrival, prompt, output, prefix_ids, prefix_tokens, shared_tokens)):
+        r = new(Request)
+        values = vars(r)   # (filled in the fields' order: the requests share their keys, as __init__'s do)
+        values["id"] = i
+        values["arrival_s"] = a
+        values["prompt"] = p
+        values["output"] = o
+        values["prefix_id"] = pid
+        values["prefix_tokens"] = pt
+        values["shared_tokens"] = st
+        values["sent_s"] = None
+        append(r)
+    return out
+
+
 @dataclass(eq=False, slots=True)   # (one per request: a million of them in a long run)
 class Record:
     """What happened to one request. Times are simulated seconds; None where it never got there."""

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import WhatifError, positive_int
 from ..specs.checks import integer, number
 from .length_profiles import LENGTH_PROFILES, LengthDist
-from .request import Request
+from .request import Request, requests_from_columns
 from .trace_files import check_trace_path, read_trace
 
 ARRIVALS = ("poisson", "gamma")
@@ -222,8 +222,8 @@ def _requests(arrival, prompt, output, prefix_ids, prefix_tokens, shared_tokens)
     """Request objects from columns already in arrival order; ids 0..n-1."""
     if prefix_ids is None:
         prefix_ids = [None] * len(arrival)
-    return list(map(Request, range(len(arrival)), arrival.tolist(), prompt.tolist(), output.tolist(), prefix_ids,
-                    prefix_tokens.tolist(), shared_tokens.tolist()))   # (map: no Python loop around the constructor)
+    return requests_from_columns(arrival.tolist(), prompt.tolist(), output.tolist(), prefix_ids,
+                                 prefix_tokens.tolist(), shared_tokens.tolist())
 
 
 

@@ -130,14 +130,15 @@ class Admission:
         """Whether an admission step would look the waiting queue's head up in the prefix cache (a lookup and its
         undoing change the cache's order, so that step is not a no-op)."""
         waiting = self.waiting
-        return bool(waiting) and self.bm.prefix_caching and waiting[0].req.prefix_id is not None
+        return bool(waiting) and self.bm.prefix_caching and waiting[0].req.prefix_id is not None \
+            and waiting[0].req.arrival_s <= self.admit_before   # (the admission steps stop before a later one)
 
     def _admissible_head(self) -> Seq | None:
         """The waiting queue's head, when nothing but its size stops an admission step taking it now."""
         waiting = self.waiting
         if not waiting or self.swapped_out or len(self.running) >= self.cfg.max_batch \
-                or not self._reservable(waiting[0]):
-            return None
+                or waiting[0].req.arrival_s > self.admit_before or not self._reservable(waiting[0]):
+            return None   # (admit_chunks and admit_whole stop at a head that arrived after the step was formed)
         return waiting[0]
 
     # ------------------------------------------------------------ coming back, coming in

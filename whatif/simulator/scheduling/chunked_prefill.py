@@ -15,5 +15,7 @@ class ChunkedPrefill(Policy):
         core.admit_chunks(batch, budget, now)
 
     def admits(self, core: Scheduler) -> bool:
+        if not core.waiting and not core.open_prefills:   # (asked after most decode steps: nothing to look at)
+            return False
         budget = core.decode_budget()
         return core.can_continue_prefills(budget) or core.can_admit_chunk(budget)

@@ -100,7 +100,7 @@ class Scheduler(Admission, DecodingSet):
         swapped = self.swapped_out
         if swapped and len(self.running) < self.cfg.max_batch and self.bm.can_allocate(swapped[0].swapped):
             return False   # (_swap_in)
-        if self._can_take_awaiting_kv():
+        if self.awaiting_kv and self._can_take_awaiting_kv():
             return False
         return not self.policy.admits(self)
 
@@ -161,11 +161,16 @@ class Scheduler(Admission, DecodingSet):
                 self._emit(s, end)
             elif not s.prefilling:   # a recomputed sequence one token short: that token is a decode's
                 self._enter(s)
+        if batch.prefill and self.open_prefills:   # drop the prompts done (continue_prefills would), so that
+            self.open_prefills = [(order, s) for order, s in self.open_prefills   # asking it costs nothing
+                                  if s.in_running and s.order == order and s.prefilling]
         if self.bm.prefix_caching:
             for s in offered:
-                self._publish(s)
+                if s.req.prefix_id is not None:   # (_publish's first test, before a call per sequence)
+                    self._publish(s)
             for s, _ in batch.prefill:
-                self._publish(s)
+                if s.req.prefix_id is not None:
+                    self._publish(s)
         if uniform and offered:
             decoding = self.decoding
             for s in offered:
@@ -204,7 +209,7 @@ class Scheduler(Admission, DecodingSet):
             self._finish(s, end)
             return
         s.total += 1
-        if s.generated == 1 and self.hooks.first_token(s, self):
+        if s.generated == 1 and self.hooks.hands_on and self.hooks.first_token(s, self):   # (only a prefill pool's)
             s.in_running = False
             self._unreserve(s)   # handed to the decode pool, which sets its own aside
             self.left.append(s)

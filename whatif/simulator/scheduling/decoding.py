@@ -18,6 +18,9 @@ from operator import itemgetter
 from .sequence import Batch, Seq
 
 
+INF = float("inf")
+
+
 class DecodingSet:
     """The core's decoding set (core.Scheduler inherits it): its state, set up by _init_decoding, and its steps.
     It reads the core's block pool (bm) and calls its _allocate (a block for one sequence, preempting) and
@@ -47,7 +50,7 @@ class DecodingSet:
 
     def next_event_step(self) -> float:
         """The step at which decoding sequences next finish or offer a block (inf: none decoding)."""
-        return self.dues[0][0] if self.dues else float("inf")
+        return self.dues[0][0] if self.dues else INF
 
     def take_due_blocks(self, step: int) -> int:
         """Give `step`'s phase its blocks, counted, not visited (uniform): one to each sequence due one now
