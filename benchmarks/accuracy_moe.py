@@ -2,8 +2,8 @@
 
     python benchmarks/accuracy_moe.py [--corpus PATH] [--write]
 
-Fused-MoE rows (the most-measured kernel per GPU) of each fitted block: vLLM's bf16 on every GPU; fp8 on B200
-(vLLM) and H100 (SGLang's block-FP8 Triton); NVFP4 on B200 only (validate/moe_fit.FITTED says why). A GPU's
+vLLM's fused-MoE rows (the most-measured kernel per GPU) of each fitted dtype: bf16 on every GPU; fp8 and NVFP4
+on B200 only (validate/moe_fit.FITTED_DTYPES says why), so those have no leave-one-GPU-out figure. A GPU's
 prediction is its datasheet peak and HBM bandwidth times dimensionless efficiencies plus a floor, so parameters
 transfer: in-sample (each GPU fitted on itself) and leave-one-GPU-out (fitted on the other three), MAPE /
 median / p90 % by GPU x token count (<= 128 / > 128). `--write` writes whatif/roofline/data/moe_fit.yaml.
@@ -40,14 +40,15 @@ def main(argv=None) -> int:
     import pandas as pd
     pd.set_option("display.width", 200)
     frame = load_family("moe", args.corpus)
-    rows = mf.block_rows(frame)
-    for block, r in rows.items():
+    rows = {dtype: mf.moe_rows(frame, dtype, gpus=gpus) for dtype, gpus in mf.FITTED_DTYPES.items()}
+    for dtype, r in rows.items():
+        if r.empty:
+            continue
         out = mf.insample_and_loo(r)
-        print(f"== fused MoE {block} (moe_fit.FITTED): % error by GPU x token count (in-sample | leave-one-GPU-out;"
-              " across kernels where a dtype's GPUs run different ones) ==")
+        print(f"== fused MoE, vLLM {dtype}: % error by GPU x token count (in-sample | leave-one-GPU-out) ==")
         print(table(out).to_string() + "\n")
     if args.write:
-        mf.write_fit(rows)
+        mf.write_fit({dtype: r for dtype, r in rows.items() if not r.empty})
         print("\nwrote whatif/roofline/data/moe_fit.yaml")
     return 0
 

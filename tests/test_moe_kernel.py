@@ -77,10 +77,9 @@ def test_accuracy_is_pinned(accuracy, column):
         assert np.isfinite(reached[gpu]) and reached[gpu] <= pinned + MARGIN, (column, gpu, reached[gpu])
 
 
-def test_quantized_expert_blocks_price_the_expert_gemms_of_their_architectures():
-    """fp8 fused-MoE blocks for Blackwell (vLLM's rows) and Hopper (SGLang's block-FP8 Triton rows), NVFP4 for
-    Blackwell (moe_fit.FITTED): a B200 or H100 fp8 expert GEMM takes its block; Ada's fp8 experts borrow
-    Hopper's, as an unfitted architecture's bf16 ones do, and say so."""
+def test_quantized_expert_blocks_are_blackwells_and_price_its_expert_gemms():
+    """fp8 / NVFP4 fused-MoE blocks are fitted on B200 only (moe_fit.FITTED_DTYPES): a B200 fp8 expert GEMM takes
+    the blackwell/fp8 fit; Hopper's fp8 experts keep the per-class model (no block, no borrowed one)."""
     from dataclasses import replace
     from whatif.roofline.efficiency import load_efficiency
     from whatif.roofline.kernel_timing import covers
@@ -88,15 +87,13 @@ def test_quantized_expert_blocks_price_the_expert_gemms_of_their_architectures()
     from whatif.roofline.timing import time_op
     from whatif.specs.hardware import load_system
     from whatif.specs.op_kinds import OpRole
-    assert {(b, e) for b, e, _, _ in mf.FITTED} == {("bf16", "vllm"), ("fp8", "vllm"), ("fp8", "sglang"),
-                                                     ("fp4", "vllm")}
+    assert set(mf.FITTED_DTYPES) == {"bfloat16", "fp8", "nvfp4"}
     assert moe.has_moe_fit("fp8", "blackwell") and moe.has_moe_fit("fp4", "blackwell")
-    assert moe.has_moe_fit("fp8", "hopper") and "has no fit: hopper's" in moe.moe_params("ada", "fp8").provenance
-    b200, h100, l40s = load_system("b200").gpu, load_system("h100-sxm").gpu, load_system("l40s").gpu
+    assert not moe.has_moe_fit("fp8", "hopper") and moe.has_moe_fit("bf16", "hopper")
+    b200, h100 = load_system("b200").gpu, load_system("h100-sxm").gpu
     base = gemm("experts", 64, 3072, 3072, 1, 1, "fp8", role=OpRole.EXPERT_UP)
     op = replace(base, shape=replace(base.shape, groups=16.0))   # 16 touched experts, 4 rows each
-    assert covers(op, b200) and covers(op, h100) and covers(op, l40s)
-    assert "sglang" not in moe.moe_params("blackwell", "fp8").provenance
+    assert covers(op, b200) and not covers(op, h100)
     p = moe.moe_params("blackwell", "fp8")
     assert "blackwell/fp8" in p.provenance
     assert time_op(op, b200, load_efficiency("default", b200)).time_s > p.floor_s / 2

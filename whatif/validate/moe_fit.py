@@ -4,7 +4,7 @@ A GPU's prediction is its datasheet peak (dtype) and HBM bandwidth times dimensi
 plus a floor in seconds, so leave-one-GPU-out (each corpus GPU is its own architecture) fits one
 pooled parameter set on the other GPUs and predicts the one left out. Rows: vLLM's fused-MoE rows of
 one dtype, the kernel with the most rows per GPU (B200 also has a FlashInfer-CUTLASS variant); bf16, fp8
-and NVFP4 each get their own blocks (FITTED says whose rows on which GPU).
+(ModelOpt per-tensor FP8 experts) and NVFP4 (B200 only) each get their own blocks.
 Least squares on log(predicted / measured) with collective_fit's numpy Levenberg-Marquardt.
 """
 from __future__ import annotations
@@ -18,25 +18,12 @@ from .collective_fit import _eff, _logit, levenberg_marquardt
 from .corpus import corpus_gpu
 
 # corpus dtype -> (weight bytes, activation bytes, whatif dtype): NVFP4 is 4 bits plus an fp8 scale per 16 elements
-# (fp8_block: a float scale per 128x128 weights and per 128 activations, left out)
-DTYPE_BYTES = {"bfloat16": (2.0, 2.0, "bf16"), "fp8": (1.0, 1.0, "fp8"), "fp8_block": (1.0, 1.0, "fp8"),
-               "nvfp4": (0.5625, 0.5625, "fp4")}
-# The blocks moe_fit.yaml holds: (block dtype, engine, corpus dtype, GPUs; None: all). vLLM's rows where they
-# are the kernel a deployment runs. Hopper's fp8 block is SGLang's Triton fused MoE over 128x128 block-FP8 (the
-# kernel family vLLM's Fp8MoEMethod runs block-FP8 checkpoints with): vLLM's H100 fp8 rows are ModelOpt's
-# FlashInfer-CUTLASS path, 2.5-3x slower than bf16 at every shape where SGLang's block-FP8 and TensorRT-LLM's fp8
-# rows are ~0.55x (a fit over vLLM's three GPUs missed by 64-222% leave-one-GPU-out). L40S's fp8 stays unfitted.
-FITTED = (("bf16", "vllm", "bfloat16", None), ("fp8", "vllm", "fp8", ("b200_sxm",)),
-          ("fp8", "sglang", "fp8_block", ("h100_sxm",)), ("fp4", "vllm", "nvfp4", ("b200_sxm",)))
-
-
-def block_rows(frame) -> dict:
-    """{block dtype: its rows, each GPU's from its FITTED entry}."""
-    import pandas as pd
-    out: dict = {}
-    for block, engine, dtype, gpus in FITTED:
-        out.setdefault(block, []).append(moe_rows(frame, dtype, engine, gpus))
-    return {block: pd.concat(parts, ignore_index=True) for block, parts in out.items()}
+DTYPE_BYTES = {"bfloat16": (2.0, 2.0, "bf16"), "fp8": (1.0, 1.0, "fp8"), "nvfp4": (0.5625, 0.5625, "fp4")}
+# The dtypes moe_fit.yaml holds blocks of, and the GPUs each is fitted on (None: all). The quantized blocks are
+# Blackwell's only: the corpus's H100 fp8 rows are ModelOpt's FlashInfer-CUTLASS path, 2.5-3x slower than bf16
+# at every shape, and L40S's are Triton's; deployments of the block-FP8 checkpoints run other kernels there
+# (assumed), so those rows would teach a fit the wrong kernel (leave-one-GPU-out over the three: 64-222%).
+FITTED_DTYPES = {"bfloat16": None, "fp8": ("b200_sxm",), "nvfp4": ("b200_sxm",)}
 
 
 def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
@@ -108,11 +95,11 @@ HEADER = """# Fused-MoE model parameters (whatif/roofline/kernel_models/moe.py),
 """
 
 
-def fit_document(rows_by_block: dict) -> dict:
-    """One block per architecture x dtype: {block dtype: rows} (block_rows) -> the moe_fit.yaml document."""
+def fit_document(rows_by_dtype: dict) -> dict:
+    """One block per architecture x dtype: {corpus dtype: rows} -> the moe_fit.yaml document."""
     blocks = {}
-    for block, rows in rows_by_block.items():
-        blocks.update(_dtype_blocks(rows, block))
+    for dtype, rows in rows_by_dtype.items():
+        blocks.update(_dtype_blocks(rows, dtype))
     return {"provenance": "fitted", "blocks": blocks}
 
 
@@ -121,20 +108,19 @@ def _dtype_blocks(rows, dtype: str) -> dict:
     for gpu, group in rows.groupby("gpu"):
         arch = corpus_gpu(gpu).arch
         p = fit_moe(group)
-        blocks[f"{arch}/{dtype}"] = {
+        blocks[f"{arch}/{DTYPE_BYTES[dtype][2]}"] = {
             "floor_s": float(f"{p.floor_s:.4g}"), "compute_eff": float(f"{p.compute_eff:.4g}"),
             "memory_eff": float(f"{p.memory_eff:.4g}"), "smooth": float(f"{p.smooth:.4g}"),
             "l2_speedup": float(f"{p.l2_speedup:.4g}"), "provenance": "fitted",
-            "fitted_on": {"gpu": gpu, "engine": str(group["framework"].iloc[0]), "rows": int(len(group)),
-                          "version": str(group["version"].iloc[0]),
+            "fitted_on": {"gpu": gpu, "rows": int(len(group)), "version": str(group["version"].iloc[0]),
                           "kernel_source": str(group["kernel_source"].iloc[0])}}
     return blocks
 
 
-def write_fit(rows_by_block: dict, path=None) -> dict:
+def write_fit(rows_by_dtype: dict, path=None) -> dict:
     import yaml
     from ..roofline.kernel_models.moe import FIT_FILE
-    doc = fit_document(rows_by_block)
+    doc = fit_document(rows_by_dtype)
     (path or FIT_FILE).write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, width=110))
     precompiled.refresh(path or FIT_FILE)
     return doc

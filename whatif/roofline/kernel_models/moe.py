@@ -134,7 +134,7 @@ def _blocks() -> dict:
 
 def has_moe_fit(dtype: str, arch: str | None = None) -> bool:
     """Whether some architecture (`arch`: this one, or the default it falls back to) has a fused-MoE fit of
-    this dtype (validate/moe_fit.FITTED: fp8 on Blackwell and Hopper, NVFP4 on Blackwell)."""
+    this dtype. The quantized blocks are Blackwell's only (validate/moe_fit.FITTED_DTYPES)."""
     if arch is None:
         return any(k.split("/")[1] == dtype for k in _blocks())
     try:
