@@ -2,9 +2,10 @@
 
     python benchmarks/accuracy_moe.py [--corpus PATH] [--write]
 
-vLLM's bf16 fused-MoE rows (the most-measured kernel per GPU). A GPU's prediction is its datasheet
-peak and HBM bandwidth times dimensionless efficiencies plus a floor, so parameters transfer:
-in-sample (each GPU fitted on itself) and leave-one-GPU-out (fitted on the other three), MAPE /
+vLLM's fused-MoE rows (the most-measured kernel per GPU) of each fitted dtype: bf16 on every GPU; fp8 and NVFP4
+on B200 only (validate/moe_fit.FITTED_DTYPES says why), so those have no leave-one-GPU-out figure. A GPU's
+prediction is its datasheet peak and HBM bandwidth times dimensionless efficiencies plus a floor, so parameters
+transfer: in-sample (each GPU fitted on itself) and leave-one-GPU-out (fitted on the other three), MAPE /
 median / p90 % by GPU x token count (<= 128 / > 128). `--write` writes whatif/roofline/data/moe_fit.yaml.
 """
 from __future__ import annotations
@@ -36,14 +37,18 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="folder with moe.parquet or moe.csv.gz")
     ap.add_argument("--write", action="store_true", help="write whatif/roofline/data/moe_fit.yaml")
     args = ap.parse_args(argv)
-    rows = mf.moe_rows(load_family("moe", args.corpus))
-    out = mf.insample_and_loo(rows)
     import pandas as pd
     pd.set_option("display.width", 200)
-    print("== fused MoE, vLLM bf16: % error by GPU x token count (in-sample | leave-one-GPU-out) ==")
-    print(table(out).to_string())
+    frame = load_family("moe", args.corpus)
+    rows = {dtype: mf.moe_rows(frame, dtype, gpus=gpus) for dtype, gpus in mf.FITTED_DTYPES.items()}
+    for dtype, r in rows.items():
+        if r.empty:
+            continue
+        out = mf.insample_and_loo(r)
+        print(f"== fused MoE, vLLM {dtype}: % error by GPU x token count (in-sample | leave-one-GPU-out) ==")
+        print(table(out).to_string() + "\n")
     if args.write:
-        mf.write_fit(rows)
+        mf.write_fit({dtype: r for dtype, r in rows.items() if not r.empty})
         print("\nwrote whatif/roofline/data/moe_fit.yaml")
     return 0
 

@@ -88,3 +88,32 @@ def test_an_mla_model_keeps_its_kv_write_ops():
     ops = pass_ops(pass_context(model, ForwardBatch.decode(8, 1000), par, sc.precision, 0))
     assert OpRole.KV_WRITE in roles(ops)
     assert roles(engine_ops(ops, engine_spec("trtllm"))) == roles(ops)
+
+
+def model_ops(model: str, tp: int, precision: Precision = FP8):
+    sc = Scenario(model=model, hardware="h100-sxm", gpus=tp, precision=precision)
+    spec, _, par, _ = sc.resolve()
+    return spec, pass_ops(pass_context(spec, ForwardBatch.decode(8, 1000), par, sc.precision, 0))
+
+
+def test_trtllm_fuses_each_tp_all_reduce_with_the_residual_the_next_norm_and_its_quantize():
+    """TensorRT-LLM's LlamaDecoderLayer (hidden > 4096, TP): the all-reduces add the residual, apply the next
+    RMSNorm and write the next GEMM's fp8 input; the kernels they replace do not run."""
+    spec, ops = model_ops("llama-3.1-70b", 2)
+    fused = engine_ops(ops, engine_spec("trtllm"), spec)
+    gone = {OpRole.ATTN_RESIDUAL, OpRole.POST_ATTN_NORM, OpRole.MLP_RESIDUAL, OpRole.INPUT_NORM}
+    assert gone <= roles(ops) and not gone & roles(fused)
+    assert len(fused) == len(ops) - 4 - 2   # (and the attention operator's RoPE and KV write)
+    assert {op.role for op in fused if op.input_quantized} == {OpRole.QKV_PROJ, OpRole.O_PROJ, OpRole.MLP_UP}
+    assert engine_ops(ops, engine_spec("vllm"), spec) == ops   # vLLM runs them as the graph has them
+    # no TP all-reduce (TP 1), or a hidden size of 4096 (Llama-3.1-8B): nothing fused beyond the attention operator
+    for model, tp in (("llama-3.1-70b", 1), ("llama-3.1-8b", 2)):
+        spec, ops = model_ops(model, tp)
+        assert roles(engine_ops(ops, engine_spec("trtllm"), spec)) == roles(ops) - {OpRole.ROPE, OpRole.KV_WRITE}
+
+
+def test_a_bad_allreduce_norm_fusion_names_the_field():
+    data = read_yaml(VERSION_DIR.parent / "trtllm.yaml")
+    data["kernels"]["allreduce_norm_fusion"] = {**data["kernels"]["allreduce_norm_fusion"], "value": {"families": []}}
+    with pytest.raises(WhatifError, match="allreduce_norm_fusion: expected a mapping with families"):
+        engine_from_mapping(data, "bad.yaml")

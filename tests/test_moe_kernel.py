@@ -75,3 +75,25 @@ def test_accuracy_is_pinned(accuracy, column):
     reached = ape.groupby(accuracy["gpu"]).mean().to_dict()
     for gpu, pinned in PINNED[column].items():
         assert np.isfinite(reached[gpu]) and reached[gpu] <= pinned + MARGIN, (column, gpu, reached[gpu])
+
+
+def test_quantized_expert_blocks_are_blackwells_and_price_its_expert_gemms():
+    """fp8 / NVFP4 fused-MoE blocks are fitted on B200 only (moe_fit.FITTED_DTYPES): a B200 fp8 expert GEMM takes
+    the blackwell/fp8 fit; Hopper's fp8 experts keep the per-class model (no block, no borrowed one)."""
+    from dataclasses import replace
+    from whatif.roofline.efficiency import load_efficiency
+    from whatif.roofline.kernel_timing import covers
+    from whatif.roofline.ops import gemm
+    from whatif.roofline.timing import time_op
+    from whatif.specs.hardware import load_system
+    from whatif.specs.op_kinds import OpRole
+    assert set(mf.FITTED_DTYPES) == {"bfloat16", "fp8", "nvfp4"}
+    assert moe.has_moe_fit("fp8", "blackwell") and moe.has_moe_fit("fp4", "blackwell")
+    assert not moe.has_moe_fit("fp8", "hopper") and moe.has_moe_fit("bf16", "hopper")
+    b200, h100 = load_system("b200").gpu, load_system("h100-sxm").gpu
+    base = gemm("experts", 64, 3072, 3072, 1, 1, "fp8", role=OpRole.EXPERT_UP)
+    op = replace(base, shape=replace(base.shape, groups=16.0))   # 16 touched experts, 4 rows each
+    assert covers(op, b200) and not covers(op, h100)
+    p = moe.moe_params("blackwell", "fp8")
+    assert "blackwell/fp8" in p.provenance
+    assert time_op(op, b200, load_efficiency("default", b200)).time_s > p.floor_s / 2

@@ -33,6 +33,10 @@ from .ops import Op, OpClass, OpRole
 # are sourced for fp8 inputs). The NVFP4 fits carry a quantization term too, but no profile sources an fp4
 # producer, so an fp4 GEMM always pays its fitted quantize.
 QUANTIZED_GEMM_DTYPES = ("fp8",)
+# An all-reduce fused with the next norm writes its GEMM's input in fp8 or NVFP4 (AllReduceFusionOp's QUANT_FP8 and
+# QUANT_NVFP4 epilogues), and the ops it does itself: the residual add and the norm after each TP all-reduce.
+FUSED_AFTER_ALLREDUCE = {OpRole.ATTN_ALLREDUCE: (OpRole.ATTN_RESIDUAL, OpRole.POST_ATTN_NORM, OpRole.MLP_UP),
+                         OpRole.MLP_ALLREDUCE: (OpRole.MLP_RESIDUAL, OpRole.INPUT_NORM, OpRole.QKV_PROJ)}
 
 
 def is_gqa_decode(op: Op) -> bool:
@@ -52,27 +56,62 @@ def unshared_gqa_decode(op: Op) -> Op:
                    formula=op.formula + f"; no GQA sharing in this engine version: the cache read {g:g}x")
 
 
-def engine_ops(ops, engine: EngineSpec | None):
-    """The pass's ops as this engine version runs them."""
+def engine_ops(ops, engine: EngineSpec | None, model=None):
+    """The pass's ops as this engine version runs them (`model`: the ModelSpec, for fusions it conditions)."""
     if engine is None:
         return ops
-    ops = fused_ops(ops, engine)
+    ops = fused_ops(ops, engine, model)
     if engine.gqa_decode_shares_kv and engine.gqa_decode_max_group == 0:
         return ops
     return [as_run(op, engine) for op in ops]
 
 
-def fused_ops(ops, engine: EngineSpec | None):
+def fused_ops(ops, engine: EngineSpec | None, model=None):
     """The ops less those the engine's attention operator does itself (its fitted time includes them), each
-    fp8 GEMM whose input the engine's preceding kernel writes quantized marked so."""
+    fp8 GEMM whose input the engine's preceding kernel writes quantized marked so; less those its TP all-reduce
+    does itself where it fuses the next norm for `model` (allreduce_fused)."""
     if engine is None:
         return ops
+    if fuses_allreduce_norm(engine, model):
+        ops = allreduce_fused(ops)
     if engine.attention_includes and not any(op.role == OpRole.MLA_ATTENTION for op in ops):
         ops = [op for op in ops if not (op.role is not None and op.role.value in engine.attention_includes)]
     if not engine.quantized_gemm_inputs:
         return ops
     return [replace(op, input_quantized=True, formula=f"{op.formula}; fp8 input written by the kernel before it "
                     "(no quantization kernel)") if takes_quantized_input(op, engine) else op for op in ops]
+
+
+def fuses_allreduce_norm(engine: EngineSpec, model) -> bool:
+    """Whether the engine's TP all-reduces also add the residual, apply the next RMSNorm and quantize the next
+    GEMM's input for this model (kernels.allreduce_norm_fusion: its families, from its hidden size)."""
+    if not engine.allreduce_norm_fusion or model is None:
+        return False
+    families, min_hidden = engine.allreduce_norm_fusion
+    return model.family in families and model.hidden_size >= min_hidden
+
+
+def allreduce_fused(ops) -> list:
+    """A TP layer's ops where each all-reduce adds the residual, applies the next RMSNorm and writes the next
+    GEMM's input quantized (TensorRT-LLM's LlamaDecoderLayer PRE_/POST_MLP_FUSION): the residual and norm ops after
+    it are not run and that GEMM (fp8 or fp4) runs no quantization kernel. (The first layer's input norm, which
+    no all-reduce precedes, is fused with the rest: one norm of a pass.)"""
+    present = {op.role for op in ops if op.op_class == OpClass.COMM}
+    dropped, quantized = set(), set()
+    for reduce, (residual, norm, gemm) in FUSED_AFTER_ALLREDUCE.items():
+        if reduce in present:
+            dropped |= {residual, norm}
+            quantized.add(gemm)
+    out = []
+    for op in ops:
+        if op.role in dropped and op.op_class != OpClass.GEMM:
+            continue
+        if (op.role in quantized and op.op_class == OpClass.GEMM and op.dtype in ("fp8", "fp4")
+                and not op.input_quantized):
+            op = replace(op, input_quantized=True, formula=f"{op.formula}; input written quantized by the fused "
+                         "all-reduce + residual + RMSNorm kernel before it")
+        out.append(op)
+    return out
 
 
 def takes_quantized_input(op: Op, engine: EngineSpec) -> bool:

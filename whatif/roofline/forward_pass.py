@@ -47,7 +47,7 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassT
         ctx = pass_context(model, batch, par, prec, stage, transform_kv=techs.kv, shared_prefix=shared_prefix,
                            host=host, sm_count=int(gpu.sm_count.value))
         layers = ctx.layers
-        ops = engine_ops(pass_ops(ctx, techs), setup.engine_spec)
+        ops = engine_ops(pass_ops(ctx, techs), setup.engine_spec, ctx.model)
         if placement:
             ops = placement_ops(ops, ctx, placement, paths)
         times = priced_modules(tuple(time_op(op, gpu, eff, system.gpu_link, paths) for op in ops), setup, batch)

@@ -115,6 +115,16 @@ def kv_cache_write(elements: float, stored_bytes: float, prec: Precision, count:
     return replace(op, shape=replace(op.shape, kv_write_bytes=elements * stored_bytes))
 
 
+def qk_layer_norm(tokens: float, width: float, tp: int, a: float, prec: Precision, count: int) -> list[Op]:
+    """RMSNorm over the whole q and k projections of a token: one kernel over this GPU's q and k columns, and
+    under attention TP an all-reduce of the two fp32 sums of squares per token (the norm spans every rank)."""
+    ops = [streaming("qk_norm", OpClass.NORM, tokens * width, reads=1, writes=1, flops_per_element=NORM_FLOPS,
+                     elem_bytes=a, dtype=prec.activation, count=count, role=OpRole.QK_NORM)]
+    if tp > 1:
+        ops.append(comm_op("qk_norm_allreduce", "all_reduce", tokens * 2 * 4.0, tp, count, OpRole.QK_NORM_ALLREDUCE))
+    return ops
+
+
 def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
                     count: int, techs: TechniqueSet = NONE, kv: KVFormat | None = None,
                     spec: LayerSpec = FULL_LAYER) -> list[Op]:
@@ -132,6 +142,8 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
         gate = heads * model.head_dim if model.attention_output_gate else 0   # q_proj also emits the gate
         ops.append(weight_gemm("qkv_proj", tokens, (heads + 2 * kvh) * model.head_dim + gate, d, proj, count,
                                        OpRole.QKV_PROJ))
+        if model.qk_layer_norm:
+            ops += qk_layer_norm(tokens, (heads + kvh) * model.head_dim, t, a, prec, count)
         if model.position == "rope" and spec.rope:
             ops.append(streaming("rope", OpClass.ROPE, tokens * (heads + kvh) * model.head_dim, reads=1, writes=1,
                                  flops_per_element=ROPE_FLOPS, elem_bytes=a, dtype=prec.activation, count=count,

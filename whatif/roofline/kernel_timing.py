@@ -15,10 +15,10 @@ measured; here they take the op's own work, so a technique that changes an op's 
 - decode attention: the model at the op's sequences and longest context (split-KV work items, SM
   occupancy, GQA rows padded to the tensor-core tile), its terms rescaled to the op's FLOPs and bytes;
 - collectives: NCCL's protocols / NVLS / the engine's custom all-reduce (kernel_models/collectives);
-- grouped MoE expert GEMMs (bf16): the fused-MoE model's fitted efficiencies (data/moe_fit.yaml,
-  vLLM's fused MoE, per architecture) on the op's own FLOPs, with each touched expert's rows padded
-  to the grouped GEMM's M tile, and its HBM bytes; each of the two GEMMs of the fused layer takes half
-  the fitted floor (the activation between them is priced per class). The fit's warm-L2 speed-up is
+- grouped MoE expert GEMMs (bf16; fp8 and NVFP4 on Blackwell): the fused-MoE model's fitted efficiencies
+  (data/moe_fit.yaml, vLLM's fused MoE, per architecture x dtype) on the op's own FLOPs, with each touched
+  expert's rows padded to the grouped GEMM's M tile, and its HBM bytes; each of the two GEMMs of the fused layer
+  takes half the fitted floor (the activation between them is priced per class). The fit's warm-L2 speed-up is
   a property of the corpus's back-to-back replays, not of a model whose layers evict each other's
   experts, and is not applied.
 - absorbed MLA decode (DeepSeek): the MLA decode fit (kernel_models/mla.py) at the op's sequences,
@@ -54,7 +54,7 @@ def covers(op: Op, gpu) -> bool:
     """Whether a kernel model prices this op (else the per-class model does)."""
     if op.op_class == OpClass.GEMM:
         if op.shape.groups != 1.0:
-            return op.role in EXPERT_GEMMS and op.dtype in gpu.peak and has_moe_fit(op.dtype)
+            return op.role in EXPERT_GEMMS and op.dtype in gpu.peak and has_moe_fit(op.dtype, gpu.arch)
         return op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
     if is_mla_decode(op):
         s = op.shape
@@ -319,5 +319,8 @@ def kernel_provenance(gpu, engine: str) -> str:
         prov = params_for(op, gpu.arch, "bf16", engine).provenance
         parts.append(f"{label} {prov.split(' (aiconfigurator corpus')[0]}")
     moe = moe_params(gpu.arch, "bf16").provenance
+    quantized = [d for d in ("fp8", "fp4") if d in gpu.peak and has_moe_fit(d, gpu.arch)]
+    if quantized:
+        moe += "; " + ", ".join(f"({d}) {moe_params(gpu.arch, d).provenance}" for d in quantized)
     return ("; ".join(parts) + f" (aiconfigurator corpus); MoE expert GEMMs (bf16) {moe} (data/moe_fit.yaml); "
             "collectives per link generation (data/collective_fit.yaml)")

@@ -3,7 +3,7 @@
 An EngineSpec holds the scheduler's limits (sequences and tokens per step, KV block size, prefix caching), which
 decode batches run as captured CUDA graphs (a batch is padded up to the next captured size; larger ones and prefills
 run eagerly), the CPU's work per step and whether it overlaps the GPU, and how the engine decides its KV cache's
-size. Every number in a profile carries its unit, provenance and source (`EngineSpec.sources`, for reports)."""
+size. Every profile number carries its unit, provenance and source (`EngineSpec.sources`, for reports)."""
 from __future__ import annotations
 
 import bisect
@@ -21,12 +21,11 @@ VERSION_DIR = ENGINE_DIR / "versions"
 PROVENANCES = ("documented", "measured", "assumed")
 ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see EngineMemory)
 GIB = 2 ** 30
-OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity",
-                 "priority", "prefix_caching")   # may be left out
+OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity", "priority",
+                 "prefix_caching")   # may be left out
 CAPACITY = ("on-demand", "reserve")   # KV blocks as tokens need them (preempting when out), or reserved at admission
-# Without chunked prefill, how a step takes whole prompts: prefill steps first, decodes waiting (vLLM V0); the
-# running batch drained first (request-level); or mixed, prompts beside the decodes within the token budget
-# (TensorRT-LLM's inflight batching without chunked context)
+# Without chunked prefill, how a step takes whole prompts: prefill steps first, decodes waiting (vLLM V0); the running
+# batch drained first (request-level); or mixed, beside the decodes in the token budget (TensorRT-LLM inflight batching)
 PRIORITIES = ("prefill", "decode", "mixed")
 
 
@@ -110,6 +109,7 @@ class EngineSpec:
     eager_launch_by_arch: tuple[tuple[str, float], ...] = ()   # (GPU architecture, the same on its hosts)
     quantized_gemm_inputs: frozenset = frozenset()   # GEMM roles (or "all") whose fp8 input its producer writes
     attention_includes: frozenset = frozenset()   # op roles its attention operator does itself (RoPE, KV write)
+    allreduce_norm_fusion: tuple = ()     # ((families), min hidden size): TP all-reduce + residual + norm + quant
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
     holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))

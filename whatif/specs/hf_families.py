@@ -68,6 +68,7 @@ def gpt_oss(c: HFConfig) -> dict:
 def minimax_m2(c: HFConfig) -> dict:
     """MiniMax-M2.x: GQA full attention, every layer a 256-expert top-8 MoE (no shared expert)."""
     d = decoder(c)
+    d["qk_layer_norm"] = c.flag("use_qk_norm", False) and c.raw.get("qk_norm_type") == "per_layer"
     shared = c.opt_int("shared_intermediate_size", 0, minimum=0)
     d["moe"] = dict(num_experts=c.req("num_local_experts"), experts_per_token=c.req("num_experts_per_tok"),
                     expert_intermediate_size=d["intermediate_size"], shared_experts=1 if shared else 0,

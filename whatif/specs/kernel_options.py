@@ -8,7 +8,10 @@
 - `attention_includes`: ops its attention operator does itself, timed within its fitted kernel (RoPE, the KV
   append), so the graph's own ops for them are not run;
 - `quantized_gemm_inputs`: GEMMs (roles, or all) whose fp8 input the kernel before them writes quantized, so
-  no quantization kernel runs.
+  no quantization kernel runs;
+- `allreduce_norm_fusion`: {families, min_hidden_size}: for a TP-sharded decoder layer of those model families
+  with a hidden size of at least that, each TP all-reduce also adds the residual, applies the next RMSNorm and
+  writes the next GEMM's fp8/fp4 input (TensorRT-LLM's AllReduceFusionOp), so those kernels do not run.
 Absent keys keep the defaults: the engine's own fits, shared GQA reads, the GPU profile's launch cost, nothing
 fused."""
 from __future__ import annotations
@@ -19,7 +22,7 @@ from .checks import boolean, integer, number
 from .hardware import ARCHS
 
 KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "gqa_decode_max_group", "eager_launch_s", "eager_launch_by_arch",
-               "attention_includes", "quantized_gemm_inputs"}
+               "attention_includes", "quantized_gemm_inputs", "allreduce_norm_fusion"}
 # What an attention operator can do before its kernel (TensorRT-LLM's QKV preprocessing: RoPE, the KV append).
 ATTENTION_CAN_INCLUDE = (OpRole.ROPE.value, OpRole.KV_WRITE.value)
 # The dense GEMMs whose input a preceding kernel can write in fp8 (the grouped expert GEMMs have their own fit).
@@ -47,7 +50,20 @@ def kernel_options(sec: dict, where: str, read) -> dict:
     if "quantized_gemm_inputs" in sec:
         out["quantized_gemm_inputs"] = roles(read("quantized_gemm_inputs"), f"{where}.quantized_gemm_inputs",
                                              GEMM_ROLES)
+    if "allreduce_norm_fusion" in sec:
+        out["allreduce_norm_fusion"] = norm_fusion(read("allreduce_norm_fusion"), f"{where}.allreduce_norm_fusion")
     return out
+
+
+def norm_fusion(raw, where: str) -> tuple[tuple[str, ...], int]:
+    """(model families, smallest hidden size) from {families: [...], min_hidden_size: N}."""
+    if not isinstance(raw, dict) or set(raw) != {"families", "min_hidden_size"}:
+        raise WhatifError(f"{where}: expected a mapping with families (a list of model families) and "
+                          "min_hidden_size (an integer)")
+    families = raw["families"]
+    if not isinstance(families, list) or not families or not all(isinstance(f, str) and f for f in families):
+        raise WhatifError(f"{where}.families: expected a non-empty list of model family names")
+    return tuple(families), integer(raw["min_hidden_size"], f"{where}.min_hidden_size", 1, 1 << 20, "hidden units")
 
 
 def by_arch(raw, where: str) -> tuple[tuple[str, float], ...]:

@@ -12,7 +12,7 @@ from .model_layers import (FFN_KINDS, MIXER_KINDS, STATE_DTYPE_BYTES, EncoderSpe
 SUB_SPECS = {"moe": MoESpec, "mla": MLASpec, "indexer": IndexerSpec, "linear_attention": LinearAttentionSpec,
              "mamba": MambaSpec, "encoder": EncoderSpec}
 LAYER_FIELDS = ("layer_types", "ffn_types", "nope_layers", "sliding_window", "attention_chunk_size",
-                "attention_sinks", "attention_output_gate", "sandwich_norm", "attn_logit_softcapping",
+                "attention_sinks", "attention_output_gate", "qk_layer_norm", "sandwich_norm", "attn_logit_softcapping",
                 "final_logit_softcapping")
 _BOUNDS = {"num_experts": MAX_HEADS, "experts_per_token": MAX_HEADS, "shared_experts": MAX_HEADS,
            "first_dense_layers": MAX_LAYERS, "moe_layer_frequency": MAX_LAYERS, "moe_layer_offset": MAX_LAYERS,
@@ -80,7 +80,7 @@ def layer_fields(data: dict, where: str) -> dict:
     for key in ("sliding_window", "attention_chunk_size"):
         if key in data:
             out[key] = integer(data.pop(key), f"{where}.{key}", 0, MAX_TOKENS, "tokens")
-    for key in ("attention_sinks", "attention_output_gate", "sandwich_norm"):
+    for key in ("attention_sinks", "attention_output_gate", "qk_layer_norm", "sandwich_norm"):
         if key in data:
             out[key] = boolean(data.pop(key), f"{where}.{key}")
     for key in ("attn_logit_softcapping", "final_logit_softcapping"):

@@ -52,6 +52,7 @@ class ModelSpec:
     attention_chunk_size: int = 0      # tokens of a chunked-local layer's chunk
     attention_sinks: bool = False      # a learned sink logit per head (gpt-oss): num_heads weights a layer
     attention_output_gate: bool = False   # a sigmoid gate on the attention output (Qwen3-Next): q_proj x2
+    qk_layer_norm: bool = False        # RMSNorm over all of q and all of k (MiniMax-M2 qk_norm_type per_layer)
     sandwich_norm: bool = False        # a norm before and after each half (Gemma 2/3): 4 a layer
     attn_logit_softcapping: float = 0.0    # tanh cap on attention scores (elementwise; not priced apart)
     final_logit_softcapping: float = 0.0   # tanh cap on the logits

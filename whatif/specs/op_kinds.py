@@ -59,6 +59,8 @@ class OpRole(_StrEnum):
     SUFFIX_ATTENTION = "suffix_attention"                 # prefix sharing: each sequence against its own suffix
     O_PROJ = "o_proj"
     ATTN_GATE = "attn_gate"          # gated attention output (Qwen3-Next): sigmoid(gate) * attention output
+    QK_NORM = "qk_norm"              # RMSNorm over the whole q and k projections (MiniMax-M2)
+    QK_NORM_ALLREDUCE = "qk_norm_allreduce"   # its sums of squares summed over the attention TP ranks
     SPARSE_INDEXER = "sparse_indexer"    # DSA: the lightning indexer's scores over every cached token
     INDEXER_TOPK = "indexer_topk"    # DSA: the top-k tokens picked from those scores
     LINEAR_ATTENTION = "linear_attention"  # Gated DeltaNet's recurrence (a state, no KV cache)

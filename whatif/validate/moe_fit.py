@@ -3,7 +3,8 @@
 A GPU's prediction is its datasheet peak (dtype) and HBM bandwidth times dimensionless efficiencies,
 plus a floor in seconds, so leave-one-GPU-out (each corpus GPU is its own architecture) fits one
 pooled parameter set on the other GPUs and predicts the one left out. Rows: vLLM's fused-MoE rows of
-one dtype, the kernel with the most rows per GPU (B200 also has a FlashInfer-CUTLASS variant).
+one dtype, the kernel with the most rows per GPU (B200 also has a FlashInfer-CUTLASS variant); bf16, fp8
+(ModelOpt per-tensor FP8 experts) and NVFP4 (B200 only) each get their own blocks.
 Least squares on log(predicted / measured) with collective_fit's numpy Levenberg-Marquardt.
 """
 from __future__ import annotations
@@ -16,12 +17,21 @@ from ..specs import precompiled
 from .collective_fit import _eff, _logit, levenberg_marquardt
 from .corpus import corpus_gpu
 
-DTYPE_BYTES = {"bfloat16": (2.0, 2.0, "bf16"), "fp8": (1.0, 1.0, "fp8")}
+# corpus dtype -> (weight bytes, activation bytes, whatif dtype): NVFP4 is 4 bits plus an fp8 scale per 16 elements
+DTYPE_BYTES = {"bfloat16": (2.0, 2.0, "bf16"), "fp8": (1.0, 1.0, "fp8"), "nvfp4": (0.5625, 0.5625, "fp4")}
+# The dtypes moe_fit.yaml holds blocks of, and the GPUs each is fitted on (None: all). The quantized blocks are
+# Blackwell's only: the corpus's H100 fp8 rows are ModelOpt's FlashInfer-CUTLASS path, 2.5-3x slower than bf16
+# at every shape, and L40S's are Triton's; deployments of the block-FP8 checkpoints run other kernels there
+# (assumed), so those rows would teach a fit the wrong kernel (leave-one-GPU-out over the three: 64-222%).
+FITTED_DTYPES = {"bfloat16": None, "fp8": ("b200_sxm",), "nvfp4": ("b200_sxm",)}
 
 
-def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm"):
-    """One engine's rows of one dtype, the most-measured kernel per GPU, with ideal times attached."""
+def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
+    """One engine's rows of one dtype (on `gpus`, None: all), the most-measured kernel per GPU, with ideal
+    times attached."""
     rows = frame[(frame["framework"] == engine) & (frame["moe_dtype"] == dtype)]
+    if gpus is not None:
+        rows = rows[rows["gpu"].isin(gpus)]
     main = rows.groupby(["gpu", "kernel_source"]).size().reset_index().sort_values(0).groupby("gpu").tail(1)
     rows = rows.merge(main[["gpu", "kernel_source"]], on=["gpu", "kernel_source"])
     w_bytes, a_bytes, peak_key = DTYPE_BYTES[dtype]
@@ -68,8 +78,9 @@ def insample_and_loo(rows):
     out["loo_s"] = np.nan
     for gpu in sorted(set(rows["gpu"])):
         mine = rows["gpu"] == gpu
-        for column, fitted in (("insample_s", fit_moe(rows[mine])), ("loo_s", fit_moe(rows[~mine]))):
-            out.loc[mine, column] = _times(rows[mine], fitted)
+        out.loc[mine, "insample_s"] = _times(rows[mine], fit_moe(rows[mine]))
+        if (~mine).any():   # (a dtype measured on one GPU has no leave-one-out figure)
+            out.loc[mine, "loo_s"] = _times(rows[mine], fit_moe(rows[~mine]))
     return out
 
 
@@ -84,7 +95,15 @@ HEADER = """# Fused-MoE model parameters (whatif/roofline/kernel_models/moe.py),
 """
 
 
-def fit_document(rows, dtype: str = "bfloat16") -> dict:
+def fit_document(rows_by_dtype: dict) -> dict:
+    """One block per architecture x dtype: {corpus dtype: rows} -> the moe_fit.yaml document."""
+    blocks = {}
+    for dtype, rows in rows_by_dtype.items():
+        blocks.update(_dtype_blocks(rows, dtype))
+    return {"provenance": "fitted", "blocks": blocks}
+
+
+def _dtype_blocks(rows, dtype: str) -> dict:
     blocks = {}
     for gpu, group in rows.groupby("gpu"):
         arch = corpus_gpu(gpu).arch
@@ -95,13 +114,13 @@ def fit_document(rows, dtype: str = "bfloat16") -> dict:
             "l2_speedup": float(f"{p.l2_speedup:.4g}"), "provenance": "fitted",
             "fitted_on": {"gpu": gpu, "rows": int(len(group)), "version": str(group["version"].iloc[0]),
                           "kernel_source": str(group["kernel_source"].iloc[0])}}
-    return {"provenance": "fitted", "blocks": blocks}
+    return blocks
 
 
-def write_fit(rows, path=None, dtype: str = "bfloat16") -> dict:
+def write_fit(rows_by_dtype: dict, path=None) -> dict:
     import yaml
     from ..roofline.kernel_models.moe import FIT_FILE
-    doc = fit_document(rows, dtype)
+    doc = fit_document(rows_by_dtype)
     (path or FIT_FILE).write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, width=110))
     precompiled.refresh(path or FIT_FILE)
     return doc

@@ -132,9 +132,16 @@ def _blocks() -> dict:
     return read_yaml(FIT_FILE).get("blocks", {})
 
 
-def has_moe_fit(dtype: str) -> bool:
-    """Whether some architecture has a fused-MoE fit of this dtype."""
-    return any(k.split("/")[1] == dtype for k in _blocks())
+def has_moe_fit(dtype: str, arch: str | None = None) -> bool:
+    """Whether some architecture (`arch`: this one, or the default it falls back to) has a fused-MoE fit of
+    this dtype. The quantized blocks are Blackwell's only (validate/moe_fit.FITTED_DTYPES)."""
+    if arch is None:
+        return any(k.split("/")[1] == dtype for k in _blocks())
+    try:
+        moe_params(arch, dtype)
+    except WhatifError:
+        return False
+    return True
 
 
 @cache

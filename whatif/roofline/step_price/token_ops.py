@@ -37,7 +37,7 @@ def stage_ops(setup, stage: int, n: int, tail: bool) -> list:
     s = setup
     ctx = pass_context(s.model, ForwardBatch(((n, 0, 1),), n), s.parallel, s.precision, stage,
                        transform_kv=s.techniques.kv, sm_count=int(s.system.gpu.sm_count.value))
-    return [op for op in fused_ops(pass_ops(ctx), s.engine_spec) if (op.role in LOGIT_ROLES) == tail]
+    return [op for op in fused_ops(pass_ops(ctx), s.engine_spec, ctx.model) if (op.role in LOGIT_ROLES) == tail]
 
 
 def numbers(op) -> dict[str, float]:
