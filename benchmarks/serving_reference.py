@@ -99,8 +99,11 @@ The mapping rule, written before any row was scored and not tuned after:
   each; and their TensorRT-LLM recipes under DP attention set attention_dp_config (dsr1_fp4_b200_trt.sh,
   dsr1_fp4_b200_trt_mtp.sh: enable_balance, timeout_iters 60, batching_wait_iters 0; gptoss_fp4_b200_trt.sh:
   enable_balance, TensorRT-LLM's defaults 50 / 10), which holds new prompts until every rank has one
-  (adp_balance; simulator/adp_balance.py). Not mapped: their --random-range-ratio (lengths drawn below ISL/OSL;
-  the rows record the nominal ISL/OSL only);
+  (adp_balance; simulator/adp_balance.py). Its client also draws every prompt and output length uniform in
+  [0.8 L, L] (--random-range-ratio 0.8, RANDOM_RANGE_RATIO of .github/workflows/benchmark-tmpl.yml;
+  sample_uniform), which the traffic's `range_ratio` can run; not mapped: tried on a 296-row sample of these
+  rows it took TTFT MAPE 45.6% -> 54.0% and rows off by 3x 26 -> 73 (SGLang's from x0.6-1.3 to x0.2: the
+  measured rows keep the waves that fixed lengths give, from something the simulation lacks), docs/accuracy.md;
 - nothing is fitted on these rows: the H100 and B200 tables are both out of sample (leave-one-GPU-out holds
   trivially; a fit on them would be made on one GPU and scored on the other).
 
