@@ -241,10 +241,10 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     assert {"trtllm", "vllm"} <= {r.row["backend"] for r in ok}
     assert sum(r.row["mode"] == "disagg" for r in ok) >= 10   # both pools' layouts and worker counts
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    # (76 rows after the merges of this stop, each branch's mechanism measured on its own in docs/accuracy.md:
-    # TTFT 64.4% MAPE, median 50.0%, 22 off by 3x, most of them disaggregated rows predicted ~0.2x; TPOT 25.4%,
-    # its MAPE set by gpt-oss on H100 at 512 clients): pinned where they are, the targets are not met
-    assert ttft["mape"] < 70 and ttft["median_ape"] < 55 and ttft["off3x"] <= 24, ttft
+    # (76 rows: TTFT 63.5% MAPE, median 48.9%, 18 off by 3x, most of them disaggregated rows predicted ~0.2x;
+    # TPOT 25.4%, its MAPE set by gpt-oss on H100 at 512 clients; 64.4% / 50.0% / 22 before TensorRT-LLM's
+    # attention-DP balancing and InferenceX's 10-round mean): pinned where they are, the targets are not met
+    assert ttft["mape"] < 66 and ttft["median_ape"] < 52 and ttft["off3x"] <= 20, ttft
     assert tpot["mape"] < 28, tpot
 
 
