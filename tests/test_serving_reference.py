@@ -256,7 +256,7 @@ def test_the_whole_file():
     # 2,551: 2,423 at the start of this stop, + 128 (disaggregated pools, gpt-oss on H100, per-GPU batch sizes)
     assert len(ok) >= 2551
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    assert ttft["mape"] < 50 and ttft["median_ape"] < 44 and ttft["off3x"] <= 420, ttft   # (2,551: 46.6%, 41.0%, 408)
+    assert ttft["mape"] < 47 and ttft["median_ape"] < 40 and ttft["off3x"] <= 320, ttft   # (2,551: 44.7%, 37.1%, 309)
     assert tpot["mape"] < 18.5, tpot                             # (17.0%; 22.6% on 2,423 rows at this stop's start)
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 20, sr.stats(disagg, "tpot")   # (17.6%)
