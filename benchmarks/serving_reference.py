@@ -103,6 +103,19 @@ The mapping rule, written before any row was scored and not tuned after:
   (profile_rounds: SA_BENCH_ROUNDS, the same extrapolation). Not mapped: its `--random-range-ratio 0.8`
   (prompt and output lengths uniform in [0.8 x, x]; the rows keep fixed lengths: on 5 rows probed it moved the
   steady rounds' TTFT by under 20% either way) and its chat template's few tokens;
+- InferenceX's aggregated runs (added after the first scoring, with the before/after in docs/accuracy.md; rows
+  whose silicon_data_source is source_file=2026-03-25.csv / 2026-04-06.csv or db-dump/, INFERENCEX_SOURCES: its
+  recipes and image tags): their client is InferenceX's utils/bench_serving/benchmark_serving.py, not aiperf:
+  2N warm-up requests gathered, then --num-prompts 10N behind a semaphore of N (benchmarks/benchmark_lib.sh
+  run_benchmark_serving), so the mean is over 10 rounds (profile_rounds), the opening burst and the drain 1/10
+  each; and their TensorRT-LLM recipes under DP attention set attention_dp_config (dsr1_fp4_b200_trt.sh,
+  dsr1_fp4_b200_trt_mtp.sh: enable_balance, timeout_iters 60, batching_wait_iters 0; gptoss_fp4_b200_trt.sh:
+  enable_balance, TensorRT-LLM's defaults 50 / 10), which holds new prompts until every rank has one
+  (adp_balance; simulator/adp_balance.py). Its client also draws every prompt and output length uniform in
+  [0.8 L, L] (--random-range-ratio 0.8, RANDOM_RANGE_RATIO of .github/workflows/benchmark-tmpl.yml;
+  sample_uniform), which the traffic's `range_ratio` can run; not mapped: tried on a 296-row sample of these
+  rows it took TTFT MAPE 45.6% -> 54.0% and rows off by 3x 26 -> 73 (SGLang's from x0.6-1.3 to x0.2: the
+  measured rows keep the waves that fixed lengths give, from something the simulation lacks), docs/accuracy.md;
 - nothing is fitted on these rows: the H100 and B200 tables are both out of sample (leave-one-GPU-out holds
   trivially; a fit on them would be made on one GPU and scored on the other).
 
@@ -131,6 +144,7 @@ NO_FP4_TENSOR_CORES = {"h100_sxm"}
 QUANT = {"fp8": "fp8", "fp8_block": "fp8-block", "nvfp4": "nvfp4", "int4_wo": "w4a16", "": None}
 PROFILE_ROUNDS = 50        # aiperf --num-requests 50N after a drained warm-up (bench_run.sh.j2)
 SA_BENCH_ROUNDS = 10       # srt-slurm sa-bench: --num-prompts 10N after a finished 2N warm-up (bench.sh)
+INFERENCEX_ROUNDS = 10     # InferenceX's benchmark_serving.py --num-prompts 10N after 2N drained warm-ups
 SIM_ROUNDS = 6             # rounds of N requests simulated from the opening burst (the rest extrapolated)
 SGLANG_CHUNK = 8192        # SGLang's chunked_prefill_size on 80+ GB GPUs (engine_profiles/sglang.yaml)
 PER_STRATUM = 3            # --subset: rows per engine x model x GPU x mode
@@ -322,6 +336,28 @@ def speculation(row: dict, layout: dict) -> str | None:
     return f"mtp:k={1 if layout.get('attention_dp', 1) > 1 else 3}"
 
 
+INFERENCEX_SOURCES = ("source_file=2026-03-25.csv", "source_file=2026-04-06.csv", "db-dump/")
+# attention_dp_config of InferenceX's TensorRT-LLM recipes under DP attention: benchmarks/dsr1_fp4_b200_trt.sh and
+# dsr1_fp4_b200_trt_mtp.sh (batching_wait_iters 0, enable_balance true, timeout_iters 60); gptoss_fp4_b200_trt.sh
+# (enable_balance true alone: TensorRT-LLM's AttentionDpConfig defaults, timeout_iters 50, batching_wait_iters 10)
+ADP_BALANCE = {"deepseek": (60, 0), "gpt-oss": (50, 10)}
+
+
+def adp_balance(row: dict, layout: dict) -> dict:
+    """The scheduler fields of TensorRT-LLM's attention-DP context balancing where the row's launch turned it on:
+    an aggregated TensorRT-LLM row under attention DP from InferenceX's runs (its recipes set attention_dp_config,
+    ADP_BALANCE); aiconfigurator's generator templates set none (TensorRT-LLM's default: off)."""
+    if row["backend"] != "trtllm" or row["mode"] != "agg" or layout.get("attention_dp", 1) <= 1 \
+            or not row["silicon_data_source"].startswith(INFERENCEX_SOURCES):
+        return {}
+    model = row["model_path"].lower()
+    found = next((v for k, v in ADP_BALANCE.items() if k in model), None)
+    if found is None:
+        return {}
+    return {"attention_dp_balance": True, "attention_dp_timeout_iters": found[0],
+            "attention_dp_batching_wait_iters": found[1]}
+
+
 def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     """The keyword arguments of whatif.api.simulate for a row, by the rule in the module docstring."""
     system = row["system"]
@@ -360,7 +396,10 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         kw["expert_quantization"] = moe
     adp_recorded = _int(row.get(("decode_" if disagg else "") + "attention_dp_size", ""))
     kw.update(launch_settings(row, n, max(1, adp_recorded // layout.get("attention_dp", 1))))
-    kw["traffic"] = {"concurrency": n, "requests": n * rounds, "seed": 1}
+    kw["traffic"] = {"concurrency": n, "requests": n * min(rounds, profile_rounds(row)), "seed": 1}
+    balance = adp_balance(row, layout)
+    if balance:
+        kw["engine"] = balance
     if disagg:
         kw["cluster"] = {**pool, "replicas": _int(row["decode_num_workers"])}
     elif replicas > 1:
@@ -404,9 +443,16 @@ def profile_means(per_round: list[float], total: int = PROFILE_ROUNDS) -> float:
 
 def profile_rounds(row: dict) -> int:
     """Rounds of N requests the row's client measured: sa-bench's 10 for a disaggregated db-dump row (a Dynamo
-    deployment launched by srt-slurm), aiperf's 50 otherwise."""
+    deployment launched by srt-slurm); InferenceX's 10 for its aggregated runs (INFERENCEX_SOURCES: its
+    utils/bench_serving/benchmark_serving.py with --num-prompts 10N, benchmarks/benchmark_lib.sh
+    run_benchmark_serving and the recipes: `--num-prompts $(( CONC * 10 ))`, after --num-warmups 2N requests it
+    gathers before the main run starts, all 10N tasks then created at once behind a semaphore of N); the rest,
+    aiperf's 50N."""
     sa_bench = row["mode"] == "disagg" and row["silicon_data_source"].startswith("db-dump/")
-    return SA_BENCH_ROUNDS if sa_bench else PROFILE_ROUNDS
+    inferencex = row["mode"] == "agg" and row["silicon_data_source"].startswith(INFERENCEX_SOURCES)
+    if sa_bench:
+        return SA_BENCH_ROUNDS
+    return INFERENCEX_ROUNDS if inferencex else PROFILE_ROUNDS
 
 
 def client_means(result, n: int, total: int = PROFILE_ROUNDS) -> tuple[float, float]:

@@ -201,6 +201,36 @@ def test_rows_on_the_mtp_image_run_mtp_with_the_drafts_the_launch_script_sets():
     assert "techniques" not in sr.simulate_kwargs(_row(silicon_data_source=image + "post3", backend="sglang", **tp))
 
 
+def test_inferencex_rows_average_ten_rounds_and_aiperf_rows_fifty():
+    """InferenceX's benchmark_serving runs --num-prompts 10N after its warm-up; aiconfigurator's aiperf runs 50N."""
+    ix = "source_file=2026-04-06.csv; silicon_concurrency=16; image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post2"
+    assert sr.profile_rounds(_row(silicon_data_source=ix)) == 10
+    assert sr.simulate_kwargs(_row(silicon_data_source=ix))["traffic"]["requests"] == 16 * sr.SIM_ROUNDS
+    assert sr.simulate_kwargs(_row(silicon_data_source=ix), rounds=50)["traffic"]["requests"] == 16 * 10
+    gap = "source_file=/x/aic-auto-gap-analysis/data/b200_sxm/trtllm/1.3.0rc1/y.csv; silicon_concurrency=16"
+    assert sr.profile_rounds(_row(silicon_data_source=gap)) == 50
+    assert sr.profile_rounds(_row(silicon_data_source=ix, mode="disagg")) == 50   # (their client not established)
+    # the burst weighs 1/10: rounds 0..4 as simulated, 4 at the mean of rounds 3 and 4, the drain
+    assert sr.profile_means([10.0, 2.0, 1.5, 1.0, 1.0, 0.5], 10) == pytest.approx((15.5 + 4 * 1.0 + 0.5) / 10)
+
+
+def test_inferencex_trtllm_rows_under_attention_dp_balance_their_context_as_the_recipes_set():
+    """InferenceX's TensorRT-LLM recipes set attention_dp_config under DP attention (DeepSeek: timeout 60, no batching
+    wait; gpt-oss: enable_balance alone, TensorRT-LLM's defaults 50 / 10); aiconfigurator's generator sets none."""
+    ix = "source_file=2026-03-25.csv; silicon_concurrency=128; image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post2"
+    assert sr.simulate_kwargs(_row(silicon_data_source=ix))["engine"] == {
+        "attention_dp_balance": True, "attention_dp_timeout_iters": 60, "attention_dp_batching_wait_iters": 0}
+    oss = sr.simulate_kwargs(_row(silicon_data_source=ix, model_path="openai/gpt-oss-120b", gemm_quant_mode="",
+                                  moe_quant_mode="", tp_size="1", attention_dp_size="4", moe_ep_size="4",
+                                  batch_size="32"))
+    assert oss["engine"]["attention_dp_timeout_iters"] == 50 and oss["engine"]["attention_dp_batching_wait_iters"] == 10
+    tp_only = dict(tp_size="8", attention_dp_size="1", moe_tp_size="8", moe_ep_size="1")
+    assert "engine" not in sr.simulate_kwargs(_row(silicon_data_source=ix, **tp_only))          # no attention DP
+    assert "engine" not in sr.simulate_kwargs(_row(silicon_data_source=ix, backend="sglang"))   # not TensorRT-LLM
+    gap = "source_file=/x/aic-auto-gap-analysis/data/b200_sxm/trtllm/1.3.0rc1/y.csv; silicon_concurrency=128"
+    assert "engine" not in sr.simulate_kwargs(_row(silicon_data_source=gap))                     # the generator's
+
+
 def test_a_row_whatif_cannot_express_is_recorded_with_its_one_line_reason():
     res = sr.run_row(_row(model_path="nobody/no-such-model-9b", attention_dp_size="1", tp_size="1",
                           moe_ep_size="1"))
@@ -226,10 +256,10 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     assert {"trtllm", "vllm"} <= {r.row["backend"] for r in ok}
     assert sum(r.row["mode"] == "disagg" for r in ok) >= 10   # both pools' layouts and worker counts
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    # (76 rows after the merges of this stop, each branch's mechanism measured on its own in docs/accuracy.md:
-    # TTFT 64.4% MAPE, median 50.0%, 22 off by 3x, most of them disaggregated rows predicted ~0.2x; TPOT 25.4%,
-    # its MAPE set by gpt-oss on H100 at 512 clients): pinned where they are, the targets are not met
-    assert ttft["mape"] < 70 and ttft["median_ape"] < 55 and ttft["off3x"] <= 24, ttft
+    # (76 rows: TTFT 63.5% MAPE, median 48.9%, 18 off by 3x, most of them disaggregated rows predicted ~0.2x;
+    # TPOT 25.4%, its MAPE set by gpt-oss on H100 at 512 clients; 64.4% / 50.0% / 22 before TensorRT-LLM's
+    # attention-DP balancing and InferenceX's 10-round mean): pinned where they are, the targets are not met
+    assert ttft["mape"] < 66 and ttft["median_ape"] < 52 and ttft["off3x"] <= 20, ttft
     assert tpot["mape"] < 28, tpot
 
 
@@ -241,7 +271,7 @@ def test_the_whole_file():
     # 2,551: 2,423 at the start of this stop, + 128 (disaggregated pools, gpt-oss on H100, per-GPU batch sizes)
     assert len(ok) >= 2551
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
-    assert ttft["mape"] < 50 and ttft["median_ape"] < 44 and ttft["off3x"] <= 420, ttft   # (2,551: 46.6%, 41.0%, 408)
+    assert ttft["mape"] < 47 and ttft["median_ape"] < 40 and ttft["off3x"] <= 320, ttft   # (2,551: 44.7%, 37.1%, 309)
     assert tpot["mape"] < 18.5, tpot                             # (17.0%; 22.6% on 2,423 rows at this stop's start)
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 20, sr.stats(disagg, "tpot")   # (17.6%)

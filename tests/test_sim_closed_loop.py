@@ -72,6 +72,17 @@ def test_more_clients_wait_longer_for_their_first_token():
     assert means[1] > means[0]
 
 
+def test_lengths_in_a_range_keep_clients_out_of_lockstep():
+    """Fixed lengths keep a closed loop's clients finishing together (they start in one burst); lengths drawn in
+    [0.8 L, L], as InferenceX's client draws them, spread the answers, so each prompt finds fewer others queued."""
+    def ttft(ratio: float) -> float:
+        spec = WorkloadSpec(requests=64, prompt=1000, output=64, concurrency=16, seed=3, range_ratio=ratio)
+        recs = sorted(simulate(SimConfig(SC, spec, SchedulerConfig.for_engine(SC.engine_spec()))).records,
+                      key=lambda r: r.request.id)[32:]
+        return sum(r.ttft_s for r in recs) / len(recs)
+    assert ttft(0.8) < 0.8 * ttft(1.0)
+
+
 def test_rejected_requests_answer_at_once():
     """A request the engine can never serve is refused when it reaches the engine; its client sends the next one
     then."""

@@ -345,3 +345,26 @@ def test_requests_built_from_columns_equal_the_constructors():
     assert sent == dataclasses.replace(built[1], sent_s=2.0, arrival_s=2.5) and built[1].sent_s is None
     with pytest.raises(dataclasses.FrozenInstanceError):
         sent.prompt = 1
+
+
+# ---------------------------------------------------------------- lengths drawn in a range (benchmark_serving's)
+
+def test_a_range_ratio_draws_each_length_uniform_between_its_share_and_the_length():
+    """benchmark_serving.py's random dataset with --random-range-ratio r (InferenceX's sample_uniform): every prompt
+    and output length uniform in [floor(r x L), L]; the same seed, the same lengths."""
+    spec = WorkloadSpec(requests=4000, prompt=1000, output=200, range_ratio=0.8, seed=5)
+    reqs = generate(spec)
+    prompts, outputs = np.array([r.prompt for r in reqs]), np.array([r.output for r in reqs])
+    assert prompts.min() >= 800 and prompts.max() <= 1000 and outputs.min() >= 160 and outputs.max() <= 200
+    assert prompts.mean() == pytest.approx(900, rel=0.01) and outputs.mean() == pytest.approx(180, rel=0.01)
+    assert len(set(prompts.tolist())) > 150
+    assert [r.prompt for r in generate(spec)] == prompts.tolist()
+    assert {r.prompt for r in generate(WorkloadSpec(requests=50, prompt=1000, output=200))} == {1000}
+    assert "uniform in [0.8 x, 1 x]" in describe(spec)
+
+
+@pytest.mark.parametrize("kw, field", [(dict(range_ratio=0), "range_ratio"), (dict(range_ratio=1.5), "range_ratio"),
+                                       (dict(range_ratio=0.8, lengths="sharegpt"), "range_ratio")])
+def test_a_bad_range_ratio_names_the_field(kw, field):
+    with pytest.raises(WhatifError, match=field):
+        WorkloadSpec(**kw)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import WhatifError, check_mapping, positive_int
 from ..roofline.engines import engine_spec
-from ..specs.checks import number
+from ..specs.checks import integer, number
 from ..specs.engines import CAPACITY, PRIORITIES, EngineSpec
 from ..scenario import Scenario
 
@@ -55,6 +55,11 @@ class SchedulerConfig:
                                    # passes for one scheduling, its tokens streamed together at its end
     policy: str | None = None      # a scheduling policy by name (scheduling/registry.py; checked when an engine is
                                    # built); default: the one batching, priority and chunked_prefill describe
+    # TensorRT-LLM's attention_dp_config (enable_balance, timeout_iters, batching_wait_iters; defaults off, 50, 10):
+    # an attention-DP group holds new prompts until every rank has one (simulator/adp_balance.py)
+    attention_dp_balance: bool = False
+    attention_dp_timeout_iters: int = 50
+    attention_dp_batching_wait_iters: int = 10
 
     def __post_init__(self):
         _choice(self.batching, BATCHING, "--batching")
@@ -74,7 +79,9 @@ class SchedulerConfig:
                               f"--scheduler-steps 1, or --batching continuous --priority prefill --no-chunked-prefill")
         if self.policy is not None and not isinstance(self.policy, str):
             raise WhatifError(f"policy: {self.policy!r} must be a scheduling policy's name")
-        for name in ("chunked_prefill", "prefix_caching"):
+        integer(self.attention_dp_timeout_iters, "attention_dp_timeout_iters", 0, what="iterations")
+        integer(self.attention_dp_batching_wait_iters, "attention_dp_batching_wait_iters", 0, what="iterations")
+        for name in ("chunked_prefill", "prefix_caching", "attention_dp_balance"):
             if not isinstance(getattr(self, name), bool):
                 raise WhatifError(f"{name}: {getattr(self, name)!r} must be true or false")
 

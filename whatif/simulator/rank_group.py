@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .adp_balance import AdpBalance
 from .clock import Clock, Signal
 from .config import SchedulerConfig
 from .iteration_time import IterationTimes
@@ -53,6 +54,7 @@ class RankGroup:
                       for _ in range(dp)]
         self.router = Router(rank_router or rank_router_for(times.setup), self.ranks)
         self.schedulers = [s for r in self.ranks for s in r.schedulers]
+        self.balance = cfg.attention_dp_balance and dp > 1   # (TensorRT-LLM's attention_dp_config, adp_balance.py)
         self.idle = 0
         self._wakeup = Signal()
         for e in range(times.setup.parallel.pp):   # pp virtual engines, each stepping every rank's e-th scheduler
@@ -86,9 +88,14 @@ class RankGroup:
 
     def _run(self, schedulers: list):
         env, times, append, index = self.env, self.times, self.log.append, self.index
+        gate = AdpBalance(self.cfg.attention_dp_timeout_iters, self.cfg.attention_dp_batching_wait_iters) \
+            if self.balance else None
         while True:
             now = env.now
-            batches = [s.schedule(now) for s in schedulers]
+            if gate is not None:
+                batches = self._balanced(schedulers, gate, now)
+            else:
+                batches = [s.schedule(now) for s in schedulers]
             busy = [b for b in batches if b.rows or b.prefill]
             if not busy and not any(b.preempted for b in batches):
                 self.idle += 1
@@ -109,3 +116,18 @@ class RankGroup:
                    running, sum(b.preempted for b in batches), max(b.swap_s for b in batches))
             if self.idle:
                 self.wake()
+
+    @staticmethod
+    def _balanced(schedulers: list, gate: AdpBalance, now: float) -> list:
+        """Every rank's batch under the balancing gate: a held iteration admits no new prompt on any rank."""
+        prompts = [bool(s.waiting) and s.policy.admits(s) for s in schedulers]
+        held = not gate.admit(prompts, [len(s.decoding) for s in schedulers], [s.cfg.max_batch for s in schedulers])
+        if not held:
+            return [s.schedule(now) for s in schedulers]
+        for s in schedulers:
+            s.admit_before = float("-inf")   # (admission takes only requests that arrived before this)
+        try:
+            return [s.schedule(now) for s in schedulers]
+        finally:
+            for s in schedulers:
+                s.admit_before = float("inf")

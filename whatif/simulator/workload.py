@@ -40,6 +40,9 @@ class WorkloadSpec:
     lengths: str = "fixed"         # fixed (prompt/output), or a built-in distribution
     prompt: int = 512              # tokens, for lengths=fixed
     output: int = 128
+    range_ratio: float = 1.0       # lengths=fixed: each prompt and output drawn uniform in [floor(ratio x L), L]
+                                   # tokens, as benchmark_serving.py's random dataset with --random-range-ratio
+                                   # (InferenceX's utils/bench_serving sample_uniform); 1: exactly L
     prefix_groups: int = 0         # > 0: each request opens with one of this many shared prefixes
     prefix_tokens: int = 0         # tokens of each shared prefix (added to the prompt)
     turns: int = 1                 # > 1: multi-turn sessions, each turn's prompt carries the history
@@ -71,6 +74,10 @@ class WorkloadSpec:
         _choice(self.lengths, LENGTHS, "--lengths")
         positive_int(self.prompt, "--prompt")
         positive_int(self.output, "--output")
+        number(self.range_ratio, "range_ratio", 0.0, 1.0, low_open=True)
+        if self.range_ratio < 1 and self.lengths != "fixed":
+            raise WhatifError(f"range_ratio: {self.range_ratio:g} draws lengths around --prompt/--output; it needs "
+                              f"--lengths fixed, not {self.lengths!r}")
         integer(self.prefix_groups, "--prefix-groups", low=0)
         integer(self.prefix_tokens, "--prefix-tokens", low=0)
         if self.prefix_groups > 0 and self.prefix_tokens == 0:
@@ -173,6 +180,9 @@ def _sample(rng: np.random.Generator, dist: LengthDist, n: int) -> np.ndarray:
 def _lengths(rng: np.random.Generator, spec: WorkloadSpec, n: int) -> tuple[np.ndarray, np.ndarray]:
     """New prompt and output tokens of n requests (or turns), before any prefix or history."""
     if spec.lengths == "fixed":
+        if spec.range_ratio < 1:
+            return tuple(rng.integers(max(1, int(length * spec.range_ratio)), length + 1, n, dtype=np.int64)
+                         for length in (spec.prompt, spec.output))
         return np.full(n, spec.prompt, dtype=np.int64), np.full(n, spec.output, dtype=np.int64)
     profile = LENGTH_PROFILES[spec.lengths]
     return _sample(rng, profile.prompt, n), _sample(rng, profile.output, n)
@@ -242,7 +252,10 @@ def describe(spec: WorkloadSpec) -> str:
     load = (f"closed loop of {spec.concurrency} clients (each sends its next request when its last is answered)"
             if spec.concurrency else f"{process} {spec.rate:g} {unit}")
     parts = [count, load]
-    if spec.lengths == "fixed":
+    if spec.lengths == "fixed" and spec.range_ratio < 1:
+        parts.append(f"lengths uniform in [{spec.range_ratio:g} x, 1 x] (prompt {spec.prompt}, output {spec.output} "
+                     "tokens)")
+    elif spec.lengths == "fixed":
         parts.append(f"fixed lengths (prompt {spec.prompt}, output {spec.output} tokens)")
     else:
         profile = LENGTH_PROFILES[spec.lengths]
