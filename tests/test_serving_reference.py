@@ -145,7 +145,9 @@ def test_a_disaggregated_db_dump_row_is_averaged_as_sa_bench_measures_it():
     # srt-slurm's sa-bench: a finished 2N warm-up, then 10N requests: the opening burst weighs one round in ten
     assert sr.profile_rounds(_disagg(silicon_data_source="db-dump/2026-04-27; silicon_concurrency=16")) == 10
     assert sr.profile_rounds(_disagg(silicon_data_source="source_file=x.csv; silicon_concurrency=16")) == 50
-    assert sr.profile_rounds(_row(silicon_data_source="db-dump/2026-04-27; silicon_concurrency=16")) == 50   # agg
+    # an aggregated db-dump row is InferenceX's single-node run: its own client, also 10 rounds
+    assert sr.profile_rounds(_row(silicon_data_source="db-dump/2026-04-27; silicon_concurrency=16")) == 10
+    assert sr.profile_rounds(_row(silicon_data_source="aiperf; silicon_concurrency=16")) == 50
     per_round = [10.0, 2.0, 1.5, 1.0, 1.0, 0.5]
     assert sr.profile_means(per_round, 10) == pytest.approx((10 + 2 + 1.5 + 1 + 1 + 4 * 1.0 + 0.5) / 10)
 
