@@ -507,7 +507,8 @@ def run_all(rows: list[dict], jobs: int = 1, rounds: int = SIM_ROUNDS) -> list[R
         return [run_row(r, rounds) for r in rows]
     import multiprocessing as mp
     from functools import partial
-    with mp.get_context("fork").Pool(jobs) as pool:
+    # fresh workers every 100 rows: the pricing memos grow by several GB over the whole file
+    with mp.get_context("fork").Pool(jobs, maxtasksperchild=100) as pool:
         return pool.map(partial(run_row, rounds=rounds), rows, chunksize=1)
 
 
