@@ -78,8 +78,13 @@ def fused_ops(ops, engine: EngineSpec | None, model=None):
         ops = [op for op in ops if not (op.role is not None and op.role.value in engine.attention_includes)]
     if not engine.quantized_gemm_inputs:
         return ops
-    return [replace(op, input_quantized=True, formula=f"{op.formula}; fp8 input written by the kernel before it "
-                    "(no quantization kernel)") if takes_quantized_input(op, engine) else op for op in ops]
+    return [quantized_input(op, "fp8 input written by the kernel before it (no quantization kernel)")
+            if takes_quantized_input(op, engine) else op for op in ops]
+
+
+def quantized_input(op: Op, why: str) -> Op:
+    """The GEMM op with its input arriving quantized (no quantization kernel of its own), `why` in its formula."""
+    return replace(op, input_quantized=True, formula=f"{op.formula}; {why}")
 
 
 def fuses_allreduce_norm(engine: EngineSpec, model) -> bool:
@@ -108,8 +113,8 @@ def allreduce_fused(ops) -> list:
             continue
         if (op.role in quantized and op.op_class == OpClass.GEMM and op.dtype in ("fp8", "fp4")
                 and not op.input_quantized):
-            op = replace(op, input_quantized=True, formula=f"{op.formula}; input written quantized by the fused "
-                         "all-reduce + residual + RMSNorm kernel before it")
+            op = quantized_input(op, "input written quantized by the fused all-reduce + residual + RMSNorm kernel "
+                                 "before it")
         out.append(op)
     return out
 
