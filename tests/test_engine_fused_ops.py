@@ -21,6 +21,7 @@ from whatif.specs.profiles import read_yaml
 from whatif.specs.engines import VERSION_DIR
 
 FP8 = Precision("fp8", "fp8", "fp8")
+DECODE = ForwardBatch.decode(8, 1000)
 
 
 def ops_of(batch: ForwardBatch, tp: int = 2):
@@ -90,10 +91,10 @@ def test_an_mla_model_keeps_its_kv_write_ops():
     assert roles(engine_ops(ops, engine_spec("trtllm"))) == roles(ops)
 
 
-def model_ops(model: str, tp: int, precision: Precision = FP8):
+def model_ops(model: str, tp: int, precision: Precision = FP8, batch: ForwardBatch = DECODE):
     sc = Scenario(model=model, hardware="h100-sxm", gpus=tp, precision=precision)
     spec, _, par, _ = sc.resolve()
-    return spec, pass_ops(pass_context(spec, ForwardBatch.decode(8, 1000), par, sc.precision, 0))
+    return spec, pass_ops(pass_context(spec, batch, par, sc.precision, 0))
 
 
 def test_trtllm_fuses_each_tp_all_reduce_with_the_residual_the_next_norm_and_its_quantize():
@@ -105,7 +106,15 @@ def test_trtllm_fuses_each_tp_all_reduce_with_the_residual_the_next_norm_and_its
     assert gone <= roles(ops) and not gone & roles(fused)
     assert len(fused) == len(ops) - 4 - 2   # (and the attention operator's RoPE and KV write)
     assert {op.role for op in fused if op.input_quantized} == {OpRole.QKV_PROJ, OpRole.O_PROJ, OpRole.MLP_UP}
+    # each fused all-reduce streams the residual in and out and writes the fp8 input: 5 B per 16-bit element
+    reduces = [op for op in fused if op.role in (OpRole.ATTN_ALLREDUCE, OpRole.MLP_ALLREDUCE)]
+    assert len(reduces) == 2 and all(op.bytes["hbm"] == op.shape.bytes / 2 * 5 for op in reduces)
     assert engine_ops(ops, engine_spec("vllm"), spec) == ops   # vLLM runs them as the graph has them
+    # a prefill of 2048 tokens all-reduces 33.5 MB, past the 16 MB workspace at TP 2: NCCL, then the ops unfused
+    spec, ops = model_ops("llama-3.1-70b", 2, batch=ForwardBatch.prefill(1, 2048))
+    fused = engine_ops(ops, engine_spec("trtllm"), spec)
+    assert roles(fused) == roles(ops) - {OpRole.ROPE, OpRole.KV_WRITE}
+    assert not any(op.hbm_bytes for op in fused if op.op_class == OpClass.COMM)
     # no TP all-reduce (TP 1), or a hidden size of 4096 (Llama-3.1-8B): nothing fused beyond the attention operator
     for model, tp in (("llama-3.1-70b", 1), ("llama-3.1-8b", 2)):
         spec, ops = model_ops(model, tp)

@@ -37,6 +37,7 @@ QUANTIZED_GEMM_DTYPES = ("fp8",)
 # QUANT_NVFP4 epilogues), and the ops it does itself: the residual add and the norm after each TP all-reduce.
 FUSED_AFTER_ALLREDUCE = {OpRole.ATTN_ALLREDUCE: (OpRole.ATTN_RESIDUAL, OpRole.POST_ATTN_NORM, OpRole.MLP_UP),
                          OpRole.MLP_ALLREDUCE: (OpRole.MLP_RESIDUAL, OpRole.INPUT_NORM, OpRole.QKV_PROJ)}
+FUSED_OUTPUT_BYTES = {"fp8": 1.0, "fp4": 0.5 + 1 / 16}   # per element of the next GEMM's input (NVFP4: fp8 scale / 16)
 
 
 def is_gqa_decode(op: Op) -> bool:
@@ -73,7 +74,7 @@ def fused_ops(ops, engine: EngineSpec | None, model=None):
     if engine is None:
         return ops
     if fuses_allreduce_norm(engine, model):
-        ops = allreduce_fused(ops)
+        ops = allreduce_fused(ops, engine)
     if engine.attention_includes and not any(op.role == OpRole.MLA_ATTENTION for op in ops):
         ops = [op for op in ops if not (op.role is not None and op.role.value in engine.attention_includes)]
     if not engine.quantized_gemm_inputs:
@@ -96,27 +97,40 @@ def fuses_allreduce_norm(engine: EngineSpec, model) -> bool:
     return model.family in families and model.hidden_size >= min_hidden
 
 
-def allreduce_fused(ops) -> list:
-    """A TP layer's ops where each all-reduce adds the residual, applies the next RMSNorm and writes the next
-    GEMM's input quantized (TensorRT-LLM's LlamaDecoderLayer PRE_/POST_MLP_FUSION): the residual and norm ops after
-    it are not run and that GEMM (fp8 or fp4) runs no quantization kernel. (The first layer's input norm, which
-    no all-reduce precedes, is fused with the rest: one norm of a pass.)"""
-    present = {op.role for op in ops if op.op_class == OpClass.COMM}
-    dropped, quantized = set(), set()
-    for reduce, (residual, norm, gemm) in FUSED_AFTER_ALLREDUCE.items():
-        if reduce in present:
-            dropped |= {residual, norm}
-            quantized.add(gemm)
+def allreduce_fused(ops, engine: EngineSpec) -> list:
+    """A TP layer's ops where each all-reduce its custom kernel takes (a message within the engine's workspace
+    cap) adds the residual, applies the next RMSNorm and writes the next GEMM's input quantized (TensorRT-LLM's
+    LlamaDecoderLayer PRE_/POST_MLP_FUSION): the residual and norm kernels after it do not run and that GEMM (fp8
+    or fp4) runs no quantization kernel, while the all-reduce carries the epilogue's HBM pass (epilogue_bytes).
+    A larger all-reduce runs NCCL and the ops after it as they were (allreduceOp.cpp fallbackRunSubsequentOps).
+    (The first layer's input norm, which no all-reduce precedes, is fused with the rest: one norm of a pass.)"""
+    reduces = {op.role: op for op in ops if op.op_class == OpClass.COMM and op.role in FUSED_AFTER_ALLREDUCE
+               and op.shape.bytes <= engine.custom_allreduce_cap(int(op.shape.gpus))}
+    dropped = {r for reduce in reduces for r in FUSED_AFTER_ALLREDUCE[reduce][:2]}
+    quantized = {FUSED_AFTER_ALLREDUCE[reduce][2] for reduce in reduces}
+    gemm_dtypes = {op.role: op.dtype for op in ops if op.op_class == OpClass.GEMM and op.role in quantized}
     out = []
     for op in ops:
         if op.role in dropped and op.op_class != OpClass.GEMM:
             continue
-        if (op.role in quantized and op.op_class == OpClass.GEMM and op.dtype in ("fp8", "fp4")
+        if op.role in reduces and op.op_class == OpClass.COMM:
+            gemm_dtype = gemm_dtypes.get(FUSED_AFTER_ALLREDUCE[op.role][2], "bf16")
+            op = replace(op, bytes={**op.bytes, "hbm": epilogue_bytes(op.shape.bytes, gemm_dtype)},
+                         formula=f"{op.formula}; + its fused residual/RMSNorm/quantize epilogue's HBM pass")
+        elif (op.role in quantized and op.op_class == OpClass.GEMM and op.dtype in ("fp8", "fp4")
                 and not op.input_quantized):
-            op = quantized_input(op, "input written quantized by the fused all-reduce + residual + RMSNorm kernel "
-                                 "before it")
+            op = replace(op, input_quantized=True, formula=f"{op.formula}; input written quantized by the fused "
+                         "all-reduce + residual + RMSNorm kernel before it")
         out.append(op)
     return out
+
+
+def epilogue_bytes(message_bytes: float, gemm_dtype: str) -> float:
+    """HBM bytes of a fused all-reduce's epilogue over a 16-bit message: the residual read and written back, and
+    the normed output written in the next GEMM's input format (fp8: 1 B, NVFP4: 4 bits + a scale per 16, else
+    16-bit). The unfused kernels it replaces move 13 B per element in three launches (add 6, norm 4, quantize 3)."""
+    elements = message_bytes / 2
+    return elements * (2 + 2 + FUSED_OUTPUT_BYTES.get(gemm_dtype, 2.0))
 
 
 def takes_quantized_input(op: Op, engine: EngineSpec) -> bool:

@@ -58,25 +58,12 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
     if parts:   # a mixed pass's attention: its prefill and decode kernels, one after the other
         return summed(op, [time_op(split_modifiers(op, p), gpu, eff, link, tiers) for p in parts])
     if op.op_class == OpClass.COMM:
-        s = op.shape
-        gpus = int(s.gpus)
-        if gpus <= 1 or link is None:
-            return OpTime(op, 0.0, 0.0, 0.0, 0.0, "network")
-        if link.scale_out is not None:   # a multi-node system: a group across nodes runs hierarchically
-            t = multinode_time(s, link, eff)
-            if t is not None:
-                return OpTime(op, t, 0.0, t, 0.0, "network")
-        if eff.engine:   # fitted collective model: NCCL protocols, NVLS, the engine's custom all-reduce
-            from . import kernel_timing   # here: it needs numpy, which building the CLI parser avoids
-            t = kernel_timing.collective_seconds(s.collective, s.bytes, gpus, link, eff.engine,
-                                                 custom_max=eff.custom_allreduce_max_bytes)
-            return OpTime(op, t, 0.0, t, 0.0, "network")
-        p = eff.comm_params(link.type)
-        # The efficiency scales the whole ideal collective (bandwidth and per-step latency), the
-        # same form fit.py fits, so fitted parameters mean the same thing here.
-        t = collective_time(s.collective, s.bytes, gpus, link.group_bandwidth(gpus),
-                            link.latency.value) / p.memory_eff
-        return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "network")
+        t = comm_time(op, gpu, eff, link)
+        if not op.hbm_bytes or not t.time_s:
+            return t
+        # a fused epilogue (an all-reduce that also adds the residual and norms: engine_kernels.py) streams HBM
+        extra = op.hbm_bytes / (gpu.hbm_bandwidth.value * eff.params(OpClass.NORM).memory_eff)
+        return OpTime(op, t.time_s + extra, t.compute_s, t.memory_s + extra, t.overhead_s, t.bound)
     if op.op_class == OpClass.TRANSFER:
         p = eff.params(OpClass.TRANSFER)
         s = op.shape
@@ -108,6 +95,30 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
     if p.overhead_s > busy:
         bound = "overhead"
     return OpTime(op, total, t_c, max(t_m, t_tier), p.overhead_s, bound)
+
+
+def comm_time(op: Op, gpu, eff: Efficiency, link) -> OpTime:
+    """A collective on `link`: the engine's fitted model (NCCL protocols, NVLS, its custom all-reduce) where the
+    efficiency has one, else the ideal collective scaled by the per-class efficiency."""
+    s = op.shape
+    gpus = int(s.gpus)
+    if gpus <= 1 or link is None:
+        return OpTime(op, 0.0, 0.0, 0.0, 0.0, "network")
+    if link.scale_out is not None:   # a multi-node system: a group across nodes runs hierarchically
+        t = multinode_time(s, link, eff)
+        if t is not None:
+            return OpTime(op, t, 0.0, t, 0.0, "network")
+    if eff.engine:   # fitted collective model: NCCL protocols, NVLS, the engine's custom all-reduce
+        from . import kernel_timing   # here: it needs numpy, which building the CLI parser avoids
+        t = kernel_timing.collective_seconds(s.collective, s.bytes, gpus, link, eff.engine,
+                                             custom_max=eff.custom_allreduce_max_bytes)
+        return OpTime(op, t, 0.0, t, 0.0, "network")
+    p = eff.comm_params(link.type)
+    # The efficiency scales the whole ideal collective (bandwidth and per-step latency), the
+    # same form fit.py fits, so fitted parameters mean the same thing here.
+    t = collective_time(s.collective, s.bytes, gpus, link.group_bandwidth(gpus),
+                        link.latency.value) / p.memory_eff
+    return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "network")
 
 
 def split_modifiers(op: Op, part: Op) -> Op:
