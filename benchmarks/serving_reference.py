@@ -85,6 +85,13 @@ The mapping rule, written before any row was scored and not tuned after:
   that records the counts (the same engine, GPU, lengths and measured TTFT and TPOT to 9 significant digits:
   repeated_measurement): their reason says so, and the measurement is scored once, on that row (added after
   scoring; no figure moves);
+- a run that did not serve the load it records (added after scoring, capped_below_load): where all the rows of one
+  aggregated run (engine and version, GPU, model, source, measurement date, N) at TP sizes 2x or more apart imply
+  by Little's law (N x (OSL - 1) x TPOT / (TTFT + (OSL - 1) x TPOT)) fewer than N/2 requests in service, within
+  25% of each other, the limit did not grow with the KV pool and the launch's max batch is N: a cap outside the
+  deployment, so the rows are not expressible, the reason saying so. It flags the 9 gpt-oss-120b vLLM rows on H100
+  at 512 clients (InferenceX, 2025-12; ~100 in service at TP2, TP4 and TP8 alike, TTFT 20-462 s; the recipe,
+  benchmarks/gptoss_fp4_h100.sh, launches --max-num-seqs $CONC), whose TPOT (3.6-27 ms) is that of ~100 sequences;
 - the run: N clients in a closed loop (simulator/closed_loop.py) on an idle server, all N sent at t = 0, as
   aiperf starts its profiling phase: its warm-up is not handed over but drained ("By default, AIPerf waits
   indefinitely for all warmup responses before starting profiling", aiperf docs/tutorials/warmup.md; the
@@ -324,6 +331,49 @@ def repeated_measurement(row: dict) -> str:
     return _MEASURED.get(_measurement(row), "")
 
 
+def served_concurrency(row: dict) -> float:
+    """Requests in service that a closed loop of N clients at the row's measured means implies (Little's law): each
+    client spends TTFT waiting and D = (OSL - 1) x TPOT decoding, so N x D / (TTFT + D) are decoding at a time."""
+    decode = (_int(row["osl"]) - 1) * float(row["silicon_tpot_ms"])
+    return concurrency(row) * decode / (float(row["silicon_ttft_ms"]) + decode)
+
+
+def _run_key(row: dict) -> tuple:
+    measured = re.search(r"measured=([^;]*)", row["silicon_data_source"])
+    return (row["backend"], row["backend_version"], row["system"], row["model_path"], row["mode"],
+            row["silicon_data_source"].split(";")[0], measured[1] if measured else "", concurrency(row))
+
+
+CAP_SPREAD = 1.25   # in-service counts within 25% of each other at TP sizes 2x apart: not the KV pool's limit
+_RUNS: dict = {}
+
+
+def capped_below_load(row: dict) -> str:
+    """'' or why an aggregated row did not serve the load it records: the rows of one run (engine and version, GPU,
+    model, source file, measurement date, N) at TP sizes at least 2x apart all imply (served_concurrency) fewer
+    than N/2 requests in service, within CAP_SPREAD of each other. A deployment's own limits on requests in service
+    are its launch's max batch (the row's batch_size) and its KV pool, which grows with TP; a count that stays put
+    while the pool grows 2x is a cap outside the deployment (the client's), so the row's TTFT times a client queue
+    and its TPOT a smaller batch than N. The rule flags one group: InferenceX's gpt-oss-120b vLLM rows on H100 at
+    512 clients (2025-12, TP2/4/8, ~100 in service in all nine), whose recipe launched --max-num-seqs = CONC."""
+    if row["mode"] != "agg":
+        return ""
+    if not _RUNS:
+        for r in load():
+            try:
+                if r["mode"] == "agg":
+                    _RUNS.setdefault(_run_key(r), []).append((_int(r["tp_size"]), served_concurrency(r)))
+            except NotExpressible:
+                continue
+    n = concurrency(row)
+    runs = _RUNS.get(_run_key(row), [])
+    tps, served = {tp for tp, _ in runs}, [s for _, s in runs]
+    if len(runs) < 2 or max(tps) < 2 * min(tps) or max(served) >= n / 2 or max(served) > CAP_SPREAD * min(served):
+        return ""
+    return (f"measured with ~{statistics.fmean(served):.0f} of its {n} clients in service (Little's law on its "
+            f"TTFT and TPOT) at TP {'/'.join(map(str, sorted(tps)))} alike: a cap outside the deployment, not scored")
+
+
 MTP_IMAGE = "tensorrt-llm/release:1.2.0rc6.post3"   # InferenceX's dsr1-*-b200-trt-mtp image (off: 1.2.0rc6.post2)
 
 
@@ -369,6 +419,9 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     gpus = layout["tp"] * layout["pp"]
     kw = {"model": row["model_path"], "hardware": SYSTEMS[system], "kernel_engine": row["backend"],
           "prompt": _int(row["isl"]), "output": _int(row["osl"]), "gpus": gpus, **layout}
+    capped = capped_below_load(row)
+    if capped:
+        raise NotExpressible(capped)
     replicas = 1 if disagg else agg_pool(row, n)[0]
     total = gpus * replicas   # the deployment's GPUs: a disaggregated one's two pools together
     if disagg:
