@@ -279,9 +279,10 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
     # (76 rows: TTFT 63.5% MAPE, median 48.9%, 18 off by 3x, most of them disaggregated rows predicted ~0.2x;
     # TPOT 25.4%, its MAPE set by gpt-oss on H100 at 512 clients; 64.4% / 50.0% / 22 before TensorRT-LLM's
-    # attention-DP balancing and InferenceX's 10-round mean): pinned where they are, the targets are not met
-    assert ttft["mape"] < 66 and ttft["median_ape"] < 52 and ttft["off3x"] <= 20, ttft
-    assert tpot["mape"] < 28, tpot
+    # attention-DP balancing and InferenceX's 10-round mean): pinned where they are, the targets are not met.
+    # (75 rows once that capped gpt-oss run was left out: TTFT 59.5%, median 44.8%, 18 off by 3x; TPOT 21.6%)
+    assert ttft["mape"] < 62 and ttft["median_ape"] < 48 and ttft["off3x"] <= 20, ttft
+    assert tpot["mape"] < 23, tpot
 
 
 @pytest.mark.slow
