@@ -7,13 +7,17 @@ count and its tail (final norm, LM head, sampling) once per logit-row count. Bui
 at most iterations that carry a prefill chunk. Without techniques, every number of such an op is
 affine in the count n: its FLOPs, HBM bytes, a GEMM's rows and a collective's bytes are n times the
 model's dimensions and byte sizes plus a constant (weights, norm scales), all whole numbers that
-floats hold exactly. `TokenOps.of` builds the ops at two counts, reads off each number's slope and
-intercept, and keeps them only when they reproduce the ops built at CHECK_AT exactly (same names,
-classes, dtypes, counts and every number); otherwise (MoE routing, an op it does not price) the
-caller builds the ops per count as before. `seconds(n)` then times each op from its numbers by the
-formulas time_op applies: the fitted GEMM model (PassParts.gemm_seconds), the fitted collectives
-(kernel_timing.collective_seconds) and the per-class model (restated in `_per_class`). The times are
-time_op's to the bit (tests/test_sim_token_ops.py, every count up to the token budget)."""
+floats hold exactly. Where the ops themselves change with the count (TensorRT-LLM fuses an all-reduce
+with the residual and norm only while its message fits the custom kernel's workspace), the range is
+split at each count where their kinds change, found by bisection between the built counts
+(TokenPieces). Per piece, `TokenOps.affine` reads off each number's slope and intercept between two
+counts and keeps them only when they reproduce the ops built at the piece's CHECK_AT counts and ends
+exactly (same names, classes, dtypes, counts and every number); otherwise (MoE routing, an op it does
+not price) the caller builds that piece's ops per count as before. `seconds(n)` then times each op
+from its numbers by the formulas time_op applies: the fitted GEMM model (PassParts.gemm_seconds), the
+fitted collectives (kernel_timing.collective_seconds, with a fused epilogue's HBM pass) and the per-class
+model (restated in `_per_class`). The times are time_op's to the bit (tests/test_sim_token_ops.py,
+every count up to the token budget)."""
 from __future__ import annotations
 
 from bisect import bisect_right
