@@ -237,3 +237,24 @@ def test_context_window_rejections_are_one_summary_with_the_longest_and_a_remedy
     line = [x for x in res.text().splitlines() if x.startswith("requests:")][0]
     assert "50 prompt + output exceeds the context window (8192 tokens)" in line
     assert "longest rejected request is 13910 tokens" in line and "--context-window" in line
+
+
+def test_latency_in_one_pass_is_each_records_own_figures():
+    """latency() reads TTFT, TPOT and the served TTFT in one pass over the records (first and last token read
+    from the pieces directly): the same stats as each record's properties, on a real run with the engine spec's
+    front end, speculative rounds (several tokens a chunk) and a closed loop's send times."""
+    from whatif.scenario import Scenario
+    from whatif.simulator.cluster import simulate
+    from whatif.simulator.config import SimConfig
+    from whatif.simulator.metrics import stats
+    from whatif.simulator.workload import WorkloadSpec
+    for cfg in (SimConfig(Scenario(), WorkloadSpec(lengths="sharegpt", requests=300, seed=3, rate=30.0)),
+                SimConfig(Scenario(techniques=("eagle3",)), WorkloadSpec(requests=60, seed=3, rate=10.0)),
+                SimConfig(Scenario(), WorkloadSpec(requests=120, seed=3, concurrency=8, through_server=True))):
+        res = simulate(cfg)
+        assert res.frontend is not None
+        done = res.finished()
+        lat = res.latency()
+        assert lat["ttft_s"] == stats([r.ttft_s for r in done])
+        assert lat["tpot_s"] == stats([r.tpot_s for r in done if r.tpot_s is not None])
+        assert lat["served_ttft_s"] == stats([r.served_ttft_s(res.frontend) for r in done])

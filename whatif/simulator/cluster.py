@@ -61,6 +61,7 @@ class Cluster:
         decode_times = _iteration_times(sc, sc.parallel, sched, plan_seq_len)
         self.window = decode_times.setup.model.max_position_embeddings
         self.fits: tuple[int, int] | None = None   # see rejection
+        self.limits: tuple | None = None   # (prompt, prompt + output) within which rejection answers '' (arrive)
         self.kv_path = None
         self.systems = ""
         self.on_finish = None   # called with each finished request's record (a closed loop's clients)
@@ -109,11 +110,20 @@ class Cluster:
         return ""
 
     def arrive(self, rec: Record) -> None:
-        reason = self.rejection(rec.request)
-        if reason:
-            rec.status, rec.reason = REJECTED, reason
-            return
-        self.entry.pick(rec.request.prefix_id).submit(Seq(rec))
+        r = rec.request
+        limits = self.limits
+        # (rejection's answer '' without asking it, for a request within every limit it checks: most of them)
+        if limits is None or not (r.prompt <= limits[0] and r.prompt + r.output <= limits[1]):
+            reason = self.rejection(r)
+            if reason:
+                rec.status, rec.reason = REJECTED, reason
+                return
+            if self.fits is not None:
+                e, inf = self.entry_scheduler, float("inf")
+                budget = e.token_budget if e.whole_prompts_beside_decodes else inf
+                self.limits = (min(self.fits[0], budget), min(self.window, self.fits[1] + 1))
+        entry = self.entry
+        (entry.replicas[0] if len(entry.replicas) == 1 else entry.pick(r.prefix_id)).submit(Seq(rec))
 
     def hand_on(self, seq: Seq) -> None:
         self.decode.pick(seq.req.prefix_id).hand_in(seq)

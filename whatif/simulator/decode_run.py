@@ -53,6 +53,7 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
     # Scheduler.take_due_blocks and .decoded, inlined (two calls a step were a third of this loop's cost): the
     # phase sets, the first-due counts and the step are the scheduler's own, stored back before it runs again.
     phases, aheads, ahead_n, size = scheduler.phases, scheduler.ahead, scheduler.ahead_n, bm.block_size
+    dues = scheduler.dues   # (the heap object stays the scheduler's: pushed and popped in place)
     inf = float("inf")
     formed_ahead, queued = replica.ahead, scheduler.waiting
     hits = 0
@@ -66,13 +67,15 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
             # A waiting request held back only because it arrived after the step before began (ahead) joins the
             # first step formed after one that began later: the full loop's (one formed ahead admits nothing else)
             gate = queued[0].req.arrival_s if formed_ahead and queued and queued[0].req.arrival_s > before else inf
-            decoding, rows, base = scheduler.decode_shape()   # fixed until sequences finish (a due step)
-            running, waiting = len(scheduler.running), len(scheduler.waiting)
+            # (scheduler.decode_shape, inlined) fixed until sequences finish (a due step)
+            decoding = len(scheduler.decoding)
+            rows, base = decoding + scheduler.padding, scheduler.context_base + scheduler.padding_context
+            running, waiting = len(scheduler.running), len(queued)
             used = bm.num_blocks - (bm.free + len(bm.evictable))   # (bm.used; changes below only by the blocks taken)
             # Read once until they can change: the step at which sequences finish or offer a block (only complete
             # moves it), the next event's time (the queue only by a wake-up), the last step of the current
             # price's bucket (the mean context grows with the step).
-            finishing = scheduler.next_event_step() - 1
+            finishing = dues[0][0] - 1 if dues else inf   # (scheduler.next_event_step() - 1)
             head = queue[0][0] if queue else inf
             last = -1
             while True:

@@ -155,25 +155,43 @@ class SimulationResult:
 
     def latency(self) -> dict:
         done = self.finished()
-        # Record's ttft_s, tpot_s, e2e_s and queue_s in one pass (a million records in long runs), kept as 8-byte
-        # floats (None as NaN, as stats' float conversion reads it)
-        ttft, tpot, e2e, queue = array("d"), array("d"), array("d"), array("d")
+        # Record's ttft_s, tpot_s, e2e_s, queue_s and served_ttft_s in one pass (a million records in long runs),
+        # kept as 8-byte floats (None as NaN, as stats' float conversion reads it); TokenTimes.first and .last
+        # read here for the common pieces (a first token, then one run), else asked
+        ttft, tpot, e2e, queue, served = array("d"), array("d"), array("d"), array("d"), array("d")
+        front = self.frontend
+        fronts: dict[int, float] = {}   # front.seconds per prompt length
         for r in done:
-            arrival, first = r.request.arrival_s, r.first_token_s
+            req = r.request
+            arrival, first = req.arrival_s, r.first_token_s
             ttft.append(NAN if first is None else first - arrival)
             e2e.append(r.finish_s - arrival)   # (finished)
             queue.append(NAN if r.first_scheduled_s is None else r.first_scheduled_s - arrival)
+            if front is not None:   # (Record.served_ttft_s)
+                if first is None:
+                    served.append(NAN)
+                elif req.sent_s is not None:
+                    served.append(first - req.sent_s)
+                else:
+                    f = fronts.get(req.prompt)
+                    if f is None:
+                        f = fronts[req.prompt] = front.seconds(req.prompt)
+                    served.append((first - arrival) + f)
             emitted = r.emitted
             if emitted.count >= 2:
-                tpot.append((emitted.last - emitted.first) / (emitted.count - 1))
+                pieces = emitted.pieces
+                p = pieces[0]
+                a = p[0] if len(p) == 2 and p[1] > 0 else p[0][p[1]] if len(p) == 3 else emitted.first
+                p = pieces[-1]
+                b = p[0][p[2] - 1] if len(p) == 3 else p[0] if p[1] > 0 else emitted.last
+                tpot.append((b - a) / (emitted.count - 1))
         return {
             "ttft_s": stats(ttft),
             "tpot_s": stats(tpot),
             "itl_s": counted_stats(*pooled_gaps(r.emitted for r in done)),
             "e2e_s": stats(e2e),
             "queue_s": stats(queue),
-            "served_ttft_s": stats([r.served_ttft_s(self.frontend) for r in done]
-                                   if self.frontend is not None else []),
+            "served_ttft_s": stats(served),
         }
 
     def _counts(self) -> dict:

@@ -101,6 +101,7 @@ def pooled_gaps(emissions) -> tuple[np.ndarray, np.ndarray]:
     iteration, not per token. Gaps between pieces (the first token to the first run, a preemption's
     pause) are values of their own."""
     loose: list[float] = []
+    gap = loose.append
     engines: dict[int, tuple] = {}   # id(ends) -> (ends, run starts, run stops)
     for t in emissions:
         prev = None
@@ -113,11 +114,13 @@ def pooled_gaps(emissions) -> tuple[np.ndarray, np.ndarray]:
                 ends, lo, hi = p
                 first, last = ends[lo], ends[hi - 1]
                 if hi - lo > 1:
-                    entry = engines.setdefault(id(ends), (ends, [], []))
+                    entry = engines.get(id(ends))
+                    if entry is None:
+                        entry = engines[id(ends)] = (ends, [], [])
                     entry[1].append(lo)
                     entry[2].append(hi)
             if prev is not None:
-                loose.append(first - prev)
+                gap(first - prev)
             prev = last
     values, counts = [np.asarray(loose, dtype=float)], [np.ones(len(loose))]
     for ends, los, his in engines.values():

@@ -17,6 +17,7 @@ Results equal time_pass's and engine_step's up to float summation order
 `splittable` says when the split holds; otherwise the caller times whole passes."""
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -150,7 +151,8 @@ class PassParts:
         parts = []
         for stage in self.stages:
             key = (stage, tail)
-            shared = self.shared[key] if key in self.shared else self._shared(stage, tail)
+            pieces = self.shared[key] if key in self.shared else self._shared(stage, tail)
+            shared = None if pieces is None else pieces[1][bisect_right(pieces[0], n) - 1]
             if shared is None:   # the ops built at n
                 ops = stage_ops(self.setup, stage, n, tail)
                 attention = [i for i, op in enumerate(ops) if op.role == OpRole.ATTENTION]
@@ -171,20 +173,24 @@ class PassParts:
         return table[n]
 
     def _shared(self, stage: int, tail: bool) -> tuple | None:
-        """What a stage's body (or tail) priced by TokenOps has at every count: (the TokenOps, each op's
-        count, the attention ops' indices, layer runs, kernel instances, attention ops, their pricers);
-        None where TokenOps does not apply (the ops are built per count)."""
+        """What a stage's body (or tail) priced by TokenOps has at every count of each piece of the token range
+        (token_ops.TokenPieces): (the pieces' first counts, per piece (the TokenOps, each op's count, the
+        attention ops' indices, layer runs, kernel instances, attention ops, their pricers) or None where
+        TokenOps does not apply to it (the ops are built per count)); None where it applies to no piece."""
         fast = TokenOps.of(self, stage, tail)
         shared = None
         if fast is not None:
-            ops = fast.template
-            attention = [i for i, op in enumerate(ops) if op.role == OpRole.ATTENTION]
-            old = tuple(ops[i] for i in attention)
-            kernels = sum(op.count for op in ops if op.op_class != OpClass.TRANSFER)
-            shared = (fast, [op.count for op in ops], attention, layer_runs(ops) if self.launch else None, kernels,
-                      old, tuple(map(self._pricer, old)))
+            shared = (fast.starts, [None if piece is None else self._piece(piece) for piece in fast.pieces])
         self.shared[(stage, tail)] = shared
         return shared
+
+    def _piece(self, fast: TokenOps) -> tuple:
+        ops = fast.template
+        attention = [i for i, op in enumerate(ops) if op.role == OpRole.ATTENTION]
+        old = tuple(ops[i] for i in attention)
+        kernels = sum(op.count for op in ops if op.op_class != OpClass.TRANSFER)
+        return (fast, [op.count for op in ops], attention, layer_runs(ops) if self.launch else None, kernels,
+                old, tuple(map(self._pricer, old)))
 
     def _attention_s(self, part: Part, groups: tuple) -> tuple[float, tuple[float, ...]]:
         """(seconds of one attention instance, each attention op's total) of a stage for `groups`, the

@@ -7,15 +7,20 @@ count and its tail (final norm, LM head, sampling) once per logit-row count. Bui
 at most iterations that carry a prefill chunk. Without techniques, every number of such an op is
 affine in the count n: its FLOPs, HBM bytes, a GEMM's rows and a collective's bytes are n times the
 model's dimensions and byte sizes plus a constant (weights, norm scales), all whole numbers that
-floats hold exactly. `TokenOps.of` builds the ops at two counts, reads off each number's slope and
-intercept, and keeps them only when they reproduce the ops built at CHECK_AT exactly (same names,
-classes, dtypes, counts and every number); otherwise (MoE routing, an op it does not price) the
-caller builds the ops per count as before. `seconds(n)` then times each op from its numbers by the
-formulas time_op applies: the fitted GEMM model (PassParts.gemm_seconds), the fitted collectives
-(kernel_timing.collective_seconds) and the per-class model (restated in `_per_class`). The times are
-time_op's to the bit (tests/test_sim_token_ops.py, every count up to the token budget)."""
+floats hold exactly. Where the ops themselves change with the count (TensorRT-LLM fuses an all-reduce
+with the residual and norm only while its message fits the custom kernel's workspace), the range is
+split at each count where their kinds change, found by bisection between the built counts
+(TokenPieces). Per piece, `TokenOps.affine` reads off each number's slope and intercept between two
+counts and keeps them only when they reproduce the ops built at the piece's CHECK_AT counts and ends
+exactly (same names, classes, dtypes, counts and every number); otherwise (MoE routing, an op it does
+not price) the caller builds that piece's ops per count as before. `seconds(n)` then times each op
+from its numbers by the formulas time_op applies: the fitted GEMM model (PassParts.gemm_seconds), the
+fitted collectives (kernel_timing.collective_seconds, with a fused epilogue's HBM pass) and the per-class
+model (restated in `_per_class`). The times are time_op's to the bit (tests/test_sim_token_ops.py,
+every count up to the token budget)."""
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import fields
 
 from .. import kernel_timing
@@ -58,21 +63,24 @@ def _kind(op) -> tuple:
 
 
 class TokenOps:
-    """One stage's body or tail ops, each priced from its numbers as slope * n + intercept."""
+    """One stage's body or tail ops over a range of counts, each priced from its numbers as slope * n + intercept."""
 
     def __init__(self, template: list, pricers: list):
         self.template = template      # the ops at one count: counts, classes and attention ops for the caller
         self.pricers = pricers        # per op: a function of n giving one instance's seconds, None for attention
 
     @staticmethod
-    def of(parts, stage: int, tail: bool) -> TokenOps | None:
-        """The stage's ops as affine numbers, or None where some op is not affine in n or not priced here."""
-        setup = parts.setup
-        built = {n: stage_ops(setup, stage, n, tail) for n in SLOPE_AT + CHECK_AT}
-        template = built[SLOPE_AT[0]]
-        if any(list(map(_kind, ops)) != list(map(_kind, template)) for ops in built.values()):
-            return None
-        (n1, n2), pricers = SLOPE_AT, []
+    def of(parts, stage: int, tail: bool) -> TokenPieces | None:
+        """The stage's ops as affine numbers piece by piece (see TokenPieces), or None where no piece is affine."""
+        pieces = TokenPieces.of(parts, stage, tail)
+        return None if all(p is None for p in pieces.pieces) else pieces
+
+    @staticmethod
+    def affine(parts, built: dict, slope_at: tuple[int, int]) -> TokenOps | None:
+        """The ops built at each count of `built` (one kind throughout) as affine numbers read between the
+        counts `slope_at`, or None where some op is not affine in n (or not priced here)."""
+        (n1, n2), pricers = slope_at, []
+        template = built[n1]
         for i, op in enumerate(template):
             if op.role == OpRole.ATTENTION:
                 pricers.append(None)
@@ -95,13 +103,78 @@ class TokenOps:
         return [None if p is None else p(n) for p in self.pricers]
 
 
+class TokenPieces:
+    """A stage's ops over the token range split where the ops' kinds change (a TensorRT-LLM all-reduce fuses
+    the residual and norm only while its message fits the custom kernel's workspace: small counts lack two
+    ops large ones keep), one affine TokenOps per piece (None: that piece's ops are built per count)."""
+
+    def __init__(self, starts: list[int], pieces: list):
+        self.starts = starts   # ascending, starts[0] == 1: piece i holds counts [starts[i], starts[i + 1])
+        self.pieces = pieces
+
+    def piece(self, n: int) -> int:
+        return bisect_right(self.starts, n) - 1
+
+    def seconds(self, n: int) -> list:
+        """As TokenOps.seconds, by the piece holding `n` (an affine one)."""
+        return self.pieces[self.piece(n)].seconds(n)
+
+    @staticmethod
+    def of(parts, stage: int, tail: bool) -> TokenPieces:
+        setup = parts.setup
+        built = {}
+
+        def kinds(n: int) -> list:
+            if n not in built:
+                built[n] = stage_ops(setup, stage, n, tail)
+            return list(map(_kind, built[n]))
+
+        counts = sorted(set(SLOPE_AT + CHECK_AT))
+        starts = [counts[0]]
+        for lo, hi in zip(counts, counts[1:]):
+            _bounds(kinds, lo, hi, starts)
+        pieces = []
+        for i, start in enumerate(starts):
+            stop = starts[i + 1] if i + 1 < len(starts) else None   # (None: no end)
+            last = stop - 1 if stop is not None else max(start + SLOPE_AT[1] - SLOPE_AT[0], counts[-1])
+            if last == start:
+                pieces.append(None)   # one count: no slope to read
+                continue
+            slope_at = SLOPE_AT if start <= SLOPE_AT[0] and SLOPE_AT[1] <= last else (start, last)
+            within = {n for n in counts if start <= n <= last} | {start, last, *slope_at}
+            for n in within:
+                kinds(n)
+            pieces.append(TokenOps.affine(parts, {n: built[n] for n in sorted(within)}, slope_at))
+        return TokenPieces(starts, pieces)
+
+
+def _bounds(kinds, lo: int, hi: int, starts: list) -> None:
+    """Append to `starts` each count in (lo, hi] where the ops' kinds differ from the count before it, by
+    bisection (a kind met on neither side splits the range in two)."""
+    a, b = kinds(lo), kinds(hi)
+    if a == b:
+        return   # (as before: a change and its reversal between two built counts would go unseen)
+    if hi == lo + 1:
+        starts.append(hi)
+        return
+    mid = (lo + hi) // 2
+    m = kinds(mid)
+    if m == a:
+        _bounds(kinds, mid, hi, starts)
+    elif m == b:
+        _bounds(kinds, lo, mid, starts)
+    else:
+        _bounds(kinds, lo, mid, starts)
+        _bounds(kinds, mid, hi, starts)
+
+
 def _pricer(parts, op, lines: dict):
     """A function of n giving time_op(op at n).time_s, or None where this module does not price `op`."""
     setup = parts.setup
     gpu, eff = setup.system.gpu, setup.efficiency
     varying = {name for name, (a, _) in lines.items() if a != 0}
     if op.op_class == OpClass.COMM:   # (time_op reads only its shape)
-        return _collective(op, lines, varying, setup.system.gpu_link, eff)
+        return _collective(op, lines, varying, setup.system.gpu_link, eff, gpu)
     if op.alu_ops or set(op.bytes) - {"hbm"} or "alu_ops" in varying or "bandwidth_share" in varying:
         return None   # CUDA-core work beside the kernel, bytes in a slower tier: not restated here
     hbm_a, hbm_b = lines.get("bytes:hbm", (0.0, 0.0))
@@ -117,16 +190,27 @@ def _pricer(parts, op, lines: dict):
     return _per_class(op, lines, gpu, eff)
 
 
-def _collective(op, lines: dict, varying: set, link, eff):
+def _collective(op, lines: dict, varying: set, link, eff, gpu):
     """time_op's collective branch on one node: none over one GPU, else the fitted collectives."""
     gpus = int(op.shape.gpus)
     if gpus <= 1 or link is None:
         return lambda n: 0.0
-    if link.scale_out is not None or not eff.engine or varying - {"bytes:link", "shape:bytes"}:
+    if link.scale_out is not None or not eff.engine or varying - {"bytes:link", "shape:bytes", "bytes:hbm"}:
         return None   # (a multi-node group, the per-class collective model: not restated here)
     b_a, b_b = lines["shape:bytes"]
     collective, engine, cap = op.shape.collective, eff.engine, eff.custom_allreduce_max_bytes
-    return lambda n: kernel_timing.collective_seconds(collective, b_a * n + b_b, gpus, link, engine, custom_max=cap)
+    if "bytes:hbm" not in lines:
+        return lambda n: kernel_timing.collective_seconds(collective, b_a * n + b_b, gpus, link, engine,
+                                                          custom_max=cap)
+    # a fused epilogue's HBM pass (engine_kernels.allreduce_fused), as time_op adds it to a non-zero collective
+    h_a, h_b = lines["bytes:hbm"]
+    bw = gpu.hbm_bandwidth.value * eff.params(OpClass.NORM).memory_eff
+
+    def fused(n):
+        t = kernel_timing.collective_seconds(collective, b_a * n + b_b, gpus, link, engine, custom_max=cap)
+        hbm = h_a * n + h_b
+        return t + hbm / bw if hbm and t else t
+    return fused
 
 
 def _per_class(op, lines: dict, gpu, eff):

@@ -123,8 +123,9 @@ class DecodingSet:
     def _advance(self, end: float) -> list[Seq] | tuple:
         """A decode iteration ended at `end` (uniform): the step moves on; the sequences due an event now are
         brought up to date (those done finish) and returned: they may offer blocks, and queue their next."""
-        self.decoded(end)
-        dues, step = self.dues, self.step
+        self.step = step = self.step + 1   # (decoded, inlined)
+        self.ends.append(end)
+        dues = self.dues
         if not dues or dues[0][0] > step:
             return ()
         offered = self._due(dues)
