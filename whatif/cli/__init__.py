@@ -25,10 +25,14 @@ from .tiers import add_crossover_parser, add_size_tier_parser, cmd_crossover, cm
 from .validate import add_validate_parser, cmd_validate
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `only`, that command's flags alone, every other command registered by name and
+    help (what one run and the top-level --help read; adding ~600 flags is most of building the whole one)."""
     ap = WhatifParser(prog="whatif", description="Predict LLM inference latency, throughput and memory from specs.")
     ap.add_argument("--version", action="version", version=f"whatif {__version__}")
     sub = ap.add_subparsers(dest="command", parser_class=WhatifParser)
+    if only is not None:
+        sub = _NamesOnly(sub, only)
     add_estimate_parser(sub)
     add_compare_parser(sub)
     add_crossover_parser(sub)
@@ -44,6 +48,30 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+class _NamesOnly:
+    """The subcommands action as the add_*_parser functions see it: each command is registered as given, and
+    only the one named `keep` gets its flags (the others' parsers are handed back as _Inert)."""
+
+    def __init__(self, sub, keep: str):
+        self._sub, self._keep = sub, keep
+
+    def add_parser(self, name, **kwargs):
+        parser = self._sub.add_parser(name, **kwargs)
+        return parser if name == self._keep else _Inert()
+
+
+class _Inert:
+    """Takes any parser call (add_argument, groups, nested subcommands) and does nothing."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: self
+
+
+def command_of(argv: list[str]) -> str:
+    """The command named in argv (the first word not a flag: the top level takes only --version and -h), or ''."""
+    return next((a for a in argv if not a.startswith("-")), "")
+
+
 COMMANDS = {"estimate": cmd_estimate, "compare": cmd_compare, "crossover": cmd_crossover, "size-tier": cmd_size_tier,
             "simulate": cmd_simulate, "capacity": cmd_capacity, "search": cmd_search,
             "report": cmd_report, "demo": cmd_demo,
@@ -51,7 +79,8 @@ COMMANDS = {"estimate": cmd_estimate, "compare": cmd_compare, "crossover": cmd_c
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only=command_of(argv))
     try:
         args, extra = parser.parse_known_args(argv)
         if extra:

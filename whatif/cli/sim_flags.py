@@ -275,8 +275,10 @@ def reject_estimate_flags(args) -> None:
 def _file_values(path: str | None) -> dict[str, dict]:
     """{section: field values} of a scenario file's simulator sections (empty sections without a file)."""
     from ..scenario import SIM_TOP, read_scenario_file
-    from ..simulator.config import file_sections
-    file_values = file_sections(read_scenario_file(path)[2], Path(path).name) if path else {}
+    file_values = {}
+    if path:   # (the simulator's dataclasses imported only for a file: an estimate without one needs none)
+        from ..simulator.config import file_sections
+        file_values = file_sections(read_scenario_file(path)[2], Path(path).name)
     values = {section: dict(file_values.get(section, {})) for section in ("traffic", "engine", "cluster", "slo")}
     values["run"] = {key: file_values[key] for key in SIM_TOP if key in file_values}
     return values

@@ -15,12 +15,13 @@ SHIPPED_DATA_DIR = PACKAGE_DIR / "roofline" / "data"   # fit tables written by w
 
 def read_yaml(path: Path) -> dict:
     """Read one YAML mapping through safe_yaml's limits; an error names the file (and line or field).
-    Files inside the package (shipped profiles and fit tables) are whatif's own: parsed the fast way, the fit
-    tables unpickled from their precompiled bundle while it is current (precompiled.py)."""
+    Files inside the package (shipped profiles and fit tables) are whatif's own: unpickled from their folder's
+    precompiled bundle while it is current (precompiled.py), else parsed the fast way."""
     path = Path(path)
-    shipped = path.resolve().is_relative_to(PACKAGE_DIR)
-    if shipped and path.parent.resolve() == SHIPPED_DATA_DIR:   # the fit tables: precompiled while current
-        data = precompiled.lookup(path)
+    resolved = path.resolve()
+    shipped = resolved.is_relative_to(PACKAGE_DIR)
+    if shipped and path.suffix == ".yaml":
+        data = precompiled.lookup(resolved)
         if data is not None:
             return data
     return load_mapping(path, shipped=shipped)
