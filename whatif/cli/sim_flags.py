@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from functools import cache
+from typing import NamedTuple
 
 from ..errors import WhatifError
 from ..specs.checks import (MAX_BATCH, MAX_PARALLEL, MAX_REPLICAS, MAX_REQUESTS, MAX_TOKENS, MAX_TURNS,
@@ -20,8 +21,7 @@ from .progress import add_progress_flag
 from .scenario_flags import add_scenario_flags
 
 
-@dataclass(frozen=True)
-class SimFlag:
+class SimFlag(NamedTuple):   # (not a dataclass: every command's parser imports this module; a tuple class is cheaper)
     """A command-line flag that sets `field` of the simulator's `section` dataclass."""
 
     section: str               # traffic, engine, cluster, slo, or run (SimConfig itself)

@@ -18,13 +18,19 @@ def read_yaml(path: Path) -> dict:
     Files inside the package (shipped profiles and fit tables) are whatif's own: unpickled from their folder's
     precompiled bundle while it is current (precompiled.py), else parsed the fast way."""
     path = Path(path)
-    resolved = path.resolve()
+    resolved = path if _plainly_inside(path) else path.resolve()   # (resolve() stats each folder of the path)
     shipped = resolved.is_relative_to(PACKAGE_DIR)
     if shipped and path.suffix == ".yaml":
         data = precompiled.lookup(resolved)
         if data is not None:
             return data
     return load_mapping(path, shipped=shipped)
+
+
+def _plainly_inside(path: Path) -> bool:
+    """An absolute path under the package with no '..': already what resolve() would give (the package's files
+    are no symlinks), as every shipped path whatif builds from PACKAGE_DIR is."""
+    return path.is_absolute() and ".." not in path.parts and path.is_relative_to(PACKAGE_DIR)
 
 
 @cache
