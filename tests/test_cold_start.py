@@ -83,6 +83,13 @@ def test_a_refit_elsewhere_leaves_no_bundle(tmp_path):
     assert not (tmp_path / precompiled.BUNDLE).exists()
 
 
+def test_a_run_imports_its_own_command_module_alone():
+    code = ("import sys; from whatif.cli import build_parser; build_parser(only='list'); "
+            "print(sorted(m for m in sys.modules if m.startswith('whatif.cli.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "['whatif.cli.catalog', 'whatif.cli.common']", out.stderr
+
+
 def test_building_the_parser_imports_no_roofline_estimate():
     """--help, list and show build the whole parser: its help texts read constants, not the estimate's modules."""
     code = ("import sys; from whatif.cli import build_parser; build_parser(); "
