@@ -22,6 +22,8 @@ POSITION_KINDS = ("rope", "learned", "alibi", "none")
 
 @dataclass(frozen=True)
 class ModelSpec:
+    """A model's architecture facts (model_profiles/ or a config.json); counts and KV bytes derive from it."""
+
     name: str
     family: str
     hidden_size: int

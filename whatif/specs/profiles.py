@@ -5,7 +5,6 @@ from functools import cache
 from pathlib import Path
 
 from . import precompiled
-from .safe_yaml import load_mapping
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent   # whatif/: the profile folders sit beside the layers
 HARDWARE_DIR = PACKAGE_DIR / "hardware_profiles"
@@ -24,6 +23,7 @@ def read_yaml(path: Path) -> dict:
         data = precompiled.lookup(resolved)
         if data is not None:
             return data
+    from .safe_yaml import load_mapping   # (a user's file, or a shipped one edited since its bundle)
     return load_mapping(path, shipped=shipped)
 
 
