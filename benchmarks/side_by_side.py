@@ -5,7 +5,9 @@ into a temporary git worktree (/tmp/whatif-base-<sha>, removed at the end unless
 each command runs in a fresh Python process with PYTHONPATH at one tree or the other, the trees taking turns
 run by run (so load on a shared machine falls on both alike). A process's CPU is its user + sys seconds
 (the children's rusage); wall is perf_counter around it. Bytecode caching is left on (a user's install has
-its .pyc files): one unmeasured warm-up run per tree writes them first.
+its .pyc files): one unmeasured warm-up run per tree writes them first. With bytecode=False each run compiles
+the tree's own modules from source (its whatif/**/__pycache__ removed first, PYTHONDONTWRITEBYTECODE=1), as a
+checkout run under PYTHONDONTWRITEBYTECODE=1 does; the standard library's caches stay.
 """
 from __future__ import annotations
 
@@ -51,17 +53,24 @@ def baseline_tree(commit: str | None):
             shutil.rmtree(path, ignore_errors=True)
 
 
-def child_env(tree: Path) -> dict:
+def child_env(tree: Path, bytecode: bool = True) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(tree)
+    if not bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
-def run_once(tree: Path, argv: list[str], check: bool = True) -> tuple[float, float, str]:
-    """(CPU user+sys s, wall s, stdout) of `python argv...` in a fresh process with `tree` on PYTHONPATH."""
+def run_once(tree: Path, argv: list[str], check: bool = True, bytecode: bool = True) -> tuple[float, float, str]:
+    """(CPU user+sys s, wall s, stdout) of `python argv...` in a fresh process with `tree` on PYTHONPATH
+    (`bytecode` False: compiled from source, no .pyc read or written)."""
+    env = child_env(tree, bytecode)
+    if not bytecode:   # (no cached .pyc of the tree's own modules to read)
+        for cache in (Path(tree) / "whatif").rglob("__pycache__"):
+            shutil.rmtree(cache, ignore_errors=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, *argv], cwd=tree, env=child_env(tree), capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, *argv], cwd=tree, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if check and proc.returncode != 0:
@@ -81,17 +90,18 @@ class Timings:
         return statistics.median(getattr(self, what))
 
 
-def alternate(trees: dict[str, Path], argv: list[str], runs: int, warmup: bool = True) -> dict[str, Timings]:
+def alternate(trees: dict[str, Path], argv: list[str], runs: int, warmup: bool = True,
+              bytecode: bool = True) -> dict[str, Timings]:
     """Each tree's timings of `argv` over `runs` runs, the trees taking turns (the first run's order reversed
     on every other run); one unmeasured warm-up each (bytecode caches, disk cache)."""
     results = {label: Timings() for label in trees}
     if warmup:
         for tree in trees.values():
-            run_once(tree, argv)
+            run_once(tree, argv, bytecode=bytecode)
     order = list(trees)
     for i in range(runs):
         for label in (order if i % 2 == 0 else order[::-1]):
-            cpu, wall, out = run_once(trees[label], argv)
+            cpu, wall, out = run_once(trees[label], argv, bytecode=bytecode)
             results[label].cpu.append(cpu)
             results[label].wall.append(wall)
             results[label].out = out

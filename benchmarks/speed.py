@@ -2,12 +2,15 @@
 
     python benchmarks/speed.py [--runs 50] [--cli-runs 5]
     python benchmarks/speed.py --baseline 787b43e [--cli-runs 3]   # cold CLI commands side by side
+    python benchmarks/speed.py --baseline 787b43e --no-bytecode-cache   # ... every .py compiled each run
 
 Targets: a warm estimate well under 10 ms (median); `python -m whatif estimate --json` under 1 s; a cold
 `whatif estimate --model llama-3-70b --hardware dgx-h100 --tp 4 --no-ops` at or under 787b43e's CPU (issue 42).
 With --baseline (a commit or a folder) the cold CLI commands below run in fresh processes against this
 checkout and the baseline in turn (benchmarks/side_by_side.py): median CPU (user + sys) and wall of
---cli-runs runs each, and baseline / this (above 1: this checkout is faster).
+--cli-runs runs each, and baseline / this (above 1: this checkout is faster). The target is stated with bytecode
+caches (a user's installed package has its .pyc files); --no-bytecode-cache times both trees compiling their
+own modules from source each run (what a checkout run under PYTHONDONTWRITEBYTECODE=1 pays).
 """
 from __future__ import annotations
 
@@ -74,15 +77,17 @@ COLD_COMMANDS = (
 )
 
 
-def side_by_side(commit: str, runs: int) -> int:
+def side_by_side(commit: str, runs: int, bytecode: bool = True) -> int:
     """The cold CLI commands against this checkout and `commit`, alternating (benchmarks/side_by_side.py)."""
     with side_by_side_mod.baseline_tree(commit) as base:
         trees = side_by_side_mod.trees_of(base)
         rows = []
         for argv in COLD_COMMANDS:
-            results = side_by_side_mod.alternate(trees, ["-m", "whatif", *argv], runs)
+            results = side_by_side_mod.alternate(trees, ["-m", "whatif", *argv], runs, bytecode=bytecode)
             rows.append(side_by_side_mod.ratio_row("whatif " + " ".join(argv), results))
-    print(f"cold CLI processes, median of {runs} runs each, this checkout vs {commit} (ratio: baseline / this)")
+    cache = "bytecode caches written and read" if bytecode else "no bytecode cache: whatif's .py compiled each run"
+    print(f"cold CLI processes ({cache}), median of {runs} runs each, this checkout vs {commit} "
+          f"(ratio: baseline / this)")
     print(side_by_side_mod.table(rows))
     return 0
 
@@ -92,9 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=50, help="warm estimate runs per scenario (>= 50 recommended)")
     ap.add_argument("--cli-runs", type=int, default=5, help="CLI subprocess runs")
     ap.add_argument("--baseline", help="a commit (or a checkout folder) to time the cold CLI commands against")
+    ap.add_argument("--no-bytecode-cache", action="store_true",
+                    help="with --baseline: the trees' own modules compiled from source each run (no .pyc)")
     args = ap.parse_args(argv)
     if args.baseline:
-        return side_by_side(args.baseline, args.cli_runs)
+        return side_by_side(args.baseline, args.cli_runs, bytecode=not args.no_bytecode_cache)
 
     rows = []
     for name, scenario in SCENARIOS.items():

@@ -1,6 +1,7 @@
 """A cold CLI process pays only for what its command needs (issue 42): the catalogue commands and the estimate
-never import numpy (the kernel models evaluate plain floats without it), and the fit tables load from their
-precompiled bundle (specs/precompiled.py) while it matches the YAML."""
+never import numpy (the kernel models evaluate plain floats without it) nor PyYAML (the shipped profiles and fit
+tables load from their folders' precompiled bundles, specs/precompiled.py, while they match the YAML), and one
+command's run builds only that command's flags (cli.build_parser(only=...))."""
 import shutil
 import subprocess
 import sys
@@ -8,11 +9,12 @@ import sys
 import pytest
 
 from whatif.specs import precompiled
+from whatif.cli import COMMANDS, build_parser
 from whatif.specs.profiles import SHIPPED_DATA_DIR, read_yaml
 from whatif.specs.safe_yaml import load_mapping
 
 CODE = ("import sys\nfrom whatif.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-        "print('numpy imported:', 'numpy' in sys.modules, file=sys.stderr)")
+        "print('imported:', sorted(m for m in ('numpy', 'yaml') if m in sys.modules), file=sys.stderr)")
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["list", "models"], ["list", "hardware"],
@@ -20,21 +22,31 @@ CODE = ("import sys\nfrom whatif.cli import main\ntry:\n    main(sys.argv[1:])\n
                                   ["show", "hardware", "h100-sxm"],
                                   ["estimate", "--model", "llama-3-70b", "--hardware", "dgx-h100", "--tp", "4",
                                    "--no-ops"]])
-def test_the_command_does_not_import_numpy(argv):
+def test_the_command_imports_neither_numpy_nor_yaml(argv):
     out = subprocess.run([sys.executable, "-c", CODE, *argv], capture_output=True, text=True, timeout=120)
-    assert out.stderr.strip().splitlines()[-1] == "numpy imported: False", out.stderr
+    assert out.stderr.strip().splitlines()[-1] == "imported: []", out.stderr
     assert out.stdout.strip()   # (the command ran and answered)
 
 
-def test_the_precompiled_fit_tables_are_current():
-    """Every shipped fit table has its entry, of the YAML as it is now (refresh: python -m whatif.specs.precompiled)."""
-    yamls = sorted(SHIPPED_DATA_DIR.glob("*.yaml"))
+@pytest.mark.parametrize("folder", precompiled.FOLDERS, ids=lambda f: f.relative_to(precompiled.PACKAGE_DIR).as_posix())
+def test_the_precompiled_bundles_are_current(folder):
+    """Every shipped YAML (fit tables, model, hardware and engine profiles) has its entry, of the YAML as it is
+    now (refresh: python -m whatif.specs.precompiled)."""
+    yamls = sorted(folder.glob("*.yaml"))
     assert yamls
     for path in yamls:
         data = precompiled.lookup(path)
-        assert data is not None, f"{path.name} changed since precompiled.pickle: run python -m whatif.specs.precompiled"
+        assert data is not None, (f"{path.name} changed since {folder.name}/precompiled.pickle: "
+                                  f"run python -m whatif.specs.precompiled")
         assert data == load_mapping(path, shipped=True)
         assert read_yaml(path) == data
+
+
+def test_every_shipped_yaml_folder_has_a_bundle():
+    """(but the committed calibrations, validate/measurements/: read by --efficiency calibrated alone)"""
+    measurements = precompiled.PACKAGE_DIR / "validate" / "measurements"
+    folders = {p.parent for p in precompiled.PACKAGE_DIR.rglob("*.yaml") if not p.is_relative_to(measurements)}
+    assert folders == set(precompiled.FOLDERS)
 
 
 def test_a_changed_table_is_read_from_its_yaml_not_the_stale_bundle(tmp_path):
@@ -71,9 +83,38 @@ def test_a_refit_elsewhere_leaves_no_bundle(tmp_path):
     assert not (tmp_path / precompiled.BUNDLE).exists()
 
 
+def test_a_run_imports_its_own_command_module_alone():
+    code = ("import sys; from whatif.cli import build_parser; build_parser(only='list'); "
+            "print(sorted(m for m in sys.modules if m.startswith('whatif.cli.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "['whatif.cli.catalog', 'whatif.cli.common']", out.stderr
+
+
 def test_building_the_parser_imports_no_roofline_estimate():
     """--help, list and show build the whole parser: its help texts read constants, not the estimate's modules."""
     code = ("import sys; from whatif.cli import build_parser; build_parser(); "
             "print(sorted(m for m in ('whatif.roofline.estimate', 'whatif.scenario', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def _subcommand(parser, name):
+    return next(a for a in parser._actions if a.dest == "command").choices[name]
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_run_builds_its_command_as_the_whole_parser_does(command):
+    """build_parser(only=...) (what main() builds): the command's flags and help as in the whole parser, and the
+    top-level help (every command's name and line) the same."""
+    whole, only = build_parser(), build_parser(only=command)
+    assert only.format_help() == whole.format_help()
+    assert _subcommand(only, command).format_help() == _subcommand(whole, command).format_help()
+    for name in COMMANDS:
+        if name != command:
+            assert not _subcommand(only, name)._actions[1:]   # the others: names only (-h alone)
+
+
+def test_a_run_of_no_command_builds_names_only():
+    only = build_parser(only="")
+    assert only.format_help() == build_parser().format_help()
+    assert all(not _subcommand(only, name)._actions[1:] for name in COMMANDS)

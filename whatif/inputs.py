@@ -7,9 +7,9 @@ from pathlib import Path
 
 from .roofline.config import Precision
 from .errors import WhatifError
-from .specs.checkpoint_quant import checkpoint_precision
 from .specs.checks import boolean
 from .specs.defaults import DEFAULT_MODEL
+from .specs.profiles import looks_like_path
 from .specs.quantization import scheme
 from .scenario import SIM_SECTIONS, Scenario, build_scenario, read_scenario_file
 
@@ -50,7 +50,9 @@ def scenario_from_inputs(file: str | None, given: dict, dtype: str | None = None
         if value is not None:
             prec[key] = value
     model = top.get("model", DEFAULT_MODEL)
-    if isinstance(model, str):   # a checkpoint's own quantization, where no flag or file key says otherwise
+    # a checkpoint's own quantization, where no flag or file key says otherwise (a profile name is no checkpoint)
+    if isinstance(model, str) and looks_like_path(model):
+        from .specs.checkpoint_quant import checkpoint_precision
         prec = checkpoint_precision(model, prec, weights=not (dtype or weight_dtype), kv=not (dtype or kv_dtype),
                                     engine=top.get("kernel_engine"))
     sections["precision"] = _precision(prec, dtype, weight_dtype, kv_dtype, weight_group_size)

@@ -28,6 +28,8 @@ from .roofline.tiers import add_tiers, with_host_link
 
 @dataclass(frozen=True)
 class Scenario:
+    """One scenario's inputs: model, hardware, layout, precision, workload, techniques, tiers."""
+
     model: str = DEFAULT_MODEL
     hardware: str = DEFAULT_HARDWARE
     gpus: int | None = None

@@ -6,52 +6,74 @@ validate.py, catalog.py), each with its parser and its commands; the flags they 
 scenario_flags.py (the scenario), sim_flags.py (the simulator), reporting.py (--report), progress.py (the
 progress bar), common.py (the parser class, optional packages); reports/output.py formats estimates and
 kernels (the API's results too).
-Building the parser imports nothing heavy: each command imports what it runs when it runs."""
+Building the parser imports nothing heavy: each command imports what it runs when it runs, and a run
+imports its own command's module alone (COMMANDS)."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from .. import __version__
 from ..errors import WhatifError
-from .catalog import add_catalog_parsers, cmd_list, cmd_show
 from .common import WhatifParser, unknown_flags
-from .compare import add_compare_parser, cmd_compare
-from .estimate import add_estimate_parser, add_kernel_parser, cmd_estimate, cmd_kernel
-from .report import add_demo_parser, add_report_parser, cmd_demo, cmd_report
-from .search import add_search_parser, cmd_search
-from .simulate import add_capacity_parser, add_simulate_parser, cmd_capacity, cmd_simulate
-from .tiers import add_crossover_parser, add_size_tier_parser, cmd_crossover, cmd_size_tier
-from .validate import add_validate_parser, cmd_validate
+
+# Each command: its module here (with the function that adds its flags to its parser, and the one that runs it)
+# and its one-line help. A run imports the module of its command alone.
+COMMANDS = {
+    "estimate": ("estimate", "add_estimate_parser", "cmd_estimate",
+                 "TTFT, TPOT, throughput, memory and per-op tables for a scenario"),
+    "compare": ("compare", "add_compare_parser", "cmd_compare",
+                "technique sets and systems side by side against a baseline"),
+    "crossover": ("tiers", "add_crossover_parser", "cmd_crossover",
+                  "the batch from which an offloading scenario beats more GPUs per GPU"),
+    "size-tier": ("tiers", "add_size_tier_parser", "cmd_size_tier",
+                  "how many devices of a memory tier a scenario needs, and its decode rate"),
+    "simulate": ("simulate", "add_simulate_parser", "cmd_simulate",
+                 "serve a stream of requests: latency percentiles, throughput, goodput"),
+    "capacity": ("simulate", "add_capacity_parser", "cmd_capacity",
+                 "the highest request rate that meets latency SLOs, per configuration"),
+    "search": ("search", "add_search_parser", "cmd_search",
+               "the best deployment (TP/PP/EP, replicas, aggregated or disaggregated, batch, precision) of a model "
+               "on a GPU budget under TTFT/TPOT targets"),
+    "report": ("report", "add_report_parser", "cmd_report",
+               "one self-contained HTML page for a scenario (charts; works offline)"),
+    "demo": ("report", "add_demo_parser", "cmd_demo",
+             "the flagship what-if on built-in profiles, as one HTML page (a few seconds)"),
+    "kernel": ("estimate", "add_kernel_parser", "cmd_kernel", "single-kernel predictions"),
+    "validate": ("validate", "add_validate_parser", "cmd_validate",
+                 "Triton kernels on a real GPU: measure, calibrate, report accuracy"),
+    "list": ("catalog", "add_list_parser", "cmd_list", "list hardware, models or techniques"),
+    "show": ("catalog", "add_show_parser", "cmd_show", "show one hardware component, model or technique with sources"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _function(command: str, which: int):
+    module = importlib.import_module(f".{COMMANDS[command][0]}", __name__)
+    return getattr(module, COMMANDS[command][which])
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `only`, that command's flags alone, every other command registered by name and
+    help (what one run and the top-level --help read: its module alone is imported, ~600 flags not added)."""
     ap = WhatifParser(prog="whatif", description="Predict LLM inference latency, throughput and memory from specs.")
     ap.add_argument("--version", action="version", version=f"whatif {__version__}")
     sub = ap.add_subparsers(dest="command", parser_class=WhatifParser)
-    add_estimate_parser(sub)
-    add_compare_parser(sub)
-    add_crossover_parser(sub)
-    add_size_tier_parser(sub)
-    add_simulate_parser(sub)
-    add_capacity_parser(sub)
-    add_search_parser(sub)
-    add_report_parser(sub)
-    add_demo_parser(sub)
-    add_kernel_parser(sub, WhatifParser)
-    add_validate_parser(sub, WhatifParser)
-    add_catalog_parsers(sub)
+    for name, (_, _, _, help_) in COMMANDS.items():
+        parser = sub.add_parser(name, help=help_)
+        if only is None or name == only:
+            _function(name, 1)(parser)
     return ap
 
 
-COMMANDS = {"estimate": cmd_estimate, "compare": cmd_compare, "crossover": cmd_crossover, "size-tier": cmd_size_tier,
-            "simulate": cmd_simulate, "capacity": cmd_capacity, "search": cmd_search,
-            "report": cmd_report, "demo": cmd_demo,
-            "kernel": cmd_kernel, "list": cmd_list, "show": cmd_show, "validate": cmd_validate}
+def command_of(argv: list[str]) -> str:
+    """The command named in argv (the first word not a flag: the top level takes only --version and -h), or ''."""
+    return next((a for a in argv if not a.startswith("-")), "")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only=command_of(argv))
     try:
         args, extra = parser.parse_known_args(argv)
         if extra:
@@ -59,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 0
-        return COMMANDS[args.command](args)
+        return _function(args.command, 2)(args)
     except WhatifError as exc:
         print(f"whatif: error: {exc}", file=sys.stderr)
         return 2

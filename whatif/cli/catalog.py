@@ -8,12 +8,13 @@ from ..errors import WhatifError
 from ..specs import units
 
 
-def add_catalog_parsers(sub) -> None:
-    ls = sub.add_parser("list", help="list hardware, models or techniques")
+def add_list_parser(ls) -> None:
     ls.add_argument("what", choices=("hardware", "models", "techniques"))
     ls.add_argument("--kind", choices=("gpu", "system", "link", "memory"), help="hardware kind to list")
     ls.add_argument("--json", action="store_true")
-    sh = sub.add_parser("show", help="show one hardware component, model or technique with sources")
+
+
+def add_show_parser(sh) -> None:
     sh.add_argument("what", choices=("hardware", "model", "technique"))
     sh.add_argument("name")
     sh.add_argument("--json", action="store_true")

@@ -3,7 +3,6 @@ optional package, and --explain."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib.util
 
 from ..errors import WhatifError
@@ -46,6 +45,7 @@ INSTEAD = {"--goodput": "--slo-ttft and --slo-tpot with units (vLLM's --goodput 
 
 def unknown_flags(parser: argparse.ArgumentParser, command: str | None, extra: list[str]) -> WhatifError:
     """The error for arguments no flag takes, with the closest flag of the command for each unknown one."""
+    import difflib   # (on this error only: every run imports this module)
     sub = _subparser(parser, command)
     known = [o for a in sub._actions for o in a.option_strings]
     said = []

@@ -11,8 +11,7 @@ from .sim_flags import check_file_sections
 from .tables import add_table_flags, start_tables, write_tables
 
 
-def add_compare_parser(sub) -> None:
-    cmp_ = sub.add_parser("compare", help="technique sets and systems side by side against a baseline")
+def add_compare_parser(cmp_) -> None:
     add_scenario_flags(cmp_)
     cmp_.add_argument("--variant", action="append", default=[], metavar="SET",
                       help="a technique set to compare, e.g. 'kivi' or 'int4+kivi+h2o:heavy=0.1' (repeatable)")

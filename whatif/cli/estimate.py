@@ -12,12 +12,10 @@ from .common import add_explain_flag
 from .result_rows import ESTIMATE_COLUMNS, KERNEL_COLUMNS, estimate_row, kernel_row
 from .reporting import add_report_flag, start_report, write_report
 from .scenario_flags import add_hardware_flags, add_scenario_flags, scenario_from_args
-from .sim_flags import check_file_sections
 from .tables import add_table_flags, start_tables, write_tables
 
 
-def add_estimate_parser(sub) -> None:
-    est = sub.add_parser("estimate", help="TTFT, TPOT, throughput, memory and per-op tables for a scenario")
+def add_estimate_parser(est) -> None:
     add_scenario_flags(est)
     est.add_argument("--no-ops", action="store_true", help="omit the per-op tables from text output")
     add_serve_command_flag(est, "estimate")
@@ -32,9 +30,8 @@ _ATTENTION_BOUNDS = {"batch": MAX_BATCH, "heads": MAX_HEADS, "kv-heads": MAX_HEA
                      "seq-len": MAX_TOKENS}
 
 
-def add_kernel_parser(sub, parser_class) -> None:
-    ker = sub.add_parser("kernel", help="single-kernel predictions")
-    ksub = ker.add_subparsers(dest="kernel", parser_class=parser_class)
+def add_kernel_parser(ker) -> None:
+    ksub = ker.add_subparsers(dest="kernel", parser_class=type(ker))
     g = ksub.add_parser("gemm", help="C[m,n] = A[m,k] @ B[k,n]")
     for f, text in (("m", "rows of A and C: the tokens in the batch"), ("n", "columns of B and C: output features"),
                     ("k", "inner dimension: input features")):
@@ -67,7 +64,9 @@ def cmd_estimate(args) -> int:
     start_report(args.report)
     start_tables(args)
     scenario = scenario_from_args(args)
-    check_file_sections(scenario, args.scenario)
+    if args.scenario:   # (the simulator's flag table, sim_flags.py, only for a file's simulator sections)
+        from .sim_flags import check_file_sections
+        check_file_sections(scenario, args.scenario)
     est = scenario.run()
     check_fits(est)
     warn_idle_shared_prefix(est.workload.shared_prefix, [est.techniques])

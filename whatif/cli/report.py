@@ -15,18 +15,16 @@ DEMO_OUT = "whatif-demo.html"
 REPORT_OUT = "whatif-report.html"
 
 
-def add_report_parser(sub) -> None:
-    p = sub.add_parser(
-        "report", help="one self-contained HTML page for a scenario (charts; works offline)",
-        description="Write one HTML page for the scenario: summary, roofline chart, latency and memory breakdowns "
-                    "and a batch sweep; with --variant/--systems/--host-links a comparison (as `whatif compare`); "
-                    "with --simulate a serving simulation (the simulator flags below, as `whatif simulate`); with "
-                    "--validation predicted versus measured kernel times; with --reproduction the paper-claims "
-                    "table. The page embeds plotly.js once, so it opens without a network.",
-        epilog="The estimate, the comparison and the sweep use the scenario's workload (--batch, --prompt, --output "
-               "or a --scenario file's workload: section); --simulate serves the traffic the simulator flags "
-               "describe (a --scenario file's traffic:, engine:, cluster: and slo: sections, as `whatif simulate`).",
-        formatter_class=SimulatorHelp)
+def add_report_parser(p) -> None:
+    p.description = ("Write one HTML page for the scenario: summary, roofline chart, latency and memory breakdowns "
+                     "and a batch sweep; with --variant/--systems/--host-links a comparison (as `whatif compare`); "
+                     "with --simulate a serving simulation (the simulator flags below, as `whatif simulate`); with "
+                     "--validation predicted versus measured kernel times; with --reproduction the paper-claims "
+                     "table. The page embeds plotly.js once, so it opens without a network.")
+    p.epilog = ("The estimate, the comparison and the sweep use the scenario's workload (--batch, --prompt, --output "
+                "or a --scenario file's workload: section); --simulate serves the traffic the simulator flags "
+                "describe (a --scenario file's traffic:, engine:, cluster: and slo: sections, as `whatif simulate`).")
+    p.formatter_class = SimulatorHelp
     add_simulator_flags(p, searched_rate=False, refuses_batch=False)
     r = p.add_argument_group("report")
     r.add_argument("--out", default=REPORT_OUT, metavar="FILE", help=f"where to write the page (default {REPORT_OUT})")
@@ -50,12 +48,11 @@ def add_report_parser(sub) -> None:
                    help="add the paper-claims table (every claim in whatif/claims evaluated; about a second)")
 
 
-def add_demo_parser(sub) -> None:
-    dem = sub.add_parser("demo", help="the flagship what-if on built-in profiles, as one HTML page (a few seconds)",
-                         description="Llama-3.1-70B with 4-bit weights and 16k-token prompts on an H100 SXM, a GH200 "
-                                     "and an H100 PCIe with CXL memory expanders, with KV quantization, speculative "
-                                     "decoding and KV offloading; a small serving simulation and capacity search. "
-                                     "Writes one self-contained HTML file and prints its path and the headline.")
+def add_demo_parser(dem) -> None:
+    dem.description = ("Llama-3.1-70B with 4-bit weights and 16k-token prompts on an H100 SXM, a GH200 and an H100 "
+                       "PCIe with CXL memory expanders, with KV quantization, speculative decoding and KV offloading; "
+                       "a small serving simulation and capacity search. Writes one self-contained HTML file and "
+                       "prints its path and the headline.")
     dem.add_argument("--out", default=DEMO_OUT, metavar="FILE", help=f"where to write the page (default {DEMO_OUT})")
 
 

@@ -42,12 +42,10 @@ def _names(text: str, flag: str) -> list[str]:
     return parts
 
 
-def add_search_parser(sub) -> None:
-    p = sub.add_parser("search", help="the best deployment (TP/PP/EP, replicas, aggregated or disaggregated, batch, "
-                                      "precision) of a model on a GPU budget under TTFT/TPOT targets",
-                       description="Enumerate deployments of a model on a pool of GPUs, price each with the roofline "
-                                   "estimate, and report the Pareto frontier of tokens/s per GPU against tokens/s per "
-                                   "user, the best configuration meeting the SLOs and why the others were rejected.")
+def add_search_parser(p) -> None:
+    p.description = ("Enumerate deployments of a model on a pool of GPUs, price each with the roofline estimate, and "
+                     "report the Pareto frontier of tokens/s per GPU against tokens/s per user, the best "
+                     "configuration meeting the SLOs and why the others were rejected.")
     p.add_argument("--scenario", metavar="FILE", help="search YAML (keys: " + ", ".join(sorted(FILE_KEYS)) +
                    "; slo: {ttft, tpot, e2e}); flags override it")
     p.add_argument("--model", help="model profile name or config path")

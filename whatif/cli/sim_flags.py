@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from functools import cache
+from typing import NamedTuple
 
 from ..errors import WhatifError
 from ..specs.checks import (MAX_BATCH, MAX_PARALLEL, MAX_REPLICAS, MAX_REQUESTS, MAX_TOKENS, MAX_TURNS,
@@ -20,8 +21,7 @@ from .progress import add_progress_flag
 from .scenario_flags import add_scenario_flags
 
 
-@dataclass(frozen=True)
-class SimFlag:
+class SimFlag(NamedTuple):   # (not a dataclass: every command's parser imports this module; a tuple class is cheaper)
     """A command-line flag that sets `field` of the simulator's `section` dataclass."""
 
     section: str               # traffic, engine, cluster, slo, or run (SimConfig itself)
@@ -275,8 +275,10 @@ def reject_estimate_flags(args) -> None:
 def _file_values(path: str | None) -> dict[str, dict]:
     """{section: field values} of a scenario file's simulator sections (empty sections without a file)."""
     from ..scenario import SIM_TOP, read_scenario_file
-    from ..simulator.config import file_sections
-    file_values = file_sections(read_scenario_file(path)[2], Path(path).name) if path else {}
+    file_values = {}
+    if path:   # (the simulator's dataclasses imported only for a file: an estimate without one needs none)
+        from ..simulator.config import file_sections
+        file_values = file_sections(read_scenario_file(path)[2], Path(path).name)
     values = {section: dict(file_values.get(section, {})) for section in ("traffic", "engine", "cluster", "slo")}
     values["run"] = {key: file_values[key] for key in SIM_TOP if key in file_values}
     return values

@@ -27,11 +27,10 @@ class CapacityHelp(SimulatorHelp):
     override = {"traffic_requests": f"default {CAPACITY_REQUESTS} here, unless --duration or --trace"}
 
 
-def add_simulate_parser(sub) -> None:
-    p = sub.add_parser("simulate", help="serve a stream of requests: latency percentiles, throughput, goodput",
-                       description="Simulate serving the scenario under a stream of requests (a discrete-event "
-                                   "simulation; every iteration's time from roofline).",
-                       epilog=SIM_EPILOG, formatter_class=SimulatorHelp)
+def add_simulate_parser(p) -> None:
+    p.description = ("Simulate serving the scenario under a stream of requests (a discrete-event simulation; every "
+                     "iteration's time from roofline).")
+    p.epilog, p.formatter_class = SIM_EPILOG, SimulatorHelp
     out = add_simulator_flags(p, searched_rate=False)
     out.add_argument("--csv-dir", metavar="DIR",
                      help="also write requests.csv (one row per request) and iterations.csv (one row per "
@@ -41,14 +40,12 @@ def add_simulate_parser(sub) -> None:
     add_table_flags(out)
 
 
-def add_capacity_parser(sub) -> None:
-    p = sub.add_parser("capacity", help="the highest request rate that meets latency SLOs, per configuration",
-                       description="Search the highest arrival rate (req/s) whose simulation meets the SLO "
-                                   "(--slo-ttft and/or --slo-tpot) for --attainment of requests: doubling, then "
-                                   "bisection, each run the same traffic (same seed) at another rate. With "
-                                   "--trace, the trace's arrival times are scaled to each rate.",
-                       epilog=SIM_EPILOG + " A file's traffic rate is ignored: the rate is what is searched.",
-                       formatter_class=CapacityHelp)
+def add_capacity_parser(p) -> None:
+    p.description = ("Search the highest arrival rate (req/s) whose simulation meets the SLO (--slo-ttft and/or "
+                     "--slo-tpot) for --attainment of requests: doubling, then bisection, each run the same traffic "
+                     "(same seed) at another rate. With --trace, the trace's arrival times are scaled to each rate.")
+    p.epilog = SIM_EPILOG + " A file's traffic rate is ignored: the rate is what is searched."
+    p.formatter_class = CapacityHelp
     out = add_simulator_flags(p, searched_rate=True)
     add_report_flag(out)
     add_table_flags(out)

@@ -13,16 +13,14 @@ from .scenario_flags import add_scenario_flags, scenario_from_args
 MAX_SWEEP = 256   # batch sizes in one crossover sweep (each is one estimate)
 
 
-def add_crossover_parser(sub) -> None:
-    cro = sub.add_parser("crossover", help="the batch from which an offloading scenario beats more GPUs per GPU")
+def add_crossover_parser(cro) -> None:
     add_scenario_flags(cro)
     cro.add_argument("--versus-gpus", type=flag_int(1, MAX_PARALLEL, "GPUs"), default=2,
                      help="GPUs (tensor parallel, all in HBM) to compare against (default 2)")
     cro.add_argument("--batches", type=flag_text, help="comma-separated batch sizes to sweep (default 1,2,4,...,1024)")
 
 
-def add_size_tier_parser(sub) -> None:
-    siz = sub.add_parser("size-tier", help="how many devices of a memory tier a scenario needs, and its decode rate")
+def add_size_tier_parser(siz) -> None:
     add_scenario_flags(siz)
     siz.add_argument("--tier", type=flag_text, required=True, help="memory profile to add, e.g. cxl-micron-cz120-256gb")
     siz.add_argument("--max-count", type=flag_int(1, MAX_TIER_DEVICES, "devices"), default=None,

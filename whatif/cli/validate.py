@@ -24,10 +24,9 @@ It stops starting new cases after --budget seconds and lists what it skipped. --
 on the CPU interpreter with the small test shapes (its times mean nothing)."""
 
 
-def add_validate_parser(sub, parser_class) -> None:
+def add_validate_parser(p) -> None:
     from ..validate.kernels import FAMILIES
-    p = sub.add_parser("validate", help="Triton kernels on a real GPU: measure, calibrate, report accuracy")
-    vsub = p.add_subparsers(dest="validate", parser_class=parser_class)
+    vsub = p.add_subparsers(dest="validate", parser_class=type(p))
     run = vsub.add_parser("run", help="check and time every kernel of the sweep on this GPU; write a measurement table",
                           epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("--out", type=flag_text, default="whatif-validate", metavar="DIR",

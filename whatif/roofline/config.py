@@ -115,6 +115,8 @@ class Parallelism:
 
 @dataclass(frozen=True)
 class Precision:
+    """The dtypes a scenario runs: weights, activations, KV cache (and the scheme that set them)."""
+
     weight: str = "bf16"
     activation: str = "bf16"
     kv: str = "bf16"

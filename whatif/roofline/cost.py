@@ -8,6 +8,8 @@ from ..specs.hardware import System
 
 @dataclass(frozen=True)
 class Price:
+    """USD per hour of the GPUs used, with where the figure came from."""
+
     usd_per_hour: float
     provenance: str    # where the figure came from (profile field, user flag, technique parameter)
 

@@ -21,6 +21,8 @@ from .timing import time_op
 
 @dataclass(frozen=True)
 class Round:
+    """One decode round: the tokens each sequence gains and what the round costs."""
+
     tokens: float               # tokens each sequence gains per round (expected)
     verify: PassTime            # the target model's pass of the round (what the op table shows)
     draft_s: float = 0.0        # drafting: drafter passes on the GPU, or lookups on the CPU

@@ -49,6 +49,8 @@ class ClassParams:
 
 @dataclass(frozen=True)
 class Efficiency:
+    """The efficiency model of a GPU: per-op-class fitted parameters and their provenance."""
+
     source: str                 # ideal | default | calibrated
     provenance: str             # fitted / transferred / assumed, and on what
     classes: dict[str, ClassParams] = field(default_factory=dict)

@@ -31,6 +31,8 @@ DECODE_SAMPLES = 5   # decode steps timed across the generation; TPOT integrates
 
 @dataclass(frozen=True)
 class Workload:
+    """What is served: sequences per batch, prompt and output tokens, prefill chunk."""
+
     batch: int = 1
     prompt: int = 512
     output: int = 128
@@ -47,6 +49,8 @@ class Workload:
 
 @dataclass(frozen=True)
 class Estimate:
+    """A scenario's prediction: TTFT, TPOT, throughput and memory, with each pass's op times."""
+
     model: ModelSpec
     system: System
     parallel: Parallelism

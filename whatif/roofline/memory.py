@@ -45,6 +45,8 @@ class TierBudget:
 
 @dataclass(frozen=True)
 class MemoryPlan:
+    """Bytes per GPU: weights, KV cache, activations, workspace, against the capacity."""
+
     weights_bytes: float
     kv_cache_bytes: float
     activation_bytes: float

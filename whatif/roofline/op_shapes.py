@@ -11,6 +11,8 @@ from ..errors import WhatifError
 
 @dataclass(frozen=True)
 class OpShape:
+    """The shape of one kernel's work (one subclass per kernel kind)."""
+
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 

@@ -25,6 +25,8 @@ from .tiers import pageable_paths, resolve_tier, tier_paths
 
 @dataclass(frozen=True)
 class PassSetup:
+    """Everything a forward pass is priced from: the model and precision as run, system, layout."""
+
     user_model: ModelSpec      # before techniques transform it
     user_precision: Precision
     model: ModelSpec           # as the techniques run it

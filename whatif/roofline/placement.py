@@ -26,6 +26,8 @@ STAGING_LAYERS = 2   # stream mode double-buffers: one layer in use, the next ar
 
 @dataclass(frozen=True)
 class Placement:
+    """Which share of each tensor class lives in which memory tier, and how it is read."""
+
     shares: tuple[tuple[str, str, float], ...] = ()   # (tensor class, tier name, fraction)
     access: str = "stream"
     overlap: bool = True

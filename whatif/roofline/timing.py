@@ -16,6 +16,8 @@ from .ops import Op, OpClass, link_bytes
 
 @dataclass(frozen=True)
 class OpTime:
+    """One op's predicted time: its compute, memory and overhead parts."""
+
     op: Op
     time_s: float        # one instance
     compute_s: float

@@ -24,6 +24,8 @@ INDEXER_SCALE_BYTES = 4   # DSA's cached indexer key: fp8 values + one fp32 scal
 
 @dataclass(frozen=True)
 class MoESpec:
+    """A mixture-of-experts block: routed and shared experts, top-k, which layers have it."""
+
     num_experts: int                   # routed experts per MoE layer
     experts_per_token: int             # top-k
     expert_intermediate_size: int

@@ -10,10 +10,8 @@ from pathlib import Path
 
 from ..errors import WhatifError, check_mapping, closest, shown
 from .checks import MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_VOCAB, MAX_WIDTH, boolean, integer, is_file, string
-from .hf_config import hf_config_fields
 from .model_layers import (STATE_DTYPE_BYTES, EncoderSpec, IndexerSpec, LayerSpec, LinearAttentionSpec, MambaSpec,
                            MLASpec, MoESpec)
-from .hf_ids import is_hf_id, resolve_hf_id
 from .model_schema import LAYER_FIELDS, layer_fields
 from .profiles import MODEL_DIR, looks_like_path, profile_index, read_yaml
 
@@ -24,6 +22,8 @@ POSITION_KINDS = ("rope", "learned", "alibi", "none")
 
 @dataclass(frozen=True)
 class ModelSpec:
+    """A model's architecture facts (model_profiles/ or a config.json); counts and KV bytes derive from it."""
+
     name: str
     family: str
     hidden_size: int
@@ -91,7 +91,7 @@ class ModelSpec:
     def layers(self) -> tuple[LayerSpec, ...]:
         return tuple(self.layer(i) for i in range(self.num_layers))
 
-    @property
+    @cached_property   # (asked per KV size of every memory plan: a scan of all layers each time otherwise)
     def uniform_attention(self) -> bool:
         """Every layer full attention with a feed-forward block (the layout the fast pass pricers assume)."""
         return all(s.mixer == "full" and s.ffn != "none" for s in self.layers) and self.indexer is None
@@ -295,6 +295,7 @@ def spec_from_dict(data: dict, where: str) -> ModelSpec:
 
 def spec_from_hf_config(path: Path) -> ModelSpec:
     """A ModelSpec from a Hugging Face config.json (read offline by hf_config.py)."""
+    from .hf_config import hf_config_fields   # (its family builders: only for a config.json)
     return spec_from_dict(hf_config_fields(Path(path)), str(path))
 
 
@@ -311,6 +312,7 @@ def load_model(name: str) -> ModelSpec:
     if not isinstance(name, str) or not name:
         raise WhatifError(f"--model: expected a model name or a config path, got {shown(name)}")
     if looks_like_path(name):
+        from .hf_ids import is_hf_id, resolve_hf_id
         folder = Path(name) / "config.json"    # a checkpoint folder, as the engines take one
         if is_file(folder, "--model"):
             return _load_path(str(folder.resolve()))

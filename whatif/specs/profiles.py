@@ -5,7 +5,6 @@ from functools import cache
 from pathlib import Path
 
 from . import precompiled
-from .safe_yaml import load_mapping
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent   # whatif/: the profile folders sit beside the layers
 HARDWARE_DIR = PACKAGE_DIR / "hardware_profiles"
@@ -15,15 +14,23 @@ SHIPPED_DATA_DIR = PACKAGE_DIR / "roofline" / "data"   # fit tables written by w
 
 def read_yaml(path: Path) -> dict:
     """Read one YAML mapping through safe_yaml's limits; an error names the file (and line or field).
-    Files inside the package (shipped profiles and fit tables) are whatif's own: parsed the fast way, the fit
-    tables unpickled from their precompiled bundle while it is current (precompiled.py)."""
+    Files inside the package (shipped profiles and fit tables) are whatif's own: unpickled from their folder's
+    precompiled bundle while it is current (precompiled.py), else parsed the fast way."""
     path = Path(path)
-    shipped = path.resolve().is_relative_to(PACKAGE_DIR)
-    if shipped and path.parent.resolve() == SHIPPED_DATA_DIR:   # the fit tables: precompiled while current
-        data = precompiled.lookup(path)
+    resolved = path if _plainly_inside(path) else path.resolve()   # (resolve() stats each folder of the path)
+    shipped = resolved.is_relative_to(PACKAGE_DIR)
+    if shipped and path.suffix == ".yaml":
+        data = precompiled.lookup(resolved)
         if data is not None:
             return data
+    from .safe_yaml import load_mapping   # (a user's file, or a shipped one edited since its bundle)
     return load_mapping(path, shipped=shipped)
+
+
+def _plainly_inside(path: Path) -> bool:
+    """An absolute path under the package with no '..': already what resolve() would give (the package's files
+    are no symlinks), as every shipped path whatif builds from PACKAGE_DIR is."""
+    return path.is_absolute() and ".." not in path.parts and path.is_relative_to(PACKAGE_DIR)
 
 
 @cache

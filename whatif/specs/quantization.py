@@ -14,6 +14,8 @@ from ..errors import WhatifError
 
 @dataclass(frozen=True)
 class Scheme:
+    """A quantization scheme as the engines name it: stored weight and GEMM input dtypes, group, scales."""
+
     name: str
     weight: str              # dtype of the stored linear-layer weights
     activation: str          # dtype of the GEMM input (16-bit: weight-only)

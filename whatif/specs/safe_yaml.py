@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+from functools import cache
 from pathlib import Path
-
-import yaml
 
 from ..errors import WhatifError, shown
 
@@ -41,26 +40,31 @@ def read_text(path, what: str = "file") -> str:
         raise WhatifError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); expected a {what}") from None
 
 
-class _LimitedLoader(yaml.SafeLoader):
-    """SafeLoader that counts aliases and nesting depth while composing, before anything is expanded."""
+@cache
+def _limited_loader():
+    """SafeLoader that counts aliases and nesting depth while composing, before anything is expanded (made on
+    first use: PyYAML is imported only when a file is parsed; the shipped ones load precompiled)."""
+    import yaml
 
-    def __init__(self, stream):
-        super().__init__(stream)
-        self._depth = 0
-        self._aliases = 0
+    class LimitedLoader(yaml.SafeLoader):
+        def __init__(self, stream):
+            super().__init__(stream)
+            self._depth = 0
+            self._aliases = 0
 
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            self._aliases += 1
-            if self._aliases > MAX_ALIASES:
-                raise _Limit(f"more than {MAX_ALIASES} aliases (*name); write the values out")
-        self._depth += 1
-        if self._depth > MAX_DEPTH:
-            raise _Limit(f"nested deeper than {MAX_DEPTH} levels")
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                self._aliases += 1
+                if self._aliases > MAX_ALIASES:
+                    raise _Limit(f"more than {MAX_ALIASES} aliases (*name); write the values out")
+            self._depth += 1
+            if self._depth > MAX_DEPTH:
+                raise _Limit(f"nested deeper than {MAX_DEPTH} levels")
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+    return LimitedLoader
 
 
 class _Limit(Exception):
@@ -109,7 +113,8 @@ def parse_yaml(text: str, name: str, shipped: bool = False):
     whatif's own files (inside the package), read by libyaml's safe loader where PyYAML has it (8x faster
     than the pure-Python one: start-up reads several) and not walked again for the limits, which guard
     users' files (tests/test_shipped_yaml.py holds every shipped file to them)."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader) if shipped else _LimitedLoader
+    import yaml
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader) if shipped else _limited_loader()
     try:
         data = yaml.load(text, Loader=loader)   # noqa: S506 (safe loaders only)
     except _Limit as exc:

@@ -27,6 +27,8 @@ FIT_FILE = Path(__file__).resolve().parents[1] / "data" / "modern_fit.yaml"
 
 @dataclass(frozen=True)
 class RooflineParams:
+    """A fitted roofline: a floor, compute and memory efficiencies and the blend between them."""
+
     floor_s: float
     compute_eff: float
     memory_eff: float

@@ -139,6 +139,8 @@ def nearest_arch(arch: str, fitted) -> str:
 
 @dataclass(frozen=True)
 class FittedParams:
+    """A kernel model's fitted parameters and what they were fitted on."""
+
     params: object
     provenance: str   # what it was fitted on, and any fallback taken to reach it
 

@@ -67,6 +67,8 @@ def param(default, help: str, unit: str = ""):
 
 @dataclass(frozen=True)
 class Technique:
+    """An optimization technique: how it rewrites the model, precision, ops or memory plan."""
+
     name: ClassVar[str] = ""
     family: ClassVar[str] = ""                 # a key of FAMILIES
     paper: ClassVar[str] = ""                  # title of the source paper

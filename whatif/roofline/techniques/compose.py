@@ -27,6 +27,8 @@ KV_SLOT_WORDS = ("kv", "attention", "prefill sparsity", "decode selection", "dec
 
 @dataclass(frozen=True)
 class TechniqueSet:
+    """The techniques of a scenario, checked for conflicts, applied in order."""
+
     items: tuple[Technique, ...] = ()
 
     def __post_init__(self):
