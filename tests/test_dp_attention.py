@@ -93,3 +93,19 @@ def test_refused_with_techniques():
     """Techniques price their ops on the group's batch; until they see one GPU's share, the pair is refused."""
     with pytest.raises(WhatifError, match="--dp-attention: not modelled together with --technique"):
         whatif.estimate(**V3, dp_attention=True, techniques="kivi")
+
+
+def test_prefill_chunk_is_each_ranks_own_where_the_engine_says_so():
+    """TensorRT-LLM's max_num_tokens is each attention-DP rank's own: one 8k prompt on 8 ranks is one pass of
+    8192 tokens on its rank. SGLang divides --chunked-prefill-size by the DP size: the same prompt runs in 8
+    passes of 1024 tokens."""
+    from whatif.roofline.estimate import group_prefill_passes
+    par = Parallelism(tp=8, ep=8, dp_attention=True)
+    own = group_prefill_passes(par, 1, 8192, 8192, group_limits=False)
+    split = group_prefill_passes(par, 1, 8192, 8192, group_limits=True)
+    assert [(fb.split(8).tokens, n) for fb, n in own] == [(8192, 1)]
+    assert sum(n for _, n in split) == 8 and {fb.split(8).tokens for fb, _ in split} == {1024}
+    one = dict(V3, batch=1, prompt=8192, output=2, with_max_batch=False, dp_attention=True)
+    trt = whatif.estimate(**one, kernel_engine="trtllm")
+    sgl = whatif.estimate(**one, kernel_engine="sglang")
+    assert "8 prefill passes" not in trt.text() and "8 prefill passes" in sgl.text()
