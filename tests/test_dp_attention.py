@@ -109,3 +109,15 @@ def test_prefill_chunk_is_each_ranks_own_where_the_engine_says_so():
     trt = whatif.estimate(**one, kernel_engine="trtllm")
     sgl = whatif.estimate(**one, kernel_engine="sglang")
     assert "8 prefill passes" not in trt.text() and "8 prefill passes" in sgl.text()
+
+
+def test_one_8k_prompt_under_trtllm_attention_dp_is_one_priced_pass():
+    """Pin (B200, DeepSeek-R1 fp8-block, TensorRT-LLM, TP8 EP8 attention-DP 8, one 8192-token prompt): one pass on
+    its rank, MLA context attention by the measured kernel's fit. 356 ms at this commit (it was 499 ms in 8 passes
+    of 1024 tokens with the per-class MLA price); a deployment of that prefill layout measured a TTFT of 372 ms at
+    one client (aiconfigurator silicon set, dsr1_b200_trtllm_fp8_disagg_8192x1024_c1_cfg556: prefill, KV
+    hand-off and the first decode step): a figure to compare, not fitted."""
+    r = whatif.estimate(model="deepseek-ai/DeepSeek-R1", hardware="dgx-b200", tp=8, ep=8, attention_dp=8,
+                        quantization="fp8-block", batch=1, prompt=8192, output=2, kernel_engine="trtllm",
+                        with_max_batch=False)
+    assert r.ttft_s == pytest.approx(0.356, rel=0.03)
