@@ -93,3 +93,51 @@ def test_refused_with_techniques():
     """Techniques price their ops on the group's batch; until they see one GPU's share, the pair is refused."""
     with pytest.raises(WhatifError, match="--dp-attention: not modelled together with --technique"):
         whatif.estimate(**V3, dp_attention=True, techniques="kivi")
+
+
+def test_prefill_chunk_is_each_ranks_own_where_the_engine_says_so():
+    """TensorRT-LLM's max_num_tokens is each attention-DP rank's own: one 8k prompt on 8 ranks is one pass of
+    8192 tokens on its rank. SGLang divides --chunked-prefill-size by the DP size: the same prompt runs in 8
+    passes of 1024 tokens."""
+    from whatif.roofline.estimate import group_prefill_passes
+    par = Parallelism(tp=8, ep=8, dp_attention=True)
+    own = group_prefill_passes(par, 1, 8192, 8192, group_limits=False)
+    split = group_prefill_passes(par, 1, 8192, 8192, group_limits=True)
+    assert [(fb.split(8).tokens, n) for fb, n in own] == [(8192, 1)]
+    assert sum(n for _, n in split) == 8 and {fb.split(8).tokens for fb, _ in split} == {1024}
+    one = dict(V3, batch=1, prompt=8192, output=2, with_max_batch=False, dp_attention=True)
+    trt = whatif.estimate(**one, kernel_engine="trtllm")
+    sgl = whatif.estimate(**one, kernel_engine="sglang")
+    assert "8 prefill passes" not in trt.text() and "8 prefill passes" in sgl.text()
+
+
+def test_one_8k_prompt_under_trtllm_attention_dp_is_one_priced_pass():
+    """Pin (B200, DeepSeek-R1 fp8-block, TensorRT-LLM, TP8 EP8 attention-DP 8, one 8192-token prompt): one pass on
+    its rank, MLA context attention by the measured kernel's fit, the MoE's tokens all-gathered. 293 ms at this
+    commit (499 ms before: 8 passes of 1024 tokens, the per-class MLA price, an all-to-all); a deployment of that
+    prefill layout measured a TTFT of 372 ms at one client (aiconfigurator silicon set,
+    dsr1_b200_trtllm_fp8_disagg_8192x1024_c1_cfg556: prefill, KV hand-off and the first decode step): a figure to
+    compare, not fitted."""
+    r = whatif.estimate(model="deepseek-ai/DeepSeek-R1", hardware="dgx-b200", tp=8, ep=8, attention_dp=8,
+                        quantization="fp8-block", batch=1, prompt=8192, output=2, kernel_engine="trtllm",
+                        with_max_batch=False)
+    assert r.ttft_s == pytest.approx(0.293, rel=0.03)
+
+
+@pytest.mark.parametrize("engine,hardware,ep,gathered", [
+    ("trtllm", "dgx-b200", 8, True),        # ep <= top-k 8 (and no MNNVL): all-gather / reduce-scatter
+    ("trtllm", "gb200-nvl72", 16, False),   # ep 16 > top-k over multi-node NVLink: TensorRT-LLM's MNNVL all-to-all
+    ("sglang", "dgx-b200", 8, False),       # SGLang's DeepEP-style dispatch / combine
+])
+def test_attention_dp_moe_comm_follows_the_engine(engine, hardware, ep, gathered):
+    """TensorRT-LLM's fused MoE enables an all-to-all under attention DP only with more EP ranks than top-k over
+    MNNVL (or DeepEP by env); otherwise it all-gathers every rank's tokens and reduce-scatters the outputs
+    (engine_profiles/trtllm.yaml kernels.dp_moe_alltoall)."""
+    from whatif.roofline.forward_pass import time_pass
+    from whatif.inputs import scenario_from_inputs
+    given = dict(model="deepseek-v3", hardware=hardware, tp=ep, ep=ep, dp_attention=True, kernel_engine=engine,
+                 batch=ep, prompt=1024, output=2)
+    setup = scenario_from_inputs(None, given, weight_dtype="fp8").resolved().pass_setup()
+    names = {t.op.name for t in time_pass(setup, ForwardBatch.prefill(1, 1024, 0).times(ep), False).op_times}
+    assert ({"moe_gather", "moe_scatter"} <= names) == gathered
+    assert ({"moe_dispatch", "moe_combine"} <= names) == (not gathered)

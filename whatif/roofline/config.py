@@ -30,6 +30,9 @@ class Parallelism:
     attention_dp: int = 1    # attention data-parallel ranks; 1: off (tp under the dp_attention shorthand)
     redundant_experts: int = 0   # EPLB's extra expert replicas over the EP group (expert_load.py)
     expert_skew: float = 0.0     # routing skew: Zipf exponent of the experts' popularity (0: uniform, assumed)
+    # under attention DP, whole experts (moe_tp 1) still reached by an all-gather / reduce-scatter, not an all-to-all:
+    # the engine's choice (forward_pass.moe_comm_parallel), set only on the layout the graph is built from
+    moe_gather: bool = field(default=False, compare=False, repr=False)
     # the values filled in from a default, so that dataclasses.replace(par, tp=...) fills them again
     _defaulted: tuple = field(default=(), compare=False, repr=False)
 
@@ -94,8 +97,9 @@ class Parallelism:
     def gathers_experts(self) -> bool:
         """Under attention DP with each expert split (moe_tp > 1), the ranks' tokens are all-gathered before
         the MoE and its partial outputs reduce-scattered back (TensorRT-LLM, SGLang without DeepEP); with
-        whole experts (moe_tp = 1) tokens go to their experts by an all-to-all (DeepEP dispatch / combine)."""
-        return self.dp_attention and self.moe_tp > 1
+        whole experts (moe_tp = 1) tokens go to their experts by an all-to-all (DeepEP dispatch / combine),
+        unless the engine gathers them there too (`moe_gather`: TensorRT-LLM without MNNVL)."""
+        return self.dp_attention and (self.moe_tp > 1 or self.moe_gather)
 
     def expert_load(self, num_experts: int) -> float:
         """The busiest EP rank's token-expert assignments over the mean rank's (1: uniform, no EPLB)."""

@@ -157,7 +157,7 @@ def default_efficiency(gpu, engine: str = DEFAULT_ENGINE) -> Efficiency:
     engine = check_engine(engine)
     from .kernel_timing import kernel_provenance
     provenance = (f"engine {engine} kernel models: {kernel_provenance(gpu, engine)}; "
-                  f"other ops (and MLA prefill): {prefix}{eff.provenance}")
+                  f"other ops (and vLLM's MLA prefill): {prefix}{eff.provenance}")
     return Efficiency("default", provenance, eff.classes, True, eff.kernel_gap_s, engine=engine)
 
 

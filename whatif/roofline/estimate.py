@@ -17,6 +17,7 @@ from ..specs.models import ModelSpec
 from .config import ForwardBatch, Parallelism, Precision
 from .cost import Price, cost_per_million_tokens, scenario_price
 from .efficiency import Efficiency
+from .engines import limits_per_group
 from .forward_pass import PassTime, engine_step, launch_queue_time, overlapped, time_pass  # noqa: F401 (re-exported)
 from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan, plan_memory
 from .decode_round import Round, RoundContext
@@ -137,18 +138,20 @@ def prefill_passes(batch: int, prompt: int, chunk: int, cached: int = 0) -> list
 
 
 def group_prefill_passes(par: Parallelism, batch: int, prompt: int, chunk: int,
-                         cached: int = 0) -> list[tuple[ForwardBatch, int]]:
-    """prefill_passes of a TP group. Under DP attention each GPU prefills its own ceil(batch / tp)
-    sequences in chunks of chunk / tp tokens (SGLang divides --chunked-prefill-size by the DP size,
-    server_args.py), side by side: the group's pass holds the busy ranks' (min(batch, ranks) of them: with fewer
-    sequences than ranks the others idle, and the experts see only the busy ranks' tokens, as the simulator's
-    per-rank step prices a lone request)."""
+                         cached: int = 0, group_limits: bool = True) -> list[tuple[ForwardBatch, int]]:
+    """prefill_passes of a TP group. Under DP attention each GPU prefills its own ceil(batch / ranks)
+    sequences side by side, in chunks of chunk / ranks tokens where the engine's limits are the group's
+    (`group_limits`: SGLang divides --chunked-prefill-size by the DP size, server_args.py), else of `chunk` tokens
+    (TensorRT-LLM's max_num_tokens is each rank's own); the group's pass holds the busy ranks' (min(batch, ranks)
+    of them: with fewer sequences than ranks the others idle, and the experts see only the busy ranks' tokens, as
+    the simulator's per-rank step prices a lone request)."""
     dp = par.attention_dp
     if dp == 1:
         return prefill_passes(batch, prompt, chunk, cached)
     busy = min(batch, dp)
+    per_rank = max(1, chunk // dp) if group_limits else chunk
     return [(fb.times(dp) if busy == dp else replace(fb.times(busy), local=fb), n)
-            for fb, n in prefill_passes(-(-batch // dp), prompt, max(1, chunk // dp), cached)]
+            for fb, n in prefill_passes(-(-batch // dp), prompt, per_rank, cached)]
 
 
 def max_batch_fitting(plan: Callable[[int], MemoryPlan], seq_len: int) -> int:
@@ -244,7 +247,9 @@ def batch_times(setup: PassSetup, w: Workload, pricer: StepPricer, cuda_graphs: 
     # Prefill (eager, as engines run variable-length prefill outside CUDA graphs). Techniques may
     # compute only part of each prompt and attend the rest from a cache.
     units = techs.prefill_units([(w.prompt, 0, w.batch)], w.shared_prefix)
-    passes = [p for new, cached, n in units for p in group_prefill_passes(par, n, new, w.prefill_chunk, cached)]
+    group = limits_per_group(engine_spec)
+    passes = [p for new, cached, n in units
+              for p in group_prefill_passes(par, n, new, w.prefill_chunk, cached, group)]
     steps_run = [(step(fb), n) for fb, n in passes]
     prefill = tuple((p, n) for (p, _), n in steps_run)
     ttft = sum(wall * n for (_, wall), n in steps_run)

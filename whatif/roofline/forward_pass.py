@@ -3,7 +3,7 @@ launch queue, and transfers from slower tiers running beside the kernels (overla
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .config import ForwardBatch
 from .context import pass_context
@@ -43,8 +43,9 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassT
     stages, gpu_s, launch_s, total_s = [], 0.0, 0.0, 0.0
     gpu = system.gpu
     host = host_path(system, par.gpus) if techs else None
+    graph_par = moe_comm_parallel(setup)
     for stage in range(par.pp):
-        ctx = pass_context(model, batch, par, prec, stage, transform_kv=techs.kv, shared_prefix=shared_prefix,
+        ctx = pass_context(model, batch, graph_par, prec, stage, transform_kv=techs.kv, shared_prefix=shared_prefix,
                            host=host, sm_count=int(gpu.sm_count.value))
         layers = ctx.layers
         ops = engine_ops(pass_ops(ctx, techs), setup.engine_spec, ctx.model)
@@ -61,6 +62,25 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassT
         total_s += overlapped(in_line, times, layers)
         stages.append(times)
     return PassTime(batch=batch, stages=tuple(stages), gpu_s=gpu_s, launch_s=launch_s, time_s=total_s)
+
+
+# Nodes of a multi-node NVLink domain (GB200 NVL72) hold more GPUs than an 8-GPU HGX / DGX board.
+MNNVL_MIN_GPUS = 9
+
+
+def moe_comm_parallel(setup: PassSetup):
+    """The layout the graph is built from: the setup's, with `moe_gather` where the engine's attention-DP MoE
+    all-gathers every rank's tokens instead of an all-to-all (kernels.dp_moe_alltoall: mnnvl, TensorRT-LLM:
+    fused_moe select_alltoall_method_type returns NotEnabled when moe_ep_size <= top_k, and enables one only
+    with MNNVL or TRTLLM_CAN_USE_DEEP_EP=1; else the forward all-gathers x and reduce-scatters the outputs)."""
+    par, spec, moe = setup.parallel, setup.engine_spec, setup.model.moe
+    if spec is None or spec.dp_moe_alltoall != "mnnvl" or moe is None or not par.dp_attention or par.ep == 1:
+        return par
+    system = setup.system
+    nvlink_domain = system.gpu_link.domain_gpus or system.gpus_per_node or system.gpu_count
+    if par.ep > moe.experts_per_token and nvlink_domain >= MNNVL_MIN_GPUS:
+        return par
+    return replace(par, moe_gather=True)
 
 
 def step_shape(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> tuple[ForwardBatch, bool]:

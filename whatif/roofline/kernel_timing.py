@@ -23,8 +23,12 @@ measured; here they take the op's own work, so a technique that changes an op's 
   experts, and is not applied.
 - absorbed MLA decode (DeepSeek): the MLA decode fit (kernel_models/mla.py) at the op's sequences,
   longest context and latent width, terms rescaled to the op's FLOPs and bytes.
-An op the models do not cover (MLA prefill, a dtype without a fit: `covers` says which) is timed by the
-per-class model.
+- expanded MLA prefill under TensorRT-LLM and SGLang: the MLA prefill fit (the prefill form at head_dim
+  (d_qk + d_v)/2, bf16 peak as fitted); their collectors time the attention call on already expanded Q/K/V
+  (aiconfigurator collector/trtllm/collect_mla*.py, collector/sglang/collect_mla.py), so the rows hold no
+  kv_b_proj, the graph's own op. vLLM's MLA rows time the whole MLA call and stay per-class.
+An op the models do not cover (MLA prefill elsewhere, a dtype without a fit: `covers` says which) is timed by
+the per-class model.
 """
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ from functools import lru_cache
 from .kernel_models import collectives as coll
 from .kernel_models.decode_attention import MHA_FALLBACK_MODEL, decode_model, decode_parts
 from .kernel_models.gemm import gemm_parts
+from .kernel_models.mla import mla_prefill_head_dim
 from .kernel_models.moe import has_moe_fit, moe_params, tile_m
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
 from .kernel_models.prefill_attention import prefill_parts
@@ -50,15 +55,23 @@ FUSED_MOE_GEMMS = 2   # the fused layer's fitted floor is shared by its two grou
 ATTENTION_DTYPES = ("bf16", "fp16", "fp8")
 
 
-def covers(op: Op, gpu) -> bool:
-    """Whether a kernel model prices this op (else the per-class model does)."""
+# Engines whose MLA context rows are the attention kernel alone (RoPE and the latent's cache write included,
+# as their kernels fuse them): TRT-LLM's collector passes expanded q, k, v to attn.forward, SGLang's to
+# RadixAttention (aiconfigurator collector/trtllm/collect_mla_1_1rc2.py, collector/sglang/collect_mla.py).
+MLA_PREFILL_ENGINES = ("trtllm", "sglang")
+
+
+def covers(op: Op, gpu, engine: str | None = None) -> bool:
+    """Whether a kernel model prices this op (else the per-class model does); `engine`: the efficiency's,
+    where a fit's coverage depends on it (MLA prefill)."""
     if op.op_class == OpClass.GEMM:
         if op.shape.groups != 1.0:
             return op.role in EXPERT_GEMMS and op.dtype in gpu.peak and has_moe_fit(op.dtype, gpu.arch)
         return op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
-    if is_mla_decode(op):
+    if is_mla_decode(op) or is_mla_prefill(op):
         s = op.shape
-        return s.sequences > 0 and s.heads > 0 and op.dtype in ATTENTION_DTYPES and op.dtype in gpu.peak
+        return (s.sequences > 0 and s.heads > 0 and s.pairs > 0 and op.dtype in ATTENTION_DTYPES
+                and op.dtype in gpu.peak and (is_mla_decode(op) or engine in MLA_PREFILL_ENGINES))
     if op.op_class in (OpClass.ATTENTION_PREFILL, OpClass.ATTENTION_DECODE):
         s = op.shape
         return (isinstance(s, AttentionShape) and s.pairs > 0 and s.heads > 0 and s.kv_heads > 0
@@ -84,6 +97,13 @@ def is_mla_decode(op: Op) -> bool:
     """An absorbed MLA decode op: every query head over one shared latent (graph.py's attention_mla)."""
     return (op.role == OpRole.MLA_ATTENTION and op.op_class == OpClass.ATTENTION_DECODE
             and isinstance(op.shape, AttentionShape) and op.shape.kv_heads == 1 and op.shape.d_qk != op.shape.d_v)
+
+
+def is_mla_prefill(op: Op) -> bool:
+    """An expanded MLA prefill op: per-head K (d_qk) and V (d_v) expanded from the latent (graph.py)."""
+    return (op.role == OpRole.MLA_ATTENTION and op.op_class == OpClass.ATTENTION_PREFILL
+            and isinstance(op.shape, AttentionShape) and op.shape.kv_heads == op.shape.heads
+            and op.shape.d_qk != op.shape.d_v)
 
 
 # The models evaluate with numpy (the fitters pass whole columns); one scalar call costs ~0.1 ms, and a
@@ -182,6 +202,8 @@ def op_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
         return gemm_seconds(op, gpu, engine, t_extra_memory, overrides)
     if is_mla_decode(op):
         return mla_decode_seconds(op, gpu, engine, kv_fit_dtype(op), t_extra_memory, overrides)
+    if is_mla_prefill(op):
+        return mla_prefill_seconds(op, gpu, engine, kv_fit_dtype(op), t_extra_memory, overrides)
     phase = prefill_seconds if op.op_class == OpClass.ATTENTION_PREFILL else decode_seconds
     return phase(op, gpu, engine, kv_fit_dtype(op), t_extra_memory, overrides)
 
@@ -278,6 +300,21 @@ def mla_decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: 
     t_m = _scaled(t_m, op.hbm_bytes, b * ctx * width * s.kv_element_bytes, op.hbm_bytes / (c.hbm_bw * p.mem_eff))
     t_m = max(t_m / op.bandwidth_share, t_extra_memory)
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
+
+
+def mla_prefill_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: float = 0.0,
+                        overrides: dict | None = None):
+    """(time, compute, memory, fixed) of an expanded MLA prefill op by the MLA prefill fit (kernel_models/mla.py):
+    the prefill form at head_dim (d_qk + d_v)/2, whose 4*d FLOPs per pair are MLA's 2*(d_qk + d_v), at the bf16
+    peak the fitter priced its rows at; over a cached context no cheaper than the engine's decode kernel
+    streaming the op's bytes (as any prefill over a cache)."""
+    s = op.shape
+    d = mla_prefill_head_dim(s.d_qk, s.d_v)
+    form = replace(op, dtype="bf16" if op.dtype == "fp8" else op.dtype, shape=replace(s, d_qk=d, d_v=d))
+    decode = fitted(decode_model(engine, s.heads, s.kv_heads), gpu, kv_dtype, engine, overrides) \
+        if s.kv_bytes > 0 else None
+    fits = (ceilings(gpu), fitted("mla_prefill", gpu, kv_dtype, engine, overrides), decode)
+    return fitted_prefill_seconds(form, gpu, fits, t_extra_memory)
 
 
 def collective_seconds(collective: str, nbytes: float, gpus: int, link, engine: str, cuda_graphs: bool = True,

@@ -29,11 +29,12 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     of its own tokens, shared experts on the rank's attention_tp split), else the same as `tokens`.
 
     Each GPU holds num_experts/ep experts with 1/moe_tp of their columns. The tokens reach them by an
-    all-to-all within the EP group (dispatch and combine), or under DP attention with split experts
-    (par.gathers_experts) by an all-gather of every rank's tokens and a reduce-scatter of the partial
-    outputs over the TP group. Without DP attention every GPU of the TP group already holds every token (TP
-    attention), so each runs its local experts on them and the TP all-reduce after the layer sums the partials:
-    no all-to-all (TensorRT-LLM's CutlassFusedMoE, vLLM's FusedMoE and SGLang without DP attention or DeepEP)."""
+    all-to-all within the EP group (dispatch and combine), or under DP attention with split experts or an engine
+    that gathers (par.gathers_experts: TensorRT-LLM off MNNVL) by an all-gather of every rank's tokens and a
+    reduce-scatter of the partial outputs over the TP group. Without DP attention every GPU of the TP group
+    already holds every token (TP attention), so each runs its local experts on them and the TP all-reduce after
+    the layer sums the partials: no all-to-all (TensorRT-LLM's CutlassFusedMoE, vLLM's FusedMoE and SGLang without
+    DP attention or DeepEP)."""
     local = tokens if local_tokens is None else local_tokens
     m = model.moe
     base, prec = prec, prec.module("experts")   # the routed experts run their own precision (--expert-quantization)
@@ -57,8 +58,9 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
         streaming("router_topk", OpClass.ROUTER, local * m.num_experts, reads=1, writes=0,
                   flops_per_element=TOPK_FLOPS, elem_bytes=4.0, dtype="fp32", count=count, role=OpRole.ROUTER_TOPK),
     ]
-    if par.gathers_experts:
-        ops.append(comm_op("moe_gather", "all_gather", tokens * d * a, par.tp, count, OpRole.MOE_DISPATCH))
+    if par.gathers_experts:   # block-scaled fp8 quantizes per token group after the gather (its group_quant op)
+        gathered = prec.hidden_bytes if prec.scheme is not None and prec.scheme.block_k else a
+        ops.append(comm_op("moe_gather", "all_gather", tokens * d * gathered, par.tp, count, OpRole.MOE_DISPATCH))
     elif ep > 1 and par.dp_attention:
         ops.append(comm_op("moe_dispatch", "all_to_all", sent * m.experts_per_token * d * a * load, ep, count,
                            OpRole.MOE_DISPATCH))   # (the busiest receiver bounds it)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..roofline.engines import GROUP_LIMITS   # (whose limits are the group's: SGLang)
 from .adp_balance import AdpBalance
 from .clock import Clock, Signal
 from .config import SchedulerConfig
@@ -23,10 +24,6 @@ from .scheduling.sequence import Seq
 # The rank router each engine uses when the run names none (see the module docstring).
 ENGINE_RANK_ROUTERS = {"trtllm": "least-outstanding"}
 DEFAULT_RANK_ROUTER = "round-robin"
-# Engines whose scheduler limits are the whole group's, each rank taking 1/dp: SGLang's server_args divides
-# chunked_prefill_size by dp_size under DP attention and each DP worker admits max_running_requests // dp_size.
-# TensorRT-LLM's max_batch_size / max_num_tokens and vLLM's per-DP-engine limits are each rank's own.
-GROUP_LIMITS = ("sglang",)
 
 
 def rank_scheduler(cfg: SchedulerConfig, setup, dp: int) -> SchedulerConfig:

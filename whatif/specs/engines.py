@@ -24,8 +24,8 @@ GIB = 2 ** 30
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity", "priority",
                  "prefix_caching")   # may be left out
 CAPACITY = ("on-demand", "reserve")   # KV blocks as tokens need them (preempting when out), or reserved at admission
-# Without chunked prefill, how a step takes whole prompts: prefill steps first, decodes waiting (vLLM V0); the running
-# batch drained first (request-level); or mixed, beside the decodes in the token budget (TensorRT-LLM inflight batching)
+# Whole prompts without chunked prefill: prefill steps first, decodes waiting (vLLM V0); the running batch drained
+# first (request-level); or mixed, beside the decodes in the token budget (TensorRT-LLM inflight batching)
 PRIORITIES = ("prefill", "decode", "mixed")
 
 
@@ -110,6 +110,7 @@ class EngineSpec:
     quantized_gemm_inputs: frozenset = frozenset()   # GEMM roles (or "all") whose fp8 input its producer writes
     attention_includes: frozenset = frozenset()   # op roles its attention operator does itself (RoPE, KV write)
     allreduce_norm_fusion: tuple = ()     # ((families), min hidden size): TP all-reduce + residual + norm + quant
+    dp_moe_alltoall: str = "always"       # attention-DP MoE by an all-to-all: always, or only over MNNVL
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
     holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
@@ -174,9 +175,8 @@ class EngineSpec:
     def summary(self) -> str:
         """One line: which spec, and the figures of it that shape a step."""
         m, c = self.memory, self.cpu
-        kv = {"total": "of the total, minus weights, activations and reserved",
-              "static": "of the total for weights + KV (static)",
-              "free": "of what weights, activations and reserved leave free"}[m.accounting]
+        kv = {"total": "of the total, minus weights, activations and reserved", "static": "of the total for weights "
+              "+ KV (static)", "free": "of what weights, activations and reserved leave free"}[m.accounting]
         sizes = self.graph_sizes
         graphs = ("no CUDA graphs (every step eager)" if not sizes else
                   f"decode steps at their own batch up to {sizes[-1]} (no padding)" if len(sizes) == sizes[-1] else

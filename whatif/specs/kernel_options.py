@@ -11,9 +11,12 @@
   no quantization kernel runs;
 - `allreduce_norm_fusion`: {families, min_hidden_size}: for a TP-sharded decoder layer of those model families
   with a hidden size of at least that, each TP all-reduce also adds the residual, applies the next RMSNorm and
-  writes the next GEMM's fp8/fp4 input (TensorRT-LLM's AllReduceFusionOp), so those kernels do not run.
+  writes the next GEMM's fp8/fp4 input (TensorRT-LLM's AllReduceFusionOp), so those kernels do not run;
+- `dp_moe_alltoall`: where its attention-DP MoE sends tokens to their experts by an all-to-all: `always`, or
+  `mnnvl` (only with more EP ranks than top-k over a multi-node NVLink domain; else every rank's tokens are
+  all-gathered and the expert outputs reduce-scattered: TensorRT-LLM's fused MoE).
 Absent keys keep the defaults: the engine's own fits, shared GQA reads, the GPU profile's launch cost, nothing
-fused."""
+fused, an all-to-all."""
 from __future__ import annotations
 
 from ..errors import WhatifError
@@ -22,7 +25,8 @@ from .checks import boolean, integer, number
 from .hardware import ARCHS
 
 KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "gqa_decode_max_group", "eager_launch_s", "eager_launch_by_arch",
-               "attention_includes", "quantized_gemm_inputs", "allreduce_norm_fusion"}
+               "attention_includes", "quantized_gemm_inputs", "allreduce_norm_fusion", "dp_moe_alltoall"}
+DP_MOE_ALLTOALL = ("always", "mnnvl")
 # What an attention operator can do before its kernel (TensorRT-LLM's QKV preprocessing: RoPE, the KV append).
 ATTENTION_CAN_INCLUDE = (OpRole.ROPE.value, OpRole.KV_WRITE.value)
 # The dense GEMMs whose input a preceding kernel can write in fp8 (the grouped expert GEMMs have their own fit).
@@ -52,6 +56,11 @@ def kernel_options(sec: dict, where: str, read) -> dict:
                                              GEMM_ROLES)
     if "allreduce_norm_fusion" in sec:
         out["allreduce_norm_fusion"] = norm_fusion(read("allreduce_norm_fusion"), f"{where}.allreduce_norm_fusion")
+    if "dp_moe_alltoall" in sec:
+        value = read("dp_moe_alltoall")
+        if value not in DP_MOE_ALLTOALL:
+            raise WhatifError(f"{where}.dp_moe_alltoall: {value!r}; valid: {', '.join(DP_MOE_ALLTOALL)}")
+        out["dp_moe_alltoall"] = value
     return out
 
 

@@ -14,8 +14,10 @@ attention table's. The corpus's MLA rows time the engine's whole MLA call, absor
 the graph prices as separate ops: the decode fit subtracts them (validate/kernel_fit.absorb_gemm_seconds,
 priced by the GEMM fit) and roofline/kernel_timing.py applies it to the graph's absorbed MLA decode op.
 vLLM's own MLA rows were timed eagerly (0.1-0.3 ms floors), so vLLM's MLA decode takes TRT-LLM's fit
-(params.STAND_INS). MLA prefill is fitted but not applied: its rows also hold the latent's expansion
-(kv_b_proj) and the fit does not yet subtract it; the per-class model times it.
+(params.STAND_INS). MLA prefill is applied for TensorRT-LLM and SGLang (kernel_timing.MLA_PREFILL_ENGINES): their
+collectors pass already expanded Q, K, V to the attention call (aiconfigurator collector/trtllm/collect_mla*.py,
+collector/sglang/collect_mla.py), so the rows are the kernel the graph's op stands for, kv_b_proj not in them;
+vLLM's rows time its whole MLA call and the per-class model times its prefill.
 """
 from __future__ import annotations
 

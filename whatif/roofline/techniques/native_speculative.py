@@ -74,7 +74,9 @@ class _TargetLayout:
     def prefill_s(self, rc: RoundContext) -> float:
         from ..estimate import group_prefill_passes
         setup, own = self._head_setup(rc), self._head_context(rc)
-        passes = group_prefill_passes(setup.parallel, own.batch, own.prompt, own.prefill_chunk)
+        from ..engines import limits_per_group
+        passes = group_prefill_passes(setup.parallel, own.batch, own.prompt, own.prefill_chunk,
+                                      group_limits=limits_per_group(setup.engine_spec))
         return sum(time_pass(setup, fb, False).time_s * n for fb, n in passes) + self._fuse(rc, rc.batch * rc.prompt)
 
     def extra_weight_bytes(self, model, par, prec) -> float:
