@@ -72,7 +72,7 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
         return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "link")
     if eff.engine:
         from . import kernel_timing
-        if kernel_timing.covers(op, gpu):
+        if kernel_timing.covers(op, gpu, eff.engine):
             return kernel_model_time(op, gpu, eff, tiers)
     p = eff.params(op.op_class)
     if op.op_class in TENSOR_CORE_CLASSES:
