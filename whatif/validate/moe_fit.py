@@ -28,15 +28,17 @@ DTYPE_BYTES = {"bfloat16": (2.0, 2.0, "bf16"), "fp8": (1.0, 1.0, "fp8"), "nvfp4"
 # vLLM's quantized blocks are Blackwell's only: its H100 fp8 rows are ModelOpt's FlashInfer-CUTLASS path, 2.5-3x
 # slower than bf16 at every shape, and L40S's are Triton's; deployments of the block-FP8 checkpoints run other
 # kernels there (assumed), so those rows would teach a fit the wrong kernel (leave-one-GPU-out: 64-222%).
-# SGLang and TensorRT-LLM fp8: their block-FP8 kernel where measured (the MoE checkpoints of the serving set,
-# DeepSeek/Qwen3/GLM FP8, are 128x128 block-scaled), else per-tensor; TensorRT-LLM's only B200 rows are its
-# MXFP4 x MXFP8 kernel, the fp8-tensor-core MoE it runs there (weights' bytes by physics).
+# SGLang and TensorRT-LLM fp8 on B200: their block-FP8 kernel where measured (the MoE checkpoints of the serving
+# set, DeepSeek/GLM FP8, are 128x128 block-scaled); TensorRT-LLM's only B200 rows are its MXFP4 x MXFP8 kernel, the
+# fp8-tensor-core MoE it runs there (weights' bytes by physics). Their Hopper/Ada fp8 rows are not fitted either:
+# SGLang's and TensorRT-LLM's own Hopper block-FP8 fits moved Qwen3-235B fp8-block on H100 (TensorRT-LLM) 9.3% ->
+# 17.9% / 27.7% TPOT and reversed MTP's gain ordering on DeepSeek-V3 (H200): quantized experts there stay per-class.
 FITS = {("vllm", "bf16"): (("bfloat16",), None), ("vllm", "fp8"): (("fp8",), ("b200_sxm",)),
         ("vllm", "fp4"): (("nvfp4",), ("b200_sxm",)),
-        ("sglang", "bf16"): (("bfloat16",), None), ("sglang", "fp8"): (("fp8_block", "fp8"), None),
-        ("sglang", "fp4"): (("nvfp4",), None),
+        ("sglang", "bf16"): (("bfloat16",), None), ("sglang", "fp8"): (("fp8_block",), ("b200_sxm",)),
+        ("sglang", "fp4"): (("nvfp4",), ("b200_sxm",)),
         ("trtllm", "bf16"): (("bfloat16",), None),
-        ("trtllm", "fp8"): (("fp8_block", "fp8", "w4a8_mxfp4_mxfp8"), None)}
+        ("trtllm", "fp8"): (("fp8_block", "w4a8_mxfp4_mxfp8"), ("b200_sxm",))}
 
 
 def fit_rows(frame, engine: str, dtype: str):
