@@ -2,8 +2,9 @@
 
     python benchmarks/accuracy_moe.py [--corpus PATH] [--write]
 
-vLLM's fused-MoE rows (the most-measured kernel per GPU) of each fitted dtype: bf16 on every GPU; fp8 and NVFP4
-on B200 only (validate/moe_fit.FITTED_DTYPES says why), so those have no leave-one-GPU-out figure. A GPU's
+Each engine's own fused-MoE rows (the most-measured kernel per GPU) of each fitted dtype (validate/moe_fit.FITS
+says which corpus dtype stands for each and why): leave-one-GPU-out only where the engine has rows of it on two
+GPUs or more. A GPU's
 prediction is its datasheet peak and HBM bandwidth times dimensionless efficiencies plus a floor, so parameters
 transfer: in-sample (each GPU fitted on itself) and leave-one-GPU-out (fitted on the other three), MAPE /
 median / p90 % by GPU x token count (<= 128 / > 128). `--write` writes whatif/roofline/data/moe_fit.yaml.
@@ -40,15 +41,17 @@ def main(argv=None) -> int:
     import pandas as pd
     pd.set_option("display.width", 200)
     frame = load_family("moe", args.corpus)
-    rows = {dtype: mf.moe_rows(frame, dtype, gpus=gpus) for dtype, gpus in mf.FITTED_DTYPES.items()}
-    for dtype, r in rows.items():
+    rows = {key: mf.fit_rows(frame, *key) for key in mf.FITS}
+    for (engine, dtype), r in rows.items():
         if r.empty:
             continue
         out = mf.insample_and_loo(r)
-        print(f"== fused MoE, vLLM {dtype}: % error by GPU x token count (in-sample | leave-one-GPU-out) ==")
+        kinds = ", ".join(f"{g} {d}" for g, d in out.groupby("gpu")["moe_dtype"].first().items())
+        print(f"== fused MoE, {engine} {dtype} ({kinds}): % error by GPU x token count "
+              "(in-sample | leave-one-GPU-out) ==")
         print(table(out).to_string() + "\n")
     if args.write:
-        mf.write_fit({dtype: r for dtype, r in rows.items() if not r.empty})
+        mf.write_fit({key: r for key, r in rows.items() if not r.empty})
         print("\nwrote whatif/roofline/data/moe_fit.yaml")
     return 0
 

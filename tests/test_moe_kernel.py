@@ -58,10 +58,12 @@ def test_unfitted_architecture_falls_back_and_says_so():
         moe.moe_params("hopper", "int3")
 
 
-# MAPE (%) reached on the committed subset (vLLM bf16); worse by more than MARGIN points fails.
+# MAPE (%) reached on the committed subset (vLLM bf16, small-M and large-M regimes fitted apart); worse by more than
+# MARGIN points fails. (One regime had in-sample 20.4 / 21.8 / 25.2 / 45.1, leave-one-GPU-out 23.2 / 50.7 / 28.3 /
+# 51.4: the split lowers every in-sample figure and L40S's left out, raises A100's, B200's and H100's left out.)
 MARGIN = 2.0
-PINNED = {"insample_s": {"a100_sxm": 20.4, "b200_sxm": 21.8, "h100_sxm": 25.2, "l40s": 45.1},
-          "loo_s": {"a100_sxm": 23.2, "b200_sxm": 50.7, "h100_sxm": 28.3, "l40s": 51.4}}
+PINNED = {"insample_s": {"a100_sxm": 19.8, "b200_sxm": 21.7, "h100_sxm": 23.7, "l40s": 44.1},
+          "loo_s": {"a100_sxm": 27.4, "b200_sxm": 54.1, "h100_sxm": 29.4, "l40s": 47.3}}
 
 
 @pytest.fixture(scope="module")
@@ -77,9 +79,9 @@ def test_accuracy_is_pinned(accuracy, column):
         assert np.isfinite(reached[gpu]) and reached[gpu] <= pinned + MARGIN, (column, gpu, reached[gpu])
 
 
-def test_quantized_expert_blocks_are_blackwells_and_price_its_expert_gemms():
-    """fp8 / NVFP4 fused-MoE blocks are fitted on B200 only (moe_fit.FITTED_DTYPES): a B200 fp8 expert GEMM takes
-    the blackwell/fp8 fit; Hopper's fp8 experts keep the per-class model (no block, no borrowed one)."""
+def test_vllms_quantized_expert_blocks_are_blackwells_and_price_its_expert_gemms():
+    """vLLM's fp8 / NVFP4 fused-MoE blocks are fitted on B200 only (moe_fit.FITS): a B200 fp8 expert GEMM takes
+    the vllm/blackwell/fp8 fit; Hopper's fp8 experts keep the per-class model (no block, no borrowed one)."""
     from dataclasses import replace
     from whatif.roofline.efficiency import load_efficiency
     from whatif.roofline.kernel_timing import covers
@@ -87,13 +89,13 @@ def test_quantized_expert_blocks_are_blackwells_and_price_its_expert_gemms():
     from whatif.roofline.timing import time_op
     from whatif.specs.hardware import load_system
     from whatif.specs.op_kinds import OpRole
-    assert set(mf.FITTED_DTYPES) == {"bfloat16", "fp8", "nvfp4"}
+    assert mf.FITS[("vllm", "fp8")] == (("fp8",), ("b200_sxm",))
     assert moe.has_moe_fit("fp8", "blackwell") and moe.has_moe_fit("fp4", "blackwell")
     assert not moe.has_moe_fit("fp8", "hopper") and moe.has_moe_fit("bf16", "hopper")
     b200, h100 = load_system("b200").gpu, load_system("h100-sxm").gpu
     base = gemm("experts", 64, 3072, 3072, 1, 1, "fp8", role=OpRole.EXPERT_UP)
     op = replace(base, shape=replace(base.shape, groups=16.0))   # 16 touched experts, 4 rows each
     assert covers(op, b200) and not covers(op, h100)
-    p = moe.moe_params("blackwell", "fp8")
-    assert "blackwell/fp8" in p.provenance
+    p = moe.moe_params("blackwell", "fp8", small=True)
+    assert "vllm/blackwell/fp8" in p.provenance
     assert time_op(op, b200, load_efficiency("default", b200)).time_s > p.floor_s / 2

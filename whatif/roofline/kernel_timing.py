@@ -15,9 +15,11 @@ measured; here they take the op's own work, so a technique that changes an op's 
 - decode attention: the model at the op's sequences and longest context (split-KV work items, SM
   occupancy, GQA rows padded to the tensor-core tile), its terms rescaled to the op's FLOPs and bytes;
 - collectives: NCCL's protocols / NVLS / the engine's custom all-reduce (kernel_models/collectives);
-- grouped MoE expert GEMMs (bf16; fp8 and NVFP4 on Blackwell): the fused-MoE model's fitted efficiencies
-  (data/moe_fit.yaml, vLLM's fused MoE, per architecture x dtype) on the op's own FLOPs, with each touched
-  expert's rows padded to the grouped GEMM's M tile, and its HBM bytes; each of the two GEMMs of the fused layer
+- grouped MoE expert GEMMs (bf16; fp8 and NVFP4 where the engine's own MoE kernels were measured): the fused-MoE
+  model's fitted efficiencies (data/moe_fit.yaml, per engine x architecture x dtype: moe.moe_params says which
+  block and why) on the op's own FLOPs, with each touched
+  expert's rows padded to the grouped GEMM's M tile, and its HBM bytes, by the fit's regime of the op's rows
+  per touched expert (small-M: decode); each of the two GEMMs of the fused layer
   takes half the fitted floor (the activation between them is priced per class). The fit's warm-L2 speed-up is
   a property of the corpus's back-to-back replays, not of a model whose layers evict each other's
   experts, and is not applied.
@@ -39,8 +41,9 @@ from functools import lru_cache
 from .kernel_models import collectives as coll
 from .kernel_models.decode_attention import MHA_FALLBACK_MODEL, decode_model, decode_parts
 from .kernel_models.gemm import gemm_parts
+from .engines import DEFAULT_ENGINE
 from .kernel_models.mla import mla_prefill_head_dim
-from .kernel_models.moe import has_moe_fit, moe_params, tile_m
+from .kernel_models.moe import SMALL_M, has_moe_fit, moe_params, tile_m
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
 from .kernel_models.prefill_attention import prefill_parts
 from .op_shapes import AttentionShape
@@ -62,11 +65,12 @@ MLA_PREFILL_ENGINES = ("trtllm", "sglang")
 
 
 def covers(op: Op, gpu, engine: str | None = None) -> bool:
-    """Whether a kernel model prices this op (else the per-class model does); `engine`: the efficiency's,
-    where a fit's coverage depends on it (MLA prefill)."""
+    """Whether a kernel model prices this op as `engine` runs it (else the per-class model does); `engine`: the
+    efficiency's, where a fit's coverage depends on it (MoE, MLA prefill; None: the default engine's MoE fits)."""
     if op.op_class == OpClass.GEMM:
         if op.shape.groups != 1.0:
-            return op.role in EXPERT_GEMMS and op.dtype in gpu.peak and has_moe_fit(op.dtype, gpu.arch)
+            return (op.role in EXPERT_GEMMS and op.dtype in gpu.peak
+                    and has_moe_fit(op.dtype, gpu.arch, engine or DEFAULT_ENGINE))
         return op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
     if is_mla_decode(op) or is_mla_prefill(op):
         s = op.shape
@@ -172,13 +176,14 @@ def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 
-def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0) -> tuple[float, float, float, float]:
+def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
+                        engine: str = DEFAULT_ENGINE) -> tuple[float, float, float, float]:
     """(time, compute, memory, fixed) seconds of a grouped expert GEMM: m routed rows over `groups`
-    touched experts, each expert's rows padded to the M tile a tuned grouped GEMM picks."""
-    p = moe_params(gpu.arch, op.dtype)
-    c = ceilings(gpu)
+    touched experts, each expert's rows padded to the M tile a tuned grouped GEMM picks (engine's fit)."""
     s = op.shape
     rows = s.m / s.groups
+    p = moe_params(gpu.arch, op.dtype, engine, rows <= SMALL_M)
+    c = ceilings(gpu)
     tile = tile_m(rows)
     padded = s.groups * math.ceil(rows / tile) * tile
     t_c = 2.0 * padded * s.n * s.k / (c.peak_flops(op.dtype) * p.compute_eff)
@@ -198,7 +203,7 @@ def op_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
         return tuple(sum(t[i] for t in each) for i in range(4))
     if op.op_class == OpClass.GEMM:
         if op.shape.groups != 1.0:
-            return expert_gemm_seconds(op, gpu, t_extra_memory)
+            return expert_gemm_seconds(op, gpu, t_extra_memory, engine)
         return gemm_seconds(op, gpu, engine, t_extra_memory, overrides)
     if is_mla_decode(op):
         return mla_decode_seconds(op, gpu, engine, kv_fit_dtype(op), t_extra_memory, overrides)
@@ -355,9 +360,9 @@ def kernel_provenance(gpu, engine: str) -> str:
                       ("decode_attention", "decode attention"), ("mla_decode", "MLA decode")):
         prov = params_for(op, gpu.arch, "bf16", engine).provenance
         parts.append(f"{label} {prov.split(' (aiconfigurator corpus')[0]}")
-    moe = moe_params(gpu.arch, "bf16").provenance
-    quantized = [d for d in ("fp8", "fp4") if d in gpu.peak and has_moe_fit(d, gpu.arch)]
+    moe = moe_params(gpu.arch, "bf16", engine).provenance
+    quantized = [d for d in ("fp8", "fp4") if d in gpu.peak and has_moe_fit(d, gpu.arch, engine)]
     if quantized:
-        moe += "; " + ", ".join(f"({d}) {moe_params(gpu.arch, d).provenance}" for d in quantized)
+        moe += "; " + ", ".join(f"({d}) {moe_params(gpu.arch, d, engine).provenance}" for d in quantized)
     return ("; ".join(parts) + f" (aiconfigurator corpus); MoE expert GEMMs (bf16) {moe} (data/moe_fit.yaml); "
             "collectives per link generation (data/collective_fit.yaml)")

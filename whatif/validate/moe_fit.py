@@ -1,10 +1,11 @@
-"""Fit the fused-MoE model (roofline/kernel_models/moe.py) to the corpus's moe table.
+"""Fit the fused-MoE model (roofline/kernel_models/moe.py) to the corpus's moe table, per engine.
 
 A GPU's prediction is its datasheet peak (dtype) and HBM bandwidth times dimensionless efficiencies,
 plus a floor in seconds, so leave-one-GPU-out (each corpus GPU is its own architecture) fits one
-pooled parameter set on the other GPUs and predicts the one left out. Rows: vLLM's fused-MoE rows of
-one dtype, the kernel with the most rows per GPU (B200 also has a FlashInfer-CUTLASS variant); bf16, fp8
-(ModelOpt per-tensor FP8 experts) and NVFP4 (B200 only) each get their own blocks.
+pooled parameter set on the other GPUs and predicts the one left out. Rows: one engine's fused-MoE rows
+of one dtype (FITS: which corpus dtype stands for each whatif dtype), the kernel with the most rows per
+GPU. Each engine's blocks are fitted on its own kernels only; an engine without rows of a dtype on an
+architecture has no block there (kernel_models/moe.moe_params says what prices it instead).
 Least squares on log(predicted / measured) with collective_fit's numpy Levenberg-Marquardt.
 """
 from __future__ import annotations
@@ -12,23 +13,54 @@ from __future__ import annotations
 import numpy as np
 
 from ..roofline.kernel_models.fitted_roofline import RooflineParams
-from ..roofline.kernel_models.moe import moe_ideal_times, moe_time
+from ..roofline.kernel_models.moe import SMALL_M, moe_ideal_times, moe_time, routing_stats
 from ..specs import precompiled
 from .collective_fit import _eff, _logit, levenberg_marquardt
 from .corpus import corpus_gpu
 
-# corpus dtype -> (weight bytes, activation bytes, whatif dtype): NVFP4 is 4 bits plus an fp8 scale per 16 elements
-DTYPE_BYTES = {"bfloat16": (2.0, 2.0, "bf16"), "fp8": (1.0, 1.0, "fp8"), "nvfp4": (0.5625, 0.5625, "fp4")}
-# The dtypes moe_fit.yaml holds blocks of, and the GPUs each is fitted on (None: all). The quantized blocks are
-# Blackwell's only: the corpus's H100 fp8 rows are ModelOpt's FlashInfer-CUTLASS path, 2.5-3x slower than bf16
-# at every shape, and L40S's are Triton's; deployments of the block-FP8 checkpoints run other kernels there
-# (assumed), so those rows would teach a fit the wrong kernel (leave-one-GPU-out over the three: 64-222%).
-FITTED_DTYPES = {"bfloat16": None, "fp8": ("b200_sxm",), "nvfp4": ("b200_sxm",)}
+# corpus dtype -> (weight bytes, activation bytes, whatif dtype = the tensor-core dtype it runs at): NVFP4 is 4 bits
+# plus an fp8 scale per 16 elements; fp8_block a 4-byte scale per 128x128 weights and per 128 activations;
+# w4a8_mxfp4_mxfp8 MXFP4 weights (an E8M0 scale per 32) on fp8 tensor cores with MXFP8 activations.
+DTYPE_BYTES = {"bfloat16": (2.0, 2.0, "bf16"), "fp8": (1.0, 1.0, "fp8"), "nvfp4": (0.5625, 0.5625, "fp4"),
+               "fp8_block": (1.0 + 4.0 / (128 * 128), 1.0 + 4.0 / 128, "fp8"),
+               "w4a8_mxfp4_mxfp8": (0.53125, 1.03125, "fp8")}
+# (engine, whatif dtype) -> (corpus dtypes, first present per GPU wins; the GPUs fitted, None: all).
+# vLLM's quantized blocks are Blackwell's only: its H100 fp8 rows are ModelOpt's FlashInfer-CUTLASS path, 2.5-3x
+# slower than bf16 at every shape, and L40S's are Triton's; deployments of the block-FP8 checkpoints run other
+# kernels there (assumed), so those rows would teach a fit the wrong kernel (leave-one-GPU-out: 64-222%).
+# SGLang and TensorRT-LLM fp8 on B200: their block-FP8 kernel where measured (the MoE checkpoints of the serving
+# set, DeepSeek/GLM FP8, are 128x128 block-scaled); TensorRT-LLM's only B200 rows are its MXFP4 x MXFP8 kernel, the
+# fp8-tensor-core MoE it runs there, at two shapes only: too narrow to price other models' shapes and formats, so
+# TensorRT-LLM's quantized experts on B200 stay per-class (a fit on them took its DeepSeek/gpt-oss TPOT 17.8 -> 22.4%).
+# Their Hopper/Ada fp8 rows are not fitted either:
+# SGLang's and TensorRT-LLM's own Hopper block-FP8 fits moved Qwen3-235B fp8-block on H100 (TensorRT-LLM) 9.3% ->
+# 17.9% / 27.7% TPOT and reversed MTP's gain ordering on DeepSeek-V3 (H200): quantized experts there stay per-class.
+FITS = {("vllm", "bf16"): (("bfloat16",), None), ("vllm", "fp8"): (("fp8",), ("b200_sxm",)),
+        ("vllm", "fp4"): (("nvfp4",), ("b200_sxm",)),
+        ("sglang", "bf16"): (("bfloat16",), None), ("sglang", "fp8"): (("fp8_block",), ("b200_sxm",)),
+        ("sglang", "fp4"): (("nvfp4",), ("b200_sxm",)),
+        ("trtllm", "bf16"): (("bfloat16",), None)}
+
+
+def fit_rows(frame, engine: str, dtype: str):
+    """The rows FITS names for (engine, whatif dtype): per GPU, the first corpus dtype it has."""
+    import pandas as pd
+    corpus_dtypes, gpus = FITS[(engine, dtype)]
+    mine = frame[(frame["framework"] == engine) & frame["moe_dtype"].isin(corpus_dtypes)]
+    parts = []
+    for gpu in sorted(set(mine["gpu"]) if gpus is None else set(gpus) & set(mine["gpu"])):
+        have = set(mine.loc[mine["gpu"] == gpu, "moe_dtype"])
+        parts.append(moe_rows(frame, next(d for d in corpus_dtypes if d in have), engine, (gpu,)))
+    return pd.concat(parts, ignore_index=True) if parts else moe_rows(frame, corpus_dtypes[0], engine, ())
+
+
+SMOOTH_MAX = 20.0       # bound on the fitted ridge exponent (as the modern op fits')
+MIN_REGIME_ROWS = 200   # fewest rows a regime is fitted on alone (5 parameters)
 
 
 def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
-    """One engine's rows of one dtype (on `gpus`, None: all), the most-measured kernel per GPU, with ideal
-    times attached."""
+    """One engine's rows of one corpus dtype (on `gpus`, None: all), the most-measured kernel per GPU, with
+    ideal times attached."""
     rows = frame[(frame["framework"] == engine) & (frame["moe_dtype"] == dtype)]
     if gpus is not None:
         rows = rows[rows["gpu"].isin(gpus)]
@@ -49,12 +81,21 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
     order = np.concatenate([g.index.to_numpy() for _, g in rows.groupby("gpu", sort=False)])
     out = rows.loc[order].reset_index(drop=True)
     out["t_c"], out["t_m"], out["t_l2"] = t_c, t_m, t_l2
+    out["rows_per_expert"] = [_rows_per_expert(r) for r in out.itertuples()]
     return out
 
 
+def _rows_per_expert(r) -> float:
+    touched, _, assigned = routing_stats(int(r.num_tokens), int(r.topk), int(r.num_experts), int(r.moe_ep_size),
+                                         r.distribution)
+    return assigned / max(touched, 1.0)
+
+
 def to_params(v) -> RooflineParams:
-    return RooflineParams(float(np.exp(v[0])), float(_eff(v[1])), float(_eff(v[2])), float(1.0 + np.exp(v[3])),
-                          l2_speedup=float(1.0 + np.exp(v[4])))
+    # the ridge exponent is capped (a regime where one term never binds sends it to infinity)
+    return RooflineParams(float(np.exp(v[0])), float(_eff(v[1])), float(_eff(v[2])),
+                          float(min(1.0 + np.exp(min(v[3], 50.0)), SMOOTH_MAX)),
+                          l2_speedup=float(1.0 + np.exp(min(v[4], 50.0))))
 
 
 def _times(rows, params: RooflineParams):
@@ -71,6 +112,31 @@ def fit_moe(rows) -> RooflineParams:
     return to_params(levenberg_marquardt(residuals, x0, iters=80))
 
 
+def small_m(rows) -> np.ndarray:
+    """Rows in the small-M regime (kernel_models/moe.SMALL_M rows per touched expert or fewer)."""
+    return (rows["rows_per_expert"] <= SMALL_M).to_numpy()
+
+
+def fit_regimes(rows) -> tuple[RooflineParams, RooflineParams]:
+    """(small-M, large-M) parameter sets, each fitted on its regime's rows; a regime with fewer than
+    MIN_REGIME_ROWS rows takes the fit of all rows."""
+    small = small_m(rows)
+    pooled = None
+    fits = []
+    for mask in (small, ~small):
+        if mask.sum() >= MIN_REGIME_ROWS:
+            fits.append(fit_moe(rows[mask]))
+        else:
+            pooled = pooled or fit_moe(rows)
+            fits.append(pooled)
+    return fits[0], fits[1]
+
+
+def predict(rows, fits: tuple[RooflineParams, RooflineParams]):
+    """Seconds of `rows` by their regime's parameters."""
+    return np.where(small_m(rows), _times(rows, fits[0]), _times(rows, fits[1]))
+
+
 def insample_and_loo(rows):
     """rows with `insample_s` and `loo_s` predictions beside `latency_s`."""
     out = rows.copy()
@@ -78,49 +144,56 @@ def insample_and_loo(rows):
     out["loo_s"] = np.nan
     for gpu in sorted(set(rows["gpu"])):
         mine = rows["gpu"] == gpu
-        out.loc[mine, "insample_s"] = _times(rows[mine], fit_moe(rows[mine]))
+        out.loc[mine, "insample_s"] = predict(rows[mine], fit_regimes(rows[mine]))
         if (~mine).any():   # (a dtype measured on one GPU has no leave-one-out figure)
-            out.loc[mine, "loo_s"] = _times(rows[mine], fit_moe(rows[~mine]))
+            out.loc[mine, "loo_s"] = predict(rows[mine], fit_regimes(rows[~mine]))
     return out
 
 
 # ---- the fitted table (whatif/roofline/data/moe_fit.yaml) ----
 HEADER = """# Fused-MoE model parameters (whatif/roofline/kernel_models/moe.py), one block per architecture x
-# dtype, generated by `python benchmarks/accuracy_moe.py --write`: fitted by whatif/validate/moe_fit.py
-# (log least squares, efficiencies in (0, 1]) on NVIDIA aiconfigurator's moe table (Apache-2.0,
-# commit 095f58a51c), vLLM's fused-MoE rows. Units: floor_s seconds; compute_eff / memory_eff fractions
-# of the datasheet peak and HBM bandwidth; smooth the exponent p combining compute and memory;
-# l2_speedup how much faster than HBM a working set that fits in L2 is read. EXPERIMENTAL: see the
+# dtype x engine (key engine/arch/dtype), generated by `python benchmarks/accuracy_moe.py --write`: fitted by
+# whatif/validate/moe_fit.py (log least squares, efficiencies in (0, 1]) on NVIDIA aiconfigurator's moe table
+# (Apache-2.0, commit 095f58a51c), each engine's own fused-MoE rows. Units: floor_s seconds; compute_eff /
+# memory_eff fractions of the datasheet peak and HBM bandwidth; smooth the exponent p combining compute and memory;
+# l2_speedup how much faster than HBM a working set that fits in L2 is read. A block's top-level values are
+# fitted on its rows of more than SMALL_M (16) routed rows per touched expert, `small_m` on the others (decode:
+# the engines' grouped GEMMs run other tiles and kernels there). EXPERIMENTAL: see the
 # accuracy report (benchmarks/accuracy_moe.py) before relying on it.
 """
 
 
-def fit_document(rows_by_dtype: dict) -> dict:
-    """One block per architecture x dtype: {corpus dtype: rows} -> the moe_fit.yaml document."""
+def fit_document(rows_by_fit: dict) -> dict:
+    """One block per engine x architecture x dtype: {(engine, whatif dtype): rows} -> the moe_fit.yaml document."""
     blocks = {}
-    for dtype, rows in rows_by_dtype.items():
-        blocks.update(_dtype_blocks(rows, dtype))
+    for (engine, dtype), rows in rows_by_fit.items():
+        blocks.update(_dtype_blocks(rows, engine, dtype))
     return {"provenance": "fitted", "blocks": blocks}
 
 
-def _dtype_blocks(rows, dtype: str) -> dict:
+def _values(p: RooflineParams) -> dict:
+    return {"floor_s": float(f"{p.floor_s:.4g}"), "compute_eff": float(f"{p.compute_eff:.4g}"),
+            "memory_eff": float(f"{p.memory_eff:.4g}"), "smooth": float(f"{p.smooth:.4g}"),
+            "l2_speedup": float(f"{p.l2_speedup:.4g}")}
+
+
+def _dtype_blocks(rows, engine: str, dtype: str) -> dict:
     blocks = {}
     for gpu, group in rows.groupby("gpu"):
         arch = corpus_gpu(gpu).arch
-        p = fit_moe(group)
-        blocks[f"{arch}/{DTYPE_BYTES[dtype][2]}"] = {
-            "floor_s": float(f"{p.floor_s:.4g}"), "compute_eff": float(f"{p.compute_eff:.4g}"),
-            "memory_eff": float(f"{p.memory_eff:.4g}"), "smooth": float(f"{p.smooth:.4g}"),
-            "l2_speedup": float(f"{p.l2_speedup:.4g}"), "provenance": "fitted",
-            "fitted_on": {"gpu": gpu, "rows": int(len(group)), "version": str(group["version"].iloc[0]),
+        small, large = fit_regimes(group)
+        blocks[f"{engine}/{arch}/{dtype}"] = {
+            **_values(large), "small_m": {**_values(small), "rows": int(small_m(group).sum())}, "provenance": "fitted",
+            "fitted_on": {"gpu": gpu, "engine": engine, "rows": int(len(group)),
+                          "version": str(group["version"].iloc[0]), "moe_dtype": str(group["moe_dtype"].iloc[0]),
                           "kernel_source": str(group["kernel_source"].iloc[0])}}
     return blocks
 
 
-def write_fit(rows_by_dtype: dict, path=None) -> dict:
+def write_fit(rows_by_fit: dict, path=None) -> dict:
     import yaml
     from ..roofline.kernel_models.moe import FIT_FILE
-    doc = fit_document(rows_by_dtype)
+    doc = fit_document(rows_by_fit)
     (path or FIT_FILE).write_text(HEADER + yaml.safe_dump(doc, sort_keys=False, width=110))
     precompiled.refresh(path or FIT_FILE)
     return doc

@@ -12,7 +12,9 @@ rows per touched expert, 16 to 128, as tuned fused-MoE configs pick). Token load
 the corpus measured: 'balanced' (round-robin over experts) or 'power_law_<alpha>' (expert loads
 sampled from a power law, the most loaded EP group on this GPU), computed from the distribution,
 never from a measured time.
-Parameters (floor_s, compute_eff, memory_eff in (0, 1], smooth p) are per architecture x dtype.
+Parameters (floor_s, compute_eff, memory_eff in (0, 1], smooth p) are per engine x architecture x dtype, in two
+regimes: at most SMALL_M routed rows per touched expert (decode: one minimal M tile each, where the engines'
+grouped GEMMs pick other tiles and low-latency kernels), and more.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from functools import lru_cache, cache
 from pathlib import Path
 
 from ...errors import WhatifError
+from ..engines import DEFAULT_ENGINE
 from ..ridge import ridge
 from .fitted_roofline import RooflineParams
 
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 SAMPLES = 4     # power-law routings averaged (seeded: the model is deterministic)
+SMALL_M = 16    # routed rows per touched expert at or under which the small-M (decode) parameters apply
 
 
 def balanced_loads(tokens: int, topk: int, experts: int) -> np.ndarray:
@@ -124,6 +128,7 @@ def moe_time(t_c, t_m, t_l2, params: RooflineParams):
 # ---- fitted parameters (whatif/roofline/data/moe_fit.yaml, written by validate/moe_fit.py) ----
 FIT_FILE = Path(__file__).resolve().parents[1] / "data" / "moe_fit.yaml"
 DEFAULT_ARCH = "hopper"
+QUANTIZED = ("fp8", "fp4")   # low-precision tensor-core MoEs: one engine's fit of one stands in for the other
 
 
 @cache
@@ -132,37 +137,59 @@ def _blocks() -> dict:
     return read_yaml(FIT_FILE).get("blocks", {})
 
 
-def has_moe_fit(dtype: str, arch: str | None = None) -> bool:
-    """Whether some architecture (`arch`: this one, or the default it falls back to) has a fused-MoE fit of
-    this dtype. The quantized blocks are Blackwell's only (validate/moe_fit.FITTED_DTYPES)."""
+def has_moe_fit(dtype: str, arch: str | None = None, engine: str = DEFAULT_ENGINE) -> bool:
+    """Whether `engine`'s experts of this dtype on `arch` (None: on some architecture) are priced by a fused-MoE
+    fit (moe_params' rules), else by the per-class model."""
     if arch is None:
-        return any(k.split("/")[1] == dtype for k in _blocks())
+        return any(k.split("/")[2] == dtype for k in _blocks())
     try:
-        moe_params(arch, dtype)
+        moe_params(arch, dtype, engine)
     except WhatifError:
         return False
     return True
 
 
+def _block_key(arch: str, dtype: str, engine: str) -> tuple[str, str]:
+    """(block key, provenance note) by the selection rule: the engine's own fit of this architecture x dtype;
+    a quantized dtype it has no rows of: its own fit of the other quantized dtype on this architecture, at this
+    dtype's peak and bytes (the efficiencies are dimensionless); bf16 it has no rows of: vLLM's (the model all
+    engines had before the per-engine fits), said; an architecture no engine was fitted on: the same rules on
+    Hopper's. Never another engine's quantized kernel: without one of its own, the per-class model prices it."""
+    blocks = _blocks()
+    for a in (arch,) if arch in {k.split("/")[1] for k in blocks} else (DEFAULT_ARCH,):
+        moved = "" if a == arch else f"; {arch}/{dtype} has no fit: {a}'s"
+        if f"{engine}/{a}/{dtype}" in blocks:
+            return f"{engine}/{a}/{dtype}", moved
+        other = [f"{engine}/{a}/{d}" for d in QUANTIZED if d != dtype and dtype in QUANTIZED]
+        if other and other[0] in blocks:
+            return other[0], (f"; {engine} has no {dtype} MoE rows on {a}: its {other[0].split('/')[2]} fit at "
+                              f"{dtype}'s peak and bytes{moved}")
+        if dtype == "bf16" and f"{DEFAULT_ENGINE}/{a}/{dtype}" in blocks:
+            return f"{DEFAULT_ENGINE}/{a}/{dtype}", (f"; {engine} has no bf16 MoE rows on {a}: "
+                                                     f"{DEFAULT_ENGINE}'s fused MoE stands in{moved}")
+    if not any(k.split("/")[2] == dtype for k in blocks):
+        valid = ", ".join(sorted({k.split("/")[2] for k in blocks}))
+        raise WhatifError(f"moe dtype '{dtype}' is not valid; valid: {valid}")
+    raise WhatifError(f"no fused-MoE fit of {engine}'s {dtype} experts on {arch}: the per-class model prices them")
+
+
 @cache
-def moe_params(arch: str, dtype: str = "bf16") -> RooflineParams:
-    """Fitted parameters of an architecture x dtype; an unfitted one gets Hopper's of that dtype,
-    and the provenance says so."""
+def moe_params(arch: str, dtype: str = "bf16", engine: str = DEFAULT_ENGINE, small: bool = False) -> RooflineParams:
+    """Fitted parameters of an engine's fused MoE on an architecture x dtype (`small`: the small-M regime's),
+    chosen by _block_key's rules (the provenance says which); WhatifError where none applies (the per-class
+    model prices those experts)."""
     from . import cdna
     if cdna.is_cdna(arch):   # the CDNA family entry: the stand-in's fit, rescaled (data/cdna_family.yaml)
         from dataclasses import replace
-        base = moe_params(cdna.stand_in(arch), dtype)
+        base = moe_params(cdna.stand_in(arch), dtype, engine, small)
         return replace(cdna.rescaled(base, arch, dtype),
                        provenance=f"{cdna.provenance(arch)}; stand-in {base.provenance}")
-    blocks = _blocks()
-    key = f"{arch}/{dtype}"
-    why = ""
-    if key not in blocks:
-        key, why = f"{DEFAULT_ARCH}/{dtype}", f"; {arch}/{dtype} has no fit: {DEFAULT_ARCH}'s"
-    if key not in blocks:
-        valid = ", ".join(sorted({k.split("/")[1] for k in blocks}))
-        raise WhatifError(f"moe dtype '{dtype}' is not valid; valid: {valid}")
-    b = blocks[key]
-    return RooflineParams(float(b["floor_s"]), float(b["compute_eff"]), float(b["memory_eff"]), float(b["smooth"]),
-                          l2_speedup=float(b["l2_speedup"]),
-                          provenance=f"fitted on {b['fitted_on']['gpu']} ({key}){why}")
+    key, why = _block_key(arch, dtype, engine)
+    b = _blocks()[key]
+    on = b["fitted_on"]
+    v = b["small_m"] if small and "small_m" in b else b
+    regime = f"<= {SMALL_M}" if small and "small_m" in b else f"> {SMALL_M}"
+    return RooflineParams(float(v["floor_s"]), float(v["compute_eff"]), float(v["memory_eff"]), float(v["smooth"]),
+                          l2_speedup=float(v["l2_speedup"]),
+                          provenance=f"fitted on {on['gpu']} {on['engine']} {on['moe_dtype']} rows ({key}, {regime} "
+                          f"rows per expert){why}")
