@@ -280,9 +280,10 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     # (76 rows: TTFT 63.5% MAPE, median 48.9%, 18 off by 3x, most of them disaggregated rows predicted ~0.2x;
     # TPOT 25.4%, its MAPE set by gpt-oss on H100 at 512 clients; 64.4% / 50.0% / 22 before TensorRT-LLM's
     # attention-DP balancing and InferenceX's 10-round mean): pinned where they are, the targets are not met.
-    # (75 rows once that capped gpt-oss run was left out: TTFT 59.5%, median 44.8%, 18 off by 3x; TPOT 21.6%)
-    assert ttft["mape"] < 62 and ttft["median_ape"] < 48 and ttft["off3x"] <= 20, ttft
-    assert tpot["mape"] < 23, tpot
+    # (75 rows once that capped gpt-oss run was left out: TTFT 59.5%, median 44.8%, 18 off by 3x; TPOT 21.6%;
+    # after the stop-48 merges: TTFT 59.2%, median 45.6%, 15 off by 3x; TPOT 20.4%)
+    assert ttft["mape"] < 62 and ttft["median_ape"] < 48 and ttft["off3x"] <= 17, ttft
+    assert tpot["mape"] < 21.5, tpot
 
 
 @pytest.mark.slow
@@ -295,16 +296,20 @@ def test_the_whole_file():
     assert len(ok) >= 2542
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
     # (2,551 after the stop-47 merges: TTFT 43.3%, median 35.6%, 270 off by 3x; TPOT 16.5%)
-    assert ttft["mape"] < 47 and ttft["median_ape"] < 40 and ttft["off3x"] <= 320, ttft
-    assert tpot["mape"] < 18.5, tpot
+    # (2,542 after the stop-48 merges: TTFT 46.0% (worse: SGLang 56.3 -> 63.9%, its block-FP8 MoE fit prices GLM-5
+    # and DeepSeek prefill higher), median 36.3%, 262 off by 3x; TPOT 13.7%, median 10.8%)
+    assert ttft["mape"] < 47 and ttft["median_ape"] < 38 and ttft["off3x"] <= 280, ttft
+    assert tpot["mape"] < 14.5, tpot
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     # (21.6% after the merges: the Blackwell fp8/NVFP4 fused-MoE fits run DeepSeek's decode x1.08 high; 17.6% before)
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 23, sr.stats(disagg, "tpot")
+    # (20.9% after the stop-48 merges)
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 22, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
-    # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47)
+    # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
+    # MLA context fit, TensorRT-LLM's attention-DP all-gather and per-engine chunking, and the MoE fits per engine)
     ttft = sr.stats(disagg, "ttft")
-    assert ttft["mape"] < 80 and ttft["off3x"] <= 36, ttft
+    assert ttft["mape"] < 70 and ttft["off3x"] <= 32, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
