@@ -104,7 +104,7 @@ def allreduce_fused(ops, engine: EngineSpec) -> list:
     or fp4) runs no quantization kernel, while the all-reduce carries the epilogue's HBM pass (epilogue_bytes).
     A larger all-reduce runs NCCL and the ops after it as they were (allreduceOp.cpp fallbackRunSubsequentOps).
     (The first layer's input norm, which no all-reduce precedes, is fused with the rest: one norm of a pass.)"""
-    reduces = {op.role: op for op in ops if op.op_class == OpClass.COMM and op.role in FUSED_AFTER_ALLREDUCE
+    reduces = {op.role for op in ops if op.op_class == OpClass.COMM and op.role in FUSED_AFTER_ALLREDUCE
                and op.shape.bytes <= engine.custom_allreduce_cap(int(op.shape.gpus))}
     dropped = {r for reduce in reduces for r in FUSED_AFTER_ALLREDUCE[reduce][:2]}
     quantized = {FUSED_AFTER_ALLREDUCE[reduce][2] for reduce in reduces}
@@ -119,8 +119,8 @@ def allreduce_fused(ops, engine: EngineSpec) -> list:
                          formula=f"{op.formula}; + its fused residual/RMSNorm/quantize epilogue's HBM pass")
         elif (op.role in quantized and op.op_class == OpClass.GEMM and op.dtype in ("fp8", "fp4")
                 and not op.input_quantized):
-            op = replace(op, input_quantized=True, formula=f"{op.formula}; input written quantized by the fused "
-                         "all-reduce + residual + RMSNorm kernel before it")
+            op = quantized_input(op, "input written quantized by the fused all-reduce + residual + RMSNorm kernel "
+                                 "before it")
         out.append(op)
     return out
 
