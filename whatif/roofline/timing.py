@@ -60,7 +60,7 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
     if parts:   # a mixed pass's attention: its prefill and decode kernels, one after the other
         return summed(op, [time_op(split_modifiers(op, p), gpu, eff, link, tiers) for p in parts])
     if op.op_class == OpClass.COMM:
-        t = comm_time(op, gpu, eff, link)
+        t = comm_time(op, eff, link)
         if not op.hbm_bytes or not t.time_s:
             return t
         # a fused epilogue (an all-reduce that also adds the residual and norms: engine_kernels.py) streams HBM
@@ -99,7 +99,7 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
     return OpTime(op, total, t_c, max(t_m, t_tier), p.overhead_s, bound)
 
 
-def comm_time(op: Op, gpu, eff: Efficiency, link) -> OpTime:
+def comm_time(op: Op, eff: Efficiency, link) -> OpTime:
     """A collective on `link`: the engine's fitted model (NCCL protocols, NVLS, its custom all-reduce) where the
     efficiency has one, else the ideal collective scaled by the per-class efficiency."""
     s = op.shape
