@@ -9,7 +9,7 @@ EXPLAIN = "--explain for all"
 _KERNEL_FIT = re.compile(r"GEMM .*?fitted on \d+ (\S+ \S+) rows of ([\w.-]+)")
 _NO_FIT = re.compile(r"no (\w+) fit")
 _CALIBRATED = re.compile(r"on (\d+ train rows of \S+)")
-_CDNA = re.compile(r"CDNA family entry (\w+)")
+_CDNA = re.compile(r"([\w-]+): CDNA family entry (\w+)")
 
 
 def efficiency_line(eff, explain: bool = False) -> str:
@@ -28,8 +28,9 @@ def _fitted_on(eff) -> str:
     family = _CDNA.search(eff.provenance)
     m = _KERNEL_FIT.search(eff.provenance)
     if family is not None:   # an AMD GPU: nothing fitted on it; say so first
-        return (f"assumed {family.group(1)} family: {m.group(1)} kernels of {m.group(2)} rescaled" if m
-                else f"assumed {family.group(1)} family")
+        how, arch = family.groups()
+        return (f"{how} {arch} family: {m.group(1)} kernels of {m.group(2)} rescaled" if m
+                else f"{how} {arch} family")
     if m is None:
         return "fitted parameters"
     engine_version, gpu = m.groups()

@@ -64,9 +64,24 @@ def rescaled(params, arch: str, dtype: str, path: str | None = None):
     return replace(params, **changes)
 
 
+RESCALING = ("gemm_fraction", "gemm_fp8_fraction", "hbm_fraction", "fixed_cost_factor")
+
+
+def kind(arch: str) -> str:
+    """'microbenchmark-derived' when any rescaling figure is a published measurement, else 'assumed'."""
+    sources = family(arch)["sources"]
+    return ("microbenchmark-derived" if any(sources[k].startswith("measured") for k in RESCALING)
+            else "assumed")
+
+
 def provenance(arch: str) -> str:
     f = family(arch)
-    return (f"assumed: CDNA family entry {arch} (data/cdna_family.yaml): {f['stand_in']}'s fitted shape terms, "
-            f"efficiencies x {f['gemm_fraction']:g}/{f['stand_in_gemm_fraction']:g} (GEMM), "
-            f"x {f['hbm_fraction']:g}/{f['stand_in_hbm_fraction']:g} (HBM), fixed costs x {f['fixed_cost_factor']:g}; "
-            f"no AMD kernel was measured")
+    how = {k: f["sources"][k].split(":", 1)[0] for k in FIGURES}
+    return (f"{kind(arch)}: CDNA family entry {arch} (data/cdna_family.yaml): {f['stand_in']}'s fitted shape "
+            f"terms, efficiencies x {f['gemm_fraction']:g}/{f['stand_in_gemm_fraction']:g} (GEMM bf16, "
+            f"{how['gemm_fraction']}/{how['stand_in_gemm_fraction']}), "
+            f"x {f['gemm_fp8_fraction']:g}/{f['stand_in_gemm_fp8_fraction']:g} (GEMM fp8, "
+            f"{how['gemm_fp8_fraction']}/{how['stand_in_gemm_fp8_fraction']}), "
+            f"x {f['hbm_fraction']:g}/{f['stand_in_hbm_fraction']:g} (HBM, "
+            f"{how['hbm_fraction']}/{how['stand_in_hbm_fraction']}), fixed costs x {f['fixed_cost_factor']:g} "
+            f"({how['fixed_cost_factor']}); measured = a published microbenchmark; no AMD kernel was measured here")
