@@ -76,7 +76,8 @@ def predict(model: str, prompt: int, output: int, prompts: int, max_seqs: int) -
     return r["output_tok_s"], r["output_tok_s"] + r["input_tok_s"]
 
 
-RCCL_SOURCE = "github.com/Azure/AI-benchmarking-guide, Azure_Results/ND_MI300X_v5_results.md, 'RCCL Bandwidth'"
+RCCL_SOURCE = ("Azure AI-benchmarking-guide, Azure_Results/ND_MI300X_v5_results.md, 'RCCL Bandwidth' "
+               "(as stored: github.com/samuel-bohman/AI-benchmarking-guide @3de0c294)")
 # (log2 bytes, published bus bandwidth GB/s): 1K ... 8G, in-place all-reduce, 8x MI300X, RCCL 2.22.3
 RCCL_BUSBW = tuple(zip(range(10, 34), (0.04, 0.07, 0.15, 0.29, 0.59, 1.13, 2.22, 4.18, 7.50, 13.01, 22.41, 43.41,
                                        82.53, 131.57, 171.46, 230.35, 266.34, 290.81, 302.80, 308.89, 313.92,
