@@ -125,7 +125,7 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     env.now = end
                     scheduler.step, scheduler.visited = step, visited
-                    scheduler.complete(Batch(rows, base + decoding * step, decoding), end)
+                    scheduler.complete_decodes(end)
                     step, visited = scheduler.step, scheduler.visited
                     out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)), waiting,
                          running, 0, 0.0))

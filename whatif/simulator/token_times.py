@@ -104,8 +104,21 @@ def pooled_gaps(emissions) -> tuple[np.ndarray, np.ndarray]:
     gap = loose.append
     engines: dict[int, tuple] = {}   # id(ends) -> (ends, run starts, run stops)
     for t in emissions:
+        pieces = t.pieces
+        if len(pieces) == 2:   # (the common case, unrolled: the first token, then one run of an engine's ends)
+            p, q = pieces
+            if len(p) == 2 and p[1] > 0 and len(q) == 3:
+                ends, lo, hi = q
+                gap(ends[lo] - p[0])
+                if hi - lo > 1:
+                    entry = engines.get(id(ends))
+                    if entry is None:
+                        entry = engines[id(ends)] = (ends, [], [])
+                    entry[1].append(lo)
+                    entry[2].append(hi)
+                continue
         prev = None
-        for p in t.pieces:
+        for p in pieces:
             if len(p) == 2:
                 if p[1] == 0:
                     continue
@@ -125,9 +138,8 @@ def pooled_gaps(emissions) -> tuple[np.ndarray, np.ndarray]:
     values, counts = [np.asarray(loose, dtype=float)], [np.ones(len(loose))]
     for ends, los, his in engines.values():
         e = np.array(ends, dtype=float)
-        spans = np.zeros(len(e))
-        np.add.at(spans, los, 1.0)                      # gap j (ends[j] to ends[j+1]) is in run [lo, hi)
-        np.add.at(spans, np.asarray(his) - 1, -1.0)     # when lo <= j <= hi - 2
+        # gap j (ends[j] to ends[j+1]) is in run [lo, hi) when lo <= j <= hi - 2: +1 at lo, -1 at hi - 1, summed
+        spans = np.bincount(los, minlength=len(e)) - np.bincount(np.asarray(his) - 1, minlength=len(e))
         values.append(np.diff(e))
-        counts.append(np.cumsum(spans)[:-1])
+        counts.append(np.cumsum(spans)[:-1].astype(float))
     return np.concatenate(values), np.concatenate(counts)
