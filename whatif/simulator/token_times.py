@@ -10,6 +10,7 @@ accepted tokens of a round under speculative decoding. Inter-token latency is me
 chunks, as serving engines report it when tokens stream in chunks."""
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 
 import numpy as np
@@ -100,46 +101,88 @@ def pooled_gaps(emissions) -> tuple[np.ndarray, np.ndarray]:
     iteration ends that many runs span is one value counted that many times, so the pool costs memory per
     iteration, not per token. Gaps between pieces (the first token to the first run, a preemption's
     pause) are values of their own."""
+    return gather(emissions)[3:]
+
+
+def spans(emissions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first, last, count) of the given TokenTimes as arrays: the first and the last chunk's time (NaN without
+    tokens) and the tokens."""
+    return gather(emissions)[:3]
+
+
+def gather(emissions) -> tuple[np.ndarray, ...]:
+    """spans() and pooled_gaps() of the given TokenTimes in one pass: (first, last, count, gap values, gap counts).
+    The common pieces (a first token, then one run of an engine's iteration ends) are read as three numbers and
+    worked out as arrays; other pieces one by one."""
     loose: list[float] = []
     gap = loose.append
-    engines: dict[int, tuple] = {}   # id(ends) -> (ends, run starts, run stops)
-    for t in emissions:
+    engines: dict[int, tuple] = {}   # id(ends) -> (ends, run starts, run stops) of other pieces, and of the common
+    #                                   pieces (run starts, run stops, first token times, record indices)
+    firsts, lasts, counts = array("d"), array("d"), array("q")
+    first, last, count = firsts.append, lasts.append, counts.append
+    nan = float("nan")
+    key, entry = None, None
+    for i, t in enumerate(emissions):
         pieces = t.pieces
-        if len(pieces) == 2:   # (the common case, unrolled: the first token, then one run of an engine's ends)
+        count(t.count)
+        if len(pieces) == 2:
             p, q = pieces
             if len(p) == 2 and p[1] > 0 and len(q) == 3:
-                ends, lo, hi = q
-                gap(ends[lo] - p[0])
-                if hi - lo > 1:
-                    entry = engines.get(id(ends))
+                ends = q[0]
+                if id(ends) != key:
+                    key = id(ends)
+                    entry = engines.get(key)
                     if entry is None:
-                        entry = engines[id(ends)] = (ends, [], [])
-                    entry[1].append(lo)
-                    entry[2].append(hi)
+                        entry = engines[key] = _engine(ends)
+                entry[3].append(q[1])
+                entry[4].append(q[2])
+                entry[5].append(p[0])
+                entry[6].append(i)
+                first(nan)   # (filled in below)
+                last(nan)
                 continue
+        a, b = t.first, t.last
+        first(nan if a is None else a)
+        last(nan if b is None else b)
         prev = None
         for p in pieces:
             if len(p) == 2:
                 if p[1] == 0:
                     continue
-                first = last = p[0]
+                start = stop = p[0]
             else:
                 ends, lo, hi = p
-                first, last = ends[lo], ends[hi - 1]
+                start, stop = ends[lo], ends[hi - 1]
                 if hi - lo > 1:
-                    entry = engines.get(id(ends))
-                    if entry is None:
-                        entry = engines[id(ends)] = (ends, [], [])
-                    entry[1].append(lo)
-                    entry[2].append(hi)
+                    other = engines.get(id(ends))
+                    if other is None:
+                        other = engines[id(ends)] = _engine(ends)
+                    other[1].append(lo)
+                    other[2].append(hi)
             if prev is not None:
-                gap(first - prev)
-            prev = last
-    values, counts = [np.asarray(loose, dtype=float)], [np.ones(len(loose))]
-    for ends, los, his in engines.values():
+                gap(start - prev)
+            prev = stop
+    firsts_a, lasts_a = np.array(firsts, dtype=float), np.array(lasts, dtype=float)
+    values, weights = [np.asarray(loose, dtype=float)], [np.ones(len(loose))]
+    for ends, los, his, common_lo, common_hi, tokens, index in engines.values():
         e = np.array(ends, dtype=float)
+        c_lo, c_hi = np.asarray(common_lo, dtype=np.int64), np.asarray(common_hi, dtype=np.int64)
+        if len(index):   # the common pieces: the first token's time, the run's last, the gap between them
+            rows, t0 = np.asarray(index, dtype=np.int64), np.asarray(tokens, dtype=float)
+            firsts_a[rows], lasts_a[rows] = t0, e[c_hi - 1]
+            values.append(e[c_lo] - t0)
+            weights.append(np.ones(len(index)))
+        lo = np.concatenate([np.asarray(los, dtype=np.int64), c_lo])
+        hi = np.concatenate([np.asarray(his, dtype=np.int64), c_hi])
         # gap j (ends[j] to ends[j+1]) is in run [lo, hi) when lo <= j <= hi - 2: +1 at lo, -1 at hi - 1, summed
-        spans = np.bincount(los, minlength=len(e)) - np.bincount(np.asarray(his) - 1, minlength=len(e))
+        long = hi - lo > 1
+        spans_ = np.bincount(lo[long], minlength=len(e)) - np.bincount(hi[long] - 1, minlength=len(e))
         values.append(np.diff(e))
-        counts.append(np.cumsum(spans)[:-1].astype(float))
-    return np.concatenate(values), np.concatenate(counts)
+        weights.append(np.cumsum(spans_)[:-1].astype(float))
+    return (firsts_a, lasts_a, np.asarray(counts, dtype=np.int64), np.concatenate(values), np.concatenate(weights))
+
+
+def _engine(ends) -> tuple:
+    """gather's arrays for one engine's ends: other pieces' run starts and stops; the common pieces' run starts,
+    stops, first token times and record indices."""
+    return ends, array("q"), array("q"), array("q"), array("q"), array("d"), array("q")
