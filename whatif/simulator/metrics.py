@@ -14,7 +14,7 @@ from ..specs.engines import FrontEnd
 from .config import SLO
 from .log import ITERATION_COLUMNS, IterationLog, ReplicaInfo
 from .request import FINISHED, REJECTED, STATUSES, Record
-from .token_times import gather, spans
+from .token_times import gather
 from .metrics_text import (
     PERCENTILES, STAT_KEYS, WINDOW_NOTE, STEADY_NOTE, ITL_NOTE, GOODPUT_NOTE, ATTAINMENT_NOTE,
     SERVED_NOTE, UNBOUNDED_NOTE, batch_line, cache_line, counts_line, latency_table, memory_line, setup_lines,
@@ -124,7 +124,7 @@ class SimulationResult:
     lookup_stats: dict
     frontend: FrontEnd | None = None   # the engine spec's server front end (None: no spec, or none to pay)
     _summary: dict | None = field(default=None, init=False, repr=False)
-    _spans: tuple | None = field(default=None, init=False, repr=False)   # token_times.spans of the records
+    _gathered: tuple | None = field(default=None, init=False, repr=False)   # token_times.gather of the records
 
     # ---------------------------------------------------------------- requests
 
@@ -170,7 +170,8 @@ class SimulationResult:
                     fronts[r.request.prompt] = front.seconds(r.request.prompt)
             f = np.array([fronts[r.request.prompt] for r in done], dtype=float)
             served = np.where(np.isnan(sent), (first - arrival) + f, first - sent)
-        a, b, n, gaps, repeats = gather(r.emitted for r in done)
+        # (gathered once for every record when all finished: the window's tokens read it too)
+        a, b, n, gaps, repeats = self._gather() if len(done) == len(self.records) else gather(r.emitted for r in done)
         many = n >= 2
         return {
             "ttft_s": stats(first - arrival),
@@ -213,12 +214,16 @@ class SimulationResult:
         return {"window_s": stop - start, "from_s": start, "finished_rps": completions / (stop - start),
                 "output_tok_s": tokens / (stop - start), "window": STEADY_NOTE}
 
+    def _gather(self) -> tuple:
+        """token_times.gather of every record's tokens, worked out once."""
+        if self._gathered is None:
+            self._gathered = gather(r.emitted for r in self.records)
+        return self._gathered
+
     def _tokens_until(self, t: float, among: np.ndarray | None = None) -> int:
         """Tokens the records (those `among` marks) got at or before `t` (TokenTimes.count_until summed): whole
         counts where the last chunk came by then, none where the first came after, the rest asked."""
-        if self._spans is None:
-            self._spans = spans(r.emitted for r in self.records)
-        first, last, count = self._spans
+        first, last, count = self._gather()[:3]
         some = count > 0 if among is None else (count > 0) & among
         whole = some & (last <= t)
         partial = np.flatnonzero(some & ~whole & ~(first > t))

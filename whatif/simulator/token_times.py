@@ -104,14 +104,9 @@ def pooled_gaps(emissions) -> tuple[np.ndarray, np.ndarray]:
     return gather(emissions)[3:]
 
 
-def spans(emissions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(first, last, count) of the given TokenTimes as arrays: the first and the last chunk's time (NaN without
-    tokens) and the tokens."""
-    return gather(emissions)[:3]
-
-
 def gather(emissions) -> tuple[np.ndarray, ...]:
-    """spans() and pooled_gaps() of the given TokenTimes in one pass: (first, last, count, gap values, gap counts).
+    """(first, last, count, gap values, gap counts) of the given TokenTimes in one pass: each one's first and last
+    chunk's time (NaN without tokens) and tokens, as arrays, and pooled_gaps().
     The common pieces (a first token, then one run of an engine's iteration ends) are read as three numbers and
     worked out as arrays; other pieces one by one."""
     loose: list[float] = []
