@@ -105,42 +105,35 @@ def pooled_gaps(emissions) -> tuple[np.ndarray, np.ndarray]:
 
 
 def gather(emissions) -> tuple[np.ndarray, ...]:
-    """(first, last, count, gap values, gap counts) of the given TokenTimes in one pass: each one's first and last
-    chunk's time (NaN without tokens) and tokens, as arrays, and pooled_gaps().
-    The common pieces (a first token, then one run of an engine's iteration ends) are read as three numbers and
-    worked out as arrays; other pieces one by one."""
-    loose: list[float] = []
-    gap = loose.append
-    engines: dict[int, tuple] = {}   # id(ends) -> (ends, run starts, run stops) of other pieces, and of the common
-    #                                   pieces (run starts, run stops, first token times, record indices)
-    firsts, lasts, counts = array("d"), array("d"), array("q")
-    first, last, count = firsts.append, lasts.append, counts.append
-    nan = float("nan")
-    key, entry = None, None
+    """(first, last, count, gap values, gap counts) of the given TokenTimes: each one's first and last chunk's
+    time (NaN without tokens) and tokens, as arrays, and pooled_gaps(). The common pieces (a first token, then
+    one run of an engine's iteration ends) are read as four numbers and worked out as arrays; others one by one."""
+    emissions = emissions if isinstance(emissions, list) else list(emissions)
+    counts = np.fromiter((t.count for t in emissions), dtype=np.int64, count=len(emissions))
+    firsts, lasts = np.full(len(emissions), np.nan), np.full(len(emissions), np.nan)
+    engines: dict[int, tuple] = {}   # id(ends) -> (ends, other pieces' run starts, their stops, common pieces)
+    others = []
+    key, common = None, None
     for i, t in enumerate(emissions):
         pieces = t.pieces
-        count(t.count)
         if len(pieces) == 2:
             p, q = pieces
-            if len(p) == 2 and p[1] > 0 and len(q) == 3:
-                ends = q[0]
-                if id(ends) != key:
-                    key = id(ends)
-                    entry = engines.get(key)
-                    if entry is None:
-                        entry = engines[key] = _engine(ends)
-                entry[3].append(q[1])
-                entry[4].append(q[2])
-                entry[5].append(p[0])
-                entry[6].append(i)
-                first(nan)   # (filled in below)
-                last(nan)
+            if len(q) == 3 and len(p) == 2 and p[1] > 0:
+                if q[0] is not key:
+                    key = q[0]
+                    common = _engine(engines, key)[3].extend
+                common((p[0], q[1], q[2], i))   # (first token time, run start, run stop, index), flat
                 continue
+        others.append(i)
+    loose: list[float] = []
+    gap = loose.append
+    for i in others:
+        t = emissions[i]
         a, b = t.first, t.last
-        first(nan if a is None else a)
-        last(nan if b is None else b)
+        if a is not None:
+            firsts[i], lasts[i] = a, b
         prev = None
-        for p in pieces:
+        for p in t.pieces:
             if len(p) == 2:
                 if p[1] == 0:
                     continue
@@ -149,35 +142,35 @@ def gather(emissions) -> tuple[np.ndarray, ...]:
                 ends, lo, hi = p
                 start, stop = ends[lo], ends[hi - 1]
                 if hi - lo > 1:
-                    other = engines.get(id(ends))
-                    if other is None:
-                        other = engines[id(ends)] = _engine(ends)
-                    other[1].append(lo)
-                    other[2].append(hi)
+                    entry = _engine(engines, ends)
+                    entry[1].append(lo)
+                    entry[2].append(hi)
             if prev is not None:
                 gap(start - prev)
             prev = stop
-    firsts_a, lasts_a = np.array(firsts, dtype=float), np.array(lasts, dtype=float)
     values, weights = [np.asarray(loose, dtype=float)], [np.ones(len(loose))]
-    for ends, los, his, common_lo, common_hi, tokens, index in engines.values():
+    for ends, los, his, common in engines.values():
         e = np.array(ends, dtype=float)
-        c_lo, c_hi = np.asarray(common_lo, dtype=np.int64), np.asarray(common_hi, dtype=np.int64)
-        if len(index):   # the common pieces: the first token's time, the run's last, the gap between them
-            rows, t0 = np.asarray(index, dtype=np.int64), np.asarray(tokens, dtype=float)
-            firsts_a[rows], lasts_a[rows] = t0, e[c_hi - 1]
+        lo, hi = np.asarray(los, dtype=np.int64), np.asarray(his, dtype=np.int64)
+        if common:   # the first token's time, the run's last, the gap between them
+            c = np.array(common, dtype=float).reshape(-1, 4)
+            rows, t0, c_lo, c_hi = c[:, 3].astype(np.int64), c[:, 0], c[:, 1].astype(np.int64), c[:, 2].astype(np.int64)
+            firsts[rows], lasts[rows] = t0, e[c_hi - 1]
             values.append(e[c_lo] - t0)
-            weights.append(np.ones(len(index)))
-        lo = np.concatenate([np.asarray(los, dtype=np.int64), c_lo])
-        hi = np.concatenate([np.asarray(his, dtype=np.int64), c_hi])
+            weights.append(np.ones(len(rows)))
+            lo, hi = np.concatenate([lo, c_lo]), np.concatenate([hi, c_hi])
         # gap j (ends[j] to ends[j+1]) is in run [lo, hi) when lo <= j <= hi - 2: +1 at lo, -1 at hi - 1, summed
         long = hi - lo > 1
-        spans_ = np.bincount(lo[long], minlength=len(e)) - np.bincount(hi[long] - 1, minlength=len(e))
+        runs = np.bincount(lo[long], minlength=len(e)) - np.bincount(hi[long] - 1, minlength=len(e))
         values.append(np.diff(e))
-        weights.append(np.cumsum(spans_)[:-1].astype(float))
-    return (firsts_a, lasts_a, np.asarray(counts, dtype=np.int64), np.concatenate(values), np.concatenate(weights))
+        weights.append(np.cumsum(runs)[:-1].astype(float))
+    return firsts, lasts, counts, np.concatenate(values), np.concatenate(weights)
 
 
-def _engine(ends) -> tuple:
-    """gather's arrays for one engine's ends: other pieces' run starts and stops; the common pieces' run starts,
-    stops, first token times and record indices."""
-    return ends, array("q"), array("q"), array("q"), array("q"), array("d"), array("q")
+def _engine(engines: dict, ends) -> tuple:
+    """gather's entry for one engine's iteration ends: (ends, other pieces' run starts, their stops, the common
+    pieces), made on first use."""
+    entry = engines.get(id(ends))
+    if entry is None:
+        entry = engines[id(ends)] = (ends, array("q"), array("q"), [])
+    return entry
