@@ -13,6 +13,7 @@ iteration for iteration and float for float (tests/test_sim_decode_run.py)."""
 from __future__ import annotations
 
 from .clock import run_until_mine
+from .iteration_time import BUCKETS, EXACT_BELOW
 from .scheduling.sequence import Batch
 
 
@@ -49,7 +50,7 @@ Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, wait
 def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | None:
     """decode_run's loop: its log rows go to `rows_out` (the log's pending rows, flat), its memo hits to priced[0]."""
     bm, index, out, queue = replica.bm, replica.index, rows_out.extend, env.queue
-    price, ends_append = replica.times.decode_span, scheduler.ends.append
+    price, quotes, ends_append = replica.times.decode_span, replica.times.quotes, scheduler.ends.append
     # Scheduler.take_due_blocks and .decoded, inlined (two calls a step were a third of this loop's cost): the
     # phase sets, the first-due counts and the step are the scheduler's own, stored back before it runs again.
     phases, aheads, ahead_n, size = scheduler.phases, scheduler.ahead, scheduler.ahead_n, bm.block_size
@@ -99,8 +100,14 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                 visited = step
                 if step <= last:                     # the same bucket: the same memoized price
                     hits += 1
-                else:
-                    duration, hi = price(rows, (base + decoding * step) // rows)   # (the mean context)
+                else:   # (times.decode_span's memo read first: a run meets a few shapes many times)
+                    mean = (base + decoding * step) // rows
+                    quote = quotes.get((rows, mean if mean <= EXACT_BELOW else BUCKETS.get(mean)))
+                    if quote is None:
+                        duration, hi = price(rows, mean)
+                    else:
+                        hits += 1
+                        duration, hi = quote
                     last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
                 start = now_s
                 end = start + duration
@@ -125,7 +132,7 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     env.now = end
                     scheduler.step, scheduler.visited = step, visited
-                    scheduler.complete(Batch(rows, base + decoding * step, decoding), end)
+                    scheduler.complete_decodes(end)
                     step, visited = scheduler.step, scheduler.visited
                     out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)), waiting,
                          running, 0, 0.0))

@@ -35,13 +35,13 @@ def bucket(x: int) -> int:
     """Context `x` rounded to the nearest point of the geometric grid (exact up to EXACT_BELOW)."""
     if x <= EXACT_BELOW:
         return x
-    b = _BUCKETS.get(x)
+    b = BUCKETS.get(x)
     if b is None:   # (a run meets each context many times: the log costs more than the lookup)
-        b = _BUCKETS[x] = round(2.0 ** (round(math.log2(x) * GRID_STEPS_PER_DOUBLING) / GRID_STEPS_PER_DOUBLING))
+        b = BUCKETS[x] = round(2.0 ** (round(math.log2(x) * GRID_STEPS_PER_DOUBLING) / GRID_STEPS_PER_DOUBLING))
     return b
 
 
-_BUCKETS: dict[int, int] = {}   # bucket's memo: at most one entry per context length a run meets
+BUCKETS: dict[int, int] = {}   # bucket's memo, one entry per context length a run meets (decode_run reads it)
 
 
 def bucket_span(x: int) -> tuple[int, int]:
@@ -229,7 +229,7 @@ class IterationTimes:
         """(0.0 + decode_time(rows, context), bucket_span(context)[1]): a decode-only iteration's price and the
         largest context priced the same (a decode run reprices only past it), in one call, kept by (rows, bucket)
         beside the memo (and dropped with it)."""
-        b = context if context <= EXACT_BELOW else _BUCKETS.get(context) or bucket(context)
+        b = context if context <= EXACT_BELOW else BUCKETS.get(context) or bucket(context)
         quote = self.quotes.get((rows, b))
         if quote is not None:
             self.hits += 1   # (the memo holds its price too)

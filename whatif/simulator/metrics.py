@@ -4,7 +4,6 @@ frames and CSV files."""
 from __future__ import annotations
 
 import os
-from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -15,7 +14,7 @@ from ..specs.engines import FrontEnd
 from .config import SLO
 from .log import ITERATION_COLUMNS, IterationLog, ReplicaInfo
 from .request import FINISHED, REJECTED, STATUSES, Record
-from .token_times import pooled_gaps
+from .token_times import gather
 from .metrics_text import (
     PERCENTILES, STAT_KEYS, WINDOW_NOTE, STEADY_NOTE, ITL_NOTE, GOODPUT_NOTE, ATTAINMENT_NOTE,
     SERVED_NOTE, UNBOUNDED_NOTE, batch_line, cache_line, counts_line, latency_table, memory_line, setup_lines,
@@ -125,6 +124,7 @@ class SimulationResult:
     lookup_stats: dict
     frontend: FrontEnd | None = None   # the engine spec's server front end (None: no spec, or none to pay)
     _summary: dict | None = field(default=None, init=False, repr=False)
+    _gathered: tuple | None = field(default=None, init=False, repr=False)   # token_times.gather of the records
 
     # ---------------------------------------------------------------- requests
 
@@ -155,42 +155,30 @@ class SimulationResult:
 
     def latency(self) -> dict:
         done = self.finished()
-        # Record's ttft_s, tpot_s, e2e_s, queue_s and served_ttft_s in one pass (a million records in long runs),
-        # kept as 8-byte floats (None as NaN, as stats' float conversion reads it); TokenTimes.first and .last
-        # read here for the common pieces (a first token, then one run), else asked
-        ttft, tpot, e2e, queue, served = array("d"), array("d"), array("d"), array("d"), array("d")
+        # Record's ttft_s, tpot_s, e2e_s, queue_s and served_ttft_s as arrays over the finished records (a million
+        # in long runs; None as NaN, as stats' float conversion reads it), each value the same float arithmetic
+        arrival = np.array([r.request.arrival_s for r in done], dtype=float)
+        first = np.array([r.first_token_s for r in done], dtype=float)
+        sched = np.array([r.first_scheduled_s for r in done], dtype=float)
+        served = ()
         front = self.frontend
-        fronts: dict[int, float] = {}   # front.seconds per prompt length
-        for r in done:
-            req = r.request
-            arrival, first = req.arrival_s, r.first_token_s
-            ttft.append(NAN if first is None else first - arrival)
-            e2e.append(r.finish_s - arrival)   # (finished)
-            queue.append(NAN if r.first_scheduled_s is None else r.first_scheduled_s - arrival)
-            if front is not None:   # (Record.served_ttft_s)
-                if first is None:
-                    served.append(NAN)
-                elif req.sent_s is not None:
-                    served.append(first - req.sent_s)
-                else:
-                    f = fronts.get(req.prompt)
-                    if f is None:
-                        f = fronts[req.prompt] = front.seconds(req.prompt)
-                    served.append((first - arrival) + f)
-            emitted = r.emitted
-            if emitted.count >= 2:
-                pieces = emitted.pieces
-                p = pieces[0]
-                a = p[0] if len(p) == 2 and p[1] > 0 else p[0][p[1]] if len(p) == 3 else emitted.first
-                p = pieces[-1]
-                b = p[0][p[2] - 1] if len(p) == 3 else p[0] if p[1] > 0 else emitted.last
-                tpot.append((b - a) / (emitted.count - 1))
+        if front is not None:   # (Record.served_ttft_s)
+            sent = np.array([r.request.sent_s for r in done], dtype=float)
+            fronts: dict[int, float] = {}   # front.seconds per prompt length
+            for r in done:
+                if r.request.prompt not in fronts:
+                    fronts[r.request.prompt] = front.seconds(r.request.prompt)
+            f = np.array([fronts[r.request.prompt] for r in done], dtype=float)
+            served = np.where(np.isnan(sent), (first - arrival) + f, first - sent)
+        # (gathered once for every record when all finished: the window's tokens read it too)
+        a, b, n, gaps, repeats = self._gather() if len(done) == len(self.records) else gather(r.emitted for r in done)
+        many = n >= 2
         return {
-            "ttft_s": stats(ttft),
-            "tpot_s": stats(tpot),
-            "itl_s": counted_stats(*pooled_gaps(r.emitted for r in done)),
-            "e2e_s": stats(e2e),
-            "queue_s": stats(queue),
+            "ttft_s": stats(first - arrival),
+            "tpot_s": stats((b[many] - a[many]) / (n[many] - 1)),
+            "itl_s": counted_stats(gaps, repeats),
+            "e2e_s": stats(np.array([r.finish_s for r in done], dtype=float) - arrival),
+            "queue_s": stats(sched - arrival),
             "served_ttft_s": stats(served),
         }
 
@@ -206,25 +194,40 @@ class SimulationResult:
         window = self.window_s()
         end = None if window is None else window + min(r.request.arrival_s for r in self.records)
         # tokens that came out (and prompts whose prefill completed) inside the window, finished or not
-        generated = 0 if end is None else sum(r.emitted.count_until(end) for r in self.records)
-        prefilled = 0 if end is None else sum(r.request.prompt for r in self.records
-                                              if r.first_token_s is not None and r.first_token_s <= end)
+        first = np.array([r.first_token_s for r in self.records], dtype=float)
+        generated = 0 if end is None else self._tokens_until(end)
+        prefilled = 0 if end is None else sum(r.request.prompt for r, f in zip(self.records, first <= end) if f)
         return {"window_s": window, "window": WINDOW_NOTE,
                 "finished_rps": _per_s(len(self.finished()), window),
                 "output_tok_s": _per_s(generated, window), "input_tok_s": _per_s(prefilled, window),
-                "offered_rps": offered_rps(self.records), "steady": self._steady()}
+                "offered_rps": offered_rps(self.records), "steady": self._steady(first)}
 
-    def _steady(self) -> dict:
-        """Throughput between the 10% and the 90% completion (STEADY_NOTE)."""
+    def _steady(self, first_token: np.ndarray) -> dict:
+        """Throughput between the 10% and the 90% completion (STEADY_NOTE); `first_token`: each record's time."""
         window = steady_window(self.records)
         if window is None:
             return {"window_s": None, "from_s": None, "finished_rps": None, "output_tok_s": None,
                     "window": STEADY_NOTE}
         start, stop, completions = window
-        tokens = sum(r.emitted.count_until(stop) - r.emitted.count_until(start) for r in self.records
-                     if r.first_token_s is not None and r.first_token_s <= stop)
+        begun = first_token <= stop
+        tokens = self._tokens_until(stop, begun) - self._tokens_until(start, begun)
         return {"window_s": stop - start, "from_s": start, "finished_rps": completions / (stop - start),
                 "output_tok_s": tokens / (stop - start), "window": STEADY_NOTE}
+
+    def _gather(self) -> tuple:
+        """token_times.gather of every record's tokens, worked out once."""
+        if self._gathered is None:
+            self._gathered = gather(r.emitted for r in self.records)
+        return self._gathered
+
+    def _tokens_until(self, t: float, among: np.ndarray | None = None) -> int:
+        """Tokens the records (those `among` marks) got at or before `t` (TokenTimes.count_until summed): whole
+        counts where the last chunk came by then, none where the first came after, the rest asked."""
+        first, last, count = self._gather()[:3]
+        some = count > 0 if among is None else (count > 0) & among
+        whole = some & (last <= t)
+        partial = np.flatnonzero(some & ~whole & ~(first > t))
+        return int(count[whole].sum()) + sum(self.records[i].emitted.count_until(t) for i in partial.tolist())
 
     def _slo(self) -> dict:
         given = self.slo.given

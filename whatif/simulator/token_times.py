@@ -10,6 +10,7 @@ accepted tokens of a round under speculative decoding. Inter-token latency is me
 chunks, as serving engines report it when tokens stream in chunks."""
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 
 import numpy as np
@@ -100,34 +101,76 @@ def pooled_gaps(emissions) -> tuple[np.ndarray, np.ndarray]:
     iteration ends that many runs span is one value counted that many times, so the pool costs memory per
     iteration, not per token. Gaps between pieces (the first token to the first run, a preemption's
     pause) are values of their own."""
+    return gather(emissions)[3:]
+
+
+def gather(emissions) -> tuple[np.ndarray, ...]:
+    """(first, last, count, gap values, gap counts) of the given TokenTimes: each one's first and last chunk's
+    time (NaN without tokens) and tokens, as arrays, and pooled_gaps(). The common pieces (a first token, then
+    one run of an engine's iteration ends) are read as four numbers and worked out as arrays; others one by one."""
+    emissions = emissions if isinstance(emissions, list) else list(emissions)
+    counts = np.fromiter((t.count for t in emissions), dtype=np.int64, count=len(emissions))
+    firsts, lasts = np.full(len(emissions), np.nan), np.full(len(emissions), np.nan)
+    engines: dict[int, tuple] = {}   # id(ends) -> (ends, other pieces' run starts, their stops, common pieces)
+    others = []
+    key, common = None, None
+    for i, t in enumerate(emissions):
+        pieces = t.pieces
+        if len(pieces) == 2:
+            p, q = pieces
+            if len(q) == 3 and len(p) == 2 and p[1] > 0:
+                if q[0] is not key:
+                    key = q[0]
+                    common = _engine(engines, key)[3].extend
+                common((p[0], q[1], q[2], i))   # (first token time, run start, run stop, index), flat
+                continue
+        others.append(i)
     loose: list[float] = []
     gap = loose.append
-    engines: dict[int, tuple] = {}   # id(ends) -> (ends, run starts, run stops)
-    for t in emissions:
+    for i in others:
+        t = emissions[i]
+        a, b = t.first, t.last
+        if a is not None:
+            firsts[i], lasts[i] = a, b
         prev = None
         for p in t.pieces:
             if len(p) == 2:
                 if p[1] == 0:
                     continue
-                first = last = p[0]
+                start = stop = p[0]
             else:
                 ends, lo, hi = p
-                first, last = ends[lo], ends[hi - 1]
+                start, stop = ends[lo], ends[hi - 1]
                 if hi - lo > 1:
-                    entry = engines.get(id(ends))
-                    if entry is None:
-                        entry = engines[id(ends)] = (ends, [], [])
+                    entry = _engine(engines, ends)
                     entry[1].append(lo)
                     entry[2].append(hi)
             if prev is not None:
-                gap(first - prev)
-            prev = last
-    values, counts = [np.asarray(loose, dtype=float)], [np.ones(len(loose))]
-    for ends, los, his in engines.values():
+                gap(start - prev)
+            prev = stop
+    values, weights = [np.asarray(loose, dtype=float)], [np.ones(len(loose))]
+    for ends, los, his, common in engines.values():
         e = np.array(ends, dtype=float)
-        spans = np.zeros(len(e))
-        np.add.at(spans, los, 1.0)                      # gap j (ends[j] to ends[j+1]) is in run [lo, hi)
-        np.add.at(spans, np.asarray(his) - 1, -1.0)     # when lo <= j <= hi - 2
+        lo, hi = np.asarray(los, dtype=np.int64), np.asarray(his, dtype=np.int64)
+        if common:   # the first token's time, the run's last, the gap between them
+            c = np.array(common, dtype=float).reshape(-1, 4)
+            rows, t0, c_lo, c_hi = c[:, 3].astype(np.int64), c[:, 0], c[:, 1].astype(np.int64), c[:, 2].astype(np.int64)
+            firsts[rows], lasts[rows] = t0, e[c_hi - 1]
+            values.append(e[c_lo] - t0)
+            weights.append(np.ones(len(rows)))
+            lo, hi = np.concatenate([lo, c_lo]), np.concatenate([hi, c_hi])
+        # gap j (ends[j] to ends[j+1]) is in run [lo, hi) when lo <= j <= hi - 2: +1 at lo, -1 at hi - 1, summed
+        long = hi - lo > 1
+        runs = np.bincount(lo[long], minlength=len(e)) - np.bincount(hi[long] - 1, minlength=len(e))
         values.append(np.diff(e))
-        counts.append(np.cumsum(spans)[:-1])
-    return np.concatenate(values), np.concatenate(counts)
+        weights.append(np.cumsum(runs)[:-1].astype(float))
+    return firsts, lasts, counts, np.concatenate(values), np.concatenate(weights)
+
+
+def _engine(engines: dict, ends) -> tuple:
+    """gather's entry for one engine's iteration ends: (ends, other pieces' run starts, their stops, the common
+    pieces), made on first use."""
+    entry = engines.get(id(ends))
+    if entry is None:
+        entry = engines[id(ends)] = (ends, array("q"), array("q"), [])
+    return entry

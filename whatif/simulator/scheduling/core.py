@@ -151,6 +151,9 @@ class Scheduler(Admission, DecodingSet):
         offered: list[Seq] | tuple = ()
         uniform = self.uniform
         if batch.decoding and uniform:   # every decoding row gained a token at `end`
+            if not batch.prefill:
+                self.complete_decodes(end)
+                return
             offered = self._advance(end)
         elif batch.decode:
             self._complete_rounds(batch, end)
@@ -172,6 +175,22 @@ class Scheduler(Admission, DecodingSet):
                 if s.req.prefix_id is not None:
                     self._publish(s)
         if uniform and offered:
+            decoding = self.decoding
+            for s in offered:
+                if s in decoding:
+                    self._push_due(s)
+        if self.left:
+            self._drop_left()
+
+    def complete_decodes(self, end: float) -> None:
+        """complete() of an iteration that only decoded the (uniform) decoding set: every row gained a token at
+        `end` (decode_run's, without a Batch)."""
+        offered = self._advance(end)
+        if offered:
+            if self.bm.prefix_caching:
+                for s in offered:
+                    if s.req.prefix_id is not None:   # (_publish's first test, before a call per sequence)
+                        self._publish(s)
             decoding = self.decoding
             for s in offered:
                 if s in decoding:
