@@ -88,6 +88,9 @@ class Replica:
             rows = batch.rows
             work = rows or batch.prefill   # (bool(batch))
             if not work and not batch.preempted:
+                if scheduler.admit_before != inf and queued:   # held back only as formed during a step that left
+                    scheduler.last_end = -1.0                 # nothing to run: the CPU forms the next one now
+                    continue
                 self.idle += 1
                 yield self._wakeup
                 self.idle -= 1
