@@ -59,8 +59,22 @@ def test_the_host_time_is_the_one_measured_on_that_gpu_generations_hosts(name, a
 
 
 def test_the_cpp_runtime_and_piecewise_graphed_vllm_keep_the_gpus_launch_cost():
-    assert engine_spec("trtllm").eager_launch_s is None and engine_spec("vllm").eager_launch_s is None
+    assert engine_spec("trtllm-engine").eager_launch_s is None and engine_spec("vllm").eager_launch_s is None
     assert "eager kernels" not in engine_spec("vllm").summary()
+
+
+def test_tensorrt_llms_pytorch_flow_takes_the_python_engines_host_time_assumed():
+    """TensorRT-LLM 1.x's PyTorch flow runs context and mixed steps eagerly from Python modules: it takes vLLM's
+    measured per-op host time (the lower of the two Python engines measured), marked assumed (its own is not in
+    the corpus), per GPU generation's hosts alike; its C++ TensorRT-engine runtime keeps the GPU's launch cost."""
+    trt, vllm = engine_spec("trtllm"), engine_spec("vllm-0.6")
+    assert trt.eager_launch_s == vllm.eager_launch_s < engine_spec("sglang").eager_launch_s
+    assert dict(trt.eager_launch_by_arch) == dict(vllm.eager_launch_by_arch)
+    assert trt.sources["kernels.eager_launch_s"].startswith("assumed:") and not trt.graph_prefill
+    assert "eager kernels 22 us each on the host (assumed)" in trt.summary()
+    deep = prefill("llama-3.1-70b", "h100-sxm", 4, "trtllm")
+    assert deep.launch_s == pytest.approx(deep.kernels * trt.eager_launch_s)
+    assert prefill("llama-3.1-70b", "h100-sxm", 4, "trtllm-engine").launch_s < 0.3 * deep.launch_s
 
 
 def test_a_deep_models_short_prefill_waits_on_the_host():

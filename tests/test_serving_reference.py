@@ -281,7 +281,8 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     # TPOT 25.4%, its MAPE set by gpt-oss on H100 at 512 clients; 64.4% / 50.0% / 22 before TensorRT-LLM's
     # attention-DP balancing and InferenceX's 10-round mean): pinned where they are, the targets are not met.
     # (75 rows once that capped gpt-oss run was left out: TTFT 59.5%, median 44.8%, 18 off by 3x; TPOT 21.6%;
-    # after the stop-48 merges: TTFT 59.2%, median 45.6%, 15 off by 3x; TPOT 20.4%)
+    # after the stop-48 merges: TTFT 59.2%, median 45.6%, 15 off by 3x; TPOT 20.4%; with TensorRT-LLM's eager host
+    # time and its first tokens sent after the next launch: TTFT 58.6%, median 44.3%, 14 off by 3x; TPOT 20.4%)
     assert ttft["mape"] < 62 and ttft["median_ape"] < 48 and ttft["off3x"] <= 17, ttft
     assert tpot["mape"] < 21.5, tpot
 

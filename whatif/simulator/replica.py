@@ -14,6 +14,7 @@ from .block_manager import BlockManager
 from .clock import Clock, Signal
 from .config import SchedulerConfig
 from .decode_run import decode_run
+from .first_token_hold import FirstTokenHold, eager_launch_s
 from .iteration_time import IterationTimes
 from .log import IterationLog, ReplicaInfo
 from .scheduling.core import Scheduler
@@ -46,6 +47,9 @@ class Replica:
         self.outstanding = 0        # requests routed here and not yet finished or handed on
         self.idle = 0
         self._wakeup = Signal()     # the engines waiting for work (idle counts them until they resume)
+        # first tokens sent once the next step is launched (spec cpu.tokens_after_next_launch; one engine per replica)
+        late = spec is not None and spec.cpu.tokens_after_next_launch and role == "mixed" and group is None and pp == 1
+        self.hold = FirstTokenHold(eager_launch_s(times.setup, times.token_budget)) if late else None
         if group is None:   # (a rank's engines are stepped by its group, in lockstep with the other ranks)
             for scheduler in self.schedulers:
                 env.start(self._run(scheduler))
@@ -80,7 +84,7 @@ class Replica:
         env, times, bm, index, queued = self.env, self.times, self.bm, self.index, self.waiting
         schedule, complete, append = scheduler.schedule, scheduler.complete, self.log.append
         step_ahead, decodes = advance, decode_run   # (module names: the tests swap them)
-        ahead = self.ahead
+        ahead, hold = self.ahead, self.hold
         inf = float("inf")
         while True:
             scheduler.admit_before = scheduler.last_start if ahead and scheduler.last_end == env.now else inf
@@ -100,10 +104,14 @@ class Replica:
                 prefills.append((n, s.computed))
                 tokens += n
             duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if work else 0.0)
+            if hold is not None:
+                hold.next_step(env.now, bool(prefills), duration)
             start, waiting, running = env.now, len(queued), len(scheduler.running)
             if not step_ahead(env, duration):
                 yield duration
             complete(batch, env.now)
+            if hold is not None:
+                hold.ran(batch, env.now, duration)
             scheduler.last_start, scheduler.last_end = start, env.now
             used = bm.num_blocks - (bm.free + len(bm.evictable))   # (bm.used)
             append(index, start, duration, rows, len(prefills), tokens, used, waiting, running, batch.preempted,

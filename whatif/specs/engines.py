@@ -22,7 +22,7 @@ PROVENANCES = ("documented", "measured", "assumed")
 ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see EngineMemory)
 GIB = 2 ** 30
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity", "priority",
-                 "prefix_caching")   # may be left out
+                 "prefix_caching", "tokens_after_next_launch")   # may be left out
 CAPACITY = ("on-demand", "reserve")   # KV blocks as tokens need them (preempting when out), or reserved at admission
 # Whole prompts without chunked prefill: prefill steps first, decodes waiting (vLLM V0); the running batch drained
 # first (request-level); or mixed, beside the decodes in the token budget (TensorRT-LLM inflight batching)
@@ -32,10 +32,10 @@ PRIORITIES = ("prefill", "decode", "mixed")
 @dataclass(frozen=True)
 class CpuOverhead:
     """Host work of one engine step: scheduling, input preparation, sampling bookkeeping, detokenization."""
-
     per_step_s: float
     per_sequence_s: float
     overlapped: bool          # runs while the GPU executes the previous step (async / overlap scheduler)
+    tokens_after_next_launch: bool = False   # a step's tokens go out once the next step is launched (TensorRT-LLM)
 
     def seconds(self, sequences: int) -> float:
         return self.per_step_s + self.per_sequence_s * sequences
@@ -79,8 +79,7 @@ class EngineMemory:
 
 @dataclass(frozen=True)
 class LargeGpuDefaults:
-    """Scheduler defaults an engine picks on a GPU of at least `min_bytes` whose name contains none of
-    `except_names`."""
+    """Scheduler defaults an engine picks on a GPU of at least `min_bytes` whose name has none of `except_names`."""
 
     min_bytes: float
     except_names: tuple[str, ...]
@@ -268,7 +267,7 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
     for name, keys in (("scheduler", {"max_num_seqs", "max_num_batched_tokens", "block_size", "chunked_prefill",
                                       "capacity", "priority", "prefix_caching", *large_keys}),
                        ("cuda_graphs", {"decode_sizes", "prefill", "pad_to_limit"}),
-                       ("cpu", {"per_step_s", "per_sequence_s", "overlapped"}),
+                       ("cpu", {"per_step_s", "per_sequence_s", "overlapped", "tokens_after_next_launch"}),
                        ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
                                    "cuda_graph_gib"}),
                        ("collectives", {"custom_allreduce_max_bytes", "custom_allreduce_max_bytes_by_tp"})):
@@ -293,7 +292,8 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
         graph_pad_to_limit=boolean(g.get("pad_to_limit", False), f"{where}.cuda_graphs.pad_to_limit"),
         cpu=CpuOverhead(number(c["per_step_s"], f"{where}.cpu.per_step_s", 0.0, 1.0),
                         number(c["per_sequence_s"], f"{where}.cpu.per_sequence_s", 0.0, 1.0),
-                        boolean(c["overlapped"], f"{where}.cpu.overlapped")),
+                        boolean(c["overlapped"], f"{where}.cpu.overlapped"),
+                        boolean(c.get("tokens_after_next_launch", False), f"{where}.cpu.tokens_after_next_launch")),
         memory=EngineMemory(
             accounting, number(m["fraction"], f"{where}.memory.fraction", 0.01, 1.0),
             _by_tp(m.get("fraction_by_tp"), f"{where}.memory.fraction_by_tp", "fraction", 0.01, 1.0),
