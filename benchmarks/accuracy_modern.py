@@ -2,15 +2,18 @@
 modern kernel tables (Gated DeltaNet, DSA and whole MLA modules, wide-EP MoE, DeepEP, encoder attention,
 MLA batched GEMMs, quantize kernels).
 
-    python benchmarks/accuracy_modern.py [--root DIR] [--table NAME ...] [--write] [--by-gpu] [--vs-kernels]
+    python benchmarks/accuracy_modern.py [--root DIR] [--table NAME ...] [--write] [--by-gpu] [--pairs]
+                                         [--vs-kernels]
 
 A GPU's prediction is its datasheet ceilings times one parameter set per family x engine, so parameters
 transfer between GPUs: leave-one-GPU-out (fitted on the other GPUs that measured the family, scored on the
 one left out), in-sample (each GPU fitted on itself) and pooled (fitted on all: the shipped fit). Absolute
-% error: MAPE, median, worst. `--write` writes whatif/roofline/data/modern_fit.yaml (and the precompiled
-bundle). `--vs-kernels`: on the MLA and DSA generation-module rows (up to 8 GPUs of TP) and the GDN decode-kernel rows
-(the heads of Qwen3-Next / Qwen3.5 at TP 1-8), each fit's leave-one-GPU-out error beside the forward pass's own
-kernels (whatif estimate's decode ops, estimate(module_fits=False)), on the same rows: which fits price a pass
+% error: MAPE, median, worst. `--pairs`: fitted on one GPU alone, scored on each other one. `--write`
+writes whatif/roofline/data/modern_fit.yaml (and the precompiled bundle): the families of the tables read
+(all, or those of --table); the others keep their written fits. `--vs-kernels`: on the MLA and DSA
+generation-module rows (up to 8 GPUs of TP) and the GDN decode-kernel rows (the heads of Qwen3-Next /
+Qwen3.5 at TP 1-8), each fit's leave-one-GPU-out error beside the forward pass's own kernels (whatif
+estimate's decode ops, estimate(module_fits=False)), on the same rows: which fits price a pass
 (roofline/module_fits.py).
 """
 from __future__ import annotations
@@ -128,12 +131,37 @@ def vs_kernels_gdn(root) -> str:
     return f"{table.to_string()}\n{total.to_string()}   ({len(out)} rows)"
 
 
+DEEPEP_TABLES = ["comm__wideep_deepep_ll_perf", "comm__wideep_deepep_normal_perf"]
+DEEPEP_LINKS = {"a100_sxm": "nvlink-3", "h100_sxm": "nvlink-4", "b200_sxm": "nvlink-5"}
+
+
+def vs_collective_deepep(root) -> str:
+    """DeepEP rows (8 GPUs of one node): the fits beside what the forward pass prices an EP dispatch / combine
+    at (roofline/moe.py: an NCCL all-to-all of tokens x top-k x hidden x 1 B, an fp8-expert model's), same rows."""
+    import numpy as np
+
+    from whatif.roofline import kernel_timing
+    from whatif.specs.hardware import load_component
+    from whatif.validate.accuracy import ape_table
+    out = mf.insample_and_loo(mr.all_rows(root, DEEPEP_TABLES))
+    links = {g: load_component(n, "link") for g, n in DEEPEP_LINKS.items()}
+    sent = out["num_token"].to_numpy(float) * out["num_topk"].to_numpy(float) * out["hidden_size"].to_numpy(float)
+    out["kernels_s"] = [kernel_timing.collective_seconds("all_to_all", b, 8, links[g], e)
+                        for b, g, e in zip(sent, out["gpu"], out["engine"])]
+    out = out[np.isfinite(out["loo_s"])]
+    cols = {"kernels_s": "nccl_a2a", "loo_s": "fit_loo", "insample_s": "fit_in"}
+    table = ape_table(out, cols, [out["family"], out["gpu"]], {"mape": "mean", "med": "median"})
+    return table.join(median_ratios(out, ["family", "gpu"])).to_string()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=str(mr.DEFAULT_ROOT), help="the modern/ folder of kernel tables")
     ap.add_argument("--table", action="append", help=f"only these tables; valid: {', '.join(mr.TABLES)}")
     ap.add_argument("--write", action="store_true", help="write whatif/roofline/data/modern_fit.yaml")
     ap.add_argument("--by-gpu", action="store_true", help="also the table per family x engine x GPU")
+    ap.add_argument("--pairs", action="store_true",
+                    help="also fit on each GPU alone and score on each other GPU (every pair the tables have)")
     ap.add_argument("--vs-kernels", action="store_true",
                     help="MLA decode module: the fit beside the forward pass's kernels summed, same rows")
     args = ap.parse_args(argv)
@@ -151,6 +179,8 @@ def main(argv=None) -> int:
         print(vs_kernels(args.root, DSA_DECODE))
         print("\n== GDN decode kernels: % error, forward-pass op | kernel fit (LOGO, pooled) ==")
         print(vs_kernels_gdn(args.root))
+        print("\n== DeepEP: % error, the forward pass's NCCL all-to-all | DeepEP fit (LOGO, in-sample) ==")
+        print(vs_collective_deepep(args.root))
         return 0
     rows = mr.all_rows(args.root, args.table)
     out = mf.insample_and_loo(rows)
@@ -159,6 +189,9 @@ def main(argv=None) -> int:
     if args.by_gpu:
         print("\n== by GPU ==")
         print(mf.error_table(out).to_string())
+    if args.pairs:
+        print("\n== fit on one GPU, score on another (fit_on == score_on: in-sample) ==")
+        print(mf.pair_table(rows).to_string())
     for what, why in mr.SKIPPED.items():
         print(f"not fitted: {what}: {why}")
     if args.write:

@@ -1,7 +1,8 @@
 """Whole-module prices where a fitted module model beats the sum of its kernels' models: the MLA attention
 module of a decode pass (DeepSeek-V3 / R1, Kimi-K2: projections, latent cache write, absorbed attention), the DSA
 module (DeepSeek-V3.2, GLM-5: the same plus the lightning indexer and its top-k) on vLLM, and the Gated DeltaNet
-recurrence of a decode pass (Qwen3-Next, Qwen3.5: kernel family gdn_recurrent_decode, the op set to its fit).
+recurrence and short convolution of a decode pass (Qwen3-Next, Qwen3.5: kernel families gdn_recurrent_decode and
+gdn_conv1d_decode, each op set to its fit).
 
 Its kernels are timed one by one (timing.py) and then scaled together to the time of the module fit
 (kernel_models/mla_modules.py, family mla_module_decode of data/modern_fit.yaml, the GPU architecture's own fit
@@ -9,8 +10,8 @@ where one was measured, else the pooled one), so the op table keeps every kernel
 module costs what the fit says. Why: on aiconfigurator's MLA generation-module tables the fit's
 leave-one-GPU-out error is 28.9% MAPE (median 20.6%) against 148.9% (34.7%) for the kernels summed
 (docs/accuracy.md, benchmarks/accuracy_modern.py --vs-kernels; the DSA and GDN figures there too). Left to the
-kernels: prefill and mixed passes, speculative verify passes, DSA on SGLang and TensorRT-LLM, GDN's short
-convolution, weight formats the fits have no data for, engines without kernel fits, Efficiency.module_fits False.
+kernels: prefill and mixed passes, speculative verify passes, DSA on SGLang and TensorRT-LLM, weight formats
+the fits have no data for, engines without kernel fits, Efficiency.module_fits False.
 """
 from __future__ import annotations
 
@@ -90,9 +91,9 @@ def _shipped_families() -> frozenset:
 
 
 def gdn_decode_seconds(setup, batch: ForwardBatch) -> dict | None:
-    """{role: seconds of one layer's op} of a plain decode pass's Gated DeltaNet recurrence by its kernel fit
-    (gdn_recurrent_decode), or None where it does not apply. The short convolution keeps its kernel's price: its
-    fit's leave-one-GPU-out error (conv1d_decode) does not beat it on the same rows (docs/accuracy.md)."""
+    """{role: seconds of one layer's op} of a plain decode pass's Gated DeltaNet recurrence and short convolution
+    by their kernel fits (gdn_recurrent_decode, gdn_conv1d_decode), or None where they do not apply. Both fits'
+    leave-one-GPU-out errors beat the forward pass's kernels on the same rows (docs/accuracy.md)."""
     model, eff, par = setup.model, setup.efficiency, setup.parallel
     la = model.linear_attention
     if la is None or model.mamba is not None or la.state_dtype != "fp32" or not _fits_apply(eff):   # the tables' state
@@ -104,7 +105,8 @@ def gdn_decode_seconds(setup, batch: ForwardBatch) -> dict | None:
     t = par.attention_tp
     args = (shape[0], 1, la.key_heads / t, la.value_heads / t, setup.system.gpu, eff.engine, la.key_head_dim,
             la.value_head_dim, la.conv_kernel)
-    return {OpRole.LINEAR_ATTENTION: gdn_seconds("recurrent_decode", *args)}
+    return {OpRole.LINEAR_ATTENTION: gdn_seconds("recurrent_decode", *args),
+            OpRole.SHORT_CONV: gdn_seconds("conv1d_decode", *args)}
 
 
 def priced_modules(times: tuple, setup, batch: ForwardBatch) -> tuple:

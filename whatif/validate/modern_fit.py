@@ -94,6 +94,22 @@ def insample_and_loo(rows):
     return out
 
 
+def pair_table(rows):
+    """Fit on one calibration GPU, score on another: per family x engine, every ordered pair of the GPUs that
+    measured it (fit_on == score_on: in-sample). The tables' only check of a fit made on one GPU alone."""
+    import pandas as pd
+    out = []
+    for (family, engine), group in rows.groupby(["family", "engine"]):
+        by_gpu = dict(tuple(group.groupby("gpu", sort=True)))
+        for fit_on, mine in by_gpu.items():
+            p = fit(mine)
+            for score_on, theirs in by_gpu.items():
+                ape = np.abs(predict(theirs, p) / theirs["latency_s"].to_numpy() - 1.0) * 100.0
+                out.append((family, engine, fit_on, score_on, len(theirs), ape.mean(), np.median(ape), ape.max()))
+    return pd.DataFrame(out, columns=["family", "engine", "fit_on", "score_on", "rows", "mape", "med", "worst"]
+                        ).set_index(["family", "engine", "fit_on", "score_on"]).round(1)
+
+
 def error_table(out, by=("family", "engine", "gpu")):
     """MAPE / median / worst absolute % error per group, for in-sample, pooled and leave-one-GPU-out."""
     import pandas as pd
@@ -138,8 +154,16 @@ def fit_document(rows) -> dict:
 
 
 def write_fit(rows, path=None) -> dict:
+    """Refit the families in `rows` (every engine of them) and write the table; families not in `rows` keep
+    their written fits, so `accuracy_modern.py --table T --write` refits only T's families."""
     import yaml
+
+    from ..specs.profiles import read_yaml
     doc = fit_document(rows)
-    (path or FIT_FILE).write_text(HEADER + yaml.safe_dump(doc, sort_keys=True, width=110))
-    precompiled.refresh(path or FIT_FILE)
+    target = path or FIT_FILE
+    if target.is_file():
+        kept = {f: b for f, b in read_yaml(target).get("families", {}).items() if f not in doc["families"]}
+        doc["families"] = {**kept, **doc["families"]}
+    target.write_text(HEADER + yaml.safe_dump(doc, sort_keys=True, width=110))
+    precompiled.refresh(target)
     return doc

@@ -144,6 +144,8 @@ def deepep_rows(frame, mode):
                                                   experts, sms, c, link)
                 us = g[f"{phase}_transmit_us"] + g[f"{phase}_notify_us"] if mode == "normal" else g[f"{phase}_avg_t_us"]
                 r = _attach(g, parts, items, f"deepep_{mode}_{phase}", us.to_numpy(dtype=float) * 1e-6)
+                for k in ("num_token", "hidden_size", "num_topk"):   # the shape (accuracy_modern --vs-kernels)
+                    r[k] = g[k].to_numpy()
                 out.append(r)
         return pd.concat(out)
     frame = frame.assign(kernel_source=frame["kernel_source"])
