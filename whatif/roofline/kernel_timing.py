@@ -43,7 +43,7 @@ from .kernel_models.decode_attention import MHA_FALLBACK_MODEL, decode_model, de
 from .kernel_models.gemm import gemm_parts
 from .engines import DEFAULT_ENGINE
 from .kernel_models.mla import mla_prefill_head_dim
-from .kernel_models.moe import SMALL_M, has_moe_fit, moe_params, tile_m
+from .kernel_models.moe import SMALL_M, TILE_N, has_moe_fit, moe_params, tile_m
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
 from .kernel_models.prefill_attention import prefill_parts
 from .op_shapes import AttentionShape
@@ -188,7 +188,8 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     padded = s.groups * math.ceil(rows / tile) * tile
     t_c = 2.0 * padded * s.n * s.k / (c.peak_flops(op.dtype) * p.compute_eff)
     t_m = max(op.hbm_bytes / (c.hbm_bw * p.memory_eff * op.bandwidth_share), t_extra_memory)
-    fixed = p.floor_s / FUSED_MOE_GEMMS
+    # the launch grid's tiles (every slot's M tile x this GEMM's N tiles; the empty ones exit early)
+    fixed = p.floor_s / FUSED_MOE_GEMMS + p.item_s * s.grid_m * math.ceil(s.n / TILE_N) / c.sms
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 

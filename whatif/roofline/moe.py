@@ -13,6 +13,7 @@ from ..specs.dtypes import gemm_compute_dtype
 from .comm import comm_op
 from .dequant import with_weight_dequant
 from .mlp import ACT_FLOPS, dense_mlp
+from .kernel_models.moe import grid_m_tiles
 from .ops import Op, OpClass, OpRole, gemm, streaming
 
 TOPK_FLOPS = 4.0   # softmax + top-k compare per router logit (order of magnitude; memory bound)
@@ -66,11 +67,12 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
                            OpRole.MOE_DISPATCH))   # (the busiest receiver bounds it)
     up = gemm("experts_gate_up" if gated else "experts_up", routed, up_n, d, a, w, gdt, count, role=OpRole.EXPERT_UP)
     down = gemm("experts_down", routed, d, inter, a, w, gdt, count, role=OpRole.EXPERT_DOWN)
+    grid = grid_m_tiles(tokens, m.experts_per_token, m.num_experts)   # sized by every slot, EP or not
     for op in (up, down):
         n, k = op.shape.n, op.shape.k
         hbm = op.hbm_bytes - k * n * w + touched * k * n * w   # weights of touched experts only
         note = f"; grouped over {touched:.2f} touched of {local_experts:g} local experts"
-        grouped = replace(op, bytes={"hbm": hbm}, shape=replace(op.shape, groups=max(touched, 1e-9)),
+        grouped = replace(op, bytes={"hbm": hbm}, shape=replace(op.shape, groups=max(touched, 1e-9), grid_m=grid),
                           formula=op.formula + note)
         ops.append(with_weight_dequant(grouped, prec, touched * k * n, routed / max(touched, 1e-9)))
         if op is up:

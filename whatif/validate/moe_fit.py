@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..roofline.kernel_models.fitted_roofline import RooflineParams
-from ..roofline.kernel_models.moe import SMALL_M, moe_ideal_times, moe_time, routing_stats
+from ..roofline.kernel_models.moe import SMALL_M, launched_tiles, moe_ideal_times, moe_time, routing_stats
 from ..specs import precompiled
 from .collective_fit import _eff, _logit, levenberg_marquardt
 from .corpus import corpus_gpu
@@ -67,11 +67,13 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
     main = rows.groupby(["gpu", "kernel_source"]).size().reset_index().sort_values(0).groupby("gpu").tail(1)
     rows = rows.merge(main[["gpu", "kernel_source"]], on=["gpu", "kernel_source"])
     w_bytes, a_bytes, peak_key = DTYPE_BYTES[dtype]
-    t_c, t_m, t_l2 = [], [], []
+    t_c, t_m, t_l2, tiles = [], [], [], []
     for gpu, group in rows.groupby("gpu", sort=False):
         g = corpus_gpu(gpu)
         peak, hbm, l2 = g.peak_flops(peak_key), g.hbm_bandwidth.value, g.l2_size.value
         for r in group.itertuples():
+            grid = launched_tiles(r.num_tokens, r.topk, r.num_experts, r.hidden_size, r.inter_size / r.moe_tp_size)
+            tiles.append(grid / g.sm_count.value if grid_launched(r.kernel_source) else 0.0)
             c, m, cached = moe_ideal_times(r.num_tokens, r.hidden_size, r.inter_size, r.topk, r.num_experts,
                                            r.moe_tp_size, r.moe_ep_size, r.distribution, peak, hbm,
                                            w_bytes, a_bytes, l2)
@@ -80,7 +82,7 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
             t_l2.append(cached)
     order = np.concatenate([g.index.to_numpy() for _, g in rows.groupby("gpu", sort=False)])
     out = rows.loc[order].reset_index(drop=True)
-    out["t_c"], out["t_m"], out["t_l2"] = t_c, t_m, t_l2
+    out["t_c"], out["t_m"], out["t_l2"], out["tiles_per_sm"] = t_c, t_m, t_l2, tiles
     out["rows_per_expert"] = [_rows_per_expert(r) for r in out.itertuples()]
     return out
 
@@ -91,15 +93,24 @@ def _rows_per_expert(r) -> float:
     return assigned / max(touched, 1.0)
 
 
+def grid_launched(kernel_source: str) -> bool:
+    """Whether the kernel is trtllm-gen's fused MoE (FlashInfer's / TensorRT-LLM's runner, whose grouped GEMMs launch
+    getMaxNumCtasInBatchDim M tiles over every slot: kernel_models/moe.launched_tiles); other kernels fit no tile cost
+    (vLLM's Triton fused_moe also grids over the padded slots, not established here)."""
+    return "trtllm" in kernel_source
+
+
 def to_params(v) -> RooflineParams:
-    # the ridge exponent is capped (a regime where one term never binds sends it to infinity)
+    # the ridge exponent is capped (a regime where one term never binds sends it to infinity); no v[5]: no tile cost
     return RooflineParams(float(np.exp(v[0])), float(_eff(v[1])), float(_eff(v[2])),
                           float(min(1.0 + np.exp(min(v[3], 50.0)), SMOOTH_MAX)),
+                          item_s=float(np.exp(min(v[5], 0.0))) if len(v) > 5 else 0.0,
                           l2_speedup=float(1.0 + np.exp(min(v[4], 50.0))))
 
 
 def _times(rows, params: RooflineParams):
-    return moe_time(rows["t_c"].to_numpy(), rows["t_m"].to_numpy(), rows["t_l2"].to_numpy(), params)
+    return moe_time(rows["t_c"].to_numpy(), rows["t_m"].to_numpy(), rows["t_l2"].to_numpy(), params,
+                    rows["tiles_per_sm"].to_numpy())
 
 
 def fit_moe(rows) -> RooflineParams:
@@ -108,7 +119,8 @@ def fit_moe(rows) -> RooflineParams:
 
     def residuals(v):
         return np.log(_times(rows, to_params(v)) / measured)
-    x0 = np.array([np.log(10e-6), _logit(0.5), _logit(0.7), np.log(1.0), np.log(1.0)])
+    x0 = np.array([np.log(10e-6), _logit(0.5), _logit(0.7), np.log(1.0), np.log(1.0)]
+                  + ([np.log(1e-7)] if rows["tiles_per_sm"].any() else []))
     return to_params(levenberg_marquardt(residuals, x0, iters=80))
 
 
@@ -156,9 +168,10 @@ HEADER = """# Fused-MoE model parameters (whatif/roofline/kernel_models/moe.py),
 # whatif/validate/moe_fit.py (log least squares, efficiencies in (0, 1]) on NVIDIA aiconfigurator's moe table
 # (Apache-2.0, commit 095f58a51c), each engine's own fused-MoE rows. Units: floor_s seconds; compute_eff /
 # memory_eff fractions of the datasheet peak and HBM bandwidth; smooth the exponent p combining compute and memory;
-# l2_speedup how much faster than HBM a working set that fits in L2 is read. A block's top-level values are
-# fitted on its rows of more than SMALL_M (16) routed rows per touched expert, `small_m` on the others (decode:
-# the engines' grouped GEMMs run other tiles and kernels there). EXPERIMENTAL: see the
+# l2_speedup how much faster than HBM a working set that fits in L2 is read; item_s seconds per launched CTA tile
+# per SM (the grid covers every slot of every expert, tiles without local rows exit early). A block's top-level
+# values are fitted on its rows of more than SMALL_M (16) routed rows per touched expert, `small_m` on the others
+# (decode: the engines' grouped GEMMs run other tiles and kernels there). EXPERIMENTAL: see the
 # accuracy report (benchmarks/accuracy_moe.py) before relying on it.
 """
 
@@ -174,7 +187,7 @@ def fit_document(rows_by_fit: dict) -> dict:
 def _values(p: RooflineParams) -> dict:
     return {"floor_s": float(f"{p.floor_s:.4g}"), "compute_eff": float(f"{p.compute_eff:.4g}"),
             "memory_eff": float(f"{p.memory_eff:.4g}"), "smooth": float(f"{p.smooth:.4g}"),
-            "l2_speedup": float(f"{p.l2_speedup:.4g}")}
+            "item_s": float(f"{p.item_s:.4g}"), "l2_speedup": float(f"{p.l2_speedup:.4g}")}
 
 
 def _dtype_blocks(rows, engine: str, dtype: str) -> dict:

@@ -1,6 +1,7 @@
 """Fused MoE expert layer (gate+up GEMM, activation, down GEMM over the routed tokens) on one GPU.
 
-    t = floor + (t_c^p + t_m^p)^(1/p),   t_m /= l2_speedup when the working set fits in L2
+    t = floor + item_s * launched_tiles / SMs + (t_c^p + t_m^p)^(1/p)
+    (t_m /= l2_speedup when the working set fits in L2)
     t_c = padded_tokens * 6 * h * I_l / (peak * compute_eff)          (gated: 2*h*2I_l + 2*I_l*h per row)
     t_m = (touched * 3 * h * I_l * w_bytes + activation bytes) / (hbm * memory_eff)
     activation bytes = (2 T h + T topk (3 I_l + h)) * a_bytes  (every slot, EP-masked ones too)
@@ -8,7 +9,11 @@
 I_l = inter_size / tp; the GPU holds E / ep experts. `touched` = its experts that receive at least one
 token (their weights are read once); padded_tokens = sum over its experts of ceil(tokens_e / tile_m) *
 tile_m (the grouped GEMM pads each expert's rows to its M tile: the power of two covering the mean
-rows per touched expert, 16 to 128, as tuned fused-MoE configs pick). Token loads follow the routing
+rows per touched expert, 16 to 128, as tuned fused-MoE configs pick). launched_tiles: the grouped GEMMs' grid is
+sized on the host for the worst case of ALL T*topk slots over all E experts (flashinfer/TensorRT-LLM trtllm-gen
+runner.h getMaxNumCtasInBatchDim: min(E, T*k) + ceil((T*k - min(E, T*k)) / tile) M tiles; vLLM's Triton fused_moe
+likewise grids over the padded sorted slots), times each GEMM's N tiles; the tiles with no local rows exit early,
+at a cost per tile that EP does not remove. Token loads follow the routing
 the corpus measured: 'balanced' (round-robin over experts) or 'power_law_<alpha>' (expert loads
 sampled from a power law, the most loaded EP group on this GPU), computed from the distribution,
 never from a measured time.
@@ -117,12 +122,30 @@ def moe_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, 
     return t_c, (0.0 if resident else total / hbm), (total / hbm if resident else 0.0)
 
 
-def moe_time(t_c, t_m, t_l2, params: RooflineParams):
-    """Seconds from ideal times: floor + ((t_c/ce)^p + (t_m/me + t_l2/(me*l2_speedup))^p)^(1/p)."""
+TILE_N = 128    # N tile of the grouped GEMMs' launch grid (trtllm-gen and Triton fused-MoE configs)
+
+
+def grid_m_tiles(tokens: float, topk: float, experts: float) -> float:
+    """M tiles the fused MoE's launch grid covers: getMaxNumCtasInBatchDim over every slot of the TP group's
+    tokens (not only this GPU's), at the tile the mean rows per expert pick."""
+    slots = tokens * topk
+    first = min(experts, slots)   # one slot per expert first (the most tiles), the rest poured into full tiles
+    return first + math.ceil((slots - first) / tile_m(slots / experts))
+
+
+def launched_tiles(tokens: float, topk: float, experts: float, hidden: float, inter_l: float,
+                   gated: bool = True) -> float:
+    """CTA tiles both grouped GEMMs launch (gate+up: N = 2 I_l or I_l; down: N = h)."""
+    up = (2 * inter_l if gated else inter_l)
+    return grid_m_tiles(tokens, topk, experts) * (math.ceil(up / TILE_N) + math.ceil(hidden / TILE_N))
+
+
+def moe_time(t_c, t_m, t_l2, params: RooflineParams, tiles_per_sm=0.0):
+    """Seconds from ideal times: floor + item_s * tiles/SM + ((t_c/ce)^p + (t_m/me + t_l2/(me*l2_speedup))^p)^(1/p)."""
     import numpy as np   # (here only: a cold estimate imports no numpy)
     c = np.asarray(t_c) / params.compute_eff
     m = (np.asarray(t_m) + np.asarray(t_l2) / params.l2_speedup) / params.memory_eff
-    return params.floor_s + ridge(c, m, params.smooth)
+    return params.floor_s + params.item_s * np.asarray(tiles_per_sm) + ridge(c, m, params.smooth)
 
 
 # ---- fitted parameters (whatif/roofline/data/moe_fit.yaml, written by validate/moe_fit.py) ----
@@ -190,6 +213,6 @@ def moe_params(arch: str, dtype: str = "bf16", engine: str = DEFAULT_ENGINE, sma
     v = b["small_m"] if small and "small_m" in b else b
     regime = f"<= {SMALL_M}" if small and "small_m" in b else f"> {SMALL_M}"
     return RooflineParams(float(v["floor_s"]), float(v["compute_eff"]), float(v["memory_eff"]), float(v["smooth"]),
-                          l2_speedup=float(v["l2_speedup"]),
+                          item_s=float(v.get("item_s", 0.0)), l2_speedup=float(v["l2_speedup"]),
                           provenance=f"fitted on {on['gpu']} {on['engine']} {on['moe_dtype']} rows ({key}, {regime} "
                           f"rows per expert){why}")
