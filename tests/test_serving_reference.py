@@ -310,8 +310,11 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     # attention-DP balancing and InferenceX's 10-round mean): pinned where they are, the targets are not met.
     # (75 rows once that capped gpt-oss run was left out: TTFT 59.5%, median 44.8%, 18 off by 3x; TPOT 21.6%;
     # after the stop-48 merges: TTFT 59.2%, median 45.6%, 15 off by 3x; TPOT 20.4%)
-    assert ttft["mape"] < 62 and ttft["median_ape"] < 48 and ttft["off3x"] <= 17, ttft
-    assert tpot["mape"] < 21.5, tpot
+    # (stop 49, InferenceX's and sa-bench's [0.8 L, L] lengths and SGLang's recv interval: TTFT 45.5%, median 41.0%,
+    # x0.79 -> x0.59, 19 off by 3x (GLM-5 c128 x8.7 back in, SGLang and TensorRT-LLM DeepSeek rows at x0.2-0.3 out:
+    # the lockstep had hidden their low prediction); TPOT 19.5%)
+    assert ttft["mape"] < 47 and ttft["median_ape"] < 42.5 and ttft["off3x"] <= 19, ttft
+    assert tpot["mape"] < 20.5, tpot
 
 
 @pytest.mark.slow
