@@ -1,7 +1,8 @@
 """Measured serving deployments through `whatif simulate --concurrency`: NVIDIA aiconfigurator's silicon set
 (reference/aiconfigurator-serving/silicon_calibration.csv, Apache-2.0, aiconfigurator commit 095f58a51c:
 2,969 deployments on H100-SXM and B200-SXM, TensorRT-LLM / vLLM / SGLang releases of 2025-2026, each a closed loop
-of N clients at fixed input/output lengths with its measured mean TTFT and TPOT).
+of N clients at given input/output lengths (fixed, or drawn in [0.8 L, L]: client_range_ratio) with its measured
+mean TTFT and TPOT).
 
 How the rows were measured (aiconfigurator's generator, src/aiconfigurator/generator/config/backend_templates/
 benchmark/bench_run.sh.j2): `aiperf profile --streaming --concurrency N --num-requests 50N
@@ -136,7 +137,8 @@ The mapping rule, written before any row was scored and not tuned after:
   trivially; a fit on them would be made on one GPU and scored on the other).
 
 `--subset` runs a deterministic stratified sample (three rows per engine x model x GPU x mode, the smallest
-SHA-1s of their ids) in well under a minute; `--jobs N` runs rows in N processes. Nothing is cached between runs.
+SHA-1s of their ids) in a few minutes (the length range of the InferenceX and sa-bench rows costs ~3x the CPU of
+fixed lengths); `--jobs N` runs rows in N processes. Nothing is cached between runs.
 """
 from __future__ import annotations
 
