@@ -1,7 +1,8 @@
 """Measured serving deployments through `whatif simulate --concurrency`: NVIDIA aiconfigurator's silicon set
 (reference/aiconfigurator-serving/silicon_calibration.csv, Apache-2.0, aiconfigurator commit 095f58a51c:
 2,969 deployments on H100-SXM and B200-SXM, TensorRT-LLM / vLLM / SGLang releases of 2025-2026, each a closed loop
-of N clients at fixed input/output lengths with its measured mean TTFT and TPOT).
+of N clients at given input/output lengths (fixed, or drawn in [0.8 L, L]: client_range_ratio) with its measured
+mean TTFT and TPOT).
 
 How the rows were measured (aiconfigurator's generator, src/aiconfigurator/generator/config/backend_templates/
 benchmark/bench_run.sh.j2): `aiperf profile --streaming --concurrency N --num-requests 50N
@@ -107,9 +108,8 @@ The mapping rule, written before any row was scored and not tuned after:
   launched by srt-slurm, whose benchmark is sa-bench (NVIDIA/srt-slurm src/srtctl/benchmarks/scripts/sa-bench/
   bench.sh): per concurrency a warm-up run of 2N prompts that ends before `benchmark_serving.py --num-prompts 10N
   --max-concurrency N --request-rate inf --ignore-eos` starts, so its mean is over 10 rounds from an opening burst
-  (profile_rounds: SA_BENCH_ROUNDS, the same extrapolation). Not mapped: its `--random-range-ratio 0.8`
-  (prompt and output lengths uniform in [0.8 x, x]; the rows keep fixed lengths: on 5 rows probed it moved the
-  steady rounds' TTFT by under 20% either way) and its chat template's few tokens;
+  (profile_rounds: SA_BENCH_ROUNDS, the same extrapolation), its `--random-range-ratio 0.8` as the client's
+  lengths (client_range_ratio, below; first left unmapped). Not mapped: its chat template's few tokens;
 - InferenceX's aggregated runs (added after the first scoring, with the before/after in docs/accuracy.md; rows
   whose silicon_data_source is source_file=2026-03-25.csv / 2026-04-06.csv or db-dump/, INFERENCEX_SOURCES: its
   recipes and image tags): their client is InferenceX's utils/bench_serving/benchmark_serving.py, not aiperf:
@@ -118,16 +118,27 @@ The mapping rule, written before any row was scored and not tuned after:
   each; and their TensorRT-LLM recipes under DP attention set attention_dp_config (dsr1_fp4_b200_trt.sh,
   dsr1_fp4_b200_trt_mtp.sh: enable_balance, timeout_iters 60, batching_wait_iters 0; gptoss_fp4_b200_trt.sh:
   enable_balance, TensorRT-LLM's defaults 50 / 10), which holds new prompts until every rank has one
-  (adp_balance; simulator/adp_balance.py). Its client also draws every prompt and output length uniform in
-  [0.8 L, L] (--random-range-ratio 0.8, RANDOM_RANGE_RATIO of .github/workflows/benchmark-tmpl.yml;
-  sample_uniform), which the traffic's `range_ratio` can run; not mapped: tried on a 296-row sample of these
-  rows it took TTFT MAPE 45.6% -> 54.0% and rows off by 3x 26 -> 73 (SGLang's from x0.6-1.3 to x0.2: the
-  measured rows keep the waves that fixed lengths give, from something the simulation lacks), docs/accuracy.md;
+  (adp_balance; simulator/adp_balance.py). Their SGLang DeepSeek recipes (benchmarks/dsr1_fp4_b200.sh and
+  dsr1_fp8_b200.sh at InferenceX 1fc5d73) launch `--scheduler-recv-interval` 10 below 16 clients and 30 from 16
+  (dsr1_fp8_b200.sh at TP4: 10), no DP attention, and their GLM-5 NVFP4 recipe 10 (glm5_fp4_b200.sh; the fp8
+  one none): the `engine` setting recv_interval (sglang_recv_interval;
+  simulator/recv_interval.py; added after scoring, with its before/after in docs/accuracy.md; which recipe
+  revision each row ran is not recorded, the stored one is taken);
+- the client's lengths (client_range_ratio; changed after scoring, with its before/after in docs/accuracy.md):
+  InferenceX's client and sa-bench draw every prompt and output length uniform in [0.8 L, L] (InferenceX:
+  `--random-range-ratio $RANDOM_RANGE_RATIO`, RANDOM_RANGE_RATIO: 0.8 in .github/workflows/benchmark-tmpl.yml,
+  the input's default '0.8', passed by every recipe read (benchmarks/dsr1_fp4_b200.sh, glm5_fp8_b200.sh,
+  70b_fp8_h100_slurm.sh); srt-slurm's recipes `random_range_ratio: 0.8` with sa-bench), which the traffic's
+  `range_ratio` runs. The first rule kept fixed lengths for them; a first trial of the ratio (a 296-row sample,
+  TTFT MAPE 45.6% -> 54.0%) left it out because SGLang's rows fell to x0.2, which pointed at a cost the fixed
+  lengths' lockstep had hidden, not at the client. aiperf's rows keep fixed lengths (its --isl / --osl with no
+  spread given);
 - nothing is fitted on these rows: the H100 and B200 tables are both out of sample (leave-one-GPU-out holds
   trivially; a fit on them would be made on one GPU and scored on the other).
 
 `--subset` runs a deterministic stratified sample (three rows per engine x model x GPU x mode, the smallest
-SHA-1s of their ids) in well under a minute; `--jobs N` runs rows in N processes. Nothing is cached between runs.
+SHA-1s of their ids) in a few minutes (the length range of the InferenceX and sa-bench rows costs ~3x the CPU of
+fixed lengths); `--jobs N` runs rows in N processes. Nothing is cached between runs.
 """
 from __future__ import annotations
 
@@ -408,6 +419,36 @@ def adp_balance(row: dict, layout: dict) -> dict:
             "attention_dp_batching_wait_iters": found[1]}
 
 
+CLIENT_RANGE_RATIO = 0.8   # InferenceX's RANDOM_RANGE_RATIO (benchmark-tmpl.yml) and srt-slurm's random_range_ratio
+
+
+def client_range_ratio(row: dict) -> float:
+    """The spread of the client's prompt and output lengths (each uniform in [ratio x L, L]): InferenceX's
+    benchmark_serving.py for its aggregated runs and sa-bench for the disaggregated db-dump rows, 0.8; aiperf's
+    fixed lengths (1.0) for the rest."""
+    sa_bench = row["mode"] == "disagg" and row["silicon_data_source"].startswith("db-dump/")
+    inferencex = row["mode"] == "agg" and row["silicon_data_source"].startswith(INFERENCEX_SOURCES)
+    return CLIENT_RANGE_RATIO if sa_bench or inferencex else 1.0
+
+
+def sglang_recv_interval(row: dict, layout: dict, n: int) -> dict:
+    """SGLang's --scheduler-recv-interval where the row's launch set it, as the `engine` setting recv_interval:
+    InferenceX's aggregated SGLang runs without DP attention of DeepSeek (benchmarks/dsr1_fp4_b200.sh,
+    dsr1_fp8_b200.sh at 1fc5d73: 10 below 16 clients, else 30; 10 for fp8 at TP4) and of GLM-5 in NVFP4
+    (benchmarks/single_node/fixed_seq_len/glm5_fp4_b200.sh at 8eec0d4, the one revision stored: 10); {} elsewhere
+    (SGLang's default 1; glm5_fp8_b200.sh sets none in both revisions read)."""
+    model = row["model_path"].lower()
+    if row["backend"] != "sglang" or row["mode"] != "agg" or layout.get("attention_dp", 1) > 1 \
+            or not row["silicon_data_source"].startswith(INFERENCEX_SOURCES):
+        return {}
+    if "glm-5" in model and row["gemm_quant_mode"] == "nvfp4":
+        return {"recv_interval": 10}
+    if "deepseek" not in model:
+        return {}
+    fp8_tp4 = row["gemm_quant_mode"] == "fp8" and layout["tp"] == 4
+    return {"recv_interval": 10 if n < 16 or fp8_tp4 else 30}
+
+
 def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     """The keyword arguments of whatif.api.simulate for a row, by the rule in the module docstring."""
     system = row["system"]
@@ -450,9 +491,12 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     adp_recorded = _int(row.get(("decode_" if disagg else "") + "attention_dp_size", ""))
     kw.update(launch_settings(row, n, max(1, adp_recorded // layout.get("attention_dp", 1))))
     kw["traffic"] = {"concurrency": n, "requests": n * min(rounds, profile_rounds(row)), "seed": 1}
-    balance = adp_balance(row, layout)
-    if balance:
-        kw["engine"] = balance
+    ratio = client_range_ratio(row)
+    if ratio < 1:
+        kw["traffic"]["range_ratio"] = ratio
+    engine = {**adp_balance(row, layout), **sglang_recv_interval(row, layout, n)}
+    if engine:
+        kw["engine"] = engine
     if disagg:
         kw["cluster"] = {**pool, "replicas": _int(row["decode_num_workers"])}
     elif replicas > 1:

@@ -164,6 +164,8 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
                 else f"continuous batching, {'chunked prefill' if e.chunked_prefill else PRIORITY_WORDS[e.priority]}")
     if e.scheduler_steps > 1:
         batching += f", {e.scheduler_steps} decode steps per scheduling (multi-step, tokens streamed together)"
+    if e.recv_interval > 1:
+        batching += f", new requests read every {e.recv_interval} decode steps (SGLang --scheduler-recv-interval)"
     spec = first.engine_spec
     engine = (f"{spec.name + ' spec (engine_profiles), ' if spec is not None else ''}"
               f"{batching}, token budget {e.token_budget}, max batch {e.max_batch}, {e.block_size}-token blocks, "

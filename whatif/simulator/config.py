@@ -60,6 +60,9 @@ class SchedulerConfig:
     attention_dp_balance: bool = False
     attention_dp_timeout_iters: int = 50
     attention_dp_batching_wait_iters: int = 10
+    # SGLang's --scheduler-recv-interval (default 1): a busy scheduler polls for new requests once per this many
+    # decode steps (a step with a prefill, or an idle engine, polls at once): simulator/recv_interval.py
+    recv_interval: int = 1
 
     def __post_init__(self):
         _choice(self.batching, BATCHING, "--batching")
@@ -81,6 +84,7 @@ class SchedulerConfig:
             raise WhatifError(f"policy: {self.policy!r} must be a scheduling policy's name")
         integer(self.attention_dp_timeout_iters, "attention_dp_timeout_iters", 0, what="iterations")
         integer(self.attention_dp_batching_wait_iters, "attention_dp_batching_wait_iters", 0, what="iterations")
+        integer(self.recv_interval, "recv_interval", 1, what="decode steps")
         for name in ("chunked_prefill", "prefix_caching", "attention_dp_balance"):
             if not isinstance(getattr(self, name), bool):
                 raise WhatifError(f"{name}: {getattr(self, name)!r} must be true or false")

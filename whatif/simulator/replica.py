@@ -17,6 +17,7 @@ from .decode_run import decode_run
 from .first_token_hold import FirstTokenHold, eager_launch_s
 from .iteration_time import IterationTimes
 from .log import IterationLog, ReplicaInfo
+from .recv_interval import RecvSkipper
 from .scheduling.core import Scheduler
 from .scheduling.registry import make_policy
 from .scheduling.sequence import Seq
@@ -40,6 +41,9 @@ class Replica:
         self.bm = BlockManager(blocks, cfg.block_size, int(cfg.watermark * blocks), cfg.prefix_caching)
         self.waiting: deque[Seq] = deque()
         self.awaiting_kv: deque[Seq] = deque()
+        # SGLang's --scheduler-recv-interval (recv_interval.py): arrivals wait here while a busy engine skips polls
+        self.skipper = RecvSkipper(cfg.recv_interval) if cfg.recv_interval > 1 and group is None and pp == 1 else None
+        self.inbox: deque[Seq] = deque()
         swap = times.swap_blocks(cfg.swap_space_gb) // pp if cfg.preemption == "swap" else 0
         seed = getattr(cluster.cfg.workload, "seed", 0) if cluster is not None else 0
         self.schedulers = [Scheduler(cfg, make_policy(cfg), self.bm, self.waiting, self.awaiting_kv, times, swap, self,
@@ -63,6 +67,9 @@ class Replica:
         self.outstanding += 1
         if self.role != "prefill":
             seq.rec.replica = self.index
+        if self.skipper is not None and not self.idle:
+            self.inbox.append(seq)   # a busy engine reads it at its next poll
+            return
         self.waiting.append(seq)
         self.wake()
 
@@ -86,12 +93,20 @@ class Replica:
         step_ahead, decodes = advance, decode_run   # (module names: the tests swap them)
         ahead, hold = self.ahead, self.hold
         inf = float("inf")
+        skipper, inbox = self.skipper, self.inbox
         while True:
+            if skipper is not None and skipper.polls() and inbox:
+                queued.extend(inbox)
+                inbox.clear()
             scheduler.admit_before = scheduler.last_start if ahead and scheduler.last_end == env.now else inf
             batch = schedule(env.now)
             rows = batch.rows
             work = rows or batch.prefill   # (bool(batch))
             if not work and not batch.preempted:
+                if inbox:   # an idle loop spins through its polls at once
+                    queued.extend(inbox)
+                    inbox.clear()
+                    continue
                 if scheduler.admit_before != inf and queued:   # held back only as formed during a step that left
                     scheduler.last_end = -1.0                 # nothing to run: the CPU forms the next one now
                     continue
@@ -118,6 +133,9 @@ class Replica:
                    batch.swap_s)
             if self.idle:
                 self.wake()   # blocks may have freed up for an idle virtual scheduler
+            if skipper is not None:
+                skipper.stepped(bool(prefills))
+                continue   # (every step through this loop: decode_run.py does not count polls)
             # decode-only iterations up to the next event in one loop, and the one that ends after it
             pending = decodes(self, scheduler)
             while pending is not None:
