@@ -289,7 +289,7 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
     rule). `simulate_top` K > 0 re-checks in the simulator the K best of each mode and the frontier
     rows shown, and the best is then the highest simulated goodput (config_search/recheck.py). `jobs`: worker
     processes pricing the replica setups with backend "process" (default: the CPUs this process may use; a
-    small space stays in this process). Returns a
+    small space stays in this process), and running the re-check's capacity searches. Returns a
     whatif.config_search.result.SearchResult (`best`, `frontier`, `configs`, `to_dict()`, `to_frame()`, `text()`)."""
     from .config_search.run import run_search
     from .config_search.space import DEFAULT_BATCHES, DEFAULT_CHUNKS, SearchSpace, SLOTargets

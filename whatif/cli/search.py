@@ -98,8 +98,9 @@ def add_search_parser(p) -> None:
                    help="process (default) or ray (pip install 'whatif[ray]')")
     r.add_argument("--address", help="Ray cluster address (default: a local Ray)")
     r.add_argument("--jobs", type=flag_int(1, 1024, "processes"), metavar="N",
-                   help="worker processes pricing the space with --backend process (default: the CPUs this "
-                        "process may use; a small space stays in one process)")
+                   help="worker processes pricing the space with --backend process, and running --simulate-top's "
+                        "capacity searches (default: the CPUs this process may use; a small space stays in one "
+                        "process)")
     r.add_argument("--simulate-top", type=flag_int(0, 1000, "configurations"), default=0, metavar="K",
                    help="re-check in the serving simulator the K best of each mode (aggregated, disaggregated) and "
                         "every frontier row shown; the best is then the highest simulated goodput")

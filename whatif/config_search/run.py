@@ -23,7 +23,7 @@ def run_search(space: SearchSpace, backend: str = "process", address: str | None
                sim_requests: int | None = None, jobs: int | None = None) -> SearchResult:
     """Search `space`; with `simulate_top` K > 0, re-check under the simulator the K best of each mode and the
     frontier rows the text shows, and rerank by goodput (recheck.py). `jobs`: worker processes of the process
-    backend (default: this process's CPUs; backends.py)."""
+    backend (default: this process's CPUs; backends.py) and of the re-check (recheck.py; default the same)."""
     if simulate_top:     # checked before the search, not after it
         integer(simulate_top, "--simulate-top", high=1000, what="configurations")
         if sim_requests is not None:
@@ -43,5 +43,6 @@ def run_search(space: SearchSpace, backend: str = "process", address: str | None
                           estimates=sum(p.estimates for p in profiles))
     if simulate_top:
         from .recheck import recheck
-        result.rechecked = recheck(space, good, simulate_top, sim_requests, sampled_frontier(result.frontier))
+        result.rechecked = recheck(space, good, simulate_top, sim_requests, sampled_frontier(result.frontier),
+                                    jobs)
     return result
