@@ -58,8 +58,9 @@ if not hasattr(whatif, "search"):
     print(json.dumps({"configs": None}))
     sys.exit(0)
 space = json.loads(sys.argv[1])
-if "jobs" not in inspect.signature(whatif.search).parameters:
-    space.pop("jobs", None)
+for name in ("jobs", "prune"):     # (a baseline older than these runs without them)
+    if name not in inspect.signature(whatif.search).parameters:
+        space.pop(name, None)
 t0 = time.perf_counter()
 r = whatif.search(MODEL_, HARDWARE_, **space)
 print(json.dumps({"configs": len(r.configs), "search_s": time.perf_counter() - t0, "rechecked": len(r.rechecked)}))
@@ -67,9 +68,9 @@ print(json.dumps({"configs": len(r.configs), "search_s": time.perf_counter() - t
 
 
 def side_by_side_search(commit: str, runs: int, backend: str, chunks: tuple, jobs: int | None,
-                        recheck: dict) -> int:
+                        recheck: dict, prune: bool) -> int:
     space = {**SPACE, "backend": backend, "prefill_chunks": list(chunks), **({"jobs": jobs} if jobs else {}),
-             **recheck}
+             **recheck, **({"prune": True} if prune else {})}
     argv = ["-c", WORKER, json.dumps(space)]
     with side_by_side.baseline_tree(commit) as base:
         trees = side_by_side.trees_of(base)
@@ -83,7 +84,8 @@ def side_by_side_search(commit: str, runs: int, backend: str, chunks: tuple, job
     what = (f", re-check of {out['rechecked']} configurations (--simulate-top {recheck['simulate_top']}, TTFT <= "
             f"{recheck['ttft']:g} s, TPOT <= {recheck['tpot']:g} s)" if recheck else "")
     print(f"whole `whatif.search` process ({n:,} configurations, prefill chunks {','.join(map(str, chunks))}, "
-          f"backend {backend}, jobs {jobs or 'default'}{what}), median of {runs} runs each (ratio: baseline / this)")
+          f"backend {backend}, jobs {jobs or 'default'}{', --prune' if prune else ''}{what}), median of {runs} runs "
+          f"each (ratio: baseline / this)")
     print(side_by_side.table([side_by_side.ratio_row(f"search {MODEL} on {'+'.join(HARDWARE)}", results)]))
     for label in missing:
         print(f"  {label} ({commit}) has no whatif.search: no ratio")
@@ -97,6 +99,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, help="worker processes (default: the search's, this process's CPUs)")
     ap.add_argument("--baseline", help="a commit (or a checkout folder) to time the same search against")
     ap.add_argument("--runs", type=int, default=3, help="with --baseline: runs per checkout (the median is shown)")
+    ap.add_argument("--prune", action="store_true", help="search with --prune (the baseline without, if it lacks it)")
     ap.add_argument("--simulate-top", type=int, default=0, metavar="K",
                     help="also re-check the frontier in the simulator (whatif search --simulate-top K)")
     ap.add_argument("--slo-ttft", type=float, default=SLO_DEFAULTS["ttft"], help="seconds, with --simulate-top")
@@ -106,7 +109,7 @@ def main() -> int:
     recheck = ({"simulate_top": args.simulate_top, "ttft": args.slo_ttft, "tpot": args.slo_tpot}
                if args.simulate_top else {})
     if args.baseline:
-        return side_by_side_search(args.baseline, args.runs, args.backend, chunks, args.jobs, recheck)
+        return side_by_side_search(args.baseline, args.runs, args.backend, chunks, args.jobs, recheck, args.prune)
     t0 = time.perf_counter()
     import whatif
     from whatif.config_search import run  # noqa: F401 (imports timed apart from the search)
@@ -114,17 +117,19 @@ def main() -> int:
     imports_s = time.perf_counter() - t0
     t0, c0 = time.perf_counter(), time.process_time()
     slo = {k: v for k, v in recheck.items() if k != "simulate_top"}
-    r = whatif.search(MODEL, HARDWARE, backend=args.backend, prefill_chunks=chunks, jobs=args.jobs, **SPACE, **slo)
+    r = whatif.search(MODEL, HARDWARE, backend=args.backend, prefill_chunks=chunks, jobs=args.jobs, **SPACE, **slo,
+                      prune=args.prune)
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0 + children_cpu()     # the worker processes, once the pool has joined
     n = len(r.configs)
     counts = r.counts()
     print(f"search space: {MODEL} on {'+'.join(HARDWARE)}, {SPACE['gpus']} GPUs, ISL 4000 / OSL 1000, weights "
           f"bf16/fp8, KV bf16/fp8, techniques none/kivi, prefill chunks {args.prefill_chunks}, backend "
-          f"{args.backend}, jobs {args.jobs or 'default'}")
+          f"{args.backend}, jobs {args.jobs or 'default'}{', --prune' if args.prune else ''}")
     print(f"{n:,} configurations ({counts['ok']:,} meet the SLOs, {counts['misses SLO']:,} miss them, "
           f"{counts['does not fit']:,} do not fit, {counts['invalid']:,} invalid) from {r.replica_setups} replica "
-          f"setups and {r.estimates} roofline estimates")
+          f"setups and {r.estimates} roofline estimates" + (f", {r.pruned} dominated batches not priced" if r.pruned
+                                                              else ""))
     print(f"wall {wall:.2f} s cold ({n / wall:,.0f} configurations/s), CPU {cpu:.2f} s (workers included; imports "
           f"{imports_s:.2f} s apart); "
           f"target: {TARGET_CONFIGS:,} in < {TARGET_S:g} s")

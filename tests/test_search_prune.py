@@ -70,3 +70,37 @@ def test_dominators_beat_strictly_and_count_distinct_shapes():
     one = [_config("aggregated", 50.0, 100.0, 8)]
     assert not Dominators(one, need=2).beat("aggregated", 1.0, 1.0)     # K = 2 needs two distinct shapes
     assert Dominators(one + [_config("aggregated", 60.0, 200.0, 16)], need=2).beat("aggregated", 1.0, 1.0)
+
+
+class _FakeRay:
+    """Just enough of ray's API for backends.evaluate_on_ray, each task run when submitted (this process)."""
+
+    class _Ref:
+        def __init__(self, value):
+            self.value = value
+
+    def is_initialized(self):
+        return True
+
+    def put(self, x):
+        return x
+
+    def remote(self, fn):
+        return type("Task", (), {"remote": staticmethod(lambda *a: self._Ref(fn(*a)))})
+
+    def wait(self, refs, num_returns=1):
+        return refs[:num_returns], refs[num_returns:]
+
+    def get(self, ref):
+        return ref.value
+
+
+def test_pruning_on_the_ray_backend_answers_as_in_process(monkeypatch):
+    import sys
+    kw = dict(model="llama-3.1-8b", hardware="dgx-h100", gpus=4, prompt=2000, output=200, ttft=0.3, tpot=0.02,
+              tp=(1, 2), pp=(1, 2), batches=(1, 16, 128), prune=True)
+    local = whatif.search(**kw, jobs=1)
+    monkeypatch.setitem(sys.modules, "ray", _FakeRay())
+    remote = whatif.search(**kw, backend="ray")
+    assert remote.configs == local.configs and remote.pruned == local.pruned
+    assert remote.frontier == local.frontier and remote.best == local.best
