@@ -104,3 +104,23 @@ def test_pruning_on_the_ray_backend_answers_as_in_process(monkeypatch):
     remote = whatif.search(**kw, backend="ray")
     assert remote.configs == local.configs and remote.pruned == local.pruned
     assert remote.frontier == local.frontier and remote.best == local.best
+
+
+def test_cli_prune_flag_reaches_the_search(capsys, monkeypatch):
+    import json
+    from whatif.cli import main
+    from whatif.config_search import prune
+    waves = []
+    real = prune.complete_replica
+    monkeypatch.setattr(prune, "complete_replica", lambda *a: waves.append(a[1]) or real(*a))
+    argv = ["search", "--model", "llama-3.1-8b", "--hardware", "dgx-h100", "--gpus", "4", "--prompt", "2000",
+            "--output", "200", "--tp", "1,2", "--pp", "1,2", "--batches", "1,16,128", "--no-progress", "--json",
+            "--jobs", "1"]
+    assert main(argv) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert not waves
+    assert main([*argv, "--prune"]) == 0
+    pruned = json.loads(capsys.readouterr().out)
+    assert waves                                        # the second wave ran
+    assert pruned["frontier"] == plain["frontier"] and pruned["best"] == plain["best"]
+    assert pruned["configurations"] <= plain["configurations"]
