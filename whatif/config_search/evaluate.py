@@ -87,7 +87,8 @@ def evaluate_replica(space: SearchSpace, key: ReplicaSetup, ends: bool = False) 
     resolved once per chunk, a batch-1 estimate (the max batch and a request's own prefill), then each batch's
     timing (roofline.estimate.batch_times, the timing half of `whatif estimate`) with its steps priced by a
     StepPricer that remembers them across the batches and chunks of this engine. One profile per chunk, in the
-    space's chunk order. `ends`: only batch 1 and the largest that fits (prune.py prices the others, or not)."""
+    space's chunk order. `ends`: only batch 1, the largest that fits and the middle one (prune.py prices the
+    others, or not)."""
     out: list[ReplicaProfile] = []
     sends = None      # (in a node, across nodes): the KV of one prompt, whatever the chunk
     pricers = StepPricers()
@@ -124,7 +125,7 @@ class StepPricers:
 def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricers: StepPricers, ends: bool = False):
     """(the profile at `chunk`, (its batch-1 PassSetup, memory plan) or None when the engine cannot run): the
     memory half of `whatif estimate` at batch 1 (the max batch), then the timing half at each batch that fits
-    (with `ends`, at batch 1 and the largest that fits)."""
+    (with `ends`, at batch 1, the largest that fits and the middle one)."""
     from ..roofline.estimate import memory_fit
     sc = replica_scenario(space, key, chunk)
     try:
@@ -139,7 +140,7 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
         return ReplicaProfile(key, chunk, error=f"does not fit: {_overflow_text(memory)}", estimates=1), None
     fits = [b for b in sorted(set(space.batches)) if b <= max_batch]   # fit is monotone in the batch, or capped
     if ends:
-        fits = sorted({fits[0], fits[-1]}) if fits else []
+        fits = sorted({fits[0], fits[len(fits) // 2], fits[-1]}) if fits else []
     points = [price_batch(resolved, setup, sc, b, pricers, one) for b in fits]
     engine = setup.engine_spec
     return (ReplicaProfile(key, chunk, max_batch=max_batch, engine_cap=getattr(engine, "max_num_seqs", None),
