@@ -1,6 +1,6 @@
 """How `whatif search` scales with workers: configurations per second against worker processes or Ray CPUs.
 
-    python benchmarks/search_scaling.py [--workers 1,2,4] [--backend process|ray] [--space issue|sweep]
+    python benchmarks/search_scaling.py [--workers 1,2,4] [--backend process|ray] [--space issue|sweep] [--prune]
 
 Each point is the whole search in a fresh process (cold kernel-timing caches, as a user's run), timed around
 `whatif.search` alone (imports apart): wall, CPU of the process and its workers (user + sys), and
@@ -35,6 +35,8 @@ WORKER = """
 import json, resource, sys, time
 import whatif
 space, backend, n = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+if sys.argv[4] == "prune":
+    space["prune"] = True
 if backend == "ray":
     import ray
     ray.init(num_cpus=n, include_dashboard=False, log_to_driver=False, configure_logging=False)
@@ -45,14 +47,15 @@ t0, c0 = time.perf_counter(), time.process_time()
 r = whatif.search("llama-3.1-70b", "dgx-h100", **space, **kw)
 wall = time.perf_counter() - t0
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"configs": len(r.configs), "setups": r.replica_setups, "wall": wall,
+print(json.dumps({"configs": len(r.configs), "setups": r.replica_setups, "wall": wall, "pruned": r.pruned,
                   "cpu": time.process_time() - c0 + kids.ru_utime + kids.ru_stime}))
 """
 
 
-def point(space: dict, backend: str, n: int) -> dict:
+def point(space: dict, backend: str, n: int, prune: bool = False) -> dict:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    proc = subprocess.run([sys.executable, "-c", WORKER, json.dumps(space), backend, str(n)], cwd=ROOT, env=env,
+    proc = subprocess.run([sys.executable, "-c", WORKER, json.dumps(space), backend, str(n),
+                           "prune" if prune else "-"], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
@@ -65,15 +68,17 @@ def main() -> int:
     ap.add_argument("--workers", default="1,2,4", help="worker counts, comma-separated")
     ap.add_argument("--backend", default="process", choices=("process", "ray"))
     ap.add_argument("--space", default="issue", choices=tuple(SPACES))
+    ap.add_argument("--prune", action="store_true", help="search with --prune (configurations: those kept)")
     args = ap.parse_args()
     space = SPACES[args.space]
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"space '{args.space}': llama-3.1-70b on dgx-h100, {json.dumps(space)}; backend {args.backend}; "
-          f"{cores} CPUs visible; load average {os.getloadavg()[0]:.1f} at the start")
+          f"{'--prune; ' if args.prune else ''}{cores} CPUs visible; load average {os.getloadavg()[0]:.1f} at the "
+          "start")
     print(f"{'workers':>7}  {'configs':>8}  {'wall s':>7}  {'CPU s':>7}  {'configs/s':>9}  {'speed-up':>8}")
     first = None
     for n in (int(x) for x in args.workers.split(",")):
-        r = point(space, args.backend, n)
+        r = point(space, args.backend, n, args.prune)
         rate = r["configs"] / r["wall"]
         first = first or rate
         print(f"{n:>7}  {r['configs']:>8,}  {r['wall']:>7.2f}  {r['cpu']:>7.2f}  {rate:>9,.0f}  {rate / first:>7.2f}x")

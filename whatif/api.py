@@ -280,7 +280,7 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
            efficiency: str = "default", kv_link: str | None = None,
            objective: str = "tok_s_per_gpu", backend: str = "process", address: str | None = None,
            simulate_top: int = 0, sim_requests: int | None = None,
-           progress: Callable[[int, int], None] | None = None, jobs: int | None = None):
+           progress: Callable[[int, int], None] | None = None, jobs: int | None = None, prune: bool = False):
     """Search the deployments of `model` on at most `gpus` GPUs of `hardware` (one name or several) for a
     workload of `prompt` / `output` tokens: the Pareto frontier of tokens/s per GPU against tokens/s per user and
     the best configuration meeting `ttft` / `tpot` / `e2e` (seconds). `prefill_chunks` are the prefill chunk sizes
@@ -289,7 +289,9 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
     rule). `simulate_top` K > 0 re-checks in the simulator the K best of each mode and the frontier
     rows shown, and the best is then the highest simulated goodput (config_search/recheck.py). `jobs`: worker
     processes pricing the replica setups with backend "process" (default: the CPUs this process may use; a
-    small space stays in this process). Returns a
+    small space stays in this process), and running the re-check's capacity searches. `prune`: skip pricing the
+    batches that can be neither on the frontier nor among the best (config_search/prune.py: the same frontier
+    and best, fewer rows). Returns a
     whatif.config_search.result.SearchResult (`best`, `frontier`, `configs`, `to_dict()`, `to_frame()`, `text()`)."""
     from .config_search.run import run_search
     from .config_search.space import DEFAULT_BATCHES, DEFAULT_CHUNKS, SearchSpace, SLOTargets
@@ -308,4 +310,4 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
                         prefill_chunks=DEFAULT_CHUNKS if prefill_chunks is None else _listed(prefill_chunks),
                         efficiency=efficiency, kv_link=kv_link,
                         objective=objective)
-    return run_search(space, backend, address, progress, simulate_top, sim_requests, jobs)
+    return run_search(space, backend, address, progress, simulate_top, sim_requests, jobs, prune)

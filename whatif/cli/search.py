@@ -98,8 +98,12 @@ def add_search_parser(p) -> None:
                    help="process (default) or ray (pip install 'whatif[ray]')")
     r.add_argument("--address", help="Ray cluster address (default: a local Ray)")
     r.add_argument("--jobs", type=flag_int(1, 1024, "processes"), metavar="N",
-                   help="worker processes pricing the space with --backend process (default: the CPUs this "
-                        "process may use; a small space stays in one process)")
+                   help="worker processes pricing the space with --backend process, and running --simulate-top's "
+                        "capacity searches (default: the CPUs this process may use; a small space stays in one "
+                        "process)")
+    r.add_argument("--prune", action="store_true",
+                   help="skip pricing batches whose configurations can be neither on the frontier nor among the "
+                        "best (the same frontier and best, fewer rows in --csv; docs/search.md)")
     r.add_argument("--simulate-top", type=flag_int(0, 1000, "configurations"), default=0, metavar="K",
                    help="re-check in the serving simulator the K best of each mode (aggregated, disaggregated) and "
                         "every frontier row shown; the best is then the highest simulated goodput")
@@ -218,7 +222,7 @@ def cmd_search(args) -> int:
             raise WhatifError("--parquet needs the pyarrow package: pip install 'whatif[parquet]'")
     bar = None if args.no_progress or not sys.stderr.isatty() else SearchProgress()
     try:
-        result = search(**kwargs, backend=args.backend, address=args.address, jobs=args.jobs,
+        result = search(**kwargs, backend=args.backend, address=args.address, jobs=args.jobs, prune=args.prune,
                         simulate_top=args.simulate_top, sim_requests=args.sim_requests, progress=bar)
     finally:
         if bar is not None:

@@ -102,7 +102,7 @@ def _judged(space: SearchSpace, **kw) -> Config:
 
 def rejected_replica(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
     """One row per batch an engine cannot run (all of them, or those above its max batch)."""
-    fitted = {pt.batch for pt in p.points}
+    fitted = {pt.batch for pt in p.points} | set(p.pruned)
     rows = []
     for b in sorted(set(space.batches)):
         if b in fitted:

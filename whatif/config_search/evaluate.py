@@ -52,6 +52,7 @@ class ReplicaProfile:
     kv_send_node_s: float = 0.0         # one prompt's KV to a decode replica in the same node
     kv_send_net_s: float = 0.0          # ... on another node (CROSS_NODE_KV_LINK or the space's kv_link)
     estimates: int = 0                  # full roofline estimates run (not the prefill-only reuses)
+    pruned: tuple[int, ...] = ()        # batches that fit but were not priced: dominated (prune.py)
 
     @property
     def gpus(self) -> int:
@@ -81,17 +82,18 @@ def _overflow_text(memory) -> str:
     return f"{tier} needs {need / 1e9:.1f} GB per GPU, usable {usable / 1e9:.1f} GB"
 
 
-def evaluate_replica(space: SearchSpace, key: ReplicaSetup) -> list[ReplicaProfile]:
+def evaluate_replica(space: SearchSpace, key: ReplicaSetup, ends: bool = False) -> list[ReplicaProfile]:
     """Estimate `key` at each prefill chunk and batch of the space up to its max batch at that chunk: the scenario
     resolved once per chunk, a batch-1 estimate (the max batch and a request's own prefill), then each batch's
     timing (roofline.estimate.batch_times, the timing half of `whatif estimate`) with its steps priced by a
     StepPricer that remembers them across the batches and chunks of this engine. One profile per chunk, in the
-    space's chunk order."""
+    space's chunk order. `ends`: only batch 1, the largest that fits and the middle one (prune.py prices the
+    others, or not)."""
     out: list[ReplicaProfile] = []
     sends = None      # (in a node, across nodes): the KV of one prompt, whatever the chunk
     pricers = StepPricers()
     for chunk in space.prefill_chunks:
-        profile, fitted = _evaluate_at_chunk(space, key, chunk, pricers)
+        profile, fitted = _evaluate_at_chunk(space, key, chunk, pricers, ends)
         if fitted is not None and sends is None and "disaggregated" in space.modes:
             sends = _kv_send_times(space, fitted)
         out.append(profile)
@@ -120,35 +122,53 @@ class StepPricers:
         return pricer
 
 
-def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricers: StepPricers):
+def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricers: StepPricers, ends: bool = False):
     """(the profile at `chunk`, (its batch-1 PassSetup, memory plan) or None when the engine cannot run): the
-    memory half of `whatif estimate` at batch 1 (the max batch), then the timing half at each batch that fits."""
-    from ..roofline.estimate import batch_times, memory_fit
+    memory half of `whatif estimate` at batch 1 (the max batch), then the timing half at each batch that fits
+    (with `ends`, at batch 1, the largest that fits and the middle one)."""
+    from ..roofline.estimate import memory_fit
     sc = replica_scenario(space, key, chunk)
     try:
         resolved = sc.resolved()      # once per chunk: each batch below is only its timing
         setup = resolved.pass_setup(sc.workload.shared_prefix)
         memory, max_batch = memory_fit(setup, sc.workload)
         if max_batch >= 1:
-            one = batch_times(setup, sc.workload, pricers.of(setup), sc.cuda_graphs)
+            one = price_batch(resolved, setup, sc, 1, pricers, None)
     except WhatifError as exc:
         return ReplicaProfile(key, chunk, error=f"invalid: {exc}", estimates=1), None
     if max_batch < 1:
         return ReplicaProfile(key, chunk, error=f"does not fit: {_overflow_text(memory)}", estimates=1), None
-    points = []
-    for b in sorted(set(space.batches)):
-        if b > max_batch:
-            break        # every larger batch overfills too (fit is monotone in the batch), or the engine caps it
-        w = replace(sc.workload, batch=b)
-        if b != 1:    # the setup changes with the batch only if a technique's defaults do (for_workload)
-            same = resolved.technique_set(w) == setup.techniques
-            setup_b = setup if same else resolved.pass_setup(w.shared_prefix, w)
-        t = one if b == 1 else batch_times(setup_b, w, pricers.of(setup_b), sc.cuda_graphs)
-        points.append(BatchPoint(b, t.ttft_s, t.tpot_s, t.e2e_s, b * w.output / t.e2e_s))
+    fits = [b for b in sorted(set(space.batches)) if b <= max_batch]   # fit is monotone in the batch, or capped
+    if ends:
+        fits = sorted({fits[0], fits[len(fits) // 2], fits[-1]}) if fits else []
+    points = [price_batch(resolved, setup, sc, b, pricers, one) for b in fits]
     engine = setup.engine_spec
     return (ReplicaProfile(key, chunk, max_batch=max_batch, engine_cap=getattr(engine, "max_num_seqs", None),
                            engine_name=getattr(engine, "name", ""), points=tuple(points), prefill_s=one.ttft_s,
                            estimates=1 + sum(p.batch != 1 for p in points)), (setup, memory))
+
+
+def resolve_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int):
+    """(the scenario, its ResolvedScenario, its batch-1 PassSetup) of `key` at `chunk` (one that resolved before)."""
+    sc = replica_scenario(space, key, chunk)
+    resolved = sc.resolved()
+    return sc, resolved, resolved.pass_setup(sc.workload.shared_prefix)
+
+
+def price_batch(resolved, setup, sc, b: int, pricers: StepPricers, one) -> BatchPoint:
+    """The BatchPoint of batch `b` (the timing half of `whatif estimate`), its steps priced by `pricers`; `one`:
+    batch 1's BatchTimes, reused at b = 1 (None there: price them, and return the BatchTimes themselves)."""
+    from ..roofline.estimate import batch_times
+    w = replace(sc.workload, batch=b)
+    if b == 1:
+        if one is None:
+            return batch_times(setup, w, pricers.of(setup), sc.cuda_graphs)
+        t = one
+    else:    # the setup changes with the batch only if a technique's defaults do (for_workload)
+        same = resolved.technique_set(w) == setup.techniques
+        setup_b = setup if same else resolved.pass_setup(w.shared_prefix, w)
+        t = batch_times(setup_b, w, pricers.of(setup_b), sc.cuda_graphs)
+    return BatchPoint(b, t.ttft_s, t.tpot_s, t.e2e_s, b * w.output / t.e2e_s)
 
 
 def _kv_send_times(space: SearchSpace, fitted) -> tuple[float, float]:

@@ -123,35 +123,58 @@ def goodput(run, slo, predicted_rps: float):
 
 
 def recheck(space: SearchSpace, ranked: list[Config], top: int, requests: int | None = None,
-            shown: list[Config] = ()) -> list[dict]:
-    """`candidates` under the simulator: their capacity under the SLOs (goodput), best first by the objective."""
-    from ..simulator.cluster import simulate
+            shown: list[Config] = (), jobs: int | None = None) -> list[dict]:
+    """`candidates` under the simulator: their capacity under the SLOs (goodput), best first by the objective.
+    Each candidate's capacity search is independent of the others' (seeded runs): over `jobs` worker processes
+    (default: this process's CPUs) when there are several candidates, with the same answer as in one."""
     positive_int(top, "--simulate-top")
     if requests is not None:
         positive_int(requests, "--sim-requests")
-    out = []
-    for c in candidates(space, ranked, list(shown), top):
-        n = run_requests(c, requests)
-        cfg = sim_config(space, c, n)
-        try:
-            res, runs, capped = goodput(lambda rate, cfg=cfg: simulate(replace(cfg, workload=replace(
-                cfg.workload, rate=rate))), cfg.slo, c.request_rate)
-        except WhatifError as exc:    # a deployment the simulator cannot model
-            out.append({"config": c, "predicted_req_s": c.request_rate, "goodput_req_s": 0.0,
-                        "goodput_per_gpu_tok_s": 0.0, "goodput_tok_s": 0.0, "capped": False,
-                        "attainment_fraction": 0.0, "runs": 0, "note": f"not simulated: {exc}", "caveat": ""})
-            continue
-        passed = [p for p in res.probes if p.passed and p.rate_rps == res.rate_rps]
-        note = (f"every run passed up to {res.rate_rps:.3g} req/s: a lower bound" + (
-            " (no TTFT target: a growing queue never fails the SLOs)" if space.slo.ttft_s is None else "")
-            if capped else res.note)
-        out.append({"config": c, "predicted_req_s": c.request_rate, "goodput_req_s": res.rate_rps,
-                    "goodput_per_gpu_tok_s": res.rate_rps * space.output / c.gpus,
-                    "goodput_tok_s": res.rate_rps * space.output, "capped": capped,
-                    "attainment_fraction": passed[0].attainment if passed else 0.0, "runs": runs,
-                    "requests": n, "note": note,
-                    "caveat": "; ".join(x for x in (short_run_note(c, n),) if x)})
+    todo = candidates(space, ranked, list(shown), top)
+    out = _in_pool(space, todo, requests, jobs) if _workers(jobs, len(todo)) > 1 else \
+        [recheck_one(space, c, requests) for c in todo]
     return sorted(out, key=lambda r: recheck_key(r, space.objective))
+
+
+def _workers(jobs: int | None, n: int) -> int:
+    from .backends import default_jobs
+    return min(default_jobs() if jobs is None else jobs, n)
+
+
+def _in_pool(space: SearchSpace, todo: list[Config], requests: int | None, jobs: int | None) -> list[dict]:
+    """recheck_one of each candidate in a pool of forked workers, in `todo`'s order; the costliest first (the
+    most simulated tokens), so the last to finish is a short one."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    order = sorted(range(len(todo)), key=lambda i: -run_requests(todo[i], requests))
+    with ProcessPoolExecutor(_workers(jobs, len(todo)), mp_context=multiprocessing.get_context(method)) as pool:
+        futures = {i: pool.submit(recheck_one, space, todo[i], requests) for i in order}
+        return [futures[i].result() for i in range(len(todo))]
+
+
+def recheck_one(space: SearchSpace, c: Config, requests: int | None) -> dict:
+    """One candidate's capacity search in the simulator, as a re-check row."""
+    from ..simulator.cluster import simulate
+    n = run_requests(c, requests)
+    cfg = sim_config(space, c, n)
+    try:
+        res, runs, capped = goodput(lambda rate, cfg=cfg: simulate(replace(cfg, workload=replace(
+            cfg.workload, rate=rate))), cfg.slo, c.request_rate)
+    except WhatifError as exc:    # a deployment the simulator cannot model
+        return {"config": c, "predicted_req_s": c.request_rate, "goodput_req_s": 0.0,
+                "goodput_per_gpu_tok_s": 0.0, "goodput_tok_s": 0.0, "capped": False,
+                "attainment_fraction": 0.0, "runs": 0, "note": f"not simulated: {exc}", "caveat": ""}
+    passed = [p for p in res.probes if p.passed and p.rate_rps == res.rate_rps]
+    note = (f"every run passed up to {res.rate_rps:.3g} req/s: a lower bound" + (
+        " (no TTFT target: a growing queue never fails the SLOs)" if space.slo.ttft_s is None else "")
+        if capped else res.note)
+    return {"config": c, "predicted_req_s": c.request_rate, "goodput_req_s": res.rate_rps,
+            "goodput_per_gpu_tok_s": res.rate_rps * space.output / c.gpus,
+            "goodput_tok_s": res.rate_rps * space.output, "capped": capped,
+            "attainment_fraction": passed[0].attainment if passed else 0.0, "runs": runs,
+            "requests": n, "note": note,
+            "caveat": "; ".join(x for x in (short_run_note(c, n),) if x)}
 
 
 def recheck_key(r: dict, objective: str = "tok_s_per_gpu") -> tuple:

@@ -53,6 +53,7 @@ class SearchResult:
     ranked: list[Config]                   # those meeting the SLOs, best first
     replica_setups: int = 0                # replica setups priced
     estimates: int = 0                     # roofline estimates run
+    pruned: int = 0                        # --prune: batches of a replica setup and chunk not priced (prune.py)
     rechecked: list[dict] = field(default_factory=list)   # --simulate-top: simulator figures, best first
 
     @property
@@ -112,7 +113,7 @@ class SearchResult:
     def to_dict(self) -> dict:
         best = self.best
         return {"space": asdict(self.space), "counts": self.counts(), "replica_setups": self.replica_setups,
-                "estimates": self.estimates, "best": best.row() if best else None,
+                "estimates": self.estimates, "pruned": self.pruned, "best": best.row() if best else None,
                 "frontier": [c.row() for c in self.frontier],
                 "rejections": [{"reason": k, "configurations": n, "example": e} for k, n, e in self.reasons()],
                 "best_by": ("simulator" if self.rechecked else "steady-state model") if best else None,
@@ -125,6 +126,9 @@ class SearchResult:
     def write_parquet(self, path: str) -> None:
         self.to_frame().to_parquet(path, index=False)
 
+    def _pruned_words(self) -> str:
+        return f", {self.pruned:,} dominated batches not priced (--prune)" if self.pruned else ""
+
     def text(self) -> str:
         s = self.space
         c = self.counts()
@@ -134,7 +138,8 @@ class SearchResult:
         lines = [f"{s.model} on {pool}, up to {s.gpu_budget} GPUs; prompt {s.prompt:,} / output "
                  f"{s.output:,} tokens; SLO {slo or 'none'}",
                  f"searched {len(self.configs):,} configurations ({self.replica_setups} replica setups, "
-                 f"{self.estimates} roofline estimates): {c[OK]:,} meet the SLOs, {c[MISSES_SLO]:,} miss them, "
+                 f"{self.estimates} roofline estimates{self._pruned_words()}): {c[OK]:,} meet the SLOs, "
+                 f"{c[MISSES_SLO]:,} miss them, "
                  f"{c[DOES_NOT_FIT]:,} do not fit, {c[INVALID]:,} invalid"]
         lines += budget_notes(s)
         lines.append(self._best_line())

@@ -20,10 +20,11 @@ def is_moe(model: str) -> bool:
 
 def run_search(space: SearchSpace, backend: str = "process", address: str | None = None,
                progress: Callable[[int, int], None] | None = None, simulate_top: int = 0,
-               sim_requests: int | None = None, jobs: int | None = None) -> SearchResult:
+               sim_requests: int | None = None, jobs: int | None = None, prune: bool = False) -> SearchResult:
     """Search `space`; with `simulate_top` K > 0, re-check under the simulator the K best of each mode and the
     frontier rows the text shows, and rerank by goodput (recheck.py). `jobs`: worker processes of the process
-    backend (default: this process's CPUs; backends.py)."""
+    backend (default: this process's CPUs; backends.py) and of the re-check (recheck.py; default the same). `prune`:
+    skip pricing the batches that can be neither on the frontier nor among the best (prune.py)."""
     if simulate_top:     # checked before the search, not after it
         integer(simulate_top, "--simulate-top", high=1000, what="configurations")
         if sim_requests is not None:
@@ -36,12 +37,13 @@ def run_search(space: SearchSpace, backend: str = "process", address: str | None
     if space.attention_dps and not keys:
         raise WhatifError(f"--dp-attention: {','.join(map(str, space.attention_dps))}: no TP size tried splits into "
                           f"that many ranks (each rank's attention TP inside a node); valid: divisors of --tp")
-    profiles = evaluate(space, keys, backend, address, progress, jobs)
+    profiles = evaluate(space, keys, backend, address, progress, jobs, max(1, simulate_top) if prune else 0)
     configs = compose(space, profiles)
     good = ranked(configs, space.objective)
     result = SearchResult(space, configs, frontier(configs), good, replica_setups=len(keys),
-                          estimates=sum(p.estimates for p in profiles))
+                          estimates=sum(p.estimates for p in profiles), pruned=sum(len(p.pruned) for p in profiles))
     if simulate_top:
         from .recheck import recheck
-        result.rechecked = recheck(space, good, simulate_top, sim_requests, sampled_frontier(result.frontier))
+        result.rechecked = recheck(space, good, simulate_top, sim_requests, sampled_frontier(result.frontier),
+                                    jobs)
     return result
