@@ -312,7 +312,8 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     # after the stop-48 merges: TTFT 59.2%, median 45.6%, 15 off by 3x; TPOT 20.4%)
     # (stop 49, InferenceX's and sa-bench's [0.8 L, L] lengths and SGLang's recv interval: TTFT 45.5%, median 41.0%,
     # x0.79 -> x0.59, 19 off by 3x (GLM-5 c128 x8.7 back in, SGLang and TensorRT-LLM DeepSeek rows at x0.2-0.3 out:
-    # the lockstep had hidden their low prediction); TPOT 19.5%)
+    # the lockstep had hidden their low prediction); TPOT 19.5%; with the other stop-49 merges: TTFT 45.2%, median
+    # 41.4%, 18 off by 3x; TPOT 19.1%)
     assert ttft["mape"] < 47 and ttft["median_ape"] < 42.5 and ttft["off3x"] <= 19, ttft
     assert tpot["mape"] < 20.5, tpot
 
@@ -329,18 +330,23 @@ def test_the_whole_file():
     # (2,551 after the stop-47 merges: TTFT 43.3%, median 35.6%, 270 off by 3x; TPOT 16.5%)
     # (2,542 after the stop-48 merges: TTFT 46.0% (worse: SGLang 56.3 -> 63.9%, its block-FP8 MoE fit prices GLM-5
     # and DeepSeek prefill higher), median 36.3%, 262 off by 3x; TPOT 13.7%, median 10.8%)
-    assert ttft["mape"] < 47 and ttft["median_ape"] < 38 and ttft["off3x"] <= 280, ttft
-    assert tpot["mape"] < 14.5, tpot
+    # (stop 49: TTFT 46.9%, median 40.8%, 430 off by 3x (worse: InferenceX's [0.8 L, L] lengths end the lockstep
+    # that had inflated TTFT, which exposes rows predicted low, 131 of the new ones Qwen3.5 on SGLang at x0.3);
+    # TPOT 13.1%, median 10.2%)
+    assert ttft["mape"] < 47.5 and ttft["median_ape"] < 41.5 and ttft["off3x"] <= 435, ttft
+    assert tpot["mape"] < 13.5, tpot
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     # (21.6% after the merges: the Blackwell fp8/NVFP4 fused-MoE fits run DeepSeek's decode x1.08 high; 17.6% before)
     # (20.9% after the stop-48 merges)
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 22, sr.stats(disagg, "tpot")
+    # (19.2% at stop 49)
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 20, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
     # MLA context fit, TensorRT-LLM's attention-DP all-gather and per-engine chunking, and the MoE fits per engine)
     ttft = sr.stats(disagg, "ttft")
-    assert ttft["mape"] < 70 and ttft["off3x"] <= 32, ttft
+    # (66.3%, x0.35, 31 off by 3x at stop 49)
+    assert ttft["mape"] < 67.5 and ttft["off3x"] <= 32, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
