@@ -175,10 +175,7 @@ class Scheduler(Admission, DecodingSet):
                 if s.req.prefix_id is not None:
                     self._publish(s)
         if uniform and offered:
-            decoding = self.decoding
-            for s in offered:
-                if s in decoding:
-                    self._push_due(s)
+            self._requeue(offered)
         if self.left:
             self._drop_left()
 
@@ -191,12 +188,16 @@ class Scheduler(Admission, DecodingSet):
                 for s in offered:
                     if s.req.prefix_id is not None:   # (_publish's first test, before a call per sequence)
                         self._publish(s)
-            decoding = self.decoding
-            for s in offered:
-                if s in decoding:
-                    self._push_due(s)
+            self._requeue(offered)
         if self.left:
             self._drop_left()
+
+    def _requeue(self, offered) -> None:
+        """The offered sequences still decoding go back on the due queue."""
+        decoding = self.decoding
+        for s in offered:
+            if s in decoding:
+                self._push_due(s)
 
     def _drop_left(self) -> None:
         """Take the sequences that finished or moved on off the running list (static batching: once all are done)."""
