@@ -54,12 +54,16 @@ def _call(args):
     return fn(space, key, *extra)
 
 
-def _evaluate_in_pool(space, keys, progress, workers: int, fn, extra, done: int, total: int) -> list[ReplicaProfile]:
+def fork_pool(workers: int):
+    """A process pool that forks where it can: the workers start with whatif imported and its tables loaded."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    # fork where there is one: the workers start with whatif imported and its tables loaded
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
+
+
+def _evaluate_in_pool(space, keys, progress, workers: int, fn, extra, done: int, total: int) -> list[ReplicaProfile]:
+    with fork_pool(workers) as pool:
         out = []
         for i, profiles in enumerate(pool.map(_call, [(fn, space, k, e) for k, e in zip(keys, extra)])):
             out += profiles

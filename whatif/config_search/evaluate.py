@@ -126,14 +126,14 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
     """(the profile at `chunk`, (its batch-1 PassSetup, memory plan) or None when the engine cannot run): the
     memory half of `whatif estimate` at batch 1 (the max batch), then the timing half at each batch that fits
     (with `ends`, at batch 1, the largest that fits and the middle one)."""
-    from ..roofline.estimate import memory_fit
+    from ..roofline.estimate import batch_times, memory_fit
     sc = replica_scenario(space, key, chunk)
     try:
         resolved = sc.resolved()      # once per chunk: each batch below is only its timing
         setup = resolved.pass_setup(sc.workload.shared_prefix)
         memory, max_batch = memory_fit(setup, sc.workload)
         if max_batch >= 1:
-            one = price_batch(resolved, setup, sc, 1, pricers, None)
+            one = batch_times(setup, sc.workload, pricers.of(setup), sc.cuda_graphs)
     except WhatifError as exc:
         return ReplicaProfile(key, chunk, error=f"invalid: {exc}", estimates=1), None
     if max_batch < 1:
@@ -157,12 +157,10 @@ def resolve_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int):
 
 def price_batch(resolved, setup, sc, b: int, pricers: StepPricers, one) -> BatchPoint:
     """The BatchPoint of batch `b` (the timing half of `whatif estimate`), its steps priced by `pricers`; `one`:
-    batch 1's BatchTimes, reused at b = 1 (None there: price them, and return the BatchTimes themselves)."""
+    batch 1's BatchTimes, reused at b = 1."""
     from ..roofline.estimate import batch_times
     w = replace(sc.workload, batch=b)
     if b == 1:
-        if one is None:
-            return batch_times(setup, w, pricers.of(setup), sc.cuda_graphs)
         t = one
     else:    # the setup changes with the batch only if a technique's defaults do (for_workload)
         same = resolved.technique_set(w) == setup.techniques

@@ -144,11 +144,9 @@ def _workers(jobs: int | None, n: int) -> int:
 def _in_pool(space: SearchSpace, todo: list[Config], requests: int | None, jobs: int | None) -> list[dict]:
     """recheck_one of each candidate in a pool of forked workers, in `todo`'s order; the costliest first (the
     most simulated tokens), so the last to finish is a short one."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    from .backends import fork_pool
     order = sorted(range(len(todo)), key=lambda i: -run_requests(todo[i], requests))
-    with ProcessPoolExecutor(_workers(jobs, len(todo)), mp_context=multiprocessing.get_context(method)) as pool:
+    with fork_pool(_workers(jobs, len(todo))) as pool:
         futures = {i: pool.submit(recheck_one, space, todo[i], requests) for i in order}
         return [futures[i].result() for i in range(len(todo))]
 
