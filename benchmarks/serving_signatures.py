@@ -1,0 +1,121 @@
+"""Signatures in the measured TTFT of the serving set (benchmarks/data/serving_reference.csv joined with
+reference/aiconfigurator-serving/silicon_calibration.csv for each row's source), read from the measurements alone:
+no simulation, nothing fitted.
+
+- Decode-time slope: within one run (engine, version, source file, model, GPU) at one layout, input length and
+  N clients, the rows differ only in output length; a closed loop of N clients whose requests each wait for the
+  next completion of another (one slot short) measures TTFT = base + D / N, D = (OSL - 1) x TPOT, the time one
+  request decodes (completions come D / N apart). `slope` is the least-squares slope of measured TTFT on D / N
+  over a group's output lengths: ~1 is that wait, ~0 a TTFT that does not depend on the output length (what an
+  engine that admits a prompt at the next step shows).
+- Light-load excess: measured minus predicted TTFT (ms) at a run's lowest concurrency, where queueing is least:
+  a constant per request the prediction lacks.
+
+`python benchmarks/serving_signatures.py [--engine trtllm] [--max-clients 32]` prints both per run.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import statistics
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "data" / "serving_reference.csv"
+REFERENCE = HERE.parent / "reference" / "aiconfigurator-serving" / "silicon_calibration.csv"
+MIN_OUTPUTS = 3   # output lengths a group needs for a slope
+
+
+def source(reference_row: dict) -> str:
+    """The run a row comes from: its source file (or database dump) as silicon_data_source names it."""
+    text = reference_row["silicon_data_source"]
+    m = re.search(r"source_file=([^;]*)", text)
+    return (m[1].rsplit("/data/", 1)[-1] if m else text.split(";")[0]).strip()
+
+
+def load(results: Path = RESULTS, reference: Path = REFERENCE) -> list[dict]:
+    """Expressible rows of the result table, each with its reference row's `source`."""
+    with open(reference, newline="") as fh:
+        sources = {r["id"]: source(r) for r in csv.DictReader(fh)}
+    with open(results, newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["expressible"] == "1" and r["measured_ttft_ms"]]
+    for r in rows:
+        r["source"] = sources.get(r["id"], "")
+    return rows
+
+
+def decode_per_client_ms(row: dict) -> float:
+    """D / N: one request's decode time (ms) over the clients, the gap between completions in a closed loop."""
+    return (int(float(row["osl"])) - 1) * float(row["measured_tpot_ms"]) / float(row["concurrency"])
+
+
+def fit_line(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """(slope, intercept) of the least-squares line through the points (xs distinct)."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        raise ValueError("fit_line: the x values are all equal")
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    return slope, my - slope * mx
+
+
+def run_of(row: dict) -> tuple:
+    return (row["engine"], row["version"], row["source"], row["model"], row["system"], row["mode"])
+
+
+def slopes(rows: list[dict], max_clients: int = 32) -> dict[tuple, list[tuple]]:
+    """Per run, (tp, isl, N, slope, intercept ms) of each group of >= MIN_OUTPUTS output lengths at N <= max_clients."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r["mode"] == "agg" and float(r["concurrency"]) <= max_clients:
+            groups.setdefault((run_of(r), r["tp"], r["isl"], r["concurrency"]), []).append(r)
+    out: dict[tuple, list[tuple]] = {}
+    for (run, tp, isl, n), members in groups.items():
+        if len({m["osl"] for m in members}) < MIN_OUTPUTS:
+            continue
+        slope, icpt = fit_line([decode_per_client_ms(m) for m in members],
+                               [float(m["measured_ttft_ms"]) for m in members])
+        out.setdefault(run, []).append((int(tp), int(isl), int(float(n)), slope, icpt))
+    return out
+
+
+def light_load_excess(rows: list[dict]) -> dict[tuple, tuple[int, float, float, int]]:
+    """Per run: (lowest N, median measured - predicted TTFT ms, median predicted / measured, rows) at that N."""
+    by_run: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r["predicted_ttft_ms"]:
+            by_run.setdefault(run_of(r), []).append(r)
+    out = {}
+    for run, members in by_run.items():
+        n = min(float(m["concurrency"]) for m in members)
+        low = [m for m in members if float(m["concurrency"]) == n]
+        diff = statistics.median(float(m["measured_ttft_ms"]) - float(m["predicted_ttft_ms"]) for m in low)
+        ratio = statistics.median(float(m["predicted_ttft_ms"]) / float(m["measured_ttft_ms"]) for m in low)
+        out[run] = (int(n), diff, ratio, len(low))
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--engine", default="", help="only runs of this engine (trtllm, vllm, sglang)")
+    ap.add_argument("--max-clients", type=int, default=32, help="slopes only at N up to this (default 32)")
+    args = ap.parse_args(argv)
+    rows = [r for r in load() if not args.engine or r["engine"] == args.engine]
+    print(f"decode-time slope of measured TTFT on D/N (groups of >= {MIN_OUTPUTS} output lengths, "
+          f"N <= {args.max_clients}):")
+    print("| engine | version | source | groups | median slope | slope range | median intercept ms |")
+    print("|---|---|---|---|---|---|---|")
+    for run, groups in sorted(slopes(rows, args.max_clients).items()):
+        s = [g[3] for g in groups]
+        print(f"| {run[0]} | {run[1]} | {run[2]} | {len(groups)} | {statistics.median(s):.2f} | "
+              f"{min(s):.2f} .. {max(s):.2f} | {statistics.median(g[4] for g in groups):.0f} |")
+    print("\nlight load: measured - predicted TTFT at each run's lowest concurrency:")
+    print("| engine | version | source | model | GPU | mode | N | rows | median excess ms | median pred/meas |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for run, (n, diff, ratio, count) in sorted(light_load_excess(rows).items()):
+        print(f"| {' | '.join(run)} | {n} | {count} | {diff:.0f} | x{ratio:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""benchmarks/serving_signatures.py: signatures read from the serving set's measured TTFT alone (the decode-time
+slope of a run's TTFT, the light-load excess over the prediction), on made-up rows and on the committed table."""
+import pytest
+
+from tests.benchmark_module import load_benchmark
+
+sg = load_benchmark("serving_signatures")
+
+
+def _row(osl: int, n: int, ttft: float, tpot: float = 10.0, predicted: float = 50.0, **over) -> dict:
+    row = {"id": f"r{osl}-{n}", "engine": "trtllm", "version": "1.0", "source": "f.csv", "model": "m",
+           "system": "h100_sxm", "mode": "agg", "tp": "1", "isl": "1024", "osl": str(osl), "concurrency": str(n),
+           "measured_ttft_ms": str(ttft), "measured_tpot_ms": str(tpot), "predicted_ttft_ms": str(predicted)}
+    row.update(over)
+    return row
+
+
+def test_fit_line_recovers_a_line_and_refuses_one_x():
+    assert sg.fit_line([1.0, 2.0, 4.0], [5.0, 7.0, 11.0]) == pytest.approx((2.0, 3.0))
+    with pytest.raises(ValueError, match="all equal"):
+        sg.fit_line([2.0, 2.0], [1.0, 3.0])
+
+
+def test_a_wait_for_the_next_completion_reads_slope_one_and_a_flat_ttft_zero():
+    waits = [_row(osl, 8, 60 + (osl - 1) * 10.0 / 8) for osl in (128, 256, 512)]
+    flat = [_row(osl, 16, 80.0, model="flat") for osl in (128, 256, 512)]
+    found = sg.slopes(waits + flat)
+    by_model = {run[3]: groups for run, groups in found.items()}
+    (tp, isl, n, slope, icpt), = by_model["m"]
+    assert (tp, isl, n) == (1, 1024, 8) and slope == pytest.approx(1.0) and icpt == pytest.approx(60.0)
+    assert by_model["flat"][0][3] == pytest.approx(0.0)
+
+
+def test_slopes_skip_groups_with_too_few_outputs_and_loads_over_the_limit():
+    two = [_row(osl, 8, 100.0 + osl) for osl in (128, 256)]
+    busy = [_row(osl, 64, 100.0 + osl) for osl in (128, 256, 512)]
+    assert sg.slopes(two + busy, max_clients=32) == {}
+    assert len(sg.slopes(busy, max_clients=64)) == 1
+
+
+def test_light_load_excess_reads_the_lowest_concurrency_only():
+    rows = [_row(128, 4, 150.0, predicted=50.0), _row(256, 4, 130.0, predicted=50.0),
+            _row(128, 64, 900.0, predicted=100.0)]
+    (n, diff, ratio, count), = sg.light_load_excess(rows).values()
+    assert (n, count) == (4, 2) and diff == pytest.approx(90.0) and ratio == pytest.approx((1 / 3 + 50 / 130) / 2)
+
+
+def test_only_the_llama_run_of_tensorrt_llm_1_0_waits_a_completion_in_the_committed_table():
+    """The finding docs/accuracy.md quotes: among the aiperf runs of TensorRT-LLM 1.0.0rc3 on H100 (one source,
+    one release), Llama-3.1-8B's TTFT grows by D / N with the output length, Qwen3-32B's and Qwen3-235B's do not."""
+    found = sg.slopes(sg.load())
+    median = {run[2].rsplit("/", 1)[-1]: sorted(g[3] for g in groups)[len(groups) // 2]
+              for run, groups in found.items() if run[0] == "trtllm" and run[1] == "1.0.0rc3"}
+    assert 0.8 < median["meta-llama_Llama-3.1-8B-Instruct.csv"] < 1.2
+    assert abs(median["Qwen_Qwen3-32B.csv"]) < 0.2 and abs(median["Qwen_Qwen3-235B-A22B-FP8.csv"]) < 0.2
