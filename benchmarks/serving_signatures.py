@@ -10,6 +10,9 @@ no simulation, nothing fitted.
   engine that admits a prompt at the next step shows).
 - Light-load excess: measured minus predicted TTFT (ms) at a run's lowest concurrency, where queueing is least:
   a constant per request the prediction lacks.
+- Token-rate ceiling: the output tokens per second a run's closed loop streamed (N x OSL / (TTFT + D)) at its
+  highest concurrency, by TP size: a rate that stays put while the GPUs double is a limit outside them (the
+  serving path streaming every token, or the client).
 
 `python benchmarks/serving_signatures.py [--engine trtllm] [--max-clients 32]` prints both per run.
 """
@@ -96,6 +99,28 @@ def light_load_excess(rows: list[dict]) -> dict[tuple, tuple[int, float, float, 
     return out
 
 
+def tokens_per_s(row: dict) -> float:
+    """Output tokens per second the row's closed loop streamed: N requests of OSL tokens every TTFT + D."""
+    cycle_ms = float(row["measured_ttft_ms"]) + (int(float(row["osl"])) - 1) * float(row["measured_tpot_ms"])
+    return float(row["concurrency"]) * int(float(row["osl"])) / cycle_ms * 1e3
+
+
+def rate_by_tp(rows: list[dict]) -> dict[tuple, tuple[int, dict[int, float]]]:
+    """Per run and input length: (its highest N, {tp: the most output tokens/s any output length streamed there})."""
+    top: dict[tuple, float] = {}
+    for r in rows:
+        key = (run_of(r), r["isl"])
+        top[key] = max(top.get(key, 0.0), float(r["concurrency"]))
+    out: dict[tuple, tuple[int, dict[int, float]]] = {}
+    for r in rows:
+        key = (run_of(r), r["isl"])
+        if r["mode"] != "agg" or float(r["concurrency"]) != top[key]:
+            continue
+        rates = out.setdefault(key, (int(top[key]), {}))[1]
+        rates[int(r["tp"])] = max(rates.get(int(r["tp"]), 0.0), tokens_per_s(r))
+    return {k: v for k, v in out.items() if len(v[1]) > 1}
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--engine", default="", help="only runs of this engine (trtllm, vllm, sglang)")
@@ -115,6 +140,12 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     for run, (n, diff, ratio, count) in sorted(light_load_excess(rows).items()):
         print(f"| {' | '.join(run)} | {n} | {count} | {diff:.0f} | x{ratio:.2f} |")
+    print("\noutput tokens/s streamed at each run's highest concurrency, by TP (runs with 2+ TP sizes):")
+    print("| engine | version | source | model | isl | N | tokens/s by TP |")
+    print("|---|---|---|---|---|---|---|")
+    for (run, isl), (n, rates) in sorted(rate_by_tp(rows).items()):
+        by_tp = ", ".join(f"TP{tp} {rate:,.0f}" for tp, rate in sorted(rates.items()))
+        print(f"| {run[0]} | {run[1]} | {run[2]} | {run[3]} | {isl} | {n} | {by_tp} |")
 
 
 if __name__ == "__main__":

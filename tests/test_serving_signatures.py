@@ -53,3 +53,11 @@ def test_only_the_llama_run_of_tensorrt_llm_1_0_waits_a_completion_in_the_commit
               for run, groups in found.items() if run[0] == "trtllm" and run[1] == "1.0.0rc3"}
     assert 0.8 < median["meta-llama_Llama-3.1-8B-Instruct.csv"] < 1.2
     assert abs(median["Qwen_Qwen3-32B.csv"]) < 0.2 and abs(median["Qwen_Qwen3-235B-A22B-FP8.csv"]) < 0.2
+
+
+def test_the_token_rate_is_a_closed_loops_output_over_its_cycle_and_compares_tp_sizes():
+    row = _row(101, 8, 100.0, tpot=9.0)   # cycle 100 + 100 x 9 = 1,000 ms: 8 x 101 tokens a second
+    assert sg.tokens_per_s(row) == pytest.approx(808.0)
+    rows = [row, _row(101, 8, 100.0, tpot=4.0, tp="2"), _row(101, 4, 50.0, tp="4")]
+    (n, rates), = sg.rate_by_tp(rows).values()
+    assert n == 8 and sorted(rates) == [1, 2] and rates[2] == pytest.approx(8 * 101 / 0.5)
