@@ -351,6 +351,8 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     # x0.79 -> x0.59, 19 off by 3x (GLM-5 c128 x8.7 back in, SGLang and TensorRT-LLM DeepSeek rows at x0.2-0.3 out:
     # the lockstep had hidden their low prediction); TPOT 19.5%; with the other stop-49 merges: TTFT 45.2%, median
     # 41.4%, 18 off by 3x; TPOT 19.1%)
+    # (stop 50: cold-server runs out, InferenceX's SGLang DeepSeek rows launched as their recipes: 74 rows, TTFT
+    # 44.0%, median 39.2%, x0.63, 16 off by 3x; TPOT 18.9%)
     assert ttft["mape"] < 47 and ttft["median_ape"] < 42.5 and ttft["off3x"] <= 19, ttft
     assert tpot["mape"] < 20.5, tpot
 
