@@ -469,7 +469,7 @@ def cold_server(row: dict) -> str:
     cubins at first use, downloaded at run time (sgl-project/sglang#10933, filed 2025-09-26; the recipes patch
     flashinfer/jit/cubin_loader.py for a race there, flashinfer PR #1779). The rows show it: their TTFT jumps ~10x
     exactly where the burst crosses the recipe's chunk (16,384 tokens for NVFP4, 32,768 for FP8: 0.4-0.9 s below,
-    5-12 s above for NVFP4 whatever the load, the mean of 10N requests carrying one wave's ~50-90 s stall). Added
+    2-12 s above for NVFP4 whatever the load, the mean of 10N requests carrying one wave's ~50-90 s stall). Added
     after scoring; how long a download took is not recorded and is not a cost of inference, so the rows are not
     scored."""
     chunk = (inferencex_sglang_launch(row) or (0,))[0]
