@@ -124,6 +124,15 @@ The mapping rule, written before any row was scored and not tuned after:
   one none): the `engine` setting recv_interval (sglang_recv_interval;
   simulator/recv_interval.py; added after scoring, with its before/after in docs/accuracy.md; which recipe
   revision each row ran is not recorded, the stored one is taken);
+- InferenceX's SGLang DeepSeek launches (added after scoring, inferencex_sglang_launch, with its before/after in
+  docs/accuracy.md): those rows ran the recipes, not aiconfigurator's generator, so their prefill token budget is
+  the recipe's --chunked-prefill-size and their static memory fraction its --mem-fraction-static (dsr1_fp4_b200.sh
+  16384 / 0.85; dsr1_fp8_b200.sh 32768 / 0.82 at TP8, 8192 / 0.95 at TP4, which makes its 10 TP4 rows fit);
+- a run measured on a cold server (added after scoring, cold_server): InferenceX's client had no warm-up before its
+  PR #480 (opened 2026-01-17), so an SGLang DeepSeek run on B200 measured before then whose opening burst exceeds
+  the recipe's chunked-prefill size ran its first chunked prefill in the measured window, whose FlashInfer kernels
+  were fetched at first use (sgl-project/sglang#10933): a one-time download, not a cost whatif prices; those 61
+  rows are not scored. The rule reads the date, the burst and the recipe, not the measured latency;
 - the client's lengths (client_range_ratio; changed after scoring, with its before/after in docs/accuracy.md):
   InferenceX's client and sa-bench draw every prompt and output length uniform in [0.8 L, L] (InferenceX:
   `--random-range-ratio $RANDOM_RANGE_RATIO`, RANDOM_RANGE_RATIO: 0.8 in .github/workflows/benchmark-tmpl.yml,
@@ -262,6 +271,9 @@ def launch_settings(row: dict, n: int, ranks_recorded: int = 1) -> dict:
     mbs = disagg_max_batch(row, n) if row["mode"] == "disagg" else agg_pool(row, n)[1] * ranks_recorded
     if row["backend"] not in ("trtllm", "vllm", "sglang"):
         return {}
+    recipe = inferencex_sglang_launch(row)
+    if recipe:
+        return {"max_num_seqs": mbs, "max_num_batched_tokens": recipe[0], "memory_utilization": recipe[1]}
     return {"max_num_seqs": mbs, "max_num_batched_tokens": token_budget(row["backend"], mbs, _int(row["isl"]))}
 
 
@@ -422,6 +434,56 @@ def adp_balance(row: dict, layout: dict) -> dict:
 CLIENT_RANGE_RATIO = 0.8   # InferenceX's RANDOM_RANGE_RATIO (benchmark-tmpl.yml) and srt-slurm's random_range_ratio
 
 
+# InferenceX's SGLang DeepSeek recipes on B200: (gemm mode, TP) -> (--chunked-prefill-size, whose
+# --max-prefill-tokens is the same or SGLang's default 16384; --mem-fraction-static): benchmarks/dsr1_fp4_b200.sh
+# (and dsr1_fp4_b200_docker.sh) 16384, 0.85; dsr1_fp8_b200.sh at 1fc5d73: TP8 32768, 0.82; TP4 (8192/1024 only)
+# 8192, 0.95. Their --max-running-requests is not mapped: the fp8 recipe's 128 is contradicted by its own rows at
+# 256 and 512 clients (TPOT 43 and 69 ms against 29 at 128: more than 128 decoding), so another revision ran those.
+INFERENCEX_SGLANG_LAUNCH = {("nvfp4", 4): (16384, 0.85), ("nvfp4", 8): (16384, 0.85),
+                            ("fp8", 4): (8192, 0.95), ("fp8", 8): (32768, 0.82)}
+
+
+def inferencex_sglang_launch(row: dict) -> tuple[int, float] | None:
+    """(prefill token budget, memory fraction) an InferenceX aggregated SGLang DeepSeek row's recipe launched with
+    (INFERENCEX_SGLANG_LAUNCH; the recipes, not aiconfigurator's generator, launched those runs), or None (the
+    generator's rule: token_budget, the spec's fraction). Added after scoring, with its before/after in
+    docs/accuracy.md."""
+    if row["backend"] != "sglang" or row["mode"] != "agg" or "deepseek" not in row["model_path"].lower() \
+            or row["system"] != "b200_sxm" or not row["silicon_data_source"].startswith(INFERENCEX_SOURCES):
+        return None
+    return INFERENCEX_SGLANG_LAUNCH.get((row["gemm_quant_mode"], _layout(row)["tp"]))
+
+
+# InferenceX's client got its warm-up in PR #480 (opened 2026-01-17, "chore: upstream kimbochen/bench_serving,
+# adding warmup"); before it the measured requests opened on a server that had served only its own start-up probe
+INFERENCEX_WARMUP_FROM = "2026-01-17"
+
+
+def cold_server(row: dict) -> str:
+    """'' or why a row's measurement includes a cold server's one-time kernel fetch whatif does not price: an
+    InferenceX SGLang DeepSeek run on B200 measured before its client warmed up (INFERENCEX_WARMUP_FROM) whose
+    opening burst (N prompts of mean 0.9 ISL, lengths in [0.8 ISL, ISL]) exceeds the recipe's chunked-prefill size
+    (inferencex_sglang_launch), so its first wave runs SGLang's first chunked prefill (attention over a cached
+    prefix), a kernel the server's start-up probe never ran (SGLang's launch warm-up: one prompt, "The capital
+    city of France is", 8 new tokens; entrypoints/http_server.py). FlashInfer on Blackwell loaded those kernels'
+    cubins at first use, downloaded at run time (sgl-project/sglang#10933, filed 2025-09-26; the recipes patch
+    flashinfer/jit/cubin_loader.py for a race there, flashinfer PR #1779). The rows show it: their TTFT jumps ~10x
+    exactly where the burst crosses the recipe's chunk (16,384 tokens for NVFP4, 32,768 for FP8: 0.4-0.9 s below,
+    2-12 s above for NVFP4 whatever the load, the mean of 10N requests carrying one wave's ~50-90 s stall). Added
+    after scoring; how long a download took is not recorded and is not a cost of inference, so the rows are not
+    scored."""
+    chunk = (inferencex_sglang_launch(row) or (0,))[0]
+    measured = re.search(r"measured=(\d{4}-\d\d-\d\d)", row["silicon_data_source"])
+    if not chunk or not measured or measured[1] >= INFERENCEX_WARMUP_FROM:
+        return ""
+    burst = concurrency(row) * _int(row["isl"]) * (1 + CLIENT_RANGE_RATIO) / 2
+    if burst <= chunk:
+        return ""
+    return (f"measured {measured[1]}, before InferenceX's client warmed the server up (PR #480): its opening burst "
+            f"(~{burst:,.0f} prompt tokens) ran the cold server's first chunked prefill (chunk {chunk:,}), whose "
+            "kernels FlashInfer fetched at first use (sglang#10933): a one-time download, not scored")
+
+
 def client_range_ratio(row: dict) -> float:
     """The spread of the client's prompt and output lengths (each uniform in [ratio x L, L]): InferenceX's
     benchmark_serving.py for its aggregated runs and sa-bench for the disaggregated db-dump rows, 0.8; aiperf's
@@ -460,7 +522,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     gpus = layout["tp"] * layout["pp"]
     kw = {"model": row["model_path"], "hardware": SYSTEMS[system], "kernel_engine": row["backend"],
           "prompt": _int(row["isl"]), "output": _int(row["osl"]), "gpus": gpus, **layout}
-    capped = capped_below_load(row)
+    capped = capped_below_load(row) or cold_server(row)
     if capped:
         raise NotExpressible(capped)
     replicas = 1 if disagg else agg_pool(row, n)[0]
