@@ -16,8 +16,9 @@ HF_NOTE = ("both sides run on the hf-transformers engine (eager launches, a sync
            "reserved KV pool) with its per-step cache copy (torch.cat) as kv_concat; HF's unfused elementwise "
            "kernels are launched but not priced")
 # The paper's engine, from its released benchmark script (not from the result).
-HF_ENGINE = {"baseline_engine": "hf-transformers",
-             "engine_why": "KIVI's mem_spd_test.py, which ThinK's mem_spd_think_test.py, GEAR's and MiniCache's "
+HF_ENGINE = {"baseline_engine": "hf-transformers-4.35",
+             "engine_why": "KIVI's mem_spd_test.py (its environment pins transformers 4.35.2, before SDPA), which "
+                           "ThinK's mem_spd_think_test.py, GEAR's and MiniCache's "
                            "efficiency tests follow, times Hugging Face Transformers model.generate() on one GPU"}
 
 
