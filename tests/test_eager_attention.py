@@ -60,3 +60,12 @@ def test_a_bad_value_is_a_one_line_error():
                                                          "value": "sometimes"}
     with pytest.raises(WhatifError, match="attention_scores_materialised"):
         engine_from_mapping(data, "x.yaml")
+
+
+def test_a_long_prompt_holds_one_layers_scores_at_the_peak():
+    from whatif.roofline.memory import EAGER_SCORE_PEAK_BYTES
+    runs = {e: Scenario(model="llama-2-7b", hardware="a100-sxm-80gb", kernel_engine=e,
+                        workload=Scenario().workload.__class__(batch=1, prompt=4000, output=8)).run()
+            for e in ("hf-transformers", "hf-transformers-4.35")}
+    extra = runs["hf-transformers-4.35"].memory.activation_bytes - runs["hf-transformers"].memory.activation_bytes
+    assert extra == pytest.approx(32 * 4000 ** 2 * EAGER_SCORE_PEAK_BYTES, rel=0.01)   # ~3.1 GB
