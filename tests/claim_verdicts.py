@@ -165,7 +165,7 @@ VERDICTS = {
     'I-flexgen-throughput-6': 'miss',                         # OPT-6.7B on one T4, prompt 512: FlexGen 25.26 to
     'I-zero_inference-throughput': 'miss',                    # OPT-6.7B on one T4, prompt 512 (FlexGen's Table
     'I-llm_in_a_flash-tpot': 'in band',                       # OPT-6.7B on an RTX 4090, per-token latency: naiv
-    'I-expert_offload-tpot': 'miss',                          # M2R2: ahead-of-time expert loading into HBM give
+    'I-expert_offload-tpot': 'illustrative',                  # M2R2: ahead-of-time expert loading into HBM give
     'I-instinfer-throughput': 'conditional',                  # for a 13B model using an NVIDIA A6000 GPU, InstI
     'I-instinfer-throughput-2': 'miss',                       # InstA (dense) is 6.85x FlexGen at batch 64 (OPT-
     'I-instinfer-throughput-3': 'conditional',                # Llama-2-13B (2048 in / 2048 out): InstA-SparF at

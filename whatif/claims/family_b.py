@@ -12,12 +12,13 @@ SHAREGPT = {"batch": 96, "prompt": 160, "output": 338}
 # The papers' engine is Hugging Face generate: its per-step cache concatenation (kv_concat) runs on both sides.
 LLAMA2_A100 = {"model": "llama-2-7b", "hardware": "a100-sxm-80gb", "precision": FP16, "workload": SHAREGPT,
                "techniques": ["kv_concat"]}
-HF_NOTE = ("both sides run on the hf-transformers engine (eager launches, a synchronous Python step, no batch cap, no "
-           "reserved KV pool) with its per-step cache copy (torch.cat) as kv_concat; HF's unfused elementwise "
-           "kernels are launched but not priced")
+HF_NOTE = ("both sides run on the hf-transformers-4.35 engine (eager launches, eager attention with its scores in "
+           "HBM, a synchronous Python step, no batch cap, no reserved KV pool) with its per-step cache copy "
+           "(torch.cat) as kv_concat; HF's unfused elementwise kernels are launched but not priced")
 # The paper's engine, from its released benchmark script (not from the result).
-HF_ENGINE = {"baseline_engine": "hf-transformers",
-             "engine_why": "KIVI's mem_spd_test.py, which ThinK's mem_spd_think_test.py, GEAR's and MiniCache's "
+HF_ENGINE = {"baseline_engine": "hf-transformers-4.35",
+             "engine_why": "KIVI's mem_spd_test.py (its environment pins transformers 4.35.2, before SDPA), which "
+                           "ThinK's mem_spd_think_test.py, GEAR's and MiniCache's "
                            "efficiency tests follow, times Hugging Face Transformers model.generate() on one GPU"}
 
 

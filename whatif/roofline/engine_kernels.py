@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..specs.engines import EngineSpec
-from .ops import Op, OpClass, OpRole
+from .ops import Op, OpClass, OpRole, StreamShape
 
 # The dtypes whose GEMM input an engine's preceding kernel may write quantized (the profiles' quantized_gemm_inputs
 # are sourced for fp8 inputs). The NVFP4 fits carry a quantization term too, but no profile sources an fp4
@@ -38,6 +38,38 @@ QUANTIZED_GEMM_DTYPES = ("fp8",)
 FUSED_AFTER_ALLREDUCE = {OpRole.ATTN_ALLREDUCE: (OpRole.ATTN_RESIDUAL, OpRole.POST_ATTN_NORM, OpRole.MLP_UP),
                          OpRole.MLP_ALLREDUCE: (OpRole.MLP_RESIDUAL, OpRole.INPUT_NORM, OpRole.QKV_PROJ)}
 FUSED_OUTPUT_BYTES = {"fp8": 1.0, "fp4": 0.5 + 1 / 16}   # per element of the next GEMM's input (NVFP4: fp8 scale / 16)
+
+
+# HBM bytes per score beyond the fused kernel's, in units of (activation bytes, fp32 bytes): QK^T written (1 act),
+# scaled (read + write: 2), mask added (2), softmax read (1) written fp32, cast (fp32 read) written back (1), read
+# by PV (1): 8 activation-sized and 2 fp32 accesses (transformers 4.3x LlamaAttention/OPTAttention.forward).
+EAGER_SCORE_ACCESSES = (8, 2)
+EAGER_SCORE_OPS = 6.0   # scale, mask add, max, exp, sum, divide per score (CUDA-core work; assumed)
+
+
+def eager_attention(op: Op) -> list[Op]:
+    """A fused attention op as eager kernels: the op over the full (query, key) rectangle (the causal mask is added
+    to it, not skipped), then one op streaming the scores between the two matmuls."""
+    s = op.shape
+    if op.role != OpRole.ATTENTION or op.op_class not in (OpClass.ATTENTION_PREFILL, OpClass.ATTENTION_DECODE) \
+            or s.parts or not s.pairs:
+        return [op]
+    full = max(s.pairs, s.queries * s.max_context) if op.op_class == OpClass.ATTENTION_PREFILL else s.pairs
+    grow = full / s.pairs
+    run = replace(op, flops=op.flops * grow, shape=replace(s, pairs=full),
+                  formula=op.formula + (f"; eager: the full score rectangle ({grow:.2f}x the causal pairs)"
+                                        if grow > 1 else "; eager"))
+    scores = full * s.heads
+    return [run, eager_scores_op(scores, 4.0 if op.dtype == "fp32" else 2.0, op)]
+
+
+def eager_scores_op(scores: float, act_bytes: float, op: Op) -> Op:
+    """The scale, mask, fp32 softmax and cast kernels over `scores` (per layer), with PV's read of them."""
+    a, f = EAGER_SCORE_ACCESSES
+    return Op("eager_attention_scores", OpClass.ELEMENTWISE, EAGER_SCORE_OPS * scores,
+              {"hbm": scores * (a * act_bytes + f * 4.0)}, "fp32", StreamShape(scores), op.count,
+              f"{scores:g} scores x ({a} x {act_bytes:g} B + {f} x 4 B): QK^T written, scaled, masked, "
+              "softmaxed in fp32, cast, read by PV")
 
 
 def is_gqa_decode(op: Op) -> bool:
@@ -62,6 +94,8 @@ def engine_ops(ops, engine: EngineSpec | None, model=None):
     if engine is None:
         return ops
     ops = fused_ops(ops, engine, model)
+    if engine.eager_attention:
+        ops = [run for op in ops for run in eager_attention(op)]
     if engine.gqa_decode_shares_kv and engine.gqa_decode_max_group == 0:
         return ops
     return [as_run(op, engine) for op in ops]

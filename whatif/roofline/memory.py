@@ -231,6 +231,18 @@ def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Paralle
     return hidden + max(qkv, mlp) + logits
 
 
+# Live bytes per score at an eager attention's peak: the 16-bit masked scores and softmax's fp32 output (then the
+# 16-bit cast beside the fp32 one: the same 6 B).
+EAGER_SCORE_PEAK_BYTES = 6.0
+
+
+def eager_score_bytes(model: ModelSpec, par: Parallelism, sequences: int, pass_tokens: int) -> float:
+    """Peak bytes of one layer's materialised attention scores in a prompt pass of `pass_tokens` tokens over
+    `sequences` equal prompts (each query against every key of its prompt: the full rectangle, masked)."""
+    q = pass_tokens / max(1, sequences)
+    return sequences * q * q * (model.num_heads / par.attention_tp) * EAGER_SCORE_PEAK_BYTES
+
+
 def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tokens: int) -> MemoryPlan:
     """Per-GPU plan of the heaviest pipeline stage for `batch` sequences of `tokens_per_sequence`
     tokens, with prefill passes of `pass_tokens` tokens.
@@ -266,6 +278,8 @@ def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tok
     else:   # the engine's profile run: its token budget (or a larger pass) over its most sequences
         profile = max(pass_tokens, engine.max_num_batched_tokens)
         act = activation_bytes(model, profile, min(engine.max_num_seqs, profile), par, prec)
+        if engine.eager_attention:   # one layer's score tensors of the prompt pass, beside the rest
+            act += eager_score_bytes(model, par, min(batch, pass_tokens), pass_tokens)
         reserved = engine.memory.reserved_bytes(par.gpus)
     kv = shared + -(-batch // par.attention_dp) * sequence_kv(tokens_per_sequence)   # the busiest GPU's
     per_token = (stored_kv_bytes(model, par, prec, techs, tokens_per_sequence, heavy)

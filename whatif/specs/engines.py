@@ -104,6 +104,7 @@ class EngineSpec:
     kernel_fits: str = ""                 # whose measured kernel fits it runs (a version profile: its engine's)
     gqa_decode_shares_kv: bool = True     # GQA decode reads each KV head once for its whole query-head group
     gqa_decode_max_group: int = 0         # ... for groups of at most this many query heads (0: any group)
+    eager_attention: bool = False         # attention as separate matmul/softmax kernels, its scores in HBM
     eager_launch_s: float | None = None   # host time per kernel run eagerly (None: the GPU profile's launch_overhead)
     eager_launch_by_arch: tuple[tuple[str, float], ...] = ()   # (GPU architecture, the same on its hosts)
     quantized_gemm_inputs: frozenset = frozenset()   # GEMM roles (or "all") whose fp8 input its producer writes
@@ -382,8 +383,7 @@ def engine_names() -> tuple[str, ...]:
 
 
 def version_names() -> tuple[str, ...]:
-    """Profiles of older engine versions (engine_profiles/versions/), e.g. trtllm-0.6: they run their
-    engine's kernel fits (`kernels.fits`) with the differences the version's own docs state."""
+    """Profiles of older engine versions (engine_profiles/versions/, e.g. trtllm-0.6): their engine's fits, amended."""
     return tuple(profile_index(VERSION_DIR))
 
 

@@ -3,6 +3,8 @@
 - `fits`: whose fitted kernels it runs (a version profile: its engine's);
 - `gqa_decode_shares_kv` / `gqa_decode_max_group`: whether its decode kernel reads a KV head once for its
   query-head group (roofline/engine_kernels.py);
+- `attention_scores_materialised`: its attention runs as separate kernels (QK^T, scale, mask, softmax, PV) over
+  the full score matrix written to HBM, not a fused FlashAttention kernel (roofline/engine_kernels.py);
 - `eager_launch_s`: host time per kernel it launches eagerly; `eager_launch_by_arch`: the same measured on the
   hosts of other GPU generations ({arch: seconds}; a GPU of a listed architecture takes its figure);
 - `attention_includes`: ops its attention operator does itself, timed within its fitted kernel (RoPE, the KV
@@ -24,8 +26,9 @@ from .op_kinds import OpRole
 from .checks import boolean, integer, number
 from .hardware import ARCHS
 
-KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "gqa_decode_max_group", "eager_launch_s", "eager_launch_by_arch",
-               "attention_includes", "quantized_gemm_inputs", "allreduce_norm_fusion", "dp_moe_alltoall"}
+KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", "gqa_decode_max_group",
+               "eager_launch_s", "eager_launch_by_arch", "attention_includes", "quantized_gemm_inputs",
+               "allreduce_norm_fusion", "dp_moe_alltoall"}
 DP_MOE_ALLTOALL = ("always", "mnnvl")
 # What an attention operator can do before its kernel (TensorRT-LLM's QKV preprocessing: RoPE, the KV append).
 ATTENTION_CAN_INCLUDE = (OpRole.ROPE.value, OpRole.KV_WRITE.value)
@@ -41,6 +44,9 @@ def kernel_options(sec: dict, where: str, read) -> dict:
         out["kernel_fits"] = str(read("fits"))
     if "gqa_decode_shares_kv" in sec:
         out["gqa_decode_shares_kv"] = boolean(read("gqa_decode_shares_kv"), f"{where}.gqa_decode_shares_kv")
+    if "attention_scores_materialised" in sec:
+        out["eager_attention"] = boolean(read("attention_scores_materialised"),
+                                         f"{where}.attention_scores_materialised")
     if "gqa_decode_max_group" in sec:
         out["gqa_decode_max_group"] = integer(read("gqa_decode_max_group"), f"{where}.gqa_decode_max_group", 0,
                                               1024, "query heads (0: any)")

@@ -209,10 +209,11 @@ class PassParts:
             op = attention_op(groups, heads=int(sh.heads), kv_heads=int(sh.kv_heads), d_qk=int(sh.d_qk),
                               d_v=int(sh.d_v), act_bytes=prec.act_bytes, kv_bytes=prec.kv_bytes,
                               kv_width=self.kv_width, count=old.count, dtype=old.dtype, name=old.name, role=old.role)
-            op = engine_ops([op], s.engine_spec)[0]   # as forward_pass.time_pass: an engine version's own kernels
-            t = time_op(op, s.system.gpu, s.efficiency, s.system.gpu_link, s.paths)
-            each = t.time_s
-            totals.append(t.total_s)
+            # as forward_pass.time_pass: an engine version's own kernels (eager attention: two ops)
+            run = [time_op(o, s.system.gpu, s.efficiency, s.system.gpu_link, s.paths)
+                   for o in engine_ops([op], s.engine_spec)]
+            each = sum(t.time_s for t in run)
+            totals.append(sum(t.total_s for t in run))
         return each, tuple(totals)
 
     def _pricer(self, old) -> KernelAttention | None:
@@ -230,6 +231,7 @@ class PassParts:
         s = self.setup
         sh = old.shape
         if (not s.efficiency.engine or old.role != OpRole.ATTENTION or sh.d_qk != sh.d_v
+                or (s.engine_spec is not None and s.engine_spec.eager_attention)
                 or (s.engine_spec is not None and sh.heads > sh.kv_heads
                     and not s.engine_spec.shares_gqa_decode(sh.heads / sh.kv_heads))):
             return None
