@@ -96,6 +96,18 @@ def test_gdn_chunked_prefill_runs_its_state_pass_one_chunk_after_another():
     assert two - one == pytest.approx(256 * p.step_s, rel=0.5)   # few heads: the chain, not the bytes
 
 
+def test_trtllm_rows_are_read_as_its_collector_takes_them():
+    """TRT-LLM's GDN collector convolves the key channels only and passes a bf16 initial state, to which FLA's
+    fused recurrence writes a new fp32 final state: 6 bytes an element in two buffers, not 8 in place."""
+    c = linear_attention.ceilings(H100)
+    (fp32,), _, _ = linear_attention.gdn_work("recurrent_decode", 1024, 1, 16, 64, 128, 128, c)
+    (bf16_in,), _, _ = linear_attention.gdn_work("recurrent_decode", 1024, 1, 16, 64, 128, 128, c, state_in=2.0)
+    assert bf16_in[1] / fp32[1] == pytest.approx(6 / 8, rel=0.01)
+    (full,), _, _ = linear_attention.gdn_work("conv1d_prefill", 8, 4096, 16, 64, 128, 128, c)
+    (keys,), _, _ = linear_attention.gdn_work("conv1d_prefill", 8, 4096, 16, 64, 128, 128, c, channels=16 * 128)
+    assert full[1] / keys[1] == pytest.approx((2 * 16 + 64) / 16)
+
+
 def test_fitted_seconds_adds_the_serial_terms():
     p = fitted_roofline.RooflineParams(1e-6, 1.0, 1.0, step_s=2e-6, step_cycles=1000.0)
     assert fitted_roofline.fitted_seconds([], 0.0, 132, p, 10, 64, 2e9) == pytest.approx(1e-6 + 2e-5 + 3.2e-5)
@@ -148,13 +160,13 @@ PINNED_LOO = {
     ("gdn_chunk_prefill", "trtllm"): 21.4,
     ("gdn_chunk_prefill_flashinfer", "vllm"): 44.5,   # vLLM's FLA rows (L40S only) have no leave-one-out
     ("gdn_conv1d_decode", "sglang"): 82.9,
-    ("gdn_conv1d_decode", "trtllm"): 23.8,
+    ("gdn_conv1d_decode", "trtllm"): 24.7,
     ("gdn_conv1d_decode", "vllm"): 13.1,
     ("gdn_conv1d_prefill", "sglang"): 214.0,
-    ("gdn_conv1d_prefill", "trtllm"): 158.5,
+    ("gdn_conv1d_prefill", "trtllm"): 25.3,
     ("gdn_conv1d_prefill", "vllm"): 14.2,
     ("gdn_recurrent_decode", "sglang"): 19.2,
-    ("gdn_recurrent_decode", "trtllm"): 15.7,
+    ("gdn_recurrent_decode", "trtllm"): 18.2,
     ("gdn_recurrent_decode", "vllm"): 18.0,
     ("mla_bmm", "sglang"): 47.9,
     ("mla_bmm", "trtllm"): 59.2,

@@ -80,11 +80,14 @@ def sm_l2_times(moved, footprint, c):
     return moved * (1.0 - resident) / c.hbm_bw, moved * resident / (c.sms * c.clock * L2_BYTES_PER_SM_CLOCK)
 
 
-def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=4, impl="fla"):
+def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=4, impl="fla", state_in=4.0,
+             channels=None):
     """([(compute s, memory s)], fixed-cost items, (serial steps, clocked steps)) of one GDN kernel at efficiency 1
-    on Ceilings `c`; impl: the chunked prefill's kernel (chunk_impl)."""
+    on Ceilings `c`; impl: the chunked prefill's kernel (chunk_impl); state_in: bytes per element of the decode
+    state read (fp32 4: updated in place; less: FLA writes a new fp32 final state beside it); channels: the short
+    conv's (default q, k and v: 2 H_k d_k + H_v d_v)."""
     tokens = batch * seq_len
-    channels = 2 * k_heads * d_k + v_heads * d_v
+    channels = 2 * k_heads * d_k + v_heads * d_v if channels is None else channels
     state = batch * v_heads * d_k * d_v * 4.0
     fp32 = c.peak_flops("fp32")
 
@@ -106,7 +109,9 @@ def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=
         return _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, state, mem)
     if kernel == "recurrent_decode":
         io = batch * (4.0 * k_heads * d_k + 4.0 * v_heads * d_v + 8.0 * v_heads)
-        parts = [(6.0 * batch * v_heads * d_k * d_v / fp32, *state_pass(2.0 * state + io, state + io))]
+        moved = state * (state_in / 4.0 + 1.0)   # read, then written in fp32
+        held = state if state_in == 4.0 else moved   # in place, or a second buffer
+        parts = [(6.0 * batch * v_heads * d_k * d_v / fp32, *state_pass(moved + io, held + io))]
         return parts, batch * v_heads, (0.0, 0.0)
     raise ValueError(f"GDN kernel '{kernel}' is not valid; valid: {', '.join(KERNELS)}")
 
