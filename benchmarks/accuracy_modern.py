@@ -12,9 +12,9 @@ one left out), in-sample (each GPU fitted on itself) and pooled (fitted on all: 
 writes whatif/roofline/data/modern_fit.yaml (and the precompiled bundle): the families of the tables read
 (all, or those of --table); the others keep their written fits. `--vs-kernels`: on the MLA and DSA
 generation-module rows (up to 8 GPUs of TP) and the GDN decode-kernel rows (the heads of Qwen3-Next /
-Qwen3.5 at TP 1-8), each fit's leave-one-GPU-out error beside the forward pass's own kernels (whatif
-estimate's decode ops, estimate(module_fits=False)), on the same rows: which fits price a pass
-(roofline/module_fits.py).
+Qwen3.5 at TP 1-8; and the GDN chunked-prefill rows at batch 1), each fit's leave-one-GPU-out error beside the
+forward pass's own kernels (whatif estimate's ops, estimate(module_fits=False)), on the same rows: which fits
+price a pass (roofline/module_fits.py).
 """
 from __future__ import annotations
 
@@ -131,6 +131,49 @@ def vs_kernels_gdn(root) -> str:
     return f"{table.to_string()}\n{total.to_string()}   ({len(out)} rows)"
 
 
+def gdn_prefill_kernels(out):
+    """Seconds of each batch-1 GDN chunked-prefill row as a prefill pass's gated_deltanet op, module fits off (NaN:
+    no shipped model has the row's heads at TP 1-8, more state-pass CTAs than SMs, or under 64 / over 16k tokens)."""
+    import numpy as np
+
+    from whatif.api import estimate
+    from whatif.validate.corpus import GPU_PROFILES
+    layouts = {(k // tp, v // tp): (m, tp) for (k, v), m in GDN_MODELS.items() for tp in (1, 2, 4, 8)}
+    memo, res = {}, []
+    for r in out.itertuples():
+        at = layouts.get((r.num_k_heads, r.num_v_heads))
+        tokens = r.steps * 64 if r.clocked == 64 else r.clocked   # batch 1, one wave: steps are its chunks
+        if at is None or r.batch_size != 1 or 2 * r.num_v_heads > r.sms or not 64 <= tokens <= 16384:
+            res.append(np.nan)
+            continue
+        key = (r.gpu, r.engine, *at, int(tokens))
+        if key not in memo:
+            e = estimate(model=at[0], hardware=GPU_PROFILES[r.gpu], kernel_engine=r.engine, tp=at[1], gpus=at[1],
+                         batch=1, prompt=int(tokens), output=2, with_max_batch=False, module_fits=False)
+            (p, _) = e.prefill[0]
+            whole = p.batch.groups == ((int(tokens), 0, 1),)   # one pass of the whole prompt, not a chunk of it
+            memo[key] = next(t.time_s for t in p.op_times if t.op.name == "gated_deltanet") if whole else np.nan
+        res.append(memo[key])
+    return np.array(res)
+
+
+def vs_kernels_gdn_prefill(root) -> str:
+    """GDN chunked prefill: the fits (leave-one-GPU-out, pooled) beside a prefill pass's own op, same rows."""
+    import numpy as np
+
+    from whatif.validate.accuracy import ape_table
+    out = mf.insample_and_loo(mr.all_rows(root, [GDN_TABLE]))
+    out = out[out["family"].str.startswith("gdn_chunk_prefill")].reset_index(drop=True)
+    out["kernels_s"] = gdn_prefill_kernels(out)
+    out = out[np.isfinite(out["kernels_s"]) & np.isfinite(out["loo_s"])]
+    cols = {"kernels_s": "kernels", "loo_s": "fit_loo", "pooled_s": "fit_pooled"}
+    table = ape_table(out, cols, [out["family"], out["gpu"], out["engine"]], {"mape": "mean", "med": "median"})
+    table = table.join(median_ratios(out, ["family", "gpu", "engine"]))
+    out = out.assign(rows="all rows")
+    total = ape_table(out, cols, [out["rows"]], {"mape": "mean", "med": "median"})
+    return f"{table.to_string()}\n{total.to_string(header=False)}   ({len(out)} rows)"
+
+
 DEEPEP_TABLES = ["comm__wideep_deepep_ll_perf", "comm__wideep_deepep_normal_perf"]
 DEEPEP_LINKS = {"a100_sxm": "nvlink-3", "h100_sxm": "nvlink-4", "b200_sxm": "nvlink-5"}
 
@@ -179,6 +222,8 @@ def main(argv=None) -> int:
         print(vs_kernels(args.root, DSA_DECODE))
         print("\n== GDN decode kernels: % error, forward-pass op | kernel fit (LOGO, pooled) ==")
         print(vs_kernels_gdn(args.root))
+        print("\n== GDN chunked prefill (batch 1): % error, a prefill pass's op | kernel fit (LOGO, pooled) ==")
+        print(vs_kernels_gdn_prefill(args.root))
         print("\n== DeepEP: % error, the forward pass's NCCL all-to-all | DeepEP fit (LOGO, in-sample) ==")
         print(vs_collective_deepep(args.root))
         return 0

@@ -34,9 +34,9 @@ def test_every_fit_is_physical_and_sourced():
 
 
 def test_a_measured_architecture_takes_its_own_fit_and_another_the_pooled_one():
-    own = fitted_roofline.family_params("gdn_chunk_prefill", "vllm", "hopper")
+    own = fitted_roofline.family_params("gdn_chunk_prefill", "sglang", "hopper")
     assert "rows of h100_sxm (linear_attention__gdn_perf" in own.provenance
-    pooled = fitted_roofline.family_params("gdn_chunk_prefill", "vllm", "turing")
+    pooled = fitted_roofline.family_params("gdn_chunk_prefill", "sglang", "turing")
     assert "no turing GPU measured: pooled over b200_sxm, h100_sxm, l40s" in pooled.provenance
     assert own != pooled
 
@@ -74,6 +74,43 @@ def test_a_faster_gpu_is_faster_on_the_same_work():
     # on all SMs (on SGLang's 24 the copy is SM-bound: B200 measures 0.9x H100's time there, predicted 1.04x)
     assert deepep.deepep_dispatch_seconds(65536, 7168, 8, 256, B200, 2 * NVLINK4, sms=None) < \
         deepep.deepep_dispatch_seconds(65536, 7168, 8, 256, H100, NVLINK4, sms=None)
+
+
+def test_gdn_chunked_prefill_runs_its_state_pass_one_chunk_after_another():
+    """The inter-chunk state pass is serial per (sequence, head): with few chains a longer sequence adds its
+    chunks' steps; chains beyond the SMs run in waves; FlashInfer (vLLM, Hopper+) is its own kernel and fit."""
+    c = linear_attention.ceilings(H100)
+    _, _, (steps, rows) = linear_attention.gdn_work("chunk_prefill", 1, 32768, 1, 2, 128, 128, c)
+    assert steps == 512 and rows == linear_attention.CHUNK   # 1 wave of 2 x 2 CTAs, 512 chunks
+    _, _, (steps, rows) = linear_attention.gdn_work("chunk_prefill", 64, 4096, 8, 8, 128, 128, c)
+    assert steps == 64 * 8 and rows == linear_attention.CHUNK   # 1,024 CTAs over 132 SMs: 8 waves of 64 chunks
+    _, _, (steps, rows) = linear_attention.gdn_work("chunk_prefill", 1, 17, 1, 2, 128, 128, c)
+    assert steps == 1 and rows == 17   # the in-chunk solve walks the 17 rows it has
+    assert linear_attention.chunk_impl("vllm", "hopper") == "flashinfer"
+    assert linear_attention.chunk_impl("vllm", "ada") == linear_attention.chunk_impl("sglang", "hopper") == "fla"
+    p = fitted_roofline.family_params("gdn_chunk_prefill", "sglang", "hopper")
+    assert p.step_s > 0 and p.step_cycles > 0
+    flashinfer = fitted_roofline.family_params("gdn_chunk_prefill_flashinfer", "vllm", "hopper")
+    assert "h100_sxm" in flashinfer.provenance
+    one, two = (linear_attention.gdn_seconds("chunk_prefill", 1, s, 1, 2, H100) for s in (16384, 32768))
+    assert two - one == pytest.approx(256 * p.step_s, rel=0.5)   # few heads: the chain, not the bytes
+
+
+def test_trtllm_rows_are_read_as_its_collector_takes_them():
+    """TRT-LLM's GDN collector convolves the key channels only and passes a bf16 initial state, to which FLA's
+    fused recurrence writes a new fp32 final state: 6 bytes an element in two buffers, not 8 in place."""
+    c = linear_attention.ceilings(H100)
+    (fp32,), _, _ = linear_attention.gdn_work("recurrent_decode", 1024, 1, 16, 64, 128, 128, c)
+    (bf16_in,), _, _ = linear_attention.gdn_work("recurrent_decode", 1024, 1, 16, 64, 128, 128, c, state_in=2.0)
+    assert bf16_in[1] / fp32[1] == pytest.approx(6 / 8, rel=0.01)
+    (full,), _, _ = linear_attention.gdn_work("conv1d_prefill", 8, 4096, 16, 64, 128, 128, c)
+    (keys,), _, _ = linear_attention.gdn_work("conv1d_prefill", 8, 4096, 16, 64, 128, 128, c, channels=16 * 128)
+    assert full[1] / keys[1] == pytest.approx((2 * 16 + 64) / 16)
+
+
+def test_fitted_seconds_adds_the_serial_terms():
+    p = fitted_roofline.RooflineParams(1e-6, 1.0, 1.0, step_s=2e-6, step_cycles=1000.0)
+    assert fitted_roofline.fitted_seconds([], 0.0, 132, p, 10, 64, 2e9) == pytest.approx(1e-6 + 2e-5 + 3.2e-5)
 
 
 def test_dsa_reads_top_k_not_the_whole_context():
@@ -119,17 +156,17 @@ PINNED_LOO = {
     ("encoder_attention", "sglang"): 52.1,
     ("encoder_attention", "trtllm"): 33.1,
     ("encoder_attention", "vllm"): 23.4,
-    ("gdn_chunk_prefill", "sglang"): 38.6,
-    ("gdn_chunk_prefill", "trtllm"): 42.2,
-    ("gdn_chunk_prefill", "vllm"): 62.6,
+    ("gdn_chunk_prefill", "sglang"): 12.6,
+    ("gdn_chunk_prefill", "trtllm"): 21.4,
+    ("gdn_chunk_prefill_flashinfer", "vllm"): 44.5,   # vLLM's FLA rows (L40S only) have no leave-one-out
     ("gdn_conv1d_decode", "sglang"): 82.9,
-    ("gdn_conv1d_decode", "trtllm"): 23.8,
+    ("gdn_conv1d_decode", "trtllm"): 24.7,
     ("gdn_conv1d_decode", "vllm"): 13.1,
     ("gdn_conv1d_prefill", "sglang"): 214.0,
-    ("gdn_conv1d_prefill", "trtllm"): 158.5,
+    ("gdn_conv1d_prefill", "trtllm"): 25.3,
     ("gdn_conv1d_prefill", "vllm"): 14.2,
     ("gdn_recurrent_decode", "sglang"): 19.2,
-    ("gdn_recurrent_decode", "trtllm"): 15.7,
+    ("gdn_recurrent_decode", "trtllm"): 18.2,
     ("gdn_recurrent_decode", "vllm"): 18.0,
     ("mla_bmm", "sglang"): 47.9,
     ("mla_bmm", "trtllm"): 59.2,

@@ -59,15 +59,32 @@ def test_a_decode_pass_prices_the_gated_deltanet_recurrence_by_its_kernel_fit():
     op = next(t for t in e.decode.op_times if t.op.name == "gated_deltanet")
     assert op.time_s == pytest.approx(gdn_seconds("recurrent_decode", 64, 1, 16 / 4, 64 / 4,
                                                   load_component("b200", "gpu"), "sglang"), rel=1e-9)
-    assert "GDN decode kernel fit" in op.op.formula
+    assert "GDN kernel fit" in op.op.formula
     mine = next(t for t in kernels.decode.op_times if t.op.name == "gated_deltanet")
     assert abs(op.time_s / mine.time_s - 1) > 0.02                       # it did change
     conv = next(t for t in e.decode.op_times if t.op.name == "short_conv")
     assert conv.time_s == pytest.approx(gdn_seconds("conv1d_decode", 64, 1, 16 / 4, 64 / 4,
                                                     load_component("b200", "gpu"), "sglang"), rel=1e-9)
-    assert "GDN decode kernel fit" in conv.op.formula
-    for (p, _), (k, _) in zip(e.prefill, kernels.prefill):               # and prefill everything
-        assert [t.time_s for t in p.op_times] == [t.time_s for t in k.op_times]
+    assert "GDN kernel fit" in conv.op.formula
+
+
+def test_a_prefill_pass_prices_the_gated_deltanet_chunked_kernel_by_its_fit():
+    """The chunked kernel's serial state pass and its launches: the forward pass's one recurrence op priced a
+    1k-token prefill of 16 value heads at a tenth of the table's time; the fit replaces it, the rest stays."""
+    from whatif.roofline.kernel_models.linear_attention import gdn_seconds
+    e, kernels = estimate(**QWEN), estimate(**QWEN, module_fits=False)
+    (p, _), (k, _) = e.prefill[0], kernels.prefill[0]
+    b200, seqs = load_component("b200", "gpu"), p.batch.sequences
+    assert p.batch.groups == ((1024, 0, seqs),)   # sequences of 1,024 tokens, 4 key and 16 value heads a GPU
+    for t, mine in zip(p.op_times, k.op_times):
+        if t.op.name == "gated_deltanet":
+            assert t.time_s == pytest.approx(gdn_seconds("chunk_prefill", seqs, 1024, 4, 16, b200, "sglang"), rel=1e-9)
+            assert t.time_s > 3 * mine.time_s and "GDN kernel fit" in t.op.formula
+        elif t.op.name == "short_conv":
+            assert t.time_s == pytest.approx(gdn_seconds("conv1d_prefill", seqs, 1024, 4, 16, b200, "sglang"),
+                                             rel=1e-9)
+        else:
+            assert t.time_s == mine.time_s
 
 
 V32 = dict(model="deepseek-ai/DeepSeek-V3.2", hardware="dgx-h100", tp=8, batch=8, prompt=4096, output=64,

@@ -2,7 +2,9 @@
 module of a decode pass (DeepSeek-V3 / R1, Kimi-K2: projections, latent cache write, absorbed attention), the DSA
 module (DeepSeek-V3.2, GLM-5: the same plus the lightning indexer and its top-k) on vLLM, and the Gated DeltaNet
 recurrence and short convolution of a decode pass (Qwen3-Next, Qwen3.5: kernel families gdn_recurrent_decode and
-gdn_conv1d_decode, each op set to its fit).
+gdn_conv1d_decode, each op set to its fit) and of a prefill pass (gdn_chunk_prefill: FLA's chunked kernels with
+their serial state pass, which the forward pass's one recurrence op priced at a tenth of the tables' time;
+gdn_conv1d_prefill).
 
 Its kernels are timed one by one (timing.py) and then scaled together to the time of the module fit
 (kernel_models/mla_modules.py, family mla_module_decode of data/modern_fit.yaml, the GPU architecture's own fit
@@ -109,14 +111,34 @@ def gdn_decode_seconds(setup, batch: ForwardBatch) -> dict | None:
             OpRole.SHORT_CONV: gdn_seconds("conv1d_decode", *args)}
 
 
+def gdn_prefill_seconds(setup, batch: ForwardBatch) -> dict | None:
+    """{role: seconds of one layer's op} of a prefill pass's (no decode rows) Gated DeltaNet chunked kernel and
+    causal conv by their fits (gdn_chunk_prefill, gdn_conv1d_prefill), or None where they do not apply. The
+    sequences of one attention rank run as one varlen launch: priced as tokens / longest sequences of the longest
+    one (its chunks set the serial state pass; the tokens the parallel work)."""
+    model, eff, par = setup.model, setup.efficiency, setup.parallel
+    la = model.linear_attention
+    if la is None or model.mamba is not None or la.state_dtype != "fp32" or not _fits_apply(eff) \
+            or batch.verify or any(q < 2 for q, _, _ in batch.groups):
+        return None
+    local = batch.split(par.attention_dp)
+    longest, tokens = max(q for q, _, _ in local.groups), local.tokens
+    from .kernel_models.linear_attention import gdn_seconds
+    t = par.attention_tp
+    args = (la.key_heads / t, la.value_heads / t, setup.system.gpu, eff.engine, la.key_head_dim, la.value_head_dim,
+            la.conv_kernel)
+    return {OpRole.LINEAR_ATTENTION: gdn_seconds("chunk_prefill", tokens / longest, longest, *args),
+            OpRole.SHORT_CONV: gdn_seconds("conv1d_prefill", local.sequences, tokens / local.sequences, *args)}
+
+
 def priced_modules(times: tuple, setup, batch: ForwardBatch) -> tuple:
     """`times` (one stage's OpTimes) with the MLA module's kernels scaled to the module fit and a decode pass's
     Gated DeltaNet kernels set to their fits, where they apply (none when the efficiency turns module fits off)."""
     if not setup.efficiency.module_fits:
         return times
-    gdn = gdn_decode_seconds(setup, batch)
+    gdn = gdn_decode_seconds(setup, batch) or gdn_prefill_seconds(setup, batch)
     if gdn is not None:
-        times = tuple(_scaled(t, gdn[graph_role(t.op)] / t.time_s, "its GDN decode kernel fit")
+        times = tuple(_scaled(t, gdn[graph_role(t.op)] / t.time_s, "its GDN kernel fit")
                       if graph_role(t.op) in gdn and t.time_s > 0 else t for t in times)
     fit_s = module_seconds(setup, batch)
     if fit_s is None:

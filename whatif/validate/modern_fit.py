@@ -23,19 +23,30 @@ def parts_of(rows) -> list:
     return [(rows[f"c{i}"].to_numpy(), rows[f"m{i}"].to_numpy(), rows[f"l{i}"].to_numpy()) for i in range(n)]
 
 
+def _steps(rows, col="steps"):
+    return rows[col].to_numpy() if col in rows.columns else 0.0
+
+
 def predict(rows, p: RooflineParams):
-    return np.asarray(fitted_seconds(parts_of(rows), rows["items"].to_numpy(), rows["sms"].to_numpy(), p))
+    return np.asarray(fitted_seconds(parts_of(rows), rows["items"].to_numpy(), rows["sms"].to_numpy(), p,
+                                     _steps(rows), _steps(rows, "clocked"),
+                                     rows["clock"].to_numpy() if "clock" in rows.columns else 1.0))
 
 
 MAX_SMOOTH = 20.0    # beyond it the ridge is the max of the two terms to within 4%
 MAX_L2_SPEEDUP = 10.0   # assumed bound: no GPU of the tables reads its L2 more than 10x faster than its HBM
 
 
-def to_params(v, with_items: bool, with_l2: bool) -> RooflineParams:
+def to_params(v, with_items: bool, with_l2: bool, with_steps: bool = False, with_clocked: bool = False
+              ) -> RooflineParams:
+    """v: log floor, logit efficiencies, logit smooth, [log item_s], [log step_s], [log step_cycles],
+    [logit l2_speedup]."""
     v = np.clip(v, -30.0, 30.0)   # keeps a wandering trial step finite (efficiencies >= 1e-13, no overflow)
     return RooflineParams(float(np.exp(v[0])), float(_eff(v[1])), float(_eff(v[2])),
                           float(1.0 + (MAX_SMOOTH - 1.0) * _eff(v[3])), float(np.exp(v[4])) if with_items else 0.0,
-                          float(1.0 + (MAX_L2_SPEEDUP - 1.0) * _eff(v[-1])) if with_l2 else 1.0)
+                          float(1.0 + (MAX_L2_SPEEDUP - 1.0) * _eff(v[-1])) if with_l2 else 1.0,
+                          step_s=float(np.exp(v[4 + with_items])) if with_steps else 0.0,
+                          step_cycles=float(np.exp(v[4 + with_items + with_steps])) if with_clocked else 0.0)
 
 
 FIT_ROWS_PER_GPU = 3000   # a larger table is fitted on an evenly spaced subset of each GPU's rows (scored on all)
@@ -59,19 +70,22 @@ def fit(rows) -> RooflineParams:
     with_items = bool((rows["items"] > 0).any())
     l2 = [c for c in rows.columns if c.startswith("l") and c[1:].isdigit()]
     with_l2 = bool((rows[l2] > 0).to_numpy().any() and (rows[[c.replace("l", "m") for c in l2]] > 0).to_numpy().any())
+    with_steps, with_clocked = bool(np.any(_steps(rows) > 0)), bool(np.any(_steps(rows, "clocked") > 0))
 
     def residuals(v):
-        return np.log(np.maximum(predict(rows, to_params(v, with_items, with_l2)), 1e-12) / measured)
+        p = to_params(v, with_items, with_l2, with_steps, with_clocked)
+        return np.log(np.maximum(predict(rows, p), 1e-12) / measured)
     best = None
     for floor in (2e-6, 2e-5):   # two starts: launch-bound and bandwidth-bound tables converge differently
         x0 = ([np.log(floor), _logit(0.5), _logit(0.5), _logit(1.0 / (MAX_SMOOTH - 1.0))] + [np.log(1e-7)] * with_items
+              + [np.log(1e-6)] * with_steps + [np.log(100.0)] * with_clocked
               + [_logit(1.0 / (MAX_L2_SPEEDUP - 1.0))] * with_l2)
         with np.errstate(all="ignore"):
             x = levenberg_marquardt(residuals, np.array(x0), iters=100)
         r = residuals(x)
         if best is None or r @ r < best[0]:
             best = (float(r @ r), x)
-    p = to_params(best[1], with_items, with_l2)
+    p = to_params(best[1], with_items, with_l2, with_steps, with_clocked)
     c = [col for col in rows.columns if col.startswith("c") and col[1:].isdigit()]
     # a form without compute time leaves compute_eff (and smooth) without effect: say 1 (unused), not a drift
     return p if (rows[c] > 0).to_numpy().any() else replace(p, compute_eff=1.0, smooth=1.0)
@@ -133,9 +147,11 @@ HEADER = """# Fitted-roofline parameters of the 2025-26 op families (whatif/roof
 
 
 def _block(p: RooflineParams, group, **on) -> dict:
+    serial = {k: float(f"{v:.4g}") for k, v in (("step_s", p.step_s), ("step_cycles", p.step_cycles)) if v}
     return {"floor_s": float(f"{p.floor_s:.4g}"), "compute_eff": float(f"{p.compute_eff:.4g}"),
             "memory_eff": float(f"{p.memory_eff:.4g}"), "smooth": float(f"{p.smooth:.4g}"),
-            "item_s": float(f"{p.item_s:.4g}"), "l2_speedup": float(f"{p.l2_speedup:.4g}"), "provenance": "fitted",
+            "item_s": float(f"{p.item_s:.4g}"), **serial, "l2_speedup": float(f"{p.l2_speedup:.4g}"),
+            "provenance": "fitted",
             "fitted_on": {**on, "rows": int(len(group)), "table": str(group["table"].iloc[0]),
                           "versions": ", ".join(sorted(set(group["version"].astype(str)))),
                           "kernel_sources": sorted(set(group["kernel_source"].astype(str)))}}

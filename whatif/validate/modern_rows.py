@@ -53,7 +53,7 @@ def read_table(table: str, root=DEFAULT_ROOT):
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
-def _attach(group, parts, items, family, latency_s=None):
+def _attach(group, parts, items, family, latency_s=None, steps=0.0, clocked=0.0):
     """The fitter's columns for `group`; latency_s: measured seconds (default: the tables' `latency` column, ms)."""
     out = group[["gpu", "engine", "table", "kernel_source", "version"]].copy()
     out["family"] = family
@@ -63,6 +63,8 @@ def _attach(group, parts, items, family, latency_s=None):
         out[f"m{i}"] = np.broadcast_to(np.asarray(m, dtype=float), len(group))
         out[f"l{i}"] = np.broadcast_to(np.asarray(l2, dtype=float), len(group))
     out["items"] = np.broadcast_to(np.asarray(items, dtype=float), len(group))
+    out["steps"] = np.broadcast_to(np.asarray(steps, dtype=float), len(group))
+    out["clocked"] = np.broadcast_to(np.asarray(clocked, dtype=float), len(group))
     return out
 
 
@@ -73,7 +75,7 @@ def _per_gpu(frame, build):
     for gpu, group in frame.groupby("gpu", sort=True):
         c = ceilings(corpus_gpu(gpu))
         built = build(group, c, gpu)
-        built["sms"] = c.sms
+        built["sms"], built["clock"] = c.sms, c.clock
         rows.append(built)
     return pd.concat(rows, ignore_index=True)
 
@@ -101,12 +103,18 @@ def gdn_rows(frame):
         out = []
         kernels = [gdn_kernel(s, p) for s, p in zip(group["kernel_source"], group["phase"])]
         group = group.assign(_k=kernels)
-        for kernel, g in group.dropna(subset=["_k"]).groupby("_k"):
-            parts, items = linear_attention.gdn_work(kernel, _col(g, "batch_size"), _col(g, "seq_len"),
-                                                     _col(g, "num_k_heads"), _col(g, "num_v_heads"),
-                                                     _col(g, "head_k_dim"), _col(g, "head_v_dim"), c,
-                                                     _col(g, "d_conv"))
-            r = _attach(g, parts, items, f"gdn_{kernel}")
+        impls = ["flashinfer" if "flashinfer" in s else "fla" for s in group["kernel_source"]]
+        group = group.assign(_impl=impls)
+        for (kernel, impl, engine), g in group.dropna(subset=["_k"]).groupby(["_k", "_impl", "engine"]):
+            # TRT-LLM's collector passes a bf16 initial state and convolves the key channels only (collect_gdn.py)
+            trt = engine == "trtllm"
+            state_in = 2.0 if trt else 4.0
+            parts, items, (steps, clocked) = linear_attention.gdn_work(
+                kernel, _col(g, "batch_size"), _col(g, "seq_len"), _col(g, "num_k_heads"), _col(g, "num_v_heads"),
+                _col(g, "head_k_dim"), _col(g, "head_v_dim"), c, _col(g, "d_conv"), impl, state_in,
+                _col(g, "num_k_heads") * _col(g, "head_k_dim") if trt else None)
+            r = _attach(g, parts, items, linear_attention.gdn_family(kernel, impl), steps=steps,
+                        clocked=clocked)
             for k in ("batch_size", "num_k_heads", "num_v_heads"):   # the shape (accuracy_modern --vs-kernels)
                 r[k] = g[k].to_numpy()
             out.append(r)
@@ -272,6 +280,6 @@ def all_rows(root=DEFAULT_ROOT, tables=None):
             out.append(build(frame))
     rows = pd.concat(out, ignore_index=True)
     rows = rows[np.isfinite(rows["latency_s"]) & (rows["latency_s"] > 0)].reset_index(drop=True)
-    for c in [c for c in rows.columns if c[0] in "cml" and c[1:].isdigit()]:
+    for c in [c for c in rows.columns if c[0] in "cml" and c[1:].isdigit()] + ["steps", "clocked"]:
         rows[c] = rows[c].fillna(0.0)
     return rows

@@ -3,13 +3,19 @@ DeepEP, encoder attention, quantize kernels) and its parameters (data/modern_fit
 
 An op is a few kernels run back to back; each kernel k has ideal times at efficiency 1 from its
 mechanism (FLOPs over the datasheet peak, bytes over the datasheet bandwidth), and
-    t = floor_s + item_s * items / SMs + sum_k (( t_c,k / compute_eff )^p + ( t_m,k / memory_eff )^p)^(1/p)
+    t = floor_s + item_s * items / SMs + step_s * steps + step_cycles * clocked / clock
+        + sum_k (( t_c,k / compute_eff )^p + ( t_m,k / memory_eff )^p)^(1/p)
     t_m,k = (HBM bytes + L2-resident bytes / l2_speedup) / datasheet bandwidth
 A kernel whose bytes fit in the GPU's L2 (datasheet size) reads them from L2 on the tables' back-to-back
 replays (warm L2), l2_speedup times faster than HBM (fitted, 1 to 10). `items` counts the op's fixed-cost
-work items (a chunk of a sequence, a (sequence, head) pair), spread over the SMs. Parameters are per op
+work items (a chunk of a sequence, a (sequence, head) pair), spread over the SMs. `steps` counts the steps of
+a serial chain no SM count shortens (GDN's inter-chunk state pass: one chunk after another per (sequence, head),
+times the waves of such chains), each step_s seconds (a latency: fitted, GPU-independent); `clocked` counts the
+steps of a dependent loop on one SM (GDN's in-chunk triangular solve, row by row), each step_cycles SM clocks
+(fitted; the GPU's boost clock converts them). Parameters are per op
 family x engine, pooled over the calibration GPUs (A100, H100, B200, L40S where measured), so a GPU enters
-only through its datasheet: compute_eff, memory_eff in (0, 1], floor_s and item_s in seconds, smooth p in [1, 20].
+only through its datasheet: compute_eff, memory_eff in (0, 1], floor_s and item_s in seconds, smooth p in [1, 20],
+step_s in seconds, step_cycles in clocks.
 A measured architecture also has its own fit (the GPU's rows alone), used for GPUs of that architecture.
 Fitted by validate/modern_fit.py; scored leave-one-GPU-out by benchmarks/accuracy_modern.py.
 """
@@ -36,6 +42,8 @@ class RooflineParams:
     item_s: float = 0.0
     l2_speedup: float = 1.0
     provenance: str = ""
+    step_s: float = 0.0
+    step_cycles: float = 0.0
 
 
 def memory_times(moved, bandwidth, l2_bytes, footprint=None):
@@ -51,9 +59,10 @@ def memory_times(moved, bandwidth, l2_bytes, footprint=None):
     return np.where(resident, 0.0, t), np.where(resident, t, 0.0)
 
 
-def fitted_seconds(parts, items, sms, p: RooflineParams):
-    """Seconds of an op from its kernels' ideal (compute s, HBM s, L2-resident s) `parts`; floats or columns."""
-    busy = 0.0
+def fitted_seconds(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, clock=1.0):
+    """Seconds of an op from its kernels' ideal (compute s, HBM s, L2-resident s) `parts`, its fixed-cost `items`,
+    its serial `steps` and its `clocked` steps at `clock` Hz; floats or columns."""
+    busy = p.step_s * steps + p.step_cycles * clocked / clock
     for t_c, t_m, t_l2 in parts:
         busy = busy + ridge(t_c / p.compute_eff, (t_m + t_l2 / p.l2_speedup) / p.memory_eff, p.smooth)
     return p.floor_s + p.item_s * items / sms + busy
@@ -72,7 +81,8 @@ def fitted_families() -> dict:
 
 def _params(b: dict, prov: str) -> RooflineParams:
     return RooflineParams(float(b["floor_s"]), float(b["compute_eff"]), float(b["memory_eff"]), float(b["smooth"]),
-                          float(b["item_s"]), float(b["l2_speedup"]), prov)
+                          float(b["item_s"]), float(b["l2_speedup"]), prov, float(b.get("step_s", 0.0)),
+                          float(b.get("step_cycles", 0.0)))
 
 
 @cache

@@ -9,24 +9,32 @@ T = batch x seq_len tokens and a fp32 recurrent state of H_v d_k d_v per sequenc
   the compute term (FP32 peak = SMs x clock x 256), bounds them, not L2: the tables' L2-resident rates are
   0.036-0.049 of FP32 peak on H100, B200 and L40S, but 1x (H100) to 4.2x (L40S) their HBM bandwidth, so a
   speedup over HBM did not transfer (L40S 91% leave-one-GPU-out, 18% now).
-- chunk_prefill (chunk_gated_delta_rule, FLA / FlashInfer): sequences cut into CHUNK-token chunks; per
-  padded token and value head 6 d_k d_v (state apply and update) + 4 CHUNK (d_k + d_v) (intra-chunk) FLOPs
-  on tensor cores; bytes: q, k, v, o, gates, each chunk's bf16 state written and read, the fp32 state
-  read and written once per sequence; a fixed cost per (chunk, value head). Plus the inter-chunk recurrence:
-  each (sequence, head) carries its state through its chunks one after another on one SM (FLA's
-  chunk_gated_delta_rule_fwd_h), 6 CHUNK d_k d_v FLOPs a step at one SM's share of the peak, so a long
-  sequence of few heads costs its chunk count times a step (batch 1, 2 value heads, 32k tokens on H100:
-  1.0 ms, 2 us a chunk, where the parallel work is 0.17 ms). In-sample MAPE 28-35% -> 22-31%.
+- chunk_prefill (chunk_gated_delta_rule): sequences cut into CHUNK-token chunks; per padded token and value
+  head 6 d_k d_v (state apply and update) + 4 CHUNK (d_k + d_v) (intra-chunk) FLOPs on tensor cores. Two kernels:
+  FLA's Triton pipeline (SGLang, TRT-LLM; vLLM below Hopper): l2norm, cumsum, K K^T, solve_tril, w/u, the state
+  pass, the output, each writing intermediates the next rereads (per token and value head ~3.3 KB, and each
+  chunk's bf16 state), a fixed cost per (chunk, value head); those bytes are served by L2 in the fraction
+  L2 / footprint, at the SMs' own L2 rate (sm_l2_times), HBM otherwise. FlashInfer's fused kernel (vLLM on
+  Hopper, Blackwell): one CTA per (sequence, value head), only q, k, v, o, gates from HBM. Serial terms:
+  the inter-chunk state pass carries each (sequence, head)'s state through its chunks one after another
+  (FLA's chunk_gated_delta_rule_fwd_h, d_v / STATE_BV CTAs a head), so a step costs a latency (step_s, fitted)
+  times the chunks of a sequence times the waves of such chains over the SMs (batch 1, 2 value heads, 32k
+  tokens: 1.0 ms on H100, 2 us a chunk, where the parallel work is 0.17 ms); the in-chunk triangular solve
+  walks the rows of a chunk (min(seq, CHUNK)) in clocks (step_cycles; the tables' seq 1-64 slope: 0.28 us a
+  row on H100 and B200, 0.19 on L40S at its higher clock). Leave-one-GPU-out MAPE (SGLang) 36.9% -> ~13%.
 - recurrent_decode (fused_recurrent_gated_delta_rule): reads and writes the fp32 state once per step,
   6 d_k d_v FLOPs per (sequence, value head) on CUDA cores; a fixed cost per (sequence, value head).
 Parameters: data/modern_fit.yaml, families gdn_<kernel> (fitted_roofline.py).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .fitted_roofline import family_params, fitted_seconds, memory_times
 from .params import ceilings
 
 CHUNK = 64   # FLA's chunk_gated_delta_rule chunk size (BT = 64)
+STATE_BV = 64   # value columns of the state per CTA of FLA's chunk_gated_delta_rule_fwd_h (autotuned 32 or 64)
 KERNELS = ("conv1d_prefill", "conv1d_decode", "chunk_prefill", "recurrent_decode")
 
 
@@ -34,12 +42,54 @@ def _ceil_div(a, b):
     return -(-a // b)
 
 
-def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=4):
-    """([(compute s, memory s)], fixed-cost items) of one GDN kernel at efficiency 1 on Ceilings `c`."""
+def chunk_impl(engine: str, arch: str) -> str:
+    """The chunked-prefill kernel an engine runs on an architecture: vLLM runs FlashInfer's fused kernel on
+    Hopper and Blackwell (the tables' kernel_source), FLA's Triton kernels elsewhere; SGLang and TRT-LLM FLA's."""
+    return "flashinfer" if engine == "vllm" and arch in ("hopper", "blackwell") else "fla"
+
+
+def _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, state, mem):
+    chunks_per_seq = _ceil_div(seq_len, CHUNK)
+    chunks, tokens = batch * chunks_per_seq, batch * seq_len
+    flops = chunks * CHUNK * v_heads * (6.0 * d_k * d_v + 4.0 * CHUNK * (d_k + d_v))
+    io = tokens * (4.0 * k_heads * d_k + 4.0 * v_heads * d_v + 8.0 * v_heads)   # q, k, v, o, gates
+    if impl == "flashinfer":   # one fused kernel: a CTA per (sequence, value head) walks its chunks
+        return [(flops / c.peak_flops("bf16"), *mem(io + 2.0 * state))], 0.0, \
+            (chunks_per_seq * _ceil_div(batch * v_heads, c.sms), np.minimum(seq_len, CHUNK))
+    # FLA: l2norm q, k; cumsum; K K^T; solve_tril; w, u; the state pass; the output: each writes and rereads
+    # its intermediates (per token and value head: k read 4x, q once; w, u, v_new written and read; A in fp32)
+    between = tokens * v_heads * (8.0 * d_k + 2.0 * d_k + 10.0 * d_v + 12.0 * CHUNK)
+    chunk_states = chunks * v_heads * d_k * d_v * 4.0   # bf16, written then read
+    chains = batch * v_heads * _ceil_div(d_v, STATE_BV)   # the state pass's CTAs, each over its chunks in turn
+    hbm, l2 = sm_l2_times(io + between + chunk_states + 2.0 * state, io + (between + chunk_states) / 2.0 + state, c)
+    in_chunk = np.minimum(seq_len, CHUNK)   # the triangular solve's rows, one after another (chunks in parallel)
+    scalar = chunks * CHUNK * v_heads * CHUNK * (d_k + d_v)   # CUDA-core work: gates, masks, the solve's rows
+    return [(flops / c.peak_flops("bf16"), hbm, l2), (scalar / c.peak_flops("fp32"), 0.0, 0.0)], chunks * v_heads, \
+        (chunks_per_seq * _ceil_div(chains, c.sms), in_chunk)
+
+
+L2_BYTES_PER_SM_CLOCK = 4.0   # assumed base L2 rate per SM per clock; the fit's l2_speedup (1-10) scales it
+
+
+def sm_l2_times(moved, footprint, c):
+    """(HBM s, L2 s) of `moved` bytes whose distinct `footprint` fits in L2 (all L2, at the SMs' own rate: SMs x
+    clock x L2_BYTES_PER_SM_CLOCK, which follows the GPU where an HBM multiple did not: L40S reads its L2 4.2x
+    faster than its HBM, H100 1x) or not (all HBM)."""
+    resident = np.minimum(1.0, c.l2_bytes / np.maximum(np.asarray(footprint, dtype=float), 1.0))
+    moved = np.asarray(moved, dtype=float)
+    return moved * (1.0 - resident) / c.hbm_bw, moved * resident / (c.sms * c.clock * L2_BYTES_PER_SM_CLOCK)
+
+
+def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=4, impl="fla", state_in=4.0,
+             channels=None):
+    """([(compute s, memory s)], fixed-cost items, (serial steps, clocked steps)) of one GDN kernel at efficiency 1
+    on Ceilings `c`; impl: the chunked prefill's kernel (chunk_impl); state_in: bytes per element of the decode
+    state read (fp32 4: updated in place; less: FLA writes a new fp32 final state beside it); channels: the short
+    conv's (default q, k and v: 2 H_k d_k + H_v d_v)."""
     tokens = batch * seq_len
-    channels = 2 * k_heads * d_k + v_heads * d_v
+    channels = 2 * k_heads * d_k + v_heads * d_v if channels is None else channels
     state = batch * v_heads * d_k * d_v * 4.0
-    fp32, bf16 = c.peak_flops("fp32"), c.peak_flops("bf16")
+    fp32 = c.peak_flops("fp32")
 
     def mem(moved, footprint=None):
         return memory_times(moved, c.hbm_bw, c.l2_bytes, footprint)
@@ -48,22 +98,21 @@ def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=
         hbm, l2 = mem(moved, footprint)
         return hbm, 0.0 * l2
     if kernel == "conv1d_prefill":
-        return [(2.0 * d_conv * tokens * channels / fp32, *mem((4.0 * tokens + d_conv * 2.0) * channels))], batch
+        return [(2.0 * d_conv * tokens * channels / fp32, *mem((4.0 * tokens + d_conv * 2.0) * channels))], batch, \
+            (0.0, 0.0)
     if kernel == "conv1d_decode":
         conv_state = batch * channels * 2.0 * (d_conv - 1)   # bf16, read and rewritten in place
         return [(2.0 * d_conv * batch * channels / fp32, *state_pass(batch * channels * 4.0 + 2.0 * conv_state,
-                                                                     batch * channels * 4.0 + conv_state))], batch
+                                                                     batch * channels * 4.0 + conv_state))], batch, \
+            (0.0, 0.0)
     if kernel == "chunk_prefill":
-        chunks = batch * _ceil_div(seq_len, CHUNK)
-        flops = chunks * CHUNK * v_heads * (6.0 * d_k * d_v + 4.0 * CHUNK * (d_k + d_v))
-        io = tokens * (4.0 * k_heads * d_k + 4.0 * v_heads * d_v + 8.0 * v_heads)
-        chunk_states = chunks * v_heads * d_k * d_v * 4.0   # bf16, written then read
-        serial = _ceil_div(seq_len, CHUNK) * 6.0 * CHUNK * d_k * d_v / (bf16 / c.sms)   # one SM's chain of steps
-        return [(flops / bf16, *mem(io + chunk_states + 2.0 * state)), (serial, 0.0 * serial, 0.0 * serial)], \
-            chunks * v_heads
+        return _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, state, mem)
     if kernel == "recurrent_decode":
         io = batch * (4.0 * k_heads * d_k + 4.0 * v_heads * d_v + 8.0 * v_heads)
-        return [(6.0 * batch * v_heads * d_k * d_v / fp32, *state_pass(2.0 * state + io, state + io))], batch * v_heads
+        moved = state * (state_in / 4.0 + 1.0)   # read, then written in fp32
+        held = state if state_in == 4.0 else moved   # in place, or a second buffer
+        parts = [(6.0 * batch * v_heads * d_k * d_v / fp32, *state_pass(moved + io, held + io))]
+        return parts, batch * v_heads, (0.0, 0.0)
     raise ValueError(f"GDN kernel '{kernel}' is not valid; valid: {', '.join(KERNELS)}")
 
 
@@ -76,5 +125,12 @@ def gdn_seconds(kernel: str, batch: int, seq_len: int, k_heads: int, v_heads: in
     layer's key and value heads on this GPU (after TP); d_k, d_v: head dims; gpu: a GPU profile or
     Ceilings; engine: vllm | sglang | trtllm (whose kernels' fit)."""
     c = ceilings(gpu)
-    parts, items = gdn_work(kernel, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv)
-    return float(fitted_seconds(parts, items, c.sms, family_params(f"gdn_{kernel}", engine, c.arch)))
+    impl = chunk_impl(engine, c.arch) if kernel == "chunk_prefill" else "fla"
+    parts, items, (steps, clocked) = gdn_work(kernel, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv, impl)
+    return float(fitted_seconds(parts, items, c.sms, family_params(gdn_family(kernel, impl), engine, c.arch), steps,
+                                clocked, c.clock))
+
+
+def gdn_family(kernel: str, impl: str = "fla") -> str:
+    """The fit family of a GDN kernel: FlashInfer's fused chunked prefill has its own."""
+    return f"gdn_{kernel}" + ("_flashinfer" if impl == "flashinfer" else "")
