@@ -434,15 +434,25 @@ def client_range_ratio(row: dict) -> float:
 def sglang_recv_interval(row: dict, layout: dict, n: int) -> dict:
     """SGLang's --scheduler-recv-interval where the row's launch set it, as the `engine` setting recv_interval:
     InferenceX's aggregated SGLang runs without DP attention of DeepSeek (benchmarks/dsr1_fp4_b200.sh,
-    dsr1_fp8_b200.sh at 1fc5d73: 10 below 16 clients, else 30; 10 for fp8 at TP4) and of GLM-5 in NVFP4
-    (benchmarks/single_node/fixed_seq_len/glm5_fp4_b200.sh at 8eec0d4, the one revision stored: 10); {} elsewhere
-    (SGLang's default 1; glm5_fp8_b200.sh sets none in both revisions read)."""
+    dsr1_fp8_b200.sh at 1fc5d73: 10 below 16 clients, else 30; 10 for fp8 at TP4), of GLM-5 in NVFP4
+    (benchmarks/single_node/fixed_seq_len/glm5_fp4_b200.sh at 8eec0d4, the one revision stored: 10) and of
+    Qwen3.5-397B (added after scoring, with its before/after in docs/accuracy.md; each stored revision of its SGLang
+    recipes sets it but the first, benchmarks/qwen3.5_fp8_b200.sh at 10c3d8d, which launched NEXTN speculation
+    (these rows are mapped without it): bf16 and fp8 10 below 16 clients, else 30, benchmarks/single_node/fixed_seq_len/
+    qwen3.5_bf16_b200.sh at 8eec0d4 and single_node/qwen3.5_fp8_b200.sh at 01fa35c; NVFP4 10 up to 4 clients, else
+    30, fixed_seq_len/qwen3.5_fp4_b200.sh at 8eec0d4; fixed_seq_len/qwen3.5_fp8_b200.sh at 36e26b6, a revision
+    with later SGLang flags (--cuda-graph-max-bs-decode), took the NVFP4 rule, which differs at 8 clients only: the
+    earlier revision is taken for the fp8 rows, measured 2026-03);
+    {} elsewhere (SGLang's default 1; glm5_fp8_b200.sh sets none in both revisions read)."""
     model = row["model_path"].lower()
     if row["backend"] != "sglang" or row["mode"] != "agg" or layout.get("attention_dp", 1) > 1 \
             or not row["silicon_data_source"].startswith(INFERENCEX_SOURCES):
         return {}
     if "glm-5" in model and row["gemm_quant_mode"] == "nvfp4":
         return {"recv_interval": 10}
+    if "qwen3.5" in model:
+        nvfp4 = row["gemm_quant_mode"] == "nvfp4"
+        return {"recv_interval": 30 if (n > 4 if nvfp4 else n >= 16) else 10}
     if "deepseek" not in model:
         return {}
     fp8_tp4 = row["gemm_quant_mode"] == "fp8" and layout["tp"] == 4

@@ -277,6 +277,10 @@ def test_inferencex_sglang_deepseek_rows_poll_requests_as_their_recipes_launch()
     assert engine(4, model_path="zhipuai/GLM-5", gemm_quant_mode="fp8", moe_quant_mode="fp8") == {}
     assert engine(64, model_path="zhipuai/GLM-5") == {"recv_interval": 10}   # glm5_fp4_b200.sh
     assert engine(4, backend="vllm") == {}
+    qwen = dict(model_path="Qwen/Qwen3.5-397B-A17B", moe_ep_size="1", moe_tp_size="8")
+    assert [engine(n, **qwen, gemm_quant_mode="fp8", moe_quant_mode="fp8_block")["recv_interval"]
+            for n in (4, 8, 16)] == [10, 10, 30]   # qwen3.5_fp8_b200.sh / qwen3.5_bf16_b200.sh
+    assert [engine(n, **qwen)["recv_interval"] for n in (4, 8)] == [10, 30]   # qwen3.5_fp4_b200.sh
 
 
 def test_a_row_whatif_cannot_express_is_recorded_with_its_one_line_reason():
