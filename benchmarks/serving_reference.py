@@ -112,7 +112,9 @@ The mapping rule, written before any row was scored and not tuned after:
   lengths (client_range_ratio, below; first left unmapped). Not mapped: its chat template's few tokens;
 - InferenceX's aggregated runs (added after the first scoring, with the before/after in docs/accuracy.md; rows
   whose silicon_data_source is source_file=2026-03-25.csv / 2026-04-06.csv or db-dump/, INFERENCEX_SOURCES: its
-  recipes and image tags): their client is InferenceX's utils/bench_serving/benchmark_serving.py, not aiperf:
+  recipes and image tags; and, added after scoring, the rows of other files whose measurement repeats one of
+  theirs, inferencex_run: the Qwen3.5 and Kimi-K2.5 gap-analysis files): their client is InferenceX's
+  utils/bench_serving/benchmark_serving.py, not aiperf:
   2N warm-up requests gathered, then --num-prompts 10N behind a semaphore of N (benchmarks/benchmark_lib.sh
   run_benchmark_serving), so the mean is over 10 rounds (profile_rounds), the opening burst and the drain 1/10
   each; and their TensorRT-LLM recipes under DP attention set attention_dp_config (dsr1_fp4_b200_trt.sh,
@@ -416,12 +418,36 @@ INFERENCEX_SOURCES = ("source_file=2026-03-25.csv", "source_file=2026-04-06.csv"
 ADP_BALANCE = {"deepseek": (60, 0), "gpt-oss": (50, 10)}
 
 
+_INFERENCEX_MEASURED: set = set()
+
+
+def _rounded_measurement(row: dict) -> tuple:
+    m = re.search(r"silicon_concurrency=(\d+)", row["silicon_data_source"])
+    return (row["backend"], row["system"], row["model_path"], row["isl"], row["osl"], m and m.group(1),
+            *(round(float(row[k]), 1) for k in ("silicon_ttft_ms", "silicon_tpot_ms")))
+
+
+def inferencex_run(row: dict) -> bool:
+    """An aggregated row InferenceX's client measured: its source is one of INFERENCEX_SOURCES or (added after
+    scoring, with its before/after in docs/accuracy.md) its measurement repeats one of theirs, the same engine, GPU,
+    model, lengths, N and TTFT and TPOT to 0.1 ms: aiconfigurator's qwen3.5-397b-gap-analysis.csv and
+    kimi-k2.5-gap-analysis.csv copy 60 of their 61 and 31 of their 32 rows from InferenceX's (rounded to 0.01 ms),
+    so those ran InferenceX's client and recipes, not aiperf."""
+    if row["mode"] != "agg":
+        return False
+    if row["silicon_data_source"].startswith(INFERENCEX_SOURCES):
+        return True
+    if not _INFERENCEX_MEASURED:
+        _INFERENCEX_MEASURED.update(_rounded_measurement(r) for r in load() if r["mode"] == "agg"
+                                    and r["silicon_data_source"].startswith(INFERENCEX_SOURCES))
+    return _rounded_measurement(row) in _INFERENCEX_MEASURED
+
+
 def adp_balance(row: dict, layout: dict) -> dict:
     """The scheduler fields of TensorRT-LLM's attention-DP context balancing where the row's launch turned it on:
     an aggregated TensorRT-LLM row under attention DP from InferenceX's runs (its recipes set attention_dp_config,
     ADP_BALANCE); aiconfigurator's generator templates set none (TensorRT-LLM's default: off)."""
-    if row["backend"] != "trtllm" or row["mode"] != "agg" or layout.get("attention_dp", 1) <= 1 \
-            or not row["silicon_data_source"].startswith(INFERENCEX_SOURCES):
+    if row["backend"] != "trtllm" or layout.get("attention_dp", 1) <= 1 or not inferencex_run(row):
         return {}
     model = row["model_path"].lower()
     found = next((v for k, v in ADP_BALANCE.items() if k in model), None)
@@ -489,22 +515,30 @@ def client_range_ratio(row: dict) -> float:
     benchmark_serving.py for its aggregated runs and sa-bench for the disaggregated db-dump rows, 0.8; aiperf's
     fixed lengths (1.0) for the rest."""
     sa_bench = row["mode"] == "disagg" and row["silicon_data_source"].startswith("db-dump/")
-    inferencex = row["mode"] == "agg" and row["silicon_data_source"].startswith(INFERENCEX_SOURCES)
-    return CLIENT_RANGE_RATIO if sa_bench or inferencex else 1.0
+    return CLIENT_RANGE_RATIO if sa_bench or inferencex_run(row) else 1.0
 
 
 def sglang_recv_interval(row: dict, layout: dict, n: int) -> dict:
     """SGLang's --scheduler-recv-interval where the row's launch set it, as the `engine` setting recv_interval:
     InferenceX's aggregated SGLang runs without DP attention of DeepSeek (benchmarks/dsr1_fp4_b200.sh,
-    dsr1_fp8_b200.sh at 1fc5d73: 10 below 16 clients, else 30; 10 for fp8 at TP4) and of GLM-5 in NVFP4
-    (benchmarks/single_node/fixed_seq_len/glm5_fp4_b200.sh at 8eec0d4, the one revision stored: 10); {} elsewhere
-    (SGLang's default 1; glm5_fp8_b200.sh sets none in both revisions read)."""
+    dsr1_fp8_b200.sh at 1fc5d73: 10 below 16 clients, else 30; 10 for fp8 at TP4), of GLM-5 in NVFP4
+    (benchmarks/single_node/fixed_seq_len/glm5_fp4_b200.sh at 8eec0d4, the one revision stored: 10) and of
+    Qwen3.5-397B (added after scoring, with its before/after in docs/accuracy.md; each stored revision of its SGLang
+    recipes sets it but the first, benchmarks/qwen3.5_fp8_b200.sh at 10c3d8d, which launched NEXTN speculation
+    (these rows are mapped without it): bf16 and fp8 10 below 16 clients, else 30, benchmarks/single_node/fixed_seq_len/
+    qwen3.5_bf16_b200.sh at 8eec0d4 and single_node/qwen3.5_fp8_b200.sh at 01fa35c; NVFP4 10 up to 4 clients, else
+    30, fixed_seq_len/qwen3.5_fp4_b200.sh at 8eec0d4; fixed_seq_len/qwen3.5_fp8_b200.sh at 36e26b6, a revision
+    with later SGLang flags (--cuda-graph-max-bs-decode), took the NVFP4 rule, which differs at 8 clients only: the
+    earlier revision is taken for the fp8 rows, measured 2026-03);
+    {} elsewhere (SGLang's default 1; glm5_fp8_b200.sh sets none in both revisions read)."""
     model = row["model_path"].lower()
-    if row["backend"] != "sglang" or row["mode"] != "agg" or layout.get("attention_dp", 1) > 1 \
-            or not row["silicon_data_source"].startswith(INFERENCEX_SOURCES):
+    if row["backend"] != "sglang" or layout.get("attention_dp", 1) > 1 or not inferencex_run(row):
         return {}
     if "glm-5" in model and row["gemm_quant_mode"] == "nvfp4":
         return {"recv_interval": 10}
+    if "qwen3.5" in model:
+        nvfp4 = row["gemm_quant_mode"] == "nvfp4"
+        return {"recv_interval": 30 if (n > 4 if nvfp4 else n >= 16) else 10}
     if "deepseek" not in model:
         return {}
     fp8_tp4 = row["gemm_quant_mode"] == "fp8" and layout["tp"] == 4
@@ -608,7 +642,7 @@ def profile_rounds(row: dict) -> int:
     gathers before the main run starts, all 10N tasks then created at once behind a semaphore of N); the rest,
     aiperf's 50N."""
     sa_bench = row["mode"] == "disagg" and row["silicon_data_source"].startswith("db-dump/")
-    inferencex = row["mode"] == "agg" and row["silicon_data_source"].startswith(INFERENCEX_SOURCES)
+    inferencex = inferencex_run(row)
     if sa_bench:
         return SA_BENCH_ROUNDS
     return INFERENCEX_ROUNDS if inferencex else PROFILE_ROUNDS

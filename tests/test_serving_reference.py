@@ -298,6 +298,20 @@ def test_inferencex_and_sa_bench_clients_draw_lengths_in_a_range_and_aiperfs_kee
     assert sr.client_range_ratio(_row(silicon_data_source=gap)) == 1.0
 
 
+def test_gap_analysis_rows_that_repeat_an_inferencex_measurement_run_its_client():
+    """qwen3.5-397b-gap-analysis.csv copies InferenceX's Qwen3.5 rows (TTFT and TPOT rounded to 0.01 ms): the
+    same measurement, so the same client (lengths in [0.8 L, L], 10 rounds) and recipe (recv interval)."""
+    rows = sr.load()
+    gap = [r for r in rows if r["silicon_data_source"].startswith("source_file=qwen3.5-397b-gap-analysis.csv")]
+    repeats = [r for r in gap if sr.inferencex_run(r)]
+    assert len(repeats) >= 60 and len(gap) - len(repeats) <= 1
+    row = repeats[0]
+    assert sr.client_range_ratio(row) == 0.8 and sr.profile_rounds(row) == sr.INFERENCEX_ROUNDS
+    assert "recv_interval" in sr.simulate_kwargs(row)["engine"]
+    other = dict(row, silicon_ttft_ms=str(float(row["silicon_ttft_ms"]) + 5.0))   # no such InferenceX measurement
+    assert not sr.inferencex_run(other) and sr.client_range_ratio(other) == 1.0
+
+
 def test_inferencex_sglang_deepseek_rows_poll_requests_as_their_recipes_launch():
     """dsr1_fp4_b200.sh / dsr1_fp8_b200.sh: --scheduler-recv-interval 10 below 16 clients, 30 from 16 (10 for fp8 at
     TP4); glm5_fp4_b200.sh 10; the GLM-5 fp8 recipe and the other engines leave SGLang's default."""
@@ -313,6 +327,10 @@ def test_inferencex_sglang_deepseek_rows_poll_requests_as_their_recipes_launch()
     assert engine(4, model_path="zhipuai/GLM-5", gemm_quant_mode="fp8", moe_quant_mode="fp8") == {}
     assert engine(64, model_path="zhipuai/GLM-5") == {"recv_interval": 10}   # glm5_fp4_b200.sh
     assert engine(4, backend="vllm") == {}
+    qwen = dict(model_path="Qwen/Qwen3.5-397B-A17B", moe_ep_size="1", moe_tp_size="8")
+    assert [engine(n, **qwen, gemm_quant_mode="fp8", moe_quant_mode="fp8_block")["recv_interval"]
+            for n in (4, 8, 16)] == [10, 10, 30]   # qwen3.5_fp8_b200.sh / qwen3.5_bf16_b200.sh
+    assert [engine(n, **qwen)["recv_interval"] for n in (4, 8)] == [10, 30]   # qwen3.5_fp4_b200.sh
 
 
 def test_a_row_whatif_cannot_express_is_recorded_with_its_one_line_reason():
