@@ -145,6 +145,7 @@ def _in_pool(space: SearchSpace, todo: list[Config], requests: int | None, jobs:
     """recheck_one of each candidate in a pool of forked workers, in `todo`'s order; the costliest first (the
     most simulated tokens), so the last to finish is a short one."""
     from .backends import fork_pool
+    from ..simulator import certain_miss, cluster, metrics, workload  # noqa: F401 (imported before the fork, once)
     order = sorted(range(len(todo)), key=lambda i: -run_requests(todo[i], requests))
     with fork_pool(_workers(jobs, len(todo))) as pool:
         futures = {i: pool.submit(recheck_one, space, todo[i], requests) for i in order}
