@@ -10,7 +10,9 @@ starts a local Ray with `num_cpus=N` first (one task per replica setup; `pip ins
   (9,800 configurations, 80 replica setups);
 - sweep: the same on 16 GPUs of two nodes (`--nodes 2`; cross-node disaggregated pools), weights bf16/fp8,
   KV bf16/fp8, chunks 1024/2048/8192, none/kivi: ~100,000 configurations.
-On a machine with C free cores the curve can rise only up to C workers: quote C with it. With Ray, CPU counts
+On a machine with C free cores the curve can rise only up to C workers: quote C with it. `--csv PATH` appends
+each point (backend, space, workers, configurations, wall, CPU, configurations/s, cores, load average) to PATH;
+benchmarks/data/search_scaling.csv holds the points measured so far. With Ray, CPU counts
 the driver alone (the Ray workers are the raylet's processes, not this one's children).
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,12 +66,24 @@ def point(space: dict, backend: str, n: int, prune: bool = False) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def append_row(path: Path, row: dict) -> None:
+    """One measured point, appended (the header written with the file's first row)."""
+    import csv
+    new = not path.exists()
+    with path.open("a", newline="") as f:
+        out = csv.DictWriter(f, fieldnames=list(row))
+        if new:
+            out.writeheader()
+        out.writerow(row)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", default="1,2,4", help="worker counts, comma-separated")
     ap.add_argument("--backend", default="process", choices=("process", "ray"))
     ap.add_argument("--space", default="issue", choices=tuple(SPACES))
     ap.add_argument("--prune", action="store_true", help="search with --prune (configurations: those kept)")
+    ap.add_argument("--csv", help="also append each point to this CSV (e.g. benchmarks/data/search_scaling.csv)")
     args = ap.parse_args()
     space = SPACES[args.space]
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -82,6 +97,12 @@ def main() -> int:
         rate = r["configs"] / r["wall"]
         first = first or rate
         print(f"{n:>7}  {r['configs']:>8,}  {r['wall']:>7.2f}  {r['cpu']:>7.2f}  {rate:>9,.0f}  {rate / first:>7.2f}x")
+        if args.csv:
+            append_row(Path(args.csv), {"backend": args.backend, "space": args.space, "prune": args.prune,
+                                        "workers": n, "configs": r["configs"], "wall_s": round(r["wall"], 2),
+                                        "cpu_s": round(r["cpu"], 2), "configs_per_s": round(rate),
+                                        "cores": cores, "load_average": round(os.getloadavg()[0], 1),
+                                        "date": time.strftime("%Y-%m-%d", time.gmtime())})
     return 0
 
 

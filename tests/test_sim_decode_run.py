@@ -9,7 +9,7 @@ import pytest
 
 from whatif.roofline.config import Parallelism
 from whatif.scenario import Scenario
-from whatif.simulator import cluster, replica
+from whatif.simulator import cluster, decode_run, replica
 from whatif.simulator.config import ClusterConfig, SchedulerConfig, SimConfig
 from whatif.simulator.workload import WorkloadSpec
 
@@ -37,7 +37,17 @@ CONFIGS = {
     "two replicas": SimConfig(Scenario(), WorkloadSpec(lengths="sharegpt", requests=300, seed=3, rate=40.0),
                               cluster=ClusterConfig(replicas=2)),
     "closed loop": SimConfig(Scenario(), WorkloadSpec(lengths="sharegpt", requests=300, seed=3, concurrency=32)),
+    # light load, long outputs: stretches of hundreds of steps between events, taken as array updates (_span),
+    # across price buckets and block phases, with a sequence joining mid-cycle; and the same tight on KV blocks
+    "light load": SimConfig(Scenario(), WorkloadSpec(requests=40, seed=3, rate=0.3, prompt=3000, output=1500,
+                                                     range_ratio=0.5)),
+    "light load, few blocks": SimConfig(Scenario(memory_utilization=0.25), WorkloadSpec(
+        requests=40, seed=3, rate=4.0, prompt=3000, output=1500, range_ratio=0.5)),
+    "light load, two replicas": SimConfig(Scenario(), WorkloadSpec(requests=40, seed=3, rate=0.6, prompt=3000,
+                                                                   output=1500, range_ratio=0.5),
+                                          cluster=ClusterConfig(replicas=2)),
 }
+SPANS = {"light load", "light load, few blocks", "light load, two replicas"}
 
 
 def run(cfg):
@@ -58,10 +68,20 @@ def test_decode_runs_change_nothing(name, monkeypatch):
         taken.append(engine.step - before)
         return pending
     monkeypatch.setattr(replica, "decode_run", counted)
+    spans = []
+    real_span = decode_run._span
+
+    def span(*args):
+        out = real_span(*args)
+        spans.append(out[0])
+        return out
+    monkeypatch.setattr(decode_run, "_span", span)
     fast = run(cfg)
     monkeypatch.setattr(replica, "decode_run", lambda rep, engine: None)
     assert fast == run(cfg)
     assert sum(taken) > 0   # the loop ran iterations
+    if name in SPANS:   # and stretches of them as array updates (most of them at light load)
+        assert sum(spans) > (sum(taken) / 2 if name == "light load" else 0)
 
 
 def test_a_bucket_span_is_every_context_of_that_bucket():

@@ -145,6 +145,7 @@ def _in_pool(space: SearchSpace, todo: list[Config], requests: int | None, jobs:
     """recheck_one of each candidate in a pool of forked workers, in `todo`'s order; the costliest first (the
     most simulated tokens), so the last to finish is a short one."""
     from .backends import fork_pool
+    from ..simulator import certain_miss, cluster, metrics, workload  # noqa: F401 (imported before the fork, once)
     order = sorted(range(len(todo)), key=lambda i: -run_requests(todo[i], requests))
     with fork_pool(_workers(jobs, len(todo))) as pool:
         futures = {i: pool.submit(recheck_one, space, todo[i], requests) for i in order}
@@ -153,12 +154,19 @@ def _in_pool(space: SearchSpace, todo: list[Config], requests: int | None, jobs:
 
 def recheck_one(space: SearchSpace, c: Config, requests: int | None) -> dict:
     """One candidate's capacity search in the simulator, as a re-check row."""
+    from ..simulator.certain_miss import FailedRun, SloFailed
     from ..simulator.cluster import simulate
     n = run_requests(c, requests)
     cfg = sim_config(space, c, n)
+
+    def run(rate: float):
+        """The run at `rate`; one that fails the SLOs for sure stops there (only its verdict is used)."""
+        try:
+            return simulate(replace(cfg, workload=replace(cfg.workload, rate=rate)), stop_failing=cfg.slo)
+        except SloFailed as stopped:
+            return FailedRun(stopped)
     try:
-        res, runs, capped = goodput(lambda rate, cfg=cfg: simulate(replace(cfg, workload=replace(
-            cfg.workload, rate=rate))), cfg.slo, c.request_rate)
+        res, runs, capped = goodput(run, cfg.slo, c.request_rate)
     except WhatifError as exc:    # a deployment the simulator cannot model
         return {"config": c, "predicted_req_s": c.request_rate, "goodput_req_s": 0.0,
                 "goodput_per_gpu_tok_s": 0.0, "goodput_tok_s": 0.0, "capped": False,

@@ -12,7 +12,7 @@ from ..roofline.techniques.compose import overrides
 from ..scenario import Scenario
 from .clock import URGENT, Clock
 from .collections_paused import collections_paused
-from .config import SimConfig
+from .config import SLO, SimConfig
 from .iteration_time import IterationTimes
 from .pools import check_fits, kv_path, prefill_flags, prefill_scenario, systems_used   # noqa: F401 (check_fits: the commands')
 from .log import IterationLog
@@ -186,8 +186,9 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
 
 
 def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
-             requests: list[Request] | None = None):
-    """Run `cfg` (its workload's requests, or `requests`) and return a SimulationResult."""
+             requests: list[Request] | None = None, stop_failing: SLO | None = None):
+    """Run `cfg` (its workload's requests, or `requests`) and return a SimulationResult. `stop_failing`: an
+    open-loop run without a horizon raises certain_miss.SloFailed as soon as it fails that SLO for sure."""
     from .workload import generate
     with collections_paused() as paused:   # (building the requests and their records too)
         if requests is None:
@@ -196,10 +197,11 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
         if cfg.workload is not None and cfg.workload.concurrency:
             from .closed_loop import check_closed_loop
             check_closed_loop(cfg)
-        return _run(cfg, list(map(Record, requests)), requests, paused, progress)
+        return _run(cfg, list(map(Record, requests)), requests, paused, progress, stop_failing=stop_failing)
 
 
-def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress, clients: int = 0):
+def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress, clients: int = 0,
+         stop_failing: SLO | None = None):
     """simulate's run of `records` (the collector paused by the caller; `paused.freeze()` before the clock starts)."""
     from .metrics import SimulationResult
     from .workload import describe
@@ -228,6 +230,18 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
             arrived += 1
             if progress and (arrived - 1) % step == 0:
                 progress(arrived - 1, len(records))
+            if check is not None and arrived % every == 0:
+                check(records, arrived, env.now)
+
+    check, every, finished = None, 1, [0]
+    if stop_failing is not None and cfg.horizon_s is None and count:
+        from .certain_miss import CHECKS, watch
+        check, every = watch(stop_failing, count), max(1, count // CHECKS)
+
+    def checked_finish(_rec) -> None:
+        finished[0] += 1
+        if finished[0] % every == 0:
+            check(records, arrived, env.now)
 
     spec = cluster.replicas[0].times.setup.engine_spec
     paid = spec is not None and (spec.frontend.per_request_s > 0 or spec.frontend.per_prompt_token_s > 0)
@@ -242,6 +256,8 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
         env.at(0, loop.start, None, URGENT)
     else:
         env.at(0, arrivals, None, URGENT)   # started as a process starts: an urgent call now
+        if check is not None:
+            cluster.on_finish = checked_finish
     paused.freeze()   # the records and the cluster live to the end: never scanned
     env.run(until=cfg.horizon_s)
     for replica in cluster.replicas:

@@ -12,6 +12,12 @@ first iteration at which anything else could happen is the full loop's. The run 
 iteration for iteration and float for float (tests/test_sim_decode_run.py)."""
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_right
+from itertools import accumulate
+
+import numpy as np
+
 from .clock import run_until_mine
 from .iteration_time import BUCKETS, EXACT_BELOW
 from .scheduling.sequence import Batch
@@ -78,10 +84,26 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
             # price's bucket (the mean context grows with the step).
             finishing = dues[0][0] - 1 if dues else inf   # (scheduler.next_event_step() - 1)
             head = queue[0][0] if queue else inf
-            last = -1
+            last, duration = -1, 0.0
             while True:
                 if before >= gate:                   # the held-back request can join this one
                     return
+                if step <= last and finishing - step > SPAN_MIN and head - now_s > SPAN_MIN * duration \
+                        and gate == inf and not replica.idle:
+                    # a stretch of steps that only add tokens: one array update, as this loop would run them
+                    k, taken, price_s, price_last = _span(replica, scheduler, step, finishing - 1, now_s, duration,
+                                                          last, head, used, (rows, base, decoding, waiting, running))
+                    if k:
+                        hits += k
+                        step += k
+                        visited = step - 1
+                        begun = scheduler.ends[-2]
+                        now_s = scheduler.ends[-1]
+                        if formed_ahead:
+                            before = begun
+                        used += taken
+                        duration, last = price_s, price_last
+                        continue
                 # the blocks due now, counted (Scheduler.take_due_blocks)
                 p = step % size
                 ahead = aheads[p]
@@ -159,3 +181,86 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
             scheduler.last_start, scheduler.last_end = begun, now_s
         scheduler.step, scheduler.visited = step, visited
         priced[0] = hits
+
+
+SPAN_MIN = 32        # steps of a stretch worth one array update (shorter ones: the loop's step by step)
+SPAN_MAX = 1 << 14   # steps of one update at most (the arrays' size)
+
+
+def _span(replica, scheduler, step: int, end_step: float, now_s: float, duration: float, last: int, head: float,
+          used: int, shape: tuple) -> tuple[int, int, float, int]:
+    """Run decode-only steps from `step` (started at `now_s`; priced `duration` up to step `last`) up to
+    `end_step` (the last before sequences finish) at once, crossing into the next price bucket while its price is
+    in the memo: the blocks each step takes (its phase's due sequences, counted as take_due_blocks does), the end
+    times (summed one by one, as the loop adds them: numpy's accumulate is sequential) and the log rows, each as
+    the loop makes it. Stops before the first step that ends at or after `head` (the next event), needs more
+    blocks than are free (the loop's own path: eviction or preemption) or needs a price not in the memo. Returns
+    (steps taken, blocks taken, the price and last step of the bucket the next step is in, or of the last one
+    looked at); no steps when fewer than SPAN_MIN would be."""
+    rows, base, decoding, waiting, running = shape
+    quotes = replica.times.quotes
+    durations, counts, lasts = [], [], []
+    k, spent, stop = 0, now_s, min(end_step, step + SPAN_MAX - 1)
+    while True:   # the buckets' prices, until the stretch's end or (about) the next event
+        n = min(last, stop) - (step + k) + 1
+        if spent + duration * n >= head:      # (about) the steps before the next event, one more to be sure
+            n = max(1, min(n, int((head - spent) / duration) + 2)) if duration > 0 else n
+        durations.append(duration)
+        counts.append(n)
+        lasts.append(last)
+        k += n
+        spent += duration * n
+        if step + k > stop or spent >= head:
+            break
+        mean = (base + decoding * (step + k)) // rows
+        quote = quotes.get((rows, mean if mean <= EXACT_BELOW else BUCKETS.get(mean)))
+        if quote is None:
+            break
+        duration, hi = quote
+        last = ((hi + 1) * rows - 1 - base) // decoding
+    if k < SPAN_MIN:
+        return 0, 0, 0.0, 0
+    per_step = np.full(k, duration) if len(counts) == 1 else np.array(durations).repeat(counts)
+    ends = np.empty(k + 1)
+    ends[0] = now_s
+    ends[1:] = per_step
+    np.add.accumulate(ends, out=ends)          # ends[j + 1]: step j's end
+    k = min(k, int(ends[1:].searchsorted(head)))   # steps ending before the next event
+    if k < SPAN_MIN:
+        return 0, 0, 0.0, 0
+    bm, size = scheduler.bm, scheduler.bm.block_size
+    phases, aheads, ahead_n = scheduler.phases, scheduler.ahead, scheduler.ahead_n
+    first = step % size
+    steady = [len(phases[p]) - ahead_n[p] for p in range(size)]   # due each cycle (ahead ones join below)
+    needs = np.array((steady[first:] + steady[:first]) * (k // size + 1), dtype=np.int64)[:k]
+    joins = []   # (phase, first due step, count) of sequences whose first due step falls in the stretch
+    for p in range(size):
+        if ahead_n[p]:
+            for due, count in aheads[p].items():
+                if step <= due < step + k:
+                    joins.append((p, due, count))
+                    needs[due - step::size] += count   # due at their first step and every cycle on
+    taken = needs.cumsum()
+    k = min(k, int(taken.searchsorted(bm.free, "right")))   # steps whose blocks are all free ones
+    if k < SPAN_MIN:
+        return 0, 0, 0.0, 0
+    blocks = int(taken[k - 1])
+    bm.free -= blocks
+    for p, due, count in joins:
+        if due < step + k:
+            del aheads[p][due]
+            ahead_n[p] -= count
+    scheduler.ends.frombytes(ends[1:k + 1].tobytes())
+    log = replica.log
+    log._flush()   # (the rows before these first: the columns keep the order rows were made in)
+    c = log.stored
+    c["start_s"].frombytes(ends[:k].tobytes())
+    c["duration_s"].frombytes(per_step[:k].tobytes())
+    c["kv_blocks_used"].frombytes((used + taken[:k]).astype(np.intc).tobytes())
+    for name, value in (("replica", replica.index), ("decode_seqs", rows), ("prefill_seqs", 0),
+                        ("prefill_tokens", 0), ("waiting", waiting), ("running", running), ("preempted", 0)):
+        c[name].extend(array("i", [value]) * k)
+    c["swap_s"].extend(array("d", [0.0]) * k)
+    segment = bisect_right(list(accumulate(counts)), k - 1)   # the bucket of the step after the last taken
+    segment = min(segment, len(counts) - 1)
+    return k, blocks, durations[segment], lasts[segment]
