@@ -130,7 +130,8 @@ The mapping rule, written before any row was scored and not tuned after:
   kimik2.5_{int4,fp4}_b200.sh, gptoss_fp4_{b200,h100}.sh, the stored revision of each) launches as that recipe:
   its --gpu-memory-utilization, its --max-num-seqs and --max-num-batched-tokens (vLLM's defaults where it sets
   none), and its KV cache dtype: none of them but gptoss_fp4_b200.sh passes --kv-cache-dtype, so vLLM's "auto"
-  keeps the model's 16-bit dtype where the rule above pairs fp8. Which revision each row ran is not recorded;
+  keeps the checkpoint's: 16-bit for the fp8-block and INT4 checkpoints (none declares a KV dtype) where the rule
+  above pairs fp8; fp8 for NVFP4 (assumed declared). Which revision each row ran is not recorded;
   the stored one is taken;
 - the client's lengths (client_range_ratio; changed after scoring, with its before/after in docs/accuracy.md):
   InferenceX's client and sa-bench draw every prompt and output length uniform in [0.8 L, L] (InferenceX:
@@ -428,16 +429,18 @@ def adp_balance(row: dict, layout: dict) -> dict:
 
 
 # InferenceX's vLLM recipes (benchmarks/single_node/*.sh, the stored revision of each): (model, gemm quant mode,
-# GPU) -> (--kv-cache-dtype, --gpu-memory-utilization, --max-num-seqs, --max-num-batched-tokens). A None KV dtype:
-# the flag is not passed, so vLLM's "auto" stores the KV cache in the model's dtype (vLLM engine args: "if auto,
-# will use model data type"; 16-bit for all of these); max_num_seqs "conc": $CONC; a None limit: not passed,
+# GPU) -> (--kv-cache-dtype, --gpu-memory-utilization, --max-num-seqs, --max-num-batched-tokens). No recipe but
+# gptoss_fp4_b200.sh passes --kv-cache-dtype; vLLM's "auto" then takes the checkpoint's declared KV dtype (a ModelOpt
+# hf_quant_config kv_cache_quant_algo since vllm-project/vllm#29980, v0.13), else the model's: None = 16-bit (the
+# fp8-block and INT4 checkpoints declare none), "fp8" for the NVFP4 (ModelOpt) checkpoints, whose FP8 declaration is
+# assumed (NVIDIA's NVFP4 exports carry one; not read here); max_num_seqs "conc": $CONC; a None limit: not passed,
 # vLLM's default for the GPU (the engine spec's large_gpu_* on H100/B200: 1024 sequences, 8192 tokens).
 VLLM_RECIPES = {
     ("minimax-m2.5", "fp8", "h100_sxm"): (None, 0.90, 256, None),       # minimaxm2.5_fp8_h100.sh
     ("minimax-m2.5", "fp8", "b200_sxm"): (None, 0.95, None, None),      # minimaxm2.5_fp8_b200.sh
-    ("minimax-m2.5", "nvfp4", "b200_sxm"): (None, 0.90, "conc", None),  # minimaxm2.5_fp4_b200.sh
+    ("minimax-m2.5", "nvfp4", "b200_sxm"): ("fp8", 0.90, "conc", None),  # minimaxm2.5_fp4_b200.sh
     ("kimi-k2.5", "int4_wo", "b200_sxm"): (None, 0.97, None, None),     # kimik2.5_int4_b200.sh
-    ("kimi-k2.5", "nvfp4", "b200_sxm"): (None, 0.90, "conc", None),     # kimik2.5_fp4_b200.sh
+    ("kimi-k2.5", "nvfp4", "b200_sxm"): ("fp8", 0.90, "conc", None),    # kimik2.5_fp4_b200.sh
     ("gpt-oss-120b", "nvfp4", "b200_sxm"): ("fp8", 0.90, 512, 8192),    # gptoss_fp4_b200.sh (+ its config.yaml)
     ("gpt-oss-120b", "nvfp4", "h100_sxm"): (None, 0.90, "conc", 8192),  # gptoss_fp4_h100.sh (+ its config.yaml)
 }
