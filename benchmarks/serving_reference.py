@@ -135,6 +135,15 @@ The mapping rule, written before any row was scored and not tuned after:
   the recipe's chunked-prefill size ran its first chunked prefill in the measured window, whose FlashInfer kernels
   were fetched at first use (sgl-project/sglang#10933): a one-time download, not a cost whatif prices; those 61
   rows are not scored. The rule reads the date, the burst and the recipe, not the measured latency;
+- InferenceX's vLLM recipes (vllm_recipe, VLLM_RECIPES; added after scoring, session 50, its before/after in the
+  commit and the closing note): an aggregated vLLM row from INFERENCEX_SOURCES of a model, precision and GPU whose
+  recipe was read (benchmarks/single_node/minimaxm2.5_fp8_{h100,b200}.sh, minimaxm2.5_fp4_b200.sh,
+  kimik2.5_{int4,fp4}_b200.sh, gptoss_fp4_{b200,h100}.sh, the stored revision of each) launches as that recipe:
+  its --gpu-memory-utilization, its --max-num-seqs and --max-num-batched-tokens (vLLM's defaults where it sets
+  none), and its KV cache dtype: none of them but gptoss_fp4_b200.sh passes --kv-cache-dtype, so vLLM's "auto"
+  keeps the checkpoint's: 16-bit for the fp8-block and INT4 checkpoints (none declares a KV dtype) where the rule
+  above pairs fp8; fp8 for NVFP4 (assumed declared). Which revision each row ran is not recorded;
+  the stored one is taken;
 - the client's lengths (client_range_ratio; changed after scoring, with its before/after in docs/accuracy.md):
   InferenceX's client and sa-bench draw every prompt and output length uniform in [0.8 L, L] (InferenceX:
   `--random-range-ratio $RANDOM_RANGE_RATIO`, RANDOM_RANGE_RATIO: 0.8 in .github/workflows/benchmark-tmpl.yml,
@@ -457,6 +466,45 @@ def adp_balance(row: dict, layout: dict) -> dict:
             "attention_dp_batching_wait_iters": found[1]}
 
 
+# InferenceX's vLLM recipes (benchmarks/single_node/*.sh, the stored revision of each): (model, gemm quant mode,
+# GPU) -> (--kv-cache-dtype, --gpu-memory-utilization, --max-num-seqs, --max-num-batched-tokens). No recipe but
+# gptoss_fp4_b200.sh passes --kv-cache-dtype; vLLM's "auto" then takes the checkpoint's declared KV dtype (a ModelOpt
+# hf_quant_config kv_cache_quant_algo since vllm-project/vllm#29980, v0.13), else the model's: None = 16-bit (the
+# fp8-block and INT4 checkpoints declare none), "fp8" for the NVFP4 (ModelOpt) checkpoints, whose FP8 declaration is
+# assumed (NVIDIA's NVFP4 exports carry one; not read here); max_num_seqs "conc": $CONC; a None limit: not passed,
+# vLLM's default for the GPU (the engine spec's large_gpu_* on H100/B200: 1024 sequences, 8192 tokens).
+VLLM_RECIPES = {
+    ("minimax-m2.5", "fp8", "h100_sxm"): (None, 0.90, 256, None),       # minimaxm2.5_fp8_h100.sh
+    ("minimax-m2.5", "fp8", "b200_sxm"): (None, 0.95, None, None),      # minimaxm2.5_fp8_b200.sh
+    ("minimax-m2.5", "nvfp4", "b200_sxm"): ("fp8", 0.90, "conc", None),  # minimaxm2.5_fp4_b200.sh
+    ("kimi-k2.5", "int4_wo", "b200_sxm"): (None, 0.97, None, None),     # kimik2.5_int4_b200.sh
+    ("kimi-k2.5", "nvfp4", "b200_sxm"): ("fp8", 0.90, "conc", None),    # kimik2.5_fp4_b200.sh
+    ("gpt-oss-120b", "nvfp4", "b200_sxm"): ("fp8", 0.90, 512, 8192),    # gptoss_fp4_b200.sh (+ its config.yaml)
+    ("gpt-oss-120b", "nvfp4", "h100_sxm"): (None, 0.90, "conc", 8192),  # gptoss_fp4_h100.sh (+ its config.yaml)
+}
+
+
+def vllm_recipe(row: dict, n: int, kw: dict) -> None:
+    """The KV-cache dtype, memory fraction and scheduler limits an InferenceX vLLM row's (inferencex_run) recipe
+    launched with (VLLM_RECIPES), in place of the rule's aiconfigurator pairing (fp8 KV with any quantized GEMM), the spec's 0.9
+    and the generator's limits (batch_size per attention-DP rank, batch + ISL + 1500 tokens); rows of other sources
+    and recipes not read are left as the rule maps them."""
+    if row["backend"] != "vllm" or not inferencex_run(row):
+        return
+    model = row["model_path"].lower()
+    found = next((v for (m, q, g), v in VLLM_RECIPES.items()
+                  if m in model and q == row["gemm_quant_mode"] and g == row["system"]), None)
+    if found is None:
+        return
+    kv, kw["memory_utilization"], seqs, tokens = found
+    for key, value in (("kv_dtype", kv), ("max_num_seqs", n if seqs == "conc" else seqs),
+                       ("max_num_batched_tokens", tokens)):
+        if value is None:
+            kw.pop(key, None)
+        else:
+            kw[key] = value
+
+
 CLIENT_RANGE_RATIO = 0.8   # InferenceX's RANDOM_RANGE_RATIO (benchmark-tmpl.yml) and srt-slurm's random_range_ratio
 
 
@@ -586,6 +634,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         kw["expert_quantization"] = moe
     adp_recorded = _int(row.get(("decode_" if disagg else "") + "attention_dp_size", ""))
     kw.update(launch_settings(row, n, max(1, adp_recorded // layout.get("attention_dp", 1))))
+    vllm_recipe(row, n, kw)
     kw["traffic"] = {"concurrency": n, "requests": n * min(rounds, profile_rounds(row)), "seed": 1}
     ratio = client_range_ratio(row)
     if ratio < 1:

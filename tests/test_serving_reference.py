@@ -424,3 +424,24 @@ def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fra
     roomier = whatif.estimate("deepseek-ai/DeepSeek-R1", "dgx-b200", kernel_engine="sglang", memory_utilization=0.95,
                               **kw).to_dict()["memory"]
     assert roomier["fits"]
+
+
+def test_inferencex_vllm_rows_launch_as_their_recipes():
+    """KV dtype, memory fraction and scheduler limits from the InferenceX vLLM recipe (VLLM_RECIPES), in place of the
+    aiconfigurator pairing (fp8 KV with a quantized GEMM) and the generator's batch_size per rank."""
+    src = "source_file=2026-03-25.csv; model=MiniMax-M2.5; silicon_concurrency=8; wip=False"
+    minimax = dict(backend="vllm", model_path="MiniMaxAI/MiniMax-M2.5", gemm_quant_mode="fp8", moe_quant_mode="fp8",
+                   silicon_data_source=src, tp_size="4", attention_dp_size="1", moe_tp_size="1", moe_ep_size="4",
+                   batch_size="8")
+    kw = sr.simulate_kwargs(_row(system="h100_sxm", **minimax))
+    assert "kv_dtype" not in kw and kw["memory_utilization"] == 0.90     # no --kv-cache-dtype: "auto", 16-bit
+    assert kw["max_num_seqs"] == 256 and "max_num_batched_tokens" not in kw   # --max-num-seqs 256; vLLM's default
+    b200 = sr.simulate_kwargs(_row(**minimax))
+    assert b200["memory_utilization"] == 0.95 and "max_num_seqs" not in b200
+    oss = sr.simulate_kwargs(_row(model_path="openai/gpt-oss-120b", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4",
+                                  backend="vllm", silicon_data_source=src, tp_size="2", attention_dp_size="1",
+                                  moe_tp_size="1", moe_ep_size="1", batch_size="8"))
+    assert (oss["kv_dtype"], oss["max_num_seqs"], oss["max_num_batched_tokens"]) == ("fp8", 512, 8192)
+    elsewhere = {**minimax, "silicon_data_source": "gap; silicon_concurrency=8"}
+    other = sr.simulate_kwargs(_row(system="h100_sxm", **elsewhere))
+    assert other["kv_dtype"] == "fp8" and "memory_utilization" not in other and other["max_num_seqs"] == 8

@@ -45,13 +45,13 @@ class BlockManager:
         if self.free > self.num_blocks:
             raise RuntimeError("released more KV blocks than allocated")   # a scheduler bug
 
-    def lookup(self, prefix_id: str, max_blocks: int) -> list[tuple]:
-        """Cached blocks 0, 1, ... of `prefix_id` (stopping at the first missing one, at most
+    def lookup(self, prefix_id, max_blocks: int, start: int = 0) -> list[tuple]:
+        """Cached blocks start, start + 1, ... of `prefix_id` (stopping at the first missing one, below
         `max_blocks`), each now referenced by the caller."""
         if not self.prefix_caching or prefix_id is None:
             return []
         hits = []
-        for i in range(max_blocks):
+        for i in range(start, max_blocks):
             key = (prefix_id, i)
             if key not in self.refs:
                 break

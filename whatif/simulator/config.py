@@ -20,7 +20,7 @@ if TYPE_CHECKING:   # (the workload module needs numpy, which building a command
 _SPEC = engine_spec()   # the default engine's spec: a bare SchedulerConfig()'s defaults (a run's: for_engine)
 # The fields whose default is the engine spec's for the scenario's GPU (SchedulerConfig.for_engine).
 SPEC_DEFAULTS = ("priority", "chunked_prefill", "max_batch", "token_budget", "block_size", "capacity",
-                 "prefix_caching")
+                 "prefix_caching", "preempted_blocks_cached", "admits_after_preempting")
 
 BATCHING = ("continuous", "static")
 PREEMPTION = ("recompute", "swap")
@@ -47,6 +47,11 @@ class SchedulerConfig:
     watermark: float = 0.01        # share of KV blocks kept free when admitting (vLLM default)
     prefix_caching: bool = _SPEC.prefix_caching   # reuse shared prefixes' KV blocks (vLLM V1, SGLang: on by default)
     preemption: str = "recompute"  # recompute (vLLM default) or swap to host memory
+    # with prefix caching, a sequence preempted by recompute leaves its full KV blocks cached (vLLM V1), so it
+    # recomputes only the blocks evicted meanwhile; SGLang's retract frees them uncached (release_kv_cache
+    # is_insert=False)
+    preempted_blocks_cached: bool = _SPEC.preempted_blocks_cached
+    admits_after_preempting: bool = _SPEC.admits_after_preempting   # vLLM V1: no admission in a step that preempted
     capacity: str = _SPEC.capacity   # on-demand: KV blocks as tokens need them (vLLM, preempting when out);
                                      # reserve: a request is admitted only with blocks for its whole output
                                      # set aside (TensorRT-LLM's GUARANTEED_NO_EVICT): never preempted
@@ -85,7 +90,8 @@ class SchedulerConfig:
         integer(self.attention_dp_timeout_iters, "attention_dp_timeout_iters", 0, what="iterations")
         integer(self.attention_dp_batching_wait_iters, "attention_dp_batching_wait_iters", 0, what="iterations")
         integer(self.recv_interval, "recv_interval", 1, what="decode steps")
-        for name in ("chunked_prefill", "prefix_caching", "attention_dp_balance"):
+        for name in ("chunked_prefill", "prefix_caching", "attention_dp_balance", "preempted_blocks_cached",
+                     "admits_after_preempting"):
             if not isinstance(getattr(self, name), bool):
                 raise WhatifError(f"{name}: {getattr(self, name)!r} must be true or false")
 
@@ -104,7 +110,9 @@ class SchedulerConfig:
                               f"valid: {', '.join(f.name for f in fields(cls))}")
         defaults = {"chunked_prefill": spec.chunked_prefill, "priority": spec.priority, "max_batch": spec.max_num_seqs,
                     "token_budget": spec.max_num_batched_tokens, "block_size": spec.block_size,
-                    "capacity": spec.capacity, "prefix_caching": spec.prefix_caching}
+                    "capacity": spec.capacity, "prefix_caching": spec.prefix_caching,
+                    "preempted_blocks_cached": spec.preempted_blocks_cached,
+                    "admits_after_preempting": spec.admits_after_preempting}
         return cls(**{**defaults, **given})
 
 

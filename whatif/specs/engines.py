@@ -3,7 +3,9 @@
 An EngineSpec holds the scheduler's limits (sequences and tokens per step, KV block size, prefix caching), which
 decode batches run as captured CUDA graphs (a batch is padded up to the next captured size; larger ones and prefills
 run eagerly), the CPU's work per step and whether it overlaps the GPU, and how the engine decides its KV cache's
-size. Every profile number carries its unit, provenance and source (`EngineSpec.sources`, for reports)."""
+size. Every profile number carries its unit, provenance and source (`EngineSpec.sources`, for reports).
+
+Long because the spec and its one YAML parser belong together (every field's check beside the field it fills)."""
 from __future__ import annotations
 
 import bisect
@@ -21,8 +23,9 @@ VERSION_DIR = ENGINE_DIR / "versions"
 PROVENANCES = ("documented", "measured", "assumed")
 ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see EngineMemory)
 GIB = 2 ** 30
+PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting")   # vLLM V1's preemption (EngineSpec)
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity", "priority",
-                 "prefix_caching", "tokens_after_next_launch")   # may be left out
+                 "prefix_caching", "tokens_after_next_launch", *PREEMPTION_KEYS)   # may be left out
 CAPACITY = ("on-demand", "reserve")   # KV blocks as tokens need them (preempting when out), or reserved at admission
 # Whole prompts without chunked prefill: prefill steps first, decodes waiting (vLLM V0); the running batch drained
 # first (request-level); or mixed, beside the decodes in the token budget (TensorRT-LLM inflight batching)
@@ -120,6 +123,8 @@ class EngineSpec:
     capacity: str = "on-demand"           # how the scheduler takes KV blocks (CAPACITY)
     priority: str = "prefill"             # how whole prompts join a step without chunked prefill (PRIORITIES)
     prefix_caching: bool = False          # its default: KV blocks of shared prompt prefixes reused across requests
+    preempted_blocks_cached: bool = False  # a recompute-preempted sequence's full blocks stay in the prefix cache
+    admits_after_preempting: bool = True  # a step that preempted a sequence still admits waiting requests
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def shares_gqa_decode(self, group: float) -> bool:
@@ -266,7 +271,7 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
     sections = {}
     large_keys = {"large_gpu_min_gib", "large_gpu_except", "large_gpu_max_num_seqs", "large_gpu_max_num_batched_tokens"}
     for name, keys in (("scheduler", {"max_num_seqs", "max_num_batched_tokens", "block_size", "chunked_prefill",
-                                      "capacity", "priority", "prefix_caching", *large_keys}),
+                                      "capacity", "priority", "prefix_caching", *PREEMPTION_KEYS, *large_keys}),
                        ("cuda_graphs", {"decode_sizes", "prefill", "pad_to_limit"}),
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped", "tokens_after_next_launch"}),
                        ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
@@ -288,6 +293,7 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
         capacity=_one_of(s.get("capacity", "on-demand"), CAPACITY, f"{where}.scheduler.capacity"),
         priority=_one_of(s.get("priority", "prefill"), PRIORITIES, f"{where}.scheduler.priority"),
         prefix_caching=boolean(s.get("prefix_caching", False), f"{where}.scheduler.prefix_caching"),
+        **{k: boolean(s.get(k, k == "admits_after_preempting"), f"{where}.scheduler.{k}") for k in PREEMPTION_KEYS},
         graph_sizes=expand_sizes(g["decode_sizes"], f"{where}.cuda_graphs.decode_sizes"),
         graph_prefill=boolean(g["prefill"], f"{where}.cuda_graphs.prefill"),
         graph_pad_to_limit=boolean(g.get("pad_to_limit", False), f"{where}.cuda_graphs.pad_to_limit"),

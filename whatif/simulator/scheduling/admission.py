@@ -9,7 +9,7 @@ for the admitted ones (TensorRT-LLM's GUARANTEED_NO_EVICT). The can_* questions 
 whether a step would admit or prefill anything now (a policy's `admits`)."""
 from __future__ import annotations
 
-from .sequence import Batch, Seq
+from .sequence import Batch, Seq, own_key
 from ..request import RUNNING
 
 
@@ -49,6 +49,8 @@ class Admission:
     def admit_chunks(self, batch: Batch, budget: int, now: float) -> None:
         """Admit waiting requests in arrival order, each with the chunk of its prompt that fits `budget`."""
         waiting, max_batch = self.waiting, self.cfg.max_batch
+        if batch.preempted and not self.cfg.admits_after_preempting:
+            return
         while budget > 0 and waiting and not self.swapped_out and len(self.running) < max_batch:
             s = waiting[0]
             if s.req.arrival_s > self.admit_before:   # arrived after this step was formed
@@ -130,7 +132,8 @@ class Admission:
         """Whether an admission step would look the waiting queue's head up in the prefix cache (a lookup and its
         undoing change the cache's order, so that step is not a no-op)."""
         waiting = self.waiting
-        return bool(waiting) and self.bm.prefix_caching and waiting[0].req.prefix_id is not None \
+        return bool(waiting) and self.bm.prefix_caching \
+            and (waiting[0].req.prefix_id is not None or waiting[0].rec.preemptions > 0) \
             and waiting[0].req.arrival_s <= self.admit_before   # (the admission steps stop before a later one)
 
     def _admissible_head(self) -> Seq | None:
@@ -230,10 +233,15 @@ class Admission:
         return -(-tokens // self.bm.block_size)
 
     def _lookup(self, s: Seq) -> None:
-        if s.looked_up or s.computed or not self.bm.prefix_caching or s.req.prefix_id is None:
+        if s.looked_up or s.computed or not self.bm.prefix_caching:
+            return
+        own = s.rec.preemptions > 0 and self.cfg.preempted_blocks_cached
+        if s.req.prefix_id is None and not own:
             return
         limit = max(s.req.prefix_tokens, s.req.shared_tokens)
         s.shared = self.bm.lookup(s.req.prefix_id, min(limit, s.total - 1) // self.bm.block_size)
+        if own:   # then the blocks it left cached when preempted, from where the shared prefix stops
+            s.shared += self.bm.lookup(own_key(s), (s.total - 1) // self.bm.block_size, len(s.shared))
         s.computed = len(s.shared) * self.bm.block_size
         s.published = len(s.shared)
         s.looked_up = True

@@ -23,7 +23,7 @@ from ..block_manager import BlockManager
 from ..request import FINISHED, QUEUED
 from .admission import Admission
 from .decoding import DecodingSet
-from .sequence import Batch, Seq
+from .sequence import Batch, Seq, own_key
 
 
 class Scheduler(Admission, DecodingSet):
@@ -133,8 +133,12 @@ class Scheduler(Admission, DecodingSet):
         batch.preempted += 1
         s.rec.preemptions += 1
         held = s.held
-        self._release(s)
-        if self.cfg.preemption == "swap" and held <= self.swap_blocks:
+        swap = self.cfg.preemption == "swap" and held <= self.swap_blocks
+        keep = not swap and self.cfg.preempted_blocks_cached and self.bm.prefix_caching
+        if keep:
+            self._cache_own_blocks(s)
+        self._release(s, tail_first=keep)
+        if swap:
             batch.swap_s += self.times.swap_time(held, "d2h")
             self.swap_blocks -= held
             s.swapped = held
@@ -267,10 +271,19 @@ class Scheduler(Admission, DecodingSet):
         self._append(s)
         self.kv_arrived.append(s)
 
-    def _release(self, s: Seq) -> None:
+    def _cache_own_blocks(self, s: Seq) -> None:
+        """Turn the full private blocks of `s` (preempted) into cached blocks under its own key, which its
+        re-admission looks up (admission._lookup)."""
+        key, first = own_key(s), len(s.shared)
+        for i in range(first, min(s.computed // self.bm.block_size, first + s.blocks)):
+            if self.bm.publish((key, i)):
+                s.blocks -= 1
+                s.shared.append((key, i))
+
+    def _release(self, s: Seq, tail_first: bool = False) -> None:
         self.bm.release(s.blocks)
-        if s.shared:
-            self.bm.unref(s.shared)
+        if s.shared:   # tail_first: the last blocks join the eviction order first, as vLLM V1 frees them
+            self.bm.unref(s.shared[::-1] if tail_first else s.shared)
         if s.reserve:
             self._unreserve(s)
         s.blocks, s.shared = 0, []

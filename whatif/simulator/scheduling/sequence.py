@@ -65,3 +65,8 @@ class Batch:
     def decode_context(self) -> int:
         """Mean cached tokens over the decode rows (padding included)."""
         return self.context // self.rows if self.rows else 0
+
+
+def own_key(s: Seq) -> tuple:
+    """The prefix-cache key of the blocks a preempted sequence left cached (SchedulerConfig.preempted_blocks_cached)."""
+    return ("own", s.req.id)
