@@ -487,8 +487,8 @@ VLLM_RECIPES = {
 def vllm_recipe(row: dict, n: int, kw: dict) -> None:
     """The KV-cache dtype, memory fraction and scheduler limits an InferenceX vLLM row's (inferencex_run) recipe
     launched with (VLLM_RECIPES), in place of the rule's aiconfigurator pairing (fp8 KV with any quantized GEMM), the
-    spec's 0.9 and the generator's limits (batch_size per attention-DP rank, batch + ISL + 1500 tokens); rows of other sources
-    and recipes not read are left as the rule maps them."""
+    spec's 0.9 and the generator's limits (batch_size per attention-DP rank, batch + ISL + 1500 tokens); rows of
+    other sources and recipes not read are left as the rule maps them."""
     if row["backend"] != "vllm" or not inferencex_run(row):
         return
     model = row["model_path"].lower()
