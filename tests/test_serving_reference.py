@@ -392,8 +392,11 @@ def test_the_whole_file():
     # (stop 49: TTFT 46.9%, median 40.8%, 430 off by 3x (worse: InferenceX's [0.8 L, L] lengths end the lockstep
     # that had inflated TTFT, which exposes rows predicted low, 131 of the new ones Qwen3.5 on SGLang at x0.3);
     # TPOT 13.1%, median 10.2%)
-    assert ttft["mape"] < 47.5 and ttft["median_ape"] < 41.5 and ttft["off3x"] <= 435, ttft
-    assert tpot["mape"] < 13.5, tpot
+    # (stop 50, 2,491 rows: TTFT 42.2%, median 41.7% (worse: the recv interval on Qwen3.5, InferenceX's client on
+    # the gap-analysis copies and the recipes' larger SGLang prefill budgets lower predictions that were already low),
+    # 276 off by 3x; TPOT 12.6%, median 9.9%)
+    assert ttft["mape"] < 43 and ttft["median_ape"] < 42.2 and ttft["off3x"] <= 280, ttft
+    assert tpot["mape"] < 13, tpot
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     # (21.6% after the merges: the Blackwell fp8/NVFP4 fused-MoE fits run DeepSeek's decode x1.08 high; 17.6% before)
     # (20.9% after the stop-48 merges)
