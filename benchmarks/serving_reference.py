@@ -522,8 +522,8 @@ def inferencex_sglang_launch(row: dict) -> tuple[int, float] | None:
     (INFERENCEX_SGLANG_LAUNCH; the recipes, not aiconfigurator's generator, launched those runs), or None (the
     generator's rule: token_budget, the spec's fraction). Added after scoring, with its before/after in
     docs/accuracy.md."""
-    if row["backend"] != "sglang" or row["mode"] != "agg" or "deepseek" not in row["model_path"].lower() \
-            or row["system"] != "b200_sxm" or not row["silicon_data_source"].startswith(INFERENCEX_SOURCES):
+    if row["backend"] != "sglang" or "deepseek" not in row["model_path"].lower() or row["system"] != "b200_sxm" \
+            or not inferencex_run(row):
         return None
     return INFERENCEX_SGLANG_LAUNCH.get((row["gemm_quant_mode"], _layout(row)["tp"]))
 
