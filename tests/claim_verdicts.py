@@ -12,6 +12,7 @@ VERDICTS = {
     'A-compress_then_prompt-weights_bytes': 'miss',           # Compress, Then Prompt: '8x compressed LLaMA-7B (
     'A-vq-weights_bytes': 'illustrative',                     # PV-Tuning: 'Pareto-optimal quantization for Llam
     'A-shiftaddllm-weights_bytes': 'in band',                 # ShiftAddLLM: 'more than 80% memory and energy re
+    'A-prune-e2e': 'illustrative',                            # ZipLM: 'when compressing GPT2 model, it outperfo
     'B-kivi-max_batch': 'miss',                               # enables up to 4x larger batch size (Llama-2-7B,
     'B-kivi-throughput_at_max_batch': 'in band',              # 2.35x ~ 3.47x throughput on real LLM inference w
     'B-kivi-memory_total': 'miss',                            # 2.6x less peak memory usage (including the model
@@ -49,6 +50,8 @@ VERDICTS = {
     'C-lazyeviction-kv_cache_bytes': 'illustrative',          # LazyEviction reduces KV cache size by 50% on mat
     'C-windowkv-kv_cache_bytes': 'illustrative',              # WindowKV maintains performance while using only
     'C-d2o-throughput_at_max_batch': 'in band',               # D2O enhances inference throughput by more than 3
+    'C-h2o-throughput-2': 'illustrative',                     # ALISA improves the throughput of baseline system
+    'C-h2o-throughput_at_max_batch': 'illustrative',          # ALISA improves the throughput of baseline system
     'C-kvmerger-throughput_at_max_batch': 'no figure',        # KVMerger: 'adaptive KV cache compression for lon
     'C-ems-tpot': 'no figure',                                # EMS: 'preserves 95% retrieval accuracy with a ca
     'C-elastic_cache-throughput_at_max_batch': 'no figure',   # Elastic Cache 'boosts efficiency' with 'an arbit
@@ -120,6 +123,7 @@ VERDICTS = {
     'F-medusa-tpot-4': 'illustrative',                        # Chimera: an average latency speedup ratio of 2.7
     'F-eagle-tpot': 'conditional',                            # MSD boosts inference speed by up to 2.29x for LL
     'F-eagle-tpot-2': 'conditional',                          # MSD boosts inference speed by up to 2.46x for LL
+    'F-eagle-tpot-3': 'illustrative',                         # Scylla: 'Industrial inference engine deployments
     'F-hidden_transfer-tpot': 'no figure',                    # Hidden Transfer: 'we outperform all the single-m
     'F-s2d-tpot': 'no figure',                                # S2D: 'our draft models perform better than basel
     'G-diffusion-e2e': 'illustrative',                        # dParallel: 'When applied to the LLaDA-8B-Instruc
@@ -164,6 +168,7 @@ VERDICTS = {
     'I-flexgen-throughput-5': 'in band',                      # OPT-6.7B on one T4, prompt 512: FlexGen 25.26 to
     'I-flexgen-throughput-6': 'miss',                         # OPT-6.7B on one T4, prompt 512: FlexGen 25.26 to
     'I-zero_inference-throughput': 'miss',                    # OPT-6.7B on one T4, prompt 512 (FlexGen's Table
+    'I-zero_inference-hbm_bytes': 'illustrative',             # DeepSpeed Inference: 'It can inference 25x large
     'I-llm_in_a_flash-tpot': 'in band',                       # OPT-6.7B on an RTX 4090, per-token latency: naiv
     'I-expert_offload-tpot': 'illustrative',                  # M2R2: ahead-of-time expert loading into HBM give
     'I-instinfer-throughput': 'conditional',                  # for a 13B model using an NVIDIA A6000 GPU, InstI

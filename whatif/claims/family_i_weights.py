@@ -179,4 +179,23 @@ CLAIMS: list[Claim] = [
                      "loading, and the model, hardware and offloaded share are all assumed (the abstract states "
                      "none)",
     ),
+    Claim(
+        technique="zero_inference",
+        paper="DeepSpeed Inference: 'It can inference 25x larger models than with GPU-only solutions, while "
+              "delivering a high throughput of 84 TFLOPS (over 50% of A6000 peak)'",
+        claimed=25.0,
+        metric="hbm_bytes",
+        setup={"model": "opt-66b", "hardware": "rtx-a6000", "workload": {"batch": 1, "prompt": 512, "output": 32},
+               "techniques": [], "add_tiers": ["ddr4-3200-rdimm:8"]},
+        variant={"techniques": ["zero_inference"]},
+        why="with every layer's weights in CPU memory the GPU holds the embeddings, two layers' staging buffers, "
+            "the KV cache and the runtime reserve, so OPT-66B needs ~1/16 of the HBM it needs GPU-only (the "
+            "embeddings and reserve weigh more against a smaller model, less against a larger one); the same 48 GB "
+            "then holds a model about that much larger",
+        setup_note="OPT-66B on one RTX A6000 (48 GB), batch 1, 512+32 tokens, weights in CPU memory (8 DDR4 "
+                   "RDIMMs assumed; the paper also streams from NVMe); HBM needed per side, not the largest model "
+                   "that fits",
+        illustrative="whatif's metric is one model's HBM need on each side, not the paper's largest model that "
+                     "fits (which depends on host memory and NVMe capacity the abstract does not state)",
+    ),
 ]
