@@ -152,6 +152,7 @@ VERDICTS = {
     'J-disaggregation-capacity_rps': 'miss',                  # DistServe can serve 4.48x more requests (than vL
     'J-disaggregation-slo_scale': 'miss',                     # DistServe can serve ... 10.2x tighter SLO, compa
     'J-chunked_prefill-capacity_rps-2': 'miss',               # DeepSpeed-FastGen: up to 2.3x higher effective t
+    'J-chunked_prefill-capacity_rps-3': 'in band',            # Sarathi-Serve: up to 3.7x higher serving capacit
     'J-chunked_prefill-mean_e2e': 'conditional',              # DeepSpeed-FastGen: 2x lower latency on average (
     'J-chunked_prefill-p95_itl': 'conditional',               # DeepSpeed-FastGen: up to 3.7x lower (token-level
     'J-continuous_batching-mean_e2e': 'conditional',          # Flover brings over 11x inference speedup on GPT
