@@ -85,9 +85,11 @@ CLAIMS: list[Claim] = [
           {"sim": {"cluster": {"replicas": 1, "prefill_replicas": 1}}},
           "A colocated replica's decodes wait behind each prefill (TPOT) and prompts queue behind decode "
           "iterations (TTFT); split pools meet both objectives until the prefill GPU saturates.",
-          miss="DistServe searches the prefill/decode split and each pool's parallelism (and "
-               "its vLLM baseline ran OPT with ShareGPT prompts longer than whatif's sharegpt "
-               "lengths): here one decode GPU carries every decode and saturates first, while "
+          miss="DistServe searches the prefill/decode split and each pool's parallelism, and its "
+               "ShareGPT requests are multi-turn (evaluation/2-benchmark-serving/0-prepare-dataset.py: "
+               "conversations of 3+ turns, a random 1 to n-1 leading turns as the prompt, pairs under "
+               "2048 OPT tokens), whose lengths no source states, so whatif runs its single-turn "
+               "sharegpt sample: one decode GPU carries every decode and saturates first, while "
                "colocated interference at a 226-token mean prompt is a few ms a step",
           setup_note="Llama-2-13B for OPT-13B; one prefill and one decode GPU (DistServe searches the split and "
                      "parallelism: its best may differ); the KV sent over the DGX's NVLink"),
