@@ -197,6 +197,23 @@ def test_inferencex_sglang_deepseek_rows_launch_with_their_recipes_prefill_budge
     assert kw["max_num_batched_tokens"] == 1024 + 1500 and "memory_utilization" not in kw
 
 
+def test_inferencex_sglang_qwen35_and_glm5_rows_launch_with_their_recipes_prefill_budget_and_memory_fraction():
+    """qwen3.5_bf16_b200.sh / qwen3.5_fp8_b200.sh (01fa35c): 32768 and 0.82; qwen3.5_fp4_b200.sh 16384 and 0.8;
+    glm5_fp8_b200.sh 32768 and 0.85; glm5_fp4_b200.sh 32768 and 0.9, at any TP. A generator-launched row of the same
+    model keeps ISL + 1500 and the spec's fraction; the cold-server rule stays DeepSeek's."""
+    def launch(model, gemm, tp="8", **over):
+        kw = sr.simulate_kwargs(_inferencex_sglang_row(16, model_path=model, gemm_quant_mode=gemm,
+                                                       moe_quant_mode=gemm, tp_size=tp, moe_ep_size="1", **over))
+        return kw["max_num_batched_tokens"], kw.get("memory_utilization")
+    qwen, glm = "Qwen/Qwen3.5-397B-A17B", "zhipuai/GLM-5"
+    assert launch(qwen, "") == launch(qwen, "fp8", tp="4") == (32768, 0.82)
+    assert launch(qwen, "nvfp4", tp="4") == (16384, 0.8)
+    assert launch(glm, "fp8") == (32768, 0.85) and launch(glm, "nvfp4") == (32768, 0.9)
+    assert launch(qwen, "fp8", silicon_data_source="aic; silicon_concurrency=16") == (1024 + 1500, None)
+    assert not sr.cold_server(_inferencex_sglang_row(64, measured="2025-11-10", model_path=qwen,
+                                                     gemm_quant_mode="", moe_quant_mode=""))
+
+
 def test_a_cold_server_run_whose_burst_crossed_the_recipes_chunk_is_not_scored():
     """InferenceX's client had no warm-up before PR #480 (2026-01): a burst over the recipe's chunked-prefill size ran
     the cold server's first chunked prefill, whose FlashInfer kernels were fetched at first use (sglang#10933). The
