@@ -129,7 +129,9 @@ The mapping rule, written before any row was scored and not tuned after:
 - InferenceX's SGLang DeepSeek launches (added after scoring, inferencex_sglang_launch, with its before/after in
   docs/accuracy.md): those rows ran the recipes, not aiconfigurator's generator, so their prefill token budget is
   the recipe's --chunked-prefill-size and their static memory fraction its --mem-fraction-static (dsr1_fp4_b200.sh
-  16384 / 0.85; dsr1_fp8_b200.sh 32768 / 0.82 at TP8, 8192 / 0.95 at TP4, which makes its 10 TP4 rows fit);
+  16384 / 0.85; dsr1_fp8_b200.sh 32768 / 0.82 at TP8, 8192 / 0.95 at TP4, which makes its 10 TP4 rows fit); and
+  (added after scoring, session 51) those of Qwen3.5-397B (32768 / 0.82 bf16 and fp8, 16384 / 0.8 NVFP4) and GLM-5
+  (32768 / 0.85 fp8, 0.9 NVFP4), where the generator's rule had kept ISL + 1500 and the spec's fraction;
 - a run measured on a cold server (added after scoring, cold_server): InferenceX's client had no warm-up before its
   PR #480 (opened 2026-01-17), so an SGLang DeepSeek run on B200 measured before then whose opening burst exceeds
   the recipe's chunked-prefill size ran its first chunked prefill in the measured window, whose FlashInfer kernels
@@ -508,24 +510,34 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
 CLIENT_RANGE_RATIO = 0.8   # InferenceX's RANDOM_RANGE_RATIO (benchmark-tmpl.yml) and srt-slurm's random_range_ratio
 
 
-# InferenceX's SGLang DeepSeek recipes on B200: (gemm mode, TP) -> (--chunked-prefill-size, whose
-# --max-prefill-tokens is the same or SGLang's default 16384; --mem-fraction-static): benchmarks/dsr1_fp4_b200.sh
-# (and dsr1_fp4_b200_docker.sh) 16384, 0.85; dsr1_fp8_b200.sh at 1fc5d73: TP8 32768, 0.82; TP4 (8192/1024 only)
-# 8192, 0.95. Their --max-running-requests is not mapped: the fp8 recipe's 128 is contradicted by its own rows at
-# 256 and 512 clients (TPOT 43 and 69 ms against 29 at 128: more than 128 decoding), so another revision ran those.
-INFERENCEX_SGLANG_LAUNCH = {("nvfp4", 4): (16384, 0.85), ("nvfp4", 8): (16384, 0.85),
-                            ("fp8", 4): (8192, 0.95), ("fp8", 8): (32768, 0.82)}
+# InferenceX's SGLang recipes on B200: (model, gemm mode, TP or None for any) -> (--chunked-prefill-size, whose
+# --max-prefill-tokens is the same or SGLang's default 16384; --mem-fraction-static). DeepSeek: benchmarks/
+# dsr1_fp4_b200.sh (and dsr1_fp4_b200_docker.sh) 16384, 0.85; dsr1_fp8_b200.sh at 1fc5d73: TP8 32768, 0.82; TP4
+# (8192/1024 only) 8192, 0.95. Their --max-running-requests is not mapped: the fp8 recipe's 128 is contradicted by its
+# own rows at 256 and 512 clients (TPOT 43 and 69 ms against 29 at 128: more than 128 decoding), so another revision
+# ran those. Qwen3.5-397B and GLM-5 (added after scoring, session 51, with the before/after in the closing note;
+# benchmarks/single_node/...): qwen3.5_bf16_b200.sh (fixed_seq_len/ at 8eec0d4) 32768, 0.82; qwen3.5_fp8_b200.sh at
+# 01fa35c (the revision whose recv interval the fp8 rows take, sglang_recv_interval) 32768, 0.82; qwen3.5_fp4_b200.sh
+# (fixed_seq_len/ at 8eec0d4) 16384, 0.8; glm5_fp8_b200.sh (8eec0d4) 32768, 0.85; glm5_fp4_b200.sh (8eec0d4) 32768,
+# 0.9. The Qwen3.5 bf16/fp8 recipes' --max-running-requests 128 is not mapped either: the fp8 TP4 rows at 256 clients
+# measure 2.5 s TTFT at 1024/1024, where 128 waiting for a slot would wait a whole request (~48 s).
+INFERENCEX_SGLANG_LAUNCH = {("deepseek", "nvfp4", 4): (16384, 0.85), ("deepseek", "nvfp4", 8): (16384, 0.85),
+                            ("deepseek", "fp8", 4): (8192, 0.95), ("deepseek", "fp8", 8): (32768, 0.82),
+                            ("qwen3.5", "", None): (32768, 0.82), ("qwen3.5", "fp8", None): (32768, 0.82),
+                            ("qwen3.5", "nvfp4", None): (16384, 0.8),
+                            ("glm-5", "fp8", None): (32768, 0.85), ("glm-5", "nvfp4", None): (32768, 0.9)}
 
 
 def inferencex_sglang_launch(row: dict) -> tuple[int, float] | None:
-    """(prefill token budget, memory fraction) an InferenceX aggregated SGLang DeepSeek row's recipe launched with
+    """(prefill token budget, memory fraction) an InferenceX aggregated SGLang row's recipe launched with
     (INFERENCEX_SGLANG_LAUNCH; the recipes, not aiconfigurator's generator, launched those runs), or None (the
     generator's rule: token_budget, the spec's fraction). Added after scoring, with its before/after in
-    docs/accuracy.md."""
-    if row["backend"] != "sglang" or "deepseek" not in row["model_path"].lower() or row["system"] != "b200_sxm" \
-            or not inferencex_run(row):
+    docs/accuracy.md (DeepSeek) and session 51's closing note (Qwen3.5, GLM-5)."""
+    if row["backend"] != "sglang" or row["system"] != "b200_sxm" or not inferencex_run(row):
         return None
-    return INFERENCEX_SGLANG_LAUNCH.get((row["gemm_quant_mode"], _layout(row)["tp"]))
+    model, tp = row["model_path"].lower(), _layout(row)["tp"]
+    return next((launch for (family, gemm, at), launch in INFERENCEX_SGLANG_LAUNCH.items()
+                 if family in model and gemm == row["gemm_quant_mode"] and at in (None, tp)), None)
 
 
 # InferenceX's client got its warm-up in PR #480 (opened 2026-01-17, "chore: upstream kimbochen/bench_serving,
@@ -546,7 +558,7 @@ def cold_server(row: dict) -> str:
     2-12 s above for NVFP4 whatever the load, the mean of 10N requests carrying one wave's ~50-90 s stall). Added
     after scoring; how long a download took is not recorded and is not a cost of inference, so the rows are not
     scored."""
-    chunk = (inferencex_sglang_launch(row) or (0,))[0]
+    chunk = (inferencex_sglang_launch(row) or (0,))[0] if "deepseek" in row["model_path"].lower() else 0
     measured = re.search(r"measured=(\d{4}-\d\d-\d\d)", row["silicon_data_source"])
     if not chunk or not measured or measured[1] >= INFERENCEX_WARMUP_FROM:
         return ""

@@ -10,6 +10,14 @@ no simulation, nothing fitted.
   engine that admits a prompt at the next step shows).
 - Light-load excess: measured minus predicted TTFT (ms) at a run's lowest concurrency, where queueing is least:
   a constant per request the prediction lacks.
+- Prefill stall vs request path (added in session 51): two rows of one run that differ only in output length
+  o1 < o2 see the other N - 1 clients' prefills (about one each per request when TTFT << decode time) spread over
+  o - 1 tokens, so the TPOT excess over the prediction, e_o = measured - predicted TPOT, is e_o = base + (N - 1) S /
+  (o - 1), S the time each prefill step stalls the running decodes beyond its prediction; the twins give S =
+  (e_o1 - e_o2) / ((N - 1) (1 / (o1 - 1) - 1 / (o2 - 1))). A request's own TTFT excess then splits into S (its own
+  prefill step, longer than priced) and the rest R = TTFT excess - S, a cost on its path outside the step loop
+  (waiting for the scheduler to read it, tokenization, HTTP, streaming the first token) that running decodes do not
+  see. Nothing fitted; a reading of the measured rows against the prediction.
 - Token-rate ceiling: the output tokens per second a run's closed loop streamed (N x OSL / (TTFT + D)) at its
   highest concurrency, by TP size: a rate that stays put while the GPUs double is a limit outside them (the
   serving path streaming every token, or the client).
@@ -99,6 +107,31 @@ def light_load_excess(rows: list[dict]) -> dict[tuple, tuple[int, float, float, 
     return out
 
 
+def prefill_stall(rows: list[dict], max_clients: int = 16) -> dict[tuple, list[tuple]]:
+    """Per run, (model-level key: tp, ep, gemm quant, isl, N; S ms, R ms) of each twin pair (the shortest and the
+    longest output length of a group at N <= max_clients, N >= 2): S the extra stall a prefill step puts on the
+    running decodes, R the rest of the shortest-output row's TTFT excess (module docstring)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        n = float(r["concurrency"])
+        if r["mode"] == "agg" and 2 <= n <= max_clients and r.get("predicted_tpot_ms") and r.get("predicted_ttft_ms"):
+            key = (r["tp"], r.get("ep", ""), r.get("gemm_quant", ""), r["isl"], r["concurrency"])
+            groups.setdefault((run_of(r), key), []).append(r)
+    out: dict[tuple, list[tuple]] = {}
+    for (run, key), members in groups.items():
+        short = min(members, key=lambda m: int(float(m["osl"])))
+        long = max(members, key=lambda m: int(float(m["osl"])))
+        o1, o2 = int(float(short["osl"])), int(float(long["osl"]))
+        if o2 <= o1:
+            continue
+        excess = [float(m["measured_tpot_ms"]) - float(m["predicted_tpot_ms"]) for m in (short, long)]
+        n = float(short["concurrency"])
+        stall = (excess[0] - excess[1]) / ((n - 1) * (1 / (o1 - 1) - 1 / (o2 - 1)))
+        rest = float(short["measured_ttft_ms"]) - float(short["predicted_ttft_ms"]) - stall
+        out.setdefault(run, []).append((*key, stall, rest))
+    return out
+
+
 def tokens_per_s(row: dict) -> float:
     """Output tokens per second the row's closed loop streamed: N requests of OSL tokens every TTFT + D."""
     cycle_ms = float(row["measured_ttft_ms"]) + (int(float(row["osl"])) - 1) * float(row["measured_tpot_ms"])
@@ -140,6 +173,14 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     for run, (n, diff, ratio, count) in sorted(light_load_excess(rows).items()):
         print(f"| {' | '.join(run)} | {n} | {count} | {diff:.0f} | x{ratio:.2f} |")
+    print("\nprefill stall S (ms a prefill step holds running decodes beyond its prediction) and the rest R of the "
+          "TTFT excess, from output-length twins at N <= 16:")
+    print("| engine | version | source | model | twins | median S ms | median R ms | median TTFT excess ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for run, pairs in sorted(prefill_stall(rows).items()):
+        s_ms, r_ms = [p[-2] for p in pairs], [p[-1] for p in pairs]
+        print(f"| {run[0]} | {run[1]} | {run[2]} | {run[3]} | {len(pairs)} | {statistics.median(s_ms):.0f} | "
+              f"{statistics.median(r_ms):.0f} | {statistics.median(a + b for a, b in zip(s_ms, r_ms)):.0f} |")
     print("\noutput tokens/s streamed at each run's highest concurrency, by TP (runs with 2+ TP sizes):")
     print("| engine | version | source | model | isl | N | tokens/s by TP |")
     print("|---|---|---|---|---|---|---|")
