@@ -126,6 +126,9 @@ The mapping rule, written before any row was scored and not tuned after:
   one none): the `engine` setting recv_interval (sglang_recv_interval;
   simulator/recv_interval.py; added after scoring, with its before/after in docs/accuracy.md; which recipe
   revision each row ran is not recorded, the stored one is taken);
+- InferenceX's Llama-3.1-70B TensorRT-LLM recipes on B200 (added after scoring, session 51, llama70b_trt_recipe,
+  trtllm_batch_wait; its before/after in docs/accuracy.md): --max_num_tokens 16384 as the token budget, and for
+  1024/1024 below TP8 `batch_wait_timeout_iters: 20`, `batch_wait_max_tokens_ratio: 0.9` (simulator/batch_wait.py);
 - InferenceX's SGLang DeepSeek launches (added after scoring, inferencex_sglang_launch, with its before/after in
   docs/accuracy.md): those rows ran the recipes, not aiconfigurator's generator, so their prefill token budget is
   the recipe's --chunked-prefill-size and their static memory fraction its --mem-fraction-static (dsr1_fp4_b200.sh
@@ -466,10 +469,11 @@ def adp_balance(row: dict, layout: dict) -> dict:
             "attention_dp_batching_wait_iters": found[1]}
 
 
-# InferenceX's Llama-3.1-70B TensorRT-LLM recipes on B200 (benchmarks/70b_fp8_b200_trt_slurm.sh at a267b4b, and
-# the later single-node revision): trtllm-serve --max_num_tokens 16384 (70b_fp4_b200_trt_slurm.sh at 73ef922 passed
-# $MAX_MODEL_LEN, under which the batch waiting below would admit two 1k prompts per 21 steps and the 1k/1k rows at
-# 128 clients could not have measured the ~1 s TTFT they did: the 16384 revision is taken for both)
+# InferenceX's Llama-3.1-70B TensorRT-LLM recipes on B200 (benchmarks/70b_fp8_b200_trt_slurm.sh at a267b4b, and a
+# revision of the same recipe without the slurm wrapper): trtllm-serve --max_num_tokens 16384. 70b_fp4_b200_trt_slurm.sh
+# at 73ef922 passed $MAX_MODEL_LEN instead; which revision each row ran is not recorded, and 16384 is taken for both
+# (under a ~2k budget the batch waiting below lets two 1k prompts in per 21 steps, which would have queued the 1k/1k
+# runs at 64-128 clients for tens of seconds; their measured TTFT is ~0.3-1 s)
 LLAMA70B_TRT_MAX_NUM_TOKENS = 16384
 
 
