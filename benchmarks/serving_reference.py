@@ -126,6 +126,9 @@ The mapping rule, written before any row was scored and not tuned after:
   one none): the `engine` setting recv_interval (sglang_recv_interval;
   simulator/recv_interval.py; added after scoring, with its before/after in docs/accuracy.md; which recipe
   revision each row ran is not recorded, the stored one is taken);
+- InferenceX's Llama-3.1-70B TensorRT-LLM recipes on B200 (added after scoring, session 51, llama70b_trt_recipe,
+  trtllm_batch_wait; its before/after in docs/accuracy.md): --max_num_tokens 16384 as the token budget, and for
+  1024/1024 below TP8 `batch_wait_timeout_iters: 20`, `batch_wait_max_tokens_ratio: 0.9` (simulator/batch_wait.py);
 - InferenceX's SGLang DeepSeek launches (added after scoring, inferencex_sglang_launch, with its before/after in
   docs/accuracy.md): those rows ran the recipes, not aiconfigurator's generator, so their prefill token budget is
   the recipe's --chunked-prefill-size and their static memory fraction its --mem-fraction-static (dsr1_fp4_b200.sh
@@ -468,6 +471,30 @@ def adp_balance(row: dict, layout: dict) -> dict:
             "attention_dp_batching_wait_iters": found[1]}
 
 
+# InferenceX's Llama-3.1-70B TensorRT-LLM recipes on B200 (benchmarks/70b_fp8_b200_trt_slurm.sh at a267b4b, and a
+# revision of the same recipe without the slurm wrapper): trtllm-serve --max_num_tokens 16384. 70b_fp4_b200_trt_slurm.sh
+# at 73ef922 passed $MAX_MODEL_LEN instead; which revision each row ran is not recorded, and 16384 is taken for both
+# (under a ~2k budget the batch waiting below lets two 1k prompts in per 21 steps, which would have queued the 1k/1k
+# runs at 64-128 clients for tens of seconds; their measured TTFT is ~0.3-1 s)
+LLAMA70B_TRT_MAX_NUM_TOKENS = 16384
+
+
+def llama70b_trt_recipe(row: dict) -> bool:
+    """A Llama-3.1-70B TensorRT-LLM row of InferenceX's aggregated runs (its recipe's launch, not the generator's)."""
+    return row["backend"] == "trtllm" and "llama-3.1-70b" in row["model_path"].lower() and inferencex_run(row)
+
+
+def trtllm_batch_wait(row: dict, layout: dict) -> dict:
+    """TensorRT-LLM's batch waiting where the row's launch turned it on (added after scoring, with its before/after
+    in docs/accuracy.md): InferenceX's Llama-3.1-70B TensorRT-LLM recipes (LLAMA70B_TRT_MAX_NUM_TOKENS) write
+    `batch_wait_max_tokens_ratio: 0.9` and `batch_wait_timeout_iters: 20` into the extra LLM API options "for
+    1k/1k" only, when ISL = OSL = 1024 and TP < 8 ("by default they are all zeros"); every other configuration of
+    the recipe runs without it (simulator/batch_wait.py)."""
+    if not llama70b_trt_recipe(row) or _int(row["isl"]) != 1024 or _int(row["osl"]) != 1024 or layout["tp"] >= 8:
+        return {}
+    return {"batch_wait_timeout_iters": 20, "batch_wait_max_tokens_ratio": 0.9}
+
+
 # InferenceX's vLLM recipes (benchmarks/single_node/*.sh, the stored revision of each): (model, gemm quant mode,
 # GPU) -> (--kv-cache-dtype, --gpu-memory-utilization, --max-num-seqs, --max-num-batched-tokens). No recipe but
 # gptoss_fp4_b200.sh passes --kv-cache-dtype; vLLM's "auto" then takes the checkpoint's declared KV dtype (a ModelOpt
@@ -647,11 +674,13 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     adp_recorded = _int(row.get(("decode_" if disagg else "") + "attention_dp_size", ""))
     kw.update(launch_settings(row, n, max(1, adp_recorded // layout.get("attention_dp", 1))))
     vllm_recipe(row, n, kw)
+    if llama70b_trt_recipe(row):
+        kw["max_num_batched_tokens"] = LLAMA70B_TRT_MAX_NUM_TOKENS
     kw["traffic"] = {"concurrency": n, "requests": n * min(rounds, profile_rounds(row)), "seed": 1}
     ratio = client_range_ratio(row)
     if ratio < 1:
         kw["traffic"]["range_ratio"] = ratio
-    engine = {**adp_balance(row, layout), **sglang_recv_interval(row, layout, n)}
+    engine = {**adp_balance(row, layout), **sglang_recv_interval(row, layout, n), **trtllm_batch_wait(row, layout)}
     if engine:
         kw["engine"] = engine
     if disagg:

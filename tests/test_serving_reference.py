@@ -350,6 +350,25 @@ def test_inferencex_sglang_deepseek_rows_poll_requests_as_their_recipes_launch()
     assert [engine(n, **qwen)["recv_interval"] for n in (4, 8)] == [10, 30]   # qwen3.5_fp4_b200.sh
 
 
+def test_inferencex_llama70b_trtllm_rows_wait_for_batches_only_at_1k_1k_below_tp8():
+    """70b_fp8_b200_trt_slurm.sh / 70b_fp4_b200_trt_slurm.sh: batch_wait_timeout_iters 20 and
+    batch_wait_max_tokens_ratio 0.9 "for 1k/1k" when TP < 8, --max_num_tokens 16384 for every configuration."""
+    def kw(isl="1024", osl="1024", tp="1", **over):
+        fields = dict(silicon_data_source="source_file=2026-04-06.csv; silicon_concurrency=4", backend="trtllm",
+                      model_path="meta-llama/Llama-3.1-70B", system="b200_sxm", tp_size=tp, attention_dp_size="1",
+                      moe_tp_size="1", moe_ep_size="1", batch_size="4", gemm_quant_mode="fp8", moe_quant_mode="",
+                      isl=isl, osl=osl)
+        return sr.simulate_kwargs(_row(**{**fields, **over}))
+    wait = {"batch_wait_timeout_iters": 20, "batch_wait_max_tokens_ratio": 0.9}
+    assert kw()["engine"] == wait and kw(tp="4")["engine"] == wait
+    assert kw()["max_num_batched_tokens"] == sr.LLAMA70B_TRT_MAX_NUM_TOKENS == 16384
+    for other in (kw(tp="8"), kw(osl="8192"), kw(isl="8192")):
+        assert "engine" not in other and other["max_num_batched_tokens"] == 16384
+    aiperf = kw(silicon_data_source="source_file=/x/aic-auto-gap-analysis/data/b200_sxm/trtllm/1.0.0rc3/y.csv; "
+                                    "silicon_concurrency=4")
+    assert "engine" not in aiperf and aiperf["max_num_batched_tokens"] != 16384   # the generator's launch
+
+
 def test_a_row_whatif_cannot_express_is_recorded_with_its_one_line_reason():
     res = sr.run_row(_row(model_path="nobody/no-such-model-9b", attention_dp_size="1", tp_size="1",
                           moe_ep_size="1"))

@@ -166,6 +166,9 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
         batching += f", {e.scheduler_steps} decode steps per scheduling (multi-step, tokens streamed together)"
     if e.recv_interval > 1:
         batching += f", new requests read every {e.recv_interval} decode steps (SGLang --scheduler-recv-interval)"
+    if e.batch_wait_timeout_iters > 0 or e.batch_wait_max_tokens_ratio > 0:
+        batching += (f", prompts beside decodes held up to {e.batch_wait_timeout_iters} steps or until "
+                     f"{e.batch_wait_max_tokens_ratio:.0%} of the token budget (TensorRT-LLM batch waiting)")
     spec = first.engine_spec
     engine = (f"{spec.name + ' spec (engine_profiles), ' if spec is not None else ''}"
               f"{batching}, token budget {e.token_budget}, max batch {e.max_batch}, {e.block_size}-token blocks, "

@@ -68,6 +68,11 @@ class SchedulerConfig:
     # SGLang's --scheduler-recv-interval (default 1): a busy scheduler polls for new requests once per this many
     # decode steps (a step with a prefill, or an idle engine, polls at once): simulator/recv_interval.py
     recv_interval: int = 1
+    # TensorRT-LLM's batch_wait_timeout_iters / batch_wait_max_tokens_ratio (defaults 0, 0: off): prompts held
+    # beside running decodes until the step's tokens reach ratio x token budget or the iterations run out
+    # (simulator/batch_wait.py)
+    batch_wait_timeout_iters: int = 0
+    batch_wait_max_tokens_ratio: float = 0.0
 
     def __post_init__(self):
         _choice(self.batching, BATCHING, "--batching")
@@ -90,6 +95,8 @@ class SchedulerConfig:
         integer(self.attention_dp_timeout_iters, "attention_dp_timeout_iters", 0, what="iterations")
         integer(self.attention_dp_batching_wait_iters, "attention_dp_batching_wait_iters", 0, what="iterations")
         integer(self.recv_interval, "recv_interval", 1, what="decode steps")
+        integer(self.batch_wait_timeout_iters, "batch_wait_timeout_iters", 0, what="iterations")
+        number(self.batch_wait_max_tokens_ratio, "batch_wait_max_tokens_ratio", 0.0, 1.0)
         for name in ("chunked_prefill", "prefix_caching", "attention_dp_balance", "preempted_blocks_cached",
                      "admits_after_preempting"):
             if not isinstance(getattr(self, name), bool):

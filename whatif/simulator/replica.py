@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from .batch_wait import BatchWait, schedulable_prompt_tokens
 from .block_manager import BlockManager
 from .clock import Clock, Signal
 from .config import SchedulerConfig
@@ -44,6 +45,10 @@ class Replica:
         # SGLang's --scheduler-recv-interval (recv_interval.py): arrivals wait here while a busy engine skips polls
         self.skipper = RecvSkipper(cfg.recv_interval) if cfg.recv_interval > 1 and group is None and pp == 1 else None
         self.inbox: deque[Seq] = deque()
+        # TensorRT-LLM's batch waiting (batch_wait.py): prompts held beside running decodes; TP-only engines
+        waits = (cfg.batch_wait_timeout_iters > 0 or cfg.batch_wait_max_tokens_ratio > 0) and group is None and pp == 1
+        self.batch_wait = BatchWait(cfg.batch_wait_timeout_iters, cfg.batch_wait_max_tokens_ratio,
+                                    cfg.token_budget) if waits else None
         swap = times.swap_blocks(cfg.swap_space_gb) // pp if cfg.preemption == "swap" else 0
         seed = getattr(cluster.cfg.workload, "seed", 0) if cluster is not None else 0
         self.schedulers = [Scheduler(cfg, make_policy(cfg), self.bm, self.waiting, self.awaiting_kv, times, swap, self,
@@ -93,12 +98,15 @@ class Replica:
         step_ahead, decodes = advance, decode_run   # (module names: the tests swap them)
         ahead, hold = self.ahead, self.hold
         inf = float("inf")
-        skipper, inbox = self.skipper, self.inbox
+        skipper, inbox, waits = self.skipper, self.inbox, self.batch_wait
         while True:
             if skipper is not None and skipper.polls() and inbox:
                 queued.extend(inbox)
                 inbox.clear()
             scheduler.admit_before = scheduler.last_start if ahead and scheduler.last_end == env.now else inf
+            held = waits is not None and queued and self._holds(scheduler)
+            if held:
+                scheduler.admit_before = -inf   # (admission takes only requests that arrived before this)
             batch = schedule(env.now)
             rows = batch.rows
             work = rows or batch.prefill   # (bool(batch))
@@ -136,6 +144,8 @@ class Replica:
             if skipper is not None:
                 skipper.stepped(bool(prefills))
                 continue   # (every step through this loop: decode_run.py does not count polls)
+            if held:
+                continue   # (each held step through this loop: decode_run.py does not count them)
             # decode-only iterations up to the next event in one loop, and the one that ends after it
             pending = decodes(self, scheduler)
             while pending is not None:
@@ -148,6 +158,13 @@ class Replica:
                 if self.idle:
                     self.wake()
                 pending = decodes(self, scheduler)
+
+    def _holds(self, scheduler: Scheduler) -> bool:
+        """Whether TensorRT-LLM's batch waiting keeps the waiting prompts out of the step formed now."""
+        cfg, generating = scheduler.cfg, len(scheduler.decoding)
+        tokens = schedulable_prompt_tokens(self.waiting, len(scheduler.running), generating, cfg.max_batch,
+                                           cfg.token_budget)
+        return self.batch_wait.holds(tokens, generating)
 
     # ------------------------------------------------------------ scheduler hooks
 
