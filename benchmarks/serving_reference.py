@@ -31,13 +31,6 @@ The mapping rule, written before any row was scored and not tuned after:
   from the db-dump whose measurements those rows repeat (71 of its 87 such rows are exact copies), it maps
   to tp = T, ep = E (moe_tp = T / E), attention_dp = T where attention_dp_size > 1; T GPUs; its batch_size,
   per recorded attention-DP rank (N / (T x E)), scaled to a real rank's (N / T, InferenceX's CONC / TP);
-- the same layout recorded as a product on the attention-DP field (added after scoring, session 51, with its
-  before/after in the closing note): 40 vLLM rows of the 2026-04-06 file (Kimi-K2.5, MiniMax-M2.5) whose id names
-  TP T EP E record tp_size T, attention_dp_size E, moe_tp_size 1, moe_ep_size T x E; the 2026-03-25 file holds
-  the same runs (same model, GPU, lengths, N, measurement date within a day, TTFT and TPOT within noise) as
-  tp_size T, attention_dp_size 1, moe_ep_size E, and InferenceX's recipes launch `--tensor-parallel-size T
-  --enable-expert-parallel` (T GPUs, EP = T, no DP attention): mapped to tp = T, ep = E (moe_tp = T / E), no
-  attention DP, T GPUs (the first rule read them as TP T x E over two nodes with attention DP E);
 - speculative decoding (added after the first scoring, as above): TensorRT-LLM rows run on image
   tensorrt-llm/release:1.2.0rc6.post3 are InferenceX's `dsr1-*-b200-trt-mtp` configurations (its
   perf-changelog, PR #1489: "off: v1.2.0rc6.post2 / mtp: v1.2.0rc6.post3"; every such row is DeepSeek-R1,
@@ -255,29 +248,13 @@ def _tp_ep_as_product(row: dict, prefix: str, tp: int, moe_tp: int, ep: int) -> 
         row["silicon_data_source"].startswith("db-dump/")
 
 
-def _tp_ep_as_rank_product(row: dict, prefix: str, tp_size: int, adp: int, moe_tp: int, ep: int) -> int:
-    """T of a "TP T, EP E" vLLM deployment of T GPUs recorded as tp_size T, attention_dp_size E, moe_tp_size 1,
-    moe_ep_size T x E, its id naming the layout (..._tp4_ep4_...), else 0: the 2026-04-06 file's encoding of the runs
-    the 2026-03-25 file records, the same measurements within noise, as tp_size T, attention_dp_size 1, moe_ep_size E
-    (InferenceX's kimik2.5 / minimaxm2.5 vLLM recipes: --tensor-parallel-size T --enable-expert-parallel)."""
-    named = None if prefix or moe_tp != 1 else LAYOUT_IN_ID.search(row["id"])
-    if named is None:
-        return 0
-    t, e = int(named[1]), int(named[2])
-    return t if e > 1 and (tp_size, adp, ep) == (t, e, t * e) else 0
-
-
 def _layout(row: dict, prefix: str = "") -> dict:
     """tp / pp / attention_dp / ep / moe_tp of the row's (or its prefill/decode pool's) layout, by the rule."""
     g = lambda k, d=1: _int(row.get(prefix + k, ""), d)   # noqa: E731
     adp = g("attention_dp_size")
     tp = g("tp_size") * adp
     ep, moe_tp = g("moe_ep_size"), g("moe_tp_size")
-    t = _tp_ep_as_rank_product(row, prefix, g("tp_size"), adp, moe_tp, ep)
-    if t:
-        tp, adp, ep = t, 1, ep // t
-        moe_tp = t // ep
-    elif _tp_ep_as_product(row, prefix, tp, moe_tp, ep):
+    if _tp_ep_as_product(row, prefix, tp, moe_tp, ep):
         tp, adp, moe_tp = moe_tp, (moe_tp if adp > 1 else 1), moe_tp // ep
     out = {"tp": tp, "pp": g("pp_size")}
     if adp > 1:

@@ -248,24 +248,6 @@ def test_a_tp_ep_layout_recorded_as_moe_tp_times_moe_ep_runs_on_its_own_gpus():
     assert (plain["tp"], plain["nodes"], plain["ep"]) == (64, 8, 8)
 
 
-def test_a_vllm_tp_ep_layout_recorded_on_the_attention_dp_field_runs_tp_t_ep_e():
-    # vLLM "TP 4, EP 4" (4 GPUs) recorded as tp_size 4 x attention_dp_size 4 = moe_ep_size 16 (2026-04-06's encoding of
-    # the 2026-03-25 file's tp_size 4, attention_dp_size 1, moe_ep_size 4 rows)
-    row = dict(id="2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_8192x1024_c64_tp4_ep4_1290", backend="vllm",
-               model_path="moonshotai/Kimi-K2.5", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4", batch_size="16",
-               tp_size="4", attention_dp_size="4", moe_tp_size="1", moe_ep_size="16",
-               silicon_data_source="source_file=2026-04-06.csv; silicon_concurrency=64")
-    kw = sr.simulate_kwargs(_row(**row))
-    assert (kw["tp"], kw["ep"], kw["gpus"], kw["max_num_seqs"]) == (4, 4, 4, 64)
-    assert not {"nodes", "attention_dp", "moe_tp"} & set(kw)
-    tp2 = sr.simulate_kwargs(_row(**{**row, "id": "r_tp2_ep2_1", "tp_size": "2", "attention_dp_size": "2",
-                                     "moe_ep_size": "4"}))
-    assert (tp2["tp"], tp2["ep"], tp2["gpus"]) == (2, 2, 2)
-    # the id names another layout: the recorded fields stand
-    other = sr.simulate_kwargs(_row(**{**row, "id": "r_tp8_ep2_1"}))
-    assert (other["tp"], other["attention_dp"], other["ep"]) == (16, 4, 16)
-
-
 def test_rows_on_the_mtp_image_run_mtp_with_the_drafts_the_launch_script_sets():
     image = "x; silicon_concurrency=4; image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6."
     tp = dict(tp_size="8", attention_dp_size="1", moe_tp_size="8", moe_ep_size="1")
