@@ -104,3 +104,21 @@ def test_nvfp4_on_hopper_names_the_weight_only_schemes_that_run_there():
     from whatif.errors import WhatifError
     with pytest.raises(WhatifError, match="no tensor-core peak on h100-sxm.*--quantization mxfp4, awq, gptq or w4a16"):
         whatif.estimate("openai/gpt-oss-120b", "h100-sxm", quantization="nvfp4", with_max_batch=False)
+
+
+def test_nvfp4_attention_runs_fp8_over_an_fp8_cache_else_16_bit():
+    """NVFP4 quantizes only the GEMMs' inputs: attention (MLA's expanded prefill and absorbed decode) runs fp8 over
+    an fp8 cache (TensorRT-LLM's mFP8ContextMLA / mFP8GenerationMLA), else 16-bit, never at the fp4 peak; so the
+    MLA fits, not the per-class model at fp4, price it."""
+    from whatif.roofline.config import Parallelism
+    from whatif.roofline.kernel_timing import covers
+    assert Precision.of_scheme("nvfp4", kv="fp8").attention_dtype == "fp8"
+    assert Precision.of_scheme("nvfp4").attention_dtype == "bf16"
+    assert Precision.of_scheme("fp8-block", kv="fp8").attention_dtype == "fp8"   # (unchanged: the activations')
+    s = Scenario(model="deepseek-v3", hardware="b200", kernel_engine="trtllm", parallel=Parallelism(tp=8, ep=8),
+                 workload=Workload(1, 4096, 4), precision=Precision.of_scheme("nvfp4", kv="fp8"))
+    gpu, e = s.resolved().system.gpu, s.run(with_max_batch=False)
+    pre = gemm(e, "attention_mla")
+    dec = gemm(e, "attention_mla", prefill=False)
+    assert pre.dtype == dec.dtype == "fp8" and covers(pre, gpu, "trtllm") and covers(dec, gpu, "trtllm")
+    assert gemm(e, "o_proj").dtype == "fp4"    # the GEMMs stay NVFP4

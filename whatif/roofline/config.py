@@ -228,6 +228,16 @@ class Precision:
         return BYTES[self.activation]
 
     @property
+    def attention_dtype(self) -> str:
+        """The dtype attention kernels run: the activations', except under fp4 activations (NVFP4 quantizes only
+        the GEMMs' inputs), where attention runs fp8 over an fp8 KV cache and 16-bit otherwise (TensorRT-LLM's
+        attention op: mFP8ContextMLA on SM90/100/103/120 and mFP8GenerationMLA whenever the cache is fp8,
+        mFP8ContextFMHA for an fp4-output or fp8-cache context; no engine's attention reads fp4 Q/K/V)."""
+        if self.activation != "fp4":
+            return self.activation
+        return "fp8" if self.kv == "fp8" else "bf16"
+
+    @property
     def hidden_bytes(self) -> float:
         """Bytes per element of the hidden states between GEMMs (residual stream, norms, TP all-reduces,
         embeddings): 16-bit when the GEMM activations are 8-bit or narrower. FP8 serving quantizes each

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..specs.dtypes import gemm_compute_dtype
+from ..specs.dtypes import BYTES, gemm_compute_dtype
 from ..errors import WhatifError
 from ..specs.model_layers import LayerSpec
 from ..specs.models import ModelSpec
@@ -129,7 +129,8 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
                     count: int, techs: TechniqueSet = NONE, kv: KVFormat | None = None,
                     spec: LayerSpec = FULL_LAYER) -> list[Op]:
     t, tokens = par.attention_tp, batch.tokens
-    a, d = prec.act_bytes, model.hidden_size
+    adt = prec.attention_dtype   # fp4 activations: attention still runs fp8 or 16-bit
+    a, d = BYTES[adt], model.hidden_size
     kv = kv or base_kv_format(prec)
     width = kv_width_per_gpu(model, t)
     groups, fraction = layer_window(model, spec, attended_groups(batch, techs), techs.pair_fraction if techs else None)
@@ -152,7 +153,7 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
         ops.append(kv_cache_write(written, kv.full_bytes, prec, count))
         ops.append(attention_op(groups, heads=heads, kv_heads=kvh, d_qk=model.head_dim, d_v=model.head_dim,
                                 act_bytes=a, kv_bytes=prec.kv_bytes, kv_width=width, count=count,
-                                dtype=prec.activation, role=OpRole.ATTENTION, **cost,
+                                dtype=adt, role=OpRole.ATTENTION, **cost,
                                 name="attention" if spec.mixer == "full" else f"attention_{spec.mixer}"))
         if gate:   # sigmoid(gate) * output, elementwise
             ops.append(streaming("attn_gate", OpClass.ACTIVATION, tokens * gate, reads=2, writes=1,
@@ -188,7 +189,7 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
         ops.append(gemm("q_absorb", rows * heads, m.kv_lora_rank, m.qk_nope_head_dim, pa, w, gdt, count,
                         role=OpRole.Q_ABSORB))
         ops.append(attention_op(absorbed, heads=heads, kv_heads=1, d_qk=latent, d_v=m.kv_lora_rank, act_bytes=a,
-                                kv_bytes=prec.kv_bytes, kv_width=latent, count=count, dtype=prec.activation,
+                                kv_bytes=prec.kv_bytes, kv_width=latent, count=count, dtype=adt,
                                 name="attention_mla", role=OpRole.MLA_ATTENTION, **cost))
         ops.append(gemm("v_absorb", rows * heads, m.v_head_dim, m.kv_lora_rank, pa, w, gdt, count,
                         role=OpRole.V_ABSORB))
@@ -199,7 +200,7 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
                         pa, w, gdt, count, role=OpRole.KV_B_PROJ))
         ops.append(attention_op(expanded, heads=heads, kv_heads=heads, d_qk=qk, d_v=m.v_head_dim, act_bytes=a,
                                 kv_bytes=a, kv_width=heads * (qk + m.v_head_dim), count=count,
-                                dtype=prec.activation, name="attention_mla_prefill" if absorbed else "attention_mla",
+                                dtype=adt, name="attention_mla_prefill" if absorbed else "attention_mla",
                                 pair_fraction=cost["pair_fraction"], role=OpRole.MLA_ATTENTION))
     ops.append(weight_gemm("o_proj", tokens, d, heads * m.v_head_dim, out, count, OpRole.O_PROJ))
     return ops
