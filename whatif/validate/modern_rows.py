@@ -192,8 +192,8 @@ def module_rows(frame, family, phase, wide_ep=False):
 
     def build(group, c, gpu):
         out = []
-        keys = ["model", "kernel_source", "gemm_type", "kv_cache_dtype"]
-        for (model, source, gemm, kv), g in group.groupby(keys):
+        keys = ["engine", "model", "kernel_source", "gemm_type", "kv_cache_dtype"]
+        for (engine, model, source, gemm, kv), g in group.groupby(keys):
             d = model_dims(model)
             peak = mla_modules.FORMATS[gemm][1]
             if d is None or peak not in c.peak:
@@ -206,7 +206,8 @@ def module_rows(frame, family, phase, wide_ep=False):
             if family == "dsa_module":
                 parts, items = mla_modules.dsa_module_work(phase, batch, new, past, heads, d, gemm, kv, c,
                                                            indexer="skip_indexer" not in source,
-                                                           dense="dense_mha" in source)
+                                                           dense="dense_mha" in source,
+                                                           all_topk=mla_modules.sparse_all_topk(engine, c.arch))
             else:
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
             r = _attach(g, parts, items, f"{family}_{phase}")
