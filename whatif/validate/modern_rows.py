@@ -223,11 +223,12 @@ def mla_bmm_rows(frame):
 
     def build(group, c, gpu):
         out = []
-        for (op, dtype), g in group.groupby(["op_name", "bmm_dtype"]):
+        for (engine, op, dtype), g in group.groupby(["engine", "op_name", "bmm_dtype"]):
             d_in, d_out = (128, 512) if op == "mla_gen_pre" else (512, 128)   # DeepSeek-V3's nope, kv_lora, v
+            fp8 = mla_modules.mla_bmm_fp8_kernel(engine, c.arch, dtype)
             parts, items = mla_modules.mla_bmm_work(_col(g, "num_tokens"), _col(g, "num_heads"), d_in, d_out,
-                                                    dtype, c)
-            r = _attach(g, parts, items, "mla_bmm")
+                                                    dtype, c, fp8)
+            r = _attach(g, parts, items, "mla_bmm_fp8" if fp8 else "mla_bmm")
             out.append(r)
         return pd.concat(out)
     return _per_gpu(frame, build)

@@ -160,10 +160,29 @@ def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
     return parts, batch * heads * -(-isl // Q_TILE)
 
 
-def mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c):
-    """The absorbed decode's per-head batched GEMM: tokens x heads rows of (d_in x d_out) weights per head."""
+def mla_bmm_fp8_kernel(engine: str, arch: str, bmm_dtype: str) -> bool:
+    """Whether fp8 absorbed-MLA weights run an fp8 batched GEMM (family mla_bmm_fp8: SGLang's sgl_kernel
+    bmm_fp8, TensorRT-LLM's fp8 block-scaling bmm before Blackwell) rather than a bf16 one (family mla_bmm:
+    TensorRT-LLM on Blackwell dequantizes the weights to bf16 first; aiconfigurator's kernel_source names)."""
+    return bmm_dtype != "bfloat16" and not (engine == "trtllm" and arch == "blackwell")
+
+
+def mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c, fp8_kernel=None):
+    """The absorbed decode's per-head batched GEMM: tokens x heads rows of (d_in x d_out) weights per head.
+    fp8_kernel (default: any non-bf16 dtype): the activations are quantized to fp8 first (bf16 read, fp8
+    written) and the GEMM reads them at 1 B; else a bf16 GEMM (fp8 weights dequantized to bf16 beforehand)."""
+    fp8 = bmm_dtype != "bfloat16" if fp8_kernel is None else fp8_kernel
+    if not fp8:
+        w_bytes, bf16 = FORMATS[bmm_dtype][0], c.peak_flops("bf16")
+        dequant = (0.0, *memory_times(heads * d_in * d_out * (w_bytes + 2.0), c.hbm_bw, c.l2_bytes))
+        parts = [_gemm(tokens * heads, d_in, d_out, 2.0, bf16, c, heads)]
+        return (parts + [dequant] if bmm_dtype != "bfloat16" else parts), tokens * heads
     w_bytes, peak_key = FORMATS[bmm_dtype]
-    return [_gemm(tokens * heads, d_in, d_out, w_bytes, c.peak_flops(peak_key), c, heads)], tokens * heads
+    rows = tokens * heads
+    quant = (0.0, *memory_times(rows * d_in * 3.0, c.hbm_bw, c.l2_bytes))
+    moved = heads * d_in * d_out * w_bytes + rows * (d_in * 1.0 + d_out * 2.0)
+    gemm = (2.0 * rows * d_in * d_out / c.peak_flops(peak_key), *memory_times(moved, c.hbm_bw, c.l2_bytes))
+    return [quant, gemm], rows
 
 
 def mla_bmm_seconds(tokens: int, heads: int, gpu, engine: str = "trtllm", pre: bool = True,
@@ -172,8 +191,10 @@ def mla_bmm_seconds(tokens: int, heads: int, gpu, engine: str = "trtllm", pre: b
     kv_lora -> v), `tokens` rows for each of `heads` heads on this GPU; bmm_dtype: bfloat16 | fp8."""
     c = ceilings(gpu)
     d_in, d_out = (nope, kv_lora) if pre else (kv_lora, v)
-    parts, items = mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c)
-    return float(fitted_seconds(parts, items, c.sms, family_params("mla_bmm", engine, c.arch)))
+    fp8 = mla_bmm_fp8_kernel(engine, c.arch, bmm_dtype)
+    parts, items = mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c, fp8)
+    family = "mla_bmm_fp8" if fp8 else "mla_bmm"
+    return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch)))
 
 
 def mla_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, dims: MlaDims, gpu,
