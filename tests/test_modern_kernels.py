@@ -154,6 +154,16 @@ def test_fp8_absorbed_mla_weights_run_the_engines_fp8_kernel_or_a_bf16_one():
     assert slow > 2 * mla_modules.mla_bmm_seconds(8192, 128, H100, "sglang")   # measured 4.1-4.7x (H100)
 
 
+def test_an_l2_resident_quantize_runs_at_the_sms_l2_rate_not_an_hbm_multiple():
+    """A 32 MB matrix fits L40S's 96 MB L2: its time follows SMs x clock (L40S ~ H100), not L40S's 0.86 TB/s HBM."""
+    l40s, h100 = mla_modules.ceilings(load_component("l40s", "gpu")), mla_modules.ceilings(H100)
+    (_, hbm, l2), = quantize.quantize_work("quantize_scale", 4096, 2560, l40s)[0]
+    (_, _, l2_h100), = quantize.quantize_work("quantize_scale", 4096, 2560, h100)[0]
+    assert hbm == 0.0 and l2 < 3 * 4096 * 2560 / l40s.hbm_bw and l2 < l2_h100   # more SM clocks, 1/4 the HBM
+    big = quantize.quantize_work("quantize_scale", 32768, 7168, l40s)[0][0]
+    assert big[1] > big[2] > 0   # 700 MB: mostly HBM, the L2's share at its rate
+
+
 def test_deepep_normal_sends_a_token_once_per_distinct_rank():
     assert deepep.expected_ranks(1, 256) == pytest.approx(1.0)
     assert 1 < deepep.expected_ranks(8, 256) < 8
@@ -209,11 +219,11 @@ PINNED_LOO = {
     ("mla_module_prefill", "sglang"): 27.2,
     ("mla_module_prefill", "trtllm"): 20.7,
     ("mla_module_prefill", "vllm"): 32.0,
-    ("quantize_compute_scale", "trtllm"): 55.8,
-    ("quantize_compute_scale", "vllm"): 113.8,
-    ("quantize_scale", "sglang"): 65.5,
-    ("quantize_scale", "trtllm"): 91.1,
-    ("quantize_scale", "vllm"): 49.6,
+    ("quantize_compute_scale", "trtllm"): 17.3,
+    ("quantize_compute_scale", "vllm"): 46.0,
+    ("quantize_scale", "sglang"): 30.9,
+    ("quantize_scale", "trtllm"): 27.0,
+    ("quantize_scale", "vllm"): 16.2,
     ("wideep_moe", "trtllm"): 18.8,
     ("wideep_moe_decode", "sglang"): 20.4,
     ("wideep_moe_prefill", "sglang"): 34.6,
