@@ -123,10 +123,63 @@ def test_dsa_reads_top_k_not_the_whole_context():
     assert short == long
 
 
+def test_trtllm_on_hopper_walks_every_top_k_slot_in_waves_of_padded_head_groups():
+    """TensorRT-LLM's Hopper sparse MLA (FlashMLA's sparse prefill kernel): no cheaper at 2 keys than at 2048,
+    1 head costs what 64 do (65: two CTAs a query), and 132 queries fill one wave of H100's 132 SMs, 133 two."""
+    assert mla_modules.sparse_all_topk("trtllm", "hopper")
+    assert not mla_modules.sparse_all_topk("trtllm", "blackwell") and not mla_modules.sparse_all_topk("vllm", "hopper")
+    c = mla_modules.ceilings(H100)
+
+    def attn(batch, past, heads):
+        return mla_modules.all_topk_part(batch, 1, past, heads, V32, 2.0, c)[0]
+    assert attn(8, 2, 16) == attn(8, 2048, 16) and attn(100, 2, 1) == attn(100, 2, 64) < attn(100, 2, 65)
+    assert attn(1, 2, 64) == attn(132, 2, 64) and attn(133, 2, 64) == 2 * attn(132, 2, 64)
+    hopper = mla_modules.dsa_module_seconds("decode", 256, 1, 2, 8, V32, H100, "trtllm")
+    assert hopper > 1.5 * mla_modules.dsa_module_seconds("decode", 256, 1, 2, 8, V32, H100, "vllm")
+
+
+def test_fp8_absorbed_mla_weights_run_the_engines_fp8_kernel_or_a_bf16_one():
+    """SGLang's sgl_kernel bmm_fp8 and TRT-LLM's pre-Blackwell fp8 block-scaling bmm quantize the activations
+    and run an fp8 GEMM (family mla_bmm_fp8); TRT-LLM on Blackwell dequantizes the weights and runs bf16."""
+    assert mla_modules.mla_bmm_fp8_kernel("sglang", "blackwell", "fp8")
+    assert mla_modules.mla_bmm_fp8_kernel("trtllm", "hopper", "fp8")
+    assert not mla_modules.mla_bmm_fp8_kernel("trtllm", "blackwell", "fp8")
+    assert not mla_modules.mla_bmm_fp8_kernel("sglang", "hopper", "bfloat16")
+    c = mla_modules.ceilings(H100)
+    fp8, _ = mla_modules.mla_bmm_work(4096, 128, 512, 128, "fp8", c, True)
+    bf16, _ = mla_modules.mla_bmm_work(4096, 128, 512, 128, "fp8", c, False)
+    assert len(fp8) == 2 and fp8[0][0] == 0.0   # the activations' quantize pass: bytes only
+    assert fp8[1][1] + fp8[1][2] < bf16[0][1] + bf16[0][2]   # the fp8 GEMM itself reads fewer bytes
+    slow = mla_modules.mla_bmm_seconds(8192, 128, H100, "sglang", bmm_dtype="fp8")
+    assert slow > 2 * mla_modules.mla_bmm_seconds(8192, 128, H100, "sglang")   # measured 4.1-4.7x (H100)
+
+
+def test_an_l2_resident_quantize_runs_at_the_sms_l2_rate_not_an_hbm_multiple():
+    """A 32 MB matrix fits L40S's 96 MB L2: its time follows SMs x clock (L40S ~ H100), not L40S's 0.86 TB/s HBM."""
+    l40s, h100 = mla_modules.ceilings(load_component("l40s", "gpu")), mla_modules.ceilings(H100)
+    (_, hbm, l2), = quantize.quantize_work("quantize_scale", 4096, 2560, l40s)[0]
+    (_, _, l2_h100), = quantize.quantize_work("quantize_scale", 4096, 2560, h100)[0]
+    assert hbm == 0.0 and l2 < 3 * 4096 * 2560 / l40s.hbm_bw and l2 < l2_h100   # more SM clocks, 1/4 the HBM
+    big = quantize.quantize_work("quantize_scale", 32768, 7168, l40s)[0][0]
+    assert big[1] > big[2] > 0   # 700 MB: mostly HBM, the L2's share at its rate
+
+
 def test_deepep_normal_sends_a_token_once_per_distinct_rank():
     assert deepep.expected_ranks(1, 256) == pytest.approx(1.0)
     assert 1 < deepep.expected_ranks(8, 256) < 8
     assert deepep.expected_ranks(64, 64) == 8
+
+
+def test_a_gpu_of_an_older_collector_release_is_neither_pooled_nor_left_out():
+    """A100's SGLang GDN rows are SGLang 0.5.10 where B200, H100 and L40S ran 0.5.14: another kernel build."""
+    import pandas as pd
+    rows = pd.DataFrame({"gpu": ["a100_sxm", "b200_sxm", "h100_sxm", "l40s"] * 2,
+                         "version": ["0.5.10", "0.5.14", "0.5.14", "0.5.14"] * 2})
+    assert sorted(set(mf.current_release(rows)["gpu"])) == ["b200_sxm", "h100_sxm", "l40s"]
+    tie = rows.assign(version=["1.0.0", "1.0.0", "1.3.0rc20", "1.3.0rc20"] * 2)
+    assert set(mf.current_release(tie)["version"]) == {"1.3.0rc20"}   # a tie goes to the later name
+    p = fitted_roofline.family_params("gdn_conv1d_prefill", "sglang", "turing")
+    assert "b200_sxm, h100_sxm, l40s" in p.provenance and "a100" not in p.provenance
 
 
 def test_a_fit_recovers_a_family_from_the_committed_subset():
@@ -148,10 +201,10 @@ PINNED_LOO = {
     ("deepep_normal_combine", "sglang"): 17.8,
     ("deepep_normal_dispatch", "sglang"): 22.6,
     ("dsa_module_decode", "sglang"): 35.9,
-    ("dsa_module_decode", "trtllm"): 91.8,
+    ("dsa_module_decode", "trtllm"): 32.7,
     ("dsa_module_decode", "vllm"): 14.1,
     ("dsa_module_prefill", "sglang"): 38.8,
-    ("dsa_module_prefill", "trtllm"): 100.2,
+    ("dsa_module_prefill", "trtllm"): 27.0,
     ("dsa_module_prefill", "vllm"): 30.1,
     ("encoder_attention", "sglang"): 52.1,
     ("encoder_attention", "trtllm"): 33.1,
@@ -159,29 +212,30 @@ PINNED_LOO = {
     ("gdn_chunk_prefill", "sglang"): 12.6,
     ("gdn_chunk_prefill", "trtllm"): 21.4,
     ("gdn_chunk_prefill_flashinfer", "vllm"): 44.5,   # vLLM's FLA rows (L40S only) have no leave-one-out
-    ("gdn_conv1d_decode", "sglang"): 82.9,
+    ("gdn_conv1d_decode", "sglang"): 10.8,
     ("gdn_conv1d_decode", "trtllm"): 24.7,
     ("gdn_conv1d_decode", "vllm"): 13.1,
-    ("gdn_conv1d_prefill", "sglang"): 214.0,
+    ("gdn_conv1d_prefill", "sglang"): 13.5,
     ("gdn_conv1d_prefill", "trtllm"): 25.3,
     ("gdn_conv1d_prefill", "vllm"): 14.2,
-    ("gdn_recurrent_decode", "sglang"): 19.2,
+    ("gdn_recurrent_decode", "sglang"): 16.8,
     ("gdn_recurrent_decode", "trtllm"): 18.2,
     ("gdn_recurrent_decode", "vllm"): 18.0,
-    ("mla_bmm", "sglang"): 47.9,
-    ("mla_bmm", "trtllm"): 59.2,
+    ("mla_bmm", "sglang"): 14.8,
+    ("mla_bmm", "trtllm"): 13.2,
     ("mla_bmm", "vllm"): 12.4,
+    ("mla_bmm_fp8", "sglang"): 5.1,   # the subset's TRT-LLM fp8 rows are H100's only: no leave-one-out
     ("mla_module_decode", "sglang"): 39.8,
     ("mla_module_decode", "trtllm"): 18.1,
     ("mla_module_decode", "vllm"): 43.1,
     ("mla_module_prefill", "sglang"): 27.2,
     ("mla_module_prefill", "trtllm"): 20.7,
     ("mla_module_prefill", "vllm"): 32.0,
-    ("quantize_compute_scale", "trtllm"): 55.8,
-    ("quantize_compute_scale", "vllm"): 113.8,
-    ("quantize_scale", "sglang"): 65.5,
-    ("quantize_scale", "trtllm"): 91.1,
-    ("quantize_scale", "vllm"): 49.6,
+    ("quantize_compute_scale", "trtllm"): 17.3,
+    ("quantize_compute_scale", "vllm"): 46.0,
+    ("quantize_scale", "sglang"): 30.9,
+    ("quantize_scale", "trtllm"): 27.0,
+    ("quantize_scale", "vllm"): 16.2,
     ("wideep_moe", "trtllm"): 18.8,
     ("wideep_moe_decode", "sglang"): 20.4,
     ("wideep_moe_prefill", "sglang"): 34.6,

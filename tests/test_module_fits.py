@@ -91,7 +91,7 @@ V32 = dict(model="deepseek-ai/DeepSeek-V3.2", hardware="dgx-h100", tp=8, batch=8
            with_max_batch=False, quantization="fp8-block")
 
 
-def test_dsa_decode_takes_its_module_fit_on_vllm_only():
+def test_dsa_decode_takes_its_module_fit_on_vllm_and_trtllm_only():
     from whatif.roofline.module_fits import DSA_MODULE_ROLES
     vllm = estimate(**V32, kernel_engine="vllm")
     kernels = estimate(**V32, kernel_engine="vllm", module_fits=False)
@@ -99,5 +99,7 @@ def test_dsa_decode_takes_its_module_fit_on_vllm_only():
     assert abs(dsa(vllm) / dsa(kernels) - 1) > 0.05
     assert any(graph_role(t.op).value == "sparse_indexer" and "module fit" in t.op.formula
                for t in vllm.decode.op_times)
+    trt = dict(V32, kernel_engine="trtllm")   # its Hopper kernel walks every top-k slot: the fit knows, kernels not
+    assert estimate(**trt).tpot_s > 1.05 * estimate(**trt, module_fits=False).tpot_s
     sglang = dict(V32, kernel_engine="sglang")   # SGLang's kernels summed beat its DSA module fit: unchanged
     assert estimate(**sglang).tpot_s == pytest.approx(estimate(**sglang, module_fits=False).tpot_s, rel=1e-12)

@@ -74,10 +74,10 @@ def _fits_apply(eff) -> bool:
 
 
 # The module fits that price a decode pass, by the engines whose fit beats its kernels summed leave-one-GPU-out
-# on the same rows (benchmarks/accuracy_modern.py --vs-kernels, docs/accuracy.md); DSA: vLLM's only (SGLang's
-# and TensorRT-LLM's kernels summed are closer than their module fits).
+# on the same rows (benchmarks/accuracy_modern.py --vs-kernels, docs/accuracy.md); DSA: vLLM's and TensorRT-LLM's
+# (SGLang's kernels summed are closer than its module fit).
 # None: every engine (one without its own fit takes another engine's, fitted_roofline.family_params).
-MODULE_FAMILIES = {"mla_module_decode": None, "dsa_module_decode": ("vllm",)}
+MODULE_FAMILIES = {"mla_module_decode": None, "dsa_module_decode": ("vllm", "trtllm")}
 
 
 def _module_fit_applies(family: str, engine: str) -> bool:

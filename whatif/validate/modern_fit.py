@@ -91,20 +91,31 @@ def fit(rows) -> RooflineParams:
     return p if (rows[c] > 0).to_numpy().any() else replace(p, compute_eff=1.0, smooth=1.0)
 
 
+def current_release(group):
+    """The rows of a family x engine measured with its current collector release: the one most GPUs ran (ties:
+    the later name). A GPU measured only with another (A100: SGLang 0.5.10, TensorRT-LLM 1.0.0, where the rest
+    ran 0.5.14, 1.3.0rc20) ran another kernel build, so it is neither pooled nor left out against the others."""
+    by_release = group.groupby("version")["gpu"].nunique()
+    newest = max(by_release.index, key=lambda v: (by_release[v], str(v)))
+    return group[group["version"] == newest]
+
+
 def insample_and_loo(rows):
-    """rows with `insample_s` (each GPU fitted on itself), `pooled_s` (fitted on every GPU: the shipped
-    fit) and `loo_s` (fitted on the other GPUs; NaN where only one GPU measured it) per family x engine."""
+    """rows with `insample_s` (each GPU fitted on itself), `pooled_s` (fitted on every GPU of the current
+    release: the shipped fit) and `loo_s` (fitted on the other GPUs of the current release; NaN where only one
+    GPU measured it, or for a GPU of another release) per family x engine."""
     out = rows.copy()
     for col in ("insample_s", "pooled_s", "loo_s"):
         out[col] = np.nan
     for _, group in rows.groupby(["family", "engine"]):
-        out.loc[group.index, "pooled_s"] = predict(group, fit(group))
-        gpus = sorted(set(group["gpu"]))
-        for gpu in gpus:
+        current = current_release(group)
+        out.loc[group.index, "pooled_s"] = predict(group, fit(current))
+        gpus = sorted(set(current["gpu"]))
+        for gpu in sorted(set(group["gpu"])):
             mine = group[group["gpu"] == gpu]
             out.loc[mine.index, "insample_s"] = predict(mine, fit(mine))
-            if len(gpus) > 1:
-                out.loc[mine.index, "loo_s"] = predict(mine, fit(group[group["gpu"] != gpu]))
+            if len(gpus) > 1 and gpu in gpus:
+                out.loc[mine.index, "loo_s"] = predict(mine, fit(current[current["gpu"] != gpu]))
     return out
 
 
@@ -162,7 +173,8 @@ def fit_document(rows) -> dict:
     from .corpus import corpus_gpu
     families: dict = {}
     for (family, engine), group in rows.groupby(["family", "engine"]):
-        block = _block(fit(group), group, gpus=sorted(set(group["gpu"])))
+        current = current_release(group)
+        block = _block(fit(current), current, gpus=sorted(set(current["gpu"])))
         block["by_arch"] = {corpus_gpu(gpu).arch: _block(fit(mine), mine, gpu=gpu)
                             for gpu, mine in group.groupby("gpu")}
         families.setdefault(family, {})[engine] = block

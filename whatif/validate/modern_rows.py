@@ -192,8 +192,8 @@ def module_rows(frame, family, phase, wide_ep=False):
 
     def build(group, c, gpu):
         out = []
-        keys = ["model", "kernel_source", "gemm_type", "kv_cache_dtype"]
-        for (model, source, gemm, kv), g in group.groupby(keys):
+        keys = ["engine", "model", "kernel_source", "gemm_type", "kv_cache_dtype"]
+        for (engine, model, source, gemm, kv), g in group.groupby(keys):
             d = model_dims(model)
             peak = mla_modules.FORMATS[gemm][1]
             if d is None or peak not in c.peak:
@@ -206,7 +206,8 @@ def module_rows(frame, family, phase, wide_ep=False):
             if family == "dsa_module":
                 parts, items = mla_modules.dsa_module_work(phase, batch, new, past, heads, d, gemm, kv, c,
                                                            indexer="skip_indexer" not in source,
-                                                           dense="dense_mha" in source)
+                                                           dense="dense_mha" in source,
+                                                           all_topk=mla_modules.sparse_all_topk(engine, c.arch))
             else:
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
             r = _attach(g, parts, items, f"{family}_{phase}")
@@ -222,11 +223,12 @@ def mla_bmm_rows(frame):
 
     def build(group, c, gpu):
         out = []
-        for (op, dtype), g in group.groupby(["op_name", "bmm_dtype"]):
+        for (engine, op, dtype), g in group.groupby(["engine", "op_name", "bmm_dtype"]):
             d_in, d_out = (128, 512) if op == "mla_gen_pre" else (512, 128)   # DeepSeek-V3's nope, kv_lora, v
+            fp8 = mla_modules.mla_bmm_fp8_kernel(engine, c.arch, dtype)
             parts, items = mla_modules.mla_bmm_work(_col(g, "num_tokens"), _col(g, "num_heads"), d_in, d_out,
-                                                    dtype, c)
-            r = _attach(g, parts, items, "mla_bmm")
+                                                    dtype, c, fp8)
+            r = _attach(g, parts, items, "mla_bmm_fp8" if fp8 else "mla_bmm")
             out.append(r)
         return pd.concat(out)
     return _per_gpu(frame, build)

@@ -12,6 +12,9 @@ A module is its kernels back to back, each priced as a part of fitted_roofline.p
   heads x index dim FLOPs each, 4-byte logits written and read by the top-k), then sparse absorbed MLA over
   min(top-k, visible) keys per query, each gathered key read once per query. SGLang's short-prompt path
   ("dense_mha") runs dense prefill attention after the indexer; its "skip_indexer" path has no indexer.
+  TensorRT-LLM on Hopper runs its sparse MLA (prefill and decode) with FlashMLA's sparse prefill kernel
+  (bf16 KV; aiconfigurator's collector notes): one CTA per (query token, 64-head group), heads padded to 64,
+  walking all index_topk slots whatever the visible keys (masked), so its work is waves of such CTAs.
 `past` is the tokens already cached (prefill: a prefix; decode: the context read). Fixed-cost items: one
 per (sequence, head, 64-query tile). Parameters: data/modern_fit.yaml, families mla_module_<phase> and
 dsa_module_<phase> (phase prefill | decode); dsa_indexer_seconds prices the indexer's kernels alone with the
@@ -107,6 +110,26 @@ def indexer_parts(batch, isl, past, d: MlaDims, c):
              *memory_times(moved, c.hbm_bw, c.l2_bytes))]
 
 
+HEAD_GROUP = 64   # FlashMLA's sparse kernel: heads per CTA (fewer are padded)
+
+
+def sparse_all_topk(engine: str, arch: str) -> bool:
+    """Whether the engine's sparse MLA walks every top-k slot per query (TensorRT-LLM on Hopper: FlashMLA's
+    sparse prefill kernel, padded heads) rather than the visible keys only (its Blackwell trtllm-gen kernel,
+    SGLang's and vLLM's)."""
+    return engine == "trtllm" and arch == "hopper"
+
+
+def all_topk_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c):
+    """FlashMLA's sparse prefill kernel as TensorRT-LLM runs it on Hopper: ceil(queries x head groups / SMs)
+    waves, each CTA 64 heads x index_topk slots at one SM's share of the bf16 peak; reads its visible keys."""
+    groups = -(-heads // HEAD_GROUP)
+    waves = -(-(batch * isl * groups) // c.sms)
+    cta_flops = 2.0 * HEAD_GROUP * (2 * d.kv_lora + d.rope) * d.index_topk
+    moved = groups * batch * capped_pairs(isl, past, d.index_topk) * (d.kv_lora + d.rope) * kv_bytes
+    return (waves * cta_flops * c.sms / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
+
+
 def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c):
     """([(compute s, HBM s, L2 s)], items) of one MLA module at efficiency 1; decode: isl = 1 new token."""
     tokens = batch * isl
@@ -120,25 +143,46 @@ def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
 
 
 def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c,
-                    indexer=True, dense=False):
+                    indexer=True, dense=False, all_topk=False):
     """([(compute s, HBM s, L2 s)], items) of one DSA module at efficiency 1 (indexer: run the indexer;
-    dense: SGLang's dense prefill attention instead of the sparse one)."""
+    dense: SGLang's dense prefill attention instead of the sparse one; all_topk: sparse_all_topk's kernel)."""
     tokens = batch * isl
     parts = projection_parts(tokens, heads, d, phase == "decode" or not dense, gemm_format, c)
     if indexer:
         parts += indexer_parts(batch, isl, past, d, c)
     if dense and phase == "prefill":
         parts.append(dense_prefill_part(batch, isl, past, heads, d, c))
+    elif all_topk:
+        parts.append(all_topk_part(batch, isl, past, heads, d, KV_BYTES[kv_dtype], c))
     else:
         pairs = capped_pairs(isl, past, d.index_topk)
         parts.append(absorbed_part(batch, pairs, pairs, heads, d, KV_BYTES[kv_dtype], c))
     return parts, batch * heads * -(-isl // Q_TILE)
 
 
-def mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c):
-    """The absorbed decode's per-head batched GEMM: tokens x heads rows of (d_in x d_out) weights per head."""
+def mla_bmm_fp8_kernel(engine: str, arch: str, bmm_dtype: str) -> bool:
+    """Whether fp8 absorbed-MLA weights run an fp8 batched GEMM (family mla_bmm_fp8: SGLang's sgl_kernel
+    bmm_fp8, TensorRT-LLM's fp8 block-scaling bmm before Blackwell) rather than a bf16 one (family mla_bmm:
+    TensorRT-LLM on Blackwell dequantizes the weights to bf16 first; aiconfigurator's kernel_source names)."""
+    return bmm_dtype != "bfloat16" and not (engine == "trtllm" and arch == "blackwell")
+
+
+def mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c, fp8_kernel=None):
+    """The absorbed decode's per-head batched GEMM: tokens x heads rows of (d_in x d_out) weights per head.
+    fp8_kernel (default: any non-bf16 dtype): the activations are quantized to fp8 first (bf16 read, fp8
+    written) and the GEMM reads them at 1 B; else a bf16 GEMM (fp8 weights dequantized to bf16 beforehand)."""
+    fp8 = bmm_dtype != "bfloat16" if fp8_kernel is None else fp8_kernel
+    if not fp8:
+        w_bytes, bf16 = FORMATS[bmm_dtype][0], c.peak_flops("bf16")
+        dequant = (0.0, *memory_times(heads * d_in * d_out * (w_bytes + 2.0), c.hbm_bw, c.l2_bytes))
+        parts = [_gemm(tokens * heads, d_in, d_out, 2.0, bf16, c, heads)]
+        return (parts + [dequant] if bmm_dtype != "bfloat16" else parts), tokens * heads
     w_bytes, peak_key = FORMATS[bmm_dtype]
-    return [_gemm(tokens * heads, d_in, d_out, w_bytes, c.peak_flops(peak_key), c, heads)], tokens * heads
+    rows = tokens * heads
+    quant = (0.0, *memory_times(rows * d_in * 3.0, c.hbm_bw, c.l2_bytes))
+    moved = heads * d_in * d_out * w_bytes + rows * (d_in * 1.0 + d_out * 2.0)
+    gemm = (2.0 * rows * d_in * d_out / c.peak_flops(peak_key), *memory_times(moved, c.hbm_bw, c.l2_bytes))
+    return [quant, gemm], rows
 
 
 def mla_bmm_seconds(tokens: int, heads: int, gpu, engine: str = "trtllm", pre: bool = True,
@@ -147,8 +191,10 @@ def mla_bmm_seconds(tokens: int, heads: int, gpu, engine: str = "trtllm", pre: b
     kv_lora -> v), `tokens` rows for each of `heads` heads on this GPU; bmm_dtype: bfloat16 | fp8."""
     c = ceilings(gpu)
     d_in, d_out = (nope, kv_lora) if pre else (kv_lora, v)
-    parts, items = mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c)
-    return float(fitted_seconds(parts, items, c.sms, family_params("mla_bmm", engine, c.arch)))
+    fp8 = mla_bmm_fp8_kernel(engine, c.arch, bmm_dtype)
+    parts, items = mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c, fp8)
+    family = "mla_bmm_fp8" if fp8 else "mla_bmm"
+    return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch)))
 
 
 def mla_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, dims: MlaDims, gpu,
@@ -168,7 +214,8 @@ def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     """Seconds of one DSA attention module (projections + lightning indexer + top-k sparse MLA) on one GPU;
     inputs as mla_module_seconds, dims with the index_* widths."""
     c = ceilings(gpu)
-    parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c)
+    parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c,
+                                   all_topk=sparse_all_topk(engine, c.arch))
     return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine, c.arch)))
 
 
