@@ -154,17 +154,20 @@ def _in_pool(space: SearchSpace, todo: list[Config], requests: int | None, jobs:
 
 def recheck_one(space: SearchSpace, c: Config, requests: int | None) -> dict:
     """One candidate's capacity search in the simulator, as a re-check row."""
-    from ..simulator.certain_miss import FailedRun, SloFailed
+    from ..simulator.certain_miss import FailedRun, Judged, SloFailed
     from ..simulator.cluster import simulate
     n = run_requests(c, requests)
     cfg = sim_config(space, c, n)
 
     def run(rate: float):
-        """The run at `rate`; one that fails the SLOs for sure stops there (only its verdict is used)."""
+        """The run at `rate`, judged by the SLOs: only its attainment is used (a re-check row shows no latencies),
+        and one that fails them for sure stops there."""
         try:
-            return simulate(replace(cfg, workload=replace(cfg.workload, rate=rate)), stop_failing=cfg.slo)
+            result = simulate(replace(cfg, workload=replace(cfg.workload, rate=rate)), stop_failing=cfg.slo,
+                              keep_log=False)
         except SloFailed as stopped:
             return FailedRun(stopped)
+        return Judged(result.attainment(cfg.slo))
     try:
         res, runs, capped = goodput(run, cfg.slo, c.request_rate)
     except WhatifError as exc:    # a deployment the simulator cannot model

@@ -53,13 +53,14 @@ def watch(slo: SLO, total: int):
     return check
 
 
-class FailedRun:
-    """What capacity.probe reads of a run stopped by SloFailed: its attainment bound; no goodput, no latencies."""
+class Judged:
+    """What capacity.probe reads of a run judged only by its SLO: its attainment; no goodput, no latencies (a
+    capacity search that shows only its verdicts skips working them out)."""
 
-    def __init__(self, stopped: SloFailed):
-        self.bound = stopped.attainment
+    def __init__(self, attainment: float | None):
+        self.bound = attainment
 
-    def attainment(self, slo: SLO | None = None) -> float:
+    def attainment(self, slo: SLO | None = None) -> float | None:
         return self.bound
 
     def goodput_rps(self, slo: SLO | None = None) -> None:
@@ -67,3 +68,10 @@ class FailedRun:
 
     def latency(self) -> dict:
         return {"ttft_s": {"p90": None}, "tpot_s": {"p90": None}}
+
+
+class FailedRun(Judged):
+    """What capacity.probe reads of a run stopped by SloFailed: its attainment bound; no goodput, no latencies."""
+
+    def __init__(self, stopped: SloFailed):
+        super().__init__(stopped.attainment)

@@ -53,10 +53,10 @@ def _replica(env, index: int, role: str, times: IterationTimes, sched, log, clus
 
 
 class Cluster:
-    def __init__(self, env, cfg: SimConfig, plan_seq_len: int):
+    def __init__(self, env, cfg: SimConfig, plan_seq_len: int, keep_log: bool = True):
         self.env = env
         self.cfg = cfg
-        self.log = IterationLog()
+        self.log = IterationLog(keep=keep_log)
         sc, sched, cl = cfg.scenario, cfg.scheduler, cfg.cluster
         decode_times = _iteration_times(sc, sc.parallel, sched, plan_seq_len)
         self.window = decode_times.setup.model.max_position_embeddings
@@ -189,9 +189,10 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
 
 
 def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
-             requests: list[Request] | None = None, stop_failing: SLO | None = None):
+             requests: list[Request] | None = None, stop_failing: SLO | None = None, keep_log: bool = True):
     """Run `cfg` (its workload's requests, or `requests`) and return a SimulationResult. `stop_failing`: an
-    open-loop run without a horizon raises certain_miss.SloFailed as soon as it fails that SLO for sure."""
+    open-loop run without a horizon raises certain_miss.SloFailed as soon as it fails that SLO for sure.
+    `keep_log` False: the iterations are counted, not stored (a run judged by its requests alone)."""
     from .workload import generate
     with collections_paused() as paused:   # (building the requests and their records too)
         if requests is None:
@@ -200,17 +201,18 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
         if cfg.workload is not None and cfg.workload.concurrency:
             from .closed_loop import check_closed_loop
             check_closed_loop(cfg)
-        return _run(cfg, list(map(Record, requests)), requests, paused, progress, stop_failing=stop_failing)
+        return _run(cfg, list(map(Record, requests)), requests, paused, progress, stop_failing=stop_failing,
+                    keep_log=keep_log)
 
 
 def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress, clients: int = 0,
-         stop_failing: SLO | None = None):
+         stop_failing: SLO | None = None, keep_log: bool = True):
     """simulate's run of `records` (the collector paused by the caller; `paused.freeze()` before the clock starts)."""
     from .metrics import SimulationResult
     from .workload import describe
     mean_len = sum(r.prompt + r.output for r in requests) / max(len(requests), 1)
     env = Clock()
-    cluster = Cluster(env, cfg, max(1, round(mean_len)))
+    cluster = Cluster(env, cfg, max(1, round(mean_len)), keep_log)
 
     arrived, count = 0, len(records)
     step = max(1, count // 100)

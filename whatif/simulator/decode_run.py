@@ -232,7 +232,9 @@ def _span(replica, scheduler, step: int, end_step: float, now_s: float, duration
     phases, aheads, ahead_n = scheduler.phases, scheduler.ahead, scheduler.ahead_n
     first = step % size
     steady = [len(phases[p]) - ahead_n[p] for p in range(size)]   # due each cycle (ahead ones join below)
-    needs = np.array((steady[first:] + steady[:first]) * (k // size + 1), dtype=np.int64)[:k]
+    needs = np.empty((k // size + 1, size), dtype=np.int64)
+    needs[:] = steady[first:] + steady[:first]   # (each row a cycle of phases from the stretch's first step)
+    needs = needs.reshape(-1)[:k]
     joins = []   # (phase, first due step, count) of sequences whose first due step falls in the stretch
     for p in range(size):
         if ahead_n[p]:
@@ -253,6 +255,9 @@ def _span(replica, scheduler, step: int, end_step: float, now_s: float, duration
     scheduler.ends.frombytes(ends[1:k + 1].tobytes())
     log = replica.log
     log._flush()   # (the rows before these first: the columns keep the order rows were made in)
+    if not log.keep:
+        log.dropped += k
+        return _next_bucket(k, blocks, counts, durations, lasts)
     c = log.stored
     c["start_s"].frombytes(ends[:k].tobytes())
     c["duration_s"].frombytes(per_step[:k].tobytes())
@@ -261,6 +266,11 @@ def _span(replica, scheduler, step: int, end_step: float, now_s: float, duration
                         ("prefill_tokens", 0), ("waiting", waiting), ("running", running), ("preempted", 0)):
         c[name].extend(array("i", [value]) * k)
     c["swap_s"].extend(array("d", [0.0]) * k)
-    segment = bisect_right(list(accumulate(counts)), k - 1)   # the bucket of the step after the last taken
+    return _next_bucket(k, blocks, counts, durations, lasts)
+
+
+def _next_bucket(k: int, blocks: int, counts: list, durations: list, lasts: list) -> tuple[int, int, float, int]:
+    """_span's answer: its k steps and blocks taken, the price and last step of the bucket the step after them is in."""
+    segment = bisect_right(list(accumulate(counts)), k - 1)
     segment = min(segment, len(counts) - 1)
     return k, blocks, durations[segment], lasts[segment]

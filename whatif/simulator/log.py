@@ -35,6 +35,8 @@ class IterationLog:
     pending: list = field(default_factory=list)   # the latest iterations' values, row after row (flat); a writer
     #                                               may extend it directly with whole rows, then call settle()
     stored: dict = field(default_factory=lambda: {c: array(t) for c, t in zip(ITERATION_COLUMNS, TYPECODES)})
+    keep: bool = True      # False: rows counted, not stored (a run judged only by its requests: a capacity search's)
+    dropped: int = 0       # rows not stored (keep False)
 
     def append(self, *values) -> None:
         self.pending += values
@@ -56,7 +58,10 @@ class IterationLog:
         """Move the pending rows into the typed columns (8 bytes a value, not a Python object each); a column
         is every WIDTH-th pending value (a strided slice: no row tuples to transpose)."""
         pending = self.pending
-        if pending:
+        if pending and not self.keep:
+            self.dropped += len(pending) // WIDTH
+            pending.clear()
+        elif pending:
             for i, column in enumerate(self.stored.values()):
                 column.fromlist(pending[i::WIDTH])
             pending.clear()
@@ -68,4 +73,4 @@ class IterationLog:
         return self.stored
 
     def __len__(self) -> int:
-        return len(self.stored["replica"]) + len(self.pending) // WIDTH
+        return len(self.stored["replica"]) + self.dropped + len(self.pending) // WIDTH
