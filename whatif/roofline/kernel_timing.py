@@ -64,13 +64,32 @@ ATTENTION_DTYPES = ("bf16", "fp16", "fp8")
 MLA_PREFILL_ENGINES = ("trtllm", "sglang")
 
 
+WEIGHT_ONLY_MOE = "w4a16"   # the fused-MoE fit block of an engine's weight-only (in-kernel dequant) experts
+
+
+def moe_fit_dtype(op: Op, gpu, engine: str) -> str:
+    """The fused-MoE fit an expert GEMM is priced by: its dtype's, but 16-bit math over weights the kernel dequantizes
+    (`alu_ops`: INT4/INT8 weight-only, MXFP4 with 16-bit activations) takes the engine's weight-only MoE kernel's
+    fit where it has one (vLLM's Marlin MoE: compressed-tensors WNA16 and MXFP4-on-Hopper experts run
+    fused_marlin_moe, whose grouped GEMM runs mma.sync tiles, not the bf16 MoE's tensor-core kernels)."""
+    if op.alu_ops and op.dtype in ("bf16", "fp16") and _weight_only_moe_fit(gpu.arch, engine):
+        return WEIGHT_ONLY_MOE
+    return op.dtype
+
+
+@lru_cache(maxsize=64)
+def _weight_only_moe_fit(arch: str, engine: str) -> bool:
+    return has_moe_fit(WEIGHT_ONLY_MOE, arch, engine)
+
+
 def covers(op: Op, gpu, engine: str | None = None) -> bool:
     """Whether a kernel model prices this op as `engine` runs it (else the per-class model does); `engine`: the
     efficiency's, where a fit's coverage depends on it (MoE, MLA prefill; None: the default engine's MoE fits)."""
     if op.op_class == OpClass.GEMM:
         if op.shape.groups != 1.0:
             return (op.role in EXPERT_GEMMS and op.dtype in gpu.peak
-                    and has_moe_fit(op.dtype, gpu.arch, engine or DEFAULT_ENGINE))
+                    and has_moe_fit(moe_fit_dtype(op, gpu, engine or DEFAULT_ENGINE), gpu.arch,
+                                    engine or DEFAULT_ENGINE))
         return op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
     if is_mla_decode(op) or is_mla_prefill(op):
         s = op.shape
@@ -182,7 +201,7 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     touched experts, each expert's rows padded to the M tile a tuned grouped GEMM picks (engine's fit)."""
     s = op.shape
     rows = s.m / s.groups
-    p = moe_params(gpu.arch, op.dtype, engine, rows <= SMALL_M)
+    p = moe_params(gpu.arch, moe_fit_dtype(op, gpu, engine), engine, rows <= SMALL_M)
     c = ceilings(gpu)
     tile = tile_m(rows)
     padded = s.groups * math.ceil(rows / tile) * tile
