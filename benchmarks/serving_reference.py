@@ -144,6 +144,15 @@ The mapping rule, written before any row was scored and not tuned after:
   keeps the checkpoint's: 16-bit for the fp8-block and INT4 checkpoints (none declares a KV dtype) where the rule
   above pairs fp8; fp8 for NVFP4 (assumed declared). Which revision each row ran is not recorded;
   the stored one is taken;
+- the checkpoint those vLLM recipes served, as stored (added after scoring, session 51, vllm_checkpoint; its
+  before/after in the commit and the closing note): the model is the recipe's checkpoint (NVIDIA's NVFP4 exports
+  for the Kimi-K2.5 and MiniMax-M2.5 nvfp4 rows, InferenceX PR #862 and issue #951) and the rule's weight schemes
+  give way to the checkpoint's own (specs/checkpoint_quant.py: attention 16-bit in gpt-oss-120b, both NVFP4 exports
+  and Kimi's INT4 release; MiniMax's fp8 rows its 128x128 blocks), but for gpt-oss's experts on B200, which its
+  recipe runs as MXFP4 x MXFP8 (the rule's nvfp4 stands in);
+- a vLLM "TP T, EP E" row of InferenceX's 2026-04-06 file recorded as tp_size T x attention_dp_size E with
+  moe_ep_size T x E (its id names `_tpT_epE_`; added after scoring, session 51, _vllm_tp_ep_as_dp) maps to TP T,
+  EP E on T GPUs, as its 2026-03-25 twin records it;
 - the client's lengths (client_range_ratio; changed after scoring, with its before/after in docs/accuracy.md):
   InferenceX's client and sa-bench draw every prompt and output length uniform in [0.8 L, L] (InferenceX:
   `--random-range-ratio $RANDOM_RANGE_RATIO`, RANDOM_RANGE_RATIO: 0.8 in .github/workflows/benchmark-tmpl.yml,

@@ -68,11 +68,13 @@ WEIGHT_ONLY_MOE = "w4a16"   # the fused-MoE fit block of an engine's weight-only
 
 
 def moe_fit_dtype(op: Op, gpu, engine: str) -> str:
-    """The fused-MoE fit an expert GEMM is priced by: its dtype's, but 16-bit math over weights the kernel dequantizes
-    (`alu_ops`: INT4/INT8 weight-only, MXFP4 with 16-bit activations) takes the engine's weight-only MoE kernel's
-    fit where it has one (vLLM's Marlin MoE: compressed-tensors WNA16 and MXFP4-on-Hopper experts run
-    fused_marlin_moe, whose grouped GEMM runs mma.sync tiles, not the bf16 MoE's tensor-core kernels)."""
-    if op.alu_ops and op.dtype in ("bf16", "fp16") and _weight_only_moe_fit(gpu.arch, engine):
+    """The fused-MoE fit an expert GEMM is priced by: its dtype's, but 16-bit math over integer weight-only weights
+    (`int_weights`: INT4/INT8, which vLLM's compressed-tensors WNA16, GPTQ and AWQ MoE methods run through
+    fused_marlin_moe, mma.sync tiles rather than the bf16 MoE's kernels) takes the engine's weight-only MoE fit where
+    it has one. MXFP4 experts keep the 16-bit fit: vLLM's default MXFP4 kernels (OAI Triton on Hopper, FlashInfer's
+    MXFP4 x bf16 on Blackwell) measure x0.78-1.07 (Hopper) and x0.63 (Blackwell) of it and 1.5-2x the Marlin fit; its
+    Marlin MXFP4 kernel (VLLM_MXFP4_USE_MARLIN=1) x0.93 of the Marlin fit: not selectable per deployment here."""
+    if op.int_weights and op.dtype in ("bf16", "fp16") and _weight_only_moe_fit(gpu.arch, engine):
         return WEIGHT_ONLY_MOE
     return op.dtype
 
