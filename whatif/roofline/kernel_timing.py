@@ -81,7 +81,8 @@ def moe_fit_dtype(op: Op, gpu, engine: str) -> str:
 
 @lru_cache(maxsize=64)
 def _weight_only_moe_fit(arch: str, engine: str) -> bool:
-    return has_moe_fit(WEIGHT_ONLY_MOE, arch, engine)
+    from .kernel_models import cdna   # Marlin is CUDA-only: vLLM on ROCm runs its Triton GPTQ/AWQ MoE kernel
+    return not cdna.is_cdna(arch) and has_moe_fit(WEIGHT_ONLY_MOE, arch, engine)
 
 
 def covers(op: Op, gpu, engine: str | None = None) -> bool:
