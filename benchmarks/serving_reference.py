@@ -149,6 +149,15 @@ The mapping rule, written before any row was scored and not tuned after:
   keeps the checkpoint's: 16-bit for the fp8-block and INT4 checkpoints (none declares a KV dtype) where the rule
   above pairs fp8; fp8 for NVFP4 (assumed declared). Which revision each row ran is not recorded;
   the stored one is taken;
+- the checkpoint those vLLM recipes served, as stored (added after scoring, session 51, vllm_checkpoint; its
+  before/after in the commit and the closing note): the model is the recipe's checkpoint (NVIDIA's NVFP4 exports
+  for the Kimi-K2.5 and MiniMax-M2.5 nvfp4 rows, InferenceX PR #862 and issue #951) and the rule's weight schemes
+  give way to the checkpoint's own (specs/checkpoint_quant.py: attention 16-bit in gpt-oss-120b, both NVFP4 exports
+  and Kimi's INT4 release; MiniMax's fp8 rows its 128x128 blocks), but for gpt-oss's experts on B200, which its
+  recipe runs as MXFP4 x MXFP8 (the rule's nvfp4 stands in);
+- a vLLM "TP T, EP E" row of InferenceX's 2026-04-06 file recorded as tp_size T x attention_dp_size E with
+  moe_ep_size T x E (its id names `_tpT_epE_`; added after scoring, session 51, _vllm_tp_ep_as_dp) maps to TP T,
+  EP E on T GPUs, as its 2026-03-25 twin records it;
 - the client's lengths (client_range_ratio; changed after scoring, with its before/after in docs/accuracy.md):
   InferenceX's client and sa-bench draw every prompt and output length uniform in [0.8 L, L] (InferenceX:
   `--random-range-ratio $RANDOM_RANGE_RATIO`, RANDOM_RANGE_RATIO: 0.8 in .github/workflows/benchmark-tmpl.yml,
@@ -253,6 +262,16 @@ def _tp_ep_as_product(row: dict, prefix: str, tp: int, moe_tp: int, ep: int) -> 
         row["silicon_data_source"].startswith("db-dump/")
 
 
+def _vllm_tp_ep_as_dp(row: dict, prefix: str, tp_size: int, adp: int, moe_tp: int, ep: int) -> bool:
+    """A vLLM "TP T, EP E" deployment of T GPUs recorded as tp_size T x attention_dp_size E with moe_ep_size T x E
+    (InferenceX's 2026-04-06 file: 40 MiniMax-M2.5 and Kimi-K2.5 rows whose ids name `_tpT_epE_`; their 2026-03-25
+    twins record TP T, EP E without attention DP and measure within ~1%, and the recipes launch
+    --tensor-parallel-size T --enable-expert-parallel, no data parallelism). Added after scoring, session 51."""
+    named = LAYOUT_IN_ID.search(row["id"])
+    return (not prefix and row["backend"] == "vllm" and named is not None and adp > 1 and moe_tp <= 1
+            and (tp_size, adp, ep) == (int(named[1]), int(named[2]), int(named[1]) * int(named[2])))
+
+
 def _layout(row: dict, prefix: str = "") -> dict:
     """tp / pp / attention_dp / ep / moe_tp of the row's (or its prefill/decode pool's) layout, by the rule."""
     g = lambda k, d=1: _int(row.get(prefix + k, ""), d)   # noqa: E731
@@ -261,6 +280,8 @@ def _layout(row: dict, prefix: str = "") -> dict:
     ep, moe_tp = g("moe_ep_size"), g("moe_tp_size")
     if _tp_ep_as_product(row, prefix, tp, moe_tp, ep):
         tp, adp, moe_tp = moe_tp, (moe_tp if adp > 1 else 1), moe_tp // ep
+    elif _vllm_tp_ep_as_dp(row, prefix, g("tp_size"), adp, moe_tp, ep):
+        tp, adp, ep = g("tp_size"), 1, adp
     out = {"tp": tp, "pp": g("pp_size")}
     if adp > 1:
         out["attention_dp"] = adp
@@ -513,6 +534,39 @@ VLLM_RECIPES = {
 }
 
 
+# The checkpoint each InferenceX vLLM recipe serves where the row's model_path is another (its config key's
+# `model`, InferenceX PR #862 kimik2.5-fp4-b200-vllm: nvidia/Kimi-K2.5-NVFP4; issue #951 minimaxm2.5-fp4-b200-vllm:
+# nvidia/MiniMax-M2.5-NVFP4); the others serve the row's model_path (PR #735 kimik2.5-int4: moonshotai/Kimi-K2.5).
+VLLM_CHECKPOINTS = {("kimi-k2.5", "nvfp4"): "nvidia/Kimi-K2.5-NVFP4",
+                    ("minimax-m2.5", "nvfp4"): "nvidia/MiniMax-M2.5-NVFP4"}
+# Experts a recipe runs on another kernel than the checkpoint's scheme says: gptoss_fp4_b200.sh exports
+# VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (MXFP4 weights x MXFP8 activations on the tensor cores), which the rule's
+# nvfp4 stands in for (whatif's mxfp4 scheme is 16-bit activations, the Hopper path).
+VLLM_EXPERT_KERNEL = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "nvfp4"}
+
+
+def vllm_checkpoint(row: dict, kw: dict) -> None:
+    """Load the checkpoint the recipe served as it is stored (added after scoring, session 51, its before/after in
+    the commit): the row's gemm_quant_mode names the deployment's precision, but vLLM runs each module as the
+    checkpoint stores it, its ignore list included (specs/checkpoint_quant.py): gpt-oss-120b's MXFP4 covers the
+    routed experts alone (modules_to_not_convert: attention, router, embeddings, LM head), nvidia/MiniMax-M2.5-NVFP4
+    likewise, and nvidia/Kimi-K2.5-NVFP4 leaves its MLA attention 16-bit. The rule's --quantization on every linear
+    layer priced their attention in NVFP4. So the model is the recipe's checkpoint (VLLM_CHECKPOINTS) and the rule's
+    weight schemes are dropped, whatif then running the checkpoint's precision (inputs.scenario_from_inputs), but
+    for experts a recipe runs on another kernel (VLLM_EXPERT_KERNEL). Kimi INT4 and gpt-oss on H100 (MXFP4) named
+    the checkpoint's own scheme and so ran as stored already (checkpoint_quant.own_scheme_named); MiniMax's "fp8"
+    rows now run its checkpoint's 128x128 block scales (fp8-block) where the rule read per-tensor fp8."""
+    model = row["model_path"].lower()
+    quant = row["gemm_quant_mode"]
+    kw["model"] = next((c for (m, q), c in VLLM_CHECKPOINTS.items() if m in model and q == quant), row["model_path"])
+    experts = next((e for (m, q, g), e in VLLM_EXPERT_KERNEL.items()
+                    if m in model and q == quant and g == row["system"]), None)
+    kw.pop("quantization", None)
+    kw.pop("expert_quantization", None)
+    if experts is not None:
+        kw["expert_quantization"] = experts
+
+
 def vllm_recipe(row: dict, n: int, kw: dict) -> None:
     """The KV-cache dtype, memory fraction and scheduler limits an InferenceX vLLM row's (inferencex_run) recipe
     launched with (VLLM_RECIPES), in place of the rule's aiconfigurator pairing (fp8 KV with any quantized GEMM), the
@@ -525,6 +579,7 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
                   if m in model and q == row["gemm_quant_mode"] and g == row["system"]), None)
     if found is None:
         return
+    vllm_checkpoint(row, kw)
     kv, kw["memory_utilization"], seqs, tokens = found
     for key, value in (("kv_dtype", kv), ("max_num_seqs", n if seqs == "conc" else seqs),
                        ("max_num_batched_tokens", tokens)):

@@ -111,3 +111,18 @@ def test_engine_fits_reproduce_and_keep_their_accuracy(corpus, key):
         if loo is not None:
             reached = float(((mine["loo_s"] / mine["latency_s"] - 1).abs() * 100).mean())
             assert np.isfinite(reached) and reached <= loo + MARGIN, (key, gpu, reached)
+
+
+def test_vllm_weight_only_experts_take_its_marlin_moe_fit():
+    """INT4 weight-only experts (in-kernel dequant: alu_ops) under vLLM are priced by its Marlin MoE fit
+    (vllm/<arch>/w4a16), slower than its bf16 FlashInfer MoE on Blackwell at prefill sizes (the corpus: 4.3 ms vs
+    ~1.2 ms per Kimi-K2.5 layer at 8,192 tokens, TP8); engines without such a fit keep their bf16 one."""
+    from whatif.roofline.kernel_timing import WEIGHT_ONLY_MOE, moe_fit_dtype
+    dequant = replace(expert_op(256, "bf16"), alu_ops=1e9, int_weights=True)
+    assert moe_fit_dtype(dequant, B200, "vllm") == WEIGHT_ONLY_MOE and moe_fit_dtype(dequant, B200, "sglang") == "bf16"
+    assert moe_fit_dtype(expert_op(256, "bf16"), B200, "vllm") == "bf16"          # plain 16-bit experts
+    assert "vllm int4_wo rows (vllm/blackwell/w4a16" in moe.moe_params("blackwell", WEIGHT_ONLY_MOE, "vllm").provenance
+    vllm = load_efficiency("default", B200, engine="vllm")
+    assert time_op(dequant, B200, vllm).time_s > 2 * time_op(expert_op(256, "bf16"), B200, vllm).time_s
+    mxfp4 = replace(expert_op(256, "bf16"), alu_ops=1e9)                    # MXFP4: vLLM's default kernels, 16-bit fit
+    assert moe_fit_dtype(mxfp4, B200, "vllm") == "bf16"

@@ -407,6 +407,9 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     # 41.4%, 18 off by 3x; TPOT 19.1%)
     # (stop 50: cold-server runs out, InferenceX's SGLang DeepSeek rows launched as their recipes: 74 rows, TTFT
     # 44.0%, median 39.2%, x0.63, 16 off by 3x; TPOT 18.9%)
+    # (stop 51, vLLM rows: the recipe's checkpoint as stored, vLLM's Marlin MoE fit, the 04-06 TP/EP rows: TTFT
+    # 43.7% -> 41.7%, median 39.6% -> 35.4%, x0.62 -> x0.65, 15 -> 14 off by 3x; TPOT 18.6% -> 18.5%; its 23 vLLM
+    # rows TTFT 33.9% -> 27.3%, TPOT 11.1% -> 10.9%)
     assert ttft["mape"] < 47 and ttft["median_ape"] < 42.5 and ttft["off3x"] <= 19, ttft
     assert tpot["mape"] < 20.5, tpot
 
@@ -466,6 +469,47 @@ def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fra
     roomier = whatif.estimate("deepseek-ai/DeepSeek-R1", "dgx-b200", kernel_engine="sglang", memory_utilization=0.95,
                               **kw).to_dict()["memory"]
     assert roomier["fits"]
+
+
+def test_a_vllm_tp_ep_layout_recorded_as_attention_dp_maps_to_tp_and_ep():
+    """InferenceX's 2026-04-06 vLLM rows record TP T, EP E as tp_size T x attention_dp_size E with moe_ep_size T x E
+    (their ids name `_tpT_epE_`): T GPUs, TP T, EP E, no attention DP; other engines' rows keep the rule."""
+    row = _row(id="2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x1024_c8_tp4_ep4_1344", backend="vllm",
+               model_path="MiniMaxAI/MiniMax-M2.5", system="h100_sxm", gemm_quant_mode="fp8", moe_quant_mode="fp8",
+               tp_size="4", attention_dp_size="4", moe_tp_size="1", moe_ep_size="16", batch_size="2",
+               silicon_data_source="source_file=2026-04-06.csv; silicon_concurrency=8")
+    kw = sr.simulate_kwargs(row)
+    assert (kw["tp"], kw["ep"], kw["gpus"]) == (4, 4, 4) and "attention_dp" not in kw and "nodes" not in kw
+    sglang = sr.simulate_kwargs({**row, "backend": "sglang"})
+    assert (sglang["tp"], sglang["attention_dp"], sglang["ep"]) == (16, 4, 16)
+
+
+def test_inferencex_vllm_rows_load_the_checkpoint_their_recipe_served():
+    """The checkpoint as stored (vllm_checkpoint): NVIDIA's NVFP4 exports of Kimi-K2.5 and MiniMax-M2.5 and
+    gpt-oss-120b's MXFP4 leave the attention 16-bit; gpt-oss on B200 keeps the rule's nvfp4 experts (its recipe's
+    MXFP4 x MXFP8 kernel); a row whose scheme is the checkpoint's own keeps it (loaded as stored already)."""
+    from whatif.inputs import scenario_from_inputs
+    src = "source_file=2026-03-25.csv; model=x; silicon_concurrency=8; wip=False"
+    vllm = dict(backend="vllm", silicon_data_source=src, tp_size="4", attention_dp_size="1", moe_tp_size="1",
+                moe_ep_size="1", batch_size="8", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")
+    kimi = sr.simulate_kwargs(_row(model_path="moonshotai/Kimi-K2.5", **vllm))
+    assert kimi["model"] == "nvidia/Kimi-K2.5-NVFP4" and "quantization" not in kimi and kimi["kv_dtype"] == "fp8"
+    prec = scenario_from_inputs(None, {"model": kimi["model"]}, kv_dtype="fp8").precision
+    assert prec.quantization == "nvfp4" and dict(prec.modules)["attention"] == "none"
+    minimax = sr.simulate_kwargs(_row(model_path="MiniMaxAI/MiniMax-M2.5", **vllm))
+    assert minimax["model"] == "nvidia/MiniMax-M2.5-NVFP4" and "expert_quantization" not in minimax
+    prec = scenario_from_inputs(None, {"model": minimax["model"]}).precision
+    assert (prec.weight, prec.expert_quantization) == ("bf16", "nvfp4")
+    oss = sr.simulate_kwargs(_row(model_path="openai/gpt-oss-120b", **vllm))
+    assert oss["model"] == "openai/gpt-oss-120b" and "quantization" not in oss and oss["expert_quantization"] == "nvfp4"
+    prec = scenario_from_inputs(None, {"model": oss["model"]}, expert_quantization="nvfp4").precision
+    assert (prec.weight, prec.expert_quantization) == ("bf16", "nvfp4")
+    fp8 = sr.simulate_kwargs(_row(model_path="MiniMaxAI/MiniMax-M2.5", **{**vllm, "gemm_quant_mode": "fp8",
+                                                                          "moe_quant_mode": "fp8"}))
+    assert fp8["model"] == "MiniMaxAI/MiniMax-M2.5" and "quantization" not in fp8   # its fp8-block, as stored
+    other = sr.simulate_kwargs(_row(model_path="moonshotai/Kimi-K2.5", **{**vllm, "silicon_data_source": "gap; "
+                                                                          "silicon_concurrency=8"}))
+    assert other["model"] == "moonshotai/Kimi-K2.5" and other["quantization"] == "nvfp4"   # not a recipe's run
 
 
 def test_inferencex_vllm_rows_launch_as_their_recipes():

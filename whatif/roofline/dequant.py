@@ -33,7 +33,7 @@ def with_weight_dequant(op: Op, prec: Precision, weights: float, rows: float) ->
     if prec.weight not in WEIGHT_ONLY and not (s is not None and s.weight != s.activation and s.weight == "fp4"):
         return op
     alu = weights * math.ceil(rows / DEQUANT_TILE_M - 1e-9) * DEQUANT_OPS
-    return replace(op, alu_ops=op.alu_ops + alu,
+    return replace(op, alu_ops=op.alu_ops + alu, int_weights=prec.weight in WEIGHT_ONLY,
                    formula=op.formula + f"; + {DEQUANT_OPS:g} dequant ops/weight per {DEQUANT_TILE_M}-row tile")
 
 

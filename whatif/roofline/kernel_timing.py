@@ -64,13 +64,35 @@ ATTENTION_DTYPES = ("bf16", "fp16", "fp8")
 MLA_PREFILL_ENGINES = ("trtllm", "sglang")
 
 
+WEIGHT_ONLY_MOE = "w4a16"   # the fused-MoE fit block of an engine's weight-only (in-kernel dequant) experts
+
+
+def moe_fit_dtype(op: Op, gpu, engine: str) -> str:
+    """The fused-MoE fit an expert GEMM is priced by: its dtype's, but 16-bit math over integer weight-only weights
+    (`int_weights`: INT4/INT8, which vLLM's compressed-tensors WNA16, GPTQ and AWQ MoE methods run through
+    fused_marlin_moe, mma.sync tiles rather than the bf16 MoE's kernels) takes the engine's weight-only MoE fit where
+    it has one. MXFP4 experts keep the 16-bit fit: vLLM's default MXFP4 kernels (OAI Triton on Hopper, FlashInfer's
+    MXFP4 x bf16 on Blackwell) measure x0.78-1.07 (Hopper) and x0.63 (Blackwell) of it and 1.5-2x the Marlin fit; its
+    Marlin MXFP4 kernel (VLLM_MXFP4_USE_MARLIN=1) x0.93 of the Marlin fit: not selectable per deployment here."""
+    if op.int_weights and op.dtype in ("bf16", "fp16") and _weight_only_moe_fit(gpu.arch, engine):
+        return WEIGHT_ONLY_MOE
+    return op.dtype
+
+
+@lru_cache(maxsize=64)
+def _weight_only_moe_fit(arch: str, engine: str) -> bool:
+    from .kernel_models import cdna   # Marlin is CUDA-only: vLLM on ROCm runs its Triton GPTQ/AWQ MoE kernel
+    return not cdna.is_cdna(arch) and has_moe_fit(WEIGHT_ONLY_MOE, arch, engine)
+
+
 def covers(op: Op, gpu, engine: str | None = None) -> bool:
     """Whether a kernel model prices this op as `engine` runs it (else the per-class model does); `engine`: the
     efficiency's, where a fit's coverage depends on it (MoE, MLA prefill; None: the default engine's MoE fits)."""
     if op.op_class == OpClass.GEMM:
         if op.shape.groups != 1.0:
             return (op.role in EXPERT_GEMMS and op.dtype in gpu.peak
-                    and has_moe_fit(op.dtype, gpu.arch, engine or DEFAULT_ENGINE))
+                    and has_moe_fit(moe_fit_dtype(op, gpu, engine or DEFAULT_ENGINE), gpu.arch,
+                                    engine or DEFAULT_ENGINE))
         return op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
     if is_mla_decode(op) or is_mla_prefill(op):
         s = op.shape
@@ -182,7 +204,7 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     touched experts, each expert's rows padded to the M tile a tuned grouped GEMM picks (engine's fit)."""
     s = op.shape
     rows = s.m / s.groups
-    p = moe_params(gpu.arch, op.dtype, engine, rows <= SMALL_M)
+    p = moe_params(gpu.arch, moe_fit_dtype(op, gpu, engine), engine, rows <= SMALL_M)
     c = ceilings(gpu)
     tile = tile_m(rows)
     padded = s.groups * math.ceil(rows / tile) * tile

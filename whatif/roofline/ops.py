@@ -34,6 +34,8 @@ class Op:
     `bandwidth_share` the share of the HBM bandwidth the kernel can draw (e.g. too few CTAs);
     `input_quantized`: a low-precision GEMM whose input its producing kernel already wrote quantized (an
     engine's fused epilogue), so no quantization kernel runs before it (engine_kernels.py);
+    `int_weights`: its weights are weight-only integers (int4/int8) dequantized in the kernel (an engine's
+    integer weight-only MoE kernel prices it: kernel_timing.moe_fit_dtype);
     `formula` says where the FLOPs and bytes came from, so every number is traceable.
     """
 
@@ -50,6 +52,7 @@ class Op:
     alu_ops: float = 0.0
     bandwidth_share: float = 1.0
     input_quantized: bool = False
+    int_weights: bool = False   # weight-only integer weights (int4/int8) the kernel dequantizes (dequant.py)
 
     def __post_init__(self):
         if self.op_class not in OP_CLASS_VALUES:

@@ -23,7 +23,10 @@ from .corpus import corpus_gpu
 # w4a8_mxfp4_mxfp8 MXFP4 weights (an E8M0 scale per 32) on fp8 tensor cores with MXFP8 activations.
 DTYPE_BYTES = {"bfloat16": (2.0, 2.0, "bf16"), "fp8": (1.0, 1.0, "fp8"), "nvfp4": (0.5625, 0.5625, "fp4"),
                "fp8_block": (1.0 + 4.0 / (128 * 128), 1.0 + 4.0 / 128, "fp8"),
-               "w4a8_mxfp4_mxfp8": (0.53125, 1.03125, "fp8")}
+               "w4a8_mxfp4_mxfp8": (0.53125, 1.03125, "fp8"),
+               "int4_wo": (0.5 + 2.0 / 32, 2.0, "w4a16")}   # INT4 weights, a 16-bit scale per group of 32
+# whatif dtype -> the tensor-core peak it runs at, where they differ (weight-only: 16-bit math over dequantized weights)
+PEAK_DTYPE = {"w4a16": "bf16"}
 # (engine, whatif dtype) -> (corpus dtypes, first present per GPU wins; the GPUs fitted, None: all).
 # vLLM's quantized blocks are Blackwell's only: its H100 fp8 rows are ModelOpt's FlashInfer-CUTLASS path, 2.5-3x
 # slower than bf16 at every shape, and L40S's are Triton's; deployments of the block-FP8 checkpoints run other
@@ -35,8 +38,12 @@ DTYPE_BYTES = {"bfloat16": (2.0, 2.0, "bf16"), "fp8": (1.0, 1.0, "fp8"), "nvfp4"
 # Their Hopper/Ada fp8 rows are not fitted either:
 # SGLang's and TensorRT-LLM's own Hopper block-FP8 fits moved Qwen3-235B fp8-block on H100 (TensorRT-LLM) 9.3% ->
 # 17.9% / 27.7% TPOT and reversed MTP's gain ordering on DeepSeek-V3 (H200): quantized experts there stay per-class.
+# vLLM's w4a16: its Marlin MoE rows (compressed-tensors WNA16, INT4 group 32: the kernel vLLM runs INT4 and, on
+# Hopper, MXFP4 experts with), one shape only (Kimi-K2.5's 7168 x 2048, 384 experts, top 8) on every GPU, so other
+# models' weight-only experts are priced by a fit of that shape (kernel_timing.moe_fit_dtype).
 FITS = {("vllm", "bf16"): (("bfloat16",), None), ("vllm", "fp8"): (("fp8",), ("b200_sxm",)),
         ("vllm", "fp4"): (("nvfp4",), ("b200_sxm",)),
+        ("vllm", "w4a16"): (("int4_wo",), None),
         ("sglang", "bf16"): (("bfloat16",), None), ("sglang", "fp8"): (("fp8_block",), ("b200_sxm",)),
         ("sglang", "fp4"): (("nvfp4",), ("b200_sxm",)),
         ("trtllm", "bf16"): (("bfloat16",), None)}
@@ -70,7 +77,7 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
     t_c, t_m, t_l2, tiles = [], [], [], []
     for gpu, group in rows.groupby("gpu", sort=False):
         g = corpus_gpu(gpu)
-        peak, hbm, l2 = g.peak_flops(peak_key), g.hbm_bandwidth.value, g.l2_size.value
+        peak, hbm, l2 = g.peak_flops(PEAK_DTYPE.get(peak_key, peak_key)), g.hbm_bandwidth.value, g.l2_size.value
         for r in group.itertuples():
             grid = launched_tiles(r.num_tokens, r.topk, r.num_experts, r.hidden_size, r.inter_size / r.moe_tp_size)
             tiles.append(grid / g.sm_count.value if grid_launched(r.kernel_source) else 0.0)
@@ -94,10 +101,13 @@ def _rows_per_expert(r) -> float:
 
 
 def grid_launched(kernel_source: str) -> bool:
-    """Whether the kernel is trtllm-gen's fused MoE (FlashInfer's / TensorRT-LLM's runner, whose grouped GEMMs launch
-    getMaxNumCtasInBatchDim M tiles over every slot: kernel_models/moe.launched_tiles); other kernels fit no tile cost
-    (vLLM's Triton fused_moe also grids over the padded slots, not established here)."""
-    return "trtllm" in kernel_source
+    """Whether the kernel's work walks a grid over every routed slot, padded per expert (kernel_models/
+    moe.launched_tiles), so a cost per tile is fitted: trtllm-gen's fused MoE (FlashInfer's / TensorRT-LLM's runner:
+    getMaxNumCtasInBatchDim M tiles over every slot) and vLLM's Marlin MoE (fused_marlin_moe.py aligns the slots with
+    moe_align_block_size, each expert's padded to the M block, and moe_wna16_marlin_gemm walks all
+    num_tokens_post_padded of them; fitting the tile cost took its small-M rows from 30% to 18% MAPE in-sample on
+    B200 and H100). Other kernels fit none (vLLM's Triton fused_moe also grids over the padded slots, not fitted)."""
+    return "trtllm" in kernel_source or "marlin" in kernel_source
 
 
 def to_params(v) -> RooflineParams:
