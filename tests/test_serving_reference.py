@@ -437,8 +437,12 @@ def test_the_whole_file():
     # (session 51, the Qwen3.5 and GLM-5 recipes' prefill budgets (inferencex_sglang_launch), measured as the committed
     # table with those 270 rows rerun (--filter qwen3_5, --filter glm; no other row moves): TTFT 42.6%, median 42.4%
     # (worse: bigger prefill batches lower predictions that were already low), 282 off by 3x; TPOT 12.8%)
-    assert ttft["mape"] < 43 and ttft["median_ape"] < 42.5 and ttft["off3x"] <= 284, ttft
-    assert tpot["mape"] < 13, tpot
+    # (session 51 after all merges, the whole file rerun: TTFT 39.7%, median 38.0%, x0.63, 248 off by 3x (TensorRT-LLM
+    # batch waiting on the Llama-70B rows, attention of NVFP4 checkpoints at fp8/16-bit, the vLLM recipes' checkpoints
+    # and Marlin MoE, the 04-06 TP/EP rows); TPOT 13.1% (worse: the dense NVFP4 and vLLM checkpoint rows' decode
+    # attention now takes the fitted decode kernel, which already reads x1.1-1.2 on their fp8/bf16 twins), median 10.5%)
+    assert ttft["mape"] < 40.5 and ttft["median_ape"] < 38.5 and ttft["off3x"] <= 250, ttft
+    assert tpot["mape"] < 13.3, tpot
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     # (21.6% after the merges: the Blackwell fp8/NVFP4 fused-MoE fits run DeepSeek's decode x1.08 high; 17.6% before)
     # (20.9% after the stop-48 merges)
@@ -449,7 +453,7 @@ def test_the_whole_file():
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
     # MLA context fit, TensorRT-LLM's attention-DP all-gather and per-engine chunking, and the MoE fits per engine)
     ttft = sr.stats(disagg, "ttft")
-    # (66.3%, x0.35, 31 off by 3x at stop 49)
+    # (66.3%, x0.35, 31 off by 3x at stop 49; 64.4%, x0.36, 30 in session 51; TPOT 19.0%)
     assert ttft["mape"] < 67.5 and ttft["off3x"] <= 32, ttft
 
 
