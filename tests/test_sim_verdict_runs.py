@@ -52,7 +52,7 @@ def test_kv_send_times_are_memoized_by_path_and_tokens():
     from whatif.simulator.cluster import _TIMES
     simulate(cfg)
     times = next(t for t in _TIMES.values() if t.send_memos)
-    path = next(iter(times.send_memos))
+    path = next(iter(times.send_memos))[0]
     slow = HostPath(path.name, path.bandwidth / 2, path.latency, bandwidth_d2h=path.bandwidth_d2h / 2)
     for tokens in (1, 513, 4096):
         got = times.send_time(tokens, path)

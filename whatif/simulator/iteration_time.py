@@ -87,9 +87,7 @@ class IterationTimes:
     cache: dict = field(default_factory=dict)
     quotes: dict = field(default_factory=dict)   # decode_span's answers by (rows, context bucket)
     draft_prefills: dict = field(default_factory=dict)   # draft_prefill's seconds by chunk tokens
-    send_memos: dict = field(default_factory=dict)   # send_time's seconds by path, then tokens
-    sends: dict = field(default_factory=dict)        # (send_memos[sends_path]: the path of the latest call)
-    sends_path: HostPath | None = None
+    send_memos: dict = field(default_factory=dict)   # send_time's seconds by (path, tokens)
     hits: int = 0
     misses: int = 0
 
@@ -306,19 +304,13 @@ class IterationTimes:
     def send_time(self, tokens: int, path: HostPath) -> float:
         """Seconds to send `tokens` tokens of KV from this replica's GPUs to another's over `path`
         (each GPU sends its own shard at once, one copy per layer), memoized by path and tokens."""
-        sends = self.sends if self.sends_path is path else self._sends_over(path)
-        t = sends.get(tokens)
+        key = (path, tokens)
+        t = self.send_memos.get(key)
         if t is None:
             nbytes = tokens * self.kv_bytes_per_token
             op = transfer("kv_send", nbytes, path, direction="d2h", blocks=self.layers_per_gpu)
-            t = sends[tokens] = time_op(op, self.setup.system.gpu, self.setup.efficiency).total_s
+            t = self.send_memos[key] = time_op(op, self.setup.system.gpu, self.setup.efficiency).total_s
         return t
-
-    def _sends_over(self, path: HostPath) -> dict:
-        """send_time's memo for `path` (one per equal path: a capacity search's runs each build theirs)."""
-        self.sends = self.send_memos.setdefault(path, {})
-        self.sends_path = path
-        return self.sends
 
     def stats(self) -> dict:
         return {"iteration_time_lookups": self.hits + self.misses, "iteration_time_roofline_calls": self.misses,
