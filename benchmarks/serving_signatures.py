@@ -18,6 +18,9 @@ no simulation, nothing fitted.
   prefill step, longer than priced) and the rest R = TTFT excess - S, a cost on its path outside the step loop
   (waiting for the scheduler to read it, tokenization, HTTP, streaming the first token) that running decodes do not
   see. Nothing fitted; a reading of the measured rows against the prediction.
+- Excess by load (added in session 52): one layout's TTFT excess at each N <= 16. A cost on the request's path
+  that holds no GPU adds the same ms at every N; a prefill step longer than priced also delays the prompts queued
+  behind it, so its excess grows with N.
 - Token-rate ceiling: the output tokens per second a run's closed loop streamed (N x OSL / (TTFT + D)) at its
   highest concurrency, by TP size: a rate that stays put while the GPUs double is a limit outside them (the
   serving path streaming every token, or the client).
@@ -132,6 +135,27 @@ def prefill_stall(rows: list[dict], max_clients: int = 16) -> dict[tuple, list[t
     return out
 
 
+def excess_by_load(rows: list[dict], max_clients: int = 16) -> dict[tuple, list[tuple]]:
+    """Per run, (tp, ep, gemm quant, isl, osl; {N: median measured - predicted TTFT ms}) of each layout and length
+    pair measured at 2+ concurrencies N <= max_clients (added in session 52). A cost on the request's path that
+    holds no GPU (R) adds the same ms at every N; a longer prefill step (S) also delays the prompts queued behind
+    it, so its excess grows with N."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r["mode"] == "agg" and r.get("predicted_ttft_ms") and float(r["concurrency"]) <= max_clients:
+            key = (r["tp"], r.get("ep", ""), r.get("gemm_quant", ""), r["isl"], r["osl"])
+            groups.setdefault((run_of(r), key), []).append(r)
+    out: dict[tuple, list[tuple]] = {}
+    for (run, key), members in groups.items():
+        loads = sorted({int(float(m["concurrency"])) for m in members})
+        if len(loads) < 2:
+            continue
+        excess = {n: statistics.median(float(m["measured_ttft_ms"]) - float(m["predicted_ttft_ms"])
+                                       for m in members if int(float(m["concurrency"])) == n) for n in loads}
+        out.setdefault(run, []).append((*key, excess))
+    return out
+
+
 def tokens_per_s(row: dict) -> float:
     """Output tokens per second the row's closed loop streamed: N requests of OSL tokens every TTFT + D."""
     cycle_ms = float(row["measured_ttft_ms"]) + (int(float(row["osl"])) - 1) * float(row["measured_tpot_ms"])
@@ -181,6 +205,14 @@ def main(argv: list[str] | None = None) -> None:
         s_ms, r_ms = [p[-2] for p in pairs], [p[-1] for p in pairs]
         print(f"| {run[0]} | {run[1]} | {run[2]} | {run[3]} | {len(pairs)} | {statistics.median(s_ms):.0f} | "
               f"{statistics.median(r_ms):.0f} | {statistics.median(a + b for a, b in zip(s_ms, r_ms)):.0f} |")
+    print("\nTTFT excess (measured - predicted ms) by concurrency, N <= 16: flat is a cost off the GPU (R), rising a "
+          "longer prefill step (S):")
+    print("| engine | version | source | model | tp | ep | gemm | isl/osl | excess ms by N |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for run, layouts in sorted(excess_by_load(rows).items()):
+        for tp, ep, gemm, isl, osl, excess in sorted(layouts, key=lambda g: g[:5]):
+            by_n = ", ".join(f"{n}: {ms:.0f}" for n, ms in excess.items())
+            print(f"| {run[0]} | {run[1]} | {run[2]} | {run[3]} | {tp} | {ep} | {gemm} | {isl}/{osl} | {by_n} |")
     print("\noutput tokens/s streamed at each run's highest concurrency, by TP (runs with 2+ TP sizes):")
     print("| engine | version | source | model | isl | N | tokens/s by TP |")
     print("|---|---|---|---|---|---|---|")

@@ -88,3 +88,24 @@ def test_qwen35_on_sglang_stalls_its_decodes_more_per_prefill_than_deepseek_in_t
     deepseek = sorted(med["deepseek-ai/DeepSeek-R1"])[len(med["deepseek-ai/DeepSeek-R1"]) // 2]
     # (committed table at fd8d98f: 164 and 54 ms; it reads predictions too, so the bound is loose)
     assert qwen > 60 and qwen - deepseek > 40, (qwen, deepseek)
+
+
+def test_excess_by_load_keeps_a_flat_excess_flat_and_a_queued_one_rising():
+    flat = [_row(1024, n, 300.0, predicted=100.0) for n in (4, 8, 16)]
+    rising = [_row(8192, n, 100.0 + 50 * n, predicted=100.0) for n in (4, 8)]
+    lone = [_row(512, 4, 90.0)]
+    (run, layouts), = sg.excess_by_load(flat + rising + lone).items()
+    by_osl = {g[4]: g[5] for g in layouts}
+    assert set(by_osl) == {"1024", "8192"}    # one concurrency alone is no curve
+    assert by_osl["1024"] == {4: 200.0, 8: 200.0, 16: 200.0}
+    assert by_osl["8192"] == {4: 200.0, 8: 400.0}
+
+
+def test_qwen35_at_tp8_on_sglang_misses_a_flat_200_ms_at_1k_prompts_in_the_committed_table():
+    runs = sg.excess_by_load(sg.load())
+    qwen = [g for run, gs in runs.items() if run[0] == "sglang" and run[3] == "Qwen/Qwen3.5-397B-A17B"
+            and run[1] == "0.5.9" for g in gs if g[:5] == ("8", "1", "fp8", "1024", "1024")]
+    assert qwen
+    for *_, excess in qwen:
+        assert all(150 < ms < 300 for ms in excess.values())
+        assert max(excess.values()) - min(excess.values()) < 60
