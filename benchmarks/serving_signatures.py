@@ -20,7 +20,7 @@ no simulation, nothing fitted.
   see. Nothing fitted; a reading of the measured rows against the prediction.
 - Excess by load (added in session 52): one layout's TTFT excess at each N <= 16. A cost on the request's path
   that holds no GPU adds the same ms at every N; a prefill step longer than priced also delays the prompts queued
-  behind it, so its excess grows with N.
+  behind it, so its excess grows with N once prefills queue (while they rarely do, flat fits either).
 - Token-rate ceiling: the output tokens per second a run's closed loop streamed (N x OSL / (TTFT + D)) at its
   highest concurrency, by TP size: a rate that stays put while the GPUs double is a limit outside them (the
   serving path streaming every token, or the client).
@@ -139,7 +139,7 @@ def excess_by_load(rows: list[dict], max_clients: int = 16) -> dict[tuple, list[
     """Per run, (tp, ep, gemm quant, isl, osl; {N: median measured - predicted TTFT ms}) of each layout and length
     pair measured at 2+ concurrencies N <= max_clients (added in session 52). A cost on the request's path that
     holds no GPU (R) adds the same ms at every N; a longer prefill step (S) also delays the prompts queued behind
-    it, so its excess grows with N."""
+    it, so its excess grows with N once prefills queue (while they rarely do, a flat excess fits either)."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         if r["mode"] == "agg" and r.get("predicted_ttft_ms") and float(r["concurrency"]) <= max_clients:
@@ -205,8 +205,8 @@ def main(argv: list[str] | None = None) -> None:
         s_ms, r_ms = [p[-2] for p in pairs], [p[-1] for p in pairs]
         print(f"| {run[0]} | {run[1]} | {run[2]} | {run[3]} | {len(pairs)} | {statistics.median(s_ms):.0f} | "
               f"{statistics.median(r_ms):.0f} | {statistics.median(a + b for a, b in zip(s_ms, r_ms)):.0f} |")
-    print("\nTTFT excess (measured - predicted ms) by concurrency, N <= 16: flat is a cost off the GPU (R), rising a "
-          "longer prefill step (S):")
+    print("\nTTFT excess (measured - predicted ms) by concurrency, N <= 16: rising is a longer prefill step (S) "
+          "delaying queued prompts; flat fits either while prefills rarely queue:")
     print("| engine | version | source | model | tp | ep | gemm | isl/osl | excess ms by N |")
     print("|---|---|---|---|---|---|---|---|---|")
     for run, layouts in sorted(excess_by_load(rows).items()):
