@@ -108,4 +108,4 @@ def test_qwen35_at_tp8_on_sglang_misses_the_same_ms_at_4_to_16_clients_in_the_co
     assert qwen
     for *_, excess in qwen:
         assert set(excess) == {4, 8, 16}
-        assert max(excess.values()) - min(excess.values()) < 60   # flat (221 / 215 / 238 ms at e4de1eb..270983d)
+        assert max(excess.values()) - min(excess.values()) < 60   # flat (221 / 215 / 238 ms at 270983d)
