@@ -58,6 +58,9 @@ The mapping rule, written before any row was scored and not tuned after:
   docs/accuracy.md: the first rule had kept each spec's defaults); max batch and replicas by agg_pool: the
   row's batch_size per attention-DP rank, or per GPU in the TensorRT-LLM 1.3.0rc gap-analysis files (changed
   after the first scoring, see agg_pool);
+- TensorRT-LLM 1.0.0rc3 rows the generator launched (added after scoring, session 52, trtllm_template_kv_fraction,
+  with its before/after in docs/accuracy.md): KV cache free_gpu_memory_fraction 0.80, the default its
+  extra_engine_args.1.0.0rc3.yaml.j2 writes (no rule sets it), where the spec has 0.9;
 - load: concurrency = N of `silicon_concurrency=N` in silicon_data_source (a row without it is not
   expressible); prompt = isl, output = osl;
 - disaggregated rows (rule written before the 59 rows it made expressible were scored; 6 rows with TP-only
@@ -311,7 +314,27 @@ def launch_settings(row: dict, n: int, ranks_recorded: int = 1) -> dict:
     recipe = inferencex_sglang_launch(row)
     if recipe:
         return {"max_num_seqs": mbs, "max_num_batched_tokens": recipe[0], "memory_utilization": recipe[1]}
-    return {"max_num_seqs": mbs, "max_num_batched_tokens": token_budget(row["backend"], mbs, _int(row["isl"]))}
+    out = {"max_num_seqs": mbs, "max_num_batched_tokens": token_budget(row["backend"], mbs, _int(row["isl"]))}
+    fraction = trtllm_template_kv_fraction(row)
+    if fraction is not None:
+        out["memory_utilization"] = fraction
+    return out
+
+
+# aiconfigurator generator/config/backend_templates/trtllm/extra_engine_args.1.0.0rc3.yaml.j2 (commit 71a2b03):
+# `free_gpu_memory_fraction: {{ kv_cache_config.free_gpu_memory_fraction | default(0.80) }}`; neither
+# rule_plugin/trtllm.rule nor rule_plugin/benchmark/trtllm.rule sets it, so a 1.0.0rc3 worker got 0.80 (the spec: 0.9).
+TRTLLM_TEMPLATE_KV_FRACTION = {"1.0.0rc3": 0.80}
+
+
+def trtllm_template_kv_fraction(row: dict) -> float | None:
+    """The KV-cache fraction of free memory the generator's extra-engine-args template of the row's TensorRT-LLM
+    release writes by default (TRTLLM_TEMPLATE_KV_FRACTION), for an aggregated row the generator launched (not an
+    InferenceX recipe's); None elsewhere (the spec's 0.9). Added after scoring (session 52), with its before/after
+    in docs/accuracy.md; whether the gap-analysis launches overrode the default is not recorded."""
+    if row["backend"] != "trtllm" or row["mode"] != "agg" or inferencex_run(row):
+        return None
+    return TRTLLM_TEMPLATE_KV_FRACTION.get(row.get("backend_version", ""))
 
 
 def token_budget(engine: str, batch: int, isl: int) -> int:

@@ -535,3 +535,14 @@ def test_inferencex_vllm_rows_launch_as_their_recipes():
     elsewhere = {**minimax, "silicon_data_source": "gap; silicon_concurrency=8"}
     other = sr.simulate_kwargs(_row(system="h100_sxm", **elsewhere))
     assert other["kv_dtype"] == "fp8" and "memory_utilization" not in other and other["max_num_seqs"] == 8
+
+
+def test_trtllm_1_0_0rc3_generator_rows_launch_with_the_templates_kv_fraction():
+    """extra_engine_args.1.0.0rc3.yaml.j2 writes free_gpu_memory_fraction 0.80 unless set (no rule sets it); other
+    releases and other engines keep the spec's fraction."""
+    llama = dict(model_path="meta-llama/Llama-3.1-8B-Instruct", gemm_quant_mode="", moe_quant_mode="",
+                 attention_dp_size="", moe_ep_size="", moe_tp_size="", batch_size="16",
+                 silicon_data_source="source_file=x.csv; silicon_concurrency=16")
+    assert sr.simulate_kwargs(_row(backend_version="1.0.0rc3", **llama))["memory_utilization"] == 0.80
+    assert "memory_utilization" not in sr.simulate_kwargs(_row(backend_version="1.2.0rc6", **llama))
+    assert "memory_utilization" not in sr.simulate_kwargs(_row(backend="vllm", backend_version="1.0.0rc3", **llama))
