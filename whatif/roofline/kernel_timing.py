@@ -79,6 +79,26 @@ def moe_fit_dtype(op: Op, gpu, engine: str) -> str:
     return op.dtype
 
 
+# (engine, architecture) -> the engine whose corpus rows measured the fused-MoE kernel `engine` runs for fp8 experts
+# with 128x128 block scales there. vLLM on Blackwell: its fp8 MoE oracle (model_executor/layers/fused_moe/oracle/
+# fp8.py) tries FLASHINFER_TRTLLM first, whose experts (experts/trtllm_fp8_moe.py, TrtLlmFp8Experts; the modular one
+# for routings the fused router lacks, MiniMax-M2's sigmoid + bias) call FlashInfer's trtllm_fp8_block_scale_(routed_)
+# moe with Fp8QuantizationType.DeepSeekFp8: the kernel SGLang's flashinfer_trtllm MoE runner calls, measured as
+# sglang_flashinfer_trtllm_moe fp8_block (the sglang/blackwell/fp8 fit). vLLM's own fp8 fit is ModelOpt's per-tensor
+# kernel (trtllmfp8expertsmonolithic), a different kernel.
+BLOCK_FP8_MOE_ENGINE = {("vllm", "blackwell"): "sglang"}
+
+
+def moe_fit_engine(op: Op, gpu, engine: str) -> str:
+    """The engine whose fused-MoE fit prices an expert GEMM: `engine`'s own, but for block-scaled fp8 experts an
+    engine runs through a kernel measured under another (BLOCK_FP8_MOE_ENGINE)."""
+    if op.block_scaled and op.dtype == "fp8":
+        other = BLOCK_FP8_MOE_ENGINE.get((engine, gpu.arch))
+        if other is not None and has_moe_fit("fp8", gpu.arch, other):
+            return other
+    return engine
+
+
 @lru_cache(maxsize=64)
 def _weight_only_moe_fit(arch: str, engine: str) -> bool:
     from .kernel_models import cdna   # Marlin is CUDA-only: vLLM on ROCm runs its Triton GPTQ/AWQ MoE kernel
@@ -204,7 +224,8 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     touched experts, each expert's rows padded to the M tile a tuned grouped GEMM picks (engine's fit)."""
     s = op.shape
     rows = s.m / s.groups
-    p = moe_params(gpu.arch, moe_fit_dtype(op, gpu, engine), engine, rows <= SMALL_M)
+    fit = moe_fit_engine(op, gpu, engine)
+    p = moe_params(gpu.arch, moe_fit_dtype(op, gpu, fit), fit, rows <= SMALL_M)
     c = ceilings(gpu)
     tile = tile_m(rows)
     padded = s.groups * math.ceil(rows / tile) * tile
