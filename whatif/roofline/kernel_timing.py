@@ -50,7 +50,11 @@ from .op_shapes import AttentionShape
 from ..specs.op_kinds import OpRole
 from .ops import Op, OpClass
 
-GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")
+GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4", "fp32")
+# An fp32 GEMM (cuBLAS SGEMM on the CUDA cores at torch's 'highest' precision: MiniMax-M2's router) takes the 16-bit
+# GEMM fit's floor, memory efficiency and large-M compute efficiency at the fp32 peak, with no tensor-core M tiles:
+# no fp32 GEMM was measured (assumed).
+FP32_GEMM_FIT = "bf16"
 EXPERT_GEMMS = (OpRole.EXPERT_UP, OpRole.EXPERT_DOWN)
 FUSED_MOE_GEMMS = 2   # the fused layer's fitted floor is shared by its two grouped GEMMs
 # An attention op carries its scenario's activation dtype; fp8 activations quantize only the GEMMs' inputs,
@@ -207,8 +211,12 @@ def fitted(model: str, gpu, dtype: str, engine: str, overrides: dict | None = No
 def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
                  overrides: dict | None = None) -> tuple[float, float, float, float]:
     """(time, compute, memory, fixed) seconds of a GEMM op."""
-    p = fitted("gemm", gpu, op.dtype, engine, overrides)
+    p = fitted("gemm", gpu, FP32_GEMM_FIT if op.dtype == "fp32" else op.dtype, engine, overrides)
     c = ceilings(gpu)
+    if op.dtype == "fp32":   # SIMT SGEMM: FP32_GEMM_FIT's rates, no tensor-core tiles
+        t_c = op.flops / (c.peak_flops("fp32") * p.eff_large)
+        t_m = max(op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share), t_extra_memory)
+        return p.floor_s + _ridge(t_c, t_m, p.smooth), t_c, t_m, p.floor_s
     s = op.shape
     t_c, t_quant = gemm_terms(s.m, s.n, s.k, DTYPE_BYTES[op.dtype], c.peak_flops(op.dtype), c.hbm_bw, c.sms, p)
     if op.alu_ops:   # CUDA-core work (in-kernel dequantization) beside the tensor cores
