@@ -20,3 +20,10 @@ def test_the_fp32_router_runs_at_the_fp32_peak_whatever_the_tp():
     flops = 2 * 8192 * 3072 * 256
     assert t.time_s >= flops / 75e12                      # B200's fp32 (CUDA-core) datasheet peak
     assert abs(router("MiniMaxAI/MiniMax-M2.5", 2, 8192).time_s - t.time_s) < 1e-9   # the gate is replicated
+
+
+def test_the_simulator_step_pricer_prices_the_fp32_router():
+    # the simulator's fast step pricer (step_price/parts.py) hands an SGEMM to kernel_timing, not its 16-bit tables
+    res = api.simulate("MiniMaxAI/MiniMax-M2.5", "dgx-b200", tp=4, gpus=4, prompt=1024, output=16,
+                       traffic={"concurrency": 2, "requests": 2, "seed": 1})
+    assert res is not None
