@@ -416,5 +416,8 @@ def kernel_provenance(gpu, engine: str) -> str:
     quantized = [d for d in ("fp8", "fp4") if d in gpu.peak and has_moe_fit(d, gpu.arch, engine)]
     if quantized:
         moe += "; " + ", ".join(f"({d}) {moe_params(gpu.arch, d, engine).provenance}" for d in quantized)
+    block = BLOCK_FP8_MOE_ENGINE.get((engine, gpu.arch))
+    if block is not None and "fp8" in gpu.peak and has_moe_fit("fp8", gpu.arch, block):
+        moe += f"; (fp8, 128x128 block scales) {block}'s trtllm-gen block-FP8 fit, the kernel {engine} runs for them"
     return ("; ".join(parts) + f" (aiconfigurator corpus); MoE expert GEMMs (bf16) {moe} (data/moe_fit.yaml); "
             "collectives per link generation (data/collective_fit.yaml)")
