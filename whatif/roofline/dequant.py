@@ -73,7 +73,7 @@ def block_scale_ops(ops: list[Op], prec: Precision) -> list[Op]:
                           op.count, extra_bytes=m * k * (1.0 + 4.0 / block_k))
         out.append(replace(quant, part_of=graph_role(op)))
         out.append(replace(op, alu_ops=op.alu_ops + m * n * math.ceil(k / block_k - 1e-9) * PROMOTE_OPS,
-                           input_quantized=True,
+                           input_quantized=True, block_scaled=True,
                            formula=op.formula + f"; {block_k}x{block_k} block scales: {PROMOTE_OPS:g} promotion ops "
                            f"per output per {block_k}-deep K block on the CUDA cores (mechanism, assumed)"))
     return out

@@ -50,7 +50,11 @@ from .op_shapes import AttentionShape
 from ..specs.op_kinds import OpRole
 from .ops import Op, OpClass
 
-GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")
+GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4", "fp32")
+# An fp32 GEMM (cuBLAS SGEMM on the CUDA cores at torch's 'highest' precision: MiniMax-M2's router) takes the 16-bit
+# GEMM fit's floor, memory efficiency and large-M compute efficiency at the fp32 peak, with no tensor-core M tiles:
+# no fp32 GEMM was measured (assumed).
+FP32_GEMM_FIT = "bf16"
 EXPERT_GEMMS = (OpRole.EXPERT_UP, OpRole.EXPERT_DOWN)
 FUSED_MOE_GEMMS = 2   # the fused layer's fitted floor is shared by its two grouped GEMMs
 # An attention op carries its scenario's activation dtype; fp8 activations quantize only the GEMMs' inputs,
@@ -77,6 +81,26 @@ def moe_fit_dtype(op: Op, gpu, engine: str) -> str:
     if op.int_weights and op.dtype in ("bf16", "fp16") and _weight_only_moe_fit(gpu.arch, engine):
         return WEIGHT_ONLY_MOE
     return op.dtype
+
+
+# (engine, architecture) -> the engine whose corpus rows measured the fused-MoE kernel `engine` runs for fp8 experts
+# with 128x128 block scales there. vLLM on Blackwell: its fp8 MoE oracle (model_executor/layers/fused_moe/oracle/
+# fp8.py) tries FLASHINFER_TRTLLM first, whose experts (experts/trtllm_fp8_moe.py, TrtLlmFp8Experts; the modular one
+# for routings the fused router lacks, MiniMax-M2's sigmoid + bias) call FlashInfer's trtllm_fp8_block_scale_(routed_)
+# moe with Fp8QuantizationType.DeepSeekFp8: the kernel SGLang's flashinfer_trtllm MoE runner calls, measured as
+# sglang_flashinfer_trtllm_moe fp8_block (the sglang/blackwell/fp8 fit). vLLM's own fp8 fit is ModelOpt's per-tensor
+# kernel (trtllmfp8expertsmonolithic), a different kernel.
+BLOCK_FP8_MOE_ENGINE = {("vllm", "blackwell"): "sglang"}
+
+
+def moe_fit_engine(op: Op, gpu, engine: str) -> str:
+    """The engine whose fused-MoE fit prices an expert GEMM: `engine`'s own, but for block-scaled fp8 experts an
+    engine runs through a kernel measured under another (BLOCK_FP8_MOE_ENGINE)."""
+    if op.block_scaled and op.dtype == "fp8":
+        other = BLOCK_FP8_MOE_ENGINE.get((engine, gpu.arch))
+        if other is not None and has_moe_fit("fp8", gpu.arch, other):
+            return other
+    return engine
 
 
 @lru_cache(maxsize=64)
@@ -187,8 +211,12 @@ def fitted(model: str, gpu, dtype: str, engine: str, overrides: dict | None = No
 def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
                  overrides: dict | None = None) -> tuple[float, float, float, float]:
     """(time, compute, memory, fixed) seconds of a GEMM op."""
-    p = fitted("gemm", gpu, op.dtype, engine, overrides)
+    p = fitted("gemm", gpu, FP32_GEMM_FIT if op.dtype == "fp32" else op.dtype, engine, overrides)
     c = ceilings(gpu)
+    if op.dtype == "fp32":   # SIMT SGEMM: FP32_GEMM_FIT's rates, no tensor-core tiles
+        t_c = op.flops / (c.peak_flops("fp32") * p.eff_large)
+        t_m = max(op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share), t_extra_memory)
+        return p.floor_s + _ridge(t_c, t_m, p.smooth), t_c, t_m, p.floor_s
     s = op.shape
     t_c, t_quant = gemm_terms(s.m, s.n, s.k, DTYPE_BYTES[op.dtype], c.peak_flops(op.dtype), c.hbm_bw, c.sms, p)
     if op.alu_ops:   # CUDA-core work (in-kernel dequantization) beside the tensor cores
@@ -204,7 +232,8 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     touched experts, each expert's rows padded to the M tile a tuned grouped GEMM picks (engine's fit)."""
     s = op.shape
     rows = s.m / s.groups
-    p = moe_params(gpu.arch, moe_fit_dtype(op, gpu, engine), engine, rows <= SMALL_M)
+    fit = moe_fit_engine(op, gpu, engine)
+    p = moe_params(gpu.arch, moe_fit_dtype(op, gpu, fit), fit, rows <= SMALL_M)
     c = ceilings(gpu)
     tile = tile_m(rows)
     padded = s.groups * math.ceil(rows / tile) * tile
@@ -387,5 +416,8 @@ def kernel_provenance(gpu, engine: str) -> str:
     quantized = [d for d in ("fp8", "fp4") if d in gpu.peak and has_moe_fit(d, gpu.arch, engine)]
     if quantized:
         moe += "; " + ", ".join(f"({d}) {moe_params(gpu.arch, d, engine).provenance}" for d in quantized)
+    block = BLOCK_FP8_MOE_ENGINE.get((engine, gpu.arch))
+    if block is not None and "fp8" in gpu.peak and has_moe_fit("fp8", gpu.arch, block):
+        moe += f"; (fp8, 128x128 block scales) {block}'s trtllm-gen block-FP8 fit, the kernel {engine} runs for them"
     return ("; ".join(parts) + f" (aiconfigurator corpus); MoE expert GEMMs (bf16) {moe} (data/moe_fit.yaml); "
             "collectives per link generation (data/collective_fit.yaml)")

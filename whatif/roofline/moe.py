@@ -54,6 +54,8 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     # The gate stays 16-bit under any scheme (checkpoints leave it out: modelopt's exclude lists, DeepSeek's
     # FP8 release), its input the 16-bit hidden state: never an fp8 / fp4 GEMM with their fixed costs.
     r_bytes, r_dtype = (base.act_bytes, base.activation) if base.act_bytes >= 2 else (2.0, "bf16")
+    if m.fp32_router:   # an fp32 gate (MiniMax-M2 in vLLM and SGLang) at torch's fp32 matmul precision 'highest' (vLLM
+        r_bytes, r_dtype = 4.0, "fp32"   # sets it by default: VLLM_FLOAT32_MATMUL_PRECISION, vllm#29897): an SGEMM
     ops = [
         gemm("router", local, m.num_experts, d, r_bytes, r_bytes, r_dtype, count, out_bytes=4.0, role=OpRole.ROUTER),
         streaming("router_topk", OpClass.ROUTER, local * m.num_experts, reads=1, writes=0,

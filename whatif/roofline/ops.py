@@ -36,6 +36,8 @@ class Op:
     engine's fused epilogue), so no quantization kernel runs before it (engine_kernels.py);
     `int_weights`: its weights are weight-only integers (int4/int8) dequantized in the kernel (an engine's
     integer weight-only MoE kernel prices it: kernel_timing.moe_fit_dtype);
+    `block_scaled`: fp8 weights with per-block scales (DeepSeek's 128x128; dequant.block_scale_ops sets it), which
+    an engine may run through another fused-MoE kernel than its per-tensor fp8 (kernel_timing.moe_fit_engine);
     `formula` says where the FLOPs and bytes came from, so every number is traceable.
     """
 
@@ -53,6 +55,7 @@ class Op:
     bandwidth_share: float = 1.0
     input_quantized: bool = False
     int_weights: bool = False   # weight-only integer weights (int4/int8) the kernel dequantizes (dequant.py)
+    block_scaled: bool = False  # fp8 weights with per-block scales (dequant.block_scale_ops)
 
     def __post_init__(self):
         if self.op_class not in OP_CLASS_VALUES:

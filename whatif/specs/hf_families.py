@@ -72,7 +72,7 @@ def minimax_m2(c: HFConfig) -> dict:
     shared = c.opt_int("shared_intermediate_size", 0, minimum=0)
     d["moe"] = dict(num_experts=c.req("num_local_experts"), experts_per_token=c.req("num_experts_per_tok"),
                     expert_intermediate_size=d["intermediate_size"], shared_experts=1 if shared else 0,
-                    shared_expert_intermediate_size=shared)
+                    shared_expert_intermediate_size=shared, fp32_router=True)
     _layer_types(c, d)
     return d
 

@@ -35,6 +35,7 @@ class MoESpec:
     moe_layer_offset: int = 0          # ... counting from this one (llama4 Maverick: step 2, offset 1)
     shared_expert_intermediate_size: int = 0   # 0: the routed experts' size (Nemotron-3: twice it)
     router_bias: bool = False          # gpt-oss's router has a bias per expert
+    fp32_router: bool = False          # the gate GEMM runs in fp32 (MiniMax-M2 in vLLM: roofline/moe.py)
 
     @property
     def shared_size(self) -> int:

@@ -247,6 +247,7 @@ class PassParts:
         """Whether `op` is a dense GEMM time_op prices by its fitted kernel model alone (gemm_seconds)."""
         s = self.setup
         return bool(s.efficiency.engine and op.op_class == OpClass.GEMM and op.shape.groups == 1.0 and not op.alu_ops
+                    and op.dtype != "fp32"   # an SGEMM: kernel_timing.gemm_seconds' own branch (time_op)
                     and kernel_timing.covers(op, s.system.gpu) and not link_bytes(op))
 
     def _op_time(self, op) -> OpTime:

@@ -1,0 +1,36 @@
+"""Block-scaled fp8 experts are priced by the fused-MoE kernel the engine runs for them (kernel_timing.moe_fit_engine):
+vLLM on Blackwell runs 128x128 block-FP8 experts through FlashInfer's trtllm-gen DeepSeek-FP8 MoE, whose corpus rows
+are SGLang's (sglang/blackwell/fp8), not the ModelOpt per-tensor kernel its own fp8 fit measured."""
+from dataclasses import replace
+
+from whatif.roofline.kernel_timing import moe_fit_engine, op_seconds
+from whatif.roofline.ops import gemm
+from whatif.specs.hardware import load_system
+from whatif.specs.op_kinds import OpRole
+
+B200, H100 = load_system("b200").gpu, load_system("h100-sxm").gpu
+
+
+def expert_op(block_scaled: bool, rows_per_expert: int = 230, experts: int = 256):
+    base = gemm("experts_gate_up", rows_per_expert * experts, 768, 3072, 1, 1, "fp8", role=OpRole.EXPERT_UP)
+    return replace(base, shape=replace(base.shape, groups=float(experts)), block_scaled=block_scaled)
+
+
+def test_vllm_block_fp8_experts_on_blackwell_take_the_trtllm_gen_block_kernel_fit():
+    assert moe_fit_engine(expert_op(True), B200, "vllm") == "sglang"
+    assert moe_fit_engine(expert_op(False), B200, "vllm") == "vllm"      # per-tensor: its own kernel's fit
+    assert moe_fit_engine(expert_op(True), H100, "vllm") == "vllm"       # no such rule on Hopper
+    assert moe_fit_engine(expert_op(True), B200, "sglang") == "sglang"
+
+
+def test_the_block_kernel_prices_block_fp8_experts_slower_than_the_per_tensor_one():
+    # the corpus's trtllm-gen block-FP8 MoE runs at about half the per-tensor kernel's fitted compute efficiency
+    block, tensor = (op_seconds(expert_op(b), B200, "vllm")[0] for b in (True, False))
+    assert 1.5 < block / tensor < 3.0
+
+
+def test_block_scale_ops_mark_the_expert_gemms_of_a_block_fp8_checkpoint():
+    import whatif.api as api
+    est = api.estimate("MiniMaxAI/MiniMax-M2.5", "dgx-b200", tp=4, gpus=4, batch=1, prompt=1024, output=2).estimate
+    ops = {t.op.name: t.op for t in est.prefill[0][0].op_times}
+    assert ops["experts_gate_up"].block_scaled and ops["experts_down"].block_scaled and ops["qkv_proj"].block_scaled
