@@ -505,6 +505,35 @@ def llama70b_trt_recipe(row: dict) -> bool:
     return row["backend"] == "trtllm" and "llama-3.1-70b" in row["model_path"].lower() and inferencex_run(row)
 
 
+# InferenceX's DeepSeek-R1 TensorRT-LLM recipes' `moe_config.backend` (added after scoring, session 52): "TRTLLM"
+# (TRTLLM-Gen kernels) from the 1.2.0rc6.post2 image on (perf-changelog PR #594 dsr1-fp8-b200-trt and PR #620
+# dsr1-fp4-b200-trt: "Change default MOE backend from DEEPGEMM to TRTLLM"), but for (benchmarks/dsr1_fp8_b200_trt.sh
+# at 0a919c5) fp8 1024/1024 and 1024/8192 at CONC >= 256 (DEEPGEMM) and (dsr1_fp4_b200_trt.sh at 111f031) NVFP4
+# 1024/* at CONC >= 256 and 8192/1024 at CONC > 32 (CUTLASS); the MTP image (1.2.0rc6.post3) NVFP4 without DP
+# attention (dsr1_fp4_b200_trt_mtp.sh at 13dd0c2: TRTLLM; CUTLASS under DP attention). Not mapped: 1.1.0rc2.post2
+# (DEEPGEMM, the changelog's "from"), the fp8 MTP rows (its revisions read disagree: 111f031 DEEPGEMM, 8eec0d4 TRTLLM)
+TRTLLM_GEN_MOE_IMAGES = ("1.2.0rc6.post2", "1.2.0rc6.post3")
+MOE_KERNELS_MAPPED = True   # the rule on (False: the committed table's mapping, for before/after runs)
+
+
+def trtllm_moe_kernels(row: dict, layout: dict, n: int) -> dict:
+    """`moe_kernels: trtllm-gen` where an InferenceX DeepSeek TensorRT-LLM row's recipe ran `moe_config.backend:
+    TRTLLM` (TRTLLM_GEN_MOE_IMAGES): its experts priced by the fused-MoE rows that timed those kernels
+    (roofline/moe_kernels.py); {} elsewhere (the per-class model, as before). Added after scoring, with its
+    before/after in docs/accuracy.md."""
+    if (row["backend"] != "trtllm" or "deepseek" not in row["model_path"].lower() or not inferencex_run(row)
+            or row["backend_version"] not in TRTLLM_GEN_MOE_IMAGES):
+        return {}
+    isl, quant, adp = _int(row["isl"]), row["gemm_quant_mode"], layout.get("attention_dp", 1) > 1
+    if row["backend_version"] == "1.2.0rc6.post3":
+        trtllm = quant == "nvfp4" and not adp
+    elif quant == "fp8":
+        trtllm = not (isl == 1024 and n >= 256)
+    else:
+        trtllm = not ((isl == 1024 and n >= 256) or (isl == 8192 and n > 32))
+    return {"moe_kernels": "trtllm-gen"} if trtllm else {}
+
+
 def trtllm_batch_wait(row: dict, layout: dict) -> dict:
     """TensorRT-LLM's batch waiting where the row's launch turned it on (added after scoring, with its before/after
     in docs/accuracy.md): InferenceX's Llama-3.1-70B TensorRT-LLM recipes (LLAMA70B_TRT_MAX_NUM_TOKENS) write
@@ -731,6 +760,8 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     vllm_recipe(row, n, kw)
     if llama70b_trt_recipe(row):
         kw["max_num_batched_tokens"] = LLAMA70B_TRT_MAX_NUM_TOKENS
+    if MOE_KERNELS_MAPPED:
+        kw.update(trtllm_moe_kernels(row, layout, n))
     kw["traffic"] = {"concurrency": n, "requests": n * min(rounds, profile_rounds(row)), "seed": 1}
     ratio = client_range_ratio(row)
     if ratio < 1:
