@@ -989,7 +989,11 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=SIM_ROUNDS, help="rounds of N requests simulated per row (4-50)")
     ap.add_argument("--out", type=Path, default=None, help=f"result table (csv; whole file default {OUT})")
     ap.add_argument("--filter", default="", help="only rows whose id contains this")
+    ap.add_argument("--moe-kernels", action="store_true",
+                    help="run the TRTLLM-Gen MoE rule (trtllm_moe_kernels), off in the mapping")
     args = ap.parse_args(argv)
+    global MOE_KERNELS_MAPPED
+    MOE_KERNELS_MAPPED = MOE_KERNELS_MAPPED or args.moe_kernels   # (forked workers inherit it)
     if not 4 <= args.rounds <= PROFILE_ROUNDS:
         print(f"--rounds: {args.rounds} is not valid; give 4 to {PROFILE_ROUNDS} simulated rounds", file=sys.stderr)
         return 2
