@@ -52,3 +52,22 @@ def test_scenario_setting_defaults_off_and_checks_the_gpu():
     assert Scenario(**base, moe_kernels="trtllm-gen").resolved().efficiency.moe_engine == "sglang"
     with pytest.raises(WhatifError, match="not hopper"):
         Scenario(**{**base, "hardware": "dgx-h100"}, moe_kernels="trtllm-gen").resolved()
+
+
+def test_the_fused_layers_routing_and_activation_are_not_priced_twice():
+    """The TRTLLM-Gen layer does top-k routing and SwiGLU itself; the router GEMM (the model's gate) stays; and the
+    simulator's step price keeps equal to the forward pass's (step_price/token_ops.py reads the same ops)."""
+    from whatif.roofline.config import ForwardBatch
+    from whatif.roofline.forward_pass import engine_step, time_pass
+    from whatif.roofline.step_price import StepPricer
+    base = dict(model="deepseek-ai/DeepSeek-R1", hardware="dgx-b200", kernel_engine="trtllm", gpus=8)
+    batch = ForwardBatch(((1024, 0, 1),), 1)
+    for kernels in (None, "trtllm-gen"):
+        setup = Scenario(**base, moe_kernels=kernels).resolved().pass_setup()
+        roles = {t.op.name for t in time_pass(setup, batch, False).op_times}
+        assert ("router_topk" in roles and "experts_act" in roles) == (kernels is None)
+        assert "router" in roles
+        for groups in (((1024, 0, 1),), ((1, 900, 8), (300, 0, 1)), ((1, 900, 8),)):
+            step = ForwardBatch(groups)
+            assert StepPricer(setup).seconds(step, True) == pytest.approx(engine_step(setup, step, True)[1],
+                                                                           rel=1e-12)

@@ -14,6 +14,7 @@ engine's quantized fit on its own). Default: none, each engine's own fits, as be
 from __future__ import annotations
 
 from ..errors import WhatifError
+from ..specs.op_kinds import OpRole
 
 # kernels -> {GPU architecture: the engine whose fused-MoE rows timed those kernels there}
 MOE_KERNELS = {"trtllm-gen": {"blackwell": "sglang"}}
@@ -30,3 +31,17 @@ def moe_fit_engine(kernels: str | None, arch: str) -> str | None:
     if arch not in where:
         raise WhatifError(f"moe_kernels: '{kernels}' runs on {', '.join(sorted(where))} GPUs only, not {arch}")
     return where[arch]
+
+
+# What the fused layer those rows time does itself: the top-k routing (SGLang's collector requires the fused routing
+# path, BypassedTopKOutput: the kernel takes the router logits, as TensorRT-LLM's runner does) and the SwiGLU
+# between its two GEMMs; the router GEMM runs before it (the model's gate), so it stays.
+FUSED_LAYER_ROLES = frozenset({OpRole.ROUTER_TOPK, OpRole.EXPERT_ACT})
+
+
+def fused_layer_ops(ops, eff) -> list:
+    """The ops less those the named MoE kernels' fused layer does itself, where the experts are priced by its rows
+    (eff.moe_engine); the ops as they are otherwise."""
+    if not getattr(eff, "moe_engine", None):
+        return ops
+    return [op for op in ops if op.role not in FUSED_LAYER_ROLES]
