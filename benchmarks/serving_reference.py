@@ -132,6 +132,10 @@ The mapping rule, written before any row was scored and not tuned after:
 - InferenceX's Llama-3.1-70B TensorRT-LLM recipes on B200 (added after scoring, session 51, llama70b_trt_recipe,
   trtllm_batch_wait; its before/after in docs/accuracy.md): --max_num_tokens 16384 as the token budget, and for
   1024/1024 below TP8 `batch_wait_timeout_iters: 20`, `batch_wait_max_tokens_ratio: 0.9` (simulator/batch_wait.py);
+- InferenceX's DeepSeek TensorRT-LLM MoE backend (written after scoring, session 52, trtllm_moe_kernels; OFF in the
+  mapping, MOE_KERNELS_MAPPED, its before/after in docs/accuracy.md): where the recipe set `moe_config.backend:
+  TRTLLM` (TRTLLM_GEN_MOE_IMAGES), `moe_kernels: trtllm-gen` prices the experts by the rows that timed those kernels
+  (roofline/moe_kernels.py);
 - InferenceX's SGLang DeepSeek launches (added after scoring, inferencex_sglang_launch, with its before/after in
   docs/accuracy.md): those rows ran the recipes, not aiconfigurator's generator, so their prefill token budget is
   the recipe's --chunked-prefill-size and their static memory fraction its --mem-fraction-static (dsr1_fp4_b200.sh
@@ -528,6 +532,37 @@ def llama70b_trt_recipe(row: dict) -> bool:
     return row["backend"] == "trtllm" and "llama-3.1-70b" in row["model_path"].lower() and inferencex_run(row)
 
 
+# InferenceX's DeepSeek-R1 TensorRT-LLM recipes' `moe_config.backend` (added after scoring, session 52): "TRTLLM"
+# (TRTLLM-Gen kernels) from the 1.2.0rc6.post2 image on (perf-changelog PR #594 dsr1-fp8-b200-trt and PR #620
+# dsr1-fp4-b200-trt: "Change default MOE backend from DEEPGEMM to TRTLLM"), but for (benchmarks/dsr1_fp8_b200_trt.sh
+# at 0a919c5) fp8 1024/1024 and 1024/8192 at CONC >= 256 (DEEPGEMM) and (dsr1_fp4_b200_trt.sh at 111f031) NVFP4
+# 1024/* at CONC >= 256 and 8192/1024 at CONC > 32 (CUTLASS); the MTP image (1.2.0rc6.post3) NVFP4 without DP
+# attention (dsr1_fp4_b200_trt_mtp.sh at 13dd0c2: TRTLLM; CUTLASS under DP attention). Not mapped: 1.1.0rc2.post2
+# (DEEPGEMM, the changelog's "from"), the fp8 MTP rows (its revisions read disagree: 111f031 DEEPGEMM, 8eec0d4 TRTLLM)
+TRTLLM_GEN_MOE_IMAGES = ("1.2.0rc6.post2", "1.2.0rc6.post3")
+# Off: written and scored (docs/accuracy.md, session 52) but left out of the mapping, as it moves TPOT the wrong way
+# (the 109 rows it maps: TTFT MAPE 47.9% -> 38.9%, TPOT 12.1% -> 14.9%; fp8 7.0% -> 14.7%); True runs it
+MOE_KERNELS_MAPPED = False
+
+
+def trtllm_moe_kernels(row: dict, layout: dict, n: int) -> dict:
+    """`moe_kernels: trtllm-gen` where an InferenceX DeepSeek TensorRT-LLM row's recipe ran `moe_config.backend:
+    TRTLLM` (TRTLLM_GEN_MOE_IMAGES): its experts priced by the fused-MoE rows that timed those kernels
+    (roofline/moe_kernels.py); {} elsewhere (the per-class model, as before). Added after scoring, with its
+    before/after in docs/accuracy.md."""
+    if (row["backend"] != "trtllm" or "deepseek" not in row["model_path"].lower() or not inferencex_run(row)
+            or row["backend_version"] not in TRTLLM_GEN_MOE_IMAGES):
+        return {}
+    isl, quant, adp = _int(row["isl"]), row["gemm_quant_mode"], layout.get("attention_dp", 1) > 1
+    if row["backend_version"] == "1.2.0rc6.post3":
+        trtllm = quant == "nvfp4" and not adp
+    elif quant == "fp8":
+        trtllm = not (isl == 1024 and n >= 256)
+    else:
+        trtllm = not ((isl == 1024 and n >= 256) or (isl == 8192 and n > 32))
+    return {"moe_kernels": "trtllm-gen"} if trtllm else {}
+
+
 def trtllm_batch_wait(row: dict, layout: dict) -> dict:
     """TensorRT-LLM's batch waiting where the row's launch turned it on (added after scoring, with its before/after
     in docs/accuracy.md): InferenceX's Llama-3.1-70B TensorRT-LLM recipes (LLAMA70B_TRT_MAX_NUM_TOKENS) write
@@ -754,6 +789,8 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     vllm_recipe(row, n, kw)
     if llama70b_trt_recipe(row):
         kw["max_num_batched_tokens"] = LLAMA70B_TRT_MAX_NUM_TOKENS
+    if MOE_KERNELS_MAPPED:
+        kw.update(trtllm_moe_kernels(row, layout, n))
     kw["traffic"] = {"concurrency": n, "requests": n * min(rounds, profile_rounds(row)), "seed": 1}
     ratio = client_range_ratio(row)
     if ratio < 1:
@@ -975,7 +1012,11 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=SIM_ROUNDS, help="rounds of N requests simulated per row (4-50)")
     ap.add_argument("--out", type=Path, default=None, help=f"result table (csv; whole file default {OUT})")
     ap.add_argument("--filter", default="", help="only rows whose id contains this")
+    ap.add_argument("--moe-kernels", action="store_true",
+                    help="run the TRTLLM-Gen MoE rule (trtllm_moe_kernels), off in the mapping")
     args = ap.parse_args(argv)
+    global MOE_KERNELS_MAPPED
+    MOE_KERNELS_MAPPED = MOE_KERNELS_MAPPED or args.moe_kernels   # (forked workers inherit it)
     if not 4 <= args.rounds <= PROFILE_ROUNDS:
         print(f"--rounds: {args.rounds} is not valid; give 4 to {PROFILE_ROUNDS} simulated rounds", file=sys.stderr)
         return 2

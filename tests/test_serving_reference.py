@@ -369,6 +369,35 @@ def test_inferencex_llama70b_trtllm_rows_wait_for_batches_only_at_1k_1k_below_tp
     assert "engine" not in aiperf and aiperf["max_num_batched_tokens"] != 16384   # the generator's launch
 
 
+def test_inferencex_deepseek_trtllm_rows_run_the_moe_kernels_their_recipe_picked(monkeypatch):
+    """moe_config.backend TRTLLM from the 1.2.0rc6.post2 image on (perf-changelog PRs #594/#620), DEEPGEMM (fp8) or
+    CUTLASS (NVFP4) at the recipes' high concurrencies, TRTLLM in the NVFP4 MTP recipe without DP attention only;
+    1.1.0rc2.post2 (DEEPGEMM) and aiconfigurator's own runs are left to the per-class model."""
+    def kw(version="1.2.0rc6.post2", quant="fp8", n=4, isl="1024", adp="1", **over):
+        image = f"nvcr.io/nvidia/tensorrt-llm/release:{version}"
+        fields = dict(silicon_data_source=f"source_file=2026-04-06.csv; silicon_concurrency={n}; image={image}",
+                      backend_version=version, tp_size="8", attention_dp_size=adp, moe_tp_size="8" if adp == "1"
+                      else "1", moe_ep_size="1" if adp == "1" else "8", batch_size=str(n), gemm_quant_mode=quant,
+                      moe_quant_mode=quant, isl=isl)
+        row = _row(**{**fields, **over})
+        assert "moe_kernels" not in sr.simulate_kwargs(row) or sr.MOE_KERNELS_MAPPED   # off in the mapping
+        return sr.trtllm_moe_kernels(row, sr._layout(row), sr.concurrency(row))
+    on = "trtllm-gen"
+    assert kw().get("moe_kernels") == on and kw(quant="nvfp4", n=128).get("moe_kernels") == on
+    assert kw(isl="8192", n=256).get("moe_kernels") == on                    # fp8 8k/1k: TRTLLM at any CONC
+    assert "moe_kernels" not in kw(n=256) and "moe_kernels" not in kw(quant="nvfp4", isl="8192", n=64)
+    assert "moe_kernels" not in kw(version="1.1.0rc2.post2")
+    assert kw(version="1.2.0rc6.post3", quant="nvfp4").get("moe_kernels") == on
+    assert "moe_kernels" not in kw(version="1.2.0rc6.post3", quant="nvfp4", adp="8", tp_size="1", n=64)
+    assert "moe_kernels" not in kw(version="1.2.0rc6.post3")                  # fp8 MTP: revisions disagree
+    assert "moe_kernels" not in kw(silicon_data_source="db; config_id=1; silicon_concurrency=4; measured=x")
+    row = _row(silicon_data_source="source_file=2026-04-06.csv; silicon_concurrency=4", tp_size="8",
+               attention_dp_size="1", moe_tp_size="8", moe_ep_size="1", batch_size="4", gemm_quant_mode="fp8",
+               moe_quant_mode="fp8", backend_version="1.2.0rc6.post2")
+    monkeypatch.setattr(sr, "MOE_KERNELS_MAPPED", True)
+    assert sr.simulate_kwargs(row)["moe_kernels"] == on
+
+
 def test_a_row_whatif_cannot_express_is_recorded_with_its_one_line_reason():
     res = sr.run_row(_row(model_path="nobody/no-such-model-9b", attention_dp_size="1", tp_size="1",
                           moe_ep_size="1"))

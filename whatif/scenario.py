@@ -20,6 +20,7 @@ from .roofline.efficiency import Efficiency, efficiency_source, load_efficiency
 from .roofline.engines import DEFAULT_ENGINE, engine_for_gpu, engine_spec
 from .roofline.estimate import Estimate, Workload, estimate
 from .roofline.pass_setup import PassSetup, pass_setup
+from .roofline.moe_kernels import MOE_KERNELS, moe_fit_engine
 from .roofline.placement import Placement, parse_place
 from .roofline.techniques.compose import TechniqueSet
 from .roofline.techniques.registry import technique_set
@@ -55,6 +56,8 @@ class Scenario:
     price_per_hour: float | None = None  # USD/h for the GPUs used, over the profiles' prices
     context_window: int | None = None    # what-if: treat the model's window as this many tokens
     launch_us: float | None = None       # host CPU launch + queuing time per kernel in eager mode (e.g. Grace's)
+    moe_kernels: str | None = None       # the fused-MoE kernels the deployment picks (TensorRT-LLM moe_config.backend
+                                         # TRTLLM: 'trtllm-gen'), priced by the rows that timed them (moe_kernels.py)
 
     def parallelism(self) -> Parallelism:
         """The parallelism, --gpus filling --tp where only it is given (and checked against tp x pp)."""
@@ -100,6 +103,9 @@ class Scenario:
         eff = load_efficiency(self.efficiency, system.gpu, self.calibration, self.kernel_engine)
         # the engine version's own all-reduce limit caps the fitted kernels' thresholds (trtllm-0.6: NCCL only)
         eff = replace(eff, custom_allreduce_max_bytes=engine.custom_allreduce_cap(par.tp))
+        moe_engine = moe_fit_engine(self.moe_kernels, system.gpu.arch)
+        if moe_engine is not None and eff.engine:   # (the ideal and calibrated models time no MoE fit)
+            eff = replace(eff, moe_engine=moe_engine)
         return ResolvedScenario(self, model, system, par, eff, engine)
 
     def system_profile(self) -> System | None:
@@ -191,7 +197,7 @@ _TOP = {"model", "hardware", "gpus", "nodes", "efficiency", "calibration", "kern
         "memory_utilization",
         "max_num_seqs", "max_num_batched_tokens",
         "techniques", "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window",
-        "launch_us"}
+        "launch_us", "moe_kernels"}
 
 
 def _section(cls, raw, where: str):
@@ -270,6 +276,9 @@ def _check_top(kwargs: dict) -> None:
         number(kwargs["price_per_hour"], "price_per_hour (--price-per-hour)", 0.0, 1e4, "USD per hour")
     if kwargs.get("launch_us") is not None:
         number(kwargs["launch_us"], "launch_us (--launch-us)", 0.0, 1e6, "microseconds")
+    if kwargs.get("moe_kernels") is not None and kwargs["moe_kernels"] not in MOE_KERNELS:
+        raise WhatifError(f"moe_kernels: {kwargs['moe_kernels']!r} is not valid; "
+                          f"valid: {', '.join(sorted(MOE_KERNELS))}")
     for key in ("cuda_graphs", "overlap"):
         if key in kwargs:
             boolean(kwargs[key], key)

@@ -64,6 +64,8 @@ class Efficiency:
                                 # only); None: the fitted thresholds alone (data/collective_fit.yaml)
     module_fits: bool = True    # whole-module fits price their modules where they apply (module_fits.py);
                                 # False: every op is its kernel's own time (accuracy_modern.py's comparison)
+    moe_engine: str | None = None   # whose fused-MoE fit prices the expert GEMMs (moe_kernels.py: the same
+                                # kernels measured under another engine); None: `engine`'s own
 
     def params(self, op_class: OpClass) -> ClassParams:
         return self.classes.get(op_class, self.classes.get(OpClass.ELEMENTWISE, ClassParams()))

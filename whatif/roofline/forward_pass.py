@@ -10,6 +10,7 @@ from .context import pass_context
 from .engine_kernels import engine_ops
 from .graph import pass_ops
 from .module_fits import priced_modules
+from .moe_kernels import fused_layer_ops
 from .pass_setup import PassSetup
 from .placement import placement_ops
 from .tiers import host_path
@@ -48,7 +49,7 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassT
         ctx = pass_context(model, batch, graph_par, prec, stage, transform_kv=techs.kv, shared_prefix=shared_prefix,
                            host=host, sm_count=int(gpu.sm_count.value))
         layers = ctx.layers
-        ops = engine_ops(pass_ops(ctx, techs), setup.engine_spec, ctx.model)
+        ops = fused_layer_ops(engine_ops(pass_ops(ctx, techs), setup.engine_spec, ctx.model), eff)
         if placement:
             ops = placement_ops(ops, ctx, placement, paths)
         times = priced_modules(tuple(time_op(op, gpu, eff, system.gpu_link, paths) for op in ops), setup, batch)

@@ -244,6 +244,14 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 
+def fit_engine(op: Op, eff) -> str | None:
+    """The engine whose kernel fits price `op`: the efficiency's, but for expert GEMMs its moe_engine where set
+    (a deployment's MoE kernels measured under another engine: moe_kernels.py)."""
+    if eff.moe_engine and op.op_class == OpClass.GEMM and op.shape.groups != 1.0:
+        return eff.moe_engine
+    return eff.engine
+
+
 def op_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
                overrides: dict | None = None) -> tuple[float, float, float, float]:
     """(time, compute, memory, fixed) seconds of an op `covers` accepts, by its kernel model; `overrides`:

@@ -74,7 +74,7 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
         return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "link")
     if eff.engine:
         from . import kernel_timing
-        if kernel_timing.covers(op, gpu, eff.engine):
+        if kernel_timing.covers(op, gpu, kernel_timing.fit_engine(op, eff)):
             return kernel_model_time(op, gpu, eff, tiers)
     p = eff.params(op.op_class)
     if op.op_class in TENSOR_CORE_CLASSES:
@@ -169,7 +169,8 @@ def kernel_model_time(op: Op, gpu, eff: Efficiency, tiers: dict | None) -> OpTim
     """A GEMM or attention op timed by its fitted kernel model (roofline/kernel_timing.py)."""
     from . import kernel_timing
     t_tier = tier_read_time(op, tiers or {}, eff)
-    total, t_c, t_m, fixed = kernel_timing.op_seconds(op, gpu, eff.engine, t_tier, eff.kernel_params)
+    total, t_c, t_m, fixed = kernel_timing.op_seconds(op, gpu, kernel_timing.fit_engine(op, eff), t_tier,
+                                                      eff.kernel_params)
     bound = "compute" if t_c >= t_m else ("link" if t_tier >= t_m and t_tier > 0 else "memory")
     if fixed > max(t_c, t_m):
         bound = "overhead"

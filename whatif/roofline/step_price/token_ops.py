@@ -28,6 +28,7 @@ from ..config import ForwardBatch
 from ..context import pass_context
 from ..engine_kernels import fused_ops
 from ..graph import pass_ops
+from ..moe_kernels import fused_layer_ops
 from ...specs.op_kinds import LOGIT_ROLES, OpRole
 from ..ops import OpClass
 from ..ridge import ridge_floats
@@ -42,7 +43,8 @@ def stage_ops(setup, stage: int, n: int, tail: bool) -> list:
     s = setup
     ctx = pass_context(s.model, ForwardBatch(((n, 0, 1),), n), s.parallel, s.precision, stage,
                        transform_kv=s.techniques.kv, sm_count=int(s.system.gpu.sm_count.value))
-    return [op for op in fused_ops(pass_ops(ctx), s.engine_spec, ctx.model) if (op.role in LOGIT_ROLES) == tail]
+    return [op for op in fused_layer_ops(fused_ops(pass_ops(ctx), s.engine_spec, ctx.model), s.efficiency)
+            if (op.role in LOGIT_ROLES) == tail]
 
 
 def numbers(op) -> dict[str, float]:
@@ -185,7 +187,7 @@ def _pricer(parts, op, lines: dict):
         sh, dtype, share, quantized = op.shape, op.dtype, op.bandwidth_share, op.input_quantized
         return lambda n: parts.gemm_seconds(m_a * n + m_b, sh.n, sh.k, dtype, hbm_a * n + hbm_b, share, quantized)[0]
     if op.op_class in (OpClass.TRANSFER, OpClass.ATTENTION_PREFILL, OpClass.ATTENTION_DECODE) or (
-            eff.engine and kernel_timing.covers(op, gpu, eff.engine)):
+            eff.engine and kernel_timing.covers(op, gpu, kernel_timing.fit_engine(op, eff))):
         return None
     return _per_class(op, lines, gpu, eff)
 

@@ -1,0 +1,73 @@
+"""A deployment's fused-MoE kernels priced by the rows that timed them (roofline/moe_kernels.py): TensorRT-LLM's
+TRTLLM MoE backend runs the TRTLLM-Gen kernels SGLang's flashinfer_trtllm rows measured on B200; off by default."""
+from dataclasses import replace
+
+import pytest
+
+from whatif.errors import WhatifError
+from whatif.roofline.efficiency import load_efficiency
+from whatif.roofline.kernel_timing import covers, fit_engine
+from whatif.roofline.moe_kernels import moe_fit_engine
+from whatif.roofline.ops import gemm
+from whatif.roofline.timing import time_op
+from whatif.scenario import Scenario
+from whatif.specs.hardware import load_system
+from whatif.specs.op_kinds import OpRole
+
+B200 = load_system("b200").gpu
+
+
+def expert_op(rows_per_expert: int, dtype: str, experts: int = 256):
+    base = gemm("experts", rows_per_expert * experts, 512, 7168, 1, 1, dtype, role=OpRole.EXPERT_UP)
+    return replace(base, shape=replace(base.shape, groups=float(experts)))
+
+
+def test_names_and_architectures():
+    assert moe_fit_engine(None, "blackwell") is None
+    assert moe_fit_engine("trtllm-gen", "blackwell") == "sglang"
+    with pytest.raises(WhatifError, match="valid: trtllm-gen"):
+        moe_fit_engine("deepgemm", "blackwell")
+    with pytest.raises(WhatifError, match="blackwell GPUs only"):
+        moe_fit_engine("trtllm-gen", "hopper")
+
+
+@pytest.mark.parametrize("dtype", ("fp8", "fp4"))
+def test_trtllm_experts_take_the_kernels_fit_only_when_named(dtype):
+    eff = load_efficiency("default", B200, engine="trtllm")
+    op = expert_op(32, dtype)
+    assert not covers(op, B200, "trtllm")   # no TensorRT-LLM FP8/NVFP4 MoE rows on B200: the per-class model
+    own = time_op(op, B200, eff, None)
+    named = replace(eff, moe_engine="sglang")
+    assert fit_engine(op, named) == "sglang" and fit_engine(op, eff) == "trtllm"
+    priced = time_op(op, B200, named, None)
+    assert priced.time_s == time_op(op, B200, load_efficiency("default", B200, engine="sglang"), None).time_s
+    assert priced.time_s != own.time_s
+    dense = gemm("o_proj", 1024, 7168, 2048, 1, 1, dtype)   # a dense GEMM keeps the engine's own fit
+    assert time_op(dense, B200, named, None).time_s == time_op(dense, B200, eff, None).time_s
+
+
+def test_scenario_setting_defaults_off_and_checks_the_gpu():
+    base = dict(model="deepseek-ai/DeepSeek-R1", hardware="dgx-b200", kernel_engine="trtllm")
+    assert Scenario(**base).resolved().efficiency.moe_engine is None
+    assert Scenario(**base, moe_kernels="trtllm-gen").resolved().efficiency.moe_engine == "sglang"
+    with pytest.raises(WhatifError, match="not hopper"):
+        Scenario(**{**base, "hardware": "dgx-h100"}, moe_kernels="trtllm-gen").resolved()
+
+
+def test_the_fused_layers_routing_and_activation_are_not_priced_twice():
+    """The TRTLLM-Gen layer does top-k routing and SwiGLU itself; the router GEMM (the model's gate) stays; and the
+    simulator's step price keeps equal to the forward pass's (step_price/token_ops.py reads the same ops)."""
+    from whatif.roofline.config import ForwardBatch
+    from whatif.roofline.forward_pass import engine_step, time_pass
+    from whatif.roofline.step_price import StepPricer
+    base = dict(model="deepseek-ai/DeepSeek-R1", hardware="dgx-b200", kernel_engine="trtllm", gpus=8)
+    batch = ForwardBatch(((1024, 0, 1),), 1)
+    for kernels in (None, "trtllm-gen"):
+        setup = Scenario(**base, moe_kernels=kernels).resolved().pass_setup()
+        roles = {t.op.name for t in time_pass(setup, batch, False).op_times}
+        assert ("router_topk" in roles and "experts_act" in roles) == (kernels is None)
+        assert "router" in roles
+        for groups in (((1024, 0, 1),), ((1, 900, 8), (300, 0, 1)), ((1, 900, 8),)):
+            step = ForwardBatch(groups)
+            assert StepPricer(setup).seconds(step, True) == pytest.approx(engine_step(setup, step, True)[1],
+                                                                           rel=1e-12)

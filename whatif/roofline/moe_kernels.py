@@ -1,0 +1,47 @@
+"""The fused-MoE kernels a deployment picks where they are not its engine's own measured ones (TensorRT-LLM's
+`moe_config.backend`), and whose rows price them.
+
+TensorRT-LLM's TRTLLM MoE backend (tensorrt_llm/_torch/modules/fused_moe/fused_moe_trtllm_gen.py,
+TRTLLMGenFusedMoE) runs the TRTLLM-Gen block-scale MoE kernels (DeepSeek's FP8 block scales:
+`torch.ops.trtllm.fp8_quantize_1x128` then `fp8_block_scale_moe_runner`; NVFP4: `fp4_block_scale_moe_runner`), SM100
+only. FlashInfer ships the same kernels as `trtllm_fp8_block_scale_moe` / `trtllm_fp4_block_scale_moe`
+(flashinfer/fused_moe/core.py, the `trtllm_gen_fused_moe_sm100` module built from TensorRT-LLM's trtllmGen kernels),
+which SGLang's flashinfer_trtllm MoE runner calls: aiconfigurator's B200 rows of kernel_source
+`sglang_flashinfer_trtllm_moe` (fp8_block, nvfp4) time them, and data/moe_fit.yaml's sglang/blackwell/fp8 and
+sglang/blackwell/fp4 blocks are fitted on those rows. TensorRT-LLM's own B200 MoE rows are MXFP4 only, so without
+this setting the per-class GEMM model prices its FP8/NVFP4 experts (kernel_models/moe.py never lends another
+engine's quantized fit on its own). Default: none, each engine's own fits, as before."""
+from __future__ import annotations
+
+from ..errors import WhatifError
+from ..specs.op_kinds import OpRole
+
+# kernels -> {GPU architecture: the engine whose fused-MoE rows timed those kernels there}
+MOE_KERNELS = {"trtllm-gen": {"blackwell": "sglang"}}
+
+
+def moe_fit_engine(kernels: str | None, arch: str) -> str | None:
+    """The engine whose fused-MoE fit prices the experts of a deployment running `kernels` on `arch`; None: the
+    deployment's own engine's (no kernels named)."""
+    if kernels is None:
+        return None
+    if kernels not in MOE_KERNELS:
+        raise WhatifError(f"moe_kernels: '{kernels}' is not valid; valid: {', '.join(sorted(MOE_KERNELS))}")
+    where = MOE_KERNELS[kernels]
+    if arch not in where:
+        raise WhatifError(f"moe_kernels: '{kernels}' runs on {', '.join(sorted(where))} GPUs only, not {arch}")
+    return where[arch]
+
+
+# What the fused layer those rows time does itself: the top-k routing (SGLang's collector requires the fused routing
+# path, BypassedTopKOutput: the kernel takes the router logits, as TensorRT-LLM's runner does) and the SwiGLU
+# between its two GEMMs; the router GEMM runs before it (the model's gate), so it stays.
+FUSED_LAYER_ROLES = frozenset({OpRole.ROUTER_TOPK, OpRole.EXPERT_ACT})
+
+
+def fused_layer_ops(ops, eff) -> list:
+    """The ops less those the named MoE kernels' fused layer does itself, where the experts are priced by its rows
+    (eff.moe_engine); the ops as they are otherwise."""
+    if not getattr(eff, "moe_engine", None):
+        return ops
+    return [op for op in ops if op.role not in FUSED_LAYER_ROLES]
