@@ -88,8 +88,8 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
             while True:
                 if before >= gate:                   # the held-back request can join this one
                     return
-                if step <= last and finishing - step > SPAN_MIN and head - now_s > SPAN_MIN * duration \
-                        and gate == inf and not replica.idle:
+                if head - now_s > SPAN_MIN * duration and step <= last and finishing - step > SPAN_MIN \
+                        and gate == inf and not replica.idle:   # (the next event's distance first: it fails most)
                     # a stretch of steps that only add tokens: one array update, as this loop would run them
                     k, taken, price_s, price_last = _span(replica, scheduler, step, finishing - 1, now_s, duration,
                                                           last, head, used, (rows, base, decoding, waiting, running))

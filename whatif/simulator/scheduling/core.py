@@ -249,8 +249,12 @@ class Scheduler(Admission, DecodingSet):
             s.done = True
             self.padding += 1
             self.padding_context += s.computed
-        else:
+        elif s.shared or s.reserve:
             self._release(s)
+            s.in_running = False
+        else:   # (_release of private blocks alone, inlined: most requests finish so)
+            self.bm.release(s.blocks)
+            s.blocks, s.shared = 0, []
             s.in_running = False
         self.left.append(s)
         self.hooks.finished(s)
