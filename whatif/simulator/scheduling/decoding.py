@@ -137,11 +137,11 @@ class DecodingSet:
                 s.generated += k
                 s.total += k
                 s.anchor = step
-            if s.next_need <= visited:
-                self._catch_up(s)
             if s.generated >= s.req.output:
                 s.total -= 1   # (a finishing token adds none to do)
-                self._finish(s, end)
+                self._finish(s, end)   # (its blocks caught up as it leaves the decoding set: _leave)
+            elif s.next_need <= visited:
+                self._catch_up(s)
         return offered
 
     def _complete_rounds(self, batch: Batch, end: float) -> None:
@@ -209,15 +209,17 @@ class DecodingSet:
             s.generated += k
             s.total += k
             s.anchor = step
-        if s.next_need <= self.visited:
-            self._catch_up(s)
         del self.decoding[s]
         self.context_base -= s.computed - s.anchor
         s.epoch += 1
         if self.uniform:
-            need = s.next_need
-            p = need % self.bm.block_size
-            if need > self.visited:   # (_unregister, inlined)
+            need, size = s.next_need, self.bm.block_size
+            p = need % size
+            if need <= self.visited:   # (_catch_up without its _register, which _unregister would undo: it leaves)
+                r = (self.visited - need) // size + 1
+                s.blocks += r
+                s.next_need = need + r * size
+            else:   # (_unregister, inlined)
                 ahead = self.ahead[p]
                 c = ahead[need] - 1
                 if c:
