@@ -47,6 +47,9 @@ def decode_run(replica, scheduler) -> Waiting | None:
         replica.times.hits += priced[0]
 
 
+INF = float("inf")
+
+
 # A decode-only iteration formed at `start` that ends after another event: Replica._run waits `duration`
 # and completes it as the scheduler's batch `batch`, logging `waiting` and `running` (a plain tuple: one is
 # made per arrival).
@@ -61,7 +64,7 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
     # phase sets, the first-due counts and the step are the scheduler's own, stored back before it runs again.
     phases, aheads, ahead_n, size = scheduler.phases, scheduler.ahead, scheduler.ahead_n, bm.block_size
     dues = scheduler.dues   # (the heap object stays the scheduler's: pushed and popped in place)
-    inf = float("inf")
+    inf = INF
     formed_ahead, queued = replica.ahead, scheduler.waiting
     hits = 0
     step = scheduler.step   # (moved only by decoded and complete below)

@@ -76,7 +76,8 @@ class Replica:
             self.inbox.append(seq)   # a busy engine reads it at its next poll
             return
         self.waiting.append(seq)
-        self.wake()
+        if self.idle or self.group is not None:   # (wake's own test first: a busy engine reads it as it steps)
+            self.wake()
 
     def hand_in(self, seq: Seq) -> None:
         """Disaggregated decode: a prefilled sequence whose KV is still on a prefill replica."""
