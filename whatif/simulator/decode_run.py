@@ -89,8 +89,8 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
             head = queue[0][0] if queue else inf
             last, duration = -1, 0.0
             while True:
-                if before >= gate:                   # the held-back request can join this one
-                    return
+                if before >= gate and gate != inf:   # the held-back request can join this one (an engine that forms
+                    return                           # no step ahead has none: its `before` and `gate` are both inf)
                 if head - now_s > SPAN_MIN * duration and step <= last and finishing - step > SPAN_MIN \
                         and gate == inf and not replica.idle:   # (the next event's distance first: it fails most)
                     # a stretch of steps that only add tokens: one array update, as this loop would run them
