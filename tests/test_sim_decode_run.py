@@ -46,8 +46,12 @@ CONFIGS = {
     "light load, two replicas": SimConfig(Scenario(), WorkloadSpec(requests=40, seed=3, rate=0.6, prompt=3000,
                                                                    output=1500, range_ratio=0.5),
                                           cluster=ClusterConfig(replicas=2)),
+    # an engine whose CPU forms no step ahead (vLLM 0.6: no async scheduling): decode runs hold it too
+    "not formed ahead": SimConfig(Scenario(kernel_engine="vllm-0.6"), SHAREGPT),
+    "not formed ahead, light load": SimConfig(Scenario(kernel_engine="vllm-0.6"), WorkloadSpec(
+        requests=40, seed=3, rate=0.3, prompt=3000, output=1500, range_ratio=0.5)),
 }
-SPANS = {"light load", "light load, few blocks", "light load, two replicas"}
+SPANS = {"light load", "not formed ahead, light load", "light load, few blocks", "light load, two replicas"}
 
 
 def run(cfg):

@@ -258,3 +258,14 @@ def test_latency_in_one_pass_is_each_records_own_figures():
         assert lat["ttft_s"] == stats([r.ttft_s for r in done])
         assert lat["tpot_s"] == stats([r.tpot_s for r in done if r.tpot_s is not None])
         assert lat["served_ttft_s"] == stats([r.served_ttft_s(res.frontend) for r in done])
+
+
+def test_percentiles_match_numpy_float_for_float():
+    """metrics.percentiles (a sort and numpy's _lerp, no numpy.ma import) answers np.percentile's linear method."""
+    from whatif.simulator.metrics import PERCENTILES, percentiles
+    rng = np.random.default_rng(7)
+    cases = [np.array([1.0]), np.array([2.0, 1.0]), np.array([1.0, np.nan, 3.0])]
+    cases += [rng.random(n) * 10 for n in range(1, 120)] + [rng.lognormal(0, 2, 5001)]
+    cases += [rng.integers(0, 4, n).astype(float) * 1e-3 for n in (7, 64, 999)]   # ties
+    for a in cases:
+        assert np.array_equal(percentiles(a), np.percentile(a, PERCENTILES), equal_nan=True), len(a)

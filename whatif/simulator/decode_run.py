@@ -47,6 +47,9 @@ def decode_run(replica, scheduler) -> Waiting | None:
         replica.times.hits += priced[0]
 
 
+INF = float("inf")
+
+
 # A decode-only iteration formed at `start` that ends after another event: Replica._run waits `duration`
 # and completes it as the scheduler's batch `batch`, logging `waiting` and `running` (a plain tuple: one is
 # made per arrival).
@@ -61,7 +64,7 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
     # phase sets, the first-due counts and the step are the scheduler's own, stored back before it runs again.
     phases, aheads, ahead_n, size = scheduler.phases, scheduler.ahead, scheduler.ahead_n, bm.block_size
     dues = scheduler.dues   # (the heap object stays the scheduler's: pushed and popped in place)
-    inf = float("inf")
+    inf = INF
     formed_ahead, queued = replica.ahead, scheduler.waiting
     hits = 0
     step = scheduler.step   # (moved only by decoded and complete below)
@@ -86,10 +89,10 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
             head = queue[0][0] if queue else inf
             last, duration = -1, 0.0
             while True:
-                if before >= gate:                   # the held-back request can join this one
-                    return
-                if step <= last and finishing - step > SPAN_MIN and head - now_s > SPAN_MIN * duration \
-                        and gate == inf and not replica.idle:
+                if before >= gate and gate != inf:   # the held-back request can join this one (an engine that forms
+                    return                           # no step ahead has none: its `before` and `gate` are both inf)
+                if head - now_s > SPAN_MIN * duration and step <= last and finishing - step > SPAN_MIN \
+                        and gate == inf and not replica.idle:   # (the next event's distance first: it fails most)
                     # a stretch of steps that only add tokens: one array update, as this loop would run them
                     k, taken, price_s, price_last = _span(replica, scheduler, step, finishing - 1, now_s, duration,
                                                           last, head, used, (rows, base, decoding, waiting, running))

@@ -129,6 +129,15 @@ class IterationTimes:
         """Seconds of an iteration: `decode_seqs` sequences decoding one token each (or one round of
         the decoder, or `scheduler_steps` tokens of a decode-only iteration) after `decode_context` cached
         tokens on average, and prefill chunks of (tokens, cached tokens)."""
+        if self.plain_decode and len(prefills) == 1:   # (the common step, read from the memo without the rest)
+            q, c = prefills[0]
+            ctx = decode_context if decode_context <= EXACT_BELOW else BUCKETS.get(decode_context) or bucket(
+                decode_context)
+            chunk = (q, c if c <= EXACT_BELOW else BUCKETS.get(c) or bucket(c), 1)
+            t = self.cache.get(((1, ctx, decode_seqs), chunk) if decode_seqs else (chunk,))
+            if t is not None:
+                self.hits += 1
+                return t
         passes = self.scheduler_steps if decode_seqs and not prefills else 1
         # (a multi-step iteration's passes see the contexts c .. c + passes - 1: priced at their middle)
         ctx = bucket(decode_context + (passes - 1) // 2)

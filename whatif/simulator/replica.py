@@ -17,7 +17,7 @@ from .config import SchedulerConfig
 from .decode_run import decode_run
 from .first_token_hold import FirstTokenHold, eager_launch_s
 from .iteration_time import IterationTimes
-from .log import IterationLog, ReplicaInfo
+from .log import FLUSH_VALUES, IterationLog, ReplicaInfo
 from .recv_interval import RecvSkipper
 from .scheduling.core import Scheduler
 from .scheduling.registry import make_policy
@@ -76,7 +76,8 @@ class Replica:
             self.inbox.append(seq)   # a busy engine reads it at its next poll
             return
         self.waiting.append(seq)
-        self.wake()
+        if self.idle or self.group is not None:   # (wake's own test first: a busy engine reads it as it steps)
+            self.wake()
 
     def hand_in(self, seq: Seq) -> None:
         """Disaggregated decode: a prefilled sequence whose KV is still on a prefill replica."""
@@ -94,7 +95,8 @@ class Replica:
 
     def _run(self, scheduler: Scheduler):
         env, times, bm, index, queued = self.env, self.times, self.bm, self.index, self.waiting
-        schedule, complete, append = scheduler.schedule, scheduler.complete, self.log.append
+        schedule, complete, log = scheduler.schedule, scheduler.complete, self.log
+        logged = log.pending   # (IterationLog.append, inlined below: the log keeps this list, cleared in place)
         step_ahead, decodes = advance, decode_run   # (module names: the tests swap them)
         ahead, hold = self.ahead, self.hold
         inf = float("inf")
@@ -137,8 +139,10 @@ class Replica:
                 hold.ran(batch, env.now, duration)
             scheduler.last_start, scheduler.last_end = start, env.now
             used = bm.num_blocks - (bm.free + len(bm.evictable))   # (bm.used)
-            append(index, start, duration, rows, len(prefills), tokens, used, waiting, running, batch.preempted,
-                   batch.swap_s)
+            logged += (index, start, duration, rows, len(prefills), tokens, used, waiting, running, batch.preempted,
+                      batch.swap_s)
+            if len(logged) >= FLUSH_VALUES:
+                log.settle()
             if self.idle:
                 self.wake()   # blocks may have freed up for an idle virtual scheduler
             if skipper is not None:
@@ -153,8 +157,7 @@ class Replica:
                 yield duration
                 complete(batch, env.now)
                 scheduler.last_start, scheduler.last_end = start, env.now
-                append(index, start, duration, batch.rows, 0, 0, bm.used,
-                       waiting, running, 0, 0.0)
+                log.append(index, start, duration, batch.rows, 0, 0, bm.used, waiting, running, 0, 0.0)
                 if self.idle:
                     self.wake()
                 pending = decodes(self, scheduler)

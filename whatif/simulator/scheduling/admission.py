@@ -51,17 +51,35 @@ class Admission:
         waiting, max_batch = self.waiting, self.cfg.max_batch
         if batch.preempted and not self.cfg.admits_after_preempting:
             return
+        bm = self.bm
+        size = bm.block_size
         while budget > 0 and waiting and not self.swapped_out and len(self.running) < max_batch:
             s = waiting[0]
             if s.req.arrival_s > self.admit_before:   # arrived after this step was formed
                 break
-            if self.bm.prefix_caching:
+            if bm.prefix_caching and (s.req.prefix_id is not None or s.rec.preemptions):   # (else _lookup returns)
                 self._lookup(s)
-            n = self._chunk(s, budget, keep_watermark=True) if not self.reserving or self._reservable(s) else 0
-            if not n:
+            if self.reserving and not self._reservable(s):
+                n = 0
+            else:   # (_chunk and _chunk_size, inlined: once per admission)
+                n = s.total - s.computed
+                if n > budget:
+                    n = budget
+                held = s.blocks + len(s.shared)
+                fit = (held + bm.free + len(bm.evictable) - bm.watermark_blocks) * size - s.computed
+                if n > fit:
+                    n = fit if fit > 0 else 0
+                if n > 0:
+                    need = -(-(s.computed + n) // size) - held
+                    if need <= bm.free:   # (bm.allocate, when it evicts nothing)
+                        bm.free -= need
+                    else:
+                        bm.allocate(need)
+                    s.blocks += need
+            if n <= 0:
                 self._undo_lookup(s)
                 break
-            self.waiting.popleft()
+            waiting.popleft()
             if self.reserving:
                 self._set_aside(s)
             self._start(s, now)

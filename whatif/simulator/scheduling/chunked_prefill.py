@@ -17,5 +17,7 @@ class ChunkedPrefill(Policy):
     def admits(self, core: Scheduler) -> bool:
         if not core.waiting and not core.open_prefills:   # (asked after most decode steps: nothing to look at)
             return False
-        budget = core.decode_budget()
-        return core.can_continue_prefills(budget) or core.can_admit_chunk(budget)
+        budget = core.cfg.token_budget - len(core.decoding)   # (core.decode_budget(), inlined: asked after every event)
+        if budget < 0:
+            budget = 0
+        return (core.open_prefills and core.can_continue_prefills(budget)) or core.can_admit_chunk(budget)

@@ -170,7 +170,8 @@ class Scheduler(Admission, DecodingSet):
                 self._enter(s)
         if batch.prefill and self.open_prefills:   # drop the prompts done (continue_prefills would), so that
             self.open_prefills = [(order, s) for order, s in self.open_prefills   # asking it costs nothing
-                                  if s.in_running and s.order == order and s.prefilling]
+                                  if s.in_running and s.order == order and not s.done   # (s.prefilling, inlined)
+                                  and (s.total - s.computed > 1 or not s.generated)]
         if self.bm.prefix_caching:
             for s in offered:
                 if s.req.prefix_id is not None:   # (_publish's first test, before a call per sequence)
@@ -225,7 +226,9 @@ class Scheduler(Admission, DecodingSet):
         """The prefill of `s` computed its last token: a token comes out."""
         rec = s.rec
         if not (s.generated == 0 and s.req.output > 1 and self.hooks.hands_on):   # (a prefill pool's first token
-            rec.emitted.add(end)                        # reaches the client from the decode pool, with the KV)
+            emitted = rec.emitted                       # reaches the client from the decode pool, with the KV)
+            emitted.pieces.append((end, 1))             # (TokenTimes.add, inlined: once per request)
+            emitted.count += 1
             if rec.first_token_s is None:
                 rec.first_token_s = end
         s.generated += 1
@@ -249,8 +252,12 @@ class Scheduler(Admission, DecodingSet):
             s.done = True
             self.padding += 1
             self.padding_context += s.computed
-        else:
+        elif s.shared or s.reserve:
             self._release(s)
+            s.in_running = False
+        else:   # (_release of private blocks alone, inlined: most requests finish so)
+            self.bm.release(s.blocks)
+            s.blocks, s.shared = 0, []
             s.in_running = False
         self.left.append(s)
         self.hooks.finished(s)

@@ -129,11 +129,19 @@ class DecodingSet:
         if not dues or dues[0][0] > step:
             return ()
         offered = self._due(dues)
+        visited = self.visited
         for s in offered:
-            self._sync(s)
+            k = step - s.anchor   # (_sync, inlined)
+            if k:
+                s.computed += k
+                s.generated += k
+                s.total += k
+                s.anchor = step
             if s.generated >= s.req.output:
                 s.total -= 1   # (a finishing token adds none to do)
-                self._finish(s, end)
+                self._finish(s, end)   # (its blocks caught up as it leaves the decoding set: _leave)
+            elif s.next_need <= visited:
+                self._catch_up(s)
         return offered
 
     def _complete_rounds(self, batch: Batch, end: float) -> None:
@@ -168,23 +176,62 @@ class DecodingSet:
 
     def _enter(self, s: Seq) -> None:
         """`s` starts decoding at this step."""
-        s.anchor = s.run_from = self.step
+        s.anchor = s.run_from = step = self.step
         self.decoding[s] = None
-        self.context_base += s.computed - self.step
-        self._push_need(s)
-        if self.uniform:
+        computed = s.computed
+        self.context_base += computed - step
+        if not self.uniform:
+            self._push_need(s)
+            return
+        # (_push_need and _push_due, inlined: once per request, without a decoder lookahead is 0)
+        bm = self.bm
+        size = bm.block_size
+        due = step + (s.blocks + len(s.shared)) * size - computed
+        s.next_need = due
+        p = due % size
+        self.phases[p][s] = None
+        ahead = self.ahead[p]
+        ahead[due] = ahead.get(due, 0) + 1
+        self.ahead_n[p] += 1
+        req = s.req
+        if bm.prefix_caching and req.prefix_id is not None:
             self._push_due(s)
+            return
+        due = step + req.output - s.generated
+        heappush(self.dues, (due if due > step else step + 1, s.order, s.epoch, s))
 
     def _leave(self, s: Seq) -> None:
         """`s` stops decoding (finished, preempted): its counters brought up to date, its run of tokens closed."""
-        self._sync(s)
+        step = self.step
+        k = step - s.anchor   # (_sync, inlined: once per request)
+        if k:
+            s.computed += k
+            s.generated += k
+            s.total += k
+            s.anchor = step
         del self.decoding[s]
         self.context_base -= s.computed - s.anchor
         s.epoch += 1
         if self.uniform:
-            self._unregister(s)
-            self.phases[s.next_need % self.bm.block_size].pop(s, None)
-            s.rec.emitted.add_run(self.ends, s.run_from, self.step)
+            need, size = s.next_need, self.bm.block_size
+            p = need % size
+            if need <= self.visited:   # (_catch_up without its _register, which _unregister would undo: it leaves)
+                r = (self.visited - need) // size + 1
+                s.blocks += r
+                s.next_need = need + r * size
+            else:   # (_unregister, inlined)
+                ahead = self.ahead[p]
+                c = ahead[need] - 1
+                if c:
+                    ahead[need] = c
+                else:
+                    del ahead[need]
+                self.ahead_n[p] -= 1
+            self.phases[p].pop(s, None)
+            if step > s.run_from:   # (TokenTimes.add_run, inlined)
+                emitted = s.rec.emitted
+                emitted.pieces.append((self.ends, s.run_from, step))
+                emitted.count += step - s.run_from
 
     def _sync(self, s: Seq) -> None:
         """Bring a decoding sequence's counters to this step (one token per step since its anchor)."""
