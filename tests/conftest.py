@@ -2,6 +2,12 @@
 default run leaves out; `--slow` or WHATIF_SLOW=1 (what .ci/run sets) runs them too."""
 import os
 
+from hypothesis import settings
+
+# Property tests draw the same examples on every run: a default run must not pass or fail by chance.
+settings.register_profile("whatif", derandomize=True)
+settings.load_profile("whatif")
+
 # Triton kernels run on the CPU interpreter unless a GPU run asks otherwise (WHATIF_TEST_GPU=1). It must be set
 # before any kernel module is imported: triton.jit reads it when it decorates.
 if os.environ.get("WHATIF_TEST_GPU") != "1":

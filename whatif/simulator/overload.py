@@ -28,7 +28,9 @@ def overload(records, end_s: float, offered: float | None, sustained: float | No
     k = max(1, int(len(records) * EDGE_SHARE))
     early_s, late_s = _mean(_waits(records[:k], end_s)), _mean(_waits(records[-k:], end_s))
     short = offered is not None and (sustained is None or sustained < SUSTAIN_SHARE * offered)
-    between = _mean([r.request.arrival_s for r in records[-k:]]) - _mean([r.request.arrival_s for r in records[:k]])
+    # no records (nothing arrived inside the run): no spread of arrivals to compare
+    between = (_mean([r.request.arrival_s for r in records[-k:]]) - _mean([r.request.arrival_s for r in records[:k]])
+               if records else 0.0)
     predicted = (1 - (sustained or 0.0) / offered) * between if short else 0.0
     growing = (early_s is not None and late_s is not None and late_s > GROWTH * early_s
                and late_s - early_s > 0.25 * predicted)
