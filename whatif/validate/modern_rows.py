@@ -208,9 +208,16 @@ def module_rows(frame, family, phase, wide_ep=False):
                                                            indexer="skip_indexer" not in source,
                                                            dense="dense_mha" in source,
                                                            all_topk=mla_modules.sparse_all_topk(engine, c.arch))
+                name = f"{family}_{phase}"
+            elif phase == "decode":   # each decode kernel its own family, its head tile (MLA_DECODE_TILES)
+                kernel = mla_modules.MLA_DECODE_SOURCES[source]
+                parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c,
+                                                           mla_modules.MLA_DECODE_TILES[kernel])
+                name = mla_modules.mla_decode_family(kernel)
             else:
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
-            r = _attach(g, parts, items, f"{family}_{phase}")
+                name = f"{family}_{phase}"
+            r = _attach(g, parts, items, name)
             for k in ("model", "batch_size", "step", "num_heads", "gemm_type", "kv_cache_dtype"):   # the shape
                 r[k] = g[k].to_numpy()
             out.append(r)
