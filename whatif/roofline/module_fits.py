@@ -13,8 +13,9 @@ data/modern_fit.yaml; the architecture's own fit where one was measured, else th
 table keeps every kernel and their shares while the module costs what the fit says. Why: on aiconfigurator's MLA
 generation-module tables (before the split by kernel) the fit's leave-one-GPU-out error is 28.9% MAPE (median
 20.6%) against 148.9% (34.7%) for the kernels summed (docs/accuracy.md, benchmarks/accuracy_modern.py
---vs-kernels; the DSA and GDN figures there too). Left to the kernels: prefill and mixed passes, speculative verify passes, DSA on SGLang and TensorRT-LLM, weight formats
-the fits have no data for, engines without kernel fits, Efficiency.module_fits False.
+--vs-kernels; the DSA and GDN figures there too). Left to the kernels: prefill and mixed passes, speculative
+verify passes, DSA on SGLang and TensorRT-LLM, weight formats the fits have no data
+for, engines without kernel fits, Efficiency.module_fits False.
 """
 from __future__ import annotations
 

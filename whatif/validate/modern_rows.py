@@ -203,6 +203,7 @@ def module_rows(frame, family, phase, wide_ep=False):
                 new, past = isl, step
             else:   # decode: one new token; the context is `step` (or, in the wide-EP tables, `isl`)
                 new, past = np.ones_like(isl), (isl if wide_ep else step)
+            steps = 0
             if family == "dsa_module":
                 parts, items = mla_modules.dsa_module_work(phase, batch, new, past, heads, d, gemm, kv, c,
                                                            indexer="skip_indexer" not in source,
@@ -214,10 +215,11 @@ def module_rows(frame, family, phase, wide_ep=False):
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c,
                                                            mla_modules.MLA_DECODE_TILES[kernel])
                 name = mla_modules.mla_decode_family(kernel)
+                steps = mla_modules.quantize_launches(gemm)
             else:
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
                 name = f"{family}_{phase}"
-            r = _attach(g, parts, items, name)
+            r = _attach(g, parts, items, name, steps=steps)
             for k in ("model", "batch_size", "step", "num_heads", "gemm_type", "kv_cache_dtype"):   # the shape
                 r[k] = g[k].to_numpy()
             out.append(r)

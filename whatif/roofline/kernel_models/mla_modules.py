@@ -149,6 +149,16 @@ MLA_DECODE_SOURCES = {"default": "trtllm", "FLASHINFER_MLA": "trtllm_gen", "trtl
                       "TRITON_MLA": "triton", "triton": "triton"}
 
 
+QUANTIZED_PROJECTIONS = 3   # decode's weight-format GEMMs: fused q_a + kv_a, q_b, o (the absorbed bmms are apart)
+
+
+def quantize_launches(gemm_format: str) -> int:
+    """Activation-quantize kernels a decode module launches: one before each fp8 / NVFP4 projection GEMM
+    (vLLM's W8A8BlockFp8LinearOp and SGLang's per_token_group_quant_fp8, TensorRT-LLM's fp8_quantize_1x128,
+    the engines' scaled_fp4_quant), each a serial step of the module (fitted_roofline step_s)."""
+    return 0 if FORMATS[gemm_format][1] == "bf16" else QUANTIZED_PROJECTIONS
+
+
 def mla_decode_kernel(engine: str, arch: str, kv_dtype: str = "bfloat16") -> str:
     """The MLA decode kernel an engine runs by default on an architecture (a key of MLA_DECODE_TILES).
     vLLM (cuda.py backend priorities, as the collector's vLLM 0.24.0 picked them): Blackwell FLASHINFER_MLA,
@@ -250,7 +260,8 @@ def mla_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
         kernel = mla_decode_kernel(engine, c.arch, kv_dtype)
         family, tile = mla_decode_family(kernel), MLA_DECODE_TILES[kernel]
     parts, items = mla_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, tile)
-    return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch)))
+    steps = quantize_launches(gemm_format) if phase == "decode" else 0
+    return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch), steps))
 
 
 def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, dims: MlaDims, gpu,
