@@ -181,7 +181,7 @@ def mla_decode_family(kernel: str) -> str:
 
 def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c, head_tile=0):
     """([(compute s, HBM s, L2 s)], items) of one MLA module at efficiency 1; decode: isl = 1 new token;
-    head_tile: the decode kernel's query-head tile (MLA_DECODE_KERNELS)."""
+    head_tile: the decode kernel's query-head tile (MLA_DECODE_TILES)."""
     tokens = batch * isl
     if phase == "prefill":
         parts = projection_parts(tokens, heads, d, False, gemm_format, c)
