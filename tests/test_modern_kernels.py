@@ -225,12 +225,11 @@ PINNED_LOO = {
     ("mla_bmm", "trtllm"): 13.2,
     ("mla_bmm", "vllm"): 12.4,
     ("mla_bmm_fp8", "sglang"): 5.1,   # the subset's TRT-LLM fp8 rows are H100's only: no leave-one-out
-    ("mla_module_decode", "sglang"): 39.8,
-    ("mla_module_decode", "trtllm"): 18.1,
-    ("mla_module_decode", "vllm"): 43.1,
+    ("mla_module_decode", "trtllm"): 16.4,   # vLLM's and SGLang's decode kernels: one GPU each, no leave-one-out
     ("mla_module_prefill", "sglang"): 27.2,
     ("mla_module_prefill", "trtllm"): 20.7,
-    ("mla_module_prefill", "vllm"): 32.0,
+    ("mla_module_prefill", "vllm"): 29.9,
+    ("mla_module_prefill_on_decode_kernel", "vllm"): 72.5,   # three decode kernels (B200, H100, L40S)
     ("quantize_compute_scale", "trtllm"): 17.3,
     ("quantize_compute_scale", "vllm"): 46.0,
     ("quantize_scale", "sglang"): 30.9,
@@ -271,3 +270,42 @@ def test_an_in_place_state_is_l2_resident_by_its_footprint_not_its_traffic():
     from whatif.roofline.kernel_models.fitted_roofline import memory_times
     assert memory_times(80e6, 1e12, 50e6) == (80e-6, 0.0)               # 80 MB streamed: HBM
     assert memory_times(80e6, 1e12, 50e6, footprint=40e6) == (0.0, 80e-6)   # 40 MB read and rewritten: L2
+
+
+def test_each_gpu_prices_mla_decode_with_the_kernel_its_engine_picks_there():
+    """vLLM: Blackwell FLASHINFER_MLA (trtllm-gen), Hopper FLASH_ATTN_MLA / FLASHMLA (fp8 KV), else TRITON_MLA;
+    SGLang: trtllm_mla, fa3, triton; TensorRT-LLM its own. GPUs the tables lack take their architecture's."""
+    kernel = mla_modules.mla_decode_kernel
+    h200, gb200, b300 = (load_component(n, "gpu") for n in ("h200-sxm", "gb200", "b300"))
+    a100 = load_component("a100-sxm-80gb", "gpu")
+    assert [kernel("vllm", g.arch, kv) for g, kv in ((h200, "fp8"), (h200, "bfloat16"), (gb200, "fp8"),
+                                                    (a100, "bfloat16"))] == ["flashmla", "fa3", "trtllm_gen", "triton"]
+    assert [kernel("sglang", g.arch) for g in (h200, b300, a100)] == ["fa3", "trtllm_gen", "triton"]
+    assert kernel("trtllm", "hopper") == kernel("trtllm", "blackwell") == "trtllm"
+    # SGLang on A100 has no Triton table of its own: it takes vLLM's (L40S) Triton fit
+    p = fitted_roofline.family_params(mla_modules.mla_decode_family("triton"), "sglang", "ampere")
+    assert "vllm" in p.provenance and "l40s" in p.provenance
+
+
+def test_the_rule_picks_a_kernel_each_table_measured_on_its_gpu():
+    """Every (GPU, engine, KV dtype) of the committed MLA generation-module subset measured the kernel that
+    mla_decode_kernel picks (SGLang's H100 table measured fa3 and flashinfer both)."""
+    from whatif.validate.corpus import corpus_gpu
+    frames = [mr.read_table(t, mr.COMPACT_DIR) for t in ("mla__mla_generation_module_perf",
+                                                        "mla__wideep_generation_mla_perf")]
+    import pandas as pd
+    rows = pd.concat(frames)
+    for (gpu, engine, kv), g in rows.groupby(["gpu", "engine", "kv_cache_dtype"]):
+        measured = {mla_modules.MLA_DECODE_SOURCES[s] for s in g["kernel_source"]}
+        assert mla_modules.mla_decode_kernel(engine, corpus_gpu(gpu).arch, kv) in measured, (gpu, engine, kv)
+
+
+def test_a_decode_kernel_pads_heads_to_its_tile_and_reads_the_latent_once_per_tile():
+    """FlashMLA's 64-row CTA: 16 heads cost 64 heads' FLOPs and one latent read; 128 heads read it twice."""
+    c = mla_modules.ceilings(H100)
+    d = mla_modules.MlaDims(7168, 1536, 512, 128, 64, 128)
+    attn = [mla_modules.absorbed_part(8, 4096, 4096, h, d, 1.0, c, 64) for h in (16, 64, 128)]
+    assert attn[0][0] == attn[1][0] and attn[2][0] == 2 * attn[1][0]
+    assert attn[0][1] + attn[0][2] == attn[1][1] + attn[1][2] < attn[2][1] + attn[2][2]
+    untiled = mla_modules.absorbed_part(8, 4096, 4096, 16, d, 1.0, c)
+    assert untiled[0] * 4 == attn[0][0]

@@ -35,6 +35,21 @@ def test_a_decode_pass_prices_its_mla_module_by_the_module_fit():
     assert "module fit" in next(t.op.formula for t in e.decode.op_times if t.op.name == "q_a_proj")
 
 
+def test_a_hopper_decode_pass_takes_the_fit_of_the_kernel_its_engine_runs_there():
+    """vLLM on H200 (unmeasured; Hopper): FLASHMLA with an fp8 KV cache, FLASH_ATTN_MLA with bf16, each its fit."""
+    kw = dict(DS, hardware="h200-sxm", kernel_engine="vllm", quantization="fp8-block")
+    ctx, dims, h200 = DS["prompt"] + DS["output"] // 2, MlaDims(7168, 1536, 512, 128, 64, 128), \
+        load_component("h200-sxm", "gpu")
+    for kv, kernel in (("fp8", "flashmla"), ("bf16", "fa3")):
+        got = _module(estimate(**dict(kw, kv_dtype=kv)).decode.op_times)
+        want = mla_module_seconds("decode", 4, 1, ctx, 16, dims, h200, "vllm", "fp8_block",
+                                  "fp8" if kv == "fp8" else "bfloat16")
+        assert all(s == pytest.approx(want, rel=1e-9) for s in got.values()), kernel
+    from whatif.roofline.kernel_models.fitted_roofline import family_params
+    assert family_params("mla_module_decode_flashmla", "vllm", "hopper") != \
+        family_params("mla_module_decode_fa3", "vllm", "hopper")
+
+
 def test_prefill_and_models_without_mla_keep_their_kernels():
     e = estimate(**DS)
     kernels = estimate(**DS, module_fits=False)

@@ -7,13 +7,15 @@ their serial state pass, which the forward pass's one recurrence op priced at a 
 gdn_conv1d_prefill).
 
 Its kernels are timed one by one (timing.py) and then scaled together to the time of the module fit
-(kernel_models/mla_modules.py, family mla_module_decode of data/modern_fit.yaml, the GPU architecture's own fit
-where one was measured, else the pooled one), so the op table keeps every kernel and their shares while the
-module costs what the fit says. Why: on aiconfigurator's MLA generation-module tables the fit's
-leave-one-GPU-out error is 28.9% MAPE (median 20.6%) against 148.9% (34.7%) for the kernels summed
-(docs/accuracy.md, benchmarks/accuracy_modern.py --vs-kernels; the DSA and GDN figures there too). Left to the
-kernels: prefill and mixed passes, speculative verify passes, DSA on SGLang and TensorRT-LLM, weight formats
-the fits have no data for, engines without kernel fits, Efficiency.module_fits False.
+(kernel_models/mla_modules.py; the family of the engine's MLA decode kernel on the GPU's architecture,
+mla_decode_kernel: mla_module_decode for TensorRT-LLM, mla_module_decode_<kernel> for vLLM and SGLang, in
+data/modern_fit.yaml; the architecture's own fit where one was measured, else the pooled one), so the op
+table keeps every kernel and their shares while the module costs what the fit says. Why: on aiconfigurator's MLA
+generation-module tables (before the split by kernel) the fit's leave-one-GPU-out error is 28.9% MAPE (median
+20.6%) against 148.9% (34.7%) for the kernels summed (docs/accuracy.md, benchmarks/accuracy_modern.py
+--vs-kernels; the DSA and GDN figures there too). Left to the kernels: prefill and mixed passes, speculative
+verify passes, DSA on SGLang and TensorRT-LLM, weight formats the fits have no data
+for, engines without kernel fits, Efficiency.module_fits False.
 """
 from __future__ import annotations
 
@@ -52,11 +54,14 @@ def module_seconds(setup, batch: ForwardBatch) -> float | None:
     gemm, kv = GEMM_FORMATS.get(attn.quantization or ""), KV_FORMATS.get(prec.kv)
     if shape is None or gemm is None or kv is None or (attn.quantization == "" and attn.weight != "bf16"):
         return None
-    from .kernel_models.mla_modules import FORMATS, MlaDims, dsa_module_seconds, mla_module_seconds
+    from .kernel_models.mla_modules import (FORMATS, MlaDims, dsa_module_seconds, mla_decode_family,
+                                            mla_decode_kernel, mla_module_seconds)
     from .kernel_models.params import ceilings
+    c = ceilings(setup.system.gpu)
+    if model.indexer is None:   # the engine's MLA decode kernel on this architecture has its own family
+        family = mla_decode_family(mla_decode_kernel(eff.engine, c.arch, kv))
     if not _module_fit_applies(family, eff.engine):
         return None
-    c = ceilings(setup.system.gpu)
     if FORMATS[gemm][1] not in c.peak:
         return None
     m, ix = model.mla, model.indexer
@@ -81,7 +86,8 @@ MODULE_FAMILIES = {"mla_module_decode": None, "dsa_module_decode": ("vllm", "trt
 
 
 def _module_fit_applies(family: str, engine: str) -> bool:
-    engines = MODULE_FAMILIES.get(family, ())
+    kind = "mla_module_decode" if family.startswith("mla_module_decode") else family   # any MLA decode kernel's
+    engines = MODULE_FAMILIES.get(kind, ())
     return family in _shipped_families() and (engines is None or engine in engines)
 
 

@@ -70,7 +70,9 @@ def fit(rows) -> RooflineParams:
     with_items = bool((rows["items"] > 0).any())
     l2 = [c for c in rows.columns if c.startswith("l") and c[1:].isdigit()]
     with_l2 = bool((rows[l2] > 0).to_numpy().any() and (rows[[c.replace("l", "m") for c in l2]] > 0).to_numpy().any())
-    with_steps, with_clocked = bool(np.any(_steps(rows) > 0)), bool(np.any(_steps(rows, "clocked") > 0))
+    # a step count the same on every row is the floor's (the fit cannot tell them apart): no step_s then
+    with_steps = bool(np.any(_steps(rows) > 0) and np.ptp(_steps(rows)) > 0)
+    with_clocked = bool(np.any(_steps(rows, "clocked") > 0))
 
     def residuals(v):
         p = to_params(v, with_items, with_l2, with_steps, with_clocked)

@@ -186,6 +186,12 @@ def model_dims(model: str):
     return mla_modules.MlaDims.from_config(cfg.get("text_config", cfg))
 
 
+# vLLM's MLA decode backends: a context-table row they ran (aiconfigurator's collector records the backend that
+# ran; vLLM treats queries up to the backend's decode threshold as decodes: 1 token, FLASHMLA up to 128,
+# FLASH_ATTN_MLA up to 512 in the tables) is an absorbed pass over its query tokens, not a dense prefill.
+VLLM_DECODE_BACKENDS = frozenset({"FLASHINFER_MLA", "FLASHMLA", "FLASH_ATTN_MLA", "TRITON_MLA"})
+
+
 def module_rows(frame, family, phase, wide_ep=False):
     """MLA / DSA module rows: one work evaluation per (model, kernel, formats) group of columns."""
     import pandas as pd
@@ -203,14 +209,28 @@ def module_rows(frame, family, phase, wide_ep=False):
                 new, past = isl, step
             else:   # decode: one new token; the context is `step` (or, in the wide-EP tables, `isl`)
                 new, past = np.ones_like(isl), (isl if wide_ep else step)
+            steps = 0
             if family == "dsa_module":
                 parts, items = mla_modules.dsa_module_work(phase, batch, new, past, heads, d, gemm, kv, c,
                                                            indexer="skip_indexer" not in source,
                                                            dense="dense_mha" in source,
                                                            all_topk=mla_modules.sparse_all_topk(engine, c.arch))
+                name = f"{family}_{phase}"
+            elif phase == "decode":   # each decode kernel its own family, its head tile (MLA_DECODE_TILES)
+                kernel = mla_modules.MLA_DECODE_SOURCES[source]
+                parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c,
+                                                           mla_modules.MLA_DECODE_TILES[kernel])
+                name = mla_modules.mla_decode_family(kernel)
+                steps = mla_modules.quantize_launches(gemm)
+            elif source in VLLM_DECODE_BACKENDS:   # vLLM ran these short "context" queries as decodes
+                kernel = mla_modules.MLA_DECODE_SOURCES[source]
+                parts, items = mla_modules.mla_module_work("decode", batch, new, past, heads, d, gemm, kv, c,
+                                                           mla_modules.MLA_DECODE_TILES[kernel])
+                name, steps = "mla_module_prefill_on_decode_kernel", mla_modules.quantize_launches(gemm)
             else:
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
-            r = _attach(g, parts, items, f"{family}_{phase}")
+                name = f"{family}_{phase}"
+            r = _attach(g, parts, items, name, steps=steps)
             for k in ("model", "batch_size", "step", "num_heads", "gemm_type", "kv_cache_dtype"):   # the shape
                 r[k] = g[k].to_numpy()
             out.append(r)

@@ -92,10 +92,12 @@ def dense_prefill_part(batch, isl, past, heads, d: MlaDims, c):
     return (flops / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
 
 
-def absorbed_part(batch, pairs, gathered, heads, d: MlaDims, kv_bytes, c):
-    """Absorbed MLA over `pairs` (query, key) pairs reading `gathered` latent rows."""
-    flops = 2.0 * heads * (2 * d.kv_lora + d.rope) * batch * pairs
-    moved = batch * gathered * (d.kv_lora + d.rope) * kv_bytes
+def absorbed_part(batch, pairs, gathered, heads, d: MlaDims, kv_bytes, c, head_tile=0):
+    """Absorbed MLA over `pairs` (query, key) pairs reading `gathered` latent rows; head_tile: the kernel's
+    query-head tile (heads padded up to a multiple of it, the latent read once per tile); 0: no tiling."""
+    tiles = -(-heads // head_tile) if head_tile else 1
+    flops = 2.0 * (tiles * head_tile if head_tile else heads) * (2 * d.kv_lora + d.rope) * batch * pairs
+    moved = batch * gathered * (d.kv_lora + d.rope) * kv_bytes * tiles
     return (flops / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
 
 
@@ -130,15 +132,63 @@ def all_topk_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c):
     return (waves * cta_flops * c.sms / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
 
 
-def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c):
-    """([(compute s, HBM s, L2 s)], items) of one MLA module at efficiency 1; decode: isl = 1 new token."""
+# The absorbed-MLA decode kernel each engine runs, by GPU architecture and KV dtype, and its query-head tile
+# (heads padded up to a multiple; 0: no tile established, heads priced as they are).
+MLA_DECODE_TILES = {
+    "trtllm": 0,          # TensorRT-LLM's own MLA generation kernels (XQA / trtllm-gen), one family for all archs
+    "trtllm_gen": 0,      # Blackwell: FlashInfer's trtllm_batch_decode_with_kv_cache_mla (vLLM FLASHINFER_MLA,
+                          # SGLang trtllm_mla); its head tiling is not established here
+    "flashmla": 64,       # FlashMLA's dense decode kernel: 64 query rows (heads x new tokens) per CTA
+    "fa3": 64,            # FlashAttention-3 with MLA (head dim v 512): tile_size_fwd_sm90 gives kBlockM 64
+    "flashinfer": 64,     # FlashInfer's MLA decode (SGLang --attention-backend flashinfer): CTA_TILE_Q 64
+    "triton": 16,         # Triton MLA decode (_decode_grouped_att_m_fwd): BLOCK_H 16 heads per program
+}
+# The tables' kernel_source names (aiconfigurator's collectors) -> MLA_DECODE_TILES kernels.
+MLA_DECODE_SOURCES = {"default": "trtllm", "FLASHINFER_MLA": "trtllm_gen", "trtllm_mla": "trtllm_gen",
+                      "FLASHMLA": "flashmla", "FLASH_ATTN_MLA": "fa3", "fa3": "fa3", "flashinfer": "flashinfer",
+                      "TRITON_MLA": "triton", "triton": "triton"}
+
+
+QUANTIZED_PROJECTIONS = 3   # decode's weight-format GEMMs: fused q_a + kv_a, q_b, o (the absorbed bmms are apart)
+
+
+def quantize_launches(gemm_format: str) -> int:
+    """Activation-quantize kernels a decode module launches: one before each fp8 / NVFP4 projection GEMM
+    (vLLM's W8A8BlockFp8LinearOp and SGLang's per_token_group_quant_fp8, TensorRT-LLM's fp8_quantize_1x128,
+    the engines' scaled_fp4_quant), each a serial step of the module (fitted_roofline step_s)."""
+    return 0 if FORMATS[gemm_format][1] == "bf16" else QUANTIZED_PROJECTIONS
+
+
+def mla_decode_kernel(engine: str, arch: str, kv_dtype: str = "bfloat16") -> str:
+    """The MLA decode kernel an engine runs by default on an architecture (a key of MLA_DECODE_TILES).
+    vLLM (cuda.py backend priorities, as the collector's vLLM 0.24.0 picked them): Blackwell FLASHINFER_MLA,
+    Hopper FLASH_ATTN_MLA (bf16 KV) or FLASHMLA (fp8 KV: FLASH_ATTN_MLA takes no fp8 cache), else TRITON_MLA;
+    SGLang (server_args.py): trtllm_mla for DeepseekV3 on sm100, fa3 on Hopper, triton for MLA elsewhere;
+    TensorRT-LLM: its own kernels."""
+    if engine == "trtllm":
+        return "trtllm"
+    if arch == "blackwell":
+        return "trtllm_gen"
+    if arch == "hopper":
+        return "flashmla" if engine == "vllm" and kv_dtype == "fp8" else "fa3"
+    return "triton"
+
+
+def mla_decode_family(kernel: str) -> str:
+    """The fit family of an MLA decode kernel: TensorRT-LLM's keeps the bare name, the others a suffix."""
+    return "mla_module_decode" if kernel == "trtllm" else f"mla_module_decode_{kernel}"
+
+
+def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c, head_tile=0):
+    """([(compute s, HBM s, L2 s)], items) of one MLA module at efficiency 1; decode: isl = 1 new token;
+    head_tile: the decode kernel's query-head tile (MLA_DECODE_TILES)."""
     tokens = batch * isl
     if phase == "prefill":
         parts = projection_parts(tokens, heads, d, False, gemm_format, c)
         parts.append(dense_prefill_part(batch, isl, past, heads, d, c))
         return parts, batch * heads * -(-isl // Q_TILE)
     parts = projection_parts(tokens, heads, d, True, gemm_format, c)
-    parts.append(absorbed_part(batch, isl * (past + isl), past + isl, heads, d, KV_BYTES[kv_dtype], c))
+    parts.append(absorbed_part(batch, isl * (past + isl), past + isl, heads, d, KV_BYTES[kv_dtype], c, head_tile))
     return parts, batch * heads
 
 
@@ -205,8 +255,13 @@ def mla_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     heads: attention heads on this GPU (after TP); dims: the model's MlaDims; gemm_format: bfloat16 |
     fp8_block | nvfp4; kv_dtype: bfloat16 | fp8; gpu: a GPU profile or Ceilings; engine: vllm | sglang | trtllm."""
     c = ceilings(gpu)
-    parts, items = mla_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c)
-    return float(fitted_seconds(parts, items, c.sms, family_params(f"mla_module_{phase}", engine, c.arch)))
+    family, tile = f"mla_module_{phase}", 0
+    if phase == "decode":   # the engine's kernel for this architecture: its own family and head tile
+        kernel = mla_decode_kernel(engine, c.arch, kv_dtype)
+        family, tile = mla_decode_family(kernel), MLA_DECODE_TILES[kernel]
+    parts, items = mla_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, tile)
+    steps = quantize_launches(gemm_format) if phase == "decode" else 0
+    return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch), steps))
 
 
 def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, dims: MlaDims, gpu,
