@@ -1,7 +1,7 @@
 """Run the same command against this checkout and a baseline commit, alternating, and compare.
 
 The benchmarks (speed.py, sim_speed.py, search_speed.py) take `--baseline COMMIT`: the commit is checked out
-into a temporary git worktree (/tmp/whatif-base-<sha>, removed at the end unless it was there before), and
+into a temporary git worktree of its own (/tmp/whatif-base-<sha>-<random>, removed at the end), and
 each command runs in a fresh Python process with PYTHONPATH at one tree or the other, the trees taking turns
 run by run (so load on a shared machine falls on both alike). A process's CPU is its user + sys seconds
 (the children's rusage); wall is perf_counter around it. Bytecode caching is left on (a user's install has
@@ -15,6 +15,7 @@ import contextlib
 import os
 import resource
 import shutil
+import tempfile
 import statistics
 import subprocess
 import sys
@@ -40,17 +41,15 @@ def baseline_tree(commit: str | None):
     if sha.returncode != 0:
         raise SystemExit(f"--baseline: '{commit}' is not a commit of {ROOT} nor a folder")
     sha = sha.stdout.strip()
-    path = Path(f"/tmp/whatif-base-{sha[:12]}")
-    made = not path.exists()
-    if made:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), sha], check=True,
-                       capture_output=True)
+    # a folder of this run's own: two benchmarks of one baseline at once must not remove each other's tree
+    path = Path(tempfile.mkdtemp(prefix=f"whatif-base-{sha[:12]}-"))
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), sha], check=True,
+                   capture_output=True)
     try:
         yield path
     finally:
-        if made:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], capture_output=True)
-            shutil.rmtree(path, ignore_errors=True)
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], capture_output=True)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def child_env(tree: Path, bytecode: bool = True) -> dict:
