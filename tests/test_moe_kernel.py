@@ -27,6 +27,25 @@ def test_routing_stats_are_bounded_and_deterministic():
         moe.routing_stats(8, 2, 8, 1, "zipf")
 
 
+def test_grouped_topk_keeps_topk_experts_in_topk_group_groups():
+    picks = moe.balanced_selections(1000, 8, 256)
+    sel = moe.grouped_selections(picks, 256, 8, 4)
+    assert sel.shape == (1000, 8)
+    assert all(len(set(row)) == 8 and len({e // 32 for e in row}) <= 4 for row in sel.tolist())
+
+
+def test_collector_grouped_routing_keeps_deepseek_rows_on_rank_zero():
+    # SGLang 0.5.14's DeepSeek rows: 8,192 tokens take the same time at EP 1 and EP 2, ~0.54x at EP 64
+    _, _, ep1 = moe.routing_stats(8192, 8, 256, 1, "balanced", (8, 4))
+    _, _, ep2 = moe.routing_stats(8192, 8, 256, 2, "balanced", (8, 4))
+    _, _, ep64 = moe.routing_stats(8192, 8, 256, 64, "balanced", (8, 4))
+    assert ep2 == ep1 and 0.45 < ep64 / ep1 < 0.55
+    assert moe.routing_stats(8192, 8, 256, 2, "balanced")[2] == ep1 / 2   # plain top-k halves it
+    assert mf.collector_groups("sglang", "0.5.14", 7168, 256, 8) == (8, 4)
+    assert mf.collector_groups("trtllm", "1.3.0rc20", 7168, 256, 8) is None
+    assert mf.collector_groups("sglang", "0.5.14", 7168, 384, 8) is None
+
+
 def test_more_tokens_touch_more_weights():
     times = []
     for tokens in (1, 4, 16, 64):

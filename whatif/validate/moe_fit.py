@@ -61,6 +61,23 @@ def fit_rows(frame, engine: str, dtype: str):
     return pd.concat(parts, ignore_index=True) if parts else moe_rows(frame, corpus_dtypes[0], engine, ())
 
 
+# (hidden, experts, topk) -> (n_group, topk_group) of the model a corpus shape is (its config.json): DeepSeek-V3/R1's
+# noaux_tc routing. The collectors of SGLang 0.5.14 and vLLM 0.24.0 route their synthetic logits through the model's
+# grouped top-k (SGLang's collect_moe.py for 0.5.14: TopK(use_grouped_topk=..., num_expert_group, topk_group)): their
+# DeepSeek rows do not move from EP 1 to EP 2 (B200 and H100). TensorRT-LLM's, SGLang 0.5.10's and vLLM 0.14's
+# route plain top-k (their DeepSeek power-law rows halve). kernel_models/moe.grouped_selections.
+COLLECTOR_GROUPS = {(7168, 256, 8): (8, 4)}
+GROUPED_COLLECTORS = (("sglang", "0.5.14"), ("vllm", "0.24.0"))
+
+
+def collector_groups(framework: str, version: str, hidden: int, experts: int,
+                     topk: int) -> tuple[int, int] | None:
+    """The grouped top-k a corpus row's collector routed through (None: plain top-k)."""
+    if (framework, str(version)) not in GROUPED_COLLECTORS:
+        return None
+    return COLLECTOR_GROUPS.get((int(hidden), int(experts), int(topk)))
+
+
 SMOOTH_MAX = 20.0       # bound on the fitted ridge exponent (as the modern op fits')
 MIN_REGIME_ROWS = 200   # fewest rows a regime is fitted on alone (5 parameters)
 
@@ -83,7 +100,7 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
             tiles.append(grid / g.sm_count.value if grid_launched(r.kernel_source) else 0.0)
             c, m, cached = moe_ideal_times(r.num_tokens, r.hidden_size, r.inter_size, r.topk, r.num_experts,
                                            r.moe_tp_size, r.moe_ep_size, r.distribution, peak, hbm,
-                                           w_bytes, a_bytes, l2)
+                                           w_bytes, a_bytes, l2, _groups(r))
             t_c.append(c)
             t_m.append(m)
             t_l2.append(cached)
@@ -94,9 +111,13 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
     return out
 
 
+def _groups(r) -> tuple[int, int] | None:
+    return collector_groups(r.framework, r.version, r.hidden_size, r.num_experts, r.topk)
+
+
 def _rows_per_expert(r) -> float:
     touched, _, assigned = routing_stats(int(r.num_tokens), int(r.topk), int(r.num_experts), int(r.moe_ep_size),
-                                         r.distribution)
+                                         r.distribution, _groups(r))
     return assigned / max(touched, 1.0)
 
 

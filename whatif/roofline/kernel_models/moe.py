@@ -16,7 +16,11 @@ likewise grids over the padded sorted slots), times each GEMM's N tiles; the til
 at a cost per tile that EP does not remove. Token loads follow the routing
 the corpus measured: 'balanced' (round-robin over experts) or 'power_law_<alpha>' (expert loads
 sampled from a power law, the most loaded EP group on this GPU), computed from the distribution,
-never from a measured time.
+never from a measured time. `groups` (n_group, topk_group): the collector's logits then pass through the
+model's group-limited top-k (DeepSeek-V3's noaux_tc: 8 groups, top 4), as SGLang's and vLLM's collectors route
+them (collect_moe.py's TopK(use_grouped_topk=...)); their logits are a one-hot softmax, so every group scores
+alike and the ties fall to the lowest indices: a token's picks move into groups 0-3 and onto experts 0-3
+(grouped_selections), which is why that table's DeepSeek rows barely fall from EP 1 to EP 2.
 Parameters (floor_s, compute_eff, memory_eff in (0, 1], smooth p) are per engine x architecture x dtype, in two
 regimes: at most SMALL_M routed rows per touched expert (decode: one minimal M tile each, where the engines'
 grouped GEMMs pick other tiles and low-latency kernels), and more.
@@ -41,16 +45,49 @@ SAMPLES = 4     # power-law routings averaged (seeded: the model is deterministi
 SMALL_M = 16    # routed rows per touched expert at or under which the small-M (decode) parameters apply
 
 
-def balanced_loads(tokens: int, topk: int, experts: int) -> np.ndarray:
-    """Tokens per expert when token i picks experts (i + j*stride) % E, stride = ceil(E/topk)
-    (spread evenly over the stride when there are fewer tokens than the stride)."""
+def balanced_selections(tokens: int, topk: int, experts: int) -> np.ndarray:
+    """(tokens, topk) experts when token i picks (i + j*stride) % E, stride = ceil(E/topk) (spread evenly
+    over the stride when there are fewer tokens than the stride): the collector's balanced_logits."""
     import numpy as np   # (here only: a cold estimate imports no numpy)
     stride = math.ceil(experts / topk)
     i = np.arange(tokens)[:, None]
     j = np.arange(topk)[None, :]
     base = i if tokens >= stride else (i * stride / tokens).astype(np.int64)
-    picks = (base + j * stride) % experts
-    return np.bincount(picks.ravel().astype(np.int64), minlength=experts)
+    return ((base + j * stride) % experts).astype(np.int64)
+
+
+def balanced_loads(tokens: int, topk: int, experts: int) -> np.ndarray:
+    """Tokens per expert of balanced_selections."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
+    return np.bincount(balanced_selections(tokens, topk, experts).ravel(), minlength=experts)
+
+
+def assigned_selections(loads: np.ndarray, tokens: int, topk: int) -> np.ndarray:
+    """(tokens, topk) experts from per-expert loads as the collector fills them (helper.py
+    _assign_experts_from_counts: experts by load, most first, repeated by load, column-major)."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
+    order = np.argsort(-loads, kind="stable")
+    return np.repeat(order, loads[order]).reshape(topk, tokens).T
+
+
+def grouped_selections(picks: np.ndarray, experts: int, n_group: int, topk_group: int) -> np.ndarray:
+    """The experts a group-limited top-k selects when the picked experts score high and the others low, all
+    alike (the collector's one-hot softmax logits): groups ranked by their top-2 sum (groups with more picks
+    first), topk_group of them kept, then the picks inside them and the lowest-index others; ties to the lowest
+    index (the DeepSeek rows' EP scan: 8,192 tokens take the same time at EP 1 and 2, 0.77 / 0.65 / 0.54 of it
+    at EP 4 / 8 / 64, where these selections put 1.0, 0.75, 0.62, 0.50 of the rows on rank 0)."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
+    tokens, topk = picks.shape
+    size = experts // n_group
+    high = np.zeros((tokens, experts), bool)
+    np.put_along_axis(high, picks, True, axis=1)
+    score = np.minimum(high.reshape(tokens, n_group, size).sum(axis=2), 2)
+    kept = np.argsort(-score * n_group + np.arange(n_group), axis=1, kind="stable")[:, :topk_group]
+    allowed = np.zeros((tokens, n_group), bool)
+    np.put_along_axis(allowed, kept, True, axis=1)
+    allowed = np.repeat(allowed, size, axis=1)
+    rank = np.where(allowed, np.where(high, 0, experts) + np.arange(experts), 4 * experts)
+    return np.argsort(rank, axis=1, kind="stable")[:, :topk]
 
 
 def power_law_loads(tokens: int, topk: int, experts: int, ep: int, alpha: float, seed: int) -> np.ndarray:
@@ -84,20 +121,25 @@ def tile_m(rows_per_expert: float) -> int:
 
 
 @lru_cache(maxsize=65536)
-def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: str) -> tuple[float, float, float]:
+def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: str,
+                  groups: tuple[int, int] | None = None) -> tuple[float, float, float]:
     """(touched experts, padded token rows, assignments) on this GPU (its E/ep experts), averaged
-    over seeded power-law samples."""
+    over seeded power-law samples; `groups` (n_group, topk_group): through the collector's grouped top-k."""
     import numpy as np   # (here only: a cold estimate imports no numpy)
     if experts % ep:
         raise WhatifError(f"moe_ep_size: {ep} does not divide num_experts {experts}; valid: a divisor")
     local = experts // ep
     if distribution == "balanced":
+        picks = [balanced_selections(tokens, topk, experts)] if groups else []
         samples = [balanced_loads(tokens, topk, experts)]
     elif distribution.startswith("power_law_"):
         alpha = float(distribution.removeprefix("power_law_"))
         samples = [power_law_loads(tokens, topk, experts, ep, alpha, s) for s in range(SAMPLES)]
+        picks = [assigned_selections(loads, tokens, topk) for loads in samples] if groups else []
     else:
         raise WhatifError(f"distribution '{distribution}' is not valid; valid: balanced, power_law_<alpha>")
+    if groups:
+        samples = [np.bincount(grouped_selections(p, experts, *groups).ravel(), minlength=experts) for p in picks]
     stats = []
     for loads in samples:
         mine = loads[:local]
@@ -107,11 +149,11 @@ def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: s
 
 
 def moe_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, peak, hbm,
-                    w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0):
+                    w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0, groups=None):
     """(compute s, HBM-streamed s, L2-resident s) at efficiency 1 for one fused MoE layer on one GPU.
     A working set that fits in L2 is read from L2 on back-to-back replays (the corpus's warm-L2
     timing, and a decode step's reuse across layers does not apply: a larger one thrashes it)."""
-    touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), distribution)
+    touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), distribution, groups)
     inter_l = inter / tp
     t_c = padded * 6.0 * hidden * inter_l / peak
     weights = touched * 3.0 * hidden * inter_l * w_bytes
