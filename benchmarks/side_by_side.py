@@ -15,10 +15,10 @@ import contextlib
 import os
 import resource
 import shutil
-import tempfile
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
