@@ -282,8 +282,10 @@ def forward_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: P
     return pass_ops(ctx, techs)
 
 
-def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE) -> list[Op]:
-    """forward_ops for a pass already described by its context (see context.pass_context)."""
+def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE, layer_memo: dict | None = None) -> list[Op]:
+    """forward_ops for a pass already described by its context (see context.pass_context). `layer_memo`: a dict
+    the caller keeps over one pass's pipeline stages, where stages of the same layer kinds and counts share their
+    layers' ops (built once: an op list depends only on the arguments of layer_ops, keyed here)."""
     model, batch, par, prec, kv, stage = ctx.model, ctx.batch, ctx.par, ctx.prec, ctx.kv, ctx.stage
     layers = stage_layers(model, par.pp, stage)
     first, last = stage == 0, stage == par.pp - 1
@@ -306,7 +308,14 @@ def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE) -> list[Op]:
         ops.append(comm_op("pp_recv", "send_recv", tokens * d * a, 2, 1, OpRole.PP_RECV, (stage - 1) * par.tp,
                            par.tp))
     for spec, count in layer_groups(model, layers):
-        ops += layer_ops(model, batch, par, prec, spec, count, techs, kv)
+        if layer_memo is None:
+            ops += layer_ops(model, batch, par, prec, spec, count, techs, kv)
+            continue
+        key = (id(model), id(batch), id(par), id(prec), id(techs), spec, count, kv)   # (the objects outlive the memo)
+        built = layer_memo.get(key)
+        if built is None:
+            built = layer_memo[key] = layer_ops(model, batch, par, prec, spec, count, techs, kv)
+        ops += built
     if last:
         # Only the last position of each sequence needs logits (as vLLM computes them), except in a
         # verify pass, which checks every drafted position.
