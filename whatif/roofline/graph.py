@@ -17,7 +17,7 @@ from .comm import comm_op
 from .config import ForwardBatch, Parallelism, Precision
 from .dequant import block_scale_ops, module_precisions
 from .context import (HostPath, KVFormat, PassContext, base_kv_format, kv_heads_per_gpu, kv_width_per_gpu,
-                      pass_context, stage_layers)
+                      layer_groups, pass_context, stage_layers)
 from .mlp import dense_mlp, weight_gemm
 from .moe import moe_ops
 from .ops import Op, OpClass, OpRole, gemm, streaming
@@ -258,16 +258,6 @@ def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Pre
         ops.append(allreduce(OpRole.MLP_ALLREDUCE))
     ops.append(residual("residual_add_2", OpRole.MLP_RESIDUAL))
     return ops
-
-
-def layer_groups(model: ModelSpec, layers: range) -> list[tuple[LayerSpec, int]]:
-    """The kinds of layer in `layers` with their counts, in order of first appearance (each kind's ops are built once
-    and repeated)."""
-    counts: dict[LayerSpec, int] = {}
-    for i in layers:
-        spec = model.layers[i]
-        counts[spec] = counts.get(spec, 0) + 1
-    return list(counts.items())
 
 
 def forward_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
