@@ -33,14 +33,17 @@ def evaluate_in_process(space: SearchSpace, keys: list[ReplicaSetup],
                         done: int = 0, total: int | None = None) -> list[ReplicaProfile]:
     """fn(space, key, *extra[i]) of each key (default: evaluate_replica, the key's profiles), in order; over
     min(jobs, len(keys) // MIN_SETUPS_PER_JOB) worker processes when that is more than one (default jobs:
-    default_jobs()). Each worker prices whole replica setups (all their chunks and batches), so the answer is the
-    same as in one process. `progress` gets (done + keys finished, total)."""
+    default_jobs()), the first key priced here before they fork. Each worker prices whole replica setups (all their
+    chunks and batches), so the answer is the same as in one process. `progress` gets (done + keys finished, total)."""
     jobs = default_jobs() if jobs is None else jobs
     extra = extra or [()] * len(keys)
     total = len(keys) if total is None else total
     workers = min(jobs, len(keys) // MIN_SETUPS_PER_JOB)
-    if workers > 1:
-        return _evaluate_in_pool(space, keys, progress, workers, fn, extra, done, total)
+    if workers > 1:   # the first here: the workers fork with the tables and fits it loaded warm (not each its own)
+        first = fn(space, keys[0], *extra[0])
+        if progress is not None:
+            progress(done + 1, total)
+        return first + _evaluate_in_pool(space, keys[1:], progress, workers, fn, extra[1:], done + 1, total)
     out = []
     for i, key in enumerate(keys):
         out += fn(space, key, *extra[i])

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..specs.model_layers import LayerSpec
 from ..specs.models import ModelSpec
 from .config import ForwardBatch, Parallelism, Precision
 
@@ -88,6 +89,28 @@ def stage_layers(model: ModelSpec, pp: int, stage: int) -> range:
     return range(start, start + base + (1 if stage < extra else 0))
 
 
+def layer_groups(model: ModelSpec, layers: range) -> list[tuple[LayerSpec, int]]:
+    """The kinds of layer in `layers` with their counts, in order of first appearance (each kind's ops are built once
+    and repeated). Remembered by the model's layer tuple (held, compared by identity) and the range: every pass of
+    every stage asks it, and a scan of the layers cost a tenth of a search's pass."""
+    key = (id(model.layers), layers.start, layers.stop, layers.step)
+    got = _GROUPS.get(key)
+    if got is not None and got[0] is model.layers:
+        return list(got[1])
+    counts: dict[LayerSpec, int] = {}
+    for i in layers:
+        spec = model.layers[i]
+        counts[spec] = counts.get(spec, 0) + 1
+    if len(_GROUPS) >= GROUPS_KEPT:
+        _GROUPS.clear()
+    _GROUPS[key] = (model.layers, tuple(counts.items()))
+    return list(counts.items())
+
+
+GROUPS_KEPT = 4096   # (models x stage ranges; a search meets a few dozen)
+_GROUPS: dict[tuple[int, int, int, int], tuple[tuple, tuple]] = {}
+
+
 @dataclass(frozen=True)
 class PassContext:
     """What a technique sees when it rewrites the ops of one forward pass on one GPU."""
@@ -122,5 +145,5 @@ def pass_context(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: 
     return PassContext(model=model, batch=batch, par=par, prec=prec,
                        kv=transform_kv(kv) if transform_kv else kv,
                        kv_width=kv_width_per_gpu(model, par.attention_tp),
-                       layers=len(layers), kv_layers=sum(model.layers[i].attention for i in layers),
+                       layers=len(layers), kv_layers=sum(spec.attention * n for spec, n in layer_groups(model, layers)),
                        shared_prefix=shared_prefix, host=host, sm_count=sm_count, stage=stage)

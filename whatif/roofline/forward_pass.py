@@ -45,14 +45,23 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassT
     gpu = system.gpu
     host = host_path(system, par.gpus) if techs else None
     graph_par = moe_comm_parallel(setup)
+    price, layer_memo = time_op, None
+    if par.pp > 1:   # stages of the same layers build their ops once, and each op object is priced once
+        layer_memo, priced = {}, {}
+
+        def price(op, *args):
+            t = priced.get(id(op))   # (an op priced here stays alive in its OpTime, so its id stays its own)
+            if t is None:
+                t = priced[id(op)] = time_op(op, *args)
+            return t
     for stage in range(par.pp):
         ctx = pass_context(model, batch, graph_par, prec, stage, transform_kv=techs.kv, shared_prefix=shared_prefix,
                            host=host, sm_count=int(gpu.sm_count.value))
         layers = ctx.layers
-        ops = fused_layer_ops(engine_ops(pass_ops(ctx, techs), setup.engine_spec, ctx.model), eff)
+        ops = fused_layer_ops(engine_ops(pass_ops(ctx, techs, layer_memo), setup.engine_spec, ctx.model), eff)
         if placement:
             ops = placement_ops(ops, ctx, placement, paths)
-        times = priced_modules(tuple(time_op(op, gpu, eff, system.gpu_link, paths) for op in ops), setup, batch)
+        times = priced_modules(tuple(price(op, gpu, eff, system.gpu_link, paths) for op in ops), setup, batch)
         kernels = sum(t.op.count for t in times if t.op.op_class != OpClass.TRANSFER)
         serial = sum(t.total_s for t in times if not is_overlapped(t.op)) + kernels * eff.kernel_gap_s
         gpu_s += overlapped(serial, times, layers)

@@ -17,7 +17,7 @@ from .comm import comm_op
 from .config import ForwardBatch, Parallelism, Precision
 from .dequant import block_scale_ops, module_precisions
 from .context import (HostPath, KVFormat, PassContext, base_kv_format, kv_heads_per_gpu, kv_width_per_gpu,
-                      pass_context, stage_layers)
+                      layer_groups, pass_context, stage_layers)
 from .mlp import dense_mlp, weight_gemm
 from .moe import moe_ops
 from .ops import Op, OpClass, OpRole, gemm, streaming
@@ -260,16 +260,6 @@ def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Pre
     return ops
 
 
-def layer_groups(model: ModelSpec, layers: range) -> list[tuple[LayerSpec, int]]:
-    """The kinds of layer in `layers` with their counts, in order of first appearance (each kind's ops are built once
-    and repeated)."""
-    counts: dict[LayerSpec, int] = {}
-    for i in layers:
-        spec = model.layers[i]
-        counts[spec] = counts.get(spec, 0) + 1
-    return list(counts.items())
-
-
 def forward_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
                 stage: int = 0, techs: TechniqueSet = NONE, shared_prefix: int = 0,
                 host: HostPath | None = None, sm_count: int = 0) -> list[Op]:
@@ -282,8 +272,10 @@ def forward_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: P
     return pass_ops(ctx, techs)
 
 
-def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE) -> list[Op]:
-    """forward_ops for a pass already described by its context (see context.pass_context)."""
+def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE, layer_memo: dict | None = None) -> list[Op]:
+    """forward_ops for a pass already described by its context (see context.pass_context). `layer_memo`: a dict
+    the caller keeps over one pass's pipeline stages, where stages of the same layer kinds and counts share their
+    layers' ops (built once: an op list depends only on the arguments of layer_ops, keyed here)."""
     model, batch, par, prec, kv, stage = ctx.model, ctx.batch, ctx.par, ctx.prec, ctx.kv, ctx.stage
     layers = stage_layers(model, par.pp, stage)
     first, last = stage == 0, stage == par.pp - 1
@@ -306,7 +298,14 @@ def pass_ops(ctx: PassContext, techs: TechniqueSet = NONE) -> list[Op]:
         ops.append(comm_op("pp_recv", "send_recv", tokens * d * a, 2, 1, OpRole.PP_RECV, (stage - 1) * par.tp,
                            par.tp))
     for spec, count in layer_groups(model, layers):
-        ops += layer_ops(model, batch, par, prec, spec, count, techs, kv)
+        if layer_memo is None:
+            ops += layer_ops(model, batch, par, prec, spec, count, techs, kv)
+            continue
+        key = (id(model), id(batch), id(par), id(prec), id(techs), spec, count, kv)   # (the objects outlive the memo)
+        built = layer_memo.get(key)
+        if built is None:
+            built = layer_memo[key] = layer_ops(model, batch, par, prec, spec, count, techs, kv)
+        ops += built
     if last:
         # Only the last position of each sequence needs logits (as vLLM computes them), except in a
         # verify pass, which checks every drafted position.

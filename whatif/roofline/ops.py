@@ -58,12 +58,14 @@ class Op:
     block_scaled: bool = False  # fp8 weights with per-block scales (dequant.block_scale_ops)
 
     def __post_init__(self):
-        if self.op_class not in OP_CLASS_VALUES:
-            raise WhatifError(f"op_class: '{self.op_class}' is not valid; valid: {', '.join(OP_CLASS_VALUES)}")
-        object.__setattr__(self, "op_class", OpClass(self.op_class))
+        if type(self.op_class) is not OpClass:   # (built from a class member, as the graph does: nothing to convert)
+            if self.op_class not in OP_CLASS_VALUES:
+                raise WhatifError(f"op_class: '{self.op_class}' is not valid; valid: {', '.join(OP_CLASS_VALUES)}")
+            object.__setattr__(self, "op_class", OpClass(self.op_class))
         for name in ("role", "part_of"):
-            if getattr(self, name) is not None:
-                object.__setattr__(self, name, OpRole(getattr(self, name)))
+            value = getattr(self, name)
+            if value is not None and type(value) is not OpRole:
+                object.__setattr__(self, name, OpRole(value))
         if not isinstance(self.shape, OpShape):
             raise TypeError(f"Op {self.name}: shape must be an OpShape (op_shapes.py), not {type(self.shape).__name__}")
 

@@ -54,6 +54,18 @@ def gemm_compute_time(m: float, n: float, k: float, groups: float, peak: float, 
     return max(best, flops / peak)
 
 
+_KERNEL_TIMING: list = []
+
+
+def _kernel_timing():
+    """roofline/kernel_timing.py, imported on first use (it needs numpy, which building the CLI parser avoids) and
+    kept here: an import statement per op cost ~4% of a search's passes."""
+    if not _KERNEL_TIMING:
+        from . import kernel_timing
+        _KERNEL_TIMING.append(kernel_timing)
+    return _KERNEL_TIMING[0]
+
+
 def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) -> OpTime:
     """Time one instance of `op` on `gpu` (and `link` for collectives, `tiers` for in-place tier reads)."""
     parts = getattr(op.shape, "parts", ())
@@ -73,7 +85,7 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
         t = s.latency * s.blocks + link_bytes(op) / (s.bandwidth * p.memory_eff)
         return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "link")
     if eff.engine:
-        from . import kernel_timing
+        kernel_timing = _kernel_timing()
         if kernel_timing.covers(op, gpu, kernel_timing.fit_engine(op, eff)):
             return kernel_model_time(op, gpu, eff, tiers)
     p = eff.params(op.op_class)
@@ -111,8 +123,7 @@ def comm_time(op: Op, eff: Efficiency, link) -> OpTime:
         if t is not None:
             return OpTime(op, t, 0.0, t, 0.0, "network")
     if eff.engine:   # fitted collective model: NCCL protocols, NVLS, the engine's custom all-reduce
-        from . import kernel_timing   # here: it needs numpy, which building the CLI parser avoids
-        t = kernel_timing.collective_seconds(s.collective, s.bytes, gpus, link, eff.engine,
+        t = _kernel_timing().collective_seconds(s.collective, s.bytes, gpus, link, eff.engine,
                                              custom_max=eff.custom_allreduce_max_bytes)
         return OpTime(op, t, 0.0, t, 0.0, "network")
     p = eff.comm_params(link.type)
@@ -167,8 +178,8 @@ def multinode_time(s, link, eff: Efficiency) -> float | None:
 
 def kernel_model_time(op: Op, gpu, eff: Efficiency, tiers: dict | None) -> OpTime:
     """A GEMM or attention op timed by its fitted kernel model (roofline/kernel_timing.py)."""
-    from . import kernel_timing
     t_tier = tier_read_time(op, tiers or {}, eff)
+    kernel_timing = _kernel_timing()
     total, t_c, t_m, fixed = kernel_timing.op_seconds(op, gpu, kernel_timing.fit_engine(op, eff), t_tier,
                                                       eff.kernel_params)
     bound = "compute" if t_c >= t_m else ("link" if t_tier >= t_m and t_tier > 0 else "memory")

@@ -10,8 +10,13 @@ from .base import REGISTRY, Technique
 from .compose import TechniqueSet
 
 
+_LOADED: list[bool] = []   # (the families import once; a search parses a technique per batch)
+
+
 def _load_families() -> None:
     # Imported for their @register side effect; kept here so importing the registry loads them all.
+    if _LOADED:
+        return
     from . import (attention_kernels, context_compression, diffusion, encoder_decoder,  # noqa: F401
                    hidden_transfer,
                    kv_compression, kv_draft_scored, kv_eviction, kv_merging,
@@ -22,6 +27,7 @@ def _load_families() -> None:
                    sparse_attention_recycled,
                    sparse_attention_strided, speculative,
                    visual_tokens, weights)
+    _LOADED.append(True)
 
 
 def all_techniques() -> dict[str, type[Technique]]:
@@ -30,11 +36,13 @@ def all_techniques() -> dict[str, type[Technique]]:
 
 
 def technique_class(name: str) -> type[Technique]:
-    known = all_techniques()
-    if name not in known:
+    _load_families()
+    cls = REGISTRY.get(name)   # (a lookup: the sorted copy only for the error's suggestion)
+    if cls is None:
+        known = all_techniques()
         raise WhatifError(f"--technique: unknown technique '{name}'{closest(name, known)}; "
                           f"see `whatif list techniques`")
-    return known[name]
+    return cls
 
 
 def _convert(cls: type[Technique], key: str, raw, kind):
