@@ -46,7 +46,6 @@ from .kernel_models.mla import mla_prefill_head_dim
 from .kernel_models.moe import SMALL_M, TILE_N, has_moe_fit, moe_params, tile_m
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
 from .kernel_models.prefill_attention import prefill_parts
-from .kernel_models.quantize import quantize_seconds
 from .op_shapes import AttentionShape
 from ..specs.op_kinds import OpRole
 from .ops import Op, OpClass
@@ -213,6 +212,7 @@ def input_quant_seconds(m, k, fitted_s: float, input_quantized: bool, static_sca
         return fitted_s
     key = (int(m), int(k), gpu.name, engine)
     if key not in _STATIC_QUANT:
+        from .kernel_models.quantize import quantize_seconds   # (here: its fits import numpy; a cold bf16 run none)
         _STATIC_QUANT[key] = quantize_seconds(int(m), int(k), gpu, engine, compute_scale=False)
     return _STATIC_QUANT[key]
 
