@@ -13,7 +13,8 @@ of them, so this is an upper bound.
 
 An fp8 GEMM's fitted time includes the quantization of its bf16 input (the corpus times TensorRT-LLM's
 `Linear.forward` on a bf16 input: a per-tensor quantize, then the scaled GEMM; kernel_models/gemm.py t_quant).
-Where the engine's kernel before the GEMM writes the fp8 input itself, that kernel does not run: the profile lists those GEMMs' roles (`kernels.quantized_gemm_inputs`), and their ops carry `input_quantized`.
+Where the engine's kernel before the GEMM writes the fp8 input itself, that kernel does not run: the profile lists
+those GEMMs' roles (`kernels.quantized_gemm_inputs`), and their ops carry `input_quantized`.
 Which quantizer the corpus times: collect_gemm.py builds the fp8 weights with no `input_scale`, so TensorRT-LLM's
 FP8QDQLinearMethod.process_weights_after_loading_vanilla sets input_scale None and apply() runs the DYNAMIC
 quantize_e4m3_per_tensor (a scale-computing absmax pass, then the scaling), the fit's quant term; a ModelOpt FP8
