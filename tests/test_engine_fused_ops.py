@@ -126,3 +126,31 @@ def test_a_bad_allreduce_norm_fusion_names_the_field():
     data["kernels"]["allreduce_norm_fusion"] = {**data["kernels"]["allreduce_norm_fusion"], "value": {"families": []}}
     with pytest.raises(WhatifError, match="allreduce_norm_fusion: expected a mapping with families"):
         engine_from_mapping(data, "bad.yaml")
+
+
+def test_a_static_input_scale_prices_the_scaling_kernel_not_the_fitted_dynamic_quantizer():
+    """TensorRT-LLM's fp8 GEMMs with a checkpoint input_scale run static_quantize_e4m3_per_tensor alone; the
+    corpus's GEMM rows (no input_scale) time the dynamic quantizer, whose scale pass costs ~7-8 us at small m."""
+    from whatif.roofline.kernel_models.quantize import quantize_seconds
+    ops = ops_of(ForwardBatch.decode(8, 1000))
+    marked = {op.role for op in engine_ops(ops, engine_spec("trtllm")) if op.static_input_scale}
+    assert marked == {OpRole.QKV_PROJ, OpRole.MLP_UP, OpRole.MLP_DOWN}   # o_proj's input arrives quantized
+    assert not any(op.static_input_scale for op in engine_ops(ops, engine_spec("vllm")))
+    for hw in ("h100-sxm", "b200"):
+        gpu = Scenario(hardware=hw).resolve()[1].gpu
+        op = next(o for o in ops if o.role == OpRole.MLP_DOWN)
+        total, t_c, t_m, fixed = gemm_seconds(op, gpu, "trtllm")
+        s_total, s_c, s_m, s_fixed = gemm_seconds(replace(op, static_input_scale=True), gpu, "trtllm")
+        q_fixed = gemm_seconds(replace(op, input_quantized=True), gpu, "trtllm")[3]
+        assert (s_c, s_m) == (t_c, t_m)
+        scale = quantize_seconds(int(op.shape.m), int(op.shape.k), gpu, "trtllm", compute_scale=False)
+        assert s_fixed == pytest.approx(q_fixed + scale)
+        assert q_fixed < s_fixed < fixed - 3e-6   # the scale pass is gone, the scaling kernel stays
+
+
+def test_a_bad_static_fp8_input_scale_names_the_field():
+    data = read_yaml(VERSION_DIR / "trtllm-engine.yaml")
+    data["kernels"]["static_fp8_input_scale"] = {"value": "yes", "unit": "bool", "provenance": "assumed",
+                                                 "source": "test"}
+    with pytest.raises(WhatifError, match="static_fp8_input_scale"):
+        engine_from_mapping(data, "bad.yaml")

@@ -361,7 +361,7 @@ def test_nvfp4_gemms_are_priced_by_their_corpus_fit():
     b200 = load_component("b200", "gpu")
     rows = kf.load_tables(COMPACT_DIR, ops=("gemm",))["gemm"]
     for engine, pin in FP4_PINS.items():
-        fitted = params_for("gemm", "blackwell", "fp4", engine)
+        fitted = params_for("gemm", "blackwell", "fp4", engine, stand_ins=False)
         p = fitted.params
         assert "rows of b200" in fitted.provenance and "borrowed" not in fitted.provenance
         assert all(0 < getattr(p, n) <= 1 for n in efficiency_fields(p)) and p.eff_small == p.eff_skinny
@@ -371,6 +371,16 @@ def test_nvfp4_gemms_are_priced_by_their_corpus_fit():
         assert kf.log_error("gemm", kf.design(r, "gemm"), p) <= pin * 1.02, engine
         t = gemm_time(8192, 57344, 8192, "fp4", b200, p)   # Llama-70B's gate/up projection, 8192 tokens
         assert 2.0 * 8192 * 57344 * 8192 / t < 5.5e15
+
+
+def test_trtllm_serving_prices_nvfp4_gemms_by_a_tuned_kernel_not_its_fallback_tactic_rows():
+    """TensorRT-LLM's NVFP4 rows time the autotuner's fallback tactic (no autotune() in the collector), 2x the
+    other engines' at narrow n and long k; serving tunes, so vLLM's measured NVFP4 fit stands in for it."""
+    served, own = (params_for("gemm", "blackwell", "fp4", "trtllm", stand_ins=s) for s in (True, False))
+    assert served.params == params_for("gemm", "blackwell", "fp4", "vllm").params != own.params
+    assert "fallback" in served.provenance
+    assert params_for("gemm", "blackwell", "fp8", "trtllm").params == \
+        params_for("gemm", "blackwell", "fp8", "trtllm", stand_ins=False).params
 
 
 def test_a_library_without_narrow_tiles_gives_a_narrow_gemm_no_speed_up_and_the_fitter_finds_it():

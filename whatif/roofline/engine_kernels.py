@@ -12,9 +12,16 @@ Every re-read is charged to HBM: where the blocks of one KV head's query heads r
 of them, so this is an upper bound.
 
 An fp8 GEMM's fitted time includes the quantization of its bf16 input (the corpus times TensorRT-LLM's
-`Linear.forward` on a bf16 input: a static per-tensor quantize kernel, then the scaled GEMM; kernel_models/gemm.py
-t_quant). Where the engine's kernel before the GEMM writes the fp8 input itself, that kernel does not run: the
-profile lists those GEMMs' roles (`kernels.quantized_gemm_inputs`), and their ops carry `input_quantized`.
+`Linear.forward` on a bf16 input: a per-tensor quantize, then the scaled GEMM; kernel_models/gemm.py t_quant).
+Where the engine's kernel before the GEMM writes the fp8 input itself, that kernel does not run: the profile lists
+those GEMMs' roles (`kernels.quantized_gemm_inputs`), and their ops carry `input_quantized`.
+Which quantizer the corpus times: collect_gemm.py builds the fp8 weights with no `input_scale`, so TensorRT-LLM's
+FP8QDQLinearMethod.process_weights_after_loading_vanilla sets input_scale None and apply() runs the DYNAMIC
+quantize_e4m3_per_tensor (a scale-computing absmax pass, then the scaling), the fit's quant term; a ModelOpt FP8
+checkpoint carries input_scale and runs static_quantize_e4m3_per_tensor, the scaling alone. The corpus measures
+both kernels (modern/*/trtllm/quantize__computescale_perf, __scale_matrix_perf: ~8.3 and ~2.1 us at small m on
+B200, ~7.2 and ~1.4 on H100); a profile with `kernels.static_fp8_input_scale` prices the other fp8 GEMMs' input
+by the scaling kernel's fit (ops carry `static_input_scale`).
 
 TensorRT-LLM's attention operator applies RoPE and appends the new K and V to the cache itself (its generation
 kernel on the fly, its context phase in a preprocessing kernel of the operator: docs/source/advanced/
@@ -111,10 +118,19 @@ def fused_ops(ops, engine: EngineSpec | None, model=None):
         ops = allreduce_fused(ops, engine)
     if engine.attention_includes and not any(op.role == OpRole.MLA_ATTENTION for op in ops):
         ops = [op for op in ops if not (op.role is not None and op.role.value in engine.attention_includes)]
-    if not engine.quantized_gemm_inputs:
-        return ops
-    return [quantized_input(op, "fp8 input written by the kernel before it (no quantization kernel)")
-            if takes_quantized_input(op, engine) else op for op in ops]
+    if engine.quantized_gemm_inputs:
+        ops = [quantized_input(op, "fp8 input written by the kernel before it (no quantization kernel)")
+               if takes_quantized_input(op, engine) else op for op in ops]
+    if engine.static_fp8_input_scale:
+        ops = [static_scaled(op) if op.op_class == OpClass.GEMM and op.dtype in QUANTIZED_GEMM_DTYPES
+               and not op.input_quantized and op.shape.groups == 1.0 else op for op in ops]
+    return ops
+
+
+def static_scaled(op: Op) -> Op:
+    """The fp8 GEMM op quantizing its bf16 input with the checkpoint's static scale: one scaling kernel, no absmax
+    pass (TensorRT-LLM's FP8QDQLinearMethod.apply static branch, taken when the checkpoint has input_scale)."""
+    return replace(op, static_input_scale=True, formula=f"{op.formula}; input scaled by the checkpoint's static scale")
 
 
 def quantized_input(op: Op, why: str) -> Op:

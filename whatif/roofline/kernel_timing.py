@@ -222,8 +222,27 @@ def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
     if op.alu_ops:   # CUDA-core work (in-kernel dequantization) beside the tensor cores
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
     t_m = max(op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share), t_extra_memory)
-    fixed = p.floor_s + (0.0 if op.input_quantized else t_quant)   # (its producer wrote the fp8 input)
+    fixed = p.floor_s + input_quant_seconds(s.m, s.k, t_quant, op.input_quantized, op.static_input_scale, gpu,
+                                            engine)
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
+
+
+_STATIC_QUANT: dict = {}
+
+
+def input_quant_seconds(m, k, fitted_s: float, input_quantized: bool, static_scale: bool, gpu, engine: str) -> float:
+    """Seconds quantizing a low-precision GEMM's input: none where its producer wrote it quantized; the measured
+    scaling kernel alone (kernel_models/quantize.py, no absmax pass) where the scale is the checkpoint's static one
+    (the fitted term times the corpus's dynamic quantizer: collect_gemm.py loads no input_scale); else the fit's."""
+    if input_quantized:
+        return 0.0
+    if not static_scale or int(m) != m:
+        return fitted_s
+    key = (int(m), int(k), gpu.name, engine)
+    if key not in _STATIC_QUANT:
+        from .kernel_models.quantize import quantize_seconds   # (here: its fits import numpy; a cold bf16 run none)
+        _STATIC_QUANT[key] = quantize_seconds(int(m), int(k), gpu, engine, compute_scale=False)
+    return _STATIC_QUANT[key]
 
 
 def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,

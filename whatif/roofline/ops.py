@@ -16,7 +16,7 @@ __all__ = ["ATTENTION_CLASSES", "AttentionShape", "CommShape", "GemmShape", "Op"
 
 OP_CLASS_VALUES = tuple(c.value for c in OpClass)
 # Cost modifiers an op carries beside its shape, with the value that means "no modifier".
-MODIFIER_DEFAULTS = {"alu_ops": 0.0, "bandwidth_share": 1.0, "input_quantized": False}
+MODIFIER_DEFAULTS = {"alu_ops": 0.0, "bandwidth_share": 1.0, "input_quantized": False, "static_input_scale": False}
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,8 @@ class Op:
     `bandwidth_share` the share of the HBM bandwidth the kernel can draw (e.g. too few CTAs);
     `input_quantized`: a low-precision GEMM whose input its producing kernel already wrote quantized (an
     engine's fused epilogue), so no quantization kernel runs before it (engine_kernels.py);
+    `static_input_scale`: an fp8 GEMM whose input is quantized with a known (checkpoint) scale: one scaling
+    kernel, no pass computing the scale (engine_kernels.py);
     `int_weights`: its weights are weight-only integers (int4/int8) dequantized in the kernel (an engine's
     integer weight-only MoE kernel prices it: kernel_timing.moe_fit_dtype);
     `block_scaled`: fp8 weights with per-block scales (DeepSeek's 128x128; dequant.block_scale_ops sets it), which
@@ -54,6 +56,7 @@ class Op:
     alu_ops: float = 0.0
     bandwidth_share: float = 1.0
     input_quantized: bool = False
+    static_input_scale: bool = False
     int_weights: bool = False   # weight-only integer weights (int4/int8) the kernel dequantizes (dequant.py)
     block_scaled: bool = False  # fp8 weights with per-block scales (dequant.block_scale_ops)
 

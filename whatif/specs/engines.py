@@ -113,6 +113,7 @@ class EngineSpec:
     quantized_gemm_inputs: frozenset = frozenset()   # GEMM roles (or "all") whose fp8 input its producer writes
     attention_includes: frozenset = frozenset()   # op roles its attention operator does itself (RoPE, KV write)
     allreduce_norm_fusion: tuple = ()     # ((families), min hidden size): TP all-reduce + residual + norm + quant
+    static_fp8_input_scale: bool = False  # fp8 GEMM inputs scaled by the checkpoint's static scale (no absmax pass)
     dp_moe_alltoall: str = "always"       # attention-DP MoE by an all-to-all: always, or only over MNNVL
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
     holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new
@@ -207,6 +208,8 @@ class EngineSpec:
             parts.append(f"attention does {' and '.join(sorted(self.attention_includes))}")
         if self.quantized_gemm_inputs:
             parts.append(f"fp8 inputs of {', '.join(sorted(self.quantized_gemm_inputs))} GEMMs arrive quantized")
+        if self.static_fp8_input_scale:
+            parts.append("other fp8 GEMM inputs scaled by the checkpoint's static scale")
         return "; " + "; ".join(parts) if parts else ""
 
     def to_dict(self) -> dict:

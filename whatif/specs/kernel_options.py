@@ -11,6 +11,9 @@
   append), so the graph's own ops for them are not run;
 - `quantized_gemm_inputs`: GEMMs (roles, or all) whose fp8 input the kernel before them writes quantized, so
   no quantization kernel runs;
+- `static_fp8_input_scale`: its fp8 GEMMs quantize a bf16 input with the checkpoint's static per-tensor scale
+  (one scaling kernel), where the corpus's fp8 GEMM rows, fitted with no input scale, compute the scale first
+  (an absmax pass): the fitted quantization term gives way to the measured scaling kernel alone;
 - `allreduce_norm_fusion`: {families, min_hidden_size}: for a TP-sharded decoder layer of those model families
   with a hidden size of at least that, each TP all-reduce also adds the residual, applies the next RMSNorm and
   writes the next GEMM's fp8/fp4 input (TensorRT-LLM's AllReduceFusionOp), so those kernels do not run;
@@ -28,7 +31,7 @@ from .hardware import ARCHS
 
 KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", "gqa_decode_max_group",
                "eager_launch_s", "eager_launch_by_arch", "attention_includes", "quantized_gemm_inputs",
-               "allreduce_norm_fusion", "dp_moe_alltoall"}
+               "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale"}
 DP_MOE_ALLTOALL = ("always", "mnnvl")
 # What an attention operator can do before its kernel (TensorRT-LLM's QKV preprocessing: RoPE, the KV append).
 ATTENTION_CAN_INCLUDE = (OpRole.ROPE.value, OpRole.KV_WRITE.value)
@@ -60,6 +63,8 @@ def kernel_options(sec: dict, where: str, read) -> dict:
     if "quantized_gemm_inputs" in sec:
         out["quantized_gemm_inputs"] = roles(read("quantized_gemm_inputs"), f"{where}.quantized_gemm_inputs",
                                              GEMM_ROLES)
+    if "static_fp8_input_scale" in sec:
+        out["static_fp8_input_scale"] = boolean(read("static_fp8_input_scale"), f"{where}.static_fp8_input_scale")
     if "allreduce_norm_fusion" in sec:
         out["allreduce_norm_fusion"] = norm_fusion(read("allreduce_norm_fusion"), f"{where}.allreduce_norm_fusion")
     if "dp_moe_alltoall" in sec:

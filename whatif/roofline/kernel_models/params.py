@@ -191,19 +191,29 @@ def kernel_params_from(block, where: str) -> dict:
 # eagerly (the corpus README: impl.forward under CUDA events): their 0.1-0.3 ms floors are the Python
 # forward's launches, 10-30x the ~10 us of the graphed kernels every other engine's rows show, and a
 # CUDA-graph decode step does not pay them.
+# TensorRT-LLM's NVFP4 GEMM rows time the autotuner's fallback tactic: aiconfigurator's collect_gemm.py runs
+# Linear.forward with no autotune() context, and nvfp4_gemm's AutoTuner.choose_one outside tuning mode on a
+# cache miss returns the fallback (tensorrt_llm/_torch/autotuner.py: "using the fallback tactic, due to cache
+# miss"), 2x the other engines' rows where n is narrow and k long (n 8192, k 16384: 39 us vs 19-21 at m <= 64
+# on B200); trtllm-serve tunes every GEMM at warm-up (the PyTorch executor's autotuner warm-up, enable_autotuner
+# on by default). vLLM's measured NVFP4 GEMM (FlashInfer CuTe-DSL) stands in for a tuned kernel (assumed).
+# Keys: (op, engine) or (op, engine, fit dtype). Added after scoring (session 52).
 STAND_INS = {("mla_decode", "vllm"): ("trtllm", "vLLM's MLA rows were timed eagerly (0.1-0.3 ms floors of "
-                                                "Python launches): TRT-LLM's graphed MLA fit stands in")}
+                                                "Python launches): TRT-LLM's graphed MLA fit stands in"),
+             ("gemm", "trtllm", "fp4"): ("vllm", "TRT-LLM's NVFP4 GEMM rows time the autotuner's fallback "
+                                                 "tactic (serving tunes): vLLM's measured NVFP4 GEMM fit stands in")}
 
 
 @cache   # a pure lookup in the shipped YAML, asked once per op of every pass
-def params_for(op: str, arch: str, dtype: str, engine: str = DEFAULT_ENGINE) -> FittedParams:
+def params_for(op: str, arch: str, dtype: str, engine: str = DEFAULT_ENGINE, stand_ins: bool = True) -> FittedParams:
     """Fitted parameters of `op` (gemm | prefill_attention | decode_attention | mla_prefill |
     mla_decode) for a GPU
     architecture, dtype (GEMM: the operand dtype; attention: the KV-cache dtype) and engine.
 
     Falls back, and says so in the provenance, in this order: the engine's own fit of this
     architecture; vllm's fit of it; the engine's fit of the nearest fitted architecture by
-    generation (a tie: the newer); vllm's."""
+    generation (a tie: the newer); vllm's. An engine whose rows cannot stand for its serving kernel takes
+    another's fit (STAND_INS) unless `stand_ins` is False (the engine's own corpus fit)."""
     if op not in PARAM_CLASSES:
         raise WhatifError(f"kernel model '{op}' is not valid; valid: {', '.join(PARAM_CLASSES)}")
     from . import cdna
@@ -211,8 +221,8 @@ def params_for(op: str, arch: str, dtype: str, engine: str = DEFAULT_ENGINE) -> 
         base = params_for(op, cdna.stand_in(arch), dtype, engine)
         return FittedParams(cdna.rescaled(base.params, arch, fit_dtype(dtype)),
                             f"{cdna.provenance(arch)}; stand-in {base.provenance}")
-    stand_in = STAND_INS.get((op, engine))
-    if stand_in:
+    stand_in = STAND_INS.get((op, engine, fit_dtype(dtype))) or STAND_INS.get((op, engine))
+    if stand_in and stand_ins:
         fitted = params_for(op, arch, dtype, stand_in[0])
         return FittedParams(fitted.params, f"{stand_in[1]}; {fitted.provenance}")
     if arch not in ARCH_ORDER:

@@ -255,11 +255,12 @@ class PassParts:
         if self.fitted_gemm(op):
             sh = op.shape
             return OpTime(op, *self.gemm_seconds(sh.m, sh.n, sh.k, op.dtype, op.hbm_bytes, op.bandwidth_share,
-                                                 op.input_quantized))
+                                                 op.input_quantized, op.static_input_scale))
         return time_op(op, s.system.gpu, s.efficiency, s.system.gpu_link, s.paths)
 
     def gemm_seconds(self, m: float, n: float, k: float, dtype: str, hbm_bytes: float, bandwidth_share: float,
-                     input_quantized: bool = False) -> tuple[float, float, float, float, str]:
+                     input_quantized: bool = False,
+                     static_input_scale: bool = False) -> tuple[float, float, float, float, str]:
         """(time, compute, memory, fixed, bound) of kernel_timing.gemm_seconds for a dense GEMM, its shape
         terms from a table over m evaluated in one vectorized gemm_parts call (one scalar call costs ~0.1 ms;
         a pass has a new m at each token count)."""
@@ -284,7 +285,8 @@ class PassParts:
             t_c, t_quant = table[0][rows], table[1][rows]
         t_c, t_quant = float(t_c), float(t_quant)
         t_m = hbm_bytes / (c.hbm_bw * p.mem_eff * bandwidth_share)
-        fixed = p.floor_s + (0.0 if input_quantized else t_quant)
+        fixed = p.floor_s + kernel_timing.input_quant_seconds(m, k, t_quant, input_quantized, static_input_scale,
+                                                              self.setup.system.gpu, self.setup.efficiency.engine)
         total = fixed + ridge_floats(t_c, t_m, p.smooth)   # (params.combine on floats; 0 when both terms are)
         bound = "compute" if t_c >= t_m else "memory"
         if fixed > max(t_c, t_m):

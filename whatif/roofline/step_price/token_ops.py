@@ -185,7 +185,9 @@ def _pricer(parts, op, lines: dict):
             return None
         m_a, m_b = lines["shape:m"]
         sh, dtype, share, quantized = op.shape, op.dtype, op.bandwidth_share, op.input_quantized
-        return lambda n: parts.gemm_seconds(m_a * n + m_b, sh.n, sh.k, dtype, hbm_a * n + hbm_b, share, quantized)[0]
+        static = op.static_input_scale
+        return lambda n: parts.gemm_seconds(m_a * n + m_b, sh.n, sh.k, dtype, hbm_a * n + hbm_b, share, quantized,
+                                            static)[0]
     if op.op_class in (OpClass.TRANSFER, OpClass.ATTENTION_PREFILL, OpClass.ATTENTION_DECODE) or (
             eff.engine and kernel_timing.covers(op, gpu, kernel_timing.fit_engine(op, eff))):
         return None
