@@ -1,9 +1,10 @@
-"""Block-scaled fp8 experts are priced by the fused-MoE kernel the engine runs for them (kernel_timing.moe_fit_engine):
+"""Block-scaled fp8 experts are priced by the fused-MoE kernel the engine runs for them (expert_fits.expert_fit_engine):
 vLLM on Blackwell runs 128x128 block-FP8 experts through FlashInfer's trtllm-gen DeepSeek-FP8 MoE, whose corpus rows
 are SGLang's (sglang/blackwell/fp8), not the ModelOpt per-tensor kernel its own fp8 fit measured."""
 from dataclasses import replace
 
-from whatif.roofline.kernel_timing import moe_fit_engine, op_seconds
+from whatif.roofline.expert_fits import expert_fit_engine
+from whatif.roofline.kernel_timing import op_seconds
 from whatif.roofline.ops import gemm
 from whatif.specs.hardware import load_system
 from whatif.specs.op_kinds import OpRole
@@ -17,10 +18,10 @@ def expert_op(block_scaled: bool, rows_per_expert: int = 230, experts: int = 256
 
 
 def test_vllm_block_fp8_experts_on_blackwell_take_the_trtllm_gen_block_kernel_fit():
-    assert moe_fit_engine(expert_op(True), B200, "vllm") == "sglang"
-    assert moe_fit_engine(expert_op(False), B200, "vllm") == "vllm"      # per-tensor: its own kernel's fit
-    assert moe_fit_engine(expert_op(True), H100, "vllm") == "vllm"       # no such rule on Hopper
-    assert moe_fit_engine(expert_op(True), B200, "sglang") == "sglang"
+    assert expert_fit_engine(expert_op(True), B200, "vllm") == "sglang"
+    assert expert_fit_engine(expert_op(False), B200, "vllm") == "vllm"      # per-tensor: its own kernel's fit
+    assert expert_fit_engine(expert_op(True), H100, "vllm") == "vllm"       # no such rule on Hopper
+    assert expert_fit_engine(expert_op(True), B200, "sglang") == "sglang"
 
 
 def test_the_block_kernel_prices_block_fp8_experts_slower_than_the_per_tensor_one():

@@ -23,7 +23,7 @@ def test_scenario_carries_the_engine_cap_to_the_collective_timing():
 
 
 def test_engine_without_custom_allreduce_pays_nccl_for_small_messages():
-    from whatif.roofline import kernel_timing
+    from whatif.roofline import collective_timing as kernel_timing
     link = load_system("h100-sxm", 4).gpu_link
     small = 2 * 2**20   # a TP4 decode all-reduce: below every fitted custom-kernel threshold
     custom = kernel_timing.collective_seconds("all_reduce", small, 4, link, "trtllm")

@@ -117,7 +117,7 @@ def test_vllm_weight_only_experts_take_its_marlin_moe_fit():
     """INT4 weight-only experts (in-kernel dequant: alu_ops) under vLLM are priced by its Marlin MoE fit
     (vllm/<arch>/w4a16), slower than its bf16 FlashInfer MoE on Blackwell at prefill sizes (the corpus: 4.3 ms vs
     ~1.2 ms per Kimi-K2.5 layer at 8,192 tokens, TP8); engines without such a fit keep their bf16 one."""
-    from whatif.roofline.kernel_timing import WEIGHT_ONLY_MOE, moe_fit_dtype
+    from whatif.roofline.expert_fits import WEIGHT_ONLY_MOE, moe_fit_dtype
     dequant = replace(expert_op(256, "bf16"), alu_ops=1e9, int_weights=True)
     assert moe_fit_dtype(dequant, B200, "vllm") == WEIGHT_ONLY_MOE and moe_fit_dtype(dequant, B200, "sglang") == "bf16"
     assert moe_fit_dtype(expert_op(256, "bf16"), B200, "vllm") == "bf16"          # plain 16-bit experts

@@ -14,7 +14,7 @@ measured; here they take the op's own work, so a technique that changes an op's 
   a verify pass) never less than the decode model's fixed costs and streaming of the same op's bytes;
 - decode attention: the model at the op's sequences and longest context (split-KV work items, SM
   occupancy, GQA rows padded to the tensor-core tile), its terms rescaled to the op's FLOPs and bytes;
-- collectives: NCCL's protocols / NVLS / the engine's custom all-reduce (kernel_models/collectives);
+- collectives: NCCL's protocols / NVLS / the engine's custom all-reduce (collective_timing.py);
 - grouped MoE expert GEMMs (bf16; fp8 and NVFP4 where the engine's own MoE kernels were measured): the fused-MoE
   model's fitted efficiencies (data/moe_fit.yaml, per engine x architecture x dtype: moe.moe_params says which
   block and why) on the op's own FLOPs, with each touched
@@ -38,12 +38,12 @@ import math
 from dataclasses import replace
 from functools import lru_cache
 
-from .kernel_models import collectives as coll
 from .kernel_models.decode_attention import MHA_FALLBACK_MODEL, decode_model, decode_parts
 from .kernel_models.gemm import gemm_parts
 from .engines import DEFAULT_ENGINE
 from .kernel_models.mla import mla_prefill_head_dim
 from .kernel_models.moe import SMALL_M, TILE_N, has_moe_fit, moe_params, tile_m
+from .expert_fits import BLOCK_FP8_MOE_ENGINE, expert_fit_engine, moe_fit_dtype
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
 from .kernel_models.prefill_attention import prefill_parts
 from .op_shapes import AttentionShape
@@ -66,47 +66,6 @@ ATTENTION_DTYPES = ("bf16", "fp16", "fp8")
 # as their kernels fuse them): TRT-LLM's collector passes expanded q, k, v to attn.forward, SGLang's to
 # RadixAttention (aiconfigurator collector/trtllm/collect_mla_1_1rc2.py, collector/sglang/collect_mla.py).
 MLA_PREFILL_ENGINES = ("trtllm", "sglang")
-
-
-WEIGHT_ONLY_MOE = "w4a16"   # the fused-MoE fit block of an engine's weight-only (in-kernel dequant) experts
-
-
-def moe_fit_dtype(op: Op, gpu, engine: str) -> str:
-    """The fused-MoE fit an expert GEMM is priced by: its dtype's, but 16-bit math over integer weight-only weights
-    (`int_weights`: INT4/INT8, which vLLM's compressed-tensors WNA16, GPTQ and AWQ MoE methods run through
-    fused_marlin_moe, mma.sync tiles rather than the bf16 MoE's kernels) takes the engine's weight-only MoE fit where
-    it has one. MXFP4 experts keep the 16-bit fit: vLLM's default MXFP4 kernels (OAI Triton on Hopper, FlashInfer's
-    MXFP4 x bf16 on Blackwell) measure x0.78-1.07 (Hopper) and x0.63 (Blackwell) of it and 1.5-2x the Marlin fit; its
-    Marlin MXFP4 kernel (VLLM_MXFP4_USE_MARLIN=1) x0.93 of the Marlin fit: not selectable per deployment here."""
-    if op.int_weights and op.dtype in ("bf16", "fp16") and _weight_only_moe_fit(gpu.arch, engine):
-        return WEIGHT_ONLY_MOE
-    return op.dtype
-
-
-# (engine, architecture) -> the engine whose corpus rows measured the fused-MoE kernel `engine` runs for fp8 experts
-# with 128x128 block scales there. vLLM on Blackwell: its fp8 MoE oracle (model_executor/layers/fused_moe/oracle/
-# fp8.py) tries FLASHINFER_TRTLLM first, whose experts (experts/trtllm_fp8_moe.py, TrtLlmFp8Experts; the modular one
-# for routings the fused router lacks, MiniMax-M2's sigmoid + bias) call FlashInfer's trtllm_fp8_block_scale_(routed_)
-# moe with Fp8QuantizationType.DeepSeekFp8: the kernel SGLang's flashinfer_trtllm MoE runner calls, measured as
-# sglang_flashinfer_trtllm_moe fp8_block (the sglang/blackwell/fp8 fit). vLLM's own fp8 fit is ModelOpt's per-tensor
-# kernel (trtllmfp8expertsmonolithic), a different kernel.
-BLOCK_FP8_MOE_ENGINE = {("vllm", "blackwell"): "sglang"}
-
-
-def moe_fit_engine(op: Op, gpu, engine: str) -> str:
-    """The engine whose fused-MoE fit prices an expert GEMM: `engine`'s own, but for block-scaled fp8 experts an
-    engine runs through a kernel measured under another (BLOCK_FP8_MOE_ENGINE)."""
-    if op.block_scaled and op.dtype == "fp8":
-        other = BLOCK_FP8_MOE_ENGINE.get((engine, gpu.arch))
-        if other is not None and has_moe_fit("fp8", gpu.arch, other):
-            return other
-    return engine
-
-
-@lru_cache(maxsize=64)
-def _weight_only_moe_fit(arch: str, engine: str) -> bool:
-    from .kernel_models import cdna   # Marlin is CUDA-only: vLLM on ROCm runs its Triton GPTQ/AWQ MoE kernel
-    return not cdna.is_cdna(arch) and has_moe_fit(WEIGHT_ONLY_MOE, arch, engine)
 
 
 def covers(op: Op, gpu, engine: str | None = None) -> bool:
@@ -251,7 +210,7 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     touched experts, each expert's rows padded to the M tile a tuned grouped GEMM picks (engine's fit)."""
     s = op.shape
     rows = s.m / s.groups
-    fit = moe_fit_engine(op, gpu, engine)
+    fit = expert_fit_engine(op, gpu, engine)
     p = moe_params(gpu.arch, moe_fit_dtype(op, gpu, fit), fit, rows <= SMALL_M)
     c = ceilings(gpu)
     tile = tile_m(rows)
@@ -399,36 +358,6 @@ def mla_prefill_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory:
         if s.kv_bytes > 0 else None
     fits = (ceilings(gpu), fitted("mla_prefill", gpu, kv_dtype, engine, overrides), decode)
     return fitted_prefill_seconds(form, gpu, fits, t_extra_memory)
-
-
-def collective_seconds(collective: str, nbytes: float, gpus: int, link, engine: str, cuda_graphs: bool = True,
-                       custom_max: float | None = None):
-    """Seconds of one collective over `link`: NCCL's best protocol (NVLS on an NVSwitch fabric), or the
-    engine's custom all-reduce under CUDA graphs; a send/recv is a one-way copy at NCCL's cheapest protocol.
-    `custom_max` (bytes; an engine spec's custom_allreduce_max_bytes) caps the sizes the custom kernel takes:
-    0 leaves every all-reduce to NCCL (an engine version built without a custom all-reduce)."""
-    return _collective_terms(collective, float(nbytes), int(gpus), link.name, link.type, link.group_bandwidth(gpus),
-                             link.latency.value, link.nvswitch, engine, cuda_graphs,
-                             None if custom_max is None else float(custom_max))
-
-
-def capped_threshold(threshold, cap: float):
-    """A fitted custom-kernel threshold (bytes, or a {gpus: bytes} table) no larger than `cap` bytes."""
-    if isinstance(threshold, dict):
-        return {k: min(v, cap) for k, v in threshold.items()}
-    return min(float(threshold or 0.0), cap)
-
-
-@lru_cache(maxsize=CACHE_SIZE)
-def _collective_terms(collective, nbytes, gpus, link_name, link_type, bw, lat, nvswitch, engine, cuda_graphs,
-                      custom_max=None) -> float:
-    # a link the fits do not know by name (a user's own YAML) gets the nearest fitted generation by type and speed
-    nccl, engine_params, _ = coll.collective_params(link_name, engine, described=(link_type, bw))
-    if custom_max is not None:
-        engine_params = replace(engine_params, custom_max=capped_threshold(engine_params.custom_max, custom_max))
-    if collective == "send_recv":   # a one-way copy: NCCL picks the cheapest protocol for its size, as for collectives
-        return min(p.base_s + p.step_lat * lat + nbytes / (bw * p.bw_eff) for p in nccl.protocols.values())
-    return coll.collective_time(collective, nbytes, gpus, bw, lat, nvswitch, nccl, engine_params, graphed=cuda_graphs)
 
 
 def kernel_provenance(gpu, engine: str) -> str:

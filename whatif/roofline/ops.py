@@ -37,9 +37,9 @@ class Op:
     `static_input_scale`: an fp8 GEMM whose input is quantized with a known (checkpoint) scale: one scaling
     kernel, no pass computing the scale (engine_kernels.py);
     `int_weights`: its weights are weight-only integers (int4/int8) dequantized in the kernel (an engine's
-    integer weight-only MoE kernel prices it: kernel_timing.moe_fit_dtype);
+    integer weight-only MoE kernel prices it: expert_fits.moe_fit_dtype);
     `block_scaled`: fp8 weights with per-block scales (DeepSeek's 128x128; dequant.block_scale_ops sets it), which
-    an engine may run through another fused-MoE kernel than its per-tensor fp8 (kernel_timing.moe_fit_engine);
+    an engine may run through another fused-MoE kernel than its per-tensor fp8 (expert_fits.expert_fit_engine);
     `formula` says where the FLOPs and bytes came from, so every number is traceable.
     """
 

@@ -5,6 +5,8 @@ where GEMM compute time also pays tile and wave quantization on the GPU's SMs.
 """
 from __future__ import annotations
 
+import importlib
+
 import math
 from dataclasses import dataclass, replace
 
@@ -54,16 +56,24 @@ def gemm_compute_time(m: float, n: float, k: float, groups: float, peak: float, 
     return max(best, flops / peak)
 
 
-_KERNEL_TIMING: list = []
+_LAZY: dict = {}
+
+
+def _lazy(name: str):
+    """A roofline module imported on first use (the fitted models need numpy, which building the CLI parser avoids)
+    and kept here: an import statement per op cost ~4% of a search's passes."""
+    module = _LAZY.get(name)
+    if module is None:
+        module = _LAZY[name] = importlib.import_module(f"{__package__}.{name}")
+    return module
 
 
 def _kernel_timing():
-    """roofline/kernel_timing.py, imported on first use (it needs numpy, which building the CLI parser avoids) and
-    kept here: an import statement per op cost ~4% of a search's passes."""
-    if not _KERNEL_TIMING:
-        from . import kernel_timing
-        _KERNEL_TIMING.append(kernel_timing)
-    return _KERNEL_TIMING[0]
+    return _lazy("kernel_timing")
+
+
+def _collective_timing():
+    return _lazy("collective_timing")
 
 
 def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) -> OpTime:
@@ -123,7 +133,7 @@ def comm_time(op: Op, eff: Efficiency, link) -> OpTime:
         if t is not None:
             return OpTime(op, t, 0.0, t, 0.0, "network")
     if eff.engine:   # fitted collective model: NCCL protocols, NVLS, the engine's custom all-reduce
-        t = _kernel_timing().collective_seconds(s.collective, s.bytes, gpus, link, eff.engine,
+        t = _collective_timing().collective_seconds(s.collective, s.bytes, gpus, link, eff.engine,
                                              custom_max=eff.custom_allreduce_max_bytes)
         return OpTime(op, t, 0.0, t, 0.0, "network")
     p = eff.comm_params(link.type)

@@ -40,7 +40,7 @@ PEAK_DTYPE = {"w4a16": "bf16"}
 # 17.9% / 27.7% TPOT and reversed MTP's gain ordering on DeepSeek-V3 (H200): quantized experts there stay per-class.
 # vLLM's w4a16: its Marlin MoE rows (compressed-tensors WNA16, INT4 group 32: the kernel vLLM runs INT4 and, on
 # Hopper, MXFP4 experts with), one shape only (Kimi-K2.5's 7168 x 2048, 384 experts, top 8) on every GPU, so other
-# models' weight-only experts are priced by a fit of that shape (kernel_timing.moe_fit_dtype).
+# models' weight-only experts are priced by a fit of that shape (expert_fits.moe_fit_dtype).
 FITS = {("vllm", "bf16"): (("bfloat16",), None), ("vllm", "fp8"): (("fp8",), ("b200_sxm",)),
         ("vllm", "fp4"): (("nvfp4",), ("b200_sxm",)),
         ("vllm", "w4a16"): (("int4_wo",), None),

@@ -15,7 +15,7 @@ counts and keeps them only when they reproduce the ops built at the piece's CHEC
 exactly (same names, classes, dtypes, counts and every number); otherwise (MoE routing, an op it does
 not price) the caller builds that piece's ops per count as before. `seconds(n)` then times each op
 from its numbers by the formulas time_op applies: the fitted GEMM model (PassParts.gemm_seconds), the
-fitted collectives (kernel_timing.collective_seconds, with a fused epilogue's HBM pass) and the per-class
+fitted collectives (collective_timing.collective_seconds, with a fused epilogue's HBM pass) and the per-class
 model (restated in `_per_class`). The times are time_op's to the bit (tests/test_sim_token_ops.py,
 every count up to the token budget)."""
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import fields
 
-from .. import kernel_timing
+from .. import collective_timing, kernel_timing
 from ..config import ForwardBatch
 from ..context import pass_context
 from ..engine_kernels import fused_ops
@@ -204,14 +204,14 @@ def _collective(op, lines: dict, varying: set, link, eff, gpu):
     b_a, b_b = lines["shape:bytes"]
     collective, engine, cap = op.shape.collective, eff.engine, eff.custom_allreduce_max_bytes
     if "bytes:hbm" not in lines:
-        return lambda n: kernel_timing.collective_seconds(collective, b_a * n + b_b, gpus, link, engine,
+        return lambda n: collective_timing.collective_seconds(collective, b_a * n + b_b, gpus, link, engine,
                                                           custom_max=cap)
     # a fused epilogue's HBM pass (engine_kernels.allreduce_fused), as time_op adds it to a non-zero collective
     h_a, h_b = lines["bytes:hbm"]
     bw = gpu.hbm_bandwidth.value * eff.params(OpClass.NORM).memory_eff
 
     def fused(n):
-        t = kernel_timing.collective_seconds(collective, b_a * n + b_b, gpus, link, engine, custom_max=cap)
+        t = collective_timing.collective_seconds(collective, b_a * n + b_b, gpus, link, engine, custom_max=cap)
         hbm = h_a * n + h_b
         return t + hbm / bw if hbm and t else t
     return fused

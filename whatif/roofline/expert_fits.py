@@ -1,0 +1,49 @@
+"""Which fused-MoE fit block (data/moe_fit.yaml) prices an expert GEMM: the engine whose rows measured the kernel
+that runs it, and the dtype of that kernel's fit."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .kernel_models.moe import has_moe_fit
+from .ops import Op
+
+
+WEIGHT_ONLY_MOE = "w4a16"   # the fused-MoE fit block of an engine's weight-only (in-kernel dequant) experts
+
+
+def moe_fit_dtype(op: Op, gpu, engine: str) -> str:
+    """The fused-MoE fit an expert GEMM is priced by: its dtype's, but 16-bit math over integer weight-only weights
+    (`int_weights`: INT4/INT8, which vLLM's compressed-tensors WNA16, GPTQ and AWQ MoE methods run through
+    fused_marlin_moe, mma.sync tiles rather than the bf16 MoE's kernels) takes the engine's weight-only MoE fit where
+    it has one. MXFP4 experts keep the 16-bit fit: vLLM's default MXFP4 kernels (OAI Triton on Hopper, FlashInfer's
+    MXFP4 x bf16 on Blackwell) measure x0.78-1.07 (Hopper) and x0.63 (Blackwell) of it and 1.5-2x the Marlin fit; its
+    Marlin MXFP4 kernel (VLLM_MXFP4_USE_MARLIN=1) x0.93 of the Marlin fit: not selectable per deployment here."""
+    if op.int_weights and op.dtype in ("bf16", "fp16") and _weight_only_moe_fit(gpu.arch, engine):
+        return WEIGHT_ONLY_MOE
+    return op.dtype
+
+
+# (engine, architecture) -> the engine whose corpus rows measured the fused-MoE kernel `engine` runs for fp8 experts
+# with 128x128 block scales there. vLLM on Blackwell: its fp8 MoE oracle (model_executor/layers/fused_moe/oracle/
+# fp8.py) tries FLASHINFER_TRTLLM first, whose experts (experts/trtllm_fp8_moe.py, TrtLlmFp8Experts; the modular one
+# for routings the fused router lacks, MiniMax-M2's sigmoid + bias) call FlashInfer's trtllm_fp8_block_scale_(routed_)
+# moe with Fp8QuantizationType.DeepSeekFp8: the kernel SGLang's flashinfer_trtllm MoE runner calls, measured as
+# sglang_flashinfer_trtllm_moe fp8_block (the sglang/blackwell/fp8 fit). vLLM's own fp8 fit is ModelOpt's per-tensor
+# kernel (trtllmfp8expertsmonolithic), a different kernel.
+BLOCK_FP8_MOE_ENGINE = {("vllm", "blackwell"): "sglang"}
+
+
+def expert_fit_engine(op: Op, gpu, engine: str) -> str:
+    """The engine whose fused-MoE fit prices an expert GEMM: `engine`'s own, but for block-scaled fp8 experts an
+    engine runs through a kernel measured under another (BLOCK_FP8_MOE_ENGINE)."""
+    if op.block_scaled and op.dtype == "fp8":
+        other = BLOCK_FP8_MOE_ENGINE.get((engine, gpu.arch))
+        if other is not None and has_moe_fit("fp8", gpu.arch, other):
+            return other
+    return engine
+
+
+@lru_cache(maxsize=64)
+def _weight_only_moe_fit(arch: str, engine: str) -> bool:
+    from .kernel_models import cdna   # Marlin is CUDA-only: vLLM on ROCm runs its Triton GPTQ/AWQ MoE kernel
+    return not cdna.is_cdna(arch) and has_moe_fit(WEIGHT_ONLY_MOE, arch, engine)
