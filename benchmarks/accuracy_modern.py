@@ -183,13 +183,13 @@ def vs_collective_deepep(root) -> str:
     at (roofline/moe.py: an NCCL all-to-all of tokens x top-k x hidden x 1 B, an fp8-expert model's), same rows."""
     import numpy as np
 
-    from whatif.roofline import kernel_timing
+    from whatif.roofline import collective_timing
     from whatif.specs.hardware import load_component
     from whatif.validate.accuracy import ape_table
     out = mf.insample_and_loo(mr.all_rows(root, DEEPEP_TABLES))
     links = {g: load_component(n, "link") for g, n in DEEPEP_LINKS.items()}
     sent = out["num_token"].to_numpy(float) * out["num_topk"].to_numpy(float) * out["hidden_size"].to_numpy(float)
-    out["kernels_s"] = [kernel_timing.collective_seconds("all_to_all", b, 8, links[g], e)
+    out["kernels_s"] = [collective_timing.collective_seconds("all_to_all", b, 8, links[g], e)
                         for b, g, e in zip(sent, out["gpu"], out["engine"])]
     out = out[np.isfinite(out["loo_s"])]
     cols = {"kernels_s": "nccl_a2a", "loo_s": "fit_loo", "insample_s": "fit_in"}

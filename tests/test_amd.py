@@ -6,7 +6,7 @@ import pytest
 
 from whatif.cli import main
 from whatif.errors import WhatifError
-from whatif.roofline import kernel_timing
+from whatif.roofline import collective_timing
 from whatif.roofline.engines import engine_for_gpu
 from whatif.roofline.kernel_models import cdna
 from whatif.roofline.kernel_models import collectives as col
@@ -71,17 +71,17 @@ def test_mesh_collective_reduces_to_the_nvlink_form(link_name, gpus, nbytes):
     nccl, engine, prov = col.collective_params(link_name, "vllm")
     assert not nccl.nvls and nccl.contention == 0 and "assumed" in prov
     for op in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all"):
-        mesh = kernel_timing.collective_seconds(op, nbytes, gpus, link, "vllm")
+        mesh = collective_timing.collective_seconds(op, nbytes, gpus, link, "vllm")
         nvlink_form = col.collective_time(op, nbytes, gpus, (gpus - 1) * link.bandwidth.value, link.latency.value,
                                           False, nccl, engine)
         assert mesh == pytest.approx(nvlink_form, rel=1e-12), op
     # large all-reduce: more peers, more links -> a larger group's bus bandwidth, never beyond the links' sum
     if nbytes == 64 << 20:
-        t = kernel_timing.collective_seconds("all_reduce", nbytes, gpus, link, "vllm")
+        t = collective_timing.collective_seconds("all_reduce", nbytes, gpus, link, "vllm")
         busbw = 2 * (gpus - 1) / gpus * nbytes / t
         assert busbw <= (gpus - 1) * link.bandwidth.value
         if gpus > 2:
-            t2 = kernel_timing.collective_seconds("all_reduce", nbytes, 2, link, "vllm")
+            t2 = collective_timing.collective_seconds("all_reduce", nbytes, 2, link, "vllm")
             assert busbw > 1.0 * nbytes / t2
 
 

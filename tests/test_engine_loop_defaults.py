@@ -23,13 +23,13 @@ def test_scenario_carries_the_engine_cap_to_the_collective_timing():
 
 
 def test_engine_without_custom_allreduce_pays_nccl_for_small_messages():
-    from whatif.roofline import collective_timing as kernel_timing
+    from whatif.roofline import collective_timing
     link = load_system("h100-sxm", 4).gpu_link
     small = 2 * 2**20   # a TP4 decode all-reduce: below every fitted custom-kernel threshold
-    custom = kernel_timing.collective_seconds("all_reduce", small, 4, link, "trtllm")
-    nccl_only = kernel_timing.collective_seconds("all_reduce", small, 4, link, "trtllm", custom_max=0)
-    plain = kernel_timing.collective_seconds("all_reduce", small, 4, link, "trtllm", cuda_graphs=False)
+    custom = collective_timing.collective_seconds("all_reduce", small, 4, link, "trtllm")
+    nccl_only = collective_timing.collective_seconds("all_reduce", small, 4, link, "trtllm", custom_max=0)
+    plain = collective_timing.collective_seconds("all_reduce", small, 4, link, "trtllm", cuda_graphs=False)
     assert nccl_only == pytest.approx(plain) and nccl_only > custom
     big = 64 * 2**20    # above every threshold: NCCL either way
-    assert kernel_timing.collective_seconds("all_reduce", big, 4, link, "trtllm", custom_max=0) == pytest.approx(
-        kernel_timing.collective_seconds("all_reduce", big, 4, link, "trtllm"))
+    assert collective_timing.collective_seconds("all_reduce", big, 4, link, "trtllm", custom_max=0) == pytest.approx(
+        collective_timing.collective_seconds("all_reduce", big, 4, link, "trtllm"))
