@@ -132,8 +132,8 @@ The mapping rule, written before any row was scored and not tuned after:
 - InferenceX's Llama-3.1-70B TensorRT-LLM recipes on B200 (added after scoring, session 51, llama70b_trt_recipe,
   trtllm_batch_wait; its before/after in docs/accuracy.md): --max_num_tokens 16384 as the token budget, and for
   1024/1024 below TP8 `batch_wait_timeout_iters: 20`, `batch_wait_max_tokens_ratio: 0.9` (simulator/batch_wait.py);
-- InferenceX's DeepSeek TensorRT-LLM MoE backend (written after scoring, session 52, trtllm_moe_kernels; OFF in the
-  mapping, MOE_KERNELS_MAPPED, its before/after in docs/accuracy.md): where the recipe set `moe_config.backend:
+- InferenceX's DeepSeek TensorRT-LLM MoE backend (added after scoring, session 52, trtllm_moe_kernels; its
+  before/after in docs/accuracy.md): where the recipe set `moe_config.backend:
   TRTLLM` (TRTLLM_GEN_MOE_IMAGES), `moe_kernels: trtllm-gen` prices the experts by the rows that timed those kernels
   (roofline/moe_kernels.py);
 - InferenceX's SGLang DeepSeek launches (added after scoring, inferencex_sglang_launch, with its before/after in
@@ -540,9 +540,10 @@ def llama70b_trt_recipe(row: dict) -> bool:
 # attention (dsr1_fp4_b200_trt_mtp.sh at 13dd0c2: TRTLLM; CUTLASS under DP attention). Not mapped: 1.1.0rc2.post2
 # (DEEPGEMM, the changelog's "from"), the fp8 MTP rows (its revisions read disagree: 111f031 DEEPGEMM, 8eec0d4 TRTLLM)
 TRTLLM_GEN_MOE_IMAGES = ("1.2.0rc6.post2", "1.2.0rc6.post3")
-# Off: written and scored (docs/accuracy.md, session 52) but left out of the mapping, as it moves TPOT the wrong way
-# (the 109 rows it maps: TTFT MAPE 47.9% -> 38.9%, TPOT 12.1% -> 14.9%; fp8 7.0% -> 14.7%); True runs it
-MOE_KERNELS_MAPPED = False
+# On: the rows ran these kernels. It moves their TPOT the wrong way (the 109 rows it maps, scored on the session-52
+# merge: TTFT MAPE 49.9% -> 41.1%, x0.48 -> x0.58, off by 3x 18 -> 11; TPOT 12.7% -> 14.7%; docs/accuracy.md): the
+# rule follows the launch, not the score
+MOE_KERNELS_MAPPED = True
 
 
 def trtllm_moe_kernels(row: dict, layout: dict, n: int) -> dict:
@@ -1012,11 +1013,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=SIM_ROUNDS, help="rounds of N requests simulated per row (4-50)")
     ap.add_argument("--out", type=Path, default=None, help=f"result table (csv; whole file default {OUT})")
     ap.add_argument("--filter", default="", help="only rows whose id contains this")
-    ap.add_argument("--moe-kernels", action="store_true",
-                    help="run the TRTLLM-Gen MoE rule (trtllm_moe_kernels), off in the mapping")
     args = ap.parse_args(argv)
-    global MOE_KERNELS_MAPPED
-    MOE_KERNELS_MAPPED = MOE_KERNELS_MAPPED or args.moe_kernels   # (forked workers inherit it)
     if not 4 <= args.rounds <= PROFILE_ROUNDS:
         print(f"--rounds: {args.rounds} is not valid; give 4 to {PROFILE_ROUNDS} simulated rounds", file=sys.stderr)
         return 2
