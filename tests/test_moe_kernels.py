@@ -1,5 +1,6 @@
 """A deployment's fused-MoE kernels priced by the rows that timed them (roofline/moe_kernels.py): TensorRT-LLM's
 TRTLLM MoE backend runs the TRTLLM-Gen kernels SGLang's flashinfer_trtllm rows measured on B200; off by default."""
+import json
 from dataclasses import replace
 
 import pytest
@@ -71,3 +72,20 @@ def test_the_fused_layers_routing_and_activation_are_not_priced_twice():
             step = ForwardBatch(groups)
             assert StepPricer(setup).seconds(step, True) == pytest.approx(engine_step(setup, step, True)[1],
                                                                            rel=1e-12)
+
+
+def test_the_cli_flag_names_the_kernels_prices_them_and_says_so(capsys):
+    from whatif.cli import main
+    argv = ["estimate", "--model", "deepseek-v3", "--hardware", "dgx-b200", "--tp", "8", "--dtype", "fp8",
+            "--engine", "trtllm", "--no-ops", "--json"]
+
+    def ttft(*extra):
+        assert main([*argv, *extra]) == 0
+        out = json.loads(capsys.readouterr().out)
+        return out["ttft_s"], out["efficiency"]["provenance"]
+    base, prov = ttft()
+    named, named_prov = ttft("--moe-kernels", "trtllm-gen")
+    assert named > base and "trtllm-gen kernels" in named_prov and "trtllm-gen" not in prov
+    assert main([*argv, "--moe-kernels", "deepgemm"]) == 2   # one line naming the flag and the valid kernels
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--moe-kernels" in err and "trtllm-gen" in err

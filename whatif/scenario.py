@@ -105,7 +105,9 @@ class Scenario:
         eff = replace(eff, custom_allreduce_max_bytes=engine.custom_allreduce_cap(par.tp))
         moe_engine = moe_fit_engine(self.moe_kernels, system.gpu.arch)
         if moe_engine is not None and eff.engine:   # (the ideal and calibrated models time no MoE fit)
-            eff = replace(eff, moe_engine=moe_engine)
+            eff = replace(eff, moe_engine=moe_engine,
+                          provenance=f"{eff.provenance}; MoE experts: the {self.moe_kernels} kernels the deployment "
+                                     f"picks, priced by {moe_engine}'s fused-MoE fit of their rows (moe_kernels.py)")
         return ResolvedScenario(self, model, system, par, eff, engine)
 
     def system_profile(self) -> System | None:

@@ -7,6 +7,7 @@ import argparse
 
 from ..roofline.efficiency import SOURCES
 from ..roofline.engines import DEFAULT_ENGINE, ENGINES
+from ..roofline.moe_kernels import MOE_KERNELS
 from ..specs.dtypes import ACTIVATION_DTYPES, KV_DTYPES, WEIGHT_DTYPES
 from ..specs.engines import version_names
 from ..specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, Field, flag_float, flag_int,
@@ -131,6 +132,10 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
     t.add_argument("--launch-us", type=flag_float(0, 1e6, "microseconds"),
                    help="host CPU launch + queuing time per kernel in eager mode, microseconds (default: the GPU "
                         "profile's launch_overhead); e.g. a slower host CPU")
+    t.add_argument("--moe-kernels", choices=sorted(MOE_KERNELS), default=None,
+                   help="the fused-MoE kernels the deployment picks where they are not its engine's own measured ones "
+                        "(trtllm-gen: TensorRT-LLM's moe_config.backend TRTLLM, Blackwell only), priced by the rows "
+                        "that timed them")
     t.add_argument("--context-window", type=flag_int(1, MAX_TOKENS, "tokens"),
                    help="what-if: treat the model's context window as this many tokens (e.g. RoPE scaling)")
 
@@ -144,7 +149,7 @@ def scenario_from_args(args):
              "memory_utilization": args.memory_utilization, "max_num_seqs": args.max_num_seqs,
              "max_num_batched_tokens": args.max_num_batched_tokens, "cuda_graphs": False if args.eager else None,
              "access": args.access, "host_link": args.host_link, "price_per_hour": args.price_per_hour,
-             "context_window": args.context_window, "launch_us": args.launch_us,
+             "context_window": args.context_window, "launch_us": args.launch_us, "moe_kernels": args.moe_kernels,
              "overlap": False if args.no_overlap else None,
              **dp_attention_given(getattr(args, "dp_attention", None)),
              **{key: getattr(args, key) for key in PARALLEL + WORKLOAD if key not in ("dp_attention", "attention_dp")}}

@@ -17,7 +17,9 @@ def efficiency_line(eff, explain: bool = False) -> str:
     whole = f"efficiency: {eff.source} ({eff.provenance})"
     if explain or len(whole) <= SHORT:
         return whole
-    return f"efficiency: {eff.source} ({_fitted_on(eff)}); {EXPLAIN}"
+    moe = getattr(eff, "moe_engine", None)   # named MoE kernels (--moe-kernels): whose rows price the experts
+    experts = f"; MoE experts by {moe}'s fit of their kernels" if moe else ""
+    return f"efficiency: {eff.source} ({_fitted_on(eff)}{experts}); {EXPLAIN}"
 
 
 def _fitted_on(eff) -> str:
