@@ -199,6 +199,8 @@ def input_quant_seconds(m, k, fitted_s: float, input_quantized: bool, static_sca
         return fitted_s
     key = (int(m), int(k), gpu.name, engine)
     if key not in _STATIC_QUANT:
+        if len(_STATIC_QUANT) >= CACHE_SIZE:   # (one entry per token count: bounded like the lru caches here)
+            _STATIC_QUANT.clear()
         from .kernel_models.quantize import quantize_seconds   # (here: its fits import numpy; a cold bf16 run none)
         _STATIC_QUANT[key] = quantize_seconds(int(m), int(k), gpu, engine, compute_scale=False)
     return _STATIC_QUANT[key]
