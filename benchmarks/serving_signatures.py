@@ -24,6 +24,11 @@ no simulation, nothing fitted.
 - Token-rate ceiling: the output tokens per second a run's closed loop streamed (N x OSL / (TTFT + D)) at its
   highest concurrency, by TP size: a rate that stays put while the GPUs double is a limit outside them (the
   serving path streaming every token, or the client).
+- Heavy load (added in session 53, issue 37): at N >= 64 a closed loop's request rate is N / (TTFT + D) and the
+  requests decoding at a time N x D / (TTFT + D) (Little's law), each read from the measured and from the predicted
+  TTFT and TPOT, by TP. A measured rate that stays put while TP doubles and the prediction's grows is a limit outside
+  the GPUs (the serving path); measured requests in service well below the prediction's, with TPOT matched, are
+  requests held before their first token (admission, KV capacity or the serving path), not slower steps.
 
 `python benchmarks/serving_signatures.py [--engine trtllm] [--max-clients 32]` prints both per run.
 """
@@ -178,10 +183,60 @@ def rate_by_tp(rows: list[dict]) -> dict[tuple, tuple[int, dict[int, float]]]:
     return {k: v for k, v in out.items() if len(v[1]) > 1}
 
 
+def cycle_ms(row: dict, which: str = "measured") -> float:
+    """One client's cycle (ms) at the row's `which` (measured / predicted) means: TTFT + D, D = (OSL - 1) x TPOT."""
+    return float(row[f"{which}_ttft_ms"]) + (int(float(row["osl"])) - 1) * float(row[f"{which}_tpot_ms"])
+
+
+def requests_per_s(row: dict, which: str = "measured") -> float:
+    """Requests a closed loop of N clients completes per second: N / cycle."""
+    return float(row["concurrency"]) / cycle_ms(row, which) * 1e3
+
+
+def in_service(row: dict, which: str = "measured") -> float:
+    """Requests decoding at a time (Little's law): N x D / (TTFT + D); the rest wait for their first token."""
+    decode = cycle_ms(row, which) - float(row[f"{which}_ttft_ms"])
+    return float(row["concurrency"]) * decode / cycle_ms(row, which)
+
+
+def heavy_load(rows: list[dict], min_clients: int = 64) -> dict[tuple, dict[int, tuple]]:
+    """Per run, input/output length and N >= min_clients (aggregated rows): {tp: (measured req/s, predicted req/s,
+    measured in service, predicted in service, predicted / measured TTFT)}, the first row of each TP."""
+    out: dict[tuple, dict[int, tuple]] = {}
+    for r in rows:
+        if r["mode"] != "agg" or float(r["concurrency"]) < min_clients or not r.get("predicted_tpot_ms"):
+            continue
+        key = (run_of(r), int(r["isl"]), int(float(r["osl"])), int(float(r["concurrency"])))
+        out.setdefault(key, {}).setdefault(int(r["tp"]), (
+            requests_per_s(r), requests_per_s(r, "predicted"), in_service(r), in_service(r, "predicted"),
+            float(r["predicted_ttft_ms"]) / float(r["measured_ttft_ms"])))
+    return out
+
+
+def cycle_split(rows: list[dict], min_clients: int = 64) -> dict[tuple, tuple[int, float, float, float, float]]:
+    """Per run (aggregated rows at N >= min_clients): (rows, median predicted / measured request rate, median
+    predicted / measured TTFT, median measured and predicted share of the cycle spent decoding). At heavy load TTFT is
+    the small rest of a cycle (N / rate - D): a rate right within a few % with TTFT off by 2-10x says the prediction
+    splits the cycle wrongly (holds too few requests before their first token), not that its steps are too fast."""
+    by_run: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r["mode"] == "agg" and float(r["concurrency"]) >= min_clients and r.get("predicted_tpot_ms"):
+            by_run.setdefault(run_of(r), []).append(r)
+    out = {}
+    for run, members in by_run.items():
+        med = statistics.median
+        out[run] = (len(members), med(requests_per_s(m, "predicted") / requests_per_s(m) for m in members),
+                    med(float(m["predicted_ttft_ms"]) / float(m["measured_ttft_ms"]) for m in members),
+                    med(in_service(m) / float(m["concurrency"]) for m in members),
+                    med(in_service(m, "predicted") / float(m["concurrency"]) for m in members))
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--engine", default="", help="only runs of this engine (trtllm, vllm, sglang)")
     ap.add_argument("--max-clients", type=int, default=32, help="slopes only at N up to this (default 32)")
+    ap.add_argument("--min-clients", type=int, default=64, help="heavy load: N from this (default 64)")
     args = ap.parse_args(argv)
     rows = [r for r in load() if not args.engine or r["engine"] == args.engine]
     print(f"decode-time slope of measured TTFT on D/N (groups of >= {MIN_OUTPUTS} output lengths, "
@@ -219,6 +274,22 @@ def main(argv: list[str] | None = None) -> None:
     for (run, isl), (n, rates) in sorted(rate_by_tp(rows).items()):
         by_tp = ", ".join(f"TP{tp} {rate:,.0f}" for tp, rate in sorted(rates.items()))
         print(f"| {run[0]} | {run[1]} | {run[2]} | {run[3]} | {isl} | {n} | {by_tp} |")
+
+    print(f"\nheavy load (N >= {args.min_clients}): requests/s measured (predicted) and requests in service measured / "
+          "predicted (Little's law), by TP:")
+    print("| engine | version | model | GPU | isl/osl | N | by TP: req/s meas (pred), in service meas/pred, TTFT x |")
+    print("|---|---|---|---|---|---|---|")
+    for (run, isl, osl, n), by_tp in sorted(heavy_load(rows, args.min_clients).items()):
+        cells = "; ".join(f"TP{tp} {m:.1f} ({p:.1f}), {sm:.0f}/{sp:.0f}, x{x:.2f}"
+                          for tp, (m, p, sm, sp, x) in sorted(by_tp.items()))
+        print(f"| {run[0]} | {run[1]} | {run[3]} | {run[4]} | {isl}/{osl} | {n} | {cells} |")
+    print(f"\ncycle split at N >= {args.min_clients}, per run: median predicted / measured request rate and TTFT, "
+          "and the share of the cycle spent decoding (measured, predicted):")
+    print("| engine | version | source | model | GPU | rows | rate x | TTFT x | decoding share meas / pred |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for run, (count, rate, ttft, share, pshare) in sorted(cycle_split(rows, args.min_clients).items()):
+        print(f"| {run[0]} | {run[1]} | {run[2].rsplit('/', 1)[-1]} | {run[3]} | {run[4]} | {count} | x{rate:.2f} | "
+              f"x{ttft:.2f} | {share:.2f} / {pshare:.2f} |")
 
 
 if __name__ == "__main__":
