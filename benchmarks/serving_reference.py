@@ -61,6 +61,10 @@ The mapping rule, written before any row was scored and not tuned after:
 - TensorRT-LLM 1.0.0rc3 rows the generator launched (added after scoring, session 52, trtllm_template_kv_fraction,
   with its before/after in docs/accuracy.md): KV cache free_gpu_memory_fraction 0.80, the default its
   extra_engine_args.1.0.0rc3.yaml.j2 writes (no rule sets it), where the spec has 0.9;
+- SGLang rows the generator launched on a release with PR #10975's memory heuristic (0.5.3 on; added after scoring,
+  session 53, sglang_default_mem_fraction, with its before/after in docs/accuracy.md): the static memory fraction
+  SGLang derives itself, (gpu_mem - reserved) / gpu_mem, where the spec's table (fraction_by_tp) is the earlier
+  releases' (0.841 where the spec had 0.88 on one H100 at batch 16);
 - load: concurrency = N of `silicon_concurrency=N` in silicon_data_source (a row without it is not
   expressible); prompt = isl, output = osl;
 - disaggregated rows (rule written before the 59 rows it made expressible were scored; 6 rows with TP-only
@@ -320,6 +324,8 @@ def launch_settings(row: dict, n: int, ranks_recorded: int = 1) -> dict:
         return {"max_num_seqs": mbs, "max_num_batched_tokens": recipe[0], "memory_utilization": recipe[1]}
     out = {"max_num_seqs": mbs, "max_num_batched_tokens": token_budget(row["backend"], mbs, _int(row["isl"]))}
     fraction = trtllm_template_kv_fraction(row)
+    if fraction is None:
+        fraction = sglang_default_mem_fraction(row, mbs)
     if fraction is not None:
         out["memory_utilization"] = fraction
     return out
@@ -339,6 +345,40 @@ def trtllm_template_kv_fraction(row: dict) -> float | None:
     if row["backend"] != "trtllm" or row["mode"] != "agg" or inferencex_run(row):
         return None
     return TRTLLM_TEMPLATE_KV_FRACTION.get(row.get("backend_version", ""))
+
+
+# The GPU memory SGLang reads (get_device_memory_capacity, MiB): the driver totals of whatif's hardware profiles
+# (hardware_profiles/h100-sxm.yaml 81559, b200.yaml 183359).
+DRIVER_MIB = {"h100_sxm": 81559, "b200_sxm": 183359}
+SGLANG_HEURISTIC_SINCE = (0, 5, 3)   # sgl-project/sglang PR #10975 (merged 2025-09-27), first in release 0.5.3
+
+
+def _release(version: str) -> tuple[int, ...] | None:
+    m = re.match(r"(\d+)\.(\d+)\.(\d+)", version or "")
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def sglang_default_mem_fraction(row: dict, max_batch: int) -> float | None:
+    """SGLang's own --mem-fraction-static where the launch passes none (added after scoring, session 53, issue 37):
+    an aggregated SGLang row the generator launched (not an InferenceX recipe's, which set it) on a release with
+    PR #10975's heuristic (python/sglang/srt/server_args.py _handle_gpu_memory_settings): reserved MiB = 512 +
+    max(chunked_prefill_size, 2048) x 1.5 + cuda_graph_max_bs x 2 + tp x pp / 8 x 1024, at least 10 GiB on a GPU
+    over 60 GiB, fraction = (gpu_mem - reserved) / gpu_mem (3 decimals). chunked_prefill_size is its default by GPU
+    memory (8192 under 160 GiB, 16384 above; the generator passes none), cuda_graph_max_bs the largest of the
+    --cuda-graph-bs 1..max batch sglang.rule passes. Not counted: the piecewise-CUDA-graph term (opt-in
+    --enable-piecewise-cuda-graph; assumed off). None elsewhere (the spec's fraction_by_tp, the pre-0.5.3 table)."""
+    release = _release(row.get("backend_version", ""))
+    if row["backend"] != "sglang" or row["mode"] != "agg" or inferencex_run(row) or release is None \
+            or release < SGLANG_HEURISTIC_SINCE or row["system"] not in DRIVER_MIB:
+        return None
+    gpu_mem = DRIVER_MIB[row["system"]]
+    chunk = 8192 if gpu_mem < 160 * 1024 else 16384
+    gpus = _int(row.get("tp_size", ""), 1) * (_int(row.get("attention_dp_size", ""), 1) or 1) \
+        * _int(row.get("pp_size", ""), 1)
+    reserved = 512 + max(chunk, 2048) * 1.5 + max_batch * 2 + gpus / 8 * 1024
+    if gpu_mem > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    return round((gpu_mem - reserved) / gpu_mem, 3)
 
 
 def token_budget(engine: str, batch: int, isl: int) -> int:

@@ -185,7 +185,7 @@ def _inferencex_sglang_row(n: int, measured: str = "2026-03-25", **over) -> dict
 
 def test_inferencex_sglang_deepseek_rows_launch_with_their_recipes_prefill_budget_and_memory_fraction():
     """dsr1_fp4_b200.sh: --chunked-prefill-size 16384, --mem-fraction-static 0.85; dsr1_fp8_b200.sh: 32768 and 0.82
-    at TP8, 8192 and 0.95 at TP4. Rows of the generator's launches keep its ISL + 1500 and the spec's fraction."""
+    at TP8, 8192 and 0.95 at TP4. Rows of the generator's launches keep its ISL + 1500 and SGLang's own fraction."""
     kw = sr.simulate_kwargs(_inferencex_sglang_row(16))
     assert (kw["max_num_batched_tokens"], kw["memory_utilization"]) == (16384, 0.85)
     kw = sr.simulate_kwargs(_inferencex_sglang_row(16, gemm_quant_mode="fp8", moe_quant_mode="fp8_block"))
@@ -193,14 +193,16 @@ def test_inferencex_sglang_deepseek_rows_launch_with_their_recipes_prefill_budge
     kw = sr.simulate_kwargs(_inferencex_sglang_row(16, tp_size="4", moe_ep_size="1", isl="8192",
                                                    gemm_quant_mode="fp8", moe_quant_mode="fp8_block"))
     assert (kw["max_num_batched_tokens"], kw["memory_utilization"]) == (8192, 0.95)
-    kw = sr.simulate_kwargs(_inferencex_sglang_row(16, silicon_data_source="aic; silicon_concurrency=16"))
-    assert kw["max_num_batched_tokens"] == 1024 + 1500 and "memory_utilization" not in kw
+    generator = _inferencex_sglang_row(16, silicon_data_source="aic; silicon_concurrency=16")
+    kw = sr.simulate_kwargs(generator)   # SGLang's own fraction (session 53: sglang_default_mem_fraction)
+    assert kw["max_num_batched_tokens"] == 1024 + 1500
+    assert kw["memory_utilization"] == sr.sglang_default_mem_fraction(generator, kw["max_num_seqs"]) is not None
 
 
 def test_inferencex_sglang_qwen35_and_glm5_rows_launch_with_their_recipes_prefill_budget_and_memory_fraction():
     """qwen3.5_bf16_b200.sh / qwen3.5_fp8_b200.sh (01fa35c): 32768 and 0.82; qwen3.5_fp4_b200.sh 16384 and 0.8;
     glm5_fp8_b200.sh 32768 and 0.85; glm5_fp4_b200.sh 32768 and 0.9, at any TP. A generator-launched row of the same
-    model keeps ISL + 1500 and the spec's fraction; the cold-server rule stays DeepSeek's."""
+    model keeps ISL + 1500 and SGLang's own fraction; the cold-server rule stays DeepSeek's."""
     def launch(model, gemm, tp="8", **over):
         kw = sr.simulate_kwargs(_inferencex_sglang_row(16, model_path=model, gemm_quant_mode=gemm,
                                                        moe_quant_mode=gemm, tp_size=tp, moe_ep_size="1", **over))
@@ -209,7 +211,8 @@ def test_inferencex_sglang_qwen35_and_glm5_rows_launch_with_their_recipes_prefil
     assert launch(qwen, "") == launch(qwen, "fp8", tp="4") == (32768, 0.82)
     assert launch(qwen, "nvfp4", tp="4") == (16384, 0.8)
     assert launch(glm, "fp8") == (32768, 0.85) and launch(glm, "nvfp4") == (32768, 0.9)
-    assert launch(qwen, "fp8", silicon_data_source="aic; silicon_concurrency=16") == (1024 + 1500, None)
+    generator = launch(qwen, "fp8", silicon_data_source="aic; silicon_concurrency=16")   # SGLang's own fraction
+    assert generator[0] == 1024 + 1500 and generator[1] is not None and generator[1] not in (0.82, 0.85)
     assert not sr.cold_server(_inferencex_sglang_row(64, measured="2025-11-10", model_path=qwen,
                                                      gemm_quant_mode="", moe_quant_mode=""))
 
@@ -578,3 +581,18 @@ def test_trtllm_1_0_0rc3_generator_rows_launch_with_the_templates_kv_fraction():
     assert sr.simulate_kwargs(_row(backend_version="1.0.0rc3", **llama))["memory_utilization"] == 0.80
     assert "memory_utilization" not in sr.simulate_kwargs(_row(backend_version="1.2.0rc6", **llama))
     assert "memory_utilization" not in sr.simulate_kwargs(_row(backend="vllm", backend_version="1.0.0rc3", **llama))
+
+
+def test_sglang_rows_the_generator_launched_take_sglangs_own_memory_fraction_from_release_0_5_3():
+    """PR #10975's heuristic (0.5.3 on): one H100 at batch 16 reserves 512 + 8192 x 1.5 + 16 x 2 + 1/8 x 1024 MiB
+    of 81,559 (0.841); eight B200 GPUs at batch 64 16384 x 1.5 + ... of 183,359 (0.857); earlier releases, other
+    engines and InferenceX's recipe rows keep what they had."""
+    qwen = dict(backend="sglang", model_path="Qwen/Qwen3-32B", system="h100_sxm", gemm_quant_mode="",
+                moe_quant_mode="", attention_dp_size="", moe_ep_size="", moe_tp_size="", batch_size="16",
+                silicon_data_source="source_file=x.csv; silicon_concurrency=16")
+    assert sr.simulate_kwargs(_row(backend_version="0.5.8.post1", **qwen))["memory_utilization"] == 0.841
+    assert "memory_utilization" not in sr.simulate_kwargs(_row(backend_version="0.5.1.post1", **qwen))
+    assert sr.sglang_default_mem_fraction(_row(backend_version="0.5.9", **{**qwen, "system": "b200_sxm",
+                                                                            "tp_size": "8"}), 64) == 0.857
+    assert sr.sglang_default_mem_fraction(_row(backend_version="nightly-dev", **qwen), 16) is None
+    assert sr.sglang_default_mem_fraction(_row(backend_version="0.5.8", **{**qwen, "backend": "vllm"}), 16) is None
