@@ -83,8 +83,8 @@ class WorkloadSpec:
                               f"--lengths fixed, not {self.lengths!r}")
         number(self.length_cv, "length_cv", 0.0, 1.0)
         if self.length_cv > 0 and (self.lengths != "fixed" or self.range_ratio < 1):
-            raise WhatifError(f"length_cv: {self.length_cv:g} draws lengths normally around --prompt/--output; it needs "
-                              "--lengths fixed and no range_ratio")
+            raise WhatifError(f"length_cv: {self.length_cv:g} draws lengths normally around --prompt/--output; "
+                              "it needs --lengths fixed and no range_ratio")
         integer(self.prefix_groups, "--prefix-groups", low=0)
         integer(self.prefix_tokens, "--prefix-tokens", low=0)
         if self.prefix_groups > 0 and self.prefix_tokens == 0:
@@ -266,7 +266,8 @@ def describe(spec: WorkloadSpec) -> str:
         parts.append(f"lengths uniform in [{spec.range_ratio:g} x, 1 x] (prompt {spec.prompt}, output {spec.output} "
                      "tokens)")
     elif spec.lengths == "fixed" and spec.length_cv > 0:
-        parts.append(f"lengths normal around prompt {spec.prompt} and output {spec.output} tokens (CV {spec.length_cv:g})")
+        parts.append(f"lengths normal around prompt {spec.prompt} and output {spec.output} tokens "
+                     f"(CV {spec.length_cv:g})")
     elif spec.lengths == "fixed":
         parts.append(f"fixed lengths (prompt {spec.prompt}, output {spec.output} tokens)")
     else:
