@@ -17,11 +17,11 @@ VERDICTS = {
     'B-kivi-throughput_at_max_batch': 'in band',              # 2.35x ~ 3.47x throughput on real LLM inference w
     'B-kivi-memory_total': 'miss',                            # 2.6x less peak memory usage (including the model
     'B-gear-throughput_at_max_batch': 'miss',                 # up to 2.38x throughput improvement (4-bit, near-
-    'B-gear-memory_total': 'in band',                         # reducing peak-memory size up to 2.29x
+    'B-gear-memory_total': 'conditional',                     # reducing peak-memory size up to 2.29x
     'B-mikv-kv_bytes_per_token': 'no figure',                 # state-of-the-art trade-off between compression r
     'B-minicache-kv_bytes_per_token': 'miss',                 # LLaMA-2-7B with 4-bit MiniCache: compression rat
     'B-minicache-throughput_at_max_batch': 'miss',            # enhances inference throughput by approximately 5
-    'B-minicache-memory_total': 'in band',                    # reduces the memory footprint by 41% compared to
+    'B-minicache-memory_total': 'conditional',                 # reduces the memory footprint by 41% compared to
     'B-think-kv_cache_bytes': 'illustrative',                 # reduction in memory costs by over 20% compared w
     'B-think-max_batch': 'illustrative',                      # ThinK with KIVI: batch size from 4x (KIVI alone)
     'B-think-max_batch-2': 'in band',                         # ThinK with KIVI enables up to a 5x increase in b
@@ -111,7 +111,7 @@ VERDICTS = {
     'F-speculative-tpot-5': 'in band',                        # PEARL: a superior speedup performance up to ...
     'F-speculative-tpot-6': 'conditional',                    # SpecTr: a wall clock speedup of 2.13X
     'F-speculative-tpot-7': 'in band',                        # SpecTr: a further 1.37X speedup over speculative
-    'F-speculative-tpot-8': 'in band',                        # Direct Alignment: Llama 2 Chat Drafter 115M ...
+    'F-speculative-tpot-8': 'illustrative',                   # Direct Alignment: Llama 2 Chat Drafter 115M ...
     'F-ngram-tpot': 'in band',                                # Token Recycling ... achieves approximately 2x sp
     'F-ngram-tpot-2': 'illustrative',                         # CopySpec: up to 2.35x on CNN/DM
     'F-ngram-tpot-3': 'illustrative',                         # CopySpec: 3.08x on the second turn of select MT-
