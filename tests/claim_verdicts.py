@@ -9,7 +9,7 @@ VERDICTS = {
     'A-int4-weights_bytes': 'in band',                        # EfficientLLM: 'int4 quantization cuts memory/ene
     'A-int4-tpot': 'no figure',                               # A Comprehensive Evaluation of Quantization Strat
     'A-prune-weights_bytes': 'illustrative',                  # Compresso: 'prunes LLaMA-7B to 5.4B'
-    'A-compress_then_prompt-weights_bytes': 'miss',           # Compress, Then Prompt: '8x compressed LLaMA-7B (
+    'A-compress_then_prompt-weights_bytes': 'illustrative',   # Compress, Then Prompt: '8x compressed LLaMA-7B (
     'A-vq-weights_bytes': 'illustrative',                     # PV-Tuning: 'Pareto-optimal quantization for Llam
     'A-shiftaddllm-weights_bytes': 'in band',                 # ShiftAddLLM: 'more than 80% memory and energy re
     'A-prune-e2e': 'illustrative',                            # ZipLM: 'when compressing GPT2 model, it outperfo
