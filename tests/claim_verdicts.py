@@ -9,7 +9,7 @@ VERDICTS = {
     'A-int4-weights_bytes': 'in band',                        # EfficientLLM: 'int4 quantization cuts memory/ene
     'A-int4-tpot': 'no figure',                               # A Comprehensive Evaluation of Quantization Strat
     'A-prune-weights_bytes': 'illustrative',                  # Compresso: 'prunes LLaMA-7B to 5.4B'
-    'A-compress_then_prompt-weights_bytes': 'miss',           # Compress, Then Prompt: '8x compressed LLaMA-7B (
+    'A-compress_then_prompt-weights_bytes': 'illustrative',   # Compress, Then Prompt: '8x compressed LLaMA-7B (
     'A-vq-weights_bytes': 'illustrative',                     # PV-Tuning: 'Pareto-optimal quantization for Llam
     'A-shiftaddllm-weights_bytes': 'in band',                 # ShiftAddLLM: 'more than 80% memory and energy re
     'A-prune-e2e': 'illustrative',                            # ZipLM: 'when compressing GPT2 model, it outperfo
@@ -17,11 +17,11 @@ VERDICTS = {
     'B-kivi-throughput_at_max_batch': 'in band',              # 2.35x ~ 3.47x throughput on real LLM inference w
     'B-kivi-memory_total': 'miss',                            # 2.6x less peak memory usage (including the model
     'B-gear-throughput_at_max_batch': 'miss',                 # up to 2.38x throughput improvement (4-bit, near-
-    'B-gear-memory_total': 'in band',                         # reducing peak-memory size up to 2.29x
+    'B-gear-memory_total': 'conditional',                     # reducing peak-memory size up to 2.29x
     'B-mikv-kv_bytes_per_token': 'no figure',                 # state-of-the-art trade-off between compression r
     'B-minicache-kv_bytes_per_token': 'miss',                 # LLaMA-2-7B with 4-bit MiniCache: compression rat
     'B-minicache-throughput_at_max_batch': 'miss',            # enhances inference throughput by approximately 5
-    'B-minicache-memory_total': 'in band',                    # reduces the memory footprint by 41% compared to
+    'B-minicache-memory_total': 'conditional',                 # reduces the memory footprint by 41% compared to
     'B-think-kv_cache_bytes': 'illustrative',                 # reduction in memory costs by over 20% compared w
     'B-think-max_batch': 'illustrative',                      # ThinK with KIVI: batch size from 4x (KIVI alone)
     'B-think-max_batch-2': 'in band',                         # ThinK with KIVI enables up to a 5x increase in b
@@ -31,7 +31,7 @@ VERDICTS = {
     'B-mla_conversion-kv_bytes_per_token-2': 'illustrative',  # X-EcoMLA: 10.6x compression with less than 0.1%
     'C-h2o-e2e': 'in band',                                   # With the same batch size, H2O can reduce the lat
     'C-h2o-throughput': 'miss',                               # H2O improves throughput over DeepSpeed Zero-Infe
-    'C-streamingllm-tpot': 'miss',                            # StreamingLLM outperforms the sliding window reco
+    'C-streamingllm-tpot': 'in band',                         # StreamingLLM outperforms the sliding window reco
     'C-scissorhands-kv_cache_bytes': 'illustrative',          # Scissorhands reduces the inference memory usage
     'C-keyformer-e2e': 'miss',                                # Keyformer's reduction of KV cache reduces infere
     'C-keyformer-throughput_at_max_batch': 'in band',         # Keyformer improves token generation throughput b
@@ -111,7 +111,7 @@ VERDICTS = {
     'F-speculative-tpot-5': 'in band',                        # PEARL: a superior speedup performance up to ...
     'F-speculative-tpot-6': 'conditional',                    # SpecTr: a wall clock speedup of 2.13X
     'F-speculative-tpot-7': 'in band',                        # SpecTr: a further 1.37X speedup over speculative
-    'F-speculative-tpot-8': 'in band',                        # Direct Alignment: Llama 2 Chat Drafter 115M ...
+    'F-speculative-tpot-8': 'illustrative',                   # Direct Alignment: Llama 2 Chat Drafter 115M ...
     'F-ngram-tpot': 'in band',                                # Token Recycling ... achieves approximately 2x sp
     'F-ngram-tpot-2': 'illustrative',                         # CopySpec: up to 2.35x on CNN/DM
     'F-ngram-tpot-3': 'illustrative',                         # CopySpec: 3.08x on the second turn of select MT-
@@ -151,10 +151,10 @@ VERDICTS = {
     'J-chunked_prefill-capacity_rps': 'in band',              # Sarathi-Serve improves serving throughput within
     'J-disaggregation-capacity_rps': 'miss',                  # DistServe can serve 4.48x more requests (than vL
     'J-disaggregation-slo_scale': 'miss',                     # DistServe can serve ... 10.2x tighter SLO, compa
-    'J-chunked_prefill-capacity_rps-2': 'miss',               # DeepSpeed-FastGen: up to 2.3x higher effective t
-    'J-chunked_prefill-capacity_rps-3': 'in band',            # Sarathi-Serve: up to 3.7x higher serving capacit
+    'J-chunked_prefill-peak_goodput_rps': 'miss',             # DeepSpeed-FastGen: up to 2.3x higher effective t
+    'J-chunked_prefill-capacity_rps-2': 'in band',            # Sarathi-Serve: up to 3.7x higher serving capacit
     'J-chunked_prefill-mean_e2e': 'conditional',              # DeepSpeed-FastGen: 2x lower latency on average (
-    'J-chunked_prefill-p95_itl': 'conditional',               # DeepSpeed-FastGen: up to 3.7x lower (token-level
+    'J-chunked_prefill-p95_itl': 'in band',                   # DeepSpeed-FastGen: up to 3.7x lower (token-level
     'J-continuous_batching-mean_e2e': 'conditional',          # Flover brings over 11x inference speedup on GPT
     'J-prefix_caching-output_tok_s': 'conditional',           # BatchLLM outperforms vLLM by 1.1x to 2x on a set
     'I-gh200-ttft': 'miss',                                   # closely-coupled GH200 achieves 1.9x-2.7x faster

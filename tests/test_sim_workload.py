@@ -368,3 +368,21 @@ def test_a_range_ratio_draws_each_length_uniform_between_its_share_and_the_lengt
 def test_a_bad_range_ratio_names_the_field(kw, field):
     with pytest.raises(WhatifError, match=field):
         WorkloadSpec(**kw)
+
+
+def test_a_length_cv_draws_each_length_normal_around_the_length():
+    """DeepSpeed-FastGen's benchmark: prompt and output lengths normal around their means with a 30% spread."""
+    spec = WorkloadSpec(requests=4000, prompt=2600, output=60, length_cv=0.3, seed=5)
+    reqs = generate(spec)
+    prompts, outputs = np.array([r.prompt for r in reqs]), np.array([r.output for r in reqs])
+    assert prompts.mean() == pytest.approx(2600, rel=0.02) and prompts.std() == pytest.approx(780, rel=0.05)
+    assert outputs.min() >= 1 and outputs.std() == pytest.approx(18, rel=0.1)
+    assert [r.prompt for r in generate(spec)] == prompts.tolist()
+    assert "CV 0.3" in describe(spec)
+
+
+@pytest.mark.parametrize("kw", [dict(length_cv=-0.1), dict(length_cv=0.3, lengths="sharegpt"),
+                                dict(length_cv=0.3, range_ratio=0.8)])
+def test_a_bad_length_cv_names_the_field(kw):
+    with pytest.raises(WhatifError, match="length_cv"):
+        WorkloadSpec(**kw)

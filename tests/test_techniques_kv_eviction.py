@@ -293,3 +293,17 @@ def test_two_budgets_conflict(pair):
 def test_eviction_conflicts_with_prefix_sharing():
     with pytest.raises(WhatifError, match="shared prefix"):
         technique_set(["streamingllm", "hydragen"])
+
+
+def test_streamingllm_on_hugging_face_re_rotates_the_key_cache_eagerly():
+    """The release's pos-shift attention patches transformers' LlamaAttention: on an hf-transformers engine
+    every cached key is re-rotated by eager ops each step (10 passes over the keys); elsewhere the decode
+    kernel rotates what it reads."""
+    hf = run(["streamingllm:window=4092"], batch=1, prompt=3968, output=64, kernel_engine="hf-transformers-4.35")
+    fused = run(["streamingllm:window=4092"], batch=1, prompt=3968, output=64)
+    ops = {o.name: o for o in all_ops(hf)}
+    keys = 4001 * 8 * 128    # cached tokens at the mid-output step (3968 + 32 + 1) x KV heads x head_dim
+    assert ops["pos_shift_rotation"].bytes["hbm"] == pytest.approx(10 * keys * 2, rel=0.01)
+    assert not any(o.name.startswith("pos_shift") for o in all_ops(fused))
+    plain = run(batch=1, prompt=3968, output=64, kernel_engine="hf-transformers-4.35")
+    assert hf.tpot_s > plain.tpot_s   # the re-rotation costs more than the cache the window saves at 4K

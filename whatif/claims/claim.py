@@ -249,7 +249,10 @@ def evaluate(claim: Claim) -> Outcome:
     base_setup, new_setup = claim_scenarios(claim)
     if claim.metric in SERVING_METRICS:    # family J: a simulation per side (its `sim` sections merged deep)
         value, _unit, higher = SERVING_METRICS[claim.metric]
-        base, new = value(base_setup), value(deep_merged(base_setup, claim.variant))
+        new_sim = deep_merged(base_setup, claim.variant)
+        if claim.system_engine:    # the paper's own system on its engine, as claim_scenarios sets it
+            new_sim["kernel_engine"] = claim.system_engine
+        base, new = value(base_setup), value(new_sim)
     else:
         value, _unit, higher = METRICS[claim.metric]
         base = value(scenario_of(base_setup).run())

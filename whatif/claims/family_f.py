@@ -318,6 +318,8 @@ CLAIMS: list[Claim] = [
         why="with the published 2.3 tokens per round and a drafter at a few % of the target's step, the speed-up "
             "is 2.3 / (1 + verify overhead + draft cost): whatif gives a little under 2.3; a speed-up above the "
             "block efficiency, as the paper reports, needs its baseline step to cost more than its verify pass",
+        derived="the acceptance is taken from the block efficiency (2.3) the same sentence reports, and the "
+                "speed-up is that efficiency less the drafting and verify costs: an input from the claim's result",
         setup_note="alpha 0.599 from the published block efficiency 2.3 by E = (1-a^(k+1))/(1-a) with k = 4 "
                    "(k assumed); the 115M drafter has no profile (its shapes are not in the abstract): llama-68m "
                    "(2 layers) stands in; Llama-2-7B for Llama 2 Chat 7B (same shapes); one A100 assumed",

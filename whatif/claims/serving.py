@@ -1,6 +1,7 @@
 """Family J claims measured on the serving simulator: a claim's setup carries `sim` sections (traffic,
 engine, cluster, slo, and `criterion`, what a served rate must meet), the variant overrides them.
 
+A peak-goodput metric is the best SLO-attaining rate over closed loops of the criterion's `clients` counts.
 A capacity metric is the highest arrival rate (req/s) whose run meets the criterion, bisected between
 `lo` and `hi` of the criterion to `CAPACITY_STEPS` halvings (the claims stay small: they run in tests)."""
 from __future__ import annotations
@@ -86,6 +87,14 @@ def tightest_slo_scale(mapping: dict) -> float:
     return hi
 
 
+def peak_goodput_rps(mapping: dict) -> float:
+    """The highest SLO-attaining request rate over closed loops of the criterion's `clients` counts (DeepSpeed-
+    FastGen's effective throughput: the best point of a 1-32 client sweep, requests meeting its SLA per second)."""
+    clients = mapping["sim"]["criterion"]["clients"]
+    return max(run(deep_merged(mapping, {"sim": {"traffic": {"concurrency": c}}})).goodput_rps() or 0.0
+               for c in clients)
+
+
 def _latency(stat: str, q: str):
     return lambda mapping: run(mapping).latency()[stat][q]
 
@@ -94,6 +103,7 @@ def _latency(stat: str, q: str):
 SERVING_METRICS = {
     "capacity_rps": (capacity_rps, "req/s", True),
     "slo_scale": (tightest_slo_scale, "x SLO", False),
+    "peak_goodput_rps": (peak_goodput_rps, "req/s", True),
     "output_tok_s": (lambda m: run(m).summary()["throughput"]["output_tok_s"], "tok/s", True),
     "mean_e2e": (_latency("e2e_s", "mean"), "s", False),
     "p95_itl": (_latency("itl_s", "p95"), "s", False),

@@ -43,6 +43,9 @@ class WorkloadSpec:
     range_ratio: float = 1.0       # lengths=fixed: each prompt and output drawn uniform in [floor(ratio x L), L]
                                    # tokens, as benchmark_serving.py's random dataset with --random-range-ratio
                                    # (InferenceX's utils/bench_serving sample_uniform); 1: exactly L
+    length_cv: float = 0.0         # lengths=fixed: each prompt and output drawn normal(L, cv x L), rounded, at least
+                                   # 1 token (DeepSpeed-FastGen's benchmark: 'a normal distribution was applied to
+                                   # prompt and generation lengths ... and a 30% variance'); 0: exactly L
     prefix_groups: int = 0         # > 0: each request opens with one of this many shared prefixes
     prefix_tokens: int = 0         # tokens of each shared prefix (added to the prompt)
     turns: int = 1                 # > 1: multi-turn sessions, each turn's prompt carries the history
@@ -78,6 +81,10 @@ class WorkloadSpec:
         if self.range_ratio < 1 and self.lengths != "fixed":
             raise WhatifError(f"range_ratio: {self.range_ratio:g} draws lengths around --prompt/--output; it needs "
                               f"--lengths fixed, not {self.lengths!r}")
+        number(self.length_cv, "length_cv", 0.0, 1.0)
+        if self.length_cv > 0 and (self.lengths != "fixed" or self.range_ratio < 1):
+            raise WhatifError(f"length_cv: {self.length_cv:g} draws lengths normally around --prompt/--output; "
+                              "it needs --lengths fixed and no range_ratio")
         integer(self.prefix_groups, "--prefix-groups", low=0)
         integer(self.prefix_tokens, "--prefix-tokens", low=0)
         if self.prefix_groups > 0 and self.prefix_tokens == 0:
@@ -183,6 +190,9 @@ def _lengths(rng: np.random.Generator, spec: WorkloadSpec, n: int) -> tuple[np.n
         if spec.range_ratio < 1:
             return tuple(rng.integers(max(1, int(length * spec.range_ratio)), length + 1, n, dtype=np.int64)
                          for length in (spec.prompt, spec.output))
+        if spec.length_cv > 0:   # a normal spread around each length, as DeepSpeed-FastGen's benchmark draws them
+            return tuple(np.maximum(1, np.rint(rng.normal(length, spec.length_cv * length, n))).astype(np.int64)
+                         for length in (spec.prompt, spec.output))
         return np.full(n, spec.prompt, dtype=np.int64), np.full(n, spec.output, dtype=np.int64)
     profile = LENGTH_PROFILES[spec.lengths]
     return _sample(rng, profile.prompt, n), _sample(rng, profile.output, n)
@@ -255,6 +265,9 @@ def describe(spec: WorkloadSpec) -> str:
     if spec.lengths == "fixed" and spec.range_ratio < 1:
         parts.append(f"lengths uniform in [{spec.range_ratio:g} x, 1 x] (prompt {spec.prompt}, output {spec.output} "
                      "tokens)")
+    elif spec.lengths == "fixed" and spec.length_cv > 0:
+        parts.append(f"lengths normal around prompt {spec.prompt} and output {spec.output} tokens "
+                     f"(CV {spec.length_cv:g})")
     elif spec.lengths == "fixed":
         parts.append(f"fixed lengths (prompt {spec.prompt}, output {spec.output} tokens)")
     else:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...errors import WhatifError
+from ...specs.dtypes import dtype_bytes
 from ...specs.models import ModelSpec
 from ..attention import causal_pairs
 from ..config import ForwardBatch
@@ -228,10 +229,17 @@ class StreamingLLM(SinkWindowSplit):
     budget_param = "window"
     sinks: int = param(4, "initial tokens kept as attention sinks", "tokens")
     window: int = param(2000, "most recent tokens kept (the reference code's recent_size)", "tokens")
+    eager_shift: bool = param(False, "the release's pos-shift attention, a patch of Hugging Face's LlamaAttention: "
+                              "every cached key re-rotated by eager PyTorch ops each step (set on hf-transformers "
+                              "engines)")
 
     def check_params(self) -> None:
         self.require(self.sinks >= 0, "sinks", "a non-negative integer")
         self.require(self.window >= 1, "window", "a positive integer")
+
+    def for_engine(self, engine: str) -> StreamingLLM:
+        # mit-han-lab/streaming-llm patches transformers' LlamaAttention.forward: on Hugging Face its code runs
+        return replace(self, eager_shift=True) if engine.startswith("hf-transformers") else self
 
     def check(self, model: ModelSpec, shared_prefix: int) -> None:
         if model.position == "learned":
@@ -243,14 +251,31 @@ class StreamingLLM(SinkWindowSplit):
         return self.sinks + self.window
 
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
-        if not ctx.decode or ctx.model.position != "rope":
-            return ops
+        if not ctx.decode or ctx.model.position != "rope" or self.eager_shift:
+            return ops   # (eagerly: the rotation is its own kernels, extra_ops)
 
         def rotate(op: Op) -> Op:
             keys = op.shape.sequences * op.shape.max_context * ctx.kv.width(ctx.kv_width) / 2
             return replace(op, alu_ops=op.alu_ops + keys * ROPE_OPS,
                            formula=op.formula + f"; + {ROPE_OPS:g} ops per cached key element (RoPE at cache position)")
         return replace_ops(ops, LAYER_ATTENTION_ROLES, rotate)
+
+    def extra_ops(self, ctx: PassContext) -> list[Op]:
+        """streaming_llm/pos_shift/modify_llama.py, apply_rotary_pos_emb_single over the whole key cache each
+        step: x * cos + rotate_half(x) * sin, rotate_half being a neg of one half and a cat, so the keys move
+        10 times (neg E/2 in and out, cat E, two muls E, add 2E in and E out), beside the cos/sin gathers at
+        the cache positions: 7 aten ops per attention layer, as 2 kernels here, since the hf-transformers
+        engines' eager host cost is per whatif kernel of ~3.75 aten ops (45 per decoder layer over 12)."""
+        if not (self.eager_shift and ctx.decode and ctx.model.position == "rope"):
+            return []
+        tokens = sum(n * self.stored_tokens(c + q) for q, c, n in ctx.batch.groups)
+        keys = tokens * ctx.kv_width / 2                    # key elements of this GPU's cache, one layer
+        a = dtype_bytes(ctx.prec.kv)
+        table = max(q + c for q, c, _ in ctx.batch.groups) * ctx.model.head_dim * a   # one cos (or sin) gather
+        return [elementwise("pos_shift_gathers", 0.0, 4 * table, 2 * table / a, ctx.kv_layers,
+                            "cos and sin gathered at the cache positions (written, then read by the muls)"),
+                elementwise("pos_shift_rotation", 3 * keys, 10 * keys * a, keys, ctx.kv_layers,
+                            f"neg, cat, 2 mul, add over {keys:g} cached key elements: 10 passes of {a:g} B")]
 
 
 @register
