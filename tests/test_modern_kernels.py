@@ -161,7 +161,19 @@ def test_an_l2_resident_quantize_runs_at_the_sms_l2_rate_not_an_hbm_multiple():
     (_, _, l2_h100), = quantize.quantize_work("quantize_scale", 4096, 2560, h100)[0]
     assert hbm == 0.0 and l2 < 3 * 4096 * 2560 / l40s.hbm_bw and l2 < l2_h100   # more SM clocks, 1/4 the HBM
     big = quantize.quantize_work("quantize_scale", 32768, 7168, l40s)[0][0]
-    assert big[1] > big[2] > 0   # 700 MB: mostly HBM, the L2's share at its rate
+    assert big[1] > 0 and big[2] == 0   # 700 MB: replayed, it evicts itself from L2: all HBM (L40S's 7x drop)
+
+
+def test_sglangs_table_times_a_pytorch_chain_but_its_server_a_cuda_kernel():
+    """SGLang's collector quantizes in PyTorch (four kernels, a software fp8 cast): 21 B an element, not 3; the
+    server's static quantizer is one CUDA kernel, priced like vLLM's."""
+    h100 = mla_modules.ceilings(H100)
+    chain, _ = quantize.quantize_work("quantize_scale", 32768, 7168, h100, torch_chain=True)
+    one, _ = quantize.quantize_work("quantize_scale", 32768, 7168, h100)
+    assert len(chain) == 4 and sum(p[1] for p in chain) == pytest.approx(7 * one[0][1])
+    assert chain[2][0] > 0 and chain[0][0] == 0   # the cast's integer work: its compute term
+    assert quantize.quantize_seconds(32768, 7168, H100, "sglang", compute_scale=False) == pytest.approx(
+        quantize.quantize_seconds(32768, 7168, H100, "vllm", compute_scale=False))
 
 
 def test_deepep_normal_sends_a_token_once_per_distinct_rank():

@@ -132,10 +132,15 @@ def encoder_rows(frame):
 
 
 def quantize_rows(frame, kind):
-    def build(g, c, gpu):
-        parts, items = quantize.quantize_work(kind, _col(g, "m"), _col(g, "k"), c)
-        r = _attach(g, parts, items, kind)
-        return r
+    import pandas as pd
+
+    def build(group, c, gpu):
+        out = []
+        for engine, g in group.groupby("engine"):
+            # SGLang's collector times a PyTorch static quantizer (quantize.TORCH_CHAIN), the others a CUDA kernel
+            parts, items = quantize.quantize_work(kind, _col(g, "m"), _col(g, "k"), c, torch_chain=engine == "sglang")
+            out.append(_attach(g, parts, items, kind))
+        return pd.concat(out)
     return _per_gpu(frame[frame["latency"] > 0], build)
 
 
