@@ -124,8 +124,10 @@ def gdn_rows(frame):
 
 def encoder_rows(frame):
     def build(g, c, gpu):
+        pow2 = (g["kernel_source"] == "triton").to_numpy()   # SGLang's Triton path pads the head to a power of 2
         parts, items = encoder_attention.encoder_attention_work(_col(g, "batch_size"), _col(g, "isl"),
-                                                                _col(g, "num_heads"), g["head_dim"].to_numpy(), c)
+                                                                _col(g, "num_heads"), g["head_dim"].to_numpy(), c,
+                                                                pow2_head=pow2)
         r = _attach(g, parts, items, "encoder_attention")
         return r
     return _per_gpu(frame, build)

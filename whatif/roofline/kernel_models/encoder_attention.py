@@ -1,9 +1,14 @@
 """Encoder (vision-tower) attention: bidirectional FlashAttention over whole sequences.
 
 Per batch of B sequences of S tokens, H heads of head_dim d: 4 B H S^2 d_pad FLOPs (QK^T and PV) on
-bf16 tensor cores, where d_pad is the kernel's head-dim instantiation covering d (32, 64, 96, 128, 192,
-256: a 72 or 80 head runs the 96 kernel); Q, K, V, O read or written once (4 B S H d x 2 bytes); a fixed
-cost per (sequence, head, 128-query tile). Parameters: data/modern_fit.yaml, family encoder_attention.
+bf16 tensor cores, where d_pad is the kernel's head-dim instantiation covering d (FlashAttention: 32, 64, 96,
+128, 192, 256, so a 72 or 80 head runs the 96 kernel; SGLang's Triton kernel, its path off Hopper and
+Blackwell: the next power of two, BLOCK_DMODEL = triton.next_power_of_2(Lk) in prefill_attention.py, so 72
+and 80 run as 128); Q, K, V, O read or written once (4 B S H d x 2 bytes); a fixed cost per (sequence, head,
+128-query tile). Not in the form (tried, session 53): the softmax's exponentials on the special-function units
+(16 exp2 an SM a clock: B H S^2 / (SMs x clock x 16)), summed with the MMAs or as their max; it moved
+leave-one-GPU-out SGLang 43.7 -> 51.6% and L40S worse (its MMAs bind, the fit's one compute_eff cannot serve
+both). Parameters: data/modern_fit.yaml, family encoder_attention.
 """
 from __future__ import annotations
 
@@ -12,15 +17,21 @@ from .params import ceilings
 
 HEAD_DIMS = (32, 64, 96, 128, 192, 256)   # FlashAttention's head-dim instantiations
 Q_TILE = 128
+# the kernel an engine's vision attention runs per architecture (SGLang VisionAttention: FA3 on Hopper, FA4 on
+# Blackwell, Triton elsewhere; vLLM FA2/3/4; TRT-LLM its own FMHA), where it pads the head dim otherwise
+POW2_HEAD_KERNELS = {("sglang", "ada"), ("sglang", "ampere"), ("sglang", "turing")}
 
 
-def padded_head_dim(d: int) -> int:
+def padded_head_dim(d: int, pow2: bool = False) -> int:
+    if pow2:
+        return 1 << (int(d) - 1).bit_length()
     return next((h for h in HEAD_DIMS if h >= d), d)
 
 
-def encoder_attention_work(batch, seq, heads, head_dim, c, elt_bytes=2.0):
+def encoder_attention_work(batch, seq, heads, head_dim, c, elt_bytes=2.0, pow2_head=False):
     import numpy as np   # (here only: the fitter passes columns)
-    d_pad = np.vectorize(padded_head_dim)(head_dim) if not isinstance(head_dim, int) else padded_head_dim(head_dim)
+    d_pad = (np.vectorize(padded_head_dim)(head_dim, pow2_head) if not isinstance(head_dim, int)
+             else padded_head_dim(head_dim, pow2_head))
     flops = 4.0 * batch * heads * seq * seq * d_pad
     io = 4.0 * batch * seq * heads * head_dim * elt_bytes
     return [(flops / c.peak_flops("bf16"), *memory_times(io, c.hbm_bw, c.l2_bytes))], batch * heads * -(-seq // Q_TILE)
@@ -30,5 +41,6 @@ def encoder_attention_seconds(batch: int, seq: int, heads: int, head_dim: int, g
     """Seconds of one encoder attention call: `batch` sequences of `seq` tokens each, `heads` heads of
     `head_dim` on this GPU (after TP), bf16; gpu: a GPU profile or Ceilings; engine: vllm | sglang | trtllm."""
     c = ceilings(gpu)
-    parts, items = encoder_attention_work(batch, seq, heads, head_dim, c)
+    pow2 = (engine, c.arch) in POW2_HEAD_KERNELS
+    parts, items = encoder_attention_work(batch, seq, heads, head_dim, c, pow2_head=pow2)
     return float(fitted_seconds(parts, items, c.sms, family_params("encoder_attention", engine, c.arch)))
