@@ -123,13 +123,19 @@ def gdn_rows(frame):
 
 
 def encoder_rows(frame):
+    import pandas as pd
+
     def build(g, c, gpu):
         pow2 = (g["kernel_source"] == "triton").to_numpy()   # SGLang's Triton path pads the head to a power of 2
         parts, items = encoder_attention.encoder_attention_work(_col(g, "batch_size"), _col(g, "isl"),
                                                                 _col(g, "num_heads"), g["head_dim"].to_numpy(), c,
                                                                 pow2_head=pow2)
-        r = _attach(g, parts, items, "encoder_attention")
-        return r
+        out = []
+        for triton, rows in ((False, ~pow2), (True, pow2)):   # Triton (SGLang on L40S): its own kernel, own family
+            if rows.any():
+                p = [tuple(np.asarray(x)[rows] for x in part) for part in parts]
+                out.append(_attach(g[rows], p, np.asarray(items)[rows], encoder_attention.encoder_family(triton)))
+        return pd.concat(out)
     return _per_gpu(frame, build)
 
 

@@ -22,6 +22,12 @@ Q_TILE = 128
 POW2_HEAD_KERNELS = {("sglang", "ada"), ("sglang", "ampere"), ("sglang", "turing")}
 
 
+def encoder_family(triton: bool) -> str:
+    """The fit's family: FlashAttention (FA2/3/4, the kernel vLLM and SGLang run on A100-B200) or SGLang's Triton
+    kernel (its own mechanism, measured on L40S alone, so it has no leave-one-GPU-out)."""
+    return "encoder_attention_triton" if triton else "encoder_attention"
+
+
 def padded_head_dim(d: int, pow2: bool = False) -> int:
     if pow2:
         return 1 << (int(d) - 1).bit_length()
@@ -43,4 +49,4 @@ def encoder_attention_seconds(batch: int, seq: int, heads: int, head_dim: int, g
     c = ceilings(gpu)
     pow2 = (engine, c.arch) in POW2_HEAD_KERNELS
     parts, items = encoder_attention_work(batch, seq, heads, head_dim, c, pow2_head=pow2)
-    return float(fitted_seconds(parts, items, c.sms, family_params("encoder_attention", engine, c.arch)))
+    return float(fitted_seconds(parts, items, c.sms, family_params(encoder_family(pow2), engine, c.arch)))
