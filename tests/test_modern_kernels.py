@@ -218,7 +218,7 @@ PINNED_LOO = {
     ("dsa_module_prefill", "sglang"): 38.8,
     ("dsa_module_prefill", "trtllm"): 27.0,
     ("dsa_module_prefill", "vllm"): 30.1,
-    ("encoder_attention", "sglang"): 52.1,
+    ("encoder_attention", "sglang"): 29.2,   # FlashAttention (B200, H100); Triton (L40S): its own family
     ("encoder_attention", "trtllm"): 33.1,
     ("encoder_attention", "vllm"): 23.4,
     ("gdn_chunk_prefill", "sglang"): 12.6,
@@ -244,9 +244,9 @@ PINNED_LOO = {
     ("mla_module_prefill_on_decode_kernel", "vllm"): 72.5,   # three decode kernels (B200, H100, L40S)
     ("quantize_compute_scale", "trtllm"): 17.3,
     ("quantize_compute_scale", "vllm"): 46.0,
-    ("quantize_scale", "sglang"): 30.9,
-    ("quantize_scale", "trtllm"): 27.0,
-    ("quantize_scale", "vllm"): 16.2,
+    ("quantize_scale", "sglang"): 13.2,
+    ("quantize_scale", "trtllm"): 28.6,
+    ("quantize_scale", "vllm"): 14.7,
     ("wideep_moe", "trtllm"): 18.8,
     ("wideep_moe_decode", "sglang"): 20.4,
     ("wideep_moe_prefill", "sglang"): 34.6,
