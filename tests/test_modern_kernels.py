@@ -164,6 +164,20 @@ def test_an_l2_resident_quantize_runs_at_the_sms_l2_rate_not_an_hbm_multiple():
     assert big[1] > 0 and big[2] == 0   # 700 MB: replayed, it evicts itself from L2: all HBM (L40S's 7x drop)
 
 
+def test_encoder_attention_takes_the_kernel_each_engine_dispatches():
+    """SGLang off Hopper / Blackwell: Triton, head padded to a power of 2; TRT-LLM on Blackwell at head 72: fmha_v2."""
+    from whatif.specs.hardware import load_component
+    l40s, b200 = load_component("l40s", "gpu"), load_component("b200", "gpu")
+    assert encoder_attention.padded_head_dim(80, pow2=True) == 128 and encoder_attention.padded_head_dim(80) == 96
+    assert encoder_attention.legacy_fmha_v2("trtllm", "blackwell", 72)
+    assert not encoder_attention.legacy_fmha_v2("trtllm", "hopper", 72)
+    assert not encoder_attention.legacy_fmha_v2("vllm", "blackwell", 72)
+    slow = encoder_attention.encoder_attention_seconds(4, 4096, 16, 72, b200, "trtllm")
+    assert slow > 2 * encoder_attention.encoder_attention_seconds(4, 4096, 16, 80, b200, "trtllm")   # 0.08 vs 0.4
+    assert encoder_attention.encoder_attention_seconds(4, 4096, 16, 80, l40s, "sglang") > \
+        encoder_attention.encoder_attention_seconds(4, 4096, 16, 80, l40s, "vllm")
+
+
 def test_sglangs_table_times_a_pytorch_chain_but_its_server_a_cuda_kernel():
     """SGLang's collector quantizes in PyTorch (four kernels, a software fp8 cast): 21 B an element, not 3; the
     server's static quantizer is one CUDA kernel, priced like vLLM's."""
@@ -219,7 +233,7 @@ PINNED_LOO = {
     ("dsa_module_prefill", "trtllm"): 27.0,
     ("dsa_module_prefill", "vllm"): 30.1,
     ("encoder_attention", "sglang"): 29.2,   # FlashAttention (B200, H100); Triton (L40S): its own family
-    ("encoder_attention", "trtllm"): 33.1,
+    ("encoder_attention", "trtllm"): 23.9,   # B200 head 72 (fmha_v2 fallback): its own family
     ("encoder_attention", "vllm"): 23.4,
     ("gdn_chunk_prefill", "sglang"): 12.6,
     ("gdn_chunk_prefill", "trtllm"): 21.4,

@@ -130,11 +130,14 @@ def encoder_rows(frame):
         parts, items = encoder_attention.encoder_attention_work(_col(g, "batch_size"), _col(g, "isl"),
                                                                 _col(g, "num_heads"), g["head_dim"].to_numpy(), c,
                                                                 pow2_head=pow2)
-        out = []
-        for triton, rows in ((False, ~pow2), (True, pow2)):   # Triton (SGLang on L40S): its own kernel, own family
+        legacy = np.array([encoder_attention.legacy_fmha_v2(e, c.arch, d) for e, d in zip(g["engine"], g["head_dim"])])
+        out = []   # Triton (SGLang on L40S), fmha_v2 (TRT-LLM's B200 head 72): each its own kernel, own family
+        for triton, fallback in ((False, False), (True, False), (False, True)):
+            rows = (pow2 == triton) & (legacy == fallback)
             if rows.any():
                 p = [tuple(np.asarray(x)[rows] for x in part) for part in parts]
-                out.append(_attach(g[rows], p, np.asarray(items)[rows], encoder_attention.encoder_family(triton)))
+                out.append(_attach(g[rows], p, np.asarray(items)[rows],
+                                   encoder_attention.encoder_family(triton, fallback)))
         return pd.concat(out)
     return _per_gpu(frame, build)
 

@@ -22,10 +22,19 @@ Q_TILE = 128
 POW2_HEAD_KERNELS = {("sglang", "ada"), ("sglang", "ampere"), ("sglang", "turing")}
 
 
-def encoder_family(triton: bool) -> str:
-    """The fit's family: FlashAttention (FA2/3/4, the kernel vLLM and SGLang run on A100-B200) or SGLang's Triton
-    kernel (its own mechanism, measured on L40S alone, so it has no leave-one-GPU-out)."""
-    return "encoder_attention_triton" if triton else "encoder_attention"
+def encoder_family(triton: bool, legacy_fmha: bool = False) -> str:
+    """The fit's family: FlashAttention (FA2/3/4, the kernel vLLM and SGLang run on A100-B200; TensorRT-LLM's own
+    FMHA) or SGLang's Triton kernel (its own mechanism, measured on L40S alone, so it has no leave-one-GPU-out),
+    or TensorRT-LLM's legacy fmha_v2 kernel where Blackwell declines its trtllm-gen FMHA (legacy_fmha_v2)."""
+    return "encoder_attention_triton" if triton else "encoder_attention_fmha_v2" if legacy_fmha else \
+        "encoder_attention"
+
+
+def legacy_fmha_v2(engine: str, arch: str, head_dim) -> bool:
+    """TensorRT-LLM on Blackwell runs trtllm-gen FMHA except at head size 72, which falls back to fmha_v2
+    (cpp/tensorrt_llm/kernels/fmhaDispatcher.cpp: mUseTllmGen = isSM100Family() && headSize != 72, PR #8666):
+    the tables' B200 head-72 rows run at 0.08 of the bf16 peak where heads 64 and 80 run at 0.36-0.44."""
+    return engine == "trtllm" and arch == "blackwell" and head_dim == 72
 
 
 def padded_head_dim(d: int, pow2: bool = False) -> int:
@@ -49,4 +58,5 @@ def encoder_attention_seconds(batch: int, seq: int, heads: int, head_dim: int, g
     c = ceilings(gpu)
     pow2 = (engine, c.arch) in POW2_HEAD_KERNELS
     parts, items = encoder_attention_work(batch, seq, heads, head_dim, c, pow2_head=pow2)
-    return float(fitted_seconds(parts, items, c.sms, family_params(encoder_family(pow2), engine, c.arch)))
+    family = encoder_family(pow2, legacy_fmha_v2(engine, c.arch, head_dim))
+    return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch)))
