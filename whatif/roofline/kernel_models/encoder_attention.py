@@ -6,9 +6,12 @@ bf16 tensor cores, where d_pad is the kernel's head-dim instantiation covering d
 Blackwell: the next power of two, BLOCK_DMODEL = triton.next_power_of_2(Lk) in prefill_attention.py, so 72
 and 80 run as 128); Q, K, V, O read or written once (4 B S H d x 2 bytes); a fixed cost per (sequence, head,
 128-query tile). Not in the form (tried, session 53): the softmax's exponentials on the special-function units
-(16 exp2 an SM a clock: B H S^2 / (SMs x clock x 16)), summed with the MMAs or as their max; it moved
-leave-one-GPU-out SGLang 43.7 -> 51.6% and L40S worse (its MMAs bind, the fit's one compute_eff cannot serve
-both). Parameters: data/modern_fit.yaml, family encoder_attention.
+(16 exp2 an SM a clock: B H S^2 / (SMs x clock x 16)) as the MMAs' max. It explains B200's lower efficiency
+(0.40 of its bf16 peak at long sequences, H100 0.55: B200's MMAs are 1.9x its exp rate, H100's 0.9x) and moved
+leave-one-GPU-out SGLang 27.8 -> 21.5%, vLLM 23.3 -> 23.2 (median 21.4 -> 14.4), but TRT-LLM 24.6 -> 31.0%
+(B200 14.2 -> 28.2): B200 runs above the exp bound x H100's efficiency (FlashAttention-4 and trtllm-gen
+compute part of exp2 by polynomial on the FMA pipes), a split no source here gives.
+Parameters: data/modern_fit.yaml, family encoder_attention.
 """
 from __future__ import annotations
 
