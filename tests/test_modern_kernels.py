@@ -161,7 +161,33 @@ def test_an_l2_resident_quantize_runs_at_the_sms_l2_rate_not_an_hbm_multiple():
     (_, _, l2_h100), = quantize.quantize_work("quantize_scale", 4096, 2560, h100)[0]
     assert hbm == 0.0 and l2 < 3 * 4096 * 2560 / l40s.hbm_bw and l2 < l2_h100   # more SM clocks, 1/4 the HBM
     big = quantize.quantize_work("quantize_scale", 32768, 7168, l40s)[0][0]
-    assert big[1] > big[2] > 0   # 700 MB: mostly HBM, the L2's share at its rate
+    assert big[1] > 0 and big[2] == 0   # 700 MB: replayed, it evicts itself from L2: all HBM (L40S's 7x drop)
+
+
+def test_encoder_attention_takes_the_kernel_each_engine_dispatches():
+    """SGLang off Hopper / Blackwell: Triton, head padded to a power of 2; TRT-LLM on Blackwell at head 72: fmha_v2."""
+    from whatif.specs.hardware import load_component
+    l40s, b200 = load_component("l40s", "gpu"), load_component("b200", "gpu")
+    assert encoder_attention.padded_head_dim(80, pow2=True) == 128 and encoder_attention.padded_head_dim(80) == 96
+    assert encoder_attention.legacy_fmha_v2("trtllm", "blackwell", 72)
+    assert not encoder_attention.legacy_fmha_v2("trtllm", "hopper", 72)
+    assert not encoder_attention.legacy_fmha_v2("vllm", "blackwell", 72)
+    slow = encoder_attention.encoder_attention_seconds(4, 4096, 16, 72, b200, "trtllm")
+    assert slow > 2 * encoder_attention.encoder_attention_seconds(4, 4096, 16, 80, b200, "trtllm")   # 0.08 vs 0.4
+    assert encoder_attention.encoder_attention_seconds(4, 4096, 16, 80, l40s, "sglang") > \
+        encoder_attention.encoder_attention_seconds(4, 4096, 16, 80, l40s, "vllm")
+
+
+def test_sglangs_table_times_a_pytorch_chain_but_its_server_a_cuda_kernel():
+    """SGLang's collector quantizes in PyTorch (four kernels, a software fp8 cast): 21 B an element, not 3; the
+    server's static quantizer is one CUDA kernel, priced like vLLM's."""
+    h100 = mla_modules.ceilings(H100)
+    chain, _ = quantize.quantize_work("quantize_scale", 32768, 7168, h100, torch_chain=True)
+    one, _ = quantize.quantize_work("quantize_scale", 32768, 7168, h100)
+    assert len(chain) == 4 and sum(p[1] for p in chain) == pytest.approx(7 * one[0][1])
+    assert chain[2][0] > 0 and chain[0][0] == 0   # the cast's integer work: its compute term
+    assert quantize.quantize_seconds(32768, 7168, H100, "sglang", compute_scale=False) == pytest.approx(
+        quantize.quantize_seconds(32768, 7168, H100, "vllm", compute_scale=False))
 
 
 def test_deepep_normal_sends_a_token_once_per_distinct_rank():
@@ -206,8 +232,8 @@ PINNED_LOO = {
     ("dsa_module_prefill", "sglang"): 38.8,
     ("dsa_module_prefill", "trtllm"): 27.0,
     ("dsa_module_prefill", "vllm"): 30.1,
-    ("encoder_attention", "sglang"): 52.1,
-    ("encoder_attention", "trtllm"): 33.1,
+    ("encoder_attention", "sglang"): 29.2,   # FlashAttention (B200, H100); Triton (L40S): its own family
+    ("encoder_attention", "trtllm"): 23.9,   # B200 head 72 (fmha_v2 fallback): its own family
     ("encoder_attention", "vllm"): 23.4,
     ("gdn_chunk_prefill", "sglang"): 12.6,
     ("gdn_chunk_prefill", "trtllm"): 21.4,
@@ -232,9 +258,9 @@ PINNED_LOO = {
     ("mla_module_prefill_on_decode_kernel", "vllm"): 72.5,   # three decode kernels (B200, H100, L40S)
     ("quantize_compute_scale", "trtllm"): 17.3,
     ("quantize_compute_scale", "vllm"): 46.0,
-    ("quantize_scale", "sglang"): 30.9,
-    ("quantize_scale", "trtllm"): 27.0,
-    ("quantize_scale", "vllm"): 16.2,
+    ("quantize_scale", "sglang"): 13.2,
+    ("quantize_scale", "trtllm"): 28.6,
+    ("quantize_scale", "vllm"): 14.7,
     ("wideep_moe", "trtllm"): 18.8,
     ("wideep_moe_decode", "sglang"): 20.4,
     ("wideep_moe_prefill", "sglang"): 34.6,

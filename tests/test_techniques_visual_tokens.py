@@ -70,3 +70,23 @@ def test_front_ends_conflict_and_check_their_inputs():
         parse_technique("vision_encoder:images=0")
     with pytest.raises(WhatifError, match="vision_encoder: the prompt .* must hold"):
         run(["vision_encoder:images=2"], prompt=640)
+
+
+def test_the_towers_attention_takes_the_encoder_fit_only_when_asked():
+    """Off by default (no serving row checks a vision tower); on, vLLM's vision attention op costs what the
+    encoder attention kernel fit says for its images of 577 patches, 16 heads of 64."""
+    from whatif.roofline.kernel_models.encoder_attention import encoder_attention_seconds
+    from whatif.specs.hardware import load_component
+
+    def tower(technique):
+        e = build_scenario({"model": "vicuna-7b", "hardware": "h100-sxm", "techniques": [technique]},
+                           {"workload": {"batch": 1, "prompt": 640, "output": 16}}).run()
+        return e, [t for p, _ in e.prefill for t in p.op_times if t.op.name.startswith("vision_attention")]
+    base, plain = tower("vision_encoder")
+    fitted, priced = tower("vision_encoder:attention_fit=true")
+    assert all("encoder attention fit" not in t.op.formula for t in plain)
+    assert priced and all("encoder attention fit" in t.op.formula for t in priced)
+    images = priced[0].op.shape.sequences
+    assert priced[0].time_s == pytest.approx(encoder_attention_seconds(images, 577, 16, 64,
+                                                                       load_component("h100-sxm", "gpu"), "vllm"))
+    assert fitted.ttft_s != base.ttft_s and fitted.tpot_s == pytest.approx(base.tpot_s)

@@ -137,11 +137,38 @@ def gdn_prefill_seconds(setup, batch: ForwardBatch) -> dict | None:
             OpRole.SHORT_CONV: gdn_seconds("conv1d_prefill", local.sequences, tokens / local.sequences, *args)}
 
 
+# The engines whose encoder-attention fit (kernel family encoder_attention) prices a vision tower's attention: its
+# leave-one-GPU-out error beats the prefill-attention kernel model on the same table rows (docs/accuracy.md,
+# session 53: TRT-LLM 22.6 vs 29.2%, vLLM 22.3 vs 30.2%; SGLang's 27.1 loses to 22.7% on B200 + H100).
+ENCODER_FIT_ENGINES = ("vllm", "trtllm")
+
+
+def vision_attention_seconds(setup, op) -> float | None:
+    """Seconds of one layer's vision-tower attention (techniques/visual_tokens.py with attention_fit on: its images
+    as sequences of max_context patches) by the encoder attention fit, or None where it does not apply. Off by
+    default (vision_encoder:attention_fit=true): no serving row checks a vision tower."""
+    from .techniques.visual_tokens import FITTED_ATTENTION
+    eff = setup.efficiency
+    if op.name != FITTED_ATTENTION or not _fits_apply(eff) or eff.engine not in ENCODER_FIT_ENGINES:
+        return None
+    s = op.shape
+    if s.sequences <= 0 or s.max_context <= 0 or s.d_qk != int(s.d_qk):
+        return None
+    from .kernel_models.encoder_attention import encoder_attention_seconds
+    return encoder_attention_seconds(s.sequences, int(s.max_context), s.heads, int(s.d_qk), setup.system.gpu,
+                                     eff.engine)
+
+
 def priced_modules(times: tuple, setup, batch: ForwardBatch) -> tuple:
-    """`times` (one stage's OpTimes) with the MLA module's kernels scaled to the module fit and a decode pass's
-    Gated DeltaNet kernels set to their fits, where they apply (none when the efficiency turns module fits off)."""
+    """`times` (one stage's OpTimes) with the MLA module's kernels scaled to the module fit, a decode pass's
+    Gated DeltaNet kernels set to their fits and a vision tower's attention to its encoder fit, where they apply
+    (none when the efficiency turns module fits off)."""
     if not setup.efficiency.module_fits:
         return times
+    if any(t.op.name.startswith("vision_attention") for t in times):
+        fitted = [vision_attention_seconds(setup, t.op) for t in times]
+        times = tuple(_scaled(t, f / t.time_s, "to its encoder attention fit") if f and t.time_s > 0 else t
+                      for t, f in zip(times, fitted))
     gdn = gdn_decode_seconds(setup, batch) or gdn_prefill_seconds(setup, batch)
     if gdn is not None:
         times = tuple(_scaled(t, gdn[graph_role(t.op)] / t.time_s, "its GDN kernel fit")

@@ -123,19 +123,35 @@ def gdn_rows(frame):
 
 
 def encoder_rows(frame):
+    import pandas as pd
+
     def build(g, c, gpu):
+        pow2 = (g["kernel_source"] == "triton").to_numpy()   # SGLang's Triton path pads the head to a power of 2
         parts, items = encoder_attention.encoder_attention_work(_col(g, "batch_size"), _col(g, "isl"),
-                                                                _col(g, "num_heads"), g["head_dim"].to_numpy(), c)
-        r = _attach(g, parts, items, "encoder_attention")
-        return r
+                                                                _col(g, "num_heads"), g["head_dim"].to_numpy(), c,
+                                                                pow2_head=pow2)
+        legacy = np.array([encoder_attention.legacy_fmha_v2(e, c.arch, d) for e, d in zip(g["engine"], g["head_dim"])])
+        out = []   # Triton (SGLang on L40S), fmha_v2 (TRT-LLM's B200 head 72): each its own kernel, own family
+        for triton, fallback in ((False, False), (True, False), (False, True)):
+            rows = (pow2 == triton) & (legacy == fallback)
+            if rows.any():
+                p = [tuple(np.asarray(x)[rows] for x in part) for part in parts]
+                out.append(_attach(g[rows], p, np.asarray(items)[rows],
+                                   encoder_attention.encoder_family(triton, fallback)))
+        return pd.concat(out)
     return _per_gpu(frame, build)
 
 
 def quantize_rows(frame, kind):
-    def build(g, c, gpu):
-        parts, items = quantize.quantize_work(kind, _col(g, "m"), _col(g, "k"), c)
-        r = _attach(g, parts, items, kind)
-        return r
+    import pandas as pd
+
+    def build(group, c, gpu):
+        out = []
+        for engine, g in group.groupby("engine"):
+            # SGLang's collector times a PyTorch static quantizer (quantize.TORCH_CHAIN), the others a CUDA kernel
+            parts, items = quantize.quantize_work(kind, _col(g, "m"), _col(g, "k"), c, torch_chain=engine == "sglang")
+            out.append(_attach(g, parts, items, kind))
+        return pd.concat(out)
     return _per_gpu(frame[frame["latency"] > 0], build)
 
 

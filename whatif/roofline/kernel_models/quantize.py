@@ -1,11 +1,21 @@
 """Activation quantization kernels (bf16 -> fp8) an fp8 GEMM's input runs through.
 
-- quantize_scale: scale a m x k bf16 matrix by a known scale and write fp8 (3 bytes per element moved).
+- quantize_scale: scale a m x k bf16 matrix by a known scale and write fp8 (3 bytes per element moved), one
+  CUDA kernel (vLLM's static_scaled_fp8_quant, TRT-LLM's static_quantize_e4m3_per_tensor).
 - quantize_compute_scale: the extra pass that finds the scale (an absmax reduction reading 2 bytes per
   element): vLLM's rows are its dynamic per-token quantizer minus its static one; SGLang fuses it (its
   rows are 0 and are not fitted).
-The tables replay each kernel back to back, so a matrix that fits in L2 stays there: its bytes are served by
-L2 in the fraction L2 / bytes at the SMs' own L2 rate (linear_attention.sm_l2_times: SMs x clock x B, which
+- SGLang's table times another thing: its collector (collect_computescale.py, 0.5.14) times a static quantizer
+  written in PyTorch, `(x / scale).clamp(min, max).to(float8_e4m3fn)` copied into the output: four elementwise
+  kernels (TORCH_CHAIN: bf16 / fp32 scale promotes to an fp32 temporary, 6 B; clamp, 8 B; the cast, 5 B; copy,
+  2 B per element), the cast converting in software (c10 fp8e4m3fn_from_fp32_value: integer bit arithmetic, no
+  hardware cvt), so it is bound by the SMs' integer rate (CAST_ELTS_PER_SM_CLOCK, the fit's compute_eff scaling
+  it) where HBM is fast: H100 and B200 quantize at 113 and 176 G elements/s, 1.5x apart where HBM is 2.4x.
+  That chain is not what an SGLang server runs (sgl_per_tensor_quant_fp8, one CUDA kernel): quantize_seconds
+  prices SGLang with the one-kernel form and vLLM's fit.
+The tables replay each kernel back to back, so a matrix that fits in L2 stays there: the scaling kernel's bytes
+come all from L2 when its footprint fits, else all from HBM (replay_l2_times; the absmax pass: served by L2 in
+the fraction L2 / bytes), at the SMs' own L2 rate (linear_attention.sm_l2_times: SMs x clock x B, which
 holds across GPUs where an HBM multiple does not: ~4 TB/s L2-resident on L40S, H100 and B200 alike, 5.4x,
 1.2x and 0.5x their HBM). A fixed cost per row of m.
 Parameters: data/modern_fit.yaml, families quantize_scale, quantize_compute_scale.
@@ -17,11 +27,38 @@ from .linear_attention import sm_l2_times
 from .params import ceilings
 
 BYTES = {"quantize_scale": 3.0, "quantize_compute_scale": 2.0}
+TORCH_CHAIN = (("div", 6.0), ("clamp", 8.0), ("cast", 5.0), ("copy", 2.0))   # bytes moved per element
+TORCH_CHAIN_FOOTPRINT = 12.0   # distinct bytes per element the chain touches: x 2, two fp32 temporaries, fp8 twice
+CAST_ELTS_PER_SM_CLOCK = 4.0   # assumed ceiling: ~32 integer ops an element (the c10 routine) at 128 lanes an SM
 
 
-def quantize_work(kind: str, m, k, c):
+def replay_l2_times(moved, footprint, c):
+    """(HBM s, L2 s): all of `moved` from L2 at the SMs' rate where the replayed footprint fits in L2, else all
+    from HBM (a streamed footprint larger than L2 evicts itself each replay: L40S's rate drops 7x at 1x L2)."""
+    import numpy as np
+    hbm, l2 = sm_l2_times(moved, np.where(np.asarray(footprint) <= c.l2_bytes, 1.0, np.inf), c)
+    return hbm, l2
+
+
+def torch_chain_work(m, k, c):
+    """The SGLang collector's PyTorch static quantizer: four elementwise kernels, the cast's software conversion
+    as its compute term."""
+    elts = m * k
+    parts = []
+    for name, per_elt in TORCH_CHAIN:
+        t_c = elts / (c.sms * c.clock * CAST_ELTS_PER_SM_CLOCK) if name == "cast" else 0.0 * elts
+        parts.append((t_c, *replay_l2_times(per_elt * elts, TORCH_CHAIN_FOOTPRINT * elts, c)))
+    return parts, m
+
+
+def quantize_work(kind: str, m, k, c, torch_chain: bool = False):
+    if torch_chain:
+        return torch_chain_work(m, k, c)
     moved = BYTES[kind] * m * k
-    return [(0.0 * m, *sm_l2_times(moved, moved, c))], m
+    # the compute-scale rows are a difference of two replays, not one kernel's: they keep the fractional L2 share
+    # (scored 20.9 / 76.7% leave-one-GPU-out against 24.6 / 89.8% with the all-or-nothing residency)
+    l2 = replay_l2_times if kind == "quantize_scale" else sm_l2_times
+    return [(0.0 * m, *l2(moved, moved, c))], m
 
 
 def quantize_seconds(m: int, k: int, gpu, engine: str = "vllm", compute_scale: bool = True) -> float:
@@ -32,6 +69,8 @@ def quantize_seconds(m: int, k: int, gpu, engine: str = "vllm", compute_scale: b
     for kind in ("quantize_scale", "quantize_compute_scale")[: 2 if compute_scale else 1]:
         if kind == "quantize_compute_scale" and engine == "sglang":
             continue   # SGLang's quantizer computes the scale in the same kernel (its rows measure 0)
+        # SGLang's own fit times its collector's PyTorch chain, not its server's CUDA kernel: vLLM's kernel fit
+        fit_engine = "vllm" if engine == "sglang" and kind == "quantize_scale" else engine
         parts, items = quantize_work(kind, m, k, c)
-        total += float(fitted_seconds(parts, items, c.sms, family_params(kind, engine, c.arch)))
+        total += float(fitted_seconds(parts, items, c.sms, family_params(kind, fit_engine, c.arch)))
     return total

@@ -39,9 +39,13 @@ def prefill_positions(ctx: PassContext) -> float:
     return sum(q * n for q, _, n in ctx.batch.groups if q > DECODE_MAX_QUERIES)
 
 
-def vision_tower_ops(images: float, ctx: PassContext) -> list[Op]:
+FITTED_ATTENTION = "vision_attention_fitted"   # the op name module_fits.py prices by the encoder attention fit
+
+
+def vision_tower_ops(images: float, ctx: PassContext, attention_fit: bool = False) -> list[Op]:
     """The ViT over `images` images: patch embedding, 24 bidirectional layers over 577 tokens (patches + CLS),
-    and the projector over the 576 image tokens (1024 -> d -> d), at the language model's dtype."""
+    and the projector over the 576 image tokens (1024 -> d -> d), at the language model's dtype. attention_fit:
+    the attention op is priced by the encoder attention kernel fit where its engine has one (module_fits.py)."""
     tokens, d, f, hd = images * (PATCHES + 1), VIT_WIDTH, VIT_FFN, VIT_WIDTH // VIT_HEADS
     per_image = PATCHES + 1
     # every token attends to every token of its image: twice the causal pairs attention_op counts
@@ -51,7 +55,8 @@ def vision_tower_ops(images: float, ctx: PassContext) -> list[Op]:
         weight_gemm("vision_patch_embed", images * PATCHES, d, PATCH_PIXELS, ctx.prec, 1),
         weight_gemm("vision_qkv_out", tokens, 4 * d, d, ctx.prec, VIT_LAYERS),
         attention_op([(per_image, 0, images)], VIT_HEADS, VIT_HEADS, hd, hd, ctx.prec.act_bytes, ctx.prec.act_bytes,
-                     2 * d, VIT_LAYERS, ctx.prec.activation, name="vision_attention",
+                     2 * d, VIT_LAYERS, ctx.prec.activation,
+                     name=FITTED_ATTENTION if attention_fit else "vision_attention",
                      pair_fraction=lambda q, c: bidirectional),
         weight_gemm("vision_ffn", tokens, 2 * f, d, ctx.prec, VIT_LAYERS),
         weight_gemm("vision_projector_in", images * PATCHES, llm, d, ctx.prec, 1),
@@ -76,6 +81,8 @@ class VisionEncoder(Technique):
     images: int = param(1, "images per request (LLaVA-1.5 benchmarks: one)", "images")
     image_tokens: int = param(PATCHES, "visual tokens per image: (336/14)^2 patches of CLIP ViT-L/14-336", "tokens")
     prompt: int = param(0, "prompt tokens, image tokens included; 0: the workload's prompt", "tokens")
+    attention_fit: bool = param(False, "price the tower's attention by the encoder attention kernel fit (vLLM, "
+                                       "TRT-LLM; measured vision-attention tables) instead of the prefill model")
 
     def check_params(self) -> None:
         self.require(self.images >= 1, "images", "an integer >= 1")
@@ -103,7 +110,7 @@ class VisionEncoder(Technique):
             return []
         # this pass's share of each request's images: its prompt positions over the request's positions
         images = prefill_positions(ctx) * self.images / self.positions(self.prompt)
-        return vision_tower_ops(images, ctx) if images else []
+        return vision_tower_ops(images, ctx, self.attention_fit) if images else []
 
 
 @register
