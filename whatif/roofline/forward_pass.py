@@ -10,6 +10,7 @@ from .context import pass_context
 from .engine_kernels import engine_ops
 from .graph import pass_ops
 from .module_fits import priced_modules
+from .module_host import launch_factors
 from .moe_kernels import fused_layer_ops
 from .pass_setup import PassSetup
 from .placement import placement_ops
@@ -66,9 +67,11 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassT
         serial = sum(t.total_s for t in times if not is_overlapped(t.op)) + kernels * eff.kernel_gap_s
         gpu_s += overlapped(serial, times, layers)
         launch = gpu.launch_overhead.value if not cuda_graphs and eff.source != "ideal" else 0.0
-        launch_s += kernels * launch
+        # An eager prefill's attention module costs the host what the engine measured it whole (module_host.py).
+        factors = launch_factors(setup, times) if launch and not batch.is_decode else {}
+        launch_s += (kernels + sum((f - 1) * t.op.count for t in times if (f := factors.get(id(t.op))))) * launch
         # Eager mode: the GPU may wait for the CPU to launch each kernel (launch + queuing time).
-        in_line = launch_queue_time(times, launch, eff.kernel_gap_s) if launch else serial
+        in_line = launch_queue_time(times, launch, eff.kernel_gap_s, factors) if launch else serial
         total_s += overlapped(in_line, times, layers)
         stages.append(times)
     return PassTime(batch=batch, stages=tuple(stages), gpu_s=gpu_s, launch_s=launch_s, time_s=total_s)
@@ -145,8 +148,9 @@ def dp_graph_shape(engine, batch: ForwardBatch, dp: int) -> tuple[ForwardBatch, 
     return ForwardBatch(batch.groups + extra, logits=batch.logits or batch.sequences, local=local), True
 
 
-def launch_queue_time(times, launch_s: float, gap_s: float) -> float:
-    """Time of a stream of kernels that the CPU launches one by one, `launch_s` each (eager mode).
+def launch_queue_time(times, launch_s: float, gap_s: float, factors: dict | None = None) -> float:
+    """Time of a stream of kernels that the CPU launches one by one, `launch_s` each (eager mode; an op in
+    `factors`, {id(op): launches}, that many times `launch_s`).
 
     Kernel i can start only once launched, at (i+1) * launch_s, and once kernel i-1 is done: while
     kernels are short the GPU waits on the CPU (launch-bound), while long they queue up (GPU-bound).
@@ -164,7 +168,7 @@ def launch_queue_time(times, launch_s: float, gap_s: float) -> float:
             before = (gpu_free, launched)
             for t in serial[i:j]:
                 if t.op.op_class != OpClass.TRANSFER:
-                    launched += launch_s
+                    launched += launch_s * (factors.get(id(t.op), 1.0) if factors else 1.0)
                 gpu_free = max(gpu_free, launched) + t.time_s + (gap_s if t.op.op_class != OpClass.TRANSFER else 0.0)
             step = (gpu_free - before[0], launched - before[1])
             if last_step and all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(step, last_step)):

@@ -7,6 +7,8 @@
   the full score matrix written to HBM, not a fused FlashAttention kernel (roofline/engine_kernels.py);
 - `eager_launch_s`: host time per kernel it launches eagerly; `eager_launch_by_arch`: the same measured on the
   hosts of other GPU generations ({arch: seconds}; a GPU of a listed architecture takes its figure);
+- `eager_module_launches`: {"mla:<format>" / "dsa:<format>": launches}: the host time of its whole MLA / DSA
+  attention module in an eager prefill, measured, as launches of its eager launch time (roofline/module_host.py);
 - `attention_includes`: ops its attention operator does itself, timed within its fitted kernel (RoPE, the KV
   append), so the graph's own ops for them are not run;
 - `quantized_gemm_inputs`: GEMMs (roles, or all) whose fp8 input the kernel before them writes quantized, so
@@ -31,7 +33,7 @@ from .hardware import ARCHS
 
 KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", "gqa_decode_max_group",
                "eager_launch_s", "eager_launch_by_arch", "attention_includes", "quantized_gemm_inputs",
-               "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale"}
+               "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale", "eager_module_launches"}
 DP_MOE_ALLTOALL = ("always", "mnnvl")
 # What an attention operator can do before its kernel (TensorRT-LLM's QKV preprocessing: RoPE, the KV append).
 ATTENTION_CAN_INCLUDE = (OpRole.ROPE.value, OpRole.KV_WRITE.value)
@@ -57,6 +59,9 @@ def kernel_options(sec: dict, where: str, read) -> dict:
         out["eager_launch_s"] = number(read("eager_launch_s"), f"{where}.eager_launch_s", 0.0, 0.1)
     if "eager_launch_by_arch" in sec:
         out["eager_launch_by_arch"] = by_arch(read("eager_launch_by_arch"), f"{where}.eager_launch_by_arch")
+    if "eager_module_launches" in sec:
+        out["eager_module_launches"] = module_launches(read("eager_module_launches"),
+                                                       f"{where}.eager_module_launches")
     if "attention_includes" in sec:
         out["attention_includes"] = roles(read("attention_includes"), f"{where}.attention_includes",
                                           ATTENTION_CAN_INCLUDE)
@@ -94,6 +99,17 @@ def by_arch(raw, where: str) -> tuple[tuple[str, float], ...]:
         if arch not in ARCHS:
             raise WhatifError(f"{where}: '{arch}' is not valid; valid: {', '.join(ARCHS)}")
     return tuple(sorted((arch, number(v, f"{where}.{arch}", 0.0, 0.1)) for arch, v in raw.items()))
+
+
+def module_launches(raw, where: str) -> tuple[tuple[str, float], ...]:
+    """{module key: host launches} as sorted pairs, each key one roofline/module_host.py knows, each >= 1."""
+    from ..roofline.module_host import MODULE_KEYS
+    if not isinstance(raw, dict) or not raw:
+        raise WhatifError(f"{where}: expected a mapping of module to launches, e.g. {{mla:fp8_block: 20}}")
+    for key in raw:
+        if key not in MODULE_KEYS:
+            raise WhatifError(f"{where}: '{key}' is not valid; valid: {', '.join(MODULE_KEYS)}")
+    return tuple(sorted((key, number(v, f"{where}.{key}", 1.0, 1000.0)) for key, v in raw.items()))
 
 
 def roles(raw, where: str, valid: tuple[str, ...]) -> frozenset:

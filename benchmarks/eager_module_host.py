@@ -1,0 +1,98 @@
+"""Host time of SGLang's attention module in an eager prefill, read off aiconfigurator's context-module tables.
+
+    python benchmarks/eager_module_host.py [--root PATH]
+
+aiconfigurator times SGLang's whole attention module of a prefill eagerly: CUDA events around one Python call of
+`self_attn(...)` with a synchronize after each (collector/sglang/collect_wideep_attn.py, run_attention_torch: the
+MLA module of DeepSeek-V3, SGLang 0.5.10; the DSA context module of GLM-5 / DeepSeek-V3.2, SGLang 0.5.14, its
+dense-MHA path at <= 2,048 tokens). Each call starts on an idle GPU, so where its kernels are short the GPU waits
+on the host and the time is the module's host time: the tables are flat at 0.5-0.9 ms from 4 to ~2,048 tokens.
+Printed per GPU, module and GEMM format: that floor (median of the rows of <= 2,048 tokens a call), the same in
+host launches (floor / the host's eager launch, the SGLang profile's kernels.eager_launch_s / _by_arch), the
+leave-one-GPU-out error of predicting a GPU's floor from the other GPU's launches, and whatif's own count of the
+module's kernels in a prefill pass (roofline/module_host.py), which whatif otherwise charges one launch each.
+Nothing fitted here is applied by this script; roofline/module_host.py reads its launches from the engine profile.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_ROOT = ROOT.parent / "shared" / "reference" / "aiconfigurator" / "modern"
+MAX_TOKENS = 2048   # tokens a call at most: where the module is host-bound (its GPU time under its launches)
+TABLES = {   # module -> (table, rows of the eager host floor)
+    "mla": "mla__wideep_context_mla_perf.parquet",
+    "dsa": "sparse_attention__dsa_context_module_perf.parquet",
+}
+HOST_LAUNCH_S = {"h100_sxm": 31.0e-6, "b200_sxm": 29.3e-6}   # engine_profiles/sglang.yaml (eager_host_cost.py)
+
+
+def floors(root: Path = DEFAULT_ROOT) -> dict[tuple[str, str, str], tuple[float, int]]:
+    """{(gpu, module, gemm format): (median ms of an eager module call at <= MAX_TOKENS tokens, rows)}."""
+    import pandas as pd
+    out = {}
+    for gpu in HOST_LAUNCH_S:
+        for module, table in TABLES.items():
+            path = root / gpu / "sglang" / table
+            if not path.is_file():
+                continue
+            d = pd.read_parquet(path)
+            d = d[(d["batch_size"] * d["isl"] <= MAX_TOKENS) & (d["step"] == 0)]
+            if module == "dsa":   # the dense-MHA path (no indexer) that short prompts take
+                d = d[d["kernel_source"].str.contains("dense")]
+            for gemm, rows in d.groupby("gemm_type"):
+                out[(gpu, module, gemm)] = (float(rows["latency"].median()), len(rows))
+    return out
+
+
+def launches(table: dict) -> dict[tuple[str, str, str], float]:
+    """The floors as host launches of the GPU's host: floor / its eager launch."""
+    return {k: ms * 1e-3 / HOST_LAUNCH_S[k[0]] for k, (ms, _) in table.items()}
+
+
+def leave_one_gpu_out(table: dict) -> dict[tuple[str, str, str], float]:
+    """Relative error of each GPU's floor predicted from the other GPUs' mean launches x its own host launch."""
+    n = launches(table)
+    out = {}
+    for (gpu, module, gemm), (ms, _) in table.items():
+        others = [v for (g, m, f), v in n.items() if g != gpu and (m, f) == (module, gemm)]
+        if others:
+            out[(gpu, module, gemm)] = statistics.mean(others) * HOST_LAUNCH_S[gpu] * 1e3 / ms - 1
+    return out
+
+
+def whatif_module_kernels(model: str, quantization: str | None, tp: int = 8, prompt: int = 1024) -> int:
+    """Kernels whatif counts in one layer's attention module of an SGLang prefill of `prompt` tokens."""
+    from whatif import api
+    from whatif.roofline.module_host import module_kernels_per_layer
+    r = api.estimate(model, "dgx-b200", tp=tp, prompt=prompt, output=2, batch=1, kernel_engine="sglang",
+                     quantization=quantization)
+    (p, _), = r.prefill
+    return round(module_kernels_per_layer(p.op_times))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", default=str(DEFAULT_ROOT), help="the modern/ folder of kernel tables")
+    args = ap.parse_args()
+    table = floors(Path(args.root))
+    n, logo = launches(table), leave_one_gpu_out(table)
+    print("| GPU | module | GEMMs | rows | eager floor ms | host launches | leave-one-GPU-out |")
+    print("|---|---|---|---|---|---|---|")
+    for k in sorted(table):
+        ms, rows = table[k]
+        err = f"{logo[k]:+.1%}" if k in logo else "-"
+        print(f"| {k[0]} | {k[1]} | {k[2]} | {rows} | {ms:.3f} | {n[k]:.1f} | {err} |")
+    print("\nwhatif's kernels in one layer's attention module of a 1,024-token SGLang prefill (TP8):")
+    for model, quant in (("deepseek-ai/DeepSeek-R1", "fp8"), ("zai-org/GLM-5", "fp8")):
+        print(f"  {model} {quant}: {whatif_module_kernels(model, quant)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""The host time of SGLang's MLA / DSA attention module in an eager prefill, as aiconfigurator measured it whole
+(engine kernels.eager_module_launches; roofline/module_host.py, benchmarks/eager_module_host.py)."""
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from whatif.errors import WhatifError
+from whatif import api
+from whatif.roofline.module_host import MODULE_KEYS, launch_factors, module_kernels_per_layer
+from whatif.roofline.ops import OpClass
+from whatif.specs.engines import load_engine
+from whatif.specs.op_kinds import OpRole
+from tests.benchmark_module import load_benchmark
+
+eager_module_host = load_benchmark("eager_module_host")
+MODERN = Path(__file__).resolve().parents[2] / "shared" / "reference" / "aiconfigurator" / "modern"
+
+
+def prefill(model: str, quantization: str | None, prompt: int = 1024):
+    r = api.estimate(model, "dgx-b200", tp=8, batch=1, prompt=prompt, output=2, kernel_engine="sglang",
+                     quantization=quantization)
+    (p, _), = r.prefill
+    return p, load_engine("sglang")
+
+
+def test_sglang_prefill_of_an_mla_model_charges_the_measured_module_host_time():
+    p, spec = prefill("deepseek-ai/DeepSeek-R1", "fp8")
+    launches = dict(spec.eager_module_launches)["mla:fp8_block"]
+    n = module_kernels_per_layer(p.op_times)
+    assert 5 <= n < launches < 30
+    per_kernel = 29.3e-6   # the B200 hosts' eager launch (sglang.yaml eager_launch_by_arch)
+    # every kernel once, and the module's kernels of the 61 layers together `launches` a layer
+    assert p.launch_s == pytest.approx((p.kernels + 61 * (launches - n)) * per_kernel, rel=1e-6)
+
+
+def test_models_and_formats_without_a_measured_module_keep_one_launch_a_kernel():
+    for model, quant in (("Qwen/Qwen3-32B", "fp8"), ("deepseek-ai/DeepSeek-R1", "nvfp4")):
+        p, _ = prefill(model, quant)
+        assert p.launch_s == pytest.approx(p.kernels * 29.3e-6, rel=1e-6), model
+
+
+def fake(roles_counts, launches=None, mla=True, indexer=False, scheme="fp8"):
+    """A setup and priced ops shaped like module_host reads them."""
+    times = [SimpleNamespace(op=SimpleNamespace(role=r, part_of=None, count=c, op_class=OpClass.GEMM))
+             for r, c in roles_counts]
+    attn = SimpleNamespace(quantization=scheme, weight="fp8" if scheme else "bf16")
+    setup = SimpleNamespace(model=SimpleNamespace(mla=object() if mla else None, indexer=object() if indexer else None),
+                            precision=SimpleNamespace(module=lambda cls: attn),
+                            engine_spec=SimpleNamespace(eager_module_launches=launches or ()))
+    return setup, times
+
+
+def test_factors_spread_the_measured_launches_over_the_modules_kernels_and_never_lower_them():
+    ops = [(OpRole.Q_PROJ, 3), (OpRole.Q_PROJ, 3), (OpRole.KV_A_PROJ, 3), (OpRole.KV_B_PROJ, 3),
+           (OpRole.MLA_ATTENTION, 3), (OpRole.O_PROJ, 3),   # the dense layers' and the MoE layers' apart
+           (OpRole.Q_PROJ, 58), (OpRole.Q_PROJ, 58), (OpRole.KV_A_PROJ, 58), (OpRole.KV_B_PROJ, 58),
+           (OpRole.MLA_ATTENTION, 58), (OpRole.O_PROJ, 58), (OpRole.EXPERT_UP, 58), (OpRole.INPUT_NORM, 61)]
+    setup, times = fake(ops, (("mla:fp8_block", 18.0),))
+    f = launch_factors(setup, times)
+    assert sorted(f.values()) == [3.0] * 12 and id(times[-1].op) not in f and id(times[-2].op) not in f
+    assert launch_factors(*fake(ops, (("mla:fp8_block", 4.0),))) == {}        # fewer than counted: unchanged
+    assert launch_factors(*fake(ops, (("dsa:fp8_block", 30.0),))) == {}       # a DSA figure is not an MLA one
+    assert launch_factors(*fake(ops)) == {}                                   # the option absent: off
+    assert launch_factors(*fake(ops, (("mla:fp8_block", 18.0),), mla=False)) == {}
+    assert launch_factors(*fake(ops, (("mla:fp8_block", 18.0),), scheme="nvfp4")) == {}
+    assert len(launch_factors(*fake(ops, (("dsa:bfloat16", 12.0),), indexer=True, scheme=""))) == 12
+
+
+def test_an_unknown_module_key_is_a_one_line_error(tmp_path):
+    text = (Path(__file__).resolve().parents[1] / "whatif" / "engine_profiles" / "sglang.yaml").read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace('"mla:fp8_block":', '"mla:fp4":'))
+    with pytest.raises(WhatifError, match="eager_module_launches: 'mla:fp4' is not valid; valid: mla:bfloat16"):
+        load_engine(str(bad))
+    assert set(dict(load_engine("sglang").eager_module_launches)) <= set(MODULE_KEYS)
+
+
+@pytest.mark.skipif(not MODERN.is_dir(), reason="shared kernel tables not present")
+def test_the_profiles_launches_are_the_tables_floors_and_hold_leave_one_gpu_out():
+    table = eager_module_host.floors(MODERN)
+    n = eager_module_host.launches(table)
+    spec = dict(load_engine("sglang").eager_module_launches)
+    for key, value in spec.items():
+        module, fmt = key.split(":")
+        per_gpu = [v for (g, m, f), v in n.items() if (m, f) == (module, fmt)]
+        assert len(per_gpu) == 2 and value == pytest.approx(sum(per_gpu) / 2, abs=0.01), key
+    assert all(abs(e) < 0.25 for e in eager_module_host.leave_one_gpu_out(table).values())
+
