@@ -145,3 +145,17 @@ def test_the_prefill_pool_limits_its_own_prompts():
     cluster = Cluster(Clock(), cfg, 600)
     assert "token budget (1024 tokens)" in cluster.rejection(Request(0, 0.0, 2000, 4))
     assert cluster.rejection(Request(1, 0.0, 1000, 4)) == ""
+
+
+def test_the_first_token_leaves_the_decode_pool_at_its_step_boundary():
+    """A decode engine streams the prefilled first token where its loop next looks at the transfers: at the end of
+    the step in flight when the KV lands (replica.first_token_at), at once on an idle engine."""
+    from whatif.simulator.replica import first_token_at
+    assert first_token_at(1.0, 1.5) == 1.5 and first_token_at(2.0, 1.5) == 2.0
+    res = run(MIXTRAL, ClusterConfig(replicas=1, prefill_replicas=1))
+    cols = res.log.columns
+    decode = res.replicas[-1].index
+    ends = {round(s + d, 12) for i, s, d in zip(cols["replica"], cols["start_s"], cols["duration_s"]) if i == decode}
+    on_boundary = [r for r in res.records if round(r.first_token_s, 12) in ends]
+    # with 4 clients in flight the decode engine is mostly busy when KV lands: most first tokens wait for its step
+    assert len(on_boundary) >= len(res.records) // 2

@@ -54,6 +54,7 @@ class RankGroup:
         self.balance = cfg.attention_dp_balance and dp > 1   # (TensorRT-LLM's attention_dp_config, adp_balance.py)
         self.idle = 0
         self._wakeup = Signal()
+        self.step_end = 0.0   # when the group's step in flight ends (Replica._transfer reads it)
         for e in range(times.setup.parallel.pp):   # pp virtual engines, each stepping every rank's e-th scheduler
             env.start(self._run([r.schedulers[e] for r in self.ranks]))
 
@@ -102,6 +103,7 @@ class RankGroup:
             shapes = [(b.rows, b.decode_context, [(n, s.computed) for s, n in b.prefill]) for b in busy]
             duration = max(b.swap_s for b in batches) + (times.group_time(shapes) if busy else 0.0)
             start = now
+            self.step_end = start + duration
             waiting = sum(len(s.waiting) for s in schedulers)
             running = sum(len(s.running) for s in schedulers)
             if not advance(env, duration):
