@@ -7,10 +7,12 @@ its end; a rank with nothing to run still joins the step. Requests are routed to
 SGLang's DataParallelController dispatches round-robin by default (`--load-balance-method round_robin`;
 shortest_queue and minimum_tokens on request), but a PD-disaggregated prefill server sends each request to rank
 bootstrap_room % dp_size (data_parallel_controller.py follow_bootstrap_room_scheduler, the `auto` default in prefill
-mode; earlier releases' round_robin_scheduler did so in any disaggregation mode), a room its router draws at random
-(Dynamo's SGLang handler and SGLang's mini_lb `_generate_bootstrap_room`: random.randint(0, 2**63 - 1)): a uniform
-random rank (`random` here); TensorRT-LLM's attention-DP router (pyexecutor ADPRouter) gives new requests to the
-ranks with the fewest active requests (`least-outstanding` here)."""
+mode since sgl-project/sglang#16110, merged 2025-12-30, which left PD decode round-robin; before it
+round_robin_scheduler did so in prefill and decode alike), a room its router draws at random (Dynamo's SGLang
+handler and SGLang's mini_lb `_generate_bootstrap_room`: random.randint(0, 2**63 - 1)): a uniform random rank
+(`random` here; sglang#19168 later let prefill use other methods, which it reports "significantly reduces TTFT under
+load"); TensorRT-LLM's attention-DP router (pyexecutor ADPRouter) gives new requests to the ranks with the fewest
+active requests (`least-outstanding` here)."""
 from __future__ import annotations
 
 from dataclasses import replace
