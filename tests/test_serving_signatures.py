@@ -109,3 +109,12 @@ def test_qwen35_at_tp8_on_sglang_misses_the_same_ms_at_4_to_16_clients_in_the_co
     for *_, excess in qwen:
         assert set(excess) == {4, 8, 16}
         assert max(excess.values()) - min(excess.values()) < 60   # flat (221 / 215 / 238 ms at 270983d)
+
+
+def test_decode_slots_in_service_read_a_cap_below_the_derived_batch():
+    """Little's law on a disaggregated row: 6 clients over 3 decode workers, each request decoding (0.9 x 1,000 - 1)
+    x 10 ms (sa-bench's mean output): a TTFT as long as the decode time leaves half the clients decoding, one per
+    worker, where the set's decode_batch_size implies 2."""
+    capped = _row(1000, 6, ttft=8_990.0, mode="disagg", source="db-dump/2026-04-27", decode_ranks="3")
+    assert sg.decode_in_service(capped) == pytest.approx((1.0, 2.0), rel=1e-3)
+    assert sg.decode_in_service(_row(1024, 6, 100.0)) is None   # aggregated: no decode pool
