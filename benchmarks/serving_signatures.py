@@ -30,6 +30,13 @@ no simulation, nothing fitted.
   the GPUs (the serving path); measured requests in service well below the prediction's, with TPOT matched, are
   requests held before their first token (admission, KV capacity or the serving path), not slower steps.
 
+- Decode slots in service (added in session 53): a disaggregated row's requests decoding at once, by Little's law
+  X x D with X = N / (TTFT + D) the served rate and D = (mean output - 1) x TPOT (sa-bench's mean output 0.9 x OSL),
+  per decode rank (workers x attention-DP ranks), against N / ranks, the max batch the set's decode_batch_size
+  implies (every db-dump row has N = workers x ranks x decode_batch_size: the figure follows the load, not the
+  launch). A count that sits below N / ranks at the same value at both input lengths is a cap on the decode side
+  (the launch's max batch), not a prefill queue, which grows with the prompt.
+
 `python benchmarks/serving_signatures.py [--engine trtllm] [--max-clients 32]` prints both per run.
 """
 from __future__ import annotations
@@ -54,14 +61,22 @@ def source(reference_row: dict) -> str:
 
 
 def load(results: Path = RESULTS, reference: Path = REFERENCE) -> list[dict]:
-    """Expressible rows of the result table, each with its reference row's `source`."""
+    """Expressible rows of the result table, each with its reference row's `source` and decode pool's ranks
+    (`decode_ranks`: decode_num_workers x decode_attention_dp_size, '' for an aggregated row)."""
     with open(reference, newline="") as fh:
-        sources = {r["id"]: source(r) for r in csv.DictReader(fh)}
+        refs = {r["id"]: (source(r), _decode_ranks(r)) for r in csv.DictReader(fh)}
     with open(results, newline="") as fh:
         rows = [r for r in csv.DictReader(fh) if r["expressible"] == "1" and r["measured_ttft_ms"]]
     for r in rows:
-        r["source"] = sources.get(r["id"], "")
+        r["source"], r["decode_ranks"] = refs.get(r["id"], ("", ""))
     return rows
+
+
+def _decode_ranks(reference_row: dict) -> str:
+    workers = reference_row.get("decode_num_workers", "")
+    if not workers:
+        return ""
+    return str(int(float(workers)) * int(float(reference_row.get("decode_attention_dp_size") or 1)))
 
 
 def decode_per_client_ms(row: dict) -> float:
@@ -232,6 +247,20 @@ def cycle_split(rows: list[dict], min_clients: int = 64) -> dict[tuple, tuple[in
     return out
 
 
+SA_BENCH_MEAN_OUTPUT = 0.9   # sa-bench --random-range-ratio 0.8: lengths uniform in [0.8 L, L]
+
+
+def decode_in_service(row: dict) -> tuple[float, float] | None:
+    """(requests decoding per decode rank by Little's law, N / decode ranks) of a disaggregated row, else None."""
+    if not row.get("decode_ranks"):
+        return None
+    n, ranks = float(row["concurrency"]), int(row["decode_ranks"])
+    mean_out = int(float(row["osl"])) * (SA_BENCH_MEAN_OUTPUT if row.get("source", "").startswith("db-dump") else 1)
+    decode_ms = (mean_out - 1) * float(row["measured_tpot_ms"])
+    served = n / (float(row["measured_ttft_ms"]) + decode_ms)
+    return served * decode_ms / ranks, n / ranks
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--engine", default="", help="only runs of this engine (trtllm, vllm, sglang)")
@@ -268,6 +297,14 @@ def main(argv: list[str] | None = None) -> None:
         for tp, ep, gemm, isl, osl, excess in sorted(layouts, key=lambda g: g[:5]):
             by_n = ", ".join(f"{n}: {ms:.0f}" for n, ms in excess.items())
             print(f"| {run[0]} | {run[1]} | {run[2]} | {run[3]} | {tp} | {ep} | {gemm} | {isl}/{osl} | {by_n} |")
+    print("\ndisaggregated rows: requests decoding per decode rank (Little's law) against N / ranks:")
+    print("| engine | GPU | id | isl | N | decode ranks | N / ranks | decoding per rank | TTFT ms |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in sorted(rows, key=lambda r: (r["engine"], r["system"], r["id"])):
+        found = decode_in_service(r)
+        if found:
+            print(f"| {r['engine']} | {r['system']} | {r['id']} | {r['isl']} | {r['concurrency']} | "
+                  f"{r['decode_ranks']} | {found[1]:g} | {found[0]:.1f} | {float(r['measured_ttft_ms']):.0f} |")
     print("\noutput tokens/s streamed at each run's highest concurrency, by TP (runs with 2+ TP sizes):")
     print("| engine | version | source | model | isl | N | tokens/s by TP |")
     print("|---|---|---|---|---|---|---|")

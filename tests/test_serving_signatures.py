@@ -139,3 +139,12 @@ def test_tensorrt_llm_1_0_llama_at_heavy_load_has_its_rate_right_and_its_ttft_sp
              if run[0] == "trtllm" and run[1] == "1.0.0rc3"}
     count, rate, ttft, share, pshare = found["meta-llama_Llama-3.1-8B-Instruct.csv"]
     assert count >= 60 and 0.9 < rate < 1.1 and 0.3 < ttft < 0.45 and share < pshare - 0.04
+
+
+def test_decode_slots_in_service_read_a_cap_below_the_derived_batch():
+    """Little's law on a disaggregated row: 6 clients over 3 decode workers, each request decoding (0.9 x 1,000 - 1)
+    x 10 ms (sa-bench's mean output): a TTFT as long as the decode time leaves half the clients decoding, one per
+    worker, where the set's decode_batch_size implies 2."""
+    capped = _row(1000, 6, ttft=8_990.0, mode="disagg", source="db-dump/2026-04-27", decode_ranks="3")
+    assert sg.decode_in_service(capped) == pytest.approx((1.0, 2.0), rel=1e-3)
+    assert sg.decode_in_service(_row(1024, 6, 100.0)) is None   # aggregated: no decode pool

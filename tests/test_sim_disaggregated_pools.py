@@ -145,3 +145,35 @@ def test_the_prefill_pool_limits_its_own_prompts():
     cluster = Cluster(Clock(), cfg, 600)
     assert "token budget (1024 tokens)" in cluster.rejection(Request(0, 0.0, 2000, 4))
     assert cluster.rejection(Request(1, 0.0, 1000, 4)) == ""
+
+
+def test_the_first_token_leaves_the_decode_pool_at_its_step_boundary():
+    """A decode engine streams the prefilled first token where its loop next looks at the transfers: at the end of
+    the step in flight when the KV lands (replica.first_token_at), at once on an idle engine."""
+    from whatif.simulator.replica import first_token_at
+    assert first_token_at(1.0, 1.5) == 1.5 and first_token_at(2.0, 1.5) == 2.0
+    res = run(MIXTRAL, ClusterConfig(replicas=1, prefill_replicas=1))
+    cols = res.log.columns
+    decode = res.replicas[-1].index
+    ends = {round(s + d, 12) for i, s, d in zip(cols["replica"], cols["start_s"], cols["duration_s"]) if i == decode}
+    on_boundary = [r for r in res.records if round(r.first_token_s, 12) in ends]
+    # with 4 clients in flight the decode engine is mostly busy when KV lands: most first tokens wait for its step
+    assert len(on_boundary) >= len(res.records) // 2
+
+
+def test_sglang_pd_prefill_ranks_take_requests_by_a_random_room():
+    """SGLang's PD prefill server sends a request to rank bootstrap_room % dp_size, the room drawn at random by its
+    router (rank_group.py): a seeded uniform pick, so ranks' loads differ where round-robin would deal them evenly;
+    other engines and roles keep their rank routers."""
+    from types import SimpleNamespace
+
+    from whatif.simulator.rank_group import rank_router_for
+    from whatif.simulator.router import Router
+    sglang, trtllm = (SimpleNamespace(engine_spec=SimpleNamespace(name=n)) for n in ("sglang", "trtllm"))
+    assert rank_router_for(sglang, "prefill") == "random"
+    assert rank_router_for(sglang, "decode") == rank_router_for(sglang) == "round-robin"
+    assert rank_router_for(trtllm, "prefill") == "least-outstanding"
+    one, two = (Router("random", list(range(8)), "1-0") for _ in range(2))
+    picks = [one.pick() for _ in range(64)]
+    assert picks == [two.pick() for _ in range(64)]   # seeded: a run repeats
+    assert len(set(picks)) > 1 and max(picks.count(r) for r in range(8)) > 8   # uneven, unlike round-robin's 8 each

@@ -5,8 +5,14 @@ A step forms every rank's batch, takes the slowest rank's time (IterationTimes.g
 attention, dense layers and CPU, the experts over the whole group's tokens) and completes every rank's batch at
 its end; a rank with nothing to run still joins the step. Requests are routed to ranks as the engines do:
 SGLang's DataParallelController dispatches round-robin by default (`--load-balance-method round_robin`;
-shortest_queue and minimum_tokens on request), TensorRT-LLM's attention-DP router (pyexecutor ADPRouter) gives new
-requests to the ranks with the fewest active requests (`least-outstanding` here)."""
+shortest_queue and minimum_tokens on request), but a PD-disaggregated prefill server sends each request to rank
+bootstrap_room % dp_size (data_parallel_controller.py follow_bootstrap_room_scheduler, the `auto` default in prefill
+mode since sgl-project/sglang#16110, merged 2025-12-30, which left PD decode round-robin; before it
+round_robin_scheduler did so in prefill and decode alike), a room its router draws at random (Dynamo's SGLang
+handler and SGLang's mini_lb `_generate_bootstrap_room`: random.randint(0, 2**63 - 1)): a uniform random rank
+(`random` here; sglang#19168 later let prefill use other methods, which it reports "significantly reduces TTFT under
+load"); TensorRT-LLM's attention-DP router (pyexecutor ADPRouter) gives new requests to the ranks with the fewest
+active requests (`least-outstanding` here)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -21,8 +27,8 @@ from .replica import Replica, advance
 from .router import Router
 from .scheduling.sequence import Seq
 
-# The rank router each engine uses when the run names none (see the module docstring).
-ENGINE_RANK_ROUTERS = {"trtllm": "least-outstanding"}
+# The rank router each engine uses when the run names none (see the module docstring); by (engine, role) first.
+ENGINE_RANK_ROUTERS = {"trtllm": "least-outstanding", ("sglang", "prefill"): "random"}
 DEFAULT_RANK_ROUTER = "round-robin"
 
 
@@ -34,9 +40,9 @@ def rank_scheduler(cfg: SchedulerConfig, setup, dp: int) -> SchedulerConfig:
     return replace(cfg, max_batch=max(1, cfg.max_batch // dp), token_budget=max(1, cfg.token_budget // dp))
 
 
-def rank_router_for(setup) -> str:
-    spec = setup.engine_spec
-    return ENGINE_RANK_ROUTERS.get(spec.name if spec is not None else "", DEFAULT_RANK_ROUTER)
+def rank_router_for(setup, role: str = "mixed") -> str:
+    name = setup.engine_spec.name if setup.engine_spec is not None else ""
+    return ENGINE_RANK_ROUTERS.get((name, role), ENGINE_RANK_ROUTERS.get(name, DEFAULT_RANK_ROUTER))
 
 
 class RankGroup:
@@ -49,11 +55,13 @@ class RankGroup:
         cfg = self.cfg = rank_scheduler(cfg, times.setup, dp)
         self.ranks = [Replica(env, index, role, times, cfg, log, cluster, blocks=times.kv_blocks // dp, group=self)
                       for _ in range(dp)]
-        self.router = Router(rank_router or rank_router_for(times.setup), self.ranks)
+        seed = getattr(cluster.cfg.workload, "seed", 0) if cluster is not None else 0
+        self.router = Router(rank_router or rank_router_for(times.setup, role), self.ranks, f"{seed}-{index}")
         self.schedulers = [s for r in self.ranks for s in r.schedulers]
         self.balance = cfg.attention_dp_balance and dp > 1   # (TensorRT-LLM's attention_dp_config, adp_balance.py)
         self.idle = 0
         self._wakeup = Signal()
+        self.step_end = 0.0   # when the group's step in flight ends (Replica._transfer reads it)
         for e in range(times.setup.parallel.pp):   # pp virtual engines, each stepping every rank's e-th scheduler
             env.start(self._run([r.schedulers[e] for r in self.ranks]))
 
@@ -102,6 +110,7 @@ class RankGroup:
             shapes = [(b.rows, b.decode_context, [(n, s.computed) for s, n in b.prefill]) for b in busy]
             duration = max(b.swap_s for b in batches) + (times.group_time(shapes) if busy else 0.0)
             start = now
+            self.step_end = start + duration
             waiting = sum(len(s.waiting) for s in schedulers)
             running = sum(len(s.running) for s in schedulers)
             if not advance(env, duration):

@@ -56,6 +56,7 @@ class Replica:
         self.outstanding = 0        # requests routed here and not yet finished or handed on
         self.idle = 0
         self._wakeup = Signal()     # the engines waiting for work (idle counts them until they resume)
+        self.step_end = 0.0         # when the step in flight ends (a decode pool's received KV waits for it)
         # first tokens sent once the next step is launched (spec cpu.tokens_after_next_launch; one engine per replica)
         late = spec is not None and spec.cpu.tokens_after_next_launch and role == "mixed" and group is None and pp == 1
         self.hold = FirstTokenHold(eager_launch_s(times.setup, times.token_budget)) if late else None
@@ -132,6 +133,7 @@ class Replica:
             if hold is not None:
                 hold.next_step(env.now, bool(prefills), duration)
             start, waiting, running = env.now, len(queued), len(scheduler.running)
+            self.step_end = start + duration
             if not step_ahead(env, duration):
                 yield duration
             complete(batch, env.now)
@@ -154,6 +156,7 @@ class Replica:
             pending = decodes(self, scheduler)
             while pending is not None:
                 start, duration, batch, waiting, running = pending   # (decode_run.Waiting)
+                self.step_end = start + duration
                 yield duration
                 complete(batch, env.now)
                 scheduler.last_start, scheduler.last_end = start, env.now
@@ -197,14 +200,24 @@ class Replica:
         source.bm.unref(shared)
         source.wake()
         seq.source = None
-        # The prompt's first token reaches the client with its KV, from the decode pool (SGLang's PD decode server
-        # streams it once the transfer is done; TensorRT-LLM's generation server likewise): TTFT includes the hand-off
+        # The prompt's first token reaches the client with its KV, from the decode pool: TTFT includes the hand-off
+        # and the decode engine's step in flight (first_token_at)
         rec = seq.rec
-        rec.emitted.add(self.env.now)
+        first = first_token_at(self.env.now, (self.group or self).step_end)
+        rec.emitted.add(first)
         if rec.first_token_s is None:
-            rec.first_token_s = self.env.now
+            rec.first_token_s = first
         scheduler.arrive(seq)
         self.wake()
+
+
+def first_token_at(kv_landed_s: float, step_end_s: float) -> float:
+    """When a disaggregated decode engine streams a request's first token (the prefill pool's, sent with the KV):
+    at the end of the step in flight when the KV lands, where its scheduler loop next looks at the transfers
+    (SGLang's decode event loop polls its transfer queue between steps and streams the token from the prebuilt
+    batch, disaggregation/decode.py process_batch_result_prebuilt; TensorRT-LLM answers it when it schedules the
+    request, py_executor _handle_first_token_response); at once on an idle engine."""
+    return max(kv_landed_s, step_end_s)
 
 
 def advance(env: Clock, delay: float) -> bool:
