@@ -648,6 +648,32 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
             kw[key] = value
 
 
+# TensorRT-LLM's gpt-oss MoE backend where its launch is read: InferenceX's gptoss_fp4_b200_trt.sh sets
+# `moe_config.backend: TRTLLM` (MXFP4 weights x MXFP8 activations on Blackwell, TensorRT-LLM's gpt-oss deployment
+# guide's support matrix: the TRTLLM-Gen kernels, which take the router logits and route themselves:
+# moe_kernels trtllm-gen; the rule's nvfp4 stands in for the format, as for vLLM's MXFP4 x MXFP8 on B200)
+TRTLLM_GPTOSS_EXPERTS = {"b200_sxm": ("nvfp4", "trtllm-gen")}
+TRTLLM_GPTOSS_MAPPED = True   # off: every linear layer in the rule's precision, as before session 53
+
+
+def trtllm_gptoss_checkpoint(row: dict, kw: dict) -> None:
+    """Serve gpt-oss-120b on TensorRT-LLM as its checkpoint stores it (added after scoring, session 53, its
+    before/after in docs/accuracy.md): openai/gpt-oss-120b is the only checkpoint at the row's id (trtllm-serve
+    $MODEL in gptoss_fp4_b200_trt.sh), MXFP4 routed experts whose quantization_config leaves attention, router,
+    embeddings and LM head 16-bit (GptOssForCausalLM applies its exclude_modules: modeling_gpt_oss.py __post_init__),
+    where the rule's nvfp4 / fp8 quantized every linear layer. The experts run the kernels of the launch where it
+    was read (TRTLLM_GPTOSS_EXPERTS, B200); elsewhere (the H100 gap-analysis rows, whose launch is not recorded) the
+    checkpoint's MXFP4 with 16-bit activations, the format aiconfigurator's collector times TensorRT-LLM's gpt-oss
+    MoE in on H100 (moe table: w4a16_mxfp4). The KV cache stays as the rule maps it (the recipe's fp8)."""
+    if row["backend"] != "trtllm" or "gpt-oss" not in row["model_path"].lower():
+        return
+    kw.pop("quantization", None)
+    kw.pop("expert_quantization", None)
+    found = TRTLLM_GPTOSS_EXPERTS.get(row["system"]) if inferencex_run(row) else None
+    if found is not None:
+        kw["expert_quantization"], kw["moe_kernels"] = found
+
+
 CLIENT_RANGE_RATIO = 0.8   # InferenceX's RANDOM_RANGE_RATIO (benchmark-tmpl.yml) and srt-slurm's random_range_ratio
 
 
@@ -788,6 +814,8 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     adp_recorded = _int(row.get(("decode_" if disagg else "") + "attention_dp_size", ""))
     kw.update(launch_settings(row, n, max(1, adp_recorded // layout.get("attention_dp", 1))))
     vllm_recipe(row, n, kw)
+    if TRTLLM_GPTOSS_MAPPED:
+        trtllm_gptoss_checkpoint(row, kw)
     if llama70b_trt_recipe(row):
         kw["max_num_batched_tokens"] = LLAMA70B_TRT_MAX_NUM_TOKENS
     if MOE_KERNELS_MAPPED:

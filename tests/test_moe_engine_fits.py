@@ -126,3 +126,14 @@ def test_vllm_weight_only_experts_take_its_marlin_moe_fit():
     assert time_op(dequant, B200, vllm).time_s > 2 * time_op(expert_op(256, "bf16"), B200, vllm).time_s
     mxfp4 = replace(expert_op(256, "bf16"), alu_ops=1e9)                    # MXFP4: vLLM's default kernels, 16-bit fit
     assert moe_fit_dtype(mxfp4, B200, "vllm") == "bf16"
+
+
+def test_mxfp4_experts_take_an_engines_own_mxfp4_fit_where_it_has_one():
+    """MXFP4 weights beside 16-bit activations (gpt-oss's checkpoint): TensorRT-LLM's Hopper MXFP4 MoE rows price
+    them there (trtllm/hopper/mxfp4); vLLM (no fit of its own MXFP4 kernels) and Blackwell keep the 16-bit fit."""
+    from whatif.roofline.expert_fits import moe_fit_dtype
+    op = replace(expert_op(4, "bf16"), fp4_weights=True)
+    assert moe_fit_dtype(op, H100, "trtllm") == "mxfp4"
+    assert moe_fit_dtype(op, H100, "vllm") == "bf16" and moe_fit_dtype(op, B200, "trtllm") == "bf16"
+    assert moe_fit_dtype(replace(op, fp4_weights=False), H100, "trtllm") == "bf16"
+    assert "trtllm/hopper/mxfp4" in moe.moe_params("hopper", "mxfp4", "trtllm").provenance
