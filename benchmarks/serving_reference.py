@@ -602,6 +602,10 @@ VLLM_CHECKPOINTS = {("kimi-k2.5", "nvfp4"): "nvidia/Kimi-K2.5-NVFP4",
 # VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (MXFP4 weights x MXFP8 activations on the tensor cores), which the rule's
 # nvfp4 stands in for (whatif's mxfp4 scheme is 16-bit activations, the Hopper path).
 VLLM_EXPERT_KERNEL = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "nvfp4"}
+# ... and the kernels those experts run (added after scoring, session 53, its before/after in docs/accuracy.md): with
+# VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8 on SM100 vLLM's MXFP4 MoE picks SM100_FI_MXFP4_MXFP8_TRTLLM (quantization/
+# mxfp4.py get_mxfp4_backend), FlashInfer's trtllm_fp4_block_scale_moe: the TRTLLM-Gen kernels (moe_kernels.py)
+VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen"}
 
 
 def vllm_checkpoint(row: dict, kw: dict) -> None:
@@ -624,6 +628,10 @@ def vllm_checkpoint(row: dict, kw: dict) -> None:
     kw.pop("expert_quantization", None)
     if experts is not None:
         kw["expert_quantization"] = experts
+    kernels = next((k for (m, q, g), k in VLLM_MOE_KERNELS.items()
+                    if m in model and q == quant and g == row["system"]), None)
+    if kernels is not None:
+        kw["moe_kernels"] = kernels
 
 
 def vllm_recipe(row: dict, n: int, kw: dict) -> None:
