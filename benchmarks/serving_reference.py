@@ -604,8 +604,11 @@ VLLM_CHECKPOINTS = {("kimi-k2.5", "nvfp4"): "nvidia/Kimi-K2.5-NVFP4",
 VLLM_EXPERT_KERNEL = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "nvfp4"}
 # ... and the kernels those experts run (added after scoring, session 53, its before/after in docs/accuracy.md): with
 # VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8 on SM100 vLLM's MXFP4 MoE picks SM100_FI_MXFP4_MXFP8_TRTLLM (quantization/
-# mxfp4.py get_mxfp4_backend), FlashInfer's trtllm_fp4_block_scale_moe: the TRTLLM-Gen kernels (moe_kernels.py)
-VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen"}
+# mxfp4.py get_mxfp4_backend), FlashInfer's trtllm_fp4_block_scale_moe: the TRTLLM-Gen kernels (moe_kernels.py);
+# gptoss_fp4_h100.sh exports VLLM_MXFP4_USE_MARLIN=1 (both revisions read, 1fc5d73 and 34bc7c4): Mxfp4Backend.MARLIN,
+# the Marlin MoE vLLM runs INT4 experts with (moe_kernels marlin: its weight-only fit)
+VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen",
+                    ("gpt-oss-120b", "nvfp4", "h100_sxm"): "marlin"}
 
 
 def vllm_checkpoint(row: dict, kw: dict) -> None:

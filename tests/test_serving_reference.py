@@ -565,6 +565,8 @@ def test_gpt_oss_experts_run_the_kernels_their_launch_picked():
                                    "silicon_concurrency=16")
     h100 = sr.simulate_kwargs(_row(backend="trtllm", **gap))
     assert not {"quantization", "expert_quantization", "moe_kernels"} & set(h100) and h100["kv_dtype"] == "fp8"
+    hopper = sr.simulate_kwargs(_row(backend="vllm", **{**common, "system": "h100_sxm"}))   # VLLM_MXFP4_USE_MARLIN=1
+    assert hopper["moe_kernels"] == "marlin" and "expert_quantization" not in hopper
     llama = sr.simulate_kwargs(_row(backend="trtllm", **{**common, "model_path": "meta-llama/Llama-3.1-70B"}))
     assert llama["quantization"] == "nvfp4" and "moe_kernels" not in llama   # other models as the rule maps them
 

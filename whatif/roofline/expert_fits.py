@@ -20,9 +20,10 @@ def moe_fit_dtype(op: Op, gpu, engine: str) -> str:
     one (session 53: TensorRT-LLM's on Hopper, fitted on aiconfigurator's w4a16_mxfp4 moe rows of its MXFP4 MoE; the
     16-bit fit had priced those x0.61), else the 16-bit fit: vLLM's default MXFP4 kernels (OAI Triton on Hopper,
     FlashInfer's MXFP4 x bf16 on Blackwell) measure x0.78-1.07 (Hopper) and x0.63 (Blackwell) of it, and a fit of
-    their own rows priced the TP-sharded decode rows 1.5x high (validate/moe_fit.py FITS)."""
+    their own rows priced the TP-sharded decode rows 1.5x high (validate/moe_fit.py FITS). MXFP4 experts a deployment
+    runs on Marlin (`weight_only_kernel`, moe_kernels marlin) take the weight-only fit, as INT4 ones do."""
     if op.dtype in ("bf16", "fp16"):
-        if op.int_weights and _weight_only_moe_fit(gpu.arch, engine):
+        if (op.int_weights or op.weight_only_kernel) and _weight_only_moe_fit(gpu.arch, engine):
             return WEIGHT_ONLY_MOE
         if op.fp4_weights and _mxfp4_moe_fit(gpu.arch, engine):
             return MXFP4_MOE
