@@ -685,6 +685,18 @@ def trtllm_gptoss_checkpoint(row: dict, kw: dict) -> None:
         kw["expert_quantization"], kw["moe_kernels"] = found
 
 
+# gptoss_fp4_b200_trt.sh's launch (added after scoring, session 53, its before/after in docs/accuracy.md): trtllm-serve
+# --max_num_tokens 20000 (MAX_NUM_TOKENS) and kv_cache_config free_gpu_memory_fraction 0.85, where the generator's
+# rule had batch + ISL + 1500 tokens and the spec's 0.9; its --max_batch_size 512 is above every row's clients
+TRTLLM_GPTOSS_LAUNCH = {"max_num_batched_tokens": 20000, "memory_utilization": 0.85}
+
+
+def trtllm_gptoss_recipe(row: dict, kw: dict) -> None:
+    """An InferenceX TensorRT-LLM gpt-oss row launched as gptoss_fp4_b200_trt.sh (TRTLLM_GPTOSS_LAUNCH)."""
+    if row["backend"] == "trtllm" and "gpt-oss" in row["model_path"].lower() and inferencex_run(row):
+        kw.update(TRTLLM_GPTOSS_LAUNCH)
+
+
 CLIENT_RANGE_RATIO = 0.8   # InferenceX's RANDOM_RANGE_RATIO (benchmark-tmpl.yml) and srt-slurm's random_range_ratio
 
 
@@ -827,6 +839,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     vllm_recipe(row, n, kw)
     if TRTLLM_GPTOSS_MAPPED:
         trtllm_gptoss_checkpoint(row, kw)
+        trtllm_gptoss_recipe(row, kw)
     if llama70b_trt_recipe(row):
         kw["max_num_batched_tokens"] = LLAMA70B_TRT_MAX_NUM_TOKENS
     if MOE_KERNELS_MAPPED:
