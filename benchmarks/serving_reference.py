@@ -162,6 +162,12 @@ The mapping rule, written before any row was scored and not tuned after:
   give way to the checkpoint's own (specs/checkpoint_quant.py: attention 16-bit in gpt-oss-120b, both NVFP4 exports
   and Kimi's INT4 release; MiniMax's fp8 rows its 128x128 blocks), but for gpt-oss's experts on B200, which its
   recipe runs as MXFP4 x MXFP8 (the rule's nvfp4 stands in);
+- gpt-oss-120b's kernels as each launch picks them (added after scoring, session 53, with its before/after in
+  docs/accuracy.md): TensorRT-LLM serves the MXFP4 checkpoint as stored (trtllm_gptoss_checkpoint: attention 16-bit),
+  InferenceX's gptoss_fp4_b200_trt.sh with moe_config.backend TRTLLM (moe_kernels trtllm-gen, the nvfp4 stand-in)
+  and its --max_num_tokens 20000 / free_gpu_memory_fraction 0.85 (trtllm_gptoss_recipe); vLLM's recipes run the
+  TRTLLM-Gen MXFP4 x MXFP8 MoE on B200 (VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8) and the Marlin MoE on H100
+  (VLLM_MXFP4_USE_MARLIN=1): VLLM_MOE_KERNELS;
 - a vLLM "TP T, EP E" row of InferenceX's 2026-04-06 file recorded as tp_size T x attention_dp_size E with
   moe_ep_size T x E (its id names `_tpT_epE_`; added after scoring, session 51, _vllm_tp_ep_as_dp) maps to TP T,
   EP E on T GPUs, as its 2026-03-25 twin records it;
