@@ -57,7 +57,8 @@ class Scenario:
     context_window: int | None = None    # what-if: treat the model's window as this many tokens
     launch_us: float | None = None       # host CPU launch + queuing time per kernel in eager mode (e.g. Grace's)
     moe_kernels: str | None = None       # the fused-MoE kernels the deployment picks (TensorRT-LLM moe_config.backend
-                                         # TRTLLM: 'trtllm-gen'), priced by the rows that timed them (moe_kernels.py)
+                                         # TRTLLM: 'trtllm-gen'; vLLM VLLM_MXFP4_USE_MARLIN=1: 'marlin'), priced by
+                                         # the rows that timed them (moe_kernels.py)
 
     def parallelism(self) -> Parallelism:
         """The parallelism, --gpus filling --tp where only it is given (and checked against tp x pp)."""
