@@ -166,6 +166,12 @@ The mapping rule, written before any row was scored and not tuned after:
   give way to the checkpoint's own (specs/checkpoint_quant.py: attention 16-bit in gpt-oss-120b, both NVFP4 exports
   and Kimi's INT4 release; MiniMax's fp8 rows its 128x128 blocks), but for gpt-oss's experts on B200, which its
   recipe runs as MXFP4 x MXFP8 (the rule's nvfp4 stands in);
+- gpt-oss-120b's kernels as each launch picks them (added after scoring, session 53, with its before/after in
+  docs/accuracy.md): TensorRT-LLM serves the MXFP4 checkpoint as stored (trtllm_gptoss_checkpoint: attention 16-bit),
+  InferenceX's gptoss_fp4_b200_trt.sh with moe_config.backend TRTLLM (moe_kernels trtllm-gen, the nvfp4 stand-in)
+  and its --max_num_tokens 20000 / free_gpu_memory_fraction 0.85 (trtllm_gptoss_recipe); vLLM's recipes run the
+  TRTLLM-Gen MXFP4 x MXFP8 MoE on B200 (VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8) and the Marlin MoE on H100
+  (VLLM_MXFP4_USE_MARLIN=1): VLLM_MOE_KERNELS;
 - a vLLM "TP T, EP E" row of InferenceX's 2026-04-06 file recorded as tp_size T x attention_dp_size E with
   moe_ep_size T x E (its id names `_tpT_epE_`; added after scoring, session 51, _vllm_tp_ep_as_dp) maps to TP T,
   EP E on T GPUs, as its 2026-03-25 twin records it;
@@ -642,6 +648,13 @@ VLLM_CHECKPOINTS = {("kimi-k2.5", "nvfp4"): "nvidia/Kimi-K2.5-NVFP4",
 # VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (MXFP4 weights x MXFP8 activations on the tensor cores), which the rule's
 # nvfp4 stands in for (whatif's mxfp4 scheme is 16-bit activations, the Hopper path).
 VLLM_EXPERT_KERNEL = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "nvfp4"}
+# ... and the kernels those experts run (added after scoring, session 53, its before/after in docs/accuracy.md): with
+# VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8 on SM100 vLLM's MXFP4 MoE picks SM100_FI_MXFP4_MXFP8_TRTLLM (quantization/
+# mxfp4.py get_mxfp4_backend), FlashInfer's trtllm_fp4_block_scale_moe: the TRTLLM-Gen kernels (moe_kernels.py);
+# gptoss_fp4_h100.sh exports VLLM_MXFP4_USE_MARLIN=1 (both revisions read, 1fc5d73 and 34bc7c4): Mxfp4Backend.MARLIN,
+# the Marlin MoE vLLM runs INT4 experts with (moe_kernels marlin: its weight-only fit)
+VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen",
+                    ("gpt-oss-120b", "nvfp4", "h100_sxm"): "marlin"}
 
 
 def vllm_checkpoint(row: dict, kw: dict) -> None:
@@ -664,6 +677,10 @@ def vllm_checkpoint(row: dict, kw: dict) -> None:
     kw.pop("expert_quantization", None)
     if experts is not None:
         kw["expert_quantization"] = experts
+    kernels = next((k for (m, q, g), k in VLLM_MOE_KERNELS.items()
+                    if m in model and q == quant and g == row["system"]), None)
+    if kernels is not None:
+        kw["moe_kernels"] = kernels
 
 
 def vllm_recipe(row: dict, n: int, kw: dict) -> None:
@@ -686,6 +703,44 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
             kw.pop(key, None)
         else:
             kw[key] = value
+
+
+# TensorRT-LLM's gpt-oss MoE backend where its launch is read: InferenceX's gptoss_fp4_b200_trt.sh sets
+# `moe_config.backend: TRTLLM` (MXFP4 weights x MXFP8 activations on Blackwell, TensorRT-LLM's gpt-oss deployment
+# guide's support matrix: the TRTLLM-Gen kernels, which take the router logits and route themselves:
+# moe_kernels trtllm-gen; the rule's nvfp4 stands in for the format, as for vLLM's MXFP4 x MXFP8 on B200)
+TRTLLM_GPTOSS_EXPERTS = {"b200_sxm": ("nvfp4", "trtllm-gen")}
+TRTLLM_GPTOSS_MAPPED = True   # off: every linear layer in the rule's precision, as before session 53
+
+
+def trtllm_gptoss_checkpoint(row: dict, kw: dict) -> None:
+    """Serve gpt-oss-120b on TensorRT-LLM as its checkpoint stores it (added after scoring, session 53, its
+    before/after in docs/accuracy.md): openai/gpt-oss-120b is the only checkpoint at the row's id (trtllm-serve
+    $MODEL in gptoss_fp4_b200_trt.sh), MXFP4 routed experts whose quantization_config leaves attention, router,
+    embeddings and LM head 16-bit (GptOssForCausalLM applies its exclude_modules: modeling_gpt_oss.py __post_init__),
+    where the rule's nvfp4 / fp8 quantized every linear layer. The experts run the kernels of the launch where it
+    was read (TRTLLM_GPTOSS_EXPERTS, B200); elsewhere (the H100 gap-analysis rows, whose launch is not recorded) the
+    checkpoint's MXFP4 with 16-bit activations, the format aiconfigurator's collector times TensorRT-LLM's gpt-oss
+    MoE in on H100 (moe table: w4a16_mxfp4). The KV cache stays as the rule maps it (the recipe's fp8)."""
+    if row["backend"] != "trtllm" or "gpt-oss" not in row["model_path"].lower():
+        return
+    kw.pop("quantization", None)
+    kw.pop("expert_quantization", None)
+    found = TRTLLM_GPTOSS_EXPERTS.get(row["system"]) if inferencex_run(row) else None
+    if found is not None:
+        kw["expert_quantization"], kw["moe_kernels"] = found
+
+
+# gptoss_fp4_b200_trt.sh's launch (added after scoring, session 53, its before/after in docs/accuracy.md): trtllm-serve
+# --max_num_tokens 20000 (MAX_NUM_TOKENS) and kv_cache_config free_gpu_memory_fraction 0.85, where the generator's
+# rule had batch + ISL + 1500 tokens and the spec's 0.9; its --max_batch_size 512 is above every row's clients
+TRTLLM_GPTOSS_LAUNCH = {"max_num_batched_tokens": 20000, "memory_utilization": 0.85}
+
+
+def trtllm_gptoss_recipe(row: dict, kw: dict) -> None:
+    """An InferenceX TensorRT-LLM gpt-oss row launched as gptoss_fp4_b200_trt.sh (TRTLLM_GPTOSS_LAUNCH)."""
+    if row["backend"] == "trtllm" and "gpt-oss" in row["model_path"].lower() and inferencex_run(row):
+        kw.update(TRTLLM_GPTOSS_LAUNCH)
 
 
 CLIENT_RANGE_RATIO = 0.8   # InferenceX's RANDOM_RANGE_RATIO (benchmark-tmpl.yml) and srt-slurm's random_range_ratio
@@ -828,6 +883,9 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     adp_recorded = _int(row.get(("decode_" if disagg else "") + "attention_dp_size", ""))
     kw.update(launch_settings(row, n, max(1, adp_recorded // layout.get("attention_dp", 1))))
     vllm_recipe(row, n, kw)
+    if TRTLLM_GPTOSS_MAPPED:
+        trtllm_gptoss_checkpoint(row, kw)
+        trtllm_gptoss_recipe(row, kw)
     if llama70b_trt_recipe(row):
         kw["max_num_batched_tokens"] = LLAMA70B_TRT_MAX_NUM_TOKENS
     if MOE_KERNELS_MAPPED:

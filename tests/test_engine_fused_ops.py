@@ -121,6 +121,27 @@ def test_trtllm_fuses_each_tp_all_reduce_with_the_residual_the_next_norm_and_its
         assert roles(engine_ops(ops, engine_spec("trtllm"), spec)) == roles(ops) - {OpRole.ROPE, OpRole.KV_WRITE}
 
 
+def test_trtllm_fuses_gpt_oss_all_reduces_at_any_hidden_size():
+    """modeling_gpt_oss.py TransformerBlock.forward_tp fuses both TP all-reduces with RESIDUAL_RMS_NORM (no hidden
+    size condition): gpt-oss-120b (hidden 2880) at TP 2 runs no residual or norm kernel beside them; Llama-3.1-8B
+    (4096) still runs its own (the per-family threshold)."""
+    bf16 = Precision("bf16", "bf16", "bf16")
+    spec, ops = model_ops("gpt-oss-120b", 2, bf16)
+    fused = engine_ops(ops, engine_spec("trtllm"), spec)
+    gone = {OpRole.ATTN_RESIDUAL, OpRole.POST_ATTN_NORM, OpRole.MLP_RESIDUAL, OpRole.INPUT_NORM}
+    assert gone <= roles(ops) and not gone & roles(fused)
+    spec, ops = model_ops("llama-3.1-8b", 2)
+    assert gone <= roles(engine_ops(ops, engine_spec("trtllm"), spec))
+
+
+def test_a_per_family_min_hidden_size_must_name_a_listed_family():
+    data = read_yaml(VERSION_DIR.parent / "trtllm.yaml")
+    data["kernels"]["allreduce_norm_fusion"] = {**data["kernels"]["allreduce_norm_fusion"],
+                                                "value": {"families": ["llama"], "min_hidden_size": {"qwen3": 1}}}
+    with pytest.raises(WhatifError, match="min_hidden_size: 'qwen3' is not in families; valid: llama"):
+        engine_from_mapping(data, "bad.yaml")
+
+
 def test_a_bad_allreduce_norm_fusion_names_the_field():
     data = read_yaml(VERSION_DIR.parent / "trtllm.yaml")
     data["kernels"]["allreduce_norm_fusion"] = {**data["kernels"]["allreduce_norm_fusion"], "value": {"families": []}}

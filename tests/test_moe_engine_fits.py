@@ -83,7 +83,8 @@ MARGIN = 1.0
 PINNED = {("sglang", "fp8"): {"b200_sxm": (22.3, None)},
           ("sglang", "fp4"): {"b200_sxm": (27.7, None)},
           ("vllm", "fp8"): {"b200_sxm": (18.5, None)},
-          ("vllm", "fp4"): {"b200_sxm": (21.5, None)}}
+          ("vllm", "fp4"): {"b200_sxm": (21.5, None)},
+          ("trtllm", "mxfp4"): {"h100_sxm": (13.1, None)}}   # session 53: H100 only (no leave-one-out)
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +127,34 @@ def test_vllm_weight_only_experts_take_its_marlin_moe_fit():
     assert time_op(dequant, B200, vllm).time_s > 2 * time_op(expert_op(256, "bf16"), B200, vllm).time_s
     mxfp4 = replace(expert_op(256, "bf16"), alu_ops=1e9)                    # MXFP4: vLLM's default kernels, 16-bit fit
     assert moe_fit_dtype(mxfp4, B200, "vllm") == "bf16"
+
+
+def test_mxfp4_experts_take_an_engines_own_mxfp4_fit_where_it_has_one():
+    """MXFP4 weights beside 16-bit activations (gpt-oss's checkpoint): TensorRT-LLM's Hopper MXFP4 MoE rows price
+    them there (trtllm/hopper/mxfp4); vLLM (no fit of its own MXFP4 kernels) and Blackwell keep the 16-bit fit."""
+    from whatif.roofline.expert_fits import moe_fit_dtype
+    op = replace(expert_op(4, "bf16"), fp4_weights=True)
+    assert moe_fit_dtype(op, H100, "trtllm") == "mxfp4"
+    assert moe_fit_dtype(op, H100, "vllm") == "bf16" and moe_fit_dtype(op, B200, "trtllm") == "bf16"
+    assert moe_fit_dtype(replace(op, fp4_weights=False), H100, "trtllm") == "bf16"
+    assert "trtllm/hopper/mxfp4" in moe.moe_params("hopper", "mxfp4", "trtllm").provenance
+
+
+def test_mxfp4_experts_on_marlin_take_the_weight_only_fit():
+    """moe_kernels marlin (VLLM_MXFP4_USE_MARLIN=1): MXFP4 experts priced by vLLM's Marlin (w4a16) MoE fit, the top-k
+    and activation kept as kernels of their own; on a CDNA GPU the named kernels are refused."""
+    from whatif.api import estimate
+    from whatif.errors import WhatifError
+
+    def experts(**kw):
+        r = estimate("openai/gpt-oss-120b", "dgx-h100", tp=8, gpus=8, batch=4, prompt=1024, output=64,
+                     kernel_engine="vllm", **kw).to_dict()
+        return {o["name"]: o["time_s"] for o in r["ops"]["decode"] if o["name"].startswith(("experts", "router"))}
+    base, marlin = experts(), experts(moe_kernels="marlin")
+    assert marlin["experts_gate_up"] != base["experts_gate_up"] and set(marlin) == set(base)
+    assert marlin["router_topk"] == base["router_topk"]
+    from whatif.roofline.expert_fits import moe_fit_dtype
+    op = replace(expert_op(4, "bf16"), fp4_weights=True, weight_only_kernel=True)
+    assert moe_fit_dtype(op, H100, "vllm") == "w4a16"
+    with pytest.raises(WhatifError, match="moe_kernels: 'marlin' runs on"):
+        estimate("gpt-oss-120b", "mi300x", moe_kernels="marlin")

@@ -26,10 +26,11 @@ def expert_op(rows_per_expert: int, dtype: str, experts: int = 256):
 def test_names_and_architectures():
     assert moe_fit_engine(None, "blackwell") is None
     assert moe_fit_engine("trtllm-gen", "blackwell") == "sglang"
-    with pytest.raises(WhatifError, match="valid: trtllm-gen"):
+    with pytest.raises(WhatifError, match="valid: marlin, trtllm-gen"):
         moe_fit_engine("deepgemm", "blackwell")
     with pytest.raises(WhatifError, match="blackwell GPUs only"):
         moe_fit_engine("trtllm-gen", "hopper")
+    assert moe_fit_engine("marlin", "hopper") is None   # the deployment's own engine's (weight-only) fit
 
 
 @pytest.mark.parametrize("dtype", ("fp8", "fp4"))

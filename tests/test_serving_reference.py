@@ -551,6 +551,29 @@ def test_inferencex_vllm_rows_load_the_checkpoint_their_recipe_served():
     assert other["model"] == "moonshotai/Kimi-K2.5" and other["quantization"] == "nvfp4"   # not a recipe's run
 
 
+def test_gpt_oss_experts_run_the_kernels_their_launch_picked():
+    """gpt-oss-120b (added after scoring, session 53): vLLM on B200 with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8 and
+    TensorRT-LLM's InferenceX recipe (moe_config.backend TRTLLM) run the TRTLLM-Gen MXFP4 x MXFP8 MoE; TensorRT-LLM
+    serves the checkpoint as stored (attention 16-bit), its H100 gap-analysis rows the checkpoint's MXFP4 experts."""
+    src = "source_file=2026-03-25.csv; model=x; silicon_concurrency=8; wip=False"
+    common = dict(model_path="openai/gpt-oss-120b", silicon_data_source=src, tp_size="2", attention_dp_size="1",
+                  moe_tp_size="2", moe_ep_size="1", batch_size="8", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")
+    vllm = sr.simulate_kwargs(_row(backend="vllm", **common))
+    assert vllm["moe_kernels"] == "trtllm-gen" and vllm["expert_quantization"] == "nvfp4"
+    trt = sr.simulate_kwargs(_row(backend="trtllm", **common))
+    assert "quantization" not in trt and trt["expert_quantization"] == "nvfp4" and trt["moe_kernels"] == "trtllm-gen"
+    assert trt["kv_dtype"] == "fp8" and (trt["max_num_batched_tokens"], trt["memory_utilization"]) == (20000, 0.85)
+    gap = dict(common, system="h100_sxm", gemm_quant_mode="fp8", moe_quant_mode="fp8",
+               silicon_data_source="source_file=/x/aic-auto-gap-analysis/data/h100_sxm/trtllm/1.3.0rc1/y.csv; "
+                                   "silicon_concurrency=16")
+    h100 = sr.simulate_kwargs(_row(backend="trtllm", **gap))
+    assert not {"quantization", "expert_quantization", "moe_kernels"} & set(h100) and h100["kv_dtype"] == "fp8"
+    hopper = sr.simulate_kwargs(_row(backend="vllm", **{**common, "system": "h100_sxm"}))   # VLLM_MXFP4_USE_MARLIN=1
+    assert hopper["moe_kernels"] == "marlin" and "expert_quantization" not in hopper
+    llama = sr.simulate_kwargs(_row(backend="trtllm", **{**common, "model_path": "meta-llama/Llama-3.1-70B"}))
+    assert llama["quantization"] == "nvfp4" and "moe_kernels" not in llama   # other models as the rule maps them
+
+
 def test_inferencex_vllm_rows_launch_as_their_recipes():
     """KV dtype, memory fraction and scheduler limits from the InferenceX vLLM recipe (VLLM_RECIPES), in place of the
     aiconfigurator pairing (fp8 KV with a quantized GEMM) and the generator's batch_size per rank."""

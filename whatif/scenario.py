@@ -20,7 +20,7 @@ from .roofline.efficiency import Efficiency, efficiency_source, load_efficiency
 from .roofline.engines import DEFAULT_ENGINE, engine_for_gpu, engine_spec
 from .roofline.estimate import Estimate, Workload, estimate
 from .roofline.pass_setup import PassSetup, pass_setup
-from .roofline.moe_kernels import MOE_KERNELS, moe_fit_engine
+from .roofline.moe_kernels import MOE_KERNELS, WEIGHT_ONLY_KERNELS, moe_fit_engine
 from .roofline.placement import Placement, parse_place
 from .roofline.techniques.compose import TechniqueSet
 from .roofline.techniques.registry import technique_set
@@ -57,7 +57,8 @@ class Scenario:
     context_window: int | None = None    # what-if: treat the model's window as this many tokens
     launch_us: float | None = None       # host CPU launch + queuing time per kernel in eager mode (e.g. Grace's)
     moe_kernels: str | None = None       # the fused-MoE kernels the deployment picks (TensorRT-LLM moe_config.backend
-                                         # TRTLLM: 'trtllm-gen'), priced by the rows that timed them (moe_kernels.py)
+                                         # TRTLLM: 'trtllm-gen'; vLLM VLLM_MXFP4_USE_MARLIN=1: 'marlin'), priced by
+                                         # the rows that timed them (moe_kernels.py)
 
     def parallelism(self) -> Parallelism:
         """The parallelism, --gpus filling --tp where only it is given (and checked against tp x pp)."""
@@ -108,6 +109,10 @@ class Scenario:
             eff = replace(eff, moe_engine=moe_engine,
                           provenance=f"{eff.provenance}; MoE experts: the {self.moe_kernels} kernels the deployment "
                                      f"picks, priced by {moe_engine}'s fused-MoE fit of their rows (moe_kernels.py)")
+        if self.moe_kernels in WEIGHT_ONLY_KERNELS and eff.engine:
+            eff = replace(eff, moe_weight_only=True,
+                          provenance=f"{eff.provenance}; MoE experts: 4-bit float weights on the {self.moe_kernels} "
+                                     "kernels, priced by the engine's weight-only MoE fit (moe_kernels.py)")
         return ResolvedScenario(self, model, system, par, eff, engine)
 
     def system_profile(self) -> System | None:

@@ -134,8 +134,9 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
                         "profile's launch_overhead); e.g. a slower host CPU")
     t.add_argument("--moe-kernels", choices=sorted(MOE_KERNELS), default=None,
                    help="the fused-MoE kernels the deployment picks where they are not its engine's own measured ones "
-                        "(trtllm-gen: TensorRT-LLM's moe_config.backend TRTLLM, Blackwell only), priced by the rows "
-                        "that timed them")
+                        "(trtllm-gen: TensorRT-LLM's moe_config.backend TRTLLM, Blackwell only; marlin: vLLM's "
+                        "VLLM_MXFP4_USE_MARLIN=1, MXFP4 experts on its weight-only MoE), priced by the rows that "
+                        "timed them")
     t.add_argument("--context-window", type=flag_int(1, MAX_TOKENS, "tokens"),
                    help="what-if: treat the model's context window as this many tokens (e.g. RoPE scaling)")
 

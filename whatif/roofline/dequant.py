@@ -34,6 +34,7 @@ def with_weight_dequant(op: Op, prec: Precision, weights: float, rows: float) ->
         return op
     alu = weights * math.ceil(rows / DEQUANT_TILE_M - 1e-9) * DEQUANT_OPS
     return replace(op, alu_ops=op.alu_ops + alu, int_weights=prec.weight in WEIGHT_ONLY,
+                   fp4_weights=prec.weight not in WEIGHT_ONLY,
                    formula=op.formula + f"; + {DEQUANT_OPS:g} dequant ops/weight per {DEQUANT_TILE_M}-row tile")
 
 

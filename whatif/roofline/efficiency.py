@@ -66,6 +66,7 @@ class Efficiency:
                                 # False: every op is its kernel's own time (accuracy_modern.py's comparison)
     moe_engine: str | None = None   # whose fused-MoE fit prices the expert GEMMs (moe_kernels.py: the same
                                 # kernels measured under another engine); None: `engine`'s own
+    moe_weight_only: bool = False   # 4-bit float experts on the engine's weight-only MoE kernel (moe_kernels marlin)
 
     def params(self, op_class: OpClass) -> ClassParams:
         return self.classes.get(op_class, self.classes.get(OpClass.ELEMENTWISE, ClassParams()))

@@ -140,11 +140,11 @@ def quantized_input(op: Op, why: str) -> Op:
 
 def fuses_allreduce_norm(engine: EngineSpec, model) -> bool:
     """Whether the engine's TP all-reduces also add the residual, apply the next RMSNorm and quantize the next
-    GEMM's input for this model (kernels.allreduce_norm_fusion: its families, from its hidden size)."""
+    GEMM's input for this model (kernels.allreduce_norm_fusion: its families, each from its hidden size)."""
     if not engine.allreduce_norm_fusion or model is None:
         return False
-    families, min_hidden = engine.allreduce_norm_fusion
-    return model.family in families and model.hidden_size >= min_hidden
+    least = dict(engine.allreduce_norm_fusion).get(model.family)
+    return least is not None and model.hidden_size >= least
 
 
 def allreduce_fused(ops, engine: EngineSpec) -> list:

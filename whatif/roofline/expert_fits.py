@@ -9,17 +9,24 @@ from .ops import Op
 
 
 WEIGHT_ONLY_MOE = "w4a16"   # the fused-MoE fit block of an engine's weight-only (in-kernel dequant) experts
+MXFP4_MOE = "mxfp4"         # ... of its MXFP4-weight, 16-bit-activation experts (gpt-oss's checkpoint as stored)
 
 
 def moe_fit_dtype(op: Op, gpu, engine: str) -> str:
     """The fused-MoE fit an expert GEMM is priced by: its dtype's, but 16-bit math over integer weight-only weights
     (`int_weights`: INT4/INT8, which vLLM's compressed-tensors WNA16, GPTQ and AWQ MoE methods run through
     fused_marlin_moe, mma.sync tiles rather than the bf16 MoE's kernels) takes the engine's weight-only MoE fit where
-    it has one. MXFP4 experts keep the 16-bit fit: vLLM's default MXFP4 kernels (OAI Triton on Hopper, FlashInfer's
-    MXFP4 x bf16 on Blackwell) measure x0.78-1.07 (Hopper) and x0.63 (Blackwell) of it and 1.5-2x the Marlin fit; its
-    Marlin MXFP4 kernel (VLLM_MXFP4_USE_MARLIN=1) x0.93 of the Marlin fit: not selectable per deployment here."""
-    if op.int_weights and op.dtype in ("bf16", "fp16") and _weight_only_moe_fit(gpu.arch, engine):
-        return WEIGHT_ONLY_MOE
+    it has one. MXFP4 weights beside 16-bit activations (`fp4_weights`) take the engine's MXFP4 MoE fit where it has
+    one (session 53: TensorRT-LLM's on Hopper, fitted on aiconfigurator's w4a16_mxfp4 moe rows of its MXFP4 MoE; the
+    16-bit fit had priced those x0.61), else the 16-bit fit: vLLM's default MXFP4 kernels (OAI Triton on Hopper,
+    FlashInfer's MXFP4 x bf16 on Blackwell) measure x0.78-1.07 (Hopper) and x0.63 (Blackwell) of it, and a fit of
+    their own rows priced the TP-sharded decode rows 1.5x high (validate/moe_fit.py FITS). MXFP4 experts a deployment
+    runs on Marlin (`weight_only_kernel`, moe_kernels marlin) take the weight-only fit, as INT4 ones do."""
+    if op.dtype in ("bf16", "fp16"):
+        if (op.int_weights or op.weight_only_kernel) and _weight_only_moe_fit(gpu.arch, engine):
+            return WEIGHT_ONLY_MOE
+        if op.fp4_weights and _mxfp4_moe_fit(gpu.arch, engine):
+            return MXFP4_MOE
     return op.dtype
 
 
@@ -41,6 +48,12 @@ def expert_fit_engine(op: Op, gpu, engine: str) -> str:
         if other is not None and has_moe_fit("fp8", gpu.arch, other):
             return other
     return engine
+
+
+@lru_cache(maxsize=64)
+def _mxfp4_moe_fit(arch: str, engine: str) -> bool:
+    from .kernel_models import cdna   # (the measured kernels are CUDA's)
+    return not cdna.is_cdna(arch) and has_moe_fit(MXFP4_MOE, arch, engine)
 
 
 @lru_cache(maxsize=64)

@@ -10,19 +10,30 @@ which SGLang's flashinfer_trtllm MoE runner calls: aiconfigurator's B200 rows of
 `sglang_flashinfer_trtllm_moe` (fp8_block, nvfp4) time them, and data/moe_fit.yaml's sglang/blackwell/fp8 and
 sglang/blackwell/fp4 blocks are fitted on those rows. TensorRT-LLM's own B200 MoE rows are MXFP4 only, so without
 this setting the per-class GEMM model prices its FP8/NVFP4 experts (kernel_models/moe.py never lends another
-engine's quantized fit on its own). Default: none, each engine's own fits, as before."""
+engine's quantized fit on its own). Default: none, each engine's own fits, as before.
+
+`marlin` (session 53): vLLM's Marlin MoE for 4-bit float weights beside 16-bit activations (VLLM_MXFP4_USE_MARLIN=1:
+quantization/mxfp4.py picks Mxfp4Backend.MARLIN, fused_marlin_moe over the MXFP4 weights; InferenceX's
+gptoss_fp4_h100.sh exports it), the kernel vLLM runs its INT4 weight-only experts with: those experts are priced by
+the engine's own weight-only (Marlin) MoE fit (expert_fits.moe_fit_dtype). Its top-k and activation are kernels of
+their own (fused_marlin_moe), so the graph's ops for them stay."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ..errors import WhatifError
 from ..specs.op_kinds import OpRole
 
 # kernels -> {GPU architecture: the engine whose fused-MoE rows timed those kernels there}
-MOE_KERNELS = {"trtllm-gen": {"blackwell": "sglang"}}
+MOE_KERNELS = {"trtllm-gen": {"blackwell": "sglang"},
+               "marlin": {"ampere": None, "ada": None, "hopper": None, "blackwell": None}}
+# kernels the deployment's own engine runs for 4-bit float weights through its weight-only MoE fit
+WEIGHT_ONLY_KERNELS = frozenset({"marlin"})
 
 
 def moe_fit_engine(kernels: str | None, arch: str) -> str | None:
     """The engine whose fused-MoE fit prices the experts of a deployment running `kernels` on `arch`; None: the
-    deployment's own engine's (no kernels named)."""
+    deployment's own engine's (no kernels named, or kernels of its own: WEIGHT_ONLY_KERNELS)."""
     if kernels is None:
         return None
     if kernels not in MOE_KERNELS:
@@ -37,11 +48,16 @@ def moe_fit_engine(kernels: str | None, arch: str) -> str | None:
 # path, BypassedTopKOutput: the kernel takes the router logits, as TensorRT-LLM's runner does) and the SwiGLU
 # between its two GEMMs; the router GEMM runs before it (the model's gate), so it stays.
 FUSED_LAYER_ROLES = frozenset({OpRole.ROUTER_TOPK, OpRole.EXPERT_ACT})
+EXPERT_ROLES = frozenset({OpRole.EXPERT_UP, OpRole.EXPERT_DOWN})
 
 
 def fused_layer_ops(ops, eff) -> list:
     """The ops less those the named MoE kernels' fused layer does itself, where the experts are priced by its rows
-    (eff.moe_engine); the ops as they are otherwise."""
+    (eff.moe_engine); under weight-only kernels (eff.moe_weight_only) the 4-bit float expert GEMMs marked to run
+    them; the ops as they are otherwise."""
+    if getattr(eff, "moe_weight_only", False):
+        return [replace(op, weight_only_kernel=True) if op.fp4_weights and op.role in EXPERT_ROLES else op
+                for op in ops]
     if not getattr(eff, "moe_engine", None):
         return ops
     return [op for op in ops if op.role not in FUSED_LAYER_ROLES]

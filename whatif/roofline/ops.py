@@ -38,6 +38,9 @@ class Op:
     kernel, no pass computing the scale (engine_kernels.py);
     `int_weights`: its weights are weight-only integers (int4/int8) dequantized in the kernel (an engine's
     integer weight-only MoE kernel prices it: expert_fits.moe_fit_dtype);
+    `fp4_weights`: 4-bit float weights (MXFP4) beside 16-bit activations, dequantized in the kernel (an engine's
+    MXFP4 MoE kernel prices it where its rows were measured: expert_fits.moe_fit_dtype); `weight_only_kernel`: such
+    an expert GEMM run by the engine's weight-only (Marlin) MoE kernel (moe_kernels.py `marlin`);
     `block_scaled`: fp8 weights with per-block scales (DeepSeek's 128x128; dequant.block_scale_ops sets it), which
     an engine may run through another fused-MoE kernel than its per-tensor fp8 (expert_fits.expert_fit_engine);
     `formula` says where the FLOPs and bytes came from, so every number is traceable.
@@ -59,6 +62,8 @@ class Op:
     static_input_scale: bool = False
     int_weights: bool = False   # weight-only integer weights (int4/int8) the kernel dequantizes (dequant.py)
     block_scaled: bool = False  # fp8 weights with per-block scales (dequant.block_scale_ops)
+    fp4_weights: bool = False   # MXFP4 weights beside 16-bit activations, dequantized in the kernel (dequant.py)
+    weight_only_kernel: bool = False   # ... run by the engine's weight-only MoE kernel (moe_kernels: marlin)
 
     def __post_init__(self):
         if type(self.op_class) is not OpClass:   # (built from a class member, as the graph does: nothing to convert)

@@ -113,7 +113,7 @@ class EngineSpec:
     eager_module_launches: tuple[tuple[str, float], ...] = ()  # (module key, host launches of its eager prefill)
     quantized_gemm_inputs: frozenset = frozenset()   # GEMM roles (or "all") whose fp8 input its producer writes
     attention_includes: frozenset = frozenset()   # op roles its attention operator does itself (RoPE, KV write)
-    allreduce_norm_fusion: tuple = ()     # ((families), min hidden size): TP all-reduce + residual + norm + quant
+    allreduce_norm_fusion: tuple = ()     # ((family, min hidden size), ...): TP all-reduce + residual + norm + quant
     static_fp8_input_scale: bool = False  # fp8 GEMM inputs scaled by the checkpoint's static scale (no absmax pass)
     dp_moe_alltoall: str = "always"       # attention-DP MoE by an all-to-all: always, or only over MNNVL
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)

@@ -17,8 +17,9 @@
   (one scaling kernel), where the corpus's fp8 GEMM rows, fitted with no input scale, compute the scale first
   (an absmax pass): the fitted quantization term gives way to the measured scaling kernel alone;
 - `allreduce_norm_fusion`: {families, min_hidden_size}: for a TP-sharded decoder layer of those model families
-  with a hidden size of at least that, each TP all-reduce also adds the residual, applies the next RMSNorm and
-  writes the next GEMM's fp8/fp4 input (TensorRT-LLM's AllReduceFusionOp), so those kernels do not run;
+  with a hidden size of at least that (one size, or one per family: {family: size}), each TP all-reduce also
+  adds the residual, applies the next RMSNorm and writes the next GEMM's fp8/fp4 input (TensorRT-LLM's
+  AllReduceFusionOp), so those kernels do not run;
 - `dp_moe_alltoall`: where its attention-DP MoE sends tokens to their experts by an all-to-all: `always`, or
   `mnnvl` (only with more EP ranks than top-k over a multi-node NVLink domain; else every rank's tokens are
   all-gathered and the expert outputs reduce-scattered: TensorRT-LLM's fused MoE).
@@ -80,15 +81,25 @@ def kernel_options(sec: dict, where: str, read) -> dict:
     return out
 
 
-def norm_fusion(raw, where: str) -> tuple[tuple[str, ...], int]:
-    """(model families, smallest hidden size) from {families: [...], min_hidden_size: N}."""
+def norm_fusion(raw, where: str) -> tuple[tuple[str, int], ...]:
+    """(model family, smallest hidden size) pairs from {families: [...], min_hidden_size: N}, N one integer for
+    every family or a mapping {family: N} (a family it leaves out: any hidden size)."""
     if not isinstance(raw, dict) or set(raw) != {"families", "min_hidden_size"}:
         raise WhatifError(f"{where}: expected a mapping with families (a list of model families) and "
-                          "min_hidden_size (an integer)")
+                          "min_hidden_size (an integer, or a mapping of family to integer)")
     families = raw["families"]
     if not isinstance(families, list) or not families or not all(isinstance(f, str) and f for f in families):
         raise WhatifError(f"{where}.families: expected a non-empty list of model family names")
-    return tuple(families), integer(raw["min_hidden_size"], f"{where}.min_hidden_size", 1, 1 << 20, "hidden units")
+    least = raw["min_hidden_size"]
+    if isinstance(least, dict):
+        unknown = sorted(set(least) - set(families))
+        if unknown:
+            raise WhatifError(f"{where}.min_hidden_size: '{unknown[0]}' is not in families; valid: "
+                              f"{', '.join(families)}")
+        return tuple((f, integer(least.get(f, 1), f"{where}.min_hidden_size.{f}", 1, 1 << 20, "hidden units"))
+                     for f in families)
+    n = integer(least, f"{where}.min_hidden_size", 1, 1 << 20, "hidden units")
+    return tuple((f, n) for f in families)
 
 
 def by_arch(raw, where: str) -> tuple[tuple[str, float], ...]:

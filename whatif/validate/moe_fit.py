@@ -24,9 +24,10 @@ from .corpus import corpus_gpu
 DTYPE_BYTES = {"bfloat16": (2.0, 2.0, "bf16"), "fp8": (1.0, 1.0, "fp8"), "nvfp4": (0.5625, 0.5625, "fp4"),
                "fp8_block": (1.0 + 4.0 / (128 * 128), 1.0 + 4.0 / 128, "fp8"),
                "w4a8_mxfp4_mxfp8": (0.53125, 1.03125, "fp8"),
-               "int4_wo": (0.5 + 2.0 / 32, 2.0, "w4a16")}   # INT4 weights, a 16-bit scale per group of 32
+               "int4_wo": (0.5 + 2.0 / 32, 2.0, "w4a16"),   # INT4 weights, a 16-bit scale per group of 32
+               "w4a16_mxfp4": (0.5 + 1.0 / 32, 2.0, "mxfp4")}   # MXFP4 weights (an E8M0 scale per 32), 16-bit math
 # whatif dtype -> the tensor-core peak it runs at, where they differ (weight-only: 16-bit math over dequantized weights)
-PEAK_DTYPE = {"w4a16": "bf16"}
+PEAK_DTYPE = {"w4a16": "bf16", "mxfp4": "bf16"}
 # (engine, whatif dtype) -> (corpus dtypes, first present per GPU wins; the GPUs fitted, None: all).
 # vLLM's quantized blocks are Blackwell's only: its H100 fp8 rows are ModelOpt's FlashInfer-CUTLASS path, 2.5-3x
 # slower than bf16 at every shape, and L40S's are Triton's; deployments of the block-FP8 checkpoints run other
@@ -41,9 +42,16 @@ PEAK_DTYPE = {"w4a16": "bf16"}
 # vLLM's w4a16: its Marlin MoE rows (compressed-tensors WNA16, INT4 group 32: the kernel vLLM runs INT4 and, on
 # Hopper, MXFP4 experts with), one shape only (Kimi-K2.5's 7168 x 2048, 384 experts, top 8) on every GPU, so other
 # models' weight-only experts are priced by a fit of that shape (expert_fits.moe_fit_dtype).
+# mxfp4 (session 53): TensorRT-LLM's w4a16_mxfp4 rows, the MXFP4 MoE it runs gpt-oss's checkpoint with on H100 (one
+# GPU: no leave-one-out figure; gpt-oss-120b's and -20b's 2880 x 2880 shapes, 128 / 32 experts, top 4, moe_tp 1),
+# priced at the bf16 peak over the 4.25-bit weights (expert_fits.moe_fit_dtype). vLLM's and SGLang's MXFP4 rows
+# (OAI Triton / FlashInfer TRTLLM-Gen / Marlin) are not fitted: one small-M floor over their EP and TP rows prices
+# the TP-sharded decode rows ~1.5x high (TP8, 4 tokens: 64 us against 43 measured) and took the gpt-oss vLLM H100
+# serving rows' TPOT 15.9% -> 27.7%; their MXFP4 experts keep the 16-bit fit.
 FITS = {("vllm", "bf16"): (("bfloat16",), None), ("vllm", "fp8"): (("fp8",), ("b200_sxm",)),
         ("vllm", "fp4"): (("nvfp4",), ("b200_sxm",)),
         ("vllm", "w4a16"): (("int4_wo",), None),
+        ("trtllm", "mxfp4"): (("w4a16_mxfp4",), None),
         ("sglang", "bf16"): (("bfloat16",), None), ("sglang", "fp8"): (("fp8_block",), ("b200_sxm",)),
         ("sglang", "fp4"): (("nvfp4",), ("b200_sxm",)),
         ("trtllm", "bf16"): (("bfloat16",), None)}
