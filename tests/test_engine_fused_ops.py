@@ -157,14 +157,15 @@ def test_a_bad_static_fp8_input_scale_names_the_field():
 
 
 def test_vllm_fuses_small_tp_all_reduces_on_hopper_and_blackwell_within_its_flashinfer_caps():
-    """vLLM's -O2 fuse_allreduce_rms (Hopper/Blackwell, TP > 1): an all-reduce within FlashInfer's workspace (TP 8:
-    0.5 MB on Hopper, 1 MB on Blackwell) adds the residual and applies the next norm, priced by TensorRT-LLM's
-    all-reduce fit (FlashInfer's kernel is its port); larger messages, other architectures: nothing fused."""
+    """vLLM 0.18's -O2 fuse_allreduce_rms (Hopper/Blackwell, TP > 1; versions/vllm-0.18.yaml): an all-reduce within
+    FlashInfer's workspace (TP 8: 0.5 MB on Hopper, 1 MB on Blackwell) adds the residual and applies the next norm,
+    priced by TensorRT-LLM's all-reduce fit (FlashInfer's kernel is its port); larger messages, other
+    architectures, and the base vllm profile (0.12-0.14 ran it off): nothing fused."""
     from whatif.roofline.timing import comm_time
     from whatif.roofline.efficiency import default_efficiency
     from whatif.specs import hardware
     gone = {OpRole.ATTN_RESIDUAL, OpRole.POST_ATTN_NORM, OpRole.MLP_RESIDUAL, OpRole.INPUT_NORM}
-    vllm = engine_spec("vllm")
+    vllm = engine_spec("vllm-0.18")
     for gpu, batch, fuses in (("b200", 32, True), ("b200", 64, True), ("b200", 65, False), ("h100-sxm", 32, True),
                               ("h100-sxm", 33, False), ("a100-sxm-80gb", 8, False)):
         spec, ops = model_ops("llama-3.1-70b", 8, batch=ForwardBatch.decode(batch, 1000))   # 16 kB per sequence
@@ -182,15 +183,16 @@ def test_vllm_fuses_small_tp_all_reduces_on_hopper_and_blackwell_within_its_flas
     eff = default_efficiency(b200, "vllm")
     assert comm_time(fused, eff, link).time_s < 0.6 * comm_time(reduce, eff, link).time_s
     assert engine_ops(ops, vllm, spec) == ops   # a spec not resolved for a GPU fuses nothing
+    assert engine_ops(ops, engine_spec("vllm").for_gpu(b200), spec) == ops   # the base profile: off
 
 
 def test_a_bad_allreduce_fusion_cap_names_the_field():
-    data = read_yaml(VERSION_DIR.parent / "vllm.yaml")
+    data = read_yaml(VERSION_DIR / "vllm-0.18.yaml")
     data["kernels"]["allreduce_fusion_max_bytes"] = {**data["kernels"]["allreduce_fusion_max_bytes"],
                                                     "value": {"volta": {8: 1}}}
     with pytest.raises(WhatifError, match="allreduce_fusion_max_bytes: 'volta' is not valid"):
         engine_from_mapping(data, "bad.yaml")
-    data = read_yaml(VERSION_DIR.parent / "vllm.yaml")
+    data = read_yaml(VERSION_DIR / "vllm-0.18.yaml")
     data["kernels"]["allreduce_fusion_kernel"] = {**data["kernels"]["allreduce_fusion_kernel"], "value": "nccl"}
     with pytest.raises(WhatifError, match="allreduce_fusion_kernel: 'nccl' is not valid"):
         engine_from_mapping(data, "bad.yaml")
