@@ -19,8 +19,8 @@ odd rows of other backends are dropped); decode rows whose whole KV cache fits i
 per-layer caches see. They bound the floor instead (`floor_cap`): a call of a few short caches read from
 L2 takes at least the kernel's fixed cost, so the floor cannot exceed their measured time; fitted on the
 HBM rows alone (every cache > L2, so >= ~16 us of streaming on B200), the floor and the bandwidth trade
-off and the floor came out 2-13 us above the whole L2-resident call (B200 TensorRT-LLM fp8: 14.3 us fitted
-against 11.1 us measured).
+off and the floor came out 2-4 us above the whole L2-resident call (B200 TensorRT-LLM fp8: 14.3 us fitted
+against 11.1 us measured). Bounded on Blackwell only (FLOOR_CAP_ARCHS says why).
 MLA (DeepSeek's latent attention, the corpus's mla_context / mla_generation tables) is fitted with
 the same prefill and decode forms at DeepSeek-V3's MLA dims (model_profiles/deepseek-v3.yaml), as the
 ops `mla_prefill` and `mla_decode`: prefill attends per head with d_qk = nope + rope and d_v (the
@@ -117,12 +117,19 @@ def hbm_rows(rows):
 
 
 FLOOR_CAP_BATCH, FLOOR_CAP_STEP = 8, 255   # the smallest decode calls: <= 8 sequences of <= 256 cached tokens
+# Architectures whose decode floors the cap bounds. Blackwell: it costs its HBM rows <= 1 point in-sample (TRT-LLM
+# fp8 6.8 -> 7.8%) and the pooled LOO nothing. Not Hopper, Ampere, Ada: there it cost up to 5 points (H100 TRT-LLM
+# bf16 11.3 -> 16.3%, floor 21.8 -> 9.0 us) and, tried in session 53, H100's serving TPOT the wrong way (TRT-LLM
+# Llama-3.1-8B 6.7% -> 9.0%): a fixed cost their HBM-resident small caches pay that the L2 rows do not show.
+FLOOR_CAP_ARCHS = ("blackwell",)
 
 
 def floor_cap(rows) -> float | None:
     """Upper bound of a decode-attention floor (seconds): the median measured time of the L2-resident calls of
-    <= 8 sequences over <= 256 cached tokens (corpus rows of one GPU x engine x KV dtype, or several pooled),
-    whose streaming is a few hundred kB from L2; None where the rows have none (the compact subset)."""
+    <= 8 sequences over <= 256 cached tokens (corpus rows of one GPU x engine x KV dtype), whose streaming is a few
+    hundred kB from L2; None where the rows have none (the compact subset) or span GPUs not all of FLOOR_CAP_ARCHS."""
+    if len(rows) == 0 or any(corpus_ceilings(g).arch not in FLOOR_CAP_ARCHS for g in rows["gpu"].unique()):
+        return None
     l2 = rows[_l2_resident(rows)]
     small = l2[(l2["batch_size"] <= FLOOR_CAP_BATCH) & (l2["step"] <= FLOOR_CAP_STEP)] if len(l2) else l2
     return float(small["latency_s"].median()) if len(small) else None
