@@ -743,6 +743,26 @@ def trtllm_gptoss_recipe(row: dict, kw: dict) -> None:
         kw.update(TRTLLM_GPTOSS_LAUNCH)
 
 
+# vLLM's -O2 all-reduce + RMSNorm fusion (added after scoring, session 53; engine_profiles/versions/vllm-0.18.yaml):
+# on where the recipe passes enable_fi_allreduce_fusion (InferenceX benchmarks/70b_fp8_b200_docker.sh and
+# 70b_fp4_b200_docker.sh at bb4c7f9: the Llama-3.1-70B B200 rows; their VLLM_FLASHINFER_ALLREDUCE_FUSION_THRESHOLDS_MB
+# {2: 32, 4: 32, 8: 8} are not mapped, the profile's caps are: at TP8 it fuses up to 64 sequences, the recipe 512) and
+# where the row's release has it on by default (docs.vllm.ai v0.18.2 design/fusions: -O2 on Hopper/Blackwell with
+# TP > 1; v0.12-0.14's OPTIMIZATION_LEVEL_02 had it off; 0.15-0.17 not established, left off). The H100 Llama recipe
+# (70b_fp8_h100_slurm.sh) passes none.
+VLLM_FUSION_RELEASE = (0, 18)
+VLLM_FUSION_PROFILE = "vllm-0.18"
+
+
+def vllm_allreduce_fusion(row: dict) -> bool:
+    """Whether a vLLM row ran the all-reduce + RMSNorm fusion (its recipe's flag, or its release's default)."""
+    if row["backend"] != "vllm":
+        return False
+    recipe = "llama-3.1-70b" in row["model_path"].lower() and row["system"] == "b200_sxm" and inferencex_run(row)
+    m = re.match(r"(\d+)\.(\d+)", row.get("backend_version") or "")
+    return recipe or bool(m and (int(m.group(1)), int(m.group(2))) >= VLLM_FUSION_RELEASE)
+
+
 CLIENT_RANGE_RATIO = 0.8   # InferenceX's RANDOM_RANGE_RATIO (benchmark-tmpl.yml) and srt-slurm's random_range_ratio
 
 
@@ -886,6 +906,8 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     if TRTLLM_GPTOSS_MAPPED:
         trtllm_gptoss_checkpoint(row, kw)
         trtllm_gptoss_recipe(row, kw)
+    if vllm_allreduce_fusion(row):
+        kw["kernel_engine"] = VLLM_FUSION_PROFILE
     if llama70b_trt_recipe(row):
         kw["max_num_batched_tokens"] = LLAMA70B_TRT_MAX_NUM_TOKENS
     if MOE_KERNELS_MAPPED:

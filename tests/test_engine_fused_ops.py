@@ -175,3 +175,45 @@ def test_a_bad_static_fp8_input_scale_names_the_field():
                                                  "source": "test"}
     with pytest.raises(WhatifError, match="static_fp8_input_scale"):
         engine_from_mapping(data, "bad.yaml")
+
+
+def test_vllm_fuses_small_tp_all_reduces_on_hopper_and_blackwell_within_its_flashinfer_caps():
+    """vLLM 0.18's -O2 fuse_allreduce_rms (Hopper/Blackwell, TP > 1; versions/vllm-0.18.yaml): an all-reduce within
+    FlashInfer's workspace (TP 8: 0.5 MB on Hopper, 1 MB on Blackwell) adds the residual and applies the next norm,
+    priced by TensorRT-LLM's all-reduce fit (FlashInfer's kernel is its port); larger messages, other
+    architectures, and the base vllm profile (0.12-0.14 ran it off): nothing fused."""
+    from whatif.roofline.timing import comm_time
+    from whatif.roofline.efficiency import default_efficiency
+    from whatif.specs import hardware
+    gone = {OpRole.ATTN_RESIDUAL, OpRole.POST_ATTN_NORM, OpRole.MLP_RESIDUAL, OpRole.INPUT_NORM}
+    vllm = engine_spec("vllm-0.18")
+    for gpu, batch, fuses in (("b200", 32, True), ("b200", 64, True), ("b200", 65, False), ("h100-sxm", 32, True),
+                              ("h100-sxm", 33, False), ("a100-sxm-80gb", 8, False)):
+        spec, ops = model_ops("llama-3.1-70b", 8, batch=ForwardBatch.decode(batch, 1000))   # 16 kB per sequence
+        fused = engine_ops(ops, vllm.for_gpu(hardware.load_component(gpu, "gpu")), spec)
+        assert (not gone & roles(fused)) == fuses and (gone <= roles(fused)) != fuses, (gpu, batch)
+        kernels = {op.collective_kernel for op in fused if op.role in (OpRole.ATTN_ALLREDUCE, OpRole.MLP_ALLREDUCE)}
+        assert kernels == ({"trtllm"} if fuses else {""}), (gpu, batch)
+    # the fused all-reduce is timed by TensorRT-LLM's fit: faster than vLLM's custom kernel at 256 kB on 8 B200s
+    b200 = hardware.load_component("b200", "gpu")
+    spec, ops = model_ops("llama-3.1-70b", 8, batch=ForwardBatch.decode(16, 1000))
+    reduce = next(op for op in ops if op.role == OpRole.ATTN_ALLREDUCE)
+    fused = next(op for op in engine_ops(ops, vllm.for_gpu(b200), spec) if op.role == OpRole.ATTN_ALLREDUCE)
+    from whatif.specs.hardware import load_system
+    link = load_system("dgx-b200", 8).gpu_link
+    eff = default_efficiency(b200, "vllm")
+    assert comm_time(fused, eff, link).time_s < 0.6 * comm_time(reduce, eff, link).time_s
+    assert engine_ops(ops, vllm, spec) == ops   # a spec not resolved for a GPU fuses nothing
+    assert engine_ops(ops, engine_spec("vllm").for_gpu(b200), spec) == ops   # the base profile: off
+
+
+def test_a_bad_allreduce_fusion_cap_names_the_field():
+    data = read_yaml(VERSION_DIR / "vllm-0.18.yaml")
+    data["kernels"]["allreduce_fusion_max_bytes"] = {**data["kernels"]["allreduce_fusion_max_bytes"],
+                                                    "value": {"volta": {8: 1}}}
+    with pytest.raises(WhatifError, match="allreduce_fusion_max_bytes: 'volta' is not valid"):
+        engine_from_mapping(data, "bad.yaml")
+    data = read_yaml(VERSION_DIR / "vllm-0.18.yaml")
+    data["kernels"]["allreduce_fusion_kernel"] = {**data["kernels"]["allreduce_fusion_kernel"], "value": "nccl"}
+    with pytest.raises(WhatifError, match="allreduce_fusion_kernel: 'nccl' is not valid"):
+        engine_from_mapping(data, "bad.yaml")

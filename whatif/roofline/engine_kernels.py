@@ -153,9 +153,11 @@ def allreduce_fused(ops, engine: EngineSpec) -> list:
     LlamaDecoderLayer PRE_/POST_MLP_FUSION): the residual and norm kernels after it do not run and that GEMM (fp8
     or fp4) runs no quantization kernel, while the all-reduce carries the epilogue's HBM pass (epilogue_bytes).
     A larger all-reduce runs NCCL and the ops after it as they were (allreduceOp.cpp fallbackRunSubsequentOps).
-    (The first layer's input norm, which no all-reduce precedes, is fused with the rest: one norm of a pass.)"""
+    (The first layer's input norm, which no all-reduce precedes, is fused with the rest: one norm of a pass.)
+    An engine whose fusion has its own size caps (vLLM's, EngineSpec.allreduce_fusion_cap) fuses within them, its
+    fused all-reduce priced by the fit of the engine whose kernel it runs (kernels.allreduce_fusion_kernel)."""
     reduces = {op.role for op in ops if op.op_class == OpClass.COMM and op.role in FUSED_AFTER_ALLREDUCE
-               and op.shape.bytes <= engine.custom_allreduce_cap(int(op.shape.gpus))}
+               and 0 < op.shape.bytes <= engine.allreduce_fusion_cap(int(op.shape.gpus))}
     dropped = {r for reduce in reduces for r in FUSED_AFTER_ALLREDUCE[reduce][:2]}
     quantized = {FUSED_AFTER_ALLREDUCE[reduce][2] for reduce in reduces}
     gemm_dtypes = {op.role: op.dtype for op in ops if op.op_class == OpClass.GEMM and op.role in quantized}
@@ -166,7 +168,10 @@ def allreduce_fused(ops, engine: EngineSpec) -> list:
         if op.role in reduces and op.op_class == OpClass.COMM:
             gemm_dtype = gemm_dtypes.get(FUSED_AFTER_ALLREDUCE[op.role][2], "bf16")
             op = replace(op, bytes={**op.bytes, "hbm": epilogue_bytes(op.shape.bytes, gemm_dtype)},
-                         formula=f"{op.formula}; + its fused residual/RMSNorm/quantize epilogue's HBM pass")
+                         collective_kernel=engine.allreduce_fusion_kernel,
+                         formula=f"{op.formula}; + its fused residual/RMSNorm/quantize epilogue's HBM pass"
+                                 + (f" ({engine.allreduce_fusion_kernel}'s fused all-reduce kernel)"
+                                    if engine.allreduce_fusion_kernel else ""))
         elif (op.role in quantized and op.op_class == OpClass.GEMM and op.dtype in ("fp8", "fp4")
                 and not op.input_quantized):
             op = quantized_input(op, "input written quantized by the fused all-reduce + residual + RMSNorm kernel "

@@ -16,7 +16,8 @@ __all__ = ["ATTENTION_CLASSES", "AttentionShape", "CommShape", "GemmShape", "Op"
 
 OP_CLASS_VALUES = tuple(c.value for c in OpClass)
 # Cost modifiers an op carries beside its shape, with the value that means "no modifier".
-MODIFIER_DEFAULTS = {"alu_ops": 0.0, "bandwidth_share": 1.0, "input_quantized": False, "static_input_scale": False}
+MODIFIER_DEFAULTS = {"alu_ops": 0.0, "bandwidth_share": 1.0, "input_quantized": False, "static_input_scale": False,
+                     "collective_kernel": ""}
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class Op:
     an expert GEMM run by the engine's weight-only (Marlin) MoE kernel (moe_kernels.py `marlin`);
     `block_scaled`: fp8 weights with per-block scales (DeepSeek's 128x128; dequant.block_scale_ops sets it), which
     an engine may run through another fused-MoE kernel than its per-tensor fp8 (expert_fits.expert_fit_engine);
+    `collective_kernel`: a collective run by another engine's kernel than the pass's (vLLM's fused all-reduce +
+    RMSNorm is FlashInfer's port of TensorRT-LLM's): that engine's fitted collective model prices it;
     `formula` says where the FLOPs and bytes came from, so every number is traceable.
     """
 
@@ -64,6 +67,7 @@ class Op:
     block_scaled: bool = False  # fp8 weights with per-block scales (dequant.block_scale_ops)
     fp4_weights: bool = False   # MXFP4 weights beside 16-bit activations, dequantized in the kernel (dequant.py)
     weight_only_kernel: bool = False   # ... run by the engine's weight-only MoE kernel (moe_kernels: marlin)
+    collective_kernel: str = ""  # the engine whose collective fit prices it ("": the pass's engine)
 
     def __post_init__(self):
         if type(self.op_class) is not OpClass:   # (built from a class member, as the graph does: nothing to convert)

@@ -133,8 +133,10 @@ def comm_time(op: Op, eff: Efficiency, link) -> OpTime:
         if t is not None:
             return OpTime(op, t, 0.0, t, 0.0, "network")
     if eff.engine:   # fitted collective model: NCCL protocols, NVLS, the engine's custom all-reduce
-        t = _collective_timing().collective_seconds(s.collective, s.bytes, gpus, link, eff.engine,
-                                             custom_max=eff.custom_allreduce_max_bytes)
+        # (a fused all-reduce run by another engine's kernel: that engine's fit, its own thresholds)
+        engine, cap = (op.collective_kernel, None) if op.collective_kernel else (eff.engine,
+                                                                                 eff.custom_allreduce_max_bytes)
+        t = _collective_timing().collective_seconds(s.collective, s.bytes, gpus, link, engine, custom_max=cap)
         return OpTime(op, t, 0.0, t, 0.0, "network")
     p = eff.comm_params(link.type)
     # The efficiency scales the whole ideal collective (bandwidth and per-step latency), the

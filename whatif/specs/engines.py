@@ -114,6 +114,9 @@ class EngineSpec:
     quantized_gemm_inputs: frozenset = frozenset()   # GEMM roles (or "all") whose fp8 input its producer writes
     attention_includes: frozenset = frozenset()   # op roles its attention operator does itself (RoPE, KV write)
     allreduce_norm_fusion: tuple = ()     # ((family, min hidden size), ...): TP all-reduce + residual + norm + quant
+    allreduce_fusion_caps: tuple = ()     # ((arch, ((tp, bytes), ...)), ...): where the fusion runs, up to what size
+    allreduce_fusion_by_tp: tuple = ()    # ((tp, bytes), ...): the caps of the GPU's architecture (for_gpu)
+    allreduce_fusion_kernel: str = ""     # whose fitted all-reduce prices the fused kernel ("": its own)
     static_fp8_input_scale: bool = False  # fp8 GEMM inputs scaled by the checkpoint's static scale (no absmax pass)
     dp_moe_alltoall: str = "always"       # attention-DP MoE by an all-to-all: always, or only over MNNVL
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
@@ -143,13 +146,28 @@ class EngineSpec:
         """The spec as the engine configures itself on `gpu` (vLLM raises max_num_seqs and the token budget
         on GPUs with >= 70 GiB, A100 excepted), its eager host time the one measured on that GPU generation's
         hosts where the spec has it (kernels.eager_launch_by_arch); the spec itself elsewhere."""
-        spec = self.on_host_of(gpu.arch)
+        spec = self.on_host_of(gpu.arch).fusion_on(gpu.arch)
         big = spec.large_gpu
         if big is None or gpu.hbm_capacity.value < big.min_bytes:
             return spec
         if any(n in gpu.name.lower() for n in big.except_names):
             return spec
         return replace(spec, max_num_seqs=big.max_num_seqs, max_num_batched_tokens=big.max_num_batched_tokens)
+
+    def fusion_on(self, arch: str) -> EngineSpec:
+        """The spec with its all-reduce + norm fusion as it runs on `arch` GPUs (kernels.allreduce_fusion_max_bytes):
+        its size caps by tensor-parallel size there, or no fusion on an architecture the table does not list."""
+        if not self.allreduce_fusion_caps or not self.allreduce_norm_fusion:
+            return self
+        table = dict(self.allreduce_fusion_caps).get(arch)
+        return replace(self, allreduce_fusion_by_tp=table) if table else replace(self, allreduce_norm_fusion=())
+
+    def allreduce_fusion_cap(self, tp: int) -> float:
+        """Largest TP all-reduce (bytes) the all-reduce + norm fusion takes at `tp`: its own cap where the spec has
+        a table (for_gpu; 0 at a size it does not list), else the custom all-reduce's."""
+        if not self.allreduce_fusion_caps:
+            return self.custom_allreduce_cap(tp)
+        return dict(self.allreduce_fusion_by_tp).get(tp, 0.0)
 
     def on_host_of(self, arch: str) -> EngineSpec:
         """The spec with the eager host time measured on the hosts of `arch` GPUs, where it lists that arch."""

@@ -20,6 +20,11 @@
   with a hidden size of at least that (one size, or one per family: {family: size}), each TP all-reduce also
   adds the residual, applies the next RMSNorm and writes the next GEMM's fp8/fp4 input (TensorRT-LLM's
   AllReduceFusionOp), so those kernels do not run;
+- `allreduce_fusion_max_bytes`: {arch: {tp: bytes}}: the all-reduce + norm fusion runs only on those GPU
+  architectures and tensor-parallel sizes, for messages of at most that many bytes (vLLM's compile pass: its
+  FlashInfer workspace by compute capability and world size); absent: wherever the custom all-reduce runs;
+- `allreduce_fusion_kernel`: the engine whose fitted all-reduce prices the fused kernel (vLLM: trtllm, whose
+  kernel FlashInfer's is); absent: the engine's own;
 - `dp_moe_alltoall`: where its attention-DP MoE sends tokens to their experts by an all-to-all: `always`, or
   `mnnvl` (only with more EP ranks than top-k over a multi-node NVLink domain; else every rank's tokens are
   all-gathered and the expert outputs reduce-scattered: TensorRT-LLM's fused MoE).
@@ -34,7 +39,9 @@ from .hardware import ARCHS
 
 KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", "gqa_decode_max_group",
                "eager_launch_s", "eager_launch_by_arch", "attention_includes", "quantized_gemm_inputs",
-               "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale", "eager_module_launches"}
+               "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale", "eager_module_launches",
+               "allreduce_fusion_max_bytes", "allreduce_fusion_kernel"}
+FUSION_KERNELS = ("vllm", "sglang", "trtllm")   # engines with a fitted custom all-reduce (data/collective_fit.yaml)
 DP_MOE_ALLTOALL = ("always", "mnnvl")
 # What an attention operator can do before its kernel (TensorRT-LLM's QKV preprocessing: RoPE, the KV append).
 ATTENTION_CAN_INCLUDE = (OpRole.ROPE.value, OpRole.KV_WRITE.value)
@@ -73,6 +80,15 @@ def kernel_options(sec: dict, where: str, read) -> dict:
         out["static_fp8_input_scale"] = boolean(read("static_fp8_input_scale"), f"{where}.static_fp8_input_scale")
     if "allreduce_norm_fusion" in sec:
         out["allreduce_norm_fusion"] = norm_fusion(read("allreduce_norm_fusion"), f"{where}.allreduce_norm_fusion")
+    if "allreduce_fusion_max_bytes" in sec:
+        out["allreduce_fusion_caps"] = fusion_caps(read("allreduce_fusion_max_bytes"),
+                                                   f"{where}.allreduce_fusion_max_bytes")
+    if "allreduce_fusion_kernel" in sec:
+        value = read("allreduce_fusion_kernel")
+        if value not in FUSION_KERNELS:
+            raise WhatifError(f"{where}.allreduce_fusion_kernel: {value!r} is not valid; valid: "
+                              f"{', '.join(FUSION_KERNELS)}")
+        out["allreduce_fusion_kernel"] = value
     if "dp_moe_alltoall" in sec:
         value = read("dp_moe_alltoall")
         if value not in DP_MOE_ALLTOALL:
@@ -100,6 +116,22 @@ def norm_fusion(raw, where: str) -> tuple[tuple[str, int], ...]:
                      for f in families)
     n = integer(least, f"{where}.min_hidden_size", 1, 1 << 20, "hidden units")
     return tuple((f, n) for f in families)
+
+
+def fusion_caps(raw, where: str) -> tuple[tuple[str, tuple[tuple[int, float], ...]], ...]:
+    """{arch: {tp: bytes}} as sorted nested pairs, each architecture one whatif knows."""
+    if not isinstance(raw, dict) or not raw:
+        raise WhatifError(f"{where}: expected a mapping of GPU architecture to {{tp: bytes}}, e.g. "
+                          "{blackwell: {8: 1048576}}")
+    out = []
+    for arch, table in raw.items():
+        if arch not in ARCHS:
+            raise WhatifError(f"{where}: '{arch}' is not valid; valid: {', '.join(ARCHS)}")
+        if not isinstance(table, dict) or not table:
+            raise WhatifError(f"{where}.{arch}: expected a mapping of tensor-parallel size to bytes")
+        out.append((arch, tuple(sorted((integer(tp, f"{where}.{arch}", 2, 1024, "GPUs"),
+                                        number(b, f"{where}.{arch}.{tp}", 0.0, 1e12)) for tp, b in table.items()))))
+    return tuple(sorted(out))
 
 
 def by_arch(raw, where: str) -> tuple[tuple[str, float], ...]:

@@ -59,14 +59,14 @@ def corpus_rows(root: str | Path, gpu_name: str, engine: str = DEFAULT_ENGINE, o
     """One GPU x engine of the corpus in the folder `root` as table rows: at most `max_rows` shapes per
     op x dtype (every k-th), each predicted with the default efficiency of that engine (predict=False
     leaves predicted_s NaN, for a fitter that does not need it)."""
-    from .kernel_fit import load_tables, subsample
+    from .kernel_fit import hbm_rows, load_tables, subsample
     check_engine(engine)
     key = _gpu_key(gpu_name)
     gpu = corpus_gpu(key)
     eff = default_efficiency(gpu, engine) if predict else None
     rows = []
     for op, frame in load_tables(Path(root), ops).items():
-        mine = frame[(frame["gpu"] == key) & (frame["framework"] == engine)]
+        mine = hbm_rows(frame[(frame["gpu"] == key) & (frame["framework"] == engine)])
         if "window_size" in mine.columns:
             mine = mine[mine["window_size"].fillna(0) <= 0]
         for dtype, part in mine.groupby("dtype"):

@@ -61,7 +61,7 @@ def _kind(op) -> tuple:
     collective = getattr(op.shape, "collective", None)
     attention = op.role == OpRole.ATTENTION
     return (op.name, None if attention else op.op_class, op.dtype, op.count, op.role, op.part_of,
-            type(op.shape), None if attention else tuple(op.bytes), collective)
+            type(op.shape), None if attention else tuple(op.bytes), collective, op.collective_kernel)
 
 
 class TokenOps:
@@ -203,6 +203,8 @@ def _collective(op, lines: dict, varying: set, link, eff, gpu):
         return None   # (a multi-node group, the per-class collective model: not restated here)
     b_a, b_b = lines["shape:bytes"]
     collective, engine, cap = op.shape.collective, eff.engine, eff.custom_allreduce_max_bytes
+    if op.collective_kernel:   # a fused all-reduce run by another engine's kernel (timing._per_class alike)
+        engine, cap = op.collective_kernel, None
     if "bytes:hbm" not in lines:
         return lambda n: collective_timing.collective_seconds(collective, b_a * n + b_b, gpus, link, engine,
                                                           custom_max=cap)
