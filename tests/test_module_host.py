@@ -74,6 +74,8 @@ def test_an_unknown_module_key_is_a_one_line_error(tmp_path):
     with pytest.raises(WhatifError, match="eager_module_launches: 'mla:fp4' is not valid; valid: mla:bfloat16"):
         load_engine(str(bad))
     assert set(dict(load_engine("sglang").eager_module_launches)) <= set(MODULE_KEYS)
+    from whatif.roofline.module_host import GEMM_FORMATS, MODULE_ROLES
+    assert set(MODULE_KEYS) == {f"{k}:{f}" for k in MODULE_ROLES for f in GEMM_FORMATS.values()}
 
 
 @pytest.mark.skipif(not MODERN.is_dir(), reason="shared kernel tables not present")

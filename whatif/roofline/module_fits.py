@@ -141,13 +141,13 @@ def gdn_prefill_seconds(setup, batch: ForwardBatch) -> dict | None:
 # leave-one-GPU-out error beats the prefill-attention kernel model on the same table rows (docs/accuracy.md,
 # session 53: TRT-LLM 22.6 vs 29.2%, vLLM 22.3 vs 30.2%; SGLang's 27.1 loses to 22.7% on B200 + H100).
 ENCODER_FIT_ENGINES = ("vllm", "trtllm")
+FITTED_ATTENTION = "vision_attention_fitted"   # the vision-attention op name (visual_tokens.py) the encoder fit prices
 
 
 def vision_attention_seconds(setup, op) -> float | None:
     """Seconds of one layer's vision-tower attention (techniques/visual_tokens.py with attention_fit on: its images
     as sequences of max_context patches) by the encoder attention fit, or None where it does not apply. Off by
     default (vision_encoder:attention_fit=true): no serving row checks a vision tower."""
-    from .techniques.visual_tokens import FITTED_ATTENTION
     eff = setup.efficiency
     if op.name != FITTED_ATTENTION or not _fits_apply(eff) or eff.engine not in ENCODER_FIT_ENGINES:
         return None

@@ -12,6 +12,7 @@ layer) of the host's time, never less than one. Absent (the default), or a forma
 """
 from __future__ import annotations
 
+from ..specs.kernel_options import MODULE_KEYS  # noqa: F401  (the keys a profile may give; re-exported)
 from ..specs.op_kinds import OpRole
 from .module_fits import DSA_MODULE_ROLES, MLA_MODULE_ROLES
 from .ops import OpClass, graph_role
@@ -22,7 +23,6 @@ ALL_MODULE_ROLES = MODULE_ROLES["dsa"]
 # whatif's attention GEMM scheme -> the measured GEMM format; fp8 per-tensor issues the same quantize + GEMM
 # pair per projection on SGLang's host as the block-scaled fp8 the tables ran (Fp8LinearMethod).
 GEMM_FORMATS = {"fp8": "fp8_block", "fp8-block": "fp8_block", "": "bfloat16"}
-MODULE_KEYS = tuple(f"{kind}:{fmt}" for kind in MODULE_ROLES for fmt in sorted(set(GEMM_FORMATS.values())))
 
 
 def module_key(setup) -> str | None:

@@ -43,6 +43,8 @@ KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", 
                "allreduce_fusion_max_bytes", "allreduce_fusion_kernel"}
 FUSION_KERNELS = ("vllm", "sglang", "trtllm")   # engines with a fitted custom all-reduce (data/collective_fit.yaml)
 DP_MOE_ALLTOALL = ("always", "mnnvl")
+# eager_module_launches keys: attention module kind x GEMM format (roofline/module_host.py prices them).
+MODULE_KEYS = ("mla:bfloat16", "mla:fp8_block", "dsa:bfloat16", "dsa:fp8_block")
 # What an attention operator can do before its kernel (TensorRT-LLM's QKV preprocessing: RoPE, the KV append).
 ATTENTION_CAN_INCLUDE = (OpRole.ROPE.value, OpRole.KV_WRITE.value)
 # The dense GEMMs whose input a preceding kernel can write in fp8 (the grouped expert GEMMs have their own fit).
@@ -146,7 +148,6 @@ def by_arch(raw, where: str) -> tuple[tuple[str, float], ...]:
 
 def module_launches(raw, where: str) -> tuple[tuple[str, float], ...]:
     """{module key: host launches} as sorted pairs, each key one roofline/module_host.py knows, each >= 1."""
-    from ..roofline.module_host import MODULE_KEYS
     if not isinstance(raw, dict) or not raw:
         raise WhatifError(f"{where}: expected a mapping of module to launches, e.g. {{mla:fp8_block: 20}}")
     for key in raw:

@@ -15,6 +15,7 @@ from ...errors import WhatifError
 from ..attention import DECODE_MAX_QUERIES, attention_op
 from ..context import PassContext, PrefillUnit
 from ..mlp import weight_gemm
+from ..module_fits import FITTED_ATTENTION
 from ..ops import Op
 from .base import Technique, param, register
 from .kit import PromptPositions, stepping
@@ -39,7 +40,6 @@ def prefill_positions(ctx: PassContext) -> float:
     return sum(q * n for q, _, n in ctx.batch.groups if q > DECODE_MAX_QUERIES)
 
 
-FITTED_ATTENTION = "vision_attention_fitted"   # the op name module_fits.py prices by the encoder attention fit
 
 
 def vision_tower_ops(images: float, ctx: PassContext, attention_fit: bool = False) -> list[Op]:
