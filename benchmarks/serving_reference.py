@@ -140,6 +140,11 @@ The mapping rule, written before any row was scored and not tuned after:
   before/after in docs/accuracy.md): where the recipe set `moe_config.backend:
   TRTLLM` (TRTLLM_GEN_MOE_IMAGES), `moe_kernels: trtllm-gen` prices the experts by the rows that timed those kernels
   (roofline/moe_kernels.py);
+- SGLang's MoE all-to-all backend in the B200 DeepSeek launches (added after scoring, session 53, sglang_moe_a2a,
+  OFF: SGLANG_A2A_MAPPED; its before/after in docs/accuracy.md): no launch read (InferenceX dsr1_fp{4,8}_b200.sh,
+  srt-slurm recipes/b200-fp{4,8}/*.yaml) names --moe-a2a-backend, so under DP attention SGLang all-gathers every
+  rank's tokens for the MoE (communicator.py ScatterMode.FULL): the parallel setting moe_a2a "gather"; a launch
+  naming deepep would take "deepep" (DeepEP's normal / low-latency kernels, kernel_models/deepep.py; none found);
 - InferenceX's SGLang DeepSeek launches (added after scoring, inferencex_sglang_launch, with its before/after in
   docs/accuracy.md): those rows ran the recipes, not aiconfigurator's generator, so their prefill token budget is
   the recipe's --chunked-prefill-size and their static memory fraction its --mem-fraction-static (dsr1_fp4_b200.sh
@@ -596,7 +601,11 @@ MOE_KERNELS_MAPPED = True
 # with an a2a backend or the flashinfer-cutlass fp4 all-gather), every rank's tokens all-gathered and the outputs
 # reduce-scattered: "gather". A recipe naming `moe-a2a-backend: deepep` would map to "deepep" (none found).
 SGLANG_A2A_RECIPES = {"none": "gather", "deepep": "deepep"}
-SGLANG_A2A_MAPPED = True
+# Off: scored on the 120 dsr1_b200_sglang rows (session 53, helper J; docs/accuracy.md) it moves only the 13
+# disaggregated rows under DP attention, TTFT 70.9% -> 71.2% and TPOT 18.2% -> 20.2% (the decode pool's gather and
+# reduce-scatter cost more than the all-to-all where TPOT is already over, x1.20): kept off until the decode step's
+# over-prediction is found (ground rules: a change that scores worse stays off by default, reported)
+SGLANG_A2A_MAPPED = False
 
 
 def sglang_moe_a2a(row: dict, layout: dict) -> dict:

@@ -598,7 +598,7 @@ def test_sglang_rows_the_generator_launched_take_sglangs_own_memory_fraction_fro
     assert sr.sglang_default_mem_fraction(_row(backend_version="0.5.8", **{**qwen, "backend": "vllm"}), 16) is None
 
 
-def test_sglang_deepseek_b200_rows_under_dp_attention_gather_as_their_launch_had_no_a2a_backend():
+def test_sglang_deepseek_b200_rows_under_dp_attention_gather_as_their_launch_had_no_a2a_backend(monkeypatch):
     """No B200 DeepSeek SGLang launch read names --moe-a2a-backend (SGLANG_A2A_RECIPES): under DP attention SGLang's
     MoE all-gathers every rank's tokens (moe_a2a "gather"); without DP attention, on other engines or GPUs and for
     aiconfigurator's own runs nothing is set (the NCCL all-to-all, as before)."""
@@ -607,6 +607,8 @@ def test_sglang_deepseek_b200_rows_under_dp_attention_gather_as_their_launch_had
                       silicon_data_source="db-dump/2026-04-27; config_id=641; silicon_concurrency=288",
                       prefill_attention_dp_size="8", decode_attention_dp_size="8")
         return sr.sglang_moe_a2a(_row(**{**fields, **over}), {})
+    assert a2a() == {}                                                          # the rule is off (SGLANG_A2A_MAPPED)
+    monkeypatch.setattr(sr, "SGLANG_A2A_MAPPED", True)
     assert a2a() == {"moe_a2a": "gather"}
     assert a2a(prefill_attention_dp_size="1") == {"moe_a2a": "gather"}          # the decode pool's DP attention
     assert a2a(prefill_attention_dp_size="1", decode_attention_dp_size="1") == {}
