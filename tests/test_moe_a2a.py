@@ -54,3 +54,16 @@ def test_deepep_normal_beats_nccl_on_a_long_prefill_and_gather_gathers():
 def test_a_bad_value_names_the_field_and_the_valid_ones():
     with pytest.raises(WhatifError, match=r"--moe-a2a: 'mori'; valid: nccl, deepep, gather"):
         Parallelism(tp=8, ep=8, attention_dp=8, moe_a2a="mori")
+
+
+def test_the_flag_takes_sglangs_spelling(capsys):
+    import json
+    from whatif.cli import main
+    args = ["estimate", "--model", "deepseek-v3", "--hardware", "dgx-b200", "--tp", "8", "--ep", "8",
+            "--dp-attention", "8", "--weight-dtype", "fp8", "--batch", "8", "--prompt", "8192", "--output", "2",
+            "--engine", "sglang", "--no-ops", "--json"]
+    ttft = {}
+    for a2a in ("nccl", "deepep"):
+        main(args + ["--moe-a2a-backend", a2a])
+        ttft[a2a] = json.loads(capsys.readouterr().out)["ttft_s"]
+    assert ttft["deepep"] < ttft["nccl"]

@@ -137,7 +137,8 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
                    help="what carries the attention-DP MoE dispatch / combine: nccl (an NCCL all-to-all, default), "
                         "deepep (DeepEP's kernels: normal in prefill, low-latency in decode, as SGLang "
                         "--moe-a2a-backend deepep --deepep-mode auto) or gather (SGLang's default backend none: "
-                        "every rank's tokens all-gathered, the outputs reduce-scattered)")
+                        "every rank's tokens all-gathered, the outputs reduce-scattered); it applies under "
+                        "--dp-attention with --ep above 1, where whatif prices a dispatch / combine")
     t.add_argument("--moe-kernels", choices=sorted(MOE_KERNELS), default=None,
                    help="the fused-MoE kernels the deployment picks where they are not its engine's own measured ones "
                         "(trtllm-gen: TensorRT-LLM's moe_config.backend TRTLLM, Blackwell only), priced by the rows "
