@@ -140,6 +140,11 @@ The mapping rule, written before any row was scored and not tuned after:
   before/after in docs/accuracy.md): where the recipe set `moe_config.backend:
   TRTLLM` (TRTLLM_GEN_MOE_IMAGES), `moe_kernels: trtllm-gen` prices the experts by the rows that timed those kernels
   (roofline/moe_kernels.py);
+- SGLang's MoE all-to-all backend in the B200 DeepSeek launches (added after scoring, session 53, sglang_moe_a2a,
+  OFF: SGLANG_A2A_MAPPED; its before/after in docs/accuracy.md): no launch read (InferenceX dsr1_fp{4,8}_b200.sh,
+  srt-slurm recipes/b200-fp{4,8}/*.yaml) names --moe-a2a-backend, so under DP attention SGLang all-gathers every
+  rank's tokens for the MoE (communicator.py ScatterMode.FULL): the parallel setting moe_a2a "gather"; a launch
+  naming deepep would take "deepep" (DeepEP's normal / low-latency kernels, kernel_models/deepep.py; none found);
 - InferenceX's SGLang DeepSeek launches (added after scoring, inferencex_sglang_launch, with its before/after in
   docs/accuracy.md): those rows ran the recipes, not aiconfigurator's generator, so their prefill token budget is
   the recipe's --chunked-prefill-size and their static memory fraction its --mem-fraction-static (dsr1_fp4_b200.sh
@@ -592,6 +597,35 @@ TRTLLM_GEN_MOE_IMAGES = ("1.2.0rc6.post2", "1.2.0rc6.post3")
 MOE_KERNELS_MAPPED = True
 
 
+# SGLang's MoE all-to-all backend in the B200 DeepSeek launches read (added after scoring, session 53, sglang_moe_a2a;
+# its before/after in docs/accuracy.md): no recipe read names --moe-a2a-backend / --enable-deepep-moe, all run
+# --moe-runner-backend flashinfer_trtllm (InferenceX benchmarks/dsr1_fp4_b200.sh at 1fc5d73 and
+# single_node/dsr1_fp8_b200.sh: no DP attention; srt-slurm recipes/b200-fp8/{1k1k,8k1k}.yaml and
+# recipes/b200-fp4/{1k1k,8k1k}.yaml, NVIDIA/srt-slurm 5917791 and ishandhanani/srt-slurm 3b69129, the dynamo-sglang
+# launches of the db-dump disaggregated rows: DP attention with no a2a backend). SGLang's default backend "none"
+# gives the MoE layer ScatterMode.FULL under DP attention (layers/communicator.py _compute_mlp_mode: SCATTERED only
+# with an a2a backend or the flashinfer-cutlass fp4 all-gather), every rank's tokens all-gathered and the outputs
+# reduce-scattered: "gather". A recipe naming `moe-a2a-backend: deepep` would map to "deepep" (none found).
+SGLANG_A2A_RECIPES = {"none": "gather", "deepep": "deepep"}
+# Off: scored on the 120 dsr1_b200_sglang rows (session 53, helper J; docs/accuracy.md) it moves only the 13
+# disaggregated rows under DP attention, TTFT 70.9% -> 71.2% and TPOT 18.2% -> 20.2% (the decode pool's gather and
+# reduce-scatter cost more than the all-to-all where TPOT is already over, x1.20): kept off until the decode step's
+# over-prediction is found (ground rules: a change that scores worse stays off by default, reported)
+SGLANG_A2A_MAPPED = False
+
+
+def sglang_moe_a2a(row: dict, layout: dict) -> dict:
+    """The parallel setting moe_a2a of an SGLang DeepSeek B200 row whose launch was read (SGLANG_A2A_RECIPES: "none"
+    for every one read) where its layout has DP attention; {} elsewhere (the NCCL all-to-all, as before)."""
+    if (not SGLANG_A2A_MAPPED or row["backend"] != "sglang" or row["system"] != "b200_sxm"
+            or "deepseek" not in row["model_path"].lower()
+            or not row["silicon_data_source"].startswith(INFERENCEX_SOURCES)):
+        return {}
+    disagg = row["mode"] == "disagg"
+    adp = max(_int(row.get(f"{p}attention_dp_size", "")) for p in (("prefill_", "decode_") if disagg else ("",)))
+    return {"moe_a2a": SGLANG_A2A_RECIPES["none"]} if adp > 1 else {}
+
+
 def trtllm_moe_kernels(row: dict, layout: dict, n: int) -> dict:
     """`moe_kernels: trtllm-gen` where an InferenceX DeepSeek TensorRT-LLM row's recipe ran `moe_config.backend:
     TRTLLM` (TRTLLM_GEN_MOE_IMAGES): its experts priced by the fused-MoE rows that timed those kernels
@@ -912,6 +946,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         kw["max_num_batched_tokens"] = LLAMA70B_TRT_MAX_NUM_TOKENS
     if MOE_KERNELS_MAPPED:
         kw.update(trtllm_moe_kernels(row, layout, n))
+    kw.update(sglang_moe_a2a(row, layout))
     kw["traffic"] = {"concurrency": n, "requests": n * min(rounds, profile_rounds(row)), "seed": 1}
     ratio = client_range_ratio(row)
     if ratio < 1:

@@ -634,3 +634,22 @@ def test_vllm_rows_run_the_allreduce_norm_fusion_where_their_recipe_or_release_h
     assert fused("h100_sxm", "Qwen3-32B", "0.12.0") == {False} and fused("b200_sxm", "Kimi-K2.5", "0.15.1") == {False}
     row = next(r for r in rows if r["system"] == "b200_sxm" and "Llama-3.1-70B" in r["model_path"])
     assert sr.simulate_kwargs(row)["kernel_engine"] == sr.VLLM_FUSION_PROFILE
+
+
+def test_sglang_deepseek_b200_rows_under_dp_attention_gather_as_their_launch_had_no_a2a_backend(monkeypatch):
+    """No B200 DeepSeek SGLang launch read names --moe-a2a-backend (SGLANG_A2A_RECIPES): under DP attention SGLang's
+    MoE all-gathers every rank's tokens (moe_a2a "gather"); without DP attention, on other engines or GPUs and for
+    aiconfigurator's own runs nothing is set (the NCCL all-to-all, as before)."""
+    def a2a(**over):
+        fields = dict(backend="sglang", system="b200_sxm", mode="disagg", tp_size="", attention_dp_size="",
+                      silicon_data_source="db-dump/2026-04-27; config_id=641; silicon_concurrency=288",
+                      prefill_attention_dp_size="8", decode_attention_dp_size="8")
+        return sr.sglang_moe_a2a(_row(**{**fields, **over}), {})
+    assert a2a() == {}                                                          # the rule is off (SGLANG_A2A_MAPPED)
+    monkeypatch.setattr(sr, "SGLANG_A2A_MAPPED", True)
+    assert a2a() == {"moe_a2a": "gather"}
+    assert a2a(prefill_attention_dp_size="1") == {"moe_a2a": "gather"}          # the decode pool's DP attention
+    assert a2a(prefill_attention_dp_size="1", decode_attention_dp_size="1") == {}
+    assert a2a(mode="agg", attention_dp_size="1") == {}
+    assert a2a(backend="trtllm") == {} and a2a(system="h100_sxm") == {}
+    assert a2a(silicon_data_source="aic; silicon_concurrency=8") == {}

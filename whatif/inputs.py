@@ -13,7 +13,8 @@ from .specs.profiles import looks_like_path
 from .specs.quantization import scheme
 from .scenario import SIM_SECTIONS, Scenario, build_scenario, read_scenario_file
 
-PARALLEL = ("tp", "pp", "ep", "moe_tp", "dp_attention", "attention_dp", "redundant_experts", "expert_skew")
+PARALLEL = ("tp", "pp", "ep", "moe_tp", "dp_attention", "attention_dp", "redundant_experts", "expert_skew",
+            "moe_a2a")
 WORKLOAD = ("batch", "prompt", "output", "prefill_chunk", "shared_prefix")
 
 

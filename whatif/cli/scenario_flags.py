@@ -7,6 +7,7 @@ import argparse
 
 from ..roofline.efficiency import SOURCES
 from ..roofline.engines import DEFAULT_ENGINE, ENGINES
+from ..roofline.config import MOE_A2A
 from ..roofline.moe_kernels import MOE_KERNELS
 from ..specs.dtypes import ACTIVATION_DTYPES, KV_DTYPES, WEIGHT_DTYPES
 from ..specs.engines import version_names
@@ -132,6 +133,12 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
     t.add_argument("--launch-us", type=flag_float(0, 1e6, "microseconds"),
                    help="host CPU launch + queuing time per kernel in eager mode, microseconds (default: the GPU "
                         "profile's launch_overhead); e.g. a slower host CPU")
+    p.add_argument("--moe-a2a", "--moe-a2a-backend", dest="moe_a2a", choices=MOE_A2A, default=None,
+                   help="what carries the attention-DP MoE dispatch / combine: nccl (an NCCL all-to-all, default), "
+                        "deepep (DeepEP's kernels: normal in prefill, low-latency in decode, as SGLang "
+                        "--moe-a2a-backend deepep --deepep-mode auto) or gather (SGLang's default backend none: "
+                        "every rank's tokens all-gathered, the outputs reduce-scattered); it applies under "
+                        "--dp-attention with --ep above 1, where whatif prices a dispatch / combine")
     t.add_argument("--moe-kernels", choices=sorted(MOE_KERNELS), default=None,
                    help="the fused-MoE kernels the deployment picks where they are not its engine's own measured ones "
                         "(trtllm-gen: TensorRT-LLM's moe_config.backend TRTLLM, Blackwell only; marlin: vLLM's "

@@ -4,6 +4,7 @@ Bandwidth is the link's per-direction figure; `efficiency` is the fraction of it
 """
 from __future__ import annotations
 
+from .op_shapes import DeepEPShape
 from .ops import CommShape, Op, OpClass, OpRole
 
 
@@ -14,6 +15,17 @@ def comm_op(name: str, collective: str, message_bytes: float, gpus: int, count: 
     return Op(name, OpClass.COMM, 0.0, {"link": message_bytes}, "bytes",
               CommShape(collective, message_bytes, gpus, first_rank, stride),
               count, f"{collective} of {message_bytes:g} B over {gpus} GPUs", role)
+
+
+def deepep_op(name: str, phase: str, decode: bool, tokens: float, hidden: int, topk: int, experts: int,
+              message_bytes: float, gpus: int, count: int, role: OpRole) -> Op:
+    """A DeepEP dispatch / combine (timed by kernel_models/deepep.py): SGLang's --deepep-mode auto runs the
+    low-latency kernels for a decode batch, the normal ones for any batch with a prefill (DeepEPMode.resolve)."""
+    mode = "ll" if decode else "normal"
+    shape = DeepEPShape("all_to_all", message_bytes, gpus, mode=mode, phase=phase, tokens=tokens, hidden=hidden,
+                        topk=topk, experts=experts)
+    return Op(name, OpClass.COMM, 0.0, {"link": message_bytes}, "bytes", shape, count,
+              f"DeepEP {mode} {phase} of {tokens:g} tokens x top-{topk} over {gpus} GPUs", role)
 
 
 def collective_time(collective: str, message_bytes: float, gpus: int, bandwidth: float,

@@ -8,6 +8,8 @@ from ..specs.dtypes import ACTIVATION_DTYPES, BYTES, KV_DTYPES, WEIGHT_DTYPES, c
 from ..specs.quantization import MODULE_CLASSES, UNQUANTIZED, Scheme, module_table, scheme
 from ..errors import WhatifError, positive_int
 
+MOE_A2A = ("nccl", "deepep", "gather")   # Parallelism.moe_a2a: what carries attention-DP MoE dispatch / combine
+
 
 @dataclass(frozen=True)
 class Parallelism:
@@ -33,6 +35,11 @@ class Parallelism:
     # under attention DP, whole experts (moe_tp 1) still reached by an all-gather / reduce-scatter, not an all-to-all:
     # the engine's choice (forward_pass.moe_comm_parallel), set only on the layout the graph is built from
     moe_gather: bool = field(default=False, compare=False, repr=False)
+    # how attention-DP MoE tokens reach whole experts: "nccl" (an NCCL all-to-all, the default), "deepep" (DeepEP's
+    # kernels, SGLang --moe-a2a-backend deepep --deepep-mode auto: normal in prefill, low-latency in decode) or
+    # "gather" (SGLang --moe-a2a-backend none: communicator.py's MLP ScatterMode.FULL all-gathers every rank's tokens
+    # and reduce-scatters the outputs, as gathers_experts)
+    moe_a2a: str = "nccl"
     # the values filled in from a default, so that dataclasses.replace(par, tp=...) fills them again
     _defaulted: tuple = field(default=(), compare=False, repr=False)
 
@@ -40,6 +47,8 @@ class Parallelism:
         for key in ("tp", "pp", "ep"):
             positive_int(getattr(self, key), f"--{key}")
         r, skew = self.redundant_experts, self.expert_skew
+        if self.moe_a2a not in MOE_A2A:
+            raise WhatifError(f"--moe-a2a: {self.moe_a2a!r}; valid: {', '.join(MOE_A2A)}")
         if isinstance(r, bool) or not isinstance(r, int) or not 0 <= r <= 1_000_000:
             raise WhatifError(f"--redundant-experts: {r!r}; valid: a whole number of extra expert replicas >= 0")
         if isinstance(skew, bool) or not isinstance(skew, (int, float)) or not 0 <= skew <= 4:
@@ -98,8 +107,9 @@ class Parallelism:
         """Under attention DP with each expert split (moe_tp > 1), the ranks' tokens are all-gathered before
         the MoE and its partial outputs reduce-scattered back (TensorRT-LLM, SGLang without DeepEP); with
         whole experts (moe_tp = 1) tokens go to their experts by an all-to-all (DeepEP dispatch / combine),
-        unless the engine gathers them there too (`moe_gather`: TensorRT-LLM without MNNVL)."""
-        return self.dp_attention and (self.moe_tp > 1 or self.moe_gather)
+        unless the engine gathers them there too (`moe_gather`: TensorRT-LLM without MNNVL; moe_a2a "gather": SGLang
+        without an all-to-all backend)."""
+        return self.dp_attention and (self.moe_tp > 1 or self.moe_gather or self.moe_a2a == "gather")
 
     def expert_load(self, num_experts: int) -> float:
         """The busiest EP rank's token-expert assignments over the mean rank's (1: uniform, no EPLB)."""

@@ -249,7 +249,7 @@ def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Pre
     if not parallel:
         ops.append(norm(OpRole.POST_ATTN_NORM))
     if spec.ffn == "moe":
-        ops += moe_ops(model, group_tokens, par, prec, count, local_tokens=tokens)
+        ops += moe_ops(model, group_tokens, par, prec, count, local_tokens=tokens, decode=batch.is_decode)
     else:
         ops += dense_mlp(model, tokens, dense, prec.module("dense_mlp"), count)
     if model.sandwich_norm:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..specs.dtypes import gemm_compute_dtype
-from .comm import comm_op
+from .comm import comm_op, deepep_op
 from .dequant import with_weight_dequant
 from .mlp import ACT_FLOPS, dense_mlp
 from .kernel_models.moe import grid_m_tiles
@@ -24,7 +24,8 @@ def experts_touched(num_experts: float, k: int, tokens: int, total_experts: int)
     return num_experts * (1.0 - (1.0 - k / total_experts) ** tokens)
 
 
-def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None = None) -> list[Op]:
+def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None = None,
+            decode: bool = False) -> list[Op]:
     """One MoE layer on one GPU. `tokens`: the TP group's tokens, which the experts share (routed,
     touched); `local_tokens`: this GPU's attention rank's own under DP attention (router, dispatch/combine
     of its own tokens, shared experts on the rank's attention_tp split), else the same as `tokens`.
@@ -35,7 +36,8 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     reduce-scatter of the partial outputs over the TP group. Without DP attention every GPU of the TP group
     already holds every token (TP attention), so each runs its local experts on them and the TP all-reduce after
     the layer sums the partials: no all-to-all (TensorRT-LLM's CutlassFusedMoE, vLLM's FusedMoE and SGLang without
-    DP attention or DeepEP)."""
+    DP attention or DeepEP). With par.moe_a2a "deepep" the all-to-all is DeepEP's (`decode`: a decode batch, its
+    low-latency kernels; else its normal ones)."""
     local = tokens if local_tokens is None else local_tokens
     m = model.moe
     base, prec = prec, prec.module("experts")   # the routed experts run their own precision (--expert-quantization)
@@ -56,6 +58,14 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     r_bytes, r_dtype = (base.act_bytes, base.activation) if base.act_bytes >= 2 else (2.0, "bf16")
     if m.fp32_router:   # an fp32 gate (MiniMax-M2 in vLLM and SGLang) at torch's fp32 matmul precision 'highest' (vLLM
         r_bytes, r_dtype = 4.0, "fp32"   # sets it by default: VLLM_FLOAT32_MATMUL_PRECISION, vllm#29897): an SGEMM
+
+    def a2a(name: str, phase: str, role: OpRole) -> Op:
+        moved = sent * m.experts_per_token * d * a * load
+        if par.moe_a2a == "deepep":   # the busiest rank's tokens: the mean rank's times the load factor
+            return deepep_op(name, phase, decode, sent * load, d, m.experts_per_token, m.num_experts, moved, ep,
+                             count, role)
+        return comm_op(name, "all_to_all", moved, ep, count, role)
+
     ops = [
         gemm("router", local, m.num_experts, d, r_bytes, r_bytes, r_dtype, count, out_bytes=4.0, role=OpRole.ROUTER),
         streaming("router_topk", OpClass.ROUTER, local * m.num_experts, reads=1, writes=0,
@@ -65,8 +75,7 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
         gathered = prec.hidden_bytes if prec.scheme is not None and prec.scheme.block_k else a
         ops.append(comm_op("moe_gather", "all_gather", tokens * d * gathered, par.tp, count, OpRole.MOE_DISPATCH))
     elif ep > 1 and par.dp_attention:
-        ops.append(comm_op("moe_dispatch", "all_to_all", sent * m.experts_per_token * d * a * load, ep, count,
-                           OpRole.MOE_DISPATCH))   # (the busiest receiver bounds it)
+        ops.append(a2a("moe_dispatch", "dispatch", OpRole.MOE_DISPATCH))   # (the busiest receiver bounds it)
     up = gemm("experts_gate_up" if gated else "experts_up", routed, up_n, d, a, w, gdt, count, role=OpRole.EXPERT_UP)
     down = gemm("experts_down", routed, d, inter, a, w, gdt, count, role=OpRole.EXPERT_DOWN)
     grid = grid_m_tiles(tokens, m.experts_per_token, m.num_experts)   # sized by every slot, EP or not
@@ -85,8 +94,7 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
         ops.append(comm_op("moe_scatter", "reduce_scatter", tokens * d * prec.hidden_bytes, par.tp, count,
                            OpRole.MOE_COMBINE))
     elif ep > 1 and par.dp_attention:
-        ops.append(comm_op("moe_combine", "all_to_all", sent * m.experts_per_token * d * a * load, ep, count,
-                           OpRole.MOE_COMBINE))
+        ops.append(a2a("moe_combine", "combine", OpRole.MOE_COMBINE))
     if m.shared_experts:
         ops += dense_mlp(model, local, par.dense, base.module("shared_experts"), count,
                          intermediate=m.shared_experts * m.shared_size, prefix="shared_expert")

@@ -97,6 +97,22 @@ class CommShape(OpShape):
 
 
 @dataclass(frozen=True)
+class DeepEPShape(CommShape):
+    """A DeepEP dispatch or combine (kernel_models/deepep.py): `tokens` this GPU routes, `hidden` elements
+    each, to `topk` of `experts` experts over the `gpus` EP ranks; mode "normal" (prefill) or "ll" (decode)."""
+
+    mode: str = "normal"
+    phase: str = "dispatch"
+    tokens: float = 0.0
+    hidden: int = 0
+    topk: int = 1
+    experts: int = 1
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "deepep": f"{self.mode} {self.phase}", "tokens": self.tokens}
+
+
+@dataclass(frozen=True)
 class TransferShape(OpShape):
     """A copy over the link to a slower tier at `bandwidth` B/s, in `blocks` copies of `latency` s setup
     each; `overlap`: on a copy engine beside the kernels rather than between them."""

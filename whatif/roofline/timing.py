@@ -82,7 +82,7 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
     if parts:   # a mixed pass's attention: its prefill and decode kernels, one after the other
         return summed(op, [time_op(split_modifiers(op, p), gpu, eff, link, tiers) for p in parts])
     if op.op_class == OpClass.COMM:
-        t = comm_time(op, eff, link)
+        t = deepep_time(op, gpu, link) or comm_time(op, eff, link)
         if not op.hbm_bytes or not t.time_s:
             return t
         # a fused epilogue (an all-reduce that also adds the residual and norms: engine_kernels.py) streams HBM
@@ -119,6 +119,22 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
     if p.overhead_s > busy:
         bound = "overhead"
     return OpTime(op, total, t_c, max(t_m, t_tier), p.overhead_s, bound)
+
+
+def deepep_time(op: Op, gpu, link) -> OpTime | None:
+    """A DeepEP dispatch / combine (op_shapes.DeepEPShape) by its fit on aiconfigurator's measured DeepEP tables
+    (kernel_models/deepep.py), inside one NVLink domain as measured; None for any other op (or across nodes,
+    where the NCCL model prices it)."""
+    s = op.shape
+    if not hasattr(s, "mode") or link is None or int(s.gpus) <= 1:
+        return None
+    if link.scale_out is not None and int(s.gpus) > (link.domain_gpus or int(s.gpus)):
+        return None
+    deepep = _lazy("kernel_models.deepep")
+    price = deepep.deepep_dispatch_seconds if s.phase == "dispatch" else deepep.deepep_combine_seconds
+    t = price(max(1, round(s.tokens)), s.hidden, s.topk, s.experts, gpu, link.bandwidth.value,
+              low_latency=s.mode == "ll", ranks=int(s.gpus))
+    return OpTime(op, t, 0.0, t, 0.0, "network")
 
 
 def comm_time(op: Op, eff: Efficiency, link) -> OpTime:

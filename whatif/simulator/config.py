@@ -189,11 +189,11 @@ class ClusterConfig:
                 valid = ", ".join(str(d) for d in range(1, tp + 1) if tp % d == 0)
                 raise WhatifError(f"--prefill-attention-dp: {ranks} ranks do not divide the prefill TP group of {tp} "
                                   f"GPUs; valid: {valid} (attention TP per rank = prefill tp / ranks)")
-            return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=ranks > 1, attention_dp=ranks)
+            return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=ranks > 1, attention_dp=ranks, moe_a2a=decode.moe_a2a)
         dp = self.prefill_dp_attention
         if dp is None:
             dp = decode.dp_attention and tp == decode.tp and ep == tp
-        return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=dp)
+        return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=dp, moe_a2a=decode.moe_a2a)
 
 
 @dataclass(frozen=True)

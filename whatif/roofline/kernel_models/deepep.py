@@ -60,24 +60,27 @@ def deepep_work(mode: str, phase: str, tokens, hidden, topk, experts, sms, c, li
     return [(0.0 * moved, moved / link_bw, 0.0 * moved)], (tokens + experts) * c.sms / active
 
 
-def _seconds(mode, phase, tokens, hidden, topk, experts, gpu, link_bw, sms, engine):
+def _seconds(mode, phase, tokens, hidden, topk, experts, gpu, link_bw, sms, engine, ranks=EP_RANKS):
     c = ceilings(gpu)
-    parts, items = deepep_work(mode, phase, tokens, hidden, topk, experts, sms or c.sms, c, link_bw)
+    parts, items = deepep_work(mode, phase, tokens, hidden, topk, experts, sms or c.sms, c, link_bw, ranks)
     return float(fitted_seconds(parts, items, c.sms, family_params(f"deepep_{mode}_{phase}", engine, c.arch)))
 
 
 def deepep_dispatch_seconds(tokens: int, hidden: int, topk: int, experts: int, gpu, link_bw: float,
-                            low_latency: bool = False, sms: int | None = 24, engine: str = "sglang") -> float:
+                            low_latency: bool = False, sms: int | None = 24, engine: str = "sglang",
+                            ranks: int = EP_RANKS) -> float:
     """Seconds of one DeepEP dispatch from one GPU of an 8-GPU NVLink node: `tokens` this GPU routes,
     `hidden` elements each, `topk` of `experts` experts; link_bw: the GPU's NVLink bandwidth per
     direction (B/s); low_latency: the decode (LL) kernel, else the normal one running on `sms` SMs
-    (SGLang's default 24; None: all). gpu: a GPU profile or Ceilings."""
+    (SGLang's default 24; None: all); ranks: the EP group (the tables measured 8). gpu: a GPU profile or
+    Ceilings."""
     return _seconds("ll" if low_latency else "normal", "dispatch", tokens, hidden, topk, experts, gpu, link_bw,
-                    sms, engine)
+                    sms, engine, ranks)
 
 
 def deepep_combine_seconds(tokens: int, hidden: int, topk: int, experts: int, gpu, link_bw: float,
-                           low_latency: bool = False, sms: int | None = 24, engine: str = "sglang") -> float:
+                           low_latency: bool = False, sms: int | None = 24, engine: str = "sglang",
+                           ranks: int = EP_RANKS) -> float:
     """Seconds of one DeepEP combine (the return trip of deepep_dispatch_seconds; same inputs)."""
     return _seconds("ll" if low_latency else "normal", "combine", tokens, hidden, topk, experts, gpu, link_bw,
-                    sms, engine)
+                    sms, engine, ranks)
