@@ -183,17 +183,18 @@ class ClusterConfig:
         from ..roofline.config import Parallelism
         tp, pp = self.prefill_tp or decode.tp, self.prefill_pp or decode.pp
         ep = self.prefill_ep or (decode.ep if tp == decode.tp else tp if decode.ep == decode.tp > 1 else 1)
+        a2a = getattr(decode, "moe_a2a", "nccl")   # search's ReplicaSetup names no all-to-all backend: NCCL's
         ranks = self.prefill_attention_dp
         if ranks is not None:
             if tp % ranks:
                 valid = ", ".join(str(d) for d in range(1, tp + 1) if tp % d == 0)
                 raise WhatifError(f"--prefill-attention-dp: {ranks} ranks do not divide the prefill TP group of {tp} "
                                   f"GPUs; valid: {valid} (attention TP per rank = prefill tp / ranks)")
-            return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=ranks > 1, attention_dp=ranks, moe_a2a=decode.moe_a2a)
+            return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=ranks > 1, attention_dp=ranks, moe_a2a=a2a)
         dp = self.prefill_dp_attention
         if dp is None:
             dp = decode.dp_attention and tp == decode.tp and ep == tp
-        return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=dp, moe_a2a=decode.moe_a2a)
+        return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=dp, moe_a2a=a2a)
 
 
 @dataclass(frozen=True)

@@ -124,14 +124,16 @@ def fusion_caps(raw, where: str) -> tuple[tuple[str, tuple[tuple[int, float], ..
     """{arch: {tp: bytes}} as sorted nested pairs, each architecture one whatif knows."""
     if not isinstance(raw, dict) or not raw:
         raise WhatifError(f"{where}: expected a mapping of GPU architecture to {{tp: bytes}}, e.g. "
-                          "{blackwell: {8: 1048576}}")
+                          "{blackwell: {\"8\": 1048576}}")
     out = []
     for arch, table in raw.items():
         if arch not in ARCHS:
             raise WhatifError(f"{where}: '{arch}' is not valid; valid: {', '.join(ARCHS)}")
         if not isinstance(table, dict) or not table:
             raise WhatifError(f"{where}.{arch}: expected a mapping of tensor-parallel size to bytes")
-        out.append((arch, tuple(sorted((integer(tp, f"{where}.{arch}", 2, 1024, "GPUs"),
+        # YAML keys are text ("8"): the TP size read as an integer
+        out.append((arch, tuple(sorted((integer(int(tp) if str(tp).isdigit() else tp, f"{where}.{arch}", 2, 1024,
+                                                "GPUs"),
                                         number(b, f"{where}.{arch}.{tp}", 0.0, 1e12)) for tp, b in table.items()))))
     return tuple(sorted(out))
 
