@@ -196,3 +196,15 @@ def test_limits_out_of_range_are_one_line_errors():
         build_scenario({"max_num_seqs": 0}, {})
     with pytest.raises(WhatifError, match="max_num_batched_tokens"):
         build_scenario({"max_num_batched_tokens": 1.5}, {})
+
+
+def test_the_sources_order_does_not_follow_the_hash_seed():
+    """`sources` (estimate --json's engine.sources) in one order whatever PYTHONHASHSEED: the profile's keys are
+    read in sorted order, not a set's."""
+    import os
+    import subprocess
+    import sys
+    code = "from whatif.specs.engines import load_engine; print(list(load_engine('vllm').sources))"
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(runs) == 1 and "scheduler.max_num_seqs" in runs.pop()

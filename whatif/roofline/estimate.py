@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..errors import WhatifError, positive_int
 from ..specs.engines import EngineSpec
@@ -20,12 +21,14 @@ from .efficiency import Efficiency
 from .engines import limits_per_group
 from .forward_pass import PassTime, engine_step, launch_queue_time, overlapped, time_pass  # noqa: F401 (re-exported)
 from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan, plan_memory
-from .decode_round import Round, RoundContext
 from .pass_setup import PassSetup, pass_setup
 from .step_price import StepPricer
 from .placement import NO_PLACEMENT, Placement
 from .context import HostPath
 from .techniques.compose import NONE, TechniqueSet
+
+if TYPE_CHECKING:   # (imported when a decoder technique runs: a plain estimate's cold start skips it)
+    from .decode_round import Round
 
 DECODE_SAMPLES = 5   # decode steps timed across the generation; TPOT integrates between them
 
@@ -260,6 +263,8 @@ def batch_times(setup: PassSetup, w: Workload, pricer: StepPricer, cuda_graphs: 
     micro = min(par.pp, w.batch)
     per_micro = -(-w.batch // micro)
     dec = techs.decoder
+    if dec is not None:   # (only a decoder's rounds need it: a plain estimate's cold start skips the import)
+        from .decode_round import RoundContext
 
     def at(context: int) -> RoundContext:
         return RoundContext(setup=setup, batch=per_micro, context=context, prompt=w.prompt, output=w.output,

@@ -19,10 +19,7 @@ from .dequant import block_scale_ops, module_precisions
 from .context import (HostPath, KVFormat, PassContext, base_kv_format, kv_heads_per_gpu, kv_width_per_gpu,
                       layer_groups, pass_context, stage_layers)
 from .mlp import dense_mlp, weight_gemm
-from .moe import moe_ops
 from .ops import Op, OpClass, OpRole, gemm, streaming
-from .recurrent import recurrent_block
-from .sparse_indexer import indexer_ops
 from .techniques.compose import NONE, TechniqueSet
 
 NORM_FLOPS = 4.0     # square, sum, scale, weight multiply per element
@@ -175,6 +172,7 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
     latent = m.kv_lora_rank + m.qk_rope_head_dim
     ops.append(kv_cache_write(tokens * latent, kv.full_bytes, prec, count))
     if model.indexer is not None:   # DSA: the indexer picks the top-k tokens the absorbed MLA below attends
+        from .sparse_indexer import indexer_ops   # (a DSA model's alone: a dense model's cold start skips it)
         ops += indexer_ops(model, attended_groups(batch, techs), tokens, prec, count)
     # The engines' MLA backends (vLLM's MLACommon, SGLang, TensorRT-LLM) run a pass's decode rows absorbed and
     # its prompt rows expanded: a mixed pass is the two forms side by side, never the decodes' caches expanded.
@@ -235,6 +233,7 @@ def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Pre
     if spec.mixer != "none":
         ops.append(norm(OpRole.INPUT_NORM))
         if spec.recurrent:
+            from .recurrent import recurrent_block   # (a hybrid model's alone: a dense model's cold start skips it)
             ops += recurrent_block(model, spec.mixer, batch, par.attention_tp, prec, count)
         else:
             ops += attention_block(model, batch, par, prec, count, techs, kv, spec)
@@ -249,6 +248,7 @@ def layer_ops(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Pre
     if not parallel:
         ops.append(norm(OpRole.POST_ATTN_NORM))
     if spec.ffn == "moe":
+        from .moe import moe_ops   # (an MoE model's alone: a dense model's cold start skips it)
         ops += moe_ops(model, group_tokens, par, prec, count, local_tokens=tokens, decode=batch.is_decode)
     else:
         ops += dense_mlp(model, tokens, dense, prec.module("dense_mlp"), count)

@@ -9,7 +9,7 @@ No kernel table here: `indexer_score_op` is the one op a fitted efficiency can
 price later; today the class model prices it at the fp8 tensor-core peak (attention classes)."""
 from __future__ import annotations
 
-from ..specs.model_layers import IndexerSpec
+from ..specs.model_sections import IndexerSpec
 from ..specs.models import ModelSpec
 from .attention import DECODE_MAX_QUERIES, causal_pairs
 from .config import Precision

@@ -300,7 +300,8 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
                                    "cuda_graph_gib"}),
                        ("collectives", {"custom_allreduce_max_bytes", "custom_allreduce_max_bytes_by_tp"})):
         sec = check_mapping(data.get(name), keys, f"{where}.{name}")
-        sections[name] = {k: _leaf(sec, k, f"{where}.{name}", src, name) for k in keys if k in sec or
+        # sorted: a set's order follows the hash seed, and `src` (the --json `sources`) would differ run to run
+        sections[name] = {k: _leaf(sec, k, f"{where}.{name}", src, name) for k in sorted(keys) if k in sec or
                           (k not in OPTIONAL_KEYS and k not in large_keys)}
     s, g, c, m = (sections[k] for k in ("scheduler", "cuda_graphs", "cpu", "memory"))
     accounting = m["accounting"]

@@ -6,11 +6,11 @@ from dataclasses import MISSING, fields
 
 from ..errors import WhatifError, check_mapping, shown
 from .checks import MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_WIDTH, boolean, integer, mapping, number, string
-from .model_layers import (FFN_KINDS, MIXER_KINDS, STATE_DTYPE_BYTES, EncoderSpec, IndexerSpec, LinearAttentionSpec,
-                           MambaSpec, MLASpec, MoESpec)
+from .model_layers import FFN_KINDS, MIXER_KINDS, STATE_DTYPE_BYTES
 
-SUB_SPECS = {"moe": MoESpec, "mla": MLASpec, "indexer": IndexerSpec, "linear_attention": LinearAttentionSpec,
-             "mamba": MambaSpec, "encoder": EncoderSpec}
+# section key -> its class in model_sections.py (imported when a profile has a section: a dense model's needs none)
+SUB_SPECS = {"moe": "MoESpec", "mla": "MLASpec", "indexer": "IndexerSpec", "linear_attention": "LinearAttentionSpec",
+             "mamba": "MambaSpec", "encoder": "EncoderSpec"}
 LAYER_FIELDS = ("layer_types", "ffn_types", "nope_layers", "sliding_window", "attention_chunk_size",
                 "attention_sinks", "attention_output_gate", "qk_layer_norm", "sandwich_norm", "attn_logit_softcapping",
                 "final_logit_softcapping")
@@ -44,6 +44,7 @@ def sub_spec(cls, raw, where: str):
             low = 0 if f.name in _ZERO_OK else 1
             values[f.name] = integer(value, at, low, _BOUNDS.get(f.name, MAX_WIDTH))
     spec = cls(**values)
+    from .model_sections import MoESpec   # (loaded already: `cls` is one of its classes)
     if isinstance(spec, MoESpec) and spec.moe_layer_offset >= spec.moe_layer_frequency:
         raise WhatifError(f"{where}.moe_layer_offset: {spec.moe_layer_offset} must be below moe_layer_frequency "
                           f"({spec.moe_layer_frequency})")
@@ -64,10 +65,11 @@ def layer_fields(data: dict, where: str) -> dict:
     """Pop the per-layer and sub-spec fields out of `data` into ModelSpec keywords, checked together."""
     layers = data["num_layers"]
     out: dict = {}
-    for key, cls in SUB_SPECS.items():
+    for key, name in SUB_SPECS.items():
         raw = data.pop(key, None)
         if raw is not None:
-            out[key] = sub_spec(cls, mapping(raw, f"{where}.{key}"), f"{where}.{key}")
+            from . import model_sections
+            out[key] = sub_spec(getattr(model_sections, name), mapping(raw, f"{where}.{key}"), f"{where}.{key}")
     if "layer_types" in data:
         out["layer_types"] = _kinds(data.pop("layer_types"), f"{where}.layer_types", MIXER_KINDS, layers)
     if "ffn_types" in data:

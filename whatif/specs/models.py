@@ -7,13 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from functools import cache, cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import WhatifError, check_mapping, closest, shown
 from .checks import MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_VOCAB, MAX_WIDTH, boolean, integer, is_file, string
-from .model_layers import (STATE_DTYPE_BYTES, EncoderSpec, IndexerSpec, LayerSpec, LinearAttentionSpec, MambaSpec,
-                           MLASpec, MoESpec)
+from .model_layers import STATE_DTYPE_BYTES, LayerSpec
 from .model_schema import LAYER_FIELDS, layer_fields
 from .profiles import MODEL_DIR, looks_like_path, profile_index, read_yaml
+
+if TYPE_CHECKING:   # (the fields' types: a dense model's cold start creates no section class, model_sections.py)
+    from .model_sections import EncoderSpec, IndexerSpec, LinearAttentionSpec, MambaSpec, MLASpec, MoESpec
 
 MLP_KINDS = ("gated", "plain")
 NORM_KINDS = ("rmsnorm", "layernorm")

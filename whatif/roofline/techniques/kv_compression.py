@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ...errors import WhatifError
-from ...specs.models import MLASpec, ModelSpec
+from ...specs.model_sections import MLASpec
+from ...specs.models import ModelSpec
 from ..config import Precision
 from ...specs.op_kinds import LAYER_ATTENTION_ROLES
 from ..ops import Op, OpClass, OpRole, streaming
