@@ -551,12 +551,16 @@ def test_inferencex_vllm_rows_load_the_checkpoint_their_recipe_served():
     assert other["model"] == "moonshotai/Kimi-K2.5" and other["quantization"] == "nvfp4"   # not a recipe's run
 
 
-def test_inferencex_sglang_trtllm_deepseek_fp4_rows_load_nvidias_v2_checkpoint():
+def test_inferencex_sglang_trtllm_deepseek_fp4_rows_load_nvidias_v2_checkpoint(monkeypatch):
     """sglang_trtllm_checkpoint: InferenceX's dsr1-fp4 configurations serve nvidia/DeepSeek-R1-0528-FP4-V2, whose MLA
     input projections stay 16-bit and whose o_proj is NVFP4; NVIDIA's first export keeps all attention 16-bit; a row
     of another source keeps the rule's nvfp4 on every layer."""
     from whatif.inputs import scenario_from_inputs
     src = "source_file=2026-04-06.csv; model=x; silicon_concurrency=8; wip=False"
+    off = sr.simulate_kwargs(_row(backend="sglang", silicon_data_source=src, batch_size="8", tp_size="4",
+                                  gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4"))
+    assert off["model"] == "deepseek-ai/DeepSeek-R1" and off["quantization"] == "nvfp4"   # off by default
+    monkeypatch.setattr(sr, "NVIDIA_FP4_CHECKPOINTS_MAPPED", True)
     fp4 = dict(silicon_data_source=src, tp_size="4", attention_dp_size="1", moe_tp_size="1", moe_ep_size="4",
                batch_size="8", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")
     for engine in ("sglang", "trtllm"):
