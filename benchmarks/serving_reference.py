@@ -717,6 +717,34 @@ def vllm_checkpoint(row: dict, kw: dict) -> None:
         kw["moe_kernels"] = kernels
 
 
+# The checkpoint InferenceX's SGLang and TensorRT-LLM DeepSeek-R1 FP4 configurations serve (nvidia-master.yaml:
+# dsr1-fp4-b200-sglang and dsr1-fp4-b200-trt `model: nvidia/DeepSeek-R1-0528-FP4-V2`; the multi-node srt-slurm
+# recipes' dsr1-fp4 model path deepseek-r1-0528-fp4-v2); the set's DeepSeek-V3 db-dump rows repeat those runs.
+SGLANG_TRTLLM_CHECKPOINTS = {("deepseek", "nvfp4"): "nvidia/DeepSeek-R1-0528-FP4-V2"}
+# Off: the launch says on, but whatif's MLA module fit prices the whole module in one GEMM format (bf16 here, o_proj
+# included, which V2 stores in NVFP4) and moves TPOT the wrong way (session 53, the 297 rows it maps: SGLang TPOT
+# MAPE 6.8% -> 13.5%, TRT-LLM 16.0% -> 15.6%; docs/accuracy.md); on once the module is priced per GEMM format
+NVIDIA_FP4_CHECKPOINTS_MAPPED = False
+
+
+def sglang_trtllm_checkpoint(row: dict, kw: dict) -> None:
+    """Load the NVFP4 checkpoint an InferenceX SGLang / TensorRT-LLM row served as it is stored (added after scoring,
+    session 53, its before/after in docs/accuracy.md): both engines read the ModelOpt hf_quant_config.json and leave
+    its exclude_modules 16-bit (SGLang modelopt_quant.py ModelOptFp4Config.get_quant_method, TensorRT-LLM's
+    exclude_modules, issue #5766's load log), so MLA's q_a/q_b/kv_a/kv_b run in bf16, o_proj and the MLPs in NVFP4
+    (specs/checkpoint_quant.py), where the rule's --quantization nvfp4 priced every linear layer in NVFP4."""
+    if not NVIDIA_FP4_CHECKPOINTS_MAPPED or row["backend"] not in ("sglang", "trtllm") \
+            or not row["silicon_data_source"].startswith(INFERENCEX_SOURCES):
+        return
+    model, quant = row["model_path"].lower(), row["gemm_quant_mode"]
+    found = next((c for (m, q), c in SGLANG_TRTLLM_CHECKPOINTS.items() if m in model and q == quant), None)
+    if found is None or row["moe_quant_mode"] != quant:
+        return
+    kw["model"] = found
+    kw.pop("quantization", None)   # the checkpoint's own scheme, its exclude list included
+    kw.pop("expert_quantization", None)
+
+
 def vllm_recipe(row: dict, n: int, kw: dict) -> None:
     """The KV-cache dtype, memory fraction and scheduler limits an InferenceX vLLM row's (inferencex_run) recipe
     launched with (VLLM_RECIPES), in place of the rule's aiconfigurator pairing (fp8 KV with any quantized GEMM), the
@@ -942,6 +970,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         trtllm_gptoss_recipe(row, kw)
     if vllm_allreduce_fusion(row):
         kw["kernel_engine"] = VLLM_FUSION_PROFILE
+    sglang_trtllm_checkpoint(row, kw)
     if llama70b_trt_recipe(row):
         kw["max_num_batched_tokens"] = LLAMA70B_TRT_MAX_NUM_TOKENS
     if MOE_KERNELS_MAPPED:

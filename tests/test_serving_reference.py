@@ -574,6 +574,31 @@ def test_gpt_oss_experts_run_the_kernels_their_launch_picked():
     assert llama["quantization"] == "nvfp4" and "moe_kernels" not in llama   # other models as the rule maps them
 
 
+def test_inferencex_sglang_trtllm_deepseek_fp4_rows_load_nvidias_v2_checkpoint(monkeypatch):
+    """sglang_trtllm_checkpoint: InferenceX's dsr1-fp4 configurations serve nvidia/DeepSeek-R1-0528-FP4-V2, whose MLA
+    input projections stay 16-bit and whose o_proj is NVFP4; NVIDIA's first export keeps all attention 16-bit; a row
+    of another source keeps the rule's nvfp4 on every layer."""
+    from whatif.inputs import scenario_from_inputs
+    src = "source_file=2026-04-06.csv; model=x; silicon_concurrency=8; wip=False"
+    off = sr.simulate_kwargs(_row(backend="sglang", silicon_data_source=src, batch_size="8", tp_size="4",
+                                  gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4"))
+    assert off["model"] == "deepseek-ai/DeepSeek-R1" and off["quantization"] == "nvfp4"   # off by default
+    monkeypatch.setattr(sr, "NVIDIA_FP4_CHECKPOINTS_MAPPED", True)
+    fp4 = dict(silicon_data_source=src, tp_size="4", attention_dp_size="1", moe_tp_size="1", moe_ep_size="4",
+               batch_size="8", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")
+    for engine in ("sglang", "trtllm"):
+        kw = sr.simulate_kwargs(_row(backend=engine, **fp4))
+        assert kw["model"] == "nvidia/DeepSeek-R1-0528-FP4-V2" and "quantization" not in kw and kw["kv_dtype"] == "fp8"
+    modules = dict(scenario_from_inputs(None, {"model": kw["model"]}).precision.modules)
+    assert modules["attention"] == "none" and "attention_out" not in modules
+    first = dict(scenario_from_inputs(None, {"model": "nvidia/DeepSeek-R1-NVFP4"}).precision.modules)
+    assert first["attention"] == first["attention_out"] == "none"
+    other = sr.simulate_kwargs(_row(**{**fp4, "silicon_data_source": "gap; silicon_concurrency=8"}))
+    assert other["model"] == "deepseek-ai/DeepSeek-R1" and other["quantization"] == "nvfp4"
+    fp8 = sr.simulate_kwargs(_row(silicon_data_source=src, batch_size="8"))
+    assert fp8["model"] == "deepseek-ai/DeepSeek-R1"
+
+
 def test_inferencex_vllm_rows_launch_as_their_recipes():
     """KV dtype, memory fraction and scheduler limits from the InferenceX vLLM recipe (VLLM_RECIPES), in place of the
     aiconfigurator pairing (fp8 KV with a quantized GEMM) and the generator's batch_size per rank."""

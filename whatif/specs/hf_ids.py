@@ -58,6 +58,7 @@ ALIASES = {
     # NVIDIA's ModelOpt checkpoints: the same architecture, quantized (their hf_quant_config.json says how)
     "nvidia/DeepSeek-R1-NVFP4": "deepseek-v3",
     "nvidia/DeepSeek-R1-0528-NVFP4": "deepseek-v3",
+    "nvidia/DeepSeek-R1-0528-FP4-V2": "deepseek-v3",   # InferenceX nvidia-master.yaml dsr1-fp4-b200-* configs
     "nvidia/DeepSeek-V3-0324-NVFP4": "deepseek-v3",
     "nvidia/DeepSeek-V3.1-NVFP4": "deepseek-v3",
     "nvidia/Llama-3.1-70B-Instruct-FP8": "llama-3.1-70b",
