@@ -140,22 +140,22 @@ def fusion_caps(raw, where: str) -> tuple[tuple[str, tuple[tuple[int, float], ..
 
 def by_arch(raw, where: str) -> tuple[tuple[str, float], ...]:
     """{GPU architecture: seconds} as sorted pairs, each architecture one whatif knows, each time in [0, 0.1] s."""
-    if not isinstance(raw, dict) or not raw:
-        raise WhatifError(f"{where}: expected a mapping of GPU architecture to seconds, e.g. {{ampere: 4.0e-5}}")
-    for arch in raw:
-        if arch not in ARCHS:
-            raise WhatifError(f"{where}: '{arch}' is not valid; valid: {', '.join(ARCHS)}")
-    return tuple(sorted((arch, number(v, f"{where}.{arch}", 0.0, 0.1)) for arch, v in raw.items()))
+    return keyed_numbers(raw, where, ARCHS, "GPU architecture to seconds, e.g. {ampere: 4.0e-5}", 0.0, 0.1)
 
 
 def module_launches(raw, where: str) -> tuple[tuple[str, float], ...]:
     """{module key: host launches} as sorted pairs, each key one roofline/module_host.py knows, each >= 1."""
+    return keyed_numbers(raw, where, MODULE_KEYS, "module to launches, e.g. {mla:fp8_block: 20}", 1.0, 1000.0)
+
+
+def keyed_numbers(raw, where: str, valid, what: str, lo: float, hi: float) -> tuple[tuple[str, float], ...]:
+    """{key: number} as sorted pairs, each key in `valid`, each number in [lo, hi]."""
     if not isinstance(raw, dict) or not raw:
-        raise WhatifError(f"{where}: expected a mapping of module to launches, e.g. {{mla:fp8_block: 20}}")
+        raise WhatifError(f"{where}: expected a mapping of {what}")
     for key in raw:
-        if key not in MODULE_KEYS:
-            raise WhatifError(f"{where}: '{key}' is not valid; valid: {', '.join(MODULE_KEYS)}")
-    return tuple(sorted((key, number(v, f"{where}.{key}", 1.0, 1000.0)) for key, v in raw.items()))
+        if key not in valid:
+            raise WhatifError(f"{where}: '{key}' is not valid; valid: {', '.join(valid)}")
+    return tuple(sorted((key, number(v, f"{where}.{key}", lo, hi)) for key, v in raw.items()))
 
 
 def roles(raw, where: str, valid: tuple[str, ...]) -> frozenset:
