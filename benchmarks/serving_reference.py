@@ -811,7 +811,10 @@ def trtllm_gptoss_recipe(row: dict, kw: dict) -> None:
 # {2: 32, 4: 32, 8: 8} are not mapped, the profile's caps are: at TP8 it fuses up to 64 sequences, the recipe 512) and
 # where the row's release has it on by default (docs.vllm.ai v0.18.2 design/fusions: -O2 on Hopper/Blackwell with
 # TP > 1; v0.12-0.14's OPTIMIZATION_LEVEL_02 had it off; 0.15-0.17 not established, left off). The H100 Llama recipe
-# (70b_fp8_h100_slurm.sh) passes none.
+# (70b_fp8_h100_slurm.sh) passes none. Kimi-K2.5 on B200 (added after scoring, session 53, its before/after in
+# docs/accuracy.md): InferenceX's kimik2.5_int4_b200.sh and kimik2.5_fp4_b200.sh (every revision read) pass
+# --compilation_config.pass_config.fuse_allreduce_rms true, as vLLM's Kimi-K2.5 recipe page does.
+VLLM_FUSION_RECIPES = (("llama-3.1-70b", "b200_sxm"), ("kimi-k2.5", "b200_sxm"))
 VLLM_FUSION_RELEASE = (0, 18)
 VLLM_FUSION_PROFILE = "vllm-0.18"
 
@@ -820,7 +823,8 @@ def vllm_allreduce_fusion(row: dict) -> bool:
     """Whether a vLLM row ran the all-reduce + RMSNorm fusion (its recipe's flag, or its release's default)."""
     if row["backend"] != "vllm":
         return False
-    recipe = "llama-3.1-70b" in row["model_path"].lower() and row["system"] == "b200_sxm" and inferencex_run(row)
+    model = row["model_path"].lower()
+    recipe = any(m in model and g == row["system"] for m, g in VLLM_FUSION_RECIPES) and inferencex_run(row)
     m = re.match(r"(\d+)\.(\d+)", row.get("backend_version") or "")
     return recipe or bool(m and (int(m.group(1)), int(m.group(2))) >= VLLM_FUSION_RELEASE)
 

@@ -653,8 +653,9 @@ def test_sglang_rows_the_generator_launched_take_sglangs_own_memory_fraction_fro
 
 
 def test_vllm_rows_run_the_allreduce_norm_fusion_where_their_recipe_or_release_has_it():
-    """InferenceX's Llama-3.1-70B B200 vLLM recipes pass enable_fi_allreduce_fusion (its H100 recipe none); vLLM 0.18
-    and later run it by default at -O2; 0.12-0.14 did not, 0.15-0.17 are not established (left off)."""
+    """InferenceX's Llama-3.1-70B B200 vLLM recipes pass enable_fi_allreduce_fusion (its H100 recipe none), its
+    Kimi-K2.5 B200 recipes fuse_allreduce_rms; vLLM 0.18 and later run it by default at -O2; 0.12-0.14 did not,
+    0.15-0.17 are not established (left off)."""
     rows = [r for r in sr.load() if r["backend"] == "vllm" and r["mode"] == "agg"]
     def fused(system, model, version):
         return {sr.vllm_allreduce_fusion(r) for r in rows if r["system"] == system and model in r["model_path"]
@@ -662,7 +663,9 @@ def test_vllm_rows_run_the_allreduce_norm_fusion_where_their_recipe_or_release_h
     assert fused("b200_sxm", "Llama-3.1-70B", "") == {True} and fused("h100_sxm", "Llama-3.1-70B", "") == {False}
     assert fused("b200_sxm", "MiniMax-M2.5", "0.19.0") == {True}
     assert fused("b200_sxm", "MiniMax-M2.5", "0.17.0") == {False}
-    assert fused("h100_sxm", "Qwen3-32B", "0.12.0") == {False} and fused("b200_sxm", "Kimi-K2.5", "0.15.1") == {False}
+    assert fused("h100_sxm", "Qwen3-32B", "0.12.0") == {False}
+    kimi = [r for r in rows if r["system"] == "b200_sxm" and "Kimi-K2.5" in r["model_path"]]
+    assert {sr.vllm_allreduce_fusion(r) for r in kimi if sr.inferencex_run(r)} == {True}   # its recipes' flag
     row = next(r for r in rows if r["system"] == "b200_sxm" and "Llama-3.1-70B" in r["model_path"])
     assert sr.simulate_kwargs(row)["kernel_engine"] == sr.VLLM_FUSION_PROFILE
 
