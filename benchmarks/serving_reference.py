@@ -721,10 +721,9 @@ def vllm_checkpoint(row: dict, kw: dict) -> None:
 # dsr1-fp4-b200-sglang and dsr1-fp4-b200-trt `model: nvidia/DeepSeek-R1-0528-FP4-V2`; the multi-node srt-slurm
 # recipes' dsr1-fp4 model path deepseek-r1-0528-fp4-v2); the set's DeepSeek-V3 db-dump rows repeat those runs.
 SGLANG_TRTLLM_CHECKPOINTS = {("deepseek", "nvfp4"): "nvidia/DeepSeek-R1-0528-FP4-V2"}
-# Off: the launch says on, but whatif's MLA module fit prices the whole module in one GEMM format (bf16 here, o_proj
-# included, which V2 stores in NVFP4) and moves TPOT the wrong way (session 53, the 297 rows it maps: SGLang TPOT
-# MAPE 6.8% -> 13.5%, TRT-LLM 16.0% -> 15.6%; docs/accuracy.md); on once the module is priced per GEMM format
-NVIDIA_FP4_CHECKPOINTS_MAPPED = False
+# On (session 53, helper L): the MLA module fit now prices o_proj at its own format (module_fits.py); what the rows ran
+# (the checkpoint is sourced), though SGLang's TPOT gets worse (8.1% -> 10.9% over 118 rows; docs/accuracy.md)
+NVIDIA_FP4_CHECKPOINTS_MAPPED = True
 
 
 def sglang_trtllm_checkpoint(row: dict, kw: dict) -> None:

@@ -118,3 +118,17 @@ def test_dsa_decode_takes_its_module_fit_on_vllm_and_trtllm_only():
     assert estimate(**trt).tpot_s > 1.05 * estimate(**trt, module_fits=False).tpot_s
     sglang = dict(V32, kernel_engine="sglang")   # SGLang's kernels summed beat its DSA module fit: unchanged
     assert estimate(**sglang).tpot_s == pytest.approx(estimate(**sglang, module_fits=False).tpot_s, rel=1e-12)
+
+
+def test_a_checkpoint_with_its_o_proj_apart_prices_each_projection_at_its_own_format():
+    """nvidia/DeepSeek-R1-0528-FP4-V2: q_a/q_b/kv_a/kv_b 16-bit, o_proj NVFP4; the module fit reads o_proj at NVFP4
+    (bytes, peak, one quantize launch), the rest at bf16, where it once priced the whole module at bf16."""
+    kw = {k: v for k, v in DS.items() if k != "quantization"} | {"model": "nvidia/DeepSeek-R1-0528-FP4-V2"}
+    ctx, dims, b200 = DS["prompt"] + DS["output"] // 2, MlaDims(7168, 1536, 512, 128, 64, 128), \
+        load_component("b200", "gpu")
+    args = ("decode", 4, 1, ctx, 16, dims, b200, "trtllm", "bfloat16", "fp8")
+    want = mla_module_seconds(*args, out_format="nvfp4")
+    assert want != pytest.approx(mla_module_seconds(*args), rel=1e-3)           # o_proj's format counts
+    assert mla_module_seconds(*args, out_format="bfloat16") == mla_module_seconds(*args)   # one format: as before
+    got = _module(estimate(**kw).decode.op_times)
+    assert got and all(s == pytest.approx(want, rel=1e-9) for s in got.values())

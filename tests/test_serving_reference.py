@@ -586,9 +586,10 @@ def test_inferencex_sglang_trtllm_deepseek_fp4_rows_load_nvidias_v2_checkpoint(m
     of another source keeps the rule's nvfp4 on every layer."""
     from whatif.inputs import scenario_from_inputs
     src = "source_file=2026-04-06.csv; model=x; silicon_concurrency=8; wip=False"
+    monkeypatch.setattr(sr, "NVIDIA_FP4_CHECKPOINTS_MAPPED", False)
     off = sr.simulate_kwargs(_row(backend="sglang", silicon_data_source=src, batch_size="8", tp_size="4",
                                   gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4"))
-    assert off["model"] == "deepseek-ai/DeepSeek-R1" and off["quantization"] == "nvfp4"   # off by default
+    assert off["model"] == "deepseek-ai/DeepSeek-R1" and off["quantization"] == "nvfp4"   # the flag off
     monkeypatch.setattr(sr, "NVIDIA_FP4_CHECKPOINTS_MAPPED", True)
     fp4 = dict(silicon_data_source=src, tp_size="4", attention_dp_size="1", moe_tp_size="1", moe_ep_size="4",
                batch_size="8", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")

@@ -50,9 +50,13 @@ def module_seconds(setup, batch: ForwardBatch) -> float | None:
         return None
     family = "dsa_module_decode" if model.indexer is not None else "mla_module_decode"
     shape = mla_decode_shape(batch, par.attention_dp)
-    attn = prec.module("attention")
+    # each projection at its own module class's format: a checkpoint may store o_proj apart (NVIDIA's FP4-V2:
+    # q_a/q_b/kv_a/kv_b 16-bit, o_proj NVFP4), the module's kernels summed back to back (mla_modules.py)
+    attn, out = prec.module("attention"), prec.module("attention_out")
     gemm, kv = GEMM_FORMATS.get(attn.quantization or ""), KV_FORMATS.get(prec.kv)
-    if shape is None or gemm is None or kv is None or (attn.quantization == "" and attn.weight != "bf16"):
+    out_gemm = GEMM_FORMATS.get(out.quantization or "")
+    if shape is None or gemm is None or out_gemm is None or kv is None \
+            or any(p.quantization == "" and p.weight != "bf16" for p in (attn, out)):
         return None
     from .kernel_models.mla_modules import (FORMATS, MlaDims, dsa_module_seconds, mla_decode_family,
                                             mla_decode_kernel, mla_module_seconds)
@@ -62,7 +66,7 @@ def module_seconds(setup, batch: ForwardBatch) -> float | None:
         family = mla_decode_family(mla_decode_kernel(eff.engine, c.arch, kv))
     if not _module_fit_applies(family, eff.engine):
         return None
-    if FORMATS[gemm][1] not in c.peak:
+    if any(FORMATS[g][1] not in c.peak for g in (gemm, out_gemm)):
         return None
     m, ix = model.mla, model.indexer
     index = (ix.heads, ix.head_dim, ix.top_k) if ix is not None else ()
@@ -70,7 +74,8 @@ def module_seconds(setup, batch: ForwardBatch) -> float | None:
                    m.v_head_dim, *index)
     rows, context = shape
     price = dsa_module_seconds if ix is not None else mla_module_seconds
-    return price("decode", rows, 1, context, model.num_heads // par.attention_tp, dims, c, eff.engine, gemm, kv)
+    return price("decode", rows, 1, context, model.num_heads // par.attention_tp, dims, c, eff.engine, gemm, kv,
+                 out_gemm if out_gemm != gemm else None)
 
 
 def _fits_apply(eff) -> bool:

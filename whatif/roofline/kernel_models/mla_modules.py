@@ -59,13 +59,16 @@ def _gemm(tokens, k, n, w_bytes, peak, c, batch=1):
     return (2.0 * tokens * k * n / peak, *memory_times(moved, c.hbm_bw, c.l2_bytes))
 
 
-def projection_parts(tokens, heads, d: MlaDims, absorbed: bool, gemm_format: str, c) -> list:
+def projection_parts(tokens, heads, d: MlaDims, absorbed: bool, gemm_format: str, c, out_format=None) -> list:
+    """The projections' GEMMs; out_format: o_proj's own format where a checkpoint stores it apart (None: the
+    module's gemm_format), each GEMM read at its own format's bytes and peak."""
     w_bytes, peak_key = FORMATS[gemm_format]
     peak = c.peak_flops(peak_key)
+    o_bytes, o_key = FORMATS[out_format or gemm_format]
     bf16 = c.peak_flops("bf16")
     parts = [_gemm(tokens, d.hidden, d.q_lora + d.kv_lora + d.rope, w_bytes, peak, c),
              _gemm(tokens, d.q_lora, heads * (d.nope + d.rope), w_bytes, peak, c),
-             _gemm(tokens, heads * d.v, d.hidden, w_bytes, peak, c)]
+             _gemm(tokens, heads * d.v, d.hidden, o_bytes, c.peak_flops(o_key), c)]
     if absorbed:   # per-head batched GEMMs, bf16 (their table: mla_bmm)
         parts += [_gemm(tokens * heads, d.nope, d.kv_lora, 2.0, bf16, c, heads),
                   _gemm(tokens * heads, d.kv_lora, d.v, 2.0, bf16, c, heads)]
@@ -152,11 +155,14 @@ MLA_DECODE_SOURCES = {"default": "trtllm", "FLASHINFER_MLA": "trtllm_gen", "trtl
 QUANTIZED_PROJECTIONS = 3   # decode's weight-format GEMMs: fused q_a + kv_a, q_b, o (the absorbed bmms are apart)
 
 
-def quantize_launches(gemm_format: str) -> int:
+def quantize_launches(gemm_format: str, out_format: str | None = None) -> int:
     """Activation-quantize kernels a decode module launches: one before each fp8 / NVFP4 projection GEMM
     (vLLM's W8A8BlockFp8LinearOp and SGLang's per_token_group_quant_fp8, TensorRT-LLM's fp8_quantize_1x128,
-    the engines' scaled_fp4_quant), each a serial step of the module (fitted_roofline step_s)."""
-    return 0 if FORMATS[gemm_format][1] == "bf16" else QUANTIZED_PROJECTIONS
+    the engines' scaled_fp4_quant), each a serial step of the module (fitted_roofline step_s); out_format:
+    o_proj's own format (None: gemm_format), the other projections at gemm_format."""
+    quantized = FORMATS[gemm_format][1] != "bf16"
+    out = FORMATS[out_format or gemm_format][1] != "bf16"
+    return (QUANTIZED_PROJECTIONS - 1) * quantized + out
 
 
 def mla_decode_kernel(engine: str, arch: str, kv_dtype: str = "bfloat16") -> str:
@@ -179,25 +185,27 @@ def mla_decode_family(kernel: str) -> str:
     return "mla_module_decode" if kernel == "trtllm" else f"mla_module_decode_{kernel}"
 
 
-def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c, head_tile=0):
+def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c, head_tile=0,
+                    out_format=None):
     """([(compute s, HBM s, L2 s)], items) of one MLA module at efficiency 1; decode: isl = 1 new token;
-    head_tile: the decode kernel's query-head tile (MLA_DECODE_TILES)."""
+    head_tile: the decode kernel's query-head tile (MLA_DECODE_TILES); out_format: o_proj's own format."""
     tokens = batch * isl
     if phase == "prefill":
-        parts = projection_parts(tokens, heads, d, False, gemm_format, c)
+        parts = projection_parts(tokens, heads, d, False, gemm_format, c, out_format)
         parts.append(dense_prefill_part(batch, isl, past, heads, d, c))
         return parts, batch * heads * -(-isl // Q_TILE)
-    parts = projection_parts(tokens, heads, d, True, gemm_format, c)
+    parts = projection_parts(tokens, heads, d, True, gemm_format, c, out_format)
     parts.append(absorbed_part(batch, isl * (past + isl), past + isl, heads, d, KV_BYTES[kv_dtype], c, head_tile))
     return parts, batch * heads
 
 
 def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c,
-                    indexer=True, dense=False, all_topk=False):
+                    indexer=True, dense=False, all_topk=False, out_format=None):
     """([(compute s, HBM s, L2 s)], items) of one DSA module at efficiency 1 (indexer: run the indexer;
-    dense: SGLang's dense prefill attention instead of the sparse one; all_topk: sparse_all_topk's kernel)."""
+    dense: SGLang's dense prefill attention instead of the sparse one; all_topk: sparse_all_topk's kernel;
+    out_format: o_proj's own format, None: gemm_format)."""
     tokens = batch * isl
-    parts = projection_parts(tokens, heads, d, phase == "decode" or not dense, gemm_format, c)
+    parts = projection_parts(tokens, heads, d, phase == "decode" or not dense, gemm_format, c, out_format)
     if indexer:
         parts += indexer_parts(batch, isl, past, d, c)
     if dense and phase == "prefill":
@@ -248,29 +256,32 @@ def mla_bmm_seconds(tokens: int, heads: int, gpu, engine: str = "trtllm", pre: b
 
 
 def mla_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, dims: MlaDims, gpu,
-                       engine: str = "trtllm", gemm_format: str = "bfloat16", kv_dtype: str = "bfloat16") -> float:
+                       engine: str = "trtllm", gemm_format: str = "bfloat16", kv_dtype: str = "bfloat16",
+                       out_format: str | None = None) -> float:
     """Seconds of one whole MLA attention module (projections + attention) on one GPU.
 
     phase: prefill (isl new tokens per sequence after `past` cached) | decode (isl = 1, `past` the context);
     heads: attention heads on this GPU (after TP); dims: the model's MlaDims; gemm_format: bfloat16 |
-    fp8_block | nvfp4; kv_dtype: bfloat16 | fp8; gpu: a GPU profile or Ceilings; engine: vllm | sglang | trtllm."""
+    fp8_block | nvfp4; kv_dtype: bfloat16 | fp8; gpu: a GPU profile or Ceilings; engine: vllm | sglang | trtllm;
+    out_format: o_proj's format where the checkpoint stores it apart (None: gemm_format)."""
     c = ceilings(gpu)
     family, tile = f"mla_module_{phase}", 0
     if phase == "decode":   # the engine's kernel for this architecture: its own family and head tile
         kernel = mla_decode_kernel(engine, c.arch, kv_dtype)
         family, tile = mla_decode_family(kernel), MLA_DECODE_TILES[kernel]
-    parts, items = mla_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, tile)
-    steps = quantize_launches(gemm_format) if phase == "decode" else 0
+    parts, items = mla_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, tile, out_format)
+    steps = quantize_launches(gemm_format, out_format) if phase == "decode" else 0
     return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch), steps))
 
 
 def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, dims: MlaDims, gpu,
-                       engine: str = "trtllm", gemm_format: str = "bfloat16", kv_dtype: str = "fp8") -> float:
+                       engine: str = "trtllm", gemm_format: str = "bfloat16", kv_dtype: str = "fp8",
+                       out_format: str | None = None) -> float:
     """Seconds of one DSA attention module (projections + lightning indexer + top-k sparse MLA) on one GPU;
     inputs as mla_module_seconds, dims with the index_* widths."""
     c = ceilings(gpu)
     parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c,
-                                   all_topk=sparse_all_topk(engine, c.arch))
+                                   all_topk=sparse_all_topk(engine, c.arch), out_format=out_format)
     return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine, c.arch)))
 
 
