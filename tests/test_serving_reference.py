@@ -475,27 +475,28 @@ def test_the_whole_file():
     # (session 52 after all merges: TTFT 38.2%, median 35.2%, x0.66 (MiniMax's block-fp8 experts and fp32 router on
     # vLLM, the DeepSeek recipes' TRTLLM-Gen MoE); 252 off by 3x (worse: TensorRT-LLM's static fp8 input scale and
     # the NVFP4 GEMM stand-in price DeepSeek prefill lower on rows already at x0.35); TPOT 12.7%, median 10.0%)
-    # (session 53 after all merges: TTFT 37.9%, median 34.0%, x0.67, 249 off by 3x (SGLang's eager MLA/DSA module host
-    # time, gpt-oss as its checkpoint and recipes run it, the disaggregated first token at the decode step's end);
-    # TPOT 11.6%, median 8.9% (the B200 decode-attention floor at the L2-resident calls, vLLM 0.18's all-reduce +
-    # norm fusion, gpt-oss's expert kernels))
-    assert ttft["mape"] < 38.5 and ttft["median_ape"] < 35 and ttft["off3x"] <= 250, ttft
-    assert tpot["mape"] < 12, tpot
+    # (session 53 after all merges: TTFT 37.8%, median 34.0%, x0.67, 247 off by 3x (SGLang's eager MLA/DSA module host
+    # time, gpt-oss as its checkpoint and recipes run it, NVIDIA's FP4-V2 checkpoint with its 16-bit MLA projections,
+    # the disaggregated first token at the decode step's end); TPOT 11.4%, median 9.0% (the B200 decode-attention floor
+    # at the L2-resident calls, vLLM's all-reduce + norm fusion where the release or recipe runs it, gpt-oss's expert
+    # kernels; worse on SGLang's DeepSeek NVFP4 rows, 8.1 -> 10.9%, from the FP4-V2 checkpoint's 16-bit projections))
+    assert ttft["mape"] < 38.3 and ttft["median_ape"] < 34.5 and ttft["off3x"] <= 249, ttft
+    assert tpot["mape"] < 11.8, tpot
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     # (21.6% after the merges: the Blackwell fp8/NVFP4 fused-MoE fits run DeepSeek's decode x1.08 high; 17.6% before)
     # (20.9% after the stop-48 merges)
     # (19.2% at stop 49)
-    # (18.3% at sessions 52 and 53)
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 19.5, sr.stats(disagg, "tpot")
+    # (18.3% at session 52; 17.4% at session 53)
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 18.5, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
     # MLA context fit, TensorRT-LLM's attention-DP all-gather and per-engine chunking, and the MoE fits per engine)
     ttft = sr.stats(disagg, "ttft")
     # (66.3%, x0.35, 31 off by 3x at stop 49; 64.4%, x0.36, 30 in session 51; TPOT 19.0%; session 52: 64.9%, x0.35,
-    # 31, TPOT 18.3%; session 53: 64.2%, x0.36, 29: the first token at the decode step's end, SGLang's random
-    # prefill ranks)
-    assert ttft["mape"] < 66 and ttft["off3x"] <= 30, ttft
+    # 31, TPOT 18.3%; session 53: 65.6% (worse: the FP4-V2 checkpoint's rows; 64.2% before it), x0.36, 28: the first
+    # token at the decode step's end, SGLang's random prefill ranks)
+    assert ttft["mape"] < 66 and ttft["off3x"] <= 29, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
