@@ -86,7 +86,7 @@ bench = load_benchmark("e2e_reference")
 PINNED = {"mape": 0.1005, "median_abs": 0.0655, "within_10": 0.69, "within_25": 0.91}
 # The 130 rows before the page's other figures (the last stop's table: 10.28%, 66%; with the A100 hosts' eager
 # time 10.42%, 65.4%; with the closed loop above 12.27%, 63.1%; a step ahead 11.87%; session 53: 12.11%, worse by
-# 0.01 point after its merges, the B200 decode-attention floor and vLLM's fusion moving a few rows the other way).
+# 0.01 point after its merges; which change moved it was not isolated).
 PINNED_PREVIOUS_ROWS = {"mape": 0.1215, "median_abs": 0.077, "within_10": 0.62, "within_25": 0.87}
 # The rows before the open-loop ones, on their own (94 rows), so that new rows cannot hide a regression.
 PINNED_EARLIER_ROWS = {"mape": 0.1195, "within_10": 0.69}
