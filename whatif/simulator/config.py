@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import WhatifError, check_mapping, positive_int
 from ..roofline.engines import engine_spec
-from ..specs.checks import integer, number
+from ..specs.checks import choice, integer, number
 from ..specs.engines import CAPACITY, PRIORITIES, EngineSpec
 from ..scenario import Scenario
 
@@ -25,12 +25,6 @@ SPEC_DEFAULTS = ("priority", "chunked_prefill", "max_batch", "token_budget", "bl
 BATCHING = ("continuous", "static")
 PREEMPTION = ("recompute", "swap")
 ROUTERS = ("round-robin", "least-outstanding", "prefix-aware")
-
-
-def _choice(value, valid, flag: str) -> str:
-    if value not in valid:
-        raise WhatifError(f"{flag}: {value!r} is not valid; valid: {', '.join(valid)}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -75,10 +69,10 @@ class SchedulerConfig:
     batch_wait_max_tokens_ratio: float = 0.0
 
     def __post_init__(self):
-        _choice(self.batching, BATCHING, "--batching")
-        _choice(self.priority, PRIORITIES, "--priority")
-        _choice(self.preemption, PREEMPTION, "--preemption")
-        _choice(self.capacity, CAPACITY, "--capacity")
+        choice(self.batching, BATCHING, "--batching")
+        choice(self.priority, PRIORITIES, "--priority")
+        choice(self.preemption, PREEMPTION, "--preemption")
+        choice(self.capacity, CAPACITY, "--capacity")
         positive_int(self.max_batch, "--max-batch")
         positive_int(self.token_budget, "--token-budget")
         positive_int(self.block_size, "--block-size")
@@ -145,7 +139,7 @@ class ClusterConfig:
 
     def __post_init__(self):
         positive_int(self.replicas, "--replicas")
-        _choice(self.router, ROUTERS, "--router")
+        choice(self.router, ROUTERS, "--router")
         if isinstance(self.prefill_replicas, bool) or not isinstance(self.prefill_replicas, int) \
                 or self.prefill_replicas < 0:
             raise WhatifError(f"--prefill-replicas: {self.prefill_replicas!r} must be a non-negative integer")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import WhatifError, positive_int
-from ..specs.checks import integer, number
+from ..specs.checks import choice, integer, number
 from .length_profiles import LENGTH_PROFILES, LengthDist
 from .request import Request, requests_from_columns
 from .trace_files import check_trace_path, read_trace
@@ -22,12 +22,6 @@ LENGTHS = ("fixed", "sharegpt", "openchat-sharegpt4", "long-context")
 DEFAULT_REQUESTS = 1000
 MAX_REQUESTS = 10_000_000          # a guard against typos (--rate 1e9); far more than any simulation runs
 
-
-
-def _choice(value, valid, flag: str) -> str:
-    if value not in valid:
-        raise WhatifError(f"{flag}: {value!r} is not valid; valid: {', '.join(valid)}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -57,7 +51,7 @@ class WorkloadSpec:
                                    # in-process benchmark such as trtllm-bench, no front end)
 
     def __post_init__(self):
-        _choice(self.arrival, ARRIVALS, "--arrival")
+        choice(self.arrival, ARRIVALS, "--arrival")
         number(self.rate, "--rate", 0.0, low_open=True)
         number(self.burstiness, "--burstiness", 0.0, low_open=True)
         if self.arrival == "poisson" and self.burstiness != 1:
@@ -74,7 +68,7 @@ class WorkloadSpec:
                                   "allowed")
         if self.requests is not None and self.duration_s is not None:
             raise WhatifError("give --requests or --duration, not both")
-        _choice(self.lengths, LENGTHS, "--lengths")
+        choice(self.lengths, LENGTHS, "--lengths")
         positive_int(self.prompt, "--prompt")
         positive_int(self.output, "--output")
         number(self.range_ratio, "range_ratio", 0.0, 1.0, low_open=True)

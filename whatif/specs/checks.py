@@ -63,6 +63,13 @@ def number(value, where: str, low: float = 0.0, high: float | None = None, unit:
     return value
 
 
+def choice(value, valid, where: str) -> str:
+    """`value` if it is one of `valid` (names), else a one-line error naming the field and the valid names."""
+    if not isinstance(value, str) or value not in valid:
+        raise WhatifError(f"{where}: {shown(value)} is not valid; valid: {', '.join(valid)}")
+    return value
+
+
 def boolean(value, where: str) -> bool:
     if not isinstance(value, bool):
         raise WhatifError(f"{where}: {shown(value)} must be true or false")

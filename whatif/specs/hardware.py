@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import WhatifError, check_mapping, closest, shown
-from .checks import MAX_GPUS, integer, is_file, mapping, string
+from .checks import MAX_GPUS, choice, integer, is_file, mapping, string
 from .profiles import HARDWARE_DIR, looks_like_path, profile_index, read_yaml
 from .quantity import Quantity, parse_quantity
 
@@ -157,12 +157,6 @@ def _require(data: dict, key: str, where: str):
     return data[key]
 
 
-def _choice(value, valid, where: str) -> str:
-    if not isinstance(value, str) or value not in valid:
-        raise WhatifError(f"{where}: {shown(value)} is not valid; valid: {', '.join(valid)}")
-    return value
-
-
 def _text(data: dict, key: str, where: str) -> str:
     """An optional text field (description): text, not a number or a list."""
     value = data.get(key, "")
@@ -188,7 +182,7 @@ def _parse_link(data: dict, where: str) -> Link:
             raise WhatifError(f"{where}.mesh_links: a full mesh has no switch; drop nvswitch or mesh_links")
     return Link(
         name=data["name"], description=_text(data, "description", where),
-        type=_choice(_require(data, "type", where), LINK_TYPES, f"{where}.type"),
+        type=choice(_require(data, "type", where), LINK_TYPES, f"{where}.type"),
         bandwidth=_q(data, "bandwidth", where, "B/s"),
         latency=_q(data, "latency", where, "s"),
         bandwidth_h2d=_q(data, "bandwidth_h2d", where, "B/s", optional=True),
@@ -203,7 +197,7 @@ def _parse_memory(data: dict, where: str) -> MemoryTier:
     link = data.get("device_link")
     return MemoryTier(
         name=data["name"], description=_text(data, "description", where),
-        technology=_choice(_require(data, "technology", where), MEMORY_TECH, f"{where}.technology"),
+        technology=choice(_require(data, "technology", where), MEMORY_TECH, f"{where}.technology"),
         capacity=_q(data, "capacity", where, "B"),
         bandwidth=_q(data, "bandwidth", where, "B/s"),
         latency=_q(data, "latency", where, "s"),
@@ -221,7 +215,7 @@ def _parse_gpu(data: dict, where: str) -> GPU:
         raise WhatifError(f"{where}.peak: expected a mapping dtype -> quantity; valid dtypes: {', '.join(DTYPES)}")
     peak = {}
     for dtype, raw in peak_raw.items():
-        _choice(dtype, DTYPES, f"{where}.peak")
+        choice(dtype, DTYPES, f"{where}.peak")
         peak[dtype] = parse_quantity(raw, f"{where}.peak.{dtype}", "FLOP/s")
     achievable_raw = mapping(data.get("achievable") or {}, f"{where}.achievable",
                              "a mapping of measured ceilings (e.g. hbm_bandwidth: {value, unit, ...})")
@@ -232,7 +226,7 @@ def _parse_gpu(data: dict, where: str) -> GPU:
     interconnect = data.get("interconnect")
     return GPU(
         name=data["name"], description=_text(data, "description", where),
-        arch=_choice(_require(data, "arch", where), ARCHS, f"{where}.arch"),
+        arch=choice(_require(data, "arch", where), ARCHS, f"{where}.arch"),
         peak=peak,
         hbm_capacity=_q(data, "hbm_capacity", where, "B"),
         hbm_bandwidth=_q(data, "hbm_bandwidth", where, "B/s"),
@@ -327,7 +321,7 @@ _PARSERS = {"gpu": _parse_gpu, "link": _parse_link, "memory": _parse_memory, "sy
 
 
 def parse_component(data: dict, where: str):
-    kind = _choice(_require(data, "kind", where), KINDS, f"{where}.kind")
+    kind = choice(_require(data, "kind", where), KINDS, f"{where}.kind")
     if "name" not in data:
         raise WhatifError(f"{where}: missing field 'name'")
     string(data["name"], f"{where}.name")

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from ..errors import WhatifError
 from .op_kinds import OpRole
-from .checks import boolean, integer, number
+from .checks import boolean, choice, integer, number
 from .hardware import ARCHS
 
 KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", "gqa_decode_max_group",
@@ -86,16 +86,10 @@ def kernel_options(sec: dict, where: str, read) -> dict:
         out["allreduce_fusion_caps"] = fusion_caps(read("allreduce_fusion_max_bytes"),
                                                    f"{where}.allreduce_fusion_max_bytes")
     if "allreduce_fusion_kernel" in sec:
-        value = read("allreduce_fusion_kernel")
-        if value not in FUSION_KERNELS:
-            raise WhatifError(f"{where}.allreduce_fusion_kernel: {value!r} is not valid; valid: "
-                              f"{', '.join(FUSION_KERNELS)}")
-        out["allreduce_fusion_kernel"] = value
+        out["allreduce_fusion_kernel"] = choice(read("allreduce_fusion_kernel"), FUSION_KERNELS,
+                                                f"{where}.allreduce_fusion_kernel")
     if "dp_moe_alltoall" in sec:
-        value = read("dp_moe_alltoall")
-        if value not in DP_MOE_ALLTOALL:
-            raise WhatifError(f"{where}.dp_moe_alltoall: {value!r}; valid: {', '.join(DP_MOE_ALLTOALL)}")
-        out["dp_moe_alltoall"] = value
+        out["dp_moe_alltoall"] = choice(read("dp_moe_alltoall"), DP_MOE_ALLTOALL, f"{where}.dp_moe_alltoall")
     return out
 
 
