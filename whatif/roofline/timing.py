@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from .comm import collective_time
 from .efficiency import SPLIT_K, TILES, Efficiency
 from ..specs.op_kinds import TENSOR_CORE_CLASSES
+from .op_shapes import DeepEPShape
 from .ops import Op, OpClass, link_bytes
 
 
@@ -126,7 +127,7 @@ def deepep_time(op: Op, gpu, link) -> OpTime | None:
     (kernel_models/deepep.py), inside one NVLink domain as measured; None for any other op (or across nodes,
     where the NCCL model prices it)."""
     s = op.shape
-    if not hasattr(s, "mode") or link is None or int(s.gpus) <= 1:
+    if not isinstance(s, DeepEPShape) or link is None or int(s.gpus) <= 1:
         return None
     if link.scale_out is not None and int(s.gpus) > (link.domain_gpus or int(s.gpus)):
         return None

@@ -36,8 +36,7 @@ def replay_l2_times(moved, footprint, c):
     """(HBM s, L2 s): all of `moved` from L2 at the SMs' rate where the replayed footprint fits in L2, else all
     from HBM (a streamed footprint larger than L2 evicts itself each replay: L40S's rate drops 7x at 1x L2)."""
     import numpy as np
-    hbm, l2 = sm_l2_times(moved, np.where(np.asarray(footprint) <= c.l2_bytes, 1.0, np.inf), c)
-    return hbm, l2
+    return sm_l2_times(moved, np.where(np.asarray(footprint) <= c.l2_bytes, 1.0, np.inf), c)
 
 
 def torch_chain_work(m, k, c):

@@ -41,7 +41,6 @@ def prefill_positions(ctx: PassContext) -> float:
 
 
 
-
 def vision_tower_ops(images: float, ctx: PassContext, attention_fit: bool = False) -> list[Op]:
     """The ViT over `images` images: patch embedding, 24 bidirectional layers over 577 tokens (patches + CLS),
     and the projector over the 576 image tokens (1024 -> d -> d), at the language model's dtype. attention_fit:
