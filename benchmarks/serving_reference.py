@@ -814,7 +814,7 @@ def trtllm_gptoss_recipe(row: dict, kw: dict) -> None:
 # docs/accuracy.md): InferenceX's kimik2.5_int4_b200.sh and kimik2.5_fp4_b200.sh (every revision read) pass
 # --compilation_config.pass_config.fuse_allreduce_rms true, as vLLM's Kimi-K2.5 recipe page does.
 VLLM_FUSION_RECIPES = (("llama-3.1-70b", "b200_sxm"), ("kimi-k2.5", "b200_sxm"))
-VLLM_FUSION_RELEASE = (0, 18)
+VLLM_FUSION_RELEASE = (0, 18, 0)
 VLLM_FUSION_PROFILE = "vllm-0.18"
 
 
@@ -824,8 +824,8 @@ def vllm_allreduce_fusion(row: dict) -> bool:
         return False
     model = row["model_path"].lower()
     recipe = any(m in model and g == row["system"] for m, g in VLLM_FUSION_RECIPES) and inferencex_run(row)
-    m = re.match(r"(\d+)\.(\d+)", row.get("backend_version") or "")
-    return recipe or bool(m and (int(m.group(1)), int(m.group(2))) >= VLLM_FUSION_RELEASE)
+    release = _release(row.get("backend_version", ""))
+    return recipe or bool(release and release >= VLLM_FUSION_RELEASE)
 
 
 CLIENT_RANGE_RATIO = 0.8   # InferenceX's RANDOM_RANGE_RATIO (benchmark-tmpl.yml) and srt-slurm's random_range_ratio
