@@ -29,14 +29,22 @@ TABLES = {   # module -> (table, rows of the eager host floor)
     "mla": "mla__wideep_context_mla_perf.parquet",
     "dsa": "sparse_attention__dsa_context_module_perf.parquet",
 }
-HOST_LAUNCH_S = {"h100_sxm": 31.0e-6, "b200_sxm": 29.3e-6}   # engine_profiles/sglang.yaml (eager_host_cost.py)
+GPU_ARCHS = {"h100_sxm": "hopper", "b200_sxm": "blackwell"}   # the tables' GPUs and their architectures
+
+
+def host_launch_s() -> dict[str, float]:
+    """Each table GPU's host time per eager launch, as the SGLang profile gives it (kernels.eager_launch_s and
+    _by_arch, measured by eager_host_cost.py)."""
+    from whatif.specs.engines import load_engine
+    spec = load_engine("sglang")
+    return {gpu: spec.on_host_of(arch).eager_launch_s for gpu, arch in GPU_ARCHS.items()}
 
 
 def floors(root: Path = DEFAULT_ROOT) -> dict[tuple[str, str, str], tuple[float, int]]:
     """{(gpu, module, gemm format): (median ms of an eager module call at <= MAX_TOKENS tokens, rows)}."""
     import pandas as pd
     out = {}
-    for gpu in HOST_LAUNCH_S:
+    for gpu in GPU_ARCHS:
         for module, table in TABLES.items():
             path = root / gpu / "sglang" / table
             if not path.is_file():
@@ -52,17 +60,18 @@ def floors(root: Path = DEFAULT_ROOT) -> dict[tuple[str, str, str], tuple[float,
 
 def launches(table: dict) -> dict[tuple[str, str, str], float]:
     """The floors as host launches of the GPU's host: floor / its eager launch."""
-    return {k: ms * 1e-3 / HOST_LAUNCH_S[k[0]] for k, (ms, _) in table.items()}
+    host = host_launch_s()
+    return {k: ms * 1e-3 / host[k[0]] for k, (ms, _) in table.items()}
 
 
 def leave_one_gpu_out(table: dict) -> dict[tuple[str, str, str], float]:
     """Relative error of each GPU's floor predicted from the other GPUs' mean launches x its own host launch."""
-    n = launches(table)
+    n, host = launches(table), host_launch_s()
     out = {}
     for (gpu, module, gemm), (ms, _) in table.items():
         others = [v for (g, m, f), v in n.items() if g != gpu and (m, f) == (module, gemm)]
         if others:
-            out[(gpu, module, gemm)] = statistics.mean(others) * HOST_LAUNCH_S[gpu] * 1e3 / ms - 1
+            out[(gpu, module, gemm)] = statistics.mean(others) * host[gpu] * 1e3 / ms - 1
     return out
 
 
