@@ -63,12 +63,7 @@ class IterationLog:
             pending.clear()
         elif pending:
             for i, column in enumerate(self.stored.values()):
-                values = pending[i::WIDTH]
-                first = values[0]
-                if column.typecode == "i" and values.count(first) == len(values):   # (a count column that stayed
-                    column.extend(array("i", (first,)) * len(values))            # put: repeated, not converted)
-                else:
-                    column.fromlist(values)
+                column.fromlist(pending[i::WIDTH])
             pending.clear()
 
     @property
