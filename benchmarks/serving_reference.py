@@ -164,7 +164,10 @@ The mapping rule, written before any row was scored and not tuned after:
   none), and its KV cache dtype: none of them but gptoss_fp4_b200.sh passes --kv-cache-dtype, so vLLM's "auto"
   keeps the checkpoint's: 16-bit for the fp8-block and INT4 checkpoints (none declares a KV dtype) where the rule
   above pairs fp8; fp8 for NVFP4 (assumed declared). Which revision each row ran is not recorded;
-  the stored one is taken;
+  the stored one is taken, but where a recipe changed with its image (added after scoring, session 54,
+  VLLM_RECIPE_RELEASES): InferenceX PR #947 moved minimaxm2.5-fp8-b200-vllm to v0.19.0 together with
+  --kv-cache-dtype fp8, --max-num-batched-tokens 2 x ISL and --gpu-memory-utilization 0.90, so its 0.19.0
+  rows launch that way;
 - the checkpoint those vLLM recipes served, as stored (added after scoring, session 51, vllm_checkpoint; its
   before/after in the commit and the closing note): the model is the recipe's checkpoint (NVIDIA's NVFP4 exports
   for the Kimi-K2.5 and MiniMax-M2.5 nvfp4 rows, InferenceX PR #862 and issue #951) and the rule's weight schemes
@@ -179,7 +182,8 @@ The mapping rule, written before any row was scored and not tuned after:
   (VLLM_MXFP4_USE_MARLIN=1): VLLM_MOE_KERNELS;
 - a vLLM "TP T, EP E" row of InferenceX's 2026-04-06 file recorded as tp_size T x attention_dp_size E with
   moe_ep_size T x E (its id names `_tpT_epE_`; added after scoring, session 51, _vllm_tp_ep_as_dp) maps to TP T,
-  EP E on T GPUs, as its 2026-03-25 twin records it;
+  EP E on T GPUs, as its 2026-03-25 twin records it; so does a db-dump vLLM row of that shape (added after
+  scoring, session 54: MiniMax-M2.5 configs 690/691 are InferenceX PR #1010's tp 2 ep 2 / tp 4 ep 4 entries);
 - the client's lengths (client_range_ratio; changed after scoring, with its before/after in docs/accuracy.md):
   InferenceX's client and sa-bench draw every prompt and output length uniform in [0.8 L, L] (InferenceX:
   `--random-range-ratio $RANDOM_RANGE_RATIO`, RANDOM_RANGE_RATIO: 0.8 in .github/workflows/benchmark-tmpl.yml,
