@@ -674,7 +674,8 @@ def trtllm_batch_wait(row: dict, layout: dict) -> dict:
 # gptoss_fp4_b200.sh passes --kv-cache-dtype; vLLM's "auto" then takes the checkpoint's declared KV dtype (a ModelOpt
 # hf_quant_config kv_cache_quant_algo since vllm-project/vllm#29980, v0.13), else the model's: None = 16-bit (the
 # fp8-block and INT4 checkpoints declare none), "fp8" for the NVFP4 (ModelOpt) checkpoints, whose FP8 declaration is
-# assumed (NVIDIA's NVFP4 exports carry one; not read here); max_num_seqs "conc": $CONC; a None limit: not passed,
+# assumed (NVIDIA's NVFP4 exports carry one; nvidia/MiniMax-M2.5-NVFP4's hf_quant_config.json, read in session 54:
+# kv_cache_quant_algo FP8); max_num_seqs "conc": $CONC; a None limit: not passed,
 # vLLM's default for the GPU (the engine spec's large_gpu_* on H100/B200: 1024 sequences, 8192 tokens).
 VLLM_RECIPES = {
     ("minimax-m2.5", "fp8", "h100_sxm"): (None, 0.90, 256, None),       # minimaxm2.5_fp8_h100.sh
