@@ -164,7 +164,10 @@ The mapping rule, written before any row was scored and not tuned after:
   none), and its KV cache dtype: none of them but gptoss_fp4_b200.sh passes --kv-cache-dtype, so vLLM's "auto"
   keeps the checkpoint's: 16-bit for the fp8-block and INT4 checkpoints (none declares a KV dtype) where the rule
   above pairs fp8; fp8 for NVFP4 (assumed declared). Which revision each row ran is not recorded;
-  the stored one is taken;
+  the stored one is taken, but where a recipe changed with its image (added after scoring, session 54,
+  VLLM_RECIPE_RELEASES): InferenceX PR #947 moved minimaxm2.5-fp8-b200-vllm to v0.19.0 together with
+  --kv-cache-dtype fp8, --max-num-batched-tokens 2 x ISL and --gpu-memory-utilization 0.90, so its 0.19.0
+  rows launch that way;
 - the checkpoint those vLLM recipes served, as stored (added after scoring, session 51, vllm_checkpoint; its
   before/after in the commit and the closing note): the model is the recipe's checkpoint (NVIDIA's NVFP4 exports
   for the Kimi-K2.5 and MiniMax-M2.5 nvfp4 rows, InferenceX PR #862 and issue #951) and the rule's weight schemes
@@ -179,7 +182,8 @@ The mapping rule, written before any row was scored and not tuned after:
   (VLLM_MXFP4_USE_MARLIN=1): VLLM_MOE_KERNELS;
 - a vLLM "TP T, EP E" row of InferenceX's 2026-04-06 file recorded as tp_size T x attention_dp_size E with
   moe_ep_size T x E (its id names `_tpT_epE_`; added after scoring, session 51, _vllm_tp_ep_as_dp) maps to TP T,
-  EP E on T GPUs, as its 2026-03-25 twin records it;
+  EP E on T GPUs, as its 2026-03-25 twin records it; so does a db-dump vLLM row of that shape (added after
+  scoring, session 54: MiniMax-M2.5 configs 690/691 are InferenceX PR #1010's tp 2 ep 2 / tp 4 ep 4 entries);
 - the client's lengths (client_range_ratio; changed after scoring, with its before/after in docs/accuracy.md):
   InferenceX's client and sa-bench draw every prompt and output length uniform in [0.8 L, L] (InferenceX:
   `--random-range-ratio $RANDOM_RANGE_RATIO`, RANDOM_RANGE_RATIO: 0.8 in .github/workflows/benchmark-tmpl.yml,
@@ -288,10 +292,20 @@ def _vllm_tp_ep_as_dp(row: dict, prefix: str, tp_size: int, adp: int, moe_tp: in
     """A vLLM "TP T, EP E" deployment of T GPUs recorded as tp_size T x attention_dp_size E with moe_ep_size T x E
     (InferenceX's 2026-04-06 file: 40 MiniMax-M2.5 and Kimi-K2.5 rows whose ids name `_tpT_epE_`; their 2026-03-25
     twins record TP T, EP E without attention DP and measure within ~1%, and the recipes launch
-    --tensor-parallel-size T --enable-expert-parallel, no data parallelism). Added after scoring, session 51."""
+    --tensor-parallel-size T --enable-expert-parallel, no data parallelism). Added after scoring, session 51.
+    The database dump (db-dump/2026-04-27) writes InferenceX's vLLM rows the same way (added after scoring,
+    session 54): its MiniMax-M2.5 fp8 configs 690 (tp 2 x adp 2, moe_ep 4) and 691 (tp 4 x adp 4, moe_ep 16) are
+    the "tp: 2, ep: 2" and "tp: 4, ep: 4" entries of InferenceX PR #1010's search space (no dp-attn entry; the
+    fp8 recipe, benchmarks/single_node/fixed_seq_len/minimaxm2.5_fp8_b200.sh at 8eec0d4, has no data-parallel
+    launch), which the rule had run on 4 and 16 GPUs; the NVFP4 and Kimi-K2.5 rows of that shape take the same
+    reading (T GPUs; whether the NVFP4 ones ran --data-parallel-size T, the recipe's dp-attn launch, is not
+    recorded: TP T is taken)."""
+    if prefix or row["backend"] != "vllm" or adp <= 1 or moe_tp > 1:
+        return False
+    if row["silicon_data_source"].startswith("db-dump/"):
+        return ep == tp_size * adp
     named = LAYOUT_IN_ID.search(row["id"])
-    return (not prefix and row["backend"] == "vllm" and named is not None and adp > 1 and moe_tp <= 1
-            and (tp_size, adp, ep) == (int(named[1]), int(named[2]), int(named[1]) * int(named[2])))
+    return named is not None and (tp_size, adp, ep) == (int(named[1]), int(named[2]), int(named[1]) * int(named[2]))
 
 
 def _layout(row: dict, prefix: str = "") -> dict:
@@ -660,7 +674,8 @@ def trtllm_batch_wait(row: dict, layout: dict) -> dict:
 # gptoss_fp4_b200.sh passes --kv-cache-dtype; vLLM's "auto" then takes the checkpoint's declared KV dtype (a ModelOpt
 # hf_quant_config kv_cache_quant_algo since vllm-project/vllm#29980, v0.13), else the model's: None = 16-bit (the
 # fp8-block and INT4 checkpoints declare none), "fp8" for the NVFP4 (ModelOpt) checkpoints, whose FP8 declaration is
-# assumed (NVIDIA's NVFP4 exports carry one; not read here); max_num_seqs "conc": $CONC; a None limit: not passed,
+# assumed (NVIDIA's NVFP4 exports carry one; nvidia/MiniMax-M2.5-NVFP4's hf_quant_config.json, read in session 54:
+# kv_cache_quant_algo FP8); max_num_seqs "conc": $CONC; a None limit: not passed,
 # vLLM's default for the GPU (the engine spec's large_gpu_* on H100/B200: 1024 sequences, 8192 tokens).
 VLLM_RECIPES = {
     ("minimax-m2.5", "fp8", "h100_sxm"): (None, 0.90, 256, None),       # minimaxm2.5_fp8_h100.sh
@@ -670,6 +685,14 @@ VLLM_RECIPES = {
     ("kimi-k2.5", "nvfp4", "b200_sxm"): ("fp8", 0.90, "conc", None),    # kimik2.5_fp4_b200.sh
     ("gpt-oss-120b", "nvfp4", "b200_sxm"): ("fp8", 0.90, 512, 8192),    # gptoss_fp4_b200.sh (+ its config.yaml)
     ("gpt-oss-120b", "nvfp4", "h100_sxm"): (None, 0.90, "conc", 8192),  # gptoss_fp4_h100.sh (+ its config.yaml)
+}
+# The revision a row's release pins, where the recipe changed with the image (added after scoring, session 54):
+# InferenceX PR #947 (merged 2026-04-03) moved minimaxm2.5-fp8-b200-vllm from v0.17.0 to v0.19.0 and in the same
+# change added --kv-cache-dtype fp8, --max-num-batched-tokens $((ISL * 2)) and --max-cudagraph-capture-size 2048 and
+# lowered --gpu-memory-utilization 0.95 -> 0.90 (its description; the script as stored at 8eec0d4), so its 0.19.0
+# rows ran those and its 0.17.0 rows the stored 07e171a launch above. "2isl": twice the row's ISL.
+VLLM_RECIPE_RELEASES = {
+    ("minimax-m2.5", "fp8", "b200_sxm", "0.19.0"): ("fp8", 0.90, None, "2isl"),   # PR #947
 }
 
 
@@ -752,12 +775,15 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
     if row["backend"] != "vllm" or not inferencex_run(row):
         return
     model = row["model_path"].lower()
-    found = next((v for (m, q, g), v in VLLM_RECIPES.items()
-                  if m in model and q == row["gemm_quant_mode"] and g == row["system"]), None)
+    found = next((v for (m, q, g, r), v in VLLM_RECIPE_RELEASES.items() if m in model and q == row[
+        "gemm_quant_mode"] and g == row["system"] and r == row["backend_version"]), None) or next(
+        (v for (m, q, g), v in VLLM_RECIPES.items() if m in model and q == row["gemm_quant_mode"]
+         and g == row["system"]), None)
     if found is None:
         return
     vllm_checkpoint(row, kw)
     kv, kw["memory_utilization"], seqs, tokens = found
+    tokens = 2 * _int(row["isl"]) if tokens == "2isl" else tokens
     for key, value in (("kv_dtype", kv), ("max_num_seqs", n if seqs == "conc" else seqs),
                        ("max_num_batched_tokens", tokens)):
         if value is None:

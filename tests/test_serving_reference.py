@@ -530,6 +530,21 @@ def test_a_vllm_tp_ep_layout_recorded_as_attention_dp_maps_to_tp_and_ep():
     assert (sglang["tp"], sglang["attention_dp"], sglang["ep"]) == (16, 4, 16)
 
 
+def test_db_dump_vllm_rows_recorded_as_attention_dp_run_tp_and_ep_on_tp_gpus():
+    """The database dump writes InferenceX's vLLM "tp: 2, ep: 2" (PR #1010's search space) as tp_size 2 x
+    attention_dp_size 2 with moe_ep_size 4, as the 2026-04-06 file does: 2 GPUs, TP 2, EP 2; a shape whose EP is not
+    the product keeps the rule, and other sources' rows without the id's layout too."""
+    row = _row(id="minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c256_cfg690", backend="vllm", backend_version="0.19.0",
+               model_path="MiniMaxAI/MiniMax-M2.5", gemm_quant_mode="fp8", moe_quant_mode="fp8", tp_size="2",
+               attention_dp_size="2", moe_tp_size="1", moe_ep_size="4", batch_size="128",
+               silicon_data_source="db-dump/2026-04-27; config_id=690; silicon_concurrency=256")
+    kw = sr.simulate_kwargs(row)
+    assert (kw["tp"], kw["ep"], kw["gpus"]) == (2, 2, 2) and "attention_dp" not in kw
+    other = sr.simulate_kwargs({**row, "silicon_data_source": "source_file=x.csv; silicon_concurrency=256"})
+    assert (other["tp"], other["attention_dp"], other["gpus"]) == (4, 2, 4)
+    assert sr.simulate_kwargs({**row, "moe_ep_size": "2"})["gpus"] == 4
+
+
 def test_inferencex_vllm_rows_load_the_checkpoint_their_recipe_served():
     """The checkpoint as stored (vllm_checkpoint): NVIDIA's NVFP4 exports of Kimi-K2.5 and MiniMax-M2.5 and
     gpt-oss-120b's MXFP4 leave the attention 16-bit; gpt-oss on B200 keeps the rule's nvfp4 experts (its recipe's
@@ -619,6 +634,11 @@ def test_inferencex_vllm_rows_launch_as_their_recipes():
     assert kw["max_num_seqs"] == 256 and "max_num_batched_tokens" not in kw   # --max-num-seqs 256; vLLM's default
     b200 = sr.simulate_kwargs(_row(**minimax))
     assert b200["memory_utilization"] == 0.95 and "max_num_seqs" not in b200
+    assert sr.simulate_kwargs(_row(backend_version="0.17.0", **minimax))["memory_utilization"] == 0.95
+    # PR #947 moved the B200 fp8 recipe to v0.19.0 with fp8 KV, 2 x ISL tokens a step and 0.90
+    new = sr.simulate_kwargs(_row(backend_version="0.19.0", isl="8192", **minimax))
+    assert (new["kv_dtype"], new["max_num_batched_tokens"], new["memory_utilization"]) == ("fp8", 16384, 0.90)
+    assert "max_num_seqs" not in new
     oss = sr.simulate_kwargs(_row(model_path="openai/gpt-oss-120b", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4",
                                   backend="vllm", silicon_data_source=src, tp_size="2", attention_dp_size="1",
                                   moe_tp_size="1", moe_ep_size="1", batch_size="8"))
