@@ -62,8 +62,11 @@ _FASTGEN = {"model": "llama-2-70b", "hardware": "dgx-a100-80gb", "gpus": 4, "par
 # The blog's own benchmark (github.com/microsoft/DeepSpeed blogs/deepspeed-fastgen, section 4.A): 1 to 32
 # concurrent clients send 512 requests; lengths normal around their means with "a 30% variance" (read as a 30%
 # coefficient of variation); effective throughput = the best point of that sweep of SLA-meeting requests per second.
+# A request meets the blog's SLA by its benchmark's own rule (claims/fastgen_sla.py: first token within its prompt
+# / 512 s, the EMA of its token gaps under 1/4 s at every token: the 4 tok/s SLA of the 2.3x).
 _FASTGEN_BLOG = deep_merged(_FASTGEN, {"sim": {"traffic": {"requests": 512, "length_cv": 0.3},
-                                               "criterion": {"clients": [1, 2, 4, 8, 16, 32]}}})
+                                               "criterion": {"clients": [1, 2, 4, 8, 16, 32],
+                                                             "fastgen_gen_tok_s": 4.0}}})
 # Its vLLM (the blog is of November 2023: vLLM 0.2.x) as vllm-0.2, the nearest profile; FastGen's own kernels
 # are not profiled: the default engine's stand in.
 _FASTGEN_ENGINES = dict(baseline_engine="vllm-0.2", system_engine="vllm",
@@ -125,14 +128,15 @@ CLAIMS: list[Claim] = [
           "peak_goodput_rps", _FASTGEN_BLOG, _SPLITFUSE,
           "Dynamic SplitFuse splits 2600-token prompts into fixed-size forward passes beside the decodes, so "
           "generation keeps its 4 tok/s while prompts stream in.",
-          miss="the blog's generation SLA is an exponential moving average of each request's token rate (one "
-               "long stall behind a prefill fails it: 28% of vLLM's requests at its peak), and its prompt SLA "
-               "is each request's own prompt / 512 s; whatif's SLO is the mean time per output token and one "
-               "first-token bound (2600 / 512 s), which vLLM's prefill stalls rarely break",
+          miss="vLLM's measured peak is lower than whatif's: the blog's vLLM served 0.63 SLA-meeting requests/s at "
+               "its peak (28% failing), whatif's 1.00 (24% failing at 8 clients), while FastGen's 1.42 is "
+               "whatif's 1.77 (1.76x, just under the band's 1.77x); vLLM 0.2's own overheads beyond the "
+               "profile's (its Ray workers, sampler, and the blog's vLLM flags, not stated) are not modelled; "
+               "FastGen's own kernels are not profiled",
           setup_note="the blog's Figure 4 case: Llama-2-70B on 4 A100-80GB (tp 4), prompts 2600 and outputs 60 "
                      "(normal, 30% CV), 512 requests from 1-32 closed-loop clients, the best point; SplitFuse's "
-                     "768 tokens per pass (DeepSpeed's default); SLA first token within 2600/512 s and >= 4 tok/s "
-                     "(mean)", **_FASTGEN_ENGINES),
+                     "768 tokens per pass (DeepSpeed's default); the benchmark's SLA: first token within the "
+                     "request's prompt / 512 s, EMA (span 16) of token gaps under 1/4 s", **_FASTGEN_ENGINES),
     Claim("chunked_prefill", "DeepSpeed-FastGen: 2x lower latency on average (than vLLM)", 2.0, "mean_e2e",
           deep_merged(_FASTGEN_BLOG, {"sim": {"traffic": {"rate": 1.0}}}), _SPLITFUSE,
           "At a load vLLM still serves, prompts first mean decodes pause for every arriving prompt; the mean "

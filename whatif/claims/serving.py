@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..scenario import Scenario, build_scenario
 from ..simulator.cluster import simulate
 from ..simulator.config import SLO, sim_config
+from .fastgen_sla import effective_throughput_rps
 
 CAPACITY_STEPS = 7       # bisections of the rate bracket: 2^-7 of it, ~1% of a 2x bracket
 
@@ -89,10 +90,16 @@ def tightest_slo_scale(mapping: dict) -> float:
 
 def peak_goodput_rps(mapping: dict) -> float:
     """The highest SLO-attaining request rate over closed loops of the criterion's `clients` counts (DeepSpeed-
-    FastGen's effective throughput: the best point of a 1-32 client sweep, requests meeting its SLA per second)."""
-    clients = mapping["sim"]["criterion"]["clients"]
-    return max(run(deep_merged(mapping, {"sim": {"traffic": {"concurrency": c}}})).goodput_rps() or 0.0
-               for c in clients)
+    FastGen's effective throughput: the best point of a 1-32 client sweep, requests meeting its SLA per second).
+    With `fastgen_gen_tok_s` in the criterion a request is scored by FastGen's own SLA (claims/fastgen_sla.py)
+    at that generation rate, not by the run's SLO."""
+    crit = mapping["sim"]["criterion"]
+
+    def goodput(result) -> float:
+        if "fastgen_gen_tok_s" in crit:
+            return effective_throughput_rps(result, crit["fastgen_gen_tok_s"])
+        return result.goodput_rps() or 0.0
+    return max(goodput(run(deep_merged(mapping, {"sim": {"traffic": {"concurrency": c}}}))) for c in crit["clients"])
 
 
 def _latency(stat: str, q: str):
