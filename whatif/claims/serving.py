@@ -102,6 +102,23 @@ def peak_goodput_rps(mapping: dict) -> float:
     return max(goodput(run(deep_merged(mapping, {"sim": {"traffic": {"concurrency": c}}}))) for c in crit["clients"])
 
 
+def e2e_at_throughput(mapping: dict) -> float:
+    """Mean end-to-end latency at the criterion's `throughput_rps`, read off the closed-loop throughput-latency
+    curve of its `clients` counts (linear between the two points around it; DeepSpeed-FastGen's Figure 2 compares
+    latency at equal throughput). inf when no client count reaches that throughput."""
+    crit = mapping["sim"]["criterion"]
+    target = crit["throughput_rps"]
+    points = []
+    for c in crit["clients"]:
+        result = run(deep_merged(mapping, {"sim": {"traffic": {"concurrency": c}}}))
+        points.append((result.summary()["throughput"]["finished_rps"], result.latency()["e2e_s"]["mean"]))
+    points.sort()
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if x0 <= target <= x1:
+            return y0 + (y1 - y0) * (target - x0) / (x1 - x0) if x1 > x0 else y0
+    return float("inf")
+
+
 def _latency(stat: str, q: str):
     return lambda mapping: run(mapping).latency()[stat][q]
 
@@ -113,5 +130,6 @@ SERVING_METRICS = {
     "peak_goodput_rps": (peak_goodput_rps, "req/s", True),
     "output_tok_s": (lambda m: run(m).summary()["throughput"]["output_tok_s"], "tok/s", True),
     "mean_e2e": (_latency("e2e_s", "mean"), "s", False),
+    "e2e_at_throughput": (e2e_at_throughput, "s", False),
     "p95_itl": (_latency("itl_s", "p95"), "s", False),
 }
