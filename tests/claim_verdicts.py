@@ -123,7 +123,8 @@ VERDICTS = {
     'F-medusa-tpot-4': 'illustrative',                        # Chimera: an average latency speedup ratio of 2.7
     'F-eagle-tpot': 'conditional',                            # MSD boosts inference speed by up to 2.29x for LL
     'F-eagle-tpot-2': 'conditional',                          # MSD boosts inference speed by up to 2.46x for LL
-    'F-eagle-tpot-3': 'illustrative',                         # Scylla: 'Industrial inference engine deployments
+    'F-eagle-tpot-3': 'conditional',                          # FLASH: up to 2.55x speed-up on visual instructio
+    'F-eagle-tpot-4': 'illustrative',                         # Scylla: 'Industrial inference engine deployments
     'F-hidden_transfer-tpot': 'no figure',                    # Hidden Transfer: 'we outperform all the single-m
     'F-s2d-tpot': 'no figure',                                # S2D: 'our draft models perform better than basel
     'G-diffusion-e2e': 'illustrative',                        # dParallel: 'When applied to the LLaDA-8B-Instruc
@@ -153,7 +154,7 @@ VERDICTS = {
     'J-disaggregation-slo_scale': 'miss',                     # DistServe can serve ... 10.2x tighter SLO, compa
     'J-chunked_prefill-peak_goodput_rps': 'miss',             # DeepSpeed-FastGen: up to 2.3x higher effective t
     'J-chunked_prefill-capacity_rps-2': 'in band',            # Sarathi-Serve: up to 3.7x higher serving capacit
-    'J-chunked_prefill-mean_e2e': 'conditional',              # DeepSpeed-FastGen: 2x lower latency on average (
+    'J-chunked_prefill-e2e_at_throughput': 'miss',            # DeepSpeed-FastGen: 2x lower latency on average (th
     'J-chunked_prefill-p95_itl': 'in band',                   # DeepSpeed-FastGen: up to 3.7x lower (token-level
     'J-continuous_batching-mean_e2e': 'conditional',          # Flover brings over 11x inference speedup on GPT
     'J-prefix_caching-output_tok_s': 'conditional',           # BatchLLM outperforms vLLM by 1.1x to 2x on a set

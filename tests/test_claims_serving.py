@@ -60,3 +60,44 @@ def test_the_openchat_trace_lengths_are_multi_turn_prompts():
     chat = LENGTH_PROFILES["openchat-sharegpt4"]
     assert chat.prompt.mean() > 5 * LENGTH_PROFILES["sharegpt"].prompt.mean()
     assert chat.prompt.high + chat.output.high <= 8192
+
+
+def test_fastgen_sla_is_its_benchmarks_rule():
+    """DeepSpeed-FastGen's SLA: pandas' ewm(span=16) mean of the token gaps under 1/rate at every token, and the
+    first token within prompt / 512 s; one long stall fails a request whose mean rate would pass."""
+    from types import SimpleNamespace
+    import numpy as np
+    from whatif.claims.fastgen_sla import ema, meets
+
+    x = np.array([1.0, 3.0, 2.0, 5.0])
+    a, expect = 2 / 17, []
+    for i in range(len(x)):
+        w = (1 - a) ** np.arange(i, -1, -1)
+        expect.append(float((w * x[: i + 1]).sum() / w.sum()))
+    assert ema(x) == pytest.approx(expect)
+
+    def record(ttft, gaps, prompt=1024):
+        times = np.cumsum([ttft, *gaps])
+        return SimpleNamespace(finish_s=times[-1], ttft_s=ttft, token_times=list(times),
+                               request=SimpleNamespace(prompt=prompt))
+    steady = record(1.0, [0.2] * 60)
+    stalled = record(1.0, [0.2] * 30 + [2.0] + [0.1] * 29)     # mean gap 0.18 s: passes a mean-rate SLO
+    assert meets(steady, 4.0) and not meets(stalled, 4.0)
+    assert not meets(record(2.5, [0.2] * 60), 4.0)               # 1024 tokens at 512 tok/s: 2 s allowed
+
+
+def test_latency_at_equal_throughput_is_read_off_the_client_curve(monkeypatch):
+    """e2e_at_throughput: linear between the two closed-loop points around the target; inf when none reaches it."""
+    from types import SimpleNamespace
+    from whatif.claims import serving
+
+    curve = {1: (0.5, 2.0), 4: (1.0, 4.0), 8: (1.5, 8.0)}     # clients -> (requests/s, mean e2e s)
+
+    def fake_run(mapping, rate=None):
+        rps, e2e = curve[mapping["sim"]["traffic"]["concurrency"]]
+        return SimpleNamespace(summary=lambda: {"throughput": {"finished_rps": rps}},
+                               latency=lambda: {"e2e_s": {"mean": e2e}})
+    monkeypatch.setattr(serving, "run", fake_run)
+    m = {"sim": {"traffic": {}, "criterion": {"clients": [1, 4, 8], "throughput_rps": 1.2}}}
+    assert serving.e2e_at_throughput(m) == pytest.approx(4.0 + 4.0 * 0.2 / 0.5)
+    assert serving.e2e_at_throughput(deep_merged(m, {"sim": {"criterion": {"throughput_rps": 2.0}}})) == float("inf")

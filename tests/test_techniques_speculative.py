@@ -100,6 +100,18 @@ def test_draft_model_steps_and_first_step_catch_up():
     assert parse_technique("speculative").catch_up_tokens(3.2, [0.8, 0.6]) == pytest.approx(1.6)
 
 
+def test_a_semi_autoregressive_head_drafts_several_levels_per_pass():
+    """FLASH: tokens_per_pass=k runs the head once per k tree levels; the tokens per round are unchanged."""
+    eagle = parse_technique("eagle")
+    assert eagle.pass_widths([3, 2, 2, 1, 1]) == [3, 2, 2, 1, 1]
+    assert parse_technique("eagle:tokens_per_pass=2").pass_widths([3, 2, 2, 1, 1]) == [2, 1, 1]
+    assert parse_technique("eagle:tokens_per_pass=5").pass_widths([3, 2, 2, 1, 1]) == [1]
+    one, two = (round_at(f"eagle:tokens_per_pass={k}", batch=1, ctx=1024) for k in (1, 2))
+    assert two.tokens == one.tokens and two.draft_s < one.draft_s
+    with pytest.raises(Exception, match="tokens_per_pass"):
+        parse_technique("eagle:tokens_per_pass=0")
+
+
 def test_a_zero_cost_drafter_with_no_acceptance_is_never_faster():
     for batch in (1, 8, 64, 256):
         for ctx in (128, 2048):

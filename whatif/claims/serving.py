@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..scenario import Scenario, build_scenario
 from ..simulator.cluster import simulate
 from ..simulator.config import SLO, sim_config
+from .fastgen_sla import effective_throughput_rps
 
 CAPACITY_STEPS = 7       # bisections of the rate bracket: 2^-7 of it, ~1% of a 2x bracket
 
@@ -89,10 +90,33 @@ def tightest_slo_scale(mapping: dict) -> float:
 
 def peak_goodput_rps(mapping: dict) -> float:
     """The highest SLO-attaining request rate over closed loops of the criterion's `clients` counts (DeepSpeed-
-    FastGen's effective throughput: the best point of a 1-32 client sweep, requests meeting its SLA per second)."""
-    clients = mapping["sim"]["criterion"]["clients"]
-    return max(run(deep_merged(mapping, {"sim": {"traffic": {"concurrency": c}}})).goodput_rps() or 0.0
-               for c in clients)
+    FastGen's effective throughput: the best point of a 1-32 client sweep, requests meeting its SLA per second).
+    With `fastgen_gen_tok_s` in the criterion a request is scored by FastGen's own SLA (claims/fastgen_sla.py)
+    at that generation rate, not by the run's SLO."""
+    crit = mapping["sim"]["criterion"]
+
+    def goodput(result) -> float:
+        if "fastgen_gen_tok_s" in crit:
+            return effective_throughput_rps(result, crit["fastgen_gen_tok_s"])
+        return result.goodput_rps() or 0.0
+    return max(goodput(run(deep_merged(mapping, {"sim": {"traffic": {"concurrency": c}}}))) for c in crit["clients"])
+
+
+def e2e_at_throughput(mapping: dict) -> float:
+    """Mean end-to-end latency at the criterion's `throughput_rps`, read off the closed-loop throughput-latency
+    curve of its `clients` counts (linear between the two points around it; DeepSpeed-FastGen's Figure 2 compares
+    latency at equal throughput). inf when no client count reaches that throughput."""
+    crit = mapping["sim"]["criterion"]
+    target = crit["throughput_rps"]
+    points = []
+    for c in crit["clients"]:
+        result = run(deep_merged(mapping, {"sim": {"traffic": {"concurrency": c}}}))
+        points.append((result.summary()["throughput"]["finished_rps"], result.latency()["e2e_s"]["mean"]))
+    points.sort()
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if x0 <= target <= x1:
+            return y0 + (y1 - y0) * (target - x0) / (x1 - x0) if x1 > x0 else y0
+    return float("inf")
 
 
 def _latency(stat: str, q: str):
@@ -106,5 +130,6 @@ SERVING_METRICS = {
     "peak_goodput_rps": (peak_goodput_rps, "req/s", True),
     "output_tok_s": (lambda m: run(m).summary()["throughput"]["output_tok_s"], "tok/s", True),
     "mean_e2e": (_latency("e2e_s", "mean"), "s", False),
+    "e2e_at_throughput": (e2e_at_throughput, "s", False),
     "p95_itl": (_latency("itl_s", "p95"), "s", False),
 }

@@ -198,7 +198,8 @@ class Eagle(Speculative):
     grown level by level (EAGLE-2: a context-dependent tree, here a fixed shape) and verified in one
     target pass. Each draft step costs one layer plus an LM-head GEMM over that level's nodes; the
     head's weights and its one layer of KV take HBM. FSPAD's feature sampling (token embeddings mixed into
-    the features the head takes) and partial-alignment distillation change its acceptance, not these costs."""
+    the features the head takes) and partial-alignment distillation change its acceptance, not these costs.
+    FLASH's semi-autoregressive head (tokens_per_pass > 1) drafts that many tree levels per head pass."""
 
     name = "eagle"
     family = "F"
@@ -206,6 +207,19 @@ class Eagle(Speculative):
     alpha: float = param(0.75, "acceptance per draft token (assumed, the order EAGLE reports on Vicuna/LLaMA2-Chat)")
     tree: str = param("3x2x2x1x1", "draft tree (widths per depth or nodes); 45 nodes, 5 deep (assumed shape "
                                    "for EAGLE-2's dynamic tree)")
+    tokens_per_pass: int = param(1, "tree levels drafted per head pass: 1 is EAGLE's autoregressive head; FLASH's "
+                                    "semi-autoregressive head emits several consecutive tokens from one pass")
+
+    def check_params(self) -> None:
+        super().check_params()
+        self.require(isinstance(self.tokens_per_pass, int) and self.tokens_per_pass >= 1, "tokens_per_pass",
+                     "an integer >= 1")
+
+    def pass_widths(self, widths: list[int]) -> list[int]:
+        """The levels whose nodes feed a head pass (every tokens_per_pass-th; the last level feeds none),
+        then the last: a semi-autoregressive pass drafts the next tokens_per_pass levels at once."""
+        k = self.tokens_per_pass
+        return widths[k - 1:-1:k] + widths[-1:]
 
     def head_model(self, model: ModelSpec) -> ModelSpec:
         return replace(model, name=f"{model.name}-eagle-head", num_layers=1, moe=None,
@@ -225,6 +239,7 @@ class Eagle(Speculative):
     def draft_s(self, rc: RoundContext, widths: list[int], catch_up: float) -> float:
         s = rc.setup
         setup = rc.other_model(self.head_model(s.user_model), s.parallel.tp)
+        widths = self.pass_widths(widths)
         rows = rc.batch * (max(1.0, catch_up) + sum(widths[:-1]))
         return draft_model_passes(rc, setup, widths, catch_up, rc.context) + self._fuse(rc, rows)
 
