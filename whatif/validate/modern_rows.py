@@ -160,12 +160,13 @@ def deepep_rows(frame, mode):
 
     def build(group, c, gpu):
         link = link_figures(CORPUS_LINKS[gpu])[0]
+        signal = deepep.signal_seconds(CORPUS_LINKS[gpu], "nvlink", link) if mode == "ll" else 0.0
         out = []
         for phase in ("dispatch", "combine"):
             for (topk, experts), g in group.groupby(["num_topk", "num_experts"]):
                 sms = _col(g, f"{phase}_sms") if mode == "normal" else c.sms
                 parts, items = deepep.deepep_work(mode, phase, _col(g, "num_token"), _col(g, "hidden_size"), topk,
-                                                  experts, sms, c, link)
+                                                  experts, sms, c, link, signal_s=signal)
                 us = g[f"{phase}_transmit_us"] + g[f"{phase}_notify_us"] if mode == "normal" else g[f"{phase}_avg_t_us"]
                 r = _attach(g, parts, items, f"deepep_{mode}_{phase}", us.to_numpy(dtype=float) * 1e-6)
                 for k in ("num_token", "hidden_size", "num_topk"):   # the shape (accuracy_modern --vs-kernels)
