@@ -90,8 +90,13 @@ def test_gdn_chunked_prefill_runs_its_state_pass_one_chunk_after_another():
     assert linear_attention.chunk_impl("vllm", "ada") == linear_attention.chunk_impl("sglang", "hopper") == "fla"
     p = fitted_roofline.family_params("gdn_chunk_prefill", "sglang", "hopper")
     assert p.step_s > 0 and p.step_cycles > 0
-    flashinfer = fitted_roofline.family_params("gdn_chunk_prefill_flashinfer", "vllm", "hopper")
+    flashinfer = fitted_roofline.family_params("gdn_chunk_prefill_flashinfer_sm90", "vllm", "hopper")
     assert "h100_sxm" in flashinfer.provenance
+    # FlashInfer writes one GDN prefill kernel per architecture (SM90, SM100): a family each, no pooled transfer
+    assert linear_attention.gdn_family("chunk_prefill", "flashinfer", "blackwell") == \
+        "gdn_chunk_prefill_flashinfer_sm100"
+    assert "b200_sxm" in fitted_roofline.family_params("gdn_chunk_prefill_flashinfer_sm100", "vllm",
+                                                       "blackwell").provenance
     one, two = (linear_attention.gdn_seconds("chunk_prefill", 1, s, 1, 2, H100) for s in (16384, 32768))
     assert two - one == pytest.approx(256 * p.step_s, rel=0.5)   # few heads: the chain, not the bytes
 
@@ -237,7 +242,6 @@ PINNED_LOO = {
     ("encoder_attention", "vllm"): 23.4,
     ("gdn_chunk_prefill", "sglang"): 12.6,
     ("gdn_chunk_prefill", "trtllm"): 21.4,
-    ("gdn_chunk_prefill_flashinfer", "vllm"): 44.5,   # vLLM's FLA rows (L40S only) have no leave-one-out
     ("gdn_conv1d_decode", "sglang"): 10.8,
     ("gdn_conv1d_decode", "trtllm"): 24.7,
     ("gdn_conv1d_decode", "vllm"): 13.1,

@@ -113,7 +113,7 @@ def gdn_rows(frame):
                 kernel, _col(g, "batch_size"), _col(g, "seq_len"), _col(g, "num_k_heads"), _col(g, "num_v_heads"),
                 _col(g, "head_k_dim"), _col(g, "head_v_dim"), c, _col(g, "d_conv"), impl, state_in,
                 _col(g, "num_k_heads") * _col(g, "head_k_dim") if trt else None)
-            r = _attach(g, parts, items, linear_attention.gdn_family(kernel, impl), steps=steps,
+            r = _attach(g, parts, items, linear_attention.gdn_family(kernel, impl, c.arch), steps=steps,
                         clocked=clocked)
             for k in ("batch_size", "num_k_heads", "num_v_heads"):   # the shape (accuracy_modern --vs-kernels)
                 r[k] = g[k].to_numpy()
