@@ -134,7 +134,7 @@ def deepep_time(op: Op, gpu, link) -> OpTime | None:
     deepep = _lazy("kernel_models.deepep")
     price = deepep.deepep_dispatch_seconds if s.phase == "dispatch" else deepep.deepep_combine_seconds
     t = price(max(1, round(s.tokens)), s.hidden, s.topk, s.experts, gpu, link.bandwidth.value,
-              low_latency=s.mode == "ll", ranks=int(s.gpus))
+              low_latency=s.mode == "ll", ranks=int(s.gpus), link=link.name)
     return OpTime(op, t, 0.0, t, 0.0, "network")
 
 

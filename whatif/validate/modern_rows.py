@@ -113,7 +113,7 @@ def gdn_rows(frame):
                 kernel, _col(g, "batch_size"), _col(g, "seq_len"), _col(g, "num_k_heads"), _col(g, "num_v_heads"),
                 _col(g, "head_k_dim"), _col(g, "head_v_dim"), c, _col(g, "d_conv"), impl, state_in,
                 _col(g, "num_k_heads") * _col(g, "head_k_dim") if trt else None)
-            r = _attach(g, parts, items, linear_attention.gdn_family(kernel, impl), steps=steps,
+            r = _attach(g, parts, items, linear_attention.gdn_family(kernel, impl, c.arch), steps=steps,
                         clocked=clocked)
             for k in ("batch_size", "num_k_heads", "num_v_heads"):   # the shape (accuracy_modern --vs-kernels)
                 r[k] = g[k].to_numpy()
@@ -160,12 +160,13 @@ def deepep_rows(frame, mode):
 
     def build(group, c, gpu):
         link = link_figures(CORPUS_LINKS[gpu])[0]
+        signal = deepep.signal_seconds(CORPUS_LINKS[gpu], "nvlink", link) if mode == "ll" else 0.0
         out = []
         for phase in ("dispatch", "combine"):
             for (topk, experts), g in group.groupby(["num_topk", "num_experts"]):
                 sms = _col(g, f"{phase}_sms") if mode == "normal" else c.sms
                 parts, items = deepep.deepep_work(mode, phase, _col(g, "num_token"), _col(g, "hidden_size"), topk,
-                                                  experts, sms, c, link)
+                                                  experts, sms, c, link, signal_s=signal)
                 us = g[f"{phase}_transmit_us"] + g[f"{phase}_notify_us"] if mode == "normal" else g[f"{phase}_avg_t_us"]
                 r = _attach(g, parts, items, f"deepep_{mode}_{phase}", us.to_numpy(dtype=float) * 1e-6)
                 for k in ("num_token", "hidden_size", "num_topk"):   # the shape (accuracy_modern --vs-kernels)

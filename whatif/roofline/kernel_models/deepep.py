@@ -14,15 +14,20 @@ holding its top-k experts, combine returns the weighted expert outputs. Measured
   fp8 with one fp32 scale per 128 elements, combine in bf16 (t_m: the remote bytes over the link). The LL
   kernels run one warp group per expert, so they launch only ceil(E / ceil(E / SMs)) SMs (DeepEP
   internode_ll.cu: 8 SMs for 8 experts); each active SM walks its tokens and then its experts' receive
-  counters one after the other, so a fixed cost per (token + expert) on an active SM (items). No compute
-  term: the fitted form's compute efficiency is unused (fitted as 1). Before this, t_c was the same bytes
-  over HBM, collinear with t_m: one of the two efficiencies drifted to the cap of 1 (the tell) and tokens
-  on a few active SMs (1.9-2.6 us each, the 8- and 16-expert rows) had no term.
+  counters one after the other, so a fixed cost per (token + expert) on an active SM (items). Its other
+  term (t_c) is a signalling latency, not compute: the send phase ends by writing each peer's receive
+  counters and the receive phase polls them (DeepEP internode_ll.cu), a chain of cross-GPU flag writes
+  like NCCL's LL protocol, so its unit is the link's measured small-message latency (NCCL LL base_s,
+  data/collective_fit.yaml: fitted on that link's nccl-tests rows, not on DeepEP's) and compute_eff is
+  1 / the chain's length in those units. The tables' floor is 1.6-1.7x H100's on B200 (dispatch of 1
+  token: 15-28 us against 9-17); no datasheet figure carries it (both link profiles say 2 us), nccl-tests
+  on the same two fabrics do (LL base 9.5 us against 6.4: 1.49x).
 Parameters: data/modern_fit.yaml, families deepep_<mode>_<dispatch|combine> (fitted_roofline.py).
 """
 from __future__ import annotations
 
 import math
+from functools import cache
 
 from .fitted_roofline import family_params, fitted_seconds
 from .params import ceilings
@@ -48,8 +53,18 @@ def ll_active_sms(experts: int, sms):
     return np.ceil(experts / groups)
 
 
-def deepep_work(mode: str, phase: str, tokens, hidden, topk, experts, sms, c, link_bw, ranks=EP_RANKS):
-    """([(SM-bound s, link-bound s)], messages) of one DeepEP call at efficiency 1; topk, experts scalars."""
+@cache
+def signal_seconds(link_name: str, link_type: str, link_bw: float) -> float:
+    """A link's measured small-message latency: NCCL's LL protocol base (collective_fit.yaml); a link without a
+    fit of its own takes the nearest fitted generation of its type and bandwidth."""
+    from .collectives import collective_params
+    return collective_params(link_name, described=(link_type, link_bw))[0].protocols["LL"].base_s
+
+
+def deepep_work(mode: str, phase: str, tokens, hidden, topk, experts, sms, c, link_bw, ranks=EP_RANKS,
+                signal_s=0.0):
+    """([(SM-bound or signalling s, link-bound s, 0)], items) of one DeepEP call at efficiency 1; topk, experts
+    scalars; signal_s: the link's signal_seconds (low-latency mode's t_c)."""
     remote = (ranks - 1) / ranks
     per_elt = (1.0 + 4.0 / 128) if phase == "dispatch" else 2.0
     if mode == "normal":
@@ -57,30 +72,31 @@ def deepep_work(mode: str, phase: str, tokens, hidden, topk, experts, sms, c, li
         return [(moved / (sms * c.clock * SM_COPY_BYTES), moved / link_bw, 0.0 * moved)], tokens * c.sms / sms
     moved = tokens * topk * remote * hidden * per_elt
     active = ll_active_sms(int(experts), c.sms)
-    return [(0.0 * moved, moved / link_bw, 0.0 * moved)], (tokens + experts) * c.sms / active
+    return [(signal_s + 0.0 * moved, moved / link_bw, 0.0 * moved)], (tokens + experts) * c.sms / active
 
 
-def _seconds(mode, phase, tokens, hidden, topk, experts, gpu, link_bw, sms, engine, ranks=EP_RANKS):
+def _seconds(mode, phase, tokens, hidden, topk, experts, gpu, link_bw, sms, engine, ranks, link):
     c = ceilings(gpu)
-    parts, items = deepep_work(mode, phase, tokens, hidden, topk, experts, sms or c.sms, c, link_bw, ranks)
+    signal = signal_seconds(link, "nvlink", link_bw) if mode == "ll" else 0.0
+    parts, items = deepep_work(mode, phase, tokens, hidden, topk, experts, sms or c.sms, c, link_bw, ranks, signal)
     return float(fitted_seconds(parts, items, c.sms, family_params(f"deepep_{mode}_{phase}", engine, c.arch)))
 
 
 def deepep_dispatch_seconds(tokens: int, hidden: int, topk: int, experts: int, gpu, link_bw: float,
                             low_latency: bool = False, sms: int | None = 24, engine: str = "sglang",
-                            ranks: int = EP_RANKS) -> float:
+                            ranks: int = EP_RANKS, link: str = "") -> float:
     """Seconds of one DeepEP dispatch from one GPU of an 8-GPU NVLink node: `tokens` this GPU routes,
     `hidden` elements each, `topk` of `experts` experts; link_bw: the GPU's NVLink bandwidth per
     direction (B/s); low_latency: the decode (LL) kernel, else the normal one running on `sms` SMs
-    (SGLang's default 24; None: all); ranks: the EP group (the tables measured 8). gpu: a GPU profile or
-    Ceilings."""
+    (SGLang's default 24; None: all); ranks: the EP group (the tables measured 8); link: the NVLink profile's
+    name (its measured latency; unnamed: the fitted generation nearest link_bw). gpu: a GPU profile or Ceilings."""
     return _seconds("ll" if low_latency else "normal", "dispatch", tokens, hidden, topk, experts, gpu, link_bw,
-                    sms, engine, ranks)
+                    sms, engine, ranks, link)
 
 
 def deepep_combine_seconds(tokens: int, hidden: int, topk: int, experts: int, gpu, link_bw: float,
                            low_latency: bool = False, sms: int | None = 24, engine: str = "sglang",
-                           ranks: int = EP_RANKS) -> float:
+                           ranks: int = EP_RANKS, link: str = "") -> float:
     """Seconds of one DeepEP combine (the return trip of deepep_dispatch_seconds; same inputs)."""
     return _seconds("ll" if low_latency else "normal", "combine", tokens, hidden, topk, experts, gpu, link_bw,
-                    sms, engine, ranks)
+                    sms, engine, ranks, link)

@@ -45,7 +45,7 @@ def _ceil_div(a, b):
 def chunk_impl(engine: str, arch: str) -> str:
     """The chunked-prefill kernel an engine runs on an architecture: vLLM runs FlashInfer's fused kernel on
     Hopper and Blackwell (the tables' kernel_source), FLA's Triton kernels elsewhere; SGLang and TRT-LLM FLA's."""
-    return "flashinfer" if engine == "vllm" and arch in ("hopper", "blackwell") else "fla"
+    return "flashinfer" if engine == "vllm" and arch in FLASHINFER_SM else "fla"
 
 
 def _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, state, mem):
@@ -127,10 +127,17 @@ def gdn_seconds(kernel: str, batch: int, seq_len: int, k_heads: int, v_heads: in
     c = ceilings(gpu)
     impl = chunk_impl(engine, c.arch) if kernel == "chunk_prefill" else "fla"
     parts, items, (steps, clocked) = gdn_work(kernel, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv, impl)
-    return float(fitted_seconds(parts, items, c.sms, family_params(gdn_family(kernel, impl), engine, c.arch), steps,
-                                clocked, c.clock))
+    params = family_params(gdn_family(kernel, impl, c.arch), engine, c.arch)
+    return float(fitted_seconds(parts, items, c.sms, params, steps, clocked, c.clock))
 
 
-def gdn_family(kernel: str, impl: str = "fla") -> str:
-    """The fit family of a GDN kernel: FlashInfer's fused chunked prefill has its own."""
-    return f"gdn_{kernel}" + ("_flashinfer" if impl == "flashinfer" else "")
+FLASHINFER_SM = {"hopper": "sm90", "blackwell": "sm100"}   # the GPUs FlashInfer's GDN prefill has a kernel for
+
+
+def gdn_family(kernel: str, impl: str = "fla", arch: str = "") -> str:
+    """The fit family of a GDN kernel: FlashInfer's fused chunked prefill has one per architecture, as FlashInfer
+    writes one kernel each (flashinfer/gdn_prefill.py dispatches chunk_gated_delta_rule_sm90 / _sm100: wgmma on
+    Hopper, tcgen05 on Blackwell; B200 runs 1.5x slower than H100 at 64 sequences x 64 heads, no datasheet ratio)."""
+    if impl != "flashinfer":
+        return f"gdn_{kernel}"
+    return f"gdn_{kernel}_flashinfer_{FLASHINFER_SM[arch]}"
