@@ -854,6 +854,20 @@ def vllm_allreduce_fusion(row: dict) -> bool:
     return recipe or bool(release and release >= VLLM_FUSION_RELEASE)
 
 
+# SGLang 0.5.x turns the FlashInfer all-reduce + residual + RMSNorm fusion on by itself for DeepSeek-V3/R1 on sm100
+# (python/sglang/srt/server_args.py _handle_model_specific_adjustments: not enable_dp_attention and nnodes == 1);
+# engine_profiles/versions/sglang-0.5.yaml carries it (its families: deepseek_v3 only).
+SGLANG_FUSION_PROFILE = "sglang-0.5"
+
+
+def sglang_allreduce_fusion(row: dict, layout: dict, nodes: int) -> bool:
+    """Whether an SGLang row ran SGLang's own DeepSeek all-reduce + RMSNorm fusion: a B200 (sm100) worker without
+    DP attention on one node (every B200 SGLang row is a 0.5.x release or unrecorded from 2025-11 on). Added after
+    scoring (session 54), with its before/after in docs/accuracy.md."""
+    return (row["backend"] == "sglang" and row["system"] == "b200_sxm" and "deepseek" in row["model_path"].lower()
+            and layout.get("attention_dp", 1) == 1 and nodes == 1)
+
+
 CLIENT_RANGE_RATIO = 0.8   # InferenceX's RANDOM_RANGE_RATIO (benchmark-tmpl.yml) and srt-slurm's random_range_ratio
 
 
@@ -999,6 +1013,8 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         trtllm_gptoss_recipe(row, kw)
     if vllm_allreduce_fusion(row):
         kw["kernel_engine"] = VLLM_FUSION_PROFILE
+    if sglang_allreduce_fusion(row, layout, nodes):
+        kw["kernel_engine"] = SGLANG_FUSION_PROFILE
     sglang_trtllm_checkpoint(row, kw)
     if llama70b_trt_recipe(row):
         kw["max_num_batched_tokens"] = LLAMA70B_TRT_MAX_NUM_TOKENS

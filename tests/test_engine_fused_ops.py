@@ -217,3 +217,32 @@ def test_a_bad_allreduce_fusion_cap_names_the_field():
     data["kernels"]["allreduce_fusion_kernel"] = {**data["kernels"]["allreduce_fusion_kernel"], "value": "nccl"}
     with pytest.raises(WhatifError, match="allreduce_fusion_kernel: 'nccl' is not valid"):
         engine_from_mapping(data, "bad.yaml")
+
+
+def test_sglang_05_fuses_deepseek_all_reduces_on_blackwell_and_leaves_the_quantize_to_the_gemm():
+    """SGLang 0.5.x (versions/sglang-0.5.yaml): DeepSeek-V3 on sm100 fuses each TP all-reduce with the residual add
+    and the next RMSNorm up to 2,048 tokens (FUSE_ALLREDUCE_MAX_BATCH_SIZE), priced by TensorRT-LLM's fit; the
+    fused kernel writes the 16-bit norm output, so no GEMM input is marked quantized. Hopper, other families,
+    larger batches and the base sglang profile: nothing fused."""
+    from whatif.specs import hardware
+    gone = {OpRole.ATTN_RESIDUAL, OpRole.POST_ATTN_NORM, OpRole.MLP_RESIDUAL, OpRole.INPUT_NORM}
+    sglang = engine_spec("sglang-0.5")
+    b200, h100 = (hardware.load_component(g, "gpu") for g in ("b200", "h100-sxm"))
+    for gpu, model, tokens, fuses in ((b200, "deepseek-v3", 64, True), (b200, "deepseek-v3", 2048, True),
+                                      (b200, "deepseek-v3", 2049, False), (h100, "deepseek-v3", 64, False),
+                                      (b200, "llama-3.1-70b", 64, False)):
+        spec, ops = model_ops(model, 8, batch=ForwardBatch.decode(tokens, 1000))
+        fused = engine_ops(ops, sglang.for_gpu(gpu), spec)
+        assert (not gone & roles(fused)) == fuses and (gone <= roles(fused)) != fuses, (gpu.name, model, tokens)
+        assert not any(op.input_quantized for op in fused if op.op_class == OpClass.GEMM
+                       and op not in ops), (gpu.name, model, tokens)
+    spec, ops = model_ops("deepseek-v3", 8, batch=ForwardBatch.decode(64, 1000))
+    assert engine_ops(ops, engine_spec("sglang").for_gpu(b200), spec) == engine_ops(ops, engine_spec("sglang"), spec)
+    assert gone <= roles(engine_ops(ops, engine_spec("sglang").for_gpu(b200), spec))   # the base profile: off
+
+
+def test_a_bad_allreduce_fusion_quantizes_names_the_field():
+    data = read_yaml(VERSION_DIR / "sglang-0.5.yaml")
+    data["kernels"]["allreduce_fusion_quantizes"] = {**data["kernels"]["allreduce_fusion_quantizes"], "value": "no"}
+    with pytest.raises(WhatifError, match="allreduce_fusion_quantizes"):
+        engine_from_mapping(data, "bad.yaml")

@@ -709,3 +709,25 @@ def test_sglang_deepseek_b200_rows_under_dp_attention_gather_as_their_launch_had
     assert a2a(mode="agg", attention_dp_size="1") == {}
     assert a2a(backend="trtllm") == {} and a2a(system="h100_sxm") == {}
     assert a2a(silicon_data_source="aic; silicon_concurrency=8") == {}
+
+
+def test_sglang_deepseek_b200_rows_without_dp_attention_run_sglang_05_all_reduce_fusion():
+    """SGLang's server_args turns the FlashInfer all-reduce + RMSNorm fusion on for DeepSeek on sm100 without DP
+    attention on one node (sglang_allreduce_fusion): B200 DeepSeek rows with attention DP 1 take the sglang-0.5
+    profile; DP-attention rows, other models and H100 rows keep the base sglang profile."""
+    rows = [r for r in sr.load() if r["backend"] == "sglang" and r["mode"] == "agg"]
+    def engines(keep):
+        out = set()
+        for r in rows:
+            if keep(r):
+                try:
+                    out.add(sr.simulate_kwargs(r)["kernel_engine"])
+                except sr.NotExpressible:
+                    pass
+        return out
+    ds = lambda r: "deepseek" in r["model_path"].lower() and r["system"] == "b200_sxm"   # noqa: E731
+    assert engines(lambda r: ds(r) and sr._int(r["attention_dp_size"]) == 1) == {sr.SGLANG_FUSION_PROFILE}
+    row = next(r for r in rows if ds(r))
+    assert not sr.sglang_allreduce_fusion(row, {"attention_dp": 8}, 1)   # DP attention: SGLang leaves it off
+    assert not sr.sglang_allreduce_fusion(row, {"attention_dp": 1}, 2)   # two nodes: off
+    assert engines(lambda r: "Qwen3.5" in r["model_path"] or r["system"] == "h100_sxm") == {"sglang"}

@@ -159,7 +159,9 @@ def allreduce_fused(ops, engine: EngineSpec) -> list:
     reduces = {op.role for op in ops if op.op_class == OpClass.COMM and op.role in FUSED_AFTER_ALLREDUCE
                and 0 < op.shape.bytes <= engine.allreduce_fusion_cap(int(op.shape.gpus))}
     dropped = {r for reduce in reduces for r in FUSED_AFTER_ALLREDUCE[reduce][:2]}
-    quantized = {FUSED_AFTER_ALLREDUCE[reduce][2] for reduce in reduces}
+    # an engine whose fused kernel writes the 16-bit norm output (SGLang's) leaves each GEMM its own quantize
+    quantized = {FUSED_AFTER_ALLREDUCE[reduce][2] for reduce in reduces} if engine.allreduce_fusion_quantizes \
+        else set()
     gemm_dtypes = {op.role: op.dtype for op in ops if op.op_class == OpClass.GEMM and op.role in quantized}
     out = []
     for op in ops:

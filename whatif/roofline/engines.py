@@ -12,7 +12,7 @@ DEFAULT_ENGINE = "vllm"
 # Engines whose scheduler limits are the whole attention-DP group's, each rank taking 1/dp: SGLang's server_args
 # divides chunked_prefill_size by dp_size under DP attention and each DP worker admits max_running_requests // dp_size.
 # TensorRT-LLM's max_batch_size / max_num_tokens and vLLM's per-DP-engine limits are each rank's own.
-GROUP_LIMITS = ("sglang",)
+GROUP_LIMITS = ("sglang", "sglang-0.5")
 
 
 def limits_per_group(spec: EngineSpec | None) -> bool:

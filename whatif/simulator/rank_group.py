@@ -28,7 +28,8 @@ from .router import Router
 from .scheduling.sequence import Seq
 
 # The rank router each engine uses when the run names none (see the module docstring); by (engine, role) first.
-ENGINE_RANK_ROUTERS = {"trtllm": "least-outstanding", ("sglang", "prefill"): "random"}
+ENGINE_RANK_ROUTERS = {"trtllm": "least-outstanding", ("sglang", "prefill"): "random",
+                       ("sglang-0.5", "prefill"): "random"}
 DEFAULT_RANK_ROUTER = "round-robin"
 
 

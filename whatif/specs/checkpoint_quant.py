@@ -262,7 +262,8 @@ def shipped_record(hf_id: str) -> Path | None:
 
 
 WEIGHT_KEYS = ("weight", "activation", "quantization", "quantize_experts_only")   # each replaces all the weights
-KV_ENGINES = (None, "vllm", "sglang", "trtllm")   # engines whose --kv-cache-dtype auto follows the checkpoint
+# engines whose --kv-cache-dtype auto follows the checkpoint
+KV_ENGINES = (None, "vllm", "sglang", "sglang-0.5", "trtllm")
 
 
 def checkpoint_precision(model_name: str, prec: dict, weights: bool = True, kv: bool = True,

@@ -117,6 +117,7 @@ class EngineSpec:
     allreduce_fusion_caps: tuple = ()     # ((arch, ((tp, bytes), ...)), ...): where the fusion runs, up to what size
     allreduce_fusion_by_tp: tuple = ()    # ((tp, bytes), ...): the caps of the GPU's architecture (for_gpu)
     allreduce_fusion_kernel: str = ""     # whose fitted all-reduce prices the fused kernel ("": its own)
+    allreduce_fusion_quantizes: bool = True   # the fused all-reduce writes the next GEMM's input fp8/fp4
     static_fp8_input_scale: bool = False  # fp8 GEMM inputs scaled by the checkpoint's static scale (no absmax pass)
     dp_moe_alltoall: str = "always"       # attention-DP MoE by an all-to-all: always, or only over MNNVL
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)

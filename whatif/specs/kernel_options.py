@@ -25,6 +25,9 @@
   FlashInfer workspace by compute capability and world size); absent: wherever the custom all-reduce runs;
 - `allreduce_fusion_kernel`: the engine whose fitted all-reduce prices the fused kernel (vLLM: trtllm, whose
   kernel FlashInfer's is); absent: the engine's own;
+- `allreduce_fusion_quantizes`: whether the fused all-reduce writes the next GEMM's input quantized (TensorRT-LLM's
+  and vLLM's epilogues); false: it writes the 16-bit normed output and that GEMM quantizes it itself (SGLang's
+  FlashInfer all-reduce + residual + RMSNorm); absent: true;
 - `dp_moe_alltoall`: where its attention-DP MoE sends tokens to their experts by an all-to-all: `always`, or
   `mnnvl` (only with more EP ranks than top-k over a multi-node NVLink domain; else every rank's tokens are
   all-gathered and the expert outputs reduce-scattered: TensorRT-LLM's fused MoE).
@@ -40,7 +43,7 @@ from .hardware import ARCHS
 KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", "gqa_decode_max_group",
                "eager_launch_s", "eager_launch_by_arch", "attention_includes", "quantized_gemm_inputs",
                "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale", "eager_module_launches",
-               "allreduce_fusion_max_bytes", "allreduce_fusion_kernel"}
+               "allreduce_fusion_max_bytes", "allreduce_fusion_kernel", "allreduce_fusion_quantizes"}
 FUSION_KERNELS = ("vllm", "sglang", "trtllm")   # engines with a fitted custom all-reduce (data/collective_fit.yaml)
 DP_MOE_ALLTOALL = ("always", "mnnvl")
 # eager_module_launches keys: attention module kind x GEMM format (roofline/module_host.py prices them).
@@ -88,6 +91,9 @@ def kernel_options(sec: dict, where: str, read) -> dict:
     if "allreduce_fusion_kernel" in sec:
         out["allreduce_fusion_kernel"] = choice(read("allreduce_fusion_kernel"), FUSION_KERNELS,
                                                 f"{where}.allreduce_fusion_kernel")
+    if "allreduce_fusion_quantizes" in sec:
+        out["allreduce_fusion_quantizes"] = boolean(read("allreduce_fusion_quantizes"),
+                                                    f"{where}.allreduce_fusion_quantizes")
     if "dp_moe_alltoall" in sec:
         out["dp_moe_alltoall"] = choice(read("dp_moe_alltoall"), DP_MOE_ALLTOALL, f"{where}.dp_moe_alltoall")
     return out
