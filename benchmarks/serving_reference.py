@@ -82,7 +82,11 @@ The mapping rule, written before any row was scored and not tuned after:
   limits (ClusterConfig.prefill_max_batch / prefill_token_budget; changed after the first scoring, which had one
   limit set for both pools, with its before/after in docs/accuracy.md): max batch = prefill_batch_size (1 in
   every expressible row; the generator's default 1 where none is recorded), x the ranks for SGLang, and the
-  generator's prefill max_num_tokens ISL + 1500 (prefill_limits).
+  generator's prefill max_num_tokens ISL + 1500 (prefill_limits). The db-dump TensorRT-LLM rows whose srt-slurm
+  recipe is established (added after scoring, session 54, srt_slurm_trtllm_recipe, with its before/after in
+  docs/accuracy.md): that recipe's gen max_batch_size and ctx max_batch_size / max_num_tokens instead (InferenceX's
+  nvidia-master.yaml names the recipe per concurrency list; e.g. 1, 2, 8, 16 decode slots per H100 worker at 6, 9,
+  30, 60 clients on 3 workers, where N / workers gives 2, 3, 10, 20).
   The deployments' own engine limits (the srt-slurm recipes the db-dump rows name, e.g. `..._batch128` at 137
   clients per rank) and whether they ran MTP are not in the rows. Rows without prefill_num_workers /
   decode_num_workers (the 393 `source_file=2026-03-25.csv` / `2026-04-06.csv` DeepSeek-R1 rows) are not
