@@ -449,10 +449,18 @@ SRT_SLURM_TRTLLM = {
         1920: (48, 16, 16384, "b200-fp8/1k1k/stp/ctx1_gen5_dep8_batch48_eplb0_mtp0_1920")},
     ("b200_sxm", "fp8", 1024, 1, 1, True): {
         4096: (512, 16, 16384, "b200-fp8/1k1k/stp/ctx1_gen1_dep8_batch512_eplb0_mtp0_4096")},
+    ("b200_sxm", "fp8", 8192, 1, 1, False): {
+        1: (1, 64, 8320, "b200-fp8/8k1k/stp/ctx1_gen1_tp8_batch1_eplb0_mtp0_1")},
     ("b200_sxm", "fp8", 8192, 1, 4, False): {
+        32: (8, 1, 8320, "b200-fp8/8k1k/stp/ctx1_gen4_tp8_batch32_eplb0_mtp0_32"),   # (8 inside)
         128: (32, 1, 8320, "b200-fp8/8k1k/stp/ctx1_gen4_tp8_batch32_eplb0_mtp0_128")},
+    ("b200_sxm", "fp8", 8192, 1, 6, False): {
+        96: (16, 1, 8320, "b200-fp8/8k1k/stp/ctx1_gen6_tp8_batch16_eplb0_mtp0_96")},
+    ("b200_sxm", "fp8", 8192, 1, 2, True): {
+        128: (64, 1, 8320, "b200-fp8/8k1k/stp/ctx1_gen2_dep8_batch64_eplb0_mtp0_128")},
     ("b200_sxm", "fp8", 8192, 1, 1, True): {
-        128: (128, 1, 8320, "b200-fp8/8k1k/stp/ctx1_gen1_dep8_batch128_eplb0_mtp0_128")},
+        128: (128, 1, 8320, "b200-fp8/8k1k/stp/ctx1_gen1_dep8_batch128_eplb0_mtp0_128"),
+        256: (256, 1, 8320, "b200-fp8/8k1k/stp/ctx1_gen1_dep8_batch256_eplb0_mtp0_256")},
     ("b200_sxm", "fp8", 8192, 2, 1, True): {
         640: (640, 1, 8320, "b200-fp8/8k1k/stp/ctx2_gen1_dep8_batch640_eplb0_mtp0_640")},
     ("h100_sxm", "fp8", 1024, 1, 3, False): {
