@@ -82,7 +82,11 @@ The mapping rule, written before any row was scored and not tuned after:
   limits (ClusterConfig.prefill_max_batch / prefill_token_budget; changed after the first scoring, which had one
   limit set for both pools, with its before/after in docs/accuracy.md): max batch = prefill_batch_size (1 in
   every expressible row; the generator's default 1 where none is recorded), x the ranks for SGLang, and the
-  generator's prefill max_num_tokens ISL + 1500 (prefill_limits).
+  generator's prefill max_num_tokens ISL + 1500 (prefill_limits). The db-dump TensorRT-LLM rows whose srt-slurm
+  recipe is established (added after scoring, session 54, srt_slurm_trtllm_recipe, with its before/after in
+  docs/accuracy.md): that recipe's gen max_batch_size and ctx max_batch_size / max_num_tokens instead (InferenceX's
+  nvidia-master.yaml names the recipe per concurrency list; e.g. 1, 2, 8, 16 decode slots per H100 worker at 6, 9,
+  30, 60 clients on 3 workers, where N / workers gives 2, 3, 10, 20).
   The deployments' own engine limits (the srt-slurm recipes the db-dump rows name, e.g. `..._batch128` at 137
   clients per rank) and whether they ran MTP are not in the rows. Rows without prefill_num_workers /
   decode_num_workers (the 393 `source_file=2026-03-25.csv` / `2026-04-06.csv` DeepSeek-R1 rows) are not
@@ -433,9 +437,81 @@ def agg_pool(row: dict, n: int) -> tuple[int, int]:
     return n // per_replica, per_replica // ranks
 
 
+# The srt-slurm recipes the db-dump TensorRT-LLM disaggregated rows ran (added after scoring, session 54, with its
+# before/after in docs/accuracy.md): InferenceX's .github/configs/nvidia-master.yaml (dsr1-fp4-b200-dynamo-trt,
+# dsr1-fp8-b200-dynamo-trt) names a CONFIG_FILE per conc-list, and each recipe file states its container
+# (tensorrtllm-runtime 0.8.1.post3 for H100), pools and `benchmark.concurrencies`; read at connorcarpenter15/srt-slurm
+# 5a156f6 (recipes/trtllm/..., the sa-submission-q1-2026 files; ishandhanani/srt-slurm 51962c0 has the same H100 ones).
+# The row's decode_batch_size is N / (workers x ranks) whatever the launch; the recipe's gen max_batch_size is what
+# the engines ran (per attention-DP rank), e.g. h100-fp8/8k1k/stp/ctx1_gen3_tep16_batch1: 3 slots for 6 clients.
+# Key: (system, gemm quant, ISL, prefill workers, decode workers, decode attention DP) -> {concurrency: (decode
+# max_batch_size, prefill max_batch_size, prefill max_num_tokens, recipe)}.
+SRT_SLURM_TRTLLM = {
+    ("b200_sxm", "nvfp4", 1024, 1, 5, False): dict.fromkeys(
+        (10, 15, 25, 45, 90, 180), (32, 8, 10240, "b200-fp4/1k1k/stp/ctx1_gen5_tep8_batch32_eplb0_mtp0")),
+    ("b200_sxm", "nvfp4", 1024, 1, 6, False): {
+        450: (64, 8, 10240, "b200-fp4/1k1k/stp/ctx1_gen6_tep8_batch64_eplb0_mtp0")},
+    ("b200_sxm", "nvfp4", 1024, 1, 2, True): {
+        2192: (128, 8, 10240, "b200-fp4/1k1k/stp/ctx1_gen2_dep8_batch128_eplb0_mtp0")},
+    ("b200_sxm", "nvfp4", 1024, 1, 1, True): {
+        4096: (512, 8, 10240, "b200-fp4/1k1k/stp/ctx1_gen1_dep8_batch512_eplb0_mtp0")},
+    ("b200_sxm", "nvfp4", 8192, 1, 5, False): dict.fromkeys(
+        (10, 15, 25, 50, 100), (16, 2, 16896, "b200-fp4/8k1k/stp/ctx1_gen5_tep8_batch8_eplb0_mtp0")),   # (16 inside)
+    ("b200_sxm", "nvfp4", 8192, 2, 5, False): {
+        370: (64, 2, 16896, "b200-fp4/8k1k/stp/ctx2_gen5_tep8_batch64_eplb0_mtp0")},
+    ("b200_sxm", "fp8", 1024, 1, 5, True): {
+        1920: (48, 16, 16384, "b200-fp8/1k1k/stp/ctx1_gen5_dep8_batch48_eplb0_mtp0_1920")},
+    ("b200_sxm", "fp8", 1024, 1, 1, True): {
+        4096: (512, 16, 16384, "b200-fp8/1k1k/stp/ctx1_gen1_dep8_batch512_eplb0_mtp0_4096")},
+    ("b200_sxm", "fp8", 8192, 1, 1, False): {
+        1: (1, 64, 8320, "b200-fp8/8k1k/stp/ctx1_gen1_tp8_batch1_eplb0_mtp0_1")},
+    ("b200_sxm", "fp8", 8192, 1, 4, False): {
+        32: (8, 1, 8320, "b200-fp8/8k1k/stp/ctx1_gen4_tp8_batch32_eplb0_mtp0_32"),   # (8 inside)
+        128: (32, 1, 8320, "b200-fp8/8k1k/stp/ctx1_gen4_tp8_batch32_eplb0_mtp0_128")},
+    ("b200_sxm", "fp8", 8192, 1, 6, False): {
+        96: (16, 1, 8320, "b200-fp8/8k1k/stp/ctx1_gen6_tp8_batch16_eplb0_mtp0_96")},
+    ("b200_sxm", "fp8", 8192, 1, 2, True): {
+        128: (64, 1, 8320, "b200-fp8/8k1k/stp/ctx1_gen2_dep8_batch64_eplb0_mtp0_128")},
+    ("b200_sxm", "fp8", 8192, 1, 1, True): {
+        128: (128, 1, 8320, "b200-fp8/8k1k/stp/ctx1_gen1_dep8_batch128_eplb0_mtp0_128"),
+        256: (256, 1, 8320, "b200-fp8/8k1k/stp/ctx1_gen1_dep8_batch256_eplb0_mtp0_256")},
+    ("b200_sxm", "fp8", 8192, 2, 1, True): {
+        640: (640, 1, 8320, "b200-fp8/8k1k/stp/ctx2_gen1_dep8_batch640_eplb0_mtp0_640")},
+    ("h100_sxm", "fp8", 1024, 1, 3, False): {
+        6: (1, 2, 2048, "h100-fp8/1k1k/stp/ctx1_gen3_tep16_batch1_eplb0_mtp0"),
+        9: (2, 2, 2048, "h100-fp8/1k1k/stp/ctx1_gen3_tep16_batch2_eplb0_mtp0"),
+        30: (8, 2, 2048, "h100-fp8/1k1k/stp/ctx1_gen3_tep16_batch8_eplb0_mtp0"),
+        60: (16, 2, 2048, "h100-fp8/1k1k/stp/ctx1_gen3_tep16_batch16_eplb0_mtp0")},
+    ("h100_sxm", "fp8", 8192, 1, 3, False): {
+        6: (1, 1, 8224, "h100-fp8/8k1k/stp/ctx1_gen3_tep16_batch1_eplb0_mtp0"),
+        9: (2, 1, 8224, "h100-fp8/8k1k/stp/ctx1_gen3_tep16_batch2_eplb0_mtp0"),
+        30: (8, 1, 8224, "h100-fp8/8k1k/stp/ctx1_gen3_tep16_batch8_eplb0_mtp0")},
+    ("h100_sxm", "fp8", 8192, 1, 2, False): {
+        154: (64, 1, 8224, "h100-fp8/8k1k/stp/ctx1_gen2_tep16_batch64_eplb0_mtp0")},
+}
+SRT_SLURM_TRTLLM_MAPPED = True   # False: the generator's rule (decode_batch_size, prefill 1 x ISL + 1500) as before
+
+
+def srt_slurm_trtllm_recipe(row: dict) -> tuple[int, int, int, str] | None:
+    """(decode max_batch_size per rank, prefill max_batch_size per rank, prefill max_num_tokens, recipe) of the
+    srt-slurm recipe a db-dump TensorRT-LLM disaggregated row ran (SRT_SLURM_TRTLLM; added after scoring, session 54),
+    matched on GPU, precision, ISL, both pools' worker counts, decode attention DP and the recipe's concurrency; None
+    for any other row (the generator's rule)."""
+    if not SRT_SLURM_TRTLLM_MAPPED or row["backend"] != "trtllm" or row["mode"] != "disagg" \
+            or not row["silicon_data_source"].startswith("db-dump/") or not row.get("prefill_num_workers"):
+        return None
+    key = (row["system"], row["gemm_quant_mode"], _int(row["isl"]), _int(row["prefill_num_workers"]),
+           _int(row["decode_num_workers"]), (_int(row.get("decode_attention_dp_size", ""), 1) or 1) > 1)
+    return SRT_SLURM_TRTLLM.get(key, {}).get(concurrency(row))
+
+
 def disagg_max_batch(row: dict, n: int) -> int:
     """A disaggregated row's max batch: decode_batch_size (per attention-DP rank), x the ranks for an engine whose
-    limits are the whole group's (SGLang); N where the row has none."""
+    limits are the whole group's (SGLang); N where the row has none; the gen max_batch_size of the srt-slurm recipe
+    a db-dump TensorRT-LLM row ran (srt_slurm_trtllm_recipe; added after scoring, session 54)."""
+    recipe = srt_slurm_trtllm_recipe(row)
+    if recipe:
+        return recipe[0]
     per_rank = _int(row.get("decode_batch_size", ""), 0)
     if not per_rank:
         return n
@@ -460,6 +536,9 @@ def prefill_limits(row: dict, ranks: int) -> dict:
     max_batch_size = the row's prefill_batch_size (the rules' default 1 where it has none; per attention-DP rank,
     so x the ranks for SGLang, whose limits are the group's), max_num_tokens ISL + 1500 (TensorRT-LLM's rounded up
     to its 32-token blocks; SGLang's --max-prefill-tokens within its 8192-token chunked-prefill size)."""
+    recipe = srt_slurm_trtllm_recipe(row)
+    if recipe:   # (the srt-slurm recipe's ctx max_batch_size and max_num_tokens, per rank; added after scoring)
+        return {"prefill_max_batch": recipe[1], "prefill_token_budget": recipe[2]}
     batch = _int(row.get("prefill_batch_size", ""), 0) or 1
     engine = row["backend"]
     return {"prefill_max_batch": batch * ranks if engine == "sglang" else batch,

@@ -731,3 +731,21 @@ def test_sglang_deepseek_b200_rows_without_dp_attention_run_sglang_05_all_reduce
     assert not sr.sglang_allreduce_fusion(row, {"attention_dp": 8}, 1)   # DP attention: SGLang leaves it off
     assert not sr.sglang_allreduce_fusion(row, {"attention_dp": 1}, 2)   # two nodes: off
     assert engines(lambda r: "Qwen3.5" in r["model_path"] or r["system"] == "h100_sxm") == {"sglang"}
+
+
+def test_a_db_dump_trtllm_disaggregated_row_runs_its_srt_slurm_recipes_limits():
+    """InferenceX's dsr1-*-dynamo-trt configurations name an srt-slurm recipe per concurrency list: its gen
+    max_batch_size (per rank) and ctx max_batch_size / max_num_tokens are what ran, not N / (workers x ranks);
+    h100-fp8/8k1k/stp/ctx1_gen3_tep16_batch1: 3 decode slots for 6 clients. Other rows keep the generator's rule."""
+    h100 = _disagg(system="h100_sxm", gemm_quant_mode="fp8", moe_quant_mode="fp8", isl="8192",
+                   silicon_data_source="db-dump/2026-04-27; config_id=494; silicon_concurrency=6; measured=x",
+                   prefill_tp_size="1", prefill_attention_dp_size="16", prefill_moe_tp_size="1",
+                   prefill_moe_ep_size="16", decode_num_workers="3", decode_tp_size="16", decode_attention_dp_size="1",
+                   decode_moe_ep_size="16", decode_moe_tp_size="1", decode_batch_size="2")
+    assert sr.srt_slurm_trtllm_recipe(h100)[3] == "h100-fp8/8k1k/stp/ctx1_gen3_tep16_batch1_eplb0_mtp0"
+    kw = sr.simulate_kwargs(h100)
+    assert kw["max_num_seqs"] == 1
+    assert (kw["cluster"]["prefill_max_batch"], kw["cluster"]["prefill_token_budget"]) == (1, 8224)
+    other = {**h100, "silicon_data_source": h100["silicon_data_source"].replace("concurrency=6", "concurrency=7")}
+    assert sr.srt_slurm_trtllm_recipe(other) is None and sr.simulate_kwargs(other)["max_num_seqs"] == 2
+    assert sr.srt_slurm_trtllm_recipe({**h100, "backend": "sglang"}) is None
