@@ -73,7 +73,8 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewis
         factors = launch_factors(setup, times) if launch and not batch.is_decode else {}
         if piecewise and cuda_graphs and eff.source != "ideal":   # graph pieces and eager attention ops
             launch, factors = setup.engine_spec.piecewise_call_s, piecewise_calls(times)
-        launch_s += (kernels + sum((f - 1) * t.op.count for t in times if (f := factors.get(id(t.op))) is not None)) * launch
+        extra = sum((f - 1) * t.op.count for t in times if (f := factors.get(id(t.op))) is not None)
+        launch_s += (kernels + extra) * launch
         # Eager mode: the GPU may wait for the CPU to launch each kernel (launch + queuing time).
         in_line = launch_queue_time(times, launch, eff.kernel_gap_s, factors) if launch else serial
         total_s += overlapped(in_line, times, layers)
