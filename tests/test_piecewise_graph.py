@@ -72,3 +72,11 @@ def test_bad_mode_is_one_line_error():
     from whatif.scenario import build_scenario
     with pytest.raises(WhatifError, match="cudagraph_mode: 'pieces' is not valid; valid: full, piecewise"):
         build_scenario({"cudagraph_mode": "pieces"}, {})
+
+
+def test_the_cli_flag_reaches_the_engine_spec():
+    from whatif.cli import build_parser
+    from whatif.cli.scenario_flags import scenario_from_args
+    args = build_parser().parse_args(["estimate", "--model", "llama-3.1-8b", "--engine", "vllm",
+                                      "--cudagraph-mode", "piecewise"])
+    assert scenario_from_args(args).engine_spec().piecewise_decode
