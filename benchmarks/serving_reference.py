@@ -178,6 +178,11 @@ The mapping rule, written before any row was scored and not tuned after:
   give way to the checkpoint's own (specs/checkpoint_quant.py: attention 16-bit in gpt-oss-120b, both NVFP4 exports
   and Kimi's INT4 release; MiniMax's fp8 rows its 128x128 blocks), but for gpt-oss's experts on B200, which its
   recipe runs as MXFP4 x MXFP8 (the rule's nvfp4 stands in);
+- the CUDA-graph mode a vLLM recipe launches with (added after scoring, session 54, VLLM_CUDAGRAPH_MODES): InferenceX's
+  minimaxm2.5_fp8_h100.sh (stored revision 34bc7c4) passes --compilation-config '{"cudagraph_mode":"PIECEWISE"}', so
+  its rows replay decode batches in graph pieces between eagerly run attention ops (scenario cudagraph_mode
+  piecewise, roofline/piecewise_graph.py) instead of vLLM's default FULL_AND_PIECEWISE; gptoss_fp4_h100.sh and the
+  other recipes read set no mode (the default);
 - gpt-oss-120b's kernels as each launch picks them (added after scoring, session 53, with its before/after in
   docs/accuracy.md): TensorRT-LLM serves the MXFP4 checkpoint as stored (trtllm_gptoss_checkpoint: attention 16-bit),
   InferenceX's gptoss_fp4_b200_trt.sh with moe_config.backend TRTLLM (moe_kernels trtllm-gen, the nvfp4 stand-in)
@@ -791,6 +796,11 @@ VLLM_EXPERT_KERNEL = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "nvfp4"}
 # the Marlin MoE vLLM runs INT4 experts with (moe_kernels marlin: its weight-only fit)
 VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen",
                     ("gpt-oss-120b", "nvfp4", "h100_sxm"): "marlin"}
+# The cudagraph_mode a recipe's --compilation-config sets (added after scoring, session 54): minimaxm2.5_fp8_h100.sh
+# at 34bc7c4 launches `--compilation-config '{"cudagraph_mode":"PIECEWISE"}'`; recipes not listed set none (vLLM's
+# FULL_AND_PIECEWISE: decode batches as whole graphs).
+VLLM_CUDAGRAPH_MODES = {("minimax-m2.5", "fp8", "h100_sxm"): "piecewise"}   # minimaxm2.5_fp8_h100.sh
+VLLM_CUDAGRAPH_MAPPED = True   # off: every vLLM row in the engine spec's mode, as before session 54
 
 
 def vllm_checkpoint(row: dict, kw: dict) -> None:
@@ -861,6 +871,10 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
     if found is None:
         return
     vllm_checkpoint(row, kw)
+    mode = VLLM_CUDAGRAPH_MODES.get(next((k for k in VLLM_CUDAGRAPH_MODES if k[0] in model and k[1] == row[
+        "gemm_quant_mode"] and k[2] == row["system"]), None)) if VLLM_CUDAGRAPH_MAPPED else None
+    if mode:
+        kw["cudagraph_mode"] = mode
     kv, kw["memory_utilization"], seqs, tokens = found
     tokens = 2 * _int(row["isl"]) if tokens == "2isl" else tokens
     for key, value in (("kv_dtype", kv), ("max_num_seqs", n if seqs == "conc" else seqs),

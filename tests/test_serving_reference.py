@@ -749,3 +749,26 @@ def test_a_db_dump_trtllm_disaggregated_row_runs_its_srt_slurm_recipes_limits():
     other = {**h100, "silicon_data_source": h100["silicon_data_source"].replace("concurrency=6", "concurrency=7")}
     assert sr.srt_slurm_trtllm_recipe(other) is None and sr.simulate_kwargs(other)["max_num_seqs"] == 2
     assert sr.srt_slurm_trtllm_recipe({**h100, "backend": "sglang"}) is None
+
+
+def test_minimax_h100_vllm_rows_launch_piecewise_cuda_graphs(monkeypatch):
+    """minimaxm2.5_fp8_h100.sh passes --compilation-config '{"cudagraph_mode":"PIECEWISE"}' (VLLM_CUDAGRAPH_MODES);
+    the other vLLM recipes (gptoss_fp4_h100.sh, the B200 ones) keep the default; the switch turns the rule off."""
+    rows = [r for r in sr.load() if r["backend"] == "vllm" and sr.inferencex_run(r) and r["mode"] == "agg"]
+    minimax = [r for r in rows if "minimax-m2.5" in r["model_path"].lower() and r["system"] == "h100_sxm"]
+    others = [r for r in rows if r not in minimax and ("gpt-oss" in r["model_path"].lower()
+                                                       or r["system"] == "b200_sxm")]
+    assert minimax and others
+    mode = lambda r: sr.simulate_kwargs(r, 4).get("cudagraph_mode")  # noqa: E731
+    assert all(mode(r) == "piecewise" for r in minimax[:5])
+    assert all(mode(r) is None for r in others[:10] if not _not_expressible(r))
+    monkeypatch.setattr(sr, "VLLM_CUDAGRAPH_MAPPED", False)
+    assert mode(minimax[0]) is None
+
+
+def _not_expressible(row) -> bool:
+    try:
+        sr.simulate_kwargs(row, 4)
+    except sr.NotExpressible:
+        return True
+    return False

@@ -12,7 +12,7 @@ from .specs.hardware import System, load_component, load_system
 from .specs.nodes import compose_nodes, load_nodes, node_profiles
 from .specs.models import ModelSpec, load_model
 from .specs.profiles import read_yaml
-from .specs.engines import EngineSpec
+from .specs.engines import DECODE_GRAPH_MODES, EngineSpec
 from .specs.defaults import DEFAULT_HARDWARE, DEFAULT_MODEL  # noqa: F401 (re-exported: callers import them here)
 from .specs.quantity import Quantity
 from .roofline.config import Parallelism, Precision
@@ -44,6 +44,8 @@ class Scenario:
                                           # accounting and measured kernels are used (YAML `engine:` is the
                                           # simulator's scheduler section)
     cuda_graphs: bool = True
+    cudagraph_mode: str | None = None   # decode graphs whole ('full') or in pieces ('piecewise', vLLM's PIECEWISE);
+                                        # None: the engine spec's cuda_graphs.decode_mode
     memory_utilization: float | None = None   # the engine's memory fraction; None: its spec's default
     max_num_seqs: int | None = None             # the engine's scheduler limits; None: its spec's defaults
     max_num_batched_tokens: int | None = None
@@ -130,7 +132,8 @@ class Scenario:
     def engine_spec(self) -> EngineSpec:
         """The engine's spec as it configures itself on this scenario's GPU (vLLM's large-GPU defaults): the
         GPU's profile decides, not how many of it."""
-        return _engine_on(self.kernel_engine, self.hardware, self.max_num_seqs, self.max_num_batched_tokens)
+        return _engine_on(self.kernel_engine, self.hardware, self.max_num_seqs, self.max_num_batched_tokens,
+                          self.cudagraph_mode)
 
     def utilization(self) -> float:
         """The engine's memory fraction: given, or its spec's default at this tensor parallelism."""
@@ -150,10 +153,11 @@ class Scenario:
 
 @cache
 def _engine_on(kernel_engine: str, hardware: str, max_num_seqs: int | None,
-               max_num_batched_tokens: int | None) -> EngineSpec:
+               max_num_batched_tokens: int | None, cudagraph_mode: str | None = None) -> EngineSpec:
     # memoized: a run asks for its spec from the CLI, the estimate and the simulator; it is built once
     gpu = load_system(hardware).gpu
     spec = engine_spec(engine_for_gpu(kernel_engine, gpu)).for_gpu(gpu)   # vllm on an AMD GPU: vllm-rocm
+    spec = spec.with_decode_graph_mode(cudagraph_mode)
     if max_num_seqs is None and max_num_batched_tokens is None:
         return spec
     return spec.with_limits(max_num_seqs, max_num_batched_tokens)
@@ -201,7 +205,7 @@ class ResolvedScenario:
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
 _TOP = {"model", "hardware", "gpus", "nodes", "efficiency", "calibration", "kernel_engine", "cuda_graphs",
-        "memory_utilization",
+        "cudagraph_mode", "memory_utilization",
         "max_num_seqs", "max_num_batched_tokens",
         "techniques", "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window",
         "launch_us", "moe_kernels"}
@@ -289,6 +293,9 @@ def _check_top(kwargs: dict) -> None:
     for key in ("cuda_graphs", "overlap"):
         if key in kwargs:
             boolean(kwargs[key], key)
+    if kwargs.get("cudagraph_mode") is not None and kwargs["cudagraph_mode"] not in DECODE_GRAPH_MODES:
+        raise WhatifError(f"cudagraph_mode: {kwargs['cudagraph_mode']!r} is not valid; "
+                          f"valid: {', '.join(DECODE_GRAPH_MODES)}")
 
 
 def build_scenario(top: dict, sections: dict) -> Scenario:

@@ -9,6 +9,7 @@ from ..roofline.efficiency import SOURCES
 from ..roofline.engines import DEFAULT_ENGINE, ENGINES
 from ..roofline.config import MOE_A2A
 from ..roofline.moe_kernels import MOE_KERNELS
+from ..specs.engines import DECODE_GRAPH_MODES
 from ..specs.dtypes import ACTIVATION_DTYPES, KV_DTYPES, WEIGHT_DTYPES
 from ..specs.engines import version_names
 from ..specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, Field, flag_float, flag_int,
@@ -144,6 +145,10 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
                         "(trtllm-gen: TensorRT-LLM's moe_config.backend TRTLLM, Blackwell only; marlin: vLLM's "
                         "VLLM_MXFP4_USE_MARLIN=1, MXFP4 experts on its weight-only MoE), priced by the rows that "
                         "timed them")
+    t.add_argument("--cudagraph-mode", choices=DECODE_GRAPH_MODES, default=None,
+                   help="how captured decode batches run: full (one graph, vLLM's default FULL_AND_PIECEWISE) or "
+                        "piecewise (graph pieces between eagerly run attention ops, vLLM --compilation-config "
+                        "'{\"cudagraph_mode\": \"PIECEWISE\"}'); default: the engine spec's")
     t.add_argument("--context-window", type=flag_int(1, MAX_TOKENS, "tokens"),
                    help="what-if: treat the model's context window as this many tokens (e.g. RoPE scaling)")
 
@@ -158,7 +163,7 @@ def scenario_from_args(args):
              "max_num_batched_tokens": args.max_num_batched_tokens, "cuda_graphs": False if args.eager else None,
              "access": args.access, "host_link": args.host_link, "price_per_hour": args.price_per_hour,
              "context_window": args.context_window, "launch_us": args.launch_us, "moe_kernels": args.moe_kernels,
-             "overlap": False if args.no_overlap else None,
+             "cudagraph_mode": getattr(args, "cudagraph_mode", None), "overlap": False if args.no_overlap else None,
              **dp_attention_given(getattr(args, "dp_attention", None)),
              **{key: getattr(args, key) for key in PARALLEL + WORKLOAD if key not in ("dp_attention", "attention_dp")}}
     return scenario_from_inputs(args.scenario, given, args.dtype, args.weight_dtype, args.kv_dtype,

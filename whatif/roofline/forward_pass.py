@@ -13,6 +13,7 @@ from .module_fits import priced_modules
 from .module_host import launch_factors
 from .moe_kernels import fused_layer_ops
 from .pass_setup import PassSetup
+from .piecewise_graph import piecewise_calls
 from .placement import placement_ops
 from .tiers import host_path
 from .ops import OpClass, is_overlapped
@@ -38,8 +39,9 @@ class PassTime:
         return sum(t.op.count for t in self.op_times)
 
 
-def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassTime:
-    """One pass of `batch` in the scenario `setup` describes, every pipeline stage in sequence."""
+def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewise: bool = False) -> PassTime:
+    """One pass of `batch` in the scenario `setup` describes, every pipeline stage in sequence. `piecewise`: its
+    CUDA graphs in pieces between eagerly run attention ops (piecewise_graph.py), at the engine's host time a call."""
     model, system, par, prec, eff = setup.model, setup.system, setup.parallel, setup.precision, setup.efficiency
     techs, shared_prefix, placement, paths = setup.techniques, setup.shared_prefix, setup.placement, setup.paths
     stages, gpu_s, launch_s, total_s = [], 0.0, 0.0, 0.0
@@ -69,7 +71,10 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassT
         launch = gpu.launch_overhead.value if not cuda_graphs and eff.source != "ideal" else 0.0
         # An eager prefill's attention module costs the host what the engine measured it whole (module_host.py).
         factors = launch_factors(setup, times) if launch and not batch.is_decode else {}
-        launch_s += (kernels + sum((f - 1) * t.op.count for t in times if (f := factors.get(id(t.op))))) * launch
+        if piecewise and cuda_graphs and eff.source != "ideal":   # graph pieces and eager attention ops
+            launch, factors = setup.engine_spec.piecewise_call_s, piecewise_calls(times)
+        extra = sum((f - 1) * t.op.count for t in times if (f := factors.get(id(t.op))) is not None)
+        launch_s += (kernels + extra) * launch
         # Eager mode: the GPU may wait for the CPU to launch each kernel (launch + queuing time).
         in_line = launch_queue_time(times, launch, eff.kernel_gap_s, factors) if launch else serial
         total_s += overlapped(in_line, times, layers)
@@ -126,11 +131,18 @@ def engine_step(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, passes
     work per step added, or overlapped with the GPU where the engine overlaps them. With `passes` > 1 the
     step runs that many passes back to back for one round of CPU work (multi-step scheduling)."""
     run, graphs = step_shape(setup, batch, cuda_graphs)
-    p = time_pass(setup, run, graphs)
+    p = time_pass(setup, run, graphs, piecewise_step(setup, run, graphs))
     if setup.engine_spec is None:
         return p, passes * p.time_s
     # (attention-DP: each rank's scheduler runs on its own CPU process, over its own sequences)
     return p, setup.engine_spec.step_seconds(passes * p.time_s, batch.split(setup.parallel.attention_dp).sequences)
+
+
+def piecewise_step(setup: PassSetup, run: ForwardBatch, graphs: bool) -> bool:
+    """Whether a step's captured pass runs in graph pieces (the engine's decode_graph_mode piecewise: vLLM's
+    cudagraph_mode PIECEWISE replays pieces for decode batches too; prefill steps run eagerly as before)."""
+    spec = setup.engine_spec
+    return graphs and run.is_decode and spec is not None and spec.piecewise_decode
 
 
 def dp_graph_shape(engine, batch: ForwardBatch, dp: int) -> tuple[ForwardBatch, bool]:

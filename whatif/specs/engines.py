@@ -25,7 +25,11 @@ ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see Eng
 GIB = 2 ** 30
 PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting")   # vLLM V1's preemption (EngineSpec)
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity", "priority",
-                 "prefix_caching", "tokens_after_next_launch", *PREEMPTION_KEYS)   # may be left out
+                 "prefix_caching", "tokens_after_next_launch", "decode_mode", "piecewise_call_s",
+                 *PREEMPTION_KEYS)   # may be left out
+# How a decode batch within the captured sizes runs: one whole graph (full), or graph pieces between eagerly run
+# attention ops (piecewise: vLLM's cudagraph_mode PIECEWISE, roofline/piecewise_graph.py)
+DECODE_GRAPH_MODES = ("full", "piecewise")
 CAPACITY = ("on-demand", "reserve")   # KV blocks as tokens need them (preempting when out), or reserved at admission
 # Whole prompts without chunked prefill: prefill steps first, decodes waiting (vLLM V0); the running batch drained
 # first (request-level); or mixed, beside the decodes in the token budget (TensorRT-LLM inflight batching)
@@ -125,6 +129,8 @@ class EngineSpec:
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
     large_gpu: LargeGpuDefaults | None = None   # other scheduler defaults on large GPUs (vLLM's)
     graph_pad_to_limit: bool = False      # capture sizes past its batch limit become one graph at the limit
+    decode_graph_mode: str = "full"       # a captured decode batch as one graph, or in pieces (DECODE_GRAPH_MODES)
+    piecewise_call_s: float = 0.0         # host time per eager call of a piecewise pass (piece replay, attention op)
     graph_sizes_listed: tuple[int, ...] = ()   # the configured capture list graph_sizes was cut from (pad_to_limit)
     capacity: str = "on-demand"           # how the scheduler takes KV blocks (CAPACITY)
     priority: str = "prefill"             # how whole prompts join a step without chunked prefill (PRIORITIES)
@@ -193,6 +199,17 @@ class EngineSpec:
             sizes += (bound,)
         return replace(self, max_num_seqs=seqs, max_num_batched_tokens=tokens, graph_sizes=sizes,
                        graph_sizes_listed=listed)
+
+    def with_decode_graph_mode(self, mode: str | None) -> EngineSpec:
+        """The spec with its captured decode batches run as `mode` (DECODE_GRAPH_MODES; None: its own), as a
+        launch flag sets it (vLLM --compilation-config '{"cudagraph_mode": "PIECEWISE"}')."""
+        if mode is None or mode == self.decode_graph_mode:
+            return self
+        return replace(self, decode_graph_mode=_one_of(mode, DECODE_GRAPH_MODES, "cudagraph_mode"))
+
+    @property
+    def piecewise_decode(self) -> bool:
+        return self.decode_graph_mode == "piecewise"
 
     def custom_allreduce_cap(self, tp: int) -> float:
         """Largest all-reduce (bytes) the engine's custom kernel takes at tensor parallelism `tp` (0: none)."""
@@ -295,7 +312,7 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
     large_keys = {"large_gpu_min_gib", "large_gpu_except", "large_gpu_max_num_seqs", "large_gpu_max_num_batched_tokens"}
     for name, keys in (("scheduler", {"max_num_seqs", "max_num_batched_tokens", "block_size", "chunked_prefill",
                                       "capacity", "priority", "prefix_caching", *PREEMPTION_KEYS, *large_keys}),
-                       ("cuda_graphs", {"decode_sizes", "prefill", "pad_to_limit"}),
+                       ("cuda_graphs", {"decode_sizes", "prefill", "pad_to_limit", "decode_mode", "piecewise_call_s"}),
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped", "tokens_after_next_launch"}),
                        ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
                                    "cuda_graph_gib"}),
@@ -321,6 +338,8 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
         graph_sizes=expand_sizes(g["decode_sizes"], f"{where}.cuda_graphs.decode_sizes"),
         graph_prefill=boolean(g["prefill"], f"{where}.cuda_graphs.prefill"),
         graph_pad_to_limit=boolean(g.get("pad_to_limit", False), f"{where}.cuda_graphs.pad_to_limit"),
+        decode_graph_mode=_one_of(g.get("decode_mode", "full"), DECODE_GRAPH_MODES, f"{where}.cuda_graphs.decode_mode"),
+        piecewise_call_s=number(g.get("piecewise_call_s", 0.0), f"{where}.cuda_graphs.piecewise_call_s", 0.0, 0.1),
         cpu=CpuOverhead(number(c["per_step_s"], f"{where}.cpu.per_step_s", 0.0, 1.0),
                         number(c["per_sequence_s"], f"{where}.cpu.per_sequence_s", 0.0, 1.0),
                         boolean(c["overlapped"], f"{where}.cpu.overlapped"),
