@@ -26,7 +26,8 @@ GIB = 2 ** 30
 PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting")   # vLLM V1's preemption (EngineSpec)
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity", "priority",
                  "prefix_caching", "tokens_after_next_launch", *PREEMPTION_KEYS)   # may be left out
-CAPACITY = ("on-demand", "reserve")   # KV blocks as tokens need them (preempting when out), or reserved at admission
+CAPACITY = ("on-demand", "reserve", "ratio")   # KV blocks as tokens need them (preempting when out), reserved at
+# admission, or on demand behind SGLang's new_token_ratio admission (simulator/scheduling/token_ratio.py)
 # Whole prompts without chunked prefill: prefill steps first, decodes waiting (vLLM V0); the running batch drained
 # first (request-level); or mixed, beside the decodes in the token budget (TensorRT-LLM inflight batching)
 PRIORITIES = ("prefill", "decode", "mixed")

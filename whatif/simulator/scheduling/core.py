@@ -22,6 +22,7 @@ from itertools import count
 from ..block_manager import BlockManager
 from ..request import FINISHED, QUEUED
 from .admission import Admission
+from .token_ratio import TokenRatio, after_retract
 from .decoding import DecodingSet
 from .sequence import Batch, Seq, own_key
 
@@ -48,6 +49,10 @@ class Scheduler(Admission, DecodingSet):
         self.chunking = policy.chunks
         self.request_level = policy.request_level
         self.reserving = cfg.capacity == "reserve" and policy.reserves
+        # capacity=ratio: SGLang's admission against its running requests' new_token_ratio reservation
+        self.token_ratio = TokenRatio() if cfg.capacity == "ratio" else None
+        self.checks_admission = self.reserving or self.token_ratio is not None
+        self.rounds = 0               # decode iterations with a decoder (self.step counts them without one)
         self.kv_arrived: list[Seq] = []   # disaggregated: KV arrived during an iteration; decode from the next
         self.orders = count(1)
         # An engine whose CPU runs a step ahead (spec cpu.overlapped: vLLM's async scheduling, SGLang's and
@@ -132,6 +137,8 @@ class Scheduler(Admission, DecodingSet):
             self.padding_context -= s.computed
         batch.preempted += 1
         s.rec.preemptions += 1
+        if self.token_ratio is not None:
+            self._retracted()
         held = s.held
         swap = self.cfg.preemption == "swap" and held <= self.swap_blocks
         keep = not swap and self.cfg.preempted_blocks_cached and self.bm.prefix_caching
@@ -160,6 +167,7 @@ class Scheduler(Admission, DecodingSet):
                 return
             offered = self._advance(end)
         elif batch.decode:
+            self.rounds += 1
             self._complete_rounds(batch, end)
             offered = batch.decode
         for s, n in batch.prefill:
@@ -277,6 +285,14 @@ class Scheduler(Admission, DecodingSet):
         self.kv_moving -= 1
         self._append(s)
         self.kv_arrived.append(s)
+
+    def _retracted(self) -> None:
+        """SGLang's retract_decode: the ratio set from the decoding requests left (token_ratio.after_retract)."""
+        decoded = max_new = 0
+        for r in self.decoding:
+            decoded += r.generated + (self.step - r.anchor if self.uniform else 0)
+            max_new += r.req.output
+        self.token_ratio.set(after_retract(decoded, max_new, len(self.decoding)), self.step + self.rounds)
 
     def _cache_own_blocks(self, s: Seq) -> None:
         """Turn the full private blocks of `s` (preempted) into cached blocks under its own key, which its
