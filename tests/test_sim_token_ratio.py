@@ -43,3 +43,15 @@ def test_sglang_admits_by_ratio_and_the_other_engines_do_not():
     assert SchedulerConfig.for_engine(engine_spec("sglang")).capacity == "ratio"
     assert SchedulerConfig.for_engine(engine_spec("vllm")).capacity == "on-demand"
     assert SchedulerConfig.for_engine(engine_spec("trtllm")).capacity == "reserve"
+
+
+def test_sglang_requeues_a_retracted_request_last_and_vllm_first():
+    assert SchedulerConfig.for_engine(engine_spec("sglang")).preempted_queue_last
+    assert not SchedulerConfig.for_engine(engine_spec("vllm")).preempted_queue_last
+
+
+def test_a_retracted_request_queued_last_still_finishes():
+    res = simulate(SimConfig(TIGHT, LONG, SchedulerConfig(capacity="on-demand", max_batch=256,
+                                                           preempted_queue_last=True)))
+    assert all(r.finish_s is not None for r in res.records)
+    assert sum(r.preemptions for r in res.records) > 0

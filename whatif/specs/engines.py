@@ -23,7 +23,8 @@ VERSION_DIR = ENGINE_DIR / "versions"
 PROVENANCES = ("documented", "measured", "assumed")
 ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see EngineMemory)
 GIB = 2 ** 30
-PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting")   # vLLM V1's preemption (EngineSpec)
+# vLLM V1's and SGLang's preemption (EngineSpec)
+PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last")
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity", "priority",
                  "prefix_caching", "tokens_after_next_launch", *PREEMPTION_KEYS)   # may be left out
 CAPACITY = ("on-demand", "reserve", "ratio")   # KV blocks as tokens need them (preempting when out), reserved at
@@ -131,6 +132,7 @@ class EngineSpec:
     prefix_caching: bool = False          # its default: KV blocks of shared prompt prefixes reused across requests
     preempted_blocks_cached: bool = False  # a recompute-preempted sequence's full blocks stay in the prefix cache
     admits_after_preempting: bool = True  # a step that preempted a sequence still admits waiting requests
+    preempted_queue_last: bool = False    # a recompute-preempted sequence rejoins the back of the queue (SGLang)
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def shares_gqa_decode(self, group: float) -> bool:

@@ -154,7 +154,10 @@ class Scheduler(Admission, DecodingSet):
         # recompute: prefill prompt + generated tokens again, first in line
         s.computed, s.published, s.looked_up = 0, 0, False
         s.rec.status = QUEUED
-        self.waiting.appendleft(s)
+        if self.cfg.preempted_queue_last:
+            self.waiting.append(s)
+        else:
+            self.waiting.appendleft(s)
 
     # ------------------------------------------------------------ after an iteration
 
