@@ -49,8 +49,10 @@ class Scheduler(Admission, DecodingSet):
         self.chunking = policy.chunks
         self.request_level = policy.request_level
         self.reserving = cfg.capacity == "reserve" and policy.reserves
-        # capacity=ratio: SGLang's admission against its running requests' new_token_ratio reservation
-        self.token_ratio = TokenRatio() if cfg.capacity == "ratio" else None
+        # capacity=ratio: SGLang's admission against its running requests' new_token_ratio reservation, in an
+        # aggregated engine (PrefillAdder; a disaggregated pool admits by its own queues: not modelled so)
+        self.token_ratio = TokenRatio() if cfg.capacity == "ratio" and getattr(hooks, "role", "mixed") == "mixed" \
+            else None
         self.checks_admission = self.reserving or self.token_ratio is not None
         self.rounds = 0               # decode iterations with a decoder (self.step counts them without one)
         self.kv_arrived: list[Seq] = []   # disaggregated: KV arrived during an iteration; decode from the next
