@@ -11,8 +11,8 @@ With a decoder (speculative or multi-token decoding) a decode row verifies its d
 it holds KV slots for them (lookahead), takes that many tokens of the budget, and gains the tokens its
 acceptance draws (times.accepted_tokens), several at one time. A running decode that needs a new block when
 none is free preempts the most recently admitted sequence: by recompute (its KV is dropped and it queues first
-to prefill again) or by swap (its KV is copied to host memory and back when blocks free up; the copies stall
-the iteration)."""
+to prefill again, or last with preempted_queue_last, as SGLang's retract) or by swap (its KV is copied to host
+memory and back when blocks free up; the copies stall the iteration)."""
 from __future__ import annotations
 
 import random
@@ -153,7 +153,7 @@ class Scheduler(Admission, DecodingSet):
             s.swapped = held
             self.swapped_out.append(s)
             return
-        # recompute: prefill prompt + generated tokens again, first in line
+        # recompute: prefill prompt + generated tokens again, first in line (SGLang: last)
         s.computed, s.published, s.looked_up = 0, 0, False
         s.rec.status = QUEUED
         if self.cfg.preempted_queue_last:
