@@ -106,7 +106,9 @@ ENGINE_FLAGS = (
        "a preempted request's KV is recomputed later, or swapped to host memory and back"),
     _f("engine", "capacity", "--capacity", _TEXT, "POLICY",
        "on-demand: KV blocks as tokens need them, preempting when out (vLLM); reserve: admit a request only "
-       "with blocks for its whole output set aside, never preempting (TensorRT-LLM's GUARANTEED_NO_EVICT)"),
+       "with blocks for its whole output set aside, never preempting (TensorRT-LLM's GUARANTEED_NO_EVICT); ratio: "
+       "on demand, a request admitted while its prompt and output fit beside the running ones' remaining "
+       "outputs x SGLang's new_token_ratio (SGLang)"),
     _f("engine", "swap_space_gb", "--swap-space", Field("float", 0, 1e6, "GiB"), "GIB",
        "host memory per GPU for swapped KV, GiB"),
     _f("engine", "scheduler_steps", "--scheduler-steps", Field("int", 1, 1024, "decode steps"), "N",

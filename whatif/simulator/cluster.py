@@ -174,7 +174,8 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
               f"{batching}, token budget {e.token_budget}, max batch {e.max_batch}, {e.block_size}-token blocks, "
               f"watermark {e.watermark:.0%}, prefix caching {'on' if e.prefix_caching else 'off'}, "
               + ("KV reserved for the whole output at admission (no preemption)" if e.capacity == "reserve"
-                 else f"KV blocks on demand, preemption by {e.preemption}"))
+                 else f"KV blocks on demand, preemption by {e.preemption}"
+                 + (", admission by SGLang's new_token_ratio" if e.capacity == "ratio" else "")))
     cluster_line = " + ".join(pools) + f", router {cl.router}"
     if cluster.kv_path is not None:
         cluster_line += f", {cluster.kv_path.name}"

@@ -20,7 +20,7 @@ if TYPE_CHECKING:   # (the workload module needs numpy, which building a command
 _SPEC = engine_spec()   # the default engine's spec: a bare SchedulerConfig()'s defaults (a run's: for_engine)
 # The fields whose default is the engine spec's for the scenario's GPU (SchedulerConfig.for_engine).
 SPEC_DEFAULTS = ("priority", "chunked_prefill", "max_batch", "token_budget", "block_size", "capacity",
-                 "prefix_caching", "preempted_blocks_cached", "admits_after_preempting")
+                 "prefix_caching", "preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last")
 
 BATCHING = ("continuous", "static")
 PREEMPTION = ("recompute", "swap")
@@ -46,6 +46,9 @@ class SchedulerConfig:
     # is_insert=False)
     preempted_blocks_cached: bool = _SPEC.preempted_blocks_cached
     admits_after_preempting: bool = _SPEC.admits_after_preempting   # vLLM V1: no admission in a step that preempted
+    # a sequence preempted by recompute rejoins the waiting queue at its back (SGLang's retract: waiting_queue.extend),
+    # not its front (vLLM)
+    preempted_queue_last: bool = _SPEC.preempted_queue_last
     capacity: str = _SPEC.capacity   # on-demand: KV blocks as tokens need them (vLLM, preempting when out);
                                      # reserve: a request is admitted only with blocks for its whole output
                                      # set aside (TensorRT-LLM's GUARANTEED_NO_EVICT): never preempted
@@ -92,7 +95,7 @@ class SchedulerConfig:
         integer(self.batch_wait_timeout_iters, "batch_wait_timeout_iters", 0, what="iterations")
         number(self.batch_wait_max_tokens_ratio, "batch_wait_max_tokens_ratio", 0.0, 1.0)
         for name in ("chunked_prefill", "prefix_caching", "attention_dp_balance", "preempted_blocks_cached",
-                     "admits_after_preempting"):
+                     "admits_after_preempting", "preempted_queue_last"):
             if not isinstance(getattr(self, name), bool):
                 raise WhatifError(f"{name}: {getattr(self, name)!r} must be true or false")
 
@@ -113,7 +116,8 @@ class SchedulerConfig:
                     "token_budget": spec.max_num_batched_tokens, "block_size": spec.block_size,
                     "capacity": spec.capacity, "prefix_caching": spec.prefix_caching,
                     "preempted_blocks_cached": spec.preempted_blocks_cached,
-                    "admits_after_preempting": spec.admits_after_preempting}
+                    "admits_after_preempting": spec.admits_after_preempting,
+                    "preempted_queue_last": spec.preempted_queue_last}
         return cls(**{**defaults, **given})
 
 

@@ -23,14 +23,16 @@ VERSION_DIR = ENGINE_DIR / "versions"
 PROVENANCES = ("documented", "measured", "assumed")
 ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see EngineMemory)
 GIB = 2 ** 30
-PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting")   # vLLM V1's preemption (EngineSpec)
+# vLLM V1's and SGLang's preemption (EngineSpec)
+PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last")
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity", "priority",
                  "prefix_caching", "tokens_after_next_launch", "decode_mode", "piecewise_call_s",
                  *PREEMPTION_KEYS)   # may be left out
 # How a decode batch within the captured sizes runs: one whole graph (full), or graph pieces between eagerly run
 # attention ops (piecewise: vLLM's cudagraph_mode PIECEWISE, roofline/piecewise_graph.py)
 DECODE_GRAPH_MODES = ("full", "piecewise")
-CAPACITY = ("on-demand", "reserve")   # KV blocks as tokens need them (preempting when out), or reserved at admission
+CAPACITY = ("on-demand", "reserve", "ratio")   # KV blocks as tokens need them (preempting when out), reserved at
+# admission, or on demand behind SGLang's new_token_ratio admission (simulator/scheduling/token_ratio.py)
 # Whole prompts without chunked prefill: prefill steps first, decodes waiting (vLLM V0); the running batch drained
 # first (request-level); or mixed, beside the decodes in the token budget (TensorRT-LLM inflight batching)
 PRIORITIES = ("prefill", "decode", "mixed")
@@ -137,6 +139,7 @@ class EngineSpec:
     prefix_caching: bool = False          # its default: KV blocks of shared prompt prefixes reused across requests
     preempted_blocks_cached: bool = False  # a recompute-preempted sequence's full blocks stay in the prefix cache
     admits_after_preempting: bool = True  # a step that preempted a sequence still admits waiting requests
+    preempted_queue_last: bool = False    # a recompute-preempted sequence rejoins the back of the queue (SGLang)
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def shares_gqa_decode(self, group: float) -> bool:

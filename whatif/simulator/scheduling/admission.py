@@ -10,6 +10,7 @@ whether a step would admit or prefill anything now (a policy's `admits`)."""
 from __future__ import annotations
 
 from .sequence import Batch, Seq, own_key
+from .token_ratio import INIT_RATIO, admits, output_estimate
 from ..request import RUNNING
 
 
@@ -59,7 +60,7 @@ class Admission:
                 break
             if bm.prefix_caching and (s.req.prefix_id is not None or s.rec.preemptions):   # (else _lookup returns)
                 self._lookup(s)
-            if self.reserving and not self._reservable(s):
+            if self.checks_admission and not self._reservable(s):
                 n = 0
             else:   # (_chunk and _chunk_size, inlined: once per admission)
                 n = s.total - s.computed
@@ -234,8 +235,30 @@ class Admission:
 
     def _reservable(self, s: Seq) -> bool:
         """Whether `s` may be admitted: always on demand; with reserve, when its final blocks fit beside
-        those set aside for the sequences already admitted."""
+        those set aside for the sequences already admitted; with ratio, by SGLang's new_token_ratio."""
+        if self.token_ratio is not None:
+            return self._ratio_admits(s)
         return not self.reserving or self.bm.reserved + self._final_blocks(s) <= self.bm.num_blocks
+
+    def _ratio_admits(self, s: Seq) -> bool:
+        """SGLang's PrefillAdder test (token_ratio.py): the prompt left and output estimate of `s` against the
+        free and evictable KV less each running request's reservation: a decoding one's remaining output x
+        the ratio, one still prefilling (admitted in an earlier step) its prompt left and whole estimate."""
+        if not self.running:   # an idle scheduler resets the ratio (and takes any request)
+            self.token_ratio.set(INIT_RATIO, self.step + self.rounds)
+            return True
+        ratio = self.token_ratio.at(self.step + self.rounds)
+        step, uniform, decoding = self.step, self.uniform, self.decoding
+        reserved = 0.0
+        for r in self.running:
+            if r in decoding:
+                gen = r.generated + (step - r.anchor if uniform else 0)
+                reserved += output_estimate(r.req.output - gen) * ratio
+            else:
+                reserved += r.total - r.computed + output_estimate(r.req.output - r.generated)
+        bm = self.bm
+        free = (bm.free + len(bm.evictable)) * bm.block_size
+        return admits(s.total - s.computed + output_estimate(s.req.output - s.generated), free, reserved)
 
     def _set_aside(self, s: Seq) -> None:
         if self.reserving:   # (callers skip the call when not)

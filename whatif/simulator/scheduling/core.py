@@ -11,8 +11,8 @@ With a decoder (speculative or multi-token decoding) a decode row verifies its d
 it holds KV slots for them (lookahead), takes that many tokens of the budget, and gains the tokens its
 acceptance draws (times.accepted_tokens), several at one time. A running decode that needs a new block when
 none is free preempts the most recently admitted sequence: by recompute (its KV is dropped and it queues first
-to prefill again) or by swap (its KV is copied to host memory and back when blocks free up; the copies stall
-the iteration)."""
+to prefill again, or last with preempted_queue_last, as SGLang's retract) or by swap (its KV is copied to host
+memory and back when blocks free up; the copies stall the iteration)."""
 from __future__ import annotations
 
 import random
@@ -22,6 +22,7 @@ from itertools import count
 from ..block_manager import BlockManager
 from ..request import FINISHED, QUEUED
 from .admission import Admission
+from .token_ratio import TokenRatio, after_retract
 from .decoding import DecodingSet
 from .sequence import Batch, Seq, own_key
 
@@ -48,6 +49,12 @@ class Scheduler(Admission, DecodingSet):
         self.chunking = policy.chunks
         self.request_level = policy.request_level
         self.reserving = cfg.capacity == "reserve" and policy.reserves
+        # capacity=ratio: SGLang's admission against its running requests' new_token_ratio reservation, in an
+        # aggregated engine (PrefillAdder; a disaggregated pool admits by its own queues: not modelled so)
+        self.token_ratio = TokenRatio() if cfg.capacity == "ratio" and getattr(hooks, "role", "mixed") == "mixed" \
+            else None
+        self.checks_admission = self.reserving or self.token_ratio is not None
+        self.rounds = 0               # decode iterations with a decoder (self.step counts them without one)
         self.kv_arrived: list[Seq] = []   # disaggregated: KV arrived during an iteration; decode from the next
         self.orders = count(1)
         # An engine whose CPU runs a step ahead (spec cpu.overlapped: vLLM's async scheduling, SGLang's and
@@ -132,6 +139,8 @@ class Scheduler(Admission, DecodingSet):
             self.padding_context -= s.computed
         batch.preempted += 1
         s.rec.preemptions += 1
+        if self.token_ratio is not None:
+            self._retracted()
         held = s.held
         swap = self.cfg.preemption == "swap" and held <= self.swap_blocks
         keep = not swap and self.cfg.preempted_blocks_cached and self.bm.prefix_caching
@@ -144,10 +153,13 @@ class Scheduler(Admission, DecodingSet):
             s.swapped = held
             self.swapped_out.append(s)
             return
-        # recompute: prefill prompt + generated tokens again, first in line
+        # recompute: prefill prompt + generated tokens again, first in line (SGLang: last)
         s.computed, s.published, s.looked_up = 0, 0, False
         s.rec.status = QUEUED
-        self.waiting.appendleft(s)
+        if self.cfg.preempted_queue_last:
+            self.waiting.append(s)
+        else:
+            self.waiting.appendleft(s)
 
     # ------------------------------------------------------------ after an iteration
 
@@ -160,6 +172,7 @@ class Scheduler(Admission, DecodingSet):
                 return
             offered = self._advance(end)
         elif batch.decode:
+            self.rounds += 1
             self._complete_rounds(batch, end)
             offered = batch.decode
         for s, n in batch.prefill:
@@ -277,6 +290,14 @@ class Scheduler(Admission, DecodingSet):
         self.kv_moving -= 1
         self._append(s)
         self.kv_arrived.append(s)
+
+    def _retracted(self) -> None:
+        """SGLang's retract_decode: the ratio set from the decoding requests left (token_ratio.after_retract)."""
+        decoded = max_new = 0
+        for r in self.decoding:
+            decoded += r.generated + (self.step - r.anchor if self.uniform else 0)
+            max_new += r.req.output
+        self.token_ratio.set(after_retract(decoded, max_new, len(self.decoding)), self.step + self.rounds)
 
     def _cache_own_blocks(self, s: Seq) -> None:
         """Turn the full private blocks of `s` (preempted) into cached blocks under its own key, which its
