@@ -112,3 +112,14 @@ def test_sglang_0_3_runs_prefill_and_decode_in_separate_steps_without_overlap():
         cfg = SchedulerConfig.for_engine(spec)
         assert not cfg.chunked_prefill and cfg.priority == "prefill", spec.name
     assert old.frontend.seconds(100) > 0   # served over HTTP
+
+
+def test_sglang_05_profile_is_sglangs_but_for_its_kernel_options():
+    """versions/sglang-0.5.yaml is a full copy of sglang.yaml plus the DeepSeek all-reduce fusion: every other section
+    must follow the base profile, or a scheduler change to SGLang silently skips the rows that run 0.5."""
+    base = read_yaml(VERSION_DIR.parent / "sglang.yaml")
+    v05 = read_yaml(VERSION_DIR / "sglang-0.5.yaml")
+    assert set(base) == set(v05)
+    for section in set(base) - {"name", "description", "kernels"}:
+        assert v05[section] == base[section], section
+    assert {k: v for k, v in v05["kernels"].items() if k in base["kernels"]} == base["kernels"]
