@@ -1,0 +1,143 @@
+"""Qwen3.5-397B-A17B's decode step on 8x B200 (SGLang), op family by op family, against the measured kernel tables.
+
+For each layout the serving set ran (bf16 TP8, fp8 TP8, fp8 TP4 EP4) and a few decode batches, prints the
+microseconds per layer that `estimate` charges each op family (summed over the layers that run it, divided by the
+layers) beside the same family's measured time at the same shape in ../shared/reference/aiconfigurator (SGLang
+0.5.14 on B200, CUDA-graph replays, warm L2): the fused MoE (balanced and power-law routing), the GDN recurrent
+decode and conv1d update (modern/ gdn_perf), SGLang's graph all-reduce, the full-attention decode (head_dim 256),
+and the dense GEMMs (nearest n, k of the table's grid; the table's fp8 is per-tensor where the checkpoint is
+128x128 blocks). A diagnostic: nothing here is fitted or used at prediction time.
+
+    python benchmarks/qwen35_decode_ops.py [--batches 4,16,64] [--context 1536]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from collections import defaultdict
+from pathlib import Path
+
+REF = Path(__file__).resolve().parents[2] / "shared" / "reference" / "aiconfigurator"
+MODEL = "Qwen/Qwen3.5-397B-A17B"
+LAYOUTS = (("bf16", 8, 1), ("fp8", 8, 1), ("fp8", 4, 4))   # the serving set's SGLang B200 layouts (MTP-free)
+K_HEADS, V_HEADS, HEADS, KV_HEADS, HIDDEN = 16, 64, 32, 2, 4096   # Qwen3.5-397B-A17B config.json
+
+
+def predicted(dtype: str, tp: int, ep: int, batch: int, context: int) -> tuple[float, dict]:
+    """(TPOT s, {op name: (total s, layers, shape)}) of `estimate`'s decode step."""
+    from whatif.api import estimate
+    extra = {} if dtype == "bf16" else {"kv_dtype": "fp8", "quantization": "fp8"}
+    out = estimate(MODEL, "dgx-b200", tp=tp, gpus=tp, ep=ep, batch=batch, prompt=context, output=2,
+                   kernel_engine="sglang", with_max_batch=False, **extra).to_dict()
+    ops: dict = defaultdict(lambda: [0.0, 0, None])
+    for o in out["ops"]["decode"]:
+        ops[o["name"]][0] += o["total_s"]
+        ops[o["name"]][1] += o["count"]
+        ops[o["name"]][2] = o["shape"]
+    return out["tpot_s"], {k: tuple(v) for k, v in ops.items()}
+
+
+def _nearest(values, x: float) -> float:
+    return min(values, key=lambda v: abs(math.log(v) - math.log(x)))
+
+
+def tables():
+    import pandas as pd
+    b200 = lambda d: d[d.gpu.str.contains("b200", case=False)]   # noqa: E731
+    moe = b200(pd.read_parquet(REF / "moe.parquet"))
+    moe = moe[(moe.framework == "sglang") & (moe.num_experts == 512) & (moe.hidden_size == HIDDEN)
+              & (moe.inter_size == 1024) & (moe.topk == 10)]
+    gdn = pd.read_parquet(REF / "modern" / "b200_sxm" / "sglang" / "linear_attention__gdn_perf.parquet")
+    gdn = gdn[(gdn.model_name == MODEL) & (gdn.phase == "generation")]
+    comm = b200(pd.read_parquet(REF / "comm.parquet"))
+    comm = comm[(comm.backend == "sglang_graph") & (comm.op_name == "all_reduce")]
+    att = b200(pd.read_parquet(REF / "attention.parquet"))
+    att = att[(att.framework == "sglang") & (att.phase == "decode") & (att.head_dim == 256)]
+    gemm = b200(pd.read_parquet(REF / "gemm.parquet"))
+    gemm = gemm[gemm.framework == "sglang"]
+    return moe, gdn, comm, att, gemm
+
+
+def measured(t, dtype: str, tp: int, ep: int, batch: int, context: int, shapes: dict) -> dict:
+    """{family: us per layer} from the tables at the step's shapes (None where the table has no such row)."""
+    moe, gdn, comm, att, gemm = t
+    moe_tp = tp // ep
+    m = moe[(moe.moe_dtype == ("bfloat16" if dtype == "bf16" else "fp8_block")) & (moe.moe_tp_size == moe_tp)
+            & (moe.moe_ep_size == ep) & (moe.num_tokens == batch)]
+    out = {"moe balanced": pick(m[m.distribution == "balanced"]),
+           "moe power_law_1.2": pick(m[m.distribution == "power_law_1.2"])}
+    g = gdn[(gdn.num_k_heads == K_HEADS // tp) & (gdn.num_v_heads == V_HEADS // tp) & (gdn.batch_size == batch)]
+    out["gdn recurrent"] = _gdn(g, "fused_recurrent_gated_delta_rule_packed_decode")
+    out["gdn conv1d"] = _gdn(g, "causal_conv1d_update")
+    c = comm[(comm.num_gpus == tp) & (comm.bytes == batch * HIDDEN * 2)]
+    out["all-reduce"] = pick(c)
+    a = att[(att.num_heads == HEADS // tp) & (att.num_key_value_heads == max(1, KV_HEADS // tp))
+            & (att.kv_cache_dtype == ("bfloat16" if dtype == "bf16" else "fp8")) & (att.batch_size == batch)]
+    out["attention"] = _at_context(a, context)
+    gd = gemm[(gemm.gemm_dtype == ("bfloat16" if dtype == "bf16" else "fp8")) & (gemm.m == batch)]
+    for name in ("mixer_in_proj", "mixer_out_proj", "qkv_proj", "o_proj", "router", "shared_expert_gate_up",
+                 "shared_expert_down"):
+        s = shapes.get(name)
+        if s is None or not len(gd):
+            continue
+        n, k = _nearest(gd.n.unique(), s["n"]), _nearest(gd.k.unique(), s["k"])
+        out[f"gemm {name}"] = pick(gd[(gd.n == n) & (gd.k == k)])
+    return {k: (v * 1e3 if v is not None else None) for k, v in out.items()}
+
+
+def _at_context(rows, context: int) -> float | None:
+    """Median latency (ms) of decode-attention rows at `context` cached tokens, linear between the table's steps."""
+    by = rows.groupby("step").latency_ms.median()
+    if by.empty:
+        return None
+    lo, hi = by[by.index <= context], by[by.index >= context]
+    if lo.empty or hi.empty:
+        return float((lo if hi.empty else hi).iloc[-1 if hi.empty else 0])
+    (s0, t0), (s1, t1) = (lo.index[-1], lo.iloc[-1]), (hi.index[0], hi.iloc[0])
+    return float(t0 if s1 == s0 else t0 + (t1 - t0) * (context - s0) / (s1 - s0))
+
+
+def pick(rows) -> float | None:
+    """The median latency (ms) of table rows, or None."""
+    return float(rows.latency_ms.median()) if len(rows) else None
+
+
+def _gdn(g, kernel: str):
+    d = g[g.kernel_source == kernel]
+    return float(d.latency.median()) if len(d) else None
+
+
+FAMILIES = {"moe balanced": ("experts_gate_up", "experts_act", "experts_down"), "gdn recurrent": ("gated_deltanet",),
+            "gdn conv1d": ("short_conv",), "all-reduce": ("attn_allreduce",), "attention": ("attention",)}
+
+
+def per_layer(ops: dict, names) -> float | None:
+    """us per layer of the ops `names` (their total over the layers that run them)."""
+    hits = [ops[n] for n in names if n in ops]
+    if not hits:
+        return None
+    return sum(h[0] for h in hits) / max(h[1] for h in hits) * 1e6
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--batches", default="4,16,64")
+    p.add_argument("--context", type=int, default=1536, help="tokens in each sequence's cache (default 1536)")
+    a = p.parse_args(argv)
+    t = tables()
+    for dtype, tp, ep in LAYOUTS:
+        for batch in (int(x) for x in a.batches.split(",")):
+            tpot, ops = predicted(dtype, tp, ep, batch, a.context)
+            shapes = {k: v[2] for k, v in ops.items()}
+            meas = measured(t, dtype, tp, ep, batch, a.context, shapes)
+            print(f"\n{dtype} TP{tp} EP{ep}, batch {batch}, context {a.context}: estimate TPOT {tpot * 1e3:.2f} ms")
+            print(f"  {'family (us a layer)':28s} {'estimate':>9s} {'table':>9s}")
+            for fam, val in meas.items():
+                names = FAMILIES.get(fam, (fam.removeprefix("gemm "),) if fam.startswith("gemm ") else ())
+                est = per_layer(ops, names)
+                shown = "" if est is None else f"{est:9.1f}"
+                print(f"  {fam:28s} {shown:>9s} {'-' if val is None else f'{val:9.1f}':>9s}")
+
+
+if __name__ == "__main__":
+    main()
