@@ -34,7 +34,8 @@ def test_each_block_is_fitted_on_its_own_engines_rows(key):
     assert block["fitted_on"]["engine"] == framework
     assert mf.DTYPE_BYTES[block["fitted_on"]["moe_dtype"]][2] == dtype
     assert block["fitted_on"]["moe_dtype"] in mf.FITS[(engine, dtype)][0]
-    assert moe.moe_params(arch, dtype, engine).provenance.startswith(f"fitted on {block['fitted_on']['gpu']} {framework}")
+    gpu = block["fitted_on"]["gpu"]
+    assert moe.moe_params(arch, dtype, engine).provenance.startswith(f"fitted on {gpu} {framework}")
 
 
 @pytest.mark.parametrize("engine", ("vllm", "sglang", "trtllm"))

@@ -37,10 +37,10 @@ def moe_fit_dtype(op: Op, gpu, engine: str) -> str:
 # moe with Fp8QuantizationType.DeepSeekFp8: the kernel SGLang's flashinfer_trtllm MoE runner calls, measured as
 # sglang_flashinfer_trtllm_moe fp8_block (the sglang/blackwell/fp8 fit). vLLM's own fp8 fit is ModelOpt's per-tensor
 # kernel (trtllmfp8expertsmonolithic), a different kernel.
-# vLLM on Hopper under expert parallelism (session 54): the same oracle's "On Hopper for Block Fp8, prefer Triton for TP
-# and FI CUTLASS for EP" (ep_size > 1 moves FLASHINFER_CUTLASS to the front, vllm#34249): FlashInfer's cutlass_fused_moe,
-# TensorRT-LLM's CUTLASS MoE, measured as TensorRT-LLM's moe_torch_flow_cutlass fp8_block rows (the
-# flashinfer_cutlass/hopper/fp8 fit, validate/moe_fit.FITS). Without EP (Triton) the per-class model stays.
+# vLLM on Hopper under expert parallelism (session 54): the same oracle's "On Hopper for Block Fp8, prefer Triton for
+# TP and FI CUTLASS for EP" (ep_size > 1 moves FLASHINFER_CUTLASS to the front, vllm#34249): FlashInfer's
+# cutlass_fused_moe, TensorRT-LLM's CUTLASS MoE, measured as TensorRT-LLM's moe_torch_flow_cutlass fp8_block rows
+# (the flashinfer_cutlass/hopper/fp8 fit, validate/moe_fit.FITS). Without EP (Triton) the per-class model stays.
 BLOCK_FP8_MOE_ENGINE = {("vllm", "blackwell"): "sglang", ("vllm", "hopper"): "flashinfer_cutlass"}
 BLOCK_FP8_EP_ONLY = {("vllm", "hopper")}   # (engine, arch) whose kernel above is the expert-parallel layout's only
 
