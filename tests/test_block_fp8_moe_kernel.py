@@ -35,3 +35,21 @@ def test_block_scale_ops_mark_the_expert_gemms_of_a_block_fp8_checkpoint():
     est = api.estimate("MiniMaxAI/MiniMax-M2.5", "dgx-b200", tp=4, gpus=4, batch=1, prompt=1024, output=2).estimate
     ops = {t.op.name: t.op for t in est.prefill[0][0].op_times}
     assert ops["experts_gate_up"].block_scaled and ops["experts_down"].block_scaled and ops["qkv_proj"].block_scaled
+
+
+def test_vllm_block_fp8_experts_on_hopper_take_the_cutlass_fit_under_expert_parallelism_only():
+    # vLLM's fp8 MoE oracle: "On Hopper for Block Fp8, prefer Triton for TP and FI CUTLASS for EP" (vllm#34249)
+    ep = replace(expert_op(True), expert_parallel=True)
+    assert expert_fit_engine(ep, H100, "vllm") == "flashinfer_cutlass"
+    assert expert_fit_engine(expert_op(True), H100, "vllm") == "vllm"       # TP only: Triton, per-class
+    assert expert_fit_engine(replace(expert_op(False), expert_parallel=True), H100, "vllm") == "vllm"
+    assert expert_fit_engine(ep, H100, "trtllm") == "trtllm"                # TensorRT-LLM's own stay per-class
+
+
+def test_expert_parallel_layouts_mark_their_expert_gemms():
+    import whatif.api as api
+    for ep in (1, 4):
+        est = api.estimate("MiniMaxAI/MiniMax-M2.5", "dgx-h100", tp=4, ep=ep, gpus=4, batch=8, prompt=1024,
+                           output=2).estimate
+        ops = {t.op.name: t.op for t in est.prefill[0][0].op_times}
+        assert ops["experts_gate_up"].expert_parallel == (ep > 1) and not ops["qkv_proj"].expert_parallel

@@ -37,13 +37,18 @@ def moe_fit_dtype(op: Op, gpu, engine: str) -> str:
 # moe with Fp8QuantizationType.DeepSeekFp8: the kernel SGLang's flashinfer_trtllm MoE runner calls, measured as
 # sglang_flashinfer_trtllm_moe fp8_block (the sglang/blackwell/fp8 fit). vLLM's own fp8 fit is ModelOpt's per-tensor
 # kernel (trtllmfp8expertsmonolithic), a different kernel.
-BLOCK_FP8_MOE_ENGINE = {("vllm", "blackwell"): "sglang"}
+# vLLM on Hopper under expert parallelism (session 54): the same oracle's "On Hopper for Block Fp8, prefer Triton for
+# TP and FI CUTLASS for EP" (ep_size > 1 moves FLASHINFER_CUTLASS to the front, vllm#34249): FlashInfer's
+# cutlass_fused_moe, TensorRT-LLM's CUTLASS MoE, measured as TensorRT-LLM's moe_torch_flow_cutlass fp8_block rows
+# (the flashinfer_cutlass/hopper/fp8 fit, validate/moe_fit.FITS). Without EP (Triton) the per-class model stays.
+BLOCK_FP8_MOE_ENGINE = {("vllm", "blackwell"): "sglang", ("vllm", "hopper"): "flashinfer_cutlass"}
+BLOCK_FP8_EP_ONLY = {("vllm", "hopper")}   # (engine, arch) whose kernel above is the expert-parallel layout's only
 
 
 def expert_fit_engine(op: Op, gpu, engine: str) -> str:
     """The engine whose fused-MoE fit prices an expert GEMM: `engine`'s own, but for block-scaled fp8 experts an
-    engine runs through a kernel measured under another (BLOCK_FP8_MOE_ENGINE)."""
-    if op.block_scaled and op.dtype == "fp8":
+    engine runs through a kernel measured under another (BLOCK_FP8_MOE_ENGINE; BLOCK_FP8_EP_ONLY: under EP only)."""
+    if op.block_scaled and op.dtype == "fp8" and (op.expert_parallel or (engine, gpu.arch) not in BLOCK_FP8_EP_ONLY):
         other = BLOCK_FP8_MOE_ENGINE.get((engine, gpu.arch))
         if other is not None and has_moe_fit("fp8", gpu.arch, other):
             return other

@@ -72,10 +72,10 @@ def covers(op: Op, gpu, engine: str | None = None) -> bool:
     """Whether a kernel model prices this op as `engine` runs it (else the per-class model does); `engine`: the
     efficiency's, where a fit's coverage depends on it (MoE, MLA prefill; None: the default engine's MoE fits)."""
     if op.op_class == OpClass.GEMM:
-        if op.shape.groups != 1.0:
+        if op.shape.groups != 1.0:   # (the fit expert_gemm_seconds prices it by: another engine's kernel's, maybe)
+            fit = expert_fit_engine(op, gpu, engine or DEFAULT_ENGINE)
             return (op.role in EXPERT_GEMMS and op.dtype in gpu.peak
-                    and has_moe_fit(moe_fit_dtype(op, gpu, engine or DEFAULT_ENGINE), gpu.arch,
-                                    engine or DEFAULT_ENGINE))
+                    and has_moe_fit(moe_fit_dtype(op, gpu, fit), gpu.arch, fit))
         return op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
     if is_mla_decode(op) or is_mla_prefill(op):
         s = op.shape

@@ -44,6 +44,7 @@ class Op:
     an expert GEMM run by the engine's weight-only (Marlin) MoE kernel (moe_kernels.py `marlin`);
     `block_scaled`: fp8 weights with per-block scales (DeepSeek's 128x128; dequant.block_scale_ops sets it), which
     an engine may run through another fused-MoE kernel than its per-tensor fp8 (expert_fits.expert_fit_engine);
+    `expert_parallel`: an expert GEMM of a layout with ep > 1 (vLLM picks its Hopper block-FP8 MoE kernel by it);
     `collective_kernel`: a collective run by another engine's kernel than the pass's (vLLM's fused all-reduce +
     RMSNorm is FlashInfer's port of TensorRT-LLM's): that engine's fitted collective model prices it;
     `formula` says where the FLOPs and bytes came from, so every number is traceable.
@@ -65,6 +66,7 @@ class Op:
     static_input_scale: bool = False
     int_weights: bool = False   # weight-only integer weights (int4/int8) the kernel dequantizes (dequant.py)
     block_scaled: bool = False  # fp8 weights with per-block scales (dequant.block_scale_ops)
+    expert_parallel: bool = False   # an expert GEMM of an expert-parallel layout (ep > 1; moe.py), for kernel choice
     fp4_weights: bool = False   # MXFP4 weights beside 16-bit activations, dequantized in the kernel (dequant.py)
     weight_only_kernel: bool = False   # ... run by the engine's weight-only MoE kernel (moe_kernels: marlin)
     collective_kernel: str = ""  # the engine whose collective fit prices it ("": the pass's engine)

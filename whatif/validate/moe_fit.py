@@ -48,20 +48,28 @@ PEAK_DTYPE = {"w4a16": "bf16", "mxfp4": "bf16"}
 # (OAI Triton / FlashInfer TRTLLM-Gen / Marlin) are not fitted: one small-M floor over their EP and TP rows prices
 # the TP-sharded decode rows ~1.5x high (TP8, 4 tokens: 64 us against 43 measured) and took the gpt-oss vLLM H100
 # serving rows' TPOT 15.9% -> 27.7%; their MXFP4 experts keep the 16-bit fit.
+# flashinfer_cutlass (session 54): the CUTLASS fused MoE (TensorRT-LLM's, which FlashInfer ports as cutlass_fused_moe)
+# that vLLM runs 128x128 block-FP8 experts with on Hopper under expert parallelism (oracle/fp8.py: "On Hopper for Block
+# Fp8, prefer Triton for TP and FI CUTLASS for EP", vllm#34249), fitted on TensorRT-LLM's H100 fp8_block rows of
+# that kernel (moe_torch_flow_cutlass; one GPU: no leave-one-out figure). Its own block: TensorRT-LLM's Hopper fp8
+# experts stay per-class (above); only expert_fits.BLOCK_FP8_MOE_ENGINE's vLLM Hopper EP experts take it.
 FITS = {("vllm", "bf16"): (("bfloat16",), None), ("vllm", "fp8"): (("fp8",), ("b200_sxm",)),
         ("vllm", "fp4"): (("nvfp4",), ("b200_sxm",)),
         ("vllm", "w4a16"): (("int4_wo",), None),
         ("trtllm", "mxfp4"): (("w4a16_mxfp4",), None),
         ("sglang", "bf16"): (("bfloat16",), None), ("sglang", "fp8"): (("fp8_block",), ("b200_sxm",)),
         ("sglang", "fp4"): (("nvfp4",), ("b200_sxm",)),
-        ("trtllm", "bf16"): (("bfloat16",), None)}
+        ("trtllm", "bf16"): (("bfloat16",), None),
+        ("flashinfer_cutlass", "fp8"): (("fp8_block",), ("h100_sxm",))}
+# fit name -> the corpus framework whose rows measured its kernel (default: the fit's own name)
+ROWS_FRAMEWORK = {"flashinfer_cutlass": "trtllm"}
 
 
 def fit_rows(frame, engine: str, dtype: str):
     """The rows FITS names for (engine, whatif dtype): per GPU, the first corpus dtype it has."""
     import pandas as pd
     corpus_dtypes, gpus = FITS[(engine, dtype)]
-    mine = frame[(frame["framework"] == engine) & frame["moe_dtype"].isin(corpus_dtypes)]
+    mine = frame[(frame["framework"] == ROWS_FRAMEWORK.get(engine, engine)) & frame["moe_dtype"].isin(corpus_dtypes)]
     parts = []
     for gpu in sorted(set(mine["gpu"]) if gpus is None else set(gpus) & set(mine["gpu"])):
         have = set(mine.loc[mine["gpu"] == gpu, "moe_dtype"])
@@ -93,7 +101,7 @@ MIN_REGIME_ROWS = 200   # fewest rows a regime is fitted on alone (5 parameters)
 def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
     """One engine's rows of one corpus dtype (on `gpus`, None: all), the most-measured kernel per GPU, with
     ideal times attached."""
-    rows = frame[(frame["framework"] == engine) & (frame["moe_dtype"] == dtype)]
+    rows = frame[(frame["framework"] == ROWS_FRAMEWORK.get(engine, engine)) & (frame["moe_dtype"] == dtype)]
     if gpus is not None:
         rows = rows[rows["gpu"].isin(gpus)]
     main = rows.groupby(["gpu", "kernel_source"]).size().reset_index().sort_values(0).groupby("gpu").tail(1)
@@ -236,7 +244,7 @@ def _dtype_blocks(rows, engine: str, dtype: str) -> dict:
         small, large = fit_regimes(group)
         blocks[f"{engine}/{arch}/{dtype}"] = {
             **_values(large), "small_m": {**_values(small), "rows": int(small_m(group).sum())}, "provenance": "fitted",
-            "fitted_on": {"gpu": gpu, "engine": engine, "rows": int(len(group)),
+            "fitted_on": {"gpu": gpu, "engine": ROWS_FRAMEWORK.get(engine, engine), "rows": int(len(group)),
                           "version": str(group["version"].iloc[0]), "moe_dtype": str(group["moe_dtype"].iloc[0]),
                           "kernel_source": str(group["kernel_source"].iloc[0])}}
     return blocks
