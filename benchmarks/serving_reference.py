@@ -89,7 +89,11 @@ The mapping rule, written before any row was scored and not tuned after:
   expressible: they are SemiAnalysis InferenceMAX-style runs whose configurations (nvidia-master.yaml
   `dsr1-*-dynamo-*`) pick 1-8 decode and 1-7 prefill workers per concurrency list at one per-worker TP/EP, with
   dp-attn on or off and MTP or not, none of which the row keeps (it records attention_dp_size 1 throughout);
-  aiconfigurator's public docs and collector code give no rule for them either. 92 of them repeat a db-dump row
+  aiconfigurator's public docs and collector code give no rule for them either (added after scoring, session 54,
+  inferencex_disagg_launch: the TensorRT-LLM rows whose image, lengths, N and prefill/decode TP match exactly one
+  launch of those configurations, nvidia-master.yaml at 0004cf5, take its workers, layouts, MTP depth and decode
+  batch: 100 of the 142; an MTP and a non-MTP launch at one N leave 42 unscored; the 159 SGLang rows' configurations
+  are not mapped; their client is sa-bench's, sa_bench_client). 92 of them repeat a db-dump row
   that records the counts (the same engine, GPU, lengths and measured TTFT and TPOT to 9 significant digits:
   repeated_measurement): their reason says so, and the measurement is scored once, on that row (added after
   scoring; no figure moves);
@@ -1253,7 +1257,9 @@ def write_table(results: list[Result], path: Path) -> None:
             lay = {}
             try:
                 lay = _layout(row, "decode_" if row["mode"] == "disagg" else "")
-            except (ValueError, TypeError):
+                if row["mode"] == "disagg" and not row["prefill_num_workers"]:
+                    lay = disagg_launch_layout(inferencex_disagg_launch(row), "decode")
+            except (ValueError, TypeError, NotExpressible):
                 pass
             w.writerow([row["id"], row["model_path"], row["system"], row["backend"], row["backend_version"],
                         row["mode"], row["isl"], row["osl"], n, lay.get("tp", ""), lay.get("pp", ""),
