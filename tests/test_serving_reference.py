@@ -482,7 +482,9 @@ def test_the_whole_file():
     # (2,542 once the 9 gpt-oss rows capped outside the deployment were left out: capped_below_load)
     # (2,491 once the 61 InferenceX SGLang DeepSeek runs measured on a cold server were left out (cold_server) and
     # the 10 fp8 TP4 rows fit at their recipe's memory fraction (inferencex_sglang_launch))
-    assert len(ok) >= 2491
+    # (2,591 once 100 disaggregated InferenceX rows without worker counts took their nvidia-master.yaml launch,
+    # session 54: inferencex_disagg_launch)
+    assert len(ok) >= 2591
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
     # (2,551 after the stop-47 merges: TTFT 43.3%, median 35.6%, 270 off by 3x; TPOT 16.5%)
     # (2,542 after the stop-48 merges: TTFT 46.0% (worse: SGLang 56.3 -> 63.9%, its block-FP8 MoE fit prices GLM-5
@@ -508,14 +510,18 @@ def test_the_whole_file():
     # the disaggregated first token at the decode step's end); TPOT 11.4%, median 9.0% (the B200 decode-attention floor
     # at the L2-resident calls, vLLM's all-reduce + norm fusion where the release or recipe runs it, gpt-oss's expert
     # kernels; worse on SGLang's DeepSeek NVFP4 rows, 8.1 -> 10.9%, from the FP4-V2 checkpoint's 16-bit projections))
-    assert ttft["mape"] < 38.3 and ttft["median_ape"] < 34.5 and ttft["off3x"] <= 249, ttft
-    assert tpot["mape"] < 11.8, tpot
+    # (session 54, the committed table with the 100 newly launched disaggregated rows scored (--filter slices): TTFT
+    # 37.8% -> 38.7%, median 34.0% -> 35.0%, 247 -> 283 off by 3x; TPOT 11.4% -> 11.9%: the new rows are
+    # disaggregated, TTFT x0.41 and TPOT x0.80 (MTP's acceptance, H100's two-node workers), accuracy.md)
+    assert ttft["mape"] < 39.0 and ttft["median_ape"] < 35.5 and ttft["off3x"] <= 285, ttft
+    assert tpot["mape"] < 12.2, tpot
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     # (21.6% after the merges: the Blackwell fp8/NVFP4 fused-MoE fits run DeepSeek's decode x1.08 high; 17.6% before)
     # (20.9% after the stop-48 merges)
     # (19.2% at stop 49)
     # (18.3% at session 52; 17.4% at session 53)
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 18.5, sr.stats(disagg, "tpot")
+    # (session 54: 165 rows, 21.4% with the 100 InferenceX launches, which read 24.1%)
+    assert len(disagg) >= 165 and sr.stats(disagg, "tpot")["mape"] < 21.8, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
@@ -524,7 +530,8 @@ def test_the_whole_file():
     # (66.3%, x0.35, 31 off by 3x at stop 49; 64.4%, x0.36, 30 in session 51; TPOT 19.0%; session 52: 64.9%, x0.35,
     # 31, TPOT 18.3%; session 53: 65.6% (worse: the FP4-V2 checkpoint's rows; 64.2% before it), x0.36, 28: the first
     # token at the decode step's end, SGLang's random prefill ranks)
-    assert ttft["mape"] < 66 and ttft["off3x"] <= 29, ttft
+    # (session 54: 165 rows, 61.7%, x0.38, 64 off by 3x; the 100 new rows 59.2%, x0.41, 36)
+    assert ttft["mape"] < 62.5 and ttft["off3x"] <= 65, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
