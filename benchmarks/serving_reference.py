@@ -93,8 +93,12 @@ The mapping rule, written before any row was scored and not tuned after:
   expressible: they are SemiAnalysis InferenceMAX-style runs whose configurations (nvidia-master.yaml
   `dsr1-*-dynamo-*`) pick 1-8 decode and 1-7 prefill workers per concurrency list at one per-worker TP/EP, with
   dp-attn on or off and MTP or not, none of which the row keeps (it records attention_dp_size 1 throughout);
-  aiconfigurator's public docs and collector code give no rule for them either. 92 of them repeat a db-dump row
-  that records the counts (the same engine, GPU, lengths and measured TTFT and TPOT to 9 significant digits:
+  aiconfigurator's public docs and collector code give no rule for them either (added after scoring, session 54,
+  inferencex_disagg_launch: the TensorRT-LLM rows whose image, lengths, N and prefill/decode TP match exactly one
+  launch of those configurations, nvidia-master.yaml at 0004cf5, take its workers, layouts, MTP depth and decode
+  batch: 100 of the 142; an MTP and a non-MTP launch at one N leave 42 unscored; the 159 SGLang rows' configurations
+  are not mapped; their client is sa-bench's, sa_bench_client; off by default, INFERENCEX_DISAGG_MAPPED). 92 of
+  them repeat a db-dump row that records the counts (the same engine, GPU, lengths and measured TTFT and TPOT to 9 significant digits:
   repeated_measurement): their reason says so, and the measurement is scored once, on that row (added after
   scoring; no figure moves);
 - a run that did not serve the load it records (added after scoring, capped_below_load): where all the rows of one
@@ -548,6 +552,72 @@ def prefill_limits(row: dict, ranks: int) -> dict:
     engine = row["backend"]
     return {"prefill_max_batch": batch * ranks if engine == "sglang" else batch,
             "prefill_token_budget": token_budget(engine, 0, _int(row["isl"]))}   # max_num_tokens ISL + 1500
+
+
+# InferenceX's multi-node disaggregated DeepSeek-R1 search spaces (nvidia-master.yaml at 0004cf5f2577), one line per
+# entry with its srt-slurm recipe's name (added after scoring, session 54; inferencex_disagg_launch)
+INFERENCEX_DISAGG_LAUNCHES = Path(__file__).parent / "data" / "inferencex_disagg_launches.csv"
+INFERENCEX_DISAGG_COMMIT = "0004cf5"
+# Off by default (session 54): the 100 rows it launches (up to N = 10,860, ~1.4 CPU-hours together) would more than
+# double the whole-file run; their figures with it on are in docs/accuracy.md (helper I)
+INFERENCEX_DISAGG_MAPPED = False
+_DISAGG_LAUNCHES: list = []
+_LAUNCH_FIELDS = ("prefill_workers", "prefill_tp", "prefill_ep", "prefill_dp_attn", "decode_workers", "decode_tp",
+                  "decode_ep", "decode_dp_attn", "mtp", "decode_batch")
+
+
+def inferencex_disagg_launch(row: dict) -> dict:
+    """The launch of a disaggregated InferenceX row that records no worker counts (added after scoring, session 54,
+    issues 37/38): the entries of InferenceX's .github/configs/nvidia-master.yaml (SemiAnalysisAI/InferenceX at
+    0004cf5; INFERENCEX_DISAGG_LAUNCHES) for the row's Dynamo image, ISL/OSL and N whose prefill and decode TP are
+    the row's (its recorded EP is not compared: the NVFP4 rows record decode EP 4 where every entry runs EP 8, and the
+    same fp8 entries' runs record EP 8 on 2026-02-12 and EP 1 on 2026-03-23). One launch where they all agree:
+    prefill and decode workers, each pool's TP / EP / dp-attn, MTP next-n K and the decode max_batch_size from the
+    entry's srt-slurm recipe name (..._batchB_..._mtpK); NotExpressible where none matches or the entries differ
+    (an MTP and a non-MTP run at one N: the row does not say which it was)."""
+    if not _DISAGG_LAUNCHES:
+        with open(INFERENCEX_DISAGG_LAUNCHES, newline="") as f:
+            _DISAGG_LAUNCHES.extend(csv.DictReader(line for line in f if not line.startswith("#")))
+    n = str(concurrency(row))
+    image = re.search(r"image=([^;]*)", row["silicon_data_source"])
+    found = [e for e in _DISAGG_LAUNCHES if image and image[1].strip().endswith("/" + e["image"])
+             and (e["isl"], e["osl"]) == (row["isl"], row["osl"]) and n in e["concurrencies"].split()
+             and int(e["prefill_tp"]) == _int(row["prefill_tp_size"])
+             and int(e["decode_tp"]) == _int(row["decode_tp_size"])]
+    if not found and row["backend"] == "sglang":
+        raise NotExpressible("the row records no prefill_num_workers / decode_num_workers: pool sizes unknown "
+                             "(InferenceX's dsr1-*-dynamo-sglang search spaces, whose recipes' MTP depth and limits "
+                             "were not read, are not mapped)")
+    if not found:
+        raise NotExpressible("the row records no prefill_num_workers / decode_num_workers, and InferenceX's "
+                             f"nvidia-master.yaml ({INFERENCEX_DISAGG_COMMIT}) has no entry for its image, lengths, N "
+                             "and TP: pool sizes unknown")
+    launches = {tuple(int(e[k]) for k in _LAUNCH_FIELDS) for e in found}
+    if len(launches) > 1:
+        raise NotExpressible(f"InferenceX's nvidia-master.yaml ({INFERENCEX_DISAGG_COMMIT}) ran {len(found)} launches "
+                             f"at N={n} ({', '.join(e['recipe'] for e in found)}); the row does not say which")
+    return dict(zip(_LAUNCH_FIELDS, launches.pop()), recipe=found[0]["recipe"])
+
+
+def disagg_launch_layout(launch: dict, pool: str) -> dict:
+    """A pool's whatif layout from an InferenceX launch: TP over all its GPUs, attention DP over them with dp-attn,
+    EP where the entry sets one."""
+    tp, ep = launch[f"{pool}_tp"], launch[f"{pool}_ep"]
+    out = {"tp": tp, "pp": 1}
+    if launch[f"{pool}_dp_attn"]:
+        out["attention_dp"] = tp
+    if ep > 1:
+        out["ep"] = ep
+    return out
+
+
+def launch_pools(row: dict, launch: dict) -> dict:
+    """The prefill pool's ClusterConfig fields and the decode replicas of an InferenceX launch (prefill limits as
+    prefill_limits: the recipes' own prefill max_batch_size / max_num_tokens are not mapped)."""
+    pre = disagg_launch_layout(launch, "prefill")
+    return {"prefill_replicas": launch["prefill_workers"], "prefill_tp": pre["tp"], "prefill_pp": 1,
+            "prefill_ep": pre.get("ep", 1), "prefill_dp_attention": "attention_dp" in pre,
+            **prefill_limits(row, pre.get("attention_dp", 1)), "replicas": launch["decode_workers"]}
 
 
 _MEASURED: dict = {}
@@ -1024,11 +1094,18 @@ def cold_server(row: dict) -> str:
             "kernels FlashInfer fetched at first use (sglang#10933): a one-time download, not scored")
 
 
+def sa_bench_client(row: dict) -> bool:
+    """A disaggregated InferenceX row (db-dump, or added after scoring, session 54: the 2026-03-25 / 2026-04-06 files'
+    multi-node runs, whose srt-slurm recipes name `benchmark: type: "sa-bench"`, e.g. recipes/trtllm/b200-fp4/1k1k/
+    stp/ctx1_gen5_tep8_batch32_eplb0_mtp0.yaml): its client is sa-bench's."""
+    return row["mode"] == "disagg" and row["silicon_data_source"].startswith(INFERENCEX_SOURCES)
+
+
 def client_range_ratio(row: dict) -> float:
     """The spread of the client's prompt and output lengths (each uniform in [ratio x L, L]): InferenceX's
     benchmark_serving.py for its aggregated runs and sa-bench for the disaggregated db-dump rows, 0.8; aiperf's
     fixed lengths (1.0) for the rest."""
-    sa_bench = row["mode"] == "disagg" and row["silicon_data_source"].startswith("db-dump/")
+    sa_bench = sa_bench_client(row)
     return CLIENT_RANGE_RATIO if sa_bench or inferencex_run(row) else 1.0
 
 
@@ -1066,7 +1143,17 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         raise NotExpressible(f"system {system!r} is not mapped")
     n = concurrency(row)
     disagg = row["mode"] == "disagg"
-    layout = _layout(row, "decode_" if disagg else "")
+    launch = None
+    if disagg and (not row["prefill_num_workers"] or not row["decode_num_workers"]):
+        if repeated_measurement(row):
+            raise NotExpressible("the row records no worker counts; its measurement repeats a db-dump row that "
+                                 "records them (scored there)")
+        if not INFERENCEX_DISAGG_MAPPED:
+            raise NotExpressible("the row records no prefill_num_workers / decode_num_workers: pool sizes unknown "
+                                 "(its source's configurations vary them per concurrency at one per-worker layout; "
+                                 "INFERENCEX_DISAGG_MAPPED maps 100 of them, off by default)")
+        launch = inferencex_disagg_launch(row)
+    layout = disagg_launch_layout(launch, "decode") if launch else _layout(row, "decode_" if disagg else "")
     gpus = layout["tp"] * layout["pp"]
     kw = {"model": row["model_path"], "hardware": SYSTEMS[system], "kernel_engine": row["backend"],
           "prompt": _int(row["isl"]), "output": _int(row["osl"]), "gpus": gpus, **layout}
@@ -1076,20 +1163,13 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     replicas = 1 if disagg else agg_pool(row, n)[0]
     total = gpus * replicas   # the deployment's GPUs: a disaggregated one's two pools together
     if disagg:
-        if not row["prefill_num_workers"] or not row["decode_num_workers"]:
-            same = repeated_measurement(row)
-            if same:
-                raise NotExpressible("the row records no worker counts; its measurement repeats a db-dump row that "
-                                     "records them (scored there)")
-            raise NotExpressible("the row records no prefill_num_workers / decode_num_workers: pool sizes unknown "
-                                 "(its source's configurations vary them per concurrency at one per-worker layout)")
-        pool = prefill_pool(row)
-        total = (pool["prefill_replicas"] * pool["prefill_tp"] * pool["prefill_pp"]
-                 + _int(row["decode_num_workers"]) * gpus)
+        pool = launch_pools(row, launch) if launch else \
+            {**prefill_pool(row), "replicas": _int(row["decode_num_workers"])}
+        total = pool["prefill_replicas"] * pool["prefill_tp"] * pool["prefill_pp"] + pool["replicas"] * gpus
     nodes = math.ceil(total / GPUS_PER_NODE[system])
     if nodes > 1:
         kw["nodes"] = nodes
-    spec = speculation(row, layout)
+    spec = (f"mtp:k={launch['mtp']}" if launch["mtp"] else None) if launch else speculation(row, layout)
     if spec:
         kw["techniques"] = [spec]
     gemm, moe = (_weight_only_fp4(row, _quant(row[k])) for k in ("gemm_quant_mode", "moe_quant_mode"))
@@ -1100,6 +1180,9 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         kw["expert_quantization"] = moe
     adp_recorded = _int(row.get(("decode_" if disagg else "") + "attention_dp_size", ""))
     kw.update(launch_settings(row, n, max(1, adp_recorded // layout.get("attention_dp", 1))))
+    if launch:   # the recipe's decode max_batch_size (per attention-DP rank, TensorRT-LLM's) and its token budget
+        kw.update(max_num_seqs=launch["decode_batch"],
+                  max_num_batched_tokens=token_budget(row["backend"], launch["decode_batch"], _int(row["isl"])))
     vllm_recipe(row, n, kw)
     if TRTLLM_GPTOSS_MAPPED:
         trtllm_gptoss_checkpoint(row, kw)
@@ -1122,7 +1205,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     if engine:
         kw["engine"] = engine
     if disagg:
-        kw["cluster"] = {**pool, "replicas": _int(row["decode_num_workers"])}
+        kw["cluster"] = pool
     elif replicas > 1:
         kw["cluster"] = {"replicas": replicas}
     return kw
@@ -1169,7 +1252,7 @@ def profile_rounds(row: dict) -> int:
     run_benchmark_serving and the recipes: `--num-prompts $(( CONC * 10 ))`, after --num-warmups 2N requests it
     gathers before the main run starts, all 10N tasks then created at once behind a semaphore of N); the rest,
     aiperf's 50N."""
-    sa_bench = row["mode"] == "disagg" and row["silicon_data_source"].startswith("db-dump/")
+    sa_bench = sa_bench_client(row)
     inferencex = inferencex_run(row)
     if sa_bench:
         return SA_BENCH_ROUNDS
@@ -1316,7 +1399,9 @@ def write_table(results: list[Result], path: Path) -> None:
             lay = {}
             try:
                 lay = _layout(row, "decode_" if row["mode"] == "disagg" else "")
-            except (ValueError, TypeError):
+                if row["mode"] == "disagg" and not row["prefill_num_workers"] and INFERENCEX_DISAGG_MAPPED:
+                    lay = disagg_launch_layout(inferencex_disagg_launch(row), "decode")
+            except (ValueError, TypeError, NotExpressible):
                 pass
             w.writerow([row["id"], row["model_path"], row["system"], row["backend"], row["backend_version"],
                         row["mode"], row["isl"], row["osl"], n, lay.get("tp", ""), lay.get("pp", ""),

@@ -107,6 +107,38 @@ def test_a_disaggregated_row_without_worker_counts_says_why():
         sr.simulate_kwargs(repeats[0])
 
 
+PINNED_DISAGG, NO_ENTRY_DISAGG = 100, 159   # of the 301: TensorRT-LLM B200 fp8 52, NVFP4 32, H100 16; SGLang's 159
+
+
+def test_an_inferencex_disaggregated_row_without_worker_counts_takes_its_search_space_entry(monkeypatch):
+    """nvidia-master.yaml's dsr1-*-dynamo-trt entries (inferencex_disagg_launch): workers, layouts, MTP and the decode
+    batch of the one entry at the row's image, lengths, N and TP; an MTP and a non-MTP entry at one N stay unscored.
+    The mapping is off by default (INFERENCEX_DISAGG_MAPPED): then every such row stays unscored."""
+    rows0 = {r["id"]: r for r in sr.load()}
+    with pytest.raises(sr.NotExpressible, match="INFERENCEX_DISAGG_MAPPED"):
+        sr.simulate_kwargs(rows0["2026_03_25_deepseek_r1_b200_sxm_trtllm_fp8_disagg_1024x1024_c1600_tp8_0_ep8_0_355"])
+    monkeypatch.setattr(sr, "INFERENCEX_DISAGG_MAPPED", True)
+    rows = {r["id"]: r for r in sr.load()}
+    kw = sr.simulate_kwargs(rows["2026_03_25_deepseek_r1_b200_sxm_trtllm_fp8_disagg_1024x1024_c1600_tp8_0_ep8_0_355"])
+    assert (kw["tp"], kw["attention_dp"], kw["ep"], kw["techniques"], kw["max_num_seqs"]) == (8, 8, 8, ["mtp:k=2"], 768)
+    assert (kw["cluster"]["replicas"], kw["cluster"]["prefill_replicas"], kw["cluster"]["prefill_ep"]) == (2, 1, 8)
+    assert kw["nodes"] == 3 and sr.profile_rounds(rows[next(iter(rows))]) in (10, 50)
+    pinned, unpinned = [], []
+    for r in rows.values():
+        if r["mode"] != "disagg" or r["prefill_num_workers"] or sr.repeated_measurement(r):
+            continue
+        try:
+            sr.simulate_kwargs(r)
+            pinned.append(r)
+        except sr.NotExpressible as e:
+            unpinned.append(str(e))
+    assert len(pinned) == PINNED_DISAGG, len(pinned)
+    assert {r["backend"] for r in pinned} == {"trtllm"}
+    assert sum("the row does not say which" in e for e in unpinned) == len(unpinned) - NO_ENTRY_DISAGG
+    h100 = next(r for r in pinned if r["system"] == "h100_sxm")
+    assert sr.simulate_kwargs(h100)["tp"] == 16 and sr.profile_rounds(h100) == 10
+
+
 def test_a_run_that_served_a_fixed_count_at_every_tp_size_is_not_scored():
     """Little's law on a closed loop: N x decode time / (TTFT + decode time) in service. One run whose rows at TP
     sizes 2x apart all hold the same count under N/2 was capped outside the deployment (its KV pool grew with TP)."""
@@ -285,7 +317,8 @@ def test_inferencex_rows_average_ten_rounds_and_aiperf_rows_fifty():
     assert sr.simulate_kwargs(_row(silicon_data_source=ix), rounds=50)["traffic"]["requests"] == 16 * 10
     gap = "source_file=/x/aic-auto-gap-analysis/data/b200_sxm/trtllm/1.3.0rc1/y.csv; silicon_concurrency=16"
     assert sr.profile_rounds(_row(silicon_data_source=gap)) == 50
-    assert sr.profile_rounds(_row(silicon_data_source=ix, mode="disagg")) == 50   # (their client not established)
+    # their multi-node runs: srt-slurm recipes with `benchmark: type: "sa-bench"` (session 54; 50 before)
+    assert sr.profile_rounds(_row(silicon_data_source=ix, mode="disagg")) == 10
     # the burst weighs 1/10: rounds 0..4 as simulated, 4 at the mean of rounds 3 and 4, the drain
     assert sr.profile_means([10.0, 2.0, 1.5, 1.0, 1.0, 0.5], 10) == pytest.approx((15.5 + 4 * 1.0 + 0.5) / 10)
 
