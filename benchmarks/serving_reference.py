@@ -97,10 +97,10 @@ The mapping rule, written before any row was scored and not tuned after:
   inferencex_disagg_launch: the TensorRT-LLM rows whose image, lengths, N and prefill/decode TP match exactly one
   launch of those configurations, nvidia-master.yaml at 0004cf5, take its workers, layouts, MTP depth and decode
   batch: 100 of the 142; an MTP and a non-MTP launch at one N leave 42 unscored; the 159 SGLang rows' configurations
-  are not mapped; their client is sa-bench's, sa_bench_client; off by default, INFERENCEX_DISAGG_MAPPED). 92 of
-  them repeat a db-dump row that records the counts (the same engine, GPU, lengths and measured TTFT and TPOT to 9
-  significant digits: repeated_measurement): their reason says so, and the measurement is scored once, on that row (added after
-  scoring; no figure moves);
+  are not mapped; their client is sa-bench's, sa_bench_client; off by default, INFERENCEX_DISAGG_MAPPED). 92 of them
+  repeat a db-dump row that records the counts (the same engine, GPU, lengths and measured TTFT and TPOT to 9
+  significant digits: repeated_measurement): their reason says so, and the measurement is scored once, on that row
+  (added after scoring; no figure moves);
 - a run that did not serve the load it records (added after scoring, capped_below_load): where all the rows of one
   aggregated run (engine and version, GPU, model, source, measurement date, N) at TP sizes 2x or more apart imply
   by Little's law (N x (OSL - 1) x TPOT / (TTFT + (OSL - 1) x TPOT)) fewer than N/2 requests in service, within
