@@ -744,6 +744,25 @@ def sglang_trtllm_checkpoint(row: dict, kw: dict) -> None:
     kw.pop("expert_quantization", None)
 
 
+# DeepSeek's own FP8 checkpoints (deepseek-ai/DeepSeek-R1, -V3: config.json quantization_config fp8 with
+# weight_block_size [128, 128]; InferenceX's dsr1-fp8-b200-trt serves deepseek-ai/DeepSeek-R1-0528, the same format)
+# are stored with 128x128 block scales; TensorRT-LLM loads them so (FP8_BLOCK_SCALES: modeling_deepseekv3.py reads
+# each linear's weight_scale_inv, "In the case of Deepseek FP8 recipe, it's 128"), so its "fp8" rows ran the block-scale
+# GEMMs and their 1x128 activation quantize (fp8_quantize_1x128), where the rule read per-tensor fp8. Added after
+# scoring (session 54), its before/after in docs/accuracy.md.
+TRTLLM_DEEPSEEK_FP8_BLOCK_MAPPED = True
+
+
+def trtllm_deepseek_fp8_checkpoint(row: dict, kw: dict) -> None:
+    """A TensorRT-LLM row of DeepSeek's own FP8 checkpoint (gemm and MoE modes fp8) runs its 128x128 block scales."""
+    if (not TRTLLM_DEEPSEEK_FP8_BLOCK_MAPPED or row["backend"] != "trtllm"
+            or not row["model_path"].lower().startswith("deepseek-ai/deepseek-")
+            or (row["gemm_quant_mode"], row["moe_quant_mode"]) != ("fp8", "fp8")):
+        return
+    kw["quantization"] = "fp8-block"
+    kw.pop("expert_quantization", None)
+
+
 def vllm_recipe(row: dict, n: int, kw: dict) -> None:
     """The KV-cache dtype, memory fraction and scheduler limits an InferenceX vLLM row's (inferencex_run) recipe
     launched with (VLLM_RECIPES), in place of the rule's aiconfigurator pairing (fp8 KV with any quantized GEMM), the
@@ -974,6 +993,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     if vllm_allreduce_fusion(row):
         kw["kernel_engine"] = VLLM_FUSION_PROFILE
     sglang_trtllm_checkpoint(row, kw)
+    trtllm_deepseek_fp8_checkpoint(row, kw)
     if llama70b_trt_recipe(row):
         kw["max_num_batched_tokens"] = LLAMA70B_TRT_MAX_NUM_TOKENS
     if MOE_KERNELS_MAPPED:
