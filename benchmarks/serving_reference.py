@@ -148,6 +148,14 @@ The mapping rule, written before any row was scored and not tuned after:
   before/after in docs/accuracy.md): where the recipe set `moe_config.backend:
   TRTLLM` (TRTLLM_GEN_MOE_IMAGES), `moe_kernels: trtllm-gen` prices the experts by the rows that timed those kernels
   (roofline/moe_kernels.py);
+- InferenceX's DeepSeek TensorRT-LLM launches (added after scoring, session 54, inferencex_dsr1_trt_launch; its
+  before/after in docs/accuracy.md): the recipe's --max_num_tokens and free_gpu_memory_fraction by image (1.1.0rc2.post2
+  at 6320e9b: CONC + ISL rounded up to 64-token blocks past +64, 0.8; 1.2.0rc6.post2: the same with an 8192 floor,
+  the fp8 recipe's 0.7-0.8; the MTP image: (MTP + 1) x its max batch + ISL, 0.8), where the generator's rule had
+  batch + ISL + 1500 and the spec's 0.9;
+- DeepSeek's own FP8 checkpoints on TensorRT-LLM (added after scoring, session 54, trtllm_deepseek_fp8_checkpoint):
+  stored with 128x128 block scales (config.json weight_block_size), which TensorRT-LLM loads as FP8_BLOCK_SCALES:
+  quantization fp8-block where the set's "fp8" read per-tensor;
 - SGLang's MoE all-to-all backend in the B200 DeepSeek launches (added after scoring, session 53, sglang_moe_a2a,
   OFF: SGLANG_A2A_MAPPED; its before/after in docs/accuracy.md): no launch read (InferenceX dsr1_fp{4,8}_b200.sh,
   srt-slurm recipes/b200-fp{4,8}/*.yaml) names --moe-a2a-backend, so under DP attention SGLang all-gathers every
@@ -812,6 +820,47 @@ def trtllm_moe_kernels(row: dict, layout: dict, n: int) -> dict:
     return {"moe_kernels": "trtllm-gen"} if trtllm else {}
 
 
+# InferenceX's DeepSeek-R1 TensorRT-LLM launches (added after scoring, session 54, inferencex_dsr1_trt_launch; its
+# before/after in docs/accuracy.md): trtllm-serve --max_num_tokens MAX_NUM_TOKENS = (CONC + ISL + 64 + 63) / 64 * 64
+# and kv_cache_config free_gpu_memory_fraction 0.8 on the 1.1.0rc2.post2 image (benchmarks/dsr1_fp8_b200_trt.sh and
+# dsr1_fp4_b200_trt.sh at 6320e9b); from the 1.2.0rc6.post2 image (perf-changelog PR #594 / #620) the same budget with
+# an 8192-token floor (dsr1_fp8_b200_trt.sh at 0a919c5, dsr1_fp4_b200_trt.sh at 111f031), the fp8 recipe's fraction 0.7
+# for 1k prompts at CONC >= 256 and 0.75 for 8k/1k at TP4 ("dynamic KV cache memory fraction tuning (0.7-0.8)", PR
+# #594); the MTP image (1.2.0rc6.post3: dsr1_fp8_b200_trt_mtp.sh at 111f031, dsr1_fp4_b200_trt_mtp.sh at 13dd0c2)
+# ((MTP + 1) x MAX_BATCH_SIZE + ISL + 64 + 63) / 64 * 64 with MAX_BATCH_SIZE = CONC (CONC / TP under DP attention),
+# MTP 3 (1 under DP attention), fraction 0.8. The rule had the generator's batch + ISL + 1500 and the spec's 0.9.
+INFERENCEX_DSR1_TRT_LAUNCH_MAPPED = True
+
+
+def _blocks64(tokens: int) -> int:
+    return (tokens + 63) // 64 * 64
+
+
+def inferencex_dsr1_trt_launch(row: dict, layout: dict, n: int) -> dict:
+    """The token budget and KV fraction an InferenceX DeepSeek TensorRT-LLM row's recipe launched with, by its image
+    (INFERENCEX_DSR1_TRT_LAUNCH_MAPPED); {} elsewhere (the generator's rule)."""
+    version = row["backend_version"]
+    if (not INFERENCEX_DSR1_TRT_LAUNCH_MAPPED or row["backend"] != "trtllm" or row["system"] != "b200_sxm"
+            or not row["model_path"].lower().startswith("deepseek-ai/") or not inferencex_run(row)
+            or version not in ("1.1.0rc2.post2", "1.2.0rc6.post2", "1.2.0rc6.post3")):
+        return {}
+    isl, adp = _int(row["isl"]), layout.get("attention_dp", 1) > 1
+    if version == "1.2.0rc6.post3":
+        batch = n // layout["tp"] if adp else n
+        return {"max_num_batched_tokens": _blocks64(((1 if adp else 3) + 1) * batch + isl + 64),
+                "memory_utilization": 0.8}
+    tokens = _blocks64(n + isl + 64)
+    if version == "1.1.0rc2.post2":
+        return {"max_num_batched_tokens": tokens, "memory_utilization": 0.8}
+    fraction = 0.8
+    if row["gemm_quant_mode"] == "fp8":
+        if isl == 1024 and n >= 256:
+            fraction = 0.7
+        elif isl == 8192 and _int(row["osl"]) == 1024 and layout["tp"] == 4:
+            fraction = 0.75
+    return {"max_num_batched_tokens": max(tokens, 8192), "memory_utilization": fraction}
+
+
 def trtllm_batch_wait(row: dict, layout: dict) -> dict:
     """TensorRT-LLM's batch waiting where the row's launch turned it on (added after scoring, with its before/after
     in docs/accuracy.md): InferenceX's Llama-3.1-70B TensorRT-LLM recipes (LLAMA70B_TRT_MAX_NUM_TOKENS) write
@@ -923,6 +972,25 @@ def sglang_trtllm_checkpoint(row: dict, kw: dict) -> None:
         return
     kw["model"] = found
     kw.pop("quantization", None)   # the checkpoint's own scheme, its exclude list included
+    kw.pop("expert_quantization", None)
+
+
+# DeepSeek's own FP8 checkpoints (deepseek-ai/DeepSeek-R1, -V3: config.json quantization_config fp8 with
+# weight_block_size [128, 128]; InferenceX's dsr1-fp8-b200-trt serves deepseek-ai/DeepSeek-R1-0528, the same format)
+# are stored with 128x128 block scales; TensorRT-LLM loads them so (FP8_BLOCK_SCALES: modeling_deepseekv3.py reads
+# each linear's weight_scale_inv, "In the case of Deepseek FP8 recipe, it's 128"), so its "fp8" rows ran the block-scale
+# GEMMs and their 1x128 activation quantize (fp8_quantize_1x128), where the rule read per-tensor fp8. Added after
+# scoring (session 54), its before/after in docs/accuracy.md.
+TRTLLM_DEEPSEEK_FP8_BLOCK_MAPPED = True
+
+
+def trtllm_deepseek_fp8_checkpoint(row: dict, kw: dict) -> None:
+    """A TensorRT-LLM row of DeepSeek's own FP8 checkpoint (gemm and MoE modes fp8) runs its 128x128 block scales."""
+    if (not TRTLLM_DEEPSEEK_FP8_BLOCK_MAPPED or row["backend"] != "trtllm"
+            or not row["model_path"].lower().startswith("deepseek-ai/deepseek-")
+            or (row["gemm_quant_mode"], row["moe_quant_mode"]) != ("fp8", "fp8")):
+        return
+    kw["quantization"] = "fp8-block"
     kw.pop("expert_quantization", None)
 
 
@@ -1192,10 +1260,12 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     if sglang_allreduce_fusion(row, layout, nodes):
         kw["kernel_engine"] = SGLANG_FUSION_PROFILE
     sglang_trtllm_checkpoint(row, kw)
+    trtllm_deepseek_fp8_checkpoint(row, kw)
     if llama70b_trt_recipe(row):
         kw["max_num_batched_tokens"] = LLAMA70B_TRT_MAX_NUM_TOKENS
     if MOE_KERNELS_MAPPED:
         kw.update(trtllm_moe_kernels(row, layout, n))
+    kw.update(inferencex_dsr1_trt_launch(row, layout, n))
     kw.update(sglang_moe_a2a(row, layout))
     kw["traffic"] = {"concurrency": n, "requests": n * min(rounds, profile_rounds(row)), "seed": 1}
     ratio = client_range_ratio(row)

@@ -805,3 +805,45 @@ def _not_expressible(row) -> bool:
     except sr.NotExpressible:
         return True
     return False
+
+
+def test_deepseeks_own_fp8_checkpoint_runs_its_block_scales_on_trtllm(monkeypatch):
+    """trtllm_deepseek_fp8_checkpoint: deepseek-ai/DeepSeek-R1 and -V3 are stored with 128x128 block scales, which
+    TensorRT-LLM loads as such; the set's "fp8" rows read per-tensor under the first rule. SGLang rows, NVFP4 rows and
+    other models keep the rule's mapping."""
+    fp8 = dict(tp_size="8", attention_dp_size="1", moe_tp_size="8", moe_ep_size="1", batch_size="16",
+               gemm_quant_mode="fp8", moe_quant_mode="fp8")
+    kw = sr.simulate_kwargs(_row(**fp8))
+    assert kw["quantization"] == "fp8-block" and "expert_quantization" not in kw and kw["kv_dtype"] == "fp8"
+    assert sr.simulate_kwargs(_row(model_path="deepseek-ai/DeepSeek-V3", **fp8))["quantization"] == "fp8-block"
+    assert sr.simulate_kwargs(_row(backend="sglang", **fp8))["quantization"] == "fp8"
+    assert sr.simulate_kwargs(_row(**{**fp8, "gemm_quant_mode": "nvfp4", "moe_quant_mode": "nvfp4"}))[
+        "quantization"] == "nvfp4"
+    monkeypatch.setattr(sr, "TRTLLM_DEEPSEEK_FP8_BLOCK_MAPPED", False)
+    assert sr.simulate_kwargs(_row(**fp8))["quantization"] == "fp8"
+
+
+def test_inferencex_deepseek_trtllm_rows_launch_with_their_recipes_budget_and_kv_fraction(monkeypatch):
+    """inferencex_dsr1_trt_launch: --max_num_tokens (CONC + ISL + 127) // 64 * 64 and fraction 0.8 on 1.1.0rc2.post2
+    (6320e9b); an 8192 floor and the fp8 recipe's 0.7 / 0.75 on 1.2.0rc6.post2; the MTP recipe's (MTP + 1) x its
+    max batch + ISL on 1.2.0rc6.post3; aiconfigurator's own runs keep the generator's rule."""
+    def kw(version="1.2.0rc6.post2", quant="fp8", n=4, isl="1024", osl="1024", tp="8", adp="1", **over):
+        image = f"nvcr.io/nvidia/tensorrt-llm/release:{version}"
+        fields = dict(silicon_data_source=f"source_file=2026-04-06.csv; silicon_concurrency={n}; image={image}",
+                      backend_version=version, tp_size=tp, attention_dp_size=adp, moe_tp_size=tp if adp == "1"
+                      else "1", moe_ep_size="1" if adp == "1" else tp, batch_size=str(n), gemm_quant_mode=quant,
+                      moe_quant_mode=quant, isl=isl, osl=osl)
+        return sr.simulate_kwargs(_row(**{**fields, **over}))
+    old = kw(version="1.1.0rc2.post2", n=64)
+    assert old["max_num_batched_tokens"] == 1152 and old["memory_utilization"] == 0.8   # (64 + 1024 + 127) // 64 * 64
+    assert kw()["max_num_batched_tokens"] == 8192 and kw()["memory_utilization"] == 0.8
+    assert kw(isl="8192", n=256)["max_num_batched_tokens"] == 8512
+    assert kw(n=256)["memory_utilization"] == 0.7 and kw(isl="8192", tp="4", n=32)["memory_utilization"] == 0.75
+    assert kw(quant="nvfp4", n=256)["memory_utilization"] == 0.8
+    mtp = kw(version="1.2.0rc6.post3", n=64)
+    assert mtp["max_num_batched_tokens"] == 1344 and mtp["techniques"] == ["mtp:k=3"]   # 4 x 64 + 1024 + 127
+    assert kw(version="1.2.0rc6.post3", n=256, adp="8", tp="1")["max_num_batched_tokens"] == 1152   # 2 x 32 + 1151
+    gen = kw(silicon_data_source="db; config_id=1; silicon_concurrency=4; measured=x")
+    assert gen["max_num_batched_tokens"] == 4 + 1024 + 1500 and "memory_utilization" not in gen
+    monkeypatch.setattr(sr, "INFERENCEX_DSR1_TRT_LAUNCH_MAPPED", False)
+    assert kw()["max_num_batched_tokens"] == 2528

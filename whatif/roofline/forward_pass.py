@@ -12,6 +12,7 @@ from .graph import pass_ops
 from .module_fits import priced_modules
 from .module_host import launch_factors
 from .moe_kernels import fused_layer_ops
+from .shared_expert_stream import hidden_shared_s, runs_shared_expert_stream
 from .pass_setup import PassSetup
 from .piecewise_graph import piecewise_calls
 from .placement import placement_ops
@@ -67,6 +68,8 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewis
         times = priced_modules(tuple(price(op, gpu, eff, system.gpu_link, paths) for op in ops), setup, batch)
         kernels = sum(t.op.count for t in times if t.op.op_class != OpClass.TRANSFER)
         serial = sum(t.total_s for t in times if not is_overlapped(t.op)) + kernels * eff.kernel_gap_s
+        if runs_shared_expert_stream(setup.engine_spec, ctx.model, cuda_graphs):   # its second stream (decode graphs)
+            serial -= hidden_shared_s(times, eff.kernel_gap_s)
         gpu_s += overlapped(serial, times, layers)
         launch = gpu.launch_overhead.value if not cuda_graphs and eff.source != "ideal" else 0.0
         # An eager prefill's attention module costs the host what the engine measured it whole (module_host.py).

@@ -30,7 +30,9 @@
   FlashInfer all-reduce + residual + RMSNorm); absent: true;
 - `dp_moe_alltoall`: where its attention-DP MoE sends tokens to their experts by an all-to-all: `always`, or
   `mnnvl` (only with more EP ranks than top-k over a multi-node NVLink domain; else every rank's tokens are
-  all-gathered and the expert outputs reduce-scattered: TensorRT-LLM's fused MoE).
+  all-gathered and the expert outputs reduce-scattered: TensorRT-LLM's fused MoE);
+- `shared_expert_stream`: [model families]: their MoE layers run the shared expert on a second CUDA stream beside
+  the routed experts in CUDA-graph passes (roofline/shared_expert_stream.py).
 Absent keys keep the defaults: the engine's own fits, shared GQA reads, the GPU profile's launch cost, nothing
 fused, an all-to-all."""
 from __future__ import annotations
@@ -43,7 +45,8 @@ from .hardware import ARCHS
 KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", "gqa_decode_max_group",
                "eager_launch_s", "eager_launch_by_arch", "attention_includes", "quantized_gemm_inputs",
                "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale", "eager_module_launches",
-               "allreduce_fusion_max_bytes", "allreduce_fusion_kernel", "allreduce_fusion_quantizes"}
+               "allreduce_fusion_max_bytes", "allreduce_fusion_kernel", "allreduce_fusion_quantizes",
+               "shared_expert_stream"}
 FUSION_KERNELS = ("vllm", "sglang", "trtllm")   # engines with a fitted custom all-reduce (data/collective_fit.yaml)
 DP_MOE_ALLTOALL = ("always", "mnnvl")
 # eager_module_launches keys: attention module kind x GEMM format (roofline/module_host.py prices them).
@@ -96,7 +99,16 @@ def kernel_options(sec: dict, where: str, read) -> dict:
                                                     f"{where}.allreduce_fusion_quantizes")
     if "dp_moe_alltoall" in sec:
         out["dp_moe_alltoall"] = choice(read("dp_moe_alltoall"), DP_MOE_ALLTOALL, f"{where}.dp_moe_alltoall")
+    if "shared_expert_stream" in sec:
+        out["shared_expert_stream"] = families(read("shared_expert_stream"), f"{where}.shared_expert_stream")
     return out
+
+
+def families(raw, where: str) -> tuple[str, ...]:
+    """A non-empty list of model family names."""
+    if not isinstance(raw, list) or not raw or not all(isinstance(f, str) and f for f in raw):
+        raise WhatifError(f"{where}: expected a non-empty list of model family names, e.g. [deepseek_v3]")
+    return tuple(raw)
 
 
 def norm_fusion(raw, where: str) -> tuple[tuple[str, int], ...]:
