@@ -62,16 +62,18 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> PassT
         ops = fused_layer_ops(engine_ops(pass_ops(ctx, techs, layer_memo), setup.engine_spec, ctx.model), eff)
         if placement:
             ops = placement_ops(ops, ctx, placement, paths)
-        times = priced_modules(tuple(price(op, gpu, eff, system.gpu_link, paths) for op in ops), setup, batch)
+        times, gaps = priced_modules(tuple(price(op, gpu, eff, system.gpu_link, paths) for op in ops), setup, batch)
         kernels = sum(t.op.count for t in times if t.op.op_class != OpClass.TRANSFER)
-        serial = sum(t.total_s for t in times if not is_overlapped(t.op)) + kernels * eff.kernel_gap_s
+        # one gap a kernel, but a module priced whole by its fit pays one an instance (module_fits.module_gap_shares)
+        gapped = kernels - sum((1.0 - g) * t.op.count for t in times if (g := gaps.get(id(t.op))) is not None)
+        serial = sum(t.total_s for t in times if not is_overlapped(t.op)) + gapped * eff.kernel_gap_s
         gpu_s += overlapped(serial, times, layers)
         launch = gpu.launch_overhead.value if not cuda_graphs and eff.source != "ideal" else 0.0
         # An eager prefill's attention module costs the host what the engine measured it whole (module_host.py).
         factors = launch_factors(setup, times) if launch and not batch.is_decode else {}
         launch_s += (kernels + sum((f - 1) * t.op.count for t in times if (f := factors.get(id(t.op))))) * launch
         # Eager mode: the GPU may wait for the CPU to launch each kernel (launch + queuing time).
-        in_line = launch_queue_time(times, launch, eff.kernel_gap_s, factors) if launch else serial
+        in_line = launch_queue_time(times, launch, eff.kernel_gap_s, factors, gaps) if launch else serial
         total_s += overlapped(in_line, times, layers)
         stages.append(times)
     return PassTime(batch=batch, stages=tuple(stages), gpu_s=gpu_s, launch_s=launch_s, time_s=total_s)
@@ -148,9 +150,11 @@ def dp_graph_shape(engine, batch: ForwardBatch, dp: int) -> tuple[ForwardBatch, 
     return ForwardBatch(batch.groups + extra, logits=batch.logits or batch.sequences, local=local), True
 
 
-def launch_queue_time(times, launch_s: float, gap_s: float, factors: dict | None = None) -> float:
+def launch_queue_time(times, launch_s: float, gap_s: float, factors: dict | None = None,
+                      gaps: dict | None = None) -> float:
     """Time of a stream of kernels that the CPU launches one by one, `launch_s` each (eager mode; an op in
-    `factors`, {id(op): launches}, that many times `launch_s`).
+    `factors`, {id(op): launches}, that many times `launch_s`; an op in `gaps`, {id(op): gaps each}, that many
+    times `gap_s` after it, else one).
 
     Kernel i can start only once launched, at (i+1) * launch_s, and once kernel i-1 is done: while
     kernels are short the GPU waits on the CPU (launch-bound), while long they queue up (GPU-bound).
@@ -169,7 +173,8 @@ def launch_queue_time(times, launch_s: float, gap_s: float, factors: dict | None
             for t in serial[i:j]:
                 if t.op.op_class != OpClass.TRANSFER:
                     launched += launch_s * (factors.get(id(t.op), 1.0) if factors else 1.0)
-                gpu_free = max(gpu_free, launched) + t.time_s + (gap_s if t.op.op_class != OpClass.TRANSFER else 0.0)
+                gap = gap_s * (gaps.get(id(t.op), 1.0) if gaps else 1.0) if t.op.op_class != OpClass.TRANSFER else 0.0
+                gpu_free = max(gpu_free, launched) + t.time_s + gap
             step = (gpu_free - before[0], launched - before[1])
             if last_step and all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(step, last_step)):
                 # steady state: every further layer adds the same
