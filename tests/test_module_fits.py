@@ -132,3 +132,26 @@ def test_a_checkpoint_with_its_o_proj_apart_prices_each_projection_at_its_own_fo
     assert mla_module_seconds(*args, out_format="bfloat16") == mla_module_seconds(*args)   # one format: as before
     got = _module(estimate(**kw).decode.op_times)
     assert got and all(s == pytest.approx(want, rel=1e-9) for s in got.values())
+
+
+def test_a_module_priced_whole_pays_one_inter_kernel_gap_a_layer_not_one_a_kernel():
+    """Its fit's time already holds the gaps between its kernels (aiconfigurator timed the module as one CUDA graph):
+    the pass charges the module one gap a layer, every other kernel one gap as before."""
+    from whatif.roofline.ops import OpClass, is_overlapped
+    from whatif.roofline.shared_expert_stream import hidden_shared_s
+    gap = 1e-6
+
+    def gaps(est):   # (TensorRT-LLM's shared-expert stream hides part of the serial sum: added back)
+        p = est.decode
+        hidden = hidden_shared_s(p.op_times, gap)
+        return (p.gpu_s + hidden - sum(t.total_s for t in p.op_times if not is_overlapped(t.op))) / gap
+
+    e, kernels = estimate(**DS), estimate(**DS, module_fits=False)
+    mine = [t for t in e.decode.op_times if graph_role(t.op) in MLA_MODULE_ROLES]
+    layers = sum(t.op.count for t in mine if t.op.name == "attention_mla")
+    others = sum(t.op.count for t in e.decode.op_times
+                 if graph_role(t.op) not in MLA_MODULE_ROLES and t.op.op_class != OpClass.TRANSFER)
+    assert layers == 61 and len(mine) > 2 * 2
+    assert gaps(e) == pytest.approx(others + layers, abs=1e-3)
+    assert gaps(kernels) == pytest.approx(kernels.decode.kernels, abs=1e-3)   # per-kernel pricing: one gap each
+    assert e.decode.kernels == kernels.decode.kernels                         # the kernels are all still there

@@ -65,9 +65,11 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewis
         ops = fused_layer_ops(engine_ops(pass_ops(ctx, techs, layer_memo), setup.engine_spec, ctx.model), eff)
         if placement:
             ops = placement_ops(ops, ctx, placement, paths)
-        times = priced_modules(tuple(price(op, gpu, eff, system.gpu_link, paths) for op in ops), setup, batch)
+        times, gaps = priced_modules(tuple(price(op, gpu, eff, system.gpu_link, paths) for op in ops), setup, batch)
         kernels = sum(t.op.count for t in times if t.op.op_class != OpClass.TRANSFER)
-        serial = sum(t.total_s for t in times if not is_overlapped(t.op)) + kernels * eff.kernel_gap_s
+        # one gap a kernel, but a module priced whole by its fit pays one an instance (module_fits.module_gap_shares)
+        gapped = kernels - sum((1.0 - g) * t.op.count for t in times if (g := gaps.get(id(t.op))) is not None)
+        serial = sum(t.total_s for t in times if not is_overlapped(t.op)) + gapped * eff.kernel_gap_s
         if runs_shared_expert_stream(setup.engine_spec, ctx.model, cuda_graphs):   # its second stream (decode graphs)
             serial -= hidden_shared_s(times, eff.kernel_gap_s)
         gpu_s += overlapped(serial, times, layers)
@@ -79,7 +81,7 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewis
         extra = sum((f - 1) * t.op.count for t in times if (f := factors.get(id(t.op))) is not None)
         launch_s += (kernels + extra) * launch
         # Eager mode: the GPU may wait for the CPU to launch each kernel (launch + queuing time).
-        in_line = launch_queue_time(times, launch, eff.kernel_gap_s, factors) if launch else serial
+        in_line = launch_queue_time(times, launch, eff.kernel_gap_s, factors, gaps) if launch else serial
         total_s += overlapped(in_line, times, layers)
         stages.append(times)
     return PassTime(batch=batch, stages=tuple(stages), gpu_s=gpu_s, launch_s=launch_s, time_s=total_s)
@@ -163,9 +165,11 @@ def dp_graph_shape(engine, batch: ForwardBatch, dp: int) -> tuple[ForwardBatch, 
     return ForwardBatch(batch.groups + extra, logits=batch.logits or batch.sequences, local=local), True
 
 
-def launch_queue_time(times, launch_s: float, gap_s: float, factors: dict | None = None) -> float:
+def launch_queue_time(times, launch_s: float, gap_s: float, factors: dict | None = None,
+                      gaps: dict | None = None) -> float:
     """Time of a stream of kernels that the CPU launches one by one, `launch_s` each (eager mode; an op in
-    `factors`, {id(op): launches}, that many times `launch_s`).
+    `factors`, {id(op): launches}, that many times `launch_s`; an op in `gaps`, {id(op): gaps each}, that many
+    times `gap_s` after it, else one).
 
     Kernel i can start only once launched, at (i+1) * launch_s, and once kernel i-1 is done: while
     kernels are short the GPU waits on the CPU (launch-bound), while long they queue up (GPU-bound).
@@ -184,7 +188,8 @@ def launch_queue_time(times, launch_s: float, gap_s: float, factors: dict | None
             for t in serial[i:j]:
                 if t.op.op_class != OpClass.TRANSFER:
                     launched += launch_s * (factors.get(id(t.op), 1.0) if factors else 1.0)
-                gpu_free = max(gpu_free, launched) + t.time_s + (gap_s if t.op.op_class != OpClass.TRANSFER else 0.0)
+                gap = gap_s * (gaps.get(id(t.op), 1.0) if gaps else 1.0) if t.op.op_class != OpClass.TRANSFER else 0.0
+                gpu_free = max(gpu_free, launched) + t.time_s + gap
             step = (gpu_free - before[0], launched - before[1])
             if last_step and all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(step, last_step)):
                 # steady state: every further layer adds the same

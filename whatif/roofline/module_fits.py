@@ -164,12 +164,13 @@ def vision_attention_seconds(setup, op) -> float | None:
                                      eff.engine)
 
 
-def priced_modules(times: tuple, setup, batch: ForwardBatch) -> tuple:
-    """`times` (one stage's OpTimes) with the MLA module's kernels scaled to the module fit, a decode pass's
+def priced_modules(times: tuple, setup, batch: ForwardBatch) -> tuple[tuple, dict[int, float]]:
+    """(`times` (one stage's OpTimes) with the MLA module's kernels scaled to the module fit, a decode pass's
     Gated DeltaNet kernels set to their fits and a vision tower's attention to its encoder fit, where they apply
-    (none when the efficiency turns module fits off)."""
+    (none when the efficiency turns module fits off); {id(op): inter-kernel gaps per kernel} for the ops whose
+    time a module fit set (module_gap_shares), {} elsewhere: every other kernel pays one gap)."""
     if not setup.efficiency.module_fits:
-        return times
+        return times, {}
     if any(t.op.name.startswith("vision_attention") for t in times):
         fitted = [vision_attention_seconds(setup, t.op) for t in times]
         times = tuple(_scaled(t, f / t.time_s, "to its encoder attention fit") if f and t.time_s > 0 else t
@@ -180,16 +181,29 @@ def priced_modules(times: tuple, setup, batch: ForwardBatch) -> tuple:
                       if graph_role(t.op) in gdn and t.time_s > 0 else t for t in times)
     fit_s = module_seconds(setup, batch)
     if fit_s is None:
-        return times
+        return times, {}
     roles = DSA_MODULE_ROLES if setup.model.indexer is not None else MLA_MODULE_ROLES
     mine = [t for t in times if graph_role(t.op) in roles]
     per_layer: dict[int, float] = {}
     for t in mine:   # layers of the same count run the same module (one instance each)
         per_layer[t.op.count] = per_layer.get(t.op.count, 0.0) + t.time_s
     if not mine or min(per_layer.values()) <= 0:
-        return times
-    return tuple(_scaled(t, fit_s / per_layer[t.op.count], "with its attention module to the module fit")
-                 if graph_role(t.op) in roles else t for t in times)
+        return times, {}
+    times = tuple(_scaled(t, fit_s / per_layer[t.op.count], "with its attention module to the module fit")
+                  if graph_role(t.op) in roles else t for t in times)
+    return times, module_gap_shares([t for t in times if graph_role(t.op) in roles])
+
+
+def module_gap_shares(module: list) -> dict[int, float]:
+    """{id(op): gaps per kernel} of a module priced whole by its fit: one gap per module instance (between it and
+    the next op), shared by its kernels, as its fit's time already holds the gaps between them. Why: aiconfigurator
+    timed each MLA / DSA decode module as a CUDA graph of one module call replayed back to back, CUDA events around
+    the replays (collector/helper.py benchmark_with_power, called by collector/{trtllm,vllm}/collect_mla_module.py
+    and collector/sglang/collect_wideep_attn.py), so the table's time is the module's kernels and their gaps."""
+    kernels: dict[int, int] = {}
+    for t in module:   # layers of the same count run the same module: its kernels are its ops of that count
+        kernels[t.op.count] = kernels.get(t.op.count, 0) + 1
+    return {id(t.op): 1.0 / kernels[t.op.count] for t in module}
 
 
 def _scaled(t, k: float, why: str):
