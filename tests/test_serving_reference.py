@@ -513,14 +513,20 @@ def test_the_whole_file():
     # the disaggregated first token at the decode step's end); TPOT 11.4%, median 9.0% (the B200 decode-attention floor
     # at the L2-resident calls, vLLM's all-reduce + norm fusion where the release or recipe runs it, gpt-oss's expert
     # kernels; worse on SGLang's DeepSeek NVFP4 rows, 8.1 -> 10.9%, from the FP4-V2 checkpoint's 16-bit projections))
-    assert ttft["mape"] < 38.3 and ttft["median_ape"] < 34.5 and ttft["off3x"] <= 249, ttft
-    assert tpot["mape"] < 11.8, tpot
+    # (session 54 after all merges: TTFT 35.6%, median 33.2%, x0.67, 212 off by 3x (vLLM MiniMax's launches by release
+    # and the db-dump TP x attention-DP layouts, vLLM Hopper EP block-fp8 experts on FlashInfer CUTLASS, TensorRT-LLM
+    # DeepSeek's recipe limits, the disaggregated srt-slurm decode slots); TPOT 10.7% (SGLang 0.5's DeepSeek all-reduce
+    # + norm fusion on Blackwell, one inter-kernel gap a module-timed MLA layer, TensorRT-LLM DeepSeek's shared-expert
+    # stream; worse on TensorRT-LLM's MTP rows and the H100 disaggregated rows))
+    assert ttft["mape"] < 36.0 and ttft["median_ape"] < 33.7 and ttft["off3x"] <= 214, ttft
+    assert tpot["mape"] < 11.0, tpot
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     # (21.6% after the merges: the Blackwell fp8/NVFP4 fused-MoE fits run DeepSeek's decode x1.08 high; 17.6% before)
     # (20.9% after the stop-48 merges)
     # (19.2% at stop 49)
     # (18.3% at session 52; 17.4% at session 53)
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 18.5, sr.stats(disagg, "tpot")
+    # (session 54: 15.0%, the srt-slurm recipes' limits and the module-timed MLA gap; H100's 8 rows 16.6 -> 31.0%)
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 15.5, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
@@ -529,7 +535,9 @@ def test_the_whole_file():
     # (66.3%, x0.35, 31 off by 3x at stop 49; 64.4%, x0.36, 30 in session 51; TPOT 19.0%; session 52: 64.9%, x0.35,
     # 31, TPOT 18.3%; session 53: 65.6% (worse: the FP4-V2 checkpoint's rows; 64.2% before it), x0.36, 28: the first
     # token at the decode step's end, SGLang's random prefill ranks)
-    assert ttft["mape"] < 66 and ttft["off3x"] <= 29, ttft
+    # (session 54: 56.3%, x0.40, 16 off by 3x: the TensorRT-LLM rows' decode slots and prefill limits from their
+    # srt-slurm recipes, SRT_SLURM_TRTLLM)
+    assert ttft["mape"] < 57 and ttft["off3x"] <= 17, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
