@@ -1,22 +1,10 @@
 """SGLang's new_token_ratio admission (scheduler capacity `ratio`, simulator/scheduling/token_ratio.py): a request
 joins only while its prompt and output estimate fit beside the running ones' remaining outputs x the ratio."""
 from whatif.roofline.engines import engine_spec
-from whatif.roofline.estimate import Workload
-from whatif.scenario import Scenario
 from whatif.simulator.cluster import simulate
 from whatif.simulator.config import SchedulerConfig, SimConfig
 from whatif.simulator.scheduling import token_ratio as tr
-from whatif.simulator.workload import WorkloadSpec
-
-# Llama-3-70B on 2 H100s holds only ~3 sequences of 5,000 tokens: long requests contend for the cache
-TIGHT = Scenario(model="llama-3-70b", hardware="dgx-h100", gpus=2, workload=Workload(prompt=3000, output=2000))
-LONG = WorkloadSpec(rate=1e9, requests=20, prompt=3000, output=2000, seed=1)
-
-
-def run(capacity: str):
-    res = simulate(SimConfig(TIGHT, LONG, SchedulerConfig(capacity=capacity, max_batch=256)))
-    assert all(r.finish_s is not None for r in res.records)
-    return res
+from tests.test_sim_capacity_policy import LONG, TIGHT, run   # (the contended cache those tests use)
 
 
 def test_the_ratio_decays_to_its_floor_and_a_retract_raises_it():
