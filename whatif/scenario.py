@@ -6,8 +6,8 @@ from functools import cache
 from pathlib import Path
 
 from .errors import WhatifError, check_mapping, positive_int, shown
-from .specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, boolean, integer, mapping,
-                           number, string)
+from .specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, boolean, choice, integer,
+                           mapping, number, string)
 from .specs.hardware import System, load_component, load_system
 from .specs.nodes import compose_nodes, load_nodes, node_profiles
 from .specs.models import ModelSpec, load_model
@@ -293,9 +293,8 @@ def _check_top(kwargs: dict) -> None:
     for key in ("cuda_graphs", "overlap"):
         if key in kwargs:
             boolean(kwargs[key], key)
-    if kwargs.get("cudagraph_mode") is not None and kwargs["cudagraph_mode"] not in DECODE_GRAPH_MODES:
-        raise WhatifError(f"cudagraph_mode: {kwargs['cudagraph_mode']!r} is not valid; "
-                          f"valid: {', '.join(DECODE_GRAPH_MODES)}")
+    if kwargs.get("cudagraph_mode") is not None:
+        choice(kwargs["cudagraph_mode"], DECODE_GRAPH_MODES, "cudagraph_mode")
 
 
 def build_scenario(top: dict, sections: dict) -> Scenario:

@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import WhatifError, check_mapping
-from .checks import boolean, integer, number
+from .checks import boolean, choice, integer, number
 from .kernel_options import KERNEL_KEYS, kernel_options
 from .profiles import PACKAGE_DIR, looks_like_path, profile_index, read_yaml
 
@@ -209,7 +209,7 @@ class EngineSpec:
         launch flag sets it (vLLM --compilation-config '{"cudagraph_mode": "PIECEWISE"}')."""
         if mode is None or mode == self.decode_graph_mode:
             return self
-        return replace(self, decode_graph_mode=_one_of(mode, DECODE_GRAPH_MODES, "cudagraph_mode"))
+        return replace(self, decode_graph_mode=choice(mode, DECODE_GRAPH_MODES, "cudagraph_mode"))
 
     @property
     def piecewise_decode(self) -> bool:
@@ -335,14 +335,14 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
         max_num_batched_tokens=integer(s["max_num_batched_tokens"], f"{where}.scheduler.max_num_batched_tokens"),
         block_size=integer(s["block_size"], f"{where}.scheduler.block_size"),
         chunked_prefill=boolean(s["chunked_prefill"], f"{where}.scheduler.chunked_prefill"),
-        capacity=_one_of(s.get("capacity", "on-demand"), CAPACITY, f"{where}.scheduler.capacity"),
-        priority=_one_of(s.get("priority", "prefill"), PRIORITIES, f"{where}.scheduler.priority"),
+        capacity=choice(s.get("capacity", "on-demand"), CAPACITY, f"{where}.scheduler.capacity"),
+        priority=choice(s.get("priority", "prefill"), PRIORITIES, f"{where}.scheduler.priority"),
         prefix_caching=boolean(s.get("prefix_caching", False), f"{where}.scheduler.prefix_caching"),
         **{k: boolean(s.get(k, k == "admits_after_preempting"), f"{where}.scheduler.{k}") for k in PREEMPTION_KEYS},
         graph_sizes=expand_sizes(g["decode_sizes"], f"{where}.cuda_graphs.decode_sizes"),
         graph_prefill=boolean(g["prefill"], f"{where}.cuda_graphs.prefill"),
         graph_pad_to_limit=boolean(g.get("pad_to_limit", False), f"{where}.cuda_graphs.pad_to_limit"),
-        decode_graph_mode=_one_of(g.get("decode_mode", "full"), DECODE_GRAPH_MODES, f"{where}.cuda_graphs.decode_mode"),
+        decode_graph_mode=choice(g.get("decode_mode", "full"), DECODE_GRAPH_MODES, f"{where}.cuda_graphs.decode_mode"),
         piecewise_call_s=number(g.get("piecewise_call_s", 0.0), f"{where}.cuda_graphs.piecewise_call_s", 0.0, 0.1),
         cpu=CpuOverhead(number(c["per_step_s"], f"{where}.cpu.per_step_s", 0.0, 1.0),
                         number(c["per_sequence_s"], f"{where}.cpu.per_sequence_s", 0.0, 1.0),
@@ -361,12 +361,6 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
         large_gpu=_large_gpu(s, f"{where}.scheduler"), **_optional_sections(data, where, src), sources=src)
     # an engine that pads to its limit drops the listed sizes beyond it at start-up (TensorRT-LLM)
     return engine.with_limits() if engine.graph_pad_to_limit else engine
-
-
-def _one_of(value, valid: tuple[str, ...], where: str) -> str:
-    if value not in valid:
-        raise WhatifError(f"{where}: {value!r} is not valid; valid: {', '.join(valid)}")
-    return value
 
 
 def at_tp(default: float, table: tuple[tuple[int, float], ...], tp: int) -> float:

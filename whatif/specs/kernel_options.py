@@ -117,19 +117,17 @@ def norm_fusion(raw, where: str) -> tuple[tuple[str, int], ...]:
     if not isinstance(raw, dict) or set(raw) != {"families", "min_hidden_size"}:
         raise WhatifError(f"{where}: expected a mapping with families (a list of model families) and "
                           "min_hidden_size (an integer, or a mapping of family to integer)")
-    families = raw["families"]
-    if not isinstance(families, list) or not families or not all(isinstance(f, str) and f for f in families):
-        raise WhatifError(f"{where}.families: expected a non-empty list of model family names")
+    names = families(raw["families"], f"{where}.families")
     least = raw["min_hidden_size"]
     if isinstance(least, dict):
-        unknown = sorted(set(least) - set(families))
+        unknown = sorted(set(least) - set(names))
         if unknown:
             raise WhatifError(f"{where}.min_hidden_size: '{unknown[0]}' is not in families; valid: "
-                              f"{', '.join(families)}")
+                              f"{', '.join(names)}")
         return tuple((f, integer(least.get(f, 1), f"{where}.min_hidden_size.{f}", 1, 1 << 20, "hidden units"))
-                     for f in families)
+                     for f in names)
     n = integer(least, f"{where}.min_hidden_size", 1, 1 << 20, "hidden units")
-    return tuple((f, n) for f in families)
+    return tuple((f, n) for f in names)
 
 
 def fusion_caps(raw, where: str) -> tuple[tuple[str, tuple[tuple[int, float], ...]], ...]:

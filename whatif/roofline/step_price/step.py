@@ -4,7 +4,7 @@ to float summation order (tests/test_sim_pass_parts.py); otherwise, or unmemoize
 from __future__ import annotations
 
 from ..config import ForwardBatch
-from ..forward_pass import PassTime, engine_step
+from ..forward_pass import PassTime, engine_step, piecewise_step
 from ..pass_setup import PassSetup
 
 
@@ -24,10 +24,8 @@ class StepPricer:
     def seconds(self, batch: ForwardBatch, cuda_graphs: bool, passes: int = 1) -> float:
         """Wall seconds of a serving step of `batch`: decode in CUDA graphs (with `cuda_graphs`), a prefill
         eagerly, the engine's CPU work once for `passes` passes back to back (multi-step scheduling)."""
-        spec = self.setup.engine_spec
         # (a piecewise-graph decode step is priced whole: the parts know the full-graph and eager passes only)
-        if self.parts is not None and not (cuda_graphs and spec is not None and spec.piecewise_decode
-                                           and batch.is_decode):
+        if self.parts is not None and not piecewise_step(self.setup, batch, cuda_graphs):
             return self.parts.step_s(batch.groups, batch.logits, cuda_graphs, passes)
         return self.step(batch, cuda_graphs, passes)[1]
 
