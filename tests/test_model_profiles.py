@@ -92,6 +92,7 @@ NOMINAL_PARAMS = {
     "opt-30b": 30e9,
     "opt-66b": 66e9,
     "opt-175b": 175e9,
+    "falcon-180b": 180e9,              # TII's nominal size (the untied head included: 179.5B)
     "llama-68m": 68e6,
 }
 
