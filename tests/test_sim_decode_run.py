@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from whatif.roofline.config import Parallelism
 from whatif.scenario import Scenario
 from whatif.simulator import cluster, decode_run, replica
 from whatif.simulator.config import ClusterConfig, SchedulerConfig, SimConfig
@@ -19,8 +18,7 @@ CONFIGS = {
     "prefill-priority": SimConfig(Scenario(), SHAREGPT, SchedulerConfig(chunked_prefill=False)),
     "decode-priority": SimConfig(Scenario(), SHAREGPT, SchedulerConfig(chunked_prefill=False, priority="decode")),
     "static": SimConfig(Scenario(), SHAREGPT, SchedulerConfig(chunked_prefill=False, batching="static")),
-    "pp2": SimConfig(Scenario(hardware="dgx-h100", parallel=Parallelism(pp=2)),
-                     WorkloadSpec(lengths="sharegpt", requests=200, seed=3, rate=30.0)),
+    # (pp > 1 never takes the loop: its engines share the stages, simulator/pipeline_stages.py)
     "disaggregated": SimConfig(Scenario(hardware="dgx-h100"), SHAREGPT,
                                cluster=ClusterConfig(replicas=2, prefill_replicas=1)),
     "recompute": SimConfig(Scenario(memory_utilization=0.25), WorkloadSpec(lengths="sharegpt", requests=300, seed=3,

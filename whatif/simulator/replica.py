@@ -5,7 +5,7 @@ micro-batches in flight), sharing its KV block pool and waiting queue. Each loop
 scheduler for a batch, waits the iteration's roofline time, then applies the results. An
 iteration's time is the whole pipeline's (every stage in sequence): with pp batches in flight and
 balanced stages, each batch still takes that long while the replica completes pp of them per
-round."""
+round; a batch whose stage is still busy with another engine's waits for it (pipeline_stages.py)."""
 from __future__ import annotations
 
 from collections import deque
@@ -18,6 +18,7 @@ from .decode_run import decode_run
 from .first_token_hold import FirstTokenHold, eager_launch_s
 from .iteration_time import IterationTimes
 from .log import FLUSH_VALUES, IterationLog, ReplicaInfo
+from .pipeline_stages import PipelineStages
 from .recv_interval import RecvSkipper
 from .scheduling.core import Scheduler
 from .scheduling.registry import make_policy
@@ -57,6 +58,9 @@ class Replica:
         self.idle = 0
         self._wakeup = Signal()     # the engines waiting for work (idle counts them until they resume)
         self.step_end = 0.0         # when the step in flight ends (a decode pool's received KV waits for it)
+        # pp > 1: the virtual engines' micro-batches take each stage in turn (pipeline_stages.py); every iteration
+        # then goes through the full loop below (decode_run.py prices back-to-back steps of one engine alone)
+        self.stages = PipelineStages(pp) if pp > 1 and group is None else None
         # first tokens sent once the next step is launched (spec cpu.tokens_after_next_launch; one engine per replica)
         late = spec is not None and spec.cpu.tokens_after_next_launch and role == "mixed" and group is None and pp == 1
         self.hold = FirstTokenHold(eager_launch_s(times.setup, times.token_budget)) if late else None
@@ -130,6 +134,8 @@ class Replica:
                 prefills.append((n, s.computed))
                 tokens += n
             duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if work else 0.0)
+            if self.stages is not None:   # the other micro-batches ahead of it on the stages
+                duration = self.stages.wall_time(env.now, duration)
             if hold is not None:
                 hold.next_step(env.now, bool(prefills), duration)
             start, waiting, running = env.now, len(queued), len(scheduler.running)
@@ -150,8 +156,8 @@ class Replica:
             if skipper is not None:
                 skipper.stepped(bool(prefills))
                 continue   # (every step through this loop: decode_run.py does not count polls)
-            if held:
-                continue   # (each held step through this loop: decode_run.py does not count them)
+            if held or self.stages is not None:
+                continue   # (each held or pipelined step through this loop: decode_run.py does not see them)
             # decode-only iterations up to the next event in one loop, and the one that ends after it
             pending = decodes(self, scheduler)
             while pending is not None:
