@@ -202,6 +202,19 @@ def test_a_disaggregated_db_dump_row_is_averaged_as_sa_bench_measures_it():
     assert sr.profile_means(per_round, 10) == pytest.approx((10 + 2 + 1.5 + 1 + 1 + 4 * 1.0 + 0.5) / 10)
 
 
+def test_the_gap_analysis_campaign_without_job_ids_takes_the_eval_pipelines_10_rounds_only_when_mapped(monkeypatch):
+    # aiconfigurator's eval pipeline (genai_perf_runner.py): --request-count 10N after 2N warm-ups; off by default
+    src = ("source_file=/Users/x/aic-auto-gap-analysis/data/h100_sxm/trtllm/1.0.0rc3/meta-llama_Llama-3.1-8B-Instruct"
+           ".csv; silicon_concurrency=8")
+    job = ("source_file=/Users/x/aic-auto-gap-analysis/data/h100_sxm/trtllm/1.2.0rc6.post1/qwen3_32b.csv; "
+           "gtl_job_id=1; silicon_concurrency=8")
+    assert sr.profile_rounds(_row(silicon_data_source=src)) == 50
+    monkeypatch.setattr(sr, "AIC_EVAL_CLIENT_MAPPED", True)
+    assert sr.profile_rounds(_row(silicon_data_source=src)) == 10
+    assert sr.profile_rounds(_row(silicon_data_source=job)) == 50          # the job-based runs: aiperf's 50N
+    assert sr.profile_rounds(_row(silicon_data_source="aiperf; silicon_concurrency=16")) == 50
+
+
 def test_sglang_launches_its_prefill_batches_apart_from_the_decodes():
     kw = sr.simulate_kwargs(_row(backend="sglang", isl="1024"))
     assert kw["max_num_batched_tokens"] == 1024 + 1500 and "engine" not in kw   # the spec's prefill-first steps
