@@ -1212,7 +1212,7 @@ def sglang_recv_interval(row: dict, layout: dict, n: int) -> dict:
 
 
 # SGLang's FLA L2-norm (layers/attention/fla/l2norm.py l2norm_fwd_kernel) declared its row count T constexpr until
-# PR #31558 (merged 2026-07-17; #23448 of 2026-04-22 quotes main's kernel so), so each new prefill token count compiled it
+# PR #31558 (merged 2026-07-17; #23448 of 2026-04-22 quotes main's kernel so): each new prefill token count compiled
 L2NORM_RECOMPILE_MAPPED = True   # off: no compile charged, as before session 55
 L2NORM_FIXED_NIGHTLY = "20260717"   # the first nightly date with PR #31558
 L2NORM_LAST_RELEASE = (0, 5, 9)     # the last numbered release read as specializing (cut before #23448's 2026-04-22)
