@@ -141,6 +141,11 @@ The mapping rule, written before any row was scored and not tuned after:
   one none): the `engine` setting recv_interval (sglang_recv_interval;
   simulator/recv_interval.py; added after scoring, with its before/after in docs/accuracy.md; which recipe
   revision each row ran is not recorded, the stored one is taken);
+- SGLang's per-token-count compile of its GDN prefill (added after scoring, session 55, sglang_l2norm_recompile; its
+  before/after in docs/accuracy.md): on a release whose FLA L2-norm kernel specializes on the step's token count
+  (l2norm_fwd_kernel `T: tl.constexpr` until sgl-project/sglang PR #31558, merged 2026-07-17), a model with Gated
+  DeltaNet layers pays a Triton compile on every prefill step of a token count the server has not run before, the
+  `engine` setting prefill_recompile_s (simulator/prefill_recompile.py) at L2NORM_COMPILE_S;
 - InferenceX's Llama-3.1-70B TensorRT-LLM recipes on B200 (added after scoring, session 51, llama70b_trt_recipe,
   trtllm_batch_wait; its before/after in docs/accuracy.md): --max_num_tokens 16384 as the token budget, and for
   1024/1024 below TP8 `batch_wait_timeout_iters: 20`, `batch_wait_max_tokens_ratio: 0.9` (simulator/batch_wait.py);
@@ -709,6 +714,7 @@ ADP_BALANCE = {"deepseek": (60, 0), "gpt-oss": (50, 10)}
 
 
 _INFERENCEX_MEASURED: set = set()
+_INFERENCEX_ROWS: dict = {}   # (the same key -> the InferenceX row itself)
 
 
 def _rounded_measurement(row: dict) -> tuple:
@@ -728,8 +734,9 @@ def inferencex_run(row: dict) -> bool:
     if row["silicon_data_source"].startswith(INFERENCEX_SOURCES):
         return True
     if not _INFERENCEX_MEASURED:
-        _INFERENCEX_MEASURED.update(_rounded_measurement(r) for r in load() if r["mode"] == "agg"
-                                    and r["silicon_data_source"].startswith(INFERENCEX_SOURCES))
+        _INFERENCEX_ROWS.update((_rounded_measurement(r), r) for r in load() if r["mode"] == "agg"
+                                and r["silicon_data_source"].startswith(INFERENCEX_SOURCES))
+        _INFERENCEX_MEASURED.update(_INFERENCEX_ROWS)
     return _rounded_measurement(row) in _INFERENCEX_MEASURED
 
 
@@ -1205,6 +1212,51 @@ def sglang_recv_interval(row: dict, layout: dict, n: int) -> dict:
     return {"recv_interval": 10 if n < 16 or fp8_tp4 else 30}
 
 
+# SGLang's FLA L2-norm (layers/attention/fla/l2norm.py l2norm_fwd_kernel) declared its row count T constexpr until
+# PR #31558 (merged 2026-07-17; #23448 of 2026-04-22 quotes main's kernel so): each new prefill token count compiled
+L2NORM_RECOMPILE_MAPPED = True   # off: no compile charged, as before session 55
+L2NORM_FIXED_NIGHTLY = "20260717"   # the first nightly date with PR #31558
+L2NORM_LAST_RELEASE = (0, 5, 9)     # the last numbered release read as specializing (cut before #23448's 2026-04-22)
+GDN_MODELS = ("qwen3.5", "qwen3-next")   # the models of the set with Gated DeltaNet layers (chunk_gated_delta_rule)
+# One compile of the kernel on the host: sgl-project/sglang PR #31558's before/after on 2x H200 (TP2,
+# Qwen3.6-35B-A3B-FP8, one new prefill length a request at 1 req/s): mean TTFT 131.49 -> 78.82 ms
+L2NORM_COMPILE_S = (131.49 - 78.82) * 1e-3
+
+
+def _sglang_build(row: dict) -> str:
+    """The SGLang build a row ran: its version, or where that names an undated nightly its image tag, or that of
+    the InferenceX row whose measurement it copies (inferencex_run: the gap-analysis files record neither)."""
+    version = row.get("backend_version", "") or ""
+    for source in (row, _INFERENCEX_ROWS.get(_rounded_measurement(row)) if inferencex_run(row) else None):
+        if source is None:
+            continue
+        dated = re.search(r"nightly-dev-\d{8}", source.get("backend_version", "") + source["silicon_data_source"])
+        if dated:
+            return dated[0]
+        if _release(source.get("backend_version", "")):
+            return source["backend_version"]
+    return version
+
+
+def sglang_l2norm_recompile(row: dict) -> dict:
+    """{"prefill_recompile_s": L2NORM_COMPILE_S} for an SGLang row of a model with Gated DeltaNet layers on a release
+    whose FLA L2-norm kernel specialized on the prefill's token count (`T: tl.constexpr` in l2norm_fwd_kernel, called
+    on q and k by chunk_gated_delta_rule: a Triton compile, inline on each rank's host, the first time a prefill step
+    of that many tokens runs; fixed by sgl-project/sglang PR #31558, merged 2026-07-17, after PRs #23448 (2026-04-22,
+    "~90 ms each on L20Y") and #30403 (py-spy: compile bursts up to ~110 ms on the serving path) had reported it):
+    releases up to 0.5.9 and nightlies dated before the fix; {} elsewhere. Added after scoring (session 55), with
+    its before/after in docs/accuracy.md."""
+    if not L2NORM_RECOMPILE_MAPPED or row["backend"] != "sglang" \
+            or not any(m in row["model_path"].lower() for m in GDN_MODELS):
+        return {}
+    version = _sglang_build(row)
+    nightly = re.search(r"nightly-dev-(\d{8})", version)
+    release = _release(version)
+    specializes = nightly[1] < L2NORM_FIXED_NIGHTLY if nightly else release is not None and \
+        release <= L2NORM_LAST_RELEASE
+    return {"prefill_recompile_s": L2NORM_COMPILE_S} if specializes else {}
+
+
 def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     """The keyword arguments of whatif.api.simulate for a row, by the rule in the module docstring."""
     system = row["system"]
@@ -1272,7 +1324,8 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     ratio = client_range_ratio(row)
     if ratio < 1:
         kw["traffic"]["range_ratio"] = ratio
-    engine = {**adp_balance(row, layout), **sglang_recv_interval(row, layout, n), **trtllm_batch_wait(row, layout)}
+    engine = {**adp_balance(row, layout), **sglang_recv_interval(row, layout, n), **trtllm_batch_wait(row, layout),
+              **sglang_l2norm_recompile(row)}
     if engine:
         kw["engine"] = engine
     if disagg:

@@ -868,3 +868,25 @@ def test_inferencex_deepseek_trtllm_rows_launch_with_their_recipes_budget_and_kv
     assert gen["max_num_batched_tokens"] == 4 + 1024 + 1500 and "memory_utilization" not in gen
     monkeypatch.setattr(sr, "INFERENCEX_DSR1_TRT_LAUNCH_MAPPED", False)
     assert kw()["max_num_batched_tokens"] == 2528
+
+
+def test_sglang_gdn_rows_before_the_l2norm_fix_compile_per_new_prefill_length():
+    """SGLang's FLA l2norm_fwd_kernel specialized on the prefill's token count until PR #31558 (2026-07-17): a
+    Qwen3.5 row on 0.5.9 or an earlier nightly (its version, its image, or, for a gap-analysis copy, the copied
+    InferenceX row's) pays L2NORM_COMPILE_S per new length; a later build, another model or engine does not."""
+    src = "db-dump/2026-04-27; config_id=618; silicon_concurrency=4; measured=2026-03-24"
+    qwen = dict(silicon_data_source=src, backend="sglang", backend_version="0.5.9",
+                model_path="Qwen/Qwen3.5-397B-A17B", tp_size="8", attention_dp_size="1", moe_tp_size="8",
+                moe_ep_size="1", batch_size="4", gemm_quant_mode="fp8", moe_quant_mode="fp8_block")
+    on = {"prefill_recompile_s": sr.L2NORM_COMPILE_S}
+    assert sr.sglang_l2norm_recompile(_row(**qwen)) == on
+    assert sr.simulate_kwargs(_row(**qwen))["engine"]["prefill_recompile_s"] == sr.L2NORM_COMPILE_S
+    assert sr.sglang_l2norm_recompile(_row(**{**qwen, "backend_version": "nightly-dev-20260402-d7256eb6"})) == on
+    assert sr.sglang_l2norm_recompile(_row(**{**qwen, "backend_version": "nightly-dev-20260801-abcdef12"})) == {}
+    assert sr.sglang_l2norm_recompile(_row(**{**qwen, "backend_version": "0.5.15"})) == {}
+    assert sr.sglang_l2norm_recompile(_row(**{**qwen, "model_path": "deepseek-ai/DeepSeek-R1"})) == {}
+    assert sr.sglang_l2norm_recompile(_row(**{**qwen, "backend": "vllm"})) == {}
+    assert 0.05 < sr.L2NORM_COMPILE_S < 0.06   # PR #31558: 131.49 -> 78.82 ms mean TTFT
+    gap = [r for r in sr.load() if r["silicon_data_source"].startswith("source_file=qwen3.5-397b-gap-analysis.csv")
+           and r["backend_version"] == "nightly-dev" and sr.inferencex_run(r)]
+    assert gap and all(sr._sglang_build(r).startswith("nightly-dev-2026") for r in gap)

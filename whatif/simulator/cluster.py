@@ -166,6 +166,9 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
         batching += f", {e.scheduler_steps} decode steps per scheduling (multi-step, tokens streamed together)"
     if e.recv_interval > 1:
         batching += f", new requests read every {e.recv_interval} decode steps (SGLang --scheduler-recv-interval)"
+    if e.prefill_recompile_s > 0:
+        batching += (f", {e.prefill_recompile_s * 1e3:.3g} ms of host compile on each prefill step of a token count "
+                     "not run before (SGLang's FLA L2-norm before PR #31558)")
     if e.batch_wait_timeout_iters > 0 or e.batch_wait_max_tokens_ratio > 0:
         batching += (f", prompts beside decodes held up to {e.batch_wait_timeout_iters} steps or until "
                      f"{e.batch_wait_max_tokens_ratio:.0%} of the token budget (TensorRT-LLM batch waiting)")

@@ -70,6 +70,10 @@ class SchedulerConfig:
     # (simulator/batch_wait.py)
     batch_wait_timeout_iters: int = 0
     batch_wait_max_tokens_ratio: float = 0.0
+    # host seconds a prefill step pays the first time the server runs its prefill token count (a kernel Triton
+    # compiles per token count: SGLang's FLA L2-norm of the GDN prefill before PR #31558); 0: off
+    # (simulator/prefill_recompile.py)
+    prefill_recompile_s: float = 0.0
 
     def __post_init__(self):
         choice(self.batching, BATCHING, "--batching")
@@ -94,6 +98,7 @@ class SchedulerConfig:
         integer(self.recv_interval, "recv_interval", 1, what="decode steps")
         integer(self.batch_wait_timeout_iters, "batch_wait_timeout_iters", 0, what="iterations")
         number(self.batch_wait_max_tokens_ratio, "batch_wait_max_tokens_ratio", 0.0, 1.0)
+        number(self.prefill_recompile_s, "prefill_recompile_s", 0.0, 10.0)
         for name in ("chunked_prefill", "prefix_caching", "attention_dp_balance", "preempted_blocks_cached",
                      "admits_after_preempting", "preempted_queue_last"):
             if not isinstance(getattr(self, name), bool):

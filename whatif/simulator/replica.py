@@ -19,6 +19,7 @@ from .first_token_hold import FirstTokenHold, eager_launch_s
 from .iteration_time import IterationTimes
 from .log import FLUSH_VALUES, IterationLog, ReplicaInfo
 from .pipeline_stages import PipelineStages
+from .prefill_recompile import TokenCountCompiles
 from .recv_interval import RecvSkipper
 from .scheduling.core import Scheduler
 from .scheduling.registry import make_policy
@@ -64,6 +65,8 @@ class Replica:
         # first tokens sent once the next step is launched (spec cpu.tokens_after_next_launch; one engine per replica)
         late = spec is not None and spec.cpu.tokens_after_next_launch and role == "mixed" and group is None and pp == 1
         self.hold = FirstTokenHold(eager_launch_s(times.setup, times.token_budget)) if late else None
+        # a prefill kernel compiled per new token count (prefill_recompile.py; off by default)
+        self.compiles = TokenCountCompiles(cfg.prefill_recompile_s) if cfg.prefill_recompile_s > 0 else None
         if group is None:   # (a rank's engines are stepped by its group, in lockstep with the other ranks)
             for scheduler in self.schedulers:
                 env.start(self._run(scheduler))
@@ -106,6 +109,7 @@ class Replica:
         ahead, hold = self.ahead, self.hold
         inf = float("inf")
         skipper, inbox, waits = self.skipper, self.inbox, self.batch_wait
+        compiles = self.compiles
         while True:
             if skipper is not None and skipper.polls() and inbox:
                 queued.extend(inbox)
@@ -134,6 +138,8 @@ class Replica:
                 prefills.append((n, s.computed))
                 tokens += n
             duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if work else 0.0)
+            if compiles is not None:
+                duration += compiles.cost(tokens)
             if self.stages is not None:   # the other micro-batches ahead of it on the stages
                 duration = self.stages.wall_time(env.now, duration)
             if hold is not None:

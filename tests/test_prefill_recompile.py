@@ -1,0 +1,42 @@
+"""A prefill kernel compiled per new token count (simulator/prefill_recompile.py; SGLang's FLA L2-norm before PR
+#31558): a prefill step pays the compile only the first time its prefill token count runs on the server."""
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+import whatif
+from whatif.errors import WhatifError
+from whatif.simulator.config import SchedulerConfig
+from whatif.simulator.prefill_recompile import TokenCountCompiles
+
+
+def test_a_token_count_compiles_once():
+    compiles = TokenCountCompiles(0.05)
+    assert compiles.cost(1000) == 0.05
+    assert compiles.cost(1000) == 0.0   # cached for the server's life
+    assert compiles.cost(1001) == 0.05
+    assert compiles.cost(0) == 0.0      # a step without a prefill runs no such kernel
+
+
+@pytest.mark.parametrize("value", [-0.01, "fast", 11.0])
+def test_a_bad_compile_time_names_the_field(value):
+    with pytest.raises(WhatifError, match="prefill_recompile_s"):
+        SchedulerConfig(prefill_recompile_s=value)
+
+
+def _later_ttft(range_ratio: float, compile_s: float) -> float:
+    res = whatif.simulate("llama-3.1-8b", "h100-sxm", prompt=512, output=32, kernel_engine="sglang",
+                          traffic=dict(concurrency=1, requests=8, seed=1, range_ratio=range_ratio),
+                          engine={"prefill_recompile_s": compile_s})
+    assert all(r.status == "finished" for r in res.records)
+    return statistics.fmean(r.ttft_s for r in res.records[1:])   # (the first request compiles in every case)
+
+
+def test_new_prompt_lengths_pay_the_compile_and_a_repeated_length_does_not():
+    """One client: each prompt is its own prefill step. Lengths drawn in [0.8 L, L] are (almost all) new, so each
+    later TTFT carries the compile; a fixed length compiled once, on the first request."""
+    off, on = _later_ttft(0.8, 0.0), _later_ttft(0.8, 0.05)
+    assert 0.04 < on - off <= 0.05 + 1e-9
+    assert _later_ttft(1.0, 0.05) == pytest.approx(_later_ttft(1.0, 0.0))
