@@ -248,9 +248,9 @@ PINNED_LOO = {
     ("gdn_conv1d_prefill", "sglang"): 13.5,
     ("gdn_conv1d_prefill", "trtllm"): 25.3,
     ("gdn_conv1d_prefill", "vllm"): 14.2,
-    ("gdn_recurrent_decode", "sglang"): 16.8,
-    ("gdn_recurrent_decode", "trtllm"): 18.2,
-    ("gdn_recurrent_decode", "vllm"): 18.0,
+    ("gdn_recurrent_decode", "sglang"): 10.4,   # an L2-resident state at a per-SM rate, not FP32 (was 16.8)
+    ("gdn_recurrent_decode", "trtllm"): 8.8,   # (was 18.2)
+    ("gdn_recurrent_decode", "vllm"): 12.4,   # (was 18.0)
     ("mla_bmm", "sglang"): 14.8,
     ("mla_bmm", "trtllm"): 13.2,
     ("mla_bmm", "vllm"): 12.4,
@@ -348,3 +348,19 @@ def test_deepep_low_latency_floor_follows_the_links_measured_latency():
     h100 = deepep.deepep_dispatch_seconds(1, 7168, 8, 256, H100, NVLINK4, low_latency=True, link="nvlink-4")
     b200 = deepep.deepep_dispatch_seconds(1, 7168, 8, 256, B200, 2 * NVLINK4, low_latency=True, link="nvlink-5")
     assert b200 > 1.3 * h100
+
+
+def test_a_resident_recurrence_state_is_read_at_a_per_sm_rate_and_a_larger_one_from_hbm():
+    """The GDN recurrence's state pass: all from L2 at SMs x a rate (no clock, no HBM) while the state fits, all
+    from HBM past it; B200's resident pass is then not bound by its FP32 peak (75 TFLOP/s beside 8 TB/s)."""
+    from dataclasses import replace
+
+    from whatif.roofline.kernel_models.linear_attention import resident_state_times
+    from whatif.roofline.kernel_models.params import ceilings
+    c = ceilings(B200)
+    hbm, l2 = resident_state_times(c.l2_bytes / 2, c.l2_bytes / 2, c)
+    assert hbm == 0 and l2 > 0
+    assert resident_state_times(c.l2_bytes / 2, c.l2_bytes / 2, replace(c, clock=2 * c.clock))[1] == l2
+    assert resident_state_times(c.l2_bytes / 2, c.l2_bytes / 2, replace(c, sms=2 * c.sms))[1] == l2 / 2
+    hbm, l2 = resident_state_times(4 * c.l2_bytes, 2 * c.l2_bytes, c)
+    assert l2 == 0 and hbm == 4 * c.l2_bytes / c.hbm_bw

@@ -23,7 +23,9 @@ T = batch x seq_len tokens and a fp32 recurrent state of H_v d_k d_v per sequenc
   walks the rows of a chunk (min(seq, CHUNK)) in clocks (step_cycles; the tables' seq 1-64 slope: 0.28 us a
   row on H100 and B200, 0.19 on L40S at its higher clock). Leave-one-GPU-out MAPE (SGLang) 36.9% -> ~13%.
 - recurrent_decode (fused_recurrent_gated_delta_rule): reads and writes the fp32 state once per step,
-  6 d_k d_v FLOPs per (sequence, value head) on CUDA cores; a fixed cost per (sequence, value head).
+  6 d_k d_v FLOPs per (sequence, value head) on CUDA cores; a fixed cost per (sequence, value head). An
+  L2-resident state is read at a rate per SM (resident_state_times), not the FP32 term: bounded by the FP32
+  peak, B200 (75 TFLOP/s beside 8 TB/s) was predicted 1.45x slow from H100 and L40S (28.8% -> 14.9% left out).
 Parameters: data/modern_fit.yaml, families gdn_<kernel> (fitted_roofline.py).
 """
 from __future__ import annotations
@@ -80,6 +82,20 @@ def sm_l2_times(moved, footprint, c):
     return moved * (1.0 - resident) / c.hbm_bw, moved * resident / (c.sms * c.clock * L2_BYTES_PER_SM_CLOCK)
 
 
+RESIDENT_BYTES_PER_SM_S = 10e9   # assumed base rate of an SM's L2-resident tile loads; the fit's l2_speedup scales it
+
+
+def resident_state_times(moved, footprint, c):
+    """(HBM s, L2 s) of the recurrence's pass over its state: all from L2 where the state fits (its replays keep it
+    there), at a rate per SM the same on every GPU, else all from HBM. The kernel (FLA's packed decode, SGLang
+    fla/fused_recurrent.py: one warp a CTA, a 32 x 128 fp32 tile in registers) is latency-bound there: each SM's
+    64K-register file (sm80-sm100 alike) holds as many tiles in flight on each GPU, so its rate follows the SM
+    count, not the clock nor HBM (L2-resident per SM: B200 ~45, H100 ~34, L40S ~30 GB/s; per clock 24, 17, 12 B)."""
+    resident = np.asarray(footprint, dtype=float) <= c.l2_bytes
+    moved = np.asarray(moved, dtype=float)
+    return np.where(resident, 0.0, moved / c.hbm_bw), np.where(resident, moved / (c.sms * RESIDENT_BYTES_PER_SM_S), 0.0)
+
+
 def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=4, impl="fla", state_in=4.0,
              channels=None):
     """([(compute s, memory s)], fixed-cost items, (serial steps, clocked steps)) of one GDN kernel at efficiency 1
@@ -111,7 +127,7 @@ def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=
         io = batch * (4.0 * k_heads * d_k + 4.0 * v_heads * d_v + 8.0 * v_heads)
         moved = state * (state_in / 4.0 + 1.0)   # read, then written in fp32
         held = state if state_in == 4.0 else moved   # in place, or a second buffer
-        parts = [(6.0 * batch * v_heads * d_k * d_v / fp32, *state_pass(moved + io, held + io))]
+        parts = [(6.0 * batch * v_heads * d_k * d_v / fp32, *resident_state_times(moved + io, held + io, c))]
         return parts, batch * v_heads, (0.0, 0.0)
     raise ValueError(f"GDN kernel '{kernel}' is not valid; valid: {', '.join(KERNELS)}")
 
