@@ -175,7 +175,9 @@ The mapping rule, written before any row was scored and not tuned after:
 - InferenceX's vLLM recipes (vllm_recipe, VLLM_RECIPES; added after scoring, session 50, its before/after in the
   commit and the closing note): an aggregated vLLM row from INFERENCEX_SOURCES of a model, precision and GPU whose
   recipe was read (benchmarks/single_node/minimaxm2.5_fp8_{h100,b200}.sh, minimaxm2.5_fp4_b200.sh,
-  kimik2.5_{int4,fp4}_b200.sh, gptoss_fp4_{b200,h100}.sh, the stored revision of each) launches as that recipe:
+  kimik2.5_{int4,fp4}_b200.sh, gptoss_fp4_{b200,h100}.sh, the stored revision of each; added after scoring,
+  session 55: 70b_fp{8,4}_b200_docker.sh at bb4c7f9, whose checkpoint is not read, so those rows keep the rule's
+  precision, VLLM_RULE_PRECISION) launches as that recipe:
   its --gpu-memory-utilization, its --max-num-seqs and --max-num-batched-tokens (vLLM's defaults where it sets
   none), and its KV cache dtype: none of them but gptoss_fp4_b200.sh passes --kv-cache-dtype, so vLLM's "auto"
   keeps the checkpoint's: 16-bit for the fp8-block and INT4 checkpoints (none declares a KV dtype) where the rule
