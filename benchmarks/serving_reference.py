@@ -180,7 +180,9 @@ The mapping rule, written before any row was scored and not tuned after:
 - InferenceX's vLLM recipes (vllm_recipe, VLLM_RECIPES; added after scoring, session 50, its before/after in the
   commit and the closing note): an aggregated vLLM row from INFERENCEX_SOURCES of a model, precision and GPU whose
   recipe was read (benchmarks/single_node/minimaxm2.5_fp8_{h100,b200}.sh, minimaxm2.5_fp4_b200.sh,
-  kimik2.5_{int4,fp4}_b200.sh, gptoss_fp4_{b200,h100}.sh, the stored revision of each) launches as that recipe:
+  kimik2.5_{int4,fp4}_b200.sh, gptoss_fp4_{b200,h100}.sh, the stored revision of each; added after scoring,
+  session 55: 70b_fp{8,4}_b200_docker.sh at bb4c7f9, whose checkpoint is not read, so those rows keep the rule's
+  precision, VLLM_RULE_PRECISION) launches as that recipe:
   its --gpu-memory-utilization, its --max-num-seqs and --max-num-batched-tokens (vLLM's defaults where it sets
   none), and its KV cache dtype: none of them but gptoss_fp4_b200.sh passes --kv-cache-dtype, so vLLM's "auto"
   keeps the checkpoint's: 16-bit for the fp8-block and INT4 checkpoints (none declares a KV dtype) where the rule
@@ -896,7 +898,14 @@ VLLM_RECIPES = {
     ("kimi-k2.5", "nvfp4", "b200_sxm"): ("fp8", 0.90, "conc", None),    # kimik2.5_fp4_b200.sh
     ("gpt-oss-120b", "nvfp4", "b200_sxm"): ("fp8", 0.90, 512, 8192),    # gptoss_fp4_b200.sh (+ its config.yaml)
     ("gpt-oss-120b", "nvfp4", "h100_sxm"): (None, 0.90, "conc", 8192),  # gptoss_fp4_h100.sh (+ its config.yaml)
+    # added after scoring (session 55): benchmarks/70b_fp{8,4}_b200_docker.sh at bb4c7f9, config.yaml
+    # kv-cache-dtype fp8, max-num-batched-tokens 8192; --gpu-memory-utilization 0.9 --max-num-seqs 512
+    ("llama-3.1-70b", "fp8", "b200_sxm"): ("fp8", 0.90, 512, 8192),     # 70b_fp8_b200_docker.sh
+    ("llama-3.1-70b", "nvfp4", "b200_sxm"): ("fp8", 0.90, 512, 8192),   # 70b_fp4_b200_docker.sh
 }
+# Recipes whose served checkpoint was not read keep the rule's precision (no vllm_checkpoint): the Llama-3.1-70B
+# scripts take $MODEL from the workflow, not stored here (added after scoring, session 55).
+VLLM_RULE_PRECISION = ("llama-3.1-70b",)
 # The revision a row's release pins, where the recipe changed with the image (added after scoring, session 54):
 # InferenceX PR #947 (merged 2026-04-03) moved minimaxm2.5-fp8-b200-vllm from v0.17.0 to v0.19.0 and in the same
 # change added --kv-cache-dtype fp8, --max-num-batched-tokens $((ISL * 2)) and --max-cudagraph-capture-size 2048 and
@@ -1016,7 +1025,8 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
          and g == row["system"]), None)
     if found is None:
         return
-    vllm_checkpoint(row, kw)
+    if not any(m in model for m in VLLM_RULE_PRECISION):
+        vllm_checkpoint(row, kw)
     mode = VLLM_CUDAGRAPH_MODES.get(next((k for k in VLLM_CUDAGRAPH_MODES if k[0] in model and k[1] == row[
         "gemm_quant_mode"] and k[2] == row["system"]), None)) if VLLM_CUDAGRAPH_MAPPED else None
     if mode:

@@ -702,6 +702,21 @@ def test_inferencex_vllm_rows_launch_as_their_recipes():
     assert other["kv_dtype"] == "fp8" and "memory_utilization" not in other and other["max_num_seqs"] == 8
 
 
+def test_llama70b_b200_vllm_rows_launch_as_the_docker_recipes_and_keep_the_rules_precision():
+    """70b_fp{8,4}_b200_docker.sh (bb4c7f9): fp8 KV, 8192 tokens a step, 512 sequences, 0.9; their checkpoint is
+    not read, so the rule's precision stays (no vllm_checkpoint); H100 and other sources keep the generator's."""
+    llama = dict(backend="vllm", backend_version="", model_path="meta-llama/Llama-3.1-70B", gemm_quant_mode="fp8",
+                 moe_quant_mode="fp8", silicon_data_source="source_file=2026-04-06.csv; silicon_concurrency=8",
+                 tp_size="4", attention_dp_size="1", moe_tp_size="1", moe_ep_size="1", batch_size="8")
+    for quant in ("fp8", "nvfp4"):
+        kw = sr.simulate_kwargs(_row(**{**llama, "gemm_quant_mode": quant, "moe_quant_mode": quant}))
+        assert (kw["kv_dtype"], kw["max_num_seqs"], kw["max_num_batched_tokens"], kw["memory_utilization"]) == \
+            ("fp8", 512, 8192, 0.90)
+        assert kw["quantization"] == quant and kw["model"] == "meta-llama/Llama-3.1-70B"
+    h100 = sr.simulate_kwargs(_row(**{**llama, "system": "h100_sxm"}))
+    assert h100["max_num_seqs"] == 8 and h100["max_num_batched_tokens"] == 8 + 1024 + 1500
+
+
 def test_trtllm_1_0_0rc3_generator_rows_launch_with_the_templates_kv_fraction():
     """extra_engine_args.1.0.0rc3.yaml.j2 writes free_gpu_memory_fraction 0.80 unless set (no rule sets it); other
     releases and other engines keep the spec's fraction."""
