@@ -86,7 +86,10 @@ The mapping rule, written before any row was scored and not tuned after:
   recipe is established (added after scoring, session 54, srt_slurm_trtllm_recipe, with its before/after in
   docs/accuracy.md): that recipe's gen max_batch_size and ctx max_batch_size / max_num_tokens instead (InferenceX's
   nvidia-master.yaml names the recipe per concurrency list; e.g. 1, 2, 8, 16 decode slots per H100 worker at 6, 9,
-  30, 60 clients on 3 workers, where N / workers gives 2, 3, 10, 20).
+  30, 60 clients on 3 workers, where N / workers gives 2, 3, 10, 20). The db-dump SGLang rows whose srt-slurm
+  recipe is established (added after scoring, session 55, srt_slurm_sglang_recipe): that recipe's decode and
+  prefill --max-running-requests and prefill --chunked-prefill-size, each the worker's (e.g. 2 x 128 decode slots
+  for 288 clients in b200-fp8/8k1k_stp_maxtpt_0.yaml).
   The deployments' own engine limits (the srt-slurm recipes the db-dump rows name, e.g. `..._batch128` at 137
   clients per rank) and whether they ran MTP are not in the rows. Rows without prefill_num_workers /
   decode_num_workers (the 393 `source_file=2026-03-25.csv` / `2026-04-06.csv` DeepSeek-R1 rows) are not
