@@ -86,7 +86,10 @@ The mapping rule, written before any row was scored and not tuned after:
   recipe is established (added after scoring, session 54, srt_slurm_trtllm_recipe, with its before/after in
   docs/accuracy.md): that recipe's gen max_batch_size and ctx max_batch_size / max_num_tokens instead (InferenceX's
   nvidia-master.yaml names the recipe per concurrency list; e.g. 1, 2, 8, 16 decode slots per H100 worker at 6, 9,
-  30, 60 clients on 3 workers, where N / workers gives 2, 3, 10, 20).
+  30, 60 clients on 3 workers, where N / workers gives 2, 3, 10, 20). The db-dump SGLang rows whose srt-slurm
+  recipe is established (added after scoring, session 55, srt_slurm_sglang_recipe): that recipe's decode and
+  prefill --max-running-requests and prefill --chunked-prefill-size, each the worker's (e.g. 2 x 128 decode slots
+  for 288 clients in b200-fp8/8k1k_stp_maxtpt_0.yaml).
   The deployments' own engine limits (the srt-slurm recipes the db-dump rows name, e.g. `..._batch128` at 137
   clients per rank) and whether they ran MTP are not in the rows. Rows without prefill_num_workers /
   decode_num_workers (the 393 `source_file=2026-03-25.csv` / `2026-04-06.csv` DeepSeek-R1 rows) are not
@@ -530,12 +533,57 @@ def srt_slurm_trtllm_recipe(row: dict) -> tuple[int, int, int, str] | None:
     return SRT_SLURM_TRTLLM.get(key, {}).get(concurrency(row))
 
 
+# The srt-slurm recipes the db-dump SGLang disaggregated rows ran (added after scoring, session 55, with its
+# before/after in docs/accuracy.md): NVIDIA/srt-slurm at 5917791, recipes/b200-fp4/{1k1k,8k1k}.yaml (the STP
+# variants: stp_maxtpt 1d / 2d at 512; override_stp_tp4 at 4-64; stp_lowlat[0] 1p1d at 64 / 128;
+# override_stp_maxtpt_7p2d at 1024 / 2048) and recipes/b200-fp8/8k1k_stp_{lowlat_1,maxtpt_0..3}.yaml (1p4d TP8 at
+# 128; dep8 1p2d at 288, 1p1d at 160 / 288, 2p1d at 512, 3p1d at 1024), matched on GPU, precision, ISL, both pools'
+# worker counts, each pool's attention DP and the recipe's `benchmark.concurrencies`. The SGLang flags are the
+# worker's (the whole attention-DP group's): SGLang divides --max-running-requests by dp_size per rank
+# (model_runner: max_running_requests // dp_size) and --chunked-prefill-size by dp_size (server_args
+# _handle_data_parallelism), as whatif's GROUP_LIMITS split them. The decode max-running-requests is below N /
+# workers in two (cfg641 at 288 clients: 256 slots; cfg649: 2 x 128 at 288). The Feb fp8 runs (cfg453-459, EP 8
+# prefill) and the 1k fp8 row match no file read and keep the generator's rule.
+# Key: (system, gemm quant, ISL, prefill workers, decode workers, prefill attention DP, decode attention DP) ->
+# {concurrency: (decode max-running-requests, prefill max-running-requests, prefill chunked-prefill-size, recipe)}.
+SRT_SLURM_SGLANG = {
+    ("b200_sxm", "nvfp4", 1024, 1, 1, True, True): {512: (1024, 1024, 32768, "b200-fp4/1k1k.yaml stp_maxtpt[0]")},
+    ("b200_sxm", "nvfp4", 1024, 1, 2, True, True): {512: (512, 512, 32768, "b200-fp4/1k1k.yaml stp_maxtpt[1]")},
+    ("b200_sxm", "nvfp4", 8192, 1, 1, False, False): dict.fromkeys(
+        (4, 8, 16, 64), (512, 512, 32768, "b200-fp4/8k1k.yaml override_stp_tp4")),
+    ("b200_sxm", "nvfp4", 8192, 1, 1, True, False): dict.fromkeys(
+        (64, 128), (512, 512, 32768, "b200-fp4/8k1k.yaml stp_lowlat[0]")),
+    ("b200_sxm", "nvfp4", 8192, 7, 2, True, True): dict.fromkeys(
+        (1024, 2048), (2048, 1024, 65536, "b200-fp4/8k1k.yaml override_stp_maxtpt_7p2d")),
+    ("b200_sxm", "fp8", 8192, 1, 4, True, False): {128: (32, 8, 65536, "b200-fp8/8k1k_stp_lowlat_1.yaml")},
+    ("b200_sxm", "fp8", 8192, 1, 2, True, True): {288: (128, 8, 65536, "b200-fp8/8k1k_stp_maxtpt_0.yaml")},
+    ("b200_sxm", "fp8", 8192, 1, 1, True, True): dict.fromkeys(
+        (160, 288), (256, 8, 65536, "b200-fp8/8k1k_stp_maxtpt_1.yaml")),
+    ("b200_sxm", "fp8", 8192, 2, 1, True, True): {512: (512, 8, 65536, "b200-fp8/8k1k_stp_maxtpt_2.yaml")},
+    ("b200_sxm", "fp8", 8192, 3, 1, True, True): {1024: (1024, 8, 65536, "b200-fp8/8k1k_stp_maxtpt_3.yaml")},
+}
+SRT_SLURM_SGLANG_MAPPED = True   # False: the generator's rule (decode_batch_size x ranks, prefill 1 x ranks) as before
+
+
+def srt_slurm_sglang_recipe(row: dict) -> tuple[int, int, int, str] | None:
+    """(decode max-running-requests, prefill max-running-requests, prefill chunked-prefill-size, recipe) of the
+    srt-slurm recipe a db-dump SGLang disaggregated row ran, each the worker's (its attention-DP group's) figure
+    (SRT_SLURM_SGLANG; added after scoring, session 55); None for any other row (the generator's rule)."""
+    if not SRT_SLURM_SGLANG_MAPPED or row["backend"] != "sglang" or row["mode"] != "disagg" \
+            or not row["silicon_data_source"].startswith("db-dump/") or not row.get("prefill_num_workers"):
+        return None
+    key = (row["system"], row["gemm_quant_mode"], _int(row["isl"]), _int(row["prefill_num_workers"]),
+           _int(row["decode_num_workers"]), (_int(row.get("prefill_attention_dp_size", ""), 1) or 1) > 1,
+           (_int(row.get("decode_attention_dp_size", ""), 1) or 1) > 1)
+    return SRT_SLURM_SGLANG.get(key, {}).get(concurrency(row))
+
+
 def disagg_max_batch(row: dict, n: int) -> int:
     """A disaggregated row's max batch: decode_batch_size (per attention-DP rank), x the ranks for an engine whose
     limits are the whole group's (SGLang); N where the row has none; the gen max_batch_size of the srt-slurm recipe
     a db-dump TensorRT-LLM row ran (srt_slurm_trtllm_recipe; added after scoring, session 54)."""
-    recipe = srt_slurm_trtllm_recipe(row)
-    if recipe:
+    recipe = srt_slurm_trtllm_recipe(row) or srt_slurm_sglang_recipe(row)
+    if recipe:   # (SGLang's is the worker's --max-running-requests, which GROUP_LIMITS split over its ranks)
         return recipe[0]
     per_rank = _int(row.get("decode_batch_size", ""), 0)
     if not per_rank:
@@ -563,6 +611,10 @@ def prefill_limits(row: dict, ranks: int) -> dict:
     to its 32-token blocks; SGLang's --max-prefill-tokens within its 8192-token chunked-prefill size)."""
     recipe = srt_slurm_trtllm_recipe(row)
     if recipe:   # (the srt-slurm recipe's ctx max_batch_size and max_num_tokens, per rank; added after scoring)
+        return {"prefill_max_batch": recipe[1], "prefill_token_budget": recipe[2]}
+    recipe = srt_slurm_sglang_recipe(row)
+    if recipe:   # (the srt-slurm recipe's prefill --max-running-requests and --chunked-prefill-size, the worker's;
+        # added after scoring, session 55)
         return {"prefill_max_batch": recipe[1], "prefill_token_budget": recipe[2]}
     batch = _int(row.get("prefill_batch_size", ""), 0) or 1
     engine = row["backend"]

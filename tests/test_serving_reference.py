@@ -820,6 +820,25 @@ def test_a_db_dump_trtllm_disaggregated_row_runs_its_srt_slurm_recipes_limits():
     assert sr.srt_slurm_trtllm_recipe({**h100, "backend": "sglang"}) is None
 
 
+def test_a_db_dump_sglang_disaggregated_row_runs_its_srt_slurm_recipes_limits(monkeypatch):
+    """NVIDIA/srt-slurm's b200-fp8/8k1k_stp_maxtpt_0.yaml (dep8 1p2d at 288 clients) launches each decode worker
+    with --max-running-requests 128 (2 x 128 slots for 288 clients, where N / workers gives 144) and the prefill
+    worker with 8 requests and a 65,536-token chunk (1 and 8,192 per rank); another N, or the switch off, keeps the
+    generator's rule."""
+    row = _disagg(backend="sglang", backend_version="0.5.8.post1", system="b200_sxm", gemm_quant_mode="fp8",
+                  moe_quant_mode="fp8", isl="8192", decode_batch_size="18",
+                  silicon_data_source="db-dump/2026-04-27; config_id=649; silicon_concurrency=288; measured=x")
+    assert sr.srt_slurm_sglang_recipe(row)[3] == "b200-fp8/8k1k_stp_maxtpt_0.yaml"
+    kw = sr.simulate_kwargs(row)
+    assert kw["max_num_seqs"] == 128
+    assert (kw["cluster"]["prefill_max_batch"], kw["cluster"]["prefill_token_budget"]) == (8, 65536)
+    other = {**row, "silicon_data_source": row["silicon_data_source"].replace("=288", "=256")}
+    assert sr.srt_slurm_sglang_recipe(other) is None and sr.simulate_kwargs(other)["max_num_seqs"] == 18 * 8
+    assert sr.srt_slurm_sglang_recipe({**row, "backend": "trtllm"}) is None
+    monkeypatch.setattr(sr, "SRT_SLURM_SGLANG_MAPPED", False)
+    assert sr.srt_slurm_sglang_recipe(row) is None and sr.simulate_kwargs(row)["max_num_seqs"] == 18 * 8
+
+
 def test_minimax_h100_vllm_rows_launch_piecewise_cuda_graphs(monkeypatch):
     """minimaxm2.5_fp8_h100.sh passes --compilation-config '{"cudagraph_mode":"PIECEWISE"}' (VLLM_CUDAGRAPH_MODES);
     the other vLLM recipes (gptoss_fp4_h100.sh, the B200 ones) keep the default; the switch turns the rule off."""
