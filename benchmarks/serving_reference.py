@@ -1283,6 +1283,14 @@ GDN_MODELS = ("qwen3.5", "qwen3-next")   # the models of the set with Gated Delt
 # One compile of the kernel on the host: sgl-project/sglang PR #31558's before/after on 2x H200 (TP2,
 # Qwen3.6-35B-A3B-FP8, one new prefill length a request at 1 req/s): mean TTFT 131.49 -> 78.82 ms
 L2NORM_COMPILE_S = (131.49 - 78.82) * 1e-3
+# Same-class leads checked and NOT mapped (session 55, helper K; docs/accuracy.md). GLM-5's SGLang rows ran images
+# nightly-dev-cu13-20260317 and -20260328 (their silicon_data_source), whose NSA backend takes the fused top-k output
+# as the prefill page table (environ.py SGLANG_NSA_FUSE_TOPK = EnvBool(True)) and, unfused, the torch reference
+# (nsa/transform_index.py: transform_index_page_table_prefill -> _ref, torch.gather): the Triton prefill kernel with
+# page_table_stride_0 constexpr (sgl-project/sglang #38787, #36888; bounded by #37093, 2026-08-30) is of the later
+# dsa/ tree (NSA -> DSA rename #25821, 2026-05-19). gpt-oss-120b on B200: gptoss_fp4_b200_trt.sh runs
+# moe_config.backend TRTLLM and gptoss_fp4_b200.sh exports VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (TRTLLM-Gen kernels,
+# routing inside, prebuilt cubins): triton_kernels' top-k (triton-lang/triton #10872, fixed by #10875) is not run.
 
 
 def _sglang_build(row: dict) -> str:

@@ -1,6 +1,7 @@
 """benchmarks/serving_reference.py: the measured serving deployments (aiconfigurator's silicon set) through
 `whatif simulate --concurrency`. The mapping rule's pieces, the stratified subset's coverage and error bounds in
 the default run, the whole file in the slow run."""
+import re
 import pytest
 
 from tests.benchmark_module import load_benchmark
@@ -902,6 +903,19 @@ def test_inferencex_deepseek_trtllm_rows_launch_with_their_recipes_budget_and_kv
     assert gen["max_num_batched_tokens"] == 4 + 1024 + 1500 and "memory_utilization" not in gen
     monkeypatch.setattr(sr, "INFERENCEX_DSR1_TRT_LAUNCH_MAPPED", False)
     assert kw()["max_num_batched_tokens"] == 2528
+
+
+def test_no_prefill_recompile_on_glm5_or_gptoss_rows():
+    """The per-length compile stays off where its leads were checked and did not apply (docs/accuracy.md, session
+    55 helper K): GLM-5's NSA builds of 2026-03-17/28 ran no Triton prefill transform; gpt-oss on B200 runs
+    TRTLLM-Gen MoE (no triton_kernels top-k)."""
+    rows = [r for r in sr.load() if ("glm-5" in r["model_path"].lower() or "gpt-oss" in r["model_path"].lower())
+            and r["system"] == "b200_sxm" and r["mode"] == "agg"]
+    assert len([r for r in rows if "glm-5" in r["model_path"].lower()]) == 46
+    glm = [re.search(r"nightly-dev-cu13-(\d{8})", r["silicon_data_source"])
+           for r in rows if "glm-5" in r["model_path"].lower()]
+    assert all(m and "20260317" <= m[1] < "20260519" for m in glm)   # images built before the NSA -> DSA rename
+    assert all(sr.sglang_l2norm_recompile(r) == {} for r in rows)
 
 
 def test_sglang_gdn_rows_before_the_l2norm_fix_compile_per_new_prefill_length():
