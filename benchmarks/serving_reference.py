@@ -780,8 +780,12 @@ def llama70b_trt_recipe(row: dict) -> bool:
 # at 0a919c5) fp8 1024/1024 and 1024/8192 at CONC >= 256 (DEEPGEMM) and (dsr1_fp4_b200_trt.sh at 111f031) NVFP4
 # 1024/* at CONC >= 256 and 8192/1024 at CONC > 32 (CUTLASS); the MTP image (1.2.0rc6.post3) NVFP4 without DP
 # attention (dsr1_fp4_b200_trt_mtp.sh at 13dd0c2: TRTLLM; CUTLASS under DP attention). Not mapped: 1.1.0rc2.post2
-# (DEEPGEMM, the changelog's "from"), the fp8 MTP rows (its revisions read disagree: 111f031 DEEPGEMM, 8eec0d4 TRTLLM)
+# (DEEPGEMM, the changelog's "from"). The fp8 MTP rows (added after scoring, session 55; docs/accuracy.md): InferenceX
+# PR #632 (2026-02-05, "dsr1 fp8 b200 trt agg mtp update", the move to the 1.2 release image) switched "most of the
+# tests" to the TRTLLM backend, DEEPGEMM for the data-parallel-attention points (the recipe at 8eec0d4: TRTLLM;
+# 111f031 / 7506aee, DEEPGEMM throughout, are older): TRTLLM without DP attention (FP8_MTP_MOE_MAPPED)
 TRTLLM_GEN_MOE_IMAGES = ("1.2.0rc6.post2", "1.2.0rc6.post3")
+FP8_MTP_MOE_MAPPED = True
 # On: the rows ran these kernels. It moves their TPOT the wrong way (the 109 rows it maps, scored on the session-52
 # merge: TTFT MAPE 49.9% -> 41.1%, x0.48 -> x0.58, off by 3x 18 -> 11; TPOT 12.7% -> 14.7%; docs/accuracy.md): the
 # rule follows the launch, not the score
@@ -827,7 +831,7 @@ def trtllm_moe_kernels(row: dict, layout: dict, n: int) -> dict:
         return {}
     isl, quant, adp = _int(row["isl"]), row["gemm_quant_mode"], layout.get("attention_dp", 1) > 1
     if row["backend_version"] == "1.2.0rc6.post3":
-        trtllm = quant == "nvfp4" and not adp
+        trtllm = not adp and (quant == "nvfp4" or FP8_MTP_MOE_MAPPED)
     elif quant == "fp8":
         trtllm = not (isl == 1024 and n >= 256)
     else:

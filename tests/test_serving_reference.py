@@ -419,7 +419,7 @@ def test_inferencex_llama70b_trtllm_rows_wait_for_batches_only_at_1k_1k_below_tp
 
 def test_inferencex_deepseek_trtllm_rows_run_the_moe_kernels_their_recipe_picked(monkeypatch):
     """moe_config.backend TRTLLM from the 1.2.0rc6.post2 image on (perf-changelog PRs #594/#620), DEEPGEMM (fp8) or
-    CUTLASS (NVFP4) at the recipes' high concurrencies, TRTLLM in the NVFP4 MTP recipe without DP attention only;
+    CUTLASS (NVFP4) at the recipes' high concurrencies, TRTLLM in the MTP recipes without DP attention only;
     1.1.0rc2.post2 (DEEPGEMM) and aiconfigurator's own runs are left to the per-class model."""
     def kw(version="1.2.0rc6.post2", quant="fp8", n=4, isl="1024", adp="1", **over):
         image = f"nvcr.io/nvidia/tensorrt-llm/release:{version}"
@@ -436,7 +436,12 @@ def test_inferencex_deepseek_trtllm_rows_run_the_moe_kernels_their_recipe_picked
     assert "moe_kernels" not in kw(version="1.1.0rc2.post2")
     assert kw(version="1.2.0rc6.post3", quant="nvfp4").get("moe_kernels") == on
     assert "moe_kernels" not in kw(version="1.2.0rc6.post3", quant="nvfp4", adp="8", tp_size="1", n=64)
-    assert "moe_kernels" not in kw(version="1.2.0rc6.post3")                  # fp8 MTP: revisions disagree
+    assert kw(version="1.2.0rc6.post3").get("moe_kernels") == on              # fp8 MTP: PR #632's TRTLLM
+    assert "moe_kernels" not in kw(version="1.2.0rc6.post3", adp="8", tp_size="1", n=64)   # DEEPGEMM under DP
+    monkeypatch.setattr(sr, "FP8_MTP_MOE_MAPPED", False)
+    assert "moe_kernels" not in kw(version="1.2.0rc6.post3")
+    assert kw(version="1.2.0rc6.post3", quant="nvfp4").get("moe_kernels") == on
+    monkeypatch.setattr(sr, "FP8_MTP_MOE_MAPPED", True)
     assert "moe_kernels" not in kw(silicon_data_source="db; config_id=1; silicon_concurrency=4; measured=x")
     row = _row(silicon_data_source="source_file=2026-04-06.csv; silicon_concurrency=4", tp_size="8",
                attention_dp_size="1", moe_tp_size="8", moe_ep_size="1", batch_size="4", gemm_quant_mode="fp8",
