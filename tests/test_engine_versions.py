@@ -15,7 +15,7 @@ from whatif.roofline.context import pass_context
 from whatif.specs.op_kinds import OpRole
 from whatif.roofline.ops import OpClass
 from whatif.scenario import Scenario
-from whatif.specs.engines import engine_from_mapping, version_names
+from whatif.specs.engines import engine_from_mapping, load_engine, version_names
 from whatif.specs.profiles import read_yaml
 from whatif.specs.engines import VERSION_DIR
 
@@ -123,3 +123,13 @@ def test_sglang_05_profile_is_sglangs_but_for_its_kernel_options():
     for section in set(base) - {"name", "description", "kernels"}:
         assert v05[section] == base[section], section
     assert {k: v for k, v in v05["kernels"].items() if k in base["kernels"]} == base["kernels"]
+
+
+def test_release_profiles_split_limits_as_their_base_engine():
+    """Attention-DP group limits (roofline/engines.py GROUP_LIMITS) are keyed on the engine a profile is a release of
+    (kernels.fits), not its name: every SGLang release splits them over the ranks, no vLLM or TensorRT-LLM one does."""
+    from whatif.roofline.engines import limits_per_group
+    for name in ("sglang", "sglang-0.3", "sglang-0.5", "sglang-rocm"):
+        assert limits_per_group(load_engine(name)), name
+    for name in ("vllm", "vllm-0.18", "vllm-rocm", "trtllm", "trtllm-engine", "trtllm-0.6"):
+        assert not limits_per_group(load_engine(name)), name
