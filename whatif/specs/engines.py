@@ -314,8 +314,8 @@ def expand_sizes(raw, where: str) -> tuple[int, ...]:
 
 
 def engine_from_mapping(data: dict, where: str) -> EngineSpec:
-    check_mapping(data, {"kind", "name", "description", "scheduler", "cuda_graphs", "cpu", "memory", "collectives",
-                         "kernels", "offload", "cache", "frontend"}, where)
+    check_mapping(data, {"kind", "name", "description", "extends", "scheduler", "cuda_graphs", "cpu", "memory",
+                         "collectives", "kernels", "offload", "cache", "frontend"}, where)
     if data.get("kind") != "engine":
         raise WhatifError(f"{where}: kind must be 'engine', got {data.get('kind')!r}")
     src: dict[str, str] = {}
@@ -411,7 +411,7 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
     """`kernels` (how its version runs the fitted kernels: specs/kernel_options.py), `offload` (whether its own
     offload copies from pageable host memory), `cache` (whether a step's peak holds the previous step's cache) and
     `frontend` (the server's per-request cost); absent: pinned host copies, one cache at a time, no front end."""
-    out: dict = {"kernel_fits": str(data.get("name", ""))}
+    out: dict = {"kernel_fits": str(data.get("extends") or data.get("name", ""))}   # a release: its base's fits
     if "kernels" in data:
         sec = check_mapping(data["kernels"], KERNEL_KEYS, f"{where}.kernels")
         out.update(kernel_options(sec, f"{where}.kernels", lambda key: _leaf(sec, key, f"{where}.kernels", src,
@@ -443,6 +443,23 @@ def version_names() -> tuple[str, ...]:
     return tuple(profile_index(VERSION_DIR))
 
 
+def engine_mapping(path: Path) -> dict:
+    """A profile file's mapping. A release profile may list only what differs from its engine's: `extends: <engine>`
+    (an engine_profiles/*.yaml name) takes that profile and lays each of its own sections' leaves over the base's
+    (name and description its own; a leaf replaced whole, none removed); its fits default to the base engine's."""
+    data = read_yaml(path)
+    base = data.get("extends")
+    if base is None:
+        return data
+    if base not in engine_names():
+        raise WhatifError(f"{path.name}.extends: {base!r} is not valid; valid: {', '.join(engine_names())}")
+    merged = read_yaml(profile_index(ENGINE_DIR)[base])
+    for key, value in data.items():
+        both = isinstance(value, dict) and isinstance(merged.get(key), dict)
+        merged[key] = {**merged[key], **value} if both else value
+    return merged
+
+
 @cache
 def load_engine(name: str) -> EngineSpec:
     """A shipped engine profile by name (vllm, sglang, trtllm, or a version such as trtllm-0.6) or a YAML path."""
@@ -453,4 +470,4 @@ def load_engine(name: str) -> EngineSpec:
         if name not in index:
             raise WhatifError(f"--engine: '{name}' is not valid; valid: {', '.join(index)}")
         path = index[name]
-    return engine_from_mapping(read_yaml(path), path.name)
+    return engine_from_mapping(engine_mapping(path), path.name)
