@@ -77,6 +77,20 @@ def test_checkpoint_is_the_default_and_flags_override(tmp_path):
     assert scenario_from_inputs(None, {"model": "llama-3-8b"}).precision.quantization == ""   # a profile: as ever
 
 
+def test_a_release_profile_takes_the_checkpoint_kv_as_its_base_engine_unless_it_says_otherwise():
+    """--kv-cache-dtype auto follows a checkpoint's FP8 KV in every release profile of an engine that does (vllm-0.18
+    as vLLM, trtllm-engine as TensorRT-LLM, the ROCm builds as theirs), but not in a release that did not read it
+    (memory.kv_dtype_from_checkpoint: false), nor in Transformers (whose base is vLLM's kernels, not its loader)."""
+    from whatif.specs.checkpoint_quant import kv_follows_checkpoint
+    llama = str(DATA / "nvidia--Llama-3.1-70B-Instruct-FP8_config.json")
+    for engine in ("vllm", "vllm-0.18", "vllm-rocm", "sglang-0.5", "sglang-rocm", "trtllm-engine"):
+        assert kv_follows_checkpoint(engine), engine
+        assert scenario_from_inputs(None, {"model": llama, "kernel_engine": engine}).precision.kv == "fp8", engine
+    for engine in ("vllm-0.2", "vllm-0.6", "sglang-0.3", "trtllm-0.6", "hf-transformers", "hf-transformers-4.35"):
+        assert not kv_follows_checkpoint(engine), engine
+        assert scenario_from_inputs(None, {"model": llama, "kernel_engine": engine}).precision.kv == "bf16", engine
+
+
 def test_a_folder_and_its_hf_quant_config(tmp_path):
     shutil.copy(DATA / "nvidia--Llama-3.1-70B-Instruct-FP8_config.json", tmp_path / "config.json")
     shutil.copy(DATA / "nvidia--Llama-3.1-70B-Instruct-FP8_hf_quant_config.json", tmp_path / "hf_quant_config.json")

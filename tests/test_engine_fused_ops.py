@@ -18,7 +18,7 @@ from whatif.roofline.ops import OpClass
 from whatif.scenario import Scenario
 from whatif.specs.engines import engine_from_mapping
 from whatif.specs.profiles import read_yaml
-from whatif.specs.engines import VERSION_DIR
+from whatif.specs.engines import VERSION_DIR, engine_mapping
 
 FP8 = Precision("fp8", "fp8", "fp8")
 DECODE = ForwardBatch.decode(8, 1000)
@@ -208,12 +208,12 @@ def test_vllm_fuses_small_tp_all_reduces_on_hopper_and_blackwell_within_its_flas
 
 
 def test_a_bad_allreduce_fusion_cap_names_the_field():
-    data = read_yaml(VERSION_DIR / "vllm-0.18.yaml")
+    data = engine_mapping(VERSION_DIR / "vllm-0.18.yaml")
     data["kernels"]["allreduce_fusion_max_bytes"] = {**data["kernels"]["allreduce_fusion_max_bytes"],
                                                     "value": {"volta": {8: 1}}}
     with pytest.raises(WhatifError, match="allreduce_fusion_max_bytes: 'volta' is not valid"):
         engine_from_mapping(data, "bad.yaml")
-    data = read_yaml(VERSION_DIR / "vllm-0.18.yaml")
+    data = engine_mapping(VERSION_DIR / "vllm-0.18.yaml")
     data["kernels"]["allreduce_fusion_kernel"] = {**data["kernels"]["allreduce_fusion_kernel"], "value": "nccl"}
     with pytest.raises(WhatifError, match="allreduce_fusion_kernel: 'nccl' is not valid"):
         engine_from_mapping(data, "bad.yaml")
@@ -242,7 +242,7 @@ def test_sglang_05_fuses_deepseek_all_reduces_on_blackwell_and_leaves_the_quanti
 
 
 def test_a_bad_allreduce_fusion_quantizes_names_the_field():
-    data = read_yaml(VERSION_DIR / "sglang-0.5.yaml")
+    data = engine_mapping(VERSION_DIR / "sglang-0.5.yaml")
     data["kernels"]["allreduce_fusion_quantizes"] = {**data["kernels"]["allreduce_fusion_quantizes"], "value": "no"}
     with pytest.raises(WhatifError, match="allreduce_fusion_quantizes"):
         engine_from_mapping(data, "bad.yaml")

@@ -15,7 +15,7 @@ from whatif.roofline.context import pass_context
 from whatif.specs.op_kinds import OpRole
 from whatif.roofline.ops import OpClass
 from whatif.scenario import Scenario
-from whatif.specs.engines import engine_from_mapping, version_names
+from whatif.specs.engines import engine_from_mapping, load_engine, version_names
 from whatif.specs.profiles import read_yaml
 from whatif.specs.engines import VERSION_DIR
 
@@ -114,12 +114,38 @@ def test_sglang_0_3_runs_prefill_and_decode_in_separate_steps_without_overlap():
     assert old.frontend.seconds(100) > 0   # served over HTTP
 
 
-def test_sglang_05_profile_is_sglangs_but_for_its_kernel_options():
-    """versions/sglang-0.5.yaml is a full copy of sglang.yaml plus the DeepSeek all-reduce fusion: every other section
-    must follow the base profile, or a scheduler change to SGLang silently skips the rows that run 0.5."""
-    base = read_yaml(VERSION_DIR.parent / "sglang.yaml")
-    v05 = read_yaml(VERSION_DIR / "sglang-0.5.yaml")
-    assert set(base) == set(v05)
-    for section in set(base) - {"name", "description", "kernels"}:
-        assert v05[section] == base[section], section
-    assert {k: v for k, v in v05["kernels"].items() if k in base["kernels"]} == base["kernels"]
+def test_a_release_profile_lists_only_what_differs_from_its_base(tmp_path):
+    """versions/sglang-0.5.yaml and vllm-0.18.yaml extend their engine's profile (specs/engines.py engine_mapping):
+    every section they do not list is the base's, so a scheduler change to SGLang reaches the rows that run 0.5; a
+    leaf they list replaces the base's; a base that is no engine profile is a one-line error."""
+    import dataclasses
+    own = {"name", "description", "kernel_fits", "sources", "allreduce_norm_fusion", "allreduce_fusion_caps",
+           "allreduce_fusion_kernel", "allreduce_fusion_quantizes"}
+    for version, base in (("sglang-0.5", "sglang"), ("vllm-0.18", "vllm")):
+        raw = read_yaml(VERSION_DIR / f"{version}.yaml")
+        assert raw["extends"] == base and set(raw) == {"kind", "name", "description", "extends", "kernels"}
+        v, b = load_engine(version), load_engine(base)
+        for f in dataclasses.fields(v):
+            if f.name not in own:
+                assert getattr(v, f.name) == getattr(b, f.name), (version, f.name)
+        assert v.base_engine == base and v.allreduce_norm_fusion and not b.allreduce_norm_fusion
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("kind: engine\nname: mine\nextends: vllm\nscheduler:\n  max_num_seqs: {value: 8, unit: "
+                    "sequences, provenance: assumed, source: a test}\n")
+    spec = load_engine(str(mine))
+    assert spec.max_num_seqs == 8 and spec.max_num_batched_tokens == load_engine("vllm").max_num_batched_tokens
+    assert spec.base_engine == "vllm" and spec.sources["scheduler.max_num_seqs"] == "assumed: a test"
+    chained = tmp_path / "chained.yaml"
+    chained.write_text("kind: engine\nname: chained\nextends: vllm-0.18\n")
+    with pytest.raises(WhatifError, match=r"chained.yaml.extends: 'vllm-0.18' is not valid; valid: "):
+        load_engine(str(chained))
+
+
+def test_release_profiles_split_limits_as_their_base_engine():
+    """Attention-DP group limits (roofline/engines.py GROUP_LIMITS) are keyed on the engine a profile is a release of
+    (kernels.fits), not its name: every SGLang release splits them over the ranks, no vLLM or TensorRT-LLM one does."""
+    from whatif.roofline.engines import limits_per_group
+    for name in ("sglang", "sglang-0.3", "sglang-0.5", "sglang-rocm"):
+        assert limits_per_group(load_engine(name)), name
+    for name in ("vllm", "vllm-0.18", "vllm-rocm", "trtllm", "trtllm-engine", "trtllm-0.6"):
+        assert not limits_per_group(load_engine(name)), name

@@ -164,15 +164,18 @@ def test_the_first_token_leaves_the_decode_pool_at_its_step_boundary():
 def test_sglang_pd_prefill_ranks_take_requests_by_a_random_room():
     """SGLang's PD prefill server sends a request to rank bootstrap_room % dp_size, the room drawn at random by its
     router (rank_group.py): a seeded uniform pick, so ranks' loads differ where round-robin would deal them evenly;
-    other engines and roles keep their rank routers."""
+    other engines and roles keep their rank routers; a release profile routes as the engine it is a release of."""
     from types import SimpleNamespace
 
     from whatif.simulator.rank_group import rank_router_for
     from whatif.simulator.router import Router
-    sglang, trtllm = (SimpleNamespace(engine_spec=SimpleNamespace(name=n)) for n in ("sglang", "trtllm"))
-    assert rank_router_for(sglang, "prefill") == "random"
+    from whatif.specs.engines import load_engine
+    sglang, trtllm, sglang_05, trtllm_engine, vllm_018 = (SimpleNamespace(engine_spec=load_engine(n)) for n in (
+        "sglang", "trtllm", "sglang-0.5", "trtllm-engine", "vllm-0.18"))
+    assert rank_router_for(sglang, "prefill") == rank_router_for(sglang_05, "prefill") == "random"
     assert rank_router_for(sglang, "decode") == rank_router_for(sglang) == "round-robin"
-    assert rank_router_for(trtllm, "prefill") == "least-outstanding"
+    assert rank_router_for(trtllm, "prefill") == rank_router_for(trtllm_engine, "prefill") == "least-outstanding"
+    assert rank_router_for(vllm_018, "prefill") == "round-robin"
     one, two = (Router("random", list(range(8)), "1-0") for _ in range(2))
     picks = [one.pick() for _ in range(64)]
     assert picks == [two.pick() for _ in range(64)]   # seeded: a run repeats

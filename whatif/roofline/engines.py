@@ -11,14 +11,15 @@ ENGINES = ("vllm", "sglang", "trtllm")
 DEFAULT_ENGINE = "vllm"
 # Engines whose scheduler limits are the whole attention-DP group's, each rank taking 1/dp: SGLang's server_args
 # divides chunked_prefill_size by dp_size under DP attention and each DP worker admits max_running_requests // dp_size.
-# TensorRT-LLM's max_batch_size / max_num_tokens and vLLM's per-DP-engine limits are each rank's own.
-GROUP_LIMITS = ("sglang", "sglang-0.5")
+# TensorRT-LLM's max_batch_size / max_num_tokens and vLLM's per-DP-engine limits are each rank's own. Keyed on the
+# spec's base engine (EngineSpec.base_engine), so every SGLang release profile is read as SGLang's.
+GROUP_LIMITS = ("sglang",)
 
 
 def limits_per_group(spec: EngineSpec | None) -> bool:
     """Whether an engine's batch and token limits are its attention-DP group's (split over the ranks), not each
     rank's; no engine spec: the group's (the estimate's long-standing reading)."""
-    return spec is None or spec.name in GROUP_LIMITS
+    return spec is None or spec.base_engine in GROUP_LIMITS
 
 
 def check_engine(engine: str) -> str:

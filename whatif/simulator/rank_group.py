@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..roofline.engines import GROUP_LIMITS   # (whose limits are the group's: SGLang)
+from ..roofline.engines import limits_per_group
 from .adp_balance import AdpBalance
 from .clock import Clock, Signal
 from .config import SchedulerConfig
@@ -27,22 +27,22 @@ from .replica import Replica, advance
 from .router import Router
 from .scheduling.sequence import Seq
 
-# The rank router each engine uses when the run names none (see the module docstring); by (engine, role) first.
-ENGINE_RANK_ROUTERS = {"trtllm": "least-outstanding", ("sglang", "prefill"): "random",
-                       ("sglang-0.5", "prefill"): "random"}
+# The rank router each engine uses when the run names none (see the module docstring); by (engine, role) first,
+# keyed on the spec's base engine (EngineSpec.base_engine: every release profile of SGLang routes as SGLang).
+ENGINE_RANK_ROUTERS = {"trtllm": "least-outstanding", ("sglang", "prefill"): "random"}
 DEFAULT_RANK_ROUTER = "round-robin"
 
 
 def rank_scheduler(cfg: SchedulerConfig, setup, dp: int) -> SchedulerConfig:
-    """One rank's scheduler limits (GROUP_LIMITS)."""
+    """One rank's scheduler limits (roofline/engines.py GROUP_LIMITS)."""
     spec = setup.engine_spec
-    if spec is None or spec.name not in GROUP_LIMITS:
+    if spec is None or not limits_per_group(spec):
         return cfg
     return replace(cfg, max_batch=max(1, cfg.max_batch // dp), token_budget=max(1, cfg.token_budget // dp))
 
 
 def rank_router_for(setup, role: str = "mixed") -> str:
-    name = setup.engine_spec.name if setup.engine_spec is not None else ""
+    name = setup.engine_spec.base_engine if setup.engine_spec is not None else ""
     return ENGINE_RANK_ROUTERS.get((name, role), ENGINE_RANK_ROUTERS.get(name, DEFAULT_RANK_ROUTER))
 
 

@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import WhatifError
+from .engines import load_engine
 from .profiles import MODEL_DIR
 from .quantization import MODULE_CLASSES, UNQUANTIZED, module_table
 
@@ -262,8 +263,18 @@ def shipped_record(hf_id: str) -> Path | None:
 
 
 WEIGHT_KEYS = ("weight", "activation", "quantization", "quantize_experts_only")   # each replaces all the weights
-# engines whose --kv-cache-dtype auto follows the checkpoint
-KV_ENGINES = (None, "vllm", "sglang", "sglang-0.5", "trtllm")
+# engines whose --kv-cache-dtype auto follows the checkpoint (a release profile: its base engine's, unless its
+# memory.kv_dtype_from_checkpoint says otherwise)
+KV_ENGINES = ("vllm", "sglang", "trtllm")
+
+
+def kv_follows_checkpoint(engine: str | None) -> bool:
+    """Whether `--engine engine` stores the KV cache in the checkpoint's declared KV dtype: its profile's own
+    memory.kv_dtype_from_checkpoint, else its base engine's (KV_ENGINES); no engine named: the default's."""
+    if engine is None:
+        return True
+    spec = load_engine(engine)
+    return spec.kv_from_checkpoint if spec.kv_from_checkpoint is not None else spec.base_engine in KV_ENGINES
 
 
 def checkpoint_precision(model_name: str, prec: dict, weights: bool = True, kv: bool = True,
@@ -287,7 +298,7 @@ def checkpoint_precision(model_name: str, prec: dict, weights: bool = True, kv: 
         out.update({k: prec[k] for k in ("weight_group_size", "expert_quantization") if k in prec})
         if "modules" in prec:
             out["modules"] = {**dict(out.get("modules") or {}), **dict(module_table(prec["modules"]))}
-    if kv and found.kv and "kv" not in prec and engine in KV_ENGINES:
+    if kv and found.kv and "kv" not in prec and kv_follows_checkpoint(engine):
         out["kv"] = found.kv
         out["source"] = out.get("source") or found.source
     return out

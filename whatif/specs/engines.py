@@ -25,9 +25,9 @@ ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see Eng
 GIB = 2 ** 30
 # vLLM V1's and SGLang's preemption (EngineSpec)
 PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last")
-OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "pad_to_limit", "capacity", "priority",
-                 "prefix_caching", "tokens_after_next_launch", "decode_mode", "piecewise_call_s",
-                 *PREEMPTION_KEYS)   # may be left out
+OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "kv_dtype_from_checkpoint", "pad_to_limit",
+                 "capacity", "priority", "prefix_caching", "tokens_after_next_launch", "decode_mode",
+                 "piecewise_call_s", *PREEMPTION_KEYS)   # may be left out
 # How a decode batch within the captured sizes runs: one whole graph (full), or graph pieces between eagerly run
 # attention ops (piecewise: vLLM's cudagraph_mode PIECEWISE, roofline/piecewise_graph.py)
 DECODE_GRAPH_MODES = ("full", "piecewise")
@@ -111,6 +111,7 @@ class EngineSpec:
     custom_allreduce_max_bytes: float
     custom_allreduce_by_tp: tuple[tuple[int, float], ...] = ()   # (smallest tp, bytes); empty: the one value
     kernel_fits: str = ""                 # whose measured kernel fits it runs (a version profile: its engine's)
+    kv_from_checkpoint: bool | None = None   # --kv-cache-dtype auto takes the checkpoint's KV dtype (None: as its base)
     gqa_decode_shares_kv: bool = True     # GQA decode reads each KV head once for its whole query-head group
     gqa_decode_max_group: int = 0         # ... for groups of at most this many query heads (0: any group)
     eager_attention: bool = False         # attention as separate matmul/softmax kernels, its scores in HBM
@@ -142,6 +143,12 @@ class EngineSpec:
     admits_after_preempting: bool = True  # a step that preempted a sequence still admits waiting requests
     preempted_queue_last: bool = False    # a recompute-preempted sequence rejoins the back of the queue (SGLang)
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def base_engine(self) -> str:
+        """The engine this spec is a release of (kernels.fits: sglang-0.5 -> sglang), whose per-engine behaviour it
+        keeps unless it says otherwise: a version profile copies its base profile and names the engine it follows."""
+        return self.kernel_fits or self.name
 
     def shares_gqa_decode(self, group: float) -> bool:
         """Whether its decode kernel reads each KV head once for a query-head group of this size."""
@@ -307,8 +314,8 @@ def expand_sizes(raw, where: str) -> tuple[int, ...]:
 
 
 def engine_from_mapping(data: dict, where: str) -> EngineSpec:
-    check_mapping(data, {"kind", "name", "description", "scheduler", "cuda_graphs", "cpu", "memory", "collectives",
-                         "kernels", "offload", "cache", "frontend"}, where)
+    check_mapping(data, {"kind", "name", "description", "extends", "scheduler", "cuda_graphs", "cpu", "memory",
+                         "collectives", "kernels", "offload", "cache", "frontend"}, where)
     if data.get("kind") != "engine":
         raise WhatifError(f"{where}: kind must be 'engine', got {data.get('kind')!r}")
     src: dict[str, str] = {}
@@ -319,7 +326,7 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
                        ("cuda_graphs", {"decode_sizes", "prefill", "pad_to_limit", "decode_mode", "piecewise_call_s"}),
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped", "tokens_after_next_launch"}),
                        ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
-                                   "cuda_graph_gib"}),
+                                   "cuda_graph_gib", "kv_dtype_from_checkpoint"}),
                        ("collectives", {"custom_allreduce_max_bytes", "custom_allreduce_max_bytes_by_tp"})):
         sec = check_mapping(data.get(name), keys, f"{where}.{name}")
         # sorted: a set's order follows the hash seed, and `src` (the --json `sources`) would differ run to run
@@ -354,6 +361,8 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
             number(m["runtime_gib"], f"{where}.memory.runtime_gib", 0.0, 1e4) * GIB,
             number(m["nccl_gib"], f"{where}.memory.nccl_gib", 0.0, 1e4) * GIB,
             number(m["cuda_graph_gib"], f"{where}.memory.cuda_graph_gib", 0.0, 1e4) * GIB),
+        kv_from_checkpoint=None if "kv_dtype_from_checkpoint" not in m else boolean(
+            m["kv_dtype_from_checkpoint"], f"{where}.memory.kv_dtype_from_checkpoint"),
         custom_allreduce_max_bytes=number(sections["collectives"]["custom_allreduce_max_bytes"],
                                            f"{where}.collectives.custom_allreduce_max_bytes", 0.0, 1e12),
         custom_allreduce_by_tp=_by_tp(sections["collectives"].get("custom_allreduce_max_bytes_by_tp"),
@@ -402,7 +411,7 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
     """`kernels` (how its version runs the fitted kernels: specs/kernel_options.py), `offload` (whether its own
     offload copies from pageable host memory), `cache` (whether a step's peak holds the previous step's cache) and
     `frontend` (the server's per-request cost); absent: pinned host copies, one cache at a time, no front end."""
-    out: dict = {"kernel_fits": str(data.get("name", ""))}
+    out: dict = {"kernel_fits": str(data.get("extends") or data.get("name", ""))}   # a release: its base's fits
     if "kernels" in data:
         sec = check_mapping(data["kernels"], KERNEL_KEYS, f"{where}.kernels")
         out.update(kernel_options(sec, f"{where}.kernels", lambda key: _leaf(sec, key, f"{where}.kernels", src,
@@ -434,6 +443,23 @@ def version_names() -> tuple[str, ...]:
     return tuple(profile_index(VERSION_DIR))
 
 
+def engine_mapping(path: Path) -> dict:
+    """A profile file's mapping. A release profile may list only what differs from its engine's: `extends: <engine>`
+    (an engine_profiles/*.yaml name) takes that profile and lays each of its own sections' leaves over the base's
+    (name and description its own; a leaf replaced whole, none removed); its fits default to the base engine's."""
+    data = read_yaml(path)
+    base = data.get("extends")
+    if base is None:
+        return data
+    if base not in engine_names():
+        raise WhatifError(f"{path.name}.extends: {base!r} is not valid; valid: {', '.join(engine_names())}")
+    merged = read_yaml(profile_index(ENGINE_DIR)[base])
+    for key, value in data.items():
+        both = isinstance(value, dict) and isinstance(merged.get(key), dict)
+        merged[key] = {**merged[key], **value} if both else value
+    return merged
+
+
 @cache
 def load_engine(name: str) -> EngineSpec:
     """A shipped engine profile by name (vllm, sglang, trtllm, or a version such as trtllm-0.6) or a YAML path."""
@@ -444,4 +470,4 @@ def load_engine(name: str) -> EngineSpec:
         if name not in index:
             raise WhatifError(f"--engine: '{name}' is not valid; valid: {', '.join(index)}")
         path = index[name]
-    return engine_from_mapping(read_yaml(path), path.name)
+    return engine_from_mapping(engine_mapping(path), path.name)
