@@ -195,7 +195,9 @@ The mapping rule, written before any row was scored and not tuned after:
   the stored one is taken, but where a recipe changed with its image (added after scoring, session 54,
   VLLM_RECIPE_RELEASES): InferenceX PR #947 moved minimaxm2.5-fp8-b200-vllm to v0.19.0 together with
   --kv-cache-dtype fp8, --max-num-batched-tokens 2 x ISL and --gpu-memory-utilization 0.90, so its 0.19.0
-  rows launch that way;
+  rows launch that way; the same script at 07e171a tests `[ "$EP_SIZE" -ge 1 ]`, so its v0.17.0 rows (EP 1
+  recorded) ran --enable-expert-parallel, EP = TP (added after scoring, session 55, VLLM_ALWAYS_EP; PR #947 made
+  it -gt 1);
 - the checkpoint those vLLM recipes served, as stored (added after scoring, session 51, vllm_checkpoint; its
   before/after in the commit and the closing note): the model is the recipe's checkpoint (NVIDIA's NVFP4 exports
   for the Kimi-K2.5 and MiniMax-M2.5 nvfp4 rows, InferenceX PR #862 and issue #951) and the rule's weight schemes
@@ -1009,6 +1011,26 @@ VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen",
 VLLM_CUDAGRAPH_MODES = {("minimax-m2.5", "fp8", "h100_sxm"): "piecewise"}   # minimaxm2.5_fp8_h100.sh
 VLLM_CUDAGRAPH_MAPPED = True   # off: every vLLM row in the engine spec's mode, as before session 54
 
+# Recipes that pass --enable-expert-parallel at the row's TP whatever its EP_SIZE (added after scoring, session 55):
+# minimaxm2.5_fp8_b200.sh as stored at 07e171a tests `[ "$EP_SIZE" -ge 1 ]`, true for EP_SIZE 1, so its v0.17.0
+# rows ran the experts expert-parallel over the TP ranks; InferenceX PR #947 ("good catch") made it -gt 1 together
+# with the v0.19.0 image, so the 0.19.0 rows ran as recorded. (model, gemm quant mode, GPU, release).
+VLLM_ALWAYS_EP = {("minimax-m2.5", "fp8", "b200_sxm", "0.17.0")}   # minimaxm2.5_fp8_b200.sh at 07e171a
+VLLM_ALWAYS_EP_MAPPED = True   # off: those rows as recorded (EP 1), as before
+
+
+def vllm_recipe_ep(row: dict, layout: dict) -> dict:
+    """The layout with the experts expert-parallel over the TP ranks where the row's recipe passed
+    --enable-expert-parallel though the row records EP 1 (VLLM_ALWAYS_EP); other rows' layout unchanged."""
+    model = row["model_path"].lower()
+    if not VLLM_ALWAYS_EP_MAPPED or row["backend"] != "vllm" or row["mode"] != "agg" or not inferencex_run(row) \
+            or layout.get("ep", 1) > 1 or layout["tp"] <= 1 or layout.get("attention_dp", 1) > 1:
+        return layout
+    if not any(m in model and q == row["gemm_quant_mode"] and g == row["system"] and r == row["backend_version"]
+               for m, q, g, r in VLLM_ALWAYS_EP):
+        return layout
+    return {**layout, "ep": layout["tp"]}
+
 
 def vllm_checkpoint(row: dict, kw: dict) -> None:
     """Load the checkpoint the recipe served as it is stored (added after scoring, session 51, its before/after in
@@ -1364,6 +1386,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
                                  "INFERENCEX_DISAGG_MAPPED maps 100 of them, off by default)")
         launch = inferencex_disagg_launch(row)
     layout = disagg_launch_layout(launch, "decode") if launch else _layout(row, "decode_" if disagg else "")
+    layout = vllm_recipe_ep(row, layout)
     gpus = layout["tp"] * layout["pp"]
     kw = {"model": row["model_path"], "hardware": SYSTEMS[system], "kernel_engine": row["backend"],
           "prompt": _int(row["isl"]), "output": _int(row["osl"]), "gpus": gpus, **layout}

@@ -955,3 +955,18 @@ def test_sglang_gdn_rows_before_the_l2norm_fix_compile_per_new_prefill_length():
     gap = [r for r in sr.load() if r["silicon_data_source"].startswith("source_file=qwen3.5-397b-gap-analysis.csv")
            and r["backend_version"] == "nightly-dev" and sr.inferencex_run(r)]
     assert gap and all(sr._sglang_build(r).startswith("nightly-dev-2026") for r in gap)
+
+
+def test_minimax_fp8_b200_vllm_0_17_rows_run_expert_parallel_as_their_recipe():
+    """minimaxm2.5_fp8_b200.sh at 07e171a passes --enable-expert-parallel for EP_SIZE >= 1 (VLLM_ALWAYS_EP): its
+    v0.17.0 rows recorded EP 1 run EP = TP; the v0.19.0 rows (PR #947: -gt 1) and other sources run as recorded."""
+    src = "source_file=2026-03-25.csv; model=MiniMax-M2.5; silicon_concurrency=4; wip=False"
+    minimax = dict(backend="vllm", model_path="MiniMaxAI/MiniMax-M2.5", gemm_quant_mode="fp8", moe_quant_mode="fp8",
+                   silicon_data_source=src, tp_size="4", attention_dp_size="1", moe_tp_size="4", moe_ep_size="1",
+                   batch_size="4")
+    old = sr.simulate_kwargs(_row(backend_version="0.17.0", **minimax))
+    assert (old["tp"], old["ep"], old["gpus"]) == (4, 4, 4)
+    assert "ep" not in sr.simulate_kwargs(_row(backend_version="0.19.0", **minimax))
+    assert "ep" not in sr.simulate_kwargs(_row(backend_version="0.17.0", system="h100_sxm", **minimax))
+    other = {**minimax, "silicon_data_source": "gap; silicon_concurrency=4"}
+    assert "ep" not in sr.simulate_kwargs(_row(backend_version="0.17.0", **other))
