@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import WhatifError
 from ..specs.engines import FrontEnd
+from .collections_paused import collections_paused
 from .config import SLO
 from .log import ITERATION_COLUMNS, IterationLog, ReplicaInfo
 from .request import FINISHED, REJECTED, STATUSES, Record
@@ -302,7 +303,8 @@ class SimulationResult:
         """JSON-able numbers, SI units (suffixes say which), None where nothing was measured. Worked out once
         (a run's records are final; the text, the tables and the report all read it); a fresh outer dict each call."""
         if self._summary is None:
-            self._summary = self._summarize()
+            with collections_paused():   # (a list and an array per statistic over a million live records)
+                self._summary = self._summarize()
         return dict(self._summary)
 
     def _summarize(self) -> dict:
