@@ -146,8 +146,8 @@ def engine_step(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, passes
 def piecewise_step(setup: PassSetup, run: ForwardBatch, graphs: bool) -> bool:
     """Whether a step's captured pass runs in graph pieces (the engine's decode_graph_mode piecewise: vLLM's
     cudagraph_mode PIECEWISE replays pieces for decode batches too; prefill steps run eagerly as before)."""
-    spec = setup.engine_spec
-    return graphs and run.is_decode and spec is not None and spec.piecewise_decode
+    spec = setup.engine_spec   # (the engine's mode first: is_decode walks the groups, a simulator's every new shape)
+    return spec is not None and spec.piecewise_decode and graphs and run.is_decode
 
 
 def dp_graph_shape(engine, batch: ForwardBatch, dp: int) -> tuple[ForwardBatch, bool]:

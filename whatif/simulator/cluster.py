@@ -269,6 +269,7 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
             cluster.on_finish = checked_finish
     paused.freeze()   # the records and the cluster live to the end: never scanned
     env.run(until=cfg.horizon_s)
+    arrivals = None   # (it calls itself through its closure: the cycle would keep every record for the collector)
     for replica in cluster.replicas:
         for scheduler in replica.schedulers:
             scheduler.flush()

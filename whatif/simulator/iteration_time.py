@@ -134,25 +134,28 @@ class IterationTimes:
             ctx = decode_context if decode_context <= EXACT_BELOW else BUCKETS.get(decode_context) or bucket(
                 decode_context)
             chunk = (q, c if c <= EXACT_BELOW else BUCKETS.get(c) or bucket(c), 1)
-            t = self.cache.get(((1, ctx, decode_seqs), chunk) if decode_seqs else (chunk,))
+            key = ((1, ctx, decode_seqs), chunk) if decode_seqs else (chunk,)
+            t = self.cache.get(key)
             if t is not None:
                 self.hits += 1
                 return t
-        passes = self.scheduler_steps if decode_seqs and not prefills else 1
-        # (a multi-step iteration's passes see the contexts c .. c + passes - 1: priced at their middle)
-        ctx = bucket(decode_context + (passes - 1) // 2)
-        rnd = self.round(decode_seqs, ctx) if self.decoder is not None and decode_seqs else None
-        width = rnd.verify.batch.groups[0][0] if rnd is not None else 1
-        decode = ((width, ctx, decode_seqs),) if decode_seqs else ()
-        if len(prefills) == 1:   # (the common case, without a sort)
-            q, c = prefills[0]
-            key = decode + ((q, bucket(c), 1),)
+            passes, rnd = 1, None   # (a plain decode's: the key below would be this one; prompt shapes mostly miss)
         else:
-            key = decode + tuple(sorted([(q, bucket(c), 1) for q, c in prefills]))
-        t = self.cache.get(key)
-        if t is not None:
-            self.hits += 1
-            return t
+            passes = self.scheduler_steps if decode_seqs and not prefills else 1
+            # (a multi-step iteration's passes see the contexts c .. c + passes - 1: priced at their middle)
+            ctx = bucket(decode_context + (passes - 1) // 2)
+            rnd = self.round(decode_seqs, ctx) if self.decoder is not None and decode_seqs else None
+            width = rnd.verify.batch.groups[0][0] if rnd is not None else 1
+            decode = ((width, ctx, decode_seqs),) if decode_seqs else ()
+            if len(prefills) == 1:   # (the common case, without a sort)
+                q, c = prefills[0]
+                key = decode + ((q, bucket(c), 1),)
+            else:
+                key = decode + tuple(sorted([(q, bucket(c), 1) for q, c in prefills]))
+            t = self.cache.get(key)
+            if t is not None:
+                self.hits += 1
+                return t
         self.misses += 1
         groups = key
         if len(key) > 2 or (len(key) == 2 and key[0][:2] == key[1][:2]):

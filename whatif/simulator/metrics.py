@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import WhatifError
 from ..specs.engines import FrontEnd
+from .collections_paused import collections_paused
 from .config import SLO
 from .log import ITERATION_COLUMNS, IterationLog, ReplicaInfo
 from .request import FINISHED, REJECTED, STATUSES, Record
@@ -98,12 +99,31 @@ def attains(record: Record, slo: SLO) -> bool:
     return slo.tpot_s is None or tpot is None or tpot <= slo.tpot_s
 
 
-def busy_window_s(records: list[Record]) -> float | None:
-    """Seconds from the first arrival to the last finish (None when nothing finished)."""
-    finishes = [r.finish_s for r in records if r.finish_s is not None]
-    if not finishes:
+def record_times(records: list[Record]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(arrival, first token, first scheduled, finish) seconds of each record as float arrays, None as NaN."""
+    return (np.array([r.request.arrival_s for r in records], dtype=float),
+            np.array([r.first_token_s for r in records], dtype=float),
+            np.array([r.first_scheduled_s for r in records], dtype=float),
+            np.array([r.finish_s for r in records], dtype=float))
+
+
+def busy_window_s(arrival: np.ndarray, finish: np.ndarray) -> float | None:
+    """Seconds from the first arrival to the last finish (None when nothing finished), from record_times'
+    arrival and finish arrays."""
+    done = finish[~np.isnan(finish)]
+    return float(done.max() - arrival.min()) if len(done) else None
+
+
+def steady_window(finish: np.ndarray) -> tuple[float, float, int] | None:
+    """(from, to, completions between) seconds: the STEADY_SHARE-th and the (1 - STEADY_SHARE)-th completion,
+    from record_times' finish array. Completions come as fast as requests arrive when nothing queues, as fast as
+    the engine serves past capacity; dropping the first and last ones leaves out warm-up and drain. None for
+    fewer than 10 finished requests."""
+    ends = np.sort(finish[~np.isnan(finish)])
+    k = int(len(ends) * STEADY_SHARE)
+    if len(ends) < 10 or ends[-1 - k] <= ends[k]:
         return None
-    return max(finishes) - min(r.request.arrival_s for r in records)
+    return float(ends[k]), float(ends[-1 - k]), len(ends) - 1 - 2 * k
 
 
 def offered_rps(records: list[Record]) -> float | None:
@@ -112,17 +132,6 @@ def offered_rps(records: list[Record]) -> float | None:
         return None
     span = records[-1].request.arrival_s - records[0].request.arrival_s
     return (len(records) - 1) / span if span > 0 else None
-
-
-def steady_window(records: list[Record]) -> tuple[float, float, int] | None:
-    """(from, to, completions between) seconds: the STEADY_SHARE-th and the (1 - STEADY_SHARE)-th completion.
-    Completions come as fast as requests arrive when nothing queues, as fast as the engine serves past capacity;
-    dropping the first and last ones leaves out warm-up and drain. None for fewer than 10 finished requests."""
-    ends = sorted(r.finish_s for r in records if r.finish_s is not None)
-    k = int(len(ends) * STEADY_SHARE)
-    if len(ends) < 10 or ends[-1 - k] <= ends[k]:
-        return None
-    return ends[k], ends[-1 - k], len(ends) - 1 - 2 * k
 
 
 def _per_s(count: float, window_s: float | None) -> float | None:
@@ -150,6 +159,7 @@ class SimulationResult:
     frontend: FrontEnd | None = None   # the engine spec's server front end (None: no spec, or none to pay)
     _summary: dict | None = field(default=None, init=False, repr=False)
     _gathered: tuple | None = field(default=None, init=False, repr=False)   # token_times.gather of the records
+    _times: tuple | None = field(default=None, init=False, repr=False)      # record_times of the records
 
     # ---------------------------------------------------------------- requests
 
@@ -157,7 +167,14 @@ class SimulationResult:
         return [r for r in self.records if r.status == FINISHED]
 
     def window_s(self) -> float | None:
-        return busy_window_s(self.records)
+        arrival, _, _, finish = self.record_times()
+        return busy_window_s(arrival, finish)
+
+    def record_times(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """record_times of every record, read once (the summary's latencies and windows all use them)."""
+        if self._times is None:
+            self._times = record_times(self.records)
+        return self._times
 
     def attainment(self, slo: SLO | None = None) -> float | None:
         """Share of arrived requests that attain `slo` (default: the run's); None without an objective or arrivals."""
@@ -182,9 +199,8 @@ class SimulationResult:
         done = self.finished()
         # Record's ttft_s, tpot_s, e2e_s, queue_s and served_ttft_s as arrays over the finished records (a million
         # in long runs; None as NaN, as stats' float conversion reads it), each value the same float arithmetic
-        arrival = np.array([r.request.arrival_s for r in done], dtype=float)
-        first = np.array([r.first_token_s for r in done], dtype=float)
-        sched = np.array([r.first_scheduled_s for r in done], dtype=float)
+        everyone = len(done) == len(self.records)   # (the common case: the arrays over all records, read once)
+        arrival, first, sched, finish = self.record_times() if everyone else record_times(done)
         served = ()
         front = self.frontend
         if front is not None:   # (Record.served_ttft_s)
@@ -196,13 +212,13 @@ class SimulationResult:
             f = np.array([fronts[r.request.prompt] for r in done], dtype=float)
             served = np.where(np.isnan(sent), (first - arrival) + f, first - sent)
         # (gathered once for every record when all finished: the window's tokens read it too)
-        a, b, n, gaps, repeats = self._gather() if len(done) == len(self.records) else gather(r.emitted for r in done)
+        a, b, n, gaps, repeats = self._gather() if everyone else gather(r.emitted for r in done)
         many = n >= 2
         return {
             "ttft_s": stats(first - arrival),
             "tpot_s": stats((b[many] - a[many]) / (n[many] - 1)),
             "itl_s": counted_stats(gaps, repeats),
-            "e2e_s": stats(np.array([r.finish_s for r in done], dtype=float) - arrival),
+            "e2e_s": stats(finish - arrival),
             "queue_s": stats(sched - arrival),
             "served_ttft_s": stats(served),
         }
@@ -217,9 +233,9 @@ class SimulationResult:
 
     def _throughput(self) -> dict:
         window = self.window_s()
-        end = None if window is None else window + min(r.request.arrival_s for r in self.records)
+        arrival, first, _, finish = self.record_times()
+        end = None if window is None else window + float(arrival.min())
         # tokens that came out (and prompts whose prefill completed) inside the window, finished or not
-        first = np.array([r.first_token_s for r in self.records], dtype=float)
         generated = 0 if end is None else self._tokens_until(end)
         prefilled = 0 if end is None else sum(r.request.prompt for r, f in zip(self.records, first <= end) if f)
         return {"window_s": window, "window": WINDOW_NOTE,
@@ -229,7 +245,7 @@ class SimulationResult:
 
     def _steady(self, first_token: np.ndarray) -> dict:
         """Throughput between the 10% and the 90% completion (STEADY_NOTE); `first_token`: each record's time."""
-        window = steady_window(self.records)
+        window = steady_window(self.record_times()[3])
         if window is None:
             return {"window_s": None, "from_s": None, "finished_rps": None, "output_tok_s": None,
                     "window": STEADY_NOTE}
@@ -302,7 +318,8 @@ class SimulationResult:
         """JSON-able numbers, SI units (suffixes say which), None where nothing was measured. Worked out once
         (a run's records are final; the text, the tables and the report all read it); a fresh outer dict each call."""
         if self._summary is None:
-            self._summary = self._summarize()
+            with collections_paused():   # (a list and an array per statistic over a million live records)
+                self._summary = self._summarize()
         return dict(self._summary)
 
     def _summarize(self) -> dict:
