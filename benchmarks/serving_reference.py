@@ -37,7 +37,9 @@ The mapping rule, written before any row was scored and not tuned after:
   1.2-2.3x faster than the post2 row of the same layout and load), launched by
   benchmarks/dsr1_fp4_b200_trt_mtp.sh with speculative_config MTP, num_nextn_predict_layers 3 (1 under
   attention DP): mapped to whatif's `mtp:k=3` (`mtp:k=1`) with its default acceptance 0.85 per draft token
-  (DeepSeek-V3 technical report: 85-90% for the second token; deeper drafts assumed alike), not tuned. Rows on
+  (DeepSeek-V3 technical report: 85-90% for the second token; deeper drafts assumed alike), not tuned; since
+  session 55 (added after scoring) at the acceptance length InferenceX reports for its chat-templated random
+  prompts, 2.50 tokens a round at 3 drafts (PR #649; INFERENCEX_MTP_ACCEPT_LENGTH: 0.69 a draft). Rows on
   1.1.0rc2.post2 ran both ways (InferenceX used that image for the STP and the first MTP configurations) and
   nothing in the row says which: mapped without speculation;
 - precision: gemm_quant_mode -> quantization (fp8 -> fp8, fp8_block -> fp8-block, nvfp4 -> nvfp4, int4_wo ->
@@ -695,15 +697,28 @@ def capped_below_load(row: dict) -> str:
 
 
 MTP_IMAGE = "tensorrt-llm/release:1.2.0rc6.post3"   # InferenceX's dsr1-*-b200-trt-mtp image (off: 1.2.0rc6.post2)
+# The acceptance InferenceX's MTP runs see (added after scoring, session 55; before/after in docs/accuracy.md): its
+# MTP recipes send random token ids wrapped in the chat template (dsr1_fp8_b200_trt_mtp.sh at 111f031 / 7506aee:
+# run_benchmark_serving --use-chat-template), on which DeepSeek-R1's MTP drafts 2.50 tokens a round ("AR ~2.50",
+# as on MT-Bench; ~3.55 without the template: InferenceX PR #649, 2026-02-05, the reason the flag was added),
+# where whatif's default 0.85 a draft gives 3.19 at 3 drafts. Read as one acceptance per draft (chain_alpha: 0.69,
+# the mtp technique's own assumption that deeper drafts accept alike), so 1.69 a round at 1 draft.
+INFERENCEX_MTP_ACCEPT_LENGTH = (2.50, 3)   # (tokens a round, drafts) of PR #649's DeepSeek-R1 MTP runs
+INFERENCEX_MTP_ACCEPTANCE_MAPPED = True
 
 
 def speculation(row: dict, layout: dict) -> str | None:
     """The speculative decoding a row ran, where its record shows it: TensorRT-LLM DeepSeek rows on the
     InferenceX MTP image run MTP with num_nextn_predict_layers 3, or 1 under attention DP
-    (benchmarks/dsr1_fp4_b200_trt_mtp.sh); whatif's `mtp` technique with that k and its default acceptance."""
+    (benchmarks/dsr1_fp4_b200_trt_mtp.sh); whatif's `mtp` technique with that k, at the acceptance InferenceX's
+    chat-templated random prompts give (INFERENCEX_MTP_ACCEPT_LENGTH; whatif's default where not mapped)."""
     if row["backend"] != "trtllm" or MTP_IMAGE not in row["silicon_data_source"].replace("#", "/"):
         return None
-    return f"mtp:k={1 if layout.get('attention_dp', 1) > 1 else 3}"
+    spec = f"mtp:k={1 if layout.get('attention_dp', 1) > 1 else 3}"
+    if INFERENCEX_MTP_ACCEPTANCE_MAPPED:
+        from whatif.roofline.speculation import chain_alpha
+        spec += f",alpha={chain_alpha(*INFERENCEX_MTP_ACCEPT_LENGTH):.4f}"
+    return spec
 
 
 INFERENCEX_SOURCES = ("source_file=2026-03-25.csv", "source_file=2026-04-06.csv", "db-dump/")

@@ -316,10 +316,22 @@ def test_a_tp_ep_layout_recorded_as_moe_tp_times_moe_ep_runs_on_its_own_gpus():
 def test_rows_on_the_mtp_image_run_mtp_with_the_drafts_the_launch_script_sets():
     image = "x; silicon_concurrency=4; image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6."
     tp = dict(tp_size="8", attention_dp_size="1", moe_tp_size="8", moe_ep_size="1")
-    assert sr.simulate_kwargs(_row(silicon_data_source=image + "post3", **tp))["techniques"] == ["mtp:k=3"]
-    assert sr.simulate_kwargs(_row(silicon_data_source=image + "post3"))["techniques"] == ["mtp:k=1"]  # attention DP
+    assert sr.simulate_kwargs(_row(silicon_data_source=image + "post3", **tp))["techniques"] == ["mtp:k=3,alpha=0.6914"]
+    # attention DP: one draft, at the same acceptance a draft
+    assert sr.simulate_kwargs(_row(silicon_data_source=image + "post3"))["techniques"] == ["mtp:k=1,alpha=0.6914"]
     assert "techniques" not in sr.simulate_kwargs(_row(silicon_data_source=image + "post2", **tp))
     assert "techniques" not in sr.simulate_kwargs(_row(silicon_data_source=image + "post3", backend="sglang", **tp))
+
+
+def test_inferencex_mtp_rows_draft_the_acceptance_length_its_chat_templated_prompts_give(monkeypatch):
+    """InferenceX PR #649: DeepSeek-R1 MTP on random prompts in the chat template accepts 2.50 tokens a round."""
+    from whatif.roofline.speculation import chain_expected_tokens
+    image = "x; silicon_concurrency=4; image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post3"
+    row = _row(silicon_data_source=image, tp_size="8", attention_dp_size="1", moe_tp_size="8", moe_ep_size="1")
+    alpha = float(sr.simulate_kwargs(row)["techniques"][0].split("alpha=")[1])
+    assert chain_expected_tokens(alpha, 3) == pytest.approx(2.50, abs=1e-3)
+    monkeypatch.setattr(sr, "INFERENCEX_MTP_ACCEPTANCE_MAPPED", False)
+    assert sr.simulate_kwargs(row)["techniques"] == ["mtp:k=3"]   # whatif's default acceptance (0.85 a draft)
 
 
 def test_inferencex_rows_average_ten_rounds_and_aiperf_rows_fifty():
@@ -862,7 +874,7 @@ def test_inferencex_deepseek_trtllm_rows_launch_with_their_recipes_budget_and_kv
     assert kw(n=256)["memory_utilization"] == 0.7 and kw(isl="8192", tp="4", n=32)["memory_utilization"] == 0.75
     assert kw(quant="nvfp4", n=256)["memory_utilization"] == 0.8
     mtp = kw(version="1.2.0rc6.post3", n=64)
-    assert mtp["max_num_batched_tokens"] == 1344 and mtp["techniques"] == ["mtp:k=3"]   # 4 x 64 + 1024 + 127
+    assert mtp["max_num_batched_tokens"] == 1344 and mtp["techniques"][0].startswith("mtp:k=3,")   # 4 x 64 + 1151
     assert kw(version="1.2.0rc6.post3", n=256, adp="8", tp="1")["max_num_batched_tokens"] == 1152   # 2 x 32 + 1151
     gen = kw(silicon_data_source="db; config_id=1; silicon_concurrency=4; measured=x")
     assert gen["max_num_batched_tokens"] == 4 + 1024 + 1500 and "memory_utilization" not in gen

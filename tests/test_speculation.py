@@ -39,6 +39,16 @@ def test_chain_limits():
         assert gains == sorted(gains) and gains[-1] < 1 / (1 - a)
 
 
+@pytest.mark.parametrize("a,k", itertools.product((0.0, 0.3, 0.69, 0.95), KS))
+def test_chain_alpha_inverts_the_chain_formula(a, k):
+    assert spec.chain_alpha(spec.chain_expected_tokens(a, k), k) == pytest.approx(a, abs=1e-9)
+
+
+def test_chain_alpha_refuses_a_length_a_chain_cannot_reach():
+    with pytest.raises(WhatifError, match="acceptance length"):
+        spec.chain_alpha(4.5, 3)
+
+
 def test_per_depth_alphas_multiply_along_the_chain():
     alphas = (0.9, 0.6, 0.3)
     reach = spec.reach_probabilities(spec.chain(3), alphas)

@@ -132,6 +132,18 @@ def chain_expected_tokens(alpha: float, k: int) -> float:
     return float(k + 1) if alpha == 1.0 else (1.0 - alpha ** (k + 1)) / (1.0 - alpha)
 
 
+def chain_alpha(tokens: float, k: int) -> float:
+    """The one alpha at which a chain of k drafts yields `tokens` a round (chain_expected_tokens inverted, by
+    bisection): a published acceptance length (accepted drafts + 1) read as a per-draft acceptance."""
+    if not 1.0 <= tokens <= k + 1:
+        raise WhatifError(f"acceptance length {tokens}: valid: 1 to k + 1 = {k + 1} tokens a round")
+    lo, hi = 0.0, 1.0
+    for _ in range(60):   # (tokens rise with alpha: 60 halvings reach float precision)
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if chain_expected_tokens(mid, k) < tokens else (lo, mid)
+    return (lo + hi) / 2
+
+
 def expected_min_tokens(reach: list[float], batch: int) -> float:
     """Tokens per round when a batch advances by its least-accepting sequence (sequences independent):
     E[min] = 1 + sum_d P(reach d)^B."""
