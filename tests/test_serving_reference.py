@@ -902,3 +902,21 @@ def test_sglang_gdn_rows_before_the_l2norm_fix_compile_per_new_prefill_length():
     gap = [r for r in sr.load() if r["silicon_data_source"].startswith("source_file=qwen3.5-397b-gap-analysis.csv")
            and r["backend_version"] == "nightly-dev" and sr.inferencex_run(r)]
     assert gap and all(sr._sglang_build(r).startswith("nightly-dev-2026") for r in gap)
+
+
+def test_an_inferencex_sglang_launch_measured_two_ways_on_one_date_is_not_scored(monkeypatch):
+    """InferenceX ran dsr1-fp8-b200-sglang and its -mtp key on one image: two measurements of one launch are one of
+    each, and the row does not say which (stp_or_mtp_unknown); a launch measured once stays scored."""
+    src = "source_file=2026-03-25.csv; silicon_concurrency=4; measured=2026-03-25T16:34:14Z; image=lmsysorg/sglang:v0.5.9-cu130"
+    tp8 = dict(backend="sglang", silicon_data_source=src, tp_size="8.0", pp_size="1.0", attention_dp_size="1.0",
+               moe_tp_size="8.0", moe_ep_size="1.0", gemm_quant_mode="fp8")
+    plain, spec, other = _row(**tp8, silicon_tpot_ms="8.76"), _row(**tp8, silicon_tpot_ms="6.70"), \
+        _row(**tp8, isl="8192", silicon_tpot_ms="6.77")
+    monkeypatch.setattr(sr, "load", lambda: [plain, spec, other])
+    monkeypatch.setattr(sr, "_LAUNCH_MEASUREMENTS", {})
+    assert "2 ways" in sr.stp_or_mtp_unknown(plain) and "2 ways" in sr.stp_or_mtp_unknown(spec)
+    assert sr.stp_or_mtp_unknown(other) == ""
+    with pytest.raises(sr.NotExpressible, match="speculative"):
+        sr.simulate_kwargs(plain)
+    monkeypatch.setattr(sr, "INFERENCEX_STP_MTP_PAIRS_SCORED", True)
+    assert sr.stp_or_mtp_unknown(plain) == ""
