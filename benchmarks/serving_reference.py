@@ -179,6 +179,11 @@ The mapping rule, written before any row was scored and not tuned after:
   the recipe's chunked-prefill size ran its first chunked prefill in the measured window, whose FlashInfer kernels
   were fetched at first use (sgl-project/sglang#10933): a one-time download, not a cost whatif prices; those 61
   rows are not scored. The rule reads the date, the burst and the recipe, not the measured latency;
+- one InferenceX SGLang launch measured two ways on one date (added after scoring, session 55, stp_or_mtp_unknown):
+  InferenceX ran dsr1-fp8-b200-sglang and dsr1-fp8-b200-sglang-mtp (single_node/dsr1_fp8_b200_mtp.sh: EAGLE, 2 steps,
+  3 draft tokens, top-1) on one image (v0.5.9-cu130, InferenceX issue #1154), so two different measurements of one
+  launch (image, layout, precision, lengths, N, date) are one of each and the row does not say which: the 32 such
+  DeepSeek-R1 FP8 TP8 rows are not scored. The rule counts measurements, it does not read their values;
 - InferenceX's vLLM recipes (vllm_recipe, VLLM_RECIPES; added after scoring, session 50, its before/after in the
   commit and the closing note): an aggregated vLLM row from INFERENCEX_SOURCES of a model, precision and GPU whose
   recipe was read (benchmarks/single_node/minimaxm2.5_fp8_{h100,b200}.sh, minimaxm2.5_fp4_b200.sh,
@@ -1185,7 +1190,7 @@ def cold_server(row: dict) -> str:
             "kernels FlashInfer fetched at first use (sglang#10933): a one-time download, not scored")
 
 
-# InferenceX ran DeepSeek-R1 FP8 on SGLang both plain (dsr1-fp8-b200-sglang, benchmarks/single_node/dsr1_fp8_b200.sh) and
+# InferenceX ran DeepSeek-R1 FP8 on SGLang both plain (dsr1-fp8-b200-sglang, single_node/dsr1_fp8_b200.sh) and
 # with EAGLE speculation (dsr1-fp8-b200-sglang-mtp, single_node/dsr1_fp8_b200_mtp.sh: --speculative-num-steps 2,
 # --speculative-num-draft-tokens 3, --speculative-eagle-topk 1, TP 8 only) on one image (v0.5.9-cu130 for both:
 # InferenceX issue #1154's image table); the row records neither key (added after scoring, session 55)
@@ -1211,7 +1216,8 @@ def stp_or_mtp_unknown(row: dict) -> str:
         return ""
     if not _LAUNCH_MEASUREMENTS:
         for r in load():
-            if r["backend"] == "sglang" and r["mode"] == "agg" and r["silicon_data_source"].startswith(INFERENCEX_SOURCES):
+            if r["backend"] == "sglang" and r["mode"] == "agg" \
+                    and r["silicon_data_source"].startswith(INFERENCEX_SOURCES):
                 _LAUNCH_MEASUREMENTS.setdefault(_inferencex_launch(r), set()).add(_rounded_measurement(r))
     found = _LAUNCH_MEASUREMENTS.get(_inferencex_launch(row), ())
     if len(found) < 2:
