@@ -182,6 +182,11 @@ The mapping rule, written before any row was scored and not tuned after:
   the recipe's chunked-prefill size ran its first chunked prefill in the measured window, whose FlashInfer kernels
   were fetched at first use (sgl-project/sglang#10933): a one-time download, not a cost whatif prices; those 61
   rows are not scored. The rule reads the date, the burst and the recipe, not the measured latency;
+- one InferenceX SGLang launch measured two ways on one date (added after scoring, session 55, stp_or_mtp_unknown):
+  InferenceX ran dsr1-fp8-b200-sglang and dsr1-fp8-b200-sglang-mtp (single_node/dsr1_fp8_b200_mtp.sh: EAGLE, 2 steps,
+  3 draft tokens, top-1) on one image (v0.5.9-cu130, InferenceX issue #1154), so two different measurements of one
+  launch (image, layout, precision, lengths, N, date) are one of each and the row does not say which: the 32 such
+  DeepSeek-R1 FP8 TP8 rows are not scored. The rule counts measurements, it does not read their values;
 - InferenceX's vLLM recipes (vllm_recipe, VLLM_RECIPES; added after scoring, session 50, its before/after in the
   commit and the closing note): an aggregated vLLM row from INFERENCEX_SOURCES of a model, precision and GPU whose
   recipe was read (benchmarks/single_node/minimaxm2.5_fp8_{h100,b200}.sh, minimaxm2.5_fp4_b200.sh,
@@ -1273,6 +1278,42 @@ def cold_server(row: dict) -> str:
             "kernels FlashInfer fetched at first use (sglang#10933): a one-time download, not scored")
 
 
+# InferenceX ran DeepSeek-R1 FP8 on SGLang both plain (dsr1-fp8-b200-sglang, single_node/dsr1_fp8_b200.sh) and
+# with EAGLE speculation (dsr1-fp8-b200-sglang-mtp, single_node/dsr1_fp8_b200_mtp.sh: --speculative-num-steps 2,
+# --speculative-num-draft-tokens 3, --speculative-eagle-topk 1, TP 8 only) on one image (v0.5.9-cu130 for both:
+# InferenceX issue #1154's image table); the row records neither key (added after scoring, session 55)
+INFERENCEX_STP_MTP_PAIRS_SCORED = False
+_LAUNCH_MEASUREMENTS: dict = {}   # (launch, measured date) -> the distinct measurements InferenceX's files hold of it
+
+
+def _inferencex_launch(row: dict) -> tuple:
+    measured = re.search(r"measured=(\d{4}-\d\d-\d\d)", row["silicon_data_source"])
+    image = re.search(r"image=([^;\s]+)", row["silicon_data_source"])
+    return (row["backend"], row["system"], row["model_path"], image and image[1], measured and measured[1],
+            row["gemm_quant_mode"], row["moe_quant_mode"], row["isl"], row["osl"], concurrency(row),
+            *(row[k] for k in ("tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size")))
+
+
+def stp_or_mtp_unknown(row: dict) -> str:
+    """'' or why an InferenceX SGLang row's launch is not determined: InferenceX's files hold two different
+    measurements of its launch (image, layout, precision, lengths, N) on one date, so one ran the speculative key
+    beside the plain one (INFERENCEX_STP_MTP_PAIRS_SCORED) and the row does not say which; telling them apart by
+    the measured TPOT would read the answer, so neither is scored (as inferencex_disagg_launch leaves an MTP and a
+    non-MTP launch at one N). Reads the launch fields and the count of distinct measurements, not their values."""
+    if INFERENCEX_STP_MTP_PAIRS_SCORED or row["backend"] != "sglang" or not inferencex_run(row):
+        return ""
+    if not _LAUNCH_MEASUREMENTS:
+        for r in load():
+            if r["backend"] == "sglang" and r["mode"] == "agg" \
+                    and r["silicon_data_source"].startswith(INFERENCEX_SOURCES):
+                _LAUNCH_MEASUREMENTS.setdefault(_inferencex_launch(r), set()).add(_rounded_measurement(r))
+    found = _LAUNCH_MEASUREMENTS.get(_inferencex_launch(row), ())
+    if len(found) < 2:
+        return ""
+    return (f"InferenceX measured this launch {len(found)} ways on one date: its plain and speculative (EAGLE, "
+            "dsr1_fp8_b200_mtp.sh) keys ran on one image and the row does not say which it was")
+
+
 def sa_bench_client(row: dict) -> bool:
     """A disaggregated InferenceX row (db-dump, or added after scoring, session 54: the 2026-03-25 / 2026-04-06 files'
     multi-node runs, whose srt-slurm recipes name `benchmark: type: "sa-bench"`, e.g. recipes/trtllm/b200-fp4/1k1k/
@@ -1390,7 +1431,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     gpus = layout["tp"] * layout["pp"]
     kw = {"model": row["model_path"], "hardware": SYSTEMS[system], "kernel_engine": row["backend"],
           "prompt": _int(row["isl"]), "output": _int(row["osl"]), "gpus": gpus, **layout}
-    capped = capped_below_load(row) or cold_server(row)
+    capped = capped_below_load(row) or cold_server(row) or stp_or_mtp_unknown(row)
     if capped:
         raise NotExpressible(capped)
     replicas = 1 if disagg else agg_pool(row, n)[0]

@@ -518,7 +518,9 @@ def test_the_whole_file():
     # (2,542 once the 9 gpt-oss rows capped outside the deployment were left out: capped_below_load)
     # (2,491 once the 61 InferenceX SGLang DeepSeek runs measured on a cold server were left out (cold_server) and
     # the 10 fp8 TP4 rows fit at their recipe's memory fraction (inferencex_sglang_launch))
-    assert len(ok) >= 2491
+    # (2,459 once the 32 DeepSeek-R1 SGLang rows of a launch InferenceX measured plain and speculative were left out:
+    # stp_or_mtp_unknown, session 55)
+    assert len(ok) >= 2459
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
     # (2,551 after the stop-47 merges: TTFT 43.3%, median 35.6%, 270 off by 3x; TPOT 16.5%)
     # (2,542 after the stop-48 merges: TTFT 46.0% (worse: SGLang 56.3 -> 63.9%, its block-FP8 MoE fit prices GLM-5
@@ -970,3 +972,22 @@ def test_minimax_fp8_b200_vllm_0_17_rows_run_expert_parallel_as_their_recipe():
     assert "ep" not in sr.simulate_kwargs(_row(backend_version="0.17.0", system="h100_sxm", **minimax))
     other = {**minimax, "silicon_data_source": "gap; silicon_concurrency=4"}
     assert "ep" not in sr.simulate_kwargs(_row(backend_version="0.17.0", **other))
+
+
+def test_an_inferencex_sglang_launch_measured_two_ways_on_one_date_is_not_scored(monkeypatch):
+    """InferenceX ran dsr1-fp8-b200-sglang and its -mtp key on one image: two measurements of one launch are one of
+    each, and the row does not say which (stp_or_mtp_unknown); a launch measured once stays scored."""
+    src = ("source_file=2026-03-25.csv; silicon_concurrency=4; measured=2026-03-25T16:34:14Z; "
+           "image=lmsysorg/sglang:v0.5.9-cu130")
+    tp8 = dict(backend="sglang", silicon_data_source=src, tp_size="8.0", pp_size="1.0", attention_dp_size="1.0",
+               moe_tp_size="8.0", moe_ep_size="1.0", gemm_quant_mode="fp8")
+    plain, spec, other = _row(**tp8, silicon_tpot_ms="8.76"), _row(**tp8, silicon_tpot_ms="6.70"), \
+        _row(**tp8, isl="8192", silicon_tpot_ms="6.77")
+    monkeypatch.setattr(sr, "load", lambda: [plain, spec, other])
+    monkeypatch.setattr(sr, "_LAUNCH_MEASUREMENTS", {})
+    assert "2 ways" in sr.stp_or_mtp_unknown(plain) and "2 ways" in sr.stp_or_mtp_unknown(spec)
+    assert sr.stp_or_mtp_unknown(other) == ""
+    with pytest.raises(sr.NotExpressible, match="speculative"):
+        sr.simulate_kwargs(plain)
+    monkeypatch.setattr(sr, "INFERENCEX_STP_MTP_PAIRS_SCORED", True)
+    assert sr.stp_or_mtp_unknown(plain) == ""
