@@ -14,7 +14,7 @@ from whatif.roofline.efficiency import IDEAL, load_efficiency
 from whatif.roofline.estimate import Workload, estimate, prefill_passes
 from whatif.roofline.graph import check_parallelism, forward_ops, stage_layers
 from whatif.roofline.memory import stage_weight_bytes
-from whatif.roofline.moe import experts_touched
+from whatif.roofline.moe import busiest_rank_touched, experts_touched
 from whatif.roofline.ops import gemm
 from whatif.roofline.timing import time_op
 
@@ -118,6 +118,16 @@ def test_pipeline_stages_cover_all_layers_once():
                   load_efficiency("default", H100.gpu))
     assert e2.memory.weights_bytes < 0.6 * e1.memory.weights_bytes
     assert e2.tpot_s > e1.tpot_s * 0.9   # one sequence gains nothing from a pipeline
+
+
+def test_busiest_ep_rank_touches_more_experts_than_the_mean_at_few_tokens():
+    # DeepSeek-V3 (256 experts, top 8) on 16 EP ranks: one token's 8 experts, the mean rank 0.5, the busiest 1-3
+    one = busiest_rank_touched(16, 8, 1, 256, 16)
+    assert experts_touched(16, 8, 1, 256) == pytest.approx(0.5)
+    assert 1.5 < one < 3.0
+    assert busiest_rank_touched(256, 8, 1, 256, 1) == pytest.approx(8.0)   # no EP: the mean
+    many = [busiest_rank_touched(16, 8, t, 256, 16) for t in (1, 4, 16, 64, 1024)]
+    assert many == sorted(many) and many[-1] == pytest.approx(16.0, rel=1e-3)
 
 
 def test_moe_reads_only_touched_experts():

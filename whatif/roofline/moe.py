@@ -7,7 +7,9 @@ busiest EP rank's tokens set the layer's time (expert_load.py: routing skew and 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
+from functools import lru_cache
 
 from ..specs.dtypes import gemm_compute_dtype
 from .comm import comm_op, deepep_op
@@ -22,6 +24,27 @@ TOPK_FLOPS = 4.0   # softmax + top-k compare per router logit (order of magnitud
 def experts_touched(num_experts: float, k: int, tokens: int, total_experts: int) -> float:
     """Expected distinct experts hit, out of `num_experts` local ones of `total_experts`."""
     return num_experts * (1.0 - (1.0 - k / total_experts) ** tokens)
+
+
+@lru_cache(maxsize=4096)
+def busiest_rank_touched(num_experts: float, k: int, tokens: int, total_experts: int, ep: int) -> float:
+    """Expected distinct experts hit on the busiest of `ep` ranks holding `num_experts` each: the layer waits for it
+    (expert_load.py), and at few tokens the ranks' hit counts spread far from their mean (one token's k experts on
+    16 ranks: the mean rank touches k/16, the busiest 1-3). Each local expert is hit independently with the uniform
+    routing's probability; E[max of ep Binomial(L, p)] = sum_x>=1 (1 - F(x-1)^ep). ep 1: the mean."""
+    mean = experts_touched(num_experts, k, tokens, total_experts)
+    local = int(round(num_experts))
+    if ep <= 1 or local < 1 or tokens <= 0:
+        return mean
+    p = 1.0 - (1.0 - k / total_experts) ** tokens
+    if p >= 1.0:
+        return float(local)
+    cdf, expected = 0.0, 0.0
+    for x in range(local):   # cdf = F(x) = P(a rank's hits <= x)
+        cdf += math.exp(math.lgamma(local + 1) - math.lgamma(x + 1) - math.lgamma(local - x + 1)
+                        + x * math.log(p) + (local - x) * math.log1p(-p)) if p > 0 else (1.0 if x == 0 else 0.0)
+        expected += 1.0 - min(cdf, 1.0) ** ep
+    return max(mean, expected)
 
 
 def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None = None,
@@ -46,7 +69,7 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     ep = par.ep
     inter = m.expert_intermediate_size // par.moe_tp
     local_experts = (m.num_experts + par.redundant_experts) / ep   # EPLB's replicas take slots too
-    touched = experts_touched(local_experts, m.experts_per_token, tokens, m.num_experts)
+    touched = busiest_rank_touched(local_experts, m.experts_per_token, tokens, m.num_experts, ep)   # the one waited for
     load = par.expert_load(m.num_experts) if ep > 1 else 1.0   # the busiest rank's share over the mean
     routed = tokens * m.experts_per_token / ep * load  # token-expert assignments landing on the busiest GPU
     gated = model.mlp == "gated"

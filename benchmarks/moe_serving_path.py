@@ -1,0 +1,77 @@
+"""The serving path's MoE layer (roofline/moe.py's expert ops as `estimate` prices them) against aiconfigurator's
+measured fused-MoE layers at decode sizes (1-64 tokens, moe_tp 1, EP 1-16), by GPU x engine x EP x token band.
+
+    python benchmarks/moe_serving_path.py [--out CSV]
+
+Not a fit (nothing here is fitted): the check of the graph's expert ops (touched experts, grouped GEMMs, activation,
+top-k) at the shapes of DeepSeek-V3 and Qwen3-235B in fp8 block scales, every measured routing (balanced, power-law
+1.01 / 1.2). The measured rank's routing is the collector's, the graph's is uniform: a check of the form, not a row
+match. Ratio = predicted / measured.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CORPUS = ROOT.parent / "shared" / "reference" / "aiconfigurator" / "moe.parquet"
+EXPERT_OPS = ("experts_gate_up_group_quant", "experts_gate_up", "experts_act", "experts_down_group_quant",
+              "experts_down", "router_topk")   # the fused MoE's kernels (the router GEMM is outside the measured op)
+SHAPES = (("deepseek-ai/DeepSeek-V3", 7168, 2048, 256, 8), ("Qwen/Qwen3-235B-A22B-FP8", 4096, 1536, 128, 8))
+CASES = (("h100_sxm", "dgx-h100", "trtllm", "moe_torch_flow_cutlass"), ("h100_sxm", "dgx-h100", "sglang", "triton"),
+         ("b200_sxm", "dgx-b200", "sglang", "flashinfer"))
+
+
+def layer_us(model: str, hardware: str, engine: str, ep: int, tokens: int) -> float:
+    """Microseconds of one MoE layer's expert ops in a decode step of `tokens` sequences at TP = EP = ep."""
+    from whatif.api import estimate
+    kw = dict(tp=ep, ep=ep, gpus=ep, batch=tokens, prompt=1024, output=2, dtype="fp8", kv_dtype="fp8",
+              kernel_engine=engine, with_max_batch=False)
+    if ep > 8:
+        kw["nodes"] = 2
+    e = estimate(model, hardware, **kw).estimate
+    return sum(t.total_s / t.op.count for t in e.decode.op_times if t.op.name in EXPERT_OPS) * 1e6
+
+
+def rows():
+    import pandas as pd
+    d = pd.read_parquet(CORPUS)
+    out = []
+    for gpu, hardware, engine, kernel in CASES:
+        for model, h, inter, experts, k in SHAPES:
+            s = d[(d.gpu == gpu) & (d.framework == engine) & (d.moe_dtype == "fp8_block")
+                  & d.kernel_source.str.contains(kernel) & (d.hidden_size == h) & (d.inter_size == inter)
+                  & (d.num_experts == experts) & (d.topk == k) & (d.moe_tp_size == 1) & (d.num_tokens <= 64)
+                  & (d.moe_ep_size <= 16)]
+            for (ep, tokens), g in s.groupby(["moe_ep_size", "num_tokens"]):
+                pred = layer_us(model, hardware, engine, int(ep), int(tokens))
+                for dist, m in g.groupby("distribution")["latency_ms"].mean().items():
+                    out.append(dict(gpu=gpu, engine=engine, model=model, ep=int(ep), tokens=int(tokens),
+                                    distribution=dist, predicted_us=pred, measured_us=m * 1e3))
+    return pd.DataFrame(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=None, help="per-point csv")
+    args = ap.parse_args(argv)
+    import pandas as pd
+    f = rows()
+    f["ratio"] = f.predicted_us / f.measured_us
+    f["ape"] = (f.ratio - 1).abs() * 100
+    f["band"] = pd.cut(f.tokens, [0, 4, 16, 64], labels=["1-4", "8-16", "32-64"])
+    f["eps"] = f.ep.map(lambda e: "ep1" if e == 1 else "ep2-4" if e <= 4 else "ep8-16")
+    by = f.groupby(["gpu", "engine", "eps", "band"], observed=True)
+    print(by.agg(n=("ape", "size"), median_ratio=("ratio", "median"), mape=("ape", "mean")).round(2).to_string())
+    print(f.groupby(["gpu", "engine"]).agg(median_ratio=("ratio", "median"), mape=("ape", "mean")).round(2).to_string())
+    print(f"all: MAPE {f.ape.mean():.1f}%, median ratio x{f.ratio.median():.2f} ({len(f)} points)")
+    if args.out:
+        f.to_csv(args.out, index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
