@@ -551,15 +551,19 @@ def test_the_whole_file():
     # DeepSeek's recipe limits, the disaggregated srt-slurm decode slots); TPOT 10.7% (SGLang 0.5's DeepSeek all-reduce
     # + norm fusion on Blackwell, one inter-kernel gap a module-timed MLA layer, TensorRT-LLM DeepSeek's shared-expert
     # stream; worse on TensorRT-LLM's MTP rows and the H100 disaggregated rows))
-    assert ttft["mape"] < 36.0 and ttft["median_ape"] < 33.7 and ttft["off3x"] <= 214, ttft
-    assert tpot["mape"] < 11.0, tpot
+    # (session 55 after all merges, 2,459 rows: TTFT 34.0%, median 31.6%, x0.69, 167 off by 3x (SGLang's GDN L2-norm
+    # recompile per new prefill length on Qwen3.5: 42 -> 1); TPOT 10.2% (TensorRT-LLM R1 MTP's published acceptance
+    # length and TRTLLM MoE backend; the busiest EP rank's experts; worse on Qwen3-235B TensorRT-LLM H100, 9.3 -> 12.6%))
+    assert ttft["mape"] < 34.4 and ttft["median_ape"] < 32.0 and ttft["off3x"] <= 169, ttft
+    assert tpot["mape"] < 10.5, tpot
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     # (21.6% after the merges: the Blackwell fp8/NVFP4 fused-MoE fits run DeepSeek's decode x1.08 high; 17.6% before)
     # (20.9% after the stop-48 merges)
     # (19.2% at stop 49)
     # (18.3% at session 52; 17.4% at session 53)
     # (session 54: 15.0%, the srt-slurm recipes' limits and the module-timed MLA gap; H100's 8 rows 16.6 -> 31.0%)
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 15.5, sr.stats(disagg, "tpot")
+    # (session 55: 13.5%, the busiest EP rank's experts at few tokens: H100's 8 rows 31.0 -> 21.4%)
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 14.0, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
@@ -570,7 +574,8 @@ def test_the_whole_file():
     # token at the decode step's end, SGLang's random prefill ranks)
     # (session 54: 56.3%, x0.40, 16 off by 3x: the TensorRT-LLM rows' decode slots and prefill limits from their
     # srt-slurm recipes, SRT_SLURM_TRTLLM)
-    assert ttft["mape"] < 57 and ttft["off3x"] <= 17, ttft
+    # (session 55: 54.9%, x0.40, 16 off by 3x: SGLang's srt-slurm recipes, SRT_SLURM_SGLANG; the busiest EP rank)
+    assert ttft["mape"] < 55.5 and ttft["off3x"] <= 16, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
