@@ -553,7 +553,7 @@ def test_the_whole_file():
     # stream; worse on TensorRT-LLM's MTP rows and the H100 disaggregated rows))
     # (session 55 after all merges, 2,459 rows: TTFT 34.0%, median 31.6%, x0.69, 167 off by 3x (SGLang's GDN L2-norm
     # recompile per new prefill length on Qwen3.5: 42 -> 1); TPOT 10.2% (TensorRT-LLM R1 MTP's published acceptance
-    # length and TRTLLM MoE backend; the busiest EP rank's experts; worse on Qwen3-235B TensorRT-LLM H100, 9.3 -> 12.6%))
+    # length and TRTLLM MoE backend; the busiest EP rank's experts; worse on Qwen3-235B TRT-LLM H100, 9.3 -> 12.6%))
     assert ttft["mape"] < 34.4 and ttft["median_ape"] < 32.0 and ttft["off3x"] <= 169, ttft
     assert tpot["mape"] < 10.5, tpot
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
