@@ -1,0 +1,60 @@
+"""A serving row's decode step as whatif prices it, op by op (the estimate's per-op breakdown), for a comparison
+with aiconfigurator's kernel tables (docs/accuracy.md, "Which part of an EP MoE decode step is priced high").
+
+    python benchmarks/decode_step_ops.py ROW_ID [--batch N] [--context C]
+
+The row's layout, precision and engine as benchmarks/serving_reference.py's mapping gives them; one decode step of
+`batch` sequences (default: the row's concurrency) over `context` cached tokens (default: ISL + OSL/2, a mid-run
+step). Nothing here feeds a prediction.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def decode_step(row: dict, batch: int, context: int):
+    """whatif's decode step of `batch` sequences at `context` cached tokens under the row's serving mapping."""
+    import serving_reference as sr
+    from whatif.api import estimate
+    kw = sr.simulate_kwargs(row)
+    for k in ("traffic", "engine", "cluster", "max_num_seqs", "max_num_batched_tokens"):
+        kw.pop(k, None)
+    kw.update(prompt=context, output=2)
+    return estimate(batch=batch, with_max_batch=False, **kw).estimate.decode
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("id")
+    ap.add_argument("--batch", type=int, default=None)
+    ap.add_argument("--context", type=int, default=None)
+    args = ap.parse_args(argv)
+    import serving_reference as sr
+    rows = {r["id"]: r for r in sr.load()}
+    if args.id not in rows:
+        print(f"unknown row id {args.id!r}", file=sys.stderr)
+        return 2
+    row = rows[args.id]
+    batch = args.batch or int(row["silicon_data_source"].split("silicon_concurrency=")[-1].split(";")[0].split(",")[0])
+    context = args.context or int(row["isl"]) + int(row["osl"]) // 2
+    step = decode_step(row, batch, context)
+    print(f"{args.id}: {batch} sequences at {context} cached tokens; decode step {step.time_s * 1e3:.2f} ms; "
+          f"measured TPOT {float(row['silicon_tpot_ms']):.2f} ms")
+    merged: dict[str, list] = {}
+    for t in step.op_times:   # one line per op name (the first / dense layers' ops join the MoE layers')
+        merged.setdefault(t.op.name, [0, 0.0])
+        merged[t.op.name][0] += t.op.count
+        merged[t.op.name][1] += t.total_s
+    for name, (n, s) in merged.items():
+        print(f"  {name:<30} x{n:<4} {s / n * 1e6:8.2f} us each {s * 1e3:8.3f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
