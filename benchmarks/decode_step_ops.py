@@ -22,9 +22,7 @@ def decode_step(row: dict, batch: int, context: int):
     """whatif's decode step of `batch` sequences at `context` cached tokens under the row's serving mapping."""
     import serving_reference as sr
     from whatif.api import estimate
-    kw = sr.simulate_kwargs(row)
-    for k in ("traffic", "engine", "cluster", "max_num_seqs", "max_num_batched_tokens"):
-        kw.pop(k, None)
+    kw = sr.estimate_kwargs(row)
     kw.update(prompt=context, output=2)
     return estimate(batch=batch, with_max_batch=False, **kw).estimate.decode
 
@@ -41,7 +39,7 @@ def main(argv=None) -> int:
         print(f"unknown row id {args.id!r}", file=sys.stderr)
         return 2
     row = rows[args.id]
-    batch = args.batch or int(row["silicon_data_source"].split("silicon_concurrency=")[-1].split(";")[0].split(",")[0])
+    batch = args.batch or sr.concurrency(row)
     context = args.context or int(row["isl"]) + int(row["osl"]) // 2
     step = decode_step(row, batch, context)
     print(f"{args.id}: {batch} sequences at {context} cached tokens; decode step {step.time_s * 1e3:.2f} ms; "

@@ -98,9 +98,7 @@ def priced_groups(row: dict) -> tuple[dict, dict, object]:
     """whatif's prefill pass of one prompt of the row's length: {group: (total s, instances)} and the pass."""
     import serving_reference as sr
     from whatif.api import estimate
-    kw = sr.simulate_kwargs(row)
-    for k in ("traffic", "engine", "cluster", "max_num_seqs", "max_num_batched_tokens"):
-        kw.pop(k, None)
+    kw = sr.estimate_kwargs(row)
     est = estimate(batch=1, with_max_batch=False, **kw)
     first = est.estimate.prefill[0][0]
     groups: dict[str, float] = dict.fromkeys(GROUPS, 0.0)

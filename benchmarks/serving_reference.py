@@ -1409,6 +1409,15 @@ def sglang_l2norm_recompile(row: dict) -> dict:
     return {"prefill_recompile_s": L2NORM_COMPILE_S} if specializes else {}
 
 
+def estimate_kwargs(row: dict) -> dict:
+    """The row's model, layout and precision as whatif.api.estimate takes them (simulate_kwargs less the simulation's
+    traffic, engine, cluster and scheduler limits): for the diagnostics that price one step of the row."""
+    kw = simulate_kwargs(row)
+    for key in ("traffic", "engine", "cluster", "max_num_seqs", "max_num_batched_tokens"):
+        kw.pop(key, None)
+    return kw
+
+
 def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     """The keyword arguments of whatif.api.simulate for a row, by the rule in the module docstring."""
     system = row["system"]
