@@ -14,7 +14,11 @@ holding its top-k experts, combine returns the weighted expert outputs. Measured
   fp8 with one fp32 scale per 128 elements, combine in bf16 (t_m: the remote bytes over the link). The LL
   kernels run one warp group per expert, so they launch only ceil(E / ceil(E / SMs)) SMs (DeepEP
   internode_ll.cu: 8 SMs for 8 experts); each active SM walks its tokens and then its experts' receive
-  counters one after the other, so a fixed cost per (token + expert) on an active SM (items). Its other
+  counters one after the other, so a fixed cost per (token + expert) on an active SM (items). In dispatch
+  each token's send ends with atomic_add_release_global after the warp's NVLink stores (internode_ll.cu), a
+  wait on the link's write acknowledgements, so its items count in the link's latency (signal_s below; item_s
+  is then latencies per item): B200's per-token cost is 1.2-1.3x H100's where a clock or a second gave 1x
+  (leave-one-GPU-out 15.8 -> 9.0%); combine's tokens end in a TMA store wait, no release (seconds). Its other
   term (t_c) is a signalling latency, not compute: the send phase ends by writing each peer's receive
   counters and the receive phase polls them (DeepEP internode_ll.cu), a chain of cross-GPU flag writes
   like NCCL's LL protocol, so its unit is the link's measured small-message latency (NCCL LL base_s,
@@ -72,7 +76,9 @@ def deepep_work(mode: str, phase: str, tokens, hidden, topk, experts, sms, c, li
         return [(moved / (sms * c.clock * SM_COPY_BYTES), moved / link_bw, 0.0 * moved)], tokens * c.sms / sms
     moved = tokens * topk * remote * hidden * per_elt
     active = ll_active_sms(int(experts), c.sms)
-    return [(signal_s + 0.0 * moved, moved / link_bw, 0.0 * moved)], (tokens + experts) * c.sms / active
+    items = (tokens + experts) * c.sms / active
+    # dispatch: each token's send ends in a release after its NVLink stores, so an item waits on the link's acks
+    return [(signal_s + 0.0 * moved, moved / link_bw, 0.0 * moved)], items * (signal_s if phase == "dispatch" else 1.0)
 
 
 def _seconds(mode, phase, tokens, hidden, topk, experts, gpu, link_bw, sms, engine, ranks, link):
