@@ -17,7 +17,7 @@ holding its top-k experts, combine returns the weighted expert outputs. Measured
   counters one after the other, so a fixed cost per (token + expert) on an active SM (items). In dispatch
   each token's send ends with atomic_add_release_global after the warp's NVLink stores (internode_ll.cu), a
   wait on the link's write acknowledgements, so its items count in the link's latency (signal_s below; item_s
-  is then latencies per item): B200's per-token cost is 1.2-1.3x H100's where a clock or a second gave 1x
+  is then latencies per item): B200's per-token cost is 1.2-1.3x H100's, where seconds gave 1x, SM clocks 1.06x
   (leave-one-GPU-out 15.8 -> 9.0%); combine's tokens end in a TMA store wait, no release (seconds). Its other
   term (t_c) is a signalling latency, not compute: the send phase ends by writing each peer's receive
   counters and the receive phase polls them (DeepEP internode_ll.cu), a chain of cross-GPU flag writes
