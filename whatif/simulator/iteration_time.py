@@ -164,10 +164,11 @@ class IterationTimes:
                 merged[(q, c)] = merged.get((q, c), 0) + n
             groups = tuple((q, c, n) for (q, c), n in merged.items())
         logits = decode_seqs * width + len(prefills) if rnd is not None else 0   # verified rows need all logits
-        t = self.pricer.seconds(ForwardBatch(groups, logits), self.cuda_graphs, passes)
+        t = self.pricer.group_seconds(groups, logits, self.cuda_graphs, passes)
         if rnd is not None:   # drafting and per-round work beside the (fused) verify pass
             t = rnd.time_with_verify(t)
-        t += self.draft_prefill(prefills)
+        if self.decoder is not None:   # (draft_prefill's own test, before a call per new shape)
+            t += self.draft_prefill(prefills)
         if len(self.cache) >= MEMO_LIMIT:   # prefill shapes rarely recur: memory stays bounded on long runs
             self.cache.clear()
             self.quotes.clear()

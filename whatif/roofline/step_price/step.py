@@ -20,6 +20,9 @@ class StepPricer:
         if memoized:   # (parts need numpy: only a memoizing caller, the simulator, imports them)
             from .parts import PassParts, splittable
             self.parts = PassParts(setup) if splittable(setup) else None
+        spec = setup.engine_spec   # (fixed per setup: piecewise_step asks it first)
+        # the parts answer every step without asking the batch's shape (no piecewise-graph decode steps)
+        self.plain_parts = self.parts if spec is None or not spec.piecewise_decode else None
 
     def seconds(self, batch: ForwardBatch, cuda_graphs: bool, passes: int = 1) -> float:
         """Wall seconds of a serving step of `batch`: decode in CUDA graphs (with `cuda_graphs`), a prefill
@@ -28,6 +31,13 @@ class StepPricer:
         if self.parts is not None and not piecewise_step(self.setup, batch, cuda_graphs):
             return self.parts.step_s(batch.groups, batch.logits, cuda_graphs, passes)
         return self.step(batch, cuda_graphs, passes)[1]
+
+    def group_seconds(self, groups: tuple, logits: int, cuda_graphs: bool, passes: int = 1) -> float:
+        """seconds(ForwardBatch(groups, logits), cuda_graphs, passes), the batch built only where the parts do not
+        answer (the simulator prices a new shape at most prompt steps: the batch cost a fifth of the price)."""
+        if self.plain_parts is not None:
+            return self.plain_parts.step_s(groups, logits, cuda_graphs, passes)
+        return self.seconds(ForwardBatch(groups, logits), cuda_graphs, passes)
 
     def step(self, batch: ForwardBatch, cuda_graphs: bool, passes: int = 1) -> tuple[PassTime, float]:
         """The step's pass op by op (what an estimate shows) and its wall seconds, priced whole."""
