@@ -1292,8 +1292,9 @@ def cold_symmetric_pool(row: dict) -> str:
     are allocated from a NCCL pool (pynccl_allocator.py use_symmetric_memory) whose every new segment is registered
     on exit by ncclCommWindowRegister, a collective of all the TP ranks (the pool grows at run time when a burst
     needs larger buffers: sgl-project/sglang#36943); before sglang#12524 (merged 2025-11-03) every exit also walked
-    the pool's snapshot() in Python. The start-up probe (8 tokens) and the decode graphs (<= 256 tokens) size the
-    pool for small steps only, so the first prefills of the measured window grew it. The FP8 recipe launches no
+    the pool's snapshot() in Python. The start-up probe (8 tokens), the decode graphs (<= 256 tokens) and FlashInfer's
+    autotune (model_runner _dummy_run: a decode of max-running-requests, 256) size the pool for small steps only, so
+    the first prefills of the measured window grew it. The FP8 recipe launches no
     symmetric memory, and its cold runs under their chunk read as its warm ones (x0.6-0.75 at 4-16 clients)
     where the NVFP4 cold runs read x0.15-0.35 against x0.5-0.7 warm. How long the growth took is not recorded and is
     not a steady cost of inference, so the rows are not scored. Added after scoring; the rule reads the date and the
