@@ -182,6 +182,11 @@ The mapping rule, written before any row was scored and not tuned after:
   the recipe's chunked-prefill size ran its first chunked prefill in the measured window, whose FlashInfer kernels
   were fetched at first use (sgl-project/sglang#10933): a one-time download, not a cost whatif prices; those 61
   rows are not scored. The rule reads the date, the burst and the recipe, not the measured latency;
+- a cold run on a recipe with symmetric memory (added after scoring, session 56, cold_symmetric_pool): InferenceX's
+  dsr1_fp4_b200.sh (not its FP8 recipes) launches --enable-symm-mem, whose NCCL pool grows, a collective window
+  registration per new segment (sglang#36943), on the first prefills larger than start-up ran; before the client's
+  warm-up (PR #480) that growth fell in the measured window: those 72 NVFP4 rows (24 under the chunk) are not scored.
+  The rule reads the date and the recipe, not the measured latency;
 - one InferenceX SGLang launch measured two ways on one date (added after scoring, session 55, stp_or_mtp_unknown):
   InferenceX ran dsr1-fp8-b200-sglang and dsr1-fp8-b200-sglang-mtp (single_node/dsr1_fp8_b200_mtp.sh: EAGLE, 2 steps,
   3 draft tokens, top-1) on one image (v0.5.9-cu130, InferenceX issue #1154), so two different measurements of one
