@@ -182,6 +182,11 @@ The mapping rule, written before any row was scored and not tuned after:
   the recipe's chunked-prefill size ran its first chunked prefill in the measured window, whose FlashInfer kernels
   were fetched at first use (sgl-project/sglang#10933): a one-time download, not a cost whatif prices; those 61
   rows are not scored. The rule reads the date, the burst and the recipe, not the measured latency;
+- a cold run on a recipe with symmetric memory (added after scoring, session 56, cold_symmetric_pool): InferenceX's
+  dsr1_fp4_b200.sh (not its FP8 recipes) launches --enable-symm-mem, whose NCCL pool grows, a collective window
+  registration per new segment (sglang#36943), on the first prefills larger than start-up ran; before the client's
+  warm-up (PR #480) that growth fell in the measured window: those 72 NVFP4 rows (24 under the chunk) are not scored.
+  The rule reads the date and the recipe, not the measured latency;
 - one InferenceX SGLang launch measured two ways on one date (added after scoring, session 55, stp_or_mtp_unknown):
   InferenceX ran dsr1-fp8-b200-sglang and dsr1-fp8-b200-sglang-mtp (single_node/dsr1_fp8_b200_mtp.sh: EAGLE, 2 steps,
   3 draft tokens, top-1) on one image (v0.5.9-cu130, InferenceX issue #1154), so two different measurements of one
@@ -1278,6 +1283,41 @@ def cold_server(row: dict) -> str:
             "kernels FlashInfer fetched at first use (sglang#10933): a one-time download, not scored")
 
 
+# InferenceX's SGLang DeepSeek recipes that launch --enable-symm-mem (added after scoring, session 56): the NVFP4 one
+# only (dsr1_fp4_b200.sh at 1fc5d73, dsr1_fp4_b200_docker.sh at 2e46dba, dsr1_fp4_b200_slurm.sh at 1f1088b); the FP8
+# ones never (dsr1_fp8_b200.sh at 1fc5d73, dsr1_fp8_b200_slurm.sh at 0b5f821)
+INFERENCEX_SYMM_MEM_RECIPES = {("deepseek", "nvfp4")}
+INFERENCEX_COLD_SYMM_MEM_SCORED = False   # True: score those cold runs as before (session 55's figures)
+
+
+def cold_symmetric_pool(row: dict) -> str:
+    """'' or why a row's measurement includes a cold server's one-time growth of SGLang's symmetric-memory pool:
+    an InferenceX SGLang run on B200 measured before its client warmed up (INFERENCEX_WARMUP_FROM) whose recipe
+    launches --enable-symm-mem (INFERENCEX_SYMM_MEM_RECIPES). With it, the TP all-reduce buffers of an eager forward
+    are allocated from a NCCL pool (pynccl_allocator.py use_symmetric_memory) whose every new segment is registered
+    on exit by ncclCommWindowRegister, a collective of all the TP ranks (the pool grows at run time when a burst
+    needs larger buffers: sgl-project/sglang#36943); before sglang#12524 (merged 2025-11-03) every exit also walked
+    the pool's snapshot() in Python. The start-up probe (8 tokens), the decode graphs (<= 256 tokens) and FlashInfer's
+    autotune (model_runner _dummy_run: a decode of max-running-requests, 256) size the pool for small steps only, so
+    the first prefills of the measured window grew it. The FP8 recipe launches no
+    symmetric memory, and its cold runs under their chunk read as its warm ones (x0.6-0.75 at 4-16 clients)
+    where the NVFP4 cold runs read x0.15-0.35 against x0.5-0.7 warm. How long the growth took is not recorded and is
+    not a steady cost of inference, so the rows are not scored. Added after scoring; the rule reads the date and the
+    recipe, never the measured latency."""
+    if INFERENCEX_COLD_SYMM_MEM_SCORED or row["backend"] != "sglang" or row["system"] != "b200_sxm" \
+            or not inferencex_run(row):
+        return ""
+    model = row["model_path"].lower()
+    if not any(family in model and gemm == row["gemm_quant_mode"] for family, gemm in INFERENCEX_SYMM_MEM_RECIPES):
+        return ""
+    measured = re.search(r"measured=(\d{4}-\d\d-\d\d)", row["silicon_data_source"])
+    if not measured or measured[1] >= INFERENCEX_WARMUP_FROM:
+        return ""
+    return (f"measured {measured[1]}, before InferenceX's client warmed the server up (PR #480), on a recipe with "
+            "--enable-symm-mem: the first prefills grew SGLang's symmetric-memory pool (a collective NCCL window "
+            "registration per new segment, sglang#36943): a one-time cost, not scored")
+
+
 # InferenceX ran DeepSeek-R1 FP8 on SGLang both plain (dsr1-fp8-b200-sglang, single_node/dsr1_fp8_b200.sh) and
 # with EAGLE speculation (dsr1-fp8-b200-sglang-mtp, single_node/dsr1_fp8_b200_mtp.sh: --speculative-num-steps 2,
 # --speculative-num-draft-tokens 3, --speculative-eagle-topk 1, TP 8 only) on one image (v0.5.9-cu130 for both:
@@ -1440,7 +1480,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     gpus = layout["tp"] * layout["pp"]
     kw = {"model": row["model_path"], "hardware": SYSTEMS[system], "kernel_engine": row["backend"],
           "prompt": _int(row["isl"]), "output": _int(row["osl"]), "gpus": gpus, **layout}
-    capped = capped_below_load(row) or cold_server(row) or stp_or_mtp_unknown(row)
+    capped = capped_below_load(row) or cold_server(row) or cold_symmetric_pool(row) or stp_or_mtp_unknown(row)
     if capped:
         raise NotExpressible(capped)
     replicas = 1 if disagg else agg_pool(row, n)[0]

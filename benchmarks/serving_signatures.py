@@ -37,6 +37,12 @@ no simulation, nothing fitted.
   launch). A count that sits below N / ranks at the same value at both input lengths is a cap on the decode side
   (the launch's max batch), not a prefill queue, which grows with the prompt.
 
+- TTFT miss, split by the closed loop (added in session 56): a closed loop's cycle is TTFT + D, so measured minus
+  predicted TTFT is exactly (measured cycle - predicted cycle) + (predicted D - measured D). The first term is the
+  rate (the prediction serves the N clients faster or slower: prefill or admission capacity); the second is decode
+  time the prediction spends where the measurement waited for a first token: a decode priced slow throttles the
+  simulated arrivals and hides a prefill queue, so TTFT reads low with the rate right.
+
 `python benchmarks/serving_signatures.py [--engine trtllm] [--max-clients 32]` prints both per run.
 """
 from __future__ import annotations
@@ -261,6 +267,19 @@ def decode_in_service(row: dict) -> tuple[float, float] | None:
     return served * decode_ms / ranks, n / ranks
 
 
+def mean_output(row: dict) -> float:
+    """The client's mean output length: sa-bench's 0.9 x OSL for a db-dump row, OSL otherwise."""
+    return int(float(row["osl"])) * (SA_BENCH_MEAN_OUTPUT if row.get("source", "").startswith("db-dump") else 1)
+
+
+def ttft_miss_terms(row: dict) -> tuple[float, float]:
+    """(rate term, decode term) ms with measured - predicted TTFT = rate + decode: rate = measured cycle - predicted
+    cycle (TTFT + D each), decode = predicted D - measured D, D = (mean output - 1) x TPOT."""
+    decode = {w: (mean_output(row) - 1) * float(row[f"{w}_tpot_ms"]) for w in ("measured", "predicted")}
+    cycle = {w: float(row[f"{w}_ttft_ms"]) + decode[w] for w in decode}
+    return cycle["measured"] - cycle["predicted"], decode["predicted"] - decode["measured"]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--engine", default="", help="only runs of this engine (trtllm, vllm, sglang)")
@@ -305,6 +324,15 @@ def main(argv: list[str] | None = None) -> None:
         if found:
             print(f"| {r['engine']} | {r['system']} | {r['id']} | {r['isl']} | {r['concurrency']} | "
                   f"{r['decode_ranks']} | {found[1]:g} | {found[0]:.1f} | {float(r['measured_ttft_ms']):.0f} |")
+    print("\ndisaggregated rows: measured - predicted TTFT split by the closed loop (rate + decode terms, s):")
+    print("| engine | GPU | id | N | TTFT meas / pred s | rate term s | decode term s |")
+    print("|---|---|---|---|---|---|---|")
+    for r in sorted(rows, key=lambda r: (r["engine"], r["system"], r["id"])):
+        if r["mode"] == "disagg" and r.get("predicted_tpot_ms"):
+            rate, dec = ttft_miss_terms(r)
+            print(f"| {r['engine']} | {r['system']} | {r['id']} | {r['concurrency']} | "
+                  f"{float(r['measured_ttft_ms']) / 1e3:.2f} / {float(r['predicted_ttft_ms']) / 1e3:.2f} | "
+                  f"{rate / 1e3:.2f} | {dec / 1e3:.2f} |")
     print("\noutput tokens/s streamed at each run's highest concurrency, by TP (runs with 2+ TP sizes):")
     print("| engine | version | source | model | isl | N | tokens/s by TP |")
     print("|---|---|---|---|---|---|---|")

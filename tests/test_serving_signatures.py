@@ -148,3 +148,26 @@ def test_decode_slots_in_service_read_a_cap_below_the_derived_batch():
     capped = _row(1000, 6, ttft=8_990.0, mode="disagg", source="db-dump/2026-04-27", decode_ranks="3")
     assert sg.decode_in_service(capped) == pytest.approx((1.0, 2.0), rel=1e-3)
     assert sg.decode_in_service(_row(1024, 6, 100.0)) is None   # aggregated: no decode pool
+
+
+def test_a_ttft_miss_splits_exactly_into_a_rate_term_and_a_decode_term():
+    """measured - predicted TTFT = (measured - predicted cycle) + (predicted - measured decode time); a db-dump row's
+    sa-bench clients average 0.9 x OSL. A decode priced slow with the rate right puts the whole miss in the decode
+    term."""
+    row = _row(1024, 64, 3000.0, tpot=20.0, predicted=1000.0, predicted_tpot_ms="22.0", source="db-dump/x",
+               mode="disagg")
+    rate, dec = sg.ttft_miss_terms(row)
+    assert rate + dec == pytest.approx(3000.0 - 1000.0)
+    assert dec == pytest.approx((0.9 * 1024 - 1) * 2.0) and rate == pytest.approx(2000.0 - dec)
+    same_rate = _row(1024, 64, 1000.0 + (1024 - 1) * 2.0, tpot=20.0, predicted=1000.0, predicted_tpot_ms="22.0")
+    assert sg.ttft_miss_terms(same_rate)[0] == pytest.approx(0.0)
+
+
+def test_sglang_deepseek_disaggregated_ttft_misses_are_mostly_decode_time_in_the_committed_table():
+    """The 23 SGLang DeepSeek B200 disaggregated rows: more than half of their summed TTFT miss is the decode term
+    (the prediction's decode, x1.1-1.4 slow at TP8, throttles its closed loop), the rest the rate."""
+    rows = [r for r in sg.load() if r["engine"] == "sglang" and r["mode"] == "disagg" and r["system"] == "b200_sxm"
+            and "deepseek" in r["model"].lower()]
+    terms = [sg.ttft_miss_terms(r) for r in rows]
+    rate, dec = sum(t[0] for t in terms), sum(t[1] for t in terms)
+    assert len(rows) == 23 and dec > rate > 0
