@@ -119,8 +119,9 @@ CLAIMS: list[Claim] = [
                "prefill at 2K tokens) at almost any load, so its capacity is set by the share of prompts near 2K "
                "(the lengths' sigma, assumed: 0.6-1.2 gives 0.5-1.8x, never the band); DistServe's one decode GPU "
                "fills its KV memory at ~5 req/s (~1K-token contexts for ~200 steps) and new prompts queue behind "
-               "it. The paper's vLLM served far less than whatif's (its interference, Ray workers and v0.2 "
-               "overheads not reproduced)",
+               "it. The paper's 4.48x needs its vLLM under a quarter of DistServe's rate; whatif's serves as much "
+               "(the release's vLLM fork behind Ray, --engine-use-ray --worker-use-ray, and interference beyond a "
+               "prefill-first step are not modelled)",
           setup_note="Llama-2-13B for OPT-13B; the release's placement (prefill tp 2, decode tp 1) against three "
                      "vLLM replicas at tp 1 with the release's vLLM flags; the KV sent over the DGX's NVLink; the "
                      "release's multi-turn ShareGPT lengths as Figure 7's means (755.7 / 200.4 tokens, sigma 1.0 "
