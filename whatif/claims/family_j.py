@@ -54,7 +54,7 @@ _SARATHI_FALCON = deep_merged(_SARATHI, {"model": "falcon-180b", "gpus": 8, "par
 
 # DistServe: a 13B chatbot (OPT-13B; Llama-2-13B has its shape: 40 layers, 5120 wide, MHA) on A100s,
 # SLO TTFT 0.25 s and TPOT 0.1 s attained by 90% of requests (paper Table 1), ShareGPT lengths as its release prepares
-# them (multi-turn prompts; Figure 7's means 755.7 / 200.4: length profile sharegpt-multiturn). The release's
+# them (multi-turn prompts; Figure 7's means ~755 / ~200: length profile sharegpt-multiturn). The release's
 # placement for OPT-13B (evaluation/2-benchmark-serving/2-start-api-server.py, MODEL_TO_PARALLEL_PARAMS): vLLM at
 # tp 1, DistServe a prefill instance at tp 2 and a decode instance at tp 1; its vLLM runs --max-num-seqs 1024
 # --max-num-batched-tokens 16384. Equal GPUs: three colocated vLLM replicas against the 2 + 1, so the rate ratio
@@ -136,7 +136,7 @@ CLAIMS: list[Claim] = [
                "prefill-first step are not modelled)",
           setup_note="Llama-2-13B for OPT-13B; the release's placement (prefill tp 2, decode tp 1) against three "
                      "vLLM replicas at tp 1 with the release's vLLM flags; the KV sent over the DGX's NVLink; the "
-                     "release's multi-turn ShareGPT lengths as Figure 7's means (755.7 / 200.4 tokens, sigma 1.0 "
+                     "release's multi-turn ShareGPT lengths as Figure 7's means (~755 / ~200 tokens, sigma 1.0 "
                      "assumed; single-turn sharegpt, 226 / 194, gave 0.28x)"),
     Claim("disaggregation", "DistServe can serve ... 10.2x tighter SLO, compared to state-of-the-art systems",
           10.2, "slo_scale",
