@@ -101,3 +101,15 @@ def test_latency_at_equal_throughput_is_read_off_the_client_curve(monkeypatch):
     m = {"sim": {"traffic": {}, "criterion": {"clients": [1, 4, 8], "throughput_rps": 1.2}}}
     assert serving.e2e_at_throughput(m) == pytest.approx(4.0 + 4.0 * 0.2 / 0.5)
     assert serving.e2e_at_throughput(deep_merged(m, {"sim": {"criterion": {"throughput_rps": 2.0}}})) == float("inf")
+
+
+def test_distserve_runs_its_releases_multi_turn_lengths():
+    """DistServe's claims draw the lengths its release prepares (multi-turn ShareGPT prompts; Figure 7's means,
+    ~755 / ~200 tokens), not the single-turn sample (226 / 194) the engines' benchmarks use."""
+    from whatif.simulator.length_profiles import LENGTH_PROFILES
+    for c in CLAIMS:
+        if c.paper.startswith("DistServe"):
+            assert c.setup["sim"]["traffic"]["lengths"] == "sharegpt-multiturn", c.paper
+    chat = LENGTH_PROFILES["sharegpt-multiturn"]
+    assert chat.prompt.mean() == pytest.approx(755) and chat.output.mean() == pytest.approx(200)
+    assert chat.prompt.mean() > 3 * LENGTH_PROFILES["sharegpt"].prompt.mean()

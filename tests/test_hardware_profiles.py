@@ -25,6 +25,7 @@ DENSE_BF16 = {
     "b200": 2250e12,
     "a10": 125e12,
     "rtx-a6000": 154.8e12,
+    "a40": 149.7e12,
     "rtx-4090": 165.2e12,
     "t4": None,            # Turing: no BF16 tensor cores
     # GPUs without measurements in the project's corpus, from the datasheets each profile cites

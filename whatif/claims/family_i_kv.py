@@ -110,7 +110,9 @@ CLAIMS: list[Claim] = [
         metric="tpot",
         setup=_FASTSWITCH,
         variant={"techniques": ["fastswitch"]},
-        why="whatif has no scheduler simulator: it gives only the mean swap cost per decode step (vLLM's 16-token "
+        why="whatif's simulator swaps only to make room (vLLM's preemption), with no fairness scheduler that "
+            "re-prioritises running requests (the context switches FastSwitch speeds up), so here whatif gives "
+            "only the mean swap cost per decode step (vLLM's 16-token "
             "blocks, each copy paying the link's latency, waited for; FastSwitch's larger groups overlapped with "
             "compute), not the queueing bursts behind tail TTFT/TBT, so the mean-TPOT gain is not the paper's "
             "metric",

@@ -92,4 +92,14 @@ LENGTH_PROFILES = {
         "long-context (arXiv-summarization-like)",
         prompt=LengthDist(median=7059, sigma=math.log(12985 / 7059) / Z90, low=1024, high=32768),
         output=LengthDist(median=208, sigma=math.log(371 / 208) / Z90, low=16, high=2048)),
+    # DistServe's chatbot workload (Zhong et al., OSDI'24, Figure 7, OPT tokenizer): ShareGPT conversations of 3+
+    # turns, a random 1 to n-1 leading turns joined as the prompt and the next turn as the output, pairs under 2048
+    # tokens (LLMServe/DistServe evaluation/2-benchmark-serving/0-prepare-dataset.py): mean prompt ~755 and output ~200
+    # tokens (Figure 7, as bzhng-development/summary-of-some-paper-in-cuda's summary of arXiv 2401.09670 reads it).
+    # Only means are published: sigma = 1.0 is assumed for both (as for sharegpt); each side is clipped
+    # to the script's 2048-token pair limit, which independent draws do not enforce on the pair.
+    "sharegpt-multiturn": LengthProfile(
+        "multi-turn chat (DistServe's ShareGPT)",
+        prompt=dist_with_mean(755, sigma=1.0, low=4, high=2044),
+        output=dist_with_mean(200, sigma=1.0, low=4, high=2044)),
 }

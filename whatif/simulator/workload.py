@@ -18,7 +18,7 @@ from .request import Request, requests_from_columns
 from .trace_files import check_trace_path, read_trace
 
 ARRIVALS = ("poisson", "gamma")
-LENGTHS = ("fixed", "sharegpt", "openchat-sharegpt4", "long-context")
+LENGTHS = ("fixed", "sharegpt", "openchat-sharegpt4", "long-context", "sharegpt-multiturn")
 DEFAULT_REQUESTS = 1000
 MAX_REQUESTS = 10_000_000          # a guard against typos (--rate 1e9); far more than any simulation runs
 
