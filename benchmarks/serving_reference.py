@@ -41,7 +41,9 @@ The mapping rule, written before any row was scored and not tuned after:
   session 55 (added after scoring) at the acceptance length InferenceX reports for its chat-templated random
   prompts, 2.50 tokens a round at 3 drafts (PR #649; INFERENCEX_MTP_ACCEPT_LENGTH: 0.69 a draft). Rows on
   1.1.0rc2.post2 ran both ways (InferenceX used that image for the STP and the first MTP configurations) and
-  nothing in the row says which: mapped without speculation;
+  nothing in the row says which: mapped without speculation. Added after scoring (session 56): Qwen3.5-397B FP8
+  SGLang 0.5.9 rows at TP4 without EP are InferenceX's qwen3.5-fp8-b200-sglang-mtp key (the plain key never
+  searched that layout: qwen35_mtp_key), EAGLE over the MTP layer, 3 steps top-1: `mtp:k=3` at that acceptance;
 - precision: gemm_quant_mode -> quantization (fp8 -> fp8, fp8_block -> fp8-block, nvfp4 -> nvfp4, int4_wo ->
   w4a16, empty -> the checkpoint's 16-bit); moe_quant_mode -> expert_quantization when it differs from the
   gemm mode; KV cache fp8 where gemm_quant_mode is set (aiconfigurator pairs its quantized configurations
@@ -769,18 +771,44 @@ MTP_IMAGE = "tensorrt-llm/release:1.2.0rc6.post3"   # InferenceX's dsr1-*-b200-t
 # as on MT-Bench; ~3.55 without the template: InferenceX PR #649, 2026-02-05, the reason the flag was added),
 # where whatif's default 0.85 a draft gives 3.19 at 3 drafts. Read as one acceptance per draft (chain_alpha: 0.69,
 # the mtp technique's own assumption that deeper drafts accept alike), so 1.69 a round at 1 draft.
+# Taken for Qwen3.5's -mtp key as well (session 56): the same client and draft count; no acceptance of Qwen3.5's MTP
+# on that client is published (its "golden" 3.39 at 3 drafts is thinking-on agentic traffic, sglang PR #35194).
 INFERENCEX_MTP_ACCEPT_LENGTH = (2.50, 3)   # (tokens a round, drafts) of PR #649's DeepSeek-R1 MTP runs
 INFERENCEX_MTP_ACCEPTANCE_MAPPED = True
+
+
+# InferenceX's Qwen3.5-397B FP8 B200 SGLang keys (added after scoring, session 56; before/after in docs/accuracy.md):
+# the plain key qwen3.5-fp8-b200-sglang searched TP4 EP4 and TP8 EP1 (PR #804, 2026-02-26: 1k/1k TP4 EP4, 1k/8k and
+# 8k/1k TP8 EP1 and TP4 EP4, conc 4-64; PR #918 "Replace FP8 with combination of TP4 and TP8 config", the 2026-03-24
+# runs), while qwen3.5-fp8-b200-sglang-mtp (PR #898, perf-changelog: "EAGLE speculative decoding: num-steps 3,
+# draft-tokens 4, topk 1", single_node/qwen3.5_fp8_b200_mtp.sh) searched TP4 EP1 alone at conc 4-512 (its WIP
+# PR #897, nvidia-master.yaml: "{ tp: 4, ep: 1, conc-start: 4, conc-end: 512, spec-decoding: mtp }"). So a 0.5.9
+# FP8 TP4 EP1 row (the 2026-03-20 run, 4-256 clients, and the gap-analysis rows copying it) is the -mtp key: a chain
+# of 3 drafts of the checkpoint's MTP layer, at the acceptance InferenceX's chat-templated random prompts give.
+QWEN35_MTP_KEY_MAPPED = True
+
+
+def qwen35_mtp_key(row: dict, layout: dict) -> bool:
+    """A row of InferenceX's qwen3.5-fp8-b200-sglang-mtp key (QWEN35_MTP_KEY_MAPPED): SGLang 0.5.9, Qwen3.5, fp8,
+    TP4 without EP, InferenceX's run. Reads the launch fields, not the measurement."""
+    return (QWEN35_MTP_KEY_MAPPED and row["backend"] == "sglang" and "qwen3.5" in row["model_path"].lower()
+            and row["gemm_quant_mode"] == "fp8" and row.get("backend_version") == "0.5.9"
+            and layout["tp"] == 4 and layout.get("ep", 1) == 1 and layout.get("attention_dp", 1) == 1
+            and inferencex_run(row))
 
 
 def speculation(row: dict, layout: dict) -> str | None:
     """The speculative decoding a row ran, where its record shows it: TensorRT-LLM DeepSeek rows on the
     InferenceX MTP image run MTP with num_nextn_predict_layers 3, or 1 under attention DP
-    (benchmarks/dsr1_fp4_b200_trt_mtp.sh); whatif's `mtp` technique with that k, at the acceptance InferenceX's
+    (benchmarks/dsr1_fp4_b200_trt_mtp.sh); Qwen3.5 FP8 SGLang rows of the -mtp key (qwen35_mtp_key) EAGLE over the
+    MTP layer, 3 steps top-1; whatif's `mtp` technique with that k, at the acceptance InferenceX's
     chat-templated random prompts give (INFERENCEX_MTP_ACCEPT_LENGTH; whatif's default where not mapped)."""
-    if row["backend"] != "trtllm" or MTP_IMAGE not in row["silicon_data_source"].replace("#", "/"):
+    if qwen35_mtp_key(row, layout):
+        spec = "mtp:k=3"
+    elif row["backend"] != "trtllm" or MTP_IMAGE not in row["silicon_data_source"].replace("#", "/"):
         return None
-    spec = f"mtp:k={1 if layout.get('attention_dp', 1) > 1 else 3}"
+    else:
+        spec = f"mtp:k={1 if layout.get('attention_dp', 1) > 1 else 3}"
     if INFERENCEX_MTP_ACCEPTANCE_MAPPED:
         from whatif.roofline.speculation import chain_alpha
         spec += f",alpha={chain_alpha(*INFERENCEX_MTP_ACCEPT_LENGTH):.4f}"

@@ -352,6 +352,24 @@ def test_inferencex_mtp_rows_draft_the_acceptance_length_its_chat_templated_prom
     assert sr.simulate_kwargs(row)["techniques"] == ["mtp:k=3"]   # whatif's default acceptance (0.85 a draft)
 
 
+def test_qwen35_fp8_tp4_ep1_rows_are_the_inferencex_mtp_key_and_other_layouts_plain(monkeypatch):
+    """InferenceX's plain qwen3.5-fp8-b200-sglang key searched TP4 EP4 and TP8 EP1 (PRs #804, #918); its -mtp key
+    (PR #898, EAGLE 3 steps, top-1) TP4 EP1 alone (PR #897): the layout says which key ran."""
+    ix = ("source_file=2026-03-25.csv; model=Qwen3.5-397B; silicon_concurrency=4; measured=2026-03-20T22:08:23Z; "
+          "wip=False; image=lmsysorg/sglang:v0.5.9-cu130")
+    qwen = dict(id="2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp4_0_ep1_0_463",
+                silicon_data_source=ix, backend="sglang", backend_version="0.5.9",
+                model_path="Qwen/Qwen3.5-397B-A17B", gemm_quant_mode="fp8", moe_quant_mode="fp8_block",
+                batch_size="4", tp_size="4", attention_dp_size="1", moe_tp_size="4", moe_ep_size="1")
+    assert sr.simulate_kwargs(_row(**qwen))["techniques"] == ["mtp:k=3,alpha=0.6914"]
+    ep4 = {**qwen, "id": qwen["id"].replace("ep1", "ep4"), "tp_size": "16", "moe_tp_size": "4", "moe_ep_size": "4"}
+    assert "techniques" not in sr.simulate_kwargs(_row(**ep4))            # the plain key's TP4 EP4
+    assert "techniques" not in sr.simulate_kwargs(_row(**{**qwen, "tp_size": "8", "moe_tp_size": "8"}))   # TP8
+    assert "techniques" not in sr.simulate_kwargs(_row(**{**qwen, "backend_version": "nightly-dev"}))
+    monkeypatch.setattr(sr, "QWEN35_MTP_KEY_MAPPED", False)
+    assert "techniques" not in sr.simulate_kwargs(_row(**qwen))
+
+
 def test_inferencex_rows_average_ten_rounds_and_aiperf_rows_fifty():
     """InferenceX's benchmark_serving runs --num-prompts 10N after its warm-up; aiconfigurator's aiperf runs 50N."""
     ix = "source_file=2026-04-06.csv; silicon_concurrency=16; image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post2"
