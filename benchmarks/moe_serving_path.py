@@ -67,6 +67,10 @@ def main(argv=None) -> int:
     by = f.groupby(["gpu", "engine", "eps", "band"], observed=True)
     print(by.agg(n=("ape", "size"), median_ratio=("ratio", "median"), mape=("ape", "mean")).round(2).to_string())
     print(f.groupby(["gpu", "engine"]).agg(median_ratio=("ratio", "median"), mape=("ape", "mean")).round(2).to_string())
+    # balanced rows time the collector's mean rank (picks spread, rank 0 average); power-law rows its busiest rank
+    # (the most loaded EP group swapped onto rank 0): the graph's busiest-rank experts belong beside the latter
+    ep = f[f.ep > 1].groupby(["gpu", "engine", "distribution"])
+    print(ep.agg(median_ratio=("ratio", "median"), mape=("ape", "mean")).round(2).unstack("distribution").to_string())
     print(f"all: MAPE {f.ape.mean():.1f}%, median ratio x{f.ratio.median():.2f} ({len(f)} points)")
     if args.out:
         f.to_csv(args.out, index=False)
