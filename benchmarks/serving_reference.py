@@ -1100,6 +1100,12 @@ def vllm_checkpoint(row: dict, kw: dict) -> None:
 # dsr1-fp4-b200-sglang and dsr1-fp4-b200-trt `model: nvidia/DeepSeek-R1-0528-FP4-V2`; the multi-node srt-slurm
 # recipes' dsr1-fp4 model path deepseek-r1-0528-fp4-v2); the set's DeepSeek-V3 db-dump rows repeat those runs.
 SGLANG_TRTLLM_CHECKPOINTS = {("deepseek", "nvfp4"): "nvidia/DeepSeek-R1-0528-FP4-V2"}
+# GLM-5's NVFP4 rows: glm5_fp4_b200.sh (fixed_seq_len/ at 8eec0d4) launches `--quantization modelopt_fp4`, a ModelOpt
+# export; NVIDIA's nvidia/GLM-5-NVFP4 (hf_quant_config.json exclude_modules: every layer's q_a/q_b/kv_a/kv_b/o_proj and
+# indexer) keeps attention 16-bit. Tried after scoring (session 56): TPOT of the 10 rows 24.4% -> 26.2% (their gap is
+# not in attention), TTFT 54.9% -> 53.8%; off by default, docs/accuracy.md "B200 TPOT under load (session 56)".
+SGLANG_GLM5_CHECKPOINTS = {("glm-5", "nvfp4"): "nvidia/GLM-5-NVFP4"}
+GLM5_NVFP4_CHECKPOINT_MAPPED = False   # on: the GLM-5 NVFP4 rows load nvidia/GLM-5-NVFP4 as stored
 # On (session 53, helper L): the MLA module fit now prices o_proj at its own format (module_fits.py); what the rows ran
 # (the checkpoint is sourced), though SGLang's TPOT gets worse (8.1% -> 10.9% over 118 rows; docs/accuracy.md)
 NVIDIA_FP4_CHECKPOINTS_MAPPED = True
@@ -1115,7 +1121,8 @@ def sglang_trtllm_checkpoint(row: dict, kw: dict) -> None:
             or not row["silicon_data_source"].startswith(INFERENCEX_SOURCES):
         return
     model, quant = row["model_path"].lower(), row["gemm_quant_mode"]
-    found = next((c for (m, q), c in SGLANG_TRTLLM_CHECKPOINTS.items() if m in model and q == quant), None)
+    checkpoints = {**SGLANG_TRTLLM_CHECKPOINTS, **(SGLANG_GLM5_CHECKPOINTS if GLM5_NVFP4_CHECKPOINT_MAPPED else {})}
+    found = next((c for (m, q), c in checkpoints.items() if m in model and q == quant), None)
     if found is None or row["moe_quant_mode"] != quant:
         return
     kw["model"] = found

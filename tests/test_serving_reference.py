@@ -738,6 +738,24 @@ def test_inferencex_sglang_trtllm_deepseek_fp4_rows_load_nvidias_v2_checkpoint(m
     assert fp8["model"] == "deepseek-ai/DeepSeek-R1"
 
 
+def test_glm5_nvfp4_checkpoint_mapping_is_off_by_default_and_keeps_attention_16bit_when_on(monkeypatch):
+    """GLM5_NVFP4_CHECKPOINT_MAPPED (tried in session 56, off): on, an InferenceX GLM-5 NVFP4 SGLang row loads
+    nvidia/GLM-5-NVFP4 as stored (its exclude list leaves attention and o_proj 16-bit); off, the rule's nvfp4."""
+    from whatif.inputs import scenario_from_inputs
+    src = "source_file=2026-04-06.csv; model=GLM-5; silicon_concurrency=8; wip=False"
+    glm = dict(backend="sglang", backend_version="nightly-dev", model_path="zhipuai/GLM-5", silicon_data_source=src,
+               batch_size="8", tp_size="8", attention_dp_size="1", moe_tp_size="8", moe_ep_size="1",
+               gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")
+    assert sr.GLM5_NVFP4_CHECKPOINT_MAPPED is False
+    off = sr.simulate_kwargs(_row(**glm))
+    assert off["model"] == "zhipuai/GLM-5" and off["quantization"] == "nvfp4"
+    monkeypatch.setattr(sr, "GLM5_NVFP4_CHECKPOINT_MAPPED", True)
+    on = sr.simulate_kwargs(_row(**glm))
+    assert on["model"] == "nvidia/GLM-5-NVFP4" and "quantization" not in on
+    modules = dict(scenario_from_inputs(None, {"model": on["model"]}).precision.modules)
+    assert modules["attention"] == modules["attention_out"] == "none"
+
+
 def test_inferencex_vllm_rows_launch_as_their_recipes():
     """KV dtype, memory fraction and scheduler limits from the InferenceX vLLM recipe (VLLM_RECIPES), in place of the
     aiconfigurator pairing (fp8 KV with a quantized GEMM) and the generator's batch_size per rank."""
