@@ -2,10 +2,12 @@
 
     python benchmarks/eager_host_sensitivity.py --filter dsr1_b200_trtllm --engine trtllm --arch blackwell \
         --scale 1 3.3 [--every 4] [--out /tmp/x.csv]
+    python benchmarks/eager_host_sensitivity.py --query "engine=='trtllm' and mode=='agg'" --scale 1 3.3
 
-Reruns the rows of benchmarks/serving_reference.py whose id contains `--filter` (every `--every`-th) with the
-engine's `kernels.eager_launch_s` on `--arch` hosts multiplied by each `--scale` (the scenario field `launch_us`),
-and prints TTFT MAPE, median predicted/measured ratio, rows off by more than 3x and TPOT MAPE, by concurrency band.
+Reruns the rows of benchmarks/serving_reference.py whose id contains `--filter`, or that `--query` selects from the
+committed table (every `--every`-th), with the engine's `kernels.eager_launch_s` on `--arch` hosts multiplied by
+each `--scale` (the scenario field `launch_us`), and prints TTFT MAPE, median predicted/measured ratio, rows off by
+more than 3x and TPOT MAPE, by concurrency band.
 A sensitivity, never a calibration: a scale that closes a slice is read off the serving rows, so no prediction may
 take it (docs/accuracy.md, "TensorRT-LLM DeepSeek on B200 at light load ... session 56"). Scale 1 reproduces the
 committed table.
@@ -65,7 +67,9 @@ def summary(points: list[tuple[int, float, float, float, float]]) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--filter", required=True, help="rows whose id contains this text")
+    which = ap.add_mutually_exclusive_group(required=True)
+    which.add_argument("--filter", help="rows whose id contains this text")
+    which.add_argument("--query", help="a pandas query on benchmarks/data/serving_reference.csv's columns")
     ap.add_argument("--engine", default="trtllm")
     ap.add_argument("--arch", default="blackwell")
     ap.add_argument("--scale", type=float, nargs="+", default=[1.0])
@@ -75,7 +79,15 @@ def main(argv=None) -> int:
 
     import serving_reference as sr
 
-    rows = [r for r in sr.load() if args.filter in r["id"]][::max(1, args.every)]
+    by_id = {r["id"]: r for r in sr.load()}
+    if args.query:   # (the committed table's order, as /tmp/slice56.py samples it)
+        import pandas as pd
+
+        table = pd.read_csv(ROOT / "benchmarks" / "data" / "serving_reference.csv")
+        ids = list(table.query(args.query, engine="python").id)
+    else:
+        ids = [i for i in by_id if args.filter in i]
+    rows = [by_id[i] for i in ids[::max(1, args.every)] if i in by_id]
     out = []
     for scale in args.scale:
         points = []
