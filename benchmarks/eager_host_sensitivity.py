@@ -1,0 +1,117 @@
+"""How far the light-load TTFT of a slice of serving rows moves if an engine's eager host time per launch were larger.
+
+    python benchmarks/eager_host_sensitivity.py --filter dsr1_b200_trtllm --engine trtllm --arch blackwell \
+        --scale 1 3.3 [--every 4] [--out /tmp/x.csv]
+    python benchmarks/eager_host_sensitivity.py --query "engine=='trtllm' and mode=='agg'" --scale 1 3.3
+
+Reruns the rows of benchmarks/serving_reference.py whose id contains `--filter`, or that `--query` selects from the
+committed table (every `--every`-th), with the engine's `kernels.eager_launch_s` on `--arch` hosts multiplied by
+each `--scale` (the scenario field `launch_us`), and prints TTFT MAPE, median predicted/measured ratio, rows off by
+more than 3x and TPOT MAPE, by concurrency band.
+A sensitivity, never a calibration: a scale that closes a slice is read off the serving rows, so no prediction may
+take it (docs/accuracy.md, "TensorRT-LLM DeepSeek on B200 at light load ... session 56"). Scale 1 reproduces the
+committed table.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+BANDS = ((1, 8), (9, 32), (33, 128), (129, 10**6))
+
+
+@contextlib.contextmanager
+def scaled_eager_host(engine: str, arch: str, scale: float):
+    """whatif.api.simulate with the scenario's `launch_us` (the host time per eagerly launched kernel) set to
+    `scale` x the engine's own `kernels.eager_launch_s` on the GPU's hosts, for runs of `engine` on an `arch` GPU
+    (restored on exit). At scale 1 the run is the committed one (the same host time, given explicitly)."""
+    from whatif import api, scenario
+    from whatif.specs.hardware import load_system
+
+    original = api.simulate
+
+    def simulate(**kw):
+        if scale != 1 and kw.get("kernel_engine") == engine and "launch_us" not in kw:
+            gpu = load_system(kw["hardware"]).gpu
+            host = scenario._engine_on(engine, kw["hardware"], None, None).eager_launch_s
+            if gpu.arch == arch and host:
+                kw = {**kw, "launch_us": host * scale * 1e6}
+        return original(**kw)
+
+    api.simulate = simulate
+    try:
+        yield
+    finally:
+        api.simulate = original
+
+
+def summary(points: list[tuple[int, float, float, float, float]]) -> str:
+    """One line: TTFT MAPE, median ratio, off by 3x, TPOT MAPE of (clients, ttft pred, meas, tpot pred, meas)."""
+    if not points:
+        return "no rows"
+    ratio = [p / m for _, p, m, _, _ in points]
+    ttft = statistics.fmean(abs(r - 1) for r in ratio) * 100
+    tpot = statistics.fmean(abs(p / m - 1) for _, _, _, p, m in points if m) * 100
+    off3 = sum(r < 1 / 3 or r > 3 for r in ratio)
+    return (f"n {len(points):3d}  TTFT {ttft:5.1f}%  x{statistics.median(ratio):.2f}  off3 {off3:2d}  "
+            f"TPOT {tpot:5.1f}%")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    which = ap.add_mutually_exclusive_group(required=True)
+    which.add_argument("--filter", help="rows whose id contains this text")
+    which.add_argument("--query", help="a pandas query on benchmarks/data/serving_reference.csv's columns")
+    ap.add_argument("--engine", default="trtllm")
+    ap.add_argument("--arch", default="blackwell")
+    ap.add_argument("--scale", type=float, nargs="+", default=[1.0])
+    ap.add_argument("--every", type=int, default=1, help="run every N-th matching row")
+    ap.add_argument("--out", help="CSV of id, scale, clients, predicted and measured TTFT/TPOT")
+    args = ap.parse_args(argv)
+
+    import serving_reference as sr
+
+    by_id = {r["id"]: r for r in sr.load()}
+    if args.query:   # (the committed table's order, as /tmp/slice56.py samples it)
+        import pandas as pd
+
+        table = pd.read_csv(ROOT / "benchmarks" / "data" / "serving_reference.csv")
+        ids = list(table.query(args.query, engine="python").id)
+    else:
+        ids = [i for i in by_id if args.filter in i]
+    rows = [by_id[i] for i in ids[::max(1, args.every)] if i in by_id]
+    out = []
+    for scale in args.scale:
+        points = []
+        with scaled_eager_host(args.engine, args.arch, scale):
+            for row in rows:
+                res = sr.run_row(row)
+                if not res.expressible:
+                    continue
+                meas_ttft, meas_tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
+                points.append((sr.concurrency(row), res.ttft_ms, meas_ttft, res.tpot_ms, meas_tpot))
+                out.append((row["id"], scale, *points[-1]))
+        print(f"scale {scale:g}: {summary(points)}")
+        for lo, hi in BANDS:
+            band = [p for p in points if lo <= p[0] <= hi]
+            if band:
+                print(f"  {lo}-{hi if hi < 10**6 else '+'} clients: {summary(band)}")
+    if args.out:
+        with open(args.out, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["id", "scale", "clients", "predicted_ttft_ms", "measured_ttft_ms", "predicted_tpot_ms",
+                        "measured_tpot_ms"])
+            w.writerows(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

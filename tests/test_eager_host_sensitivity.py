@@ -1,0 +1,39 @@
+"""benchmarks/eager_host_sensitivity.py: the scale reaches the scenario's launch_us only for the named engine on the
+named GPU generation, and the patch is undone on exit."""
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import eager_host_sensitivity as ehs  # noqa: E402
+from whatif import api  # noqa: E402
+
+
+@pytest.fixture
+def seen(monkeypatch):
+    calls = []
+    monkeypatch.setattr(api, "simulate", lambda **kw: calls.append(kw) or kw)
+    return calls
+
+
+def test_scale_sets_launch_us_from_the_engines_host(seen):
+    with ehs.scaled_eager_host("trtllm", "blackwell", 2.0):
+        api.simulate(kernel_engine="trtllm", hardware="dgx-b200")
+        api.simulate(kernel_engine="vllm", hardware="dgx-b200")          # another engine: untouched
+        api.simulate(kernel_engine="trtllm", hardware="dgx-h100")        # another generation: untouched
+    assert seen[0]["launch_us"] == pytest.approx(2 * 21.5)            # trtllm.yaml eager_launch_by_arch blackwell
+    assert "launch_us" not in seen[1] and "launch_us" not in seen[2]
+
+
+def test_scale_one_and_exit_leave_runs_alone(seen):
+    with ehs.scaled_eager_host("trtllm", "blackwell", 1.0):
+        api.simulate(kernel_engine="trtllm", hardware="dgx-b200")
+    api.simulate(kernel_engine="trtllm", hardware="dgx-b200")
+    assert all("launch_us" not in kw for kw in seen)
+
+
+def test_summary_counts_rows_off_by_three():
+    line = ehs.summary([(4, 50.0, 200.0, 10.0, 10.0), (4, 100.0, 100.0, 11.0, 10.0)])
+    assert "off3  1" in line and "x0.62" in line
