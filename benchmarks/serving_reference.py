@@ -194,6 +194,16 @@ The mapping rule, written before any row was scored and not tuned after:
   3 draft tokens, top-1) on one image (v0.5.9-cu130, InferenceX issue #1154), so two different measurements of one
   launch (image, layout, precision, lengths, N, date) are one of each and the row does not say which: the 32 such
   DeepSeek-R1 FP8 TP8 rows are not scored. The rule counts measurements, it does not read their values;
+- an InferenceX TensorRT-LLM DeepSeek run on the image it ran plain and with MTP (added after scoring, session 56,
+  trt_stp_or_mtp_unknown): PR #392 (opened 2026-01-07) added dsr1-fp{4,8}-b200-trt-mtp on release 1.1.0rc2.post2,
+  the plain keys' image until PRs #594 / #620 (PR #642 moved the fp4 MTP key "from release:1.1.0rc2.post2"), so the
+  32 DeepSeek-R1 rows of that image measured from that date (2026-01-14) are not scored; the rule reads the image
+  and the date;
+- a gap-analysis row whose attention layout is not recorded (added after scoring, session 56,
+  attention_layout_unrecorded): attention_dp_size empty with batch_size x tp_size = N, which the file's own
+  convention (batch_size x attention_dp_size = N in 137 of the 138 rows that record attention DP) reads as attention
+  DP over the TP ranks and agg_pool reads as a per-GPU batch of a TP replica: the 12 TensorRT-LLM 1.3.0rc rows
+  (DeepSeek-R1 / V3.1 NVFP4 on B200, gpt-oss-120b on H100) are not scored;
 - InferenceX's vLLM recipes (vllm_recipe, VLLM_RECIPES; added after scoring, session 50, its before/after in the
   commit and the closing note): an aggregated vLLM row from INFERENCEX_SOURCES of a model, precision and GPU whose
   recipe was read (benchmarks/single_node/minimaxm2.5_fp8_{h100,b200}.sh, minimaxm2.5_fp4_b200.sh,
@@ -882,12 +892,17 @@ def llama70b_trt_recipe(row: dict) -> bool:
 # at 0a919c5) fp8 1024/1024 and 1024/8192 at CONC >= 256 (DEEPGEMM) and (dsr1_fp4_b200_trt.sh at 111f031) NVFP4
 # 1024/* at CONC >= 256 and 8192/1024 at CONC > 32 (CUTLASS); the MTP image (1.2.0rc6.post3) NVFP4 without DP
 # attention (dsr1_fp4_b200_trt_mtp.sh at 13dd0c2: TRTLLM; CUTLASS under DP attention). Not mapped: 1.1.0rc2.post2
-# (DEEPGEMM, the changelog's "from"). The fp8 MTP rows (added after scoring, session 55; docs/accuracy.md): InferenceX
+# fp8 (DEEPGEMM, the changelog's "from"; its NVFP4 rows: TRTLLM_GEN_MOE_FP4_IMAGES). The fp8 MTP rows (added after
+# scoring, session 55; docs/accuracy.md): InferenceX
 # PR #632 (2026-02-05, "dsr1 fp8 b200 trt agg mtp update", the move to the 1.2 release image) switched "most of the
 # tests" to the TRTLLM backend, DEEPGEMM for the data-parallel-attention points (the recipe at 8eec0d4: TRTLLM;
 # 111f031 / 7506aee, DEEPGEMM throughout, are older): TRTLLM without DP attention (FP8_MTP_MOE_MAPPED)
 TRTLLM_GEN_MOE_IMAGES = ("1.2.0rc6.post2", "1.2.0rc6.post3")
 FP8_MTP_MOE_MAPPED = True
+# The NVFP4 recipe of the 1.1.0rc2.post2 image (benchmarks/dsr1_fp4_b200_trt.sh at 6320e9b, the revision with that
+# image's max_num_tokens) already set MOE_BACKEND="TRTLLM", CUTLASS at TP4 / TP8 for 1024/* at CONC >= 256 and 8192/1024
+# at CONC > 32: the post2 rule's points (PR #620's "from DEEPGEMM" is the fp8 recipe's; added after scoring, session 56)
+TRTLLM_GEN_MOE_FP4_IMAGES = ("1.1.0rc2.post2",)
 # On: the rows ran these kernels. It moves their TPOT the wrong way (the 109 rows it maps, scored on the session-52
 # merge: TTFT MAPE 49.9% -> 41.1%, x0.48 -> x0.58, off by 3x 18 -> 11; TPOT 12.7% -> 14.7%; docs/accuracy.md): the
 # rule follows the launch, not the score
@@ -928,8 +943,9 @@ def trtllm_moe_kernels(row: dict, layout: dict, n: int) -> dict:
     TRTLLM` (TRTLLM_GEN_MOE_IMAGES): its experts priced by the fused-MoE rows that timed those kernels
     (roofline/moe_kernels.py); {} elsewhere (the per-class model, as before). Added after scoring, with its
     before/after in docs/accuracy.md."""
+    fp4_image = row["backend_version"] in TRTLLM_GEN_MOE_FP4_IMAGES and row["gemm_quant_mode"] == "nvfp4"
     if (row["backend"] != "trtllm" or "deepseek" not in row["model_path"].lower() or not inferencex_run(row)
-            or row["backend_version"] not in TRTLLM_GEN_MOE_IMAGES):
+            or (row["backend_version"] not in TRTLLM_GEN_MOE_IMAGES and not fp4_image)):
         return {}
     isl, quant, adp = _int(row["isl"]), row["gemm_quant_mode"], layout.get("attention_dp", 1) > 1
     if row["backend_version"] == "1.2.0rc6.post3":
@@ -1389,6 +1405,54 @@ def stp_or_mtp_unknown(row: dict) -> str:
             "dsr1_fp8_b200_mtp.sh) keys ran on one image and the row does not say which it was")
 
 
+# InferenceX added the DeepSeek-R1 TensorRT-LLM MTP keys dsr1-fp4-b200-trt-mtp and dsr1-fp8-b200-trt-mtp in PR #392
+# (opened 2026-01-07, "Add MTP Benchmark Support for DeepSeek-R1 TRT") on the image its plain keys ran, release
+# 1.1.0rc2.post2 (perf-changelog: PR #642 moved dsr1-fp4-b200-trt-mtp "from release:1.1.0rc2.post2", PR #632 the
+# fp8 one to the 1.2 release; PRs #594 / #620 moved the plain keys to 1.2.0rc6.post2), so from that date a
+# 1.1.0rc2.post2 DeepSeek run is plain or MTP and the row does not say which (added after scoring, session 56)
+INFERENCEX_TRT_MTP_KEYS_FROM = "2026-01-07"
+INFERENCEX_TRT_STP_MTP_SHARED_IMAGE = "1.1.0rc2.post2"
+INFERENCEX_TRT_STP_OR_MTP_SCORED = False
+
+
+def trt_stp_or_mtp_unknown(row: dict) -> str:
+    """'' or why an InferenceX TensorRT-LLM DeepSeek row's speculation is not determined: measured on the
+    1.1.0rc2.post2 image on or after the day InferenceX added its -trt-mtp keys on that image
+    (INFERENCEX_TRT_MTP_KEYS_FROM), so it ran dsr1-*-b200-trt or dsr1-*-b200-trt-mtp (MTP 3, or 1 under DP
+    attention) and nothing in the row tells them apart (the 1.2 images do: MTP_IMAGE). Reads the image and the
+    date, not the measured latency; not scored unless INFERENCEX_TRT_STP_OR_MTP_SCORED."""
+    if (INFERENCEX_TRT_STP_OR_MTP_SCORED or row["backend"] != "trtllm" or "deepseek" not in row["model_path"].lower()
+            or row.get("backend_version") != INFERENCEX_TRT_STP_MTP_SHARED_IMAGE or not inferencex_run(row)):
+        return ""
+    measured = re.search(r"measured=(\d{4}-\d\d-\d\d)", row["silicon_data_source"])
+    if not measured or measured[1] < INFERENCEX_TRT_MTP_KEYS_FROM:
+        return ""
+    return (f"measured {measured[1]} on the {INFERENCEX_TRT_STP_MTP_SHARED_IMAGE} image, which InferenceX ran both "
+            "plain and with MTP from its PR #392 (dsr1-*-b200-trt-mtp): the row does not say which")
+
+
+# The gap-analysis rows whose batch_size x tp_size is N while attention_dp_size is empty (added after scoring, session
+# 56): everywhere else in the file batch_size x attention_dp_size = N (137 of the 138 aggregated rows that record
+# attention DP > 1), so these read as attention DP over the TP ranks as well as agg_pool's per-GPU figure of a TP
+# replica; which one the deployment ran is not recorded
+UNRECORDED_ATTENTION_LAYOUT_SCORED = False
+
+
+def attention_layout_unrecorded(row: dict) -> str:
+    """'' or why an aggregated row's attention layout is not determined: attention_dp_size empty, tp_size > 1 and
+    batch_size x tp_size = N (the per-rank batch of attention DP over the TP ranks, or a per-GPU figure of a TP
+    replica; agg_pool takes the latter). Reads the layout fields, not the measured latency; not scored unless
+    UNRECORDED_ATTENTION_LAYOUT_SCORED."""
+    if UNRECORDED_ATTENTION_LAYOUT_SCORED or row["mode"] != "agg" or row.get("attention_dp_size", "").strip():
+        return ""
+    tp, bs = _int(row.get("tp_size", ""), 1), _int(row.get("batch_size", ""), 0)
+    n = re.search(r"silicon_concurrency=(\d+)", row["silicon_data_source"])
+    if tp <= 1 or not bs or not n or bs * tp != int(n[1]):
+        return ""
+    return (f"batch_size {bs} x tp_size {tp} = N with attention_dp_size empty: attention DP over the {tp} TP ranks "
+            "(the file's batch_size x attention_dp_size = N) or a per-GPU batch of a TP replica, not recorded")
+
+
 def sa_bench_client(row: dict) -> bool:
     """A disaggregated InferenceX row (db-dump, or added after scoring, session 54: the 2026-03-25 / 2026-04-06 files'
     multi-node runs, whose srt-slurm recipes name `benchmark: type: "sa-bench"`, e.g. recipes/trtllm/b200-fp4/1k1k/
@@ -1515,7 +1579,8 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     gpus = layout["tp"] * layout["pp"]
     kw = {"model": row["model_path"], "hardware": SYSTEMS[system], "kernel_engine": row["backend"],
           "prompt": _int(row["isl"]), "output": _int(row["osl"]), "gpus": gpus, **layout}
-    capped = capped_below_load(row) or cold_server(row) or cold_symmetric_pool(row) or stp_or_mtp_unknown(row)
+    capped = capped_below_load(row) or cold_server(row) or cold_symmetric_pool(row) or stp_or_mtp_unknown(row) \
+        or trt_stp_or_mtp_unknown(row) or attention_layout_unrecorded(row)
     if capped:
         raise NotExpressible(capped)
     replicas = 1 if disagg else agg_pool(row, n)[0]

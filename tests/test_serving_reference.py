@@ -469,7 +469,8 @@ def test_inferencex_llama70b_trtllm_rows_wait_for_batches_only_at_1k_1k_below_tp
 def test_inferencex_deepseek_trtllm_rows_run_the_moe_kernels_their_recipe_picked(monkeypatch):
     """moe_config.backend TRTLLM from the 1.2.0rc6.post2 image on (perf-changelog PRs #594/#620), DEEPGEMM (fp8) or
     CUTLASS (NVFP4) at the recipes' high concurrencies, TRTLLM in the MTP recipes without DP attention only;
-    1.1.0rc2.post2 (DEEPGEMM) and aiconfigurator's own runs are left to the per-class model."""
+    1.1.0rc2.post2 fp8 (DEEPGEMM) and aiconfigurator's own runs are left to the per-class model; that image's NVFP4
+    recipe (6320e9b) ran TRTLLM at the post2 recipe's points."""
     def kw(version="1.2.0rc6.post2", quant="fp8", n=4, isl="1024", adp="1", **over):
         image = f"nvcr.io/nvidia/tensorrt-llm/release:{version}"
         fields = dict(silicon_data_source=f"source_file=2026-04-06.csv; silicon_concurrency={n}; image={image}",
@@ -482,7 +483,9 @@ def test_inferencex_deepseek_trtllm_rows_run_the_moe_kernels_their_recipe_picked
     assert kw().get("moe_kernels") == on and kw(quant="nvfp4", n=128).get("moe_kernels") == on
     assert kw(isl="8192", n=256).get("moe_kernels") == on                    # fp8 8k/1k: TRTLLM at any CONC
     assert "moe_kernels" not in kw(n=256) and "moe_kernels" not in kw(quant="nvfp4", isl="8192", n=64)
-    assert "moe_kernels" not in kw(version="1.1.0rc2.post2")
+    assert "moe_kernels" not in kw(version="1.1.0rc2.post2")                 # fp8 on 1.1: DEEPGEMM
+    assert kw(version="1.1.0rc2.post2", quant="nvfp4").get("moe_kernels") == on     # its NVFP4 recipe: TRTLLM
+    assert "moe_kernels" not in kw(version="1.1.0rc2.post2", quant="nvfp4", isl="8192", n=64)   # CUTLASS
     assert kw(version="1.2.0rc6.post3", quant="nvfp4").get("moe_kernels") == on
     assert "moe_kernels" not in kw(version="1.2.0rc6.post3", quant="nvfp4", adp="8", tp_size="1", n=64)
     assert kw(version="1.2.0rc6.post3").get("moe_kernels") == on              # fp8 MTP: PR #632's TRTLLM
@@ -521,8 +524,10 @@ def test_the_subset_runs_and_stays_within_its_bounds():
     assert not [r.reason for r in results if r.reason.startswith("internal error")]
     ok = [r for r in results if r.expressible]
     # coverage only grows, but for rows judged unusable (75: one of the 9 capped gpt-oss rows was in the sample;
-    # 74 once the cold-server runs were left out (3 in the sample) and SGLang's fp8 TP4 rows fit (2 in))
-    assert len(ok) >= 74
+    # 74 once the cold-server runs were left out (3 in the sample) and SGLang's fp8 TP4 rows fit (2 in);
+    # 64 once the TensorRT-LLM 1.1.0rc2.post2 runs of 2026-01-14 (3 in) and the gap-analysis rows whose attention
+    # layout is not recorded (7 in) were left out: trt_stp_or_mtp_unknown, attention_layout_unrecorded, session 56)
+    assert len(ok) >= 64
     assert {"trtllm", "vllm"} <= {r.row["backend"] for r in ok}
     assert sum(r.row["mode"] == "disagg" for r in ok) >= 10   # both pools' layouts and worker counts
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
@@ -555,9 +560,10 @@ def test_the_whole_file():
     # the 10 fp8 TP4 rows fit at their recipe's memory fraction (inferencex_sglang_launch))
     # (2,459 once the 32 DeepSeek-R1 SGLang rows of a launch InferenceX measured plain and speculative were left out:
     # stp_or_mtp_unknown, session 55)
-    # (2,435 once the 24 cold NVFP4 runs under their chunk, on the --enable-symm-mem recipe, were left out:
-    # cold_symmetric_pool, session 56)
-    assert len(ok) >= 2435
+    # (2,391 once the 24 cold NVFP4 runs under their chunk, on the --enable-symm-mem recipe, were left out:
+    # cold_symmetric_pool; and the 32 TensorRT-LLM DeepSeek-R1 runs on the image InferenceX ran plain and with MTP and
+    # the 12 gap-analysis rows whose attention layout is not recorded: session 56)
+    assert len(ok) >= 2391
     ttft, tpot = sr.stats(ok, "ttft"), sr.stats(ok, "tpot")
     # (2,551 after the stop-47 merges: TTFT 43.3%, median 35.6%, 270 off by 3x; TPOT 16.5%)
     # (2,542 after the stop-48 merges: TTFT 46.0% (worse: SGLang 56.3 -> 63.9%, its block-FP8 MoE fit prices GLM-5
@@ -1051,3 +1057,40 @@ def test_an_inferencex_sglang_launch_measured_two_ways_on_one_date_is_not_scored
         sr.simulate_kwargs(plain)
     monkeypatch.setattr(sr, "INFERENCEX_STP_MTP_PAIRS_SCORED", True)
     assert sr.stp_or_mtp_unknown(plain) == ""
+
+
+def test_a_trtllm_deepseek_run_on_the_image_inferencex_ran_plain_and_with_mtp_is_not_scored(monkeypatch):
+    """From PR #392 (2026-01-07) InferenceX ran dsr1-*-b200-trt and -trt-mtp on release 1.1.0rc2.post2: a row of that
+    image measured from then on does not say which (trt_stp_or_mtp_unknown); earlier ones and other images stay."""
+    def row(measured, version="1.1.0rc2.post2", **over):
+        src = (f"source_file=2026-04-06.csv; silicon_concurrency=4; measured={measured}T00:00:00Z; "
+               f"image=nvcr.io/nvidia/tensorrt-llm/release:{version}")
+        return _row(silicon_data_source=src, backend_version=version, tp_size="8", attention_dp_size="1",
+                    moe_tp_size="1", moe_ep_size="8", batch_size="4", gemm_quant_mode="fp8", moe_quant_mode="fp8",
+                    **over)
+    assert "MTP" in sr.trt_stp_or_mtp_unknown(row("2026-01-14"))
+    assert sr.trt_stp_or_mtp_unknown(row("2025-12-15")) == ""                  # before the -trt-mtp keys
+    assert sr.trt_stp_or_mtp_unknown(row("2026-01-29", version="1.2.0rc6.post2")) == ""
+    assert sr.trt_stp_or_mtp_unknown(row("2026-01-14", backend="sglang")) == ""
+    with pytest.raises(sr.NotExpressible, match="PR #392"):
+        sr.simulate_kwargs(row("2026-01-14"))
+    monkeypatch.setattr(sr, "INFERENCEX_TRT_STP_OR_MTP_SCORED", True)
+    assert sr.trt_stp_or_mtp_unknown(row("2026-01-14")) == ""
+
+
+def test_a_row_whose_batch_size_reads_as_attention_dp_or_a_per_gpu_batch_is_not_scored(monkeypatch):
+    """batch_size x tp_size = N with attention_dp_size empty: attention DP over the TP ranks (the file's
+    batch_size x attention_dp_size = N) or agg_pool's per-GPU figure; not recorded (attention_layout_unrecorded)."""
+    def row(n, bs, tp="4", adp=""):
+        return _row(silicon_data_source=f"gap.csv; gtl_job_id=1; silicon_concurrency={n}; measured=2026-03-17",
+                    model_path="nvidia/DeepSeek-R1-NVFP4", backend_version="1.3.0rc1", tp_size=tp,
+                    attention_dp_size=adp, moe_tp_size="1", moe_ep_size=tp, batch_size=bs,
+                    gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")
+    assert "not recorded" in sr.attention_layout_unrecorded(row(224, "56.0"))
+    assert sr.attention_layout_unrecorded(row(224, "224")) == ""                # one TP replica's batch
+    assert sr.attention_layout_unrecorded(row(224, "56", adp="4")) == ""        # recorded attention DP
+    assert sr.attention_layout_unrecorded(row(56, "56", tp="1")) == ""
+    with pytest.raises(sr.NotExpressible, match="attention_dp_size empty"):
+        sr.simulate_kwargs(row(224, "56.0"))
+    monkeypatch.setattr(sr, "UNRECORDED_ATTENTION_LAYOUT_SCORED", True)
+    assert sr.attention_layout_unrecorded(row(224, "56.0")) == ""
