@@ -15,6 +15,8 @@ A module is its kernels back to back, each priced as a part of fitted_roofline.p
   TensorRT-LLM on Hopper runs its sparse MLA (prefill and decode) with FlashMLA's sparse prefill kernel
   (bf16 KV; aiconfigurator's collector notes): one CTA per (query token, 64-head group), heads padded to 64,
   walking all index_topk slots whatever the visible keys (masked), so its work is waves of such CTAs.
+  TensorRT-LLM skips the indexer's scoring pass (logits, top-k) while a sequence's keys fit in index_topk
+  (indexer_scoring_runs); where it runs, its two kernels are steps of the module (fitted_roofline step_s).
 `past` is the tokens already cached (prefill: a prefix; decode: the context read). Fixed-cost items: one
 per (sequence, head, 64-query tile). Parameters: data/modern_fit.yaml, families mla_module_<phase> and
 dsa_module_<phase> (phase prefill | decode); dsa_indexer_seconds prices the indexer's kernels alone with the
