@@ -40,6 +40,7 @@ def kernels_summed(frame, roles):
     import numpy as np
 
     from whatif.api import estimate
+    from whatif.errors import WhatifError
     from whatif.roofline.ops import graph_role
     from whatif.specs.models import load_model
     from whatif.validate.corpus import GPU_PROFILES
@@ -56,7 +57,12 @@ def kernels_summed(frame, roles):
         kw = dict(model=r.model, hardware=GPU_PROFILES[r.gpu], kernel_engine=r.engine, tp=tp, gpus=tp,
                   batch=int(r.batch_size), prompt=max(1, int(r.step)), output=2, with_max_batch=False,
                   kv_dtype="fp8" if r.kv_cache_dtype == "fp8" else "bf16", quantization=QUANT[r.gemm_type])
-        ops = [t for t in estimate(**kw, module_fits=False).decode.op_times if graph_role(t.op) in roles]
+        try:
+            ops = [t for t in estimate(**kw, module_fits=False).decode.op_times if graph_role(t.op) in roles]
+        except WhatifError:   # a context past the model's window (the DSA tables reach 163,839 cached tokens)
+            memo[key] = np.nan
+            out.append(np.nan)
+            continue
         layers = max(t.op.count for t in ops)   # one layer's module (the dense and MoE layers run the same)
         memo[key] = sum(t.time_s for t in ops if t.op.count == layers)
         out.append(memo[key])

@@ -143,6 +143,26 @@ def test_trtllm_on_hopper_walks_every_top_k_slot_in_waves_of_padded_head_groups(
     assert hopper > 1.5 * mla_modules.dsa_module_seconds("decode", 256, 1, 2, 8, V32, H100, "vllm")
 
 
+def test_trtllm_skips_the_indexer_scoring_pass_while_the_keys_fit_in_the_top_k():
+    """TensorRT-LLM (skip_indexer_for_short_seqs, default on) runs the MQA logits and top-k kernels only once a
+    sequence holds more keys than index_topk: a decode over 2,047 cached keys (2,048 with the new one) skips them,
+    over 2,048 runs them; the other engines always run them. The skipped pass costs nothing, the run one its
+    two kernels' steps."""
+    assert mla_modules.indexer_scoring_runs("trtllm", 1, 2047, 2048) == 0.0
+    assert mla_modules.indexer_scoring_runs("trtllm", 1, 2048, 2048) == 1.0
+    assert mla_modules.indexer_scoring_runs("trtllm", 2048, 0, 2048) == 0.0 < mla_modules.indexer_scoring_runs(
+        "trtllm", 1024, 1025, 2048)
+    assert mla_modules.indexer_scoring_runs("vllm", 1, 16, 2048) == 1.0
+    assert mla_modules.indexer_scoring_runs("sglang", 1, 16, 2048) == 1.0
+    runs = mla_modules.indexer_scoring_runs("trtllm", np.ones(3), np.array([16, 2047, 4096]), 2048)
+    assert list(runs) == [0.0, 0.0, 1.0]
+    c = mla_modules.ceilings(B200)
+    skipped = mla_modules.indexer_parts(64, 1, 1024, V32, c, 0.0)[-1]
+    assert skipped == (0.0, 0.0, 0.0) and mla_modules.indexer_parts(64, 1, 1024, V32, c)[-1][0] > 0
+    short = mla_modules.dsa_module_seconds("decode", 64, 1, 2047, 128, V32, B200, "trtllm")
+    assert mla_modules.dsa_module_seconds("decode", 64, 1, 2048, 128, V32, B200, "trtllm") > short
+
+
 def test_fp8_absorbed_mla_weights_run_the_engines_fp8_kernel_or_a_bf16_one():
     """SGLang's sgl_kernel bmm_fp8 and TRT-LLM's pre-Blackwell fp8 block-scaling bmm quantize the activations
     and run an fp8 GEMM (family mla_bmm_fp8); TRT-LLM on Blackwell dequantizes the weights and runs bf16."""

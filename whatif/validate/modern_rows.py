@@ -228,11 +228,15 @@ def module_rows(frame, family, phase, wide_ep=False):
                 new, past = np.ones_like(isl), (isl if wide_ep else step)
             steps = 0
             if family == "dsa_module":
+                scoring = mla_modules.indexer_scoring_runs(engine, new, past, d.index_topk)
                 parts, items = mla_modules.dsa_module_work(phase, batch, new, past, heads, d, gemm, kv, c,
                                                            indexer="skip_indexer" not in source,
                                                            dense="dense_mha" in source,
-                                                           all_topk=mla_modules.sparse_all_topk(engine, c.arch))
+                                                           all_topk=mla_modules.sparse_all_topk(engine, c.arch),
+                                                           scoring=scoring)
                 name = f"{family}_{phase}"
+                if engine == "trtllm":   # the scoring pass's kernels, where they run
+                    steps = mla_modules.INDEXER_SCORING_KERNELS * scoring
             elif phase == "decode":   # each decode kernel its own family, its head tile (MLA_DECODE_TILES)
                 kernel = mla_modules.MLA_DECODE_SOURCES[source]
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c,

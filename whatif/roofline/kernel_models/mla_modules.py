@@ -15,6 +15,8 @@ A module is its kernels back to back, each priced as a part of fitted_roofline.p
   TensorRT-LLM on Hopper runs its sparse MLA (prefill and decode) with FlashMLA's sparse prefill kernel
   (bf16 KV; aiconfigurator's collector notes): one CTA per (query token, 64-head group), heads padded to 64,
   walking all index_topk slots whatever the visible keys (masked), so its work is waves of such CTAs.
+  TensorRT-LLM skips the indexer's scoring pass (logits, top-k) while a sequence's keys fit in index_topk
+  (indexer_scoring_runs); where it runs, its two kernels are steps of the module (fitted_roofline step_s).
 `past` is the tokens already cached (prefill: a prefix; decode: the context read). Fixed-cost items: one
 per (sequence, head, 64-query tile). Parameters: data/modern_fit.yaml, families mla_module_<phase> and
 dsa_module_<phase> (phase prefill | decode); dsa_indexer_seconds prices the indexer's kernels alone with the
@@ -104,15 +106,34 @@ def absorbed_part(batch, pairs, gathered, heads, d: MlaDims, kv_bytes, c, head_t
     return (flops / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
 
 
-def indexer_parts(batch, isl, past, d: MlaDims, c):
+def indexer_parts(batch, isl, past, d: MlaDims, c, scoring=1.0):
+    """The lightning indexer's projections and its scoring pass (fp8 logits, top-k); scoring: 1 where the
+    scoring pass runs, 0 where the engine skips it (indexer_scoring_runs), a float or a column."""
     tokens = batch * isl
     bf16 = c.peak_flops("bf16")
     pairs = batch * causal_pairs(isl, past)
     moved = pairs * 8.0 + batch * (isl + past) * d.index_dim * 1.0
+    logits = 2.0 * d.index_heads * d.index_dim * pairs / c.peak_flops("fp8")
+    scores = (logits, *memory_times(moved, c.hbm_bw, c.l2_bytes))
     return [_gemm(tokens, d.q_lora, d.index_heads * d.index_dim, 2.0, bf16, c),
             _gemm(tokens, d.hidden, d.index_dim + d.index_heads, 2.0, bf16, c),
-            (2.0 * d.index_heads * d.index_dim * pairs / c.peak_flops("fp8"),
-             *memory_times(moved, c.hbm_bw, c.l2_bytes))]
+            tuple(t * scoring for t in scores)]
+
+
+INDEXER_SCORING_KERNELS = 2   # TensorRT-LLM's scoring pass: DeepGEMM's fp8 (paged) MQA logits, then indexer_topk
+
+
+def indexer_scoring_runs(engine: str, isl, past, topk: int):
+    """1 where the indexer's scoring pass (MQA logits + top-k) runs, 0 where the engine skips it. TensorRT-LLM
+    skips it while every sequence's keys (cached + new) fit in the top-k (sparse_attention/dsa.py prepare:
+    skip_indexer_for_{ctx,gen}_reqs = max kv_lens <= index_topk; DSA config skip_indexer_for_short_seqs,
+    default True) and feeds the sparse MLA dense indices; the other engines' paths are their own
+    (SGLang's skip_indexer kernel source), so 1 for them. Floats or columns."""
+    if engine != "trtllm":
+        return 1.0
+    import numpy as np
+    runs = np.asarray(past) + np.asarray(isl) > topk
+    return runs.astype(float) if runs.ndim else float(runs)
 
 
 HEAD_GROUP = 64   # FlashMLA's sparse kernel: heads per CTA (fewer are padded)
@@ -200,14 +221,14 @@ def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
 
 
 def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c,
-                    indexer=True, dense=False, all_topk=False, out_format=None):
+                    indexer=True, dense=False, all_topk=False, out_format=None, scoring=1.0):
     """([(compute s, HBM s, L2 s)], items) of one DSA module at efficiency 1 (indexer: run the indexer;
     dense: SGLang's dense prefill attention instead of the sparse one; all_topk: sparse_all_topk's kernel;
-    out_format: o_proj's own format, None: gemm_format)."""
+    out_format: o_proj's own format, None: gemm_format; scoring: indexer_scoring_runs)."""
     tokens = batch * isl
     parts = projection_parts(tokens, heads, d, phase == "decode" or not dense, gemm_format, c, out_format)
     if indexer:
-        parts += indexer_parts(batch, isl, past, d, c)
+        parts += indexer_parts(batch, isl, past, d, c, scoring)
     if dense and phase == "prefill":
         parts.append(dense_prefill_part(batch, isl, past, heads, d, c))
     elif all_topk:
@@ -280,9 +301,11 @@ def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     """Seconds of one DSA attention module (projections + lightning indexer + top-k sparse MLA) on one GPU;
     inputs as mla_module_seconds, dims with the index_* widths."""
     c = ceilings(gpu)
+    scoring = indexer_scoring_runs(engine, isl, past, dims.index_topk)
     parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c,
-                                   all_topk=sparse_all_topk(engine, c.arch), out_format=out_format)
-    return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine, c.arch)))
+                                   all_topk=sparse_all_topk(engine, c.arch), out_format=out_format, scoring=scoring)
+    return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine, c.arch),
+                                INDEXER_SCORING_KERNELS * scoring if engine == "trtllm" else 0.0))
 
 
 def dsa_indexer_seconds(phase: str, batch: int, isl: int, past: int, dims: MlaDims, gpu,
