@@ -17,14 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-
-def decode_step(row: dict, batch: int, context: int):
-    """whatif's decode step of `batch` sequences at `context` cached tokens under the row's serving mapping."""
-    import serving_reference as sr
-    from whatif.api import estimate
-    kw = sr.estimate_kwargs(row)
-    kw.update(prompt=context, output=2)
-    return estimate(batch=batch, with_max_batch=False, **kw).estimate.decode
+from step_ops import decode_step, summed   # noqa: E402  (decode_step: moe_step_implied.py imports it from here)
 
 
 def main(argv=None) -> int:
@@ -44,13 +37,8 @@ def main(argv=None) -> int:
     step = decode_step(row, batch, context)
     print(f"{args.id}: {batch} sequences at {context} cached tokens; decode step {step.time_s * 1e3:.2f} ms; "
           f"measured TPOT {float(row['silicon_tpot_ms']):.2f} ms")
-    merged: dict[str, list] = {}
-    for t in step.op_times:   # one line per op name (the first / dense layers' ops join the MoE layers')
-        merged.setdefault(t.op.name, [0, 0.0])
-        merged[t.op.name][0] += t.op.count
-        merged[t.op.name][1] += t.total_s
-    for name, (n, s) in merged.items():
-        print(f"  {name:<30} x{n:<4} {s / n * 1e6:8.2f} us each {s * 1e3:8.3f} ms")
+    for name, s in summed(step.op_times).items():   # one line per op name (dense layers' ops join the MoE layers')
+        print(f"  {name:<30} x{s.count:<4} {s.total_s / s.count * 1e6:8.2f} us each {s.total_s * 1e3:8.3f} ms")
     return 0
 
 

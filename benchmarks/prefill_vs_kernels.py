@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from step_ops import OpSum, prefill_pass, summed   # noqa: E402
+
 DEFAULT_ROOT = ROOT.parent / "shared" / "reference" / "aiconfigurator"
 HIDDEN = 7168   # DeepSeek-V3's hidden size: the all-reduced activation's width
 MLA_OPS = ("q_a_proj", "q_b_proj", "kv_a_proj", "kv_b_proj", "kv_cache_write", "attention_mla", "o_proj")
@@ -94,33 +96,20 @@ def measured_allreduce_ms(root: Path, engine: str, gpus: int, nbytes: float) -> 
     return interp(list(zip(d.bytes.astype(float), d.latency_ms.astype(float))), nbytes, log=True)
 
 
-def priced_groups(row: dict) -> tuple[dict, dict, object]:
-    """whatif's prefill pass of one prompt of the row's length: {group: (total s, instances)} and the pass."""
-    import serving_reference as sr
-    from whatif.api import estimate
-    kw = sr.estimate_kwargs(row)
-    est = estimate(batch=1, with_max_batch=False, **kw)
-    first = est.estimate.prefill[0][0]
-    groups: dict[str, float] = dict.fromkeys(GROUPS, 0.0)
-    counts: dict[str, int] = {}
-    for t in first.op_times:
-        g = op_group(t.op.name)
-        groups[g] += t.total_s
-        if t.op.name in ("attention_mla", "experts_gate_up", "attn_allreduce", "mlp_allreduce"):
-            counts[t.op.name] = counts.get(t.op.name, 0) + t.op.count
-    return groups, counts, (kw, first)
-
-
 def compare(row: dict, root: Path) -> str:
-    groups, counts, (kw, first) = priced_groups(row)
+    import serving_reference as sr
+    kw, first = sr.estimate_kwargs(row), prefill_pass(row)
+    by_group, by_name = summed(first.op_times, op_group), summed(first.op_times)   # times by group, instances by op
+    groups = {g: by_group.get(g, OpSum()).total_s for g in GROUPS}
+    count = {name: s.count for name, s in by_name.items()}
     tp, ep, tokens = kw["tp"], kw.get("ep", 1), kw["prompt"]
     gemm = GEMM_TYPES.get(row["gemm_quant_mode"], "fp8_block")
     moe_dtype = GEMM_TYPES.get(row["moe_quant_mode"], gemm)
     mla = measured_mla_ms(root, 128 // tp, tokens, gemm)
     moe = measured_moe_ms(root, tokens, tp // ep, ep, moe_dtype)
     ar = measured_allreduce_ms(root, row["backend"], tp, tokens * HIDDEN * 2)
-    n_attn, n_moe = counts.get("attention_mla", 0), counts.get("experts_gate_up", 0)
-    n_ar = counts.get("attn_allreduce", 0) + counts.get("mlp_allreduce", 0)
+    n_attn, n_moe = count.get("attention_mla", 0), count.get("experts_gate_up", 0)
+    n_ar = count.get("attn_allreduce", 0) + count.get("mlp_allreduce", 0)
     lines = [f"{row['id']}: {row['backend']} {row['backend_version']}, TP {tp} EP {ep}, {row['gemm_quant_mode']}, "
              f"{tokens} tokens; measured TTFT {float(row['silicon_ttft_ms']):.0f} ms at "
              f"{row['silicon_data_source'].split('silicon_concurrency=')[-1].split(';')[0].split(',')[0]} clients",

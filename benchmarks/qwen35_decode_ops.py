@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections import defaultdict
 from pathlib import Path
+
+from step_ops import summed   # benchmarks/ is on the path: this is run as a script or through tests' load_benchmark
 
 REF = Path(__file__).resolve().parents[2] / "shared" / "reference" / "aiconfigurator"
 MODEL = "Qwen/Qwen3.5-397B-A17B"
@@ -24,17 +25,12 @@ K_HEADS, V_HEADS, HEADS, KV_HEADS, HIDDEN = 16, 64, 32, 2, 4096   # Qwen3.5-397B
 
 
 def predicted(dtype: str, tp: int, ep: int, batch: int, context: int) -> tuple[float, dict]:
-    """(TPOT s, {op name: (total s, layers, shape)}) of `estimate`'s decode step."""
+    """(TPOT s, {op name: OpSum}) of `estimate`'s decode step."""
     from whatif.api import estimate
     extra = {} if dtype == "bf16" else {"kv_dtype": "fp8", "quantization": "fp8"}
-    out = estimate(MODEL, "dgx-b200", tp=tp, gpus=tp, ep=ep, batch=batch, prompt=context, output=2,
-                   kernel_engine="sglang", with_max_batch=False, **extra).to_dict()
-    ops: dict = defaultdict(lambda: [0.0, 0, None])
-    for o in out["ops"]["decode"]:
-        ops[o["name"]][0] += o["total_s"]
-        ops[o["name"]][1] += o["count"]
-        ops[o["name"]][2] = o["shape"]
-    return out["tpot_s"], {k: tuple(v) for k, v in ops.items()}
+    e = estimate(MODEL, "dgx-b200", tp=tp, gpus=tp, ep=ep, batch=batch, prompt=context, output=2,
+                 kernel_engine="sglang", with_max_batch=False, **extra).estimate
+    return e.tpot_s, summed(e.decode.op_times)
 
 
 def _nearest(values, x: float) -> float:
@@ -116,7 +112,7 @@ def per_layer(ops: dict, names) -> float | None:
     hits = [ops[n] for n in names if n in ops]
     if not hits:
         return None
-    return sum(h[0] for h in hits) / max(h[1] for h in hits) * 1e6
+    return sum(h.total_s for h in hits) / max(h.count for h in hits) * 1e6
 
 
 def main(argv=None) -> None:
@@ -124,11 +120,12 @@ def main(argv=None) -> None:
     p.add_argument("--batches", default="4,16,64")
     p.add_argument("--context", type=int, default=1536, help="tokens in each sequence's cache (default 1536)")
     a = p.parse_args(argv)
+    from whatif.roofline.ops import shape_record
     t = tables()
     for dtype, tp, ep in LAYOUTS:
         for batch in (int(x) for x in a.batches.split(",")):
             tpot, ops = predicted(dtype, tp, ep, batch, a.context)
-            shapes = {k: v[2] for k, v in ops.items()}
+            shapes = {k: shape_record(v.op) for k, v in ops.items()}
             meas = measured(t, dtype, tp, ep, batch, a.context, shapes)
             print(f"\n{dtype} TP{tp} EP{ep}, batch {batch}, context {a.context}: estimate TPOT {tpot * 1e3:.2f} ms")
             print(f"  {'family (us a layer)':28s} {'estimate':>9s} {'table':>9s}")

@@ -6,6 +6,7 @@ import pytest
 from tests.benchmark_module import load_benchmark
 
 q = load_benchmark("qwen35_decode_ops")
+OpSum = load_benchmark("step_ops").OpSum
 
 
 def test_attention_reads_linearly_between_the_tables_cached_lengths():
@@ -16,8 +17,8 @@ def test_attention_reads_linearly_between_the_tables_cached_lengths():
 
 
 def test_per_layer_divides_a_familys_total_by_the_layers_that_run_it():
-    ops = {"experts_gate_up": (60 * 20e-6, 60, None), "experts_down": (60 * 14e-6, 60, None),
-           "gated_deltanet": (45 * 5e-6, 45, None)}
+    ops = {"experts_gate_up": OpSum(60, 60 * 20e-6), "experts_down": OpSum(60, 60 * 14e-6),
+           "gated_deltanet": OpSum(45, 45 * 5e-6)}
     assert q.per_layer(ops, ("experts_gate_up", "experts_act", "experts_down")) == pytest.approx(34.0)
     assert q.per_layer(ops, ("gated_deltanet",)) == pytest.approx(5.0)
     assert q.per_layer(ops, ("attention",)) is None
