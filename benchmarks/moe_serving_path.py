@@ -25,18 +25,20 @@ CASES = (("h100_sxm", "dgx-h100", "trtllm", "moe_torch_flow_cutlass"), ("h100_sx
          ("b200_sxm", "dgx-b200", "sglang", "flashinfer"))
 
 
-def layer_us(model: str, hardware: str, engine: str, ep: int, tokens: int) -> float:
-    """Microseconds of one MoE layer's expert ops in a decode step of `tokens` sequences at TP = EP = ep."""
+def layer_us(model: str, hardware: str, engine: str, ep: int, tokens: int, problem_cost: bool = False) -> float:
+    """Microseconds of one MoE layer's expert ops in a decode step of `tokens` sequences at TP = EP = ep
+    (`problem_cost`: the scenario's moe_problem_cost, grouped_problems.py)."""
     from whatif.api import estimate
-    kw = dict(tp=ep, ep=ep, gpus=ep, batch=tokens, prompt=1024, output=2, dtype="fp8", kv_dtype="fp8",
-              kernel_engine=engine, with_max_batch=False)
+    # the serving rows' precision: both checkpoints' 128x128 block scales (an explicit dtype would drop them)
+    kw = dict(tp=ep, ep=ep, gpus=ep, batch=tokens, prompt=1024, output=2, quantization="fp8-block", kv_dtype="fp8",
+              kernel_engine=engine, with_max_batch=False, moe_problem_cost=problem_cost)
     if ep > 8:
         kw["nodes"] = 2
     e = estimate(model, hardware, **kw).estimate
     return sum(t.total_s / t.op.count for t in e.decode.op_times if t.op.name in EXPERT_OPS) * 1e6
 
 
-def rows():
+def rows(problem_cost: bool = False):
     import pandas as pd
     d = pd.read_parquet(CORPUS)
     out = []
@@ -47,19 +49,57 @@ def rows():
                   & (d.num_experts == experts) & (d.topk == k) & (d.moe_tp_size == 1) & (d.num_tokens <= 64)
                   & (d.moe_ep_size <= 16)]
             for (ep, tokens), g in s.groupby(["moe_ep_size", "num_tokens"]):
-                pred = layer_us(model, hardware, engine, int(ep), int(tokens))
+                pred = layer_us(model, hardware, engine, int(ep), int(tokens), problem_cost)
                 for dist, m in g.groupby("distribution")["latency_ms"].mean().items():
                     out.append(dict(gpu=gpu, engine=engine, model=model, ep=int(ep), tokens=int(tokens),
                                     distribution=dist, predicted_us=pred, measured_us=m * 1e3))
     return pd.DataFrame(out)
 
 
+def problem_fit(lo: int = 1, hi: int = 16, shapes=SHAPES):
+    """(fixed s, s per local expert) of grouped_problems.BLOCK_FP8_PROBLEM_COST[("trtllm", "hopper")]: least squares of
+    (measured - the layer priced without the term) on aiconfigurator's H100 TensorRT-LLM fp8_block balanced rows at
+    lo-hi tokens, EP 1-16, both SHAPES, each priced at the rows' own rank-0 touched experts (routing_stats'
+    'balanced': one row each), so that only the per-expert pricing is fitted, not the routing."""
+    import numpy as np
+    import pandas as pd
+    from whatif.roofline import moe
+    from whatif.roofline.kernel_models.moe import routing_stats
+    saved = moe.busiest_rank_touched
+    moe.busiest_rank_touched = lambda local, k, tokens, experts, ep: routing_stats(int(tokens), int(k), int(experts),
+                                                                                  int(ep), "balanced")[0]
+    try:
+        d = pd.read_parquet(CORPUS)
+        x, y = [], []
+        for model, h, inter, experts, k in shapes:
+            s = d[(d.gpu == "h100_sxm") & (d.framework == "trtllm") & (d.moe_dtype == "fp8_block")
+                  & d.kernel_source.str.contains("moe_torch_flow_cutlass") & (d.hidden_size == h)
+                  & (d.inter_size == inter) & (d.num_experts == experts) & (d.topk == k) & (d.moe_tp_size == 1)
+                  & d.num_tokens.between(lo, hi) & (d.moe_ep_size <= 16) & (d.distribution == "balanced")]
+            for (ep, tokens), g in s.groupby(["moe_ep_size", "num_tokens"]):
+                pred = layer_us(model, "dgx-h100", "trtllm", int(ep), int(tokens))
+                x.append(experts / ep)
+                y.append(g.latency_ms.mean() * 1e3 - pred)
+    finally:
+        moe.busiest_rank_touched = saved
+    coef, *_ = np.linalg.lstsq(np.c_[np.ones(len(x)), x], np.asarray(y), rcond=None)
+    return float(coef[0]) * 1e-6, float(coef[1]) * 1e-6
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None, help="per-point csv")
+    ap.add_argument("--problem-fit", action="store_true",
+                    help="print the fit of grouped_problems.BLOCK_FP8_PROBLEM_COST (TensorRT-LLM, Hopper) and stop")
+    ap.add_argument("--moe-problem-cost", action="store_true", help="price with the scenario's moe_problem_cost on")
     args = ap.parse_args(argv)
+    if args.problem_fit:
+        fixed, per_local = problem_fit()
+        print(f"trtllm/hopper block-fp8 grouped problems: fixed {fixed * 1e6:.2f} us, {per_local * 1e6:.4f} us a local "
+              "expert (grouped_problems.BLOCK_FP8_PROBLEM_COST)")
+        return 0
     import pandas as pd
-    f = rows()
+    f = rows(args.moe_problem_cost)
     f["ratio"] = f.predicted_us / f.measured_us
     f["ape"] = (f.ratio - 1).abs() * 100
     f["band"] = pd.cut(f.tokens, [0, 4, 16, 64], labels=["1-4", "8-16", "32-64"])

@@ -61,6 +61,8 @@ class Scenario:
     moe_kernels: str | None = None       # the fused-MoE kernels the deployment picks (TensorRT-LLM moe_config.backend
                                          # TRTLLM: 'trtllm-gen'; vLLM VLLM_MXFP4_USE_MARLIN=1: 'marlin'), priced by
                                          # the rows that timed them (moe_kernels.py)
+    moe_problem_cost: bool = False       # price each local expert's grouped-GEMM problem where measured (TensorRT-LLM's
+                                         # Hopper block-FP8 MoE: roofline/grouped_problems.py); off: as before
 
     def parallelism(self) -> Parallelism:
         """The parallelism, --gpus filling --tp where only it is given (and checked against tp x pp)."""
@@ -115,6 +117,10 @@ class Scenario:
             eff = replace(eff, moe_weight_only=True,
                           provenance=f"{eff.provenance}; MoE experts: 4-bit float weights on the {self.moe_kernels} "
                                      "kernels, priced by the engine's weight-only MoE fit (moe_kernels.py)")
+        if self.moe_problem_cost and eff.engine:   # (the ideal and calibrated models time no such term)
+            eff = replace(eff, grouped_problem_cost=True,
+                          provenance=f"{eff.provenance}; MoE experts: each local expert's grouped-GEMM problem priced "
+                                     "where measured (grouped_problems.py)")
         return ResolvedScenario(self, model, system, par, eff, engine)
 
     def system_profile(self) -> System | None:
@@ -208,7 +214,7 @@ _TOP = {"model", "hardware", "gpus", "nodes", "efficiency", "calibration", "kern
         "cudagraph_mode", "memory_utilization",
         "max_num_seqs", "max_num_batched_tokens",
         "techniques", "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window",
-        "launch_us", "moe_kernels"}
+        "launch_us", "moe_kernels", "moe_problem_cost"}
 
 
 def _section(cls, raw, where: str):
@@ -290,7 +296,7 @@ def _check_top(kwargs: dict) -> None:
     if kwargs.get("moe_kernels") is not None and kwargs["moe_kernels"] not in MOE_KERNELS:
         raise WhatifError(f"moe_kernels: {kwargs['moe_kernels']!r} is not valid; "
                           f"valid: {', '.join(sorted(MOE_KERNELS))}")
-    for key in ("cuda_graphs", "overlap"):
+    for key in ("cuda_graphs", "overlap", "moe_problem_cost"):
         if key in kwargs:
             boolean(kwargs[key], key)
     if kwargs.get("cudagraph_mode") is not None:

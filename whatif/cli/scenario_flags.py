@@ -145,6 +145,9 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
                         "(trtllm-gen: TensorRT-LLM's moe_config.backend TRTLLM, Blackwell only; marlin: vLLM's "
                         "VLLM_MXFP4_USE_MARLIN=1, MXFP4 experts on its weight-only MoE), priced by the rows that "
                         "timed them")
+    t.add_argument("--moe-problem-cost", action="store_true", default=None,
+                   help="price each local expert's grouped-GEMM problem where its kernel's rows measured one "
+                        "(TensorRT-LLM's Hopper block-FP8 MoE: ~0.11 us an expert and ~5.6 us a layer); off by default")
     t.add_argument("--cudagraph-mode", choices=DECODE_GRAPH_MODES, default=None,
                    help="how captured decode batches run: full (one graph, vLLM's default FULL_AND_PIECEWISE) or "
                         "piecewise (graph pieces between eagerly run attention ops, vLLM --compilation-config "
@@ -163,6 +166,7 @@ def scenario_from_args(args):
              "max_num_batched_tokens": args.max_num_batched_tokens, "cuda_graphs": False if args.eager else None,
              "access": args.access, "host_link": args.host_link, "price_per_hour": args.price_per_hour,
              "context_window": args.context_window, "launch_us": args.launch_us, "moe_kernels": args.moe_kernels,
+             "moe_problem_cost": getattr(args, "moe_problem_cost", None),
              "cudagraph_mode": getattr(args, "cudagraph_mode", None), "overlap": False if args.no_overlap else None,
              **dp_attention_given(getattr(args, "dp_attention", None)),
              **{key: getattr(args, key) for key in PARALLEL + WORKLOAD if key not in ("dp_attention", "attention_dp")}}

@@ -67,6 +67,8 @@ class Efficiency:
     moe_engine: str | None = None   # whose fused-MoE fit prices the expert GEMMs (moe_kernels.py: the same
                                 # kernels measured under another engine); None: `engine`'s own
     moe_weight_only: bool = False   # 4-bit float experts on the engine's weight-only MoE kernel (moe_kernels marlin)
+    grouped_problem_cost: bool = False   # price each local expert's grouped-GEMM problem where measured
+                                # (grouped_problems.py; the scenario's moe_problem_cost); False: as before
 
     def params(self, op_class: OpClass) -> ClassParams:
         return self.classes.get(op_class, self.classes.get(OpClass.ELEMENTWISE, ClassParams()))

@@ -20,13 +20,15 @@ class OpShape:
 @dataclass(frozen=True)
 class GemmShape(OpShape):
     """C[m,n] = A[m,k] @ W[k,n]; `groups` > 1: a grouped GEMM (MoE experts touched), m split among them;
-    `grid_m`: the M tiles a fused MoE's launch grid covers (every slot of the TP group, kernel_models/moe.py)."""
+    `grid_m`: the M tiles a fused MoE's launch grid covers (every slot of the TP group, kernel_models/moe.py);
+    `local_experts`: the experts this GPU holds, touched or not (one grouped-GEMM problem each: grouped_problems.py)."""
 
     m: float
     n: float
     k: float
     groups: float = 1.0
     grid_m: float = 0.0
+    local_experts: float = 0.0
 
     def to_dict(self) -> dict:
         d = {"m": self.m, "n": self.n, "k": self.k}

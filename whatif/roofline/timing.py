@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from .comm import collective_time
 from .efficiency import SPLIT_K, TILES, Efficiency
+from .grouped_problems import grouped_problem_seconds
 from ..specs.op_kinds import TENSOR_CORE_CLASSES
 from .op_shapes import DeepEPShape
 from .ops import Op, OpClass, link_bytes
@@ -115,6 +116,8 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
     t_m = op.hbm_bytes / (gpu.hbm_bandwidth.value * p.memory_eff * op.bandwidth_share)
     t_tier = tier_read_time(op, tiers or {}, eff)
     busy = p.combine(t_c, max(t_m, t_tier))   # HBM and the tier's link are separate, concurrent streams
+    if eff.grouped_problem_cost and op.op_class == OpClass.GEMM and op.shape.groups != 1.0:   # its problems' cost
+        busy += grouped_problem_seconds(op, gpu, eff.engine)
     total = busy + p.overhead_s
     bound = "compute" if t_c >= max(t_m, t_tier) else ("link" if t_tier > t_m else "memory")
     if p.overhead_s > busy:
