@@ -83,3 +83,23 @@ def test_eagle3_runs_per_rank_under_attention_dp():
     head_tp = tp.memory.weights_bytes - plain_tp.memory.weights_bytes
     assert head_dp == pytest.approx(8 * head_tp, rel=0.02)
     assert dp.decode_round.draft_s < tp.decode_round.draft_s
+
+
+def test_a_hybrid_models_verify_writes_a_state_a_verified_token_and_sglang_commits_the_accepted_one():
+    from whatif.roofline.recurrent import state_writes
+    from whatif.roofline.techniques.decoding import state_commit_s
+    groups = ((4, 2048, 16),)
+    assert state_writes(groups, verify=True) == 64 and state_writes(groups, verify=False) == 16
+    assert state_writes(((1, 2048, 16),), verify=True) == 16
+
+    def round_of(engine, model="qwen3.5-397b-a17b"):
+        sc = Scenario(model=model, hardware="b200", parallel=Parallelism(tp=4), precision=Precision.of_scheme("fp8"),
+                      techniques=("mtp:k=3",), kernel_engine=engine)
+        setup = sc.resolved().pass_setup()
+        return RoundContext(setup, batch=128, context=2048, prompt=1024, output=1024, cuda_graphs=True)
+    sg, vl = round_of("sglang"), round_of("vllm")
+    ops = {t.op.name: t for t in time_pass(sg.setup, ForwardBatch.verify_pass(128, 4, 2048), True).op_times}
+    plain = {t.op.name: t for t in time_pass(sg.setup, ForwardBatch.decode(128, 2048), True).op_times}
+    assert ops["gated_deltanet"].op.bytes["hbm"] > 2 * plain["gated_deltanet"].op.bytes["hbm"]
+    assert state_commit_s(sg) > 0 and state_commit_s(vl) == 0   # vLLM reads the accepted token's slot instead
+    assert state_commit_s(round_of("sglang", "deepseek-v3")) == 0   # no recurrent layers: nothing to commit

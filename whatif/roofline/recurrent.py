@@ -31,24 +31,33 @@ def _split(groups) -> tuple[float, float, float]:
     return dec, pre, sum(n for _, _, n in groups)
 
 
+def state_writes(groups, verify: bool) -> float:
+    """States a pass writes per head: one a sequence, or in a verify pass one a verified token of each step-by-step
+    sequence, as the drafts may be rejected (SGLang's GDN target_verify: disable_state_update with an
+    intermediate_states_buffer of cache_steps states, layers/attention/linear/kernels/gdn_triton.py)."""
+    return float(sum(n * q if verify and q <= DECODE_MAX_QUERIES else n for q, _, n in groups))
+
+
 def recurrent_op(name: str, role: OpRole, groups, heads: float, state: float, state_bytes: float,
                  step_flops: float, chunk_flops: float, chunk: int, io_elements: float, act_bytes: float,
-                 dtype: str, count: int, formula: str) -> Op:
+                 dtype: str, count: int, formula: str, verify: bool = False) -> Op:
     """One recurrent scan over a pass, per GPU: `state` elements per head (state_bytes each), `step_flops` per token
     and head in a decode step, `chunk_flops` per token and head in the chunked prefill, `io_elements` per token (the
-    inputs it reads and the output it writes). Each sequence reads and writes its state once; the chunked form also
-    stores the state at each chunk boundary (written, then read back)."""
+    inputs it reads and the output it writes). Each sequence reads its state once and writes it once (a verify pass:
+    once a verified token, state_writes); the chunked form also stores the state at each chunk boundary (written,
+    then read back)."""
     dec, pre, seqs = _split(groups)
     boundaries = sum(n * -(-q // chunk) for q, _, n in groups if q > DECODE_MAX_QUERIES)
     flops = heads * (dec * step_flops + pre * chunk_flops)
-    state_io = 2.0 * seqs * heads * state * state_bytes + 2.0 * boundaries * heads * state * state_bytes
+    state_io = (seqs + state_writes(groups, verify)) * heads * state * state_bytes + \
+        2.0 * boundaries * heads * state * state_bytes
     hbm = state_io + (dec + pre) * io_elements * act_bytes
     cls = OpClass.ATTENTION_PREFILL if pre else OpClass.ATTENTION_DECODE
     shape = StreamShape((dec + pre) * heads)
     return Op(name, cls, flops, {"hbm": hbm}, dtype, shape, count, formula, role)
 
 
-def gdn_op(model: ModelSpec, groups, t: int, prec: Precision, count: int) -> Op:
+def gdn_op(model: ModelSpec, groups, t: int, prec: Precision, count: int, verify: bool = False) -> Op:
     """Gated DeltaNet's recurrence. Step per value head: decay the dk x dv state, read it with k (k^T S), write the
     delta-rule outer product, read it with q: about 8 dk dv FLOPs. Chunked (C tokens): q k^T and its masked product
     with v inside the chunk (2C(dk + dv)), the WY/UT transform (2C dk), and the inter-chunk terms q S, k S, k^T v
@@ -62,10 +71,10 @@ def gdn_op(model: ModelSpec, groups, t: int, prec: Precision, count: int) -> Op:
                         2.0 * C * (dk + dv) + 2.0 * C * dk + 6.0 * dk * dv, C, io, prec.act_bytes, prec.activation,
                         count, f"Gated DeltaNet: {heads:g} value heads x {dk}x{dv} state ({sb:g} B) per sequence, "
                                f"read+written once; step 8*dk*dv FLOPs/token/head, chunked prefill (C={C}) "
-                               f"2C(dk+dv)+2C*dk+6*dk*dv")
+                               f"2C(dk+dv)+2C*dk+6*dk*dv", verify)
 
 
-def ssd_op(model: ModelSpec, groups, t: int, prec: Precision, count: int) -> Op:
+def ssd_op(model: ModelSpec, groups, t: int, prec: Precision, count: int, verify: bool = False) -> Op:
     """Mamba-2's SSD scan. Step per head: h = exp(dt A) h + dt B x, y = C h (about 6 hd N FLOPs). Chunked (L tokens):
     C B^T inside the chunk (2 L N, shared by the heads of a group), its masked product with x (2 L hd), and the
     chunk states B^T x and their read C h (4 hd N)."""
@@ -80,7 +89,8 @@ def ssd_op(model: ModelSpec, groups, t: int, prec: Precision, count: int) -> Op:
                         2.0 * L * N / per_group + 2.0 * L * hd + 4.0 * hd * N, L, io, prec.act_bytes,
                         prec.activation, count,
                         f"Mamba-2 SSD: {heads:g} heads x {hd}x{N} state ({sb:g} B) per sequence, read+written once; "
-                        f"step 6*hd*N FLOPs/token/head, chunked prefill (L={L}) 2LN/heads_per_group+2L*hd+4*hd*N")
+                        f"step 6*hd*N FLOPs/token/head, chunked prefill (L={L}) 2LN/heads_per_group+2L*hd+4*hd*N",
+                        verify)
 
 
 def short_conv_op(channels: float, kernel: int, batch: ForwardBatch, prec: Precision, count: int) -> Op:
@@ -102,13 +112,13 @@ def recurrent_block(model: ModelSpec, mixer: str, batch: ForwardBatch, t: int, p
         v = la.value_heads * la.value_head_dim / t
         proj_n = (la.conv_channels + la.value_heads * la.value_head_dim + 2 * la.value_heads) / t
         conv, kernel, scan, inner = la.conv_channels / t, la.conv_kernel, gdn_op(model, batch.groups, t, prec,
-                                                                                  count), v
+                                                                                  count, batch.verify), v
     else:
         mb = model.mamba
         inner = mb.inner / t
         conv = mb.conv_channels / t if mb.n_groups % t == 0 else inner + 2 * mb.n_groups * mb.state_size
         proj_n, kernel = inner + conv + mb.heads / t, mb.conv_kernel
-        scan = ssd_op(model, batch.groups, t, prec, count)
+        scan = ssd_op(model, batch.groups, t, prec, count, batch.verify)
     return [
         weight_gemm("mixer_in_proj", tokens, proj_n, d, prec, count, OpRole.QKV_PROJ),
         short_conv_op(conv, kernel, batch, prec, count),

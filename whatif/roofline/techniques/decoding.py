@@ -134,6 +134,7 @@ class Speculative(Decoder):
         verify = self.verify_pass(rc, width + 1)
         widths = self.draft_widths(drafted)
         overhead = self.realign_s(rc) if self.batch_policy == "realign" and rc.batch > 1 else 0.0
+        overhead += state_commit_s(rc)
         detail = {"drafted_per_sequence": drafted, "verified_per_sequence": width + 1,
                   "acceptance_by_depth": reach, "draft_steps": len(widths)}
         draft = self.draft_s(rc, widths, self.catch_up_tokens(tokens, reach))
@@ -160,6 +161,26 @@ class Speculative(Decoder):
         copy = streaming("kv_realign_copy", OpClass.ELEMENTWISE, per_seq / tensors, 1, 1, 0, 1.0, s.precision.kv,
                          count=tensors * rc.batch)
         return rc.ops_time([alloc, copy])
+
+
+def state_commit_s(rc: RoundContext) -> float:
+    """SGLang's commit of a hybrid model's recurrent states after a verify pass: the accepted step's state, read
+    from the verify's intermediate buffer and written into each sequence's slot, every recurrent layer (one fused
+    gather-scatter: update_mamba_state_after_mtp_verify, layers/attention/hybrid_linear_attn_backend.py). vLLM
+    keeps a slot a verified token instead and reads the accepted one on the next pass: nothing to copy."""
+    s = rc.setup
+    engine = s.engine_spec
+    if engine is None or not engine.name.startswith("sglang"):
+        return 0.0
+    model = s.model
+    per_seq = sum(model.state_bytes(i, s.precision.kv_bytes) for i in range(model.num_layers)
+                  if not model.layers[i].attention) / (s.parallel.attention_tp * s.parallel.pp)
+    if per_seq <= 0:
+        return 0.0
+    seqs = -(-rc.batch // s.parallel.attention_dp)
+    copy = streaming("recurrent_state_commit", OpClass.ELEMENTWISE, seqs * per_seq, 1, 1, 0, 1.0,
+                     s.precision.activation)
+    return rc.ops_time([copy])
 
 
 def as_engine_runs(rc: RoundContext) -> RoundContext:

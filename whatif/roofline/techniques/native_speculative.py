@@ -120,7 +120,8 @@ class Mtp(_TargetLayout, Speculative):
 
     def head_model(self, model: ModelSpec) -> ModelSpec:
         moe = None if model.moe is None else replace(model.moe, first_dense_layers=0, moe_layer_frequency=1)
-        return replace(model, name=f"{model.name}-mtp-module", num_layers=1, moe=moe)
+        # a hybrid model's MTP layer is full attention (SGLang qwen3_next_mtp.py: full_attention_interval = 1)
+        return replace(model, name=f"{model.name}-mtp-module", num_layers=1, moe=moe, layer_types=())
 
 
 @register
