@@ -152,7 +152,10 @@ def quantize_rows(frame, kind):
             parts, items = quantize.quantize_work(kind, _col(g, "m"), _col(g, "k"), c, torch_chain=engine == "sglang")
             out.append(_attach(g, parts, items, kind))
         return pd.concat(out)
-    return _per_gpu(frame[frame["latency"] > 0], build)
+    # vLLM's compute-scale rows are a difference of two timings (quantize.DIFFERENCE_RESOLUTION_MS): below it, noise
+    unresolved = (frame["engine"] == "vllm") & (kind == "quantize_compute_scale") & (
+        frame["latency"] < quantize.DIFFERENCE_RESOLUTION_MS)
+    return _per_gpu(frame[(frame["latency"] > 0) & ~unresolved], build)
 
 
 def deepep_rows(frame, mode):
