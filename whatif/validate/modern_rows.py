@@ -272,7 +272,7 @@ def mla_bmm_rows(frame):
             fp8 = mla_modules.mla_bmm_fp8_kernel(engine, c.arch, dtype)
             parts, items = mla_modules.mla_bmm_work(_col(g, "num_tokens"), _col(g, "num_heads"), d_in, d_out,
                                                     dtype, c, fp8)
-            r = _attach(g, parts, items, "mla_bmm_fp8" if fp8 else "mla_bmm")
+            r = _attach(g, parts, items, mla_modules.mla_bmm_family(engine, c.arch, fp8))
             out.append(r)
         return pd.concat(out)
     return _per_gpu(frame, build)
