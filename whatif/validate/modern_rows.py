@@ -152,7 +152,10 @@ def quantize_rows(frame, kind):
             parts, items = quantize.quantize_work(kind, _col(g, "m"), _col(g, "k"), c, torch_chain=engine == "sglang")
             out.append(_attach(g, parts, items, kind))
         return pd.concat(out)
-    return _per_gpu(frame[frame["latency"] > 0], build)
+    # vLLM's compute-scale rows are a difference of two timings (quantize.DIFFERENCE_RESOLUTION_MS): below it, noise
+    unresolved = (frame["engine"] == "vllm") & (kind == "quantize_compute_scale") & (
+        frame["latency"] < quantize.DIFFERENCE_RESOLUTION_MS)
+    return _per_gpu(frame[(frame["latency"] > 0) & ~unresolved], build)
 
 
 def deepep_rows(frame, mode):
@@ -269,7 +272,7 @@ def mla_bmm_rows(frame):
             fp8 = mla_modules.mla_bmm_fp8_kernel(engine, c.arch, dtype)
             parts, items = mla_modules.mla_bmm_work(_col(g, "num_tokens"), _col(g, "num_heads"), d_in, d_out,
                                                     dtype, c, fp8)
-            r = _attach(g, parts, items, "mla_bmm_fp8" if fp8 else "mla_bmm")
+            r = _attach(g, parts, items, mla_modules.mla_bmm_family(engine, c.arch, fp8))
             out.append(r)
         return pd.concat(out)
     return _per_gpu(frame, build)

@@ -246,6 +246,15 @@ def mla_bmm_fp8_kernel(engine: str, arch: str, bmm_dtype: str) -> bool:
     return bmm_dtype != "bfloat16" and not (engine == "trtllm" and arch == "blackwell")
 
 
+def mla_bmm_family(engine: str, arch: str, fp8: bool) -> str:
+    """The fit family of the absorbed-MLA batched GEMM: TensorRT-LLM's fp8 block-scaling bmm is two kernels,
+    a DeepGEMM-derived wgmma kernel on SM90 and ada_blockwise_gemm (mma.sync m16n8k32) on SM89
+    (fp8_blockscale_gemm_kernel.cuh: strided_batch_gemm_dispatch_sm89), so Ada has its own family."""
+    if not fp8:
+        return "mla_bmm"
+    return "mla_bmm_fp8_sm89" if engine == "trtllm" and arch == "ada" else "mla_bmm_fp8"
+
+
 def mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c, fp8_kernel=None):
     """The absorbed decode's per-head batched GEMM: tokens x heads rows of (d_in x d_out) weights per head.
     fp8_kernel (default: any non-bf16 dtype): the activations are quantized to fp8 first (bf16 read, fp8
@@ -272,7 +281,7 @@ def mla_bmm_seconds(tokens: int, heads: int, gpu, engine: str = "trtllm", pre: b
     d_in, d_out = (nope, kv_lora) if pre else (kv_lora, v)
     fp8 = mla_bmm_fp8_kernel(engine, c.arch, bmm_dtype)
     parts, items = mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c, fp8)
-    family = "mla_bmm_fp8" if fp8 else "mla_bmm"
+    family = mla_bmm_family(engine, c.arch, fp8)
     return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch)))
 
 

@@ -29,6 +29,10 @@ from .params import ceilings
 BYTES = {"quantize_scale": 3.0, "quantize_compute_scale": 2.0}
 TORCH_CHAIN = (("div", 6.0), ("clamp", 8.0), ("cast", 5.0), ("copy", 2.0))   # bytes moved per element
 TORCH_CHAIN_FOOTPRINT = 12.0   # distinct bytes per element the chain touches: x 2, two fp32 temporaries, fp8 twice
+# vLLM's compute-scale rows are dynamic minus static quantizer, each a CUDA-event time of 5 calls / 5
+# (collect_computescale.py); cudaEventElapsedTime resolves ~0.5 us (CUDA runtime API), so each time is +-0.1 us and
+# their difference resolves nothing below 0.2 us (B200: 2-20 ns rows, LOO 500-10,000% off): not scored
+DIFFERENCE_RESOLUTION_MS = 2e-4
 CAST_ELTS_PER_SM_CLOCK = 4.0   # assumed ceiling: ~32 integer ops an element (the c10 routine) at 128 lanes an SM
 
 
