@@ -209,6 +209,18 @@ def test_an_l2_resident_quantize_runs_at_the_sms_l2_rate_not_an_hbm_multiple():
     assert big[1] > 0 and big[2] == 0   # 700 MB: replayed, it evicts itself from L2: all HBM (L40S's 7x drop)
 
 
+def test_encoder_attention_prices_flashattentions_exponentials():
+    """FlashAttention's softmax exp2 (16 an SM a clock) weighs on B200 (MMAs 2.3x H100's) more than on H100;
+    vLLM below Hopper runs FlashAttention-2, its own family."""
+    b200 = encoder_attention.ceilings(load_component("b200", "gpu"))
+    mma_only, = encoder_attention.encoder_attention_work(4, 4096, 16, 64, b200)[0]
+    with_exp, = encoder_attention.encoder_attention_work(4, 4096, 16, 64, b200, exp=True)[0]
+    exp_s = encoder_attention.softmax_exp_seconds(4 * 16 * 4096 ** 2, b200)
+    assert with_exp[0] == pytest.approx((mma_only[0] ** 2 + exp_s ** 2) ** 0.5) and exp_s > mma_only[0]
+    assert encoder_attention.vllm_fa2("vllm", "ada") and not encoder_attention.vllm_fa2("vllm", "hopper")
+    assert not encoder_attention.vllm_fa2("sglang", "ada")
+
+
 def test_encoder_attention_takes_the_kernel_each_engine_dispatches():
     """SGLang off Hopper / Blackwell: Triton, head padded to a power of 2; TRT-LLM on Blackwell at head 72: fmha_v2."""
     from whatif.specs.hardware import load_component
@@ -277,9 +289,9 @@ PINNED_LOO = {
     ("dsa_module_prefill", "sglang"): 38.8,
     ("dsa_module_prefill", "trtllm"): 27.0,
     ("dsa_module_prefill", "vllm"): 30.1,
-    ("encoder_attention", "sglang"): 29.2,   # FlashAttention (B200, H100); Triton (L40S): its own family
+    ("encoder_attention", "sglang"): 20.9,   # softmax exp2 beside the MMAs (was 29.2); Triton (L40S): own family
     ("encoder_attention", "trtllm"): 23.9,   # B200 head 72 (fmha_v2 fallback): its own family
-    ("encoder_attention", "vllm"): 23.4,
+    ("encoder_attention", "vllm"): 15.1,   # exp2 beside the MMAs; FA2 (L40S) its own family (was 23.4)
     ("gdn_chunk_prefill", "sglang"): 12.6,
     ("gdn_chunk_prefill", "trtllm"): 21.4,
     ("gdn_conv1d_decode", "sglang"): 10.8,

@@ -127,17 +127,20 @@ def encoder_rows(frame):
 
     def build(g, c, gpu):
         pow2 = (g["kernel_source"] == "triton").to_numpy()   # SGLang's Triton path pads the head to a power of 2
+        exp = g["engine"].isin(encoder_attention.EXP_ENGINES).to_numpy() & ~pow2   # FlashAttention's rows
         parts, items = encoder_attention.encoder_attention_work(_col(g, "batch_size"), _col(g, "isl"),
                                                                 _col(g, "num_heads"), g["head_dim"].to_numpy(), c,
-                                                                pow2_head=pow2)
+                                                                pow2_head=pow2, exp=exp)
         legacy = np.array([encoder_attention.legacy_fmha_v2(e, c.arch, d) for e, d in zip(g["engine"], g["head_dim"])])
-        out = []   # Triton (SGLang on L40S), fmha_v2 (TRT-LLM's B200 head 72): each its own kernel, own family
-        for triton, fallback in ((False, False), (True, False), (False, True)):
-            rows = (pow2 == triton) & (legacy == fallback)
+        fa2 = np.array([encoder_attention.vllm_fa2(e, c.arch) for e in g["engine"]])
+        out = []   # Triton (SGLang on L40S), fmha_v2 (TRT-LLM's B200 head 72), FA2 (vLLM on L40S): own families
+        for triton, fallback, two in ((False, False, False), (True, False, False), (False, True, False),
+                                      (False, False, True)):
+            rows = (pow2 == triton) & (legacy == fallback) & (fa2 == two)
             if rows.any():
                 p = [tuple(np.asarray(x)[rows] for x in part) for part in parts]
                 out.append(_attach(g[rows], p, np.asarray(items)[rows],
-                                   encoder_attention.encoder_family(triton, fallback)))
+                                   encoder_attention.encoder_family(triton, fallback, two)))
         return pd.concat(out)
     return _per_gpu(frame, build)
 

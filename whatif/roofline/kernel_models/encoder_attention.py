@@ -5,12 +5,17 @@ bf16 tensor cores, where d_pad is the kernel's head-dim instantiation covering d
 128, 192, 256, so a 72 or 80 head runs the 96 kernel; SGLang's Triton kernel, its path off Hopper and
 Blackwell: the next power of two, BLOCK_DMODEL = triton.next_power_of_2(Lk) in prefill_attention.py, so 72
 and 80 run as 128); Q, K, V, O read or written once (4 B S H d x 2 bytes); a fixed cost per (sequence, head,
-128-query tile). Not in the form (tried, session 53): the softmax's exponentials on the special-function units
-(16 exp2 an SM a clock: B H S^2 / (SMs x clock x 16)) as the MMAs' max. It explains B200's lower efficiency
-(0.40 of its bf16 peak at long sequences, H100 0.55: B200's MMAs are 1.9x its exp rate, H100's 0.9x) and moved
-leave-one-GPU-out SGLang 27.8 -> 21.5%, vLLM 23.3 -> 23.2 (median 21.4 -> 14.4), but TRT-LLM 24.6 -> 31.0%
-(B200 14.2 -> 28.2): B200 runs above the exp bound x H100's efficiency (FlashAttention-4 and trtllm-gen
-compute part of exp2 by polynomial on the FMA pipes), a split no source here gives.
+128-query tile). FlashAttention (SGLang's and vLLM's kernel on Hopper and Blackwell, vLLM's on Ampere / Ada)
+also pays the softmax's B H S^2 exponentials on the special-function units, 16 exp2 an SM a clock (CUDA C++
+Programming Guide, arithmetic-instruction throughput, cc 8.0-10.0), as a compute part of their own, blended
+with the MMAs' by the OVERLAP norm: FlashAttention-3's paper (Shah et al. 2024, sec. 3.1) names the
+exponential (3.9 TFLOPS of special functions beside 989 of matmul on H100) the cost its MMA / softmax pingpong
+hides only in part. The tables' exp2 an SM a clock at head 64, long sequences: B200 11.2, H100 7.4 (MMA and exp
+serial: 10.7, 8.0; fully overlapped: 16, 16). As the MMAs' max (session 53) it over-priced B200 for TRT-LLM
+(24.6 -> 31.0% left out), whose closed FMHA kernels no source here describes: TRT-LLM's rows keep the MMA alone.
+vLLM's FlashAttention-2 (Ampere / Ada: kernel_source vllm_vit_flash_attn_fa2, synchronous mma.sync without
+warp specialisation) is its own family, `encoder_attention_fa2` (measured on L40S alone: no leave-one-out), as
+SGLang's Triton kernel is: pooled with FA3 / FA4 it left L40S out at 29.5%, B200 and H100 at 19-21%.
 Parameters: data/modern_fit.yaml, family encoder_attention.
 """
 from __future__ import annotations
@@ -20,17 +25,27 @@ from .params import ceilings
 
 HEAD_DIMS = (32, 64, 96, 128, 192, 256)   # FlashAttention's head-dim instantiations
 Q_TILE = 128
+EXP2_PER_SM_CLOCK = 16   # special-function-unit exp2 throughput (CUDA C++ Programming Guide, cc 8.0-10.0)
+OVERLAP = 2.0   # MMA and exp blended as an L-OVERLAP norm: 1 serial, infinity fully overlapped (the max)
+EXP_ENGINES = ("sglang", "vllm")   # FlashAttention's kernels: the exponential's cost documented (FA3 paper)
+FA2_ARCHS = ("ampere", "ada")   # vLLM's ViT attention runs FlashAttention-2 there (FA3 on Hopper, FA4 on Blackwell)
 # the kernel an engine's vision attention runs per architecture (SGLang VisionAttention: FA3 on Hopper, FA4 on
 # Blackwell, Triton elsewhere; vLLM FA2/3/4; TRT-LLM its own FMHA), where it pads the head dim otherwise
 POW2_HEAD_KERNELS = {("sglang", "ada"), ("sglang", "ampere"), ("sglang", "turing")}
 
 
-def encoder_family(triton: bool, legacy_fmha: bool = False) -> str:
+def encoder_family(triton: bool, legacy_fmha: bool = False, fa2: bool = False) -> str:
     """The fit's family: FlashAttention (FA2/3/4, the kernel vLLM and SGLang run on A100-B200; TensorRT-LLM's own
     FMHA) or SGLang's Triton kernel (its own mechanism, measured on L40S alone, so it has no leave-one-GPU-out),
     or TensorRT-LLM's legacy fmha_v2 kernel where Blackwell declines its trtllm-gen FMHA (legacy_fmha_v2)."""
     return "encoder_attention_triton" if triton else "encoder_attention_fmha_v2" if legacy_fmha else \
-        "encoder_attention"
+        "encoder_attention_fa2" if fa2 else "encoder_attention"
+
+
+def vllm_fa2(engine: str, arch: str) -> bool:
+    """vLLM's vision attention runs FlashAttention-2 below Hopper (the tables' kernel_source on L40S:
+    vllm_vit_flash_attn_fa2; fa3 on H100, fa4 on B200)."""
+    return engine == "vllm" and arch in FA2_ARCHS
 
 
 def legacy_fmha_v2(engine: str, arch: str, head_dim) -> bool:
@@ -46,13 +61,23 @@ def padded_head_dim(d: int, pow2: bool = False) -> int:
     return next((h for h in HEAD_DIMS if h >= d), d)
 
 
-def encoder_attention_work(batch, seq, heads, head_dim, c, elt_bytes=2.0, pow2_head=False):
+def encoder_attention_work(batch, seq, heads, head_dim, c, elt_bytes=2.0, pow2_head=False, exp=False):
     import numpy as np   # (here only: the fitter passes columns)
     d_pad = (np.vectorize(padded_head_dim)(head_dim, pow2_head) if not isinstance(head_dim, int)
              else padded_head_dim(head_dim, pow2_head))
     flops = 4.0 * batch * heads * seq * seq * d_pad
     io = 4.0 * batch * seq * heads * head_dim * elt_bytes
-    return [(flops / c.peak_flops("bf16"), *memory_times(io, c.hbm_bw, c.l2_bytes))], batch * heads * -(-seq // Q_TILE)
+    compute = flops / c.peak_flops("bf16")
+    if exp is not False:   # exp: a bool or a column of them (FlashAttention's rows)
+        exp_s = np.where(exp, softmax_exp_seconds(batch * heads * seq * seq, c), 0.0)
+        compute = (compute ** OVERLAP + exp_s ** OVERLAP) ** (1.0 / OVERLAP)
+        compute = float(compute) if np.ndim(compute) == 0 else compute
+    return [(compute, *memory_times(io, c.hbm_bw, c.l2_bytes))], batch * heads * -(-seq // Q_TILE)
+
+
+def softmax_exp_seconds(exps, c):
+    """Ideal seconds of `exps` softmax exponentials on the SMs' special-function units (not the tensor cores)."""
+    return exps / (c.sms * c.clock * EXP2_PER_SM_CLOCK)
 
 
 def encoder_attention_seconds(batch: int, seq: int, heads: int, head_dim: int, gpu, engine: str = "vllm") -> float:
@@ -60,6 +85,7 @@ def encoder_attention_seconds(batch: int, seq: int, heads: int, head_dim: int, g
     `head_dim` on this GPU (after TP), bf16; gpu: a GPU profile or Ceilings; engine: vllm | sglang | trtllm."""
     c = ceilings(gpu)
     pow2 = (engine, c.arch) in POW2_HEAD_KERNELS
-    parts, items = encoder_attention_work(batch, seq, heads, head_dim, c, pow2_head=pow2)
-    family = encoder_family(pow2, legacy_fmha_v2(engine, c.arch, head_dim))
+    parts, items = encoder_attention_work(batch, seq, heads, head_dim, c, pow2_head=pow2,
+                                          exp=engine in EXP_ENGINES and not pow2)
+    family = encoder_family(pow2, legacy_fmha_v2(engine, c.arch, head_dim), vllm_fa2(engine, c.arch))
     return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch)))
