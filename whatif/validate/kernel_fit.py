@@ -123,7 +123,8 @@ FLOOR_CAP_BATCH, FLOOR_CAP_STEP = 8, 255   # the smallest decode calls: <= 8 seq
 # HBM rows put the floor at 15.3 us where its whole L2-resident small call measures 7.7 (session 56). Not Hopper's
 # bf16 XQA (the HMMA kernel mha.cu), vLLM, SGLang, Ampere, Ada: there it cost up to 5 points (H100 TRT-LLM bf16
 # 11.3 -> 16.3%, floor 21.8 -> 9.0 us) and, tried in session 53, H100's serving TPOT the wrong way (TRT-LLM
-# Llama-3.1-8B, bf16 cache, 6.7% -> 9.0%): a fixed cost their HBM-resident small caches pay that the L2 rows do not show.
+# Llama-3.1-8B, bf16 cache, 6.7% -> 9.0%): a fixed cost their HBM-resident small caches pay that the L2 rows do not
+# show.
 FLOOR_CAP_ARCHS = ("blackwell",)
 FLOOR_CAP_KERNELS = (("hopper", "trtllm", "fp8"),)   # (arch, engine, KV dtype) outside FLOOR_CAP_ARCHS
 
