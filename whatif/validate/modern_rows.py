@@ -255,6 +255,8 @@ def module_rows(frame, family, phase, wide_ep=False):
                 name = f"{family}_{phase}"
                 if engine == "trtllm":   # the scoring pass's kernels, where they run
                     steps = mla_modules.INDEXER_SCORING_KERNELS * scoring
+                elif engine == "sglang" and phase == "prefill":   # timed eagerly: the path's host launches
+                    steps = mla_modules.sglang_prefill_eager_launches(source, gemm)
             elif phase == "decode":   # each decode kernel its own family, its head tile (MLA_DECODE_TILES)
                 kernel = mla_modules.MLA_DECODE_SOURCES[source]
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c,
@@ -270,7 +272,7 @@ def module_rows(frame, family, phase, wide_ep=False):
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
                 name = f"{family}_{phase}"
             r = _attach(g, parts, items, name, steps=steps)
-            for k in ("model", "batch_size", "step", "num_heads", "gemm_type", "kv_cache_dtype"):   # the shape
+            for k in ("model", "batch_size", "isl", "step", "num_heads", "gemm_type", "kv_cache_dtype"):   # the shape
                 r[k] = g[k].to_numpy()
             out.append(r)
         return pd.concat(out)

@@ -216,6 +216,20 @@ def quantize_launches(gemm_format: str, out_format: str | None = None) -> int:
     return (QUANTIZED_PROJECTIONS - 1) * quantized + out
 
 
+# SGLang's DSA context module as aiconfigurator timed it: eagerly (collect_mla_module.py; flashmla_kv's piecewise
+# capture crashes), so its floor is host launches, fitted_roofline steps at a fitted step_s (one eager launch):
+FP8_GEMM_EXTRA_LAUNCHES = 27.42 - 17.03   # sglang.yaml eager_module_launches, dsa:fp8_block - dsa:bfloat16 (measured)
+INDEXER_PATH_LAUNCHES = 16.0   # assumed, not counted launch by launch: the indexer's GEMMs, norm, rope, quantize,
+                               # index-K store and gather, logits, top-k and metadata ops the dense path skips
+
+
+def sglang_prefill_eager_launches(source: str, gemm_format: str) -> float:
+    """Eager launches an SGLang DSA context module adds beyond its bf16 dense-MHA path (kernel_source names the
+    path: dense_mha runs dense attention at <= 2,048 keys, skip_indexer no indexer, else the indexer's)."""
+    indexer = "dense_mha" not in source and "skip_indexer" not in source
+    return INDEXER_PATH_LAUNCHES * indexer + FP8_GEMM_EXTRA_LAUNCHES * (FORMATS[gemm_format][1] != "bf16")
+
+
 def mla_decode_kernel(engine: str, arch: str, kv_dtype: str = "bfloat16") -> str:
     """The MLA decode kernel an engine runs by default on an architecture (a key of MLA_DECODE_TILES).
     vLLM (cuda.py backend priorities, as the collector's vLLM 0.24.0 picked them): Blackwell FLASHINFER_MLA,
