@@ -282,10 +282,10 @@ PINNED_LOO = {
     ("deepep_ll_dispatch", "sglang"): 15.8,   # (was 35.8)
     ("deepep_normal_combine", "sglang"): 17.8,
     ("deepep_normal_dispatch", "sglang"): 22.6,
-    ("dsa_module_decode", "sglang"): 35.9,
+    ("dsa_module_decode", "sglang"): 22.4,   # eager rows past cuda_graph_max_bs left out; flashmla_kv slots (was 35.9)
     ("dsa_module_decode", "trtllm"): 32.7,
     ("dsa_module_decode", "vllm"): 14.1,
-    ("dsa_module_prefill", "sglang"): 38.8,
+    ("dsa_module_prefill", "sglang"): 32.2,   # eager launches by path and GEMM format (was 38.8)
     ("dsa_module_prefill", "trtllm"): 27.0,
     ("dsa_module_prefill", "vllm"): 30.1,
     ("encoder_attention", "sglang"): 29.2,   # FlashAttention (B200, H100); Triton (L40S): its own family
