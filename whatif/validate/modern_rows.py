@@ -28,6 +28,9 @@ SKIPPED = {
     "msa__msa_generation_module_perf": "as msa__msa_context_module_perf",
     "dsa rows of GLM-5.2": "no published config.json for GLM-5.2 (its widths would be guesses)",
     "dsa/mla rows in nvfp4 on H100": "H100 has no FP4 tensor-core peak",
+    "sglang dsa decode rows past cuda_graph_max_bs": "timed eagerly (the collector graphs a decode only up to "
+                                                     "SGLang's cuda_graph_max_bs): host launches, flat 0.9-1.5 ms "
+                                                     "whatever the shape, not the module's GPU time",
 }
 
 
@@ -209,6 +212,14 @@ def model_dims(model: str):
     return mla_modules.MlaDims.from_config(cfg.get("text_config", cfg))
 
 
+def sglang_decode_graph_max_bs(gpu_mem_bytes: float, tp: int = 1) -> int:
+    """SGLang's default cuda_graph_max_bs by GPU memory (server_args.py _handle_gpu_memory_settings): 256 under
+    160 GiB at TP < 4 (512 at TP >= 4), 512 above; aiconfigurator's collect_mla_module.py times a decode batch
+    under a CUDA graph only up to it (_generation_cuda_graph_enabled_for_tokens), eagerly past it."""
+    mib = gpu_mem_bytes / 2**20
+    return 512 if mib >= 160 * 1024 or tp >= 4 else 256
+
+
 # vLLM's MLA decode backends: a context-table row they ran (aiconfigurator's collector records the backend that
 # ran; vLLM treats queries up to the backend's decode threshold as decodes: 1 token, FLASHMLA up to 128,
 # FLASH_ATTN_MLA up to 512 in the tables) is an absorbed pass over its query tokens, not a dense prefill.
@@ -227,6 +238,10 @@ def module_rows(frame, family, phase, wide_ep=False):
             peak = mla_modules.FORMATS[gemm][1]
             if d is None or peak not in c.peak:
                 continue   # no published config (GLM-5.2) or a format this GPU has no peak for
+            if family == "dsa_module" and phase == "decode" and engine == "sglang":   # eager past the graphs
+                g = g[g["batch_size"] <= sglang_decode_graph_max_bs(corpus_gpu(gpu).hbm_capacity.value)]
+                if g.empty:
+                    continue
             batch, isl, heads, step = (_col(g, k) for k in ("batch_size", "isl", "num_heads", "step"))
             if phase == "prefill":
                 new, past = isl, step
@@ -239,10 +254,15 @@ def module_rows(frame, family, phase, wide_ep=False):
                                                            indexer="skip_indexer" not in source,
                                                            dense="dense_mha" in source,
                                                            all_topk=mla_modules.sparse_all_topk(engine, c.arch),
-                                                           scoring=scoring)
+                                                           scoring=scoring,
+                                                           topk_slots=phase == "decode"
+                                                           and mla_modules.sparse_topk_slots(engine, c.arch, kv,
+                                                                                             source))
                 name = f"{family}_{phase}"
                 if engine == "trtllm":   # the scoring pass's kernels, where they run
                     steps = mla_modules.INDEXER_SCORING_KERNELS * scoring
+                elif engine == "sglang" and phase == "prefill":   # timed eagerly: the path's host launches
+                    steps = mla_modules.sglang_prefill_eager_launches(source, gemm)
             elif phase == "decode":   # each decode kernel its own family, its head tile (MLA_DECODE_TILES)
                 kernel = mla_modules.MLA_DECODE_SOURCES[source]
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c,
@@ -258,7 +278,7 @@ def module_rows(frame, family, phase, wide_ep=False):
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
                 name = f"{family}_{phase}"
             r = _attach(g, parts, items, name, steps=steps)
-            for k in ("model", "batch_size", "step", "num_heads", "gemm_type", "kv_cache_dtype"):   # the shape
+            for k in ("model", "batch_size", "isl", "step", "num_heads", "gemm_type", "kv_cache_dtype"):   # the shape
                 r[k] = g[k].to_numpy()
             out.append(r)
         return pd.concat(out)

@@ -146,6 +146,36 @@ def sparse_all_topk(engine: str, arch: str) -> bool:
     return engine == "trtllm" and arch == "hopper"
 
 
+# The tables' kernel_source names of FlashMLA's sparse kernels (SGLang's nsa backends flashmla_sparse / flashmla_kv,
+# vLLM's FLASHMLA_SPARSE): they take index_topk indices a query, -1 past the visible keys, and loop over all of them.
+FLASHMLA_SPARSE_SOURCES = ("flashmla_sparse", "flashmla_kv", "FLASHMLA_SPARSE")
+
+
+def flashmla_sparse_source(source: str) -> bool:
+    """Whether a table's kernel_source names one of FlashMLA's sparse kernels (FLASHMLA_SPARSE_SOURCES)."""
+    return any(s in source for s in FLASHMLA_SPARSE_SOURCES)
+
+
+def sparse_topk_slots(engine: str, arch: str, kv_dtype: str, source: str | None = None) -> bool:
+    """Whether an engine's sparse MLA decode is topk_slots_part's kernel: SGLang's flashmla_kv, its Hopper
+    decode backend with an fp8 cache (the tables' kernel_source; fa3 with bf16, trtllm on Blackwell); source: the
+    table's kernel_source where known. vLLM's FLASHMLA_SPARSE decode is the same kernel but stays priced by the
+    visible keys (the slots form left its leave-one-GPU-out error as it was: B200 13.8 -> 13.1%, H100 14.2 -> 14.6%)."""
+    if engine != "sglang":
+        return False
+    return flashmla_sparse_source(source) if source is not None else arch == "hopper" and kv_dtype == "fp8"
+
+
+def topk_slots_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c):
+    """FlashMLA's sparse decode as SGLang runs it with an fp8 cache on Hopper (flashmla_kv): every query walks
+    all index_topk slots for each 64-head group (heads padded to 64; the index row has index_topk columns, -1
+    past the visible keys; split over the SMs by keys, so no waves), reading only its visible keys."""
+    groups = -(-heads // HEAD_GROUP)
+    flops = 2.0 * groups * HEAD_GROUP * (2 * d.kv_lora + d.rope) * batch * isl * d.index_topk
+    moved = groups * batch * capped_pairs(isl, past, d.index_topk) * (d.kv_lora + d.rope) * kv_bytes
+    return (flops / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
+
+
 def all_topk_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c):
     """FlashMLA's sparse prefill kernel as TensorRT-LLM runs it on Hopper: ceil(queries x head groups / SMs)
     waves, each CTA 64 heads x index_topk slots at one SM's share of the bf16 peak; reads its visible keys."""
@@ -186,6 +216,20 @@ def quantize_launches(gemm_format: str, out_format: str | None = None) -> int:
     return (QUANTIZED_PROJECTIONS - 1) * quantized + out
 
 
+# SGLang's DSA context module as aiconfigurator timed it: eagerly (collect_mla_module.py; flashmla_kv's piecewise
+# capture crashes), so its floor is host launches, fitted_roofline steps at a fitted step_s (one eager launch):
+FP8_GEMM_EXTRA_LAUNCHES = 27.42 - 17.03   # sglang.yaml eager_module_launches, dsa:fp8_block - dsa:bfloat16 (measured)
+INDEXER_PATH_LAUNCHES = 16.0   # assumed, not counted launch by launch: the indexer's GEMMs, norm, rope, quantize,
+                               # index-K store and gather, logits, top-k and metadata ops the dense path skips
+
+
+def sglang_prefill_eager_launches(source: str, gemm_format: str) -> float:
+    """Eager launches an SGLang DSA context module adds beyond its bf16 dense-MHA path (kernel_source names the
+    path: dense_mha runs dense attention at <= 2,048 keys, skip_indexer no indexer, else the indexer's)."""
+    indexer = "dense_mha" not in source and "skip_indexer" not in source
+    return INDEXER_PATH_LAUNCHES * indexer + FP8_GEMM_EXTRA_LAUNCHES * (FORMATS[gemm_format][1] != "bf16")
+
+
 def mla_decode_kernel(engine: str, arch: str, kv_dtype: str = "bfloat16") -> str:
     """The MLA decode kernel an engine runs by default on an architecture (a key of MLA_DECODE_TILES).
     vLLM (cuda.py backend priorities, as the collector's vLLM 0.24.0 picked them): Blackwell FLASHINFER_MLA,
@@ -221,16 +265,19 @@ def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
 
 
 def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c,
-                    indexer=True, dense=False, all_topk=False, out_format=None, scoring=1.0):
+                    indexer=True, dense=False, all_topk=False, out_format=None, scoring=1.0, topk_slots=False):
     """([(compute s, HBM s, L2 s)], items) of one DSA module at efficiency 1 (indexer: run the indexer;
     dense: SGLang's dense prefill attention instead of the sparse one; all_topk: sparse_all_topk's kernel;
-    out_format: o_proj's own format, None: gemm_format; scoring: indexer_scoring_runs)."""
+    out_format: o_proj's own format, None: gemm_format; scoring: indexer_scoring_runs; topk_slots: topk_slots_part's
+    kernel)."""
     tokens = batch * isl
     parts = projection_parts(tokens, heads, d, phase == "decode" or not dense, gemm_format, c, out_format)
     if indexer:
         parts += indexer_parts(batch, isl, past, d, c, scoring)
     if dense and phase == "prefill":
         parts.append(dense_prefill_part(batch, isl, past, heads, d, c))
+    elif topk_slots:
+        parts.append(topk_slots_part(batch, isl, past, heads, d, KV_BYTES[kv_dtype], c))
     elif all_topk:
         parts.append(all_topk_part(batch, isl, past, heads, d, KV_BYTES[kv_dtype], c))
     else:
@@ -312,7 +359,8 @@ def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     c = ceilings(gpu)
     scoring = indexer_scoring_runs(engine, isl, past, dims.index_topk)
     parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c,
-                                   all_topk=sparse_all_topk(engine, c.arch), out_format=out_format, scoring=scoring)
+                                   all_topk=sparse_all_topk(engine, c.arch), out_format=out_format, scoring=scoring,
+                                   topk_slots=phase == "decode" and sparse_topk_slots(engine, c.arch, kv_dtype))
     return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine, c.arch),
                                 INDEXER_SCORING_KERNELS * scoring if engine == "trtllm" else 0.0))
 
