@@ -168,7 +168,8 @@ def deepep_rows(frame, mode):
                 parts, items = deepep.deepep_work(mode, phase, _col(g, "num_token"), _col(g, "hidden_size"), topk,
                                                   experts, sms, c, link, signal_s=signal)
                 us = g[f"{phase}_transmit_us"] + g[f"{phase}_notify_us"] if mode == "normal" else g[f"{phase}_avg_t_us"]
-                r = _attach(g, parts, items, f"deepep_{mode}_{phase}", us.to_numpy(dtype=float) * 1e-6)
+                steps = deepep.byte_steps(mode, phase, _col(g, "num_token"), _col(g, "hidden_size"), topk, experts)
+                r = _attach(g, parts, items, f"deepep_{mode}_{phase}", us.to_numpy(dtype=float) * 1e-6, steps=steps)
                 for k in ("num_token", "hidden_size", "num_topk"):   # the shape (accuracy_modern --vs-kernels)
                     r[k] = g[k].to_numpy()
                 out.append(r)
