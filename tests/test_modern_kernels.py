@@ -221,6 +221,15 @@ def test_deepep_normal_sends_a_token_once_per_distinct_rank():
     assert deepep.expected_ranks(64, 64) == 8
 
 
+def test_deepep_normal_counts_its_bytes_as_steps_of_a_per_gb_cost_and_ll_does_not():
+    """The tables' per-byte time beside the SM term is the same on B200 and H100 (~1,250 GB/s): seconds, not a link."""
+    moved = deepep.normal_moved("dispatch", 4096, 7168, 8, 256)
+    assert deepep.byte_steps("normal", "dispatch", 4096, 7168, 8, 256) == pytest.approx(moved / 1e9)
+    assert deepep.byte_steps("normal", "combine", 4096, 7168, 8, 256) == pytest.approx(2 * moved / 1e9 / (1 + 4 / 128))
+    assert deepep.byte_steps("ll", "dispatch", 4096, 7168, 8, 256) == 0.0
+    assert fitted_roofline.family_params("deepep_normal_dispatch", "sglang", "hopper").step_s > 0
+
+
 def test_a_gpu_of_an_older_collector_release_is_neither_pooled_nor_left_out():
     """A100's SGLang GDN rows are SGLang 0.5.10 where B200, H100 and L40S ran 0.5.14: another kernel build."""
     import pandas as pd
