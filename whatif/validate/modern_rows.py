@@ -184,7 +184,7 @@ def wideep_moe_rows(frame, phase):
         for r in g.itertuples():
             (parts, _), = [wideep_moe.wideep_moe_work(r.num_tokens, r.hidden_size, r.inter_size, r.topk,
                                                       r.num_experts, r.moe_ep_size, r.moe_dtype, r.distribution,
-                                                      c, r.moe_tp_size)]
+                                                      c, r.moe_tp_size, getattr(r, "num_slots", None))]
             t_c.append(parts[0][0])
             t_m.append(parts[0][1])
             t_l2.append(parts[0][2])
