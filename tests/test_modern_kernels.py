@@ -230,6 +230,18 @@ def test_deepep_normal_counts_its_bytes_as_steps_of_a_per_gb_cost_and_ll_does_no
     assert fitted_roofline.family_params("deepep_normal_dispatch", "sglang", "hopper").step_s > 0
 
 
+def test_an_eplb_row_measures_the_busiest_rank_of_rebalanced_power_law_loads_not_a_balanced_one():
+    """The collector's EPLB rows: power-law loads repacked over the slots, the slowest rank measured; its few hot
+    experts and idle ones touch fewer weights than a balanced routing; at many tokens it evens the ranks' loads."""
+    from whatif.roofline.kernel_models.moe import routing_stats
+    balanced = routing_stats(32, 8, 256, 32, "balanced")
+    eplb = routing_stats(32, 8, 256, 32, "power_law_1.2_eplb")
+    assert balanced[0] == 8 and eplb[0] < balanced[0]
+    packed = routing_stats(4096, 8, 256, 8, "power_law_1.2_eplb")
+    assert packed[2] < 1.01 * 4096 < routing_stats(4096, 8, 256, 8, "power_law_1.2")[2]   # the mean rank: 4,096
+    assert routing_stats(4096, 8, 256, 8, "power_law_1.2_eplb", redundant=32)[0] == 36   # 288 slots / 8 ranks
+
+
 def test_a_gpu_of_an_older_collector_release_is_neither_pooled_nor_left_out():
     """A100's SGLang GDN rows are SGLang 0.5.10 where B200, H100 and L40S ran 0.5.14: another kernel build."""
     import pandas as pd
