@@ -38,8 +38,8 @@ def busiest_rank_factor(num_experts: int, ep: int, skew: float, redundant: int =
     return float(_eplb_busiest(p, ep, redundant) * ep)
 
 
-def eplb_busiest_slots(p: np.ndarray, ep: int, redundant: int) -> np.ndarray:
-    """The loads of the busiest rank's slots after EPLB's replication and balanced packing (module docstring)."""
+def _eplb_pack(p: np.ndarray, ep: int, redundant: int) -> tuple[np.ndarray, list]:
+    """(each rank's load, each rank's slot loads) after EPLB's replication and balanced packing (module docstring)."""
     replicas = np.ones(len(p), dtype=int)
     for _ in range(redundant):
         replicas[np.argmax(p / replicas)] += 1
@@ -53,9 +53,15 @@ def eplb_busiest_slots(p: np.ndarray, ep: int, redundant: int) -> np.ndarray:
         load[rank] += w
         used[rank] += 1
         held[rank].append(w)
+    return load, held
+
+
+def eplb_busiest_slots(p: np.ndarray, ep: int, redundant: int) -> np.ndarray:
+    """The loads of the busiest rank's slots after EPLB's replication and balanced packing."""
+    load, held = _eplb_pack(p, ep, redundant)
     return np.array(held[int(np.argmax(load))])
 
 
 def _eplb_busiest(p: np.ndarray, ep: int, redundant: int) -> float:
     """The busiest rank's load after EPLB's replication and balanced packing (see the module docstring)."""
-    return float(eplb_busiest_slots(p, ep, redundant).sum())
+    return float(_eplb_pack(p, ep, redundant)[0].max())
