@@ -284,6 +284,27 @@ def test_deepep_normal_sends_a_token_once_per_distinct_rank():
     assert deepep.expected_ranks(64, 64) == 8
 
 
+def test_deepep_normal_counts_its_bytes_as_steps_of_a_per_gb_cost_and_ll_does_not():
+    """The tables' per-byte time beside the SM term is the same on B200 and H100 (~1,250 GB/s): seconds, not a link."""
+    moved = deepep.normal_moved("dispatch", 4096, 7168, 8, 256)
+    assert deepep.byte_steps("normal", "dispatch", 4096, 7168, 8, 256) == pytest.approx(moved / 1e9)
+    assert deepep.byte_steps("normal", "combine", 4096, 7168, 8, 256) == pytest.approx(2 * moved / 1e9 / (1 + 4 / 128))
+    assert deepep.byte_steps("ll", "dispatch", 4096, 7168, 8, 256) == 0.0
+    assert fitted_roofline.family_params("deepep_normal_dispatch", "sglang", "hopper").step_s > 0
+
+
+def test_an_eplb_row_measures_the_busiest_rank_of_rebalanced_power_law_loads_not_a_balanced_one():
+    """The collector's EPLB rows: power-law loads repacked over the slots, the slowest rank measured; its few hot
+    experts and idle ones touch fewer weights than a balanced routing; at many tokens it evens the ranks' loads."""
+    from whatif.roofline.kernel_models.moe import routing_stats
+    balanced = routing_stats(32, 8, 256, 32, "balanced")
+    eplb = routing_stats(32, 8, 256, 32, "power_law_1.2_eplb")
+    assert balanced[0] == 8 and eplb[0] < balanced[0]
+    packed = routing_stats(4096, 8, 256, 8, "power_law_1.2_eplb")
+    assert packed[2] < 1.01 * 4096 < routing_stats(4096, 8, 256, 8, "power_law_1.2")[2]   # the mean rank: 4,096
+    assert routing_stats(4096, 8, 256, 8, "power_law_1.2_eplb", redundant=32)[0] == 36   # 288 slots / 8 ranks
+
+
 def test_a_gpu_of_an_older_collector_release_is_neither_pooled_nor_left_out():
     """A100's SGLang GDN rows are SGLang 0.5.10 where B200, H100 and L40S ran 0.5.14: another kernel build."""
     import pandas as pd
@@ -312,9 +333,15 @@ MARGIN = 3.0
 PINNED_LOO = {
     ("deepep_ll_combine", "sglang"): 12.9,   # the signalling term in the link's measured latency (was 30.3)
     ("deepep_ll_dispatch", "sglang"): 15.8,   # (was 35.8)
+<<<<<<< HEAD
     ("deepep_normal_combine", "sglang"): 17.8,
     ("deepep_normal_dispatch", "sglang"): 22.6,
     ("dsa_module_decode", "sglang"): 22.4,   # eager rows past cuda_graph_max_bs left out; flashmla_kv slots (was 35.9)
+=======
+    ("deepep_normal_combine", "sglang"): 15.2,   # a per-GB cost in seconds, not the link's (was 17.8)
+    ("deepep_normal_dispatch", "sglang"): 22.5,   # (was 22.6; the full tables 22.7 -> 18.5)
+    ("dsa_module_decode", "sglang"): 35.9,
+>>>>>>> s56-q
     ("dsa_module_decode", "trtllm"): 32.7,
     ("dsa_module_decode", "vllm"): 14.1,
     ("dsa_module_prefill", "sglang"): 32.2,   # eager launches by path and GEMM format (was 38.8)
@@ -348,7 +375,7 @@ PINNED_LOO = {
     ("quantize_scale", "sglang"): 13.2,
     ("quantize_scale", "trtllm"): 28.6,
     ("quantize_scale", "vllm"): 14.7,
-    ("wideep_moe", "trtllm"): 18.8,
+    ("wideep_moe", "trtllm"): 15.2,   # EPLB rows: the busiest rank of rebalanced power-law loads (was 18.8)
     ("wideep_moe_decode", "sglang"): 20.4,
     ("wideep_moe_prefill", "sglang"): 34.6,
 }

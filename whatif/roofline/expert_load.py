@@ -38,17 +38,30 @@ def busiest_rank_factor(num_experts: int, ep: int, skew: float, redundant: int =
     return float(_eplb_busiest(p, ep, redundant) * ep)
 
 
-def _eplb_busiest(p: np.ndarray, ep: int, redundant: int) -> float:
-    """The busiest rank's load after EPLB's replication and balanced packing (see the module docstring)."""
+def _eplb_pack(p: np.ndarray, ep: int, redundant: int) -> tuple[np.ndarray, list]:
+    """(each rank's load, each rank's slot loads) after EPLB's replication and balanced packing (module docstring)."""
     replicas = np.ones(len(p), dtype=int)
     for _ in range(redundant):
         replicas[np.argmax(p / replicas)] += 1
     pieces = np.repeat(p / replicas, replicas)
     slots = len(pieces) // ep
     load, used = np.zeros(ep), np.zeros(ep, dtype=int)
+    held = [[] for _ in range(ep)]
     for w in np.sort(pieces)[::-1]:
         free = np.flatnonzero(used < slots)
         rank = free[np.argmin(load[free])]
         load[rank] += w
         used[rank] += 1
-    return float(load.max())
+        held[rank].append(w)
+    return load, held
+
+
+def eplb_busiest_slots(p: np.ndarray, ep: int, redundant: int) -> np.ndarray:
+    """The loads of the busiest rank's slots after EPLB's replication and balanced packing."""
+    load, held = _eplb_pack(p, ep, redundant)
+    return np.array(held[int(np.argmax(load))])
+
+
+def _eplb_busiest(p: np.ndarray, ep: int, redundant: int) -> float:
+    """The busiest rank's load after EPLB's replication and balanced packing (see the module docstring)."""
+    return float(_eplb_pack(p, ep, redundant)[0].max())

@@ -177,7 +177,8 @@ def deepep_rows(frame, mode):
                 parts, items = deepep.deepep_work(mode, phase, _col(g, "num_token"), _col(g, "hidden_size"), topk,
                                                   experts, sms, c, link, signal_s=signal)
                 us = g[f"{phase}_transmit_us"] + g[f"{phase}_notify_us"] if mode == "normal" else g[f"{phase}_avg_t_us"]
-                r = _attach(g, parts, items, f"deepep_{mode}_{phase}", us.to_numpy(dtype=float) * 1e-6)
+                steps = deepep.byte_steps(mode, phase, _col(g, "num_token"), _col(g, "hidden_size"), topk, experts)
+                r = _attach(g, parts, items, f"deepep_{mode}_{phase}", us.to_numpy(dtype=float) * 1e-6, steps=steps)
                 for k in ("num_token", "hidden_size", "num_topk"):   # the shape (accuracy_modern --vs-kernels)
                     r[k] = g[k].to_numpy()
                 out.append(r)
@@ -192,7 +193,7 @@ def wideep_moe_rows(frame, phase):
         for r in g.itertuples():
             (parts, _), = [wideep_moe.wideep_moe_work(r.num_tokens, r.hidden_size, r.inter_size, r.topk,
                                                       r.num_experts, r.moe_ep_size, r.moe_dtype, r.distribution,
-                                                      c, r.moe_tp_size)]
+                                                      c, r.moe_tp_size, getattr(r, "num_slots", None))]
             t_c.append(parts[0][0])
             t_m.append(parts[0][1])
             t_l2.append(parts[0][2])

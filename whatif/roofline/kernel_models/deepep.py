@@ -10,6 +10,8 @@ holding its top-k experts, combine returns the weighted expert outputs. Measured
       t_c = bytes / (sms x clock x SM_COPY_BYTES),  t_m = bytes / link        (the fit's two terms)
   (An SM's rate, not its share of HBM: on 4-20 SMs H100 and B200 take the same time, 17.3 and 17.0 ms for
   32k tokens on 4 SMs, where the HBM share said B200 2.4x faster and left the link term at the cap.)
+  Plus a cost per GB moved in seconds, the same on every GPU (byte_steps: the tables show it on both GPUs at
+  ~1,250 GB/s, whatever the SM count; booked as the link, it doubled on H100's link: left out 22.7 -> 18.5% dispatch).
 - low_latency (decode; LL mode): every (token, expert) pair is its own message over the link, dispatch in
   fp8 with one fp32 scale per 128 elements, combine in bf16 (t_m: the remote bytes over the link). The LL
   kernels run one warp group per expert, so they launch only ceil(E / ceil(E / SMs)) SMs (DeepEP
@@ -65,6 +67,20 @@ def signal_seconds(link_name: str, link_type: str, link_bw: float) -> float:
     return collective_params(link_name, described=(link_type, link_bw))[0].protocols["LL"].base_s
 
 
+def normal_moved(phase: str, tokens, hidden, topk, experts, ranks=EP_RANKS):
+    """Bytes a normal-mode dispatch / combine sends to other ranks: each token once per distinct remote rank."""
+    per_elt = (1.0 + 4.0 / 128) if phase == "dispatch" else 2.0
+    return tokens * expected_ranks(int(topk), int(experts), ranks) * (ranks - 1) / ranks * hidden * per_elt
+
+
+def byte_steps(mode: str, phase: str, tokens, hidden, topk, experts, ranks=EP_RANKS):
+    """Normal mode's GB moved, counted as steps of a cost in seconds per GB the same on every GPU (the fit's step_s):
+    the tables' per-byte time apart from the SM term, solved from their 4- and 24-SM rows at >= 16k tokens, is
+    1,231 GB/s on B200 and 1,254 GB/s on H100, neither link (900, 450 GB/s); its source is not identified.
+    Low-latency mode: none."""
+    return normal_moved(phase, tokens, hidden, topk, experts, ranks) / 1e9 if mode == "normal" else 0.0
+
+
 def deepep_work(mode: str, phase: str, tokens, hidden, topk, experts, sms, c, link_bw, ranks=EP_RANKS,
                 signal_s=0.0):
     """([(SM-bound or signalling s, link-bound s, 0)], items) of one DeepEP call at efficiency 1; topk, experts
@@ -72,7 +88,7 @@ def deepep_work(mode: str, phase: str, tokens, hidden, topk, experts, sms, c, li
     remote = (ranks - 1) / ranks
     per_elt = (1.0 + 4.0 / 128) if phase == "dispatch" else 2.0
     if mode == "normal":
-        moved = tokens * expected_ranks(int(topk), int(experts), ranks) * remote * hidden * per_elt
+        moved = normal_moved(phase, tokens, hidden, topk, experts, ranks)
         return [(moved / (sms * c.clock * SM_COPY_BYTES), moved / link_bw, 0.0 * moved)], tokens * c.sms / sms
     moved = tokens * topk * remote * hidden * per_elt
     active = ll_active_sms(int(experts), c.sms)
@@ -85,7 +101,8 @@ def _seconds(mode, phase, tokens, hidden, topk, experts, gpu, link_bw, sms, engi
     c = ceilings(gpu)
     signal = signal_seconds(link, "nvlink", link_bw) if mode == "ll" else 0.0
     parts, items = deepep_work(mode, phase, tokens, hidden, topk, experts, sms or c.sms, c, link_bw, ranks, signal)
-    return float(fitted_seconds(parts, items, c.sms, family_params(f"deepep_{mode}_{phase}", engine, c.arch)))
+    steps = byte_steps(mode, phase, tokens, hidden, topk, experts, ranks)
+    return float(fitted_seconds(parts, items, c.sms, family_params(f"deepep_{mode}_{phase}", engine, c.arch), steps))
 
 
 def deepep_dispatch_seconds(tokens: int, hidden: int, topk: int, experts: int, gpu, link_bw: float,

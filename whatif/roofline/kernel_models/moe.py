@@ -122,13 +122,25 @@ def tile_m(rows_per_expert: float) -> int:
 
 @lru_cache(maxsize=65536)
 def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: str,
-                  groups: tuple[int, int] | None = None) -> tuple[float, float, float]:
+                  groups: tuple[int, int] | None = None, redundant: int = 0) -> tuple[float, float, float]:
     """(touched experts, padded token rows, assignments) on this GPU (its E/ep experts), averaged
-    over seeded power-law samples; `groups` (n_group, topk_group): through the collector's grouped top-k."""
+    over seeded power-law samples; `groups` (n_group, topk_group): through the collector's grouped top-k.
+    'power_law_<alpha>_eplb': the same loads rebalanced by EPLB over E + `redundant` slots, this GPU the busiest
+    rank (aiconfigurator's collector helper.py `_generate_power_law_distribution_with_eplb`: replication, greedy
+    packing, the slowest rank measured as rank 0)."""
     import numpy as np   # (here only: a cold estimate imports no numpy)
     if experts % ep:
         raise WhatifError(f"moe_ep_size: {ep} does not divide num_experts {experts}; valid: a divisor")
     local = experts // ep
+    if distribution.startswith("power_law_") and distribution.endswith("_eplb") and not groups:
+        from ..expert_load import eplb_busiest_slots
+        alpha = float(distribution.removeprefix("power_law_").removesuffix("_eplb"))
+        stats = []
+        for s in range(SAMPLES):
+            mine = eplb_busiest_slots(power_law_loads(tokens, topk, experts, ep, alpha, s).astype(float), ep, redundant)
+            tm = tile_m(mine.sum() / max((mine > 0).sum(), 1))
+            stats.append(((mine > 0).sum(), (np.ceil(mine / tm) * tm).sum(), mine.sum()))
+        return tuple(float(v) for v in np.mean(stats, axis=0))
     if distribution == "balanced":
         picks = [balanced_selections(tokens, topk, experts)] if groups else []
         samples = [balanced_loads(tokens, topk, experts)]

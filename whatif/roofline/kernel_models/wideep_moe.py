@@ -5,8 +5,10 @@ The work is the fused-MoE model's routing (kernel_models/moe.py: experts this GP
 read once, padded token rows x 6 h I FLOPs) at the weight format's bytes and tensor-core peak, but only the
 token rows dispatched to this GPU are read and written (assignments x (3 I + 2 h) bf16): unlike a fused MoE
 under TP, no GPU sees the masked slots of the others. `tokens` are the whole EP group's, routed uniformly
-('balanced'), or by the tables' power law ('power_law_<alpha>'); EPLB-rebalanced rows ('..._eplb') are
-taken as balanced (EPLB's aim).
+('balanced'), or by the tables' power law ('power_law_<alpha>'); EPLB-rebalanced rows ('..._eplb'): the same
+power-law loads repacked by EPLB over the slots (redundant ones included), this GPU the busiest rank, as the
+collector draws them (moe.routing_stats); taken as balanced they read every local expert, where EPLB's busiest
+rank holds a few hot experts and idle ones (H100 left out x2.2-3.4 at 16-256 tokens, EP 32-64).
 Parameters: data/modern_fit.yaml, families wideep_moe_prefill and wideep_moe_decode (SGLang: DeepEP normal
 and low-latency kernels) and wideep_moe (TensorRT-LLM: one kernel for both).
 """
@@ -22,14 +24,14 @@ FORMATS = {"fp8_block": (1.0 + 4.0 / (128 * 128), "fp8"), "fp8": (1.0, "fp8"), "
 
 
 def routing(distribution: str) -> str:
-    if distribution == "uniform" or distribution.endswith("_eplb"):
-        return "balanced"
-    return distribution
+    return "balanced" if distribution == "uniform" else distribution
 
 
-def wideep_moe_work(tokens, hidden, inter, topk, experts, ep, moe_format, distribution, c, tp=1):
+def wideep_moe_work(tokens, hidden, inter, topk, experts, ep, moe_format, distribution, c, tp=1, slots=None):
+    """slots: EPLB's expert slots (E + redundant; None: E)."""
     w_bytes, peak = FORMATS[moe_format]
-    touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), routing(distribution))
+    touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), routing(distribution),
+                                              redundant=int(slots or experts) - int(experts))
     inter_l = inter / tp
     moved = touched * 3.0 * hidden * inter_l * w_bytes + assigned * (3.0 * inter_l + 2.0 * hidden) * 2.0
     return [(padded * 6.0 * hidden * inter_l / c.peak_flops(peak), *memory_times(moved, c.hbm_bw, c.l2_bytes))], 0.0
@@ -41,13 +43,14 @@ def wideep_family(engine: str, phase: str) -> str:
 
 def wideep_moe_seconds(tokens: int, hidden: int, inter: int, topk: int, experts: int, ep: int, gpu,
                        moe_format: str = "fp8_block", phase: str = "prefill", engine: str = "sglang",
-                       distribution: str = "balanced", moe_tp: int = 1) -> float:
+                       distribution: str = "balanced", moe_tp: int = 1, slots: int | None = None) -> float:
     """Seconds of one wide-EP MoE layer's expert compute on one GPU (no all-to-all: deepep.py prices it).
 
     tokens: the EP group's tokens this layer (all ranks); hidden, inter: the model's hidden and expert
     intermediate sizes; topk of experts experts split over ep GPUs (moe_tp each); moe_format: fp8_block |
     fp8 | nvfp4 | bf16; phase: prefill | decode (SGLang's DeepEP normal or low-latency MoE);
-    distribution: balanced | power_law_<alpha>; gpu: a GPU profile or Ceilings."""
+    distribution: balanced | power_law_<alpha> | power_law_<alpha>_eplb (slots: EPLB's, redundant included);
+    gpu: a GPU profile or Ceilings."""
     c = ceilings(gpu)
-    parts, items = wideep_moe_work(tokens, hidden, inter, topk, experts, ep, moe_format, distribution, c, moe_tp)
+    parts, items = wideep_moe_work(tokens, hidden, inter, topk, experts, ep, moe_format, distribution, c, moe_tp, slots)
     return float(fitted_seconds(parts, items, c.sms, family_params(wideep_family(engine, phase), engine, c.arch)))
