@@ -333,15 +333,9 @@ MARGIN = 3.0
 PINNED_LOO = {
     ("deepep_ll_combine", "sglang"): 12.9,   # the signalling term in the link's measured latency (was 30.3)
     ("deepep_ll_dispatch", "sglang"): 15.8,   # (was 35.8)
-<<<<<<< HEAD
-    ("deepep_normal_combine", "sglang"): 17.8,
-    ("deepep_normal_dispatch", "sglang"): 22.6,
-    ("dsa_module_decode", "sglang"): 22.4,   # eager rows past cuda_graph_max_bs left out; flashmla_kv slots (was 35.9)
-=======
     ("deepep_normal_combine", "sglang"): 15.2,   # a per-GB cost in seconds, not the link's (was 17.8)
     ("deepep_normal_dispatch", "sglang"): 22.5,   # (was 22.6; the full tables 22.7 -> 18.5)
-    ("dsa_module_decode", "sglang"): 35.9,
->>>>>>> s56-q
+    ("dsa_module_decode", "sglang"): 22.4,   # eager rows past cuda_graph_max_bs left out; flashmla_kv slots (was 35.9)
     ("dsa_module_decode", "trtllm"): 32.7,
     ("dsa_module_decode", "vllm"): 14.1,
     ("dsa_module_prefill", "sglang"): 32.2,   # eager launches by path and GEMM format (was 38.8)
