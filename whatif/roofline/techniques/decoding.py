@@ -170,7 +170,7 @@ def state_commit_s(rc: RoundContext) -> float:
     keeps a slot a verified token instead and reads the accepted one on the next pass: nothing to copy."""
     s = rc.setup
     engine = s.engine_spec
-    if engine is None or not engine.name.startswith("sglang"):
+    if engine is None or engine.base_engine != "sglang":
         return 0.0
     model = s.model
     per_seq = sum(model.state_bytes(i, s.precision.kv_bytes) for i in range(model.num_layers)
