@@ -420,18 +420,3 @@ def test_32_row_tiles_have_their_own_efficiency_and_fp8_ties_it():
     blocks = [b for engine in yaml.safe_load(FIT_FILE.read_text())["fits"]["gemm"].values() for b in engine]
     assert all(b["params"]["eff_small"] == b["params"]["eff_skinny"] for b in blocks if b["dtype"] == "fp8")
     assert all(b["params"]["eff_small"] < b["params"]["eff_skinny"] for b in blocks if b["dtype"] == "bf16")
-
-
-def test_the_decode_floor_cap_reaches_hopper_xqa_fp8_only():
-    """floor_cap bounds Blackwell's decode floors and Hopper TensorRT-LLM's fp8-cache XQA kernel (mha_sm90), not
-    Hopper's bf16 XQA (session 53's Llama-3.1-8B regression) nor other engines on Hopper."""
-    assert kf.floor_capped("h100_sxm", "trtllm", "fp8")
-    assert kf.floor_capped("b200_sxm", "vllm", "bf16")
-    assert not kf.floor_capped("h100_sxm", "trtllm", "bf16")
-    assert not kf.floor_capped("h100_sxm", "vllm", "fp8")
-    import pandas as pd
-    rows = pd.DataFrame({"gpu": ["h100_sxm"] * 3, "framework": ["trtllm"] * 3, "dtype": ["fp8"] * 3,
-                         "l2_resident": [True, True, False], "batch_size": [4, 4, 4], "step": [10, 100, 100],
-                         "latency_s": [7e-6, 9e-6, 40e-6]})
-    assert kf.floor_cap(rows) == pytest.approx(8e-6)
-    assert kf.floor_cap(rows.assign(dtype="bf16")) is None

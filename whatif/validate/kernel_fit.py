@@ -117,32 +117,18 @@ def hbm_rows(rows):
 
 
 FLOOR_CAP_BATCH, FLOOR_CAP_STEP = 8, 255   # the smallest decode calls: <= 8 sequences of <= 256 cached tokens
-# Decode kernels whose floors the cap bounds. Blackwell (every engine): it costs its HBM rows <= 1 point in-sample
-# (TRT-LLM fp8 6.8 -> 7.8%) and the pooled LOO nothing. Hopper TensorRT-LLM with an fp8 cache: XQA's own Hopper kernel
-# (cpp/kernels/xqa/mha_sm90.cu, QGMMA + TMA, see roofline/kernel_models/decode_attention.py EIGHT_ROW_TILES), whose
-# HBM rows put the floor at 15.3 us where its whole L2-resident small call measures 7.7 (session 56). Not Hopper's
-# bf16 XQA (the HMMA kernel mha.cu), vLLM, SGLang, Ampere, Ada: there it cost up to 5 points (H100 TRT-LLM bf16
-# 11.3 -> 16.3%, floor 21.8 -> 9.0 us) and, tried in session 53, H100's serving TPOT the wrong way (TRT-LLM
-# Llama-3.1-8B, bf16 cache, 6.7% -> 9.0%): a fixed cost their HBM-resident small caches pay that the L2 rows do not
-# show.
+# Architectures whose decode floors the cap bounds. Blackwell: it costs its HBM rows <= 1 point in-sample (TRT-LLM
+# fp8 6.8 -> 7.8%) and the pooled LOO nothing. Not Hopper, Ampere, Ada: there it cost up to 5 points (H100 TRT-LLM
+# bf16 11.3 -> 16.3%, floor 21.8 -> 9.0 us) and, tried in session 53, H100's serving TPOT the wrong way (TRT-LLM
+# Llama-3.1-8B 6.7% -> 9.0%): a fixed cost their HBM-resident small caches pay that the L2 rows do not show.
 FLOOR_CAP_ARCHS = ("blackwell",)
-FLOOR_CAP_KERNELS = (("hopper", "trtllm", "fp8"),)   # (arch, engine, KV dtype) outside FLOOR_CAP_ARCHS
-
-
-def floor_capped(gpu: str, engine: str, dtype: str) -> bool:
-    """Whether a corpus GPU x engine x KV dtype's decode floor is bounded by its L2-resident small calls."""
-    arch = corpus_ceilings(gpu).arch
-    return arch in FLOOR_CAP_ARCHS or (arch, engine, dtype) in FLOOR_CAP_KERNELS
 
 
 def floor_cap(rows) -> float | None:
     """Upper bound of a decode-attention floor (seconds): the median measured time of the L2-resident calls of
     <= 8 sequences over <= 256 cached tokens (corpus rows of one GPU x engine x KV dtype), whose streaming is a few
-    hundred kB from L2; None where the rows have none (the compact subset) or span kernels not all floor_capped."""
-    if len(rows) == 0:
-        return None
-    keys = rows[["gpu", "framework", "dtype"]].drop_duplicates() if "dtype" in rows.columns else None
-    if keys is None or not all(floor_capped(*k) for k in keys.itertuples(index=False)):
+    hundred kB from L2; None where the rows have none (the compact subset) or span GPUs not all of FLOOR_CAP_ARCHS."""
+    if len(rows) == 0 or any(corpus_ceilings(g).arch not in FLOOR_CAP_ARCHS for g in rows["gpu"].unique()):
         return None
     l2 = rows[_l2_resident(rows)]
     small = l2[(l2["batch_size"] <= FLOOR_CAP_BATCH) & (l2["step"] <= FLOOR_CAP_STEP)] if len(l2) else l2
