@@ -1309,6 +1309,12 @@ def inferencex_sglang_launch(row: dict) -> tuple[int, float] | None:
 INFERENCEX_WARMUP_FROM = "2026-01-17"
 
 
+def measured_date(row: dict) -> str | None:
+    """The row's measurement date (YYYY-MM-DD) from its silicon_data_source, or None where it records none."""
+    measured = re.search(r"measured=(\d{4}-\d\d-\d\d)", row["silicon_data_source"])
+    return measured and measured[1]
+
+
 def cold_server(row: dict) -> str:
     """'' or why a row's measurement includes a cold server's one-time kernel fetch whatif does not price: an
     InferenceX SGLang DeepSeek run on B200 measured before its client warmed up (INFERENCEX_WARMUP_FROM) whose
@@ -1323,13 +1329,13 @@ def cold_server(row: dict) -> str:
     after scoring; how long a download took is not recorded and is not a cost of inference, so the rows are not
     scored."""
     chunk = (inferencex_sglang_launch(row) or (0,))[0] if "deepseek" in row["model_path"].lower() else 0
-    measured = re.search(r"measured=(\d{4}-\d\d-\d\d)", row["silicon_data_source"])
-    if not chunk or not measured or measured[1] >= INFERENCEX_WARMUP_FROM:
+    measured = measured_date(row)
+    if not chunk or not measured or measured >= INFERENCEX_WARMUP_FROM:
         return ""
     burst = concurrency(row) * _int(row["isl"]) * (1 + CLIENT_RANGE_RATIO) / 2
     if burst <= chunk:
         return ""
-    return (f"measured {measured[1]}, before InferenceX's client warmed the server up (PR #480): its opening burst "
+    return (f"measured {measured}, before InferenceX's client warmed the server up (PR #480): its opening burst "
             f"(~{burst:,.0f} prompt tokens) ran the cold server's first chunked prefill (chunk {chunk:,}), whose "
             "kernels FlashInfer fetched at first use (sglang#10933): a one-time download, not scored")
 
@@ -1361,10 +1367,10 @@ def cold_symmetric_pool(row: dict) -> str:
     model = row["model_path"].lower()
     if not any(family in model and gemm == row["gemm_quant_mode"] for family, gemm in INFERENCEX_SYMM_MEM_RECIPES):
         return ""
-    measured = re.search(r"measured=(\d{4}-\d\d-\d\d)", row["silicon_data_source"])
-    if not measured or measured[1] >= INFERENCEX_WARMUP_FROM:
+    measured = measured_date(row)
+    if not measured or measured >= INFERENCEX_WARMUP_FROM:
         return ""
-    return (f"measured {measured[1]}, before InferenceX's client warmed the server up (PR #480), on a recipe with "
+    return (f"measured {measured}, before InferenceX's client warmed the server up (PR #480), on a recipe with "
             "--enable-symm-mem: the first prefills grew SGLang's symmetric-memory pool (a collective NCCL window "
             "registration per new segment, sglang#36943): a one-time cost, not scored")
 
@@ -1378,9 +1384,9 @@ _LAUNCH_MEASUREMENTS: dict = {}   # (launch, measured date) -> the distinct meas
 
 
 def _inferencex_launch(row: dict) -> tuple:
-    measured = re.search(r"measured=(\d{4}-\d\d-\d\d)", row["silicon_data_source"])
+    measured = measured_date(row)
     image = re.search(r"image=([^;\s]+)", row["silicon_data_source"])
-    return (row["backend"], row["system"], row["model_path"], image and image[1], measured and measured[1],
+    return (row["backend"], row["system"], row["model_path"], image and image[1], measured,
             row["gemm_quant_mode"], row["moe_quant_mode"], row["isl"], row["osl"], concurrency(row),
             *(row[k] for k in ("tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size")))
 
@@ -1424,10 +1430,10 @@ def trt_stp_or_mtp_unknown(row: dict) -> str:
     if (INFERENCEX_TRT_STP_OR_MTP_SCORED or row["backend"] != "trtllm" or "deepseek" not in row["model_path"].lower()
             or row.get("backend_version") != INFERENCEX_TRT_STP_MTP_SHARED_IMAGE or not inferencex_run(row)):
         return ""
-    measured = re.search(r"measured=(\d{4}-\d\d-\d\d)", row["silicon_data_source"])
-    if not measured or measured[1] < INFERENCEX_TRT_MTP_KEYS_FROM:
+    measured = measured_date(row)
+    if not measured or measured < INFERENCEX_TRT_MTP_KEYS_FROM:
         return ""
-    return (f"measured {measured[1]} on the {INFERENCEX_TRT_STP_MTP_SHARED_IMAGE} image, which InferenceX ran both "
+    return (f"measured {measured} on the {INFERENCEX_TRT_STP_MTP_SHARED_IMAGE} image, which InferenceX ran both "
             "plain and with MTP from its PR #392 (dsr1-*-b200-trt-mtp): the row does not say which")
 
 
