@@ -33,7 +33,8 @@ def scaled_eager_host(engine: str, arch: str, scale: float):
     """whatif.api.simulate with the scenario's `launch_us` (the host time per eagerly launched kernel) set to
     `scale` x the engine's own `kernels.eager_launch_s` on the GPU's hosts, for runs of `engine` on an `arch` GPU
     (restored on exit). At scale 1 the run is the committed one (the same host time, given explicitly)."""
-    from whatif import api, scenario
+    from whatif import api
+    from whatif.roofline.engines import engine_spec
     from whatif.specs.hardware import load_system
 
     original = api.simulate
@@ -41,7 +42,7 @@ def scaled_eager_host(engine: str, arch: str, scale: float):
     def simulate(**kw):
         if scale != 1 and kw.get("kernel_engine") == engine and "launch_us" not in kw:
             gpu = load_system(kw["hardware"]).gpu
-            host = scenario._engine_on(engine, kw["hardware"], None, None).eager_launch_s
+            host = engine_spec(engine).on_host_of(gpu.arch).eager_launch_s
             if gpu.arch == arch and host:
                 kw = {**kw, "launch_us": host * scale * 1e6}
         return original(**kw)
