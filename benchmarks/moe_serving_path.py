@@ -25,6 +25,18 @@ CASES = (("h100_sxm", "dgx-h100", "trtllm", "moe_torch_flow_cutlass"), ("h100_sx
          ("b200_sxm", "dgx-b200", "sglang", "flashinfer"))
 
 
+def corpus_slice(d, gpu: str, framework: str, dtype: str, kernel: str):
+    """The fused-MoE corpus rows of one GPU, engine, MoE dtype and kernel (a substring of kernel_source)."""
+    return d[(d.gpu == gpu) & (d.framework == framework) & (d.moe_dtype == dtype)
+             & d.kernel_source.str.contains(kernel)]
+
+
+def of_shape(s, hidden: int, inter: int, experts: int, topk: int):
+    """Rows of one MoE shape (hidden, expert inter size, experts, top-k), experts unsplit by TP (moe_tp 1)."""
+    return s[(s.hidden_size == hidden) & (s.inter_size == inter) & (s.num_experts == experts) & (s.topk == topk)
+             & (s.moe_tp_size == 1)]
+
+
 def layer_us(model: str, hardware: str, engine: str, ep: int, tokens: int, problem_cost: bool = False) -> float:
     """Microseconds of one MoE layer's expert ops in a decode step of `tokens` sequences at TP = EP = ep
     (`problem_cost`: the scenario's moe_problem_cost, grouped_problems.py)."""
@@ -44,10 +56,8 @@ def rows(problem_cost: bool = False):
     out = []
     for gpu, hardware, engine, kernel in CASES:
         for model, h, inter, experts, k in SHAPES:
-            s = d[(d.gpu == gpu) & (d.framework == engine) & (d.moe_dtype == "fp8_block")
-                  & d.kernel_source.str.contains(kernel) & (d.hidden_size == h) & (d.inter_size == inter)
-                  & (d.num_experts == experts) & (d.topk == k) & (d.moe_tp_size == 1) & (d.num_tokens <= 64)
-                  & (d.moe_ep_size <= 16)]
+            s = of_shape(corpus_slice(d, gpu, engine, "fp8_block", kernel), h, inter, experts, k)
+            s = s[(s.num_tokens <= 64) & (s.moe_ep_size <= 16)]
             for (ep, tokens), g in s.groupby(["moe_ep_size", "num_tokens"]):
                 pred = layer_us(model, hardware, engine, int(ep), int(tokens), problem_cost)
                 for dist, m in g.groupby("distribution")["latency_ms"].mean().items():
@@ -72,10 +82,9 @@ def problem_fit(lo: int = 1, hi: int = 16, shapes=SHAPES):
         d = pd.read_parquet(CORPUS)
         x, y = [], []
         for model, h, inter, experts, k in shapes:
-            s = d[(d.gpu == "h100_sxm") & (d.framework == "trtllm") & (d.moe_dtype == "fp8_block")
-                  & d.kernel_source.str.contains("moe_torch_flow_cutlass") & (d.hidden_size == h)
-                  & (d.inter_size == inter) & (d.num_experts == experts) & (d.topk == k) & (d.moe_tp_size == 1)
-                  & d.num_tokens.between(lo, hi) & (d.moe_ep_size <= 16) & (d.distribution == "balanced")]
+            s = corpus_slice(d, "h100_sxm", "trtllm", "fp8_block", "moe_torch_flow_cutlass")
+            s = of_shape(s, h, inter, experts, k)
+            s = s[s.num_tokens.between(lo, hi) & (s.moe_ep_size <= 16) & (s.distribution == "balanced")]
             for (ep, tokens), g in s.groupby(["moe_ep_size", "num_tokens"]):
                 pred = layer_us(model, "dgx-h100", "trtllm", int(ep), int(tokens))
                 x.append(experts / ep)

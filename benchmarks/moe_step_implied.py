@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-CORPUS = ROOT.parent / "shared" / "reference" / "aiconfigurator" / "moe.parquet"
+from moe_serving_path import CORPUS, corpus_slice, of_shape  # noqa: E402 (benchmarks/moe_serving_path.py)
+
 SCORED = ROOT / "benchmarks" / "data" / "serving_reference.csv"   # the committed predictions: ids, layouts, measured
 ROUTED = ("router_topk", "experts_gate_up_group_quant", "experts_gate_up", "experts_act", "experts_down_group_quant",
           "experts_down", "experts_up")   # the fused MoE's kernels (the router GEMM and shared experts stay outside)
@@ -33,10 +34,8 @@ def balanced_curve(table, moe, ep: int):
     that touches a known number of experts (through the collector's grouped top-k where it routed one)."""
     from whatif.roofline.kernel_models.moe import routing_stats
     from whatif.validate.moe_fit import collector_groups
-    s = table[(table.hidden_size == moe["hidden"]) & (table.inter_size == moe["inter"])
-              & (table.num_experts == moe["experts"]) & (table.topk == moe["k"]) & (table.moe_ep_size == ep)
-              & (table.moe_tp_size == 1) & (table.distribution == "balanced")
-              & (table.num_tokens * moe["k"] <= moe["experts"])]
+    s = of_shape(table, moe["hidden"], moe["inter"], moe["experts"], moe["k"])
+    s = s[(s.moe_ep_size == ep) & (s.distribution == "balanced") & (s.num_tokens * moe["k"] <= moe["experts"])]
     if s.empty:
         return [], []
     g = s.groupby("num_tokens").latency_ms.mean().sort_index()
@@ -53,8 +52,7 @@ def implied_rows(query: str, gpu: str, framework: str, dtype: str, kernel: str, 
     from whatif.roofline.moe import busiest_rank_touched, experts_touched
     from whatif.specs.models import load_model
     table = pd.read_parquet(CORPUS)
-    table = table[(table.gpu == gpu) & (table.framework == framework) & (table.moe_dtype == dtype)
-                  & table.kernel_source.str.contains(kernel)]
+    table = corpus_slice(table, gpu, framework, dtype, kernel)
     rows = {r["id"]: r for r in sr.load()}
     scored = pd.read_csv(SCORED).query(query, engine="python")
     out = []
