@@ -1,6 +1,6 @@
 """Host time of SGLang's attention module in an eager prefill, read off aiconfigurator's context-module tables.
 
-    python benchmarks/eager_module_host.py [--root PATH]
+    python benchmarks/eager_module_host.py [--root PATH] [--trtllm]
 
 aiconfigurator times SGLang's whole attention module of a prefill eagerly: CUDA events around one Python call of
 `self_attn(...)` with a synchronize after each (collector/sglang/collect_wideep_attn.py, run_attention_torch: the
@@ -12,6 +12,13 @@ host launches (floor / the host's eager launch, the SGLang profile's kernels.eag
 leave-one-GPU-out error of predicting a GPU's floor from the other GPU's launches, and whatif's own count of the
 module's kernels in a prefill pass (roofline/module_host.py), which whatif otherwise charges one launch each.
 Nothing fitted here is applied by this script; roofline/module_host.py reads its launches from the engine profile.
+
+`--trtllm` sets TensorRT-LLM's tables of the same modules beside them (session 57). Those were not timed eagerly:
+collector/trtllm/collect_mla_module.py (MLA and DSA context modules, 1.3.0rc20) captures one `attn_module.forward`
+in a CUDA graph and times its replays (collector/helper.py benchmark_with_power, allow_graph_fail=False: a failed
+capture raises, no eager row is written), so their smallest calls read the module's GPU time alone, 0.04-0.24 ms,
+under what an eager call of whatif's kernels in the module would cost the host (kernels x TensorRT-LLM's eager
+launch). No table here holds TensorRT-LLM's module host time, so trtllm.yaml has no eager_module_launches.
 """
 from __future__ import annotations
 
@@ -30,13 +37,19 @@ TABLES = {   # module -> (table, rows of the eager host floor)
     "dsa": "sparse_attention__dsa_context_module_perf.parquet",
 }
 GPU_ARCHS = {"h100_sxm": "hopper", "b200_sxm": "blackwell"}   # the tables' GPUs and their architectures
+# TensorRT-LLM's tables of the same modules: CUDA-graph replays (collect_mla_module.py), so GPU time only.
+TRTLLM_TABLES = {
+    "mla": "mla__mla_context_module_perf.parquet",
+    "dsa": "sparse_attention__dsa_context_module_perf.parquet",
+}
+SMALLEST_CALL = 16   # tokens a call at most: the graph's least GPU work, the floor an eager call could not go under
 
 
-def host_launch_s() -> dict[str, float]:
-    """Each table GPU's host time per eager launch, as the SGLang profile gives it (kernels.eager_launch_s and
-    _by_arch, measured by eager_host_cost.py)."""
+def host_launch_s(engine: str = "sglang") -> dict[str, float]:
+    """Each table GPU's host time per eager launch, as the engine's profile gives it (kernels.eager_launch_s and
+    _by_arch; SGLang's measured by eager_host_cost.py, TensorRT-LLM's taken from vLLM's)."""
     from whatif.specs.engines import load_engine
-    spec = load_engine("sglang")
+    spec = load_engine(engine)
     return {gpu: spec.on_host_of(arch).eager_launch_s for gpu, arch in GPU_ARCHS.items()}
 
 
@@ -53,6 +66,24 @@ def floors(root: Path = DEFAULT_ROOT) -> dict[tuple[str, str, str], tuple[float,
             d = d[(d["batch_size"] * d["isl"] <= MAX_TOKENS) & (d["step"] == 0)]
             if module == "dsa":   # the dense-MHA path (no indexer) that short prompts take
                 d = d[d["kernel_source"].str.contains("dense")]
+            for gemm, rows in d.groupby("gemm_type"):
+                out[(gpu, module, gemm)] = (float(rows["latency"].median()), len(rows))
+    return out
+
+
+def trtllm_graph_floors(root: Path = DEFAULT_ROOT) -> dict[tuple[str, str, str], tuple[float, int]]:
+    """{(gpu, module, gemm format): (median ms of TensorRT-LLM's graph-replayed module at <= SMALLEST_CALL tokens a
+    call, rows)}: no prefix, bf16 KV, 8+ heads (the SGLang tables' head counts)."""
+    import pandas as pd
+    out = {}
+    for gpu in GPU_ARCHS:
+        for module, table in TRTLLM_TABLES.items():
+            path = root / gpu / "trtllm" / table
+            if not path.is_file():
+                continue
+            d = pd.read_parquet(path)
+            d = d[(d["batch_size"] * d["isl"] <= SMALLEST_CALL) & (d["step"] == 0) & (d["num_heads"] >= 8)
+                  & (d["kv_cache_dtype"] == "bfloat16")]
             for gemm, rows in d.groupby("gemm_type"):
                 out[(gpu, module, gemm)] = (float(rows["latency"].median()), len(rows))
     return out
@@ -88,6 +119,7 @@ def whatif_module_kernels(model: str, quantization: str | None, tp: int = 8, pro
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=str(DEFAULT_ROOT), help="the modern/ folder of kernel tables")
+    ap.add_argument("--trtllm", action="store_true", help="also TensorRT-LLM's (graph-timed) tables of the modules")
     args = ap.parse_args()
     table = floors(Path(args.root))
     n, logo = launches(table), leave_one_gpu_out(table)
@@ -100,7 +132,20 @@ def main() -> int:
     print("\nwhatif's kernels in one layer's attention module of a 1,024-token SGLang prefill (TP8):")
     for model, quant in (("deepseek-ai/DeepSeek-R1", "fp8"), ("zai-org/GLM-5", "fp8")):
         print(f"  {model} {quant}: {whatif_module_kernels(model, quant)}")
+    if args.trtllm:
+        print_trtllm(Path(args.root))
     return 0
+
+
+def print_trtllm(root: Path) -> None:
+    """TensorRT-LLM's graph-timed floors of the same modules, as TensorRT-LLM eager launches: fewer than whatif's
+    kernels in the module (7 MLA, 14 DSA), so no eager call, i.e. no host time, is in them."""
+    host = host_launch_s("trtllm")
+    print(f"\nTensorRT-LLM's tables of the modules (CUDA-graph replays), calls of <= {SMALLEST_CALL} tokens:")
+    print("| GPU | module | GEMMs | rows | graph floor ms | as TensorRT-LLM eager launches |")
+    print("|---|---|---|---|---|---|")
+    for (gpu, module, gemm), (ms, rows) in sorted(trtllm_graph_floors(root).items()):
+        print(f"| {gpu} | {module} | {gemm} | {rows} | {ms:.3f} | {ms * 1e-3 / host[gpu]:.1f} |")
 
 
 if __name__ == "__main__":

@@ -89,3 +89,18 @@ def test_the_profiles_launches_are_the_tables_floors_and_hold_leave_one_gpu_out(
         assert len(per_gpu) == 2 and value == pytest.approx(sum(per_gpu) / 2, abs=0.01), key
     assert all(abs(e) < 0.25 for e in eager_module_host.leave_one_gpu_out(table).values())
 
+
+
+@pytest.mark.skipif(not MODERN.is_dir(), reason="shared kernel tables not present")
+def test_trtllm_module_tables_are_graph_timed_so_hold_no_host_time():
+    """TensorRT-LLM's MLA / DSA context-module tables replay a CUDA graph (collect_mla_module.py): their smallest
+    calls cost fewer TensorRT-LLM eager launches than whatif counts kernels in the module, which an eager call could
+    not; so trtllm.yaml takes no eager_module_launches from them."""
+    host = eager_module_host.host_launch_s("trtllm")
+    table = eager_module_host.trtllm_graph_floors(MODERN)
+    kernels = {"mla": eager_module_host.whatif_module_kernels("deepseek-ai/DeepSeek-R1", "fp8"),
+               "dsa": eager_module_host.whatif_module_kernels("zai-org/GLM-5", "fp8")}
+    assert {(g, m) for g, m, _ in table} == {(g, m) for g in ("b200_sxm", "h100_sxm") for m in ("mla", "dsa")}
+    for (gpu, module, gemm), (ms, _) in table.items():
+        assert ms * 1e-3 / host[gpu] < kernels[module], (gpu, module, gemm)
+    assert not load_engine("trtllm").eager_module_launches
