@@ -194,6 +194,31 @@ def test_sglang_decode_rows_past_its_graphs_are_left_out_and_its_prefill_pays_ea
     assert mla_modules.sglang_prefill_eager_launches("sglang_dsa_skip_indexer_flashmla_kv", "fp8_block") == dense_fp8
 
 
+def test_vllm_sparse_prefill_pads_its_heads_and_pays_eager_launches_by_gemm_format():
+    """vLLM's FlashMLA sparse prefill runs its queries padded to 64 heads on Hopper and 128 on Blackwell
+    (FlashMLASparseImpl.padding); the collector times the DSA context module eagerly, fp8 and NVFP4 GEMMs adding
+    host launches to the bf16 path."""
+    assert mla_modules.vllm_prefill_head_pad("vllm", "hopper", "prefill") == 64
+    assert mla_modules.vllm_prefill_head_pad("vllm", "blackwell", "prefill", "FLASHMLA_SPARSE") == 128
+    assert mla_modules.vllm_prefill_head_pad("vllm", "blackwell", "prefill", "FLASHINFER_MLA_SPARSE") == 0
+    assert mla_modules.vllm_prefill_head_pad("vllm", "hopper", "decode") == 0
+    assert mla_modules.vllm_prefill_head_pad("sglang", "hopper", "prefill") == 0
+    c = mla_modules.ceilings(H100)
+
+    def attention(heads, pad):   # the sparse attention part (the last one) of a 4k-token prefill
+        parts, _ = mla_modules.dsa_module_work("prefill", 1, 4096, 0, heads, V32, "bfloat16", "bfloat16", c,
+                                               head_pad=pad)
+        return parts[-1][0]
+    assert attention(1, 64) == attention(64, 64) == pytest.approx(attention(64, 0))
+    assert attention(65, 64) == pytest.approx(2 * attention(64, 64))
+    assert attention(1, 0) < attention(1, 64) / 32
+    assert mla_modules.vllm_prefill_eager_launches("bfloat16") == 0.0
+    assert 0 < mla_modules.vllm_prefill_eager_launches("fp8_block") < mla_modules.vllm_prefill_eager_launches("nvfp4")
+    bf16, fp8 = (mla_modules.dsa_module_seconds("prefill", 1, 16, 0, 128, V32, H100, "vllm", g, "bfloat16")
+                 for g in ("bfloat16", "fp8_block"))
+    assert fp8 > bf16 + 5 * fitted_roofline.family_params("dsa_module_prefill", "vllm", "hopper").step_s
+
+
 def test_fp8_absorbed_mla_weights_run_the_engines_fp8_kernel_or_a_bf16_one():
     """SGLang's sgl_kernel bmm_fp8 and TRT-LLM's pre-Blackwell fp8 block-scaling bmm quantize the activations
     and run an fp8 GEMM (family mla_bmm_fp8); TRT-LLM on Blackwell dequantizes the weights and runs bf16."""
@@ -340,7 +365,7 @@ PINNED_LOO = {
     ("dsa_module_decode", "vllm"): 14.1,
     ("dsa_module_prefill", "sglang"): 32.2,   # eager launches by path and GEMM format (was 38.8)
     ("dsa_module_prefill", "trtllm"): 27.0,
-    ("dsa_module_prefill", "vllm"): 30.1,
+    ("dsa_module_prefill", "vllm"): 26.0,   # FlashMLA sparse heads padded, eager launches by GEMM format (was 30.1)
     ("encoder_attention", "sglang"): 20.9,   # softmax exp2 beside the MMAs (was 29.2); Triton (L40S): own family
     ("encoder_attention", "trtllm"): 23.9,   # B200 head 72 (fmha_v2 fallback): its own family
     ("encoder_attention", "vllm"): 15.1,   # exp2 beside the MMAs; FA2 (L40S) its own family (was 23.4)

@@ -258,12 +258,16 @@ def module_rows(frame, family, phase, wide_ep=False):
                                                            scoring=scoring,
                                                            topk_slots=phase == "decode"
                                                            and mla_modules.sparse_topk_slots(engine, c.arch, kv,
-                                                                                             source))
+                                                                                             source),
+                                                           head_pad=mla_modules.vllm_prefill_head_pad(engine, c.arch,
+                                                                                                     phase, source))
                 name = f"{family}_{phase}"
                 if engine == "trtllm":   # the scoring pass's kernels, where they run
                     steps = mla_modules.INDEXER_SCORING_KERNELS * scoring
                 elif engine == "sglang" and phase == "prefill":   # timed eagerly: the path's host launches
                     steps = mla_modules.sglang_prefill_eager_launches(source, gemm)
+                elif engine == "vllm" and phase == "prefill":   # timed eagerly: the GEMM format's host launches
+                    steps = mla_modules.vllm_prefill_eager_launches(gemm)
             elif phase == "decode":   # each decode kernel its own family, its head tile (MLA_DECODE_TILES)
                 kernel = mla_modules.MLA_DECODE_SOURCES[source]
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c,

@@ -186,6 +186,17 @@ def all_topk_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c):
     return (waves * cta_flops * c.sms / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
 
 
+def vllm_prefill_head_pad(engine: str, arch: str, phase: str, source: str | None = None) -> int:
+    """Heads vLLM pads a sparse-MLA prefill's queries to (0: none): FlashMLASparseImpl sets
+    `padding = 128 if is_device_capability(100) else 64` and runs flash_mla_sparse_fwd on the padded heads
+    (vllm v1/attention/backends/mla/flashmla_sparse.py), so 1-64 heads cost as 64 on Hopper and 8-128 as 128 on
+    Blackwell; source: the table's kernel_source where known (FLASHMLA_SPARSE; FlashInfer's sparse backend runs
+    trtllm-gen, whose tile is not established here)."""
+    if engine != "vllm" or phase != "prefill" or (source is not None and source != "FLASHMLA_SPARSE"):
+        return 0
+    return {"blackwell": 128, "hopper": 64}.get(arch, 0)
+
+
 # The absorbed-MLA decode kernel each engine runs, by GPU architecture and KV dtype, and its query-head tile
 # (heads padded up to a multiple; 0: no tile established, heads priced as they are).
 MLA_DECODE_TILES = {
@@ -230,6 +241,18 @@ def sglang_prefill_eager_launches(source: str, gemm_format: str) -> float:
     return INDEXER_PATH_LAUNCHES * indexer + FP8_GEMM_EXTRA_LAUNCHES * (FORMATS[gemm_format][1] != "bf16")
 
 
+# vLLM's DSA context module as aiconfigurator timed it: eagerly (collector/vllm/collect_mla_module.py:
+# use_cuda_graph = not (attn_type == "dsa" and is_context)), so its floor is host launches by GEMM format. Measured
+# on the tables' flat rows (<= 256 tokens, DeepSeek-V3.2, median over heads) over a ~30 us eager launch:
+# fp8_block - bf16 0.29 ms on B200, 0.30 ms on H100; nvfp4 - bf16 0.93 ms on B200 (no H100 rows: no FP4 peak).
+VLLM_PREFILL_EXTRA_LAUNCHES = {"bf16": 0.0, "fp8": 9.6, "fp4": 31.0}
+
+
+def vllm_prefill_eager_launches(gemm_format: str) -> float:
+    """Eager launches a vLLM DSA context module adds beyond its bf16-GEMM path (VLLM_PREFILL_EXTRA_LAUNCHES)."""
+    return VLLM_PREFILL_EXTRA_LAUNCHES[FORMATS[gemm_format][1]]
+
+
 def mla_decode_kernel(engine: str, arch: str, kv_dtype: str = "bfloat16") -> str:
     """The MLA decode kernel an engine runs by default on an architecture (a key of MLA_DECODE_TILES).
     vLLM (cuda.py backend priorities, as the collector's vLLM 0.24.0 picked them): Blackwell FLASHINFER_MLA,
@@ -265,11 +288,12 @@ def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
 
 
 def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c,
-                    indexer=True, dense=False, all_topk=False, out_format=None, scoring=1.0, topk_slots=False):
+                    indexer=True, dense=False, all_topk=False, out_format=None, scoring=1.0, topk_slots=False,
+                    head_pad=0):
     """([(compute s, HBM s, L2 s)], items) of one DSA module at efficiency 1 (indexer: run the indexer;
     dense: SGLang's dense prefill attention instead of the sparse one; all_topk: sparse_all_topk's kernel;
     out_format: o_proj's own format, None: gemm_format; scoring: indexer_scoring_runs; topk_slots: topk_slots_part's
-    kernel)."""
+    kernel; head_pad: the sparse attention's heads padded to a multiple of it, vllm_prefill_head_pad)."""
     tokens = batch * isl
     parts = projection_parts(tokens, heads, d, phase == "decode" or not dense, gemm_format, c, out_format)
     if indexer:
@@ -282,7 +306,7 @@ def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
         parts.append(all_topk_part(batch, isl, past, heads, d, KV_BYTES[kv_dtype], c))
     else:
         pairs = capped_pairs(isl, past, d.index_topk)
-        parts.append(absorbed_part(batch, pairs, pairs, heads, d, KV_BYTES[kv_dtype], c))
+        parts.append(absorbed_part(batch, pairs, pairs, heads, d, KV_BYTES[kv_dtype], c, head_pad))
     return parts, batch * heads * -(-isl // Q_TILE)
 
 
@@ -360,9 +384,12 @@ def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     scoring = indexer_scoring_runs(engine, isl, past, dims.index_topk)
     parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c,
                                    all_topk=sparse_all_topk(engine, c.arch), out_format=out_format, scoring=scoring,
-                                   topk_slots=phase == "decode" and sparse_topk_slots(engine, c.arch, kv_dtype))
-    return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine, c.arch),
-                                INDEXER_SCORING_KERNELS * scoring if engine == "trtllm" else 0.0))
+                                   topk_slots=phase == "decode" and sparse_topk_slots(engine, c.arch, kv_dtype),
+                                   head_pad=vllm_prefill_head_pad(engine, c.arch, phase))
+    steps = INDEXER_SCORING_KERNELS * scoring if engine == "trtllm" else 0.0
+    if engine == "vllm" and phase == "prefill":   # timed eagerly: its GEMM format's host launches
+        steps = vllm_prefill_eager_launches(gemm_format)
+    return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine, c.arch), steps))
 
 
 def dsa_indexer_seconds(phase: str, batch: int, isl: int, past: int, dims: MlaDims, gpu,
