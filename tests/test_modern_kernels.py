@@ -113,6 +113,25 @@ def test_trtllm_rows_are_read_as_its_collector_takes_them():
     assert full[1] / keys[1] == pytest.approx((2 * 16 + 64) / 16)
 
 
+def test_trtllm_short_conv_prefill_costs_whole_chunks_per_channel_in_place():
+    """TRT-LLM's causal_conv1d_fwd: a CTA per (sequence, channel) computes a whole 1,024-token chunk's slots, so a
+    short sequence costs as much as 1,024 tokens and the next token a second chunk; seq_len % 8 != 0 takes the
+    unvectorized path (shared-memory transposes); x is overwritten in place, so the L2 test is x once."""
+    c = linear_attention.ceilings(H100)
+
+    def compute(seq, batch=8):
+        (part,), items, (_, clocked) = linear_attention.gdn_work("conv1d_prefill", batch, seq, 16, 32, 128, 128, c,
+                                                                 conv_impl="cta_per_channel", channels=2048)
+        assert items == 0 and clocked == 0
+        return part
+    assert compute(8)[0] == pytest.approx(compute(1024)[0]) and compute(1032)[0] == pytest.approx(2 * compute(1024)[0])
+    assert compute(4)[0] > 1.3 * compute(8)[0]
+    in_place = compute(8192, 1)   # x once: 33.6 MB, in H100's 50 MB L2 (read and written: 67 MB, which would not)
+    assert in_place[1] == 0 < in_place[2]
+    assert compute(16384, 1)[2] == 0 < compute(16384, 1)[1]
+    assert linear_attention.conv_impl("trtllm") == "cta_per_channel" != linear_attention.conv_impl("sglang")
+
+
 def test_fitted_seconds_adds_the_serial_terms():
     p = fitted_roofline.RooflineParams(1e-6, 1.0, 1.0, step_s=2e-6, step_cycles=1000.0)
     assert fitted_roofline.fitted_seconds([], 0.0, 132, p, 10, 64, 2e9) == pytest.approx(1e-6 + 2e-5 + 3.2e-5)
@@ -350,7 +369,7 @@ PINNED_LOO = {
     ("gdn_conv1d_decode", "trtllm"): 24.7,
     ("gdn_conv1d_decode", "vllm"): 13.1,
     ("gdn_conv1d_prefill", "sglang"): 13.5,
-    ("gdn_conv1d_prefill", "trtllm"): 25.3,
+    ("gdn_conv1d_prefill", "trtllm"): 12.2,   # its CUDA kernel: a CTA per channel in SM clocks, x in place (was 25.3)
     ("gdn_conv1d_prefill", "vllm"): 14.2,
     ("gdn_recurrent_decode", "sglang"): 10.4,   # an L2-resident state at a per-SM rate, not FP32 (was 16.8)
     ("gdn_recurrent_decode", "trtllm"): 8.8,   # (was 18.2)
