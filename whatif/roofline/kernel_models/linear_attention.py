@@ -131,11 +131,12 @@ def cta_per_channel_conv_work(batch, seq_len, channels, d_conv, c):
 
 
 def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=4, impl="fla", state_in=4.0,
-             channels=None, conv_impl="default"):
+             channels=None, conv_impl="default", state_io=True):
     """([(compute s, memory s)], fixed-cost items, (serial steps, clocked steps)) of one GDN kernel at efficiency 1
     on Ceilings `c`; impl: the chunked prefill's kernel (chunk_impl); state_in: bytes per element of the decode
     state read (fp32 4: updated in place; less: FLA writes a new fp32 final state beside it); channels: the short
-    conv's (default q, k and v: 2 H_k d_k + H_v d_v); conv_impl: the short-conv prefill's kernel (conv_impl())."""
+    conv's (default q, k and v: 2 H_k d_k + H_v d_v); conv_impl: the short-conv prefill's kernel (conv_impl());
+    state_io: the chunked prefill reads an initial state and writes the final one (False: neither)."""
     tokens = batch * seq_len
     channels = 2 * k_heads * d_k + v_heads * d_v if channels is None else channels
     state = batch * v_heads * d_k * d_v * 4.0
@@ -158,7 +159,9 @@ def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=
                                                                      batch * channels * 4.0 + conv_state))], batch, \
             (0.0, 0.0)
     if kernel == "chunk_prefill":
-        return _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, state, mem)
+        # a server's prefill reads each sequence's initial state and writes its final one; TRT-LLM's collector
+        # passes neither (collect_gdn.py: chunk_gated_delta_rule(q, k, v, g, beta), output_final_state False)
+        return _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, state * state_io, mem)
     if kernel == "recurrent_decode":
         io = batch * (4.0 * k_heads * d_k + 4.0 * v_heads * d_v + 8.0 * v_heads)
         moved = state * (state_in / 4.0 + 1.0)   # read, then written in fp32
