@@ -109,16 +109,18 @@ def gdn_rows(frame):
         impls = ["flashinfer" if "flashinfer" in s else "fla" for s in group["kernel_source"]]
         group = group.assign(_impl=impls)
         for (kernel, impl, engine), g in group.dropna(subset=["_k"]).groupby(["_k", "_impl", "engine"]):
-            # TRT-LLM's collector passes a bf16 initial state and convolves the key channels only (collect_gdn.py)
+            # TRT-LLM's collector passes a bf16 initial state and convolves the key channels only (collect_gdn.py); its
+            # chunked prefill gets no initial state and returns no final one
             trt = engine == "trtllm"
             state_in = 2.0 if trt else 4.0
             parts, items, (steps, clocked) = linear_attention.gdn_work(
                 kernel, _col(g, "batch_size"), _col(g, "seq_len"), _col(g, "num_k_heads"), _col(g, "num_v_heads"),
                 _col(g, "head_k_dim"), _col(g, "head_v_dim"), c, _col(g, "d_conv"), impl, state_in,
-                _col(g, "num_k_heads") * _col(g, "head_k_dim") if trt else None)
+                _col(g, "num_k_heads") * _col(g, "head_k_dim") if trt else None, linear_attention.conv_impl(engine),
+                state_io=not trt)
             r = _attach(g, parts, items, linear_attention.gdn_family(kernel, impl, c.arch), steps=steps,
                         clocked=clocked)
-            for k in ("batch_size", "num_k_heads", "num_v_heads"):   # the shape (accuracy_modern --vs-kernels)
+            for k in ("batch_size", "seq_len", "num_k_heads", "num_v_heads"):   # the shape (--vs-kernels, --by-gpu)
                 r[k] = g[k].to_numpy()
             out.append(r)
         return pd.concat(out)

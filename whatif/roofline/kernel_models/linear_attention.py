@@ -96,12 +96,47 @@ def resident_state_times(moved, footprint, c):
     return np.where(resident, 0.0, moved / c.hbm_bw), np.where(resident, moved / (c.sms * RESIDENT_BYTES_PER_SM_S), 0.0)
 
 
+CONV_CHUNK_TOKENS = 1024   # TRT-LLM's causal_conv1d_fwd: a CTA's 128 threads x 8 bf16 (kChunkSize), one chunk at a time
+CONV_VEC_ELTS = 8   # kNElts: a sequence length divisible by 8 takes the vectorized load and store (kIsVecLoad)
+SFU_PER_SM_CLOCK = 16.0   # exp2 / rcp results an SM a clock, sm80-sm100 (CUDA C Programming Guide, throughput table)
+SMEM_BYTES_PER_SM_CLOCK = 128.0   # shared memory: 32 banks x 4 B an SM a clock
+FP32_FLOPS_PER_SM_CLOCK = 256.0   # 128 FP32 lanes x FMA
+
+
+def conv_impl(engine: str) -> str:
+    """The short-conv prefill kernel an engine runs: TensorRT-LLM its CUDA port of Dao's causal_conv1d_fwd
+    (torch.ops.trtllm.causal_conv1d_fwd: one CTA per (sequence, channel), x overwritten in place); the others
+    the form fitted on their own rows (default)."""
+    return "cta_per_channel" if engine == "trtllm" else "default"
+
+
+def cta_per_channel_conv_work(batch, seq_len, channels, d_conv, c):
+    """TensorRT-LLM's causal_conv1d_fwd (cpp/tensorrt_llm/kernels/causalConv1d/causalConv1d.cu): grid (batch,
+    channels) of 128-thread CTAs, each walking its channel's tokens in 1,024-token chunks, every thread computing
+    its 8 outputs of a chunk whether or not they are past seq_len (masked stores): 2 d_conv FLOPs and the SiLU's
+    exp and reciprocal (2 SFU results) an output slot, plus, where seq_len % 8 != 0, the unvectorized
+    BLOCK_LOAD / STORE_WARP_TRANSPOSE path's shared-memory round trips (8 B a bf16 element). So a short sequence
+    costs a whole chunk a channel: SM clocks per CTA chunk (the tables: ~220 clocks a CTA per SM on H100, B200
+    and L40S alike, where seconds differ 1.3x; unvectorized 1.34-1.51x). It writes its output over x (the wrapper
+    returns x): the footprint is x once, 2 B an element, kept in L2 by the tables' replays where that fits
+    (L40S at 16k tokens: 2.6 TB/s), at the SMs' L2 rate (sm_l2_times)."""
+    tokens = batch * seq_len
+    moved = 4.0 * tokens * channels + 2.0 * (d_conv - 1) * batch * channels   # x read and rewritten; final state
+    fits = np.where(2.0 * np.asarray(tokens, dtype=float) * channels <= c.l2_bytes, 1.0, np.inf)
+    unvectorized = np.where(np.asarray(seq_len) % CONV_VEC_ELTS == 0, 0.0, 1.0)
+    slot_clocks = (2.0 * d_conv / FP32_FLOPS_PER_SM_CLOCK + 2.0 / SFU_PER_SM_CLOCK
+                   + unvectorized * 8.0 / SMEM_BYTES_PER_SM_CLOCK)
+    slots = batch * channels * _ceil_div(seq_len, CONV_CHUNK_TOKENS) * CONV_CHUNK_TOKENS
+    return [(slots * slot_clocks / (c.sms * c.clock), *sm_l2_times(moved, fits, c))], 0.0 * batch, (0.0, 0.0)
+
+
 def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=4, impl="fla", state_in=4.0,
-             channels=None):
+             channels=None, conv_impl="default", state_io=True):
     """([(compute s, memory s)], fixed-cost items, (serial steps, clocked steps)) of one GDN kernel at efficiency 1
     on Ceilings `c`; impl: the chunked prefill's kernel (chunk_impl); state_in: bytes per element of the decode
     state read (fp32 4: updated in place; less: FLA writes a new fp32 final state beside it); channels: the short
-    conv's (default q, k and v: 2 H_k d_k + H_v d_v)."""
+    conv's (default q, k and v: 2 H_k d_k + H_v d_v); conv_impl: the short-conv prefill's kernel (conv_impl());
+    state_io: the chunked prefill reads an initial state and writes the final one (False: neither)."""
     tokens = batch * seq_len
     channels = 2 * k_heads * d_k + v_heads * d_v if channels is None else channels
     state = batch * v_heads * d_k * d_v * 4.0
@@ -113,6 +148,8 @@ def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=
     def state_pass(moved, footprint):   # a decode kernel's pass over its state: L2-resident bytes cost no L2 time
         hbm, l2 = mem(moved, footprint)
         return hbm, 0.0 * l2
+    if kernel == "conv1d_prefill" and conv_impl == "cta_per_channel":
+        return cta_per_channel_conv_work(batch, seq_len, channels, d_conv, c)
     if kernel == "conv1d_prefill":
         return [(2.0 * d_conv * tokens * channels / fp32, *mem((4.0 * tokens + d_conv * 2.0) * channels))], batch, \
             (0.0, 0.0)
@@ -122,7 +159,9 @@ def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=
                                                                      batch * channels * 4.0 + conv_state))], batch, \
             (0.0, 0.0)
     if kernel == "chunk_prefill":
-        return _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, state, mem)
+        # a server's prefill reads each sequence's initial state and writes its final one; TRT-LLM's collector
+        # passes neither (collect_gdn.py: chunk_gated_delta_rule(q, k, v, g, beta), output_final_state False)
+        return _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, state * state_io, mem)
     if kernel == "recurrent_decode":
         io = batch * (4.0 * k_heads * d_k + 4.0 * v_heads * d_v + 8.0 * v_heads)
         moved = state * (state_in / 4.0 + 1.0)   # read, then written in fp32
@@ -142,7 +181,8 @@ def gdn_seconds(kernel: str, batch: int, seq_len: int, k_heads: int, v_heads: in
     Ceilings; engine: vllm | sglang | trtllm (whose kernels' fit)."""
     c = ceilings(gpu)
     impl = chunk_impl(engine, c.arch) if kernel == "chunk_prefill" else "fla"
-    parts, items, (steps, clocked) = gdn_work(kernel, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv, impl)
+    parts, items, (steps, clocked) = gdn_work(kernel, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv, impl,
+                                              conv_impl=conv_impl(engine))
     params = family_params(gdn_family(kernel, impl, c.arch), engine, c.arch)
     return float(fitted_seconds(parts, items, c.sms, params, steps, clocked, c.clock))
 
