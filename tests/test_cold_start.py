@@ -118,3 +118,18 @@ def test_a_run_of_no_command_builds_names_only():
     only = build_parser(only="")
     assert only.format_help() == build_parser().format_help()
     assert all(not _subcommand(only, name)._actions[1:] for name in COMMANDS)
+
+
+def test_a_whole_process_run_collects_less():
+    """main() of the process's own command line raises the young-collection threshold as it starts and freezes
+    the collector's generations as it ends (the exit's collection then skips them); main(argv) called from Python
+    leaves the caller's collector as it was."""
+    code = ("import gc, sys; sys.argv = ['whatif', 'list', 'models']; from whatif.cli import main; main(); "
+            "print(gc.get_freeze_count() > 0, gc.get_threshold()[0])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    from whatif.cli import PROCESS_YOUNG_THRESHOLD
+    assert out.stdout.strip().splitlines()[-1] == f"True {PROCESS_YOUNG_THRESHOLD}", out.stderr
+    code = ("import gc, sys; from whatif.cli import main; before = gc.get_threshold(); main(['list', 'models']); "
+            "print(gc.get_freeze_count(), gc.get_threshold() == before)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "0 True", out.stderr

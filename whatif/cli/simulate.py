@@ -8,7 +8,6 @@ from dataclasses import replace
 from ..errors import WhatifError
 from ..specs.checks import flag_float, flag_text
 from .common import require
-from .compare import parse_systems
 from .estimate import add_serve_command_flag, serve_command
 from .progress import ProgressBar, progress
 from .reporting import add_report_flag, start_report, write_report
@@ -129,6 +128,7 @@ def _search_settings(args) -> dict:
 def _configurations(base, variants: list[str], systems_arg: str | None, hardware_given: bool) -> list[tuple]:
     """(label, scenario) for the baseline and each variant on each system, in `whatif compare`'s order."""
     from ..queries.compare import compare_rows, on_system
+    from .compare import parse_systems   # (capacity's --systems: `whatif compare`'s module, not simulate's)
     systems = parse_systems(systems_arg, hardware_given)
     first = on_system(base, systems[0]) if systems else base
     rows = compare_rows(first, variants, systems[1:])

@@ -52,7 +52,10 @@ def dist_with_mean(mean: float, sigma: float, low: int, high: int) -> LengthDist
     lo, hi = 1e-3 * mean, 1e3 * high
     for _ in range(200):                       # bisection: the clipped mean rises with the median
         mid = math.sqrt(lo * hi)
+        before = lo, hi
         lo, hi = (mid, hi) if clipped_lognormal_mean(mid, sigma, low, high) < mean else (lo, mid)
+        if (lo, hi) == before:   # (a fixed point: the remaining steps would repeat this one; import pays 4 solves)
+            break
     return LengthDist(median=math.sqrt(lo * hi), sigma=sigma, low=low, high=high)
 
 

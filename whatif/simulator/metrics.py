@@ -133,6 +133,7 @@ class SimulationResult:
     _summary: dict | None = field(default=None, init=False, repr=False)
     _gathered: tuple | None = field(default=None, init=False, repr=False)   # token_times.gather of the records
     _times: tuple | None = field(default=None, init=False, repr=False)      # record_times of the records
+    _prompts: np.ndarray | None = field(default=None, init=False, repr=False)   # each record's prompt tokens
 
     # ---------------------------------------------------------------- requests
 
@@ -148,6 +149,12 @@ class SimulationResult:
         if self._times is None:
             self._times = record_times(self.records)
         return self._times
+
+    def prompts(self) -> np.ndarray:
+        """Each record's prompt tokens (int64), read once (the throughput's and the prefix cache's sums use them)."""
+        if self._prompts is None:
+            self._prompts = np.array([r.request.prompt for r in self.records], dtype=np.int64)
+        return self._prompts
 
     def attainment(self, slo: SLO | None = None) -> float | None:
         """Share of arrived requests that attain `slo` (default: the run's); None without an objective or arrivals."""
@@ -178,11 +185,9 @@ class SimulationResult:
         front = self.frontend
         if front is not None:   # (Record.served_ttft_s)
             sent = np.array([r.request.sent_s for r in done], dtype=float)
-            fronts: dict[int, float] = {}   # front.seconds per prompt length
-            for r in done:
-                if r.request.prompt not in fronts:
-                    fronts[r.request.prompt] = front.seconds(r.request.prompt)
-            f = np.array([fronts[r.request.prompt] for r in done], dtype=float)
+            prompts = self.prompts() if everyone else np.array([r.request.prompt for r in done], dtype=np.int64)
+            lengths, at = np.unique(prompts, return_inverse=True)   # front.seconds once per prompt length
+            f = np.array([front.seconds(p) for p in lengths.tolist()], dtype=float)[at.reshape(-1)]
             served = np.where(np.isnan(sent), (first - arrival) + f, first - sent)
         # (gathered once for every record when all finished: the window's tokens read it too)
         a, b, n, gaps, repeats = self._gather() if everyone else gather(r.emitted for r in done)
@@ -210,7 +215,7 @@ class SimulationResult:
         end = None if window is None else window + float(arrival.min())
         # tokens that came out (and prompts whose prefill completed) inside the window, finished or not
         generated = 0 if end is None else self._tokens_until(end)
-        prefilled = 0 if end is None else sum(r.request.prompt for r, f in zip(self.records, first <= end) if f)
+        prefilled = 0 if end is None else int(self.prompts()[first <= end].sum())   # (exact: integers)
         return {"window_s": window, "window": WINDOW_NOTE,
                 "finished_rps": _per_s(len(self.finished()), window),
                 "output_tok_s": _per_s(generated, window), "input_tok_s": _per_s(prefilled, window),
@@ -251,9 +256,9 @@ class SimulationResult:
                 "counted_over": ATTAINMENT_NOTE, "goodput": GOODPUT_NOTE}
 
     def _prefix_cache(self) -> dict:
-        admitted = [r for r in self.records if r.first_scheduled_s is not None]
-        cached = sum(r.cached_tokens for r in admitted)
-        prompt = sum(r.request.prompt for r in admitted)
+        admitted = ~np.isnan(self.record_times()[2])   # (first scheduled: None as NaN)
+        cached = int(np.array([r.cached_tokens for r in self.records], dtype=np.int64)[admitted].sum())
+        prompt = int(self.prompts()[admitted].sum())
         return {"cached_tokens": cached, "prompt_tokens": prompt, "hit_rate": _fraction(cached, prompt),
                 "counted_over": "admitted requests, at their first admission"}
 
@@ -309,7 +314,8 @@ class SimulationResult:
             "requests": self._counts(),
             "latency": self.latency(),
             "throughput": throughput,
-            "overload": overload(self.records, self.end_s, throughput["offered_rps"], throughput["finished_rps"]),
+            "overload": overload(*self.record_times()[:2], self.end_s, throughput["offered_rps"],
+                                 throughput["finished_rps"]),
             "slo": self._slo(),
             "preemptions": {"total": sum(preempted), "requests_preempted": sum(p > 0 for p in preempted)},
             "prefix_cache": self._prefix_cache(),

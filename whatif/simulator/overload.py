@@ -2,6 +2,8 @@
 run lasts, and the tail of every latency that includes queueing measures the run's length, not the deployment."""
 from __future__ import annotations
 
+import numpy as np
+
 from .metrics_text import QUEUED_LATENCIES, TAIL_KEYS
 
 SUSTAIN_SHARE = 0.9   # sustained below 90% of offered: short of the offered rate beyond a run's sampling noise
@@ -11,30 +13,33 @@ GROWTH = 2.0          # and the late arrivals wait over twice as long for their 
 EDGE_SHARE = 0.25     # the first and the last quarter of arrivals compared
 
 
-def _waits(records, end_s: float) -> list[float]:
+def _waits(arrival, first_token, end_s: float) -> list[float]:
     """Each request's wait for its first token (admitted into a large batch, a prompt still waits for its prefill
-    chunks); one without a first token has waited at least until the end."""
-    return [(r.first_token_s if r.first_token_s is not None else end_s) - r.request.arrival_s for r in records]
+    chunks); one without a first token (NaN) has waited at least until the end. Arrays in, a list of floats out
+    (the float arithmetic a record's own times give)."""
+    return (np.where(np.isnan(first_token), end_s, first_token) - arrival).tolist()
 
 
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def overload(records, end_s: float, offered: float | None, sustained: float | None) -> dict:
-    """{overloaded, offered_rps, sustained_rps, queue_growth_rps, early/late mean wait}. `records` in arrival
-    order; `sustained`: completions per second of the busy window (first arrival to last finish), which an
-    overloaded engine, busy throughout, holds at its service rate (None when nothing finished)."""
-    k = max(1, int(len(records) * EDGE_SHARE))
-    early_s, late_s = _mean(_waits(records[:k], end_s)), _mean(_waits(records[-k:], end_s))
+def overload(arrival, first_token, end_s: float, offered: float | None, sustained: float | None) -> dict:
+    """{overloaded, offered_rps, sustained_rps, queue_growth_rps, early/late mean wait}. `arrival`, `first_token`:
+    the records' times as arrays (record_windows.record_times: None as NaN), in arrival order; `sustained`:
+    completions per second of the busy window (first arrival to last finish), which an overloaded engine, busy
+    throughout, holds at its service rate (None when nothing finished)."""
+    n = len(arrival)
+    k = max(1, int(n * EDGE_SHARE))
+    early_s = _mean(_waits(arrival[:k], first_token[:k], end_s))
+    late_s = _mean(_waits(arrival[-k:], first_token[-k:], end_s))
     short = offered is not None and (sustained is None or sustained < SUSTAIN_SHARE * offered)
     # no records (nothing arrived inside the run): no spread of arrivals to compare
-    between = (_mean([r.request.arrival_s for r in records[-k:]]) - _mean([r.request.arrival_s for r in records[:k]])
-               if records else 0.0)
+    between = _mean(arrival[-k:].tolist()) - _mean(arrival[:k].tolist()) if n else 0.0
     predicted = (1 - (sustained or 0.0) / offered) * between if short else 0.0
     growing = (early_s is not None and late_s is not None and late_s > GROWTH * early_s
                and late_s - early_s > 0.25 * predicted)
-    over = bool(short and growing and len(records) >= 10)
+    over = bool(short and growing and n >= 10)
     growth = (offered - (sustained or 0.0)) if over else None
     return {"overloaded": over, "offered_rps": offered, "sustained_rps": sustained, "queue_growth_rps": growth,
             "unbounded": {"latencies": list(QUEUED_LATENCIES), "stats": list(TAIL_KEYS)} if over else None,

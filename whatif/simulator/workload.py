@@ -15,7 +15,6 @@ from ..errors import WhatifError, positive_int
 from ..specs.checks import choice, integer, number
 from .length_profiles import LENGTH_PROFILES, LengthDist
 from .request import Request, requests_from_columns
-from .trace_files import check_trace_path, read_trace
 
 ARRIVALS = ("poisson", "gamma")
 LENGTHS = ("fixed", "sharegpt", "openchat-sharegpt4", "long-context", "sharegpt-multiturn")
@@ -93,6 +92,7 @@ class WorkloadSpec:
         if not isinstance(self.through_server, bool):
             raise WhatifError(f"through_server: {self.through_server!r} must be true or false")
         if self.trace is not None:
+            from .trace_files import check_trace_path   # (a trace's reader only when a run has one: csv, json)
             check_trace_path(self.trace)
             if self.prefix_groups or self.turns > 1:
                 raise WhatifError("--trace: a trace gives every request itself; drop --prefix-groups and --turns")
@@ -129,6 +129,7 @@ def generate(spec: WorkloadSpec, max_tokens: int | None = None) -> list[Request]
     if max_tokens is not None:
         positive_int(max_tokens, "max_tokens")
     if spec.trace is not None:
+        from .trace_files import read_trace
         return _limited(read_trace(spec.trace), spec)
     arrivals_rng, lengths_rng, groups_rng, think_rng = (
         np.random.default_rng(s) for s in np.random.SeedSequence(spec.seed).spawn(4))
