@@ -72,7 +72,8 @@ _DISTSERVE_ENGINES = dict(baseline_engine="vllm-0.2", system_engine="vllm",
                           engine_why="DistServe's release runs vLLM v0.2.3 (its evaluation docs: 'We use version "
                                      "v0.2.3, the last version released before the paper submission'); "
                                      "SwiftTransformer's kernels not profiled")
-_DISTSERVE = {"model": "llama-2-13b", "hardware": "dgx-a100-80gb", "cuda_graphs": False,
+# Both sides run --gpu-memory-utilization 0.95 (the release's 2-start-api-server.py, vLLM and DistServe alike).
+_DISTSERVE = {"model": "llama-2-13b", "hardware": "dgx-a100-80gb", "cuda_graphs": False, "memory_utilization": 0.95,
               "sim": {"traffic": {"requests": 1000, "lengths": "sharegpt-multiturn", "seed": 2},
                       "engine": {**_VLLM_V0, "max_batch": 1024, "token_budget": 16384},
                       "cluster": {"replicas": 3}, "slo": {"ttft_s": 0.25, "tpot_s": 0.1},
