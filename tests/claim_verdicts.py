@@ -157,7 +157,7 @@ VERDICTS = {
     'J-chunked_prefill-e2e_at_throughput': 'conditional',  # DeepSpeed-FastGen: 2x lower latency on average (th
     'J-chunked_prefill-p95_itl': 'in band',                   # DeepSpeed-FastGen: up to 3.7x lower (token-level
     'J-continuous_batching-mean_e2e': 'conditional',          # Flover brings over 11x inference speedup on GPT
-    'J-prefix_caching-output_tok_s': 'conditional',           # BatchLLM outperforms vLLM by 1.1x to 2x on a set
+    'J-prefix_caching-output_tok_s': 'illustrative',          # BatchLLM outperforms vLLM by 1.1x to 2x on a set
     'J-chunked_prefill-capacity_rps-3': 'miss',               # Sarathi-Serve ... up to 6.9x for Falcon-180B on 8
     'I-gh200-ttft': 'miss',                                   # closely-coupled GH200 achieves 1.9x-2.7x faster
     'I-gh200-ttft-2': 'in band',                              # closely-coupled GH200 achieves 1.9x-2.7x faster

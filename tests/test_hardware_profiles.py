@@ -335,3 +335,13 @@ def test_estimate_runs_on_each_new_system(capsys, name):
     assert result["memory"]["fits"] is True
     system = hardware.load_component(name, "system")
     assert result["memory"]["capacity_bytes"] == pytest.approx(system.gpu.hbm_capacity.value)
+
+
+def test_nvlink_bridged_pairs_meet_over_pcie():
+    """An NVLink bridge joins a pair of PCIe cards: with more GPUs the pairs meet over each GPU's PCIe link (the
+    multi-node path: NVLink inside a domain of 2, the host link between domains); two GPUs stay on the bridge."""
+    pair = hardware.load_system("a100-pcie-80gb", 2).gpu_link
+    four = hardware.load_system("a100-pcie-80gb", 4).gpu_link
+    assert pair.domain_gpus == 2 and pair.scale_out is None
+    assert four.domain_gpus == 2 and four.scale_out.name == "pcie-gen4-x16"
+    assert hardware.load_system("dgx-a100-80gb").gpu_link.scale_out is None   # NVSwitch: one domain

@@ -171,7 +171,7 @@ def _q(data: dict, key: str, where: str, unit: str, optional: bool = False) -> Q
 
 def _parse_link(data: dict, where: str) -> Link:
     check_mapping(data, {"kind", "name", "description", "type", "bandwidth", "latency",
-                       "bandwidth_h2d", "bandwidth_d2h", "nvswitch", "mesh_links"}, where)
+                       "bandwidth_h2d", "bandwidth_d2h", "nvswitch", "mesh_links", "domain_gpus"}, where)
     nvswitch = data.get("nvswitch", False)
     if not isinstance(nvswitch, bool):
         raise WhatifError(f"{where}.nvswitch: {shown(nvswitch)} is not valid; valid: true, false")
@@ -180,9 +180,12 @@ def _parse_link(data: dict, where: str) -> Link:
         mesh = integer(mesh, f"{where}.mesh_links", 1, MAX_GPUS, "direct links per GPU (a full mesh of n GPUs: n-1)")
         if nvswitch:
             raise WhatifError(f"{where}.mesh_links: a full mesh has no switch; drop nvswitch or mesh_links")
+    domain = data.get("domain_gpus")   # a bridge joins this many GPUs only (NVLink bridges: pairs)
+    if domain is not None:
+        domain = integer(domain, f"{where}.domain_gpus", 2, MAX_GPUS, "GPUs one link joins (a bridge: 2)")
     return Link(
         name=data["name"], description=_text(data, "description", where),
-        type=choice(_require(data, "type", where), LINK_TYPES, f"{where}.type"),
+        type=choice(_require(data, "type", where), LINK_TYPES, f"{where}.type"), domain_gpus=domain,
         bandwidth=_q(data, "bandwidth", where, "B/s"),
         latency=_q(data, "latency", where, "s"),
         bandwidth_h2d=_q(data, "bandwidth_h2d", where, "B/s", optional=True),
@@ -273,12 +276,25 @@ def _parse_system(data: dict, where: str) -> System:
     per_node, node_link, nics = _parse_nodes(data, where, gpu_count)
     if per_node is not None and gpu_link is not None:
         gpu_link = replace(gpu_link, domain_gpus=per_node, scale_out=nic_share(node_link, nics, per_node))
+    else:
+        gpu_link = bridged(gpu_link, gpu.host_link, gpu_count)
     return System(
         name=data["name"], description=_text(data, "description", where), gpu=gpu,
         gpu_count=gpu_count, gpu_link=gpu_link, tiers=tuple(tiers),
         price_per_hour=_q(data, "price_per_hour", where, "USD/h", optional=True),
         gpus_per_node=per_node, node_link=node_link, nics_per_node=nics,
     )
+
+
+def bridged(link: Link | None, host_link: Link | None, gpus: int) -> Link | None:
+    """A link that joins `domain_gpus` GPUs only (an NVLink bridge: a pair) among more GPUs: the groups meet over
+    each GPU's host link (PCIe), as the nodes of a multi-node system meet over their NICs (the NVLink bridge
+    joins 2 GPUs: NVIDIA A100 / H100 PCIe datasheets; e.g. Azure NC96ads A100 v4's nvidia-smi topo: NV12 within
+    each pair, SYS between them). Within the domain, or without a host link, the link is unchanged."""
+    if link is None or not link.domain_gpus or link.scale_out is not None or gpus <= link.domain_gpus \
+            or host_link is None:
+        return link
+    return replace(link, scale_out=host_link)
 
 
 def _parse_nodes(data: dict, where: str, gpu_count: int) -> tuple[int | None, Link | None, int | None]:
@@ -383,7 +399,7 @@ def load_system(name: str, gpus: int | None = None, comp=None) -> System:
                               f"most {MAX_BARE_GPUS} GPUs on its interconnect; name a system for more")
         return System(name=f"{count}x {comp.name}" if count > 1 else comp.name,
                       description=comp.description, gpu=comp, gpu_count=count,
-                      gpu_link=comp.interconnect or comp.host_link)
+                      gpu_link=bridged(comp.interconnect, comp.host_link, count) or comp.host_link)
     if isinstance(comp, System):
         if gpus is not None and gpus > comp.gpu_count:
             raise WhatifError(f"--gpus: {gpus} is more than the {comp.gpu_count} GPUs of system '{comp.name}'")
