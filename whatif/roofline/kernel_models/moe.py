@@ -142,7 +142,7 @@ def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: s
     over seeded power-law samples; `groups` (n_group, topk_group): through the collector's grouped top-k.
     'power_law_<alpha>_eplb': the same loads rebalanced by EPLB over E + `redundant` slots, this GPU the busiest
     rank (aiconfigurator's collector helper.py `_generate_power_law_distribution_with_eplb`: replication, greedy
-    packing, the slowest rank measured as rank 0). layout: 'tuned' (an M tile by the mean rows, tile_m),
+    packing, the slowest rank measured as rank 0). layout: 'tuned' or 'masked' (an M tile by the mean rows, tile_m),
     'contiguous' (DeepGEMM's contiguous layout: each expert padded to 128 rows, as DeepEP's normal dispatch and
     the collector's power-law counts are) or 'unaligned' (counts reach that layout unpadded, as the SGLang wide-EP
     prefill collector's uniform rows pass them: collect_wideep_deepep_moe.py; unaligned_contiguous_stats)."""
