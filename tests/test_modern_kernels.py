@@ -352,6 +352,34 @@ def test_an_eplb_row_measures_the_busiest_rank_of_rebalanced_power_law_loads_not
     assert routing_stats(4096, 8, 256, 8, "power_law_1.2_eplb", redundant=32)[0] == 36   # 288 slots / 8 ranks
 
 
+def test_unpadded_counts_in_deepgemms_contiguous_layout_read_one_expert_per_128_rows():
+    """The SGLang prefill collector's uniform rows pass counts unpadded: a 128-row block reads the expert at its
+    first row only, so 128 experts of 1 row read one expert's weights, not 128 (H100 EP 2-16: flat ~400 us)."""
+    from whatif.roofline.kernel_models.moe import routing_stats, unaligned_contiguous_stats
+    assert unaligned_contiguous_stats(np.ones(128, dtype=int)) == (1.0, 128.0, 128.0)
+    # 7 blocks of 800 rows start in experts 0, 0, 1, 1, 2, 3, 3
+    assert unaligned_contiguous_stats(np.full(4, 200)) == (4.0, 896.0, 800.0)
+    padded = routing_stats(1024, 8, 256, 4, "power_law_1.2", layout="contiguous")
+    assert padded[1] >= routing_stats(1024, 8, 256, 4, "power_law_1.2")[1] and padded[1] >= padded[2]
+    one_row_each = routing_stats(32, 8, 256, 2, "balanced", layout="unaligned")
+    assert one_row_each[0] == 1 < routing_stats(32, 8, 256, 2, "balanced")[0]
+    assert mr.collector_layout("sglang", "prefill", "uniform") == "unaligned"
+    assert mr.collector_layout("sglang", "prefill", "power_law_1.2") == "contiguous"
+    assert mr.collector_layout("trtllm", "prefill", "uniform") == "tuned"
+
+
+def test_deepgemms_masked_scheduler_walks_every_local_expert():
+    """SGLang's decode MoE (DeepGEMM masked layout): a serial step per local expert and GEMM, so few tokens on
+    many local experts cost more than on few (B200 EP 2, 2 tokens: 170 us for 8 experts' weights, 44 us of HBM)."""
+    steps = wideep_moe.masked_scheduler_steps
+    assert steps(256, 2, "masked") == 256 == 8 * steps(256, 16, "masked")
+    assert wideep_moe.masked_scheduler_steps(256, 2, "tuned") == 0
+    assert fitted_roofline.family_params("wideep_moe_decode", "sglang", "hopper").step_s > 0
+    many = wideep_moe.wideep_moe_seconds(16, 7168, 2048, 8, 256, 2, H100, phase="decode")
+    few = wideep_moe.wideep_moe_seconds(16, 7168, 2048, 8, 256, 32, H100, phase="decode")
+    assert many > few
+
+
 def test_a_gpu_of_an_older_collector_release_is_neither_pooled_nor_left_out():
     """A100's SGLang GDN rows are SGLang 0.5.10 where B200, H100 and L40S ran 0.5.14: another kernel build."""
     import pandas as pd
@@ -417,8 +445,8 @@ PINNED_LOO = {
     ("quantize_scale", "trtllm"): 28.6,
     ("quantize_scale", "vllm"): 14.7,
     ("wideep_moe", "trtllm"): 15.2,   # EPLB rows: the busiest rank of rebalanced power-law loads (was 18.8)
-    ("wideep_moe_decode", "sglang"): 20.4,
-    ("wideep_moe_prefill", "sglang"): 34.6,
+    ("wideep_moe_decode", "sglang"): 10.7,   # the masked scheduler walks every local expert (was 20.4)
+    ("wideep_moe_prefill", "sglang"): 13.9,   # the collector's contiguous layout: uniform counts unpadded (was 34.6)
 }
 
 

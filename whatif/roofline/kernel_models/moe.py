@@ -120,14 +120,32 @@ def tile_m(rows_per_expert: float) -> int:
     return int(min(128, max(16, 2 ** math.ceil(math.log2(max(rows_per_expert, 1.0))))))
 
 
+CONTIGUOUS_BLOCK_M = 128   # DeepGEMM contiguous layout M alignment (get_mk_alignment_for_contiguous_layout)
+
+
+def unaligned_contiguous_stats(mine) -> tuple[float, float, float]:
+    """(experts read, token rows computed, assignments) of DeepGEMM's contiguous grouped GEMM fed per-expert
+    counts not padded to its M block: rows packed expert after expert, each 128-row block reads the weights of
+    the expert at its first row only (DeepGEMM's scheduler: grouped_layout[m_block_idx * BLOCK_M])."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
+    rows = int(mine.sum())
+    blocks = -(-rows // CONTIGUOUS_BLOCK_M)
+    owner = np.searchsorted(np.cumsum(mine), np.arange(blocks) * CONTIGUOUS_BLOCK_M, side="right")
+    return float(len(np.unique(owner))), float(blocks * CONTIGUOUS_BLOCK_M), float(rows)
+
+
 @lru_cache(maxsize=65536)
 def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: str,
-                  groups: tuple[int, int] | None = None, redundant: int = 0) -> tuple[float, float, float]:
+                  groups: tuple[int, int] | None = None, redundant: int = 0,
+                  layout: str = "tuned") -> tuple[float, float, float]:
     """(touched experts, padded token rows, assignments) on this GPU (its E/ep experts), averaged
     over seeded power-law samples; `groups` (n_group, topk_group): through the collector's grouped top-k.
     'power_law_<alpha>_eplb': the same loads rebalanced by EPLB over E + `redundant` slots, this GPU the busiest
     rank (aiconfigurator's collector helper.py `_generate_power_law_distribution_with_eplb`: replication, greedy
-    packing, the slowest rank measured as rank 0)."""
+    packing, the slowest rank measured as rank 0). layout: 'tuned' or 'masked' (an M tile by the mean rows, tile_m),
+    'contiguous' (DeepGEMM's contiguous layout: each expert padded to 128 rows, as DeepEP's normal dispatch and
+    the collector's power-law counts are) or 'unaligned' (counts reach that layout unpadded, as the SGLang wide-EP
+    prefill collector's uniform rows pass them: collect_wideep_deepep_moe.py; unaligned_contiguous_stats)."""
     import numpy as np   # (here only: a cold estimate imports no numpy)
     if experts % ep:
         raise WhatifError(f"moe_ep_size: {ep} does not divide num_experts {experts}; valid: a divisor")
@@ -155,7 +173,10 @@ def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: s
     stats = []
     for loads in samples:
         mine = loads[:local]
-        tm = tile_m(mine.sum() / max((mine > 0).sum(), 1))
+        if layout == "unaligned":
+            stats.append(unaligned_contiguous_stats(mine))
+            continue
+        tm = CONTIGUOUS_BLOCK_M if layout == "contiguous" else tile_m(mine.sum() / max((mine > 0).sum(), 1))
         stats.append(((mine > 0).sum(), (np.ceil(mine / tm) * tm).sum(), mine.sum()))
     return tuple(float(v) for v in np.mean(stats, axis=0))
 

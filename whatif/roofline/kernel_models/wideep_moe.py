@@ -27,14 +27,25 @@ def routing(distribution: str) -> str:
     return "balanced" if distribution == "uniform" else distribution
 
 
-def wideep_moe_work(tokens, hidden, inter, topk, experts, ep, moe_format, distribution, c, tp=1, slots=None):
-    """slots: EPLB's expert slots (E + redundant; None: E)."""
+def wideep_moe_work(tokens, hidden, inter, topk, experts, ep, moe_format, distribution, c, tp=1, slots=None,
+                    layout="tuned"):
+    """slots: EPLB's expert slots (E + redundant; None: E); layout: the grouped GEMM's rows (moe.routing_stats)."""
     w_bytes, peak = FORMATS[moe_format]
     touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), routing(distribution),
-                                              redundant=int(slots or experts) - int(experts))
+                                              redundant=int(slots or experts) - int(experts), layout=layout)
     inter_l = inter / tp
     moved = touched * 3.0 * hidden * inter_l * w_bytes + assigned * (3.0 * inter_l + 2.0 * hidden) * 2.0
-    return [(padded * 6.0 * hidden * inter_l / c.peak_flops(peak), *memory_times(moved, c.hbm_bw, c.l2_bytes))], 0.0
+    # DeepGEMM's contiguous path scatters and gathers its input rows (ep_scatter / ep_gather: a program per row);
+    # the collector's input is the whole group's tokens on one rank (collect_wideep_deepep_moe.py)
+    items = float(tokens) if layout in ("contiguous", "unaligned") else 0.0
+    return [(padded * 6.0 * hidden * inter_l / c.peak_flops(peak), *memory_times(moved, c.hbm_bw, c.l2_bytes))], items
+
+
+def masked_scheduler_steps(experts: int, ep: int, layout: str) -> float:
+    """Serial steps of DeepGEMM's masked grouped GEMMs (SGLang's DeepEP low-latency MoE, layout 'masked'): each
+    persistent CTA walks every local expert, one dependent masked_m load a group (scheduler.cuh get_next_block),
+    exposed where few experts have rows; two GEMMs (gate-up, down)."""
+    return 2.0 * experts / ep if layout == "masked" else 0.0
 
 
 def wideep_family(engine: str, phase: str) -> str:
@@ -52,5 +63,10 @@ def wideep_moe_seconds(tokens: int, hidden: int, inter: int, topk: int, experts:
     distribution: balanced | power_law_<alpha> | power_law_<alpha>_eplb (slots: EPLB's, redundant included);
     gpu: a GPU profile or Ceilings."""
     c = ceilings(gpu)
-    parts, items = wideep_moe_work(tokens, hidden, inter, topk, experts, ep, moe_format, distribution, c, moe_tp, slots)
-    return float(fitted_seconds(parts, items, c.sms, family_params(wideep_family(engine, phase), engine, c.arch)))
+    # SGLang's prefill runs DeepGEMM's contiguous layout, DeepEP's normal dispatch padding each expert to 128 rows;
+    # its decode the masked layout (DeepEP low-latency)
+    layout = ("contiguous" if phase == "prefill" else "masked") if engine == "sglang" else "tuned"
+    parts, items = wideep_moe_work(tokens, hidden, inter, topk, experts, ep, moe_format, distribution, c, moe_tp, slots,
+                                   layout)
+    return float(fitted_seconds(parts, items, c.sms, family_params(wideep_family(engine, phase), engine, c.arch),
+                                masked_scheduler_steps(experts, ep, layout)))
