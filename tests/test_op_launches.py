@@ -1,0 +1,64 @@
+"""Host launches of an op the engine's eager prefill runs as a chain of kernels (engine
+kernels.prefill_op_launches; roofline/op_launches.py): SGLang's Gated DeltaNet chunk."""
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from whatif import api
+from whatif.errors import WhatifError
+from whatif.roofline.op_launches import op_launch_factors
+from whatif.roofline.ops import OpClass
+from whatif.specs.engines import load_engine
+from whatif.specs.op_kinds import OpRole
+
+QWEN35 = "Qwen/Qwen3.5-397B-A17B"
+B200_LAUNCH = 29.3e-6   # the B200 hosts' eager launch (sglang.yaml eager_launch_by_arch)
+
+
+def prefill(model: str, engine: str, prompt: int = 1024):
+    r = api.estimate(model, "dgx-b200", tp=8, batch=1, prompt=prompt, output=2, kernel_engine=engine,
+                     quantization="fp8")
+    (p, _), = r.prefill
+    return p
+
+
+def test_sglang_gdn_prefill_charges_the_chunk_kernels_launches():
+    launches = dict(load_engine("sglang").prefill_op_launches)["linear_attention"]
+    assert launches == 9   # fused_gdn_gating + chunk_gated_delta_rule's 8 Triton kernels (fla/chunk.py)
+    p = prefill(QWEN35, "sglang")
+    gdn_layers = sum(t.op.count for t in p.op_times if t.op.role == OpRole.LINEAR_ATTENTION)
+    assert gdn_layers == 45
+    assert p.launch_s == pytest.approx((p.kernels + gdn_layers * (launches - 1)) * B200_LAUNCH, rel=1e-6)
+
+
+def test_decode_passes_and_models_without_the_op_keep_one_launch_a_kernel():
+    p = prefill("Qwen/Qwen3-32B", "sglang")
+    assert p.launch_s == pytest.approx(p.kernels * B200_LAUNCH, rel=1e-6)
+    r = api.estimate(QWEN35, "dgx-b200", tp=8, batch=200, prompt=1024, output=2, kernel_engine="sglang",
+                     quantization="fp8")   # 200 sequences: above SGLang's largest decode graph, so eager
+    d = r.decode   # an eager decode pass: one launch a kernel, its GDN op's recurrence one kernel
+    assert d.launch_s == pytest.approx(d.kernels * B200_LAUNCH, rel=1e-6) and d.launch_s > 0
+
+
+def fake(roles_counts, launches=None):
+    times = [SimpleNamespace(op=SimpleNamespace(role=r, part_of=None, count=c, op_class=OpClass.GEMM))
+             for r, c in roles_counts]
+    return SimpleNamespace(engine_spec=SimpleNamespace(prefill_op_launches=launches or ())), times
+
+
+def test_factors_only_for_the_listed_roles_and_never_below_one():
+    ops = [(OpRole.LINEAR_ATTENTION, 45), (OpRole.SHORT_CONV, 45), (OpRole.ATTENTION, 15)]
+    setup, times = fake(ops, (("linear_attention", 9.0),))
+    assert list(op_launch_factors(setup, times).values()) == [9.0]
+    assert op_launch_factors(*fake(ops)) == {}                                  # absent: off
+    assert op_launch_factors(*fake(ops, (("ssm_scan", 5.0),))) == {}            # no such op here
+    assert op_launch_factors(*fake(ops, (("linear_attention", 1.0),))) == {}    # one: as before
+
+
+def test_an_unknown_role_is_a_one_line_error(tmp_path):
+    text = (Path(__file__).resolve().parents[1] / "whatif" / "engine_profiles" / "sglang.yaml").read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("{linear_attention: 9}", "{attention: 9}"))
+    with pytest.raises(WhatifError, match="prefill_op_launches: 'attention' is not valid; valid: linear_attention"):
+        load_engine(str(bad))
