@@ -7,7 +7,7 @@ import pytest
 
 from whatif import api
 from whatif.errors import WhatifError
-from whatif.roofline.op_launches import op_launch_factors
+from whatif.roofline.op_launches import op_launch_factors, quantizes_own_input
 from whatif.roofline.ops import OpClass
 from whatif.specs.engines import load_engine
 from whatif.specs.op_kinds import OpRole
@@ -23,28 +23,44 @@ def prefill(model: str, engine: str, prompt: int = 1024):
     return p
 
 
+def quantize_kernels(p) -> int:
+    """The fp8 dense GEMMs of a pass that launch their own input-quantize kernel."""
+    return sum(t.op.count for t in p.op_times if quantizes_own_input(t.op))
+
+
 def test_sglang_gdn_prefill_charges_the_chunk_kernels_launches():
-    launches = dict(load_engine("sglang").prefill_op_launches)["linear_attention"]
-    assert launches == 9   # fused_gdn_gating + chunk_gated_delta_rule's 8 Triton kernels (fla/chunk.py)
+    spec = load_engine("sglang")
+    launches = dict(spec.prefill_op_launches)["linear_attention"]
+    assert launches == 9 and spec.eager_input_quantize   # fused_gdn_gating + fla/chunk.py's 8 Triton kernels
     p = prefill(QWEN35, "sglang")
     gdn_layers = sum(t.op.count for t in p.op_times if t.op.role == OpRole.LINEAR_ATTENTION)
-    assert gdn_layers == 45
-    assert p.launch_s == pytest.approx((p.kernels + gdn_layers * (launches - 1)) * B200_LAUNCH, rel=1e-6)
+    assert gdn_layers == 45 and quantize_kernels(p) >= 4 * 45   # in/out projections, shared expert, ...
+    extra = gdn_layers * (launches - 1) + quantize_kernels(p)
+    assert p.launch_s == pytest.approx((p.kernels + extra) * B200_LAUNCH, rel=1e-6)
 
 
-def test_decode_passes_and_models_without_the_op_keep_one_launch_a_kernel():
+def test_fp8_gemms_launch_their_input_quantize_kernel_in_an_eager_sglang_prefill():
     p = prefill("Qwen/Qwen3-32B", "sglang")
-    assert p.launch_s == pytest.approx(p.kernels * B200_LAUNCH, rel=1e-6)
+    assert quantize_kernels(p) == 4 * 64   # qkv, o, gate_up, down of each of the 64 layers (lm_head 16-bit)
+    assert p.launch_s == pytest.approx((p.kernels + quantize_kernels(p)) * B200_LAUNCH, rel=1e-6)
+    bf16 = api.estimate("Qwen/Qwen3-32B", "dgx-b200", tp=8, batch=1, prompt=1024, output=2,
+                        kernel_engine="sglang").prefill[0][0]
+    assert quantize_kernels(bf16) == 0 and bf16.launch_s == pytest.approx(bf16.kernels * B200_LAUNCH, rel=1e-6)
+
+
+def test_decode_passes_keep_one_launch_a_kernel():
     r = api.estimate(QWEN35, "dgx-b200", tp=8, batch=200, prompt=1024, output=2, kernel_engine="sglang",
                      quantization="fp8")   # 200 sequences: above SGLang's largest decode graph, so eager
     d = r.decode   # an eager decode pass: one launch a kernel, its GDN op's recurrence one kernel
     assert d.launch_s == pytest.approx(d.kernels * B200_LAUNCH, rel=1e-6) and d.launch_s > 0
 
 
-def fake(roles_counts, launches=None):
-    times = [SimpleNamespace(op=SimpleNamespace(role=r, part_of=None, count=c, op_class=OpClass.GEMM))
+def fake(roles_counts, launches=None, quantize=False):
+    times = [SimpleNamespace(op=SimpleNamespace(role=r, part_of=None, count=c, op_class=OpClass.GEMM, dtype="fp8",
+                                                input_quantized=r == OpRole.O_PROJ, shape=SimpleNamespace()))
              for r, c in roles_counts]
-    return SimpleNamespace(engine_spec=SimpleNamespace(prefill_op_launches=launches or ())), times
+    spec = SimpleNamespace(prefill_op_launches=launches or (), eager_input_quantize=quantize)
+    return SimpleNamespace(engine_spec=spec), times
 
 
 def test_factors_only_for_the_listed_roles_and_never_below_one():
@@ -54,6 +70,8 @@ def test_factors_only_for_the_listed_roles_and_never_below_one():
     assert op_launch_factors(*fake(ops)) == {}                                  # absent: off
     assert op_launch_factors(*fake(ops, (("ssm_scan", 5.0),))) == {}            # no such op here
     assert op_launch_factors(*fake(ops, (("linear_attention", 1.0),))) == {}    # one: as before
+    both = op_launch_factors(*fake(ops + [(OpRole.O_PROJ, 15)], (("linear_attention", 9.0),), quantize=True))
+    assert sorted(both.values()) == [2.0, 2.0, 9.0]   # the GDN op's 9; fp8 GEMMs 2, but not o_proj (input fp8)
 
 
 def test_an_unknown_role_is_a_one_line_error(tmp_path):
