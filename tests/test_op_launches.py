@@ -80,3 +80,18 @@ def test_an_unknown_role_is_a_one_line_error(tmp_path):
     bad.write_text(text.replace("{linear_attention: 9}", "{attention: 9}"))
     with pytest.raises(WhatifError, match="prefill_op_launches: 'attention' is not valid; valid: linear_attention"):
         load_engine(str(bad))
+
+
+MODERN = Path(__file__).resolve().parents[2] / "shared" / "reference" / "aiconfigurator" / "modern"
+
+
+@pytest.mark.skipif(not MODERN.is_dir(), reason="shared kernel tables not present")
+def test_the_gdn_table_is_graph_timed_so_it_gives_no_host_floor():
+    """aiconfigurator's SGLang GDN rows replay a CUDA graph (collect_gdn.py's benchmark_with_power captures one,
+    allow_graph_fail False): its chunk_gated_delta_rule floor is the GPU's, far below 8 eager launches, so it
+    cannot price the chunk's host time the way the eager module tables price MLA / DSA (module_host.py)."""
+    import pandas as pd
+    for gpu in ("b200_sxm", "h100_sxm"):
+        d = pd.read_parquet(MODERN / gpu / "sglang" / "linear_attention__gdn_perf.parquet")
+        floor = d[(d.kernel_source == "chunk_gated_delta_rule") & (d.num_tokens <= 16)].latency.min() * 1e-3
+        assert floor < 8 * B200_LAUNCH / 5, gpu   # ~20 us for 8 kernels: ~2.5 us each, graph launches
