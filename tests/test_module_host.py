@@ -8,7 +8,9 @@ import pytest
 from whatif.errors import WhatifError
 from whatif import api
 from whatif.roofline.module_host import MODULE_KEYS, launch_factors, module_kernels_per_layer
-from whatif.roofline.ops import OpClass
+from whatif.roofline.module_host import ALL_MODULE_ROLES as MODULE_ROLES
+from whatif.roofline.op_launches import quantizes_own_input
+from whatif.roofline.ops import OpClass, graph_role
 from whatif.specs.engines import load_engine
 from whatif.specs.op_kinds import OpRole
 from tests.benchmark_module import load_benchmark
@@ -30,14 +32,18 @@ def test_sglang_prefill_of_an_mla_model_charges_the_measured_module_host_time():
     n = module_kernels_per_layer(p.op_times)
     assert 5 <= n < launches < 30
     per_kernel = 29.3e-6   # the B200 hosts' eager launch (sglang.yaml eager_launch_by_arch)
-    # every kernel once, and the module's kernels of the 61 layers together `launches` a layer
-    assert p.launch_s == pytest.approx((p.kernels + 61 * (launches - n)) * per_kernel, rel=1e-6)
+    # every kernel once, the module's kernels of the 61 layers together `launches` a layer, and each fp8 GEMM
+    # outside the module its input-quantize kernel (kernels.eager_input_quantize, roofline/op_launches.py)
+    quantize = sum(t.op.count for t in p.op_times if quantizes_own_input(t.op) and graph_role(t.op) not in MODULE_ROLES)
+    assert quantize > 0
+    assert p.launch_s == pytest.approx((p.kernels + 61 * (launches - n) + quantize) * per_kernel, rel=1e-6)
 
 
 def test_models_and_formats_without_a_measured_module_keep_one_launch_a_kernel():
     for model, quant in (("Qwen/Qwen3-32B", "fp8"), ("deepseek-ai/DeepSeek-R1", "nvfp4")):
-        p, _ = prefill(model, quant)
-        assert p.launch_s == pytest.approx(p.kernels * 29.3e-6, rel=1e-6), model
+        p, _ = prefill(model, quant)   # (an fp8 GEMM's own input-quantize kernel apart: test_op_launches.py)
+        quantize = sum(t.op.count for t in p.op_times if quantizes_own_input(t.op))
+        assert p.launch_s == pytest.approx((p.kernels + quantize) * 29.3e-6, rel=1e-6), model
 
 
 def fake(roles_counts, launches=None, mla=True, indexer=False, scheme="fp8"):

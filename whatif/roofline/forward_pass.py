@@ -11,6 +11,7 @@ from .engine_kernels import engine_ops
 from .graph import pass_ops
 from .module_fits import priced_modules
 from .module_host import launch_factors
+from .op_launches import op_launch_factors
 from .moe_kernels import fused_layer_ops
 from .shared_expert_stream import hidden_shared_s, runs_shared_expert_stream
 from .pass_setup import PassSetup
@@ -74,8 +75,10 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewis
             serial -= hidden_shared_s(times, eff.kernel_gap_s)
         gpu_s += overlapped(serial, times, layers)
         launch = gpu.launch_overhead.value if not cuda_graphs and eff.source != "ideal" else 0.0
-        # An eager prefill's attention module costs the host what the engine measured it whole (module_host.py).
-        factors = launch_factors(setup, times) if launch and not batch.is_decode else {}
+        # An eager prefill's attention module costs the host what the engine measured it whole (module_host.py),
+        # an op the engine runs as a chain of kernels one launch each (op_launches.py).
+        factors = {**op_launch_factors(setup, times), **launch_factors(setup, times)} \
+            if launch and not batch.is_decode else {}
         if piecewise and cuda_graphs and eff.source != "ideal":   # graph pieces and eager attention ops
             launch, factors = setup.engine_spec.piecewise_call_s, piecewise_calls(times)
         extra = sum((f - 1) * t.op.count for t in times if (f := factors.get(id(t.op))) is not None)

@@ -9,6 +9,10 @@
   hosts of other GPU generations ({arch: seconds}; a GPU of a listed architecture takes its figure);
 - `eager_module_launches`: {"mla:<format>" / "dsa:<format>": launches}: the host time of its whole MLA / DSA
   attention module in an eager prefill, measured, as launches of its eager launch time (roofline/module_host.py);
+- `prefill_op_launches`: {op role: launches}: kernels its eager prefill launches for one op whatif prices as one
+  fitted kernel (SGLang's Gated DeltaNet chunk: roofline/op_launches.py);
+- `eager_input_quantize`: its dense fp8 GEMMs quantize their input in a kernel of their own, so an eager prefill
+  launches two kernels for each (roofline/op_launches.py);
 - `attention_includes`: ops its attention operator does itself, timed within its fitted kernel (RoPE, the KV
   append), so the graph's own ops for them are not run;
 - `quantized_gemm_inputs`: GEMMs (roles, or all) whose fp8 input the kernel before them writes quantized, so
@@ -46,11 +50,13 @@ KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", 
                "eager_launch_s", "eager_launch_by_arch", "attention_includes", "quantized_gemm_inputs",
                "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale", "eager_module_launches",
                "allreduce_fusion_max_bytes", "allreduce_fusion_kernel", "allreduce_fusion_quantizes",
-               "shared_expert_stream"}
+               "shared_expert_stream", "prefill_op_launches", "eager_input_quantize"}
 FUSION_KERNELS = ("vllm", "sglang", "trtllm")   # engines with a fitted custom all-reduce (data/collective_fit.yaml)
 DP_MOE_ALLTOALL = ("always", "mnnvl")
 # eager_module_launches keys: attention module kind x GEMM format (roofline/module_host.py prices them).
 MODULE_KEYS = ("mla:bfloat16", "mla:fp8_block", "dsa:bfloat16", "dsa:fp8_block")
+# prefill_op_launches keys: the recurrent ops an engine runs as a chain of kernels (roofline/op_launches.py).
+OP_LAUNCH_ROLES = (OpRole.LINEAR_ATTENTION.value, OpRole.SSM_SCAN.value)
 # What an attention operator can do before its kernel (TensorRT-LLM's QKV preprocessing: RoPE, the KV append).
 ATTENTION_CAN_INCLUDE = (OpRole.ROPE.value, OpRole.KV_WRITE.value)
 # The dense GEMMs whose input a preceding kernel can write in fp8 (the grouped expert GEMMs have their own fit).
@@ -78,6 +84,12 @@ def kernel_options(sec: dict, where: str, read) -> dict:
     if "eager_module_launches" in sec:
         out["eager_module_launches"] = module_launches(read("eager_module_launches"),
                                                        f"{where}.eager_module_launches")
+    if "prefill_op_launches" in sec:
+        out["prefill_op_launches"] = keyed_numbers(read("prefill_op_launches"), f"{where}.prefill_op_launches",
+                                                   OP_LAUNCH_ROLES, "op role to launches, e.g. {linear_attention: 9}",
+                                                   1.0, 100.0)
+    if "eager_input_quantize" in sec:
+        out["eager_input_quantize"] = boolean(read("eager_input_quantize"), f"{where}.eager_input_quantize")
     if "attention_includes" in sec:
         out["attention_includes"] = roles(read("attention_includes"), f"{where}.attention_includes",
                                           ATTENTION_CAN_INCLUDE)
