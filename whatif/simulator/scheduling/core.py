@@ -181,10 +181,17 @@ class Scheduler(Admission, DecodingSet):
                 self._emit(s, end)
             elif not s.prefilling:   # a recomputed sequence one token short: that token is a decode's
                 self._enter(s)
-        if batch.prefill and self.open_prefills:   # drop the prompts done (continue_prefills would), so that
-            self.open_prefills = [(order, s) for order, s in self.open_prefills   # asking it costs nothing
-                                  if s.in_running and s.order == order and not s.done   # (s.prefilling, inlined)
-                                  and (s.total - s.computed > 1 or not s.generated)]
+        open_prefills = self.open_prefills
+        if batch.prefill and open_prefills:   # drop the prompts done (continue_prefills would), so that
+            if len(open_prefills) == 1:   # asking it costs nothing (one open prompt, most often: no list made)
+                order, s = open_prefills[0]
+                if not (s.in_running and s.order == order and not s.done and (s.total - s.computed > 1
+                                                                               or not s.generated)):
+                    self.open_prefills = []
+            else:
+                self.open_prefills = [(order, s) for order, s in open_prefills
+                                      if s.in_running and s.order == order and not s.done   # (s.prefilling, inlined)
+                                      and (s.total - s.computed > 1 or not s.generated)]
         if self.bm.prefix_caching:
             for s in offered:
                 if s.req.prefix_id is not None:   # (_publish's first test, before a call per sequence)
