@@ -88,8 +88,9 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
             finishing = dues[0][0] - 1 if dues else inf   # (scheduler.next_event_step() - 1)
             head = queue[0][0] if queue else inf
             last, duration = -1, 0.0
+            idle = replica.idle   # (it moves only while events are made, below: read again then)
             while True:
-                if before >= gate and gate != inf:   # the held-back request can join this one (an engine that forms
+                if gate != inf and before >= gate:   # the held-back request can join this one (an engine that forms
                     return                           # no step ahead has none: its `before` and `gate` are both inf)
                 if head - now_s > SPAN_MIN * duration and step <= last and finishing - step > SPAN_MIN \
                         and gate == inf and not replica.idle:   # (the next event's distance first: it fails most)
@@ -167,13 +168,14 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                 ends_append(end)                     # (Scheduler.decoded: every row gained a token at `end`)
                 step += 1
                 out((index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0))
-                if replica.idle:
-                    env.now = end
-                    replica.wake()
-                    if head != -inf:
-                        head = queue[0][0] if queue else inf
-                if head == -inf:
-                    break
+                if idle or head == -inf:
+                    if replica.idle:
+                        env.now = end
+                        replica.wake()
+                        if head != -inf:
+                            head = queue[0][0] if queue else inf
+                    if head == -inf:
+                        break
             scheduler.step, scheduler.visited = step, visited
             scheduler.admit_before = before
             if not scheduler.only_decodes():
