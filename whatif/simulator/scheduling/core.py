@@ -83,8 +83,10 @@ class Scheduler(Admission, DecodingSet):
         """Schedule every decoding sequence: those due a KV block get it, in running order (preempting
         from the back when blocks run out); returns the token budget left."""
         if self.uniform:
-            if self.decoding and self.step > self.visited:
-                self._visit(batch)
+            # this step's phase given its blocks, counted; when too few are free, each due sequence in running
+            # order, preempting from the back
+            if self.decoding and self.step > self.visited and self.take_due_blocks(self.step) < 0:
+                self._shortage(self.phases[self.step % self.bm.block_size], batch)
         elif self.needs and self.needs[0][0] <= self.step:
             for s in self._due(self.needs):
                 self._allocate(s, batch)
@@ -289,7 +291,7 @@ class Scheduler(Admission, DecodingSet):
         s.order = next(self.orders)
         s.in_running = True
         self.running.append(s)
-        if self.chunking and s.prefilling:
+        if self.chunking and not s.done and (s.total - s.computed > 1 or not s.generated):   # (s.prefilling)
             self.open_prefills.append((s.order, s))
 
     def arrive(self, s: Seq) -> None:
