@@ -83,7 +83,12 @@ class Admission:
             waiting.popleft()
             if self.reserving:
                 self._set_aside(s)
-            self._start(s, now)
+            rec = s.rec   # (_start, inlined: once per admission)
+            if rec.first_scheduled_s is None:
+                rec.first_scheduled_s = now
+                rec.cached_tokens = s.computed
+            rec.status = RUNNING
+            self._append(s)
             batch.prefill.append((s, n))
             budget -= n
 

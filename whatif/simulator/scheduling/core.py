@@ -266,8 +266,9 @@ class Scheduler(Admission, DecodingSet):
         self._enter(s)
 
     def _finish(self, s: Seq, end: float) -> None:
-        s.rec.finish_s = end
-        s.rec.status = FINISHED
+        rec = s.rec
+        rec.finish_s = end
+        rec.status = FINISHED
         if s in self.decoding:
             self._leave(s)
         if self.request_level:
@@ -277,8 +278,11 @@ class Scheduler(Admission, DecodingSet):
         elif s.shared or s.reserve:
             self._release(s)
             s.in_running = False
-        else:   # (_release of private blocks alone, inlined: most requests finish so)
-            self.bm.release(s.blocks)
+        else:   # (_release of private blocks alone, and bm.release, inlined: most requests finish so)
+            bm = self.bm
+            bm.free += s.blocks
+            if bm.free > bm.num_blocks:
+                raise RuntimeError("released more KV blocks than allocated")   # a scheduler bug
             s.blocks, s.shared = 0, []
             s.in_running = False
         self.left.append(s)
