@@ -123,7 +123,15 @@ class DecodingSet:
         dues = self.dues
         if not dues or dues[0][0] > step:
             return ()
-        offered = self._due(dues)
+        entry = heappop(dues)
+        if dues and dues[0][0] <= step:   # several due: in running order
+            heappush(dues, entry)
+            offered = self._due(dues)
+        else:   # (_due of one entry, inlined: most often one sequence finishes; a stale one is dropped)
+            s = entry[3]
+            if entry[2] != s.epoch:
+                return ()
+            offered = [s]
         visited = self.visited
         for s in offered:
             k = step - s.anchor   # (_sync, inlined)
