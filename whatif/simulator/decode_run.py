@@ -39,14 +39,7 @@ def decode_run(replica, scheduler) -> Waiting | None:
         scheduler.admit_before = scheduler.last_start   # the last step began join it (called as that step ends)
     if not scheduler.only_decodes():
         return None
-    log = replica.log
-    priced = [0]   # iteration prices looked up in this run's memo (counted as the times' hits)
-    try:
-        return _run(replica, scheduler, replica.env, log.pending, priced)
-    finally:
-        if len(log.pending) >= FLUSH_VALUES:   # (log.settle, inlined: once a stretch)
-            log._flush()
-        replica.times.hits += priced[0]
+    return _run(replica, scheduler, replica.env, replica.log.pending)
 
 
 INF = float("inf")
@@ -58,8 +51,9 @@ INF = float("inf")
 Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, waiting, running)
 
 
-def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | None:
-    """decode_run's loop: its log rows go to `rows_out` (the log's pending rows, flat), its memo hits to priced[0]."""
+def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
+    """decode_run's loop: its log rows go to `rows_out` (the log's pending rows, flat; settled as it ends), the
+    iteration prices it looked up in the memo count as the times' hits."""
     bm, index, out, queue = replica.bm, replica.index, rows_out.extend, env.queue
     price, quotes, ends_append = replica.times.decode_span, replica.times.quotes, scheduler.ends.append
     # Scheduler.take_due_blocks and .decoded, inlined (two calls a step were a third of this loop's cost): the
@@ -187,7 +181,9 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
         if begun is not None:
             scheduler.last_start, scheduler.last_end = begun, now_s
         scheduler.step, scheduler.visited = step, visited
-        priced[0] = hits
+        replica.times.hits += hits
+        if len(rows_out) >= FLUSH_VALUES:   # (log.settle, inlined: once a stretch)
+            replica.log._flush()
 
 
 SPAN_MIN = 32        # steps of a stretch worth one array update (shorter ones: the loop's step by step)

@@ -215,7 +215,10 @@ class Scheduler(Admission, DecodingSet):
                 for s in offered:
                     if s.req.prefix_id is not None:   # (_publish's first test, before a call per sequence)
                         self._publish(s)
-            self._requeue(offered)
+            decoding = self.decoding   # (_requeue, inlined: a sequence finishes or offers a block)
+            for s in offered:
+                if s in decoding:
+                    self._push_due(s)
         if self.left:
             self._drop_left()
 
