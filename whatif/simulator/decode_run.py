@@ -20,6 +20,7 @@ import numpy as np
 
 from .clock import run_until_mine
 from .iteration_time import BUCKETS, EXACT_BELOW
+from .log import FLUSH_VALUES
 from .scheduling.sequence import Batch
 
 
@@ -38,13 +39,7 @@ def decode_run(replica, scheduler) -> Waiting | None:
         scheduler.admit_before = scheduler.last_start   # the last step began join it (called as that step ends)
     if not scheduler.only_decodes():
         return None
-    log = replica.log
-    priced = [0]   # iteration prices looked up in this run's memo (counted as the times' hits)
-    try:
-        return _run(replica, scheduler, replica.env, log.pending, priced)
-    finally:
-        log.settle()
-        replica.times.hits += priced[0]
+    return _run(replica, scheduler, replica.env, replica.log.pending)
 
 
 INF = float("inf")
@@ -56,8 +51,9 @@ INF = float("inf")
 Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, waiting, running)
 
 
-def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | None:
-    """decode_run's loop: its log rows go to `rows_out` (the log's pending rows, flat), its memo hits to priced[0]."""
+def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
+    """decode_run's loop: its log rows go to `rows_out` (the log's pending rows, flat; settled as it ends), the
+    iteration prices it looked up in the memo count as the times' hits."""
     bm, index, out, queue = replica.bm, replica.index, rows_out.extend, env.queue
     price, quotes, ends_append = replica.times.decode_span, replica.times.quotes, scheduler.ends.append
     # Scheduler.take_due_blocks and .decoded, inlined (two calls a step were a third of this loop's cost): the
@@ -88,8 +84,9 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
             finishing = dues[0][0] - 1 if dues else inf   # (scheduler.next_event_step() - 1)
             head = queue[0][0] if queue else inf
             last, duration = -1, 0.0
+            idle = replica.idle   # (it moves only while events are made, below: read again then)
             while True:
-                if before >= gate and gate != inf:   # the held-back request can join this one (an engine that forms
+                if gate != inf and before >= gate:   # the held-back request can join this one (an engine that forms
                     return                           # no step ahead has none: its `before` and `gate` are both inf)
                 if head - now_s > SPAN_MIN * duration and step <= last and finishing - step > SPAN_MIN \
                         and gate == inf and not replica.idle:   # (the next event's distance first: it fails most)
@@ -167,13 +164,14 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
                 ends_append(end)                     # (Scheduler.decoded: every row gained a token at `end`)
                 step += 1
                 out((index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0))
-                if replica.idle:
-                    env.now = end
-                    replica.wake()
-                    if head != -inf:
-                        head = queue[0][0] if queue else inf
-                if head == -inf:
-                    break
+                if idle or head == -inf:
+                    if replica.idle:
+                        env.now = end
+                        replica.wake()
+                        if head != -inf:
+                            head = queue[0][0] if queue else inf
+                    if head == -inf:
+                        break
             scheduler.step, scheduler.visited = step, visited
             scheduler.admit_before = before
             if not scheduler.only_decodes():
@@ -183,7 +181,9 @@ def _run(replica, scheduler, env, rows_out: list, priced: list) -> Waiting | Non
         if begun is not None:
             scheduler.last_start, scheduler.last_end = begun, now_s
         scheduler.step, scheduler.visited = step, visited
-        priced[0] = hits
+        replica.times.hits += hits
+        if len(rows_out) >= FLUSH_VALUES:   # (log.settle, inlined: once a stretch)
+            replica.log._flush()
 
 
 SPAN_MIN = 32        # steps of a stretch worth one array update (shorter ones: the loop's step by step)

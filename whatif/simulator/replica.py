@@ -137,7 +137,8 @@ class Replica:
             for s, n in batch.prefill:
                 prefills.append((n, s.computed))
                 tokens += n
-            duration = batch.swap_s + (times.time(rows, batch.decode_context, prefills) if work else 0.0)
+            context = batch.context // rows if rows else 0   # (batch.decode_context, inlined)
+            duration = batch.swap_s + (times.time(rows, context, prefills) if work else 0.0)
             if compiles is not None:
                 duration += compiles.cost(tokens)
             if self.stages is not None:   # the other micro-batches ahead of it on the stages

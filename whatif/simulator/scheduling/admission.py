@@ -83,7 +83,12 @@ class Admission:
             waiting.popleft()
             if self.reserving:
                 self._set_aside(s)
-            self._start(s, now)
+            rec = s.rec   # (_start, inlined: once per admission)
+            if rec.first_scheduled_s is None:
+                rec.first_scheduled_s = now
+                rec.cached_tokens = s.computed
+            rec.status = RUNNING
+            self._append(s)
             batch.prefill.append((s, n))
             budget -= n
 
@@ -132,11 +137,18 @@ class Admission:
 
     def can_admit_chunk(self, budget: int) -> bool:
         """Whether admit_chunks would touch the waiting queue's head now: admit a chunk of it within `budget`,
-        or look its prefix up."""
-        if self._lookup_pending():
+        or look its prefix up. (_lookup_pending and _admissible_head, inlined: asked after every event.)"""
+        waiting = self.waiting
+        if not waiting:
+            return False
+        s = waiting[0]
+        if s.req.arrival_s > self.admit_before:   # arrived after this step was formed: neither looked up nor taken
+            return False
+        if self.bm.prefix_caching and (s.req.prefix_id is not None or s.rec.preemptions > 0):
             return True
-        s = self._admissible_head()
-        return s is not None and budget > 0 and self._chunk_size(s, budget, keep_watermark=True) > 0
+        if self.swapped_out or len(self.running) >= self.cfg.max_batch or not self._reservable(s):
+            return False
+        return budget > 0 and self._chunk_size(s, budget, keep_watermark=True) > 0
 
     def can_admit_whole(self, budget: int | None = None) -> bool:
         """Whether admit_whole would touch the waiting queue's head now: admit it whole (within `budget`, when

@@ -11,7 +11,9 @@ class ChunkedPrefill(Policy):
     chunks = True
 
     def form(self, core: Scheduler, batch: Batch, now: float) -> None:
-        budget = core.continue_prefills(batch, core.decodes(batch))
+        budget = core.decodes(batch)
+        if core.open_prefills:   # (continue_prefills' own first test, before a call per step)
+            budget = core.continue_prefills(batch, budget)
         core.admit_chunks(batch, budget, now)
 
     def admits(self, core: Scheduler) -> bool:

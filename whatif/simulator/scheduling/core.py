@@ -83,8 +83,10 @@ class Scheduler(Admission, DecodingSet):
         """Schedule every decoding sequence: those due a KV block get it, in running order (preempting
         from the back when blocks run out); returns the token budget left."""
         if self.uniform:
-            if self.decoding and self.step > self.visited:
-                self._visit(batch)
+            # this step's phase given its blocks, counted; when too few are free, each due sequence in running
+            # order, preempting from the back
+            if self.decoding and self.step > self.visited and self.take_due_blocks(self.step) < 0:
+                self._shortage(self.phases[self.step % self.bm.block_size], batch)
         elif self.needs and self.needs[0][0] <= self.step:
             for s in self._due(self.needs):
                 self._allocate(s, batch)
@@ -181,10 +183,17 @@ class Scheduler(Admission, DecodingSet):
                 self._emit(s, end)
             elif not s.prefilling:   # a recomputed sequence one token short: that token is a decode's
                 self._enter(s)
-        if batch.prefill and self.open_prefills:   # drop the prompts done (continue_prefills would), so that
-            self.open_prefills = [(order, s) for order, s in self.open_prefills   # asking it costs nothing
-                                  if s.in_running and s.order == order and not s.done   # (s.prefilling, inlined)
-                                  and (s.total - s.computed > 1 or not s.generated)]
+        open_prefills = self.open_prefills
+        if batch.prefill and open_prefills:   # drop the prompts done (continue_prefills would), so that
+            if len(open_prefills) == 1:   # asking it costs nothing (one open prompt, most often: no list made)
+                order, s = open_prefills[0]
+                if not (s.in_running and s.order == order and not s.done and (s.total - s.computed > 1
+                                                                               or not s.generated)):
+                    self.open_prefills = []
+            else:
+                self.open_prefills = [(order, s) for order, s in open_prefills
+                                      if s.in_running and s.order == order and not s.done   # (s.prefilling, inlined)
+                                      and (s.total - s.computed > 1 or not s.generated)]
         if self.bm.prefix_caching:
             for s in offered:
                 if s.req.prefix_id is not None:   # (_publish's first test, before a call per sequence)
@@ -206,7 +215,10 @@ class Scheduler(Admission, DecodingSet):
                 for s in offered:
                     if s.req.prefix_id is not None:   # (_publish's first test, before a call per sequence)
                         self._publish(s)
-            self._requeue(offered)
+            decoding = self.decoding   # (_requeue, inlined: a sequence finishes or offers a block)
+            for s in offered:
+                if s in decoding:
+                    self._push_due(s)
         if self.left:
             self._drop_left()
 
@@ -257,8 +269,9 @@ class Scheduler(Admission, DecodingSet):
         self._enter(s)
 
     def _finish(self, s: Seq, end: float) -> None:
-        s.rec.finish_s = end
-        s.rec.status = FINISHED
+        rec = s.rec
+        rec.finish_s = end
+        rec.status = FINISHED
         if s in self.decoding:
             self._leave(s)
         if self.request_level:
@@ -268,8 +281,11 @@ class Scheduler(Admission, DecodingSet):
         elif s.shared or s.reserve:
             self._release(s)
             s.in_running = False
-        else:   # (_release of private blocks alone, inlined: most requests finish so)
-            self.bm.release(s.blocks)
+        else:   # (_release of private blocks alone, and bm.release, inlined: most requests finish so)
+            bm = self.bm
+            bm.free += s.blocks
+            if bm.free > bm.num_blocks:
+                raise RuntimeError("released more KV blocks than allocated")   # a scheduler bug
             s.blocks, s.shared = 0, []
             s.in_running = False
         self.left.append(s)
@@ -282,7 +298,7 @@ class Scheduler(Admission, DecodingSet):
         s.order = next(self.orders)
         s.in_running = True
         self.running.append(s)
-        if self.chunking and s.prefilling:
+        if self.chunking and not s.done and (s.total - s.computed > 1 or not s.generated):   # (s.prefilling)
             self.open_prefills.append((s.order, s))
 
     def arrive(self, s: Seq) -> None:

@@ -80,14 +80,9 @@ class DecodingSet:
 
     # ------------------------------------------------------------ blocks for the decoding rows
 
-    def _visit(self, batch: Batch) -> None:
-        """Give this step's phase its blocks (uniform): counted (take_due_blocks); when too few are free, each due
-        sequence in running order, preempting from the back."""
-        if self.take_due_blocks(self.step) < 0:
-            self._shortage(self.phases[self.step % self.bm.block_size], batch)
-
     def _shortage(self, phase: dict, batch: Batch) -> None:
-        """_visit with too few free blocks: the due sequences brought up to date and given their blocks one by
+        """A step's visit (Scheduler.decodes: its phase given its blocks, counted by take_due_blocks) with too few
+        free blocks: the due sequences brought up to date and given their blocks one by
         one in running order (each registered as due a cycle on, as if this step's block were still to come)."""
         step, size = self.step, self.bm.block_size
         due = []
@@ -128,7 +123,15 @@ class DecodingSet:
         dues = self.dues
         if not dues or dues[0][0] > step:
             return ()
-        offered = self._due(dues)
+        entry = heappop(dues)
+        if dues and dues[0][0] <= step:   # several due: in running order
+            heappush(dues, entry)
+            offered = self._due(dues)
+        else:   # (_due of one entry, inlined: most often one sequence finishes; a stale one is dropped)
+            s = entry[3]
+            if entry[2] != s.epoch:
+                return ()
+            offered = [s]
         visited = self.visited
         for s in offered:
             k = step - s.anchor   # (_sync, inlined)
