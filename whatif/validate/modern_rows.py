@@ -277,7 +277,7 @@ def module_rows(frame, family, phase, wide_ep=False):
                 name, steps = "mla_module_prefill_on_decode_kernel", mla_modules.quantize_launches(gemm)
             else:
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
-                name = f"{family}_{phase}"
+                name, steps = f"{family}_{phase}", mla_modules.prefill_quantize_launches(gemm)
             r = _attach(g, parts, items, name, steps=steps)
             for k in ("model", "batch_size", "isl", "step", "num_heads", "gemm_type", "kv_cache_dtype"):   # the shape
                 r[k] = g[k].to_numpy()

@@ -230,6 +230,27 @@ def sglang_prefill_eager_launches(source: str, gemm_format: str) -> float:
     return INDEXER_PATH_LAUNCHES * indexer + FP8_GEMM_EXTRA_LAUNCHES * (FORMATS[gemm_format][1] != "bf16")
 
 
+# Quantized activation bytes an element (the quantize kernel's output): fp8 with one fp32 scale per 1x128 group
+# (per_token_group_quant_fp8 / fp8_quantize_1x128), NVFP4 with one fp8 scale per 16 (scaled_fp4_quant).
+ACTIVATION_BYTES = {"fp8": 1.0 + 4.0 / 128, "fp4": 0.5 + 1.0 / 16}
+
+
+def prefill_quantize_launches(gemm_format: str, out_format: str | None = None) -> int:
+    """Activation-quantize kernels a prefill module launches: one before each quantized projection GEMM (the
+    fused q_a + kv_a, q_b and kv_b at gemm_format, o at out_format; the engines' ops as quantize_launches)."""
+    quantized = FORMATS[gemm_format][1] != "bf16"
+    return 3 * quantized + (FORMATS[out_format or gemm_format][1] != "bf16")
+
+
+def prefill_quantize_parts(tokens, heads, d: MlaDims, gemm_format, c, out_format=None) -> list:
+    """The prefill's activation-quantize passes: each quantized projection's input read in bf16 and written
+    in its format (memory-bound kernels; the engines' ops as quantize_launches); none for a bf16 GEMM."""
+    fmt, out = FORMATS[gemm_format][1], FORMATS[out_format or gemm_format][1]
+    widths = [(d.hidden, fmt), (d.q_lora, fmt), (d.kv_lora, fmt), (heads * d.v, out)]
+    return [(0.0, *memory_times(tokens * k * (2.0 + ACTIVATION_BYTES[f]), c.hbm_bw, c.l2_bytes))
+            for k, f in widths if f != "bf16"]
+
+
 def mla_decode_kernel(engine: str, arch: str, kv_dtype: str = "bfloat16") -> str:
     """The MLA decode kernel an engine runs by default on an architecture (a key of MLA_DECODE_TILES).
     vLLM (cuda.py backend priorities, as the collector's vLLM 0.24.0 picked them): Blackwell FLASHINFER_MLA,
@@ -258,6 +279,7 @@ def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
     if phase == "prefill":
         parts = projection_parts(tokens, heads, d, False, gemm_format, c, out_format)
         parts.append(dense_prefill_part(batch, isl, past, heads, d, c))
+        parts += prefill_quantize_parts(tokens, heads, d, gemm_format, c, out_format)
         return parts, batch * heads * -(-isl // Q_TILE)
     parts = projection_parts(tokens, heads, d, True, gemm_format, c, out_format)
     parts.append(absorbed_part(batch, isl * (past + isl), past + isl, heads, d, KV_BYTES[kv_dtype], c, head_tile))
@@ -347,7 +369,7 @@ def mla_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
         kernel = mla_decode_kernel(engine, c.arch, kv_dtype)
         family, tile = mla_decode_family(kernel), MLA_DECODE_TILES[kernel]
     parts, items = mla_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, tile, out_format)
-    steps = quantize_launches(gemm_format, out_format) if phase == "decode" else 0
+    steps = (quantize_launches if phase == "decode" else prefill_quantize_launches)(gemm_format, out_format)
     return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch), steps))
 
 
