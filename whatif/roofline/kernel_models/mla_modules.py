@@ -282,7 +282,8 @@ def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
         parts += prefill_quantize_parts(tokens, heads, d, gemm_format, c, out_format)
         return parts, batch * heads * -(-isl // Q_TILE)
     parts = projection_parts(tokens, heads, d, True, gemm_format, c, out_format)
-    parts.append(absorbed_part(batch, isl * (past + isl), past + isl, heads, d, KV_BYTES[kv_dtype], c, head_tile))
+    # causal: new token i sees past + i keys (a decode's one token: past + 1; vLLM's short queries run as decodes)
+    parts.append(absorbed_part(batch, causal_pairs(isl, past), past + isl, heads, d, KV_BYTES[kv_dtype], c, head_tile))
     return parts, batch * heads
 
 
