@@ -468,3 +468,28 @@ def test_a_resident_recurrence_state_is_read_at_a_per_sm_rate_and_a_larger_one_f
     assert resident_state_times(c.l2_bytes / 2, c.l2_bytes / 2, replace(c, sms=2 * c.sms))[1] == l2 / 2
     hbm, l2 = resident_state_times(4 * c.l2_bytes, 2 * c.l2_bytes, c)
     assert l2 == 0 and hbm == 4 * c.l2_bytes / c.hbm_bw
+
+
+def test_mla_prefill_quantizes_each_quantized_projections_input():
+    """A prefill module's fp8 / NVFP4 projection GEMMs each read an activation-quantize pass (bf16 in, format out)
+    and launch one kernel; a bf16 module has neither; o_proj at its own format counts apart."""
+    c = mla_modules.ceilings(H100)
+    assert mla_modules.prefill_quantize_parts(4096, 128, V32, "bfloat16", c) == []
+    fp8 = mla_modules.prefill_quantize_parts(4096, 128, V32, "fp8_block", c)
+    assert len(fp8) == 4 and all(p[0] == 0.0 and p[1] + p[2] > 0 for p in fp8)
+    assert len(mla_modules.prefill_quantize_parts(4096, 128, V32, "fp8_block", c, "bfloat16")) == 3
+    assert mla_modules.prefill_quantize_launches("fp8_block") == 4
+    assert mla_modules.prefill_quantize_launches("fp8_block", "bfloat16") == 3
+    assert mla_modules.prefill_quantize_launches("bfloat16") == 0
+    bf16, _ = mla_modules.mla_module_work("prefill", 1, 4096, 0, 128, V32, "bfloat16", "bfloat16", c)
+    quant, _ = mla_modules.mla_module_work("prefill", 1, 4096, 0, 128, V32, "fp8_block", "bfloat16", c)
+    assert len(quant) == len(bf16) + 4
+
+
+def test_mla_decode_kernel_work_is_causal_over_its_new_tokens():
+    """vLLM's short queries on the decode kernel: new token i sees past + i keys (a decode's one token past + 1)."""
+    c = mla_modules.ceilings(H100)
+    one, _ = mla_modules.mla_module_work("decode", 1, 1, 100, 16, V32, "bfloat16", "bfloat16", c)
+    many, _ = mla_modules.mla_module_work("decode", 1, 512, 0, 16, V32, "bfloat16", "bfloat16", c)
+    flops_a_pair = one[-1][0] / 101   # the attention part's compute seconds per (query, key) pair
+    assert many[-1][0] == pytest.approx(flops_a_pair * 512 * 513 / 2)
