@@ -493,3 +493,18 @@ def test_mla_decode_kernel_work_is_causal_over_its_new_tokens():
     many, _ = mla_modules.mla_module_work("decode", 1, 512, 0, 16, V32, "bfloat16", "bfloat16", c)
     flops_a_pair = one[-1][0] / 101   # the attention part's compute seconds per (query, key) pair
     assert many[-1][0] == pytest.approx(flops_a_pair * 512 * 513 / 2)
+
+
+def test_trtllm_fp8_kv_decode_runs_its_attention_products_in_fp8():
+    """TensorRT-LLM's MLA generation with an fp8 KV cache on Hopper / Blackwell quantizes the query and runs QK
+    and PV in fp8 (mFP8GenerationMLA); other kernels, a bf16 cache or Ada keep bf16 products."""
+    assert mla_modules.fp8_generation_mla("trtllm", "hopper", "fp8")
+    assert mla_modules.fp8_generation_mla("trtllm", "blackwell", "fp8")
+    assert not mla_modules.fp8_generation_mla("trtllm", "hopper", "bfloat16")
+    assert not mla_modules.fp8_generation_mla("trtllm", "ada", "fp8")
+    assert not mla_modules.fp8_generation_mla("flashmla", "hopper", "fp8")
+    c = mla_modules.ceilings(H100)
+    bf16, _ = mla_modules.mla_module_work("decode", 64, 1, 8192, 128, V32, "bfloat16", "fp8", c)
+    fp8, _ = mla_modules.mla_module_work("decode", 64, 1, 8192, 128, V32, "bfloat16", "fp8", c, mma="fp8")
+    assert fp8[-1][0] == pytest.approx(bf16[-1][0] * c.peak_flops("bf16") / c.peak_flops("fp8"))
+    assert fp8[-1][1:] == bf16[-1][1:]   # the same latent bytes
