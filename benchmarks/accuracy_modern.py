@@ -3,7 +3,7 @@ modern kernel tables (Gated DeltaNet, DSA and whole MLA modules, wide-EP MoE, De
 MLA batched GEMMs, quantize kernels).
 
     python benchmarks/accuracy_modern.py [--root DIR] [--table NAME ...] [--write] [--by-gpu] [--pairs]
-                                         [--vs-kernels]
+                                         [--vs-kernels] [--on-decode]
 
 A GPU's prediction is its datasheet ceilings times one parameter set per family x engine, so parameters
 transfer between GPUs: leave-one-GPU-out (fitted on the other GPUs that measured the family, scored on the
@@ -14,7 +14,8 @@ writes whatif/roofline/data/modern_fit.yaml (and the precompiled bundle): the fa
 generation-module rows (up to 8 GPUs of TP) and the GDN decode-kernel rows (the heads of Qwen3-Next /
 Qwen3.5 at TP 1-8; and the GDN chunked-prefill rows at batch 1), each fit's leave-one-GPU-out error beside the
 forward pass's own kernels (whatif estimate's ops, estimate(module_fits=False)), on the same rows: which fits
-price a pass (roofline/module_fits.py).
+price a pass (roofline/module_fits.py). `--on-decode`: vLLM's short context rows that ran a decode backend, priced by
+that decode kernel's own fit (fitted on the generation table alone) beside their pooled family's leave-one-out.
 """
 from __future__ import annotations
 
@@ -203,6 +204,32 @@ def vs_collective_deepep(root) -> str:
     return table.join(median_ratios(out, ["family", "gpu"])).to_string()
 
 
+ARCH = {"b200_sxm": "blackwell", "h100_sxm": "hopper", "l40s": "ada", "a100_sxm": "ampere"}
+
+
+def on_decode_kernel_by_decode_fits(root) -> str:
+    """vLLM's context rows that ran a decode backend (mla_module_prefill_on_decode_kernel), priced by that
+    decode kernel's own shipped fit (mla_module_decode_<kernel>, fitted on the generation table's rows only):
+    the rows are the fit's out-of-table check, where the pooled family mixes four kernels (its LOO column)."""
+    import numpy as np
+
+    from whatif.roofline.kernel_models import mla_modules as mm
+    from whatif.roofline.kernel_models.fitted_roofline import family_params
+    from whatif.validate.accuracy import ape_table
+    out = mf.insample_and_loo(mr.all_rows(root, ["mla__mla_context_module_perf"]))
+    out = out[out["family"] == "mla_module_prefill_on_decode_kernel"].copy()
+    out["decode_fit_s"] = np.nan
+    for (gpu, source), g in out.groupby(["gpu", "kernel_source"]):
+        family = mm.mla_decode_family(mm.MLA_DECODE_SOURCES[source])
+        out.loc[g.index, "decode_fit_s"] = mf.predict(g, family_params(family, "vllm", ARCH[gpu]))
+    cols = {"decode_fit_s": "decode_kernel_fit", "loo_s": "pooled_family_loo"}
+    by = [out["gpu"], out["kernel_source"]]
+    table = ape_table(out, cols, by, {"mape": "mean", "med": "median"})
+    out = out.assign(rows="all rows")
+    total = ape_table(out, cols, [out["rows"]], {"mape": "mean", "med": "median"})
+    return f"{table.to_string()}\n{total.to_string(header=False)}   ({len(out)} rows)"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=str(mr.DEFAULT_ROOT), help="the modern/ folder of kernel tables")
@@ -213,6 +240,8 @@ def main(argv=None) -> int:
                     help="also fit on each GPU alone and score on each other GPU (every pair the tables have)")
     ap.add_argument("--vs-kernels", action="store_true",
                     help="MLA decode module: the fit beside the forward pass's kernels summed, same rows")
+    ap.add_argument("--on-decode", action="store_true",
+                    help="vLLM's short context rows run as decodes, priced by their decode kernel's own fit")
     args = ap.parse_args(argv)
     bad = [t for t in args.table or [] if t not in mr.TABLES]
     if bad:
@@ -232,6 +261,10 @@ def main(argv=None) -> int:
         print(vs_kernels_gdn_prefill(args.root))
         print("\n== DeepEP: % error, the forward pass's NCCL all-to-all | DeepEP fit (LOGO, in-sample) ==")
         print(vs_collective_deepep(args.root))
+        return 0
+    if args.on_decode:
+        print("== vLLM context rows run by a decode kernel: % error, that kernel's decode fit | pooled family ==")
+        print(on_decode_kernel_by_decode_fits(args.root))
         return 0
     rows = mr.all_rows(args.root, args.table)
     out = mf.insample_and_loo(rows)

@@ -434,11 +434,11 @@ PINNED_LOO = {
     ("mla_bmm", "trtllm"): 13.2,
     ("mla_bmm", "vllm"): 12.4,
     ("mla_bmm_fp8", "sglang"): 5.1,   # the subset's TRT-LLM fp8 rows are H100's only: no leave-one-out
-    ("mla_module_decode", "trtllm"): 16.4,   # vLLM's and SGLang's decode kernels: one GPU each, no leave-one-out
-    ("mla_module_prefill", "sglang"): 27.2,
-    ("mla_module_prefill", "trtllm"): 20.7,
-    ("mla_module_prefill", "vllm"): 29.9,
-    ("mla_module_prefill_on_decode_kernel", "vllm"): 72.5,   # three decode kernels (B200, H100, L40S)
+    ("mla_module_decode", "trtllm"): 16.0,   # fp8-KV products at the fp8 peak (was 16.4); vLLM / SGLang: one GPU each
+    ("mla_module_prefill", "sglang"): 27.0,   # activation-quantize passes (was 27.2)
+    ("mla_module_prefill", "trtllm"): 12.5,   # activation-quantize passes and launches (was 20.7)
+    ("mla_module_prefill", "vllm"): 26.3,   # activation-quantize passes and launches (was 29.9)
+    ("mla_module_prefill_on_decode_kernel", "vllm"): 59.9,   # three decode kernels; causal pairs (was 72.5)
     ("quantize_compute_scale", "trtllm"): 17.3,
     ("quantize_compute_scale", "vllm"): 40.3,   # rows under the timings' resolution not scored (was 46.0)
     ("quantize_scale", "sglang"): 13.2,
@@ -543,3 +543,43 @@ def test_a_resident_recurrence_state_is_read_at_a_per_sm_rate_and_a_larger_one_f
     assert resident_state_times(c.l2_bytes / 2, c.l2_bytes / 2, replace(c, sms=2 * c.sms))[1] == l2 / 2
     hbm, l2 = resident_state_times(4 * c.l2_bytes, 2 * c.l2_bytes, c)
     assert l2 == 0 and hbm == 4 * c.l2_bytes / c.hbm_bw
+
+
+def test_mla_prefill_quantizes_each_quantized_projections_input():
+    """A prefill module's fp8 / NVFP4 projection GEMMs each read an activation-quantize pass (bf16 in, format out)
+    and launch one kernel; a bf16 module has neither; o_proj at its own format counts apart."""
+    c = mla_modules.ceilings(H100)
+    assert mla_modules.prefill_quantize_parts(4096, 128, V32, "bfloat16", c) == []
+    fp8 = mla_modules.prefill_quantize_parts(4096, 128, V32, "fp8_block", c)
+    assert len(fp8) == 4 and all(p[0] == 0.0 and p[1] + p[2] > 0 for p in fp8)
+    assert len(mla_modules.prefill_quantize_parts(4096, 128, V32, "fp8_block", c, "bfloat16")) == 3
+    assert mla_modules.prefill_quantize_launches("fp8_block") == 4
+    assert mla_modules.prefill_quantize_launches("fp8_block", "bfloat16") == 3
+    assert mla_modules.prefill_quantize_launches("bfloat16") == 0
+    bf16, _ = mla_modules.mla_module_work("prefill", 1, 4096, 0, 128, V32, "bfloat16", "bfloat16", c)
+    quant, _ = mla_modules.mla_module_work("prefill", 1, 4096, 0, 128, V32, "fp8_block", "bfloat16", c)
+    assert len(quant) == len(bf16) + 4
+
+
+def test_mla_decode_kernel_work_is_causal_over_its_new_tokens():
+    """vLLM's short queries on the decode kernel: new token i sees past + i keys (a decode's one token past + 1)."""
+    c = mla_modules.ceilings(H100)
+    one, _ = mla_modules.mla_module_work("decode", 1, 1, 100, 16, V32, "bfloat16", "bfloat16", c)
+    many, _ = mla_modules.mla_module_work("decode", 1, 512, 0, 16, V32, "bfloat16", "bfloat16", c)
+    flops_a_pair = one[-1][0] / 101   # the attention part's compute seconds per (query, key) pair
+    assert many[-1][0] == pytest.approx(flops_a_pair * 512 * 513 / 2)
+
+
+def test_trtllm_fp8_kv_decode_runs_its_attention_products_in_fp8():
+    """TensorRT-LLM's MLA generation with an fp8 KV cache on Hopper / Blackwell quantizes the query and runs QK
+    and PV in fp8 (mFP8GenerationMLA); other kernels, a bf16 cache or Ada keep bf16 products."""
+    assert mla_modules.fp8_generation_mla("trtllm", "hopper", "fp8")
+    assert mla_modules.fp8_generation_mla("trtllm", "blackwell", "fp8")
+    assert not mla_modules.fp8_generation_mla("trtllm", "hopper", "bfloat16")
+    assert not mla_modules.fp8_generation_mla("trtllm", "ada", "fp8")
+    assert not mla_modules.fp8_generation_mla("flashmla", "hopper", "fp8")
+    c = mla_modules.ceilings(H100)
+    bf16, _ = mla_modules.mla_module_work("decode", 64, 1, 8192, 128, V32, "bfloat16", "fp8", c)
+    fp8, _ = mla_modules.mla_module_work("decode", 64, 1, 8192, 128, V32, "bfloat16", "fp8", c, mma="fp8")
+    assert fp8[-1][0] == pytest.approx(bf16[-1][0] * c.peak_flops("bf16") / c.peak_flops("fp8"))
+    assert fp8[-1][1:] == bf16[-1][1:]   # the same latent bytes

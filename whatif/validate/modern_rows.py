@@ -288,8 +288,9 @@ def module_rows(frame, family, phase, wide_ep=False):
                     steps = mla_modules.vllm_prefill_eager_launches(gemm)
             elif phase == "decode":   # each decode kernel its own family, its head tile (MLA_DECODE_TILES)
                 kernel = mla_modules.MLA_DECODE_SOURCES[source]
+                mma = "fp8" if mla_modules.fp8_generation_mla(kernel, c.arch, kv) else "bf16"
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c,
-                                                           mla_modules.MLA_DECODE_TILES[kernel])
+                                                           mla_modules.MLA_DECODE_TILES[kernel], mma=mma)
                 name = mla_modules.mla_decode_family(kernel)
                 steps = mla_modules.quantize_launches(gemm)
             elif source in VLLM_DECODE_BACKENDS:   # vLLM ran these short "context" queries as decodes
@@ -299,7 +300,7 @@ def module_rows(frame, family, phase, wide_ep=False):
                 name, steps = "mla_module_prefill_on_decode_kernel", mla_modules.quantize_launches(gemm)
             else:
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
-                name = f"{family}_{phase}"
+                name, steps = f"{family}_{phase}", mla_modules.prefill_quantize_launches(gemm)
             r = _attach(g, parts, items, name, steps=steps)
             for k in ("model", "batch_size", "isl", "step", "num_heads", "gemm_type", "kv_cache_dtype"):   # the shape
                 r[k] = g[k].to_numpy()

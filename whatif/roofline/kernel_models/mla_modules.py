@@ -97,13 +97,21 @@ def dense_prefill_part(batch, isl, past, heads, d: MlaDims, c):
     return (flops / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
 
 
-def absorbed_part(batch, pairs, gathered, heads, d: MlaDims, kv_bytes, c, head_tile=0):
+def absorbed_part(batch, pairs, gathered, heads, d: MlaDims, kv_bytes, c, head_tile=0, mma="bf16"):
     """Absorbed MLA over `pairs` (query, key) pairs reading `gathered` latent rows; head_tile: the kernel's
-    query-head tile (heads padded up to a multiple of it, the latent read once per tile); 0: no tiling."""
+    query-head tile (heads padded up to a multiple of it, the latent read once per tile); 0: no tiling;
+    mma: the tensor-core format its QK and PV products run in (fp8_generation_mla)."""
     tiles = -(-heads // head_tile) if head_tile else 1
     flops = 2.0 * (tiles * head_tile if head_tile else heads) * (2 * d.kv_lora + d.rope) * batch * pairs
     moved = batch * gathered * (d.kv_lora + d.rope) * kv_bytes * tiles
-    return (flops / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
+    return (flops / c.peak_flops(mma), *memory_times(moved, c.hbm_bw, c.l2_bytes))
+
+
+def fp8_generation_mla(kernel: str, arch: str, kv_dtype: str) -> bool:
+    """Whether the MLA decode kernel runs its products in fp8: TensorRT-LLM with an fp8 KV cache on Hopper and
+    Blackwell quantizes the query to fp8 (quant_q_buffer) and runs QK and PV on E4M3 operands, output bf16
+    (attentionOp.cpp mFP8GenerationMLA, gated to SM 90 / 100; PR #3190 "FP8 MLA on Hopper and Blackwell")."""
+    return kernel == "trtllm" and kv_dtype == "fp8" and arch in ("hopper", "blackwell")
 
 
 def indexer_parts(batch, isl, past, d: MlaDims, c, scoring=1.0):
@@ -253,6 +261,27 @@ def vllm_prefill_eager_launches(gemm_format: str) -> float:
     return VLLM_PREFILL_EXTRA_LAUNCHES[FORMATS[gemm_format][1]]
 
 
+# Quantized activation bytes an element (the quantize kernel's output): fp8 with one fp32 scale per 1x128 group
+# (per_token_group_quant_fp8 / fp8_quantize_1x128), NVFP4 with one fp8 scale per 16 (scaled_fp4_quant).
+ACTIVATION_BYTES = {"fp8": 1.0 + 4.0 / 128, "fp4": 0.5 + 1.0 / 16}
+
+
+def prefill_quantize_launches(gemm_format: str, out_format: str | None = None) -> int:
+    """Activation-quantize kernels a prefill module launches: one before each quantized projection GEMM (the
+    fused q_a + kv_a, q_b and kv_b at gemm_format, o at out_format; the engines' ops as quantize_launches)."""
+    quantized = FORMATS[gemm_format][1] != "bf16"
+    return 3 * quantized + (FORMATS[out_format or gemm_format][1] != "bf16")
+
+
+def prefill_quantize_parts(tokens, heads, d: MlaDims, gemm_format, c, out_format=None) -> list:
+    """The prefill's activation-quantize passes: each quantized projection's input read in bf16 and written
+    in its format (memory-bound kernels; the engines' ops as quantize_launches); none for a bf16 GEMM."""
+    fmt, out = FORMATS[gemm_format][1], FORMATS[out_format or gemm_format][1]
+    widths = [(d.hidden, fmt), (d.q_lora, fmt), (d.kv_lora, fmt), (heads * d.v, out)]
+    return [(0.0, *memory_times(tokens * k * (2.0 + ACTIVATION_BYTES[f]), c.hbm_bw, c.l2_bytes))
+            for k, f in widths if f != "bf16"]
+
+
 def mla_decode_kernel(engine: str, arch: str, kv_dtype: str = "bfloat16") -> str:
     """The MLA decode kernel an engine runs by default on an architecture (a key of MLA_DECODE_TILES).
     vLLM (cuda.py backend priorities, as the collector's vLLM 0.24.0 picked them): Blackwell FLASHINFER_MLA,
@@ -274,16 +303,20 @@ def mla_decode_family(kernel: str) -> str:
 
 
 def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c, head_tile=0,
-                    out_format=None):
+                    out_format=None, mma="bf16"):
     """([(compute s, HBM s, L2 s)], items) of one MLA module at efficiency 1; decode: isl = 1 new token;
-    head_tile: the decode kernel's query-head tile (MLA_DECODE_TILES); out_format: o_proj's own format."""
+    head_tile: the decode kernel's query-head tile (MLA_DECODE_TILES); out_format: o_proj's own format; mma: the
+    decode attention's product format (fp8_generation_mla)."""
     tokens = batch * isl
     if phase == "prefill":
         parts = projection_parts(tokens, heads, d, False, gemm_format, c, out_format)
         parts.append(dense_prefill_part(batch, isl, past, heads, d, c))
+        parts += prefill_quantize_parts(tokens, heads, d, gemm_format, c, out_format)
         return parts, batch * heads * -(-isl // Q_TILE)
     parts = projection_parts(tokens, heads, d, True, gemm_format, c, out_format)
-    parts.append(absorbed_part(batch, isl * (past + isl), past + isl, heads, d, KV_BYTES[kv_dtype], c, head_tile))
+    # causal: new token i sees past + i keys (a decode's one token: past + 1; vLLM's short queries run as decodes)
+    parts.append(absorbed_part(batch, causal_pairs(isl, past), past + isl, heads, d, KV_BYTES[kv_dtype], c, head_tile,
+                               mma))
     return parts, batch * heads
 
 
@@ -366,12 +399,14 @@ def mla_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     fp8_block | nvfp4; kv_dtype: bfloat16 | fp8; gpu: a GPU profile or Ceilings; engine: vllm | sglang | trtllm;
     out_format: o_proj's format where the checkpoint stores it apart (None: gemm_format)."""
     c = ceilings(gpu)
-    family, tile = f"mla_module_{phase}", 0
-    if phase == "decode":   # the engine's kernel for this architecture: its own family and head tile
+    family, tile, mma = f"mla_module_{phase}", 0, "bf16"
+    if phase == "decode":   # the engine's kernel for this architecture: its own family, head tile, product format
         kernel = mla_decode_kernel(engine, c.arch, kv_dtype)
         family, tile = mla_decode_family(kernel), MLA_DECODE_TILES[kernel]
-    parts, items = mla_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, tile, out_format)
-    steps = quantize_launches(gemm_format, out_format) if phase == "decode" else 0
+        mma = "fp8" if fp8_generation_mla(kernel, c.arch, kv_dtype) else "bf16"
+    parts, items = mla_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, tile, out_format,
+                                   mma)
+    steps = (quantize_launches if phase == "decode" else prefill_quantize_launches)(gemm_format, out_format)
     return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch), steps))
 
 
