@@ -35,6 +35,9 @@ class Parallelism:
     # under attention DP, whole experts (moe_tp 1) still reached by an all-gather / reduce-scatter, not an all-to-all:
     # the engine's choice (forward_pass.moe_comm_parallel), set only on the layout the graph is built from
     moe_gather: bool = field(default=False, compare=False, repr=False)
+    # that gather and its combine run as all-reduces in a step with a prefill (the engine's dp_prefill_gather:
+    # SGLang), set with moe_gather on the graph's layout only
+    prefill_gather_all_reduce: bool = field(default=False, compare=False, repr=False)
     # how attention-DP MoE tokens reach whole experts: "nccl" (an NCCL all-to-all, the default), "deepep" (DeepEP's
     # kernels, SGLang --moe-a2a-backend deepep --deepep-mode auto: normal in prefill, low-latency in decode) or
     # "gather" (SGLang --moe-a2a-backend none: communicator.py's MLP ScatterMode.FULL all-gathers every rank's tokens

@@ -100,7 +100,11 @@ def moe_comm_parallel(setup: PassSetup):
     fused_moe select_alltoall_method_type returns NotEnabled when moe_ep_size <= top_k, and enables one only
     with MNNVL or TRTLLM_CAN_USE_DEEP_EP=1; else the forward all-gathers x and reduce-scatters the outputs)."""
     par, spec, moe = setup.parallel, setup.engine_spec, setup.model.moe
-    if spec is None or spec.dp_moe_alltoall != "mnnvl" or moe is None or not par.dp_attention or par.ep == 1:
+    if spec is None or moe is None or not par.dp_attention:
+        return par
+    if spec.dp_prefill_gather == "all_reduce":   # (SGLang: moe.gather_collective)
+        par = replace(par, prefill_gather_all_reduce=True)
+    if spec.dp_moe_alltoall != "mnnvl" or par.ep == 1:
         return par
     system = setup.system
     nvlink_domain = system.gpu_link.domain_gpus or system.gpus_per_node or system.gpu_count

@@ -47,6 +47,15 @@ def busiest_rank_touched(num_experts: float, k: int, tokens: int, total_experts:
     return max(mean, expected)
 
 
+def gather_collective(par, decode: bool, collective: str) -> str:
+    """The collective of an attention-DP MoE's gather ("all_gather") or combine ("reduce_scatter"): an all-reduce of
+    the whole gathered buffer in a step with a prefill where the engine pads to the sum of the ranks' tokens
+    (sglang layers/dp_attention.py DpPaddingMode.get_dp_padding_mode: SUM_LEN when is_extend_in_batch,
+    _dp_gather_via_all_reduce; layers/communicator.py _scatter_hidden_states reduce-scatters only under MAX_LEN,
+    else the MoE's tensor_model_parallel_all_reduce and dp_scatter), as `collective` otherwise."""
+    return "all_reduce" if par.prefill_gather_all_reduce and not decode else collective
+
+
 def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None = None,
             decode: bool = False) -> list[Op]:
     """One MoE layer on one GPU. `tokens`: the TP group's tokens, which the experts share (routed,
@@ -96,7 +105,8 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     ]
     if par.gathers_experts:   # block-scaled fp8 quantizes per token group after the gather (its group_quant op)
         gathered = prec.hidden_bytes if prec.scheme is not None and prec.scheme.block_k else a
-        ops.append(comm_op("moe_gather", "all_gather", tokens * d * gathered, par.tp, count, OpRole.MOE_DISPATCH))
+        ops.append(comm_op("moe_gather", gather_collective(par, decode, "all_gather"), tokens * d * gathered, par.tp,
+                           count, OpRole.MOE_DISPATCH))
     elif ep > 1 and par.dp_attention:
         ops.append(a2a("moe_dispatch", "dispatch", OpRole.MOE_DISPATCH))   # (the busiest receiver bounds it)
     up = gemm("experts_gate_up" if gated else "experts_up", routed, up_n, d, a, w, gdt, count, role=OpRole.EXPERT_UP)
@@ -115,8 +125,8 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
                                  flops_per_element=ACT_FLOPS, elem_bytes=a, dtype=prec.activation, count=count,
                                  role=OpRole.EXPERT_ACT))
     if par.gathers_experts:
-        ops.append(comm_op("moe_scatter", "reduce_scatter", tokens * d * prec.hidden_bytes, par.tp, count,
-                           OpRole.MOE_COMBINE))
+        ops.append(comm_op("moe_scatter", gather_collective(par, decode, "reduce_scatter"),
+                           tokens * d * prec.hidden_bytes, par.tp, count, OpRole.MOE_COMBINE))
     elif ep > 1 and par.dp_attention:
         ops.append(a2a("moe_combine", "combine", OpRole.MOE_COMBINE))
     if m.shared_experts:

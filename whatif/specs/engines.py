@@ -129,6 +129,7 @@ class EngineSpec:
     allreduce_fusion_quantizes: bool = True   # the fused all-reduce writes the next GEMM's input fp8/fp4
     static_fp8_input_scale: bool = False  # fp8 GEMM inputs scaled by the checkpoint's static scale (no absmax pass)
     dp_moe_alltoall: str = "always"       # attention-DP MoE by an all-to-all: always, or only over MNNVL
+    dp_prefill_gather: str = "all_gather"   # attention-DP MoE gather/combine of a prefill step (DP_PREFILL_GATHER)
     shared_expert_stream: tuple[str, ...] = ()   # model families whose shared expert runs on a second stream in graphs
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
     holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new

@@ -35,6 +35,10 @@
 - `dp_moe_alltoall`: where its attention-DP MoE sends tokens to their experts by an all-to-all: `always`, or
   `mnnvl` (only with more EP ranks than top-k over a multi-node NVLink domain; else every rank's tokens are
   all-gathered and the expert outputs reduce-scattered: TensorRT-LLM's fused MoE);
+- `dp_prefill_gather`: how its attention-DP MoE gathers every rank's tokens and combines the expert outputs in a
+  step that holds a prefill: `all_gather` (an all-gather and a reduce-scatter, as in decode) or `all_reduce`
+  (SGLang's SUM_LEN padding for extend batches: the gather is a zero-filled buffer all-reduced, the combine the
+  MoE's all-reduce before dp_scatter);
 - `shared_expert_stream`: [model families]: their MoE layers run the shared expert on a second CUDA stream beside
   the routed experts in CUDA-graph passes (roofline/shared_expert_stream.py).
 Absent keys keep the defaults: the engine's own fits, shared GQA reads, the GPU profile's launch cost, nothing
@@ -50,9 +54,10 @@ KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", 
                "eager_launch_s", "eager_launch_by_arch", "attention_includes", "quantized_gemm_inputs",
                "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale", "eager_module_launches",
                "allreduce_fusion_max_bytes", "allreduce_fusion_kernel", "allreduce_fusion_quantizes",
-               "shared_expert_stream", "prefill_op_launches", "eager_input_quantize"}
+               "shared_expert_stream", "prefill_op_launches", "eager_input_quantize", "dp_prefill_gather"}
 FUSION_KERNELS = ("vllm", "sglang", "trtllm")   # engines with a fitted custom all-reduce (data/collective_fit.yaml)
 DP_MOE_ALLTOALL = ("always", "mnnvl")
+DP_PREFILL_GATHER = ("all_gather", "all_reduce")
 # eager_module_launches keys: attention module kind x GEMM format (roofline/module_host.py prices them).
 MODULE_KEYS = ("mla:bfloat16", "mla:fp8_block", "dsa:bfloat16", "dsa:fp8_block")
 # prefill_op_launches keys: the recurrent ops an engine runs as a chain of kernels (roofline/op_launches.py).
@@ -111,6 +116,8 @@ def kernel_options(sec: dict, where: str, read) -> dict:
                                                     f"{where}.allreduce_fusion_quantizes")
     if "dp_moe_alltoall" in sec:
         out["dp_moe_alltoall"] = choice(read("dp_moe_alltoall"), DP_MOE_ALLTOALL, f"{where}.dp_moe_alltoall")
+    if "dp_prefill_gather" in sec:
+        out["dp_prefill_gather"] = choice(read("dp_prefill_gather"), DP_PREFILL_GATHER, f"{where}.dp_prefill_gather")
     if "shared_expert_stream" in sec:
         out["shared_expert_stream"] = families(read("shared_expert_stream"), f"{where}.shared_expert_stream")
     return out
