@@ -55,36 +55,33 @@ def host_launch_s(engine: str = "sglang") -> dict[str, float]:
 
 def floors(root: Path = DEFAULT_ROOT) -> dict[tuple[str, str, str], tuple[float, int]]:
     """{(gpu, module, gemm format): (median ms of an eager module call at <= MAX_TOKENS tokens, rows)}."""
-    import pandas as pd
-    out = {}
-    for gpu in GPU_ARCHS:
-        for module, table in TABLES.items():
-            path = root / gpu / "sglang" / table
-            if not path.is_file():
-                continue
-            d = pd.read_parquet(path)
-            d = d[(d["batch_size"] * d["isl"] <= MAX_TOKENS) & (d["step"] == 0)]
-            if module == "dsa":   # the dense-MHA path (no indexer) that short prompts take
-                d = d[d["kernel_source"].str.contains("dense")]
-            for gemm, rows in d.groupby("gemm_type"):
-                out[(gpu, module, gemm)] = (float(rows["latency"].median()), len(rows))
-    return out
+    def calls(d, module):
+        d = d[(d["batch_size"] * d["isl"] <= MAX_TOKENS) & (d["step"] == 0)]
+        # DSA: the dense-MHA path (no indexer) that short prompts take
+        return d[d["kernel_source"].str.contains("dense")] if module == "dsa" else d
+    return _median_floors(root, "sglang", TABLES, calls)
 
 
 def trtllm_graph_floors(root: Path = DEFAULT_ROOT) -> dict[tuple[str, str, str], tuple[float, int]]:
     """{(gpu, module, gemm format): (median ms of TensorRT-LLM's graph-replayed module at <= SMALLEST_CALL tokens a
     call, rows)}: no prefix, bf16 KV, 8+ heads (the SGLang tables' head counts)."""
+    def calls(d, module):
+        return d[(d["batch_size"] * d["isl"] <= SMALLEST_CALL) & (d["step"] == 0) & (d["num_heads"] >= 8)
+                 & (d["kv_cache_dtype"] == "bfloat16")]
+    return _median_floors(root, "trtllm", TRTLLM_TABLES, calls)
+
+
+def _median_floors(root: Path, engine: str, tables: dict, calls) -> dict[tuple[str, str, str], tuple[float, int]]:
+    """{(gpu, module, gemm format): (median ms, rows)} of each GPU's `engine` module table, over the rows
+    calls(frame, module) keeps (floors' and trtllm_graph_floors' shared reading)."""
     import pandas as pd
     out = {}
     for gpu in GPU_ARCHS:
-        for module, table in TRTLLM_TABLES.items():
-            path = root / gpu / "trtllm" / table
+        for module, table in tables.items():
+            path = root / gpu / engine / table
             if not path.is_file():
                 continue
-            d = pd.read_parquet(path)
-            d = d[(d["batch_size"] * d["isl"] <= SMALLEST_CALL) & (d["step"] == 0) & (d["num_heads"] >= 8)
-                  & (d["kv_cache_dtype"] == "bfloat16")]
-            for gemm, rows in d.groupby("gemm_type"):
+            for gemm, rows in calls(pd.read_parquet(path), module).groupby("gemm_type"):
                 out[(gpu, module, gemm)] = (float(rows["latency"].median()), len(rows))
     return out
 

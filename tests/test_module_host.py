@@ -8,7 +8,7 @@ import pytest
 from whatif.errors import WhatifError
 from whatif import api
 from whatif.roofline.module_host import MODULE_KEYS, launch_factors, module_kernels_per_layer
-from whatif.roofline.module_host import ALL_MODULE_ROLES as MODULE_ROLES
+from whatif.roofline.module_host import ALL_MODULE_ROLES
 from whatif.roofline.op_launches import quantizes_own_input
 from whatif.roofline.ops import OpClass, graph_role
 from whatif.specs.engines import load_engine
@@ -34,7 +34,8 @@ def test_sglang_prefill_of_an_mla_model_charges_the_measured_module_host_time():
     per_kernel = 29.3e-6   # the B200 hosts' eager launch (sglang.yaml eager_launch_by_arch)
     # every kernel once, the module's kernels of the 61 layers together `launches` a layer, and each fp8 GEMM
     # outside the module its input-quantize kernel (kernels.eager_input_quantize, roofline/op_launches.py)
-    quantize = sum(t.op.count for t in p.op_times if quantizes_own_input(t.op) and graph_role(t.op) not in MODULE_ROLES)
+    quantize = sum(t.op.count for t in p.op_times
+                   if quantizes_own_input(t.op) and graph_role(t.op) not in ALL_MODULE_ROLES)
     assert quantize > 0
     assert p.launch_s == pytest.approx((p.kernels + 61 * (launches - n) + quantize) * per_kernel, rel=1e-6)
 
@@ -94,7 +95,6 @@ def test_the_profiles_launches_are_the_tables_floors_and_hold_leave_one_gpu_out(
         per_gpu = [v for (g, m, f), v in n.items() if (m, f) == (module, fmt)]
         assert len(per_gpu) == 2 and value == pytest.approx(sum(per_gpu) / 2, abs=0.01), key
     assert all(abs(e) < 0.25 for e in eager_module_host.leave_one_gpu_out(table).values())
-
 
 
 @pytest.mark.skipif(not MODERN.is_dir(), reason="shared kernel tables not present")

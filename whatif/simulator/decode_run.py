@@ -20,7 +20,6 @@ import numpy as np
 
 from .clock import run_until_mine
 from .iteration_time import BUCKETS, EXACT_BELOW
-from .log import FLUSH_VALUES
 from .scheduling.sequence import Batch
 
 
@@ -182,8 +181,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
             scheduler.last_start, scheduler.last_end = begun, now_s
         scheduler.step, scheduler.visited = step, visited
         replica.times.hits += hits
-        if len(rows_out) >= FLUSH_VALUES:   # (log.settle, inlined: once a stretch)
-            replica.log._flush()
+        replica.log.settle()   # (rows_out is its pending list: once a run, not a step)
 
 
 SPAN_MIN = 32        # steps of a stretch worth one array update (shorter ones: the loop's step by step)

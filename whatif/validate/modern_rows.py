@@ -192,12 +192,10 @@ def deepep_rows(frame, mode):
 def collector_layout(engine: str, phase: str, distribution: str) -> str:
     """SGLang's prefill rows run DeepGEMM's contiguous layout; the collector pads its power-law counts to 128
     (helper.py power_law_deepep_prefill) but passes its uniform ones as drawn (collect_wideep_deepep_moe.py).
-    SGLang's decode rows run DeepGEMM's masked layout (DeepEP low-latency), every other row a tuned tile."""
-    if engine != "sglang":
-        return "tuned"
-    if phase == "decode":
-        return "masked"
-    return "unaligned" if distribution == "uniform" else "contiguous"
+    SGLang's decode rows run DeepGEMM's masked layout (DeepEP low-latency), every other row a tuned tile
+    (wideep_moe.grouped_gemm_layout)."""
+    layout = wideep_moe.grouped_gemm_layout(engine, phase)
+    return "unaligned" if layout == "contiguous" and distribution == "uniform" else layout
 
 
 def wideep_moe_rows(frame, phase):
@@ -205,16 +203,15 @@ def wideep_moe_rows(frame, phase):
         t_c, t_m, t_l2, its, steps = [], [], [], [], []
         engine = g["engine"].iloc[0]
         for r in g.itertuples():
+            layout = collector_layout(engine, phase, r.distribution)
             (parts, it), = [wideep_moe.wideep_moe_work(r.num_tokens, r.hidden_size, r.inter_size, r.topk,
                                                       r.num_experts, r.moe_ep_size, r.moe_dtype, r.distribution,
-                                                      c, r.moe_tp_size, getattr(r, "num_slots", None),
-                                                      collector_layout(engine, phase, r.distribution))]
+                                                      c, r.moe_tp_size, getattr(r, "num_slots", None), layout)]
             t_c.append(parts[0][0])
             t_m.append(parts[0][1])
             t_l2.append(parts[0][2])
             its.append(it)
-            steps.append(wideep_moe.masked_scheduler_steps(r.num_experts, r.moe_ep_size,
-                                                           collector_layout(engine, phase, r.distribution)))
+            steps.append(wideep_moe.masked_scheduler_steps(r.num_experts, r.moe_ep_size, layout))
         out = _attach(g, [(np.array(t_c), np.array(t_m), np.array(t_l2))], np.array(its),
                       wideep_moe.wideep_family(engine, phase), steps=np.array(steps))
         return out

@@ -41,6 +41,15 @@ def wideep_moe_work(tokens, hidden, inter, topk, experts, ep, moe_format, distri
     return [(padded * 6.0 * hidden * inter_l / c.peak_flops(peak), *memory_times(moved, c.hbm_bw, c.l2_bytes))], items
 
 
+def grouped_gemm_layout(engine: str, phase: str) -> str:
+    """The grouped GEMM's row layout (moe.routing_stats): SGLang's prefill runs DeepGEMM's contiguous layout,
+    DeepEP's normal dispatch padding each expert to 128 rows; its decode the masked layout (DeepEP low-latency);
+    other engines a tuned tile."""
+    if engine != "sglang":
+        return "tuned"
+    return "contiguous" if phase == "prefill" else "masked"
+
+
 def masked_scheduler_steps(experts: int, ep: int, layout: str) -> float:
     """Serial steps of DeepGEMM's masked grouped GEMMs (SGLang's DeepEP low-latency MoE, layout 'masked'): each
     persistent CTA walks every local expert, one dependent masked_m load a group (scheduler.cuh get_next_block),
@@ -63,9 +72,7 @@ def wideep_moe_seconds(tokens: int, hidden: int, inter: int, topk: int, experts:
     distribution: balanced | power_law_<alpha> | power_law_<alpha>_eplb (slots: EPLB's, redundant included);
     gpu: a GPU profile or Ceilings."""
     c = ceilings(gpu)
-    # SGLang's prefill runs DeepGEMM's contiguous layout, DeepEP's normal dispatch padding each expert to 128 rows;
-    # its decode the masked layout (DeepEP low-latency)
-    layout = ("contiguous" if phase == "prefill" else "masked") if engine == "sglang" else "tuned"
+    layout = grouped_gemm_layout(engine, phase)
     parts, items = wideep_moe_work(tokens, hidden, inter, topk, experts, ep, moe_format, distribution, c, moe_tp, slots,
                                    layout)
     return float(fitted_seconds(parts, items, c.sms, family_params(wideep_family(engine, phase), engine, c.arch),
