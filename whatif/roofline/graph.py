@@ -29,6 +29,14 @@ SAMPLING_FLOPS = 5.0  # softmax (max, subtract, exp, sum, scale) per logit
 FULL_LAYER = LayerSpec()   # full attention + dense feed-forward
 
 
+def check_expert_precision(model: ModelSpec, prec) -> None:
+    """An experts-only scheme on a model without routed experts would change nothing: refused, not ignored."""
+    if prec.expert_quantization and prec.expert_quantization != "none" and model.moe is None:
+        raise WhatifError(f"--expert-quantization / --quantize-experts-only: {model.name} has no routed experts "
+                          f"(a dense model); valid: --quantization {prec.expert_quantization} on every layer, "
+                          f"or a MoE model")
+
+
 def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
     """TP must split heads evenly; PP cannot exceed the layers; EP x MoE-TP must split the experts; DP attention
     needs experts (the heads, KV heads and dense columns are split over one rank's attention_tp GPUs only)."""
