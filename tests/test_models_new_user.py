@@ -95,3 +95,8 @@ def test_a_search_yaml_may_say_modes_both(tmp_path, capsys):
                                 "modes": "both"}))
     run_text(capsys, "search", "--scenario", str(path), "--no-progress", "--csv", str(tmp_path / "c.csv"))
     assert "\ndisaggregated," in (tmp_path / "c.csv").read_text()
+
+
+def test_a_tp_that_cannot_split_the_experts_names_the_flag_given(capsys):
+    err = run_error(capsys, "estimate", "--model", "deepseek-ai/DeepSeek-R1", "--hardware", "h200-sxm", "--tp", "3")
+    assert err.startswith("whatif: error: --tp: 3 does not divide the expert intermediate size")

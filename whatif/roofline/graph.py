@@ -60,7 +60,8 @@ def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
         raise WhatifError(f"--ep: {par.ep} does not divide the {model.moe.num_experts}{more} experts of "
                           f"{model.name}{valid if par.ep > 1 else ''}")
     if model.moe is not None and par.moe_tp > 1 and model.moe.expert_intermediate_size % par.moe_tp:
-        raise WhatifError(f"--moe-tp: {par.moe_tp} does not divide the expert intermediate size "
+        flag = "--moe-tp" if par.ep > 1 else "--tp"   # with no --ep, each expert is split over the whole --tp
+        raise WhatifError(f"{flag}: {par.moe_tp} does not divide the expert intermediate size "
                           f"{model.moe.expert_intermediate_size} of {model.name}")
     flag = f"--tp {par.tp} / --dp-attention {par.attention_dp}: attention TP" if par.dp_attention else "--tp:"
     par = par.dense   # under DP attention only one rank's attention_tp GPUs split heads and dense columns
