@@ -273,7 +273,7 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
            ttft: float | None = None, tpot: float | None = None, e2e: float | None = None,
            tp: Sequence[int] | None = None, pp: Sequence[int] | None = None, ep: Sequence[int] | None = None,
            dp_attention: Sequence[int] | None = None, nodes: int | None = None, batches: Sequence[int] | None = None,
-           weight_dtypes: Sequence[str] = ("bf16",), kv_dtypes: Sequence[str] = ("bf16",),
+           weight_dtypes: Sequence[str] | None = None, kv_dtypes: Sequence[str] = ("bf16",),
            quantizations: Sequence[str] = (), techniques: Sequence = (),
            modes: Sequence[str] = ("aggregated", "disaggregated"),
            prefill_chunks: Sequence[int] | None = None, prefill_chunk: int | None = None,
@@ -294,7 +294,10 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
     and best, fewer rows). Returns a
     whatif.config_search.result.SearchResult (`best`, `frontier`, `configs`, `to_dict()`, `to_frame()`, `text()`)."""
     from .config_search.run import run_search
-    from .config_search.space import DEFAULT_BATCHES, DEFAULT_CHUNKS, SearchSpace, SLOTargets
+    from .config_search.checkpoint_scheme import default_quantizations
+    from .config_search.space import DEFAULT_BATCHES, DEFAULT_CHUNKS, DEFAULT_DTYPES, SearchSpace, SLOTargets
+    quantizations = default_quantizations(model, weight_dtypes, quantizations) or ()   # a quantized checkpoint's own
+    weight_dtypes = DEFAULT_DTYPES if weight_dtypes is None else weight_dtypes
     if prefill_chunk is not None:
         if prefill_chunks is not None:
             raise WhatifError("--prefill-chunk: give it or --prefill-chunks (a list), not both")

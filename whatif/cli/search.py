@@ -135,6 +135,9 @@ def _file_values(path: str | None) -> dict:
     for key in ("hardware", "modes", "weight_dtypes", "quantizations", "kv_dtypes", "techniques"):
         if isinstance(values.get(key), str):
             values[key] = _names(values[key], f"{Path(path).name}.{key}")
+    if "modes" in values:
+        from ..config_search.space import expand_modes
+        values["modes"] = expand_modes(values["modes"])
     for key, high in (("tp", MAX_GPUS), ("pp", MAX_GPUS), ("ep", MAX_GPUS), ("dp_attention", MAX_GPUS),
                       ("batches", MAX_REQUESTS),
                       ("prefill_chunks", MAX_TOKENS)):
@@ -159,6 +162,8 @@ def search_kwargs(args) -> dict:
                             ("quantizations", args.quantizations, "--quantizations"), ("modes", args.modes,
                             "--modes")):
         flags[key] = _names(text, flag) if text is not None else None
+    from ..config_search.space import expand_modes
+    flags["modes"] = expand_modes(flags["modes"])
     for key, text, flag, high in (("tp", args.tp, "--tp", MAX_GPUS), ("pp", args.pp, "--pp", MAX_GPUS),
                                   ("ep", args.ep, "--ep", MAX_GPUS),
                                   ("dp_attention", args.dp_attention, "--dp-attention", MAX_GPUS),

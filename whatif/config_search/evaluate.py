@@ -62,13 +62,13 @@ class ReplicaProfile:
 def replica_scenario(space: SearchSpace, key: ReplicaSetup, chunk: int, batch: int = 1):
     """The scenario `whatif estimate` would run for this engine at `batch` and prefill `chunk` (the API's and
     brute force's)."""
-    from ..roofline.config import Parallelism, Precision
+    from ..roofline.config import Parallelism
     from ..roofline.estimate import Workload
+    from .checkpoint_scheme import setup_precision
     from ..scenario import Scenario
     par = Parallelism(key.tp, key.pp, key.ep, key.dp_attention, attention_dp=key.attention_dp)
     return Scenario(model=space.model, hardware=key.hardware, nodes=space.nodes, parallel=par,
-                    precision=(Precision.of_scheme(key.quantization, kv=key.kv) if key.quantization
-                               else Precision(weight=key.weight, kv=key.kv)),
+                    precision=setup_precision(space.model, key.quantization, key.weight, key.kv),
                     workload=Workload(batch=batch, prompt=space.prompt, output=space.output,
                                       prefill_chunk=chunk),
                     efficiency=space.efficiency, techniques=tuple(key.techniques))

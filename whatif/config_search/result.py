@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from ..specs import units
+from .checkpoint_scheme import CHECKPOINT, checkpoint_note
 from .configs import DOES_NOT_FIT, INVALID, MISSES_SLO, OK, Config
 from .space import SearchSpace, budget_notes
 
@@ -142,6 +143,8 @@ class SearchResult:
                  f"{c[MISSES_SLO]:,} miss them, "
                  f"{c[DOES_NOT_FIT]:,} do not fit, {c[INVALID]:,} invalid"]
         lines += budget_notes(s)
+        if CHECKPOINT in s.quantizations:
+            lines.append(checkpoint_note(s.model))
         lines.append(self._best_line())
         if self.rechecked:
             lines += ["", "simulator re-check (goodput: the highest rate at which 90% of requests meet the SLOs; "

@@ -10,11 +10,20 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..errors import WhatifError, shown
+from .checkpoint_scheme import CHECKPOINT
 
 DEFAULT_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)   # max running sequences per replica (vLLM max_num_seqs: 256)
 DEFAULT_DTYPES = ("bf16",)
 DEFAULT_CHUNKS = (8192,)    # tokens per prefill pass (vLLM/SGLang max_num_batched_tokens / chunked-prefill-size)
 MODES = ("aggregated", "disaggregated")
+
+
+def expand_modes(names):
+    """--modes as given, with `both` (the flag's help and default) standing for every mode."""
+    if names is None:
+        return None
+    out = [m for n in names for m in (MODES if isinstance(n, str) and n.lower() == "both" else (n,))]
+    return list(dict.fromkeys(out))
 OBJECTIVES = ("tok_s_per_gpu", "tok_s")    # what "best" maximizes: per GPU, or the whole deployment's
 
 
@@ -141,7 +150,7 @@ class SearchSpace:
         if self.quantizations:
             from ..specs.quantization import scheme
             for q in _names(self.quantizations, "--quantizations", "a scheme, e.g. fp8 or none"):
-                if q != "none":
+                if q not in ("none", CHECKPOINT):
                     scheme(q, "--quantizations")
         _sequence(self.technique_sets, "--technique")
         from ..roofline.efficiency import SOURCES
@@ -275,4 +284,5 @@ def weight_formats(space: SearchSpace) -> list[tuple[str, str]]:
     plain = [(w, "") for w in space.weight_dtypes]
     if not space.quantizations:
         return plain
-    return [pair for q in space.quantizations for pair in (plain if q == "none" else [(scheme(q).weight, q)])]
+    return [pair for q in space.quantizations for pair in (plain if q == "none" else [("bf16", q)] if q == CHECKPOINT
+                                                           else [(scheme(q).weight, q)])]

@@ -95,9 +95,10 @@ def from_simulation(cfg) -> tuple[Deployment, Load]:
 
 def from_search(space, config) -> tuple[Deployment, Load]:
     """A search configuration, as vLLM would run it (the search prices vLLM's kernels and loop)."""
-    from ..roofline.config import Precision
+    from ..config_search.checkpoint_scheme import CHECKPOINT, setup_precision
     e, p = config.replica, config.prefill
-    prec = Precision.of_scheme(e.quantization, kv=e.kv) if e.quantization else Precision(weight=e.weight, kv=e.kv)
+    prec = setup_precision(space.model, e.quantization, e.weight, e.kv)
+    stored = e.quantization == CHECKPOINT or prec.per_module   # the engine reads the checkpoint's own config
 
     def pool(key, role: str, replicas: int) -> Pool:
         return Pool(role=role, replicas=replicas, tp=key.tp, pp=key.pp, ep=key.ep, dp_attention=key.dp_attention,
@@ -108,6 +109,6 @@ def from_search(space, config) -> tuple[Deployment, Load]:
     notes = (f"# techniques {'+'.join(map(str, e.techniques))} were priced as what-ifs: no engine flag turns them "
              "on",) if e.techniques else ()
     d = Deployment(engine="vllm", model=model_id(space.model), pools=pools, kv_dtype=prec.kv,
-                   quantization=prec.quantization, weight_dtype=prec.weight,
+                   quantization="" if stored else prec.quantization, weight_dtype="bf16" if stored else prec.weight,
                    max_model_len=space.prompt + space.output, notes=notes)
     return d, Load(space.prompt, space.output, concurrency=config.batch * config.replicas)

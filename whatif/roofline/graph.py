@@ -29,6 +29,14 @@ SAMPLING_FLOPS = 5.0  # softmax (max, subtract, exp, sum, scale) per logit
 FULL_LAYER = LayerSpec()   # full attention + dense feed-forward
 
 
+def check_expert_precision(model: ModelSpec, prec) -> None:
+    """An experts-only scheme on a model without routed experts would change nothing: refused, not ignored."""
+    if prec.expert_quantization and prec.expert_quantization != "none" and model.moe is None:
+        raise WhatifError(f"--expert-quantization / --quantize-experts-only: {model.name} has no routed experts "
+                          f"(a dense model); valid: --quantization {prec.expert_quantization} on every layer, "
+                          f"or a MoE model")
+
+
 def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
     """TP must split heads evenly; PP cannot exceed the layers; EP x MoE-TP must split the experts; DP attention
     needs experts (the heads, KV heads and dense columns are split over one rank's attention_tp GPUs only)."""
@@ -52,7 +60,8 @@ def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
         raise WhatifError(f"--ep: {par.ep} does not divide the {model.moe.num_experts}{more} experts of "
                           f"{model.name}{valid if par.ep > 1 else ''}")
     if model.moe is not None and par.moe_tp > 1 and model.moe.expert_intermediate_size % par.moe_tp:
-        raise WhatifError(f"--moe-tp: {par.moe_tp} does not divide the expert intermediate size "
+        flag = "--moe-tp" if par.ep > 1 else "--tp"   # with no --ep, each expert is split over the whole --tp
+        raise WhatifError(f"{flag}: {par.moe_tp} does not divide the expert intermediate size "
                           f"{model.moe.expert_intermediate_size} of {model.name}")
     flag = f"--tp {par.tp} / --dp-attention {par.attention_dp}: attention TP" if par.dp_attention else "--tp:"
     par = par.dense   # under DP attention only one rank's attention_tp GPUs split heads and dense columns

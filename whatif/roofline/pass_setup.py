@@ -15,7 +15,7 @@ from ..specs.hardware import System
 from ..specs.models import ModelSpec
 from .config import Parallelism, Precision
 from .efficiency import Efficiency
-from .graph import check_parallelism
+from .graph import check_expert_precision, check_parallelism
 from .placement import NO_PLACEMENT, Placement, resolved
 from .context import HostPath
 from .techniques.compose import NONE, TechniqueSet
@@ -64,6 +64,7 @@ def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precisi
                               f"does not have; its tensor-core dtypes: {', '.join(system.gpu.peak)}")
     run_model, run_prec = techs.model(model), techs.precision(prec)
     check_parallelism(run_model, par)
+    check_expert_precision(run_model, run_prec)
     group_priced = [t for t in techs.items if not t.per_rank]   # they price ops on the group's batch, not a rank's
     if par.dp_attention and group_priced:
         raise WhatifError(f"--dp-attention: not modelled together with --technique {group_priced[0].name}; "

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..errors import WhatifError
 from .engines import load_engine
-from .profiles import MODEL_DIR
+from .profiles import MODEL_DIR, absolute
 from .quantization import MODULE_CLASSES, UNQUANTIZED, module_table
 
 # Spellings of a layer's weights, per module class, as checkpoints name them ({p}: the layers' prefix, {i}: a layer).
@@ -247,12 +247,12 @@ def checkpoint_config(name: str) -> Path | None:
         return None
     folder = Path(name) / "config.json"
     if is_file(folder, "--model"):
-        return folder.resolve()
+        return absolute(folder)
     if is_file(name, "--model"):
-        return Path(name).resolve() if name.endswith(".json") else None
+        return absolute(name) if name.endswith(".json") else None
     if is_hf_id(name):
         kind, found = resolve_hf_id(name)
-        return Path(found).resolve() if kind == "config" else shipped_record(name)
+        return absolute(found) if kind == "config" else shipped_record(name)
     return None
 
 

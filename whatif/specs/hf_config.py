@@ -15,6 +15,7 @@ a YAML profile. What a config says that the spec cannot express is ignored, as i
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..errors import WhatifError, shown
@@ -120,9 +121,17 @@ def hf_config_fields(path: Path) -> dict:
         raise WhatifError(f"{path}: field 'model_type' is {shown(model_type)}, which is not supported; "
                           f"supported: {supported}")
     data = _BUILDERS[model_type](HFConfig(raw, path, model_type))
-    if path.name == "config.json":
-        name = path.resolve().parent.name or path.stem
-    else:
-        name = path.stem
-    data.update(name=name, family=model_type, source=str(path))
+    data.update(name=config_name(path), family=model_type, source=str(path))
     return data
+
+
+def config_name(path: Path) -> str:
+    """The model's name from where its config.json lies: org/name in the hub cache's layout
+    (models--org--name/snapshots/REV/config.json, the file itself a link into blobs/, so not resolved), else
+    its folder, else the file's stem."""
+    if path.name != "config.json":
+        return path.stem
+    folder = Path(os.path.abspath(path)).parent
+    if folder.parent.name == "snapshots" and folder.parent.parent.name.startswith("models--"):
+        return folder.parent.parent.name[len("models--"):].replace("--", "/", 1)
+    return folder.name or path.stem

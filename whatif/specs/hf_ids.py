@@ -55,6 +55,9 @@ ALIASES = {
     "moonshotai/Kimi-K2-Base": "kimi-k2",
     "moonshotai/Kimi-K2-Instruct-0905": "kimi-k2",
     "google/gemma-3-27b-pt": "gemma-3-27b",
+    # the Thinking post-train of the same 80B-A3B base, 262,144 context as the Instruct (transformers
+    # docs/source/en/model_doc/qwen3_next.md: "Two post-trained versions, ...-Instruct and ...-Thinking")
+    "Qwen/Qwen3-Next-80B-A3B-Thinking": "qwen3-next-80b-a3b",
     # NVIDIA's ModelOpt checkpoints: the same architecture, quantized (their hf_quant_config.json says how)
     "nvidia/DeepSeek-R1-NVFP4": "deepseek-v3",
     "nvidia/DeepSeek-R1-0528-NVFP4": "deepseek-v3",

@@ -13,7 +13,7 @@ from ..errors import WhatifError, check_mapping, closest, shown
 from .checks import MAX_HEADS, MAX_LAYERS, MAX_TOKENS, MAX_VOCAB, MAX_WIDTH, boolean, integer, is_file, string
 from .model_layers import STATE_DTYPE_BYTES, LayerSpec
 from .model_schema import LAYER_FIELDS, layer_fields
-from .profiles import MODEL_DIR, looks_like_path, profile_index, read_yaml
+from .profiles import MODEL_DIR, absolute, looks_like_path, profile_index, read_yaml
 
 if TYPE_CHECKING:   # (the fields' types: a dense model's cold start creates no section class, model_sections.py)
     from .model_sections import EncoderSpec, IndexerSpec, LinearAttentionSpec, MambaSpec, MLASpec, MoESpec
@@ -318,13 +318,13 @@ def load_model(name: str) -> ModelSpec:
         from .hf_ids import is_hf_id, resolve_hf_id
         folder = Path(name) / "config.json"    # a checkpoint folder, as the engines take one
         if is_file(folder, "--model"):
-            return _load_path(str(folder.resolve()))
+            return _load_path(str(absolute(folder)))
         if not is_file(name, "--model") and is_hf_id(name):
             kind, found = resolve_hf_id(name)
-            return _load_path(str(profile_index(MODEL_DIR)[found] if kind == "profile" else Path(found).resolve()))
+            return _load_path(str(profile_index(MODEL_DIR)[found] if kind == "profile" else absolute(found)))
         if not is_file(name, "--model"):
             raise WhatifError(f"--model: no such file '{name}'")
-        return _load_path(str(Path(name).resolve()))
+        return _load_path(str(absolute(name)))
     index = profile_index(MODEL_DIR)
     name = next((n for n in index if n.lower() == name.lower()), name)   # names match case-insensitively
     if name not in index:

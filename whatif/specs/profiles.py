@@ -1,6 +1,7 @@
 """Finding and reading profile YAML files (shipped inside the package, or a user's path)."""
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 
@@ -41,3 +42,9 @@ def profile_index(directory: Path) -> dict[str, Path]:
 
 def looks_like_path(name: str) -> bool:
     return name.endswith((".yaml", ".yml", ".json")) or "/" in name or "\\" in name
+
+
+def absolute(path) -> Path:
+    """`path` made absolute without following links: the hub cache's snapshots/REV/config.json is a link into
+    blobs/, whose hashed name loses both the .json suffix and the hf_quant_config.json beside it."""
+    return Path(os.path.abspath(path))

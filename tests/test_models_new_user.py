@@ -1,0 +1,102 @@
+"""Issue 38's acceptance as a new user meets it: a quantized checkpoint searched as it is stored, a real hub cache
+(config.json a link into blobs/, hf_quant_config.json beside it), `--modes both`, and an experts-only scheme on a
+dense model refused rather than ignored."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli import run_error, run_text
+from whatif import api
+from whatif.config_search.checkpoint_scheme import CHECKPOINT, default_quantizations
+from whatif.specs.models import load_model
+
+REF = Path("/work/shared/reference/model_configs")
+needs_ref = pytest.mark.skipif(not REF.is_dir(), reason="the shared reference model configs are not here")
+
+
+def _search(model, **kw):
+    return api.search(model, "h200-sxm", gpus=8, tp=[8], batches=[8], modes=["aggregated"], **kw)
+
+
+def test_a_quantized_checkpoint_is_searched_as_stored_not_as_bf16():
+    assert default_quantizations("deepseek-ai/DeepSeek-R1", None, ()) == (CHECKPOINT,)
+    assert default_quantizations("deepseek-v3", None, ()) is None        # a profile name is no checkpoint
+    assert default_quantizations("deepseek-ai/DeepSeek-R1", ["bf16"], ()) is None   # the user's dtypes win
+    stored = _search("deepseek-ai/DeepSeek-R1")
+    assert stored.best is not None and "qcheckpoint" in stored.best.replica.label()
+    assert "fp8-block" in stored.text()                                 # the header says what it ran
+    assert _search("deepseek-ai/DeepSeek-R1", weight_dtypes=["bf16"]).best is None   # 1.3 TB: does not fit
+
+
+def test_an_experts_only_checkpoint_is_searched_with_its_expert_scheme(capsys):
+    out = run_text(capsys, "search", "--model", "openai/gpt-oss-120b", "--hardware", "h100-sxm", "--gpus", "1",
+                   "--batches", "8", "--modes", "both", "--no-progress", "--serve-command")
+    assert "expert quantization mxfp4" in out and "0 meet the SLOs" not in out
+    assert "vllm serve openai/gpt-oss-120b" in out and "--quantization" not in out.split("vllm serve")[1]
+
+
+def _hub(tmp_path, hf_id, files):
+    """The layout huggingface-cli download leaves: snapshots/REV/<name> links into blobs/."""
+    folder = tmp_path / "hub" / ("models--" + hf_id.replace("/", "--"))
+    (folder / "blobs").mkdir(parents=True)
+    (folder / "snapshots" / "abc").mkdir(parents=True)
+    (folder / "refs").mkdir()
+    (folder / "refs" / "main").write_text("abc")
+    for i, (name, src) in enumerate(files.items()):
+        shutil.copy(src, folder / "blobs" / f"{i}deadbeef")
+        (folder / "snapshots" / "abc" / name).symlink_to(f"../../blobs/{i}deadbeef")
+
+
+@needs_ref
+def test_a_real_hub_cache_with_links_reads_the_config_and_the_quant_file_beside_it(tmp_path, monkeypatch, capsys):
+    src = "nvidia--Qwen3-235B-A22B-NVFP4"
+    _hub(tmp_path, "acme/q235-fp4", {"config.json": REF / f"{src}_config.json",
+                                     "hf_quant_config.json": REF / f"{src}_hf_quant_config.json"})
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    assert load_model("acme/q235-fp4").name == "acme/q235-fp4"   # not the snapshot's or the blob's name
+    head = run_text(capsys, "estimate", "--model", "acme/q235-fp4", "--hardware", "b200", "--tp", "8",
+                    "--no-ops").splitlines()[0]
+    assert head.startswith("acme/q235-fp4 on 8x b200") and "nvfp4" in head and "hf_quant_config.json" in head
+
+
+def test_an_experts_only_scheme_on_a_dense_model_is_refused(capsys):
+    err = run_error(capsys, "estimate", "--model", "llama-3.1-8b", "--quantization", "nvfp4",
+                    "--quantize-experts-only")
+    assert "no routed experts" in err and "--quantization nvfp4" in err
+    err = run_error(capsys, "estimate", "--model", "llama-3.1-8b", "--expert-quantization", "mxfp4")
+    assert "no routed experts" in err
+    out = run_text(capsys, "estimate", "--model", "qwen3-235b-a22b", "--hardware", "b200", "--tp", "8", "--no-ops",
+                   "--quantization", "nvfp4", "--quantize-experts-only")
+    assert "experts nvfp4" in out.splitlines()[0]
+
+
+def test_search_modes_both_is_what_its_help_says(capsys, tmp_path):
+    run_text(capsys, "search", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--gpus", "2",
+             "--batches", "8", "--modes", "both", "--no-progress", "--csv", str(tmp_path / "c.csv"))
+    rows = (tmp_path / "c.csv").read_text()
+    assert "\naggregated," in rows and "\ndisaggregated," in rows
+    assert "--modes" in run_error(capsys, "search", "--model", "llama-3.1-8b", "--hardware", "h100-sxm",
+                                  "--gpus", "1", "--modes", "all")
+
+
+@pytest.mark.parametrize("model", ["Qwen/Qwen3.5-35B-A3B", "nvidia/Nemotron-H-56B-Base-8K"])
+def test_kv_techniques_on_a_hybrid_model_say_they_skip_the_recurrent_layers(capsys, model):
+    out = run_text(capsys, "estimate", "--model", model, "--hardware", "h200-sxm", "--tp", "2", "--no-ops",
+                   "--technique", "kivi")
+    assert "recurrent layers keep their state as is (no KV cache to act on)" in out
+
+
+def test_a_search_yaml_may_say_modes_both(tmp_path, capsys):
+    path = tmp_path / "s.yaml"
+    path.write_text(json.dumps({"model": "llama-3.1-8b", "hardware": "h100-sxm", "gpus": 2, "batches": [8],
+                                "modes": "both"}))
+    run_text(capsys, "search", "--scenario", str(path), "--no-progress", "--csv", str(tmp_path / "c.csv"))
+    assert "\ndisaggregated," in (tmp_path / "c.csv").read_text()
+
+
+def test_a_tp_that_cannot_split_the_experts_names_the_flag_given(capsys):
+    err = run_error(capsys, "estimate", "--model", "deepseek-ai/DeepSeek-R1", "--hardware", "h200-sxm", "--tp", "3")
+    assert err.startswith("whatif: error: --tp: 3 does not divide the expert intermediate size")

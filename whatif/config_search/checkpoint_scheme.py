@@ -1,0 +1,40 @@
+"""The search's `checkpoint` precision: a checkpoint (a Hugging Face id or a config.json) priced as it is stored,
+its quantization_config / hf_quant_config.json per module class (specs/checkpoint_quant.py), as `vllm serve ID`
+loads it with no --quantization flag. It is the default where the checkpoint is quantized and no --weight-dtypes
+or --quantizations is given: a bf16 default would price DeepSeek-R1's FP8 release at twice its weight bytes."""
+from __future__ import annotations
+
+CHECKPOINT = "checkpoint"
+
+
+def checkpoint_fields(model: str) -> dict:
+    """The precision: fields the checkpoint's quantization sets ({} for a profile name or an unquantized one)."""
+    from ..specs.checkpoint_quant import checkpoint_precision
+    from ..specs.profiles import looks_like_path
+    if not isinstance(model, str) or not looks_like_path(model):
+        return {}
+    return checkpoint_precision(model, {}, weights=True, kv=False)
+
+
+def default_quantizations(model: str, weight_dtypes, quantizations) -> tuple[str, ...] | None:
+    """`quantizations` as given, else ('checkpoint',) where none of the precision flags is given and the
+    checkpoint is quantized (None: leave the space's default)."""
+    if quantizations or weight_dtypes:
+        return tuple(quantizations) if quantizations else None
+    return (CHECKPOINT,) if checkpoint_fields(model) else None
+
+
+def setup_precision(model: str, quantization: str, weight: str, kv: str):
+    """The Precision a search setup runs: the checkpoint's, a named scheme's, or plain dtypes."""
+    from ..roofline.config import Precision
+    if quantization == CHECKPOINT:
+        from ..inputs import _precision
+        return Precision(**_precision({**checkpoint_fields(model), "kv": kv}, None, None, None, None))
+    return Precision.of_scheme(quantization, kv=kv) if quantization else Precision(weight=weight, kv=kv)
+
+
+def checkpoint_note(model: str) -> str:
+    """The search header's line saying what `qcheckpoint` runs, and from which file."""
+    f = checkpoint_fields(model)
+    what = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in f.items() if k != "source") or "its dtypes"
+    return f"qcheckpoint: the checkpoint as stored ({what}; from {f.get('source', 'its config.json')})"
