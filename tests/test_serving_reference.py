@@ -600,7 +600,10 @@ def test_the_whole_file():
     # (session 56 after all merges, 2,391 rows: TTFT 32.5%, median 30.6%, x0.70, 125 off by 3x; TPOT 9.7%, B200 9.9%,
     # H100 9.2% (on the same 2,391 rows session 55 read TTFT 33.1%, 125 off by 3x, TPOT 9.9%: InferenceX's Qwen3.5 MTP
     # key and the hybrid verify pass's state writes; 68 rows left out by launch rules))
-    assert ttft["mape"] < 33.0 and ttft["median_ape"] < 31.0 and ttft["off3x"] <= 128, ttft
+    # (session 57 after all merges, 2,391 rows: TTFT 32.4%, median 30.4%, x0.70, 123 off by 3x (SGLang's eager GDN
+    # prefill chain and fp8 input-quantize launches, its DP-attention prefill gather by all-reduce); TPOT 9.65%, B200
+    # 9.86%, H100 9.23% (worse on TensorRT-LLM B200 DeepSeek, 12.6 -> 12.8% / 14.9 -> 15.1%: its fp8 MLA generation))
+    assert ttft["mape"] < 32.8 and ttft["median_ape"] < 30.8 and ttft["off3x"] <= 126, ttft
     assert tpot["mape"] < 9.8, tpot
     for gpu in ("b200_sxm", "h100_sxm"):   # the issue's target: TPOT <= 10% on every GPU
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= 10.0, gpu
@@ -611,6 +614,7 @@ def test_the_whole_file():
     # (18.3% at session 52; 17.4% at session 53)
     # (session 54: 15.0%, the srt-slurm recipes' limits and the module-timed MLA gap; H100's 8 rows 16.6 -> 31.0%)
     # (session 55: 13.5%, the busiest EP rank's experts at few tokens: H100's 8 rows 31.0 -> 21.4%)
+    # (session 57: 13.65%, worse: TensorRT-LLM's fp8 MLA generation prices its B200 decode pools lower, 9.2 -> 9.5%)
     assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 14.0, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
@@ -623,7 +627,8 @@ def test_the_whole_file():
     # (session 54: 56.3%, x0.40, 16 off by 3x: the TensorRT-LLM rows' decode slots and prefill limits from their
     # srt-slurm recipes, SRT_SLURM_TRTLLM)
     # (session 55: 54.9%, x0.40, 16 off by 3x: SGLang's srt-slurm recipes, SRT_SLURM_SGLANG; the busiest EP rank)
-    assert ttft["mape"] < 55.5 and ttft["off3x"] <= 16, ttft
+    # (session 57: 54.5%, x0.40, 15 off by 3x: SGLang's DP-attention prefill gathers by all-reduce, dp_prefill_gather)
+    assert ttft["mape"] < 55.0 and ttft["off3x"] <= 15, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
