@@ -583,3 +583,20 @@ def test_trtllm_fp8_kv_decode_runs_its_attention_products_in_fp8():
     fp8, _ = mla_modules.mla_module_work("decode", 64, 1, 8192, 128, V32, "bfloat16", "fp8", c, mma="fp8")
     assert fp8[-1][0] == pytest.approx(bf16[-1][0] * c.peak_flops("bf16") / c.peak_flops("fp8"))
     assert fp8[-1][1:] == bf16[-1][1:]   # the same latent bytes
+
+
+def test_trtllm_hopper_fp8_block_decode_runs_its_absorbed_bmms_in_fp8():
+    """TensorRT-LLM's fp8_block decode on Hopper quantizes the bmm inputs and runs fp8 block-scaling bmms (fp8
+    weights, fp8 peak); Blackwell runs bf16 bmms on weights dequantized at load, NVFP4 and bf16 keep bf16 bmms."""
+    assert mla_modules.trtllm_fp8_bmm("trtllm", "hopper", "fp8_block")
+    assert not mla_modules.trtllm_fp8_bmm("trtllm", "blackwell", "fp8_block")
+    assert not mla_modules.trtllm_fp8_bmm("trtllm", "hopper", "bfloat16")
+    assert not mla_modules.trtllm_fp8_bmm("fa3", "hopper", "fp8_block")
+    c = mla_modules.ceilings(H100)
+    args = ("decode", 64, 1, 8192, 128, V32, "fp8_block", "fp8", c)
+    bf16, _ = mla_modules.mla_module_work(*args)
+    fp8, _ = mla_modules.mla_module_work(*args, bmm_fp8=True)
+    assert len(fp8) == len(bf16) + 2   # a quantize pass before each of the two bmms
+    assert sum(p[0] for p in fp8) < sum(p[0] for p in bf16)   # the bmms at the fp8 peak
+    assert mla_modules.mla_module_seconds("decode", 64, 1, 8192, 128, V32, H100, "trtllm", "fp8_block", "fp8") \
+        < mla_modules.mla_module_seconds("decode", 64, 1, 8192, 128, V32, H100, "trtllm", "bfloat16", "fp8")
