@@ -61,9 +61,11 @@ def _gemm(tokens, k, n, w_bytes, peak, c, batch=1):
     return (2.0 * tokens * k * n / peak, *memory_times(moved, c.hbm_bw, c.l2_bytes))
 
 
-def projection_parts(tokens, heads, d: MlaDims, absorbed: bool, gemm_format: str, c, out_format=None) -> list:
+def projection_parts(tokens, heads, d: MlaDims, absorbed: bool, gemm_format: str, c, out_format=None,
+                     bmm_fp8=False) -> list:
     """The projections' GEMMs; out_format: o_proj's own format where a checkpoint stores it apart (None: the
-    module's gemm_format), each GEMM read at its own format's bytes and peak."""
+    module's gemm_format), each GEMM read at its own format's bytes and peak; bmm_fp8: the absorbed bmms run
+    TensorRT-LLM's fp8 block-scaling bmm (mla_bmm_work's quantize + fp8 GEMM) instead of bf16."""
     w_bytes, peak_key = FORMATS[gemm_format]
     peak = c.peak_flops(peak_key)
     o_bytes, o_key = FORMATS[out_format or gemm_format]
@@ -71,7 +73,10 @@ def projection_parts(tokens, heads, d: MlaDims, absorbed: bool, gemm_format: str
     parts = [_gemm(tokens, d.hidden, d.q_lora + d.kv_lora + d.rope, w_bytes, peak, c),
              _gemm(tokens, d.q_lora, heads * (d.nope + d.rope), w_bytes, peak, c),
              _gemm(tokens, heads * d.v, d.hidden, o_bytes, c.peak_flops(o_key), c)]
-    if absorbed:   # per-head batched GEMMs, bf16 (their table: mla_bmm)
+    if absorbed and bmm_fp8:   # Hopper fp8_block: fp8_batched_quantize_1x128_permute102 + fp8 bmm, each bmm
+        for k, n in ((d.nope, d.kv_lora), (d.kv_lora, d.v)):
+            parts += mla_bmm_work(tokens, heads, k, n, gemm_format, c, True)[0]
+    elif absorbed:   # per-head batched GEMMs, bf16 (their table: mla_bmm)
         parts += [_gemm(tokens * heads, d.nope, d.kv_lora, 2.0, bf16, c, heads),
                   _gemm(tokens * heads, d.kv_lora, d.v, 2.0, bf16, c, heads)]
     else:
@@ -303,17 +308,18 @@ def mla_decode_family(kernel: str) -> str:
 
 
 def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c, head_tile=0,
-                    out_format=None, mma="bf16"):
+                    out_format=None, mma="bf16", bmm_fp8=False):
     """([(compute s, HBM s, L2 s)], items) of one MLA module at efficiency 1; decode: isl = 1 new token;
     head_tile: the decode kernel's query-head tile (MLA_DECODE_TILES); out_format: o_proj's own format; mma: the
-    decode attention's product format (fp8_generation_mla)."""
+    decode attention's product format (fp8_generation_mla); bmm_fp8: decode's absorbed bmms in fp8
+    (trtllm_fp8_bmm)."""
     tokens = batch * isl
     if phase == "prefill":
         parts = projection_parts(tokens, heads, d, False, gemm_format, c, out_format)
         parts.append(dense_prefill_part(batch, isl, past, heads, d, c))
         parts += prefill_quantize_parts(tokens, heads, d, gemm_format, c, out_format)
         return parts, batch * heads * -(-isl // Q_TILE)
-    parts = projection_parts(tokens, heads, d, True, gemm_format, c, out_format)
+    parts = projection_parts(tokens, heads, d, True, gemm_format, c, out_format, bmm_fp8)
     # causal: new token i sees past + i keys (a decode's one token: past + 1; vLLM's short queries run as decodes)
     parts.append(absorbed_part(batch, causal_pairs(isl, past), past + isl, heads, d, KV_BYTES[kv_dtype], c, head_tile,
                                mma))
@@ -348,6 +354,13 @@ def mla_bmm_fp8_kernel(engine: str, arch: str, bmm_dtype: str) -> bool:
     bmm_fp8, TensorRT-LLM's fp8 block-scaling bmm before Blackwell) rather than a bf16 one (family mla_bmm:
     TensorRT-LLM on Blackwell dequantizes the weights to bf16 first; aiconfigurator's kernel_source names)."""
     return bmm_dtype != "bfloat16" and not (engine == "trtllm" and arch == "blackwell")
+
+
+def trtllm_fp8_bmm(kernel: str, arch: str, gemm_format: str) -> bool:
+    """Whether TensorRT-LLM's decode module runs its absorbed bmms in fp8: fp8_block weights on SM 89 / 90 quantize
+    the activations (fp8_batched_quantize_1x128_permute102) and run fp8_block_scaling_bmm_out; SM 100 runs a bf16
+    torch.bmm on weights dequantized at load (attention.py fp8_block_scaling_bmm_out)."""
+    return kernel == "trtllm" and FORMATS[gemm_format][1] == "fp8" and arch in ("hopper", "ada")
 
 
 def mla_bmm_family(engine: str, arch: str, fp8: bool) -> str:
@@ -404,8 +417,9 @@ def mla_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
         kernel = mla_decode_kernel(engine, c.arch, kv_dtype)
         family, tile = mla_decode_family(kernel), MLA_DECODE_TILES[kernel]
         mma = "fp8" if fp8_generation_mla(kernel, c.arch, kv_dtype) else "bf16"
+    bmm_fp8 = phase == "decode" and trtllm_fp8_bmm(mla_decode_kernel(engine, c.arch, kv_dtype), c.arch, gemm_format)
     parts, items = mla_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, tile, out_format,
-                                   mma)
+                                   mma, bmm_fp8)
     steps = (quantize_launches if phase == "decode" else prefill_quantize_launches)(gemm_format, out_format)
     return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch), steps))
 
