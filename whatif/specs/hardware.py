@@ -13,6 +13,7 @@ from ..errors import WhatifError, check_mapping, closest, shown
 from .checks import MAX_GPUS, choice, integer, is_file, mapping, string
 from .profiles import HARDWARE_DIR, looks_like_path, profile_index, read_yaml
 from .quantity import Quantity, parse_quantity
+from .scale_out import bridged, nic_share
 
 KINDS = ("gpu", "link", "memory", "system")
 DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp6", "fp4")   # fp6: CDNA 4's peak only
@@ -286,17 +287,6 @@ def _parse_system(data: dict, where: str) -> System:
     )
 
 
-def bridged(link: Link | None, host_link: Link | None, gpus: int) -> Link | None:
-    """A link that joins `domain_gpus` GPUs only (an NVLink bridge: a pair) among more GPUs: the groups meet over
-    each GPU's host link (PCIe), as the nodes of a multi-node system meet over their NICs (the NVLink bridge
-    joins 2 GPUs: NVIDIA A100 / H100 PCIe datasheets; e.g. Azure NC96ads A100 v4's nvidia-smi topo: NV12 within
-    each pair, SYS between them). Within the domain, or without a host link, the link is unchanged."""
-    if link is None or not link.domain_gpus or link.scale_out is not None or gpus <= link.domain_gpus \
-            or host_link is None:
-        return link
-    return replace(link, scale_out=host_link)
-
-
 def _parse_nodes(data: dict, where: str, gpu_count: int) -> tuple[int | None, Link | None, int | None]:
     """(GPUs per node, NIC link, NICs per node) of a multi-node system; for one node (None, its NICs or None,
     their count): the NICs --nodes N joins N of it over (specs/nodes.py)."""
@@ -320,17 +310,6 @@ def _nic_link(data: dict, where: str) -> Link:
         raise WhatifError(f"{where}.node_link: '{node_link.name}' is a {node_link.type} link; "
                           f"valid: a network link (type: network), e.g. rdma-400g")
     return node_link
-
-
-def nic_share(nic: Link, nics: int, gpus: int) -> Link:
-    """The scale-out link one GPU sees: one NIC when each GPU has its own (rail-optimized DGX/HGX
-    nodes), else nics/gpus of one NIC's bandwidth (NCCL spreads a node's traffic over all its NICs)."""
-    if nics == gpus:
-        return nic
-    share = nics / gpus
-    bw = replace(nic.bandwidth, value=nic.bandwidth.value * share,
-                 source=f"{nics} NICs per {gpus} GPUs x {nic.bandwidth.describe()}", provenance="derived")
-    return replace(nic, name=f"{nic.name} x{nics}/{gpus}", bandwidth=bw, bandwidth_h2d=None, bandwidth_d2h=None)
 
 
 _PARSERS = {"gpu": _parse_gpu, "link": _parse_link, "memory": _parse_memory, "system": _parse_system}

@@ -12,7 +12,8 @@ from functools import cache
 
 from ..errors import WhatifError
 from .checks import MAX_GPUS, integer
-from .hardware import System, kind_of, list_components, load_component, load_system, nic_share
+from .hardware import System, kind_of, list_components, load_component, load_system
+from .scale_out import nic_share
 
 
 def compose_nodes(system: System, nodes: int) -> System:

@@ -21,6 +21,9 @@ A module is its kernels back to back, each priced as a part of fitted_roofline.p
 per (sequence, head, 64-query tile). Parameters: data/modern_fit.yaml, families mla_module_<phase> and
 dsa_module_<phase> (phase prefill | decode); dsa_indexer_seconds prices the indexer's kernels alone with the
 DSA module fit's efficiencies.
+
+Long because: the MLA and DSA modules share their projection, attention and launch parts and the absorbed bmms
+(mla_bmm_work prices a decode module's fp8 bmms too); split, each half would import the other's.
 """
 from __future__ import annotations
 
