@@ -248,7 +248,7 @@ CLAIMS: list[Claim] = [
                      "SLO 1 s, chunk 512; the baseline is vLLM (the abstract names Orca and vLLM; Orca's hybrid "
                      "batches are not expressed); openchat_sharegpt4's lengths (Table 2); TP4 spans two "
                      "NVLink-bridged pairs, which meet over PCIe (NC96ads A100 v4's topology: NV12 within a pair, "
-                     "SYS between; specs/hardware.py bridged), and the PP hop between the two VMs is priced as PCIe "
+                     "SYS between; specs/scale_out.py bridged), and the PP hop between the two VMs is priced as PCIe "
                      "too (their Ethernet is not profiled); capacity read at the release's median scheduling delay",
           miss="not the baseline: the abstract names Orca and vLLM, and Orca as the release runs it (sarathi "
                "orca_scheduler.py: every running decode and whole waiting prompts in one iteration, batch_size 8, "
