@@ -153,12 +153,8 @@ def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: s
     if distribution.startswith("power_law_") and distribution.endswith("_eplb") and not groups:
         from ..expert_load import eplb_busiest_slots
         alpha = float(distribution.removeprefix("power_law_").removesuffix("_eplb"))
-        stats = []
-        for s in range(SAMPLES):
-            mine = eplb_busiest_slots(power_law_loads(tokens, topk, experts, ep, alpha, s).astype(float), ep, redundant)
-            tm = tile_m(mine.sum() / max((mine > 0).sum(), 1))
-            stats.append(((mine > 0).sum(), (np.ceil(mine / tm) * tm).sum(), mine.sum()))
-        return tuple(float(v) for v in np.mean(stats, axis=0))
+        return rank_stats([eplb_busiest_slots(power_law_loads(tokens, topk, experts, ep, alpha, s).astype(float), ep,
+                                              redundant) for s in range(SAMPLES)], layout)
     if distribution == "balanced":
         picks = [balanced_selections(tokens, topk, experts)] if groups else []
         samples = [balanced_loads(tokens, topk, experts)]
@@ -170,9 +166,15 @@ def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: s
         raise WhatifError(f"distribution '{distribution}' is not valid; valid: balanced, power_law_<alpha>")
     if groups:
         samples = [np.bincount(grouped_selections(p, experts, *groups).ravel(), minlength=experts) for p in picks]
+    return rank_stats([loads[:local] for loads in samples], layout)
+
+
+def rank_stats(mines, layout: str) -> tuple[float, float, float]:
+    """routing_stats' mean (touched experts, padded token rows, assignments) over per-sample local loads `mines`,
+    the rows padded as `layout` lays them out."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
     stats = []
-    for loads in samples:
-        mine = loads[:local]
+    for mine in mines:
         if layout == "unaligned":
             stats.append(unaligned_contiguous_stats(mine))
             continue
