@@ -285,11 +285,9 @@ def module_rows(frame, family, phase, wide_ep=False):
                     steps = mla_modules.vllm_prefill_eager_launches(gemm)
             elif phase == "decode":   # each decode kernel its own family, its head tile (MLA_DECODE_TILES)
                 kernel = mla_modules.MLA_DECODE_SOURCES[source]
-                mma = "fp8" if mla_modules.fp8_generation_mla(kernel, c.arch, kv) else "bf16"
-                parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c,
-                                                           mla_modules.MLA_DECODE_TILES[kernel], mma=mma,
-                                                           bmm_fp8=mla_modules.trtllm_fp8_bmm(kernel, c.arch, gemm))
-                name = mla_modules.mla_decode_family(kernel)
+                name, tile, mma, bmm_fp8 = mla_modules.decode_kernel_terms(kernel, c.arch, kv, gemm)
+                parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c, tile,
+                                                           mma=mma, bmm_fp8=bmm_fp8)
                 steps = mla_modules.quantize_launches(gemm)
             elif source in VLLM_DECODE_BACKENDS:   # vLLM ran these short "context" queries as decodes
                 kernel = mla_modules.MLA_DECODE_SOURCES[source]

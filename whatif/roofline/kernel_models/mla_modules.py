@@ -305,6 +305,12 @@ def mla_decode_kernel(engine: str, arch: str, kv_dtype: str = "bfloat16") -> str
     return "triton"
 
 
+def decode_kernel_terms(kernel: str, arch: str, kv_dtype: str, gemm_format: str) -> tuple[str, int, str, bool]:
+    """(fit family, query-head tile, product format, fp8 absorbed bmms) of an MLA decode kernel on `arch`."""
+    mma = "fp8" if fp8_generation_mla(kernel, arch, kv_dtype) else "bf16"
+    return mla_decode_family(kernel), MLA_DECODE_TILES[kernel], mma, trtllm_fp8_bmm(kernel, arch, gemm_format)
+
+
 def mla_decode_family(kernel: str) -> str:
     """The fit family of an MLA decode kernel: TensorRT-LLM's keeps the bare name, the others a suffix."""
     return "mla_module_decode" if kernel == "trtllm" else f"mla_module_decode_{kernel}"
@@ -415,12 +421,10 @@ def mla_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     fp8_block | nvfp4; kv_dtype: bfloat16 | fp8; gpu: a GPU profile or Ceilings; engine: vllm | sglang | trtllm;
     out_format: o_proj's format where the checkpoint stores it apart (None: gemm_format)."""
     c = ceilings(gpu)
-    family, tile, mma = f"mla_module_{phase}", 0, "bf16"
-    if phase == "decode":   # the engine's kernel for this architecture: its own family, head tile, product format
+    family, tile, mma, bmm_fp8 = f"mla_module_{phase}", 0, "bf16", False
+    if phase == "decode":   # the engine's kernel for this architecture
         kernel = mla_decode_kernel(engine, c.arch, kv_dtype)
-        family, tile = mla_decode_family(kernel), MLA_DECODE_TILES[kernel]
-        mma = "fp8" if fp8_generation_mla(kernel, c.arch, kv_dtype) else "bf16"
-    bmm_fp8 = phase == "decode" and trtllm_fp8_bmm(mla_decode_kernel(engine, c.arch, kv_dtype), c.arch, gemm_format)
+        family, tile, mma, bmm_fp8 = decode_kernel_terms(kernel, c.arch, kv_dtype, gemm_format)
     parts, items = mla_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, tile, out_format,
                                    mma, bmm_fp8)
     steps = (quantize_launches if phase == "decode" else prefill_quantize_launches)(gemm_format, out_format)
