@@ -135,9 +135,6 @@ def _file_values(path: str | None) -> dict:
     for key in ("hardware", "modes", "weight_dtypes", "quantizations", "kv_dtypes", "techniques"):
         if isinstance(values.get(key), str):
             values[key] = _names(values[key], f"{Path(path).name}.{key}")
-    if "modes" in values:
-        from ..config_search.space import expand_modes
-        values["modes"] = expand_modes(values["modes"])
     for key, high in (("tp", MAX_GPUS), ("pp", MAX_GPUS), ("ep", MAX_GPUS), ("dp_attention", MAX_GPUS),
                       ("batches", MAX_REQUESTS),
                       ("prefill_chunks", MAX_TOKENS)):
@@ -162,8 +159,6 @@ def search_kwargs(args) -> dict:
                             ("quantizations", args.quantizations, "--quantizations"), ("modes", args.modes,
                             "--modes")):
         flags[key] = _names(text, flag) if text is not None else None
-    from ..config_search.space import expand_modes
-    flags["modes"] = expand_modes(flags["modes"])
     for key, text, flag, high in (("tp", args.tp, "--tp", MAX_GPUS), ("pp", args.pp, "--pp", MAX_GPUS),
                                   ("ep", args.ep, "--ep", MAX_GPUS),
                                   ("dp_attention", args.dp_attention, "--dp-attention", MAX_GPUS),
@@ -177,6 +172,9 @@ def search_kwargs(args) -> dict:
     if args.technique is not None and not all(t.strip() for t in args.technique):
         raise WhatifError("--technique: an empty technique set; name one, e.g. kivi or int4+kivi")
     values.update({k: v for k, v in flags.items() if v is not None})
+    if "modes" in values:   # `both` (the flag's help and default), from the file or the flag
+        from ..config_search.space import expand_modes
+        values["modes"] = expand_modes(values["modes"])
     if flags["prefill_chunks"] is not None:
         values.pop("prefill_chunk", None)     # the flags replace the file's chunk, in either form
     for key, flag in (("model", "--model"), ("hardware", "--hardware"), ("gpus", "--gpus")):
