@@ -15,12 +15,12 @@ a YAML profile. What a config says that the spec cannot express is ignored, as i
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ..errors import WhatifError, shown
 from .hf_families import FAMILY_BUILDERS
 from .hf_fields import HFConfig, decoder
+from .profiles import absolute
 from .safe_yaml import parse_json, read_text
 
 
@@ -131,7 +131,7 @@ def config_name(path: Path) -> str:
     its folder, else the file's stem."""
     if path.name != "config.json":
         return path.stem
-    folder = Path(os.path.abspath(path)).parent
+    folder = absolute(path).parent
     if folder.parent.name == "snapshots" and folder.parent.parent.name.startswith("models--"):
         return folder.parent.parent.name[len("models--"):].replace("--", "/", 1)
     return folder.name or path.stem
