@@ -131,6 +131,7 @@ SERVING_METRICS = {
     "peak_goodput_rps": (peak_goodput_rps, "req/s", True),
     "output_tok_s": (lambda m: run(m).summary()["throughput"]["output_tok_s"], "tok/s", True),
     "mean_e2e": (_latency("e2e_s", "mean"), "s", False),
+    "mean_ttft": (_latency("ttft_s", "mean"), "s", False),
     "e2e_at_throughput": (e2e_at_throughput, "s", False),
     "p95_itl": (_latency("itl_s", "p95"), "s", False),
 }
