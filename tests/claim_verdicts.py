@@ -158,7 +158,7 @@ VERDICTS = {
     'J-chunked_prefill-p95_itl': 'in band',                   # DeepSpeed-FastGen: up to 3.7x lower (token-level
     'J-continuous_batching-mean_e2e': 'conditional',          # Flover brings over 11x inference speedup on GPT
     'J-prefix_caching-output_tok_s': 'illustrative',          # BatchLLM outperforms vLLM by 1.1x to 2x on a set
-    'J-chunked_prefill-capacity_rps-3': 'miss',               # Sarathi-Serve ... up to 6.9x for Falcon-180B on 8
+    'J-chunked_prefill-capacity_rps-3': 'in band',            # Sarathi-Serve (when used with pipeline parallelism
     'J-paged_kv-mean_ttft': 'miss',                           # vAttention: processing input prompts up to 3.92x
     'I-gh200-ttft': 'miss',                                   # closely-coupled GH200 achieves 1.9x-2.7x faster
     'I-gh200-ttft-2': 'in band',                              # closely-coupled GH200 achieves 1.9x-2.7x faster

@@ -3,7 +3,7 @@ engine, cluster, slo, and `criterion`, what a served rate must meet), the varian
 
 A peak-goodput metric is the best SLO-attaining rate over closed loops of the criterion's `clients` counts.
 A capacity metric is the highest arrival rate (req/s) whose run meets the criterion, bisected between
-`lo` and `hi` of the criterion to `CAPACITY_STEPS` halvings (the claims stay small: they run in tests)."""
+`lo` and `hi` of the criterion until they are within `CAPACITY_RESOLUTION` (1%) of each other."""
 from __future__ import annotations
 
 from ..scenario import Scenario, build_scenario
@@ -11,7 +11,10 @@ from ..simulator.cluster import simulate
 from ..simulator.config import SLO, sim_config
 from .fastgen_sla import effective_throughput_rps
 
-CAPACITY_STEPS = 7       # bisections of the rate bracket: 2^-7 of it, ~1% of a 2x bracket
+CAPACITY_STEPS = 7       # bisections of an SLO-scale bracket (twice this many: 2^-14 of its log width)
+# A capacity is bisected (geometrically) until the bracket's ends are within 1% of each other: a fixed 7 halvings of
+# the claims' 256x-2560x brackets left 4-6% steps, each side rounded down by up to one step (added after scoring).
+CAPACITY_RESOLUTION = 1.01
 
 
 def _sim_sections(mapping: dict) -> tuple[dict, dict]:
@@ -62,7 +65,7 @@ def capacity_rps(mapping: dict) -> float:
         return 0.0
     if meets(run(mapping, hi), crit):
         return hi
-    for _ in range(CAPACITY_STEPS):
+    while hi / lo > CAPACITY_RESOLUTION:
         mid = (lo * hi) ** 0.5
         lo, hi = (mid, hi) if meets(run(mapping, mid), crit) else (lo, mid)
     return lo
