@@ -150,8 +150,8 @@ VERDICTS = {
     'K-paged_kv-kv_cache_bytes': 'no figure',                 # (vLLM) near-zero waste in KV cache memory: a seq
     'K-naive_attention-prefill_attention_s': 'no figure',     # (The I/O Complexity of Attention) standard atten
     'J-chunked_prefill-capacity_rps': 'in band',              # Sarathi-Serve improves serving throughput within
-    'J-disaggregation-capacity_rps': 'miss',                  # DistServe can serve 4.48x more requests (than vL
-    'J-disaggregation-slo_scale': 'miss',                     # DistServe can serve ... 10.2x tighter SLO, compa
+    'J-disaggregation-capacity_rps': 'miss',                  # DistServe can serve 7.4x more requests (than vLL
+    'J-disaggregation-slo_scale': 'miss',                     # DistServe can serve ... 12.6x tighter SLO, compa
     'J-chunked_prefill-peak_goodput_rps': 'in band',          # DeepSpeed-FastGen: up to 2.3x higher effective t
     'J-chunked_prefill-capacity_rps-2': 'in band',            # Sarathi-Serve: up to 3.7x higher serving capacit
     'J-chunked_prefill-e2e_at_throughput': 'conditional',  # DeepSpeed-FastGen: 2x lower latency on average (th
