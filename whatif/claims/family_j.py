@@ -162,10 +162,10 @@ CLAIMS: list[Claim] = [
                "pads a batch of prompts to its longest (vllm-project/vllm#1381, 2D inputs; its scheduler admits a "
                "prompt only while padding <= max_paddings, 256), so its prompts prefill nearly one a step: run so, "
                "the capacity stays 11.3 req/s (serial prefills end when one batched prefill would). The colocated "
-               "capacity is a cliff, not the paper's gradual fall: at a TTFT SLO of 0.24 / 0.23 / 0.225 / 0.2225 s it is "
-               "11.3 / 8.7 / 2.4 / 0 req/s, so a prefill ~12% slower than whatif's fits puts vLLM at 0 (a gain above "
-               "any band), and the band's window (0.55-0.92 req/s) spans about 1% of prefill speed; OPT-13B's own shapes (its config, "
-               "a 4K window for the length profile) give the same 0.45x",
+               "capacity is a cliff, not the paper's gradual fall: at a TTFT SLO of 0.24 / 0.23 / 0.225 / 0.2225 s "
+               "it is 11.3 / 8.7 / 2.4 / 0 req/s, so a prefill ~12% slower than whatif's fits puts vLLM at 0 (a gain "
+               "above any band), and the band's window (0.55-0.92 req/s) spans about 1% of prefill speed; "
+               "OPT-13B's own shapes (its config, a 4K window for the length profile) give the same 0.45x",
           **_DISTSERVE_ENGINES,
           setup_note="Llama-2-13B for OPT-13B; the release's placement (prefill tp 2, decode tp 1) against three "
                      "vLLM v0.2.3 replicas at tp 1 with the release's vLLM flags, eager on both sides; the KV sent "
