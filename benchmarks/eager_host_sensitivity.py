@@ -31,8 +31,9 @@ BANDS = ((1, 8), (9, 32), (33, 128), (129, 10**6))
 @contextlib.contextmanager
 def scaled_eager_host(engine: str, arch: str, scale: float):
     """whatif.api.simulate with the scenario's `launch_us` (the host time per eagerly launched kernel) set to
-    `scale` x the engine's own `kernels.eager_launch_s` on the GPU's hosts, for runs of `engine` on an `arch` GPU
-    (restored on exit). At scale 1 the run is the committed one (the same host time, given explicitly)."""
+    `scale` x the engine's own `kernels.eager_launch_s` on the GPU's hosts, for runs of `engine` (a kernel engine
+    name, or its family: "sglang" takes "sglang-0.5") on an `arch` GPU (restored on exit). At scale 1 the run is
+    the committed one (the same host time, given explicitly)."""
     from whatif import api
     from whatif.roofline.engines import engine_spec
     from whatif.specs.hardware import load_system
@@ -40,9 +41,11 @@ def scaled_eager_host(engine: str, arch: str, scale: float):
     original = api.simulate
 
     def simulate(**kw):
-        if scale != 1 and kw.get("kernel_engine") == engine and "launch_us" not in kw:
+        named = kw.get("kernel_engine") or ""
+        # the serving mapping names a release ("sglang-0.5"): `engine` matches it whole or as its family
+        if scale != 1 and engine in (named, named.split("-")[0]) and "launch_us" not in kw:
             gpu = load_system(kw["hardware"]).gpu
-            host = engine_spec(engine).on_host_of(gpu.arch).eager_launch_s
+            host = engine_spec(named).on_host_of(gpu.arch).eager_launch_s
             if gpu.arch == arch and host:
                 kw = {**kw, "launch_us": host * scale * 1e6}
         return original(**kw)

@@ -27,6 +27,15 @@ def test_scale_sets_launch_us_from_the_engines_host(seen):
     assert "launch_us" not in seen[1] and "launch_us" not in seen[2]
 
 
+def test_a_family_name_reaches_the_release_the_mapping_names(seen):
+    # the serving mapping passes SGLang rows as kernel_engine "sglang-0.5"; "--engine sglang" once matched none
+    with ehs.scaled_eager_host("sglang", "blackwell", 2.0):
+        api.simulate(kernel_engine="sglang-0.5", hardware="dgx-b200")
+        api.simulate(kernel_engine="sglangx", hardware="dgx-b200")       # not of the family: untouched
+    assert seen[0]["launch_us"] == pytest.approx(2 * 29.3)            # sglang.yaml eager_launch_by_arch blackwell
+    assert "launch_us" not in seen[1]
+
+
 def test_scale_one_and_exit_leave_runs_alone(seen):
     with ehs.scaled_eager_host("trtllm", "blackwell", 1.0):
         api.simulate(kernel_engine="trtllm", hardware="dgx-b200")
