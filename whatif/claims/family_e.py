@@ -10,6 +10,16 @@ from .claim import Assumption, Claim
 _HYDRAGEN = {"model": "codellama-13b", "hardware": "dgx-a100-40gb", "gpus": 8,
              "workload": {"batch": 1024, "prompt": 1024, "output": 128, "shared_prefix": 1024}}
 _HYDRAGEN_LONG = _HYDRAGEN
+# The release's vLLM baseline (ScalingIntelligence/hydragen scripts/synth.py go_vllm): one prompt with
+# SamplingParams(n=batch) (the prompt's blocks forked, stored once), LLM(max_num_seqs=max batch,
+# max_paddings=16384, tensor_parallel_size=8); `max_paddings` is a vLLM 0.2.x argument and docs/sweeps_from_paper.md
+# pins vLLM commit 2e0b6e7 (January 2024): the vllm-0.2 engine. Hydragen itself runs its own CUDA-graphed
+# PyTorch model with FlashAttention 2.3.6 (requirements.txt), for which whatif's default engine stands in.
+_HYDRAGEN_VLLM = {"baseline_engine": "vllm-0.2", "system_engine": "vllm",
+                  "engine_why": "the release's vLLM baseline (scripts/synth.py: LLM(..., max_paddings=16384), a "
+                                "vLLM 0.2.x argument; docs/sweeps_from_paper.md pins vLLM commit 2e0b6e7, January "
+                                "2024); Hydragen's own graphed PyTorch + FlashAttention 2.3.6 on the default engine"}
+_VLLM_SEQS = {"max_num_seqs": 1024}    # synth.py: LLM(max_num_seqs=max(bs_list)), the batch of 1K
 _LONG_PREFIX = {"workload": {"prompt": 16256, "shared_prefix": 16256}}
 # LLaVA-1.5-7B: Vicuna-7B v1.5 behind one 336-px image (576 visual tokens) and a 64-token instruction.
 _LLAVA = {"model": "vicuna-7b", "hardware": "a100-sxm-80gb", "workload": {"batch": 1, "prompt": 640, "output": 64}}
@@ -28,12 +38,13 @@ CLAIMS: list[Claim] = [
               "with a prefix length of 1K",
         claimed=3.0,
         metric="throughput",
-        setup={**_HYDRAGEN, "techniques": ["prefix_caching"]},
+        setup={**_HYDRAGEN, **_VLLM_SEQS, "techniques": ["prefix_caching"]},
         variant={"techniques": ["hydragen"]},
         why="agrees: at batch 1K the baseline's decode reads the 1K-token prefix once per sequence (memory bound), "
             "Hydragen reads it once per batch as a matrix product, which is what the paper measures",
-        setup_note="baseline vLLM as prefix_caching (prefix stored once, attended per sequence)",
+        setup_note="baseline vLLM 0.2 as prefix_caching (prefix stored once, attended per sequence)",
         bound="at_least",
+        **_HYDRAGEN_VLLM,
     ),
     Claim(
         technique="hydragen",
@@ -41,7 +52,7 @@ CLAIMS: list[Claim] = [
         claimed=32.0,
         metric="throughput",
         setup={**_HYDRAGEN_LONG, "workload": {**_HYDRAGEN["workload"], **_LONG_PREFIX["workload"]},
-               "techniques": ["prefix_caching"]},
+               **_VLLM_SEQS, "techniques": ["prefix_caching"]},
         variant={"techniques": ["hydragen"]},
         why="with 40 KV heads the baseline's decode reads each sequence's 16K-token prefix (~13 GB per sequence "
             "over the GPUs) every step, while Hydragen reads it once per batch: per head, the 1024 queries of the "
@@ -50,7 +61,8 @@ CLAIMS: list[Claim] = [
             "band: the paper's own decode of the suffix and its merge may cost less than whatif's",
         miss="the paper's own decode of the suffix and its merge cost less than whatif's "
              "fitted prefill-attention kernel at ~55% of peak for the shared-prefix attention",
-        setup_note=_NO_13B,
+        setup_note=_NO_13B + "; baseline vLLM 0.2 as prefix_caching",
+        **_HYDRAGEN_VLLM,
     ),
     Claim(
         technique="hydragen",
@@ -72,12 +84,13 @@ CLAIMS: list[Claim] = [
               "baselines drops by over 90%",
         claimed=0.1,
         metric="throughput",
-        setup={**_HYDRAGEN_LONG, "techniques": ["prefix_caching"]},
+        setup={**_HYDRAGEN_LONG, **_VLLM_SEQS, "techniques": ["prefix_caching"]},
         variant=_LONG_PREFIX,
         why="agrees: each decode step reads every sequence's 16K-token prefix, so decode becomes KV-read bound "
             "and throughput falls by about the prefix's growth",
-        setup_note=_NO_13B,
+        setup_note=_NO_13B + "; vLLM 0.2 on both sides",
         bound="at_most",
+        baseline_engine="vllm-0.2", engine_why=_HYDRAGEN_VLLM["engine_why"],
     ),
     Claim(
         technique="cacheblend",
