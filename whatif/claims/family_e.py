@@ -57,8 +57,9 @@ CLAIMS: list[Claim] = [
         why="with 40 KV heads the baseline's decode reads each sequence's 16K-token prefix (~13 GB per sequence "
             "over the GPUs) every step, while Hydragen reads it once per batch: per head, the 1024 queries of the "
             "batch against the 16K prefix keys run as one attention problem (inter-sequence batching), priced by "
-            "the fitted prefill-attention kernel at ~55% of the A100's peak; whatif lands at the low end of the "
-            "band: the paper's own decode of the suffix and its merge may cost less than whatif's",
+            "the fitted prefill-attention kernel at ~55% of the A100's peak; whatif lands just under the band: "
+            "its vLLM 0.2 baseline already reads the prefix KV at the HBM bound (~732 tok/s), so the gap is in the "
+            "kernels (vLLM 0.2's paged decode below that bound, or Hydragen's prefix attention above ~55%)",
         miss="the paper's own decode of the suffix and its merge cost less than whatif's "
              "fitted prefill-attention kernel at ~55% of peak for the shared-prefix attention",
         setup_note=_NO_13B + "; baseline vLLM 0.2 as prefix_caching",
