@@ -5,7 +5,7 @@ VERDICTS = {
     'A-int4-throughput_at_max_batch': 'miss',                 # FineQuant: 'up to 3.65 times higher throughput o
     'A-bitplane-tpot': 'miss',                                # Efficient Arbitrary Precision Acceleration: 'up
     'A-dfloat11-weights_bytes': 'illustrative',               # DFloat11: 'reduces LLM size by 30%' (Llama-3.1-4
-    'A-dfloat11-max_context': 'miss',                         # DFloat11: 'with a fixed GPU memory budget, 5.3-1
+    'A-dfloat11-max_context': 'illustrative',                 # DFloat11: 'with a fixed GPU memory budget, 5.3-1
     'A-int4-weights_bytes': 'in band',                        # EfficientLLM: 'int4 quantization cuts memory/ene
     'A-int4-tpot': 'no figure',                               # A Comprehensive Evaluation of Quantization Strat
     'A-prune-weights_bytes': 'illustrative',                  # Compresso: 'prunes LLaMA-7B to 5.4B'
