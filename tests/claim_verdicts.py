@@ -5,7 +5,7 @@ VERDICTS = {
     'A-int4-throughput_at_max_batch': 'miss',                 # FineQuant: 'up to 3.65 times higher throughput o
     'A-bitplane-tpot': 'miss',                                # Efficient Arbitrary Precision Acceleration: 'up
     'A-dfloat11-weights_bytes': 'illustrative',               # DFloat11: 'reduces LLM size by 30%' (Llama-3.1-4
-    'A-dfloat11-max_context': 'miss',                         # DFloat11: 'with a fixed GPU memory budget, 5.3-1
+    'A-dfloat11-max_context': 'illustrative',                 # DFloat11: 'with a fixed GPU memory budget, 5.3-1
     'A-int4-weights_bytes': 'in band',                        # EfficientLLM: 'int4 quantization cuts memory/ene
     'A-int4-tpot': 'no figure',                               # A Comprehensive Evaluation of Quantization Strat
     'A-prune-weights_bytes': 'illustrative',                  # Compresso: 'prunes LLaMA-7B to 5.4B'
@@ -95,7 +95,7 @@ VERDICTS = {
     'E-ape-e2e': 'in band',                                   # APE can achieve an end-to-end 4.5x speedup for a
     'E-pie-ttft': 'in band',                                  # PIE reduces computational overhead by over 85% c
     'E-cachegen-ttft': 'conditional',                         # compared to recent methods that handle long cont
-    'E-refrag-ttft': 'miss',                                  # REFRAG: 30.85x the time-to-first-token accelerat
+    'E-refrag-ttft': 'conditional',                           # REFRAG: 30.85x the time-to-first-token accelerat
     'E-visual_token_pruning-ttft': 'no figure',               # pruning 50% visual tokens while retaining more t
     'E-color-kv_cache_bytes': 'illustrative',                 # CoLoR improves the retrieval performance by 6% w
     'E-encoder_decoder-ttft': 'miss',                         # encoder-decoder architectures achieve 47% lower
@@ -130,7 +130,7 @@ VERDICTS = {
     'G-diffusion-e2e': 'illustrative',                        # dParallel: 'When applied to the LLaDA-8B-Instruc
     'G-diffusion-e2e-2': 'illustrative',                      # dParallel: 'On the MBPP benchmark, it cuts decod
     'G-diffusion-e2e-3': 'illustrative',                      # Learn2PD: 'Experiments on the LLaDA benchmark de
-    'G-diffusion-e2e-4': 'miss',                              # Learn2PD: 'and up to 57.51x when combined with K
+    'G-diffusion-e2e-4': 'illustrative',                      # Learn2PD: 'and up to 57.51x when combined with K
     'G-diffusion-throughput': 'illustrative',                 # LocalLeap: 'achieves 6.94x throughput improvemen
     'G-diffusion-e2e-5': 'illustrative',                      # SchED: 'on instruction-tuned models, it achieves
     'G-diffusion-e2e-6': 'illustrative',                      # CCD: 'delivering up to 3.48x speedup alongside 3
