@@ -166,12 +166,20 @@ def test_beta_grid_has_the_requested_mean():
 
 @pytest.mark.parametrize("a,k", [(0.6, 3), (0.8, 5), (0.9, 8)])
 def test_adaptive_that_never_stops_is_the_fixed_chain(a, k):
-    """Every token alike (spread -> large) and a stop threshold above every token's rejection: the
-    drafter always drafts k, and accepts like a chain."""
-    reach, survival = spec.adaptive_chain(a, 1e7, stop=1 - a + 0.05, k_max=k)
+    """Every token alike (spread -> large) and a stop threshold above the whole draft's rejection
+    (1 - a^k): the drafter always drafts k, and accepts like a chain."""
+    reach, survival = spec.adaptive_chain(a, 1e7, stop=1 - a ** k + 0.01, k_max=k)
     assert survival == pytest.approx([1.0] * k)
     assert reach == pytest.approx(spec.reach_probabilities(spec.chain(k), per_depth(a, k)), rel=1e-3)
     assert 1 + sum(reach) == pytest.approx(leviathan(a, k), rel=1e-3)
+
+
+def test_adaptive_stops_on_the_whole_drafts_rejection():
+    """SpecDec++ stops once P(any drafted token rejected) exceeds the threshold, not one token's: with every
+    token at 0.8 and a threshold of 0.5, drafts 1-3 keep 0.8^3 = 0.51 >= 0.5 and the fourth ends the round."""
+    reach, survival = spec.adaptive_chain(0.8, 1e7, stop=0.5, k_max=6)
+    assert survival == pytest.approx([1.0, 1.0, 1.0, 1.0, 0.0, 0.0], abs=1e-9)
+    assert reach[:4] == pytest.approx([0.8, 0.64, 0.512, 0.4096], rel=1e-3)
 
 
 def test_adaptive_that_always_stops_drafts_one():

@@ -15,6 +15,7 @@ For a chain with one alpha this is (1 - a^(k+1)) / (1 - a) (Leviathan et al.).
 """
 from __future__ import annotations
 
+import math
 from functools import reduce
 from typing import TYPE_CHECKING
 
@@ -165,16 +166,32 @@ def beta_grid(mean: float, concentration: float, points: int = 2000) -> tuple[np
     return x, w / w.sum()
 
 
-def adaptive_chain(alpha: float, concentration: float, stop: float, k_max: int) -> tuple[list[float], list[float]]:
-    """SpecDec++: the drafter predicts each draft's acceptance p and stops after one with p < 1 - stop.
+def adaptive_chain(alpha: float, concentration: float, stop: float, k_max: int,
+                   bins: int = 4000) -> tuple[list[float], list[float]]:
+    """SpecDec++: the drafter's head predicts each draft's acceptance p_i, and the round stops once the
+    predicted probability that at least one drafted token is rejected exceeds `stop` (arXiv 2405.19715,
+    abstract and Algorithm 1): after draft d when 1 - p_1 ... p_d > stop, i.e. the product of the
+    acceptances falls below 1 - stop.
 
-    Acceptance varies per token (Beta with mean `alpha`, `concentration` assumed); positions are
-    independent. Returns (P(reach depth d), P(drafted >= d)) for d = 1..k_max: depth d is drafted
-    when every earlier draft went on, and reached when those were accepted too and it is."""
+    Acceptance varies per token (Beta with mean `alpha`, `concentration` assumed), independently by
+    position, and the head predicts it exactly. Returns (P(reach depth d), P(drafted >= d)) for
+    d = 1..k_max: depth d is drafted when the product over the earlier drafts is still >= 1 - stop,
+    and reached when those were accepted (probability: that product) and it is. The product's
+    distribution is carried on a grid of -log(product) up to -log(1 - stop), `bins` steps."""
+    import numpy as np
     x, w = beta_grid(alpha, concentration)
-    go = x >= 1.0 - stop
-    q = float(w[go].sum())                    # P(the drafter goes on after a draft)
-    accept_go = float((w * x)[go].sum())      # P(it goes on and the draft is accepted)
-    reach = [accept_go ** (d - 1) * alpha for d in range(1, k_max + 1)]
-    survival = [q ** (d - 1) for d in range(1, k_max + 1)]
+    limit = -math.log(1.0 - stop)
+    step = limit / bins
+    neglog = -np.log(x)
+    going = neglog <= limit                   # a draft that keeps the product above 1 - stop by itself
+    index = np.minimum((neglog[going] / step).astype(int), bins - 1)
+    kernel = np.bincount(index, weights=w[going], minlength=bins)
+    product = np.exp(-(np.arange(bins) + 0.5) * step)
+    mass = np.zeros(bins)                     # distribution of -log(product of the drafts so far), going on
+    reach, survival = [alpha], [1.0]          # the first draft is always made: product 1 before it
+    mass = kernel.copy()
+    for _ in range(1, k_max):
+        survival.append(float(mass.sum()))
+        reach.append(float((mass * product).sum()) * alpha)
+        mass = np.convolve(mass, kernel)[:bins]
     return reach, survival

@@ -66,8 +66,9 @@ class Speculative(Decoder):
     batch_policy: str = param("ragged", "how a batch advances: ragged (each sequence by its own acceptance, paged "
                                         "KV), min (all by the least), realign (own acceptance, padded KV "
                                         "re-aligned each round: BSD's EXSPEC)")
-    adaptive: bool = param(False, "SpecDec++: stop drafting once a draft's predicted acceptance falls below 1 - stop")
-    stop: float = param(0.7, "adaptive: stop after a draft whose predicted rejection exceeds this")
+    adaptive: bool = param(False, "SpecDec++: stop drafting once the predicted probability that any drafted token "
+                                  "is rejected exceeds `stop`")
+    stop: float = param(0.7, "adaptive: threshold on P(at least one drafted token rejected) that ends the round")
     spread: float = param(4.0, "adaptive: concentration of per-token acceptance, Beta(alpha*s, (1-alpha)*s) "
                                "(assumed)")
 
