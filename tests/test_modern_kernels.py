@@ -216,6 +216,30 @@ def test_sglang_decode_rows_past_its_graphs_are_left_out_and_its_prefill_pays_ea
     assert mla_modules.sglang_prefill_eager_launches("sglang_dsa_skip_indexer_flashmla_kv", "fp8_block") == dense_fp8
 
 
+def test_flashmla_sparse_prefill_pads_heads_on_sglang_and_reads_its_rows_once():
+    """SGLang pads flashmla_sparse queries to 64 heads on Hopper and 128 on Blackwell (nsa_backend
+    _forward_flashmla_sparse), as vLLM does; FlashMLA's sparse prefill kernel reads a sequence's cached rows once past
+    L2 (its queries and head groups re-read them from L2), so its memory does not grow with the query count past
+    the cache nor with the heads, where the gathered form (other kernels) does."""
+    assert mla_modules.sglang_sparse_head_pad("sglang", "blackwell", "sglang_dsa_indexer_flashmla_sparse") == 128
+    assert mla_modules.sglang_sparse_head_pad("sglang", "hopper", "sglang_dsa_indexer_flashmla_sparse") == 64
+    assert mla_modules.sglang_sparse_head_pad("sglang", "hopper", "sglang_dsa_indexer_flashmla_kv") == 0
+    assert mla_modules.sglang_sparse_head_pad("vllm", "hopper", "sglang_dsa_indexer_flashmla_sparse") == 0
+    assert mla_modules.sglang_sparse_head_pad("sglang", "hopper", None, "bfloat16") == 64
+    c = mla_modules.ceilings(H100)
+
+    def memory(isl, heads, pad):   # the sparse attention part's HBM + L2 seconds, 64k cached tokens
+        parts, _ = mla_modules.dsa_module_work("prefill", 1, isl, 65536, heads, V32, "bfloat16", "bfloat16", c,
+                                               head_pad=pad)
+        return parts[-1][1] + parts[-1][2]
+    assert memory(8192, 128, 64) == pytest.approx(memory(8192, 64, 64))
+    assert memory(8192, 64, 64) < 1.2 * memory(1024, 64, 64)   # the 64k cache read once, plus the new rows
+    assert memory(8192, 64, 0) > 4 * memory(1024, 64, 0)   # the gathered form: every query's top-k rows
+    sglang = mla_modules.dsa_module_seconds("prefill", 1, 8192, 0, 32, V32, B200, "sglang", "fp8_block", "bfloat16")
+    assert sglang == pytest.approx(mla_modules.dsa_module_seconds("prefill", 1, 8192, 0, 64, V32, B200, "sglang",
+                                                                  "fp8_block", "bfloat16"), rel=0.3)
+
+
 def test_an_eager_module_overlaps_its_host_launches_with_its_gpu_time():
     """SGLang's DSA context module is timed eagerly: the host's launches and the GPU's kernels overlap
     (fitted_roofline.host_overlap, ridge of the two at host_smooth), between their max and their sum; other fits
@@ -441,9 +465,9 @@ PINNED_LOO = {
     ("dsa_module_decode", "sglang"): 22.4,   # eager rows past cuda_graph_max_bs left out; flashmla_kv slots (was 35.9)
     ("dsa_module_decode", "trtllm"): 32.7,
     ("dsa_module_decode", "vllm"): 14.1,
-    ("dsa_module_prefill", "sglang"): 30.8,   # eager launches overlap the GPU, host_overlap (was 32.2; 38.8)
+    ("dsa_module_prefill", "sglang"): 28.1,   # eager host overlap; FlashMLA sparse padded, rows read once (was 32.2)
     ("dsa_module_prefill", "trtllm"): 27.0,
-    ("dsa_module_prefill", "vllm"): 26.0,   # FlashMLA sparse heads padded, eager launches by GEMM format (was 30.1)
+    ("dsa_module_prefill", "vllm"): 20.6,   # FlashMLA sparse prefill reads its rows once (was 26.0; 30.1)
     ("encoder_attention", "sglang"): 20.9,   # softmax exp2 beside the MMAs (was 29.2); Triton (L40S): own family
     ("encoder_attention", "trtllm"): 23.9,   # B200 head 72 (fmha_v2 fallback): its own family
     ("encoder_attention", "vllm"): 15.1,   # exp2 beside the MMAs; FA2 (L40S) its own family (was 23.4)
