@@ -235,6 +235,10 @@ def test_flashmla_sparse_prefill_pads_heads_on_sglang_and_reads_its_rows_once():
     assert memory(8192, 128, 64) == pytest.approx(memory(8192, 64, 64))
     assert memory(8192, 64, 64) < 1.2 * memory(1024, 64, 64)   # the 64k cache read once, plus the new rows
     assert memory(8192, 64, 0) > 4 * memory(1024, 64, 0)   # the gathered form: every query's top-k rows
+    # SGLang's prefill: the dense MHA path while every key fits in the top-k, the indexer path's launches past it
+    dense, sparse = (mla_modules.dsa_module_seconds("prefill", 1, n, 0, 64, V32, H100, "sglang", "fp8_block", "fp8")
+                     for n in (2048, 2049))
+    assert sparse > dense + 8 * fitted_roofline.family_params("dsa_module_prefill", "sglang", "hopper").step_s
     sglang = mla_modules.dsa_module_seconds("prefill", 1, 8192, 0, 32, V32, B200, "sglang", "fp8_block", "bfloat16")
     assert sglang == pytest.approx(mla_modules.dsa_module_seconds("prefill", 1, 8192, 0, 64, V32, B200, "sglang",
                                                                   "fp8_block", "bfloat16"), rel=0.3)

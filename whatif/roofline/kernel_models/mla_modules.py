@@ -463,14 +463,19 @@ def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     inputs as mla_module_seconds, dims with the index_* widths."""
     c = ceilings(gpu)
     scoring = indexer_scoring_runs(engine, isl, past, dims.index_topk)
-    parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c,
+    # SGLang's prefill takes its dense MHA path while every key fits in the top-k (nsa_backend set_nsa_prefill_impl)
+    dense = engine == "sglang" and phase == "prefill" and past + isl <= dims.index_topk
+    parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, dense=dense,
                                    all_topk=sparse_all_topk(engine, c.arch), out_format=out_format, scoring=scoring,
                                    topk_slots=phase == "decode" and sparse_topk_slots(engine, c.arch, kv_dtype),
                                    head_pad=vllm_prefill_head_pad(engine, c.arch, phase)
-                                   or (phase == "prefill" and sglang_sparse_head_pad(engine, c.arch, None, kv_dtype)))
+                                   or (phase == "prefill" and not dense
+                                       and sglang_sparse_head_pad(engine, c.arch, None, kv_dtype)))
     steps = INDEXER_SCORING_KERNELS * scoring if engine == "trtllm" else 0.0
     if engine == "vllm" and phase == "prefill":   # timed eagerly: its GEMM format's host launches
         steps = vllm_prefill_eager_launches(gemm_format)
+    if engine == "sglang" and phase == "prefill":   # timed eagerly: its path's host launches, as the fit's rows
+        steps = sglang_prefill_eager_launches("dense_mha" if dense else "indexer", gemm_format)
     return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine, c.arch), steps))
 
 
