@@ -37,16 +37,18 @@ MAX_SMOOTH = 20.0    # beyond it the ridge is the max of the two terms to within
 MAX_L2_SPEEDUP = 10.0   # assumed bound: no GPU of the tables reads its L2 more than 10x faster than its HBM
 
 
-def to_params(v, with_items: bool, with_l2: bool, with_steps: bool = False, with_clocked: bool = False
-              ) -> RooflineParams:
+def to_params(v, with_items: bool, with_l2: bool, with_steps: bool = False, with_clocked: bool = False,
+              with_host: bool = False) -> RooflineParams:
     """v: log floor, logit efficiencies, logit smooth, [log item_s], [log step_s], [log step_cycles],
-    [logit l2_speedup]."""
+    [logit host_smooth], [logit l2_speedup]."""
     v = np.clip(v, -30.0, 30.0)   # keeps a wandering trial step finite (efficiencies >= 1e-13, no overflow)
+    host = 4 + with_items + with_steps + with_clocked
     return RooflineParams(float(np.exp(v[0])), float(_eff(v[1])), float(_eff(v[2])),
                           float(1.0 + (MAX_SMOOTH - 1.0) * _eff(v[3])), float(np.exp(v[4])) if with_items else 0.0,
                           float(1.0 + (MAX_L2_SPEEDUP - 1.0) * _eff(v[-1])) if with_l2 else 1.0,
                           step_s=float(np.exp(v[4 + with_items])) if with_steps else 0.0,
-                          step_cycles=float(np.exp(v[4 + with_items + with_steps])) if with_clocked else 0.0)
+                          step_cycles=float(np.exp(v[4 + with_items + with_steps])) if with_clocked else 0.0,
+                          host_smooth=float(1.0 + (MAX_SMOOTH - 1.0) * _eff(v[host])) if with_host else 0.0)
 
 
 FIT_ROWS_PER_GPU = 3000   # a larger table is fitted on an evenly spaced subset of each GPU's rows (scored on all)
@@ -73,21 +75,23 @@ def fit(rows) -> RooflineParams:
     # a step count the same on every row is the floor's (the fit cannot tell them apart): no step_s then
     with_steps = bool(np.any(_steps(rows) > 0) and np.ptp(_steps(rows)) > 0)
     with_clocked = bool(np.any(_steps(rows, "clocked") > 0))
+    # rows timed eagerly (modern_rows marks them): host launches overlap the GPU (fitted_roofline.host_overlap)
+    with_host = bool("eager" in rows.columns and (rows["eager"] > 0).all())
 
     def residuals(v):
-        p = to_params(v, with_items, with_l2, with_steps, with_clocked)
+        p = to_params(v, with_items, with_l2, with_steps, with_clocked, with_host)
         return np.log(np.maximum(predict(rows, p), 1e-12) / measured)
     best = None
     for floor in (2e-6, 2e-5):   # two starts: launch-bound and bandwidth-bound tables converge differently
         x0 = ([np.log(floor), _logit(0.5), _logit(0.5), _logit(1.0 / (MAX_SMOOTH - 1.0))] + [np.log(1e-7)] * with_items
               + [np.log(1e-6)] * with_steps + [np.log(100.0)] * with_clocked
-              + [_logit(1.0 / (MAX_L2_SPEEDUP - 1.0))] * with_l2)
+              + [_logit(1.0 / (MAX_SMOOTH - 1.0))] * with_host + [_logit(1.0 / (MAX_L2_SPEEDUP - 1.0))] * with_l2)
         with np.errstate(all="ignore"):
             x = levenberg_marquardt(residuals, np.array(x0), iters=100)
         r = residuals(x)
         if best is None or r @ r < best[0]:
             best = (float(r @ r), x)
-    p = to_params(best[1], with_items, with_l2, with_steps, with_clocked)
+    p = to_params(best[1], with_items, with_l2, with_steps, with_clocked, with_host)
     c = [col for col in rows.columns if col.startswith("c") and col[1:].isdigit()]
     # a form without compute time leaves compute_eff (and smooth) without effect: say 1 (unused), not a drift
     return p if (rows[c] > 0).to_numpy().any() else replace(p, compute_eff=1.0, smooth=1.0)
@@ -154,13 +158,16 @@ HEADER = """# Fitted-roofline parameters of the 2025-26 op families (whatif/roof
 # efficiencies in (0, 1]) on NVIDIA aiconfigurator's modern kernel tables (Apache-2.0; collector releases in
 # fitted_on.versions, from each table folder's VERSIONS). Units: floor_s seconds; compute_eff / memory_eff
 # fractions of the datasheet ceilings each family names; smooth the exponent p combining compute and memory;
-# item_s seconds per fixed-cost work item on one SM. by_arch: a measured architecture's own fit (its GPU's rows
-# alone), used for GPUs of that architecture; the pooled block for any other. Errors: benchmarks/accuracy_modern.py.
+# item_s seconds per fixed-cost work item on one SM; host_smooth (eagerly timed ops only) the exponent p
+# combining the host's launches (floor_s + step_s a launch) with the GPU's time (fitted_roofline.host_overlap).
+# by_arch: a measured architecture's own fit (its GPU's rows alone), used for GPUs of that architecture; the
+# pooled block for any other. Errors: benchmarks/accuracy_modern.py.
 """
 
 
 def _block(p: RooflineParams, group, **on) -> dict:
-    serial = {k: float(f"{v:.4g}") for k, v in (("step_s", p.step_s), ("step_cycles", p.step_cycles)) if v}
+    serial = {k: float(f"{v:.4g}") for k, v in (("step_s", p.step_s), ("step_cycles", p.step_cycles),
+                                                  ("host_smooth", p.host_smooth)) if v}
     return {"floor_s": float(f"{p.floor_s:.4g}"), "compute_eff": float(f"{p.compute_eff:.4g}"),
             "memory_eff": float(f"{p.memory_eff:.4g}"), "smooth": float(f"{p.smooth:.4g}"),
             "item_s": float(f"{p.item_s:.4g}"), **serial, "l2_speedup": float(f"{p.l2_speedup:.4g}"),

@@ -44,6 +44,7 @@ class RooflineParams:
     provenance: str = ""
     step_s: float = 0.0
     step_cycles: float = 0.0
+    host_smooth: float = 0.0   # > 0: an eagerly timed op, host launches overlapping its GPU time (host_overlap)
 
 
 def memory_times(moved, bandwidth, l2_bytes, footprint=None):
@@ -62,10 +63,23 @@ def memory_times(moved, bandwidth, l2_bytes, footprint=None):
 def fitted_seconds(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, clock=1.0):
     """Seconds of an op from its kernels' ideal (compute s, HBM s, L2-resident s) `parts`, its fixed-cost `items`,
     its serial `steps` and its `clocked` steps at `clock` Hz; floats or columns."""
+    if p.host_smooth:
+        return host_overlap(parts, items, sms, p, steps, clocked, clock)
     busy = p.step_s * steps + p.step_cycles * clocked / clock
     for t_c, t_m, t_l2 in parts:
         busy = busy + ridge(t_c / p.compute_eff, (t_m + t_l2 / p.l2_speedup) / p.memory_eff, p.smooth)
     return p.floor_s + p.item_s * items / sms + busy
+
+
+def host_overlap(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, clock=1.0):
+    """Seconds of an op timed eagerly (no CUDA graph): the host issues its launches (floor_s + step_s a launch)
+    while the GPU runs the kernels already queued, so the two overlap: ridge(host, GPU, host_smooth) (the
+    launches are asynchronous, cudaLaunchKernel returning before the kernel runs; CUDA C++ Programming Guide,
+    "Asynchronous Concurrent Execution"); host_smooth 1 is their sum, 20 their max."""
+    gpu = p.item_s * items / sms + p.step_cycles * clocked / clock
+    for t_c, t_m, t_l2 in parts:
+        gpu = gpu + ridge(t_c / p.compute_eff, (t_m + t_l2 / p.l2_speedup) / p.memory_eff, p.smooth)
+    return ridge(p.floor_s + p.step_s * steps, gpu, p.host_smooth)
 
 
 @cache
@@ -82,7 +96,7 @@ def fitted_families() -> dict:
 def _params(b: dict, prov: str) -> RooflineParams:
     return RooflineParams(float(b["floor_s"]), float(b["compute_eff"]), float(b["memory_eff"]), float(b["smooth"]),
                           float(b["item_s"]), float(b["l2_speedup"]), prov, float(b.get("step_s", 0.0)),
-                          float(b.get("step_cycles", 0.0)))
+                          float(b.get("step_cycles", 0.0)), float(b.get("host_smooth", 0.0)))
 
 
 @cache

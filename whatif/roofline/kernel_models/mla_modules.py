@@ -192,9 +192,20 @@ def topk_slots_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c):
     return (flops / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
 
 
+def flashmla_sparse_read(batch, isl, past, d: MlaDims, kv_bytes, c):
+    """(HBM s, L2 s) of FlashMLA's sparse prefill kernel (flash_mla_sparse_fwd): each (query, 64-head) CTA gathers
+    its top-k rows, but a sequence's queries and head groups gather from the same cached rows, so its traffic past
+    L2 is those rows once, min(visible keys, gathered) a sequence (the re-reads are L2 hits, the kernel
+    compute-bound: 640 TFLOPS on H800, FlashMLA README)."""
+    import numpy as np
+    rows = np.minimum(past + isl, capped_pairs(isl, past, d.index_topk))
+    return memory_times(batch * rows * (d.kv_lora + d.rope) * kv_bytes, c.hbm_bw, c.l2_bytes)
+
+
 def all_topk_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c):
     """FlashMLA's sparse prefill kernel as TensorRT-LLM runs it on Hopper: ceil(queries x head groups / SMs)
-    waves, each CTA 64 heads x index_topk slots at one SM's share of the bf16 peak; reads its visible keys."""
+    waves, each CTA 64 heads x index_topk slots at one SM's share of the bf16 peak; reads its visible keys a head
+    group (not flashmla_sparse_read's rows once: with it, TensorRT-LLM's prefill left out went 27.9 -> 41.6%)."""
     groups = -(-heads // HEAD_GROUP)
     waves = -(-(batch * isl * groups) // c.sms)
     cta_flops = 2.0 * HEAD_GROUP * (2 * d.kv_lora + d.rope) * d.index_topk
@@ -209,6 +220,17 @@ def vllm_prefill_head_pad(engine: str, arch: str, phase: str, source: str | None
     Blackwell; source: the table's kernel_source where known (FLASHMLA_SPARSE; FlashInfer's sparse backend runs
     trtllm-gen, whose tile is not established here)."""
     if engine != "vllm" or phase != "prefill" or (source is not None and source != "FLASHMLA_SPARSE"):
+        return 0
+    return {"blackwell": 128, "hopper": 64}.get(arch, 0)
+
+
+def sglang_sparse_head_pad(engine: str, arch: str, source: str | None = None, kv_dtype: str = "bfloat16") -> int:
+    """Heads SGLang pads its flashmla_sparse queries to (0: none): nsa_backend._forward_flashmla_sparse pads them to
+    `128 if device_sm_major >= 10 else 64` before flash_mla_sparse_fwd, as vLLM does (vllm_prefill_head_pad), so
+    64 heads cost as 128 on Blackwell; source: the table's kernel_source where known (else a bf16 cache, the
+    path the tables ran it on)."""
+    sparse = "flashmla_sparse" in source if source is not None else KV_BYTES[kv_dtype] == 2.0
+    if engine != "sglang" or not sparse:
         return 0
     return {"blackwell": 128, "hopper": 64}.get(arch, 0)
 
@@ -354,7 +376,10 @@ def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
         parts.append(all_topk_part(batch, isl, past, heads, d, KV_BYTES[kv_dtype], c))
     else:
         pairs = capped_pairs(isl, past, d.index_topk)
-        parts.append(absorbed_part(batch, pairs, pairs, heads, d, KV_BYTES[kv_dtype], c, head_pad))
+        part = absorbed_part(batch, pairs, pairs, heads, d, KV_BYTES[kv_dtype], c, head_pad)
+        if head_pad:   # FlashMLA's sparse prefill kernel (padded heads): its rows read once
+            part = (part[0], *flashmla_sparse_read(batch, isl, past, d, KV_BYTES[kv_dtype], c))
+        parts.append(part)
     return parts, batch * heads * -(-isl // Q_TILE)
 
 
@@ -438,13 +463,19 @@ def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     inputs as mla_module_seconds, dims with the index_* widths."""
     c = ceilings(gpu)
     scoring = indexer_scoring_runs(engine, isl, past, dims.index_topk)
-    parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c,
+    # SGLang's prefill takes its dense MHA path while every key fits in the top-k (nsa_backend set_nsa_prefill_impl)
+    dense = engine == "sglang" and phase == "prefill" and past + isl <= dims.index_topk
+    parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, dense=dense,
                                    all_topk=sparse_all_topk(engine, c.arch), out_format=out_format, scoring=scoring,
                                    topk_slots=phase == "decode" and sparse_topk_slots(engine, c.arch, kv_dtype),
-                                   head_pad=vllm_prefill_head_pad(engine, c.arch, phase))
+                                   head_pad=vllm_prefill_head_pad(engine, c.arch, phase)
+                                   or (phase == "prefill" and not dense
+                                       and sglang_sparse_head_pad(engine, c.arch, None, kv_dtype)))
     steps = INDEXER_SCORING_KERNELS * scoring if engine == "trtllm" else 0.0
     if engine == "vllm" and phase == "prefill":   # timed eagerly: its GEMM format's host launches
         steps = vllm_prefill_eager_launches(gemm_format)
+    if engine == "sglang" and phase == "prefill":   # timed eagerly: its path's host launches, as the fit's rows
+        steps = sglang_prefill_eager_launches("dense_mha" if dense else "indexer", gemm_format)
     return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine, c.arch), steps))
 
 
