@@ -3,6 +3,7 @@
 the engine profile's disaggregation.mla_kv_fanout turns it on (default off)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -69,3 +70,24 @@ def test_an_attention_dp_prefill_pool_hands_a_tp_decode_pool_its_latent_eight_ti
     # 7 more copies of 4,096 tokens x 70.3 kB (61 layers of a 1,152-byte bf16 latent) over a 50 GB/s NIC (40 ms),
     # each copy its 61 layers' sends (each a NIC latency)
     assert all(0.04 < e < 0.06 for e in extra), extra
+
+
+def test_search_prices_the_fanout_as_the_simulator_does():
+    """config_search.disaggregated multiplies a prefill profile's send by the same copies (one answer per question):
+    an attention-DP prefill replica of a fanning-out engine sends 8 copies to a TP8 decode replica, 1 to a DP one;
+    pools of 8 GPUs each take two nodes, so every cluster sends over the NIC (kv_send_net_s)."""
+    from whatif.config_search.configs import disaggregated
+    from whatif.config_search.evaluate import BatchPoint, ReplicaProfile
+    from whatif.config_search.space import ReplicaSetup, SearchSpace
+    space = SearchSpace(model="deepseek-v3", hardware=("dgx-b200",), gpu_budget=32, output=64, prompt=8192, nodes=4)
+    pre = ReplicaSetup("dgx-b200", 8, 1, 1, "fp8", "fp8", dp_attention=True)
+    tp8 = ReplicaSetup("dgx-b200", 8, 1, 8, "fp8", "fp8")
+    dep8 = replace(tp8, dp_attention=True, attention_dp=0)
+    prefill = ReplicaProfile(pre, prefill_s=0.5, kv_send_node_s=0.001, kv_send_net_s=0.006, mla_kv_fanout=True)
+    points = (BatchPoint(batch=8, ttft_s=0.5, tpot_s=0.01, e2e_s=1.13, throughput_tok_s=453.0),)
+
+    def sends(pre_profile, decode):
+        return {round(c.ttft_s - 0.5, 9) for c in disaggregated(space, pre_profile, ReplicaProfile(decode,
+                                                                                                   points=points))}
+    assert sends(prefill, tp8) == {0.048} and sends(prefill, dep8) == {0.006}
+    assert sends(replace(prefill, mla_kv_fanout=False), tp8) == {0.006}

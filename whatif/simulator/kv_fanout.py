@@ -11,7 +11,10 @@ attn_tp_size // prefill attn_tp_size and names it `kv_replica_factor` ("only MLA
 ranks"). The other way round (a larger prefill group) one of its ranks sends and the rest skip, one copy."""
 from __future__ import annotations
 
-from ..roofline.config import Parallelism
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # (annotations only: config_search imports this without the roofline's layout module)
+    from ..roofline.config import Parallelism
 
 
 def mla_kv_copies(is_mla: bool, sender: Parallelism, receiver: Parallelism) -> int:
