@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from ..simulator.kv_fanout import mla_kv_copies
 from .evaluate import BatchPoint, ReplicaProfile
 from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace, budget, node_gpus
 
@@ -169,13 +170,15 @@ def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaPr
     node = node_gpus(decode.key.hardware) if prefill.key.hardware == decode.key.hardware else 0
     prefill_rps = 1.0 / prefill.prefill_s
     pairs = pool_pairs(space, prefill.key, decode.key)
+    # an MLA latent goes to each decode attention-TP rank, as the simulator sends it (simulator/kv_fanout.py)
+    copies = mla_kv_copies(prefill.mla_kv_fanout, prefill.key.parallel, decode.key.parallel)
     out = []
     for pt in decode.points:
         pt: BatchPoint
         decode_rps = pt.batch / ((osl - 1) * pt.tpot_s)
         for x, y in pairs:
             gpus = x * prefill.gpus + y * decode.gpus
-            send = prefill.kv_send_node_s if gpus <= node else prefill.kv_send_net_s
+            send = (prefill.kv_send_node_s if gpus <= node else prefill.kv_send_net_s) * copies
             if not math.isfinite(send):
                 continue
             ttft = prefill.prefill_s + send

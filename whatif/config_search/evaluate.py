@@ -51,6 +51,7 @@ class ReplicaProfile:
     prefill_s: float = 0.0              # one prompt's prefill: a request's own TTFT
     kv_send_node_s: float = 0.0         # one prompt's KV to a decode replica in the same node
     kv_send_net_s: float = 0.0          # ... on another node (CROSS_NODE_KV_LINK or the space's kv_link)
+    mla_kv_fanout: bool = False         # an MLA latent its engine sends to each decode attention-TP rank (kv_fanout)
     estimates: int = 0                  # full roofline estimates run (not the prefill-only reuses)
     pruned: tuple[int, ...] = ()        # batches that fit but were not priced: dominated (prune.py)
 
@@ -62,11 +63,10 @@ class ReplicaProfile:
 def replica_scenario(space: SearchSpace, key: ReplicaSetup, chunk: int, batch: int = 1):
     """The scenario `whatif estimate` would run for this engine at `batch` and prefill `chunk` (the API's and
     brute force's)."""
-    from ..roofline.config import Parallelism
     from ..roofline.estimate import Workload
     from .checkpoint_scheme import setup_precision
     from ..scenario import Scenario
-    par = Parallelism(key.tp, key.pp, key.ep, key.dp_attention, attention_dp=key.attention_dp)
+    par = key.parallel
     return Scenario(model=space.model, hardware=key.hardware, nodes=space.nodes, parallel=par,
                     precision=setup_precision(space.model, key.quantization, key.weight, key.kv),
                     workload=Workload(batch=batch, prompt=space.prompt, output=space.output,
@@ -91,14 +91,18 @@ def evaluate_replica(space: SearchSpace, key: ReplicaSetup, ends: bool = False) 
     others, or not)."""
     out: list[ReplicaProfile] = []
     sends = None      # (in a node, across nodes): the KV of one prompt, whatever the chunk
+    fanout = False    # its engine sends an MLA latent to each decode attention-TP rank (simulator/kv_fanout.py)
     pricers = StepPricers()
     for chunk in space.prefill_chunks:
         profile, fitted = _evaluate_at_chunk(space, key, chunk, pricers, ends)
         if fitted is not None and sends is None and "disaggregated" in space.modes:
             sends = _kv_send_times(space, fitted)
+            spec, model = fitted[0].engine_spec, fitted[0].model
+            fanout = spec is not None and spec.mla_kv_fanout and model.mla is not None
         out.append(profile)
     if sends is not None:
-        out = [p if p.error else replace(p, kv_send_node_s=sends[0], kv_send_net_s=sends[1]) for p in out]
+        out = [p if p.error else replace(p, kv_send_node_s=sends[0], kv_send_net_s=sends[1], mla_kv_fanout=fanout)
+               for p in out]
     return out
 
 

@@ -75,6 +75,12 @@ class ReplicaSetup:
         return self.tp * self.pp
 
     @property
+    def parallel(self):
+        """Its layout as the roofline's Parallelism (what replica_scenario runs)."""
+        from ..roofline.config import Parallelism
+        return Parallelism(self.tp, self.pp, self.ep, self.dp_attention, attention_dp=self.attention_dp)
+
+    @property
     def moe_tp(self) -> int:
         """Each routed expert's columns split over tp / ep GPUs (ep x moe_tp = tp, the engines' layout)."""
         return self.tp // self.ep if self.tp % self.ep == 0 else 0

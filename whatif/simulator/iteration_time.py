@@ -87,7 +87,7 @@ class IterationTimes:
     cache: dict = field(default_factory=dict)
     quotes: dict = field(default_factory=dict)   # decode_span's answers by (rows, context bucket)
     draft_prefills: dict = field(default_factory=dict)   # draft_prefill's seconds by chunk tokens
-    send_memos: dict = field(default_factory=dict)   # send_time's seconds by (path, tokens)
+    send_memos: dict = field(default_factory=dict)   # send_time's seconds by (path, tokens, copies)
     hits: int = 0
     misses: int = 0
 
@@ -314,14 +314,15 @@ class IterationTimes:
         """KV blocks the host swap space holds (it is per GPU, as each GPU swaps its own shard)."""
         return int(swap_space_gib * GIB // (self.kv_bytes_per_token * self.block_size))
 
-    def send_time(self, tokens: int, path: HostPath) -> float:
+    def send_time(self, tokens: int, path: HostPath, copies: int = 1) -> float:
         """Seconds to send `tokens` tokens of KV from this replica's GPUs to another's over `path`
-        (each GPU sends its own shard at once, one copy per layer), memoized by path and tokens."""
-        key = (path, tokens)
+        (each GPU sends its own shard at once, one copy per layer; `copies` times where each receiving rank
+        needs the whole shard: kv_fanout.py), memoized by path, tokens and copies."""
+        key = (path, tokens, copies)
         t = self.send_memos.get(key)
         if t is None:
-            nbytes = tokens * self.kv_bytes_per_token
-            op = transfer("kv_send", nbytes, path, direction="d2h", blocks=self.layers_per_gpu)
+            nbytes = tokens * self.kv_bytes_per_token * copies
+            op = transfer("kv_send", nbytes, path, direction="d2h", blocks=self.layers_per_gpu * copies)
             t = self.send_memos[key] = time_op(op, self.setup.system.gpu, self.setup.efficiency).total_s
         return t
 

@@ -17,6 +17,7 @@ from .config import SchedulerConfig
 from .decode_run import decode_run
 from .first_token_hold import FirstTokenHold, eager_launch_s
 from .iteration_time import IterationTimes
+from .kv_fanout import kv_copies
 from .log import FLUSH_VALUES, IterationLog, ReplicaInfo
 from .pipeline_stages import PipelineStages
 from .prefill_recompile import TokenCountCompiles
@@ -208,7 +209,8 @@ class Replica:
 
     def _transfer(self, seq: Seq, scheduler: Scheduler):
         source, blocks, shared = seq.source
-        yield source.times.send_time(seq.computed, self.cluster.kv_path)
+        copies = kv_copies(source.times.setup, self.times.setup)   # MLA's latent to each decode TP rank (kv_fanout)
+        yield source.times.send_time(seq.computed, self.cluster.kv_path, copies)
         source.bm.release(blocks)
         source.bm.unref(shared)
         source.wake()

@@ -133,6 +133,7 @@ class EngineSpec:
     shared_expert_stream: tuple[str, ...] = ()   # model families whose shared expert runs on a second stream in graphs
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
     holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new
+    mla_kv_fanout: bool = False           # a disaggregated MLA sender sends its whole latent to each receiving TP rank
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
     large_gpu: LargeGpuDefaults | None = None   # other scheduler defaults on large GPUs (vLLM's)
     graph_pad_to_limit: bool = False      # capture sizes past its batch limit become one graph at the limit
@@ -318,7 +319,7 @@ def expand_sizes(raw, where: str) -> tuple[int, ...]:
 
 def engine_from_mapping(data: dict, where: str) -> EngineSpec:
     check_mapping(data, {"kind", "name", "description", "extends", "scheduler", "cuda_graphs", "cpu", "memory",
-                         "collectives", "kernels", "offload", "cache", "frontend"}, where)
+                         "collectives", "kernels", "offload", "cache", "frontend", "disaggregation"}, where)
     if data.get("kind") != "engine":
         raise WhatifError(f"{where}: kind must be 'engine', got {data.get('kind')!r}")
     src: dict[str, str] = {}
@@ -412,8 +413,10 @@ def _large_gpu(s: dict, where: str) -> LargeGpuDefaults | None:
 
 def _optional_sections(data: dict, where: str, src: dict) -> dict:
     """`kernels` (how its version runs the fitted kernels: specs/kernel_options.py), `offload` (whether its own
-    offload copies from pageable host memory), `cache` (whether a step's peak holds the previous step's cache) and
-    `frontend` (the server's per-request cost); absent: pinned host copies, one cache at a time, no front end."""
+    offload copies from pageable host memory), `cache` (whether a step's peak holds the previous step's cache),
+    `disaggregation` (whether an MLA prefill rank sends its latent KV to each receiving attention-TP rank) and
+    `frontend` (the server's per-request cost); absent: pinned host copies, one cache at a time, one KV copy a
+    request, no front end."""
     out: dict = {"kernel_fits": str(data.get("extends") or data.get("name", ""))}   # a release: its base's fits
     if "kernels" in data:
         sec = check_mapping(data["kernels"], KERNEL_KEYS, f"{where}.kernels")
@@ -429,6 +432,10 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
         sec = check_mapping(data["cache"], {"previous_step_held"}, f"{where}.cache")
         held = _leaf(sec, "previous_step_held", f"{where}.cache", src, "cache")
         out["holds_previous_cache"] = boolean(held, f"{where}.cache.previous_step_held")
+    if "disaggregation" in data:   # how its disaggregated pools hand a request's KV over (simulator/kv_fanout.py)
+        sec = check_mapping(data["disaggregation"], {"mla_kv_fanout"}, f"{where}.disaggregation")
+        fanout = _leaf(sec, "mla_kv_fanout", f"{where}.disaggregation", src, "disaggregation")
+        out["mla_kv_fanout"] = boolean(fanout, f"{where}.disaggregation.mla_kv_fanout")
     if "frontend" in data:
         sec = check_mapping(data["frontend"], {"per_request_s", "per_prompt_token_s"}, f"{where}.frontend")
         out["frontend"] = FrontEnd(*(number(_leaf(sec, k, f"{where}.frontend", src, "frontend"),
