@@ -58,7 +58,7 @@ def read_table(table: str, root=DEFAULT_ROOT):
 
 def _attach(group, parts, items, family, latency_s=None, steps=0.0, clocked=0.0, fixed_s=0.0):
     """The fitter's columns for `group`; latency_s: measured seconds (default: the tables' `latency` column, ms);
-    fixed_s: seconds the mechanism fixes and no parameter scales (a `fixed_s` column only where nonzero)."""
+    fixed_s: seconds the mechanism fixes and no parameter scales."""
     out = group[["gpu", "engine", "table", "kernel_source", "version"]].copy()
     out["family"] = family
     out["latency_s"] = _col(group, "latency") * 1e-3 if latency_s is None else latency_s
@@ -69,8 +69,7 @@ def _attach(group, parts, items, family, latency_s=None, steps=0.0, clocked=0.0,
     out["items"] = np.broadcast_to(np.asarray(items, dtype=float), len(group))
     out["steps"] = np.broadcast_to(np.asarray(steps, dtype=float), len(group))
     out["clocked"] = np.broadcast_to(np.asarray(clocked, dtype=float), len(group))
-    if np.any(np.asarray(fixed_s) != 0):
-        out["fixed_s"] = np.broadcast_to(np.asarray(fixed_s, dtype=float), len(group))
+    out["fixed_s"] = np.broadcast_to(np.asarray(fixed_s, dtype=float), len(group))
     return out
 
 
@@ -373,6 +372,6 @@ def all_rows(root=DEFAULT_ROOT, tables=None):
             out.append(build(frame))
     rows = pd.concat(out, ignore_index=True)
     rows = rows[np.isfinite(rows["latency_s"]) & (rows["latency_s"] > 0)].reset_index(drop=True)
-    for c in [c for c in rows.columns if c[0] in "cml" and c[1:].isdigit()] + ["steps", "clocked"]:
+    for c in [c for c in rows.columns if c[0] in "cml" and c[1:].isdigit()] + ["steps", "clocked", "fixed_s"]:
         rows[c] = rows[c].fillna(0.0)
     return rows
