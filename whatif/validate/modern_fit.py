@@ -28,9 +28,11 @@ def _steps(rows, col="steps"):
 
 
 def predict(rows, p: RooflineParams):
+    """Seconds of `rows` under `p`, plus any unfitted seconds the mechanism fixes (a `fixed_s` column)."""
     return np.asarray(fitted_seconds(parts_of(rows), rows["items"].to_numpy(), rows["sms"].to_numpy(), p,
                                      _steps(rows), _steps(rows, "clocked"),
-                                     rows["clock"].to_numpy() if "clock" in rows.columns else 1.0))
+                                     rows["clock"].to_numpy() if "clock" in rows.columns else 1.0)) + _steps(
+        rows, "fixed_s")
 
 
 MAX_SMOOTH = 20.0    # beyond it the ridge is the max of the two terms to within 4%

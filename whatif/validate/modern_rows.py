@@ -56,8 +56,9 @@ def read_table(table: str, root=DEFAULT_ROOT):
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
-def _attach(group, parts, items, family, latency_s=None, steps=0.0, clocked=0.0):
-    """The fitter's columns for `group`; latency_s: measured seconds (default: the tables' `latency` column, ms)."""
+def _attach(group, parts, items, family, latency_s=None, steps=0.0, clocked=0.0, fixed_s=0.0):
+    """The fitter's columns for `group`; latency_s: measured seconds (default: the tables' `latency` column, ms);
+    fixed_s: seconds the mechanism fixes and no parameter scales."""
     out = group[["gpu", "engine", "table", "kernel_source", "version"]].copy()
     out["family"] = family
     out["latency_s"] = _col(group, "latency") * 1e-3 if latency_s is None else latency_s
@@ -68,6 +69,7 @@ def _attach(group, parts, items, family, latency_s=None, steps=0.0, clocked=0.0)
     out["items"] = np.broadcast_to(np.asarray(items, dtype=float), len(group))
     out["steps"] = np.broadcast_to(np.asarray(steps, dtype=float), len(group))
     out["clocked"] = np.broadcast_to(np.asarray(clocked, dtype=float), len(group))
+    out["fixed_s"] = np.broadcast_to(np.asarray(fixed_s, dtype=float), len(group))
     return out
 
 
@@ -171,16 +173,17 @@ def deepep_rows(frame, mode):
 
     def build(group, c, gpu):
         link = link_figures(CORPUS_LINKS[gpu])[0]
-        signal = deepep.signal_seconds(CORPUS_LINKS[gpu], "nvlink", link) if mode == "ll" else 0.0
+        signal = deepep.signal_seconds(CORPUS_LINKS[gpu], "nvlink", link)
         out = []
         for phase in ("dispatch", "combine"):
             for (topk, experts), g in group.groupby(["num_topk", "num_experts"]):
                 sms = _col(g, f"{phase}_sms") if mode == "normal" else c.sms
                 parts, items = deepep.deepep_work(mode, phase, _col(g, "num_token"), _col(g, "hidden_size"), topk,
-                                                  experts, sms, c, link, signal_s=signal)
+                                                  experts, sms, c, link, signal_s=signal if mode == "ll" else 0.0)
                 us = g[f"{phase}_transmit_us"] + g[f"{phase}_notify_us"] if mode == "normal" else g[f"{phase}_avg_t_us"]
                 steps = deepep.byte_steps(mode, phase, _col(g, "num_token"), _col(g, "hidden_size"), topk, experts)
-                r = _attach(g, parts, items, f"deepep_{mode}_{phase}", us.to_numpy(dtype=float) * 1e-6, steps=steps)
+                r = _attach(g, parts, items, f"deepep_{mode}_{phase}", us.to_numpy(dtype=float) * 1e-6, steps=steps,
+                            fixed_s=deepep.barrier_seconds(mode, signal))
                 for k in ("num_token", "hidden_size", "num_topk"):   # the shape (accuracy_modern --vs-kernels)
                     r[k] = g[k].to_numpy()
                 out.append(r)
@@ -373,6 +376,6 @@ def all_rows(root=DEFAULT_ROOT, tables=None):
             out.append(build(frame))
     rows = pd.concat(out, ignore_index=True)
     rows = rows[np.isfinite(rows["latency_s"]) & (rows["latency_s"] > 0)].reset_index(drop=True)
-    for c in [c for c in rows.columns if c[0] in "cml" and c[1:].isdigit()] + ["steps", "clocked"]:
+    for c in [c for c in rows.columns if c[0] in "cml" and c[1:].isdigit()] + ["steps", "clocked", "fixed_s"]:
         rows[c] = rows[c].fillna(0.0)
     return rows

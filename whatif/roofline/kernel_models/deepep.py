@@ -12,6 +12,11 @@ holding its top-k experts, combine returns the weighted expert outputs. Measured
   32k tokens on 4 SMs, where the HBM share said B200 2.4x faster and left the link term at the cap.)
   Plus a cost per GB moved in seconds, the same on every GPU (byte_steps: the tables show it on both GPUs at
   ~1,250 GB/s, whatever the SM count; booked as the link, it doubled on H100's link: left out 22.7 -> 18.5% dispatch).
+  Plus two cross-rank barriers, unfitted (barrier_seconds): the timed call is a cached dispatch / combine whose
+  cached_notify kernel barriers all ranks before and after cleaning the buffers (DeepEP intranode.cu), each a chain
+  of NVLink flag writes at the link's measured latency (signal_seconds, as low-latency mode's): B200's 1-token calls
+  are 5.7 / 5.9 us slower than H100's (dispatch / combine), two barriers 6.2 us, where a floor in seconds said 0
+  (left out 18.5 -> 11.4% dispatch, 16.1 -> 11.9% combine).
 - low_latency (decode; LL mode): every (token, expert) pair is its own message over the link, dispatch in
   fp8 with one fp32 scale per 128 elements, combine in bf16 (t_m: the remote bytes over the link). The LL
   kernels run one warp group per expert, so they launch only ceil(E / ceil(E / SMs)) SMs (DeepEP
@@ -81,6 +86,17 @@ def byte_steps(mode: str, phase: str, tokens, hidden, topk, experts, ranks=EP_RA
     return normal_moved(phase, tokens, hidden, topk, experts, ranks) / 1e9 if mode == "normal" else 0.0
 
 
+NORMAL_BARRIERS = 2   # cross-rank barriers a normal-mode call waits on (DeepEP intranode.cu: cached_notify_*)
+
+
+def barrier_seconds(mode: str, signal_s: float) -> float:
+    """Normal mode's cross-rank barriers, unfitted: DeepEP's cached_notify_dispatch and cached_notify_combine
+    (intranode.cu) each barrier all ranks before and after cleaning the buffers, each barrier a chain of flag
+    writes over NVLink that the peers poll: the link's signal latency (signal_seconds) a barrier. Low-latency
+    mode: none (its signalling is its t_c)."""
+    return NORMAL_BARRIERS * signal_s if mode == "normal" else 0.0
+
+
 def deepep_work(mode: str, phase: str, tokens, hidden, topk, experts, sms, c, link_bw, ranks=EP_RANKS,
                 signal_s=0.0):
     """([(SM-bound or signalling s, link-bound s, 0)], items) of one DeepEP call at efficiency 1; topk, experts
@@ -99,10 +115,12 @@ def deepep_work(mode: str, phase: str, tokens, hidden, topk, experts, sms, c, li
 
 def _seconds(mode, phase, tokens, hidden, topk, experts, gpu, link_bw, sms, engine, ranks, link):
     c = ceilings(gpu)
-    signal = signal_seconds(link, "nvlink", link_bw) if mode == "ll" else 0.0
-    parts, items = deepep_work(mode, phase, tokens, hidden, topk, experts, sms or c.sms, c, link_bw, ranks, signal)
+    signal = signal_seconds(link, "nvlink", link_bw)
+    parts, items = deepep_work(mode, phase, tokens, hidden, topk, experts, sms or c.sms, c, link_bw, ranks,
+                               signal if mode == "ll" else 0.0)
     steps = byte_steps(mode, phase, tokens, hidden, topk, experts, ranks)
-    return float(fitted_seconds(parts, items, c.sms, family_params(f"deepep_{mode}_{phase}", engine, c.arch), steps))
+    p = family_params(f"deepep_{mode}_{phase}", engine, c.arch)
+    return float(fitted_seconds(parts, items, c.sms, p, steps)) + barrier_seconds(mode, signal)
 
 
 def deepep_dispatch_seconds(tokens: int, hidden: int, topk: int, experts: int, gpu, link_bw: float,
