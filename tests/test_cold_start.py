@@ -133,3 +133,17 @@ def test_a_whole_process_run_collects_less():
             "print(gc.get_freeze_count(), gc.get_threshold() == before)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "0 True", out.stderr
+
+
+def test_a_whole_process_simulation_keeps_its_result_to_the_end():
+    """A whole process's simulate keeps its result (keep_to_exit: not freed object by object on return), in a
+    cycle of its own so that the exit does not free it either; main(argv) from Python keeps nothing."""
+    run = "'simulate', '--model', 'llama-3-8b', '--hardware', 'h100-sxm', '--rate', '5', '--requests', '20'"
+    code = (f"import sys; sys.argv = ['whatif', {run}]; import whatif.cli as c; c.main(); "
+            "from whatif.simulator.metrics import SimulationResult; "
+            "print([type(k).__name__ for k in c._KEPT[:-1]], c._KEPT[-1] is c._KEPT)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "['SimulationResult'] True", out.stderr
+    code = f"import whatif.cli as c; c.main([{run}]); print(len(c._KEPT))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "0", out.stderr
