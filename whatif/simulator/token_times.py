@@ -22,8 +22,9 @@ class TokenTimes:
     def __init__(self, times=()):
         self.pieces: list[tuple] = []   # (time, tokens) points and (ends, first, stop) runs, in order
         self.count = 0
-        for t in times:
-            self.add(t)
+        if len(times):   # (a record's starts empty: no loop set up)
+            for t in times:
+                self.add(t)
 
     def add(self, t: float, tokens: int = 1) -> None:
         """`tokens` tokens came out at `t` (one chunk)."""
