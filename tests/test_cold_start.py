@@ -147,3 +147,19 @@ def test_a_whole_process_simulation_keeps_its_result_to_the_end():
     code = f"import whatif.cli as c; c.main([{run}]); print(len(c._KEPT))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "0", out.stderr
+
+
+def test_a_whole_process_runs_blas_on_one_thread_unless_told():
+    """main() of the process's own command line sets OPENBLAS_NUM_THREADS=1 before numpy loads (its spinning worker
+    threads cost CPU that no command's arrays pay back), leaves a user's value alone, and main(argv) sets nothing."""
+    import os
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    show = "import os; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    code = f"import sys; sys.argv = ['whatif', '--version']; from whatif.cli import main\ntry: main()\nexcept SystemExit: pass\n{show}"
+    for given, expected in ((None, "1"), ("4", "4")):
+        run_env = env if given is None else {**env, "OPENBLAS_NUM_THREADS": given}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=run_env)
+        assert out.stdout.strip().splitlines()[-1] == expected, out.stderr
+    code = f"from whatif.cli import main; main(['list', 'models']); {show}"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.stdout.strip().splitlines()[-1] == "None", out.stderr

@@ -102,10 +102,21 @@ def keep_to_exit(*objects) -> None:
 
 
 def _starting() -> None:
-    """A whole process's command starts: young collections every PROCESS_YOUNG_THRESHOLD allocations."""
+    """A whole process's command starts: young collections every PROCESS_YOUNG_THRESHOLD allocations, and
+    numpy's BLAS on one thread unless the user set OPENBLAS_NUM_THREADS (see ONE_BLAS_THREAD)."""
     import gc
+    import os
     gc.set_threshold(PROCESS_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     _WHOLE_PROCESS[0] = True
+    if "numpy" not in sys.modules:   # (read as numpy loads OpenBLAS: too late once it is imported)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", ONE_BLAS_THREAD)
+
+
+# OpenBLAS (numpy's BLAS) starts a worker thread per core as numpy loads, and each spins for a while before it
+# sleeps: ~30 ms of CPU in any process that imports numpy, ~60 ms in a 50,000-request simulation (perf: its
+# blas_thread_server). A command's arrays are far too small for threaded BLAS to pay (the simulator and the
+# summary call no BLAS routine at all), so a whole process runs it on one thread; the user's own setting wins.
+ONE_BLAS_THREAD = "1"
 
 
 def _exiting() -> None:
