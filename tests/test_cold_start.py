@@ -155,7 +155,8 @@ def test_a_whole_process_runs_blas_on_one_thread_unless_told():
     import os
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     show = "import os; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
-    code = f"import sys; sys.argv = ['whatif', '--version']; from whatif.cli import main\ntry: main()\nexcept SystemExit: pass\n{show}"
+    code = ("import sys; sys.argv = ['whatif', '--version']; from whatif.cli import main\n"
+            f"try: main()\nexcept SystemExit: pass\n{show}")
     for given, expected in ((None, "1"), ("4", "4")):
         run_env = env if given is None else {**env, "OPENBLAS_NUM_THREADS": given}
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=run_env)
