@@ -274,7 +274,10 @@ class SimulationResult:
     # ---------------------------------------------------------------- iterations
 
     def _columns(self) -> dict[str, np.ndarray]:
-        return {c: np.asarray(v, dtype=float) for c, v in self.log.columns.items()}
+        """The log's columns as arrays over their typed memory (no copy: counts stay int32, seconds float64; the
+        sums, means and ratios read from them are the same floats as from float copies: whole-number sums far
+        below 2**53, and an int32 divided by a count is converted to float64 first)."""
+        return {c: np.asarray(v) for c, v in self.log.columns.items()}
 
     def _batch(self, col: dict[str, np.ndarray]) -> dict:
         if len(self.log) == 0:
@@ -286,15 +289,18 @@ class SimulationResult:
     def _replica_rows(self, col: dict[str, np.ndarray]) -> list[dict]:
         rows = []
         for info in self.replicas:
-            mine = col["replica"] == info.index
-            used, dur = col["kv_blocks_used"][mine], col["duration_s"][mine]
+            if len(self.replicas) == 1:   # (every row is its own: no mask, no copies)
+                used, dur = col["kv_blocks_used"], col["duration_s"]
+            else:
+                mine = col["replica"] == info.index
+                used, dur = col["kv_blocks_used"][mine], col["duration_s"][mine]
             busy = float(dur.sum())
             frac = used / info.kv_blocks if info.kv_blocks else None
             peak = None if frac is None or not len(frac) else float(frac.max())
             # time-weighted over the replica's iterations (idle gaps between them do not count)
-            mean = None if frac is None or busy <= 0 else float((frac * dur).sum() / busy)
+            mean = None if frac is None or busy <= 0 else float(np.multiply(frac, dur, out=frac).sum() / busy)
             rows.append({"replica": info.index, "role": info.role, "gpus": info.gpus, "kv_blocks": info.kv_blocks,
-                         "iterations": int(mine.sum()), "kv_peak_fraction": peak, "kv_mean_fraction": mean,
+                         "iterations": len(used), "kv_peak_fraction": peak, "kv_mean_fraction": mean,
                          # pp virtual engines each log their iterations: the replica is busy 1/pp of each
                          "busy_fraction": _fraction(busy / info.engines, self.end_s)})
         return rows
