@@ -125,10 +125,10 @@ def test_a_whole_process_run_collects_less():
     the collector's generations as it ends (the exit's collection then skips them); main(argv) called from Python
     leaves the caller's collector as it was."""
     code = ("import gc, sys; sys.argv = ['whatif', 'list', 'models']; from whatif.cli import main; main(); "
-            "print(gc.get_freeze_count() > 0, gc.get_threshold()[0])")
+            "print(gc.get_freeze_count() > 0, gc.get_threshold()[0], gc.get_threshold()[1])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    from whatif.cli import PROCESS_YOUNG_THRESHOLD
-    assert out.stdout.strip().splitlines()[-1] == f"True {PROCESS_YOUNG_THRESHOLD}", out.stderr
+    from whatif.cli import PROCESS_MIDDLE_EVERY, PROCESS_YOUNG_THRESHOLD
+    assert out.stdout.strip().splitlines()[-1] == f"True {PROCESS_YOUNG_THRESHOLD} {PROCESS_MIDDLE_EVERY}", out.stderr
     code = ("import gc, sys; from whatif.cli import main; before = gc.get_threshold(); main(['list', 'models']); "
             "print(gc.get_freeze_count(), gc.get_threshold() == before)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

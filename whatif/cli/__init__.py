@@ -87,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
 # rescan them ~50 times in a simulate's start (~10% of a cold estimate's or simulate's start, gc.callbacks
 # timing); the simulator's own pause raises it too (simulator/collections_paused.py), and restores this.
 PROCESS_YOUNG_THRESHOLD = 20_000
+# Young collections between middle-generation ones (CPython's default is 10). The start's objects all survive: the
+# tenth young collection of a simulate's start (its imports, before the run freezes them) walked ~200,000 of them to
+# collect nothing, ~17 ms (gc.callbacks, thread CPU); at 20 it comes after the start (in a 50,000-request simulate,
+# not at all), and a long run still collects its middle generation every 20 young collections.
+PROCESS_MIDDLE_EVERY = 20
 
 
 _KEPT: list = []   # what a whole process keeps to its end (keep_to_exit); [] while main(argv) runs
@@ -102,11 +107,12 @@ def keep_to_exit(*objects) -> None:
 
 
 def _starting() -> None:
-    """A whole process's command starts: young collections every PROCESS_YOUNG_THRESHOLD allocations, and
-    numpy's BLAS on one thread unless the user set OPENBLAS_NUM_THREADS (see ONE_BLAS_THREAD)."""
+    """A whole process's command starts: young collections every PROCESS_YOUNG_THRESHOLD allocations (middle ones
+    every PROCESS_MIDDLE_EVERY young ones), and numpy's BLAS on one thread unless the user set OPENBLAS_NUM_THREADS
+    (see ONE_BLAS_THREAD)."""
     import gc
     import os
-    gc.set_threshold(PROCESS_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    gc.set_threshold(PROCESS_YOUNG_THRESHOLD, PROCESS_MIDDLE_EVERY, gc.get_threshold()[2])
     _WHOLE_PROCESS[0] = True
     if "numpy" not in sys.modules:   # (read as numpy loads OpenBLAS: too late once it is imported)
         os.environ.setdefault("OPENBLAS_NUM_THREADS", ONE_BLAS_THREAD)
