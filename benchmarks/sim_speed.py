@@ -81,12 +81,16 @@ def run_case(tree: Path, n: int, expr: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-PROCESS = ("import resource, sys; from whatif.cli import main; rc = main(sys.argv[1:]); "
+# The `whatif` script's own call, main() of the process's command line (both checkouts' main reads sys.argv[1:]), as
+# a user's `whatif simulate` runs it: main(argv) is a caller's run from Python, without a whole process's settings
+# (cli._starting and _exiting; until session 58 this timed main(sys.argv[1:])). Then the peak memory.
+PROCESS = ("import resource, sys; from whatif.cli import main; sys.argv[0] = 'whatif'; rc = main(); "
            "print('peak_mb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
 
 
 def process_argv(n: int) -> list[str]:
-    """The issue's command (default lengths), in a process that prints its peak memory last."""
+    """The issue's command (default lengths), in a process that runs it as the `whatif` script does and prints its
+    peak memory last."""
     return ["-c", PROCESS, "simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--rate", "20",
             "--requests", str(n)]
 

@@ -125,11 +125,42 @@ def test_a_whole_process_run_collects_less():
     the collector's generations as it ends (the exit's collection then skips them); main(argv) called from Python
     leaves the caller's collector as it was."""
     code = ("import gc, sys; sys.argv = ['whatif', 'list', 'models']; from whatif.cli import main; main(); "
-            "print(gc.get_freeze_count() > 0, gc.get_threshold()[0])")
+            "print(gc.get_freeze_count() > 0, gc.get_threshold()[0], gc.get_threshold()[1])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    from whatif.cli import PROCESS_YOUNG_THRESHOLD
-    assert out.stdout.strip().splitlines()[-1] == f"True {PROCESS_YOUNG_THRESHOLD}", out.stderr
+    from whatif.cli import PROCESS_MIDDLE_EVERY, PROCESS_YOUNG_THRESHOLD
+    assert out.stdout.strip().splitlines()[-1] == f"True {PROCESS_YOUNG_THRESHOLD} {PROCESS_MIDDLE_EVERY}", out.stderr
     code = ("import gc, sys; from whatif.cli import main; before = gc.get_threshold(); main(['list', 'models']); "
             "print(gc.get_freeze_count(), gc.get_threshold() == before)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "0 True", out.stderr
+
+
+def test_a_whole_process_simulation_keeps_its_result_to_the_end():
+    """A whole process's simulate keeps its result (keep_to_exit: not freed object by object on return), in a
+    cycle of its own so that the exit does not free it either; main(argv) from Python keeps nothing."""
+    run = "'simulate', '--model', 'llama-3-8b', '--hardware', 'h100-sxm', '--rate', '5', '--requests', '20'"
+    code = (f"import sys; sys.argv = ['whatif', {run}]; import whatif.cli as c; c.main(); "
+            "from whatif.simulator.metrics import SimulationResult; "
+            "print([type(k).__name__ for k in c._KEPT[:-1]], c._KEPT[-1] is c._KEPT)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "['SimulationResult'] True", out.stderr
+    code = f"import whatif.cli as c; c.main([{run}]); print(len(c._KEPT))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "0", out.stderr
+
+
+def test_a_whole_process_runs_blas_on_one_thread_unless_told():
+    """main() of the process's own command line sets OPENBLAS_NUM_THREADS=1 before numpy loads (its spinning worker
+    threads cost CPU that no command's arrays pay back), leaves a user's value alone, and main(argv) sets nothing."""
+    import os
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    show = "import os; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    code = ("import sys; sys.argv = ['whatif', '--version']; from whatif.cli import main\n"
+            f"try: main()\nexcept SystemExit: pass\n{show}")
+    for given, expected in ((None, "1"), ("4", "4")):
+        run_env = env if given is None else {**env, "OPENBLAS_NUM_THREADS": given}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=run_env)
+        assert out.stdout.strip().splitlines()[-1] == expected, out.stderr
+    code = f"from whatif.cli import main; main(['list', 'models']); {show}"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.stdout.strip().splitlines()[-1] == "None", out.stderr

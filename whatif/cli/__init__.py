@@ -87,20 +87,53 @@ def main(argv: list[str] | None = None) -> int:
 # rescan them ~50 times in a simulate's start (~10% of a cold estimate's or simulate's start, gc.callbacks
 # timing); the simulator's own pause raises it too (simulator/collections_paused.py), and restores this.
 PROCESS_YOUNG_THRESHOLD = 20_000
+# Young collections between middle-generation ones (CPython's default is 10). The start's objects all survive: the
+# tenth young collection of a simulate's start (its imports, before the run freezes them) walked ~200,000 of them to
+# collect nothing, ~17 ms (gc.callbacks, thread CPU); at 20 it comes after the start (in a 50,000-request simulate,
+# not at all), and a long run still collects its middle generation every 20 young collections.
+PROCESS_MIDDLE_EVERY = 20
+
+
+_KEPT: list = []   # what a whole process keeps to its end (keep_to_exit); [] while main(argv) runs
+_WHOLE_PROCESS = [False]
+
+
+def keep_to_exit(*objects) -> None:
+    """In a whole process (main() without argv), keep `objects` to its end and never free them one by one: a
+    50,000-request simulation's result (records, token runs, iteration log) costs ~40 ms of deallocation on
+    return, and the system takes the process's memory back whole. A caller's main(argv) frees them as usual."""
+    if _WHOLE_PROCESS[0]:
+        _KEPT.extend(objects)
 
 
 def _starting() -> None:
-    """A whole process's command starts: young collections every PROCESS_YOUNG_THRESHOLD allocations."""
+    """A whole process's command starts: young collections every PROCESS_YOUNG_THRESHOLD allocations (middle ones
+    every PROCESS_MIDDLE_EVERY young ones), and numpy's BLAS on one thread unless the user set OPENBLAS_NUM_THREADS
+    (see ONE_BLAS_THREAD)."""
     import gc
-    gc.set_threshold(PROCESS_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    import os
+    gc.set_threshold(PROCESS_YOUNG_THRESHOLD, PROCESS_MIDDLE_EVERY, gc.get_threshold()[2])
+    _WHOLE_PROCESS[0] = True
+    if "numpy" not in sys.modules:   # (read as numpy loads OpenBLAS: too late once it is imported)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", ONE_BLAS_THREAD)
+
+
+# OpenBLAS (numpy's BLAS) starts a worker thread per core as numpy loads, and each spins for a while before it
+# sleeps: ~30 ms of CPU in any process that imports numpy, ~60 ms in a 50,000-request simulation (perf: its
+# blas_thread_server). A command's arrays are far too small for threaded BLAS to pay (the simulator and the
+# summary call no BLAS routine at all), so a whole process runs it on one thread; the user's own setting wins.
+ONE_BLAS_THREAD = "1"
 
 
 def _exiting() -> None:
     """The process ends next: its objects go to the collector's permanent generation, so the interpreter's last
     collection at exit does not walk them (after a 50,000-request simulation, ~0.1 s of a ~2.2 s process; its
     memory goes back to the system as a whole). Only a whole process's main() does this: a caller's own
-    objects stay collectable."""
+    objects stay collectable. What keep_to_exit kept is a frozen cycle (the list holds itself): clearing the
+    modules at exit does not free it, and the last collection does not look at frozen objects."""
     import gc
+    if _KEPT:
+        _KEPT.append(_KEPT)
     gc.freeze()
 
 

@@ -103,6 +103,8 @@ def cmd_simulate(args) -> int:
     if args.report:
         from ..reports.build import simulation_page
         write_report(simulation_page(cfg, result), args.report)
+    from . import keep_to_exit
+    keep_to_exit(result)   # (the process ends next: not freed one object at a time)
     return 0
 
 

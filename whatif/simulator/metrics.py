@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from .overload import overload, verdict_line
 from .record_windows import busy_window_s, record_times, steady_window
 
 NAN = float("nan")
+_STATUS = attrgetter("status")
 
 
 def stats(values) -> dict:
@@ -134,6 +136,7 @@ class SimulationResult:
     _gathered: tuple | None = field(default=None, init=False, repr=False)   # token_times.gather of the records
     _times: tuple | None = field(default=None, init=False, repr=False)      # record_times of the records
     _prompts: np.ndarray | None = field(default=None, init=False, repr=False)   # each record's prompt tokens
+    _statuses: Counter | None = field(default=None, init=False, repr=False)     # records per status
 
     # ---------------------------------------------------------------- requests
 
@@ -201,10 +204,16 @@ class SimulationResult:
             "served_ttft_s": stats(served),
         }
 
+    def _counts_of(self) -> Counter:
+        """Records per status, counted once."""
+        if self._statuses is None:
+            self._statuses = Counter(map(_STATUS, self.records))
+        return self._statuses
+
     def _counts(self) -> dict:
-        counts = Counter(r.status for r in self.records)
+        counts = self._counts_of()
         out = {"arrived": len(self.records), **{s: counts.get(s, 0) for s in STATUSES}}
-        rejected = [r for r in self.records if r.status == REJECTED]
+        rejected = [r for r in self.records if r.status == REJECTED] if counts[REJECTED] else []
         out["rejected_reasons"] = dict(Counter(r.reason for r in rejected))
         out["rejected_longest_tokens"] = max((r.request.prompt + r.request.output for r in rejected), default=None)
         return out
@@ -217,7 +226,7 @@ class SimulationResult:
         generated = 0 if end is None else self._tokens_until(end)
         prefilled = 0 if end is None else int(self.prompts()[first <= end].sum())   # (exact: integers)
         return {"window_s": window, "window": WINDOW_NOTE,
-                "finished_rps": _per_s(len(self.finished()), window),
+                "finished_rps": _per_s(self._counts_of()[FINISHED], window),
                 "output_tok_s": _per_s(generated, window), "input_tok_s": _per_s(prefilled, window),
                 "offered_rps": offered_rps(self.records), "steady": self._steady(first)}
 
@@ -236,7 +245,7 @@ class SimulationResult:
     def _gather(self) -> tuple:
         """token_times.gather of every record's tokens, worked out once."""
         if self._gathered is None:
-            self._gathered = gather(r.emitted for r in self.records)
+            self._gathered = gather([r.emitted for r in self.records])
         return self._gathered
 
     def _tokens_until(self, t: float, among: np.ndarray | None = None) -> int:
@@ -265,7 +274,10 @@ class SimulationResult:
     # ---------------------------------------------------------------- iterations
 
     def _columns(self) -> dict[str, np.ndarray]:
-        return {c: np.asarray(v, dtype=float) for c, v in self.log.columns.items()}
+        """The log's columns as arrays over their typed memory (no copy: counts stay int32, seconds float64; the
+        sums, means and ratios read from them are the same floats as from float copies: whole-number sums far
+        below 2**53, and an int32 divided by a count is converted to float64 first)."""
+        return {c: np.asarray(v) for c, v in self.log.columns.items()}
 
     def _batch(self, col: dict[str, np.ndarray]) -> dict:
         if len(self.log) == 0:
@@ -277,15 +289,18 @@ class SimulationResult:
     def _replica_rows(self, col: dict[str, np.ndarray]) -> list[dict]:
         rows = []
         for info in self.replicas:
-            mine = col["replica"] == info.index
-            used, dur = col["kv_blocks_used"][mine], col["duration_s"][mine]
+            if len(self.replicas) == 1:   # (every row is its own: no mask, no copies)
+                used, dur = col["kv_blocks_used"], col["duration_s"]
+            else:
+                mine = col["replica"] == info.index
+                used, dur = col["kv_blocks_used"][mine], col["duration_s"][mine]
             busy = float(dur.sum())
             frac = used / info.kv_blocks if info.kv_blocks else None
             peak = None if frac is None or not len(frac) else float(frac.max())
             # time-weighted over the replica's iterations (idle gaps between them do not count)
-            mean = None if frac is None or busy <= 0 else float((frac * dur).sum() / busy)
+            mean = None if frac is None or busy <= 0 else float(np.multiply(frac, dur, out=frac).sum() / busy)
             rows.append({"replica": info.index, "role": info.role, "gpus": info.gpus, "kv_blocks": info.kv_blocks,
-                         "iterations": int(mine.sum()), "kv_peak_fraction": peak, "kv_mean_fraction": mean,
+                         "iterations": len(used), "kv_peak_fraction": peak, "kv_mean_fraction": mean,
                          # pp virtual engines each log their iterations: the replica is busy 1/pp of each
                          "busy_fraction": _fraction(busy / info.engines, self.end_s)})
         return rows
@@ -317,7 +332,7 @@ class SimulationResult:
             "overload": overload(*self.record_times()[:2], self.end_s, throughput["offered_rps"],
                                  throughput["finished_rps"]),
             "slo": self._slo(),
-            "preemptions": {"total": sum(preempted), "requests_preempted": sum(p > 0 for p in preempted)},
+            "preemptions": {"total": sum(preempted), "requests_preempted": len(preempted) - preempted.count(0)},
             "prefix_cache": self._prefix_cache(),
             "batch": self._batch(col),
             "kv_memory": {"peak_fraction": worst("kv_peak_fraction"), "mean_fraction": worst("kv_mean_fraction"),

@@ -22,8 +22,9 @@ class TokenTimes:
     def __init__(self, times=()):
         self.pieces: list[tuple] = []   # (time, tokens) points and (ends, first, stop) runs, in order
         self.count = 0
-        for t in times:
-            self.add(t)
+        if len(times):   # (a record's starts empty: no loop set up)
+            for t in times:
+                self.add(t)
 
     def add(self, t: float, tokens: int = 1) -> None:
         """`tokens` tokens came out at `t` (one chunk)."""
@@ -153,7 +154,7 @@ def gather(emissions) -> tuple[np.ndarray, ...]:
         e = np.array(ends, dtype=float)
         lo, hi = np.asarray(los, dtype=np.int64), np.asarray(his, dtype=np.int64)
         if common:   # the first token's time, the run's last, the gap between them
-            c = np.array(common, dtype=float).reshape(-1, 4)
+            c = np.fromiter(common, dtype=float, count=len(common)).reshape(-1, 4)   # (no shape discovery)
             rows, t0, c_lo, c_hi = c[:, 3].astype(np.int64), c[:, 0], c[:, 1].astype(np.int64), c[:, 2].astype(np.int64)
             firsts[rows], lasts[rows] = t0, e[c_hi - 1]
             values.append(e[c_lo] - t0)
