@@ -62,6 +62,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
     inf = INF
     formed_ahead, queued = replica.ahead, scheduler.waiting
     hits = 0
+    kv_arrived, awaiting, swapped = scheduler.kv_arrived, scheduler.awaiting_kv, scheduler.swapped_out
     step = scheduler.step   # (moved only by decoded and complete below)
     visited = scheduler.visited
     now_s = env.now   # the clock, kept here and stored back before anything else reads it
@@ -84,6 +85,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
             head = queue[0][0] if queue else inf
             last, duration = -1, 0.0
             idle = replica.idle   # (it moves only while events are made, below: read again then)
+            joined = 0            # (the queue's length after arrivals during a step, for the rows after it)
             while True:
                 if gate != inf and before >= gate:   # the held-back request can join this one (an engine that forms
                     return                           # no step ahead has none: its `before` and `gate` are both inf)
@@ -143,9 +145,21 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                     scheduler.step, scheduler.visited = step, visited
                     if begun is not None:
                         scheduler.last_start, scheduler.last_end = begun, now_s
+                    first = queued[0] if waiting else None   # (what only_decodes reads, to see what the events moved)
+                    others = len(kv_arrived) + len(awaiting) + len(swapped)
                     run_until_mine(env, end)
-                    used = bm.num_blocks - (bm.free + len(bm.evictable))   # (another engine's may have moved)
-                    head = -inf                      # (the events may have changed what runs next: look again)
+                    was, used = used, bm.num_blocks - (bm.free + len(bm.evictable))   # (another engine's may have moved)
+                    # Arrivals alone (the common event) that only this step's formed-ahead successor cannot take: the
+                    # batch and only_decodes' answer stay (the head is the same one, or one that arrived during this
+                    # step, after the step formed next began: gated), so the run goes on with the queue's new length
+                    # and gate, as the look again below would find them
+                    if formed_ahead and used == was and len(queued) > waiting and len(scheduler.running) == running \
+                            and len(kv_arrived) + len(awaiting) + len(swapped) == others and not replica.idle \
+                            and (queued[0] is first if first is not None else queued[0].req.arrival_s > start):
+                        head = queue[0][0] if queue else inf
+                        joined = len(queued)
+                    else:
+                        head = -inf                  # (the events may have changed what runs next: look again)
                 now_s = end
                 begun = start
                 if formed_ahead:
@@ -163,6 +177,10 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                 ends_append(end)                     # (Scheduler.decoded: every row gained a token at `end`)
                 step += 1
                 out((index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0))
+                if joined:                           # (the arrivals above: the rows from here count them)
+                    if first is None:                # (a new head: held back until a step begins after it)
+                        gate = queued[0].req.arrival_s
+                    waiting, joined = joined, 0
                 if idle or head == -inf:
                     if replica.idle:
                         env.now = end
