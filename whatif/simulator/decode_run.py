@@ -53,7 +53,7 @@ Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, wait
 def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
     """decode_run's loop: its log rows go to `rows_out` (the log's pending rows, flat; settled as it ends), the
     iteration prices it looked up in the memo count as the times' hits."""
-    bm, index, out, queue = replica.bm, replica.index, rows_out.extend, env.queue
+    bm, index, queue = replica.bm, replica.index, env.queue
     price, quotes, ends_append = replica.times.decode_span, replica.times.quotes, scheduler.ends.append
     # Scheduler.take_due_blocks and .decoded, inlined (two calls a step were a third of this loop's cost): the
     # phase sets, the first-due counts and the step are the scheduler's own, stored back before it runs again.
@@ -72,6 +72,8 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
         while True:   # (only_decodes holds)
             # A waiting request held back only because it arrived after the step before began (ahead) joins the
             # first step formed after one that began later: the full loop's (one formed ahead admits nothing else)
+            if formed_ahead and begun is not None:   # (`before` is the latest step's start, kept as `begun`)
+                before = begun
             gate = queued[0].req.arrival_s if formed_ahead and queued and queued[0].req.arrival_s > before else inf
             # (scheduler.decode_shape, inlined) fixed until sequences finish (a due step)
             decoding = len(scheduler.decoding)
@@ -87,8 +89,8 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
             idle = replica.idle   # (it moves only while events are made, below: read again then)
             joined = 0            # (the queue's length after arrivals during a step, for the rows after it)
             while True:
-                if gate != inf and before >= gate:   # the held-back request can join this one (an engine that forms
-                    return                           # no step ahead has none: its `before` and `gate` are both inf)
+                if gate != inf and (before if begun is None else begun) >= gate:   # the held-back request can
+                    return   # join this one (an engine that forms no step ahead has none: its `gate` is inf)
                 if head - now_s > SPAN_MIN * duration and step <= last and finishing - step > SPAN_MIN \
                         and gate == inf and not replica.idle:   # (the next event's distance first: it fails most)
                     # a stretch of steps that only add tokens: one array update, as this loop would run them
@@ -100,8 +102,6 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                         visited = step - 1
                         begun = scheduler.ends[-2]
                         now_s = scheduler.ends[-1]
-                        if formed_ahead:
-                            before = begun
                         used += taken
                         duration, last = price_s, price_last
                         continue
@@ -161,22 +161,20 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                     else:
                         head = -inf                  # (the events may have changed what runs next: look again)
                 now_s = end
-                begun = start
-                if formed_ahead:
-                    before = start
+                begun = start   # (ahead: the step before the one formed next, `before`)
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     env.now = end
                     scheduler.step, scheduler.visited = step, visited
                     scheduler.complete_decodes(end)
                     step, visited = scheduler.step, scheduler.visited
-                    out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)), waiting,
-                         running, 0, 0.0))
+                    rows_out += (index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)),
+                                 waiting, running, 0, 0.0)
                     if replica.idle:
                         replica.wake()
                     break                            # the batch changed: look again
                 ends_append(end)                     # (Scheduler.decoded: every row gained a token at `end`)
                 step += 1
-                out((index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0))
+                rows_out += (index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0)   # (in place)
                 if joined:                           # (the arrivals above: the rows from here count them)
                     if first is None:                # (a new head: held back until a step begins after it)
                         gate = queued[0].req.arrival_s
@@ -190,7 +188,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                     if head == -inf:
                         break
             scheduler.step, scheduler.visited = step, visited
-            scheduler.admit_before = before
+            scheduler.admit_before = begun if formed_ahead and begun is not None else before
             if not scheduler.only_decodes():
                 return
     finally:
