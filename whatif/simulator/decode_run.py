@@ -61,9 +61,12 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
     dues = scheduler.dues   # (the heap object stays the scheduler's: pushed and popped in place)
     inf = INF
     formed_ahead, queued = replica.ahead, scheduler.waiting
-    hits = 0
     kv_arrived, awaiting, swapped = scheduler.kv_arrived, scheduler.awaiting_kv, scheduler.swapped_out
     step = scheduler.step   # (moved only by decoded and complete below)
+    # Every step priced here counts as a memo hit except those priced anew: one a step moved on (a step returned as
+    # Waiting has not moved it, and a shortage returns before pricing), so the hits are the steps less the misses
+    hits = -step
+    ninf = -inf   # (head's "look again": made once, not a float a step)
     visited = scheduler.visited
     now_s = env.now   # the clock, kept here and stored back before anything else reads it
     begun = None      # the start of the latest iteration this run completed
@@ -97,7 +100,6 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                     k, taken, price_s, price_last = _span(replica, scheduler, step, finishing - 1, now_s, duration,
                                                           last, head, used, (rows, base, decoding, waiting, running))
                     if k:
-                        hits += k
                         step += k
                         visited = step - 1
                         begun = scheduler.ends[-2]
@@ -121,15 +123,13 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                     del ahead[step]
                     ahead_n[p] -= now
                 visited = step
-                if step <= last:                     # the same bucket: the same memoized price
-                    hits += 1
-                else:   # (times.decode_span's memo read first: a run meets a few shapes many times)
+                if step > last:                      # (else the same bucket: the same memoized price)   # (times.decode_span's memo read first: a run meets a few shapes many times)
                     mean = (base + decoding * step) // rows
                     quote = quotes.get((rows, mean if mean <= EXACT_BELOW else BUCKETS.get(mean)))
                     if quote is None:
                         duration, hi = price(rows, mean)
+                        hits -= 1
                     else:
-                        hits += 1
                         duration, hi = quote
                     last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
                 start = now_s
@@ -137,6 +137,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                 used += n                            # (taken exactly that many from the available)
                 if not end < head:                   # (env.peek) another event comes first
                     if env.held or not end < env.stop_at:   # the clock's: Replica._run waits it out
+                        hits += 1
                         return start, duration, Batch(rows, base + decoding * step, decoding), \
                             waiting, running
                     # the events while it runs are made here, as the clock would make them (state stored back
@@ -159,7 +160,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                         head = queue[0][0] if queue else inf
                         joined = len(queued)
                     else:
-                        head = -inf                  # (the events may have changed what runs next: look again)
+                        head = ninf                  # (the events may have changed what runs next: look again)
                 now_s = end
                 begun = start   # (ahead: the step before the one formed next, `before`)
                 if step >= finishing:                # sequences finish or offer a block as this ends
@@ -179,13 +180,13 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                     if first is None:                # (a new head: held back until a step begins after it)
                         gate = queued[0].req.arrival_s
                     waiting, joined = joined, 0
-                if idle or head == -inf:
+                if idle or head == ninf:
                     if replica.idle:
                         env.now = end
                         replica.wake()
-                        if head != -inf:
+                        if head != ninf:
                             head = queue[0][0] if queue else inf
-                    if head == -inf:
+                    if head == ninf:
                         break
             scheduler.step, scheduler.visited = step, visited
             scheduler.admit_before = begun if formed_ahead and begun is not None else before
@@ -196,7 +197,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
         if begun is not None:
             scheduler.last_start, scheduler.last_end = begun, now_s
         scheduler.step, scheduler.visited = step, visited
-        replica.times.hits += hits
+        replica.times.hits += hits + step
         replica.log.settle()   # (rows_out is its pending list: once a run, not a step)
 
 
