@@ -89,12 +89,13 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
             finishing = dues[0][0] - 1 if dues else inf   # (scheduler.next_event_step() - 1)
             head = queue[0][0] if queue else inf
             last, duration = -1, 0.0
+            near = head   # (head - SPAN_MIN * duration: a stretch is tried only while the next event is further)
             idle = replica.idle   # (it moves only while events are made, below: read again then)
             joined = 0            # (the queue's length after arrivals during a step, for the rows after it)
             while True:
                 if gate != inf and (before if begun is None else begun) >= gate:   # the held-back request can
                     return   # join this one (an engine that forms no step ahead has none: its `gate` is inf)
-                if head - now_s > SPAN_MIN * duration and step <= last and finishing - step > SPAN_MIN \
+                if now_s < near and step <= last and finishing - step > SPAN_MIN \
                         and gate == inf and not replica.idle:   # (the next event's distance first: it fails most)
                     # a stretch of steps that only add tokens: one array update, as this loop would run them
                     k, taken, price_s, price_last = _span(replica, scheduler, step, finishing - 1, now_s, duration,
@@ -106,6 +107,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                         now_s = scheduler.ends[-1]
                         used += taken
                         duration, last = price_s, price_last
+                        near = head - SPAN_MIN * duration
                         continue
                 # the blocks due now, counted (Scheduler.take_due_blocks)
                 p = step % size
@@ -123,7 +125,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                     del ahead[step]
                     ahead_n[p] -= now
                 visited = step
-                if step > last:                      # (else the same bucket: the same memoized price)   # (times.decode_span's memo read first: a run meets a few shapes many times)
+                if step > last:   # (else the same bucket: the same memoized price; times.decode_span's memo read first)
                     mean = (base + decoding * step) // rows
                     quote = quotes.get((rows, mean if mean <= EXACT_BELOW else BUCKETS.get(mean)))
                     if quote is None:
@@ -132,6 +134,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                     else:
                         duration, hi = quote
                     last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
+                    near = head - SPAN_MIN * duration
                 start = now_s
                 end = start + duration
                 used += n                            # (taken exactly that many from the available)
@@ -158,6 +161,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                             and len(kv_arrived) + len(awaiting) + len(swapped) == others and not replica.idle \
                             and (queued[0] is first if first is not None else queued[0].req.arrival_s > start):
                         head = queue[0][0] if queue else inf
+                        near = head - SPAN_MIN * duration
                         joined = len(queued)
                     else:
                         head = ninf                  # (the events may have changed what runs next: look again)
@@ -186,6 +190,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                         replica.wake()
                         if head != ninf:
                             head = queue[0][0] if queue else inf
+                            near = head - SPAN_MIN * duration
                     if head == ninf:
                         break
             scheduler.step, scheduler.visited = step, visited
