@@ -152,7 +152,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                     first = queued[0] if waiting else None   # (what only_decodes reads, to see what the events moved)
                     others = len(kv_arrived) + len(awaiting) + len(swapped)
                     run_until_mine(env, end)
-                    was, used = used, bm.num_blocks - (bm.free + len(bm.evictable))   # (another engine's may have moved)
+                    was, used = used, bm.num_blocks - (bm.free + len(bm.evictable))   # (another engine may move)
                     # Arrivals alone (the common event) that only this step's formed-ahead successor cannot take: the
                     # batch and only_decodes' answer stay (the head is the same one, or one that arrived during this
                     # step, after the step formed next began: gated), so the run goes on with the queue's new length
