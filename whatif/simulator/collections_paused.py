@@ -11,7 +11,8 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 
-YOUNG_THRESHOLD = 20_000   # allocations between young collections (CPython's default is 700); chosen by timing
+YOUNG_THRESHOLD = 100_000  # allocations between young collections (CPython's default is 700): 20,000 -> 100,000 took
+#                            0.5% of the instructions off a 10,000-request simulate (valgrind), peak memory the same
 
 
 class Paused:

@@ -53,7 +53,7 @@ Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, wait
 def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
     """decode_run's loop: its log rows go to `rows_out` (the log's pending rows, flat; settled as it ends), the
     iteration prices it looked up in the memo count as the times' hits."""
-    bm, index, out, queue = replica.bm, replica.index, rows_out.extend, env.queue
+    bm, index, queue = replica.bm, replica.index, env.queue
     price, quotes, ends_append = replica.times.decode_span, replica.times.quotes, scheduler.ends.append
     # Scheduler.take_due_blocks and .decoded, inlined (two calls a step were a third of this loop's cost): the
     # phase sets, the first-due counts and the step are the scheduler's own, stored back before it runs again.
@@ -61,8 +61,12 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
     dues = scheduler.dues   # (the heap object stays the scheduler's: pushed and popped in place)
     inf = INF
     formed_ahead, queued = replica.ahead, scheduler.waiting
-    hits = 0
+    kv_arrived, awaiting, swapped = scheduler.kv_arrived, scheduler.awaiting_kv, scheduler.swapped_out
     step = scheduler.step   # (moved only by decoded and complete below)
+    # Every step priced here counts as a memo hit except those priced anew: one a step moved on (a step returned as
+    # Waiting has not moved it, and a shortage returns before pricing), so the hits are the steps less the misses
+    hits = -step
+    ninf = -inf   # (head's "look again": made once, not a float a step)
     visited = scheduler.visited
     now_s = env.now   # the clock, kept here and stored back before anything else reads it
     begun = None      # the start of the latest iteration this run completed
@@ -71,6 +75,8 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
         while True:   # (only_decodes holds)
             # A waiting request held back only because it arrived after the step before began (ahead) joins the
             # first step formed after one that began later: the full loop's (one formed ahead admits nothing else)
+            if formed_ahead and begun is not None:   # (`before` is the latest step's start, kept as `begun`)
+                before = begun
             gate = queued[0].req.arrival_s if formed_ahead and queued and queued[0].req.arrival_s > before else inf
             # (scheduler.decode_shape, inlined) fixed until sequences finish (a due step)
             decoding = len(scheduler.decoding)
@@ -83,25 +89,25 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
             finishing = dues[0][0] - 1 if dues else inf   # (scheduler.next_event_step() - 1)
             head = queue[0][0] if queue else inf
             last, duration = -1, 0.0
+            near = head   # (head - SPAN_MIN * duration: a stretch is tried only while the next event is further)
             idle = replica.idle   # (it moves only while events are made, below: read again then)
+            joined = 0            # (the queue's length after arrivals during a step, for the rows after it)
             while True:
-                if gate != inf and before >= gate:   # the held-back request can join this one (an engine that forms
-                    return                           # no step ahead has none: its `before` and `gate` are both inf)
-                if head - now_s > SPAN_MIN * duration and step <= last and finishing - step > SPAN_MIN \
+                if gate != inf and (before if begun is None else begun) >= gate:   # the held-back request can
+                    return   # join this one (an engine that forms no step ahead has none: its `gate` is inf)
+                if now_s < near and step <= last and finishing - step > SPAN_MIN \
                         and gate == inf and not replica.idle:   # (the next event's distance first: it fails most)
                     # a stretch of steps that only add tokens: one array update, as this loop would run them
                     k, taken, price_s, price_last = _span(replica, scheduler, step, finishing - 1, now_s, duration,
                                                           last, head, used, (rows, base, decoding, waiting, running))
                     if k:
-                        hits += k
                         step += k
                         visited = step - 1
                         begun = scheduler.ends[-2]
                         now_s = scheduler.ends[-1]
-                        if formed_ahead:
-                            before = begun
                         used += taken
                         duration, last = price_s, price_last
+                        near = head - SPAN_MIN * duration
                         continue
                 # the blocks due now, counted (Scheduler.take_due_blocks)
                 p = step % size
@@ -119,22 +125,22 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                     del ahead[step]
                     ahead_n[p] -= now
                 visited = step
-                if step <= last:                     # the same bucket: the same memoized price
-                    hits += 1
-                else:   # (times.decode_span's memo read first: a run meets a few shapes many times)
+                if step > last:   # (else the same bucket: the same memoized price; times.decode_span's memo read first)
                     mean = (base + decoding * step) // rows
                     quote = quotes.get((rows, mean if mean <= EXACT_BELOW else BUCKETS.get(mean)))
                     if quote is None:
                         duration, hi = price(rows, mean)
+                        hits -= 1
                     else:
-                        hits += 1
                         duration, hi = quote
                     last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
+                    near = head - SPAN_MIN * duration
                 start = now_s
                 end = start + duration
                 used += n                            # (taken exactly that many from the available)
                 if not end < head:                   # (env.peek) another event comes first
                     if env.held or not end < env.stop_at:   # the clock's: Replica._run waits it out
+                        hits += 1
                         return start, duration, Batch(rows, base + decoding * step, decoding), \
                             waiting, running
                     # the events while it runs are made here, as the clock would make them (state stored back
@@ -143,36 +149,52 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                     scheduler.step, scheduler.visited = step, visited
                     if begun is not None:
                         scheduler.last_start, scheduler.last_end = begun, now_s
+                    first = queued[0] if waiting else None   # (what only_decodes reads, to see what the events moved)
+                    others = len(kv_arrived) + len(awaiting) + len(swapped)
                     run_until_mine(env, end)
-                    used = bm.num_blocks - (bm.free + len(bm.evictable))   # (another engine's may have moved)
-                    head = -inf                      # (the events may have changed what runs next: look again)
+                    was, used = used, bm.num_blocks - (bm.free + len(bm.evictable))   # (another engine may move)
+                    # Arrivals alone (the common event) that only this step's formed-ahead successor cannot take: the
+                    # batch and only_decodes' answer stay (the head is the same one, or one that arrived during this
+                    # step, after the step formed next began: gated), so the run goes on with the queue's new length
+                    # and gate, as the look again below would find them
+                    if formed_ahead and used == was and len(queued) > waiting and len(scheduler.running) == running \
+                            and len(kv_arrived) + len(awaiting) + len(swapped) == others and not replica.idle \
+                            and (queued[0] is first if first is not None else queued[0].req.arrival_s > start):
+                        head = queue[0][0] if queue else inf
+                        near = head - SPAN_MIN * duration
+                        joined = len(queued)
+                    else:
+                        head = ninf                  # (the events may have changed what runs next: look again)
                 now_s = end
-                begun = start
-                if formed_ahead:
-                    before = start
+                begun = start   # (ahead: the step before the one formed next, `before`)
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     env.now = end
                     scheduler.step, scheduler.visited = step, visited
                     scheduler.complete_decodes(end)
                     step, visited = scheduler.step, scheduler.visited
-                    out((index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)), waiting,
-                         running, 0, 0.0))
+                    rows_out += (index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)),
+                                 waiting, running, 0, 0.0)
                     if replica.idle:
                         replica.wake()
                     break                            # the batch changed: look again
                 ends_append(end)                     # (Scheduler.decoded: every row gained a token at `end`)
                 step += 1
-                out((index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0))
-                if idle or head == -inf:
+                rows_out += (index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0)   # (in place)
+                if joined:                           # (the arrivals above: the rows from here count them)
+                    if first is None:                # (a new head: held back until a step begins after it)
+                        gate = queued[0].req.arrival_s
+                    waiting, joined = joined, 0
+                if idle or head == ninf:
                     if replica.idle:
                         env.now = end
                         replica.wake()
-                        if head != -inf:
+                        if head != ninf:
                             head = queue[0][0] if queue else inf
-                    if head == -inf:
+                            near = head - SPAN_MIN * duration
+                    if head == ninf:
                         break
             scheduler.step, scheduler.visited = step, visited
-            scheduler.admit_before = before
+            scheduler.admit_before = begun if formed_ahead and begun is not None else before
             if not scheduler.only_decodes():
                 return
     finally:
@@ -180,7 +202,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
         if begun is not None:
             scheduler.last_start, scheduler.last_end = begun, now_s
         scheduler.step, scheduler.visited = step, visited
-        replica.times.hits += hits
+        replica.times.hits += hits + step
         replica.log.settle()   # (rows_out is its pending list: once a run, not a step)
 
 
