@@ -289,11 +289,9 @@ class SimulationResult:
     def _replica_rows(self, col: dict[str, np.ndarray]) -> list[dict]:
         rows = []
         for info in self.replicas:
-            if len(self.replicas) == 1:   # (every row is its own: no mask, no copies)
-                used, dur = col["kv_blocks_used"], col["duration_s"]
-            else:
-                mine = col["replica"] == info.index
-                used, dur = col["kv_blocks_used"][mine], col["duration_s"][mine]
+            # (one replica: every row is its own, so a whole-column view instead of a mask's copies)
+            mine = slice(None) if len(self.replicas) == 1 else col["replica"] == info.index
+            used, dur = col["kv_blocks_used"][mine], col["duration_s"][mine]
             busy = float(dur.sum())
             frac = used / info.kv_blocks if info.kv_blocks else None
             peak = None if frac is None or not len(frac) else float(frac.max())
