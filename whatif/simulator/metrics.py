@@ -204,14 +204,14 @@ class SimulationResult:
             "served_ttft_s": stats(served),
         }
 
-    def _counts_of(self) -> Counter:
+    def _status_counts(self) -> Counter:
         """Records per status, counted once."""
         if self._statuses is None:
             self._statuses = Counter(map(_STATUS, self.records))
         return self._statuses
 
     def _counts(self) -> dict:
-        counts = self._counts_of()
+        counts = self._status_counts()
         out = {"arrived": len(self.records), **{s: counts.get(s, 0) for s in STATUSES}}
         rejected = [r for r in self.records if r.status == REJECTED] if counts[REJECTED] else []
         out["rejected_reasons"] = dict(Counter(r.reason for r in rejected))
@@ -226,7 +226,7 @@ class SimulationResult:
         generated = 0 if end is None else self._tokens_until(end)
         prefilled = 0 if end is None else int(self.prompts()[first <= end].sum())   # (exact: integers)
         return {"window_s": window, "window": WINDOW_NOTE,
-                "finished_rps": _per_s(self._counts_of()[FINISHED], window),
+                "finished_rps": _per_s(self._status_counts()[FINISHED], window),
                 "output_tok_s": _per_s(generated, window), "input_tok_s": _per_s(prefilled, window),
                 "offered_rps": offered_rps(self.records), "steady": self._steady(first)}
 
