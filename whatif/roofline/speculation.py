@@ -187,9 +187,8 @@ def adaptive_chain(alpha: float, concentration: float, stop: float, k_max: int,
     index = np.minimum((neglog[going] / step).astype(int), bins - 1)
     kernel = np.bincount(index, weights=w[going], minlength=bins)
     product = np.exp(-(np.arange(bins) + 0.5) * step)
-    mass = np.zeros(bins)                     # distribution of -log(product of the drafts so far), going on
     reach, survival = [alpha], [1.0]          # the first draft is always made: product 1 before it
-    mass = kernel.copy()
+    mass = kernel.copy()                      # distribution of -log(product of the drafts so far), going on
     for _ in range(1, k_max):
         survival.append(float(mass.sum()))
         reach.append(float((mass * product).sum()) * alpha)
