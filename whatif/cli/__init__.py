@@ -92,10 +92,15 @@ PROCESS_YOUNG_THRESHOLD = 20_000
 # collect nothing, ~17 ms (gc.callbacks, thread CPU); at 20 it comes after the start (in a 50,000-request simulate,
 # not at all), and a long run still collects its middle generation every 20 young collections.
 PROCESS_MIDDLE_EVERY = 20
+# OpenBLAS (numpy's BLAS) starts a worker thread per core as numpy loads, and each spins for a while before it
+# sleeps: ~30 ms of CPU in any process that imports numpy, ~60 ms in a 50,000-request simulation (perf: its
+# blas_thread_server). A command's arrays are far too small for threaded BLAS to pay (the simulator and the
+# summary call no BLAS routine at all), so a whole process runs it on one thread; the user's own setting wins.
+ONE_BLAS_THREAD = "1"
 
 
 _KEPT: list = []   # what a whole process keeps to its end (keep_to_exit); [] while main(argv) runs
-_WHOLE_PROCESS = [False]
+_WHOLE_PROCESS = [False]   # set by _starting: main() runs the whole process (a list: set in place)
 
 
 def keep_to_exit(*objects) -> None:
@@ -116,13 +121,6 @@ def _starting() -> None:
     _WHOLE_PROCESS[0] = True
     if "numpy" not in sys.modules:   # (read as numpy loads OpenBLAS: too late once it is imported)
         os.environ.setdefault("OPENBLAS_NUM_THREADS", ONE_BLAS_THREAD)
-
-
-# OpenBLAS (numpy's BLAS) starts a worker thread per core as numpy loads, and each spins for a while before it
-# sleeps: ~30 ms of CPU in any process that imports numpy, ~60 ms in a 50,000-request simulation (perf: its
-# blas_thread_server). A command's arrays are far too small for threaded BLAS to pay (the simulator and the
-# summary call no BLAS routine at all), so a whole process runs it on one thread; the user's own setting wins.
-ONE_BLAS_THREAD = "1"
 
 
 def _exiting() -> None:
