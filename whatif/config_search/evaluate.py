@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass, replace
 
 from ..errors import WhatifError
+from ..simulator.kv_fanout import fans_out_mla
 from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace
 
 # Between disaggregated pools on different nodes the KV crosses the network: a 400 Gb/s RDMA NIC per GPU
@@ -97,8 +98,7 @@ def evaluate_replica(space: SearchSpace, key: ReplicaSetup, ends: bool = False) 
         profile, fitted = _evaluate_at_chunk(space, key, chunk, pricers, ends)
         if fitted is not None and sends is None and "disaggregated" in space.modes:
             sends = _kv_send_times(space, fitted)
-            spec, model = fitted[0].engine_spec, fitted[0].model
-            fanout = spec is not None and spec.mla_kv_fanout and model.mla is not None
+            fanout = fans_out_mla(fitted[0].engine_spec, fitted[0].model)
         out.append(profile)
     if sends is not None:
         out = [p if p.error else replace(p, kv_send_node_s=sends[0], kv_send_net_s=sends[1], mla_kv_fanout=fanout)

@@ -17,17 +17,22 @@ if TYPE_CHECKING:   # (annotations only: config_search imports this without the 
     from ..roofline.config import Parallelism
 
 
-def mla_kv_copies(is_mla: bool, sender: Parallelism, receiver: Parallelism) -> int:
-    """Copies of its KV a sending GPU sends: the receiver's attention-TP ranks per the sender's for MLA, else 1."""
-    if not is_mla:
+def fans_out_mla(spec, model) -> bool:
+    """Whether a sending engine (its EngineSpec, or None) sends `model`'s MLA latent to each receiving attention-TP
+    rank: its profile's disaggregation.mla_kv_fanout (default off) and an MLA model."""
+    return spec is not None and spec.mla_kv_fanout and model.mla is not None
+
+
+def mla_kv_copies(fans_out: bool, sender: Parallelism, receiver: Parallelism) -> int:
+    """Copies of its KV a sending GPU sends: the receiver's attention-TP ranks per the sender's where it fans an
+    MLA latent out (fans_out_mla), else 1."""
+    if not fans_out:
         return 1
     return max(1, receiver.attention_tp // max(1, sender.attention_tp))
 
 
 def kv_copies(sender, receiver) -> int:
-    """mla_kv_copies for two pools' PassSetups where the sending engine's profile fans MLA out
-    (disaggregation.mla_kv_fanout); 1 otherwise (the setting's default: one copy a request, as before)."""
-    spec = sender.engine_spec
-    if spec is None or not spec.mla_kv_fanout:
+    """mla_kv_copies for two pools' PassSetups (1 unless fans_out_mla: one copy a request, as before)."""
+    if not fans_out_mla(sender.engine_spec, sender.model):
         return 1
-    return mla_kv_copies(sender.model.mla is not None, sender.parallel, receiver.parallel)
+    return mla_kv_copies(True, sender.parallel, receiver.parallel)
