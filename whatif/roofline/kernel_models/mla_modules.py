@@ -213,6 +213,11 @@ def all_topk_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c):
     return (waves * cta_flops * c.sms / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
 
 
+# Heads flash_mla_sparse_fwd's callers pad a sparse prefill's queries to, by architecture: `128 if SM >= 10 else 64`
+# in both vLLM's FlashMLASparseImpl and SGLang's nsa_backend (0 elsewhere: no tile established)
+SPARSE_PREFILL_HEAD_PAD = {"blackwell": 128, "hopper": 64}
+
+
 def vllm_prefill_head_pad(engine: str, arch: str, phase: str, source: str | None = None) -> int:
     """Heads vLLM pads a sparse-MLA prefill's queries to (0: none): FlashMLASparseImpl sets
     `padding = 128 if is_device_capability(100) else 64` and runs flash_mla_sparse_fwd on the padded heads
@@ -221,7 +226,7 @@ def vllm_prefill_head_pad(engine: str, arch: str, phase: str, source: str | None
     trtllm-gen, whose tile is not established here)."""
     if engine != "vllm" or phase != "prefill" or (source is not None and source != "FLASHMLA_SPARSE"):
         return 0
-    return {"blackwell": 128, "hopper": 64}.get(arch, 0)
+    return SPARSE_PREFILL_HEAD_PAD.get(arch, 0)
 
 
 def sglang_sparse_head_pad(engine: str, arch: str, source: str | None = None, kv_dtype: str = "bfloat16") -> int:
@@ -232,7 +237,7 @@ def sglang_sparse_head_pad(engine: str, arch: str, source: str | None = None, kv
     sparse = "flashmla_sparse" in source if source is not None else KV_BYTES[kv_dtype] == 2.0
     if engine != "sglang" or not sparse:
         return 0
-    return {"blackwell": 128, "hopper": 64}.get(arch, 0)
+    return SPARSE_PREFILL_HEAD_PAD.get(arch, 0)
 
 
 # The absorbed-MLA decode kernel each engine runs, by GPU architecture and KV dtype, and its query-head tile
