@@ -65,10 +65,16 @@ def fitted_seconds(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0,
     its serial `steps` and its `clocked` steps at `clock` Hz; floats or columns."""
     if p.host_smooth:
         return host_overlap(parts, items, sms, p, steps, clocked, clock)
-    busy = p.step_s * steps + p.step_cycles * clocked / clock
+    busy = kernels_busy(p.step_s * steps + p.step_cycles * clocked / clock, parts, p)
+    return p.floor_s + p.item_s * items / sms + busy
+
+
+def kernels_busy(busy, parts, p: RooflineParams):
+    """`busy` plus each kernel's ridge of its compute and memory seconds at `p`'s efficiencies (added in order:
+    fitted_seconds and host_overlap share it)."""
     for t_c, t_m, t_l2 in parts:
         busy = busy + ridge(t_c / p.compute_eff, (t_m + t_l2 / p.l2_speedup) / p.memory_eff, p.smooth)
-    return p.floor_s + p.item_s * items / sms + busy
+    return busy
 
 
 def host_overlap(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, clock=1.0):
@@ -76,9 +82,7 @@ def host_overlap(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, c
     while the GPU runs the kernels already queued, so the two overlap: ridge(host, GPU, host_smooth) (the
     launches are asynchronous, cudaLaunchKernel returning before the kernel runs; CUDA C++ Programming Guide,
     "Asynchronous Concurrent Execution"); host_smooth 1 is their sum, 20 their max."""
-    gpu = p.item_s * items / sms + p.step_cycles * clocked / clock
-    for t_c, t_m, t_l2 in parts:
-        gpu = gpu + ridge(t_c / p.compute_eff, (t_m + t_l2 / p.l2_speedup) / p.memory_eff, p.smooth)
+    gpu = kernels_busy(p.item_s * items / sms + p.step_cycles * clocked / clock, parts, p)
     return ridge(p.floor_s + p.step_s * steps, gpu, p.host_smooth)
 
 
