@@ -179,7 +179,7 @@ def deepep_rows(frame, mode):
             for (topk, experts), g in group.groupby(["num_topk", "num_experts"]):
                 sms = _col(g, f"{phase}_sms") if mode == "normal" else c.sms
                 parts, items = deepep.deepep_work(mode, phase, _col(g, "num_token"), _col(g, "hidden_size"), topk,
-                                                  experts, sms, c, link, signal_s=signal if mode == "ll" else 0.0)
+                                                  experts, sms, c, link, signal_s=signal)
                 us = g[f"{phase}_transmit_us"] + g[f"{phase}_notify_us"] if mode == "normal" else g[f"{phase}_avg_t_us"]
                 steps = deepep.byte_steps(mode, phase, _col(g, "num_token"), _col(g, "hidden_size"), topk, experts)
                 r = _attach(g, parts, items, f"deepep_{mode}_{phase}", us.to_numpy(dtype=float) * 1e-6, steps=steps,

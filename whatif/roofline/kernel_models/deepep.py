@@ -100,7 +100,7 @@ def barrier_seconds(mode: str, signal_s: float) -> float:
 def deepep_work(mode: str, phase: str, tokens, hidden, topk, experts, sms, c, link_bw, ranks=EP_RANKS,
                 signal_s=0.0):
     """([(SM-bound or signalling s, link-bound s, 0)], items) of one DeepEP call at efficiency 1; topk, experts
-    scalars; signal_s: the link's signal_seconds (low-latency mode's t_c)."""
+    scalars; signal_s: the link's signal_seconds (low-latency mode's t_c; normal mode does not read it)."""
     remote = (ranks - 1) / ranks
     per_elt = (1.0 + 4.0 / 128) if phase == "dispatch" else 2.0
     if mode == "normal":
@@ -116,8 +116,7 @@ def deepep_work(mode: str, phase: str, tokens, hidden, topk, experts, sms, c, li
 def _seconds(mode, phase, tokens, hidden, topk, experts, gpu, link_bw, sms, engine, ranks, link):
     c = ceilings(gpu)
     signal = signal_seconds(link, "nvlink", link_bw)
-    parts, items = deepep_work(mode, phase, tokens, hidden, topk, experts, sms or c.sms, c, link_bw, ranks,
-                               signal if mode == "ll" else 0.0)
+    parts, items = deepep_work(mode, phase, tokens, hidden, topk, experts, sms or c.sms, c, link_bw, ranks, signal)
     steps = byte_steps(mode, phase, tokens, hidden, topk, experts, ranks)
     p = family_params(f"deepep_{mode}_{phase}", engine, c.arch)
     return float(fitted_seconds(parts, items, c.sms, p, steps)) + barrier_seconds(mode, signal)
