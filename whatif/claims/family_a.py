@@ -65,7 +65,7 @@ CLAIMS: list[Claim] = [
         variant={"techniques": ["dfloat11"]},
         why="the gain is the KV memory left beside 0.69x the weights over that left beside BF16 weights, set "
             "by how tightly BF16 fits: here 68 GB of BF16 weights leave ~7 GB for KV of the A100's 77 GB usable "
-            "(90% of the 85.9 GB = 81,920 MiB the driver reports), so 3.8x, below the paper's 5.3-13.17x; a "
+            "(90% of the 85.9 GB = 81,920 MiB the driver reports), so ~4x, below the paper's 5.3-13.17x; a "
             "tighter fit gives more, a looser one less (Llama-3.1-405B on 8 H200: ~2x)",
         illustrative="every number of the setup is assumed: the abstract names no model, GPU or batch for its "
                      "5.3-13.17x, and the gain is set by how tightly the chosen BF16 model fills the chosen GPU "
