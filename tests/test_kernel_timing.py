@@ -153,3 +153,19 @@ def test_fp8_scenarios_attention_is_priced_by_the_fitted_models_at_the_fitters_p
     over_bf16 = attention_op([(2048, 0, 2)], 32, 8, 128, 128, 1.0, 2.0, 2 * 8 * 128, 1, "fp8")
     assert kernel_timing.attention_peak_dtype(over_fp8) == "fp8"
     assert kernel_timing.attention_peak_dtype(over_bf16) == "bf16"
+
+
+def test_vllm_fp8_cache_prefill_is_priced_at_the_bf16_peak_its_fit_was_made_at():
+    # vLLM's context rows over an fp8 cache all record attn_dtype bfloat16 (kernel_fit prices them at the bf16
+    # peak); pricing them at the fp8 peak doubled the fitted rate: B200 Llama-3.1-70B TP1 8k 0.49 ms where
+    # vLLM's table reads 0.84 (0.93 over a 16-bit cache). TensorRT-LLM and SGLang keep their fp8 context kernels.
+    from whatif.roofline import kernel_timing
+    over_fp8 = attention_op([(8192, 0, 1)], 64, 8, 128, 128, 1.0, 1.0, 2 * 8 * 128, 1, "fp8")
+    over_bf16 = attention_op([(8192, 0, 1)], 64, 8, 128, 128, 1.0, 2.0, 2 * 8 * 128, 1, "fp8")
+    assert kernel_timing.attention_peak_dtype(over_fp8, "vllm") == "bf16"
+    assert kernel_timing.attention_peak_dtype(over_fp8, "trtllm") == "fp8"
+    assert kernel_timing.attention_peak_dtype(over_fp8, "sglang") == "fp8"
+    b200 = load_system("b200").gpu
+    eff = load_efficiency("default", b200, engine="vllm")
+    fp8_cache, bf16_cache = (time_op(op, b200, eff).time_s for op in (over_fp8, over_bf16))
+    assert 0.8 < fp8_cache / bf16_cache < 1.1

@@ -29,7 +29,8 @@ def batches(seed: int, n: int) -> list[tuple]:
 SCENARIOS = [Scenario(), Scenario(model="llama-3-70b", hardware="dgx-h100", parallel=Parallelism(tp=4)),
              Scenario(precision=Precision(weight="fp8", activation="fp8", kv="fp8")),
              Scenario(precision=Precision(weight="fp8", activation="fp8")),
-             Scenario(hardware="dgx-a100-80gb"), Scenario(hardware="dgx-b200")]
+             Scenario(hardware="dgx-a100-80gb"), Scenario(hardware="dgx-b200"),
+             Scenario(hardware="dgx-b200", precision=Precision(weight="fp8", activation="fp8", kv="fp8"))]
 
 
 def label(s: Scenario) -> str:
@@ -47,7 +48,7 @@ def test_lean_attention_seconds_equal_kernel_timing_bit_for_bit(sc):
     prec, sh, gpu = setup.precision, old.shape, setup.system.gpu
     kv_dtype = kernel_timing.kv_fit_dtype(probes(old, prec.act_bytes, prec.kv_bytes, parts.kv_width)[0])
     fits = kernel_timing.attention_fits(gpu, eff.engine, kv_dtype, sh.heads, sh.kv_heads)
-    pricer = KernelAttention.of(old, gpu, fits, prec.act_bytes, prec.kv_bytes, parts.kv_width)
+    pricer = KernelAttention.of(old, gpu, fits, prec.act_bytes, prec.kv_bytes, parts.kv_width, eff.engine)
     assert pricer is not None
     prefills = 0
     for groups in batches(7, 400):

@@ -89,15 +89,23 @@ def covers(op: Op, gpu, engine: str | None = None) -> bool:
     return False
 
 
-def attention_peak_dtype(op: Op) -> str:
+# Engines whose measured context kernels over an fp8 cache ran 16-bit attention math, so their fp8-cache prefill fit
+# was made at the bf16 peak (validate/kernel_fit.py prices each prefill row at its attn_dtype): every vLLM context row
+# over an fp8 cache in the corpus's attention.parquet records attn_dtype bfloat16 (B200 FlashInfer TRT-LLM-gen
+# prefill, H100 FA3, L40S FlashInfer), and on B200 it times within ~10% of the same shape over a 16-bit cache.
+BF16_CONTEXT_ENGINES = frozenset({"vllm"})
+
+
+def attention_peak_dtype(op: Op, engine: str | None = None) -> str:
     """The tensor-core dtype whose peak an attention fit prices `op` at, as the fitter did: a 16-bit op at
     its own; an fp8 op (fp8 GEMM activations) at the 16-bit peak for decode and MLA (validate/kernel_fit.py
     prices decode compute at bf16; MLA rows are bf16 attention), and for prefill at fp8 only over an fp8
     cache (TensorRT-LLM's and SGLang's fp8 context kernels read fp8 K/V; over a 16-bit cache attention runs
-    16-bit even when the GEMMs run fp8). Every GPU with an fp8 peak has a bf16 one."""
+    16-bit even when the GEMMs run fp8) and not for `engine`s whose fp8-cache context rows ran 16-bit math
+    (BF16_CONTEXT_ENGINES: their fit is at the bf16 peak). Every GPU with an fp8 peak has a bf16 one."""
     if op.dtype != "fp8":
         return op.dtype
-    if op.op_class == OpClass.ATTENTION_PREFILL and kv_fit_dtype(op) == "fp8":
+    if op.op_class == OpClass.ATTENTION_PREFILL and kv_fit_dtype(op) == "fp8" and engine not in BF16_CONTEXT_ENGINES:
         return "fp8"
     return "bf16"
 
@@ -268,7 +276,7 @@ def prefill_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: flo
     model = decode_model(engine, s.heads, s.kv_heads)
     decode = fitted(model, gpu, kv_dtype, engine, overrides) if s.kv_bytes > 0 else None
     fits = (ceilings(gpu), fitted("prefill_attention", gpu, kv_dtype, engine, overrides), decode)
-    return fitted_prefill_seconds(op, gpu, fits, t_extra_memory)
+    return fitted_prefill_seconds(op, gpu, fits, t_extra_memory, engine)
 
 
 def decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: float = 0.0,
@@ -289,13 +297,13 @@ def attention_fits(gpu, engine: str, kv_dtype: str, heads: float, kv_heads: floa
             fitted(decode_model(engine, heads, kv_heads), gpu, kv_dtype, engine, overrides))
 
 
-def fitted_prefill_seconds(op: Op, gpu, fits: tuple, t_extra_memory: float = 0.0):
-    """prefill_seconds with the fits resolved (attention_fits)."""
+def fitted_prefill_seconds(op: Op, gpu, fits: tuple, t_extra_memory: float = 0.0, engine: str | None = None):
+    """prefill_seconds with the fits resolved (attention_fits); `engine`: the fits' engine (attention_peak_dtype)."""
     c, p, _ = fits
     s = op.shape
     b = s.sequences
     length = (math.sqrt(1.0 + 8.0 * s.pairs / b) - 1.0) / 2.0
-    peak = c.peak_flops(attention_peak_dtype(op))
+    peak = c.peak_flops(attention_peak_dtype(op, engine))
     t_c, t_m = prefill_terms(b, length, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p)
     t_c = _scaled(t_c, op.flops, 4.0 * b * length * (length + 1) / 2.0 * s.heads * s.d_qk,
                   op.flops / (peak * p.compute_eff))

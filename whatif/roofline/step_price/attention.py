@@ -79,13 +79,13 @@ class KernelAttention:
     """Seconds of one instance of the attention op `old` stands for, for a batch's groups, by its kernel
     model; built only where kernel_timing covers the op (KernelAttention.of says when)."""
 
-    def __init__(self, old, fits: tuple, act_bytes: float, kv_bytes: float, kv_width: float):
+    def __init__(self, old, fits: tuple, act_bytes: float, kv_bytes: float, kv_width: float, engine: str | None = None):
         sh = old.shape
         self.heads, self.kv_heads, self.d = int(sh.heads), int(sh.kv_heads), int(sh.d_qk)
         self.act_bytes, self.kv_bytes, self.kv_width = act_bytes, kv_bytes, kv_width
         self.c, self.prefill, self.decode = fits
         prefill, decode = probes(old, act_bytes, kv_bytes, kv_width)
-        self.peak_prefill = self.c.peak_flops(kernel_timing.attention_peak_dtype(prefill))
+        self.peak_prefill = self.c.peak_flops(kernel_timing.attention_peak_dtype(prefill, engine))
         self.peak_decode = self.c.peak_flops(kernel_timing.attention_peak_dtype(decode))
         self.small = kernel_timing.parts_ceilings(self.c.hbm_bw, self.c.sms)   # as kernel_timing.prefill_terms passes
         p = self.prefill
@@ -101,13 +101,14 @@ class KernelAttention:
                      self.c.hbm_bw, q.mem_eff, q.compute_eff, q.kv_splits, q.seq_s, q.floor_s, q.group_rows) else None
 
     @staticmethod
-    def of(old, gpu, fits: tuple, act_bytes: float, kv_bytes: float, kv_width: float) -> KernelAttention | None:
+    def of(old, gpu, fits: tuple, act_bytes: float, kv_bytes: float, kv_width: float,
+           engine: str | None = None) -> KernelAttention | None:
         """The pricer of `old`, or None where kernel_timing does not price it by these fits (a dtype or
         shape the models do not cover, another KV dtype than the fits')."""
         prefill, decode = probes(old, act_bytes, kv_bytes, kv_width)
         if not (kernel_timing.covers(prefill, gpu) and kernel_timing.covers(decode, gpu)):
             return None
-        return KernelAttention(old, fits, act_bytes, kv_bytes, kv_width)
+        return KernelAttention(old, fits, act_bytes, kv_bytes, kv_width, engine)
 
     def seconds(self, groups: tuple) -> float | None:
         """Seconds of one instance for `groups`, or None where the sums leave the models' cover (no pairs).

@@ -241,7 +241,7 @@ class PassParts:
         kv_dtype = kernel_timing.kv_fit_dtype(probes(old, act, kv, self.kv_width)[0])
         fits = kernel_timing.attention_fits(gpu, s.efficiency.engine, kv_dtype, sh.heads, sh.kv_heads,
                                             s.efficiency.kernel_params)
-        return KernelAttention.of(old, gpu, fits, act, kv, self.kv_width)
+        return KernelAttention.of(old, gpu, fits, act, kv, self.kv_width, s.efficiency.engine)
 
     def fitted_gemm(self, op) -> bool:
         """Whether `op` is a dense GEMM time_op prices by its fitted kernel model alone (gemm_seconds)."""
