@@ -26,6 +26,11 @@ from .params import ceilings
 HEAD_DIMS = (32, 64, 96, 128, 192, 256)   # FlashAttention's head-dim instantiations
 Q_TILE = 128
 EXP2_PER_SM_CLOCK = 16   # special-function-unit exp2 throughput (CUDA C++ Programming Guide, cc 8.0-10.0)
+# FlashAttention-4 (Blackwell) computes part of each softmax row's exp2 as a cubic polynomial on the FMA pipes
+# (flash_attn/cute/softmax.py apply_exp2_convert, flash_fwd_sm100.py: ex2_emu_freq 16, ex2_emu_res 4,
+# ex2_emu_start_frg 1): of a 128-column row's four 32-element fragments, the middle two (not the first, not the
+# last) emulate 4 of every 16 pairs: 2/4 x 4/16 = 1/8 of the exponentials leave the special-function units
+EXP2_EMULATED = {"blackwell": (4 - 1 - 1) / 4 * 4 / 16}
 OVERLAP = 2.0   # MMA and exp blended as an L-OVERLAP norm: 1 serial, infinity fully overlapped (the max)
 EXP_ENGINES = ("sglang", "vllm")   # FlashAttention's kernels: the exponential's cost documented (FA3 paper)
 FA2_ARCHS = ("ampere", "ada")   # vLLM's ViT attention runs FlashAttention-2 there (FA3 on Hopper, FA4 on Blackwell)
@@ -76,8 +81,9 @@ def encoder_attention_work(batch, seq, heads, head_dim, c, elt_bytes=2.0, pow2_h
 
 
 def softmax_exp_seconds(exps, c):
-    """Ideal seconds of `exps` softmax exponentials on the SMs' special-function units (not the tensor cores)."""
-    return exps / (c.sms * c.clock * EXP2_PER_SM_CLOCK)
+    """Ideal seconds of `exps` softmax exponentials on the SMs' special-function units (not the tensor cores),
+    less the share FlashAttention-4 emulates on the FMA pipes on Blackwell (EXP2_EMULATED; those overlap)."""
+    return exps * (1.0 - EXP2_EMULATED.get(c.arch, 0.0)) / (c.sms * c.clock * EXP2_PER_SM_CLOCK)
 
 
 def encoder_attention_seconds(batch: int, seq: int, heads: int, head_dim: int, gpu, engine: str = "vllm") -> float:
