@@ -13,6 +13,8 @@ exponential (3.9 TFLOPS of special functions beside 989 of matmul on H100) the c
 hides only in part. The tables' exp2 an SM a clock at head 64, long sequences: B200 11.2, H100 7.4 (MMA and exp
 serial: 10.7, 8.0; fully overlapped: 16, 16). As the MMAs' max (session 53) it over-priced B200 for TRT-LLM
 (24.6 -> 31.0% left out), whose closed FMHA kernels no source here describes: TRT-LLM's rows keep the MMA alone.
+FlashAttention-4 takes 1/8 of a row's exponentials off the SFUs on Blackwell (EXP2_EMULATED, its softmax.py):
+leave-one-GPU-out SGLang 19.6 -> 18.8%, vLLM 15.8 -> 15.5% (B200 left out 23.8 -> 21.5, 17.8 -> 16.2).
 vLLM's FlashAttention-2 (Ampere / Ada: kernel_source vllm_vit_flash_attn_fa2, synchronous mma.sync without
 warp specialisation) is its own family, `encoder_attention_fa2` (measured on L40S alone: no leave-one-out), as
 SGLang's Triton kernel is: pooled with FA3 / FA4 it left L40S out at 29.5%, B200 and H100 at 19-21%.
