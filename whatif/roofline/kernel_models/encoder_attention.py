@@ -13,6 +13,8 @@ exponential (3.9 TFLOPS of special functions beside 989 of matmul on H100) the c
 hides only in part. The tables' exp2 an SM a clock at head 64, long sequences: B200 11.2, H100 7.4 (MMA and exp
 serial: 10.7, 8.0; fully overlapped: 16, 16). As the MMAs' max (session 53) it over-priced B200 for TRT-LLM
 (24.6 -> 31.0% left out), whose closed FMHA kernels no source here describes: TRT-LLM's rows keep the MMA alone.
+FlashAttention-4 takes 1/8 of a row's exponentials off the SFUs on Blackwell (EXP2_EMULATED, its softmax.py):
+leave-one-GPU-out SGLang 19.6 -> 18.8%, vLLM 15.8 -> 15.5% (B200 left out 23.8 -> 21.5, 17.8 -> 16.2).
 vLLM's FlashAttention-2 (Ampere / Ada: kernel_source vllm_vit_flash_attn_fa2, synchronous mma.sync without
 warp specialisation) is its own family, `encoder_attention_fa2` (measured on L40S alone: no leave-one-out), as
 SGLang's Triton kernel is: pooled with FA3 / FA4 it left L40S out at 29.5%, B200 and H100 at 19-21%.
@@ -26,6 +28,11 @@ from .params import ceilings
 HEAD_DIMS = (32, 64, 96, 128, 192, 256)   # FlashAttention's head-dim instantiations
 Q_TILE = 128
 EXP2_PER_SM_CLOCK = 16   # special-function-unit exp2 throughput (CUDA C++ Programming Guide, cc 8.0-10.0)
+# FlashAttention-4 (Blackwell) computes part of each softmax row's exp2 as a cubic polynomial on the FMA pipes
+# (flash_attn/cute/softmax.py apply_exp2_convert, flash_fwd_sm100.py: ex2_emu_freq 16, ex2_emu_res 4,
+# ex2_emu_start_frg 1): of a 128-column row's four 32-element fragments, the middle two (not the first, not the
+# last) emulate 4 of every 16 pairs: 2/4 x 4/16 = 1/8 of the exponentials leave the special-function units
+EXP2_EMULATED = {"blackwell": (4 - 1 - 1) / 4 * 4 / 16}
 OVERLAP = 2.0   # MMA and exp blended as an L-OVERLAP norm: 1 serial, infinity fully overlapped (the max)
 EXP_ENGINES = ("sglang", "vllm")   # FlashAttention's kernels: the exponential's cost documented (FA3 paper)
 FA2_ARCHS = ("ampere", "ada")   # vLLM's ViT attention runs FlashAttention-2 there (FA3 on Hopper, FA4 on Blackwell)
@@ -76,8 +83,9 @@ def encoder_attention_work(batch, seq, heads, head_dim, c, elt_bytes=2.0, pow2_h
 
 
 def softmax_exp_seconds(exps, c):
-    """Ideal seconds of `exps` softmax exponentials on the SMs' special-function units (not the tensor cores)."""
-    return exps / (c.sms * c.clock * EXP2_PER_SM_CLOCK)
+    """Ideal seconds of `exps` softmax exponentials on the SMs' special-function units (not the tensor cores),
+    less the share FlashAttention-4 emulates on the FMA pipes on Blackwell (EXP2_EMULATED; those overlap)."""
+    return exps * (1.0 - EXP2_EMULATED.get(c.arch, 0.0)) / (c.sms * c.clock * EXP2_PER_SM_CLOCK)
 
 
 def encoder_attention_seconds(batch: int, seq: int, heads: int, head_dim: int, gpu, engine: str = "vllm") -> float:
