@@ -1271,6 +1271,22 @@ def sglang_allreduce_fusion(row: dict, layout: dict, nodes: int) -> bool:
             and layout.get("attention_dp", 1) == 1 and nodes == 1)
 
 
+# A disaggregated worker is its own server: SGLang's `nnodes == 1` test (above) reads the worker's --nnodes, not the
+# deployment's. The srt-slurm SGLang recipes place each pool on its own nodes and pass
+# `enable-flashinfer-allreduce-fusion: true` to both pools (NVIDIA/srt-slurm 5917791 recipes/b200-fp4/8k1k.yaml,
+# b200-fp8/8k1k_stp_lowlat_1.yaml), so a one-node TP8 decode worker fuses whatever the deployment's size. Added after
+# scoring (session 58, helper K); DISAGG_WORKER_NODES = False restores the deployment's node count.
+DISAGG_WORKER_NODES = True
+
+
+def worker_nodes(row: dict, gpus: int, deployment_nodes: int) -> int:
+    """Nodes one (decode) worker of the row spans: its own GPUs' for a disaggregated row (DISAGG_WORKER_NODES), else
+    the deployment's."""
+    if row["mode"] != "disagg" or not DISAGG_WORKER_NODES:
+        return deployment_nodes
+    return math.ceil(gpus / GPUS_PER_NODE[row["system"]])
+
+
 CLIENT_RANGE_RATIO = 0.8   # InferenceX's RANDOM_RANGE_RATIO (benchmark-tmpl.yml) and srt-slurm's random_range_ratio
 
 
@@ -1618,7 +1634,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         trtllm_gptoss_recipe(row, kw)
     if vllm_allreduce_fusion(row):
         kw["kernel_engine"] = VLLM_FUSION_PROFILE
-    if sglang_allreduce_fusion(row, layout, nodes):
+    if sglang_allreduce_fusion(row, layout, worker_nodes(row, gpus, nodes)):
         kw["kernel_engine"] = SGLANG_FUSION_PROFILE
     sglang_trtllm_checkpoint(row, kw)
     trtllm_deepseek_fp8_checkpoint(row, kw)

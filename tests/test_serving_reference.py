@@ -1104,3 +1104,20 @@ def test_a_row_whose_batch_size_reads_as_attention_dp_or_a_per_gpu_batch_is_not_
         sr.simulate_kwargs(row(224, "56.0"))
     monkeypatch.setattr(sr, "UNRECORDED_ATTENTION_LAYOUT_SCORED", True)
     assert sr.attention_layout_unrecorded(row(224, "56.0")) == ""
+
+
+def test_a_disaggregated_sglang_tp8_decode_worker_fuses_on_its_own_node():
+    """A disaggregated row's decode worker is its own one-node server (worker_nodes): the 1p TP4 + 1d TP8 NVFP4
+    deployment spans two nodes, yet its TP8 decode worker runs SGLang's all-reduce fusion (the srt-slurm recipe
+    passes enable-flashinfer-allreduce-fusion); DISAGG_WORKER_NODES off restores the deployment's count."""
+    row = next(r for r in sr.load() if r["id"] == "dsr1_b200_sglang_fp4_disagg_8192x1024_c4_cfg535")
+    assert sr.worker_nodes(row, 8, 2) == 1
+    assert sr.simulate_kwargs(row)["kernel_engine"] == sr.SGLANG_FUSION_PROFILE
+    try:
+        sr.DISAGG_WORKER_NODES = False
+        assert sr.worker_nodes(row, 8, 2) == 2
+        assert sr.simulate_kwargs(row)["kernel_engine"] == "sglang"
+    finally:
+        sr.DISAGG_WORKER_NODES = True
+    agg = next(r for r in sr.load() if r["backend"] == "sglang" and r["mode"] == "agg")
+    assert sr.worker_nodes(agg, 8, 3) == 3   # an aggregated row: the deployment's nodes, as before

@@ -67,3 +67,12 @@ def test_a_bad_shared_expert_stream_names_the_field():
     with pytest.raises(WhatifError, match="shared_expert_stream: expected a non-empty list of model family names"):
         engine_from_mapping(data, "bad.yaml")
     assert replace(engine_spec("trtllm"), shared_expert_stream=()).shared_expert_stream == ()
+
+
+def test_sglang_runs_deepseeks_shared_expert_on_its_alt_stream():
+    """SGLang 0.5's DeepseekV2MoE.forward_normal_dual_stream (no fused shared expert under flashinfer_trtllm or EP, no
+    all-to-all backend): the shared expert beside the routed experts, priced in graph passes; the 0.5 profile too."""
+    deepseek = load_model("deepseek-ai/DeepSeek-R1")
+    for name in ("sglang", "sglang-0.5"):
+        assert runs_shared_expert_stream(engine_spec(name), deepseek, True)
+        assert not runs_shared_expert_stream(engine_spec(name), deepseek, False)
