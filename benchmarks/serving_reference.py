@@ -156,6 +156,10 @@ The mapping rule, written before any row was scored and not tuned after:
 - InferenceX's Llama-3.1-70B TensorRT-LLM recipes on B200 (added after scoring, session 51, llama70b_trt_recipe,
   trtllm_batch_wait; its before/after in docs/accuracy.md): --max_num_tokens 16384 as the token budget, and for
   1024/1024 below TP8 `batch_wait_timeout_iters: 20`, `batch_wait_max_tokens_ratio: 0.9` (simulator/batch_wait.py);
+- InferenceX's DeepSeek-R1 fp8 TensorRT-LLM recipe of the 1.2.0rc6.post2 image (added after scoring, session 58,
+  DSR1_FP8_TRT_BATCH_WAIT in trtllm_batch_wait; its before/after in docs/accuracy.md): dsr1_fp8_b200_trt.sh at
+  0a919c5 sets DELAY_BATCHING at 1024/1024 from CONC 64, `batch_wait_timeout_iters: 40`,
+  `batch_wait_max_tokens_ratio: 0.8`;
 - InferenceX's DeepSeek TensorRT-LLM MoE backend (added after scoring, session 52, trtllm_moe_kernels; its
   before/after in docs/accuracy.md): where the recipe set `moe_config.backend:
   TRTLLM` (TRTLLM_GEN_MOE_IMAGES), `moe_kernels: trtllm-gen` prices the experts by the rows that timed those kernels
@@ -998,13 +1002,29 @@ def inferencex_dsr1_trt_launch(row: dict, layout: dict, n: int) -> dict:
     return {"max_num_batched_tokens": max(tokens, 8192), "memory_utilization": fraction}
 
 
+# InferenceX's DeepSeek-R1 fp8 TensorRT-LLM recipe of the 1.2.0rc6.post2 image (added after scoring, session 58,
+# helper M; its before/after in docs/accuracy.md): benchmarks/dsr1_fp8_b200_trt.sh at 0a919c5 (the revision whose
+# budget and fractions inferencex_dsr1_trt_launch maps; its single_node copy reads the same) sets DELAY_BATCHING for
+# ISL = OSL = 1024 at CONC >= 64 and then writes `batch_wait_timeout_iters: 40` and `batch_wait_max_tokens_ratio:
+# 0.8`; dsr1_fp4_b200_trt.sh (111f031) and the 1.1.0rc2.post2 revision (6320e9b) never do
+DSR1_FP8_TRT_BATCH_WAIT = {"batch_wait_timeout_iters": 40, "batch_wait_max_tokens_ratio": 0.8}
+DSR1_FP8_TRT_BATCH_WAIT_MAPPED = True
+
+
 def trtllm_batch_wait(row: dict, layout: dict) -> dict:
     """TensorRT-LLM's batch waiting where the row's launch turned it on (added after scoring, with its before/after
     in docs/accuracy.md): InferenceX's Llama-3.1-70B TensorRT-LLM recipes (LLAMA70B_TRT_MAX_NUM_TOKENS) write
     `batch_wait_max_tokens_ratio: 0.9` and `batch_wait_timeout_iters: 20` into the extra LLM API options "for
     1k/1k" only, when ISL = OSL = 1024 and TP < 8 ("by default they are all zeros"); every other configuration of
-    the recipe runs without it (simulator/batch_wait.py)."""
-    if not llama70b_trt_recipe(row) or _int(row["isl"]) != 1024 or _int(row["osl"]) != 1024 or layout["tp"] >= 8:
+    the recipe runs without it (simulator/batch_wait.py). Its DeepSeek-R1 fp8 recipe on the 1.2.0rc6.post2 image:
+    DSR1_FP8_TRT_BATCH_WAIT at 1k/1k from 64 clients (session 58)."""
+    one_k = _int(row["isl"]) == 1024 and _int(row["osl"]) == 1024
+    if (DSR1_FP8_TRT_BATCH_WAIT_MAPPED and one_k and row["backend"] == "trtllm"
+            and row.get("backend_version") == "1.2.0rc6.post2" and row["gemm_quant_mode"] == "fp8"
+            and row["model_path"].lower().startswith("deepseek-ai/") and inferencex_run(row)
+            and concurrency(row) >= 64):
+        return dict(DSR1_FP8_TRT_BATCH_WAIT)
+    if not llama70b_trt_recipe(row) or not one_k or layout["tp"] >= 8:
         return {}
     return {"batch_wait_timeout_iters": 20, "batch_wait_max_tokens_ratio": 0.9}
 

@@ -466,6 +466,24 @@ def test_inferencex_llama70b_trtllm_rows_wait_for_batches_only_at_1k_1k_below_tp
     assert "engine" not in aiperf and aiperf["max_num_batched_tokens"] != 16384   # the generator's launch
 
 
+def test_inferencex_deepseek_fp8_trtllm_post2_rows_wait_for_batches_at_1k_1k_from_64_clients(monkeypatch):
+    """dsr1_fp8_b200_trt.sh at 0a919c5: DELAY_BATCHING at ISL = OSL = 1024 and CONC >= 64 writes
+    batch_wait_timeout_iters 40 and batch_wait_max_tokens_ratio 0.8; the NVFP4 and MTP recipes and other lengths,
+    loads and images do not (DSR1_FP8_TRT_BATCH_WAIT_MAPPED turns it off)."""
+    def engine(n=64, version="1.2.0rc6.post2", quant="fp8", osl="1024", **over):
+        fields = dict(silicon_data_source=f"source_file=2026-04-06.csv; silicon_concurrency={n}",
+                      backend_version=version, tp_size="8", attention_dp_size="1", moe_tp_size="8",
+                      moe_ep_size="1", batch_size=str(n), gemm_quant_mode=quant, moe_quant_mode=quant, osl=osl)
+        return sr.simulate_kwargs(_row(**{**fields, **over})).get("engine", {})
+    wait = {"batch_wait_timeout_iters": 40, "batch_wait_max_tokens_ratio": 0.8}
+    assert engine() == wait and engine(128) == wait
+    for other in (engine(32), engine(osl="8192"), engine(quant="nvfp4"), engine(version="1.2.0rc6.post3"),
+                  engine(version="1.1.0rc2.post2")):
+        assert "batch_wait_timeout_iters" not in other
+    monkeypatch.setattr(sr, "DSR1_FP8_TRT_BATCH_WAIT_MAPPED", False)
+    assert "batch_wait_timeout_iters" not in engine()
+
+
 def test_inferencex_deepseek_trtllm_rows_run_the_moe_kernels_their_recipe_picked(monkeypatch):
     """moe_config.backend TRTLLM from the 1.2.0rc6.post2 image on (perf-changelog PRs #594/#620), DEEPGEMM (fp8) or
     CUTLASS (NVFP4) at the recipes' high concurrencies, TRTLLM in the MTP recipes without DP attention only;
