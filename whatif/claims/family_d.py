@@ -36,25 +36,13 @@ CLAIMS: list[Claim] = [
         setup={**setup(LLAMA2, 1, 102400, 256), "context_window": 131072},
         variant={"techniques": ["tidaldecode"]},
         why="The gain is the KV read avoided: 4 of 32 layers still read the whole context, the rest 256 tokens; "
-            "on the paper's MHA Llama-2-7B the 100K-token KV is ~6x the weights, so on the GPU the step falls toward "
-            "the weights' read plus an eighth of the KV's (~2.9x with CUDA graphs). The release's benchmark runs the "
-            "model eagerly, so at the hf-transformers engine's measured host cost the sparse step (~40 ms) is bound "
-            "by its launches while the dense one (~45 ms) is bound by its KV read: ~1.1x.",
-        miss="host costs: the release's benchmark launches every op eagerly from Python (no CUDA graphs); under the "
-             "hf-transformers engine's measured eager host cost (100 us per kernel, gpt-fast's eager Llama-2-7B) "
-             "TidalDecode's step is host-bound at ~40 ms, so reading 8x less cache hardly shows; the paper's 2.1x "
-             "implies less host time per step than that measurement (about 45 us a kernel gives 2.3x; with CUDA "
-             "graphs whatif gives 2.9x), a host cost whatif has no measurement of for this code",
+            "on the paper's MHA Llama-2-7B the 100K-token KV is ~6x the weights, so the step falls toward the "
+            "weights' read plus an eighth of the KV's.",
+        miss="the paper's selection layers (a full-attention token-selection pass re-run at "
+             "chosen layers, a top-k over 100K scores each step) cost more than whatif's "
+             "selection op charges",
         setup_note="Paper: Llama-2-7B (MHA), batch 1, 10K-100K context, decode 256, budgets 32-4096; its window "
-                   "widened to 128K (--context-window) to hold 100K, as TriForce's claim does. The release's "
-                   "efficiency benchmark (DerrickYLJ/TidalDecode scripts/bench_efficiency_e2e.sh -> bench_textgen.py, "
-                   "'Figure 10' in its README, A100): its own Llama model (tidal/models/llama.py, flashinfer decode "
-                   "kernels, torch.topk in the selection layers, torch.cuda.synchronize() around each attention op) "
-                   "called eagerly for 256 decode steps, the full baseline being a budget above the context "
-                   "(144880): the hf-transformers engine (eager launches) on both sides.",
-        baseline_engine="hf-transformers",
-        engine_why="the release's benchmark (scripts/bench_textgen.py) calls its eager PyTorch Llama model step by "
-                   "step: no torch.compile, no CUDA graphs",
+                   "widened to 128K (--context-window) to hold 100K, as TriForce's claim does.",
     ),
     Claim(
         technique="tokenselect",
