@@ -12,12 +12,12 @@ _HYDRAGEN = {"model": "codellama-13b", "hardware": "dgx-a100-40gb", "gpus": 8,
 _HYDRAGEN_LONG = _HYDRAGEN
 # The release's vLLM baseline (ScalingIntelligence/hydragen scripts/synth.py go_vllm): one prompt with
 # SamplingParams(n=batch) (the prompt's blocks forked, stored once), LLM(max_num_seqs=max batch,
-# max_paddings=16384, tensor_parallel_size=8), and docs/sweeps_from_paper.md pins vLLM commit 2e0b6e7, the v0.2.7
+# max_paddings=16384, tensor_parallel_size=8), and its sweeps_from_paper.md pins vLLM commit 2e0b6e7, the v0.2.7
 # release (the commit other ports of v0.2.7's block manager cite): the vllm-0.2 engine. Hydragen itself runs its own
 # CUDA-graphed PyTorch model with FlashAttention 2.3.6 (requirements.txt), for which whatif's default engine stands in.
 _HYDRAGEN_VLLM = {"baseline_engine": "vllm-0.2", "system_engine": "vllm",
                   "engine_why": "the release's vLLM baseline (scripts/synth.py: LLM(..., max_paddings=16384); "
-                                "docs/sweeps_from_paper.md pins vLLM commit 2e0b6e7, the v0.2.7 release); Hydragen's "
+                                "its sweeps_from_paper.md pins vLLM commit 2e0b6e7, the v0.2.7 release); Hydragen's "
                                 "own graphed PyTorch + FlashAttention 2.3.6 on the default engine"}
 _VLLM_SEQS = {"max_num_seqs": 1024}    # synth.py: LLM(max_num_seqs=max(bs_list)), the batch of 1K
 _LONG_PREFIX = {"workload": {"prompt": 16256, "shared_prefix": 16256}}
