@@ -621,8 +621,12 @@ def test_the_whole_file():
     # (session 57 after all merges, 2,391 rows: TTFT 32.4%, median 30.4%, x0.70, 123 off by 3x (SGLang's eager GDN
     # prefill chain and fp8 input-quantize launches, its DP-attention prefill gather by all-reduce); TPOT 9.65%, B200
     # 9.86%, H100 9.23% (worse on TensorRT-LLM B200 DeepSeek, 12.6 -> 12.8% / 14.9 -> 15.1%: its fp8 MLA generation))
-    assert ttft["mape"] < 32.8 and ttft["median_ape"] < 30.8 and ttft["off3x"] <= 126, ttft
-    assert tpot["mape"] < 9.8, tpot
+    # (session 58 after all merges: TTFT 32.3%, median 30.4%, x0.70, 119 off by 3x (vLLM's fp8-cache prefill at the
+    # bf16 peak its fit was made at, the fp8 DeepSeek TRT recipe's batch waiting, the MLA KV fan-out); TPOT 9.32%,
+    # B200 9.4%, H100 9.2% (SGLang's DeepSeek shared-expert stream and per-worker all-reduce fusion; worse on SGLang's
+    # aggregated DeepSeek TTFT, 36.3 -> 38.3%, its faster decode steps lowering a TTFT already low))
+    assert ttft["mape"] < 32.6 and ttft["median_ape"] < 30.8 and ttft["off3x"] <= 121, ttft
+    assert tpot["mape"] < 9.5, tpot
     for gpu in ("b200_sxm", "h100_sxm"):   # the issue's target: TPOT <= 10% on every GPU
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= 10.0, gpu
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
@@ -633,7 +637,9 @@ def test_the_whole_file():
     # (session 54: 15.0%, the srt-slurm recipes' limits and the module-timed MLA gap; H100's 8 rows 16.6 -> 31.0%)
     # (session 55: 13.5%, the busiest EP rank's experts at few tokens: H100's 8 rows 31.0 -> 21.4%)
     # (session 57: 13.65%, worse: TensorRT-LLM's fp8 MLA generation prices its B200 decode pools lower, 9.2 -> 9.5%)
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 14.0, sr.stats(disagg, "tpot")
+    # (session 58: 11.3%, SGLang's decode workers fuse their all-reduce + RMSNorm (each worker's own --nnodes) and run
+    # DeepSeek's shared expert on a second stream: SGLang's 23 rows 17.5 -> 10.8%)
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 11.6, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
@@ -646,7 +652,8 @@ def test_the_whole_file():
     # srt-slurm recipes, SRT_SLURM_TRTLLM)
     # (session 55: 54.9%, x0.40, 16 off by 3x: SGLang's srt-slurm recipes, SRT_SLURM_SGLANG; the busiest EP rank)
     # (session 57: 54.5%, x0.40, 15 off by 3x: SGLang's DP-attention prefill gathers by all-reduce, dp_prefill_gather)
-    assert ttft["mape"] < 55.0 and ttft["off3x"] <= 15, ttft
+    # (session 58: 53.2%, x0.41, 13 off by 3x: an MLA model's latent sent to each decode attention-TP rank, kv_fanout)
+    assert ttft["mape"] < 53.6 and ttft["off3x"] <= 13, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
