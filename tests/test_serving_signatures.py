@@ -163,11 +163,13 @@ def test_a_ttft_miss_splits_exactly_into_a_rate_term_and_a_decode_term():
     assert sg.ttft_miss_terms(same_rate)[0] == pytest.approx(0.0)
 
 
-def test_sglang_deepseek_disaggregated_ttft_misses_are_mostly_decode_time_in_the_committed_table():
-    """The 23 SGLang DeepSeek B200 disaggregated rows: more than half of their summed TTFT miss is the decode term
-    (the prediction's decode, x1.1-1.4 slow at TP8, throttles its closed loop), the rest the rate."""
+def test_sglang_deepseek_disaggregated_ttft_misses_are_mostly_rate_in_the_committed_table():
+    """The 23 SGLang DeepSeek B200 disaggregated rows: most of their summed TTFT miss is the rate term (the prefill
+    pools served faster than measured), the rest the decode term. Until session 58 the decode term was the larger (the
+    prediction's decode, x1.1-1.4 slow at TP8, throttled its closed loop: 72 s against 49 s); the decode workers'
+    all-reduce fusion and shared-expert stream brought that decode to x1.05 (41 s against 78 s)."""
     rows = [r for r in sg.load() if r["engine"] == "sglang" and r["mode"] == "disagg" and r["system"] == "b200_sxm"
             and "deepseek" in r["model"].lower()]
     terms = [sg.ttft_miss_terms(r) for r in rows]
     rate, dec = sum(t[0] for t in terms), sum(t[1] for t in terms)
-    assert len(rows) == 23 and dec > rate > 0
+    assert len(rows) == 23 and rate > dec > 0
