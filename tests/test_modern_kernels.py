@@ -226,6 +226,12 @@ def test_flashmla_sparse_prefill_pads_heads_on_sglang_and_reads_its_rows_once():
     assert mla_modules.sglang_sparse_head_pad("sglang", "hopper", "sglang_dsa_indexer_flashmla_kv") == 0
     assert mla_modules.sglang_sparse_head_pad("vllm", "hopper", "sglang_dsa_indexer_flashmla_sparse") == 0
     assert mla_modules.sglang_sparse_head_pad("sglang", "hopper", None, "bfloat16") == 64
+    # one rule for the prediction and the fit's rows: a decode or SGLang's dense MHA prefill pads nothing
+    pad = mla_modules.sparse_prefill_head_pad
+    assert pad("sglang", "hopper", "prefill", "sglang_dsa_indexer_flashmla_sparse") == 64
+    assert pad("sglang", "hopper", "decode", "sglang_dsa_indexer_flashmla_sparse") == 0
+    assert pad("sglang", "hopper", "prefill", None, "bfloat16", dense=True) == 0
+    assert pad("vllm", "blackwell", "prefill", "FLASHMLA_SPARSE") == 128
     c = mla_modules.ceilings(H100)
 
     def memory(isl, heads, pad):   # the sparse attention part's HBM + L2 seconds, 64k cached tokens

@@ -277,10 +277,9 @@ def module_rows(frame, family, phase, wide_ep=False):
                                                            topk_slots=phase == "decode"
                                                            and mla_modules.sparse_topk_slots(engine, c.arch, kv,
                                                                                              source),
-                                                           head_pad=mla_modules.vllm_prefill_head_pad(engine, c.arch,
-                                                                                                     phase, source)
-                                                           or mla_modules.sglang_sparse_head_pad(engine, c.arch,
-                                                                                                 source))
+                                                           head_pad=mla_modules.sparse_prefill_head_pad(
+                                                               engine, c.arch, phase, source,
+                                                               dense="dense_mha" in source))
                 name = f"{family}_{phase}"
                 if engine == "trtllm":   # the scoring pass's kernels, where they run
                     steps = mla_modules.INDEXER_SCORING_KERNELS * scoring

@@ -240,6 +240,18 @@ def sglang_sparse_head_pad(engine: str, arch: str, source: str | None = None, kv
     return SPARSE_PREFILL_HEAD_PAD.get(arch, 0)
 
 
+
+def sparse_prefill_head_pad(engine: str, arch: str, phase: str, source: str | None = None,
+                            kv_dtype: str = "bfloat16", dense: bool = False) -> int:
+    """Heads a DSA module's sparse prefill pads its queries to (0: none), by engine: vLLM's FlashMLASparseImpl
+    (vllm_prefill_head_pad) and SGLang's flashmla_sparse path (sglang_sparse_head_pad), which a decode or SGLang's
+    dense MHA prefill (`dense`) does not take. One rule for the prediction and the fit's rows."""
+    if engine == "vllm":
+        return vllm_prefill_head_pad(engine, arch, phase, source)
+    if phase != "prefill" or dense:
+        return 0
+    return sglang_sparse_head_pad(engine, arch, source, kv_dtype)
+
 # The absorbed-MLA decode kernel each engine runs, by GPU architecture and KV dtype, and its query-head tile
 # (heads padded up to a multiple; 0: no tile established, heads priced as they are).
 MLA_DECODE_TILES = {
@@ -368,7 +380,7 @@ def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
     """([(compute s, HBM s, L2 s)], items) of one DSA module at efficiency 1 (indexer: run the indexer;
     dense: SGLang's dense prefill attention instead of the sparse one; all_topk: sparse_all_topk's kernel;
     out_format: o_proj's own format, None: gemm_format; scoring: indexer_scoring_runs; topk_slots: topk_slots_part's
-    kernel; head_pad: the sparse attention's heads padded to a multiple of it, vllm_prefill_head_pad)."""
+    kernel; head_pad: the sparse attention's heads padded to a multiple of it, sparse_prefill_head_pad)."""
     tokens = batch * isl
     parts = projection_parts(tokens, heads, d, phase == "decode" or not dense, gemm_format, c, out_format)
     if indexer:
@@ -473,9 +485,7 @@ def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, dense=dense,
                                    all_topk=sparse_all_topk(engine, c.arch), out_format=out_format, scoring=scoring,
                                    topk_slots=phase == "decode" and sparse_topk_slots(engine, c.arch, kv_dtype),
-                                   head_pad=vllm_prefill_head_pad(engine, c.arch, phase)
-                                   or (phase == "prefill" and not dense
-                                       and sglang_sparse_head_pad(engine, c.arch, None, kv_dtype)))
+                                   head_pad=sparse_prefill_head_pad(engine, c.arch, phase, None, kv_dtype, dense))
     steps = INDEXER_SCORING_KERNELS * scoring if engine == "trtllm" else 0.0
     if engine == "vllm" and phase == "prefill":   # timed eagerly: its GEMM format's host launches
         steps = vllm_prefill_eager_launches(gemm_format)
