@@ -104,18 +104,19 @@ def _subcommand(parser, name):
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_a_run_builds_its_command_as_the_whole_parser_does(command):
-    """build_parser(only=...) (what main() builds): the command's flags and help as in the whole parser, and the
-    top-level help (every command's name and line) the same."""
+    """build_parser(only=...) (what main() builds): the command's flags, help and prog as in the whole parser, and
+    no other command's parser built (a run parses its own command alone)."""
     whole, only = build_parser(), build_parser(only=command)
-    assert only.format_help() == whole.format_help()
     assert _subcommand(only, command).format_help() == _subcommand(whole, command).format_help()
-    for name in COMMANDS:
-        if name != command:
-            assert not _subcommand(only, name)._actions[1:]   # the others: names only (-h alone)
+    assert _subcommand(only, command).prog == _subcommand(whole, command).prog == f"whatif {command}"
+    assert list(next(a for a in only._actions if a.dest == "command").choices) == [command]
 
 
-def test_a_run_of_no_command_builds_names_only():
-    only = build_parser(only="")
+@pytest.mark.parametrize("first_word", ["", "estimat"])
+def test_a_run_of_no_command_builds_names_only(first_word):
+    """The top-level --help and a misspelt command: every command by name and help (the help lists them all, the
+    error names the valid ones), no command's flags."""
+    only = build_parser(only=first_word)
     assert only.format_help() == build_parser().format_help()
     assert all(not _subcommand(only, name)._actions[1:] for name in COMMANDS)
 

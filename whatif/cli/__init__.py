@@ -54,13 +54,15 @@ def _function(command: str, which: int):
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser; with `only`, that command's flags alone, every other command registered by name and
-    help (what one run and the top-level --help read: its module alone is imported, ~600 flags not added)."""
+    """The whole parser; with `only` a command, that command alone with its flags (what one run parses: its module
+    alone is imported, ~600 flags and a dozen sub-parsers not built); with `only` anything else (the top-level
+    --help, a misspelt command), every command registered by name and help."""
     ap = WhatifParser(prog="whatif", description="Predict LLM inference latency, throughput and memory from specs.")
     ap.add_argument("--version", action="version", version=f"whatif {__version__}")
     sub = ap.add_subparsers(dest="command", parser_class=WhatifParser)
-    for name, (_, _, _, help_) in COMMANDS.items():
-        parser = sub.add_parser(name, help=help_)
+    names = (only,) if only in COMMANDS else COMMANDS
+    for name in names:
+        parser = sub.add_parser(name, help=COMMANDS[name][3])
         if only is None or name == only:
             _function(name, 1)(parser)
     return ap

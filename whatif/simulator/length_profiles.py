@@ -22,6 +22,8 @@ class LengthDist:
 
 @dataclass(frozen=True)
 class LengthProfile:
+    """A named traffic shape: the prompt and output length distributions of its requests."""
+
     label: str                     # how describe() names it
     prompt: LengthDist
     output: LengthDist

@@ -14,6 +14,8 @@ FLUSH_VALUES = 4096 * WIDTH   # values (4096 rows) kept in a list before they mo
 
 @dataclass(frozen=True)
 class ReplicaInfo:
+    """One replica's setup as the run used it: role, GPUs, KV blocks and their size."""
+
     index: int
     role: str                  # mixed | prefill | decode
     gpus: int                  # tp x pp

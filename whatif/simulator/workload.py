@@ -25,6 +25,9 @@ MAX_REQUESTS = 10_000_000          # a guard against typos (--rate 1e9); far mor
 
 @dataclass(frozen=True)
 class WorkloadSpec:
+    """The generated traffic: arrivals (process, rate, burstiness), request count and lengths, sessions and
+    shared prefixes. (A docstring spares dataclass() an inspect.signature call at every cold start.)"""
+
     arrival: str = "poisson"       # poisson, or gamma (bursty: inter-arrival CV = burstiness)
     rate: float = 1.0              # requests (sessions, with turns > 1) per second
     burstiness: float = 1.0        # gamma inter-arrival coefficient of variation (1 = Poisson)

@@ -98,6 +98,9 @@ class LargeGpuDefaults:
 
 @dataclass(frozen=True)
 class EngineSpec:
+    """One serving engine as it configures itself (engine_profiles/<engine>.yaml): scheduler limits, captured
+    CUDA graphs, CPU overhead per step, KV cache sizing; each number's source in `sources`."""
+
     name: str
     description: str
     max_num_seqs: int

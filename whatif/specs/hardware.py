@@ -73,6 +73,9 @@ class MemoryTier:
 
 @dataclass(frozen=True)
 class GPU:
+    """One GPU model's datasheet (hardware_profiles/<gpu>.yaml): peaks, HBM, caches, clocks, links, each a Quantity
+    with its provenance. (A docstring also spares dataclass() an inspect.signature call at every cold start.)"""
+
     name: str
     description: str
     arch: str
@@ -132,6 +135,9 @@ class TierAttachment:
 
 @dataclass(frozen=True)
 class System:
+    """`gpu_count` GPUs joined by `gpu_link`, with their memory tiers, and for a multi-node system its nodes and
+    NICs (hardware_profiles/<system>.yaml, or a bare GPU as one node)."""
+
     name: str
     description: str
     gpu: GPU
