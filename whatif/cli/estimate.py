@@ -2,7 +2,6 @@
 (one kernel's prediction)."""
 from __future__ import annotations
 
-import json
 import sys
 
 from ..errors import WhatifError
@@ -78,6 +77,7 @@ def cmd_estimate(args) -> int:
         from ..queries.deployment import from_estimate
         serve = serve_command(*from_estimate(scenario), args.json)
     if args.json:
+        import json   # (--json alone: a text estimate's cold start skips it)
         print(json.dumps({**estimate_dict(est), **({"serve_command": serve} if serve else {})}, allow_nan=False))
     else:
         print(estimate_text(est, show_ops=not args.no_ops, explain=args.explain) + (f"\n\n{serve}" if serve else ""))
@@ -149,6 +149,7 @@ def cmd_kernel(args) -> int:
     else:
         t = kernels.allreduce_kernel(system, eff, args.bytes, args.gpus)
     from ..reports.output import kernel_dict, kernel_text   # (when run: building the parser stays light)
+    import json
     print(json.dumps(kernel_dict(t, system.name, eff), allow_nan=False) if args.json
           else kernel_text(t, system.name, eff, args.explain))
     write_tables(args, [kernel_row(t, system.name, eff)], KERNEL_COLUMNS)
