@@ -214,10 +214,18 @@ def requests_per_s(row: dict, which: str = "measured") -> float:
     return float(row["concurrency"]) / cycle_ms(row, which) * 1e3
 
 
+def decoding(clients: float, ttft_ms: float, tpot_ms: float, mean_output: float) -> float:
+    """Requests decoding at a time in a closed loop of `clients` (Little's law): N x D / (TTFT + D), D = (mean output
+    - 1) x TPOT; the rest wait for their first token. The one scalar rule the diagnostics share."""
+    decode_ms = max(mean_output - 1, 0) * tpot_ms
+    cycle = ttft_ms + decode_ms
+    return clients * decode_ms / cycle if cycle > 0 else 0.0
+
+
 def in_service(row: dict, which: str = "measured") -> float:
-    """Requests decoding at a time (Little's law): N x D / (TTFT + D); the rest wait for their first token."""
-    decode = cycle_ms(row, which) - float(row[f"{which}_ttft_ms"])
-    return float(row["concurrency"]) * decode / cycle_ms(row, which)
+    """Requests decoding at a time (Little's law) at the row's `which` means and full OSL."""
+    return decoding(float(row["concurrency"]), float(row[f"{which}_ttft_ms"]), float(row[f"{which}_tpot_ms"]),
+                    int(float(row["osl"])))
 
 
 def heavy_load(rows: list[dict], min_clients: int = 64) -> dict[tuple, dict[int, tuple]]:
@@ -253,7 +261,8 @@ def cycle_split(rows: list[dict], min_clients: int = 64) -> dict[tuple, tuple[in
     return out
 
 
-SA_BENCH_MEAN_OUTPUT = 0.9   # sa-bench --random-range-ratio 0.8: lengths uniform in [0.8 L, L]
+RANGE_RATIO = 0.8   # the clients' --random-range-ratio (serving_reference.CLIENT_RANGE_RATIO): lengths in [0.8 L, L]
+SA_BENCH_MEAN_OUTPUT = (1 + RANGE_RATIO) / 2   # the mean of a length uniform in [0.8 L, L]: 0.9 L
 
 
 def decode_in_service(row: dict) -> tuple[float, float] | None:
@@ -261,10 +270,8 @@ def decode_in_service(row: dict) -> tuple[float, float] | None:
     if not row.get("decode_ranks"):
         return None
     n, ranks = float(row["concurrency"]), int(row["decode_ranks"])
-    mean_out = int(float(row["osl"])) * (SA_BENCH_MEAN_OUTPUT if row.get("source", "").startswith("db-dump") else 1)
-    decode_ms = (mean_out - 1) * float(row["measured_tpot_ms"])
-    served = n / (float(row["measured_ttft_ms"]) + decode_ms)
-    return served * decode_ms / ranks, n / ranks
+    decoding_now = decoding(n, float(row["measured_ttft_ms"]), float(row["measured_tpot_ms"]), mean_output(row))
+    return decoding_now / ranks, n / ranks
 
 
 def mean_output(row: dict) -> float:
