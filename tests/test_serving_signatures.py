@@ -198,3 +198,17 @@ def test_tensorrt_llm_1_0_tpot_at_1k_prompts_and_128_clients_does_not_shorten_fr
         short, long = picked[(model, 1024)], picked[(model, 4096)]
         assert len(short) == 3 and all(0.94 < m < 1.05 and p < 0.87 for m, p in short)
         assert len(long) == 3 and all(m < 0.8 and abs(m - p) < 0.05 for m, p in long)
+
+
+def test_tensorrt_llm_1_0_llama_request_rate_at_128_clients_stays_put_from_tp4_to_tp8():
+    """The request ceiling docs/accuracy.md quotes (session 59): Llama-3.1-8B on TensorRT-LLM 1.0.0rc3, H100, 128
+    clients, 128 output tokens: ~35-36 requests/s (full outputs) at TP4 and TP8 for 1,024- and 2,048-token prompts
+    alike, where the prediction's rate grows with TP (TP8 over TP4 by more than 20%)."""
+    found = sg.heavy_load(sg.load(), min_clients=128)
+    seen = 0
+    for (run, isl, osl, _n), by_tp in found.items():
+        if run[0] == "trtllm" and run[1] == "1.0.0rc3" and "Llama" in run[3] and osl == 128 and isl in (1024, 2048):
+            (m4, p4, *_), (m8, p8, *_) = by_tp[4], by_tp[8]
+            assert 34 < m4 < 38 and 34 < m8 < 38 and abs(m8 / m4 - 1) < 0.05 and p8 / p4 > 1.2
+            seen += 1
+    assert seen == 2
