@@ -30,6 +30,10 @@ no simulation, nothing fitted.
   the GPUs (the serving path); measured requests in service well below the prediction's, with TPOT matched, are
   requests held before their first token (admission, KV capacity or the serving path), not slower steps.
 
+- TPOT across TP (added in session 59, issue 37): one run's measured TPOT at its largest TP over its second largest, at
+  the same lengths and N, against the predicted ratio. GPU-bound steps shorten as predicted; a ratio near 1 where the
+  prediction gives ~0.8 is a per-token time TP does not shorten (host time per step, or the serving path).
+
 - Decode slots in service (added in session 53): a disaggregated row's requests decoding at once, by Little's law
   X x D with X = N / (TTFT + D) the served rate and D = (mean output - 1) x TPOT (sa-bench's mean output 0.9 x OSL),
   per decode rank (workers x attention-DP ranks), against N / ranks, the max batch the set's decode_batch_size
@@ -204,6 +208,29 @@ def rate_by_tp(rows: list[dict]) -> dict[tuple, tuple[int, dict[int, float]]]:
     return {k: v for k, v in out.items() if len(v[1]) > 1}
 
 
+def tpot_across_tp(rows: list[dict], min_clients: int = 32) -> dict[tuple, tuple[int, int, float, float]]:
+    """Per run, input/output length and N >= min_clients (aggregated rows with a prediction): (the second largest
+    TP, the largest, measured TPOT at the largest / at the second, predicted the same). A step bound by the GPUs
+    shortens with TP as the prediction does; a measured ratio near 1 where the predicted one is ~0.8 is a step time
+    (or a token delivery) that TP does not shorten: host time per step (Python per layer or per request) or the
+    serving path."""
+    by_key: dict[tuple, dict[int, tuple[float, float]]] = {}
+    for r in rows:
+        if r["mode"] != "agg" or float(r["concurrency"]) < min_clients or not r.get("predicted_tpot_ms"):
+            continue
+        key = (run_of(r), int(r["isl"]), int(float(r["osl"])), int(float(r["concurrency"])))
+        by_key.setdefault(key, {}).setdefault(int(r["tp"]), (float(r["measured_tpot_ms"]),
+                                                             float(r["predicted_tpot_ms"])))
+    out: dict[tuple, tuple[int, int, float, float]] = {}
+    for key, by_tp in by_key.items():
+        if len(by_tp) < 2:
+            continue
+        hi = max(by_tp)
+        lo = max(t for t in by_tp if t < hi)   # the two largest TP sizes: both well past the light-load regime
+        out[key] = (lo, hi, by_tp[hi][0] / by_tp[lo][0], by_tp[hi][1] / by_tp[lo][1])
+    return out
+
+
 def cycle_ms(row: dict, which: str = "measured") -> float:
     """One client's cycle (ms) at the row's `which` (measured / predicted) means: TTFT + D, D = (OSL - 1) x TPOT."""
     return float(row[f"{which}_ttft_ms"]) + (int(float(row["osl"])) - 1) * float(row[f"{which}_tpot_ms"])
@@ -346,6 +373,13 @@ def main(argv: list[str] | None = None) -> None:
     for (run, isl), (n, rates) in sorted(rate_by_tp(rows).items()):
         by_tp = ", ".join(f"TP{tp} {rate:,.0f}" for tp, rate in sorted(rates.items()))
         print(f"| {run[0]} | {run[1]} | {run[2]} | {run[3]} | {isl} | {n} | {by_tp} |")
+
+    print("\nmeasured TPOT at the largest TP over the second largest (predicted), N >= 32, same lengths and N:")
+    print("| engine | version | model | GPU | isl/osl | N | TP | measured x | predicted x |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (run, isl, osl, n), (lo, hi, meas, pred) in sorted(tpot_across_tp(rows).items()):
+        print(f"| {run[0]} | {run[1]} | {run[3]} | {run[4]} | {isl}/{osl} | {n} | {lo}->{hi} | x{meas:.2f} | "
+              f"x{pred:.2f} |")
 
     print(f"\nheavy load (N >= {args.min_clients}): requests/s measured (predicted) and requests in service measured / "
           "predicted (Little's law), by TP:")
