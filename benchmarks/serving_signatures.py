@@ -41,6 +41,10 @@ no simulation, nothing fitted.
   launch). A count that sits below N / ranks at the same value at both input lengths is a cap on the decode side
   (the launch's max batch), not a prefill queue, which grows with the prompt.
 
+- Excess across TP (added in session 59): one engine, model, GPU and input length at N <= 8, the excess against
+  the predicted TTFT over TP sizes. A prefill priced at x r misses (1/r - 1) of its price, shrinking as TP shrinks
+  the step (slope ~1/r - 1 on the predicted TTFT, intercept ~0); a cost per request off the GPU step misses the
+  same ms at every TP (slope ~0).
 - TTFT miss, split by the closed loop (added in session 56): a closed loop's cycle is TTFT + D, so measured minus
   predicted TTFT is exactly (measured cycle - predicted cycle) + (predicted D - measured D). The first term is the
   rate (the prediction serves the N clients faster or slower: prefill or admission capacity); the second is decode
@@ -183,6 +187,29 @@ def excess_by_load(rows: list[dict], max_clients: int = 16) -> dict[tuple, list[
         excess = {n: statistics.median(float(m["measured_ttft_ms"]) - float(m["predicted_ttft_ms"])
                                        for m in members if int(float(m["concurrency"])) == n) for n in loads}
         out.setdefault(run, []).append((*key, excess))
+    return out
+
+
+def excess_across_tp(rows: list[dict], max_clients: int = 8) -> dict[tuple, tuple[list[tuple], tuple | None]]:
+    """Per (engine, model, GPU, input length) at N <= max_clients (aggregated rows; added in session 59): ([(tp,
+    rows, median measured - predicted TTFT ms, median predicted TTFT ms)], the least-squares (slope, intercept ms) of
+    the excess on the predicted TTFT over the TP sizes, None under 3 sizes). A prefill step priced at x r of its real
+    time misses (1/r - 1) of its price at every TP, so the excess falls with the predicted TTFT as TP grows (slope
+    ~0.45 at x0.69, intercept ~0); a cost per request outside the GPU step misses the same ms at every TP (slope ~0,
+    the intercept that cost); an excess that grows while the predicted TTFT falls is a per-request cost growing with
+    TP (the engine's ranks, not its kernels)."""
+    groups: dict[tuple, dict[int, list[dict]]] = {}
+    for r in rows:
+        if r["mode"] == "agg" and r.get("predicted_ttft_ms") and float(r["concurrency"]) <= max_clients:
+            key = (r["engine"], r["model"], r["system"], int(r["isl"]))
+            groups.setdefault(key, {}).setdefault(int(r["tp"]), []).append(r)
+    out: dict[tuple, tuple[list[tuple], tuple | None]] = {}
+    for key, by_tp in groups.items():
+        points = [(tp, len(ms), statistics.median(float(m["measured_ttft_ms"]) - float(m["predicted_ttft_ms"])
+                                                  for m in ms),
+                   statistics.median(float(m["predicted_ttft_ms"]) for m in ms)) for tp, ms in sorted(by_tp.items())]
+        line = fit_line([p[3] for p in points], [p[2] for p in points]) if len(points) >= 3 else None
+        out[key] = (points, line)
     return out
 
 
@@ -350,6 +377,14 @@ def main(argv: list[str] | None = None) -> None:
         for tp, ep, gemm, isl, osl, excess in sorted(layouts, key=lambda g: g[:5]):
             by_n = ", ".join(f"{n}: {ms:.0f}" for n, ms in excess.items())
             print(f"| {run[0]} | {run[1]} | {run[2]} | {run[3]} | {tp} | {ep} | {gemm} | {isl}/{osl} | {by_n} |")
+    print("\nTTFT excess across TP at N <= 8 (measured - predicted ms / predicted ms), and its line on the predicted "
+          "TTFT: slope ~1/r - 1 with intercept ~0 is a prefill priced at x r; slope ~0 a cost per request:")
+    print("| engine | model | GPU | isl | excess / predicted ms by TP | slope | intercept ms |")
+    print("|---|---|---|---|---|---|---|")
+    for (engine, model, gpu, isl), (points, line) in sorted(excess_across_tp(rows).items()):
+        if line is not None:
+            cells = ", ".join(f"TP{tp} {gap:.0f} / {pred:.0f}" for tp, _, gap, pred in points)
+            print(f"| {engine} | {model} | {gpu} | {isl} | {cells} | {line[0]:.2f} | {line[1]:.0f} |")
     print("\ndisaggregated rows: requests decoding per decode rank (Little's law) against N / ranks:")
     print("| engine | GPU | id | isl | N | decode ranks | N / ranks | decoding per rank | TTFT ms |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -212,3 +212,31 @@ def test_tensorrt_llm_1_0_llama_request_rate_at_128_clients_stays_put_from_tp4_t
             assert 34 < m4 < 38 and 34 < m8 < 38 and abs(m8 / m4 - 1) < 0.05 and p8 / p4 > 1.2
             seen += 1
     assert seen == 2
+
+
+def test_excess_across_tp_tells_a_prefill_price_from_a_cost_per_request():
+    """A prefill priced at x0.5 misses its price again (slope 1, intercept 0); a cost per request the same ms at
+    every TP (slope 0); under 3 TP sizes no line."""
+    priced = [_row(1024, 4, 2 * pred, predicted=pred, tp=str(tp)) for tp, pred in ((1, 80.0), (2, 50.0), (4, 35.0))]
+    fixed = [_row(1024, 4, pred + 25, predicted=pred, tp=str(tp), model="fixed")
+             for tp, pred in ((1, 80.0), (2, 50.0), (4, 35.0))]
+    two = [_row(1024, 4, 60.0, predicted=pred, tp=str(tp), model="two") for tp, pred in ((1, 50.0), (2, 30.0))]
+    loaded = [_row(1024, 64, 900.0, predicted=80.0, model="m")]   # over max_clients: left out
+    found = sg.excess_across_tp(priced + fixed + two + loaded)
+    points, line = found[("trtllm", "m", "h100_sxm", 1024)]
+    assert [p[:2] for p in points] == [(1, 1), (2, 1), (4, 1)] and line == pytest.approx((1.0, 0.0), abs=1e-9)
+    assert found[("trtllm", "fixed", "h100_sxm", 1024)][1] == pytest.approx((0.0, 25.0), abs=1e-9)
+    assert found[("trtllm", "two", "h100_sxm", 1024)][1] is None
+
+
+def test_gptoss_on_tensorrt_llm_b200_misses_a_cost_per_request_not_a_prefill_price_in_the_committed_table():
+    """Session 59: gpt-oss-120b TensorRT-LLM B200 at <= 8 clients reads x0.5-0.75 at every TP. At 1k the excess grows
+    from TP1 to TP8 (6 -> 26 ms at 16cfdf5) while the predicted TTFT falls: a per-request cost growing with TP; at 8k
+    it stays ~25 ms from TP2 to TP8 while the prediction falls 70 -> 53 ms, where a prefill priced at x0.69 would
+    read slope ~0.45 and intercept ~0."""
+    found = sg.excess_across_tp(sg.load())
+    (_, line_1k), (points_8k, line_8k) = (found[("trtllm", "openai/gpt-oss-120b", "b200_sxm", isl)]
+                                          for isl in (1024, 8192))
+    assert line_1k[0] < 0
+    assert line_8k[0] < 0.3 and line_8k[1] > 8
+    assert max(p[2] for p in points_8k if p[0] >= 2) - min(p[2] for p in points_8k if p[0] >= 2) < 10
