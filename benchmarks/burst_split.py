@@ -27,9 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from serving_signatures import SA_BENCH_MEAN_OUTPUT, decoding  # noqa: E402
+
 TABLE = ROOT / "benchmarks" / "data" / "serving_reference.csv"
 TRTLLM_BLACKWELL_EAGER_US = 21.5   # trtllm.yaml kernels.eager_launch_by_arch blackwell
-MEAN_LENGTH = 0.9                  # InferenceX's --random-range-ratio 0.8: lengths uniform in [0.8 L, L]
 
 
 def burst_needed_ms(measured_ms: float, steady_ms: float, rounds: int) -> float:
@@ -48,13 +49,12 @@ def steady_needed_ms(measured_ms: float, burst_ms: float, rounds: int) -> float:
 def burst_tokens_per_s(clients: int, isl: int, burst_ms: float) -> float:
     """Prefill tokens per second of an opening burst of `clients` prompts (mean 0.9 ISL) whose mean TTFT is
     `burst_ms`: drained at a steady rate, the last first token comes at about twice the mean."""
-    return clients * MEAN_LENGTH * isl / (2 * burst_ms / 1e3)
+    return clients * SA_BENCH_MEAN_OUTPUT * isl / (2 * burst_ms / 1e3)
 
 
 def waiting(clients: int, ttft_ms: float, osl: int, tpot_ms: float) -> float:
-    """Requests waiting for their first token by Little's law: request rate N / (TTFT + (0.9 OSL - 1) TPOT) x TTFT."""
-    cycle = ttft_ms + (MEAN_LENGTH * osl - 1) * tpot_ms
-    return clients * ttft_ms / cycle
+    """Requests waiting for their first token by Little's law: the clients not decoding at a mean output of 0.9 OSL."""
+    return clients - decoding(clients, ttft_ms, tpot_ms, SA_BENCH_MEAN_OUTPUT * osl)
 
 
 def simulated_rounds(row: dict, launch_scale: float = 1.0) -> tuple[list[float], float, int]:

@@ -21,15 +21,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from serving_signatures import decoding  # noqa: E402
+
 TABLE = ROOT / "benchmarks" / "data" / "serving_reference.csv"
 
 
 def decoding_per_worker(clients: int, ttft_ms: float, tpot_ms: float, osl: int, workers: int) -> float:
-    """Mean sequences decoding on one decode worker: N x the decode share of each client's cycle, over the
-    workers (Little's law; a closed loop sends the next request when the last completes)."""
-    decode_ms = tpot_ms * max(osl - 1, 0)
-    cycle_ms = ttft_ms + decode_ms
-    return clients * decode_ms / cycle_ms / max(workers, 1) if cycle_ms > 0 else 0.0
+    """Mean sequences decoding on one decode worker: the closed loop's decoding requests (Little's law,
+    serving_signatures.decoding) over the workers."""
+    return decoding(clients, ttft_ms, tpot_ms, osl) / max(workers, 1)
 
 
 def main(argv=None) -> int:

@@ -30,6 +30,10 @@ no simulation, nothing fitted.
   the GPUs (the serving path); measured requests in service well below the prediction's, with TPOT matched, are
   requests held before their first token (admission, KV capacity or the serving path), not slower steps.
 
+- TPOT across TP (added in session 59, issue 37): one run's measured TPOT at its largest TP over its second largest, at
+  the same lengths and N, against the predicted ratio. GPU-bound steps shorten as predicted; a ratio near 1 where the
+  prediction gives ~0.8 is a per-token time TP does not shorten (host time per step, or the serving path).
+
 - Decode slots in service (added in session 53): a disaggregated row's requests decoding at once, by Little's law
   X x D with X = N / (TTFT + D) the served rate and D = (mean output - 1) x TPOT (sa-bench's mean output 0.9 x OSL),
   per decode rank (workers x attention-DP ranks), against N / ranks, the max batch the set's decode_batch_size
@@ -37,6 +41,10 @@ no simulation, nothing fitted.
   launch). A count that sits below N / ranks at the same value at both input lengths is a cap on the decode side
   (the launch's max batch), not a prefill queue, which grows with the prompt.
 
+- Excess across TP (added in session 59): one engine, model, GPU and input length at N <= 8, the excess against
+  the predicted TTFT over TP sizes. A prefill priced at x r misses (1/r - 1) of its price, shrinking as TP shrinks
+  the step (slope ~1/r - 1 on the predicted TTFT, intercept ~0); a cost per request off the GPU step misses the
+  same ms at every TP (slope ~0).
 - TTFT miss, split by the closed loop (added in session 56): a closed loop's cycle is TTFT + D, so measured minus
   predicted TTFT is exactly (measured cycle - predicted cycle) + (predicted D - measured D). The first term is the
   rate (the prediction serves the N clients faster or slower: prefill or admission capacity); the second is decode
@@ -182,6 +190,29 @@ def excess_by_load(rows: list[dict], max_clients: int = 16) -> dict[tuple, list[
     return out
 
 
+def excess_across_tp(rows: list[dict], max_clients: int = 8) -> dict[tuple, tuple[list[tuple], tuple | None]]:
+    """Per (engine, model, GPU, input length) at N <= max_clients (aggregated rows; added in session 59): ([(tp,
+    rows, median measured - predicted TTFT ms, median predicted TTFT ms)], the least-squares (slope, intercept ms) of
+    the excess on the predicted TTFT over the TP sizes, None under 3 sizes). A prefill step priced at x r of its real
+    time misses (1/r - 1) of its price at every TP, so the excess falls with the predicted TTFT as TP grows (slope
+    ~0.45 at x0.69, intercept ~0); a cost per request outside the GPU step misses the same ms at every TP (slope ~0,
+    the intercept that cost); an excess that grows while the predicted TTFT falls is a per-request cost growing with
+    TP (the engine's ranks, not its kernels)."""
+    groups: dict[tuple, dict[int, list[dict]]] = {}
+    for r in rows:
+        if r["mode"] == "agg" and r.get("predicted_ttft_ms") and float(r["concurrency"]) <= max_clients:
+            key = (r["engine"], r["model"], r["system"], int(r["isl"]))
+            groups.setdefault(key, {}).setdefault(int(r["tp"]), []).append(r)
+    out: dict[tuple, tuple[list[tuple], tuple | None]] = {}
+    for key, by_tp in groups.items():
+        points = [(tp, len(ms), statistics.median(float(m["measured_ttft_ms"]) - float(m["predicted_ttft_ms"])
+                                                  for m in ms),
+                   statistics.median(float(m["predicted_ttft_ms"]) for m in ms)) for tp, ms in sorted(by_tp.items())]
+        line = fit_line([p[3] for p in points], [p[2] for p in points]) if len(points) >= 3 else None
+        out[key] = (points, line)
+    return out
+
+
 def tokens_per_s(row: dict) -> float:
     """Output tokens per second the row's closed loop streamed: N requests of OSL tokens every TTFT + D."""
     cycle_ms = float(row["measured_ttft_ms"]) + (int(float(row["osl"])) - 1) * float(row["measured_tpot_ms"])
@@ -204,6 +235,29 @@ def rate_by_tp(rows: list[dict]) -> dict[tuple, tuple[int, dict[int, float]]]:
     return {k: v for k, v in out.items() if len(v[1]) > 1}
 
 
+def tpot_across_tp(rows: list[dict], min_clients: int = 32) -> dict[tuple, tuple[int, int, float, float]]:
+    """Per run, input/output length and N >= min_clients (aggregated rows with a prediction): (the second largest
+    TP, the largest, measured TPOT at the largest / at the second, predicted the same). A step bound by the GPUs
+    shortens with TP as the prediction does; a measured ratio near 1 where the predicted one is ~0.8 is a step time
+    (or a token delivery) that TP does not shorten: host time per step (Python per layer or per request) or the
+    serving path."""
+    by_key: dict[tuple, dict[int, tuple[float, float]]] = {}
+    for r in rows:
+        if r["mode"] != "agg" or float(r["concurrency"]) < min_clients or not r.get("predicted_tpot_ms"):
+            continue
+        key = (run_of(r), int(r["isl"]), int(float(r["osl"])), int(float(r["concurrency"])))
+        by_key.setdefault(key, {}).setdefault(int(r["tp"]), (float(r["measured_tpot_ms"]),
+                                                             float(r["predicted_tpot_ms"])))
+    out: dict[tuple, tuple[int, int, float, float]] = {}
+    for key, by_tp in by_key.items():
+        if len(by_tp) < 2:
+            continue
+        hi = max(by_tp)
+        lo = max(t for t in by_tp if t < hi)   # the two largest TP sizes: both well past the light-load regime
+        out[key] = (lo, hi, by_tp[hi][0] / by_tp[lo][0], by_tp[hi][1] / by_tp[lo][1])
+    return out
+
+
 def cycle_ms(row: dict, which: str = "measured") -> float:
     """One client's cycle (ms) at the row's `which` (measured / predicted) means: TTFT + D, D = (OSL - 1) x TPOT."""
     return float(row[f"{which}_ttft_ms"]) + (int(float(row["osl"])) - 1) * float(row[f"{which}_tpot_ms"])
@@ -214,10 +268,18 @@ def requests_per_s(row: dict, which: str = "measured") -> float:
     return float(row["concurrency"]) / cycle_ms(row, which) * 1e3
 
 
+def decoding(clients: float, ttft_ms: float, tpot_ms: float, mean_output: float) -> float:
+    """Requests decoding at a time in a closed loop of `clients` (Little's law): N x D / (TTFT + D), D = (mean output
+    - 1) x TPOT; the rest wait for their first token. The one scalar rule the diagnostics share."""
+    decode_ms = max(mean_output - 1, 0) * tpot_ms
+    cycle = ttft_ms + decode_ms
+    return clients * decode_ms / cycle if cycle > 0 else 0.0
+
+
 def in_service(row: dict, which: str = "measured") -> float:
-    """Requests decoding at a time (Little's law): N x D / (TTFT + D); the rest wait for their first token."""
-    decode = cycle_ms(row, which) - float(row[f"{which}_ttft_ms"])
-    return float(row["concurrency"]) * decode / cycle_ms(row, which)
+    """Requests decoding at a time (Little's law) at the row's `which` means and full OSL."""
+    return decoding(float(row["concurrency"]), float(row[f"{which}_ttft_ms"]), float(row[f"{which}_tpot_ms"]),
+                    int(float(row["osl"])))
 
 
 def heavy_load(rows: list[dict], min_clients: int = 64) -> dict[tuple, dict[int, tuple]]:
@@ -253,7 +315,8 @@ def cycle_split(rows: list[dict], min_clients: int = 64) -> dict[tuple, tuple[in
     return out
 
 
-SA_BENCH_MEAN_OUTPUT = 0.9   # sa-bench --random-range-ratio 0.8: lengths uniform in [0.8 L, L]
+RANGE_RATIO = 0.8   # the clients' --random-range-ratio (serving_reference.CLIENT_RANGE_RATIO): lengths in [0.8 L, L]
+SA_BENCH_MEAN_OUTPUT = (1 + RANGE_RATIO) / 2   # the mean of a length uniform in [0.8 L, L]: 0.9 L
 
 
 def decode_in_service(row: dict) -> tuple[float, float] | None:
@@ -261,10 +324,8 @@ def decode_in_service(row: dict) -> tuple[float, float] | None:
     if not row.get("decode_ranks"):
         return None
     n, ranks = float(row["concurrency"]), int(row["decode_ranks"])
-    mean_out = int(float(row["osl"])) * (SA_BENCH_MEAN_OUTPUT if row.get("source", "").startswith("db-dump") else 1)
-    decode_ms = (mean_out - 1) * float(row["measured_tpot_ms"])
-    served = n / (float(row["measured_ttft_ms"]) + decode_ms)
-    return served * decode_ms / ranks, n / ranks
+    decoding_now = decoding(n, float(row["measured_ttft_ms"]), float(row["measured_tpot_ms"]), mean_output(row))
+    return decoding_now / ranks, n / ranks
 
 
 def mean_output(row: dict) -> float:
@@ -316,6 +377,14 @@ def main(argv: list[str] | None = None) -> None:
         for tp, ep, gemm, isl, osl, excess in sorted(layouts, key=lambda g: g[:5]):
             by_n = ", ".join(f"{n}: {ms:.0f}" for n, ms in excess.items())
             print(f"| {run[0]} | {run[1]} | {run[2]} | {run[3]} | {tp} | {ep} | {gemm} | {isl}/{osl} | {by_n} |")
+    print("\nTTFT excess across TP at N <= 8 (measured - predicted ms / predicted ms), and its line on the predicted "
+          "TTFT: slope ~1/r - 1 with intercept ~0 is a prefill priced at x r; slope ~0 a cost per request:")
+    print("| engine | model | GPU | isl | excess / predicted ms by TP | slope | intercept ms |")
+    print("|---|---|---|---|---|---|---|")
+    for (engine, model, gpu, isl), (points, line) in sorted(excess_across_tp(rows).items()):
+        if line is not None:
+            cells = ", ".join(f"TP{tp} {gap:.0f} / {pred:.0f}" for tp, _, gap, pred in points)
+            print(f"| {engine} | {model} | {gpu} | {isl} | {cells} | {line[0]:.2f} | {line[1]:.0f} |")
     print("\ndisaggregated rows: requests decoding per decode rank (Little's law) against N / ranks:")
     print("| engine | GPU | id | isl | N | decode ranks | N / ranks | decoding per rank | TTFT ms |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -339,6 +408,13 @@ def main(argv: list[str] | None = None) -> None:
     for (run, isl), (n, rates) in sorted(rate_by_tp(rows).items()):
         by_tp = ", ".join(f"TP{tp} {rate:,.0f}" for tp, rate in sorted(rates.items()))
         print(f"| {run[0]} | {run[1]} | {run[2]} | {run[3]} | {isl} | {n} | {by_tp} |")
+
+    print("\nmeasured TPOT at the largest TP over the second largest (predicted), N >= 32, same lengths and N:")
+    print("| engine | version | model | GPU | isl/osl | N | TP | measured x | predicted x |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (run, isl, osl, n), (lo, hi, meas, pred) in sorted(tpot_across_tp(rows).items()):
+        print(f"| {run[0]} | {run[1]} | {run[3]} | {run[4]} | {isl}/{osl} | {n} | {lo}->{hi} | x{meas:.2f} | "
+              f"x{pred:.2f} |")
 
     print(f"\nheavy load (N >= {args.min_clients}): requests/s measured (predicted) and requests in service measured / "
           "predicted (Little's law), by TP:")

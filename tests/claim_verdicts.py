@@ -69,7 +69,7 @@ VERDICTS = {
     'D-lserve-tpot': 'in band',                               # LServe accelerates decoding by 1.3-2.1x over vLL
     'D-shadowkv-max_batch': 'in band',                        # ShadowKV supports up to 6x larger batch sizes (L
     'D-shadowkv-decode_throughput': 'in band',                # ShadowKV boosts throughput by up to 3.04x on an
-    'D-a2ats-throughput_at_max_batch': 'miss',                # A^2ATS increases long-context serving throughput
+    'D-a2ats-throughput_at_max_batch': 'conditional',         # A^2ATS increases long-context serving throughput
     'D-a2ats-max_batch': 'no figure',                         # A^2ATS enables long-context serving with larger
     'D-minference-ttft': 'miss',                              # MInference reduces pre-filling latency by up to
     'D-minference-ttft-2': 'no figure',                       # Dense baseline: 30 minutes for an 8B LLM to pre-

@@ -173,3 +173,70 @@ def test_sglang_deepseek_disaggregated_ttft_misses_are_mostly_rate_in_the_commit
     terms = [sg.ttft_miss_terms(r) for r in rows]
     rate, dec = sum(t[0] for t in terms), sum(t[1] for t in terms)
     assert len(rows) == 23 and rate > dec > 0
+
+
+def test_tpot_across_tp_compares_the_two_largest_tp_sizes_measured_and_predicted():
+    rows = [_row(256, 128, 500.0, tpot=t, tp=tp, predicted_tpot_ms=p)
+            for tp, t, p in (("1", 30.0, 25.0), ("4", 10.0, 9.0), ("8", 10.0, 7.2))]
+    rows += [_row(256, 16, 90.0, tpot=5.0, tp="8", predicted_tpot_ms="4.0")]   # under min_clients: skipped
+    ((run, isl, osl, n), (lo, hi, meas, pred)), = sg.tpot_across_tp(rows).items()
+    assert (isl, osl, n, lo, hi) == (1024, 256, 128, 4, 8)
+    assert meas == pytest.approx(1.0) and pred == pytest.approx(0.8)
+    assert sg.tpot_across_tp([rows[1]]) == {}    # one TP size: nothing to compare
+
+
+def test_tensorrt_llm_1_0_tpot_at_1k_prompts_and_128_clients_does_not_shorten_from_tp4_to_tp8():
+    """The session-59 reading docs/accuracy.md quotes: TensorRT-LLM 1.0.0rc3 on H100, 128 clients, 1,024-token
+    prompts: measured TPOT at TP8 is within 5% of TP4's for Llama-3.1-8B and Qwen3-32B (the prediction shortens it
+    to x0.80-0.86), while at 4,096-token prompts it shortens as predicted (x0.70-0.78)."""
+    found = sg.tpot_across_tp(sg.load(), min_clients=128)
+    picked = {(run[2].rsplit("/", 1)[-1], isl): [] for run, isl, *_ in found}
+    for (run, isl, _osl, _n), (lo, hi, meas, pred) in found.items():
+        if run[0] == "trtllm" and run[1] == "1.0.0rc3" and (lo, hi) == (4, 8):
+            picked[(run[2].rsplit("/", 1)[-1], isl)].append((meas, pred))
+    for model in ("meta-llama_Llama-3.1-8B-Instruct.csv", "Qwen_Qwen3-32B.csv"):
+        short, long = picked[(model, 1024)], picked[(model, 4096)]
+        assert len(short) == 3 and all(0.94 < m < 1.05 and p < 0.87 for m, p in short)
+        assert len(long) == 3 and all(m < 0.8 and abs(m - p) < 0.05 for m, p in long)
+
+
+def test_tensorrt_llm_1_0_llama_request_rate_at_128_clients_stays_put_from_tp4_to_tp8():
+    """The request ceiling docs/accuracy.md quotes (session 59): Llama-3.1-8B on TensorRT-LLM 1.0.0rc3, H100, 128
+    clients, 128 output tokens: ~35-36 requests/s (full outputs) at TP4 and TP8 for 1,024- and 2,048-token prompts
+    alike, where the prediction's rate grows with TP (TP8 over TP4 by more than 20%)."""
+    found = sg.heavy_load(sg.load(), min_clients=128)
+    seen = 0
+    for (run, isl, osl, _n), by_tp in found.items():
+        if run[0] == "trtllm" and run[1] == "1.0.0rc3" and "Llama" in run[3] and osl == 128 and isl in (1024, 2048):
+            (m4, p4, *_), (m8, p8, *_) = by_tp[4], by_tp[8]
+            assert 34 < m4 < 38 and 34 < m8 < 38 and abs(m8 / m4 - 1) < 0.05 and p8 / p4 > 1.2
+            seen += 1
+    assert seen == 2
+
+
+def test_excess_across_tp_tells_a_prefill_price_from_a_cost_per_request():
+    """A prefill priced at x0.5 misses its price again (slope 1, intercept 0); a cost per request the same ms at
+    every TP (slope 0); under 3 TP sizes no line."""
+    priced = [_row(1024, 4, 2 * pred, predicted=pred, tp=str(tp)) for tp, pred in ((1, 80.0), (2, 50.0), (4, 35.0))]
+    fixed = [_row(1024, 4, pred + 25, predicted=pred, tp=str(tp), model="fixed")
+             for tp, pred in ((1, 80.0), (2, 50.0), (4, 35.0))]
+    two = [_row(1024, 4, 60.0, predicted=pred, tp=str(tp), model="two") for tp, pred in ((1, 50.0), (2, 30.0))]
+    loaded = [_row(1024, 64, 900.0, predicted=80.0, model="m")]   # over max_clients: left out
+    found = sg.excess_across_tp(priced + fixed + two + loaded)
+    points, line = found[("trtllm", "m", "h100_sxm", 1024)]
+    assert [p[:2] for p in points] == [(1, 1), (2, 1), (4, 1)] and line == pytest.approx((1.0, 0.0), abs=1e-9)
+    assert found[("trtllm", "fixed", "h100_sxm", 1024)][1] == pytest.approx((0.0, 25.0), abs=1e-9)
+    assert found[("trtllm", "two", "h100_sxm", 1024)][1] is None
+
+
+def test_gptoss_on_tensorrt_llm_b200_misses_a_cost_per_request_not_a_prefill_price_in_the_committed_table():
+    """Session 59: gpt-oss-120b TensorRT-LLM B200 at <= 8 clients reads x0.5-0.75 at every TP. At 1k the excess grows
+    from TP1 to TP8 (6 -> 26 ms at 16cfdf5) while the predicted TTFT falls: a per-request cost growing with TP; at 8k
+    it stays ~25 ms from TP2 to TP8 while the prediction falls 70 -> 53 ms, where a prefill priced at x0.69 would
+    read slope ~0.45 and intercept ~0."""
+    found = sg.excess_across_tp(sg.load())
+    (_, line_1k), (points_8k, line_8k) = (found[("trtllm", "openai/gpt-oss-120b", "b200_sxm", isl)]
+                                          for isl in (1024, 8192))
+    assert line_1k[0] < 0
+    assert line_8k[0] < 0.3 and line_8k[1] > 8
+    assert max(p[2] for p in points_8k if p[0] >= 2) - min(p[2] for p in points_8k if p[0] >= 2) < 10

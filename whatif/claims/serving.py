@@ -11,7 +11,7 @@ from ..simulator.cluster import simulate
 from ..simulator.config import SLO, sim_config
 from .fastgen_sla import effective_throughput_rps
 
-CAPACITY_STEPS = 7       # bisections of an SLO-scale bracket (twice this many: 2^-14 of its log width)
+SLO_SCALE_BISECTIONS = 14   # halvings of an SLO-scale bracket's log width (2^-14 of it)
 # A capacity is bisected (geometrically) until the bracket's ends are within 1% of each other: a fixed 7 halvings of
 # the claims' 256x-2560x brackets left 4-6% steps, each side rounded down by up to one step (added after scoring).
 CAPACITY_RESOLUTION = 1.01
@@ -86,7 +86,7 @@ def tightest_slo_scale(mapping: dict) -> float:
         return lo
     if not attains(hi):
         return float("inf")
-    for _ in range(2 * CAPACITY_STEPS):
+    for _ in range(SLO_SCALE_BISECTIONS):
         mid = (lo * hi) ** 0.5
         lo, hi = (lo, mid) if attains(mid) else (mid, hi)
     return hi
