@@ -11,6 +11,7 @@ STATUSES = (FINISHED, QUEUED, RUNNING, REJECTED)
 
 @dataclass(frozen=True)
 class Request:
+    """One request of a workload: its arrival, prompt and output lengths, and its prefix-sharing keys."""
     id: int
     arrival_s: float
     prompt: int                  # prompt tokens
