@@ -31,7 +31,6 @@ _LSERVE_VLLM = {"baseline_engine": "vllm-0.6",
                 "engine_why": "the paper's baseline is vLLM 0.6.3 (section 4.1); LServe's own engine is not profiled"}
 
 
-
 def _output(claim: Claim, value: float) -> Claim:
     """The claim at another generated length (both sides: the variant keeps the setup's workload)."""
     return replace(claim, setup={**claim.setup, "workload": {**claim.setup["workload"], "output": int(value)}})
