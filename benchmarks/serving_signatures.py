@@ -45,6 +45,10 @@ no simulation, nothing fitted.
   the predicted TTFT over TP sizes. A prefill priced at x r misses (1/r - 1) of its price, shrinking as TP shrinks
   the step (slope ~1/r - 1 on the predicted TTFT, intercept ~0); a cost per request off the GPU step misses the
   same ms at every TP (slope ~0).
+- Measured TTFT across TP (added in session 59, helper J): the same groups, the measured TTFT at the largest TP over
+  the smallest against the predicted ratio. Near 1 against a priced ~0.5: a time every rank repeats whatever the TP
+  (an eager step's host time, the serving path), which is what an excess growing with TP is when the priced step
+  shrinks under it.
 - TTFT miss, split by the closed loop (added in session 56): a closed loop's cycle is TTFT + D, so measured minus
   predicted TTFT is exactly (measured cycle - predicted cycle) + (predicted D - measured D). The first term is the
   rate (the prediction serves the N clients faster or slower: prefill or admission capacity); the second is decode
@@ -210,6 +214,29 @@ def excess_across_tp(rows: list[dict], max_clients: int = 8) -> dict[tuple, tupl
                    statistics.median(float(m["predicted_ttft_ms"]) for m in ms)) for tp, ms in sorted(by_tp.items())]
         line = fit_line([p[3] for p in points], [p[2] for p in points]) if len(points) >= 3 else None
         out[key] = (points, line)
+    return out
+
+
+def measured_across_tp(rows: list[dict], max_clients: int = 8) -> dict[tuple, tuple[int, int, float, float, float]]:
+    """Per (engine, model, GPU, input length) at N <= max_clients over 3+ TP sizes (aggregated rows; added in session
+    59, helper J): (smallest TP, largest TP, median measured TTFT ms at the largest, measured ratio largest / smallest,
+    predicted ratio the same). A step bound by the GPUs shortens with TP as priced; a measured ratio near 1 where the
+    predicted one is <= 0.7 is a TTFT TP does not shorten, the same ms on every rank: the host time of an eager step
+    each rank repeats (its Python per layer, the same at TP1 and TP8) or the serving path. Its excess over the
+    prediction then grows with TP only because the priced GPU step shrinks (excess_across_tp's negative slope)."""
+    groups: dict[tuple, dict[int, list[dict]]] = {}
+    for r in rows:
+        if r["mode"] == "agg" and r.get("predicted_ttft_ms") and float(r["concurrency"]) <= max_clients:
+            key = (r["engine"], r["model"], r["system"], int(r["isl"]))
+            groups.setdefault(key, {}).setdefault(int(r["tp"]), []).append(r)
+    out: dict[tuple, tuple[int, int, float, float, float]] = {}
+    for key, by_tp in groups.items():
+        if len(by_tp) < 3:
+            continue
+        lo, hi = min(by_tp), max(by_tp)
+        meas = {t: statistics.median(float(m["measured_ttft_ms"]) for m in by_tp[t]) for t in (lo, hi)}
+        pred = {t: statistics.median(float(m["predicted_ttft_ms"]) for m in by_tp[t]) for t in (lo, hi)}
+        out[key] = (lo, hi, meas[hi], meas[hi] / meas[lo], pred[hi] / pred[lo])
     return out
 
 
@@ -385,6 +412,12 @@ def main(argv: list[str] | None = None) -> None:
         if line is not None:
             cells = ", ".join(f"TP{tp} {gap:.0f} / {pred:.0f}" for tp, _, gap, pred in points)
             print(f"| {engine} | {model} | {gpu} | {isl} | {cells} | {line[0]:.2f} | {line[1]:.0f} |")
+    print("\nmeasured TTFT at N <= 8 from the smallest to the largest TP (a ratio near 1 where the predicted one is "
+          "<= 0.7: a time TP does not shorten):")
+    print("| engine | model | GPU | isl | TP | measured ms at the largest | measured ratio | predicted ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (engine, model, gpu, isl), (lo, hi, ms, m_ratio, p_ratio) in sorted(measured_across_tp(rows).items()):
+        print(f"| {engine} | {model} | {gpu} | {isl} | {lo}-{hi} | {ms:.0f} | x{m_ratio:.2f} | x{p_ratio:.2f} |")
     print("\ndisaggregated rows: requests decoding per decode rank (Little's law) against N / ranks:")
     print("| engine | GPU | id | isl | N | decode ranks | N / ranks | decoding per rank | TTFT ms |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -240,3 +240,29 @@ def test_gptoss_on_tensorrt_llm_b200_misses_a_cost_per_request_not_a_prefill_pri
     assert line_1k[0] < 0
     assert line_8k[0] < 0.3 and line_8k[1] > 8
     assert max(p[2] for p in points_8k if p[0] >= 2) - min(p[2] for p in points_8k if p[0] >= 2) < 10
+
+
+def test_measured_across_tp_tells_a_floor_from_a_step_that_shortens():
+    """A TTFT that halves with TP as priced reads x0.5 / x0.5; one that stays put while the price halves reads ~x1 /
+    x0.5; under 3 TP sizes or over max_clients nothing."""
+    gpu = [_row(1024, 4, 2 * pred, predicted=pred, tp=str(tp)) for tp, pred in ((1, 80.0), (2, 60.0), (8, 40.0))]
+    floor = [_row(1024, 4, 45.0, predicted=pred, tp=str(tp), model="floor")
+             for tp, pred in ((1, 80.0), (2, 60.0), (8, 40.0))]
+    two = [_row(1024, 4, 60.0, predicted=pred, tp=str(tp), model="two") for tp, pred in ((1, 50.0), (2, 30.0))]
+    loaded = [_row(1024, 64, 900.0, predicted=80.0, tp="4")]   # over max_clients: left out
+    found = sg.measured_across_tp(gpu + floor + two + loaded)
+    assert found[("trtllm", "m", "h100_sxm", 1024)] == pytest.approx((1, 8, 80.0, 0.5, 0.5))
+    assert found[("trtllm", "floor", "h100_sxm", 1024)] == pytest.approx((1, 8, 45.0, 1.0, 0.5))
+    assert ("trtllm", "two", "h100_sxm", 1024) not in found
+
+
+def test_two_light_load_ttfts_stay_put_from_tp1_to_tp8_in_the_committed_table():
+    """Session 59 (helper J): of every aggregated group at <= 8 clients over 3+ TP sizes, two measure a TTFT that TP
+    does not shorten while the prediction halves: gpt-oss-120b on TensorRT-LLM B200 at 1k (39 -> 45 ms, x1.14 against
+    x0.61 priced) and Llama-3.1-70B on vLLM B200 at 1k (111 -> 97 ms, x0.88 against x0.44), the two whose excess grows
+    with TP; their 8k rows follow the GPUs (x0.65 / x0.41)."""
+    found = sg.measured_across_tp(sg.load())
+    flat = {k for k, (_, _, _, m, p) in found.items() if m > 0.8 and p < 0.7}
+    assert flat == {("trtllm", "openai/gpt-oss-120b", "b200_sxm", 1024), ("vllm", "meta-llama/Llama-3.1-70B",
+                                                                          "b200_sxm", 1024)}
+    assert all(found[(e, m, "b200_sxm", 8192)][3] < 0.7 for e, m, _, _ in flat)
