@@ -163,7 +163,8 @@ The mapping rule, written before any row was scored and not tuned after:
 - InferenceX's DeepSeek TensorRT-LLM MoE backend (added after scoring, session 52, trtllm_moe_kernels; its
   before/after in docs/accuracy.md): where the recipe set `moe_config.backend:
   TRTLLM` (TRTLLM_GEN_MOE_IMAGES), `moe_kernels: trtllm-gen` prices the experts by the rows that timed those kernels
-  (roofline/moe_kernels.py);
+  (roofline/moe_kernels.py); at the fp8 recipes' DEEPGEMM points, which no table times, the same measured kernels
+  stand in (added after scoring, session 59, DEEPGEMM_MOE_STANDIN: the recipes moved off DEEPGEMM to TRTLLM, PR #594);
 - InferenceX's DeepSeek TensorRT-LLM launches (added after scoring, session 54, inferencex_dsr1_trt_launch; its
   before/after in docs/accuracy.md): the recipe's --max_num_tokens and free_gpu_memory_fraction by image (1.1.0rc2.post2
   at 6320e9b: CONC + ISL rounded up to 64-token blocks past +64, 0.8; 1.2.0rc6.post2: the same with an 8192 floor,
