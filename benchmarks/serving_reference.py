@@ -163,7 +163,8 @@ The mapping rule, written before any row was scored and not tuned after:
 - InferenceX's DeepSeek TensorRT-LLM MoE backend (added after scoring, session 52, trtllm_moe_kernels; its
   before/after in docs/accuracy.md): where the recipe set `moe_config.backend:
   TRTLLM` (TRTLLM_GEN_MOE_IMAGES), `moe_kernels: trtllm-gen` prices the experts by the rows that timed those kernels
-  (roofline/moe_kernels.py);
+  (roofline/moe_kernels.py); at the fp8 recipes' DEEPGEMM points, which no table times, the same measured kernels
+  stand in (added after scoring, session 59, DEEPGEMM_MOE_STANDIN: the recipes moved off DEEPGEMM to TRTLLM, PR #594);
 - InferenceX's DeepSeek TensorRT-LLM launches (added after scoring, session 54, inferencex_dsr1_trt_launch; its
   before/after in docs/accuracy.md): the recipe's --max_num_tokens and free_gpu_memory_fraction by image (1.1.0rc2.post2
   at 6320e9b: CONC + ISL rounded up to 64-token blocks past +64, 0.8; 1.2.0rc6.post2: the same with an 8192 floor,
@@ -911,6 +912,17 @@ TRTLLM_GEN_MOE_FP4_IMAGES = ("1.1.0rc2.post2",)
 # merge: TTFT MAPE 49.9% -> 41.1%, x0.48 -> x0.58, off by 3x 18 -> 11; TPOT 12.7% -> 14.7%; docs/accuracy.md): the
 # rule follows the launch, not the score
 MOE_KERNELS_MAPPED = True
+# The DEEPGEMM launches of those recipes (added after scoring, session 59, helper F; its before/after in
+# docs/accuracy.md): 1.1.0rc2.post2 fp8 throughout (dsr1_fp8_b200_trt.sh at 6320e9b), post2 fp8 1k at CONC >= 256
+# (0a919c5) and the MTP image's fp8 points under DP attention (PR #632) ran TensorRT-LLM's DeepGEMM fused MoE
+# (fused_moe_deepgemm.py: fp8-block masked grouped GEMMs), which no table here times, and whatif has no fit of
+# TensorRT-LLM's fp8 experts on Blackwell: the per-class roofline priced them at 0.36 ms a layer at EP 8 and 8,192
+# tokens, ~3x under the fp8-block fused MoE measured on B200 at that shape (moe.parquet, 1.23 ms by its fit). That
+# measured kernel (trtllm-gen) stands in, as a lower bound: InferenceX moved these recipes off DEEPGEMM to it
+# (perf-changelog PR #594, "Change default MOE backend from DEEPGEMM to TRTLLM")
+DEEPGEMM_MOE_STANDIN = "trtllm-gen"
+DEEPGEMM_MOE_STANDIN_MAPPED = True
+DEEPGEMM_FP8_IMAGES = ("1.1.0rc2.post2",)   # fp8 recipes that ran DEEPGEMM at every point
 
 
 # SGLang's MoE all-to-all backend in the B200 DeepSeek launches read (added after scoring, session 53, sglang_moe_a2a;
@@ -945,20 +957,27 @@ def sglang_moe_a2a(row: dict, layout: dict) -> dict:
 def trtllm_moe_kernels(row: dict, layout: dict, n: int) -> dict:
     """`moe_kernels: trtllm-gen` where an InferenceX DeepSeek TensorRT-LLM row's recipe ran `moe_config.backend:
     TRTLLM` (TRTLLM_GEN_MOE_IMAGES): its experts priced by the fused-MoE rows that timed those kernels
-    (roofline/moe_kernels.py); {} elsewhere (the per-class model, as before). Added after scoring, with its
-    before/after in docs/accuracy.md."""
-    fp4_image = row["backend_version"] in TRTLLM_GEN_MOE_FP4_IMAGES and row["gemm_quant_mode"] == "nvfp4"
+    (roofline/moe_kernels.py); the same kernels stand in for its fp8 recipes' DEEPGEMM points (DEEPGEMM_MOE_STANDIN);
+    {} elsewhere (the per-class model, as before). Added after scoring, with its before/after in docs/accuracy.md."""
+    version, quant = row["backend_version"], row["gemm_quant_mode"]
+    fp4_image = version in TRTLLM_GEN_MOE_FP4_IMAGES and quant == "nvfp4"
+    deepgemm_image = version in DEEPGEMM_FP8_IMAGES and quant == "fp8"
     if (row["backend"] != "trtllm" or "deepseek" not in row["model_path"].lower() or not inferencex_run(row)
-            or (row["backend_version"] not in TRTLLM_GEN_MOE_IMAGES and not fp4_image)):
+            or (version not in TRTLLM_GEN_MOE_IMAGES and not fp4_image and not deepgemm_image)):
         return {}
-    isl, quant, adp = _int(row["isl"]), row["gemm_quant_mode"], layout.get("attention_dp", 1) > 1
-    if row["backend_version"] == "1.2.0rc6.post3":
+    isl, adp = _int(row["isl"]), layout.get("attention_dp", 1) > 1
+    if deepgemm_image:
+        trtllm = False
+    elif version == "1.2.0rc6.post3":
         trtllm = not adp and (quant == "nvfp4" or FP8_MTP_MOE_MAPPED)
     elif quant == "fp8":
         trtllm = not (isl == 1024 and n >= 256)
     else:
         trtllm = not ((isl == 1024 and n >= 256) or (isl == 8192 and n > 32))
-    return {"moe_kernels": "trtllm-gen"} if trtllm else {}
+    if trtllm:
+        return {"moe_kernels": "trtllm-gen"}
+    # the fp8 recipes' other backend is DEEPGEMM; the NVFP4 recipes' is CUTLASS (left to the per-class model)
+    return {"moe_kernels": DEEPGEMM_MOE_STANDIN} if quant == "fp8" and DEEPGEMM_MOE_STANDIN_MAPPED else {}
 
 
 # InferenceX's DeepSeek-R1 TensorRT-LLM launches (added after scoring, session 54, inferencex_dsr1_trt_launch; its

@@ -498,6 +498,7 @@ def test_inferencex_deepseek_trtllm_rows_run_the_moe_kernels_their_recipe_picked
         row = _row(**{**fields, **over})
         return sr.trtllm_moe_kernels(row, sr._layout(row), sr.concurrency(row))
     on = "trtllm-gen"
+    monkeypatch.setattr(sr, "DEEPGEMM_MOE_STANDIN_MAPPED", False)   # the DEEPGEMM points' stand-in: below
     assert kw().get("moe_kernels") == on and kw(quant="nvfp4", n=128).get("moe_kernels") == on
     assert kw(isl="8192", n=256).get("moe_kernels") == on                    # fp8 8k/1k: TRTLLM at any CONC
     assert "moe_kernels" not in kw(n=256) and "moe_kernels" not in kw(quant="nvfp4", isl="8192", n=64)
@@ -512,6 +513,17 @@ def test_inferencex_deepseek_trtllm_rows_run_the_moe_kernels_their_recipe_picked
     assert "moe_kernels" not in kw(version="1.2.0rc6.post3")
     assert kw(version="1.2.0rc6.post3", quant="nvfp4").get("moe_kernels") == on
     monkeypatch.setattr(sr, "FP8_MTP_MOE_MAPPED", True)
+    # DEEPGEMM (the fp8 recipes' other backend) has no table: the measured trtllm-gen MoE stands in (session 59);
+    # the NVFP4 recipes' CUTLASS points stay with the per-class model
+    monkeypatch.setattr(sr, "DEEPGEMM_MOE_STANDIN_MAPPED", True)
+    for deepgemm in (kw(n=256), kw(version="1.1.0rc2.post2"), kw(version="1.1.0rc2.post2", isl="8192", n=64),
+                     kw(version="1.2.0rc6.post3", adp="8", tp_size="1", n=64)):
+        assert deepgemm.get("moe_kernels") == sr.DEEPGEMM_MOE_STANDIN == on
+    assert "moe_kernels" not in kw(quant="nvfp4", isl="8192", n=64)
+    assert "moe_kernels" not in kw(version="1.2.0rc6.post3", quant="nvfp4", adp="8", tp_size="1", n=64)
+    assert "moe_kernels" not in kw(version="1.1.0rc2.post2", quant="nvfp4", isl="8192", n=64)
+    assert "moe_kernels" not in kw(version="1.1.0rc2.post2", silicon_data_source="db; config_id=1; "
+                                   "silicon_concurrency=4; measured=x")
     assert "moe_kernels" not in kw(silicon_data_source="db; config_id=1; silicon_concurrency=4; measured=x")
     row = _row(silicon_data_source="source_file=2026-04-06.csv; silicon_concurrency=4", tp_size="8",
                attention_dp_size="1", moe_tp_size="8", moe_ep_size="1", batch_size="4", gemm_quant_mode="fp8",
