@@ -6,8 +6,9 @@ aiconfigurator times SGLang's whole attention module of a prefill eagerly: CUDA 
 `self_attn(...)` with a synchronize after each (collector/sglang/collect_wideep_attn.py, run_attention_torch: the
 MLA module of DeepSeek-V3, SGLang 0.5.10; the DSA context module of GLM-5 / DeepSeek-V3.2, SGLang 0.5.14, its
 dense-MHA path at <= 2,048 tokens; `dsa_sparse`: its indexer path, the same calls after a prefix past the
-2,048-token top-k, flat at 1.0-1.6 ms up to 16k cached tokens, session 59). Each call starts on an idle GPU, so where its kernels are short the GPU waits
-on the host and the time is the module's host time: the tables are flat at 0.5-0.9 ms from 4 to ~2,048 tokens.
+2,048-token top-k, flat at 1.0-1.6 ms up to 16k cached tokens, session 59). Each call starts on an idle GPU, so
+where its kernels are short the GPU waits on the host and the time is the module's host time: the tables are
+flat at 0.5-0.9 ms from 4 to ~2,048 tokens.
 Printed per GPU, module and GEMM format: that floor (median of the rows of <= 2,048 tokens a call), the same in
 host launches (floor / the host's eager launch, the SGLang profile's kernels.eager_launch_s / _by_arch), the
 leave-one-GPU-out error of predicting a GPU's floor from the other GPU's launches, and whatif's own count of the

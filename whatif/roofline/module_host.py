@@ -8,8 +8,9 @@ collect_wideep_attn.py: CUDA events around one Python call of `self_attn`, synch
 <= 2,048 tokens a call it reads flat at 0.47-0.87 ms, the module's host time (benchmarks/eager_module_host.py).
 `kernels.eager_module_launches` gives that time as launches of the host's eager launch, per module kind and GEMM
 format ("mla:fp8_block", "dsa:bfloat16", ...; "dsa_sparse:..." the DSA module's indexer path, past the top-k,
-measured flat at 1.0-1.6 ms up to 16k cached tokens, session 59); the module's kernels then each carry launches / (its kernels in a
-layer) of the host's time, never less than one. Absent (the default), or a format not measured: one launch each.
+measured flat at 1.0-1.6 ms up to 16k cached tokens, session 59); the module's kernels then each carry
+launches / (its kernels in a layer) of the host's time, never less than one. Absent (the default), or a format
+not measured: one launch each.
 """
 from __future__ import annotations
 
