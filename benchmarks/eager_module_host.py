@@ -5,8 +5,10 @@
 aiconfigurator times SGLang's whole attention module of a prefill eagerly: CUDA events around one Python call of
 `self_attn(...)` with a synchronize after each (collector/sglang/collect_wideep_attn.py, run_attention_torch: the
 MLA module of DeepSeek-V3, SGLang 0.5.10; the DSA context module of GLM-5 / DeepSeek-V3.2, SGLang 0.5.14, its
-dense-MHA path at <= 2,048 tokens). Each call starts on an idle GPU, so where its kernels are short the GPU waits
-on the host and the time is the module's host time: the tables are flat at 0.5-0.9 ms from 4 to ~2,048 tokens.
+dense-MHA path at <= 2,048 tokens; `dsa_sparse`: its indexer path, the same calls after a prefix past the
+2,048-token top-k, flat at 1.0-1.6 ms up to 16k cached tokens, session 59). Each call starts on an idle GPU, so
+where its kernels are short the GPU waits on the host and the time is the module's host time: the tables are
+flat at 0.5-0.9 ms from 4 to ~2,048 tokens.
 Printed per GPU, module and GEMM format: that floor (median of the rows of <= 2,048 tokens a call), the same in
 host launches (floor / the host's eager launch, the SGLang profile's kernels.eager_launch_s / _by_arch), the
 leave-one-GPU-out error of predicting a GPU's floor from the other GPU's launches, and whatif's own count of the
@@ -35,7 +37,9 @@ MAX_TOKENS = 2048   # tokens a call at most: where the module is host-bound (its
 TABLES = {   # module -> (table, rows of the eager host floor)
     "mla": "mla__wideep_context_mla_perf.parquet",
     "dsa": "sparse_attention__dsa_context_module_perf.parquet",
+    "dsa_sparse": "sparse_attention__dsa_context_module_perf.parquet",   # its indexer (sparse) path
 }
+SPARSE_MAX_PAST = 16384   # cached tokens at most for the sparse path's floor (its GPU time still under its host's)
 GPU_ARCHS = {"h100_sxm": "hopper", "b200_sxm": "blackwell"}   # the tables' GPUs and their architectures
 # TensorRT-LLM's tables of the same modules: CUDA-graph replays (collect_mla_module.py), so GPU time only.
 TRTLLM_TABLES = {
@@ -56,6 +60,10 @@ def host_launch_s(engine: str = "sglang") -> dict[str, float]:
 def floors(root: Path = DEFAULT_ROOT) -> dict[tuple[str, str, str], tuple[float, int]]:
     """{(gpu, module, gemm format): (median ms of an eager module call at <= MAX_TOKENS tokens, rows)}."""
     def calls(d, module):
+        if module == "dsa_sparse":   # the indexer path: <= MAX_TOKENS new tokens after a prefix past the top-k
+            d = d[(d["batch_size"] * d["isl"] <= MAX_TOKENS) & (d["step"] + d["isl"] > MAX_TOKENS)
+                  & (d["step"] <= SPARSE_MAX_PAST)]
+            return d[d["kernel_source"].str.contains("indexer") & ~d["kernel_source"].str.contains("skip")]
         d = d[(d["batch_size"] * d["isl"] <= MAX_TOKENS) & (d["step"] == 0)]
         # DSA: the dense-MHA path (no indexer) that short prompts take
         return d[d["kernel_source"].str.contains("dense")] if module == "dsa" else d

@@ -110,3 +110,13 @@ def test_trtllm_module_tables_are_graph_timed_so_hold_no_host_time():
     for (gpu, module, gemm), (ms, _) in table.items():
         assert ms * 1e-3 / host[gpu] < kernels[module], (gpu, module, gemm)
     assert not load_engine("trtllm").eager_module_launches
+
+
+def test_a_dsa_pass_past_the_top_k_takes_the_sparse_paths_measured_host_time():
+    ops = [(OpRole.Q_PROJ, 3), (OpRole.KV_A_PROJ, 3), (OpRole.MLA_ATTENTION, 3), (OpRole.O_PROJ, 3)]
+    setup, times = fake(ops, (("dsa:fp8_block", 8.0), ("dsa_sparse:fp8_block", 20.0)), indexer=True)
+    setup.model.indexer = SimpleNamespace(top_k=2048)
+    short, long_ = SimpleNamespace(groups=((1024, 0, 4),)), SimpleNamespace(groups=((1024, 0, 3), (1024, 1500, 1)))
+    assert sorted(set(launch_factors(setup, times, short).values())) == [2.0]    # dense path: 8 / 4 kernels
+    assert sorted(set(launch_factors(setup, times, long_).values())) == [5.0]    # one sequence past 2,048 keys
+    assert sorted(set(launch_factors(setup, times).values())) == [2.0]           # no batch: the dense path

@@ -77,7 +77,7 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewis
         launch = gpu.launch_overhead.value if not cuda_graphs and eff.source != "ideal" else 0.0
         # An eager prefill's attention module costs the host what the engine measured it whole (module_host.py),
         # an op the engine runs as a chain of kernels one launch each (op_launches.py).
-        factors = {**op_launch_factors(setup, times), **launch_factors(setup, times)} \
+        factors = {**op_launch_factors(setup, times), **launch_factors(setup, times, batch)} \
             if launch and not batch.is_decode else {}
         if piecewise and cuda_graphs and eff.source != "ideal":   # graph pieces and eager attention ops
             launch, factors = setup.engine_spec.piecewise_call_s, piecewise_calls(times)

@@ -7,8 +7,10 @@ and Python): aiconfigurator timed SGLang's whole module of a prefill eagerly (co
 collect_wideep_attn.py: CUDA events around one Python call of `self_attn`, synchronized after each), and at
 <= 2,048 tokens a call it reads flat at 0.47-0.87 ms, the module's host time (benchmarks/eager_module_host.py).
 `kernels.eager_module_launches` gives that time as launches of the host's eager launch, per module kind and GEMM
-format ("mla:fp8_block", "dsa:bfloat16", ...); the module's kernels then each carry launches / (its kernels in a
-layer) of the host's time, never less than one. Absent (the default), or a format not measured: one launch each.
+format ("mla:fp8_block", "dsa:bfloat16", ...; "dsa_sparse:..." the DSA module's indexer path, past the top-k,
+measured flat at 1.0-1.6 ms up to 16k cached tokens, session 59); the module's kernels then each carry
+launches / (its kernels in a layer) of the host's time, never less than one. Absent (the default), or a format
+not measured: one launch each.
 """
 from __future__ import annotations
 
@@ -18,16 +20,25 @@ from .module_fits import DSA_MODULE_ROLES, MLA_MODULE_ROLES
 from .ops import OpClass, graph_role
 
 # The module's ops in a prefill pass: the decode module's and the latent's expansion (kv_b_proj).
-MODULE_ROLES = {"mla": MLA_MODULE_ROLES | {OpRole.KV_B_PROJ}, "dsa": DSA_MODULE_ROLES | {OpRole.KV_B_PROJ}}
+MODULE_ROLES = {"mla": MLA_MODULE_ROLES | {OpRole.KV_B_PROJ}, "dsa": DSA_MODULE_ROLES | {OpRole.KV_B_PROJ},
+                "dsa_sparse": DSA_MODULE_ROLES | {OpRole.KV_B_PROJ}}
 ALL_MODULE_ROLES = MODULE_ROLES["dsa"]
 # whatif's attention GEMM scheme -> the measured GEMM format; fp8 per-tensor issues the same quantize + GEMM
 # pair per projection on SGLang's host as the block-scaled fp8 the tables ran (Fp8LinearMethod).
 GEMM_FORMATS = {"fp8": "fp8_block", "fp8-block": "fp8_block", "": "bfloat16"}
 
 
-def module_key(setup) -> str | None:
-    """"mla:<format>" / "dsa:<format>" of the model's attention module and its GEMMs, or None (no MLA, or GEMMs
-    of a format no table measured)."""
+def sparse_path(model, batch) -> bool:
+    """Whether a DSA prefill pass takes SGLang's indexer (sparse) path: some sequence's keys (cached + new) exceed
+    the top-k (nsa_backend set_nsa_prefill_impl: the dense MHA path while max_kv_len <= index_topk)."""
+    if model.indexer is None or batch is None:
+        return False
+    return max((q + c for q, c, _ in batch.groups), default=0) > model.indexer.top_k
+
+
+def module_key(setup, batch=None) -> str | None:
+    """"mla:<format>" / "dsa:<format>" / "dsa_sparse:<format>" (a DSA pass on its indexer path, sparse_path) of
+    the model's attention module and its GEMMs, or None (no MLA, or GEMMs of a format no table measured)."""
     model = setup.model
     if model.mla is None:
         return None
@@ -36,7 +47,8 @@ def module_key(setup) -> str | None:
     if scheme == "" and attn.weight != "bf16":
         return None
     fmt = GEMM_FORMATS.get(scheme)
-    return None if fmt is None else f"{'dsa' if model.indexer is not None else 'mla'}:{fmt}"
+    kind = "mla" if model.indexer is None else "dsa_sparse" if sparse_path(model, batch) else "dsa"
+    return None if fmt is None else f"{kind}:{fmt}"
 
 
 def _module_times(times, roles) -> list:
@@ -55,13 +67,14 @@ def module_kernels_per_layer(times) -> float:
     return _per_layer(_module_times(times, ALL_MODULE_ROLES))
 
 
-def launch_factors(setup, times) -> dict[int, float]:
+def launch_factors(setup, times, batch=None) -> dict[int, float]:
     """{id(op): host launches each} for the attention module's ops of an eager prefill pass where the engine
-    measured the module whole (kernels.eager_module_launches); {} elsewhere (one launch each)."""
+    measured the module whole (kernels.eager_module_launches); {} elsewhere (one launch each). batch: the pass's
+    ForwardBatch, which picks a DSA module's path (None: the dense one)."""
     spec = setup.engine_spec
     if spec is None or not spec.eager_module_launches:
         return {}
-    key = module_key(setup)
+    key = module_key(setup, batch)
     launches = dict(spec.eager_module_launches).get(key) if key else None
     if launches is None:
         return {}

@@ -59,7 +59,8 @@ FUSION_KERNELS = ("vllm", "sglang", "trtllm")   # engines with a fitted custom a
 DP_MOE_ALLTOALL = ("always", "mnnvl")
 DP_PREFILL_GATHER = ("all_gather", "all_reduce")
 # eager_module_launches keys: attention module kind x GEMM format (roofline/module_host.py prices them).
-MODULE_KEYS = ("mla:bfloat16", "mla:fp8_block", "dsa:bfloat16", "dsa:fp8_block")
+MODULE_KEYS = ("mla:bfloat16", "mla:fp8_block", "dsa:bfloat16", "dsa:fp8_block", "dsa_sparse:bfloat16",
+               "dsa_sparse:fp8_block")
 # prefill_op_launches keys: the recurrent ops an engine runs as a chain of kernels (roofline/op_launches.py).
 OP_LAUNCH_ROLES = (OpRole.LINEAR_ATTENTION.value, OpRole.SSM_SCAN.value)
 # What an attention operator can do before its kernel (TensorRT-LLM's QKV preprocessing: RoPE, the KV append).
