@@ -265,7 +265,7 @@ def by_kernel(out) -> str:
     import numpy as np
     import pandas as pd
     out = out[np.isfinite(out["loo_s"])].copy()
-    out["gemm"] = out["gemm_type"] if "gemm_type" in out else "-"
+    out["gemm"] = out["gemm_type"].fillna("-") if "gemm_type" in out else "-"
     out["loo_x"] = out["loo_s"] / out["latency_s"]
     for k in ("loo", "insample"):
         out[k] = (out[f"{k}_s"] / out["latency_s"] - 1.0).abs() * 100.0
