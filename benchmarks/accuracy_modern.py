@@ -3,7 +3,7 @@ modern kernel tables (Gated DeltaNet, DSA and whole MLA modules, wide-EP MoE, De
 MLA batched GEMMs, quantize kernels).
 
     python benchmarks/accuracy_modern.py [--root DIR] [--table NAME ...] [--write] [--by-gpu] [--pairs]
-                                         [--vs-kernels] [--on-decode]
+                                         [--vs-kernels] [--on-decode] [--floors] [--by-kernel]
 
 A GPU's prediction is its datasheet ceilings times one parameter set per family x engine, so parameters
 transfer between GPUs: leave-one-GPU-out (fitted on the other GPUs that measured the family, scored on the
@@ -16,6 +16,9 @@ Qwen3.5 at TP 1-8; and the GDN chunked-prefill rows at batch 1), each fit's leav
 forward pass's own kernels (whatif estimate's ops, estimate(module_fits=False)), on the same rows: which fits
 price a pass (roofline/module_fits.py). `--on-decode`: vLLM's short context rows that ran a decode backend, priced by
 that decode kernel's own fit (fitted on the generation table alone) beside their pooled family's leave-one-out.
+`--floors`: each engine's whole MLA module at its smallest shapes (<= 16 tokens, <= 16 heads), per GPU and
+kernel: the fixed cost a fit's floor carries from one GPU to another. `--by-kernel`: the per-GPU table split further
+by the kernel each row ran and its GEMM format (where a family's leave-one-out error lives).
 """
 from __future__ import annotations
 
@@ -230,6 +233,47 @@ def on_decode_kernel_by_decode_fits(root) -> str:
     return f"{table.to_string()}\n{total.to_string(header=False)}   ({len(out)} rows)"
 
 
+MLA_MODULE_TABLES = ["mla__mla_context_module_perf", "mla__mla_generation_module_perf",
+                     "mla__wideep_context_mla_perf", "mla__wideep_generation_mla_perf"]
+
+
+def module_floors(root) -> str:
+    """Median and smallest time (us) of each engine's MLA module at its smallest shapes (context: <= 16 tokens in
+    the batch; decode: <= 2 sequences of <= 1,024 cached tokens; <= 16 heads; bf16 GEMMs, or the engine's one
+    format where it has no bf16 rows), by GPU and kernel:
+    the fixed cost a fitted floor (seconds, shared by the GPUs) carries when a GPU is left out."""
+    import pandas as pd
+    out = []
+    for table in MLA_MODULE_TABLES:
+        f = mr.read_table(table, root)
+        if f is None:
+            continue
+        bf16 = f.groupby("engine")["gemm_type"].transform(lambda s: (s == "bfloat16").any())
+        f = f[((f["gemm_type"] == "bfloat16") | ~bf16) & (f["num_heads"] <= 16)]   # SGLang's: fp8_block only
+        past = f["isl"] if "wideep" in table else f["step"]   # the wide-EP decode tables hold the context in isl
+        ctx = "context" in table
+        f = f[f["batch_size"] * f["isl"] <= 16] if ctx else f[(f["batch_size"] <= 2) & (past <= 1024)]
+        g = f.groupby(["engine", "gpu", "kernel_source", "gemm_type"])["latency"]
+        out.append(pd.DataFrame({"table": table.split("__")[1], "rows": g.size(), "median_us": g.median() * 1e3,
+                                 "min_us": g.min() * 1e3}))
+    return pd.concat(out).reset_index().sort_values(["engine", "table", "gpu"]).round(1).to_string(index=False)
+
+
+def by_kernel(out) -> str:
+    """Leave-one-GPU-out and in-sample % error by family x engine x GPU x the kernel the rows ran x GEMM format
+    (rows without a format column: one group), with the median LOO predicted / measured."""
+    import numpy as np
+    import pandas as pd
+    out = out[np.isfinite(out["loo_s"])].copy()
+    out["gemm"] = out["gemm_type"].fillna("-") if "gemm_type" in out else "-"
+    out["loo_x"] = out["loo_s"] / out["latency_s"]
+    for k in ("loo", "insample"):
+        out[k] = (out[f"{k}_s"] / out["latency_s"] - 1.0).abs() * 100.0
+    g = out.groupby(["family", "engine", "gpu", "kernel_source", "gemm"])
+    return pd.DataFrame({"rows": g.size(), "loo_mape": g["loo"].mean(), "loo_x": g["loo_x"].median(),
+                         "in_mape": g["insample"].mean()}).round(2).to_string()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=str(mr.DEFAULT_ROOT), help="the modern/ folder of kernel tables")
@@ -242,6 +286,10 @@ def main(argv=None) -> int:
                     help="MLA decode module: the fit beside the forward pass's kernels summed, same rows")
     ap.add_argument("--on-decode", action="store_true",
                     help="vLLM's short context rows run as decodes, priced by their decode kernel's own fit")
+    ap.add_argument("--floors", action="store_true",
+                    help="each engine's MLA module at its smallest shapes, by GPU and kernel (its fixed cost)")
+    ap.add_argument("--by-kernel", action="store_true",
+                    help="also the per-GPU table split by the kernel each row ran and its GEMM format")
     args = ap.parse_args(argv)
     bad = [t for t in args.table or [] if t not in mr.TABLES]
     if bad:
@@ -266,6 +314,10 @@ def main(argv=None) -> int:
         print("== vLLM context rows run by a decode kernel: % error, that kernel's decode fit | pooled family ==")
         print(on_decode_kernel_by_decode_fits(args.root))
         return 0
+    if args.floors:
+        print("== MLA modules at their smallest shapes (<= 16 heads): time by engine, GPU and kernel ==")
+        print(module_floors(args.root))
+        return 0
     rows = mr.all_rows(args.root, args.table)
     out = mf.insample_and_loo(rows)
     print("== fitted-roofline families: absolute % error (leave-one-GPU-out | in-sample | pooled) ==")
@@ -273,6 +325,9 @@ def main(argv=None) -> int:
     if args.by_gpu:
         print("\n== by GPU ==")
         print(mf.error_table(out).to_string())
+    if args.by_kernel:
+        print("\n== by GPU, kernel and GEMM format (leave-one-GPU-out rows) ==")
+        print(by_kernel(out))
     if args.pairs:
         print("\n== fit on one GPU, score on another (fit_on == score_on: in-sample) ==")
         print(mf.pair_table(rows).to_string())
