@@ -23,8 +23,8 @@ measured; here they take the op's own work, so a technique that changes an op's 
   takes half the fitted floor (the activation between them is priced per class). Expert GEMMs no fused-MoE
   fit covers (TensorRT-LLM's FP8/NVFP4 on B200, quantized experts on Hopper) with more than SMALL_M rows per
   touched expert: the engine's dense GEMM fit at their tile-padded rows (dense_expert_seconds); decode-size
-  ones the per-class model. The fit's warm-L2 speed-up is a property of the corpus's back-to-back replays, not of a model whose layers evict each other's
-  experts, and is not applied.
+  ones the per-class model. The fit's warm-L2 speed-up is a property of the corpus's back-to-back replays,
+  not of a model whose layers evict each other's experts, and is not applied.
 - absorbed MLA decode (DeepSeek): the MLA decode fit (kernel_models/mla.py) at the op's sequences,
   longest context and latent width, terms rescaled to the op's FLOPs and bytes.
 - expanded MLA prefill under TensorRT-LLM and SGLang: the MLA prefill fit (the prefill form at head_dim
