@@ -20,9 +20,11 @@ measured; here they take the op's own work, so a technique that changes an op's 
   block and why) on the op's own FLOPs, with each touched
   expert's rows padded to the grouped GEMM's M tile, and its HBM bytes, by the fit's regime of the op's rows
   per touched expert (small-M: decode); each of the two GEMMs of the fused layer
-  takes half the fitted floor (the activation between them is priced per class). The fit's warm-L2 speed-up is
-  a property of the corpus's back-to-back replays, not of a model whose layers evict each other's
-  experts, and is not applied.
+  takes half the fitted floor (the activation between them is priced per class). Expert GEMMs no fused-MoE
+  fit covers (TensorRT-LLM's FP8/NVFP4 on B200, quantized experts on Hopper) with more than SMALL_M rows per
+  touched expert: the engine's dense GEMM fit at their tile-padded rows (dense_expert_seconds); decode-size
+  ones the per-class model. The fit's warm-L2 speed-up is a property of the corpus's back-to-back replays,
+  not of a model whose layers evict each other's experts, and is not applied.
 - absorbed MLA decode (DeepSeek): the MLA decode fit (kernel_models/mla.py) at the op's sequences,
   longest context and latent width, terms rescaled to the op's FLOPs and bytes.
 - expanded MLA prefill under TensorRT-LLM and SGLang: the MLA prefill fit (the prefill form at head_dim
@@ -46,7 +48,7 @@ from .kernel_models.moe import SMALL_M, TILE_N, has_moe_fit, moe_params, tile_m
 from .expert_fits import BLOCK_FP8_MOE_ENGINE, expert_fit_engine, moe_fit_dtype
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
 from .kernel_models.prefill_attention import prefill_parts
-from .op_shapes import AttentionShape
+from .op_shapes import AttentionShape, GemmShape
 from ..specs.op_kinds import OpRole
 from .ops import Op, OpClass
 
@@ -75,7 +77,7 @@ def covers(op: Op, gpu, engine: str | None = None) -> bool:
         if op.shape.groups != 1.0:   # (the fit expert_gemm_seconds prices it by: another engine's kernel's, maybe)
             fit = expert_fit_engine(op, gpu, engine or DEFAULT_ENGINE)
             return (op.role in EXPERT_GEMMS and op.dtype in gpu.peak
-                    and has_moe_fit(moe_fit_dtype(op, gpu, fit), gpu.arch, fit))
+                    and (has_moe_fit(moe_fit_dtype(op, gpu, fit), gpu.arch, fit) or dense_fit_prices(op)))
         return op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
     if is_mla_decode(op) or is_mla_prefill(op):
         s = op.shape
@@ -232,6 +234,30 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 
+# Expert GEMMs no fused-MoE fit covers, past the small-M (decode) regime, are priced by the engine's fitted dense GEMM
+# model at their tile-padded rows (dense_expert_seconds); False: the per-class model prices them (as before).
+DENSE_FIT_EXPERTS = True
+
+
+def dense_fit_prices(op: Op) -> bool:
+    """Whether the dense GEMM fit prices an expert GEMM no fused-MoE fit covers: more than SMALL_M routed rows per
+    touched expert (prefill), a dtype the GEMM fit has; decode-size experts stay per-class."""
+    s = op.shape
+    return DENSE_FIT_EXPERTS and op.dtype in GEMM_DTYPES and s.m / s.groups > SMALL_M
+
+
+def dense_expert_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0) -> tuple[float, float, float, float]:
+    """(time, compute, memory, fixed) seconds of a grouped expert GEMM priced as one dense GEMM of its tile-padded
+    rows (each touched expert's rows padded to the grouped GEMM's M tile, tile_m) at the engine's fitted dense GEMM
+    efficiency, over the op's own HBM bytes (the touched experts' weights): the grouped kernel's large-M tiles run
+    no faster than the dense kernels of its dtype measured in the corpus's gemm table."""
+    s = op.shape
+    rows = s.m / s.groups
+    tile = tile_m(rows)
+    padded = s.groups * math.ceil(rows / tile) * tile
+    return gemm_seconds(replace(op, shape=GemmShape(padded, s.n, s.k)), gpu, engine, t_extra_memory)
+
+
 def fit_engine(op: Op, eff) -> str | None:
     """The engine whose kernel fits price `op`: the efficiency's, but for expert GEMMs its moe_engine where set
     (a deployment's MoE kernels measured under another engine: moe_kernels.py)."""
@@ -251,6 +277,9 @@ def op_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
         return tuple(sum(t[i] for t in each) for i in range(4))
     if op.op_class == OpClass.GEMM:
         if op.shape.groups != 1.0:
+            fit = expert_fit_engine(op, gpu, engine)
+            if not has_moe_fit(moe_fit_dtype(op, gpu, fit), gpu.arch, fit):
+                return dense_expert_seconds(op, gpu, engine, t_extra_memory)
             return expert_gemm_seconds(op, gpu, t_extra_memory, engine)
         return gemm_seconds(op, gpu, engine, t_extra_memory, overrides)
     if is_mla_decode(op):
