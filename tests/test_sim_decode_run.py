@@ -96,3 +96,16 @@ def test_a_bucket_span_is_every_context_of_that_bucket():
         lo, hi = bucket_span(x)
         assert lo <= x <= hi
         assert bucket(lo) == bucket(hi) == bucket(x) != bucket(lo - 1) and bucket(hi + 1) != bucket(x)
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_every_logged_iteration_is_one_price_lookup(name, monkeypatch):
+    """decode_run counts its memo hits as the steps it took less the steps it priced anew (its count starts at
+    -step): lookups = logged iterations, with the run's loop and without it."""
+    def lookups(cfg):
+        r = cluster.simulate(cfg)
+        return r.lookup_stats["iteration_time_lookups"], len(r.log.columns["start_s"])
+    looked, logged = lookups(CONFIGS[name])
+    assert looked == logged
+    monkeypatch.setattr(replica, "decode_run", lambda rep, engine: None)
+    assert lookups(CONFIGS[name]) == (looked, logged)
