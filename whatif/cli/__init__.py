@@ -132,6 +132,7 @@ def _exiting() -> None:
     objects stay collectable. What keep_to_exit kept is a frozen cycle (the list holds itself): clearing the
     modules at exit does not free it, and the last collection does not look at frozen objects."""
     import gc
+    _WHOLE_PROCESS[0] = False   # (a test's main() then main(argv): the latter frees its objects as usual)
     if _KEPT:
         _KEPT.append(_KEPT)
     gc.freeze()
