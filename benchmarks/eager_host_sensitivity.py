@@ -69,6 +69,22 @@ def summary(points: list[tuple[int, float, float, float, float]]) -> str:
             f"TPOT {tpot:5.1f}%")
 
 
+def selected_rows(query: str | None, id_text: str | None, every: int) -> list[dict]:
+    """The serving rows a sensitivity run reruns: those of a pandas query on the committed table (in its order), or
+    whose id contains `id_text`; every `every`-th of them."""
+    import serving_reference as sr
+
+    by_id = {r["id"]: r for r in sr.load()}
+    if query:
+        import pandas as pd
+
+        table = pd.read_csv(ROOT / "benchmarks" / "data" / "serving_reference.csv")
+        ids = list(table.query(query, engine="python").id)
+    else:
+        ids = [i for i in by_id if id_text in i]
+    return [by_id[i] for i in ids[::max(1, every)] if i in by_id]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     which = ap.add_mutually_exclusive_group(required=True)
@@ -83,15 +99,7 @@ def main(argv=None) -> int:
 
     import serving_reference as sr
 
-    by_id = {r["id"]: r for r in sr.load()}
-    if args.query:   # (the committed table's order, as /tmp/slice56.py samples it)
-        import pandas as pd
-
-        table = pd.read_csv(ROOT / "benchmarks" / "data" / "serving_reference.csv")
-        ids = list(table.query(args.query, engine="python").id)
-    else:
-        ids = [i for i in by_id if args.filter in i]
-    rows = [by_id[i] for i in ids[::max(1, args.every)] if i in by_id]
+    rows = selected_rows(args.query, args.filter, args.every)
     out = []
     for scale in args.scale:
         points = []

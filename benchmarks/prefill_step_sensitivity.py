@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from eager_host_sensitivity import BANDS, summary  # noqa: E402
+from eager_host_sensitivity import BANDS, selected_rows, summary  # noqa: E402
 
 
 def stretched(step_s: float, decodes_alone_s: float, scale: float, add_s: float) -> float:
@@ -68,15 +68,7 @@ def main(argv=None) -> int:
 
     import serving_reference as sr
 
-    by_id = {r["id"]: r for r in sr.load()}
-    if args.query:
-        import pandas as pd
-
-        table = pd.read_csv(ROOT / "benchmarks" / "data" / "serving_reference.csv")
-        ids = list(table.query(args.query, engine="python").id)
-    else:
-        ids = [i for i in by_id if args.filter in i]
-    rows = [by_id[i] for i in ids[::max(1, args.every)] if i in by_id]
+    rows = selected_rows(args.query, args.filter, args.every)
     out = []
     for scale, add_ms in itertools.product(args.scale, args.add_ms):
         points, isl = [], []
