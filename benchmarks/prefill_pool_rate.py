@@ -23,16 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from serving_signatures import SA_BENCH_MEAN_OUTPUT, served_per_s  # noqa: E402
+
 TABLE = ROOT / "benchmarks" / "data" / "serving_reference.csv"
-MEAN_PROMPT = 0.9   # sa-bench's lengths uniform in [0.8 L, L] (serving_signatures.SA_BENCH_MEAN_OUTPUT)
-
-
-def served_rate(clients: int, ttft_ms: float, tpot_ms: float, mean_output: float) -> float:
-    """Requests per second a closed loop of `clients` completes: N / (TTFT + (mean output - 1) x TPOT)."""
-    cycle_ms = ttft_ms + max(mean_output - 1, 0) * tpot_ms
-    return clients / cycle_ms * 1e3 if cycle_ms > 0 else 0.0
-
-
 def prompts_per_step(ranks: int, max_batch: int, token_budget: int, prompt: int, group_limits: bool) -> int:
     """Prompts one full prefill step of a worker packs: per attention-DP rank min(max batch, budget // prompt), at
     least one, the limits divided over the ranks where they are the group's (SGLang: max_running_requests //
@@ -60,7 +53,6 @@ def main(argv=None) -> int:
     ap.add_argument("--table", default=str(TABLE), help="a serving_reference.csv-format table (default: committed)")
     args = ap.parse_args(argv)
     import serving_reference as sr
-    from serving_signatures import SA_BENCH_MEAN_OUTPUT
     rows = {r["id"]: r for r in sr.load()}
     with open(args.table, newline="") as f:
         scored = [t for t in csv.DictReader(f) if args.filter in t["id"] and t["mode"] == "disagg"
@@ -72,7 +64,7 @@ def main(argv=None) -> int:
         n = sr.concurrency(row)
         db_dump = row["silicon_data_source"].startswith("db-dump")
         mean_out = int(row["osl"]) * (SA_BENCH_MEAN_OUTPUT if db_dump else 1)
-        prompt = round(int(row["isl"]) * (MEAN_PROMPT if db_dump else 1))
+        prompt = round(int(row["isl"]) * (SA_BENCH_MEAN_OUTPUT if db_dump else 1))
         workers = int(float(row["prefill_num_workers"]))
         pool = sr.prefill_pool(row)
         lay = sr._layout(row, "prefill_")
@@ -81,7 +73,7 @@ def main(argv=None) -> int:
                              row["backend"] == "sglang")
         step = priced_step_s(row, k, prompt, pool["prefill_token_budget"])
         cap = k / step
-        x = {w: served_rate(n, float(t[f"{w}_ttft_ms"]), float(t[f"{w}_tpot_ms"]), mean_out) / workers
+        x = {w: served_per_s(n, float(t[f"{w}_ttft_ms"]), float(t[f"{w}_tpot_ms"]), mean_out) / workers
              for w in ("measured", "predicted")}
         name = f"tp{lay['tp']}/a{ranks}/e{lay.get('ep', 1)}"
         print(f"{t['id'][:52]:52} {name:>11} {workers:2d} {n:5d} {x['measured']:7.2f} {x['predicted']:7.2f} "

@@ -291,16 +291,22 @@ def cycle_ms(row: dict, which: str = "measured") -> float:
 
 
 def requests_per_s(row: dict, which: str = "measured") -> float:
-    """Requests a closed loop of N clients completes per second: N / cycle."""
-    return float(row["concurrency"]) / cycle_ms(row, which) * 1e3
+    """Requests a closed loop of N clients completes per second: N / cycle (served_per_s at the full OSL)."""
+    return served_per_s(float(row["concurrency"]), float(row[f"{which}_ttft_ms"]), float(row[f"{which}_tpot_ms"]),
+                        int(float(row["osl"])))
+
+
+def served_per_s(clients: float, ttft_ms: float, tpot_ms: float, mean_output: float) -> float:
+    """Requests a closed loop of `clients` completes per second: N / cycle, cycle = TTFT + D, D = (mean output - 1)
+    x TPOT (each client sends its next request as the last one completes). 0 for an empty cycle."""
+    cycle = ttft_ms + max(mean_output - 1, 0) * tpot_ms
+    return clients / cycle * 1e3 if cycle > 0 else 0.0
 
 
 def decoding(clients: float, ttft_ms: float, tpot_ms: float, mean_output: float) -> float:
-    """Requests decoding at a time in a closed loop of `clients` (Little's law): N x D / (TTFT + D), D = (mean output
-    - 1) x TPOT; the rest wait for their first token. The one scalar rule the diagnostics share."""
-    decode_ms = max(mean_output - 1, 0) * tpot_ms
-    cycle = ttft_ms + decode_ms
-    return clients * decode_ms / cycle if cycle > 0 else 0.0
+    """Requests decoding at a time in a closed loop of `clients` (Little's law): the served rate x D; the rest wait
+    for their first token. With served_per_s, the one scalar rule the diagnostics share."""
+    return served_per_s(clients, ttft_ms, tpot_ms, mean_output) * max(mean_output - 1, 0) * tpot_ms / 1e3
 
 
 def in_service(row: dict, which: str = "measured") -> float:

@@ -8,8 +8,8 @@ rate = load_benchmark("prefill_pool_rate")
 
 def test_the_served_rate_is_clients_over_the_cycle():
     # 128 clients, TTFT 1 s, 921.6 - 1 outputs at 10 ms: cycle 10.206 s -> 12.54 requests/s
-    assert rate.served_rate(128, 1_000.0, 10.0, 921.6) == pytest.approx(128 / 10.206)
-    assert rate.served_rate(128, 0.0, 10.0, 1.0) == 0.0
+    assert rate.served_per_s(128, 1_000.0, 10.0, 921.6) == pytest.approx(128 / 10.206)
+    assert rate.served_per_s(128, 0.0, 10.0, 1.0) == 0.0
 
 
 def test_sglang_splits_the_worker_limits_over_its_attention_dp_ranks():
