@@ -637,8 +637,12 @@ def test_the_whole_file():
     # bf16 peak its fit was made at, the fp8 DeepSeek TRT recipe's batch waiting, the MLA KV fan-out); TPOT 9.32%,
     # B200 9.4%, H100 9.2% (SGLang's DeepSeek shared-expert stream and per-worker all-reduce fusion; worse on SGLang's
     # aggregated DeepSeek TTFT, 36.3 -> 38.3%, its faster decode steps lowering a TTFT already low))
-    assert ttft["mape"] < 32.6 and ttft["median_ape"] < 30.8 and ttft["off3x"] <= 121, ttft
-    assert tpot["mape"] < 9.5, tpot
+    # (session 59 after all merges: TTFT 31.9%, median 30.1%, x0.70, 115 off by 3x (experts without a fused-MoE fit
+    # priced by the dense GEMM fit past decode size, TensorRT-LLM DeepSeek's DEEPGEMM MoE points by the measured
+    # trtllm-gen rows); TPOT 9.24%, B200 9.25%, H100 9.22% (worse: the MTP image's fp8 attention-DP points, 6.5 ->
+    # 22.3% on 6 rows, which the stand-in's MTP verify step overprices))
+    assert ttft["mape"] < 32.2 and ttft["median_ape"] < 30.4 and ttft["off3x"] <= 117, ttft
+    assert tpot["mape"] < 9.4, tpot
     for gpu in ("b200_sxm", "h100_sxm"):   # the issue's target: TPOT <= 10% on every GPU
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= 10.0, gpu
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
@@ -651,7 +655,8 @@ def test_the_whole_file():
     # (session 57: 13.65%, worse: TensorRT-LLM's fp8 MLA generation prices its B200 decode pools lower, 9.2 -> 9.5%)
     # (session 58: 11.3%, SGLang's decode workers fuse their all-reduce + RMSNorm (each worker's own --nnodes) and run
     # DeepSeek's shared expert on a second stream: SGLang's 23 rows 17.5 -> 10.8%)
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 11.6, sr.stats(disagg, "tpot")
+    # (session 59: 10.85%, the dense-fit experts of TensorRT-LLM's B200 DeepSeek-V3 decode pools, 9.3 -> 8.4%)
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 11.1, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
@@ -665,7 +670,8 @@ def test_the_whole_file():
     # (session 55: 54.9%, x0.40, 16 off by 3x: SGLang's srt-slurm recipes, SRT_SLURM_SGLANG; the busiest EP rank)
     # (session 57: 54.5%, x0.40, 15 off by 3x: SGLang's DP-attention prefill gathers by all-reduce, dp_prefill_gather)
     # (session 58: 53.2%, x0.41, 13 off by 3x: an MLA model's latent sent to each decode attention-TP rank, kv_fanout)
-    assert ttft["mape"] < 53.6 and ttft["off3x"] <= 13, ttft
+    # (session 59: 51.9%, x0.49 on TensorRT-LLM's 42, 13 off by 3x: the same two MoE changes on its prefill pools)
+    assert ttft["mape"] < 52.3 and ttft["off3x"] <= 13, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
