@@ -1,5 +1,8 @@
 """The fitted kernel models (roofline/kernel_models/) applied to an Op of a forward pass.
 
+Long because: the one dispatch from an op to its kernel model, each op class's pricing a few short functions over
+the shared fit lookups, ceilings and ridge.
+
 The default efficiency times GEMMs, attention and collectives with the kernel models fitted on the
 aiconfigurator corpus (parameters per architecture x dtype x engine, per link generation), and every
 other op with the per-class model of efficiency.py. The models are written for the shapes the corpus
@@ -216,17 +219,22 @@ def input_quant_seconds(m, k, fitted_s: float, input_quantized: bool, static_sca
     return _STATIC_QUANT[key]
 
 
+def padded_expert_rows(op: Op) -> float:
+    """A grouped expert GEMM's rows as its kernel runs them: each touched expert's rows padded to its M tile."""
+    s = op.shape
+    rows = s.m / s.groups
+    return s.groups * math.ceil(rows / tile_m(rows)) * tile_m(rows)
+
+
 def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
                         engine: str = DEFAULT_ENGINE) -> tuple[float, float, float, float]:
     """(time, compute, memory, fixed) seconds of a grouped expert GEMM: m routed rows over `groups`
     touched experts, each expert's rows padded to the M tile a tuned grouped GEMM picks (engine's fit)."""
     s = op.shape
-    rows = s.m / s.groups
     fit = expert_fit_engine(op, gpu, engine)
-    p = moe_params(gpu.arch, moe_fit_dtype(op, gpu, fit), fit, rows <= SMALL_M)
+    p = moe_params(gpu.arch, moe_fit_dtype(op, gpu, fit), fit, s.m / s.groups <= SMALL_M)
     c = ceilings(gpu)
-    tile = tile_m(rows)
-    padded = s.groups * math.ceil(rows / tile) * tile
+    padded = padded_expert_rows(op)
     t_c = 2.0 * padded * s.n * s.k / (c.peak_flops(op.dtype) * p.compute_eff)
     t_m = max(op.hbm_bytes / (c.hbm_bw * p.memory_eff * op.bandwidth_share), t_extra_memory)
     # the launch grid's tiles (every slot's M tile x this GEMM's N tiles; the empty ones exit early)
@@ -252,10 +260,7 @@ def dense_expert_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0) 
     efficiency, over the op's own HBM bytes (the touched experts' weights): the grouped kernel's large-M tiles run
     no faster than the dense kernels of its dtype measured in the corpus's gemm table."""
     s = op.shape
-    rows = s.m / s.groups
-    tile = tile_m(rows)
-    padded = s.groups * math.ceil(rows / tile) * tile
-    return gemm_seconds(replace(op, shape=GemmShape(padded, s.n, s.k)), gpu, engine, t_extra_memory)
+    return gemm_seconds(replace(op, shape=GemmShape(padded_expert_rows(op), s.n, s.k)), gpu, engine, t_extra_memory)
 
 
 def fit_engine(op: Op, eff) -> str | None:
