@@ -194,6 +194,16 @@ def excess_by_load(rows: list[dict], max_clients: int = 16) -> dict[tuple, list[
     return out
 
 
+def light_load_by_tp(rows: list[dict], max_clients: int) -> dict[tuple, dict[int, list[dict]]]:
+    """The aggregated rows with a prediction at N <= max_clients, by (engine, model, GPU, input length), then TP."""
+    groups: dict[tuple, dict[int, list[dict]]] = {}
+    for r in rows:
+        if r["mode"] == "agg" and r.get("predicted_ttft_ms") and float(r["concurrency"]) <= max_clients:
+            key = (r["engine"], r["model"], r["system"], int(r["isl"]))
+            groups.setdefault(key, {}).setdefault(int(r["tp"]), []).append(r)
+    return groups
+
+
 def excess_across_tp(rows: list[dict], max_clients: int = 8) -> dict[tuple, tuple[list[tuple], tuple | None]]:
     """Per (engine, model, GPU, input length) at N <= max_clients (aggregated rows; added in session 59): ([(tp,
     rows, median measured - predicted TTFT ms, median predicted TTFT ms)], the least-squares (slope, intercept ms) of
@@ -202,11 +212,7 @@ def excess_across_tp(rows: list[dict], max_clients: int = 8) -> dict[tuple, tupl
     ~0.45 at x0.69, intercept ~0); a cost per request outside the GPU step misses the same ms at every TP (slope ~0,
     the intercept that cost); an excess that grows while the predicted TTFT falls is a per-request cost growing with
     TP (the engine's ranks, not its kernels)."""
-    groups: dict[tuple, dict[int, list[dict]]] = {}
-    for r in rows:
-        if r["mode"] == "agg" and r.get("predicted_ttft_ms") and float(r["concurrency"]) <= max_clients:
-            key = (r["engine"], r["model"], r["system"], int(r["isl"]))
-            groups.setdefault(key, {}).setdefault(int(r["tp"]), []).append(r)
+    groups = light_load_by_tp(rows, max_clients)
     out: dict[tuple, tuple[list[tuple], tuple | None]] = {}
     for key, by_tp in groups.items():
         points = [(tp, len(ms), statistics.median(float(m["measured_ttft_ms"]) - float(m["predicted_ttft_ms"])
@@ -224,11 +230,7 @@ def measured_across_tp(rows: list[dict], max_clients: int = 8) -> dict[tuple, tu
     predicted one is <= 0.7 is a TTFT TP does not shorten, the same ms on every rank: the host time of an eager step
     each rank repeats (its Python per layer, the same at TP1 and TP8) or the serving path. Its excess over the
     prediction then grows with TP only because the priced GPU step shrinks (excess_across_tp's negative slope)."""
-    groups: dict[tuple, dict[int, list[dict]]] = {}
-    for r in rows:
-        if r["mode"] == "agg" and r.get("predicted_ttft_ms") and float(r["concurrency"]) <= max_clients:
-            key = (r["engine"], r["model"], r["system"], int(r["isl"]))
-            groups.setdefault(key, {}).setdefault(int(r["tp"]), []).append(r)
+    groups = light_load_by_tp(rows, max_clients)
     out: dict[tuple, tuple[int, int, float, float, float]] = {}
     for key, by_tp in groups.items():
         if len(by_tp) < 3:
