@@ -78,9 +78,8 @@ def covers(op: Op, gpu, engine: str | None = None) -> bool:
     efficiency's, where a fit's coverage depends on it (MoE, MLA prefill; None: the default engine's MoE fits)."""
     if op.op_class == OpClass.GEMM:
         if op.shape.groups != 1.0:   # (the fit expert_gemm_seconds prices it by: another engine's kernel's, maybe)
-            fit = expert_fit_engine(op, gpu, engine or DEFAULT_ENGINE)
             return (op.role in EXPERT_GEMMS and op.dtype in gpu.peak
-                    and (has_moe_fit(moe_fit_dtype(op, gpu, fit), gpu.arch, fit) or dense_fit_prices(op)))
+                    and (has_fused_fit(op, gpu, engine or DEFAULT_ENGINE) or dense_fit_prices(op)))
         return op.dtype in GEMM_DTYPES and op.dtype in gpu.peak
     if is_mla_decode(op) or is_mla_prefill(op):
         s = op.shape
@@ -219,11 +218,18 @@ def input_quant_seconds(m, k, fitted_s: float, input_quantized: bool, static_sca
     return _STATIC_QUANT[key]
 
 
+def has_fused_fit(op: Op, gpu, engine: str) -> bool:
+    """Whether a fused-MoE fit prices this expert GEMM as `engine` runs it (its own, or the kernels it borrows)."""
+    fit = expert_fit_engine(op, gpu, engine)
+    return has_moe_fit(moe_fit_dtype(op, gpu, fit), gpu.arch, fit)
+
+
 def padded_expert_rows(op: Op) -> float:
     """A grouped expert GEMM's rows as its kernel runs them: each touched expert's rows padded to its M tile."""
     s = op.shape
     rows = s.m / s.groups
-    return s.groups * math.ceil(rows / tile_m(rows)) * tile_m(rows)
+    tile = tile_m(rows)
+    return s.groups * math.ceil(rows / tile) * tile
 
 
 def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
@@ -282,10 +288,9 @@ def op_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
         return tuple(sum(t[i] for t in each) for i in range(4))
     if op.op_class == OpClass.GEMM:
         if op.shape.groups != 1.0:
-            fit = expert_fit_engine(op, gpu, engine)
-            if not has_moe_fit(moe_fit_dtype(op, gpu, fit), gpu.arch, fit):
-                return dense_expert_seconds(op, gpu, engine, t_extra_memory)
-            return expert_gemm_seconds(op, gpu, t_extra_memory, engine)
+            if has_fused_fit(op, gpu, engine):
+                return expert_gemm_seconds(op, gpu, t_extra_memory, engine)
+            return dense_expert_seconds(op, gpu, engine, t_extra_memory)
         return gemm_seconds(op, gpu, engine, t_extra_memory, overrides)
     if is_mla_decode(op):
         return mla_decode_seconds(op, gpu, engine, kv_fit_dtype(op), t_extra_memory, overrides)

@@ -20,9 +20,9 @@ from .module_fits import DSA_MODULE_ROLES, MLA_MODULE_ROLES
 from .ops import OpClass, graph_role
 
 # The module's ops in a prefill pass: the decode module's and the latent's expansion (kv_b_proj).
-MODULE_ROLES = {"mla": MLA_MODULE_ROLES | {OpRole.KV_B_PROJ}, "dsa": DSA_MODULE_ROLES | {OpRole.KV_B_PROJ},
-                "dsa_sparse": DSA_MODULE_ROLES | {OpRole.KV_B_PROJ}}
-ALL_MODULE_ROLES = MODULE_ROLES["dsa"]
+ALL_MODULE_ROLES = DSA_MODULE_ROLES | {OpRole.KV_B_PROJ}
+MODULE_ROLES = {"mla": MLA_MODULE_ROLES | {OpRole.KV_B_PROJ}, "dsa": ALL_MODULE_ROLES,
+                "dsa_sparse": ALL_MODULE_ROLES}   # (the indexer path: the same module's ops)
 # whatif's attention GEMM scheme -> the measured GEMM format; fp8 per-tensor issues the same quantize + GEMM
 # pair per projection on SGLang's host as the block-scaled fp8 the tables ran (Fp8LinearMethod).
 GEMM_FORMATS = {"fp8": "fp8_block", "fp8-block": "fp8_block", "": "bfloat16"}
