@@ -37,7 +37,7 @@ def band_of(concurrency: float) -> str:
     raise ValueError(f"concurrency: {concurrency} is below 1; valid: a client count >= 1")
 
 
-def run_of(source: str, version: str | None) -> str:
+def image_and_date(source: str, version: str | None) -> str:
     """The run a row records: its image's release (or 'unversioned') and the day it was measured."""
     date = re.search(r"measured=(\d{4}-\d\d-\d\d)", source or "")
     release = version if isinstance(version, str) and version else "unversioned"
@@ -54,7 +54,7 @@ def annotate(frame, sources: dict[str, str]):
     d = frame.copy()
     d["ratio"] = d["predicted_ttft_ms"] / d["measured_ttft_ms"]
     d["band"] = [band_of(c) for c in d["concurrency"]]
-    d["run"] = [run_of(sources.get(i, ""), v) for i, v in zip(d["id"], d["version"])]
+    d["run"] = [image_and_date(sources.get(i, ""), v) for i, v in zip(d["id"], d["version"])]
     d["short"] = d["model"].str.split("/").str[-1]
     keys = [twin_key(r) for _, r in d.iterrows()]
     names: dict[tuple, set] = {}

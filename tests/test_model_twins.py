@@ -17,9 +17,9 @@ def test_bands_cover_every_client_count_and_reject_none():
 
 def test_the_run_is_the_release_and_the_measurement_day():
     src = "db-dump/2026-04-27; config_id=177; silicon_concurrency=64; measured=2025-12-15T00:00:00.000Z"
-    assert mt.run_of(src, "1.1.0rc2.post2") == "1.1.0rc2.post2 2025-12-15"
-    assert mt.run_of("measured=2025-11-02T00:00:00.000Z", float("nan")) == "unversioned 2025-11-02"
-    assert mt.run_of("", None) == "unversioned ?"
+    assert mt.image_and_date(src, "1.1.0rc2.post2") == "1.1.0rc2.post2 2025-12-15"
+    assert mt.image_and_date("measured=2025-11-02T00:00:00.000Z", float("nan")) == "unversioned 2025-11-02"
+    assert mt.image_and_date("", None) == "unversioned ?"
 
 
 def _row(rid, model, ttft, predicted, version="1.2.0rc6.post2"):
