@@ -49,6 +49,10 @@ no simulation, nothing fitted.
   the smallest against the predicted ratio. Near 1 against a priced ~0.5: a time every rank repeats whatever the TP
   (an eager step's host time, the serving path), which is what an excess growing with TP is when the priced step
   shrinks under it.
+- Excess per cell against the layers (added in session 60, helper G): the same excess at N <= 8 with each release,
+  GPU, model and GEMM precision apart, beside the model's layers: a host time per layer is the same ms a layer in the
+  cells of one release and GPU at 1k and 8k alike; a price per token grows from 1k to 8k; a cost per request is the
+  same ms whatever the layers.
 - TTFT miss, split by the closed loop (added in session 56): a closed loop's cycle is TTFT + D, so measured minus
   predicted TTFT is exactly (measured cycle - predicted cycle) + (predicted D - measured D). The first term is the
   rate (the prediction serves the N clients faster or slower: prefill or admission capacity); the second is decode
