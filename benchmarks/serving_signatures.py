@@ -49,6 +49,10 @@ no simulation, nothing fitted.
   the smallest against the predicted ratio. Near 1 against a priced ~0.5: a time every rank repeats whatever the TP
   (an eager step's host time, the serving path), which is what an excess growing with TP is when the priced step
   shrinks under it.
+- Excess per cell against the layers (added in session 60, helper G): the same excess at N <= 8 with each release,
+  GPU, model and GEMM precision apart, beside the model's layers: a host time per layer is the same ms a layer in the
+  cells of one release and GPU at 1k and 8k alike; a price per token grows from 1k to 8k; a cost per request is the
+  same ms whatever the layers.
 - TTFT miss, split by the closed loop (added in session 56): a closed loop's cycle is TTFT + D, so measured minus
   predicted TTFT is exactly (measured cycle - predicted cycle) + (predicted D - measured D). The first term is the
   rate (the prediction serves the N clients faster or slower: prefill or admission capacity); the second is decode
@@ -61,6 +65,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import re
 import statistics
 from pathlib import Path
@@ -240,6 +245,35 @@ def measured_across_tp(rows: list[dict], max_clients: int = 8) -> dict[tuple, tu
         pred = {t: statistics.median(float(m["predicted_ttft_ms"]) for m in by_tp[t]) for t in (lo, hi)}
         out[key] = (lo, hi, meas[hi], meas[hi] / meas[lo], pred[hi] / pred[lo])
     return out
+
+
+def excess_by_cell(rows: list[dict], max_clients: int = 8) -> dict[tuple, dict[tuple[int, int], tuple[int, float]]]:
+    """Per cell (engine, version, GPU, model, GEMM quant mode) at N <= max_clients (aggregated rows; added in session
+    60, helper G): {(input length, TP): (rows, median measured - predicted TTFT ms)}. light_load_by_tp pools releases
+    and precisions; this keeps them apart, so one cell is one launch. Read against the model's layers (model_layers):
+    a host time per layer (eager launches the prediction prices short) is the same ms a layer in the cells of one
+    release and GPU, at 1k and 8k alike; a price per token grows from 1k to 8k; a cost per request is the same ms
+    whatever the layers."""
+    cells: dict[tuple, dict[tuple[int, int], list[float]]] = {}
+    for r in rows:
+        if r["mode"] == "agg" and r.get("predicted_ttft_ms") and float(r["concurrency"]) <= max_clients:
+            key = (r["engine"], r["version"], r["system"], r["model"], r.get("gemm_quant", ""))
+            gap = float(r["measured_ttft_ms"]) - float(r["predicted_ttft_ms"])
+            cells.setdefault(key, {}).setdefault((int(r["isl"]), int(r["tp"])), []).append(gap)
+    return {key: {at: (len(gaps), statistics.median(gaps)) for at, gaps in sorted(by.items())}
+            for key, by in cells.items()}
+
+
+@functools.cache
+def model_layers(model: str) -> tuple[int, int]:
+    """(layers, MoE layers) of a model as whatif's spec gives them; (0, 0) where it has none."""
+    from whatif.errors import WhatifError
+    from whatif.specs.models import load_model
+    try:
+        spec = load_model(model)
+    except WhatifError:   # a model whatif has no spec for: the table shows no layers
+        return 0, 0
+    return spec.num_layers, spec.num_moe_layers
 
 
 def tokens_per_s(row: dict) -> float:
@@ -426,6 +460,18 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---|---|---|---|---|---|---|")
     for (engine, model, gpu, isl), (lo, hi, ms, m_ratio, p_ratio) in sorted(measured_across_tp(rows).items()):
         print(f"| {engine} | {model} | {gpu} | {isl} | {lo}-{hi} | {ms:.0f} | x{m_ratio:.2f} | x{p_ratio:.2f} |")
+    print("\nTTFT excess at N <= 8 per cell (one release, GPU, model and GEMM precision) against the layers: "
+          "measured - predicted ms by TP at 1k and 8k prompts, and the 1k excess per layer (median over TP):")
+    print("| engine | version | GPU | model | gemm | layers (MoE) | 1k by TP | 8k by TP | 1k ms / layer |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (engine, version, gpu, model, gemm), by in sorted(excess_by_cell(rows).items()):
+        layers, moe = model_layers(model)
+        cell = {isl: ", ".join(f"TP{tp} {gap:.0f}" for (i, tp), (_, gap) in by.items() if i == isl) or "-"
+                for isl in (1024, 8192)}
+        one_k = [gap for (i, _), (_, gap) in by.items() if i == 1024]
+        per_layer = f"{statistics.median(one_k) / layers:.2f}" if one_k and layers else "-"
+        print(f"| {engine} | {version or '?'} | {gpu} | {model.split('/')[-1]} | {gemm} | {layers} ({moe}) | "
+              f"{cell[1024]} | {cell[8192]} | {per_layer} |")
     print("\ndisaggregated rows: requests decoding per decode rank (Little's law) against N / ranks:")
     print("| engine | GPU | id | isl | N | decode ranks | N / ranks | decoding per rank | TTFT ms |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -266,3 +266,46 @@ def test_two_light_load_ttfts_stay_put_from_tp1_to_tp8_in_the_committed_table():
     assert flat == {("trtllm", "openai/gpt-oss-120b", "b200_sxm", 1024), ("vllm", "meta-llama/Llama-3.1-70B",
                                                                           "b200_sxm", 1024)}
     assert all(found[(e, m, "b200_sxm", 8192)][3] < 0.7 for e, m, _, _ in flat)
+
+
+def test_excess_by_cell_keeps_releases_and_precisions_apart():
+    """One cell per (engine, version, GPU, model, GEMM precision): the median excess at each (input length, TP);
+    rows over max_clients and disaggregated rows left out."""
+    rows = [_row(1024, 4, 70.0, predicted=50.0, gemm_quant="fp8", tp="4"),
+            _row(1024, 8, 90.0, predicted=50.0, gemm_quant="fp8", tp="4"),
+            _row(1024, 2, 60.0, predicted=50.0, gemm_quant="nvfp4", tp="4"),
+            _row(1024, 4, 80.0, predicted=50.0, gemm_quant="fp8", tp="4", version="1.2"),
+            _row(1024, 4, 150.0, predicted=100.0, gemm_quant="fp8", tp="4", isl="8192"),
+            _row(1024, 64, 900.0, predicted=50.0, gemm_quant="fp8", tp="4"),
+            _row(1024, 4, 900.0, predicted=50.0, gemm_quant="fp8", tp="4", mode="disagg")]
+    found = sg.excess_by_cell(rows)
+    assert found[("trtllm", "1.0", "h100_sxm", "m", "fp8")] == {(1024, 4): (2, 30.0), (8192, 4): (1, 50.0)}
+    assert found[("trtllm", "1.0", "h100_sxm", "m", "nvfp4")] == {(1024, 4): (1, 10.0)}
+    assert found[("trtllm", "1.2", "h100_sxm", "m", "fp8")] == {(1024, 4): (1, 30.0)}
+
+
+def test_model_layers_reads_the_spec():
+    assert sg.model_layers("meta-llama/Llama-3.1-70B") == (80, 0)
+    assert sg.model_layers("openai/gpt-oss-120b") == (36, 36)
+    assert sg.model_layers("no-such/model") == (0, 0)
+
+
+def test_the_light_load_excess_is_not_a_cost_per_layer_across_cells_in_the_committed_table():
+    """Session 60 (helper G): the ~1 ms a layer read off two cells does not carry to the others. TensorRT-LLM B200:
+    Llama-3.1-70B fp8 (80 dense layers) misses < 10 ms at 1k and TP1-4 where gpt-oss-120b 1.2.0rc2.post2 (36 layers)
+    misses > 15 ms at TP2-8, the same at 8k (flat in the prompt: per request, not per token). TensorRT-LLM 1.0.0rc3
+    H100 at 1k: Llama-3.1-8B (32 layers) misses more at every TP than Qwen3-32B (64). vLLM Llama-3.1-70B fp8 at 1k:
+    > 40 ms at TP4-8 on B200, < 0 at TP2-8 on H100 (the same 80 layers)."""
+    cells = sg.excess_by_cell(sg.load())
+    llama = cells[("trtllm", "", "b200_sxm", "meta-llama/Llama-3.1-70B", "fp8")]
+    gptoss = cells[("trtllm", "1.2.0rc2.post2", "b200_sxm", "openai/gpt-oss-120b", "nvfp4")]
+    assert all(llama[(1024, tp)][1] < 10 for tp in (1, 2, 4))
+    assert all(gptoss[(1024, tp)][1] > 15 for tp in (2, 4, 8))
+    assert all(abs(gptoss[(8192, tp)][1] - gptoss[(1024, tp)][1]) < 10 for tp in (2, 4, 8))
+    llama8b = cells[("trtllm", "1.0.0rc3", "h100_sxm", "meta-llama/Llama-3.1-8B-Instruct", "")]
+    qwen32b = cells[("trtllm", "1.0.0rc3", "h100_sxm", "Qwen/Qwen3-32B", "fp8")]
+    assert min(g for (isl, _), (_, g) in llama8b.items() if isl == 1024) > \
+        max(g for (isl, _), (_, g) in qwen32b.items() if isl == 1024)
+    b200 = cells[("vllm", "", "b200_sxm", "meta-llama/Llama-3.1-70B", "fp8")]
+    h100 = cells[("vllm", "", "h100_sxm", "meta-llama/Llama-3.1-70B", "fp8")]
+    assert all(b200[(1024, tp)][1] > 40 for tp in (4, 8)) and all(h100[(1024, tp)][1] < 0 for tp in (2, 4, 8))
