@@ -71,7 +71,7 @@ VERDICTS = {
     'D-shadowkv-decode_throughput': 'in band',                # ShadowKV boosts throughput by up to 3.04x on an
     'D-a2ats-throughput_at_max_batch': 'conditional',         # A^2ATS increases long-context serving throughput
     'D-a2ats-max_batch': 'no figure',                         # A^2ATS enables long-context serving with larger
-    'D-minference-ttft': 'miss',                              # MInference reduces pre-filling latency by up to
+    'D-minference-ttft': 'in band',                           # MInference reduces pre-filling latency by up to
     'D-minference-ttft-2': 'no figure',                       # Dense baseline: 30 minutes for an 8B LLM to pre-
     'D-sale-prefill_attention_s': 'in band',                  # SALE: at least 3.36x speedup on Llama-3.1-8B for
     'D-sale-prefill_attention_s-2': 'in band',                # SALE's selection overhead is approximately 11% o

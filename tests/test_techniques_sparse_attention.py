@@ -69,7 +69,8 @@ def test_tokenselect_selection_reads_every_key_unless_the_selection_cache_hits()
     keys = 4 * 65600 * 8 * 128 * 2                         # cached keys of 4 sequences, one layer, bf16
     assert scores.hbm_bytes > 0.9 * keys
     assert run(["tokenselect:reuse=0.9"]).tpot_s < e.tpot_s
-    assert prefill_time(run(["tokenselect"])) < prefill_time(run()) / 3   # chunks attend the selection only
+    # chunks attend the selection only (~1/9 of the pairs at 64K), at the gathered-token rate (gathered_attention.py)
+    assert prefill_time(run(["tokenselect"])) < prefill_time(run()) / 2
 
 
 def test_double_sparsity_labels_cost_memory_on_gpu_and_offload_moves_kv_to_the_host(base):

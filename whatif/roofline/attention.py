@@ -30,17 +30,18 @@ def causal_pairs(q: int, c: int) -> float:
 
 def attention_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_bytes: float,
                  kv_bytes: float, kv_width: float, count: int, dtype: str, name: str = "attention",
-                 kv_read=None, pair_fraction=None, role: OpRole | None = None) -> Op:
+                 kv_read=None, pair_fraction=None, role: OpRole | None = None, gathered: bool = False) -> Op:
     """One attention kernel over sequence groups (q new, c cached, n sequences), per GPU.
 
     `kv_width` is the cached elements per token per layer this GPU reads (K and V, or MLA latent).
     Techniques may pass `kv_read(tokens) -> bytes` (a compressed cache) and `pair_fraction(q, c)`
-    (sparse prefill: the share of causal pairs computed).
+    (sparse prefill: the share of causal pairs computed); `gathered`: the selected tokens are gathered by
+    index (a decode kernel reading fewer tokens, or a prefill computing fewer pairs: gathered_attention.py).
     """
     kinds = {q <= DECODE_MAX_QUERIES for q, _, _ in groups}
     if len(kinds) == 2:
         return mixed_op(groups, heads, kv_heads, d_qk, d_v, act_bytes, kv_bytes, kv_width, count, dtype, name,
-                        kv_read, pair_fraction, role)
+                        kv_read, pair_fraction, role, gathered)
     frac = pair_fraction or (lambda q, c: 1.0)
     read = kv_read or (lambda tokens: tokens * kv_width * kv_bytes)
     full_pairs = sum(n * causal_pairs(q, c) for q, c, n in groups)
@@ -56,7 +57,8 @@ def attention_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_byt
                            ctas=blocks if not decode else sum(n for _, _, n in groups) * kv_heads,
                            max_context=max_ctx, sequences=sum(n for _, _, n in groups),
                            kv_bytes=sum(n * read(c) for _, c, n in groups),   # of tokens cached before this pass
-                           queries=sum(n * q for q, _, n in groups), kv_element_bytes=kv_bytes)
+                           queries=sum(n * q for q, _, n in groups), kv_element_bytes=kv_bytes,
+                           gathered=gathered and (decode or pairs < full_pairs))
     formula = (f"FLOPs = 2*pairs*H*(d_qk+d_v), pairs={pairs:g} (causal), H={heads}; "
                f"bytes = Q+O once + K/V of {kv_width:g} elements/token once (FlashAttention IO)"
                + ("" if pairs == full_pairs else f"; {pairs / full_pairs:.3g} of the causal pairs computed"))
@@ -66,13 +68,13 @@ def attention_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_byt
 
 
 def mixed_op(groups, heads: int, kv_heads: int, d_qk: int, d_v: int, act_bytes: float, kv_bytes: float,
-             kv_width: float, count: int, dtype: str, name: str, kv_read, pair_fraction, role) -> Op:
+             kv_width: float, count: int, dtype: str, name: str, kv_read, pair_fraction, role, gathered=False) -> Op:
     """attention_op of a pass mixing prompts with decoding sequences: its prefill kernel over the prompt
     groups and its decode kernel over the decoding ones, one op whose FLOPs and bytes are theirs summed and
     whose `parts` are the two kernels (timed each by its own model, summed)."""
     def part(kind_groups, part_name):
         return attention_op(kind_groups, heads, kv_heads, d_qk, d_v, act_bytes, kv_bytes, kv_width, count, dtype,
-                            part_name, kv_read, pair_fraction, role)
+                            part_name, kv_read, pair_fraction, role, gathered)
 
     pre = part(tuple(g for g in groups if g[0] > DECODE_MAX_QUERIES), name)
     dec = part(tuple(g for g in groups if g[0] <= DECODE_MAX_QUERIES), f"{name}_decode")

@@ -113,6 +113,15 @@ def attended_groups(batch: ForwardBatch, techs: TechniqueSet) -> tuple:
                  for q, c, n in batch.groups)
 
 
+def gathered_pass(batch: ForwardBatch, techs: TechniqueSet) -> bool:
+    """Whether this pass's attention reads tokens a technique gathered by index (TechniqueSet.gathers): a decode
+    reading fewer tokens than it keeps, or a prefill computing fewer than its causal pairs."""
+    if not techs:
+        return False
+    return any(techs.gathers(q, c) and (techs.read(techs.stored(c)) < techs.stored(c) if q <= DECODE_MAX_QUERIES
+                                        else techs.pair_fraction(q, c) < 1.0) for q, c, _ in batch.groups)
+
+
 def kv_cache_write(elements: float, stored_bytes: float, prec: Precision, count: int) -> Op:
     """Append new tokens' K/V to the cache: read in the activation dtype, stored as the cache keeps them."""
     op = streaming("kv_cache_write", OpClass.ELEMENTWISE, elements, reads=0, writes=1, flops_per_element=0,
@@ -140,7 +149,8 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
     kv = kv or base_kv_format(prec)
     width = kv_width_per_gpu(model, t)
     groups, fraction = layer_window(model, spec, attended_groups(batch, techs), techs.pair_fraction if techs else None)
-    cost = {"kv_read": (lambda n: kv.token_bytes(n, width)) if techs else None, "pair_fraction": fraction}
+    cost = {"kv_read": (lambda n: kv.token_bytes(n, width)) if techs else None, "pair_fraction": fraction,
+            "gathered": gathered_pass(batch, techs)}
     heads = model.num_heads // t
     proj, out = prec.module("attention"), prec.module("attention_out")   # their weight GEMMs' own precisions
     ops: list[Op] = []

@@ -54,9 +54,11 @@ class AttentionShape(OpShape):
     queries: float = 0.0            # new tokens the pass computes (all sequences)
     kv_element_bytes: float = 0.0   # bytes per cached element (the KV format's, for the kernel fits)
     parts: tuple = ()               # a mixed pass's two kernels, (prefill op, decode op); see attention.mixed_op
+    gathered: bool = False          # its keys are tokens gathered by index (gathered_attention.py)
 
     def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "parts"}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("parts", "gathered")}
+        d = {**d, "gathered": True} if self.gathered else d
         return {**d, "parts": [op.shape.to_dict() for op in self.parts]} if self.parts else d
 
 

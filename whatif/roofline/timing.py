@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from .comm import collective_time
 from .efficiency import SPLIT_K, TILES, Efficiency
+from .gathered_attention import gathered_efficiency
 from .grouped_problems import grouped_problem_seconds
 from ..specs.op_kinds import TENSOR_CORE_CLASSES
 from .op_shapes import DeepEPShape
@@ -83,6 +84,11 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
     parts = getattr(op.shape, "parts", ())
     if parts:   # a mixed pass's attention: its prefill and decode kernels, one after the other
         return summed(op, [time_op(split_modifiers(op, p), gpu, eff, link, tiers) for p in parts])
+    share = gathered_efficiency(op)
+    if share < 1.0:   # tokens gathered by index: dense attention's time over them, at the sparse kernel's rate
+        t = time_op(replace(op, shape=replace(op.shape, gathered=False)), gpu, eff, link, tiers)
+        busy = (t.time_s - t.overhead_s) / share
+        return OpTime(op, busy + t.overhead_s, t.compute_s / share, t.memory_s / share, t.overhead_s, t.bound)
     if op.op_class == OpClass.COMM:
         t = deepep_time(op, gpu, link) or comm_time(op, eff, link)
         if not op.hbm_bytes or not t.time_s:

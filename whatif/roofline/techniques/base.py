@@ -30,6 +30,7 @@ from typing import ClassVar
 
 from ...errors import WhatifError
 from ...specs.models import ModelSpec
+from ..attention import DECODE_MAX_QUERIES
 from ..config import Parallelism, Precision
 from ..context import KVFormat, PassContext, PrefillUnit
 from ..ops import Op
@@ -75,6 +76,9 @@ class Technique:
     slots: ClassVar[tuple[str, ...]] = ()      # mechanisms it owns: two techniques with a common slot conflict
     evicts: ClassVar[bool] = False             # keeps a per-sequence subset of tokens (breaks prefix sharing)
     shares_prefix: ClassVar[bool] = False      # stores the batch's shared prefix once
+    gathers: ClassVar[tuple[str, ...]] = ()    # phases ("prefill", "decode") whose sparse attention reads tokens
+                                               # selected one by one by content, gathered by index
+                                               # (priced at gathered_attention.py's efficiencies)
     budget_param: ClassVar[str] = ""           # the parameter that sets how many tokens are kept or read
     needs_peak: ClassVar[str] = ""             # a tensor-core dtype the GPU must have (fp8, int8, int4)
     decodes: ClassVar[bool] = False            # a Decoder: changes the tokens a decode round yields
@@ -125,6 +129,10 @@ class Technique:
     def pair_fraction(self, q: int, c: int) -> float:
         """Share of the causal (query, key) pairs a prefill pass of q new after c cached computes."""
         return 1.0
+
+    def gathers_tokens(self, q: int, c: int) -> bool:
+        """Whether its attention in a pass of q new tokens after c cached reads tokens gathered by index."""
+        return ("decode" if q <= DECODE_MAX_QUERIES else "prefill") in self.gathers
 
     def prefill_units(self, units: list[PrefillUnit], shared_prefix: int) -> list[PrefillUnit]:
         return units

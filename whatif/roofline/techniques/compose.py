@@ -66,6 +66,10 @@ class TechniqueSet:
     def label(self) -> str:
         return "+".join(t.label() for t in self.items) or "baseline"
 
+    def gathers(self, q: int, c: int) -> bool:
+        """Whether a technique's sparse attention in a pass of q new after c cached gathers its tokens by index."""
+        return any(t.gathers_tokens(q, c) for t in self.items)
+
     @property
     def shares_prefix(self) -> bool:
         return any(t.shares_prefix for t in self.items)

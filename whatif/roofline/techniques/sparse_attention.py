@@ -88,6 +88,7 @@ class TidalDecode(Technique):
     scores; the rest read `budget` tokens with no selection cost at all. Prefill is unchanged."""
 
     name = "tidaldecode"
+    gathers = ("decode",)   # token-level selection: its kernel gathers the chosen keys by index
     family = "D"
     paper = "TidalDecode: Fast and Accurate LLM Decoding with Position Persistent Sparse Attention"
     slots = ("decode selection",)
@@ -135,6 +136,7 @@ class TokenSelect(Technique):
     chunk's mean query), so a chunk's queries attend the selected tokens plus the chunk itself."""
 
     name = "tokenselect"
+    gathers = ("prefill", "decode")   # token-level selection: its kernel gathers the chosen keys by index
     family = "D"
     paper = ("TokenSelect: Efficient Long-Context Inference and Length Extrapolation for LLMs via Dynamic "
              "Token-Level KV Cache Selection")
@@ -196,6 +198,7 @@ class DoubleSparsity(Technique):
     yet checked against the host tier's capacity (issue 5)."""
 
     name = "double_sparsity"
+    gathers = ("decode",)   # token-level selection: its kernel gathers the chosen keys by index
     family = "D"
     paper = "Post-Training Sparse Attention with Double Sparsity"
     slots = ("decode selection",)
@@ -295,6 +298,11 @@ class LServe(Technique):
     def _vertical_slash(self, q: float, n: float) -> bool:
         """Whether a prefill pass of q queries after n keys runs its dense heads vertical-slash sparse."""
         return q > DECODE_MAX_QUERIES and 0 < self.minference_after < n + q
+
+    def gathers_tokens(self, q: int, c: int) -> bool:
+        """Only the dense heads' prefill past `minference_after` gathers (MInference's vertical-slash kernel); the
+        streaming heads' Lambda blocks and decode's whole pages are read as a dense kernel reads them."""
+        return self._vertical_slash(q, c)
 
     def stored_tokens(self, n: float) -> float:
         s = self.streaming_share

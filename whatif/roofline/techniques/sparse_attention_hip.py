@@ -28,6 +28,7 @@ class HiP(Technique):
     block_q=32, block_k=2 and a fresh search every step are assumed."""
 
     name = "hip"
+    gathers = ("prefill", "decode")   # token-level selection: its kernel gathers the chosen keys by index
     family = "D"
     paper = "HiP Attention: Sparse Sub-Quadratic Attention with Hierarchical Attention Pruning"
     slots = ("decode selection", "prefill sparsity")

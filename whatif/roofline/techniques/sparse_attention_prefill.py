@@ -29,6 +29,7 @@ class MInference(Technique):
     vertical and slash lines. KV stays on the GPU; decode is unchanged."""
 
     name = "minference"
+    gathers = ("prefill",)   # token-level selection: its kernel gathers the chosen keys by index
     family = "D"
     paper = "MInference 1.0: Accelerating Pre-filling for Long-Context LLMs via Dynamic Sparse Attention"
     slots = ("prefill sparsity",)
@@ -116,6 +117,7 @@ class HyperAttention(Technique):
     the GPU; decode is unchanged."""
 
     name = "hyperattention"
+    gathers = ("prefill",)   # token-level selection: its kernel gathers the chosen keys by index
     family = "D"
     paper = "HyperAttention: Long-context Attention in Near-Linear Time"
     slots = ("prefill sparsity",)
