@@ -155,6 +155,7 @@ VERDICTS = {
     'J-disaggregation-capacity_rps-2': 'miss',                # DistServe can serve 7.4x more requests ... compa
     'J-disaggregation-slo_scale': 'conditional',              # DistServe: 1.74x tighter SLO than vLLM for the O
     'J-disaggregation-slo_scale-2': 'in band',                # DistServe: 1.8x tighter SLO than DeepSpeed-MII f
+    'J-disaggregation-slo_scale-3': 'miss',                   # DistServe can serve ... 12.6x tighter SLO, compa
     'J-chunked_prefill-peak_goodput_rps': 'in band',          # DeepSpeed-FastGen: up to 2.3x higher effective t
     'J-chunked_prefill-capacity_rps-2': 'in band',            # Sarathi-Serve: up to 3.7x higher serving capacit
     'J-chunked_prefill-e2e_at_throughput': 'conditional',  # DeepSpeed-FastGen: 2x lower latency on average (th
