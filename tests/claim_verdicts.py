@@ -20,6 +20,7 @@ VERDICTS = {
     'B-gear-memory_total': 'conditional',                     # reducing peak-memory size up to 2.29x
     'B-mikv-kv_bytes_per_token': 'no figure',                 # state-of-the-art trade-off between compression r
     'B-minicache-kv_bytes_per_token': 'miss',                 # LLaMA-2-7B with 4-bit MiniCache: compression rat
+    'B-minicache-kv_bytes_per_token-2': 'in band',            # On the ShareGPT dataset, LLaMA-2-7B with cross-l
     'B-minicache-throughput_at_max_batch': 'miss',            # enhances inference throughput by approximately 5
     'B-minicache-memory_total': 'conditional',                 # reduces the memory footprint by 41% compared to
     'B-think-kv_cache_bytes': 'illustrative',                 # reduction in memory costs by over 20% compared w
@@ -150,8 +151,11 @@ VERDICTS = {
     'K-paged_kv-kv_cache_bytes': 'no figure',                 # (vLLM) near-zero waste in KV cache memory: a seq
     'K-naive_attention-prefill_attention_s': 'no figure',     # (The I/O Complexity of Attention) standard atten
     'J-chunked_prefill-capacity_rps': 'in band',              # Sarathi-Serve improves serving throughput within
-    'J-disaggregation-capacity_rps': 'miss',                  # DistServe can serve 7.4x more requests (than vLL
-    'J-disaggregation-slo_scale': 'miss',                     # DistServe can serve ... 12.6x tighter SLO, compa
+    'J-disaggregation-capacity_rps': 'miss',                  # DistServe sustains 4.6x the per-GPU request rate
+    'J-disaggregation-capacity_rps-2': 'miss',                # DistServe can serve 7.4x more requests ... compa
+    'J-disaggregation-slo_scale': 'conditional',              # DistServe: 1.74x tighter SLO than vLLM for the O
+    'J-disaggregation-slo_scale-2': 'in band',                # DistServe: 1.8x tighter SLO than DeepSpeed-MII f
+    'J-disaggregation-slo_scale-3': 'miss',                   # DistServe can serve ... 12.6x tighter SLO, compa
     'J-chunked_prefill-peak_goodput_rps': 'in band',          # DeepSpeed-FastGen: up to 2.3x higher effective t
     'J-chunked_prefill-capacity_rps-2': 'in band',            # Sarathi-Serve: up to 3.7x higher serving capacit
     'J-chunked_prefill-e2e_at_throughput': 'conditional',  # DeepSpeed-FastGen: 2x lower latency on average (th

@@ -105,12 +105,16 @@ def test_latency_at_equal_throughput_is_read_off_the_client_curve(monkeypatch):
 
 
 def test_distserve_runs_its_releases_multi_turn_lengths():
-    """DistServe's claims draw the lengths its release prepares (multi-turn ShareGPT prompts; Figure 7's means,
-    ~755 / ~200 tokens), not the single-turn sample (226 / 194) the engines' benchmarks use."""
+    """DistServe's chatbot claims draw the lengths its release prepares (multi-turn ShareGPT prompts; Figure 7's means,
+    ~755 / ~200 tokens), not the single-turn sample (226 / 194) the engines' benchmarks use; its summarization
+    claim, LongBench cut to ~2K tokens with the answer inside OPT's 2,048-token window."""
     from whatif.simulator.length_profiles import LENGTH_PROFILES
     for c in CLAIMS:
-        if c.paper.startswith("DistServe"):
+        if c.paper.startswith("DistServe") and c.setup["model"] == "llama-2-13b":
             assert c.setup["sim"]["traffic"]["lengths"] == "sharegpt-multiturn", c.paper
+        elif c.paper.startswith("DistServe"):
+            traffic = c.setup["sim"]["traffic"]
+            assert 1900 <= traffic["prompt"] and traffic["prompt"] + traffic["output"] <= 2040, c.paper
     chat = LENGTH_PROFILES["sharegpt-multiturn"]
     assert chat.prompt.mean() == pytest.approx(755) and chat.output.mean() == pytest.approx(200)
     assert chat.prompt.mean() > 3 * LENGTH_PROFILES["sharegpt"].prompt.mean()
@@ -133,3 +137,17 @@ def test_vattention_prefill_prices_a_paged_and_a_contiguous_kv_alike():
     contiguous = run(deep_merged(small(c.setup, 1), c.variant)).latency()["ttft_s"]["mean"]
     assert contiguous <= paged < 1.001 * contiguous
     assert c.setup["sim"]["engine"] == {"chunked_prefill": True, "token_budget": 2048}   # the paper's 2048 chunks
+
+
+def test_distserve_is_one_run_against_both_baselines_and_mii_is_splitfuse():
+    """The release's plot.ipynb sets DistServe against vLLM (4.6x) and DeepSpeed-MII (7.36x, the abstract's 7.4x) on
+    the same chatbot panel: DistServe's side is one run for both, and MII runs FastGen's SplitFuse (768 tokens)."""
+    def system_side(c: Claim) -> dict:
+        side = deep_merged(c.setup, c.variant)
+        side["kernel_engine"] = c.system_engine or c.baseline_engine
+        return side
+    vllm, mii = claim("DistServe sustains 4.6x"), claim("DistServe can serve 7.4x")
+    assert system_side(vllm) == system_side(mii)
+    assert vllm.baseline_engine == "vllm-0.2" and not vllm.setup["sim"]["engine"]["chunked_prefill"]
+    engine = mii.setup["sim"]["engine"]
+    assert engine["chunked_prefill"] and engine["token_budget"] == 768 and engine["max_batch"] == 512
