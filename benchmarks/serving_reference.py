@@ -1310,6 +1310,20 @@ def sglang_allreduce_fusion(row: dict, layout: dict, nodes: int) -> bool:
             and layout.get("attention_dp", 1) == 1 and nodes == 1)
 
 
+# The srt-slurm H100 TensorRT-LLM recipes (SRT_SLURM_TRTLLM's h100_sxm entries, every tep16 file read at
+# connorcarpenter15/srt-slurm 5a156f6 and ishandhanani/srt-slurm 51962c0) set NCCL_NVLS_ENABLE: "0" in each decode
+# worker's environment: NCCL may not reduce in the NVSwitch, so the TP16 all-reduces over the worker's two nodes run
+# without NVLSTree (engine_profiles/versions/trtllm-nvls-off.yaml, roofline/kernel_models/two_node_allreduce.py).
+# Added after scoring (session 60, helper H), with its before/after in docs/accuracy.md; False: as before.
+TRTLLM_NVLS_OFF_MAPPED = True
+TRTLLM_NVLS_OFF_PROFILE = "trtllm-nvls-off"
+
+
+def trtllm_nvls_off(row: dict) -> bool:
+    """Whether a row ran an srt-slurm H100 TensorRT-LLM recipe, whose decode workers set NCCL_NVLS_ENABLE=0."""
+    return TRTLLM_NVLS_OFF_MAPPED and row["system"] == "h100_sxm" and srt_slurm_trtllm_recipe(row) is not None
+
+
 # A disaggregated worker is its own server: SGLang's `nnodes == 1` test (above) reads the worker's --nnodes, not the
 # deployment's. The srt-slurm SGLang recipes place each pool on its own nodes and pass
 # `enable-flashinfer-allreduce-fusion: true` to both pools (NVIDIA/srt-slurm 5917791 recipes/b200-fp4/8k1k.yaml,
@@ -1675,6 +1689,8 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         kw["kernel_engine"] = VLLM_FUSION_PROFILE
     if sglang_allreduce_fusion(row, layout, worker_nodes(row, gpus, nodes)):
         kw["kernel_engine"] = SGLANG_FUSION_PROFILE
+    if trtllm_nvls_off(row):
+        kw["kernel_engine"] = TRTLLM_NVLS_OFF_PROFILE
     sglang_trtllm_checkpoint(row, kw)
     trtllm_deepseek_fp8_checkpoint(row, kw)
     if llama70b_trt_recipe(row):
