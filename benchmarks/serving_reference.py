@@ -93,7 +93,9 @@ The mapping rule, written before any row was scored and not tuned after:
   30, 60 clients on 3 workers, where N / workers gives 2, 3, 10, 20). The db-dump SGLang rows whose srt-slurm
   recipe is established (added after scoring, session 55, srt_slurm_sglang_recipe): that recipe's decode and
   prefill --max-running-requests and prefill --chunked-prefill-size, each the worker's (e.g. 2 x 128 decode slots
-  for 288 clients in b200-fp8/8k1k_stp_maxtpt_0.yaml).
+  for 288 clients in b200-fp8/8k1k_stp_maxtpt_0.yaml). The H100 ones of those TensorRT-LLM recipes set
+  NCCL_NVLS_ENABLE=0 in the decode workers' environment (added after scoring, session 60, trtllm_nvls_off): the
+  trtllm-nvls-off profile, whose TP16 all-reduces over two nodes pay the measured second node without NVLS.
   The deployments' own engine limits (the srt-slurm recipes the db-dump rows name, e.g. `..._batch128` at 137
   clients per rank) and whether they ran MTP are not in the rows. Rows without prefill_num_workers /
   decode_num_workers (the 393 `source_file=2026-03-25.csv` / `2026-04-06.csv` DeepSeek-R1 rows) are not
