@@ -26,8 +26,7 @@ GIB = 2 ** 30
 # vLLM V1's and SGLang's preemption (EngineSpec)
 PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last")
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "multinode_nvls", "kv_dtype_from_checkpoint",
-                 "pad_to_limit",
-                 "capacity", "priority", "prefix_caching", "tokens_after_next_launch", "decode_mode",
+                 "pad_to_limit", "capacity", "priority", "prefix_caching", "tokens_after_next_launch", "decode_mode",
                  "piecewise_call_s", *PREEMPTION_KEYS)   # may be left out
 # How a decode batch within the captured sizes runs: one whole graph (full), or graph pieces between eagerly run
 # attention ops (piecewise: vLLM's cudagraph_mode PIECEWISE, roofline/piecewise_graph.py)
