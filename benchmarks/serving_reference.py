@@ -93,7 +93,9 @@ The mapping rule, written before any row was scored and not tuned after:
   30, 60 clients on 3 workers, where N / workers gives 2, 3, 10, 20). The db-dump SGLang rows whose srt-slurm
   recipe is established (added after scoring, session 55, srt_slurm_sglang_recipe): that recipe's decode and
   prefill --max-running-requests and prefill --chunked-prefill-size, each the worker's (e.g. 2 x 128 decode slots
-  for 288 clients in b200-fp8/8k1k_stp_maxtpt_0.yaml).
+  for 288 clients in b200-fp8/8k1k_stp_maxtpt_0.yaml). The H100 ones of those TensorRT-LLM recipes set
+  NCCL_NVLS_ENABLE=0 in the decode workers' environment (added after scoring, session 60, trtllm_nvls_off): the
+  trtllm-nvls-off profile, whose TP16 all-reduces over two nodes pay the measured second node without NVLS.
   The deployments' own engine limits (the srt-slurm recipes the db-dump rows name, e.g. `..._batch128` at 137
   clients per rank) and whether they ran MTP are not in the rows. Rows without prefill_num_workers /
   decode_num_workers (the 393 `source_file=2026-03-25.csv` / `2026-04-06.csv` DeepSeek-R1 rows) are not
@@ -1310,6 +1312,20 @@ def sglang_allreduce_fusion(row: dict, layout: dict, nodes: int) -> bool:
             and layout.get("attention_dp", 1) == 1 and nodes == 1)
 
 
+# The srt-slurm H100 TensorRT-LLM recipes (SRT_SLURM_TRTLLM's h100_sxm entries, every tep16 file read at
+# connorcarpenter15/srt-slurm 5a156f6 and ishandhanani/srt-slurm 51962c0) set NCCL_NVLS_ENABLE: "0" in each decode
+# worker's environment: NCCL may not reduce in the NVSwitch, so the TP16 all-reduces over the worker's two nodes run
+# without NVLSTree (engine_profiles/versions/trtllm-nvls-off.yaml, roofline/kernel_models/two_node_allreduce.py).
+# Added after scoring (session 60, helper H), with its before/after in docs/accuracy.md; False: as before.
+TRTLLM_NVLS_OFF_MAPPED = True
+TRTLLM_NVLS_OFF_PROFILE = "trtllm-nvls-off"
+
+
+def trtllm_nvls_off(row: dict) -> bool:
+    """Whether a row ran an srt-slurm H100 TensorRT-LLM recipe, whose decode workers set NCCL_NVLS_ENABLE=0."""
+    return TRTLLM_NVLS_OFF_MAPPED and row["system"] == "h100_sxm" and srt_slurm_trtllm_recipe(row) is not None
+
+
 # A disaggregated worker is its own server: SGLang's `nnodes == 1` test (above) reads the worker's --nnodes, not the
 # deployment's. The srt-slurm SGLang recipes place each pool on its own nodes and pass
 # `enable-flashinfer-allreduce-fusion: true` to both pools (NVIDIA/srt-slurm 5917791 recipes/b200-fp4/8k1k.yaml,
@@ -1675,6 +1691,8 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         kw["kernel_engine"] = VLLM_FUSION_PROFILE
     if sglang_allreduce_fusion(row, layout, worker_nodes(row, gpus, nodes)):
         kw["kernel_engine"] = SGLANG_FUSION_PROFILE
+    if trtllm_nvls_off(row):
+        kw["kernel_engine"] = TRTLLM_NVLS_OFF_PROFILE
     sglang_trtllm_checkpoint(row, kw)
     trtllm_deepseek_fp8_checkpoint(row, kw)
     if llama70b_trt_recipe(row):

@@ -959,6 +959,22 @@ def test_a_db_dump_trtllm_disaggregated_row_runs_its_srt_slurm_recipes_limits():
     assert sr.srt_slurm_trtllm_recipe({**h100, "backend": "sglang"}) is None
 
 
+def test_an_srt_slurm_h100_trtllm_row_runs_nccl_without_nvls(monkeypatch):
+    """The srt-slurm H100 TensorRT-LLM recipes set NCCL_NVLS_ENABLE=0 in the decode workers' environment: those rows
+    take the trtllm-nvls-off profile (a two-node all-reduce without NVLS); B200 recipes, rows no recipe matches and
+    the switch off keep trtllm."""
+    h100 = _disagg(system="h100_sxm", gemm_quant_mode="fp8", moe_quant_mode="fp8", isl="8192",
+                   silicon_data_source="db-dump/2026-04-27; config_id=494; silicon_concurrency=6; measured=x",
+                   prefill_tp_size="1", prefill_attention_dp_size="16", prefill_moe_tp_size="1",
+                   prefill_moe_ep_size="16", decode_num_workers="3", decode_tp_size="16", decode_attention_dp_size="1",
+                   decode_moe_ep_size="16", decode_moe_tp_size="1", decode_batch_size="2")
+    assert sr.simulate_kwargs(h100)["kernel_engine"] == "trtllm-nvls-off"
+    other = {**h100, "silicon_data_source": h100["silicon_data_source"].replace("concurrency=6", "concurrency=7")}
+    assert sr.simulate_kwargs(other)["kernel_engine"] == "trtllm"
+    monkeypatch.setattr(sr, "TRTLLM_NVLS_OFF_MAPPED", False)
+    assert sr.simulate_kwargs(h100)["kernel_engine"] == "trtllm"
+
+
 def test_a_db_dump_sglang_disaggregated_row_runs_its_srt_slurm_recipes_limits(monkeypatch):
     """NVIDIA/srt-slurm's b200-fp8/8k1k_stp_maxtpt_0.yaml (dep8 1p2d at 288 clients) launches each decode worker
     with --max-running-requests 128 (2 x 128 slots for 288 clients, where N / workers gives 144) and the prefill

@@ -107,7 +107,8 @@ class Scenario:
         system = add_tiers(system, list(self.add_tiers))
         eff = load_efficiency(self.efficiency, system.gpu, self.calibration, self.kernel_engine)
         # the engine version's own all-reduce limit caps the fitted kernels' thresholds (trtllm-0.6: NCCL only)
-        eff = replace(eff, custom_allreduce_max_bytes=engine.custom_allreduce_cap(par.tp))
+        eff = replace(eff, custom_allreduce_max_bytes=engine.custom_allreduce_cap(par.tp),
+                      multinode_nvls=engine.multinode_nvls)   # (NCCL_NVLS_ENABLE=0: two_node_allreduce.py)
         moe_engine = moe_fit_engine(self.moe_kernels, system.gpu.arch)
         if moe_engine is not None and eff.engine:   # (the ideal and calibrated models time no MoE fit)
             eff = replace(eff, moe_engine=moe_engine,

@@ -62,6 +62,8 @@ class Efficiency:
                                 # fitted, used instead of the engine's shipped fit (kernel_timing.py)
     custom_allreduce_max_bytes: float | None = None   # the engine spec's cap on its custom all-reduce (0: NCCL
                                 # only); None: the fitted thresholds alone (data/collective_fit.yaml)
+    multinode_nvls: bool = True   # NCCL may reduce in the NVSwitch across nodes (False: the engine spec's
+                                # collectives.multinode_nvls, NCCL_NVLS_ENABLE=0: kernel_models/two_node_allreduce.py)
     module_fits: bool = True    # whole-module fits price their modules where they apply (module_fits.py);
                                 # False: every op is its kernel's own time (accuracy_modern.py's comparison)
     moe_engine: str | None = None   # whose fused-MoE fit prices the expert GEMMs (moe_kernels.py: the same

@@ -203,7 +203,7 @@ def multinode_time(s, link, eff: Efficiency) -> float | None:
     if not mn.spans_nodes(s, link):
         return None
     if eff.engine:
-        return mn.collective_seconds(s.collective, s.bytes, s, link, eff.engine)
+        return mn.collective_seconds(s.collective, s.bytes, s, link, eff.engine, eff.multinode_nvls)
 
     def leg(kind, op, nbytes, gpus):
         used = link if kind == "nvlink" else link.scale_out

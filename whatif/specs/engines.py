@@ -25,8 +25,8 @@ ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see Eng
 GIB = 2 ** 30
 # vLLM V1's and SGLang's preemption (EngineSpec)
 PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last")
-OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "kv_dtype_from_checkpoint", "pad_to_limit",
-                 "capacity", "priority", "prefix_caching", "tokens_after_next_launch", "decode_mode",
+OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "multinode_nvls", "kv_dtype_from_checkpoint",
+                 "pad_to_limit", "capacity", "priority", "prefix_caching", "tokens_after_next_launch", "decode_mode",
                  "piecewise_call_s", *PREEMPTION_KEYS)   # may be left out
 # How a decode batch within the captured sizes runs: one whole graph (full), or graph pieces between eagerly run
 # attention ops (piecewise: vLLM's cudagraph_mode PIECEWISE, roofline/piecewise_graph.py)
@@ -113,6 +113,7 @@ class EngineSpec:
     memory: EngineMemory
     custom_allreduce_max_bytes: float
     custom_allreduce_by_tp: tuple[tuple[int, float], ...] = ()   # (smallest tp, bytes); empty: the one value
+    multinode_nvls: bool = True           # NCCL may use NVLS across nodes (False: NCCL_NVLS_ENABLE=0 in its launch)
     kernel_fits: str = ""                 # whose measured kernel fits it runs (a version profile: its engine's)
     kv_from_checkpoint: bool | None = None   # --kv-cache-dtype auto takes the checkpoint's KV dtype (None: as its base)
     gqa_decode_shares_kv: bool = True     # GQA decode reads each KV head once for its whole query-head group
@@ -334,7 +335,8 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped", "tokens_after_next_launch"}),
                        ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
                                    "cuda_graph_gib", "kv_dtype_from_checkpoint"}),
-                       ("collectives", {"custom_allreduce_max_bytes", "custom_allreduce_max_bytes_by_tp"})):
+                       ("collectives", {"custom_allreduce_max_bytes", "custom_allreduce_max_bytes_by_tp",
+                                        "multinode_nvls"})):
         sec = check_mapping(data.get(name), keys, f"{where}.{name}")
         # sorted: a set's order follows the hash seed, and `src` (the --json `sources`) would differ run to run
         sections[name] = {k: _leaf(sec, k, f"{where}.{name}", src, name) for k in sorted(keys) if k in sec or
@@ -374,6 +376,8 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
                                            f"{where}.collectives.custom_allreduce_max_bytes", 0.0, 1e12),
         custom_allreduce_by_tp=_by_tp(sections["collectives"].get("custom_allreduce_max_bytes_by_tp"),
                                       f"{where}.collectives.custom_allreduce_max_bytes_by_tp", "bytes", 0.0, 1e12),
+        multinode_nvls=boolean(sections["collectives"].get("multinode_nvls", True),
+                               f"{where}.collectives.multinode_nvls"),
         large_gpu=_large_gpu(s, f"{where}.scheduler"), **_optional_sections(data, where, src), sources=src)
     # an engine that pads to its limit drops the listed sizes beyond it at start-up (TensorRT-LLM)
     return engine.with_limits() if engine.graph_pad_to_limit else engine

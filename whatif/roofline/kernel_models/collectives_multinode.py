@@ -24,9 +24,11 @@ fitted NCCL model of the node's link, and NCCL over the NIC (network.py) for the
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from functools import lru_cache
 
 from . import collectives as coll
+from . import two_node_allreduce as two_node
 
 CACHE_SIZE = 1 << 14
 TINY = 1.0   # bytes: a leg's fixed (latency) part is its time for a 1-byte message
@@ -76,12 +78,13 @@ def hierarchical_seconds(collective: str, nbytes: float, nodes: int, per_node: i
     return max(t_nvl, t_nic) + min(f_nvl, f_nic)
 
 
-def collective_seconds(collective: str, nbytes: float, shape, link, engine: str) -> float:
+def collective_seconds(collective: str, nbytes: float, shape, link, engine: str, nvls: bool = True) -> float:
     """Seconds of the collective `shape` describes on a multi-node fabric `link`, NCCL in both legs
-    (the engines' custom all-reduce kernels need one NVLink domain)."""
+    (the engines' custom all-reduce kernels need one NVLink domain). `nvls` False (the engine runs NCCL with
+    NVLS off): an all-reduce over two nodes is the node's own plus the measured second node (two_node_allreduce.py)."""
     nodes, per_node = group_layout(shape.first_rank, shape.stride, int(shape.gpus), link.domain_gpus)
     nic = link.scale_out
-    return _seconds(collective, float(nbytes), nodes, per_node, _link_key(link), _link_key(nic), engine)
+    return _seconds(collective, float(nbytes), nodes, per_node, _link_key(link), _link_key(nic), engine, nvls)
 
 
 def _link_key(link) -> tuple:
@@ -89,7 +92,7 @@ def _link_key(link) -> tuple:
 
 
 @lru_cache(maxsize=CACHE_SIZE)
-def _seconds(collective, nbytes, nodes, per_node, nvlink, nic, engine) -> float:
+def _seconds(collective, nbytes, nodes, per_node, nvlink, nic, engine, nvls=True) -> float:
     params = {"nvlink": coll.collective_params(nvlink[0], engine, described=(nvlink[1], nvlink[2]))[0],
               "nic": coll.collective_params(nic[0], engine, described=(nic[1], nic[2]))[0]}
     links = {"nvlink": nvlink, "nic": nic}
@@ -101,4 +104,8 @@ def _seconds(collective, nbytes, nodes, per_node, nvlink, nic, engine) -> float:
             simple = p.protocols["Simple"]
             return simple.base_s + simple.step_lat * lat + b / (bw * simple.bw_eff)
         return float(coll.nccl_time(op, b, n, bw, lat, nvswitch, p))
+    if not nvls and nodes == 2 and nbytes > 0 and coll.canonical_collective(collective) == "all_reduce":
+        params["nvlink"] = replace(params["nvlink"], nvls=False)   # NCCL_NVLS_ENABLE=0: no in-switch reduction
+        nic_wire = leg("nic", "all_reduce", nbytes / per_node, nodes) - leg("nic", "all_reduce", TINY, nodes)
+        return two_node.seconds(nbytes, leg("nvlink", "all_reduce", nbytes, per_node), nic_wire)
     return hierarchical_seconds(collective, nbytes, nodes, per_node, leg)
