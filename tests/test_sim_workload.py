@@ -386,3 +386,15 @@ def test_a_length_cv_draws_each_length_normal_around_the_length():
 def test_a_bad_length_cv_names_the_field(kw):
     with pytest.raises(WhatifError, match="length_cv"):
         WorkloadSpec(**kw)
+
+
+def test_request_builders_set_every_field_in_order():
+    """requests_from_columns and Request.sent set the fields one by one (_FIELDS): the same names, in the dataclass's
+    order (instances then share their keys), and the same requests as __init__ makes."""
+    from dataclasses import fields
+
+    from whatif.simulator.request import _FIELDS, Request, requests_from_columns
+    assert _FIELDS == tuple(f.name for f in fields(Request))
+    built = requests_from_columns([0.5], [10], [5], ["p"], [3], [4])
+    assert built == [Request(0, 0.5, 10, 5, "p", 3, 4)]
+    assert built[0].sent(0.1, 0.7) == Request(0, 0.7, 10, 5, "p", 3, 4, sent_s=0.1)

@@ -92,6 +92,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
             near = head   # (head - SPAN_MIN * duration: a stretch is tried only while the next event is further)
             idle = replica.idle   # (it moves only while events are made, below: read again then)
             joined = 0            # (the queue's length after arrivals during a step, for the rows after it)
+            rare = idle           # (events were made during the step, or an engine idles: the tail below runs)
             while True:
                 if gate != inf and (before if begun is None else begun) >= gate:   # the held-back request can
                     return   # join this one (an engine that forms no step ahead has none: its `gate` is inf)
@@ -135,13 +136,12 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                         duration, hi = quote
                     last = ((hi + 1) * rows - 1 - base) // decoding   # the last step whose mean is <= hi
                     near = head - SPAN_MIN * duration
-                start = now_s
-                end = start + duration
+                end = now_s + duration               # (now_s: this step's start until it ends)
                 used += n                            # (taken exactly that many from the available)
                 if not end < head:                   # (env.peek) another event comes first
                     if env.held or not end < env.stop_at:   # the clock's: Replica._run waits it out
                         hits += 1
-                        return start, duration, Batch(rows, base + decoding * step, decoding), \
+                        return now_s, duration, Batch(rows, base + decoding * step, decoding), \
                             waiting, running
                     # the events while it runs are made here, as the clock would make them (state stored back
                     # first; the rows logged so far are in the log already)
@@ -159,27 +159,30 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                     # and gate, as the look again below would find them
                     if formed_ahead and used == was and len(queued) > waiting and len(scheduler.running) == running \
                             and len(kv_arrived) + len(awaiting) + len(swapped) == others and not replica.idle \
-                            and (queued[0] is first if first is not None else queued[0].req.arrival_s > start):
+                            and (queued[0] is first if first is not None else queued[0].req.arrival_s > now_s):
                         head = queue[0][0] if queue else inf
                         near = head - SPAN_MIN * duration
                         joined = len(queued)
                     else:
                         head = ninf                  # (the events may have changed what runs next: look again)
-                now_s = end
-                begun = start   # (ahead: the step before the one formed next, `before`)
+                    rare = True
+                begun, now_s = now_s, end   # (begun, this step's start: ahead, the step before the one formed next)
                 if step >= finishing:                # sequences finish or offer a block as this ends
                     env.now = end
                     scheduler.step, scheduler.visited = step, visited
                     scheduler.complete_decodes(end)
                     step, visited = scheduler.step, scheduler.visited
-                    rows_out += (index, start, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)),
+                    rows_out += (index, begun, duration, rows, 0, 0, bm.num_blocks - (bm.free + len(bm.evictable)),
                                  waiting, running, 0, 0.0)
                     if replica.idle:
                         replica.wake()
                     break                            # the batch changed: look again
                 ends_append(end)                     # (Scheduler.decoded: every row gained a token at `end`)
                 step += 1
-                rows_out += (index, start, duration, rows, 0, 0, used, waiting, running, 0, 0.0)   # (in place)
+                rows_out += (index, begun, duration, rows, 0, 0, used, waiting, running, 0, 0.0)   # (in place)
+                if not rare:                         # (nothing below to do: one test a step)
+                    continue
+                rare = idle
                 if joined:                           # (the arrivals above: the rows from here count them)
                     if first is None:                # (a new head: held back until a step begins after it)
                         gate = queued[0].req.arrival_s

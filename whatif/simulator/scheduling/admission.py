@@ -17,6 +17,8 @@ from ..request import RUNNING
 class Admission:
     """The core's admission steps (core.Scheduler inherits them); they read its queues, block pool and limits."""
 
+    __slots__ = ()   # (the core's, core.Scheduler's __slots__)
+
     # ------------------------------------------------------------ the steps a policy takes
 
     def continue_prefills(self, batch: Batch, budget: int) -> int:

@@ -26,6 +26,8 @@ class DecodingSet:
     It reads the core's block pool (bm) and calls its _allocate (a block for one sequence, preempting) and
     _finish."""
 
+    __slots__ = ()   # (the core's, core.Scheduler's __slots__)
+
     def _init_decoding(self, block_size: int, lookahead: int) -> None:
         self.lookahead = lookahead    # drafted tokens a decode row verifies beside its next one
         self.uniform = not lookahead  # every decoding row gains one token a step
