@@ -102,7 +102,8 @@ GEMMA_7B = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidde
 
 def test_the_eager_host_cost_predicts_hfs_own_a100_measurement(tmp_path):
     """Out of sample for eager_launch_s (derived from gpt-fast's eager Llama-2-7B): Hugging Face's own benchmark of
-    eager generate() with a DynamicCache on an A100 (huggingface.co/datasets/ydshieh/A100_cache_benchmark_dynamic_length,
+    eager generate() with a DynamicCache on an A100
+    (huggingface.co/datasets/ydshieh/A100_cache_benchmark_dynamic_length,
     '[A100]_[gemma-7b]_[static=no]_[compile=no]_[len=optimal].json') takes 37.55-37.95 s for 1024 tokens and
     150.1-151.0 s for 4096: 36.6-37.1 ms a token, flat with length (host-bound; its compiled static-cache runs of
     the same model take ~15 ms). whatif's hf-transformers step for the same shapes must land within 10%."""
