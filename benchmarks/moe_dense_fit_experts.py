@@ -6,7 +6,8 @@ flashinfer_trtllm fp8_block / NVFP4, H100 TensorRT-LLM CUTLASS and SGLang Triton
 
 Each layer is priced under kernel_engine trtllm, which has no fused-MoE fit of these dtypes on either GPU, so the
 experts take kernel_timing.dense_expert_seconds past SMALL_M rows an expert (`--per-class`: the per-class model,
-DENSE_FIT_EXPERTS off; `--no-promotion`: block-scaled fp8 without block_promotion.py). Prints the median predicted / measured by GPU x kernel x EP x token band.
+DENSE_FIT_EXPERTS off; `--no-promotion`: block-scaled fp8 without block_promotion.py).
+Prints the median predicted / measured by GPU x kernel x EP x token band.
 """
 from __future__ import annotations
 

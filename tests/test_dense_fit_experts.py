@@ -55,7 +55,8 @@ def test_large_prefill_experts_are_no_faster_than_the_per_class_price():
 
 def test_block_scaled_experts_add_their_serial_promotion(monkeypatch):
     """block_promotion.py: a block-scaled fp8 grouped GEMM priced by the dense fit adds PROMOTION_OPS CUDA-core ops per
-    output per 128-deep K block at the fp32 peak, serial with the tensor cores; per-tensor fp8 and the switch off don't."""
+    output per 128-deep K block at the fp32 peak, serial with the tensor cores; per-tensor fp8
+    and the switch off don't."""
     from whatif.roofline import block_promotion as bp
     plain = expert_op(512, "fp8", experts=256)
     block = replace(plain, block_scaled=True)
