@@ -2,11 +2,12 @@
 (moe.parquet: balanced routing, moe_tp 1, EP 1-8, 1-16,384 tokens, DeepSeek-V3's and Qwen3-235B's shapes; B200 SGLang
 flashinfer_trtllm fp8_block / NVFP4, H100 TensorRT-LLM CUTLASS and SGLang Triton fp8_block). Nothing here is fitted.
 
-    python benchmarks/moe_dense_fit_experts.py [--per-class] [--out CSV]
+    python benchmarks/moe_dense_fit_experts.py [--per-class] [--no-promotion] [--out CSV]
 
 Each layer is priced under kernel_engine trtllm, which has no fused-MoE fit of these dtypes on either GPU, so the
 experts take kernel_timing.dense_expert_seconds past SMALL_M rows an expert (`--per-class`: the per-class model,
-DENSE_FIT_EXPERTS off). Prints the median predicted / measured by GPU x kernel x EP x token band.
+DENSE_FIT_EXPERTS off; `--no-promotion`: block-scaled fp8 without block_promotion.py).
+Prints the median predicted / measured by GPU x kernel x EP x token band.
 """
 from __future__ import annotations
 
@@ -56,11 +57,15 @@ def rows():
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--per-class", action="store_true", help="the per-class model (DENSE_FIT_EXPERTS off)")
+    ap.add_argument("--no-promotion", action="store_true",
+                    help="block-scaled fp8 without its serial K-block promotion (block_promotion.SERIAL_PROMOTION off)")
     ap.add_argument("--out", type=Path, default=None, help="per-row csv")
     args = ap.parse_args(argv)
     import pandas as pd
     from whatif.roofline import kernel_timing
+    from whatif.roofline import block_promotion
     kernel_timing.DENSE_FIT_EXPERTS = not args.per_class
+    block_promotion.SERIAL_PROMOTION = not args.no_promotion
     o = rows()
     o["band"] = pd.cut(o.tokens, [0, 16, 128, 1024, 4096, 1 << 20],
                        labels=["1-16", "32-128", "256-1k", "2k-4k", "8k-16k"])

@@ -51,3 +51,35 @@ def test_large_prefill_experts_are_no_faster_than_the_per_class_price():
     dense_s = time_op(op, B200, eff, None).time_s
     kt_off = replace(eff, engine=None)   # (no kernel models: the per-class model)
     assert dense_s > time_op(op, B200, kt_off, None).time_s
+
+
+def test_block_scaled_experts_add_their_serial_promotion(monkeypatch):
+    """block_promotion.py: a block-scaled fp8 grouped GEMM priced by the dense fit adds PROMOTION_OPS CUDA-core ops per
+    output per 128-deep K block at the fp32 peak, serial with the tensor cores; per-tensor fp8
+    and the switch off don't."""
+    from whatif.roofline import block_promotion as bp
+    plain = expert_op(512, "fp8", experts=256)
+    block = replace(plain, block_scaled=True)
+    t_plain, t_block = kt.op_seconds(plain, H100, "trtllm")[0], kt.op_seconds(block, H100, "trtllm")[0]
+    promotion = 512 * 256 * 4096 * (7168 // 128) * bp.PROMOTION_OPS / H100.peak_flops("fp32")
+    assert t_block > t_plain + 0.5 * promotion   # compute-bound: most of it shows (the ridge blends the rest)
+    assert t_block < 2.5 * t_plain
+    monkeypatch.setattr(bp, "SERIAL_PROMOTION", False)
+    assert kt.op_seconds(block, H100, "trtllm")[0] == t_plain
+
+
+def test_the_promotion_constant_is_the_h100_pairs_and_b200_agrees():
+    """PROMOTION_OPS is the median of H100's paired rows (benchmarks/block_fp8_promotion.py); B200's held-out pairs
+    give a value within 10% of it (the mechanism transfers across GPUs)."""
+    import importlib.util
+    from pathlib import Path
+    corpus = Path(__file__).resolve().parents[2] / "shared" / "reference" / "aiconfigurator" / "moe.parquet"
+    if not corpus.exists() or importlib.util.find_spec("pandas") is None:
+        pytest.skip("needs the shared corpus")
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import block_fp8_promotion as b
+    from whatif.roofline.block_promotion import PROMOTION_OPS
+    med = {g: b.pairs(g).query(f"rows_per_expert > {b.COMPUTE_ROWS}").ops.median() for g in b.PAIRS}
+    assert abs(med["h100_sxm"] - PROMOTION_OPS) < 0.05
+    assert abs(med["b200_sxm"] / PROMOTION_OPS - 1) < 0.10

@@ -49,6 +49,7 @@ from .engines import DEFAULT_ENGINE
 from .kernel_models.mla import mla_prefill_head_dim
 from .kernel_models.moe import SMALL_M, TILE_N, has_moe_fit, moe_params, tile_m
 from .expert_fits import BLOCK_FP8_MOE_ENGINE, expert_fit_engine, moe_fit_dtype
+from .block_promotion import promotion_seconds
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
 from .kernel_models.prefill_attention import prefill_parts
 from .op_shapes import AttentionShape, GemmShape
@@ -180,8 +181,9 @@ def fitted(model: str, gpu, dtype: str, engine: str, overrides: dict | None = No
 
 
 def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
-                 overrides: dict | None = None) -> tuple[float, float, float, float]:
-    """(time, compute, memory, fixed) seconds of a GEMM op."""
+                 overrides: dict | None = None, t_extra_compute: float = 0.0) -> tuple[float, float, float, float]:
+    """(time, compute, memory, fixed) seconds of a GEMM op; `t_extra_compute`: main-loop work serial with its
+    tensor cores (block_promotion.py)."""
     p = fitted("gemm", gpu, FP32_GEMM_FIT if op.dtype == "fp32" else op.dtype, engine, overrides)
     c = ceilings(gpu)
     if op.dtype == "fp32":   # SIMT SGEMM: FP32_GEMM_FIT's rates, no tensor-core tiles
@@ -192,6 +194,7 @@ def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
     t_c, t_quant = gemm_terms(s.m, s.n, s.k, DTYPE_BYTES[op.dtype], c.peak_flops(op.dtype), c.hbm_bw, c.sms, p)
     if op.alu_ops:   # CUDA-core work (in-kernel dequantization) beside the tensor cores
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
+    t_c += t_extra_compute
     t_m = max(op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share), t_extra_memory)
     fixed = p.floor_s + input_quant_seconds(s.m, s.k, t_quant, op.input_quantized, op.static_input_scale, gpu,
                                             engine)
@@ -264,9 +267,12 @@ def dense_expert_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0) 
     """(time, compute, memory, fixed) seconds of a grouped expert GEMM priced as one dense GEMM of its tile-padded
     rows (each touched expert's rows padded to the grouped GEMM's M tile, tile_m) at the engine's fitted dense GEMM
     efficiency, over the op's own HBM bytes (the touched experts' weights): the grouped kernel's large-M tiles run
-    no faster than the dense kernels of its dtype measured in the corpus's gemm table."""
+    no faster than the dense kernels of its dtype measured in the corpus's gemm table. Block-scaled fp8 adds its
+    K-block promotion, serial with the tensor cores (block_promotion.py: measured on the grouped kernels)."""
     s = op.shape
-    return gemm_seconds(replace(op, shape=GemmShape(padded_expert_rows(op), s.n, s.k)), gpu, engine, t_extra_memory)
+    rows = padded_expert_rows(op)
+    return gemm_seconds(replace(op, shape=GemmShape(rows, s.n, s.k)), gpu, engine, t_extra_memory,
+                        t_extra_compute=promotion_seconds(op, gpu, rows))
 
 
 def fit_engine(op: Op, eff) -> str | None:
