@@ -294,10 +294,9 @@ CLAIMS: list[Claim] = [
         miss="host costs: under the hf-transformers engine's measured eager host cost (100 us per kernel, from "
              "gpt-fast's eager Llama-2-7B) LM-Infinite's 4K-token step is host-bound (~38 ms), so the gain of "
              "reading 8x less cache hardly shows; the paper's 2.72x implies less host time per step than that "
-             "measurement (a faster host CPU, fewer ops per layer), which whatif does not know; Hugging Face's own "
-             "A100 eager benchmark (gemma-7b, 36.7 ms a token flat to 8K, whatif 38.2 ms) confirms that host cost, and "
-             "its 16K-32K tokens (~60 ms each, whatif ~38) show HF's batch-1 long-context attention slower than "
-             "whatif prices it, a lead not applied (docs/accuracy.md, session 60 helper K).",
+             "measurement (a faster host CPU, fewer ops per layer), which whatif does not know; HF's own A100 eager "
+             "benchmark (gemma-7b, 36.7 ms a token flat to 8K, whatif 38.2) confirms it, and its 16K-32K tokens (~60 "
+             "ms, whatif ~38) show a slower long-context attention: a lead not applied (docs/accuracy.md, session 60 K).",
         baseline_engine="hf-transformers",
         engine_why="LM-Infinite is a patch of Hugging Face Transformers' Llama attention; its speed test runs HF "
                    "generate with and without it",
