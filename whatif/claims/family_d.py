@@ -296,7 +296,7 @@ CLAIMS: list[Claim] = [
              "reading 8x less cache hardly shows; the paper's 2.72x implies less host time per step than that "
              "measurement (a faster host CPU, fewer ops per layer), which whatif does not know; HF's own A100 eager "
              "benchmark (gemma-7b, 36.7 ms a token flat to 8K, whatif 38.2) confirms it, and its 16K-32K tokens (~60 "
-             "ms, whatif ~38) show a slower long-context attention: a lead not applied (docs/accuracy.md, session 60 K).",
+             "ms, whatif ~38) show a slower long-context attention: not applied (docs/accuracy.md, session 60 K).",
         baseline_engine="hf-transformers",
         engine_why="LM-Infinite is a patch of Hugging Face Transformers' Llama attention; its speed test runs HF "
                    "generate with and without it",
