@@ -973,9 +973,11 @@ def test_a_db_dump_trtllm_disaggregated_row_runs_each_pools_moe_backend(monkeypa
     assert "moe_kernels" not in kw and kw["cluster"]["prefill_moe_kernels"] == "trtllm-gen"
     assert {r[3] for keyed in sr.SRT_SLURM_TRTLLM.values() for r in keyed.values()
             if r[3].startswith("b200")} == set(sr.SRT_SLURM_TRTLLM_MOE)
-    assert sr.srt_slurm_moe_kernels("DEEPGEMM") == sr.DEEPGEMM_MOE_STANDIN and sr.srt_slurm_moe_kernels("CUTLASS") is None
+    assert sr.srt_slurm_moe_kernels("DEEPGEMM") == sr.DEEPGEMM_MOE_STANDIN
+    assert sr.srt_slurm_moe_kernels("CUTLASS") is None
     monkeypatch.setattr(sr, "SRT_SLURM_MOE_MAPPED", False)
-    assert sr.srt_slurm_trtllm_moe(row) == ({}, {}) and "prefill_moe_kernels" not in sr.simulate_kwargs(row)["cluster"]
+    assert sr.srt_slurm_trtllm_moe(row) == ({}, {})
+    assert "prefill_moe_kernels" not in sr.simulate_kwargs(row)["cluster"]
 
 
 def test_a_db_dump_sglang_disaggregated_row_runs_its_srt_slurm_recipes_limits(monkeypatch):
