@@ -165,6 +165,10 @@ The mapping rule, written before any row was scored and not tuned after:
   TRTLLM` (TRTLLM_GEN_MOE_IMAGES), `moe_kernels: trtllm-gen` prices the experts by the rows that timed those kernels
   (roofline/moe_kernels.py); at the fp8 recipes' DEEPGEMM points, which no table times, the same measured kernels
   stand in (added after scoring, session 59, DEEPGEMM_MOE_STANDIN: the recipes moved off DEEPGEMM to TRTLLM, PR #594);
+- the srt-slurm TensorRT-LLM disaggregated recipes' MoE backend per worker (added after scoring, session 60,
+  srt_slurm_trtllm_moe; its before/after in docs/accuracy.md): each recipe's ctx and gen `moe_config.backend`
+  (connorcarpenter15/srt-slurm 5a156f6): TRTLLM as `moe_kernels: trtllm-gen` (the prefill pool's through the
+  cluster's prefill_moe_kernels), DEEPGEMM as its stand-in, CUTLASS the per-class model;
 - InferenceX's DeepSeek TensorRT-LLM launches (added after scoring, session 54, inferencex_dsr1_trt_launch; its
   before/after in docs/accuracy.md): the recipe's --max_num_tokens and free_gpu_memory_fraction by image (1.1.0rc2.post2
   at 6320e9b: CONC + ISL rounded up to 64-token blocks past +64, 0.8; 1.2.0rc6.post2: the same with an 8192 floor,
