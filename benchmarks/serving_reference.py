@@ -167,6 +167,10 @@ The mapping rule, written before any row was scored and not tuned after:
   TRTLLM` (TRTLLM_GEN_MOE_IMAGES), `moe_kernels: trtllm-gen` prices the experts by the rows that timed those kernels
   (roofline/moe_kernels.py); at the fp8 recipes' DEEPGEMM points, which no table times, the same measured kernels
   stand in (added after scoring, session 59, DEEPGEMM_MOE_STANDIN: the recipes moved off DEEPGEMM to TRTLLM, PR #594);
+- the srt-slurm TensorRT-LLM disaggregated recipes' MoE backend per worker (added after scoring, session 60,
+  srt_slurm_trtllm_moe; its before/after in docs/accuracy.md): each recipe's ctx and gen `moe_config.backend`
+  (connorcarpenter15/srt-slurm 5a156f6): TRTLLM as `moe_kernels: trtllm-gen` (the prefill pool's through the
+  cluster's prefill_moe_kernels), DEEPGEMM as its stand-in, CUTLASS the per-class model;
 - InferenceX's DeepSeek TensorRT-LLM launches (added after scoring, session 54, inferencex_dsr1_trt_launch; its
   before/after in docs/accuracy.md): the recipe's --max_num_tokens and free_gpu_memory_fraction by image (1.1.0rc2.post2
   at 6320e9b: CONC + ISL rounded up to 64-token blocks past +64, 0.8; 1.2.0rc6.post2: the same with an 8192 floor,
@@ -982,6 +986,52 @@ def trtllm_moe_kernels(row: dict, layout: dict, n: int) -> dict:
     return {"moe_kernels": DEEPGEMM_MOE_STANDIN} if quant == "fp8" and DEEPGEMM_MOE_STANDIN_MAPPED else {}
 
 
+# The srt-slurm recipes' MoE backend per pool (added after scoring, session 60, helper D; its before/after in
+# docs/accuracy.md): each recipe in SRT_SLURM_TRTLLM sets `moe_config.backend` for its prefill (ctx) and decode (gen)
+# workers (read at connorcarpenter15/srt-slurm 5a156f6, recipes/trtllm/b200-*): TRTLLM in every B200 ctx worker but
+# the fp8 1k1k ones (DEEPGEMM), and in the gen workers but the NVFP4 1k1k dep8 ones (CUTLASS) and the fp8 1k1k ones
+# (DEEPGEMM). TRTLLM runs the trtllm-gen kernels (moe_kernels `trtllm-gen`); DEEPGEMM takes their stand-in as the
+# InferenceX rule does (DEEPGEMM_MOE_STANDIN); CUTLASS is left to the per-class model. The H100 recipes (Hopper: no
+# trtllm-gen kernels) are not mapped. Key: recipe -> (ctx backend, gen backend).
+SRT_SLURM_TRTLLM_MOE = {
+    "b200-fp4/1k1k/stp/ctx1_gen1_dep8_batch512_eplb0_mtp0": ("TRTLLM", "CUTLASS"),
+    "b200-fp4/1k1k/stp/ctx1_gen2_dep8_batch128_eplb0_mtp0": ("TRTLLM", "CUTLASS"),
+    "b200-fp4/1k1k/stp/ctx1_gen5_tep8_batch32_eplb0_mtp0": ("TRTLLM", "TRTLLM"),
+    "b200-fp4/1k1k/stp/ctx1_gen6_tep8_batch64_eplb0_mtp0": ("TRTLLM", "TRTLLM"),
+    "b200-fp4/8k1k/stp/ctx1_gen5_tep8_batch8_eplb0_mtp0": ("TRTLLM", "TRTLLM"),
+    "b200-fp4/8k1k/stp/ctx2_gen5_tep8_batch64_eplb0_mtp0": ("TRTLLM", "TRTLLM"),
+    "b200-fp8/1k1k/stp/ctx1_gen1_dep8_batch512_eplb0_mtp0_4096": ("DEEPGEMM", "DEEPGEMM"),
+    "b200-fp8/1k1k/stp/ctx1_gen5_dep8_batch48_eplb0_mtp0_1920": ("DEEPGEMM", "DEEPGEMM"),
+    **dict.fromkeys(("b200-fp8/8k1k/stp/ctx1_gen1_dep8_batch128_eplb0_mtp0_128",
+                     "b200-fp8/8k1k/stp/ctx1_gen1_dep8_batch256_eplb0_mtp0_256",
+                     "b200-fp8/8k1k/stp/ctx1_gen1_tp8_batch1_eplb0_mtp0_1",
+                     "b200-fp8/8k1k/stp/ctx1_gen2_dep8_batch64_eplb0_mtp0_128",
+                     "b200-fp8/8k1k/stp/ctx1_gen4_tp8_batch32_eplb0_mtp0_128",
+                     "b200-fp8/8k1k/stp/ctx1_gen4_tp8_batch32_eplb0_mtp0_32",
+                     "b200-fp8/8k1k/stp/ctx1_gen6_tp8_batch16_eplb0_mtp0_96",
+                     "b200-fp8/8k1k/stp/ctx2_gen1_dep8_batch640_eplb0_mtp0_640"), ("TRTLLM", "TRTLLM")),
+}
+SRT_SLURM_MOE_MAPPED = True   # False: the per-class model prices both pools' experts, as before
+
+
+def srt_slurm_moe_kernels(backend: str) -> str | None:
+    """whatif's moe_kernels for a TensorRT-LLM moe_config.backend of an srt-slurm recipe (None: the per-class model)."""
+    if backend == "TRTLLM":
+        return "trtllm-gen"
+    return DEEPGEMM_MOE_STANDIN if backend == "DEEPGEMM" and DEEPGEMM_MOE_STANDIN_MAPPED else None
+
+
+def srt_slurm_trtllm_moe(row: dict) -> tuple[dict, dict]:
+    """(the scenario's moe_kernels, the cluster's prefill_moe_kernels) of a db-dump TensorRT-LLM disaggregated row
+    whose srt-slurm recipe is established (srt_slurm_trtllm_recipe) and mapped in SRT_SLURM_TRTLLM_MOE: the gen
+    workers' backend prices the decode pool's experts, the ctx workers' the prefill pool's; ({}, {}) elsewhere."""
+    recipe = srt_slurm_trtllm_recipe(row) if SRT_SLURM_MOE_MAPPED else None
+    if not recipe or recipe[3] not in SRT_SLURM_TRTLLM_MOE:
+        return {}, {}
+    ctx, gen = (srt_slurm_moe_kernels(b) for b in SRT_SLURM_TRTLLM_MOE[recipe[3]])
+    return ({"moe_kernels": gen} if gen else {}), ({"prefill_moe_kernels": ctx} if ctx else {})
+
+
 # InferenceX's DeepSeek-R1 TensorRT-LLM launches (added after scoring, session 54, inferencex_dsr1_trt_launch; its
 # before/after in docs/accuracy.md): trtllm-serve --max_num_tokens MAX_NUM_TOKENS = (CONC + ISL + 64 + 63) / 64 * 64
 # and kv_cache_config free_gpu_memory_fraction 0.8 on the 1.1.0rc2.post2 image (benchmarks/dsr1_fp8_b200_trt.sh and
@@ -1710,7 +1760,9 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     if engine:
         kw["engine"] = engine
     if disagg:
-        kw["cluster"] = pool
+        decode_moe, prefill_moe = srt_slurm_trtllm_moe(row)
+        kw.update(decode_moe)
+        kw["cluster"] = {**pool, **prefill_moe}
     elif replicas > 1:
         kw["cluster"] = {"replicas": replicas}
     return kw

@@ -975,6 +975,27 @@ def test_an_srt_slurm_h100_trtllm_row_runs_nccl_without_nvls(monkeypatch):
     assert sr.simulate_kwargs(h100)["kernel_engine"] == "trtllm"
 
 
+def test_a_db_dump_trtllm_disaggregated_row_runs_each_pools_moe_backend(monkeypatch):
+    """The srt-slurm recipes set moe_config.backend per worker: b200-fp4/1k1k/stp/ctx1_gen1_dep8_batch512 runs
+    TRTLLM on the ctx worker (trtllm-gen, the prefill pool) and CUTLASS on the gen worker (the per-class model);
+    every B200 recipe is mapped; the H100 ones (no trtllm-gen kernels on Hopper) and the switch off map nothing."""
+    row = _disagg(system="b200_sxm", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4", isl="1024",
+                  backend_version="0.8.1.post1", decode_num_workers="1", decode_tp_size="1",
+                  decode_attention_dp_size="8", decode_moe_ep_size="8", decode_moe_tp_size="1",
+                  silicon_data_source="db-dump/2026-04-27; config_id=309; silicon_concurrency=4096; measured=x")
+    assert sr.srt_slurm_trtllm_recipe(row)[3] == "b200-fp4/1k1k/stp/ctx1_gen1_dep8_batch512_eplb0_mtp0"
+    assert sr.srt_slurm_trtllm_moe(row) == ({}, {"prefill_moe_kernels": "trtllm-gen"})
+    kw = sr.simulate_kwargs(row)
+    assert "moe_kernels" not in kw and kw["cluster"]["prefill_moe_kernels"] == "trtllm-gen"
+    assert {r[3] for keyed in sr.SRT_SLURM_TRTLLM.values() for r in keyed.values()
+            if r[3].startswith("b200")} == set(sr.SRT_SLURM_TRTLLM_MOE)
+    assert sr.srt_slurm_moe_kernels("DEEPGEMM") == sr.DEEPGEMM_MOE_STANDIN
+    assert sr.srt_slurm_moe_kernels("CUTLASS") is None
+    monkeypatch.setattr(sr, "SRT_SLURM_MOE_MAPPED", False)
+    assert sr.srt_slurm_trtllm_moe(row) == ({}, {})
+    assert "prefill_moe_kernels" not in sr.simulate_kwargs(row)["cluster"]
+
+
 def test_a_db_dump_sglang_disaggregated_row_runs_its_srt_slurm_recipes_limits(monkeypatch):
     """NVIDIA/srt-slurm's b200-fp8/8k1k_stp_maxtpt_0.yaml (dep8 1p2d at 288 clients) launches each decode worker
     with --max-running-requests 128 (2 x 128 slots for 288 clients, where N / workers gives 144) and the prefill

@@ -62,9 +62,9 @@ def test_heterogeneous_pools_run_each_on_its_own_gpus():
 
 
 @pytest.mark.parametrize("field", ["prefill_tp", "prefill_ep", "prefill_hardware", "prefill_max_batch",
-                                   "prefill_token_budget"])
+                                   "prefill_token_budget", "prefill_moe_kernels"])
 def test_a_prefill_layout_without_a_prefill_pool_is_an_error(field):
-    value = "dgx-h100" if field == "prefill_hardware" else 2
+    value = {"prefill_hardware": "dgx-h100", "prefill_moe_kernels": "trtllm-gen"}.get(field, 2)
     with pytest.raises(WhatifError, match=f"--{field.replace('_', '-')}: .*--prefill-replicas"):
         ClusterConfig(**{field: value})
 
@@ -76,6 +76,22 @@ def test_a_prefill_pool_under_attention_dp_steps_its_ranks_together():
     res = run(v3, cl)
     assert "1 prefill replica (tp=8 pp=1 ep=8, 8 attention-DP ranks" in res.setup["cluster"]
     assert all(r.status == "finished" for r in res.records)
+
+
+def test_the_prefill_pool_runs_its_own_moe_kernels():
+    """A ctx worker whose moe_config.backend differs from the gen worker's: the prefill pool's scenario takes it,
+    the decode pool keeps the scenario's, and its experts are priced by those kernels' rows (a B200 NVFP4 MoE)."""
+    v3 = replace(MIXTRAL, model="deepseek-v3", hardware="dgx-b200", parallel=Parallelism(tp=8, ep=8),
+                 precision=replace(MIXTRAL.precision, weight="fp8"))
+    cl = ClusterConfig(replicas=1, prefill_replicas=1, prefill_moe_kernels="trtllm-gen")
+    cfg = SimConfig(v3, TRAFFIC, cluster=cl)
+    assert prefill_scenario(cfg).moe_kernels == "trtllm-gen" and v3.moe_kernels is None
+    own = prefill_scenario(SimConfig(v3, TRAFFIC, cluster=ClusterConfig(replicas=1, prefill_replicas=1)))
+    assert own is v3
+    priced = [s.resolved().efficiency.moe_engine for s in (prefill_scenario(cfg), own)]
+    assert priced == ["sglang", None]
+    with pytest.raises(WhatifError, match="--prefill-moe-kernels: 'cutlass' is not valid; valid: marlin, trtllm-gen"):
+        ClusterConfig(prefill_replicas=1, prefill_moe_kernels="cutlass")
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -137,6 +137,9 @@ CLUSTER_FLAGS = (
        "at max_batch_size 1)"),
     _f("cluster", "prefill_token_budget", "--prefill-token-budget", Field("int", 1, MAX_TOKENS, "tokens"), "TOKENS",
        "most tokens per iteration of a prefill replica (default --token-budget)"),
+    _f("cluster", "prefill_moe_kernels", "--prefill-moe-kernels", _TEXT, "KERNELS",
+       "fused-MoE kernels of the prefill pool where its workers pick other ones than the decode pool's "
+       "(TensorRT-LLM's ctx worker moe_config.backend; default --moe-kernels)"),
     _f("cluster", "prefill_hardware", "--prefill-hardware", _TEXT, "SYSTEM",
        "system or GPU profile of the prefill pool (default --hardware): heterogeneous prefill and decode"),
     _f("cluster", "kv_link", "--kv-link", _TEXT, "LINK",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import WhatifError, check_mapping, positive_int
 from ..roofline.engines import engine_spec
+from ..roofline.moe_kernels import MOE_KERNELS
 from ..specs.checks import choice, integer, number
 from ..specs.engines import CAPACITY, PRIORITIES, EngineSpec
 from ..scenario import Scenario
@@ -144,6 +145,8 @@ class ClusterConfig:
     prefill_hardware: str | None = None   # the prefill pool's system or GPU (default: the scenario's)
     prefill_max_batch: int | None = None   # a prefill replica's running sequences (default: the engine's max_batch)
     prefill_token_budget: int | None = None   # a prefill replica's tokens per step (default: its token_budget)
+    prefill_moe_kernels: str | None = None   # the prefill pool's fused-MoE kernels (TensorRT-LLM's ctx worker
+                                             # moe_config.backend; default: the scenario's moe_kernels)
     kv_link: str | None = None     # link profile between the pools (default: see above)
 
     def __post_init__(self):
@@ -158,13 +161,16 @@ class ClusterConfig:
                 positive_int(getattr(self, name), "--" + name.replace("_", "-"))
         if self.prefill_dp_attention is not None and not isinstance(self.prefill_dp_attention, bool):
             raise WhatifError(f"--prefill-dp-attention: {self.prefill_dp_attention!r}; valid: true or false")
+        if self.prefill_moe_kernels is not None and self.prefill_moe_kernels not in MOE_KERNELS:
+            raise WhatifError(f"--prefill-moe-kernels: {self.prefill_moe_kernels!r} is not valid; "
+                              f"valid: {', '.join(sorted(MOE_KERNELS))}")
         if self.prefill_hardware is not None and not isinstance(self.prefill_hardware, str):
             raise WhatifError(f"--prefill-hardware: {self.prefill_hardware!r} must be a system or GPU profile's name")
         if self.prefill_dp_attention is False and (self.prefill_attention_dp or 1) > 1:
             raise WhatifError(f"--prefill-attention-dp {self.prefill_attention_dp}: attention-DP ranks of a prefill "
                               f"replica, but --no-prefill-dp-attention turns attention DP off; drop one of them")
         given = [n for n in ("prefill_tp", "prefill_pp", "prefill_ep", "prefill_dp_attention", "prefill_attention_dp",
-                             "prefill_hardware", "prefill_max_batch", "prefill_token_budget")
+                             "prefill_hardware", "prefill_max_batch", "prefill_token_budget", "prefill_moe_kernels")
                  if getattr(self, n) is not None]
         if given and not self.disaggregated:
             raise WhatifError(f"--{given[0].replace('_', '-')}: sets the prefill pool's layout or limits; give "

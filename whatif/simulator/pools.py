@@ -22,16 +22,17 @@ CROSS_NODE_KV_LINK = "rdma-400g"   # (config_search.evaluate prices the search's
 
 
 def prefill_scenario(cfg: SimConfig) -> Scenario:
-    """The prefill pool's scenario: the decode pool's, with the prefill layout and GPU type over it."""
+    """The prefill pool's scenario: the decode pool's, with the prefill layout, GPU type and MoE kernels over it."""
     sc, cl = cfg.scenario, cfg.cluster
     if cl.prefill_hardware is not None:
         _system(cl.prefill_hardware, "--prefill-hardware")   # (an unknown name is reported as this flag)
     with prefill_flags():
         par = cl.prefill_parallel(sc.parallelism())
     hardware = cl.prefill_hardware or sc.hardware
+    kernels = cl.prefill_moe_kernels or sc.moe_kernels   # (a ctx worker may run other MoE kernels than the gen one)
     if par == sc.parallel and hardware == sc.hardware:
-        return sc
-    return replace(sc, parallel=par, gpus=None, hardware=hardware)
+        return sc if kernels == sc.moe_kernels else replace(sc, moe_kernels=kernels)
+    return replace(sc, parallel=par, gpus=None, hardware=hardware, moe_kernels=kernels)
 
 
 @contextmanager
