@@ -1371,6 +1371,44 @@ TRTLLM_NVLS_OFF_MAPPED = True
 TRTLLM_NVLS_OFF_PROFILE = "trtllm-nvls-off"
 
 
+# The decode workers' cuda_graph_config of the srt-slurm TensorRT-LLM recipes (SRT_SLURM_TRTLLM's; added after
+# scoring, session 60, helper L, with its before/after in docs/accuracy.md): the H100 tep16 files list batch_sizes
+# (batch64: [1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64]; batch1-16: the powers of two to the limit, which the profile's
+# list cut at the limit already gives); the B200 files read give max_batch_size only, from which TensorRT-LLM's
+# CudaGraphConfig._generate_cuda_graph_batch_sizes (llmapi/llm_args.py, enable_padding) captures [1, 2, 4] + the
+# multiples of 8 to 128, then the limit (sizes past 128 differ by release: not mapped). Recipe -> listed sizes.
+SRT_SLURM_TRTLLM_GRAPH_SIZES = {
+    "h100-fp8/8k1k/stp/ctx1_gen2_tep16_batch64_eplb0_mtp0": (1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64),
+}
+SRT_SLURM_TRTLLM_GRAPH_MAX = {   # recipes whose decode cuda_graph_config gives max_batch_size (<= 128) only
+    "b200-fp8/1k1k/stp/ctx1_gen5_dep8_batch48_eplb0_mtp0_1920": 48,
+    "b200-fp8/8k1k/stp/ctx1_gen2_dep8_batch64_eplb0_mtp0_128": 64,
+    "b200-fp8/8k1k/stp/ctx1_gen1_dep8_batch128_eplb0_mtp0_128": 128,
+}
+TRTLLM_RECIPE_GRAPHS_MAPPED = True   # False: the engine profile's decode_sizes, as before
+
+
+def trtllm_padded_graph_sizes(max_batch: int) -> tuple[int, ...]:
+    """TensorRT-LLM's generated decode graph sizes under enable_padding for a max_batch_size of 128 or less:
+    [1, 2, 4] + multiples of 8 (CudaGraphConfig._generate_cuda_graph_batch_sizes), cut at the limit, the limit
+    appended."""
+    sizes = [s for s in [1, 2, 4] + [8 * i for i in range(1, 17)] if s <= max_batch]
+    return tuple(sizes if sizes[-1] == max_batch else sizes + [max_batch])
+
+
+def trtllm_recipe_graph_sizes(row: dict) -> dict:
+    """{'cuda_graph_sizes': the decode graphs the row's srt-slurm TensorRT-LLM recipe captures} where read
+    (SRT_SLURM_TRTLLM_GRAPH_SIZES, SRT_SLURM_TRTLLM_GRAPH_MAX), else {} (the engine profile's list)."""
+    recipe = srt_slurm_trtllm_recipe(row) if TRTLLM_RECIPE_GRAPHS_MAPPED else None
+    if recipe is None:
+        return {}
+    if recipe[3] in SRT_SLURM_TRTLLM_GRAPH_SIZES:
+        return {"cuda_graph_sizes": list(SRT_SLURM_TRTLLM_GRAPH_SIZES[recipe[3]])}
+    if recipe[3] in SRT_SLURM_TRTLLM_GRAPH_MAX:
+        return {"cuda_graph_sizes": list(trtllm_padded_graph_sizes(SRT_SLURM_TRTLLM_GRAPH_MAX[recipe[3]]))}
+    return {}
+
+
 def trtllm_nvls_off(row: dict) -> bool:
     """Whether a row ran an srt-slurm H100 TensorRT-LLM recipe, whose decode workers set NCCL_NVLS_ENABLE=0."""
     return TRTLLM_NVLS_OFF_MAPPED and row["system"] == "h100_sxm" and srt_slurm_trtllm_recipe(row) is not None
@@ -1743,6 +1781,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         kw["kernel_engine"] = SGLANG_FUSION_PROFILE
     if trtllm_nvls_off(row):
         kw["kernel_engine"] = TRTLLM_NVLS_OFF_PROFILE
+    kw.update(trtllm_recipe_graph_sizes(row))
     sglang_trtllm_checkpoint(row, kw)
     trtllm_deepseek_fp8_checkpoint(row, kw)
     if llama70b_trt_recipe(row):

@@ -57,6 +57,19 @@ def test_padding_adds_dummy_rows_without_logits_and_eager_above_the_largest_size
     assert eager.launch_s > 0
 
 
+def test_a_launchs_graph_list_replaces_the_profiles_and_the_limits_still_cut_it():
+    """cuda_graph_sizes (a launch's list: TensorRT-LLM cuda_graph_config.batch_sizes) replaces the profile's
+    decode_sizes; max_num_seqs then cuts it as it cuts the profile's (pad_to_limit adds the limit); bad input is a
+    one-line error naming the field."""
+    listed = Scenario(kernel_engine="trtllm", max_num_seqs=64, cuda_graph_sizes=(1, 2, 4, 8, 16, 24, 32, 48, 64))
+    assert [listed.engine_spec().graph_batch(b) for b in (20, 33, 49)] == [24, 48, 64]
+    cut = replace(listed, max_num_seqs=40).engine_spec()
+    assert cut.graph_sizes == (1, 2, 4, 8, 16, 24, 32, 40)
+    assert Scenario(kernel_engine="trtllm", max_num_seqs=64).engine_spec().graph_batch(20) == 32
+    with pytest.raises(WhatifError, match="cuda_graph_sizes"):
+        Scenario(kernel_engine="trtllm", cuda_graph_sizes=("x",)).engine_spec()
+
+
 SERIAL = replace(engine_spec("vllm"), cpu=CpuOverhead(1e-3, 1e-5, overlapped=False))   # e.g. --no-async-scheduling
 
 

@@ -996,6 +996,32 @@ def test_a_db_dump_trtllm_disaggregated_row_runs_each_pools_moe_backend(monkeypa
     assert "prefill_moe_kernels" not in sr.simulate_kwargs(row)["cluster"]
 
 
+def test_an_srt_slurm_trtllm_decode_worker_captures_its_recipes_cuda_graphs(monkeypatch):
+    """h100-fp8/8k1k/stp/ctx1_gen2_tep16_batch64 lists cuda_graph_config.batch_sizes 1, 2, 4, 8, 16, 24, ..., 64, so
+    49 sequences run the 56 graph (the profile's list pads them to 64); a B200 recipe giving max_batch_size 48 only
+    captures TensorRT-LLM's generated [1, 2, 4, 8, 16, ..., 48]; rows no file was read for, or the switch off, keep
+    the profile's list."""
+    from whatif.scenario import Scenario
+    h100 = _disagg(system="h100_sxm", gemm_quant_mode="fp8", moe_quant_mode="fp8", isl="8192",
+                   silicon_data_source="db-dump/2026-04-27; config_id=503; silicon_concurrency=154; measured=x",
+                   prefill_tp_size="1", prefill_attention_dp_size="16", prefill_moe_tp_size="1",
+                   prefill_moe_ep_size="16", decode_num_workers="2", decode_tp_size="16", decode_attention_dp_size="1",
+                   decode_moe_ep_size="16", decode_moe_tp_size="1", decode_batch_size="77")
+    kw = sr.simulate_kwargs(h100)
+    assert kw["cuda_graph_sizes"] == [1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64] and kw["max_num_seqs"] == 64
+    spec = Scenario(kernel_engine="trtllm", hardware="h100-sxm", max_num_seqs=64,
+                    cuda_graph_sizes=tuple(kw["cuda_graph_sizes"])).engine_spec()
+    assert spec.graph_batch(49) == 56
+    assert Scenario(kernel_engine="trtllm", hardware="h100-sxm", max_num_seqs=64).engine_spec().graph_batch(49) == 64
+    assert sr.trtllm_padded_graph_sizes(48) == (1, 2, 4, 8, 16, 24, 32, 40, 48)
+    assert sr.trtllm_padded_graph_sizes(20) == (1, 2, 4, 8, 16, 20)
+    small = {**h100, "silicon_data_source": h100["silicon_data_source"].replace("=154", "=6"),
+             "decode_num_workers": "3"}
+    assert sr.srt_slurm_trtllm_recipe(small) is not None and "cuda_graph_sizes" not in sr.simulate_kwargs(small)
+    monkeypatch.setattr(sr, "TRTLLM_RECIPE_GRAPHS_MAPPED", False)
+    assert "cuda_graph_sizes" not in sr.simulate_kwargs(h100)
+
+
 def test_a_db_dump_sglang_disaggregated_row_runs_its_srt_slurm_recipes_limits(monkeypatch):
     """NVIDIA/srt-slurm's b200-fp8/8k1k_stp_maxtpt_0.yaml (dep8 1p2d at 288 clients) launches each decode worker
     with --max-running-requests 128 (2 x 128 slots for 288 clients, where N / workers gives 144) and the prefill

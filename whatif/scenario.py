@@ -12,7 +12,7 @@ from .specs.hardware import System, load_component, load_system
 from .specs.nodes import compose_nodes, load_nodes, node_profiles
 from .specs.models import ModelSpec, load_model
 from .specs.profiles import read_yaml
-from .specs.engines import DECODE_GRAPH_MODES, EngineSpec
+from .specs.engines import DECODE_GRAPH_MODES, EngineSpec, expand_sizes
 from .specs.defaults import DEFAULT_HARDWARE, DEFAULT_MODEL  # noqa: F401 (re-exported: callers import them here)
 from .specs.quantity import Quantity
 from .roofline.config import Parallelism, Precision
@@ -46,6 +46,8 @@ class Scenario:
     cuda_graphs: bool = True
     cudagraph_mode: str | None = None   # decode graphs whole ('full') or in pieces ('piecewise', vLLM's PIECEWISE);
                                         # None: the engine spec's cuda_graphs.decode_mode
+    cuda_graph_sizes: tuple | None = None   # decode batch sizes captured (a launch's list, TensorRT-LLM's
+                                            # cuda_graph_config.batch_sizes); None: the engine spec's decode_sizes
     memory_utilization: float | None = None   # the engine's memory fraction; None: its spec's default
     max_num_seqs: int | None = None             # the engine's scheduler limits; None: its spec's defaults
     max_num_batched_tokens: int | None = None
@@ -140,7 +142,7 @@ class Scenario:
         """The engine's spec as it configures itself on this scenario's GPU (vLLM's large-GPU defaults): the
         GPU's profile decides, not how many of it."""
         return _engine_on(self.kernel_engine, self.hardware, self.max_num_seqs, self.max_num_batched_tokens,
-                          self.cudagraph_mode)
+                          self.cudagraph_mode, self.cuda_graph_sizes)
 
     def utilization(self) -> float:
         """The engine's memory fraction: given, or its spec's default at this tensor parallelism."""
@@ -160,11 +162,12 @@ class Scenario:
 
 @cache
 def _engine_on(kernel_engine: str, hardware: str, max_num_seqs: int | None,
-               max_num_batched_tokens: int | None, cudagraph_mode: str | None = None) -> EngineSpec:
+               max_num_batched_tokens: int | None, cudagraph_mode: str | None = None,
+               cuda_graph_sizes: tuple | None = None) -> EngineSpec:
     # memoized: a run asks for its spec from the CLI, the estimate and the simulator; it is built once
     gpu = load_system(hardware).gpu
     spec = engine_spec(engine_for_gpu(kernel_engine, gpu)).for_gpu(gpu)   # vllm on an AMD GPU: vllm-rocm
-    spec = spec.with_decode_graph_mode(cudagraph_mode)
+    spec = spec.with_decode_graph_mode(cudagraph_mode).with_graph_sizes(cuda_graph_sizes)
     if max_num_seqs is None and max_num_batched_tokens is None:
         return spec
     return spec.with_limits(max_num_seqs, max_num_batched_tokens)
@@ -212,7 +215,7 @@ class ResolvedScenario:
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
 _TOP = {"model", "hardware", "gpus", "nodes", "efficiency", "calibration", "kernel_engine", "cuda_graphs",
-        "cudagraph_mode", "memory_utilization",
+        "cudagraph_mode", "cuda_graph_sizes", "memory_utilization",
         "max_num_seqs", "max_num_batched_tokens",
         "techniques", "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window",
         "launch_us", "moe_kernels", "moe_problem_cost"}
@@ -322,6 +325,8 @@ def build_scenario(top: dict, sections: dict) -> Scenario:
     if not isinstance(techs, (list, tuple)):
         raise WhatifError(f"techniques: {shown(techs)} must be a list of names, 'name:key=value' specs or mappings")
     kwargs["techniques"] = tuple(techs)
+    if kwargs.get("cuda_graph_sizes") is not None:   # (a tuple: the engine spec is memoized on it)
+        kwargs["cuda_graph_sizes"] = expand_sizes(kwargs["cuda_graph_sizes"], "cuda_graph_sizes")
     for key in ("place", "add_tiers"):
         value = kwargs.get(key, ())
         if isinstance(value, str):

@@ -219,6 +219,14 @@ class EngineSpec:
         return replace(self, max_num_seqs=seqs, max_num_batched_tokens=tokens, graph_sizes=sizes,
                        graph_sizes_listed=listed)
 
+    def with_graph_sizes(self, sizes: tuple[int, ...] | None) -> EngineSpec:
+        """The spec capturing the decode batch sizes a launch lists (TensorRT-LLM cuda_graph_config.batch_sizes;
+        None: its own); with_limits then cuts them to the scheduler's limits as it does the profile's."""
+        if sizes is None:
+            return self
+        listed = expand_sizes(list(sizes), "cuda_graph_sizes")
+        return replace(self, graph_sizes=listed, graph_sizes_listed=listed)
+
     def with_decode_graph_mode(self, mode: str | None) -> EngineSpec:
         """The spec with its captured decode batches run as `mode` (DECODE_GRAPH_MODES; None: its own), as a
         launch flag sets it (vLLM --compilation-config '{"cudagraph_mode": "PIECEWISE"}')."""
