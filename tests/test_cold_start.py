@@ -83,6 +83,25 @@ def test_a_refit_elsewhere_leaves_no_bundle(tmp_path):
     assert not (tmp_path / precompiled.BUNDLE).exists()
 
 
+# Packages only other commands use: a simulation never calls into them (search, reports, validation, claims,
+# the catalog's queries, the Python API) nor parses YAML (profiles and fits come from the precompiled bundles).
+NOT_FOR_SIMULATE = ("whatif.config_search", "whatif.reports", "whatif.validate", "whatif.claims", "whatif.queries",
+                    "whatif.api", "whatif.cli.search", "whatif.cli.validate", "whatif.cli.report", "whatif.cli.compare",
+                    "whatif.cli.catalog", "yaml", "pandas", "matplotlib", "scipy")
+
+
+def test_a_simulation_imports_no_other_commands_modules():
+    """`whatif simulate` (the issue 42 speed command, short) loads what it runs and nothing only other commands use."""
+    code = ("import sys\nfrom whatif.cli import main\n"
+            "main(['simulate', '--model', 'llama-3-8b', '--hardware', 'h100-sxm', '--rate', '20', '--requests', '20', "
+            "'--no-progress', '--json'])\n"
+            f"print('imported:', sorted(m for m in sys.modules for p in {NOT_FOR_SIMULATE!r} "
+            "if m == p or m.startswith(p + '.')), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stderr.strip().splitlines()[-1] == "imported: []", out.stderr
+    assert '"latency"' in out.stdout   # (the simulation ran and answered)
+
+
 def test_a_run_imports_its_own_command_module_alone():
     code = ("import sys; from whatif.cli import build_parser; build_parser(only='list'); "
             "print(sorted(m for m in sys.modules if m.startswith('whatif.cli.')))")

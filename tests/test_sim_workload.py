@@ -1,4 +1,5 @@
 """Simulator workloads: arrival processes, length distributions, shared prefixes, sessions, traces, validation."""
+import dataclasses
 import json
 import math
 from collections import defaultdict
@@ -309,7 +310,7 @@ def test_any_small_spec_gives_ordered_requests_of_positive_lengths(spec):
         assert 0 <= r.prefix_tokens <= r.prompt and 0 <= r.shared_tokens <= r.prompt + r.output
     if spec.turns > 1:
         check_sessions(requests, spec.turns)
-    json.dumps([r.__dict__ for r in requests])   # plain Python numbers, no numpy scalars
+    json.dumps([dataclasses.asdict(r) for r in requests])   # plain Python numbers, no numpy scalars
 
 
 def test_a_profile_solved_from_a_published_mean_has_that_mean():
@@ -335,7 +336,6 @@ def test_a_mean_outside_the_clip_range_is_refused():
 def test_requests_built_from_columns_equal_the_constructors():
     """requests_from_columns and Request.sent skip the frozen dataclass's per-field calls: the same requests as
     Request(...) and dataclasses.replace, still frozen."""
-    import dataclasses
 
     from whatif.simulator.request import Request, requests_from_columns
     built = requests_from_columns([0.5, 1.25], [3, 4], [5, 6], [None, "g1"], [0, 7], [0, 8])
@@ -398,3 +398,19 @@ def test_request_builders_set_every_field_in_order():
     built = requests_from_columns([0.5], [10], [5], ["p"], [3], [4])
     assert built == [Request(0, 0.5, 10, 5, "p", 3, 4)]
     assert built[0].sent(0.1, 0.7) == Request(0, 0.7, 10, 5, "p", 3, 4, sent_s=0.1)
+
+
+def test_generated_and_sent_requests_equal_the_ones_the_dataclass_builds():
+    """requests_from_columns and Request.sent build through _Unfrozen (the same slots): each field where
+    Request(...) and dataclasses.replace put it, still frozen, hashed and pickled as a Request."""
+    import pickle
+
+    from whatif.simulator.request import _FIELDS, _Unfrozen, requests_from_columns
+    assert _Unfrozen.__slots__ == Request.__slots__ == _FIELDS == tuple(f.name for f in dataclasses.fields(Request))
+    r = requests_from_columns([0.5, 1.25], [7, 8], [3, 4], [None, "g1"], [0, 2], [0, 5])[1]
+    built = Request(1, 1.25, 8, 4, "g1", 2, 5)
+    assert type(r) is Request and r == built and hash(r) == hash(built)
+    assert r.sent(1.0, 2.0) == dataclasses.replace(r, arrival_s=2.0, sent_s=1.0)
+    assert pickle.loads(pickle.dumps(r)) == r
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.prompt = 9
