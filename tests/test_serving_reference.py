@@ -641,8 +641,12 @@ def test_the_whole_file():
     # priced by the dense GEMM fit past decode size, TensorRT-LLM DeepSeek's DEEPGEMM MoE points by the measured
     # trtllm-gen rows); TPOT 9.24%, B200 9.25%, H100 9.22% (worse: the MTP image's fp8 attention-DP points, 6.5 ->
     # 22.3% on 6 rows, which the stand-in's MTP verify step overprices))
-    assert ttft["mape"] < 32.2 and ttft["median_ape"] < 30.4 and ttft["off3x"] <= 117, ttft
-    assert tpot["mape"] < 9.4, tpot
+    # (session 60 after all merges: TTFT 31.6%, median 29.9%, x0.71, 114 off by 3x (block-fp8 grouped experts' serial
+    # K-block promotion, the srt-slurm ctx/gen workers' own MoE backends); TPOT 9.16%, B200 9.22%, H100 9.03% (the
+    # H100 TP16 decode workers' two-node all-reduce without NVLS); worse: 5 TRT-LLM H100 Qwen3-235B rows x0.94-0.99 ->
+    # x1.12-1.17, their experts' promotion priced at its median where the measured cost grows with the tokens)
+    assert ttft["mape"] < 31.9 and ttft["median_ape"] < 30.2 and ttft["off3x"] <= 116, ttft
+    assert tpot["mape"] < 9.3, tpot
     for gpu in ("b200_sxm", "h100_sxm"):   # the issue's target: TPOT <= 10% on every GPU
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= 10.0, gpu
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
@@ -656,7 +660,9 @@ def test_the_whole_file():
     # (session 58: 11.3%, SGLang's decode workers fuse their all-reduce + RMSNorm (each worker's own --nnodes) and run
     # DeepSeek's shared expert on a second stream: SGLang's 23 rows 17.5 -> 10.8%)
     # (session 59: 10.85%, the dense-fit experts of TensorRT-LLM's B200 DeepSeek-V3 decode pools, 9.3 -> 8.4%)
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 11.1, sr.stats(disagg, "tpot")
+    # (session 60: 8.29%, the H100 TP16 decode workers' all-reduce over two nodes without NVLS (NCCL_NVLS_ENABLE=0 in
+    # their recipes): H100's 8 rows 21.4 -> 5.9%; the recipes' per-pool MoE backends, TensorRT-LLM B200 8.4 -> 7.2%)
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 8.6, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
@@ -671,7 +677,9 @@ def test_the_whole_file():
     # (session 57: 54.5%, x0.40, 15 off by 3x: SGLang's DP-attention prefill gathers by all-reduce, dp_prefill_gather)
     # (session 58: 53.2%, x0.41, 13 off by 3x: an MLA model's latent sent to each decode attention-TP rank, kv_fanout)
     # (session 59: 51.9%, x0.49 on TensorRT-LLM's 42, 13 off by 3x: the same two MoE changes on its prefill pools)
-    assert ttft["mape"] < 52.3 and ttft["off3x"] <= 13, ttft
+    # (session 60: 44.1%, x0.56, 12 off by 3x: TensorRT-LLM's ctx workers' own MoE backends, SRT_SLURM_TRTLLM_MOE:
+    # its B200 34 rows 46.3 -> 35.7%; the H100 decode pools' slower steps, 8 rows 30.8 -> 12.5%)
+    assert ttft["mape"] < 44.6 and ttft["off3x"] <= 12, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
