@@ -20,7 +20,7 @@ from .roofline.efficiency import Efficiency, efficiency_source, load_efficiency
 from .roofline.engines import DEFAULT_ENGINE, engine_for_gpu, engine_spec
 from .roofline.estimate import Estimate, Workload, estimate
 from .roofline.pass_setup import PassSetup, pass_setup
-from .roofline.moe_kernels import MOE_KERNELS, WEIGHT_ONLY_KERNELS, moe_fit_engine
+from .roofline.moe_kernels import WEIGHT_ONLY_KERNELS, check_moe_kernels, moe_fit_engine
 from .roofline.placement import Placement, parse_place
 from .roofline.techniques.compose import TechniqueSet
 from .roofline.techniques.registry import technique_set
@@ -297,9 +297,8 @@ def _check_top(kwargs: dict) -> None:
         number(kwargs["price_per_hour"], "price_per_hour (--price-per-hour)", 0.0, 1e4, "USD per hour")
     if kwargs.get("launch_us") is not None:
         number(kwargs["launch_us"], "launch_us (--launch-us)", 0.0, 1e6, "microseconds")
-    if kwargs.get("moe_kernels") is not None and kwargs["moe_kernels"] not in MOE_KERNELS:
-        raise WhatifError(f"moe_kernels: {kwargs['moe_kernels']!r} is not valid; "
-                          f"valid: {', '.join(sorted(MOE_KERNELS))}")
+    if kwargs.get("moe_kernels") is not None:
+        check_moe_kernels(kwargs["moe_kernels"])
     for key in ("cuda_graphs", "overlap", "moe_problem_cost"):
         if key in kwargs:
             boolean(kwargs[key], key)

@@ -31,13 +31,18 @@ MOE_KERNELS = {"trtllm-gen": {"blackwell": "sglang"},
 WEIGHT_ONLY_KERNELS = frozenset({"marlin"})
 
 
+def check_moe_kernels(kernels, field: str = "moe_kernels") -> None:
+    """A one-line error naming `field` unless `kernels` is one of MOE_KERNELS."""
+    if kernels not in MOE_KERNELS:
+        raise WhatifError(f"{field}: {kernels!r} is not valid; valid: {', '.join(sorted(MOE_KERNELS))}")
+
+
 def moe_fit_engine(kernels: str | None, arch: str) -> str | None:
     """The engine whose fused-MoE fit prices the experts of a deployment running `kernels` on `arch`; None: the
     deployment's own engine's (no kernels named, or kernels of its own: WEIGHT_ONLY_KERNELS)."""
     if kernels is None:
         return None
-    if kernels not in MOE_KERNELS:
-        raise WhatifError(f"moe_kernels: '{kernels}' is not valid; valid: {', '.join(sorted(MOE_KERNELS))}")
+    check_moe_kernels(kernels)
     where = MOE_KERNELS[kernels]
     if arch not in where:
         raise WhatifError(f"moe_kernels: '{kernels}' runs on {', '.join(sorted(where))} GPUs only, not {arch}")

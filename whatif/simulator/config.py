@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import WhatifError, check_mapping, positive_int
 from ..roofline.engines import engine_spec
-from ..roofline.moe_kernels import MOE_KERNELS
+from ..roofline.moe_kernels import check_moe_kernels
 from ..specs.checks import choice, integer, number
 from ..specs.engines import CAPACITY, PRIORITIES, EngineSpec
 from ..scenario import Scenario
@@ -161,9 +161,8 @@ class ClusterConfig:
                 positive_int(getattr(self, name), "--" + name.replace("_", "-"))
         if self.prefill_dp_attention is not None and not isinstance(self.prefill_dp_attention, bool):
             raise WhatifError(f"--prefill-dp-attention: {self.prefill_dp_attention!r}; valid: true or false")
-        if self.prefill_moe_kernels is not None and self.prefill_moe_kernels not in MOE_KERNELS:
-            raise WhatifError(f"--prefill-moe-kernels: {self.prefill_moe_kernels!r} is not valid; "
-                              f"valid: {', '.join(sorted(MOE_KERNELS))}")
+        if self.prefill_moe_kernels is not None:
+            check_moe_kernels(self.prefill_moe_kernels, "--prefill-moe-kernels")
         if self.prefill_hardware is not None and not isinstance(self.prefill_hardware, str):
             raise WhatifError(f"--prefill-hardware: {self.prefill_hardware!r} must be a system or GPU profile's name")
         if self.prefill_dp_attention is False and (self.prefill_attention_dp or 1) > 1:
