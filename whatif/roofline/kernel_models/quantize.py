@@ -17,7 +17,17 @@ The tables replay each kernel back to back, so a matrix that fits in L2 stays th
 come all from L2 when its footprint fits, else all from HBM (replay_l2_times; the absmax pass: served by L2 in
 the fraction L2 / bytes), at the SMs' own L2 rate (linear_attention.sm_l2_times: SMs x clock x B, which
 holds across GPUs where an HBM multiple does not: ~4 TB/s L2-resident on L40S, H100 and B200 alike, 5.4x,
-1.2x and 0.5x their HBM). A fixed cost per row of m.
+1.2x and 0.5x their HBM).
+The per-row cost is the grid's (quantize_steps): vLLM launches one 256-thread block per token (static_scaled_fp8_quant,
+dynamic_per_token_scaled_fp8_quant: grid(num_tokens), block(256), its per-token block min(k, 256); vLLM
+csrc/quantization/w8a8/fp8/common.cu), so a row costs by waves of resident blocks, each block a serial loop of
+ceil(k / (threads x 8)) 16-byte vector passes (vectorize_with_alignment<16>): steps = waves x passes (step_s, a
+memory round trip) and clocked = waves (step_cycles: the block's reduce-and-sync chain, cub::BlockReduce). The
+per-token kernel reads its row twice around the block's absmax reduction, so its rows minus the static ones keep
+that chain. TensorRT-LLM's per-tensor absmax (computeFP8QuantizeScale, TensorRT-LLM
+cpp/tensorrt_llm/common/cudaFp8Utils.cu) runs a fixed grid(1024) x block(1024), a grid-stride loop of 2-byte loads:
+steps = its waves x ceil(m k / 1024^2) loop passes. TensorRT-LLM's scaling kernel keeps its per-row item cost
+(whether 1.3.0rc20 runs the 16-byte scaleMatrixPerTensorVec or the grid(1024) scaleMatrix is not established here).
 Parameters: data/modern_fit.yaml, families quantize_scale, quantize_compute_scale.
 """
 from __future__ import annotations
@@ -34,6 +44,12 @@ TORCH_CHAIN_FOOTPRINT = 12.0   # distinct bytes per element the chain touches: x
 # their difference resolves nothing below 0.2 us (B200: 2-20 ns rows, LOO 500-10,000% off): not scored
 DIFFERENCE_RESOLUTION_MS = 2e-4
 CAST_ELTS_PER_SM_CLOCK = 4.0   # assumed ceiling: ~32 integer ops an element (the c10 routine) at 128 lanes an SM
+# resident threads and blocks per SM by compute capability (CUDA C++ Programming Guide, "Technical Specifications per
+# Compute Capability": 2048 / 32 on 8.0, 9.0, 10.0; 1536 / 24 on 8.9); a turing 7.5 part: 1024 / 16
+SM_THREADS = {"turing": 1024, "ampere": 2048, "ada": 1536, "hopper": 2048, "blackwell": 2048}
+SM_BLOCKS = {"turing": 16, "ampere": 32, "ada": 24, "hopper": 32, "blackwell": 32}
+VEC_ELTS = 8   # bf16 elements a 16-byte vector load carries (vLLM's vectorize_with_alignment<16>)
+TRT_ABSMAX_GRID = (1024, 1024)   # TensorRT-LLM's per-tensor absmax launch: grid(1024), block(1024)
 
 
 def replay_l2_times(moved, footprint, c):
@@ -52,6 +68,34 @@ def torch_chain_work(m, k, c):
         t_c = elts / (c.sms * c.clock * CAST_ELTS_PER_SM_CLOCK) if name == "cast" else 0.0 * elts
         parts.append((t_c, *replay_l2_times(per_elt * elts, TORCH_CHAIN_FOOTPRINT * elts, c)))
     return parts, m
+
+
+def waves(blocks, threads, c):
+    """Waves of resident blocks a grid of `blocks` x `threads` runs in on `c`'s SMs (threads and block slots per SM:
+    SM_THREADS, SM_BLOCKS)."""
+    import numpy as np
+    per_sm = np.minimum(SM_THREADS.get(c.arch, 2048) // np.asarray(threads, dtype=float), SM_BLOCKS.get(c.arch, 32))
+    return np.ceil(np.asarray(blocks, dtype=float) / (c.sms * per_sm))
+
+
+def quantize_steps(kind: str, engine: str, m, k, c):
+    """(steps, clocked) of the kernel's grid: serial vector passes of its resident waves, and the waves themselves
+    (module docstring); (0, 0) where the rows keep a per-row item cost."""
+    import numpy as np
+    m, k = np.asarray(m, dtype=float), np.asarray(k, dtype=float)
+    if engine in ("vllm", "sglang"):   # SGLang is priced with vLLM's kernel fit (quantize_seconds)
+        threads = 256.0 + 0.0 * k if kind == "quantize_scale" else np.minimum(k, 256.0)
+        w = waves(m, threads, c)
+        return w * np.ceil(k / (threads * VEC_ELTS)), w
+    if engine == "trtllm" and kind == "quantize_compute_scale":
+        blocks, threads = TRT_ABSMAX_GRID
+        return waves(blocks + 0.0 * m, threads, c) * np.ceil(m * k / (blocks * threads)), 0.0 * m
+    return 0.0 * m, 0.0 * m
+
+
+def has_grid_steps(kind: str, engine: str) -> bool:
+    """Whether the rows of `kind` x `engine` are priced by their grid's steps (quantize_steps), not a per-row item."""
+    return engine in ("vllm", "sglang") or (engine == "trtllm" and kind == "quantize_compute_scale")
 
 
 def quantize_work(kind: str, m, k, c, torch_chain: bool = False):
@@ -75,5 +119,8 @@ def quantize_seconds(m: int, k: int, gpu, engine: str = "vllm", compute_scale: b
         # SGLang's own fit times its collector's PyTorch chain, not its server's CUDA kernel: vLLM's kernel fit
         fit_engine = "vllm" if engine == "sglang" and kind == "quantize_scale" else engine
         parts, items = quantize_work(kind, m, k, c)
-        total += float(fitted_seconds(parts, items, c.sms, family_params(kind, fit_engine, c.arch)))
+        steps, clocked = quantize_steps(kind, fit_engine, m, k, c)
+        items = 0.0 * items if has_grid_steps(kind, fit_engine) else items
+        total += float(fitted_seconds(parts, items, c.sms, family_params(kind, fit_engine, c.arch), steps, clocked,
+                                      c.clock))
     return total
