@@ -404,6 +404,22 @@ def test_sglangs_table_times_a_pytorch_chain_but_its_server_a_cuda_kernel():
         quantize.quantize_seconds(32768, 7168, H100, "vllm", compute_scale=False))
 
 
+def test_vllms_quantizers_run_one_block_per_token_in_waves_of_resident_blocks():
+    """vLLM launches grid(num_tokens) x block(256) (block min(k, 256) for the per-token kernel): a token costs by
+    waves of resident blocks (an L40S SM holds 6 such blocks, an H100 SM 8), each a loop of ceil(k / 2048) 16-byte
+    passes; TensorRT-LLM's per-tensor absmax runs a fixed grid(1024) x block(1024)."""
+    h100, l40s = mla_modules.ceilings(H100), mla_modules.ceilings(load_component("l40s", "gpu"))
+    assert quantize.waves(32768, 256, h100) == 32 and quantize.waves(32768, 256, l40s) == 39
+    assert quantize.quantize_steps("quantize_scale", "vllm", 32768, 4096, h100) == (64, 0)
+    assert quantize.quantize_steps("quantize_compute_scale", "vllm", 1, 64, h100) == (1, 1)   # a 64-thread block
+    assert quantize.quantize_steps("quantize_compute_scale", "trtllm", 1024, 2048, h100)[0] == 4 * 2   # 4 waves
+    parts, items, _, _ = quantize.quantize_terms("quantize_scale", "vllm", 32768, 32, h100)
+    assert items == 0 and parts[0][0] == pytest.approx(32 * quantize.BLOCK_LIFE_CYCLES / h100.clock)
+    # 32 elements a token: the grid's waves, not the bytes, set the time
+    small, large = (quantize.quantize_seconds(m, 32, H100, "vllm", compute_scale=False) for m in (1024, 32768))
+    assert large > 3 * small
+
+
 def test_deepep_normal_sends_a_token_once_per_distinct_rank():
     assert deepep.expected_ranks(1, 256) == pytest.approx(1.0)
     assert 1 < deepep.expected_ranks(8, 256) < 8

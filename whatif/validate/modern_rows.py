@@ -159,11 +159,8 @@ def quantize_rows(frame, kind):
         out = []
         for engine, g in group.groupby("engine"):
             # SGLang's collector times a PyTorch static quantizer (quantize.TORCH_CHAIN), the others a CUDA kernel
-            m, k, chain = _col(g, "m"), _col(g, "k"), engine == "sglang"
-            parts, items = quantize.quantize_work(kind, m, k, c, torch_chain=chain)
-            steps, clocked = (0.0, 0.0) if chain else quantize.quantize_steps(kind, engine, m, k, c)
-            # a kernel priced by its grid (one block per token, a fixed absmax grid) has no per-row item cost
-            items = 0.0 * items if not chain and quantize.has_grid_steps(kind, engine) else items
+            parts, items, steps, clocked = quantize.quantize_terms(kind, engine, _col(g, "m"), _col(g, "k"), c,
+                                                                   torch_chain=engine == "sglang")
             out.append(_attach(g, parts, items, kind, steps=steps, clocked=clocked))
         return pd.concat(out)
     # vLLM's compute-scale rows are a difference of two timings (quantize.DIFFERENCE_RESOLUTION_MS): below it, noise

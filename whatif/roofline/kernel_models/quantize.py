@@ -22,9 +22,10 @@ The per-row cost is the grid's (quantize_steps): vLLM launches one 256-thread bl
 dynamic_per_token_scaled_fp8_quant: grid(num_tokens), block(256), its per-token block min(k, 256); vLLM
 csrc/quantization/w8a8/fp8/common.cu), so a row costs by waves of resident blocks, each block a serial loop of
 ceil(k / (threads x 8)) 16-byte vector passes (vectorize_with_alignment<16>): steps = waves x passes (step_s, a
-memory round trip) and clocked = waves (step_cycles: the block's reduce-and-sync chain, cub::BlockReduce). The
-per-token kernel reads its row twice around the block's absmax reduction, so its rows minus the static ones keep
-that chain. TensorRT-LLM's per-tensor absmax (computeFP8QuantizeScale, TensorRT-LLM
+memory round trip). The static kernel's waves also bound it from below (a wave lasts at least a block's life:
+quantize_terms), in a ridge with its bytes. The per-token kernel reads its row twice around the block's absmax
+reduction (cub::BlockReduce and a __syncthreads), so its rows minus the static ones keep that chain: clocked =
+its waves (step_cycles). TensorRT-LLM's per-tensor absmax (computeFP8QuantizeScale, TensorRT-LLM
 cpp/tensorrt_llm/common/cudaFp8Utils.cu) runs a fixed grid(1024) x block(1024), a grid-stride loop of 2-byte loads:
 steps = its waves x ceil(m k / 1024^2) loop passes. TensorRT-LLM's scaling kernel keeps its per-row item cost
 (whether 1.3.0rc20 runs the 16-byte scaleMatrixPerTensorVec or the grid(1024) scaleMatrix is not established here).
@@ -50,6 +51,9 @@ SM_THREADS = {"turing": 1024, "ampere": 2048, "ada": 1536, "hopper": 2048, "blac
 SM_BLOCKS = {"turing": 16, "ampere": 32, "ada": 24, "hopper": 32, "blackwell": 32}
 VEC_ELTS = 8   # bf16 elements a 16-byte vector load carries (vLLM's vectorize_with_alignment<16>)
 TRT_ABSMAX_GRID = (1024, 1024)   # TensorRT-LLM's per-tensor absmax launch: grid(1024), block(1024)
+# assumed lower bound of one block's life (launch, the scale's load, a pass: ~ a global-memory round trip); the
+# fit's compute_eff scales it, so it sets the unit of that efficiency, not the prediction
+BLOCK_LIFE_CYCLES = 500.0
 
 
 def replay_l2_times(moved, footprint, c):
@@ -79,14 +83,15 @@ def waves(blocks, threads, c):
 
 
 def quantize_steps(kind: str, engine: str, m, k, c):
-    """(steps, clocked) of the kernel's grid: serial vector passes of its resident waves, and the waves themselves
-    (module docstring); (0, 0) where the rows keep a per-row item cost."""
+    """(steps, clocked) of the kernel's grid: serial vector passes of its resident waves, and (the per-token
+    kernel's) waves themselves (module docstring); (0, 0) where the rows keep a per-row item cost."""
     import numpy as np
     m, k = np.asarray(m, dtype=float), np.asarray(k, dtype=float)
     if engine in ("vllm", "sglang"):   # SGLang is priced with vLLM's kernel fit (quantize_seconds)
-        threads = 256.0 + 0.0 * k if kind == "quantize_scale" else np.minimum(k, 256.0)
+        static = kind == "quantize_scale"
+        threads = 256.0 + 0.0 * k if static else np.minimum(k, 256.0)
         w = waves(m, threads, c)
-        return w * np.ceil(k / (threads * VEC_ELTS)), w
+        return w * np.ceil(k / (threads * VEC_ELTS)), 0.0 * w if static else w
     if engine == "trtllm" and kind == "quantize_compute_scale":
         blocks, threads = TRT_ABSMAX_GRID
         return waves(blocks + 0.0 * m, threads, c) * np.ceil(m * k / (blocks * threads)), 0.0 * m
@@ -96,6 +101,24 @@ def quantize_steps(kind: str, engine: str, m, k, c):
 def has_grid_steps(kind: str, engine: str) -> bool:
     """Whether the rows of `kind` x `engine` are priced by their grid's steps (quantize_steps), not a per-row item."""
     return engine in ("vllm", "sglang") or (engine == "trtllm" and kind == "quantize_compute_scale")
+
+
+def quantize_terms(kind: str, engine: str, m, k, c, torch_chain: bool = False):
+    """(parts, items, steps, clocked) of the fitted roofline for `kind` as `engine` runs it (the validation rows and
+    quantize_seconds share it). vLLM's scaling kernel: its waves of one-token blocks as the compute-side term, a
+    block's life (BLOCK_LIFE_CYCLES, the fit's compute_eff scaling it) against the bytes' memory term (ridge: a grid
+    is latency-bound or bandwidth-bound, Little's law on its resident blocks)."""
+    if torch_chain:
+        parts, items = torch_chain_work(m, k, c)
+        return parts, items, 0.0, 0.0
+    parts, items = quantize_work(kind, m, k, c)
+    steps, clocked = quantize_steps(kind, engine, m, k, c)
+    if not has_grid_steps(kind, engine):
+        return parts, items, steps, clocked
+    if kind == "quantize_scale":
+        (_, t_m, t_l2), = parts
+        parts = [(waves(m, 256.0, c) * BLOCK_LIFE_CYCLES / c.clock, t_m, t_l2)]
+    return parts, 0.0 * items, steps, clocked
 
 
 def quantize_work(kind: str, m, k, c, torch_chain: bool = False):
@@ -118,9 +141,7 @@ def quantize_seconds(m: int, k: int, gpu, engine: str = "vllm", compute_scale: b
             continue   # SGLang's quantizer computes the scale in the same kernel (its rows measure 0)
         # SGLang's own fit times its collector's PyTorch chain, not its server's CUDA kernel: vLLM's kernel fit
         fit_engine = "vllm" if engine == "sglang" and kind == "quantize_scale" else engine
-        parts, items = quantize_work(kind, m, k, c)
-        steps, clocked = quantize_steps(kind, fit_engine, m, k, c)
-        items = 0.0 * items if has_grid_steps(kind, fit_engine) else items
+        parts, items, steps, clocked = quantize_terms(kind, fit_engine, m, k, c)
         total += float(fitted_seconds(parts, items, c.sms, family_params(kind, fit_engine, c.arch), steps, clocked,
                                       c.clock))
     return total
