@@ -46,7 +46,8 @@ TORCH_CHAIN_FOOTPRINT = 12.0   # distinct bytes per element the chain touches: x
 DIFFERENCE_RESOLUTION_MS = 2e-4
 CAST_ELTS_PER_SM_CLOCK = 4.0   # assumed ceiling: ~32 integer ops an element (the c10 routine) at 128 lanes an SM
 # resident threads and blocks per SM by compute capability (CUDA C++ Programming Guide, "Technical Specifications per
-# Compute Capability": 2048 / 32 on 8.0, 9.0, 10.0; 1536 / 24 on 8.9); a turing 7.5 part: 1024 / 16
+# Compute Capability": 2048 / 32 on 8.0, 9.0, 10.0; 1536 / 24 on 8.9; turing 7.5: 1024 / 16); the arch name
+# cannot tell 8.6 (A10, A40, RTX A6000: 1536 / 16) from 8.0 (A100): those are priced with A100's figures
 SM_THREADS = {"turing": 1024, "ampere": 2048, "ada": 1536, "hopper": 2048, "blackwell": 2048}
 SM_BLOCKS = {"turing": 16, "ampere": 32, "ada": 24, "hopper": 32, "blackwell": 32}
 VEC_ELTS = 8   # bf16 elements a 16-byte vector load carries (vLLM's vectorize_with_alignment<16>)
