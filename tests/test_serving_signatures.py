@@ -309,3 +309,16 @@ def test_the_light_load_excess_is_not_a_cost_per_layer_across_cells_in_the_commi
     b200 = cells[("vllm", "", "b200_sxm", "meta-llama/Llama-3.1-70B", "fp8")]
     h100 = cells[("vllm", "", "h100_sxm", "meta-llama/Llama-3.1-70B", "fp8")]
     assert all(b200[(1024, tp)][1] > 40 for tp in (4, 8)) and all(h100[(1024, tp)][1] < 0 for tp in (2, 4, 8))
+
+
+def test_tensorrt_llm_1_0_llama_streams_one_token_ceiling_at_every_tp_in_the_committed_table():
+    """The session-61 reading docs/accuracy.md quotes (issue 37): Llama-3.1-8B on TensorRT-LLM 1.0.0rc3 (H100) tops
+    out at 9.08-9.28k output tokens/s in its five fastest rows, over TP2, TP4 and TP8 (~108 us a streamed token
+    whatever the GPUs); Qwen3-32B and Qwen3-235B of the same campaign never reach it (6.2k and 4.6k at most)."""
+    rows = [r for r in sg.load() if r["engine"] == "trtllm" and r["version"] == "1.0.0rc3" and r["mode"] == "agg"]
+    rates = {}
+    for r in rows:
+        rates.setdefault(r["model"], []).append((sg.tokens_per_s(r), int(r["tp"])))
+    llama = sorted(rates["meta-llama/Llama-3.1-8B-Instruct"], reverse=True)[:5]
+    assert all(9.0e3 < rate < 9.35e3 for rate, _ in llama) and {tp for _, tp in llama} == {2, 4, 8}
+    assert max(rates["Qwen/Qwen3-32B"])[0] < 6.3e3 and max(rates["Qwen/Qwen3-235B-A22B-FP8"])[0] < 4.6e3
