@@ -151,3 +151,13 @@ def test_distserve_is_one_run_against_both_baselines_and_mii_is_splitfuse():
     assert vllm.baseline_engine == "vllm-0.2" and not vllm.setup["sim"]["engine"]["chunked_prefill"]
     engine = mii.setup["sim"]["engine"]
     assert engine["chunked_prefill"] and engine["token_budget"] == 768 and engine["max_batch"] == 512
+
+
+def test_distserve_prefill_instances_run_the_releases_context_flags():
+    """Every DistServe split (chatbot and summarization) runs its release's prefill instance as launched
+    (2-start-api-server.py: --context-max-tokens-per-batch 8192, --context-max-batch-size 128), not vLLM's 16,384
+    tokens a step and 1,024 sequences."""
+    for c in CLAIMS:
+        if c.paper.startswith("DistServe"):
+            cluster = c.variant["sim"]["cluster"]
+            assert (cluster["prefill_token_budget"], cluster["prefill_max_batch"]) == (8192, 128), c.paper

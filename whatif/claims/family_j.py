@@ -80,7 +80,11 @@ _DISTSERVE = {"model": "llama-2-13b", "hardware": "dgx-a100-80gb", "cuda_graphs"
                       "engine": {**_VLLM_V0, "max_batch": 1024, "token_budget": 16384},
                       "cluster": {"replicas": 3}, "slo": {"ttft_s": 0.25, "tpot_s": 0.1},
                       "criterion": {"attainment": 0.9, "lo": 0.5, "hi": 128.0}}}
-_DISTSERVE_SPLIT = {"sim": {"cluster": {"replicas": 1, "prefill_replicas": 1, "prefill_tp": 2}}}
+# Its prefill instance runs --context-max-tokens-per-batch 8192 and --context-max-batch-size 128 (2-start-api-server.py,
+# every model; the summarization split below already carried them): not vLLM's 16,384 tokens (added after scoring,
+# session 61: DistServe's capacity 5.24 req/s and its SLO scale 0.784x unchanged, no verdict moves).
+_DISTSERVE_SPLIT = {"sim": {"cluster": {"replicas": 1, "prefill_replicas": 1, "prefill_tp": 2,
+                                        "prefill_token_budget": 8192, "prefill_max_batch": 128}}}
 # Which baseline each abstract figure is against: the release's plot.ipynb (evaluation/2-benchmark-serving; Figure 8,
 # the chatbot panels at 90% attainment) prints for OPT-13B "DistServe compared to DeepSpeed-MII: 7.36" and "compared
 # to vLLM: 4.6" (rate), and 1.8 / 1.74 for the SLO scale (added after scoring): the abstract's 7.4x is against
@@ -159,7 +163,10 @@ _SPLITFUSE = {"sim": {"engine": {"chunked_prefill": True, "token_budget": 768}}}
 # Flover: FasterTransformer batches requests whole (a batch runs until its longest generation ends);
 # Flover fuses newcomers into the running generation token by token (iteration-level batching).
 _FLOVER_NOTE = ("random arrivals (Poisson, 2 req/s assumed) with ShareGPT-like output lengths; the paper's GPT "
-                "model and GPUs are not in the abstract: Llama-2-7B on one A100 (the 16x LLaMA case)")
+                "model and GPUs are not in the abstract: Llama-2-7B on one A100 (the 16x LLaMA case). Not the "
+                "paper's own run: its GTC24 talk (S61972) puts the 16x on LLaMA-65B, and its release (YJHMITWEB/"
+                "Flover README) configures GPT-J-6B or LLaMA-13B/33B, 8-token inputs, outputs up to 504 tokens, "
+                "32 requests 1 s apart (or Poisson); FasterTransformer's batching of them was not read")
 _FLOVER = {"model": "llama-2-7b", "hardware": _A100,
            "sim": {"traffic": {"requests": 160, "rate": 2.0, "lengths": "sharegpt", "seed": 4},
                    "engine": {"batching": "static", "max_batch": 16}}}
