@@ -193,7 +193,13 @@ def _lengths(rng: np.random.Generator, spec: WorkloadSpec, n: int) -> tuple[np.n
                          for length in (spec.prompt, spec.output))
         return np.full(n, spec.prompt, dtype=np.int64), np.full(n, spec.output, dtype=np.int64)
     profile = LENGTH_PROFILES[spec.lengths]
-    return _sample(rng, profile.prompt, n), _sample(rng, profile.output, n)
+    prompt, output = _sample(rng, profile.prompt, n), _sample(rng, profile.output, n)
+    if profile.pair_below is None:
+        return prompt, output
+    while (over := prompt + output >= profile.pair_below).any():   # the dataset drops such pairs: draw them again
+        prompt[over], output[over] = _sample(rng, profile.prompt, int(over.sum())), _sample(rng, profile.output,
+                                                                                          int(over.sum()))
+    return prompt, output
 
 
 def _count(spec: WorkloadSpec) -> int | None:
@@ -271,8 +277,10 @@ def describe(spec: WorkloadSpec) -> str:
     else:
         profile = LENGTH_PROFILES[spec.lengths]
         p, o = profile.prompt, profile.output
-        parts.append(f"{profile.label} lengths (prompt median {p.median:.0f} / mean {p.mean():.0f}, "
-                     f"output median {o.median:.0f} / mean {o.mean():.0f} tokens)")
+        p_mean, o_mean = profile.means()
+        limit = f", pairs under {profile.pair_below}" if profile.pair_below else ""
+        parts.append(f"{profile.label} lengths (prompt median {p.median:.0f} / mean {p_mean:.0f}, "
+                     f"output median {o.median:.0f} / mean {o_mean:.0f} tokens{limit})")
     if spec.prefix_groups:
         parts.append(f"{spec.prefix_groups} shared prefixes of {spec.prefix_tokens} tokens")
     if spec.turns > 1:
