@@ -322,3 +322,18 @@ def test_tensorrt_llm_1_0_llama_streams_one_token_ceiling_at_every_tp_in_the_com
     llama = sorted(rates["meta-llama/Llama-3.1-8B-Instruct"], reverse=True)[:5]
     assert all(9.0e3 < rate < 9.35e3 for rate, _ in llama) and {tp for _, tp in llama} == {2, 4, 8}
     assert max(rates["Qwen/Qwen3-32B"])[0] < 6.3e3 and max(rates["Qwen/Qwen3-235B-A22B-FP8"])[0] < 4.6e3
+
+
+def test_sglang_deepseek_fp8_first_token_does_not_wait_for_its_stream_interval_in_the_committed_table():
+    """Session 61 (helper K, issue 37): InferenceX's SGLang DeepSeek fp8 recipe on B200 (benchmarks/dsr1_fp8_b200.sh at
+    1fc5d73) launches `--stream-interval 30`. Were the first token held to the interval, a client's TTFT would be at
+    least 29 decode steps; at 4-8 clients and 1k prompts (SGLang 0.5.9) it measures 19-22 TPOTs. SGLang streams a
+    request's first token at once (stream_output_generation: `len(req.output_ids) % stream_interval == 1`), as do
+    TensorRT-LLM (py_executor `_handle_responses`: `py_decoding_iter == 1 or ...`, PR #5836) and vLLM
+    (output_processor: `sent_tokens_offset == 0`): the interval spaces the later chunks only."""
+    rows = [r for r in sg.load() if r["engine"] == "sglang" and r["version"] == "0.5.9" and r["mode"] == "agg"
+            and "DeepSeek" in r["model"] and r["system"] == "b200_sxm" and r["gemm_quant"] == "fp8"
+            and r["isl"] == "1024" and float(r["concurrency"]) <= 8 and r["source"].startswith("db-dump")]
+    steps = [float(r["measured_ttft_ms"]) / float(r["measured_tpot_ms"]) for r in rows]
+    assert len(steps) >= 4
+    assert max(steps) < 30 - 1 - 5   # at least 5 decode steps short of the interval's hold
