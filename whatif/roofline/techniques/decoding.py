@@ -157,7 +157,7 @@ class Speculative(Decoder):
         runs every round whatever the batch (batch_speculative.py calls it unconditionally, batch 1 too), and
         per layer it also recomputes the source and destination ends (three elementwise ops each on the
         device-side length tensors) and, per sequence, reads four bounds back with `.item()` (a device-to-host
-        copy and a sync, each priced as one eager op); `final_content_lengths.max().item()` once a round."""
+        copy and a sync, each priced as one eager op); the final lengths, their max and its `.item()` once a round."""
         s = rc.setup
         per_seq = stored_kv_bytes(s.model, s.parallel, s.precision, s.techniques, rc.context)
         layers = s.model.num_layers
@@ -166,8 +166,9 @@ class Speculative(Decoder):
                           s.precision.kv, count=tensors)
         copy = streaming("kv_realign_copy", OpClass.ELEMENTWISE, per_seq / tensors, 1, 1, 0, 1.0, s.precision.kv,
                          count=tensors * rc.batch)
+        # source/dest ends per layer; once a round the final lengths, their max and its read
         bounds = streaming("kv_realign_bounds", OpClass.ELEMENTWISE, rc.batch, 2, 1, 1, 8.0, "int64",
-                           count=6 * layers + 2)        # source/dest ends per layer; the round's max and its read
+                           count=6 * layers + 3)
         reads = streaming("kv_realign_item", OpClass.ELEMENTWISE, 1, 1, 0, 0, 8.0, "int64",
                           count=4 * layers * rc.batch)  # source start/end, dest start/end per sequence and layer
         return rc.ops_time([alloc, copy, bounds, reads])
