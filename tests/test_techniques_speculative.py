@@ -158,11 +158,12 @@ def test_min_policy_falls_to_one_token_per_round_and_ragged_does_not():
 
 def test_realign_adds_overhead_that_grows_with_context():
     spec = "speculative:draft=llama-68m,batch_policy=realign"
-    assert round_at(spec, batch=1).overhead_s == 0                       # one sequence: nothing to re-align
+    assert round_at(spec, batch=1).overhead_s > 0                        # the released loop runs at batch 1 too
     assert round_at("speculative:draft=llama-68m", batch=8, ctx=3000).overhead_s == 0
     short, long = round_at(spec, batch=8, ctx=300), round_at(spec, batch=8, ctx=3000)
     assert 0 < short.overhead_s < long.overhead_s
-    assert long.overhead_s > 5 * short.overhead_s
+    # the copies' bytes grow 10x; the per-sequence bound reads (.item()) and index ops do not
+    assert long.overhead_s > 3 * short.overhead_s
     assert long.time_s == pytest.approx(long.draft_s + long.verify.time_s + long.overhead_s)
 
 

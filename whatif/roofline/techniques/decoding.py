@@ -134,7 +134,7 @@ class Speculative(Decoder):
         width = max(1, math.ceil(drafted - 1e-9))
         verify = self.verify_pass(rc, width + 1)
         widths = self.draft_widths(drafted)
-        overhead = self.realign_s(rc) if self.batch_policy == "realign" and rc.batch > 1 else 0.0
+        overhead = self.realign_s(rc) if self.batch_policy == "realign" else 0.0   # every round, batch 1 too
         overhead += state_commit_s(rc)
         detail = {"drafted_per_sequence": drafted, "verified_per_sequence": width + 1,
                   "acceptance_by_depth": reach, "draft_steps": len(widths)}
@@ -153,15 +153,25 @@ class Speculative(Decoder):
         the batch's KV to re-align them. As the released code does it (eBay/spec_dec,
         src/custom/verification.py realign_kv_cache; cross_batch_speculative.py's fallback the same):
         per layer, a zeroed key and value tensor for the batch, then a slice copy per sequence into
-        it, each its own kernel launched from Python, so the launches grow with the batch."""
+        it, each its own kernel launched from Python, so the launches grow with the batch. The released loop
+        runs every round whatever the batch (batch_speculative.py calls it unconditionally, batch 1 too), and
+        per layer it also recomputes the source and destination ends (three elementwise ops each on the
+        device-side length tensors) and, per sequence, reads four bounds back with `.item()` (a device-to-host
+        copy and a sync, each priced as one eager op); the final lengths, their max and its `.item()` once a round."""
         s = rc.setup
         per_seq = stored_kv_bytes(s.model, s.parallel, s.precision, s.techniques, rc.context)
-        tensors = 2 * s.model.num_layers                   # a key and a value tensor per layer
+        layers = s.model.num_layers
+        tensors = 2 * layers                               # a key and a value tensor per layer
         alloc = streaming("kv_realign_zero", OpClass.ELEMENTWISE, rc.batch * per_seq / tensors, 0, 1, 0, 1.0,
                           s.precision.kv, count=tensors)
         copy = streaming("kv_realign_copy", OpClass.ELEMENTWISE, per_seq / tensors, 1, 1, 0, 1.0, s.precision.kv,
                          count=tensors * rc.batch)
-        return rc.ops_time([alloc, copy])
+        # source/dest ends per layer; once a round the final lengths, their max and its read
+        bounds = streaming("kv_realign_bounds", OpClass.ELEMENTWISE, rc.batch, 2, 1, 1, 8.0, "int64",
+                           count=6 * layers + 3)
+        reads = streaming("kv_realign_item", OpClass.ELEMENTWISE, 1, 1, 0, 0, 8.0, "int64",
+                          count=4 * layers * rc.batch)  # source start/end, dest start/end per sequence and layer
+        return rc.ops_time([alloc, copy, bounds, reads])
 
 
 def state_commit_s(rc: RoundContext) -> float:
