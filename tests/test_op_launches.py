@@ -95,3 +95,12 @@ def test_the_gdn_table_is_graph_timed_so_it_gives_no_host_floor():
         d = pd.read_parquet(MODERN / gpu / "sglang" / "linear_attention__gdn_perf.parquet")
         floor = d[(d.kernel_source == "chunk_gated_delta_rule") & (d.num_tokens <= 16)].latency.min() * 1e-3
         assert floor < 8 * B200_LAUNCH / 5, gpu   # ~20 us for 8 kernels: ~2.5 us each, graph launches
+
+
+def test_nvfp4_gemms_launch_their_input_quantize_kernel_in_an_eager_sglang_prefill():
+    """SGLang's ModelOptFp4LinearMethod.apply quantizes the activation (scaled_fp4_quant) before its fp4 GEMM."""
+    r = api.estimate("Qwen/Qwen3-32B", "dgx-b200", tp=8, batch=1, prompt=1024, output=2, kernel_engine="sglang",
+                     quantization="nvfp4")
+    (p, _), = r.prefill
+    assert quantize_kernels(p) == 4 * 64
+    assert p.launch_s == pytest.approx((p.kernels + quantize_kernels(p)) * B200_LAUNCH, rel=1e-6)

@@ -12,7 +12,9 @@ GPU time unchanged (the fit's). Absent (the default), or a role not listed: one 
 `kernels.eager_input_quantize`: the engine quantizes a dense fp8 GEMM's input in a kernel of its own, launched from
 Python before the GEMM (SGLang's fp8 linear, layers/quantization/fp8_utils.py: per_token_group_quant_fp8 or
 sglang_per_token_group_quant_fp8, then the DeepGEMM / FlashInfer / CUTLASS GEMM), where whatif prices the pair as
-one GEMM op (its fit's quantization term): such an op carries two launches in an eager prefill pass. Not for a GEMM
+one GEMM op (its fit's quantization term): such an op carries two launches in an eager prefill pass. Its NVFP4
+linear likewise (layers/quantization/modelopt_quant.py ModelOptFp4LinearMethod.apply, 0.5.x: scaled_fp4_quant of the
+activation, then the fp4 GEMM, cutlass_scaled_fp4_mm or FlashInfer's mm_fp4; added session 61). Not for a GEMM
 whose producer writes its input quantized (op.input_quantized), nor the grouped expert GEMMs (the fused MoE is one
 call), nor ops whose module the engine measured whole (module_host.py, which takes precedence).
 """
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from .ops import OpClass, graph_role
 
-INPUT_QUANTIZED_DTYPES = ("fp8",)   # GEMM dtypes whose separate input-quantize kernel was read in the engine's source
+INPUT_QUANTIZED_DTYPES = ("fp8", "fp4")   # GEMM dtypes whose separate input-quantize kernel was read in the source
 
 
 def op_launch_factors(setup, times) -> dict[int, float]:
