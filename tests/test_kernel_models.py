@@ -420,3 +420,18 @@ def test_32_row_tiles_have_their_own_efficiency_and_fp8_ties_it():
     blocks = [b for engine in yaml.safe_load(FIT_FILE.read_text())["fits"]["gemm"].values() for b in engine]
     assert all(b["params"]["eff_small"] == b["params"]["eff_skinny"] for b in blocks if b["dtype"] == "fp8")
     assert all(b["params"]["eff_small"] < b["params"]["eff_skinny"] for b in blocks if b["dtype"] == "bf16")
+
+
+def test_prefill_tile_pair_is_never_faster_than_its_exponentials():
+    """A 128x128 tile pair's softmax takes 16384 exp2 on 16 SFU results per clock per SM (CUDA guide): 64-dim heads
+    on B200 are held to it, 128-dim heads (longer MMAs) and a GPU without a clock are not."""
+    from whatif.roofline.kernel_models.prefill_attention import exp_seconds
+    b200 = load_component("b200", "gpu")
+    fast = PrefillParams(compute_eff=1.0, mem_eff=1.0, tile_s=1e-10, cta_s=1e-10, token_s=1e-11, floor_s=2e-7)
+    assert exp_seconds(b200.boost_clock.value) == pytest.approx(128 * 128 / (16 * 1.856e9))
+    no_clock = replace(ceilings(b200), clock=0.0)
+    t64 = prefill_attention_time(1, 8192, 64, 8, 64, "bf16", "bf16", b200, fast)
+    t64_no = prefill_attention_time(1, 8192, 64, 8, 64, "bf16", "bf16", no_clock, fast)
+    assert t64 > 1.1 * t64_no
+    t128 = prefill_attention_time(1, 8192, 64, 8, 128, "bf16", "bf16", b200, fast)
+    assert t128 == pytest.approx(prefill_attention_time(1, 8192, 64, 8, 128, "bf16", "bf16", no_clock, fast))

@@ -135,9 +135,10 @@ def is_mla_prefill(op: Op) -> bool:
 CACHE_SIZE = 1 << 16
 
 
-def parts_ceilings(hbm_bw: float, sms: float) -> Ceilings:
-    """The ceilings the parts functions read besides the peak they are passed: HBM and the SM count."""
-    return Ceilings("-", "-", {}, hbm_bw, sms, 0.0)
+def parts_ceilings(hbm_bw: float, sms: float, clock: float = 0.0) -> Ceilings:
+    """The ceilings the parts functions read besides the peak they are passed: HBM, the SM count and (prefill
+    attention's exponential floor) the SM clock."""
+    return Ceilings("-", "-", {}, hbm_bw, sms, 0.0, clock)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
@@ -147,9 +148,10 @@ def gemm_terms(m, n, k, in_bytes, peak, hbm_bw, sms, params) -> tuple[float, flo
 
 
 @lru_cache(maxsize=CACHE_SIZE)
-def prefill_terms(b, length, heads, kv_heads, d, kv_bytes, peak, hbm_bw, sms, params) -> tuple[float, float]:
-    t_c, t_m, _ = prefill_parts(b, length, heads, kv_heads, d, kv_bytes, 0, peak, parts_ceilings(hbm_bw, sms),
-                                params)
+def prefill_terms(b, length, heads, kv_heads, d, kv_bytes, peak, hbm_bw, sms, params,
+                  clock=0.0) -> tuple[float, float]:
+    t_c, t_m, _ = prefill_parts(b, length, heads, kv_heads, d, kv_bytes, 0, peak,
+                                parts_ceilings(hbm_bw, sms, clock), params)
     return float(t_c), float(t_m)
 
 
@@ -349,7 +351,8 @@ def fitted_prefill_seconds(op: Op, gpu, fits: tuple, t_extra_memory: float = 0.0
     b = s.sequences
     length = (math.sqrt(1.0 + 8.0 * s.pairs / b) - 1.0) / 2.0
     peak = c.peak_flops(attention_peak_dtype(op, engine))
-    t_c, t_m = prefill_terms(b, length, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p)
+    t_c, t_m = prefill_terms(b, length, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p,
+                             c.clock)
     t_c = _scaled(t_c, op.flops, 4.0 * b * length * (length + 1) / 2.0 * s.heads * s.d_qk,
                   op.flops / (peak * p.compute_eff))
     if op.alu_ops:

@@ -164,7 +164,7 @@ def ceiling_columns(per_row, compute_dtypes):
     its compute runs in (one dtype for all rows, or one per row)."""
     dt = np.broadcast_to(np.asarray(compute_dtypes), (len(per_row),))
     peak = np.array([c.peak_flops(d) for c, d in zip(per_row, dt)])
-    col = {f: np.array([getattr(c, f) for c in per_row], dtype=float) for f in ("hbm_bw", "sms", "l2_bytes")}
+    col = {f: np.array([getattr(c, f) for c in per_row], dtype=float) for f in ("hbm_bw", "sms", "l2_bytes", "clock")}
     return peak, Ceilings("rows", "mixed", {}, **col)
 
 
@@ -381,7 +381,7 @@ def ape(op: str, data: dict, params) -> np.ndarray:
 def select(data: dict, mask) -> dict:
     def cut(a):
         if isinstance(a, Ceilings):
-            return replace(a, **{f: getattr(a, f)[mask] for f in ("hbm_bw", "sms", "l2_bytes")})
+            return replace(a, **{f: getattr(a, f)[mask] for f in ("hbm_bw", "sms", "l2_bytes", "clock")})
         return a[mask] if np.ndim(a) else a
     out = {"args": tuple(cut(a) for a in data["args"]), "y": data["y"][mask]}
     for key in ("extra", "group_rows"):

@@ -13,6 +13,12 @@
   on one SM: its two MMAs, or its non-MMA work (softmax exponentials, masking, rescaling) when that
   is longer, since FlashAttention 3/4 overlap the two (ping-pong warp groups); a sum of the two
   made compute_eff and tile_s interchangeable and drove the fitted compute_eff to 1.0 on Blackwell.
+  Nor is a pair faster than its softmax exponentials on the SM's special-function units:
+  t_exp = BQ*BK / (EXP_PER_CLK * clock), 16 exp2 results per clock per SM (CUDA C++ Programming Guide,
+  "Arithmetic Instructions" throughput table, compute capability 8.x-10.0); it binds where the MMAs are
+  short, 64-dim heads on Blackwell (aiconfigurator's B200 prefill rows of head_dim 64 at >= 2k tokens
+  measured 1.3-1.5x the MMA-only price; FlashAttention-4's write-up names the exponential as Blackwell's
+  attention bottleneck), and not where clock is unknown (0).
   One CTA adds cta_s. With B sequences:
       t_c = max( B*Hkv*nq*(cta_s + a*t_pair) / SMs ,  cta_s + min(nk, w)*t_pair / kv_splits )
   (the whole grid spread over the SMs, or the longest query tile when there are fewer CTAs than
@@ -30,6 +36,7 @@ from .elementwise import Arrays, evaluate
 from .params import DTYPE_BYTES, Ceilings, PrefillParams, ceilings, combine
 
 BQ = BK = 128
+EXP_PER_CLK = 16.0   # exp2 results per clock per SM (CUDA C++ Programming Guide, compute capability 8.x-10.0)
 
 
 def tile_pairs(seq, group, window, xp=Arrays):
@@ -44,12 +51,18 @@ def tile_pairs(seq, group, window, xp=Arrays):
     return nq, mean_k, xp.minimum(nk, w)
 
 
+def exp_seconds(clock, xp=Arrays):
+    """Seconds one SM's special-function units take for a BQ x BK tile's softmax exponentials; 0 without a clock."""
+    clock = xp.asfloat(clock)
+    return xp.where(clock > 0, BQ * BK / (EXP_PER_CLK * xp.maximum(clock, 1.0)), 0.0)
+
+
 def prefill_parts(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings, p: PrefillParams):
     """(t_compute, t_memory, t_fixed) in seconds, t_fixed = floor + t_tok; arrays broadcast (the
     fitter passes columns, and Ceilings whose fields are columns); plain floats in, floats out."""
     return evaluate(_prefill_parts, (batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c, p),
-                    (batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c.sms, c.hbm_bw, p.compute_eff,
-                     p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s))
+                    (batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c.sms, c.hbm_bw, c.clock,
+                     p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s))
 
 
 def _prefill_parts(xp, batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings, p: PrefillParams):
@@ -57,6 +70,7 @@ def _prefill_parts(xp, batch, seq, heads, kv_heads, head_dim, kv_bytes, window, 
     batch, seq, heads, kv_heads, head_dim = (xp.asfloat(x) for x in (batch, seq, heads, kv_heads, head_dim))
     nq, mean_k, nk_max = tile_pairs(seq, heads / kv_heads, window, xp)
     t_pair = xp.maximum(4.0 * BQ * BK * head_dim / (peak / sms * p.compute_eff), p.tile_s)
+    t_pair = xp.maximum(t_pair, exp_seconds(c.clock, xp))
     grid = batch * kv_heads * nq * (p.cta_s + mean_k * t_pair) / sms
     t_c = xp.maximum(grid, p.cta_s + nk_max * t_pair / p.kv_splits)
     nbytes = batch * seq * head_dim * (heads * 4.0 + kv_heads * 4.0 + kv_heads * 2.0 * kv_bytes)

@@ -18,8 +18,8 @@ from typing import NamedTuple
 from .. import kernel_timing
 from ..attention import DECODE_MAX_QUERIES
 from ..kernel_models.decode_attention import SPLIT_TOKENS
-from ..kernel_models.elementwise import plain
-from ..kernel_models.prefill_attention import BQ, BK
+from ..kernel_models.elementwise import Floats, plain
+from ..kernel_models.prefill_attention import BK, BQ, exp_seconds
 from ...specs.op_kinds import OpRole
 from ..op_shapes import AttentionShape
 from ..ops import OpClass
@@ -87,11 +87,12 @@ class KernelAttention:
         prefill, decode = probes(old, act_bytes, kv_bytes, kv_width)
         self.peak_prefill = self.c.peak_flops(kernel_timing.attention_peak_dtype(prefill, engine))
         self.peak_decode = self.c.peak_flops(kernel_timing.attention_peak_dtype(decode))
-        self.small = kernel_timing.parts_ceilings(self.c.hbm_bw, self.c.sms)   # as kernel_timing.prefill_terms passes
+        self.small = kernel_timing.parts_ceilings(self.c.hbm_bw, self.c.sms, self.c.clock)   # as prefill_terms passes
         p = self.prefill
         # the prefill model on plain floats only where prefill_parts would take that path (elementwise.evaluate)
         self.floats = plain(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.c.sms, self.c.hbm_bw,
-                            p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s)
+                            self.c.clock, p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits,
+                            p.floor_s)
         self.tiles = PrefillTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.small, p)
         self.decode_memo: dict[tuple, tuple[float, float, float]] = {}   # kernel_timing.decode_terms by (b, ctx, peak)
         self.mixed: dict[tuple, float | None] = {}   # a mixed pass's prefill or decode kernel seconds by its groups
@@ -212,7 +213,8 @@ class PrefillTiles:
         self.sms, self.p = c.sms, p
         self.kv_heads, self.d = float(kv_heads), float(d)
         self.group = float(heads) / float(kv_heads)
-        self.t_pair = max(4.0 * BQ * BK * self.d / (peak / c.sms * p.compute_eff), p.tile_s)
+        self.t_pair = max(max(4.0 * BQ * BK * self.d / (peak / c.sms * p.compute_eff), p.tile_s),
+                          exp_seconds(c.clock, Floats))
         self.width = float(heads) * 4.0 + self.kv_heads * 4.0 + self.kv_heads * 2.0 * kv_bytes
         self.bandwidth = c.hbm_bw * p.mem_eff
 
