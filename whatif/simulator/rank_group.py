@@ -23,6 +23,7 @@ from .clock import Clock, Signal
 from .config import SchedulerConfig
 from .iteration_time import IterationTimes
 from .log import IterationLog, ReplicaInfo
+from .prefill_send_slots import SendSlots
 from .replica import Replica, advance
 from .router import Router
 from .scheduling.sequence import Seq
@@ -60,6 +61,9 @@ class RankGroup:
         self.router = Router(rank_router or rank_router_for(times.setup, role), self.ranks, f"{seed}-{index}")
         self.schedulers = [s for r in self.ranks for s in r.schedulers]
         self.balance = cfg.attention_dp_balance and dp > 1   # (TensorRT-LLM's attention_dp_config, adp_balance.py)
+        spec = times.setup.engine_spec   # SGLang's PD prefill metadata slots (prefill_send_slots.py)
+        per_slot = spec.prefill_send_slots if spec is not None and role == "prefill" else 0
+        self.send_slots = SendSlots(dp, per_slot * cfg.max_batch) if per_slot and dp > 1 else None
         self.idle = 0
         self._wakeup = Signal()
         self.step_end = 0.0   # when the group's step in flight ends (Replica._transfer reads it)
@@ -98,11 +102,17 @@ class RankGroup:
             if self.balance else None
         while True:
             now = env.now
+            slots = self.send_slots
             if gate is not None:
                 batches = self._balanced(schedulers, gate, now)
+            elif slots is not None:
+                batches = self._within_slots(schedulers, slots, now)
             else:
                 batches = [s.schedule(now) for s in schedulers]
             busy = [b for b in batches if b.rows or b.prefill]
+            if not busy and slots is not None and slots.held():
+                slots.release()   # (no rank could take a prompt: the loop spins, polls its sends, and takes them)
+                continue
             if not busy and not any(b.preempted for b in batches):
                 self.idle += 1
                 yield self._wakeup
@@ -123,6 +133,23 @@ class RankGroup:
                    running, sum(b.preempted for b in batches), max(b.swap_s for b in batches))
             if self.idle:
                 self.wake()
+
+    @staticmethod
+    def _within_slots(schedulers: list, slots: SendSlots, now: float) -> list:
+        """Every rank's batch, each taking no more new prompts than its free send slots (prefill_send_slots.py)."""
+        batches = []
+        for s, cap in zip(schedulers, slots.caps()):
+            base = s.cfg
+            if cap <= 0:
+                s.admit_before = float("-inf")   # (admission takes only requests that arrived before this: none)
+            elif len(s.running) + cap < base.max_batch:
+                s.cfg = replace(base, max_batch=len(s.running) + cap)
+            try:
+                batches.append(s.schedule(now))
+            finally:
+                s.cfg, s.admit_before = base, float("inf")
+        slots.record([sum(1 for q, _ in b.prefill if q.rec.first_scheduled_s == now) for b in batches])
+        return batches
 
     @staticmethod
     def _balanced(schedulers: list, gate: AdpBalance, now: float) -> list:

@@ -138,6 +138,7 @@ class EngineSpec:
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
     holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new
     mla_kv_fanout: bool = False           # a disaggregated MLA sender sends its whole latent to each receiving TP rank
+    prefill_send_slots: int = 0           # PD prefill: slots per running request held to a polled send (0: none)
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
     large_gpu: LargeGpuDefaults | None = None   # other scheduler defaults on large GPUs (vLLM's)
     graph_pad_to_limit: bool = False      # capture sizes past its batch limit become one graph at the limit
@@ -448,9 +449,15 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
         held = _leaf(sec, "previous_step_held", f"{where}.cache", src, "cache")
         out["holds_previous_cache"] = boolean(held, f"{where}.cache.previous_step_held")
     if "disaggregation" in data:   # how its disaggregated pools hand a request's KV over (simulator/kv_fanout.py)
-        sec = check_mapping(data["disaggregation"], {"mla_kv_fanout"}, f"{where}.disaggregation")
-        fanout = _leaf(sec, "mla_kv_fanout", f"{where}.disaggregation", src, "disaggregation")
-        out["mla_kv_fanout"] = boolean(fanout, f"{where}.disaggregation.mla_kv_fanout")
+        sec = check_mapping(data["disaggregation"], {"mla_kv_fanout", "prefill_send_slots"},
+                            f"{where}.disaggregation")
+        if "mla_kv_fanout" in sec:
+            fanout = _leaf(sec, "mla_kv_fanout", f"{where}.disaggregation", src, "disaggregation")
+            out["mla_kv_fanout"] = boolean(fanout, f"{where}.disaggregation.mla_kv_fanout")
+        if "prefill_send_slots" in sec:   # (simulator/prefill_send_slots.py)
+            slots = _leaf(sec, "prefill_send_slots", f"{where}.disaggregation", src, "disaggregation")
+            out["prefill_send_slots"] = integer(slots, f"{where}.disaggregation.prefill_send_slots", 0, 16,
+                                                what="slots per running request")
     if "frontend" in data:
         sec = check_mapping(data["frontend"], {"per_request_s", "per_prompt_token_s"}, f"{where}.frontend")
         out["frontend"] = FrontEnd(*(number(_leaf(sec, k, f"{where}.frontend", src, "frontend"),
