@@ -420,6 +420,23 @@ def test_vllms_quantizers_run_one_block_per_token_in_waves_of_resident_blocks():
     assert large > 3 * small
 
 
+def test_vllms_per_token_rows_reread_their_row_from_l2_beside_the_static_kernels_stream():
+    """A vLLM compute-scale row is the per-token kernel less the static one: its second read of each row comes
+    from L2 (the resident blocks' rows fit there) and runs beside the static kernel's HBM stream, so it mostly
+    hides where that stream is long; the reduce-and-sync chain still adds (32 k tokens x 256: waves of blocks)."""
+    from whatif.roofline.kernel_models.fitted_roofline import RooflineParams, under_stream
+    h100 = mla_modules.ceilings(H100)
+    assert quantize.resident_rows_bytes(8192, h100) == 132 * 8 * 2 * 8192 < h100.l2_bytes
+    p = RooflineParams(0.0, 1.0, 1.0, 4.0, 0.0, 1.0)
+    assert under_stream(1e-6, (200e-6, 0.0), p) < 0.01e-6          # a short re-read beside a long stream: hidden
+    assert under_stream(50e-6, (1e-6, 0.0), p) == pytest.approx(49e-6, rel=0.01)   # a long one: shown whole
+    static = quantize.quantize_seconds(32768, 8192, H100, "vllm", compute_scale=False)
+    assert quantize.quantize_seconds(32768, 8192, H100, "vllm") - static < 0.25 * static   # measured: 4 us of ~250
+    chain = quantize.quantize_seconds(32768, 256, H100, "vllm") - quantize.quantize_seconds(
+        32768, 256, H100, "vllm", compute_scale=False)
+    assert chain > 5e-6   # measured 26.6 us: 32 waves of the per-token block's reduction
+
+
 def test_deepep_normal_sends_a_token_once_per_distinct_rank():
     assert deepep.expected_ranks(1, 256) == pytest.approx(1.0)
     assert 1 < deepep.expected_ranks(8, 256) < 8
@@ -545,7 +562,7 @@ PINNED_LOO = {
     ("mla_module_prefill", "vllm"): 26.3,   # activation-quantize passes and launches (was 29.9)
     ("mla_module_prefill_on_decode_kernel", "vllm"): 59.9,   # three decode kernels; causal pairs (was 72.5)
     ("quantize_compute_scale", "trtllm"): 17.3,
-    ("quantize_compute_scale", "vllm"): 40.3,   # rows under the timings' resolution not scored (was 46.0)
+    ("quantize_compute_scale", "vllm"): 38.7,   # the row's re-read from L2 beside the static stream (was 40.3)
     ("quantize_scale", "sglang"): 13.2,
     ("quantize_scale", "trtllm"): 28.6,
     ("quantize_scale", "vllm"): 14.7,

@@ -31,8 +31,15 @@ def predict(rows, p: RooflineParams):
     """Seconds of `rows` under `p`, plus any unfitted seconds the mechanism fixes (a `fixed_s` column)."""
     return np.asarray(fitted_seconds(parts_of(rows), rows["items"].to_numpy(), rows["sms"].to_numpy(), p,
                                      _steps(rows), _steps(rows, "clocked"),
-                                     rows["clock"].to_numpy() if "clock" in rows.columns else 1.0)) + _steps(
-        rows, "fixed_s")
+                                     rows["clock"].to_numpy() if "clock" in rows.columns else 1.0,
+                                     _stream(rows))) + _steps(rows, "fixed_s")
+
+
+def _stream(rows):
+    """(HBM s, L2 s) columns of a stream the rows' kernels run beside (fitted_roofline.under_stream), or None."""
+    if "stream_m" not in rows.columns or not (rows[["stream_m", "stream_l"]] > 0).to_numpy().any():
+        return None   # (other tables' rows carry NaN there once concatenated)
+    return rows["stream_m"].fillna(0.0).to_numpy(), rows["stream_l"].fillna(0.0).to_numpy()
 
 
 MAX_SMOOTH = 20.0    # beyond it the ridge is the max of the two terms to within 4%
@@ -96,7 +103,10 @@ def fit(rows) -> RooflineParams:
     p = to_params(best[1], with_items, with_l2, with_steps, with_clocked, with_host)
     c = [col for col in rows.columns if col.startswith("c") and col[1:].isdigit()]
     # a form without compute time leaves compute_eff (and smooth) without effect: say 1 (unused), not a drift
-    return p if (rows[c] > 0).to_numpy().any() else replace(p, compute_eff=1.0, smooth=1.0)
+    if (rows[c] > 0).to_numpy().any():
+        return p
+    # smooth also bends the overlap with a stream the kernels run beside (fitted_roofline.under_stream): kept
+    return replace(p, compute_eff=1.0) if _stream(rows) is not None else replace(p, compute_eff=1.0, smooth=1.0)
 
 
 def current_release(group):

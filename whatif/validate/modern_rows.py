@@ -161,7 +161,12 @@ def quantize_rows(frame, kind):
             # SGLang's collector times a PyTorch static quantizer (quantize.TORCH_CHAIN), the others a CUDA kernel
             parts, items, steps, clocked = quantize.quantize_terms(kind, engine, _col(g, "m"), _col(g, "k"), c,
                                                                    torch_chain=engine == "sglang")
-            out.append(_attach(g, parts, items, kind, steps=steps, clocked=clocked))
+            rows = _attach(g, parts, items, kind, steps=steps, clocked=clocked)
+            stream = quantize.beside_stream(kind, engine, _col(g, "m"), _col(g, "k"), c)
+            if stream is not None:   # the stream the rows' bytes run beside (fitted_roofline.under_stream)
+                for x, t in zip("ml", stream):
+                    rows[f"stream_{x}"] = np.broadcast_to(np.asarray(t, dtype=float), len(g))
+            out.append(rows)
         return pd.concat(out)
     # vLLM's compute-scale rows are a difference of two timings (quantize.DIFFERENCE_RESOLUTION_MS): below it, noise
     unresolved = (frame["engine"] == "vllm") & (kind == "quantize_compute_scale") & (

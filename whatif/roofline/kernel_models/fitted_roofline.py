@@ -60,13 +60,25 @@ def memory_times(moved, bandwidth, l2_bytes, footprint=None):
     return np.where(resident, 0.0, t), np.where(resident, t, 0.0)
 
 
-def fitted_seconds(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, clock=1.0):
+def fitted_seconds(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, clock=1.0, stream=None):
     """Seconds of an op from its kernels' ideal (compute s, HBM s, L2-resident s) `parts`, its fixed-cost `items`,
-    its serial `steps` and its `clocked` steps at `clock` Hz; floats or columns."""
+    its serial `steps` and its `clocked` steps at `clock` Hz; floats or columns. stream: (HBM s,
+    L2-resident s) of a stream the op's kernels' bytes run beside (under_stream), None where they run alone."""
     if p.host_smooth:
         return host_overlap(parts, items, sms, p, steps, clocked, clock)
-    busy = kernels_busy(p.step_s * steps + p.step_cycles * clocked / clock, parts, p)
-    return p.floor_s + p.item_s * items / sms + busy
+    serial = p.step_s * steps + p.step_cycles * clocked / clock
+    if stream is not None:   # the kernels' bytes run beside another stream; the serial steps add
+        return p.floor_s + p.item_s * items / sms + serial + under_stream(kernels_busy(0.0, parts, p), stream, p)
+    return p.floor_s + p.item_s * items / sms + kernels_busy(serial, parts, p)
+
+
+def under_stream(busy, stream, p: RooflineParams):
+    """What `busy` seconds of memory traffic add to a kernel already streaming `stream` (HBM s, L2-resident s) at
+    the datasheet's rate: the ridge of the two less the stream (the two run concurrently, so traffic well under
+    the stream mostly hides and traffic above it shows whole)."""
+    s_m, s_l2 = stream
+    t = s_m + s_l2 / p.l2_speedup
+    return ridge(busy, t, p.smooth) - t
 
 
 def kernels_busy(busy, parts, p: RooflineParams):
