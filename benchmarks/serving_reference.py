@@ -242,6 +242,13 @@ The mapping rule, written before any row was scored and not tuned after:
   its rows replay decode batches in graph pieces between eagerly run attention ops (scenario cudagraph_mode
   piecewise, roofline/piecewise_graph.py) instead of vLLM's default FULL_AND_PIECEWISE; gptoss_fp4_h100.sh and the
   other recipes read set no mode (the default);
+- the CUDA-graph capture ceiling a vLLM recipe launches with (added after scoring, session 61, VLLM_CAPTURE_2048;
+  its before/after in docs/accuracy.md): vLLM V1 runs a prefill or mixed step of more tokens than its largest
+  capture size with no CUDA graph (vllm/v1/cudagraph_dispatcher.py; roofline/graphless_step.py), that size
+  min(2 x max_num_seqs, 512) by default, so 8 tokens under a recipe's --max-num-seqs $CONC at 4 clients.
+  minimaxm2.5_fp8_b200.sh on v0.19.0 (PR #947) and kimik2.5_fp4_b200.sh from PR #1047 (rows measured from
+  2026-04-17) pass --max-cudagraph-capture-size 2048 and --max-num-batched-tokens 2 x ISL: those rows capture
+  vLLM's list up to 2,048 tokens at that budget;
 - gpt-oss-120b's kernels as each launch picks them (added after scoring, session 53, with its before/after in
   docs/accuracy.md): TensorRT-LLM serves the MXFP4 checkpoint as stored (trtllm_gptoss_checkpoint: attention 16-bit),
   InferenceX's gptoss_fp4_b200_trt.sh with moe_config.backend TRTLLM (moe_kernels trtllm-gen, the nvfp4 stand-in)
