@@ -242,6 +242,13 @@ The mapping rule, written before any row was scored and not tuned after:
   its rows replay decode batches in graph pieces between eagerly run attention ops (scenario cudagraph_mode
   piecewise, roofline/piecewise_graph.py) instead of vLLM's default FULL_AND_PIECEWISE; gptoss_fp4_h100.sh and the
   other recipes read set no mode (the default);
+- the CUDA-graph capture ceiling a vLLM recipe launches with (added after scoring, session 61, VLLM_CAPTURE_2048;
+  its before/after in docs/accuracy.md): vLLM V1 runs a prefill or mixed step of more tokens than its largest
+  capture size with no CUDA graph (vllm/v1/cudagraph_dispatcher.py; roofline/graphless_step.py), that size
+  min(2 x max_num_seqs, 512) by default, so 8 tokens under a recipe's --max-num-seqs $CONC at 4 clients.
+  minimaxm2.5_fp8_b200.sh on v0.19.0 (PR #947) and kimik2.5_fp4_b200.sh from PR #1047 (rows measured from
+  2026-04-17) pass --max-cudagraph-capture-size 2048 and --max-num-batched-tokens 2 x ISL: those rows capture
+  vLLM's list up to 2,048 tokens at that budget;
 - gpt-oss-120b's kernels as each launch picks them (added after scoring, session 53, with its before/after in
   docs/accuracy.md): TensorRT-LLM serves the MXFP4 checkpoint as stored (trtllm_gptoss_checkpoint: attention 16-bit),
   InferenceX's gptoss_fp4_b200_trt.sh with moe_config.backend TRTLLM (moe_kernels trtllm-gen, the nvfp4 stand-in)
@@ -1286,6 +1293,43 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
             kw[key] = value
 
 
+# InferenceX vLLM launches that raise the CUDA-graph capture ceiling (added after scoring, session 61, with its
+# before/after in docs/accuracy.md): --max-cudagraph-capture-size 2048, so prefill and mixed steps of up to 2,048
+# tokens replay piecewise graphs where vLLM's default, min(2 x max_num_seqs, 512), leaves every 1k prompt's step
+# with no graph (roofline/graphless_step.py). minimaxm2.5-fp8-b200-vllm from its v0.19.0 image (PR #947, merged
+# 2026-04-03, with --max-num-batched-tokens 2 x ISL: VLLM_RECIPE_RELEASES); kimik2.5-fp4-b200-vllm from InferenceX
+# PR #1047 ("Add kv-cache-dtype fp8, max-cudagraph-capture-size 2048, max-num-batched-tokens, and stream-interval
+# 20", perf-changelog.yaml, the B300 twin PR #1698: --max-num-batched-tokens $((ISL * 2))), on the same v0.17.0
+# image: the changelog lists it between PR #1043 and PR #1072 (the latter cites 2026-04-17), and no Kimi NVFP4 row
+# was measured between 2026-03-28 and 2026-04-19, so rows measured from 2026-04-17 ran it. (model, gemm quant mode,
+# GPU) -> (release, or None: any; first measurement date, or None: any; --max-num-batched-tokens, "2isl").
+VLLM_CAPTURE_2048 = {
+    ("minimax-m2.5", "fp8", "b200_sxm"): ("0.19.0", None, "2isl"),      # PR #947
+    ("kimi-k2.5", "nvfp4", "b200_sxm"): (None, "2026-04-17", "2isl"),   # PR #1047
+}
+VLLM_CAPTURE_SIZES_2048 = [1, 2, 4, [8, 248, 8], [256, 2048, 16]]   # vLLM's list at max_cudagraph_capture_size 2048
+VLLM_CAPTURE_MAPPED = True   # off: every vLLM row at vLLM's default capture sizes, as before session 61
+
+
+def vllm_capture_size(row: dict, kw: dict) -> None:
+    """The capture list (and token budget) of an InferenceX vLLM row whose launch set --max-cudagraph-capture-size
+    2048 (VLLM_CAPTURE_2048); other rows keep vLLM's default capture sizes."""
+    if not VLLM_CAPTURE_MAPPED or row["backend"] != "vllm" or not inferencex_run(row):
+        return
+    model = row["model_path"].lower()
+    found = next((v for (m, q, g), v in VLLM_CAPTURE_2048.items() if m in model and q == row["gemm_quant_mode"]
+                  and g == row["system"]), None)
+    if found is None:
+        return
+    release, since, tokens = found
+    date = measured_date(row)
+    if (release is not None and row["backend_version"] != release) or \
+            (since is not None and (date is None or date < since)):
+        return
+    kw["cuda_graph_sizes"] = VLLM_CAPTURE_SIZES_2048
+    kw["max_num_batched_tokens"] = 2 * _int(row["isl"]) if tokens == "2isl" else tokens
+
+
 # TensorRT-LLM's gpt-oss MoE backend where its launch is read: InferenceX's gptoss_fp4_b200_trt.sh sets
 # `moe_config.backend: TRTLLM` (MXFP4 weights x MXFP8 activations on Blackwell, TensorRT-LLM's gpt-oss deployment
 # guide's support matrix: the TRTLLM-Gen kernels, which take the router logits and route themselves:
@@ -1772,6 +1816,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         kw.update(max_num_seqs=launch["decode_batch"],
                   max_num_batched_tokens=token_budget(row["backend"], launch["decode_batch"], _int(row["isl"])))
     vllm_recipe(row, n, kw)
+    vllm_capture_size(row, kw)
     if TRTLLM_GPTOSS_MAPPED:
         trtllm_gptoss_checkpoint(row, kw)
         trtllm_gptoss_recipe(row, kw)

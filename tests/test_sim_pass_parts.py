@@ -73,7 +73,8 @@ def test_the_number_of_priced_parts_is_bounded_by_the_token_counts_seen():
     for groups in batches(3, 200) + batches(3, 200):   # each batch twice
         parts.time_s(groups, 0, False)
     tokens = {sum(q * n for q, _, n in g) for g in batches(3, 200)}
-    assert len(parts.bodies) == len(tokens)
+    # (vLLM: counts above its capture sizes are priced by the graphless sibling, graphless_step.py)
+    assert len(parts.bodies) + len(parts.graphless.bodies if parts.graphless else {}) == len(tokens)
 
 
 def test_a_technique_or_mla_is_priced_whole():

@@ -15,6 +15,7 @@ from .op_launches import op_launch_factors
 from .moe_kernels import fused_layer_ops
 from .shared_expert_stream import hidden_shared_s, runs_shared_expert_stream
 from .pass_setup import PassSetup
+from .graphless_step import graphless_step
 from .piecewise_graph import piecewise_calls
 from .placement import placement_ops
 from .tiers import host_path
@@ -75,6 +76,8 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewis
             serial -= hidden_shared_s(times, eff.kernel_gap_s)
         gpu_s += overlapped(serial, times, layers)
         launch = gpu.launch_overhead.value if not cuda_graphs and eff.source != "ideal" else 0.0
+        if launch and graphless_step(setup.engine_spec, batch.tokens):   # vLLM above its capture sizes: no graph
+            launch = setup.engine_spec.piecewise_call_s
         # An eager prefill's attention module costs the host what the engine measured it whole (module_host.py),
         # an op the engine runs as a chain of kernels one launch each (op_launches.py).
         factors = {**op_launch_factors(setup, times), **launch_factors(setup, times, batch)} \

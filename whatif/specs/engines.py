@@ -27,7 +27,7 @@ GIB = 2 ** 30
 PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last")
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "multinode_nvls", "kv_dtype_from_checkpoint",
                  "pad_to_limit", "capacity", "priority", "prefix_caching", "tokens_after_next_launch", "decode_mode",
-                 "piecewise_call_s", *PREEMPTION_KEYS)   # may be left out
+                 "piecewise_call_s", "mixed_graph_per_sequence", *PREEMPTION_KEYS)   # may be left out
 # How a decode batch within the captured sizes runs: one whole graph (full), or graph pieces between eagerly run
 # attention ops (piecewise: vLLM's cudagraph_mode PIECEWISE, roofline/piecewise_graph.py)
 DECODE_GRAPH_MODES = ("full", "piecewise")
@@ -145,6 +145,8 @@ class EngineSpec:
     decode_graph_mode: str = "full"       # a captured decode batch as one graph, or in pieces (DECODE_GRAPH_MODES)
     piecewise_call_s: float = 0.0         # host time per eager call of a piecewise pass (piece replay, attention op)
     graph_sizes_listed: tuple[int, ...] = ()   # the configured capture list graph_sizes was cut from (pad_to_limit)
+    graph_sizes_launched: bool = False    # the capture list is a launch's (with_graph_sizes), not the engine's default
+    mixed_graph_per_sequence: int = 0     # vLLM: mixed steps captured up to this x max_num_seqs tokens (0: no rule)
     capacity: str = "on-demand"           # how the scheduler takes KV blocks (CAPACITY)
     priority: str = "prefill"             # how whole prompts join a step without chunked prefill (PRIORITIES)
     prefix_caching: bool = False          # its default: KV blocks of shared prompt prefixes reused across requests
@@ -226,7 +228,21 @@ class EngineSpec:
         if sizes is None:
             return self
         listed = expand_sizes(list(sizes), "cuda_graph_sizes")
-        return replace(self, graph_sizes=listed, graph_sizes_listed=listed)
+        return replace(self, graph_sizes=listed, graph_sizes_listed=listed, graph_sizes_launched=True)
+
+    @property
+    def mixed_graph_tokens(self) -> int:
+        """Largest token count a prefill or mixed step replays as CUDA-graph pieces; above it the step runs with no
+        graph (roofline/graphless_step.py). vLLM: its capture list's last size, by default cut at
+        mixed_graph_per_sequence x max_num_seqs (min(max_num_seqs x 2, 512)), a launch's list as given; then at
+        the token budget. 0 where the spec has no such rule."""
+        if not self.mixed_graph_per_sequence:
+            return 0
+        listed = self.graph_sizes_listed or self.graph_sizes
+        cap = listed[-1] if listed else 0
+        if not self.graph_sizes_launched:
+            cap = min(cap, self.mixed_graph_per_sequence * self.max_num_seqs)
+        return min(cap, self.max_num_batched_tokens)
 
     def with_decode_graph_mode(self, mode: str | None) -> EngineSpec:
         """The spec with its captured decode batches run as `mode` (DECODE_GRAPH_MODES; None: its own), as a
@@ -340,7 +356,8 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
     large_keys = {"large_gpu_min_gib", "large_gpu_except", "large_gpu_max_num_seqs", "large_gpu_max_num_batched_tokens"}
     for name, keys in (("scheduler", {"max_num_seqs", "max_num_batched_tokens", "block_size", "chunked_prefill",
                                       "capacity", "priority", "prefix_caching", *PREEMPTION_KEYS, *large_keys}),
-                       ("cuda_graphs", {"decode_sizes", "prefill", "pad_to_limit", "decode_mode", "piecewise_call_s"}),
+                       ("cuda_graphs", {"decode_sizes", "prefill", "pad_to_limit", "decode_mode", "piecewise_call_s",
+                                        "mixed_graph_per_sequence"}),
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped", "tokens_after_next_launch"}),
                        ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
                                    "cuda_graph_gib", "kv_dtype_from_checkpoint"}),
@@ -369,6 +386,8 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
         graph_pad_to_limit=boolean(g.get("pad_to_limit", False), f"{where}.cuda_graphs.pad_to_limit"),
         decode_graph_mode=choice(g.get("decode_mode", "full"), DECODE_GRAPH_MODES, f"{where}.cuda_graphs.decode_mode"),
         piecewise_call_s=number(g.get("piecewise_call_s", 0.0), f"{where}.cuda_graphs.piecewise_call_s", 0.0, 0.1),
+        mixed_graph_per_sequence=integer(g.get("mixed_graph_per_sequence", 0),
+                                         f"{where}.cuda_graphs.mixed_graph_per_sequence", 0),
         cpu=CpuOverhead(number(c["per_step_s"], f"{where}.cpu.per_step_s", 0.0, 1.0),
                         number(c["per_sequence_s"], f"{where}.cpu.per_sequence_s", 0.0, 1.0),
                         boolean(c["overlapped"], f"{where}.cpu.overlapped"),

@@ -26,6 +26,7 @@ from ..attention import attention_op
 from ..config import ForwardBatch
 from ..context import kv_width_per_gpu
 from ..engine_kernels import engine_ops
+from ..graphless_step import graphless_step
 from ..kernel_models.params import DTYPE_BYTES, ceilings
 from ..kernel_models.gemm import gemm_parts
 from .. import kernel_timing
@@ -63,11 +64,15 @@ class Part:
 class PassParts:
     """Pass times of one PassSetup from memoized parts (see the module docstring)."""
 
-    def __init__(self, setup: PassSetup):
+    def __init__(self, setup: PassSetup, launch_s: float | None = None):
         self.setup = setup
         eff, gpu = setup.efficiency, setup.system.gpu
         self.gap = eff.kernel_gap_s
-        self.launch = gpu.launch_overhead.value if eff.source != "ideal" else 0.0
+        # `launch_s`: the host's time a kernel where not the GPU profile's (the graphless sibling below)
+        self.launch = (gpu.launch_overhead.value if launch_s is None else launch_s) if eff.source != "ideal" else 0.0
+        engine = setup.engine_spec   # vLLM steps above its capture sizes run with no graph (graphless_step.py)
+        self.graphless = PassParts(setup, engine.piecewise_call_s) if launch_s is None and self.launch \
+            and engine is not None and graphless_step(engine, engine.mixed_graph_tokens + 1) else None
         self.kv_width = kv_width_per_gpu(setup.model, setup.parallel.tp)
         self.stages = range(setup.parallel.pp)
         self.bodies: dict[int, tuple[Part, ...]] = {}
@@ -102,13 +107,18 @@ class PassParts:
                 logits, sequences = real, padded
         elif not decode:
             graphs = cuda_graphs and engine.graph_prefill
-        return engine.step_seconds(passes * self._pass_s(groups, tokens, logits or sequences, graphs), real)
+        parts = self.graphless if self.graphless is not None and not graphs and graphless_step(engine, tokens) \
+            else self
+        return engine.step_seconds(passes * parts._pass_s(groups, tokens, logits or sequences, graphs), real)
 
     def time_s(self, groups: tuple, logits: int, cuda_graphs: bool) -> float:
         """Seconds of a pass of `groups` ((new, cached, sequences) each) with `logits` LM-head rows
         (0: one per sequence), as time_pass(setup, ForwardBatch(groups, logits), cuda_graphs).time_s."""
         batch = ForwardBatch(groups, logits)
-        return self._pass_s(batch.groups, batch.tokens, batch.logit_rows, cuda_graphs)
+        graphless = self.graphless is not None and not cuda_graphs and graphless_step(self.setup.engine_spec,
+                                                                                      batch.tokens)
+        return (self.graphless if graphless else self)._pass_s(batch.groups, batch.tokens, batch.logit_rows,
+                                                                 cuda_graphs)
 
     def _pass_s(self, groups: tuple, tokens: int, rows: int, cuda_graphs: bool) -> float:
         """Seconds of a pass of `groups`, `tokens` new tokens in all, with `rows` LM-head rows."""

@@ -1,0 +1,58 @@
+"""vLLM V1's steps above its largest CUDA-graph capture size (roofline/graphless_step.py): no graph at all, every
+kernel at the engine's measured eager call; steps inside the captured sizes, and other engines, priced as before."""
+from __future__ import annotations
+
+import pytest
+
+from whatif.roofline.config import ForwardBatch
+from whatif.roofline.forward_pass import time_pass
+from whatif.roofline.graphless_step import graphless_step
+from whatif.roofline.pass_setup import pass_setup
+from whatif.roofline.step_price.parts import PassParts
+from whatif.scenario import Scenario
+
+PROMPT = ForwardBatch(((1024, 0, 1),))
+VLLM_2048 = (1, 2, 4, *range(8, 249, 8), *range(256, 2049, 16))   # --max-cudagraph-capture-size 2048
+
+
+def setup_of(sc: Scenario):
+    model, system, par, eff = sc.resolve()
+    return pass_setup(model, system, par, sc.precision, eff, sc.utilization(), sc.technique_set(), sc.placement(),
+                      engine_spec=sc.engine_spec())
+
+
+def vllm(**kw) -> Scenario:
+    return Scenario(model="llama-3.1-8b", hardware="h100-sxm", kernel_engine="vllm", **kw)
+
+
+def test_vllms_capture_ceiling_follows_its_sequence_limit_and_token_budget():
+    assert vllm().engine_spec().mixed_graph_tokens == 512            # min(2 x 1024 sequences, 512)
+    assert vllm(max_num_seqs=4).engine_spec().mixed_graph_tokens == 8   # min(2 x 4, 512)
+    assert vllm(max_num_seqs=4, cuda_graph_sizes=VLLM_2048, max_num_batched_tokens=2048) \
+        .engine_spec().mixed_graph_tokens == 2048                       # a launch's list, cut at the budget
+    assert vllm(cuda_graph_sizes=VLLM_2048, max_num_batched_tokens=1024).engine_spec().mixed_graph_tokens == 1024
+
+
+def test_other_engines_have_no_such_ceiling():
+    for engine in ("trtllm", "sglang"):
+        spec = Scenario(model="llama-3.1-8b", hardware="h100-sxm", kernel_engine=engine).engine_spec()
+        assert spec.mixed_graph_tokens == 0 and not graphless_step(spec, 10 ** 6)
+
+
+def test_a_prompt_above_the_ceiling_pays_the_eager_call_per_kernel():
+    small = setup_of(vllm(max_num_seqs=4))
+    p = time_pass(small, PROMPT, False)
+    assert p.launch_s == pytest.approx(p.kernels * small.engine_spec.piecewise_call_s)
+    big = setup_of(vllm(max_num_seqs=4, cuda_graph_sizes=VLLM_2048, max_num_batched_tokens=2048))
+    q = time_pass(big, PROMPT, False)
+    assert q.launch_s == pytest.approx(q.kernels * big.system.gpu.launch_overhead.value)
+    assert q.launch_s < p.launch_s and q.time_s <= p.time_s
+
+
+def test_the_parts_price_a_graphless_step_as_the_whole_pass():
+    setup = setup_of(vllm(max_num_seqs=4))
+    parts = PassParts(setup)
+    assert parts.graphless is not None
+    for groups in (((1024, 0, 1),), ((6, 0, 1),), ((900, 0, 1), (1, 500, 3))):
+        batch = ForwardBatch(groups)
+        assert parts.time_s(groups, 0, False) == pytest.approx(time_pass(setup, batch, False).time_s, rel=1e-12)
