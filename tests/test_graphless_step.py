@@ -7,22 +7,13 @@ import pytest
 from whatif.roofline.config import ForwardBatch
 from whatif.roofline.forward_pass import time_pass
 from whatif.roofline.graphless_step import graphless_step
-from whatif.roofline.pass_setup import pass_setup
 from whatif.roofline.step_price.parts import PassParts
 from whatif.scenario import Scenario
 
+from tests.test_piecewise_graph import setup_of, vllm
+
 PROMPT = ForwardBatch(((1024, 0, 1),))
 VLLM_2048 = (1, 2, 4, *range(8, 249, 8), *range(256, 2049, 16))   # --max-cudagraph-capture-size 2048
-
-
-def setup_of(sc: Scenario):
-    model, system, par, eff = sc.resolve()
-    return pass_setup(model, system, par, sc.precision, eff, sc.utilization(), sc.technique_set(), sc.placement(),
-                      engine_spec=sc.engine_spec())
-
-
-def vllm(**kw) -> Scenario:
-    return Scenario(model="llama-3.1-8b", hardware="h100-sxm", kernel_engine="vllm", **kw)
 
 
 def test_vllms_capture_ceiling_follows_its_sequence_limit_and_token_budget():
