@@ -1148,7 +1148,8 @@ VLLM_EXPERT_KERNEL = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "nvfp4"}
 # mxfp4.py get_mxfp4_backend), FlashInfer's trtllm_fp4_block_scale_moe: the TRTLLM-Gen kernels (moe_kernels.py);
 # gptoss_fp4_h100.sh exports VLLM_MXFP4_USE_MARLIN=1 (both revisions read, 1fc5d73 and 34bc7c4): Mxfp4Backend.MARLIN,
 # the Marlin MoE vLLM runs INT4 experts with (moe_kernels marlin: its weight-only fit)
-VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen",
+# Session 61: trtllm-gen-mxfp8, the same kernels priced by their own MXFP4 x MXFP8 rows (moe_kernels.py).
+VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen-mxfp8",
                     ("gpt-oss-120b", "nvfp4", "h100_sxm"): "marlin"}
 # The cudagraph_mode a recipe's --compilation-config sets (added after scoring, session 54): minimaxm2.5_fp8_h100.sh
 # at 34bc7c4 launches `--compilation-config '{"cudagraph_mode":"PIECEWISE"}'`; recipes not listed set none (vLLM's
@@ -1290,7 +1291,8 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
 # `moe_config.backend: TRTLLM` (MXFP4 weights x MXFP8 activations on Blackwell, TensorRT-LLM's gpt-oss deployment
 # guide's support matrix: the TRTLLM-Gen kernels, which take the router logits and route themselves:
 # moe_kernels trtllm-gen; the rule's nvfp4 stands in for the format, as for vLLM's MXFP4 x MXFP8 on B200)
-TRTLLM_GPTOSS_EXPERTS = {"b200_sxm": ("nvfp4", "trtllm-gen")}
+# Session 61: trtllm-gen-mxfp8, those kernels priced by their own MXFP4 x MXFP8 rows (moe_kernels.py)
+TRTLLM_GPTOSS_EXPERTS = {"b200_sxm": ("nvfp4", "trtllm-gen-mxfp8")}
 TRTLLM_GPTOSS_MAPPED = True   # off: every linear layer in the rule's precision, as before session 53
 
 
