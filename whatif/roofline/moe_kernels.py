@@ -21,7 +21,9 @@ their own (fused_marlin_moe), so the graph's ops for them stay.
 `trtllm-gen-mxfp8` (session 61): the same TRTLLM-Gen kernels over MXFP4 weights x MXFP8 activations
 (`trtllm_fp4_block_scale_moe` with mxfp8 hidden states), gpt-oss's B200 expert path: vLLM's
 VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (SM100_FI_MXFP4_MXFP8_TRTLLM, quantization/mxfp4.py) and TensorRT-LLM's
-`moe_config.backend: TRTLLM` for its MXFP4 checkpoint (InferenceX gptoss_fp4_b200_trt.sh). Priced by the fit of
+`moe_config.backend: TRTLLM` for its MXFP4 checkpoint (InferenceX gptoss_fp4_b200_trt.sh; tensorrt_llm/_torch/
+model_config.py get_mxfp4_quant_algo: W4A8_MXFP4_MXFP8 on SM >= 100 unless the backend is TRITON or
+OVERRIDE_QUANT_ALGO is set; vLLM's SM100 default without the variable is MXFP4 x bf16). Priced by the fit of
 aiconfigurator's B200 w4a8_mxfp4_mxfp8 rows of that kernel (sglang_flashinfer_trtllm_moe; validate/moe_fit.FITS
 trtllm_gen_mxfp8) at the fp8 tensor-core peak (expert_fits.FIT_PEAK_DTYPE); the nvfp4 stand-in's fit had read
 those rows x0.72."""
