@@ -247,7 +247,9 @@ The mapping rule, written before any row was scored and not tuned after:
   InferenceX's gptoss_fp4_b200_trt.sh with moe_config.backend TRTLLM (moe_kernels trtllm-gen, the nvfp4 stand-in)
   and its --max_num_tokens 20000 / free_gpu_memory_fraction 0.85 (trtllm_gptoss_recipe); vLLM's recipes run the
   TRTLLM-Gen MXFP4 x MXFP8 MoE on B200 (VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8) and the Marlin MoE on H100
-  (VLLM_MXFP4_USE_MARLIN=1): VLLM_MOE_KERNELS;
+  (VLLM_MXFP4_USE_MARLIN=1): VLLM_MOE_KERNELS; since session 61 (added after scoring) the B200 experts of both
+  engines name moe_kernels trtllm-gen-mxfp8, those kernels priced by the fit of their own MXFP4 x MXFP8 rows rather
+  than the nvfp4 stand-in's (gpt-oss slice, 249 rows: TTFT 30.6% -> 25.7%, TPOT 8.15% -> 11.57%, docs/accuracy.md);
 - a vLLM "TP T, EP E" row of InferenceX's 2026-04-06 file recorded as tp_size T x attention_dp_size E with
   moe_ep_size T x E (its id names `_tpT_epE_`; added after scoring, session 51, _vllm_tp_ep_as_dp) maps to TP T,
   EP E on T GPUs, as its 2026-03-25 twin records it; so does a db-dump vLLM row of that shape (added after
