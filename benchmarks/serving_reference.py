@@ -254,7 +254,9 @@ The mapping rule, written before any row was scored and not tuned after:
   InferenceX's gptoss_fp4_b200_trt.sh with moe_config.backend TRTLLM (moe_kernels trtllm-gen, the nvfp4 stand-in)
   and its --max_num_tokens 20000 / free_gpu_memory_fraction 0.85 (trtllm_gptoss_recipe); vLLM's recipes run the
   TRTLLM-Gen MXFP4 x MXFP8 MoE on B200 (VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8) and the Marlin MoE on H100
-  (VLLM_MXFP4_USE_MARLIN=1): VLLM_MOE_KERNELS;
+  (VLLM_MXFP4_USE_MARLIN=1): VLLM_MOE_KERNELS; since session 61 (added after scoring) the B200 experts of both
+  engines name moe_kernels trtllm-gen-mxfp8, those kernels priced by the fit of their own MXFP4 x MXFP8 rows rather
+  than the nvfp4 stand-in's (gpt-oss slice, 249 rows: TTFT 30.6% -> 25.7%, TPOT 8.15% -> 11.57%, docs/accuracy.md);
 - a vLLM "TP T, EP E" row of InferenceX's 2026-04-06 file recorded as tp_size T x attention_dp_size E with
   moe_ep_size T x E (its id names `_tpT_epE_`; added after scoring, session 51, _vllm_tp_ep_as_dp) maps to TP T,
   EP E on T GPUs, as its 2026-03-25 twin records it; so does a db-dump vLLM row of that shape (added after
@@ -1155,7 +1157,8 @@ VLLM_EXPERT_KERNEL = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "nvfp4"}
 # mxfp4.py get_mxfp4_backend), FlashInfer's trtllm_fp4_block_scale_moe: the TRTLLM-Gen kernels (moe_kernels.py);
 # gptoss_fp4_h100.sh exports VLLM_MXFP4_USE_MARLIN=1 (both revisions read, 1fc5d73 and 34bc7c4): Mxfp4Backend.MARLIN,
 # the Marlin MoE vLLM runs INT4 experts with (moe_kernels marlin: its weight-only fit)
-VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen",
+# Session 61: trtllm-gen-mxfp8, the same kernels priced by their own MXFP4 x MXFP8 rows (moe_kernels.py).
+VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen-mxfp8",
                     ("gpt-oss-120b", "nvfp4", "h100_sxm"): "marlin"}
 # The cudagraph_mode a recipe's --compilation-config sets (added after scoring, session 54): minimaxm2.5_fp8_h100.sh
 # at 34bc7c4 launches `--compilation-config '{"cudagraph_mode":"PIECEWISE"}'`; recipes not listed set none (vLLM's
@@ -1334,7 +1337,8 @@ def vllm_capture_size(row: dict, kw: dict) -> None:
 # `moe_config.backend: TRTLLM` (MXFP4 weights x MXFP8 activations on Blackwell, TensorRT-LLM's gpt-oss deployment
 # guide's support matrix: the TRTLLM-Gen kernels, which take the router logits and route themselves:
 # moe_kernels trtllm-gen; the rule's nvfp4 stands in for the format, as for vLLM's MXFP4 x MXFP8 on B200)
-TRTLLM_GPTOSS_EXPERTS = {"b200_sxm": ("nvfp4", "trtllm-gen")}
+# Session 61: trtllm-gen-mxfp8, those kernels priced by their own MXFP4 x MXFP8 rows (moe_kernels.py)
+TRTLLM_GPTOSS_EXPERTS = {"b200_sxm": ("nvfp4", "trtllm-gen-mxfp8")}
 TRTLLM_GPTOSS_MAPPED = True   # off: every linear layer in the rule's precision, as before session 53
 
 

@@ -15,6 +15,7 @@ from whatif.roofline.timing import time_op
 from whatif.specs.hardware import load_system
 from whatif.specs.op_kinds import OpRole
 from whatif.specs.profiles import read_yaml
+from whatif.roofline.expert_fits import FIT_PEAK_DTYPE
 from whatif.validate import moe_fit as mf
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "aiconfigurator"
@@ -32,7 +33,8 @@ def test_each_block_is_fitted_on_its_own_engines_rows(key):
     block = read_yaml(moe.FIT_FILE)["blocks"][key]
     framework = mf.ROWS_FRAMEWORK.get(engine, engine)   # (a kernel another engine's collector measured)
     assert block["fitted_on"]["engine"] == framework
-    assert mf.DTYPE_BYTES[block["fitted_on"]["moe_dtype"]][2] == dtype
+    # the peak the rows were fitted at is the one pricing uses (expert_fits.FIT_PEAK_DTYPE: MXFP4 x MXFP8's fp8)
+    assert mf.DTYPE_BYTES[block["fitted_on"]["moe_dtype"]][2] == FIT_PEAK_DTYPE.get(engine, dtype)
     assert block["fitted_on"]["moe_dtype"] in mf.FITS[(engine, dtype)][0]
     gpu = block["fitted_on"]["gpu"]
     assert moe.moe_params(arch, dtype, engine).provenance.startswith(f"fitted on {gpu} {framework}")

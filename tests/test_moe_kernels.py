@@ -90,3 +90,29 @@ def test_the_cli_flag_names_the_kernels_prices_them_and_says_so(capsys):
     assert main([*argv, "--moe-kernels", "deepgemm"]) == 2   # one line naming the flag and the valid kernels
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--moe-kernels" in err and "trtllm-gen" in err
+
+
+def test_gpt_oss_b200_experts_take_the_mxfp4_mxfp8_fit_at_the_fp8_peak():
+    """trtllm-gen-mxfp8 (session 61): gpt-oss's B200 experts (the nvfp4 stand-in's fp4 ops) are priced by the fit of
+    the MXFP4 x MXFP8 TRTLLM-Gen rows, whose efficiencies are fractions of the fp8 peak and at most 1; Blackwell
+    only; the plain trtllm-gen entry and other deployments keep their fits."""
+    from whatif.roofline.kernel_models.moe import has_moe_fit, moe_params
+    from whatif.roofline.kernel_timing import expert_gemm_seconds
+    assert moe_fit_engine("trtllm-gen-mxfp8", "blackwell") == "trtllm_gen_mxfp8"
+    with pytest.raises(WhatifError, match="blackwell GPUs only"):
+        moe_fit_engine("trtllm-gen-mxfp8", "hopper")
+    assert has_moe_fit("fp4", "blackwell", "trtllm_gen_mxfp8") and not has_moe_fit("fp4", "hopper", "trtllm_gen_mxfp8")
+    for small in (False, True):
+        p = moe_params("blackwell", "fp4", "trtllm_gen_mxfp8", small)
+        assert 0.0 < p.compute_eff <= 1.0 and 0.0 < p.memory_eff <= 1.0
+    base = dict(model="openai/gpt-oss-120b", hardware="dgx-b200", kernel_engine="trtllm")
+    eff = Scenario(**base, moe_kernels="trtllm-gen-mxfp8").resolved().efficiency
+    assert eff.moe_engine == "trtllm_gen_mxfp8"
+    op = expert_op(256, "fp4", experts=128)   # a prefill-size grouped GEMM: compute-bound
+    assert fit_engine(op, eff) == "trtllm_gen_mxfp8" and covers(op, B200, "trtllm_gen_mxfp8")
+    _, t_c, _, _ = expert_gemm_seconds(op, B200, engine="trtllm_gen_mxfp8")
+    p = moe_params("blackwell", "fp4", "trtllm_gen_mxfp8", False)
+    padded = 2.0 * op.shape.m * op.shape.n * op.shape.k   # (256 rows per expert: already whole M tiles)
+    assert t_c == pytest.approx(padded / (B200.peak_flops("fp8") * p.compute_eff), rel=1e-9)   # the fp8 peak
+    stand_in = replace(eff, moe_engine="sglang")   # the nvfp4 stand-in the entry replaces prices it lower
+    assert time_op(op, B200, eff, None).time_s > time_op(op, B200, stand_in, None).time_s

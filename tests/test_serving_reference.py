@@ -764,9 +764,10 @@ def test_gpt_oss_experts_run_the_kernels_their_launch_picked():
     common = dict(model_path="openai/gpt-oss-120b", silicon_data_source=src, tp_size="2", attention_dp_size="1",
                   moe_tp_size="2", moe_ep_size="1", batch_size="8", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")
     vllm = sr.simulate_kwargs(_row(backend="vllm", **common))
-    assert vllm["moe_kernels"] == "trtllm-gen" and vllm["expert_quantization"] == "nvfp4"
+    assert vllm["moe_kernels"] == "trtllm-gen-mxfp8" and vllm["expert_quantization"] == "nvfp4"   # (session 61)
     trt = sr.simulate_kwargs(_row(backend="trtllm", **common))
-    assert "quantization" not in trt and trt["expert_quantization"] == "nvfp4" and trt["moe_kernels"] == "trtllm-gen"
+    assert "quantization" not in trt and trt["expert_quantization"] == "nvfp4"
+    assert trt["moe_kernels"] == "trtllm-gen-mxfp8"
     assert trt["kv_dtype"] == "fp8" and (trt["max_num_batched_tokens"], trt["memory_utilization"]) == (20000, 0.85)
     gap = dict(common, system="h100_sxm", gemm_quant_mode="fp8", moe_quant_mode="fp8",
                silicon_data_source="source_file=/x/aic-auto-gap-analysis/data/h100_sxm/trtllm/1.3.0rc1/y.csv; "

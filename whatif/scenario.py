@@ -61,7 +61,8 @@ class Scenario:
     context_window: int | None = None    # what-if: treat the model's window as this many tokens
     launch_us: float | None = None       # host CPU launch + queuing time per kernel in eager mode (e.g. Grace's)
     moe_kernels: str | None = None       # the fused-MoE kernels the deployment picks (TensorRT-LLM moe_config.backend
-                                         # TRTLLM: 'trtllm-gen'; vLLM VLLM_MXFP4_USE_MARLIN=1: 'marlin'), priced by
+                                         # TRTLLM: 'trtllm-gen', MXFP4 x MXFP8: 'trtllm-gen-mxfp8'; vLLM
+                                         # VLLM_MXFP4_USE_MARLIN=1: 'marlin'), priced by
                                          # the rows that timed them (moe_kernels.py)
     moe_problem_cost: bool = False       # price each local expert's grouped-GEMM problem where measured (TensorRT-LLM's
                                          # Hopper block-FP8 MoE: roofline/grouped_problems.py); off: as before

@@ -142,7 +142,8 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
                         "--dp-attention with --ep above 1, where whatif prices a dispatch / combine")
     t.add_argument("--moe-kernels", choices=sorted(MOE_KERNELS), default=None,
                    help="the fused-MoE kernels the deployment picks where they are not its engine's own measured ones "
-                        "(trtllm-gen: TensorRT-LLM's moe_config.backend TRTLLM, Blackwell only; marlin: vLLM's "
+                        "(trtllm-gen: TensorRT-LLM's moe_config.backend TRTLLM, Blackwell only; trtllm-gen-mxfp8: "
+                        "the same kernels over MXFP4 weights x MXFP8 activations, gpt-oss on Blackwell; marlin: vLLM's "
                         "VLLM_MXFP4_USE_MARLIN=1, MXFP4 experts on its weight-only MoE), priced by the rows that "
                         "timed them")
     t.add_argument("--moe-problem-cost", action="store_true", default=None,

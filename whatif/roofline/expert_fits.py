@@ -10,6 +10,14 @@ from .ops import Op
 
 WEIGHT_ONLY_MOE = "w4a16"   # the fused-MoE fit block of an engine's weight-only (in-kernel dequant) experts
 MXFP4_MOE = "mxfp4"         # ... of its MXFP4-weight, 16-bit-activation experts (gpt-oss's checkpoint as stored)
+# fit engine -> the tensor-core dtype its compute_eff is a fraction of, where not the op's: the TRTLLM-Gen MXFP4 x
+# MXFP8 MoE runs fp8 MMAs (validate/moe_fit.DTYPE_BYTES w4a8_mxfp4_mxfp8) under the nvfp4 stand-in's fp4 ops
+FIT_PEAK_DTYPE = {"trtllm_gen_mxfp8": "fp8"}
+
+
+def fit_peak_dtype(op: Op, fit: str) -> str:
+    """The dtype whose datasheet peak the fused-MoE fit `fit` prices `op`'s math at."""
+    return FIT_PEAK_DTYPE.get(fit, op.dtype)
 
 
 def moe_fit_dtype(op: Op, gpu, engine: str) -> str:

@@ -16,7 +16,17 @@ engine's quantized fit on its own). Default: none, each engine's own fits, as be
 quantization/mxfp4.py picks Mxfp4Backend.MARLIN, fused_marlin_moe over the MXFP4 weights; InferenceX's
 gptoss_fp4_h100.sh exports it), the kernel vLLM runs its INT4 weight-only experts with: those experts are priced by
 the engine's own weight-only (Marlin) MoE fit (expert_fits.moe_fit_dtype). Its top-k and activation are kernels of
-their own (fused_marlin_moe), so the graph's ops for them stay."""
+their own (fused_marlin_moe), so the graph's ops for them stay.
+
+`trtllm-gen-mxfp8` (session 61): the same TRTLLM-Gen kernels over MXFP4 weights x MXFP8 activations
+(`trtllm_fp4_block_scale_moe` with mxfp8 hidden states), gpt-oss's B200 expert path: vLLM's
+VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (SM100_FI_MXFP4_MXFP8_TRTLLM, quantization/mxfp4.py) and TensorRT-LLM's
+`moe_config.backend: TRTLLM` for its MXFP4 checkpoint (InferenceX gptoss_fp4_b200_trt.sh; tensorrt_llm/_torch/
+model_config.py get_mxfp4_quant_algo: W4A8_MXFP4_MXFP8 on SM >= 100 unless the backend is TRITON or
+OVERRIDE_QUANT_ALGO is set; vLLM's SM100 default without the variable is MXFP4 x bf16). Priced by the fit of
+aiconfigurator's B200 w4a8_mxfp4_mxfp8 rows of that kernel (sglang_flashinfer_trtllm_moe; validate/moe_fit.FITS
+trtllm_gen_mxfp8) at the fp8 tensor-core peak (expert_fits.FIT_PEAK_DTYPE); the nvfp4 stand-in's fit had read
+those rows x0.72."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -25,7 +35,7 @@ from ..errors import WhatifError
 from ..specs.op_kinds import OpRole
 
 # kernels -> {GPU architecture: the engine whose fused-MoE rows timed those kernels there}
-MOE_KERNELS = {"trtllm-gen": {"blackwell": "sglang"},
+MOE_KERNELS = {"trtllm-gen": {"blackwell": "sglang"}, "trtllm-gen-mxfp8": {"blackwell": "trtllm_gen_mxfp8"},
                "marlin": {"ampere": None, "ada": None, "hopper": None, "blackwell": None}}
 # kernels the deployment's own engine runs for 4-bit float weights through its weight-only MoE fit
 WEIGHT_ONLY_KERNELS = frozenset({"marlin"})

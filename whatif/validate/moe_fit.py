@@ -60,9 +60,14 @@ FITS = {("vllm", "bf16"): (("bfloat16",), None), ("vllm", "fp8"): (("fp8",), ("b
         ("sglang", "bf16"): (("bfloat16",), None), ("sglang", "fp8"): (("fp8_block",), ("b200_sxm",)),
         ("sglang", "fp4"): (("nvfp4",), ("b200_sxm",)),
         ("trtllm", "bf16"): (("bfloat16",), None),
-        ("flashinfer_cutlass", "fp8"): (("fp8_block",), ("h100_sxm",))}
+        ("flashinfer_cutlass", "fp8"): (("fp8_block",), ("h100_sxm",)),
+        ("trtllm_gen_mxfp8", "fp4"): (("w4a8_mxfp4_mxfp8",), ("b200_sxm",))}
+# trtllm_gen_mxfp8 (session 61): the TRTLLM-Gen MoE over MXFP4 weights x MXFP8 activations (moe_kernels
+# trtllm-gen-mxfp8, gpt-oss's B200 experts), fitted on SGLang's B200 rows of it (sglang_flashinfer_trtllm_moe
+# w4a8_mxfp4_mxfp8: gpt-oss-120b/-20b's 2880 x 2880 and a 3584 x 3072, 896-expert shape; the only GPU measured, so no
+# leave-one-out figure), at the fp8 peak; keyed fp4 because the experts it prices are the rule's nvfp4 stand-in.
 # fit name -> the corpus framework whose rows measured its kernel (default: the fit's own name)
-ROWS_FRAMEWORK = {"flashinfer_cutlass": "trtllm"}
+ROWS_FRAMEWORK = {"flashinfer_cutlass": "trtllm", "trtllm_gen_mxfp8": "sglang"}
 
 
 def fit_rows(frame, engine: str, dtype: str):
