@@ -645,8 +645,13 @@ def test_the_whole_file():
     # K-block promotion, the srt-slurm ctx/gen workers' own MoE backends); TPOT 9.16%, B200 9.22%, H100 9.03% (the
     # H100 TP16 decode workers' two-node all-reduce without NVLS); worse: 5 TRT-LLM H100 Qwen3-235B rows x0.94-0.99 ->
     # x1.12-1.17, their experts' promotion priced at its median where the measured cost grows with the tokens)
-    assert ttft["mape"] < 31.9 and ttft["median_ape"] < 30.2 and ttft["off3x"] <= 116, ttft
-    assert tpot["mape"] < 9.3, tpot
+    # (session 61 after all merges: TTFT 30.9%, median 28.4%, x0.72, 112 off by 3x (gpt-oss's B200 experts priced
+    # by the MXFP4 x MXFP8 TRTLLM-Gen rows' own fit, 64-dim prefill attention's exponential floor, vLLM steps above
+    # the capture ceiling graphless, SGLang's NVFP4 input-quantize launches and PD prefill metadata slots); TPOT
+    # 9.50%, B200 9.73%, H100 9.03%: worse (9.16%) because gpt-oss's B200 experts were priced x0.72 of their measured
+    # kernel, which hid a decode step priced high elsewhere: its B200 rows' TPOT 5.4-9.4% -> 9.3-14.7%, x1.08)
+    assert ttft["mape"] < 31.2 and ttft["median_ape"] < 28.7 and ttft["off3x"] <= 113, ttft
+    assert tpot["mape"] < 9.6, tpot
     for gpu in ("b200_sxm", "h100_sxm"):   # the issue's target: TPOT <= 10% on every GPU
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= 10.0, gpu
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
@@ -662,7 +667,8 @@ def test_the_whole_file():
     # (session 59: 10.85%, the dense-fit experts of TensorRT-LLM's B200 DeepSeek-V3 decode pools, 9.3 -> 8.4%)
     # (session 60: 8.29%, the H100 TP16 decode workers' all-reduce over two nodes without NVLS (NCCL_NVLS_ENABLE=0 in
     # their recipes): H100's 8 rows 21.4 -> 5.9%; the recipes' per-pool MoE backends, TensorRT-LLM B200 8.4 -> 7.2%)
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 8.6, sr.stats(disagg, "tpot")
+    # (session 61: 8.21%, SGLang's attention-DP prefill ranks' metadata slots)
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 8.4, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
@@ -679,7 +685,9 @@ def test_the_whole_file():
     # (session 59: 51.9%, x0.49 on TensorRT-LLM's 42, 13 off by 3x: the same two MoE changes on its prefill pools)
     # (session 60: 44.1%, x0.56, 12 off by 3x: TensorRT-LLM's ctx workers' own MoE backends, SRT_SLURM_TRTLLM_MOE:
     # its B200 34 rows 46.3 -> 35.7%; the H100 decode pools' slower steps, 8 rows 30.8 -> 12.5%)
-    assert ttft["mape"] < 44.6 and ttft["off3x"] <= 12, ttft
+    # (session 61: 43.1%, x0.57, 10 off by 3x: SGLang's 23 rows 67.6 -> 64.5%, a prefill rank's metadata slots
+    # (prefill_send_slots), which hold its next prompt while its last two batches' KV is sent)
+    assert ttft["mape"] < 43.5 and ttft["off3x"] <= 10, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
