@@ -293,14 +293,15 @@ def test_model_layers_reads_the_spec():
 def test_the_light_load_excess_is_not_a_cost_per_layer_across_cells_in_the_committed_table():
     """Session 60 (helper G): the ~1 ms a layer read off two cells does not carry to the others. TensorRT-LLM B200:
     Llama-3.1-70B fp8 (80 dense layers) misses < 10 ms at 1k and TP1-4 where gpt-oss-120b 1.2.0rc2.post2 (36 layers)
-    misses > 15 ms at TP2-8, the same at 8k (flat in the prompt: per request, not per token). TensorRT-LLM 1.0.0rc3
+    misses > 10 ms at TP2-8, the same at 8k (flat in the prompt: per request, not per token). TensorRT-LLM 1.0.0rc3
     H100 at 1k: Llama-3.1-8B (32 layers) misses more at every TP than Qwen3-32B (64). vLLM Llama-3.1-70B fp8 at 1k:
     > 40 ms at TP4-8 on B200, < 0 at TP2-8 on H100 (the same 80 layers)."""
     cells = sg.excess_by_cell(sg.load())
     llama = cells[("trtllm", "", "b200_sxm", "meta-llama/Llama-3.1-70B", "fp8")]
     gptoss = cells[("trtllm", "1.2.0rc2.post2", "b200_sxm", "openai/gpt-oss-120b", "nvfp4")]
     assert all(llama[(1024, tp)][1] < 10 for tp in (1, 2, 4))
-    assert all(gptoss[(1024, tp)][1] > 15 for tp in (2, 4, 8))
+    # (> 15 ms until session 61, whose MXFP4 x MXFP8 expert fit prices gpt-oss's B200 prefill higher: 12-25 ms now)
+    assert all(gptoss[(1024, tp)][1] > 10 for tp in (2, 4, 8))
     assert all(abs(gptoss[(8192, tp)][1] - gptoss[(1024, tp)][1]) < 10 for tp in (2, 4, 8))
     llama8b = cells[("trtllm", "1.0.0rc3", "h100_sxm", "meta-llama/Llama-3.1-8B-Instruct", "")]
     qwen32b = cells[("trtllm", "1.0.0rc3", "h100_sxm", "Qwen/Qwen3-32B", "fp8")]
