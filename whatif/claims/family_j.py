@@ -258,9 +258,8 @@ CLAIMS: list[Claim] = [
                "slowest 10% are its longest prompts' own prefill at tp 1 (~0.18 s), which the tp-2 prefill pool "
                "shortens by no more than ~1.3x, and whatif's prefill-decode interference at these rates is small; "
                "what the paper's colocated vLLM lost beyond that (its prefill kernels, its Ray path: the rate "
-               "claim's leads) is not modelled. Until session 61 the lengths' 2044-token pile gave 1.45x at "
-               "0.75 req/s (in band), so the rate was an assumption that decided the verdict; with the release's "
-               "pair limit it decides none",
+               "claim's leads) is not modelled. Until session 61 a 2044-token pile gave 1.45x at 0.75 req/s (in "
+               "band): the rate decided the verdict; with the release's pair limit it decides none",
           setup_note="Llama-2-13B for OPT-13B on the three GPUs of each side; the release's multi-turn ShareGPT "
                      "lengths (Figure 7's means); both objectives scaled together, as its SLO-scale plots do; the "
                      "panel's rate is not in the files read (the notebook's call of it was not read): the release's "
