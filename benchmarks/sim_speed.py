@@ -12,7 +12,9 @@ Machines here are shared and noisy: compare the ratios, not the absolute times.
 
 Targets (issue 42): the whole 50,000-request process at least 5x 787b43e's CPU (10x the goal); 1,000,000
 requests in under a minute with memory flat in generated tokens: `--requests 0 --process-requests 1000000`
-times a million-request process alone (no --baseline) and reports its peak memory.
+times a million-request process alone (no --baseline) and reports its peak memory. --instructions also counts the
+whole process's instructions once per checkout under valgrind (cachegrind, no cache simulation): on a shared VM the
+CPU-second ratio moves with the neighbours' load, the instruction ratio does not (session 61).
 """
 from __future__ import annotations
 
@@ -99,6 +101,22 @@ def peak_mb(out: str) -> float:
     return float(out.strip().splitlines()[-1].split()[-1])
 
 
+def instructions(tree: Path, argv: list[str]) -> int:
+    """Instructions the process `argv` runs in `tree` (valgrind cachegrind's I refs; bytecode caches in place)."""
+    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                          sys.executable, *argv], env=side_by_side.child_env(tree), cwd=tree, capture_output=True,
+                         text=True, check=True)
+    return instruction_refs(out.stderr)
+
+
+def instruction_refs(stderr: str) -> int:
+    """cachegrind's summary line `==PID== I   refs:      2,655,494,227` as a number."""
+    refs = [line for line in stderr.splitlines() if line.split("==")[-1].split(":")[0].split() == ["I", "refs"]]
+    if not refs:
+        raise RuntimeError("valgrind printed no 'I refs' line: " + stderr.strip()[-200:])
+    return int(refs[-1].split()[-1].replace(",", ""))
+
+
 def outputs(r: dict) -> str:
     return (f"{r['finished']} done, {r['iterations']} iters, TTFT {r['ttft_p50_ms']:.2f} ms, "
             f"TPOT {r['tpot_p50_ms']:.3f} ms, ITL p99 {r['itl_p99_ms']:.2f} ms, {r['out_tok_s']:.0f} tok/s")
@@ -111,6 +129,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3, help="whole-process runs per checkout (the median is shown)")
     ap.add_argument("--baseline", help="a commit (or a checkout folder) to compare against, e.g. 787b43e")
     ap.add_argument("--cases", default="", help="comma-separated case numbers to run (default: all)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count the whole process's instructions per checkout (needs valgrind)")
     args = ap.parse_args()
     with side_by_side.baseline_tree(args.baseline) as base:
         trees = side_by_side.trees_of(base)
@@ -124,6 +144,11 @@ def main() -> int:
             print(side_by_side.table([side_by_side.ratio_row(command, results)]))
             for label, r in results.items():
                 print(f"  {label}: peak memory {peak_mb(r.out):.0f} MB")
+            if args.instructions:
+                argv = process_argv(args.process_requests)
+                counts = {label: instructions(tree, argv) for label, tree in trees.items()}
+                print("  instructions: " + ", ".join(f"{label} {n / 1e9:.2f} G" for label, n in counts.items())
+                      + (f"; baseline / this {counts['baseline'] / counts['this']:.2f}x" if base else ""))
         chosen = [int(c) for c in args.cases.split(",") if c] or range(len(CASES) if args.requests else 0)
         pairs = [("after", ROOT)] + ([("before", base)] if base else [])
         for i, (name, expr) in enumerate(CASES.items()):
