@@ -197,8 +197,8 @@ def _lengths(rng: np.random.Generator, spec: WorkloadSpec, n: int) -> tuple[np.n
     if profile.pair_below is None:
         return prompt, output
     while (over := prompt + output >= profile.pair_below).any():   # the dataset drops such pairs: draw them again
-        prompt[over], output[over] = _sample(rng, profile.prompt, int(over.sum())), _sample(rng, profile.output,
-                                                                                          int(over.sum()))
+        redrawn = int(over.sum())
+        prompt[over], output[over] = _sample(rng, profile.prompt, redrawn), _sample(rng, profile.output, redrawn)
     return prompt, output
 
 

@@ -96,15 +96,15 @@ def quantize_steps(kind: str, engine: str, m, k, c):
     kernel's) waves themselves (module docstring); (0, 0) where the rows keep a per-row item cost."""
     import numpy as np
     m, k = np.asarray(m, dtype=float), np.asarray(k, dtype=float)
-    if engine in ("vllm", "sglang"):   # SGLang is priced with vLLM's kernel fit (quantize_seconds)
-        static = kind == "quantize_scale"
-        threads = 256.0 + 0.0 * k if static else np.minimum(k, 256.0)
-        w = waves(m, threads, c)
-        return w * np.ceil(k / (threads * VEC_ELTS)), 0.0 * w if static else w
-    if engine == "trtllm" and kind == "quantize_compute_scale":
+    if not has_grid_steps(kind, engine):
+        return 0.0 * m, 0.0 * m
+    if engine == "trtllm":   # (its per-tensor absmax: has_grid_steps)
         blocks, threads = TRT_ABSMAX_GRID
         return waves(blocks + 0.0 * m, threads, c) * np.ceil(m * k / (blocks * threads)), 0.0 * m
-    return 0.0 * m, 0.0 * m
+    static = kind == "quantize_scale"   # vLLM's kernels (SGLang is priced with vLLM's kernel fit: quantize_seconds)
+    threads = 256.0 + 0.0 * k if static else np.minimum(k, 256.0)
+    w = waves(m, threads, c)
+    return w * np.ceil(k / (threads * VEC_ELTS)), 0.0 * w if static else w
 
 
 def has_grid_steps(kind: str, engine: str) -> bool:

@@ -213,7 +213,7 @@ class PrefillTiles:
         self.sms, self.p = c.sms, p
         self.kv_heads, self.d = float(kv_heads), float(d)
         self.group = float(heads) / float(kv_heads)
-        self.t_pair = max(max(4.0 * BQ * BK * self.d / (peak / c.sms * p.compute_eff), p.tile_s),
+        self.t_pair = max(4.0 * BQ * BK * self.d / (peak / c.sms * p.compute_eff), p.tile_s,
                           exp_seconds(c.clock, Floats))
         self.width = float(heads) * 4.0 + self.kv_heads * 4.0 + self.kv_heads * 2.0 * kv_bytes
         self.bandwidth = c.hbm_bw * p.mem_eff
