@@ -184,6 +184,10 @@ The mapping rule, written before any row was scored and not tuned after:
   srt-slurm recipes/b200-fp{4,8}/*.yaml) names --moe-a2a-backend, so under DP attention SGLang all-gathers every
   rank's tokens for the MoE (communicator.py ScatterMode.FULL): the parallel setting moe_a2a "gather"; a launch
   naming deepep would take "deepep" (DeepEP's normal / low-latency kernels, kernel_models/deepep.py; none found);
+- the prefill pool's half of it (added after scoring, session 62, sglang_prefill_moe_a2a, ON:
+  SGLANG_PREFILL_A2A_MAPPED; its before/after in docs/accuracy.md): a disaggregated SGLang DeepSeek B200 row whose
+  prefill pool runs DP attention takes the cluster setting prefill_moe_a2a "gather" (the recipes' prefill workers:
+  DP attention with EP and no --moe-a2a-backend), its decode pool the rule above;
 - InferenceX's SGLang DeepSeek launches (added after scoring, inferencex_sglang_launch, with its before/after in
   docs/accuracy.md): those rows ran the recipes, not aiconfigurator's generator, so their prefill token budget is
   the recipe's --chunked-prefill-size and their static memory fraction its --mem-fraction-static (dsr1_fp4_b200.sh
@@ -967,6 +971,24 @@ def sglang_moe_a2a(row: dict, layout: dict) -> dict:
     disagg = row["mode"] == "disagg"
     adp = max(_int(row.get(f"{p}attention_dp_size", "")) for p in (("prefill_", "decode_") if disagg else ("",)))
     return {"moe_a2a": SGLANG_A2A_RECIPES["none"]} if adp > 1 else {}
+
+
+# The prefill pool's half of that rule (added after scoring, session 62, sglang_prefill_moe_a2a; its before/after in
+# docs/accuracy.md): the prefill workers of those launches run DP attention with EP and no --moe-a2a-backend
+# (recipes/b200-fp4/{1k1k,8k1k}.yaml prefill: tensor-parallel-size 4, data-parallel-size 4, expert-parallel-size 4,
+# enable-dp-attention, moe-runner-backend flashinfer_trtllm), so their MoE gathers every rank's tokens as the decode
+# pool's does (ScatterMode.FULL); the decode pool keeps the all-to-all (SGLANG_A2A_MAPPED, off: its TPOT was worse)
+SGLANG_PREFILL_A2A_MAPPED = True
+
+
+def sglang_prefill_moe_a2a(row: dict) -> dict:
+    """The cluster setting prefill_moe_a2a of a disaggregated SGLang DeepSeek B200 row whose prefill pool runs DP
+    attention (SGLANG_A2A_RECIPES["none"]: its launch names no a2a backend); {} elsewhere (the decode pool's)."""
+    if (not SGLANG_PREFILL_A2A_MAPPED or row["backend"] != "sglang" or row["mode"] != "disagg"
+            or row["system"] != "b200_sxm" or "deepseek" not in row["model_path"].lower()
+            or not row["silicon_data_source"].startswith(INFERENCEX_SOURCES)):
+        return {}
+    return {"prefill_moe_a2a": SGLANG_A2A_RECIPES["none"]} if _int(row.get("prefill_attention_dp_size", "")) > 1 else {}
 
 
 def trtllm_moe_kernels(row: dict, layout: dict, n: int) -> dict:
@@ -1850,7 +1872,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     if disagg:
         decode_moe, prefill_moe = srt_slurm_trtllm_moe(row)
         kw.update(decode_moe)
-        kw["cluster"] = {**pool, **prefill_moe}
+        kw["cluster"] = {**pool, **prefill_moe, **sglang_prefill_moe_a2a(row)}
     elif replicas > 1:
         kw["cluster"] = {"replicas": replicas}
     return kw

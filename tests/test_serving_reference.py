@@ -936,6 +936,25 @@ def test_sglang_deepseek_b200_rows_under_dp_attention_gather_as_their_launch_had
     assert a2a(silicon_data_source="aic; silicon_concurrency=8") == {}
 
 
+def test_sglang_deepseek_b200_prefill_pools_under_dp_attention_gather_and_their_decode_pools_do_not():
+    """The prefill half of the launch rule (sglang_prefill_moe_a2a, session 62): a disaggregated SGLang DeepSeek B200
+    row whose prefill workers run DP attention (no --moe-a2a-backend in the recipes) sets the cluster's
+    prefill_moe_a2a "gather"; the decode pool's moe_a2a is left to SGLANG_A2A_MAPPED (off)."""
+    def a2a(**over):
+        fields = dict(backend="sglang", system="b200_sxm", mode="disagg", tp_size="", attention_dp_size="",
+                      silicon_data_source="db-dump/2026-04-27; config_id=527; silicon_concurrency=512",
+                      prefill_attention_dp_size="4", decode_attention_dp_size="8")
+        return sr.sglang_prefill_moe_a2a(_row(**{**fields, **over}))
+    assert a2a() == {"prefill_moe_a2a": "gather"}
+    assert a2a(decode_attention_dp_size="1") == {"prefill_moe_a2a": "gather"}   # the prefill pool's own DP attention
+    assert a2a(prefill_attention_dp_size="1") == {}
+    assert a2a(mode="agg") == {} and a2a(backend="trtllm") == {} and a2a(system="h100_sxm") == {}
+    assert a2a(silicon_data_source="aic; silicon_concurrency=8") == {}
+    row = next(r for r in sr.load() if "_disagg_1024x1024_c512_cfg527" in r["id"])
+    kw = sr.simulate_kwargs(row)
+    assert kw["cluster"]["prefill_moe_a2a"] == "gather" and "moe_a2a" not in kw
+
+
 def test_sglang_deepseek_b200_rows_without_dp_attention_run_sglang_05_all_reduce_fusion():
     """SGLang's server_args turns the FlashInfer all-reduce + RMSNorm fusion on for DeepSeek on sm100 without DP
     attention on one node (sglang_allreduce_fusion): B200 DeepSeek rows with attention DP 1 take the sglang-0.5

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from whatif.errors import WhatifError
-from whatif.roofline.config import Parallelism
+from whatif.roofline.config import Parallelism, Precision
 from whatif.scenario import Scenario
 from whatif.simulator.cluster import simulate
 from whatif.simulator.config import ClusterConfig, SchedulerConfig, SimConfig
@@ -92,6 +92,39 @@ def test_the_prefill_pool_runs_its_own_moe_kernels():
     assert priced == ["sglang", None]
     with pytest.raises(WhatifError, match="--prefill-moe-kernels: 'cutlass' is not valid; valid: marlin, trtllm-gen"):
         ClusterConfig(prefill_replicas=1, prefill_moe_kernels="cutlass")
+
+
+def _prefill_comm_ms(sc: Scenario) -> dict:
+    """ms of a full 8-rank prefill pass's MoE transport ops (8 prompts of 8,192 tokens, one a rank), by op name."""
+    from whatif.roofline.estimate import Workload
+    est = replace(sc, workload=Workload(batch=8, prompt=8192, output=2)).resolved().estimate()
+    out: dict = {}
+    for p, n in est.prefill:
+        for t in p.op_times:
+            if t.op.name.startswith("moe_"):
+                out[t.op.name] = out.get(t.op.name, 0.0) + t.total_s * n * 1e3
+    return out
+
+
+def test_the_prefill_pool_carries_its_moe_tokens_its_own_way():
+    """An SGLang prefill worker under DP attention with EP and no --moe-a2a-backend gathers every rank's tokens for
+    the MoE (layers/communicator.py ScatterMode.FULL; srt-slurm recipes/b200-fp4/1k1k.yaml's prefill workers) where
+    the decode pool keeps its all-to-all (prefill_moe_a2a): the prefill pass prices an all-gather and a
+    reduce-scatter of all 8 ranks' tokens, no dispatch / combine, and costs more than the fp8 all-to-all (the gather
+    moves the 16-bit hidden state: the block-scaled fp8 quantization runs after it)."""
+    v3 = replace(MIXTRAL, model="deepseek-v3", hardware="dgx-b200", parallel=Parallelism(tp=8, ep=8),
+                 precision=Precision(weight="fp8", activation="fp8", kv="fp8", quantization="fp8-block"))
+    pool = dict(replicas=1, prefill_replicas=1, prefill_tp=8, prefill_ep=8, prefill_dp_attention=True)
+    gathered = prefill_scenario(SimConfig(v3, TRAFFIC, cluster=ClusterConfig(**pool, prefill_moe_a2a="gather")))
+    own = prefill_scenario(SimConfig(v3, TRAFFIC, cluster=ClusterConfig(**pool)))
+    assert (gathered.parallel.moe_a2a, own.parallel.moe_a2a, v3.parallel.moe_a2a) == ("gather", "nccl", "nccl")
+    g, a = _prefill_comm_ms(gathered), _prefill_comm_ms(own)
+    assert set(g) == {"moe_gather", "moe_scatter"} and set(a) == {"moe_dispatch", "moe_combine"}
+    assert sum(g.values()) > sum(a.values())
+    with pytest.raises(WhatifError, match="--prefill-moe-a2a: 'll' is not valid; valid: nccl, deepep, gather"):
+        ClusterConfig(prefill_replicas=1, prefill_moe_a2a="ll")
+    with pytest.raises(WhatifError, match="--prefill-moe-a2a: sets the prefill pool's layout"):
+        ClusterConfig(prefill_moe_a2a="gather")
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -140,6 +140,10 @@ CLUSTER_FLAGS = (
     _f("cluster", "prefill_moe_kernels", "--prefill-moe-kernels", _TEXT, "KERNELS",
        "fused-MoE kernels of the prefill pool where its workers pick other ones than the decode pool's "
        "(TensorRT-LLM's ctx worker moe_config.backend; default --moe-kernels)"),
+    _f("cluster", "prefill_moe_a2a", "--prefill-moe-a2a", _TEXT, "A2A",
+       "what carries the prefill pool's attention-DP MoE dispatch / combine where its workers differ from the "
+       "decode pool's: nccl, deepep or gather (an SGLang prefill worker without --moe-a2a-backend gathers; "
+       "default --moe-a2a)"),
     _f("cluster", "prefill_hardware", "--prefill-hardware", _TEXT, "SYSTEM",
        "system or GPU profile of the prefill pool (default --hardware): heterogeneous prefill and decode"),
     _f("cluster", "kv_link", "--kv-link", _TEXT, "LINK",

@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
 from ..errors import WhatifError, check_mapping, positive_int
+from ..roofline.config import MOE_A2A
 from ..roofline.engines import engine_spec
 from ..roofline.moe_kernels import check_moe_kernels
 from ..specs.checks import choice, integer, number
@@ -147,6 +148,8 @@ class ClusterConfig:
     prefill_token_budget: int | None = None   # a prefill replica's tokens per step (default: its token_budget)
     prefill_moe_kernels: str | None = None   # the prefill pool's fused-MoE kernels (TensorRT-LLM's ctx worker
                                              # moe_config.backend; default: the scenario's moe_kernels)
+    prefill_moe_a2a: str | None = None   # what carries the prefill pool's attention-DP MoE dispatch / combine (an
+                                         # SGLang prefill worker without --moe-a2a-backend gathers; default: moe_a2a)
     kv_link: str | None = None     # link profile between the pools (default: see above)
 
     def __post_init__(self):
@@ -163,13 +166,16 @@ class ClusterConfig:
             raise WhatifError(f"--prefill-dp-attention: {self.prefill_dp_attention!r}; valid: true or false")
         if self.prefill_moe_kernels is not None:
             check_moe_kernels(self.prefill_moe_kernels, "--prefill-moe-kernels")
+        if self.prefill_moe_a2a is not None:
+            choice(self.prefill_moe_a2a, MOE_A2A, "--prefill-moe-a2a")
         if self.prefill_hardware is not None and not isinstance(self.prefill_hardware, str):
             raise WhatifError(f"--prefill-hardware: {self.prefill_hardware!r} must be a system or GPU profile's name")
         if self.prefill_dp_attention is False and (self.prefill_attention_dp or 1) > 1:
             raise WhatifError(f"--prefill-attention-dp {self.prefill_attention_dp}: attention-DP ranks of a prefill "
                               f"replica, but --no-prefill-dp-attention turns attention DP off; drop one of them")
         given = [n for n in ("prefill_tp", "prefill_pp", "prefill_ep", "prefill_dp_attention", "prefill_attention_dp",
-                             "prefill_hardware", "prefill_max_batch", "prefill_token_budget", "prefill_moe_kernels")
+                             "prefill_hardware", "prefill_max_batch", "prefill_token_budget", "prefill_moe_kernels",
+                             "prefill_moe_a2a")
                  if getattr(self, n) is not None]
         if given and not self.disaggregated:
             raise WhatifError(f"--{given[0].replace('_', '-')}: sets the prefill pool's layout or limits; give "
@@ -191,7 +197,8 @@ class ClusterConfig:
         from ..roofline.config import Parallelism
         tp, pp = self.prefill_tp or decode.tp, self.prefill_pp or decode.pp
         ep = self.prefill_ep or (decode.ep if tp == decode.tp else tp if decode.ep == decode.tp > 1 else 1)
-        a2a = getattr(decode, "moe_a2a", "nccl")   # search's ReplicaSetup names no all-to-all backend: NCCL's
+        # the prefill workers' own transport where given, else the decode pool's (search names none: NCCL's)
+        a2a = self.prefill_moe_a2a or getattr(decode, "moe_a2a", "nccl")
         ranks = self.prefill_attention_dp
         if ranks is not None:
             if tp % ranks:
