@@ -120,3 +120,31 @@ def test_a_dsa_pass_past_the_top_k_takes_the_sparse_paths_measured_host_time():
     assert sorted(set(launch_factors(setup, times, short).values())) == [2.0]    # dense path: 8 / 4 kernels
     assert sorted(set(launch_factors(setup, times, long_).values())) == [5.0]    # one sequence past 2,048 keys
     assert sorted(set(launch_factors(setup, times).values())) == [2.0]           # no batch: the dense path
+
+
+@pytest.mark.skipif(not MODERN.is_dir(), reason="shared kernel tables not present")
+def test_sglangs_eager_moe_core_is_a_flat_host_floor_of_about_a_dozen_launches_on_both_gpus():
+    """collect_wideep_deepep_moe.py times run_moe_core eagerly: its few-token rows are flat, ~11-13 SGLang eager
+    launches on either GPU's host (leave-one-GPU-out within 25%), more than whatif's routed-MoE kernels a layer
+    of the flashinfer_trtllm path the serving rows run; SGLang's profile maps no MoE host from it."""
+    table = eager_module_host.moe_core_floors(MODERN)
+    n = eager_module_host.launches(table)
+    assert set(table) == {(g, "moe_core", "fp8_block") for g in ("b200_sxm", "h100_sxm")}
+    assert all(9.0 < v < 15.0 for v in n.values())
+    assert all(abs(e) < 0.25 for e in eager_module_host.leave_one_gpu_out(table).values())
+    assert min(n.values()) > eager_module_host.whatif_moe_kernels("deepseek-ai/DeepSeek-R1", "fp8")
+    assert not any(k.startswith("moe") for k, _ in load_engine("sglang").eager_module_launches)
+
+
+@pytest.mark.skipif(not MODERN.is_dir(), reason="shared kernel tables not present")
+def test_vllms_eager_dsa_module_costs_several_times_whatifs_kernel_count_in_host_launches():
+    """vLLM's DSA context module is its one eagerly timed module table (collect_mla_module.py): flat at ~1.35 ms
+    with bf16 GEMMs on both GPUs, ~61-63 vLLM eager launches where whatif counts 14 kernels; block-fp8 and NVFP4
+    GEMMs add more."""
+    table = eager_module_host.vllm_dsa_floors(MODERN)
+    n = eager_module_host.launches(table, eager_module_host.VLLM_HOST_PROFILE)
+    kernels = eager_module_host.whatif_module_kernels("zai-org/GLM-5", "fp8", engine="vllm")
+    bf16 = [v for (g, m, f), v in n.items() if f == "bfloat16"]
+    assert len(bf16) == 2 and all(v > 4 * kernels for v in bf16)
+    for gpu in ("b200_sxm", "h100_sxm"):
+        assert n[(gpu, "dsa", "fp8_block")] > n[(gpu, "dsa", "bfloat16")]
