@@ -21,11 +21,15 @@ holds across GPUs where an HBM multiple does not: ~4 TB/s L2-resident on L40S, H
 The per-row cost is the grid's (quantize_steps): vLLM launches one 256-thread block per token (static_scaled_fp8_quant,
 dynamic_per_token_scaled_fp8_quant: grid(num_tokens), block(256), its per-token block min(k, 256); vLLM
 csrc/quantization/w8a8/fp8/common.cu), so a row costs by waves of resident blocks, each block a serial loop of
-ceil(k / (threads x 8)) 16-byte vector passes (vectorize_with_alignment<16>): steps = waves x passes (step_s, a
-memory round trip). The static kernel's waves also bound it from below (a wave lasts at least a block's life:
-quantize_terms), in a ridge with its bytes. The per-token kernel reads its row twice around the block's absmax
-reduction (cub::BlockReduce and a __syncthreads), so its rows minus the static ones keep that chain: clocked =
-its waves (step_cycles). Its second read finds the row in L2 (the resident blocks' rows fit there:
+ceil(k / (threads x 16)) vector passes (vectorize_with_alignment's VEC = 16 elements a thread a pass: VEC_ELTS; vLLM
+csrc/quantization/vectorization_utils.cuh): the static kernel's steps = waves x passes (step_s, a memory round trip).
+Its waves also bound it from below (a wave lasts at least a block's life: quantize_terms), in a ridge with its bytes.
+The per-token kernel reads its row twice around the block's absmax reduction (cub::BlockReduce and a __syncthreads),
+so its rows minus the static ones keep that chain, a dependent round of each pass: clocked = its waves x passes, in
+SM clocks (step_cycles). The tables put it in clocks: one wave of the per-token kernel (m <= 800) costs 1,230-1,430
+clocks more than the static one at k <= 4096 (one pass), 2,160-2,320 at 5-8k (two), 3,060-3,350 at 10-12k (three),
+3,820-4,310 at 16k (four) on H100, B200 and L40S alike, where in microseconds L40S (2.52 GHz) takes ~25% less.
+Its second read finds the row in L2 (the resident blocks' rows fit there, no more rows than the grid's m:
 resident_rows_bytes) and runs beside the HBM stream both kernels share, so it shows only where it outlasts that
 stream (beside_stream, fitted_roofline.under_stream; H100 at 32k tokens x 8k: 4 us measured on a ~250 us kernel).
 TensorRT-LLM's per-tensor absmax (computeFP8QuantizeScale, TensorRT-LLM
@@ -53,7 +57,9 @@ CAST_ELTS_PER_SM_CLOCK = 4.0   # assumed ceiling: ~32 integer ops an element (th
 # cannot tell 8.6 (A10, A40, RTX A6000: 1536 / 16) from 8.0 (A100): those are priced with A100's figures
 SM_THREADS = {"turing": 1024, "ampere": 2048, "ada": 1536, "hopper": 2048, "blackwell": 2048}
 SM_BLOCKS = {"turing": 16, "ampere": 32, "ada": 24, "hopper": 32, "blackwell": 32}
-VEC_ELTS = 8   # bf16 elements a 16-byte vector load carries (vLLM's vectorize_with_alignment<16>)
+# elements a thread converts per loop pass: vectorize_with_alignment<16>'s VEC = 16 (two 16-byte bf16 loads; vLLM
+# csrc/quantization/vectorization_utils.cuh); the tables step where k crosses 4096, 8192, 12288 at 256 threads
+VEC_ELTS = 16
 TRT_ABSMAX_GRID = (1024, 1024)   # TensorRT-LLM's per-tensor absmax launch: grid(1024), block(1024)
 # assumed lower bound of one block's life (launch, the scale's load, a pass: ~ a global-memory round trip); the
 # fit's compute_eff scales it, so it sets the unit of that efficiency, not the prediction
@@ -92,8 +98,9 @@ def blocks_per_sm(threads, c):
 
 
 def quantize_steps(kind: str, engine: str, m, k, c):
-    """(steps, clocked) of the kernel's grid: serial vector passes of its resident waves, and (the per-token
-    kernel's) waves themselves (module docstring); (0, 0) where the rows keep a per-row item cost."""
+    """(steps, clocked) of the kernel's grid: serial vector passes of its resident waves (the static kernel's in
+    seconds, the per-token kernel's extra in SM clocks: module docstring); (0, 0) where the rows keep a per-row item
+    cost."""
     import numpy as np
     m, k = np.asarray(m, dtype=float), np.asarray(k, dtype=float)
     if not has_grid_steps(kind, engine):
@@ -104,7 +111,9 @@ def quantize_steps(kind: str, engine: str, m, k, c):
     static = kind == "quantize_scale"   # vLLM's kernels (SGLang is priced with vLLM's kernel fit: quantize_seconds)
     threads = 256.0 + 0.0 * k if static else np.minimum(k, 256.0)
     w = waves(m, threads, c)
-    return w * np.ceil(k / (threads * VEC_ELTS)), 0.0 * w if static else w
+    passes = w * np.ceil(k / (threads * VEC_ELTS))
+    # the per-token kernel's extra: a dependent round (reduce, sync, re-read) each pass, in SM clocks (docstring)
+    return (passes, 0.0 * w) if static else (0.0 * w, passes)
 
 
 def has_grid_steps(kind: str, engine: str) -> bool:
@@ -128,16 +137,17 @@ def quantize_terms(kind: str, engine: str, m, k, c, torch_chain: bool = False):
         (_, t_m, t_l2), = parts
         parts = [(waves(m, 256.0, c) * BLOCK_LIFE_CYCLES / c.clock, t_m, t_l2)]
     elif engine == "vllm":   # the per-token block's second read of its row: the resident blocks' rows stay in L2
-        parts = [(0.0 * m, *replay_l2_times(BYTES[kind] * m * k, resident_rows_bytes(k, c), c))]
+        parts = [(0.0 * m, *replay_l2_times(BYTES[kind] * m * k, resident_rows_bytes(m, k, c), c))]
     return parts, 0.0 * items, steps, clocked
 
 
-def resident_rows_bytes(k, c):
-    """Bytes of the bf16 rows vLLM's per-token blocks hold at once (one row a block, SM_BLOCKS / SM_THREADS resident):
-    what its second read of a row finds in L2 (the same block read it just before its absmax reduction)."""
+def resident_rows_bytes(m, k, c):
+    """Bytes of the bf16 rows vLLM's per-token blocks hold at once (one row a block, SM_BLOCKS / SM_THREADS resident,
+    no more blocks than the grid's m): what its second read of a row finds in L2 (the same block read it just before
+    its absmax reduction)."""
     import numpy as np
     k = np.asarray(k, dtype=float)
-    return c.sms * blocks_per_sm(np.minimum(k, 256.0), c) * 2.0 * k
+    return np.minimum(np.asarray(m, dtype=float), c.sms * blocks_per_sm(np.minimum(k, 256.0), c)) * 2.0 * k
 
 
 def beside_stream(kind: str, engine: str, m, k, c):
