@@ -34,8 +34,14 @@ resident_rows_bytes) and runs beside the HBM stream both kernels share, so it sh
 stream (beside_stream, fitted_roofline.under_stream; H100 at 32k tokens x 8k: 4 us measured on a ~250 us kernel).
 TensorRT-LLM's per-tensor absmax (computeFP8QuantizeScale, TensorRT-LLM
 cpp/tensorrt_llm/common/cudaFp8Utils.cu) runs a fixed grid(1024) x block(1024), a grid-stride loop of 2-byte loads:
-steps = its waves x ceil(m k / 1024^2) loop passes. TensorRT-LLM's scaling kernel keeps its per-row item cost
-(whether 1.3.0rc20 runs the 16-byte scaleMatrixPerTensorVec or the grid(1024) scaleMatrix is not established here).
+steps = its waves x ceil(m k / 1024^2) loop passes (a fixed grid until TensorRT-LLM PR #16569, opened 2026-07-18,
+after 1.3.0rc20's release on 2026-06-30). Its static scaling kernel in 1.3.0rc20 is the 16-byte
+scaleMatrixPerTensorVec (PR #11662, approved 2026-02-25): grid ceil(m k / 2048) blocks of 256, bandwidth-bound past
+its floor, so the rows keep a floor plus their bytes (the per-row item fits to ~0). The dynamic path (the
+compute-scale rows' minuend) allocates its scale in the input's dtype (thop/fp8Op.cpp e4m3_quantize_helper), so its
+scaling kernel is the scalar grid(1024) x 256 scaleMatrix<PER_TENSOR> (the vectorized one is only for a float
+scale): a compute-scale row is a memset, the absmax and that scalar kernel, less the vectorized one. Pricing these
+kernels by their grids scored worse leave-one-GPU-out (docs/accuracy.md, "Session 62 C").
 Parameters: data/modern_fit.yaml, families quantize_scale, quantize_compute_scale.
 """
 from __future__ import annotations
