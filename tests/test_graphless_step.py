@@ -47,3 +47,18 @@ def test_the_parts_price_a_graphless_step_as_the_whole_pass():
     for groups in (((1024, 0, 1),), ((6, 0, 1),), ((900, 0, 1), (1, 500, 3))):
         batch = ForwardBatch(groups)
         assert parts.time_s(groups, 0, False) == pytest.approx(time_pass(setup, batch, False).time_s, rel=1e-12)
+
+
+def test_the_cli_capture_list_sets_the_decode_graphs_and_vllms_prefill_ceiling():
+    from whatif.cli import build_parser
+    from whatif.cli.scenario_flags import scenario_from_args
+    args = build_parser().parse_args(["estimate", "--model", "llama-3.1-8b", "--engine", "vllm",
+                                      "--cuda-graph-sizes", "8,1,4,2048"])
+    spec = scenario_from_args(args).engine_spec()
+    assert spec.graph_sizes == (1, 4, 8, 2048) and spec.mixed_graph_tokens == 2048   # a launch's list, as given
+
+
+def test_a_bad_capture_list_is_a_one_line_flag_error(capsys):
+    from tests.test_cli import run_error
+    line = run_error(capsys, "estimate", "--cuda-graph-sizes", "1,0")
+    assert "--cuda-graph-sizes: '0' is not valid; valid: integers from 1 to 65,536" in line

@@ -9,11 +9,11 @@ from ..roofline.efficiency import SOURCES
 from ..roofline.engines import DEFAULT_ENGINE, ENGINES
 from ..roofline.config import MOE_A2A
 from ..roofline.moe_kernels import MOE_KERNELS
-from ..specs.engines import DECODE_GRAPH_MODES
+from ..specs.engines import DECODE_GRAPH_MODES, MAX_GRAPH_BATCH
 from ..specs.dtypes import ACTIVATION_DTYPES, KV_DTYPES, WEIGHT_DTYPES
 from ..specs.engines import version_names
 from ..specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, Field, flag_float, flag_int,
-                            flag_text)
+                            flag_int_list, flag_text)
 
 # The count flags: each with its stated bound (checked before any work) and help.
 _COUNT_FLAGS = {
@@ -153,6 +153,10 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
                    help="how captured decode batches run: full (one graph, vLLM's default FULL_AND_PIECEWISE) or "
                         "piecewise (graph pieces between eagerly run attention ops, vLLM --compilation-config "
                         "'{\"cudagraph_mode\": \"PIECEWISE\"}'); default: the engine spec's")
+    t.add_argument("--cuda-graph-sizes", type=flag_int_list(MAX_GRAPH_BATCH), default=None, metavar="N,N,...",
+                   help="decode batch sizes the launch captures as CUDA graphs, e.g. 1,2,4,8,16,32,64,128 (vLLM "
+                        "--cuda-graph-sizes, TensorRT-LLM cuda_graph_config.batch_sizes, SGLang --cuda-graph-bs); "
+                        "vLLM's last size also caps its graphed prefill steps; default: the engine spec's")
     t.add_argument("--context-window", type=flag_int(1, MAX_TOKENS, "tokens"),
                    help="what-if: treat the model's context window as this many tokens (e.g. RoPE scaling)")
 
@@ -168,7 +172,8 @@ def scenario_from_args(args):
              "access": args.access, "host_link": args.host_link, "price_per_hour": args.price_per_hour,
              "context_window": args.context_window, "launch_us": args.launch_us, "moe_kernels": args.moe_kernels,
              "moe_problem_cost": getattr(args, "moe_problem_cost", None),
-             "cudagraph_mode": getattr(args, "cudagraph_mode", None), "overlap": False if args.no_overlap else None,
+             "cudagraph_mode": getattr(args, "cudagraph_mode", None),
+             "cuda_graph_sizes": getattr(args, "cuda_graph_sizes", None), "overlap": False if args.no_overlap else None,
              **dp_attention_given(getattr(args, "dp_attention", None)),
              **{key: getattr(args, key) for key in PARALLEL + WORKLOAD if key not in ("dp_attention", "attention_dp")}}
     return scenario_from_inputs(args.scenario, given, args.dtype, args.weight_dtype, args.kv_dtype,

@@ -7,7 +7,7 @@ import sys
 import time
 
 from ..errors import WhatifError, check_mapping, shown
-from ..specs.checks import MAX_GPUS, MAX_REQUESTS, MAX_TOKENS, flag_int, flag_seconds, implausible_slo
+from ..specs.checks import MAX_GPUS, MAX_REQUESTS, MAX_TOKENS, flag_int, flag_seconds, implausible_slo, int_list
 from .sim_flags import warn
 from .progress import ProgressLine, add_progress_flag
 from .reporting import add_report_flag, start_report, write_report
@@ -20,19 +20,6 @@ FILE_KEYS = {"model", "hardware", "gpus", "nodes", "prompt", "output", "slo", "t
              "quantizations", "kv_dtypes", "techniques", "modes", "prefill_chunks", "prefill_chunk", "efficiency",
              "kv_link", "objective"}
 SLO_KEYS = {"ttft", "tpot", "e2e"}
-
-
-def _ints(text: str, flag: str, high: int) -> list[int]:
-    """A comma-separated list of integers in 1..high; empty or out of range is an error naming `flag`."""
-    parts = [x.strip() for x in text.split(",")]
-    if not text.strip() or not all(parts):
-        raise WhatifError(f"{flag}: {shown(text)} must be comma-separated integers, e.g. 1,2,4,8")
-    values = []
-    for x in parts:
-        if not x.isdigit() or len(x) > 9 or not 1 <= int(x) <= high:
-            raise WhatifError(f"{flag}: {shown(x)} is not valid; valid: integers from 1 to {high:,}")
-        values.append(int(x))
-    return values
 
 
 def _names(text: str, flag: str) -> list[str]:
@@ -139,7 +126,7 @@ def _file_values(path: str | None) -> dict:
                       ("batches", MAX_REQUESTS),
                       ("prefill_chunks", MAX_TOKENS)):
         if isinstance(values.get(key), str):       # "2048,8192", as the flag takes it
-            values[key] = _ints(values[key], f"{Path(path).name}.{key}", high)
+            values[key] = int_list(values[key], f"{Path(path).name}.{key}", high)
         elif isinstance(values.get(key), int) and not isinstance(values[key], bool):
             values[key] = [values[key]]
     return values
@@ -164,7 +151,7 @@ def search_kwargs(args) -> dict:
                                   ("dp_attention", args.dp_attention, "--dp-attention", MAX_GPUS),
                                   ("batches", args.batches, "--batches", MAX_REQUESTS),
                                   ("prefill_chunks", args.prefill_chunks, "--prefill-chunks", MAX_TOKENS)):
-        flags[key] = _ints(text, flag, high) if text is not None else None
+        flags[key] = int_list(text, flag, high) if text is not None else None
     if args.prefill_chunk is not None:
         if args.prefill_chunks is not None:
             raise WhatifError("--prefill-chunk: give it or --prefill-chunks, not both")

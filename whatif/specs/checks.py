@@ -135,6 +135,24 @@ def flag_int(low: int = 1, high: int | None = None, what: str = ""):
     return _flag_type(lambda t: integer(_parse_int(t), "value", low, high, what), "integer")
 
 
+def int_list(text: str, where: str, high: int) -> list[int]:
+    """A comma-separated list of integers in 1..high; empty or out of range is an error naming `where`."""
+    parts = [x.strip() for x in text.split(",")]
+    if not text.strip() or not all(parts):
+        raise WhatifError(f"{where}: {shown(text)} must be comma-separated integers, e.g. 1,2,4,8")
+    values = []
+    for x in parts:
+        if not x.isdigit() or len(x) > 9 or not 1 <= int(x) <= high:
+            raise WhatifError(f"{where}: {shown(x)} is not valid; valid: integers from 1 to {high:,}")
+        values.append(int(x))
+    return values
+
+
+def flag_int_list(high: int):
+    """argparse type: a comma-separated list of integers in 1..high."""
+    return _flag_type(lambda t: int_list(t, "value", high), "integers")
+
+
 def _nonempty(t: str) -> str:
     if not t.strip():
         raise WhatifError("value: empty; give a value")
