@@ -219,10 +219,9 @@ CLAIMS: list[Claim] = [
                "(0.22-0.24 s); with the release's pair limit the capacity is 11.6 against 11.5 req/s, the gain "
                "0.46x either way",
           **_DISTSERVE_ENGINES,
-          setup_note="OPT-13B (Llama-2-13B until session 62); the release's placement (prefill tp 2, decode "
-                     "tp 1) against three vLLM v0.2.3 replicas at tp 1 with the release's vLLM flags, eager on both "
-                     "sides; the KV sent over the DGX's NVLink; the "
-                     "release's multi-turn ShareGPT lengths as Figure 7's means (~755 / ~200 tokens, sigma 1.0 "
+          setup_note="OPT-13B (Llama-2-13B until session 62); the release's placement (prefill tp 2, decode tp 1) "
+                     "against three vLLM v0.2.3 replicas at tp 1 with the release's vLLM flags, eager on both sides; "
+                     "KV over the DGX NVLink; multi-turn ShareGPT lengths as Figure 7's means (~755 / ~200, sigma 1 "
                      "assumed; pairs of 2048 tokens or more redrawn, as its 0-prepare-dataset.py drops them; "
                      "single-turn sharegpt, 226 / 194, gave 0.28x before that limit)"),
     Claim("disaggregation", "DistServe can serve 7.4x more requests ... compared to state-of-the-art systems, while "
@@ -234,11 +233,10 @@ CLAIMS: list[Claim] = [
           "prompt whole at tp 2.",
           miss="whatif's split pools stop at ~5.4 req/s on 3 GPUs (the one decode GPU's KV memory full, as against "
                "vLLM), and its MII serves ~7.9 req/s before P90 TTFT crosses 0.25 s (a prompt spread over 768-token "
-               "passes that carry every running decode): 0.68x (0.73x with Llama-2-13B for OPT-13B until "
-               "session 62). The paper's 7.4x needs MII under a seventh of "
-               "DistServe's rate; FastGen's kernels and host path are not profiled (the default engine stands in, "
-               "as for the FastGen claims), nor SwiftTransformer's. Until session 61 the lengths piled ~9% of "
-               "prompts at 2044 tokens, three SplitFuse passes each, which held MII to ~1.4 req/s (3.8x)",
+               "passes that carry every running decode): 0.68x. The paper's 7.4x needs MII under a seventh of "
+               "DistServe's rate; FastGen's kernels and host path are not profiled (the default engine stands in, as "
+               "for the FastGen claims), nor SwiftTransformer's. Until session 61 the lengths piled ~9% of prompts at "
+               "2044 tokens, three SplitFuse passes each, which held MII to ~1.4 req/s (3.8x)",
           setup_note="OPT-13B (Llama-2-13B until session 62); DeepSpeed-MII as FastGen (SplitFuse 768 tokens, "
                      "512 sequences a pass, eager) on three A100s at tp 1, as the release launches it; DistServe's "
                      "side the vLLM claim's (prefill tp 2, decode tp 1); the release's multi-turn ShareGPT lengths",
@@ -261,12 +259,12 @@ CLAIMS: list[Claim] = [
                "what the paper's colocated vLLM lost beyond that (its prefill kernels, its Ray path: the rate "
                "claim's leads) is not modelled. Until session 61 a 2044-token pile gave 1.45x at 0.75 req/s (in "
                "band): the rate decided the verdict; with the release's pair limit it decides none",
-          setup_note="OPT-13B (Llama-2-13B until session 62) on the three GPUs of each side; the release's multi-turn "
-                     "ShareGPT "
-                     "lengths (Figure 7's means); both objectives scaled together, as its SLO-scale plots do; the "
-                     "panel's rate is not in the files read (the notebook's call of it was not read): the release's "
-                     "OPT-13B client sweep, 0.75-9 req/s (ae-scripts/e2e/opt-13b-distllm-client.sh), up to ~5 req/s "
-                     "where whatif's decode GPU is full: run at 4.5 req/s, the sweep in the miss",
+          setup_note="OPT-13B (Llama-2-13B until session 62) on the three GPUs of each side; the release's "
+                     "multi-turn ShareGPT lengths (Figure 7's means); both objectives scaled together, as its "
+                     "SLO-scale plots do; the panel's rate is not in the files read (the notebook's call of it was "
+                     "not read): the release's OPT-13B client sweep, 0.75-9 req/s (ae-scripts/e2e/opt-13b-distllm-"
+                     "client.sh), up to ~5 req/s where whatif's decode GPU is full: run at 4.5 req/s, the sweep in "
+                     "the miss",
           **_DISTSERVE_ENGINES),
     Claim("disaggregation", "DistServe: 1.8x tighter SLO than DeepSpeed-MII for the OPT-13B chatbot at 90% "
           "attainment (Figure 8's SLO-scale panel; the release's plot.ipynb prints 1.8)", 1.8, "slo_scale",
