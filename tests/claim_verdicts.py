@@ -50,7 +50,7 @@ VERDICTS = {
     'C-gemfilter-memory_total': 'in band',                    # GemFilter reduces GPU memory usage by 30%
     'C-lazyeviction-kv_cache_bytes': 'illustrative',          # LazyEviction reduces KV cache size by 50% on mat
     'C-windowkv-kv_cache_bytes': 'illustrative',              # WindowKV maintains performance while using only
-    'C-d2o-throughput_at_max_batch': 'in band',               # D2O enhances inference throughput by more than 3
+    'C-d2o-throughput_at_max_batch': 'conditional',           # D2O enhances inference throughput by more than 3
     'C-h2o-throughput-2': 'illustrative',                     # ALISA improves the throughput of baseline system
     'C-h2o-throughput_at_max_batch': 'illustrative',          # ALISA improves the throughput of baseline system
     'C-kvmerger-throughput_at_max_batch': 'no figure',        # KVMerger: 'adaptive KV cache compression for lon
@@ -61,7 +61,7 @@ VERDICTS = {
     'C-speckv-tpot': 'no figure',                             # SpecKV: 'higher accuracy than existing baselines
     'C-specpc-ttft': 'no figure',                             # SpecPC: 'uses the draft model's attention activa
     'D-tidaldecode-tpot': 'miss',                             # TidalDecode reduces LLM decoding latency by up t
-    'D-tokenselect-prefill_attention_s': 'miss',              # TokenSelect: up to 23.84x speedup in attention c
+    'D-tokenselect-prefill_attention_s': 'conditional',       # TokenSelect: up to 23.84x speedup in attention c
     'D-tokenselect-e2e': 'in band',                           # TokenSelect: up to 2.28x acceleration in end-to-
     'D-double_sparsity-decode_attention_s': 'miss',           # Double Sparsity: up to 14.1x acceleration in att
     'D-double_sparsity-e2e': 'miss',                          # Double Sparsity: 1.9x improvement in end-to-end
@@ -74,7 +74,7 @@ VERDICTS = {
     'D-a2ats-max_batch': 'no figure',                         # A^2ATS enables long-context serving with larger
     'D-minference-ttft': 'in band',                           # MInference reduces pre-filling latency by up to
     'D-minference-ttft-2': 'no figure',                       # Dense baseline: 30 minutes for an 8B LLM to pre-
-    'D-sale-prefill_attention_s': 'in band',                  # SALE: at least 3.36x speedup on Llama-3.1-8B for
+    'D-sale-prefill_attention_s': 'conditional',              # SALE: at least 3.36x speedup on Llama-3.1-8B for
     'D-sale-prefill_attention_s-2': 'in band',                # SALE's selection overhead is approximately 11% o
     'D-lm_infinite-tpot': 'miss',                             # LM-Infinite: 2.72x decoding speedup (at 32K)
     'D-hyperattention-prefill_attention_s': 'miss',           # HyperAttention: 5-fold speedup on a single atten
@@ -88,7 +88,7 @@ VERDICTS = {
     'E-hydragen-throughput-2': 'miss',                        # up to 32x end-to-end throughput (over 30x with a
     'E-hydragen-throughput-3': 'in band',                     # with a high batch size, increasing the prefix le
     'E-prefix_caching-throughput': 'in band',                 # (Hydragen's baseline, vLLM) increasing the prefi
-    'E-cacheblend-ttft': 'in band',                           # reduces time-to-first-token (TTFT) by 2.2-3.3X c
+    'E-cacheblend-ttft': 'miss',                              # reduces time-to-first-token (TTFT) by 2.2-3.3X c
     'E-cacheblend-throughput': 'in band',                     # increases the inference throughput by 2.8-5X com
     'E-cache_craft-throughput': 'illustrative',               # with continuous batching on a real production wo
     'E-cache_craft-e2e': 'illustrative',                      # 2X reduction in end-to-end response latency over

@@ -110,7 +110,7 @@ def test_distserve_runs_its_releases_multi_turn_lengths():
     claim, LongBench cut to ~2K tokens with the answer inside OPT's 2,048-token window."""
     from whatif.simulator.length_profiles import LENGTH_PROFILES
     for c in CLAIMS:
-        if c.paper.startswith("DistServe") and c.setup["model"] == "llama-2-13b":
+        if c.paper.startswith("DistServe") and c.setup["model"] == "opt-13b":   # the chatbot (OPT-66B: summaries)
             assert c.setup["sim"]["traffic"]["lengths"] == "sharegpt-multiturn", c.paper
         elif c.paper.startswith("DistServe"):
             traffic = c.setup["sim"]["traffic"]

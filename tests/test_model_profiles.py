@@ -76,6 +76,8 @@ EXACT_PARAMS = {
     "yi-34b": 34_388_917_248,          # published count of Yi-34B-shaped checkpoints (Yi-1.5-34B), same shapes
     "opt-125m": 125_239_296,           # sum(p.numel()) of facebook/opt-125m, as commonly reported
     "opt-6.7b": 6_658_473_984,         # HF; matched only with the 2050-row position table (see opt-6.7b.yaml)
+    "opt-13b": 12_853_473_280,         # facebook/opt-13b's config summed by hand (2050-row position table, as
+                                       # opt-6.7b): 12.85B, which the OPT paper's Table 1 rounds to 13B
 }
 
 # Published counts that include parameters the spec has no field for: (published, what is missing, size).

@@ -31,6 +31,14 @@ _SLM = {"model": "qwen2.5-0.5b", "hardware": "l4", "workload": {"batch": 1, "pro
 _ENC_DEC = "encoder_decoder:encoder_layers=16,decoder_layers=8"
 _NO_13B = "CodeLlama-13b (MHA, 40 KV heads, 16K window) as in the paper; a 16K prefix and the output fill the window"
 
+# CacheBlend's release (YaoJiayi/CacheBlend example/blend_musique.py, blend_wikimqa.py) caches every chunk of the
+# prompt, the instruction prefix included, and computes only the question suffix (the query template, ~40 tokens, the
+# question and the chat end tag: `suffix_len`); a 64-token suffix of the 4K prompt is a 98.4% reused share (added
+# after scoring, session 62: the technique's default 90% had been left in, which no source gives).
+_CACHEBLEND = f"cacheblend:reused={1 - 64 / 4096:g}"
+_CACHEBLEND_NOTE = ("reused share 98.4%: the release's QA scripts cache every chunk and the instruction prefix, "
+                    "computing only the question suffix (~64 tokens assumed)")
+
 CLAIMS: list[Claim] = [
     Claim(
         technique="hydragen",
@@ -100,12 +108,15 @@ CLAIMS: list[Claim] = [
         metric="ttft",
         setup={"model": "mistral-7b", "hardware": "a40",
                "workload": {"batch": 1, "prompt": 4096, "output": 32}, "techniques": []},
-        variant={"techniques": ["cacheblend"]},
-        why="prefill computes the query and 15% of the reused chunks (23.5% of the prompt) while the chunks' KV "
-            "loads from CPU memory in parallel; whatif assumes a perfect load/compute overlap and no per-layer "
-            "selection stalls, so it lands at the top of the paper's range",
-        setup_note="paper: A40 GPUs (the a40 profile), RAG inputs of retrieved chunks; "
-                   "the 90% reused share and 4K-token prompt are assumed",
+        variant={"techniques": [_CACHEBLEND]},
+        why="prefill computes the question and 15% of the reused chunks (16% of the prompt) while the chunks' KV "
+            "loads from CPU memory in parallel: ~5.1x (3.73x at the 90% reused share assumed until session 62)",
+        miss="host and kernel costs: whatif charges CacheBlend's per-layer selection (a K/V projection of the loaded "
+             "tokens in the first layer, a compare each layer) as streaming work overlapped with a perfect layer-by-"
+             "layer KV load, so its TTFT is ~1/5 of a full prefill; the paper's 2.2-3.3x implies per-layer costs "
+             "whatif has no source for (gathering the selected tokens, a KV load not hidden behind the recompute)",
+        setup_note="paper: A40 GPUs (the a40 profile), RAG inputs of retrieved chunks; the prompt's 4K tokens are "
+                   "assumed; " + _CACHEBLEND_NOTE,
         paper_range=(2.2, 3.3),
     ),
     Claim(
@@ -115,10 +126,12 @@ CLAIMS: list[Claim] = [
         metric="throughput",
         setup={"model": "mistral-7b", "hardware": "a40",
                "workload": {"batch": 8, "prompt": 4096, "output": 32}, "techniques": []},
-        variant={"techniques": ["cacheblend"]},
+        variant={"techniques": [_CACHEBLEND]},
         why="a batch of RAG requests with short answers is prefill bound, so the prefill saving carries over; the "
-            "paper's throughput is measured under a request stream with queueing, which a single batch lacks",
-        setup_note="request arrival process not expressed (a batch of 8 instead); the paper's A40 (the a40 profile)",
+            "paper's throughput is measured under a request stream with queueing, which a single batch lacks "
+            "(3.02x; 2.52x at the 90% reused share assumed until session 62)",
+        setup_note="request arrival process not expressed (a batch of 8 instead); the paper's A40 (the a40 profile); "
+                   + _CACHEBLEND_NOTE,
         paper_range=(2.8, 5.0),
     ),
     Claim(

@@ -59,7 +59,7 @@ _SARATHI_FALCON = deep_merged(_SARATHI, {"model": "falcon-180b", "gpus": 8, "par
                                          "context_window": 8192,
                                          "sim": {"criterion": {"p99_itl_s": 1.0, "lo": 0.05}}})
 
-# DistServe: a 13B chatbot (OPT-13B; Llama-2-13B has its shape: 40 layers, 5120 wide, MHA) on A100s,
+# DistServe: the OPT-13B chatbot (its own profile since session 62: Llama-2-13B stood in before) on A100s,
 # SLO TTFT 0.25 s and TPOT 0.1 s attained by 90% of requests (paper Table 1), ShareGPT lengths as its release prepares
 # them (multi-turn prompts; Figure 7's means ~755 / ~200: length profile sharegpt-multiturn). The release's
 # placement for OPT-13B (evaluation/2-benchmark-serving/2-start-api-server.py, MODEL_TO_PARALLEL_PARAMS): vLLM at
@@ -75,7 +75,7 @@ _DISTSERVE_ENGINES = dict(baseline_engine="vllm-0.2", system_engine="vllm",
                                      "v0.2.3, the last version released before the paper submission'); "
                                      "SwiftTransformer's kernels not profiled")
 # Both sides run --gpu-memory-utilization 0.95 (the release's 2-start-api-server.py, vLLM and DistServe alike).
-_DISTSERVE = {"model": "llama-2-13b", "hardware": "dgx-a100-80gb", "cuda_graphs": False, "memory_utilization": 0.95,
+_DISTSERVE = {"model": "opt-13b", "hardware": "dgx-a100-80gb", "cuda_graphs": False, "memory_utilization": 0.95,
               "sim": {"traffic": {"requests": 1000, "lengths": "sharegpt-multiturn", "seed": 2},
                       "engine": {**_VLLM_V0, "max_batch": 1024, "token_budget": 16384},
                       "cluster": {"replicas": 3}, "slo": {"ttft_s": 0.25, "tpot_s": 0.1},
@@ -219,10 +219,9 @@ CLAIMS: list[Claim] = [
                "(0.22-0.24 s); with the release's pair limit the capacity is 11.6 against 11.5 req/s, the gain "
                "0.46x either way",
           **_DISTSERVE_ENGINES,
-          setup_note="Llama-2-13B for OPT-13B; the release's placement (prefill tp 2, decode tp 1) against three "
-                     "vLLM v0.2.3 replicas at tp 1 with the release's vLLM flags, eager on both sides; the KV sent "
-                     "over the DGX's NVLink; the "
-                     "release's multi-turn ShareGPT lengths as Figure 7's means (~755 / ~200 tokens, sigma 1.0 "
+          setup_note="OPT-13B (Llama-2-13B until session 62); the release's placement (prefill tp 2, decode tp 1) "
+                     "against three vLLM v0.2.3 replicas at tp 1 with the release's vLLM flags, eager on both sides; "
+                     "KV over the DGX NVLink; multi-turn ShareGPT lengths as Figure 7's means (~755 / ~200, sigma 1 "
                      "assumed; pairs of 2048 tokens or more redrawn, as its 0-prepare-dataset.py drops them; "
                      "single-turn sharegpt, 226 / 194, gave 0.28x before that limit)"),
     Claim("disaggregation", "DistServe can serve 7.4x more requests ... compared to state-of-the-art systems, while "
@@ -233,14 +232,14 @@ CLAIMS: list[Claim] = [
           "takes three passes and its first token misses the 0.25 s TTFT at a low rate; split pools prefill each "
           "prompt whole at tp 2.",
           miss="whatif's split pools stop at ~5.4 req/s on 3 GPUs (the one decode GPU's KV memory full, as against "
-               "vLLM), and its MII serves ~7.7 req/s before P90 TTFT crosses 0.25 s (a prompt spread over 768-token "
-               "passes that carry every running decode): 0.70x. The paper's 7.4x needs MII under a seventh of "
-               "DistServe's rate; FastGen's kernels and host path are not profiled (the default engine stands in, "
-               "as for the FastGen claims), nor SwiftTransformer's. Until session 61 the lengths piled ~9% of "
-               "prompts at 2044 tokens, three SplitFuse passes each, which held MII to ~1.4 req/s (3.8x)",
-          setup_note="Llama-2-13B for OPT-13B; DeepSpeed-MII as FastGen (SplitFuse 768 tokens, 512 sequences a pass, "
-                     "eager) on three A100s at tp 1, as the release launches it; DistServe's side the vLLM claim's "
-                     "(prefill tp 2, decode tp 1); the release's multi-turn ShareGPT lengths",
+               "vLLM), and its MII serves ~7.9 req/s before P90 TTFT crosses 0.25 s (a prompt spread over 768-token "
+               "passes that carry every running decode): 0.68x. The paper's 7.4x needs MII under a seventh of "
+               "DistServe's rate; FastGen's kernels and host path are not profiled (the default engine stands in, as "
+               "for the FastGen claims), nor SwiftTransformer's. Until session 61 the lengths piled ~9% of prompts at "
+               "2044 tokens, three SplitFuse passes each, which held MII to ~1.4 req/s (3.8x)",
+          setup_note="OPT-13B (Llama-2-13B until session 62); DeepSpeed-MII as FastGen (SplitFuse 768 tokens, "
+                     "512 sequences a pass, eager) on three A100s at tp 1, as the release launches it; DistServe's "
+                     "side the vLLM claim's (prefill tp 2, decode tp 1); the release's multi-turn ShareGPT lengths",
           **_MII_ENGINES),
     Claim("disaggregation", "DistServe: 1.74x tighter SLO than vLLM for the OPT-13B chatbot at 90% attainment "
           "(Figure 8's SLO-scale panel; the release's plot.ipynb prints 1.74; the abstract's 12.6x tighter SLO is "
@@ -251,20 +250,21 @@ CLAIMS: list[Claim] = [
           "At a rate both serve, the tightest SLO is set by the slowest 10% of first tokens and token gaps: "
           "colocated, a decode step that carries a prefill; disaggregated, a prompt's own prefill. Colocated vLLM's "
           "is its longest prompts' own prefill, which a split pool at tp 2 shortens, so whatif's gain falls with the "
-          "load (its colocated interference, a prefill-first step of a few tens of ms, grows little): 1.33x at "
-          "0.75 req/s, 1.02x at 4.5.",
+          "load (its colocated interference, a prefill-first step of a few tens of ms, grows little): 1.32x at "
+          "0.75 req/s, 1.03x at 4.5.",
           miss="over the release's client sweep up to where whatif's split pools fill, 0.75 / 1.5 / 3 / 4.5 req/s, "
-               "whatif gives 1.33x / 1.29x / 1.17x / 1.02x, under the band at every rate: colocated vLLM's "
+               "whatif gives 1.32x / 1.27x / 1.17x / 1.03x, under the band at every rate: colocated vLLM's "
                "slowest 10% are its longest prompts' own prefill at tp 1 (~0.18 s), which the tp-2 prefill pool "
                "shortens by no more than ~1.3x, and whatif's prefill-decode interference at these rates is small; "
                "what the paper's colocated vLLM lost beyond that (its prefill kernels, its Ray path: the rate "
                "claim's leads) is not modelled. Until session 61 a 2044-token pile gave 1.45x at 0.75 req/s (in "
                "band): the rate decided the verdict; with the release's pair limit it decides none",
-          setup_note="Llama-2-13B for OPT-13B on the three GPUs of each side; the release's multi-turn ShareGPT "
-                     "lengths (Figure 7's means); both objectives scaled together, as its SLO-scale plots do; the "
-                     "panel's rate is not in the files read (the notebook's call of it was not read): the release's "
-                     "OPT-13B client sweep, 0.75-9 req/s (ae-scripts/e2e/opt-13b-distllm-client.sh), up to ~5 req/s "
-                     "where whatif's decode GPU is full: run at 4.5 req/s, the sweep in the miss",
+          setup_note="OPT-13B (Llama-2-13B until session 62) on the three GPUs of each side; the release's "
+                     "multi-turn ShareGPT lengths (Figure 7's means); both objectives scaled together, as its "
+                     "SLO-scale plots do; the panel's rate is not in the files read (the notebook's call of it was "
+                     "not read): the release's OPT-13B client sweep, 0.75-9 req/s (ae-scripts/e2e/opt-13b-distllm-"
+                     "client.sh), up to ~5 req/s where whatif's decode GPU is full: run at 4.5 req/s, the sweep in "
+                     "the miss",
           **_DISTSERVE_ENGINES),
     Claim("disaggregation", "DistServe: 1.8x tighter SLO than DeepSpeed-MII for the OPT-13B chatbot at 90% "
           "attainment (Figure 8's SLO-scale panel; the release's plot.ipynb prints 1.8)", 1.8, "slo_scale",
