@@ -68,8 +68,15 @@ class IterationLog:
         elif pending:
             rows = len(pending) // WIDTH
             for i, (column, code) in enumerate(zip(self.stored.values(), TYPECODES)):
+                values = pending[i::WIDTH]
+                first = values[0]
+                # A count column that holds one value all through (a lone replica's index, no preemptions): repeated
+                # as a C array, not packed value by value (~5 against ~120 us for 4,096; ints compare exactly)
+                if code == "i" and type(first) is int and values == [first] * rows:   # (stops at a first difference)
+                    column.extend(array(code, (first,)) * rows)
+                    continue
                 # (packed as C values by struct, then copied in: ~1.5x faster than fromlist's per-item parsing)
-                column.frombytes(pack(f"{rows}{code}", *pending[i::WIDTH]))
+                column.frombytes(pack(f"{rows}{code}", *values))
             pending.clear()
 
     @property
