@@ -1,6 +1,6 @@
 """Accuracy of the fused-MoE model (EXPERIMENTAL) against NVIDIA aiconfigurator's measured MoE layers.
 
-    python benchmarks/accuracy_moe.py [--corpus PATH] [--write]
+    python benchmarks/accuracy_moe.py [--corpus PATH] [--write] [--by-shape ENGINE/DTYPE]
 
 Each engine's own fused-MoE rows (the most-measured kernel per GPU) of each fitted dtype (validate/moe_fit.FITS
 says which corpus dtype stands for each and why): leave-one-GPU-out only where the engine has rows of it on two
@@ -8,6 +8,8 @@ GPUs or more. A GPU's
 prediction is its datasheet peak and HBM bandwidth times dimensionless efficiencies plus a floor, so parameters
 transfer: in-sample (each GPU fitted on itself) and leave-one-GPU-out (fitted on the other three), MAPE /
 median / p90 % by GPU x token count (<= 128 / > 128). `--write` writes whatif/roofline/data/moe_fit.yaml.
+`--by-shape trtllm_gen_mxfp8/fp4` (session 62): that fit's in-sample median ratio (predicted / measured) by expert
+shape x per-GPU slice (moe_tp) x token count, EP 1: whether one pooled parameter set reads every shape alike.
 """
 from __future__ import annotations
 
@@ -33,14 +35,36 @@ def table(out):
                      {"mape": "mean", "median": "median", "p90": lambda s: s.quantile(0.9)}, label="{stat}_{name}")
 
 
+TOKEN_BANDS = [0, 2, 8, 32, 128, 1024, 1 << 20]   # 1-2 / 3-8 / 9-32 / 33-128 / 129-1k / > 1k tokens
+
+
+def by_shape(out):
+    """In-sample median ratio by (hidden, experts, moe_tp) x token band over the EP-1 rows (`out`: insample_and_loo)."""
+    import pandas as pd
+    one = out[out["moe_ep_size"] == 1]
+    band = pd.cut(one["num_tokens"], TOKEN_BANDS)
+    return (one["insample_s"] / one["latency_s"]).groupby(
+        [one["hidden_size"], one["num_experts"], one["moe_tp_size"], band], observed=True).median().unstack().round(2)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="folder with moe.parquet or moe.csv.gz")
     ap.add_argument("--write", action="store_true", help="write whatif/roofline/data/moe_fit.yaml")
+    ap.add_argument("--by-shape", default=None, metavar="ENGINE/DTYPE",
+                    help="one fit's in-sample median ratio by shape x moe_tp x token count (e.g. trtllm_gen_mxfp8/fp4)")
     args = ap.parse_args(argv)
+    shape_fit = tuple(args.by_shape.split("/")) if args.by_shape else None
+    if shape_fit is not None and shape_fit not in mf.FITS:
+        print(f"--by-shape: {args.by_shape!r} is not a fit; valid: {', '.join('/'.join(k) for k in mf.FITS)}",
+              file=sys.stderr)
+        return 2
     import pandas as pd
     pd.set_option("display.width", 200)
     frame = load_family("moe", args.corpus)
+    if args.by_shape:
+        print(by_shape(mf.insample_and_loo(mf.fit_rows(frame, *shape_fit))).to_string())
+        return 0
     rows = {key: mf.fit_rows(frame, *key) for key in mf.FITS}
     for (engine, dtype), r in rows.items():
         if r.empty:

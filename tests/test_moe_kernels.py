@@ -116,3 +116,21 @@ def test_gpt_oss_b200_experts_take_the_mxfp4_mxfp8_fit_at_the_fp8_peak():
     assert t_c == pytest.approx(padded / (B200.peak_flops("fp8") * p.compute_eff), rel=1e-9)   # the fp8 peak
     stand_in = replace(eff, moe_engine="sglang")   # the nvfp4 stand-in the entry replaces prices it lower
     assert time_op(op, B200, eff, None).time_s > time_op(op, B200, stand_in, None).time_s
+
+
+def test_trtllm_gen_mxfp4_experts_run_their_weights_padded_to_256():
+    """Session 62: the engines lay MXFP4 experts out for the TRTLLM-Gen MoE padded to multiples of 256 (vLLM
+    mxfp4.py round_up(intermediate_size_per_partition, 256), round_up(hidden_size, 256)): gpt-oss's TP8 slice (360)
+    runs as 512 and its 2880 hidden size as 3072, each half of the gated gate+up GEMM padded; other fits unpadded."""
+    from whatif.roofline.expert_fits import padded_nk
+    from whatif.roofline.kernel_timing import expert_gemm_seconds
+    up = gemm("experts_gate_up", 64, 2 * 360, 2880, 1, 1, "fp4", role=OpRole.EXPERT_UP)
+    down = gemm("experts_down", 64, 2880, 360, 1, 1, "fp4", role=OpRole.EXPERT_DOWN)
+    assert padded_nk(up, "trtllm_gen_mxfp8") == (1024.0, 3072.0)
+    assert padded_nk(down, "trtllm_gen_mxfp8") == (3072.0, 512.0)
+    assert padded_nk(up, "sglang") == (720.0, 2880.0)   # the nvfp4 stand-in's fit: the op's own shape
+    op = replace(up, shape=replace(up.shape, groups=4.0))
+    aligned = replace(op, shape=replace(op.shape, n=1024.0, k=3072.0))   # the same GEMM, already padded
+    _, t_c, _, _ = expert_gemm_seconds(op, B200, engine="trtllm_gen_mxfp8")
+    _, t_c_aligned, _, _ = expert_gemm_seconds(aligned, B200, engine="trtllm_gen_mxfp8")
+    assert t_c == pytest.approx(t_c_aligned, rel=1e-12) and t_c_aligned > 0

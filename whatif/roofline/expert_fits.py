@@ -2,10 +2,11 @@
 that runs it, and the dtype of that kernel's fit."""
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 from .kernel_models.moe import has_moe_fit
-from .ops import Op
+from .ops import Op, OpRole
 
 
 WEIGHT_ONLY_MOE = "w4a16"   # the fused-MoE fit block of an engine's weight-only (in-kernel dequant) experts
@@ -13,6 +14,29 @@ MXFP4_MOE = "mxfp4"         # ... of its MXFP4-weight, 16-bit-activation experts
 # fit engine -> the tensor-core dtype its compute_eff is a fraction of, where not the op's: the TRTLLM-Gen MXFP4 x
 # MXFP8 MoE runs fp8 MMAs (validate/moe_fit.DTYPE_BYTES w4a8_mxfp4_mxfp8) under the nvfp4 stand-in's fp4 ops
 FIT_PEAK_DTYPE = {"trtllm_gen_mxfp8": "fp8"}
+# fit engine -> the alignment its kernels' weights are padded to, hidden size and per-GPU intermediate size alike
+# (session 62): the engines lay MXFP4 experts out for the TRTLLM-Gen MoE zero-padded to multiples of 256 (vLLM
+# quantization/mxfp4.py Mxfp4MoEMethod.create_weights under VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8: round_up(
+# intermediate_size_per_partition, 256), round_up(hidden_size, 256); SGLang's mxfp4.py on SM100 with FlashInfer the
+# same; TensorRT-LLM's weight_alignment 256 where hidden % 256 != 0), so gpt-oss's 2880 runs as 3072 and a TP8
+# slice of 360 as 512: the kernel computes and reads the padding
+FIT_WEIGHT_ALIGNMENT = {"trtllm_gen_mxfp8": 256}
+
+
+def aligned(size: float, alignment: int) -> float:
+    """`size` rounded up to a multiple of `alignment` (1: unchanged)."""
+    return float(math.ceil(size / alignment) * alignment) if alignment > 1 else float(size)
+
+
+def padded_nk(op: Op, fit: str) -> tuple[float, float]:
+    """(n, k) of an expert GEMM as the fused-MoE fit `fit`'s kernels run it: the op's own, or padded per
+    FIT_WEIGHT_ALIGNMENT (a gated gate+up GEMM's N is two intermediate halves, each padded)."""
+    a = FIT_WEIGHT_ALIGNMENT.get(fit, 1)
+    n, k = op.shape.n, op.shape.k
+    if a == 1:
+        return n, k
+    halves = 2 if op.role == OpRole.EXPERT_UP and op.name == "experts_gate_up" else 1
+    return halves * aligned(n / halves, a), aligned(k, a)
 
 
 def fit_peak_dtype(op: Op, fit: str) -> str:

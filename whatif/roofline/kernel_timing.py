@@ -48,7 +48,7 @@ from .kernel_models.gemm import gemm_parts
 from .engines import DEFAULT_ENGINE
 from .kernel_models.mla import mla_prefill_head_dim
 from .kernel_models.moe import SMALL_M, TILE_N, has_moe_fit, moe_params, tile_m
-from .expert_fits import BLOCK_FP8_MOE_ENGINE, expert_fit_engine, fit_peak_dtype, moe_fit_dtype
+from .expert_fits import BLOCK_FP8_MOE_ENGINE, expert_fit_engine, fit_peak_dtype, moe_fit_dtype, padded_nk
 from .block_promotion import promotion_seconds
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
 from .kernel_models.prefill_attention import prefill_parts
@@ -246,10 +246,11 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     p = moe_params(gpu.arch, moe_fit_dtype(op, gpu, fit), fit, s.m / s.groups <= SMALL_M)
     c = ceilings(gpu)
     padded = padded_expert_rows(op)
-    t_c = 2.0 * padded * s.n * s.k / (c.peak_flops(fit_peak_dtype(op, fit)) * p.compute_eff)
-    t_m = max(op.hbm_bytes / (c.hbm_bw * p.memory_eff * op.bandwidth_share), t_extra_memory)
+    n, k = padded_nk(op, fit)   # (the kernel's zero-padded weights: read and multiplied as the rest)
+    t_c = 2.0 * padded * n * k / (c.peak_flops(fit_peak_dtype(op, fit)) * p.compute_eff)
+    t_m = max(op.hbm_bytes * (n * k) / (s.n * s.k) / (c.hbm_bw * p.memory_eff * op.bandwidth_share), t_extra_memory)
     # the launch grid's tiles (every slot's M tile x this GEMM's N tiles; the empty ones exit early)
-    fixed = p.floor_s / FUSED_MOE_GEMMS + p.item_s * s.grid_m * math.ceil(s.n / TILE_N) / c.sms
+    fixed = p.floor_s / FUSED_MOE_GEMMS + p.item_s * s.grid_m * math.ceil(n / TILE_N) / c.sms
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..roofline.expert_fits import FIT_WEIGHT_ALIGNMENT, aligned
 from ..roofline.kernel_models.fitted_roofline import RooflineParams
 from ..roofline.kernel_models.moe import SMALL_M, launched_tiles, moe_ideal_times, moe_time, routing_stats
 from ..specs import precompiled
@@ -112,14 +113,17 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
     main = rows.groupby(["gpu", "kernel_source"]).size().reset_index().sort_values(0).groupby("gpu").tail(1)
     rows = rows.merge(main[["gpu", "kernel_source"]], on=["gpu", "kernel_source"])
     w_bytes, a_bytes, peak_key = DTYPE_BYTES[dtype]
+    align = FIT_WEIGHT_ALIGNMENT.get(engine, 1)   # (expert_fits: the TRTLLM-Gen MXFP4 layout's 256, session 62)
     t_c, t_m, t_l2, tiles = [], [], [], []
     for gpu, group in rows.groupby("gpu", sort=False):
         g = corpus_gpu(gpu)
         peak, hbm, l2 = g.peak_flops(PEAK_DTYPE.get(peak_key, peak_key)), g.hbm_bandwidth.value, g.l2_size.value
         for r in group.itertuples():
-            grid = launched_tiles(r.num_tokens, r.topk, r.num_experts, r.hidden_size, r.inter_size / r.moe_tp_size)
+            # the kernel's own shape: hidden and per-GPU intermediate sizes padded as its weights are laid out
+            hidden, inter_l = aligned(r.hidden_size, align), aligned(r.inter_size / r.moe_tp_size, align)
+            grid = launched_tiles(r.num_tokens, r.topk, r.num_experts, hidden, inter_l)
             tiles.append(grid / g.sm_count.value if grid_launched(r.kernel_source) else 0.0)
-            c, m, cached = moe_ideal_times(r.num_tokens, r.hidden_size, r.inter_size, r.topk, r.num_experts,
+            c, m, cached = moe_ideal_times(r.num_tokens, hidden, inter_l * r.moe_tp_size, r.topk, r.num_experts,
                                            r.moe_tp_size, r.moe_ep_size, r.distribution, peak, hbm,
                                            w_bytes, a_bytes, l2, _groups(r))
             t_c.append(c)
