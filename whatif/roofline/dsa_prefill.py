@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .attention import attention_op
+from .module_host import sparse_path
 from .ops import Op, OpClass, OpRole
 
 
@@ -60,9 +61,9 @@ def as_decode(op: Op) -> Op:
 ACT_BYTES = {"fp8": 1.0, "bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
 
 
-def dsa_prefill_ops(ops, engine, model, arch: str) -> list:
+def dsa_prefill_ops(ops, engine, model, arch: str, batch) -> list:
     """The pass's ops with a DSA (`model.indexer`) prefill's sparse MLA as the engine's per-query decode kernel
-    where it runs so."""
-    if model is None or model.indexer is None or not runs_prefill_as_decode(engine, arch):
+    where it runs so: past index_topk keys (module_host.sparse_path; below it SGLang runs its dense MHA prefill)."""
+    if model is None or not sparse_path(model, batch) or not runs_prefill_as_decode(engine, arch):
         return ops
     return [as_decode(op) if is_dsa_prefill_attention(op) else op for op in ops]
