@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..specs.dtypes import BYTES
 from .attention import attention_op
 from .module_host import sparse_path
 from .ops import Op, OpClass, OpRole
@@ -50,15 +51,11 @@ def as_decode(op: Op) -> Op:
     and activation bytes kept)."""
     s = op.shape
     groups = decode_groups(op)
-    q_bytes = ACT_BYTES.get(op.dtype, 2.0)
-    new = attention_op(groups, heads=s.heads, kv_heads=1, d_qk=s.d_qk, d_v=s.d_v, act_bytes=q_bytes,
+    new = attention_op(groups, heads=s.heads, kv_heads=1, d_qk=s.d_qk, d_v=s.d_v, act_bytes=BYTES[op.dtype],
                        kv_bytes=s.kv_element_bytes, kv_width=s.d_qk, count=op.count, dtype=op.dtype, name=op.name,
                        role=op.role)
     return replace(new, formula=f"{new.formula}; the engine's DSA prefill as decode rows, one a query token "
                                 f"(dsa_backend _forward_trtllm: trtllm_batch_decode_with_kv_cache_mla, sparse top-k)")
-
-
-ACT_BYTES = {"fp8": 1.0, "bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
 
 
 def dsa_prefill_ops(ops, engine, model, arch: str, batch) -> list:
