@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from .config import ForwardBatch
 from .context import pass_context
+from .dsa_prefill import dsa_prefill_ops
 from .engine_kernels import engine_ops
 from .graph import pass_ops
 from .module_fits import priced_modules
@@ -65,6 +66,7 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewis
                            host=host, sm_count=int(gpu.sm_count.value))
         layers = ctx.layers
         ops = fused_layer_ops(engine_ops(pass_ops(ctx, techs, layer_memo), setup.engine_spec, ctx.model), eff)
+        ops = dsa_prefill_ops(ops, setup.engine_spec, ctx.model, gpu.arch, batch)   # (SGLang, Blackwell)
         if placement:
             ops = placement_ops(ops, ctx, placement, paths)
         times, gaps = priced_modules(tuple(price(op, gpu, eff, system.gpu_link, paths) for op in ops), setup, batch)

@@ -135,6 +135,7 @@ class EngineSpec:
     dp_moe_alltoall: str = "always"       # attention-DP MoE by an all-to-all: always, or only over MNNVL
     dp_prefill_gather: str = "all_gather"   # attention-DP MoE gather/combine of a prefill step (DP_PREFILL_GATHER)
     shared_expert_stream: tuple[str, ...] = ()   # model families whose shared expert runs on a second stream in graphs
+    dsa_prefill_as_decode: tuple[str, ...] = ()  # GPU archs where a DSA prefill's sparse MLA runs as per-query decode
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
     holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new
     mla_kv_fanout: bool = False           # a disaggregated MLA sender sends its whole latent to each receiving TP rank

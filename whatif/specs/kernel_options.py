@@ -40,7 +40,9 @@
   (SGLang's SUM_LEN padding for extend batches: the gather is a zero-filled buffer all-reduced, the combine the
   MoE's all-reduce before dp_scatter);
 - `shared_expert_stream`: [model families]: their MoE layers run the shared expert on a second CUDA stream beside
-  the routed experts in CUDA-graph passes (roofline/shared_expert_stream.py).
+  the routed experts in CUDA-graph passes (roofline/shared_expert_stream.py);
+- `dsa_prefill_as_decode`: [GPU architectures]: with an fp8 cache on these, it runs a DSA prefill's sparse MLA as a
+  decode kernel, one row a query token over its own top-k keys (roofline/dsa_prefill.py).
 Absent keys keep the defaults: the engine's own fits, shared GQA reads, the GPU profile's launch cost, nothing
 fused, an all-to-all."""
 from __future__ import annotations
@@ -54,7 +56,8 @@ KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", 
                "eager_launch_s", "eager_launch_by_arch", "attention_includes", "quantized_gemm_inputs",
                "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale", "eager_module_launches",
                "allreduce_fusion_max_bytes", "allreduce_fusion_kernel", "allreduce_fusion_quantizes",
-               "shared_expert_stream", "prefill_op_launches", "eager_input_quantize", "dp_prefill_gather"}
+               "shared_expert_stream", "prefill_op_launches", "eager_input_quantize", "dp_prefill_gather",
+               "dsa_prefill_as_decode"}
 FUSION_KERNELS = ("vllm", "sglang", "trtllm")   # engines with a fitted custom all-reduce (data/collective_fit.yaml)
 DP_MOE_ALLTOALL = ("always", "mnnvl")
 DP_PREFILL_GATHER = ("all_gather", "all_reduce")
@@ -121,7 +124,16 @@ def kernel_options(sec: dict, where: str, read) -> dict:
         out["dp_prefill_gather"] = choice(read("dp_prefill_gather"), DP_PREFILL_GATHER, f"{where}.dp_prefill_gather")
     if "shared_expert_stream" in sec:
         out["shared_expert_stream"] = families(read("shared_expert_stream"), f"{where}.shared_expert_stream")
+    if "dsa_prefill_as_decode" in sec:
+        out["dsa_prefill_as_decode"] = architectures(read("dsa_prefill_as_decode"), f"{where}.dsa_prefill_as_decode")
     return out
+
+
+def architectures(raw, where: str) -> tuple[str, ...]:
+    """A non-empty list of GPU architecture names (hardware.ARCHS)."""
+    if not isinstance(raw, list) or not raw or not all(a in ARCHS for a in raw):
+        raise WhatifError(f"{where}: expected a non-empty list of GPU architectures ({', '.join(ARCHS)})")
+    return tuple(raw)
 
 
 def families(raw, where: str) -> tuple[str, ...]:
