@@ -100,9 +100,15 @@ def from_search(space, config) -> tuple[Deployment, Load]:
     prec = setup_precision(space.model, e.quantization, e.weight, e.kv)
     stored = e.quantization == CHECKPOINT or prec.per_module   # the engine reads the checkpoint's own config
 
+    from ..config_search.evaluate import PREFILL_PROMPTS_PER_RANK
+    from ..roofline.engines import engine_limit_for_group, engine_spec
+
     def pool(key, role: str, replicas: int) -> Pool:
+        # the --max-num-seqs under which the pool's ranks run what the search priced (vLLM's is each DP engine's)
+        group = PREFILL_PROMPTS_PER_RANK * key.attention_dp if role == "prefill" else config.batch
+        seqs = engine_limit_for_group(engine_spec("vllm"), group, key.attention_dp)
         return Pool(role=role, replicas=replicas, tp=key.tp, pp=key.pp, ep=key.ep, dp_attention=key.dp_attention,
-                    attention_dp=key.attention_dp, max_num_seqs=config.batch, max_num_batched_tokens=config.chunk)
+                    attention_dp=key.attention_dp, max_num_seqs=seqs, max_num_batched_tokens=config.chunk)
     disagg = config.mode == "disaggregated" and p is not None
     pools = ((pool(p, "prefill", config.prefill_replicas), pool(e, "decode", config.replicas)) if disagg
              else (pool(e, "mixed", config.replicas),))
