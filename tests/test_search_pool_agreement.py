@@ -97,3 +97,23 @@ def test_an_sglang_prefill_pool_prices_its_send_slots():
         rates[engine] = prefill_pool_rps(resolved, setup, sc, memory_fit(setup, sc.workload)[1], pricers, one) * group
     assert rates["vllm"] == pytest.approx(4.0)
     assert rates["sglang"] == pytest.approx(4 * 2 / 3)
+
+
+def test_a_search_runs_the_engine_it_names_and_a_bad_one_is_a_one_line_error():
+    from whatif.config_search.evaluate import replica_scenario
+    from whatif.errors import WhatifError
+    space = SearchSpace(model="mixtral-8x7b", hardware=("dgx-h100",), gpu_budget=8, engine="sglang")
+    assert replica_scenario(space, DP4, 8192).engine_spec().base_engine == "sglang"
+    with pytest.raises(WhatifError, match="^--engine: 'nope'"):
+        SearchSpace(model="mixtral-8x7b", hardware=("dgx-h100",), gpu_budget=8, engine="nope")
+
+
+def test_the_serve_command_launches_the_batch_the_search_priced():
+    """vLLM's --max-num-seqs is each DP engine's: a batch-16 replica of 4 ranks is launched at 4; SGLang's
+    --max-running-requests is the group's: 16. The prefill pool at one prompt a rank."""
+    from whatif.queries.deployment import from_search
+    _, c, _ = _one_by_one()
+    for engine, decode, prefill in (("vllm", 4, 1), ("sglang", 16, 4)):
+        d, _ = from_search(SearchSpace(**{**SPACE.__dict__, "engine": engine}), c)
+        assert d.engine == engine
+        assert [(p.role, p.max_num_seqs) for p in d.pools] == [("prefill", prefill), ("decode", decode)]

@@ -76,7 +76,7 @@ def replica_scenario(space: SearchSpace, key: ReplicaSetup, chunk: int, batch: i
                     precision=setup_precision(space.model, key.quantization, key.weight, key.kv),
                     workload=Workload(batch=batch, prompt=space.prompt, output=space.output,
                                       prefill_chunk=chunk),
-                    efficiency=space.efficiency, techniques=tuple(key.techniques))
+                    efficiency=space.efficiency, techniques=tuple(key.techniques), kernel_engine=space.engine)
 
 
 def _overflow_text(memory) -> str:
