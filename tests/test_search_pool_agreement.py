@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from whatif.config_search.configs import disaggregated
-from whatif.config_search.evaluate import PREFILL_PROMPTS_PER_RANK, evaluate_replica, prefill_pool_rps, StepPricers
+from whatif.config_search.evaluate import (PREFILL_PROMPTS_PER_RANK, StepPricers, evaluate_replica, prefill_pool_rps,
+                                          replica_scenario)
 from whatif.config_search.recheck import sim_config
 from whatif.config_search.space import ReplicaSetup, SearchSpace, SLOTargets
 from whatif.roofline.config import Parallelism
@@ -54,6 +55,10 @@ def test_search_and_simulate_price_the_prefill_pool_step_alike():
     configuration prices them (IterationTimes.group_time) and as the search does (its TTFT and its pool rate)."""
     profile, c, cfg = _one_by_one()
     pre = prefill_scenario(cfg)
+    # the pool's own settings (pools.prefill_scenario: layout, GPU type, MoE kernels and transport) are the search's
+    mine = replica_scenario(SPACE, c.prefill, c.chunk)
+    assert (pre.parallel, pre.hardware, pre.moe_kernels, pre.kernel_engine) == \
+        (mine.parallel, mine.hardware, mine.moe_kernels, mine.kernel_engine)
     sched = cfg.cluster.prefill_scheduler(cfg.scheduler)
     times = _iteration_times(pre, pre.parallel, sched, SPACE.prompt + SPACE.output)
     lone = times.group_time([(0, 0, [(SPACE.prompt, 0)])])
