@@ -279,7 +279,7 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
            prefill_chunks: Sequence[int] | None = None, prefill_chunk: int | None = None,
            efficiency: str = "default", kv_link: str | None = None,
            objective: str = "tok_s_per_gpu", backend: str = "process", address: str | None = None,
-           simulate_top: int = 0, sim_requests: int | None = None,
+           engine: str = "vllm", simulate_top: int = 0, sim_requests: int | None = None,
            progress: Callable[[int, int], None] | None = None, jobs: int | None = None, prune: bool = False):
     """Search the deployments of `model` on at most `gpus` GPUs of `hardware` (one name or several) for a
     workload of `prompt` / `output` tokens: the Pareto frontier of tokens/s per GPU against tokens/s per user and
@@ -312,5 +312,5 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
                         modes=_listed(modes),
                         prefill_chunks=DEFAULT_CHUNKS if prefill_chunks is None else _listed(prefill_chunks),
                         efficiency=efficiency, kv_link=kv_link,
-                        objective=objective)
+                        objective=objective, engine=engine)
     return run_search(space, backend, address, progress, simulate_top, sim_requests, jobs, prune)

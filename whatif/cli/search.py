@@ -18,7 +18,7 @@ FILE_KEYS = {"model", "hardware", "gpus", "nodes", "prompt", "output", "slo", "t
              "batches",
              "weight_dtypes",
              "quantizations", "kv_dtypes", "techniques", "modes", "prefill_chunks", "prefill_chunk", "efficiency",
-             "kv_link", "objective"}
+             "kv_link", "objective", "engine"}
 SLO_KEYS = {"ttft", "tpot", "e2e"}
 
 
@@ -77,6 +77,8 @@ def add_search_parser(p) -> None:
                    help="one prefill chunk size (the same as --prefill-chunks N)")
     s.add_argument("--efficiency", choices=("ideal", "default", "calibrated"),
                    help="efficiency source (default: default)")
+    s.add_argument("--engine", help="the serving engine every replica runs: vllm, sglang, trtllm or a release "
+                   "profile (default vllm): its loop, memory accounting, limits and kernels")
     s.add_argument("--kv-link", help="link between disaggregated pools (default: the system's GPU link in a node)")
     s.add_argument("--objective", choices=("tok_s_per_gpu", "tok_s"),
                    help="what best maximizes: tok_s_per_gpu (default) or tok_s")
@@ -138,7 +140,7 @@ def search_kwargs(args) -> dict:
     flags = {"model": args.model, "gpus": args.gpus, "nodes": args.nodes, "prompt": args.prompt, "output": args.output,
              "ttft": args.slo_ttft, "tpot": args.slo_tpot, "e2e": args.slo_e2e,
              "efficiency": args.efficiency, "kv_link": args.kv_link, "objective": args.objective,
-             "techniques": args.technique}
+             "techniques": args.technique, "engine": args.engine}
     for name, key in (("TTFT", "ttft"), ("TPOT", "tpot"), ("E2E", "e2e")):
         warn(implausible_slo(name, flags[key], f"--slo-{key}"))
     for key, text, flag in (("hardware", args.hardware, "--hardware"), ("weight_dtypes", args.weight_dtypes,

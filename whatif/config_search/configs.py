@@ -5,7 +5,8 @@ Steady-state model (assumed, as aiconfigurator's; `--simulate-top` re-checks it 
   (the batch-1 estimate); while it decodes, its replica also prefills the other B - 1 requests that replace
   finished ones, so its remaining output - 1 tokens take the batch's end-to-end time less its own prefill:
   TPOT = (e2e(B) - ttft(1)) / (output - 1). A replica serves B * output tokens per e2e(B).
-- disaggregated xPyD: x prefill replicas each prefill one prompt at a time (x / ttft(1) requests/s); the KV goes
+- disaggregated xPyD: x prefill replicas each prefill one prompt per attention-DP rank at a time (x / ttft(1)
+  requests/s at one rank; evaluate.prefill_pool_rps: the ranks side by side, within SGLang's send slots); the KV goes
   to a decode replica over the link between the pools; y decode replicas each hold B sequences for output - 1
   steps (y * B / ((output - 1) * TPOT(B)) requests/s). The cluster serves the lesser rate; TTFT is the prefill
   plus the KV transfer, TPOT the decode step at B.
@@ -168,7 +169,7 @@ def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaPr
     if osl < 2 or prefill.error or decode.error or prefill.chunk != decode.chunk:
         return []
     node = node_gpus(decode.key.hardware) if prefill.key.hardware == decode.key.hardware else 0
-    prefill_rps = 1.0 / prefill.prefill_s
+    prefill_rps = prefill.prefill_rps   # (evaluate.prefill_pool_rps: its ranks side by side, within its send slots)
     pairs = pool_pairs(space, prefill.key, decode.key)
     # an MLA latent goes to each decode attention-TP rank, as the simulator sends it (simulator/kv_fanout.py)
     copies = mla_kv_copies(prefill.mla_kv_fanout, prefill.key.parallel, decode.key.parallel)

@@ -25,6 +25,9 @@ from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace
 # Between disaggregated pools on different nodes the KV crosses the network: a 400 Gb/s RDMA NIC per GPU
 # (assumed: the DGX/HGX H100 and B200 fabric; name another with kv_link).
 CROSS_NODE_KV_LINK = "rdma-400g"
+# A disaggregated prefill replica runs one prompt per attention-DP rank at once (aiconfigurator's generator launches
+# prefill workers at max_batch_size 1; simulator/config.py ClusterConfig.prefill_scheduler); recheck.py launches it so.
+PREFILL_PROMPTS_PER_RANK = 1
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class ReplicaProfile:
     engine_name: str = ""
     points: tuple[BatchPoint, ...] = ()
     prefill_s: float = 0.0              # one prompt's prefill: a request's own TTFT
+    prefill_rps: float = 0.0            # prompts/s it prefills as a disaggregated prefill replica (prefill_pool_rps)
     kv_send_node_s: float = 0.0         # one prompt's KV to a decode replica in the same node
     kv_send_net_s: float = 0.0          # ... on another node (CROSS_NODE_KV_LINK or the space's kv_link)
     mla_kv_fanout: bool = False         # an MLA latent its engine sends to each decode attention-TP rank (kv_fanout)
@@ -72,7 +76,7 @@ def replica_scenario(space: SearchSpace, key: ReplicaSetup, chunk: int, batch: i
                     precision=setup_precision(space.model, key.quantization, key.weight, key.kv),
                     workload=Workload(batch=batch, prompt=space.prompt, output=space.output,
                                       prefill_chunk=chunk),
-                    efficiency=space.efficiency, techniques=tuple(key.techniques))
+                    efficiency=space.efficiency, techniques=tuple(key.techniques), kernel_engine=space.engine)
 
 
 def _overflow_text(memory) -> str:
@@ -147,9 +151,27 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
         fits = sorted({fits[0], fits[len(fits) // 2], fits[-1]}) if fits else []
     points = [price_batch(resolved, setup, sc, b, pricers, one) for b in fits]
     engine = setup.engine_spec
+    rps = prefill_pool_rps(resolved, setup, sc, max_batch, pricers, one) if "disaggregated" in space.modes else 0.0
     return (ReplicaProfile(key, chunk, max_batch=max_batch, engine_cap=getattr(engine, "max_num_seqs", None),
                            engine_name=getattr(engine, "name", ""), points=tuple(points), prefill_s=one.ttft_s,
-                           estimates=1 + sum(p.batch != 1 for p in points)), (setup, memory))
+                           prefill_rps=rps, estimates=1 + sum(p.batch != 1 for p in points)), (setup, memory))
+
+
+def prefill_pool_rps(resolved, setup, sc, max_batch: int, pricers: StepPricers, one) -> float:
+    """Prompts/s one replica of `setup` prefills as a disaggregated prefill pool at full load, run as the re-check
+    runs it (PREFILL_PROMPTS_PER_RANK running a rank): its ranks' prompts side by side in one group step (the
+    estimate at one prompt a rank: the experts see every busy rank's tokens), each prompt ceil(prompt / the rank's
+    chunk) steps, and each rank's new prompts a step within its engine's PD send slots (SGLang's metadata buffer,
+    simulator/prefill_send_slots.py, the rule the simulator's RankGroup runs). One rank: 1 / a lone prefill."""
+    from ..roofline.engines import rank_limit
+    from ..simulator.prefill_send_slots import send_slots_per_rank, steady_prompts_per_step
+    ranks = setup.parallel.attention_dp
+    busy = min(ranks * PREFILL_PROMPTS_PER_RANK, max_batch)
+    group_s = one.ttft_s if busy == 1 else price_batch(resolved, setup, sc, busy, pricers, one).ttft_s
+    steps = -(-sc.workload.prompt // rank_limit(setup.engine_spec, sc.workload.prefill_chunk, ranks))
+    slots = send_slots_per_rank(setup, "prefill", PREFILL_PROMPTS_PER_RANK)
+    per_rank = steady_prompts_per_step(slots, 1.0 / steps)   # new prompts a rank takes a step
+    return busy * per_rank * steps / group_s
 
 
 def resolve_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int):

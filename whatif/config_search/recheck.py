@@ -33,9 +33,11 @@ def sim_config(space: SearchSpace, c: Config, requests: int):
     """The simulator's configuration of `c` at its predicted request rate, built by the function `whatif
     simulate` and `whatif capacity` use (simulator.config.sim_config: the engine spec's scheduler defaults), with
     the flags they would be given: --max-num-seqs, --max-num-batched-tokens, --replicas, --prefill-*, --kv-link."""
+    from ..roofline.engines import engine_limit_for_group
     from ..simulator.config import sim_config as build
-    from .evaluate import CROSS_NODE_KV_LINK
+    from .evaluate import CROSS_NODE_KV_LINK, PREFILL_PROMPTS_PER_RANK
     scenario = replica_scenario(space, c.replica, c.chunk)
+    spec = scenario.engine_spec()
     cluster: dict = {"replicas": c.replicas}
     if c.mode == "disaggregated":
         one_node = c.prefill.hardware == c.hardware and c.gpus <= node_gpus(c.hardware)
@@ -44,10 +46,14 @@ def sim_config(space: SearchSpace, c: Config, requests: int):
             cluster["prefill_hardware"] = c.prefill.hardware
         cluster.update(prefill_replicas=c.prefill_replicas, prefill_tp=c.prefill.tp, prefill_pp=c.prefill.pp,
                        prefill_ep=c.prefill.ep, prefill_dp_attention=c.prefill.dp_attention,
-                       prefill_attention_dp=c.prefill.attention_dp, kv_link=link)
+                       prefill_attention_dp=c.prefill.attention_dp, kv_link=link,
+                       prefill_max_batch=engine_limit_for_group(spec, PREFILL_PROMPTS_PER_RANK * c.prefill.attention_dp,
+                                                                c.prefill.attention_dp))
+    # the engine limit under which the (decode) replica's ranks run the batch the search priced (c.batch a group)
+    batch = engine_limit_for_group(spec, c.batch, c.replica.attention_dp)
     values = {"traffic": {"rate": c.request_rate, "requests": requests, "prompt": space.prompt,
                           "output": space.output},
-              "engine": {"max_batch": c.batch, "token_budget": c.chunk}, "cluster": cluster,
+              "engine": {"max_batch": batch, "token_budget": c.chunk}, "cluster": cluster,
               "slo": {"ttft_s": space.slo.ttft_s, "tpot_s": space.slo.tpot_s}}
     return build(replace(scenario, workload=replace(scenario.workload, batch=1)), values)
 

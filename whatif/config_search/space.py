@@ -119,10 +119,15 @@ class SearchSpace:
     efficiency: str = "default"
     kv_link: str | None = None             # link between disaggregated pools (default: the system's GPU link)
     objective: str = "tok_s_per_gpu"
+    engine: str = "vllm"                   # --engine: the serving engine every replica runs (engine_profiles/)
 
     def __post_init__(self):
         from ..specs.checks import MAX_GPUS, MAX_PARALLEL, MAX_REQUESTS, MAX_TOKENS, integer
+        from ..roofline.engines import check_engine
         integer(self.gpu_budget, "--gpus", high=MAX_GPUS, what="GPUs")
+        if not isinstance(self.engine, str):
+            raise WhatifError(f"--engine: {shown(self.engine)} must be an engine's name")
+        check_engine(self.engine)
         integer(self.prompt, "--prompt", high=MAX_TOKENS, what="tokens")
         integer(self.output, "--output", high=MAX_TOKENS, what="tokens")
         if not isinstance(self.slo, SLOTargets):

@@ -94,21 +94,28 @@ def from_simulation(cfg) -> tuple[Deployment, Load]:
 
 
 def from_search(space, config) -> tuple[Deployment, Load]:
-    """A search configuration, as vLLM would run it (the search prices vLLM's kernels and loop)."""
+    """A search configuration, as its engine would run it (the search prices that engine's kernels and loop)."""
     from ..config_search.checkpoint_scheme import CHECKPOINT, setup_precision
     e, p = config.replica, config.prefill
     prec = setup_precision(space.model, e.quantization, e.weight, e.kv)
     stored = e.quantization == CHECKPOINT or prec.per_module   # the engine reads the checkpoint's own config
 
+    from ..config_search.evaluate import PREFILL_PROMPTS_PER_RANK
+    from ..roofline.engines import engine_limit_for_group, engine_spec
+
     def pool(key, role: str, replicas: int) -> Pool:
+        # the engine limit under which the pool's ranks run what the search priced (vLLM's is each DP engine's)
+        group = PREFILL_PROMPTS_PER_RANK * key.attention_dp if role == "prefill" else config.batch
+        seqs = engine_limit_for_group(engine_spec(space.engine), group, key.attention_dp)
         return Pool(role=role, replicas=replicas, tp=key.tp, pp=key.pp, ep=key.ep, dp_attention=key.dp_attention,
-                    attention_dp=key.attention_dp, max_num_seqs=config.batch, max_num_batched_tokens=config.chunk)
+                    attention_dp=key.attention_dp, max_num_seqs=seqs, max_num_batched_tokens=config.chunk)
     disagg = config.mode == "disaggregated" and p is not None
     pools = ((pool(p, "prefill", config.prefill_replicas), pool(e, "decode", config.replicas)) if disagg
              else (pool(e, "mixed", config.replicas),))
     notes = (f"# techniques {'+'.join(map(str, e.techniques))} were priced as what-ifs: no engine flag turns them "
              "on",) if e.techniques else ()
-    d = Deployment(engine="vllm", model=model_id(space.model), pools=pools, kv_dtype=prec.kv,
+    d = Deployment(engine=engine_spec(space.engine).base_engine, model=model_id(space.model), pools=pools,
+                   kv_dtype=prec.kv,
                    quantization="" if stored else prec.quantization, weight_dtype="bf16" if stored else prec.weight,
                    max_model_len=space.prompt + space.output, notes=notes)
     return d, Load(space.prompt, space.output, concurrency=config.batch * config.replicas)

@@ -22,6 +22,20 @@ def limits_per_group(spec: EngineSpec | None) -> bool:
     return spec is None or spec.base_engine in GROUP_LIMITS
 
 
+def rank_limit(spec: EngineSpec | None, limit: int, dp: int) -> int:
+    """One attention-DP rank's share of an engine limit given as the engine takes it (GROUP_LIMITS: 1/dp of it,
+    at least 1; else the rank's own): what the simulator's ranks run (simulator/rank_group.rank_scheduler)."""
+    return max(1, limit // dp) if dp > 1 and limits_per_group(spec) else limit
+
+
+def engine_limit_for_group(spec: EngineSpec | None, group: int, dp: int) -> int:
+    """The engine limit (--max-num-seqs / --max-running-requests) under which a replica of `dp` attention-DP ranks
+    runs `group` sequences as the estimate prices them (ceil(group / dp) a rank, roofline.estimate
+    group_prefill_passes): the inverse of rank_limit, so the search's batch and the simulator's ranks agree."""
+    per_rank = -(-group // dp)
+    return per_rank * dp if dp > 1 and limits_per_group(spec) else per_rank
+
+
 def check_engine(engine: str) -> str:
     """The engine whose measured kernels `engine` runs: itself, or a version profile's (trtllm-0.6: trtllm)."""
     if engine in ENGINES:

@@ -17,13 +17,29 @@ from __future__ import annotations
 
 from collections import deque
 
+HELD_STEPS = 2   # the batches whose prompts still hold slots when the next forms: j-1 (on the GPU), j-2 (unpolled)
+
+
+def send_slots_per_rank(setup, role: str, max_batch: int) -> int:
+    """Metadata slots of one rank of an attention-DP `role` pool whose ranks run `max_batch` requests each (0: the
+    engine holds none, or the pool is not an attention-DP prefill pool): what RankGroup and the search read."""
+    spec = setup.engine_spec
+    per_request = spec.prefill_send_slots if spec is not None and role == "prefill" else 0
+    return per_request * max_batch if per_request and setup.parallel.attention_dp > 1 else 0
+
+
+def steady_prompts_per_step(slots: int, prompts_per_step: float) -> float:
+    """A saturated rank's mean new prompts a step under `slots` (0: none held): each step's prompts and those of the
+    HELD_STEPS before it share the slots (SendSlots.caps), so at most slots / (HELD_STEPS + 1) a step."""
+    return prompts_per_step if not slots else min(prompts_per_step, slots / (HELD_STEPS + 1))
+
 
 class SendSlots:
-    """Each rank's prompts of its last two steps (the slots they hold) against `slots` (2B) per rank."""
+    """Each rank's prompts of its last HELD_STEPS steps (the slots they hold) against `slots` (2B) per rank."""
 
     def __init__(self, ranks: int, slots: int):
         self.slots = slots
-        self.recent = [deque((0, 0), maxlen=2) for _ in range(ranks)]
+        self.recent = [deque((0,) * HELD_STEPS, maxlen=HELD_STEPS) for _ in range(ranks)]
 
     def caps(self) -> list[int]:
         """New prompts each rank may take into the step formed now (its slots less those still held)."""
@@ -40,4 +56,4 @@ class SendSlots:
     def release(self) -> None:
         """Every slot back (an idle loop polls its sends done)."""
         for r in self.recent:
-            r.extend((0, 0))
+            r.extend((0,) * HELD_STEPS)

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..roofline.engines import limits_per_group
+from ..roofline.engines import rank_limit
 from .adp_balance import AdpBalance
 from .clock import Clock, Signal
 from .config import SchedulerConfig
 from .iteration_time import IterationTimes
 from .log import IterationLog, ReplicaInfo
-from .prefill_send_slots import SendSlots
+from .prefill_send_slots import SendSlots, send_slots_per_rank
 from .replica import Replica, advance
 from .router import Router
 from .scheduling.sequence import Seq
@@ -37,9 +37,8 @@ DEFAULT_RANK_ROUTER = "round-robin"
 def rank_scheduler(cfg: SchedulerConfig, setup, dp: int) -> SchedulerConfig:
     """One rank's scheduler limits (roofline/engines.py GROUP_LIMITS)."""
     spec = setup.engine_spec
-    if spec is None or not limits_per_group(spec):
-        return cfg
-    return replace(cfg, max_batch=max(1, cfg.max_batch // dp), token_budget=max(1, cfg.token_budget // dp))
+    return replace(cfg, max_batch=rank_limit(spec, cfg.max_batch, dp),
+                   token_budget=rank_limit(spec, cfg.token_budget, dp))
 
 
 def rank_router_for(setup, role: str = "mixed") -> str:
@@ -61,9 +60,8 @@ class RankGroup:
         self.router = Router(rank_router or rank_router_for(times.setup, role), self.ranks, f"{seed}-{index}")
         self.schedulers = [s for r in self.ranks for s in r.schedulers]
         self.balance = cfg.attention_dp_balance and dp > 1   # (TensorRT-LLM's attention_dp_config, adp_balance.py)
-        spec = times.setup.engine_spec   # SGLang's PD prefill metadata slots (prefill_send_slots.py)
-        per_slot = spec.prefill_send_slots if spec is not None and role == "prefill" else 0
-        self.send_slots = SendSlots(dp, per_slot * cfg.max_batch) if per_slot and dp > 1 else None
+        slots = send_slots_per_rank(times.setup, role, cfg.max_batch)   # SGLang's PD prefill metadata slots
+        self.send_slots = SendSlots(dp, slots) if slots else None
         self.idle = 0
         self._wakeup = Signal()
         self.step_end = 0.0   # when the group's step in flight ends (Replica._transfer reads it)
