@@ -1,6 +1,7 @@
 """Qwen3.5-397B-A17B's decode step on 8x B200 (SGLang), op family by op family, against the measured kernel tables.
 
-For each layout the serving set ran (bf16 TP8, fp8 TP8, fp8 TP4 EP4) and a few decode batches, prints the
+For each layout the serving set ran (bf16 TP8, fp8 TP8, fp8 TP4 EP4, fp8 TP4 EP1: the -mtp key's plain decode step) and
+a few decode batches, prints the
 microseconds per layer that `estimate` charges each op family (summed over the layers that run it, divided by the
 layers) beside the same family's measured time at the same shape in ../shared/reference/aiconfigurator (SGLang
 0.5.14 on B200, CUDA-graph replays, warm L2): the fused MoE (balanced and power-law routing), the GDN recurrent
@@ -8,7 +9,11 @@ decode and conv1d update (modern/ gdn_perf), SGLang's graph all-reduce, the full
 and the dense GEMMs (nearest n, k of the table's grid; the table's fp8 is per-tensor where the checkpoint is
 128x128 blocks). A diagnostic: nothing here is fitted or used at prediction time.
 
-    python benchmarks/qwen35_decode_ops.py [--batches 4,16,64] [--context 1536]
+`--moe-tokens 128,512,1024` prints instead the fused MoE a layer at N routed tokens (fp8_block, moe_tp 4 and 8): the
+table's balanced and power-law rows beside what `estimate` prices for the experts of one N-token prefill, with the
+regime of whatif's fit (kernel_models/moe.py: small-M parameters at <= SMALL_M routed rows a touched expert).
+
+    python benchmarks/qwen35_decode_ops.py [--batches 4,16,64] [--context 1536] [--moe-tokens 256,512,768,1024]
 """
 from __future__ import annotations
 
@@ -20,7 +25,8 @@ from step_ops import summed   # benchmarks/ is on the path: this is run as a scr
 
 REF = Path(__file__).resolve().parents[2] / "shared" / "reference" / "aiconfigurator"
 MODEL = "Qwen/Qwen3.5-397B-A17B"
-LAYOUTS = (("bf16", 8, 1), ("fp8", 8, 1), ("fp8", 4, 4))   # the serving set's SGLang B200 layouts (MTP-free)
+LAYOUTS = (("bf16", 8, 1), ("fp8", 8, 1), ("fp8", 4, 4), ("fp8", 4, 1))   # the serving set's SGLang B200 layouts
+TOPK, EXPERTS, LAYERS = 10, 512, 60
 K_HEADS, V_HEADS, HEADS, KV_HEADS, HIDDEN = 16, 64, 32, 2, 4096   # Qwen3.5-397B-A17B config.json
 
 
@@ -115,13 +121,52 @@ def per_layer(ops: dict, names) -> float | None:
     return sum(h.total_s for h in hits) / max(h.count for h in hits) * 1e6
 
 
+def moe_regime(tokens: int, topk: int = TOPK, experts: int = EXPERTS) -> str:
+    """Which of the fused-MoE fit's two parameter sets prices `tokens` routed tokens: small-M at <= SMALL_M routed rows
+    a touched expert (every expert touched once tokens x topk >= experts), large-M above (kernel_models/moe.py)."""
+    from whatif.roofline.kernel_models.moe import SMALL_M
+    rows = tokens * topk / min(experts, tokens * topk)
+    return "small-M" if rows <= SMALL_M else "large-M"
+
+
+def moe_seam(tokens_list, moe) -> list[tuple]:
+    """(moe_tp, tokens, rows an expert, regime, table balanced us, table power_law_1.01 us, estimate us) a layer."""
+    out = []
+    for tp in (4, 8):
+        for n in tokens_list:
+            m = moe[(moe.moe_dtype == "fp8_block") & (moe.moe_tp_size == tp) & (moe.moe_ep_size == 1)
+                    & (moe.num_tokens == n)]
+            tab = [pick(m[m.distribution == d]) for d in ("balanced", "power_law_1.01")]
+            out.append((tp, n, n * TOPK / min(EXPERTS, n * TOPK), moe_regime(n),
+                        *(None if t is None else t * 1e3 for t in tab), _priced_experts_us(tp, n)))
+    return out
+
+
+def _priced_experts_us(tp: int, tokens: int) -> float:
+    """us a layer `estimate` charges the routed experts (GEMMs, activation, group quantization) of one prompt's
+    prefill pass of `tokens` tokens, fp8 with fp8-block experts, TP `tp`."""
+    from whatif.api import estimate
+    e = estimate(MODEL, "dgx-b200", tp=tp, gpus=tp, batch=1, prompt=tokens, output=2, kernel_engine="sglang",
+                 with_max_batch=False, kv_dtype="fp8", quantization="fp8", expert_quantization="fp8-block").estimate
+    ops = summed(e.prefill[0][0].op_times)
+    return sum(v.total_s for k, v in ops.items() if k.startswith("experts")) / LAYERS * 1e6
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--batches", default="4,16,64")
     p.add_argument("--context", type=int, default=1536, help="tokens in each sequence's cache (default 1536)")
+    p.add_argument("--moe-tokens", default="", help="routed token counts: print the fused-MoE seam table instead")
     a = p.parse_args(argv)
     from whatif.roofline.ops import shape_record
     t = tables()
+    if a.moe_tokens:
+        print(f"{'moe_tp':>6s} {'tokens':>6s} {'rows/exp':>8s} {'regime':>8s} {'bal us':>8s} {'pl1.01 us':>9s} "
+              f"{'estimate':>9s}")
+        for tp, n, rows, regime, bal, pl, est in moe_seam([int(x) for x in a.moe_tokens.split(",")], t[0]):
+            fmt = lambda v: "-" if v is None else f"{v:.1f}"   # noqa: E731
+            print(f"{tp:6d} {n:6d} {rows:8.1f} {regime:>8s} {fmt(bal):>8s} {fmt(pl):>9s} {est:9.1f}")
+        return
     for dtype, tp, ep in LAYOUTS:
         for batch in (int(x) for x in a.batches.split(",")):
             tpot, ops = predicted(dtype, tp, ep, batch, a.context)

@@ -22,3 +22,23 @@ def test_per_layer_divides_a_familys_total_by_the_layers_that_run_it():
     assert q.per_layer(ops, ("experts_gate_up", "experts_act", "experts_down")) == pytest.approx(34.0)
     assert q.per_layer(ops, ("gated_deltanet",)) == pytest.approx(5.0)
     assert q.per_layer(ops, ("attention",)) is None
+
+
+def test_moe_regime_follows_the_fits_rows_per_expert_seam():
+    # Qwen3.5-397B: 512 experts, top-10. 768 tokens route 15 rows a touched expert (small-M, <= SMALL_M = 16);
+    # 1,024 route 20 (large-M): the seam where the fit's price jumps (docs/accuracy.md, session 62 O).
+    assert q.moe_regime(768) == "small-M"
+    assert q.moe_regime(1024) == "large-M"
+    assert q.moe_regime(8) == "small-M"   # 80 slots over 80 touched experts: one row each
+    assert q.moe_regime(64, topk=8, experts=256) == "small-M" and q.moe_regime(1024, topk=8, experts=256) == "large-M"
+
+
+def test_moe_seam_reads_the_table_by_layout_and_distribution(monkeypatch):
+    monkeypatch.setattr(q, "_priced_experts_us", lambda tp, n: 100.0 * tp)
+    moe = pd.DataFrame({"moe_dtype": ["fp8_block"] * 3 + ["bfloat16"], "moe_tp_size": [4, 4, 8, 4],
+                        "moe_ep_size": [1] * 4, "num_tokens": [1024] * 4,
+                        "distribution": ["balanced", "power_law_1.01", "balanced", "balanced"],
+                        "latency_ms": [0.45, 0.42, 0.31, 9.0]})
+    rows = q.moe_seam([1024], moe)
+    assert rows[0] == (4, 1024, 20.0, "large-M", pytest.approx(450.0), pytest.approx(420.0), 400.0)
+    assert rows[1][:4] == (8, 1024, 20.0, "large-M") and rows[1][4] == pytest.approx(310.0) and rows[1][5] is None
