@@ -96,6 +96,7 @@ NOMINAL_PARAMS = {
     "opt-175b": 175e9,
     "falcon-180b": 180e9,              # TII's nominal size (the untied head included: 179.5B)
     "llama-68m": 68e6,
+    "yi-6b": 6.06e9,                   # 01-ai/Yi-6B model page: 6.06B params (the spec gives 6,061,035,520)
 }
 
 
