@@ -1,0 +1,61 @@
+"""The wait a request sees before it is served, at the rate a configuration claims: M/D/c for Poisson arrivals.
+
+The search's steady state runs every server at full load, where a queue of Poisson arrivals grows without bound; the
+re-check (recheck.py, simulator.capacity) serves Poisson arrivals and asks that the TTFT target hold for the SLO's
+attainment share (SLOTargets.attainment, 0.9) of requests. So the search's rate is the highest at which the
+attainment quantile of the wait, plus a request's own TTFT, meets the TTFT target.
+
+Form (sourced): c servers, each request a deterministic service D, Poisson arrivals at rate lam, offered load
+a = lam D, rho = a / c. The probability of waiting is Erlang C (M/M/c; Erlang B by its recursion
+B_k = a B_{k-1} / (k + a B_{k-1})).
+The wait is scaled by (ca^2 + cs^2) / 2 = 1/2 for Poisson arrivals and deterministic service (Allen-Cunneen's
+approximation of GI/G/c; exact for the mean of M/D/1: Pollaczek-Khinchine, rho D / (2 (1 - rho))), and its tail taken
+exponential (Kingman's heavy-traffic limit): P(W > t) = C exp(-2 t (c / D - lam)), so its q-quantile is
+ln(C / (1 - q)) / (2 (c / D - lam)) when C > 1 - q, else 0. Pure functions of floats."""
+from __future__ import annotations
+
+import math
+
+# the share of requests the re-check's capacity search asks to meet the SLO (simulator/config.py SLO.attainment)
+ATTAINMENT = 0.9
+BISECTIONS = 40      # halvings of the rate bracket: 2^-40 of the server's capacity (far below any figure shown)
+
+
+def erlang_c(servers: int, load: float) -> float:
+    """Probability an arrival waits at `servers` servers and offered `load` (Erlangs, < servers): Erlang C."""
+    if load <= 0:
+        return 0.0
+    if load >= servers:
+        return 1.0
+    b = 1.0
+    for k in range(1, servers + 1):
+        b = load * b / (k + load * b)
+    rho = load / servers
+    return b / (1.0 - rho * (1.0 - b))
+
+
+def wait_quantile_s(rate: float, service_s: float, servers: int, q: float = ATTAINMENT) -> float:
+    """Seconds within which a share `q` of Poisson arrivals at `rate`/s start service at `servers` deterministic
+    servers of `service_s` each (M/D/c, module docstring); inf at or above their capacity."""
+    capacity = servers / service_s
+    if rate >= capacity:
+        return math.inf
+    waits = erlang_c(servers, rate * service_s)
+    if waits <= 1.0 - q:
+        return 0.0
+    return math.log(waits / (1.0 - q)) / (2.0 * (capacity - rate))
+
+
+def max_rate_within(wait_s: float, service_s: float, servers: int, q: float = ATTAINMENT) -> float:
+    """The highest Poisson rate (/s) at which `servers` deterministic servers of `service_s` keep the q-quantile wait
+    within `wait_s` (the wait grows with the rate, so bisection); 0 when `wait_s` < 0."""
+    if wait_s < 0 or service_s <= 0:
+        return 0.0
+    lo, hi = 0.0, servers / service_s
+    for _ in range(BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        if wait_quantile_s(mid, service_s, servers, q) <= wait_s:
+            lo = mid
+        else:
+            hi = mid
+    return lo
