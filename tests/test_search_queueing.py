@@ -74,3 +74,16 @@ def test_disaggregated_prefill_queue_bounds_the_rate():
     assert 0.46 < c.ttft_s <= 1.0 + 1e-9
     rows_free = {(r.prefill_replicas, r.replicas): r for r in disaggregated(space(), pre, dec)}
     assert rows_free[(1, 1)].request_rate == pytest.approx(1 / 0.45) and rows_free[(1, 1)].ttft_s == pytest.approx(0.46)
+
+
+def test_disaggregated_decode_slots_wait_in_ttft():
+    # the first token comes from the decode pool: a full decode pool (batch 8, slots held 999 steps) queues too
+    pre = ReplicaProfile(SETUP, prefill_s=0.3, prefill_rps=1 / 0.3, kv_send_node_s=0.01, kv_send_net_s=0.02)
+    pt = BatchPoint(8, 2.0, 0.012, 12.3, 8 * 1000 / 12.3)
+    dec = ReplicaProfile(SETUP, prefill_s=0.3, points=(pt,), max_batch=8)
+    c = {(r.prefill_replicas, r.replicas): r for r in disaggregated(space(ttft_s=1.0), pre, dec)}[(1, 1)]
+    decode_rps = 8 / (999 * 0.012)
+    assert c.request_rate < decode_rps                # fails when the decode pool runs at full load
+    d_wait = wait_quantile_s(c.request_rate, 999 * 0.012, 8)
+    assert d_wait > 0 and c.ttft_s == pytest.approx(0.31 + wait_quantile_s(c.request_rate, 0.3, 1) + d_wait)
+    assert c.ttft_s <= 1.0 + 1e-9

@@ -14,7 +14,8 @@ Throughput per GPU is the cluster's output tokens/s over its GPUs; per-user thro
 Under a TTFT target, the rate is the highest at which a request's TTFT including its queueing under Poisson arrivals
 (the re-check's traffic) meets the target for the SLO's attainment share (queueing.py, M/D/c), and TTFT is that
 quantile at that rate: aggregated, a wait for one of a replica's B slots (each held e2e(B)); disaggregated, for one
-of a prefill replica's servers (evaluate.prefill_servers, each prefilling a prompt in servers / its rate). Without
+of a prefill replica's servers (evaluate.prefill_servers, each prefilling a prompt in servers / its rate), then for
+one of a decode replica's B slots (each held (output - 1) * TPOT(B)). Without
 a TTFT target the pools run at full load and TTFT is a lone request's.
 
 The prefill chunk C (tokens per prefill pass, the engine's max_num_batched_tokens; one setting per deployment)
@@ -38,7 +39,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from ..simulator.kv_fanout import mla_kv_copies
-from .queueing import max_rate_within, wait_quantile_s
+from .queueing import max_rate_through, max_rate_within, tandem_wait_s, wait_quantile_s
 from .evaluate import BatchPoint, ReplicaProfile
 from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace, budget, node_gpus
 
@@ -139,11 +140,6 @@ def rate_within_ttft(space: SearchSpace, full_rate: float, own_ttft_s: float, se
     return rate, own_ttft_s + wait_quantile_s(rate, service_s, servers)
 
 
-def queue_wait(space: SearchSpace, rate: float, service_s: float, servers: int) -> float:
-    """The queueing.py wait quantile at `rate` under a TTFT target; 0 without one (TTFT: a lone request's)."""
-    return 0.0 if space.slo.ttft_s is None else wait_quantile_s(rate, service_s, servers)
-
-
 def _user_rate(tpot_s: float, e2e_s: float, output: int) -> float:
     return 1.0 / tpot_s if tpot_s > 0 else output / e2e_s
 
@@ -216,8 +212,13 @@ def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaPr
                 within[send] = rate_within_ttft(space, prefill_rps, prefill.prefill_s + send, service, servers)
             per_prefill, ttft = within[send]
             rate = min(x * per_prefill, y * decode_rps)
-            if rate < x * per_prefill:     # the decode pool binds: the prefill servers wait less
-                ttft = prefill.prefill_s + send + queue_wait(space, rate / x, service, servers)
+            own = prefill.prefill_s + send
+            if space.slo.ttft_s is not None and own <= space.slo.ttft_s:
+                # then a slot among the decode pool's (each held for the output's steps): the first token comes
+                # from the decode pool (simulator/replica.py), so its wait is in TTFT too
+                stages = ((x, service, servers), (y, (osl - 1) * pt.tpot_s, pt.batch))
+                rate = max_rate_through(space.slo.ttft_s - own, stages, rate)
+                ttft = own + tandem_wait_s(rate, stages)
             out.append(_judged(space, mode="disaggregated", hardware=decode.key.hardware, replica=decode.key,
                                batch=pt.batch, replicas=y, gpus=gpus, ttft_s=ttft, tpot_s=pt.tpot_s,
                                e2e_s=ttft + (osl - 1) * pt.tpot_s, request_rate=rate, tok_s=rate * osl,

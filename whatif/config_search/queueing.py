@@ -48,13 +48,29 @@ def wait_quantile_s(rate: float, service_s: float, servers: int, q: float = ATTA
 
 def max_rate_within(wait_s: float, service_s: float, servers: int, q: float = ATTAINMENT) -> float:
     """The highest Poisson rate (/s) at which `servers` deterministic servers of `service_s` keep the q-quantile wait
-    within `wait_s` (the wait grows with the rate, so bisection); 0 when `wait_s` < 0."""
-    if wait_s < 0 or service_s <= 0:
+    within `wait_s`; 0 when `wait_s` < 0."""
+    if service_s <= 0:
         return 0.0
-    lo, hi = 0.0, servers / service_s
+    return max_rate_through(wait_s, ((1, service_s, servers),), servers / service_s, q)
+
+
+def tandem_wait_s(rate: float, stages, q: float = ATTAINMENT) -> float:
+    """The q-quantile waits summed over `stages` in series, each (replicas sharing the rate evenly, service_s,
+    servers a replica): an upper bound on the quantile of the sum (a request waits at each stage in turn)."""
+    return sum(wait_quantile_s(rate / n, service_s, servers, q) for n, service_s, servers in stages)
+
+
+def max_rate_through(wait_s: float, stages, top: float, q: float = ATTAINMENT) -> float:
+    """The highest Poisson rate (/s), at most `top`, at which the tandem_wait_s of `stages` stays within `wait_s`
+    (the wait grows with the rate, so bisection); 0 when `wait_s` < 0."""
+    if wait_s < 0:
+        return 0.0
+    if tandem_wait_s(top, stages, q) <= wait_s:
+        return top
+    lo, hi = 0.0, top
     for _ in range(BISECTIONS):
         mid = 0.5 * (lo + hi)
-        if wait_quantile_s(mid, service_s, servers, q) <= wait_s:
+        if tandem_wait_s(mid, stages, q) <= wait_s:
             lo = mid
         else:
             hi = mid
