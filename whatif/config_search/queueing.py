@@ -15,10 +15,13 @@ ln(C / (1 - q)) / (2 (c / D - lam)) when C > 1 - q, else 0. Pure functions of fl
 from __future__ import annotations
 
 import math
+from functools import cache
 
 # the share of requests the re-check's capacity search asks to meet the SLO (simulator/config.py SLO.attainment)
 ATTAINMENT = 0.9
-BISECTIONS = 40      # halvings of the rate bracket: 2^-40 of the server's capacity (far below any figure shown)
+BISECTIONS = 24      # halvings of a load bracket: 6e-8 of the servers (no_wait_load)
+RATE_TOL = 1e-4      # a rate found to this share of the highest one (0.01%: below the 3-4 digits shown)
+
 
 
 def erlang_c(servers: int, load: float) -> float:
@@ -27,11 +30,27 @@ def erlang_c(servers: int, load: float) -> float:
         return 0.0
     if load >= servers:
         return 1.0
+    if servers == 1:
+        return load       # M/M/1: rho
     b = 1.0
     for k in range(1, servers + 1):
         b = load * b / (k + load * b)
     rho = load / servers
     return b / (1.0 - rho * (1.0 - b))
+
+
+@cache
+def no_wait_load(servers: int, q: float = ATTAINMENT) -> float:
+    """The offered load (Erlangs) up to which at most 1 - q of arrivals wait (Erlang C grows with the load), so the
+    q-quantile wait is 0: bisected once per server count, it spares erlang_c's loop below it."""
+    lo, hi = 0.0, float(servers)
+    for _ in range(BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        if erlang_c(servers, mid) <= 1.0 - q:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def wait_quantile_s(rate: float, service_s: float, servers: int, q: float = ATTAINMENT) -> float:
@@ -40,7 +59,10 @@ def wait_quantile_s(rate: float, service_s: float, servers: int, q: float = ATTA
     capacity = servers / service_s
     if rate >= capacity:
         return math.inf
-    waits = erlang_c(servers, rate * service_s)
+    load = rate * service_s
+    if load <= no_wait_load(servers, q):
+        return 0.0
+    waits = erlang_c(servers, load)
     if waits <= 1.0 - q:
         return 0.0
     return math.log(waits / (1.0 - q)) / (2.0 * (capacity - rate))
@@ -62,13 +84,15 @@ def tandem_wait_s(rate: float, stages, q: float = ATTAINMENT) -> float:
 
 def max_rate_through(wait_s: float, stages, top: float, q: float = ATTAINMENT) -> float:
     """The highest Poisson rate (/s), at most `top`, at which the tandem_wait_s of `stages` stays within `wait_s`
-    (the wait grows with the rate, so bisection); 0 when `wait_s` < 0."""
+    (the wait grows with the rate, so bisection, from the rate at which no stage's quantile waits: no_wait_load, to
+    within RATE_TOL of `top`); 0 when `wait_s` < 0."""
     if wait_s < 0:
         return 0.0
     if tandem_wait_s(top, stages, q) <= wait_s:
         return top
-    lo, hi = 0.0, top
-    for _ in range(BISECTIONS):
+    lo = min(top, min(n * no_wait_load(servers, q) / service_s for n, service_s, servers in stages))
+    hi = top
+    while hi - lo > RATE_TOL * top:
         mid = 0.5 * (lo + hi)
         if tandem_wait_s(mid, stages, q) <= wait_s:
             lo = mid
