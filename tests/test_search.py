@@ -26,6 +26,7 @@ def small():
 
 def brute_force_best():
     """Every (tp, batch) through whatif.estimate, scored as the search's aggregated model says (configs.py)."""
+    from whatif.config_search.queueing import max_rate_within
     best = None
     for tp in TPS:
         one = whatif.estimate(MODEL, HARDWARE, tp=tp, batch=1, prompt=PROMPT, output=OUTPUT, with_max_batch=False)
@@ -37,8 +38,10 @@ def brute_force_best():
             tpot = (est.e2e_s - one.ttft_s) / (OUTPUT - 1)
             if one.ttft_s > TTFT or tpot > TPOT:
                 continue
+            # a replica's B slots, each held e2e(B), under Poisson arrivals within the TTFT target (queueing.py)
+            rate = min(b / est.e2e_s, max_rate_within(TTFT - one.ttft_s, est.e2e_s, b))
             replicas = BUDGET // tp
-            score = (est.throughput_tok_s / tp, replicas * est.throughput_tok_s)
+            score = (rate * OUTPUT / tp, replicas * rate * OUTPUT)
             if best is None or score > best[0]:
                 best = (score, tp, b, replicas)
     return best

@@ -11,6 +11,12 @@ Steady-state model (assumed, as aiconfigurator's; `--simulate-top` re-checks it 
   steps (y * B / ((output - 1) * TPOT(B)) requests/s). The cluster serves the lesser rate; TTFT is the prefill
   plus the KV transfer, TPOT the decode step at B.
 Throughput per GPU is the cluster's output tokens/s over its GPUs; per-user throughput is 1 / TPOT.
+Under a TTFT target, the rate is the highest at which a request's TTFT including its queueing under Poisson arrivals
+(the re-check's traffic) meets the target for the SLO's attainment share (queueing.py, M/D/c), and TTFT is that
+quantile at that rate: aggregated, a wait for one of a replica's B slots (each held e2e(B)); disaggregated, for one
+of a prefill replica's servers (evaluate.prefill_servers, each prefilling a prompt in servers / its rate), then for
+one of a decode replica's B slots (each held (output - 1) * TPOT(B)). Without
+a TTFT target the pools run at full load and TTFT is a lone request's.
 
 The prefill chunk C (tokens per prefill pass, the engine's max_num_batched_tokens; one setting per deployment)
 enters where the passes run:
@@ -33,6 +39,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from ..simulator.kv_fanout import mla_kv_copies
+from .queueing import max_rate_through, max_rate_within, tandem_wait_s, wait_quantile_s
 from .evaluate import BatchPoint, ReplicaProfile
 from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace, budget, node_gpus
 
@@ -120,6 +127,19 @@ def rejected_replica(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
     return rows
 
 
+def rate_within_ttft(space: SearchSpace, full_rate: float, own_ttft_s: float, service_s: float,
+                     servers: int) -> tuple[float, float]:
+    """(requests/s, TTFT s) of one server pool of `servers` deterministic servers of `service_s` each, at most
+    `full_rate`/s: the highest Poisson rate at which a request's own TTFT plus its queueing.py wait meets the TTFT
+    target for the SLO's attainment share, and that TTFT quantile there. No target, or the own TTFT alone over it:
+    full load and the own TTFT (a configuration that misses the target anyway)."""
+    target = space.slo.ttft_s
+    if target is None or own_ttft_s > target:
+        return full_rate, own_ttft_s
+    rate = min(full_rate, max_rate_within(target - own_ttft_s, service_s, servers))
+    return rate, own_ttft_s + wait_quantile_s(rate, service_s, servers)
+
+
 def _user_rate(tpot_s: float, e2e_s: float, output: int) -> float:
     return 1.0 / tpot_s if tpot_s > 0 else output / e2e_s
 
@@ -137,13 +157,15 @@ def aggregated(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
     osl = space.output
     for pt in p.points:
         tpot = _exact_ties((pt.e2e_s - p.prefill_s) / (osl - 1)) if osl > 1 else 0.0
-        per_gpu = pt.throughput_tok_s / p.gpus
         user = _user_rate(tpot, pt.e2e_s, osl)
+        # a replica's rate: its B slots, each held e2e(B), within the TTFT target under Poisson arrivals
+        rate, ttft = rate_within_ttft(space, pt.batch / pt.e2e_s, p.prefill_s, pt.e2e_s, pt.batch)
         for r in range(1, budget(space, p.key.hardware) // p.gpus + 1):
             out.append(_judged(space, mode="aggregated", hardware=p.key.hardware, replica=p.key, batch=pt.batch,
-                               replicas=r, gpus=r * p.gpus, ttft_s=p.prefill_s, tpot_s=tpot, e2e_s=pt.e2e_s,
-                               request_rate=r * pt.batch / pt.e2e_s, tok_s=r * pt.throughput_tok_s,
-                               tok_s_per_gpu=per_gpu, tok_s_per_user=user, chunk=p.chunk))
+                               replicas=r, gpus=r * p.gpus, ttft_s=ttft, tpot_s=tpot,
+                               e2e_s=pt.e2e_s - p.prefill_s + ttft,
+                               request_rate=r * rate, tok_s=r * rate * osl,
+                               tok_s_per_gpu=rate * osl / p.gpus, tok_s_per_user=user, chunk=p.chunk))
     return out
 
 
@@ -174,6 +196,10 @@ def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaPr
     # an MLA latent goes to each decode attention-TP rank, as the simulator sends it (simulator/kv_fanout.py)
     copies = mla_kv_copies(prefill.mla_kv_fanout, prefill.key.parallel, decode.key.parallel)
     out = []
+    servers = prefill.prefill_servers
+    # a prefill server's seconds a prompt, at the replica's full rate
+    service = servers / prefill_rps if prefill_rps > 0 else math.inf
+    within: dict[float, tuple[float, float]] = {}    # by KV send time: a prefill replica's rate within the TTFT target
     for pt in decode.points:
         pt: BatchPoint
         decode_rps = pt.batch / ((osl - 1) * pt.tpot_s)
@@ -182,8 +208,17 @@ def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaPr
             send = (prefill.kv_send_node_s if gpus <= node else prefill.kv_send_net_s) * copies
             if not math.isfinite(send):
                 continue
-            ttft = prefill.prefill_s + send
-            rate = min(x * prefill_rps, y * decode_rps)
+            if send not in within:
+                within[send] = rate_within_ttft(space, prefill_rps, prefill.prefill_s + send, service, servers)
+            per_prefill, ttft = within[send]
+            rate = min(x * per_prefill, y * decode_rps)
+            own = prefill.prefill_s + send
+            if space.slo.ttft_s is not None and own <= space.slo.ttft_s:
+                # then a slot among the decode pool's (each held for the output's steps): the first token comes
+                # from the decode pool (simulator/replica.py), so its wait is in TTFT too
+                stages = ((x, service, servers), (y, (osl - 1) * pt.tpot_s, pt.batch))
+                rate = max_rate_through(space.slo.ttft_s - own, stages, rate)
+                ttft = own + tandem_wait_s(rate, stages)
             out.append(_judged(space, mode="disaggregated", hardware=decode.key.hardware, replica=decode.key,
                                batch=pt.batch, replicas=y, gpus=gpus, ttft_s=ttft, tpot_s=pt.tpot_s,
                                e2e_s=ttft + (osl - 1) * pt.tpot_s, request_rate=rate, tok_s=rate * osl,

@@ -54,6 +54,7 @@ class ReplicaProfile:
     points: tuple[BatchPoint, ...] = ()
     prefill_s: float = 0.0              # one prompt's prefill: a request's own TTFT
     prefill_rps: float = 0.0            # prompts/s it prefills as a disaggregated prefill replica (prefill_pool_rps)
+    prefill_servers: int = 1            # ... prompts it runs at once (one a rank): its servers in queueing.py
     kv_send_node_s: float = 0.0         # one prompt's KV to a decode replica in the same node
     kv_send_net_s: float = 0.0          # ... on another node (CROSS_NODE_KV_LINK or the space's kv_link)
     mla_kv_fanout: bool = False         # an MLA latent its engine sends to each decode attention-TP rank (kv_fanout)
@@ -154,7 +155,13 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
     rps = prefill_pool_rps(resolved, setup, sc, max_batch, pricers, one) if "disaggregated" in space.modes else 0.0
     return (ReplicaProfile(key, chunk, max_batch=max_batch, engine_cap=getattr(engine, "max_num_seqs", None),
                            engine_name=getattr(engine, "name", ""), points=tuple(points), prefill_s=one.ttft_s,
-                           prefill_rps=rps, estimates=1 + sum(p.batch != 1 for p in points)), (setup, memory))
+                           prefill_rps=rps, prefill_servers=prefill_servers(setup, max_batch),
+                           estimates=1 + sum(p.batch != 1 for p in points)), (setup, memory))
+
+
+def prefill_servers(setup, max_batch: int) -> int:
+    """Prompts a disaggregated prefill replica runs at once (PREFILL_PROMPTS_PER_RANK a rank, within its max batch)."""
+    return max(1, min(setup.parallel.attention_dp * PREFILL_PROMPTS_PER_RANK, max_batch))
 
 
 def prefill_pool_rps(resolved, setup, sc, max_batch: int, pricers: StepPricers, one) -> float:
@@ -166,7 +173,7 @@ def prefill_pool_rps(resolved, setup, sc, max_batch: int, pricers: StepPricers, 
     from ..roofline.engines import rank_limit
     from ..simulator.prefill_send_slots import send_slots_per_rank, steady_prompts_per_step
     ranks = setup.parallel.attention_dp
-    busy = min(ranks * PREFILL_PROMPTS_PER_RANK, max_batch)
+    busy = prefill_servers(setup, max_batch)
     group_s = one.ttft_s if busy == 1 else price_batch(resolved, setup, sc, busy, pricers, one).ttft_s
     steps = -(-sc.workload.prompt // rank_limit(setup.engine_spec, sc.workload.prefill_chunk, ranks))
     slots = send_slots_per_rank(setup, "prefill", PREFILL_PROMPTS_PER_RANK)
