@@ -85,7 +85,7 @@ def test_small_m_ops_take_the_small_m_regime():
 # MAPE % (in-sample; leave-one-GPU-out where a fit has two GPUs: none of the quantized ones, B200 only) reached by
 # each engine's fit, by GPU; worse by more than MARGIN points fails.
 MARGIN = 1.0
-PINNED = {("sglang", "fp8"): {"b200_sxm": (22.3, None)},
+PINNED = {("sglang", "fp8"): {"b200_sxm": (15.2, None)},   # session 62 P: 18.2 -> 15.1 (slices padded to 128)
           ("sglang", "fp4"): {"b200_sxm": (27.7, None)},
           ("vllm", "fp8"): {"b200_sxm": (18.5, None)},
           ("vllm", "fp4"): {"b200_sxm": (21.5, None)},

@@ -134,3 +134,20 @@ def test_trtllm_gen_mxfp4_experts_run_their_weights_padded_to_256():
     _, t_c, _, _ = expert_gemm_seconds(op, B200, engine="trtllm_gen_mxfp8")
     _, t_c_aligned, _, _ = expert_gemm_seconds(aligned, B200, engine="trtllm_gen_mxfp8")
     assert t_c == pytest.approx(t_c_aligned, rel=1e-12) and t_c_aligned > 0
+
+
+def test_sglang_block_fp8_experts_run_a_narrow_slice_as_128():
+    """Session 62 P: SGLang's B200 block-FP8 MoE rows stop falling at 128 intermediate columns a GPU (aiconfigurator's
+    moe table: 7168 x 2048 at TP16 and TP32 within 1%), so its fit pads the slice to 128; its bf16 fit does not, and
+    the slice of a TP32 DeepSeek expert (64) prices as TP16's (128)."""
+    from whatif.roofline.expert_fits import padded_nk
+    from whatif.roofline.kernel_timing import expert_gemm_seconds
+    up = gemm("experts_gate_up", 64, 2 * 64, 7168, 1, 1, "fp8", role=OpRole.EXPERT_UP)
+    down = gemm("experts_down", 64, 7168, 64, 1, 1, "fp8", role=OpRole.EXPERT_DOWN)
+    assert padded_nk(up, "sglang") == (256.0, 7168.0)
+    assert padded_nk(down, "sglang") == (7168.0, 128.0)
+    assert padded_nk(replace(up, dtype="bf16"), "sglang") == (128.0, 7168.0)   # the bf16 (Triton) fit: unpadded
+    op = replace(down, shape=replace(down.shape, m=512.0, groups=4.0))
+    wide = replace(op, shape=replace(op.shape, k=128.0))   # the TP16 slice
+    assert expert_gemm_seconds(op, B200, engine="sglang")[1] == pytest.approx(
+        expert_gemm_seconds(wide, B200, engine="sglang")[1], rel=1e-12)

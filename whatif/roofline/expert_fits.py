@@ -20,7 +20,16 @@ FIT_PEAK_DTYPE = {"trtllm_gen_mxfp8": "fp8"}
 # intermediate_size_per_partition, 256), round_up(hidden_size, 256); SGLang's mxfp4.py on SM100 with FlashInfer the
 # same; TensorRT-LLM's weight_alignment 256 where hidden % 256 != 0), so gpt-oss's 2880 runs as 3072 and a TP8
 # slice of 360 as 512: the kernel computes and reads the padding
-FIT_WEIGHT_ALIGNMENT = {"trtllm_gen_mxfp8": 256}
+FIT_WEIGHT_ALIGNMENT = {"trtllm_gen_mxfp8": 256, ("sglang", "fp8"): 128}
+# ("sglang", "fp8") (session 62 P): SGLang's B200 block-FP8 experts (FlashInfer's TRTLLM-Gen MoE, 128x128 weight
+# scales) run a per-GPU intermediate slice under 128 as 128: aiconfigurator's moe table (sglang 0.5.14 fp8_block, b200,
+# EP 1) stops falling at 128 per GPU (768 x TP8 = 96 and TP16 = 48, 512 x TP4 = 128 and TP8 = 64, 2048 x TP16 and TP32:
+# each pair within 2% at 16-8,192 tokens), where the unpadded model halved them; hidden sizes are multiples of 128.
+
+
+def fit_alignment(fit: str, dtype: str) -> int:
+    """The weight alignment of fit `fit`'s kernel for whatif dtype `dtype` (FIT_WEIGHT_ALIGNMENT; 1: none)."""
+    return FIT_WEIGHT_ALIGNMENT.get((fit, dtype), FIT_WEIGHT_ALIGNMENT.get(fit, 1))
 
 
 def aligned(size: float, alignment: int) -> float:
@@ -28,10 +37,11 @@ def aligned(size: float, alignment: int) -> float:
     return float(math.ceil(size / alignment) * alignment) if alignment > 1 else float(size)
 
 
-def padded_nk(op: Op, fit: str) -> tuple[float, float]:
-    """(n, k) of an expert GEMM as the fused-MoE fit `fit`'s kernels run it: the op's own, or padded per
-    FIT_WEIGHT_ALIGNMENT (a gated gate+up GEMM's N is two intermediate halves, each padded)."""
-    a = FIT_WEIGHT_ALIGNMENT.get(fit, 1)
+def padded_nk(op: Op, fit: str, dtype: str | None = None) -> tuple[float, float]:
+    """(n, k) of an expert GEMM as the fused-MoE fit `fit`'s kernels run it (of whatif dtype `dtype`, None: the
+    op's): the op's own, or padded per FIT_WEIGHT_ALIGNMENT (a gated gate+up GEMM's N is two intermediate halves,
+    each padded)."""
+    a = fit_alignment(fit, dtype or op.dtype)
     n, k = op.shape.n, op.shape.k
     if a == 1:
         return n, k

@@ -243,10 +243,11 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     touched experts, each expert's rows padded to the M tile a tuned grouped GEMM picks (engine's fit)."""
     s = op.shape
     fit = expert_fit_engine(op, gpu, engine)
-    p = moe_params(gpu.arch, moe_fit_dtype(op, gpu, fit), fit, s.m / s.groups <= SMALL_M)
+    dtype = moe_fit_dtype(op, gpu, fit)
+    p = moe_params(gpu.arch, dtype, fit, s.m / s.groups <= SMALL_M)
     c = ceilings(gpu)
     padded = padded_expert_rows(op)
-    n, k = padded_nk(op, fit)   # (the kernel's zero-padded weights: read and multiplied as the rest)
+    n, k = padded_nk(op, fit, dtype)   # (the kernel's zero-padded weights: read and multiplied as the rest)
     t_c = 2.0 * padded * n * k / (c.peak_flops(fit_peak_dtype(op, fit)) * p.compute_eff)
     t_m = max(op.hbm_bytes * (n * k) / (s.n * s.k) / (c.hbm_bw * p.memory_eff * op.bandwidth_share), t_extra_memory)
     # the launch grid's tiles (every slot's M tile x this GEMM's N tiles; the empty ones exit early)

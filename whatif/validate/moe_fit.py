@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..roofline.expert_fits import FIT_WEIGHT_ALIGNMENT, aligned
+from ..roofline.expert_fits import aligned, fit_alignment
 from ..roofline.kernel_models.fitted_roofline import RooflineParams
 from ..roofline.kernel_models.moe import SMALL_M, launched_tiles, moe_ideal_times, moe_time, routing_stats
 from ..specs import precompiled
@@ -113,7 +113,7 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
     main = rows.groupby(["gpu", "kernel_source"]).size().reset_index().sort_values(0).groupby("gpu").tail(1)
     rows = rows.merge(main[["gpu", "kernel_source"]], on=["gpu", "kernel_source"])
     w_bytes, a_bytes, peak_key = DTYPE_BYTES[dtype]
-    align = FIT_WEIGHT_ALIGNMENT.get(engine, 1)   # (expert_fits: the TRTLLM-Gen MXFP4 layout's 256, session 62)
+    align = fit_alignment(engine, peak_key)   # (expert_fits: the TRTLLM-Gen MXFP4 layout's 256, session 62)
     t_c, t_m, t_l2, tiles = [], [], [], []
     for gpu, group in rows.groupby("gpu", sort=False):
         g = corpus_gpu(gpu)
