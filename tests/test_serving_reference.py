@@ -650,7 +650,11 @@ def test_the_whole_file():
     # the capture ceiling graphless, SGLang's NVFP4 input-quantize launches and PD prefill metadata slots); TPOT
     # 9.50%, B200 9.73%, H100 9.03%: worse (9.16%) because gpt-oss's B200 experts were priced x0.72 of their measured
     # kernel, which hid a decode step priced high elsewhere: its B200 rows' TPOT 5.4-9.4% -> 9.3-14.7%, x1.08)
-    assert ttft["mape"] < 31.2 and ttft["median_ape"] < 28.7 and ttft["off3x"] <= 113, ttft
+    # (session 62 after all merges: TTFT 30.96%, median 28.3%, x0.72, 112 off by 3x (GLM-5's DSA prefill as the
+    # per-query decode rows SGLang runs, 42.3 -> 34.8%; gpt-oss's MXFP4 experts padded to 256); TPOT 9.58%, B200 9.86%,
+    # H100 9.03%: worse because the padded gpt-oss experts cost more on a TP1-2 decode step already priced high (its
+    # B200 rows 11.9 -> 13.7%), and SGLang's block-FP8 narrow slices run as 128 columns (MiniMax TTFT 21.9 -> 23.3%))
+    assert ttft["mape"] < 31.2 and ttft["median_ape"] < 28.5 and ttft["off3x"] <= 113, ttft
     assert tpot["mape"] < 9.6, tpot
     for gpu in ("b200_sxm", "h100_sxm"):   # the issue's target: TPOT <= 10% on every GPU
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= 10.0, gpu
@@ -668,7 +672,8 @@ def test_the_whole_file():
     # (session 60: 8.29%, the H100 TP16 decode workers' all-reduce over two nodes without NVLS (NCCL_NVLS_ENABLE=0 in
     # their recipes): H100's 8 rows 21.4 -> 5.9%; the recipes' per-pool MoE backends, TensorRT-LLM B200 8.4 -> 7.2%)
     # (session 61: 8.21%, SGLang's attention-DP prefill ranks' metadata slots)
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 8.4, sr.stats(disagg, "tpot")
+    # (session 62: 7.82%, the Blackwell MoE fits' changes (gpt-oss padding, SGLang block-FP8 narrow slices))
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 8.0, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
@@ -687,7 +692,9 @@ def test_the_whole_file():
     # its B200 34 rows 46.3 -> 35.7%; the H100 decode pools' slower steps, 8 rows 30.8 -> 12.5%)
     # (session 61: 43.1%, x0.57, 10 off by 3x: SGLang's 23 rows 67.6 -> 64.5%, a prefill rank's metadata slots
     # (prefill_send_slots), which hold its next prompt while its last two batches' KV is sent)
-    assert ttft["mape"] < 43.5 and ttft["off3x"] <= 10, ttft
+    # (session 62: 42.6%, x0.57, 10 off by 3x: SGLang's attention-DP prefill pools gather their MoE tokens
+    # (prefill_moe_a2a), 64.5 -> 63.8%)
+    assert ttft["mape"] < 42.9 and ttft["off3x"] <= 10, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
