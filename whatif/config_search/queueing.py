@@ -23,7 +23,6 @@ BISECTIONS = 24      # halvings of a load bracket: 6e-8 of the servers (no_wait_
 RATE_TOL = 1e-4      # a rate found to this share of the highest one (0.01%: below the 3-4 digits shown)
 
 
-
 def erlang_c(servers: int, load: float) -> float:
     """Probability an arrival waits at `servers` servers and offered `load` (Erlangs, < servers): Erlang C."""
     if load <= 0:
