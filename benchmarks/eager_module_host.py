@@ -189,14 +189,7 @@ def main() -> int:
     ap.add_argument("--moe", action="store_true", help="also SGLang's eager DeepEP-normal MoE core (not mapped)")
     ap.add_argument("--vllm", action="store_true", help="also vLLM's eager DSA context module (not mapped)")
     args = ap.parse_args()
-    table = floors(Path(args.root))
-    n, logo = launches(table), leave_one_gpu_out(table)
-    print("| GPU | module | GEMMs | rows | eager floor ms | host launches | leave-one-GPU-out |")
-    print("|---|---|---|---|---|---|---|")
-    for k in sorted(table):
-        ms, rows = table[k]
-        err = f"{logo[k]:+.1%}" if k in logo else "-"
-        print(f"| {k[0]} | {k[1]} | {k[2]} | {rows} | {ms:.3f} | {n[k]:.1f} | {err} |")
+    print_eager(floors(Path(args.root)), "sglang", None, "GEMMs")
     print("\nwhatif's kernels in one layer's attention module of a 1,024-token SGLang prefill (TP8):")
     for model, quant in (("deepseek-ai/DeepSeek-R1", "fp8"), ("zai-org/GLM-5", "fp8")):
         print(f"  {model} {quant}: {whatif_module_kernels(model, quant)}")
@@ -214,11 +207,13 @@ def main() -> int:
     return 0
 
 
-def print_eager(table: dict, engine: str, title: str) -> None:
-    """A table of eager floors as `engine`'s host launches, with their leave-one-GPU-out error."""
+def print_eager(table: dict, engine: str, title: str | None, column: str = "format") -> None:
+    """A table of eager floors as `engine`'s host launches, with their leave-one-GPU-out error (`column`: what the
+    key's third field is; no title: the first table, printed bare)."""
     n, logo = launches(table, engine), leave_one_gpu_out(table, engine)
-    print(f"\n{title}:")
-    print("| GPU | module | format | rows | eager floor ms | host launches | leave-one-GPU-out |")
+    if title:
+        print(f"\n{title}:")
+    print(f"| GPU | module | {column} | rows | eager floor ms | host launches | leave-one-GPU-out |")
     print("|---|---|---|---|---|---|---|")
     for k in sorted(table):
         ms, rows = table[k]
