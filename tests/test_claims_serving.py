@@ -162,3 +162,39 @@ def test_distserve_prefill_instances_run_the_releases_context_flags():
         if c.paper.startswith("DistServe"):
             cluster = c.variant["sim"]["cluster"]
             assert (cluster["prefill_token_budget"], cluster["prefill_max_batch"]) == (8192, 128), c.paper
+
+
+def test_distserve_rates_are_per_gpu_of_one_server_per_backend():
+    """DistServe's release runs each backend as one server (2-start-api-server.py) and plots its rate per GPU
+    (ae-scripts/e2e/_plot.py: a backend's run at per-GPU rate x num_gpus, prompts per GPU): every DistServe claim's
+    baseline is one instance, both sides hold as many prompts a GPU, and an SLO-scale panel's rate a GPU is one."""
+    from whatif.claims.serving import cluster_gpus
+    seen = 0
+    for c in CLAIMS:
+        if not c.paper.startswith("DistServe"):
+            continue
+        base, split = c.setup, deep_merged(c.setup, c.variant)
+        gpus, split_gpus = cluster_gpus(base), cluster_gpus(split)
+        assert base["sim"]["cluster"]["replicas"] == 1 and split_gpus > gpus, c.paper
+        traffic, split_traffic = base["sim"]["traffic"], split["sim"]["traffic"]
+        assert traffic["requests"] / gpus == split_traffic["requests"] / split_gpus, c.paper
+        if c.metric == "slo_scale":
+            assert traffic["rate"] / gpus == split_traffic["rate"] / split_gpus, c.paper
+        else:
+            assert base["sim"]["criterion"]["per_gpu"], c.paper
+        seen += 1
+    assert seen == 5
+
+
+def test_capacity_per_gpu_divides_by_every_gpu_of_the_cluster(monkeypatch):
+    """A per-GPU capacity is the cluster's over all its GPUs: DistServe's OPT-13B split is a prefill instance at tp 2
+    and a decode instance at tp 1 (3 GPUs); its OPT-66B split (4, 1, 2, 2) takes 8."""
+    from whatif.claims import serving
+    monkeypatch.setattr(serving, "_capacity", lambda mapping, crit: 6.0)
+    chat = claim("DistServe sustains 4.6x")
+    split = deep_merged(chat.setup, chat.variant)
+    assert serving.capacity_rps(split) == pytest.approx(2.0)
+    assert serving.capacity_rps(deep_merged(split, {"sim": {"criterion": {"per_gpu": False}}})) == 6.0
+    summary = claim("DistServe can serve ... 12.6x")
+    assert serving.cluster_gpus(summary.setup) == 4
+    assert serving.cluster_gpus(deep_merged(summary.setup, summary.variant)) == 8

@@ -3,12 +3,14 @@ engine, cluster, slo, and `criterion`, what a served rate must meet), the varian
 
 A peak-goodput metric is the best SLO-attaining rate over closed loops of the criterion's `clients` counts.
 A capacity metric is the highest arrival rate (req/s) whose run meets the criterion, bisected between
-`lo` and `hi` of the criterion until they are within `CAPACITY_RESOLUTION` (1%) of each other."""
+`lo` and `hi` of the criterion until they are within `CAPACITY_RESOLUTION` (1%) of each other; with `per_gpu`
+in the criterion, divided by the GPUs the cluster takes (DistServe's per-GPU rate)."""
 from __future__ import annotations
 
 from ..scenario import Scenario, build_scenario
 from ..simulator.cluster import simulate
 from ..simulator.config import SLO, sim_config
+from ..simulator.pools import prefill_scenario
 from .fastgen_sla import effective_throughput_rps
 
 SLO_SCALE_BISECTIONS = 14   # halvings of an SLO-scale bracket's log width (2^-14 of it)
@@ -35,12 +37,24 @@ def scenario_of(mapping: dict) -> Scenario:
     return build_scenario({k: v for k, v in mapping.items() if k not in sections}, sections)
 
 
-def run(mapping: dict, rate: float | None = None):
-    """One simulation of a claim's mapping (its `sim.traffic.rate` replaced by `rate` when given)."""
+def _config(mapping: dict, rate: float | None = None):
     top, sim = _sim_sections(mapping)
     traffic = {**sim.get("traffic", {}), **({"rate": rate} if rate is not None else {})}
     sections = {"traffic": traffic, **{k: sim[k] for k in ("engine", "cluster", "slo") if k in sim}}
-    return simulate(sim_config(scenario_of(top), sections))
+    return sim_config(scenario_of(top), sections)
+
+
+def cluster_gpus(mapping: dict) -> int:
+    """GPUs a claim's cluster takes: its replicas' and, disaggregated, its prefill pool's."""
+    cfg = _config(mapping)
+    cl = cfg.cluster
+    gpus = cl.replicas * cfg.scenario.parallelism().gpus
+    return gpus + (cl.prefill_replicas * prefill_scenario(cfg).parallelism().gpus if cl.disaggregated else 0)
+
+
+def run(mapping: dict, rate: float | None = None):
+    """One simulation of a claim's mapping (its `sim.traffic.rate` replaced by `rate` when given)."""
+    return simulate(_config(mapping, rate))
 
 
 def meets(result, criterion: dict) -> bool:
@@ -58,8 +72,14 @@ def meets(result, criterion: dict) -> bool:
 
 
 def capacity_rps(mapping: dict) -> float:
-    """The highest rate in [lo, hi] whose run meets the criterion (0 when even lo fails)."""
+    """The highest rate in [lo, hi] whose run meets the criterion (0 when even lo fails); per GPU of the cluster
+    with the criterion's `per_gpu` (DistServe's release plots each backend's rate over its GPUs: its
+    evaluation/ae-scripts/e2e/_plot.py load_result reads the run at per-GPU rate x num_gpus)."""
     crit = mapping["sim"]["criterion"]
+    return _capacity(mapping, crit) / (cluster_gpus(mapping) if crit.get("per_gpu") else 1)
+
+
+def _capacity(mapping: dict, crit: dict) -> float:
     lo, hi = crit["lo"], crit["hi"]
     if not meets(run(mapping, lo), crit):
         return 0.0
