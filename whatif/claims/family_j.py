@@ -64,10 +64,9 @@ _SARATHI_FALCON = deep_merged(_SARATHI, {"model": "falcon-180b", "gpus": 8, "par
 # them (multi-turn prompts; Figure 7's means ~755 / ~200: length profile sharegpt-multiturn). The release's
 # placement for OPT-13B (evaluation/2-benchmark-serving/2-start-api-server.py, MODEL_TO_PARALLEL_PARAMS): vLLM at
 # tp 1, DistServe a prefill instance at tp 2 and a decode instance at tp 1; its vLLM runs --max-num-seqs 1024
-# --max-num-batched-tokens 16384. Each backend is one server (2-start-api-server.py) and its rate is per GPU: the
-# release's ae-scripts/e2e/_plot.py reads a backend's run at per-GPU rate x num_gpus, vLLM's num_gpus 1 and DistServe's
-# 3, 100 prompts per GPU (plot_fig8_upper). So one vLLM instance at the per-GPU rate, 100 prompts, against the split's
-# 3 GPUs at 3x with 300; capacities per GPU (criterion per_gpu). Until session 63 three round-robin vLLM replicas.
+# --max-num-batched-tokens 16384. One server a backend, rates per GPU: ae-scripts/e2e/_plot.py reads a run at per-GPU
+# rate x num_gpus (vLLM 1, DistServe 3; 100 prompts a GPU): one vLLM at the per-GPU rate with 100 prompts against the
+# split's 3 GPUs at 3x with 300, capacities per GPU (criterion per_gpu). Until session 63 three vLLM replicas.
 # Its vLLM is v0.2.3 (the release's evaluation docs: "We use version v0.2.3, the last version released before the
 # paper submission", branch distserve-baseline-vllm of interestingLSY/vllm), before decode CUDA graphs (0.2.6): the
 # vllm-0.2 profile (v0.2.7's V0 loop and paged kernel) without graphs; DistServe's own engine (SwiftTransformer's
@@ -286,7 +285,9 @@ CLAIMS: list[Claim] = [
                "prefill is a fraction of a second at tp 4 against the 15 s TTFT; the binding side is the token gaps "
                "of steps that carry a prefill), DistServe within 0.42x: 1.61x. The paper's 12.6x puts its vLLM ~10x "
                "past the SLO, i.e. overloaded at this rate (its rate panel: DistServe 4.24x vLLM's per-GPU rate, "
-               "plot.ipynb), where whatif's vLLM is not. Over the assumed answer length, 16 / 32 / 64 / 128 / 256 "
+               "plot.ipynb), where whatif's vLLM is not; _plot.py's scales end at 10.0, its find_intersection "
+               "returns that end when no crossing is found, and 12.59 = 10.0 / 0.79: vLLM likely attained 90% at "
+               "no scale, a lower bound. Over the assumed answer length, 16 / 32 / 64 / 128 / 256 "
                "tokens, whatif gives 3.12x / 2.07x / 1.61x / 0.98x / 0.28x, never the band",
           setup_note="OPT-66B on LongBench as the release prepares it (prompts ~1.9-2K tokens); vLLM v0.2.3 at tp 4 "
                      "(4 GPUs, 1.5 req/s) against DistServe's (4, 1, 2, 2) placement (8 GPUs, 3.0 req/s), 0.375 "
