@@ -4,6 +4,11 @@ vAttention claim runs its baseline on that version."""
 import pytest
 
 from whatif.claims import all_claims
+from whatif.roofline.attention import attention_op
+from whatif.roofline.engine_kernels import unshared_gqa_decode
+from whatif.roofline.kernel_timing import l2_reread_split
+from whatif.roofline.ops import L2_REREAD
+from whatif.specs.hardware import load_component
 from whatif.roofline.config import ForwardBatch, Precision
 from whatif.roofline.engines import check_engine, engine_spec
 from whatif.roofline.forward_pass import time_pass
@@ -11,8 +16,9 @@ from whatif.roofline.pass_setup import pass_setup
 from whatif.scenario import Scenario
 
 
-def decode_time(model: str, engine: str, batch: int = 32, context: int = 8000) -> float:
-    sc = Scenario(model=model, hardware="a100-sxm-80gb", precision=Precision("bf16", "bf16", "bf16"),
+def decode_time(model: str, engine: str, batch: int = 32, context: int = 8000,
+                hardware: str = "a100-sxm-80gb") -> float:
+    sc = Scenario(model=model, hardware=hardware, precision=Precision("bf16", "bf16", "bf16"),
                   kernel_engine=engine)
     m, system, par, eff = sc.resolve()
     setup = pass_setup(m, system, par, sc.precision, eff, sc.utilization(), engine_spec=sc.engine_spec())
@@ -28,10 +34,30 @@ def test_vllm_02_runs_vllm_fits_without_gqa_sharing_or_custom_all_reduce():
 
 
 def test_paged_kernel_slows_gqa_decode_only():
+    """On the A100 (its whitepaper's L2 bandwidth in the profile) a query-head group's re-reads come from L2: the
+    step is slower by the L2 time of 4x the cache over its HBM time; on a GPU without an L2 bandwidth they stay
+    charged to HBM (4x the cache bytes)."""
     gqa = decode_time("llama-3.1-8b", "vllm-0.2") / decode_time("llama-3.1-8b", "vllm-0.6")
     mha = decode_time("llama-2-7b", "vllm-0.2") / decode_time("llama-2-7b", "vllm-0.6")
-    assert gqa > 1.5                      # 4 query heads per KV head, a cache-dominated step
+    assert 1.05 < gqa < 1.4               # 4 query heads per KV head: 4x the cache through L2 at 7.2 TB/s
     assert mha == pytest.approx(1.0, rel=0.02)
+    h100 = (decode_time("llama-3.1-8b", "vllm-0.2", hardware="h100-sxm")
+            / decode_time("llama-3.1-8b", "vllm-0.6", hardware="h100-sxm"))
+    assert h100 > 1.5                     # no L2 bandwidth in the H100 profile: every re-read from HBM
+
+
+def test_l2_serves_the_rereads_only_where_the_profile_gives_its_bandwidth():
+    op = attention_op(((1, 16384, 8),), heads=32, kv_heads=4, d_qk=128, d_v=128, act_bytes=2, kv_bytes=2,
+                      kv_width=2 * 4 * 128, count=32, dtype="bf16")
+    run = unshared_gqa_decode(op, rereads_in_l2=True)
+    assert run.bytes[L2_REREAD] == pytest.approx(7 * op.shape.kv_bytes)
+    assert run.hbm_bytes == pytest.approx(op.hbm_bytes + 7 * op.shape.kv_bytes)
+    a100, h100 = load_component("a100-sxm-80gb", "gpu"), load_component("h100-sxm", "gpu")
+    hbm, t_l2 = l2_reread_split(run, a100)
+    assert hbm == pytest.approx(op.hbm_bytes)
+    assert t_l2 == pytest.approx(8 * op.shape.kv_bytes / 7219e9)
+    assert l2_reread_split(run, h100) == (run.hbm_bytes, 0.0)
+    assert L2_REREAD not in unshared_gqa_decode(op).bytes
 
 
 def test_vattention_claims_compare_vllm_02_with_flashattention_decode():

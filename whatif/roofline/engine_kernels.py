@@ -8,8 +8,11 @@ vLLM's own paged kernel before its FlashAttention decode (v0.2-0.4, csrc/attenti
 (num_heads, num_seqs, partitions)) does the same. A version profile says so with
 `kernels.gqa_decode_shares_kv: false` (engine_profiles/versions/). Today's TensorRT-LLM still falls back
 to it for groups over 32 query heads (`kernels.gqa_decode_max_group: 32`, engine_profiles/trtllm.yaml).
-Every re-read is charged to HBM: where the blocks of one KV head's query heads run side by side, L2 serves part
-of them, so this is an upper bound.
+Every re-read is charged to HBM, an upper bound, unless the version profile says the blocks of one KV head's query
+heads are dispatched together (`kernels.gqa_decode_rereads_in_l2`: vLLM 0.2.7's grid has the query head in x):
+then, on a GPU whose profile gives its L2 bandwidth (the A100 whitepaper's), the first read of a line goes to HBM
+and the group's other reads hit L2, so the kernel takes the longer of its unique HBM bytes and all its reads at
+L2 bandwidth (ops.L2_REREAD, kernel_timing.fitted_decode_seconds).
 
 An fp8 GEMM's fitted time includes the quantization of its bf16 input (the corpus times TensorRT-LLM's
 `Linear.forward` on a bf16 input: a per-tensor quantize, then the scaled GEMM; kernel_models/gemm.py t_quant).
@@ -34,7 +37,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..specs.engines import EngineSpec
-from .ops import Op, OpClass, OpRole, StreamShape
+from .ops import L2_REREAD, Op, OpClass, OpRole, StreamShape
 
 # The dtypes whose GEMM input an engine's preceding kernel may write quantized (the profiles' quantized_gemm_inputs
 # are sourced for fp8 inputs). The NVFP4 fits carry a quantization term too, but no profile sources an fp4
@@ -85,15 +88,18 @@ def is_gqa_decode(op: Op) -> bool:
             and getattr(s, "kv_heads", 0) > 0 and s.heads > s.kv_heads)
 
 
-def unshared_gqa_decode(op: Op) -> Op:
+def unshared_gqa_decode(op: Op, rereads_in_l2: bool = False) -> Op:
     """The decode attention op of a kernel that reads the cache once per query head: the op of an MHA
-    model with `heads` KV heads (its extra cache reads from HBM, one work item per query head)."""
+    model with `heads` KV heads (its extra cache reads from HBM, one work item per query head);
+    `rereads_in_l2`: the extra reads marked as ones L2 serves where the GPU's L2 bandwidth is known."""
     s = op.shape
     g = s.heads / s.kv_heads
     extra = s.kv_bytes * (g - 1.0)
-    return replace(op, bytes={**op.bytes, "hbm": op.bytes.get("hbm", 0.0) + extra},
+    marked = {L2_REREAD: op.bytes.get(L2_REREAD, 0.0) + extra} if rereads_in_l2 else {}
+    return replace(op, bytes={**op.bytes, "hbm": op.bytes.get("hbm", 0.0) + extra, **marked},
                    shape=replace(s, kv_heads=s.heads, kv_bytes=s.kv_bytes * g, ctas=s.ctas * g),
-                   formula=op.formula + f"; no GQA sharing in this engine version: the cache read {g:g}x")
+                   formula=op.formula + f"; no GQA sharing in this engine version: the cache read {g:g}x"
+                   + (", the re-reads from L2 where its bandwidth is known" if rereads_in_l2 else ""))
 
 
 def engine_ops(ops, engine: EngineSpec | None, model=None):
@@ -204,7 +210,9 @@ def as_run(op: Op, engine: EngineSpec) -> Op:
             return op
         extra = sum(r.hbm_bytes - p.hbm_bytes for r, p in zip(run, parts))
         return replace(op, bytes={**op.bytes, "hbm": op.hbm_bytes + extra}, shape=replace(op.shape, parts=run))
-    return unshared_gqa_decode(op) if is_gqa_decode(op) and not engine.shares_gqa_decode(group(op)) else op
+    if is_gqa_decode(op) and not engine.shares_gqa_decode(group(op)):
+        return unshared_gqa_decode(op, engine.gqa_rereads_in_l2)
+    return op
 
 
 def group(op: Op) -> float:

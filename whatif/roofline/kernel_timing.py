@@ -54,7 +54,7 @@ from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_
 from .kernel_models.prefill_attention import prefill_parts
 from .op_shapes import AttentionShape, GemmShape
 from ..specs.op_kinds import OpRole
-from .ops import Op, OpClass
+from .ops import L2_REREAD, Op, OpClass
 
 GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4", "fp32")
 # An fp32 GEMM (cuBLAS SGEMM on the CUDA cores at torch's 'highest' precision: MiniMax-M2's router) takes the 16-bit
@@ -379,10 +379,21 @@ def fitted_decode_seconds(op: Op, gpu, fits: tuple, t_extra_memory: float = 0.0)
     t_c = _scaled(t_c, op.flops, 4.0 * b * ctx * s.heads * s.d_qk, op.flops / (peak * p.compute_eff))
     if op.alu_ops:
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
-    t_m = _scaled(t_m, op.hbm_bytes, b * ctx * s.kv_heads * s.d_qk * 2.0 * s.kv_element_bytes,
-                  op.hbm_bytes / (c.hbm_bw * p.mem_eff))
-    t_m = max(t_m / op.bandwidth_share, t_extra_memory)
+    hbm, t_l2 = l2_reread_split(op, gpu)
+    t_m = _scaled(t_m, hbm, b * ctx * s.kv_heads * s.d_qk * 2.0 * s.kv_element_bytes, hbm / (c.hbm_bw * p.mem_eff))
+    t_m = max(t_m / op.bandwidth_share, t_extra_memory, t_l2)
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
+
+
+def l2_reread_split(op: Op, gpu) -> tuple[float, float]:
+    """(HBM bytes, seconds of L2 reads) of a decode op whose re-reads L2 serves (ops.L2_REREAD): on a GPU whose
+    profile gives its L2 bandwidth, HBM moves the rest and every cache read passes L2 at that bandwidth
+    (the datasheet rate: an upper bound on what the kernel draws); elsewhere all of it is HBM's, as before."""
+    reread = op.bytes.get(L2_REREAD, 0.0)
+    l2_bw = gpu.l2_bandwidth.value if getattr(gpu, "l2_bandwidth", None) is not None else 0.0
+    if reread <= 0.0 or l2_bw <= 0.0:
+        return op.hbm_bytes, 0.0
+    return op.hbm_bytes - reread, op.shape.kv_bytes / (l2_bw * op.bandwidth_share)
 
 
 def mla_decode_seconds(op: Op, gpu, engine: str, kv_dtype: str, t_extra_memory: float = 0.0,

@@ -26,7 +26,7 @@ class Op:
 
     `bytes` maps a memory level to bytes moved by one instance: 'hbm', 'l2', or 'h2d:NAME' /
     'd2h:NAME' for bytes from or to a slower tier (NAME: the link a transfer crosses, or the tier a
-    kernel reads in place);
+    kernel reads in place); L2_REREAD: the part of 'hbm' that L2 serves where the GPU's L2 bandwidth is known;
     `shape` holds the dimensions its efficiency depends on (op_shapes.py: GemmShape, AttentionShape, ...);
     `role` says what the op is in the model's graph (techniques find ops by it, not by name);
     `part_of` is, for an op a technique adds for a graph op (its dequant kernel, LoRA GEMMs, weight
@@ -176,6 +176,11 @@ def kv_read_bytes(op: Op) -> float:
 def kv_write_bytes(op: Op) -> float:
     """Bytes an op appends to the KV cache (the cache write; 0 for other ops)."""
     return op.shape.kv_write_bytes if isinstance(op.shape, StreamShape) else 0.0
+
+
+# Re-reads counted in an op's 'hbm' bytes that co-scheduled blocks find in L2 (engine_kernels.unshared_gqa_decode):
+# kernel_timing takes them off HBM and times every read through L2 where the GPU profile gives its L2 bandwidth.
+L2_REREAD = "l2_reread"
 
 
 def link_bytes(op: Op) -> float:

@@ -118,6 +118,7 @@ class EngineSpec:
     kv_from_checkpoint: bool | None = None   # --kv-cache-dtype auto takes the checkpoint's KV dtype (None: as its base)
     gqa_decode_shares_kv: bool = True     # GQA decode reads each KV head once for its whole query-head group
     gqa_decode_max_group: int = 0         # ... for groups of at most this many query heads (0: any group)
+    gqa_rereads_in_l2: bool = False       # ... else a group's blocks run together, its re-reads served by L2
     eager_attention: bool = False         # attention as separate matmul/softmax kernels, its scores in HBM
     eager_launch_s: float | None = None   # host time per kernel run eagerly (None: the GPU profile's launch_overhead)
     eager_launch_by_arch: tuple[tuple[str, float], ...] = ()   # (GPU architecture, the same on its hosts)

@@ -92,6 +92,7 @@ class GPU:
     achievable: dict[str, Quantity] = field(default_factory=dict)  # measured ceilings
     tdp: Quantity | None = None
     price_per_hour: Quantity | None = None
+    l2_bandwidth: Quantity | None = None   # L2 read bandwidth, where a source gives it (None: L2 is not timed)
 
     @property
     def vendor(self) -> str:
@@ -219,7 +220,7 @@ def _parse_gpu(data: dict, where: str) -> GPU:
     check_mapping(data, {"kind", "name", "description", "arch", "peak", "hbm_capacity",
                        "hbm_bandwidth", "l2_size", "sm_count", "boost_clock", "smem_per_sm",
                        "launch_overhead", "host_link", "interconnect", "achievable", "tdp",
-                       "price_per_hour"}, where)
+                       "price_per_hour", "l2_bandwidth"}, where)
     peak_raw = _require(data, "peak", where)
     if not isinstance(peak_raw, dict) or not peak_raw:
         raise WhatifError(f"{where}.peak: expected a mapping dtype -> quantity; valid dtypes: {', '.join(DTYPES)}")
@@ -250,6 +251,7 @@ def _parse_gpu(data: dict, where: str) -> GPU:
         achievable=achievable,
         tdp=_q(data, "tdp", where, "W", optional=True),
         price_per_hour=_q(data, "price_per_hour", where, "USD/h", optional=True),
+        l2_bandwidth=_q(data, "l2_bandwidth", where, "B/s", optional=True),
     )
 
 

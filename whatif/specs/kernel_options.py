@@ -2,7 +2,8 @@
 
 - `fits`: whose fitted kernels it runs (a version profile: its engine's);
 - `gqa_decode_shares_kv` / `gqa_decode_max_group`: whether its decode kernel reads a KV head once for its
-  query-head group (roofline/engine_kernels.py);
+  query-head group (roofline/engine_kernels.py); `gqa_decode_rereads_in_l2`: where it does not, whether the blocks
+  of one group are dispatched together, so L2 serves the re-reads on a GPU whose profile gives its L2 bandwidth;
 - `attention_scores_materialised`: its attention runs as separate kernels (QK^T, scale, mask, softmax, PV) over
   the full score matrix written to HBM, not a fused FlashAttention kernel (roofline/engine_kernels.py);
 - `eager_launch_s`: host time per kernel it launches eagerly; `eager_launch_by_arch`: the same measured on the
@@ -53,6 +54,7 @@ from .checks import boolean, choice, integer, number
 from .hardware import ARCHS
 
 KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", "gqa_decode_max_group",
+               "gqa_decode_rereads_in_l2",
                "eager_launch_s", "eager_launch_by_arch", "attention_includes", "quantized_gemm_inputs",
                "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale", "eager_module_launches",
                "allreduce_fusion_max_bytes", "allreduce_fusion_kernel", "allreduce_fusion_quantizes",
@@ -80,6 +82,8 @@ def kernel_options(sec: dict, where: str, read) -> dict:
         out["kernel_fits"] = str(read("fits"))
     if "gqa_decode_shares_kv" in sec:
         out["gqa_decode_shares_kv"] = boolean(read("gqa_decode_shares_kv"), f"{where}.gqa_decode_shares_kv")
+    if "gqa_decode_rereads_in_l2" in sec:
+        out["gqa_rereads_in_l2"] = boolean(read("gqa_decode_rereads_in_l2"), f"{where}.gqa_decode_rereads_in_l2")
     if "attention_scores_materialised" in sec:
         out["eager_attention"] = boolean(read("attention_scores_materialised"),
                                          f"{where}.attention_scores_materialised")
