@@ -88,7 +88,7 @@ VERDICTS = {
     'E-hydragen-throughput-2': 'miss',                        # up to 32x end-to-end throughput (over 30x with a
     'E-hydragen-throughput-3': 'in band',                     # with a high batch size, increasing the prefix le
     'E-prefix_caching-throughput': 'in band',                 # (Hydragen's baseline, vLLM) increasing the prefi
-    'E-cacheblend-ttft': 'miss',                              # reduces time-to-first-token (TTFT) by 2.2-3.3X c
+    'E-cacheblend-ttft': 'in band',                           # reduces time-to-first-token (TTFT) by 2.2-3.3X c
     'E-cacheblend-throughput': 'in band',                     # increases the inference throughput by 2.8-5X com
     'E-cache_craft-throughput': 'illustrative',               # with continuous batching on a real production wo
     'E-cache_craft-e2e': 'illustrative',                      # 2X reduction in end-to-end response latency over
