@@ -77,7 +77,7 @@ VERDICTS = {
     'D-sale-prefill_attention_s': 'conditional',              # SALE: at least 3.36x speedup on Llama-3.1-8B for
     'D-sale-prefill_attention_s-2': 'in band',                # SALE's selection overhead is approximately 11% o
     'D-lm_infinite-tpot': 'miss',                             # LM-Infinite: 2.72x decoding speedup (at 32K)
-    'D-hyperattention-prefill_attention_s': 'miss',           # HyperAttention: 5-fold speedup on a single atten
+    'D-hyperattention-prefill_attention_s': 'in band',        # HyperAttention: 5-fold speedup on a single atten
     'D-s2_attention-prefill_attention_s': 'miss',             # S2-Attention: as much as 25.3X wall-clock attent
     'D-s2_attention-e2e': 'miss',                             # S2-Attention: resulting in ... 10X inference lat
     'D-recycled_attention-tpot': 'no figure',                 # Recycled Attention: 'achieves comparable speedup
