@@ -228,7 +228,8 @@ def layer_ops_for(ops: list[Op], ctx: PassContext, tokens: float, layers: int, p
     than the rest (CacheBlend's first layers). Weight GEMMs at m = tokens (a separate kernel: the weights are
     read again); streaming ops scaled by `tokens` over the pass's own; attention with those tokens attending
     each other causally per sequence (a lower bound where they sit among the pass's computed tokens).
-    `roles`: only the ops of these graph roles (None: all)."""
+    `roles`: only the ops of these graph roles (None: all). Written for dense layers: a grouped (MoE expert)
+    GEMM is priced as one dense GEMM of its n x k, an over-count."""
     seqs = max(1, sequences(ctx))
     own = sum(n * q for q, _, n in ctx.batch.groups)
     out: list[Op] = []
