@@ -16,7 +16,7 @@ VERDICTS = {
     'B-kivi-max_batch': 'miss',                               # enables up to 4x larger batch size (Llama-2-7B,
     'B-kivi-throughput_at_max_batch': 'in band',              # 2.35x ~ 3.47x throughput on real LLM inference w
     'B-kivi-memory_total': 'miss',                            # 2.6x less peak memory usage (including the model
-    'B-gear-throughput_at_max_batch': 'miss',                 # up to 2.38x throughput improvement (4-bit, near-
+    'B-gear-throughput_at_max_batch': 'in band',              # up to 2.38x throughput improvement (4-bit, near-
     'B-gear-memory_total': 'conditional',                     # reducing peak-memory size up to 2.29x
     'B-mikv-kv_bytes_per_token': 'no figure',                 # state-of-the-art trade-off between compression r
     'B-minicache-kv_bytes_per_token': 'miss',                 # LLaMA-2-7B with 4-bit MiniCache: compression rat
@@ -77,7 +77,7 @@ VERDICTS = {
     'D-sale-prefill_attention_s': 'conditional',              # SALE: at least 3.36x speedup on Llama-3.1-8B for
     'D-sale-prefill_attention_s-2': 'in band',                # SALE's selection overhead is approximately 11% o
     'D-lm_infinite-tpot': 'miss',                             # LM-Infinite: 2.72x decoding speedup (at 32K)
-    'D-hyperattention-prefill_attention_s': 'miss',           # HyperAttention: 5-fold speedup on a single atten
+    'D-hyperattention-prefill_attention_s': 'in band',        # HyperAttention: 5-fold speedup on a single atten
     'D-s2_attention-prefill_attention_s': 'miss',             # S2-Attention: as much as 25.3X wall-clock attent
     'D-s2_attention-e2e': 'miss',                             # S2-Attention: resulting in ... 10X inference lat
     'D-recycled_attention-tpot': 'no figure',                 # Recycled Attention: 'achieves comparable speedup
@@ -88,7 +88,7 @@ VERDICTS = {
     'E-hydragen-throughput-2': 'miss',                        # up to 32x end-to-end throughput (over 30x with a
     'E-hydragen-throughput-3': 'in band',                     # with a high batch size, increasing the prefix le
     'E-prefix_caching-throughput': 'in band',                 # (Hydragen's baseline, vLLM) increasing the prefi
-    'E-cacheblend-ttft': 'miss',                              # reduces time-to-first-token (TTFT) by 2.2-3.3X c
+    'E-cacheblend-ttft': 'in band',                           # reduces time-to-first-token (TTFT) by 2.2-3.3X c
     'E-cacheblend-throughput': 'in band',                     # increases the inference throughput by 2.8-5X com
     'E-cache_craft-throughput': 'illustrative',               # with continuous batching on a real production wo
     'E-cache_craft-e2e': 'illustrative',                      # 2X reduction in end-to-end response latency over

@@ -86,10 +86,29 @@ def test_cacheblend_loads_reused_kv_overlapped_and_only_from_the_host_tier():
     host = run(["cacheblend"], "mistral-7b", "a100-pcie-80gb", Workload(1, 4096, 32))
     loads = [t for t in prefill_ops(host) if t.op.name == "cacheblend_kv_load"]
     assert loads and all(t.op.shape.overlap for t in loads)
-    assert any(t.op.name == "cacheblend_select_kv" for t in prefill_ops(host))
+    assert any(t.op.name == "cacheblend_kv_deviation" for t in prefill_ops(host))
     gpu = run(["cacheblend:tier=gpu"], "mistral-7b", "a100-pcie-80gb", Workload(1, 4096, 32))
     assert not any(t.op.op_class == "transfer" for t in prefill_ops(gpu))
     assert gpu.ttft_s <= host.ttft_s
+
+
+def test_cacheblend_runs_its_first_layer_over_every_loaded_token_and_rerotates_their_keys():
+    """The release (vllm_blend llama.py, check_layers=[1]): layer 0 prefills every token, layer 1 projects Q/K/V
+    of every token to pick the deviating ones, and each later layer re-rotates the loaded keys."""
+    e = run(["cacheblend:tier=gpu"], "mistral-7b", "a100-pcie-80gb", Workload(1, 4096, 32))
+    ops = {t.op.name: t.op for t in prefill_ops(e)}
+    cb = parse_technique("cacheblend:tier=gpu")
+    computed = ops["qkv_proj"].shape.m
+    kept = computed * cb.reused * (1 - cb.recompute) / cb.computed_share
+    for name in ("cacheblend_layer0_qkv_proj", "cacheblend_layer0_mlp_down", "cacheblend_check_qkv_proj"):
+        assert ops[name].count == 1 and ops[name].shape.m == pytest.approx(kept)
+    assert "cacheblend_check_mlp_down" not in ops and ops["cacheblend_layer0_attention"].count == 1
+    rerotate = ops["cacheblend_rerotate_rope"]
+    assert rerotate.count == e.model.num_layers - 1
+    assert rerotate.shape.elements == pytest.approx(ops["rope"].shape.elements / cb.computed_share)
+    # each costs time: without them the TTFT would be lower (the computed tokens' own layers are unchanged)
+    first = sum(t.total_s for t in prefill_ops(e) if t.op.name.startswith(("cacheblend_layer0", "cacheblend_check")))
+    assert first > 0.05 * e.ttft_s
 
 
 def test_cacheblend_is_load_bound_on_a_slow_link():

@@ -165,6 +165,23 @@ def test_hyperattention_is_exact_below_its_minimum_length_and_near_linear_above(
     assert h.pair_fraction(1, 100000) == 1.0
 
 
+def test_hyperattention_pays_its_gathers_merges_and_bias_at_every_approximated_level():
+    """The release's recursion (hyper_attn.py): each level whose off-diagonal half reaches min_seq_len hashes,
+    sorts and gathers that half's Q/K/V, builds the Triton path's block mask and merges outputs by log-sum-exp."""
+    h = make_technique("hyperattention")
+    assert [h.levels(n) for n in (4096, 8192, 131072)] == [0, 1, 5]
+    wl = Workload(1, 131056, 16, prefill_chunk=131056)     # 2**17 tokens with the output: five levels
+    ops = {t.op.name: t.op for p, _ in run(["hyperattention"], workload=wl).prefill for t in p.op_times}
+    no_mask = {t.op.name: t.op for p, _ in run(["hyperattention:bias_mask=false"], workload=wl).prefill
+               for t in p.op_times}
+    e = run([], workload=wl)
+    hq, d = e.model.num_heads, e.model.head_dim
+    out = 5 * 131056 / 2 * hq * d                      # five levels of half the sequence's queries
+    assert ops["hyperattention_merge"].shape.elements == pytest.approx(out)
+    mask = 5 * 131056 / 2 * hq * h.sample_size * 10.0
+    assert ops["hyperattention_merge"].hbm_bytes - no_mask["hyperattention_merge"].hbm_bytes == pytest.approx(mask)
+
+
 def test_dense_prefill_extrapolates_to_about_half_an_hour_at_one_million_tokens():
     # MInference's motivating figure: 30 minutes for an 8B model to prefill 1M tokens on one A100.
     n1, n2 = 65000, 130000

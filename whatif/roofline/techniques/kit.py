@@ -12,7 +12,7 @@ from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..attention import DECODE_MAX_QUERIES, attention_op, causal_pairs
 from ..context import HostPath, PassContext, PrefillUnit
-from ..ops import AttentionShape, Op, OpClass, ScoreShape, StreamShape
+from ..ops import AttentionShape, Op, OpClass, ScoreShape, StreamShape, gemm, graph_role, is_weight_gemm
 from ...specs.op_kinds import LAYER_ATTENTION_ROLES
 
 SOFTMAX_OPS_PER_SCORE = 5.0    # max, subtract, exp, sum, scale per score, CUDA-core ops; assumed
@@ -219,6 +219,41 @@ def full_attention(op: Op, ctx: PassContext, kept, count: int | None = None) -> 
                         ctx.prec.act_bytes, ctx.prec.kv_bytes, ctx.kv_width, op.count if count is None else count,
                         op.dtype, op.name, kv_read=lambda n: ctx.kv.token_bytes(n, ctx.kv_width),
                         pair_fraction=None if share == 1.0 else (lambda q, c: share), role=op.role)
+
+
+def layer_ops_for(ops: list[Op], ctx: PassContext, tokens: float, layers: int, prefix: str,
+                  roles=None) -> list[Op]:
+    """The pass's per-layer ops (those run once per layer) priced again for `tokens` other tokens of its
+    sequences (summed over them) in `layers` layers, for a technique that runs a few layers over more tokens
+    than the rest (CacheBlend's first layers). Weight GEMMs at m = tokens (a separate kernel: the weights are
+    read again); streaming ops scaled by `tokens` over the pass's own; attention with those tokens attending
+    each other causally per sequence (a lower bound where they sit among the pass's computed tokens).
+    `roles`: only the ops of these graph roles (None: all). Written for dense layers: a grouped (MoE expert)
+    GEMM is priced as one dense GEMM of its n x k, an over-count."""
+    seqs = max(1, sequences(ctx))
+    own = sum(n * q for q, _, n in ctx.batch.groups)
+    out: list[Op] = []
+    for op in ops:
+        role = graph_role(op)
+        if op.count != ctx.layers or (roles is not None and role not in roles) or tokens <= 0:
+            continue
+        name = f"{prefix}_{op.name}"
+        if is_weight_gemm(op):
+            new = gemm(name, tokens, op.shape.n, op.shape.k, ctx.prec.act_bytes, ctx.prec.weight_bytes, op.dtype,
+                       layers)
+        elif op.op_class is OpClass.ATTENTION_PREFILL and isinstance(op.shape, AttentionShape):
+            a = op.shape
+            new = attention_op([(tokens / seqs, 0, seqs)], int(a.heads), int(a.kv_heads), a.d_qk, a.d_v,
+                               ctx.prec.act_bytes, ctx.prec.kv_bytes, ctx.kv_width, layers, op.dtype, name)
+        elif isinstance(op.shape, StreamShape) and own:
+            f = tokens / own
+            new = replace(op, name=name, flops=op.flops * f, bytes={k: v * f for k, v in op.bytes.items()},
+                          shape=replace(op.shape, elements=op.shape.elements * f,
+                                        kv_write_bytes=op.shape.kv_write_bytes * f), count=layers, role=None)
+        else:
+            continue
+        out.append(replace(new, part_of=role))
+    return out
 
 
 def vote_ops(prefix: str, ctx: PassContext, window: int, budget: float, vote_layers: int) -> list[Op]:

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...specs.dtypes import gemm_compute_dtype
 from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..attention import DECODE_MAX_QUERIES, attention_op
-from ..ops import AttentionShape, Op, OpClass, OpRole, gemm, streaming, transfer
+from ..ops import AttentionShape, Op, OpClass, OpRole, streaming, transfer
 from ..context import HostPath, PassContext, PrefillUnit
 from .base import Technique, param, register, replace_ops
-from .kit import DEQUANT_OPS_PER_ELEMENT
+from .kit import DEQUANT_OPS_PER_ELEMENT, layer_ops_for
 
+CHECK_LAYER_ROLES = (OpRole.INPUT_NORM, OpRole.QKV_PROJ, OpRole.ROPE)   # CacheBlend's check layer on all tokens
 KV_DEVIATION_FLOPS = 3.0          # subtract, square, accumulate per K/V element compared (CacheBlend), assumed
 ARITH_DECODE_OPS_PER_ELEMENT = 40.0  # CDF lookup, range update, renormalise, dequantize per KV element of an
 #                                   arithmetic-coded bitstream on the CUDA cores, assumed (not in the abstract)
@@ -225,9 +225,15 @@ class CacheBlend(ChunkReuse):
     """Non-prefix chunk KV reuse with selective recompute (RAG): the `reused` share of the prompt is
     retrieved chunks whose KV is loaded from a tier instead of computed; `recompute` of those
     tokens (the ones whose KV deviates most, ~15% in the paper) are recomputed so the chunks attend
-    to each other; the rest of the prompt (the query) is computed. Costs beyond the recompute: the
-    first layer computes K/V of every loaded token to find the deviating ones (a K/V projection of
-    those tokens, one layer), each layer compares recomputed with loaded K/V, and the KV load runs
+    to each other; the rest of the prompt (the query) is computed. Costs beyond the recompute, as the
+    release runs it (YaoJiayi/CacheBlend vllm_blend/vllm/model_executor/models/llama.py, LlamaModel.forward:
+    check_layers=[1]): layer 0 is a full prefill of every prompt token (status 0), and the check layer 1
+    projects Q, K and V of every token (qkv_proj on all hidden states) and compares the new K/V with the
+    loaded ones to pick the tokens to recompute; only later layers run on the selected tokens. So the
+    loaded tokens not recomputed pay one whole layer plus layer 1's norm, QKV projection and rotary, and
+    one compare of every loaded token's K/V. From the check layer on, every layer re-rotates the loaded keys
+    to their positions in the new prompt (LlamaAttention.forward, status 1 and 2: rotary_emb over a
+    random query of every token's width, fake_q, and the loaded keys of every token). The KV load runs
     over the host path overlapped with the recompute (CacheBlend pipelines it layer by layer).
     Baseline: full recompute of the prompt."""
 
@@ -244,24 +250,30 @@ class CacheBlend(ChunkReuse):
     def check(self, model: ModelSpec, shared_prefix: int) -> None:
         require_rope(self.name, model)
 
+    def _kept(self, ctx: PassContext) -> float:
+        """Loaded tokens this prefill pass does not recompute (summed over its sequences)."""
+        return 0.0 if ctx.decode else ctx.batch.tokens * self.reused * (1.0 - self.recompute) / self.computed_share
+
+    def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
+        kept = self._kept(ctx)
+        if kept <= 0:
+            return ops
+        prompt = ctx.batch.tokens / self.computed_share
+        # layer 0 over every token (status 0), then the check layer's norm, QKV projection and rotary over them;
+        # from the check layer on, the rotary of every prompt token's loaded key (and fake query) in each layer
+        return (ops + layer_ops_for(ops, ctx, kept, 1, "cacheblend_layer0")
+                + layer_ops_for(ops, ctx, kept, 1, "cacheblend_check", CHECK_LAYER_ROLES)
+                + layer_ops_for(ops, ctx, prompt, max(0, ctx.layers - 1), "cacheblend_rerotate", (OpRole.ROPE,)))
+
     def extra_ops(self, ctx: PassContext) -> list[Op]:
         ops = super().extra_ops(ctx)
-        if ctx.decode:
-            return ops
-        share = self.computed_share
-        redo = ctx.batch.tokens * self.reused * self.recompute / share
-        kept = ctx.batch.tokens * self.reused * (1.0 - self.recompute) / share
-        kvh = max(1, ctx.model.num_kv_heads // ctx.par.tp)
-        a = ctx.prec.act_bytes
-        if kept > 0:
-            # first layer: K and V of every loaded token, to rank their deviation from the cached K/V
-            ops.append(gemm("cacheblend_select_kv", kept, 2 * kvh * ctx.model.head_dim, ctx.model.hidden_size, a,
-                            ctx.prec.weight_bytes, gemm_compute_dtype(ctx.prec.weight, ctx.prec.activation), 1))
-        if redo > 0:
-            elements = redo * ctx.kv.width(ctx.kv_width)
-            ops.append(streaming("cacheblend_kv_deviation", OpClass.ELEMENTWISE, elements, 1, 0, KV_DEVIATION_FLOPS, a,
-                                 ctx.prec.activation, ctx.kv_layers,
-                                 extra_bytes=elements * ctx.kv.element_bytes + redo * 4.0))
+        loaded = self._kept(ctx) / max(1e-9, 1.0 - self.recompute)     # every loaded token, recomputed or not
+        if loaded > 0:
+            # the check layer compares each loaded token's new K/V with its loaded K/V (one layer)
+            elements = loaded * ctx.kv.width(ctx.kv_width)
+            ops.append(streaming("cacheblend_kv_deviation", OpClass.ELEMENTWISE, elements, 1, 0, KV_DEVIATION_FLOPS,
+                                 ctx.prec.act_bytes, ctx.prec.activation, 1,
+                                 extra_bytes=elements * ctx.kv.element_bytes + loaded * 4.0))
         return ops
 
 

@@ -58,6 +58,13 @@ class MInference(Technique):
 
 
 
+# HyperAttention's passes over each approximated level's output (release utils.add_self_attentions: c * attn1,
+# (1 - c) * attn2 and their sum read 4 and write 3 output-sized tensors; done twice per level, block + sampled and
+# then + the diagonal half; the inverse gather reads and writes once; torch.cat of the halves reads and writes once
+MERGE_PASSES = 2 * 7 + 2 + 4
+# The Triton path's block mask per (query, sampled column): a bool written by the compare, read and cast to 16 bits,
+# scaled in place (read + write) and read by the attention kernel as its bias: 1 + 3 + 4 + 2 bytes
+BIAS_MASK_BYTES = 10.0
 SALE_SCORE_OPS_PER_PAIR = 3.0   # dequant scale, subtract row max, compare with the threshold per pair; assumed
 
 
@@ -111,10 +118,16 @@ class HyperAttention(Technique):
     """Near-linear approximate prefill attention. The causal score matrix is split recursively: the
     two diagonal (causal) halves recurse and the off-diagonal (non-causal) block is approximated, each
     query there computing only the `block_size` keys of its sortLSH bucket block plus `sample_size`
-    sampled key columns; below `min_seq_len` tokens attention is exact. Costs: hashing every query and
-    key with `lsh_projections` random projections, sorting and permuting Q, K and V by hash. A chunk
-    of q new tokens after c cached is charged the pairs the recursion adds from c to c + q. KV stays on
-    the GPU; decode is unchanged."""
+    sampled key columns; below `min_seq_len` tokens attention is exact. Costs, at every approximated level
+    of the recursion (the released models/attention/hyper_attn.py, forward and forward_no_causal_mask), over
+    the off-diagonal block's queries and keys (half the sequence per level): hashing them with
+    `lsh_projections` random projections, sorting and gathering Q, K and V into hash order; with the Triton
+    kernel (the release's default, cuda=False) a dense bias masking the sampled columns' block-diagonal
+    entries, built per (query, sample) and read by the attention kernel; merging the block and sampled
+    attentions by log-sum-exp (utils.add_self_attentions), the inverse gather of the output, the merge with
+    the diagonal half's output and the concatenation of the halves. A chunk of q new tokens after c cached
+    is charged the pairs the recursion adds from c to c + q and its share q / (c + q) of the recursion's
+    per-level passes. KV stays on the GPU; decode is unchanged."""
 
     name = "hyperattention"
     gathers = ("prefill",)   # token-level selection: its kernel gathers the chosen keys by index
@@ -127,6 +140,9 @@ class HyperAttention(Technique):
     min_seq_len: int = param(4096, "length below which attention stays exact (the released benchmark's, "
                                    "benchmark_single_attention.py)", "tokens")
     lsh_projections: int = param(7, "random projections per hash (the released code's default)")
+    bias_mask: bool = param(True, "the sampled columns' attention adds a dense block mask (the release's Triton "
+                                  "path, cuda=False, its default and its README's); false: the CUDA "
+                                  "FlashAttention path, which takes no bias")
 
     def check_params(self) -> None:
         for key in ("block_size", "sample_size", "min_seq_len", "lsh_projections"):
@@ -147,15 +163,29 @@ class HyperAttention(Technique):
         least = q * min(self.block_size + self.sample_size, c + q)
         return min(1.0, max(least, self.pairs(c + q) - self.pairs(c)) / causal_pairs(q, c))
 
+    def levels(self, n: float) -> int:
+        """Levels of the causal recursion over n tokens whose off-diagonal block is approximated (as pairs())."""
+        count = 0
+        while n > self.min_seq_len:
+            count, n = count + 1, n / 2
+        return count
+
     def extra_ops(self, ctx: PassContext) -> list[Op]:
         if stepping(ctx):
             return []
         h, kvh, d, a = heads(ctx), kv_heads(ctx), key_dim(ctx), ctx.prec.act_bytes
-        tokens = ctx.batch.tokens
-        rows = tokens * (h + kvh)                           # query and key rows hashed and sorted
-        moved = tokens * (h + 2 * kvh) * d                  # Q, K and V elements permuted into hash order
-        sort_ops = rows * TOPK_OPS_PER_SCORE * math.log2(max(tokens, 2))
+        # off-diagonal queries (and as many keys) over the approximated levels: half the sequence per level
+        half = sum(n * self.levels(c + q) * q / 2.0 for q, c, n in ctx.batch.groups)
+        if half <= 0:
+            return []
+        rows = half * (h + kvh)                             # query and key rows hashed and sorted
+        moved = half * (h + 2 * kvh) * d                    # Q, K and V elements gathered into hash order
+        sort_ops = rows * TOPK_OPS_PER_SCORE * math.log2(max(ctx.batch.tokens, 2))
+        out = half * h * d                                  # attention output elements of those queries
+        bias = half * h * self.sample_size * BIAS_MASK_BYTES if self.bias_mask else 0.0
         return [Op("hyperattention_lsh_sort", OpClass.ATTENTION_PREFILL, 2.0 * self.lsh_projections * rows * d,
-                   {"hbm": 2 * moved * a}, ctx.prec.activation, StreamShape(moved), ctx.layers,
-                   f"{self.lsh_projections} projections per hashed row, a sort of {rows:g} rows, "
-                   f"Q/K/V permuted (read + write)", alu_ops=sort_ops)]
+                   {"hbm": 2 * moved * a + rows * d * a}, ctx.prec.activation, StreamShape(moved), ctx.layers,
+                   f"per approximated level: {self.lsh_projections} projections per hashed row (read), a sort of "
+                   f"the rows, Q/K/V gathered (read + write); {rows:g} rows over the levels", alu_ops=sort_ops),
+                streaming("hyperattention_merge", OpClass.ATTENTION_PREFILL, out, MERGE_PASSES, 0, 6.0, a,
+                          ctx.prec.activation, ctx.layers, extra_bytes=bias)]
