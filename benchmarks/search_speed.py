@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -154,14 +155,17 @@ def children_cpu() -> float:
 
 def time_recheck(r, top: int, jobs: int | None, search_wall: float, search_cpu: float) -> None:
     """The re-check `whatif search --simulate-top` runs after the search, timed apart (its imports included)."""
-    from whatif.config_search.recheck import recheck
+    from whatif.config_search.recheck import _workers, candidates, layout_groups, recheck
     from whatif.config_search.result import sampled_frontier
     t0, c0, k0 = time.perf_counter(), time.process_time(), children_cpu()
     rows = recheck(r.space, r.ranked, top, None, sampled_frontier(r.frontier), jobs)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0 + children_cpu() - k0
     runs = sum(x["runs"] for x in rows)
-    print(f"re-check (--simulate-top {top}): {len(rows)} configurations, {runs} simulations, wall {wall:.2f} s, "
-          f"CPU {cpu:.2f} s (workers included)")
+    layouts = len(layout_groups(r.space, candidates(r.space, r.ranked, sampled_frontier(r.frontier), top), None))
+    workers = _workers(jobs, layouts)
+    print(f"re-check (--simulate-top {top}): {len(rows)} configurations in {layouts} layouts, {runs} simulations, "
+          f"{'in this process' if workers == 1 else f'over {workers} worker processes'}, wall {wall:.2f} s, "
+          f"CPU {cpu:.2f} s (workers included; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
     print(f"search + re-check: wall {search_wall + wall:.2f} s, CPU {search_cpu + cpu:.2f} s; target: both "
           f"within {TARGET_S:g} s for {TARGET_CONFIGS:,} configurations")
     if rows:

@@ -132,13 +132,17 @@ def recheck(space: SearchSpace, ranked: list[Config], top: int, requests: int | 
             shown: list[Config] = (), jobs: int | None = None) -> list[dict]:
     """`candidates` under the simulator: their capacity under the SLOs (goodput), best first by the objective.
     Each candidate's capacity search is independent of the others' (seeded runs): over `jobs` worker processes
-    (default: this process's CPUs) when there are several candidates, with the same answer as in one."""
+    (default: this process's CPUs) when there are several layouts, with the same answer as in one. Either way the
+    candidates run layout by layout (`layout_groups`), so a layout's step prices are worked out once."""
     positive_int(top, "--simulate-top")
     if requests is not None:
         positive_int(requests, "--sim-requests")
     todo = candidates(space, ranked, list(shown), top)
-    out = _in_pool(space, todo, requests, jobs) if _workers(jobs, len(todo)) > 1 else \
-        [recheck_one(space, c, requests) for c in todo]
+    groups = layout_groups(space, todo, requests)
+    if _workers(jobs, len(groups)) > 1:
+        out = _in_pool(space, todo, requests, jobs)
+    else:
+        out = _in_order(todo, groups, [recheck_group(space, [todo[i] for i in g], requests) for g in groups])
     return sorted(out, key=lambda r: recheck_key(r, space.objective))
 
 
@@ -147,15 +151,47 @@ def _workers(jobs: int | None, n: int) -> int:
     return min(default_jobs() if jobs is None else jobs, n)
 
 
+def layout_groups(space: SearchSpace, todo: list[Config], requests: int | None) -> list[list[int]]:
+    """Indices of `todo` by the layout their (decode) replicas run, the costliest group first (`run_cost`). The
+    simulator keeps a layout's step prices for the runs after (simulator/cluster.py's _TIMES: keyed by scenario,
+    token budget and block size, i.e. replica setup and chunk here), and most of a cold run is pricing new step
+    shapes (about half of issue 42's re-check); a worker given a whole group prices them once, where candidates
+    dealt out one by one made each worker price the layouts of both (6.5 s CPU in one process, 8.9 s over two)."""
+    groups: dict[tuple, list[int]] = {}
+    for i, c in enumerate(todo):
+        groups.setdefault((c.replica, c.chunk), []).append(i)
+    return sorted(groups.values(), key=lambda g: -sum(run_cost(space, todo[i], requests) for i in g))
+
+
+def run_cost(space: SearchSpace, c: Config, requests: int | None) -> int:
+    """A run's relative cost, to start the costliest first: its requests times the prefill passes of a prompt
+    (each a step of a new shape where decodes ride along)."""
+    return run_requests(c, requests) * -(-space.prompt // c.chunk)
+
+
+def recheck_group(space: SearchSpace, group: list[Config], requests: int | None) -> list[dict]:
+    """recheck_one of each of `group` in turn, in this process (one layout's step prices shared)."""
+    return [recheck_one(space, c, requests) for c in group]
+
+
+def _in_order(todo: list[Config], groups: list[list[int]], rows: list[list[dict]]) -> list[dict]:
+    """The rows of `groups` (each group's in its order) back in `todo`'s order."""
+    out: list = [None] * len(todo)
+    for g, group_rows in zip(groups, rows):
+        for i, row in zip(g, group_rows):
+            out[i] = row
+    return out
+
+
 def _in_pool(space: SearchSpace, todo: list[Config], requests: int | None, jobs: int | None) -> list[dict]:
-    """recheck_one of each candidate in a pool of forked workers, in `todo`'s order; the costliest first (the
-    most simulated tokens), so the last to finish is a short one."""
+    """recheck_group of each layout group in a pool of forked workers, the costliest first (the pool hands the next
+    group to whichever worker frees first, so the last to finish is a short one), the rows in `todo`'s order."""
     from .backends import fork_pool
     from ..simulator import certain_miss, cluster, metrics, workload  # noqa: F401 (imported before the fork, once)
-    order = sorted(range(len(todo)), key=lambda i: -run_requests(todo[i], requests))
-    with fork_pool(_workers(jobs, len(todo))) as pool:
-        futures = {i: pool.submit(recheck_one, space, todo[i], requests) for i in order}
-        return [futures[i].result() for i in range(len(todo))]
+    groups = layout_groups(space, todo, requests)
+    with fork_pool(_workers(jobs, len(groups))) as pool:
+        futures = [pool.submit(recheck_group, space, [todo[i] for i in g], requests) for g in groups]
+        return _in_order(todo, groups, [f.result() for f in futures])
 
 
 def recheck_one(space: SearchSpace, c: Config, requests: int | None) -> dict:
