@@ -849,6 +849,28 @@ def speculation(row: dict, layout: dict) -> str | None:
     return spec
 
 
+# SGLang's speculative decoding on its V1 workers runs without the overlap scheduler (added after scoring, session 63;
+# before/after in docs/accuracy.md "Session 63 E"): server_args.py of the 0.5.8-0.5.9 releases warns "Overlap
+# scheduler is disabled when spec v2 is off or using unsupported speculative algorithm. You can set env
+# SGLANG_ENABLE_SPEC_V2=True to enable the experimental overlap scheduler" (SGLang's own docs notebooks, EAGLE
+# launches built 2026-02-07..13); spec V2 for the hybrid GDN models came as opt-in (sgl-project/sglang PR #18808,
+# 2026-02-13, run with `export SGLANG_ENABLE_SPEC_V2=1`) and V1 was retired only in PR #27964 (2026-06-11). The -mtp
+# key's recipe (single_node/qwen3.5_fp8_b200_mtp.sh at 2ecc5ce: --speculative-algorithm EAGLE) sets no such env, so
+# its 0.5.9 server ran every round with the host's work after the GPU's: the spec's own per-step CPU cost, unhidden.
+SGLANG_SPEC_V1_OVERLAP_MAPPED = True
+SGLANG_SPEC_V2_DEFAULT = (0, 5, 10)   # the first release read as possibly past the opt-in era: not mapped from here on
+
+
+def sglang_spec_v1_overlap(row: dict, layout: dict) -> dict:
+    """{"overlap_schedule": False} for an SGLang row that ran speculative decoding (speculation: the -mtp key's rows)
+    on a release before SGLANG_SPEC_V2_DEFAULT without SGLANG_ENABLE_SPEC_V2 (SGLANG_SPEC_V1_OVERLAP_MAPPED); {}
+    elsewhere. Reads the launch fields, not the measurement."""
+    if not SGLANG_SPEC_V1_OVERLAP_MAPPED or row["backend"] != "sglang" or speculation(row, layout) is None:
+        return {}
+    release = _release(row.get("backend_version", ""))
+    return {"overlap_schedule": False} if release is not None and release < SGLANG_SPEC_V2_DEFAULT else {}
+
+
 INFERENCEX_SOURCES = ("source_file=2026-03-25.csv", "source_file=2026-04-06.csv", "db-dump/")
 # attention_dp_config of InferenceX's TensorRT-LLM recipes under DP attention: benchmarks/dsr1_fp4_b200_trt.sh and
 # dsr1_fp4_b200_trt_mtp.sh (batching_wait_iters 0, enable_balance true, timeout_iters 60); gptoss_fp4_b200_trt.sh
@@ -1830,6 +1852,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     spec = (f"mtp:k={launch['mtp']}" if launch["mtp"] else None) if launch else speculation(row, layout)
     if spec:
         kw["techniques"] = [spec]
+    kw.update(sglang_spec_v1_overlap(row, layout))
     gemm, moe = (_weight_only_fp4(row, _quant(row[k])) for k in ("gemm_quant_mode", "moe_quant_mode"))
     if gemm:
         kw["quantization"] = gemm
