@@ -44,6 +44,9 @@ The mapping rule, written before any row was scored and not tuned after:
   nothing in the row says which: mapped without speculation. Added after scoring (session 56): Qwen3.5-397B FP8
   SGLang 0.5.9 rows at TP4 without EP are InferenceX's qwen3.5-fp8-b200-sglang-mtp key (the plain key never
   searched that layout: qwen35_mtp_key), EAGLE over the MTP layer, 3 steps top-1: `mtp:k=3` at that acceptance;
+  added after scoring (session 63): SGLang 0.5.9 runs that EAGLE on its V1 workers, which turn the overlap
+  scheduler off (sglang_spec_v1_overlap: scenario overlap_schedule false; the -mtp key's 63 rows TPOT MAPE 18.4 ->
+  17.3%, TTFT 34.4 -> 36.4%: the first token leaves one step sooner, and the TTFT gap is elsewhere);
 - precision: gemm_quant_mode -> quantization (fp8 -> fp8, fp8_block -> fp8-block, nvfp4 -> nvfp4, int4_wo ->
   w4a16, empty -> the checkpoint's 16-bit); moe_quant_mode -> expert_quantization when it differs from the
   gemm mode; KV cache fp8 where gemm_quant_mode is set (aiconfigurator pairs its quantized configurations
