@@ -44,6 +44,9 @@ The mapping rule, written before any row was scored and not tuned after:
   nothing in the row says which: mapped without speculation. Added after scoring (session 56): Qwen3.5-397B FP8
   SGLang 0.5.9 rows at TP4 without EP are InferenceX's qwen3.5-fp8-b200-sglang-mtp key (the plain key never
   searched that layout: qwen35_mtp_key), EAGLE over the MTP layer, 3 steps top-1: `mtp:k=3` at that acceptance;
+  added after scoring (session 63): SGLang 0.5.9 runs that EAGLE on its V1 workers, which turn the overlap
+  scheduler off (sglang_spec_v1_overlap: scenario overlap_schedule false; the -mtp key's 63 rows TPOT MAPE 18.4 ->
+  17.3%, TTFT 34.4 -> 36.4%: the first token leaves one step sooner, and the TTFT gap is elsewhere);
 - precision: gemm_quant_mode -> quantization (fp8 -> fp8, fp8_block -> fp8-block, nvfp4 -> nvfp4, int4_wo ->
   w4a16, empty -> the checkpoint's 16-bit); moe_quant_mode -> expert_quantization when it differs from the
   gemm mode; KV cache fp8 where gemm_quant_mode is set (aiconfigurator pairs its quantized configurations
@@ -847,6 +850,28 @@ def speculation(row: dict, layout: dict) -> str | None:
         from whatif.roofline.speculation import chain_alpha
         spec += f",alpha={chain_alpha(*INFERENCEX_MTP_ACCEPT_LENGTH):.4f}"
     return spec
+
+
+# SGLang's speculative decoding on its V1 workers runs without the overlap scheduler (added after scoring, session 63;
+# before/after in docs/accuracy.md "Session 63 E"): server_args.py of the 0.5.8-0.5.9 releases warns "Overlap
+# scheduler is disabled when spec v2 is off or using unsupported speculative algorithm. You can set env
+# SGLANG_ENABLE_SPEC_V2=True to enable the experimental overlap scheduler" (SGLang's own docs notebooks, EAGLE
+# launches built 2026-02-07..13); spec V2 for the hybrid GDN models came as opt-in (sgl-project/sglang PR #18808,
+# 2026-02-13, run with `export SGLANG_ENABLE_SPEC_V2=1`) and V1 was retired only in PR #27964 (2026-06-11). The -mtp
+# key's recipe (single_node/qwen3.5_fp8_b200_mtp.sh at 2ecc5ce: --speculative-algorithm EAGLE) sets no such env, so
+# its 0.5.9 server ran every round with the host's work after the GPU's: the spec's own per-step CPU cost, unhidden.
+SGLANG_SPEC_V1_OVERLAP_MAPPED = True
+SGLANG_SPEC_V2_DEFAULT = (0, 5, 10)   # the first release read as possibly past the opt-in era: not mapped from here on
+
+
+def sglang_spec_v1_overlap(row: dict, layout: dict) -> dict:
+    """{"overlap_schedule": False} for an SGLang row that ran speculative decoding (speculation: the -mtp key's rows)
+    on a release before SGLANG_SPEC_V2_DEFAULT without SGLANG_ENABLE_SPEC_V2 (SGLANG_SPEC_V1_OVERLAP_MAPPED); {}
+    elsewhere. Reads the launch fields, not the measurement."""
+    if not SGLANG_SPEC_V1_OVERLAP_MAPPED or row["backend"] != "sglang" or speculation(row, layout) is None:
+        return {}
+    release = _release(row.get("backend_version", ""))
+    return {"overlap_schedule": False} if release is not None and release < SGLANG_SPEC_V2_DEFAULT else {}
 
 
 INFERENCEX_SOURCES = ("source_file=2026-03-25.csv", "source_file=2026-04-06.csv", "db-dump/")
@@ -1830,6 +1855,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     spec = (f"mtp:k={launch['mtp']}" if launch["mtp"] else None) if launch else speculation(row, layout)
     if spec:
         kw["techniques"] = [spec]
+    kw.update(sglang_spec_v1_overlap(row, layout))
     gemm, moe = (_weight_only_fp4(row, _quant(row[k])) for k in ("gemm_quant_mode", "moe_quant_mode"))
     if gemm:
         kw["quantization"] = gemm

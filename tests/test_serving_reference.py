@@ -370,6 +370,27 @@ def test_qwen35_fp8_tp4_ep1_rows_are_the_inferencex_mtp_key_and_other_layouts_pl
     assert "techniques" not in sr.simulate_kwargs(_row(**qwen))
 
 
+def test_sglang_speculative_rows_before_spec_v2_run_without_the_overlap_scheduler(monkeypatch):
+    """SGLang 0.5.9's EAGLE on the V1 workers (no SGLANG_ENABLE_SPEC_V2 in the -mtp recipe) turns the overlap
+    scheduler off; plain rows and TensorRT-LLM's MTP rows keep their engine's own loop."""
+    ix = ("source_file=2026-03-25.csv; model=Qwen3.5-397B; silicon_concurrency=4; measured=2026-03-20T22:08:23Z; "
+          "wip=False; image=lmsysorg/sglang:v0.5.9-cu130")
+    qwen = dict(id="2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp4_0_ep1_0_463",
+                silicon_data_source=ix, backend="sglang", backend_version="0.5.9",
+                model_path="Qwen/Qwen3.5-397B-A17B", gemm_quant_mode="fp8", moe_quant_mode="fp8_block",
+                batch_size="4", tp_size="4", attention_dp_size="1", moe_tp_size="4", moe_ep_size="1")
+    assert sr.simulate_kwargs(_row(**qwen))["overlap_schedule"] is False
+    assert "overlap_schedule" not in sr.simulate_kwargs(_row(**{**qwen, "tp_size": "8", "moe_tp_size": "8"}))
+    image = "x; silicon_concurrency=4; image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post3"
+    trt = _row(silicon_data_source=image, tp_size="8", attention_dp_size="1", moe_tp_size="8", moe_ep_size="1")
+    assert "overlap_schedule" not in sr.simulate_kwargs(trt)
+    monkeypatch.setattr(sr, "SGLANG_SPEC_V2_DEFAULT", (0, 5, 9))
+    assert "overlap_schedule" not in sr.simulate_kwargs(_row(**qwen))
+    monkeypatch.setattr(sr, "SGLANG_SPEC_V2_DEFAULT", (0, 5, 10))
+    monkeypatch.setattr(sr, "SGLANG_SPEC_V1_OVERLAP_MAPPED", False)
+    assert "overlap_schedule" not in sr.simulate_kwargs(_row(**qwen))
+
+
 def test_inferencex_rows_average_ten_rounds_and_aiperf_rows_fifty():
     """InferenceX's benchmark_serving runs --num-prompts 10N after its warm-up; aiconfigurator's aiperf runs 50N."""
     ix = "source_file=2026-04-06.csv; silicon_concurrency=16; image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post2"

@@ -253,6 +253,14 @@ class EngineSpec:
             return self
         return replace(self, decode_graph_mode=choice(mode, DECODE_GRAPH_MODES, "cudagraph_mode"))
 
+    def with_cpu_overlap(self, overlapped: bool | None) -> EngineSpec:
+        """The spec with its host work beside the GPU's (True) or after it (False; None: its own), as a launch sets
+        it: SGLang's --disable-overlap-schedule, or the switches its server_args make for it (speculative decoding
+        on the V1 workers: benchmarks/serving_reference.py sglang_spec_v1_overlap)."""
+        if overlapped is None or overlapped == self.cpu.overlapped:
+            return self
+        return replace(self, cpu=replace(self.cpu, overlapped=boolean(overlapped, "overlap_schedule")))
+
     @property
     def piecewise_decode(self) -> bool:
         return self.decode_graph_mode == "piecewise"
