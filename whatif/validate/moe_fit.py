@@ -14,8 +14,9 @@ import numpy as np
 
 from ..roofline.expert_fits import aligned, fit_alignment
 from ..roofline.kernel_models.fitted_roofline import RooflineParams
-from ..roofline.kernel_models.moe import (FINALIZE_FITS, SMALL_M, finalize_seconds, launched_tiles, moe_gemm_ideal_times,
-                                          moe_ideal_times, moe_time, routing_stats, split_moe_time)
+from ..roofline.kernel_models.moe import (FINALIZE_FITS, SMALL_M, finalize_seconds, launched_tiles,
+                                          moe_gemm_ideal_times, moe_ideal_times, moe_time, routing_stats,
+                                          split_moe_time)
 from ..specs import precompiled
 from .collective_fit import _eff, _logit, levenberg_marquardt
 from .corpus import corpus_gpu
