@@ -47,7 +47,7 @@ from .kernel_models.decode_attention import MHA_FALLBACK_MODEL, decode_model, de
 from .kernel_models.gemm import gemm_parts
 from .engines import DEFAULT_ENGINE
 from .kernel_models.mla import mla_prefill_head_dim
-from .kernel_models.moe import SMALL_M, TILE_N, has_moe_fit, moe_params, tile_m
+from .kernel_models.moe import SMALL_M, TILE_N, finalize_seconds, fused_gemm_time, has_moe_fit, moe_params, tile_m
 from .expert_fits import BLOCK_FP8_MOE_ENGINE, expert_fit_engine, fit_peak_dtype, moe_fit_dtype, padded_nk
 from .block_promotion import promotion_seconds
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
@@ -252,6 +252,11 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     t_m = max(op.hbm_bytes * (n * k) / (s.n * s.k) / (c.hbm_bw * p.memory_eff * op.bandwidth_share), t_extra_memory)
     # the launch grid's tiles (every slot's M tile x this GEMM's N tiles; the empty ones exit early)
     fixed = p.floor_s / FUSED_MOE_GEMMS + p.item_s * s.grid_m * math.ceil(n / TILE_N) / c.sms
+    # the down GEMM's bf16 per-slot output, read back by the finalize kernel, in the fit's form (moe.fused_gemm_time)
+    fin = (finalize_seconds(s.m, n, c.hbm_bw * op.bandwidth_share, fit, dtype)
+           if op.role == OpRole.EXPERT_DOWN and s.m / s.groups > SMALL_M else 0.0)
+    if fin:
+        return fixed + float(fused_gemm_time(t_c, t_m, fin, p)), t_c, t_m + fin / p.memory_eff, fixed
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 

@@ -14,7 +14,9 @@ import numpy as np
 
 from ..roofline.expert_fits import aligned, fit_alignment
 from ..roofline.kernel_models.fitted_roofline import RooflineParams
-from ..roofline.kernel_models.moe import SMALL_M, launched_tiles, moe_ideal_times, moe_time, routing_stats
+from ..roofline.kernel_models.moe import (FINALIZE_FITS, SMALL_M, finalize_seconds, launched_tiles,
+                                          moe_gemm_ideal_times, moe_ideal_times, moe_time, routing_stats,
+                                          split_moe_time)
 from ..specs import precompiled
 from .collective_fit import _eff, _logit, levenberg_marquardt
 from .corpus import corpus_gpu
@@ -114,7 +116,8 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
     rows = rows.merge(main[["gpu", "kernel_source"]], on=["gpu", "kernel_source"])
     w_bytes, a_bytes, peak_key = DTYPE_BYTES[dtype]
     align = fit_alignment(engine, peak_key)   # (expert_fits: the TRTLLM-Gen MXFP4 layout's 256, session 62)
-    t_c, t_m, t_l2, tiles = [], [], [], []
+    t_c, t_m, t_l2, tiles, gemms, fin = [], [], [], [], [], []
+    split = (engine, peak_key) in FINALIZE_FITS
     for gpu, group in rows.groupby("gpu", sort=False):
         g = corpus_gpu(gpu)
         peak, hbm, l2 = g.peak_flops(PEAK_DTYPE.get(peak_key, peak_key)), g.hbm_bandwidth.value, g.l2_size.value
@@ -129,10 +132,23 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
             t_c.append(c)
             t_m.append(m)
             t_l2.append(cached)
+            if split:   # the serving form: each grouped GEMM its own ridge, the finalize pass (large-M regime only)
+                gemms.append(moe_gemm_ideal_times(r.num_tokens, hidden, inter_l * r.moe_tp_size, r.topk,
+                                                  r.num_experts, r.moe_tp_size, r.moe_ep_size, r.distribution, peak,
+                                                  hbm, w_bytes, a_bytes, l2, _groups(r)))
+                local = routing_stats(int(r.num_tokens), int(r.topk), int(r.num_experts), int(r.moe_ep_size),
+                                      r.distribution, _groups(r))[2]
+                fin.append(finalize_seconds(local, hidden, hbm, engine, peak_key)
+                           if _rows_per_expert(r) > SMALL_M else 0.0)
     order = np.concatenate([g.index.to_numpy() for _, g in rows.groupby("gpu", sort=False)])
     out = rows.loc[order].reset_index(drop=True)
     out["t_c"], out["t_m"], out["t_l2"], out["tiles_per_sm"] = t_c, t_m, t_l2, tiles
     out["rows_per_expert"] = [_rows_per_expert(r) for r in out.itertuples()]
+    if split:
+        for g, name in enumerate(("up", "down")):
+            for i, part in enumerate(("t_c", "t_m", "t_l2")):
+                out[f"{part}_{name}"] = [row[g][i] for row in gemms]
+        out["t_fin"] = fin
     return out
 
 
@@ -165,6 +181,9 @@ def to_params(v) -> RooflineParams:
 
 
 def _times(rows, params: RooflineParams):
+    if "t_fin" in rows:   # a FINALIZE_FITS fit: the serving form (kernel_models/moe.split_moe_time)
+        gemms = [tuple(rows[f"{part}_{name}"].to_numpy() for part in ("t_c", "t_m", "t_l2")) for name in ("up", "down")]
+        return split_moe_time(gemms, params, rows["tiles_per_sm"].to_numpy(), rows["t_fin"].to_numpy())
     return moe_time(rows["t_c"].to_numpy(), rows["t_m"].to_numpy(), rows["t_l2"].to_numpy(), params,
                     rows["tiles_per_sm"].to_numpy())
 

@@ -199,6 +199,26 @@ def moe_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, 
     return t_c, (0.0 if resident else total / hbm), (total / hbm if resident else 0.0)
 
 
+def moe_gemm_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, peak, hbm,
+                         w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0, groups=None):
+    """moe_ideal_times per grouped GEMM, [gate+up, down], each (compute s, HBM s, L2 s), summing to it: the split
+    the serving path prices (roofline/moe.py's experts_gate_up and experts_down ops, each its own ridge)."""
+    touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), distribution, groups)
+    inter_l = inter / tp
+    flops = (padded * 4.0 * hidden * inter_l, padded * 2.0 * hidden * inter_l)   # gate+up N = 2 I_l; down K = I_l
+    weights = (touched * 2.0 * hidden * inter_l * w_bytes, touched * hidden * inter_l * w_bytes)
+    # The activation and top-k sum kernels run over all T*topk slots, EP-masked ones included: gate+up reads the
+    # tokens and writes 2 I_l a slot; down reads I_l a slot, writes h a slot, and the sum writes the tokens.
+    acts = ((tokens * hidden + tokens * topk * 2 * inter_l) * a_bytes,
+            (tokens * hidden + tokens * topk * (inter_l + hidden)) * a_bytes)
+    resident = sum(weights) + sum(acts) <= l2_bytes
+    out = []
+    for f, w, a in zip(flops, weights, acts):
+        moved = (w + a) / hbm
+        out.append((f / peak, 0.0 if resident else moved, moved if resident else 0.0))
+    return out
+
+
 TILE_N = 128    # N tile of the grouped GEMMs' launch grid (trtllm-gen and Triton fused-MoE configs)
 
 
@@ -223,6 +243,41 @@ def moe_time(t_c, t_m, t_l2, params: RooflineParams, tiles_per_sm=0.0):
     c = np.asarray(t_c) / params.compute_eff
     m = (np.asarray(t_m) + np.asarray(t_l2) / params.l2_speedup) / params.memory_eff
     return params.floor_s + params.item_s * np.asarray(tiles_per_sm) + ridge(c, m, params.smooth)
+
+
+# Fits whose kernel writes gemm2's output per routed slot in bf16 and reads it back in a separate finalize kernel:
+# FlashInfer's TRTLLM-Gen MoE (csrc/trtllm_fused_moe_kernel_launcher.cu: `gemm2_output = alloc_tensor(
+# {max_num_padded_tokens_gemm2, hidden_size}, dl_bfloat16)`; the runner's PermuteGemm1, Gemm2, finalize), the kernel of
+# SGLang's flashinfer_trtllm and vLLM's FlashInferTrtllmNvFp4Experts: (fit engine, whatif dtype). Session 62 N: the fits
+# without it read x1.2 at moe_tp 1 and x0.3 at moe_tp 32 (> 1k tokens). These fits are in the serving form: each
+# grouped GEMM its own ridge (split_moe_time), so fit and serving price the layer alike (session 63 F).
+FINALIZE_FITS = frozenset({("sglang", "fp4"), ("vllm", "fp4")})
+FINALIZE_BYTES = 2.0 * 2.0   # bf16 written by gemm2 and read by finalize, a routed slot x hidden element
+
+
+def finalize_seconds(slots: float, hidden: float, hbm: float, engine: str, dtype: str) -> float:
+    """Ideal HBM seconds of the per-slot bf16 gemm2 output's round trip (0 for fits whose kernel has none)."""
+    return slots * hidden * FINALIZE_BYTES / hbm if (engine, dtype) in FINALIZE_FITS else 0.0
+
+
+def fused_gemm_time(t_c, t_m, t_finalize, params: RooflineParams):
+    """One grouped GEMM of a FINALIZE_FITS layer from efficiency-scaled compute / memory seconds and its ideal
+    finalize seconds (the down GEMM's; 0 for gate+up): ridge(t_c, t_m) + t_finalize / memory_eff. The one form
+    both validate/moe_fit (split_moe_time) and kernel_timing.expert_gemm_seconds price."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
+    return ridge(t_c, t_m, params.smooth) + np.asarray(t_finalize) / params.memory_eff
+
+
+def split_moe_time(gemms, params: RooflineParams, tiles_per_sm=0.0, t_finalize=0.0):
+    """Seconds of a layer priced per grouped GEMM (`gemms`: [(t_c, t_m, t_l2)] ideal, moe_gemm_ideal_times): floor +
+    item_s * tiles/SM + sum of fused_gemm_time, the finalize on the down GEMM."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
+    total = params.floor_s + params.item_s * np.asarray(tiles_per_sm)
+    for i, (t_c, t_m, t_l2) in enumerate(gemms):
+        c = np.asarray(t_c) / params.compute_eff
+        m = (np.asarray(t_m) + np.asarray(t_l2) / params.l2_speedup) / params.memory_eff
+        total = total + fused_gemm_time(c, m, t_finalize if i == len(gemms) - 1 else 0.0, params)
+    return total
 
 
 # ---- fitted parameters (whatif/roofline/data/moe_fit.yaml, written by validate/moe_fit.py) ----
