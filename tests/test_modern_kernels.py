@@ -441,6 +441,21 @@ def test_vllms_per_token_rows_reread_their_row_from_l2_beside_the_static_kernels
     assert chain > 5e-6   # measured 26.6 us: 32 waves of the per-token block's reduction
 
 
+def test_vllms_per_token_division_outlasts_b200s_stream_and_hides_under_h100s():
+    """The per-token kernel divides each element by its token's scale (the static one multiplies): at the SFU's 16
+    reciprocals a clock an SM, B200 (29 HBM bytes an SM a clock) cannot hide it under the static kernel's stream,
+    H100 (14) can: 16k tokens x 8k measure 46 us extra on B200's 60 us kernel, 2.6 us on H100's 133 us."""
+    b200, h100 = mla_modules.ceilings(B200), mla_modules.ceilings(H100)
+    assert quantize.division_seconds(1, 16, h100) == pytest.approx(1 / (132 * h100.clock), rel=1e-9)   # 16 a clock
+    for c, shows in ((b200, True), (h100, False)):
+        division = quantize.division_seconds(16384, 8192, c) / 0.38   # B200's own fit: 0.38 of the SFU rate
+        stream = sum(quantize.beside_stream("quantize_compute_scale", "vllm", 16384, 8192, c))
+        assert (division > stream) == shows
+    extra = quantize.quantize_seconds(16384, 8192, B200) - quantize.quantize_seconds(16384, 8192, B200,
+                                                                                      compute_scale=False)
+    assert extra > 20e-6   # measured 46.2 us; the shipped Blackwell fit 46.0 (main: 55.7)
+
+
 def test_deepep_normal_sends_a_token_once_per_distinct_rank():
     assert deepep.expected_ranks(1, 256) == pytest.approx(1.0)
     assert 1 < deepep.expected_ranks(8, 256) < 8

@@ -67,8 +67,9 @@ def fitted_seconds(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0,
     if p.host_smooth:
         return host_overlap(parts, items, sms, p, steps, clocked, clock)
     serial = p.step_s * steps + p.step_cycles * clocked / clock
-    if stream is not None:   # the kernels' bytes run beside another stream; the serial steps add
-        return p.floor_s + p.item_s * items / sms + serial + under_stream(kernels_busy(0.0, parts, p), stream, p)
+    if stream is not None:   # the kernels' work, serial steps too, runs beside another stream (vLLM's per-token
+        # quantizer less the static one: H100's chain hides under HBM, B200's shows; docs/accuracy.md "Session 63 I")
+        return p.floor_s + p.item_s * items / sms + under_stream(kernels_busy(serial, parts, p), stream, p)
     return p.floor_s + p.item_s * items / sms + kernels_busy(serial, parts, p)
 
 

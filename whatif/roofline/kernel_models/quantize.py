@@ -32,6 +32,13 @@ clocks more than the static one at k <= 4096 (one pass), 2,160-2,320 at 5-8k (tw
 Its second read finds the row in L2 (the resident blocks' rows fit there, no more rows than the grid's m:
 resident_rows_bytes) and runs beside the HBM stream both kernels share, so it shows only where it outlasts that
 stream (beside_stream, fitted_roofline.under_stream; H100 at 32k tokens x 8k: 4 us measured on a ~250 us kernel).
+Its quantize pass divides each element by the token's scale (scaled_fp8_conversion<false>: `val / scale`; the static
+kernel multiplies by a reciprocal taken once; vLLM csrc/quantization/w8a8/fp8/common.cuh), an IEEE division (nvcc's
+default -prec-div=true) whose reciprocal runs on the SFU at 16 results a clock an SM (CUDA C++ Programming Guide,
+throughput of native arithmetic instructions): DIVISIONS_PER_SM_CLOCK, the per-token kernel's compute term. HBM
+bytes per SM clock order where it shows: B200 streams 29 B an SM a clock, H100 14, L40S 2.4, so the division
+outlasts B200's stream (its extra 46 us at 16k tokens x 8k, on a 60 us static kernel) and hides under H100's (2.6
+us of 133). The chain, the division and the re-read all run beside the stream (fitted_seconds with a stream).
 TensorRT-LLM's per-tensor absmax (computeFP8QuantizeScale, TensorRT-LLM
 cpp/tensorrt_llm/common/cudaFp8Utils.cu) runs a fixed grid(1024) x block(1024), a grid-stride loop of 2-byte loads:
 steps = its waves x ceil(m k / 1024^2) loop passes (a fixed grid until TensorRT-LLM PR #16569, opened 2026-07-18,
@@ -70,6 +77,9 @@ TRT_ABSMAX_GRID = (1024, 1024)   # TensorRT-LLM's per-tensor absmax launch: grid
 # assumed lower bound of one block's life (launch, the scale's load, a pass: ~ a global-memory round trip); the
 # fit's compute_eff scales it, so it sets the unit of that efficiency, not the prediction
 BLOCK_LIFE_CYCLES = 500.0
+# the per-token kernel's x / scale: one SFU reciprocal an element, 16 a clock an SM on compute capability 5.x-10.x
+# (CUDA C++ Programming Guide, "Arithmetic Instructions"); the fit's compute_eff scales it (module docstring)
+DIVISIONS_PER_SM_CLOCK = 16.0
 
 
 def replay_l2_times(moved, footprint, c):
@@ -142,9 +152,16 @@ def quantize_terms(kind: str, engine: str, m, k, c, torch_chain: bool = False):
     if kind == "quantize_scale":
         (_, t_m, t_l2), = parts
         parts = [(waves(m, 256.0, c) * BLOCK_LIFE_CYCLES / c.clock, t_m, t_l2)]
-    elif engine == "vllm":   # the per-token block's second read of its row: the resident blocks' rows stay in L2
-        parts = [(0.0 * m, *replay_l2_times(BYTES[kind] * m * k, resident_rows_bytes(m, k, c), c))]
+    elif engine == "vllm":   # the per-token block's second read of its row (L2) and its per-element division
+        parts = [(division_seconds(m, k, c), *replay_l2_times(BYTES[kind] * m * k, resident_rows_bytes(m, k, c), c))]
     return parts, 0.0 * items, steps, clocked
+
+
+def division_seconds(m, k, c):
+    """Seconds of vLLM's per-token kernel's per-element x / scale at the SFU's reciprocal rate
+    (DIVISIONS_PER_SM_CLOCK): the compute the static kernel, multiplying by a reciprocal, does not do."""
+    import numpy as np
+    return np.asarray(m, dtype=float) * np.asarray(k, dtype=float) / (c.sms * DIVISIONS_PER_SM_CLOCK * c.clock)
 
 
 def resident_rows_bytes(m, k, c):
@@ -159,8 +176,8 @@ def resident_rows_bytes(m, k, c):
 def beside_stream(kind: str, engine: str, m, k, c):
     """(HBM s, L2 s) of the stream vLLM's compute-scale rows' second read runs beside, else None: a row is the
     per-token kernel less the static one, both streaming the same m x k matrix (3 B an element, replayed as
-    quantize_scale's rows), so the per-token block's re-read of its row (from L2) overlaps the other blocks' HBM
-    loads (fitted_roofline.under_stream); its reduce-and-sync chain (the steps) adds."""
+    quantize_scale's rows), so the per-token block's re-read of its row (from L2), its division and its
+    reduce-and-sync chain (the steps) overlap the other blocks' HBM loads (fitted_roofline.under_stream)."""
     if not (engine == "vllm" and kind == "quantize_compute_scale"):
         return None
     moved = BYTES["quantize_scale"] * m * k
