@@ -97,6 +97,7 @@ class KIVI(Technique):
     family = "B"
     paper = "KIVI: A Tuning-Free Asymmetric 2bit Quantization for KV Cache"
     slots = ("kv format",)
+    splits = True   # attention ops read fewer bytes and dequantize; kv_quantize scales with the tokens
     bits: int = param(2, "bits per quantized key/value element")
     group_size: int = param(32, "elements sharing one 16-bit scale and zero point")
     residual: int = param(128, "residual length R: newest values kept in 16 bits (keys: up to R)", "tokens")
