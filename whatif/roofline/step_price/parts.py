@@ -1,8 +1,9 @@
 """A forward pass priced from parts that depend on different things, so the cost of timing a step (the
 simulator's StepPricer) stops growing with the number of distinct batches it meets.
 
-Without techniques, tier placement or MLA, the ops of a pass depend on three different things: the
-body (embedding, projections, MLP, norms, collectives, pipeline sends) on the token count, the tail
+Without tier placement or MLA, and with no technique but those whose rewrites keep the split (Technique.splits:
+a KV format's attention ops per batch, its quantize ops per token count), the ops of a pass depend on three
+different things: the body (embedding, projections, MLP, norms, collectives, pipeline sends) on the token count, the tail
 (final norm, LM head, logits gather, sampling) on the logit rows, and attention on the sequence
 groups. The body and the tail are timed once per value (tables bounded by the token budget and the
 batch size; each op from its numbers as slope * n + intercept where token_ops.py finds them affine,
@@ -12,8 +13,12 @@ steps), and the pass is assembled as forward_pass.time_pass assembles it:
 - eager: the launch queue (see queue_lines), in closed form over the attention op's time.
 A GEMM's shape terms come from one vectorized gemm_parts call per (n, k) over every row count; an
 attention op timed by a kernel model is priced from its groups' sums (attention.py), not a built Op.
+A technique's attention ops are built per batch (graph.attention_block's arguments, its rewrite_ops) and the ops
+it appends after the tail (extra_ops) are a third part per token count.
 Results equal time_pass's and engine_step's up to float summation order
 (tests/test_sim_pass_parts.py checks it).
+Long because: the pass's assembly (graphs, eager launch queue) and each part's pricing sit beside the queue lines
+they share; a split would pass the Part internals between modules.
 `splittable` says when the split holds; otherwise the caller times whole passes."""
 from __future__ import annotations
 
@@ -44,8 +49,9 @@ from .token_ops import AFTER, TokenOps, stage_ops
 def splittable(setup: PassSetup) -> bool:
     """Whether a pass of `setup` is token ops + attention ops: every technique declares that its rewrites keep
     that split (Technique.splits; tests/test_sim_pass_parts.py prices each split and whole)."""
-    return (all(t.splits for t in setup.techniques.items) and not setup.placement and setup.model.mla is None and setup.model.uniform_attention
-            and not setup.shared_prefix and not setup.parallel.dp_attention)   # DP attention splits by sequence
+    return (all(t.splits for t in setup.techniques.items) and not setup.placement and setup.model.mla is None
+            and setup.model.uniform_attention and not setup.shared_prefix
+            and not setup.parallel.dp_attention)   # DP attention splits by sequence
 
 
 @dataclass(frozen=True)
