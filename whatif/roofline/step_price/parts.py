@@ -3,7 +3,8 @@ simulator's StepPricer) stops growing with the number of distinct batches it mee
 
 Without tier placement or MLA, and with no technique but those whose rewrites keep the split (Technique.splits:
 a KV format's attention ops per batch, its quantize ops per token count), the ops of a pass depend on three
-different things: the body (embedding, projections, MLP, norms, collectives, pipeline sends) on the token count, the tail
+different things: the body (embedding, projections, MLP, norms, collectives, pipeline sends) on the token count,
+the tail
 (final norm, LM head, logits gather, sampling) on the logit rows, and attention on the sequence
 groups. The body and the tail are timed once per value (tables bounded by the token budget and the
 batch size; each op from its numbers as slope * n + intercept where token_ops.py finds them affine,
@@ -31,7 +32,6 @@ from ..attention import attention_op
 from ..config import ForwardBatch
 from ..context import kv_width_per_gpu, pass_context
 from ..engine_kernels import engine_ops
-from ..graph import attended_groups, gathered_pass
 from ..graphless_step import graphless_step
 from ..kernel_models.params import DTYPE_BYTES, ceilings
 from ..kernel_models.gemm import gemm_parts
@@ -241,12 +241,12 @@ class PassParts:
         if self.context is not None:   # groups: (groups, logit rows), see _pass_s
             (groups, rows), (techs, host) = groups, self.context
             batch = ForwardBatch(groups, rows)
-            # as graph.attention_block and TechniqueSet.ops build the pass's attention ops (Technique.splits)
+            # as graph.attention_block and TechniqueSet.ops build the pass's attention ops; a technique that splits
+            # keeps every token and pair (Technique.splits), so its attended groups are the batch's, none gathered
             ctx = pass_context(s.model, batch, s.parallel, prec, transform_kv=techs.kv, host=host,
                                sm_count=int(s.system.gpu.sm_count.value))
-            kv, cost = ctx.kv, {"pair_fraction": techs.pair_fraction, "gathered": gathered_pass(batch, techs)}
-            cost["kv_read"] = lambda n: kv.token_bytes(n, self.kv_width)
-            groups = attended_groups(batch, techs)
+            kv = ctx.kv
+            cost = {"kv_read": lambda n: kv.token_bytes(n, self.kv_width)}
         for old, pricer in zip(part.attention, part.pricers):
             sh = old.shape
             fast = pricer.seconds(groups) if pricer is not None else None
