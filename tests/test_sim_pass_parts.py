@@ -193,3 +193,15 @@ def test_launch_queue_lines_from_a_layers_first_repeat_are_all_its_repeats_lines
         launch, gap = rng.choice([0.0, 2e-6, 8e-6, 3e-5]), rng.choice([0.0, 1e-6])
         assert queue_lines(runs, seconds, attention, launch, gap) == \
             queue_lines(runs, seconds, attention, launch, gap, every_repeat=True)
+
+
+def test_the_check_fails_a_technique_whose_extra_ops_read_the_groups(monkeypatch):
+    """MiKV's importance update scales with every cached token (extra_ops read the groups): declared as splitting,
+    its parts miss the batch's context, so the equality above would fail (it is refused: splits is False)."""
+    from whatif.roofline.techniques.kv_compression import MiKV
+    assert not MiKV.splits
+    monkeypatch.setattr(MiKV, "splits", True)
+    setup = setup_of(Scenario(techniques=("mikv",)))
+    parts = PassParts(setup)
+    assert any(parts.time_s(g, 0, True) != pytest.approx(time_pass(setup, ForwardBatch(g), True).time_s, rel=1e-9)
+               for g in grid())
