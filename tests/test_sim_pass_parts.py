@@ -77,9 +77,60 @@ def test_the_number_of_priced_parts_is_bounded_by_the_token_counts_seen():
     assert len(parts.bodies) + len(parts.graphless.bodies if parts.graphless else {}) == len(tokens)
 
 
-def test_a_technique_or_mla_is_priced_whole():
-    assert not splittable(setup_of(Scenario(techniques=("kivi",))))
+def test_a_technique_that_does_not_declare_a_split_or_mla_is_priced_whole():
+    assert splittable(setup_of(Scenario(techniques=("kivi",))))
+    assert not splittable(setup_of(Scenario(techniques=("snapkv",))))   # evicts: attended tokens change
+    assert not splittable(setup_of(Scenario(techniques=("kivi", "snapkv"))))
     assert not splittable(setup_of(Scenario(model="deepseek-v3", hardware="hgx-h200", parallel=Parallelism(tp=8))))
+
+
+def splitting_techniques() -> list[str]:
+    from whatif.roofline.techniques.registry import all_techniques
+    return [name for name, cls in all_techniques().items() if cls.splits]
+
+
+def test_a_technique_that_splits_changes_no_hook_that_moves_ops_between_parts():
+    """Technique.splits: no placement, eviction, selection, sparse pairs, prefill units, decoding rounds."""
+    from whatif.roofline.techniques.compose import overrides
+    from whatif.roofline.techniques.registry import technique_class
+    assert "kivi" in splitting_techniques()
+    for name in splitting_techniques():
+        cls = technique_class(name)
+        t = cls()
+        assert not (cls.evicts or cls.shares_prefix or cls.gathers or cls.decodes), name
+        for hook in ("stored_tokens", "read_tokens", "pair_fraction", "prefill_units", "transform_placement"):
+            assert not overrides(t, hook), (name, hook)
+
+
+def grid() -> list[tuple]:
+    """Decode batches over a grid of batch sizes and contexts (below, at and above KIVI's 16-bit residual),
+    prefill chunks after a cached prefix, and mixed passes."""
+    out = [((1, c, b),) for b in (1, 3, 64, 256) for c in (1, 50, 96, 97, 128, 1000, 8000)]
+    out += [((q, c, 1),) for q in (17, 512, 2048) for c in (0, 95, 96, 4000)]
+    out += [((1, c, b), (q, c2, 1)) for b in (1, 100) for c in (10, 3000) for q, c2 in ((2048, 0), (700, 300))]
+    return out + batches(7, 20)
+
+
+@pytest.mark.parametrize("name", splitting_techniques())
+@pytest.mark.parametrize("sc", [Scenario(), Scenario(hardware="dgx-h100", parallel=Parallelism(pp=2)),
+                                Scenario(model="llama-3.1-70b", hardware="dgx-h100", parallel=Parallelism(tp=4),
+                                         precision=Precision("fp8", "fp8", "fp8"))],
+                         ids=lambda s: f"{s.model}-{s.parallel}")
+def test_a_technique_that_splits_is_priced_from_parts_as_whole(name, sc):
+    """Every technique declaring Technique.splits: its passes and steps from parts equal the whole pass's
+    (bit for bit under CUDA graphs, 1e-12 relative in eager mode, as the plain setups above), so declaring it
+    on a technique whose rewrites break the split fails here."""
+    from dataclasses import replace
+    setup = setup_of(replace(sc, techniques=(name,)))
+    assert splittable(setup)
+    parts = PassParts(setup)
+    for groups in grid():
+        batch = ForwardBatch(groups)
+        assert parts.time_s(groups, 0, True) == time_pass(setup, batch, True).time_s
+        assert parts.time_s(groups, 0, False) == pytest.approx(time_pass(setup, batch, False).time_s, rel=1e-12)
+        for cuda_graphs in (True, False):
+            assert parts.step_s(groups, 0, cuda_graphs) == pytest.approx(
+                engine_step(setup, batch, cuda_graphs)[1], rel=1e-12)
 
 
 def test_attention_sums_equal_the_built_op():
@@ -142,3 +193,15 @@ def test_launch_queue_lines_from_a_layers_first_repeat_are_all_its_repeats_lines
         launch, gap = rng.choice([0.0, 2e-6, 8e-6, 3e-5]), rng.choice([0.0, 1e-6])
         assert queue_lines(runs, seconds, attention, launch, gap) == \
             queue_lines(runs, seconds, attention, launch, gap, every_repeat=True)
+
+
+def test_the_check_fails_a_technique_whose_extra_ops_read_the_groups(monkeypatch):
+    """MiKV's importance update scales with every cached token (extra_ops read the groups): declared as splitting,
+    its parts miss the batch's context, so the equality above would fail (it is refused: splits is False)."""
+    from whatif.roofline.techniques.kv_compression import MiKV
+    assert not MiKV.splits
+    monkeypatch.setattr(MiKV, "splits", True)
+    setup = setup_of(Scenario(techniques=("mikv",)))
+    parts = PassParts(setup)
+    assert any(parts.time_s(g, 0, True) != pytest.approx(time_pass(setup, ForwardBatch(g), True).time_s, rel=1e-9)
+               for g in grid())

@@ -33,9 +33,17 @@ def test_memoized_and_whole_steps_agree():
             assert memo.seconds(batch, graphs) == pytest.approx(exact, rel=1e-12)
 
 
-def test_a_technique_is_priced_whole_even_memoized():
-    setup = setup_of(Scenario(techniques=("kivi",)))
+def test_a_technique_that_does_not_split_is_priced_whole_even_memoized():
+    setup = setup_of(Scenario(techniques=("snapkv",)))   # evicts: not Technique.splits
     pricer = StepPricer(setup)
     assert pricer.parts is None
     batch = ForwardBatch(((1, 900, 8), (300, 0, 1)))
     assert pricer.seconds(batch, True, passes=2) == engine_step(setup, batch, True, 2)[1]
+
+
+def test_a_technique_that_splits_is_priced_from_parts_memoized():
+    setup = setup_of(Scenario(techniques=("kivi",)))   # Technique.splits (tests/test_sim_pass_parts.py)
+    pricer = StepPricer(setup)
+    assert pricer.parts is not None
+    batch = ForwardBatch(((1, 900, 8), (300, 0, 1)))
+    assert pricer.seconds(batch, True, passes=2) == pytest.approx(engine_step(setup, batch, True, 2)[1], rel=1e-12)

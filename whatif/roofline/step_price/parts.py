@@ -1,8 +1,10 @@
 """A forward pass priced from parts that depend on different things, so the cost of timing a step (the
 simulator's StepPricer) stops growing with the number of distinct batches it meets.
 
-Without techniques, tier placement or MLA, the ops of a pass depend on three different things: the
-body (embedding, projections, MLP, norms, collectives, pipeline sends) on the token count, the tail
+Without tier placement or MLA, and with no technique but those whose rewrites keep the split (Technique.splits:
+a KV format's attention ops per batch, its quantize ops per token count), the ops of a pass depend on three
+different things: the body (embedding, projections, MLP, norms, collectives, pipeline sends) on the token count,
+the tail
 (final norm, LM head, logits gather, sampling) on the logit rows, and attention on the sequence
 groups. The body and the tail are timed once per value (tables bounded by the token budget and the
 batch size; each op from its numbers as slope * n + intercept where token_ops.py finds them affine,
@@ -12,8 +14,12 @@ steps), and the pass is assembled as forward_pass.time_pass assembles it:
 - eager: the launch queue (see queue_lines), in closed form over the attention op's time.
 A GEMM's shape terms come from one vectorized gemm_parts call per (n, k) over every row count; an
 attention op timed by a kernel model is priced from its groups' sums (attention.py), not a built Op.
+A technique's attention ops are built per batch (graph.attention_block's arguments, its rewrite_ops) and the ops
+it appends after the tail (extra_ops) are a third part per token count.
 Results equal time_pass's and engine_step's up to float summation order
 (tests/test_sim_pass_parts.py checks it).
+Long because: the pass's assembly (graphs, eager launch queue) and each part's pricing sit beside the queue lines
+they share; a split would pass the Part internals between modules.
 `splittable` says when the split holds; otherwise the caller times whole passes."""
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ import numpy as np
 
 from ..attention import attention_op
 from ..config import ForwardBatch
-from ..context import kv_width_per_gpu
+from ..context import kv_width_per_gpu, pass_context
 from ..engine_kernels import engine_ops
 from ..graphless_step import graphless_step
 from ..kernel_models.params import DTYPE_BYTES, ceilings
@@ -34,15 +40,18 @@ from ...specs.op_kinds import OpRole
 from ..ops import OpClass, link_bytes
 from ..pass_setup import PassSetup
 from ..ridge import ridge_floats
+from ..tiers import host_path
 from ..timing import OpTime, time_op
 from .attention import KernelAttention, probes
-from .token_ops import TokenOps, stage_ops
+from .token_ops import AFTER, TokenOps, stage_ops
 
 
 def splittable(setup: PassSetup) -> bool:
-    """Whether a pass of `setup` is token ops + attention ops (no technique rewrites any op)."""
-    return (not setup.techniques and not setup.placement and setup.model.mla is None and setup.model.uniform_attention
-            and not setup.shared_prefix and not setup.parallel.dp_attention)   # DP attention splits by sequence
+    """Whether a pass of `setup` is token ops + attention ops: every technique declares that its rewrites keep
+    that split (Technique.splits; tests/test_sim_pass_parts.py prices each split and whole)."""
+    return (all(t.splits for t in setup.techniques.items) and not setup.placement and setup.model.mla is None
+            and setup.model.uniform_attention and not setup.shared_prefix
+            and not setup.parallel.dp_attention)   # DP attention splits by sequence
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,9 @@ class PassParts:
         self.stages = range(setup.parallel.pp)
         self.bodies: dict[int, tuple[Part, ...]] = {}
         self.tails: dict[int, tuple[Part, ...]] = {}
+        # ops a technique appends after the tail (TechniqueSet.ops), per token count; None without techniques
+        self.afters: dict[int, tuple[Part, ...]] | None = {} if setup.techniques else None
+        self.context = (setup.techniques, host_path(setup.system, setup.parallel.gpus)) if setup.techniques else None
         self.gemm_tables: dict[tuple, tuple[list, list]] = {}
         self.gemm_fits: dict[str, tuple] = {}   # per dtype: (the GEMM fit, the GPU's ceilings)
         self.shared: dict[tuple[int, bool], tuple | None] = {}   # per (stage, tail): see _shared
@@ -124,8 +136,14 @@ class PassParts:
         """Seconds of a pass of `groups`, `tokens` new tokens in all, with `rows` LM-head rows."""
         bodies = self.bodies.get(tokens) or self._parts(self.bodies, tokens, tail=False)
         tails = self.tails.get(rows) or self._parts(self.tails, rows, tail=True)
+        afters = self.afters
+        if afters is not None:
+            afters = afters.get(tokens) or self._parts(afters, tokens, tail=AFTER)
+            if self.context is not None:   # (the attention ops' rewrites read the pass's batch)
+                groups = (groups, rows)
         total = 0.0
-        for body, tail in zip(bodies, tails):
+        for i, (body, tail) in enumerate(zip(bodies, tails)):
+            after = afters[i] if afters is not None and afters[i].totals else None
             # (the caller memoizes whole steps) the common case first: one attention kind, priced by its model
             pricers = body.pricers
             each = pricers[0].seconds(groups) if len(pricers) == 1 and pricers[0] is not None else None
@@ -142,7 +160,12 @@ class PassParts:
                     serial += t
                 for t in tail.totals:
                     serial += t
-                total += serial + (body.kernels + tail.kernels) * self.gap
+                if after is None:
+                    total += serial + (body.kernels + tail.kernels) * self.gap
+                    continue
+                for t in after.totals:
+                    serial += t
+                total += serial + (body.kernels + tail.kernels + after.kernels) * self.gap
             else:
                 # the body's queue lines, then the tail back to back after it or after its own last wait
                 a = each + self.gap
@@ -153,11 +176,16 @@ class PassParts:
                     queue = c + m * a
                 else:
                     queue = max(c + m * a for m, c in lines)
-                total += max(queue + tail.sum_s + tail.kernels * self.gap, body.kernels * self.launch + tail_wait)
+                end = max(queue + tail.sum_s + tail.kernels * self.gap, body.kernels * self.launch + tail_wait)
+                if after is not None:   # its ops back to back after the tail, or after their own last wait
+                    end = max(end + after.sum_s + after.kernels * self.gap,
+                              (body.kernels + tail.kernels) * self.launch + after.lines[0][1])
+                total += end
         return total
 
-    def _parts(self, table: dict, n: int, tail: bool) -> tuple[Part, ...]:
-        """Each stage's body for `n` tokens, or its tail for `n` logit rows."""
+    def _parts(self, table: dict, n: int, tail: bool | str) -> tuple[Part, ...]:
+        """Each stage's body for `n` tokens, or its tail for `n` logit rows, or (AFTER) the ops a technique appends
+        after the tail for `n` tokens."""
         parts = []
         for stage in self.stages:
             key = (stage, tail)
@@ -182,7 +210,7 @@ class PassParts:
         table[n] = tuple(parts)
         return table[n]
 
-    def _shared(self, stage: int, tail: bool) -> tuple | None:
+    def _shared(self, stage: int, tail: bool | str) -> tuple | None:
         """What a stage's body (or tail) priced by TokenOps has at every count of each piece of the token range
         (token_ops.TokenPieces): (the pieces' first counts, per piece (the TokenOps, each op's count, the
         attention ops' indices, layer runs, kernel instances, attention ops, their pricers) or None where
@@ -209,6 +237,16 @@ class PassParts:
         s = self.setup
         prec = s.precision
         each, totals = 0.0, []
+        techs = ctx = None
+        if self.context is not None:   # groups: (groups, logit rows), see _pass_s
+            (groups, rows), (techs, host) = groups, self.context
+            batch = ForwardBatch(groups, rows)
+            # as graph.attention_block and TechniqueSet.ops build the pass's attention ops; a technique that splits
+            # keeps every token and pair (Technique.splits), so its attended groups are the batch's, none gathered
+            ctx = pass_context(s.model, batch, s.parallel, prec, transform_kv=techs.kv, host=host,
+                               sm_count=int(s.system.gpu.sm_count.value))
+            kv = ctx.kv
+            cost = {"kv_read": lambda n: kv.token_bytes(n, self.kv_width)}
         for old, pricer in zip(part.attention, part.pricers):
             sh = old.shape
             fast = pricer.seconds(groups) if pricer is not None else None
@@ -218,10 +256,15 @@ class PassParts:
                 continue
             op = attention_op(groups, heads=int(sh.heads), kv_heads=int(sh.kv_heads), d_qk=int(sh.d_qk),
                               d_v=int(sh.d_v), act_bytes=prec.act_bytes, kv_bytes=prec.kv_bytes,
-                              kv_width=self.kv_width, count=old.count, dtype=old.dtype, name=old.name, role=old.role)
+                              kv_width=self.kv_width, count=old.count, dtype=old.dtype, name=old.name, role=old.role,
+                              **(cost if techs else {}))
+            ops = [op]
+            if techs:
+                for t in techs.items:
+                    ops = t.rewrite_ops(ops, ctx)
             # as forward_pass.time_pass: an engine version's own kernels (eager attention: two ops)
             run = [time_op(o, s.system.gpu, s.efficiency, s.system.gpu_link, s.paths)
-                   for o in engine_ops([op], s.engine_spec)]
+                   for o in engine_ops(ops, s.engine_spec)]
             each = sum(t.time_s for t in run)
             totals.append(sum(t.total_s for t in run))
         return each, tuple(totals)
@@ -231,6 +274,8 @@ class PassParts:
         not a built Op: ~30 us, with a formula string), one per kind of attention op; None where that does
         not hold: no engine fit, an op the fits do not cover, an engine version that reads the GQA cache per
         query head (engine_ops rewrites the op)."""
+        if self.context is not None:   # a technique's attention op: built per batch (_attention_s)
+            return None
         sh = old.shape
         key = (sh.heads, sh.kv_heads, sh.d_qk, sh.d_v, old.dtype, old.role)
         if key not in self.attention_pricers:

@@ -32,19 +32,29 @@ from ..moe_kernels import fused_layer_ops
 from ...specs.op_kinds import LOGIT_ROLES, OpRole
 from ..ops import OpClass
 from ..ridge import ridge_floats
+from ..tiers import host_path
 
 SLOPE_AT = (1000, 2001)   # token counts each number's slope is read between
 CHECK_AT = (1, 2, 3, 16, 17, 64, 511, 513, 4097, 8192, 65536, 1 << 20)   # counts the slopes must reproduce
 
 
-def stage_ops(setup, stage: int, n: int, tail: bool) -> list:
+AFTER = "after"   # `tail` of stage_ops: the ops a technique appends after the tail (TechniqueSet.ops: extra_ops)
+
+
+def stage_ops(setup, stage: int, n: int, tail: bool | str) -> list:
     """The body ops of pipeline stage `stage` for `n` tokens, or its tail ops for `n` logit rows (a batch
-    of one sequence of n new tokens with n logit rows has both; its attention op is priced apart)."""
+    of one sequence of n new tokens with n logit rows has both; its attention op is priced apart), or (AFTER)
+    the ops for `n` tokens a technique appends after the tail (the body then ends where the tail starts)."""
     s = setup
+    techs = s.techniques   # (parts.splittable admits only techniques whose ops split so: Technique.splits)
     ctx = pass_context(s.model, ForwardBatch(((n, 0, 1),), n), s.parallel, s.precision, stage,
-                       transform_kv=s.techniques.kv, sm_count=int(s.system.gpu.sm_count.value))
-    return [op for op in fused_layer_ops(fused_ops(pass_ops(ctx), s.engine_spec, ctx.model), s.efficiency)
-            if (op.role in LOGIT_ROLES) == tail]
+                       transform_kv=techs.kv, host=host_path(s.system, s.parallel.gpus) if techs else None,
+                       sm_count=int(s.system.gpu.sm_count.value))   # as forward_pass.time_pass builds it
+    ops = fused_layer_ops(fused_ops(pass_ops(ctx, techs), s.engine_spec, ctx.model), s.efficiency)
+    if tail is True:
+        return [op for op in ops if op.role in LOGIT_ROLES]
+    first = next((i for i, op in enumerate(ops) if op.role in LOGIT_ROLES), len(ops)) if techs else len(ops)
+    return [op for op in (ops[first:] if tail == AFTER else ops[:first]) if op.role not in LOGIT_ROLES]
 
 
 def numbers(op) -> dict[str, float]:

@@ -83,6 +83,11 @@ class Technique:
     needs_peak: ClassVar[str] = ""             # a tensor-core dtype the GPU must have (fp8, int8, int4)
     decodes: ClassVar[bool] = False            # a Decoder: changes the tokens a decode round yields
     per_rank: ClassVar[bool] = False           # prices its ops on one attention-DP rank's share (--dp-attention)
+    # Its pass still splits into token ops and attention ops (step_price/parts.py prices it from parts): it places
+    # nothing, keeps and reads every cached token and computes every causal pair; its rewrite_ops changes the
+    # cache-reading attention ops as a function of the batch's groups only and every other op as a function of the
+    # token count only; its extra_ops depend on the token count only. tests/test_sim_pass_parts.py checks each.
+    splits: ClassVar[bool] = False
 
     def __post_init__(self):
         self.check_params()

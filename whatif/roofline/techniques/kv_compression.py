@@ -97,6 +97,7 @@ class KIVI(Technique):
     family = "B"
     paper = "KIVI: A Tuning-Free Asymmetric 2bit Quantization for KV Cache"
     slots = ("kv format",)
+    splits = True   # attention ops read fewer bytes and dequantize; kv_quantize scales with the tokens
     bits: int = param(2, "bits per quantized key/value element")
     group_size: int = param(32, "elements sharing one 16-bit scale and zero point")
     residual: int = param(128, "residual length R: newest values kept in 16 bits (keys: up to R)", "tokens")
@@ -139,6 +140,7 @@ class KVQuant(Technique):
     family = "B"
     paper = "FlexGen: High-Throughput Generative Inference of Large Language Models with a Single GPU"
     slots = ("kv format",)
+    splits = True   # the cache write quantizes its tokens' K/V; attention ops dequantize
     bits: int = param(4, "bits per key/value element (FlexGen quantizes the cache to 4 bits)")
     group_size: int = param(64, "elements sharing one 16-bit scale and minimum (FlexGen: 64)")
 
@@ -171,6 +173,7 @@ class KVFP8(Technique):
     family = "B"
     paper = "FP8 Formats for Deep Learning (E4M3 KV cache with a per-tensor scale, as vLLM serves it)"
     slots = ("kv format",)
+    splits = True   # the cache write converts its tokens' K/V; attention ops convert back
 
     def transform_precision(self, prec: Precision) -> Precision:
         return replace(prec, kv="fp8")
@@ -202,6 +205,7 @@ class GEAR(Technique):
     family = "B"
     paper = "GEAR: An Efficient KV Cache Compression Recipe for Near-Lossless Generative Inference of LLM"
     slots = ("kv format",)
+    splits = True   # attention ops dequantize and correct; gear_compress scales with the tokens
     bits: int = param(4, "bits per quantized key/value element")
     group_size: int = param(64, "elements per quantization group with one 16-bit scale and minimum; assumed")
     rank_ratio: float = param(0.02, "rank of the low-rank error term as a share of the head dimension; assumed 2%")
@@ -417,6 +421,7 @@ class KVHeadCompression(Technique):
     family = "B"
     paper = "Effectively Compress KV Heads for LLM"
     slots = ("attention architecture",)
+    splits = True   # a model with fewer KV heads; no op rewritten
     keep: float = param(0.5, "share of KV heads kept (0.5: half removed; 0.25: three quarters removed)")
 
     def check_params(self) -> None:
