@@ -207,6 +207,18 @@ def chain_alpha(tokens: float, k: int) -> float:
     return (lo + hi) / 2
 
 
+def tree_alpha(tokens: float, tree: Tree, falloff: tuple[float, ...] = RANK_FALLOFF) -> float:
+    """The one top-1 alpha (every depth) at which `tree` yields `tokens` a round: a published mean accepted
+    length read as an acceptance (tokens rise with alpha on a product tree; bisection as in chain_alpha)."""
+    if not 1.0 <= tokens <= depth(tree) + 1:
+        raise WhatifError(f"acceptance length {tokens}: valid: 1 to the tree's depth + 1 = {depth(tree) + 1} tokens")
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if expected_tokens(tree, (mid,) * depth(tree), falloff) < tokens else (lo, mid)
+    return (lo + hi) / 2
+
+
 def expected_min_tokens(reach: list[float], batch: int) -> float:
     """Tokens per round when a batch advances by its least-accepting sequence (sequences independent):
     E[min] = 1 + sum_d P(reach d)^B."""
