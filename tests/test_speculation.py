@@ -2,6 +2,7 @@
 expected tokens a round yields, batches that advance by their least-accepting sequence, and
 SpecDec++'s adaptive draft length."""
 import itertools
+import math
 
 import pytest
 
@@ -91,14 +92,62 @@ def test_more_siblings_never_give_fewer_tokens(a):
 
 
 def test_siblings_are_tried_in_rank_order():
-    """A depth is reached when one of its siblings is accepted: 1 - (1 - a)^w for w siblings."""
+    """A depth is reached when one of its siblings is accepted: 1 - prod_r (1 - a f_r) for w siblings; with
+    independent siblings (f = 1, the rule before session 63) that is 1 - (1 - a)^w."""
     for a, w in itertools.product((0.3, 0.7), (1, 2, 5)):
         reach = spec.reach_probabilities(spec.product_tree((w,)), (a,))
-        assert reach[0] == pytest.approx(1 - (1 - a) ** w)
-        assert reach[0] <= 1.0
+        assert reach[0] == pytest.approx(1 - math.prod(1 - a * spec.rank_falloff(r) for r in range(w)))
+        old = spec.reach_probabilities(spec.product_tree((w,)), (a,), spec.INDEPENDENT_SIBLINGS)
+        assert old[0] == pytest.approx(1 - (1 - a) ** w)
+        assert reach[0] <= old[0] + 1e-12 and reach[0] <= 1.0
     # a deeper tree never reaches a depth with probability above 1 (one accepted path)
     reach = spec.reach_probabilities(spec.product_tree((6, 6, 6)), (0.9, 0.9, 0.9))
     assert all(0 <= p <= 1 + 1e-12 for p in reach) and reach == sorted(reach, reverse=True)
+
+
+def test_rank_falloff_is_medusas_measured_table():
+    """f from Medusa's Vicuna-7B head-0 top-k accuracy (assets/medusa_acc.csv): top-1 0.560, top-2 0.672, so the
+    second candidate is right in (0.672 - 0.560) / (1 - 0.560) = 0.253 of the top one's misses: f_1 = 0.452."""
+    assert spec.RANK_FALLOFF[0] == 1.0
+    assert spec.RANK_FALLOFF[1] == pytest.approx(0.4519, abs=1e-4)
+    assert spec.RANK_FALLOFF[2:] == pytest.approx((0.3012, 0.2145, 0.1487), abs=1e-4)
+    falling = [spec.rank_falloff(r) for r in range(10)]
+    assert falling == sorted(falling, reverse=True) and falling[-1] > 0   # extrapolated past rank 4, still falling
+    # Sequoia's positional acceptance: the shares of one parent's children sum to at most 1
+    for a in (0.3, 0.8, 1.0):
+        assert sum(spec.positional_acceptance(a, r) for r in range(20)) <= 1.0 + 1e-12
+
+
+def test_a_small_tree_by_hand():
+    """Tree 2x1 at a = 0.5: node (0,) 0.5; node (1,) 0.5*0.4519*(1-0.5) = 0.11298; (0,0) 0.5*0.5 = 0.25;
+    (1,0) 0.11298*0.5 = 0.05649. E = 1 + 0.5 + 0.11298 + 0.25 + 0.05649 = 1.91947 (independent: 2.125)."""
+    tree = spec.product_tree((2, 1))
+    assert spec.expected_tokens(tree, (0.5, 0.5)) == pytest.approx(1.91947, abs=1e-5)
+    assert spec.expected_tokens(tree, (0.5, 0.5), spec.INDEPENDENT_SIBLINGS) == pytest.approx(2.125)
+    # a falloff given by hand: rank 1 at 0.5 of the top draft's acceptance
+    assert spec.expected_tokens(tree, (0.6, 0.5), (1.0, 0.5)) == pytest.approx(
+        1 + 0.6 + 0.6 * 0.5 * 0.4 * (1 + 0.5) + 0.6 * 0.5)
+
+
+@pytest.mark.parametrize("widths", [(3, 2, 2, 1, 1), (4, 3, 2, 1), (4, 3, 2), (2, 2, 2, 2)])
+def test_tree_tokens_rise_with_acceptance(widths):
+    tree = spec.product_tree(widths)
+    gains = [spec.expected_tokens(tree, per_depth(a, len(widths))) for a in [i / 20 for i in range(21)]]
+    assert gains == sorted(gains) and gains[0] == 1.0 and gains[-1] == pytest.approx(len(widths) + 1)
+    # the tree still beats the chain of its depth below a = 1, by less than independent siblings would give
+    for a in (0.3, 0.5, 0.8):
+        alphas = per_depth(a, len(widths))
+        new, old = spec.expected_tokens(tree, alphas), spec.expected_tokens(tree, alphas, spec.INDEPENDENT_SIBLINGS)
+        assert leviathan(a, len(widths)) < new < old
+
+
+def test_falloff_spec_parses_or_is_a_one_line_error():
+    assert spec.parse_falloff("", "w") == spec.RANK_FALLOFF
+    assert spec.rank_falloff(5, spec.parse_falloff("1", "w")) == 1.0
+    assert [spec.rank_falloff(r, spec.parse_falloff("1/0.5/0.3", "w")) for r in range(5)] == [1, 0.5, 0.3, 0.3, 0.3]
+    for bad in ("0.5", "1/1.5", "1/x", "/"):
+        with pytest.raises(WhatifError, match="w="):
+            spec.parse_falloff(bad, "w")
 
 
 def test_spectr_candidates_raise_the_first_depth_only_by_branching():

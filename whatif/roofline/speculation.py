@@ -2,16 +2,26 @@
 
 A draft tree is a set of nodes, each a path of sibling ranks from the root (the last verified
 token): (0,) is the top draft for the next position, (0, 1) the second-ranked draft after it. A
-chain of k drafts is (0,), (0, 0), ... A node at depth d of rank r is accepted, given its parent
-was, with probability a_d * (1 - a_d)^r: siblings are tried in rank order and the first accepted
-wins (sequential rejection sampling, SpecInfer / SpecTr's k-sequential draft selection, with
-independent acceptance per candidate, which is an assumption). So at most one node per depth is
-accepted, and
+chain of k drafts is (0,), (0, 0), ... Siblings are tried in rank order and the first accepted wins
+(SpecInfer / SpecTr's k-sequential draft selection; Sequoia's sampling without replacement), so at
+most one node per depth is accepted. Given its parent was accepted and its higher-ranked siblings
+were rejected, the rank-r node at depth d is accepted with probability c_dr = a_d * f_r: a_d is the
+depth's top-1 acceptance and f the rank falloff (f_0 = 1, so chains keep a_d). The node's share of
+its parent, c_dr * prod_{j<r} (1 - c_dj), is Sequoia's "positional acceptance" p_r (arXiv 2402.12374,
+Infini-AI-Lab/Sequoia tree_search.py: a subtree's value is 1 + sum_r p_r * value(child r)), so
 
-    P(reach depth d) = sum over nodes at depth d of P(node's path accepted)
+    P(reach depth d) = sum over nodes at depth d of the product of p along the node's path
     E[tokens per round] = 1 + sum_d P(reach depth d)      (the verify pass adds one token itself)
 
 For a chain with one alpha this is (1 - a^(k+1)) / (1 - a) (Leviathan et al.).
+
+The default falloff is measured, not assumed: a lower-ranked candidate is one the drafter already
+thought less likely, so after a miss on the top draft it is accepted far less often than the top
+draft was. MEDUSA_TOPK_ACCURACY below is Medusa's measured cumulative top-k accuracy of the head that
+predicts the next token from the target's last hidden state (the head nearest an EAGLE-style
+drafter, on Vicuna-7B, the claims' model); f_r = c_r / c_0 from it. (Until session 63 f was 1 at
+every rank: each sibling got a fresh chance at a_d, which made a 3x2x2x1x1 tree at a = 0.5 yield
+3.39 tokens a round; with the measured falloff it yields 2.52, against 1.97 for a chain of 5.)
 """
 from __future__ import annotations
 
@@ -111,21 +121,73 @@ def parse_alphas(spec: str, alpha: float, levels: int, where: str) -> tuple[floa
     return tuple(values[min(d, len(values) - 1)] for d in range(levels))
 
 
-def node_probability(node: tuple[int, ...], alphas: tuple[float, ...]) -> float:
-    return reduce(lambda p, dr: p * alphas[dr[0]] * (1.0 - alphas[dr[0]]) ** dr[1], enumerate(node), 1.0)
+# Medusa-1 on Vicuna-7B v1.3, head 0 (the next token after the base model's own): cumulative top-1..top-5
+# accuracy against the target's greedy token, as measured by the authors (github.com/FasterDecoding/Medusa,
+# assets/medusa_acc.csv, column train/medusa0_top1..top5; their heads_accuracy.py counts the target's token
+# within the head's top-k). Greedy top-k accuracy is the positional acceptance a tree of top-k siblings gets.
+MEDUSA_TOPK_ACCURACY = (0.5603876709938049, 0.6717196702957153, 0.7271371483802795, 0.7599403262138367,
+                        0.7799453139305115)
 
 
-def reach_probabilities(tree: Tree, alphas: tuple[float, ...]) -> list[float]:
+def falloff_from_topk(cumulative: tuple[float, ...]) -> tuple[float, ...]:
+    """f_r = c_r / c_0, c_r = P(rank r right | ranks < r wrong) = (top(r+1) - top(r)) / (1 - top(r))."""
+    shares = [cumulative[0]] + [b - a for a, b in zip(cumulative, cumulative[1:])]
+    cond = [s / (1.0 - (cumulative[r - 1] if r else 0.0)) for r, s in enumerate(shares)]
+    return tuple(c / cond[0] for c in cond)
+
+
+# (1, 0.452, 0.301, 0.215, 0.149); the other heads and the 13B/33B rows of the same table give f_1 0.45-0.54.
+RANK_FALLOFF = falloff_from_topk(MEDUSA_TOPK_ACCURACY)
+
+
+def rank_falloff(rank: int, falloff: tuple[float, ...] = RANK_FALLOFF) -> float:
+    """f_r; past the measured ranks it keeps shrinking by the last measured ratio (an extrapolation)."""
+    if rank < len(falloff):
+        return falloff[rank]
+    if len(falloff) < 2 or falloff[-2] <= 0:
+        return falloff[-1]
+    return falloff[-1] * (falloff[-1] / falloff[-2]) ** (rank - len(falloff) + 1)
+
+
+def positional_acceptance(a: float, rank: int, falloff: tuple[float, ...] = RANK_FALLOFF) -> float:
+    """Sequoia's p_r: the share of rounds in which the rank-r sibling is the accepted one, given the parent was."""
+    return a * rank_falloff(rank, falloff) * math.prod(1.0 - a * rank_falloff(j, falloff) for j in range(rank))
+
+
+def node_probability(node: tuple[int, ...], alphas: tuple[float, ...],
+                     falloff: tuple[float, ...] = RANK_FALLOFF) -> float:
+    return reduce(lambda p, dr: p * positional_acceptance(alphas[dr[0]], dr[1], falloff), enumerate(node), 1.0)
+
+
+def reach_probabilities(tree: Tree, alphas: tuple[float, ...],
+                        falloff: tuple[float, ...] = RANK_FALLOFF) -> list[float]:
     """P(the accepted path reaches depth d), d = 1..D."""
     reach = [0.0] * depth(tree)
     for n in tree:
-        reach[len(n) - 1] += node_probability(n, alphas)
+        reach[len(n) - 1] += node_probability(n, alphas, falloff)
     return reach
 
 
-def expected_tokens(tree: Tree, alphas: tuple[float, ...]) -> float:
+def expected_tokens(tree: Tree, alphas: tuple[float, ...], falloff: tuple[float, ...] = RANK_FALLOFF) -> float:
     """Tokens a sequence gains per round: the accepted drafts plus the verify pass's own token."""
-    return 1.0 + sum(reach_probabilities(tree, alphas))
+    return 1.0 + sum(reach_probabilities(tree, alphas, falloff))
+
+
+INDEPENDENT_SIBLINGS = (1.0,)   # every sibling a fresh chance at a_d: the rule before session 63 (an upper bound)
+
+
+def parse_falloff(spec: str, where: str) -> tuple[float, ...]:
+    """'' = the measured default; '1' = independent siblings; '1/0.5/0.3' (ranks 0, 1, 2, ...; the last repeats)."""
+    if not spec.strip():
+        return RANK_FALLOFF
+    try:
+        values = tuple(float(f) for f in spec.split("/") if f.strip())
+    except ValueError:
+        values = ()
+    if not values or values[0] != 1.0 or not all(0.0 <= f <= 1.0 for f in values):
+        raise WhatifError(f"{where}={spec!r}: must be per-rank factors in [0, 1] starting at 1, like 1/0.45/0.3 "
+                          f"('1' = independent siblings)")
+    return values + (values[-1],)   # (two equal last values: rank_falloff repeats it)
 
 
 def chain_expected_tokens(alpha: float, k: int) -> float:
@@ -142,6 +204,18 @@ def chain_alpha(tokens: float, k: int) -> float:
     for _ in range(60):   # (tokens rise with alpha: 60 halvings reach float precision)
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if chain_expected_tokens(mid, k) < tokens else (lo, mid)
+    return (lo + hi) / 2
+
+
+def tree_alpha(tokens: float, tree: Tree, falloff: tuple[float, ...] = RANK_FALLOFF) -> float:
+    """The one top-1 alpha (every depth) at which `tree` yields `tokens` a round: a published mean accepted
+    length read as an acceptance (tokens rise with alpha on a product tree; bisection as in chain_alpha)."""
+    if not 1.0 <= tokens <= depth(tree) + 1:
+        raise WhatifError(f"acceptance length {tokens}: valid: 1 to the tree's depth + 1 = {depth(tree) + 1} tokens")
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if expected_tokens(tree, (mid,) * depth(tree), falloff) < tokens else (lo, mid)
     return (lo + hi) / 2
 
 

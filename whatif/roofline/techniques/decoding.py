@@ -62,6 +62,9 @@ class Speculative(Decoder):
     alphas: str = param("", "acceptance per depth, '0.9/0.8/0.7' (the last repeats); overrides alpha")
     tree: str = param("", "draft tree: widths per depth '4x2x1', or nodes '0/0.0/1' (sibling ranks, '.'-joined); "
                           "'' = a chain of k")
+    siblings: str = param("", "acceptance of a rank-r sibling after the higher ranks missed, relative to the top "
+                              "draft's, per rank '1/0.45/0.3' (the last repeats); '' = measured (Medusa's top-k "
+                              "accuracy, speculation.RANK_FALLOFF); '1' = each sibling a fresh chance")
     candidates: int = param(1, "independent draft sequences per round (SpecTr); a root-branching tree")
     batch_policy: str = param("ragged", "how a batch advances: ragged (each sequence by its own acceptance, paged "
                                         "KV), min (all by the least), realign (own acceptance, padded KV "
@@ -81,6 +84,7 @@ class Speculative(Decoder):
         self.require(self.spread > 0, "spread", "> 0")
         tree = self.draft_tree()
         spec.parse_alphas(self.alphas, self.alpha, spec.depth(tree), f"--technique {self.name}:alphas")
+        spec.parse_falloff(self.siblings, f"--technique {self.name}:siblings")
         if self.adaptive and (self.tree or self.candidates > 1):
             raise WhatifError(f"--technique {self.name}:adaptive=true: adaptive draft length applies to a chain; "
                               f"drop tree= and candidates=")
@@ -105,7 +109,8 @@ class Speculative(Decoder):
             reach, survival = spec.adaptive_chain(self.depth_alphas()[0], self.spread, self.stop, self.k)
             drafted = spec.expected_max_count(survival, batch)
         else:
-            reach = spec.reach_probabilities(tree, self.depth_alphas())
+            falloff = spec.parse_falloff(self.siblings, f"--technique {self.name}:siblings")
+            reach = spec.reach_probabilities(tree, self.depth_alphas(), falloff)
             drafted = float(len(tree))
         tokens = spec.expected_min_tokens(reach, batch) if self.batch_policy == "min" else 1.0 + sum(reach)
         return tokens, reach, drafted
