@@ -26,8 +26,9 @@ regimes: at most SMALL_M routed rows per touched expert (decode: one minimal M t
 grouped GEMMs pick other tiles and low-latency kernels), and more; a block may split the second at tile_m's cap
 (TILE_M_CAP = 128 rows an expert, `mid_m`, session 63): up to it each expert runs one partly filled M tile (weight
 reads dominate), above it several full ones (compute-bound). 128 is the largest M tile of the kernels fitted: Triton
-fused_moe's tuned configs (BLOCK_SIZE_M 16-128, vllm/model_executor/layers/fused_moe/configs), FlashInfer TRTLLM-Gen's
-tile_tokens_dim (8-128 by the mean tokens an expert, fused_moe/core.py), the CUTLASS grouped GEMM's 128-row CTA tiles.
+fused_moe's tuned configs (BLOCK_SIZE_M 16-128, vllm/model_executor/layers/fused_moe/configs/*.json), TRTLLM-Gen's
+tile_tokens_dim (the power of two over the mean tokens an expert, clamped: vLLM's calculate_tile_tokens_dim 8-64,
+FlashInfer's later kernels to 128), the CUTLASS grouped GEMM's 128-row CTA tiles (TileShape 128x128x128).
 """
 from __future__ import annotations
 
