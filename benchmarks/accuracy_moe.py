@@ -1,6 +1,7 @@
 """Accuracy of the fused-MoE model (EXPERIMENTAL) against NVIDIA aiconfigurator's measured MoE layers.
 
-    python benchmarks/accuracy_moe.py [--corpus PATH] [--write] [--by-shape ENGINE/DTYPE]
+    python benchmarks/accuracy_moe.py [--corpus PATH] [--write] [--by-shape ENGINE/DTYPE] [--only ENGINE/DTYPE,...]
+                                      [--mid-m]
 
 Each engine's own fused-MoE rows (the most-measured kernel per GPU) of each fitted dtype (validate/moe_fit.FITS
 says which corpus dtype stands for each and why): leave-one-GPU-out only where the engine has rows of it on two
@@ -10,6 +11,9 @@ transfer: in-sample (each GPU fitted on itself) and leave-one-GPU-out (fitted on
 median / p90 % by GPU x token count (<= 128 / > 128). `--write` writes whatif/roofline/data/moe_fit.yaml.
 `--by-shape trtllm_gen_mxfp8/fp4` (session 62): that fit's in-sample median ratio (predicted / measured) by expert
 shape x per-GPU slice (moe_tp) x token count, EP 1: whether one pooled parameter set reads every shape alike.
+`--only` (session 63): those fits alone, and `--write` then replaces their blocks only (the others byte for byte).
+`--mid-m`: per block, two regimes against three (moe_fit.fit_regimes' mid-M split at 128 rows an expert), MAPE %
+in-sample and out of sample, and whether moe_fit.MID_M_MARGIN is met (MID_M_BLOCKS lists the blocks that met it).
 """
 from __future__ import annotations
 
@@ -47,35 +51,54 @@ def by_shape(out):
         [one["hidden_size"], one["num_experts"], one["moe_tp_size"], band], observed=True).median().unstack().round(2)
 
 
+def mid_m_table(rows_by_fit: dict):
+    """moe_fit.mid_m_scores of every fit's blocks, one line a block (MAPE %, two regimes -> three)."""
+    import pandas as pd
+    lines = []
+    for (engine, dtype), rows in rows_by_fit.items():
+        for score in (mf.mid_m_scores(rows) if not rows.empty else []):
+            lines.append({"block": f"{engine}/{mf.corpus_gpu(score.pop('gpu')).arch}/{dtype}", **score})
+    return pd.DataFrame(lines).round(2)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="folder with moe.parquet or moe.csv.gz")
     ap.add_argument("--write", action="store_true", help="write whatif/roofline/data/moe_fit.yaml")
     ap.add_argument("--by-shape", default=None, metavar="ENGINE/DTYPE",
                     help="one fit's in-sample median ratio by shape x moe_tp x token count (e.g. trtllm_gen_mxfp8/fp4)")
+    ap.add_argument("--only", default=None, metavar="ENGINE/DTYPE,...", help="these fits only (e.g. sglang/fp8)")
+    ap.add_argument("--mid-m", action="store_true", help="two regimes against three, per block (MAPE %%)")
     args = ap.parse_args(argv)
     shape_fit = tuple(args.by_shape.split("/")) if args.by_shape else None
-    if shape_fit is not None and shape_fit not in mf.FITS:
-        print(f"--by-shape: {args.by_shape!r} is not a fit; valid: {', '.join('/'.join(k) for k in mf.FITS)}",
-              file=sys.stderr)
-        return 2
+    only = [tuple(k.split("/")) for k in args.only.split(",")] if args.only else list(mf.FITS)
+    for flag, keys in (("--by-shape", [shape_fit] if shape_fit else []), ("--only", only)):
+        bad = [k for k in keys if k not in mf.FITS]
+        if bad:
+            print(f"{flag}: {'/'.join(bad[0])!r} is not a fit; valid: {', '.join('/'.join(k) for k in mf.FITS)}",
+                  file=sys.stderr)
+            return 2
     import pandas as pd
     pd.set_option("display.width", 200)
     frame = load_family("moe", args.corpus)
     if args.by_shape:
-        print(by_shape(mf.insample_and_loo(mf.fit_rows(frame, *shape_fit))).to_string())
+        rows = mf.fit_rows(frame, *shape_fit)
+        print(by_shape(mf.insample_and_loo(rows, mf.block_gpus_with_mid_m(rows, *shape_fit))).to_string())
         return 0
-    rows = {key: mf.fit_rows(frame, *key) for key in mf.FITS}
+    rows = {key: mf.fit_rows(frame, *key) for key in only}
+    if args.mid_m:
+        print(mid_m_table(rows).to_string(index=False))
+        return 0
     for (engine, dtype), r in rows.items():
         if r.empty:
             continue
-        out = mf.insample_and_loo(r)
+        out = mf.insample_and_loo(r, mf.block_gpus_with_mid_m(r, engine, dtype))   # (each block's own form)
         kinds = ", ".join(f"{g} {d}" for g, d in out.groupby("gpu")["moe_dtype"].first().items())
         print(f"== fused MoE, {engine} {dtype} ({kinds}): % error by GPU x token count "
               "(in-sample | leave-one-GPU-out) ==")
         print(table(out).to_string() + "\n")
     if args.write:
-        mf.write_fit({key: r for key, r in rows.items() if not r.empty})
+        mf.write_fit({key: r for key, r in rows.items() if not r.empty}, merge=args.only is not None)
         print("\nwrote whatif/roofline/data/moe_fit.yaml")
     return 0
 

@@ -67,8 +67,10 @@ def test_every_fitted_efficiency_is_physical_and_sourced():
     blocks = read_yaml(moe.FIT_FILE)["blocks"]
     assert blocks
     for key, b in blocks.items():
-        assert 0 < b["compute_eff"] <= 1 and 0 < b["memory_eff"] <= 1, key
-        assert b["l2_speedup"] >= 1 and b["smooth"] >= 1 and b["fitted_on"]["rows"] > 0
+        for v in (b, *(b[r] for r in ("small_m", "mid_m") if r in b)):   # every regime's set
+            assert 0 < v["compute_eff"] <= 1 and 0 < v["memory_eff"] <= 1, key
+            assert v["l2_speedup"] >= 1 and v["smooth"] >= 1
+        assert b["fitted_on"]["rows"] > 0
 
 
 def test_unfitted_architecture_falls_back_and_says_so():
@@ -115,6 +117,6 @@ def test_vllms_quantized_expert_blocks_are_blackwells_and_price_its_expert_gemms
     base = gemm("experts", 64, 3072, 3072, 1, 1, "fp8", role=OpRole.EXPERT_UP)
     op = replace(base, shape=replace(base.shape, groups=16.0))   # 16 touched experts, 4 rows each
     assert covers(op, b200) and not covers(op, h100)
-    p = moe.moe_params("blackwell", "fp8", small=True)
+    p = moe.moe_params("blackwell", "fp8", regime="small")
     assert "vllm/blackwell/fp8" in p.provenance
     assert time_op(op, b200, load_efficiency("default", b200)).time_s > p.floor_s / 2

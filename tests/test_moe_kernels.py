@@ -102,8 +102,8 @@ def test_gpt_oss_b200_experts_take_the_mxfp4_mxfp8_fit_at_the_fp8_peak():
     with pytest.raises(WhatifError, match="blackwell GPUs only"):
         moe_fit_engine("trtllm-gen-mxfp8", "hopper")
     assert has_moe_fit("fp4", "blackwell", "trtllm_gen_mxfp8") and not has_moe_fit("fp4", "hopper", "trtllm_gen_mxfp8")
-    for small in (False, True):
-        p = moe_params("blackwell", "fp4", "trtllm_gen_mxfp8", small)
+    for regime in ("small", "mid", "large"):
+        p = moe_params("blackwell", "fp4", "trtllm_gen_mxfp8", regime)
         assert 0.0 < p.compute_eff <= 1.0 and 0.0 < p.memory_eff <= 1.0
     base = dict(model="openai/gpt-oss-120b", hardware="dgx-b200", kernel_engine="trtllm")
     eff = Scenario(**base, moe_kernels="trtllm-gen-mxfp8").resolved().efficiency
@@ -111,7 +111,7 @@ def test_gpt_oss_b200_experts_take_the_mxfp4_mxfp8_fit_at_the_fp8_peak():
     op = expert_op(256, "fp4", experts=128)   # a prefill-size grouped GEMM: compute-bound
     assert fit_engine(op, eff) == "trtllm_gen_mxfp8" and covers(op, B200, "trtllm_gen_mxfp8")
     _, t_c, _, _ = expert_gemm_seconds(op, B200, engine="trtllm_gen_mxfp8")
-    p = moe_params("blackwell", "fp4", "trtllm_gen_mxfp8", False)
+    p = moe_params("blackwell", "fp4", "trtllm_gen_mxfp8", "large")
     padded = 2.0 * op.shape.m * op.shape.n * op.shape.k   # (256 rows per expert: already whole M tiles)
     assert t_c == pytest.approx(padded / (B200.peak_flops("fp8") * p.compute_eff), rel=1e-9)   # the fp8 peak
     stand_in = replace(eff, moe_engine="sglang")   # the nvfp4 stand-in the entry replaces prices it lower

@@ -47,7 +47,8 @@ from .kernel_models.decode_attention import MHA_FALLBACK_MODEL, decode_model, de
 from .kernel_models.gemm import gemm_parts
 from .engines import DEFAULT_ENGINE
 from .kernel_models.mla import mla_prefill_head_dim
-from .kernel_models.moe import SMALL_M, TILE_N, finalize_seconds, fused_gemm_time, has_moe_fit, moe_params, tile_m
+from .kernel_models.moe import (SMALL_M, TILE_N, finalize_seconds, fused_gemm_time, has_moe_fit, moe_params,
+                                moe_regime, tile_m)
 from .expert_fits import BLOCK_FP8_MOE_ENGINE, expert_fit_engine, fit_peak_dtype, moe_fit_dtype, padded_nk
 from .block_promotion import promotion_seconds
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
@@ -244,7 +245,7 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     s = op.shape
     fit = expert_fit_engine(op, gpu, engine)
     dtype = moe_fit_dtype(op, gpu, fit)
-    p = moe_params(gpu.arch, dtype, fit, s.m / s.groups <= SMALL_M)
+    p = moe_params(gpu.arch, dtype, fit, moe_regime(s.m / s.groups))
     c = ceilings(gpu)
     padded = padded_expert_rows(op)
     n, k = padded_nk(op, fit, dtype)   # (the kernel's zero-padded weights: read and multiplied as the rest)

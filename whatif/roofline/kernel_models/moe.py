@@ -23,7 +23,12 @@ alike and the ties fall to the lowest indices: a token's picks move into groups 
 (grouped_selections), which is why that table's DeepSeek rows barely fall from EP 1 to EP 2.
 Parameters (floor_s, compute_eff, memory_eff in (0, 1], smooth p) are per engine x architecture x dtype, in two
 regimes: at most SMALL_M routed rows per touched expert (decode: one minimal M tile each, where the engines'
-grouped GEMMs pick other tiles and low-latency kernels), and more.
+grouped GEMMs pick other tiles and low-latency kernels), and more; a block may split the second at tile_m's cap
+(TILE_M_CAP = 128 rows an expert, `mid_m`, session 63): up to it each expert runs one partly filled M tile (weight
+reads dominate), above it several full ones (compute-bound). 128 is the largest M tile of the kernels fitted: Triton
+fused_moe's tuned configs (BLOCK_SIZE_M 16-128, vllm/model_executor/layers/fused_moe/configs/*.json), TRTLLM-Gen's
+tile_tokens_dim (the power of two over the mean tokens an expert, clamped: vLLM's calculate_tile_tokens_dim 8-64,
+FlashInfer's later kernels to 128), the CUTLASS grouped GEMM's 128-row CTA tiles (TileShape 128x128x128).
 """
 from __future__ import annotations
 
@@ -43,6 +48,7 @@ if TYPE_CHECKING:
 
 SAMPLES = 4     # power-law routings averaged (seeded: the model is deterministic)
 SMALL_M = 16    # routed rows per touched expert at or under which the small-M (decode) parameters apply
+TILE_M_CAP = 128   # tile_m's largest M tile: above it an expert runs several full tiles (the optional large-M split)
 
 
 def balanced_selections(tokens: int, topk: int, experts: int) -> np.ndarray:
@@ -117,7 +123,7 @@ def power_law_loads(tokens: int, topk: int, experts: int, ep: int, alpha: float,
 def tile_m(rows_per_expert: float) -> int:
     """The M tile a tuned grouped GEMM picks: the power of two covering an expert's mean rows,
     16 to 128."""
-    return int(min(128, max(16, 2 ** math.ceil(math.log2(max(rows_per_expert, 1.0))))))
+    return int(min(TILE_M_CAP, max(16, 2 ** math.ceil(math.log2(max(rows_per_expert, 1.0))))))
 
 
 CONTIGUOUS_BLOCK_M = 128   # DeepGEMM contiguous layout M alignment (get_mk_alignment_for_contiguous_layout)
@@ -328,23 +334,38 @@ def _block_key(arch: str, dtype: str, engine: str) -> tuple[str, str]:
     raise WhatifError(f"no fused-MoE fit of {engine}'s {dtype} experts on {arch}: the per-class model prices them")
 
 
+def moe_regime(rows_per_expert: float) -> str:
+    """The fit regime of a grouped expert GEMM by its routed rows per touched expert: 'small' (<= SMALL_M: decode's
+    one minimal tile), 'mid' (<= TILE_M_CAP: one partly filled M tile), 'large' (several full 128-row tiles)."""
+    return "small" if rows_per_expert <= SMALL_M else "mid" if rows_per_expert <= TILE_M_CAP else "large"
+
+
+def _regime_values(block: dict, regime: str) -> tuple[dict, str]:
+    """(parameter values, rows-per-expert range) of `regime` in a block: `small_m` / `mid_m` where the block has
+    them, else its top-level set (which covers everything over SMALL_M in a block without `mid_m`)."""
+    if regime == "small" and "small_m" in block:
+        return block["small_m"], f"<= {SMALL_M}"
+    if regime == "mid" and "mid_m" in block:
+        return block["mid_m"], f"{SMALL_M}-{TILE_M_CAP}"
+    return block, f"> {TILE_M_CAP}" if "mid_m" in block else f"> {SMALL_M}"
+
+
 @cache
-def moe_params(arch: str, dtype: str = "bf16", engine: str = DEFAULT_ENGINE, small: bool = False) -> RooflineParams:
-    """Fitted parameters of an engine's fused MoE on an architecture x dtype (`small`: the small-M regime's),
-    chosen by _block_key's rules (the provenance says which); WhatifError where none applies (the per-class
-    model prices those experts)."""
+def moe_params(arch: str, dtype: str = "bf16", engine: str = DEFAULT_ENGINE, regime: str = "large") -> RooflineParams:
+    """Fitted parameters of an engine's fused MoE on an architecture x dtype in a regime (moe_regime: 'small',
+    'mid', 'large'), chosen by _block_key's rules (the provenance says which); WhatifError where none applies (the
+    per-class model prices those experts)."""
     from . import cdna
     if cdna.is_cdna(arch):   # the CDNA family entry: the stand-in's fit, rescaled (data/cdna_family.yaml)
         from dataclasses import replace
-        base = moe_params(cdna.stand_in(arch), dtype, engine, small)
+        base = moe_params(cdna.stand_in(arch), dtype, engine, regime)
         return replace(cdna.rescaled(base, arch, dtype),
                        provenance=f"{cdna.provenance(arch)}; stand-in {base.provenance}")
     key, why = _block_key(arch, dtype, engine)
     b = _blocks()[key]
     on = b["fitted_on"]
-    v = b["small_m"] if small and "small_m" in b else b
-    regime = f"<= {SMALL_M}" if small and "small_m" in b else f"> {SMALL_M}"
+    v, rows = _regime_values(b, regime)
     return RooflineParams(float(v["floor_s"]), float(v["compute_eff"]), float(v["memory_eff"]), float(v["smooth"]),
                           item_s=float(v.get("item_s", 0.0)), l2_speedup=float(v["l2_speedup"]),
-                          provenance=f"fitted on {on['gpu']} {on['engine']} {on['moe_dtype']} rows ({key}, {regime} "
+                          provenance=f"fitted on {on['gpu']} {on['engine']} {on['moe_dtype']} rows ({key}, {rows} "
                           f"rows per expert){why}")
