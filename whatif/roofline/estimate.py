@@ -182,7 +182,7 @@ def memory_fit(setup: PassSetup, w: Workload) -> tuple[MemoryPlan, int]:
                           f"window (max_position_embeddings {model.max_position_embeddings})")
 
     def plan(batch: int) -> MemoryPlan:
-        return plan_memory(setup, batch, seq_len, min(batch * w.prompt, w.prefill_chunk))
+        return plan_memory(setup, batch, seq_len, min(batch * w.prompt, w.prefill_chunk), w.prompt)
 
     max_batch = max_batch_fitting(plan, seq_len)
     if setup.engine_spec is not None:

@@ -51,6 +51,7 @@ from .kernel_models.moe import (SMALL_M, TILE_N, finalize_seconds, fused_gemm_ti
                                 moe_regime, tile_m)
 from .expert_fits import BLOCK_FP8_MOE_ENGINE, expert_fit_engine, fit_peak_dtype, moe_fit_dtype, padded_nk
 from .block_promotion import promotion_seconds
+from .weight_only_gemv import GEMV_FLOOR_S, gemv_compute_seconds, runs_gemv
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
 from .kernel_models.prefill_attention import prefill_parts
 from .op_shapes import AttentionShape, GemmShape
@@ -195,12 +196,15 @@ def gemm_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
         return p.floor_s + _ridge(t_c, t_m, p.smooth), t_c, t_m, p.floor_s
     s = op.shape
     t_c, t_quant = gemm_terms(s.m, s.n, s.k, DTYPE_BYTES[op.dtype], c.peak_flops(op.dtype), c.hbm_bw, c.sms, p)
-    if op.alu_ops:   # CUDA-core work (in-kernel dequantization) beside the tensor cores
+    gemv = runs_gemv(engine, s.m, op.int_weights)
+    if gemv:   # TensorRT-LLM's CUDA-core GEMV below 5 rows, its measured floor (weight_only_gemv.py)
+        t_c = gemv_compute_seconds(s.m, s.n, s.k, op.alu_ops, gpu.peak_flops("fp32"))
+    elif op.alu_ops:   # CUDA-core work (in-kernel dequantization) beside the tensor cores
         t_c = max(t_c, op.alu_ops / gpu.peak_flops("fp32"))
     t_c += t_extra_compute
     t_m = max(op.hbm_bytes / (c.hbm_bw * p.mem_eff * op.bandwidth_share), t_extra_memory)
-    fixed = p.floor_s + input_quant_seconds(s.m, s.k, t_quant, op.input_quantized, op.static_input_scale, gpu,
-                                            engine)
+    fixed = (GEMV_FLOOR_S if gemv else p.floor_s) + input_quant_seconds(s.m, s.k, t_quant, op.input_quantized,
+                                                                         op.static_input_scale, gpu, engine)
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 

@@ -243,14 +243,16 @@ def eager_score_bytes(model: ModelSpec, par: Parallelism, sequences: int, pass_t
     return sequences * q * q * (model.num_heads / par.attention_tp) * EAGER_SCORE_PEAK_BYTES
 
 
-def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tokens: int) -> MemoryPlan:
+def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tokens: int,
+                prompt_tokens: int | None = None) -> MemoryPlan:
     """Per-GPU plan of the heaviest pipeline stage for `batch` sequences of `tokens_per_sequence`
     tokens, with prefill passes of `pass_tokens` tokens.
 
     With a technique that shares the prefix, its KV is stored once and each sequence adds the rest.
     A placement moves shares of the layer weights, the KV cache and the activations into other tiers
     (up to the bytes of each this GPU may use: `setup.tier_capacity`); streaming them in needs HBM
-    staging buffers."""
+    staging buffers. With an engine whose cache grows as needed (no pool) and `prompt_tokens` known, the
+    activation term is what the peak holds beyond weights, the final cache and reserved bytes (grown_cache_peak_extra)."""
     model, par, prec, techs = setup.model, setup.parallel, setup.precision, setup.techniques
     capacity, utilization = setup.system.gpu.hbm_capacity.value, setup.utilization
     shared_prefix, placement = setup.shared_prefix, setup.placement
@@ -287,6 +289,8 @@ def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tok
     # An engine that keeps the previous step's cache alive while a step builds the next (Hugging Face generate
     # before transformers 4.42) peaks with two caches: every KV byte costs twice at the peak.
     held = 2.0 if engine is not None and engine.holds_previous_cache else 1.0
+    if engine is not None and engine.cache_grows and prompt_tokens is not None:
+        act = grown_cache_peak_extra(setup, batch, prompt_tokens, sequence_kv, shared, kv, held)
     common = dict(weights_bytes=weights, kv_cache_bytes=kv, activation_bytes=act,
                   workspace_bytes=reserved, capacity_bytes=capacity, utilization=utilization,
                   kv_bytes_per_token=per_token, shared_kv_bytes=shared, sequence_kv=sequence_kv,
@@ -301,6 +305,23 @@ def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tok
                                                           setup.tier_capacity, reserved))
     return MemoryPlan(**common, tiers={b.name: b.used(kv) for b in budgets}, budgets=budgets,
                       staging_bytes=w_stage * layer_weights + kv_stage * kv)
+
+
+def grown_cache_peak_extra(setup: PassSetup, batch: int, prompt_tokens: int, sequence_kv: Callable[[int], float],
+                           shared: float, kv: float, held: float) -> float:
+    """Bytes beyond weights, reserved and `held` x the final cache `kv` at the allocated peak of an engine that
+    grows its cache as it goes (Hugging Face generate: DynamicCache / legacy tuples, no pool): the prompt pass
+    (the prompts' cache + the whole batch's one-pass activations and eager scores; generate runs the static batch's
+    prompts as one pass) and the last decode step (the final cache, held twice where the engine keeps the previous
+    step's, + one token per sequence's activations) never coexist, so the peak is the larger of the two."""
+    model, par, prec, engine = setup.model, setup.parallel, setup.precision, setup.engine_spec
+    pass_tokens = batch * prompt_tokens
+    prefill_act = activation_bytes(model, pass_tokens, batch, par, prec)
+    if engine.eager_attention:
+        prefill_act += eager_score_bytes(model, par, batch, pass_tokens)
+    prompt_kv = shared + -(-batch // par.attention_dp) * sequence_kv(prompt_tokens)
+    decode_act = activation_bytes(model, batch, batch, par, prec)
+    return max(prefill_act + prompt_kv - held * kv, decode_act)
 
 
 def _held(budget: TierBudget, held: float) -> TierBudget:

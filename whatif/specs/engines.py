@@ -139,6 +139,7 @@ class EngineSpec:
     dsa_prefill_as_decode: tuple[str, ...] = ()  # GPU archs where a DSA prefill's sparse MLA runs as per-query decode
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
     holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new
+    cache_grows: bool = False             # no KV pool reserved up front: the cache is allocated as sequences grow
     mla_kv_fanout: bool = False           # a disaggregated MLA sender sends its whole latent to each receiving TP rank
     prefill_send_slots: int = 0           # PD prefill: slots per running request held to a polled send (0: none)
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
@@ -474,9 +475,12 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
             raise WhatifError(f"{where}.offload.host_memory: {kind!r} is not valid; valid: pinned, pageable")
         out["pageable_host_copies"] = kind == "pageable"
     if "cache" in data:   # whether a decode step keeps the previous step's cache alive while it builds the next
-        sec = check_mapping(data["cache"], {"previous_step_held"}, f"{where}.cache")
+        sec = check_mapping(data["cache"], {"previous_step_held", "grows_as_needed"}, f"{where}.cache")
         held = _leaf(sec, "previous_step_held", f"{where}.cache", src, "cache")
         out["holds_previous_cache"] = boolean(held, f"{where}.cache.previous_step_held")
+        if "grows_as_needed" in sec:   # no KV pool: a prompt pass's activations never meet the final cache
+            grows = _leaf(sec, "grows_as_needed", f"{where}.cache", src, "cache")
+            out["cache_grows"] = boolean(grows, f"{where}.cache.grows_as_needed")
     if "disaggregation" in data:   # how its disaggregated pools hand a request's KV over (simulator/kv_fanout.py)
         sec = check_mapping(data["disaggregation"], {"mla_kv_fanout", "prefill_send_slots"},
                             f"{where}.disaggregation")
