@@ -252,7 +252,8 @@ def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tok
     A placement moves shares of the layer weights, the KV cache and the activations into other tiers
     (up to the bytes of each this GPU may use: `setup.tier_capacity`); streaming them in needs HBM
     staging buffers. With an engine whose cache grows as needed (no pool) and `prompt_tokens` known, the
-    activation term is what the peak holds beyond weights, the final cache and reserved bytes (grown_cache_peak_extra)."""
+    activation term is what the peak holds beyond weights, the final cache and reserved bytes
+    (grown_cache_peak_extra)."""
     model, par, prec, techs = setup.model, setup.parallel, setup.precision, setup.techniques
     capacity, utilization = setup.system.gpu.hbm_capacity.value, setup.utilization
     shared_prefix, placement = setup.shared_prefix, setup.placement
