@@ -352,15 +352,19 @@ def test_inferencex_mtp_rows_draft_the_acceptance_length_its_chat_templated_prom
     assert sr.simulate_kwargs(row)["techniques"] == ["mtp:k=3"]   # whatif's default acceptance (0.85 a draft)
 
 
+# InferenceX's qwen3.5-fp8-b200-sglang-mtp row at 4 clients (TP4 EP1), the base of the Qwen3.5 mapping tests
+QWEN35_MTP_ROW = dict(
+    id="2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp4_0_ep1_0_463",
+    silicon_data_source=("source_file=2026-03-25.csv; model=Qwen3.5-397B; silicon_concurrency=4; "
+                         "measured=2026-03-20T22:08:23Z; wip=False; image=lmsysorg/sglang:v0.5.9-cu130"),
+    backend="sglang", backend_version="0.5.9", model_path="Qwen/Qwen3.5-397B-A17B", gemm_quant_mode="fp8",
+    moe_quant_mode="fp8_block", batch_size="4", tp_size="4", attention_dp_size="1", moe_tp_size="4", moe_ep_size="1")
+
+
 def test_qwen35_fp8_tp4_ep1_rows_are_the_inferencex_mtp_key_and_other_layouts_plain(monkeypatch):
     """InferenceX's plain qwen3.5-fp8-b200-sglang key searched TP4 EP4 and TP8 EP1 (PRs #804, #918); its -mtp key
     (PR #898, EAGLE 3 steps, top-1) TP4 EP1 alone (PR #897): the layout says which key ran."""
-    ix = ("source_file=2026-03-25.csv; model=Qwen3.5-397B; silicon_concurrency=4; measured=2026-03-20T22:08:23Z; "
-          "wip=False; image=lmsysorg/sglang:v0.5.9-cu130")
-    qwen = dict(id="2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp4_0_ep1_0_463",
-                silicon_data_source=ix, backend="sglang", backend_version="0.5.9",
-                model_path="Qwen/Qwen3.5-397B-A17B", gemm_quant_mode="fp8", moe_quant_mode="fp8_block",
-                batch_size="4", tp_size="4", attention_dp_size="1", moe_tp_size="4", moe_ep_size="1")
+    qwen = QWEN35_MTP_ROW
     assert sr.simulate_kwargs(_row(**qwen))["techniques"] == ["mtp:k=3,alpha=0.6914"]
     ep4 = {**qwen, "id": qwen["id"].replace("ep1", "ep4"), "tp_size": "16", "moe_tp_size": "4", "moe_ep_size": "4"}
     assert "techniques" not in sr.simulate_kwargs(_row(**ep4))            # the plain key's TP4 EP4
@@ -373,12 +377,7 @@ def test_qwen35_fp8_tp4_ep1_rows_are_the_inferencex_mtp_key_and_other_layouts_pl
 def test_sglang_speculative_rows_before_spec_v2_run_without_the_overlap_scheduler(monkeypatch):
     """SGLang 0.5.9's EAGLE on the V1 workers (no SGLANG_ENABLE_SPEC_V2 in the -mtp recipe) turns the overlap
     scheduler off; plain rows and TensorRT-LLM's MTP rows keep their engine's own loop."""
-    ix = ("source_file=2026-03-25.csv; model=Qwen3.5-397B; silicon_concurrency=4; measured=2026-03-20T22:08:23Z; "
-          "wip=False; image=lmsysorg/sglang:v0.5.9-cu130")
-    qwen = dict(id="2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp4_0_ep1_0_463",
-                silicon_data_source=ix, backend="sglang", backend_version="0.5.9",
-                model_path="Qwen/Qwen3.5-397B-A17B", gemm_quant_mode="fp8", moe_quant_mode="fp8_block",
-                batch_size="4", tp_size="4", attention_dp_size="1", moe_tp_size="4", moe_ep_size="1")
+    qwen = QWEN35_MTP_ROW
     assert sr.simulate_kwargs(_row(**qwen))["overlap_schedule"] is False
     assert "overlap_schedule" not in sr.simulate_kwargs(_row(**{**qwen, "tp_size": "8", "moe_tp_size": "8"}))
     image = "x; silicon_concurrency=4; image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post3"
