@@ -63,6 +63,18 @@ def test_flexgen_cpu_attention_keeps_the_kv_off_the_link():
     assert fast.tpot_s < slow.tpot_s / 2
 
 
+def test_flexgen_cpu_attention_runs_in_line_with_the_gpu_kernels():
+    # The release's mha_gen computes it between the micro-batch's GEMMs with blocking copies (flex_opt.py /
+    # pytorch_backend.py), so the step pays CPU attention plus the kernels; only the weight stream hides.
+    e = run(["flexgen:wg=0,wc=100,gpu_batch=52"], workload=Workload(416, 512, 32, prefill_chunk=416 * 512))
+    cpu = sum(t.total_s for t in e.decode.op_times if t.op.name.startswith("flexgen_"))
+    kernels = sum(t.total_s for t in e.decode.op_times if t.op.op_class != "transfer")
+    weights = sum(t.total_s for t in e.decode.op_times if t.op.name.startswith("weights_fetch"))
+    assert cpu > weights > 0
+    assert e.decode.gpu_s >= cpu + kernels
+    assert e.decode.gpu_s < cpu + kernels + weights    # the weight stream still runs beside them
+
+
 def test_flexgen_places_its_percentages_in_the_tiers():
     e = run(["flexgen:wg=10,wc=60,cg=0,cc=100,hg=0,hc=100"])
     shares = {(c, t): f for c, t, f in e.placement.shares}

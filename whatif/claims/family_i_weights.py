@@ -31,10 +31,11 @@ _EAGER = {"baseline_engine": "hf-transformers", "system_engine": "hf-transformer
                         "own, whose launch cost the same profile stands in for (no CUDA graphs on either side)"}
 _NO_FIT = ("whatif's memory plan (90% of HBM usable, 1 GB runtime reserve, two layers of weight staging) does not "
            "fit FlexGen's GPU share on a 16 GB T4; throughput at the paper's batch is still predicted")
-_WHY_FG_DS = ("both are bound by the PCIe 3.0 link: ZeRO-Inference streams all weights for a batch of {ds}, FlexGen "
-              "streams 80-96% of them once per block of {fg} sequences and its CPU attention (at FlexGen's own "
-              "measured CPU FLOP rate) overlaps the stream; whatif's absolute rates are ~1.5x the paper's for both "
-              "(the T4 is given its datasheet peak and an A100-fitted efficiency), so the ratio lands near the claim")
+_WHY_FG_DS = ("ZeRO-Inference is bound by the PCIe 3.0 link, streaming all weights for a batch of {ds}; FlexGen "
+              "streams 80-96% of them once per block of {fg} sequences beside its kernels, and its CPU attention (at "
+              "FlexGen's own measured CPU FLOP rate, in line with the kernels: flex_opt.py's mha_gen) bounds its step; "
+              "whatif's absolute rates are ~1.5x the paper's for both (the T4 is given its datasheet peak and an "
+              "A100-fitted efficiency), so the ratio lands near the claim")
 _WHY_FG_HF = ("the hf-transformers engine's offload copies from pageable host memory (Accelerate keeps the CPU "
               "layers as plain tensors and copies each to the GPU in its pre-forward hook), which the driver "
               "stages through a bounce buffer at the measured pageable rate (8.4 GB/s, tiers.py) instead of the "

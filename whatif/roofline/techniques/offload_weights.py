@@ -67,7 +67,9 @@ class FlexGen(Technique):
     With `cpu_attention` (FlexGen's --cpu-cache-compute; needs the whole KV in CPU memory) decode
     attention runs on the CPU where the KV lives: the new q, k, v cross the link to the CPU, the CPU
     reads the KV at the slower of its DRAM bandwidth and its FLOP rate (both parameters), and the
-    attention output comes back; no KV crosses the link and the KV needs no HBM staging."""
+    attention output comes back; no KV crosses the link and the KV needs no HBM staging. The CPU
+    attention and its two copies run in line with the GPU's kernels (the micro-batch's GEMMs wait for
+    them), not beside them: `overlap` hides the weight and cache loads only."""
 
     name = "flexgen"
     family = "I"
@@ -149,11 +151,14 @@ class FlexGen(Technique):
         seconds = max(kv / dram, op.flops / flops)
         rate = kv / seconds if seconds > 0 else dram
         cpu = HostPath(CPU_DRAM_LINK, rate, host.latency, link=CPU_DRAM_LINK)
+        # In line with the kernels, whatever `overlap`: the release's mha_gen runs it inside compute_layer on the
+        # main thread (q.float().cpu(), the CPU bmm/softmax, value.cuda().half(): blocking copies), so the
+        # micro-batch's GEMMs wait for it; only weight/cache loads run on side streams (flex_opt.py
+        # load_weight_stream, load_cache_stream). FlexGen's cost model agrees: comp_g = gpu_comp_g + cpu_comp_g.
         return [
-            transfer("flexgen_qkv_to_cpu", queries * (q_width + ctx.kv_width) * a, host, op.count, self.overlap,
-                     "d2h"),
-            transfer("flexgen_cpu_attention", kv, cpu, op.count, self.overlap),
-            transfer("flexgen_attention_out", queries * q_width * a, host, op.count, self.overlap),
+            transfer("flexgen_qkv_to_cpu", queries * (q_width + ctx.kv_width) * a, host, op.count, False, "d2h"),
+            transfer("flexgen_cpu_attention", kv, cpu, op.count, False),
+            transfer("flexgen_attention_out", queries * q_width * a, host, op.count, False),
         ]
 
 
