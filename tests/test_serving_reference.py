@@ -674,8 +674,13 @@ def test_the_whole_file():
     # per-query decode rows SGLang runs, 42.3 -> 34.8%; gpt-oss's MXFP4 experts padded to 256); TPOT 9.58%, B200 9.86%,
     # H100 9.03%: worse because the padded gpt-oss experts cost more on a TP1-2 decode step already priced high (its
     # B200 rows 11.9 -> 13.7%), and SGLang's block-FP8 narrow slices run as 128 columns (MiniMax TTFT 21.9 -> 23.3%))
-    assert ttft["mape"] < 31.2 and ttft["median_ape"] < 28.5 and ttft["off3x"] <= 113, ttft
-    assert tpot["mape"] < 9.6, tpot
+    # (session 63 after all merges: TTFT 31.16%, median 28.3%, x0.72, 112 off by 3x: worse, the NVFP4 finalize pass
+    # and the SGLang block-FP8 mid-M regime price 1k-prompt experts lower on rows already low (vLLM MiniMax 23.3 ->
+    # 24.9%), and SGLang's V1 speculative rows lose the overlap loop's held first token; TPOT 9.51%, B200 9.75%, H100
+    # 9.03%: the V1 rows (Qwen3.5 12.1 -> 11.7% with the mid-M regime), TensorRT-LLM DeepSeek-V3 9.8 -> 9.4%, Kimi
+    # 13.1 -> 12.9%)
+    assert ttft["mape"] < 31.25 and ttft["median_ape"] < 28.5 and ttft["off3x"] <= 113, ttft
+    assert tpot["mape"] < 9.55, tpot
     for gpu in ("b200_sxm", "h100_sxm"):   # the issue's target: TPOT <= 10% on every GPU
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= 10.0, gpu
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
@@ -693,7 +698,8 @@ def test_the_whole_file():
     # their recipes): H100's 8 rows 21.4 -> 5.9%; the recipes' per-pool MoE backends, TensorRT-LLM B200 8.4 -> 7.2%)
     # (session 61: 8.21%, SGLang's attention-DP prefill ranks' metadata slots)
     # (session 62: 7.82%, the Blackwell MoE fits' changes (gpt-oss padding, SGLang block-FP8 narrow slices))
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 8.0, sr.stats(disagg, "tpot")
+    # (session 63: 7.35%, the SGLang block-FP8 fit's mid-M regime on the fp8 DeepSeek decode pools)
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 7.5, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
@@ -714,6 +720,7 @@ def test_the_whole_file():
     # (prefill_send_slots), which hold its next prompt while its last two batches' KV is sent)
     # (session 62: 42.6%, x0.57, 10 off by 3x: SGLang's attention-DP prefill pools gather their MoE tokens
     # (prefill_moe_a2a), 64.5 -> 63.8%)
+    # (session 63: 42.7%, x0.58, 10 off by 3x)
     assert ttft["mape"] < 42.9 and ttft["off3x"] <= 10, ttft
 
 
