@@ -102,7 +102,7 @@ VERDICTS = {
     'E-encoder_decoder-ttft': 'miss',                         # encoder-decoder architectures achieve 47% lower
     'E-encoder_decoder-throughput': 'miss',                   # encoder-decoder architectures achieve ... 4.7x h
     'F-medusa-tpot': 'in band',                               # Medusa-1 can achieve over 2.2x speedup without c
-    'F-medusa-tpot-2': 'in band',                             # Medusa-2 further improves the speedup to 2.3-3.6
+    'F-medusa-tpot-2': 'conditional',                         # Medusa-2 further improves the speedup to 2.3-3.6
     'F-speculative-tpot': 'conditional',                      # SpecDec++ (llama-2-chat 7B & 70B): our adaptive
     'F-speculative-tpot-2': 'miss',                           # SpecDec++ on Alpaca: an additional 7.2% improvem
     'F-speculative-throughput': 'in band',                    # Batch Speculative Decoding Done Right (Vicuna-7B
@@ -111,12 +111,12 @@ VERDICTS = {
     'F-speculative-tpot-4': 'conditional',                    # PEARL: a superior speedup performance up to 3.79
     'F-speculative-tpot-5': 'in band',                        # PEARL: a superior speedup performance up to ...
     'F-speculative-tpot-6': 'conditional',                    # SpecTr: a wall clock speedup of 2.13X
-    'F-speculative-tpot-7': 'in band',                        # SpecTr: a further 1.37X speedup over speculative
+    'F-speculative-tpot-7': 'conditional',                    # SpecTr: a further 1.37X speedup over speculative
     'F-speculative-tpot-8': 'illustrative',                   # Direct Alignment: Llama 2 Chat Drafter 115M ...
     'F-ngram-tpot': 'in band',                                # Token Recycling ... achieves approximately 2x sp
     'F-ngram-tpot-2': 'illustrative',                         # CopySpec: up to 2.35x on CNN/DM
     'F-ngram-tpot-3': 'illustrative',                         # CopySpec: 3.08x on the second turn of select MT-
-    'F-medusa-tpot-3': 'conditional',                         # Parallel Prompt Decoding (PPD): up to 2.49x spee
+    'F-medusa-tpot-3': 'in band',                             # Parallel Prompt Decoding (PPD): up to 2.49x spee
     'F-ngram-tpot-4': 'illustrative',                         # Aggressive Decoding (Input-guided): a 7x-9x spee
     'F-speculative-tpot-9': 'miss',                           # RAPID: more than 2x speedups for long-context in
     'F-sparse_self_speculative-tpot': 'conditional',          # TriForce: up to 2.31x on an A100 GPU (Llama2-7B-

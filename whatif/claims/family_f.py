@@ -576,8 +576,8 @@ ASSUMED_ACCEPTANCE: dict[str, AcceptanceSweep] = {
 PLAUSIBLE_ACCEPTANCE = (0.5, 0.6, 0.7, 0.8, 0.9)
 _FLIPS_WITH_ACCEPTANCE = ("SpecDec++ (llama-2-chat 7B & 70B)",
                           "PEARL: a superior speedup performance up to 3.79x", "SpecTr: a wall clock",
-                          "Parallel Prompt Decoding", "TriForce", "DEL", "MSD boosts inference speed by up to 2.29x",
-                          "MSD boosts inference speed by up to 2.46x",
+                          "SpecTr: a further", "Medusa-2", "TriForce", "DEL",
+                          "MSD boosts inference speed by up to 2.29x", "MSD boosts inference speed by up to 2.46x",
                           "FLASH: up to 2.55x")
 
 
