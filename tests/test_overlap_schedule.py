@@ -29,3 +29,12 @@ def test_off_adds_the_host_s_step_after_the_gpu_s():
 def test_a_bad_value_names_the_field():
     with pytest.raises(WhatifError, match="overlap_schedule: 'no' must be true or false"):
         build_scenario({"overlap_schedule": "no"}, {})
+
+
+def test_the_cli_flag_turns_the_overlap_loop_off():
+    from whatif.cli import build_parser
+    from whatif.cli.scenario_flags import scenario_from_args
+    base = ["estimate", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--engine", "sglang"]
+    on = scenario_from_args(build_parser().parse_args(base)).engine_spec()
+    off = scenario_from_args(build_parser().parse_args(base + ["--disable-overlap-schedule"])).engine_spec()
+    assert on.cpu.overlapped is True and off.cpu.overlapped is False

@@ -157,6 +157,10 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
                    help="decode batch sizes the launch captures as CUDA graphs, e.g. 1,2,4,8,16,32,64,128 (vLLM "
                         "--cuda-graph-sizes, TensorRT-LLM cuda_graph_config.batch_sizes, SGLang --cuda-graph-bs); "
                         "vLLM's last size also caps its graphed prefill steps; default: the engine spec's")
+    t.add_argument("--disable-overlap-schedule", action="store_true", default=None,
+                   help="the engine's host work (scheduling, sampling, detokenizing) runs after each GPU step instead "
+                        "of beside the next (SGLang --disable-overlap-schedule; its speculative decoding on the V1 "
+                        "workers runs so too); default: the engine spec's loop")
     t.add_argument("--context-window", type=flag_int(1, MAX_TOKENS, "tokens"),
                    help="what-if: treat the model's context window as this many tokens (e.g. RoPE scaling)")
 
@@ -174,6 +178,7 @@ def scenario_from_args(args):
              "moe_problem_cost": getattr(args, "moe_problem_cost", None),
              "cudagraph_mode": getattr(args, "cudagraph_mode", None),
              "cuda_graph_sizes": getattr(args, "cuda_graph_sizes", None), "overlap": False if args.no_overlap else None,
+             "overlap_schedule": False if getattr(args, "disable_overlap_schedule", None) else None,
              **dp_attention_given(getattr(args, "dp_attention", None)),
              **{key: getattr(args, key) for key in PARALLEL + WORKLOAD if key not in ("dp_attention", "attention_dp")}}
     return scenario_from_inputs(args.scenario, given, args.dtype, args.weight_dtype, args.kv_dtype,
