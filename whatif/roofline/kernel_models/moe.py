@@ -191,24 +191,20 @@ def rank_stats(mines, layout: str) -> tuple[float, float, float]:
 
 def moe_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, peak, hbm,
                     w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0, groups=None):
-    """(compute s, HBM-streamed s, L2-resident s) at efficiency 1 for one fused MoE layer on one GPU.
-    A working set that fits in L2 is read from L2 on back-to-back replays (the corpus's warm-L2
-    timing, and a decode step's reuse across layers does not apply: a larger one thrashes it)."""
-    touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), distribution, groups)
-    inter_l = inter / tp
-    t_c = padded * 6.0 * hidden * inter_l / peak
-    weights = touched * 3.0 * hidden * inter_l * w_bytes
-    # The activation and top-k sum kernels run over all T*topk slots, EP-masked ones included.
-    acts = (2 * tokens * hidden + tokens * topk * (3 * inter_l + hidden)) * a_bytes
-    total = weights + acts
-    resident = total <= l2_bytes
-    return t_c, (0.0 if resident else total / hbm), (total / hbm if resident else 0.0)
+    """(compute s, HBM-streamed s, L2-resident s) at efficiency 1 for one fused MoE layer on one GPU: its two
+    grouped GEMMs' (moe_gemm_ideal_times) summed. A working set that fits in L2 is read from L2 on back-to-back
+    replays (the corpus's warm-L2 timing, and a decode step's reuse across layers does not apply: a larger one
+    thrashes it)."""
+    gemms = moe_gemm_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, peak, hbm, w_bytes,
+                                 a_bytes, l2_bytes, groups)
+    return tuple(sum(g[i] for g in gemms) for i in range(3))
 
 
 def moe_gemm_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, peak, hbm,
                          w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0, groups=None):
-    """moe_ideal_times per grouped GEMM, [gate+up, down], each (compute s, HBM s, L2 s), summing to it: the split
-    the serving path prices (roofline/moe.py's experts_gate_up and experts_down ops, each its own ridge)."""
+    """(compute s, HBM s, L2 s) at efficiency 1 of each grouped GEMM of one fused MoE layer on one GPU, [gate+up,
+    down]: the split the serving path prices (roofline/moe.py's experts_gate_up and experts_down ops, each its own
+    ridge); the layer's whole working set decides whether both are read from L2."""
     touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), distribution, groups)
     inter_l = inter / tp
     flops = (padded * 4.0 * hidden * inter_l, padded * 2.0 * hidden * inter_l)   # gate+up N = 2 I_l; down K = I_l

@@ -137,10 +137,9 @@ class PassParts:
         bodies = self.bodies.get(tokens) or self._parts(self.bodies, tokens, tail=False)
         tails = self.tails.get(rows) or self._parts(self.tails, rows, tail=True)
         afters = self.afters
-        if afters is not None:
+        if afters is not None:   # (set with self.context: a technique's attention ops read the pass's batch)
             afters = afters.get(tokens) or self._parts(afters, tokens, tail=AFTER)
-            if self.context is not None:   # (the attention ops' rewrites read the pass's batch)
-                groups = (groups, rows)
+            groups = (groups, rows)
         total = 0.0
         for i, (body, tail) in enumerate(zip(bodies, tails)):
             after = afters[i] if afters is not None and afters[i].totals else None
