@@ -87,8 +87,12 @@ def test_double_sparsity_labels_cost_memory_on_gpu_and_offload_moves_kv_to_the_h
 def test_lserve_streaming_heads_halve_kv_memory_and_prefill_attention(base):
     e = run(["lserve"])
     assert 0.5 < e.memory.kv_cache_bytes / base.memory.kv_cache_bytes < 0.52
-    ratio = prefill_time(e) / prefill_time(base)
-    assert 0.5 < ratio < 0.6
+    # prefill: half the heads keep all pairs, the streaming half only its 128 + 8192 window (the release's ctx window)
+    expected = 0.5 + 0.5 * window_pairs(65536, 0, 128 + 8192) / causal_pairs(65536, 0)
+    assert prefill_time(e) / prefill_time(base) == pytest.approx(expected, rel=0.05)
+    narrow = run(["lserve:prefill_sink=64,prefill_local=256"])     # decode's window in prefill too: ~half
+    assert 0.5 < prefill_time(narrow) / prefill_time(base) < 0.52
+    assert narrow.tpot_s == pytest.approx(e.tpot_s)                # the prefill window does not touch decode
     assert run(["lserve:streaming_share=0.75"]).memory.kv_cache_bytes < e.memory.kv_cache_bytes
 
 

@@ -180,8 +180,11 @@ CLAIMS: list[Claim] = [
           "On the paper's MHA Llama-2-7B the 128K-token KV (64 GB) dwarfs the weights, so cutting two thirds of "
           "the layers' KV reads to a 4K window roughly halves the step.",
           setup_note="Llama-2-7B with a 128K window (the paper's Llama-2-7B-128K).",
-          miss="the paper's decode runs its block-sparse kernels and framework's per-step overheads, which "
-               "whatif does not charge; its KV read is the whole step"),
+          miss="a per-step cost outside the KV read that whatif does not charge; whatif's step is the KV and "
+               "weight reads (51.8 ms dense at 128K). OpenReview's reviewer 2 reads the paper's Figure 2 as 512 "
+               "tokens decoded in ~60 s on 4 GPUs by the dense baseline (~117 ms a token, 2.3x whatif's one-A100 "
+               "step); at TP-4 on a DGX-A100 whatif gives 1.79x (in band), but the GPU count and framework are a "
+               "reviewer's reading, not the paper's, and no release of LongGen's inference code was found"),
     # ---- GemFilter
     Claim("gemfilter", "GemFilter achieves a 2.4x speedup compared to standard attention",
           2.4, "ttft", setup("llama-3.1-8b", 1, 120000, 32, "h100-sxm"), use("gemfilter"),

@@ -263,7 +263,9 @@ class LServe(Technique):
     dense head reads a constant `budget` tokens: pages chosen hierarchically by scoring each logical
     page's min/max keys (Quest-style summaries of `page_size` tokens), the selection reused for `reuse`
     consecutive steps, so the page scoring is paid once every `reuse` steps. In prefill the streaming
-    heads compute only their Lambda-shaped (sink + local) block pairs; dense heads stay dense up to
+    heads compute only their Lambda-shaped (`prefill_sink` + `prefill_local`) pairs, a wider window than decode's
+    (the release's context attention: mit-han-lab/omniserve omniserve/engine/arg_utils.py, ctx_sink_token 128,
+    ctx_local_token 8192 against dec_sink_token 128, dec_local_token 256); dense heads stay dense up to
     `minference_after` keys, beyond which they run MInference's vertical-slash prefill sparsity (LServe
     section 4.3: 'LServe is also compatible with the prefilling dynamic sparsity in MInference, which we
     activated after 128K sequence length'), with its pattern estimate on the dense heads."""
@@ -274,8 +276,14 @@ class LServe(Technique):
     slots = ("decode selection", "prefill sparsity", "kv budget")
     budget_param = "budget"
     streaming_share: float = param(0.5, "share of heads converted to streaming heads")
-    sink: int = param(64, "first tokens a streaming head keeps (DuoAttention's setting; assumed)", "tokens")
-    local: int = param(256, "newest tokens a streaming head keeps (DuoAttention's setting; assumed)", "tokens")
+    sink: int = param(128, "first tokens a streaming head keeps and decodes with (the release's dec_sink_token)",
+                      "tokens")
+    local: int = param(256, "newest tokens a streaming head keeps and decodes with (the release's dec_local_token)",
+                       "tokens")
+    prefill_sink: int = param(128, "first tokens a streaming head attends in prefill (the release's ctx_sink_token)",
+                              "tokens")
+    prefill_local: int = param(8192, "newest tokens a streaming head attends in prefill (the release's "
+                                     "ctx_local_token)", "tokens")
     budget: int = param(4096, "tokens a dense head reads per decode step (constant page budget)", "tokens")
     page_size: int = param(16, "tokens per logical page scored by its min/max keys", "tokens")
     reuse: int = param(4, "consecutive decode steps that share one page selection", "steps")
@@ -286,6 +294,8 @@ class LServe(Technique):
         self.require(0 <= self.streaming_share < 1, "streaming_share", "a share from 0 to below 1")
         self.require(self.sink >= 0, "sink", "a non-negative integer")
         self.require(self.local >= 1, "local", "a positive integer")
+        self.require(self.prefill_sink >= 0, "prefill_sink", "a non-negative integer")
+        self.require(self.prefill_local >= 1, "prefill_local", "a positive integer")
         self.require(self.budget >= 1, "budget", "a positive integer")
         self.require(self.page_size >= 1, "page_size", "a positive integer")
         self.require(self.reuse >= 1, "reuse", "a positive integer")
@@ -323,7 +333,7 @@ class LServe(Technique):
         n, s = self._context(c), self.streaming_share          # c arrives as stored tokens
         dense = (vertical_slash_pairs(q, n, MINFERENCE_VERTICAL, MINFERENCE_SLASH) if self._vertical_slash(q, n)
                  else causal_pairs(q, n))
-        wanted = (1 - s) * dense + s * window_pairs(q, n, self.window)
+        wanted = (1 - s) * dense + s * window_pairs(q, n, self.prefill_sink + self.prefill_local)
         return wanted / causal_pairs(q, c) if causal_pairs(q, c) else 1.0
 
     def extra_ops(self, ctx: PassContext) -> list[Op]:
