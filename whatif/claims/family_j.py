@@ -389,12 +389,14 @@ CLAIMS: list[Claim] = [
           "a CTA reads) and nothing else, so the TTFT is the same to 0.1%.",
           setup_note="the paper's section 7.1: chunked prefill of 2048 tokens, TTFT of one prompt, FlashAttention "
                      "v2.5.6 and FlashInfer v0.0.3 kernels in vLLM; Llama-3.1-8B for Llama-3-8B at TP-2 on two "
-                     "A100-80GB; one 127K-token prompt (the 'up to' is the longest context; the stand-in's window); "
-                     "scored on FlashInfer's 1.45x, the better paged kernel: FlashAttention's 3.92x is the same run "
-                     "for whatif, which has no per-library paged kernel (one prediction, not two)",
+                     "A100-80GB; one 127K-token prompt (the paper's 'up to' is at 192K, past the stand-in's 128K window); "
+                     "scored on FlashInfer's 1.45x: FlashAttention's 3.92x is another run (Yi-6B on one A100, the "
+                     "paper's Table 6), also 1.00x in whatif, which has no per-library paged kernel",
           miss="kernel quality (invisible to a roofline): the paged prefill kernels of FlashAttention v2.5.6 "
                "(flash_attn_with_kvcache with a block table) and FlashInfer v0.0.3 ran slower than their vanilla "
                "kernels on the same tokens, by the paper's measure up to 3.92x / 1.45x at long contexts; whatif prices "
                "a paged and a contiguous prefill kernel alike (1.00x) and has no source for either library's paged "
-               "kernel efficiency"),
+               "kernel efficiency; the paged kernels' tiles read at source (FlashAttention's split kernel 64 x 128, "
+               "FlashInfer's 128 x 32) give at most 1.06x through whatif's attention model (docs/accuracy.md "
+               "Session 64 B)"),
 ]
