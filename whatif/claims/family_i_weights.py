@@ -36,8 +36,12 @@ _DS_RATE = ("the release's baseline (FlexGen benchmark/hf/hf_opt.py, run by hf_d
             "(generated tokens / (prefill + decode)), as whatif's does; whatif's run is a 2.19 s prefill plus 31 "
             "steps of 0.97 s (32.2 s), the paper's 9.28 tok/s is 55.2 s, ~1.7 s a step, the 13.3 GB of weights at "
             "~7.8 GB/s (its OPT-30B batch-4 0.60 tok/s ~9.4 GB/s), near the pageable rate (8.4 GB/s, tiers.py) "
-            "though the partitions are pinned; which DeepSpeed release ran (its per-parameter fetch path for one "
-            "GPU) is not recorded")
+            "though the partitions are pinned. The release pins its DeepSpeed fork at v0.7.7 (benchmark/third_party/"
+            "README.md), older than the one-rank shortcut of later releases (all_gather_coalesced: num_partitions == 1 "
+            "-> _no_gather_coalesced): there each fetched group is copied to the GPU, concatenated into a flat buffer, "
+            "all-gathered over one rank and concatenated again per parameter (AllGatherCoalescedHandle.wait), two "
+            "device copies of every weight byte a step (~0.2 s here); v0.7.7's own source was not in the index, so "
+            "whether they serialize with the PCIe copy is not established")
 _NO_FIT = ("whatif's memory plan (90% of HBM usable, 1 GB runtime reserve, two layers of weight staging) does not "
            "fit FlexGen's GPU share on a 16 GB T4; throughput at the paper's batch is still predicted")
 _WHY_FG_DS = ("ZeRO-Inference is bound by the PCIe 3.0 link, streaming all weights for a batch of {ds}; FlexGen "
