@@ -165,7 +165,7 @@ VERDICTS = {
     'J-prefix_caching-output_tok_s': 'illustrative',          # BatchLLM outperforms vLLM by 1.1x to 2x on a set
     'J-chunked_prefill-capacity_rps-3': 'in band',            # Sarathi-Serve (when used with pipeline parallelism
     'J-paged_kv-mean_ttft': 'miss',                           # vAttention: processing input prompts up to 3.92x
-    'I-gh200-ttft': 'miss',                                   # closely-coupled GH200 achieves 1.9x-2.7x faster
+    'I-gh200-ttft': 'conditional',                            # closely-coupled GH200 achieves 1.9x-2.7x faster
     'I-gh200-ttft-2': 'in band',                              # closely-coupled GH200 achieves 1.9x-2.7x faster
     'I-gh200-ttft-3': 'no figure',                            # GH200 remains CPU-bound up to 4x larger batch si
     'I-cxl-tpot': 'no figure',                                # (CXL memory for long-context LLM work) employing

@@ -69,7 +69,12 @@ CLAIMS: list[Claim] = [
         setup_note=_OPT13B,
         miss="host costs: the paper's FlexGen reads the SSD through a file system and host memory at a fraction of the"
              " link; whatif's streamed placement charges the link rate, so the gain is only the CSD's internal over "
-             "external bandwidth",
+             "external bandwidth. The release's disk path (FlexGen pytorch_backend.py: TorchDisk keeps each tensor "
+             "in a .npy file read through np.lib.format.open_memmap, i.e. page-cache faults, and each of its copy "
+             "threads memcpys it into a pinned relay before a blocking copy to the GPU) serializes a fault-driven "
+             "read, a host copy and the DMA; with InstA's step at whatif's 8.5 s, the 6.85x needs a 58 s FlexGen "
+             "step (whatif: 13.5 s), its ~81 GB of KV (64 x ~1,540 tokens x 0.82 MB) at ~1.4 GB/s instead of 7, a "
+             "rate no source here gives",
     ),
     Claim(
         technique="instinfer",
