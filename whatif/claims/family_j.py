@@ -70,11 +70,13 @@ _SARATHI_FALCON = deep_merged(_SARATHI, {"model": "falcon-180b", "gpus": 8, "par
 # Its vLLM is v0.2.3 (the release's evaluation docs: "We use version v0.2.3, the last version released before the
 # paper submission", branch distserve-baseline-vllm of interestingLSY/vllm), before decode CUDA graphs (0.2.6): the
 # vllm-0.2 profile (v0.2.7's V0 loop and paged kernel) without graphs; DistServe's own engine (SwiftTransformer's
-# C++ kernels) is not profiled: the default engine stands in, eager too (added after scoring).
-_DISTSERVE_ENGINES = dict(baseline_engine="vllm-0.2", system_engine="vllm",
+# C++ kernels) is not profiled: the default engine stands in, eager too (added after scoring). Its vLLM runs behind
+# Ray (2-start-api-server.py: --engine-use-ray --worker-use-ray): vllm-0.2-ray, an engine-actor and a worker-actor
+# round trip a step at Ray's measured latency (added after scoring, session 64).
+_DISTSERVE_ENGINES = dict(baseline_engine="vllm-0.2-ray", system_engine="vllm",
                           engine_why="DistServe's release runs vLLM v0.2.3 (its evaluation docs: 'We use version "
-                                     "v0.2.3, the last version released before the paper submission'); "
-                                     "SwiftTransformer's kernels not profiled")
+                                     "v0.2.3, the last version released before the paper submission') behind Ray "
+                                     "(--engine-use-ray --worker-use-ray); SwiftTransformer's kernels not profiled")
 # Both sides run --gpu-memory-utilization 0.95 (the release's 2-start-api-server.py, vLLM and DistServe alike).
 _DISTSERVE = {"model": "opt-13b", "hardware": "dgx-a100-80gb", "cuda_graphs": False, "memory_utilization": 0.95,
               "sim": {"traffic": {"requests": 100, "lengths": "sharegpt-multiturn", "seed": 2},
