@@ -138,6 +138,7 @@ def test_a_release_profile_lists_only_what_differs_from_its_base(tmp_path):
     chained = tmp_path / "chained.yaml"   # a launch of a release with other flags extends that release (session 64)
     chained.write_text("kind: engine\nname: chained\nextends: vllm-0.18\n")
     assert load_engine(str(chained)).allreduce_norm_fusion == load_engine("vllm-0.18").allreduce_norm_fusion
+    assert load_engine(str(chained)).base_engine == load_engine("vllm-0.2-ray").base_engine == "vllm"
     nowhere = tmp_path / "nowhere.yaml"
     nowhere.write_text("kind: engine\nname: nowhere\nextends: vllm-9.9\n")
     with pytest.raises(WhatifError, match=r"nowhere.yaml.extends: 'vllm-9.9' is not valid; valid: "):
