@@ -142,14 +142,15 @@ def test_vattention_prefill_prices_a_paged_and_a_contiguous_kv_alike():
 
 def test_distserve_is_one_run_against_both_baselines_and_mii_is_splitfuse():
     """The release's plot.ipynb sets DistServe against vLLM (4.6x) and DeepSpeed-MII (7.36x, the abstract's 7.4x) on
-    the same chatbot panel: DistServe's side is one run for both, and MII runs FastGen's SplitFuse (768 tokens)."""
+    the same chatbot panel: DistServe's side is one run for both, and MII runs FastGen's SplitFuse (768 tokens).
+    Its vLLM runs behind Ray (--engine-use-ray --worker-use-ray): vllm-0.2-ray."""
     def system_side(c: Claim) -> dict:
         side = deep_merged(c.setup, c.variant)
         side["kernel_engine"] = c.system_engine or c.baseline_engine
         return side
     vllm, mii = claim("DistServe sustains 4.6x"), claim("DistServe can serve 7.4x")
     assert system_side(vllm) == system_side(mii)
-    assert vllm.baseline_engine == "vllm-0.2" and not vllm.setup["sim"]["engine"]["chunked_prefill"]
+    assert vllm.baseline_engine == "vllm-0.2-ray" and not vllm.setup["sim"]["engine"]["chunked_prefill"]
     engine = mii.setup["sim"]["engine"]
     assert engine["chunked_prefill"] and engine["token_budget"] == 768 and engine["max_batch"] == 512
 

@@ -135,10 +135,30 @@ def test_a_release_profile_lists_only_what_differs_from_its_base(tmp_path):
     spec = load_engine(str(mine))
     assert spec.max_num_seqs == 8 and spec.max_num_batched_tokens == load_engine("vllm").max_num_batched_tokens
     assert spec.base_engine == "vllm" and spec.sources["scheduler.max_num_seqs"] == "assumed: a test"
-    chained = tmp_path / "chained.yaml"
+    chained = tmp_path / "chained.yaml"   # a launch of a release with other flags extends that release (session 64)
     chained.write_text("kind: engine\nname: chained\nextends: vllm-0.18\n")
-    with pytest.raises(WhatifError, match=r"chained.yaml.extends: 'vllm-0.18' is not valid; valid: "):
-        load_engine(str(chained))
+    assert load_engine(str(chained)).allreduce_norm_fusion == load_engine("vllm-0.18").allreduce_norm_fusion
+    assert load_engine(str(chained)).base_engine == load_engine("vllm-0.2-ray").base_engine == "vllm"
+    nowhere = tmp_path / "nowhere.yaml"
+    nowhere.write_text("kind: engine\nname: nowhere\nextends: vllm-9.9\n")
+    with pytest.raises(WhatifError, match=r"nowhere.yaml.extends: 'vllm-9.9' is not valid; valid: "):
+        load_engine(str(nowhere))
+
+
+def test_vllm_0_2_behind_ray_pays_two_actor_round_trips_a_step():
+    """DistServe's vLLM baselines run --engine-use-ray --worker-use-ray (its 2-start-api-server.py): vllm-0.2-ray is
+    vllm-0.2 with Ray's measured round trips (Ray 2.5.0 release microbenchmark: an async actor's 1 / 1,483.5 s, a
+    threaded actor's 1 / 2,575.0 s) added to each step, and the engine actor's add_request to each request; the
+    rest is vllm-0.2's."""
+    import dataclasses
+    ray, base = load_engine("vllm-0.2-ray"), load_engine("vllm-0.2")
+    assert ray.cpu.per_step_s - base.cpu.per_step_s == pytest.approx(1 / 1483.5 + 1 / 2575.0, rel=2e-3)
+    assert ray.frontend.per_request_s - base.frontend.per_request_s == pytest.approx(1 / 1483.5, rel=2e-3)
+    assert ray.cpu.per_sequence_s == base.cpu.per_sequence_s and ray.cpu.overlapped is False
+    for f in dataclasses.fields(ray):
+        if f.name not in {"name", "description", "cpu", "frontend", "sources"}:
+            assert getattr(ray, f.name) == getattr(base, f.name), f.name
+    assert "1_1_async_actor_calls_sync" in ray.sources["cpu.per_step_s"]
 
 
 def test_release_profiles_split_limits_as_their_base_engine():

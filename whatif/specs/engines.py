@@ -510,15 +510,17 @@ def version_names() -> tuple[str, ...]:
 
 def engine_mapping(path: Path) -> dict:
     """A profile file's mapping. A release profile may list only what differs from its engine's: `extends: <engine>`
-    (an engine_profiles/*.yaml name) takes that profile and lays each of its own sections' leaves over the base's
+    (an engine_profiles/*.yaml name, or a version's, itself resolved the same way: a launch of that release with
+    other flags, e.g. vllm-0.2-ray) takes that profile and lays each of its own sections' leaves over the base's
     (name and description its own; a leaf replaced whole, none removed); its fits default to the base engine's."""
     data = read_yaml(path)
     base = data.get("extends")
     if base is None:
         return data
-    if base not in engine_names():
-        raise WhatifError(f"{path.name}.extends: {base!r} is not valid; valid: {', '.join(engine_names())}")
-    merged = read_yaml(profile_index(ENGINE_DIR)[base])
+    index = {**profile_index(ENGINE_DIR), **profile_index(VERSION_DIR)}
+    if base not in index or index[base] == path:
+        raise WhatifError(f"{path.name}.extends: {base!r} is not valid; valid: {', '.join(index)}")
+    merged = engine_mapping(index[base])
     for key, value in data.items():
         both = isinstance(value, dict) and isinstance(merged.get(key), dict)
         merged[key] = {**merged[key], **value} if both else value
