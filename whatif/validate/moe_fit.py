@@ -16,6 +16,7 @@ import numpy as np
 
 from ..roofline.expert_fits import aligned, fit_alignment
 from ..roofline.kernel_models.fitted_roofline import RooflineParams
+from ..roofline.kernel_models.linear_attention import L2_BYTES_PER_SM_CLOCK
 from ..roofline.kernel_models.moe import (FINALIZE_FITS, SMALL_M, TILE_M_CAP, finalize_seconds, launched_tiles,
                                           moe_gemm_ideal_times, moe_ideal_times, moe_time, routing_stats,
                                           split_moe_time)
@@ -123,6 +124,7 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
     for gpu, group in rows.groupby("gpu", sort=False):
         g = corpus_gpu(gpu)
         peak, hbm, l2 = g.peak_flops(PEAK_DTYPE.get(peak_key, peak_key)), g.hbm_bandwidth.value, g.l2_size.value
+        rate = sm_l2_rate(g) if (engine, peak_key) in SM_RATE_L2_FITS else None
         for r in group.itertuples():
             # the kernel's own shape: hidden and per-GPU intermediate sizes padded as its weights are laid out
             hidden, inter_l = aligned(r.hidden_size, align), aligned(r.inter_size / r.moe_tp_size, align)
@@ -130,14 +132,14 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
             tiles.append(grid / g.sm_count.value if grid_launched(r.kernel_source) else 0.0)
             c, m, cached = moe_ideal_times(r.num_tokens, hidden, inter_l * r.moe_tp_size, r.topk, r.num_experts,
                                            r.moe_tp_size, r.moe_ep_size, r.distribution, peak, hbm,
-                                           w_bytes, a_bytes, l2, _groups(r))
+                                           w_bytes, a_bytes, l2, _groups(r), rate)
             t_c.append(c)
             t_m.append(m)
             t_l2.append(cached)
             if split:   # the serving form: each grouped GEMM its own ridge, the finalize pass (large-M regime only)
                 gemms.append(moe_gemm_ideal_times(r.num_tokens, hidden, inter_l * r.moe_tp_size, r.topk,
                                                   r.num_experts, r.moe_tp_size, r.moe_ep_size, r.distribution, peak,
-                                                  hbm, w_bytes, a_bytes, l2, _groups(r)))
+                                                  hbm, w_bytes, a_bytes, l2, _groups(r), rate))
                 local = routing_stats(int(r.num_tokens), int(r.topk), int(r.num_experts), int(r.moe_ep_size),
                                       r.distribution, _groups(r))[2]
                 fin.append(finalize_seconds(local, hidden, hbm, engine, peak_key)
@@ -152,6 +154,18 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
                 out[f"{part}_{name}"] = [row[g][i] for row in gemms]
         out["t_fin"] = fin
     return out
+
+
+# Fits whose L2-resident rows are read at the SMs' own L2 rate (SMs x clock x linear_attention.L2_BYTES_PER_SM_CLOCK,
+# the fit's l2_speedup a multiple of it), not at a multiple of HBM: the rate follows the GPU where an HBM multiple does
+# not (L40S: GDDR6 at 864 GB/s under a 96 MB L2; the GDN fits' precedent). Session 64 G: L40S read x1.5-1.6 high
+# left out (a pooled HBM multiple from HBM GPUs); fits with rows on several GPUs, where leave-one-GPU-out shows it.
+SM_RATE_L2_FITS = frozenset({("vllm", "bf16"), ("sglang", "bf16")})
+
+
+def sm_l2_rate(g) -> float:
+    """Bytes/s an L2-resident working set is read at, at efficiency 1: SMs x clock x L2_BYTES_PER_SM_CLOCK."""
+    return g.sm_count.value * g.boost_clock.value * L2_BYTES_PER_SM_CLOCK
 
 
 def _groups(r) -> tuple[int, int] | None:
