@@ -1,7 +1,7 @@
 """Accuracy of the fused-MoE model (EXPERIMENTAL) against NVIDIA aiconfigurator's measured MoE layers.
 
     python benchmarks/accuracy_moe.py [--corpus PATH] [--write] [--by-shape ENGINE/DTYPE] [--only ENGINE/DTYPE,...]
-                                      [--mid-m]
+                                      [--mid-m] [--same-kernel]
 
 Each engine's own fused-MoE rows (the most-measured kernel per GPU) of each fitted dtype (validate/moe_fit.FITS
 says which corpus dtype stands for each and why): leave-one-GPU-out only where the engine has rows of it on two
@@ -14,6 +14,9 @@ shape x per-GPU slice (moe_tp) x token count, EP 1: whether one pooled parameter
 `--only` (session 63): those fits alone, and `--write` then replaces their blocks only (the others byte for byte).
 `--mid-m`: per block, two regimes against three (moe_fit.fit_regimes' mid-M split at 128 rows an expert), MAPE %
 in-sample and out of sample, and whether moe_fit.MID_M_MARGIN is met (MID_M_BLOCKS lists the blocks that met it).
+`--same-kernel` (session 64): leave-one-GPU-out against donors of the held-out GPU's own kernel family
+(validate/moe_kernel_loo: B200's bf16 block runs TRTLLM-Gen, the other GPUs' Triton; a GPU whose kernel no other GPU
+runs is scored on its rows of the donors' kernel where the corpus has them, else has no leave-one-out figure).
 """
 from __future__ import annotations
 
@@ -29,13 +32,15 @@ sys.path.insert(0, str(ROOT))
 from whatif.validate import moe_fit as mf  # noqa: E402
 from whatif.validate.accuracy import ape_table  # noqa: E402
 from whatif.validate.corpus import load_family  # noqa: E402
+from whatif.validate.moe_kernel_loo import same_kernel_loo  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "reference" / "aiconfigurator"
 
 
 def table(out):
     regime = np.where(out["num_tokens"] <= 128, "<=128", ">128")
-    return ape_table(out, {"insample_s": "insample", "loo_s": "loo"}, [out["gpu"], regime],
+    keys = [out["gpu"]] + ([out["scored_kernel"]] if "scored_kernel" in out else []) + [regime]
+    return ape_table(out, {"insample_s": "insample", "loo_s": "loo"}, keys,
                      {"mape": "mean", "median": "median", "p90": lambda s: s.quantile(0.9)}, label="{stat}_{name}")
 
 
@@ -69,6 +74,8 @@ def main(argv=None) -> int:
                     help="one fit's in-sample median ratio by shape x moe_tp x token count (e.g. trtllm_gen_mxfp8/fp4)")
     ap.add_argument("--only", default=None, metavar="ENGINE/DTYPE,...", help="these fits only (e.g. sglang/fp8)")
     ap.add_argument("--mid-m", action="store_true", help="two regimes against three, per block (MAPE %%)")
+    ap.add_argument("--same-kernel", action="store_true",
+                    help="leave-one-GPU-out against donors of the held-out GPU's own kernel family")
     args = ap.parse_args(argv)
     shape_fit = tuple(args.by_shape.split("/")) if args.by_shape else None
     only = [tuple(k.split("/")) for k in args.only.split(",")] if args.only else list(mf.FITS)
@@ -92,10 +99,11 @@ def main(argv=None) -> int:
     for (engine, dtype), r in rows.items():
         if r.empty:
             continue
-        out = mf.insample_and_loo(r, mf.block_gpus_with_mid_m(r, engine, dtype))   # (each block's own form)
+        out = (same_kernel_loo(frame, engine, dtype) if args.same_kernel   # (each block's own form)
+               else mf.insample_and_loo(r, mf.block_gpus_with_mid_m(r, engine, dtype)))
         kinds = ", ".join(f"{g} {d}" for g, d in out.groupby("gpu")["moe_dtype"].first().items())
-        print(f"== fused MoE, {engine} {dtype} ({kinds}): % error by GPU x token count "
-              "(in-sample | leave-one-GPU-out) ==")
+        print(f"== fused MoE, {engine} {dtype} ({kinds}): % error by GPU x {'scored kernel x ' * args.same_kernel}"
+              f"token count (in-sample | leave-one-GPU-out{' against the same kernel' * args.same_kernel}) ==")
         print(table(out).to_string() + "\n")
     if args.write:
         mf.write_fit({key: r for key, r in rows.items() if not r.empty}, merge=args.only is not None)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..roofline.expert_fits import aligned, fit_alignment
 from ..roofline.kernel_models.fitted_roofline import RooflineParams
+from ..roofline.kernel_models.linear_attention import L2_BYTES_PER_SM_CLOCK
 from ..roofline.kernel_models.moe import (FINALIZE_FITS, SMALL_M, TILE_M_CAP, finalize_seconds, launched_tiles,
                                           moe_gemm_ideal_times, moe_ideal_times, moe_time, routing_stats,
                                           split_moe_time)
@@ -123,6 +124,7 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
     for gpu, group in rows.groupby("gpu", sort=False):
         g = corpus_gpu(gpu)
         peak, hbm, l2 = g.peak_flops(PEAK_DTYPE.get(peak_key, peak_key)), g.hbm_bandwidth.value, g.l2_size.value
+        rate = sm_l2_rate(g) if (engine, peak_key) in SM_RATE_L2_FITS else None
         for r in group.itertuples():
             # the kernel's own shape: hidden and per-GPU intermediate sizes padded as its weights are laid out
             hidden, inter_l = aligned(r.hidden_size, align), aligned(r.inter_size / r.moe_tp_size, align)
@@ -130,14 +132,14 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
             tiles.append(grid / g.sm_count.value if grid_launched(r.kernel_source) else 0.0)
             c, m, cached = moe_ideal_times(r.num_tokens, hidden, inter_l * r.moe_tp_size, r.topk, r.num_experts,
                                            r.moe_tp_size, r.moe_ep_size, r.distribution, peak, hbm,
-                                           w_bytes, a_bytes, l2, _groups(r))
+                                           w_bytes, a_bytes, l2, _groups(r), rate)
             t_c.append(c)
             t_m.append(m)
             t_l2.append(cached)
             if split:   # the serving form: each grouped GEMM its own ridge, the finalize pass (large-M regime only)
                 gemms.append(moe_gemm_ideal_times(r.num_tokens, hidden, inter_l * r.moe_tp_size, r.topk,
                                                   r.num_experts, r.moe_tp_size, r.moe_ep_size, r.distribution, peak,
-                                                  hbm, w_bytes, a_bytes, l2, _groups(r)))
+                                                  hbm, w_bytes, a_bytes, l2, _groups(r), rate))
                 local = routing_stats(int(r.num_tokens), int(r.topk), int(r.num_experts), int(r.moe_ep_size),
                                       r.distribution, _groups(r))[2]
                 fin.append(finalize_seconds(local, hidden, hbm, engine, peak_key)
@@ -152,6 +154,18 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
                 out[f"{part}_{name}"] = [row[g][i] for row in gemms]
         out["t_fin"] = fin
     return out
+
+
+# Fits whose L2-resident rows are read at the SMs' own L2 rate (SMs x clock x linear_attention.L2_BYTES_PER_SM_CLOCK,
+# the fit's l2_speedup a multiple of it), not at a multiple of HBM: the rate follows the GPU where an HBM multiple does
+# not (L40S: GDDR6 at 864 GB/s under a 96 MB L2; the GDN fits' precedent). Session 64 G: L40S read x1.5-1.6 high
+# left out (a pooled HBM multiple from HBM GPUs); fits with rows on several GPUs, where leave-one-GPU-out shows it.
+SM_RATE_L2_FITS = frozenset({("vllm", "bf16"), ("sglang", "bf16")})
+
+
+def sm_l2_rate(g) -> float:
+    """Bytes/s an L2-resident working set is read at, at efficiency 1: SMs x clock x L2_BYTES_PER_SM_CLOCK."""
+    return g.sm_count.value * g.boost_clock.value * L2_BYTES_PER_SM_CLOCK
 
 
 def _groups(r) -> tuple[int, int] | None:
@@ -318,8 +332,9 @@ HEADER = """# Fused-MoE model parameters (whatif/roofline/kernel_models/moe.py),
 # whatif/validate/moe_fit.py (log least squares, efficiencies in (0, 1]) on NVIDIA aiconfigurator's moe table
 # (Apache-2.0, commit 095f58a51c), each engine's own fused-MoE rows. Units: floor_s seconds; compute_eff /
 # memory_eff fractions of the datasheet peak and HBM bandwidth; smooth the exponent p combining compute and memory;
-# l2_speedup how much faster than HBM a working set that fits in L2 is read; item_s seconds per launched CTA tile
-# per SM (the grid covers every slot of every expert, tiles without local rows exit early). A block's top-level
+# l2_speedup how much faster than HBM a working set that fits in L2 is read (vllm and sglang bf16 blocks: than
+# SMs x clock x 4 B, moe_fit.SM_RATE_L2_FITS); item_s seconds per launched CTA tile per SM (the grid covers every
+# slot of every expert, tiles without local rows exit early). A block's top-level
 # values are fitted on its rows of more than SMALL_M (16) routed rows per touched expert, `small_m` on the others
 # (decode: the engines' grouped GEMMs run other tiles and kernels there); a block with `mid_m` has it fitted on its
 # rows of 17-128 (TILE_M_CAP) rows an expert and its top-level values on those over 128. EXPERIMENTAL: see the

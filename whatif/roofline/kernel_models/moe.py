@@ -190,21 +190,22 @@ def rank_stats(mines, layout: str) -> tuple[float, float, float]:
 
 
 def moe_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, peak, hbm,
-                    w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0, groups=None):
+                    w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0, groups=None, l2_rate=None):
     """(compute s, HBM-streamed s, L2-resident s) at efficiency 1 for one fused MoE layer on one GPU: its two
     grouped GEMMs' (moe_gemm_ideal_times) summed. A working set that fits in L2 is read from L2 on back-to-back
     replays (the corpus's warm-L2 timing, and a decode step's reuse across layers does not apply: a larger one
     thrashes it)."""
     gemms = moe_gemm_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, peak, hbm, w_bytes,
-                                 a_bytes, l2_bytes, groups)
+                                 a_bytes, l2_bytes, groups, l2_rate)
     return tuple(sum(g[i] for g in gemms) for i in range(3))
 
 
 def moe_gemm_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, peak, hbm,
-                         w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0, groups=None):
+                         w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0, groups=None, l2_rate=None):
     """(compute s, HBM s, L2 s) at efficiency 1 of each grouped GEMM of one fused MoE layer on one GPU, [gate+up,
     down]: the split the serving path prices (roofline/moe.py's experts_gate_up and experts_down ops, each its own
-    ridge); the layer's whole working set decides whether both are read from L2."""
+    ridge); the layer's whole working set decides whether both are read from L2, at `l2_rate` bytes/s (None: at the
+    HBM rate, the fit's l2_speedup a multiple of it; validate/moe_fit.SM_RATE_L2_FITS pass the SMs' own rate)."""
     touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), distribution, groups)
     inter_l = inter / tp
     flops = (padded * 4.0 * hidden * inter_l, padded * 2.0 * hidden * inter_l)   # gate+up N = 2 I_l; down K = I_l
@@ -217,7 +218,7 @@ def moe_gemm_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribut
     out = []
     for f, w, a in zip(flops, weights, acts):
         moved = (w + a) / hbm
-        out.append((f / peak, 0.0 if resident else moved, moved if resident else 0.0))
+        out.append((f / peak, 0.0 if resident else moved, (w + a) / (l2_rate or hbm) if resident else 0.0))
     return out
 
 
