@@ -114,7 +114,7 @@ def test_batch_speculation_scales_throughput_less_than_the_batch():
     assert 1.0 < g < 8.0
     # re-aligning the padded KV every round costs time a paged (ragged) batch does not spend
     assert evaluate(claim("Batch Speculative Decoding Done Right: EQSPEC")).gain > 1.0
-    ragged = gain(c, techniques=["speculative:draft=vicuna-68m,k=4,alpha=0.6"])
+    ragged = gain(c, techniques=["speculative:draft=vicuna-68m,k=5,alpha=0.6"])
     assert ragged > g
 
 

@@ -226,16 +226,37 @@ def test_adaptive_that_never_stops_is_the_fixed_chain(a, k):
 def test_adaptive_stops_on_the_whole_drafts_rejection():
     """SpecDec++ stops once P(any drafted token rejected) exceeds the threshold, not one token's: with every
     token at 0.8 and a threshold of 0.5, drafts 1-3 keep 0.8^3 = 0.51 >= 0.5 and the fourth ends the round."""
-    reach, survival = spec.adaptive_chain(0.8, 1e7, stop=0.5, k_max=6)
+    reach, survival = spec.adaptive_chain(0.8, 1e7, stop=0.5, k_max=6, lag=0)
     assert survival == pytest.approx([1.0, 1.0, 1.0, 1.0, 0.0, 0.0], abs=1e-9)
     assert reach[:4] == pytest.approx([0.8, 0.64, 0.512, 0.4096], rel=1e-3)
 
 
+def test_released_loop_stops_one_draft_later():
+    """The released loop reads the head on the previous draft (1 at the first step), so it drafts one token
+    more than the paper's rule: a fifth draft where lag 0 stops after four."""
+    reach, survival = spec.adaptive_chain(0.8, 1e7, stop=0.5, k_max=6)
+    assert survival == pytest.approx([1.0, 1.0, 1.0, 1.0, 1.0, 0.0], abs=1e-9)
+    assert reach[:5] == pytest.approx([0.8 ** d for d in range(1, 6)], rel=1e-3)
+
+
 def test_adaptive_that_always_stops_drafts_one():
     a = 0.8
-    reach, survival = spec.adaptive_chain(a, 1e7, stop=1 - a - 0.05, k_max=6)  # every token's rejection > stop
+    reach, survival = spec.adaptive_chain(a, 1e7, stop=1 - a - 0.05, k_max=6, lag=0)  # every rejection > stop
     assert survival[0] == 1.0 and max(survival[1:]) < 1e-9
     assert reach[0] == pytest.approx(a) and max(reach[1:]) < 1e-9
+    released = spec.adaptive_chain(a, 1e7, stop=1 - a - 0.05, k_max=6)        # its --bound 2 20: two drafts
+    assert released[1][:2] == [1.0, 1.0] and max(released[1][2:]) < 1e-9
+
+
+def test_a_head_weighted_toward_rejection_stops_earlier():
+    """train.py weights rejected tokens' loss by w, so the head predicts p / (p + w (1 - p)): at p = 0.8 and
+    w = 6, 0.4, under a 0.6 bar at once (two drafts, the release's floor); exact, the bar passes 0.8 and 0.8^2
+    = 0.64, so four drafts."""
+    exact = spec.adaptive_chain(0.8, 1e7, stop=0.4, k_max=6)
+    weighted = spec.adaptive_chain(0.8, 1e7, stop=0.4, k_max=6, head_weight=6.0)
+    assert exact[1] == pytest.approx([1.0, 1.0, 1.0, 1.0, 0.0, 0.0], abs=1e-9)
+    assert weighted[1] == pytest.approx([1.0, 1.0, 0.0, 0.0, 0.0, 0.0], abs=1e-9)
+    assert weighted[0][:2] == pytest.approx(exact[0][:2], rel=1e-3)     # the true acceptance is unchanged
 
 
 def test_adaptive_stops_where_acceptance_is_low():

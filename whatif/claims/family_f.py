@@ -94,22 +94,27 @@ _SPECDECPP_NOTE = ("acceptance 0.8 per token assumed (not in the abstract; the R
                    "from the authors' README, the 70B split layer-wise (pp 2) as device_map='auto' does, the "
                    "drafter beside it (whatif counts "
                    "its weights on each stage, so memory shows over-full: timing is unaffected); the stop rule is "
-                   "SpecDec++'s, on the whole draft (stop once P(any drafted token rejected) > 0.3, the head's "
-                   "prediction taken as exact); max draft length 20 from the released code")
+                   "SpecDec++'s on the whole draft (stop once P(any drafted token rejected) > 0.3) as the released "
+                   "loop runs it (specdec_pp/hf_generation.py: the head read on the previous draft, so two drafts "
+                   "before it can stop; the README's head trained with rejections weighted 6, so it predicts "
+                   "p/(p+6(1-p))), a round's drafting priced at its mean draft count; draft length 2-20 from the "
+                   "released code")
 _SPECDECPP_WHY = ("both models run eagerly on the hf-transformers engine at its default host cost (100 us per kernel, "
                   "gpt-fast's eager 7B at 39 ms a step), so each 7B draft step costs ~39 ms, ~40% of the 70B's ~99 ms "
-                  "step; at alpha 0.8 the 0.3 threshold on P(any rejected) stops after ~2.5 drafts a round "
-                  "(2.8 tokens) and the gain is ~1.3x, rising to ~1.6x at alpha 0.9")
+                  "step; at alpha 0.8 the release's 0.3 threshold on P(any rejected) stops after ~2.3 drafts a round "
+                  "(2.65 tokens) and the gain is ~1.43x, rising to ~1.67x at alpha 0.9")
 _SPECDECPP_MISS = ("host launch cost: the authors' README measures their eager 7B drafter at 20.9 ms a token (~54 us a "
-                   "kernel), about half the engine default's; with it whatif gives ~1.7x. whatif takes the engine's "
+                   "kernel), about half the engine default's; with it whatif gives ~1.76x. whatif takes the engine's "
                    "default rather than a per-claim host cost")
 
 # Batch Speculative Decoding Done Right: SpecBench, target/draft pairs at batch 1 and 8 (GPU not in the
 # abstract: one A100-80GB assumed), EXSPEC = own acceptance per sequence with the padded KV re-aligned.
-_BSD = {"model": "vicuna-7b", "hardware": _A100, "workload": {"batch": 1, "prompt": 256, "output": 256}}
-_BSD_SPEC = "speculative:draft=vicuna-68m,k=4,alpha=0.6,batch_policy=realign"
+# Draft length and output as the release's throughput-versus-batch script runs them (eBay/spec_dec
+# scripts/batch_vs_throughput.sh: N_DRAFT_TOKENS=5, MAX_NEW_TOKENS=128, 480 SpecBench prompts capped at 1024).
+_BSD = {"model": "vicuna-7b", "hardware": _A100, "workload": {"batch": 1, "prompt": 256, "output": 128}}
+_BSD_SPEC = "speculative:draft=vicuna-68m,k=5,alpha=0.6,batch_policy=realign"
 _BSD_QWEN = {**_BSD, "model": "qwen3-8b"}
-_BSD_QWEN_SPEC = "speculative:draft=qwen3-0.6b,k=4,alpha=0.6,batch_policy=realign"
+_BSD_QWEN_SPEC = "speculative:draft=qwen3-0.6b,k=5,alpha=0.6,batch_policy=realign"
 _BSD_WHY = ("on the hf-transformers engine every kernel of a round is launched from Python (100 us each, the "
             "engine's measured eager host cost), so a round costs about the same at batch 1 and 8, except for the "
             "KV realignment the released code runs each round, batch 1 too: per layer a zeroed key and value "
@@ -204,14 +209,18 @@ CLAIMS: list[Claim] = [
         setup={**_SPECDECPP, "techniques": ["kv_concat", _SPECDECPP_FIXED]},
         variant={"techniques": ["kv_concat", _SPECDECPP_ADAPTIVE]},
         **_SPECDECPP_HF,
-        why="at alpha 0.8 SpecDec++'s threshold (stop once P(any drafted token rejected) > 0.3) stops after ~2.5 "
-            "drafts on average where K=4 always drafts 4, and with the eager 7B drafter's ~39 ms steps against the "
-            "70B's ~99 ms verify the two about break even (-1.5%); adaptive length pays off where acceptance varies "
-            "more from token to token than the assumed Beta spread (4) gives; over the plausible acceptance range "
-            "the verdict does not flip on the swept points (0.5-0.7: +11-17%, above the band; 0.8-0.9: -2%)",
-        miss="adaptive length pays off where acceptance varies more from token to token than "
-             "whatif's assumed Beta spread gives; at alpha 0.8 the 0.3 threshold stops after ~2.5 "
-             "drafts where K=4 drafts 4, which about breaks even against the eager drafter's cost",
+        why="at alpha 0.8 the release's rule (stop once the head's P(any drafted token rejected) > 0.3, read a "
+            "draft late, the head weighted toward rejection) drafts ~2.3 a round where K=4 always drafts 4, so "
+            "with the eager 7B drafter's ~39 ms steps against the 70B's ~99 ms verify it gains +4.7%; the gain "
+            "falls with acceptance (0.5 / 0.6 / 0.7 / 0.8 / 0.9: +28 / +21 / +12 / +4.7 / +0.4%), inside the band "
+            "only between ~0.73 and ~0.78 (0.75: +8.3%), no swept point, so the kind stays scored (the README's "
+            "sample drafted 133 tokens in 67 rounds, ~2.0 a round, as this rule does; session 64: "
+            "-1.5% before, when the paper's rule, an exact head and the ceiling of the mean draft count were "
+            "priced)",
+        miss="acceptance and drafter cost: at the assumed 0.8 the release's rule drafts ~2.3 a round, +4.7% over "
+             "K=4 against the band's +5.5-9.4% (met at ~0.73-0.78); whatif's eager 7B step is 0.39 of the 70B's "
+             "(39 vs 99 ms) where the README's sample measured 20.9 vs 126 ms a token (0.17), and a cheaper "
+             "drafter favours the fixed K=4 (at 54 us a kernel: -2.3%), so the drafter cost does not close it",
         setup_note=_SPECDECPP_NOTE + "; baseline K=4 (the released baseline script's)",
         percent=True,
     ),
@@ -226,8 +235,9 @@ CLAIMS: list[Claim] = [
         **_BSD_HF,
         why=_BSD_WHY,
         setup_note="a throughput-versus-batch claim: speculation (EXSPEC, re-aligned KV) at batch 1 against batch "
-                   "8; acceptance 0.6 per token for the 68M drafter and k=4 assumed; SpecBench lengths assumed "
-                   "(256 in, 256 out); one A100-80GB assumed",
+                   "8; acceptance 0.6 per token for the 68M drafter assumed; k=5 and 128 new tokens from the "
+                   "release's scripts/batch_vs_throughput.sh (k=4 and 256 assumed until session 64); SpecBench "
+                   "prompts as 256 tokens (assumed: the script caps them at 1024); one A100-80GB assumed",
     ),
     Claim(
         technique="speculative",
@@ -239,15 +249,17 @@ CLAIMS: list[Claim] = [
         variant={"workload": {"batch": 8}},
         **_BSD_HF,
         why=_BSD_WHY + "; the 28-layer 0.6B drafter's eager steps (~34 ms each) and the 36-layer target's "
-                       "realignment (~52 ms) make a batch-1 round ~236 ms, so realignment (~206 ms at batch 8) "
-                       "makes a batch-8 round only ~1.7x a batch-1 one",
-        setup_note="as for Vicuna-7B/68M: acceptance 0.6 and k=4 assumed; GLM-4-9B/0.6B is not expressed (no "
-                   "profile, and whatif requires a drafter sharing the target's vocabulary)",
-        miss="host costs: the 0.6B drafter's four eager steps (~137 ms of launches a round at 100 us per kernel) "
-             "cost the same at batch 1 and 8 in whatif, so realignment makes a batch-8 round only ~1.7x a batch-1 "
-             "one (4.8x the throughput); the paper's 3x needs more batch-dependent host costs than the realignment "
+                       "realignment (~52 ms) make a batch-1 round ~270 ms, so realignment (~206 ms at batch 8) "
+                       "makes a batch-8 round only ~1.6x a batch-1 one",
+        setup_note="as for Vicuna-7B/68M: acceptance 0.6 assumed, k=5 and 128 new tokens from the release's "
+                   "script; GLM-4-9B/0.6B is not expressed (no profile, and whatif requires a drafter sharing the "
+                   "target's vocabulary)",
+        miss="host costs: the 0.6B drafter's five eager steps (~171 ms of launches a round at 100 us per kernel) "
+             "cost the same at batch 1 and 8 in whatif, so realignment makes a batch-8 round only ~1.6x a batch-1 "
+             "one (5.1x the throughput; 4.8x at the k=4 and 256 tokens assumed before the release's script was "
+             "read); the paper's 3x needs more batch-dependent host costs than the realignment "
              "(the released loop's other per-sequence ops, ~8 a round, are not priced; a static batch waiting "
-             "for its longest sequence is not modelled: whatif's outputs are all 256 tokens; the drafter's "
+             "for its longest sequence is not modelled: whatif's outputs are all 128 tokens; the drafter's "
              "re-prefill of every sequence each round, a fresh generate() call in the released code, was tried: "
              "on the GPU it hides under those launches)",
     ),
@@ -256,8 +268,8 @@ CLAIMS: list[Claim] = [
         paper="Batch Speculative Decoding Done Right: EQSPEC exposes realignment as consuming 40% of overhead",
         claimed=None,
         metric="tpot",
-        setup={**_BSD, "workload": {"batch": 8, "prompt": 256, "output": 256}, "techniques": ["kv_concat", _BSD_SPEC]},
-        variant={"techniques": ["kv_concat", "speculative:draft=vicuna-68m,k=4,alpha=0.6"]},
+        setup={**_BSD, "workload": {"batch": 8, "prompt": 256, "output": 128}, "techniques": ["kv_concat", _BSD_SPEC]},
+        variant={"techniques": ["kv_concat", "speculative:draft=vicuna-68m,k=5,alpha=0.6"]},
         **_BSD_HF,
         why="whatif's realignment runs as the released code does (per layer a zeroed key and value tensor, then "
             "two slice copies and four .item() bound reads per sequence and layer, each an eager launch): ~185 ms "
@@ -435,7 +447,11 @@ CLAIMS: list[Claim] = [
         bound="at_least",
         miss="kernel quality (invisible to a roofline): the paper's >2x implies its long-context decode step costs "
              "several times its weight read; whatif's bandwidth-bound attention makes a same-size drafter save only "
-             "the KV reads (~0.55 of a step)",
+             "the KV reads (~0.55 of a step), which caps the gain near 1.9x at any acceptance and draft length "
+             "(k=20 at 0.9: 0.67x). The release (transformers 4.45.2, its generator.py) drafts up to HF's default 20 "
+             "tokens, stopping where the drafter's confidence falls under 0.4 (not modelled), on DynamicCache: with "
+             "its torch.cat on both sides (kv_concat) the default engine gives 1.37x at k=4 (1.66x at 0.9), while "
+             "the hf-transformers engine's 100 us a kernel puts both steps on the host floor (~68 ms: 0.95x)",
     ),
     Claim(
         technique="sparse_self_speculative",

@@ -241,7 +241,7 @@ def beta_grid(mean: float, concentration: float, points: int = 2000) -> tuple[np
 
 
 def adaptive_chain(alpha: float, concentration: float, stop: float, k_max: int,
-                   bins: int = 4000) -> tuple[list[float], list[float]]:
+                   bins: int = 4000, lag: int = 1, head_weight: float = 1.0) -> tuple[list[float], list[float]]:
     """SpecDec++: the drafter's head predicts each draft's acceptance p_i, and the round stops once the
     predicted probability that at least one drafted token is rejected exceeds `stop` (arXiv 2405.19715,
     abstract and Algorithm 1): after draft d when 1 - p_1 ... p_d > stop, i.e. the product of the
@@ -251,20 +251,33 @@ def adaptive_chain(alpha: float, concentration: float, stop: float, k_max: int,
     position, and the head predicts it exactly. Returns (P(reach depth d), P(drafted >= d)) for
     d = 1..k_max: depth d is drafted when the product over the earlier drafts is still >= 1 - stop,
     and reached when those were accepted (probability: that product) and it is. The product's
-    distribution is carried on a grid of -log(product) up to -log(1 - stop), `bins` steps."""
+    distribution is carried on a grid of -log(product) up to -log(1 - stop), `bins` steps.
+
+    `lag`: drafts made before the head's predictions count. The released loop (Kaffaljidhmah2/SpecDec_pp
+    specdec_pp/hf_generation.py, schedule 'ada') reads the head at each drafter step on the last input position,
+    the previous draft (train.py labels each position with its own token's acceptance), taking 1 at the first
+    step ("no proposed tokens"); so after d drafts it stops on the product over drafts 1..d-1, one draft later
+    than the paper's rule (lag 0), and never before two drafts (its --bound 2 20).
+
+    `head_weight`: the head is trained with rejected tokens' loss weighted w (train.py `--weight_mismatch`, 6 in
+    the README's recipe); that weighted cross-entropy is least at p / (p + w (1 - p)), so the head predicts
+    that, not p, and the rule multiplies those (1: the exact prediction)."""
     import numpy as np
     x, w = beta_grid(alpha, concentration)
     limit = -math.log(1.0 - stop)
     step = limit / bins
-    neglog = -np.log(x)
+    neglog = -np.log(x / (x + head_weight * (1.0 - x)))    # -log of the head's prediction
     going = neglog <= limit                   # a draft that keeps the product above 1 - stop by itself
     index = np.minimum((neglog[going] / step).astype(int), bins - 1)
     kernel = np.bincount(index, weights=w[going], minlength=bins)
-    product = np.exp(-(np.arange(bins) + 0.5) * step)
-    reach, survival = [alpha], [1.0]          # the first draft is always made: product 1 before it
-    mass = kernel.copy()                      # distribution of -log(product of the drafts so far), going on
-    for _ in range(1, k_max):
+    accepted = np.bincount(index, weights=(w * x)[going], minlength=bins)    # the same, times the true p
+    free = min(k_max, 1 + lag)                # drafts made whatever the head predicts: product 1 before them
+    reach, survival = [alpha ** d for d in range(1, free + 1)], [1.0] * free
+    mass = kernel.copy()                      # distribution of -log(predicted product of the counted drafts)
+    value = accepted.copy()                   # by bin: E[true product of those drafts], going on
+    for _ in range(free, k_max):
         survival.append(float(mass.sum()))
-        reach.append(float((mass * product).sum()) * alpha)
+        reach.append(float(value.sum()) * alpha ** free)   # the `free` newest drafts: independent of the stop
         mass = np.convolve(mass, kernel)[:bins]
+        value = np.convolve(value, accepted)[:bins]
     return reach, survival

@@ -74,6 +74,8 @@ class Speculative(Decoder):
     stop: float = param(0.7, "adaptive: threshold on P(at least one drafted token rejected) that ends the round")
     spread: float = param(4.0, "adaptive: concentration of per-token acceptance, Beta(alpha*s, (1-alpha)*s) "
                                "(assumed)")
+    head_weight: float = param(6.0, "adaptive: loss weight on rejected tokens the acceptance head was trained with "
+                                    "(SpecDec++ README recipe: 6), so it predicts p / (p + w (1 - p)); 1 = exact")
 
     def check_params(self) -> None:
         self.require(self.k >= 1, "k", "an integer >= 1")
@@ -82,6 +84,7 @@ class Speculative(Decoder):
         self.require(self.batch_policy in BATCH_POLICIES, "batch_policy", "one of " + ", ".join(BATCH_POLICIES))
         self.require(0.0 < self.stop < 1.0, "stop", "in (0, 1)")
         self.require(self.spread > 0, "spread", "> 0")
+        self.require(self.head_weight > 0, "head_weight", "> 0")
         tree = self.draft_tree()
         spec.parse_alphas(self.alphas, self.alpha, spec.depth(tree), f"--technique {self.name}:alphas")
         spec.parse_falloff(self.siblings, f"--technique {self.name}:siblings")
@@ -106,7 +109,8 @@ class Speculative(Decoder):
         verify pass checks: the deepest row's, as a batch verifies a rectangle)."""
         tree = self.draft_tree()
         if self.adaptive:
-            reach, survival = spec.adaptive_chain(self.depth_alphas()[0], self.spread, self.stop, self.k)
+            reach, survival = spec.adaptive_chain(self.depth_alphas()[0], self.spread, self.stop, self.k,
+                                                 head_weight=self.head_weight)
             drafted = spec.expected_max_count(survival, batch)
         else:
             falloff = spec.parse_falloff(self.siblings, f"--technique {self.name}:siblings")
@@ -144,7 +148,20 @@ class Speculative(Decoder):
         detail = {"drafted_per_sequence": drafted, "verified_per_sequence": width + 1,
                   "acceptance_by_depth": reach, "draft_steps": len(widths)}
         draft = self.draft_s(rc, widths, self.catch_up_tokens(tokens, reach))
+        if self.adaptive:
+            draft = self._expected_draft_s(rc, drafted, draft, self.catch_up_tokens(tokens, reach))
         return Round(tokens, verify, draft, overhead, self.overlaps(), tuple(reach), detail)
+
+    def _expected_draft_s(self, rc: RoundContext, drafted: float, at_ceiling: float, catch_up: float) -> float:
+        """An adaptive round drafts a random number of tokens, each a drafter step of equal cost, so the round's
+        expected drafting is linear in the expected count (SpecDec++ section 3: time = draft steps x t_draft +
+        target calls x t_target): between the whole step counts around `drafted`, not the ceiling's. The verify
+        pass keeps the ceiling's rows (one row more or less barely moves a memory-bound pass)."""
+        below = math.floor(drafted + 1e-9)
+        if below < 1 or drafted - below < 1e-9:
+            return at_ceiling
+        at_floor = self.draft_s(rc, [1] * below, catch_up)
+        return at_floor + (drafted - below) * (at_ceiling - at_floor)
 
     def overlaps(self) -> bool:
         return False
