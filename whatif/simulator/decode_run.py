@@ -57,7 +57,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
     price, quotes, ends_append = replica.times.decode_span, replica.times.quotes, scheduler.ends.append
     # Scheduler.take_due_blocks and .decoded, inlined (two calls a step were a third of this loop's cost): the
     # phase sets, the first-due counts and the step are the scheduler's own, stored back before it runs again.
-    phases, aheads, ahead_n, size = scheduler.phases, scheduler.ahead, scheduler.ahead_n, bm.block_size
+    aheads, due_n, size = scheduler.ahead, scheduler.due_n, bm.block_size
     dues = scheduler.dues   # (the heap object stays the scheduler's: pushed and popped in place)
     inf = INF
     formed_ahead, queued = replica.ahead, scheduler.waiting
@@ -114,7 +114,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                 p = step % size
                 ahead = aheads[p]
                 now = ahead.get(step, 0) if ahead else 0   # sequences whose first due step this is
-                n = len(phases[p]) - ahead_n[p] + now
+                n = due_n[p] + now
                 if n:
                     if bm.free >= n:
                         bm.free -= n
@@ -124,7 +124,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                         return
                 if now:
                     del ahead[step]
-                    ahead_n[p] -= now
+                    due_n[p] += now
                 visited = step
                 if step > last:   # (else the same bucket: the same memoized price; times.decode_span's memo read first)
                     mean = (base + decoding * step) // rows
@@ -255,15 +255,15 @@ def _span(replica, scheduler, step: int, end_step: float, now_s: float, duration
     if k < SPAN_MIN:
         return 0, 0, 0.0, 0
     bm, size = scheduler.bm, scheduler.bm.block_size
-    phases, aheads, ahead_n = scheduler.phases, scheduler.ahead, scheduler.ahead_n
+    aheads, due_n = scheduler.ahead, scheduler.due_n
     first = step % size
-    steady = [len(phases[p]) - ahead_n[p] for p in range(size)]   # due each cycle (ahead ones join below)
+    steady = due_n[:]   # due each cycle (ahead ones join below)
     needs = np.empty((k // size + 1, size), dtype=np.int64)
     needs[:] = steady[first:] + steady[:first]   # (each row a cycle of phases from the stretch's first step)
     needs = needs.reshape(-1)[:k]
     joins = []   # (phase, first due step, count) of sequences whose first due step falls in the stretch
     for p in range(size):
-        if ahead_n[p]:
+        if aheads[p]:
             for due, count in aheads[p].items():
                 if step <= due < step + k:
                     joins.append((p, due, count))
@@ -277,7 +277,7 @@ def _span(replica, scheduler, step: int, end_step: float, now_s: float, duration
     for p, due, count in joins:
         if due < step + k:
             del aheads[p][due]
-            ahead_n[p] -= count
+            due_n[p] += count
     scheduler.ends.frombytes(ends[1:k + 1].tobytes())
     log = replica.log
     log._flush()   # (the rows before these first: the columns keep the order rows were made in)

@@ -36,7 +36,7 @@ class Scheduler(Admission, DecodingSet):
                  "last_end",
                  # (the decoding set's, set up by DecodingSet._init_decoding)
                  "lookahead", "uniform", "step", "ends", "decoding", "context_base", "padding", "padding_context",
-                 "needs", "phases", "visited", "ahead", "ahead_n", "dues")
+                 "needs", "phases", "visited", "ahead", "due_n", "dues")
 
     def __init__(self, cfg, policy, bm: BlockManager, waiting: deque, awaiting_kv: deque, times,
                  swap_blocks: int, hooks, seed: str = ""):

@@ -40,7 +40,9 @@ class DecodingSet:
         self.phases: list[dict[Seq, None]] = [{} for _ in range(block_size)] if self.uniform else []
         self.visited = -1             # uniform: the last step whose phase's sequences were given their blocks
         self.ahead: list[dict[int, int]] = [{} for _ in range(block_size)] if self.uniform else []
-        self.ahead_n = [0] * block_size   # per phase: sequences in `ahead` (their first due step not reached)
+        # per phase: its sequences due a block at each visit, len(phases[p]) less those in `ahead` (their first due
+        # step not reached), kept as a count so that a decode step reads one number (decode_run.py)
+        self.due_n = [0] * block_size
         self.dues: list[tuple] = []   # heap of (step, order, epoch, seq): it finishes or offers a block then
 
     # ------------------------------------------------------------ what decode_run.py reads and moves
@@ -61,7 +63,7 @@ class DecodingSet:
         p = step % bm.block_size
         ahead = self.ahead[p]
         now = ahead.get(step, 0) if ahead else 0   # sequences whose first due step this is
-        n = len(self.phases[p]) - self.ahead_n[p] + now
+        n = self.due_n[p] + now
         if n:
             if bm.free >= n:   # (bm.allocate, when it evicts nothing)
                 bm.free -= n
@@ -71,7 +73,7 @@ class DecodingSet:
                 return -1
         if now:
             del ahead[step]
-            self.ahead_n[p] -= now
+            self.due_n[p] += now
         self.visited = step
         return n
 
@@ -95,7 +97,7 @@ class DecodingSet:
             if s.next_need == step:
                 due.append(s)
         ahead = self.ahead[step % size]
-        self.ahead_n[step % size] -= ahead.pop(step, 0)
+        self.due_n[step % size] += ahead.pop(step, 0)
         self.visited = step
         for s in due:
             s.next_need = step + size
@@ -194,10 +196,9 @@ class DecodingSet:
         due = step + (s.blocks + len(s.shared)) * size - computed
         s.next_need = due
         p = due % size
-        self.phases[p][s] = None
+        self.phases[p][s] = None   # (one more in the phase, counted ahead: its due count stays)
         ahead = self.ahead[p]
         ahead[due] = ahead.get(due, 0) + 1
-        self.ahead_n[p] += 1
         req = s.req
         if bm.prefix_caching and req.prefix_id is not None:
             self._push_due(s)
@@ -224,15 +225,15 @@ class DecodingSet:
                 r = (self.visited - need) // size + 1
                 s.blocks += r
                 s.next_need = need + r * size
-            else:   # (_unregister, inlined)
+                self.due_n[p] -= 1   # (one fewer due in its phase)
+            else:   # (_unregister, inlined; it leaves its phase too: the phase's due count stays)
                 ahead = self.ahead[p]
                 c = ahead[need] - 1
                 if c:
                     ahead[need] = c
                 else:
                     del ahead[need]
-                self.ahead_n[p] -= 1
-            self.phases[p].pop(s, None)
+            del self.phases[p][s]
             if step > s.run_from:   # (TokenTimes.add_run, inlined)
                 emitted = s.rec.emitted
                 emitted.pieces.append((self.ends, s.run_from, step))
@@ -264,7 +265,7 @@ class DecodingSet:
         p = s.next_need % self.bm.block_size
         ahead = self.ahead[p]
         ahead[s.next_need] = ahead.get(s.next_need, 0) + 1
-        self.ahead_n[p] += 1
+        self.due_n[p] -= 1
 
     def _unregister(self, s: Seq) -> None:
         """Undo _register (a sequence whose first due step has come is counted by its phase, not here)."""
@@ -276,7 +277,7 @@ class DecodingSet:
                 ahead[s.next_need] = c
             else:
                 del ahead[s.next_need]
-            self.ahead_n[p] -= 1
+            self.due_n[p] += 1
 
     def _push_need(self, s: Seq) -> None:
         """Queue the step at which `s` (up to date) has no KV slot for its next token (and drafts).
@@ -288,10 +289,13 @@ class DecodingSet:
         if self.uniform:
             s.next_need = due
             p = due % size
-            self.phases[p][s] = None
+            phase = self.phases[p]
+            if s not in phase:   # (one already in its phase, after a shortage's block: counted there)
+                phase[s] = None
+                self.due_n[p] += 1
             ahead = self.ahead[p]   # (_register)
             ahead[due] = ahead.get(due, 0) + 1
-            self.ahead_n[p] += 1
+            self.due_n[p] -= 1
         elif due <= self.step:   # with a decoder, rows advance unevenly: checked each round
             heappush(self.needs, (due, s.order, s.epoch, s))
 
