@@ -105,8 +105,8 @@ _SPECDECPP_WHY = ("both models run eagerly on the hf-transformers engine at its 
                   "step; at the release's measured alpha 0.85 the 0.3 threshold on P(any rejected) stops after ~2-3 "
                   "drafts a round and the gain is ~1.4x (1.3x at 0.8, 1.6x at 0.9)")
 _SPECDECPP_MISS = ("host launch cost: the authors' README measures their eager 7B drafter at 20.9 ms a token (~54 us a "
-                   "kernel), about half the engine default's; with it whatif gives ~1.7x. whatif takes the engine's "
-                   "default rather than a per-claim host cost")
+                   "kernel), about half the engine default's; with it whatif gives ~1.85x (at the release's alpha "
+                   "0.85). whatif takes the engine's default rather than a per-claim host cost")
 
 # Batch Speculative Decoding Done Right: SpecBench, target/draft pairs at batch 1 and 8 (GPU not in the
 # abstract: one A100-80GB assumed), EXSPEC = own acceptance per sequence with the padded KV re-aligned.
