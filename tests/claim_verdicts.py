@@ -103,7 +103,7 @@ VERDICTS = {
     'E-encoder_decoder-throughput': 'miss',                   # encoder-decoder architectures achieve ... 4.7x h
     'F-medusa-tpot': 'in band',                               # Medusa-1 can achieve over 2.2x speedup without c
     'F-medusa-tpot-2': 'conditional',                         # Medusa-2 further improves the speedup to 2.3-3.6
-    'F-speculative-tpot': 'conditional',                      # SpecDec++ (llama-2-chat 7B & 70B): our adaptive
+    'F-speculative-tpot': 'miss',                             # SpecDec++ (llama-2-chat 7B & 70B): our adaptive
     'F-speculative-tpot-2': 'miss',                           # SpecDec++ on Alpaca: an additional 7.2% improvem
     'F-speculative-throughput': 'in band',                    # Batch Speculative Decoding Done Right (Vicuna-7B
     'F-speculative-throughput-2': 'miss',                     # Batch Speculative Decoding Done Right (Qwen3-8B/

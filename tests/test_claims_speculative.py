@@ -69,6 +69,16 @@ def test_a_published_mean_accepted_length_is_converted_not_assumed():
     assert tokens == pytest.approx(2.73, abs=0.01)   # Spec-Bench leaderboard's mean accepted tokens, Vicuna-7B
 
 
+def test_specdecpp_runs_the_acceptance_its_release_measured_not_an_assumed_one():
+    # Kaffaljidhmah2/SpecDec_pp README sample: 180 tokens, 67 target calls, 20 mismatched -> 113 of 133 accepted
+    accepted, rejected = 180 - 67, 20
+    for prefix in ("SpecDec++ (llama-2-chat", "SpecDec++ on Alpaca"):
+        c = claim(prefix)
+        assert c.paper not in ASSUMED_ACCEPTANCE and c.kind == "scored", prefix
+        for spec in decoders(c.variant) + decoders(c.setup):
+            assert spec.alpha == pytest.approx(accepted / (accepted + rejected), abs=0.005), prefix
+
+
 def test_sweep_rewrites_every_decoder_and_nothing_else():
     bsd = claim("Batch Speculative Decoding Done Right (Vicuna")
     swept = at_acceptance(bsd, 0.9)
