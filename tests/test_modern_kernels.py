@@ -253,7 +253,8 @@ def test_flashmla_sparse_prefill_pads_heads_on_sglang_and_reads_its_rows_once():
 def test_an_eager_module_overlaps_its_host_launches_with_its_gpu_time():
     """SGLang's DSA context module is timed eagerly: the host's launches and the GPU's kernels overlap
     (fitted_roofline.host_overlap, ridge of the two at host_smooth), between their max and their sum; other fits
-    (host_smooth 0) keep the sum; the fitter identifies host_smooth from rows generated with it."""
+    (host_smooth 0) keep the sum; the fitter keeps host_smooth at the max (modern_fit.EAGER_HOST_SMOOTH, not fitted:
+    session 64 J) and recovers the other parameters from rows generated with it."""
     import pandas as pd
     sum_p = fitted_roofline.RooflineParams(4e-4, 0.5, 0.5, 1.0, step_s=3e-5)
     eager = fitted_roofline.RooflineParams(4e-4, 0.5, 0.5, 1.0, step_s=3e-5, host_smooth=6.0)
@@ -263,17 +264,17 @@ def test_an_eager_module_overlaps_its_host_launches_with_its_gpu_time():
     both = fitted_roofline.fitted_seconds(parts, 0.0, 132, eager, 10)
     assert max(host, gpu) < both < host + gpu
     shipped = read_yaml(fitted_roofline.FIT_FILE)["families"]["dsa_module_prefill"]
-    assert shipped["sglang"]["host_smooth"] >= 1 and "host_smooth" not in shipped["vllm"]
+    assert shipped["sglang"]["host_smooth"] == mf.EAGER_HOST_SMOOTH and "host_smooth" not in shipped["vllm"]
     rng = np.random.default_rng(0)
     n = 400
     c0 = np.exp(rng.uniform(np.log(1e-6), np.log(3e-3), n))   # GPU times from launch-bound to 10x the host's
     rows = pd.DataFrame({"c0": c0, "m0": c0 * rng.uniform(0.2, 2.0, n), "l0": 0.0,
                          "items": 0.0, "steps": rng.choice([0.0, 10.4, 16.0, 26.4], n), "clocked": 0.0,
                          "sms": 132.0, "eager": 1.0, "gpu": "h100_sxm"})
-    truth = fitted_roofline.RooflineParams(4e-4, 0.6, 0.5, 2.0, step_s=3e-5, host_smooth=8.0)
+    truth = fitted_roofline.RooflineParams(4e-4, 0.6, 0.5, 2.0, step_s=3e-5, host_smooth=mf.EAGER_HOST_SMOOTH)
     rows["latency_s"] = mf.predict(rows, truth)
-    got = mf.fit(rows)   # host_smooth is weakly identified past ~8 (the ridge is near its max): > 4 asked
-    assert got.host_smooth > 4 and got.floor_s == pytest.approx(4e-4, rel=0.05)
+    got = mf.fit(rows)   # host_smooth is not fitted: the max of host and GPU (asynchronous launches)
+    assert got.host_smooth == mf.EAGER_HOST_SMOOTH and got.floor_s == pytest.approx(4e-4, rel=0.05)
     assert got.step_s == pytest.approx(3e-5, rel=0.05)
     assert np.allclose(mf.predict(rows, got), rows["latency_s"], rtol=0.05)
 
