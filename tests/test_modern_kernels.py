@@ -376,7 +376,7 @@ def test_encoder_attention_prices_a_last_partial_wave_of_query_tiles():
     assert ea.wave_factor(1, 128 * 133, 1, 132, 128) == pytest.approx(264 / 133)   # 133 tiles: two waves
     assert ea.wave_factor(2, 128 * 66, 1, 132, 128) == 1.0
     assert ea.kv_splits("sglang", "blackwell", 1, 1, 4096, 64, 148) == 1
-    assert ea.kv_splits("vllm", "blackwell", 1, 1, 4096, 64, 148) == 9   # 16 tiles of 256: min(148 // 16, 128, 32 key blocks)
+    assert ea.kv_splits("vllm", "blackwell", 1, 1, 4096, 64, 148) == 9   # min(148 // 16 tiles, 128, 32)
     assert ea.kv_splits("vllm", "blackwell", 1, 1, 512, 64, 148) == 1   # 4 key blocks: no split
     assert ea.kv_splits("vllm", "hopper", 64, 16, 4096, 64, 132) == 1   # tiles fill the SMs
     assert ea.kv_splits("vllm", "hopper", 1, 1, 4096, 64, 132) > 1

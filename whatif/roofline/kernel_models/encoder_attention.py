@@ -25,6 +25,11 @@ to any cap it was given (10, session 58; 3.4, H100's L2 / HBM ratio at the A100 
 108 SMs) with memory_eff at 1, the term unidentified. Leave-one-GPU-out (session 60): SGLang 18.8 -> 18.8%,
 vLLM 15.5 -> 15.3%, TRT-LLM 24.6 -> 19.7% (L40S left out 40.4 -> 28.0;
 in-sample fmha_v2 9.1 -> 11.1, TRT-LLM H100 7.3 -> 8.0 worse).
+Waves (session 64): a non-causal pass's CTAs (sequence, head, query tile of the kernel's own size, query_tile) all
+cost alike, so the compute is priced over whole waves of them (wave_factor: a last partial wave costs a whole one),
+and vLLM, which leaves FlashAttention's num_splits heuristic on, splits the keys where its tiles leave SMs idle
+(kv_splits). Leave-one-GPU-out SGLang 18.8 -> 15.6%, TRT-LLM 19.7 -> 18.8, vLLM 15.3 -> 12.7; in-sample better on
+every engine x GPU (docs/accuracy.md "Session 64 M"). What is left is the per-call floor (FA3 6.9 / 10.5 us own fits).
 Parameters: data/modern_fit.yaml, family encoder_attention.
 """
 from __future__ import annotations
@@ -119,9 +124,9 @@ def kv_splits(engine: str, arch: str, batch: int, heads: int, seq: int, head_dim
 
 
 def wave_factor(batch, seq, heads, sms, q_tile, splits=1):
-    """splits: KV splits a query tile's keys run in (kv_splits), each its own CTA. Full waves over the CTAs a pass fills, as a multiple of the work: a non-causal pass's (sequence, head,
-    query-tile) CTAs all cost alike, so a last partial wave of them costs a whole one: ceil(tiles / SMs) x SMs /
-    tiles (>= 1); 1 where q_tile is 0 (not priced)."""
+    """Full waves over the CTAs a pass fills, as a multiple of the work: a non-causal pass's (sequence, head,
+    query-tile, KV split) CTAs all cost alike, so a last partial wave of them costs a whole one: ceil(CTAs / SMs)
+    x SMs / CTAs (>= 1); 1 where q_tile is 0 (not priced). splits: the KV splits of each query tile (kv_splits)."""
     import numpy as np
     q = np.asarray(q_tile, dtype=float)
     tiles = np.asarray(batch, dtype=float) * heads * np.ceil(np.asarray(seq, dtype=float) / np.where(q > 0, q, 1.0))
