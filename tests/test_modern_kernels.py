@@ -366,6 +366,26 @@ def test_encoder_attention_prices_flashattentions_exponentials():
     assert not encoder_attention.vllm_fa2("sglang", "ada")
 
 
+def test_encoder_attention_prices_a_last_partial_wave_of_query_tiles():
+    """Each kernel's per-CTA query rows (FA4 128 x q_stage, FA3 192 to head 96, fmha_v2 Hopper 2 x 64, ...); a
+    last partial wave costs a whole one; vLLM splits the keys where its tiles leave SMs idle, SGLang does not."""
+    ea = encoder_attention
+    assert [ea.query_tile("sglang", "blackwell", 64, s) for s in (128, 129)] == [128, 256]
+    assert ea.query_tile("vllm", "hopper", 80, 4096) == 192 and ea.query_tile("vllm", "hopper", 128, 4096) == 128
+    assert ea.query_tile("trtllm", "hopper", 64, 4096) == 128 and ea.query_tile("trtllm", "ada", 64, 4096) == 64
+    assert ea.query_tile("sglang", "ada", 64, 4096) == 0 and ea.wave_factor(1, 4096, 1, 132, 0) == 1.0
+    assert ea.wave_factor(1, 128 * 133, 1, 132, 128) == pytest.approx(264 / 133)   # 133 tiles: two waves
+    assert ea.wave_factor(2, 128 * 66, 1, 132, 128) == 1.0
+    assert ea.kv_splits("sglang", "blackwell", 1, 1, 4096, 64, 148) == 1
+    assert ea.kv_splits("vllm", "blackwell", 1, 1, 4096, 64, 148) == 9   # min(148 // 16 tiles, 128, 32)
+    assert ea.kv_splits("vllm", "blackwell", 1, 1, 512, 64, 148) == 1   # 4 key blocks: no split
+    assert ea.kv_splits("vllm", "hopper", 64, 16, 4096, 64, 132) == 1   # tiles fill the SMs
+    assert ea.kv_splits("vllm", "hopper", 1, 1, 4096, 64, 132) > 1
+    h100 = ea.ceilings(H100)
+    assert ea.encoder_attention_seconds(1, 4096, 1, 64, h100, "vllm") < \
+        ea.encoder_attention_seconds(1, 4096, 1, 64, h100, "sglang")
+
+
 def test_encoder_attention_l2_resident_io_costs_no_memory_time():
     """Q, K, V, O that fit in L2 (the replays') cost no memory time (the fit's l2_speedup ran to any cap given);
     past L2 they stream from HBM at the datasheet bandwidth, and no encoder fit keeps an L2 term."""
@@ -558,9 +578,9 @@ PINNED_LOO = {
     ("dsa_module_prefill", "sglang"): 28.1,   # eager host overlap; FlashMLA sparse padded, rows read once (was 32.2)
     ("dsa_module_prefill", "trtllm"): 27.0,
     ("dsa_module_prefill", "vllm"): 20.6,   # FlashMLA sparse prefill reads its rows once (was 26.0; 30.1)
-    ("encoder_attention", "sglang"): 20.3,   # FA4 emulates 1/8 of exp2 on B200 (was 20.9); Triton: own family
-    ("encoder_attention", "trtllm"): 19.4,   # L2-resident I/O no memory time (was 23.9; full tables 24.6 -> 19.7)
-    ("encoder_attention", "vllm"): 16.0,   # L2-resident I/O: this subset 15.7 -> 16.0, full tables 15.5 -> 15.3
+    ("encoder_attention", "sglang"): 16.2,   # last partial wave of query tiles (was 20.3); Triton: own family
+    ("encoder_attention", "trtllm"): 18.8,   # last partial wave of query tiles (was 19.4; full tables 19.7 -> 18.8)
+    ("encoder_attention", "vllm"): 13.1,   # waves and vLLM's KV splits (was 16.0; full tables 15.3 -> 12.7)
     ("gdn_chunk_prefill", "sglang"): 12.6,
     ("gdn_chunk_prefill", "trtllm"): 18.0,   # its collector passes no initial state, takes no final one (was 21.4)
     ("gdn_conv1d_decode", "sglang"): 10.8,

@@ -135,9 +135,14 @@ def encoder_rows(frame):
     def build(g, c, gpu):
         pow2 = (g["kernel_source"] == "triton").to_numpy()   # SGLang's Triton path pads the head to a power of 2
         exp = g["engine"].isin(encoder_attention.EXP_ENGINES).to_numpy() & ~pow2   # FlashAttention's rows
+        tile = np.array([encoder_attention.query_tile(e, c.arch, d, s)
+                         for e, d, s in zip(g["engine"], g["head_dim"], g["isl"])])
+        splits = np.array([encoder_attention.kv_splits(e, c.arch, b, h, s, d, c.sms) for e, b, h, s, d in
+                           zip(g["engine"], g["batch_size"], g["num_heads"], g["isl"], g["head_dim"])])
         parts, items = encoder_attention.encoder_attention_work(_col(g, "batch_size"), _col(g, "isl"),
                                                                 _col(g, "num_heads"), g["head_dim"].to_numpy(), c,
-                                                                pow2_head=pow2, exp=exp)
+                                                                pow2_head=pow2, exp=exp, q_tile=tile,
+                                                                splits=splits)
         legacy = np.array([encoder_attention.legacy_fmha_v2(e, c.arch, d) for e, d in zip(g["engine"], g["head_dim"])])
         fa2 = np.array([encoder_attention.vllm_fa2(e, c.arch) for e in g["engine"]])
         out = []   # Triton (SGLang on L40S), fmha_v2 (TRT-LLM's B200 head 72), FA2 (vLLM on L40S): own families

@@ -25,6 +25,11 @@ to any cap it was given (10, session 58; 3.4, H100's L2 / HBM ratio at the A100 
 108 SMs) with memory_eff at 1, the term unidentified. Leave-one-GPU-out (session 60): SGLang 18.8 -> 18.8%,
 vLLM 15.5 -> 15.3%, TRT-LLM 24.6 -> 19.7% (L40S left out 40.4 -> 28.0;
 in-sample fmha_v2 9.1 -> 11.1, TRT-LLM H100 7.3 -> 8.0 worse).
+Waves (session 64): a non-causal pass's CTAs (sequence, head, query tile of the kernel's own size, query_tile) all
+cost alike, so the compute is priced over whole waves of them (wave_factor: a last partial wave costs a whole one),
+and vLLM, which leaves FlashAttention's num_splits heuristic on, splits the keys where its tiles leave SMs idle
+(kv_splits). Leave-one-GPU-out SGLang 18.8 -> 15.6%, TRT-LLM 19.7 -> 18.8, vLLM 15.3 -> 12.7; in-sample better on
+every engine x GPU (docs/accuracy.md "Session 64 M"). What is left is the per-call floor (SGLang own fits: FA4 on B200 6.9 us, FA3 on H100 10.5).
 Parameters: data/modern_fit.yaml, family encoder_attention.
 """
 from __future__ import annotations
@@ -46,6 +51,12 @@ FA2_ARCHS = ("ampere", "ada")   # vLLM's ViT attention runs FlashAttention-2 the
 # the kernel an engine's vision attention runs per architecture (SGLang VisionAttention: FA3 on Hopper, FA4 on
 # Blackwell, Triton elsewhere; vLLM FA2/3/4; TRT-LLM its own FMHA), where it pads the head dim otherwise
 POW2_HEAD_KERNELS = {("sglang", "ada"), ("sglang", "ampere"), ("sglang", "turing")}
+FA4_TILE_M = 128       # FlashAttention-4's m_block_size on SM100 (flash_attn/cute/interface.py), times q_stage
+FA3_BLOCK_N = {64: 192, 96: 144}   # FlashAttention-3's non-causal kBlockN by head (hopper/tile_size.h); else 128
+FA2_BLOCK_M = 128      # FlashAttention-2's kBlockM at heads 64 and 96 (csrc/flash_attn/src/flash_fwd_launch_template.h)
+TRTLLM_FMHA_V2_STEP_Q = 64          # fmha_v2 kernels' query rows a step (the 64 of fmha_v2_..._64_128_S_...)
+TRTLLM_HOPPER_COMPUTE_GROUPS = 2    # fmha_v2's warp-specialised Hopper kernels: two compute groups a CTA
+TRTLLM_GEN_TILE_Q = 128             # trtllm-gen's context FMHA cubins on SM100: Q128Kv128
 
 
 def encoder_family(triton: bool, legacy_fmha: bool = False, fa2: bool = False) -> str:
@@ -69,13 +80,71 @@ def legacy_fmha_v2(engine: str, arch: str, head_dim) -> bool:
     return engine == "trtllm" and arch == "blackwell" and head_dim == 72
 
 
+def query_tile(engine: str, arch: str, head_dim: int, seq: int) -> int:
+    """Query rows one CTA of the engine's encoder kernel covers (0: not priced by waves), from each kernel's tile
+    table: FA4 (Blackwell) 128 x q_stage, q_stage 2 past 128 tokens (flash_attn/cute/interface.py); FA3 (Hopper)
+    kBlockM 192 to head 96, 128 above (hopper/tile_size.h tile_size_fwd_sm90); FA2 (vLLM on Ampere / Ada) kBlockM
+    128 (flash_fwd_launch_template.h, heads 64 and 96); TensorRT-LLM's fmha_v2 on Hopper 64 rows a compute group, two
+    groups a CTA (fused_multihead_attention_common.h NUM_COMPUTE_GROUPS 2), its Ada / legacy kernels 64
+    (fmha_v2_flash_attention_bf16_64_128_S_qkv_72_sm89: STEP_Q 64), trtllm-gen on Blackwell 128
+    (FmhaSm100aKernel_...H64PackedQkvDenseVarSeqQ128Kv128StaticContext). SGLang's Triton kernel: 0 (priced by
+    waves at its BLOCK 64 or 128 its in-sample error rose, 29.8 -> 29.5 / 33.9%: no wave term)."""
+    if (engine, arch) in POW2_HEAD_KERNELS:
+        return 0
+    if engine == "trtllm":
+        if legacy_fmha_v2(engine, arch, head_dim) or arch not in ("hopper", "blackwell"):
+            return TRTLLM_FMHA_V2_STEP_Q
+        return TRTLLM_FMHA_V2_STEP_Q * TRTLLM_HOPPER_COMPUTE_GROUPS if arch == "hopper" else TRTLLM_GEN_TILE_Q
+    if arch == "blackwell":
+        return FA4_TILE_M * (2 if seq > FA4_TILE_M else 1)
+    if arch == "hopper":
+        return 192 if padded_head_dim(head_dim) <= 96 else 128
+    return FA2_BLOCK_M
+
+
+def kv_splits(engine: str, arch: str, batch: int, heads: int, seq: int, head_dim: int, sms: int) -> int:
+    """KV splits vLLM's FlashAttention picks for an encoder call (it passes num_splits 0: the kernel's own
+    heuristic; SGLang's sgl_kernel passes 1, and its tables show no split: B200, 1 sequence, 1 head, 4,096 tokens
+    48 us against vLLM's 19). FA4 (Blackwell; vLLM's vision FA4 dispatch, its `_get_dispatch`): 1 up to 4 key
+    blocks of 128, else min(SMs // query tiles, 128, key blocks). FA3 (Hopper; hopper/heuristics.h
+    num_splits_heuristic): 1 where the query tiles fill 0.8 of the SMs or the keys span <= 4 kBlockN blocks, else
+    the fewest splits whose wave efficiency is within 0.85 of the best, at most min(128, SMs, key blocks)."""
+    if engine != "vllm" or arch not in ("blackwell", "hopper"):
+        return 1
+    tile = query_tile(engine, arch, head_dim, seq)
+    m_tiles = batch * heads * -(-seq // tile)
+    if arch == "blackwell":
+        n_blocks = -(-seq // FA4_TILE_M)
+        return 1 if n_blocks <= 4 else max(1, min(sms // m_tiles, 128, n_blocks))
+    n_blocks = -(-seq // FA3_BLOCK_N.get(padded_head_dim(head_dim), 128))
+    if m_tiles >= 0.8 * sms or n_blocks <= 4:
+        return 1
+    effs = [m_tiles * k / sms / -(-(m_tiles * k) // sms) for k in range(1, min(128, sms, n_blocks) + 1)]
+    return next(k for k, e in enumerate(effs, 1) if e >= 0.85 * max(effs))
+
+
+def wave_factor(batch, seq, heads, sms, q_tile, splits=1):
+    """Full waves over the CTAs a pass fills, as a multiple of the work: a non-causal pass's (sequence, head,
+    query-tile, KV split) CTAs all cost alike, so a last partial wave of them costs a whole one: ceil(CTAs / SMs)
+    x SMs / CTAs (>= 1); 1 where q_tile is 0 (not priced). splits: the KV splits of each query tile (kv_splits)."""
+    import numpy as np
+    q = np.asarray(q_tile, dtype=float)
+    tiles = np.asarray(batch, dtype=float) * heads * np.ceil(np.asarray(seq, dtype=float) / np.where(q > 0, q, 1.0))
+    tiles = tiles * np.asarray(splits, dtype=float)
+    w = np.where(q > 0, np.ceil(tiles / sms) * sms / tiles, 1.0)
+    return float(w) if np.ndim(w) == 0 else w
+
+
 def padded_head_dim(d: int, pow2: bool = False) -> int:
     if pow2:
         return 1 << (int(d) - 1).bit_length()
     return next((h for h in HEAD_DIMS if h >= d), d)
 
 
-def encoder_attention_work(batch, seq, heads, head_dim, c, elt_bytes=2.0, pow2_head=False, exp=False):
+def encoder_attention_work(batch, seq, heads, head_dim, c, elt_bytes=2.0, pow2_head=False, exp=False, q_tile=0,
+                           splits=1):
+    """[(compute s, HBM s, L2 s)] and fixed-cost items of one call; q_tile: query rows a CTA (query_tile; a column
+    or an int; 0: no wave term), whose last partial wave prices the compute as a whole one (wave_factor)."""
     import numpy as np   # (here only: the fitter passes columns)
     d_pad = (np.vectorize(padded_head_dim)(head_dim, pow2_head) if not isinstance(head_dim, int)
              else padded_head_dim(head_dim, pow2_head))
@@ -85,7 +154,8 @@ def encoder_attention_work(batch, seq, heads, head_dim, c, elt_bytes=2.0, pow2_h
     if exp is not False:   # exp: a bool or a column of them (FlashAttention's rows)
         exp_s = np.where(exp, softmax_exp_seconds(batch * heads * seq * seq, c), 0.0)
         compute = (compute ** OVERLAP + exp_s ** OVERLAP) ** (1.0 / OVERLAP)
-        compute = float(compute) if np.ndim(compute) == 0 else compute
+    compute = compute * wave_factor(batch, seq, heads, c.sms, q_tile, splits)
+    compute = float(compute) if np.ndim(compute) == 0 else compute
     hbm, _ = memory_times(io, c.hbm_bw, c.l2_bytes)   # an L2-resident Q, K, V, O: no memory time (L2_HIDDEN)
     return [(compute, hbm, 0.0 * hbm)], batch * heads * -(-seq // Q_TILE)
 
@@ -102,6 +172,8 @@ def encoder_attention_seconds(batch: int, seq: int, heads: int, head_dim: int, g
     c = ceilings(gpu)
     pow2 = (engine, c.arch) in POW2_HEAD_KERNELS
     parts, items = encoder_attention_work(batch, seq, heads, head_dim, c, pow2_head=pow2,
-                                          exp=engine in EXP_ENGINES and not pow2)
+                                          exp=engine in EXP_ENGINES and not pow2,
+                                          q_tile=query_tile(engine, c.arch, head_dim, seq),
+                                          splits=kv_splits(engine, c.arch, batch, heads, seq, head_dim, c.sms))
     family = encoder_family(pow2, legacy_fmha_v2(engine, c.arch, head_dim), vllm_fa2(engine, c.arch))
     return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch)))
