@@ -3,7 +3,7 @@ modern kernel tables (Gated DeltaNet, DSA and whole MLA modules, wide-EP MoE, De
 MLA batched GEMMs, quantize kernels).
 
     python benchmarks/accuracy_modern.py [--root DIR] [--table NAME ...] [--write] [--by-gpu] [--pairs]
-                                         [--vs-kernels] [--on-decode] [--floors] [--by-kernel]
+                                         [--vs-kernels] [--on-decode] [--floors] [--by-kernel] [--floor-share]
 
 A GPU's prediction is its datasheet ceilings times one parameter set per family x engine, so parameters
 transfer between GPUs: leave-one-GPU-out (fitted on the other GPUs that measured the family, scored on the
@@ -18,7 +18,9 @@ price a pass (roofline/module_fits.py). `--on-decode`: vLLM's short context rows
 that decode kernel's own fit (fitted on the generation table alone) beside their pooled family's leave-one-out.
 `--floors`: each engine's whole MLA module at its smallest shapes (<= 16 tokens, <= 16 heads), per GPU and
 kernel: the fixed cost a fit's floor carries from one GPU to another. `--by-kernel`: the per-GPU table split further
-by the kernel each row ran and its GEMM format (where a family's leave-one-out error lives).
+by the kernel each row ran and its GEMM format (where a family's leave-one-out error lives). `--floor-share`: each
+cell over 15% leave-one-GPU-out scored again with its fit's floor swapped for the left-out GPU's own (how much of
+the miss is a fixed cost no datasheet term carries between GPUs; a diagnosis, not a prediction).
 """
 from __future__ import annotations
 
@@ -290,6 +292,8 @@ def main(argv=None) -> int:
                     help="each engine's MLA module at its smallest shapes, by GPU and kernel (its fixed cost)")
     ap.add_argument("--by-kernel", action="store_true",
                     help="also the per-GPU table split by the kernel each row ran and its GEMM format")
+    ap.add_argument("--floor-share", action="store_true",
+                    help="cells over 15%% LOO, rescored with the left-out GPU's own floor (how much is fixed cost)")
     args = ap.parse_args(argv)
     bad = [t for t in args.table or [] if t not in mr.TABLES]
     if bad:
@@ -328,6 +332,9 @@ def main(argv=None) -> int:
     if args.by_kernel:
         print("\n== by GPU, kernel and GEMM format (leave-one-GPU-out rows) ==")
         print(by_kernel(out))
+    if args.floor_share:
+        print("\n== cells over 15% LOO: MAPE, LOO fit | its floor (and step) the left-out GPU's own | in-sample ==")
+        print(mf.floor_share_table(rows, min_loo=15.0).to_string())
     if args.pairs:
         print("\n== fit on one GPU, score on another (fit_on == score_on: in-sample) ==")
         print(mf.pair_table(rows).to_string())

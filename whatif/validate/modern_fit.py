@@ -157,6 +157,29 @@ def pair_table(rows):
                         ).set_index(["family", "engine", "fit_on", "score_on"]).round(1)
 
 
+def floor_share_table(rows, min_loo=0.0):
+    """How much of each (family, engine, GPU) cell's leave-one-GPU-out error is its fixed cost: the cell scored with
+    the leave-one-out fit, with that fit's floor_s swapped for the left-out GPU's own (in-sample) floor_s, and with
+    floor_s and step_s both swapped, beside in-sample; with both fits' floors (us). A diagnosis, never a prediction
+    (the swap reads the left-out GPU's rows). min_loo: only cells whose LOO MAPE is at least this (%)."""
+    import pandas as pd
+    out = []
+    for (family, engine), group in rows.groupby(["family", "engine"]):
+        current = current_release(group)
+        gpus = sorted(set(current["gpu"]))
+        for gpu in gpus if len(gpus) > 1 else []:
+            mine = current[current["gpu"] == gpu]
+            own, loo = fit(mine), fit(current[current["gpu"] != gpu])
+            measured = mine["latency_s"].to_numpy()
+            fits = (loo, replace(loo, floor_s=own.floor_s), replace(loo, floor_s=own.floor_s, step_s=own.step_s), own)
+            mapes = [float(np.mean(np.abs(predict(mine, p) / measured - 1.0)) * 100.0) for p in fits]
+            out.append((family, engine, gpu, len(mine), *mapes, own.floor_s * 1e6, loo.floor_s * 1e6))
+    cols = ["family", "engine", "gpu", "rows", "loo", "loo_own_floor", "loo_own_floor_step", "in", "floor_us_own",
+            "floor_us_loo"]
+    table = pd.DataFrame(out, columns=cols).set_index(["family", "engine", "gpu"]).round(1)
+    return table[table["loo"] >= min_loo]
+
+
 def error_table(out, by=("family", "engine", "gpu")):
     """MAPE / median / worst absolute % error per group, for in-sample, pooled and leave-one-GPU-out."""
     import pandas as pd
