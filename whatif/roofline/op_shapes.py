@@ -129,7 +129,8 @@ class TransferShape(OpShape):
     lane: str = ""
 
     def to_dict(self) -> dict:
-        return {**super().to_dict(), "overlap": float(self.overlap)}
+        d = {**super().to_dict(), "overlap": float(self.overlap)}
+        return d if self.lane else {k: v for k, v in d.items() if k != "lane"}
 
 
 def _kind(d: dict) -> type[OpShape]:
