@@ -175,8 +175,8 @@ VERDICTS = {
     'I-flexgen-throughput-3': 'in band',                      # OPT-30B on one T4, prompt 1024: FlexGen 3.50 tok
     'I-flexgen-throughput-4': 'in band',                      # OPT-30B on one T4, prompt 1024: FlexGen 3.50 tok
     'I-flexgen-throughput-5': 'in band',                      # OPT-6.7B on one T4, prompt 512: FlexGen 25.26 to
-    'I-flexgen-throughput-6': 'miss',                         # OPT-6.7B on one T4, prompt 512: FlexGen 25.26 to
-    'I-zero_inference-throughput': 'miss',                    # OPT-6.7B on one T4, prompt 512 (FlexGen's Table
+    'I-flexgen-throughput-6': 'in band',                      # OPT-6.7B on one T4, prompt 512: FlexGen 25.26 to
+    'I-zero_inference-throughput': 'in band',                 # OPT-6.7B on one T4, prompt 512 (FlexGen's Table
     'I-zero_inference-hbm_bytes': 'illustrative',             # DeepSpeed Inference: 'It can inference 25x large
     'I-llm_in_a_flash-tpot': 'in band',                       # OPT-6.7B on an RTX 4090, per-token latency: naiv
     'I-expert_offload-tpot': 'illustrative',                  # M2R2: ahead-of-time expert loading into HBM give

@@ -119,6 +119,35 @@ def test_zero_inference_fits_a_model_larger_than_hbm():
     assert zero.memory.fits
 
 
+def test_zero_inference_gather_copies_run_in_line_with_the_link_copy():
+    # DeepSpeed v0.7.x gathers over one rank: two torch.cat copies within HBM on the all-gather stream, behind the
+    # host-to-GPU copy of the same stream; link-bound, the step grows by their HBM time and the link moves no more.
+    wl, kw = Workload(16, 512, 32), dict(model="opt-6.7b", precision=FP16)
+    two, none = run(["zero_inference"], workload=wl, **kw), run(["zero_inference:gather_copies=0"], workload=wl, **kw)
+    copies = [t for t in two.decode.op_times if t.op.name.startswith("weights_gather_copy")]
+    assert len(copies) == 2 and all(t.op.bytes == {"hbm": 2 * weights_moved(none)} for t in copies)
+    hbm_s = sum(t.total_s for t in copies)
+    gpu = two.system.gpu.hbm_bandwidth.value
+    assert hbm_s == pytest.approx(4 * weights_moved(none) * 32 / (gpu * 0.97), rel=0.01)   # T4: 32 layers
+    assert two.tpot_s - none.tpot_s == pytest.approx(hbm_s, rel=0.02)
+    assert link_bytes(two, "weights_fetch") == link_bytes(none, "weights_fetch")
+
+
+def test_zero_inference_gather_copies_hide_behind_compute_when_compute_bound():
+    # Beside the compute stream, not on it: FlexGen's 16 x 512-token prefill on the T4 computes for ~2 s against
+    # ~1 s of link copy, so the copies' ~0.17 s hide (fill excepted); prefetch off puts them in line.
+    kw = dict(model="opt-6.7b", workload=Workload(16, 512, 32), precision=FP16)
+    two, none = run(["zero_inference"], **kw), run(["zero_inference:gather_copies=0"], **kw)
+    assert two.ttft_s == pytest.approx(none.ttft_s, rel=0.005) and two.tpot_s > 1.1 * none.tpot_s
+    two, none = (run([f"zero_inference:prefetch=false,gather_copies={n}"], **kw) for n in (2, 0))
+    assert two.ttft_s > none.ttft_s + 0.1
+
+
+def weights_moved(e) -> float:
+    """Layer weight bytes one layer's fetch copies to the GPU in the decode step."""
+    return next(t.op.bytes["h2d:pcie-gen3-x16"] for t in e.decode.op_times if t.op.name.startswith("weights_fetch"))
+
+
 def test_zero_inference_nvme_without_a_disk_names_the_technique():
     with pytest.raises(WhatifError, match="zero_inference placing weights=nvme"):
         run(["zero_inference:tier=nvme"], model="llama-3.1-8b", hardware="h100-sxm", precision=Precision())

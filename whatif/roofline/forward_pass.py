@@ -20,7 +20,7 @@ from .graphless_step import graphless_step
 from .piecewise_graph import piecewise_calls
 from .placement import placement_ops
 from .tiers import host_path
-from .ops import OpClass, is_overlapped
+from .ops import OpClass, is_overlapped, lane_of
 from .timing import OpTime, time_op
 
 
@@ -217,13 +217,14 @@ def overlapped(serial_s: float, times, layers: int) -> float:
     """A stage's time when its `overlap` transfers run on copy engines beside the kernels.
 
     Transfers over the same link in the same direction share it (their times add); different links
-    and the two directions of a link run concurrently. Prefetching layer by layer, the pass costs
+    and the two directions of a link run concurrently; a copy within HBM issued on a link's stream
+    (ops.device_copy) waits its turn there. Prefetching layer by layer, the pass costs
     max(kernels, transfers) plus one layer's worth of the smaller (the pipeline's fill), never more
     than kernels + transfers in sequence."""
     per_link: dict[str, float] = {}
     for t in times:
         if is_overlapped(t.op):
-            key = next(iter(t.op.bytes), "")
+            key = lane_of(t.op)
             per_link[key] = per_link.get(key, 0.0) + t.total_s
     hidden = max(per_link.values(), default=0.0)
     return max(serial_s, hidden) + min(serial_s, hidden) / max(layers, 1)

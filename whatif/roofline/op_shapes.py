@@ -119,15 +119,18 @@ class DeepEPShape(CommShape):
 @dataclass(frozen=True)
 class TransferShape(OpShape):
     """A copy over the link to a slower tier at `bandwidth` B/s, in `blocks` copies of `latency` s setup
-    each; `overlap`: on a copy engine beside the kernels rather than between them."""
+    each; `overlap`: on a copy engine beside the kernels rather than between them. `lane`: set for a copy
+    within HBM issued on a link's transfer stream (ops.device_copy): in line with that link's copies."""
 
     bandwidth: float
     latency: float
     overlap: bool = False
     blocks: float = 1.0
+    lane: str = ""
 
     def to_dict(self) -> dict:
-        return {**super().to_dict(), "overlap": float(self.overlap)}
+        d = {**super().to_dict(), "overlap": float(self.overlap)}
+        return d if self.lane else {k: v for k, v in d.items() if k != "lane"}
 
 
 def _kind(d: dict) -> type[OpShape]:

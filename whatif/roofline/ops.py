@@ -10,8 +10,9 @@ from .op_shapes import (AttentionShape, CommShape, GemmShape, OpShape, ScoreShap
 from ..specs.op_kinds import ATTENTION_CLASSES, FFN_ROLES, NON_LAYER_GEMM_ROLES, OpClass, OpRole
 
 __all__ = ["ATTENTION_CLASSES", "AttentionShape", "CommShape", "GemmShape", "Op", "OpClass", "OpRole", "OpShape",
-           "ScoreShape", "StreamShape", "TransferShape", "gemm", "graph_role", "in_ffn", "is_overlapped",
-           "is_weight_gemm", "kv_read_bytes", "kv_write_bytes", "link_bytes", "op_fields_from_record",
+           "ScoreShape", "StreamShape", "TransferShape", "device_copy", "gemm", "graph_role", "in_ffn",
+           "is_overlapped", "is_weight_gemm", "kv_read_bytes", "kv_write_bytes", "lane_of", "link_bytes",
+           "op_fields_from_record",
            "shape_from_dict", "shape_record", "streaming", "transfer", "weights_of"]
 
 OP_CLASS_VALUES = tuple(c.value for c in OpClass)
@@ -161,6 +162,21 @@ def transfer(name: str, nbytes: float, path, count: int = 1, overlap: bool = Fal
               TransferShape(bw, path.latency, bool(overlap), blocks), count,
               f"{nbytes:g} B {direction} over {path.name} at {bw:g} B/s"
               + (f" in {blocks:g} blocks" if blocks > 1 else "") + (" (overlapped)" if overlap else ""))
+
+
+def device_copy(name: str, nbytes: float, path, count: int = 1, overlap: bool = False) -> Op:
+    """`nbytes` copied within HBM (read once, written once) by a kernel issued on the stream that carries
+    `path`'s host-to-GPU copies: in line with them (their lane), beside the compute kernels when `overlap`."""
+    lane = f"h2d:{path.link_key}"
+    return Op(name, OpClass.TRANSFER, 0.0, {"hbm": 2.0 * nbytes}, "-",
+              TransferShape(0.0, 0.0, bool(overlap), 1.0, lane), count,
+              f"{nbytes:g} B copied within HBM ({2 * nbytes:g} B read + written) in line with {lane}"
+              + (" (overlapped with the kernels)" if overlap else ""))
+
+
+def lane_of(op: Op) -> str:
+    """The copy stream an overlapped transfer runs on: its link and direction (or the lane it was issued on)."""
+    return op.shape.lane or next(iter(op.bytes), "")
 
 
 def is_overlapped(op: Op) -> bool:

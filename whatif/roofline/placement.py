@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import WhatifError
-from .ops import Op, is_weight_gemm, kv_read_bytes, kv_write_bytes, transfer, weights_of
+from .ops import Op, device_copy, is_weight_gemm, kv_read_bytes, kv_write_bytes, transfer, weights_of
 from .dequant import op_weight_bytes
 from .context import HostPath, PassContext
 
@@ -31,6 +31,7 @@ class Placement:
     shares: tuple[tuple[str, str, float], ...] = ()   # (tensor class, tier name, fraction)
     access: str = "stream"
     overlap: bool = True
+    fetch_copies: int = 0   # copies within HBM of each streamed weight byte, in line with its link copy
 
     def __post_init__(self):
         if self.access not in ACCESS:
@@ -67,7 +68,8 @@ class Placement:
     def merged(self, other: Placement) -> Placement:
         """This placement with `other`'s shares added (a class placed twice on one tier: the later wins)."""
         keep = [s for s in self.shares if not any(s[:2] == o[:2] for o in other.shares)]
-        return Placement(tuple(keep) + other.shares, other.access, other.overlap)
+        return Placement(tuple(keep) + other.shares, other.access, other.overlap,
+                         other.fetch_copies or self.fetch_copies)
 
 
 NO_PLACEMENT = Placement()
@@ -131,6 +133,9 @@ def placement_ops(ops: list[Op], ctx: PassContext, p: Placement, paths: dict[str
         per_layer = f * _weight_bytes_read(ops, ctx.prec) / layers
         if per_layer > 0:   # weights are always streamed: a GEMM re-reads its weights once per row tile
             out.append(transfer(f"weights_fetch[{tier}]", per_layer, paths[tier], layers, p.overlap))
+            for i in range(p.fetch_copies):   # e.g. ZeRO-3's gather on one rank (offload_weights.ZeroInference)
+                out.append(device_copy(f"weights_gather_copy{i + 1}[{tier}]", per_layer, paths[tier], layers,
+                                       p.overlap))
     for tier, f in p.of("kv"):
         out = [new for op in out for new in _kv_offload(op, tier, f, paths[tier], p)]
     for tier, f in p.of("activations"):

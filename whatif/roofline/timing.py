@@ -96,6 +96,10 @@ def time_op(op: Op, gpu, eff: Efficiency, link=None, tiers: dict | None = None) 
         # a fused epilogue (an all-reduce that also adds the residual and norms: engine_kernels.py) streams HBM
         extra = op.hbm_bytes / (gpu.hbm_bandwidth.value * eff.params(OpClass.NORM).memory_eff)
         return OpTime(op, t.time_s + extra, t.compute_s, t.memory_s + extra, t.overhead_s, t.bound)
+    if op.op_class == OpClass.TRANSFER and op.shape.lane:   # a copy within HBM on a link's stream (ops.device_copy)
+        p = eff.params(OpClass.ELEMENTWISE)   # a copy kernel (torch.cat) streams HBM as an elementwise kernel does
+        t = op.hbm_bytes / (gpu.hbm_bandwidth.value * p.memory_eff)
+        return OpTime(op, t + p.overhead_s, 0.0, t, p.overhead_s, "memory")
     if op.op_class == OpClass.TRANSFER:
         p = eff.params(OpClass.TRANSFER)
         s = op.shape

@@ -171,7 +171,19 @@ class ZeroInference(Technique):
     buffers (the link's DMA rate); with `prefetch` the next layer's copy overlaps the current layer's
     compute, so a pass costs max(compute, transfer) plus one layer's fill, else their sum. The KV
     cache and the activations stay on the GPU, so HBM left free holds a larger batch. Expressed as a
-    placement of all layer weights in `tier`; the embeddings and the LM head stay in HBM."""
+    placement of all layer weights in `tier`; the embeddings and the LM head stay in HBM.
+
+    `gather_copies`: on one GPU, DeepSpeed releases before the one-rank shortcut still run ZeRO-3's gather
+    (partition_parameters.py all_gather_coalesced, as in the torch.cuda-era copy neevaco/DeepSpeed@35d82a61
+    and the accelerator-era copy Yard1/DeepSpeed@27dab1d6; current master returns _no_gather_coalesced when
+    num_partitions == 1): each fetched group's partitions are copied to the GPU (ds_tensor.to(device)) and
+    torch.cat into a flat buffer (copy 1), all-gathered over one rank in place (NCCL's one-rank path copies
+    only when send != recv buffer: enqueue.cc ncclSaveKernel) and torch.cat again per parameter in
+    AllGatherCoalescedHandle.wait (copy 2). All of it runs on the all-gather stream
+    (partitioned_param_coordinator.py __all_gather_params and fetch_sub_module: torch.cuda.stream(
+    self.__allgather_stream), a stream of its own since stage 3 defaults overlap_comm to true), so the two
+    copies are in line with the host-to-GPU copy and beside the compute stream. Not priced: the flat buffer's
+    HBM (one fetch group); a single-parameter group's gather (one NCCL copy, not two)."""
 
     name = "zero_inference"
     family = "I"
@@ -181,13 +193,17 @@ class ZeroInference(Technique):
     tier: str = param(HOST, "where the weights live: host (the system's first tier, CPU memory), nvme, or any "
                             "tier name or technology of the system")
     prefetch: bool = param(True, "prefetch the next layer's weights while this one computes (overlap)")
+    gather_copies: int = param(2, "copies within HBM of every fetched weight byte, in line with the link copy: 2 "
+                                  "in DeepSpeed releases that gather over one rank (v0.7.x, FlexGen's pinned "
+                                  "v0.7.7; the class docstring), 0 in releases with the one-rank shortcut", "copies")
 
     def check_params(self) -> None:
         self.require(bool(self.tier.strip()), "tier", "a tier name: host, nvme, or a technology or memory profile")
+        self.require(self.gather_copies >= 0, "gather_copies", "a non-negative number of copies")
 
     def transform_placement(self, placement):
         return placement.merged(Placement((("weights", self.tier.strip(), 1.0),),
-                                          placement.access, self.prefetch))
+                                          placement.access, self.prefetch, self.gather_copies))
 
 
 # ---------------------------------------------------------------- LLM in a flash
