@@ -390,9 +390,9 @@ CLAIMS: list[Claim] = [
           "a CTA reads) and nothing else, so the TTFT is the same to 0.1%.",
           setup_note="the paper's section 7.1: chunked prefill of 2048 tokens, TTFT of one prompt, FlashAttention "
                      "v2.5.6 and FlashInfer v0.0.3 kernels in vLLM; Llama-3.1-8B for Llama-3-8B at TP-2 on two "
-                     "A100-80GB; one 127K-token prompt (the paper's 'up to' is at 192K, past the stand-in's 128K window); "
-                     "scored on FlashInfer's 1.45x: FlashAttention's 3.92x is another run (Yi-6B on one A100, the "
-                     "paper's Table 6), also 1.00x in whatif, which has no per-library paged kernel",
+                     "A100-80GB; one 127K-token prompt (the paper's 'up to' is at 192K, past the stand-in's 128K "
+                     "window); scored on FlashInfer's 1.45x: FlashAttention's 3.92x is another run (Yi-6B on one "
+                     "A100, the paper's Table 6), also 1.00x in whatif, which has no per-library paged kernel",
           miss="kernel quality (invisible to a roofline): the paged prefill kernels of FlashAttention v2.5.6 "
                "(flash_attn_with_kvcache with a block table) and FlashInfer v0.0.3 ran slower than their vanilla "
                "kernels on the same tokens, by the paper's measure up to 3.92x / 1.45x at long contexts; whatif prices "

@@ -29,7 +29,8 @@ Waves (session 64): a non-causal pass's CTAs (sequence, head, query tile of the 
 cost alike, so the compute is priced over whole waves of them (wave_factor: a last partial wave costs a whole one),
 and vLLM, which leaves FlashAttention's num_splits heuristic on, splits the keys where its tiles leave SMs idle
 (kv_splits). Leave-one-GPU-out SGLang 18.8 -> 15.6%, TRT-LLM 19.7 -> 18.8, vLLM 15.3 -> 12.7; in-sample better on
-every engine x GPU (docs/accuracy.md "Session 64 M"). What is left is the per-call floor (SGLang own fits: FA4 on B200 6.9 us, FA3 on H100 10.5).
+every engine x GPU (docs/accuracy.md "Session 64 M"). What is left is the per-call floor (SGLang own fits: FA4 on
+B200 6.9 us, FA3 on H100 10.5).
 Parameters: data/modern_fit.yaml, family encoder_attention.
 """
 from __future__ import annotations
