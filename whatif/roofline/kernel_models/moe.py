@@ -119,17 +119,14 @@ def power_law_loads(tokens: int, topk: int, experts: int, ep: int, alpha: float,
     overflow = int(np.clip(loads - tokens, 0, None).sum())
     if spread == "legacy":   # the older collector: no cap, the shortfall onto the most loaded experts first
         _legacy_adjust(loads, target)
-        groups = loads.reshape(ep, experts // ep)
-        top = int(np.argmax(groups.sum(axis=1)))
-        groups[[0, top]] = groups[[top, 0]]
-        return groups.ravel()
-    loads = np.minimum(loads, tokens)
-    if spread == "ranks":
+    elif spread == "ranks":
+        loads = np.minimum(loads, tokens)
         groups = loads.reshape(ep, experts // ep)
         _round_robin_over_ranks(groups, overflow, 1, tokens)
         delta = int(target - groups.sum())
         _round_robin_over_ranks(groups, abs(delta), 1 if delta > 0 else -1, tokens)
     else:
+        loads = np.minimum(loads, tokens)
         _to_smallest(loads, overflow, tokens, target)
     groups = loads.reshape(ep, experts // ep)
     top = int(np.argmax(groups.sum(axis=1)))
