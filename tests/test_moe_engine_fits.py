@@ -99,16 +99,18 @@ def test_mid_m_regime_where_a_block_has_it():
 # MAPE % (in-sample; leave-one-GPU-out where a fit has two GPUs: none of the quantized ones, B200 only) reached by
 # each engine's fit, by GPU; worse by more than MARGIN points fails.
 MARGIN = 1.0
-PINNED = {("sglang", "fp8"): {"b200_sxm": (12.1, None)},   # 62 P: 18.2 -> 15.1 (slices padded to 128); 63 G: mid_m 12.0
-          ("sglang", "fp4"): {"b200_sxm": (18.2, None)},   # session 63 F: 24.5 -> 18.2 (finalize, per-GEMM form)
-          ("vllm", "fp8"): {"b200_sxm": (18.5, None)},
-          ("vllm", "fp4"): {"b200_sxm": (13.3, None)},   # session 63 F: 18.1 -> 13.3 (the same)
-          ("trtllm", "mxfp4"): {"h100_sxm": (13.1, None)},   # session 53: H100 only (no leave-one-out)
-          ("flashinfer_cutlass", "fp8"): {"h100_sxm": (24.2, None)},   # session 54: H100 only (no leave-one-out)
+# session 64 N: power-law rows routed as the collector drew them (capped, spread over ranks; moe.power_law_loads):
+# in-sample falls on every block (L40S 31.9 -> 19.2 vLLM, 35.2 -> 23.7 SGLang); A100 vLLM left out 24.5 -> 25.3 (worse).
+PINNED = {("sglang", "fp8"): {"b200_sxm": (11.0, None)},   # 62 P: 18.2 -> 15.1 (slices padded to 128); 63 G: mid_m 12.0
+          ("sglang", "fp4"): {"b200_sxm": (16.4, None)},   # session 63 F: 24.5 -> 18.2 (finalize, per-GEMM form)
+          ("vllm", "fp8"): {"b200_sxm": (15.2, None)},
+          ("vllm", "fp4"): {"b200_sxm": (11.7, None)},   # session 63 F: 18.1 -> 13.3 (the same)
+          ("trtllm", "mxfp4"): {"h100_sxm": (12.7, None)},   # session 53: H100 only (no leave-one-out)
+          ("flashinfer_cutlass", "fp8"): {"h100_sxm": (21.0, None)},   # session 54: H100 only (no leave-one-out)
           # session 64 G: L2-resident rows at the SMs' L2 rate (SM_RATE_L2_FITS); L40S left out 37.4 -> 33.8 (vLLM),
           # 56.1 -> 37.9 (SGLang). B200's leave-one-out scores TRTLLM-Gen against Triton donors: not pinned.
-          ("vllm", "bf16"): {"a100_sxm": (23.0, 24.5), "h100_sxm": (22.2, 25.8), "l40s": (31.9, 33.8)},
-          ("sglang", "bf16"): {"a100_sxm": (37.3, 38.4), "h100_sxm": (23.6, 26.8), "l40s": (35.2, 37.9)}}
+          ("vllm", "bf16"): {"a100_sxm": (23.0, 25.3), "h100_sxm": (19.0, 23.2), "l40s": (19.2, 22.0)},
+          ("sglang", "bf16"): {"a100_sxm": (32.6, 33.8), "h100_sxm": (21.5, 24.5), "l40s": (23.7, 26.4)}}
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,20 @@ def test_routings_place_every_assignment(tokens):
     assert groups[0] == groups.max()     # this GPU holds the most loaded EP group
 
 
+def test_power_law_routing_is_capped_and_spread_over_ranks_as_the_collector_draws_it():
+    # helper.py _generate_power_law_distribution: an expert takes at most T tokens; the rounding's shortfall goes
+    # round-robin over the EP ranks, so 1 token's 22 picks of 512 experts put 3 on each of 8 ranks' busiest
+    loads = moe.power_law_loads(1, 22, 512, 8, 1.2, seed=0)
+    assert loads.sum() == 22 and loads.max() == 1 and loads[:64].sum() == 3
+    assert all(moe.power_law_loads(2, 22, 512, 1, 1.2, seed=s).max() <= 2 for s in range(4))
+    assert moe.routing_stats(2, 22, 512, 1, "power_law_1.2")[0] == 44.0
+    # the older collector (no cap, shortfall onto the first experts): every pick on rank 0 (A100 vLLM 0.14.0's scan)
+    assert moe.routing_stats(1, 22, 512, 8, "power_law_1.2_uncapped")[0] == 22.0
+    assert mf.collector_distribution("vllm", "0.14.0", "power_law_1.2") == "power_law_1.2_uncapped"
+    assert mf.collector_distribution("vllm", "0.24.0", "power_law_1.2") == "power_law_1.2"
+    assert mf.collector_distribution("trtllm", "1.0.0", "power_law_1.01_eplb") == "power_law_1.01_eplb"
+
+
 def test_routing_stats_are_bounded_and_deterministic():
     touched, padded, assigned = moe.routing_stats(64, 8, 256, 4, "power_law_1.01")
     assert 0 < touched <= 64 and padded >= assigned > 0
@@ -91,8 +105,11 @@ def test_unfitted_architecture_falls_back_and_says_so():
 MARGIN = 2.0
 # Session 64 G (L2-resident rows at the SMs' L2 rate): A100 left out 27.4 -> 22.1, H100 29.7 -> 28.9, B200 54.1 ->
 # 64.2 (worse: its rows are TRTLLM-Gen, its donors Triton; validate/moe_kernel_loo scores it against its own kernel).
-PINNED = {"insample_s": {"a100_sxm": 19.8, "b200_sxm": 21.7, "h100_sxm": 23.7, "l40s": 44.1},
-          "loo_s": {"a100_sxm": 22.1, "b200_sxm": 64.2, "h100_sxm": 28.9, "l40s": 47.3}}
+# Session 64 N (power-law routing capped and spread over ranks as the collector drew it; A100's rows uncapped):
+# in-sample B200 21.7 -> 15.7, H100 23.7 -> 18.4, L40S 44.1 -> 20.3; left out A100 22.1 -> 23.9 (worse: its donors
+# moved), B200 64.2 -> 61.2, H100 28.9 -> 24.2, L40S 47.3 -> 24.2.
+PINNED = {"insample_s": {"a100_sxm": 19.8, "b200_sxm": 15.7, "h100_sxm": 18.4, "l40s": 20.3},
+          "loo_s": {"a100_sxm": 23.9, "b200_sxm": 61.2, "h100_sxm": 24.2, "l40s": 24.2}}
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ of one dtype (FITS: which corpus dtype stands for each whatif dtype), the kernel
 GPU. Each engine's blocks are fitted on its own kernels only; an engine without rows of a dtype on an
 architecture has no block there (kernel_models/moe.moe_params says what prices it instead).
 Least squares on log(predicted / measured) with collective_fit's numpy Levenberg-Marquardt.
+Long because: the rows' routing, alignment and regime plumbing sit with the fit that reads them.
 """
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ import numpy as np
 from ..roofline.expert_fits import aligned, fit_alignment
 from ..roofline.kernel_models.fitted_roofline import RooflineParams
 from ..roofline.kernel_models.linear_attention import L2_BYTES_PER_SM_CLOCK
-from ..roofline.kernel_models.moe import (FINALIZE_FITS, SMALL_M, TILE_M_CAP, finalize_seconds, launched_tiles,
-                                          moe_gemm_ideal_times, moe_ideal_times, moe_time, routing_stats,
-                                          split_moe_time)
+from ..roofline.kernel_models.moe import (FINALIZE_FITS, SMALL_M, TILE_M_CAP, UNCAPPED, finalize_seconds,
+                                          launched_tiles, moe_gemm_ideal_times, moe_ideal_times, moe_time,
+                                          routing_stats, split_moe_time)
 from ..specs import precompiled
 from .collective_fit import _eff, _logit, levenberg_marquardt
 from .corpus import corpus_gpu
@@ -105,6 +106,19 @@ def collector_groups(framework: str, version: str, hidden: int, experts: int,
     return COLLECTOR_GROUPS.get((int(hidden), int(experts), int(topk)))
 
 
+# The tables an older collector drew (session 64 N): its power law neither capped an expert at T tokens nor spread
+# the rounding's shortfall over the EP ranks, so at T*topk <= E every assignment sat on experts 0.. of rank 0
+# (helper.py before _round_robin_adjust_per_rank). Their EP scan says so: at 1 token and E/ep >= 2*topk their power-law
+# rows take the EP-1 time (median x1.02 / x1.01); every other table's fall with EP (x0.13-0.77 by kernel).
+UNCAPPED_COLLECTORS = (("vllm", "0.14.0"), ("trtllm", "1.0.0"))
+
+
+def collector_distribution(framework: str, version: str, distribution: str) -> str:
+    """A corpus row's routing as its collector drew it: power_law_<alpha>_uncapped for UNCAPPED_COLLECTORS."""
+    plain = distribution.startswith("power_law_") and not distribution.endswith(("_eplb", UNCAPPED))
+    return distribution + UNCAPPED if plain and (framework, str(version)) in UNCAPPED_COLLECTORS else distribution
+
+
 SMOOTH_MAX = 20.0       # bound on the fitted ridge exponent (as the modern op fits')
 MIN_REGIME_ROWS = 200   # fewest rows a regime is fitted on alone (5 parameters)
 
@@ -115,6 +129,8 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
     rows = frame[(frame["framework"] == ROWS_FRAMEWORK.get(engine, engine)) & (frame["moe_dtype"] == dtype)]
     if gpus is not None:
         rows = rows[rows["gpu"].isin(gpus)]
+    rows = rows.assign(distribution=[collector_distribution(f, v, d) for f, v, d in
+                                     zip(rows["framework"], rows["version"], rows["distribution"])])
     main = rows.groupby(["gpu", "kernel_source"]).size().reset_index().sort_values(0).groupby("gpu").tail(1)
     rows = rows.merge(main[["gpu", "kernel_source"]], on=["gpu", "kernel_source"])
     w_bytes, a_bytes, peak_key = DTYPE_BYTES[dtype]

@@ -29,6 +29,7 @@ reads dominate), above it several full ones (compute-bound). 128 is the largest 
 fused_moe's tuned configs (BLOCK_SIZE_M 16-128, vllm/model_executor/layers/fused_moe/configs/*.json), TRTLLM-Gen's
 tile_tokens_dim (the power of two over the mean tokens an expert, clamped: vLLM's calculate_tile_tokens_dim 8-64,
 FlashInfer's later kernels to 128), the CUTLASS grouped GEMM's 128-row CTA tiles (TileShape 128x128x128).
+Long because: the collector's power-law draw and its two count adjustments sit beside the routing stats they feed.
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 
 SAMPLES = 4     # power-law routings averaged (seeded: the model is deterministic)
 SMALL_M = 16    # routed rows per touched expert at or under which the small-M (decode) parameters apply
+UNCAPPED = "_uncapped"   # power_law_<alpha>_uncapped: a table the older collector drew (power_law_loads 'legacy')
 TILE_M_CAP = 128   # tile_m's largest M tile: above it an expert runs several full tiles (the optional large-M split)
 
 
@@ -96,9 +98,16 @@ def grouped_selections(picks: np.ndarray, experts: int, n_group: int, topk_group
     return np.argsort(rank, axis=1, kind="stable")[:, :topk]
 
 
-def power_law_loads(tokens: int, topk: int, experts: int, ep: int, alpha: float, seed: int) -> np.ndarray:
-    """Expert loads from a power law (x^-alpha on [1, 0.8 T], or [0.01, 2] when T*topk <= E), scaled
-    to T*topk assignments; the EP group with the largest load is placed first (this GPU's)."""
+def power_law_loads(tokens: int, topk: int, experts: int, ep: int, alpha: float, seed: int,
+                    spread: str = "ranks") -> np.ndarray:
+    """Expert loads as aiconfigurator's collector draws them (helper.py _generate_power_law_distribution): x^-alpha on
+    [1, 0.8 T] (or [0.01, 2] when T*topk <= E) scaled to T*topk and rounded, each expert capped at T (a token picks
+    an expert once), the overflow and the rounding's shortfall added one at a time round-robin over the EP ranks,
+    each to its least-loaded uncapped expert, a surplus taken from each rank's most loaded; the EP group with the
+    largest load placed first (this GPU's). spread='smallest': the EPLB variant's adjustment (helper.py
+    _generate_power_law_distribution_with_eplb: units go to the least-loaded experts of the whole layer);
+    'legacy': the older collector's (helper.py before the cap: no cap, the shortfall added to the most loaded
+    experts first, ties by index, so T*topk <= E puts every assignment on experts 0.. of one rank)."""
     import numpy as np   # (here only: a cold estimate imports no numpy)
     rng = np.random.default_rng(seed)
     lo, hi = (1.0, tokens * 0.8) if tokens * topk > experts else (0.01, 2.0)
@@ -107,17 +116,79 @@ def power_law_loads(tokens: int, topk: int, experts: int, ep: int, alpha: float,
     x = ((hi ** a - lo ** a) * u + lo ** a) ** (1.0 / a)
     target = tokens * topk
     loads = np.round(x / x.sum() * target).astype(np.int64)
-    delta = int(target - loads.sum())
-    order = np.argsort(-loads, kind="stable")
-    if delta > 0:
-        np.add.at(loads, order[np.arange(delta) % experts], 1)
-    for k in range(-delta):
-        idx = order[-(k % experts) - 1]
-        loads[idx if loads[idx] > 0 else int(np.argmax(loads))] -= 1
+    overflow = int(np.clip(loads - tokens, 0, None).sum())
+    if spread == "legacy":   # the older collector: no cap, the shortfall onto the most loaded experts first
+        _legacy_adjust(loads, target)
+    elif spread == "ranks":
+        loads = np.minimum(loads, tokens)
+        groups = loads.reshape(ep, experts // ep)
+        _round_robin_over_ranks(groups, overflow, 1, tokens)
+        delta = int(target - groups.sum())
+        _round_robin_over_ranks(groups, abs(delta), 1 if delta > 0 else -1, tokens)
+    else:
+        loads = np.minimum(loads, tokens)
+        _to_smallest(loads, overflow, tokens, target)
     groups = loads.reshape(ep, experts // ep)
     top = int(np.argmax(groups.sum(axis=1)))
     groups[[0, top]] = groups[[top, 0]]
     return groups.ravel()
+
+
+def _round_robin_over_ranks(groups: np.ndarray, units: int, step: int, cap: int) -> None:
+    """In place: `units` steps of +-1, ranks in turn, each on its least-loaded expert under `cap` (+1) or its most
+    loaded non-empty one (-1), first index on ties (helper.py _round_robin_adjust_per_rank, torch.argmin/argmax)."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
+    while units > 0:
+        progressed = False
+        for row in groups:
+            valid = np.flatnonzero(row < cap) if step > 0 else np.flatnonzero(row > 0)
+            if not valid.size:
+                continue
+            row[valid[np.argmin(row[valid]) if step > 0 else np.argmax(row[valid])]] += step
+            units -= 1
+            progressed = True
+            if units == 0:
+                break
+        if not progressed:
+            return
+
+
+def _legacy_adjust(loads: np.ndarray, target: int) -> None:
+    """In place, the older collector's adjustment: a shortfall added to the most loaded experts first (stable order),
+    a surplus taken from the least loaded."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
+    delta = int(target - loads.sum())
+    order = np.argsort(-loads, kind="stable")
+    if delta > 0:
+        np.add.at(loads, order[np.arange(delta) % len(loads)], 1)
+    for k in range(-delta):
+        idx = order[-(k % len(loads)) - 1]
+        loads[idx if loads[idx] > 0 else int(np.argmax(loads))] -= 1
+
+
+def _to_smallest(loads: np.ndarray, overflow: int, cap: int, target: int) -> None:
+    """In place, the EPLB variant's adjustment: the overflow onto the least-loaded expert still under `cap`, then the
+    rounding's shortfall (surplus) cycled over the experts from the least loaded, one each."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
+    order = np.argsort(-loads, kind="stable")
+    for _ in range(overflow):
+        under = order[::-1][loads[order[::-1]] < cap]
+        if under.size:
+            loads[under[0]] += 1
+    delta = int(target - loads.sum())
+    order = np.argsort(-loads, kind="stable")
+    if delta > 0:
+        added = 0
+        for i in range(delta * len(order)):
+            if added >= delta:
+                break
+            idx = order[-(i % len(order)) - 1]
+            if loads[idx] < cap:
+                loads[idx] += 1
+                added += 1
+    for k in range(-delta):
+        idx = order[-(k % len(order)) - 1]
+        loads[idx if loads[idx] > 0 else int(np.argmax(loads))] -= 1
 
 
 def tile_m(rows_per_expert: float) -> int:
@@ -159,14 +230,16 @@ def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: s
     if distribution.startswith("power_law_") and distribution.endswith("_eplb") and not groups:
         from ..expert_load import eplb_busiest_slots
         alpha = float(distribution.removeprefix("power_law_").removesuffix("_eplb"))
-        return rank_stats([eplb_busiest_slots(power_law_loads(tokens, topk, experts, ep, alpha, s).astype(float), ep,
+        return rank_stats([eplb_busiest_slots(power_law_loads(tokens, topk, experts, ep, alpha, s, "smallest")
+                                              .astype(float), ep,
                                               redundant) for s in range(SAMPLES)], layout)
     if distribution == "balanced":
         picks = [balanced_selections(tokens, topk, experts)] if groups else []
         samples = [balanced_loads(tokens, topk, experts)]
     elif distribution.startswith("power_law_"):
-        alpha = float(distribution.removeprefix("power_law_"))
-        samples = [power_law_loads(tokens, topk, experts, ep, alpha, s) for s in range(SAMPLES)]
+        spread = "legacy" if distribution.endswith(UNCAPPED) else "ranks"
+        alpha = float(distribution.removeprefix("power_law_").removesuffix(UNCAPPED))
+        samples = [power_law_loads(tokens, topk, experts, ep, alpha, s, spread) for s in range(SAMPLES)]
         picks = [assigned_selections(loads, tokens, topk) for loads in samples] if groups else []
     else:
         raise WhatifError(f"distribution '{distribution}' is not valid; valid: balanced, power_law_<alpha>")
