@@ -17,7 +17,7 @@ import numpy as np
 
 from ..roofline.expert_fits import aligned, fit_alignment
 from ..roofline.kernel_models.fitted_roofline import RooflineParams
-from ..roofline.kernel_models.linear_attention import L2_BYTES_PER_SM_CLOCK
+from ..roofline.kernel_models import linear_attention
 from ..roofline.kernel_models.moe import (FINALIZE_FITS, SMALL_M, TILE_M_CAP, UNCAPPED, finalize_seconds,
                                           launched_tiles, moe_gemm_ideal_times, moe_ideal_times, moe_time,
                                           routing_stats, split_moe_time)
@@ -180,8 +180,9 @@ SM_RATE_L2_FITS = frozenset({("vllm", "bf16"), ("sglang", "bf16")})
 
 
 def sm_l2_rate(g) -> float:
-    """Bytes/s an L2-resident working set is read at, at efficiency 1: SMs x clock x L2_BYTES_PER_SM_CLOCK."""
-    return g.sm_count.value * g.boost_clock.value * L2_BYTES_PER_SM_CLOCK
+    """A corpus GPU's L2 rate at efficiency 1 (linear_attention.sm_l2_rate: SMs x clock x 4 B)."""
+    return linear_attention.sm_l2_rate(g.sm_count.value, g.boost_clock.value)
+
 
 
 def _groups(r) -> tuple[int, int] | None:

@@ -73,13 +73,18 @@ def _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, sta
 L2_BYTES_PER_SM_CLOCK = 4.0   # assumed base L2 rate per SM per clock; the fit's l2_speedup (1-10) scales it
 
 
+def sm_l2_rate(sms, clock):
+    """Bytes/s an L2-resident working set is read at, at efficiency 1: SMs x clock x L2_BYTES_PER_SM_CLOCK."""
+    return sms * clock * L2_BYTES_PER_SM_CLOCK
+
+
 def sm_l2_times(moved, footprint, c):
     """(HBM s, L2 s) of `moved` bytes whose distinct `footprint` fits in L2 (all L2, at the SMs' own rate: SMs x
     clock x L2_BYTES_PER_SM_CLOCK, which follows the GPU where an HBM multiple did not: L40S reads its L2 4.2x
     faster than its HBM, H100 1x) or not (all HBM)."""
     resident = np.minimum(1.0, c.l2_bytes / np.maximum(np.asarray(footprint, dtype=float), 1.0))
     moved = np.asarray(moved, dtype=float)
-    return moved * (1.0 - resident) / c.hbm_bw, moved * resident / (c.sms * c.clock * L2_BYTES_PER_SM_CLOCK)
+    return moved * (1.0 - resident) / c.hbm_bw, moved * resident / sm_l2_rate(c.sms, c.clock)
 
 
 RESIDENT_BYTES_PER_SM_S = 10e9   # assumed base rate of an SM's L2-resident tile loads; the fit's l2_speedup scales it

@@ -147,9 +147,10 @@ class Speculative(Decoder):
         overhead += state_commit_s(rc)
         detail = {"drafted_per_sequence": drafted, "verified_per_sequence": width + 1,
                   "acceptance_by_depth": reach, "draft_steps": len(widths)}
-        draft = self.draft_s(rc, widths, self.catch_up_tokens(tokens, reach))
+        catch_up = self.catch_up_tokens(tokens, reach)
+        draft = self.draft_s(rc, widths, catch_up)
         if self.adaptive:
-            draft = self._expected_draft_s(rc, drafted, draft, self.catch_up_tokens(tokens, reach))
+            draft = self._expected_draft_s(rc, drafted, draft, catch_up)
         return Round(tokens, verify, draft, overhead, self.overlaps(), tuple(reach), detail)
 
     def _expected_draft_s(self, rc: RoundContext, drafted: float, at_ceiling: float, catch_up: float) -> float:
