@@ -178,10 +178,12 @@ def dp_graph_shape(engine, batch: ForwardBatch, dp: int) -> tuple[ForwardBatch, 
 
 
 def launch_queue_time(times, launch_s: float, gap_s: float, factors: dict | None = None,
-                      gaps: dict | None = None) -> float:
+                      gaps: dict | None = None, sync_before=None, sync_s: float = 0.0) -> float:
     """Time of a stream of kernels that the CPU launches one by one, `launch_s` each (eager mode; an op in
     `factors`, {id(op): launches}, that many times `launch_s`; an op in `gaps`, {id(op): gaps each}, that many
-    times `gap_s` after it, else one).
+    times `gap_s` after it, else one). `sync_before(op)` true: the host reads a GPU result before launching that
+    op (a `.item()` / `.tolist()`), so it waits for every kernel queued so far, then `sync_s` (the copy's round
+    trip): host and GPU time add there instead of overlapping (none by default; benchmarks/moe_sync_price.py).
 
     Kernel i can start only once launched, at (i+1) * launch_s, and once kernel i-1 is done: while
     kernels are short the GPU waits on the CPU (launch-bound), while long they queue up (GPU-bound).
@@ -198,6 +200,8 @@ def launch_queue_time(times, launch_s: float, gap_s: float, factors: dict | None
         for rep in range(reps):
             before = (gpu_free, launched)
             for t in serial[i:j]:
+                if sync_before is not None and sync_before(t.op):   # the host blocks until the GPU drains
+                    launched = max(launched, gpu_free) + sync_s
                 if t.op.op_class != OpClass.TRANSFER:
                     launched += launch_s * (factors.get(id(t.op), 1.0) if factors else 1.0)
                 gap = gap_s * (gaps.get(id(t.op), 1.0) if gaps else 1.0) if t.op.op_class != OpClass.TRANSFER else 0.0
