@@ -117,8 +117,8 @@ def main(argv: list[str] | None = None) -> None:
     for g in groups:
         print(f"| {g['system']} | {g['engine']} | {g['model'].split('/')[-1]} | {g['version'] or '-'} | "
               f"{g['gemm_quant']} | {g['tp']} / {g['ep']} | {g['isl']} | {len(g['rows'])} | {g['gap']:+.0f} | "
-              f"{g['gpu_ms']:.1f} / {g['host_ms']:.1f} | {g['delta_ms']:+.1f} ({g['delta_ms'] / g['moe_layers'] * 1e3:.0f}) "
-              f"| {g['bound_ms']:.1f} |")
+              f"{g['gpu_ms']:.1f} / {g['host_ms']:.1f} | {g['delta_ms']:+.1f} "
+              f"({g['delta_ms'] / g['moe_layers'] * 1e3:.0f}) | {g['bound_ms']:.1f} |")
     for keys in (("system", "engine"), ("engine",)):
         print(f"\nTTFT MAPE by {' + '.join(keys)}, committed -> committed + the sync's pass delta:")
         print("| group | rows | MAPE | median gap ms | median + sync ms |")
