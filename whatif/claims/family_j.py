@@ -210,15 +210,19 @@ CLAIMS: list[Claim] = [
           _DISTSERVE_SPLIT,
           "A colocated replica's decodes wait behind each prefill (TPOT) and prompts queue behind decode "
           "iterations (TTFT); split pools meet both objectives until the decode GPU's KV memory fills.",
-          miss="whatif's vLLM v0.2.3 (V0 loop, eager, behind Ray) on one A100 keeps 90% of requests within both "
-               "objectives to 3.89 req/s, DistServe's split 1.80 a GPU (the paper's 1.84): 0.46x; the paper's vLLM "
+          miss="whatif's vLLM v0.2.3 (V0 loop, eager, behind Ray, prompts of a step padded to the longest) on one "
+               "A100 keeps 90% of requests within both objectives to 4.07 req/s, DistServe's split 1.80 a GPU (the "
+               "paper's 1.84): 0.44x (0.46x before session 65: v0.2.x's scheduler stops adding prompts to a step "
+               "past 256 padding tokens, so a short prompt no longer waits for a long one's prefill); the paper's vLLM "
                "crosses 90% at 0.4. Its release's measured vLLM run (simdistserve/benchmarks/alignment/data-ground-"
                "truth/opt-13b-sharegpt/vllm-100-1.exp, 100 prompts at 1 req/s) replayed through whatif: 86% attained "
-               "there, 96% in whatif; mean first token 161 / 131 ms, mean TPOT 34.2 / 27.0 ms. Ray's two actor round "
+               "there, 97% in whatif; mean first token 161 / 131 ms, mean TPOT 34.2 / 27.6 ms. Ray's two actor round "
                "trips a step (vllm-0.2-ray, Ray's microbenchmark: 1.06 ms) close ~1/7 of the TPOT gap (vLLM PR #3763's "
                "~2 ms a call gives 30.5 ms and 0.54x). The release's vLLM misses the 0.25 s TTFT on every prompt over "
-               "~1,680 tokens even alone (7% of that run's), whatif's on none: its long prefills run ~1.25x slower "
-               "than whatif's fits, unsourced (session 64 C); with all steps 1.3x slower (a diagnosis, not a fit) the "
+               "~1,680 tokens even alone (7% of that run's), whatif's on none: its long prefills run ~1.2x slower "
+               "than whatif's fits, unsourced (session 64 C; not padding, which a lone prompt has none of, nor "
+               "attention, which xformers 0.0.22 runs on FlashAttention-2 as whatif's fits: session 65 C); with all "
+               "steps 1.3x slower (a diagnosis, not a fit) the "
                "curve crosses 90% near 0.7 req/s, flat at the 90% line where the paper reads 0.4",
           **_DISTSERVE_ENGINES,
           setup_note="OPT-13B (Llama-2-13B until session 62); the release's placement (prefill tp 2, decode tp 1) "
@@ -254,11 +258,12 @@ CLAIMS: list[Claim] = [
           "At the panel's per-GPU rate, the tightest SLO is set by the slowest 10% of first tokens and token gaps: "
           "colocated, a decode step that carries a prefill and the longest prompts' own prefill at tp 1; "
           "disaggregated, a prompt's own prefill at tp 2.",
-          miss="at 1.5 req/s a GPU whatif's vLLM (behind Ray) attains 90% within 0.79x of the SLO, DistServe within "
-               "0.69x: 1.14x (1.17x before Ray's calls were priced in session 64; seeds 1-6 then 1.12-1.34x), set by "
+          miss="at 1.5 req/s a GPU whatif's vLLM (behind Ray, padded prompt steps) attains 90% within 0.81x of the "
+               "SLO, DistServe within 0.69x: 1.17x (1.14x with Ray's calls and unpadded steps, session 64; 1.17x "
+               "before Ray's calls; seeds 1-6 then 1.12-1.34x), set by "
                "the longest prompts' first tokens. The paper's vLLM at 1.5 req/s a GPU runs near 4x its 0.4 req/s "
                "capacity, so its tightest scale is likely past the panel's largest, 1.6 (_plot.py returns 1.6 when no "
-               "crossing is found: 1.74 would be a lower bound); whatif's vLLM, at 3.89 req/s a GPU, is not "
+               "crossing is found: 1.74 would be a lower bound); whatif's vLLM, at 4.07 req/s a GPU, is not "
                "overloaded there. The mechanism is the rate claim's (with all of its steps 1.3x slower: 1.50x)",
           setup_note="OPT-13B (Llama-2-13B until session 62); the panel's rate and prompts (_plot.py plot_fig8_lower: "
                      "100 prompts a GPU at 1.5 req/s a GPU): one vLLM at 1.5 req/s against DistServe's 3 GPUs at "
@@ -300,8 +305,9 @@ CLAIMS: list[Claim] = [
           "Dynamic SplitFuse splits 2600-token prompts into fixed-size forward passes beside the decodes, so "
           "generation keeps its 4 tok/s while prompts stream in. "
           "Eager on both sides (neither ran CUDA graphs), vLLM 0.2's measured host cost a kernel slows its decode "
-          "steps too: whatif's vLLM peaks at 0.90 SLA-meeting requests/s (the blog's 0.63), FastGen at 1.77 (the "
-          "blog's 1.42); with FastGen's host cost a kernel anywhere from 4 to 44.7 us the gain stays 1.9-2.0x.",
+          "steps too: whatif's vLLM peaks at 0.86 SLA-meeting requests/s (0.90 before vLLM 0.2's padded prompt "
+          "steps, session 65; the blog's 0.63), FastGen at 1.77 (the blog's 1.42); with FastGen's host cost a "
+          "kernel anywhere from 4 to 44.7 us the gain stays 2.0-2.05x.",
           setup_note="the blog's Figure 4 case: Llama-2-70B on 4 A100-80GB (tp 4), prompts 2600 and outputs 60 "
                      "(normal, 30% CV), 512 requests from 1-32 closed-loop clients, the best point; SplitFuse's "
                      "768 tokens per pass (DeepSpeed's default); the benchmark's SLA: first token within the "
@@ -319,7 +325,7 @@ CLAIMS: list[Claim] = [
                      "end-to-end latency read off its 1-32 client throughput-latency curve at 1.2 req/s; the "
                      "panel's lengths are not named with it: prompts 2600 and outputs 60 (normal, 30% CV), as "
                      "Figure 4 (1200 / 128 gives 1.25x); no CUDA graphs on either side: at 1.2 req/s whatif's "
-                     "vLLM takes 6.9 s a request (the blog's 14 s), FastGen 4.1 s (the blog's 7 s)",
+                     "vLLM takes 7.0 s a request (the blog's 14 s), FastGen 4.1 s (the blog's 7 s)",
           assumed=_FASTGEN_LAUNCH, **_FASTGEN_ENGINES),
     Claim("chunked_prefill", "DeepSpeed-FastGen: up to 3.7x lower (token-level) tail latency (than vLLM)", 3.7,
           "p95_itl", deep_merged(_FASTGEN_BLOG, {"sim": {"traffic": {"concurrency": 16, "output": 128}}}),

@@ -22,7 +22,8 @@ if TYPE_CHECKING:   # (the workload module needs numpy, which building a command
 _SPEC = engine_spec()   # the default engine's spec: a bare SchedulerConfig()'s defaults (a run's: for_engine)
 # The fields whose default is the engine spec's for the scenario's GPU (SchedulerConfig.for_engine).
 SPEC_DEFAULTS = ("priority", "chunked_prefill", "max_batch", "token_budget", "block_size", "capacity",
-                 "prefix_caching", "preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last")
+                 "prefix_caching", "preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last",
+                 "max_paddings")
 
 BATCHING = ("continuous", "static")
 PREEMPTION = ("recompute", "swap")
@@ -51,6 +52,9 @@ class SchedulerConfig:
     # a sequence preempted by recompute rejoins the waiting queue at its back (SGLang's retract: waiting_queue.extend),
     # not its front (vLLM)
     preempted_queue_last: bool = _SPEC.preempted_queue_last
+    # vLLM 0.2.x: a prefill step's prompts padded to its longest (2D inputs), admitted while prompts x longest fit the
+    # token budget and the padding stays within this many tokens (scheduling/padded_prompts.py); None: unpadded
+    max_paddings: int | None = _SPEC.max_paddings
     capacity: str = _SPEC.capacity   # on-demand: KV blocks as tokens need them (vLLM, preempting when out);
                                      # reserve: a request is admitted only with blocks for its whole output
                                      # set aside (TensorRT-LLM's GUARANTEED_NO_EVICT): never preempted
@@ -101,6 +105,8 @@ class SchedulerConfig:
         integer(self.batch_wait_timeout_iters, "batch_wait_timeout_iters", 0, what="iterations")
         number(self.batch_wait_max_tokens_ratio, "batch_wait_max_tokens_ratio", 0.0, 1.0)
         number(self.prefill_recompile_s, "prefill_recompile_s", 0.0, 10.0)
+        if self.max_paddings is not None:
+            integer(self.max_paddings, "max_paddings", 0, what="tokens")
         for name in ("chunked_prefill", "prefix_caching", "attention_dp_balance", "preempted_blocks_cached",
                      "admits_after_preempting", "preempted_queue_last"):
             if not isinstance(getattr(self, name), bool):
@@ -124,7 +130,7 @@ class SchedulerConfig:
                     "capacity": spec.capacity, "prefix_caching": spec.prefix_caching,
                     "preempted_blocks_cached": spec.preempted_blocks_cached,
                     "admits_after_preempting": spec.admits_after_preempting,
-                    "preempted_queue_last": spec.preempted_queue_last}
+                    "preempted_queue_last": spec.preempted_queue_last, "max_paddings": spec.max_paddings}
         return cls(**{**defaults, **given})
 
 

@@ -23,6 +23,7 @@ from .pipeline_stages import PipelineStages
 from .prefill_recompile import TokenCountCompiles
 from .recv_interval import RecvSkipper
 from .scheduling.core import Scheduler
+from .scheduling.padded_prompts import padded_prefills
 from .scheduling.registry import make_policy
 from .scheduling.sequence import Seq
 
@@ -110,6 +111,7 @@ class Replica:
         ahead, hold = self.ahead, self.hold
         inf = float("inf")
         skipper, inbox, waits = self.skipper, self.inbox, self.batch_wait
+        padded = scheduler.cfg.max_paddings is not None
         compiles = self.compiles
         while True:
             if skipper is not None and skipper.polls() and inbox:
@@ -138,6 +140,8 @@ class Replica:
             for s, n in batch.prefill:
                 prefills.append((n, s.computed))
                 tokens += n
+            if padded and len(prefills) > 1:   # (vLLM 0.2.x: every prompt of the step runs at the longest's length)
+                prefills = padded_prefills(prefills)
             context = batch.context // rows if rows else 0   # (batch.decode_context, inlined)
             duration = batch.swap_s + (times.time(rows, context, prefills) if work else 0.0)
             if compiles is not None:

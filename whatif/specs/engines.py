@@ -27,7 +27,7 @@ GIB = 2 ** 30
 PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last")
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "multinode_nvls", "kv_dtype_from_checkpoint",
                  "pad_to_limit", "capacity", "priority", "prefix_caching", "tokens_after_next_launch", "decode_mode",
-                 "piecewise_call_s", "mixed_graph_per_sequence", *PREEMPTION_KEYS)   # may be left out
+                 "piecewise_call_s", "mixed_graph_per_sequence", "max_paddings", *PREEMPTION_KEYS)   # may be left out
 # How a decode batch within the captured sizes runs: one whole graph (full), or graph pieces between eagerly run
 # attention ops (piecewise: vLLM's cudagraph_mode PIECEWISE, roofline/piecewise_graph.py)
 DECODE_GRAPH_MODES = ("full", "piecewise")
@@ -156,6 +156,8 @@ class EngineSpec:
     preempted_blocks_cached: bool = False  # a recompute-preempted sequence's full blocks stay in the prefix cache
     admits_after_preempting: bool = True  # a step that preempted a sequence still admits waiting requests
     preempted_queue_last: bool = False    # a recompute-preempted sequence rejoins the back of the queue (SGLang)
+    max_paddings: int | None = None       # prompts of a prefill step padded to its longest, at most this many padding
+                                          # tokens a step (vLLM 0.2.x's 2D inputs); None: prompts packed unpadded
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -366,7 +368,8 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
     sections = {}
     large_keys = {"large_gpu_min_gib", "large_gpu_except", "large_gpu_max_num_seqs", "large_gpu_max_num_batched_tokens"}
     for name, keys in (("scheduler", {"max_num_seqs", "max_num_batched_tokens", "block_size", "chunked_prefill",
-                                      "capacity", "priority", "prefix_caching", *PREEMPTION_KEYS, *large_keys}),
+                                      "capacity", "priority", "prefix_caching", "max_paddings", *PREEMPTION_KEYS,
+                                      *large_keys}),
                        ("cuda_graphs", {"decode_sizes", "prefill", "pad_to_limit", "decode_mode", "piecewise_call_s",
                                         "mixed_graph_per_sequence"}),
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped", "tokens_after_next_launch"}),
@@ -391,6 +394,8 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
         capacity=choice(s.get("capacity", "on-demand"), CAPACITY, f"{where}.scheduler.capacity"),
         priority=choice(s.get("priority", "prefill"), PRIORITIES, f"{where}.scheduler.priority"),
         prefix_caching=boolean(s.get("prefix_caching", False), f"{where}.scheduler.prefix_caching"),
+        max_paddings=None if s.get("max_paddings") is None else integer(s["max_paddings"],
+                                                                         f"{where}.scheduler.max_paddings", 0),
         **{k: boolean(s.get(k, k == "admits_after_preempting"), f"{where}.scheduler.{k}") for k in PREEMPTION_KEYS},
         graph_sizes=expand_sizes(g["decode_sizes"], f"{where}.cuda_graphs.decode_sizes"),
         graph_prefill=boolean(g["prefill"], f"{where}.cuda_graphs.prefill"),

@@ -10,6 +10,7 @@ whether a step would admit or prefill anything now (a policy's `admits`)."""
 from __future__ import annotations
 
 from .sequence import Batch, Seq, own_key
+from .padded_prompts import padded_fits
 from .token_ratio import INIT_RATIO, admits, output_estimate
 from ..request import RUNNING
 
@@ -98,7 +99,8 @@ class Admission:
         """Admit waiting prompts whole while they fit in `budget` (the token budget by default), at most `limit`
         of them; the first one of an otherwise empty iteration even past the budget. Returns how many."""
         budget = self.cfg.token_budget if budget is None else budget
-        admitted = 0
+        whole, pad = budget, self.cfg.max_paddings   # (vLLM 0.2.x: the step's prompts padded to the longest)
+        admitted = lens_sum = longest = 0
         while self.waiting and not self.swapped_out and len(self.running) < self.cfg.max_batch:
             s = self.waiting[0]
             if s.req.arrival_s > self.admit_before:   # arrived after this step was formed
@@ -107,9 +109,13 @@ class Admission:
             n = s.total - s.computed
             need = self._whole_need(s)
             if ((n > budget and (batch.prefill or batch.decoding))
+                    or (pad is not None and admitted and not padded_fits(lens_sum, longest, admitted, n, whole, pad))
                     or not self.bm.can_allocate(need, keep_watermark=True) or not self._reservable(s)):
                 self._undo_lookup(s)
                 break
+            lens_sum += n
+            if n > longest:
+                longest = n
             self.waiting.popleft()
             if self.reserving:
                 self._set_aside(s)
