@@ -136,6 +136,37 @@ def test_trtllm_gen_mxfp4_experts_run_their_weights_padded_to_256():
     assert t_c == pytest.approx(t_c_aligned, rel=1e-12) and t_c_aligned > 0
 
 
+def test_marlin_mxfp4_experts_run_hidden_padded_to_256_and_the_slice_to_128():
+    """Session 65: vLLM's Mxfp4MoEMethod under Mxfp4Backend.MARLIN pads hidden to 256 and the per-GPU intermediate to
+    128 (mxfp4.py create_weights): gpt-oss's TP8 slice (360) runs as 384 and 2880 as 3072; INT4 experts (the
+    weight-only fit's own rows) and MXFP4 ones off Marlin keep their shape."""
+    from whatif.roofline.expert_fits import padded_nk
+    up = gemm("experts_gate_up", 64, 2 * 360, 2880, 1, 1, "bf16", role=OpRole.EXPERT_UP)
+    down = gemm("experts_down", 64, 2880, 360, 1, 1, "bf16", role=OpRole.EXPERT_DOWN)
+    marlin = {"fp4_weights": True, "weight_only_kernel": True}
+    assert padded_nk(replace(up, **marlin), "vllm", "w4a16") == (768.0, 3072.0)
+    assert padded_nk(replace(down, **marlin), "vllm", "w4a16") == (3072.0, 384.0)
+    assert padded_nk(replace(up, int_weights=True), "vllm", "w4a16") == (720.0, 2880.0)
+    assert padded_nk(replace(up, fp4_weights=True), "vllm", "bf16") == (720.0, 2880.0)
+
+
+def test_weight_only_moe_fit_times_the_activation_inside_the_layer():
+    """Session 65: where vLLM's weight-only (Marlin) MoE fit prices the experts, the graph's activation op goes
+    (fused_marlin_moe runs it inside the call the fit's rows time); the router top-k stays; other fits keep both."""
+    from whatif.roofline.moe_kernels import fused_layer_ops
+    h100 = load_system("dgx-h100").gpu
+    up = replace(gemm("experts_gate_up", 4, 768, 7168, 1, 1, "bf16", role=OpRole.EXPERT_UP), int_weights=True)
+    up = replace(up, shape=replace(up.shape, groups=4.0))
+    act = replace(gemm("experts_act", 4, 1, 1, 1, 1, "bf16"), role=OpRole.EXPERT_ACT)
+    topk = replace(gemm("router_topk", 4, 1, 1, 1, 1, "bf16"), role=OpRole.ROUTER_TOPK)
+    eff = load_efficiency("default", h100, None, "vllm")
+    assert [o.name for o in fused_layer_ops([topk, up, act], eff, h100)] == ["router_topk", "experts_gate_up"]
+    plain = replace(up, int_weights=False)   # the 16-bit fit: its activation op stays
+    assert [o.name for o in fused_layer_ops([topk, plain, act], eff, h100)] == ["router_topk", "experts_gate_up",
+                                                                             "experts_act"]
+    assert len(fused_layer_ops([topk, up, act], eff)) == 3   # (no GPU given: the ops as they are)
+
+
 def test_sglang_block_fp8_experts_run_a_narrow_slice_as_128():
     """Session 62 P: SGLang's B200 block-FP8 MoE rows stop falling at 128 intermediate columns a GPU (aiconfigurator's
     moe table: 7168 x 2048 at TP16 and TP32 within 1%), so its fit pads the slice to 128; its bf16 fit does not, and

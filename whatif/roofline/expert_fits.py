@@ -27,6 +27,14 @@ FIT_WEIGHT_ALIGNMENT = {"trtllm_gen_mxfp8": 256, ("sglang", "fp8"): 128}
 # each pair within 2% at 16-8,192 tokens), where the unpadded model halved them; hidden sizes are multiples of 128.
 
 
+# (hidden, per-GPU intermediate) alignment of MXFP4 experts run on vLLM's Marlin MoE (session 65): Mxfp4MoEMethod.
+# create_weights under Mxfp4Backend.MARLIN (VLLM_MXFP4_USE_MARLIN=1, gptoss_fp4_h100.sh) pads them because "the moe
+# marlin kernel requires that for each linear n % 256 == 0 and k % 128 == 0": round_up(hidden_size, 256),
+# round_up(intermediate_size_per_partition, 128) (vLLM quantization/mxfp4.py); gpt-oss's 2880 runs as 3072, its TP8
+# slice 360 as 384. The INT4 rows the weight-only fit is fitted on (7168 x 2048 / moe_tp) need no padding.
+MARLIN_MXFP4_ALIGNMENT = (256, 128)
+
+
 def fit_alignment(fit: str, dtype: str) -> int:
     """The weight alignment of fit `fit`'s kernel for whatif dtype `dtype` (FIT_WEIGHT_ALIGNMENT; 1: none)."""
     return FIT_WEIGHT_ALIGNMENT.get((fit, dtype), FIT_WEIGHT_ALIGNMENT.get(fit, 1))
@@ -43,10 +51,23 @@ def padded_nk(op: Op, fit: str, dtype: str | None = None) -> tuple[float, float]
     each padded)."""
     a = fit_alignment(fit, dtype or op.dtype)
     n, k = op.shape.n, op.shape.k
+    if op.weight_only_kernel and op.fp4_weights and (dtype or op.dtype) == WEIGHT_ONLY_MOE:
+        return marlin_mxfp4_nk(op)
     if a == 1:
         return n, k
     halves = 2 if op.role == OpRole.EXPERT_UP and op.name == "experts_gate_up" else 1
     return halves * aligned(n / halves, a), aligned(k, a)
+
+
+def marlin_mxfp4_nk(op: Op) -> tuple[float, float]:
+    """(n, k) of an MXFP4 expert GEMM on vLLM's Marlin MoE: hidden padded to 256, the per-GPU intermediate to 128
+    (MARLIN_MXFP4_ALIGNMENT; each half of a gated gate+up GEMM's N)."""
+    hidden, inter = MARLIN_MXFP4_ALIGNMENT
+    n, k = op.shape.n, op.shape.k
+    if op.role == OpRole.EXPERT_DOWN:
+        return aligned(n, hidden), aligned(k, inter)
+    halves = 2 if op.role == OpRole.EXPERT_UP and op.name == "experts_gate_up" else 1
+    return halves * aligned(n / halves, inter), aligned(k, hidden)
 
 
 def fit_peak_dtype(op: Op, fit: str) -> str:

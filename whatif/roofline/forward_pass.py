@@ -65,7 +65,7 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewis
         ctx = pass_context(model, batch, graph_par, prec, stage, transform_kv=techs.kv, shared_prefix=shared_prefix,
                            host=host, sm_count=int(gpu.sm_count.value))
         layers = ctx.layers
-        ops = fused_layer_ops(engine_ops(pass_ops(ctx, techs, layer_memo), setup.engine_spec, ctx.model), eff)
+        ops = fused_layer_ops(engine_ops(pass_ops(ctx, techs, layer_memo), setup.engine_spec, ctx.model), eff, gpu)
         ops = dsa_prefill_ops(ops, setup.engine_spec, ctx.model, gpu.arch, batch)   # (SGLang, Blackwell)
         if placement:
             ops = placement_ops(ops, ctx, placement, paths)

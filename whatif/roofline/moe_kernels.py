@@ -15,8 +15,9 @@ engine's quantized fit on its own). Default: none, each engine's own fits, as be
 `marlin` (session 53): vLLM's Marlin MoE for 4-bit float weights beside 16-bit activations (VLLM_MXFP4_USE_MARLIN=1:
 quantization/mxfp4.py picks Mxfp4Backend.MARLIN, fused_marlin_moe over the MXFP4 weights; InferenceX's
 gptoss_fp4_h100.sh exports it), the kernel vLLM runs its INT4 weight-only experts with: those experts are priced by
-the engine's own weight-only (Marlin) MoE fit (expert_fits.moe_fit_dtype). Its top-k and activation are kernels of
-their own (fused_marlin_moe), so the graph's ops for them stay.
+the engine's own weight-only (Marlin) MoE fit (expert_fits.moe_fit_dtype). Its top-k is a kernel of its own, so the
+graph's op for it stays; its activation runs inside fused_marlin_moe, which the fit's rows time whole, so under that
+fit the graph's activation op goes (session 65, weight_only_act_timed; INT4 experts priced by it alike).
 
 `trtllm-gen-mxfp8` (session 61): the same TRTLLM-Gen kernels over MXFP4 weights x MXFP8 activations
 (`trtllm_fp4_block_scale_moe` with mxfp8 hidden states), gpt-oss's B200 expert path: vLLM's
@@ -66,13 +67,32 @@ FUSED_LAYER_ROLES = frozenset({OpRole.ROUTER_TOPK, OpRole.EXPERT_ACT})
 EXPERT_ROLES = frozenset({OpRole.EXPERT_UP, OpRole.EXPERT_DOWN})
 
 
-def fused_layer_ops(ops, eff) -> list:
+def fused_layer_ops(ops, eff, gpu=None) -> list:
     """The ops less those the named MoE kernels' fused layer does itself, where the experts are priced by its rows
     (eff.moe_engine); under weight-only kernels (eff.moe_weight_only) the 4-bit float expert GEMMs marked to run
-    them; the ops as they are otherwise."""
+    them; where the engine's weight-only (Marlin) fit prices the experts on `gpu`, less the expert activation
+    (weight_only_act_timed); the ops as they are otherwise."""
     if getattr(eff, "moe_weight_only", False):
-        return [replace(op, weight_only_kernel=True) if op.fp4_weights and op.role in EXPERT_ROLES else op
-                for op in ops]
+        ops = [replace(op, weight_only_kernel=True) if op.fp4_weights and op.role in EXPERT_ROLES else op
+               for op in ops]
+    if gpu is not None and getattr(eff, "engine", None) and weight_only_act_timed(ops, gpu, eff.engine):
+        ops = [op for op in ops if op.role != OpRole.EXPERT_ACT]
     if not getattr(eff, "moe_engine", None):
         return ops
     return [op for op in ops if op.role not in FUSED_LAYER_ROLES]
+
+
+def weight_only_act_timed(ops, gpu, engine: str) -> bool:
+    """Whether the experts' up GEMM is priced by the engine's weight-only MoE fit (expert_fits.WEIGHT_ONLY_MOE),
+    whose rows time the activation inside the layer (session 65): vLLM's fused_marlin_moe runs moe_align_block_size,
+    the gate+up Marlin GEMM, the activation (silu_and_mul / swigluoai_and_mul), the down GEMM and moe_sum in one call
+    (fused_moe/fused_marlin_moe.py), and aiconfigurator's collector times that call whole (collector/vllm/
+    collect_moe.py: fused_experts, or the FusedMoE module for MXFP4), so a separate activation op counts it twice."""
+    from .expert_fits import WEIGHT_ONLY_MOE, expert_fit_engine, moe_fit_dtype
+    from .kernel_models.moe import has_moe_fit
+    for op in ops:
+        if op.role == OpRole.EXPERT_UP and op.shape.groups != 1.0:
+            fit = expert_fit_engine(op, gpu, engine)
+            dtype = moe_fit_dtype(op, gpu, fit)
+            return dtype == WEIGHT_ONLY_MOE and has_moe_fit(dtype, gpu.arch, fit)
+    return False

@@ -50,7 +50,7 @@ def stage_ops(setup, stage: int, n: int, tail: bool | str) -> list:
     ctx = pass_context(s.model, ForwardBatch(((n, 0, 1),), n), s.parallel, s.precision, stage,
                        transform_kv=techs.kv, host=host_path(s.system, s.parallel.gpus) if techs else None,
                        sm_count=int(s.system.gpu.sm_count.value))   # as forward_pass.time_pass builds it
-    ops = fused_layer_ops(fused_ops(pass_ops(ctx, techs), s.engine_spec, ctx.model), s.efficiency)
+    ops = fused_layer_ops(fused_ops(pass_ops(ctx, techs), s.engine_spec, ctx.model), s.efficiency, s.system.gpu)
     if tail is True:
         return [op for op in ops if op.role in LOGIT_ROLES]
     first = next((i for i, op in enumerate(ops) if op.role in LOGIT_ROLES), len(ops)) if techs else len(ops)
