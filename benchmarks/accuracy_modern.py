@@ -4,6 +4,7 @@ MLA batched GEMMs, quantize kernels).
 
     python benchmarks/accuracy_modern.py [--root DIR] [--table NAME ...] [--write] [--by-gpu] [--pairs]
                                          [--vs-kernels] [--on-decode] [--floors] [--by-kernel] [--floor-share]
+                                         [--floor-transfer]
 
 A GPU's prediction is its datasheet ceilings times one parameter set per family x engine, so parameters
 transfer between GPUs: leave-one-GPU-out (fitted on the other GPUs that measured the family, scored on the
@@ -20,7 +21,10 @@ that decode kernel's own fit (fitted on the generation table alone) beside their
 kernel: the fixed cost a fit's floor carries from one GPU to another. `--by-kernel`: the per-GPU table split further
 by the kernel each row ran and its GEMM format (where a family's leave-one-out error lives). `--floor-share`: each
 cell over 15% leave-one-GPU-out scored again with its fit's floor swapped for the left-out GPU's own (how much of
-the miss is a fixed cost no datasheet term carries between GPUs; a diagnosis, not a prediction).
+the miss is a fixed cost no datasheet term carries between GPUs; a diagnosis, not a prediction). `--floor-transfer`:
+whether a GPU's floor carries from one op family to another (validate/floor_transfer.py): every cell scored with its
+leave-one-GPU-out floor times the GPU's factor from the OTHER families, and the smallest rows' GPU ratios predicted
+leave-one-family-out.
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from whatif.validate import floor_transfer as ft  # noqa: E402
 from whatif.validate import modern_fit as mf  # noqa: E402
 from whatif.validate import modern_rows as mr  # noqa: E402
 
@@ -276,6 +281,28 @@ def by_kernel(out) -> str:
                          "in_mape": g["insample"].mean()}).round(2).to_string()
 
 
+GPU_PAIRS = (("b200_sxm", "h100_sxm"), ("l40s", "h100_sxm"), ("b200_sxm", "l40s"))
+
+
+def floor_transfer(rows) -> str:
+    """The cross-family floor test (validate/floor_transfer.py): smallest rows' GPU ratios, then every cell's MAPE
+    with its LOO floor times the GPU's factor from the other families."""
+    small = ft.smallest_rows(rows)
+    parts = ["== smallest rows (2nd percentile, us) per family x engine x GPU ==",
+             small.pivot_table(index=["family", "engine"], columns="gpu", values="p2_us").round(2).to_string()]
+    for a, b in GPU_PAIRS:
+        table, s = ft.smallest_ratio_lofo(small, a, b)
+        parts.append(f"\n{a} / {b}: {s['families']} families, median x{s['median_x']:.2f}, geometric sd "
+                     f"x{s['geo_sd_x']:.2f}; ratio predicted from the other families: {s['err_pred_pct']:.1f}% off "
+                     f"(same seconds: {s['err_same_seconds_pct']:.1f}%), closer in {s['pred_better']}")
+    table = ft.floor_transfer_table(rows)
+    parts += ["\n== cells: MAPE %, LOO | LOO floor x GPU factor from other families (all engines, same engine) | "
+              "own floor (oracle) | in-sample ==", table.round(2).to_string(),
+              "\n== summary (mean cell MAPE %, cells over 15%, the own / LOO floor ratio's median error x) ==",
+              ft.transfer_summary(table).round(2).to_string()]
+    return "\n".join(parts)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=str(mr.DEFAULT_ROOT), help="the modern/ folder of kernel tables")
@@ -294,6 +321,8 @@ def main(argv=None) -> int:
                     help="also the per-GPU table split by the kernel each row ran and its GEMM format")
     ap.add_argument("--floor-share", action="store_true",
                     help="cells over 15%% LOO, rescored with the left-out GPU's own floor (how much is fixed cost)")
+    ap.add_argument("--floor-transfer", action="store_true",
+                    help="every cell's LOO floor times its GPU's factor from the other families (cross-family test)")
     args = ap.parse_args(argv)
     bad = [t for t in args.table or [] if t not in mr.TABLES]
     if bad:
@@ -323,6 +352,9 @@ def main(argv=None) -> int:
         print(module_floors(args.root))
         return 0
     rows = mr.all_rows(args.root, args.table)
+    if args.floor_transfer:
+        print(floor_transfer(rows))
+        return 0
     out = mf.insample_and_loo(rows)
     print("== fitted-roofline families: absolute % error (leave-one-GPU-out | in-sample | pooled) ==")
     print(mf.error_table(out, by=("family", "engine")).to_string())

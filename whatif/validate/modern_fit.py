@@ -157,6 +157,22 @@ def pair_table(rows):
                         ).set_index(["family", "engine", "fit_on", "score_on"]).round(1)
 
 
+def loo_cells(rows):
+    """(family, engine, GPU, its rows, its own fit, its leave-one-GPU-out fit) per cell of each family x engine's
+    current release that more than one GPU measured."""
+    for (family, engine), group in rows.groupby(["family", "engine"]):
+        current = current_release(group)
+        gpus = sorted(set(current["gpu"]))
+        for gpu in gpus if len(gpus) > 1 else []:
+            mine = current[current["gpu"] == gpu]
+            yield family, engine, gpu, mine, fit(mine), fit(current[current["gpu"] != gpu])
+
+
+def mape(rows, p: RooflineParams) -> float:
+    """Mean absolute % error of `p` on `rows`."""
+    return float(np.mean(np.abs(predict(rows, p) / rows["latency_s"].to_numpy() - 1.0)) * 100.0)
+
+
 def floor_share_table(rows, min_loo=0.0):
     """How much of each (family, engine, GPU) cell's leave-one-GPU-out error is its fixed cost: the cell scored with
     the leave-one-out fit, with that fit's floor_s swapped for the left-out GPU's own (in-sample) floor_s, and with
@@ -164,16 +180,10 @@ def floor_share_table(rows, min_loo=0.0):
     (the swap reads the left-out GPU's rows). min_loo: only cells whose LOO MAPE is at least this (%)."""
     import pandas as pd
     out = []
-    for (family, engine), group in rows.groupby(["family", "engine"]):
-        current = current_release(group)
-        gpus = sorted(set(current["gpu"]))
-        for gpu in gpus if len(gpus) > 1 else []:
-            mine = current[current["gpu"] == gpu]
-            own, loo = fit(mine), fit(current[current["gpu"] != gpu])
-            measured = mine["latency_s"].to_numpy()
-            fits = (loo, replace(loo, floor_s=own.floor_s), replace(loo, floor_s=own.floor_s, step_s=own.step_s), own)
-            mapes = [float(np.mean(np.abs(predict(mine, p) / measured - 1.0)) * 100.0) for p in fits]
-            out.append((family, engine, gpu, len(mine), *mapes, own.floor_s * 1e6, loo.floor_s * 1e6))
+    for family, engine, gpu, mine, own, loo in loo_cells(rows):
+        fits = (loo, replace(loo, floor_s=own.floor_s), replace(loo, floor_s=own.floor_s, step_s=own.step_s), own)
+        out.append((family, engine, gpu, len(mine), *[mape(mine, p) for p in fits], own.floor_s * 1e6,
+                    loo.floor_s * 1e6))
     cols = ["family", "engine", "gpu", "rows", "loo", "loo_own_floor", "loo_own_floor_step", "in", "floor_us_own",
             "floor_us_loo"]
     table = pd.DataFrame(out, columns=cols).set_index(["family", "engine", "gpu"]).round(1)
