@@ -5,8 +5,9 @@
 Reruns each row the query selects from the committed table (benchmarks/data/serving_reference.csv) as
 benchmarks/serving_reference.py maps it and splits every simulated request's engine-side TTFT (Record.ttft_s:
 arrival at the prefill pool -> the first token leaves the decode pool) into five parts that sum to it:
-- queue: arrival -> its first prefill step starts (the prefill pool's queue and the step in flight);
-- prefill: that start -> the prefill replica hands it on (its chunks; SGLang's metadata slots, prefill_send_slots);
+- queue: arrival -> its first prefill step starts (the prefill pool's queue, the step in flight, SGLang's
+  metadata slots: simulator/prefill_send_slots.py);
+- prefill: that start -> the prefill replica hands it on (its step, or its chunks' steps);
 - admit: hand-on -> its KV starts moving (a decode slot or KV blocks freeing: TensorRT-LLM's gen max_batch_size,
   SGLang's decode --max-running-requests; decode admission, scheduling/admission.py _admit_awaiting_kv);
 - send: the KV transfer (IterationTimes.send_time over the pools' link, kv_fanout copies);
