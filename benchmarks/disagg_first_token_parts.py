@@ -1,0 +1,156 @@
+"""Where a disaggregated row's predicted TTFT goes, stage by stage of the hand-off, next to the measured TTFT.
+
+    python benchmarks/disagg_first_token_parts.py --query "mode=='disagg' and expressible==1" [--out /tmp/parts.csv]
+
+Reruns each row the query selects from the committed table (benchmarks/data/serving_reference.csv) as
+benchmarks/serving_reference.py maps it and splits every simulated request's engine-side TTFT (Record.ttft_s:
+arrival at the prefill pool -> the first token leaves the decode pool) into five parts that sum to it:
+- queue: arrival -> its first prefill step starts (the prefill pool's queue, the step in flight, SGLang's
+  metadata slots: simulator/prefill_send_slots.py);
+- prefill: that start -> the prefill replica hands it on (its step, or its chunks' steps);
+- admit: hand-on -> its KV starts moving (a decode slot or KV blocks freeing: TensorRT-LLM's gen max_batch_size,
+  SGLang's decode --max-running-requests; decode admission, scheduling/admission.py _admit_awaiting_kv);
+- send: the KV transfer (IterationTimes.send_time over the pools' link, kv_fanout copies);
+- boundary: KV landed -> first token (the decode step in flight, replica.first_token_at).
+The client's front end (first_token_parts' `front`) comes on top. Each part is a mean over the simulated requests
+(`pred` is the table's aiperf/sa-bench extrapolation, serving_reference.profile_means, so it can differ from their
+sum). Next to them: the served rate X = N / (TTFT + (mean output - 1) x TPOT) per prefill worker from the measured
+and the predicted means (serving_signatures.served_per_s, as benchmarks/prefill_pool_rate.py reads it): at a
+saturated prefill pool a miss in TTFT is a miss in X (TTFT = N / X - decode time), not a hand-off cost. Nothing
+here feeds a prediction: the stage times are read by wrapping Cluster.hand_on and Replica._transfer for the run.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+PARTS = ("queue", "prefill", "admit", "send", "boundary")
+COLUMNS = ("id", "engine", "precision", "isl", "n", "measured", "pred", *PARTS, "x_measured", "x_pred", "ratio")
+
+
+@contextmanager
+def handoff_times():
+    """Record, per request (keyed by its Record's id), when the prefill pool hands it on, when its KV starts
+    moving and when it lands; the simulator's methods are restored on exit."""
+    from whatif.simulator import cluster as cluster_mod
+    from whatif.simulator import replica as replica_mod
+
+    times: dict[int, dict[str, float]] = {}
+    hand_on, transfer = cluster_mod.Cluster.hand_on, replica_mod.Replica._transfer
+
+    def timed_hand_on(self, seq):
+        times.setdefault(id(seq.rec), {})["handed_on"] = self.env.now
+        return hand_on(self, seq)
+
+    def timed_transfer(self, seq, scheduler):
+        mark = times.setdefault(id(seq.rec), {})
+        mark["sent"] = self.env.now
+        yield from transfer(self, seq, scheduler)
+        mark["landed"] = self.env.now
+
+    cluster_mod.Cluster.hand_on, replica_mod.Replica._transfer = timed_hand_on, timed_transfer
+    try:
+        yield times
+    finally:
+        cluster_mod.Cluster.hand_on, replica_mod.Replica._transfer = hand_on, transfer
+
+
+def request_parts(record, mark: dict[str, float]) -> dict[str, float]:
+    """One disaggregated request's engine-side TTFT split into the five PARTS (seconds; they sum to ttft_s)."""
+    arrival = record.request.arrival_s
+    return {"queue": record.first_scheduled_s - arrival, "prefill": mark["handed_on"] - record.first_scheduled_s,
+            "admit": mark["sent"] - mark["handed_on"], "send": mark["landed"] - mark["sent"],
+            "boundary": record.first_token_s - mark["landed"]}
+
+
+def mean_parts(records, times: dict[int, dict[str, float]]) -> dict[str, float]:
+    """Each part's mean over the requests that reached their first token through the hand-off (seconds)."""
+    done = [request_parts(r, times[id(r)]) for r in records
+            if r.first_token_s is not None and len(times.get(id(r), ())) == 3]
+    if not done:
+        raise ValueError("no request reached its first token through a disaggregated hand-off")
+    return {p: statistics.fmean(d[p] for d in done) for p in PARTS}
+
+
+def row_parts(row: dict) -> dict:
+    """The row's measured and predicted TTFT (ms), its hand-off parts (ms) and its served rate per prefill worker."""
+    import serving_reference as sr
+    from serving_signatures import SA_BENCH_MEAN_OUTPUT, served_per_s
+    from whatif.api import simulate
+
+    kw = sr.simulate_kwargs(row, min(sr.SIM_ROUNDS, sr.profile_rounds(row)))
+    with handoff_times() as times:
+        res = simulate(**kw)
+    n = kw["traffic"]["concurrency"]
+    pred_ttft, pred_tpot = sr.client_means(res, n, sr.profile_rounds(row))
+    parts = mean_parts(res.records, times)
+    measured, measured_tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
+    workers = max(1, int(float(row["prefill_num_workers"] or 1)))
+    output = SA_BENCH_MEAN_OUTPUT * int(row["osl"]) if sr.sa_bench_client(row) else int(row["osl"])
+    return {"id": row["id"], "engine": row["backend"], "precision": row["gemm_quant_mode"] or "bf16",
+            "isl": int(row["isl"]), "n": n, "measured": measured, "pred": pred_ttft,
+            **{k: v * 1e3 for k, v in parts.items()},
+            "x_measured": served_per_s(n, measured, measured_tpot, output) / workers,
+            "x_pred": served_per_s(n, pred_ttft, pred_tpot, output) / workers, "ratio": pred_ttft / measured}
+
+
+def fmt(rec: dict) -> str:
+    return (f"{rec['id'][-44:]:44s} {rec['measured']:8.0f} {rec['pred']:7.0f} "
+            + " ".join(f"{rec[p]:7.1f}" for p in PARTS)
+            + f" {rec['x_measured']:6.2f} {rec['x_pred']:6.2f} x{rec['ratio']:.2f}")
+
+
+HEADER = (f"{'row':44s} {'meas ms':>8s} {'pred':>7s} " + " ".join(f"{p:>7s}" for p in PARTS)
+          + f" {'X meas':>6s} {'X pred':>6s} ratio")
+
+
+def summary(records: list[dict]) -> list[str]:
+    """Per engine: rows, the mean share of each part in the summed parts, median ratio (a reading of `records`)."""
+    lines = []
+    for engine in sorted({r["engine"] for r in records}):
+        mine = [r for r in records if r["engine"] == engine]
+        total = sum(sum(r[p] for p in PARTS) for r in mine)
+        shares = " ".join(f"{p} {100 * sum(r[p] for r in mine) / total:.1f}%" for p in PARTS)
+        lines.append(f"{engine}: {len(mine)} rows, median ratio x{statistics.median(r['ratio'] for r in mine):.2f}; "
+                     f"share of the priced TTFT: {shares}")
+    return lines
+
+
+def main(argv=None) -> int:
+    from first_token_parts import selected
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--query", default="mode=='disagg' and expressible==1",
+                    help="pandas query on benchmarks/data/serving_reference.csv (disaggregated rows)")
+    ap.add_argument("--every", type=int, default=1, help="every N-th selected measurement")
+    ap.add_argument("--out", type=Path, help="write the per-row parts to this CSV")
+    args = ap.parse_args(argv)
+    if args.every < 1:
+        ap.error("--every: must be >= 1")
+    rows = [r for r in selected(args.query, args.every) if r["mode"] == "disagg"]
+    if not rows:
+        ap.error("--query: no disaggregated row selected")
+    print(HEADER)
+    out = []
+    for row in rows:
+        out.append(row_parts(row))
+        print(fmt(out[-1]), flush=True)
+    print("\n".join(summary(out)))
+    if args.out:
+        with args.out.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=COLUMNS)
+            w.writeheader()
+            w.writerows(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
