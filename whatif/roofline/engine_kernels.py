@@ -10,9 +10,10 @@ vLLM's own paged kernel before its FlashAttention decode (v0.2-0.4, csrc/attenti
 to it for groups over 32 query heads (`kernels.gqa_decode_max_group: 32`, engine_profiles/trtllm.yaml).
 Every re-read is charged to HBM, an upper bound, unless the version profile says the blocks of one KV head's query
 heads are dispatched together (`kernels.gqa_decode_rereads_in_l2`: vLLM 0.2.7's grid has the query head in x):
-then, on a GPU whose profile gives its L2 bandwidth (the A100 whitepaper's), the first read of a line goes to HBM
-and the group's other reads hit L2, so the kernel takes the longer of its unique HBM bytes and all its reads at
-L2 bandwidth (ops.L2_REREAD, kernel_timing.fitted_decode_seconds).
+then, on a GPU whose profile gives its L2 bandwidth (the A100's), the first read of a line goes to HBM and the
+group's other reads hit L2, so the kernel takes the longer of its unique HBM bytes and all its reads at the L2
+read rate a microbenchmark measured (kernel_timing.l2_read_bandwidth: A100 5.4 TB/s; else the datasheet's)
+(ops.L2_REREAD, kernel_timing.fitted_decode_seconds).
 
 An fp8 GEMM's fitted time includes the quantization of its bf16 input (the corpus times TensorRT-LLM's
 `Linear.forward` on a bf16 input: a per-tensor quantize, then the scaled GEMM; kernel_models/gemm.py t_quant).

@@ -395,12 +395,22 @@ def fitted_decode_seconds(op: Op, gpu, fits: tuple, t_extra_memory: float = 0.0)
     return fixed + _ridge(t_c, t_m, p.smooth), t_c, t_m, fixed
 
 
+def l2_read_bandwidth(gpu) -> float:
+    """B/s an L2-resident read draws: the profile's measured `achievable.l2_bandwidth` where it has one (a
+    microbenchmark's sustained rate, e.g. A100: 0.75 of the whitepaper's), else its datasheet `l2_bandwidth`
+    (an upper bound), else 0 (L2 not timed)."""
+    measured = (getattr(gpu, "achievable", None) or {}).get("l2_bandwidth")
+    if measured is not None:
+        return measured.value
+    return gpu.l2_bandwidth.value if getattr(gpu, "l2_bandwidth", None) is not None else 0.0
+
+
 def l2_reread_split(op: Op, gpu) -> tuple[float, float]:
     """(HBM bytes, seconds of L2 reads) of a decode op whose re-reads L2 serves (ops.L2_REREAD): on a GPU whose
     profile gives its L2 bandwidth, HBM moves the rest and every cache read passes L2 at that bandwidth
-    (the datasheet rate: an upper bound on what the kernel draws); elsewhere all of it is HBM's, as before."""
+    (l2_read_bandwidth); elsewhere all of it is HBM's, as before."""
     reread = op.bytes.get(L2_REREAD, 0.0)
-    l2_bw = gpu.l2_bandwidth.value if getattr(gpu, "l2_bandwidth", None) is not None else 0.0
+    l2_bw = l2_read_bandwidth(gpu)
     if reread <= 0.0 or l2_bw <= 0.0:
         return op.hbm_bytes, 0.0
     return op.hbm_bytes - reread, op.shape.kv_bytes / (l2_bw * op.bandwidth_share)
