@@ -21,6 +21,7 @@ from .replica import Replica
 from .request import REJECTED, Record, Request
 from .router import Router
 from .scheduling.sequence import Seq
+from .stepping import EXACT, Stepping
 
 
 _TIMES: dict[str, IterationTimes] = {}   # runs of one scenario (a capacity search) share roofline answers
@@ -53,9 +54,10 @@ def _replica(env, index: int, role: str, times: IterationTimes, sched, log, clus
 
 
 class Cluster:
-    def __init__(self, env, cfg: SimConfig, plan_seq_len: int, keep_log: bool = True):
+    def __init__(self, env, cfg: SimConfig, plan_seq_len: int, keep_log: bool = True, stepping: Stepping = EXACT):
         self.env = env
         self.cfg = cfg
+        self.stepping = stepping   # the replicas' shortcuts and step observer (stepping.py)
         self.log = IterationLog(keep=keep_log)
         sc, sched, cl = cfg.scenario, cfg.scheduler, cfg.cluster
         decode_times = _iteration_times(sc, sc.parallel, sched, plan_seq_len)
@@ -193,10 +195,12 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
 
 
 def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
-             requests: list[Request] | None = None, stop_failing: SLO | None = None, keep_log: bool = True):
+             requests: list[Request] | None = None, stop_failing: SLO | None = None, keep_log: bool = True,
+             stepping: Stepping = EXACT):
     """Run `cfg` (its workload's requests, or `requests`) and return a SimulationResult. `stop_failing`: an
     open-loop run without a horizon raises certain_miss.SloFailed as soon as it fails that SLO for sure.
-    `keep_log` False: the iterations are counted, not stored (a run judged by its requests alone)."""
+    `keep_log` False: the iterations are counted, not stored (a run judged by its requests alone). `stepping`:
+    the replicas' shortcuts and step observer (stepping.py; a test's own, else the exact ones)."""
     from .workload import generate
     with collections_paused() as paused:   # (building the requests and their records too)
         if requests is None:
@@ -206,17 +210,17 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
             from .closed_loop import check_closed_loop
             check_closed_loop(cfg)
         return _run(cfg, list(map(Record, requests)), requests, paused, progress, stop_failing=stop_failing,
-                    keep_log=keep_log)
+                    keep_log=keep_log, stepping=stepping)
 
 
 def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress, clients: int = 0,
-         stop_failing: SLO | None = None, keep_log: bool = True):
+         stop_failing: SLO | None = None, keep_log: bool = True, stepping: Stepping = EXACT):
     """simulate's run of `records` (the collector paused by the caller; `paused.freeze()` before the clock starts)."""
     from .metrics import SimulationResult
     from .workload import describe
     mean_len = sum(r.prompt + r.output for r in requests) / max(len(requests), 1)
     env = Clock()
-    cluster = Cluster(env, cfg, max(1, round(mean_len)), keep_log)
+    cluster = Cluster(env, cfg, max(1, round(mean_len)), keep_log, stepping)
 
     arrived, count = 0, len(records)
     step = max(1, count // 100)
