@@ -17,6 +17,8 @@ from .decode_run import _span, decode_run
 
 @dataclass(frozen=True)
 class Stepping:
+    """The shortcut functions a replica's loop calls, and its step observer (None: none)."""
+
     advance: Callable = advance          # (clock, delay) -> moved on? (False: the loop waits on the clock)
     decode_run: Callable = decode_run    # (replica, scheduler) -> decode_run.Waiting | None
     span: Callable = _span               # decode_run's stretch: its arguments -> (steps, blocks, price, last step)
