@@ -1,14 +1,16 @@
-"""Iterations that end before any other event move the clock without queueing a wait (replica.advance):
-the run is the same, iteration for iteration, as one that waits on the clock every time."""
+"""Iterations that end before any other event move the clock without queueing a wait (clock.advance):
+the run is the same, iteration for iteration, as one that waits on the clock every time (the run's
+Stepping.advance given as a parameter: stepping.py)."""
 from __future__ import annotations
 
 import pytest
 
 from whatif.roofline.config import Parallelism
 from whatif.scenario import Scenario
-from whatif.simulator import cluster, replica
-from whatif.simulator.clock import Clock, run_until_mine
+from whatif.simulator import cluster
+from whatif.simulator.clock import Clock, advance, run_until_mine
 from whatif.simulator.config import ClusterConfig, SimConfig
+from whatif.simulator.stepping import EXACT, Stepping, never_advance
 from whatif.simulator.workload import WorkloadSpec
 
 CONFIGS = [SimConfig(Scenario(), WorkloadSpec(lengths="sharegpt", requests=300, seed=3, rate=20.0)),
@@ -18,33 +20,30 @@ CONFIGS = [SimConfig(Scenario(), WorkloadSpec(lengths="sharegpt", requests=300, 
                      cluster=ClusterConfig(replicas=2, prefill_replicas=1))]
 
 
-def run(cfg):
-    r = cluster.simulate(cfg)
+def run(cfg, stepping=EXACT):
+    r = cluster.simulate(cfg, stepping=stepping)
     return {k: list(v) for k, v in r.log.columns.items()}, [(x.first_token_s, x.finish_s) for x in r.records]
 
 
 @pytest.mark.parametrize("cfg", CONFIGS, ids=["mixed", "pp2", "disaggregated"])
-def test_advancing_the_clock_changes_nothing(cfg, monkeypatch):
+def test_advancing_the_clock_changes_nothing(cfg):
     skipped = []
-    real = replica.advance
 
     def counted(env, delay):
-        moved = real(env, delay)
+        moved = advance(env, delay)
         skipped.append(moved)
         return moved
-    monkeypatch.setattr(replica, "advance", counted)
-    fast = run(cfg)
-    monkeypatch.setattr(replica, "advance", lambda env, d: False)
-    assert fast == run(cfg)
+    fast = run(cfg, Stepping(advance=counted))
+    assert fast == run(cfg, Stepping(advance=never_advance))
     assert any(skipped) and not all(skipped)   # both ways were taken
 
 
 def test_advance_waits_for_an_earlier_or_tied_event():
     env = Clock()
     env.at(1.0, lambda _: None)
-    assert not replica.advance(env, 1.0)      # a tie: the queue's order decides
-    assert not replica.advance(env, 2.0)
-    assert replica.advance(env, 0.5) and env.now == 0.5
+    assert not advance(env, 1.0)      # a tie: the queue's order decides
+    assert not advance(env, 2.0)
+    assert advance(env, 0.5) and env.now == 0.5
 
 
 def test_run_until_mine_makes_the_calls_a_wait_would_in_their_order():

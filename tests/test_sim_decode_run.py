@@ -2,14 +2,17 @@
 the same, iteration for iteration and float for float, with the loop taken out (each iteration then goes
 through the scheduler and a SimPy round trip as before). The loop also forms the decode-only iteration that
 ends after another event and makes the events meanwhile itself (or leaves it to Replica._run to wait out);
-taken out, the scheduler forms it and the clock makes them."""
+taken out, the scheduler forms it and the clock makes them. The loop and its stretches are counted, and taken
+out, through the run's Stepping (stepping.py), a parameter of simulate."""
 from __future__ import annotations
 
 import pytest
 
 from whatif.scenario import Scenario
-from whatif.simulator import cluster, decode_run, replica
+from whatif.simulator import cluster
 from whatif.simulator.config import ClusterConfig, SchedulerConfig, SimConfig
+from whatif.simulator.decode_run import _span, decode_run
+from whatif.simulator.stepping import EXACT, Stepping, no_decode_run, no_span
 from whatif.simulator.workload import WorkloadSpec
 
 SHAREGPT = WorkloadSpec(lengths="sharegpt", requests=300, seed=3, rate=20.0)
@@ -52,38 +55,34 @@ CONFIGS = {
 SPANS = {"light load", "not formed ahead, light load", "light load, few blocks", "light load, two replicas"}
 
 
-def run(cfg):
-    r = cluster.simulate(cfg)
+def run(cfg, stepping=EXACT):
+    r = cluster.simulate(cfg, stepping=stepping)
     return ({k: list(v) for k, v in r.log.columns.items()},
             [(x.status, x.first_token_s, x.finish_s, x.preemptions, x.emitted.tolist()) for x in r.records])
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_decode_runs_change_nothing(name, monkeypatch):
+def test_decode_runs_change_nothing(name):
     cfg = CONFIGS[name]
     taken = []
-    real = replica.decode_run
 
     def counted(rep, engine):
         before = engine.step
-        pending = real(rep, engine)   # (a decode-only iteration left for the replica to wait out, or None)
+        pending = decode_run(rep, engine)   # (a decode-only iteration left for the replica to wait out, or None)
         taken.append(engine.step - before)
         return pending
-    monkeypatch.setattr(replica, "decode_run", counted)
     spans = []
-    real_span = decode_run._span
 
     def span(*args):
-        out = real_span(*args)
+        out = _span(*args)
         spans.append(out[0])
         return out
-    monkeypatch.setattr(decode_run, "_span", span)
-    fast = run(cfg)
-    monkeypatch.setattr(replica, "decode_run", lambda rep, engine: None)
-    assert fast == run(cfg)
+    fast = run(cfg, Stepping(decode_run=counted, span=span))
+    assert fast == run(cfg, Stepping(decode_run=no_decode_run))
     assert sum(taken) > 0   # the loop ran iterations
-    if name in SPANS:   # and stretches of them as array updates (most of them at light load)
+    if name in SPANS:   # and stretches of them as array updates (most of them at light load), which change nothing
         assert sum(spans) > (sum(taken) / 2 if name == "light load" else 0)
+        assert fast == run(cfg, Stepping(span=no_span))
 
 
 def test_a_bucket_span_is_every_context_of_that_bucket():
@@ -99,13 +98,12 @@ def test_a_bucket_span_is_every_context_of_that_bucket():
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_every_logged_iteration_is_one_price_lookup(name, monkeypatch):
+def test_every_logged_iteration_is_one_price_lookup(name):
     """decode_run counts its memo hits as the steps it took less the steps it priced anew (its count starts at
     -step): lookups = logged iterations, with the run's loop and without it."""
-    def lookups(cfg):
-        r = cluster.simulate(cfg)
+    def lookups(cfg, stepping=EXACT):
+        r = cluster.simulate(cfg, stepping=stepping)
         return r.lookup_stats["iteration_time_lookups"], len(r.log.columns["start_s"])
     looked, logged = lookups(CONFIGS[name])
     assert looked == logged
-    monkeypatch.setattr(replica, "decode_run", lambda rep, engine: None)
-    assert lookups(CONFIGS[name]) == (looked, logged)
+    assert lookups(CONFIGS[name], Stepping(decode_run=no_decode_run)) == (looked, logged)

@@ -1,6 +1,7 @@
 """A decoding sequence's KV blocks are counted per phase visit, not given one by one (Scheduler.take_due_blocks,
 _catch_up): after every iteration the blocks the pool has handed out are the blocks the running
-sequences hold once brought up to date, and every block comes back when all requests are done."""
+sequences hold once brought up to date, and every block comes back when all requests are done (checked after each
+batch the replica loop completes: the run's Stepping.observe, a parameter of simulate)."""
 from __future__ import annotations
 
 import pytest
@@ -10,6 +11,7 @@ from whatif.scenario import Scenario
 from whatif.simulator import cluster
 from whatif.simulator.config import SchedulerConfig, SimConfig
 from whatif.simulator.scheduling.core import Scheduler
+from whatif.simulator.stepping import Stepping
 from whatif.simulator.workload import WorkloadSpec
 
 SMALL_KV = Scenario(memory_utilization=0.25)   # (the pool runs short: preemption)
@@ -35,24 +37,17 @@ def held(engine: Scheduler, s) -> int:
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_the_pool_hands_out_what_the_running_sequences_hold(name, monkeypatch):
-    engines: list[Scheduler] = []
+def test_the_pool_hands_out_what_the_running_sequences_hold(name):
+    engines: dict[int, Scheduler] = {}
     checked, preempted = [0], [0]
-    real_init, real_complete = Scheduler.__init__, Scheduler.complete
 
-    def init(self, *args, **kwargs):
-        real_init(self, *args, **kwargs)
-        engines.append(self)
-
-    def complete(self, batch, end):
-        real_complete(self, batch, end)
+    def check(engine: Scheduler, batch) -> None:
         preempted[0] += batch.preempted
-        pool = [e for e in engines if e.bm is self.bm]
-        assert sum(held(e, s) for e in pool for s in e.running) == self.bm.used
+        pool = engine.hooks.schedulers   # (the replica's engines: pp of them share its pool)
+        engines.update((id(e), e) for e in pool)
+        assert sum(held(e, s) for e in pool for s in e.running) == engine.bm.used
         checked[0] += 1
-    monkeypatch.setattr(Scheduler, "__init__", init)
-    monkeypatch.setattr(Scheduler, "complete", complete)
-    result = cluster.simulate(CONFIGS[name])
+    result = cluster.simulate(CONFIGS[name], stepping=Stepping(observe=check))
     assert checked[0] > 100 and preempted[0] > 0   # (the check ran, and through shortages)
     assert result.summary()["requests"]["finished"] == len(result.records)
-    assert all(e.bm.used == 0 for e in engines)   # every block came back
+    assert engines and all(e.bm.used == 0 for e in engines.values())   # every block came back

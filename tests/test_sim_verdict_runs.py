@@ -5,11 +5,12 @@ from dataclasses import replace
 
 from whatif.roofline.context import HostPath
 from whatif.scenario import Scenario
-from whatif.simulator import decode_run
+from whatif.simulator.decode_run import _span
 from whatif.simulator.capacity import max_rate
 from whatif.simulator.certain_miss import Judged
 from whatif.simulator.cluster import simulate
 from whatif.simulator.config import SLO, ClusterConfig, SimConfig
+from whatif.simulator.stepping import Stepping
 from whatif.simulator.workload import WorkloadSpec
 
 SLO_ = SLO(ttft_s=0.5, tpot_s=0.03, attainment=0.9)
@@ -17,16 +18,15 @@ SLO_ = SLO(ttft_s=0.5, tpot_s=0.03, attainment=0.9)
 CFG = SimConfig(Scenario(), WorkloadSpec(requests=60, seed=3, prompt=1000, output=400, range_ratio=0.5, rate=2.0))
 
 
-def test_an_unkept_log_counts_the_same_iterations_and_the_requests_are_the_same(monkeypatch):
+def test_an_unkept_log_counts_the_same_iterations_and_the_requests_are_the_same():
     spans = []
 
     def counted(*args):
-        out = span(*args)
+        out = _span(*args)
         spans.append(out[0])
         return out
-    span = decode_run._span
-    monkeypatch.setattr(decode_run, "_span", counted)
-    full, lean = simulate(CFG), simulate(CFG, keep_log=False)
+    stepping = Stepping(span=counted)   # (the run's stretches, counted: stepping.py)
+    full, lean = simulate(CFG, stepping=stepping), simulate(CFG, keep_log=False, stepping=stepping)
     assert sum(k > 0 for k in spans) >= 4   # stretches ran in both
     assert len(lean.log) == len(full.log) > 0
     assert len(lean.log.columns["start_s"]) == 0   # nothing stored

@@ -16,11 +16,13 @@ from .config import SLO, SimConfig
 from .iteration_time import IterationTimes
 from .pools import check_fits, kv_path, prefill_flags, prefill_scenario, systems_used   # noqa: F401 (check_fits: the commands')
 from .log import IterationLog
+from .open_loop import OpenLoop
 from .rank_group import RankGroup
 from .replica import Replica
 from .request import REJECTED, Record, Request
 from .router import Router
 from .scheduling.sequence import Seq
+from .stepping import EXACT, Stepping
 
 
 _TIMES: dict[str, IterationTimes] = {}   # runs of one scenario (a capacity search) share roofline answers
@@ -53,9 +55,10 @@ def _replica(env, index: int, role: str, times: IterationTimes, sched, log, clus
 
 
 class Cluster:
-    def __init__(self, env, cfg: SimConfig, plan_seq_len: int, keep_log: bool = True):
+    def __init__(self, env, cfg: SimConfig, plan_seq_len: int, keep_log: bool = True, stepping: Stepping = EXACT):
         self.env = env
         self.cfg = cfg
+        self.stepping = stepping   # the replicas' shortcuts and step observer (stepping.py)
         self.log = IterationLog(keep=keep_log)
         sc, sched, cl = cfg.scenario, cfg.scheduler, cfg.cluster
         decode_times = _iteration_times(sc, sc.parallel, sched, plan_seq_len)
@@ -193,10 +196,12 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
 
 
 def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
-             requests: list[Request] | None = None, stop_failing: SLO | None = None, keep_log: bool = True):
+             requests: list[Request] | None = None, stop_failing: SLO | None = None, keep_log: bool = True,
+             stepping: Stepping = EXACT):
     """Run `cfg` (its workload's requests, or `requests`) and return a SimulationResult. `stop_failing`: an
     open-loop run without a horizon raises certain_miss.SloFailed as soon as it fails that SLO for sure.
-    `keep_log` False: the iterations are counted, not stored (a run judged by its requests alone)."""
+    `keep_log` False: the iterations are counted, not stored (a run judged by its requests alone). `stepping`:
+    the replicas' shortcuts and step observer (stepping.py; a test's own, else the exact ones)."""
     from .workload import generate
     with collections_paused() as paused:   # (building the requests and their records too)
         if requests is None:
@@ -206,56 +211,27 @@ def simulate(cfg: SimConfig, progress: Callable[[int, int], None] | None = None,
             from .closed_loop import check_closed_loop
             check_closed_loop(cfg)
         return _run(cfg, list(map(Record, requests)), requests, paused, progress, stop_failing=stop_failing,
-                    keep_log=keep_log)
+                    keep_log=keep_log, stepping=stepping)
 
 
 def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused, progress, clients: int = 0,
-         stop_failing: SLO | None = None, keep_log: bool = True):
+         stop_failing: SLO | None = None, keep_log: bool = True, stepping: Stepping = EXACT):
     """simulate's run of `records` (the collector paused by the caller; `paused.freeze()` before the clock starts)."""
     from .metrics import SimulationResult
     from .workload import describe
     mean_len = sum(r.prompt + r.output for r in requests) / max(len(requests), 1)
     env = Clock()
-    cluster = Cluster(env, cfg, max(1, round(mean_len)), keep_log)
+    cluster = Cluster(env, cfg, max(1, round(mean_len)), keep_log, stepping)
 
-    arrived, count = 0, len(records)
-    step = max(1, count // 100)
-    waited = [False]   # the next record's timeout has fired
-
-    def arrivals(_arg) -> None:
-        """Deliver the records due now, then wait for the next one: the steps a process waiting out each
-        arrival's delay would take, as a call on the clock (no process resumed per arrival)."""
-        nonlocal arrived
-        while arrived < count:
-            rec = records[arrived]
-            if not waited[0]:
-                delay = rec.request.arrival_s - env.now
-                if delay > 0:
-                    waited[0] = True
-                    env.at(delay, arrivals)
-                    return
-            waited[0] = False
-            cluster.arrive(rec)
-            arrived += 1
-            if progress and (arrived - 1) % step == 0:
-                progress(arrived - 1, len(records))
-            if check is not None and arrived % every == 0:
-                check(records, arrived, env.now)
-
-    check, every, finished = None, 1, [0]
-    if stop_failing is not None and cfg.horizon_s is None and count:
+    check, every = None, 1
+    if stop_failing is not None and cfg.horizon_s is None and records:
         from .certain_miss import CHECKS, watch
-        check, every = watch(stop_failing, count), max(1, count // CHECKS)
-
-    def checked_finish(_rec) -> None:
-        finished[0] += 1
-        if finished[0] % every == 0:
-            check(records, arrived, env.now)
+        check, every = watch(stop_failing, len(records)), max(1, len(records) // CHECKS)
 
     spec = cluster.replicas[0].times.setup.engine_spec
     paid = spec is not None and (spec.frontend.per_request_s > 0 or spec.frontend.per_prompt_token_s > 0)
     front = spec.frontend if paid else None
-    loop = None
+    loop = arrivals = None
     if cfg.workload is not None and cfg.workload.concurrency:   # clients on the clock send the requests
         from .closed_loop import ClientLoop
         lanes = cfg.cluster.prefill_replicas if cfg.cluster.disaggregated else 1   # (closed_loop.py: front ends)
@@ -264,18 +240,26 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
         cluster.on_finish = loop.answered
         env.at(0, loop.start, None, URGENT)
     else:
-        env.at(0, arrivals, None, URGENT)   # started as a process starts: an urgent call now
+        arrivals = OpenLoop(env, cluster, records, progress, check, every)
+        env.at(0, arrivals.deliver, None, URGENT)   # started as a process starts: an urgent call now
         if check is not None:
-            cluster.on_finish = checked_finish
+            cluster.on_finish = arrivals.answered
     paused.freeze()   # the records and the cluster live to the end: never scanned
-    env.run(until=cfg.horizon_s)
-    arrivals = None   # (it calls itself through its closure: the cycle would keep every record for the collector)
+    try:
+        env.run(until=cfg.horizon_s)
+    finally:
+        # The clock, replicas and cluster reach each other (a cycle): cut what reaches the records from them, so
+        # the records are freed when the result is (or at once, after a stopped run), not by the collector
+        cluster.on_finish = None
+        if arrivals is not None:
+            arrivals.release()
+    arrived = arrivals.arrived if arrivals is not None else loop.sent
     for replica in cluster.replicas:
         for scheduler in replica.schedulers:
             scheduler.flush()
     if progress:
         progress(len(records), len(records))
-    records = records[:loop.sent if loop is not None else arrived]   # those due after the horizon never arrived
+    records = records[:arrived]   # those due after the horizon never arrived
     setup = describe_setup(cfg, cluster, describe(cfg.workload) if cfg.workload is not None
                            else f"{len(requests)} given requests")
     return SimulationResult(records, cluster.log, [r.info() for r in cluster.replicas], env.now, cfg.slo, setup,

@@ -99,8 +99,9 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                 if now_s < near and step <= last and finishing - step > SPAN_MIN \
                         and gate == inf and not replica.idle:   # (the next event's distance first: it fails most)
                     # a stretch of steps that only add tokens: one array update, as this loop would run them
-                    k, taken, price_s, price_last = _span(replica, scheduler, step, finishing - 1, now_s, duration,
-                                                          last, head, used, (rows, base, decoding, waiting, running))
+                    k, taken, price_s, price_last = replica.stepping.span(   # (_span unless the caller gave one)
+                        replica, scheduler, step, finishing - 1, now_s, duration, last, head, used,
+                        (rows, base, decoding, waiting, running))
                     if k:
                         step += k
                         visited = step - 1

@@ -24,7 +24,7 @@ from .config import SchedulerConfig
 from .iteration_time import IterationTimes
 from .log import IterationLog, ReplicaInfo
 from .prefill_send_slots import SendSlots, send_slots_per_rank
-from .replica import Replica, advance
+from .replica import Replica
 from .router import Router
 from .scheduling.sequence import Seq
 
@@ -96,6 +96,7 @@ class RankGroup:
 
     def _run(self, schedulers: list):
         env, times, append, index = self.env, self.times, self.log.append, self.index
+        advance = self.ranks[0].stepping.advance   # (the run's, or a caller's: stepping.py)
         gate = AdpBalance(self.cfg.attention_dp_timeout_iters, self.cfg.attention_dp_batching_wait_iters) \
             if self.balance else None
         while True:

@@ -12,9 +12,8 @@ from collections import deque
 
 from .batch_wait import BatchWait, schedulable_prompt_tokens
 from .block_manager import BlockManager
-from .clock import Clock, Signal
+from .clock import Clock, Signal, advance  # noqa: F401 (advance: rank_group's, the tests')
 from .config import SchedulerConfig
-from .decode_run import decode_run
 from .first_token_hold import FirstTokenHold, eager_launch_s
 from .iteration_time import IterationTimes
 from .kv_fanout import kv_copies
@@ -26,6 +25,7 @@ from .scheduling.core import Scheduler
 from .scheduling.padded_prompts import padded_prefills
 from .scheduling.registry import make_policy
 from .scheduling.sequence import Seq
+from .stepping import EXACT, observed
 
 
 class Replica:
@@ -38,6 +38,8 @@ class Replica:
         self.times = times
         self.log = log
         self.cluster = cluster
+        # the shortcuts and step observer the loop takes (stepping.py: a caller's own, passed to simulate)
+        self.stepping = cluster.stepping if cluster is not None else EXACT
         pp = times.setup.parallel.pp
         blocks = times.kv_blocks if blocks is None else blocks
         self.group = group          # an attention-DP rank: the RankGroup that steps it (rank_group.py), else None
@@ -107,7 +109,10 @@ class Replica:
         env, times, bm, index, queued = self.env, self.times, self.bm, self.index, self.waiting
         schedule, complete, log = scheduler.schedule, scheduler.complete, self.log
         logged = log.pending   # (IterationLog.append, inlined below: the log keeps this list, cleared in place)
-        step_ahead, decodes = advance, decode_run   # (module names: the tests swap them)
+        stepping = self.stepping
+        step_ahead, decodes = stepping.advance, stepping.decode_run
+        if stepping.observe is not None:
+            complete = observed(scheduler, stepping.observe)
         ahead, hold = self.ahead, self.hold
         inf = float("inf")
         skipper, inbox, waits = self.skipper, self.inbox, self.batch_wait
@@ -238,14 +243,3 @@ def first_token_at(kv_landed_s: float, step_end_s: float) -> float:
     request, py_executor _handle_first_token_response); at once on an idle engine."""
     return max(kv_landed_s, step_end_s)
 
-
-def advance(env: Clock, delay: float) -> bool:
-    """Move the clock `delay` on without queueing a resumption when no other call comes before then
-    (strictly: at a tie the queue's order decides), which is what waiting would do: the same end time
-    (now + delay), nothing else run in between. Most iterations end before the next arrival. False: wait."""
-    end = env.now + delay
-    queue = env.queue
-    if not queue or end < queue[0][0]:
-        env.now = end
-        return True
-    return False
