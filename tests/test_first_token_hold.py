@@ -1,4 +1,4 @@
-"""TensorRT-LLM's overlap loop sends a step's tokens once it has launched the next step (engine spec
+"""TensorRT-LLM's and SGLang's overlap loops send a step's tokens once they have launched the next step (engine spec
 cpu.tokens_after_next_launch): a prompt's first token waits while an eager step after its prefill is launched."""
 from types import SimpleNamespace
 
@@ -36,11 +36,19 @@ def test_a_first_token_waits_for_the_next_eager_steps_launch_only():
     assert a.first_token_s == pytest.approx(4.005)
 
 
-def test_only_tensorrt_llms_pytorch_flow_holds_its_tokens():
-    assert engine_spec("trtllm").cpu.tokens_after_next_launch
-    assert "documented" in engine_spec("trtllm").sources["cpu.tokens_after_next_launch"]
-    for name in ("vllm", "sglang", "trtllm-engine"):
+def test_the_overlap_loops_of_tensorrt_llm_and_sglang_hold_their_tokens():
+    for name in ("trtllm", "sglang", "sglang-0.5"):
+        assert engine_spec(name).cpu.tokens_after_next_launch, name
+        assert "documented" in engine_spec(name).sources["cpu.tokens_after_next_launch"], name
+    for name in ("vllm", "trtllm-engine", "sglang-0.3"):   # no such loop (sglang-0.3: before the overlap scheduler)
         assert not engine_spec(name).cpu.tokens_after_next_launch, name
+
+
+def test_a_loop_without_overlap_sends_its_tokens_at_once():
+    from whatif.specs.engines import load_engine
+    spec = load_engine("sglang")
+    assert not spec.with_cpu_overlap(False).cpu.tokens_after_next_launch   # SGLang's event_loop_normal
+    assert spec.with_cpu_overlap(True) is spec and spec.with_cpu_overlap(None) is spec
 
 
 def test_the_hold_raises_a_moe_models_ttft_under_load_and_nothing_else(monkeypatch):

@@ -1,4 +1,4 @@
-"""First tokens held until the engine has launched the next step (TensorRT-LLM's PyTorch overlap loop).
+"""First tokens held until the engine has launched the next step (TensorRT-LLM's PyTorch and SGLang's overlap loops).
 
 tensorrt_llm/_torch/pyexecutor/py_executor.py `_executor_loop_overlap` (1.0): each iteration launches the next step
 (`_forward_step`) before `_process_previous_batch` -> `_handle_responses` sends the last step's tokens. So a prompt's
@@ -6,7 +6,9 @@ first token leaves once the step after its prefill is launched. Replaying a CUDA
 next to nothing; an eager step (one with a prompt) takes it its kernels x the host time per kernel, begun once it had
 launched the prefill step: the token waits max(0, launch(prefill step) + launch(next step) - the prefill step's
 time), at most the next step's time. Only first tokens are held (TTFT): a decode token's hold moves every later
-token alike and leaves TPOT as it is."""
+token alike and leaves TPOT as it is. SGLang's overlap loop is the same (managers/scheduler.py event_loop_overlap,
+0.4-0.5.x: run_batch of the next batch, then pop_and_process -> process_batch_result streams the last one's tokens;
+added after scoring, session 65)."""
 from __future__ import annotations
 
 from ..roofline.config import ForwardBatch

@@ -262,7 +262,10 @@ class EngineSpec:
         on the V1 workers: benchmarks/serving_reference.py sglang_spec_v1_overlap)."""
         if overlapped is None or overlapped == self.cpu.overlapped:
             return self
-        return replace(self, cpu=replace(self.cpu, overlapped=boolean(overlapped, "overlap_schedule")))
+        on = boolean(overlapped, "overlap_schedule")
+        # a loop without overlap sends a step's tokens before it launches the next (SGLang's event_loop_normal)
+        return replace(self, cpu=replace(self.cpu, overlapped=on, tokens_after_next_launch=on and
+                                         self.cpu.tokens_after_next_launch))
 
     @property
     def piecewise_decode(self) -> bool:
