@@ -170,16 +170,17 @@ def test_flashmla_sparse_prefill_compute_runs_at_its_documented_ceiling():
     its peak seconds over the README's 640 / 989 (H800) and 1450 / 2250 (B200) TFLOPS; trtllm-gen (no padding) and
     the memory side are not scaled; an architecture without a documented figure keeps the peak's seconds."""
     ceiling = mla_modules.FLASHMLA_SPARSE_PREFILL_CEILING
-    assert ceiling["hopper"] == pytest.approx(0.647, abs=1e-3) and ceiling["blackwell"] == pytest.approx(0.644, abs=1e-3)
+    assert ceiling["hopper"] == pytest.approx(0.647, abs=1e-3)
+    assert ceiling["blackwell"] == pytest.approx(0.644, abs=1e-3)
+
+    def attention(pad, c):   # the sparse attention part, 8k new tokens after 64k cached, 64 heads
+        parts, _ = mla_modules.dsa_module_work("prefill", 1, 8192, 65536, 64, V32, "bfloat16", "bfloat16", c,
+                                               head_pad=pad)
+        return parts[-1]
     for gpu in (H100, B200):
         c = mla_modules.ceilings(gpu)
         assert mla_modules.flashmla_sparse_prefill_compute(1.0, c) == pytest.approx(1.0 / ceiling[c.arch])
-
-        def attention(pad):   # the sparse attention part, 8k new tokens after 64k cached, 64 heads
-            parts, _ = mla_modules.dsa_module_work("prefill", 1, 8192, 65536, 64, V32, "bfloat16", "bfloat16", c,
-                                                   head_pad=pad)
-            return parts[-1]
-        padded, plain = attention(64), attention(0)
+        padded, plain = attention(64, c), attention(0, c)
         assert padded[0] == pytest.approx(plain[0] / ceiling[c.arch])   # 64 heads: the same FLOPs, the ceiling
     assert mla_modules.flashmla_sparse_prefill_compute(1.0, mla_modules.ceilings(load_component("l40s", "gpu"))) == 1.0
     c = mla_modules.ceilings(H100)
