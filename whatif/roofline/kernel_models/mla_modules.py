@@ -202,6 +202,19 @@ def flashmla_sparse_read(batch, isl, past, d: MlaDims, kv_bytes, c):
     return memory_times(batch * rows * (d.kv_lora + d.rope) * kv_bytes, c.hbm_bw, c.l2_bytes)
 
 
+# FlashMLA's sparse prefill kernel (flash_mla_sparse_fwd) at its best reaches a documented fraction of the bf16 dense
+# peak: "up to 640 TFlops in forward computation on H800 SXM5 ... up to 1450 TFlops on B200" (FlashMLA README,
+# "Test & benchmark MLA prefill (Sparse)"), over the datasheets' 989 (H800 = H100 SXM) and 2,250 TFLOPS (B200) dense
+# bf16 peaks: 0.647 and 0.644. Fixed from the kernel's own documentation, not fitted.
+FLASHMLA_SPARSE_PREFILL_CEILING = {"hopper": 640.0 / 989.0, "blackwell": 1450.0 / 2250.0}
+
+
+def flashmla_sparse_prefill_compute(seconds, c):
+    """Compute seconds of FlashMLA's sparse prefill kernel at its documented ceiling on `c`'s architecture
+    (FLASHMLA_SPARSE_PREFILL_CEILING; no ceiling documented for another: the peak's seconds as they are)."""
+    return seconds / FLASHMLA_SPARSE_PREFILL_CEILING.get(c.arch, 1.0)
+
+
 def all_topk_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c):
     """FlashMLA's sparse prefill kernel as TensorRT-LLM runs it on Hopper: ceil(queries x head groups / SMs)
     waves, each CTA 64 heads x index_topk slots at one SM's share of the bf16 peak; reads its visible keys a head
@@ -210,7 +223,8 @@ def all_topk_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c):
     waves = -(-(batch * isl * groups) // c.sms)
     cta_flops = 2.0 * HEAD_GROUP * (2 * d.kv_lora + d.rope) * d.index_topk
     moved = groups * batch * capped_pairs(isl, past, d.index_topk) * (d.kv_lora + d.rope) * kv_bytes
-    return (waves * cta_flops * c.sms / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
+    return (flashmla_sparse_prefill_compute(waves * cta_flops * c.sms / c.peak_flops("bf16"), c),
+            *memory_times(moved, c.hbm_bw, c.l2_bytes))
 
 
 # Heads flash_mla_sparse_fwd's callers pad a sparse prefill's queries to, by architecture: `128 if SM >= 10 else 64`
@@ -394,8 +408,9 @@ def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
     else:
         pairs = capped_pairs(isl, past, d.index_topk)
         part = absorbed_part(batch, pairs, pairs, heads, d, KV_BYTES[kv_dtype], c, head_pad)
-        if head_pad:   # FlashMLA's sparse prefill kernel (padded heads): its rows read once
-            part = (part[0], *flashmla_sparse_read(batch, isl, past, d, KV_BYTES[kv_dtype], c))
+        if head_pad:   # FlashMLA's sparse prefill kernel (padded heads): its rows read once, its documented ceiling
+            part = (flashmla_sparse_prefill_compute(part[0], c),
+                    *flashmla_sparse_read(batch, isl, past, d, KV_BYTES[kv_dtype], c))
         parts.append(part)
     return parts, batch * heads * -(-isl // Q_TILE)
 
