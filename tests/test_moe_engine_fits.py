@@ -169,9 +169,9 @@ def test_mxfp4_experts_take_an_engines_own_mxfp4_fit_where_it_has_one():
 
 
 def test_mxfp4_experts_on_marlin_take_the_weight_only_fit():
-    """moe_kernels marlin (VLLM_MXFP4_USE_MARLIN=1): MXFP4 experts priced by vLLM's Marlin (w4a16) MoE fit, the top-k
-    kept as a kernel of its own, the activation not (session 65: fused_marlin_moe runs it inside the call the fit's
-    rows time); on a CDNA GPU the named kernels are refused."""
+    """moe_kernels marlin (VLLM_MXFP4_USE_MARLIN=1): MXFP4 experts priced by vLLM's Marlin (w4a16) MoE fit; under it,
+    as under the 16-bit fit, no top-k or activation op (session 65 B, M: vLLM 0.24's FusedMoE call the fits' rows time
+    runs both); the router GEMM stays; on a CDNA GPU the named kernels are refused."""
     from whatif.api import estimate
     from whatif.errors import WhatifError
 
@@ -180,9 +180,8 @@ def test_mxfp4_experts_on_marlin_take_the_weight_only_fit():
                      kernel_engine="vllm", **kw).to_dict()
         return {o["name"]: o["time_s"] for o in r["ops"]["decode"] if o["name"].startswith(("experts", "router"))}
     base, marlin = experts(), experts(moe_kernels="marlin")
-    assert marlin["experts_gate_up"] != base["experts_gate_up"] and set(marlin) == set(base) - {"experts_act"}
-    assert "experts_act" in base
-    assert marlin["router_topk"] == base["router_topk"]
+    assert marlin["experts_gate_up"] != base["experts_gate_up"] and set(marlin) == set(base)
+    assert "router" in base and not {"experts_act", "router_topk"} & set(base)
     from whatif.roofline.expert_fits import moe_fit_dtype
     op = replace(expert_op(4, "bf16"), fp4_weights=True, weight_only_kernel=True)
     assert moe_fit_dtype(op, H100, "vllm") == "w4a16"

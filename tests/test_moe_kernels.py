@@ -57,17 +57,22 @@ def test_scenario_setting_defaults_off_and_checks_the_gpu():
 
 
 def test_the_fused_layers_routing_and_activation_are_not_priced_twice():
-    """The TRTLLM-Gen layer does top-k routing and SwiGLU itself; the router GEMM (the model's gate) stays; and the
-    simulator's step price keeps equal to the forward pass's (step_price/token_ops.py reads the same ops)."""
-    from whatif.roofline.config import ForwardBatch
+    """The TRTLLM-Gen layer does top-k routing, SwiGLU and its input's fp8 quantization itself; the router GEMM (the
+    model's gate) stays; TensorRT-LLM's own B200 block-fp8 experts (no fused fit: the per-class model, one kernel an
+    op) keep every op; and the simulator's step price keeps equal to the forward pass's (step_price/token_ops.py)."""
+    from whatif.roofline.config import ForwardBatch, Precision
     from whatif.roofline.forward_pass import engine_step, time_pass
     from whatif.roofline.step_price import StepPricer
-    base = dict(model="deepseek-ai/DeepSeek-R1", hardware="dgx-b200", kernel_engine="trtllm", gpus=8)
+    base = dict(model="deepseek-ai/DeepSeek-R1", hardware="dgx-b200", kernel_engine="trtllm", gpus=8,
+                precision=Precision.of_scheme("fp8-block"))
     batch = ForwardBatch(((1024, 0, 1),), 1)
     for kernels in (None, "trtllm-gen"):
         setup = Scenario(**base, moe_kernels=kernels).resolved().pass_setup()
         roles = {t.op.name for t in time_pass(setup, batch, False).op_times}
-        assert ("router_topk" in roles and "experts_act" in roles) == (kernels is None)
+        fused = ("router_topk", "experts_act", "experts_gate_up_group_quant", "experts_down_group_quant")
+        assert all(name in roles for name in fused) == (kernels is None)
+        assert not any(name in roles for name in fused) == (kernels is not None)
+        assert "shared_expert_gate_up_group_quant" in roles   # (the shared expert is a dense GEMM: its own kernels)
         assert "router" in roles
         for groups in (((1024, 0, 1),), ((1, 900, 8), (300, 0, 1)), ((1, 900, 8),)):
             step = ForwardBatch(groups)
@@ -150,21 +155,26 @@ def test_marlin_mxfp4_experts_run_hidden_padded_to_256_and_the_slice_to_128():
     assert padded_nk(replace(up, fp4_weights=True), "vllm", "bf16") == (720.0, 2880.0)
 
 
-def test_weight_only_moe_fit_times_the_activation_inside_the_layer():
-    """Session 65: where vLLM's weight-only (Marlin) MoE fit prices the experts, the graph's activation op goes
-    (fused_marlin_moe runs it inside the call the fit's rows time); the router top-k stays; other fits keep both."""
+def test_every_fused_moe_fit_times_the_activation_and_its_collectors_top_k_inside_the_layer():
+    """Sessions 65 B, M: where a fused-MoE fit prices the experts, the graph's ops for what the call its rows time does
+    itself go: the activation (inside every fused MoE) and the top-k where the collector routed inside the call (vLLM
+    0.24's FusedMoE module, the H100 weight-only and bf16 fits); vLLM 0.14's A100 rows timed fused_experts on
+    precomputed top-k ids, so there the top-k stays; without a fused fit (L40S has no vLLM fp8 one) both stay."""
     from whatif.roofline.moe_kernels import fused_layer_ops
-    h100 = load_system("dgx-h100").gpu
+    h100, a100, l40s = (load_system(s).gpu for s in ("dgx-h100", "dgx-a100-80gb", "l40s"))
     up = replace(gemm("experts_gate_up", 4, 768, 7168, 1, 1, "bf16", role=OpRole.EXPERT_UP), int_weights=True)
     up = replace(up, shape=replace(up.shape, groups=4.0))
     act = replace(gemm("experts_act", 4, 1, 1, 1, 1, "bf16"), role=OpRole.EXPERT_ACT)
     topk = replace(gemm("router_topk", 4, 1, 1, 1, 1, "bf16"), role=OpRole.ROUTER_TOPK)
-    eff = load_efficiency("default", h100, None, "vllm")
-    assert [o.name for o in fused_layer_ops([topk, up, act], eff, h100)] == ["router_topk", "experts_gate_up"]
-    plain = replace(up, int_weights=False)   # the 16-bit fit: its activation op stays
-    assert [o.name for o in fused_layer_ops([topk, plain, act], eff, h100)] == ["router_topk", "experts_gate_up",
-                                                                             "experts_act"]
-    assert len(fused_layer_ops([topk, up, act], eff)) == 3   # (no GPU given: the ops as they are)
+    router = replace(gemm("router", 4, 256, 7168, 1, 1, "bf16"), role=OpRole.ROUTER)
+    names = lambda ops, gpu: [o.name for o in fused_layer_ops(ops, load_efficiency("default", gpu, None, "vllm"), gpu)]
+    plain = replace(up, int_weights=False)   # the 16-bit fit
+    assert names([router, topk, up, act], h100) == ["router", "experts_gate_up"]
+    assert names([router, topk, plain, act], h100) == ["router", "experts_gate_up"]
+    assert names([router, topk, plain, act], a100) == ["router", "router_topk", "experts_gate_up"]
+    fp8 = replace(plain, dtype="fp8")
+    assert names([router, topk, fp8, act], l40s) == ["router", "router_topk", "experts_gate_up", "experts_act"]
+    assert len(fused_layer_ops([topk, up, act], load_efficiency("default", h100, None, "vllm"))) == 3   # (no GPU)
 
 
 def test_sglang_block_fp8_experts_run_a_narrow_slice_as_128():

@@ -23,6 +23,7 @@ DEQUANT_TILE_M = 64  # rows of activations per CTA that share one dequantized we
 
 
 PROMOTE_OPS = 2.0      # per output element per K-block: scale the fp32 partial sum and add it (DeepGEMM's promotion)
+GROUP_QUANT_SUFFIX = "_group_quant"   # the name of a GEMM's input-quantize op: the GEMM's name + this
 GROUP_QUANT_FLOPS = 4.0   # per element of a per-token-group quantize: group absmax, scale, round, convert; assumed
 
 
@@ -70,8 +71,8 @@ def block_scale_ops(ops: list[Op], prec: Precision) -> list[Op]:
             out.append(op)
             continue
         m, n, k = op.shape.m, op.shape.n, op.shape.k
-        quant = streaming(f"{op.name}_group_quant", OpClass.ELEMENTWISE, m * k, 1, 0, GROUP_QUANT_FLOPS, 2.0, "bf16",
-                          op.count, extra_bytes=m * k * (1.0 + 4.0 / block_k))
+        quant = streaming(f"{op.name}{GROUP_QUANT_SUFFIX}", OpClass.ELEMENTWISE, m * k, 1, 0, GROUP_QUANT_FLOPS, 2.0,
+                          "bf16", op.count, extra_bytes=m * k * (1.0 + 4.0 / block_k))
         out.append(replace(quant, part_of=graph_role(op)))
         out.append(replace(op, alu_ops=op.alu_ops + m * n * math.ceil(k / block_k - 1e-9) * PROMOTE_OPS,
                            input_quantized=True, block_scaled=True,

@@ -15,9 +15,9 @@ engine's quantized fit on its own). Default: none, each engine's own fits, as be
 `marlin` (session 53): vLLM's Marlin MoE for 4-bit float weights beside 16-bit activations (VLLM_MXFP4_USE_MARLIN=1:
 quantization/mxfp4.py picks Mxfp4Backend.MARLIN, fused_marlin_moe over the MXFP4 weights; InferenceX's
 gptoss_fp4_h100.sh exports it), the kernel vLLM runs its INT4 weight-only experts with: those experts are priced by
-the engine's own weight-only (Marlin) MoE fit (expert_fits.moe_fit_dtype). Its top-k is a kernel of its own, so the
-graph's op for it stays; its activation runs inside fused_marlin_moe, which the fit's rows time whole, so under that
-fit the graph's activation op goes (session 65, weight_only_act_timed; INT4 experts priced by it alike).
+the engine's own weight-only (Marlin) MoE fit (expert_fits.moe_fit_dtype). Its activation runs inside
+fused_marlin_moe, and the fit's rows (vLLM 0.24's FusedMoE module) time it with the top-k, so under that fit the
+graph's ops for them go, as under every fused-MoE fit (session 65 B, M: fit_timed_roles).
 
 `trtllm-gen-mxfp8` (session 61): the same TRTLLM-Gen kernels over MXFP4 weights x MXFP8 activations
 (`trtllm_fp4_block_scale_moe` with mxfp8 hidden states), gpt-oss's B200 expert path: vLLM's
@@ -60,39 +60,57 @@ def moe_fit_engine(kernels: str | None, arch: str) -> str | None:
     return where[arch]
 
 
-# What the fused layer those rows time does itself: the top-k routing (SGLang's collector requires the fused routing
-# path, BypassedTopKOutput: the kernel takes the router logits, as TensorRT-LLM's runner does) and the SwiGLU
-# between its two GEMMs; the router GEMM runs before it (the model's gate), so it stays.
+# What the call a fused-MoE fit's rows time does itself (aiconfigurator's collectors, session 65 M), so a graph op for
+# it counts it twice where that fit prices the experts: the expert activation, inside every fused MoE (vLLM's
+# fused_experts / fused_marlin_moe run silu_and_mul inside, SGLang's fused_moe_triton likewise, the TRTLLM-Gen and
+# CUTLASS MoE runners fuse or run it inside their op); the input's per-token-group fp8 quantization (each layer
+# quantizes its bf16 input inside: vLLM's FusedMoE, SGLang's runners, TensorRT-LLM's forward); and the top-k routing,
+# which every collector but one times inside the call: vLLM 0.24's `moe_module(hidden_states, router_logits)`,
+# SGLang's `select_experts` + `fused_moe` (Triton) or `moe_layer(hidden_states, topk_layer(hidden_states, logits))`
+# (FlashInfer runners), TensorRT-LLM's `moe.forward(hidden_states, logits, do_finalize=True)`. The router GEMM runs
+# before (its logits are given), so it stays; the final sum / finalize is inside too and whatif has no op for it.
 FUSED_LAYER_ROLES = frozenset({OpRole.ROUTER_TOPK, OpRole.EXPERT_ACT})
 EXPERT_ROLES = frozenset({OpRole.EXPERT_UP, OpRole.EXPERT_DOWN})
+# kernel_sources whose collector ran the top-k before the timed call: vLLM 0.11-0.14's collector/vllm/collect_moe.py
+# (torch.topk + softmax, then fused_experts(hidden_states, w1, w2, topk_weights, topk_ids) timed) and the later
+# fused_experts / routed-kernel rows of collect_moe.py for vLLM >= 0.17 (INT4 Marlin, FlashInfer's routed NVFP4)
+TOPK_OUTSIDE_SOURCES = frozenset({"vllm_fused_moe", "vllm_marlin_int4_moe", "vllm_flashinfer_trtllm_moe_fp4"})
 
 
 def fused_layer_ops(ops, eff, gpu=None) -> list:
-    """The ops less those the named MoE kernels' fused layer does itself, where the experts are priced by its rows
-    (eff.moe_engine); under weight-only kernels (eff.moe_weight_only) the 4-bit float expert GEMMs marked to run
-    them; where the engine's weight-only (Marlin) fit prices the experts on `gpu`, less the expert activation
-    (weight_only_act_timed); the ops as they are otherwise."""
+    """The ops less those the fused-MoE call whose rows price the experts does itself (fit_timed_roles: the deployment's
+    own engine's fit, or eff.moe_engine's where the named kernels are another engine's); under weight-only kernels
+    (eff.moe_weight_only) the 4-bit float expert GEMMs marked to run them; the ops as they are without a GPU."""
     if getattr(eff, "moe_weight_only", False):
         ops = [replace(op, weight_only_kernel=True) if op.fp4_weights and op.role in EXPERT_ROLES else op
                for op in ops]
-    if gpu is not None and getattr(eff, "engine", None) and weight_only_act_timed(ops, gpu, eff.engine):
-        ops = [op for op in ops if op.role != OpRole.EXPERT_ACT]
-    if not getattr(eff, "moe_engine", None):
+    engine = getattr(eff, "moe_engine", None) or getattr(eff, "engine", None)
+    if gpu is None or not engine:
         return ops
-    return [op for op in ops if op.role not in FUSED_LAYER_ROLES]
+    timed = fit_timed_roles(ops, gpu, engine)
+    return [op for op in ops if not (op.role in timed or is_expert_input_quant(op))] if timed else ops
 
 
-def weight_only_act_timed(ops, gpu, engine: str) -> bool:
-    """Whether the experts' up GEMM is priced by the engine's weight-only MoE fit (expert_fits.WEIGHT_ONLY_MOE),
-    whose rows time the activation inside the layer (session 65): vLLM's fused_marlin_moe runs moe_align_block_size,
-    the gate+up Marlin GEMM, the activation (silu_and_mul / swigluoai_and_mul), the down GEMM and moe_sum in one call
-    (fused_moe/fused_marlin_moe.py), and aiconfigurator's collector times that call whole (collector/vllm/
-    collect_moe.py: fused_experts, or the FusedMoE module for MXFP4), so a separate activation op counts it twice."""
-    from .expert_fits import WEIGHT_ONLY_MOE, expert_fit_engine, moe_fit_dtype
-    from .kernel_models.moe import has_moe_fit
+def is_expert_input_quant(op) -> bool:
+    """A per-token-group fp8 quantize of an expert GEMM's input (dequant.block_scale_ops adds one per GEMM)."""
+    from .dequant import GROUP_QUANT_SUFFIX
+    return op.part_of in EXPERT_ROLES and op.name.endswith(GROUP_QUANT_SUFFIX)
+
+
+def fit_timed_roles(ops, gpu, engine: str) -> frozenset:
+    """The MoE layer's op roles the fused-MoE fit pricing its up GEMM timed inside its call (FUSED_LAYER_ROLES, the
+    top-k kept where the fit's collector ran it outside: TOPK_OUTSIDE_SOURCES); none where no fused fit prices the
+    experts (the per-class or dense GEMM model: each op its own kernel). The inputs' group quantization goes with
+    them (is_expert_input_quant)."""
+    from .expert_fits import expert_fit_engine, moe_fit_dtype
+    from .kernel_models.moe import has_moe_fit, moe_fit_source
     for op in ops:
         if op.role == OpRole.EXPERT_UP and op.shape.groups != 1.0:
             fit = expert_fit_engine(op, gpu, engine)
             dtype = moe_fit_dtype(op, gpu, fit)
-            return dtype == WEIGHT_ONLY_MOE and has_moe_fit(dtype, gpu.arch, fit)
-    return False
+            if not has_moe_fit(dtype, gpu.arch, fit):
+                return frozenset()
+            if moe_fit_source(gpu.arch, dtype, fit) in TOPK_OUTSIDE_SOURCES:
+                return frozenset({OpRole.EXPERT_ACT})
+            return FUSED_LAYER_ROLES
+    return frozenset()

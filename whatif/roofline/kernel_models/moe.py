@@ -404,6 +404,16 @@ def _block_key(arch: str, dtype: str, engine: str) -> tuple[str, str]:
     raise WhatifError(f"no fused-MoE fit of {engine}'s {dtype} experts on {arch}: the per-class model prices them")
 
 
+def moe_fit_source(arch: str, dtype: str, engine: str = DEFAULT_ENGINE) -> str:
+    """The collector's kernel_source of the rows the fit moe_params picks was fitted on ('' where none applies)."""
+    from . import cdna
+    try:
+        key, _ = _block_key(cdna.stand_in(arch) if cdna.is_cdna(arch) else arch, dtype, engine)
+    except WhatifError:
+        return ""
+    return str(_blocks()[key]["fitted_on"].get("kernel_source", ""))
+
+
 def moe_regime(rows_per_expert: float) -> str:
     """The fit regime of a grouped expert GEMM by its routed rows per touched expert: 'small' (<= SMALL_M: decode's
     one minimal tile), 'mid' (<= TILE_M_CAP: one partly filled M tile), 'large' (several full 128-row tiles)."""
