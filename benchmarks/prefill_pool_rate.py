@@ -11,6 +11,9 @@ over the attention-DP ranks where the engine's limits are the group's, SGLang) o
 measured and the predicted TTFT/TPOT (the committed table) and the priced capacity, so a TTFT miss under load
 reads as "the pool served fewer prompts a second than whatif's step allows" (measured X / capacity near 1 where
 the pool saturated) or not. Nothing here feeds a prediction.
+`--expert-skew S` (session 65 N): prices the expert-parallel prefill layouts with whatif's Zipf routing skew S
+(--expert-skew; the busiest EP rank's load over the mean, expert_load.busiest_rank_factor: 1.65 at 0.8, 2.14 at 1.0
+for 256 experts on 8 ranks), layouts without EP as before: how far an unpriced routing imbalance would move a pool.
 """
 from __future__ import annotations
 
@@ -35,15 +38,21 @@ def prompts_per_step(ranks: int, max_batch: int, token_budget: int, prompt: int,
     return ranks * max(1, min(max(per_batch, 1), per_budget // max(prompt, 1)))
 
 
-def priced_step_s(row: dict, prompts: int, prompt: int, budget: int) -> float:
-    """whatif's time for `prompts` prompts of `prompt` tokens on the row's prefill layout (all prefill passes)."""
+def skew_kwargs(ep: int, skew: float) -> dict:
+    """The estimate argument pricing routing skew `skew` on an EP layout (whatif rejects it without EP): {} else."""
+    return {"expert_skew": skew} if ep > 1 and skew else {}
+
+
+def priced_step_s(row: dict, prompts: int, prompt: int, budget: int, skew: float = 0.0) -> float:
+    """whatif's time for `prompts` prompts of `prompt` tokens on the row's prefill layout (all prefill passes);
+    `skew`: the Zipf routing skew its EP layout is priced with (0: uniform, the mapping's)."""
     import serving_reference as sr
     from step_ops import row_estimate
     lay = sr._layout(row, "prefill_")
     gpus = lay["tp"] * lay["pp"]
     est = row_estimate(row, batch=prompts, prompt=prompt, output=2, prefill_chunk=budget, tp=lay["tp"],
                        pp=lay["pp"], ep=lay.get("ep", 1), attention_dp=lay.get("attention_dp", 1), gpus=gpus,
-                       nodes=-(-gpus // 8))
+                       nodes=-(-gpus // 8), **skew_kwargs(lay.get("ep", 1), skew))
     return sum(p.time_s * n for p, n in est.prefill)
 
 
@@ -51,6 +60,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--filter", default="_disagg_", help="rows whose id contains this text (default: _disagg_)")
     ap.add_argument("--table", default=str(TABLE), help="a serving_reference.csv-format table (default: committed)")
+    ap.add_argument("--expert-skew", type=float, default=0.0,
+                    help="Zipf routing skew the EP prefill layouts are priced with (default 0: uniform, the mapping's)")
     args = ap.parse_args(argv)
     import serving_reference as sr
     rows = {r["id"]: r for r in sr.load()}
@@ -71,7 +82,7 @@ def main(argv=None) -> int:
         ranks = lay.get("attention_dp", 1)
         k = prompts_per_step(ranks, pool["prefill_max_batch"], pool["prefill_token_budget"], prompt,
                              row["backend"] == "sglang")
-        step = priced_step_s(row, k, prompt, pool["prefill_token_budget"])
+        step = priced_step_s(row, k, prompt, pool["prefill_token_budget"], args.expert_skew)
         cap = k / step
         x = {w: served_per_s(n, float(t[f"{w}_ttft_ms"]), float(t[f"{w}_tpot_ms"]), mean_out) / workers
              for w in ("measured", "predicted")}

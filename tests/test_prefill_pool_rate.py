@@ -28,3 +28,10 @@ def test_tensorrt_llm_limits_are_each_ranks_own():
 
 def test_a_prompt_longer_than_the_budget_still_takes_one_slot():
     assert rate.prompts_per_step(1, 4, 2048, 8192, group_limits=False) == 1
+
+
+def test_expert_skew_prices_only_expert_parallel_layouts():
+    # whatif rejects --expert-skew without EP, so a MoE-TP prefill pool keeps its uniform price
+    assert rate.skew_kwargs(8, 1.0) == {"expert_skew": 1.0}
+    assert rate.skew_kwargs(1, 1.0) == {}
+    assert rate.skew_kwargs(8, 0.0) == {}

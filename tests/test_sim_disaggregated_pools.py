@@ -40,6 +40,14 @@ def test_expert_parallelism_follows_the_prefill_tp_group_by_default():
     assert cl.prefill_parallel(MIXTRAL.parallel) == Parallelism(tp=2, ep=2)
 
 
+def test_an_expert_parallel_prefill_pool_keeps_the_routing_skew():
+    """The routing skew is the model's and the traffic's: an EP prefill pool waits on its busiest rank too; a pool
+    without EP drops it (whatif rejects a skew without EP)."""
+    skewed = Parallelism(tp=8, ep=8, expert_skew=1.0)
+    assert ClusterConfig(replicas=1, prefill_replicas=1).prefill_parallel(skewed).expert_skew == 1.0
+    assert ClusterConfig(replicas=1, prefill_replicas=1, prefill_ep=1).prefill_parallel(skewed).expert_skew == 0.0
+
+
 def test_kv_goes_over_nvlink_inside_a_node_and_the_nics_across_nodes():
     inside = run(MIXTRAL, ClusterConfig(replicas=1, prefill_replicas=1))          # 8 of 8 GPUs: one node
     across = run(MIXTRAL, ClusterConfig(replicas=2, prefill_replicas=1))          # 12 GPUs: two nodes

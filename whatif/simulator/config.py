@@ -205,17 +205,20 @@ class ClusterConfig:
         ep = self.prefill_ep or (decode.ep if tp == decode.tp else tp if decode.ep == decode.tp > 1 else 1)
         # the prefill workers' own transport where given, else the decode pool's (search names none: NCCL's)
         a2a = self.prefill_moe_a2a or getattr(decode, "moe_a2a", "nccl")
+        # the routing skew is the model's and the traffic's, not a pool's: an EP prefill pool waits on it too
+        skew = getattr(decode, "expert_skew", 0.0) if ep > 1 else 0.0
         ranks = self.prefill_attention_dp
         if ranks is not None:
             if tp % ranks:
                 valid = ", ".join(str(d) for d in range(1, tp + 1) if tp % d == 0)
                 raise WhatifError(f"--prefill-attention-dp: {ranks} ranks do not divide the prefill TP group of {tp} "
                                   f"GPUs; valid: {valid} (attention TP per rank = prefill tp / ranks)")
-            return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=ranks > 1, attention_dp=ranks, moe_a2a=a2a)
+            return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=ranks > 1, attention_dp=ranks, moe_a2a=a2a,
+                               expert_skew=skew)
         dp = self.prefill_dp_attention
         if dp is None:
             dp = decode.dp_attention and tp == decode.tp and ep == tp
-        return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=dp, moe_a2a=a2a)
+        return Parallelism(tp=tp, pp=pp, ep=ep, dp_attention=dp, moe_a2a=a2a, expert_skew=skew)
 
 
 @dataclass(frozen=True)
