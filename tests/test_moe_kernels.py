@@ -167,7 +167,8 @@ def test_every_fused_moe_fit_times_the_activation_and_its_collectors_top_k_insid
     act = replace(gemm("experts_act", 4, 1, 1, 1, 1, "bf16"), role=OpRole.EXPERT_ACT)
     topk = replace(gemm("router_topk", 4, 1, 1, 1, 1, "bf16"), role=OpRole.ROUTER_TOPK)
     router = replace(gemm("router", 4, 256, 7168, 1, 1, "bf16"), role=OpRole.ROUTER)
-    names = lambda ops, gpu: [o.name for o in fused_layer_ops(ops, load_efficiency("default", gpu, None, "vllm"), gpu)]
+    def names(ops, gpu):
+        return [o.name for o in fused_layer_ops(ops, load_efficiency("default", gpu, None, "vllm"), gpu)]
     plain = replace(up, int_weights=False)   # the 16-bit fit
     assert names([router, topk, up, act], h100) == ["router", "experts_gate_up"]
     assert names([router, topk, plain, act], h100) == ["router", "experts_gate_up"]
