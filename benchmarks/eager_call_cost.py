@@ -72,8 +72,7 @@ def queue_pricer(ref: dict) -> dict:
 
 def slice_rows(max_clients: int, isl: int | None) -> list[dict]:
     """The light-load rows whose prefill ran outside CUDA graphs (of one prompt length), dense and MoE."""
-    return [r for r in llf.light_rows(max_clients) if r["graph"] != llf.GRAPHED
-            and (isl is None or int(float(r["isl"])) == isl)]
+    return llf.eager_rows(max_clients, isl)
 
 
 def price_groups(rows: list[dict]) -> list[dict]:

@@ -58,6 +58,13 @@ def light_rows(max_clients: int = 8) -> list[dict]:
     return out
 
 
+def eager_rows(max_clients: int, isl: int | None, moe_only: bool = False) -> list[dict]:
+    """light_rows whose prefill ran outside CUDA graphs, of one prompt length (None: any), of MoE models only if
+    `moe_only` (the slice the eager-host diagnostics price: moe_sync_price.py, eager_call_cost.py)."""
+    return [r for r in light_rows(max_clients) if r["graph"] != GRAPHED and (not moe_only or r["moe_layers"])
+            and (isl is None or int(float(r["isl"])) == isl)]
+
+
 def mape(meas: list[float], pred: list[float]) -> float:
     return 100 * statistics.fmean(abs(p / m - 1) for m, p in zip(meas, pred))
 

@@ -75,8 +75,7 @@ def priced(ref: dict) -> dict:
 
 def slice_rows(max_clients: int, isl: int | None) -> list[dict]:
     """The light-load rows of MoE models whose prefill ran outside CUDA graphs (and of one prompt length)."""
-    return [r for r in llf.light_rows(max_clients) if r["moe_layers"] and r["graph"] != llf.GRAPHED
-            and (isl is None or int(float(r["isl"])) == isl)]
+    return llf.eager_rows(max_clients, isl, moe_only=True)
 
 
 def price_groups(rows: list[dict]) -> list[dict]:
