@@ -121,16 +121,20 @@ def run_of(row: dict) -> tuple:
     return (row["engine"], row["version"], row["source"], row["model"], row["system"], row["mode"])
 
 
-def slopes(rows: list[dict], max_clients: int = 32) -> dict[tuple, list[tuple]]:
-    """Per run, (tp, isl, N, slope, intercept ms) of each group of >= MIN_OUTPUTS output lengths at N <= max_clients."""
+def output_groups(rows: list[dict], max_clients: int = 32) -> dict[tuple, list[dict]]:
+    """Aggregated rows at N <= max_clients keyed (run, tp, isl, N), only groups of >= MIN_OUTPUTS output lengths:
+    rows of one run that differ only in output length."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         if r["mode"] == "agg" and float(r["concurrency"]) <= max_clients:
             groups.setdefault((run_of(r), r["tp"], r["isl"], r["concurrency"]), []).append(r)
+    return {k: v for k, v in groups.items() if len({m["osl"] for m in v}) >= MIN_OUTPUTS}
+
+
+def slopes(rows: list[dict], max_clients: int = 32) -> dict[tuple, list[tuple]]:
+    """Per run, (tp, isl, N, slope, intercept ms) of each group of >= MIN_OUTPUTS output lengths at N <= max_clients."""
     out: dict[tuple, list[tuple]] = {}
-    for (run, tp, isl, n), members in groups.items():
-        if len({m["osl"] for m in members}) < MIN_OUTPUTS:
-            continue
+    for (run, tp, isl, n), members in output_groups(rows, max_clients).items():
         slope, icpt = fit_line([decode_per_client_ms(m) for m in members],
                                [float(m["measured_ttft_ms"]) for m in members])
         out.setdefault(run, []).append((int(tp), int(isl), int(float(n)), slope, icpt))
