@@ -60,6 +60,9 @@ no simulation, nothing fitted.
   simulated arrivals and hides a prefill queue, so TTFT reads low with the rate right.
 
 `python benchmarks/serving_signatures.py [--engine trtllm] [--max-clients 32]` prints both per run.
+
+Long because: each signature is a small function over the same loaded rows plus its table in main(); split, every
+part would re-implement the loader and grouping (completion_wait.py imports them instead).
 """
 from __future__ import annotations
 
