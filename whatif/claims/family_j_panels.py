@@ -2,7 +2,7 @@
 abstract's figures, which whatif/claims/family_j.py runs): each a pair of simulations of the panel's setup.
 
 The figures are what the release's evaluation/2-benchmark-serving/plot.ipynb (LLMServe/DistServe) prints at 90%
-attainment (read in session 62, docs/accuracy.md): OPT-66B chatbot rate 2.75 (vLLM) / 1.57 (DeepSpeed-MII);
+attainment (read in session 60, docs/accuracy.md): OPT-66B chatbot rate 2.75 (vLLM) / 1.57 (DeepSpeed-MII);
 OPT-66B summarization rate 4.24 / 1.77 and SLO scale 12.59 (family_j's 12.6x claim) / 2.59. The setups are the
 release's artifact script for the same panels (evaluation/ae-scripts/e2e/_plot.py plot_fig8_upper, plot_fig9:
 prompts and rates per GPU, SLOs) and its launcher (2-start-api-server.py: vLLM and MII at tp 4 for OPT-66B,
