@@ -50,8 +50,8 @@ CLAIMS: list[Claim] = [
           "met for 90% of requests (Figure 8; the release's plot.ipynb prints 2.7504)", 2.75, "capacity_rps",
           _CHAT66, _SPLIT66, _SPLIT_WHY,
           miss="whatif's vLLM v0.2.3 at tp 4 (behind Ray, eager) keeps 90% within both objectives to 0.74 req/s a GPU, "
-               "DistServe's split 0.34: 0.46x. Both sides are bound by the 0.4 s TTFT (whatif's prefill of a P90 "
-               "prompt at tp 4 is ~0.3 s): the split's one prefill instance serves the rate of 8 GPUs, vLLM's "
+               "DistServe's split 0.34: 0.46x. Both sides are bound by the 0.4 s TTFT (whatif's P90 first token at "
+               "0.1 req/s a GPU is ~0.3 s): the split's one prefill instance serves the rate of 8 GPUs, vLLM's "
                "prefills the rate of 4. The paper's vLLM crossed 90% at ~2.75x below DistServe, i.e. its colocated "
                "decode steps broke the TPOT (whatif's vLLM TPOT is 0.06 s at 0.6 req/s a GPU against the 0.1 s SLO); "
                "the mechanism is the OPT-13B chatbot claim's (the release's vLLM ran slower than whatif's fits, "
