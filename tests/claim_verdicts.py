@@ -165,6 +165,11 @@ VERDICTS = {
     'J-prefix_caching-output_tok_s': 'illustrative',          # BatchLLM outperforms vLLM by 1.1x to 2x on a set
     'J-chunked_prefill-capacity_rps-3': 'in band',            # Sarathi-Serve (when used with pipeline parallelism
     'J-paged_kv-mean_ttft': 'miss',                           # vAttention: processing input prompts up to 3.92x
+    'J-disaggregation-capacity_rps-3': 'miss',                # DistServe: 2.75x the per-GPU request rate of vLLM
+    'J-disaggregation-capacity_rps-4': 'miss',                # DistServe: 1.57x the per-GPU request rate of DeepS
+    'J-disaggregation-capacity_rps-5': 'miss',                # DistServe: 4.24x the per-GPU request rate of vLLM
+    'J-disaggregation-capacity_rps-6': 'miss',                # DistServe: 1.77x the per-GPU request rate of DeepS
+    'J-disaggregation-slo_scale-4': 'miss',                   # DistServe: 2.59x tighter SLO than DeepSpeed-MII fo
     'I-gh200-ttft': 'conditional',                            # closely-coupled GH200 achieves 1.9x-2.7x faster
     'I-gh200-ttft-2': 'in band',                              # closely-coupled GH200 achieves 1.9x-2.7x faster
     'I-gh200-ttft-3': 'no figure',                            # GH200 remains CPU-bound up to 4x larger batch si

@@ -3,6 +3,7 @@ import pytest
 
 from whatif.claims.claim import Claim
 from whatif.claims.family_j import CLAIMS
+from whatif.claims.family_j_panels import CLAIMS as PANELS
 from whatif.claims.serving import SERVING_METRICS, capacity_rps, deep_merged, meets, run
 
 
@@ -17,9 +18,19 @@ def small(mapping: dict, requests: int) -> dict:
 
 def test_every_serving_claim_names_its_setup_and_a_serving_metric():
     assert len(CLAIMS) >= 8
-    for c in CLAIMS:
+    for c in CLAIMS + PANELS:
         assert c.metric in SERVING_METRICS and c.setup_note, c.paper
         assert "sim" in c.setup and "sim" in c.variant, c.paper
+
+
+def test_distserve_panels_take_the_releases_gpus():
+    """DistServe's OPT-66B panels (2-start-api-server.py): vLLM and DeepSpeed-MII at tp 4 on 4 GPUs, DistServe's
+    (4, 1, 2, 2) placement on 8; the release's 25 prompts a GPU on each side (_plot.py)."""
+    from whatif.claims.serving import cluster_gpus
+    for c in PANELS:
+        split = deep_merged(c.setup, c.variant)
+        assert (cluster_gpus(c.setup), cluster_gpus(split)) == (4, 8), c.paper
+        assert (c.setup["sim"]["traffic"]["requests"], split["sim"]["traffic"]["requests"]) == (100, 200), c.paper
 
 
 def test_chunked_prefill_bounds_the_tail_gap_a_prefill_first_step_stalls():

@@ -14,7 +14,7 @@ from .serving import SERVING_METRICS, deep_merged, scenario_of
 
 FAMILY_MODULES = ("family_a", "family_b", "family_c", "family_c_merging", "family_d", "family_e", "family_f",
                   "family_f_variants", "family_g", "family_h",
-                  "family_k", "family_j",
+                  "family_k", "family_j", "family_j_panels",
                   "family_i_tiers", "family_i_weights", "family_i_kv")
 
 

@@ -9,6 +9,7 @@ its setup is the OSDI artifact's (one prediction per setup; both figures stated)
 matched to their panels by the release's plot.ipynb: its 7.4x is against DeepSpeed-MII (the chatbot's rate panel,
 where vLLM's is 4.6x); its 12.6x tighter SLO (v1: 10.2x) is the summarization panel's against vLLM (OPT-66B on
 LongBench), not the chatbot's (1.74x against vLLM, 1.8x against MII). Each runs its own panel's setup.
+DistServe's other panels (OPT-66B chatbot and summarization) are claims of family_j_panels.py.
 Long because one catalogue family's claims sit side by side, each a simulated setup with its source.
 """
 from __future__ import annotations
