@@ -66,7 +66,9 @@ _MEDUSA = {"model": "vicuna-7b", "hardware": _A100, "workload": {"batch": 1, "pr
 _MEDUSA1_PROFILE = (1.0, 0.75, 0.35 / 0.6, 0.25 / 0.6)          # the technique's default 0.6/0.45/0.35/0.25
 # Medusa-1's heads as measured: Spec-Bench's A100 leaderboard (github.com/hemingkx/Spec-Bench Leaderboard.md, one
 # A100 80GB, Vicuna-7B-v1.3 with Medusa's released Medusa-1 heads, greedy, batch 1) gives 2.32 mean accepted tokens
-# a step; the heads at the default's relative profile that yield that on the 4x3x2x1 tree (tree_alpha with it).
+# a step (evaluation/inference_medusa.py: Medusa's own mc_sim_7b_63 tree, temperature 0; a step's accept length is
+# the tokens it adds, the verify pass's own included, as speculation.expected_tokens counts them); the heads at the
+# default's relative profile that yield that on the 4x3x2x1 tree (tree_alpha with the profile).
 _MEDUSA1_TOKENS = 2.32
 _MEDUSA1_ALPHAS = "/".join(f"{a:.3g}" for a in profile_alphas(
     tree_alpha(_MEDUSA1_TOKENS, product_tree((4, 3, 2, 1)), profile=_MEDUSA1_PROFILE), 4, _MEDUSA1_PROFILE))
