@@ -207,15 +207,24 @@ def chain_alpha(tokens: float, k: int) -> float:
     return (lo + hi) / 2
 
 
-def tree_alpha(tokens: float, tree: Tree, falloff: tuple[float, ...] = RANK_FALLOFF) -> float:
-    """The one top-1 alpha (every depth) at which `tree` yields `tokens` a round: a published mean accepted
-    length read as an acceptance (tokens rise with alpha on a product tree; bisection as in chain_alpha)."""
+def profile_alphas(alpha: float, levels: int, profile: tuple[float, ...] = ()) -> tuple[float, ...]:
+    """Acceptance per depth: `alpha` x profile[d] (the last factor repeats; capped at 1); no profile: alpha."""
+    scale = profile or (1.0,)
+    return tuple(min(1.0, alpha * scale[min(d, len(scale) - 1)]) for d in range(levels))
+
+
+def tree_alpha(tokens: float, tree: Tree, falloff: tuple[float, ...] = RANK_FALLOFF,
+               profile: tuple[float, ...] = ()) -> float:
+    """The top-1 alpha at which `tree` yields `tokens` a round: a published mean accepted length read as an
+    acceptance (tokens rise with alpha on a product tree; bisection as in chain_alpha). Every depth accepts at
+    alpha, or with `profile` depth d at alpha x profile[d] (Medusa's heads, each less accurate than the last)."""
     if not 1.0 <= tokens <= depth(tree) + 1:
         raise WhatifError(f"acceptance length {tokens}: valid: 1 to the tree's depth + 1 = {depth(tree) + 1} tokens")
     lo, hi = 0.0, 1.0
     for _ in range(60):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if expected_tokens(tree, (mid,) * depth(tree), falloff) < tokens else (lo, mid)
+        reached = expected_tokens(tree, profile_alphas(mid, depth(tree), profile), falloff)
+        lo, hi = (mid, hi) if reached < tokens else (lo, mid)
     return (lo + hi) / 2
 
 
