@@ -9,11 +9,17 @@ decode and conv1d update (modern/ gdn_perf), SGLang's graph all-reduce, the full
 and the dense GEMMs (nearest n, k of the table's grid; the table's fp8 is per-tensor where the checkpoint is
 128x128 blocks). A diagnostic: nothing here is fitted or used at prediction time.
 
+`--prefill-tokens 8192` prints instead one prompt's prefill pass of that many tokens, a layer's op families against the
+tables at the same shape (session 66 G): the fused MoE at the layout's moe_tp / EP (balanced, power-law 1.01), the GDN
+chunked kernel and causal conv1d (gdn_perf context rows, batch 1), SGLang's trtllm_mha prefill attention (the recipes'
+--attention-backend) and SGLang's eager all-reduce of the pass's hidden states.
+
 `--moe-tokens 128,512,1024` prints instead the fused MoE a layer at N routed tokens (fp8_block, moe_tp 4 and 8): the
 table's balanced and power-law rows beside what `estimate` prices for the experts of one N-token prefill, with the
 regime of whatif's fit (kernel_models/moe.py: small-M parameters at <= SMALL_M routed rows a touched expert).
 
     python benchmarks/qwen35_decode_ops.py [--batches 4,16,64] [--context 1536] [--moe-tokens 256,512,768,1024]
+        [--prefill-tokens 8192]
 """
 from __future__ import annotations
 
@@ -152,12 +158,81 @@ def _priced_experts_us(tp: int, tokens: int) -> float:
     return sum(v.total_s for k, v in ops.items() if k.startswith("experts")) / LAYERS * 1e6
 
 
+PREFILL_FAMILIES = {"moe": ("experts_gate_up", "experts_act", "experts_down"), "gdn chunked": ("gated_deltanet",),
+                    "gdn conv1d": ("short_conv",), "attention": ("attention",), "all-reduce": ("attn_allreduce",)}
+
+
+def prefill_tables():
+    """(moe, gdn context rows, SGLang trtllm_mha prefill attention at head_dim 256, SGLang eager all-reduce) on B200."""
+    import pandas as pd
+    moe = tables()[0]
+    gdn = pd.read_parquet(REF / "modern" / "b200_sxm" / "sglang" / "linear_attention__gdn_perf.parquet")
+    gdn = gdn[(gdn.model_name == MODEL) & (gdn.phase == "context")]
+    att = pd.read_parquet(REF / "attention.parquet")
+    att = att[att.gpu.str.contains("b200", case=False) & (att.framework == "sglang") & (att.phase == "prefill")
+              & (att.head_dim == 256) & (att.kernel_source == "trtllm_mha")]
+    comm = pd.read_parquet(REF / "comm.parquet")
+    comm = comm[comm.gpu.str.contains("b200", case=False) & (comm.backend == "sglang_eager")
+                & (comm.op_name == "all_reduce")]
+    return moe, gdn, att, comm
+
+
+def prefill_measured(t, dtype: str, tp: int, ep: int, tokens: int) -> dict:
+    """{family: (us a layer balanced / the one row, us power-law 1.01 or None)} from the tables at one prompt's
+    prefill of `tokens` tokens (None where the table has no such row). The attention rows are the recipes' fp8 q and
+    KV (bf16 for the bf16 layout), batch 1."""
+    moe, gdn, att, comm = t
+    m = moe[(moe.moe_dtype == ("bfloat16" if dtype == "bf16" else "fp8_block")) & (moe.moe_tp_size == tp // ep)
+            & (moe.moe_ep_size == ep) & (moe.num_tokens == tokens)]
+    g = gdn[(gdn.num_k_heads == K_HEADS // tp) & (gdn.num_v_heads == V_HEADS // tp) & (gdn.batch_size == 1)
+            & (gdn.seq_len == tokens)]
+    kv = "bfloat16" if dtype == "bf16" else "fp8"
+    a = att[(att.num_heads == HEADS // tp) & (att.num_key_value_heads == max(1, KV_HEADS // tp))
+            & (att.attn_dtype == kv) & (att.kv_cache_dtype == kv) & (att.batch_size == 1) & (att.isl == tokens)]
+    c = comm[(comm.num_gpus == tp) & (comm.bytes == tokens * HIDDEN * 2)]
+    us = lambda v: None if v is None else v * 1e3   # noqa: E731
+    return {"moe": (us(pick(m[m.distribution == "balanced"])), us(pick(m[m.distribution == "power_law_1.01"]))),
+            "gdn chunked": (us(_gdn(g, "chunk_gated_delta_rule")), None),
+            "gdn conv1d": (us(_gdn(g, "causal_conv1d_fn")), None),
+            "attention": (us(pick(a)), None), "all-reduce": (us(pick(c)), None)}
+
+
+def prefill_pass(dtype: str, tp: int, ep: int, tokens: int):
+    """(pass GPU s, host launch s, {op name: OpSum}) of `estimate`'s one-prompt prefill of `tokens` tokens, in one
+    chunk (the recipes' --chunked-prefill-size 32768 takes an 8k prompt whole)."""
+    from whatif.api import estimate
+    extra = {} if dtype == "bf16" else {"kv_dtype": "fp8", "quantization": "fp8", "expert_quantization": "fp8-block"}
+    e = estimate(MODEL, "dgx-b200", tp=tp, gpus=tp, ep=ep, batch=1, prompt=tokens, output=2, kernel_engine="sglang",
+                 prefill_chunk=tokens, with_max_batch=False, **extra).estimate
+    (p, _), = e.prefill
+    return p.gpu_s, p.launch_s, summed(p.op_times)
+
+
+def print_prefill(tokens: int) -> None:
+    t = prefill_tables()
+    fmt = lambda v: "-" if v is None else f"{v:.1f}"   # noqa: E731
+    for dtype, tp, ep in LAYOUTS:
+        gpu_s, host_s, ops = prefill_pass(dtype, tp, ep, tokens)
+        print(f"\n{dtype} TP{tp} EP{ep}, one {tokens}-token prompt: estimate GPU {gpu_s * 1e3:.1f} ms, "
+              f"host launches {host_s * 1e3:.1f} ms")
+        print(f"  {'family (us a layer)':20s} {'estimate':>9s} {'table':>9s} {'pl1.01':>9s}")
+        for fam, (val, pl) in prefill_measured(t, dtype, tp, ep, tokens).items():
+            est = per_layer(ops, PREFILL_FAMILIES[fam])
+            print(f"  {fam:20s} {fmt(est):>9s} {fmt(val):>9s} {fmt(pl):>9s}")
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--batches", default="4,16,64")
     p.add_argument("--context", type=int, default=1536, help="tokens in each sequence's cache (default 1536)")
     p.add_argument("--moe-tokens", default="", help="routed token counts: print the fused-MoE seam table instead")
+    p.add_argument("--prefill-tokens", type=int, default=0, help="print one prompt's prefill pass part by part instead")
     a = p.parse_args(argv)
+    if a.prefill_tokens < 0:
+        p.error("--prefill-tokens: must be a positive token count")
+    if a.prefill_tokens:
+        print_prefill(a.prefill_tokens)
+        return
     from whatif.roofline.ops import shape_record
     t = tables()
     if a.moe_tokens:

@@ -33,3 +33,21 @@ def test_pairs_and_summary_read_one_deployment_at_two_lengths():
     assert len(got) == 1 and got[0][1].osl == 1024 and got[0][2].osl == 8192
     (band, n, h, gap), = ph.summary(table)
     assert band == "1-8" and n == 1 and h == pytest.approx(hold) and gap == pytest.approx(120)
+
+
+def test_long_prompt_hold_inverts_the_cross_pair():
+    # 8 clients: a 400 ms hold an 8k prompt, 100 ms a 1k prompt, the decode step short by 0.5 ms in both rows
+    n, h_long, h_short = 8, 400.0, 100.0
+    d_long_prompt = n * h_long / 1024 + 0.5      # 8192/1024 row
+    d_short_prompt = n * h_short / 8192 + 0.5    # 1024/8192 row
+    assert ph.long_prompt_hold_ms(d_long_prompt, d_short_prompt, n, 1024, 8192, h_short) == pytest.approx(h_long)
+
+
+def test_by_prompt_pairs_a_long_prompt_with_the_short_prompts_two_lengths():
+    n, h_long, h_short, d = 8, 400.0, 100.0, 0.5
+    rows = [_row(1024, d + n * h_short / 1024, 0, n=n), _row(8192, d + n * h_short / 8192, 0, n=n),
+            {**_row(1024, d + n * h_long / 1024, 0, n=n), "isl": 8192},
+            {**_row(1024, 3.0, 0, n=n, model="other"), "isl": 8192}]   # no short-prompt pair: skipped
+    (key, got_short, got_long), = ph.by_prompt(pd.DataFrame(rows))
+    assert key["isl"] == 8192 and key["model"] == "m"
+    assert got_short == pytest.approx(h_short) and got_long == pytest.approx(h_long)

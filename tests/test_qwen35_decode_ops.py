@@ -42,3 +42,24 @@ def test_moe_seam_reads_the_table_by_layout_and_distribution(monkeypatch):
     rows = q.moe_seam([1024], moe)
     assert rows[0] == (4, 1024, 20.0, "large-M", pytest.approx(450.0), pytest.approx(420.0), 400.0)
     assert rows[1][:4] == (8, 1024, 20.0, "large-M") and rows[1][4] == pytest.approx(310.0) and rows[1][5] is None
+
+
+def test_prefill_measured_reads_each_family_at_the_layouts_shape():
+    # TP4 EP4 at 8,192 tokens: moe_tp 1 x EP 4 fp8_block rows; GDN at 4 key / 16 value heads, batch 1; trtllm_mha
+    # at 8 query heads over 1 KV head (2 KV heads at TP4 keep one a rank), fp8 q and KV; the 8192 x 4096 x 2 B reduce
+    moe = pd.DataFrame({"moe_dtype": ["fp8_block"] * 3, "moe_tp_size": [1, 1, 4], "moe_ep_size": [4, 4, 1],
+                        "num_tokens": [8192] * 3, "distribution": ["balanced", "power_law_1.01", "balanced"],
+                        "latency_ms": [1.05, 1.19, 9.0]})
+    gdn = pd.DataFrame({"num_k_heads": [4, 4, 2], "num_v_heads": [16, 16, 8], "batch_size": [1, 1, 1],
+                        "seq_len": [8192] * 3, "kernel_source": ["chunk_gated_delta_rule", "causal_conv1d_fn",
+                                                                 "chunk_gated_delta_rule"],
+                        "latency": [0.434, 0.038, 9.0]})
+    att = pd.DataFrame({"num_heads": [8, 8], "num_key_value_heads": [1, 1], "attn_dtype": ["fp8", "bfloat16"],
+                        "kv_cache_dtype": ["fp8", "bfloat16"], "batch_size": [1, 1], "isl": [8192, 8192],
+                        "latency_ms": [0.25, 0.33]})
+    comm = pd.DataFrame({"num_gpus": [4, 8], "bytes": [8192 * 4096 * 2] * 2, "latency_ms": [0.214, 0.291]})
+    got = q.prefill_measured((moe, gdn, att, comm), "fp8", 4, 4, 8192)
+    assert got["moe"] == (pytest.approx(1050.0), pytest.approx(1190.0))
+    assert got["gdn chunked"][0] == pytest.approx(434.0) and got["gdn conv1d"][0] == pytest.approx(38.0)
+    assert got["attention"][0] == pytest.approx(250.0) and got["all-reduce"][0] == pytest.approx(214.0)
+    assert q.prefill_measured((moe, gdn, att, comm), "fp8", 4, 4, 4096)["moe"] == (None, None)   # no row: None
