@@ -132,4 +132,25 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
     if m.shared_experts:
         ops += dense_mlp(model, local, par.dense, base.module("shared_experts"), count,
                          intermediate=m.shared_experts * m.shared_size, prefix="shared_expert")
+        if m.shared_expert_gate:
+            ops += shared_expert_gate_ops(local, d, a, count)
     return ops
+
+
+def shared_expert_gate_ops(tokens: int, hidden: int, act_bytes: float, count: int) -> list[Op]:
+    """Qwen's gated shared expert after its down GEMM, as the engines run it: sglang models/qwen2_moe.py
+    Qwen2MoeSparseMoeBlock.forward (Qwen3-Next and Qwen3.5 reuse it) `F.sigmoid(self.shared_expert_gate(h)) *
+    shared_output`, then `final_hidden_states + shared_output`: the gate (torch.nn.Linear(hidden, 1), unquantized),
+    the sigmoid, the scale and the add to the routed output, each its own kernel (the fused-MoE collectors time the
+    routed experts only: docs/accuracy.md, session 65 M)."""
+    role = OpRole.SHARED_EXPERT_GATE
+    return [
+        gemm("shared_expert_gate", tokens, 1, hidden, 2.0, 2.0, "bf16", count, role=role),
+        streaming("shared_expert_sigmoid", OpClass.ACTIVATION, tokens, reads=1, writes=1,
+                  flops_per_element=ACT_FLOPS, elem_bytes=2.0, dtype="bf16", count=count, role=role),
+        streaming("shared_expert_scale", OpClass.ELEMENTWISE, tokens * hidden, reads=1, writes=1,
+                  flops_per_element=1.0, elem_bytes=act_bytes, dtype="bf16", count=count,
+                  extra_bytes=tokens * 2.0, role=role),
+        streaming("shared_expert_add", OpClass.ELEMENTWISE, tokens * hidden, reads=2, writes=1,
+                  flops_per_element=1.0, elem_bytes=act_bytes, dtype="bf16", count=count, role=role),
+    ]

@@ -2,9 +2,10 @@
 text configs of multimodal releases (their vision tower counted as an encoder, not priced per token).
 
 Not counted, as in the older readers: per-head q/k norm weights (Qwen3, MiniMax-M2, GLM, Gemma 3), routers'
-score-correction biases, Qwen3-Next's shared-expert gate (hidden_size weights a layer), Qwen3-VL's DeepStack
-mergers, multi-token-prediction modules (`num_nextn_predict_layers`, `mtp_*`: used only for speculative
-decoding). A llama4 config without a `vision_config` has no encoder counted.
+score-correction biases, Qwen3-Next's shared-expert gate weights (hidden_size a layer; its ops are priced:
+MoESpec.shared_expert_gate), Qwen3-VL's DeepStack mergers, multi-token-prediction modules
+(`num_nextn_predict_layers`, `mtp_*`: used only for speculative decoding). A llama4 config without a
+`vision_config` has no encoder counted.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _qwen_moe_spec(c: HFConfig) -> dict:
     shared = c.opt_int("shared_expert_intermediate_size", 0, minimum=0)
     return dict(num_experts=c.req("num_experts"), experts_per_token=c.req("num_experts_per_tok"),
                 expert_intermediate_size=c.req("moe_intermediate_size"), shared_experts=1 if shared else 0,
-                shared_expert_intermediate_size=shared)
+                shared_expert_intermediate_size=shared, shared_expert_gate=bool(shared))
 
 
 def qwen_moe(c: HFConfig, qkv_bias: bool) -> dict:

@@ -22,6 +22,7 @@ class MoESpec:
     shared_expert_intermediate_size: int = 0   # 0: the routed experts' size (Nemotron-3: twice it)
     router_bias: bool = False          # gpt-oss's router has a bias per expert
     fp32_router: bool = False          # the gate GEMM runs in fp32 (MiniMax-M2 in vLLM: roofline/moe.py)
+    shared_expert_gate: bool = False   # sigmoid(x W_g) scales the shared expert's output (Qwen2-MoE, Qwen3-Next, 3.5)
 
     @property
     def shared_size(self) -> int:

@@ -84,6 +84,7 @@ class OpRole(_StrEnum):
     SHARED_EXPERT_UP = "shared_expert_up"
     SHARED_EXPERT_ACT = "shared_expert_act"
     SHARED_EXPERT_DOWN = "shared_expert_down"
+    SHARED_EXPERT_GATE = "shared_expert_gate"   # Qwen MoE: sigmoid(gate(x)) scaling the shared expert, added to routed
     MLP_ALLREDUCE = "mlp_allreduce"
     MLP_RESIDUAL = "mlp_residual"
     POST_MIXER_NORM = "post_mixer_norm"  # sandwich norms (Gemma 2/3): after the attention half
@@ -98,8 +99,9 @@ class OpRole(_StrEnum):
 
 # The attention kernel of a layer as graph.py builds it (standard or latent).
 LAYER_ATTENTION_ROLES = frozenset({OpRole.ATTENTION, OpRole.MLA_ATTENTION})
-# GEMMs that read no layer weights: the LM head (embedding-sized) and the MoE router (activation-sized).
-NON_LAYER_GEMM_ROLES = frozenset({OpRole.LM_HEAD, OpRole.ROUTER})
+# GEMMs no weight format or placement changes: the LM head (embedding-sized, 16-bit), the MoE router
+# (activation-sized) and Qwen's shared-expert gate (hidden x 1, left unquantized by every engine and checkpoint).
+NON_LAYER_GEMM_ROLES = frozenset({OpRole.LM_HEAD, OpRole.ROUTER, OpRole.SHARED_EXPERT_GATE})
 # Ops of a pass that run once, not once per layer: before the first layer and after the last.
 EMBEDDING_ROLES = frozenset({OpRole.EMBEDDING, OpRole.EMBEDDING_ALLREDUCE, OpRole.POSITION_EMBEDDING,
                              OpRole.PP_RECV, OpRole.PP_SEND})
@@ -109,4 +111,4 @@ NON_LAYER_ROLES = EMBEDDING_ROLES | LOGIT_ROLES
 FFN_ROLES = frozenset({OpRole.MLP_UP, OpRole.MLP_ACT, OpRole.MLP_DOWN, OpRole.ROUTER, OpRole.ROUTER_TOPK,
                        OpRole.MOE_DISPATCH, OpRole.EXPERT_UP, OpRole.EXPERT_ACT, OpRole.EXPERT_DOWN,
                        OpRole.MOE_COMBINE, OpRole.SHARED_EXPERT_UP, OpRole.SHARED_EXPERT_ACT,
-                       OpRole.SHARED_EXPERT_DOWN})
+                       OpRole.SHARED_EXPERT_DOWN, OpRole.SHARED_EXPERT_GATE})
