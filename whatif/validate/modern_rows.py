@@ -290,6 +290,9 @@ def module_rows(frame, family, phase, wide_ep=False):
                                                                                              source),
                                                            head_pad=mla_modules.sparse_prefill_head_pad(
                                                                engine, c.arch, phase, source,
+                                                               dense="dense_mha" in source),
+                                                           kv_prefill=mla_modules.sglang_flashmla_kv_prefill(
+                                                               engine, c.arch, phase, source,
                                                                dense="dense_mha" in source))
                 name = f"{family}_{phase}"
                 if engine == "trtllm":   # the scoring pass's kernels, where they run

@@ -192,6 +192,35 @@ def topk_slots_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c):
     return (flops / c.peak_flops("bf16"), *memory_times(moved, c.hbm_bw, c.l2_bytes))
 
 
+# FlashMLA's token-level sparse decode kernel (FP8 KV cache, BF16 matmul) at its best: "410 TFLOPS on H800 SXM5 ...
+# ~350 TFLOPS on B200" (FlashMLA README, sparse MLA decoding), over the datasheets' 989 / 2,250 TFLOPS dense bf16
+# peaks. Fixed from the kernel's documentation, not fitted; used where SGLang runs prompt tokens through it.
+FLASHMLA_SPARSE_DECODE_CEILING = {"hopper": 410.0 / 989.0, "blackwell": 350.0 / 2250.0}
+
+
+def sglang_flashmla_kv_prefill(engine: str, arch: str, phase: str, source: str | None = None,
+                               kv_dtype: str = "bfloat16", dense: bool = False) -> bool:
+    """Whether an SGLang DSA prefill runs FlashMLA's sparse fp8 *decode* kernel over its prompt tokens (flashmla_kv):
+    nsa_backend.set_nsa_prefill_impl takes it for an fp8 cache off Blackwell, and _forward_flashmla_kv views the
+    queries as one decode row a token (q_all.view(-1, 1, heads, 576)) with index_topk-wide indices; source: the
+    table's kernel_source where known (Blackwell's fp8 rows ran trtllm-gen instead)."""
+    if engine != "sglang" or phase != "prefill" or dense:
+        return False
+    return "flashmla_kv" in source if source is not None else arch == "hopper" and kv_dtype == "fp8"
+
+
+def flashmla_kv_prefill_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c):
+    """FlashMLA's sparse fp8 decode kernel over prompt tokens (sglang_flashmla_kv_prefill): topk_slots_part's work
+    (each token walks all index_topk slots a 64-head group) at the kernel's documented ceiling
+    (FLASHMLA_SPARSE_DECODE_CEILING), its gathered rows past L2 once a sequence (flashmla_sparse_read: the tokens of
+    a sequence gather from the same cached rows). Thousands of query rows: the compute-bound regime the ceiling was
+    measured in; SGLang's decode rows keep topk_slots_part at the peak (session 65 K: the ceiling there, H100 left
+    out 26.8 -> 33.4%)."""
+    flops_s = topk_slots_part(batch, isl, past, heads, d, kv_bytes, c)[0]
+    return (flops_s / FLASHMLA_SPARSE_DECODE_CEILING.get(c.arch, 1.0),
+            *flashmla_sparse_read(batch, isl, past, d, kv_bytes, c))
+
+
 def flashmla_sparse_read(batch, isl, past, d: MlaDims, kv_bytes, c):
     """(HBM s, L2 s) of FlashMLA's sparse prefill kernel (flash_mla_sparse_fwd): each (query, 64-head) CTA gathers
     its top-k rows, but a sequence's queries and head groups gather from the same cached rows, so its traffic past
@@ -390,17 +419,20 @@ def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
 
 def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c,
                     indexer=True, dense=False, all_topk=False, out_format=None, scoring=1.0, topk_slots=False,
-                    head_pad=0):
+                    head_pad=0, kv_prefill=False):
     """([(compute s, HBM s, L2 s)], items) of one DSA module at efficiency 1 (indexer: run the indexer;
     dense: SGLang's dense prefill attention instead of the sparse one; all_topk: sparse_all_topk's kernel;
     out_format: o_proj's own format, None: gemm_format; scoring: indexer_scoring_runs; topk_slots: topk_slots_part's
-    kernel; head_pad: the sparse attention's heads padded to a multiple of it, sparse_prefill_head_pad)."""
+    kernel; head_pad: the sparse attention's heads padded to a multiple of it, sparse_prefill_head_pad; kv_prefill:
+    flashmla_kv_prefill_part's kernel, sglang_flashmla_kv_prefill)."""
     tokens = batch * isl
     parts = projection_parts(tokens, heads, d, phase == "decode" or not dense, gemm_format, c, out_format)
     if indexer:
         parts += indexer_parts(batch, isl, past, d, c, scoring)
     if dense and phase == "prefill":
         parts.append(dense_prefill_part(batch, isl, past, heads, d, c))
+    elif kv_prefill:
+        parts.append(flashmla_kv_prefill_part(batch, isl, past, heads, d, KV_BYTES[kv_dtype], c))
     elif topk_slots:
         parts.append(topk_slots_part(batch, isl, past, heads, d, KV_BYTES[kv_dtype], c))
     elif all_topk:
@@ -500,7 +532,8 @@ def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     parts, items = dsa_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, dense=dense,
                                    all_topk=sparse_all_topk(engine, c.arch), out_format=out_format, scoring=scoring,
                                    topk_slots=phase == "decode" and sparse_topk_slots(engine, c.arch, kv_dtype),
-                                   head_pad=sparse_prefill_head_pad(engine, c.arch, phase, None, kv_dtype, dense))
+                                   head_pad=sparse_prefill_head_pad(engine, c.arch, phase, None, kv_dtype, dense),
+                                   kv_prefill=sglang_flashmla_kv_prefill(engine, c.arch, phase, None, kv_dtype, dense))
     steps = INDEXER_SCORING_KERNELS * scoring if engine == "trtllm" else 0.0
     if engine == "vllm" and phase == "prefill":   # timed eagerly: its GEMM format's host launches
         steps = vllm_prefill_eager_launches(gemm_format)
