@@ -118,119 +118,11 @@ class Replica:
         skipper, inbox, waits = self.skipper, self.inbox, self.batch_wait
         padded = scheduler.cfg.max_paddings is not None
         compiles = self.compiles
-        from .scheduling.chunked_prefill import ChunkedPrefill
-        from .request import RUNNING
-        fast = (skipper is None and waits is None and self.stages is None and hold is None and compiles is None
-                and not padded and stepping.observe is None and type(scheduler.policy) is ChunkedPrefill
-                and scheduler.uniform and not scheduler.checks_admission and not scheduler.reserving
-                and not scheduler.request_level and not scheduler.hooks.hands_on and scheduler.padding == 0
-                and not scheduler.cfg.admits_after_preempting)
-        max_batch, token_budget, size, orders = scheduler.cfg.max_batch, scheduler.cfg.token_budget, bm.block_size, \
-            scheduler.orders
         while True:
             if skipper is not None and skipper.polls() and inbox:
                 queued.extend(inbox)
                 inbox.clear()
             scheduler.admit_before = scheduler.last_start if ahead and scheduler.last_end == env.now else inf
-            if fast and queued and queued[0].req.arrival_s <= scheduler.admit_before and not scheduler.kv_arrived \
-                    and not scheduler.swapped_out and not scheduler.awaiting_kv and not scheduler.open_prefills \
-                    and len(scheduler.running) < max_batch:
-                step = scheduler.step
-                rows = len(scheduler.decoding)
-                if not (rows and step > scheduler.visited and scheduler.take_due_blocks(step) < 0):
-                    now = env.now
-                    admit_before = scheduler.admit_before
-                    budget = token_budget - rows
-                    running = scheduler.running
-                    prefill, prefills, tokens = [], [], 0
-                    while budget > 0 and queued and len(running) < max_batch:
-                        s = queued[0]
-                        req = s.req
-                        if req.arrival_s > admit_before:
-                            break
-                        if req.prefix_id is not None or s.rec.preemptions:
-                            scheduler._lookup(s)
-                        computed = s.computed
-                        n = s.total - computed
-                        if n > budget:
-                            n = budget
-                        held_blocks = s.blocks + len(s.shared)
-                        fit = (held_blocks + bm.free + len(bm.evictable) - bm.watermark_blocks) * size - computed
-                        if n > fit:
-                            n = fit if fit > 0 else 0
-                        if n <= 0:
-                            scheduler._undo_lookup(s)
-                            break
-                        need = -(-(computed + n) // size) - held_blocks
-                        if need <= bm.free:
-                            bm.free -= need
-                        else:
-                            bm.allocate(need)
-                        s.blocks += need
-                        queued.popleft()
-                        rec = s.rec
-                        if rec.first_scheduled_s is None:
-                            rec.first_scheduled_s = now
-                            rec.cached_tokens = computed
-                        rec.status = RUNNING
-                        s.order = next(orders)
-                        s.in_running = True
-                        running.append(s)
-                        if n < s.total - computed:
-                            scheduler.open_prefills.append((s.order, s))
-                        prefill.append((s, n))
-                        prefills.append((n, computed))
-                        tokens += n
-                        budget -= n
-                    context = (scheduler.context_base + rows * step) // rows if rows else 0
-                    if prefills or rows:
-                        duration = times.time(rows, context, prefills)
-                        start, waiting, running_n = now, len(queued), len(running)
-                        self.step_end = start + duration
-                        if not step_ahead(env, duration):
-                            yield duration
-                        end = env.now
-                        offered = scheduler._advance(end) if rows else ()
-                        for s, n in prefill:
-                            s.computed += n
-                            if s.computed == s.total:
-                                scheduler._emit(s, end)
-                            elif not s.prefilling:
-                                scheduler._enter(s)
-                        if prefill and scheduler.open_prefills:
-                            scheduler.open_prefills = [(order, s) for order, s in scheduler.open_prefills
-                                                       if s.in_running and s.order == order and not s.done
-                                                       and (s.total - s.computed > 1 or not s.generated)]
-                        if offered:
-                            for s in offered:
-                                if s.req.prefix_id is not None:
-                                    scheduler._publish(s)
-                        for s, _ in prefill:
-                            if s.req.prefix_id is not None:
-                                scheduler._publish(s)
-                        if offered:
-                            scheduler._requeue(offered)
-                        if scheduler.left:
-                            scheduler._drop_left()
-                        scheduler.last_start, scheduler.last_end = start, end
-                        used = bm.num_blocks - (bm.free + len(bm.evictable))
-                        logged += (index, start, duration, rows, len(prefills), tokens, used, waiting, running_n, 0, 0.0)
-                        if len(logged) >= FLUSH_VALUES:
-                            log.settle()
-                        if self.idle:
-                            self.wake()
-                        pending = decodes(self, scheduler)
-                        while pending is not None:
-                            start, duration, batch, waiting, running_n = pending
-                            self.step_end = start + duration
-                            yield duration
-                            complete(batch, env.now)
-                            scheduler.last_start, scheduler.last_end = start, env.now
-                            log.append(index, start, duration, batch.rows, 0, 0, bm.used, waiting, running_n, 0, 0.0)
-                            if self.idle:
-                                self.wake()
-                            pending = decodes(self, scheduler)
-                        continue
             held = waits is not None and queued and self._holds(scheduler)
             if held:
                 scheduler.admit_before = -inf   # (admission takes only requests that arrived before this)
