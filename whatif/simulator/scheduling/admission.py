@@ -91,7 +91,14 @@ class Admission:
                 rec.first_scheduled_s = now
                 rec.cached_tokens = s.computed
             rec.status = RUNNING
-            self._append(s)
+            # (_append, inlined: a prompt this chunk ends is not put among the open prefills, which the step's
+            # complete() would drop it from at once, as continue_prefills would: one is admitted whole most often)
+            s.order = order = next(self.orders)
+            s.in_running = True
+            self.running.append(s)
+            left = s.total - s.computed - n   # (its prompt tokens after this chunk)
+            if left and self.chunking and not s.done and (left > 1 or not s.generated):   # (prefilling after it)
+                self.open_prefills.append((order, s))
             batch.prefill.append((s, n))
             budget -= n
 
