@@ -1,13 +1,15 @@
 """The fused-MoE fit's rise from 8k to 16k tokens against the measured table's, per fit block, GPU and expert shape.
 
-    python benchmarks/moe_token_slope.py [--only ENGINE/DTYPE,...] [--tile-cap N] [--shape-out]
+    python benchmarks/moe_token_slope.py [--only ENGINE/DTYPE,...] [--tile-cap N [--cap-above R]] [--shape-out]
 
 Each (GPU, expert shape, moe_tp, moe_ep, routing) the corpus measured at both 8,192 and 16,384 tokens: the slope of
 the measured latency (us a 1k tokens) beside the in-sample fit's (validate/moe_fit.insample_and_loo, the shipped form)
 and the leave-one-GPU-out fit's, and the fit's ratio to the table at each end. Compute-bound grouped GEMMs scale
 linearly in routed rows, so a slope ratio under 1 says the fitted form saturates (session 66 L).
-`--tile-cap N` (a sensitivity, not the shipped model): the M tile an expert's rows pad to above N rows is N
-(FlashInfer's Fp8BlockScaleLauncher tiles 8-128: at the clamp computeSelectedTileN offers {64, 128} to its autotuner).
+`--tile-cap N` (a sensitivity, not the shipped model): the M tile an expert's rows pad to above R (`--cap-above`,
+default N) rows is N, and the fits are refitted (FlashInfer's Fp8BlockScaleLauncher tiles 8-128: at the clamp
+computeSelectedTileN offers {64, 128} to its autotuner); `--tile-cap 1 --cap-above 128`: no padding above 128 rows.
+MAPE % is printed over all rows / rows over 128 an expert / 4,096 tokens and more.
 `--shape-out` adds leave-one-shape-out (moe_fit.leave_one_shape_out; slow) for one-GPU blocks.
 """
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -52,6 +53,7 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", default=str(DEFAULT_CORPUS))
     ap.add_argument("--only", default=None, metavar="ENGINE/DTYPE,...")
     ap.add_argument("--tile-cap", type=int, default=0, help="sensitivity: pad rows above N an expert to N-row tiles")
+    ap.add_argument("--cap-above", type=int, default=0, help="with --tile-cap: above R rows an expert (default N)")
     ap.add_argument("--shape-out", action="store_true", help="add leave-one-shape-out (slow)")
     args = ap.parse_args(argv)
     keys = [tuple(k.split("/")) for k in args.only.split(",")] if args.only else list(mf.FITS)
@@ -62,7 +64,8 @@ def main(argv=None) -> int:
         return 2
     if args.tile_cap:
         shipped = km.tile_m
-        km.tile_m = lambda r: args.tile_cap if r > args.tile_cap else shipped(r)
+        above = args.cap_above or args.tile_cap
+        km.tile_m = lambda r: args.tile_cap if r > above else shipped(r)
     import pandas as pd
     pd.set_option("display.width", 200)
     frame = load_family("moe", args.corpus)
@@ -76,8 +79,10 @@ def main(argv=None) -> int:
         if args.shape_out:
             out["shape_s"] = mf.leave_one_shape_out(rows, bool(three))
             cols.append("shape_s")
-        mape = {c: (out[c] / out["latency_s"] - 1).abs().mean() * 100 for c in cols if out[c].notna().any()}
-        print(f"== {'/'.join(key)}: MAPE % " + ", ".join(f"{c} {v:.2f}" for c, v in mape.items()))
+        err = {c: (out[c] / out["latency_s"] - 1).abs() * 100 for c in cols if out[c].notna().any()}
+        bands = (out["rows_per_expert"] > km.TILE_M_CAP, out["num_tokens"] >= 4096)
+        print(f"== {'/'.join(key)}: MAPE % (all / > 128 rows an expert / >= 4k tokens) " + ", ".join(
+            f"{c} {e.mean():.2f} / {e[bands[0]].mean():.2f} / {e[bands[1]].mean():.2f}" for c, e in err.items()))
         s = slopes(out, cols)
         if not s.empty:
             print(s.groupby("gpu")[[c for c in s.columns if c.endswith(("ratio", f"at_{LOW}", f"at_{HIGH}"))]]
