@@ -58,18 +58,3 @@ def test_the_serving_down_gemm_charges_the_finalize_pass_as_the_fit_does():
     t_s, t_cs, t_ms, fixed_s = expert_gemm_seconds(small, B200, engine="sglang")
     p_s = moe.moe_params("blackwell", "fp4", "sglang", True)
     assert t_s == pytest.approx(fixed_s + float(moe.fused_gemm_time(t_cs, t_ms, 0.0, p_s)))
-
-
-def test_the_mxfp4_x_mxfp8_fit_charges_the_finalize_in_fit_and_serving_alike():
-    """Session 66 K: FlashInfer's FP4BlockScaleLauncher (MXFP4 weights x MXFP8 activations, gpt-oss's B200 experts)
-    writes gemm2's output in bf16 like the NVFP4 path: the fit (its rows' peak dtype fp8) and the serving path (the
-    fp4 stand-in) charge the same round trip."""
-    hbm = B200.hbm_bandwidth.value
-    want = 8192 * 2880 * 4.0 / hbm
-    for dtype in ("fp4", "fp8"):
-        assert moe.finalize_seconds(8192.0, 2880, hbm, "trtllm_gen_mxfp8", dtype) == pytest.approx(want)
-    op = down_op(8192.0)
-    t, t_c, t_m, fixed = expert_gemm_seconds(op, B200, engine="trtllm_gen_mxfp8")
-    p = moe.moe_params("blackwell", "fp4", "trtllm_gen_mxfp8")
-    fin = moe.finalize_seconds(8192.0, op.shape.n, hbm, "trtllm_gen_mxfp8", "fp4")
-    assert fin > 0 and t == pytest.approx(fixed + float(moe.fused_gemm_time(t_c, t_m - fin / p.memory_eff, fin, p)))

@@ -327,11 +327,7 @@ def moe_time(t_c, t_m, t_l2, params: RooflineParams, tiles_per_sm=0.0):
 # SGLang's flashinfer_trtllm and vLLM's FlashInferTrtllmNvFp4Experts: (fit engine, whatif dtype). Session 62 N: the fits
 # without it read x1.2 at moe_tp 1 and x0.3 at moe_tp 32 (> 1k tokens). These fits are in the serving form: each
 # grouped GEMM its own ridge (split_moe_time), so fit and serving price the layer alike (session 63 F).
-FINALIZE_FITS = frozenset({("sglang", "fp4"), ("vllm", "fp4"),
-                           # session 66 K: the MXFP4 x MXFP8 path runs the same launcher (FP4BlockScaleLauncher::
-                           # prepare_moe: gemm2_output bf16, "Output is always BF16 for FP4"); keyed by the serving
-                           # dtype (fp4, the nvfp4 stand-in) and the fit rows' peak dtype (fp8, moe_fit.DTYPE_BYTES)
-                           ("trtllm_gen_mxfp8", "fp4"), ("trtllm_gen_mxfp8", "fp8")})
+FINALIZE_FITS = frozenset({("sglang", "fp4"), ("vllm", "fp4")})
 FINALIZE_BYTES = 2.0 * 2.0   # bf16 written by gemm2 and read by finalize, a routed slot x hidden element
 
 
