@@ -158,7 +158,12 @@ _FASTGEN_BLOG = deep_merged(_FASTGEN, {"sim": {"traffic": {"requests": 512, "len
                                                "criterion": {"clients": [1, 2, 4, 8, 16, 32],
                                                              "fastgen_gen_tok_s": 4.0}}})
 # Its vLLM (the blog is of November 2023: vLLM 0.2.x) as vllm-0.2, the nearest profile; FastGen's own kernels
-# are not profiled: the default engine's stand in.
+# are not profiled: the default engine's stand in. No source names the release (session 66 M): the blog, and the
+# benchmark's README / run_all_vllm.sh (DeepSpeedExamples benchmarks/inference/mii: `python -m vllm.entrypoints.
+# api_server`, unpinned) give none; only a later requirements.txt pins `vllm>=0.2.7`. The blog's date (DeepSpeed PR
+# #4607, 2023-11-03) is before v0.2.2 (vllm#1689, 2023-11-19), so its vLLM predates vllm#1889's sampler fix, but
+# which release it ran is not stated, so no pre-#1889 profile is used (+2.0 ms a step would give 2.11 / 1.78 / 3.53x
+# against 2.05 / 1.69 / 3.50x: no verdict moves).
 _FASTGEN_ENGINES = dict(baseline_engine="vllm-0.2", system_engine="vllm",
                         engine_why="the blog's vLLM is 0.2.x (November 2023); DeepSpeed's kernels not profiled")
 # FastGen's host time per eager kernel: not measured (its stand-in engine has none of its own, so the GPU profile's
