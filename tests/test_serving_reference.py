@@ -688,10 +688,13 @@ def test_the_whole_file():
     # again beside them (65 M): vLLM B200 MiniMax TPOT 6.55 -> 8.61%, SGLang B200 Qwen3.5 12.4 -> 15.4%, SGLang DeepSeek
     # 5.7 -> 6.8%, decode steps already priced low elsewhere; Kimi 10.0 -> 8.4%; SGLang's overlap loop's held first
     # token (65 D) and Marlin MXFP4 padding (65 B) move less. B200 misses the TPOT <= 10% target again)
-    assert ttft["mape"] < 32.1 and ttft["median_ape"] < 29.5 and ttft["off3x"] <= 113, ttft
-    assert tpot["mape"] < 10.2, tpot
-    # the target is TPOT <= 10% on every GPU; B200 reads 10.59% since session 65 M (above)
-    for gpu, limit in (("b200_sxm", 10.6), ("h100_sxm", 10.0)):
+    # (session 66 after all merges: TTFT 31.80%, median 29.3%, x0.71, 112 off by 3x; TPOT 9.80%, B200 10.05%, H100
+    # 9.30%: Qwen's gated shared expert (gate GEMV, sigmoid, scale, add) priced (66 A): SGLang B200 Qwen3.5 TPOT
+    # 15.35 -> 11.53%, TTFT 41.0 -> 38.6%; no other row moved)
+    assert ttft["mape"] < 31.9 and ttft["median_ape"] < 29.4 and ttft["off3x"] <= 112, ttft
+    assert tpot["mape"] < 9.85, tpot
+    # the target is TPOT <= 10% on every GPU; B200 reads 10.05% since session 66 (above)
+    for gpu, limit in (("b200_sxm", 10.1), ("h100_sxm", 10.0)):
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= limit, gpu
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     # (21.6% after the merges: the Blackwell fp8/NVFP4 fused-MoE fits run DeepSeek's decode x1.08 high; 17.6% before)
