@@ -34,24 +34,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from prefill_pool_rate import TABLE, prompts_per_step   # noqa: E402
-from prefill_vs_kernels import (DEFAULT_ROOT, GEMM_TYPES, HIDDEN, measured_allreduce_ms,  # noqa: E402
-                                measured_mla_ms, op_group)
+from prefill_vs_kernels import (DEFAULT_ROOT, GEMM_TYPES, HIDDEN, interp, measured_allreduce_ms,  # noqa: E402
+                                measured_mla_ms, measured_moe_ms, op_group)
 from serving_signatures import SA_BENCH_MEAN_OUTPUT, served_per_s   # noqa: E402
 
 MOE_LAYERS, LAYERS = 58, 61   # DeepSeek-V3/R1: 3 dense layers, then MoE
 COMM_OPS = ("moe_gather", "moe_scatter", "moe_dispatch", "moe_combine", "attn_allreduce", "mlp_allreduce")
 PARTS = ("mla module", "routed moe", "moe comm", "shared expert", "rest")
-
-
-def extended(points: list[tuple[float, float]], x: float) -> float:
-    """y at x by linear interpolation over (x, y) points of distinct x, extended along the nearest two beyond either
-    end."""
-    pts = sorted(points)
-    i = 0
-    while i < len(pts) - 2 and x > pts[i + 1][0]:
-        i += 1
-    (x0, y0), (x1, y1) = pts[i], pts[i + 1]
-    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
 
 
 def step_tokens(prompts: int, prompt: int) -> int:
@@ -61,16 +50,9 @@ def step_tokens(prompts: int, prompt: int) -> int:
 
 
 def moe_table_ms(root: Path, tokens: int, moe_tp: int, ep: int, dtype: str) -> tuple[float, float]:
-    """(lower, upper) of the fused MoE layer's measured ms at `tokens` over the balanced and power-law routings."""
-    import pandas as pd
-    d = pd.read_parquet(root / "moe.parquet")
-    d = d[(d.gpu == "b200_sxm") & (d.kernel_source == "sglang_flashinfer_trtllm_moe") & (d.hidden_size == HIDDEN)
-          & (d.inter_size == 2048) & (d.num_experts == 256) & (d.moe_dtype == dtype) & (d.moe_tp_size == moe_tp)
-          & (d.moe_ep_size == ep)]
-    out = []
-    for dist in ("balanced", "power_law_1.01"):
-        med = d[d.distribution == dist].groupby("num_tokens").latency_ms.median()
-        out.append(extended(list(zip(med.index.astype(float), med.values)), tokens))
+    """(lower, upper) of the fused MoE layer's measured ms at `tokens` over the balanced and power-law routings,
+    extended past the table's last rows along its last two."""
+    out = measured_moe_ms(root, tokens, moe_tp, ep, dtype, extend=True).values()
     return min(out), max(out)
 
 
@@ -82,7 +64,8 @@ def nccl_ms(root: Path, op: str, gpus: int, nbytes: float) -> float:
     d = d[(d.gpu == "b200_sxm") & (d.framework == "nccl") & (d.op_name == op) & (d.num_gpus == gpus)
           & (d.nccl_dtype == "half")]
     med = d.groupby("message_size").latency_ms.median()
-    return math.exp(extended([(math.log(m * 2.0), math.log(t)) for m, t in med.items()], math.log(nbytes)))
+    return math.exp(interp([(math.log(m * 2.0), math.log(t)) for m, t in med.items()], math.log(nbytes),
+                           extend=True))
 
 
 def comm_table_ms(root: Path, engine: str, tp: int, ranks: int, tokens: int) -> float:

@@ -55,12 +55,16 @@ def op_group(name: str) -> str:
     return "rest"
 
 
-def interp(points: list[tuple[float, float]], x: float, log: bool = False) -> float | None:
-    """Linear interpolation of y at x over sorted (x, y) points (in log x if `log`); None outside their range."""
+def interp(points: list[tuple[float, float]], x: float, log: bool = False, extend: bool = False) -> float | None:
+    """Linear interpolation of y at x over sorted (x, y) points (in log x if `log`); outside their range None, or
+    with `extend` the line through the nearest two points (x distinct)."""
     pts = sorted(points)
-    if not pts or x < pts[0][0] or x > pts[-1][0]:
-        return None
     f = math.log if log else (lambda v: v)
+    if not pts or x < pts[0][0] or x > pts[-1][0]:
+        if not extend or len(pts) < 2:
+            return None
+        (x0, y0), (x1, y1) = pts[:2] if x < pts[0][0] else pts[-2:]
+        return y0 + (y1 - y0) * (f(x) - f(x0)) / (f(x1) - f(x0))
     for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
         if x0 <= x <= x1:
             return y0 if x1 == x0 else y0 + (y1 - y0) * (f(x) - f(x0)) / (f(x1) - f(x0))
@@ -74,7 +78,8 @@ def measured_mla_ms(root: Path, heads: int, tokens: int, gemm: str) -> float | N
     return interp(list(zip(d.isl.astype(float), d.latency.astype(float))), tokens)
 
 
-def measured_moe_ms(root: Path, tokens: int, moe_tp: int, ep: int, dtype: str) -> dict[str, float | None]:
+def measured_moe_ms(root: Path, tokens: int, moe_tp: int, ep: int, dtype: str,
+                    extend: bool = False) -> dict[str, float | None]:
     import pandas as pd
     d = pd.read_parquet(root / "moe.parquet")
     d = d[(d.gpu == "b200_sxm") & (d.kernel_source == "sglang_flashinfer_trtllm_moe") & (d.hidden_size == HIDDEN)
@@ -83,7 +88,7 @@ def measured_moe_ms(root: Path, tokens: int, moe_tp: int, ep: int, dtype: str) -
     out = {}
     for dist in ("balanced", "power_law_1.01"):
         rows = d[d.distribution == dist].groupby("num_tokens").latency_ms.median()
-        out[dist] = interp(list(zip(rows.index.astype(float), rows.values)), tokens)
+        out[dist] = interp(list(zip(rows.index.astype(float), rows.values)), tokens, extend=extend)
     return out
 
 

@@ -10,14 +10,6 @@ AIC = Path(__file__).resolve().parents[2] / "shared" / "reference" / "aiconfigur
 tables = pytest.mark.skipif(not AIC.is_dir(), reason="shared kernel tables not present")
 
 
-def test_points_interpolate_inside_and_extend_along_the_nearest_two_outside():
-    pts = [(8192.0, 1.2), (4096.0, 0.6), (16384.0, 2.4)]
-    assert pst.extended(pts, 6144) == pytest.approx(0.9)
-    assert pst.extended(pts, 16384) == pytest.approx(2.4)
-    assert pst.extended(pts, 32768) == pytest.approx(4.8)   # along 8,192 -> 16,384
-    assert pst.extended(pts, 2048) == pytest.approx(0.3)    # along 4,096 -> 8,192
-
-
 def test_the_experts_see_every_prompt_of_the_step():
     # eight 7,373-token prompts, one a rank under attention DP, are gathered to every expert rank
     assert pst.step_tokens(8, 7373) == 58984

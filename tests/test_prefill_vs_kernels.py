@@ -35,3 +35,11 @@ def test_the_tables_at_deepseeks_1k_prefill_shapes():
     assert 0.3 < moe["balanced"] < moe["power_law_1.01"] < 0.6
     ar = pvk.measured_allreduce_ms(AIC, "trtllm", 8, 1024 * pvk.HIDDEN * 2)
     assert 0.055 < ar < 0.085   # between the 8.4 MB and 16.8 MB rows
+
+
+def test_points_interpolate_inside_and_extend_along_the_nearest_two_outside():
+    pts = [(8192.0, 1.2), (4096.0, 0.6), (16384.0, 2.4)]
+    assert pvk.interp(pts, 6144, extend=True) == pytest.approx(0.9)
+    assert pvk.interp(pts, 16384, extend=True) == pytest.approx(2.4)
+    assert pvk.interp(pts, 32768, extend=True) == pytest.approx(4.8)   # along 8,192 -> 16,384
+    assert pvk.interp(pts, 2048, extend=True) == pytest.approx(0.3)    # along 4,096 -> 8,192
