@@ -36,7 +36,7 @@ class AcceptanceSweep:
 
     def params(self, a: float) -> dict:
         if self.profile:
-            return {"alphas": "/".join(f"{min(1.0, a * s):.4g}" for s in self.profile)}
+            return {"alphas": "/".join(f"{x:.4g}" for x in profile_alphas(a, len(self.profile), self.profile))}
         return {"alpha": round(a, 6)}
 
 
