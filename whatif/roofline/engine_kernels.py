@@ -38,7 +38,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..specs.engines import EngineSpec
-from .ops import L2_REREAD, Op, OpClass, OpRole, StreamShape
+from .graph import ADD_FLOPS
+from .ops import L2_REREAD, Op, OpClass, OpRole, StreamShape, streaming
 
 # The dtypes whose GEMM input an engine's preceding kernel may write quantized (the profiles' quantized_gemm_inputs
 # are sourced for fp8 inputs). The NVFP4 fits carry a quantization term too, but no profile sources an fp4
@@ -115,12 +116,51 @@ def engine_ops(ops, engine: EngineSpec | None, model=None):
     return [as_run(op, engine) for op in ops]
 
 
+# A row-parallel linear's bias role and the all-reduce after which its engine adds it (vLLM RowParallelLinear.forward).
+ROW_BIAS_ROLES = {OpRole.O_PROJ: (OpRole.O_BIAS, OpRole.ATTN_ALLREDUCE),
+                  OpRole.MLP_DOWN: (OpRole.MLP_DOWN_BIAS, OpRole.MLP_ALLREDUCE)}
+
+
+def with_row_bias_adds(ops, model) -> list[Op]:
+    """The ops with a bias-add kernel after each biased row-parallel linear (o_proj where the model has o_bias, the
+    dense MLP's down projection where it has mlp_bias), placed after the TP all-reduce that follows the GEMM: vLLM's
+    RowParallelLinear.forward runs the GEMM without its bias, all-reduces, then `output_ + self.bias` (one more
+    kernel, and in an eager pass one more launch from Python)."""
+    biased = {OpRole.O_PROJ: model.o_bias, OpRole.MLP_DOWN: model.mlp_bias}
+    out, pending = [], None   # pending: (bias op, the all-reduce role it waits for)
+    for op in ops:
+        if pending is not None and not (op.op_class == OpClass.COMM and op.role == pending[1]):
+            out.append(pending[0])
+            pending = None
+        out.append(op)
+        if pending is not None:   # (op is that all-reduce)
+            out.append(pending[0])
+            pending = None
+        if op.op_class == OpClass.GEMM and biased.get(op.role):
+            pending = (bias_add_op(op, ROW_BIAS_ROLES[op.role][0]), ROW_BIAS_ROLES[op.role][1])
+    if pending is not None:
+        out.append(pending[0])
+    return out
+
+
+def bias_add_op(gemm_op: Op, role: OpRole) -> Op:
+    """`output_ + self.bias` over a GEMM's [M, N] output: the output read and written, the bias row read."""
+    s = gemm_op.shape
+    dtype = gemm_op.dtype if gemm_op.dtype in ("fp16", "bf16", "fp32") else "bf16"
+    a = 4.0 if dtype == "fp32" else 2.0
+    return streaming(role.value, OpClass.ELEMENTWISE, s.m * s.n, reads=1, writes=1, flops_per_element=ADD_FLOPS,
+                     elem_bytes=a, dtype=dtype, count=gemm_op.count, extra_bytes=s.n * a, role=role)
+
+
 def fused_ops(ops, engine: EngineSpec | None, model=None):
     """The ops less those the engine's attention operator does itself (its fitted time includes them), each
     fp8 GEMM whose input the engine's preceding kernel writes quantized marked so; less those its TP all-reduce
-    does itself where it fuses the next norm for `model` (allreduce_fused)."""
+    does itself where it fuses the next norm for `model` (allreduce_fused); with a bias-add kernel after each of
+    `model`'s biased row-parallel linears where the engine adds their bias apart (with_row_bias_adds)."""
     if engine is None:
         return ops
+    if engine.row_linear_bias_add and model is not None:
+        ops = with_row_bias_adds(ops, model)
     if fuses_allreduce_norm(engine, model):
         ops = allreduce_fused(ops, engine)
     if engine.attention_includes and not any(op.role == OpRole.MLA_ATTENTION for op in ops):

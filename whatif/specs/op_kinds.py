@@ -58,6 +58,7 @@ class OpRole(_StrEnum):
     SHARED_PREFIX_ATTENTION = "shared_prefix_attention"   # prefix sharing: all queries against the shared prefix
     SUFFIX_ATTENTION = "suffix_attention"                 # prefix sharing: each sequence against its own suffix
     O_PROJ = "o_proj"
+    O_BIAS = "o_bias"                # o_proj's bias added by a kernel of its own (kernels.row_linear_bias_add)
     ATTN_GATE = "attn_gate"          # gated attention output (Qwen3-Next): sigmoid(gate) * attention output
     QK_NORM = "qk_norm"              # RMSNorm over the whole q and k projections (MiniMax-M2)
     QK_NORM_ALLREDUCE = "qk_norm_allreduce"   # its sums of squares summed over the attention TP ranks
@@ -74,6 +75,7 @@ class OpRole(_StrEnum):
     MLP_UP = "mlp_up"                # dense MLP: gate and up (gated) or up
     MLP_ACT = "mlp_act"
     MLP_DOWN = "mlp_down"
+    MLP_DOWN_BIAS = "mlp_down_bias"  # the down projection's bias, likewise
     ROUTER = "router"                # MoE router GEMM
     ROUTER_TOPK = "router_topk"
     MOE_DISPATCH = "moe_dispatch"
