@@ -171,3 +171,13 @@ def test_release_profiles_split_limits_as_their_base_engine():
         assert limits_per_group(load_engine(name)), name
     for name in ("vllm", "vllm-0.18", "vllm-rocm", "trtllm", "trtllm-engine", "trtllm-0.6"):
         assert not limits_per_group(load_engine(name)), name
+
+
+def test_vllm_0_2_pays_its_detokenizer_per_running_sequence():
+    """v0.2.x detokenizes every running sequence each step (_decode_sequence -> detokenize_incrementally), ~20 us a
+    call (vllm-project/vllm#5206, vLLM 0.3.0's same function): vllm-0.2's per-sequence host time carries it beside
+    the 6 us of bookkeeping the newer profiles assume, and vllm-0.2-ray inherits it."""
+    base, newer = load_engine("vllm-0.2"), load_engine("vllm-0.6")
+    assert base.cpu.per_sequence_s - newer.cpu.per_sequence_s == pytest.approx(20e-6)
+    assert "vllm-project/vllm#5206" in base.sources["cpu.per_sequence_s"]
+    assert load_engine("vllm-0.2-ray").cpu.per_sequence_s == base.cpu.per_sequence_s
