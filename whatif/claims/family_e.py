@@ -66,13 +66,13 @@ CLAIMS: list[Claim] = [
             "over the GPUs) every step, while Hydragen reads it once per batch: per head, the 1024 queries of the "
             "batch against the 16K prefix keys run as one attention problem (inter-sequence batching), priced by "
             "the fitted prefill-attention kernel at ~55% of the A100's peak; whatif lands just under the band: "
-            "its vLLM 0.2 baseline already reads the prefix KV at the HBM bound (~732 tok/s), so the gap is in the "
+            "its vLLM 0.2 baseline already reads the prefix KV at the HBM bound (~722 tok/s), so the gap is in the "
             "kernels (vLLM 0.2's paged decode below that bound, or Hydragen's prefix attention above ~55%)",
         miss="the paper's own decode of the suffix and its merge cost less than whatif's "
              "fitted prefill-attention kernel at ~55% of peak for the shared-prefix attention: whatif's Hydragen "
              "step is 56.6 ms (prefix attention 11.6, suffix decode 10.6, TP all-reduces 12.2, GEMMs ~12.5 ms) and "
-             "the band needs ~6% more throughput; the vLLM 0.2 baseline is at the HBM bound (1.39 s a step, 732 "
-             "tok/s), so only Hydragen's kernels (unmeasured in /work/shared) could close it",
+             "the band needs ~4% more throughput (6% before vLLM 0.2's detokenizer, session 67: 20 us a sequence, "
+             "21 ms of its step at 1,024); the vLLM 0.2 baseline is at the HBM bound (1.42 s a step, 722 tok/s), so only Hydragen's kernels (unmeasured in /work/shared) could close it",
         setup_note=_NO_13B + "; baseline vLLM 0.2 as prefix_caching",
         **_HYDRAGEN_VLLM,
     ),
