@@ -72,7 +72,8 @@ CLAIMS: list[Claim] = [
              "fitted prefill-attention kernel at ~55% of peak for the shared-prefix attention: whatif's Hydragen "
              "step is 56.6 ms (prefix attention 11.6, suffix decode 10.6, TP all-reduces 12.2, GEMMs ~12.5 ms) and "
              "the band needs ~4% more throughput (6% before vLLM 0.2's detokenizer, session 67: 20 us a sequence, "
-             "21 ms of its step at 1,024); the vLLM 0.2 baseline is at the HBM bound (1.42 s a step, 722 tok/s), so only Hydragen's kernels (unmeasured in /work/shared) could close it",
+             "21 ms of its step at 1,024); the vLLM 0.2 baseline is at the HBM bound (1.42 s a step, 722 tok/s), so "
+             "only Hydragen's kernels (unmeasured in /work/shared) could close it",
         setup_note=_NO_13B + "; baseline vLLM 0.2 as prefix_caching",
         **_HYDRAGEN_VLLM,
     ),
