@@ -103,10 +103,15 @@ def main(argv=None) -> int:
     rows = selected(args.query, args.every)
     if not rows:
         ap.error("--query: no row selected")
+    import serving_reference as sr
     print(HEADER)
     out = []
     for row in rows:
-        rec = row_parts(row)
+        try:
+            rec = row_parts(row)
+        except sr.NotExpressible as e:   # a row the mapping no longer scores (a cold-server run): said, then skipped
+            print(f"{row['id']}: skipped, not expressible: {e}", flush=True)
+            continue
         out.append(rec)
         print(fmt(rec), flush=True)
     if args.out:

@@ -11,7 +11,9 @@ precision and measured TTFT to 0.1 ms). gap = measured - committed predicted TTF
    its capture ceiling, vllm/v1/cudagraph_dispatcher.py) or `graphed<=2048` (a vLLM launch the mapping gives
    --max-cudagraph-capture-size 2048, serving_reference.VLLM_CAPTURE_2048: a 1k prompt replays piecewise graphs);
 2. per (GPU, engine, model) group, which shape of missing cost fits best, each fitted to the group itself (a reading,
-   never a prediction): a constant added to the prediction (c), a floor under it (max(pred, F)), or both (a + max);
+   never a prediction): a constant added to the prediction (c), a floor under it (max(pred, F)), both (a + max), or
+   a scale and a constant (k x pred + c; added in session 67: run at --max-clients 64 it tells a miss that grows
+   with the priced TTFT, i.e. with the steps and waits the simulation prices, from a per-request constant);
 3. a leave-one-GPU-out check of the one shape a mechanism could carry across models: a TensorRT-LLM eager floor of
    h ms per MoE layer, max(pred, h x MoE layers), h fitted on one GPU's TensorRT-LLM rows, scored on the other's.
 """
@@ -85,6 +87,13 @@ def best_both(meas: list[float], pred: list[float]) -> tuple[float, float, float
                 for f in range(0, 400, 2)), key=lambda t: t[2])
 
 
+def best_scale_constant(meas: list[float], pred: list[float]) -> tuple[float, float, float]:
+    """(k, c ms, MAPE %) of the best measured = k x pred + c, k on a 0.02 grid in [0.5, 3), c on a 4 ms grid in
+    [-100, 300): whether a group's miss grows with the priced TTFT (a step priced low, k > 1) or stays flat (c)."""
+    return min(((k / 50, c, mape(meas, [k / 50 * p + c for p in pred])) for k in range(25, 150)
+                for c in range(-100, 300, 4)), key=lambda t: t[2])
+
+
 def by_group(rows: list[dict], keys: tuple[str, ...]) -> dict[tuple, list[dict]]:
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
@@ -132,17 +141,19 @@ def main(argv: list[str] | None = None) -> None:
               f"{dates[0][5:]}..{dates[-1][5:]} |")
     print("\n2. shape of the missing cost per group (each fitted to the group: a reading, not a prediction):")
     print("| GPU | engine | model | layers (MoE) | rows | MAPE now | c | MAPE pred+c | F | F / layer "
-          "| MAPE max(pred,F) | a, F | MAPE a+max |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| MAPE max(pred,F) | a, F | MAPE a+max | k, c | MAPE k*pred+c |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (gpu, engine, model), g in by_group([r for r in rows if r["graph"] != GRAPHED],
                                             ("system", "engine", "model")).items():
         if len(g) < 8:
             continue
         meas, pred = [r["meas"] for r in g], [r["pred"] for r in g]
         (c, m_c), (f, m_f), (a, f2, m_b) = best_constant(meas, pred), best_floor(meas, pred), best_both(meas, pred)
+        k, c2, m_k = best_scale_constant(meas, pred)
         layers, moe = g[0]["layers"], g[0]["moe_layers"]
         print(f"| {gpu} | {engine} | {model} | {layers} ({moe}) | {len(g)} | {mape(meas, pred):.1f}% | {c:.0f} | "
-              f"{m_c:.1f}% | {f:.0f} | {f / layers:.1f} | {m_f:.1f}% | {a:.0f}, {f2:.0f} | {m_b:.1f}% |")
+              f"{m_c:.1f}% | {f:.0f} | {f / layers:.1f} | {m_f:.1f}% | {a:.0f}, {f2:.0f} | {m_b:.1f}% | "
+              f"{k:.2f}, {c2:.0f} | {m_k:.1f}% |")
     print("\n3. a TensorRT-LLM eager floor of h ms a MoE layer, fitted on one GPU, scored on both:")
     print("| fit on | h ms | GPU | model | rows | TTFT MAPE | off by 3x |")
     print("|---|---|---|---|---|---|---|")

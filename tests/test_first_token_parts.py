@@ -47,3 +47,22 @@ def test_one_row_breakdown_matches_the_committed_prediction():
     assert rec["pred"] == pytest.approx(100.133, rel=1e-3)   # session 65 M (64 N: 110.142; 63 G: 110.013)
     assert rec["front"] + rec["wait"] + rec["step"] == pytest.approx(rec["pred"], rel=0.15)
     assert rec["pass_gpu"] > 0 and rec["pass_host"] > 0 and rec["gap"] == pytest.approx(rec["measured"] - rec["pred"])
+
+
+def test_main_skips_a_row_the_mapping_no_longer_expresses(monkeypatch, capsys, tmp_path):
+    import serving_reference as sr
+    rows = [{"id": "cold"}, {"id": "warm"}]
+    rec = {c: 0 for c in ftp.COLUMNS}
+
+    def parts(row):
+        if row["id"] == "cold":
+            raise sr.NotExpressible("measured on a cold server")
+        return dict(rec, id=row["id"])
+
+    monkeypatch.setattr(ftp, "selected", lambda query, every: rows)
+    monkeypatch.setattr(ftp, "row_parts", parts)
+    monkeypatch.setattr(ftp, "fmt", lambda r: r["id"])
+    out = tmp_path / "parts.csv"
+    assert ftp.main(["--query", "x", "--out", str(out)]) == 0
+    assert "cold: skipped, not expressible: measured on a cold server" in capsys.readouterr().out
+    assert [line.split(",")[0] for line in out.read_text().splitlines()[1:]] == ["warm"]

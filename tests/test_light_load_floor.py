@@ -20,6 +20,17 @@ def test_each_shape_fit_recovers_its_own_shape():
     assert llf.best_floor([p + 70 for p in pred], pred)[1] > 5.0
 
 
+def test_the_scale_and_constant_fit_tells_a_scaled_miss_from_a_flat_one():
+    pred = [40.0, 60.0, 90.0, 150.0, 300.0, 600.0]
+    k, c, err = llf.best_scale_constant([1.5 * p + 40 for p in pred], pred)
+    assert (k, c, err) == (pytest.approx(1.5), 40, pytest.approx(0.0))
+    # a flat miss reads k = 1: the scale is not taken up when the rows do not carry it
+    k, c, err = llf.best_scale_constant([p + 100 for p in pred], pred)
+    assert (k, c, err) == (pytest.approx(1.0), 100, pytest.approx(0.0))
+    # and the constant-only fit cannot reproduce a scaled miss
+    assert llf.best_constant([1.5 * p + 40 for p in pred], pred)[1] > 5.0
+
+
 def test_the_per_moe_layer_floor_recovers_h_and_leaves_dense_rows_alone():
     rows = [dict(meas=max(p, 2.5 * n), pred=p, moe_layers=n) for p, n in [(50, 60), (80, 60), (400, 60), (30, 36)]]
     assert llf.per_moe_layer_floor(rows) == pytest.approx(2.5)
