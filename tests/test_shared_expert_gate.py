@@ -34,9 +34,10 @@ def test_every_qwen35_moe_layer_runs_the_gate_ops_and_the_gate_stays_16_bit(quan
     assert "shared_expert_gate_group_quant" not in ops   # no block-scale input quantize for an unquantized GEMV
 
 
-def test_a_shared_expert_without_a_gate_runs_none():
+def test_a_shared_expert_without_a_gate_runs_only_the_add():
     ops = decode_ops("deepseek-ai/DeepSeek-V3")
-    assert "shared_expert_down" in ops and not any(name in ops for name in GATE_OPS)
+    assert "shared_expert_down" in ops and not any(name in ops for name in GATE_OPS[:-1])
+    assert ops["shared_expert_add"][2].role == OpRole.SHARED_EXPERT_ADD
 
 
 @pytest.mark.parametrize("shared, gated", ((0, False), (256, True)))

@@ -134,15 +134,29 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
                          intermediate=m.shared_experts * m.shared_size, prefix="shared_expert")
         if m.shared_expert_gate:
             ops += shared_expert_gate_ops(local, d, a, count)
+        ops.append(shared_expert_add_op(local, d, base.hidden_bytes, count, m.shared_expert_gate))
     return ops
+
+
+def shared_expert_add_op(tokens: int, hidden: int, hidden_bytes: float, count: int, gated: bool = False) -> Op:
+    """The sum of the routed and the shared experts' outputs, its own elementwise kernel after both (and after the
+    second stream's join where the shared expert runs on one): sglang models/deepseek_v2.py DeepseekV2MoE.forward_normal
+    and forward_normal_dual_stream `final_hidden_states += shared_output` (GLM-5 and Kimi reuse the class), qwen2_moe.py
+    `final_hidden_states + shared_output`; TensorRT-LLM modeling_deepseekv3.py Deepseekv3MoE.forward `shared_output +
+    routed_output` on its do_finalize path; vLLM DeepseekV2MoE.forward `final_hidden_states += shared_output`. The
+    fused-MoE collectors time the routed experts only (docs/accuracy.md, session 65 M), so no fit holds it. `gated`:
+    Qwen's gated shared expert, whose add closes shared_expert_gate_ops (its role)."""
+    return streaming("shared_expert_add", OpClass.ELEMENTWISE, tokens * hidden, reads=2, writes=1,
+                     flops_per_element=1.0, elem_bytes=hidden_bytes, dtype="bf16", count=count,
+                     role=OpRole.SHARED_EXPERT_GATE if gated else OpRole.SHARED_EXPERT_ADD)
 
 
 def shared_expert_gate_ops(tokens: int, hidden: int, act_bytes: float, count: int) -> list[Op]:
     """Qwen's gated shared expert after its down GEMM, as the engines run it: sglang models/qwen2_moe.py
     Qwen2MoeSparseMoeBlock.forward (Qwen3-Next and Qwen3.5 reuse it) `F.sigmoid(self.shared_expert_gate(h)) *
     shared_output`, then `final_hidden_states + shared_output`: the gate (torch.nn.Linear(hidden, 1), unquantized),
-    the sigmoid, the scale and the add to the routed output, each its own kernel (the fused-MoE collectors time the
-    routed experts only: docs/accuracy.md, session 65 M)."""
+    the sigmoid and the scale, each its own kernel, then the add to the routed output (shared_expert_add_op); the
+    fused-MoE collectors time the routed experts only (docs/accuracy.md, session 65 M)."""
     role = OpRole.SHARED_EXPERT_GATE
     return [
         gemm("shared_expert_gate", tokens, 1, hidden, 2.0, 2.0, "bf16", count, role=role),
@@ -151,6 +165,4 @@ def shared_expert_gate_ops(tokens: int, hidden: int, act_bytes: float, count: in
         streaming("shared_expert_scale", OpClass.ELEMENTWISE, tokens * hidden, reads=1, writes=1,
                   flops_per_element=1.0, elem_bytes=act_bytes, dtype="bf16", count=count,
                   extra_bytes=tokens * 2.0, role=role),
-        streaming("shared_expert_add", OpClass.ELEMENTWISE, tokens * hidden, reads=2, writes=1,
-                  flops_per_element=1.0, elem_bytes=act_bytes, dtype="bf16", count=count, role=role),
-    ]
+    ]   # (the add to the routed output: shared_expert_add_op)

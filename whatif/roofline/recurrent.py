@@ -103,6 +103,16 @@ def short_conv_op(channels: float, kernel: int, batch: ForwardBatch, prec: Preci
     return op
 
 
+def gdn_split_op(elements: float, prec: Precision, count: int) -> Op:
+    """Gated DeltaNet's split of its input projections' outputs (q, k, v, z and the b, a gates) into the layouts the
+    conv and the scan read, one Triton kernel reading and writing each element once: sglang models/qwen3_next.py and
+    qwen3_5.py `fused_qkvzba_split_reshape_cat` after in_proj_qkvz / in_proj_ba (vLLM's and TensorRT-LLM's
+    Qwen3-Next run the same kernel in CUDA-graph decode). No GDN fit holds it (the gdn_perf tables time the conv and
+    the recurrence). The 16-bit GEMM outputs, whatever the GEMMs' input precision."""
+    return streaming("mixer_split", OpClass.ELEMENTWISE, elements, reads=1, writes=1, flops_per_element=0.0,
+                     elem_bytes=prec.hidden_bytes, dtype="bf16", count=count, role=OpRole.MIXER_SPLIT)
+
+
 def recurrent_block(model: ModelSpec, mixer: str, batch: ForwardBatch, t: int, prec: Precision,
                     count: int) -> list[Op]:
     """A recurrent mixer on one GPU: input projection, short conv, scan, gated norm, output projection."""
@@ -119,8 +129,10 @@ def recurrent_block(model: ModelSpec, mixer: str, batch: ForwardBatch, t: int, p
         conv = mb.conv_channels / t if mb.n_groups % t == 0 else inner + 2 * mb.n_groups * mb.state_size
         proj_n, kernel = inner + conv + mb.heads / t, mb.conv_kernel
         scan = ssd_op(model, batch.groups, t, prec, count, batch.verify)
+    split = [gdn_split_op(tokens * proj_n, prec, count)] if mixer == "linear" else []
     return [
         weight_gemm("mixer_in_proj", tokens, proj_n, d, prec, count, OpRole.QKV_PROJ),
+        *split,
         short_conv_op(conv, kernel, batch, prec, count),
         scan,
         streaming("gated_norm", OpClass.NORM, tokens * inner, reads=2, writes=1, flops_per_element=GATE_FLOPS,

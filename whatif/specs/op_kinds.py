@@ -68,6 +68,7 @@ class OpRole(_StrEnum):
     SSM_SCAN = "ssm_scan"            # Mamba-2's SSD scan (a state, no KV cache)
     SHORT_CONV = "short_conv"        # the depthwise causal convolution before a recurrent scan
     MIXER_GATE = "mixer_gate"        # a recurrent mixer's gated output norm
+    MIXER_SPLIT = "mixer_split"      # Gated DeltaNet: its projections' outputs split into q, k, v, z, b, a (own kernel)
     ATTN_ALLREDUCE = "attn_allreduce"
     ATTN_RESIDUAL = "attn_residual"
     POST_ATTN_NORM = "post_attn_norm"
@@ -87,6 +88,7 @@ class OpRole(_StrEnum):
     SHARED_EXPERT_ACT = "shared_expert_act"
     SHARED_EXPERT_DOWN = "shared_expert_down"
     SHARED_EXPERT_GATE = "shared_expert_gate"   # Qwen MoE: sigmoid(gate(x)) scaling the shared expert, added to routed
+    SHARED_EXPERT_ADD = "shared_expert_add"     # the shared expert's output added to the routed experts' (own kernel)
     MLP_ALLREDUCE = "mlp_allreduce"
     MLP_RESIDUAL = "mlp_residual"
     POST_MIXER_NORM = "post_mixer_norm"  # sandwich norms (Gemma 2/3): after the attention half
@@ -113,4 +115,4 @@ NON_LAYER_ROLES = EMBEDDING_ROLES | LOGIT_ROLES
 FFN_ROLES = frozenset({OpRole.MLP_UP, OpRole.MLP_ACT, OpRole.MLP_DOWN, OpRole.ROUTER, OpRole.ROUTER_TOPK,
                        OpRole.MOE_DISPATCH, OpRole.EXPERT_UP, OpRole.EXPERT_ACT, OpRole.EXPERT_DOWN,
                        OpRole.MOE_COMBINE, OpRole.SHARED_EXPERT_UP, OpRole.SHARED_EXPERT_ACT,
-                       OpRole.SHARED_EXPERT_DOWN, OpRole.SHARED_EXPERT_GATE})
+                       OpRole.SHARED_EXPERT_DOWN, OpRole.SHARED_EXPERT_GATE, OpRole.SHARED_EXPERT_ADD})
