@@ -225,10 +225,25 @@ def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Paralle
     if model.moe is None or model.moe.first_dense_layers:
         mlp = local * 3 * (model.intermediate_size // t) * a
     if model.moe is not None:
-        m = model.moe   # routed tokens each carry k experts' intermediates, spread over the group
-        mlp = max(mlp, tokens * 3 * (m.expert_intermediate_size * m.experts_per_token // par.tp) * a)
+        mlp = max(mlp, routed_expert_buffer_bytes(model, tokens, par))
     logits = -(-sequences // dp) * model.vocab_size * 4.0          # fp32 logits, gathered
     return hidden + max(qkv, mlp) + logits
+
+
+MOE_BUFFER_BYTES = 2.0   # fused-MoE buffers are allocated in hidden_states.dtype (bf16 / fp16), not the GEMM dtype
+
+
+def routed_expert_buffer_bytes(model: ModelSpec, tokens: int, par: Parallelism) -> float:
+    """Peak bytes of one fused-MoE call over `tokens` tokens, each routed to k experts: the gate-up output, then in the
+    same buffer the experts' outputs at the hidden width, beside the activated intermediate. Every GPU sizes them for
+    all tokens x k (expert parallelism skips rows, not buffer): vLLM fused_experts_impl allocates cache13 = M x topk x
+    max(N, K) and cache2 = M x topk x N / 2 (N = 2 x intermediate / moe_tp, K = hidden); TensorRT-LLM's trtllm-gen
+    MoE runners (thop fp8BlockScaleMoe / fp4BlockScaleMoe) gemm2_output [max padded tokens ~ M x topk, hidden] bf16
+    beside gemm1_output and activation_output. So an engine's profile run at its token budget peaks there. The
+    buffers take the hidden states' 16-bit dtype whatever the GEMMs'."""
+    m = model.moe
+    inter = m.expert_intermediate_size // max(1, par.moe_tp)
+    return tokens * m.experts_per_token * (max(2 * inter, model.hidden_size) + inter) * MOE_BUFFER_BYTES
 
 
 # Live bytes per score at an eager attention's peak: the 16-bit masked scores and softmax's fp32 output (then the
