@@ -23,15 +23,15 @@ def test_long_rows_read_their_logits_twice(h100):
     short = dsa_topk.sglang_topk_part(1, 1, 1000, 2048, h100)
     long = dsa_topk.sglang_topk_part(1, 1, 100_000, 2048, h100)
     t = sum(long[1:]) - sum(short[1:])   # same rows, the long one's logit reads only
-    rows_in_flight = min(1.0, 1 / h100.sms)
+    rows_in_flight = min(1.0, 1 / (h100.sms * dsa_topk.ROWS_AN_SM))
     expected = 100_001 * dsa_topk.LOGIT_BYTES * dsa_topk.ROW_READS / h100.hbm_bw / rows_in_flight
     assert t == pytest.approx(expected, rel=1e-9)
 
 
 def test_fewer_rows_than_sms_take_one_wave(h100):
     one = sum(dsa_topk.sglang_topk_part(1, 1, 50_000, 2048, h100)[1:])
-    full = sum(dsa_topk.sglang_topk_part(h100.sms, 1, 50_000, 2048, h100)[1:])
-    assert one == pytest.approx(full, rel=1e-9)   # one CTA a row, one an SM: a lone row gets one SM's share
+    full = sum(dsa_topk.sglang_topk_part(h100.sms * dsa_topk.ROWS_AN_SM, 1, 50_000, 2048, h100)[1:])
+    assert one == pytest.approx(full, rel=1e-9)   # one CTA a row, ROWS_AN_SM an SM: a lone row gets its share
 
 
 def test_module_moves_topk_read_out_of_the_indexer(h100):

@@ -1,7 +1,8 @@
 """SGLang's DSA indexer top-k (sgl-kernel topk.cu, `fast_topk_transform_*`), priced from its mechanism as its own part.
 
-Source (sgl-kernel csrc/elementwise/topk.cu, as shipped with SGLang 0.5.x, the tables' release): one 1,024-thread
-CTA a query row (grid = rows) with 128 KB of dynamic shared memory (kSmem), so one CTA an SM. A row whose keys fit
+Source (sgl-kernel csrc/elementwise/topk.cu; the tables ran SGLang 0.5.14): one 1,024-thread CTA a query row
+(grid = rows). Its dynamic shared memory (kSmem) was cut from 128 KB to 32 KB by sglang#17747 (merged Jan 2026,
+"each SM could only run 1 block"), so 2 CTAs an SM (2,048 threads an SM on Hopper and Blackwell). A row whose keys fit
 in TopK (2,048) only writes its indices (naive_topk_transform: no logit read). A longer row reads its fp32 logits
 twice from global memory: an 8-bit coarse histogram pass, then a scatter pass that keeps the bins above the
 threshold and stages the threshold bin's candidates in shared memory; up to four refine rounds work on those staged
@@ -17,7 +18,7 @@ from .fitted_roofline import memory_times
 LOGIT_BYTES = 4.0        # fp32 logits (the indexer's output, topk.cu's `const float* input`)
 INDEX_BYTES = 4.0        # int32 page-table entries
 ROW_READS = 2            # fast_topk_cuda_tl: histogram pass + scatter pass over a row past TopK keys
-ROWS_AN_SM = 1           # 1,024 threads and 128 KB of dynamic shared memory a CTA: one CTA resident an SM
+ROWS_AN_SM = 2           # 1,024 threads and 32 KB of dynamic shared memory a CTA (sglang#17747): 2 CTAs an SM
 
 
 def long_row_keys(isl, past, topk):
