@@ -293,7 +293,8 @@ def module_rows(frame, family, phase, wide_ep=False):
                                                                dense="dense_mha" in source),
                                                            kv_prefill=mla_modules.sglang_flashmla_kv_prefill(
                                                                engine, c.arch, phase, source,
-                                                               dense="dense_mha" in source))
+                                                               dense="dense_mha" in source),
+                                                           sglang_topk=engine == "sglang")
                 name = f"{family}_{phase}"
                 if engine == "trtllm":   # the scoring pass's kernels, where they run
                     steps = mla_modules.INDEXER_SCORING_KERNELS * scoring

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .fitted_roofline import family_params, fitted_seconds, memory_times
+from .dsa_topk import sglang_topk_part
 from .params import ceilings
 
 FORMATS = {"bfloat16": (2.0, "bf16"), "bf16": (2.0, "bf16"), "fp8_block": (1.0 + 4.0 / (128 * 128), "fp8"),
@@ -122,13 +123,14 @@ def fp8_generation_mla(kernel: str, arch: str, kv_dtype: str) -> bool:
     return kernel == "trtllm" and kv_dtype == "fp8" and arch in ("hopper", "blackwell")
 
 
-def indexer_parts(batch, isl, past, d: MlaDims, c, scoring=1.0):
+def indexer_parts(batch, isl, past, d: MlaDims, c, scoring=1.0, topk_read=True):
     """The lightning indexer's projections and its scoring pass (fp8 logits, top-k); scoring: 1 where the
-    scoring pass runs, 0 where the engine skips it (indexer_scoring_runs), a float or a column."""
+    scoring pass runs, 0 where the engine skips it (indexer_scoring_runs), a float or a column; topk_read: the
+    top-k's one read of the logits counted here (False where the top-k is its own part, dsa_topk)."""
     tokens = batch * isl
     bf16 = c.peak_flops("bf16")
     pairs = batch * causal_pairs(isl, past)
-    moved = pairs * 8.0 + batch * (isl + past) * d.index_dim * 1.0
+    moved = pairs * (8.0 if topk_read else 4.0) + batch * (isl + past) * d.index_dim * 1.0
     logits = 2.0 * d.index_heads * d.index_dim * pairs / c.peak_flops("fp8")
     scores = (logits, *memory_times(moved, c.hbm_bw, c.l2_bytes))
     return [_gemm(tokens, d.q_lora, d.index_heads * d.index_dim, 2.0, bf16, c),
@@ -419,16 +421,19 @@ def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
 
 def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c,
                     indexer=True, dense=False, all_topk=False, out_format=None, scoring=1.0, topk_slots=False,
-                    head_pad=0, kv_prefill=False):
+                    head_pad=0, kv_prefill=False, sglang_topk=False):
     """([(compute s, HBM s, L2 s)], items) of one DSA module at efficiency 1 (indexer: run the indexer;
     dense: SGLang's dense prefill attention instead of the sparse one; all_topk: sparse_all_topk's kernel;
     out_format: o_proj's own format, None: gemm_format; scoring: indexer_scoring_runs; topk_slots: topk_slots_part's
     kernel; head_pad: the sparse attention's heads padded to a multiple of it, sparse_prefill_head_pad; kv_prefill:
-    flashmla_kv_prefill_part's kernel, sglang_flashmla_kv_prefill)."""
+    flashmla_kv_prefill_part's kernel, sglang_flashmla_kv_prefill; sglang_topk: SGLang's top-k as its own part,
+    dsa_topk.sglang_topk_part)."""
     tokens = batch * isl
     parts = projection_parts(tokens, heads, d, phase == "decode" or not dense, gemm_format, c, out_format)
     if indexer:
-        parts += indexer_parts(batch, isl, past, d, c, scoring)
+        parts += indexer_parts(batch, isl, past, d, c, scoring, topk_read=not sglang_topk)
+        if sglang_topk:
+            parts.append(sglang_topk_part(batch, isl, past, d.index_topk, c))
     if dense and phase == "prefill":
         parts.append(dense_prefill_part(batch, isl, past, heads, d, c))
     elif kv_prefill:
@@ -533,7 +538,8 @@ def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
                                    all_topk=sparse_all_topk(engine, c.arch), out_format=out_format, scoring=scoring,
                                    topk_slots=phase == "decode" and sparse_topk_slots(engine, c.arch, kv_dtype),
                                    head_pad=sparse_prefill_head_pad(engine, c.arch, phase, None, kv_dtype, dense),
-                                   kv_prefill=sglang_flashmla_kv_prefill(engine, c.arch, phase, None, kv_dtype, dense))
+                                   kv_prefill=sglang_flashmla_kv_prefill(engine, c.arch, phase, None, kv_dtype, dense),
+                                   sglang_topk=engine == "sglang")
     steps = INDEXER_SCORING_KERNELS * scoring if engine == "trtllm" else 0.0
     if engine == "vllm" and phase == "prefill":   # timed eagerly: its GEMM format's host launches
         steps = vllm_prefill_eager_launches(gemm_format)
