@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -109,11 +108,24 @@ def pooled_gaps(emissions) -> tuple[np.ndarray, np.ndarray]:
 def gather(emissions) -> tuple[np.ndarray, ...]:
     """(first, last, count, gap values, gap counts) of the given TokenTimes: each one's first and last chunk's
     time (NaN without tokens) and tokens, as arrays, and pooled_gaps(). The common pieces (a first token, then
-    one run of an engine's iteration ends) are read column by column (_common); others one by one."""
+    one run of an engine's iteration ends) are read as four numbers and worked out as arrays; others one by one."""
     emissions = emissions if isinstance(emissions, list) else list(emissions)
-    counts = np.fromiter(map(_COUNT, emissions), dtype=np.int64, count=len(emissions))
+    counts = np.fromiter((t.count for t in emissions), dtype=np.int64, count=len(emissions))
     firsts, lasts = np.full(len(emissions), np.nan), np.full(len(emissions), np.nan)
-    engines, others = _common(list(map(_PIECES, emissions)))
+    engines: dict[int, tuple] = {}   # id(ends) -> (ends, other pieces' run starts, their stops, common pieces)
+    others = []
+    key, common = None, None
+    for i, t in enumerate(emissions):
+        pieces = t.pieces
+        if len(pieces) == 2:
+            p, q = pieces
+            if len(q) == 3 and len(p) == 2 and p[1] > 0:
+                if q[0] is not key:
+                    key = q[0]
+                    common = _engine(engines, key)[3].extend
+                common((p[0], q[1], q[2], i))   # (first token time, run start, run stop, index), flat
+                continue
+        others.append(i)
     loose: list[float] = []
     gap = loose.append
     for i in others:
@@ -141,8 +153,9 @@ def gather(emissions) -> tuple[np.ndarray, ...]:
     for ends, los, his, common in engines.values():
         e = np.array(ends, dtype=float)
         lo, hi = np.asarray(los, dtype=np.int64), np.asarray(his, dtype=np.int64)
-        if common is not None:   # the first token's time, the run's last, the gap between them
-            rows, t0, c_lo, c_hi = common
+        if common:   # the first token's time, the run's last, the gap between them
+            c = np.fromiter(common, dtype=float, count=len(common)).reshape(-1, 4)   # (no shape discovery)
+            rows, t0, c_lo, c_hi = c[:, 3].astype(np.int64), c[:, 0], c[:, 1].astype(np.int64), c[:, 2].astype(np.int64)
             firsts[rows], lasts[rows] = t0, e[c_hi - 1]
             values.append(e[c_lo] - t0)
             weights.append(np.ones(len(rows)))
@@ -155,56 +168,10 @@ def gather(emissions) -> tuple[np.ndarray, ...]:
     return firsts, lasts, counts, np.concatenate(values), np.concatenate(weights)
 
 
-_COUNT, _PIECES = attrgetter("count"), attrgetter("pieces")
-_FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
-
-
-def _pick(items: list, where: np.ndarray) -> list:
-    """items[i] for each i in `where` (all of them when it is every index), gathered in C."""
-    if len(where) == len(items):
-        return items
-    return list(itemgetter(*where.tolist())(items)) if len(where) > 1 else [items[i] for i in where.tolist()]
-
-
-def _column(items, dtype) -> np.ndarray:
-    return np.fromiter(items, dtype=dtype, count=len(items) if isinstance(items, list) else -1)
-
-
-def _common(pieces: list[list]) -> tuple[dict, list[int]]:
-    """gather's common pieces ([(first token time, tokens > 0), (ends, first, stop)]: a first token, then one run)
-    read as columns, a C-level pass each instead of ~15 bytecodes a record (50,000 records: ~30 -> ~8 ms):
-    ({id(ends): (ends, [], [], (rows, first token times, run starts, run stops))} in the order the records first
-    name each engine, the indices of the other records). The same rows, in the same order, as a loop over them."""
-    n = len(pieces)
-    rows = np.flatnonzero(_column(list(map(len, pieces)), np.intp) == 2)
-    pairs = _pick(pieces, rows)
-    heads, runs = list(map(_FIRST, pairs)), list(map(_SECOND, pairs))
-    shaped = (_column(list(map(len, heads)), np.intp) == 2) & (_column(list(map(len, runs)), np.intp) == 3)
-    rows, heads, runs = rows[shaped], _pick(heads, np.flatnonzero(shaped)), _pick(runs, np.flatnonzero(shaped))
-    emitted = _column(list(map(_SECOND, heads)), np.int64) > 0
-    keep = np.flatnonzero(emitted)
-    rows, heads, runs = rows[keep], _pick(heads, keep), _pick(runs, keep)
-    t0 = _column(list(map(_FIRST, heads)), float)
-    lo, hi = _column(list(map(_SECOND, runs)), np.int64), _column(list(map(_THIRD, runs)), np.int64)
-    ends = list(map(_FIRST, runs))
-    keys = _column(list(map(id, ends)), np.uintp)
-    engines: dict[int, tuple] = {}
-    left = np.arange(len(rows))
-    while len(left):   # one engine at a time, in first-named order (a run has one per replica)
-        first = int(left[0])
-        mine = keys[left] == keys[first]
-        at = left[mine]
-        engines[int(keys[first])] = (ends[first], array("q"), array("q"), (rows[at], t0[at], lo[at], hi[at]))
-        left = left[~mine]
-    common = np.zeros(n, dtype=bool)
-    common[rows] = True
-    return engines, np.flatnonzero(~common).tolist()
-
-
 def _engine(engines: dict, ends) -> tuple:
     """gather's entry for one engine's iteration ends: (ends, other pieces' run starts, their stops, the common
     pieces), made on first use."""
     entry = engines.get(id(ends))
     if entry is None:
-        entry = engines[id(ends)] = (ends, array("q"), array("q"), None)
+        entry = engines[id(ends)] = (ends, array("q"), array("q"), [])
     return entry
