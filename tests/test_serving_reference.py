@@ -691,10 +691,14 @@ def test_the_whole_file():
     # (session 66 after all merges: TTFT 31.80%, median 29.3%, x0.71, 112 off by 3x; TPOT 9.80%, B200 10.05%, H100
     # 9.30%: Qwen's gated shared expert (gate GEMV, sigmoid, scale, add) priced (66 A): SGLang B200 Qwen3.5 TPOT
     # 15.35 -> 11.53%, TTFT 41.0 -> 38.6%; no other row moved)
-    assert ttft["mape"] < 31.9 and ttft["median_ape"] < 29.4 and ttft["off3x"] <= 112, ttft
-    assert tpot["mape"] < 9.85, tpot
-    # the issue's target is TPOT <= 10% on every GPU; B200 reads 10.05% since session 66 (above)
-    for gpu, limit in (("b200_sxm", 10.1), ("h100_sxm", 10.0)):
+    # (session 67 after all merges: TTFT 31.56%, median 29.1%, x0.71, 111 off by 3x; TPOT 9.72%, B200 9.93%, H100
+    # 9.30%: the routed + shared expert add and Gated DeltaNet's qkvzba split priced as their own kernels (67 A):
+    # SGLang B200 Qwen3.5 TPOT 11.53 -> 11.16%, DeepSeek-R1 8.38 -> 8.10%, GLM-5 9.91 -> 9.47%, TensorRT-LLM B200
+    # DeepSeek-R1 10.91 -> 10.66%; worse: vLLM Kimi-K2.5 8.37 -> 8.74% (already read high); 863 rows moved)
+    assert ttft["mape"] < 31.6 and ttft["median_ape"] < 29.1 and ttft["off3x"] <= 111, ttft
+    assert tpot["mape"] < 9.75, tpot
+    # the issue's target is TPOT <= 10% on every GPU: B200 9.93%, H100 9.30% since session 67 (above)
+    for gpu, limit in (("b200_sxm", 10.0), ("h100_sxm", 10.0)):
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= limit, gpu
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
     # (21.6% after the merges: the Blackwell fp8/NVFP4 fused-MoE fits run DeepSeek's decode x1.08 high; 17.6% before)
@@ -714,7 +718,9 @@ def test_the_whole_file():
     # (session 63: 7.35%, the SGLang block-FP8 fit's mid-M regime on the fp8 DeepSeek decode pools)
     # (session 64: 7.17%, the fused-MoE refit under the collector's capped routing)
     # (session 65: 6.96%, the fused-MoE fits' timed top-k, activation and input quantize not charged twice)
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 7.0, sr.stats(disagg, "tpot")
+    # (session 67: 7.05%, worse: the shared-expert add (67 A) lengthens the DeepSeek decode pools' steps, already
+    # read high on B200 SGLang (8.46 -> 8.58%) and TensorRT-LLM (6.12 -> 6.18%))
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 7.1, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
@@ -738,7 +744,8 @@ def test_the_whole_file():
     # (session 63: 42.7%, x0.58, 10 off by 3x)
     # (session 65: 44.4%, x0.54, 10 off by 3x: worse, the MoE layers' double-counted ops removed (65 M) shorten
     # prefill steps whose first tokens were already early)
-    assert ttft["mape"] < 44.5 and ttft["off3x"] <= 10, ttft
+    # (session 67: 44.0%, x0.54, 10 off by 3x)
+    assert ttft["mape"] < 44.1 and ttft["off3x"] <= 10, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
