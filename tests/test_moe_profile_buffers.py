@@ -1,6 +1,7 @@
 """A fused MoE's buffers in an engine's profile run: every GPU sizes them for all tokens x k at the hidden width
 (vLLM fused_experts_impl cache13 / cache2; TensorRT-LLM trtllm-gen gemm2_output), so the KV pool an engine that
-subtracts its profile peak (vLLM total, TensorRT-LLM free) leaves shrinks with them; SGLang's static fraction does not."""
+subtracts its profile peak (vLLM total, TensorRT-LLM free) leaves shrinks with them;
+SGLang's static fraction does not."""
 from dataclasses import replace
 
 import pytest

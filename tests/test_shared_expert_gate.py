@@ -12,9 +12,9 @@ from whatif.specs.op_kinds import OpRole
 GATE_OPS = ("shared_expert_gate", "shared_expert_sigmoid", "shared_expert_scale", "shared_expert_add")
 
 
-def decode_ops(model: str, **kw) -> dict:
-    """{op name: (instances, seconds, an op)} of a TP8 B200 SGLang decode step of 4 sequences."""
-    e = estimate(model, "dgx-b200", tp=8, gpus=8, batch=4, prompt=1024, output=2, kernel_engine="sglang",
+def decode_ops(model: str, batch: int = 4, **kw) -> dict:
+    """{op name: (instances, seconds, an op)} of a TP8 B200 SGLang decode step of `batch` sequences."""
+    e = estimate(model, "dgx-b200", tp=8, gpus=8, batch=batch, prompt=1024, output=2, kernel_engine="sglang",
                  with_max_batch=False, **kw).estimate
     out: dict = {}
     for t in e.decode.op_times:

@@ -4,22 +4,11 @@ the routed + shared experts' sum (roofline/moe.shared_expert_add_op: sglang mode
 sglang models/qwen3_next.py `fused_qkvzba_split_reshape_cat`), each one memory-bound kernel of every layer."""
 import pytest
 
-from whatif.api import estimate
+from tests.test_shared_expert_gate import decode_ops
 from whatif.roofline.moe import shared_expert_add_op
 from whatif.roofline.recurrent import gdn_split_op
 from whatif.roofline.config import Precision
 from whatif.specs.op_kinds import FFN_ROLES, OpRole
-
-
-def decode_ops(model: str, batch: int = 4, **kw) -> dict:
-    """{op name: (instances, seconds, an op)} of a TP8 B200 SGLang decode step."""
-    e = estimate(model, "dgx-b200", tp=8, gpus=8, batch=batch, prompt=1024, output=2, kernel_engine="sglang",
-                 with_max_batch=False, **kw).estimate
-    out: dict = {}
-    for t in e.decode.op_times:
-        n, s, _ = out.get(t.op.name, (0, 0.0, None))
-        out[t.op.name] = (n + t.op.count, s + t.total_s, t.op)
-    return out
 
 
 def test_the_shared_add_streams_two_reads_and_a_write_of_the_16_bit_hidden_state():
