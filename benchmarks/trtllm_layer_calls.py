@@ -34,7 +34,8 @@ from step_ops import prefill_pass
 from whatif.roofline import forward_pass
 from whatif.roofline.ops import OpClass, graph_role, is_overlapped
 
-# part -> (Python calls with fp8 attention/shared GEMMs, with bf16 ones, C++ kernels launched inside those calls)
+# part -> (Python calls with fp8 attention/shared GEMMs, with bf16 ones, C++ kernels launched inside those calls: an
+# estimate, not counted kernel by kernel at source)
 SOURCED = {
     "MLA module": (13, 9, 3),     # fused-a (2|1), 2 norms, q_b (2|1), concat, kv_b (2|1), copy, attention op, o (2|1)
     "all-reduces + norms": (2, 2, 6),   # two AllReduce calls, residual add + RMSNorm fused or run inside
