@@ -79,7 +79,7 @@ CLAIMS: list[Claim] = [
             "sparse at 100K, 1.64x (until session 68 the default engine's CUDA graphs: 43.8 / 15.3 ms, 2.86x, a "
             "miss; the eager engine without the synchronizes gives 1.13x). The verdict is near the band's low end "
             "(1.62x) and rests on the eager host cost (100 us a whatif kernel; at 54 us, SpecDec++'s README's "
-            "measured eager 7B drafter, 1.97x); its selection layers' full-attention pass and top-k over 100K "
+            "measured eager 7B drafter, 1.99x); its selection layers' full-attention pass and top-k over 100K "
             "scores are charged.",
         setup_note="Paper: Llama-2-7B (MHA), batch 1, 10K-100K context, decode 256, budgets 32-4096; its window "
                    "widened to 128K (--context-window) to hold 100K, as TriForce's claim does. The release's "
