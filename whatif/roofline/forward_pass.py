@@ -93,8 +93,8 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewis
         # (a loop that synchronizes around each attention call: host and attention add, attention_sync.py)
         syncs = attention_sync_points(times) if launch and setup.engine_spec is not None \
             and setup.engine_spec.sync_around_attention else frozenset()
-        in_line = launch_queue_time(times, launch, eff.kernel_gap_s, factors, gaps,
-                                    (lambda op, marks=syncs: id(op) in marks) if syncs else None) if launch else serial
+        fenced = {"sync_before": lambda op, marks=syncs: id(op) in marks} if syncs else {}
+        in_line = launch_queue_time(times, launch, eff.kernel_gap_s, factors, gaps, **fenced) if launch else serial
         total_s += overlapped(in_line, times, layers)
         stages.append(times)
     return PassTime(batch=batch, stages=tuple(stages), gpu_s=gpu_s, launch_s=launch_s, time_s=total_s)
