@@ -60,7 +60,7 @@ VERDICTS = {
     'C-tim-throughput': 'no figure',                          # TIM/TIMRUN 'sustains high inference throughput,
     'C-speckv-tpot': 'no figure',                             # SpecKV: 'higher accuracy than existing baselines
     'C-specpc-ttft': 'no figure',                             # SpecPC: 'uses the draft model's attention activa
-    'D-tidaldecode-tpot': 'miss',                             # TidalDecode reduces LLM decoding latency by up t
+    'D-tidaldecode-tpot': 'in band',                          # TidalDecode reduces LLM decoding latency by up t
     'D-tokenselect-prefill_attention_s': 'conditional',       # TokenSelect: up to 23.84x speedup in attention c
     'D-tokenselect-e2e': 'in band',                           # TokenSelect: up to 2.28x acceleration in end-to-
     'D-double_sparsity-decode_attention_s': 'miss',           # Double Sparsity: up to 14.1x acceleration in att

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from .attention_sync import attention_sync_points
 from .config import ForwardBatch
 from .context import pass_context
 from .dsa_prefill import dsa_prefill_ops
@@ -89,7 +90,11 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewis
         extra = sum((f - 1) * t.op.count for t in times if (f := factors.get(id(t.op))) is not None)
         launch_s += (kernels + extra) * launch
         # Eager mode: the GPU may wait for the CPU to launch each kernel (launch + queuing time).
-        in_line = launch_queue_time(times, launch, eff.kernel_gap_s, factors, gaps) if launch else serial
+        # (a loop that synchronizes around each attention call: host and attention add, attention_sync.py)
+        syncs = attention_sync_points(times) if launch and setup.engine_spec is not None \
+            and setup.engine_spec.sync_around_attention else frozenset()
+        fenced = {"sync_before": lambda op, marks=syncs: id(op) in marks} if syncs else {}
+        in_line = launch_queue_time(times, launch, eff.kernel_gap_s, factors, gaps, **fenced) if launch else serial
         total_s += overlapped(in_line, times, layers)
         stages.append(times)
     return PassTime(batch=batch, stages=tuple(stages), gpu_s=gpu_s, launch_s=launch_s, time_s=total_s)

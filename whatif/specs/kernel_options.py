@@ -14,6 +14,8 @@
   fitted kernel (SGLang's Gated DeltaNet chunk: roofline/op_launches.py);
 - `row_linear_bias_add`: its row-parallel linears (o_proj, the MLP's down projection) add their bias in a kernel
   of their own after the GEMM (and its TP all-reduce), where the model has those biases (roofline/engine_kernels.py);
+- `sync_around_attention`: its eager loop calls torch.cuda.synchronize() before and after each attention call,
+  so the host's launches and the GPU's attention add instead of overlapping (roofline/attention_sync.py);
 - `eager_input_quantize`: its dense fp8 GEMMs quantize their input in a kernel of their own, so an eager prefill
   launches two kernels for each (roofline/op_launches.py);
 - `attention_includes`: ops its attention operator does itself, timed within its fitted kernel (RoPE, the KV
@@ -61,7 +63,8 @@ KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", 
                "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale", "eager_module_launches",
                "allreduce_fusion_max_bytes", "allreduce_fusion_kernel", "allreduce_fusion_quantizes",
                "shared_expert_stream", "prefill_op_launches", "eager_input_quantize", "dp_prefill_gather",
-               "dsa_prefill_as_decode", "row_linear_bias_add"}
+               "dsa_prefill_as_decode", "row_linear_bias_add",
+               "sync_around_attention"}
 FUSION_KERNELS = ("vllm", "sglang", "trtllm")   # engines with a fitted custom all-reduce (data/collective_fit.yaml)
 DP_MOE_ALLTOALL = ("always", "mnnvl")
 DP_PREFILL_GATHER = ("all_gather", "all_reduce")
@@ -107,6 +110,8 @@ def kernel_options(sec: dict, where: str, read) -> dict:
         out["eager_input_quantize"] = boolean(read("eager_input_quantize"), f"{where}.eager_input_quantize")
     if "row_linear_bias_add" in sec:
         out["row_linear_bias_add"] = boolean(read("row_linear_bias_add"), f"{where}.row_linear_bias_add")
+    if "sync_around_attention" in sec:
+        out["sync_around_attention"] = boolean(read("sync_around_attention"), f"{where}.sync_around_attention")
     if "attention_includes" in sec:
         out["attention_includes"] = roles(read("attention_includes"), f"{where}.attention_includes",
                                           ATTENTION_CAN_INCLUDE)
