@@ -18,7 +18,6 @@ from .specs.quantity import Quantity
 from .roofline.config import Parallelism, Precision
 from .roofline.efficiency import Efficiency, efficiency_source, load_efficiency
 from .roofline.engines import DEFAULT_ENGINE, engine_for_gpu, engine_spec
-from .roofline.era_gemm_fits import with_era_gemm_fits
 from .roofline.estimate import Estimate, Workload, estimate
 from .roofline.pass_setup import PassSetup, pass_setup
 from .roofline.moe_kernels import WEIGHT_ONLY_KERNELS, check_moe_kernels, moe_fit_engine
@@ -113,8 +112,6 @@ class Scenario:
             system = replace(system, gpu=replace(system.gpu, launch_overhead=launch))
         system = add_tiers(system, list(self.add_tiers))
         eff = load_efficiency(self.efficiency, system.gpu, self.calibration, self.kernel_engine)
-        if engine.gemm_fits:   # a release's GEMMs as measured in its era's layers (vLLM 0.2.x: Vidur's)
-            eff = with_era_gemm_fits(eff, system.gpu.name, engine.gemm_fits)
         # the engine version's own all-reduce limit caps the fitted kernels' thresholds (trtllm-0.6: NCCL only)
         eff = replace(eff, custom_allreduce_max_bytes=engine.custom_allreduce_cap(par.tp),
                       multinode_nvls=engine.multinode_nvls)   # (NCCL_NVLS_ENABLE=0: two_node_allreduce.py)

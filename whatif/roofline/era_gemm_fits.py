@@ -41,3 +41,10 @@ def with_era_gemm_fits(eff: Efficiency, gpu_name: str, source: str) -> Efficienc
     return replace(eff, kernel_params={**params, **eff.kernel_params},
                    provenance=f"{eff.provenance}; GEMMs: the kernel model fitted on Vidur's in-layer timings of the "
                               f"vLLM 0.2-era layers on {gpu_name} (validate/measurements/{gpu_name}/calibration.yaml)")
+
+
+def with_engine_gemm_fits(eff: Efficiency, gpu_name: str, engine: str) -> Efficiency:
+    """`eff` with the GEMM fit the engine profile `engine` names (kernels.gemm_fits), if any."""
+    from .engines import engine_spec
+    source = engine_spec(engine).gemm_fits
+    return with_era_gemm_fits(eff, gpu_name, source) if source else eff
