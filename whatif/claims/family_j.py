@@ -225,7 +225,8 @@ CLAIMS: list[Claim] = [
                "for a long one's prefill); the paper's vLLM crosses 90% at 0.4. Its release's measured vLLM run "
                "(simdistserve/benchmarks/alignment/data-ground-truth/opt-13b-sharegpt/vllm-100-1.exp, 100 prompts at "
                "1 req/s) replayed through whatif: 86% attained there, 88% in whatif (96% before session 68); mean "
-               "first token 161 / 152 ms (136 before), mean TPOT 34.2 / 32.5 ms. Ray's two actor round trips a step (vllm-0.2-ray, Ray's microbenchmark: "
+               "first token 161 / 152 ms (136 before), mean TPOT 34.2 / 32.5 ms. Ray's two actor round trips a step "
+               "(vllm-0.2-ray, Ray's microbenchmark: "
                "1.06 ms), v0.2.3's blocking sampler (vLLM PR #1889, merged after v0.2.3: ~2 ms an iteration), "
                "RowParallelLinear's bias added in a kernel of its own (OPT's out_proj and fc2: 80 eager launches a "
                "step) and the detokenizer's ~20 us a sequence (vLLM #5206) close ~3/4 of the TPOT gap (25.8 ms "
@@ -278,7 +279,8 @@ CLAIMS: list[Claim] = [
           "(1.18x before session 67's bias kernels and detokenizer; 1.17x before v0.2.3's sampler cost, session "
           "66; 1.14x with Ray's calls and unpadded steps, session 64; 1.17x before Ray's calls; seeds 1-6 then "
           "1.12-1.34x), set by the longest prompts' first tokens. The paper's vLLM at 1.5 req/s a GPU runs near 4x "
-          "its 0.4 req/s capacity, so its tightest scale is likely past the panel's largest, 1.6 (_plot.py returns 1.6 when no "
+          "its 0.4 req/s capacity, so its tightest scale is likely past the panel's largest, 1.6 (_plot.py "
+          "returns 1.6 when no "
           "crossing is found: 1.74 would be a lower bound); whatif's vLLM, at 2.53 req/s a GPU, is not "
           "overloaded there. The mechanism is the rate claim's; with every engine's GEMMs on Vidur's fit (as if "
           "the gap were the testbed GPU's, DistServe's side too) 1.22x",
@@ -312,7 +314,8 @@ CLAIMS: list[Claim] = [
                "past the SLO, i.e. overloaded at this rate (its rate panel: DistServe 4.24x vLLM's per-GPU rate, "
                "plot.ipynb), where whatif's vLLM is not; _plot.py's scales end at 10.0, its find_intersection returns "
                "that end when no crossing is found, and 12.59 = 10.0 / 0.79: vLLM likely attained 90% at no scale, a "
-               "lower bound. Over the assumed answer length (before session 68), 16 / 32 / 64 / 128 / 256 tokens, whatif gave 3.34x / "
+               "lower bound. Over the assumed answer length (before session 68), 16 / 32 / 64 / 128 / 256 tokens, "
+               "whatif gave 3.34x / "
                "2.66x / 2.02x / 1.15x / 0.31x, never the band",
           setup_note="OPT-66B on LongBench as the release prepares it (prompts ~1.9-2K tokens); vLLM v0.2.3 at tp 4 "
                      "(4 GPUs, 1.5 req/s) against DistServe's (4, 1, 2, 2) placement (8 GPUs, 3.0 req/s), 0.375 "
@@ -324,7 +327,9 @@ CLAIMS: list[Claim] = [
           "Dynamic SplitFuse splits 2600-token prompts into fixed-size forward passes beside the decodes, so "
           "generation keeps its 4 tok/s while prompts stream in. "
           "Eager on both sides (neither ran CUDA graphs), vLLM 0.2's measured host cost a kernel slows its decode "
-          "steps too, and its GEMMs run as Vidur timed the vLLM 0.2-era layers (kernels.gemm_fits, session 68): whatif's vLLM peaks at 0.72 SLA-meeting requests/s, 2.47x (0.86 and 2.05x before session 68; 0.90 before vLLM 0.2's padded prompt "
+          "steps too, and its GEMMs run as Vidur timed the vLLM 0.2-era layers (kernels.gemm_fits, session 68): "
+          "whatif's vLLM peaks at 0.72 SLA-meeting requests/s, 2.47x (0.86 and 2.05x before session 68; 0.90 "
+          "before vLLM 0.2's padded prompt "
           "steps, session 65; the blog's 0.63), FastGen at 1.77 (the blog's 1.42); with FastGen's host cost a "
           "kernel anywhere from 4 to 44.7 us the gain stayed 2.0-2.05x before session 68.",
           setup_note="the blog's Figure 4 case: Llama-2-70B on 4 A100-80GB (tp 4), prompts 2600 and outputs 60 "
@@ -338,13 +343,15 @@ CLAIMS: list[Claim] = [
           "At the same throughput, prompts-first vLLM pauses every decode for each arriving prompt and queues "
           "prompts behind whole prefills; SplitFuse's fixed passes shorten both, so the mean end-to-end latency "
           "falls at equal load. Near 1.2 req/s FastGen's side is close to its own knee, so its unmeasured host "
-          "cost a kernel decides the verdict: before session 68's vLLM 0.2-era GEMMs (2.04x at 4 us since), up to ~22 us the gain was ~1.7x, at vLLM 0.2's 44.7 us 1.2x.",
+          "cost a kernel decides the verdict: before session 68's vLLM 0.2-era GEMMs (2.04x at 4 us since), up "
+          "to ~22 us the gain was ~1.7x, at vLLM 0.2's 44.7 us 1.2x.",
           setup_note="the blog's Figure 2 statement: '50% latency reduction (7 seconds vs. 14 seconds) while "
                      "achieving the same throughput (1.2 rps)', Llama-2-70B on 4 A100-80GB; each side's mean "
                      "end-to-end latency read off its 1-32 client throughput-latency curve at 1.2 req/s; the "
                      "panel's lengths are not named with it: prompts 2600 and outputs 60 (normal, 30% CV), as "
                      "Figure 4 (1200 / 128 gives 1.25x); no CUDA graphs on either side: at 1.2 req/s whatif's "
-                     "vLLM takes 8.4 s a request (7.0 s before session 68; the blog's 14 s), FastGen 4.1 s (the blog's 7 s)",
+                     "vLLM takes 8.4 s a request (7.0 s before session 68; the blog's 14 s), FastGen 4.1 s "
+                     "(the blog's 7 s)",
           assumed=_FASTGEN_LAUNCH, **_FASTGEN_ENGINES),
     Claim("chunked_prefill", "DeepSpeed-FastGen: up to 3.7x lower (token-level) tail latency (than vLLM)", 3.7,
           "p95_itl", deep_merged(_FASTGEN_BLOG, {"sim": {"traffic": {"concurrency": 16, "output": 128}}}),

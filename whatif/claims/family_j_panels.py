@@ -88,7 +88,8 @@ CLAIMS: list[Claim] = [
                "knee ~4x later than the paper's (~0.12 req/s a GPU if its split served near whatif's): each ~2K-token "
                "prefill stalls whatif's decodes for a fraction of a second at tp 4, spread over a request's ~64 token "
                "gaps. The summarization SLO-scale claim's mechanism (family_j: the paper's vLLM ~10x past the SLO at "
-               "0.375 req/s a GPU), unsourced. Over the assumed answer length (before session 68), 16 / 32 / 64 / 128 / 256 tokens, "
+               "0.375 req/s a GPU), unsourced. Over the assumed answer length (before session 68), 16 / 32 / 64 / "
+               "128 / 256 tokens, "
                "whatif gives 1.78x / 1.36x / 1.19x / 0.76x / 0.52x, never the band",
           setup_note="family_j's LongBench setup (prompts min(1974, 2040 - answer), answers assumed 64 tokens) as a "
                      "rate panel: vLLM v0.2.3 at tp 4 on 4 A100s (100 prompts) against DistServe's (4, 1, 2, 2) "
