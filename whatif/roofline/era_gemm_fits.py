@@ -13,16 +13,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
+from pathlib import Path
 
 from ..specs.profiles import read_yaml
-from .efficiency import Efficiency
+from .engines import engine_spec
 from .kernel_models.params import kernel_params_from
+
+# validate/measurements/<gpu>/calibration.yaml, read as a file (the roofline imports nothing from validate/)
+MEASUREMENTS_DIR = Path(__file__).resolve().parents[1] / "validate" / "measurements"
 
 
 @cache
 def vidur_gemm_params(gpu_name: str) -> dict:
     """{(gemm, dtype): params} of the committed Vidur calibration of `gpu_name`; empty where Vidur measured none."""
-    from ..validate.table import MEASUREMENTS_DIR
     path = MEASUREMENTS_DIR / gpu_name / "calibration.yaml"
     if not path.is_file():
         return {}
@@ -30,8 +33,8 @@ def vidur_gemm_params(gpu_name: str) -> dict:
     return {k: v for k, v in kernel_params_from(block, f"{path}.kernel_models").items() if k[0] == "gemm"}
 
 
-def with_era_gemm_fits(eff: Efficiency, gpu_name: str, source: str) -> Efficiency:
-    """`eff` with its GEMMs by the `source` fit of `gpu_name` (the shipped default model only: a user's
+def with_era_gemm_fits(eff, gpu_name: str, source: str):
+    """`eff` (an Efficiency) with its GEMMs by the `source` fit of `gpu_name` (the shipped default model only: a user's
     calibration or the ideal model is left as it is)."""
     if source != "vidur" or eff.source != "default" or not eff.engine:
         return eff
@@ -43,8 +46,7 @@ def with_era_gemm_fits(eff: Efficiency, gpu_name: str, source: str) -> Efficienc
                               f"vLLM 0.2-era layers on {gpu_name} (validate/measurements/{gpu_name}/calibration.yaml)")
 
 
-def with_engine_gemm_fits(eff: Efficiency, gpu_name: str, engine: str) -> Efficiency:
+def with_engine_gemm_fits(eff, gpu_name: str, engine: str):
     """`eff` with the GEMM fit the engine profile `engine` names (kernels.gemm_fits), if any."""
-    from .engines import engine_spec
     source = engine_spec(engine).gemm_fits
     return with_era_gemm_fits(eff, gpu_name, source) if source else eff
