@@ -226,8 +226,9 @@ def load_efficiency(source: str, gpu, calibration: str | None = None, engine: st
     """`engine` picks whose kernel fits the default model uses (ideal and calibrated ignore it)."""
     if source == "ideal":
         return IDEAL
-    if source == "default":
-        return default_efficiency(gpu, engine)
+    if source == "default":   # (a release's GEMMs as measured in its era's layers: era_gemm_fits.py)
+        from .era_gemm_fits import with_engine_gemm_fits
+        return with_engine_gemm_fits(default_efficiency(gpu, engine), gpu.name, engine)
     if source == "calibrated":
         return calibrated_efficiency(gpu, calibration)
     raise WhatifError(f"--efficiency: '{source}' is not valid; valid: {', '.join(SOURCES)}")

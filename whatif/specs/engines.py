@@ -127,6 +127,7 @@ class EngineSpec:
     eager_input_quantize: bool = False    # dense fp8 GEMMs launch their own input-quantize kernel (eager passes)
     row_linear_bias_add: bool = False     # o_proj / MLP down biases added by a kernel of their own after the GEMM
     sync_around_attention: bool = False   # the host calls torch.cuda.synchronize() before and after each attention
+    gemm_fits: str = ""                   # GEMMs by another measured fit where its GPU has one ("": the engine's)
     quantized_gemm_inputs: frozenset = frozenset()   # GEMM roles (or "all") whose fp8 input its producer writes
     attention_includes: frozenset = frozenset()   # op roles its attention operator does itself (RoPE, KV write)
     allreduce_norm_fusion: tuple = ()     # ((family, min hidden size), ...): TP all-reduce + residual + norm + quant

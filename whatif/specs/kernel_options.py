@@ -63,8 +63,9 @@ KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", 
                "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale", "eager_module_launches",
                "allreduce_fusion_max_bytes", "allreduce_fusion_kernel", "allreduce_fusion_quantizes",
                "shared_expert_stream", "prefill_op_launches", "eager_input_quantize", "dp_prefill_gather",
-               "dsa_prefill_as_decode", "row_linear_bias_add",
+               "dsa_prefill_as_decode", "row_linear_bias_add", "gemm_fits",
                "sync_around_attention"}
+GEMM_FIT_SOURCES = ("vidur",)   # roofline/era_gemm_fits.py: Vidur's in-layer timings of vLLM 0.2-era layers
 FUSION_KERNELS = ("vllm", "sglang", "trtllm")   # engines with a fitted custom all-reduce (data/collective_fit.yaml)
 DP_MOE_ALLTOALL = ("always", "mnnvl")
 DP_PREFILL_GATHER = ("all_gather", "all_reduce")
@@ -108,6 +109,8 @@ def kernel_options(sec: dict, where: str, read) -> dict:
                                                    1.0, 100.0)
     if "eager_input_quantize" in sec:
         out["eager_input_quantize"] = boolean(read("eager_input_quantize"), f"{where}.eager_input_quantize")
+    if "gemm_fits" in sec:   # whose measured GEMMs its release's layers ran as (roofline/era_gemm_fits.py)
+        out["gemm_fits"] = choice(read("gemm_fits"), GEMM_FIT_SOURCES, f"{where}.gemm_fits")
     if "row_linear_bias_add" in sec:
         out["row_linear_bias_add"] = boolean(read("row_linear_bias_add"), f"{where}.row_linear_bias_add")
     if "sync_around_attention" in sec:
