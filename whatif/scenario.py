@@ -100,7 +100,7 @@ class Scenario:
         system = load_nodes(self.hardware, self.nodes, par.gpus if par.gpus > 1 else self.gpus)
         if self.host_link is not None:
             system = with_host_link(system, self.host_link)
-        engine = self.engine_spec()
+        engine = self.engine_spec().with_moe_kernels(self.moe_kernels)   # (its MoE finalize + all-reduce fusion)
         if self.launch_us is not None:
             lu = self.launch_us
             if isinstance(lu, bool) or not isinstance(lu, (int, float)) or not 0 <= lu < 1e6:

@@ -226,6 +226,31 @@ def allreduce_fused(ops, engine: EngineSpec) -> list:
             op = quantized_input(op, "input written quantized by the fused all-reduce + residual + RMSNorm kernel "
                                  "before it")
         out.append(op)
+    if OpRole.MLP_ALLREDUCE in reduces:
+        out = moe_finalize_fused(out, engine)
+    return out
+
+
+def moe_finalize_fused(ops, engine: EngineSpec) -> list:
+    """A TP MoE layer's ops where the engine's fused all-reduce also finalizes NVFP4 experts and adds the shared
+    expert's output (kernels.moe_finalize_allreduce_max_tokens; TensorRT-LLM's DeepseekV3DecoderLayer.forward_MoE
+    with do_finalize False, MoEAllReduce): no shared-expert add kernel runs, and the all-reduce after it reads the
+    shared output (its HBM bytes). Steps of more tokens, or other experts, finalize in the MoE and add apart."""
+    cap = engine.moe_finalize_allreduce_max_tokens
+    down = next((op for op in ops if op.role == OpRole.EXPERT_DOWN and op.dtype == "fp4"), None)   # NVFP4
+    if not cap or down is None:
+        return ops
+    hidden = down.shape.n
+    out, shared_read = [], 0.0
+    for op in ops:
+        if op.role == OpRole.SHARED_EXPERT_ADD and op.shape.elements / hidden <= cap:
+            shared_read = op.bytes["hbm"] / 3   # (the add read two tensors and wrote one of this size)
+            continue
+        if shared_read and op.role == OpRole.MLP_ALLREDUCE and op.op_class == OpClass.COMM:
+            op = replace(op, bytes={**op.bytes, "hbm": op.bytes.get("hbm", 0.0) + shared_read},
+                         formula=f"{op.formula}; + the MoE finalize's shared-expert add (moe_finalize_allreduce)")
+            shared_read = 0.0
+        out.append(op)
     return out
 
 

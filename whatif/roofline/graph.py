@@ -140,6 +140,18 @@ def qk_layer_norm(tokens: float, width: float, tp: int, a: float, prec: Precisio
     return ops
 
 
+def qk_head_norm(tokens: float, heads: int, kv_heads: int, head_dim: int, a: float, prec: Precision,
+                 count: int) -> Op:
+    """Qwen3's per-head q/k RMSNorm before RoPE, one kernel over this GPU's q and k heads (read, written back): as
+    the engines run it, TensorRT-LLM's torch.ops.trtllm.fused_qk_norm_rope (QKNormRoPEAttention, fuse_qk_norm_rope
+    default True: RoPE in the same kernel, the attention op built without it), SGLang qwen3.py / qwen3_next.py
+    `_apply_qk_norm` (q_norm, with k_norm on the alt stream under graph capture: overlapped, priced as one), vLLM
+    Qwen3Attention under Inductor (generated kernels); no fit times it (the attention collectors start from q/k/v)."""
+    return streaming("qk_head_norm", OpClass.NORM, tokens * (heads + kv_heads) * head_dim, reads=1, writes=1,
+                     flops_per_element=NORM_FLOPS, elem_bytes=a, dtype=prec.activation, count=count,
+                     extra_bytes=2 * head_dim * a, role=OpRole.QK_HEAD_NORM)
+
+
 def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
                     count: int, techs: TechniqueSet = NONE, kv: KVFormat | None = None,
                     spec: LayerSpec = FULL_LAYER) -> list[Op]:
@@ -161,6 +173,8 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
                                        OpRole.QKV_PROJ))
         if model.qk_layer_norm:
             ops += qk_layer_norm(tokens, (heads + kvh) * model.head_dim, t, a, prec, count)
+        elif model.qk_head_norm:
+            ops.append(qk_head_norm(tokens, heads, kvh, model.head_dim, a, prec, count))
         if model.position == "rope" and spec.rope:
             ops.append(streaming("rope", OpClass.ROPE, tokens * (heads + kvh) * model.head_dim, reads=1, writes=1,
                                  flops_per_element=ROPE_FLOPS, elem_bytes=a, dtype=prec.activation, count=count,

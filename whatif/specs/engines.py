@@ -135,6 +135,8 @@ class EngineSpec:
     allreduce_fusion_by_tp: tuple = ()    # ((tp, bytes), ...): the caps of the GPU's architecture (for_gpu)
     allreduce_fusion_kernel: str = ""     # whose fitted all-reduce prices the fused kernel ("": its own)
     allreduce_fusion_quantizes: bool = True   # the fused all-reduce writes the next GEMM's input fp8/fp4
+    moe_finalize_allreduce_max_tokens: int = 0   # NVFP4 TRTLLM-Gen MoE: finalize + shared add in the all-reduce
+                                                 # up to this many tokens (0: never; with_moe_kernels)
     static_fp8_input_scale: bool = False  # fp8 GEMM inputs scaled by the checkpoint's static scale (no absmax pass)
     dp_moe_alltoall: str = "always"       # attention-DP MoE by an all-to-all: always, or only over MNNVL
     dp_prefill_gather: str = "all_gather"   # attention-DP MoE gather/combine of a prefill step (DP_PREFILL_GATHER)
@@ -198,6 +200,14 @@ class EngineSpec:
             return self
         table = dict(self.allreduce_fusion_caps).get(arch)
         return replace(self, allreduce_fusion_by_tp=table) if table else replace(self, allreduce_norm_fusion=())
+
+    def with_moe_kernels(self, kernels: str | None) -> EngineSpec:
+        """The spec with its MoE finalize + all-reduce fusion only where the deployment runs the MoE kernels it
+        needs (kernels.moe_finalize_allreduce_max_tokens: TensorRT-LLM's moe_backend TRTLLM, `moe_kernels
+        trtllm-gen`)."""
+        if not self.moe_finalize_allreduce_max_tokens or kernels == "trtllm-gen":
+            return self
+        return replace(self, moe_finalize_allreduce_max_tokens=0)
 
     def allreduce_fusion_cap(self, tp: int) -> float:
         """Largest TP all-reduce (bytes) the all-reduce + norm fusion takes at `tp`: its own cap where the spec has

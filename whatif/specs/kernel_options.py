@@ -37,6 +37,10 @@
 - `allreduce_fusion_quantizes`: whether the fused all-reduce writes the next GEMM's input quantized (TensorRT-LLM's
   and vLLM's epilogues); false: it writes the 16-bit normed output and that GEMM quantizes it itself (SGLang's
   FlashInfer all-reduce + residual + RMSNorm); absent: true;
+- `moe_finalize_allreduce_max_tokens`: where its all-reduce + norm fusion runs for a MoE layer with NVFP4 experts on
+  the TRTLLM-Gen MoE kernels (`moe_kernels trtllm-gen`), steps of at most this many tokens leave the experts
+  unfinalized and the all-reduce finalizes them and adds the shared expert's output (TensorRT-LLM's
+  moe_finalize_allreduce), so no shared-expert add kernel runs; absent: 0, never;
 - `dp_moe_alltoall`: where its attention-DP MoE sends tokens to their experts by an all-to-all: `always`, or
   `mnnvl` (only with more EP ranks than top-k over a multi-node NVLink domain; else every rank's tokens are
   all-gathered and the expert outputs reduce-scattered: TensorRT-LLM's fused MoE);
@@ -62,6 +66,7 @@ KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", 
                "eager_launch_s", "eager_launch_by_arch", "attention_includes", "quantized_gemm_inputs",
                "allreduce_norm_fusion", "dp_moe_alltoall", "static_fp8_input_scale", "eager_module_launches",
                "allreduce_fusion_max_bytes", "allreduce_fusion_kernel", "allreduce_fusion_quantizes",
+               "moe_finalize_allreduce_max_tokens",
                "shared_expert_stream", "prefill_op_launches", "eager_input_quantize", "dp_prefill_gather",
                "dsa_prefill_as_decode", "row_linear_bias_add", "gemm_fits",
                "sync_around_attention"}
@@ -134,6 +139,9 @@ def kernel_options(sec: dict, where: str, read) -> dict:
     if "allreduce_fusion_quantizes" in sec:
         out["allreduce_fusion_quantizes"] = boolean(read("allreduce_fusion_quantizes"),
                                                     f"{where}.allreduce_fusion_quantizes")
+    if "moe_finalize_allreduce_max_tokens" in sec:
+        out["moe_finalize_allreduce_max_tokens"] = integer(read("moe_finalize_allreduce_max_tokens"),
+                                                           f"{where}.moe_finalize_allreduce_max_tokens", 0, 1 << 20)
     if "dp_moe_alltoall" in sec:
         out["dp_moe_alltoall"] = choice(read("dp_moe_alltoall"), DP_MOE_ALLTOALL, f"{where}.dp_moe_alltoall")
     if "dp_prefill_gather" in sec:

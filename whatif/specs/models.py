@@ -23,6 +23,13 @@ NORM_KINDS = ("rmsnorm", "layernorm")
 POSITION_KINDS = ("rope", "learned", "alibi", "none")
 
 
+# Families whose attention RMS-normalizes each head of q and k (q_norm / k_norm over head_dim, before RoPE): HF
+# transformers Qwen3Attention (Qwen3, Qwen3-MoE, Qwen3-VL's text decoder) and Qwen3NextAttention (Qwen3-Next, Qwen3.5's
+# full-attention layers); every engine runs it (session 68 C: roofline/graph.py qk_head_norm).
+QK_HEAD_NORM_FAMILIES = frozenset({"qwen3", "qwen3_moe", "qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe",
+                                   "qwen3_5_moe_text", "qwen3_vl", "qwen3_vl_moe"})
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """A model's architecture facts (model_profiles/ or a config.json); counts and KV bytes derive from it."""
@@ -70,6 +77,11 @@ class ModelSpec:
     @property
     def q_dim(self) -> int:
         return self.num_heads * self.head_dim
+
+    @property
+    def qk_head_norm(self) -> bool:
+        """Whether each attention head's q and k are RMS-normalized before RoPE (QK_HEAD_NORM_FAMILIES)."""
+        return self.family in QK_HEAD_NORM_FAMILIES
 
     @property
     def kv_dim(self) -> int:

@@ -62,6 +62,7 @@ class OpRole(_StrEnum):
     ATTN_GATE = "attn_gate"          # gated attention output (Qwen3-Next): sigmoid(gate) * attention output
     QK_NORM = "qk_norm"              # RMSNorm over the whole q and k projections (MiniMax-M2)
     QK_NORM_ALLREDUCE = "qk_norm_allreduce"   # its sums of squares summed over the attention TP ranks
+    QK_HEAD_NORM = "qk_head_norm"    # RMSNorm over each head of q and k (Qwen3's q_norm / k_norm): one kernel
     SPARSE_INDEXER = "sparse_indexer"    # DSA: the lightning indexer's scores over every cached token
     INDEXER_TOPK = "indexer_topk"    # DSA: the top-k tokens picked from those scores
     LINEAR_ATTENTION = "linear_attention"  # Gated DeltaNet's recurrence (a state, no KV cache)
