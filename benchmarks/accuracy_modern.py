@@ -42,6 +42,8 @@ from whatif.validate import modern_rows as mr  # noqa: E402
 
 MLA_DECODE = "mla__mla_generation_module_perf"
 DSA_DECODE = "sparse_attention__dsa_generation_module_perf"
+# A table whose fits take a term from another table's family (modern_fit.COMPUTE_FROM) is loaded with that table
+DONOR_TABLES = {DSA_DECODE: "sparse_attention__dsa_context_module_perf"}
 QUANT = {"bfloat16": None, "fp8_block": "fp8-block", "nvfp4": "nvfp4"}
 
 
@@ -86,11 +88,17 @@ def median_ratios(out, by):
     return r.groupby(by)[["kernels_x", "fit_loo_x"]].median().round(2)
 
 
+def with_donors(tables):
+    """`tables` (None: every table) and the tables their fits take a term from (DONOR_TABLES)."""
+    return tables and sorted(set(tables) | {DONOR_TABLES[t] for t in tables if t in DONOR_TABLES})
+
+
 def vs_kernels(root, table=MLA_DECODE) -> str:
     import numpy as np
 
     from whatif.roofline.module_fits import DSA_MODULE_ROLES, MLA_MODULE_ROLES
-    out = mf.insample_and_loo(mr.all_rows(root, [table]))
+    out = mf.insample_and_loo(mr.all_rows(root, with_donors([table])))
+    out = out[out["table"] == table]
     out["kernels_s"] = kernels_summed(out, DSA_MODULE_ROLES if table == DSA_DECODE else MLA_MODULE_ROLES)
     # a family one GPU measured (vLLM's and SGLang's MLA decode kernels) has no leave-one-out: in-sample beside it
     out = out[np.isfinite(out["kernels_s"]) & np.isfinite(out["insample_s"])]
@@ -351,7 +359,7 @@ def main(argv=None) -> int:
         print("== MLA modules at their smallest shapes (<= 16 heads): time by engine, GPU and kernel ==")
         print(module_floors(args.root))
         return 0
-    rows = mr.all_rows(args.root, args.table)
+    rows = mr.all_rows(args.root, with_donors(args.table))
     if args.floor_transfer:
         print(floor_transfer(rows))
         return 0

@@ -597,7 +597,7 @@ PINNED_LOO = {
     ("deepep_normal_combine", "sglang"): 12.6,   # two cross-rank barriers at the link's latency (was 15.2)
     ("deepep_normal_dispatch", "sglang"): 11.8,   # (was 22.5; the full tables 18.5 -> 11.4)
     ("dsa_module_decode", "sglang"): 22.4,   # eager rows past cuda_graph_max_bs left out; flashmla_kv slots (was 35.9)
-    ("dsa_module_decode", "trtllm"): 32.7,
+    ("dsa_module_decode", "trtllm"): 16.1,   # compute_eff from its prefill fit on the same GPUs (was 32.7)
     ("dsa_module_decode", "vllm"): 14.1,
     ("dsa_module_prefill", "sglang"): 28.1,   # eager host overlap; FlashMLA sparse padded, rows read once (was 32.2)
     ("dsa_module_prefill", "trtllm"): 27.0,
@@ -786,3 +786,18 @@ def test_trtllm_hopper_fp8_block_decode_runs_its_absorbed_bmms_in_fp8():
     assert sum(p[0] for p in fp8) < sum(p[0] for p in bf16)   # the bmms at the fp8 peak
     assert mla_modules.mla_module_seconds("decode", 64, 1, 8192, 128, V32, H100, "trtllm", "fp8_block", "fp8") \
         < mla_modules.mla_module_seconds("decode", 64, 1, 8192, 128, V32, H100, "trtllm", "bfloat16", "fp8")
+
+
+def test_a_family_takes_its_compute_efficiency_from_its_donor_fitted_on_the_same_gpus():
+    """TensorRT-LLM's DSA decode fit takes compute_eff from its DSA prefill fit on the same GPUs (COMPUTE_FROM):
+    fixed, not fitted, so a GPU whose decode rows leave it unidentified still prices the other's compute."""
+    import pandas as pd
+
+    from whatif.errors import WhatifError
+    assert mf.COMPUTE_FROM[("dsa_module_decode", "trtllm")] == "dsa_module_prefill"
+    assert mf.donor_compute_eff(pd.DataFrame(), "dsa_module_decode", "sglang", ["b200_sxm"]) is None
+    rows = mr.all_rows(mr.COMPACT_DIR, ["linear_attention__gdn_perf"])
+    rows = rows[(rows["family"] == "gdn_recurrent_decode") & (rows["engine"] == "vllm")]
+    assert mf.fit(rows, compute_eff=0.3).compute_eff == 0.3   # fixed: the fit moves the other terms only
+    with pytest.raises(WhatifError, match="dsa_module_prefill"):   # its donor's rows not loaded: named, not guessed
+        mf.donor_compute_eff(rows, "dsa_module_decode", "trtllm", ["h100_sxm"])

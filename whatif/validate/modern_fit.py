@@ -9,10 +9,12 @@ never above 1). Leave-one-GPU-out: fitted on the other GPUs, scored on the one l
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import numpy as np
 
+from ..errors import WhatifError
 from ..roofline.kernel_models.fitted_roofline import FIT_FILE, RooflineParams, fitted_seconds
 from ..specs import precompiled
 from .collective_fit import _eff, _logit, levenberg_marquardt
@@ -78,8 +80,9 @@ def fit_subset(rows):
     return pd.concat(parts)
 
 
-def fit(rows) -> RooflineParams:
-    """One parameter set for `rows` (one family x engine; one GPU or several pooled)."""
+def fit(rows, compute_eff=None) -> RooflineParams:
+    """One parameter set for `rows` (one family x engine; one GPU or several pooled); compute_eff: fixed, not
+    fitted, where the family takes it from another (COMPUTE_FROM)."""
     rows = fit_subset(rows)
     measured = rows["latency_s"].to_numpy()
     with_items = bool((rows["items"] > 0).any())
@@ -91,8 +94,12 @@ def fit(rows) -> RooflineParams:
     # rows timed eagerly (modern_rows marks them): host launches overlap the GPU (fitted_roofline.host_overlap)
     with_host = bool("eager" in rows.columns and (rows["eager"] > 0).all())
 
-    def residuals(v):
+    def params(v):
         p = to_params(v, with_items, with_l2, with_steps, with_clocked, with_host)
+        return p if compute_eff is None else replace(p, compute_eff=float(compute_eff))
+
+    def residuals(v):
+        p = params(v)
         return np.log(np.maximum(predict(rows, p), 1e-12) / measured)
     best = None
     for floor in (2e-6, 2e-5):   # two starts: launch-bound and bandwidth-bound tables converge differently
@@ -104,13 +111,36 @@ def fit(rows) -> RooflineParams:
         r = residuals(x)
         if best is None or r @ r < best[0]:
             best = (float(r @ r), x)
-    p = to_params(best[1], with_items, with_l2, with_steps, with_clocked, with_host)
+    p = params(best[1])
     c = [col for col in rows.columns if col.startswith("c") and col[1:].isdigit()]
     # a form without compute time leaves compute_eff (and smooth) without effect: say 1 (unused), not a drift
     if (rows[c] > 0).to_numpy().any():
         return p
     # smooth also bends the overlap with a stream the kernels run beside (fitted_roofline.under_stream): kept
     return replace(p, compute_eff=1.0) if _stream(rows) is not None else replace(p, compute_eff=1.0, smooth=1.0)
+
+
+# A family whose compute efficiency is another family's (same engine, same GPUs), fitted there and fixed here.
+# TensorRT-LLM runs the DSA module's sparse MLA through one kernel for prefill and decode on an architecture (Hopper:
+# FlashMLA's sparse prefill kernel for both; aiconfigurator collector/trtllm/collect_mla_module.py's SM90 note,
+# mla_modules.sparse_all_topk), and H100's own fits agree (compute_eff 0.377 prefill, 0.376 decode), while B200's
+# decode rows leave it unidentified (in-sample 12.2-13.0% for any value 0.4-1.0): docs/accuracy.md "Session 68 G".
+COMPUTE_FROM = {("dsa_module_decode", "trtllm"): "dsa_module_prefill"}
+
+
+def donor_compute_eff(rows, family: str, engine: str, gpus):
+    """The compute_eff `family` takes from its COMPUTE_FROM donor fitted on the donor's current-release rows of
+    `gpus` in `rows` (None where the family has no donor)."""
+    donor = COMPUTE_FROM.get((family, engine))
+    if donor is None:
+        return None
+    d = rows[(rows["family"] == donor) & (rows["engine"] == engine)]
+    d = current_release(d) if len(d) else d
+    d = d[d["gpu"].isin(list(gpus))]
+    if d.empty:
+        raise WhatifError(f"{family} ({engine}) takes its compute_eff from {donor}, whose rows for "
+                          f"{', '.join(sorted(gpus))} are not loaded: add its table")
+    return fit(d).compute_eff
 
 
 def current_release(group):
@@ -129,15 +159,17 @@ def insample_and_loo(rows):
     out = rows.copy()
     for col in ("insample_s", "pooled_s", "loo_s"):
         out[col] = np.nan
-    for _, group in rows.groupby(["family", "engine"]):
+    for (family, engine), group in rows.groupby(["family", "engine"]):
         current = current_release(group)
-        out.loc[group.index, "pooled_s"] = predict(group, fit(current))
+        ce = functools.partial(donor_compute_eff, rows, family, engine)
         gpus = sorted(set(current["gpu"]))
+        out.loc[group.index, "pooled_s"] = predict(group, fit(current, ce(gpus)))
         for gpu in sorted(set(group["gpu"])):
             mine = group[group["gpu"] == gpu]
-            out.loc[mine.index, "insample_s"] = predict(mine, fit(mine))
+            out.loc[mine.index, "insample_s"] = predict(mine, fit(mine, ce([gpu])))
             if len(gpus) > 1 and gpu in gpus:
-                out.loc[mine.index, "loo_s"] = predict(mine, fit(current[current["gpu"] != gpu]))
+                others = [g for g in gpus if g != gpu]
+                out.loc[mine.index, "loo_s"] = predict(mine, fit(current[current["gpu"] != gpu], ce(others)))
     return out
 
 
@@ -149,7 +181,7 @@ def pair_table(rows):
     for (family, engine), group in rows.groupby(["family", "engine"]):
         by_gpu = dict(tuple(group.groupby("gpu", sort=True)))
         for fit_on, mine in by_gpu.items():
-            p = fit(mine)
+            p = fit(mine, donor_compute_eff(rows, family, engine, [fit_on]))
             for score_on, theirs in by_gpu.items():
                 ape = np.abs(predict(theirs, p) / theirs["latency_s"].to_numpy() - 1.0) * 100.0
                 out.append((family, engine, fit_on, score_on, len(theirs), ape.mean(), np.median(ape), ape.max()))
@@ -164,8 +196,9 @@ def loo_cells(rows):
         current = current_release(group)
         gpus = sorted(set(current["gpu"]))
         for gpu in gpus if len(gpus) > 1 else []:
-            mine = current[current["gpu"] == gpu]
-            yield family, engine, gpu, mine, fit(mine), fit(current[current["gpu"] != gpu])
+            mine, others = current[current["gpu"] == gpu], [g for g in gpus if g != gpu]
+            yield family, engine, gpu, mine, fit(mine, donor_compute_eff(rows, family, engine, [gpu])), \
+                fit(current[current["gpu"] != gpu], donor_compute_eff(rows, family, engine, others))
 
 
 def mape(rows, p: RooflineParams) -> float:
@@ -232,8 +265,10 @@ def fit_document(rows) -> dict:
     families: dict = {}
     for (family, engine), group in rows.groupby(["family", "engine"]):
         current = current_release(group)
-        block = _block(fit(current), current, gpus=sorted(set(current["gpu"])))
-        block["by_arch"] = {corpus_gpu(gpu).arch: _block(fit(mine), mine, gpu=gpu)
+        gpus = sorted(set(current["gpu"]))
+        block = _block(fit(current, donor_compute_eff(rows, family, engine, gpus)), current, gpus=gpus)
+        block["by_arch"] = {corpus_gpu(gpu).arch: _block(fit(mine, donor_compute_eff(rows, family, engine, [gpu])),
+                                                         mine, gpu=gpu)
                             for gpu, mine in group.groupby("gpu")}
         families.setdefault(family, {})[engine] = block
     return {"provenance": "fitted", "families": families}
