@@ -5,15 +5,21 @@ priced once. Exact: a hit is the OpTime time_op gave an equal op on the same GPU
 memo is one setup's), re-labelled with the caller's op object (forward_pass keys gaps and launches by id(op))."""
 from __future__ import annotations
 
+from dataclasses import fields
+from operator import attrgetter
+
+from .ops import Op
 from .timing import OpTime, time_op
+
+_FIELDS = attrgetter(*(f.name for f in fields(Op) if f.name != "bytes"))   # (one C call: the key is most of a hit)
 
 
 def op_key(op) -> tuple | None:
-    """Every field of `op` (its bytes dict as items), or None where a field is not hashable (a mixed pass's
-    attention: its shape holds its two part ops)."""
-    if getattr(op.shape, "parts", ()):
+    """Every field of `op` (its bytes dict as items), or None where one is not hashable (a mixed pass's attention:
+    its shape holds its two part ops) or `op` is not a plain Op."""
+    if type(op) is not Op or getattr(op.shape, "parts", ()):
         return None
-    return (type(op),) + tuple(tuple(v.items()) if type(v) is dict else v for v in op.__dict__.values())
+    return _FIELDS(op), tuple(op.bytes.items())
 
 
 def memo_price(memo: dict):
