@@ -22,6 +22,7 @@ from .piecewise_graph import piecewise_calls
 from .placement import placement_ops
 from .tiers import host_path
 from .ops import OpClass, is_overlapped, lane_of
+from .op_memo import memo_price
 from .timing import OpTime, time_op
 
 
@@ -44,9 +45,13 @@ class PassTime:
         return sum(t.op.count for t in self.op_times)
 
 
-def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewise: bool = False) -> PassTime:
+def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewise: bool = False,
+              op_times: dict | None = None) -> PassTime:
     """One pass of `batch` in the scenario `setup` describes, every pipeline stage in sequence. `piecewise`: its
-    CUDA graphs in pieces between eagerly run attention ops (piecewise_graph.py), at the engine's host time a call."""
+    CUDA graphs in pieces between eagerly run attention ops (piecewise_graph.py), at the engine's host time a call.
+    `op_times`: a memo of `setup`'s op times by op value (op_memo.py) a caller pricing many passes of it keeps: the
+    same time_op call on an equal op, so the same floats (a search's passes repeat most ops: its decode steps at
+    five contexts share every op but attention's)."""
     model, system, par, prec, eff = setup.model, setup.system, setup.parallel, setup.precision, setup.efficiency
     techs, shared_prefix, placement, paths = setup.techniques, setup.shared_prefix, setup.placement, setup.paths
     stages, gpu_s, launch_s, total_s = [], 0.0, 0.0, 0.0
@@ -54,13 +59,15 @@ def time_pass(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, piecewis
     host = host_path(system, par.gpus) if techs else None
     graph_par = moe_comm_parallel(setup)
     price, layer_memo = time_op, None
+    if op_times is not None:
+        price = memo_price(op_times)
     if par.pp > 1:   # stages of the same layers build their ops once, and each op object is priced once
-        layer_memo, priced = {}, {}
+        layer_memo, priced, price_new = {}, {}, price
 
         def price(op, *args):
             t = priced.get(id(op))   # (an op priced here stays alive in its OpTime, so its id stays its own)
             if t is None:
-                t = priced[id(op)] = time_op(op, *args)
+                t = priced[id(op)] = price_new(op, *args)
             return t
     for stage in range(par.pp):
         ctx = pass_context(model, batch, graph_par, prec, stage, transform_kv=techs.kv, shared_prefix=shared_prefix,
@@ -148,12 +155,14 @@ def step_shape(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool) -> tupl
     return batch, graphs
 
 
-def engine_step(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, passes: int = 1) -> tuple[PassTime, float]:
+def engine_step(setup: PassSetup, batch: ForwardBatch, cuda_graphs: bool, passes: int = 1,
+                op_times: dict | None = None) -> tuple[PassTime, float]:
     """One serving step of `batch`: its pass (step_shape) and its wall time in seconds, the engine's CPU
     work per step added, or overlapped with the GPU where the engine overlaps them. With `passes` > 1 the
-    step runs that many passes back to back for one round of CPU work (multi-step scheduling)."""
+    step runs that many passes back to back for one round of CPU work (multi-step scheduling). `op_times`:
+    time_pass's memo of op times."""
     run, graphs = step_shape(setup, batch, cuda_graphs)
-    p = time_pass(setup, run, graphs, piecewise_step(setup, run, graphs))
+    p = time_pass(setup, run, graphs, piecewise_step(setup, run, graphs), op_times)
     if setup.engine_spec is None:
         return p, passes * p.time_s
     # (attention-DP: each rank's scheduler runs on its own CPU process, over its own sequences)

@@ -40,6 +40,9 @@ def _iteration_times(scenario: Scenario, par, sched, plan_seq_len: int) -> Itera
         setup = scenario.resolved().pass_setup()   # (shared prefixes: the traffic's, cached; not the workload's)
         times = IterationTimes(setup, scenario.cuda_graphs, sched.block_size, sched.token_budget, plan_seq_len,
                                sched.scheduler_steps)
+        # a kept scenario of an equal setup (another chunk, batch cap or traffic: a re-check's layouts) lends its
+        # StepPricer: the pricer reads the setup alone, so its remembered parts answer this one's steps alike
+        times.pricer = next((t.pricer for t in _TIMES.values() if t.setup == setup), times.pricer)
         if len(_TIMES) >= _TIMES_KEPT:
             _TIMES.pop(next(iter(_TIMES)))
         _TIMES[key] = times

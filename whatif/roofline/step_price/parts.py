@@ -24,7 +24,7 @@ they share; a split would pass the Part internals between modules.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -93,6 +93,7 @@ class PassParts:
         self.gemm_fits: dict[str, tuple] = {}   # per dtype: (the GEMM fit, the GPU's ceilings)
         self.shared: dict[tuple[int, bool], tuple | None] = {}   # per (stage, tail): see _shared
         self.attention_pricers: dict[tuple, KernelAttention | None] = {}   # per attention op kind
+        self.context_of = None   # _attention_s's PassContext (of the first batch it met; see there)
 
     def step_s(self, groups: tuple, logits: int, cuda_graphs: bool, passes: int = 1) -> float:
         """Wall seconds of one serving step of the batch, as forward_pass.engine_step prices it: decode
@@ -242,8 +243,11 @@ class PassParts:
             batch = ForwardBatch(groups, rows)
             # as graph.attention_block and TechniqueSet.ops build the pass's attention ops; a technique that splits
             # keeps every token and pair (Technique.splits), so its attended groups are the batch's, none gathered
-            ctx = pass_context(s.model, batch, s.parallel, prec, transform_kv=techs.kv, host=host,
-                               sm_count=int(s.system.gpu.sm_count.value))
+            if self.context_of is None:   # (its other fields are the setup's: built once, the batch swapped in)
+                ctx = self.context_of = pass_context(s.model, batch, s.parallel, prec, transform_kv=techs.kv,
+                                                     host=host, sm_count=int(s.system.gpu.sm_count.value))
+            else:
+                ctx = replace(self.context_of, batch=batch)
             kv = ctx.kv
             cost = {"kv_read": lambda n: kv.token_bytes(n, self.kv_width)}
         for old, pricer in zip(part.attention, part.pricers):

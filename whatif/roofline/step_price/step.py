@@ -17,6 +17,7 @@ class StepPricer:
         self.parts = None
         # `remember`: whole steps kept by shape (a search prices the same passes at many batches and chunks)
         self.steps: dict[tuple, tuple[PassTime, float]] | None = {} if remember else None
+        self.op_times: dict | None = {} if remember else None   # ... and their ops by value (op_memo.py)
         if memoized:   # (parts need numpy: only a memoizing caller, the simulator, imports them)
             from .parts import PassParts, splittable
             self.parts = PassParts(setup) if splittable(setup) else None
@@ -46,7 +47,7 @@ class StepPricer:
         key = (batch, cuda_graphs, passes)
         got = self.steps.get(key)
         if got is None:
-            got = self.steps[key] = engine_step(self.setup, batch, cuda_graphs, passes)
+            got = self.steps[key] = engine_step(self.setup, batch, cuda_graphs, passes, self.op_times)
         return got
 
 
