@@ -1,6 +1,6 @@
 """Where the issue-42 command's process goes, phase by phase: CPU seconds (and, with --instructions, instructions).
 
-    python benchmarks/sim_phases.py [--requests 50000] [--runs 3] [--instructions]
+    python benchmarks/sim_phases.py [--requests 50000] [--runs 3] [--instructions] [--loop-functions N]
 
 The command is `whatif simulate --model llama-3-8b --hardware h100-sxm --rate 20 --requests N` (issue 42), run as
 cmd_simulate runs it in a whole process (the CLI's collector thresholds and one BLAS thread, cli._starting),
@@ -11,6 +11,9 @@ setup (step pricers, fit tables, the imports they make), the event loop (the run
 (a shared machine's noise only adds). Instructions: valgrind cachegrind of the same process stopped after each
 phase in turn (os._exit), differences of the counts; a phase's instructions do not move with the neighbours'
 load, its CPU seconds do (session 61). Session 67 G wrote it to size what is outside the event loop.
+--loop-functions N (session 68 A): the event loop's instructions by the C function that ran them (the interpreter's
+eval loop, the allocator, tuple and dict work, struct, numpy), the top N: cachegrind's per-function counts of the
+process stopped after the cluster's setup and after the loop, differences.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,12 +118,49 @@ def instruction_count(argv: list[str]) -> int:
     return instruction_refs(out.stderr)
 
 
+def function_counts(cachegrind_out: str) -> dict[str, int]:
+    """Instructions by function from a cachegrind out file's text (`fn=` lines, then `line count` lines under them)."""
+    counts: dict[str, int] = {}
+    fn = None
+    for line in cachegrind_out.splitlines():
+        if line.startswith("fn="):
+            fn = line[3:]
+        elif fn is not None and line[:1].isdigit():
+            parts = line.split()
+            if len(parts) > 1:
+                counts[fn] = counts.get(fn, 0) + int(parts[1])
+    return counts
+
+
+def loop_functions(n: int) -> dict[str, int]:
+    """The event loop's instructions by C function: cachegrind's counts stopped after the loop less after setup."""
+    counts = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in (PHASES.index("cluster setup"), PHASES.index("event loop")):
+            out = Path(tmp) / f"cachegrind.{k}"
+            subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
+                            sys.executable, *worker(n, k)], env=side_by_side.child_env(ROOT), cwd=ROOT,
+                           capture_output=True, check=True)
+            counts.append(function_counts(out.read_text()))
+    before, after = counts
+    diff = {fn: c - before.get(fn, 0) for fn, c in after.items()}
+    return dict(sorted(diff.items(), key=lambda kv: -kv[1]))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=50000)
     ap.add_argument("--runs", type=int, default=3, help="fresh processes for the CPU split (the minimum is shown)")
     ap.add_argument("--instructions", action="store_true", help="also count each phase's instructions (valgrind)")
+    ap.add_argument("--loop-functions", type=int, default=0, metavar="N",
+                    help="also the event loop's instructions by C function, the top N (valgrind)")
     args = ap.parse_args()
+    if args.loop_functions:
+        by_fn = loop_functions(args.requests)
+        total = sum(by_fn.values())
+        print(f"event loop of --requests {args.requests}: {total:,} instructions, by C function (cachegrind)")
+        for fn, c in list(by_fn.items())[:args.loop_functions]:
+            print(f"  {c / 1e6:9.1f} M  {c / total:6.1%}  {fn}")
     cpu = cpu_split(args.requests, args.runs)
     ins = instruction_split(args.requests) if args.instructions else {}
     total_cpu, total_ins = sum(cpu.values()), sum(ins.values())

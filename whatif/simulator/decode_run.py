@@ -53,15 +53,15 @@ Waiting = tuple[float, float, Batch, int, int]   # (start, duration, batch, wait
 def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
     """decode_run's loop: its log rows go to `rows_out` (the log's pending rows, flat; settled as it ends), the
     iteration prices it looked up in the memo count as the times' hits."""
-    bm, index, queue = replica.bm, replica.index, env.queue
-    price, quotes, ends_append = replica.times.decode_span, replica.times.quotes, scheduler.ends.append
     # Scheduler.take_due_blocks and .decoded, inlined (two calls a step were a third of this loop's cost): the
     # phase sets, the first-due counts and the step are the scheduler's own, stored back before it runs again.
-    aheads, due_n, size = scheduler.ahead, scheduler.due_n, bm.block_size
-    dues = scheduler.dues   # (the heap object stays the scheduler's: pushed and popped in place)
+    # (the heap `dues` stays the scheduler's: pushed and popped in place)
+    bound = scheduler.bound
+    if bound is None or bound[0] is not replica:
+        bound = scheduler.bound = _bound(replica, scheduler)
+    _, bm, index, queue, price, quotes, ends_append, aheads, due_n, size, dues, formed_ahead, queued, kv_arrived, \
+        awaiting, swapped = bound
     inf = INF
-    formed_ahead, queued = replica.ahead, scheduler.waiting
-    kv_arrived, awaiting, swapped = scheduler.kv_arrived, scheduler.awaiting_kv, scheduler.swapped_out
     step = scheduler.step   # (moved only by decoded and complete below)
     # Every step priced here counts as a memo hit except those priced anew: one a step moved on (a step returned as
     # Waiting has not moved it, and a shortage returns before pricing), so the hits are the steps less the misses
@@ -208,6 +208,16 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
         scheduler.step, scheduler.visited = step, visited
         replica.times.hits += hits + step
         replica.log.settle()   # (rows_out is its pending list: once a run, not a step)
+
+
+def _bound(replica, scheduler) -> tuple:
+    """What _run reads of `replica` and `scheduler` that stays the same object all their life (each set once, in
+    their __init__; the containers change in place): read once per scheduler, not once per run (~0.75 runs a
+    request, ~25 attribute reads each)."""
+    bm, times = replica.bm, replica.times
+    return (replica, bm, replica.index, replica.env.queue, times.decode_span, times.quotes, scheduler.ends.append,
+            scheduler.ahead, scheduler.due_n, bm.block_size, scheduler.dues, replica.ahead, scheduler.waiting,
+            scheduler.kv_arrived, scheduler.awaiting_kv, scheduler.swapped_out)
 
 
 SPAN_MIN = 32        # steps of a stretch worth one array update (shorter ones: the loop's step by step)

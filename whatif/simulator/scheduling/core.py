@@ -36,7 +36,8 @@ class Scheduler(Admission, DecodingSet):
                  "last_end",
                  # (the decoding set's, set up by DecodingSet._init_decoding)
                  "lookahead", "uniform", "step", "ends", "decoding", "context_base", "padding", "padding_context",
-                 "needs", "phases", "visited", "ahead", "due_n", "dues")
+                 "needs", "phases", "visited", "ahead", "due_n", "dues",
+                 "bound")   # (decode_run._bound's, for its replica: None until a decode run)
 
     def __init__(self, cfg, policy, bm: BlockManager, waiting: deque, awaiting_kv: deque, times,
                  swap_blocks: int, hooks, seed: str = ""):
@@ -72,6 +73,7 @@ class Scheduler(Admission, DecodingSet):
         # arrived before the last step began can join it (Replica._run sets it; inf: no such bound).
         self.admit_before = float("inf")
         self.last_start = self.last_end = -1.0   # the latest iteration this engine ran (Replica, decode_run)
+        self.bound = None   # (decode_run._bound: what a decode run reads of this scheduler and its replica)
 
     # ------------------------------------------------------------ forming an iteration
 
