@@ -3,6 +3,8 @@ lengths, acceptance assumed and shown, the verify pass priced by the target's ow
 and MTP under attention DP."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 import whatif
@@ -10,6 +12,7 @@ from whatif.errors import WhatifError
 from whatif.roofline.config import ForwardBatch, Parallelism, Precision
 from whatif.roofline.decode_round import RoundContext
 from whatif.roofline.forward_pass import time_pass
+from whatif.roofline.techniques.decoding import draft_later_steps, draft_model_passes
 from whatif.scenario import Scenario
 
 V3 = dict(model="deepseek-v3", hardware="hgx-h200", tp=8, ep=8, quantization="fp8", prompt=1024, output=256,
@@ -103,3 +106,43 @@ def test_a_hybrid_models_verify_writes_a_state_a_verified_token_and_sglang_commi
     assert ops["gated_deltanet"].op.bytes["hbm"] > 2 * plain["gated_deltanet"].op.bytes["hbm"]
     assert state_commit_s(sg) > 0 and state_commit_s(vl) == 0   # vLLM reads the accepted token's slot instead
     assert state_commit_s(round_of("sglang", "deepseek-v3")) == 0   # no recurrent layers: nothing to commit
+
+
+def _mtp_on(engine: str, batch: int):
+    """A DeepSeek-V3 fp8 TP8 B200 setup with mtp:k=3 on `engine`, its MTP technique and a 1k-prompt round."""
+    sc = Scenario(model="deepseek-v3", hardware="dgx-b200", parallel=Parallelism(tp=8),
+                  precision=Precision.of_scheme("fp8"), techniques=("mtp:k=3",), kernel_engine=engine)
+    setup = sc.resolved().pass_setup()
+    rc = RoundContext(setup, batch=batch, context=2048, prompt=1024, output=256, cuda_graphs=True)
+    return setup.techniques.items[0], rc
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+def test_trtllm_mtp_context_step_chains_the_head_over_one_token_a_request(batch):
+    """TensorRT-LLM's MTPEagleWorker drafts k tokens in the context step: one pass over the prompt, then k - 1
+    eager passes of one token a request over the prompt's cache, each with its fuse (speculative/mtp.py)."""
+    mtp, rc = _mtp_on("trtllm", batch)
+    over_prompt = mtp.prefill_s(replace(rc, setup=replace(rc.setup, engine_spec=None)))
+    later = draft_later_steps(replace(rc, cuda_graphs=False), mtp._head_setup(rc), [1, 1, 1], 1024)
+    one = time_pass(mtp._head_setup(rc), ForwardBatch.verify_pass(batch, 1, 1025), False).time_s
+    assert later > one > 0
+    assert mtp.prefill_s(rc) == pytest.approx(over_prompt + later + mtp._fuse(rc, 2 * batch))
+
+
+def test_sglang_mtp_context_step_runs_the_head_once():
+    """SGLang's EAGLE worker runs the head once over a prompt (forward_draft_extend); its chain is the decode's."""
+    mtp, rc = _mtp_on("sglang", 4)
+    assert mtp.prefill_s(rc) == pytest.approx(mtp.prefill_s(replace(rc, setup=replace(rc.setup, engine_spec=None))))
+
+
+def test_trtllm_mtp_first_draft_pass_runs_every_verified_position():
+    """MTPEagleWorker.prepare_drafter_inputs feeds the head all k + 1 verified tokens a request, not the accepted
+    ones only: the round's first draft pass is at 4 tokens a request under mtp:k=3."""
+    mtp, rc = _mtp_on("trtllm", 4)
+    r = mtp.round(rc)
+    head = draft_model_passes(rc, mtp._head_setup(rc), [1, 1, 1], 4.0, rc.context) + mtp._fuse(rc, 4 * (4 + 2))
+    assert r.draft_s == pytest.approx(head)
+    sg, sg_rc = _mtp_on("sglang", 4)
+    sg_round = sg.round(sg_rc)   # SGLang's first draft pass takes in the accepted tokens (catch_up_tokens)
+    assert sg_round.draft_s == pytest.approx(sg.draft_s(sg_rc, [1, 1, 1], sg_round.tokens))
+    assert sg_round.tokens < 4

@@ -237,7 +237,14 @@ def draft_model_passes(rc: RoundContext, setup, widths: list[int], catch_up: flo
     whole = max(1, math.floor(catch_up))
     part = min(1.0, max(0.0, catch_up - whole))
     first = step(whole, 0) + (part * (step(whole + 1, 0) - step(whole, 0)) if part > 1e-9 else 0.0)
-    return first + sum(step(q, depth) for depth, q in enumerate(widths[:-1], start=1))
+    return first + draft_later_steps(rc, setup, widths, context)
+
+
+def draft_later_steps(rc: RoundContext, setup, widths: list[int], context: int) -> float:
+    """A drafter's steps after its first: depth d takes in the nodes of depth d (widths[d - 1]) a sequence, at
+    context + d, with logits at each."""
+    return sum(time_pass(setup, ForwardBatch.verify_pass(rc.batch, q, context + depth), rc.cuda_graphs).time_s
+               for depth, q in enumerate(widths[:-1], start=1))
 
 
 def draft_kv_bytes(draft: ModelSpec, tp: int, prec, tokens: float) -> float:

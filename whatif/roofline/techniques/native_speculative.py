@@ -17,7 +17,7 @@ from ..memory import layer_weight_bytes, stored_kv_bytes
 from ..mlp import weight_gemm
 from .base import param, register
 from .compose import NONE
-from .decoding import Speculative, draft_model_passes
+from .decoding import Speculative, draft_later_steps, draft_model_passes
 
 # Draft tokens per round when the deployment does not say, by engine (the base engine of a version profile):
 #  sglang: server_args.auto_choose_speculative_params, DeepseekV3ForCausalLM -> 3 steps, top-1, 4 draft tokens
@@ -117,6 +117,33 @@ class Mtp(_TargetLayout, Speculative):
 
     def draft_tree(self):
         return super().draft_tree() if self.k else replace(self, k=MTP_DRAFTS[DEFAULT_ENGINE_KEY]).draft_tree()
+
+    # TensorRT-LLM serves DeepSeek-V3/R1 (num_nextn_predict_layers 1 in the checkpoint) as MTP-Eagle, its one MTP
+    # layer chained k times (llm_args MTPDecodingConfig.spec_dec_mode -> MTP_EAGLE_ONE_MODEL; speculative/mtp.py
+    # MTPEagleWorker.forward, `for i in range(self.mtp_num_modules)` over mtp_layers[0]), in the same step as the
+    # target: pass 0 over every token the target ran, passes 1..k-1 over one token a request (seq_lens filled
+    # with 1). So a context step drafts too, and a generation step's first draft pass runs all k + 1 verified
+    # positions, not only the accepted ones. SGLang runs the head once over a prompt (eagle_worker
+    # forward_draft_extend) and its chain in the decode round (draft()), priced as EAGLE's; vLLM not read here.
+    def _chains_in_step(self, rc: RoundContext) -> bool:
+        engine = rc.setup.engine_spec
+        return engine is not None and engine.base_engine == "trtllm"
+
+    def draft_s(self, rc: RoundContext, widths: list[int], catch_up: float) -> float:
+        if self._chains_in_step(rc):   # MTPEagleWorker.prepare_drafter_inputs: accepted_tokens, k + 1 a request
+            catch_up = 1.0 + sum(widths)
+        return super().draft_s(rc, widths, catch_up)
+
+    def prefill_s(self, rc: RoundContext) -> float:
+        """The head over the prompt (as every engine); on TensorRT-LLM also the chain's k - 1 later passes of
+        one token a request over the prompt's cache, eager as the context step is, each with its fuse."""
+        over_prompt = super().prefill_s(rc)
+        if not self._chains_in_step(rc):
+            return over_prompt
+        widths = self.draft_widths(0.0)
+        eager = replace(self._head_context(rc), cuda_graphs=False)
+        later = draft_later_steps(eager, self._head_setup(rc), widths, rc.prompt)
+        return over_prompt + later + self._fuse(rc, rc.batch * sum(widths[:-1]))
 
     def head_model(self, model: ModelSpec) -> ModelSpec:
         moe = None if model.moe is None else replace(model.moe, first_dense_layers=0, moe_layer_frequency=1)
