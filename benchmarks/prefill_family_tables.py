@@ -25,7 +25,6 @@ feeds a prediction (docs/accuracy.md, "Session 68 D").
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -34,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from prefill_vs_kernels import (DEFAULT_ROOT, GEMM_TYPES, MLA_OPS, interp, measured_allreduce_ms,  # noqa: E402
+from prefill_vs_kernels import (GEMM_TYPES, MLA_OPS, interp, measured_allreduce_ms, rows_named,  # noqa: E402
                                 measured_mla_ms)
 from step_ops import prefill_pass   # noqa: E402
 
@@ -188,19 +187,13 @@ def report(c: dict) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("ids", nargs="+")
-    ap.add_argument("--root", type=Path, default=DEFAULT_ROOT)
-    args = ap.parse_args(argv)
-    import serving_reference as sr
-    rows = {r["id"]: r for r in sr.load()}
-    bad = [i for i in args.ids if i not in rows]
-    if bad:
-        print(f"ids: no such row {bad[0]!r}", file=sys.stderr)
+    named = rows_named(argv, __doc__.splitlines()[0])
+    if named is None:
         return 2
+    args, rows = named
     gemm = load_gemm_table(args.root)
-    for rid in args.ids:
-        print(report(compare(rows[rid], args.root, gemm)))
+    for row in rows:
+        print(report(compare(row, args.root, gemm)))
     return 0
 
 

@@ -143,18 +143,28 @@ def compare(row: dict, root: Path) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def rows_named(argv, description: str):
+    """(args, the named serving rows), or None after a one-line error: the CLI both prefill tools share."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("ids", nargs="+")
     ap.add_argument("--root", type=Path, default=DEFAULT_ROOT)
     args = ap.parse_args(argv)
     import serving_reference as sr
     rows = {r["id"]: r for r in sr.load()}
-    for rid in args.ids:
-        if rid not in rows:
-            print(f"{rid}: no such row", file=sys.stderr)
-            return 2
-        print(compare(rows[rid], args.root))
+    bad = [i for i in args.ids if i not in rows]
+    if bad:
+        print(f"ids: no such row {bad[0]!r}", file=sys.stderr)
+        return None
+    return args, [rows[i] for i in args.ids]
+
+
+def main(argv=None) -> int:
+    named = rows_named(argv, __doc__.splitlines()[0])
+    if named is None:
+        return 2
+    args, rows = named
+    for row in rows:
+        print(compare(row, args.root))
     return 0
 
 
