@@ -695,9 +695,13 @@ def test_the_whole_file():
     # 9.30%: the routed + shared expert add and Gated DeltaNet's qkvzba split priced as their own kernels (67 A):
     # SGLang B200 Qwen3.5 TPOT 11.53 -> 11.16%, DeepSeek-R1 8.38 -> 8.10%, GLM-5 9.91 -> 9.47%, TensorRT-LLM B200
     # DeepSeek-R1 10.91 -> 10.66%; worse: vLLM Kimi-K2.5 8.37 -> 8.74% (already read high); 863 rows moved)
-    assert ttft["mape"] < 31.6 and ttft["median_ape"] < 29.1 and ttft["off3x"] <= 111, ttft
+    # (session 68 after all merges: TTFT 31.46%, median 28.9%, x0.72, 110 off by 3x; TPOT 9.72%, B200 9.92%, H100
+    # 9.33%: Qwen3's per-head q/k norm and TensorRT-LLM's NVFP4 finalize fusion (68 C): vLLM H100 Qwen3-32B TPOT 9.72
+    # -> 8.39%, SGLang B200 Qwen3.5 11.16 -> 10.97%; worse: TensorRT-LLM H100 Qwen3-235B 12.22 -> 13.09%, SGLang H100
+    # Qwen3-32B 7.31 -> 8.16% (both already read high); TensorRT-LLM MTP's context-step chain (68 I); 842 rows moved)
+    assert ttft["mape"] < 31.5 and ttft["median_ape"] < 29.0 and ttft["off3x"] <= 110, ttft
     assert tpot["mape"] < 9.75, tpot
-    # the issue's target is TPOT <= 10% on every GPU: B200 9.93%, H100 9.30% since session 67 (above)
+    # the issue's target is TPOT <= 10% on every GPU: B200 9.92%, H100 9.33% since session 68 (above)
     for gpu, limit in (("b200_sxm", 10.0), ("h100_sxm", 10.0)):
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= limit, gpu
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
@@ -720,7 +724,8 @@ def test_the_whole_file():
     # (session 65: 6.96%, the fused-MoE fits' timed top-k, activation and input quantize not charged twice)
     # (session 67: 7.05%, worse: the shared-expert add (67 A) lengthens the DeepSeek decode pools' steps, already
     # read high on B200 SGLang (8.46 -> 8.58%) and TensorRT-LLM (6.12 -> 6.18%))
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 7.1, sr.stats(disagg, "tpot")
+    # (session 68: 7.01%, TensorRT-LLM's NVFP4 finalize fusion drops the add: its B200 DeepSeek-V3 pools 6.18 -> 6.04%)
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 7.05, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
@@ -745,7 +750,9 @@ def test_the_whole_file():
     # (session 65: 44.4%, x0.54, 10 off by 3x: worse, the MoE layers' double-counted ops removed (65 M) shorten
     # prefill steps whose first tokens were already early)
     # (session 67: 44.0%, x0.54, 10 off by 3x)
-    assert ttft["mape"] < 44.1 and ttft["off3x"] <= 10, ttft
+    # (session 68: 44.1%, x0.54, 10 off by 3x: worse, TensorRT-LLM's NVFP4 finalize fusion (68 C) shortens the
+    # B200 DeepSeek-V3 pools' steps, whose first tokens were already early: 36.56 -> 36.70%)
+    assert ttft["mape"] < 44.2 and ttft["off3x"] <= 10, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
