@@ -9,7 +9,6 @@ never above 1). Leave-one-GPU-out: fitted on the other GPUs, scored on the one l
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 
 import numpy as np
@@ -143,6 +142,11 @@ def donor_compute_eff(rows, family: str, engine: str, gpus):
     return fit(d).compute_eff
 
 
+def fit_family(rows, family: str, engine: str, subset) -> RooflineParams:
+    """fit(subset) of one family x engine of `rows`, its compute_eff its COMPUTE_FROM donor's on the subset's GPUs."""
+    return fit(subset, donor_compute_eff(rows, family, engine, sorted(set(subset["gpu"]))))
+
+
 def current_release(group):
     """The rows of a family x engine measured with its current collector release: the one most GPUs ran (ties:
     the later name). A GPU measured only with another (A100: SGLang 0.5.10, TensorRT-LLM 1.0.0, where the rest
@@ -161,15 +165,14 @@ def insample_and_loo(rows):
         out[col] = np.nan
     for (family, engine), group in rows.groupby(["family", "engine"]):
         current = current_release(group)
-        ce = functools.partial(donor_compute_eff, rows, family, engine)
         gpus = sorted(set(current["gpu"]))
-        out.loc[group.index, "pooled_s"] = predict(group, fit(current, ce(gpus)))
+        out.loc[group.index, "pooled_s"] = predict(group, fit_family(rows, family, engine, current))
         for gpu in sorted(set(group["gpu"])):
             mine = group[group["gpu"] == gpu]
-            out.loc[mine.index, "insample_s"] = predict(mine, fit(mine, ce([gpu])))
+            out.loc[mine.index, "insample_s"] = predict(mine, fit_family(rows, family, engine, mine))
             if len(gpus) > 1 and gpu in gpus:
-                others = [g for g in gpus if g != gpu]
-                out.loc[mine.index, "loo_s"] = predict(mine, fit(current[current["gpu"] != gpu], ce(others)))
+                others = current[current["gpu"] != gpu]
+                out.loc[mine.index, "loo_s"] = predict(mine, fit_family(rows, family, engine, others))
     return out
 
 
@@ -181,7 +184,7 @@ def pair_table(rows):
     for (family, engine), group in rows.groupby(["family", "engine"]):
         by_gpu = dict(tuple(group.groupby("gpu", sort=True)))
         for fit_on, mine in by_gpu.items():
-            p = fit(mine, donor_compute_eff(rows, family, engine, [fit_on]))
+            p = fit_family(rows, family, engine, mine)
             for score_on, theirs in by_gpu.items():
                 ape = np.abs(predict(theirs, p) / theirs["latency_s"].to_numpy() - 1.0) * 100.0
                 out.append((family, engine, fit_on, score_on, len(theirs), ape.mean(), np.median(ape), ape.max()))
@@ -196,9 +199,9 @@ def loo_cells(rows):
         current = current_release(group)
         gpus = sorted(set(current["gpu"]))
         for gpu in gpus if len(gpus) > 1 else []:
-            mine, others = current[current["gpu"] == gpu], [g for g in gpus if g != gpu]
-            yield family, engine, gpu, mine, fit(mine, donor_compute_eff(rows, family, engine, [gpu])), \
-                fit(current[current["gpu"] != gpu], donor_compute_eff(rows, family, engine, others))
+            mine, others = current[current["gpu"] == gpu], current[current["gpu"] != gpu]
+            yield family, engine, gpu, mine, fit_family(rows, family, engine, mine), \
+                fit_family(rows, family, engine, others)
 
 
 def mape(rows, p: RooflineParams) -> float:
@@ -265,10 +268,8 @@ def fit_document(rows) -> dict:
     families: dict = {}
     for (family, engine), group in rows.groupby(["family", "engine"]):
         current = current_release(group)
-        gpus = sorted(set(current["gpu"]))
-        block = _block(fit(current, donor_compute_eff(rows, family, engine, gpus)), current, gpus=gpus)
-        block["by_arch"] = {corpus_gpu(gpu).arch: _block(fit(mine, donor_compute_eff(rows, family, engine, [gpu])),
-                                                         mine, gpu=gpu)
+        block = _block(fit_family(rows, family, engine, current), current, gpus=sorted(set(current["gpu"])))
+        block["by_arch"] = {corpus_gpu(gpu).arch: _block(fit_family(rows, family, engine, mine), mine, gpu=gpu)
                             for gpu, mine in group.groupby("gpu")}
         families.setdefault(family, {})[engine] = block
     return {"provenance": "fitted", "families": families}
