@@ -1998,8 +1998,9 @@ def client_means(result, n: int, total: int = PROFILE_ROUNDS) -> tuple[float, fl
 def whatif_refusal(row: dict) -> str:
     """Why whatif refuses the row's model, GPU, layout and precision as the rule maps them (each pool's layout of a
     disaggregated row); "" where it accepts them: a one-batch estimate (whatif.api.estimate, its own checks, no
-    simulation) at the row's lengths, asked for a row that is not scored (NotScored) so that its expressible says
-    what whatif can state, not whether the measurement is usable. Speculation and engine limits are not asked."""
+    simulation) at the row's lengths, one request of which must fit the GPUs' memory, asked for a row that is not
+    scored (NotScored) so that its expressible says what whatif can state, not whether the measurement is usable.
+    Speculation and the engine's limits are not asked."""
     from whatif.api import estimate
     from whatif.errors import WhatifError
     try:
@@ -2018,9 +2019,11 @@ def whatif_refusal(row: dict) -> str:
         for layout in layouts:
             gpus = layout["tp"] * layout["pp"]
             nodes = math.ceil(gpus / GPUS_PER_NODE[row["system"]])
-            estimate(row["model_path"], SYSTEMS[row["system"]], gpus=gpus, batch=1, prompt=_int(row["isl"]),
-                     output=_int(row["osl"]), kernel_engine=row["backend"], with_max_batch=False,
-                     **({"nodes": nodes} if nodes > 1 else {}), **layout, **precision)
+            est = estimate(row["model_path"], SYSTEMS[row["system"]], gpus=gpus, batch=1, prompt=_int(row["isl"]),
+                           output=_int(row["osl"]), kernel_engine=row["backend"], with_max_batch=False,
+                           **({"nodes": nodes} if nodes > 1 else {}), **layout, **precision)
+            if not est.fits:
+                return f"one request does not fit {gpus} GPUs' memory at {layout}"
     except (NotExpressible, WhatifError) as exc:
         return str(exc).splitlines()[0]
     return ""
