@@ -2154,7 +2154,7 @@ def report(results: list[Result], worst: int = 8) -> str:
         for (model, reason), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
             lines.append(f"  {n:>4}  {model}: {reason}")
         lines.append("")
-    lines.append("expressible / scored / rows by model:")
+    lines.append("expressible / scored / rows by model (scored: what expressible counted until session 69):")
     return "\n".join(lines + coverage(results)[1:])
 
 
