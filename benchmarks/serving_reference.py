@@ -78,7 +78,7 @@ The mapping rule, written before any row was scored and not tuned after:
   SGLang derives itself, (gpu_mem - reserved) / gpu_mem, where the spec's table (fraction_by_tp) is the earlier
   releases' (0.841 where the spec had 0.88 on one H100 at batch 16);
 - load: concurrency = N of `silicon_concurrency=N` in silicon_data_source (a row without it is not
-  expressible); prompt = isl, output = osl;
+  scored); prompt = isl, output = osl;
 - disaggregated rows (rule written before the 59 rows it made expressible were scored; 6 rows with TP-only
   prefill pools had been scored under the first rule, which passed no prefill EP or attention-DP; the pools'
   own fields of simulator.config.ClusterConfig): decode pool = the scenario's layout (decode_* as above) with
@@ -107,7 +107,7 @@ The mapping rule, written before any row was scored and not tuned after:
   The deployments' own engine limits (the srt-slurm recipes the db-dump rows name, e.g. `..._batch128` at 137
   clients per rank) and whether they ran MTP are not in the rows. Rows without prefill_num_workers /
   decode_num_workers (the 393 `source_file=2026-03-25.csv` / `2026-04-06.csv` DeepSeek-R1 rows) are not
-  expressible: they are SemiAnalysis InferenceMAX-style runs whose configurations (nvidia-master.yaml
+  scored: they are SemiAnalysis InferenceMAX-style runs whose configurations (nvidia-master.yaml
   `dsr1-*-dynamo-*`) pick 1-8 decode and 1-7 prefill workers per concurrency list at one per-worker TP/EP, with
   dp-attn on or off and MTP or not, none of which the row keeps (it records attention_dp_size 1 throughout);
   aiconfigurator's public docs and collector code give no rule for them either (added after scoring, session 54,
@@ -122,7 +122,7 @@ The mapping rule, written before any row was scored and not tuned after:
   aggregated run (engine and version, GPU, model, source, measurement date, N) at TP sizes 2x or more apart imply
   by Little's law (N x (OSL - 1) x TPOT / (TTFT + (OSL - 1) x TPOT)) fewer than N/2 requests in service, within
   25% of each other, the limit did not grow with the KV pool and the launch's max batch is N: a cap outside the
-  deployment, so the rows are not expressible, the reason saying so. It flags the 9 gpt-oss-120b vLLM rows on H100
+  deployment, so the rows are not scored, the reason saying so. It flags the 9 gpt-oss-120b vLLM rows on H100
   at 512 clients (InferenceX, 2025-12; ~100 in service at TP2, TP4 and TP8 alike, TTFT 20-462 s; the recipe,
   benchmarks/gptoss_fp4_h100.sh, launches --max-num-seqs $CONC), whose TPOT (3.6-27 ms) is that of ~100 sequences;
 - the run: N clients in a closed loop (simulator/closed_loop.py) on an idle server, all N sent at t = 0, as
