@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--launch-scale", type=float, default=1.0, help="eager host per launch x this (sensitivity)")
     args = ap.parse_args(argv)
     table = pd.read_csv(TABLE).query(args.query, engine="python")
-    table = table[(table.expressible == 1) & (table.predicted_ttft_ms / table.measured_ttft_ms < args.below)]
+    table = table[(table.scored == 1) & (table.predicted_ttft_ms / table.measured_ttft_ms < args.below)]
     table = table.drop_duplicates(["version", "isl", "osl", "concurrency", "tp", "ep", "gemm_quant",
                                    "measured_ttft_ms"]).sort_values(["gemm_quant", "isl", "concurrency"])
     rows = {r["id"]: r for r in sr.load()}

@@ -1,6 +1,6 @@
 """Where a disaggregated row's predicted TTFT goes, stage by stage of the hand-off, next to the measured TTFT.
 
-    python benchmarks/disagg_first_token_parts.py --query "mode=='disagg' and expressible==1" [--out /tmp/parts.csv]
+    python benchmarks/disagg_first_token_parts.py --query "mode=='disagg' and scored==1" [--out /tmp/parts.csv]
 
 Reruns each row the query selects from the committed table (benchmarks/data/serving_reference.csv) as
 benchmarks/serving_reference.py maps it and splits every simulated request's engine-side TTFT (Record.ttft_s:
@@ -128,7 +128,7 @@ def main(argv=None) -> int:
     from first_token_parts import selected
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--query", default="mode=='disagg' and expressible==1",
+    ap.add_argument("--query", default="mode=='disagg' and scored==1",
                     help="pandas query on benchmarks/data/serving_reference.csv (disaggregated rows)")
     ap.add_argument("--every", type=int, default=1, help="every N-th selected measurement")
     ap.add_argument("--out", type=Path, help="write the per-row parts to this CSV")

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 DEFAULT_QUERY = ("system=='b200_sxm' and model.str.contains('DeepSeek|Kimi|GLM') and concurrency<=8 "
-                 "and expressible==1 and isl==1024")
+                 "and scored==1 and isl==1024")
 GROUP = ["engine", "model", "gemm_quant", "tp", "ep", "attention_dp"]
 ATTENTION_OPS = ("attention", "attention_mla", "attention_dsa")   # one a layer: the pass's layer count
 

@@ -106,7 +106,7 @@ def main(argv=None) -> int:
         with scaled_eager_host(args.engine, args.arch, scale):
             for row in rows:
                 res = sr.run_row(row)
-                if not res.expressible:
+                if not res.scored:
                     continue
                 meas_ttft, meas_tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
                 points.append((sr.concurrency(row), res.ttft_ms, meas_ttft, res.tpot_ms, meas_tpot))

@@ -1,7 +1,7 @@
 """Where a serving row's predicted TTFT goes, request by request, next to the measured TTFT: a diagnostic.
 
     python benchmarks/first_token_parts.py --query "engine=='sglang' and system=='b200_sxm' and mode=='agg' \
-        and concurrency<=8 and expressible==1" [--every 1] [--out /tmp/parts.csv]
+        and concurrency<=8 and scored==1" [--every 1] [--out /tmp/parts.csv]
 
 Reruns each row the query selects from the committed table (benchmarks/data/serving_reference.csv) as
 benchmarks/serving_reference.py maps it, and splits every simulated request's client TTFT (Record.served_ttft_s)

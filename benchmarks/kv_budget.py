@@ -53,9 +53,9 @@ def main(argv=None) -> int:
     source = {r["id"]: r for r in sr.load()}
     with TABLE.open() as f:
         rows = [r for r in csv.DictReader(f) if args.filter in r["id"] and r["mode"] == "agg"
-                and r["expressible"] == "1"]
+                and r["scored"] == "1"]
     if not rows:
-        print(f"--filter: no expressible aggregated row's id contains {args.filter!r}", file=sys.stderr)
+        print(f"--filter: no scored aggregated row's id contains {args.filter!r}", file=sys.stderr)
         return 2
     print(f"{'id':<58} {'N':>4} {'pool tok':>9} {'N x full':>9} {'meas svc':>8} {'meas tok':>9} "
           f"{'pred svc':>8} {'TTFT x':>7}")

@@ -2,7 +2,7 @@
 
     python benchmarks/light_load_floor.py [--max-clients 8]
 
-The slice: aggregated, expressible rows at N <= max-clients on both GPUs, one row per measurement (the gap-analysis
+The slice: aggregated, scored rows at N <= max-clients on both GPUs, one row per measurement (the gap-analysis
 files and database dumps repeat InferenceX's; repeats are dropped on engine, release, GPU, model, lengths, N, layout,
 precision and measured TTFT to 0.1 ms). gap = measured - committed predicted TTFT (ms). Three tables:
 1. the gap by GPU, engine, model, release, prompt band and how the row's prefill step ran: `eager` (TensorRT-LLM's

@@ -86,7 +86,7 @@ def main(argv=None) -> int:
     ap.add_argument("--band", choices=[band_of(lo) for lo, _ in BANDS])
     args = ap.parse_args(argv)
     frame = pd.read_csv(args.csv).query(args.query, engine="python")
-    frame = frame[(frame["expressible"] == 1) & frame["predicted_ttft_ms"].notna()]
+    frame = frame[(frame["scored"] == 1) & frame["predicted_ttft_ms"].notna()]
     sources = {r["id"]: r.get("silicon_data_source", "") for r in sr.load()}
     print(summary(annotate(frame, sources), args.isl, args.band))
     return 0

@@ -56,7 +56,7 @@ def implied_rows(query: str, gpu: str, framework: str, dtype: str, kernel: str, 
     rows = {r["id"]: r for r in sr.load()}
     scored = pd.read_csv(SCORED).query(query, engine="python")
     out = []
-    for _, x in scored[scored.expressible == 1].iterrows():
+    for _, x in scored[scored.scored == 1].iterrows():
         clients, ep = int(x.concurrency), int(x.ep)
         if clients > max_clients:
             continue

@@ -67,7 +67,7 @@ def main(argv=None) -> int:
     rows = {r["id"]: r for r in sr.load()}
     with open(args.table, newline="") as f:
         scored = [t for t in csv.DictReader(f) if args.filter in t["id"] and t["mode"] == "disagg"
-                  and t["predicted_ttft_ms"] not in ("", "nan") and t["expressible"] == "1"]
+                  and t["predicted_ttft_ms"] not in ("", "nan") and t["scored"] == "1"]
     print(f"{'row':52} {'prefill':>11} {'W':>2} {'N':>5} {'X meas':>7} {'X pred':>7} {'k':>3} {'step ms':>8} "
           f"{'cap':>6} {'meas/cap':>8} {'TTFT x':>6}")
     for t in sorted(scored, key=lambda t: (t["engine"], t["gemm_quant"], int(t["isl"]), t["id"])):

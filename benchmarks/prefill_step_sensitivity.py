@@ -2,7 +2,7 @@
 its prefill part (a token-proportional excess), or by a fixed time a step (a host floor under the step).
 
     python benchmarks/prefill_step_sensitivity.py --query "engine=='sglang' and system=='b200_sxm' and \
-        mode=='agg' and expressible==1" --every 4 --scale 1 1.5 2 --add-ms 0 80 [--out /tmp/x.csv]
+        mode=='agg' and scored==1" --every 4 --scale 1 1.5 2 --add-ms 0 80 [--out /tmp/x.csv]
 
 Reruns the rows (every `--every`-th of those `--query` selects from the committed table, or whose id contains
 `--filter`) with `IterationTimes.time` of a step with prefill chunks stretched: its prefill part (the step minus the
@@ -75,7 +75,7 @@ def main(argv=None) -> int:
         with stretched_prefill_steps(scale, add_ms * 1e-3):
             for row in rows:
                 res = sr.run_row(row)
-                if not res.expressible:
+                if not res.scored:
                     continue
                 points.append((sr.concurrency(row), res.ttft_ms, float(row["silicon_ttft_ms"]), res.tpot_ms,
                                float(row["silicon_tpot_ms"])))

@@ -119,7 +119,7 @@ def main(argv=None) -> int:
     rows = {r["id"]: r for r in sr.load()}
     with open(TABLE, newline="") as f:
         scored = [t for t in csv.DictReader(f) if args.filter in t["id"] and t["mode"] == "disagg"
-                  and t["predicted_ttft_ms"] not in ("", "nan") and t["expressible"] == "1"
+                  and t["predicted_ttft_ms"] not in ("", "nan") and t["scored"] == "1"
                   and t["system"] == "b200_sxm" and "deepseek" in t["model"].lower()]
     print(f"{'row':50} {'prefill':>10} {'k':>3} {'whatif ms':>9} {'tables ms':>11} {'implied':>8} {'in pool':>7}")
     for t in sorted(scored, key=lambda t: (t["engine"], t["gemm_quant"], int(t["isl"]), t["id"])):

@@ -15,7 +15,12 @@ KV-cache dtype it ran (the set has no kvcache column); the rule below states wha
 The mapping rule, written before any row was scored and not tuned after:
 - expressible = `whatif.api.simulate` accepts the mapped row; any WhatifError makes the row not expressible, its
   one-line text the recorded reason (so coverage grows as whatif learns models, layouts and precisions). Any other
-  exception is recorded as `internal error: ...` (a bug, counted apart, never hidden);
+  exception is recorded as `internal error: ...` (a bug, counted apart, never hidden). scored = the row was
+  simulated and enters the figures. A row whose measurement or record cannot be scored (NotScored: a cold server, a
+  launch measured two ways, no N, a cap outside the deployment, an unrecorded layout or pool size, a repeat) keeps
+  that reason with scored 0, and is expressible where whatif accepts its model, GPU, layout and precision
+  (whatif_refusal: a one-batch estimate of them; split from expressible in session 69, issue 38: until then such
+  rows read expressible 0 as well; no figure moves);
 - model: `model_path` as a Hugging Face id (`--model org/name`);
 - hardware: system h100_sxm -> dgx-h100 (8-GPU HGX/DGX H100 node), b200_sxm -> dgx-b200 (8-GPU DGX B200);
   GPUs of one replica = tp x pp with tp = tp_size x attention_dp_size; `nodes` = ceil(GPUs / 8), passed only
@@ -73,7 +78,7 @@ The mapping rule, written before any row was scored and not tuned after:
   SGLang derives itself, (gpu_mem - reserved) / gpu_mem, where the spec's table (fraction_by_tp) is the earlier
   releases' (0.841 where the spec had 0.88 on one H100 at batch 16);
 - load: concurrency = N of `silicon_concurrency=N` in silicon_data_source (a row without it is not
-  expressible); prompt = isl, output = osl;
+  scored); prompt = isl, output = osl;
 - disaggregated rows (rule written before the 59 rows it made expressible were scored; 6 rows with TP-only
   prefill pools had been scored under the first rule, which passed no prefill EP or attention-DP; the pools'
   own fields of simulator.config.ClusterConfig): decode pool = the scenario's layout (decode_* as above) with
@@ -102,7 +107,7 @@ The mapping rule, written before any row was scored and not tuned after:
   The deployments' own engine limits (the srt-slurm recipes the db-dump rows name, e.g. `..._batch128` at 137
   clients per rank) and whether they ran MTP are not in the rows. Rows without prefill_num_workers /
   decode_num_workers (the 393 `source_file=2026-03-25.csv` / `2026-04-06.csv` DeepSeek-R1 rows) are not
-  expressible: they are SemiAnalysis InferenceMAX-style runs whose configurations (nvidia-master.yaml
+  scored: they are SemiAnalysis InferenceMAX-style runs whose configurations (nvidia-master.yaml
   `dsr1-*-dynamo-*`) pick 1-8 decode and 1-7 prefill workers per concurrency list at one per-worker TP/EP, with
   dp-attn on or off and MTP or not, none of which the row keeps (it records attention_dp_size 1 throughout);
   aiconfigurator's public docs and collector code give no rule for them either (added after scoring, session 54,
@@ -117,7 +122,7 @@ The mapping rule, written before any row was scored and not tuned after:
   aggregated run (engine and version, GPU, model, source, measurement date, N) at TP sizes 2x or more apart imply
   by Little's law (N x (OSL - 1) x TPOT / (TTFT + (OSL - 1) x TPOT)) fewer than N/2 requests in service, within
   25% of each other, the limit did not grow with the KV pool and the launch's max batch is N: a cap outside the
-  deployment, so the rows are not expressible, the reason saying so. It flags the 9 gpt-oss-120b vLLM rows on H100
+  deployment, so the rows are not scored, the reason saying so. It flags the 9 gpt-oss-120b vLLM rows on H100
   at 512 clients (InferenceX, 2025-12; ~100 in service at TP2, TP4 and TP8 alike, TTFT 20-462 s; the recipe,
   benchmarks/gptoss_fp4_h100.sh, launches --max-num-seqs $CONC), whose TPOT (3.6-27 ms) is that of ~100 sequences;
 - the run: N clients in a closed loop (simulator/closed_loop.py) on an idle server, all N sent at t = 0, as
@@ -313,13 +318,18 @@ SGLANG_CHUNK = 8192        # SGLang's chunked_prefill_size on 80+ GB GPUs (engin
 PER_STRATUM = 3            # --subset: rows per engine x model x GPU x mode
 BANDS = ((1, 8, "1-8"), (9, 32, "9-32"), (33, 128, "33-128"), (129, 512, "129-512"), (513, 10 ** 9, ">512"))
 COLUMNS = ("id", "model", "system", "engine", "version", "mode", "isl", "osl", "concurrency", "tp", "pp",
-           "attention_dp", "ep", "gemm_quant", "moe_quant", "expressible", "reason",
+           "attention_dp", "ep", "gemm_quant", "moe_quant", "expressible", "scored", "reason",
            "measured_ttft_ms", "measured_tpot_ms", "predicted_ttft_ms", "predicted_tpot_ms", "preemptions",
            "kv_peak_fraction", "seconds")
 
 
 class NotExpressible(Exception):
     """A row the mapping rule itself cannot state (before whatif is asked)."""
+
+
+class NotScored(NotExpressible):
+    """A row whose measurement or record is not scored (caught wherever NotExpressible is): whatif may still express
+    its model, layout and precision (whatif_refusal says)."""
 
 
 def load(path: Path = DATA) -> list[dict]:
@@ -334,7 +344,7 @@ def _int(value: str, default: int = 1) -> int:
 def concurrency(row: dict) -> int:
     m = re.search(r"silicon_concurrency=(\d+)", row["silicon_data_source"])
     if not m:
-        raise NotExpressible("no silicon_concurrency=N in silicon_data_source")
+        raise NotScored("no silicon_concurrency=N in silicon_data_source")
     return int(m.group(1))
 
 
@@ -514,7 +524,7 @@ def agg_pool(row: dict, n: int) -> tuple[int, int]:
         return 1, max(bs, -(-n // ranks))
     per_replica = bs * _int(row.get("tp_size", ""), 1) * ranks * _int(row.get("pp_size", ""), 1)
     if n % per_replica:
-        raise NotExpressible(f"batch_size {bs} x the replica's GPUs does not divide the concurrency {n}")
+        raise NotScored(f"batch_size {bs} x the replica's GPUs does not divide the concurrency {n}")
     return n // per_replica, per_replica // ranks
 
 
@@ -706,17 +716,17 @@ def inferencex_disagg_launch(row: dict) -> dict:
              and int(e["prefill_tp"]) == _int(row["prefill_tp_size"])
              and int(e["decode_tp"]) == _int(row["decode_tp_size"])]
     if not found and row["backend"] == "sglang":
-        raise NotExpressible("the row records no prefill_num_workers / decode_num_workers: pool sizes unknown "
-                             "(InferenceX's dsr1-*-dynamo-sglang search spaces, whose recipes' MTP depth and limits "
-                             "were not read, are not mapped)")
+        raise NotScored("the row records no prefill_num_workers / decode_num_workers: pool sizes unknown "
+                        "(InferenceX's dsr1-*-dynamo-sglang search spaces, whose recipes' MTP depth and limits "
+                        "were not read, are not mapped)")
     if not found:
-        raise NotExpressible("the row records no prefill_num_workers / decode_num_workers, and InferenceX's "
-                             f"nvidia-master.yaml ({INFERENCEX_DISAGG_COMMIT}) has no entry for its image, lengths, N "
-                             "and TP: pool sizes unknown")
+        raise NotScored("the row records no prefill_num_workers / decode_num_workers, and InferenceX's "
+                        f"nvidia-master.yaml ({INFERENCEX_DISAGG_COMMIT}) has no entry for its image, lengths, N "
+                        "and TP: pool sizes unknown")
     launches = {tuple(int(e[k]) for k in _LAUNCH_FIELDS) for e in found}
     if len(launches) > 1:
-        raise NotExpressible(f"InferenceX's nvidia-master.yaml ({INFERENCEX_DISAGG_COMMIT}) ran {len(found)} launches "
-                             f"at N={n} ({', '.join(e['recipe'] for e in found)}); the row does not say which")
+        raise NotScored(f"InferenceX's nvidia-master.yaml ({INFERENCEX_DISAGG_COMMIT}) ran {len(found)} launches "
+                        f"at N={n} ({', '.join(e['recipe'] for e in found)}); the row does not say which")
     return dict(zip(_LAUNCH_FIELDS, launches.pop()), recipe=found[0]["recipe"])
 
 
@@ -1827,12 +1837,12 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     launch = None
     if disagg and (not row["prefill_num_workers"] or not row["decode_num_workers"]):
         if repeated_measurement(row):
-            raise NotExpressible("the row records no worker counts; its measurement repeats a db-dump row that "
-                                 "records them (scored there)")
+            raise NotScored("the row records no worker counts; its measurement repeats a db-dump row that "
+                            "records them (scored there)")
         if not INFERENCEX_DISAGG_MAPPED:
-            raise NotExpressible("the row records no prefill_num_workers / decode_num_workers: pool sizes unknown "
-                                 "(its source's configurations vary them per concurrency at one per-worker layout; "
-                                 "INFERENCEX_DISAGG_MAPPED maps 100 of them, off by default)")
+            raise NotScored("the row records no prefill_num_workers / decode_num_workers: pool sizes unknown "
+                            "(its source's configurations vary them per concurrency at one per-worker layout; "
+                            "INFERENCEX_DISAGG_MAPPED maps 100 of them, off by default)")
         launch = inferencex_disagg_launch(row)
     layout = disagg_launch_layout(launch, "decode") if launch else _layout(row, "decode_" if disagg else "")
     layout = vllm_recipe_ep(row, layout)
@@ -1842,7 +1852,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     capped = capped_below_load(row) or cold_server(row) or cold_symmetric_pool(row) or stp_or_mtp_unknown(row) \
         or trt_stp_or_mtp_unknown(row) or attention_layout_unrecorded(row)
     if capped:
-        raise NotExpressible(capped)
+        raise NotScored(capped)
     replicas = 1 if disagg else agg_pool(row, n)[0]
     total = gpus * replicas   # the deployment's GPUs: a disaggregated one's two pools together
     if disagg:
@@ -1907,7 +1917,8 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
 @dataclass
 class Result:
     row: dict
-    expressible: bool = False
+    expressible: bool = False   # whatif accepts the row's model, GPU, layout and precision
+    scored: bool = False        # simulated: the row enters the figures
     reason: str = ""
     ttft_ms: float | None = None
     tpot_ms: float | None = None
@@ -1984,6 +1995,42 @@ def client_means(result, n: int, total: int = PROFILE_ROUNDS) -> tuple[float, fl
     return profile_means(ttft, total) * 1e3, profile_means(tpot, total) * 1e3
 
 
+def whatif_refusal(row: dict) -> str:
+    """Why whatif refuses the row's model, GPU, layout and precision as the rule maps them (each pool's layout of a
+    disaggregated row); "" where it accepts them: a one-batch estimate (whatif.api.estimate, its own checks, no
+    simulation) at the row's lengths, one request of which must fit the GPUs' memory, asked for a row that is not
+    scored (NotScored) so that its expressible says what whatif can state, not whether the measurement is usable.
+    Speculation and the engine's limits are not asked."""
+    from whatif.api import estimate
+    from whatif.errors import WhatifError
+    try:
+        if row["system"] not in SYSTEMS:
+            raise NotExpressible(f"system {row['system']!r} is not mapped")
+        disagg = row["mode"] == "disagg"
+        layouts = [vllm_recipe_ep(row, _layout(row, "decode_" if disagg else ""))]
+        if disagg:
+            layouts.append(_layout(row, "prefill_"))
+            if 1 < layouts[1].get("attention_dp", 1) < layouts[1]["tp"]:
+                prefill_pool({**row, "prefill_num_workers": "1"})   # its refusal of a part-group attention DP
+        gemm, moe = (_weight_only_fp4(row, _quant(row[k])) for k in ("gemm_quant_mode", "moe_quant_mode"))
+        precision = {"quantization": gemm, "kv_dtype": "fp8"} if gemm else {}
+        if moe != gemm:
+            precision["expert_quantization"] = moe
+        for layout in layouts:
+            gpus = layout["tp"] * layout["pp"]
+            nodes = math.ceil(gpus / GPUS_PER_NODE[row["system"]])
+            est = estimate(row["model_path"], SYSTEMS[row["system"]], gpus=gpus, batch=1, prompt=_int(row["isl"]),
+                           output=_int(row["osl"]), kernel_engine=row["backend"], with_max_batch=False,
+                           **({"nodes": nodes} if nodes > 1 else {}), **layout, **precision)
+            if not est.fits:
+                return f"one request does not fit {gpus} GPUs' memory at {layout}"
+    except (NotExpressible, WhatifError) as exc:
+        return str(exc).splitlines()[0]
+    except Exception as exc:   # noqa: BLE001 - a bug in the mapping: named as one, never counted as expressible
+        return f"internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return ""
+
+
 def run_row(row: dict, rounds: int = SIM_ROUNDS) -> Result:
     from whatif.api import simulate
     from whatif.errors import WhatifError
@@ -1995,9 +2042,12 @@ def run_row(row: dict, rounds: int = SIM_ROUNDS) -> Result:
         kw = simulate_kwargs(row, min(rounds, total))
         res = simulate(**kw)
         out.ttft_ms, out.tpot_ms = client_means(res, kw["traffic"]["concurrency"], total)
-        out.expressible = True
+        out.expressible = out.scored = True
         out.extra = {"preemptions": sum(r.preemptions for r in res.records),
                      "kv_peak": max((i.get("kv_peak_fraction") or 0.0) for i in res.summary()["replicas"])}
+    except NotScored as exc:   # the measurement, not whatif: expressible where whatif accepts the row
+        refusal = whatif_refusal(row)
+        out.expressible, out.reason = not refusal, str(exc) + (f"; whatif: {refusal}" if refusal else "")
     except NotExpressible as exc:
         out.reason = str(exc)
     except WhatifError as exc:
@@ -2058,10 +2108,23 @@ def _fmt(s: dict) -> str:
             f"{s['bias']:>+8.1f} {s['median_ratio']:>6.2f} {s['off3x']:>4}")
 
 
+def coverage(results: list[Result]) -> list[str]:
+    """Rows expressible (whatif accepts model, GPU, layout, precision) and scored (simulated), overall, aggregated
+    and by model: the lines `report` opens and closes with."""
+    def line(rs: list[Result]) -> str:
+        e, s = sum(r.expressible for r in rs), sum(r.scored for r in rs)
+        return f"{e}/{s}/{len(rs)} ({e / max(len(rs), 1):.1%} / {s / max(len(rs), 1):.1%})"
+    agg = [r for r in results if r.row["mode"] == "agg"]
+    lines = [f"rows {len(results)}, expressible / scored / rows {line(results)}, aggregated {line(agg)}; "
+             f"internal errors {sum(r.reason.startswith('internal error') for r in results)}"]
+    for m in sorted({r.row["model_path"] for r in results}):
+        lines.append(f"  {m.split('/')[-1]:<28} {line([r for r in results if r.row['model_path'] == m])}")
+    return lines
+
+
 def report(results: list[Result], worst: int = 8) -> str:
-    ok = [r for r in results if r.expressible]
-    lines = [f"rows {len(results)}, expressible {len(ok)} ({len(ok) / max(len(results), 1):.0%}); "
-             f"internal errors {sum(r.reason.startswith('internal error') for r in results)}", ""]
+    ok = [r for r in results if r.scored]
+    lines = coverage(results)[:1] + [""]
     head = (f"{'group':<34} {'n':>4} {'MAPE%':>8} {'med%':>6} {'<10%':>5} {'<25%':>5} {'bias%':>8} "
             f"{'med x':>6} {'>3x':>4}")
     for metric in ("ttft", "tpot"):
@@ -2082,19 +2145,19 @@ def report(results: list[Result], worst: int = 8) -> str:
         lines.append("")
     lines.append("leave-one-GPU-out: nothing is fitted on these rows, so each GPU's table above is out of sample")
     lines.append("")
-    lines.append("not expressible, by model and reason:")
-    counts: dict[tuple, int] = {}
-    for r in results:
-        if not r.expressible:
+    for title, test in (("not expressible (whatif refuses), by model and reason:", lambda r: not r.expressible),
+                        ("expressible, not scored (the measurement), by model and reason:",
+                         lambda r: r.expressible and not r.scored)):
+        lines.append(title)
+        counts: dict[tuple, int] = {}
+        for r in filter(test, results):
             key = (r.row["model_path"], r.reason[:110])
             counts[key] = counts.get(key, 0) + 1
-    for (model, reason), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        lines.append(f"  {n:>4}  {model}: {reason}")
-    lines.append("")
-    lines.append("expressible by model: " + ", ".join(
-        f"{m.split('/')[-1]} {sum(r.expressible for r in results if r.row['model_path'] == m)}/"
-        f"{sum(r.row['model_path'] == m for r in results)}" for m in sorted({r.row['model_path'] for r in results})))
-    return "\n".join(lines)
+        for (model, reason), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"  {n:>4}  {model}: {reason}")
+        lines.append("")
+    lines.append("expressible / scored / rows by model (scored: what expressible counted until session 69):")
+    return "\n".join(lines + coverage(results)[1:])
 
 
 def write_table(results: list[Result], path: Path) -> None:
@@ -2118,7 +2181,7 @@ def write_table(results: list[Result], path: Path) -> None:
             w.writerow([row["id"], row["model_path"], row["system"], row["backend"], row["backend_version"],
                         row["mode"], row["isl"], row["osl"], n, lay.get("tp", ""), lay.get("pp", ""),
                         lay.get("attention_dp", 1), lay.get("ep", 1),
-                        row["gemm_quant_mode"], row["moe_quant_mode"], int(r.expressible), r.reason,
+                        row["gemm_quant_mode"], row["moe_quant_mode"], int(r.expressible), int(r.scored), r.reason,
                         f"{r.measured_ttft:.3f}", f"{r.measured_tpot:.4f}",
                         "" if r.ttft_ms is None else f"{r.ttft_ms:.3f}",
                         "" if r.tpot_ms is None else f"{r.tpot_ms:.4f}", r.extra.get("preemptions", ""),

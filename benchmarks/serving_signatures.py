@@ -92,7 +92,7 @@ def load(results: Path = RESULTS, reference: Path = REFERENCE) -> list[dict]:
     with open(reference, newline="") as fh:
         refs = {r["id"]: (source(r), _decode_ranks(r)) for r in csv.DictReader(fh)}
     with open(results, newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if r["expressible"] == "1" and r["measured_ttft_ms"]]
+        rows = [r for r in csv.DictReader(fh) if r["scored"] == "1" and r["measured_ttft_ms"]]
     for r in rows:
         r["source"], r["decode_ranks"] = refs.get(r["id"], ("", ""))
     return rows

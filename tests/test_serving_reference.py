@@ -1,6 +1,7 @@
 """benchmarks/serving_reference.py: the measured serving deployments (aiconfigurator's silicon set) through
 `whatif simulate --concurrency`. The mapping rule's pieces, the stratified subset's coverage and error bounds in
 the default run, the whole file in the slow run."""
+import csv
 import re
 import pytest
 
@@ -555,9 +556,38 @@ def test_inferencex_deepseek_trtllm_rows_run_the_moe_kernels_their_recipe_picked
 def test_a_row_whatif_cannot_express_is_recorded_with_its_one_line_reason():
     res = sr.run_row(_row(model_path="nobody/no-such-model-9b", attention_dp_size="1", tp_size="1",
                           moe_ep_size="1"))
-    assert not res.expressible and "no-such-model-9b" in res.reason and "\n" not in res.reason
+    assert (res.expressible, res.scored) == (False, False)
+    assert "no-such-model-9b" in res.reason and "\n" not in res.reason
+    res = sr.run_row(_row(gemm_quant_mode="int3", moe_quant_mode="int3"))   # a whatif limit before the measurement
+    assert (res.expressible, res.scored) == (False, False) and "has no whatif scheme" in res.reason
+
+
+def test_a_measurement_not_scored_stays_expressible_where_whatif_accepts_the_row():
+    """NotScored (the measurement or its record) leaves scored 0 with its reason, and expressible says whether whatif
+    accepts the row's model, GPU, layout and precision (whatif_refusal); the reason keeps whatif's refusal apart."""
     res = sr.run_row(_row(silicon_data_source="db; config_id=1"))
-    assert not res.expressible and res.reason == "no silicon_concurrency=N in silicon_data_source"
+    assert (res.expressible, res.scored) == (True, False)
+    assert res.reason == "no silicon_concurrency=N in silicon_data_source"
+    cold = next(r for r in sr.load() if sr.cold_server(r))
+    res = sr.run_row(cold)
+    assert (res.expressible, res.scored) == (True, False) and "warmed the server up" in res.reason
+    assert res.ttft_ms is None and res.tpot_ms is None
+    res = sr.run_row(_row(silicon_data_source="db; config_id=1", model_path="nobody/no-such-model-9b"))
+    assert (res.expressible, res.scored) == (False, False)
+    assert res.reason.startswith("no silicon_concurrency=N in silicon_data_source; whatif: --model: ")
+    disagg = _row(mode="disagg", decode_tp_size="8", decode_moe_tp_size="1", decode_moe_ep_size="8",
+                  prefill_tp_size="8", prefill_attention_dp_size="2")   # no worker counts; a part-group prefill DP
+    assert "attention-DP of 2 ranks over a TP group of 16" in sr.whatif_refusal(disagg)
+    assert sr.whatif_refusal({**disagg, "prefill_attention_dp_size": "1"}) == ""
+
+
+def test_the_committed_table_scores_its_expressible_rows_and_says_why_not_the_rest():
+    """Every row of the committed table is expressible or says why not; scored rows alone carry predictions."""
+    with open(sr.OUT, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and all(r["scored"] in ("0", "1") and r["expressible"] in ("0", "1") for r in rows)
+    assert all(r["expressible"] == "1" for r in rows if r["scored"] == "1")
+    assert all(bool(r["predicted_ttft_ms"]) == (r["scored"] == "1") != bool(r["reason"]) for r in rows)
 
 
 def test_the_subset_is_deterministic_and_stratified():
@@ -572,7 +602,7 @@ def test_the_subset_is_deterministic_and_stratified():
 def test_the_subset_runs_and_stays_within_its_bounds():
     results = sr.run_all(sr.subset(sr.load()))
     assert not [r.reason for r in results if r.reason.startswith("internal error")]
-    ok = [r for r in results if r.expressible]
+    ok = [r for r in results if r.scored]
     # coverage only grows, but for rows judged unusable (75: one of the 9 capped gpt-oss rows was in the sample;
     # 74 once the cold-server runs were left out (3 in the sample) and SGLang's fp8 TP4 rows fit (2 in);
     # 64 once the TensorRT-LLM 1.1.0rc2.post2 runs of 2026-01-14 (3 in) and the gap-analysis rows whose attention
@@ -603,7 +633,7 @@ def test_the_subset_runs_and_stays_within_its_bounds():
 def test_the_whole_file():
     results = sr.run_all(sr.load(), jobs=2)
     assert not [r.reason for r in results if r.reason.startswith("internal error")]
-    ok = [r for r in results if r.expressible]
+    ok = [r for r in results if r.scored]
     # 2,551: 2,423 at the start of this stop, + 128 (disaggregated pools, gpt-oss on H100, per-GPU batch sizes)
     # (2,542 once the 9 gpt-oss rows capped outside the deployment were left out: capped_below_load)
     # (2,491 once the 61 InferenceX SGLang DeepSeek runs measured on a cold server were left out (cold_server) and
