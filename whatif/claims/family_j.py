@@ -107,9 +107,12 @@ _DISTSERVE_MII = deep_merged(_DISTSERVE, {"sim": {"engine": _MII_ENGINE}})
 _DISTSERVE_SPLIT_VS_MII = deep_merged(_DISTSERVE_SPLIT, {"sim": {"engine": _DISTSERVE["sim"]["engine"]}})
 _SLO_PANEL = {"sim": {"traffic": {"rate": 1.5}, "criterion": {"scale_lo": 0.05, "scale_hi": 50.0}}}
 _SLO_PANEL_SPLIT = {"sim": {"traffic": {"rate": 4.5}}}
-_MII_ENGINES = dict(system_engine="vllm",
-                    engine_why="DeepSpeed-MII (FastGen) and DistServe's SwiftTransformer kernels are not profiled: "
-                               "the default engine stands in for both, eager")
+# MII runs engine_profiles/versions/deepspeed-mii.yaml (its ragged_batching.py loop: no step formed ahead of the GPU;
+# vLLM's kernel fits stand in for DeepSpeed's); DistServe's side the default engine, as against vLLM (session 69).
+_MII_ENGINES = dict(baseline_engine="deepspeed-mii", system_engine="vllm",
+                    engine_why="the release launches DeepSpeed-MII (mii.entrypoints.api_server): FastGen's loop as "
+                               "deepspeed-mii; its kernels and DistServe's SwiftTransformer's are not profiled: "
+                               "vLLM's fits stand in for both, eager")
 
 # DistServe's summarization panel (Figure 9; plot.ipynb plot_fig9(90) prints "DistServe compared to vLLM:
 # 12.585499316005471" for the SLO scale of "opt-66b-longbench" at 25 prompts and 0.375 req/s per GPU, SLO TTFT 15 s and
@@ -164,8 +167,9 @@ _FASTGEN_BLOG = deep_merged(_FASTGEN, {"sim": {"traffic": {"requests": 512, "len
 # #4607, 2023-11-03) is before v0.2.2 (vllm#1689, 2023-11-19), so its vLLM predates vllm#1889's sampler fix, but
 # which release it ran is not stated, so no pre-#1889 profile is used (+2.0 ms a step would give 2.11 / 1.78 / 3.53x
 # against 2.05 / 1.69 / 3.50x: no verdict moves).
-_FASTGEN_ENGINES = dict(baseline_engine="vllm-0.2", system_engine="vllm",
-                        engine_why="the blog's vLLM is 0.2.x (November 2023); DeepSpeed's kernels not profiled")
+_FASTGEN_ENGINES = dict(baseline_engine="vllm-0.2", system_engine="deepspeed-mii",
+                        engine_why="the blog's vLLM is 0.2.x (November 2023); FastGen through DeepSpeed-MII "
+                                   "(deepspeed-mii: its loop and limits; DeepSpeed's kernels not profiled)")
 # FastGen's host time per eager kernel: not measured (its stand-in engine has none of its own, so the GPU profile's
 # 4 us); vLLM 0.2's, measured through vLLM's Python layers on A100 hosts, is 44.7 us: the range swept.
 _FASTGEN_LAUNCH = Assumption("FastGen's host time per eager kernel (us)", (4.0, 10.0, 22.0, 44.7), 4.0,
