@@ -164,6 +164,12 @@ def test_distserve_is_one_run_against_both_baselines_and_mii_is_splitfuse():
     assert vllm.baseline_engine == "vllm-0.2-ray" and not vllm.setup["sim"]["engine"]["chunked_prefill"]
     engine = mii.setup["sim"]["engine"]
     assert engine["chunked_prefill"] and engine["token_budget"] == 768 and engine["max_batch"] == 512
+    # MII and FastGen run DeepSpeed-MII's loop (versions/deepspeed-mii.yaml), every MII panel and FastGen's side
+    mii_claims = [c for c in CLAIMS + PANELS if "DeepSpeed-MII" in c.paper]
+    fastgen = [c for c in CLAIMS if c.paper.startswith("DeepSpeed-FastGen")]
+    assert len(mii_claims) == 5 and len(fastgen) == 3
+    assert {(c.baseline_engine, c.system_engine) for c in mii_claims} == {("deepspeed-mii", "vllm")}
+    assert {(c.baseline_engine, c.system_engine) for c in fastgen} == {("vllm-0.2", "deepspeed-mii")}
 
 
 def test_distserve_prefill_instances_run_the_releases_context_flags():

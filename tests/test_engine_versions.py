@@ -181,3 +181,21 @@ def test_vllm_0_2_pays_its_detokenizer_per_running_sequence():
     assert base.cpu.per_sequence_s - newer.cpu.per_sequence_s == pytest.approx(20e-6)
     assert "vllm-project/vllm#5206" in base.sources["cpu.per_sequence_s"]
     assert load_engine("vllm-0.2-ray").cpu.per_sequence_s == base.cpu.per_sequence_s
+
+
+def test_deepspeed_mii_runs_splitfuse_passes_formed_after_the_last():
+    """DeepSpeed-MII serving FastGen (versions/deepspeed-mii.yaml): ragged batches of at most 768 tokens and 512
+    sequences, decodes first and prompts cut to fill the rest (chunked), eager, and its loop forms each pass after
+    the last one's sampled tokens reach the host (no step formed ahead); vLLM's kernel fits stand in."""
+    from whatif.simulator.config import SchedulerConfig
+
+    mii = engine_spec("deepspeed-mii")
+    assert check_engine("deepspeed-mii") == "vllm" and mii.kernel_fits == "vllm"
+    assert not mii.cpu.overlapped and engine_spec("vllm").cpu.overlapped
+    assert mii.step_seconds(5e-3, 8) == pytest.approx(5e-3 + mii.cpu.seconds(8))
+    assert mii.graph_sizes == () and not mii.prefix_caching
+    cfg = SchedulerConfig.for_engine(mii)
+    assert cfg.chunked_prefill and cfg.token_budget == 768 and cfg.max_batch == 512
+    from whatif.specs import hardware
+    h100 = mii.for_gpu(hardware.load_component("h100-sxm", "gpu"))
+    assert (h100.max_num_seqs, h100.max_num_batched_tokens) == (512, 768)   # no GPU-size default in DeepSpeed

@@ -97,8 +97,9 @@ _DISTSERVE_SPLIT = {"sim": {"traffic": {"requests": 300},
 # DeepSpeed-MII, and its 12.6x is not of this panel but of the summarization one (_DISTSERVE_SUMMARY below).
 # DeepSpeed-MII as the release launches it (2-start-api-server.py: mii.entrypoints.api_server --max-length 2048, tp 1
 # for OPT-13B) is FastGen's engine: Dynamic SplitFuse passes of at most 768 tokens and 512 sequences (DeepSpeed's
-# DSStateManagerConfig max_ragged_batch_size / max_ragged_sequence_count), eager; its kernels not profiled, the
-# default engine stands in as for the FastGen claims. One instance at tp 1 as vLLM (the same launcher).
+# DSStateManagerConfig max_ragged_batch_size / max_ragged_sequence_count), eager; its kernels not profiled.
+# FastGen's loop and limits are engine_profiles/versions/deepspeed-mii.yaml (session 69), vLLM's fits standing in for
+# its kernels, as for the FastGen claims. One instance at tp 1 as vLLM (the same launcher).
 _MII_ENGINE = {**_VLLM_V0, "chunked_prefill": True, "token_budget": 768, "max_batch": 512}
 _DISTSERVE_MII = deep_merged(_DISTSERVE, {"sim": {"engine": _MII_ENGINE}})
 # DistServe's side exactly as against vLLM (its engine settings restated, as the baseline's no longer carry them).
@@ -107,9 +108,12 @@ _DISTSERVE_MII = deep_merged(_DISTSERVE, {"sim": {"engine": _MII_ENGINE}})
 _DISTSERVE_SPLIT_VS_MII = deep_merged(_DISTSERVE_SPLIT, {"sim": {"engine": _DISTSERVE["sim"]["engine"]}})
 _SLO_PANEL = {"sim": {"traffic": {"rate": 1.5}, "criterion": {"scale_lo": 0.05, "scale_hi": 50.0}}}
 _SLO_PANEL_SPLIT = {"sim": {"traffic": {"rate": 4.5}}}
-_MII_ENGINES = dict(system_engine="vllm",
-                    engine_why="DeepSpeed-MII (FastGen) and DistServe's SwiftTransformer kernels are not profiled: "
-                               "the default engine stands in for both, eager")
+# MII runs engine_profiles/versions/deepspeed-mii.yaml (its ragged_batching.py loop: no step formed ahead of the GPU;
+# vLLM's kernel fits stand in for DeepSpeed's); DistServe's side the default engine, as against vLLM (session 69).
+_MII_ENGINES = dict(baseline_engine="deepspeed-mii", system_engine="vllm",
+                    engine_why="the release launches DeepSpeed-MII (mii.entrypoints.api_server): FastGen's loop as "
+                               "deepspeed-mii; its kernels and DistServe's SwiftTransformer's are not profiled: "
+                               "vLLM's fits stand in for both, eager")
 
 # DistServe's summarization panel (Figure 9; plot.ipynb plot_fig9(90) prints "DistServe compared to vLLM:
 # 12.585499316005471" for the SLO scale of "opt-66b-longbench" at 25 prompts and 0.375 req/s per GPU, SLO TTFT 15 s and
@@ -157,15 +161,17 @@ _FASTGEN = {"model": "llama-2-70b", "hardware": "dgx-a100-80gb", "gpus": 4, "par
 _FASTGEN_BLOG = deep_merged(_FASTGEN, {"sim": {"traffic": {"requests": 512, "length_cv": 0.3},
                                                "criterion": {"clients": [1, 2, 4, 8, 16, 32],
                                                              "fastgen_gen_tok_s": 4.0}}})
-# Its vLLM (the blog is of November 2023: vLLM 0.2.x) as vllm-0.2, the nearest profile; FastGen's own kernels
-# are not profiled: the default engine's stand in. No source names the release (session 66 M): the blog, and the
-# benchmark's README / run_all_vllm.sh (DeepSpeedExamples benchmarks/inference/mii: `python -m vllm.entrypoints.
-# api_server`, unpinned) give none; only a later requirements.txt pins `vllm>=0.2.7`. The blog's date (DeepSpeed PR
-# #4607, 2023-11-03) is before v0.2.2 (vllm#1689, 2023-11-19), so its vLLM predates vllm#1889's sampler fix, but
-# which release it ran is not stated, so no pre-#1889 profile is used (+2.0 ms a step would give 2.11 / 1.78 / 3.53x
-# against 2.05 / 1.69 / 3.50x: no verdict moves).
-_FASTGEN_ENGINES = dict(baseline_engine="vllm-0.2", system_engine="vllm",
-                        engine_why="the blog's vLLM is 0.2.x (November 2023); DeepSpeed's kernels not profiled")
+# Its vLLM (the blog is of November 2023: vLLM 0.2.x) as vllm-0.2, the nearest profile; FastGen runs deepspeed-mii
+# (its loop and limits, read at source; its own kernels are not profiled: vLLM's fits stand in). No source names the
+# vLLM release (session 66 M): the blog, and the benchmark's README / run_all_vllm.sh (DeepSpeedExamples
+# benchmarks/inference/mii: `python -m vllm.entrypoints.api_server`, unpinned) give none; only a later
+# requirements.txt pins `vllm>=0.2.7`. The blog's date (DeepSpeed PR #4607, 2023-11-03) is before v0.2.2
+# (vllm#1689, 2023-11-19), so its vLLM predates vllm#1889's sampler fix, but which release it ran is not stated,
+# so no pre-#1889 profile is used (+2.0 ms a step would give 2.11 / 1.78 / 3.53x against 2.05 / 1.69 / 3.50x: no
+# verdict moves).
+_FASTGEN_ENGINES = dict(baseline_engine="vllm-0.2", system_engine="deepspeed-mii",
+                        engine_why="the blog's vLLM is 0.2.x (November 2023); FastGen through DeepSpeed-MII "
+                                   "(deepspeed-mii: its loop and limits; DeepSpeed's kernels not profiled)")
 # FastGen's host time per eager kernel: not measured (its stand-in engine has none of its own, so the GPU profile's
 # 4 us); vLLM 0.2's, measured through vLLM's Python layers on A100 hosts, is 44.7 us: the range swept.
 _FASTGEN_LAUNCH = Assumption("FastGen's host time per eager kernel (us)", (4.0, 10.0, 22.0, 44.7), 4.0,
@@ -253,14 +259,18 @@ CLAIMS: list[Claim] = [
           "DeepSpeed-MII's SplitFuse passes hold 768 tokens beside the running decodes, so a ~2K-token prompt "
           "takes three passes and its first token misses the 0.25 s TTFT at a low rate; split pools prefill each "
           "prompt whole at tp 2.",
-          miss="whatif's MII on one A100 keeps 90% to 1.67 req/s (a prompt spread over 768-token passes that "
-               "carry every running decode), DistServe's split 1.80 a GPU: 1.08x. The paper's 7.36 is DistServe's "
+          miss="whatif's MII on one A100 keeps 90% to 2.29 req/s (a prompt spread over 768-token passes that "
+               "carry every running decode), DistServe's split 1.80 a GPU: 0.79x (1.08x, MII 1.67, before session "
+               "69's deepspeed-mii profile: MII's loop forms each pass after the last one ends, so an arriving "
+               "prompt joins the next pass where the stand-in's step formed ahead admitted it one pass later; "
+               "traffic seeds 1-6: 0.79-2.05x). The paper's 7.36 is DistServe's "
                "1.84 over 0.25 req/s, the first rate of its sweep: MII attained 90% at no higher rate (_plot.py's "
                "find_intersection returns the first rate when no crossing is found), so 7.36 is a lower bound. "
-               "FastGen's kernels and host path are not profiled (the default engine stands in, as for the FastGen "
-               "claims), nor SwiftTransformer's; the release's vLLM, replayed, ran ~1.3x slower than whatif's "
-               "(the vLLM claim's miss), a gap whatif's stand-in for MII would share. Until session 63 three "
-               "round-robin MII replicas: 0.68x",
+               "FastGen's kernels and host path are not profiled (vLLM's fits and the GPU's 4 us a launch stand "
+               "in), nor SwiftTransformer's; the release's vLLM, replayed, ran ~1.3x slower than whatif's "
+               "(the vLLM claim's miss), a gap whatif's stand-in for MII would share: with Vidur's era GEMM fit "
+               "(kernels.gemm_fits, vLLM 0.2's) MII gives 1.38x, with 44.7 us a launch 0.81x (neither sourced "
+               "for DeepSpeed's kernels). Until session 63 three round-robin MII replicas: 0.68x",
           setup_note="OPT-13B (Llama-2-13B until session 62); DeepSpeed-MII as FastGen (SplitFuse 768 tokens, "
                      "512 sequences a pass, eager), one instance at tp 1 as the release launches it, 100 prompts at "
                      "the per-GPU rate; DistServe's side the vLLM claim's (prefill tp 2, decode tp 1); the "
@@ -296,10 +306,19 @@ CLAIMS: list[Claim] = [
           deep_merged(_DISTSERVE_MII, _SLO_PANEL), deep_merged(_DISTSERVE_SPLIT_VS_MII, _SLO_PANEL_SPLIT),
           "MII's tightest SLO is set by its first tokens: a ~2K-token prompt spread over 768-token SplitFuse passes "
           "that each carry the running decodes, where a split pool prefills it whole at tp 2.",
+          miss="whatif's MII at 1.5 req/s attains 90% within 0.89x of the SLO, DistServe within 0.69x: 1.29x (band "
+               "from 1.385x). Until session 69 MII ran the default engine, whose step is formed while the last one "
+               "runs (0.96x, 1.385x: in band at its edge, traffic seeds 1-6 1.34-1.57x); DeepSpeed-MII's loop "
+               "(ragged_batching.py generate: the forward, a blocking copy of the sampled tokens, then scheduling) "
+               "forms each pass after the last, so an arriving prompt starts a pass sooner and MII's first tokens "
+               "come sooner (seeds 1-6: 1.20-1.50x, one of six in band). The paper's MII attained 90% at no rate of "
+               "its sweep (the rate claim's 7.36 is a lower bound), so at 1.5 req/s a GPU it ran past its capacity "
+               "where whatif's (2.29 req/s) does not; FastGen's kernels and host path are not profiled (with Vidur's "
+               "era GEMM fit 1.44x, in band; not sourced for DeepSpeed's kernels)",
           setup_note="as the vLLM panel's claim (its rate and prompts from _plot.py), with DeepSpeed-MII as FastGen "
-                     "(SplitFuse 768 tokens, 512 sequences, eager), one instance at tp 1 at 1.5 req/s. In band at "
-                     "its edge (1.385x, band from 1.385x): seeds 1-6 give 1.34-1.57x, three of six in band. Until "
-                     "session 63 three MII replicas at an assumed rate (0.75-4.5 req/s): conditional, 1.22x at 4.5",
+                     "(deepspeed-mii: SplitFuse 768 tokens, 512 sequences, no step formed ahead, eager), one "
+                     "instance at tp 1 at 1.5 req/s. Until session 63 three MII replicas at an assumed rate "
+                     "(0.75-4.5 req/s): conditional, 1.22x at 4.5",
           **_MII_ENGINES),
     Claim("disaggregation", "DistServe can serve ... 12.6x tighter SLO, compared to state-of-the-art systems "
           "(OSDI'24 abstract; against vLLM on the OPT-66B summarization panel, the release's plot.ipynb: 12.59; "
@@ -329,7 +348,8 @@ CLAIMS: list[Claim] = [
           "generation keeps its 4 tok/s while prompts stream in. "
           "Eager on both sides (neither ran CUDA graphs), vLLM 0.2's measured host cost a kernel slows its decode "
           "steps too, and its GEMMs run as Vidur timed the vLLM 0.2-era layers (kernels.gemm_fits, session 68): "
-          "whatif's vLLM peaks at 0.72 SLA-meeting requests/s, 2.47x (0.86 and 2.05x before session 68; 0.90 "
+          "whatif's vLLM peaks at 0.72 SLA-meeting requests/s, 2.46x (2.47x before session 69's deepspeed-mii "
+          "loop; 0.86 and 2.05x before session 68; 0.90 "
           "before vLLM 0.2's padded prompt "
           "steps, session 65; the blog's 0.63), FastGen at 1.77 (the blog's 1.42); with FastGen's host cost a "
           "kernel anywhere from 4 to 44.7 us the gain stayed 2.0-2.05x before session 68.",
@@ -352,7 +372,7 @@ CLAIMS: list[Claim] = [
                      "panel's lengths are not named with it: prompts 2600 and outputs 60 (normal, 30% CV), as "
                      "Figure 4 (1200 / 128 gives 1.25x); no CUDA graphs on either side: at 1.2 req/s whatif's "
                      "vLLM takes 8.4 s a request (7.0 s before session 68; the blog's 14 s), FastGen 4.1 s "
-                     "(the blog's 7 s)",
+                     "(the blog's 7 s); 2.03x on deepspeed-mii's loop (2.04x before session 69)",
           assumed=_FASTGEN_LAUNCH, **_FASTGEN_ENGINES),
     Claim("chunked_prefill", "DeepSpeed-FastGen: up to 3.7x lower (token-level) tail latency (than vLLM)", 3.7,
           "p95_itl", deep_merged(_FASTGEN_BLOG, {"sim": {"traffic": {"concurrency": 16, "output": 128}}}),

@@ -71,8 +71,9 @@ CLAIMS: list[Claim] = [
           "several passes; the split prefills it whole at tp 4.",
           miss="whatif's MII at tp 4 keeps 90% to 0.52 req/s a GPU, DistServe's split 0.34: 0.66x. As against vLLM, "
                "the split's single prefill instance at tp 4 carries 8 GPUs' rate against the 0.4 s TTFT, and "
-               "DeepSpeed-MII's kernels and host path are not profiled (the default engine stands in, eager, as for "
-               "the FastGen claims). 0.45x with the Table 1 SLO (2.5 s / 0.15 s)",
+               "DeepSpeed-MII's kernels and host path are not profiled (deepspeed-mii: FastGen's loop on vLLM's "
+               "fits, eager, as for the FastGen claims; with Vidur's era GEMM fit, not sourced for them, 0.86x). "
+               "0.45x with the Table 1 SLO (2.5 s / 0.15 s)",
           setup_note="as the vLLM panel's claim, DeepSpeed-MII as FastGen (SplitFuse 768 tokens, 512 sequences, "
                      "eager) at tp 4 on 4 A100s (the launcher's deepspeed: 4), 25 prompts a GPU",
           **_MII_ENGINES),
@@ -99,11 +100,12 @@ CLAIMS: list[Claim] = [
           "capacity_rps", deep_merged(_SUMMARY_RATE, _MII), _SUMMARY_SPLIT,
           "MII's SplitFuse spreads each ~2K-token prompt over three 768-token passes that carry every running "
           "decode; the split prefills it whole.",
-          miss="whatif's MII at tp 4 keeps 90% to 1.24 req/s a GPU, DistServe's split 0.54: 0.44x. Both sides are "
+          miss="whatif's MII at tp 4 keeps 90% to 1.23 req/s a GPU, DistServe's split 0.54: 0.44x. Both sides are "
                "bound by the 15 s TTFT over the panel's 100 / 200 prompts (every TPOT met on both): MII's four "
                "GPUs prefill its own rate in 768-token passes beside short decodes, the split's one prefill "
                "instance at tp 4 carries 8 GPUs' rate, so per GPU the split serves about half. DeepSpeed-MII's "
-               "kernels and host path are not profiled (the default engine stands in). Over the assumed answer "
+               "kernels and host path are not profiled (deepspeed-mii: FastGen's loop on vLLM's fits; with Vidur's era "
+               "GEMM fit, not sourced for them, 0.95x). Over the assumed answer "
                "length, 16 / 32 / 64 / 128 / 256 tokens: 0.36x / 0.39x / 0.44x / 0.58x / 0.44x, never the band",
           setup_note="as the vLLM rate panel's claim, DeepSpeed-MII as FastGen (SplitFuse 768 tokens, 512 sequences, "
                      "eager) at tp 4 on 4 A100s (--max-length 2048 holds the ~2K-token requests)", **_MII_ENGINES),
@@ -114,7 +116,8 @@ CLAIMS: list[Claim] = [
           "tokens spread over 768-token passes and the decodes' gaps beside them, the split's decode pool at tp 2 x "
           "pp 2.",
           miss="whatif's MII at 1.5 req/s on 4 A100s attains 90% within 0.46x of the SLO, DistServe within 0.42x: "
-               "1.10x. Neither side is near its capacity at this rate in whatif (MII 1.24 req/s a GPU, the split "
+               "1.11x (1.10x before session 69's deepspeed-mii loop). Neither side is near its capacity at this "
+               "rate in whatif (MII 1.23 req/s a GPU, the split "
                "0.54), so neither scale is set by queueing; the paper's 2.59x puts its MII well past the SLO at 0.375 "
                "req/s a GPU. Kernels and host path of MII not profiled. Over the assumed answer length, 16 / 32 / 64 "
                "/ 128 / 256 tokens: 1.78x / 1.51x / 1.10x / 0.75x / 0.22x, never the band",
