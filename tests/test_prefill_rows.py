@@ -61,8 +61,8 @@ def _prefill_gaps(res) -> list[float]:
     """Idle time between one prefill step's end and the next one's start on the prefill replica."""
     cols = res.log.columns
     pre = {i.index for i in res.replicas if i.role == "prefill"}
-    steps = [(s, s + d) for r, s, d, p in zip(cols["replica"], cols["start_s"], cols["duration_s"], cols["prefill_seqs"])
-             if r in pre and p]
+    rows = zip(cols["replica"], cols["start_s"], cols["duration_s"], cols["prefill_seqs"])
+    steps = [(s, s + d) for r, s, d, p in rows if r in pre and p]
     return [b[0] - a[1] for a, b in zip(steps, steps[1:])]
 
 
