@@ -14,6 +14,12 @@ the pool saturated) or not. Nothing here feeds a prediction.
 `--expert-skew S` (session 65 N): prices the expert-parallel prefill layouts with whatif's Zipf routing skew S
 (--expert-skew; the busiest EP rank's load over the mean, expert_load.busiest_rank_factor: 1.65 at 0.8, 2.14 at 1.0
 for 256 experts on 8 ranks), layouts without EP as before: how far an unpriced routing imbalance would move a pool.
+`--waiting` (session 69 C) adds where the measured queue can sit: the clients before their first token a prefill rank
+(N minus those decoding, serving_signatures.decoding; measured / predicted), whatif's step at one prompt a rank, and
+the factor `need` by which whatif's step would have to be too fast for the measured rate to be a saturated prefill
+GPU (prompts a step / measured rate a worker / priced step), at one prompt a rank (`need 1`) and at the full step
+(`need k`). Where the waiting clients a rank exceed the full step's prompts and `need` far exceeds the light-load
+ratio of the same layout (measured / predicted TTFT at <= 8 clients), the wait sits in a stage that does not batch.
 """
 from __future__ import annotations
 
@@ -26,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from serving_signatures import SA_BENCH_MEAN_OUTPUT, served_per_s  # noqa: E402
+from serving_signatures import SA_BENCH_MEAN_OUTPUT, decoding, served_per_s  # noqa: E402
 
 TABLE = ROOT / "benchmarks" / "data" / "serving_reference.csv"
 def prompts_per_step(ranks: int, max_batch: int, token_budget: int, prompt: int, group_limits: bool) -> int:
@@ -36,6 +42,18 @@ def prompts_per_step(ranks: int, max_batch: int, token_budget: int, prompt: int,
     per_batch = max_batch // ranks if group_limits else max_batch
     per_budget = token_budget // ranks if group_limits else token_budget
     return ranks * max(1, min(max(per_batch, 1), per_budget // max(prompt, 1)))
+
+
+def waiting_clients(clients: float, ttft_ms: float, tpot_ms: float, mean_output: float) -> float:
+    """Clients of a closed loop waiting for their first token (Little's law: the served rate x TTFT, i.e. the N not
+    decoding), wherever they wait: router, bootstrap, the prefill queue and step, the KV send."""
+    return clients - decoding(clients, ttft_ms, tpot_ms, mean_output)
+
+
+def step_factor_needed(prompts: int, served_per_s_a_worker: float, step_s: float) -> float:
+    """How many times whatif's priced step (`prompts` prompts, `step_s`) the worker's real step must take for a
+    saturated prefill GPU to serve only `served_per_s_a_worker` (prompts / rate / priced step); inf at rate 0."""
+    return prompts / served_per_s_a_worker / step_s if served_per_s_a_worker > 0 and step_s > 0 else float("inf")
 
 
 def skew_kwargs(ep: int, skew: float) -> dict:
@@ -62,6 +80,8 @@ def main(argv=None) -> int:
     ap.add_argument("--table", default=str(TABLE), help="a serving_reference.csv-format table (default: committed)")
     ap.add_argument("--expert-skew", type=float, default=0.0,
                     help="Zipf routing skew the EP prefill layouts are priced with (default 0: uniform, the mapping's)")
+    ap.add_argument("--waiting", action="store_true",
+                    help="add the clients waiting a prefill rank and the step factor a saturated pool would need")
     args = ap.parse_args(argv)
     import serving_reference as sr
     rows = {r["id"]: r for r in sr.load()}
@@ -69,7 +89,8 @@ def main(argv=None) -> int:
         scored = [t for t in csv.DictReader(f) if args.filter in t["id"] and t["mode"] == "disagg"
                   and t["predicted_ttft_ms"] not in ("", "nan") and t["scored"] == "1"]
     print(f"{'row':52} {'prefill':>11} {'W':>2} {'N':>5} {'X meas':>7} {'X pred':>7} {'k':>3} {'step ms':>8} "
-          f"{'cap':>6} {'meas/cap':>8} {'TTFT x':>6}")
+          f"{'cap':>6} {'meas/cap':>8} {'TTFT x':>6}"
+          + (f" {'wait/rank m':>11} {'p':>5} {'1/rank ms':>9} {'need 1':>6} {'need k':>6}" if args.waiting else ""))
     for t in sorted(scored, key=lambda t: (t["engine"], t["gemm_quant"], int(t["isl"]), t["id"])):
         row = rows[t["id"]]
         n = sr.concurrency(row)
@@ -89,8 +110,19 @@ def main(argv=None) -> int:
         name = f"tp{lay['tp']}/a{ranks}/e{lay.get('ep', 1)}"
         print(f"{t['id'][:52]:52} {name:>11} {workers:2d} {n:5d} {x['measured']:7.2f} {x['predicted']:7.2f} "
               f"{k:3d} {step * 1e3:8.1f} {cap:6.2f} {x['measured'] / cap:8.2f} "
-              f"{float(t['predicted_ttft_ms']) / float(t['measured_ttft_ms']):6.2f}", flush=True)
+              f"{float(t['predicted_ttft_ms']) / float(t['measured_ttft_ms']):6.2f}"
+              + (_waiting_columns(row, t, n, mean_out, workers, ranks, prompt, pool, x["measured"], k, step, args)
+                 if args.waiting else ""), flush=True)
     return 0
+
+
+def _waiting_columns(row, t, n, mean_out, workers, ranks, prompt, pool, x_meas, k, step, args) -> str:
+    """The --waiting columns of one row (see the module docstring)."""
+    wait = {w: waiting_clients(n, float(t[f"{w}_ttft_ms"]), float(t[f"{w}_tpot_ms"]), mean_out) / (workers * ranks)
+            for w in ("measured", "predicted")}
+    one = priced_step_s(row, ranks, prompt, pool["prefill_token_budget"], args.expert_skew)
+    return (f" {wait['measured']:11.1f} {wait['predicted']:5.1f} {one * 1e3:9.1f} "
+            f"{step_factor_needed(ranks, x_meas, one):6.2f} {step_factor_needed(k, x_meas, step):6.2f}")
 
 
 if __name__ == "__main__":

@@ -35,3 +35,16 @@ def test_expert_skew_prices_only_expert_parallel_layouts():
     assert rate.skew_kwargs(8, 1.0) == {"expert_skew": 1.0}
     assert rate.skew_kwargs(1, 1.0) == {}
     assert rate.skew_kwargs(8, 0.0) == {}
+
+
+def test_the_waiting_clients_are_those_not_decoding():
+    # 512 clients, TTFT 7.8 s, 921.6 - 1 outputs at 24.5 ms: cycle 30.35 s, 16.87 requests/s, 131.6 wait
+    assert rate.waiting_clients(512, 7_800.0, 24.5, 921.6) == pytest.approx(512 * 7.8 / (7.8 + 920.6 * 0.0245))
+    assert rate.waiting_clients(64, 0.0, 10.0, 100.0) == pytest.approx(0.0)
+
+
+def test_the_step_factor_a_saturated_pool_needs():
+    # 32 prompts a 270 ms step serve 118.5 a second; a pool serving 16.9 needs that step 7.0x as long
+    assert rate.step_factor_needed(32, 16.9, 0.270) == pytest.approx(32 / 16.9 / 0.270)
+    assert rate.step_factor_needed(1, 2.0, 0.5) == pytest.approx(1.0)   # exactly saturated at whatif's price
+    assert rate.step_factor_needed(8, 0.0, 0.9) == float("inf")

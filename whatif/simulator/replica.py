@@ -9,6 +9,7 @@ round; a batch whose stage is still busy with another engine's waits for it (pip
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import replace
 
 from .batch_wait import BatchWait, schedulable_prompt_tokens
 from .block_manager import BlockManager
@@ -20,6 +21,7 @@ from .kv_fanout import kv_copies
 from .log import FLUSH_VALUES, IterationLog, ReplicaInfo
 from .pipeline_stages import PipelineStages
 from .prefill_recompile import TokenCountCompiles
+from .prefill_rows import batch_limit, holds_rows
 from .recv_interval import RecvSkipper
 from .scheduling.core import Scheduler
 from .scheduling.padded_prompts import padded_prefills
@@ -60,6 +62,9 @@ class Replica:
         self.schedulers = [Scheduler(cfg, make_policy(cfg), self.bm, self.waiting, self.awaiting_kv, times, swap, self,
                                   f"{seed}-{index}-{e}") for e in range(pp)]
         self.outstanding = 0        # requests routed here and not yet finished or handed on
+        # SGLang's PD TP prefill server: each handed-on request keeps its batch row until its KV is sent (prefill_rows)
+        self.holds_rows = holds_rows(times.setup, role, group)
+        self.sending = 0            # handed-on requests whose KV is still here
         self.idle = 0
         self._wakeup = Signal()     # the engines waiting for work (idle counts them until they resume)
         self.step_end = 0.0         # when the step in flight ends (a decode pool's received KV waits for it)
@@ -118,10 +123,19 @@ class Replica:
         skipper, inbox, waits = self.skipper, self.inbox, self.batch_wait
         padded = scheduler.cfg.max_paddings is not None
         compiles = self.compiles
+        rows_held, base = self.holds_rows, scheduler.cfg
         while True:
             if skipper is not None and skipper.polls() and inbox:
                 queued.extend(inbox)
                 inbox.clear()
+            if rows_held:   # (prefill_rows.py: the rows of requests whose KV is still being sent)
+                limit = batch_limit(base.max_batch, len(scheduler.running), self.sending)
+                if limit <= 0:
+                    self.idle += 1
+                    yield self._wakeup   # (a send done or a new arrival wakes it)
+                    self.idle -= 1
+                    continue
+                scheduler.cfg = base if limit == base.max_batch else replace(base, max_batch=limit)
             scheduler.admit_before = scheduler.last_start if ahead and scheduler.last_end == env.now else inf
             held = waits is not None and queued and self._holds(scheduler)
             if held:
@@ -205,6 +219,8 @@ class Replica:
         seq.blocks, seq.shared = 0, []
         seq.published = 1 << 62     # the decode side does not offer its blocks to a prefix cache
         self.outstanding -= 1
+        if self.holds_rows:
+            self.sending += 1
         self.cluster.hand_on(seq)
         return True
 
@@ -222,6 +238,8 @@ class Replica:
         yield source.times.send_time(seq.computed, self.cluster.kv_path, copies)
         source.bm.release(blocks)
         source.bm.unref(shared)
+        if source.holds_rows:
+            source.sending -= 1
         source.wake()
         seq.source = None
         # The prompt's first token reaches the client with its KV, from the decode pool: TTFT includes the hand-off

@@ -147,6 +147,7 @@ class EngineSpec:
     cache_grows: bool = False             # no KV pool reserved up front: the cache is allocated as sequences grow
     mla_kv_fanout: bool = False           # a disaggregated MLA sender sends its whole latent to each receiving TP rank
     prefill_send_slots: int = 0           # PD prefill: slots per running request held to a polled send (0: none)
+    prefill_rows_held_to_send: bool = False   # PD prefill: a request keeps its batch row until its KV send is done
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
     large_gpu: LargeGpuDefaults | None = None   # other scheduler defaults on large GPUs (vLLM's)
     graph_pad_to_limit: bool = False      # capture sizes past its batch limit become one graph at the limit
@@ -503,8 +504,8 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
             grows = _leaf(sec, "grows_as_needed", f"{where}.cache", src, "cache")
             out["cache_grows"] = boolean(grows, f"{where}.cache.grows_as_needed")
     if "disaggregation" in data:   # how its disaggregated pools hand a request's KV over (simulator/kv_fanout.py)
-        sec = check_mapping(data["disaggregation"], {"mla_kv_fanout", "prefill_send_slots"},
-                            f"{where}.disaggregation")
+        sec = check_mapping(data["disaggregation"], {"mla_kv_fanout", "prefill_send_slots",
+                                                     "prefill_rows_held_to_send"}, f"{where}.disaggregation")
         if "mla_kv_fanout" in sec:
             fanout = _leaf(sec, "mla_kv_fanout", f"{where}.disaggregation", src, "disaggregation")
             out["mla_kv_fanout"] = boolean(fanout, f"{where}.disaggregation.mla_kv_fanout")
@@ -512,6 +513,9 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
             slots = _leaf(sec, "prefill_send_slots", f"{where}.disaggregation", src, "disaggregation")
             out["prefill_send_slots"] = integer(slots, f"{where}.disaggregation.prefill_send_slots", 0, 16,
                                                 what="slots per running request")
+        if "prefill_rows_held_to_send" in sec:   # (simulator/prefill_rows.py)
+            rows = _leaf(sec, "prefill_rows_held_to_send", f"{where}.disaggregation", src, "disaggregation")
+            out["prefill_rows_held_to_send"] = boolean(rows, f"{where}.disaggregation.prefill_rows_held_to_send")
     if "frontend" in data:
         sec = check_mapping(data["frontend"], {"per_request_s", "per_prompt_token_s"}, f"{where}.frontend")
         out["frontend"] = FrontEnd(*(number(_leaf(sec, k, f"{where}.frontend", src, "frontend"),
