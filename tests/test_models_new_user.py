@@ -150,6 +150,9 @@ def test_an_alias_of_a_quantized_release_reads_its_config_in_the_hub_cache(tmp_p
     head = run_text(capsys, *args).splitlines()[0]
     assert "weights bf16" in head and "DeepSeek-V3.1's quantization_config is neither shipped" in head
     assert "--quantization sets it" in head
+    out = run_text(capsys, "search", "--model", "deepseek-ai/DeepSeek-V3.1", "--hardware", "h200-sxm", "--gpus", "8",
+                   "--tp", "8", "--batches", "8", "--modes", "aggregated", "--no-progress")
+    assert "DeepSeek-V3.1's quantization_config is neither shipped" in out and "--quantizations sets" in out
     _hub(tmp_path, "deepseek-ai/DeepSeek-V3.1", {"config.json": REF / "deepseek-ai--DeepSeek-V3_config.json"})
     head = run_text(capsys, *args).splitlines()[0]
     assert "quantization fp8-block" in head and "assumed" not in head

@@ -305,18 +305,24 @@ def checkpoint_precision(model_name: str, prec: dict, weights: bool = True, kv: 
     return out
 
 
-def alias_assumption(model_name: str, prec: dict) -> dict:
-    """`prec` with a source saying the weights are assumed, for an id that resolves to a shipped profile by alias
-    (hf_ids.ALIASES) with no shipped copy of its quantization and no config.json in the hub cache: the alias may
-    name a quantized release (deepseek-ai/DeepSeek-V3.1 is stored in FP8 blocks) that whatif cannot read offline."""
+def alias_note(model_name: str) -> str:
+    """What an id that resolves to a shipped profile by alias (hf_ids.ALIASES) lacks when there is no shipped copy of
+    its quantization and no config.json in the hub cache ('' otherwise): the alias may name a quantized release
+    (deepseek-ai/DeepSeek-V3.1 is stored in FP8 blocks) that whatif cannot read offline."""
     from .hf_ids import is_hf_id, profile_id, resolve_hf_id
-    if not is_hf_id(model_name) or any(k in prec for k in (*WEIGHT_KEYS, "source", "modules", "expert_quantization")):
-        return prec
+    if not is_hf_id(model_name):
+        return ""
     kind, name = resolve_hf_id(model_name)
     if kind != "profile" or (profile_id(name) or "").lower() == model_name.lower() or shipped_record(model_name):
-        return prec
-    return {**prec, "source": f"the {name} profile; {model_name}'s quantization_config is neither shipped nor in "
-                              f"the hub cache: 16-bit assumed, --quantization sets it"}
+        return ""
+    return f"the {name} profile; {model_name}'s quantization_config is neither shipped nor in the hub cache"
+
+
+def alias_assumption(model_name: str, prec: dict) -> dict:
+    """`prec` with a source saying its 16-bit weights are assumed, where alias_note says so and nothing sets them."""
+    note = "" if any(k in prec for k in (*WEIGHT_KEYS, "source", "modules", "expert_quantization")) \
+        else alias_note(model_name)
+    return {**prec, "source": f"{note}: 16-bit assumed, --quantization sets it"} if note else prec
 
 
 def own_scheme_named(prec: dict, found: CheckpointQuant) -> bool:
