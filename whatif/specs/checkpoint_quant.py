@@ -308,7 +308,7 @@ def checkpoint_precision(model_name: str, prec: dict, weights: bool = True, kv: 
 def alias_note(model_name: str) -> str:
     """What an id that resolves to a shipped profile by alias (hf_ids.ALIASES) lacks when there is no shipped copy of
     its quantization and no config.json in the hub cache ('' otherwise): the alias may name a quantized release
-    (deepseek-ai/DeepSeek-V3.1 is stored in FP8 blocks) that whatif cannot read offline."""
+    (deepseek-ai/DeepSeek-V3.1, say, if its config.json declares FP8 blocks) that whatif cannot read offline."""
     from .hf_ids import is_hf_id, profile_id, resolve_hf_id
     if not is_hf_id(model_name):
         return ""
