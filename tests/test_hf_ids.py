@@ -56,3 +56,10 @@ def test_an_unknown_id_says_where_it_looked(tmp_path, monkeypatch, capsys):
     err = run_error(capsys, "estimate", "--model", "acme/missing", "--hardware", "h100-sxm")
     assert str(tmp_path) in err and "HF_HOME" in err
     assert "no such file" in run_error(capsys, "estimate", "--model", "./nothing/here.yaml")
+
+
+def test_an_unshipped_sibling_release_names_the_shipped_ids_nearby(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    err = run_error(capsys, "estimate", "--model", "MiniMaxAI/MiniMax-M2.1", "--hardware", "h100-sxm")
+    assert err.count("\n") <= 1 and "shipped ids nearby: MiniMaxAI/MiniMax-M2.5" in err
+    assert "nearby" not in run_error(capsys, "estimate", "--model", "acme/missing", "--hardware", "h100-sxm")

@@ -100,3 +100,63 @@ def test_a_search_yaml_may_say_modes_both(tmp_path, capsys):
 def test_a_tp_that_cannot_split_the_experts_names_the_flag_given(capsys):
     err = run_error(capsys, "estimate", "--model", "deepseek-ai/DeepSeek-R1", "--hardware", "h200-sxm", "--tp", "3")
     assert err.startswith("whatif: error: --tp: 3 does not divide the expert intermediate size")
+
+
+# Issue 38's models as a user names them (session 69 J's audit): (Hugging Face id, the profile it resolves to,
+# hardware, tp). Each estimates by id with the checkpoint's own precision and fits; the architectures: qwen3_moe,
+# gpt_oss, minimax_m2, glm4_moe, glm_moe_dsa (GLM-5), kimi_k2, kimi_k25, llama4, deepseek_v3, deepseek_v32, qwen3_next,
+# qwen3_5 / qwen3_5_moe, nemotron_h, gemma3, llama, qwen3, mistral, mixtral.
+ISSUE_IDS = [
+    ("Qwen/Qwen3-30B-A3B", "qwen3-30b-a3b", "h100-sxm", 2),
+    ("Qwen/Qwen3-235B-A22B-FP8", "qwen3-235b-a22b", "h200-sxm", 8),
+    ("openai/gpt-oss-20b", "gpt-oss-20b", "h100-sxm", 1), ("openai/gpt-oss-120b", "gpt-oss-120b", "h100-sxm", 2),
+    ("MiniMaxAI/MiniMax-M2.5", "minimax-m2.5", "h200-sxm", 8), ("zai-org/GLM-4.5", "glm-4.5", "h200-sxm", 8),
+    ("zai-org/GLM-5-FP8", "glm-5", "b200", 8),
+    ("moonshotai/Kimi-K2-Instruct", "kimi-k2", "b200", 8), ("moonshotai/Kimi-K2.5", "kimi-k2.5", "b200", 8),
+    ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout", "h100-sxm", 4),
+    ("meta-llama/Llama-4-Maverick-17B-128E-Instruct", "llama-4-maverick", "b200", 8),
+    ("deepseek-ai/DeepSeek-R1", "deepseek-v3", "h200-sxm", 8),
+    ("deepseek-ai/DeepSeek-V3.2", "deepseek-v3.2", "b200", 8),
+    ("Qwen/Qwen3-Next-80B-A3B-Instruct", "qwen3-next-80b-a3b", "h100-sxm", 4),
+    ("Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b", "b200", 8), ("Qwen/Qwen3.5-27B", "qwen3.5-27b", "h100-sxm", 2),
+    ("nvidia/Nemotron-H-56B-Base-8K", "nemotron-h-56b", "h100-sxm", 4),
+    ("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "nemotron-3-nano-30b-a3b", "h100-sxm", 2),
+    ("google/gemma-3-27b-it", "gemma-3-27b", "h100-sxm", 2),
+    ("meta-llama/Llama-3.3-70B-Instruct", "llama-3.1-70b", "h100-sxm", 4),
+    ("Qwen/Qwen3-32B", "qwen3-32b", "h100-sxm", 2),
+    ("mistralai/Mistral-7B-Instruct-v0.1", "mistral-7b", "h100-sxm", 1),
+    ("mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b", "h100-sxm", 2),
+    ("mistralai/Mixtral-8x22B-v0.1", "mixtral-8x22b", "h200-sxm", 4),
+]
+
+
+@pytest.mark.parametrize("hf_id, profile, hardware, tp", ISSUE_IDS, ids=[i[0] for i in ISSUE_IDS])
+def test_each_model_the_issue_names_estimates_by_its_hugging_face_id(capsys, monkeypatch, tmp_path, hf_id, profile,
+                                                                       hardware, tp):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))     # an empty cache: the shipped profile answers
+    out = run_text(capsys, "estimate", "--model", hf_id, "--hardware", hardware, "--tp", str(tp), "--batch", "8",
+                   "--prompt", "1024", "--output", "64", "--no-ops")
+    assert out.startswith(f"{profile} on ")
+    assert "\nfits" in out and out.split("\nfits")[1].split()[0] == "yes"
+
+
+@needs_ref
+def test_an_alias_of_a_quantized_release_reads_its_config_in_the_hub_cache(tmp_path, monkeypatch, capsys):
+    """deepseek-ai/DeepSeek-V3.1 resolves to the deepseek-v3 profile by alias, with no shipped copy of its FP8
+    quantization_config: the hub cache's config.json supplies it; without one the header says 16-bit is assumed."""
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    args = ("estimate", "--model", "deepseek-ai/DeepSeek-V3.1", "--hardware", "b200", "--tp", "8", "--no-ops")
+    head = run_text(capsys, *args).splitlines()[0]
+    assert "weights bf16" in head and "DeepSeek-V3.1's quantization_config is neither shipped" in head
+    assert "--quantization sets it" in head
+    out = run_text(capsys, "search", "--model", "deepseek-ai/DeepSeek-V3.1", "--hardware", "h200-sxm", "--gpus", "8",
+                   "--tp", "8", "--batches", "8", "--modes", "aggregated", "--no-progress")
+    assert "DeepSeek-V3.1's quantization_config is neither shipped" in out and "--quantizations sets" in out
+    _hub(tmp_path, "deepseek-ai/DeepSeek-V3.1", {"config.json": REF / "deepseek-ai--DeepSeek-V3_config.json"})
+    head = run_text(capsys, *args).splitlines()[0]
+    assert "quantization fp8-block" in head and "assumed" not in head
+    assert "16-bit assumed" not in run_text(capsys, "estimate", "--model", "Qwen/Qwen3.5-397B-A17B", "--hardware",
+                                            "b200", "--tp", "8", "--no-ops").splitlines()[0]   # the profile's own id
+    flagged = run_text(capsys, *args, "--quantization", "fp8-block").splitlines()[0]
+    assert "quantization fp8-block" in flagged and "assumed" not in flagged

@@ -56,6 +56,9 @@ def scenario_from_inputs(file: str | None, given: dict, dtype: str | None = None
         from .specs.checkpoint_quant import checkpoint_precision
         prec = checkpoint_precision(model, prec, weights=not (dtype or weight_dtype), kv=not (dtype or kv_dtype),
                                     engine=top.get("kernel_engine"))
+        if not (dtype or weight_dtype):
+            from .specs.checkpoint_quant import alias_assumption
+            prec = alias_assumption(model, prec)
     sections["precision"] = _precision(prec, dtype, weight_dtype, kv_dtype, weight_group_size)
     return build_scenario(top, sections)
 

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from ..specs import units
+from ..specs.checkpoint_quant import alias_note
 from .checkpoint_scheme import CHECKPOINT, checkpoint_note
 from .configs import DOES_NOT_FIT, INVALID, MISSES_SLO, OK, Config
 from .space import SearchSpace, budget_notes
@@ -145,6 +146,8 @@ class SearchResult:
         lines += budget_notes(s)
         if CHECKPOINT in s.quantizations:
             lines.append(checkpoint_note(s.model))
+        elif not s.quantizations and alias_note(s.model):
+            lines.append(f"weights as --weight-dtypes says: {alias_note(s.model)} (--quantizations sets a scheme)")
         lines.append(self._best_line())
         if self.rechecked:
             lines += ["", "simulator re-check (goodput: the highest rate at which 90% of requests meet the SLOs; "

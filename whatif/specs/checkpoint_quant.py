@@ -239,9 +239,10 @@ def checkpoint_quant(config: str, model) -> CheckpointQuant | None:
 
 def checkpoint_config(name: str) -> Path | None:
     """The config.json a --model value names when it is a checkpoint's (a path, a folder, an id in the hub cache);
-    None for a shipped profile or a YAML file."""
+    None for a shipped profile or a YAML file. An id that resolves to a shipped profile reads the shipped copy of
+    its quantization, else the hub cache's config.json (an alias such as deepseek-ai/DeepSeek-V3.1 has no copy)."""
     from .checks import is_file
-    from .hf_ids import is_hf_id, resolve_hf_id
+    from .hf_ids import cached_config, is_hf_id, resolve_hf_id
     from .profiles import looks_like_path
     if not looks_like_path(name):
         return None
@@ -252,7 +253,7 @@ def checkpoint_config(name: str) -> Path | None:
         return absolute(name) if name.endswith(".json") else None
     if is_hf_id(name):
         kind, found = resolve_hf_id(name)
-        return absolute(found) if kind == "config" else shipped_record(name)
+        return absolute(found) if kind == "config" else shipped_record(name) or cached_config(name)[0]
     return None
 
 
@@ -302,6 +303,26 @@ def checkpoint_precision(model_name: str, prec: dict, weights: bool = True, kv: 
         out["kv"] = found.kv
         out["source"] = out.get("source") or found.source
     return out
+
+
+def alias_note(model_name: str) -> str:
+    """What an id that resolves to a shipped profile by alias (hf_ids.ALIASES) lacks when there is no shipped copy of
+    its quantization and no config.json in the hub cache ('' otherwise): the alias may name a quantized release
+    (deepseek-ai/DeepSeek-V3.1, say, if its config.json declares FP8 blocks) that whatif cannot read offline."""
+    from .hf_ids import is_hf_id, profile_id, resolve_hf_id
+    if not is_hf_id(model_name):
+        return ""
+    kind, name = resolve_hf_id(model_name)
+    if kind != "profile" or (profile_id(name) or "").lower() == model_name.lower() or shipped_record(model_name):
+        return ""
+    return f"the {name} profile; {model_name}'s quantization_config is neither shipped nor in the hub cache"
+
+
+def alias_assumption(model_name: str, prec: dict) -> dict:
+    """`prec` with a source saying its 16-bit weights are assumed, where alias_note says so and nothing sets them."""
+    note = "" if any(k in prec for k in (*WEIGHT_KEYS, "source", "modules", "expert_quantization")) \
+        else alias_note(model_name)
+    return {**prec, "source": f"{note}: 16-bit assumed, --quantization sets it"} if note else prec
 
 
 def own_scheme_named(prec: dict, found: CheckpointQuant) -> bool:

@@ -7,6 +7,7 @@ reads. The cache is the hub's layout, HF_HUB_CACHE or HF_HOME/hub or ~/.cache/hu
 models--{org}--{name}/snapshots/{revision}/config.json (the revision refs/main names, else the newest)."""
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from functools import cache
@@ -84,15 +85,27 @@ def is_hf_id(name: str) -> bool:
 
 
 @cache
-def shipped_ids() -> dict[str, str]:
-    """Hugging Face id (lower case) -> shipped profile name: each profile's source, then the aliases."""
+def shipped_spellings() -> dict[str, str]:
+    """Hugging Face id as its hub spells it -> shipped profile name: each profile's source, then the aliases."""
     out = {}
     for name, path in profile_index(MODEL_DIR).items():
         match = SOURCE_ID.search(str(read_yaml(path).get("source", "")))
         if match:
-            out[match.group(1).lower()] = name
-    out.update({k.lower(): v for k, v in ALIASES.items()})
+            out[match.group(1)] = name
+    out.update(ALIASES)
     return out
+
+
+@cache
+def shipped_ids() -> dict[str, str]:
+    """Hugging Face id (lower case) -> shipped profile name."""
+    return {k.lower(): v for k, v in shipped_spellings().items()}
+
+
+def nearest_ids(hf_id: str, count: int = 3) -> list[str]:
+    """Shipped ids spelled most like `hf_id` (a hint for a release whatif does not ship, e.g. a sibling size)."""
+    spelled = {k.lower(): k for k in shipped_spellings()}
+    return [spelled[k] for k in difflib.get_close_matches(hf_id.lower(), list(spelled), n=count, cutoff=0.6)]
 
 
 def profile_id(profile: str) -> str | None:
@@ -136,4 +149,5 @@ def resolve_hf_id(hf_id: str) -> tuple[str, str]:
         return "config", str(path)
     raise WhatifError(f"--model: {hf_id!r} is no shipped profile's Hugging Face id and has no config.json in the "
                       f"local cache ({folder}/snapshots/*/config.json; HF_HUB_CACHE or HF_HOME move it); download "
-                      f"it (huggingface-cli download {hf_id} config.json) or pass a config.json path")
+                      f"it (huggingface-cli download {hf_id} config.json) or pass a config.json path"
+                      + (f"; shipped ids nearby: {', '.join(near)}" if (near := nearest_ids(hf_id)) else ""))
