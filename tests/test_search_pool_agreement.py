@@ -122,3 +122,22 @@ def test_the_serve_command_launches_the_batch_the_search_priced():
         d, _ = from_search(SearchSpace(**{**SPACE.__dict__, "engine": engine}), c)
         assert d.engine == engine
         assert [(p.role, p.max_num_seqs) for p in d.pools] == [("prefill", prefill), ("decode", decode)]
+
+
+@pytest.mark.parametrize("engine,held", [("sglang", True), ("vllm", False)])
+def test_an_sglang_tp_prefill_pool_runs_each_prompt_and_its_kv_send_in_series(engine, held):
+    """SGLang's TP prefill server keeps a prompt's row until its KV is sent (simulator/prefill_rows.py): the search
+    prices that pool's server as busy for prefill + send, as the simulator runs it; other engines overlap the send."""
+    from dataclasses import replace
+    space = replace(SPACE, engine=engine)
+    tp = ReplicaSetup("dgx-h100", tp=4, pp=1, ep=1, weight="bf16", kv="bf16")
+    profile, = evaluate_replica(space, tp)
+    assert profile.prefill_rows_held is held
+    c = next(c for c in disaggregated(space, profile, profile) if (c.prefill_replicas, c.replicas) == (1, 1))
+    service = profile.prefill_servers / profile.prefill_rps
+    cycle = service + profile.kv_send_node_s
+    if held:
+        assert c.request_rate <= profile.prefill_servers / cycle * (1 + 1e-9)
+    flipped = replace(profile, prefill_rows_held=not held)
+    other = next(c for c in disaggregated(space, flipped, flipped) if (c.prefill_replicas, c.replicas) == (1, 1))
+    assert (c.request_rate < other.request_rate) is held    # the send in series costs rate; overlapped it does not

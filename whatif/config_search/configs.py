@@ -208,15 +208,16 @@ def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaPr
             send = (prefill.kv_send_node_s if gpus <= node else prefill.kv_send_net_s) * copies
             if not math.isfinite(send):
                 continue
+            full_rate, pool_service = _held_to_send(prefill, send, prefill_rps, service)
             if send not in within:
-                within[send] = rate_within_ttft(space, prefill_rps, prefill.prefill_s + send, service, servers)
+                within[send] = rate_within_ttft(space, full_rate, prefill.prefill_s + send, pool_service, servers)
             per_prefill, ttft = within[send]
             rate = min(x * per_prefill, y * decode_rps)
             own = prefill.prefill_s + send
             if space.slo.ttft_s is not None and own <= space.slo.ttft_s:
                 # then a slot among the decode pool's (each held for the output's steps): the first token comes
                 # from the decode pool (simulator/replica.py), so its wait is in TTFT too
-                stages = ((x, service, servers), (y, (osl - 1) * pt.tpot_s, pt.batch))
+                stages = ((x, pool_service, servers), (y, (osl - 1) * pt.tpot_s, pt.batch))
                 rate = max_rate_through(space.slo.ttft_s - own, stages, rate)
                 ttft = own + tandem_wait_s(rate, stages)
             out.append(_judged(space, mode="disaggregated", hardware=decode.key.hardware, replica=decode.key,
@@ -225,6 +226,15 @@ def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaPr
                                tok_s_per_gpu=rate * osl / gpus, tok_s_per_user=1.0 / pt.tpot_s,
                                prefill=prefill.key, prefill_replicas=x, chunk=decode.chunk))
     return out
+
+
+def _held_to_send(prefill: ReplicaProfile, send_s: float, rps: float, service_s: float) -> tuple[float, float]:
+    """(full rate /s, seconds a server holds a prompt) of a prefill pool: a server that keeps a prompt's row until
+    its KV is sent (SGLang's TP prefill pools, simulator/prefill_rows.py) runs its prompts and their sends in series."""
+    if not prefill.prefill_rows_held or not math.isfinite(service_s):
+        return rps, service_s
+    held = service_s + send_s
+    return min(rps, prefill.prefill_servers / held), held
 
 
 def same_pool(a: ReplicaSetup, b: ReplicaSetup) -> bool:

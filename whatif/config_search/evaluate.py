@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import WhatifError
 from ..simulator.kv_fanout import fans_out_mla
+from ..simulator.prefill_rows import holds_rows
 from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace
 
 # Between disaggregated pools on different nodes the KV crosses the network: a 400 Gb/s RDMA NIC per GPU
@@ -58,6 +59,7 @@ class ReplicaProfile:
     kv_send_node_s: float = 0.0         # one prompt's KV to a decode replica in the same node
     kv_send_net_s: float = 0.0          # ... on another node (CROSS_NODE_KV_LINK or the space's kv_link)
     mla_kv_fanout: bool = False         # an MLA latent its engine sends to each decode attention-TP rank (kv_fanout)
+    prefill_rows_held: bool = False     # a prefill server keeps each prompt's row until its KV is sent (prefill_rows)
     estimates: int = 0                  # full roofline estimates run (not the prefill-only reuses)
     pruned: tuple[int, ...] = ()        # batches that fit but were not priced: dominated (prune.py)
 
@@ -156,6 +158,7 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
     return (ReplicaProfile(key, chunk, max_batch=max_batch, engine_cap=getattr(engine, "max_num_seqs", None),
                            engine_name=getattr(engine, "name", ""), points=tuple(points), prefill_s=one.ttft_s,
                            prefill_rps=rps, prefill_servers=prefill_servers(setup, max_batch),
+                           prefill_rows_held=setup.parallel.attention_dp == 1 and holds_rows(setup, "prefill", None),
                            estimates=1 + sum(p.batch != 1 for p in points)), (setup, memory))
 
 

@@ -10,7 +10,7 @@ B = 1 (aiconfigurator's generator rule for a prefill worker) it runs a prompt, s
 next: the send is serial with the prefill where whatif otherwise overlaps it with the next step. Under DP attention
 each rank's pool has the whole group's rows (B x dp; the scheduler's own limit is B), more than the rank's 2 B
 metadata slots (prefill_send_slots.py), which bind first, so only TP pools are held here. Engine-profile key
-`disaggregation.prefill_rows_held_to_send` (SGLang); `search` does not price it."""
+`disaggregation.prefill_rows_held_to_send` (SGLang); search prices it alike (configs.py _held_to_send)."""
 from __future__ import annotations
 
 
