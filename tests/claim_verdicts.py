@@ -92,8 +92,8 @@ VERDICTS = {
     'E-cacheblend-throughput': 'in band',                     # increases the inference throughput by 2.8-5X com
     'E-cache_craft-throughput': 'illustrative',               # with continuous batching on a real production wo
     'E-cache_craft-e2e': 'illustrative',                      # 2X reduction in end-to-end response latency over
-    'E-ape-ttft': 'in band',                                  # APE can achieve an end-to-end 4.5x speedup by re
-    'E-ape-e2e': 'in band',                                   # APE can achieve an end-to-end 4.5x speedup for a
+    'E-ape-ttft': 'conditional',                              # APE can achieve an end-to-end 4.5x speedup by re
+    'E-ape-e2e': 'conditional',                               # APE can achieve an end-to-end 4.5x speedup for a
     'E-pie-ttft': 'in band',                                  # PIE reduces computational overhead by over 85% c
     'E-cachegen-ttft': 'conditional',                         # compared to recent methods that handle long cont
     'E-refrag-ttft': 'conditional',                           # REFRAG: 30.85x the time-to-first-token accelerat
