@@ -46,8 +46,8 @@ def _cacheblend_prompt(claim: Claim, tokens: float) -> Claim:
                    variant={"techniques": [f"cacheblend:reused={1 - 64 / tokens:g}"]})
 
 
-# The prompt length is not in the abstract (session 69 I). The release's inputs span ~3K to ~6K tokens: example/blend.py's
-# inputs/1-10.json hold 6 retrieved chunks each (chunk_num 6; 12-14K characters of lower-cased wiki text, ~3K
+# The prompt length is not in the abstract (session 69 I). The release's inputs span ~3K to ~6K tokens: example/
+# blend.py's inputs/1-10.json hold 6 retrieved chunks each (chunk_num 6; 12-14K characters of lower-cased wiki text, ~3K
 # tokens), and blend_musique.py / blend_wikimqa.py load inputs/musique_s.json / wikimqa_s.json, whose queries carry 10
 # passages of ~512-600 tokens (not stored here: as the nicemyeong/cacheblend-rag-extended dataset card describes them).
 _CACHEBLEND_PROMPT = Assumption("prompt tokens", (3072, 3584, 4096, 4608, 5120, 5632, 6144), 4096,
