@@ -31,7 +31,7 @@ VERDICTS = {
     'B-mla_conversion-kv_bytes_per_token': 'illustrative',    # X-EcoMLA: 6.4x KV cache compression for Llama3.2
     'B-mla_conversion-kv_bytes_per_token-2': 'illustrative',  # X-EcoMLA: 10.6x compression with less than 0.1%
     'C-h2o-e2e': 'in band',                                   # With the same batch size, H2O can reduce the lat
-    'C-h2o-throughput': 'miss',                               # H2O improves throughput over DeepSpeed Zero-Infe
+    'C-h2o-throughput': 'conditional',                        # H2O improves throughput over DeepSpeed Zero-Infe
     'C-streamingllm-tpot': 'in band',                         # StreamingLLM outperforms the sliding window reco
     'C-scissorhands-kv_cache_bytes': 'illustrative',          # Scissorhands reduces the inference memory usage
     'C-keyformer-e2e': 'miss',                                # Keyformer's reduction of KV cache reduces infere
@@ -88,12 +88,12 @@ VERDICTS = {
     'E-hydragen-throughput-2': 'miss',                        # up to 32x end-to-end throughput (over 30x with a
     'E-hydragen-throughput-3': 'in band',                     # with a high batch size, increasing the prefix le
     'E-prefix_caching-throughput': 'in band',                 # (Hydragen's baseline, vLLM) increasing the prefi
-    'E-cacheblend-ttft': 'in band',                           # reduces time-to-first-token (TTFT) by 2.2-3.3X c
+    'E-cacheblend-ttft': 'conditional',                       # reduces time-to-first-token (TTFT) by 2.2-3.3X c
     'E-cacheblend-throughput': 'in band',                     # increases the inference throughput by 2.8-5X com
     'E-cache_craft-throughput': 'illustrative',               # with continuous batching on a real production wo
     'E-cache_craft-e2e': 'illustrative',                      # 2X reduction in end-to-end response latency over
-    'E-ape-ttft': 'in band',                                  # APE can achieve an end-to-end 4.5x speedup by re
-    'E-ape-e2e': 'in band',                                   # APE can achieve an end-to-end 4.5x speedup for a
+    'E-ape-ttft': 'conditional',                              # APE can achieve an end-to-end 4.5x speedup by re
+    'E-ape-e2e': 'conditional',                               # APE can achieve an end-to-end 4.5x speedup for a
     'E-pie-ttft': 'in band',                                  # PIE reduces computational overhead by over 85% c
     'E-cachegen-ttft': 'conditional',                         # compared to recent methods that handle long cont
     'E-refrag-ttft': 'conditional',                           # REFRAG: 30.85x the time-to-first-token accelerat

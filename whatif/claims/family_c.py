@@ -5,6 +5,8 @@ the context at max_position_embeddings (Llama-2 at 4K, Llama-3.1 at 128K), so lo
 run on Llama-3.1-8B at 128K; and decode and KV memory are linear in the total cached tokens, so the
 longest context a baseline holds is emulated, where said, by a few sequences of 128K (prefill,
 which is quadratic per sequence, is never emulated that way)."""
+from dataclasses import replace
+
 from .claim import Assumption, Claim
 from .family_i_weights import _FG30_512, _T4
 
@@ -19,6 +21,11 @@ def workload(batch: int, prompt: int, output: int) -> dict:
 def setup(model: str, batch: int, prompt: int, output: int, hardware: str = A100, techniques=()) -> dict:
     return {"model": model, "hardware": hardware, "workload": workload(batch, prompt, output),
             "techniques": list(techniques)}
+
+
+def _output(claim: Claim, tokens: float) -> Claim:
+    """The claim at another generated length (both sides: the variant keeps the setup's workload)."""
+    return replace(claim, setup={**claim.setup, "workload": {**claim.setup["workload"], "output": int(tokens)}})
 
 
 def use(*techniques: str) -> dict:
@@ -73,15 +80,20 @@ CLAIMS: list[Claim] = [
           {"techniques": [*_FG30_512["techniques"], "h2o"]},
           "FlexGen's offloading run (OPT-30B on a T4, FlexGen's own policy for 512+32) with H2O's 20% cache: "
           "the KV traffic over PCIe and the CPU attention shrink 5x, the weights streamed per block do not, "
-          "so throughput doubles.",
-          setup_note="OPT-30B, 512 + 32 tokens, FlexGen's Table 2 policy (block 144) on both sides; the paper "
-                     "does not say which model and length give its 3x; the default engine's launches (FlexGen's "
-                     "eager loop is PCIe-bound here: the hf-transformers profile gives the same 2.0x)",
-          miss="setup the abstract does not give: the 3x is not at this length. The release's own OPT-30B 512 + "
-               "32 run on the T4 (FMInference/H2O h2o_flexgen/benchmark/h2o/t4/fo-30b-gbs52-ngbs14-prompt512-"
-               "gen32-...-cpu-cache.log, h2o_suite.py: weights all on the CPU, block 52 x 14, hh-ratio 0.1) "
-               "measures 12.66 tok/s, 1.73x FlexGen's 7.32, near whatif's 2.0x; the 'up to 3x' is at the longer "
-               "generations (512 / 1024 tokens) whose FlexGen baselines the abstract does not give"),
+          "so throughput doubles at 32 generated tokens (2.11x); with longer generations the cache's share of the "
+          "traffic grows and so does the gain (3.79x at 512, 4.14x at 1024). The release's own OPT-30B 512 + 32 run "
+          "on the T4 (FMInference/H2O h2o_flexgen/benchmark/h2o/t4/fo-30b-gbs52-ngbs14-prompt512-gen32-...-cpu-"
+          "cache.log, h2o_suite.py: weights all on the CPU, block 52 x 14, hh-ratio 0.1) measures 12.66 tok/s, "
+          "1.73x FlexGen's 7.32.",
+          setup_note="OPT-30B, prompt 512, FlexGen's Table 2 policy (block 144) on both sides; the paper does not "
+                     "say which model and length give its 3x; the default engine's launches (FlexGen's eager loop is "
+                     "PCIe-bound here: the hf-transformers profile gives the same 2.0x)",
+          # scored (a miss at 32 tokens) until session 69 I: the abstract names no length, and the release's T4 logs
+          # run OPT-30B at 512 + 32, 512 + 512 and 512 + 1024, over which the verdict turns
+          assumed=Assumption("output tokens", (32, 512, 1024), 32,
+                             "the abstract names no length for its 3x; the release's T4 OPT-30B logs "
+                             "(h2o_flexgen/benchmark/h2o/t4/fo-30b-...-prompt512-gen{32,512,1024}-...) span "
+                             "32-1024 generated tokens", apply=_output)),
     # ---- StreamingLLM
     Claim("streamingllm", "StreamingLLM outperforms the sliding window recomputation baseline by up to 22.2x "
                           "speedup (per generated token)",
