@@ -1187,6 +1187,10 @@ VLLM_RULE_PRECISION = ("llama-3.1-70b",)
 # rows ran those and its 0.17.0 rows the stored 07e171a launch above. "2isl": twice the row's ISL.
 VLLM_RECIPE_RELEASES = {
     ("minimax-m2.5", "fp8", "b200_sxm", "0.19.0"): ("fp8", 0.90, None, "2isl"),   # PR #947
+    # added after scoring (session 69): minimaxm2.5-fp4-b200-vllm's v0.19.0 rows ran InferenceX PR #996's launch
+    # (single_node/minimaxm2.5_fp4_b200.sh at a52c31a, fixed_seq_len/ at 45c4f91: --kv-cache-dtype fp8,
+    # --max-num-batched-tokens $((ISL * 2)), no --max-num-seqs); its earlier nightly rows the PR #951 one above
+    ("minimax-m2.5", "nvfp4", "b200_sxm", "0.19.0"): ("fp8", 0.90, None, "2isl"),  # PR #996
 }
 
 
@@ -1355,6 +1359,7 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
 # GPU) -> (release, or None: any; first measurement date, or None: any; --max-num-batched-tokens, "2isl").
 VLLM_CAPTURE_2048 = {
     ("minimax-m2.5", "fp8", "b200_sxm"): ("0.19.0", None, "2isl"),      # PR #947
+    ("minimax-m2.5", "nvfp4", "b200_sxm"): ("0.19.0", None, "2isl"),    # PR #996 (session 69)
     ("kimi-k2.5", "nvfp4", "b200_sxm"): (None, "2026-04-17", "2isl"),   # PR #1047
 }
 VLLM_CAPTURE_SIZES_2048 = [1, 2, 4, [8, 248, 8], [256, 2048, 16]]   # vLLM's list at max_cudagraph_capture_size 2048

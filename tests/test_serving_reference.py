@@ -923,6 +923,24 @@ def test_inferencex_vllm_rows_launch_as_their_recipes():
     assert other["kv_dtype"] == "fp8" and "memory_utilization" not in other and other["max_num_seqs"] == 8
 
 
+def test_minimax_nvfp4_b200_v019_rows_launch_pr996_with_2048_token_graphs():
+    """minimaxm2.5-fp4-b200-vllm's v0.19.0 rows ran InferenceX PR #996's launch (minimaxm2.5_fp4_b200.sh at a52c31a:
+    --max-cudagraph-capture-size 2048, --max-num-batched-tokens 2 x ISL, fp8 KV, no --max-num-seqs), so a 1k prompt
+    replays piecewise graphs; the nightly rows before it keep PR #951's --max-num-seqs $CONC and vLLM's default
+    ceiling (min(2 x 8, 512) = 16 tokens at 8 clients: a 1k prefill with no graph)."""
+    src = "db-dump/2026-04-27; config_id=702; silicon_concurrency=8; measured=2026-04-08T00:00:00.000Z"
+    row = dict(backend="vllm", model_path="MiniMaxAI/MiniMax-M2.5", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4",
+               silicon_data_source=src, tp_size="2", attention_dp_size="1", moe_tp_size="1", moe_ep_size="1",
+               batch_size="8", isl="1024")
+    new = sr.simulate_kwargs(_row(backend_version="0.19.0", **row))
+    assert new["cuda_graph_sizes"] == sr.VLLM_CAPTURE_SIZES_2048 and new["max_num_batched_tokens"] == 2048
+    assert new["kv_dtype"] == "fp8" and "max_num_seqs" not in new and new["memory_utilization"] == 0.90
+    old = sr.simulate_kwargs(_row(backend_version="nightly-5b8c30d62b754b57",
+                                  **{**row, "silicon_data_source": "source_file=2026-03-25.csv; model=MiniMax-M2.5; "
+                                     "silicon_concurrency=8; measured=2026-04-03; wip=True"}))
+    assert "cuda_graph_sizes" not in old and old["max_num_seqs"] == 8 and "max_num_batched_tokens" not in old
+
+
 def test_llama70b_b200_vllm_rows_launch_as_the_docker_recipes_and_keep_the_rules_precision():
     """70b_fp{8,4}_b200_docker.sh (bb4c7f9): fp8 KV, 8192 tokens a step, 512 sequences, 0.9; their checkpoint is
     not read, so the rule's precision stays (no vllm_checkpoint); H100 and other sources keep the generator's."""
