@@ -255,7 +255,9 @@ The mapping rule, written before any row was scored and not tuned after:
   min(2 x max_num_seqs, 512) by default, so 8 tokens under a recipe's --max-num-seqs $CONC at 4 clients.
   minimaxm2.5_fp8_b200.sh on v0.19.0 (PR #947) and kimik2.5_fp4_b200.sh from PR #1047 (rows measured from
   2026-04-17) pass --max-cudagraph-capture-size 2048 and --max-num-batched-tokens 2 x ISL: those rows capture
-  vLLM's list up to 2,048 tokens at that budget;
+  vLLM's list up to 2,048 tokens at that budget; added in session 69: minimaxm2.5_fp4_b200.sh's v0.19.0 rows (PR
+  #996, the same two flags) and gptoss_fp4_b200.sh's v0.15.1 rows (its config.yaml: 2048 at 8,192 tokens a step,
+  and fuse_allreduce_rms, VLLM_FUSION_RECIPE_RELEASES);
 - gpt-oss-120b's kernels as each launch picks them (added after scoring, session 53, with its before/after in
   docs/accuracy.md): TensorRT-LLM serves the MXFP4 checkpoint as stored (trtllm_gptoss_checkpoint: attention 16-bit),
   InferenceX's gptoss_fp4_b200_trt.sh with moe_config.backend TRTLLM (moe_kernels trtllm-gen, the nvfp4 stand-in)
@@ -1360,6 +1362,10 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
 VLLM_CAPTURE_2048 = {
     ("minimax-m2.5", "fp8", "b200_sxm"): ("0.19.0", None, "2isl"),      # PR #947
     ("minimax-m2.5", "nvfp4", "b200_sxm"): ("0.19.0", None, "2isl"),    # PR #996 (session 69)
+    # gptoss_fp4_b200.sh's config.yaml: max-cudagraph-capture-size 2048 with max-num-batched-tokens 8192, in the
+    # revision before PR #789 moved it to v0.15.1 (1fc5d73, async-scheduling still set) and after (34bc7c4): its
+    # v0.15.1 rows (2026-02-25) ran it; the 2025-11 rows (release unrecorded, v0.11-era launch) are left out
+    ("gpt-oss-120b", "nvfp4", "b200_sxm"): ("0.15.1", None, 8192),       # session 69
     ("kimi-k2.5", "nvfp4", "b200_sxm"): (None, "2026-04-17", "2isl"),   # PR #1047
 }
 VLLM_CAPTURE_SIZES_2048 = [1, 2, 4, [8, 248, 8], [256, 2048, 16]]   # vLLM's list at max_cudagraph_capture_size 2048
@@ -1434,6 +1440,9 @@ def trtllm_gptoss_recipe(row: dict, kw: dict) -> None:
 # docs/accuracy.md): InferenceX's kimik2.5_int4_b200.sh and kimik2.5_fp4_b200.sh (every revision read) pass
 # --compilation_config.pass_config.fuse_allreduce_rms true, as vLLM's Kimi-K2.5 recipe page does.
 VLLM_FUSION_RECIPES = (("llama-3.1-70b", "b200_sxm"), ("kimi-k2.5", "b200_sxm"))
+# ... and by release where the recipe's revision is tied to one (session 69): gptoss_fp4_b200.sh's config.yaml passes
+# compilation-config pass_config fuse_allreduce_rms true (1fc5d73 and 34bc7c4, either side of PR #789's v0.15.1 move)
+VLLM_FUSION_RECIPE_RELEASES = (("gpt-oss-120b", "b200_sxm", "0.15.1"),)
 VLLM_FUSION_RELEASE = (0, 18, 0)
 VLLM_FUSION_PROFILE = "vllm-0.18"
 
@@ -1443,7 +1452,9 @@ def vllm_allreduce_fusion(row: dict) -> bool:
     if row["backend"] != "vllm":
         return False
     model = row["model_path"].lower()
-    recipe = any(m in model and g == row["system"] for m, g in VLLM_FUSION_RECIPES) and inferencex_run(row)
+    recipe = (any(m in model and g == row["system"] for m, g in VLLM_FUSION_RECIPES)
+              or any(m in model and g == row["system"] and r == row.get("backend_version")
+                     for m, g, r in VLLM_FUSION_RECIPE_RELEASES)) and inferencex_run(row)
     release = _release(row.get("backend_version", ""))
     return recipe or bool(release and release >= VLLM_FUSION_RELEASE)
 
