@@ -1178,6 +1178,9 @@ VLLM_RECIPES = {
     # kv-cache-dtype fp8, max-num-batched-tokens 8192; --gpu-memory-utilization 0.9 --max-num-seqs 512
     ("llama-3.1-70b", "fp8", "b200_sxm"): ("fp8", 0.90, 512, 8192),     # 70b_fp8_b200_docker.sh
     ("llama-3.1-70b", "nvfp4", "b200_sxm"): ("fp8", 0.90, 512, 8192),   # 70b_fp4_b200_docker.sh
+    # added after scoring (session 69): benchmarks/70b_fp8_h100_slurm.sh at 2a205bb, config.yaml kv-cache-dtype fp8,
+    # max-num-batched-tokens 8192; --gpu-memory-utilization 0.9 --max-num-seqs $CONC
+    ("llama-3.1-70b", "fp8", "h100_sxm"): ("fp8", 0.90, "conc", 8192),  # 70b_fp8_h100_slurm.sh
 }
 # Recipes whose served checkpoint was not read keep the rule's precision (no vllm_checkpoint): the Llama-3.1-70B
 # scripts take $MODEL from the workflow, not stored here (added after scoring, session 55).
@@ -1216,7 +1219,12 @@ VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen-mxfp8",
 # The cudagraph_mode a recipe's --compilation-config sets (added after scoring, session 54): minimaxm2.5_fp8_h100.sh
 # at 34bc7c4 launches `--compilation-config '{"cudagraph_mode":"PIECEWISE"}'`; recipes not listed set none (vLLM's
 # FULL_AND_PIECEWISE: decode batches as whole graphs).
-VLLM_CUDAGRAPH_MODES = {("minimax-m2.5", "fp8", "h100_sxm"): "piecewise"}   # minimaxm2.5_fp8_h100.sh
+VLLM_CUDAGRAPH_MODES = {("minimax-m2.5", "fp8", "h100_sxm"): "piecewise",   # minimaxm2.5_fp8_h100.sh
+                        # session 69: 70b_fp8_h100_slurm.sh sets no mode and its image is vllm-openai:v0.10.2
+                        # (.github/configs/master.yaml at 78f6b8d, 70b-fp8-h100-vllm), whose default was PIECEWISE:
+                        # vllm-project/vllm#25444 made FULL_AND_PIECEWISE the default from 0.11.0 (InferenceX PR #159:
+                        # "since vLLM 0.11.0 now defaults to FULL_AND_PIECEWISE")
+                        ("llama-3.1-70b", "fp8", "h100_sxm"): "piecewise"}
 VLLM_CUDAGRAPH_MAPPED = True   # off: every vLLM row in the engine spec's mode, as before session 54
 
 # Recipes that pass --enable-expert-parallel at the row's TP whatever its EP_SIZE (added after scoring, session 55):

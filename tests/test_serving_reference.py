@@ -943,7 +943,7 @@ def test_minimax_nvfp4_b200_v019_rows_launch_pr996_with_2048_token_graphs():
 
 def test_llama70b_b200_vllm_rows_launch_as_the_docker_recipes_and_keep_the_rules_precision():
     """70b_fp{8,4}_b200_docker.sh (bb4c7f9): fp8 KV, 8192 tokens a step, 512 sequences, 0.9; their checkpoint is
-    not read, so the rule's precision stays (no vllm_checkpoint); H100 and other sources keep the generator's."""
+    not read, so the rule's precision stays (no vllm_checkpoint); other sources keep the generator's."""
     llama = dict(backend="vllm", backend_version="", model_path="meta-llama/Llama-3.1-70B", gemm_quant_mode="fp8",
                  moe_quant_mode="fp8", silicon_data_source="source_file=2026-04-06.csv; silicon_concurrency=8",
                  tp_size="4", attention_dp_size="1", moe_tp_size="1", moe_ep_size="1", batch_size="8")
@@ -952,8 +952,15 @@ def test_llama70b_b200_vllm_rows_launch_as_the_docker_recipes_and_keep_the_rules
         assert (kw["kv_dtype"], kw["max_num_seqs"], kw["max_num_batched_tokens"], kw["memory_utilization"]) == \
             ("fp8", 512, 8192, 0.90)
         assert kw["quantization"] == quant and kw["model"] == "meta-llama/Llama-3.1-70B"
+    # 70b_fp8_h100_slurm.sh (2a205bb, added in session 69): --max-num-seqs $CONC, 8192 tokens, fp8 KV, 0.9, on the
+    # v0.10.2 image whose default cudagraph_mode was PIECEWISE (master.yaml 78f6b8d; vllm-project/vllm#25444)
     h100 = sr.simulate_kwargs(_row(**{**llama, "system": "h100_sxm"}))
-    assert h100["max_num_seqs"] == 8 and h100["max_num_batched_tokens"] == 8 + 1024 + 1500
+    assert (h100["max_num_seqs"], h100["max_num_batched_tokens"], h100["kv_dtype"]) == (8, 8192, "fp8")
+    assert h100["cudagraph_mode"] == "piecewise" and h100["memory_utilization"] == 0.90
+    gap = {**llama, "system": "h100_sxm", "silicon_data_source": "gap; silicon_concurrency=8"}
+    other = sr.simulate_kwargs(_row(**gap))
+    assert other["max_num_seqs"] == 8 and other["max_num_batched_tokens"] == 8 + 1024 + 1500
+    assert "cudagraph_mode" not in other
 
 
 def test_trtllm_1_0_0rc3_generator_rows_launch_with_the_templates_kv_fraction():
