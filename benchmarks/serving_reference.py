@@ -248,7 +248,9 @@ The mapping rule, written before any row was scored and not tuned after:
   minimaxm2.5_fp8_h100.sh (stored revision 34bc7c4) passes --compilation-config '{"cudagraph_mode":"PIECEWISE"}', so
   its rows replay decode batches in graph pieces between eagerly run attention ops (scenario cudagraph_mode
   piecewise, roofline/piecewise_graph.py) instead of vLLM's default FULL_AND_PIECEWISE; gptoss_fp4_h100.sh and the
-  other recipes read set no mode (the default);
+  other recipes read set no mode (the default); added in session 69: 70b_fp8_h100_slurm.sh at 2a205bb (fp8 KV, 8192
+  tokens, --max-num-seqs $CONC) sets none on vllm-openai:v0.10.2 (.github/configs/master.yaml at 78f6b8d), whose
+  default was PIECEWISE (vllm-project/vllm#25444 moved it to FULL_AND_PIECEWISE in 0.11.0);
 - the CUDA-graph capture ceiling a vLLM recipe launches with (added after scoring, session 61, VLLM_CAPTURE_2048;
   its before/after in docs/accuracy.md): vLLM V1 runs a prefill or mixed step of more tokens than its largest
   capture size with no CUDA graph (vllm/v1/cudagraph_dispatcher.py; roofline/graphless_step.py), that size
