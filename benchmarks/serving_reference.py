@@ -253,14 +253,18 @@ The mapping rule, written before any row was scored and not tuned after:
   minimaxm2.5_fp8_h100.sh (stored revision 34bc7c4) passes --compilation-config '{"cudagraph_mode":"PIECEWISE"}', so
   its rows replay decode batches in graph pieces between eagerly run attention ops (scenario cudagraph_mode
   piecewise, roofline/piecewise_graph.py) instead of vLLM's default FULL_AND_PIECEWISE; gptoss_fp4_h100.sh and the
-  other recipes read set no mode (the default);
+  other recipes read set no mode (the default); added in session 69: 70b_fp8_h100_slurm.sh at 2a205bb (fp8 KV, 8192
+  tokens, --max-num-seqs $CONC) sets none on vllm-openai:v0.10.2 (.github/configs/master.yaml at 78f6b8d), whose
+  default was PIECEWISE (vllm-project/vllm#25444 moved it to FULL_AND_PIECEWISE in 0.11.0);
 - the CUDA-graph capture ceiling a vLLM recipe launches with (added after scoring, session 61, VLLM_CAPTURE_2048;
   its before/after in docs/accuracy.md): vLLM V1 runs a prefill or mixed step of more tokens than its largest
   capture size with no CUDA graph (vllm/v1/cudagraph_dispatcher.py; roofline/graphless_step.py), that size
   min(2 x max_num_seqs, 512) by default, so 8 tokens under a recipe's --max-num-seqs $CONC at 4 clients.
   minimaxm2.5_fp8_b200.sh on v0.19.0 (PR #947) and kimik2.5_fp4_b200.sh from PR #1047 (rows measured from
   2026-04-17) pass --max-cudagraph-capture-size 2048 and --max-num-batched-tokens 2 x ISL: those rows capture
-  vLLM's list up to 2,048 tokens at that budget;
+  vLLM's list up to 2,048 tokens at that budget; added in session 69: minimaxm2.5_fp4_b200.sh's v0.19.0 rows (PR
+  #996, the same two flags) and gptoss_fp4_b200.sh's v0.15.1 rows (its config.yaml: 2048 at 8,192 tokens a step,
+  and fuse_allreduce_rms, VLLM_FUSION_RECIPE_RELEASES);
 - gpt-oss-120b's kernels as each launch picks them (added after scoring, session 53, with its before/after in
   docs/accuracy.md): TensorRT-LLM serves the MXFP4 checkpoint as stored (trtllm_gptoss_checkpoint: attention 16-bit),
   InferenceX's gptoss_fp4_b200_trt.sh with moe_config.backend TRTLLM (moe_kernels trtllm-gen, the nvfp4 stand-in)
@@ -1186,6 +1190,9 @@ VLLM_RECIPES = {
     # kv-cache-dtype fp8, max-num-batched-tokens 8192; --gpu-memory-utilization 0.9 --max-num-seqs 512
     ("llama-3.1-70b", "fp8", "b200_sxm"): ("fp8", 0.90, 512, 8192),     # 70b_fp8_b200_docker.sh
     ("llama-3.1-70b", "nvfp4", "b200_sxm"): ("fp8", 0.90, 512, 8192),   # 70b_fp4_b200_docker.sh
+    # added after scoring (session 69): benchmarks/70b_fp8_h100_slurm.sh at 2a205bb, config.yaml kv-cache-dtype fp8,
+    # max-num-batched-tokens 8192; --gpu-memory-utilization 0.9 --max-num-seqs $CONC
+    ("llama-3.1-70b", "fp8", "h100_sxm"): ("fp8", 0.90, "conc", 8192),  # 70b_fp8_h100_slurm.sh
 }
 # Recipes whose served checkpoint was not read keep the rule's precision (no vllm_checkpoint): the Llama-3.1-70B
 # scripts take $MODEL from the workflow, not stored here (added after scoring, session 55).
@@ -1197,6 +1204,10 @@ VLLM_RULE_PRECISION = ("llama-3.1-70b",)
 # rows ran those and its 0.17.0 rows the stored 07e171a launch above. "2isl": twice the row's ISL.
 VLLM_RECIPE_RELEASES = {
     ("minimax-m2.5", "fp8", "b200_sxm", "0.19.0"): ("fp8", 0.90, None, "2isl"),   # PR #947
+    # added after scoring (session 69): minimaxm2.5-fp4-b200-vllm's v0.19.0 rows ran InferenceX PR #996's launch
+    # (single_node/minimaxm2.5_fp4_b200.sh at a52c31a, fixed_seq_len/ at 45c4f91: --kv-cache-dtype fp8,
+    # --max-num-batched-tokens $((ISL * 2)), no --max-num-seqs); its earlier nightly rows the PR #951 one above
+    ("minimax-m2.5", "nvfp4", "b200_sxm", "0.19.0"): ("fp8", 0.90, None, "2isl"),  # PR #996
 }
 
 
@@ -1220,7 +1231,12 @@ VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen-mxfp8",
 # The cudagraph_mode a recipe's --compilation-config sets (added after scoring, session 54): minimaxm2.5_fp8_h100.sh
 # at 34bc7c4 launches `--compilation-config '{"cudagraph_mode":"PIECEWISE"}'`; recipes not listed set none (vLLM's
 # FULL_AND_PIECEWISE: decode batches as whole graphs).
-VLLM_CUDAGRAPH_MODES = {("minimax-m2.5", "fp8", "h100_sxm"): "piecewise"}   # minimaxm2.5_fp8_h100.sh
+VLLM_CUDAGRAPH_MODES = {("minimax-m2.5", "fp8", "h100_sxm"): "piecewise",   # minimaxm2.5_fp8_h100.sh
+                        # session 69: 70b_fp8_h100_slurm.sh sets no mode and its image is vllm-openai:v0.10.2
+                        # (.github/configs/master.yaml at 78f6b8d, 70b-fp8-h100-vllm), whose default was PIECEWISE:
+                        # vllm-project/vllm#25444 made FULL_AND_PIECEWISE the default from 0.11.0 (InferenceX PR #159:
+                        # "since vLLM 0.11.0 now defaults to FULL_AND_PIECEWISE")
+                        ("llama-3.1-70b", "fp8", "h100_sxm"): "piecewise"}
 VLLM_CUDAGRAPH_MAPPED = True   # off: every vLLM row in the engine spec's mode, as before session 54
 
 # Recipes that pass --enable-expert-parallel at the row's TP whatever its EP_SIZE (added after scoring, session 55):
@@ -1365,6 +1381,11 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
 # GPU) -> (release, or None: any; first measurement date, or None: any; --max-num-batched-tokens, "2isl").
 VLLM_CAPTURE_2048 = {
     ("minimax-m2.5", "fp8", "b200_sxm"): ("0.19.0", None, "2isl"),      # PR #947
+    ("minimax-m2.5", "nvfp4", "b200_sxm"): ("0.19.0", None, "2isl"),    # PR #996 (session 69)
+    # gptoss_fp4_b200.sh's config.yaml: max-cudagraph-capture-size 2048 with max-num-batched-tokens 8192, in the
+    # revision before PR #789 moved it to v0.15.1 (1fc5d73, async-scheduling still set) and after (34bc7c4): its
+    # v0.15.1 rows (2026-02-25) ran it; the 2025-11 rows (release unrecorded, v0.11-era launch) are left out
+    ("gpt-oss-120b", "nvfp4", "b200_sxm"): ("0.15.1", None, 8192),       # session 69
     ("kimi-k2.5", "nvfp4", "b200_sxm"): (None, "2026-04-17", "2isl"),   # PR #1047
 }
 VLLM_CAPTURE_SIZES_2048 = [1, 2, 4, [8, 248, 8], [256, 2048, 16]]   # vLLM's list at max_cudagraph_capture_size 2048
@@ -1439,6 +1460,9 @@ def trtllm_gptoss_recipe(row: dict, kw: dict) -> None:
 # docs/accuracy.md): InferenceX's kimik2.5_int4_b200.sh and kimik2.5_fp4_b200.sh (every revision read) pass
 # --compilation_config.pass_config.fuse_allreduce_rms true, as vLLM's Kimi-K2.5 recipe page does.
 VLLM_FUSION_RECIPES = (("llama-3.1-70b", "b200_sxm"), ("kimi-k2.5", "b200_sxm"))
+# ... and by release where the recipe's revision is tied to one (session 69): gptoss_fp4_b200.sh's config.yaml passes
+# compilation-config pass_config fuse_allreduce_rms true (1fc5d73 and 34bc7c4, either side of PR #789's v0.15.1 move)
+VLLM_FUSION_RECIPE_RELEASES = (("gpt-oss-120b", "b200_sxm", "0.15.1"),)
 VLLM_FUSION_RELEASE = (0, 18, 0)
 VLLM_FUSION_PROFILE = "vllm-0.18"
 
@@ -1448,7 +1472,9 @@ def vllm_allreduce_fusion(row: dict) -> bool:
     if row["backend"] != "vllm":
         return False
     model = row["model_path"].lower()
-    recipe = any(m in model and g == row["system"] for m, g in VLLM_FUSION_RECIPES) and inferencex_run(row)
+    recipe = (any(m in model and g == row["system"] for m, g in VLLM_FUSION_RECIPES)
+              or any(m in model and g == row["system"] and r == row.get("backend_version")
+                     for m, g, r in VLLM_FUSION_RECIPE_RELEASES)) and inferencex_run(row)
     release = _release(row.get("backend_version", ""))
     return recipe or bool(release and release >= VLLM_FUSION_RELEASE)
 

@@ -953,9 +953,27 @@ def test_inferencex_vllm_rows_launch_as_their_recipes():
     assert other["kv_dtype"] == "fp8" and "memory_utilization" not in other and other["max_num_seqs"] == 8
 
 
+def test_minimax_nvfp4_b200_v019_rows_launch_pr996_with_2048_token_graphs():
+    """minimaxm2.5-fp4-b200-vllm's v0.19.0 rows ran InferenceX PR #996's launch (minimaxm2.5_fp4_b200.sh at a52c31a:
+    --max-cudagraph-capture-size 2048, --max-num-batched-tokens 2 x ISL, fp8 KV, no --max-num-seqs), so a 1k prompt
+    replays piecewise graphs; the nightly rows before it keep PR #951's --max-num-seqs $CONC and vLLM's default
+    ceiling (min(2 x 8, 512) = 16 tokens at 8 clients: a 1k prefill with no graph)."""
+    src = "db-dump/2026-04-27; config_id=702; silicon_concurrency=8; measured=2026-04-08T00:00:00.000Z"
+    row = dict(backend="vllm", model_path="MiniMaxAI/MiniMax-M2.5", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4",
+               silicon_data_source=src, tp_size="2", attention_dp_size="1", moe_tp_size="1", moe_ep_size="1",
+               batch_size="8", isl="1024")
+    new = sr.simulate_kwargs(_row(backend_version="0.19.0", **row))
+    assert new["cuda_graph_sizes"] == sr.VLLM_CAPTURE_SIZES_2048 and new["max_num_batched_tokens"] == 2048
+    assert new["kv_dtype"] == "fp8" and "max_num_seqs" not in new and new["memory_utilization"] == 0.90
+    old = sr.simulate_kwargs(_row(backend_version="nightly-5b8c30d62b754b57",
+                                  **{**row, "silicon_data_source": "source_file=2026-03-25.csv; model=MiniMax-M2.5; "
+                                     "silicon_concurrency=8; measured=2026-04-03; wip=True"}))
+    assert "cuda_graph_sizes" not in old and old["max_num_seqs"] == 8 and "max_num_batched_tokens" not in old
+
+
 def test_llama70b_b200_vllm_rows_launch_as_the_docker_recipes_and_keep_the_rules_precision():
     """70b_fp{8,4}_b200_docker.sh (bb4c7f9): fp8 KV, 8192 tokens a step, 512 sequences, 0.9; their checkpoint is
-    not read, so the rule's precision stays (no vllm_checkpoint); H100 and other sources keep the generator's."""
+    not read, so the rule's precision stays (no vllm_checkpoint); other sources keep the generator's."""
     llama = dict(backend="vllm", backend_version="", model_path="meta-llama/Llama-3.1-70B", gemm_quant_mode="fp8",
                  moe_quant_mode="fp8", silicon_data_source="source_file=2026-04-06.csv; silicon_concurrency=8",
                  tp_size="4", attention_dp_size="1", moe_tp_size="1", moe_ep_size="1", batch_size="8")
@@ -964,8 +982,15 @@ def test_llama70b_b200_vllm_rows_launch_as_the_docker_recipes_and_keep_the_rules
         assert (kw["kv_dtype"], kw["max_num_seqs"], kw["max_num_batched_tokens"], kw["memory_utilization"]) == \
             ("fp8", 512, 8192, 0.90)
         assert kw["quantization"] == quant and kw["model"] == "meta-llama/Llama-3.1-70B"
+    # 70b_fp8_h100_slurm.sh (2a205bb, added in session 69): --max-num-seqs $CONC, 8192 tokens, fp8 KV, 0.9, on the
+    # v0.10.2 image whose default cudagraph_mode was PIECEWISE (master.yaml 78f6b8d; vllm-project/vllm#25444)
     h100 = sr.simulate_kwargs(_row(**{**llama, "system": "h100_sxm"}))
-    assert h100["max_num_seqs"] == 8 and h100["max_num_batched_tokens"] == 8 + 1024 + 1500
+    assert (h100["max_num_seqs"], h100["max_num_batched_tokens"], h100["kv_dtype"]) == (8, 8192, "fp8")
+    assert h100["cudagraph_mode"] == "piecewise" and h100["memory_utilization"] == 0.90
+    gap = {**llama, "system": "h100_sxm", "silicon_data_source": "gap; silicon_concurrency=8"}
+    other = sr.simulate_kwargs(_row(**gap))
+    assert other["max_num_seqs"] == 8 and other["max_num_batched_tokens"] == 8 + 1024 + 1500
+    assert "cudagraph_mode" not in other
 
 
 def test_trtllm_1_0_0rc3_generator_rows_launch_with_the_templates_kv_fraction():
@@ -1010,6 +1035,20 @@ def test_vllm_rows_run_the_allreduce_norm_fusion_where_their_recipe_or_release_h
     assert {sr.vllm_allreduce_fusion(r) for r in kimi if sr.inferencex_run(r)} == {True}   # its recipes' flag
     row = next(r for r in rows if r["system"] == "b200_sxm" and "Llama-3.1-70B" in r["model_path"])
     assert sr.simulate_kwargs(row)["kernel_engine"] == sr.VLLM_FUSION_PROFILE
+    # gptoss_fp4_b200.sh's config.yaml (fuse_allreduce_rms) on its v0.15.1 rows; the 2025-11 rows' launch not read
+    assert fused("b200_sxm", "gpt-oss-120b", "0.15.1") == {True} and fused("b200_sxm", "gpt-oss-120b", "") == {False}
+
+
+def test_gptoss_b200_v0151_rows_capture_graphs_up_to_2048_tokens():
+    """gptoss_fp4_b200.sh's config.yaml sets max-cudagraph-capture-size 2048 beside max-num-batched-tokens 8192
+    (revisions 1fc5d73 and 34bc7c4, either side of PR #789's v0.15.1 image): its v0.15.1 rows' 1k prefills replay
+    piecewise graphs; the release-unrecorded 2025-11 rows keep vLLM's default ceiling."""
+    rows = [r for r in sr.load() if r["backend"] == "vllm" and r["system"] == "b200_sxm" and r["mode"] == "agg"
+            and "gpt-oss-120b" in r["model_path"] and r["tp_size"] == "8.0" and r["isl"] == "1024"]
+    new = next(sr.simulate_kwargs(r) for r in rows if r["backend_version"] == "0.15.1")
+    assert new["cuda_graph_sizes"] == sr.VLLM_CAPTURE_SIZES_2048 and new["max_num_batched_tokens"] == 8192
+    old = next(sr.simulate_kwargs(r) for r in rows if r["backend_version"] == "")
+    assert "cuda_graph_sizes" not in old
 
 
 def test_sglang_deepseek_b200_rows_under_dp_attention_gather_as_their_launch_had_no_a2a_backend(monkeypatch):
