@@ -116,7 +116,7 @@ def main(argv=None) -> int:
     ap.add_argument("--compile-ms", type=float, nargs="+", default=[None],
                     help="the GDN L2-norm compile per new prefill token count (ms) where mapped; default as mapped")
     ap.add_argument("--every", type=int, default=1, help="run every N-th matching row")
-    ap.add_argument("--out", help="CSV of id, scale, clients, predicted and measured TTFT/TPOT")
+    ap.add_argument("--out", help="CSV of id, scale, compile_ms, clients, predicted and measured TTFT/TPOT")
     args = ap.parse_args(argv)
 
     import serving_reference as sr
