@@ -46,3 +46,15 @@ def test_scale_one_and_exit_leave_runs_alone(seen):
 def test_summary_counts_rows_off_by_three():
     line = ehs.summary([(4, 50.0, 200.0, 10.0, 10.0), (4, 100.0, 100.0, 11.0, 10.0)])
     assert "off3  1" in line and "x0.62" in line
+
+
+def test_compile_ms_sets_the_mapped_l2norm_compile_and_restores_it():
+    import serving_reference as sr
+    before = sr.L2NORM_COMPILE_S
+    row = next(r for r in sr.load() if r["backend"] == "sglang" and r["backend_version"] == "0.5.9"
+               and "qwen3.5" in r["model_path"].lower())
+    with ehs.l2norm_compile(90.0):
+        assert sr.sglang_l2norm_recompile(row) == {"prefill_recompile_s": pytest.approx(0.090)}
+    with ehs.l2norm_compile(None):                      # None: as mapped
+        assert sr.L2NORM_COMPILE_S == before
+    assert sr.L2NORM_COMPILE_S == before
