@@ -116,13 +116,18 @@ def test_latency_at_equal_throughput_is_read_off_the_client_curve(monkeypatch):
 
 
 def test_distserve_runs_its_releases_multi_turn_lengths():
-    """DistServe's chatbot claims draw the lengths its release prepares (multi-turn ShareGPT prompts; Figure 7's means,
-    ~755 / ~200 tokens), not the single-turn sample (226 / 194) the engines' benchmarks use; its summarization
-    claim, LongBench cut to ~2K tokens with the answer inside OPT's 2,048-token window."""
+    """DistServe's chatbot claims send a 100-prompt baseline the release's own 100 requests (the same at every rate:
+    its benchmark reseeds each rate) and DistServe's larger sample the lengths its release prepares (multi-turn
+    ShareGPT prompts; Figure 7's means, ~755 / ~200 tokens), not the single-turn sample (226 / 194) the engines'
+    benchmarks use; its summarization claim, LongBench cut to ~2K tokens with the answer inside OPT's window."""
     from whatif.simulator.length_profiles import LENGTH_PROFILES
-    for c in CLAIMS:
-        if c.paper.startswith("DistServe") and c.setup["model"] == "opt-13b":   # the chatbot (OPT-66B: summaries)
-            assert c.setup["sim"]["traffic"]["lengths"] == "sharegpt-multiturn", c.paper
+    for c in CLAIMS + PANELS:
+        if c.paper.startswith("DistServe") and "trace" in c.setup["sim"]["traffic"]:   # the chatbots
+            traffic = c.setup["sim"]["traffic"]
+            assert traffic["requests"] == 100 and traffic["trace_rate"] == 1.0, c.paper
+            split = deep_merged(c.setup, c.variant)["sim"]["traffic"]
+            assert split["trace"] is None and split["lengths"] == "sharegpt-multiturn", c.paper
+            assert split["requests"] in (200, 300), c.paper
         elif c.paper.startswith("DistServe"):
             traffic = c.setup["sim"]["traffic"]
             assert 1900 <= traffic["prompt"] and traffic["prompt"] + traffic["output"] <= 2040, c.paper
@@ -168,7 +173,9 @@ def test_distserve_is_one_run_against_both_baselines_and_mii_is_splitfuse():
     mii_claims = [c for c in CLAIMS + PANELS if "DeepSpeed-MII" in c.paper]
     fastgen = [c for c in CLAIMS if c.paper.startswith("DeepSpeed-FastGen")]
     assert len(mii_claims) == 5 and len(fastgen) == 3
-    assert {(c.baseline_engine, c.system_engine) for c in mii_claims} == {("deepspeed-mii", "vllm")}
+    assert {(c.baseline_engine, c.system_engine) for c in mii_claims} == {("deepspeed-mii", "distserve")}
+    # DistServe's side runs its own loop (versions/distserve.yaml) against either baseline
+    assert {c.system_engine for c in CLAIMS + PANELS if c.paper.startswith("DistServe")} == {"distserve"}
     assert {(c.baseline_engine, c.system_engine) for c in fastgen} == {("vllm-0.2", "deepspeed-mii")}
 
 

@@ -15,9 +15,21 @@ Long because one catalogue family's claims sit side by side, each a simulated se
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from .claim import Assumption, Claim
 from .serving import deep_merged
+
+# The 100 requests the release's benchmark sends a backend at 100 prompts: its 2-benchmark-serving.py main() reseeds
+# `random` and numpy before each rate, so every rate of a sweep sends the same prompts in the same order with the same
+# gaps scaled by 1 / rate (its measured vllm-100-1.exp and vllm-100-2.exp, simdistserve/benchmarks/alignment/
+# data-ground-truth/opt-13b-sharegpt, list the same lengths, issue times halved at 2 req/s). The file holds their
+# prompt and output tokens (OPT's tokenizer on /app/dataset/sharegpt.ds, which the OPT-13B and OPT-66B clients
+# both read) and issue times at 1 req/s, from vllm-100-1.exp; no latency of it is read.
+_RELEASE_SHAREGPT_100 = {"requests": 100, "trace": str(Path(__file__).parent / "traces" / "distserve_opt_sharegpt_100.csv"),
+                         "trace_rate": 1.0}
+# A side of more than 100 prompts (DistServe's 300 / 200) sends another sample, not in any file read: Figure 7's means.
+_FIGURE7_SHAREGPT = {"trace": None, "trace_rate": None, "lengths": "sharegpt-multiturn", "seed": 2}
 
 _A100 = "a100-sxm-80gb"
 
@@ -75,20 +87,21 @@ _SARATHI_FALCON = deep_merged(_SARATHI, {"model": "falcon-180b", "gpus": 8, "par
 # C++ kernels) is not profiled: the default engine stands in, eager too (added after scoring). Its vLLM runs behind
 # Ray (2-start-api-server.py: --engine-use-ray --worker-use-ray): vllm-0.2-ray, an engine-actor and a worker-actor
 # round trip a step at Ray's measured latency (added after scoring, session 64).
-_DISTSERVE_ENGINES = dict(baseline_engine="vllm-0.2-ray", system_engine="vllm",
+_DISTSERVE_ENGINES = dict(baseline_engine="vllm-0.2-ray", system_engine="distserve",
                           engine_why="DistServe's release runs vLLM v0.2.3 (its evaluation docs: 'We use version "
                                      "v0.2.3, the last version released before the paper submission') behind Ray "
-                                     "(--engine-use-ray --worker-use-ray); SwiftTransformer's kernels not profiled")
+                                     "(--engine-use-ray --worker-use-ray); DistServe's side its own loop "
+                                     "(distserve: single_stage_engine.py), SwiftTransformer's kernels not profiled")
 # Both sides run --gpu-memory-utilization 0.95 (the release's 2-start-api-server.py, vLLM and DistServe alike).
 _DISTSERVE = {"model": "opt-13b", "hardware": "dgx-a100-80gb", "cuda_graphs": False, "memory_utilization": 0.95,
-              "sim": {"traffic": {"requests": 100, "lengths": "sharegpt-multiturn", "seed": 2},
+              "sim": {"traffic": _RELEASE_SHAREGPT_100,
                       "engine": {**_VLLM_V0, "max_batch": 1024, "token_budget": 16384},
                       "cluster": {"replicas": 1}, "slo": {"ttft_s": 0.25, "tpot_s": 0.1},
                       "criterion": {"attainment": 0.9, "lo": 0.05, "hi": 128.0, "per_gpu": True}}}
 # Its prefill instance runs --context-max-tokens-per-batch 8192 and --context-max-batch-size 128 (2-start-api-server.py,
 # every model; the summarization split below already carried them): not vLLM's 16,384 tokens (added after scoring,
 # session 61: DistServe's capacity 5.24 req/s and its SLO scale 0.784x unchanged, no verdict moves).
-_DISTSERVE_SPLIT = {"sim": {"traffic": {"requests": 300},
+_DISTSERVE_SPLIT = {"sim": {"traffic": {**_FIGURE7_SHAREGPT, "requests": 300},
                             "cluster": {"replicas": 1, "prefill_replicas": 1, "prefill_tp": 2,
                                         "prefill_token_budget": 8192, "prefill_max_batch": 128}}}
 # Which baseline each abstract figure is against: the release's plot.ipynb (evaluation/2-benchmark-serving; Figure 8,
@@ -109,8 +122,8 @@ _DISTSERVE_SPLIT_VS_MII = deep_merged(_DISTSERVE_SPLIT, {"sim": {"engine": _DIST
 _SLO_PANEL = {"sim": {"traffic": {"rate": 1.5}, "criterion": {"scale_lo": 0.05, "scale_hi": 50.0}}}
 _SLO_PANEL_SPLIT = {"sim": {"traffic": {"rate": 4.5}}}
 # MII runs engine_profiles/versions/deepspeed-mii.yaml (its ragged_batching.py loop: no step formed ahead of the GPU;
-# vLLM's kernel fits stand in for DeepSpeed's); DistServe's side the default engine, as against vLLM (session 69).
-_MII_ENGINES = dict(baseline_engine="deepspeed-mii", system_engine="vllm",
+# vLLM's kernel fits stand in for DeepSpeed's); DistServe's side its own loop (distserve), as against vLLM.
+_MII_ENGINES = dict(baseline_engine="deepspeed-mii", system_engine="distserve",
                     engine_why="the release launches DeepSpeed-MII (mii.entrypoints.api_server): FastGen's loop as "
                                "deepspeed-mii; its kernels and DistServe's SwiftTransformer's are not profiled: "
                                "vLLM's fits stand in for both, eager")
