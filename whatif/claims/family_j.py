@@ -267,7 +267,8 @@ CLAIMS: list[Claim] = [
           setup_note="OPT-13B (Llama-2-13B until session 62); the release's placement (prefill tp 2, decode tp 1) "
                      "on 3 GPUs at 3x the rate against one vLLM v0.2.3 at tp 1 with the release's flags, eager on "
                      "both sides, rates per GPU and 100 prompts a GPU (_plot.py); KV over the DGX NVLink; Poisson "
-                     "arrivals (2-benchmark-serving.py); multi-turn ShareGPT lengths as Figure 7's means (~755 / "
+                     "arrivals (2-benchmark-serving.py); vLLM sent the release's own 100 requests at every rate "
+                     "(session 69 K), DistServe's 300 multi-turn ShareGPT lengths as Figure 7's means (~755 / "
                      "~200, sigma 1 assumed; pairs of 2048 tokens or more redrawn, as its 0-prepare-dataset.py "
                      "drops them). Until session 63 three round-robin vLLM replicas and 1,000 requests: 0.46x"),
     Claim("disaggregation", "DistServe can serve 7.4x more requests ... compared to state-of-the-art systems, while "

@@ -28,7 +28,8 @@ _RATE = {"attainment": 0.9, "lo": 0.05, "hi": 128.0, "per_gpu": True}
 
 # OPT-66B chatbot (_plot.py plot_fig8_upper, "opt-66b-sharegpt"): 25 prompts a GPU, SLO TTFT 0.4 s and TPOT 0.1 s;
 # vLLM at tp 4 on 4 A100s (100 prompts), DistServe's prefill instance at tp 4 and decode instance at tp 2 x pp 2 on
-# 8 (200 prompts), its 8,192-token / 128-sequence prefill batches; the release's multi-turn ShareGPT lengths.
+# 8 (200 prompts), its 8,192-token / 128-sequence prefill batches; the release's own 100 requests to vLLM / MII (the
+# OPT-13B clients' sharegpt.ds), Figure 7's multi-turn ShareGPT lengths to DistServe's 200.
 _CHAT66 = {"model": "opt-66b", "hardware": "dgx-a100-80gb", "gpus": 4, "parallel": {"tp": 4}, "cuda_graphs": False,
            "memory_utilization": 0.95,
            "sim": {"traffic": _RELEASE_SHAREGPT_100,
@@ -63,7 +64,8 @@ CLAIMS: list[Claim] = [
                "release's vLLM ran slower than whatif's fits; its blocking sampler, ~2 ms a step, priced since "
                "session 66, the rest unsourced). With the paper's Table 1 SLO for this case (2.5 s / 0.15 s, if the "
                "notebook used it) whatif gives 0.68x, still a miss",
-          setup_note="OPT-66B on the release's multi-turn ShareGPT lengths; vLLM v0.2.3 at tp 4 on 4 A100s against "
+          setup_note="OPT-66B on the release's multi-turn ShareGPT (vLLM its 100 requests); vLLM v0.2.3 at tp 4 on "
+                     "4 A100s against "
                      "DistServe's (4, 1, 2, 2) placement on 8, 25 prompts a GPU, rates per GPU (_plot.py); SLO "
                      "TTFT 0.4 s, TPOT 0.1 s as _plot.py draws the panel; KV over the DGX's NVLink; eager on both "
                      "sides", **_DISTSERVE_ENGINES),
