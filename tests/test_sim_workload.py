@@ -214,7 +214,7 @@ def test_trace_rate_rescales_the_same_requests_to_each_rate(tmp_path):
 
 
 def test_distserve_release_trace_is_its_100_requests():
-    """The claims' DistServe trace (whatif/claims/traces): the 100 requests of the release's vllm-100-1.exp, in issue
+    """The claims' DistServe traces (whatif/claims/traces): the 100 requests of the release's vllm-100-1.exp, in issue
     order from 0 s at 1 req/s, under OPT's 2,048-token pair limit (its benchmark asserts prompt + output < 2048)."""
     from pathlib import Path
     import statistics
@@ -223,6 +223,10 @@ def test_distserve_release_trace_is_its_100_requests():
     assert len(reqs) == 100 and reqs[0].arrival_s == 0.0 and 95 < reqs[-1].arrival_s < 105
     assert all(r.prompt + r.output < 2048 for r in reqs)
     assert (reqs[0].prompt, reqs[0].output) == (55, 4) and statistics.median(r.prompt for r in reqs) == 814
+    # DistServe's 300 (distserve-300-3.exp at 3 req/s): the same 100 first, in order (one seed's sample prefix)
+    split = read_trace(Path(claims.__file__).parent / "traces" / "distserve_opt_sharegpt_300.csv")
+    assert len(split) == 300 and 95 < split[-1].arrival_s < 105 and all(r.prompt + r.output < 2048 for r in split)
+    assert [(r.prompt, r.output) for r in split[:100]] == [(r.prompt, r.output) for r in reqs]
 
 
 def test_trace_aliases_sorting_and_defaults(tmp_path):
