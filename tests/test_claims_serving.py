@@ -116,13 +116,23 @@ def test_latency_at_equal_throughput_is_read_off_the_client_curve(monkeypatch):
 
 
 def test_distserve_runs_its_releases_multi_turn_lengths():
-    """DistServe's chatbot claims draw the lengths its release prepares (multi-turn ShareGPT prompts; Figure 7's means,
-    ~755 / ~200 tokens), not the single-turn sample (226 / 194) the engines' benchmarks use; its summarization
-    claim, LongBench cut to ~2K tokens with the answer inside OPT's 2,048-token window."""
+    """DistServe's chatbot claims send each side the release's own requests (the same at every rate: its benchmark
+    reseeds each rate): a 100-prompt baseline its 100, OPT-13B's split its 300; OPT-66B's split (200, no file read)
+    the lengths its release prepares (multi-turn ShareGPT prompts; Figure 7's means, ~755 / ~200 tokens), not the
+    single-turn sample (226 / 194) the engines' benchmarks use; its summarization claim, LongBench cut to ~2K tokens
+    with the answer inside OPT's window."""
     from whatif.simulator.length_profiles import LENGTH_PROFILES
-    for c in CLAIMS:
-        if c.paper.startswith("DistServe") and c.setup["model"] == "opt-13b":   # the chatbot (OPT-66B: summaries)
-            assert c.setup["sim"]["traffic"]["lengths"] == "sharegpt-multiturn", c.paper
+    for c in CLAIMS + PANELS:
+        if c.paper.startswith("DistServe") and "trace" in c.setup["sim"]["traffic"]:   # the chatbots
+            traffic = c.setup["sim"]["traffic"]
+            assert traffic["requests"] == 100 and traffic["trace_rate"] == 1.0, c.paper
+            split = deep_merged(c.setup, c.variant)["sim"]["traffic"]
+            if c.setup["model"] == "opt-13b":   # its 300 requests start with the baseline's 100, in order
+                assert split["requests"] == 300 and split["trace_rate"] == 3.0, c.paper
+                assert split["trace"].endswith("distserve_opt_sharegpt_300.csv"), c.paper
+            else:                               # OPT-66B's 200: no file read, Figure 7's means
+                assert split["trace"] is None and split["lengths"] == "sharegpt-multiturn", c.paper
+                assert split["requests"] == 200, c.paper
         elif c.paper.startswith("DistServe"):
             traffic = c.setup["sim"]["traffic"]
             assert 1900 <= traffic["prompt"] and traffic["prompt"] + traffic["output"] <= 2040, c.paper
@@ -168,7 +178,9 @@ def test_distserve_is_one_run_against_both_baselines_and_mii_is_splitfuse():
     mii_claims = [c for c in CLAIMS + PANELS if "DeepSpeed-MII" in c.paper]
     fastgen = [c for c in CLAIMS if c.paper.startswith("DeepSpeed-FastGen")]
     assert len(mii_claims) == 5 and len(fastgen) == 3
-    assert {(c.baseline_engine, c.system_engine) for c in mii_claims} == {("deepspeed-mii", "vllm")}
+    assert {(c.baseline_engine, c.system_engine) for c in mii_claims} == {("deepspeed-mii", "distserve")}
+    # DistServe's side runs its own loop (versions/distserve.yaml) against either baseline
+    assert {c.system_engine for c in CLAIMS + PANELS if c.paper.startswith("DistServe")} == {"distserve"}
     assert {(c.baseline_engine, c.system_engine) for c in fastgen} == {("vllm-0.2", "deepspeed-mii")}
 
 

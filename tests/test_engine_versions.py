@@ -199,3 +199,18 @@ def test_deepspeed_mii_runs_splitfuse_passes_formed_after_the_last():
     from whatif.specs import hardware
     h100 = mii.for_gpu(hardware.load_component("h100-sxm", "gpu"))
     assert (h100.max_num_seqs, h100.max_num_batched_tokens) == (512, 768)   # no GPU-size default in DeepSpeed
+
+
+def test_distserve_awaits_each_step_through_ray():
+    """DistServe's own engine (versions/distserve.yaml, single_stage_engine.py): each _step sends the batch to its
+    workers through Ray and awaits the result before forming the next (no step formed ahead), so vllm.yaml's step
+    plus Ray's measured threaded-actor round trip (1 / 2,575.0 s) is paid in line; the rest is vllm.yaml's."""
+    ds, base = load_engine("distserve"), load_engine("vllm")
+    assert ds.cpu.per_step_s - base.cpu.per_step_s == pytest.approx(1 / 2575.0, rel=2e-3)
+    assert ds.cpu.overlapped is False and base.cpu.overlapped is True
+    assert check_engine("distserve") == "vllm" and engine_spec("distserve").kernel_fits == "vllm"
+    assert "1_1_actor_calls_sync" in ds.sources["cpu.per_step_s"]
+    import dataclasses
+    for f in dataclasses.fields(ds):
+        if f.name not in {"name", "description", "cpu", "sources"}:
+            assert getattr(ds, f.name) == getattr(base, f.name), f.name

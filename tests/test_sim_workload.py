@@ -196,6 +196,39 @@ def test_trace_round_trip(tmp_path, suffix):
     assert generate(WorkloadSpec(trace=str(path), duration_s=cut)) == [r for r in requests if r.arrival_s < cut]
 
 
+def test_trace_rate_rescales_the_same_requests_to_each_rate(tmp_path):
+    """A trace sent at `trace_rate` is resent at `rate` with every arrival times trace_rate / rate and the same
+    lengths in the same order (DistServe's benchmark reseeds its sampling at each rate); without it rate is unused;
+    a trace_rate without a trace, or not positive, is a one-line error."""
+    path = tmp_path / "t.csv"
+    write_trace(generate(WorkloadSpec(lengths="sharegpt", requests=30, rate=1.0)), path)
+    at1 = generate(WorkloadSpec(trace=str(path), trace_rate=1.0, rate=1.0))
+    at4 = generate(WorkloadSpec(trace=str(path), trace_rate=1.0, rate=4.0))
+    assert [(r.prompt, r.output) for r in at4] == [(r.prompt, r.output) for r in at1]
+    assert [r.arrival_s for r in at4] == pytest.approx([r.arrival_s / 4 for r in at1])
+    assert generate(WorkloadSpec(trace=str(path), rate=4.0)) == read_trace(path)
+    with pytest.raises(WhatifError, match="trace_rate.*needs a trace"):
+        WorkloadSpec(trace_rate=1.0)
+    with pytest.raises(WhatifError, match="trace_rate"):
+        WorkloadSpec(trace=str(path), trace_rate=0.0)
+
+
+def test_distserve_release_trace_is_its_100_requests():
+    """The claims' DistServe traces (whatif/claims/traces): the 100 requests of the release's vllm-100-1.exp, in issue
+    order from 0 s at 1 req/s, under OPT's 2,048-token pair limit (its benchmark asserts prompt + output < 2048)."""
+    from pathlib import Path
+    import statistics
+    import whatif.claims as claims
+    reqs = read_trace(Path(claims.__file__).parent / "traces" / "distserve_opt_sharegpt_100.csv")
+    assert len(reqs) == 100 and reqs[0].arrival_s == 0.0 and 95 < reqs[-1].arrival_s < 105
+    assert all(r.prompt + r.output < 2048 for r in reqs)
+    assert (reqs[0].prompt, reqs[0].output) == (55, 4) and statistics.median(r.prompt for r in reqs) == 814
+    # DistServe's 300 (distserve-300-3.exp at 3 req/s): the same 100 first, in order (one seed's sample prefix)
+    split = read_trace(Path(claims.__file__).parent / "traces" / "distserve_opt_sharegpt_300.csv")
+    assert len(split) == 300 and 95 < split[-1].arrival_s < 105 and all(r.prompt + r.output < 2048 for r in split)
+    assert [(r.prompt, r.output) for r in split[:100]] == [(r.prompt, r.output) for r in reqs]
+
+
 def test_trace_aliases_sorting_and_defaults(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("timestamp,input_tokens,num_decode_tokens,prefix_id,prefix_tokens\n"

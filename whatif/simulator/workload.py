@@ -47,6 +47,9 @@ class WorkloadSpec:
     turns: int = 1                 # > 1: multi-turn sessions, each turn's prompt carries the history
     think_s: float = 10.0          # mean seconds between a session's turns (exponential)
     trace: str | None = None       # CSV/JSONL file of requests (replaces the generated ones)
+    trace_rate: float | None = None  # the rate (req/s) the trace's arrivals were sent at: arrivals scaled by
+                                   # trace_rate / rate, so a sweep over `rate` resends the same requests with the
+                                   # same gaps scaled (DistServe's benchmark reseeds its sampling each rate)
     seed: int = 0
     concurrency: int = 0           # > 0: a closed loop of this many clients (closed_loop.py); rate unused
     through_server: bool = True    # the closed loop's clients cross the engine's HTTP front end (False: an
@@ -99,6 +102,10 @@ class WorkloadSpec:
             check_trace_path(self.trace)
             if self.prefix_groups or self.turns > 1:
                 raise WhatifError("--trace: a trace gives every request itself; drop --prefix-groups and --turns")
+        if self.trace_rate is not None:
+            number(self.trace_rate, "trace_rate", 0.0, low_open=True)
+            if self.trace is None:
+                raise WhatifError(f"trace_rate: {self.trace_rate!r} scales a trace's arrivals; it needs a trace")
 
     @property
     def gamma_shape(self) -> float:
@@ -126,14 +133,15 @@ def generate(spec: WorkloadSpec, max_tokens: int | None = None) -> list[Request]
     `requests` / `duration_s` count turns: the first `requests` turns to arrive (sessions started in arrival
     order, as many as needed), or every turn arriving before `duration_s`; `rate` is sessions per second.
 
-    With `trace` set, the trace's requests replace the generated ones (arrival process, rate, lengths unused);
-    `requests` keeps its first N, `duration_s` those arriving before it; neither given keeps all of it.
+    With `trace` set, the trace's requests replace the generated ones (arrival process, rate, lengths unused;
+    with `trace_rate`, its arrivals times trace_rate / rate); `requests` keeps its first N, `duration_s` those
+    arriving before it; neither given keeps all of it.
     """
     if max_tokens is not None:
         positive_int(max_tokens, "max_tokens")
     if spec.trace is not None:
         from .trace_files import read_trace
-        return _limited(read_trace(spec.trace), spec)
+        return _limited(_rescaled(read_trace(spec.trace), spec), spec)
     arrivals_rng, lengths_rng, groups_rng, think_rng = (
         np.random.default_rng(s) for s in np.random.SeedSequence(spec.seed).spawn(4))
     if spec.turns > 1:
@@ -141,6 +149,16 @@ def generate(spec: WorkloadSpec, max_tokens: int | None = None) -> list[Request]
     else:
         columns = _single_turns(spec, arrivals_rng, lengths_rng, groups_rng)
     return _requests(*columns)
+
+
+def _rescaled(requests: list[Request], spec: WorkloadSpec) -> list[Request]:
+    """A trace's requests with their arrivals scaled to `rate` when the trace states the rate it was sent at."""
+    if spec.trace_rate is None:
+        return requests
+    f = spec.trace_rate / spec.rate
+    return requests_from_columns([r.arrival_s * f for r in requests], [r.prompt for r in requests],
+                                 [r.output for r in requests], [r.prefix_id for r in requests],
+                                 [r.prefix_tokens for r in requests], [r.shared_tokens for r in requests])
 
 
 def _limited(requests: list[Request], spec: WorkloadSpec) -> list[Request]:
