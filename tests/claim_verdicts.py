@@ -156,7 +156,8 @@ VERDICTS = {
     'J-disaggregation-capacity_rps-2': 'miss',                # DistServe can serve 7.4x more requests ... compa
     'J-disaggregation-slo_scale': 'in band',                  # DistServe: 1.74x tighter SLO than vLLM for the O
     'J-disaggregation-slo_scale-2': 'in band',                # DistServe: 1.8x tighter SLO than DeepSpeed-MII f
-    # (session 69: MII on deepspeed-mii, its loop forms no step ahead: 1.385x -> 1.29x, band from 1.385x)
+    # (session 69 D: MII on deepspeed-mii, its loop forms no step ahead: 1.385x -> 1.29x, a miss; session 69 K:
+    # the release's own 100/300 requests and DistServe's Ray-awaited loop: 1.391x, in band by 0.5%, fragile)
     'J-disaggregation-slo_scale-3': 'miss',                   # DistServe can serve ... 12.6x tighter SLO, compa
     'J-chunked_prefill-peak_goodput_rps': 'in band',          # DeepSpeed-FastGen: up to 2.3x higher effective t
     'J-chunked_prefill-capacity_rps-2': 'in band',            # Sarathi-Serve: up to 3.7x higher serving capacit
