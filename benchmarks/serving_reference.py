@@ -4,6 +4,9 @@
 of N clients at given input/output lengths (fixed, or drawn in [0.8 L, L]: client_range_ratio) with its measured
 mean TTFT and TPOT).
 
+Long because: the mapping rule is one file by design (written before scoring, read in one place): each
+recorded field's and campaign's rule is a short function beside the run and report it feeds.
+
 How the rows were measured (aiconfigurator's generator, src/aiconfigurator/generator/config/backend_templates/
 benchmark/bench_run.sh.j2): `aiperf profile --streaming --concurrency N --num-requests 50N
 --warmup-request-count 2N --isl ISL --osl OSL --extra-inputs ignore_eos:true`, synthetic prompts (no shared
