@@ -32,6 +32,8 @@ CARDS = {
     "qwen3-next-80b-a3b": (80 * B, 3 * B, "non-embedding", 0.02, 24_576),
     "gemma-3-27b": (27 * B, None, "total", 0.02, 81_920),
     "glm-4.5": (355 * B, 32 * B, "non-embedding", 0.05, 376_832),
+    "kimi-k2-thinking": (1000 * B, 32 * B, "total", 0.03, 70_272),
+    "glm-4.7": (358 * B, 32 * B, "non-embedding", 0.05, 376_832),   # 358B with the MTP layer (not counted)
 }
 
 
