@@ -13,6 +13,7 @@ CARDS = {
     "gpt-oss-120b": (116.83 * B, 5.13 * B, "no-embedding", 0.005, 36_864),
     "gpt-oss-20b": (20.91 * B, 3.61 * B, "no-embedding", 0.005, 24_576),
     "qwen3-8b": (8.2 * B, None, "total", 0.01, 147_456),
+    "qwen3-14b": (14.8 * B, None, "total", 0.01, 163_840),
     "qwen3-32b": (32.8 * B, None, "total", 0.01, 262_144),
     "qwen3-30b-a3b": (30.5 * B, 3.3 * B, "total", 0.02, 98_304),
     "qwen3-235b-a22b": (235 * B, 22 * B, "total", 0.01, 192_512),

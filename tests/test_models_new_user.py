@@ -140,25 +140,26 @@ def test_each_model_the_issue_names_estimates_by_its_hugging_face_id(capsys, mon
     assert "\nfits" in out and out.split("\nfits")[1].split()[0] == "yes"
 
 
-# Session 69 M: sibling releases shipped from copies of their config.json (each profile cites its copy). The copies
-# carry no quantization_config, so each id says 16-bit is assumed; Kimi-K2-Thinking's 1T parameters in 16-bit need
-# a precision flag to fit 8x B200. (id, profile, hardware, tp, extra flags)
+# Session 69 M: sibling releases shipped from copies of their config.json (each profile cites its copy). Where the
+# copy is trimmed (no quantization_config) the id is an alias and says 16-bit is assumed; Kimi-K2-Thinking's 1T
+# parameters in 16-bit need a precision flag to fit 8x B200. (id, profile, hardware, tp, extra flags, assumed)
 SIBLING_IDS = [
-    ("moonshotai/Kimi-K2-Thinking", "kimi-k2-thinking", "b200", 8, ("--quantization", "fp8-block")),
-    ("zai-org/GLM-4.7-FP8", "glm-4.7", "h200-sxm", 8, ()),
+    ("moonshotai/Kimi-K2-Thinking", "kimi-k2-thinking", "b200", 8, ("--quantization", "fp8-block"), False),
+    ("zai-org/GLM-4.7-FP8", "glm-4.7", "h200-sxm", 8, (), True),
+    ("Qwen/Qwen3-14B", "qwen3-14b", "h100-sxm", 1, (), False),
 ]
 
 
-@pytest.mark.parametrize("hf_id, profile, hardware, tp, extra", SIBLING_IDS, ids=[i[0] for i in SIBLING_IDS])
+@pytest.mark.parametrize("hf_id, profile, hardware, tp, extra, assumed", SIBLING_IDS,
+                         ids=[i[0] for i in SIBLING_IDS])
 def test_each_sibling_release_estimates_by_its_hugging_face_id(capsys, monkeypatch, tmp_path, hf_id, profile,
-                                                                hardware, tp, extra):
+                                                                hardware, tp, extra, assumed):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))     # an empty cache: the shipped profile answers
     out = run_text(capsys, "estimate", "--model", hf_id, "--hardware", hardware, "--tp", str(tp), "--batch", "8",
                    "--prompt", "1024", "--output", "64", "--no-ops", *extra)
     assert out.startswith(f"{profile} on ")
     assert "\nfits" in out and out.split("\nfits")[1].split()[0] == "yes"
-    if not extra:   # no quantization_config shipped for the id: the header says what it assumed
-        assert "16-bit assumed" in out.splitlines()[0]
+    assert ("16-bit assumed" in out.splitlines()[0]) == assumed   # an alias without its quantization_config
 
 
 @needs_ref
