@@ -148,6 +148,7 @@ SIBLING_IDS = [
     ("zai-org/GLM-4.7-FP8", "glm-4.7", "h200-sxm", 8, (), True),
     ("Qwen/Qwen3-14B", "qwen3-14b", "h100-sxm", 1, (), False),
     ("google/gemma-2-9b-it", "gemma-2-9b", "h100-sxm", 1, (), False),
+    ("google/gemma-3-12b-it", "gemma-3-12b", "h100-sxm", 1, (), False),
 ]
 
 
