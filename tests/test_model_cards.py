@@ -28,6 +28,9 @@ CARDS = {
     "llama-4-scout": (109 * B, 17 * B, "total", 0.02, 49_152),
     "llama-4-maverick": (400 * B, 17 * B, "total", 0.02, 49_152),
     "mixtral-8x22b": (141 * B, 39 * B, "total", 0.01, 229_376),
+    "mixtral-8x22b-instruct": (141 * B, 39 * B, "total", 0.01, 229_376),
+    "qwen3-235b-a22b-thinking-2507": (235 * B, 22 * B, "total", 0.01, 192_512),
+    "qwen3-30b-a3b-thinking-2507": (30.5 * B, 3.3 * B, "total", 0.02, 98_304),   # qwen3-30b-a3b's card
     "nemotron-h-56b": (56 * B, None, "total", 0.01, 40_960),
     "nemotron-3-nano-30b-a3b": (31.6 * B, 3.6 * B, "total", 0.01, 6_144),
     "qwen3-next-80b-a3b": (80 * B, 3 * B, "non-embedding", 0.02, 24_576),

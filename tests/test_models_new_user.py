@@ -149,6 +149,9 @@ SIBLING_IDS = [
     ("Qwen/Qwen3-14B", "qwen3-14b", "h100-sxm", 1, (), False),
     ("google/gemma-2-9b-it", "gemma-2-9b", "h100-sxm", 1, (), False),
     ("google/gemma-3-12b-it", "gemma-3-12b", "h100-sxm", 1, (), False),
+    ("Qwen/Qwen3-235B-A22B-Thinking-2507", "qwen3-235b-a22b-thinking-2507", "h200-sxm", 8, (), False),
+    ("Qwen/Qwen3-30B-A3B-Thinking-2507", "qwen3-30b-a3b-thinking-2507", "h100-sxm", 2, (), False),
+    ("mistralai/Mixtral-8x22B-Instruct-v0.1", "mixtral-8x22b-instruct", "h200-sxm", 4, (), False),
 ]
 
 
