@@ -13,6 +13,7 @@ CARDS = {
     "gpt-oss-120b": (116.83 * B, 5.13 * B, "no-embedding", 0.005, 36_864),
     "gpt-oss-20b": (20.91 * B, 3.61 * B, "no-embedding", 0.005, 24_576),
     "qwen3-8b": (8.2 * B, None, "total", 0.01, 147_456),
+    "qwen3-14b": (14.8 * B, None, "total", 0.01, 163_840),
     "qwen3-32b": (32.8 * B, None, "total", 0.01, 262_144),
     "qwen3-30b-a3b": (30.5 * B, 3.3 * B, "total", 0.02, 98_304),
     "qwen3-235b-a22b": (235 * B, 22 * B, "total", 0.01, 192_512),
@@ -27,11 +28,18 @@ CARDS = {
     "llama-4-scout": (109 * B, 17 * B, "total", 0.02, 49_152),
     "llama-4-maverick": (400 * B, 17 * B, "total", 0.02, 49_152),
     "mixtral-8x22b": (141 * B, 39 * B, "total", 0.01, 229_376),
+    "mixtral-8x22b-instruct": (141 * B, 39 * B, "total", 0.01, 229_376),
+    "qwen3-235b-a22b-thinking-2507": (235 * B, 22 * B, "total", 0.01, 192_512),
+    "qwen3-30b-a3b-thinking-2507": (30.5 * B, 3.3 * B, "total", 0.02, 98_304),   # qwen3-30b-a3b's card
     "nemotron-h-56b": (56 * B, None, "total", 0.01, 40_960),
     "nemotron-3-nano-30b-a3b": (31.6 * B, 3.6 * B, "total", 0.01, 6_144),
     "qwen3-next-80b-a3b": (80 * B, 3 * B, "non-embedding", 0.02, 24_576),
     "gemma-3-27b": (27 * B, None, "total", 0.02, 81_920),
+    "gemma-2-9b": (9.241705984 * B, None, "total", 1e-6, 172_032),   # keras-hub's gemma2_9b_en count
+    "gemma-3-12b": (11.765788416 * B, None, "total", 2e-5, 65_536),   # keras-hub's gemma3_12b_text count (profile)
     "glm-4.5": (355 * B, 32 * B, "non-embedding", 0.05, 376_832),
+    "kimi-k2-thinking": (1000 * B, 32 * B, "total", 0.03, 70_272),
+    "glm-4.7": (358 * B, 32 * B, "non-embedding", 0.05, 376_832),   # 358B with the MTP layer (not counted)
 }
 
 

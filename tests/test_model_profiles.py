@@ -36,6 +36,12 @@ def test_profiles_are_shipped():
 
 # Models whose checkpoint has no public Hugging Face config: their shapes come from the paper that defines them.
 PAPER_SOURCED = {"opt-175b": "https://arxiv.org/abs/2205.01068"}    # weights released on request only
+# Models written from a public repository's trimmed copy of the release's config.json (no quantization_config): the
+# release id is an alias (hf_ids.ALIASES), so running it says 16-bit is assumed rather than reading as the source.
+COPY_SOURCED = {
+    "glm-4.7": "https://github.com/ai-dynamo/aiconfigurator/blob/a0ba9ec6d14e3d4ecd5d8d5468142c290634391d/",
+    "kimi-k2-thinking": "https://github.com/ai-dynamo/aiconfigurator/blob/821eb9a651450cef303fb858289bca98959fe4c2/",
+}
 
 
 @pytest.mark.parametrize("name", list_models())
@@ -44,6 +50,8 @@ def test_every_profile_loads(name):
     assert spec.name == name == (MODEL_DIR / f"{name}.yaml").stem
     if name in PAPER_SOURCED:
         assert spec.source.startswith(PAPER_SOURCED[name])
+    elif name in COPY_SOURCED:
+        assert spec.source.startswith(COPY_SOURCED[name]) and spec.source.endswith("_config.json")
     else:
         assert spec.source.startswith("https://huggingface.co/") and spec.source.endswith("/config.json")
     assert spec.total_params() > 0

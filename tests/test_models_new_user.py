@@ -140,6 +140,33 @@ def test_each_model_the_issue_names_estimates_by_its_hugging_face_id(capsys, mon
     assert "\nfits" in out and out.split("\nfits")[1].split()[0] == "yes"
 
 
+# Session 69 M: sibling releases shipped from copies of their config.json (each profile cites its copy). Where the
+# copy is trimmed (no quantization_config) the id is an alias and says 16-bit is assumed; Kimi-K2-Thinking's 1T
+# parameters in 16-bit need a precision flag to fit 8x B200. (id, profile, hardware, tp, extra flags, assumed)
+SIBLING_IDS = [
+    ("moonshotai/Kimi-K2-Thinking", "kimi-k2-thinking", "b200", 8, ("--quantization", "fp8-block"), False),
+    ("zai-org/GLM-4.7-FP8", "glm-4.7", "h200-sxm", 8, (), True),
+    ("Qwen/Qwen3-14B", "qwen3-14b", "h100-sxm", 1, (), False),
+    ("google/gemma-2-9b-it", "gemma-2-9b", "h100-sxm", 1, (), False),
+    ("google/gemma-3-12b-it", "gemma-3-12b", "h100-sxm", 1, (), False),
+    ("Qwen/Qwen3-235B-A22B-Thinking-2507", "qwen3-235b-a22b-thinking-2507", "h200-sxm", 8, (), False),
+    ("Qwen/Qwen3-30B-A3B-Thinking-2507", "qwen3-30b-a3b-thinking-2507", "h100-sxm", 2, (), False),
+    ("mistralai/Mixtral-8x22B-Instruct-v0.1", "mixtral-8x22b-instruct", "h200-sxm", 4, (), False),
+]
+
+
+@pytest.mark.parametrize("hf_id, profile, hardware, tp, extra, assumed", SIBLING_IDS,
+                         ids=[i[0] for i in SIBLING_IDS])
+def test_each_sibling_release_estimates_by_its_hugging_face_id(capsys, monkeypatch, tmp_path, hf_id, profile,
+                                                                hardware, tp, extra, assumed):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))     # an empty cache: the shipped profile answers
+    out = run_text(capsys, "estimate", "--model", hf_id, "--hardware", hardware, "--tp", str(tp), "--batch", "8",
+                   "--prompt", "1024", "--output", "64", "--no-ops", *extra)
+    assert out.startswith(f"{profile} on ")
+    assert "\nfits" in out and out.split("\nfits")[1].split()[0] == "yes"
+    assert ("16-bit assumed" in out.splitlines()[0]) == assumed   # an alias without its quantization_config
+
+
 @needs_ref
 def test_an_alias_of_a_quantized_release_reads_its_config_in_the_hub_cache(tmp_path, monkeypatch, capsys):
     """deepseek-ai/DeepSeek-V3.1 resolves to the deepseek-v3 profile by alias, with no shipped copy of its FP8

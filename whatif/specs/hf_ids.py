@@ -76,6 +76,11 @@ ALIASES = {
     "nvidia/MiniMax-M2.5-NVFP4": "minimax-m2.5",
     "nvidia/Kimi-K2.5-NVFP4": "kimi-k2.5",
     "nvidia/GLM-5-NVFP4": "glm-5",
+    # Profiles written from trimmed copies of the release's config.json (ai-dynamo/aiconfigurator
+    # src/aiconfigurator/model_configs/, cited in each profile): the id is an alias, not the profile's source, so
+    # an absent quantization_config reads "16-bit assumed" (checkpoint_quant.alias_note), not silently bf16.
+    "moonshotai/Kimi-K2-Thinking": "kimi-k2-thinking",
+    "zai-org/GLM-4.7-FP8": "glm-4.7",
 }
 
 
