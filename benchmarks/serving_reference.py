@@ -605,14 +605,14 @@ def srt_slurm_trtllm_recipe(row: dict) -> tuple[int, int, int, str] | None:
 # worker's (the whole attention-DP group's): SGLang divides --max-running-requests by dp_size per rank
 # (model_runner: max_running_requests // dp_size) and --chunked-prefill-size by dp_size (server_args
 # _handle_data_parallelism), as whatif's GROUP_LIMITS split them. The decode max-running-requests is below N /
-# workers in two (cfg641 at 288 clients: 256 slots; cfg649: 2 x 128 at 288). The Feb fp8 runs (cfg453-459, EP 8
-# prefill) and the 1k fp8 row match no file read and keep the generator's rule.
-# The Feb fp8 runs (measured 2026-02-07, v0.5.8.post1) are ishandhanani/srt-slurm's B200 fp8 8k STP sweep (session 69
-# L): recipes/b200-fp8/8k1k-stp.yaml at 89654bc (prefill TP8 EP8, --max-running-requests 512, --chunked-prefill-size
-# 32768; decode TP8 EP8 512; flashinfer_trtllm MoE, no --moe-a2a-backend; zip_override_scale 1p1d at "4x32x64" =
-# cfg455, 1p4d at "64" = cfg453) and recipes/b200-fp8/8k1k/stp/max-tpt-dep8-1p1d.yaml at 4aa224c (both pools DP
-# attention 8 with EP 8; prefill 16 requests, chunk 131072, decode 1024; at "128" = cfg457). cfg459 (2p1d, prefill
-# DP attention) matches neither (that file's 2p1d keeps a TP8 prefill) and keeps the rule.
+# workers in two (cfg641 at 288 clients: 256 slots; cfg649: 2 x 128 at 288). The 1k fp8 row matches no file read and
+# keeps the generator's rule. The Feb fp8 runs (measured 2026-02-07, v0.5.8.post1) are ishandhanani/srt-slurm's B200
+# fp8 8k STP sweep (session 69 L): recipes/b200-fp8/8k1k-stp.yaml at 89654bc (prefill TP8 EP8, --max-running-requests
+# 512, --chunked-prefill-size 32768; decode TP8 EP8 512; flashinfer_trtllm MoE, no --moe-a2a-backend;
+# zip_override_scale 1p1d at "4x32x64" = cfg455, 1p4d at "64" = cfg453) and
+# recipes/b200-fp8/8k1k/stp/max-tpt-dep8-1p1d.yaml at 4aa224c (both pools DP attention 8 with EP 8; prefill 16
+# requests, chunk 131072, decode 1024; at "128" = cfg457). cfg459 (2p1d, prefill DP attention) matches neither (that
+# file's 2p1d keeps a TP8 prefill) and keeps the rule.
 # Key: (system, gemm quant, ISL, prefill workers, decode workers, prefill attention DP, decode attention DP) ->
 # {concurrency: (decode max-running-requests, prefill max-running-requests, prefill chunked-prefill-size, recipe)}.
 SRT_SLURM_SGLANG = {
