@@ -612,8 +612,14 @@ def srt_slurm_trtllm_recipe(row: dict) -> tuple[int, int, int, str] | None:
 # worker's (the whole attention-DP group's): SGLang divides --max-running-requests by dp_size per rank
 # (model_runner: max_running_requests // dp_size) and --chunked-prefill-size by dp_size (server_args
 # _handle_data_parallelism), as whatif's GROUP_LIMITS split them. The decode max-running-requests is below N /
-# workers in two (cfg641 at 288 clients: 256 slots; cfg649: 2 x 128 at 288). The Feb fp8 runs (cfg453-459, EP 8
-# prefill) and the 1k fp8 row match no file read and keep the generator's rule.
+# workers in two (cfg641 at 288 clients: 256 slots; cfg649: 2 x 128 at 288). The 1k fp8 row matches no file read and
+# keeps the generator's rule. The Feb fp8 runs (measured 2026-02-07, v0.5.8.post1) are ishandhanani/srt-slurm's B200
+# fp8 8k STP sweep (session 69 L): recipes/b200-fp8/8k1k-stp.yaml at 89654bc (prefill TP8 EP8, --max-running-requests
+# 512, --chunked-prefill-size 32768; decode TP8 EP8 512; flashinfer_trtllm MoE, no --moe-a2a-backend;
+# zip_override_scale 1p1d at "4x32x64" = cfg455, 1p4d at "64" = cfg453) and
+# recipes/b200-fp8/8k1k/stp/max-tpt-dep8-1p1d.yaml at 4aa224c (both pools DP attention 8 with EP 8; prefill 16
+# requests, chunk 131072, decode 1024; at "128" = cfg457). cfg459 (2p1d, prefill DP attention) matches neither (that
+# file's 2p1d keeps a TP8 prefill) and keeps the rule.
 # Key: (system, gemm quant, ISL, prefill workers, decode workers, prefill attention DP, decode attention DP) ->
 # {concurrency: (decode max-running-requests, prefill max-running-requests, prefill chunked-prefill-size, recipe)}.
 SRT_SLURM_SGLANG = {
@@ -627,8 +633,13 @@ SRT_SLURM_SGLANG = {
         (1024, 2048), (2048, 1024, 65536, "b200-fp4/8k1k.yaml override_stp_maxtpt_7p2d")),
     ("b200_sxm", "fp8", 8192, 1, 4, True, False): {128: (32, 8, 65536, "b200-fp8/8k1k_stp_lowlat_1.yaml")},
     ("b200_sxm", "fp8", 8192, 1, 2, True, True): {288: (128, 8, 65536, "b200-fp8/8k1k_stp_maxtpt_0.yaml")},
-    ("b200_sxm", "fp8", 8192, 1, 1, True, True): dict.fromkeys(
-        (160, 288), (256, 8, 65536, "b200-fp8/8k1k_stp_maxtpt_1.yaml")),
+    ("b200_sxm", "fp8", 8192, 1, 1, True, True): {
+        **dict.fromkeys((160, 288), (256, 8, 65536, "b200-fp8/8k1k_stp_maxtpt_1.yaml")),
+        128: (1024, 16, 131072, "ishandhanani 4aa224c b200-fp8/8k1k/stp/max-tpt-dep8-1p1d.yaml")},
+    ("b200_sxm", "fp8", 8192, 1, 1, False, False): dict.fromkeys(
+        (4, 32, 64), (512, 512, 32768, "ishandhanani 89654bc b200-fp8/8k1k-stp.yaml scale[0] 1p1d")),
+    ("b200_sxm", "fp8", 8192, 1, 4, False, False): {
+        64: (512, 512, 32768, "ishandhanani 89654bc b200-fp8/8k1k-stp.yaml scale[1] 1p4d")},
     ("b200_sxm", "fp8", 8192, 2, 1, True, True): {512: (512, 8, 65536, "b200-fp8/8k1k_stp_maxtpt_2.yaml")},
     ("b200_sxm", "fp8", 8192, 3, 1, True, True): {1024: (1024, 8, 65536, "b200-fp8/8k1k_stp_maxtpt_3.yaml")},
 }

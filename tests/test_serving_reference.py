@@ -1211,6 +1211,21 @@ def test_a_db_dump_sglang_disaggregated_row_runs_its_srt_slurm_recipes_limits(mo
     assert sr.srt_slurm_sglang_recipe(row) is None and sr.simulate_kwargs(row)["max_num_seqs"] == 18 * 8
 
 
+def test_the_feb_fp8_ep8_runs_launch_ishandhanani_srt_slurm_8k_stp_sweep():
+    """cfg453/455 (TP8 EP8 prefill, 1p4d at 64 and 1p1d at 4/32/64 clients) are 8k1k-stp.yaml at 89654bc: prefill
+    --max-running-requests 512 and a 32,768-token chunk (not the generator's 1 request), decode 512; cfg457 (DP
+    attention 8 both pools, 128 clients) is max-tpt-dep8-1p1d.yaml at 4aa224c; cfg459 (2p1d) matches no file read."""
+    rows = {r["id"]: r for r in sr.load()}
+    for cfg in ("c4_cfg455", "c32_cfg455", "c64_cfg455", "c64_cfg453"):
+        row = rows[f"dsr1_b200_sglang_fp8_disagg_8192x1024_{cfg}"]
+        assert sr.srt_slurm_sglang_recipe(row)[:3] == (512, 512, 32768), cfg
+        assert sr.simulate_kwargs(row)["cluster"]["prefill_max_batch"] == 512
+    assert sr.srt_slurm_sglang_recipe(rows["dsr1_b200_sglang_fp8_disagg_8192x1024_c128_cfg457"])[:3] == \
+        (1024, 16, 131072)
+    assert sr.srt_slurm_sglang_recipe(rows["dsr1_b200_sglang_fp8_disagg_8192x1024_c256_cfg459"]) is None
+    assert sr.srt_slurm_sglang_recipe(rows["dsr1_b200_sglang_fp8_disagg_1024x1024_c4_cfg455"]) is None   # 1k: no file
+
+
 def test_minimax_h100_vllm_rows_launch_piecewise_cuda_graphs(monkeypatch):
     """minimaxm2.5_fp8_h100.sh passes --compilation-config '{"cudagraph_mode":"PIECEWISE"}' (VLLM_CUDAGRAPH_MODES);
     the other vLLM recipes (gptoss_fp4_h100.sh, the B200 ones) keep the default; the switch turns the rule off."""
