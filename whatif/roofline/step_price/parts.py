@@ -46,10 +46,10 @@ from .attention import KernelAttention, probes
 from .token_ops import AFTER, TokenOps, TokenPieces, stage_ops
 
 
-# Rows a GEMM table starts with at least; it is rebuilt at twice the next power of two past a larger m (a table's
-# cost is per row: 4,096 rows were ~0.75 ms a shape, where a simulation's decode rows and LM head need a few dozen
-# and its mixed steps ~600; gemm_parts is elementwise, so a row's terms do not depend on the table's length)
-GEMM_TABLE_ROWS = 256
+# Rows a GEMM table holds at least; one past them rebuilds it at the next power of two (was twice that: 8,192 rows
+# for m = 4,096: a table costs ~0.2 us a row; gemm_parts is elementwise, so a row's terms do not depend on the
+# table's length)
+GEMM_TABLE_ROWS = 4096
 
 
 def splittable(setup: PassSetup) -> bool:
@@ -353,7 +353,7 @@ class PassParts:
             key = (n, k, dtype)
             table = self.gemm_tables.get(key)
             if table is None or rows >= len(table[0]):
-                ms = np.arange(max(GEMM_TABLE_ROWS, 2 << rows.bit_length()), dtype=float)
+                ms = np.arange(max(GEMM_TABLE_ROWS, 1 << rows.bit_length()), dtype=float)
                 ms[0] = 1.0
                 t_c, _, t_quant = gemm_parts(ms, n, k, DTYPE_BYTES[dtype], c.peak_flops(dtype), c, p)
                 table = self.gemm_tables[key] = (np.broadcast_to(t_c, ms.shape).tolist(),
