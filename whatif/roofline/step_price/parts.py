@@ -92,9 +92,10 @@ class PassParts:
             self.gemm_tables: dict[tuple, tuple[list, list]] = {}
             self.gemm_fits: dict[str, tuple] = {}   # per dtype: (the GEMM fit, the GPU's ceilings)
             self.token_pieces: dict[tuple[int, bool | str], TokenPieces | None] = {}   # per (stage, tail)
+            self.whole_passes: dict[tuple[int, int], list] = {}   # the passes they were read from (stage_ops)
         else:
             self.gemm_tables, self.gemm_fits = tables_of.gemm_tables, tables_of.gemm_fits
-            self.token_pieces = tables_of.token_pieces
+            self.token_pieces, self.whole_passes = tables_of.token_pieces, tables_of.whole_passes
         engine = setup.engine_spec   # vLLM steps above its capture sizes run with no graph (graphless_step.py)
         self.graphless = PassParts(setup, engine.piecewise_call_s, self) if launch_s is None and self.launch \
             and engine is not None and graphless_step(engine, engine.mixed_graph_tokens + 1) else None
