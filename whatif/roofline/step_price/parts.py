@@ -235,6 +235,8 @@ class PassParts:
             fast = self.token_pieces[key]
         else:
             fast = self.token_pieces[key] = TokenOps.of(self, stage, tail)
+            if len(self.token_pieces) == len(self.stages) * (2 if self.afters is None else 3):
+                self.whole_passes.clear()   # (every stage's pieces read: not kept for the setup's life)
         shared = None
         if fast is not None:
             shared = (fast.starts, [None if piece is None else self._piece(piece) for piece in fast.pieces])
