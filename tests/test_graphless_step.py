@@ -49,6 +49,21 @@ def test_the_parts_price_a_graphless_step_as_the_whole_pass():
         assert parts.time_s(groups, 0, False) == pytest.approx(time_pass(setup, batch, False).time_s, rel=1e-12)
 
 
+def test_the_graphless_sibling_prices_from_its_parents_tables_and_grows_them_to_the_next_power_of_two():
+    """The sibling's setup-only tables are its parent's (built once, session 69 F); its prices are still the whole
+    pass's, and a GEMM table past its first 4,096 rows holds the next power of two of them (not twice that)."""
+    setup = setup_of(vllm(max_num_seqs=4))
+    parts = PassParts(setup)
+    sibling = parts.graphless
+    assert sibling.gemm_tables is parts.gemm_tables and sibling.token_pieces is parts.token_pieces
+    assert sibling.whole_passes is parts.whole_passes
+    groups = ((5000, 0, 1),)   # (its first step: the pieces are read, and the passes they were read from dropped)
+    assert parts.time_s(groups, 0, False) == pytest.approx(time_pass(setup, ForwardBatch(groups), False).time_s,
+                                                           rel=1e-12)
+    assert parts.token_pieces and not parts.whole_passes
+    assert max(len(t[0]) for t in parts.gemm_tables.values()) == 8192   # (m = 5,000)
+
+
 def test_the_cli_capture_list_sets_the_decode_graphs_and_vllms_prefill_ceiling():
     from whatif.cli import build_parser
     from whatif.cli.scenario_flags import scenario_from_args

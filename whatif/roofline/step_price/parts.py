@@ -43,7 +43,13 @@ from ..ridge import ridge_floats
 from ..tiers import host_path
 from ..timing import OpTime, time_op
 from .attention import KernelAttention, probes
-from .token_ops import AFTER, TokenOps, stage_ops
+from .token_ops import AFTER, TokenOps, TokenPieces, stage_ops
+
+
+# Rows a GEMM table holds at least; one past them rebuilds it at the next power of two (was twice that: 8,192 rows
+# for m = 4,096: a table costs ~0.2 us a row; gemm_parts is elementwise, so a row's terms do not depend on the
+# table's length)
+GEMM_TABLE_ROWS = 4096
 
 
 def splittable(setup: PassSetup) -> bool:
@@ -73,14 +79,25 @@ class Part:
 class PassParts:
     """Pass times of one PassSetup from memoized parts (see the module docstring)."""
 
-    def __init__(self, setup: PassSetup, launch_s: float | None = None):
+    def __init__(self, setup: PassSetup, launch_s: float | None = None, tables_of: PassParts | None = None):
         self.setup = setup
         eff, gpu = setup.efficiency, setup.system.gpu
         self.gap = eff.kernel_gap_s
         # `launch_s`: the host's time a kernel where not the GPU profile's (the graphless sibling below)
         self.launch = (gpu.launch_overhead.value if launch_s is None else launch_s) if eff.source != "ideal" else 0.0
+        # What depends on the setup alone (not on the launch cost): the GEMM tables and fits, the token ops' affine
+        # pieces (token_ops.TokenPieces). `tables_of`: the PassParts whose tables these are (the graphless sibling
+        # shares its parent's: building them twice was ~10 ms of a 10,000-request simulate's ~0.5 s)
+        if tables_of is None:
+            self.gemm_tables: dict[tuple, tuple[list, list]] = {}
+            self.gemm_fits: dict[str, tuple] = {}   # per dtype: (the GEMM fit, the GPU's ceilings)
+            self.token_pieces: dict[tuple[int, bool | str], TokenPieces | None] = {}   # per (stage, tail)
+            self.whole_passes: dict[tuple[int, int], list] = {}   # the passes they were read from (stage_ops)
+        else:
+            self.gemm_tables, self.gemm_fits = tables_of.gemm_tables, tables_of.gemm_fits
+            self.token_pieces, self.whole_passes = tables_of.token_pieces, tables_of.whole_passes
         engine = setup.engine_spec   # vLLM steps above its capture sizes run with no graph (graphless_step.py)
-        self.graphless = PassParts(setup, engine.piecewise_call_s) if launch_s is None and self.launch \
+        self.graphless = PassParts(setup, engine.piecewise_call_s, self) if launch_s is None and self.launch \
             and engine is not None and graphless_step(engine, engine.mixed_graph_tokens + 1) else None
         self.kv_width = kv_width_per_gpu(setup.model, setup.parallel.tp)
         self.stages = range(setup.parallel.pp)
@@ -89,8 +106,6 @@ class PassParts:
         # ops a technique appends after the tail (TechniqueSet.ops), per token count; None without techniques
         self.afters: dict[int, tuple[Part, ...]] | None = {} if setup.techniques else None
         self.context = (setup.techniques, host_path(setup.system, setup.parallel.gpus)) if setup.techniques else None
-        self.gemm_tables: dict[tuple, tuple[list, list]] = {}
-        self.gemm_fits: dict[str, tuple] = {}   # per dtype: (the GEMM fit, the GPU's ceilings)
         self.shared: dict[tuple[int, bool], tuple | None] = {}   # per (stage, tail): see _shared
         self.attention_pricers: dict[tuple, KernelAttention | None] = {}   # per attention op kind
         self.context_of = None   # _attention_s's PassContext (of the first batch it met; see there)
@@ -215,7 +230,13 @@ class PassParts:
         (token_ops.TokenPieces): (the pieces' first counts, per piece (the TokenOps, each op's count, the
         attention ops' indices, layer runs, kernel instances, attention ops, their pricers) or None where
         TokenOps does not apply to it (the ops are built per count)); None where it applies to no piece."""
-        fast = TokenOps.of(self, stage, tail)
+        key = (stage, tail)
+        if key in self.token_pieces:   # (the sibling's: the same ops and prices, its own launch queue below)
+            fast = self.token_pieces[key]
+        else:
+            fast = self.token_pieces[key] = TokenOps.of(self, stage, tail)
+            if len(self.token_pieces) == len(self.stages) * (2 if self.afters is None else 3):
+                self.whole_passes.clear()   # (every stage's pieces read: not kept for the setup's life)
         shared = None
         if fast is not None:
             shared = (fast.starts, [None if piece is None else self._piece(piece) for piece in fast.pieces])
@@ -335,7 +356,7 @@ class PassParts:
             key = (n, k, dtype)
             table = self.gemm_tables.get(key)
             if table is None or rows >= len(table[0]):
-                ms = np.arange(max(4096, 2 << rows.bit_length()), dtype=float)
+                ms = np.arange(max(GEMM_TABLE_ROWS, 1 << rows.bit_length()), dtype=float)
                 ms[0] = 1.0
                 t_c, _, t_quant = gemm_parts(ms, n, k, DTYPE_BYTES[dtype], c.peak_flops(dtype), c, p)
                 table = self.gemm_tables[key] = (np.broadcast_to(t_c, ms.shape).tolist(),

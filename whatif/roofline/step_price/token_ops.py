@@ -41,16 +41,22 @@ CHECK_AT = (1, 2, 3, 16, 17, 64, 511, 513, 4097, 8192, 65536, 1 << 20)   # count
 AFTER = "after"   # `tail` of stage_ops: the ops a technique appends after the tail (TechniqueSet.ops: extra_ops)
 
 
-def stage_ops(setup, stage: int, n: int, tail: bool | str) -> list:
+def stage_ops(setup, stage: int, n: int, tail: bool | str, whole: dict | None = None) -> list:
     """The body ops of pipeline stage `stage` for `n` tokens, or its tail ops for `n` logit rows (a batch
     of one sequence of n new tokens with n logit rows has both; its attention op is priced apart), or (AFTER)
-    the ops for `n` tokens a technique appends after the tail (the body then ends where the tail starts)."""
+    the ops for `n` tokens a technique appends after the tail (the body then ends where the tail starts).
+    `whole`: the stage's whole passes built so far, by (stage, n), read and added to (a stage's body and tail
+    pieces are found at the same counts: each pass is built once for both; its ops are frozen)."""
     s = setup
     techs = s.techniques   # (parts.splittable admits only techniques whose ops split so: Technique.splits)
-    ctx = pass_context(s.model, ForwardBatch(((n, 0, 1),), n), s.parallel, s.precision, stage,
-                       transform_kv=techs.kv, host=host_path(s.system, s.parallel.gpus) if techs else None,
-                       sm_count=int(s.system.gpu.sm_count.value))   # as forward_pass.time_pass builds it
-    ops = fused_layer_ops(fused_ops(pass_ops(ctx, techs), s.engine_spec, ctx.model), s.efficiency, s.system.gpu)
+    ops = whole.get((stage, n)) if whole is not None else None
+    if ops is None:
+        ctx = pass_context(s.model, ForwardBatch(((n, 0, 1),), n), s.parallel, s.precision, stage,
+                           transform_kv=techs.kv, host=host_path(s.system, s.parallel.gpus) if techs else None,
+                           sm_count=int(s.system.gpu.sm_count.value))   # as forward_pass.time_pass builds it
+        ops = fused_layer_ops(fused_ops(pass_ops(ctx, techs), s.engine_spec, ctx.model), s.efficiency, s.system.gpu)
+        if whole is not None:
+            whole[(stage, n)] = ops
     if tail is True:
         return [op for op in ops if op.role in LOGIT_ROLES]
     first = next((i for i, op in enumerate(ops) if op.role in LOGIT_ROLES), len(ops)) if techs else len(ops)
@@ -138,7 +144,7 @@ class TokenPieces:
 
         def kinds(n: int) -> list:
             if n not in built:
-                built[n] = stage_ops(setup, stage, n, tail)
+                built[n] = stage_ops(setup, stage, n, tail, parts.whole_passes)
             return list(map(_kind, built[n]))
 
         counts = sorted(set(SLOPE_AT + CHECK_AT))
