@@ -56,7 +56,8 @@ def _setup(c: Claim) -> str:
     if c.baseline_engine or c.system_engine:
         parts.append(f"engine: {c.baseline_engine or 'vllm'}"
                      + (f" -> {c.system_engine}" if c.system_engine else "") + f" ({c.engine_why})")
-    return "; ".join(parts)
+    # a trace file shipped in the package reads as its path in the repository, not this checkout's
+    return "; ".join(parts).replace(f"{ROOT}/", "")
 
 
 def rows() -> list[dict]:
