@@ -335,7 +335,7 @@ def mla_bmm_rows(frame):
             d_in, d_out = (128, 512) if op == "mla_gen_pre" else (512, 128)   # DeepSeek-V3's nope, kv_lora, v
             fp8 = mla_modules.mla_bmm_fp8_kernel(engine, c.arch, dtype)
             parts, items = mla_modules.mla_bmm_work(_col(g, "num_tokens"), _col(g, "num_heads"), d_in, d_out,
-                                                    dtype, c, fp8)
+                                                    dtype, c, fp8, quant_sm_l2=True)
             r = _attach(g, parts, items, mla_modules.mla_bmm_family(engine, c.arch, fp8))
             out.append(r)
         return pd.concat(out)

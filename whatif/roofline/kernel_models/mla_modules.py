@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from .fitted_roofline import family_params, fitted_seconds, memory_times
 from .dsa_topk import sglang_topk_part
 from .params import ceilings
+from .quantize import replay_l2_times
 
 FORMATS = {"bfloat16": (2.0, "bf16"), "bf16": (2.0, "bf16"), "fp8_block": (1.0 + 4.0 / (128 * 128), "fp8"),
            "fp8": (1.0, "fp8"), "nvfp4": (0.5625, "fp4")}
@@ -475,10 +476,14 @@ def mla_bmm_family(engine: str, arch: str, fp8: bool) -> str:
     return "mla_bmm_fp8_sm89" if engine == "trtllm" and arch == "ada" else "mla_bmm_fp8"
 
 
-def mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c, fp8_kernel=None):
+def mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c, fp8_kernel=None, quant_sm_l2=False):
     """The absorbed decode's per-head batched GEMM: tokens x heads rows of (d_in x d_out) weights per head.
     fp8_kernel (default: any non-bf16 dtype): the activations are quantized to fp8 first (bf16 read, fp8
-    written) and the GEMM reads them at 1 B; else a bf16 GEMM (fp8 weights dequantized to bf16 beforehand)."""
+    written) and the GEMM reads them at 1 B; else a bf16 GEMM (fp8 weights dequantized to bf16 beforehand).
+    quant_sm_l2: that quantize's replayed bytes come from L2 at the SMs' own rate where they fit (the quantize
+    family's form, quantize.replay_l2_times: ~4 TB/s L2-resident on L40S, H100 and B200 alike, 5.4x, 1.2x and 0.5x
+    their HBM), not at a fitted multiple of HBM: the mla_bmm tables' form (docs/accuracy.md "Session 69 E"); the
+    decode module's fp8 bmms (projection_parts) keep the HBM multiple its fit was made with."""
     fp8 = bmm_dtype != "bfloat16" if fp8_kernel is None else fp8_kernel
     if not fp8:
         w_bytes, bf16 = FORMATS[bmm_dtype][0], c.peak_flops("bf16")
@@ -487,7 +492,9 @@ def mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c, fp8_kernel=None):
         return (parts + [dequant] if bmm_dtype != "bfloat16" else parts), tokens * heads
     w_bytes, peak_key = FORMATS[bmm_dtype]
     rows = tokens * heads
-    quant = (0.0, *memory_times(rows * d_in * 3.0, c.hbm_bw, c.l2_bytes))
+    quant_bytes = rows * d_in * 3.0
+    quant = (0.0, *(replay_l2_times(quant_bytes, quant_bytes, c) if quant_sm_l2
+                    else memory_times(quant_bytes, c.hbm_bw, c.l2_bytes)))
     moved = heads * d_in * d_out * w_bytes + rows * (d_in * 1.0 + d_out * 2.0)
     gemm = (2.0 * rows * d_in * d_out / c.peak_flops(peak_key), *memory_times(moved, c.hbm_bw, c.l2_bytes))
     return [quant, gemm], rows
@@ -500,7 +507,7 @@ def mla_bmm_seconds(tokens: int, heads: int, gpu, engine: str = "trtllm", pre: b
     c = ceilings(gpu)
     d_in, d_out = (nope, kv_lora) if pre else (kv_lora, v)
     fp8 = mla_bmm_fp8_kernel(engine, c.arch, bmm_dtype)
-    parts, items = mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c, fp8)
+    parts, items = mla_bmm_work(tokens, heads, d_in, d_out, bmm_dtype, c, fp8, quant_sm_l2=True)
     family = mla_bmm_family(engine, c.arch, fp8)
     return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch)))
 
