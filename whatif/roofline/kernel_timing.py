@@ -257,6 +257,7 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     t_m = max(op.hbm_bytes * (n * k) / (s.n * s.k) / (c.hbm_bw * p.memory_eff * op.bandwidth_share), t_extra_memory)
     # the launch grid's tiles (every slot's M tile x this GEMM's N tiles; the empty ones exit early)
     fixed = p.floor_s / FUSED_MOE_GEMMS + p.item_s * s.grid_m * math.ceil(n / TILE_N) / c.sms
+    fixed += p.expert_s * s.groups / FUSED_MOE_GEMMS   # the fit's cost per touched expert, split like its floor
     # the down GEMM's bf16 per-slot output, read back by the finalize kernel, in the fit's form (moe.fused_gemm_time)
     fin = (finalize_seconds(s.m, n, c.hbm_bw * op.bandwidth_share, fit, dtype)
            if op.role == OpRole.EXPERT_DOWN and s.m / s.groups > SMALL_M else 0.0)
