@@ -47,3 +47,16 @@ def test_the_serving_path_charges_it_per_touched_expert(monkeypatch):
     without = kt.expert_gemm_seconds(op, gpu, engine="sglang")[3]
     monkeypatch.setattr(kt, "moe_params", lambda *a, **k: replace(p, expert_s=1e-7))
     assert kt.expert_gemm_seconds(op, gpu, engine="sglang")[3] == pytest.approx(without + 1e-7 * 32 / 2)
+
+
+def test_mxfp4_experts_stream_the_kernels_bytes_not_the_stand_ins():
+    """The nvfp4 stand-in op of the TRTLLM-Gen MXFP4 x MXFP8 experts carries 0.5625 B a weight; the kernel (and the
+    fit's rows) read MXFP4's 0.53125 (expert_fits.FIT_WEIGHT_BYTES)."""
+    from whatif.roofline.expert_fits import FIT_WEIGHT_BYTES, stand_in_weight_excess
+    from whatif.roofline.ops import gemm
+    from whatif.specs.op_kinds import OpRole
+    base = gemm("experts", 128, 5760, 2880, 0.5, 0.5625, "fp4", role=OpRole.EXPERT_UP)
+    op = replace(base, shape=replace(base.shape, groups=80.0))
+    assert FIT_WEIGHT_BYTES["trtllm_gen_mxfp8"] == 0.53125
+    assert stand_in_weight_excess(op, "trtllm_gen_mxfp8") == pytest.approx(80 * 5760 * 2880 * (0.5625 - 0.53125))
+    assert stand_in_weight_excess(op, "sglang") == 0.0
