@@ -372,7 +372,8 @@ HEADER = """# Fused-MoE model parameters (whatif/roofline/kernel_models/moe.py),
 # memory_eff fractions of the datasheet peak and HBM bandwidth; smooth the exponent p combining compute and memory;
 # l2_speedup how much faster than HBM a working set that fits in L2 is read (vllm and sglang bf16 blocks: than
 # SMs x clock x 4 B, moe_fit.SM_RATE_L2_FITS); item_s seconds per launched CTA tile per SM (the grid covers every
-# slot of every expert, tiles without local rows exit early). A block's top-level
+# slot of every expert, tiles without local rows exit early); expert_s seconds per touched expert (small-M regime of
+# moe_fit.EXPERT_COST_KERNELS only). A block's top-level
 # values are fitted on its rows of more than SMALL_M (16) routed rows per touched expert, `small_m` on the others
 # (decode: the engines' grouped GEMMs run other tiles and kernels there); a block with `mid_m` has it fitted on its
 # rows of 17-128 (TILE_M_CAP) rows an expert and its top-level values on those over 128. EXPERIMENTAL: see the

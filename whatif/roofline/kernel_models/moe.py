@@ -1,6 +1,6 @@
 """Fused MoE expert layer (gate+up GEMM, activation, down GEMM over the routed tokens) on one GPU.
 
-    t = floor + item_s * launched_tiles / SMs + (t_c^p + t_m^p)^(1/p)
+    t = floor + item_s * launched_tiles / SMs + expert_s * touched + (t_c^p + t_m^p)^(1/p)
     (t_m /= l2_speedup when the working set fits in L2)
     t_c = padded_tokens * 6 * h * I_l / (peak * compute_eff)          (gated: 2*h*2I_l + 2*I_l*h per row)
     t_m = (touched * 3 * h * I_l * w_bytes + activation bytes) / (hbm * memory_eff)
@@ -21,7 +21,8 @@ model's group-limited top-k (DeepSeek-V3's noaux_tc: 8 groups, top 4), as SGLang
 them (collect_moe.py's TopK(use_grouped_topk=...)); their logits are a one-hot softmax, so every group scores
 alike and the ties fall to the lowest indices: a token's picks move into groups 0-3 and onto experts 0-3
 (grouped_selections), which is why that table's DeepSeek rows barely fall from EP 1 to EP 2.
-Parameters (floor_s, compute_eff, memory_eff in (0, 1], smooth p) are per engine x architecture x dtype, in two
+expert_s (0 but where validate/moe_fit.EXPERT_COST_KERNELS fits it, small-M): a cost per touched expert whatever its
+slice. Parameters (floor_s, compute_eff, memory_eff in (0, 1], smooth p) are per engine x architecture x dtype, in two
 regimes: at most SMALL_M routed rows per touched expert (decode: one minimal M tile each, where the engines'
 grouped GEMMs pick other tiles and low-latency kernels), and more; a block may split the second at tile_m's cap
 (TILE_M_CAP = 128 rows an expert, `mid_m`, session 63): up to it each expert runs one partly filled M tile (weight
