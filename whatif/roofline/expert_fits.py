@@ -21,6 +21,10 @@ FIT_PEAK_DTYPE = {"trtllm_gen_mxfp8": "fp8"}
 # same; TensorRT-LLM's weight_alignment 256 where hidden % 256 != 0), so gpt-oss's 2880 runs as 3072 and a TP8
 # slice of 360 as 512: the kernel computes and reads the padding
 FIT_WEIGHT_ALIGNMENT = {"trtllm_gen_mxfp8": 256, ("sglang", "fp8"): 128}
+# fit engine -> bytes per weight element of its kernel, where the op's stand-in dtype carries others (session 69 N):
+# MXFP4 is a 4-bit E2M1 value plus an E8M0 scale per 32 elements (validate/moe_fit.DTYPE_BYTES w4a8_mxfp4_mxfp8, the
+# bytes the fit was fitted at), where the nvfp4 stand-in op carries an fp8 scale per 16 (0.5625)
+FIT_WEIGHT_BYTES = {"trtllm_gen_mxfp8": 0.5 + 1.0 / 32}
 # ("sglang", "fp8") (session 62 P): SGLang's B200 block-FP8 experts (FlashInfer's TRTLLM-Gen MoE, 128x128 weight
 # scales) run a per-GPU intermediate slice under 128 as 128: aiconfigurator's moe table (sglang 0.5.14 fp8_block, b200,
 # EP 1) stops falling at 128 per GPU (768 x TP8 = 96 and TP16 = 48, 512 x TP4 = 128 and TP8 = 64, 2048 x TP16 and TP32:
@@ -128,3 +132,13 @@ def _mxfp4_moe_fit(arch: str, engine: str) -> bool:
 def _weight_only_moe_fit(arch: str, engine: str) -> bool:
     from .kernel_models import cdna   # Marlin is CUDA-only: vLLM on ROCm runs its Triton GPTQ/AWQ MoE kernel
     return not cdna.is_cdna(arch) and has_moe_fit(WEIGHT_ONLY_MOE, arch, engine)
+
+
+def stand_in_weight_excess(op: Op, fit: str) -> float:
+    """HBM bytes an expert GEMM's op carries over its fit's kernel's weights (FIT_WEIGHT_BYTES; 0 where none): its
+    touched experts' k x n weights at the op dtype's bytes less the kernel's."""
+    from .kernel_models.params import DTYPE_BYTES
+    if fit not in FIT_WEIGHT_BYTES or op.dtype not in DTYPE_BYTES:
+        return 0.0
+    s = op.shape
+    return max(s.groups * s.n * s.k * (DTYPE_BYTES[op.dtype] - FIT_WEIGHT_BYTES[fit]), 0.0)

@@ -49,7 +49,8 @@ from .engines import DEFAULT_ENGINE
 from .kernel_models.mla import mla_prefill_head_dim
 from .kernel_models.moe import (SMALL_M, TILE_N, finalize_seconds, fused_gemm_time, has_moe_fit, moe_params,
                                 moe_regime, tile_m)
-from .expert_fits import BLOCK_FP8_MOE_ENGINE, expert_fit_engine, fit_peak_dtype, moe_fit_dtype, padded_nk
+from .expert_fits import (BLOCK_FP8_MOE_ENGINE, expert_fit_engine, fit_peak_dtype, moe_fit_dtype, padded_nk,
+                          stand_in_weight_excess)
 from .block_promotion import promotion_seconds
 from .weight_only_gemv import GEMV_FLOOR_S, gemv_compute_seconds, runs_gemv
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
@@ -254,9 +255,11 @@ def expert_gemm_seconds(op: Op, gpu, t_extra_memory: float = 0.0,
     padded = padded_expert_rows(op)
     n, k = padded_nk(op, fit, dtype)   # (the kernel's zero-padded weights: read and multiplied as the rest)
     t_c = 2.0 * padded * n * k / (c.peak_flops(fit_peak_dtype(op, fit)) * p.compute_eff)
-    t_m = max(op.hbm_bytes * (n * k) / (s.n * s.k) / (c.hbm_bw * p.memory_eff * op.bandwidth_share), t_extra_memory)
+    moved = (op.hbm_bytes - stand_in_weight_excess(op, fit)) * (n * k) / (s.n * s.k)   # the kernel's own bytes
+    t_m = max(moved / (c.hbm_bw * p.memory_eff * op.bandwidth_share), t_extra_memory)
     # the launch grid's tiles (every slot's M tile x this GEMM's N tiles; the empty ones exit early)
     fixed = p.floor_s / FUSED_MOE_GEMMS + p.item_s * s.grid_m * math.ceil(n / TILE_N) / c.sms
+    fixed += p.expert_s * s.groups / FUSED_MOE_GEMMS   # the fit's cost per touched expert, split like its floor
     # the down GEMM's bf16 per-slot output, read back by the finalize kernel, in the fit's form (moe.fused_gemm_time)
     fin = (finalize_seconds(s.m, n, c.hbm_bw * op.bandwidth_share, fit, dtype)
            if op.role == OpRole.EXPERT_DOWN and s.m / s.groups > SMALL_M else 0.0)

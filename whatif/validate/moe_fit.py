@@ -163,6 +163,8 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
     order = np.concatenate([g.index.to_numpy() for _, g in rows.groupby("gpu", sort=False)])
     out = rows.loc[order].reset_index(drop=True)
     out["t_c"], out["t_m"], out["t_l2"], out["tiles_per_sm"] = t_c, t_m, t_l2, tiles
+    out["touched"] = [routing_stats(int(r.num_tokens), int(r.topk), int(r.num_experts), int(r.moe_ep_size),
+                                    r.distribution, _groups(r))[0] for r in out.itertuples()]
     out["rows_per_expert"] = [_rows_per_expert(r) for r in out.itertuples()]
     if split:
         for g, name in enumerate(("up", "down")):
@@ -206,19 +208,36 @@ def grid_launched(kernel_source: str) -> bool:
 
 
 def to_params(v) -> RooflineParams:
-    # the ridge exponent is capped (a regime where one term never binds sends it to infinity); no v[5]: no tile cost
+    # the ridge exponent is capped (a regime where one term never binds sends it to infinity); no v[5]: no tile cost;
+    # no v[6]: no cost per touched expert
     return RooflineParams(float(np.exp(v[0])), float(_eff(v[1])), float(_eff(v[2])),
                           float(min(1.0 + np.exp(min(v[3], 50.0)), SMOOTH_MAX)),
                           item_s=float(np.exp(min(v[5], 0.0))) if len(v) > 5 else 0.0,
-                          l2_speedup=float(1.0 + np.exp(min(v[4], 50.0))))
+                          l2_speedup=float(1.0 + np.exp(min(v[4], 50.0))),
+                          expert_s=float(np.exp(min(v[6], 0.0))) if len(v) > 6 else 0.0)
+
+
+# Kernels (kernel_source, corpus dtype) whose small-M regime is fitted with a cost per touched expert whatever its
+# slice (session 69 N): the TRTLLM-Gen MXFP4 x MXFP8 MoE's decode rows cost ~0.2-0.3 us an expert above the bytes its
+# slice streams (gpt-oss's shape, 32 tokens balanced, 128 experts touched: 2.24 / 1.21 / 0.71 / 0.57 / 0.44 us an
+# expert at moe_tp 1 / 2 / 4 / 8 / 16 against 15.0 / 7.5 / 3.8 / 2.5 / 1.3 MB of padded weights); without it the fit
+# read the moe_tp 1-2 cells x1.10-1.13 and the moe_tp 16-32 ones x0.82. Adopted where the small-M regime's in-sample
+# and leave-one-shape-out MAPE both fell (12.8 -> 11.2%, 18.8 -> 17.8%).
+EXPERT_COST_KERNELS = frozenset({("sglang_flashinfer_trtllm_moe", "w4a8_mxfp4_mxfp8")})
+
+
+def expert_cost_fitted(rows) -> bool:
+    """Whether `rows` (one block's) are of a kernel fitted with the cost per touched expert (EXPERT_COST_KERNELS)."""
+    return len(rows) > 0 and (str(rows["kernel_source"].iloc[0]), str(rows["moe_dtype"].iloc[0])) in EXPERT_COST_KERNELS
 
 
 def _times(rows, params: RooflineParams):
+    touched = rows["touched"].to_numpy() if "touched" in rows else 0.0   # (only expert_s reads it)
     if "t_fin" in rows:   # a FINALIZE_FITS fit: the serving form (kernel_models/moe.split_moe_time)
         gemms = [tuple(rows[f"{part}_{name}"].to_numpy() for part in ("t_c", "t_m", "t_l2")) for name in ("up", "down")]
-        return split_moe_time(gemms, params, rows["tiles_per_sm"].to_numpy(), rows["t_fin"].to_numpy())
+        return split_moe_time(gemms, params, rows["tiles_per_sm"].to_numpy(), rows["t_fin"].to_numpy(), touched)
     return moe_time(rows["t_c"].to_numpy(), rows["t_m"].to_numpy(), rows["t_l2"].to_numpy(), params,
-                    rows["tiles_per_sm"].to_numpy())
+                    rows["tiles_per_sm"].to_numpy(), touched)
 
 
 class Regimes(NamedTuple):
@@ -229,14 +248,16 @@ class Regimes(NamedTuple):
     mid: RooflineParams | None = None
 
 
-def fit_moe(rows) -> RooflineParams:
-    """One parameter set for `rows` (one GPU: its own fit; several: pooled)."""
+def fit_moe(rows, expert_cost: bool = False) -> RooflineParams:
+    """One parameter set for `rows` (one GPU: its own fit; several: pooled); `expert_cost`: with a cost per touched
+    expert (EXPERT_COST_KERNELS)."""
     measured = rows["latency_s"].to_numpy()
 
     def residuals(v):
         return np.log(_times(rows, to_params(v)) / measured)
+    tiles = rows["tiles_per_sm"].any() or expert_cost
     x0 = np.array([np.log(10e-6), _logit(0.5), _logit(0.7), np.log(1.0), np.log(1.0)]
-                  + ([np.log(1e-7)] if rows["tiles_per_sm"].any() else []))
+                  + ([np.log(1e-7)] if tiles else []) + ([np.log(2e-7)] if expert_cost else []))
     return to_params(levenberg_marquardt(residuals, x0, iters=80))
 
 
@@ -259,9 +280,9 @@ def fit_regimes(rows, three: bool = False) -> Regimes:
     split = three and mid.sum() >= MIN_REGIME_ROWS and (~small & ~mid).sum() >= MIN_REGIME_ROWS
     pooled = None
     fits = []
-    for mask in ((small, ~small & ~mid, mid) if split else (small, ~small)):
+    for i, mask in enumerate((small, ~small & ~mid, mid) if split else (small, ~small)):
         if mask.sum() >= MIN_REGIME_ROWS:
-            fits.append(fit_moe(rows[mask]))
+            fits.append(fit_moe(rows[mask], i == 0 and expert_cost_fitted(rows)))
         else:
             pooled = pooled or fit_moe(rows)
             fits.append(pooled)
@@ -351,7 +372,8 @@ HEADER = """# Fused-MoE model parameters (whatif/roofline/kernel_models/moe.py),
 # memory_eff fractions of the datasheet peak and HBM bandwidth; smooth the exponent p combining compute and memory;
 # l2_speedup how much faster than HBM a working set that fits in L2 is read (vllm and sglang bf16 blocks: than
 # SMs x clock x 4 B, moe_fit.SM_RATE_L2_FITS); item_s seconds per launched CTA tile per SM (the grid covers every
-# slot of every expert, tiles without local rows exit early). A block's top-level
+# slot of every expert, tiles without local rows exit early); expert_s seconds per touched expert (small-M regime of
+# moe_fit.EXPERT_COST_KERNELS only). A block's top-level
 # values are fitted on its rows of more than SMALL_M (16) routed rows per touched expert, `small_m` on the others
 # (decode: the engines' grouped GEMMs run other tiles and kernels there); a block with `mid_m` has it fitted on its
 # rows of 17-128 (TILE_M_CAP) rows an expert and its top-level values on those over 128. EXPERIMENTAL: see the
@@ -370,7 +392,8 @@ def fit_document(rows_by_fit: dict) -> dict:
 def _values(p: RooflineParams) -> dict:
     return {"floor_s": float(f"{p.floor_s:.4g}"), "compute_eff": float(f"{p.compute_eff:.4g}"),
             "memory_eff": float(f"{p.memory_eff:.4g}"), "smooth": float(f"{p.smooth:.4g}"),
-            "item_s": float(f"{p.item_s:.4g}"), "l2_speedup": float(f"{p.l2_speedup:.4g}")}
+            "item_s": float(f"{p.item_s:.4g}"), "l2_speedup": float(f"{p.l2_speedup:.4g}"),
+            **({"expert_s": float(f"{p.expert_s:.4g}")} if p.expert_s else {})}
 
 
 def _dtype_blocks(rows, engine: str, dtype: str) -> dict:

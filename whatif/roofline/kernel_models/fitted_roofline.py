@@ -45,6 +45,7 @@ class RooflineParams:
     step_s: float = 0.0
     step_cycles: float = 0.0
     host_smooth: float = 0.0   # > 0: an eagerly timed op, host launches overlapping its GPU time (host_overlap)
+    expert_s: float = 0.0   # fused MoE: seconds per touched expert, whatever its slice (moe_fit.EXPERT_COST_KERNELS)
 
 
 def memory_times(moved, bandwidth, l2_bytes, footprint=None):

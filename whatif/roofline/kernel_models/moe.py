@@ -1,6 +1,6 @@
 """Fused MoE expert layer (gate+up GEMM, activation, down GEMM over the routed tokens) on one GPU.
 
-    t = floor + item_s * launched_tiles / SMs + (t_c^p + t_m^p)^(1/p)
+    t = floor + item_s * launched_tiles / SMs + expert_s * touched + (t_c^p + t_m^p)^(1/p)
     (t_m /= l2_speedup when the working set fits in L2)
     t_c = padded_tokens * 6 * h * I_l / (peak * compute_eff)          (gated: 2*h*2I_l + 2*I_l*h per row)
     t_m = (touched * 3 * h * I_l * w_bytes + activation bytes) / (hbm * memory_eff)
@@ -21,7 +21,8 @@ model's group-limited top-k (DeepSeek-V3's noaux_tc: 8 groups, top 4), as SGLang
 them (collect_moe.py's TopK(use_grouped_topk=...)); their logits are a one-hot softmax, so every group scores
 alike and the ties fall to the lowest indices: a token's picks move into groups 0-3 and onto experts 0-3
 (grouped_selections), which is why that table's DeepSeek rows barely fall from EP 1 to EP 2.
-Parameters (floor_s, compute_eff, memory_eff in (0, 1], smooth p) are per engine x architecture x dtype, in two
+expert_s (0 but where validate/moe_fit.EXPERT_COST_KERNELS fits it, small-M): a cost per touched expert whatever its
+slice. Parameters (floor_s, compute_eff, memory_eff in (0, 1], smooth p) are per engine x architecture x dtype, in two
 regimes: at most SMALL_M routed rows per touched expert (decode: one minimal M tile each, where the engines'
 grouped GEMMs pick other tiles and low-latency kernels), and more; a block may split the second at tile_m's cap
 (TILE_M_CAP = 128 rows an expert, `mid_m`, session 63): up to it each expert runs one partly filled M tile (weight
@@ -313,12 +314,14 @@ def launched_tiles(tokens: float, topk: float, experts: float, hidden: float, in
     return grid_m_tiles(tokens, topk, experts) * (math.ceil(up / TILE_N) + math.ceil(hidden / TILE_N))
 
 
-def moe_time(t_c, t_m, t_l2, params: RooflineParams, tiles_per_sm=0.0):
-    """Seconds from ideal times: floor + item_s * tiles/SM + ((t_c/ce)^p + (t_m/me + t_l2/(me*l2_speedup))^p)^(1/p)."""
+def moe_time(t_c, t_m, t_l2, params: RooflineParams, tiles_per_sm=0.0, touched=0.0):
+    """Seconds from ideal times: floor + item_s * tiles/SM + expert_s * touched experts
+    + ((t_c/ce)^p + (t_m/me + t_l2/(me*l2_speedup))^p)^(1/p)."""
     import numpy as np   # (here only: a cold estimate imports no numpy)
     c = np.asarray(t_c) / params.compute_eff
     m = (np.asarray(t_m) + np.asarray(t_l2) / params.l2_speedup) / params.memory_eff
-    return params.floor_s + params.item_s * np.asarray(tiles_per_sm) + ridge(c, m, params.smooth)
+    fixed = params.floor_s + params.item_s * np.asarray(tiles_per_sm) + params.expert_s * np.asarray(touched)
+    return fixed + ridge(c, m, params.smooth)
 
 
 # Fits whose kernel writes gemm2's output per routed slot in bf16 and reads it back in a separate finalize kernel:
@@ -344,11 +347,11 @@ def fused_gemm_time(t_c, t_m, t_finalize, params: RooflineParams):
     return ridge(t_c, t_m, params.smooth) + np.asarray(t_finalize) / params.memory_eff
 
 
-def split_moe_time(gemms, params: RooflineParams, tiles_per_sm=0.0, t_finalize=0.0):
+def split_moe_time(gemms, params: RooflineParams, tiles_per_sm=0.0, t_finalize=0.0, touched=0.0):
     """Seconds of a layer priced per grouped GEMM (`gemms`: [(t_c, t_m, t_l2)] ideal, moe_gemm_ideal_times): floor +
     item_s * tiles/SM + sum of fused_gemm_time, the finalize on the down GEMM."""
     import numpy as np   # (here only: a cold estimate imports no numpy)
-    total = params.floor_s + params.item_s * np.asarray(tiles_per_sm)
+    total = params.floor_s + params.item_s * np.asarray(tiles_per_sm) + params.expert_s * np.asarray(touched)
     for i, (t_c, t_m, t_l2) in enumerate(gemms):
         c = np.asarray(t_c) / params.compute_eff
         m = (np.asarray(t_m) + np.asarray(t_l2) / params.l2_speedup) / params.memory_eff
@@ -447,5 +450,6 @@ def moe_params(arch: str, dtype: str = "bf16", engine: str = DEFAULT_ENGINE, reg
     v, rows = _regime_values(b, regime)
     return RooflineParams(float(v["floor_s"]), float(v["compute_eff"]), float(v["memory_eff"]), float(v["smooth"]),
                           item_s=float(v.get("item_s", 0.0)), l2_speedup=float(v["l2_speedup"]),
+                          expert_s=float(v.get("expert_s", 0.0)),
                           provenance=f"fitted on {on['gpu']} {on['engine']} {on['moe_dtype']} rows ({key}, {rows} "
                           f"rows per expert){why}")
