@@ -729,9 +729,13 @@ def test_the_whole_file():
     # 9.33%: Qwen3's per-head q/k norm and TensorRT-LLM's NVFP4 finalize fusion (68 C): vLLM H100 Qwen3-32B TPOT 9.72
     # -> 8.39%, SGLang B200 Qwen3.5 11.16 -> 10.97%; worse: TensorRT-LLM H100 Qwen3-235B 12.22 -> 13.09%, SGLang H100
     # Qwen3-32B 7.31 -> 8.16% (both already read high); TensorRT-LLM MTP's context-step chain (68 I); 842 rows moved)
-    assert ttft["mape"] < 31.5 and ttft["median_ape"] < 29.0 and ttft["off3x"] <= 110, ttft
-    assert tpot["mape"] < 9.75, tpot
-    # the issue's target is TPOT <= 10% on every GPU: B200 9.92%, H100 9.33% since session 68 (above)
+    # (session 69 after all merges: TTFT 31.57%, median 29.0%, x0.71, 110 off by 3x; TPOT 9.50%, B200 9.59%, H100
+    # 9.33%: gpt-oss's B200 experts a cost per touched expert and MXFP4's bytes (69 N): TPOT 14.40 -> 12.26%, TTFT
+    # 23.77 -> 25.29% (worse: its prefill experts priced lower, already x0.78); three vLLM launches at their recipes
+    # (69 B): MiniMax TTFT 27.27 -> 26.77%, Llama-70B 19.45 -> 19.60%; 289 rows moved)
+    assert ttft["mape"] < 31.6 and ttft["median_ape"] < 29.0 and ttft["off3x"] <= 110, ttft
+    assert tpot["mape"] < 9.55, tpot
+    # the issue's target is TPOT <= 10% on every GPU: B200 9.59%, H100 9.33% since session 69 (above)
     for gpu, limit in (("b200_sxm", 10.0), ("h100_sxm", 10.0)):
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= limit, gpu
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
@@ -755,6 +759,7 @@ def test_the_whole_file():
     # (session 67: 7.05%, worse: the shared-expert add (67 A) lengthens the DeepSeek decode pools' steps, already
     # read high on B200 SGLang (8.46 -> 8.58%) and TensorRT-LLM (6.12 -> 6.18%))
     # (session 68: 7.01%, TensorRT-LLM's NVFP4 finalize fusion drops the add: its B200 DeepSeek-V3 pools 6.18 -> 6.04%)
+    # (session 69: 7.04%, the Feb fp8 EP8 SGLang pools at their srt-slurm recipe's limits (69 L))
     assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 7.05, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
@@ -782,6 +787,8 @@ def test_the_whole_file():
     # (session 67: 44.0%, x0.54, 10 off by 3x)
     # (session 68: 44.1%, x0.54, 10 off by 3x: worse, TensorRT-LLM's NVFP4 finalize fusion (68 C) shortens the
     # B200 DeepSeek-V3 pools' steps, whose first tokens were already early: 36.56 -> 36.70%)
+    # (session 69: 44.1%, x0.54, 10 off by 3x: SGLang's TP prefill rows held to the KV send (69 C) and the Feb EP8
+    # recipe's limits (69 L) move its 23 rows 64.92 -> 65.0%)
     assert ttft["mape"] < 44.2 and ttft["off3x"] <= 10, ttft
 
 
