@@ -32,6 +32,8 @@ CARDS = {
     "qwen3-235b-a22b-thinking-2507": (235 * B, 22 * B, "total", 0.01, 192_512),
     "qwen3-30b-a3b-thinking-2507": (30.5 * B, 3.3 * B, "total", 0.02, 98_304),   # qwen3-30b-a3b's card
     "nemotron-h-56b": (56 * B, None, "total", 0.01, 40_960),
+    "nemotron-h-8b": (8 * B, None, "total", 0.02, 16_384),       # "8B" (Megatron-Bridge docs; no exact count read)
+    "mistral-7b-v0.3": (7.248023552 * B, None, "total", 1e-9, 131_072),   # keras-hub mistral_0.3_7b_en count
     "nemotron-3-nano-30b-a3b": (31.6 * B, 3.6 * B, "total", 0.01, 6_144),
     "qwen3-next-80b-a3b": (80 * B, 3 * B, "non-embedding", 0.02, 24_576),
     "gemma-3-27b": (27 * B, None, "total", 0.02, 81_920),

@@ -152,6 +152,9 @@ SIBLING_IDS = [
     ("Qwen/Qwen3-235B-A22B-Thinking-2507", "qwen3-235b-a22b-thinking-2507", "h200-sxm", 8, (), False),
     ("Qwen/Qwen3-30B-A3B-Thinking-2507", "qwen3-30b-a3b-thinking-2507", "h100-sxm", 2, (), False),
     ("mistralai/Mixtral-8x22B-Instruct-v0.1", "mixtral-8x22b-instruct", "h200-sxm", 4, (), False),
+    ("mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3", "h100-sxm", 1, (), False),
+    ("mistralai/Mistral-7B-v0.3", "mistral-7b-v0.3", "h100-sxm", 1, (), True),   # an alias: its config.json unread
+    ("nvidia/Nemotron-H-8B-Base-8K", "nemotron-h-8b", "h100-sxm", 1, (), False),
 ]
 
 

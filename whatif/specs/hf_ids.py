@@ -40,6 +40,9 @@ ALIASES = {
     "meta-llama/Llama-2-70b-chat-hf": "llama-2-70b",
     "mistralai/Mistral-7B-Instruct-v0.1": "mistral-7b",
     "mistralai/Mixtral-8x7B-Instruct-v0.1": "mixtral-8x7b",
+    # the base of the v0.3 Instruct profile: keras-hub mistral_presets.py @0e1444fd counts "Mistral 7B base version
+    # 0.3" at 7,248,023,552 parameters, exactly what the Instruct config.json gives
+    "mistralai/Mistral-7B-v0.3": "mistral-7b-v0.3",
     "deepseek-ai/DeepSeek-V3-0324": "deepseek-v3",
     "deepseek-ai/DeepSeek-R1": "deepseek-v3",
     "deepseek-ai/DeepSeek-R1-0528": "deepseek-v3",
