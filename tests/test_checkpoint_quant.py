@@ -141,3 +141,18 @@ def test_naming_the_checkpoints_own_scheme_loads_it_as_stored():
     assert other.quantization == "awq" and other.expert_quantization == ""
     mixed = scenario_from_inputs(None, {"model": oss}, quantization="mxfp4", expert_quantization="awq").precision
     assert mixed.expert_quantization == "awq"
+
+
+def test_aliased_releases_run_their_shipped_sections(monkeypatch, tmp_path):
+    """Session 69 Q: ids that resolve to a profile by alias and now ship their quantization section (no hub cache):
+    the DeepSeek-V3-0324 NVFP4 export keeps every layer's self_attn* 16-bit (o_proj included) and declares no KV
+    dtype; the Qwen3-32B NVFP4 export quantizes all but lm_head and declares an FP8 KV cache; Kimi-K2-Thinking is
+    INT4 group-32 experts only, as Kimi-K2.5."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    ds = scenario_from_inputs(None, {"model": "nvidia/DeepSeek-V3-0324-NVFP4"}).precision
+    assert (ds.quantization, ds.kv) == ("nvfp4", "bf16")
+    assert dict(ds.modules) == {"attention": "none", "attention_out": "none"}
+    qwen = scenario_from_inputs(None, {"model": "nvidia/Qwen3-32B-NVFP4"}).precision
+    assert (qwen.quantization, qwen.kv, tuple(qwen.modules)) == ("nvfp4", "fp8", ())
+    kimi = scenario_from_inputs(None, {"model": "moonshotai/Kimi-K2-Thinking"}).precision
+    assert (kimi.quantization, kimi.expert_quantization) == ("", "w4a16")   # w4a16: int4 weights, group 32

@@ -141,10 +141,11 @@ def test_each_model_the_issue_names_estimates_by_its_hugging_face_id(capsys, mon
 
 
 # Session 69 M: sibling releases shipped from copies of their config.json (each profile cites its copy). Where the
-# copy is trimmed (no quantization_config) the id is an alias and says 16-bit is assumed; Kimi-K2-Thinking's 1T
-# parameters in 16-bit need a precision flag to fit 8x B200. (id, profile, hardware, tp, extra flags, assumed)
+# copy is trimmed (no quantization_config) the id is an alias and says 16-bit is assumed, unless its quantization
+# section ships (session 69 Q: Kimi-K2-Thinking's INT4 experts, so its 1T parameters fit 8x B200 with no flag).
+# (id, profile, hardware, tp, extra flags, assumed)
 SIBLING_IDS = [
-    ("moonshotai/Kimi-K2-Thinking", "kimi-k2-thinking", "b200", 8, ("--quantization", "fp8-block"), False),
+    ("moonshotai/Kimi-K2-Thinking", "kimi-k2-thinking", "b200", 8, (), False),
     ("zai-org/GLM-4.7-FP8", "glm-4.7", "h200-sxm", 8, (), True),
     ("Qwen/Qwen3-14B", "qwen3-14b", "h100-sxm", 1, (), False),
     ("google/gemma-2-9b-it", "gemma-2-9b", "h100-sxm", 1, (), False),
@@ -168,6 +169,27 @@ def test_each_sibling_release_estimates_by_its_hugging_face_id(capsys, monkeypat
     assert out.startswith(f"{profile} on ")
     assert "\nfits" in out and out.split("\nfits")[1].split()[0] == "yes"
     assert ("16-bit assumed" in out.splitlines()[0]) == assumed   # an alias without its quantization_config
+
+
+# Session 69 Q: aliased quantized releases whose quantization section ships (checkpoint_quant/, each record citing the
+# copy it was taken from): estimate by id, empty hub cache, runs the release's own precision and fits.
+# (id, hardware, tp, what the header says)
+SHIPPED_ALIAS_QUANT = [
+    ("moonshotai/Kimi-K2-Thinking", "b200", 8, "experts w4a16"),
+    ("nvidia/Qwen3-32B-NVFP4", "b200", 1, "quantization nvfp4"),
+    ("nvidia/DeepSeek-V3-0324-NVFP4", "b200", 8, "quantization nvfp4"),
+]
+
+
+@pytest.mark.parametrize("hf_id, hardware, tp, scheme", SHIPPED_ALIAS_QUANT, ids=[i[0] for i in SHIPPED_ALIAS_QUANT])
+def test_an_aliased_quantized_release_runs_its_shipped_precision(capsys, monkeypatch, tmp_path, hf_id, hardware, tp,
+                                                                  scheme):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))     # an empty cache: the shipped record answers
+    out = run_text(capsys, "estimate", "--model", hf_id, "--hardware", hardware, "--tp", str(tp), "--batch", "8",
+                   "--prompt", "1024", "--output", "64", "--no-ops")
+    head = out.splitlines()[0]
+    assert scheme in head and f"from {hf_id} " in head and "assumed" not in head
+    assert "\nfits" in out and out.split("\nfits")[1].split()[0] == "yes"
 
 
 @needs_ref
