@@ -212,3 +212,23 @@ def test_an_alias_of_a_quantized_release_reads_its_config_in_the_hub_cache(tmp_p
                                             "b200", "--tp", "8", "--no-ops").splitlines()[0]   # the profile's own id
     flagged = run_text(capsys, *args, "--quantization", "fp8-block").splitlines()[0]
     assert "quantization fp8-block" in flagged and "assumed" not in flagged
+
+
+@needs_ref
+def test_an_alias_whose_hub_cache_config_is_16_bit_says_nothing_is_assumed(tmp_path, monkeypatch, capsys):
+    """A hub-cache config.json without a quantization_config is the release's own answer (16-bit): neither the
+    estimate nor the search header says its quantization is missing from the hub cache."""
+    import json
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    config = json.loads((REF / "deepseek-ai--DeepSeek-V3_config.json").read_text())
+    config.pop("quantization_config")
+    plain = tmp_path / "plain_config.json"
+    plain.write_text(json.dumps(config))
+    _hub(tmp_path, "deepseek-ai/DeepSeek-V3.1", {"config.json": plain})
+    head = run_text(capsys, "estimate", "--model", "deepseek-ai/DeepSeek-V3.1", "--hardware", "b200", "--tp", "8",
+                    "--no-ops").splitlines()[0]
+    assert "weights bf16" in head and "assumed" not in head and "neither shipped" not in head
+    out = run_text(capsys, "search", "--model", "deepseek-ai/DeepSeek-V3.1", "--hardware", "h200-sxm", "--gpus", "8",
+                   "--tp", "8", "--batches", "8", "--modes", "aggregated", "--no-progress")
+    assert "neither shipped" not in out

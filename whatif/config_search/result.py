@@ -146,8 +146,8 @@ class SearchResult:
         lines += budget_notes(s)
         if CHECKPOINT in s.quantizations:
             lines.append(checkpoint_note(s.model))
-        elif not s.quantizations and alias_note(s.model):
-            lines.append(f"weights as --weight-dtypes says: {alias_note(s.model)} (--quantizations sets a scheme)")
+        elif not s.quantizations and (note := alias_note(s.model)):
+            lines.append(f"weights as --weight-dtypes says: {note} (--quantizations sets a scheme)")
         lines.append(self._best_line())
         if self.rechecked:
             lines += ["", "simulator re-check (goodput: the highest rate at which 90% of requests meet the SLOs; "

@@ -313,8 +313,8 @@ def alias_note(model_name: str) -> str:
     if not is_hf_id(model_name):
         return ""
     kind, name = resolve_hf_id(model_name)
-    if kind != "profile" or (profile_id(name) or "").lower() == model_name.lower() or shipped_record(model_name):
-        return ""
+    if kind != "profile" or (profile_id(name) or "").lower() == model_name.lower() or checkpoint_config(model_name):
+        return ""   # (checkpoint_config: the shipped copy of its quantization, else the hub cache's config.json)
     return f"the {name} profile; {model_name}'s quantization_config is neither shipped nor in the hub cache"
 
 
