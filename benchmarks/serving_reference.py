@@ -365,6 +365,16 @@ def _quant(mode: str) -> str | None:
     return QUANT[mode]
 
 
+def row_precision(row: dict) -> dict:
+    """The estimate's precision keywords of a row: its gemm scheme (with an fp8 KV cache) and, where they differ, its
+    experts' scheme."""
+    gemm, moe = (_weight_only_fp4(row, _quant(row[k])) for k in ("gemm_quant_mode", "moe_quant_mode"))
+    precision = {"quantization": gemm, "kv_dtype": "fp8"} if gemm else {}
+    if moe != gemm:
+        precision["expert_quantization"] = moe
+    return precision
+
+
 def _weight_only_fp4(row: dict, name: str | None) -> str | None:
     """nvfp4 on a GPU without fp4 tensor cores, for a model whose checkpoint is MXFP4: the checkpoint's mxfp4."""
     if name != "nvfp4" or row["system"] not in NO_FP4_TENSOR_CORES:
@@ -1906,12 +1916,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     if spec:
         kw["techniques"] = [spec]
     kw.update(sglang_spec_v1_overlap(row, layout))
-    gemm, moe = (_weight_only_fp4(row, _quant(row[k])) for k in ("gemm_quant_mode", "moe_quant_mode"))
-    if gemm:
-        kw["quantization"] = gemm
-        kw["kv_dtype"] = "fp8"
-    if moe != gemm:
-        kw["expert_quantization"] = moe
+    kw.update(row_precision(row))
     adp_recorded = _int(row.get(("decode_" if disagg else "") + "attention_dp_size", ""))
     kw.update(launch_settings(row, n, max(1, adp_recorded // layout.get("attention_dp", 1))))
     if launch:   # the recipe's decode max_batch_size (per attention-DP rank, TensorRT-LLM's) and its token budget
@@ -2052,10 +2057,7 @@ def whatif_refusal(row: dict) -> str:
             layouts.append(_layout(row, "prefill_"))
             if 1 < layouts[1].get("attention_dp", 1) < layouts[1]["tp"]:
                 prefill_pool({**row, "prefill_num_workers": "1"})   # its refusal of a part-group attention DP
-        gemm, moe = (_weight_only_fp4(row, _quant(row[k])) for k in ("gemm_quant_mode", "moe_quant_mode"))
-        precision = {"quantization": gemm, "kv_dtype": "fp8"} if gemm else {}
-        if moe != gemm:
-            precision["expert_quantization"] = moe
+        precision = row_precision(row)
         for layout in layouts:
             gpus = layout["tp"] * layout["pp"]
             nodes = math.ceil(gpus / GPUS_PER_NODE[row["system"]])
