@@ -171,7 +171,7 @@ VERDICTS = {
     'J-disaggregation-capacity_rps-4': 'miss',                # DistServe: 1.57x the per-GPU request rate of DeepS
     'J-disaggregation-capacity_rps-5': 'miss',                # DistServe: 4.24x the per-GPU request rate of vLLM
     'J-disaggregation-capacity_rps-6': 'miss',                # DistServe: 1.77x the per-GPU request rate of DeepS
-    'J-disaggregation-slo_scale-4': 'miss',                   # DistServe: 2.59x tighter SLO than DeepSpeed-MII fo
+    'J-disaggregation-slo_scale-4': 'conditional',            # DistServe: 2.59x tighter SLO than DeepSpeed-MII fo
     'I-gh200-ttft': 'conditional',                            # closely-coupled GH200 achieves 1.9x-2.7x faster
     'I-gh200-ttft-2': 'in band',                              # closely-coupled GH200 achieves 1.9x-2.7x faster
     'I-gh200-ttft-3': 'no figure',                            # GH200 remains CPU-bound up to 4x larger batch si
