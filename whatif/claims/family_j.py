@@ -33,10 +33,10 @@ _RELEASE_SHAREGPT_100 = {"requests": 100, "trace": str(_TRACES / "distserve_opt_
 # same prefix from one seed), then 200 more; lengths and issue times only.
 _RELEASE_SHAREGPT_300 = {"requests": 300, "trace": str(_TRACES / "distserve_opt_sharegpt_300.csv"), "trace_rate": 3.0}
 # DistServe's 200 on the OPT-66B chatbot (_plot.py: 25 prompts a GPU on 8; opt-66b-distllm-client.sh sends
-# "(200, rate)" from the same sharegpt.ds with the same default --seed 0): the 300's first 200. random.sample draws
-# randbelow(len) one pick at a time whenever the dataset outnumbers its set threshold (1,045 picks for 100-300), so
-# 200 picks are the 300's first 200; np.random.gamma(1, 1 / rate, size=n) fills its gaps in order, so their gaps are
-# the 300's first 199 (as the 100 are the 300's first 100, read in both measured files).
+# "(200, rate)" from the same sharegpt.ds with the same default --seed 0): the 300's first 200. CPython's random.sample
+# draws randbelow(len) one pick at a time whenever the dataset holds more than its set threshold (1,045 for 100-300
+# picks), so 200 picks are the 300's first 200; np.random.gamma(1, 1 / rate, size=n) fills its gaps in order, so their
+# gaps are the 300's first 199 (as the 100 are the 300's first 100, read in both measured files).
 _RELEASE_SHAREGPT_200 = {**_RELEASE_SHAREGPT_300, "requests": 200}
 
 _A100 = "a100-sxm-80gb"
