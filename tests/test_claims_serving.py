@@ -141,6 +141,23 @@ def test_distserve_runs_its_releases_multi_turn_lengths():
     assert chat.means()[0] > 3 * LENGTH_PROFILES["sharegpt"].prompt.mean()
 
 
+def test_the_releases_200_are_its_300s_first_200():
+    """Why OPT-66B's split may take the 300's first 200: the release's client reseeds `random` and numpy per run, and
+    both draw in order (random.sample's set method above 1,045 items; np.random.gamma's legacy fill), so a 200-prompt
+    run sends the 300-prompt run's first 200 requests with its first gaps."""
+    import random
+    import numpy as np
+    n = 20_000                       # any dataset above random.sample's set threshold (1,045 for 300 picks)
+    random.seed(0)
+    first = random.sample(range(n), 300)
+    random.seed(0)
+    assert random.sample(range(n), 200) == first[:200]
+    np.random.seed(0)
+    gaps = np.random.gamma(1.0, 1 / 3.0, size=300)
+    np.random.seed(0)
+    assert np.array_equal(np.random.gamma(1.0, 1 / 3.0, size=200), gaps[:200])
+
+
 def test_sarathi_capacity_reads_the_median_scheduling_delay_not_ttft():
     """Sarathi-Serve's capacity (its release's capacity_search.py): P99 TBT and the median delay from arrival to
     first scheduled under 2 s; a Falcon-180B prompt's own prefill is not part of that delay."""
