@@ -156,3 +156,12 @@ def test_aliased_releases_run_their_shipped_sections(monkeypatch, tmp_path):
     assert (qwen.quantization, qwen.kv, tuple(qwen.modules)) == ("nvfp4", "fp8", ())
     kimi = scenario_from_inputs(None, {"model": "moonshotai/Kimi-K2-Thinking"}).precision
     assert (kimi.quantization, kimi.expert_quantization) == ("", "w4a16")   # w4a16: int4 weights, group 32
+
+
+def test_session_70_shipped_nvfp4_sections(monkeypatch, tmp_path):
+    """Session 70 H: the Qwen3-30B-A3B NVFP4 export leaves only the routers (mlp.gate) and lm_head 16-bit, so no
+    module class stays 16-bit; the Llama-3.1-8B FP4 export excludes lm_head only; both declare an FP8 KV cache."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    for hf_id in ("nvidia/Qwen3-30B-A3B-NVFP4", "nvidia/Llama-3.1-8B-Instruct-FP4"):
+        p = scenario_from_inputs(None, {"model": hf_id}).precision
+        assert (p.quantization, p.kv, tuple(p.modules)) == ("nvfp4", "fp8", ()), hf_id

@@ -156,6 +156,8 @@ SIBLING_IDS = [
     ("mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3", "h100-sxm", 1, (), False),
     ("mistralai/Mistral-7B-v0.3", "mistral-7b-v0.3", "h100-sxm", 1, (), True),   # an alias: its config.json unread
     ("nvidia/Nemotron-H-8B-Base-8K", "nemotron-h-8b", "h100-sxm", 1, (), False),
+    ("google/gemma-2-2b-it", "gemma-2-2b", "h100-sxm", 1, (), False),      # session 70 H: OME's fixture copies
+    ("google/gemma-3-1b-it", "gemma-3-1b", "h100-sxm", 1, (), False),
 ]
 
 
@@ -178,6 +180,8 @@ SHIPPED_ALIAS_QUANT = [
     ("moonshotai/Kimi-K2-Thinking", "b200", 8, "experts w4a16"),
     ("nvidia/Qwen3-32B-NVFP4", "b200", 1, "quantization nvfp4"),
     ("nvidia/DeepSeek-V3-0324-NVFP4", "b200", 8, "quantization nvfp4"),
+    ("nvidia/Qwen3-30B-A3B-NVFP4", "b200", 1, "quantization nvfp4"),       # session 70 H
+    ("nvidia/Llama-3.1-8B-Instruct-FP4", "b200", 1, "quantization nvfp4"),
 ]
 
 

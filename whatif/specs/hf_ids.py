@@ -79,6 +79,10 @@ ALIASES = {
     "nvidia/MiniMax-M2.5-NVFP4": "minimax-m2.5",
     "nvidia/Kimi-K2.5-NVFP4": "kimi-k2.5",
     "nvidia/GLM-5-NVFP4": "glm-5",
+    # session 70 H: hf_quant_config.json copies cited in checkpoint_quant/ (aiconfigurator's model_configs/; OME's
+    # test fixture of the Llama FP4 export): the same architectures, NVFP4 with an FP8 KV cache
+    "nvidia/Qwen3-30B-A3B-NVFP4": "qwen3-30b-a3b",
+    "nvidia/Llama-3.1-8B-Instruct-FP4": "llama-3.1-8b",
     # Profiles written from trimmed copies of the release's config.json (ai-dynamo/aiconfigurator
     # src/aiconfigurator/model_configs/, cited in each profile): the id is an alias, not the profile's source, so
     # an absent quantization_config reads "16-bit assumed" (checkpoint_quant.alias_note), not silently bf16.
