@@ -158,6 +158,8 @@ SIBLING_IDS = [
     ("nvidia/Nemotron-H-8B-Base-8K", "nemotron-h-8b", "h100-sxm", 1, (), False),
     ("google/gemma-2-2b-it", "gemma-2-2b", "h100-sxm", 1, (), False),      # session 70 H: OME's fixture copies
     ("google/gemma-3-1b-it", "gemma-3-1b", "h100-sxm", 1, (), False),
+    ("google/gemma-2-27b", "gemma-2-27b", "h100-sxm", 2, (), False),      # mlc-llm's preset copy
+    ("google/gemma-2-27b-it", "gemma-2-27b", "h100-sxm", 2, (), True),    # an alias: its config.json unread
 ]
 
 

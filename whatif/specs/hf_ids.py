@@ -59,6 +59,8 @@ ALIASES = {
     "moonshotai/Kimi-K2-Base": "kimi-k2",
     "moonshotai/Kimi-K2-Instruct-0905": "kimi-k2",
     "google/gemma-3-27b-pt": "gemma-3-27b",
+    # keras-hub gemma_presets.py counts gemma2_27b_en and gemma2_instruct_27b_en alike (27,227,128,320)
+    "google/gemma-2-27b-it": "gemma-2-27b",
     # the Thinking post-train of the same 80B-A3B base, 262,144 context as the Instruct (transformers
     # docs/source/en/model_doc/qwen3_next.md: "Two post-trained versions, ...-Instruct and ...-Thinking")
     "Qwen/Qwen3-Next-80B-A3B-Thinking": "qwen3-next-80b-a3b",
