@@ -165,3 +165,13 @@ def test_session_70_shipped_nvfp4_sections(monkeypatch, tmp_path):
     for hf_id in ("nvidia/Qwen3-30B-A3B-NVFP4", "nvidia/Llama-3.1-8B-Instruct-FP4"):
         p = scenario_from_inputs(None, {"model": hf_id}).precision
         assert (p.quantization, p.kv, tuple(p.modules)) == ("nvfp4", "fp8", ()), hf_id
+
+
+def test_deepseek_v31_ships_fp8_blocks_and_ue8m0_is_read_as_the_same_format(monkeypatch, tmp_path):
+    """Session 70 H: V3.1's record (reconstructed from DeepSeek's config_v3.1.json: fp8, ue8m0 scales, 128 blocks)
+    runs fp8-block with nothing 16-bit but the router / embeddings / head; scale_fmt changes no byte whatif prices."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    v31 = scenario_from_inputs(None, {"model": "deepseek-ai/DeepSeek-V3.1"}).precision
+    v3 = scenario_from_inputs(None, {"model": "deepseek-ai/DeepSeek-V3"}).precision
+    assert (v31.quantization, v31.kv, tuple(v31.modules)) == ("fp8-block", "bf16", ()) == \
+        (v3.quantization, v3.kv, tuple(v3.modules))
