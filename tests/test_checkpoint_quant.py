@@ -168,10 +168,20 @@ def test_session_70_shipped_nvfp4_sections(monkeypatch, tmp_path):
 
 
 def test_deepseek_v31_ships_fp8_blocks_and_ue8m0_is_read_as_the_same_format(monkeypatch, tmp_path):
-    """Session 70 H: V3.1's record (reconstructed from DeepSeek's config_v3.1.json: fp8, ue8m0 scales, 128 blocks)
+    """Session 70 H: V3.1's record (a printed copy of its config; DeepSeek's config_v3.1.json: fp8, ue8m0 scales)
     runs fp8-block with nothing 16-bit but the router / embeddings / head; scale_fmt changes no byte whatif prices."""
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     v31 = scenario_from_inputs(None, {"model": "deepseek-ai/DeepSeek-V3.1"}).precision
     v3 = scenario_from_inputs(None, {"model": "deepseek-ai/DeepSeek-V3"}).precision
     assert (v31.quantization, v31.kv, tuple(v31.modules)) == ("fp8-block", "bf16", ()) == \
         (v3.quantization, v3.kv, tuple(v3.modules))
+
+
+def test_qwen_fp8_releases_keep_only_norms_routers_and_head_16_bit(monkeypatch, tmp_path):
+    """Session 70 H: the Qwen FP8 releases' modules_to_not_convert name norms, routers (mlp.gate) and lm_head, none a
+    module class, so every linear runs fp8-block; the dense 8B's section has no list at all."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    for hf_id in ("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "Qwen/Qwen3-30B-A3B-Thinking-2507-FP8",
+                  "Qwen/Qwen3-8B-FP8"):
+        p = scenario_from_inputs(None, {"model": hf_id}).precision
+        assert (p.quantization, p.kv, tuple(p.modules)) == ("fp8-block", "bf16", ()), hf_id

@@ -160,6 +160,9 @@ SIBLING_IDS = [
     ("google/gemma-3-1b-it", "gemma-3-1b", "h100-sxm", 1, (), False),
     ("google/gemma-2-27b", "gemma-2-27b", "h100-sxm", 2, (), False),      # mlc-llm's preset copy
     ("google/gemma-2-27b-it", "gemma-2-27b", "h100-sxm", 2, (), True),    # an alias: its config.json unread
+    # printed copies of the 2507 Instruct releases' configs (gogongxt/python): bf16, no section shipped
+    ("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b-thinking-2507", "h200-sxm", 8, (), True),
+    ("Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b-thinking-2507", "h100-sxm", 2, (), True),
 ]
 
 
@@ -184,7 +187,10 @@ SHIPPED_ALIAS_QUANT = [
     ("nvidia/DeepSeek-V3-0324-NVFP4", "b200", 8, "quantization nvfp4"),
     ("nvidia/Qwen3-30B-A3B-NVFP4", "b200", 1, "quantization nvfp4"),       # session 70 H
     ("nvidia/Llama-3.1-8B-Instruct-FP4", "b200", 1, "quantization nvfp4"),
-    ("deepseek-ai/DeepSeek-V3.1", "h200-sxm", 8, "quantization fp8-block"),   # reconstructed from DeepSeek's files
+    ("deepseek-ai/DeepSeek-V3.1", "h200-sxm", 8, "quantization fp8-block"),   # printed copy, DeepSeek's config
+    ("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "h200-sxm", 8, "quantization fp8-block"),
+    ("Qwen/Qwen3-30B-A3B-Thinking-2507-FP8", "h100-sxm", 1, "quantization fp8-block"),
+    ("Qwen/Qwen3-8B-FP8", "h100-sxm", 1, "quantization fp8-block"),
 ]
 
 

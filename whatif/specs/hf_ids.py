@@ -85,6 +85,13 @@ ALIASES = {
     # test fixture of the Llama FP4 export): the same architectures, NVFP4 with an FP8 KV cache
     "nvidia/Qwen3-30B-A3B-NVFP4": "qwen3-30b-a3b",
     "nvidia/Llama-3.1-8B-Instruct-FP4": "llama-3.1-8b",
+    # printed copies of the releases' config.json (gogongxt/python scripts/models/*.md @cbff706d, reports of the
+    # downloaded releases): every field whatif reads equals the profile's; the FP8 ones' sections in checkpoint_quant/
+    "Qwen/Qwen3-235B-A22B-Instruct-2507": "qwen3-235b-a22b-thinking-2507",
+    "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8": "qwen3-235b-a22b-thinking-2507",
+    "Qwen/Qwen3-30B-A3B-Instruct-2507": "qwen3-30b-a3b-thinking-2507",
+    "Qwen/Qwen3-30B-A3B-Thinking-2507-FP8": "qwen3-30b-a3b-thinking-2507",
+    "Qwen/Qwen3-8B-FP8": "qwen3-8b",
     # Profiles written from trimmed copies of the release's config.json (ai-dynamo/aiconfigurator
     # src/aiconfigurator/model_configs/, cited in each profile): the id is an alias, not the profile's source, so
     # an absent quantization_config reads "16-bit assumed" (checkpoint_quant.alias_note), not silently bf16.
