@@ -163,6 +163,9 @@ SIBLING_IDS = [
     # printed copies of the 2507 Instruct releases' configs (gogongxt/python): bf16, no section shipped
     ("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b-thinking-2507", "h200-sxm", 8, (), True),
     ("Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b-thinking-2507", "h100-sxm", 2, (), True),
+    ("MiniMaxAI/MiniMax-M2.7", "minimax-m2.7", "h200-sxm", 4, (), False),   # its FP8 section shipped
+    ("zai-org/GLM-5.1", "glm-5", "b200", 8, ("--quantization", "fp8-block"), False),   # bf16 744B: a flag
+    ("Qwen/Qwen3.6-35B-A3B", "qwen3.5-35b-a3b", "h100-sxm", 2, (), True),
 ]
 
 
@@ -191,6 +194,8 @@ SHIPPED_ALIAS_QUANT = [
     ("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "h200-sxm", 8, "quantization fp8-block"),
     ("Qwen/Qwen3-30B-A3B-Thinking-2507-FP8", "h100-sxm", 1, "quantization fp8-block"),
     ("Qwen/Qwen3-8B-FP8", "h100-sxm", 1, "quantization fp8-block"),
+    ("moonshotai/Kimi-K2.6", "b200", 8, "experts w4a16"),
+    ("MiniMaxAI/MiniMax-M2.7", "h200-sxm", 4, "quantization fp8-block"),
 ]
 
 

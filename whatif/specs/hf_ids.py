@@ -92,6 +92,9 @@ ALIASES = {
     "Qwen/Qwen3-30B-A3B-Instruct-2507": "qwen3-30b-a3b-thinking-2507",
     "Qwen/Qwen3-30B-A3B-Thinking-2507-FP8": "qwen3-30b-a3b-thinking-2507",
     "Qwen/Qwen3-8B-FP8": "qwen3-8b",
+    "moonshotai/Kimi-K2.6": "kimi-k2.5",           # its config.json quoted whole: K2.5's shape, INT4 experts
+    "zai-org/GLM-5.1": "glm-5",
+    "Qwen/Qwen3.6-35B-A3B": "qwen3.5-35b-a3b",      # text and vision configs: every field whatif reads equal
     # Profiles written from trimmed copies of the release's config.json (ai-dynamo/aiconfigurator
     # src/aiconfigurator/model_configs/, cited in each profile): the id is an alias, not the profile's source, so
     # an absent quantization_config reads "16-bit assumed" (checkpoint_quant.alias_note), not silently bf16.
