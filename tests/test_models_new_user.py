@@ -166,6 +166,7 @@ SIBLING_IDS = [
     ("MiniMaxAI/MiniMax-M2.7", "minimax-m2.7", "h200-sxm", 4, (), False),   # its FP8 section shipped
     ("zai-org/GLM-5.1", "glm-5", "b200", 8, ("--quantization", "fp8-block"), False),   # bf16 744B: a flag
     ("Qwen/Qwen3.6-35B-A3B", "qwen3.5-35b-a3b", "h100-sxm", 2, (), True),
+    ("Qwen/Qwen3.6-27B", "qwen3.5-27b", "h100-sxm", 2, (), True),
 ]
 
 

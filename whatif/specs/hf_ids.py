@@ -95,6 +95,7 @@ ALIASES = {
     "moonshotai/Kimi-K2.6": "kimi-k2.5",           # its config.json quoted whole: K2.5's shape, INT4 experts
     "zai-org/GLM-5.1": "glm-5",
     "Qwen/Qwen3.6-35B-A3B": "qwen3.5-35b-a3b",      # text and vision configs: every field whatif reads equal
+    "Qwen/Qwen3.6-27B": "qwen3.5-27b",
     # Profiles written from trimmed copies of the release's config.json (ai-dynamo/aiconfigurator
     # src/aiconfigurator/model_configs/, cited in each profile): the id is an alias, not the profile's source, so
     # an absent quantization_config reads "16-bit assumed" (checkpoint_quant.alias_note), not silently bf16.
