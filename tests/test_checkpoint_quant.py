@@ -156,3 +156,32 @@ def test_aliased_releases_run_their_shipped_sections(monkeypatch, tmp_path):
     assert (qwen.quantization, qwen.kv, tuple(qwen.modules)) == ("nvfp4", "fp8", ())
     kimi = scenario_from_inputs(None, {"model": "moonshotai/Kimi-K2-Thinking"}).precision
     assert (kimi.quantization, kimi.expert_quantization) == ("", "w4a16")   # w4a16: int4 weights, group 32
+
+
+def test_session_70_shipped_nvfp4_sections(monkeypatch, tmp_path):
+    """Session 70 H: the Qwen3-30B-A3B NVFP4 export leaves only the routers (mlp.gate) and lm_head 16-bit, so no
+    module class stays 16-bit; the Llama-3.1-8B FP4 export excludes lm_head only; both declare an FP8 KV cache."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    for hf_id in ("nvidia/Qwen3-30B-A3B-NVFP4", "nvidia/Llama-3.1-8B-Instruct-FP4"):
+        p = scenario_from_inputs(None, {"model": hf_id}).precision
+        assert (p.quantization, p.kv, tuple(p.modules)) == ("nvfp4", "fp8", ()), hf_id
+
+
+def test_deepseek_v31_ships_fp8_blocks_and_ue8m0_is_read_as_the_same_format(monkeypatch, tmp_path):
+    """Session 70 H: V3.1's record (a printed copy of its config; DeepSeek's config_v3.1.json: fp8, ue8m0 scales)
+    runs fp8-block with nothing 16-bit but the router / embeddings / head; scale_fmt changes no byte whatif prices."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    v31 = scenario_from_inputs(None, {"model": "deepseek-ai/DeepSeek-V3.1"}).precision
+    v3 = scenario_from_inputs(None, {"model": "deepseek-ai/DeepSeek-V3"}).precision
+    assert (v31.quantization, v31.kv, tuple(v31.modules)) == ("fp8-block", "bf16", ()) == \
+        (v3.quantization, v3.kv, tuple(v3.modules))
+
+
+def test_qwen_fp8_releases_keep_only_norms_routers_and_head_16_bit(monkeypatch, tmp_path):
+    """Session 70 H: the Qwen FP8 releases' modules_to_not_convert name norms, routers (mlp.gate) and lm_head, none a
+    module class, so every linear runs fp8-block; the dense 8B's section has no list at all."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    for hf_id in ("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "Qwen/Qwen3-30B-A3B-Thinking-2507-FP8",
+                  "Qwen/Qwen3-8B-FP8"):
+        p = scenario_from_inputs(None, {"model": hf_id}).precision
+        assert (p.quantization, p.kv, tuple(p.modules)) == ("fp8-block", "bf16", ()), hf_id

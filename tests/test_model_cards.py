@@ -39,6 +39,11 @@ CARDS = {
     "gemma-3-27b": (27 * B, None, "total", 0.02, 81_920),
     "gemma-2-9b": (9.241705984 * B, None, "total", 1e-6, 172_032),   # keras-hub's gemma2_9b_en count
     "gemma-3-12b": (11.765788416 * B, None, "total", 2e-5, 65_536),   # keras-hub's gemma3_12b_text count (profile)
+    "gemma-2-2b": (2.614341888 * B, None, "total", 1e-9, 53_248),   # keras-hub's gemma2_instruct_2b_en count
+    "gemma-3-1b": (0.999885952 * B, None, "total", 2e-5, 4_096),   # keras-hub's gemma3_instruct_1b (less q/k norms)
+    "gemma-2-27b": (27.22712832 * B, None, "total", 1e-9, 188_416),   # keras-hub's gemma2_27b_en count
+    # the checkpoint's tensor count (gogongxt/python report) less FP8 scales, router bias and q/k norms
+    "minimax-m2.7": (228.689304576 * B, None, "total", 1e-9, 253_952),
     "glm-4.5": (355 * B, 32 * B, "non-embedding", 0.05, 376_832),
     "kimi-k2-thinking": (1000 * B, 32 * B, "total", 0.03, 70_272),
     "glm-4.7": (358 * B, 32 * B, "non-embedding", 0.05, 376_832),   # 358B with the MTP layer (not counted)

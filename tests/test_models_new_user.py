@@ -156,6 +156,17 @@ SIBLING_IDS = [
     ("mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3", "h100-sxm", 1, (), False),
     ("mistralai/Mistral-7B-v0.3", "mistral-7b-v0.3", "h100-sxm", 1, (), True),   # an alias: its config.json unread
     ("nvidia/Nemotron-H-8B-Base-8K", "nemotron-h-8b", "h100-sxm", 1, (), False),
+    ("google/gemma-2-2b-it", "gemma-2-2b", "h100-sxm", 1, (), False),      # session 70 H: OME's fixture copies
+    ("google/gemma-3-1b-it", "gemma-3-1b", "h100-sxm", 1, (), False),
+    ("google/gemma-2-27b", "gemma-2-27b", "h100-sxm", 2, (), False),      # mlc-llm's preset copy
+    ("google/gemma-2-27b-it", "gemma-2-27b", "h100-sxm", 2, (), True),    # an alias: its config.json unread
+    # printed copies of the 2507 Instruct releases' configs (gogongxt/python): bf16, no section shipped
+    ("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b-thinking-2507", "h200-sxm", 8, (), True),
+    ("Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b-thinking-2507", "h100-sxm", 2, (), True),
+    ("MiniMaxAI/MiniMax-M2.7", "minimax-m2.7", "h200-sxm", 4, (), False),   # its FP8 section shipped
+    ("zai-org/GLM-5.1", "glm-5", "b200", 8, ("--quantization", "fp8-block"), False),   # bf16 744B: a flag
+    ("Qwen/Qwen3.6-35B-A3B", "qwen3.5-35b-a3b", "h100-sxm", 2, (), True),
+    ("Qwen/Qwen3.6-27B", "qwen3.5-27b", "h100-sxm", 2, (), True),
 ]
 
 
@@ -178,6 +189,14 @@ SHIPPED_ALIAS_QUANT = [
     ("moonshotai/Kimi-K2-Thinking", "b200", 8, "experts w4a16"),
     ("nvidia/Qwen3-32B-NVFP4", "b200", 1, "quantization nvfp4"),
     ("nvidia/DeepSeek-V3-0324-NVFP4", "b200", 8, "quantization nvfp4"),
+    ("nvidia/Qwen3-30B-A3B-NVFP4", "b200", 1, "quantization nvfp4"),       # session 70 H
+    ("nvidia/Llama-3.1-8B-Instruct-FP4", "b200", 1, "quantization nvfp4"),
+    ("deepseek-ai/DeepSeek-V3.1", "h200-sxm", 8, "quantization fp8-block"),   # printed copy, DeepSeek's config
+    ("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "h200-sxm", 8, "quantization fp8-block"),
+    ("Qwen/Qwen3-30B-A3B-Thinking-2507-FP8", "h100-sxm", 1, "quantization fp8-block"),
+    ("Qwen/Qwen3-8B-FP8", "h100-sxm", 1, "quantization fp8-block"),
+    ("moonshotai/Kimi-K2.6", "b200", 8, "experts w4a16"),
+    ("MiniMaxAI/MiniMax-M2.7", "h200-sxm", 4, "quantization fp8-block"),
 ]
 
 
@@ -194,18 +213,20 @@ def test_an_aliased_quantized_release_runs_its_shipped_precision(capsys, monkeyp
 
 @needs_ref
 def test_an_alias_of_a_quantized_release_reads_its_config_in_the_hub_cache(tmp_path, monkeypatch, capsys):
-    """deepseek-ai/DeepSeek-V3.1 resolves to the deepseek-v3 profile by alias, with no shipped copy of its FP8
-    quantization_config: the hub cache's config.json supplies it; without one the header says 16-bit is assumed."""
+    """deepseek-ai/DeepSeek-V3.1-Terminus resolves to the deepseek-v3 profile by alias, with no shipped copy of its
+    FP8 quantization_config (session 70 H shipped V3.1's, so the example moved to Terminus): the hub cache's
+    config.json supplies it; without one the header says 16-bit is assumed."""
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.setenv("HF_HOME", str(tmp_path))
-    args = ("estimate", "--model", "deepseek-ai/DeepSeek-V3.1", "--hardware", "b200", "--tp", "8", "--no-ops")
+    terminus = "deepseek-ai/DeepSeek-V3.1-Terminus"
+    args = ("estimate", "--model", terminus, "--hardware", "b200", "--tp", "8", "--no-ops")
     head = run_text(capsys, *args).splitlines()[0]
-    assert "weights bf16" in head and "DeepSeek-V3.1's quantization_config is neither shipped" in head
+    assert "weights bf16" in head and "DeepSeek-V3.1-Terminus's quantization_config is neither shipped" in head
     assert "--quantization sets it" in head
-    out = run_text(capsys, "search", "--model", "deepseek-ai/DeepSeek-V3.1", "--hardware", "h200-sxm", "--gpus", "8",
+    out = run_text(capsys, "search", "--model", terminus, "--hardware", "h200-sxm", "--gpus", "8",
                    "--tp", "8", "--batches", "8", "--modes", "aggregated", "--no-progress")
-    assert "DeepSeek-V3.1's quantization_config is neither shipped" in out and "--quantizations sets" in out
-    _hub(tmp_path, "deepseek-ai/DeepSeek-V3.1", {"config.json": REF / "deepseek-ai--DeepSeek-V3_config.json"})
+    assert "DeepSeek-V3.1-Terminus's quantization_config is neither shipped" in out and "--quantizations sets" in out
+    _hub(tmp_path, terminus, {"config.json": REF / "deepseek-ai--DeepSeek-V3_config.json"})
     head = run_text(capsys, *args).splitlines()[0]
     assert "quantization fp8-block" in head and "assumed" not in head
     assert "16-bit assumed" not in run_text(capsys, "estimate", "--model", "Qwen/Qwen3.5-397B-A17B", "--hardware",
@@ -225,10 +246,11 @@ def test_an_alias_whose_hub_cache_config_is_16_bit_says_nothing_is_assumed(tmp_p
     config.pop("quantization_config")
     plain = tmp_path / "plain_config.json"
     plain.write_text(json.dumps(config))
-    _hub(tmp_path, "deepseek-ai/DeepSeek-V3.1", {"config.json": plain})
-    head = run_text(capsys, "estimate", "--model", "deepseek-ai/DeepSeek-V3.1", "--hardware", "b200", "--tp", "8",
+    terminus = "deepseek-ai/DeepSeek-V3.1-Terminus"
+    _hub(tmp_path, terminus, {"config.json": plain})
+    head = run_text(capsys, "estimate", "--model", terminus, "--hardware", "b200", "--tp", "8",
                     "--no-ops").splitlines()[0]
     assert "weights bf16" in head and "assumed" not in head and "neither shipped" not in head
-    out = run_text(capsys, "search", "--model", "deepseek-ai/DeepSeek-V3.1", "--hardware", "h200-sxm", "--gpus", "8",
+    out = run_text(capsys, "search", "--model", terminus, "--hardware", "h200-sxm", "--gpus", "8",
                    "--tp", "8", "--batches", "8", "--modes", "aggregated", "--no-progress")
     assert "neither shipped" not in out

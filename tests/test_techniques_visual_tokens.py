@@ -90,3 +90,32 @@ def test_the_towers_attention_takes_the_encoder_fit_only_when_asked():
     assert priced[0].time_s == pytest.approx(encoder_attention_seconds(images, 577, 16, 64,
                                                                        load_component("h100-sxm", "gpu"), "vllm"))
     assert fitted.ttft_s != base.ttft_s and fitted.tpot_s == pytest.approx(base.tpot_s)
+
+
+def test_kimi_k25_runs_its_own_moonvit_tower():
+    """Session 70 H: a model whose profile gives its tower's shape (Kimi-K2.5: MoonViT, 27 blocks of 1152, 16 heads
+    of 72, 2x2 patch merger) runs that tower: image_tokens x 4 patches an image, no class token; with attention_fit
+    its attention costs what the encoder attention fit says (head 72 is in the measured tables)."""
+    from whatif.roofline.kernel_models.encoder_attention import encoder_attention_seconds
+    from whatif.specs.hardware import load_component
+
+    def tower(technique):
+        e = build_scenario({"model": "kimi-k2.5", "hardware": "b200", "gpus": 8, "kernel_engine": "vllm",
+                            "techniques": [technique]},
+                           {"workload": {"batch": 1, "prompt": 2048, "output": 16}, "parallel": {"tp": 8}}).run()
+        return e, [t for p, _ in e.prefill for t in p.op_times if t.op.name.startswith("vision")]
+    base = build_scenario({"model": "kimi-k2.5", "hardware": "b200", "gpus": 8, "kernel_engine": "vllm"},
+                          {"workload": {"batch": 1, "prompt": 2048, "output": 16}, "parallel": {"tp": 8}}).run()
+    plain, ops = tower("vision_encoder:image_tokens=1024")
+    attn = next(t.op for t in ops if "attention" in t.op.name)
+    assert (attn.shape.max_context, attn.shape.heads, attn.shape.d_qk) == (4096, 16, 72)
+    assert ops[0].op.name == "vision_patch_embed"
+    fitted, priced = tower("vision_encoder:image_tokens=1024,attention_fit=true")
+    t = next(t for t in priced if t.op.name.endswith("fitted"))
+    assert t.time_s == pytest.approx(encoder_attention_seconds(1, 4096, 16, 72, load_component("b200", "gpu"),
+                                                               "vllm"))
+    assert base.ttft_s < plain.ttft_s and plain.ttft_s != fitted.ttft_s
+    clip = build_scenario({"model": "vicuna-7b", "hardware": "h100-sxm", "techniques": ["vision_encoder"]},
+                          {"workload": {"batch": 1, "prompt": 640, "output": 16}}).run()
+    shapes = [t.op.shape for p, _ in clip.prefill for t in p.op_times if t.op.name == "vision_attention"]
+    assert shapes and shapes[0].max_context == 577 and shapes[0].d_qk == 64     # CLIP unchanged: 576 + CLS

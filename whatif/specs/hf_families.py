@@ -120,7 +120,10 @@ def kimi_k25(c: HFConfig) -> dict:
         params = vision_tower_params(v.req("vt_num_hidden_layers"), hidden, v.req("vt_intermediate_size"),
                                      3 * patch * patch, positions, merge[0] * merge[-1],
                                      v.opt_int("text_hidden_size", d["hidden_size"]))
-        d["encoder"] = dict(kind="vision (MoonViT)", params=params, source_fields="vision_config vt_* fields")
+        d["encoder"] = dict(kind="vision (MoonViT)", params=params, source_fields="vision_config vt_* fields",
+                            tower_layers=v.req("vt_num_hidden_layers"), tower_width=hidden,
+                            tower_ffn=v.req("vt_intermediate_size"), tower_heads=v.req("vt_num_attention_heads"),
+                            patch_size=patch, merge=merge[0] * merge[-1])
     return d
 
 

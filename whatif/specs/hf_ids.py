@@ -59,6 +59,8 @@ ALIASES = {
     "moonshotai/Kimi-K2-Base": "kimi-k2",
     "moonshotai/Kimi-K2-Instruct-0905": "kimi-k2",
     "google/gemma-3-27b-pt": "gemma-3-27b",
+    # keras-hub gemma_presets.py counts gemma2_27b_en and gemma2_instruct_27b_en alike (27,227,128,320)
+    "google/gemma-2-27b-it": "gemma-2-27b",
     # the Thinking post-train of the same 80B-A3B base, 262,144 context as the Instruct (transformers
     # docs/source/en/model_doc/qwen3_next.md: "Two post-trained versions, ...-Instruct and ...-Thinking")
     "Qwen/Qwen3-Next-80B-A3B-Thinking": "qwen3-next-80b-a3b",
@@ -79,6 +81,21 @@ ALIASES = {
     "nvidia/MiniMax-M2.5-NVFP4": "minimax-m2.5",
     "nvidia/Kimi-K2.5-NVFP4": "kimi-k2.5",
     "nvidia/GLM-5-NVFP4": "glm-5",
+    # session 70 H: hf_quant_config.json copies cited in checkpoint_quant/ (aiconfigurator's model_configs/; OME's
+    # test fixture of the Llama FP4 export): the same architectures, NVFP4 with an FP8 KV cache
+    "nvidia/Qwen3-30B-A3B-NVFP4": "qwen3-30b-a3b",
+    "nvidia/Llama-3.1-8B-Instruct-FP4": "llama-3.1-8b",
+    # printed copies of the releases' config.json (gogongxt/python scripts/models/*.md @cbff706d, reports of the
+    # downloaded releases): every field whatif reads equals the profile's; the FP8 ones' sections in checkpoint_quant/
+    "Qwen/Qwen3-235B-A22B-Instruct-2507": "qwen3-235b-a22b-thinking-2507",
+    "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8": "qwen3-235b-a22b-thinking-2507",
+    "Qwen/Qwen3-30B-A3B-Instruct-2507": "qwen3-30b-a3b-thinking-2507",
+    "Qwen/Qwen3-30B-A3B-Thinking-2507-FP8": "qwen3-30b-a3b-thinking-2507",
+    "Qwen/Qwen3-8B-FP8": "qwen3-8b",
+    "moonshotai/Kimi-K2.6": "kimi-k2.5",           # its config.json quoted whole: K2.5's shape, INT4 experts
+    "zai-org/GLM-5.1": "glm-5",
+    "Qwen/Qwen3.6-35B-A3B": "qwen3.5-35b-a3b",      # text and vision configs: every field whatif reads equal
+    "Qwen/Qwen3.6-27B": "qwen3.5-27b",
     # Profiles written from trimmed copies of the release's config.json (ai-dynamo/aiconfigurator
     # src/aiconfigurator/model_configs/, cited in each profile): the id is an alias, not the profile's source, so
     # an absent quantization_config reads "16-bit assumed" (checkpoint_quant.alias_note), not silently bf16.

@@ -120,8 +120,16 @@ class MambaSpec:
 
 @dataclass(frozen=True)
 class EncoderSpec:
-    """A modality encoder beside the decoder (a vision tower): counted in weights, not priced per token."""
+    """A modality encoder beside the decoder (a vision tower): counted in weights; priced per image only by the
+    vision_encoder technique, with the tower's own shape where the profile gives it (tower_layers > 0), else
+    LLaVA-1.5's CLIP ViT-L/14-336 (techniques/visual_tokens.py)."""
 
     kind: str
     params: int
     source_fields: str = ""            # how `params` was counted
+    tower_layers: int = 0              # ViT blocks (0: the tower's shape not given)
+    tower_width: int = 0               # hidden size
+    tower_ffn: int = 0                 # MLP intermediate size (two matrices, no gate)
+    tower_heads: int = 0               # attention heads (bidirectional within an image)
+    patch_size: int = 0                # pixels a side of one patch
+    merge: int = 1                     # patches the projector merges into one language-model token (2x2: 4)

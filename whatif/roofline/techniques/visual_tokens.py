@@ -5,7 +5,9 @@ language model's input (`visual_token_pruning`), so prefill computes and the cac
 The encoder is CLIP ViT-L/14 at 336 px, the one LLaVA-1.5 uses (huggingface.co/openai/clip-vit-large-patch14-336,
 config.json vision_config; LLaVA-1.5's mm_vision_tower), with LLaVA-1.5's two-layer MLP projector
 (mm_projector_type mlp2x_gelu) into the language model's width. The workload's prompt counts the image
-tokens: prompt = images x image_tokens + text tokens.
+tokens: prompt = images x image_tokens + text tokens. A model whose profile gives its own tower's shape (Kimi-K2.5:
+MoonViT, a native-resolution ViT whose patch merger hands the language model one token per 2x2 patches) runs that
+tower instead: image_tokens x merge patches an image, no class token, the merger's two linears.
 """
 from __future__ import annotations
 
@@ -28,7 +30,6 @@ VIT_HEADS = 16              # num_attention_heads
 VIT_IMAGE = 336             # image_size, pixels
 VIT_PATCH = 14              # patch_size, pixels
 PATCHES = (VIT_IMAGE // VIT_PATCH) ** 2    # 576: the image tokens LLaVA-1.5 hands the language model
-PATCH_PIXELS = 3 * VIT_PATCH ** 2          # RGB values one patch embedding (a conv, stride 14) reads
 
 
 def prefill_positions(ctx: PassContext) -> float:
@@ -41,25 +42,64 @@ def prefill_positions(ctx: PassContext) -> float:
 
 
 
-def vision_tower_ops(images: float, ctx: PassContext, attention_fit: bool = False) -> list[Op]:
-    """The ViT over `images` images: patch embedding, 24 bidirectional layers over 577 tokens (patches + CLS),
-    and the projector over the 576 image tokens (1024 -> d -> d), at the language model's dtype. attention_fit:
-    the attention op is priced by the encoder attention kernel fit where its engine has one (module_fits.py)."""
-    tokens, d, f, hd = images * (PATCHES + 1), VIT_WIDTH, VIT_FFN, VIT_WIDTH // VIT_HEADS
-    per_image = PATCHES + 1
+@dataclass(frozen=True)
+class Tower:
+    """A ViT's shape as vision_tower_ops prices it: blocks, width, MLP size, heads, the patches it encodes per
+    language-model token (merge: a 2x2 patch merger's 4), a class token or not, the projector's input width."""
+
+    layers: int
+    width: int
+    ffn: int
+    heads: int
+    patch: int
+    merge: int = 1
+    cls: int = 0
+    fixed: int = 0          # a fixed-resolution tower's patches an image (CLIP at 336 px: 576); 0: native resolution
+
+    def patches(self, image_tokens: float) -> float:
+        """Patches the tower encodes for an image handed to the language model as `image_tokens` tokens."""
+        return self.fixed or image_tokens * self.merge
+
+
+CLIP = Tower(VIT_LAYERS, VIT_WIDTH, VIT_FFN, VIT_HEADS, VIT_PATCH, 1, 1, PATCHES)
+
+
+def model_tower(model) -> Tower:
+    """The model's own vision tower where its profile gives the shape (Kimi-K2.5's MoonViT: vision_config), else
+    LLaVA-1.5's CLIP ViT-L/14-336 (the technique's paper setting)."""
+    e = model.encoder
+    if e is None or not e.tower_layers:
+        return CLIP
+    return Tower(e.tower_layers, e.tower_width, e.tower_ffn, e.tower_heads, e.patch_size, e.merge)
+
+
+def vision_tower_ops(images: float, ctx: PassContext, attention_fit: bool = False, image_tokens: int = PATCHES,
+                     tower: Tower = CLIP) -> list[Op]:
+    """The ViT over `images` images of `image_tokens` language-model tokens each: patch embedding, the tower's
+    bidirectional layers over each image's patches (+ CLS where it has one; CLIP: 576 + 1), and the projector
+    into the language model's width at the language model's dtype: CLIP's two-layer MLP (1024 -> d -> d), or a
+    patch merger's (merge x width -> merge x width -> d: the shapes hf_fields.vision_tower_params counts).
+    attention_fit: the attention op is priced by the encoder attention kernel fit where its engine has one
+    (module_fits.py)."""
+    patches = tower.patches(image_tokens)
+    per_image = patches + tower.cls
+    tokens, d, f, hd = images * per_image, tower.width, tower.ffn, tower.width // tower.heads
     # every token attends to every token of its image: twice the causal pairs attention_op counts
     bidirectional = (per_image ** 2) / (per_image * (per_image + 1) / 2)
-    llm = ctx.model.hidden_size
+    llm, merged, out = ctx.model.hidden_size, tower.merge * d, images * patches / tower.merge
+    projector = ([weight_gemm("vision_projector_in", out, llm, d, ctx.prec, 1),
+                  weight_gemm("vision_projector_out", out, llm, llm, ctx.prec, 1)] if tower.merge == 1 else
+                 [weight_gemm("vision_projector_in", out, merged, merged, ctx.prec, 1),
+                  weight_gemm("vision_projector_out", out, llm, merged, ctx.prec, 1)])
     return [
-        weight_gemm("vision_patch_embed", images * PATCHES, d, PATCH_PIXELS, ctx.prec, 1),
-        weight_gemm("vision_qkv_out", tokens, 4 * d, d, ctx.prec, VIT_LAYERS),
-        attention_op([(per_image, 0, images)], VIT_HEADS, VIT_HEADS, hd, hd, ctx.prec.act_bytes, ctx.prec.act_bytes,
-                     2 * d, VIT_LAYERS, ctx.prec.activation,
+        weight_gemm("vision_patch_embed", images * patches, d, 3 * tower.patch ** 2, ctx.prec, 1),
+        weight_gemm("vision_qkv_out", tokens, 4 * d, d, ctx.prec, tower.layers),
+        attention_op([(per_image, 0, images)], tower.heads, tower.heads, hd, hd, ctx.prec.act_bytes,
+                     ctx.prec.act_bytes, 2 * d, tower.layers, ctx.prec.activation,
                      name=FITTED_ATTENTION if attention_fit else "vision_attention",
                      pair_fraction=lambda q, c: bidirectional),
-        weight_gemm("vision_ffn", tokens, 2 * f, d, ctx.prec, VIT_LAYERS),
-        weight_gemm("vision_projector_in", images * PATCHES, llm, d, ctx.prec, 1),
-        weight_gemm("vision_projector_out", images * PATCHES, llm, llm, ctx.prec, 1),
+        weight_gemm("vision_ffn", tokens, 2 * f, d, ctx.prec, tower.layers),
+        *projector,
     ]
 
 
@@ -109,7 +149,8 @@ class VisionEncoder(Technique):
             return []
         # this pass's share of each request's images: its prompt positions over the request's positions
         images = prefill_positions(ctx) * self.images / self.positions(self.prompt)
-        return vision_tower_ops(images, ctx, self.attention_fit) if images else []
+        return vision_tower_ops(images, ctx, self.attention_fit, self.image_tokens, model_tower(ctx.model)) \
+            if images else []
 
 
 @register
