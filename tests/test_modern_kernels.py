@@ -112,6 +112,11 @@ def test_fla_chunk_products_run_at_half_of_blackwells_datapath_only():
     fla = linear_attention.gdn_work("chunk_prefill", 8, 8192, 16, 64, 128, 128, b)[0][0][0]
     fused = linear_attention.gdn_work("chunk_prefill", 8, 8192, 16, 64, 128, 128, b, impl="flashinfer")[0][0][0]
     assert fla == pytest.approx(2 * fused)
+    workstation = linear_attention.ceilings(load_component("rtx-pro-6000-server", "gpu"))   # sm_120: no tcgen05
+    assert linear_attention.fla_mma_peak(workstation) == workstation.peak_flops("bf16")
+    for name in ("b300", "gb200", "gb300"):   # sm_100 / sm_103 parts
+        c = linear_attention.ceilings(load_component(name, "gpu"))
+        assert linear_attention.fla_mma_peak(c) == pytest.approx(c.peak_flops("bf16") / 2)
 
 
 def test_trtllm_rows_are_read_as_its_collector_takes_them():

@@ -79,12 +79,18 @@ def _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, sta
 # layout organization"; tvm_tirx tmem_datapath_layout). Hopper's wgmma is m64 natively and Ampere / Ada's
 # mma.sync m16: their M = 64 products fill the datapath (1.0).
 M64_DATAPATH_SHARE = {"blackwell": 0.5}
+# Blackwell's workstation die (sm_120: RTX PRO 6000) has no tcgen05 (Triton lowers its dots to mma.sync): told apart
+# by its datasheet rate, 1,024 dense bf16 FLOP an SM a clock against sm_100 / sm_103's 8,192 (B200, B300, GB200)
+TCGEN05_FLOP_PER_SM_CLOCK = 8192.0
 
 
 def fla_mma_peak(c):
     """FLOP/s the FLA chunk kernels' M = 64 products can reach on `c`: the bf16 tensor peak times the share of the
-    datapath an M = 64 MMA drives (M64_DATAPATH_SHARE; B200: 1.125 PFLOP/s, 4,096 FLOP an SM a clock, Hopper's)."""
-    return c.peak_flops("bf16") * M64_DATAPATH_SHARE.get(c.arch, 1.0)
+    datapath an M = 64 MMA drives (M64_DATAPATH_SHARE; B200: 1.125 PFLOP/s, 4,096 FLOP an SM a clock, Hopper's),
+    on a tcgen05 GPU (its bf16 rate within 25% of TCGEN05_FLOP_PER_SM_CLOCK); the full peak elsewhere."""
+    peak = c.peak_flops("bf16")
+    tcgen05 = c.sms * c.clock > 0 and peak / (c.sms * c.clock) >= 0.75 * TCGEN05_FLOP_PER_SM_CLOCK
+    return peak * (M64_DATAPATH_SHARE.get(c.arch, 1.0) if tcgen05 else 1.0)
 
 
 L2_BYTES_PER_SM_CLOCK = 4.0   # assumed base L2 rate per SM per clock; the fit's l2_speedup (1-10) scales it
