@@ -10,7 +10,8 @@ T = batch x seq_len tokens and a fp32 recurrent state of H_v d_k d_v per sequenc
   0.036-0.049 of FP32 peak on H100, B200 and L40S, but 1x (H100) to 4.2x (L40S) their HBM bandwidth, so a
   speedup over HBM did not transfer (L40S 91% leave-one-GPU-out, 18% now).
 - chunk_prefill (chunk_gated_delta_rule): sequences cut into CHUNK-token chunks; per padded token and value
-  head 6 d_k d_v (state apply and update) + 4 CHUNK (d_k + d_v) (intra-chunk) FLOPs on tensor cores. Two kernels:
+  head 6 d_k d_v (state apply and update) + 4 CHUNK (d_k + d_v) (intra-chunk) FLOPs on tensor cores (FLA's: 64-row
+  MMAs, half the datapath of a tcgen05 part: fla_mma_peak). Two kernels:
   FLA's Triton pipeline (SGLang, TRT-LLM; vLLM below Hopper): l2norm, cumsum, K K^T, solve_tril, w/u, the state
   pass, the output, each writing intermediates the next rereads (per token and value head ~3.3 KB, and each
   chunk's bf16 state), a fixed cost per (chunk, value head); those bytes are served by L2 in the fraction
