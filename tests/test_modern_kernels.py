@@ -101,6 +101,24 @@ def test_gdn_chunked_prefill_runs_its_state_pass_one_chunk_after_another():
     assert two - one == pytest.approx(256 * p.step_s, rel=0.5)   # few heads: the chain, not the bytes
 
 
+def test_fla_chunk_products_run_at_half_of_blackwells_datapath_only():
+    """FLA's chunk kernels multiply 64-row tiles: an M = 64 tcgen05.mma drives half of sm_100's datapath (PTX layout
+    F), while Hopper's wgmma is m64 and Ada / Ampere's mma.sync m16 (full rate): B200's tensor term doubles, H100's
+    and L40S's do not, and FlashInfer's fused kernel (its own family) keeps the full peak."""
+    b, h = linear_attention.ceilings(B200), linear_attention.ceilings(H100)
+    assert linear_attention.fla_mma_peak(b) == pytest.approx(b.peak_flops("bf16") / 2)
+    assert linear_attention.fla_mma_peak(h) == h.peak_flops("bf16")
+    assert linear_attention.fla_mma_peak(b) / (b.sms * b.clock) == pytest.approx(4096, rel=0.01)   # Hopper's rate
+    fla = linear_attention.gdn_work("chunk_prefill", 8, 8192, 16, 64, 128, 128, b)[0][0][0]
+    fused = linear_attention.gdn_work("chunk_prefill", 8, 8192, 16, 64, 128, 128, b, impl="flashinfer")[0][0][0]
+    assert fla == pytest.approx(2 * fused)
+    workstation = linear_attention.ceilings(load_component("rtx-pro-6000-server", "gpu"))   # sm_120: no tcgen05
+    assert linear_attention.fla_mma_peak(workstation) == workstation.peak_flops("bf16")
+    for name in ("b300", "gb200", "gb300"):   # sm_100 / sm_103 parts
+        c = linear_attention.ceilings(load_component(name, "gpu"))
+        assert linear_attention.fla_mma_peak(c) == pytest.approx(c.peak_flops("bf16") / 2)
+
+
 def test_trtllm_rows_are_read_as_its_collector_takes_them():
     """TRT-LLM's GDN collector convolves the key channels only and passes a bf16 initial state, to which FLA's
     fused recurrence writes a new fp32 final state: 6 bytes an element in two buffers, not 8 in place."""
@@ -620,8 +638,8 @@ PINNED_LOO = {
     ("encoder_attention", "sglang"): 16.2,   # last partial wave of query tiles (was 20.3); Triton: own family
     ("encoder_attention", "trtllm"): 18.8,   # last partial wave of query tiles (was 19.4; full tables 19.7 -> 18.8)
     ("encoder_attention", "vllm"): 13.1,   # waves and vLLM's KV splits (was 16.0; full tables 15.3 -> 12.7)
-    ("gdn_chunk_prefill", "sglang"): 12.6,
-    ("gdn_chunk_prefill", "trtllm"): 18.0,   # its collector passes no initial state, takes no final one (was 21.4)
+    ("gdn_chunk_prefill", "sglang"): 11.7,   # FLA's M = 64 MMAs at half Blackwell's datapath (was 12.6)
+    ("gdn_chunk_prefill", "trtllm"): 16.2,   # no initial / final state (was 21.4); M = 64 MMAs (was 18.0)
     ("gdn_conv1d_decode", "sglang"): 10.8,
     ("gdn_conv1d_decode", "trtllm"): 24.7,
     ("gdn_conv1d_decode", "vllm"): 13.1,

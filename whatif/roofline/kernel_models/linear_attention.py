@@ -10,7 +10,8 @@ T = batch x seq_len tokens and a fp32 recurrent state of H_v d_k d_v per sequenc
   0.036-0.049 of FP32 peak on H100, B200 and L40S, but 1x (H100) to 4.2x (L40S) their HBM bandwidth, so a
   speedup over HBM did not transfer (L40S 91% leave-one-GPU-out, 18% now).
 - chunk_prefill (chunk_gated_delta_rule): sequences cut into CHUNK-token chunks; per padded token and value
-  head 6 d_k d_v (state apply and update) + 4 CHUNK (d_k + d_v) (intra-chunk) FLOPs on tensor cores. Two kernels:
+  head 6 d_k d_v (state apply and update) + 4 CHUNK (d_k + d_v) (intra-chunk) FLOPs on tensor cores (FLA's: 64-row
+  MMAs, half the datapath of a tcgen05 part: fla_mma_peak). Two kernels:
   FLA's Triton pipeline (SGLang, TRT-LLM; vLLM below Hopper): l2norm, cumsum, K K^T, solve_tril, w/u, the state
   pass, the output, each writing intermediates the next rereads (per token and value head ~3.3 KB, and each
   chunk's bf16 state), a fixed cost per (chunk, value head); those bytes are served by L2 in the fraction
@@ -66,8 +67,31 @@ def _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, sta
     hbm, l2 = sm_l2_times(io + between + chunk_states + 2.0 * state, io + (between + chunk_states) / 2.0 + state, c)
     in_chunk = np.minimum(seq_len, CHUNK)   # the triangular solve's rows, one after another (chunks in parallel)
     scalar = chunks * CHUNK * v_heads * CHUNK * (d_k + d_v)   # CUDA-core work: gates, masks, the solve's rows
-    return [(flops / c.peak_flops("bf16"), hbm, l2), (scalar / c.peak_flops("fp32"), 0.0, 0.0)], chunks * v_heads, \
+    return [(flops / fla_mma_peak(c), hbm, l2), (scalar / c.peak_flops("fp32"), 0.0, 0.0)], chunks * v_heads, \
         (chunks_per_seq * _ceil_div(chains, c.sms), in_chunk)
+
+
+# Share of an SM's tensor datapath an M = 64 MMA drives, by architecture. FLA's chunk is BT = 64 rows
+# (fla/chunk_delta_h.py CHUNK_SIZE), so every tensor-core product of its chunk kernels has M = 64 (or 16: solve_tril).
+# On sm_100 Triton lowers such a tl.dot to tcgen05 (getMMAVersionSafe tries MMAv5 first; supportMMA's v5 test
+# needs M % 64 == 0 and 4 or 8 warps: triton lib/Analysis/Utility.cpp), and SGLang's Gluon variants issue
+# tcgen05_mma on [BT, BV] TMEM tiles (fla/gluon/chunk_o_gluon.py) alike; an M = 64 cta_group::1 tcgen05.mma
+# (non-.ws) is PTX data-path layout F: 16 rows a warp's 32-lane slab, half the datapath (PTX ISA "Data path
+# layout organization"; tvm_tirx tmem_datapath_layout). Hopper's wgmma is m64 natively and Ampere / Ada's
+# mma.sync m16: their M = 64 products fill the datapath (1.0).
+M64_DATAPATH_SHARE = {"blackwell": 0.5}
+# Blackwell's workstation die (sm_120: RTX PRO 6000) has no tcgen05 (Triton lowers its dots to mma.sync): told apart
+# by its datasheet rate, 1,024 dense bf16 FLOP an SM a clock against sm_100 / sm_103's 8,192 (B200, B300, GB200)
+TCGEN05_FLOP_PER_SM_CLOCK = 8192.0
+
+
+def fla_mma_peak(c):
+    """FLOP/s the FLA chunk kernels' M = 64 products can reach on `c`: the bf16 tensor peak times the share of the
+    datapath an M = 64 MMA drives (M64_DATAPATH_SHARE; B200: 1.125 PFLOP/s, 4,096 FLOP an SM a clock, Hopper's),
+    on a tcgen05 GPU (its bf16 rate within 25% of TCGEN05_FLOP_PER_SM_CLOCK); the full peak elsewhere."""
+    peak = c.peak_flops("bf16")
+    tcgen05 = c.sms * c.clock > 0 and peak / (c.sms * c.clock) >= 0.75 * TCGEN05_FLOP_PER_SM_CLOCK
+    return peak * (M64_DATAPATH_SHARE.get(c.arch, 1.0) if tcgen05 else 1.0)
 
 
 L2_BYTES_PER_SM_CLOCK = 4.0   # assumed base L2 rate per SM per clock; the fit's l2_speedup (1-10) scales it
