@@ -62,7 +62,7 @@ VERDICTS = {
     'C-specpc-ttft': 'no figure',                             # SpecPC: 'uses the draft model's attention activa
     'D-tidaldecode-tpot': 'in band',                          # TidalDecode reduces LLM decoding latency by up t
     'D-tokenselect-prefill_attention_s': 'conditional',       # TokenSelect: up to 23.84x speedup in attention c
-    'D-tokenselect-e2e': 'in band',                           # TokenSelect: up to 2.28x acceleration in end-to-
+    'D-tokenselect-e2e': 'conditional',                       # TokenSelect: up to 2.28x acceleration in end-to-
     'D-double_sparsity-decode_attention_s': 'miss',           # Double Sparsity: up to 14.1x acceleration in att
     'D-double_sparsity-e2e': 'miss',                          # Double Sparsity: 1.9x improvement in end-to-end
     'D-double_sparsity-tpot': 'illustrative',                 # Double Sparsity-Offload: 16.3x decoding speed ov
