@@ -192,7 +192,7 @@ CLAIMS: list[Claim] = [
     Claim("duoattention", "DuoAttention reduces long-context inference memory by up to 1.67x for GQA models",
           1.67, "memory_total", DUO_GQA, use("duoattention:retrieval=0.5"),
           "Agrees: half the KV heads keep 320 tokens, so the cache halves and total memory falls by the "
-          "cache's share of it (1.55x at 400K; 1.58x with three 127K sequences of Llama-3.1-8B standing in, "
+          "cache's share of it (1.55x at 400K; 1.57x with three 127K sequences of Llama-3.1-8B standing in, "
           "until session 70).",
           setup_note=DUO_NOTE + "; Llama-3-8B-Instruct-Gradient-1048k at 400K, the longest of the release's "
                      "100K-1M lengths whose full-attention baseline fits the A100 (73.5 GB; 500K: 86.6 GB)"),
