@@ -42,7 +42,7 @@ VERDICTS = {
     'C-duoattention-ttft': 'in band',                         # DuoAttention accelerates pre-filling by up to 1.
     'C-duoattention-memory_total-2': 'in band',               # DuoAttention reduces long-context inference memo
     'C-duoattention-tpot-2': 'in band',                       # DuoAttention speeds up decoding by up to 2.18x f
-    'C-duoattention-ttft-2': 'in band',                       # DuoAttention accelerates pre-filling by up to 1.
+    'C-duoattention-ttft-2': 'conditional',                   # DuoAttention accelerates pre-filling by up to 1.
     'C-longgen-kv_cache_bytes': 'in band',                    # At 128K LongGen reduces KV cache memory by 62%
     'C-longgen-ttft': 'in band',                              # At 128K LongGen achieves 1.67x prefilling speedu
     'C-longgen-tpot': 'miss',                                 # At 128K LongGen achieves 1.41x decoding speedup
@@ -62,12 +62,12 @@ VERDICTS = {
     'C-specpc-ttft': 'no figure',                             # SpecPC: 'uses the draft model's attention activa
     'D-tidaldecode-tpot': 'in band',                          # TidalDecode reduces LLM decoding latency by up t
     'D-tokenselect-prefill_attention_s': 'conditional',       # TokenSelect: up to 23.84x speedup in attention c
-    'D-tokenselect-e2e': 'in band',                           # TokenSelect: up to 2.28x acceleration in end-to-
+    'D-tokenselect-e2e': 'conditional',                       # TokenSelect: up to 2.28x acceleration in end-to-
     'D-double_sparsity-decode_attention_s': 'miss',           # Double Sparsity: up to 14.1x acceleration in att
     'D-double_sparsity-e2e': 'miss',                          # Double Sparsity: 1.9x improvement in end-to-end
     'D-double_sparsity-tpot': 'illustrative',                 # Double Sparsity-Offload: 16.3x decoding speed ov
     'D-lserve-ttft': 'miss',                                  # LServe accelerates LLM prefilling by up to 2.9x
-    'D-lserve-tpot': 'in band',                               # LServe accelerates decoding by 1.3-2.1x over vLL
+    'D-lserve-tpot': 'conditional',                           # LServe accelerates decoding by 1.3-2.1x over vLL
     'D-shadowkv-max_batch': 'in band',                        # ShadowKV supports up to 6x larger batch sizes (L
     'D-shadowkv-decode_throughput': 'in band',                # ShadowKV boosts throughput by up to 3.04x on an
     'D-a2ats-throughput_at_max_batch': 'conditional',         # A^2ATS increases long-context serving throughput
