@@ -167,6 +167,7 @@ SIBLING_IDS = [
     ("zai-org/GLM-5.1", "glm-5", "b200", 8, ("--quantization", "fp8-block"), False),   # bf16 744B: a flag
     ("Qwen/Qwen3.6-35B-A3B", "qwen3.5-35b-a3b", "h100-sxm", 2, (), True),
     ("Qwen/Qwen3.6-27B", "qwen3.5-27b", "h100-sxm", 2, (), True),
+    ("zai-org/GLM-4.7-Flash", "glm-4.7-flash", "h100-sxm", 1, (), False),   # session 70 M: glm4_moe_lite
 ]
 
 
