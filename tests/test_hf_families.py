@@ -124,6 +124,11 @@ def test_glm4_moe_lite_reads_as_the_shipped_glm_4_7_flash(tmp_path):
     path.write_text(json.dumps(GLM47_FLASH))
     assert architecture(spec_from_hf_config(path)) == architecture(load_model("glm-4.7-flash"))
     assert resolve_hf_id("zai-org/GLM-4.7-Flash") == ("profile", "glm-4.7-flash")
+    # ai-dynamo/aiconfigurator model_configs/zai-org--GLM-4.7-Flash_config.json @19d098ad (trimmed): no
+    # mlp_layer_types, and head_dim 64 (transformers maps head_dim to qk_rope_head_dim): the same architecture
+    trimmed = {k: v for k, v in GLM47_FLASH.items() if k != "mlp_layer_types"}
+    path.write_text(json.dumps({**trimmed, "head_dim": 64}))
+    assert architecture(spec_from_hf_config(path)) == architecture(load_model("glm-4.7-flash"))
 
 
 def test_glm4_moe_lite_takes_its_dense_layers_from_mlp_layer_types(tmp_path):
