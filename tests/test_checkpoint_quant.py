@@ -8,6 +8,7 @@ import pytest
 
 from whatif.errors import WhatifError
 from whatif.inputs import scenario_from_inputs
+from whatif.specs.checkpoint_quant import SHIPPED_DIR as SHIPPED
 from whatif.specs.checkpoint_quant import checkpoint_quant, ignored_classes
 from whatif.specs.models import load_model
 
@@ -185,3 +186,28 @@ def test_qwen_fp8_releases_keep_only_norms_routers_and_head_16_bit(monkeypatch, 
                   "Qwen/Qwen3-8B-FP8"):
         p = scenario_from_inputs(None, {"model": hf_id}).precision
         assert (p.quantization, p.kv, tuple(p.modules)) == ("fp8-block", "bf16", ()), hf_id
+
+
+def test_session_70_m_fp8_sections_keep_no_class_16_bit(monkeypatch, tmp_path):
+    """Session 70 M: GLM-5.1-FP8 (712 entries, GLM-5-FP8's list), GLM-4.5-FP8 (compressed-tensors FP8 per channel, 839
+    norms / biases / routers) and Qwen3-Next-80B-A3B-Instruct-FP8 (407 entries) name no projection a class carries,
+    so every linear runs the checkpoint's FP8."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    want = {"zai-org/GLM-5.1-FP8": "fp8-block", "zai-org/GLM-4.5-FP8": "fp8",
+            "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8": "fp8-block"}
+    for hf_id, scheme in want.items():
+        p = scenario_from_inputs(None, {"model": hf_id}).precision
+        assert (p.quantization, p.kv, tuple(p.modules)) == (scheme, "bf16", ()), hf_id
+    g51 = json.loads((SHIPPED / "zai-org--GLM-5.1-FP8.json").read_text())["quantization_config"]
+    g5 = json.loads((SHIPPED / "zai-org--GLM-5-FP8.json").read_text())["quantization_config"]
+    assert g51 == g5 and len(g51["modules_to_not_convert"]) == 712
+
+
+def test_gated_deltanet_in_proj_ba_alone_does_not_make_attention_16_bit():
+    """Qwen3-Next's FP8 release keeps each DeltaNet layer's in_proj_ba ([64, 2048]) bf16 beside an FP8 in_proj_qkvz
+    ([12288, 2048]): the 64 gate rows do not carry the attention class; in_proj_qkvz kept 16-bit does."""
+    nxt = load_model("qwen3-next-80b-a3b")
+    linear = [i for i in range(nxt.num_layers) if i % 4 != 3]
+    assert ignored_classes([f"model.layers.{i}.linear_attn.in_proj_ba" for i in linear], nxt) == ((), ())
+    whole, partial = ignored_classes([f"model.layers.{i}.linear_attn.in_proj_qkvz" for i in linear], nxt)
+    assert whole == (("attention", "none"),) and partial == (("attention", 12, 48, "quantized"),)

@@ -108,3 +108,41 @@ def test_gemma3_reads_its_nested_text_config_and_counts_its_siglip_tower(tmp_pat
     m = spec_from_hf_config(path)
     assert [s.mixer for s in m.layers[:6]] == ["sliding"] * 5 + ["full"]
     assert m.total_params() == pytest.approx(27.0e9, rel=0.01) and 0.38e9 < m.encoder_params() < 0.45e9
+
+
+# GLM-4.7-Flash's config as printed whole (gogongxt/python scripts/models/glm_4.7_flash.md @cbff706d), the fields the
+# glm4_moe_lite reader reads (mlp_layer_types: 1 dense then 46 sparse)
+GLM47_FLASH = dict(model_type="glm4_moe_lite", hidden_size=2048, num_hidden_layers=47, num_attention_heads=20,
+                   num_key_value_heads=20, intermediate_size=10240, vocab_size=154880, max_position_embeddings=202752,
+                   kv_lora_rank=512, q_lora_rank=768, qk_nope_head_dim=192, qk_rope_head_dim=64, v_head_dim=256,
+                   n_routed_experts=64, num_experts_per_tok=4, moe_intermediate_size=1536, n_shared_experts=1,
+                   first_k_dense_replace=1, tie_word_embeddings=False, mlp_layer_types=["dense"] + ["sparse"] * 46)
+
+
+def test_glm4_moe_lite_reads_as_the_shipped_glm_4_7_flash(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(GLM47_FLASH))
+    assert architecture(spec_from_hf_config(path)) == architecture(load_model("glm-4.7-flash"))
+    assert resolve_hf_id("zai-org/GLM-4.7-Flash") == ("profile", "glm-4.7-flash")
+    # ai-dynamo/aiconfigurator model_configs/zai-org--GLM-4.7-Flash_config.json @19d098ad (trimmed): no
+    # mlp_layer_types, and head_dim 64 (transformers maps head_dim to qk_rope_head_dim): the same architecture
+    trimmed = {k: v for k, v in GLM47_FLASH.items() if k != "mlp_layer_types"}
+    path.write_text(json.dumps({**trimmed, "head_dim": 64}))
+    assert architecture(spec_from_hf_config(path)) == architecture(load_model("glm-4.7-flash"))
+
+
+def test_glm4_moe_lite_takes_its_dense_layers_from_mlp_layer_types(tmp_path):
+    path = tmp_path / "config.json"
+    cfg = {**GLM47_FLASH, "mlp_layer_types": ["dense"] * 2 + ["sparse"] * 45}
+    path.write_text(json.dumps(cfg))
+    m = spec_from_hf_config(path)
+    assert [m.is_moe_layer(i) for i in range(3)] == [False, False, True]
+    cfg = {k: v for k, v in GLM47_FLASH.items() if k not in ("mlp_layer_types", "first_k_dense_replace")}
+    path.write_text(json.dumps(cfg))
+    assert [spec_from_hf_config(path).is_moe_layer(i) for i in range(2)] == [False, True]   # transformers' default
+    path.write_text(json.dumps({**GLM47_FLASH, "mlp_layer_types": ["sparse", "dense"] + ["sparse"] * 45}))
+    with pytest.raises(WhatifError, match="mlp_layer_types.*dense ones first"):
+        spec_from_hf_config(path)
+    path.write_text(json.dumps({**GLM47_FLASH, "mlp_layer_types": ["dense", "mlp"] + ["sparse"] * 45}))
+    with pytest.raises(WhatifError, match="valid entries: dense, sparse"):
+        spec_from_hf_config(path)

@@ -47,6 +47,8 @@ CARDS = {
     "glm-4.5": (355 * B, 32 * B, "non-embedding", 0.05, 376_832),
     "kimi-k2-thinking": (1000 * B, 32 * B, "total", 0.03, 70_272),
     "glm-4.7": (358 * B, 32 * B, "non-embedding", 0.05, 376_832),   # 358B with the MTP layer (not counted)
+    # "30B-A3B" (basis unstated): ours 29.94B; active 3.26B without the embedding and head (3.90B with them)
+    "glm-4.7-flash": (30 * B, 3 * B, "non-embedding", 0.01, 54_144),
 }
 
 

@@ -167,6 +167,7 @@ SIBLING_IDS = [
     ("zai-org/GLM-5.1", "glm-5", "b200", 8, ("--quantization", "fp8-block"), False),   # bf16 744B: a flag
     ("Qwen/Qwen3.6-35B-A3B", "qwen3.5-35b-a3b", "h100-sxm", 2, (), True),
     ("Qwen/Qwen3.6-27B", "qwen3.5-27b", "h100-sxm", 2, (), True),
+    ("zai-org/GLM-4.7-Flash", "glm-4.7-flash", "h100-sxm", 1, (), False),   # session 70 M: glm4_moe_lite
 ]
 
 
@@ -197,6 +198,9 @@ SHIPPED_ALIAS_QUANT = [
     ("Qwen/Qwen3-8B-FP8", "h100-sxm", 1, "quantization fp8-block"),
     ("moonshotai/Kimi-K2.6", "b200", 8, "experts w4a16"),
     ("MiniMaxAI/MiniMax-M2.7", "h200-sxm", 4, "quantization fp8-block"),
+    ("zai-org/GLM-5.1-FP8", "h200-sxm", 8, "quantization fp8-block"),       # session 70 M
+    ("zai-org/GLM-4.5-FP8", "h200-sxm", 8, "quantization fp8 "),
+    ("Qwen/Qwen3-Next-80B-A3B-Instruct-FP8", "h100-sxm", 2, "quantization fp8-block"),
 ]
 
 

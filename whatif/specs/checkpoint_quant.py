@@ -25,11 +25,13 @@ from .profiles import MODEL_DIR, absolute
 from .quantization import MODULE_CLASSES, UNQUANTIZED, module_table
 
 # Spellings of a layer's weights, per module class, as checkpoints name them ({p}: the layers' prefix, {i}: a layer).
+# Only weights that carry their class: Gated DeltaNet's in_proj_ba (2 x value heads rows, 64 of Qwen3-Next's 12,352
+# input-projection rows) is not one; Qwen3-Next-80B-A3B-Instruct-FP8 keeps it bf16 beside an FP8 in_proj_qkvz
+# (checkpoint_quant/Qwen--Qwen3-Next-80B-A3B-Instruct-FP8.json), which would otherwise read as 16-bit attention.
 _NAMES = {
     "attention": ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.qkv_proj",
                   "self_attn.q_a_proj", "self_attn.q_b_proj", "self_attn.kv_a_proj_with_mqa", "self_attn.kv_b_proj",
-                  "linear_attn.in_proj_qkvz", "linear_attn.in_proj_ba", "linear_attn.in_proj_qkv",
-                  "mixer.in_proj"],
+                  "linear_attn.in_proj_qkvz", "linear_attn.in_proj_qkv", "mixer.in_proj"],
     "attention_out": ["self_attn.o_proj", "linear_attn.out_proj", "mixer.out_proj"],
     "dense_mlp": ["mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", "mlp.gate_up_proj"],
     "experts": ["mlp.experts.0.gate_proj", "mlp.experts.0.up_proj", "mlp.experts.0.down_proj",

@@ -108,6 +108,25 @@ def deepseek(c: HFConfig) -> dict:
     return d
 
 
+MLP_LAYER_TYPES = {"dense": "dense", "sparse": "moe"}
+
+
+def glm4_moe_lite(c: HFConfig) -> dict:
+    """GLM-4.7-Flash: DeepSeek-V3's MLA and GLM-4.5's routed + shared experts (transformers
+    models/glm4_moe_lite/modular_glm4_moe_lite.py @008e5743: Glm4MoeLiteAttention(DeepseekV3Attention),
+    Glm4MoeLiteMoE(Glm4MoeMoE)). Its dense layers are named by `mlp_layer_types` (default: the first one dense)."""
+    d = deepseek(c)
+    types = c.str_list("mlp_layer_types", MLP_LAYER_TYPES)
+    if types is None:
+        types = ["dense"] * c.opt_int("first_k_dense_replace", 1, minimum=0)
+        types += ["moe"] * (d["num_layers"] - len(types))
+    lead = next((i for i, t in enumerate(types) if t != "dense"), len(types))
+    if len(types) != d["num_layers"] or "dense" in types[lead:]:
+        raise c.unsupported("mlp_layer_types", f"whatif runs {d['num_layers']} layers with the dense ones first")
+    d["moe"]["first_dense_layers"] = lead
+    return d
+
+
 def kimi_k25(c: HFConfig) -> dict:
     """Kimi-K2.5: DeepSeek-V3's architecture (384 experts) in text_config, a MoonViT vision tower beside it."""
     d = deepseek(nested_text(c))
@@ -266,6 +285,7 @@ FAMILY_BUILDERS = {
     "minimax_m2": minimax_m2,
     "glm4_moe": glm4_moe,
     "glm_moe_dsa": deepseek,
+    "glm4_moe_lite": glm4_moe_lite,
     "deepseek_v2": deepseek,
     "deepseek_v3": deepseek,
     "deepseek_v32": deepseek,

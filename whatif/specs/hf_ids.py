@@ -96,6 +96,11 @@ ALIASES = {
     "zai-org/GLM-5.1": "glm-5",
     "Qwen/Qwen3.6-35B-A3B": "qwen3.5-35b-a3b",      # text and vision configs: every field whatif reads equal
     "Qwen/Qwen3.6-27B": "qwen3.5-27b",
+    # session 70 M: the same reports' FP8 releases, their quantization sections parsed from the printed config
+    # (benchmarks/quant_record_from_report.py) into checkpoint_quant/; every field whatif reads equals the profile's
+    "zai-org/GLM-5.1-FP8": "glm-5",                 # glm_5.1_fp8.md @b5211991 (raw config.json)
+    "zai-org/GLM-4.5-FP8": "glm-4.5",               # glm_4.5_fp8.md @cbff706d (compressed-tensors FP8 channel)
+    "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8": "qwen3-next-80b-a3b",   # qwen3_next_80b_a3b_instruct_fp8.md @d881ab73
     # Profiles written from trimmed copies of the release's config.json (ai-dynamo/aiconfigurator
     # src/aiconfigurator/model_configs/, cited in each profile): the id is an alias, not the profile's source, so
     # an absent quantization_config reads "16-bit assumed" (checkpoint_quant.alias_note), not silently bf16.
