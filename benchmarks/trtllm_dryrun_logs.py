@@ -4,7 +4,7 @@ nothing here feeds a prediction or is mapped).
     python benchmarks/trtllm_dryrun_logs.py
 
 TensorRT-LLM's PyTorch backend sizes its KV pool from one dry run (tensorrt_llm/_torch/pyexecutor/_util.py,
-KvCacheCreator.configure_kv_cache_capacity / _cal_max_memory, the 1.1-1.2 revision stored at NVIDIA/TensorRT-LLM
+KvCacheCreator.configure_kv_cache_capacity / _cal_max_memory; the 1.1-1.2-era revision stored here, read_file id
 843526953): after the warmups (autotuner, generation CUDA graphs, piecewise graphs) it resets the peak, runs dummy
 context requests of max_num_tokens tokens, and takes peak = torch's allocated peak + (driver-used - torch-allocated
 after empty_cache), then KV = fraction x (device total - peak + the dry run's temporary KV). It logs every term. LOGS
