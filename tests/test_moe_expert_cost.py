@@ -42,6 +42,25 @@ def test_the_fitter_recovers_a_cost_per_touched_expert():
     assert mf.fit_moe(rows).expert_s == 0.0   # (the other blocks' form: no such term)
 
 
+def test_the_score_that_admits_a_kernel_sees_a_cost_per_touched_expert_out_of_sample():
+    """moe_fit.expert_cost_scores (accuracy_moe.py --expert-cost): rows with such a cost on two GPUs score lower
+    with the term than without, in-sample and left out."""
+    rng = np.random.default_rng(1)
+    n = 300
+    truth = RooflineParams(15e-6, 0.1, 0.9, 4.0, item_s=1e-7, expert_s=3e-7)
+    frames = []
+    for gpu in ("b200_sxm", "h100_sxm"):
+        rows = pd.DataFrame({"gpu": gpu, "rows_per_expert": 2.0, "t_c": rng.uniform(1e-7, 3e-5, n),
+                             "t_m": rng.uniform(1e-6, 2e-4, n), "t_l2": 0.0, "tiles_per_sm": rng.uniform(0.5, 60, n),
+                             "touched": rng.integers(1, 257, n).astype(float)})
+        rows["latency_s"] = moe.moe_time(rows.t_c, rows.t_m, rows.t_l2, truth, rows.tiles_per_sm, rows.touched)
+        frames.append(rows)
+    scores = mf.expert_cost_scores(pd.concat(frames, ignore_index=True))
+    assert [s["out_of_sample"] for s in scores] == ["gpu", "gpu"]
+    for s in scores:
+        assert s["in_with"] < 1.0 < s["in_without"] and s["out_with"] < 1.0 < s["out_without"]
+
+
 def test_the_serving_path_charges_it_per_touched_expert(monkeypatch):
     from whatif.roofline import kernel_timing as kt
     from whatif.roofline.ops import gemm

@@ -238,7 +238,7 @@ EXPERT_COST_KERNELS = frozenset({
 def expert_cost_scores(rows) -> list[dict]:
     """Per GPU of one fit's rows: its small-M rows' MAPE % fitted without and with the cost per touched expert,
     in-sample and out of sample (leave-one-GPU-out where the fit has rows on two GPUs or more, else each expert shape
-    predicted by the same GPU's other shapes), the test EXPERT_COST_KERNELS' kernels passed (`accuracy_moe.py
+    predicted by the same GPU's other shapes): the test a kernel passes to enter EXPERT_COST_KERNELS (`accuracy_moe.py
     --expert-cost`)."""
     rows = rows[small_m(rows)].reset_index(drop=True)
     gpus = sorted(set(rows["gpu"]))
