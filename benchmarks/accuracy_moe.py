@@ -1,7 +1,7 @@
 """Accuracy of the fused-MoE model (EXPERIMENTAL) against NVIDIA aiconfigurator's measured MoE layers.
 
     python benchmarks/accuracy_moe.py [--corpus PATH] [--write] [--by-shape ENGINE/DTYPE] [--only ENGINE/DTYPE,...]
-                                      [--mid-m] [--same-kernel]
+                                      [--mid-m] [--same-kernel] [--expert-cost]
 
 Each engine's own fused-MoE rows (the most-measured kernel per GPU) of each fitted dtype (validate/moe_fit.FITS
 says which corpus dtype stands for each and why): leave-one-GPU-out only where the engine has rows of it on two
@@ -17,6 +17,8 @@ in-sample and out of sample, and whether moe_fit.MID_M_MARGIN is met (MID_M_BLOC
 `--same-kernel` (session 64): leave-one-GPU-out against donors of the held-out GPU's own kernel family
 (validate/moe_kernel_loo: B200's bf16 block runs TRTLLM-Gen, the other GPUs' Triton; a GPU whose kernel no other GPU
 runs is scored on its rows of the donors' kernel where the corpus has them, else has no leave-one-out figure).
+`--expert-cost` (session 70): per block, its small-M rows fitted without and with a cost per touched expert, MAPE %
+in-sample and out of sample (moe_fit.expert_cost_scores; EXPERT_COST_KERNELS lists the kernels fitted with it).
 """
 from __future__ import annotations
 
@@ -66,6 +68,16 @@ def mid_m_table(rows_by_fit: dict):
     return pd.DataFrame(lines).round(2)
 
 
+def expert_cost_table(rows_by_fit: dict):
+    """moe_fit.expert_cost_scores of every fit's blocks, one line a block (small-M MAPE %, without -> with)."""
+    import pandas as pd
+    lines = []
+    for (engine, dtype), rows in rows_by_fit.items():
+        for score in (mf.expert_cost_scores(rows) if not rows.empty else []):
+            lines.append({"block": f"{engine}/{mf.corpus_gpu(score.pop('gpu')).arch}/{dtype}", **score})
+    return pd.DataFrame(lines).round(2)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="folder with moe.parquet or moe.csv.gz")
@@ -76,6 +88,8 @@ def main(argv=None) -> int:
     ap.add_argument("--mid-m", action="store_true", help="two regimes against three, per block (MAPE %%)")
     ap.add_argument("--same-kernel", action="store_true",
                     help="leave-one-GPU-out against donors of the held-out GPU's own kernel family")
+    ap.add_argument("--expert-cost", action="store_true",
+                    help="small-M rows fitted without and with a cost per touched expert, per block (MAPE %%)")
     args = ap.parse_args(argv)
     shape_fit = tuple(args.by_shape.split("/")) if args.by_shape else None
     only = [tuple(k.split("/")) for k in args.only.split(",")] if args.only else list(mf.FITS)
@@ -95,6 +109,9 @@ def main(argv=None) -> int:
     rows = {key: mf.fit_rows(frame, *key) for key in only}
     if args.mid_m:
         print(mid_m_table(rows).to_string(index=False))
+        return 0
+    if args.expert_cost:
+        print(expert_cost_table(rows).to_string(index=False))
         return 0
     for (engine, dtype), r in rows.items():
         if r.empty:

@@ -12,11 +12,19 @@ from whatif.specs.profiles import read_yaml
 from whatif.validate import moe_fit as mf
 
 
+# the blocks of EXPERT_COST_KERNELS' kernels: TRTLLM-Gen MXFP4 x MXFP8 (session 69 N) and TRTLLM-Gen NVFP4 as vLLM and
+# SGLang call it (session 70 A); vLLM's Marlin blocks not (its serving rows got worse)
+CARRYING = {"trtllm_gen_mxfp8/blackwell/fp4", "vllm/blackwell/fp4", "sglang/blackwell/fp4"}
+
+
 def test_only_the_named_kernels_small_m_regime_carries_it():
     blocks = read_yaml(moe.FIT_FILE)["blocks"]
     carrying = {k for k, b in blocks.items() if "expert_s" in b.get("small_m", {}) or "expert_s" in b}
-    assert carrying == {"trtllm_gen_mxfp8/blackwell/fp4"}
-    assert 0 < blocks["trtllm_gen_mxfp8/blackwell/fp4"]["small_m"]["expert_s"] < 1e-6   # seconds an expert
+    assert carrying == CARRYING
+    for key in carrying:   # (small-M only, seconds an expert)
+        assert 0 < blocks[key]["small_m"]["expert_s"] < 1e-6 and "expert_s" not in blocks[key]
+        assert {(blocks[key]["fitted_on"]["kernel_source"], blocks[key]["fitted_on"]["moe_dtype"])} <= \
+            mf.EXPERT_COST_KERNELS
     small = moe.moe_params("blackwell", "fp4", "trtllm_gen_mxfp8", "small")
     assert small.expert_s == blocks["trtllm_gen_mxfp8/blackwell/fp4"]["small_m"]["expert_s"]
     assert moe.moe_params("blackwell", "fp4", "trtllm_gen_mxfp8").expert_s == 0.0   # (large-M: none)
@@ -34,6 +42,25 @@ def test_the_fitter_recovers_a_cost_per_touched_expert():
     assert mf.fit_moe(rows).expert_s == 0.0   # (the other blocks' form: no such term)
 
 
+def test_the_score_that_admits_a_kernel_sees_a_cost_per_touched_expert_out_of_sample():
+    """moe_fit.expert_cost_scores (accuracy_moe.py --expert-cost): rows with such a cost on two GPUs score lower
+    with the term than without, in-sample and left out."""
+    rng = np.random.default_rng(1)
+    n = 300
+    truth = RooflineParams(15e-6, 0.1, 0.9, 4.0, item_s=1e-7, expert_s=3e-7)
+    frames = []
+    for gpu in ("b200_sxm", "h100_sxm"):
+        rows = pd.DataFrame({"gpu": gpu, "rows_per_expert": 2.0, "t_c": rng.uniform(1e-7, 3e-5, n),
+                             "t_m": rng.uniform(1e-6, 2e-4, n), "t_l2": 0.0, "tiles_per_sm": rng.uniform(0.5, 60, n),
+                             "touched": rng.integers(1, 257, n).astype(float)})
+        rows["latency_s"] = moe.moe_time(rows.t_c, rows.t_m, rows.t_l2, truth, rows.tiles_per_sm, rows.touched)
+        frames.append(rows)
+    scores = mf.expert_cost_scores(pd.concat(frames, ignore_index=True))
+    assert [s["out_of_sample"] for s in scores] == ["gpu", "gpu"]
+    for s in scores:
+        assert s["in_with"] < 1.0 < s["in_without"] and s["out_with"] < 1.0 < s["out_without"]
+
+
 def test_the_serving_path_charges_it_per_touched_expert(monkeypatch):
     from whatif.roofline import kernel_timing as kt
     from whatif.roofline.ops import gemm
@@ -42,7 +69,7 @@ def test_the_serving_path_charges_it_per_touched_expert(monkeypatch):
     gpu = load_system("b200").gpu
     base = gemm("experts", 4 * 32, 3072, 3072, 1, 1, "fp4", role=OpRole.EXPERT_UP)
     op = replace(base, shape=replace(base.shape, groups=32.0))
-    p = moe.moe_params("blackwell", "fp4", "sglang", "small")
+    p = replace(moe.moe_params("blackwell", "fp4", "sglang", "small"), expert_s=0.0)   # (the block carries one)
     monkeypatch.setattr(kt, "moe_params", lambda *a, **k: p)
     without = kt.expert_gemm_seconds(op, gpu, engine="sglang")[3]
     monkeypatch.setattr(kt, "moe_params", lambda *a, **k: replace(p, expert_s=1e-7))

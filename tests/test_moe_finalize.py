@@ -56,5 +56,5 @@ def test_the_serving_down_gemm_charges_the_finalize_pass_as_the_fit_does():
     assert expert_gemm_seconds(up, B200, engine="sglang")[2] < t_m
     small = down_op(32 * moe.SMALL_M)
     t_s, t_cs, t_ms, fixed_s = expert_gemm_seconds(small, B200, engine="sglang")
-    p_s = moe.moe_params("blackwell", "fp4", "sglang", True)
+    p_s = moe.moe_params("blackwell", "fp4", "sglang", "small")   # (the regime the 16 rows an expert take)
     assert t_s == pytest.approx(fixed_s + float(moe.fused_gemm_time(t_cs, t_ms, 0.0, p_s)))
