@@ -166,6 +166,11 @@ The mapping rule, written before any row was scored and not tuned after:
   (l2norm_fwd_kernel `T: tl.constexpr` until sgl-project/sglang PR #31558, merged 2026-07-17), a model with Gated
   DeltaNet layers pays a Triton compile on every prefill step of a token count the server has not run before, the
   `engine` setting prefill_recompile_s (simulator/prefill_recompile.py) at L2NORM_COMPILE_S;
+- SGLang 0.5.8.post1's NVFP4 dense GEMMs on cuDNN (added after scoring, session 70 J, sglang_fp4_cudnn_plans; its
+  before/after in docs/accuracy.md): the release passes its default `--fp4-gemm-backend auto` to FlashInfer 0.6.1's
+  mm_fp4, which on CUDA 13 runs cuDNN first and builds a graph and plans per exact token count; on the rows whose
+  srt-slurm recipe leaves the eager prefill's backend unset (b200-fp4/1k1k.yaml STP), each prefill step of a token
+  count new to a rank pays FP4_CUDNN_SHAPES x FP4_CUDNN_PLAN_S through prefill_recompile_s;
 - InferenceX's Llama-3.1-70B TensorRT-LLM recipes on B200 (added after scoring, session 51, llama70b_trt_recipe,
   trtllm_batch_wait; its before/after in docs/accuracy.md): --max_num_tokens 16384 as the token budget, and for
   1024/1024 below TP8 `batch_wait_timeout_iters: 20`, `batch_wait_max_tokens_ratio: 0.9` (simulator/batch_wait.py);
