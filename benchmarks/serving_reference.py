@@ -170,7 +170,8 @@ The mapping rule, written before any row was scored and not tuned after:
   before/after in docs/accuracy.md): the release passes its default `--fp4-gemm-backend auto` to FlashInfer 0.6.1's
   mm_fp4, which on CUDA 13 runs cuDNN first and builds a graph and plans per exact token count; on the rows whose
   srt-slurm recipe leaves the eager prefill's backend unset (b200-fp4/1k1k.yaml STP), each prefill step of a token
-  count new to a rank pays FP4_CUDNN_SHAPES x FP4_CUDNN_PLAN_S through prefill_recompile_s;
+  count new to a rank pays FP4_CUDNN_SHAPES x FP4_CUDNN_PLAN_S through prefill_recompile_s (FP4_CUDNN_PLANS_MAPPED,
+  off: the runtime image's cuDNN version, the branch that puts cuDNN first, is not read);
 - InferenceX's Llama-3.1-70B TensorRT-LLM recipes on B200 (added after scoring, session 51, llama70b_trt_recipe,
   trtllm_batch_wait; its before/after in docs/accuracy.md): --max_num_tokens 16384 as the token budget, and for
   1024/1024 below TP8 `batch_wait_timeout_iters: 20`, `batch_wait_max_tokens_ratio: 0.9` (simulator/batch_wait.py);
@@ -1868,7 +1869,11 @@ def _sglang_build(row: dict) -> str:
 # flashinfer_trtllm). NVFP4 linears a DeepSeek-R1-0528-NVFP4-v2 rank runs (model_profiles/checkpoint_quant: only
 # q_a/q_b/kv_a/kv_b and lm_head stay 16-bit): o_proj, the 3 dense layers' gate_up and down, the shared expert's
 # gate_up and down: 5 (N, K) shapes, each one graph per new M (the cache is keyed by shape, not layer).
-FP4_CUDNN_PLANS_MAPPED = True   # off: no plan build charged, as before session 70
+# OFF: one link is not read at source: that lmsysorg/sglang:v0.5.8.post1-cu130-runtime carries cuDNN >= 9.15, the
+# branch of _heuristic_func_mm_fp4 that puts cuDNN first (CUTLASS first below it: no per-shape build). SGLang's
+# framework Dockerfile of a later revision and Dynamo's SGLang container force-install nvidia-cudnn-cu13==9.16.0.29;
+# the runtime image's own was not read. On, the two scored rows move x0.06 -> x1.04 / x1.25 (docs/accuracy.md 70 J).
+FP4_CUDNN_PLANS_MAPPED = False
 FP4_CUDNN_RECIPES = ("b200-fp4/1k1k.yaml stp_maxtpt[0]", "b200-fp4/1k1k.yaml stp_maxtpt[1]")   # prefill backend unset
 FP4_CUDNN_RELEASES = ("0.5.8.post1",)   # read at the release (PyPI wheel) with its pinned flashinfer 0.6.1
 FP4_CUDNN_SHAPES = 5
