@@ -166,6 +166,12 @@ The mapping rule, written before any row was scored and not tuned after:
   (l2norm_fwd_kernel `T: tl.constexpr` until sgl-project/sglang PR #31558, merged 2026-07-17), a model with Gated
   DeltaNet layers pays a Triton compile on every prefill step of a token count the server has not run before, the
   `engine` setting prefill_recompile_s (simulator/prefill_recompile.py) at L2NORM_COMPILE_S;
+- SGLang 0.5.8.post1's NVFP4 dense GEMMs on cuDNN (added after scoring, session 70 J, sglang_fp4_cudnn_plans; its
+  before/after in docs/accuracy.md): the release passes its default `--fp4-gemm-backend auto` to FlashInfer 0.6.1's
+  mm_fp4, which on CUDA 13 runs cuDNN first and builds a graph and plans per exact token count; on the rows whose
+  srt-slurm recipe leaves the eager prefill's backend unset (b200-fp4/1k1k.yaml STP), each prefill step of a token
+  count new to a rank pays FP4_CUDNN_SHAPES x FP4_CUDNN_PLAN_S through prefill_recompile_s (FP4_CUDNN_PLANS_MAPPED,
+  off: the runtime image's cuDNN version, the branch that puts cuDNN first, is not read);
 - InferenceX's Llama-3.1-70B TensorRT-LLM recipes on B200 (added after scoring, session 51, llama70b_trt_recipe,
   trtllm_batch_wait; its before/after in docs/accuracy.md): --max_num_tokens 16384 as the token budget, and for
   1024/1024 below TP8 `batch_wait_timeout_iters: 20`, `batch_wait_max_tokens_ratio: 0.9` (simulator/batch_wait.py);
@@ -1849,6 +1855,45 @@ def _sglang_build(row: dict) -> str:
     return version
 
 
+# SGLang 0.5.8.post1's NVFP4 dense GEMMs on cuDNN, a graph and plans built per new token count (session 70 J). The
+# release's default --fp4-gemm-backend is "auto" (server_args.py:438), which fp4_gemm passes through to FlashInfer
+# (layers/quantization/modelopt_quant.py:121-137: backend = get_flashinfer_backend() -> mm_fp4(..., backend="auto");
+# fp4_utils.py:55-78 leaves AUTO unresolved); the release pins flashinfer_python==0.6.1 (its METADATA), whose
+# mm_fp4 "auto" runs cuDNN first on CUDA >= 13 with cuDNN >= 9.15 (gemm/gemm_base.py:2523-2557
+# _heuristic_func_mm_fp4) and builds the cuDNN graph and its execution plans once per exact (M, N, K)
+# (gemm_base.py:1659-1800, create_cudnn_execution_plans_fp4_gemm / build_plans_cudnn_fp4_gemm_graph, both
+# @functools.cache on the shapes; _cudnn_gemm_fp4_requirement builds it on the call, :2418). An eager prefill
+# (`disable-cuda-graph`) of a token count the server has not run pays it; decode steps replay CUDA graphs. The
+# launches that leave the prefill's backend unset: NVIDIA/srt-slurm 5917791 recipes/b200-fp4/1k1k.yaml (STP
+# variants; 8k1k.yaml sets flashinfer_trtllm on the prefill, its 7p2d flashinfer_cutlass; the 1k MTP variants
+# flashinfer_trtllm). NVFP4 linears a DeepSeek-R1-0528-NVFP4-v2 rank runs (model_profiles/checkpoint_quant: only
+# q_a/q_b/kv_a/kv_b and lm_head stay 16-bit): o_proj, the 3 dense layers' gate_up and down, the shared expert's
+# gate_up and down: 5 (N, K) shapes, each one graph per new M (the cache is keyed by shape, not layer).
+# OFF: one link is not read at source: that lmsysorg/sglang:v0.5.8.post1-cu130-runtime carries cuDNN >= 9.15, the
+# branch of _heuristic_func_mm_fp4 that puts cuDNN first (CUTLASS first below it: no per-shape build). SGLang's
+# framework Dockerfile of a later revision and Dynamo's SGLang container force-install nvidia-cudnn-cu13==9.16.0.29;
+# the runtime image's own was not read. On, the two scored rows move x0.06 -> x1.04 / x1.25 (docs/accuracy.md 70 J).
+FP4_CUDNN_PLANS_MAPPED = False
+FP4_CUDNN_RECIPES = ("b200-fp4/1k1k.yaml stp_maxtpt[0]", "b200-fp4/1k1k.yaml stp_maxtpt[1]")   # prefill backend unset
+FP4_CUDNN_RELEASES = ("0.5.8.post1",)   # read at the release (PyPI wheel) with its pinned flashinfer 0.6.1
+FP4_CUDNN_SHAPES = 5
+# One graph + plans of the NVFP4 block-scale GEMM with heur_mode A+B, as FlashInfer builds it: flashinfer-ai/flashinfer
+# PR #2545 (2026-02-12), measured on Blackwell sm100 with cuDNN 9.21: "~262ms each"; 198 unique shapes ~52 s
+FP4_CUDNN_PLAN_S = 0.262
+
+
+def sglang_fp4_cudnn_plans(row: dict) -> dict:
+    """{"prefill_recompile_s": FP4_CUDNN_SHAPES x FP4_CUDNN_PLAN_S} for a db-dump SGLang NVFP4 disaggregated row of a
+    release read as passing "auto" to FlashInfer's cuDNN-first mm_fp4 (CUDA 13 image) whose srt-slurm recipe leaves
+    the prefill's --fp4-gemm-backend unset (FP4_CUDNN_RECIPES); {} elsewhere. Added after scoring (session 70 J)."""
+    if not FP4_CUDNN_PLANS_MAPPED or row["backend"] != "sglang" or row["gemm_quant_mode"] != "nvfp4" \
+            or row.get("backend_version", "") not in FP4_CUDNN_RELEASES or "cu130" not in row["silicon_data_source"]:
+        return {}
+    recipe = srt_slurm_sglang_recipe(row)
+    return {"prefill_recompile_s": FP4_CUDNN_SHAPES * FP4_CUDNN_PLAN_S} \
+        if recipe and recipe[3] in FP4_CUDNN_RECIPES else {}
+
+
 def sglang_l2norm_recompile(row: dict) -> dict:
     """{"prefill_recompile_s": L2NORM_COMPILE_S} for an SGLang row of a model with Gated DeltaNet layers on a release
     whose FLA L2-norm kernel specialized on the prefill's token count (`T: tl.constexpr` in l2norm_fwd_kernel, called
@@ -1947,7 +1992,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     if ratio < 1:
         kw["traffic"]["range_ratio"] = ratio
     engine = {**adp_balance(row, layout), **sglang_recv_interval(row, layout, n), **trtllm_batch_wait(row, layout),
-              **sglang_l2norm_recompile(row)}
+              **sglang_l2norm_recompile(row), **sglang_fp4_cudnn_plans(row)}
     if engine:
         kw["engine"] = engine
     if disagg:

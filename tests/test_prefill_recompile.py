@@ -40,3 +40,19 @@ def test_new_prompt_lengths_pay_the_compile_and_a_repeated_length_does_not():
     off, on = _later_ttft(0.8, 0.0), _later_ttft(0.8, 0.05)
     assert 0.04 < on - off <= 0.05 + 1e-9
     assert _later_ttft(1.0, 0.05) == pytest.approx(_later_ttft(1.0, 0.0))
+
+
+def _adp_later_ttft(compile_s: float) -> float:
+    res = whatif.simulate("deepseek-v3", "dgx-b200", prompt=512, output=8, kernel_engine="sglang", tp=8, ep=8,
+                          dp_attention=True, quantization="fp8",
+                          traffic=dict(concurrency=1, requests=6, seed=1, range_ratio=0.8),
+                          engine={"prefill_recompile_s": compile_s})
+    assert all(r.status == "finished" for r in res.records)
+    return statistics.fmean(r.ttft_s for r in res.records[1:])
+
+
+def test_attention_dp_ranks_pay_the_compile_on_their_own_new_token_counts():
+    """An attention-DP group (rank_group.py) steps its ranks together: a rank's prefill of a new token count builds
+    on that rank's host and the step waits for it (until session 70 only a plain replica charged it)."""
+    off, on = _adp_later_ttft(0.0), _adp_later_ttft(0.05)
+    assert 0.04 < on - off <= 0.05 + 1e-9

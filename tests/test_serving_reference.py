@@ -1419,3 +1419,21 @@ def test_a_disaggregated_sglang_tp8_decode_worker_fuses_on_its_own_node():
         sr.DISAGG_WORKER_NODES = True
     agg = next(r for r in sr.load() if r["backend"] == "sglang" and r["mode"] == "agg")
     assert sr.worker_nodes(agg, 8, 3) == 3   # an aggregated row: the deployment's nodes, as before
+
+
+def test_sglang_fp4_rows_whose_recipe_leaves_the_prefill_backend_unset_build_cudnn_plans(monkeypatch):
+    """SGLang 0.5.8.post1 passes --fp4-gemm-backend auto to FlashInfer 0.6.1's mm_fp4, cuDNN first on CUDA 13, one
+    graph and plans per new token count (sglang_fp4_cudnn_plans, session 70 J): only the rows of srt-slurm
+    b200-fp4/1k1k.yaml's STP variants (the prefill sets no backend); 8k1k.yaml sets one; fp8 rows run no NVFP4 GEMM."""
+    rows = {r["id"]: r for r in sr.load() if r["backend"] == "sglang" and r["mode"] == "disagg"}
+    assert not any(sr.sglang_fp4_cudnn_plans(r) for r in rows.values())   # off until the image's cuDNN is read
+    monkeypatch.setattr(sr, "FP4_CUDNN_PLANS_MAPPED", True)
+    on = {"prefill_recompile_s": pytest.approx(sr.FP4_CUDNN_SHAPES * sr.FP4_CUDNN_PLAN_S)}
+    assert sr.sglang_fp4_cudnn_plans(rows["dsr1_b200_sglang_fp4_disagg_1024x1024_c512_cfg527"]) == on
+    assert sr.sglang_fp4_cudnn_plans(rows["dsr1_b200_sglang_fp4_disagg_1024x1024_c512_cfg532"]) == on
+    charged = [i for i, r in rows.items() if sr.sglang_fp4_cudnn_plans(r)]
+    assert sorted(charged) == ["dsr1_b200_sglang_fp4_disagg_1024x1024_c512_cfg527",
+                               "dsr1_b200_sglang_fp4_disagg_1024x1024_c512_cfg532"]
+    row = rows["dsr1_b200_sglang_fp4_disagg_1024x1024_c512_cfg527"]
+    assert sr.sglang_fp4_cudnn_plans({**row, "backend_version": "0.5.9"}) == {}
+    assert "prefill_recompile_s" in sr.simulate_kwargs(row)["engine"]

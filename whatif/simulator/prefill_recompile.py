@@ -8,7 +8,9 @@ inline on the launching host, for every distinct token count of an eager (prefil
 PR #31558 (merged 2026-07-17) made it a runtime argument. A compiled variant stays cached for the server's life, so
 a step pays the compile only the first time its prefill token count occurs; decode steps (CUDA graphs, a fused
 recurrent kernel) never run it. The host is blocked meanwhile: the step takes that much longer, and so do the
-decodes waiting behind it."""
+decodes waiting behind it. The same shape of cost: FlashInfer 0.6.1's cuDNN NVFP4 GEMM, a graph and plans built per
+exact token count (benchmarks/serving_reference.py sglang_fp4_cudnn_plans, session 70 J). An attention-DP group
+(rank_group.py) charges each rank on its own new count; its step waits for the slowest."""
 from __future__ import annotations
 
 

@@ -99,6 +99,8 @@ class RankGroup:
         advance = self.ranks[0].stepping.advance   # (the run's, or a caller's: stepping.py)
         gate = AdpBalance(self.cfg.attention_dp_timeout_iters, self.cfg.attention_dp_batching_wait_iters) \
             if self.balance else None
+        # a prefill kernel built per new token count, on each rank's own host (prefill_recompile.py; off by default)
+        compiles = [r.compiles for r in self.ranks] if self.ranks[0].compiles is not None else None
         while True:
             now = env.now
             slots = self.send_slots
@@ -119,6 +121,8 @@ class RankGroup:
                 continue
             shapes = [(b.rows, b.decode_context, [(n, s.computed) for s, n in b.prefill]) for b in busy]
             duration = max(b.swap_s for b in batches) + (times.group_time(shapes) if busy else 0.0)
+            if compiles is not None:   # each rank's host builds for its own new token count; the step waits for all
+                duration += max(c.cost(sum(n for _, n in b.prefill)) for c, b in zip(compiles, batches))
             start = now
             self.step_end = start + duration
             waiting = sum(len(s.waiting) for s in schedulers)
