@@ -280,7 +280,8 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
            efficiency: str = "default", kv_link: str | None = None,
            objective: str = "tok_s_per_gpu", backend: str = "process", address: str | None = None,
            engine: str = "vllm", simulate_top: int = 0, sim_requests: int | None = None,
-           progress: Callable[[int, int], None] | None = None, jobs: int | None = None, prune: bool = False):
+           progress: Callable[[int, int], None] | None = None, jobs: int | None = None, prune: bool = False,
+           prefill_recompile_s: float = 0.0):
     """Search the deployments of `model` on at most `gpus` GPUs of `hardware` (one name or several) for a
     workload of `prompt` / `output` tokens: the Pareto frontier of tokens/s per GPU against tokens/s per user and
     the best configuration meeting `ttft` / `tpot` / `e2e` (seconds). `prefill_chunks` are the prefill chunk sizes
@@ -291,7 +292,9 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
     processes pricing the replica setups with backend "process" (default: the CPUs this process may use; a
     small space stays in this process), and running the re-check's capacity searches. `prune`: skip pricing the
     batches that can be neither on the frontier nor among the best (config_search/prune.py: the same frontier
-    and best, fewer rows). Returns a
+    and best, fewer rows). `prefill_recompile_s`: host seconds a prefill step pays the first time a server runs
+    its token count (the simulator's engine setting): the re-check runs it, the steady state pays none
+    (config_search/recompile.py). Returns a
     whatif.config_search.result.SearchResult (`best`, `frontier`, `configs`, `to_dict()`, `to_frame()`, `text()`)."""
     from .config_search.run import run_search
     from .config_search.checkpoint_scheme import default_quantizations
@@ -312,5 +315,5 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
                         modes=_listed(modes),
                         prefill_chunks=DEFAULT_CHUNKS if prefill_chunks is None else _listed(prefill_chunks),
                         efficiency=efficiency, kv_link=kv_link,
-                        objective=objective, engine=engine)
+                        objective=objective, engine=engine, prefill_recompile_s=prefill_recompile_s)
     return run_search(space, backend, address, progress, simulate_top, sim_requests, jobs, prune)

@@ -18,7 +18,7 @@ FILE_KEYS = {"model", "hardware", "gpus", "nodes", "prompt", "output", "slo", "t
              "batches",
              "weight_dtypes",
              "quantizations", "kv_dtypes", "techniques", "modes", "prefill_chunks", "prefill_chunk", "efficiency",
-             "kv_link", "objective", "engine"}
+             "kv_link", "objective", "engine", "prefill_recompile_s"}
 SLO_KEYS = {"ttft", "tpot", "e2e"}
 
 
@@ -80,6 +80,10 @@ def add_search_parser(p) -> None:
     s.add_argument("--engine", help="the serving engine every replica runs: vllm, sglang, trtllm or a release "
                    "profile (default vllm): its loop, memory accounting, limits and kernels")
     s.add_argument("--kv-link", help="link between disaggregated pools (default: the system's GPU link in a node)")
+    s.add_argument("--prefill-recompile-s", type=float, metavar="S",
+                   help="host seconds a prefill step pays the first time a server runs its token count (a kernel "
+                   "built per count, the simulator's engine setting): --simulate-top runs it; the steady state pays "
+                   "none (config_search/recompile.py)")
     s.add_argument("--objective", choices=("tok_s_per_gpu", "tok_s"),
                    help="what best maximizes: tok_s_per_gpu (default) or tok_s")
     r = p.add_argument_group("run and output")
@@ -140,7 +144,7 @@ def search_kwargs(args) -> dict:
     flags = {"model": args.model, "gpus": args.gpus, "nodes": args.nodes, "prompt": args.prompt, "output": args.output,
              "ttft": args.slo_ttft, "tpot": args.slo_tpot, "e2e": args.slo_e2e,
              "efficiency": args.efficiency, "kv_link": args.kv_link, "objective": args.objective,
-             "techniques": args.technique, "engine": args.engine}
+             "techniques": args.technique, "engine": args.engine, "prefill_recompile_s": args.prefill_recompile_s}
     for name, key in (("TTFT", "ttft"), ("TPOT", "tpot"), ("E2E", "e2e")):
         warn(implausible_slo(name, flags[key], f"--slo-{key}"))
     for key, text, flag in (("hardware", args.hardware, "--hardware"), ("weight_dtypes", args.weight_dtypes,

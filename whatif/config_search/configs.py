@@ -17,6 +17,8 @@ quantile at that rate: aggregated, a wait for one of a replica's B slots (each h
 of a prefill replica's servers (evaluate.prefill_servers, each prefilling a prompt in servers / its rate), then for
 one of a decode replica's B slots (each held (output - 1) * TPOT(B)). Without
 a TTFT target the pools run at full load and TTFT is a lone request's.
+A prefill kernel built per new token count (SearchSpace.prefill_recompile_s) costs the steady state nothing: fixed
+lengths reach a finite set of counts, each built once in warm-up (recompile.py); the re-check runs it.
 
 The prefill chunk C (tokens per prefill pass, the engine's max_num_batched_tokens; one setting per deployment)
 enters where the passes run:

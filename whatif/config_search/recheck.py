@@ -29,6 +29,11 @@ MAX_RUNS = 10              # runs of one capacity search (assumed: a 5% bracket 
 MAX_RAISES = 4             # while the top passes, double it at most this often (to 20x the predicted rate)
 
 
+def _recompile(space: SearchSpace) -> dict:
+    """The launch's per-token-count prefill compile, as the simulator's engine setting (none when off)."""
+    return {"prefill_recompile_s": space.prefill_recompile_s} if space.prefill_recompile_s > 0 else {}
+
+
 def sim_config(space: SearchSpace, c: Config, requests: int):
     """The simulator's configuration of `c` at its predicted request rate, built by the function `whatif
     simulate` and `whatif capacity` use (simulator.config.sim_config: the engine spec's scheduler defaults), with
@@ -53,7 +58,7 @@ def sim_config(space: SearchSpace, c: Config, requests: int):
     batch = engine_limit_for_group(spec, c.batch, c.replica.attention_dp)
     values = {"traffic": {"rate": c.request_rate, "requests": requests, "prompt": space.prompt,
                           "output": space.output},
-              "engine": {"max_batch": batch, "token_budget": c.chunk}, "cluster": cluster,
+              "engine": {"max_batch": batch, "token_budget": c.chunk, **_recompile(space)}, "cluster": cluster,
               "slo": {"ttft_s": space.slo.ttft_s, "tpot_s": space.slo.tpot_s}}
     return build(replace(scenario, workload=replace(scenario.workload, batch=1)), values)
 

@@ -9,6 +9,7 @@ from ..specs import units
 from ..specs.checkpoint_quant import alias_note
 from .checkpoint_scheme import CHECKPOINT, checkpoint_note
 from .configs import DOES_NOT_FIT, INVALID, MISSES_SLO, OK, Config
+from .recompile import warmup_note
 from .space import SearchSpace, budget_notes
 
 FRONTIER_ROWS = 12       # frontier rows the text shows (the frame and JSON hold all)
@@ -148,6 +149,8 @@ class SearchResult:
             lines.append(checkpoint_note(s.model))
         elif not s.quantizations and (note := alias_note(s.model)):
             lines.append(f"weights as --weight-dtypes says: {note} (--quantizations sets a scheme)")
+        if note := warmup_note(s.prefill_recompile_s):
+            lines.append(note)
         lines.append(self._best_line())
         if self.rechecked:
             lines += ["", "simulator re-check (goodput: the highest rate at which 90% of requests meet the SLOs; "

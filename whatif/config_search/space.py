@@ -120,9 +120,12 @@ class SearchSpace:
     kv_link: str | None = None             # link between disaggregated pools (default: the system's GPU link)
     objective: str = "tok_s_per_gpu"
     engine: str = "vllm"                   # --engine: the serving engine every replica runs (engine_profiles/)
+    # host s a prefill step pays the first time a server runs its token count (the simulator's engine setting,
+    # simulator/prefill_recompile.py): the steady state pays none (recompile.py), the re-check runs it
+    prefill_recompile_s: float = 0.0
 
     def __post_init__(self):
-        from ..specs.checks import MAX_GPUS, MAX_PARALLEL, MAX_REQUESTS, MAX_TOKENS, integer
+        from ..specs.checks import MAX_GPUS, MAX_PARALLEL, MAX_REQUESTS, MAX_TOKENS, integer, number
         from ..roofline.engines import check_engine
         integer(self.gpu_budget, "--gpus", high=MAX_GPUS, what="GPUs")
         if not isinstance(self.engine, str):
@@ -170,6 +173,7 @@ class SearchSpace:
         if self.kv_link is not None:
             from ..specs.hardware import load_component
             load_component(self.kv_link, "link", "--kv-link")
+        number(self.prefill_recompile_s, "--prefill-recompile-s", 0.0, 10.0, "s")   # (SchedulerConfig's range)
         if self.objective not in OBJECTIVES:
             raise WhatifError(f"--objective: {shown(self.objective)} is not valid; valid: {', '.join(OBJECTIVES)}")
 
