@@ -141,3 +141,27 @@ def test_an_sglang_tp_prefill_pool_runs_each_prompt_and_its_kv_send_in_series(en
     flipped = replace(profile, prefill_rows_held=not held)
     other = next(c for c in disaggregated(space, flipped, flipped) if (c.prefill_replicas, c.replicas) == (1, 1))
     assert (c.request_rate < other.request_rate) is held    # the send in series costs rate; overlapped it does not
+
+
+@pytest.mark.parametrize("chunk,runs", [(8192, False), (16384, True)])
+def test_an_engine_that_computes_prompts_whole_runs_none_above_its_budget_in_search_or_simulate(chunk, runs):
+    """TensorRT-LLM's default (chunked prefill off, engine_profiles/trtllm.yaml): a 10,000-token prompt above an
+    8,192-token budget is rejected by the simulator (cluster.Cluster.rejection), so the search calls it invalid where
+    it priced it in two chunks before; at a 16,384-token budget both run it."""
+    from dataclasses import replace
+    from whatif.config_search.configs import aggregated
+    from whatif.simulator.cluster import simulate
+    space = SearchSpace(model="llama-3.1-8b", hardware=("dgx-h100",), gpu_budget=1, prompt=10000, output=16,
+                        modes=("aggregated",), batches=(2,), engine="trtllm", prefill_chunks=(chunk,))
+    setup = ReplicaSetup("dgx-h100", tp=1, pp=1, ep=1, weight="bf16", kv="bf16")
+    profile, = evaluate_replica(space, setup)
+    assert (not profile.error) is runs
+    if not runs:
+        assert "computes a prompt whole in one step" in profile.error
+        other, = evaluate_replica(replace(space, prefill_chunks=(16384,)), setup)
+        c = aggregated(replace(space, prefill_chunks=(16384,)), other)[0]
+        c = replace(c, chunk=chunk)      # the launch the search priced before: the 8,192-token budget
+    else:
+        c = aggregated(space, profile)[0]
+    res = simulate(sim_config(space, c, 4), keep_log=False)
+    assert all((r.status == "finished") is runs for r in res.records)

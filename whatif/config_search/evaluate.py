@@ -142,6 +142,7 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
     try:
         resolved = sc.resolved()      # once per chunk: each batch below is only its timing
         setup = resolved.pass_setup(sc.workload.shared_prefix)
+        check_whole_prompt(setup.engine_spec, space.prompt, chunk, key.attention_dp)
         memory, max_batch = memory_fit(setup, sc.workload)
         if max_batch >= 1:
             one = batch_times(setup, sc.workload, pricers.of(setup), sc.cuda_graphs)
@@ -160,6 +161,19 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
                            prefill_rps=rps, prefill_servers=prefill_servers(setup, max_batch),
                            prefill_rows_held=setup.parallel.attention_dp == 1 and holds_rows(setup, "prefill", None),
                            estimates=1 + sum(p.batch != 1 for p in points)), (setup, memory))
+
+
+def check_whole_prompt(spec, prompt: int, chunk: int, ranks: int) -> None:
+    """An engine that computes a prompt whole in one step (chunked prefill off, whole prompts beside the decodes:
+    TensorRT-LLM's default, engine_profiles/trtllm.yaml) cannot run a prompt above its token budget: the simulator
+    rejects every such request (simulator/cluster.py Cluster.rejection), so the search must not price it in chunks."""
+    from ..roofline.engines import rank_limit
+    if spec is None or spec.chunked_prefill or spec.priority != "mixed":
+        return
+    budget = rank_limit(spec, chunk, ranks)     # (a rank's, as the re-check's ranks run it)
+    if prompt > budget:
+        raise WhatifError(f"prompt {prompt} tokens > the token budget {budget} of {spec.name}, which computes a "
+                          f"prompt whole in one step (chunked prefill off); raise --prefill-chunks")
 
 
 def prefill_servers(setup, max_batch: int) -> int:
