@@ -23,7 +23,7 @@ SPACE = SearchSpace(model="llama-3.1-8b", hardware=("dgx-h100",), gpu_budget=1, 
 TP1 = ReplicaSetup("dgx-h100", tp=1, pp=1, ep=1, weight="bf16", kv="bf16")
 # the search's TTFT at one client (a lone prompt's prefill) against the warmed simulator's: the simulator adds the
 # engine front end (4 ms + 1.5 us a prompt token, engine_profiles/sglang.yaml `frontend`) only to closed-loop clients
-# that cross the server; measured here without it, the two price the same step (within 2%: its decode-token merge)
+# that cross the server (served TTFT); measured here without it, both price the same lone prefill step (equal here)
 TTFT_TOL = 0.02
 
 

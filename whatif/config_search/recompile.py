@@ -11,7 +11,9 @@ arrivals at 5-20 requests/s, 300 vs 1,200 requests: 2-5 counts, at most 8, almos
 run). After that warm-up no new count runs, so the steady state the search prices (every server at full load for
 ever) pays nothing: the search's TTFT, TPOT and rates are the warmed server's, and its ranking with them. The warm-up
 (~counts x compile_s a server, and the queue behind it) is a finite run's: the re-check (recheck.py) simulates the
-launch with the setting, so it is paid there, as a server's first requests pay it."""
+launch with the setting, so it is paid there, as a server's first requests pay it. Near saturation the queue a
+warm-up builds drains only at the spare capacity, slower than a re-check's few hundred requests, so the re-check can
+rank such launches below the search (docs/accuracy.md, session 70 V)."""
 from __future__ import annotations
 
 
