@@ -222,8 +222,9 @@ CLAIMS: list[Claim] = [
           1.50, "tpot", DUO_GQA, use("duoattention:retrieval=0.5"),
           "A decode step reads the weights plus half the cache (44.6 vs 28.6 ms of GPU work at 400K); in the "
           "release's eager harness the step is the longer of that and the host's launches (~39 ms at 100 us a "
-          "kernel), so the gain is 1.56x up to ~90 us a kernel and 1.14x at 100 us (1.56x with CUDA graphs until "
-          "session 70 U; 1.55x on the three-sequence stand-in before).",
+          "kernel), so the gain is 1.56x to 70 us a kernel, 1.33x at 85 and 1.14x at 100 us (band from 1.15x: "
+          "passes below ~98 us). With CUDA graphs, until session 70 U: 1.56x (1.55x on the three-sequence "
+          "stand-in before).",
           setup_note=DUO_NOTE + "; as the GQA memory claim", assumed=DUO_HOST, **DUO_BENCH),
     Claim("duoattention", "DuoAttention accelerates pre-filling by up to 1.63x for GQA models",
           1.63, "ttft", DUO_GQA, use("duoattention:retrieval=0.5"),
