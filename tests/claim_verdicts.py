@@ -38,10 +38,10 @@ VERDICTS = {
     'C-keyformer-throughput_at_max_batch': 'in band',         # Keyformer improves token generation throughput b
     'C-razorattention-kv_cache_bytes': 'in band',             # RazorAttention achieves a reduction in KV cache
     'C-duoattention-memory_total': 'in band',                 # DuoAttention reduces long-context inference memo
-    'C-duoattention-tpot': 'in band',                         # DuoAttention speeds up decoding by up to 1.50x f
+    'C-duoattention-tpot': 'conditional',                     # DuoAttention speeds up decoding by up to 1.50x f
     'C-duoattention-ttft': 'in band',                         # DuoAttention accelerates pre-filling by up to 1.
     'C-duoattention-memory_total-2': 'in band',               # DuoAttention reduces long-context inference memo
-    'C-duoattention-tpot-2': 'in band',                       # DuoAttention speeds up decoding by up to 2.18x f
+    'C-duoattention-tpot-2': 'conditional',                   # DuoAttention speeds up decoding by up to 2.18x f
     'C-duoattention-ttft-2': 'conditional',                   # DuoAttention accelerates pre-filling by up to 1.
     'C-longgen-kv_cache_bytes': 'in band',                    # At 128K LongGen reduces KV cache memory by 62%
     'C-longgen-ttft': 'in band',                              # At 128K LongGen achieves 1.67x prefilling speedu

@@ -15,6 +15,11 @@ _HYDRAGEN_LONG = _HYDRAGEN
 # max_paddings=16384, tensor_parallel_size=8), and its sweeps_from_paper.md pins vLLM commit 2e0b6e7, the v0.2.7
 # release (the commit other ports of v0.2.7's block manager cite): the vllm-0.2 engine. Hydragen itself runs its own
 # CUDA-graphed PyTorch model with FlashAttention 2.3.6 (requirements.txt), for which whatif's default engine stands in.
+# Which of the release's two vLLM baselines the 32x is against is not in its code (session 70 U): docs/
+# sweeps_from_paper.md runs every vLLM command as `--mode vllm` and says `vllm` / `vllm_notok` differ only in whether
+# vllm/engine/llm_engine.py#L468 at 2e0b6e7 (the per-sequence _decode_sequence call, the detokenizer) is commented out;
+# synth.py's go_vllm is the same for both. vllm-0.2 keeps the detokenizer (20 us a sequence); without it the 32x
+# claim gives 23.3x (23.6x with), the 3x claim 2.92x (3.36x): no verdict turns on it.
 _HYDRAGEN_VLLM = {"baseline_engine": "vllm-0.2", "system_engine": "vllm",
                   "engine_why": "the release's vLLM baseline (scripts/synth.py: LLM(..., max_paddings=16384); "
                                 "its sweeps_from_paper.md pins vLLM commit 2e0b6e7, the v0.2.7 release); Hydragen's "
