@@ -88,7 +88,8 @@ def main(argv=None) -> int:
         print(f"--query: {exc}", file=sys.stderr)
         return 2
     # one run per distinct measurement (the gap-analysis copies repeat InferenceX's rows)
-    chosen = chosen.drop_duplicates(["model", "engine", "system", "isl", "osl", "concurrency", "measured_tpot_ms"])
+    chosen = chosen.assign(tpot_01=chosen.measured_tpot_ms.round(1)).drop_duplicates(
+        ["model", "engine", "system", "isl", "osl", "concurrency", "tpot_01"])
     rows = {r["id"]: r for r in sr.load()}
     got = []
     print(f"{'id':<56} {'meas':>6} {'pred':>6} {'x':>6} {'decode':>6} {'stall':>6} {'prefill share':>13}")
