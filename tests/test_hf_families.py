@@ -146,3 +146,42 @@ def test_glm4_moe_lite_takes_its_dense_layers_from_mlp_layer_types(tmp_path):
     path.write_text(json.dumps({**GLM47_FLASH, "mlp_layer_types": ["dense", "mlp"] + ["sparse"] * 45}))
     with pytest.raises(WhatifError, match="valid entries: dense, sparse"):
         spec_from_hf_config(path)
+
+
+# Gemma-4-31B-it's config as printed whole (gogongxt/python scripts/models/gemma_4_31b_it.md @cbff706d, Gemma4Config
+# repr, transformers 5.7.0): the fields the gemma4 reader reads
+GEMMA4_TEXT = dict(model_type="gemma4_text", attention_bias=False, attention_k_eq_v=True, enable_moe_block=False,
+                   final_logit_softcapping=30.0, global_head_dim=512, head_dim=256, hidden_size=5376,
+                   hidden_size_per_layer_input=0, intermediate_size=21504,
+                   layer_types=(["sliding_attention"] * 5 + ["full_attention"]) * 10, max_position_embeddings=262144,
+                   num_attention_heads=32, num_global_key_value_heads=4, num_hidden_layers=60, num_key_value_heads=16,
+                   num_kv_shared_layers=0, sliding_window=1024, tie_word_embeddings=True, vocab_size=262144)
+GEMMA4_VISION = dict(model_type="gemma4_vision", head_dim=72, hidden_size=1152, intermediate_size=4304,
+                     num_hidden_layers=27, num_attention_heads=16, patch_size=16, position_embedding_size=10240,
+                     standardize=True)
+GEMMA4 = dict(model_type="gemma4", text_config=GEMMA4_TEXT, vision_config=GEMMA4_VISION, tie_word_embeddings=True)
+
+
+def test_gemma4_reads_as_the_shipped_gemma_4_31b_and_counts_the_checkpoints_tensors(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(GEMMA4))
+    m = spec_from_hf_config(path)
+    assert architecture(m) == architecture(load_model("gemma-4-31b"))
+    assert resolve_hf_id("google/gemma-4-31B-it") == ("profile", "gemma-4-31b")
+    # the report's 31,273,088,876 tensor elements: ours + per-head q/k norms (50 x 2 x 256 + 10 x 2 x 512) + 60
+    # layer scalars, none of which whatif counts
+    assert m.total_params() + m.encoder_params() + 50 * 512 + 10 * 1024 + 60 == 31_273_088_876
+    # a sliding layer q/k/v/o [8192|4096|4096|8192]; a global one q [16384], k [2048], no v, o [16384]
+    assert m.mixer_params(0) == 5376 * (8192 + 2 * 4096 + 8192) and m.mixer_params(5) == 5376 * (16384 + 2048 + 16384)
+    assert m.cache_summary(2) == {"kv_bytes_per_token": 10 * 2 * 4 * 512 * 2.0,
+                                  "windowed_kv_bytes_max": 1024 * 50 * 2 * 16 * 256 * 2.0, "state_bytes_per_sequence": 0.0}
+
+
+@pytest.mark.parametrize("field, value, said", [("enable_moe_block", True, "routed experts"),
+                                                ("hidden_size_per_layer_input", 256, "per-layer input embeddings"),
+                                                ("num_kv_shared_layers", 20, "earlier layer's KV cache")])
+def test_gemma4_refuses_what_it_does_not_model_by_field(tmp_path, field, value, said):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**GEMMA4, "text_config": {**GEMMA4_TEXT, field: value}}))
+    with pytest.raises(WhatifError, match=f"text_config.{field}.*{said}"):
+        spec_from_hf_config(path)

@@ -98,3 +98,20 @@ def test_a_kv_technique_on_a_hybrid_model_says_what_it_skips():
     notes = technique_set(["kivi"]).notes(load_model("qwen3.5-35b-a3b"))
     assert any("30 recurrent layers keep their state" in n for n in notes)
     assert not any("recurrent" in n for n in technique_set(["kivi"]).notes(load_model("qwen3-32b")))
+
+
+def test_gemma4_global_layers_run_their_own_head_shape_and_cache_it():
+    m = load_model("gemma-4-31b")   # sliding: 32 x 256 over 16 KV heads; global: 32 x 512 over 4, K and V cached
+    ops = ops_by_role(m, ForwardBatch.decode(4, 100_000), Parallelism(tp=2))
+    slide, full = ops["attention"]
+    assert (slide.count, slide.shape.kv_heads, slide.shape.d_qk) == (50, 8, 256)
+    assert (full.count, full.shape.kv_heads, full.shape.d_qk, full.shape.heads) == (10, 2, 512, 16)
+    # vLLM loads k_proj into both the K and V slots of one QKV GEMM: a global layer's is (16 + 2 x 2) x 512 wide
+    widths = sorted({op.shape.n for op in ops["qkv_proj"]})
+    assert widths == [(16 + 2 * 8) * 256, (16 + 2 * 2) * 512]
+    par = Parallelism(tp=2)
+    grow = stored_kv_bytes(m, par, BF16, NONE, 20_001) - stored_kv_bytes(m, par, BF16, NONE, 20_000)
+    assert grow == 10 * 2 * 2 * 512 * 2                                     # global layers only, 2 KV heads per GPU
+    from dataclasses import replace
+    with pytest.raises(WhatifError, match="neither divides nor is a multiple of the 3 full-attention layers' KV"):
+        check_parallelism(replace(m, global_kv_heads=3), Parallelism(tp=4))
