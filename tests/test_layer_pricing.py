@@ -115,3 +115,16 @@ def test_gemma4_global_layers_run_their_own_head_shape_and_cache_it():
     from dataclasses import replace
     with pytest.raises(WhatifError, match="neither divides nor is a multiple of the 3 full-attention layers' KV"):
         check_parallelism(replace(m, global_kv_heads=3), Parallelism(tp=4))
+
+
+def test_glm52_runs_its_indexer_on_21_layers_and_every_layer_attends_the_top_k():
+    m, g = load_model("glm-5.2"), load_model("glm-5")   # IndexShare: layers 0-2, then every 4th from 6
+    ops, ops5 = (ops_by_role(x, ForwardBatch.decode(8, 64_000)) for x in (m, g))
+    assert sum(op.count for op in ops["sparse_indexer"] if op.name == "indexer_scores") == 21
+    assert sum(op.count for op in ops5["sparse_indexer"] if op.name == "indexer_scores") == 78
+    attn = ops["mla_attention"]   # the 57 reusing layers still read top-k latents only, as the 21 do
+    assert sum(op.count for op in attn) == 78 and len({op.hbm_bytes for op in attn}) == 1
+    par = Parallelism(tp=8)
+    grow = stored_kv_bytes(m, par, BF16, NONE, 20_001) - stored_kv_bytes(m, par, BF16, NONE, 20_000)
+    assert grow == 78 * 576 * 2 + 21 * 132                                  # latent replicated; keys on 21 layers
+    assert g.total_params() - m.total_params() == 57 * m.indexer.params(6144, 2048)

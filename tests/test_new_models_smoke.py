@@ -10,7 +10,7 @@ from whatif.specs.models import load_model
 
 NEW = sorted(CARDS)
 ONE_PER_MECHANISM = ["gpt-oss-20b", "deepseek-v3.2", "qwen3.5-35b-a3b", "nemotron-3-nano-30b-a3b", "llama-4-scout",
-                     "gemma-4-31b"]   # (gemma-4: full layers of their own head shape)
+                     "gemma-4-31b", "glm-5.2"]   # (gemma-4: full layers' own head shape; glm-5.2: IndexShare)
 
 
 @pytest.mark.parametrize("name", NEW)

@@ -207,7 +207,7 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
                            OpRole.KV_A_PROJ))
     latent = m.kv_lora_rank + m.qk_rope_head_dim
     ops.append(kv_cache_write(tokens * latent, kv.full_bytes, prec, count))
-    if model.indexer is not None:   # DSA: the indexer picks the top-k tokens the absorbed MLA below attends
+    if model.indexer is not None and spec.own_indexer:   # DSA: the indexer picks the top-k the absorbed MLA attends
         from .sparse_indexer import indexer_ops   # (a DSA model's alone: a dense model's cold start skips it)
         ops += indexer_ops(model, attended_groups(batch, techs), tokens, prec, count)
     # The engines' MLA backends (vLLM's MLACommon, SGLang, TensorRT-LLM) run a pass's decode rows absorbed and

@@ -104,8 +104,29 @@ def deepseek(c: HFConfig) -> dict:
     if c.raw.get("n_routed_experts") is not None:
         d["moe"] = _deepseek_moe(c)
     if c.raw.get("index_topk") is not None:
-        d["indexer"] = dict(heads=c.req("index_n_heads"), head_dim=c.req("index_head_dim"), top_k=c.req("index_topk"))
+        d["indexer"] = dict(heads=c.req("index_n_heads"), head_dim=c.req("index_head_dim"), top_k=c.req("index_topk"),
+                            **_index_share(c, d["num_layers"]))
     return d
+
+
+INDEXER_TYPES = {"full": "full", "shared": "shared"}
+
+
+def _index_share(c: HFConfig, layers: int) -> dict:
+    """GLM-5.2's IndexShare schedule as vLLM derives it (deepseek_v2.py DeepseekV2MLAAttention: index_topk_freq
+    default 1, index_skip_topk_offset default 2; a layer builds its indexer iff max(i - offset + 1, 0) % freq == 0).
+    A config's `indexer_types` (transformers' per-layer form) must agree; an `index_topk_pattern` is refused."""
+    freq = c.opt_int("index_topk_freq", 1)
+    offset = c.opt_int("index_skip_topk_offset", 2, minimum=0)
+    if c.raw.get("index_topk_pattern") is not None:
+        raise c.unsupported("index_topk_pattern", "a per-layer F/S pattern is not read; index_topk_freq and "
+                                                  "index_skip_topk_offset (or null) are")
+    types = c.str_list("indexer_types", INDEXER_TYPES)
+    derived = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(layers)]
+    if types is not None and types != derived:
+        raise c.unsupported("indexer_types", f"it disagrees with the schedule index_topk_freq {freq} and "
+                                             f"index_skip_topk_offset {offset} give (as vLLM builds the indexers)")
+    return dict(topk_freq=freq, skip_topk_offset=offset) if freq > 1 else {}
 
 
 MLP_LAYER_TYPES = {"dense": "dense", "sparse": "moe"}

@@ -17,9 +17,10 @@ LAYER_FIELDS = ("layer_types", "ffn_types", "nope_layers", "sliding_window", "at
 _BOUNDS = {"num_experts": MAX_HEADS, "experts_per_token": MAX_HEADS, "shared_experts": MAX_HEADS,
            "first_dense_layers": MAX_LAYERS, "moe_layer_frequency": MAX_LAYERS, "moe_layer_offset": MAX_LAYERS,
            "heads": MAX_HEADS, "key_heads": MAX_HEADS, "value_heads": MAX_HEADS, "n_groups": MAX_HEADS,
-           "top_k": MAX_TOKENS, "chunk_size": MAX_TOKENS, "params": 1 << 50}      # others: MAX_WIDTH
+           "top_k": MAX_TOKENS, "chunk_size": MAX_TOKENS, "params": 1 << 50, "topk_freq": MAX_LAYERS,
+           "skip_topk_offset": MAX_LAYERS}      # others: MAX_WIDTH
 _ZERO_OK = ("shared_experts", "first_dense_layers", "moe_layer_offset", "shared_expert_intermediate_size",
-            "q_lora_rank")
+            "q_lora_rank", "skip_topk_offset")
 
 
 def sub_spec(cls, raw, where: str):

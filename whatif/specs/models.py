@@ -105,7 +105,8 @@ class ModelSpec:
             ffn = self.ffn_types[i % len(self.ffn_types)]
         else:
             ffn = "moe" if self._moe_by_rule(i) else "dense"
-        return LayerSpec(mixer, ffn, self.position == "rope" and i not in self.nope_layers)
+        own = self.indexer is None or self.indexer.owns(i)
+        return LayerSpec(mixer, ffn, self.position == "rope" and i not in self.nope_layers, own)
 
     @cached_property
     def layers(self) -> tuple[LayerSpec, ...]:
@@ -178,7 +179,7 @@ class ModelSpec:
             if spec.attention:
                 held = self.held_tokens(i, tokens)
                 total += held * self.kv_token_elements(i) * kv_bytes
-                if self.indexer is not None:
+                if self.indexer is not None and spec.own_indexer:
                     total += held * self.indexer.key_bytes
             else:
                 total += self.state_bytes(i, kv_bytes)
@@ -189,7 +190,8 @@ class ModelSpec:
         DSA's indexer keys), at most (windowed layers once their window is full), per sequence (recurrent states)."""
         grow = held = state = 0.0
         for i, spec in enumerate(self.layers):
-            per_token = self.kv_token_elements(i) * kv_bytes + (self.indexer.key_bytes if self.indexer else 0)
+            keys = self.indexer.key_bytes if self.indexer is not None and spec.own_indexer else 0
+            per_token = self.kv_token_elements(i) * kv_bytes + keys
             if spec.mixer == "full":
                 grow += per_token
             elif spec.attention:
@@ -227,6 +229,10 @@ class ModelSpec:
             return self.mamba.params(self.hidden_size)
         if mixer == "none":
             return 0
+        if self.mla is not None:   # an IndexShare layer builds no indexer of its own
+            shared = self.indexer is not None and not self.layers[layer].own_indexer
+            return self.attention_params() - (self.indexer.params(self.hidden_size, self.mla.q_lora_rank) if shared
+                                              else 0)
         view = self.attention_view(mixer)
         no_v = view.kv_dim * (self.hidden_size + self.qkv_bias) if mixer == "full" and self.attention_k_eq_v else 0   # K serves as V
         return view.attention_params() - no_v
