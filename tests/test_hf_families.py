@@ -174,7 +174,8 @@ def test_gemma4_reads_as_the_shipped_gemma_4_31b_and_counts_the_checkpoints_tens
     # a sliding layer q/k/v/o [8192|4096|4096|8192]; a global one q [16384], k [2048], no v, o [16384]
     assert m.mixer_params(0) == 5376 * (8192 + 2 * 4096 + 8192) and m.mixer_params(5) == 5376 * (16384 + 2048 + 16384)
     assert m.cache_summary(2) == {"kv_bytes_per_token": 10 * 2 * 4 * 512 * 2.0,
-                                  "windowed_kv_bytes_max": 1024 * 50 * 2 * 16 * 256 * 2.0, "state_bytes_per_sequence": 0.0}
+                                  "windowed_kv_bytes_max": 1024 * 50 * 2 * 16 * 256 * 2.0,
+                                  "state_bytes_per_sequence": 0.0}
 
 
 @pytest.mark.parametrize("field, value, said", [("enable_moe_block", True, "routed experts"),

@@ -234,7 +234,8 @@ class ModelSpec:
             return self.attention_params() - (self.indexer.params(self.hidden_size, self.mla.q_lora_rank) if shared
                                               else 0)
         view = self.attention_view(mixer)
-        no_v = view.kv_dim * (self.hidden_size + self.qkv_bias) if mixer == "full" and self.attention_k_eq_v else 0   # K serves as V
+        k_eq_v = mixer == "full" and self.attention_k_eq_v   # no v_proj: k_proj's output serves as V
+        no_v = view.kv_dim * (self.hidden_size + self.qkv_bias) if k_eq_v else 0
         return view.attention_params() - no_v
 
     def dense_mlp_params(self, intermediate: int | None = None) -> int:
