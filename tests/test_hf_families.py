@@ -146,3 +146,82 @@ def test_glm4_moe_lite_takes_its_dense_layers_from_mlp_layer_types(tmp_path):
     path.write_text(json.dumps({**GLM47_FLASH, "mlp_layer_types": ["dense", "mlp"] + ["sparse"] * 45}))
     with pytest.raises(WhatifError, match="valid entries: dense, sparse"):
         spec_from_hf_config(path)
+
+
+# Gemma-4-31B-it's config as printed whole (gogongxt/python scripts/models/gemma_4_31b_it.md @cbff706d, Gemma4Config
+# repr, transformers 5.7.0): the fields the gemma4 reader reads
+GEMMA4_TEXT = dict(model_type="gemma4_text", attention_bias=False, attention_k_eq_v=True, enable_moe_block=False,
+                   final_logit_softcapping=30.0, global_head_dim=512, head_dim=256, hidden_size=5376,
+                   hidden_size_per_layer_input=0, intermediate_size=21504,
+                   layer_types=(["sliding_attention"] * 5 + ["full_attention"]) * 10, max_position_embeddings=262144,
+                   num_attention_heads=32, num_global_key_value_heads=4, num_hidden_layers=60, num_key_value_heads=16,
+                   num_kv_shared_layers=0, sliding_window=1024, tie_word_embeddings=True, vocab_size=262144)
+GEMMA4_VISION = dict(model_type="gemma4_vision", head_dim=72, hidden_size=1152, intermediate_size=4304,
+                     num_hidden_layers=27, num_attention_heads=16, patch_size=16, position_embedding_size=10240,
+                     standardize=True)
+GEMMA4 = dict(model_type="gemma4", text_config=GEMMA4_TEXT, vision_config=GEMMA4_VISION, tie_word_embeddings=True)
+
+
+def test_gemma4_reads_as_the_shipped_gemma_4_31b_and_counts_the_checkpoints_tensors(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(GEMMA4))
+    m = spec_from_hf_config(path)
+    assert architecture(m) == architecture(load_model("gemma-4-31b"))
+    assert resolve_hf_id("google/gemma-4-31B-it") == ("profile", "gemma-4-31b")
+    # the report's 31,273,088,876 tensor elements: ours + per-head q/k norms (50 x 2 x 256 + 10 x 2 x 512) + 60
+    # layer scalars, none of which whatif counts
+    assert m.total_params() + m.encoder_params() + 50 * 512 + 10 * 1024 + 60 == 31_273_088_876
+    # a sliding layer q/k/v/o [8192|4096|4096|8192]; a global one q [16384], k [2048], no v, o [16384]
+    assert m.mixer_params(0) == 5376 * (8192 + 2 * 4096 + 8192) and m.mixer_params(5) == 5376 * (16384 + 2048 + 16384)
+    assert m.cache_summary(2) == {"kv_bytes_per_token": 10 * 2 * 4 * 512 * 2.0,
+                                  "windowed_kv_bytes_max": 1024 * 50 * 2 * 16 * 256 * 2.0,
+                                  "state_bytes_per_sequence": 0.0}
+
+
+@pytest.mark.parametrize("field, value, said", [("enable_moe_block", True, "routed experts"),
+                                                ("hidden_size_per_layer_input", 256, "per-layer input embeddings"),
+                                                ("num_kv_shared_layers", 20, "earlier layer's KV cache")])
+def test_gemma4_refuses_what_it_does_not_model_by_field(tmp_path, field, value, said):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**GEMMA4, "text_config": {**GEMMA4_TEXT, field: value}}))
+    with pytest.raises(WhatifError, match=f"text_config.{field}.*{said}"):
+        spec_from_hf_config(path)
+
+
+# GLM-5.2's raw config.json as printed (gogongxt/python scripts/models/glm_5.2.md @b5211991): GLM-5's fields plus
+# IndexShare (index_topk_freq 4, index_skip_topk_offset 3, and the same schedule spelled out in indexer_types)
+GLM52_INDEXER_TYPES = ["full"] * 3 + (["shared"] * 3 + ["full"]) * 18 + ["shared"] * 3
+GLM52 = dict(model_type="glm_moe_dsa", first_k_dense_replace=3, head_dim=192, hidden_size=6144, index_head_dim=128,
+             index_n_heads=32, index_skip_topk_offset=3, index_topk=2048, index_topk_freq=4, index_topk_pattern=None,
+             indexer_types=GLM52_INDEXER_TYPES, intermediate_size=12288, kv_lora_rank=512,
+             max_position_embeddings=1048576, moe_intermediate_size=2048, n_routed_experts=256, n_shared_experts=1,
+             num_attention_heads=64, num_experts_per_tok=8, num_hidden_layers=78, num_key_value_heads=64,
+             num_nextn_predict_layers=1, q_lora_rank=2048, qk_nope_head_dim=192, qk_rope_head_dim=64,
+             tie_word_embeddings=False, v_head_dim=256, vocab_size=154880)
+
+
+def test_glm52_reads_as_the_shipped_profile_with_its_index_share_schedule(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(GLM52))
+    m = spec_from_hf_config(path)
+    assert architecture(m) == architecture(load_model("glm-5.2"))
+    assert resolve_hf_id("zai-org/GLM-5.2") == ("profile", "glm-5.2")
+    assert [i for i, s in enumerate(m.layers) if s.own_indexer] == [0, 1, 2] + list(range(6, 78, 4))   # 21
+    # the report's 753,329,940,480 tensor elements: ours + the MTP layer 78 (a MoE layer with its indexer, eh_proj,
+    # enorm, hnorm, shared_head.norm) + 76 routers' score-correction biases
+    mtp = m.layer_params(3) + m.indexer.params(6144, 2048) + 6144 * 12288 + 3 * 6144
+    assert m.total_params() + mtp + 76 * 256 == 753_329_940_480
+    # GLM-5 (no schedule fields): every layer its own indexer, as before
+    glm5 = {k: v for k, v in GLM52.items() if not k.startswith("index_topk_") and k not in
+            ("index_skip_topk_offset", "indexer_types")}
+    path.write_text(json.dumps(glm5))
+    assert all(s.own_indexer for s in spec_from_hf_config(path).layers)
+
+
+@pytest.mark.parametrize("change, field", [({"indexer_types": ["full"] * 78}, "indexer_types"),
+                                           ({"index_topk_pattern": "FFFS" * 19 + "SS"}, "index_topk_pattern")])
+def test_glm52_refuses_a_schedule_it_would_not_build_as_vllm_does(tmp_path, change, field):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**GLM52, **change}))
+    with pytest.raises(WhatifError, match=f"field '{field}'"):
+        spec_from_hf_config(path)

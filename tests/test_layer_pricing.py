@@ -98,3 +98,33 @@ def test_a_kv_technique_on_a_hybrid_model_says_what_it_skips():
     notes = technique_set(["kivi"]).notes(load_model("qwen3.5-35b-a3b"))
     assert any("30 recurrent layers keep their state" in n for n in notes)
     assert not any("recurrent" in n for n in technique_set(["kivi"]).notes(load_model("qwen3-32b")))
+
+
+def test_gemma4_global_layers_run_their_own_head_shape_and_cache_it():
+    m = load_model("gemma-4-31b")   # sliding: 32 x 256 over 16 KV heads; global: 32 x 512 over 4, K and V cached
+    ops = ops_by_role(m, ForwardBatch.decode(4, 100_000), Parallelism(tp=2))
+    slide, full = ops["attention"]
+    assert (slide.count, slide.shape.kv_heads, slide.shape.d_qk) == (50, 8, 256)
+    assert (full.count, full.shape.kv_heads, full.shape.d_qk, full.shape.heads) == (10, 2, 512, 16)
+    # vLLM loads k_proj into both the K and V slots of one QKV GEMM: a global layer's is (16 + 2 x 2) x 512 wide
+    widths = sorted({op.shape.n for op in ops["qkv_proj"]})
+    assert widths == [(16 + 2 * 8) * 256, (16 + 2 * 2) * 512]
+    par = Parallelism(tp=2)
+    grow = stored_kv_bytes(m, par, BF16, NONE, 20_001) - stored_kv_bytes(m, par, BF16, NONE, 20_000)
+    assert grow == 10 * 2 * 2 * 512 * 2                                     # global layers only, 2 KV heads per GPU
+    from dataclasses import replace
+    with pytest.raises(WhatifError, match="neither divides nor is a multiple of the 3 full-attention layers' KV"):
+        check_parallelism(replace(m, global_kv_heads=3), Parallelism(tp=4))
+
+
+def test_glm52_runs_its_indexer_on_21_layers_and_every_layer_attends_the_top_k():
+    m, g = load_model("glm-5.2"), load_model("glm-5")   # IndexShare: layers 0-2, then every 4th from 6
+    ops, ops5 = (ops_by_role(x, ForwardBatch.decode(8, 64_000)) for x in (m, g))
+    assert sum(op.count for op in ops["sparse_indexer"] if op.name == "indexer_scores") == 21
+    assert sum(op.count for op in ops5["sparse_indexer"] if op.name == "indexer_scores") == 78
+    attn = ops["mla_attention"]   # the 57 reusing layers still read top-k latents only, as the 21 do
+    assert sum(op.count for op in attn) == 78 and len({op.hbm_bytes for op in attn}) == 1
+    par = Parallelism(tp=8)
+    grow = stored_kv_bytes(m, par, BF16, NONE, 20_001) - stored_kv_bytes(m, par, BF16, NONE, 20_000)
+    assert grow == 78 * 576 * 2 + 21 * 132                                  # latent replicated; keys on 21 layers
+    assert g.total_params() - m.total_params() == 57 * m.indexer.params(6144, 2048)

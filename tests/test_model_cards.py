@@ -49,6 +49,10 @@ CARDS = {
     "glm-4.7": (358 * B, 32 * B, "non-embedding", 0.05, 376_832),   # 358B with the MTP layer (not counted)
     # "30B-A3B" (basis unstated): ours 29.94B; active 3.26B without the embedding and head (3.90B with them)
     "glm-4.7-flash": (30 * B, 3 * B, "non-embedding", 0.01, 54_144),
+    # "30.7B" (the decoder; the ~550M vision encoder apart); global layers 4 KV heads of 512, K and V both cached
+    "gemma-4-31b": (30.7 * B, None, "total", 0.002, 81_920),
+    # GLM-5's card (its architecture; GLM-5.2's own card not read); the indexer keys on 21 layers of 78 (IndexShare)
+    "glm-5.2": (744 * B, 40 * B, "non-embedding", 0.02, 89_856 + 2_772),
 }
 
 

@@ -53,6 +53,11 @@ def test_ffn_types_and_moe_offsets_place_the_experts():
     ({"ffn_types": ["moe"]}, "moe mapping"),
     ({"nope_layers": [99]}, "nope_layers"),
     ({"indexer": {"heads": 4, "head_dim": 64, "top_k": 16}}, "needs MLA"),
+    ({"global_kv_heads": 3}, "global_kv_heads: 3 must divide num_heads"),
+    ({"global_head_dim": -1}, "global_head_dim"),
+    ({"attention_k_eq_v": "yes"}, "attention_k_eq_v"),
+    ({"global_head_dim": 512, "mla": {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+                                      "v_head_dim": 128}}, "needs GQA attention, not MLA"),
 ])
 def test_the_schema_refuses_a_layer_kind_without_what_it_needs(extra, match):
     with pytest.raises(WhatifError, match=match):

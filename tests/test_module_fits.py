@@ -155,3 +155,30 @@ def test_a_module_priced_whole_pays_one_inter_kernel_gap_a_layer_not_one_a_kerne
     assert gaps(e) == pytest.approx(others + layers, abs=1e-3)
     assert gaps(kernels) == pytest.approx(kernels.decode.kernels, abs=1e-3)   # per-kernel pricing: one gap each
     assert e.decode.kernels == kernels.decode.kernels                         # the kernels are all still there
+
+
+def test_glm52_index_share_layers_take_the_dsa_module_fit_less_its_indexer():
+    """GLM-5.2: the 21 layers that run their indexer are the DSA module fit's module; the 57 that reuse its top-k run
+    the fit less the indexer's kernels (assumed), never the whole fit, never less than their own kernels summed."""
+    from whatif.roofline.module_fits import DSA_MODULE_ROLES
+    kw = dict(model="glm-5.2", hardware="dgx-b200", tp=8, batch=8, prompt=4096, output=64, with_max_batch=False,
+              quantization="fp8-block", kernel_engine="vllm")
+    fitted, kernels = estimate(**kw), estimate(**kw, module_fits=False)
+
+    def modules(est):
+        out: dict[int, list] = {}
+        for t in est.decode.op_times:
+            if graph_role(t.op) in DSA_MODULE_ROLES:
+                out.setdefault(t.op.count, []).append(t)
+        return out
+    got, summed = modules(fitted), modules(kernels)
+    assert set(got) == {3, 18, 57}          # indexer layers dense (0-2) and MoE (18), shared MoE layers (57)
+    fit = sum(t.time_s for t in got[3])
+    assert sum(t.time_s for t in got[18]) == pytest.approx(fit, rel=1e-9)
+    indexer = sum(t.time_s for t in summed[3] if t.op.name.startswith("indexer_"))   # as whatif's kernels price it
+    shared = sum(t.time_s for t in got[57])
+    assert not any(t.op.name.startswith("indexer_") for t in got[57])
+    assert shared == pytest.approx(max(fit - indexer, sum(t.time_s for t in summed[57])), rel=1e-9)
+    assert shared < fit
+    glm5 = estimate(**dict(kw, model="glm-5"))
+    assert fitted.tpot_s < glm5.tpot_s

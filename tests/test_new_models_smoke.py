@@ -9,7 +9,8 @@ from tests.test_model_cards import CARDS
 from whatif.specs.models import load_model
 
 NEW = sorted(CARDS)
-ONE_PER_MECHANISM = ["gpt-oss-20b", "deepseek-v3.2", "qwen3.5-35b-a3b", "nemotron-3-nano-30b-a3b", "llama-4-scout"]
+ONE_PER_MECHANISM = ["gpt-oss-20b", "deepseek-v3.2", "qwen3.5-35b-a3b", "nemotron-3-nano-30b-a3b", "llama-4-scout",
+                     "gemma-4-31b", "glm-5.2"]   # (gemma-4: full layers' own head shape; glm-5.2: IndexShare)
 
 
 @pytest.mark.parametrize("name", NEW)

@@ -69,9 +69,10 @@ def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
         valid = [t for t in range(1, model.num_heads + 1) if model.num_heads % t == 0 and t <= 64]
         raise WhatifError(f"{flag} {par.tp} does not divide the {model.num_heads} attention heads of "
                           f"{model.name}; valid: {', '.join(map(str, valid))}")
-    if model.mla is None and par.tp > model.num_kv_heads and par.tp % model.num_kv_heads:
-        raise WhatifError(f"{flag} {par.tp} neither divides nor is a multiple of the "
-                          f"{model.num_kv_heads} KV heads of {model.name}")
+    for kvh, which in ((model.num_kv_heads, ""), (model.global_kv_heads, "full-attention layers' ")):
+        if model.mla is None and kvh and par.tp > kvh and par.tp % kvh:   # vLLM Gemma4Attention asserts both
+            raise WhatifError(f"{flag} {par.tp} neither divides nor is a multiple of the "
+                              f"{kvh} {which}KV heads of {model.name}")
     if model.intermediate_size % par.tp:
         raise WhatifError(f"{flag} {par.tp} does not divide intermediate_size {model.intermediate_size}")
     for what, heads in _recurrent_heads(model):
@@ -156,6 +157,8 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
                     count: int, techs: TechniqueSet = NONE, kv: KVFormat | None = None,
                     spec: LayerSpec = FULL_LAYER) -> list[Op]:
     t, tokens = par.attention_tp, batch.tokens
+    if model.mla is None:   # a full-attention layer's own head shape (Gemma 4's global layers), else the model's
+        model = model.attention_view(spec.mixer)
     adt = prec.attention_dtype   # fp4 activations: attention still runs fp8 or 16-bit
     a, d = BYTES[adt], model.hidden_size
     kv = kv or base_kv_format(prec)
@@ -204,7 +207,7 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
                            OpRole.KV_A_PROJ))
     latent = m.kv_lora_rank + m.qk_rope_head_dim
     ops.append(kv_cache_write(tokens * latent, kv.full_bytes, prec, count))
-    if model.indexer is not None:   # DSA: the indexer picks the top-k tokens the absorbed MLA below attends
+    if model.indexer is not None and spec.own_indexer:   # DSA: the indexer picks the top-k the absorbed MLA attends
         from .sparse_indexer import indexer_ops   # (a DSA model's alone: a dense model's cold start skips it)
         ops += indexer_ops(model, attended_groups(batch, techs), tokens, prec, count)
     # The engines' MLA backends (vLLM's MLACommon, SGLang, TensorRT-LLM) run a pass's decode rows absorbed and

@@ -200,11 +200,12 @@ def stored_kv_bytes(model: ModelSpec, par: Parallelism, prec: Precision, techs: 
     # Per layer kind: windowed layers hold their window, DSA adds its indexer keys, recurrent layers a constant
     # state split with their heads over the attention group. Techniques shape the attention layers' KV only.
     stored, total = techs.stored(tokens), 0.0
+    own = kv_width_per_gpu(model.global_view, par.attention_tp)   # full layers' own width (Gemma 4), else `width`
     for i in stage_layers(model, par.pp, stage):
         if model.layers[i].attention:
             held = model.held_tokens(i, stored)
-            total += kv.layer_share * kv.token_bytes(held, width)
-            if model.indexer is not None:
+            total += kv.layer_share * kv.token_bytes(held, own if model.layers[i].mixer == "full" else width)
+            if model.indexer is not None and model.layers[i].own_indexer:   # (IndexShare layers keep none)
                 total += held * model.indexer.key_bytes
         else:
             total += model.state_bytes(i, prec.kv_bytes) / par.attention_tp
@@ -217,7 +218,8 @@ def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Paralle
     a, d, t, dp = prec.act_bytes, model.hidden_size, par.attention_tp, par.attention_dp
     local = -(-tokens // dp)
     hidden = 3 * local * d * a                                     # residual, normed input, block output
-    qkv = local * (model.q_dim // t + 2 * max(1, model.num_kv_heads // t) * model.head_dim) * a
+    qkv = max(local * (m.q_dim // t + 2 * max(1, m.num_kv_heads // t) * m.head_dim) * a
+              for m in (model, model.global_view))
     for mixer in (model.linear_attention, model.mamba):   # a recurrent mixer's input projection, when wider
         if mixer is not None:
             qkv = max(qkv, local * 2 * mixer.conv_channels / t * a)

@@ -189,9 +189,37 @@ def priced_modules(times: tuple, setup, batch: ForwardBatch) -> tuple[tuple, dic
         per_layer[t.op.count] = per_layer.get(t.op.count, 0.0) + t.time_s
     if not mine or min(per_layer.values()) <= 0:
         return times, {}
-    times = tuple(_scaled(t, fit_s / per_layer[t.op.count], "with its attention module to the module fit")
+    scale = {c: fit_s / s for c, s in per_layer.items()}
+    if setup.model.indexer is not None and setup.model.indexer.topk_freq > 1:
+        scale = _index_share_scales(mine, scale)
+        if not scale:
+            return times, {}
+    times = tuple(_scaled(t, scale[t.op.count], "with its attention module to the module fit")
                   if graph_role(t.op) in roles else t for t in times)
     return times, module_gap_shares([t for t in times if graph_role(t.op) in roles])
+
+
+def _index_share_scales(mine: list, scale: dict[int, float]) -> dict[int, float]:
+    """{count: factor} under GLM-5.2's IndexShare: the DSA module fit times a module with its indexer, so the layer
+    groups that run one (a sparse_indexer op of their count) take the fit, and a group reusing their top-k takes the
+    fit less that indexer's kernels as whatif prices them (assumed: no table times the module without its indexer;
+    its own kernels summed where that leaves less). {} where two groups share a count (their ops indistinguishable
+    here) or no group runs an indexer."""
+    attention = [t.op.count for t in mine if graph_role(t.op) == OpRole.MLA_ATTENTION]
+    owners = {t.op.count for t in mine if graph_role(t.op) == OpRole.SPARSE_INDEXER}
+    if len(set(attention)) < len(attention) or not owners:
+        return {}
+    owner = min(owners)
+    fit_s = scale[owner] * sum(t.time_s for t in mine if t.op.count == owner)
+    indexer_s = sum(t.time_s for t in mine if t.op.count == owner and t.op.name.startswith("indexer_"))
+    out = {}
+    for c, k in scale.items():
+        if c in owners:
+            out[c] = k
+            continue
+        summed = sum(t.time_s for t in mine if t.op.count == c)
+        out[c] = max(fit_s - indexer_s, summed) / summed
+    return out
 
 
 def module_gap_shares(module: list) -> dict[int, float]:

@@ -104,8 +104,29 @@ def deepseek(c: HFConfig) -> dict:
     if c.raw.get("n_routed_experts") is not None:
         d["moe"] = _deepseek_moe(c)
     if c.raw.get("index_topk") is not None:
-        d["indexer"] = dict(heads=c.req("index_n_heads"), head_dim=c.req("index_head_dim"), top_k=c.req("index_topk"))
+        d["indexer"] = dict(heads=c.req("index_n_heads"), head_dim=c.req("index_head_dim"), top_k=c.req("index_topk"),
+                            **_index_share(c, d["num_layers"]))
     return d
+
+
+INDEXER_TYPES = {"full": "full", "shared": "shared"}
+
+
+def _index_share(c: HFConfig, layers: int) -> dict:
+    """GLM-5.2's IndexShare schedule as vLLM derives it (deepseek_v2.py DeepseekV2MLAAttention: index_topk_freq
+    default 1, index_skip_topk_offset default 2; a layer builds its indexer iff max(i - offset + 1, 0) % freq == 0).
+    A config's `indexer_types` (transformers' per-layer form) must agree; an `index_topk_pattern` is refused."""
+    freq = c.opt_int("index_topk_freq", 1)
+    offset = c.opt_int("index_skip_topk_offset", 2, minimum=0)
+    if c.raw.get("index_topk_pattern") is not None:
+        raise c.unsupported("index_topk_pattern", "a per-layer F/S pattern is not read; index_topk_freq and "
+                                                  "index_skip_topk_offset (or null) are")
+    types = c.str_list("indexer_types", INDEXER_TYPES)
+    derived = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(layers)]
+    if types is not None and types != derived:
+        raise c.unsupported("indexer_types", f"it disagrees with the schedule index_topk_freq {freq} and "
+                                             f"index_skip_topk_offset {offset} give (as vLLM builds the indexers)")
+    return dict(topk_freq=freq, skip_topk_offset=offset) if freq > 1 else {}
 
 
 MLP_LAYER_TYPES = {"dense": "dense", "sparse": "moe"}
@@ -252,9 +273,10 @@ def nemotron_h(c: HFConfig) -> dict:
     return d
 
 
-def gemma(c: HFConfig) -> dict:
-    """Gemma 2 and 3: local (sliding) and global layers, a norm before and after each half, tied embeddings,
-    tanh softcapping (elementwise). Gemma 2 alternates; Gemma 3 has 5 local per global (sliding_window_pattern)."""
+def gemma_text(c: HFConfig) -> dict:
+    """Gemma 2 and 3's decoder: local (sliding) and global layers, a norm before and after each half, tied
+    embeddings, tanh softcapping (elementwise). Gemma 2 alternates; Gemma 3 has 5 local per global
+    (sliding_window_pattern)."""
     t = nested_text(c)
     d = decoder(t, tie_default=True)
     layers = d["num_layers"]
@@ -267,6 +289,12 @@ def gemma(c: HFConfig) -> dict:
              final_logit_softcapping=t.opt_float("final_logit_softcapping"))
     bias = t.flag("attention_bias", False)
     d.update(qkv_bias=bias, o_bias=bias)
+    return d
+
+
+def gemma(c: HFConfig) -> dict:
+    """Gemma 2 and 3 (gemma_text), with Gemma 3's SigLIP tower counted where a vision_config is given."""
+    d = gemma_text(c)
     v = c.sub("vision_config")
     if v is not None:   # SigLIP: positions = (image / patch)^2; the projector is a norm and one linear
         patch, hidden = v.req("patch_size"), v.req("hidden_size")
@@ -275,6 +303,43 @@ def gemma(c: HFConfig) -> dict:
                                     3 * patch * patch, positions, 1, d["hidden_size"])
         tower -= hidden * hidden + hidden + d["hidden_size"]    # SigLIP's projector: one linear, no merge MLP
         d["encoder"] = dict(kind="vision (SigLIP)", params=tower, source_fields="vision_config")
+    return d
+
+
+def gemma4_vision_params(v: HFConfig, text_hidden: int) -> int:
+    """Gemma 4's vision tower as its tensors list it: per block q/k/v/o (no bias), a gated three-matrix MLP, four
+    norms and per-head q/k norms; a patch projection (no bias), a two-axis position table, the standardize
+    bias and scale, and the projection into the decoder (its pre-projection norm has no weight)."""
+    h, ffn, head = v.req("hidden_size"), v.req("intermediate_size"), v.opt_int("head_dim", 0, minimum=0)
+    patch = v.req("patch_size")
+    block = 4 * h * h + 3 * h * ffn + 4 * h + 2 * head
+    table = 2 * v.req("position_embedding_size") * h
+    return v.req("num_hidden_layers") * block + 3 * patch * patch * h + table + 2 * h * v.flag("standardize", False) \
+        + h * text_hidden
+
+
+def gemma4(c: HFConfig) -> dict:
+    """Gemma 4 (dense 31B): Gemma 3's local:global layers with the global ones shaped apart (global_head_dim,
+    num_global_key_value_heads) and, with attention_k_eq_v, no v_proj (V is k_proj's output, cached beside K).
+    The MoE block (26B-A4B), per-layer input embeddings and cross-layer KV sharing (E2B / E4B) are refused."""
+    t = nested_text(c)
+    if t.flag("enable_moe_block", False):
+        raise t.unsupported("enable_moe_block", "Gemma 4's dense MLP beside routed experts in one layer is not read "
+                                                "yet (the 31B dense release is)")
+    if t.opt_int("hidden_size_per_layer_input", 0, minimum=0):
+        raise t.unsupported("hidden_size_per_layer_input", "per-layer input embeddings (Gemma 4 E2B / E4B) are not "
+                                                           "modelled; 0 is")
+    if t.opt_int("num_kv_shared_layers", 0, minimum=0):
+        raise t.unsupported("num_kv_shared_layers", "layers reusing an earlier layer's KV cache are not modelled; "
+                                                    "0 is")
+    d = gemma_text(c)
+    d.update(global_head_dim=t.opt_int("global_head_dim", 0, minimum=0),
+             global_kv_heads=t.opt_int("num_global_key_value_heads", 0, minimum=0),
+             attention_k_eq_v=t.flag("attention_k_eq_v", False))
+    v = c.sub("vision_config")
+    if v is not None:
+        d["encoder"] = dict(kind="vision (Gemma 4)", params=gemma4_vision_params(v, d["hidden_size"]),
+                            source_fields="vision_config (tensor shapes of modeling_gemma4.Gemma4VisionModel)")
     return d
 
 
@@ -304,4 +369,6 @@ FAMILY_BUILDERS = {
     "gemma2": gemma,
     "gemma3": gemma,
     "gemma3_text": gemma,
+    "gemma4": gemma4,
+    "gemma4_text": gemma4,
 }

@@ -23,11 +23,13 @@ STATE_DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}   # a recurrent state's dt
 
 @dataclass(frozen=True)
 class LayerSpec:
-    """One decoder layer's kinds: its token mixer, its feed-forward block, whether it applies RoPE."""
+    """One decoder layer's kinds: its token mixer, its feed-forward block, whether it applies RoPE, whether it runs
+    its own DSA indexer (False: it attends the last indexer layer's top-k, GLM-5.2's IndexShare)."""
 
     mixer: str = "full"
     ffn: str = "dense"
     rope: bool = True
+    own_indexer: bool = True
 
     @property
     def attention(self) -> bool:

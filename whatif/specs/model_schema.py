@@ -13,13 +13,14 @@ SUB_SPECS = {"moe": "MoESpec", "mla": "MLASpec", "indexer": "IndexerSpec", "line
              "mamba": "MambaSpec", "encoder": "EncoderSpec"}
 LAYER_FIELDS = ("layer_types", "ffn_types", "nope_layers", "sliding_window", "attention_chunk_size",
                 "attention_sinks", "attention_output_gate", "qk_layer_norm", "sandwich_norm", "attn_logit_softcapping",
-                "final_logit_softcapping")
+                "final_logit_softcapping", "global_head_dim", "global_kv_heads", "attention_k_eq_v")
 _BOUNDS = {"num_experts": MAX_HEADS, "experts_per_token": MAX_HEADS, "shared_experts": MAX_HEADS,
            "first_dense_layers": MAX_LAYERS, "moe_layer_frequency": MAX_LAYERS, "moe_layer_offset": MAX_LAYERS,
            "heads": MAX_HEADS, "key_heads": MAX_HEADS, "value_heads": MAX_HEADS, "n_groups": MAX_HEADS,
-           "top_k": MAX_TOKENS, "chunk_size": MAX_TOKENS, "params": 1 << 50}      # others: MAX_WIDTH
+           "top_k": MAX_TOKENS, "chunk_size": MAX_TOKENS, "params": 1 << 50, "topk_freq": MAX_LAYERS,
+           "skip_topk_offset": MAX_LAYERS}      # others: MAX_WIDTH
 _ZERO_OK = ("shared_experts", "first_dense_layers", "moe_layer_offset", "shared_expert_intermediate_size",
-            "q_lora_rank")
+            "q_lora_rank", "skip_topk_offset")
 
 
 def sub_spec(cls, raw, where: str):
@@ -82,7 +83,13 @@ def layer_fields(data: dict, where: str) -> dict:
     for key in ("sliding_window", "attention_chunk_size"):
         if key in data:
             out[key] = integer(data.pop(key), f"{where}.{key}", 0, MAX_TOKENS, "tokens")
-    for key in ("attention_sinks", "attention_output_gate", "qk_layer_norm", "sandwich_norm"):
+    if "global_head_dim" in data:
+        out["global_head_dim"] = integer(data.pop("global_head_dim"), f"{where}.global_head_dim", 0, MAX_WIDTH)
+    if "global_kv_heads" in data:
+        kvh = out["global_kv_heads"] = integer(data.pop("global_kv_heads"), f"{where}.global_kv_heads", 0, MAX_HEADS)
+        if kvh and data["num_heads"] % kvh:
+            raise WhatifError(f"{where}.global_kv_heads: {kvh} must divide num_heads ({data['num_heads']})")
+    for key in ("attention_sinks", "attention_output_gate", "qk_layer_norm", "sandwich_norm", "attention_k_eq_v"):
         if key in data:
             out[key] = boolean(data.pop(key), f"{where}.{key}")
     for key in ("attn_logit_softcapping", "final_logit_softcapping"):
@@ -103,6 +110,9 @@ def _needs(out: dict, where: str, layers: int) -> None:
             raise WhatifError(f"{where}.{key}: layer_types has '{kind}' layers; give {what}")
     if "moe" in ffns and "moe" not in out:
         raise WhatifError(f"{where}.moe: ffn_types has 'moe' layers; give a moe mapping")
+    if "mla" in out and (out.get("global_head_dim") or out.get("global_kv_heads") or out.get("attention_k_eq_v")):
+        raise WhatifError(f"{where}.global_head_dim: a full-attention layer shape of its own needs GQA attention, "
+                          f"not MLA")
     if "indexer" in out and "mla" not in out:
         raise WhatifError(f"{where}.indexer: DeepSeek Sparse Attention's indexer needs MLA (an mla mapping)")
     moe = out.get("moe")

@@ -48,6 +48,15 @@ class IndexerSpec:
     heads: int
     head_dim: int
     top_k: int
+    # IndexShare (GLM-5.2): layer i runs its own indexer iff max(i - skip_topk_offset + 1, 0) % topk_freq == 0; the
+    # others build none and attend the last one's top-k (vLLM deepseek_v2.py DeepseekV2MLAAttention, `_skip_topk`,
+    # its defaults 1 and 2: every layer its own)
+    topk_freq: int = 1
+    skip_topk_offset: int = 2
+
+    def owns(self, layer: int) -> bool:
+        """Whether `layer` runs (and caches keys for) its own indexer, else reuses the last one's top-k."""
+        return max(layer - self.skip_topk_offset + 1, 0) % self.topk_freq == 0
 
     def params(self, hidden: int, q_lora_rank: int) -> int:
         q_in = q_lora_rank or hidden

@@ -4,7 +4,7 @@ The spec holds only architecture facts; parameter counts and KV bytes are derive
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,6 +66,11 @@ class ModelSpec:
     sandwich_norm: bool = False        # a norm before and after each half (Gemma 2/3): 4 a layer
     attn_logit_softcapping: float = 0.0    # tanh cap on attention scores (elementwise; not priced apart)
     final_logit_softcapping: float = 0.0   # tanh cap on the logits
+    # full-attention layers' own shape where it differs from the sliding ones' (Gemma 4: 512-wide heads, 4 KV heads,
+    # no v_proj: V is k_proj's output, v-normed and not rotated, and cached beside K); 0: head_dim / num_kv_heads
+    global_head_dim: int = 0
+    global_kv_heads: int = 0
+    attention_k_eq_v: bool = False
     indexer: IndexerSpec | None = None     # DeepSeek Sparse Attention over MLA
     linear_attention: LinearAttentionSpec | None = None
     mamba: MambaSpec | None = None
@@ -100,7 +105,8 @@ class ModelSpec:
             ffn = self.ffn_types[i % len(self.ffn_types)]
         else:
             ffn = "moe" if self._moe_by_rule(i) else "dense"
-        return LayerSpec(mixer, ffn, self.position == "rope" and i not in self.nope_layers)
+        own = self.indexer is None or self.indexer.owns(i)
+        return LayerSpec(mixer, ffn, self.position == "rope" and i not in self.nope_layers, own)
 
     @cached_property
     def layers(self) -> tuple[LayerSpec, ...]:
@@ -109,7 +115,21 @@ class ModelSpec:
     @cached_property   # (asked per KV size of every memory plan: a scan of all layers each time otherwise)
     def uniform_attention(self) -> bool:
         """Every layer full attention with a feed-forward block (the layout the fast pass pricers assume)."""
-        return all(s.mixer == "full" and s.ffn != "none" for s in self.layers) and self.indexer is None
+        return (all(s.mixer == "full" and s.ffn != "none" for s in self.layers) and self.indexer is None
+                and self.global_view is self)
+
+    @cached_property
+    def global_view(self) -> ModelSpec:
+        """This model as its full-attention layers see it: their own head width and KV heads (global_head_dim,
+        global_kv_heads), else the model itself."""
+        if not (self.global_head_dim or self.global_kv_heads):
+            return self
+        return replace(self, head_dim=self.global_head_dim or self.head_dim,
+                       num_kv_heads=self.global_kv_heads or self.num_kv_heads, global_head_dim=0, global_kv_heads=0)
+
+    def attention_view(self, mixer: str) -> ModelSpec:
+        """The model whose head shape a layer of kind `mixer` has (full layers: global_view)."""
+        return self.global_view if mixer == "full" else self
 
     def is_moe_layer(self, layer: int) -> bool:
         return self.layers[layer].ffn == "moe"
@@ -124,7 +144,7 @@ class ModelSpec:
             return 0
         if self.mla is not None:
             return self.mla.kv_lora_rank + self.mla.qk_rope_head_dim
-        return 2 * self.kv_dim
+        return 2 * self.attention_view(self.layers[layer].mixer).kv_dim
 
     def kv_elements_per_token(self) -> int:
         """Cached elements per token over all attention layers (windowed layers: per token they hold)."""
@@ -159,7 +179,7 @@ class ModelSpec:
             if spec.attention:
                 held = self.held_tokens(i, tokens)
                 total += held * self.kv_token_elements(i) * kv_bytes
-                if self.indexer is not None:
+                if self.indexer is not None and spec.own_indexer:
                     total += held * self.indexer.key_bytes
             else:
                 total += self.state_bytes(i, kv_bytes)
@@ -170,7 +190,8 @@ class ModelSpec:
         DSA's indexer keys), at most (windowed layers once their window is full), per sequence (recurrent states)."""
         grow = held = state = 0.0
         for i, spec in enumerate(self.layers):
-            per_token = self.kv_token_elements(i) * kv_bytes + (self.indexer.key_bytes if self.indexer else 0)
+            keys = self.indexer.key_bytes if self.indexer is not None and spec.own_indexer else 0
+            per_token = self.kv_token_elements(i) * kv_bytes + keys
             if spec.mixer == "full":
                 grow += per_token
             elif spec.attention:
@@ -206,7 +227,16 @@ class ModelSpec:
             return self.linear_attention.params(self.hidden_size)
         if mixer == "mamba2":
             return self.mamba.params(self.hidden_size)
-        return 0 if mixer == "none" else self.attention_params()
+        if mixer == "none":
+            return 0
+        if self.mla is not None:   # an IndexShare layer builds no indexer of its own
+            shared = self.indexer is not None and not self.layers[layer].own_indexer
+            return self.attention_params() - (self.indexer.params(self.hidden_size, self.mla.q_lora_rank) if shared
+                                              else 0)
+        view = self.attention_view(mixer)
+        k_eq_v = mixer == "full" and self.attention_k_eq_v   # no v_proj: k_proj's output serves as V
+        no_v = view.kv_dim * (self.hidden_size + self.qkv_bias) if k_eq_v else 0
+        return view.attention_params() - no_v
 
     def dense_mlp_params(self, intermediate: int | None = None) -> int:
         i = intermediate or self.intermediate_size

@@ -25,7 +25,8 @@ def layer_module_params(model: ModelSpec, layers) -> dict[str, int]:
                    "shared_experts": m.shared_experts * model.dense_mlp_params(m.shared_size)}
         else:
             mlp = {"dense_mlp": model.dense_mlp_params()} if ffn == "dense" else {}
-        o = min(attention_out_params(model), total - sum(mlp.values())) if model.layers[i].mixer != "none" else 0
+        mixer = model.layers[i].mixer
+        o = min(attention_out_params(model.attention_view(mixer)), total - sum(mlp.values())) if mixer != "none" else 0
         for cls, n in mlp.items():
             out[cls] += n
         out["attention_out"] += o
