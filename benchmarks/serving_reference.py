@@ -1869,10 +1869,15 @@ def _sglang_build(row: dict) -> str:
 # flashinfer_trtllm). NVFP4 linears a DeepSeek-R1-0528-NVFP4-v2 rank runs (model_profiles/checkpoint_quant: only
 # q_a/q_b/kv_a/kv_b and lm_head stay 16-bit): o_proj, the 3 dense layers' gate_up and down, the shared expert's
 # gate_up and down: 5 (N, K) shapes, each one graph per new M (the cache is keyed by shape, not layer).
-# OFF: one link is not read at source: that lmsysorg/sglang:v0.5.8.post1-cu130-runtime carries cuDNN >= 9.15, the
-# branch of _heuristic_func_mm_fp4 that puts cuDNN first (CUTLASS first below it: no per-shape build). SGLang's
-# framework Dockerfile of a later revision and Dynamo's SGLang container force-install nvidia-cudnn-cu13==9.16.0.29;
-# the runtime image's own was not read. On, the two scored rows move x0.06 -> x1.04 / x1.25 (docs/accuracy.md 70 J).
+# OFF: the branch condition (cuDNN >= 9.15 in lmsysorg/sglang:v0.5.8.post1-cu130-runtime; CUTLASS first below it, no
+# per-shape build) is not sourced, and what was read points below it (session 70 X, docs/accuracy.md): the release
+# pins torch==2.9.1 (wheel METADATA), whose cu130 wheel pins nvidia-cudnn-cu13==9.13.0.50 (dynamo issue #5482:
+# "PyTorch 2.9.1+cu130 and CuDNN 9.13"; nvidia-cosmos/cosmos-transfer2.5 PR #227); the 9.16.0.29 force-install for
+# CUDA 13 images is sgl-project/sglang PR #17668 (opened 2026-01-24, the day after v0.5.8, for the cu13 image failing
+# the check at server_args.py:4975, the line of this release), listed in v0.5.9's changelog; v0.5.8.post1 (PyPI
+# 2026-02-05) is a patch release off v0.5.8 (its wheel lacks main's late-January PRs, e.g. #17789 Kimi-K2.5), so the
+# fix is in it only if cherry-picked (not found). The release's own cuDNN check skips non-multimodal models (DeepSeek
+# passes either way). On, the two scored rows move x0.06 -> x1.04 / x1.25 (docs/accuracy.md 70 J).
 FP4_CUDNN_PLANS_MAPPED = False
 FP4_CUDNN_RECIPES = ("b200-fp4/1k1k.yaml stp_maxtpt[0]", "b200-fp4/1k1k.yaml stp_maxtpt[1]")   # prefill backend unset
 FP4_CUDNN_RELEASES = ("0.5.8.post1",)   # read at the release (PyPI wheel) with its pinned flashinfer 0.6.1
