@@ -41,6 +41,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from ..simulator.kv_fanout import mla_kv_copies
+from .closed_loop_ttft import loop_ttft_s
 from .queueing import max_rate_through, max_rate_within, tandem_wait_s, wait_quantile_s
 from .evaluate import BatchPoint, ReplicaProfile
 from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace, budget, node_gpus
@@ -158,14 +159,20 @@ def aggregated(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
     out = []
     osl = space.output
     for pt in p.points:
-        tpot = _exact_ties((pt.e2e_s - p.prefill_s) / (osl - 1)) if osl > 1 else 0.0
-        user = _user_rate(tpot, pt.e2e_s, osl)
-        # a replica's rate: its B slots, each held e2e(B), within the TTFT target under Poisson arrivals
+        # a replica's rate: its B slots, each held e2e(B), within the TTFT target under Poisson arrivals; at full
+        # load (no target, or one its own prefill misses) a closed loop of B clients (closed_loop_ttft.py)
         rate, ttft = rate_within_ttft(space, pt.batch / pt.e2e_s, p.prefill_s, pt.e2e_s, pt.batch)
+        own = p.prefill_s
+        if space.slo.ttft_s is None or p.prefill_s > space.slo.ttft_s:
+            ranks = p.key.attention_dp
+            own = ttft = loop_ttft_s(-(-pt.batch // ranks), space.prompt, p.loop_budget, pt.ttft_s, p.prefill_first)
+        # the cycle e2e(B) less the first token's share is the decode's (the other prompts' passes in it)
+        tpot = _exact_ties((pt.e2e_s - own) / (osl - 1)) if osl > 1 else 0.0
+        user = _user_rate(tpot, pt.e2e_s, osl)
         for r in range(1, budget(space, p.key.hardware) // p.gpus + 1):
             out.append(_judged(space, mode="aggregated", hardware=p.key.hardware, replica=p.key, batch=pt.batch,
                                replicas=r, gpus=r * p.gpus, ttft_s=ttft, tpot_s=tpot,
-                               e2e_s=pt.e2e_s - p.prefill_s + ttft,
+                               e2e_s=pt.e2e_s - own + ttft,
                                request_rate=r * rate, tok_s=r * rate * osl,
                                tok_s_per_gpu=rate * osl / p.gpus, tok_s_per_user=user, chunk=p.chunk))
     return out
