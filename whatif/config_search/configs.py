@@ -1,10 +1,12 @@
 """Deployable configurations built from priced replica setups, with their serving figures and verdicts.
 
 Steady-state model (assumed, as aiconfigurator's; `--simulate-top` re-checks it under traffic):
-- aggregated (continuous batching, B = max running sequences per replica): a request's TTFT is its own prefill
-  (the batch-1 estimate); while it decodes, its replica also prefills the other B - 1 requests that replace
-  finished ones, so its remaining output - 1 tokens take the batch's end-to-end time less its own prefill:
-  TPOT = (e2e(B) - ttft(1)) / (output - 1). A replica serves B * output tokens per e2e(B).
+- aggregated (continuous batching, B = max running sequences per replica): a replica serves B * output tokens per
+  e2e(B) (the estimate: B prompts' prefill passes, then output - 1 decode steps at B). At full load (a closed loop
+  of B clients) a request's TTFT is the closed loop's (closed_loop_ttft.py: the prompts that come back together
+  wait for the engine's prefill passes); under a TTFT target, its own prefill (the batch-1 estimate) plus its
+  queueing (below). Its remaining output - 1 tokens take the rest of the cycle: TPOT = (e2e(B) - that own TTFT) /
+  (output - 1), the other requests' prefills in it.
 - disaggregated xPyD: x prefill replicas each prefill one prompt per attention-DP rank at a time (x / ttft(1)
   requests/s at one rank; evaluate.prefill_pool_rps: the ranks side by side, within SGLang's send slots); the KV goes
   to a decode replica over the link between the pools; y decode replicas each hold B sequences for output - 1
@@ -16,7 +18,8 @@ Under a TTFT target, the rate is the highest at which a request's TTFT including
 quantile at that rate: aggregated, a wait for one of a replica's B slots (each held e2e(B)); disaggregated, for one
 of a prefill replica's servers (evaluate.prefill_servers, each prefilling a prompt in servers / its rate), then for
 one of a decode replica's B slots (each held (output - 1) * TPOT(B)). Without
-a TTFT target the pools run at full load and TTFT is a lone request's.
+a TTFT target the pools run at full load: an aggregated replica's TTFT is its closed loop's (closed_loop_ttft.py), a
+disaggregated cluster's a lone request's prefill and KV transfer.
 A prefill kernel built per new token count (SearchSpace.prefill_recompile_s) costs the steady state nothing: fixed
 lengths reach a finite set of counts, each built once in warm-up (recompile.py); the re-check runs it.
 

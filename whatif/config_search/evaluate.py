@@ -163,7 +163,8 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
                            engine_name=getattr(engine, "name", ""), points=tuple(points), prefill_s=one.ttft_s,
                            prefill_rps=rps, prefill_servers=prefill_servers(setup, max_batch),
                            prefill_rows_held=setup.parallel.attention_dp == 1 and holds_rows(setup, "prefill", None),
-                           loop_budget=rank_limit(engine, chunk, key.attention_dp), prefill_first=prefills_first(engine),
+                           loop_budget=rank_limit(engine, chunk, key.attention_dp),
+                           prefill_first=prefills_first(engine),
                            estimates=1 + sum(p.batch != 1 for p in points)), (setup, memory))
 
 
