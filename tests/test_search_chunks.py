@@ -42,10 +42,14 @@ def test_figures_at_each_chunk_match_whatif_estimate(model, kw):
                     prefill_chunk=c.chunk, techniques=tuple(e.techniques), with_max_batch=False)
         one = whatif.estimate(model, "dgx-h100", batch=1, **opts)
         est = whatif.estimate(model, "dgx-h100", batch=c.batch, **opts)
-        assert c.ttft_s == pytest.approx(one.ttft_s, rel=1e-12), c.label()
+        # a closed loop of B clients' TTFT (closed_loop_ttft.py): a lone prompt's at batch 1, at most the batch's
+        # whole prefill, and with it the request's cycle is the estimate's e2e(B)
+        if c.batch == 1:
+            assert c.ttft_s == pytest.approx(one.ttft_s, rel=1e-12), c.label()
+        assert one.ttft_s * (1 - 1e-12) <= c.ttft_s <= est.ttft_s * (1 + 1e-12), c.label()
         assert c.e2e_s == pytest.approx(est.e2e_s, rel=1e-12), c.label()
         assert c.tok_s == pytest.approx(est.throughput_tok_s, rel=1e-12), c.label()
-        assert c.tpot_s == pytest.approx((est.e2e_s - one.ttft_s) / (OUTPUT - 1), rel=1e-9), c.label()
+        assert c.tpot_s == pytest.approx((est.e2e_s - c.ttft_s) / (OUTPUT - 1), rel=1e-9), c.label()
         seen.add((e, c.chunk))
     assert {chunk for _, chunk in seen} == set(CHUNKS)
 

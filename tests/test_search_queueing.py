@@ -59,9 +59,13 @@ def test_aggregated_rate_meets_the_ttft_target_under_poisson_load():
     assert c.ttft_s <= 1.0 + 1e-9
     assert c.ttft_s == pytest.approx(p.prefill_s + wait_quantile_s(c.request_rate, 40.0, 32, ATTAINMENT))
     assert c.tok_s_per_gpu == pytest.approx(c.request_rate * 1000 / SETUP.gpus)
-    # no TTFT target: full load, a lone request's TTFT (as before)
+    # no TTFT target: full load, a closed loop of B clients (closed_loop_ttft.py), at least a lone request's TTFT
     free = aggregated(space(), p)[0]
-    assert free.request_rate == pytest.approx(full) and free.ttft_s == p.prefill_s
+    assert free.request_rate == pytest.approx(full) and free.ttft_s == p.prefill_s   # (this profile's passes: 0.24 s)
+    slow = aggregated(space(), ReplicaProfile(SETUP, prefill_s=0.3, max_batch=32,
+                                              points=(BatchPoint(32, 8.0, 0.04, 48.0, 32 * 1000 / 48.0),)))[0]
+    assert slow.ttft_s == pytest.approx(0.5 * (2 - 1 / 16))    # 16 passes of 2 prompts, 0.5 s each: a train
+    assert slow.ttft_s + 999 * slow.tpot_s == pytest.approx(48.0)
 
 
 def test_disaggregated_prefill_queue_bounds_the_rate():

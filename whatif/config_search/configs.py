@@ -1,10 +1,12 @@
 """Deployable configurations built from priced replica setups, with their serving figures and verdicts.
 
 Steady-state model (assumed, as aiconfigurator's; `--simulate-top` re-checks it under traffic):
-- aggregated (continuous batching, B = max running sequences per replica): a request's TTFT is its own prefill
-  (the batch-1 estimate); while it decodes, its replica also prefills the other B - 1 requests that replace
-  finished ones, so its remaining output - 1 tokens take the batch's end-to-end time less its own prefill:
-  TPOT = (e2e(B) - ttft(1)) / (output - 1). A replica serves B * output tokens per e2e(B).
+- aggregated (continuous batching, B = max running sequences per replica): a replica serves B * output tokens per
+  e2e(B) (the estimate: B prompts' prefill passes, then output - 1 decode steps at B). At full load (a closed loop
+  of B clients) a request's TTFT is the closed loop's (closed_loop_ttft.py: the prompts that come back together
+  wait for the engine's prefill passes); under a TTFT target, its own prefill (the batch-1 estimate) plus its
+  queueing (below). Its remaining output - 1 tokens take the rest of the cycle: TPOT = (e2e(B) - that own TTFT) /
+  (output - 1), the other requests' prefills in it.
 - disaggregated xPyD: x prefill replicas each prefill one prompt per attention-DP rank at a time (x / ttft(1)
   requests/s at one rank; evaluate.prefill_pool_rps: the ranks side by side, within SGLang's send slots); the KV goes
   to a decode replica over the link between the pools; y decode replicas each hold B sequences for output - 1
@@ -16,7 +18,8 @@ Under a TTFT target, the rate is the highest at which a request's TTFT including
 quantile at that rate: aggregated, a wait for one of a replica's B slots (each held e2e(B)); disaggregated, for one
 of a prefill replica's servers (evaluate.prefill_servers, each prefilling a prompt in servers / its rate), then for
 one of a decode replica's B slots (each held (output - 1) * TPOT(B)). Without
-a TTFT target the pools run at full load and TTFT is a lone request's.
+a TTFT target the pools run at full load: an aggregated replica's TTFT is its closed loop's (closed_loop_ttft.py), a
+disaggregated cluster's a lone request's prefill and KV transfer.
 A prefill kernel built per new token count (SearchSpace.prefill_recompile_s) costs the steady state nothing: fixed
 lengths reach a finite set of counts, each built once in warm-up (recompile.py); the re-check runs it.
 
@@ -41,6 +44,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from ..simulator.kv_fanout import mla_kv_copies
+from .closed_loop_ttft import loop_ttft_s
 from .queueing import max_rate_through, max_rate_within, tandem_wait_s, wait_quantile_s
 from .evaluate import BatchPoint, ReplicaProfile
 from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace, budget, node_gpus
@@ -158,14 +162,21 @@ def aggregated(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
     out = []
     osl = space.output
     for pt in p.points:
-        tpot = _exact_ties((pt.e2e_s - p.prefill_s) / (osl - 1)) if osl > 1 else 0.0
-        user = _user_rate(tpot, pt.e2e_s, osl)
-        # a replica's rate: its B slots, each held e2e(B), within the TTFT target under Poisson arrivals
+        # a replica's rate: its B slots, each held e2e(B), within the TTFT target under Poisson arrivals; at full
+        # load (no target, or one its own prefill misses) a closed loop of B clients (closed_loop_ttft.py)
         rate, ttft = rate_within_ttft(space, pt.batch / pt.e2e_s, p.prefill_s, pt.e2e_s, pt.batch)
+        own = p.prefill_s
+        if space.slo.ttft_s is None or p.prefill_s > space.slo.ttft_s:
+            ranks = p.key.attention_dp
+            loop = loop_ttft_s(-(-pt.batch // ranks), space.prompt, p.loop_budget, pt.ttft_s, p.prefill_first)
+            own = ttft = max(p.prefill_s, loop)     # (never below a lone prompt's)
+        # the cycle e2e(B) less the first token's share is the decode's (the other prompts' passes in it)
+        tpot = _exact_ties((pt.e2e_s - own) / (osl - 1)) if osl > 1 else 0.0
+        user = _user_rate(tpot, pt.e2e_s, osl)
         for r in range(1, budget(space, p.key.hardware) // p.gpus + 1):
             out.append(_judged(space, mode="aggregated", hardware=p.key.hardware, replica=p.key, batch=pt.batch,
                                replicas=r, gpus=r * p.gpus, ttft_s=ttft, tpot_s=tpot,
-                               e2e_s=pt.e2e_s - p.prefill_s + ttft,
+                               e2e_s=pt.e2e_s - own + ttft,
                                request_rate=r * rate, tok_s=r * rate * osl,
                                tok_s_per_gpu=rate * osl / p.gpus, tok_s_per_user=user, chunk=p.chunk))
     return out

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import WhatifError
 from ..simulator.kv_fanout import fans_out_mla
+from ..roofline.engines import rank_limit
 from ..simulator.prefill_rows import holds_rows
 from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace
 
@@ -60,6 +61,8 @@ class ReplicaProfile:
     kv_send_net_s: float = 0.0          # ... on another node (CROSS_NODE_KV_LINK or the space's kv_link)
     mla_kv_fanout: bool = False         # an MLA latent its engine sends to each decode attention-TP rank (kv_fanout)
     prefill_rows_held: bool = False     # a prefill server keeps each prompt's row until its KV is sent (prefill_rows)
+    loop_budget: int = DEFAULT_CHUNKS[0]   # a rank's prefill tokens a step (closed_loop_ttft.py)
+    prefill_first: bool = False         # its engine prefills alone while decodes wait (closed_loop_ttft.py)
     estimates: int = 0                  # full roofline estimates run (not the prefill-only reuses)
     pruned: tuple[int, ...] = ()        # batches that fit but were not priced: dominated (prune.py)
 
@@ -160,14 +163,21 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
                            engine_name=getattr(engine, "name", ""), points=tuple(points), prefill_s=one.ttft_s,
                            prefill_rps=rps, prefill_servers=prefill_servers(setup, max_batch),
                            prefill_rows_held=setup.parallel.attention_dp == 1 and holds_rows(setup, "prefill", None),
+                           loop_budget=rank_limit(engine, chunk, key.attention_dp),
+                           prefill_first=prefills_first(engine),
                            estimates=1 + sum(p.batch != 1 for p in points)), (setup, memory))
+
+
+def prefills_first(spec) -> bool:
+    """Its engine runs a prefill step alone while the running decodes wait (SGLang's default: chunked prefill off,
+    priority prefill, engine_profiles/sglang.yaml), not prompts mixed into decode steps."""
+    return spec is not None and not spec.chunked_prefill and spec.priority == "prefill"
 
 
 def check_whole_prompt(spec, prompt: int, chunk: int, ranks: int) -> None:
     """An engine that computes a prompt whole in one step (chunked prefill off, whole prompts beside the decodes:
     TensorRT-LLM's default, engine_profiles/trtllm.yaml) cannot run a prompt above its token budget: the simulator
     rejects every such request (simulator/cluster.py Cluster.rejection), so the search must not price it in chunks."""
-    from ..roofline.engines import rank_limit
     if spec is None or spec.chunked_prefill or spec.priority != "mixed":
         return
     budget = rank_limit(spec, chunk, ranks)     # (a rank's, as the re-check's ranks run it)
@@ -187,7 +197,6 @@ def prefill_pool_rps(resolved, setup, sc, max_batch: int, pricers: StepPricers, 
     estimate at one prompt a rank: the experts see every busy rank's tokens), each prompt ceil(prompt / the rank's
     chunk) steps, and each rank's new prompts a step within its engine's PD send slots (SGLang's metadata buffer,
     simulator/prefill_send_slots.py, the rule the simulator's RankGroup runs). One rank: 1 / a lone prefill."""
-    from ..roofline.engines import rank_limit
     from ..simulator.prefill_send_slots import send_slots_per_rank, steady_prompts_per_step
     ranks = setup.parallel.attention_dp
     busy = prefill_servers(setup, max_batch)

@@ -1,0 +1,67 @@
+"""A replica's TTFT at full load: a closed loop of B clients (the search's operating point without a TTFT target),
+as the simulator serves it (simulator/closed_loop.py), not a lone prompt's prefill.
+
+Model (stated; tests/test_search_loop_ttft.py checks it against the simulator's closed loop without a front end):
+the B clients start together and, at fixed lengths, stay in groups: the prompts one prefill pass completes
+together decode together and are sent again together. A group of prompts is what one pass of the engine's token
+budget C holds (n = C // prompt whole prompts, a rank's share under attention DP; a prompt above C is a group of its
+own, its chunks in sequence). Each group's prefill takes its share of the batch's prefill time ttft(B) (the
+estimate's passes; a partial last pass in proportion to its prompts). Then, by how the engine joins prompts to
+decodes (the engine spec):
+- prefill first, decodes waiting (SGLang's default, `priority: prefill` without chunked prefill): the running
+  decodes stall while any prompt prefills, so the whole batch finishes in one step and is resent as one burst, which
+  drains in the budget's passes: a prompt's TTFT is the end of its group's pass (mean over the burst).
+- mixed steps (vLLM's chunked prefill, TensorRT-LLM's whole prompts beside decodes): groups prefilled in successive
+  passes keep decoding and finish a pass apart, so they come back a pass apart, each while the group before it is
+  prefilling: the first group's TTFT is its own pass, every later one's its own plus the pass before it.
+A batch within one pass (B <= n) is one group either way: ttft(B). The front end (closed_loop.py) spreads a burst
+over ~4 ms + 1.5 us a prompt token a request, which breaks groups up and lowers this (not priced: the search prices
+the engine; docs/accuracy.md session 70 W has the figures). With the cycle e2e(B) fixed, a later first token is
+time the request's decode no longer waits: TPOT = (e2e(B) - this TTFT) / (output - 1)."""
+from __future__ import annotations
+
+
+def prefill_groups(batch: int, prompt: int, budget: int, batch_ttft_s: float) -> list[tuple[float, int, int]]:
+    """(seconds, prompts, groups of that kind) of a burst of `batch` prompts drained in passes of `budget` tokens,
+    in order: whole prompts n = budget // prompt a pass, or one prompt a group when it is longer than a pass."""
+    if batch < 1 or batch_ttft_s <= 0:
+        return []
+    if prompt > budget:
+        return [(batch_ttft_s / batch, 1, batch)]
+    n = min(batch, max(1, budget // prompt))
+    full, rest = divmod(batch, n)
+    per_pass = batch_ttft_s / (full + rest / n)     # a partial pass in proportion to its prompts (assumed)
+    groups = [(per_pass, n, full)]
+    return groups + [(per_pass * rest / n, rest, 1)] if rest else groups
+
+
+def burst_mean_s(groups: list[tuple[float, int, int]]) -> float:
+    """Mean over prompts of the time its group's prefill ends, the groups run one after another from 0."""
+    start = total = prompts = 0.0
+    for seconds, n, count in groups:
+        total += n * (count * start + seconds * count * (count + 1) / 2)   # the ends start + k * seconds, k = 1..count
+        start += count * seconds
+        prompts += n * count
+    return total / prompts if prompts else 0.0
+
+
+def train_mean_s(groups: list[tuple[float, int, int]]) -> float:
+    """Mean over prompts of its group's prefill plus the group before it's (none before the first)."""
+    total = prompts = 0.0
+    before = None
+    for seconds, n, count in groups:
+        total += n * count * seconds
+        if count > 1:
+            total += n * (count - 1) * seconds
+        if before is not None:
+            total += n * before
+        before = seconds
+        prompts += n * count
+    return total / prompts if prompts else 0.0
+
+
+def loop_ttft_s(batch: int, prompt: int, budget: int, batch_ttft_s: float, prefill_first: bool) -> float:
+    """Mean TTFT (s) of a closed loop of `batch` clients on one replica (a rank's batch and token `budget`), whose
+    batch prefill takes `batch_ttft_s`: the module docstring's model."""
+    groups = prefill_groups(batch, prompt, budget, batch_ttft_s)
+    return burst_mean_s(groups) if prefill_first else train_mean_s(groups)
