@@ -298,7 +298,7 @@ class Scheduler(Admission, DecodingSet):
             bm.free += s.blocks
             if bm.free > bm.num_blocks:
                 raise RuntimeError("released more KV blocks than allocated")   # a scheduler bug
-            s.blocks, s.shared = 0, []
+            s.blocks = 0   # (s.shared is empty already)
             s.in_running = False
         self.left.append(s)
         self.hooks.finished(s)
