@@ -23,17 +23,18 @@ class OpenLoop:
         self.arrived = 0        # records delivered so far (the first `arrived`)
         self.finished = 0       # requests finished (counted only under a watch)
 
-    def deliver(self, rec=None) -> None:
-        """Deliver `rec` (the record whose wait ran out; None at the start) and the records due now after it, then
-        wait on the clock for the next one, handing it the record it waits for (no re-read, no flag)."""
+    def deliver(self, due=None) -> None:
+        """Deliver the records due now, then wait on the clock for the next one. `due`: the index of the record whose
+        wait ran out (None at the start): delivered without asking the clock again, and no flag kept for it (the
+        index, not the record, waits in the clock's queue: a run cut at a horizon keeps no record there)."""
         env, records, progress, check = self.env, self.records, self.progress, self.check
         count, i = len(records), self.arrived
         while i < count:   # (none left, or released: a call queued at a horizon delivers nothing)
-            if rec is None:
-                rec = records[i]
+            rec = records[i]
+            if due is None:
                 delay = rec.request.arrival_s - env.now
                 if delay > 0:   # (Clock.at, inlined: once per request; now + delay as SimPy adds it)
-                    heappush(env.queue, (env.now + delay, NORMAL, next(env.eids), self.deliver, rec))
+                    heappush(env.queue, (env.now + delay, NORMAL, next(env.eids), self.deliver, i))
                     return
             self.cluster.arrive(rec)
             self.arrived = i = i + 1
@@ -41,7 +42,7 @@ class OpenLoop:
                 progress(i - 1, count)
             if check is not None and i % self.every == 0:
                 check(records, i, env.now)
-            rec = None
+            due = None
 
     def answered(self, _rec) -> None:
         """A request finished (cluster.on_finish under a watch): the watch looks again every `every` of them."""
