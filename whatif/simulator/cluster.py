@@ -90,6 +90,8 @@ class Cluster:
             mixed = [_replica(env, i, "mixed", decode_times, sched, self.log, self) for i in range(cl.replicas)]
             self.entry = self.decode = Router(cl.router, mixed)
             self.replicas = mixed
+        # the pool's one replica, which takes every request (Router.pick's answer), else None
+        self.single = self.entry.replicas[0] if len(self.entry.replicas) == 1 else None
 
     def rejection(self, r: Request) -> str:
         """Why a request can never be served here ('' when it can)."""
@@ -128,8 +130,10 @@ class Cluster:
                 e, inf = self.entry_scheduler, float("inf")
                 budget = e.token_budget if e.whole_prompts_beside_decodes else inf
                 self.limits = (min(self.fits[0], budget), min(self.window, self.fits[1] + 1))
-        entry = self.entry
-        (entry.replicas[0] if len(entry.replicas) == 1 else entry.pick(r.prefix_id)).submit(Seq(rec))
+        if self.single is not None:
+            self.single.submit(Seq(rec))
+        else:
+            self.entry.pick(r.prefix_id).submit(Seq(rec))
 
     def hand_on(self, seq: Seq) -> None:
         self.decode.pick(seq.req.prefix_id).hand_in(seq)

@@ -9,6 +9,9 @@ keep a finished run's records in a reference cycle, freed only by the collector 
 from __future__ import annotations
 
 from collections.abc import Callable
+from heapq import heappush
+
+from .clock import NORMAL
 
 
 class OpenLoop:
@@ -18,28 +21,28 @@ class OpenLoop:
         self.progress, self.step = progress, max(1, len(records) // 100)
         self.check, self.every = check, every   # certain_miss.watch's check, every `every` arrivals and finishes
         self.arrived = 0        # records delivered so far (the first `arrived`)
-        self.waited = False     # the next record's wait has run out
         self.finished = 0       # requests finished (counted only under a watch)
 
-    def deliver(self, _arg=None) -> None:
-        """Deliver the records due now, then wait on the clock for the next one."""
+    def deliver(self, due=None) -> None:
+        """Deliver the records due now, then wait on the clock for the next one. `due`: the index of the record whose
+        wait ran out (None at the start): delivered without asking the clock again, and no flag kept for it (the
+        index, not the record, waits in the clock's queue: a run cut at a horizon keeps no record there)."""
         env, records, progress, check = self.env, self.records, self.progress, self.check
-        count = len(records)
-        while self.arrived < count:
-            rec = records[self.arrived]
-            if not self.waited:
+        count, i = len(records), self.arrived
+        while i < count:   # (none left, or released: a call queued at a horizon delivers nothing)
+            rec = records[i]
+            if due is None:
                 delay = rec.request.arrival_s - env.now
-                if delay > 0:
-                    self.waited = True
-                    env.at(delay, self.deliver)
+                if delay > 0:   # (Clock.at, inlined: once per request; now + delay as SimPy adds it)
+                    heappush(env.queue, (env.now + delay, NORMAL, next(env.eids), self.deliver, i))
                     return
-            self.waited = False
             self.cluster.arrive(rec)
-            self.arrived += 1
-            if progress and (self.arrived - 1) % self.step == 0:
-                progress(self.arrived - 1, count)
-            if check is not None and self.arrived % self.every == 0:
-                check(records, self.arrived, env.now)
+            self.arrived = i = i + 1
+            if progress and (i - 1) % self.step == 0:
+                progress(i - 1, count)
+            if check is not None and i % self.every == 0:
+                check(records, i, env.now)
+            due = None
 
     def answered(self, _rec) -> None:
         """A request finished (cluster.on_finish under a watch): the watch looks again every `every` of them."""

@@ -87,7 +87,7 @@ class Replica:
 
     def submit(self, seq: Seq) -> None:
         self.outstanding += 1
-        if self.role != "prefill":
+        if not self.hands_on:   # (role != "prefill")
             seq.rec.replica = self.index
         if self.skipper is not None and not self.idle:
             self.inbox.append(seq)   # a busy engine reads it at its next poll

@@ -262,7 +262,7 @@ class Scheduler(Admission, DecodingSet):
     def _emit(self, s: Seq, end: float) -> None:
         """The prefill of `s` computed its last token: a token comes out."""
         rec = s.rec
-        if not (s.generated == 0 and s.req.output > 1 and self.hooks.hands_on):   # (a prefill pool's first token
+        if not (self.hooks.hands_on and s.generated == 0 and s.req.output > 1):   # (a prefill pool's first token
             emitted = rec.emitted                       # reaches the client from the decode pool, with the KV)
             emitted.pieces.append((end, 1))             # (TokenTimes.add, inlined: once per request)
             emitted.count += 1
@@ -273,7 +273,7 @@ class Scheduler(Admission, DecodingSet):
             self._finish(s, end)
             return
         s.total += 1
-        if s.generated == 1 and self.hooks.hands_on and self.hooks.first_token(s, self):   # (only a prefill pool's)
+        if self.hooks.hands_on and s.generated == 1 and self.hooks.first_token(s, self):   # (only a prefill pool's)
             s.in_running = False
             self._unreserve(s)   # handed to the decode pool, which sets its own aside
             self.left.append(s)
@@ -298,7 +298,7 @@ class Scheduler(Admission, DecodingSet):
             bm.free += s.blocks
             if bm.free > bm.num_blocks:
                 raise RuntimeError("released more KV blocks than allocated")   # a scheduler bug
-            s.blocks, s.shared = 0, []
+            s.blocks = 0   # (s.shared is empty already)
             s.in_running = False
         self.left.append(s)
         self.hooks.finished(s)

@@ -15,8 +15,8 @@ class Seq:
 
     def __init__(self, rec: Record):
         self.rec = rec
-        self.req = rec.request
-        self.total = self.req.prompt    # prompt + generated tokens
+        self.req = req = rec.request
+        self.total = req.prompt         # prompt + generated tokens
         self.computed = 0               # tokens with KV in the cache
         self.generated = 0
         self.blocks = 0                 # private KV blocks held
