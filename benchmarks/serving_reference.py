@@ -1878,6 +1878,13 @@ def _sglang_build(row: dict) -> str:
 # 2026-02-05) is a patch release off v0.5.8 (its wheel lacks main's late-January PRs, e.g. #17789 Kimi-K2.5), so the
 # fix is in it only if cherry-picked (not found). The release's own cuDNN check skips non-multimodal models (DeepSeek
 # passes either way). On, the two scored rows move x0.06 -> x1.04 / x1.25 (docs/accuracy.md 70 J).
+# Session 70 AA (docs/accuracy.md): the version gate above only orders the backends. mm_fp4(backend="auto") runs every
+# backend's requirement check on each call (flashinfer 0.6.1 utils.py:1076-1096, 1141-1146), and the cuDNN one builds
+# the graph and queries heuristics A+B at any cuDNN >= 9.10.2 (gemm_base.py:2418-2475), keyed by functools.cache on
+# the exact shapes AND the `alpha` tensor (:2470; Tensor.__hash__ is id), i.e. per NVFP4 linear layer: 183 a
+# DeepSeek-R1 rank (61 o_proj, 3x2 dense, 58x2 shared expert; EP>1 disables shared-expert fusion, deepseek_v2.py
+# :2855). At 9.13 (CUTLASS runs) no plan is compiled, so PR #2545's 262 ms (graph + build_plans) is not its price;
+# the graph + heuristics price per graph on sm100 is not published (J's 1.31 s = 183 x 7.2 ms). Still OFF.
 FP4_CUDNN_PLANS_MAPPED = False
 FP4_CUDNN_RECIPES = ("b200-fp4/1k1k.yaml stp_maxtpt[0]", "b200-fp4/1k1k.yaml stp_maxtpt[1]")   # prefill backend unset
 FP4_CUDNN_RELEASES = ("0.5.8.post1",)   # read at the release (PyPI wheel) with its pinned flashinfer 0.6.1
