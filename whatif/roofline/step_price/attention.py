@@ -19,7 +19,7 @@ from .. import kernel_timing
 from ..attention import DECODE_MAX_QUERIES
 from ..kernel_models.decode_attention import SPLIT_TOKENS
 from ..kernel_models.elementwise import Floats, plain
-from ..kernel_models.prefill_attention import BK, BQ, exp_seconds
+from ..kernel_models.prefill_attention import BK, BQ, d_split, exp_seconds
 from ...specs.op_kinds import OpRole
 from ..op_shapes import AttentionShape
 from ..ops import OpClass
@@ -213,8 +213,8 @@ class PrefillTiles:
         self.sms, self.p = c.sms, p
         self.kv_heads, self.d = float(kv_heads), float(d)
         self.group = float(heads) / float(kv_heads)
-        self.t_pair = max(4.0 * BQ * BK * self.d / (peak / c.sms * p.compute_eff), p.tile_s,
-                          exp_seconds(c.clock, Floats))
+        mma_flops = 2.0 * BQ * BK * self.d * (d_split(self.d, Floats) + 1.0)   # as _prefill_parts (wide heads)
+        self.t_pair = max(mma_flops / (peak / c.sms * p.compute_eff), p.tile_s, exp_seconds(c.clock, Floats))
         self.width = float(heads) * 4.0 + self.kv_heads * 4.0 + self.kv_heads * 2.0 * kv_bytes
         self.bandwidth = c.hbm_bw * p.mem_eff
 
