@@ -92,7 +92,7 @@ def test_decode_tiles_are_kernel_timings_decode_terms():
     gpu = sc.resolve()[1].gpu
     c, _, p = kernel_timing.attention_fits(gpu, sc.resolve()[3].engine, "bf16", 32, 8)
     for heads, kv_heads, d, kv_bytes in ((32, 8, 128, 2.0), (64, 8, 128, 1.0), (16, 16, 64, 2.0), (28, 4, 128, 2.0),
-                                        (32, 4, 512, 2.0)):   # (512: two output passes a query tile)
+                                        (32, 4, 512, 2.0)):   # (Gemma 4's global heads)
         tiles = DecodeTiles(heads, kv_heads, d, kv_bytes, c.hbm_bw, c.sms, p)
         for _ in range(500):
             b = rng.randint(1, 600)
