@@ -435,3 +435,17 @@ def test_prefill_tile_pair_is_never_faster_than_its_exponentials():
     assert t64 > 1.1 * t64_no
     t128 = prefill_attention_time(1, 8192, 64, 8, 128, "bf16", "bf16", b200, fast)
     assert t128 == pytest.approx(prefill_attention_time(1, 8192, 64, 8, 128, "bf16", "bf16", no_clock, fast))
+
+
+def test_wide_heads_recompute_scores_per_output_pass():
+    """A 512-wide head's fp32 output tile (128 x 512) fills a SM's 256 KiB accumulator storage, so the kernel
+    splits the output over two CTAs a query tile, each recomputing QK^T: a compute-bound prefill does 1.5x the
+    4*BQ*BK*d work of a head that fits, a latency-bound one (fewer CTAs than SMs) waits on one pass, 0.75x a
+    whole pair; heads up to 384 wide are priced as before."""
+    from whatif.roofline.kernel_models.prefill_attention import d_split
+    assert [d_split(d) for d in (64, 128, 256, 384, 512)] == [1.0, 1.0, 1.0, 1.0, 2.0]
+    def ratio(batch, seq):
+        t256, t512 = (prefill_attention_time(batch, seq, 32, 4, d, "bf16", "bf16", H100, P) for d in (256, 512))
+        return t512 / t256
+    assert 2.9 < ratio(1, 32768) <= 3.0   # 2x the width, 1.5x the work per width
+    assert ratio(1, 128) < 1.5            # one short query tile: its pass, not the grid, sets the time

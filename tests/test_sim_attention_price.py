@@ -64,7 +64,7 @@ def test_lean_attention_seconds_equal_kernel_timing_bit_for_bit(sc):
 
 def test_prefill_tiles_are_the_models_terms_on_plain_floats():
     """PrefillTiles (the prefill model with its per-op factors resolved once) is _prefill_parts(Floats, ...)
-    to the bit, over GQA and MHA shapes, bf16 and fp8 caches."""
+    to the bit, over GQA and MHA shapes, bf16 and fp8 caches, and a head wide enough to split (d_split)."""
     from whatif.roofline.kernel_models.elementwise import Floats
     from whatif.roofline.kernel_models.prefill_attention import _prefill_parts
     from whatif.roofline.step_price.attention import PrefillTiles
@@ -73,7 +73,8 @@ def test_prefill_tiles_are_the_models_terms_on_plain_floats():
     gpu = sc.resolve()[1].gpu
     fits = kernel_timing.attention_fits(gpu, sc.resolve()[3].engine, "bf16", 32, 8)
     small = kernel_timing.parts_ceilings(fits[0].hbm_bw, fits[0].sms)
-    for heads, kv_heads, d, kv_bytes in ((32, 8, 128, 2.0), (64, 8, 128, 1.0), (16, 16, 64, 2.0), (28, 4, 128, 2.0)):
+    for heads, kv_heads, d, kv_bytes in ((32, 8, 128, 2.0), (64, 8, 128, 1.0), (16, 16, 64, 2.0), (28, 4, 128, 2.0),
+                                        (32, 4, 512, 2.0)):   # (512: two output passes a query tile)
         peak = fits[0].peak_flops("bf16")
         tiles = PrefillTiles(heads, kv_heads, d, kv_bytes, peak, small, fits[1])
         for _ in range(500):
@@ -90,7 +91,8 @@ def test_decode_tiles_are_kernel_timings_decode_terms():
     sc = Scenario()
     gpu = sc.resolve()[1].gpu
     c, _, p = kernel_timing.attention_fits(gpu, sc.resolve()[3].engine, "bf16", 32, 8)
-    for heads, kv_heads, d, kv_bytes in ((32, 8, 128, 2.0), (64, 8, 128, 1.0), (16, 16, 64, 2.0), (28, 4, 128, 2.0)):
+    for heads, kv_heads, d, kv_bytes in ((32, 8, 128, 2.0), (64, 8, 128, 1.0), (16, 16, 64, 2.0), (28, 4, 128, 2.0),
+                                        (32, 4, 512, 2.0)):   # (Gemma 4's global heads)
         tiles = DecodeTiles(heads, kv_heads, d, kv_bytes, c.hbm_bw, c.sms, p)
         for _ in range(500):
             b = rng.randint(1, 600)

@@ -24,6 +24,14 @@
   (the whole grid spread over the SMs, or the longest query tile when there are fewer CTAs than
   SMs; kernels split a long key range over up to kv_splits CTAs (split-KV), fitted).
   The fixed costs make efficiency grow with L: short prefills are overhead-bound.
+  Wide heads (d_split): a CTA's fp32 accumulators, the 128-row output tile (BQ x d) beside one score tile
+  (BQ x BK), live in 256 KiB a SM (Blackwell's tensor memory, 512 fp32 columns of 128 lanes; Hopper's
+  and Ampere's register file, 64K 32-bit registers). Past that (d > 384: Gemma 4's 512) the output is
+  split over n = d_split(d) CTAs per query tile, each recomputing the full QK^T and its d/n of PV: a
+  pass's pair is 2*BQ*BK*d*(1 + 1/n) of MMA work (0.75x a whole pair at n 2), the grid n times the CTAs
+  (1.5x the work). Sources: FlashAttention PR #2447 (SM100's TMEM "limited to 512 FP32 columns": at
+  d 256 the output accumulators alone fill it, hence split-D), PR #2431 (dense 512 on B200 needs more
+  than V/O chunking); vLLM's fa_utils promotes FA3 to FA4 on Hopper above 256 (FA2/FA3 stop at 256).
 - t_m = B*L*(H*d*2*2 + Hkv*d*2*2 + Hkv*d*2*kv) / (HBM * mem_eff): Q read and O written (bf16),
   K and V read once (bf16, GQA: Hkv heads), and the KV-cache write of every token in the KV dtype.
 - t_tok = token_s * B*L / SMs: a fixed cost per token (the KV-cache write runs one CTA per token
@@ -37,6 +45,12 @@ from .params import DTYPE_BYTES, Ceilings, PrefillParams, ceilings, combine
 
 BQ = BK = 128
 EXP_PER_CLK = 16.0   # exp2 results per clock per SM (CUDA C++ Programming Guide, compute capability 8.x-10.0)
+ACC_COLUMNS = 512.0   # fp32 accumulator columns a SM holds for 128 rows: 256 KiB (B200 TMEM; H100/A100 register file)
+
+
+def d_split(head_dim, xp=Arrays):
+    """Passes over the output width a tile needs: 1 while its BQ x d output and BQ x BK scores fit ACC_COLUMNS."""
+    return xp.maximum(xp.ceil((xp.asfloat(head_dim) + BK) / ACC_COLUMNS), 1.0)
 
 
 def tile_pairs(seq, group, window, xp=Arrays):
@@ -69,9 +83,11 @@ def _prefill_parts(xp, batch, seq, heads, kv_heads, head_dim, kv_bytes, window, 
     sms = c.sms
     batch, seq, heads, kv_heads, head_dim = (xp.asfloat(x) for x in (batch, seq, heads, kv_heads, head_dim))
     nq, mean_k, nk_max = tile_pairs(seq, heads / kv_heads, window, xp)
-    t_pair = xp.maximum(4.0 * BQ * BK * head_dim / (peak / sms * p.compute_eff), p.tile_s)
+    n = d_split(head_dim, xp)
+    mma_flops = 2.0 * BQ * BK * head_dim * (1.0 + 1.0 / n)   # one pass: QK^T whole, PV over d/n
+    t_pair = xp.maximum(mma_flops / (peak / sms * p.compute_eff), p.tile_s)
     t_pair = xp.maximum(t_pair, exp_seconds(c.clock, xp))
-    grid = batch * kv_heads * nq * (p.cta_s + mean_k * t_pair) / sms
+    grid = batch * kv_heads * nq * n * (p.cta_s + mean_k * t_pair) / sms
     t_c = xp.maximum(grid, p.cta_s + nk_max * t_pair / p.kv_splits)
     nbytes = batch * seq * head_dim * (heads * 4.0 + kv_heads * 4.0 + kv_heads * 2.0 * kv_bytes)
     t_m = nbytes / (c.hbm_bw * p.mem_eff)

@@ -19,7 +19,7 @@ from .. import kernel_timing
 from ..attention import DECODE_MAX_QUERIES
 from ..kernel_models.decode_attention import SPLIT_TOKENS
 from ..kernel_models.elementwise import Floats, plain
-from ..kernel_models.prefill_attention import BK, BQ, exp_seconds
+from ..kernel_models.prefill_attention import BK, BQ, d_split, exp_seconds
 from ...specs.op_kinds import OpRole
 from ..op_shapes import AttentionShape
 from ..ops import OpClass
@@ -213,8 +213,9 @@ class PrefillTiles:
         self.sms, self.p = c.sms, p
         self.kv_heads, self.d = float(kv_heads), float(d)
         self.group = float(heads) / float(kv_heads)
-        self.t_pair = max(4.0 * BQ * BK * self.d / (peak / c.sms * p.compute_eff), p.tile_s,
-                          exp_seconds(c.clock, Floats))
+        self.passes = d_split(self.d, Floats)   # CTAs per query tile (wide heads), as _prefill_parts
+        mma_flops = 2.0 * BQ * BK * self.d * (1.0 + 1.0 / self.passes)
+        self.t_pair = max(mma_flops / (peak / c.sms * p.compute_eff), p.tile_s, exp_seconds(c.clock, Floats))
         self.width = float(heads) * 4.0 + self.kv_heads * 4.0 + self.kv_heads * 2.0 * kv_bytes
         self.bandwidth = c.hbm_bw * p.mem_eff
 
@@ -227,7 +228,7 @@ class PrefillTiles:
         if not nk:   # (Floats.where evaluates the windowed branch too, whose 0/0 raises then)
             raise ZeroDivisionError("no key tiles")
         mean_k = (nk + 1) / 2.0     # (no window: w = inf is never below nk)
-        grid = batch * self.kv_heads * nq * (p.cta_s + mean_k * self.t_pair) / sms
+        grid = batch * self.kv_heads * nq * self.passes * (p.cta_s + mean_k * self.t_pair) / sms
         t_c = max(grid, p.cta_s + nk * self.t_pair / p.kv_splits)
         t_m = batch * seq * self.d * self.width / self.bandwidth
         return t_c, t_m, p.floor_s + p.token_s * batch * seq / sms
