@@ -168,7 +168,8 @@ def aggregated(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
         own = p.prefill_s
         if space.slo.ttft_s is None or p.prefill_s > space.slo.ttft_s:
             ranks = p.key.attention_dp
-            loop = loop_ttft_s(-(-pt.batch // ranks), space.prompt, p.loop_budget, pt.ttft_s, p.prefill_first)
+            loop = loop_ttft_s(-(-pt.batch // ranks), space.prompt, p.loop_budget, pt.ttft_s, p.prefill_first,
+                               p.front_s, ranks)
             own = ttft = max(p.prefill_s, loop)     # (never below a lone prompt's)
         # the cycle e2e(B) less the first token's share is the decode's (the other prompts' passes in it)
         tpot = _exact_ties((pt.e2e_s - own) / (osl - 1)) if osl > 1 else 0.0
