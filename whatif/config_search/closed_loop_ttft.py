@@ -1,7 +1,7 @@
 """A replica's TTFT at full load: a closed loop of B clients (the search's operating point without a TTFT target),
 as the simulator serves it (simulator/closed_loop.py), not a lone prompt's prefill.
 
-Model (stated; tests/test_search_loop_ttft.py checks it against the simulator's closed loop without a front end):
+Model (stated; tests/test_search_loop_ttft.py checks it against the simulator's closed loop through its front end):
 the B clients start together and, at fixed lengths, stay in groups: the prompts one prefill pass completes
 together decode together and are sent again together. A group of prompts is what one pass of the engine's token
 budget C holds (n = C // prompt whole prompts, a rank's share under attention DP; a prompt above C is a group of its
