@@ -4,9 +4,9 @@ Steady-state model (assumed, as aiconfigurator's; `--simulate-top` re-checks it 
 - aggregated (continuous batching, B = max running sequences per replica): a replica serves B * output tokens per
   e2e(B) (the estimate: B prompts' prefill passes, then output - 1 decode steps at B). At full load (a closed loop
   of B clients) a request's TTFT is the closed loop's (closed_loop_ttft.py: the prompts that come back together
-  wait for the engine's prefill passes); under a TTFT target, its own prefill (the batch-1 estimate) plus its
-  queueing (below). Its remaining output - 1 tokens take the rest of the cycle: TPOT = (e2e(B) - that own TTFT) /
-  (output - 1), the other requests' prefills in it.
+  wait for the engine's prefill passes, from the send through the front end); under a TTFT target, its own
+  prefill (the batch-1 estimate) plus its queueing (below). Its remaining output - 1 tokens take the rest of the
+  cycle: TPOT = (e2e(B) - that own TTFT) / (output - 1), the other requests' prefills in it.
 - disaggregated xPyD: x prefill replicas each prefill one prompt per attention-DP rank at a time (x / ttft(1)
   requests/s at one rank; evaluate.prefill_pool_rps: the ranks side by side, within SGLang's send slots); the KV goes
   to a decode replica over the link between the pools; y decode replicas each hold B sequences for output - 1
@@ -168,7 +168,8 @@ def aggregated(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
         own = p.prefill_s
         if space.slo.ttft_s is None or p.prefill_s > space.slo.ttft_s:
             ranks = p.key.attention_dp
-            loop = loop_ttft_s(-(-pt.batch // ranks), space.prompt, p.loop_budget, pt.ttft_s, p.prefill_first)
+            loop = loop_ttft_s(-(-pt.batch // ranks), space.prompt, p.loop_budget, pt.ttft_s, p.prefill_first,
+                               p.front_s, ranks)
             own = ttft = max(p.prefill_s, loop)     # (never below a lone prompt's)
         # the cycle e2e(B) less the first token's share is the decode's (the other prompts' passes in it)
         tpot = _exact_ties((pt.e2e_s - own) / (osl - 1)) if osl > 1 else 0.0

@@ -63,6 +63,7 @@ class ReplicaProfile:
     prefill_rows_held: bool = False     # a prefill server keeps each prompt's row until its KV is sent (prefill_rows)
     loop_budget: int = DEFAULT_CHUNKS[0]   # a rank's prefill tokens a step (closed_loop_ttft.py)
     prefill_first: bool = False         # its engine prefills alone while decodes wait (closed_loop_ttft.py)
+    front_s: float = 0.0                # its server front end's time a request at the space's prompt (engine spec)
     estimates: int = 0                  # full roofline estimates run (not the prefill-only reuses)
     pruned: tuple[int, ...] = ()        # batches that fit but were not priced: dominated (prune.py)
 
@@ -165,6 +166,7 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
                            prefill_rows_held=setup.parallel.attention_dp == 1 and holds_rows(setup, "prefill", None),
                            loop_budget=rank_limit(engine, chunk, key.attention_dp),
                            prefill_first=prefills_first(engine),
+                           front_s=engine.frontend.seconds(space.prompt) if engine is not None else 0.0,
                            estimates=1 + sum(p.batch != 1 for p in points)), (setup, memory))
 
 
