@@ -170,6 +170,7 @@ SIBLING_IDS = [
     ("zai-org/GLM-4.7-Flash", "glm-4.7-flash", "h100-sxm", 1, (), False),   # session 70 M: glm4_moe_lite
     ("google/gemma-4-31B-it", "gemma-4-31b", "h100-sxm", 2, (), False),   # session 70 S: gemma4, printed config
     ("zai-org/GLM-5.2", "glm-5.2", "b200", 8, ("--quantization", "fp8-block"), False),   # IndexShare; bf16: a flag
+    ("moonshotai/Kimi-Linear-48B-A3B-Instruct", "kimi-linear-48b-a3b", "h100-sxm", 2, (), False),   # session 70 Z
 ]
 
 

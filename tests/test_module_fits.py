@@ -182,3 +182,13 @@ def test_glm52_index_share_layers_take_the_dsa_module_fit_less_its_indexer():
     assert shared < fit
     glm5 = estimate(**dict(kw, model="glm-5"))
     assert fitted.tpot_s < glm5.tpot_s
+
+
+def test_kimi_delta_attention_is_not_priced_by_the_gdn_fits():
+    """The gdn_perf tables time FLA's GDN kernels, not chunk_kda / fused_recurrent_kda: KDA keeps its kernels."""
+    kw = dict(model="kimi-linear-48b-a3b", hardware="dgx-b200", kernel_engine="sglang", tp=2, batch=64, prompt=1024,
+              output=64, with_max_batch=False)
+    e, kernels = estimate(**kw), estimate(**kw, module_fits=False)
+    op = next(t for t in e.decode.op_times if t.op.name == "kimi_delta_attention")
+    mine = next(t for t in kernels.decode.op_times if t.op.name == "kimi_delta_attention")
+    assert op.time_s == mine.time_s and "GDN kernel fit" not in op.op.formula

@@ -109,7 +109,8 @@ def gdn_decode_seconds(setup, batch: ForwardBatch) -> dict | None:
     leave-one-GPU-out errors beat the forward pass's kernels on the same rows (docs/accuracy.md)."""
     model, eff, par = setup.model, setup.efficiency, setup.parallel
     la = model.linear_attention
-    if la is None or model.mamba is not None or la.state_dtype != "fp32" or not _fits_apply(eff):   # the tables' state
+    # the tables' state is fp32; they time GDN's kernels, not KDA's (fused_recurrent_kda / chunk_kda): not mapped
+    if la is None or model.mamba is not None or la.state_dtype != "fp32" or la.gate != "head" or not _fits_apply(eff):
         return None
     shape = mla_decode_shape(batch, par.attention_dp)
     if shape is None:
@@ -129,8 +130,8 @@ def gdn_prefill_seconds(setup, batch: ForwardBatch) -> dict | None:
     one (its chunks set the serial state pass; the tokens the parallel work)."""
     model, eff, par = setup.model, setup.efficiency, setup.parallel
     la = model.linear_attention
-    if la is None or model.mamba is not None or la.state_dtype != "fp32" or not _fits_apply(eff) \
-            or batch.verify or any(q < 2 for q, _, _ in batch.groups):
+    if la is None or model.mamba is not None or la.state_dtype != "fp32" or la.gate != "head" \
+            or not _fits_apply(eff) or batch.verify or any(q < 2 for q, _, _ in batch.groups):
         return None
     local = batch.split(par.attention_dp)
     longest, tokens = max(q for q, _, _ in local.groups), local.tokens
