@@ -184,7 +184,7 @@ def priced_modules(times: tuple, setup, batch: ForwardBatch) -> tuple[tuple, dic
     if fit_s is None:
         return times, {}
     roles = DSA_MODULE_ROLES if setup.model.indexer is not None else MLA_MODULE_ROLES
-    mine = [t for t in times if graph_role(t.op) in roles]
+    mine = [t for t in times if _in_module(t.op, roles)]
     per_layer: dict[int, float] = {}
     for t in mine:   # layers of the same count run the same module (one instance each)
         per_layer[t.op.count] = per_layer.get(t.op.count, 0.0) + t.time_s
@@ -196,8 +196,14 @@ def priced_modules(times: tuple, setup, batch: ForwardBatch) -> tuple[tuple, dic
         if not scale:
             return times, {}
     times = tuple(_scaled(t, scale[t.op.count], "with its attention module to the module fit")
-                  if graph_role(t.op) in roles else t for t in times)
-    return times, module_gap_shares([t for t in times if graph_role(t.op) in roles])
+                  if _in_module(t.op, roles) else t for t in times)
+    return times, module_gap_shares([t for t in times if _in_module(t.op, roles)])
+
+
+def _in_module(op, roles) -> bool:
+    """An op of the MLA / DSA module: its role, and not a recurrent layer's (Kimi-Linear's KDA layers sit between its
+    MLA layers; their output projection shares o_proj's role but runs no MLA module: recurrent.recurrent_block)."""
+    return graph_role(op) in roles and not op.name.startswith("mixer_")
 
 
 def _index_share_scales(mine: list, scale: dict[int, float]) -> dict[int, float]:
