@@ -6,6 +6,9 @@ score-correction biases, Qwen3-Next's shared-expert gate weights (hidden_size a 
 MoESpec.shared_expert_gate), Qwen3-VL's DeepStack mergers, multi-token-prediction modules
 (`num_nextn_predict_layers`, `mtp_*`: used only for speculative decoding). A llama4 config without a
 `vision_config` has no encoder counted.
+
+Long because: one small reader per family (27 model types) beside the helpers several share (_dense_lead,
+_index_share, nested_text); split by family they would import each other.
 """
 from __future__ import annotations
 
