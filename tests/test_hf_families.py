@@ -269,7 +269,8 @@ def test_kimi_linear_reads_as_the_shipped_profile_and_counts_the_checkpoints_ten
 @pytest.mark.parametrize("change, field", [
     ({"linear_attn_config": {**KIMI_LINEAR["linear_attn_config"], "kda_layers": [1, 2, 3]}}, "full_attn_layers"),
     ({"layer_types": ["full_attention"] * 26}, "layer_types"),
-    ({"mlp_layer_types": ["sparse", "dense"] + ["sparse"] * 25}, "mlp_layer_types")])
+    ({"mlp_layer_types": ["sparse", "dense"] + ["sparse"] * 25}, "mlp_layer_types"),
+    ({"linear_attn_config": None}, "linear_attn_config")])
 def test_kimi_linear_refuses_a_layer_plan_it_cannot_place(tmp_path, change, field):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({**KIMI_LINEAR, **change}))

@@ -184,6 +184,8 @@ def kimi_linear(c: HFConfig) -> dict:
     raw.update(n_routed_experts=raw.get("num_experts"), num_experts_per_tok=raw.get("num_experts_per_token"),
                n_shared_experts=raw.get("num_shared_experts"))
     k = HFConfig(raw, c.path, c.model_type, c.prefix)
+    if k.sub("linear_attn_config") is None:
+        raise k.unsupported("linear_attn_config", "whatif reads KDA's heads, head_dim, conv kernel and layers from it")
     d = deepseek(k)
     d["moe"]["first_dense_layers"] = _dense_lead(k, d["num_layers"])
     d["position"] = "none" if k.flag("mla_use_nope", False) else "rope"
