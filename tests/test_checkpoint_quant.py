@@ -203,6 +203,23 @@ def test_session_70_m_fp8_sections_keep_no_class_16_bit(monkeypatch, tmp_path):
     assert g51 == g5 and len(g51["modules_to_not_convert"]) == 712
 
 
+def test_glm_5_2_fp8_keeps_indexer_entries_only_on_its_indexer_layers(monkeypatch, tmp_path):
+    """Session 70 Z: GLM-5.2-FP8's 541 entries are GLM-5.1-FP8's 712 less the indexer k_norm / k_norm.bias /
+    indexers_proj of the 57 layers that reuse another layer's top-k (IndexShare); no class is left 16-bit."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    p = scenario_from_inputs(None, {"model": "zai-org/GLM-5.2-FP8"}).precision
+    assert (p.quantization, p.kv, tuple(p.modules)) == ("fp8-block", "bf16", ())
+    g52 = json.loads((SHIPPED / "zai-org--GLM-5.2-FP8.json").read_text())["quantization_config"]
+    g51 = json.loads((SHIPPED / "zai-org--GLM-5.1-FP8.json").read_text())["quantization_config"]
+    owners = {0, 1, 2, *range(6, 78, 4), 78}
+    indexer = {f"model.layers.{i}.self_attn.{n}" for i in range(79) if i not in owners
+               for n in ("indexer.k_norm", "indexer.k_norm.bias", "indexers_proj")}
+    assert len(g52["modules_to_not_convert"]) == len(set(g52["modules_to_not_convert"])) == 541
+    assert set(g52["modules_to_not_convert"]) == set(g51["modules_to_not_convert"]) - indexer
+    assert {k: v for k, v in g52.items() if k != "modules_to_not_convert"} == \
+        {k: v for k, v in g51.items() if k != "modules_to_not_convert"}
+
+
 def test_gated_deltanet_in_proj_ba_alone_does_not_make_attention_16_bit():
     """Qwen3-Next's FP8 release keeps each DeltaNet layer's in_proj_ba ([64, 2048]) bf16 beside an FP8 in_proj_qkvz
     ([12288, 2048]): the 64 gate rows do not carry the attention class; in_proj_qkvz kept 16-bit does."""

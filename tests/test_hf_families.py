@@ -225,3 +225,54 @@ def test_glm52_refuses_a_schedule_it_would_not_build_as_vllm_does(tmp_path, chan
     path.write_text(json.dumps({**GLM52, **change}))
     with pytest.raises(WhatifError, match=f"field '{field}'"):
         spec_from_hf_config(path)
+
+
+# Kimi-Linear-48B-A3B-Instruct's config as printed whole (gogongxt/python scripts/models/kimi_linear_48b_a3b_instruct.md
+# @d2644104, KimiLinearConfig repr, transformers 5.7.0): the fields the kimi_linear reader reads
+KIMI_LINEAR = dict(model_type="kimi_linear", first_k_dense_replace=1, head_dim=72, hidden_size=2304,
+                   intermediate_size=9216, kv_lora_rank=512,
+                   linear_attn_config=dict(full_attn_layers=[4, 8, 12, 16, 20, 24, 27], head_dim=128,
+                                           kda_layers=[1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22,
+                                                       23, 25, 26], num_heads=32, short_conv_kernel_size=4),
+                   mla_use_nope=True, model_max_length=1048576, moe_intermediate_size=1024, moe_layer_freq=1,
+                   num_attention_heads=32, num_expert_group=1, num_experts=256, num_experts_per_token=8,
+                   num_hidden_layers=27, num_key_value_heads=32, num_nextn_predict_layers=0, num_shared_experts=1,
+                   q_lora_rank=None, qk_nope_head_dim=128, qk_rope_head_dim=64, tie_word_embeddings=False,
+                   v_head_dim=128, vocab_size=163840)
+
+
+def test_kimi_linear_reads_as_the_shipped_profile_and_counts_the_checkpoints_tensors(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(KIMI_LINEAR))
+    m = spec_from_hf_config(path)
+    assert architecture(m) == architecture(load_model("kimi-linear-48b-a3b"))
+    assert resolve_hf_id("moonshotai/Kimi-Linear-48B-A3B-Instruct") == ("profile", "kimi-linear-48b-a3b")
+    assert [i for i, s in enumerate(m.layers) if s.mixer == "full"] == [3, 7, 11, 15, 19, 23, 26]   # 1-indexed
+    assert m.position == "none" and m.moe.first_dense_layers == 1
+    # the report's 49,122,681,728 tensor elements: ours + 26 routers' score-correction biases (26 x 256)
+    assert m.total_params() + 26 * 256 == 49_122_681_728
+    # a KDA layer's tensors: q/k/v [4096, 2304], b [32, 2304], f_a / g_a [128, 2304], f_b / g_b [4096, 128], three
+    # convs [4096, 1, 4], A_log 32, dt_bias 4096 (per channel), o_norm 128, o_proj [2304, 4096]
+    kda = 3 * 4096 * 2304 + 32 * 2304 + 2 * 128 * 2304 + 2 * 4096 * 128 + 3 * 4096 * 4 + 32 + 4096 + 128 + 2304 * 4096
+    assert m.mixer_params(0) == kda == 39_514_272
+    # an MLA layer (no q LoRA): q [6144, 2304], kv_a [576, 2304], kv_a_layernorm 512, kv_b [8192, 512], o
+    assert m.mixer_params(3) == 6144 * 2304 + 576 * 2304 + 512 + 8192 * 512 + 2304 * 4096
+    # KV: 7 MLA layers x 576 latents x 2 B; state: 20 KDA layers x (32 x 128 x 128 fp32 + 3 convs x 3 x 4096 x 2 B)
+    assert m.cache_summary(2) == {"kv_bytes_per_token": 7 * 576 * 2.0, "windowed_kv_bytes_max": 0.0,
+                                  "state_bytes_per_sequence": 20 * (32 * 128 * 128 * 4 + 3 * 3 * 4096 * 2.0)}
+    # transformers' layer_types spelling reads the same
+    types = ["full_attention" if s.mixer == "full" else "linear_attention" for s in m.layers]
+    path.write_text(json.dumps({**KIMI_LINEAR, "layer_types": types}))
+    assert architecture(spec_from_hf_config(path)) == architecture(m)
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"linear_attn_config": {**KIMI_LINEAR["linear_attn_config"], "kda_layers": [1, 2, 3]}}, "full_attn_layers"),
+    ({"layer_types": ["full_attention"] * 26}, "layer_types"),
+    ({"mlp_layer_types": ["sparse", "dense"] + ["sparse"] * 25}, "mlp_layer_types"),
+    ({"linear_attn_config": None}, "linear_attn_config")])
+def test_kimi_linear_refuses_a_layer_plan_it_cannot_place(tmp_path, change, field):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**KIMI_LINEAR, **change}))
+    with pytest.raises(WhatifError, match=f"field '(linear_attn_config.)?{field}'"):
+        spec_from_hf_config(path)

@@ -128,3 +128,22 @@ def test_glm52_runs_its_indexer_on_21_layers_and_every_layer_attends_the_top_k()
     grow = stored_kv_bytes(m, par, BF16, NONE, 20_001) - stored_kv_bytes(m, par, BF16, NONE, 20_000)
     assert grow == 78 * 576 * 2 + 21 * 132                                  # latent replicated; keys on 21 layers
     assert g.total_params() - m.total_params() == 57 * m.indexer.params(6144, 2048)
+
+
+def test_kimi_delta_attention_is_gdns_recurrence_with_a_channel_gate_and_low_rank_gates():
+    """Kimi-Linear's KDA layers: GDN's state (32 heads x 128 x 128, fp32 as vLLM keeps it) read and written once a
+    decode step whatever the context; the decay gate is a key channel's (4,096 values a token, not 32); f_b / g_b
+    lift the rank-128 f_a / g_a outputs (split by TP, f_a / g_a replicated); no fused qkvzba split kernel."""
+    m = load_model("kimi-linear-48b-a3b")
+    par = Parallelism(tp=2)
+    near, far = (ops_by_role(m, ForwardBatch.decode(8, c), par) for c in (100, 8000))
+    kda, kda_far = near["linear_attention"][0], far["linear_attention"][0]
+    assert kda.name == "kimi_delta_attention" and kda.hbm_bytes == kda_far.hbm_bytes
+    state = 2 * 8 * 16 * 128 * 128 * 4                     # read + write, 8 sequences, 16 heads a GPU, fp32
+    io = 8 * (2 * 16 * 128 + 2 * 16 * 128 + 4096 / 2 + 16) * 2     # q, k, v, o, the channel gate, beta (bf16)
+    assert kda.hbm_bytes == pytest.approx(state + io)
+    names = [op.name for op in forward_ops(m, ForwardBatch.decode(8, 100), par, BF16)]
+    assert {"kda_f_b_proj", "kda_g_b_proj", "kda_gate"} <= set(names) and "mixer_split" not in names
+    gemm = {op.name: op for op in forward_ops(m, ForwardBatch.decode(8, 100), par, BF16)}
+    assert gemm["kda_f_b_proj"].flops == 2 * 8 * 128 * 4096 / 2
+    assert gemm["mixer_in_proj"].flops == 2 * 8 * 2304 * ((3 * 4096 + 32) / 2 + 2 * 128)

@@ -53,6 +53,9 @@ CARDS = {
     "gemma-4-31b": (30.7 * B, None, "total", 0.002, 81_920),
     # GLM-5's card (its architecture; GLM-5.2's own card not read); the indexer keys on 21 layers of 78 (IndexShare)
     "glm-5.2": (744 * B, 40 * B, "non-embedding", 0.02, 89_856 + 2_772),
+    # "48B-A3B" (the release's name; the card page not read): ours 49.12B = the checkpoint's tensors less router bias;
+    # only the 7 MLA layers grow (576 latents each), the 20 KDA layers keep a constant state
+    "kimi-linear-48b-a3b": (48 * B, 3 * B, "total", 0.03, 7 * 576 * 2),
 }
 
 

@@ -58,6 +58,12 @@ def test_ffn_types_and_moe_offsets_place_the_experts():
     ({"attention_k_eq_v": "yes"}, "attention_k_eq_v"),
     ({"global_head_dim": 512, "mla": {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
                                       "v_head_dim": 128}}, "needs GQA attention, not MLA"),
+    ({"layer_types": ["linear"], "linear_attention": {"key_heads": 2, "value_heads": 2, "key_head_dim": 8,
+                                                      "value_head_dim": 8, "gate": "vector"}},
+     "linear_attention.gate: 'vector' is not valid; valid: head, channel"),
+    ({"layer_types": ["linear"], "linear_attention": {"key_heads": 2, "value_heads": 2, "key_head_dim": 8,
+                                                      "value_head_dim": 8, "gate": "channel"}},
+     "gate_rank: a channel gate needs the rank"),
 ])
 def test_the_schema_refuses_a_layer_kind_without_what_it_needs(extra, match):
     with pytest.raises(WhatifError, match=match):

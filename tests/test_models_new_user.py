@@ -170,6 +170,7 @@ SIBLING_IDS = [
     ("zai-org/GLM-4.7-Flash", "glm-4.7-flash", "h100-sxm", 1, (), False),   # session 70 M: glm4_moe_lite
     ("google/gemma-4-31B-it", "gemma-4-31b", "h100-sxm", 2, (), False),   # session 70 S: gemma4, printed config
     ("zai-org/GLM-5.2", "glm-5.2", "b200", 8, ("--quantization", "fp8-block"), False),   # IndexShare; bf16: a flag
+    ("moonshotai/Kimi-Linear-48B-A3B-Instruct", "kimi-linear-48b-a3b", "h100-sxm", 2, (), False),   # session 70 Z
 ]
 
 
@@ -203,6 +204,7 @@ SHIPPED_ALIAS_QUANT = [
     ("zai-org/GLM-5.1-FP8", "h200-sxm", 8, "quantization fp8-block"),       # session 70 M
     ("zai-org/GLM-4.5-FP8", "h200-sxm", 8, "quantization fp8 "),
     ("Qwen/Qwen3-Next-80B-A3B-Instruct-FP8", "h100-sxm", 2, "quantization fp8-block"),
+    ("zai-org/GLM-5.2-FP8", "h200-sxm", 8, "quantization fp8-block"),       # session 70 Z
 ]
 
 

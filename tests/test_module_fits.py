@@ -182,3 +182,26 @@ def test_glm52_index_share_layers_take_the_dsa_module_fit_less_its_indexer():
     assert shared < fit
     glm5 = estimate(**dict(kw, model="glm-5"))
     assert fitted.tpot_s < glm5.tpot_s
+
+
+def test_kimi_delta_attention_is_not_priced_by_the_gdn_fits():
+    """The gdn_perf tables time FLA's GDN kernels, not chunk_kda / fused_recurrent_kda: KDA keeps its kernels."""
+    kw = dict(model="kimi-linear-48b-a3b", hardware="dgx-b200", kernel_engine="sglang", tp=2, batch=64, prompt=1024,
+              output=64, with_max_batch=False)
+    e, kernels = estimate(**kw), estimate(**kw, module_fits=False)
+    op = next(t for t in e.decode.op_times if t.op.name == "kimi_delta_attention")
+    mine = next(t for t in kernels.decode.op_times if t.op.name == "kimi_delta_attention")
+    assert op.time_s == mine.time_s and "GDN kernel fit" not in op.op.formula
+
+
+def test_the_mla_module_fit_leaves_kimi_linears_kda_layers_alone():
+    """Kimi-Linear's 20 KDA layers sit between 7 MLA layers: their output projection has o_proj's role but is no part
+    of an MLA module, so the MLA decode fit scales only the MLA layers' kernels (it once scaled the KDA out-projection
+    x14.8 to a whole MLA module's time)."""
+    kw = dict(model="kimi-linear-48b-a3b", hardware="h100-sxm", tp=2, batch=8, prompt=1024, output=64,
+              with_max_batch=False)
+    e, kernels = estimate(**kw), estimate(**kw, module_fits=False)
+    def op(est, name):
+        return next(t for t in est.decode.op_times if t.op.name == name)
+    assert op(e, "mixer_out_proj").time_s == op(kernels, "mixer_out_proj").time_s
+    assert "module fit" in op(e, "o_proj").op.formula and op(e, "o_proj").time_s != op(kernels, "o_proj").time_s

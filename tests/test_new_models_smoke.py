@@ -10,7 +10,8 @@ from whatif.specs.models import load_model
 
 NEW = sorted(CARDS)
 ONE_PER_MECHANISM = ["gpt-oss-20b", "deepseek-v3.2", "qwen3.5-35b-a3b", "nemotron-3-nano-30b-a3b", "llama-4-scout",
-                     "gemma-4-31b", "glm-5.2"]   # (gemma-4: full layers' own head shape; glm-5.2: IndexShare)
+                     "gemma-4-31b", "glm-5.2", "kimi-linear-48b-a3b"]
+# (gemma-4: full layers' own head shape; glm-5.2: IndexShare; kimi-linear: KDA's channel gate beside NoPE MLA)
 
 
 @pytest.mark.parametrize("name", NEW)

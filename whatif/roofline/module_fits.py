@@ -109,7 +109,8 @@ def gdn_decode_seconds(setup, batch: ForwardBatch) -> dict | None:
     leave-one-GPU-out errors beat the forward pass's kernels on the same rows (docs/accuracy.md)."""
     model, eff, par = setup.model, setup.efficiency, setup.parallel
     la = model.linear_attention
-    if la is None or model.mamba is not None or la.state_dtype != "fp32" or not _fits_apply(eff):   # the tables' state
+    # the tables' state is fp32; they time GDN's kernels, not KDA's (fused_recurrent_kda / chunk_kda): not mapped
+    if la is None or model.mamba is not None or la.state_dtype != "fp32" or la.gate != "head" or not _fits_apply(eff):
         return None
     shape = mla_decode_shape(batch, par.attention_dp)
     if shape is None:
@@ -129,8 +130,8 @@ def gdn_prefill_seconds(setup, batch: ForwardBatch) -> dict | None:
     one (its chunks set the serial state pass; the tokens the parallel work)."""
     model, eff, par = setup.model, setup.efficiency, setup.parallel
     la = model.linear_attention
-    if la is None or model.mamba is not None or la.state_dtype != "fp32" or not _fits_apply(eff) \
-            or batch.verify or any(q < 2 for q, _, _ in batch.groups):
+    if la is None or model.mamba is not None or la.state_dtype != "fp32" or la.gate != "head" \
+            or not _fits_apply(eff) or batch.verify or any(q < 2 for q, _, _ in batch.groups):
         return None
     local = batch.split(par.attention_dp)
     longest, tokens = max(q for q, _, _ in local.groups), local.tokens
@@ -183,7 +184,7 @@ def priced_modules(times: tuple, setup, batch: ForwardBatch) -> tuple[tuple, dic
     if fit_s is None:
         return times, {}
     roles = DSA_MODULE_ROLES if setup.model.indexer is not None else MLA_MODULE_ROLES
-    mine = [t for t in times if graph_role(t.op) in roles]
+    mine = [t for t in times if _in_module(t.op, roles)]
     per_layer: dict[int, float] = {}
     for t in mine:   # layers of the same count run the same module (one instance each)
         per_layer[t.op.count] = per_layer.get(t.op.count, 0.0) + t.time_s
@@ -195,8 +196,14 @@ def priced_modules(times: tuple, setup, batch: ForwardBatch) -> tuple[tuple, dic
         if not scale:
             return times, {}
     times = tuple(_scaled(t, scale[t.op.count], "with its attention module to the module fit")
-                  if graph_role(t.op) in roles else t for t in times)
-    return times, module_gap_shares([t for t in times if graph_role(t.op) in roles])
+                  if _in_module(t.op, roles) else t for t in times)
+    return times, module_gap_shares([t for t in times if _in_module(t.op, roles)])
+
+
+def _in_module(op, roles) -> bool:
+    """An op of the MLA / DSA module: its role, and not a recurrent layer's (Kimi-Linear's KDA layers sit between its
+    MLA layers; their output projection shares o_proj's role but runs no MLA module: recurrent.recurrent_block)."""
+    return graph_role(op) in roles and not op.name.startswith("mixer_")
 
 
 def _index_share_scales(mine: list, scale: dict[int, float]) -> dict[int, float]:

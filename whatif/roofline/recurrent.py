@@ -65,11 +65,15 @@ def gdn_op(model: ModelSpec, groups, t: int, prec: Precision, count: int, verify
     la = model.linear_attention
     dk, dv, C = la.key_head_dim, la.value_head_dim, GDN_CHUNK
     heads = la.value_heads / t
-    io = (2 * la.key_heads * dk + 2 * la.value_heads * dv + 2 * la.value_heads) / t   # q, k, v, o, g, beta
+    # q, k, v, o, the decay gate (a scalar a head, or KDA's one a key channel) and beta
+    io = (2 * la.key_heads * dk + 2 * la.value_heads * dv + la.gate_elements + la.value_heads) / t
     sb = STATE_DTYPE_BYTES.get(la.state_dtype, prec.kv_bytes)
-    return recurrent_op("gated_deltanet", OpRole.LINEAR_ATTENTION, groups, heads, dk * dv, sb, 8.0 * dk * dv,
+    kda = la.gate == "channel"   # the same delta rule and state; the decay a diagonal, not a scalar (still dk*dv)
+    name = "kimi_delta_attention" if kda else "gated_deltanet"
+    what = "Kimi Delta Attention (GDN's form, per-channel decay)" if kda else "Gated DeltaNet"
+    return recurrent_op(name, OpRole.LINEAR_ATTENTION, groups, heads, dk * dv, sb, 8.0 * dk * dv,
                         2.0 * C * (dk + dv) + 2.0 * C * dk + 6.0 * dk * dv, C, io, prec.act_bytes, prec.activation,
-                        count, f"Gated DeltaNet: {heads:g} value heads x {dk}x{dv} state ({sb:g} B) per sequence, "
+                        count, f"{what}: {heads:g} value heads x {dk}x{dv} state ({sb:g} B) per sequence, "
                                f"read+written once; step 8*dk*dv FLOPs/token/head, chunked prefill (C={C}) "
                                f"2C(dk+dv)+2C*dk+6*dk*dv", verify)
 
@@ -113,14 +117,30 @@ def gdn_split_op(elements: float, prec: Precision, count: int) -> Op:
                      elem_bytes=prec.hidden_bytes, dtype="bf16", count=count, role=OpRole.MIXER_SPLIT)
 
 
+def kda_gate_ops(la, tokens: float, t: int, prec: Precision, count: int) -> list[Op]:
+    """Kimi Delta Attention's low-rank gates after its input projections (vLLM / transformers KimiDeltaAttention):
+    f_b and g_b lift the rank-r f_a / g_a outputs to heads x dk and heads x dv (column-parallel: split by TP; f_a and
+    g_a are replicated, so the input projection carries 2r columns on every GPU), and fused_kda_gate turns f into
+    the per-channel log-decay (softplus, A_log scale, dt_bias) once an element."""
+    r, f_n, g_n = la.gate_rank, la.gate_elements / t, la.value_heads * la.value_head_dim / t
+    return [weight_gemm("kda_f_b_proj", tokens, f_n, r, prec, count, OpRole.QKV_PROJ),
+            weight_gemm("kda_g_b_proj", tokens, g_n, r, prec, count, OpRole.QKV_PROJ),
+            streaming("kda_gate", OpClass.ELEMENTWISE, tokens * f_n, reads=1, writes=1, flops_per_element=GATE_FLOPS,
+                      elem_bytes=prec.act_bytes, dtype=prec.activation, count=count, role=OpRole.MIXER_GATE)]
+
+
 def recurrent_block(model: ModelSpec, mixer: str, batch: ForwardBatch, t: int, prec: Precision,
                     count: int) -> list[Op]:
     """A recurrent mixer on one GPU: input projection, short conv, scan, gated norm, output projection."""
     tokens, d = batch.tokens, model.hidden_size
+    gates: list[Op] = []
     if mixer == "linear":
         la = model.linear_attention
         v = la.value_heads * la.value_head_dim / t
         proj_n = (la.conv_channels + la.value_heads * la.value_head_dim + 2 * la.value_heads) / t
+        if la.gate == "channel":
+            proj_n, gates = (la.conv_channels + la.value_heads) / t + 2 * la.gate_rank, kda_gate_ops(la, tokens, t,
+                                                                                                 prec, count)
         conv, kernel, scan, inner = la.conv_channels / t, la.conv_kernel, gdn_op(model, batch.groups, t, prec,
                                                                                   count, batch.verify), v
     else:
@@ -129,10 +149,12 @@ def recurrent_block(model: ModelSpec, mixer: str, batch: ForwardBatch, t: int, p
         conv = mb.conv_channels / t if mb.n_groups % t == 0 else inner + 2 * mb.n_groups * mb.state_size
         proj_n, kernel = inner + conv + mb.heads / t, mb.conv_kernel
         scan = ssd_op(model, batch.groups, t, prec, count, batch.verify)
-    split = [gdn_split_op(tokens * proj_n, prec, count)] if mixer == "linear" else []
+    fused = mixer == "linear" and model.linear_attention.gate != "channel"   # KDA's projections run unfused
+    split = [gdn_split_op(tokens * proj_n, prec, count)] if fused else []
     return [
         weight_gemm("mixer_in_proj", tokens, proj_n, d, prec, count, OpRole.QKV_PROJ),
         *split,
+        *gates,
         short_conv_op(conv, kernel, batch, prec, count),
         scan,
         streaming("gated_norm", OpClass.NORM, tokens * inner, reads=2, writes=1, flops_per_element=GATE_FLOPS,

@@ -6,6 +6,9 @@ score-correction biases, Qwen3-Next's shared-expert gate weights (hidden_size a 
 MoESpec.shared_expert_gate), Qwen3-VL's DeepStack mergers, multi-token-prediction modules
 (`num_nextn_predict_layers`, `mtp_*`: used only for speculative decoding). A llama4 config without a
 `vision_config` has no encoder counted.
+
+Long because: one small reader per family (27 model types) beside the helpers several share (_dense_lead,
+_index_share, nested_text); split by family they would import each other.
 """
 from __future__ import annotations
 
@@ -137,14 +140,61 @@ def glm4_moe_lite(c: HFConfig) -> dict:
     models/glm4_moe_lite/modular_glm4_moe_lite.py @008e5743: Glm4MoeLiteAttention(DeepseekV3Attention),
     Glm4MoeLiteMoE(Glm4MoeMoE)). Its dense layers are named by `mlp_layer_types` (default: the first one dense)."""
     d = deepseek(c)
+    d["moe"]["first_dense_layers"] = _dense_lead(c, d["num_layers"])
+    return d
+
+
+def _dense_lead(c: HFConfig, layers: int) -> int:
+    """The leading dense layers `mlp_layer_types` names (absent: `first_k_dense_replace`, else transformers' default
+    of one); a dense layer after a sparse one is refused, naming the field."""
     types = c.str_list("mlp_layer_types", MLP_LAYER_TYPES)
     if types is None:
         types = ["dense"] * c.opt_int("first_k_dense_replace", 1, minimum=0)
-        types += ["moe"] * (d["num_layers"] - len(types))
+        types += ["moe"] * (layers - len(types))
     lead = next((i for i, t in enumerate(types) if t != "dense"), len(types))
-    if len(types) != d["num_layers"] or "dense" in types[lead:]:
-        raise c.unsupported("mlp_layer_types", f"whatif runs {d['num_layers']} layers with the dense ones first")
-    d["moe"]["first_dense_layers"] = lead
+    if len(types) != layers or "dense" in types[lead:]:
+        raise c.unsupported("mlp_layer_types", f"whatif runs {layers} layers with the dense ones first")
+    return lead
+
+
+def _kimi_linear_layers(c: HFConfig, layers: int) -> list[str]:
+    """Kimi-Linear's mixer per layer: `layer_types` (transformers' form), else linear_attn_config's 1-indexed
+    full_attn_layers / kda_layers (modular_kimi_linear.py KimiLinearConfig.__post_init__); every layer named once."""
+    types = c.str_list("layer_types", ATTENTION_TYPES)
+    if types is not None:
+        if len(types) != layers or any(t not in ("full", "linear") for t in types):
+            raise c.unsupported("layer_types", f"expected {layers} of full_attention / linear_attention")
+        return types
+    la = c.sub("linear_attn_config")
+    full, kda = la.int_list("full_attn_layers", 1), la.int_list("kda_layers", 1)
+    if sorted(full + kda) != list(range(1, layers + 1)):
+        raise la.unsupported("full_attn_layers", f"full_attn_layers and kda_layers must name layers 1..{layers} "
+                                                 f"once each (1-indexed)")
+    return ["full" if i + 1 in full else "linear" for i in range(layers)]
+
+
+def kimi_linear(c: HFConfig) -> dict:
+    """Kimi-Linear: Kimi Delta Attention layers (GDN's delta rule and state with a per-channel decay gate) between
+    MLA layers without RoPE, DeepSeek-V3's MoE (transformers models/kimi_linear/modular_kimi_linear.py:
+    KimiLinearAttention(DeepseekV3Attention) "MLA ... with NoPE", KimiLinearModel deletes rotary_emb;
+    KimiLinearDeltaAttention; KimiLinearMoE(DeepseekV3MoE)). vLLM keeps KDA's recurrent state fp32 whatever the
+    cache dtype (model_executor/layers/mamba/mamba_utils.py kda_state_dtype: conv states in the model dtype)."""
+    raw = dict(c.raw)
+    raw.setdefault("max_position_embeddings", raw.get("model_max_length"))   # transformers' attribute_map
+    raw.update(n_routed_experts=raw.get("num_experts"), num_experts_per_tok=raw.get("num_experts_per_token"),
+               n_shared_experts=raw.get("num_shared_experts"))
+    k = HFConfig(raw, c.path, c.model_type, c.prefix)
+    if k.sub("linear_attn_config") is None:
+        raise k.unsupported("linear_attn_config", "whatif reads KDA's heads, head_dim, conv kernel and layers from it")
+    d = deepseek(k)
+    d["moe"]["first_dense_layers"] = _dense_lead(k, d["num_layers"])
+    d["position"] = "none" if k.flag("mla_use_nope", False) else "rope"
+    d["layer_types"] = _kimi_linear_layers(k, d["num_layers"])
+    la = k.sub("linear_attn_config")
+    heads, dim = la.opt_int("num_heads", 32), la.opt_int("head_dim", 128)   # transformers' defaults
+    d["linear_attention"] = dict(key_heads=heads, value_heads=heads, key_head_dim=dim, value_head_dim=dim,
+                                 conv_kernel=la.opt_int("short_conv_kernel_size", 4), state_dtype="fp32",
+                                 gate="channel", gate_rank=dim)   # f_a / g_a: [head_dim, hidden] (vLLM, transformers)
     return d
 
 
@@ -356,6 +406,7 @@ FAMILY_BUILDERS = {
     "deepseek_v32": deepseek,
     "kimi_k2": deepseek,
     "kimi_k25": kimi_k25,
+    "kimi_linear": kimi_linear,
     "llama4": llama4,
     "llama4_text": llama4,
     "qwen3_next": qwen3_next,

@@ -101,6 +101,7 @@ ALIASES = {
     "zai-org/GLM-5.1-FP8": "glm-5",                 # glm_5.1_fp8.md @b5211991 (raw config.json)
     "zai-org/GLM-4.5-FP8": "glm-4.5",               # glm_4.5_fp8.md @cbff706d (compressed-tensors FP8 channel)
     "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8": "qwen3-next-80b-a3b",   # qwen3_next_80b_a3b_instruct_fp8.md @d881ab73
+    "zai-org/GLM-5.2-FP8": "glm-5.2",               # session 70 Z: glm_5.2_fp8.md @b5211991 (raw config.json)
     # Profiles written from trimmed copies of the release's config.json (ai-dynamo/aiconfigurator
     # src/aiconfigurator/model_configs/, cited in each profile): the id is an alias, not the profile's source, so
     # an absent quantization_config reads "16-bit assumed" (checkpoint_quant.alias_note), not silently bf16.

@@ -20,7 +20,8 @@ _BOUNDS = {"num_experts": MAX_HEADS, "experts_per_token": MAX_HEADS, "shared_exp
            "top_k": MAX_TOKENS, "chunk_size": MAX_TOKENS, "params": 1 << 50, "topk_freq": MAX_LAYERS,
            "skip_topk_offset": MAX_LAYERS}      # others: MAX_WIDTH
 _ZERO_OK = ("shared_experts", "first_dense_layers", "moe_layer_offset", "shared_expert_intermediate_size",
-            "q_lora_rank", "skip_topk_offset")
+            "q_lora_rank", "skip_topk_offset", "gate_rank")
+LINEAR_GATES = ("head", "channel")     # GDN's scalar decay a head; KDA's a key channel
 
 
 def sub_spec(cls, raw, where: str):
@@ -44,6 +45,10 @@ def sub_spec(cls, raw, where: str):
         else:
             low = 0 if f.name in _ZERO_OK else 1
             values[f.name] = integer(value, at, low, _BOUNDS.get(f.name, MAX_WIDTH))
+    if "gate" in values and values["gate"] not in LINEAR_GATES:
+        raise WhatifError(f"{where}.gate: {shown(values['gate'])} is not valid; valid: {', '.join(LINEAR_GATES)}")
+    if values.get("gate") == "channel" and not values.get("gate_rank"):
+        raise WhatifError(f"{where}.gate_rank: a channel gate needs the rank of its low-rank f / g projections")
     spec = cls(**values)
     from .model_sections import MoESpec   # (loaded already: `cls` is one of its classes)
     if isinstance(spec, MoESpec) and spec.moe_layer_offset >= spec.moe_layer_frequency:

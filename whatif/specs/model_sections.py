@@ -71,7 +71,11 @@ class IndexerSpec:
 
 @dataclass(frozen=True)
 class LinearAttentionSpec:
-    """Gated DeltaNet (Qwen3-Next, Qwen3.5): per value head a key_head_dim x value_head_dim recurrent state."""
+    """Gated DeltaNet (Qwen3-Next, Qwen3.5): per value head a key_head_dim x value_head_dim recurrent state.
+    Kimi Delta Attention (Kimi-Linear, gate "channel") is the same delta rule and state with a per-channel decay:
+    transformers models/kimi_linear/modular_kimi_linear.py KimiLinearDeltaAttention ("essentially the same as a gated
+    delta net (GDN) but decay is per-channel"): its forget gate f and output gate g are low-rank (f_a / g_a [rank,
+    hidden], f_b / g_b [heads x dk, rank]), dt_bias is per channel, beta a scalar per head."""
 
     key_heads: int
     value_heads: int
@@ -79,6 +83,8 @@ class LinearAttentionSpec:
     value_head_dim: int
     conv_kernel: int = 4
     state_dtype: str = ""              # "" : the KV cache's dtype
+    gate: str = "head"                 # decay gate: "head" (GDN, one scalar a head) or "channel" (KDA, one a key dim)
+    gate_rank: int = 0                 # KDA: rank of the low-rank f and g projections (0: GDN's full-rank z)
 
     @property
     def conv_channels(self) -> int:
@@ -88,10 +94,20 @@ class LinearAttentionSpec:
     def state_elements(self) -> int:
         return self.value_heads * self.key_head_dim * self.value_head_dim
 
+    @property
+    def gate_elements(self) -> int:
+        """Decay-gate values a token: one a value head (GDN's alpha), or one a key channel (KDA's f)."""
+        return self.key_heads * self.key_head_dim if self.gate == "channel" else self.value_heads
+
     def params(self, hidden: int) -> int:
         v = self.value_heads * self.value_head_dim
+        conv = self.conv_channels * self.conv_kernel
+        if self.gate == "channel":   # KDA: q, k, v, beta; f_a, g_a (rank) then f_b, g_b; A_log, dt_bias per channel
+            r = self.gate_rank
+            proj = hidden * (self.conv_channels + self.value_heads + 2 * r) + r * (self.gate_elements + v)
+            return proj + conv + self.value_heads + self.gate_elements + self.value_head_dim + v * hidden
         proj = hidden * (self.conv_channels + v + 2 * self.value_heads)   # q, k, v, output gate z, beta, alpha
-        return proj + self.conv_channels * self.conv_kernel + 2 * self.value_heads + self.value_head_dim + v * hidden
+        return proj + conv + 2 * self.value_heads + self.value_head_dim + v * hidden
 
 
 @dataclass(frozen=True)
