@@ -93,6 +93,15 @@ class GPU:
     tdp: Quantity | None = None
     price_per_hour: Quantity | None = None
     l2_bandwidth: Quantity | None = None   # L2 read bandwidth, where a source gives it (None: L2 is not timed)
+    # The total the CUDA runtime reports (cudaMemGetInfo / torch total_memory), which serving engines size their KV
+    # pool from; below nvidia-smi's total (hbm_capacity) by what the driver keeps. None: not sourced for this GPU.
+    runtime_capacity: Quantity | None = None
+
+    @property
+    def engine_capacity_bytes(self) -> float:
+        """Bytes a serving engine's memory accounting starts from: the CUDA runtime's total where sourced, else
+        hbm_capacity."""
+        return (self.runtime_capacity or self.hbm_capacity).value
 
     @property
     def vendor(self) -> str:
@@ -220,7 +229,7 @@ def _parse_gpu(data: dict, where: str) -> GPU:
     check_mapping(data, {"kind", "name", "description", "arch", "peak", "hbm_capacity",
                        "hbm_bandwidth", "l2_size", "sm_count", "boost_clock", "smem_per_sm",
                        "launch_overhead", "host_link", "interconnect", "achievable", "tdp",
-                       "price_per_hour", "l2_bandwidth"}, where)
+                       "price_per_hour", "l2_bandwidth", "runtime_capacity"}, where)
     peak_raw = _require(data, "peak", where)
     if not isinstance(peak_raw, dict) or not peak_raw:
         raise WhatifError(f"{where}.peak: expected a mapping dtype -> quantity; valid dtypes: {', '.join(DTYPES)}")
@@ -252,6 +261,7 @@ def _parse_gpu(data: dict, where: str) -> GPU:
         tdp=_q(data, "tdp", where, "W", optional=True),
         price_per_hour=_q(data, "price_per_hour", where, "USD/h", optional=True),
         l2_bandwidth=_q(data, "l2_bandwidth", where, "B/s", optional=True),
+        runtime_capacity=_q(data, "runtime_capacity", where, "B", optional=True),
     )
 
 
