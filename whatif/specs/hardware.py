@@ -244,11 +244,15 @@ def _parse_gpu(data: dict, where: str) -> GPU:
         unit = "B/s" if key.endswith("bandwidth") else "FLOP/s"
         achievable[key] = parse_quantity(raw, f"{where}.achievable.{key}", unit)
     interconnect = data.get("interconnect")
+    hbm, runtime = _q(data, "hbm_capacity", where, "B"), _q(data, "runtime_capacity", where, "B", optional=True)
+    if runtime is not None and not 0 < runtime.value <= hbm.value:
+        raise WhatifError(f"{where}.runtime_capacity: {runtime.value / 2**30:.2f} GiB; valid: above 0 and at most "
+                          f"hbm_capacity ({hbm.value / 2**30:.2f} GiB), the driver's total")
     return GPU(
         name=data["name"], description=_text(data, "description", where),
         arch=choice(_require(data, "arch", where), ARCHS, f"{where}.arch"),
         peak=peak,
-        hbm_capacity=_q(data, "hbm_capacity", where, "B"),
+        hbm_capacity=hbm,
         hbm_bandwidth=_q(data, "hbm_bandwidth", where, "B/s"),
         l2_size=_q(data, "l2_size", where, "B"),
         sm_count=_q(data, "sm_count", where, "1"),
@@ -261,7 +265,7 @@ def _parse_gpu(data: dict, where: str) -> GPU:
         tdp=_q(data, "tdp", where, "W", optional=True),
         price_per_hour=_q(data, "price_per_hour", where, "USD/h", optional=True),
         l2_bandwidth=_q(data, "l2_bandwidth", where, "B/s", optional=True),
-        runtime_capacity=_q(data, "runtime_capacity", where, "B", optional=True),
+        runtime_capacity=runtime,
     )
 
 
