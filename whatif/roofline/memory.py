@@ -3,8 +3,8 @@
 Figures are per GPU of the most loaded pipeline stage. The KV cache is sized for every sequence
 at its final length (prompt + output), as a server must reserve before it can promise to finish.
 With a serving engine in the setup, its memory accounting decides what the KV cache may take
-(specs/engines.py EngineMemory): its fraction of the driver-reported total, the peak activations of its
-profile run (max_num_batched_tokens), runtime, NCCL and CUDA-graph bytes.
+(specs/engines.py EngineMemory): its fraction of the CUDA runtime's total (GPU.engine_capacity_bytes), the peak
+activations of its profile run (max_num_batched_tokens), runtime, NCCL and CUDA-graph bytes.
 """
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ class FrontEnd:
 
 @dataclass(frozen=True)
 class EngineMemory:
-    """How the engine sizes its KV cache on one GPU of `capacity` bytes (the driver-reported total):
+    """How the engine sizes its KV cache on one GPU of `capacity` bytes (the CUDA runtime's total where sourced):
 
     - total (vLLM): fraction x capacity - weights - peak activations (profile run) - runtime - graphs
     - static (SGLang): fraction x capacity - weights (activations, graphs, runtime live in the rest)

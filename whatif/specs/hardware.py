@@ -2,6 +2,7 @@
 
 Every number is a Quantity (SI value, unit, provenance, source). Nothing GPU-specific lives in
 code: a new GPU or expander is a new file in hardware_profiles/.
+Long because every component's dataclass and its YAML parser belong together (each field's check beside it).
 """
 from __future__ import annotations
 
