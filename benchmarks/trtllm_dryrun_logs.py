@@ -96,8 +96,8 @@ def main() -> int:
               f"{p['pool']:6.1f} | {log.peak_gib - TMP_KV_GIB - p['weights']:11.1f} {log.kv_gib:6.2f} "
               f"{log.torch_start_gib - p['weights']:8.1f} {log.outside_start_gib:8.2f} | "
               f"{missing_free_gib(p['pool'], log):5.1f} {log.kv_gib / p['pool']:6.3f}")
-    print(f"whatif's B200 capacity {p['capacity']:.2f} GiB (nvidia-smi); GiB a GPU; lacks = free memory whatif has "
-          "beyond the engine's; sources: " + LOG_ROOT)
+    print(f"whatif's B200 capacity {p['capacity']:.2f} GiB (the CUDA runtime's total, b200.yaml runtime_capacity); "
+          "GiB a GPU; lacks = free memory whatif has beyond the engine's; sources: " + LOG_ROOT)
     return 0
 
 

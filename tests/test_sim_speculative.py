@@ -86,7 +86,8 @@ def test_kv_stays_within_capacity_with_lookahead_slots():
     n = 60
     reqs = [Request(i, float(t), int(p), int(o)) for i, (t, p, o) in
             enumerate(zip(np.cumsum(rng.exponential(0.02, n)), rng.integers(50, 400, n), rng.integers(20, 300, n)))]
-    res = run(reqs, replace(BASE, techniques=(SPEC,), memory_utilization=0.19))
+    # 0.192 of the CUDA runtime's 79.11 GiB: about the tight pool 0.19 of nvidia-smi's 81,559 MiB left
+    res = run(reqs, replace(BASE, techniques=(SPEC,), memory_utilization=0.192))
     info = res.replicas[0]
     used = np.asarray(res.log.columns["kv_blocks_used"])
     assert used.max() <= info.kv_blocks and info.kv_blocks_held_end == 0

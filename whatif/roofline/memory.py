@@ -3,8 +3,8 @@
 Figures are per GPU of the most loaded pipeline stage. The KV cache is sized for every sequence
 at its final length (prompt + output), as a server must reserve before it can promise to finish.
 With a serving engine in the setup, its memory accounting decides what the KV cache may take
-(specs/engines.py EngineMemory): its fraction of the driver-reported total, the peak activations of its
-profile run (max_num_batched_tokens), runtime, NCCL and CUDA-graph bytes.
+(specs/engines.py EngineMemory): its fraction of the CUDA runtime's total (GPU.engine_capacity_bytes), the peak
+activations of its profile run (max_num_batched_tokens), runtime, NCCL and CUDA-graph bytes.
 """
 from __future__ import annotations
 
@@ -159,6 +159,19 @@ def layer_weight_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stag
     return linear / par.tp * prec.weight_bytes + norms * prec.embedding_bytes
 
 
+def replicated_mla_down_bytes(model: ModelSpec, par: Parallelism, prec: Precision, stage: int) -> float:
+    """Bytes one GPU of `stage` holds beyond its TP share of MLA's down-projections (q_a: hidden -> q_lora_rank,
+    kv_a_proj_with_mqa: hidden -> kv_lora_rank + rope) when the engine keeps them whole on every attention-TP rank
+    (engine_profiles memory.mla_down_projections_replicated): the (1 - 1/attention_tp) layer_weight_bytes split off."""
+    a = model.mla
+    if a is None or par.attention_tp <= 1:
+        return 0.0
+    per_layer = model.hidden_size * ((a.q_lora_rank or 0) + a.kv_lora_rank + a.qk_rope_head_dim)
+    layers = sum(1 for i in stage_layers(model, par.pp, stage) if model.layers[i].attention)
+    width = prec.module_weight_bytes("attention") if prec.per_module else prec.weight_bytes
+    return layers * per_layer * (1.0 - 1.0 / par.attention_tp) * width
+
+
 def expert_replicas(model: ModelSpec, par: Parallelism) -> float:
     """Stored copies per routed expert: 1, or more with EPLB's redundant experts."""
     return (model.moe.num_experts + par.redundant_experts) / model.moe.num_experts if model.moe else 1.0
@@ -272,12 +285,17 @@ def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tok
     activation term is what the peak holds beyond weights, the final cache and reserved bytes
     (grown_cache_peak_extra)."""
     model, par, prec, techs = setup.model, setup.parallel, setup.precision, setup.techniques
-    capacity, utilization = setup.system.gpu.hbm_capacity.value, setup.utilization
+    engine, gpu = setup.engine_spec, setup.system.gpu
+    # an engine sizes its pool from the CUDA runtime's total; without one, the plan keeps the driver's (nvidia-smi)
+    capacity = gpu.hbm_capacity.value if engine is None else gpu.engine_capacity_bytes
+    utilization = setup.utilization
     shared_prefix, placement = setup.shared_prefix, setup.placement
     stages = range(par.pp)
     layer_weights = weights = 0.0   # of the stage holding the most weights
     for s in stages:
         layer = layer_weight_bytes(model, par, prec, s)
+        if engine is not None and engine.mla_down_replicated:
+            layer += replicated_mla_down_bytes(model, par, prec, s)
         total = stage_weight_bytes(model, par, prec, s, layer)
         if total > weights:
             layer_weights, weights = layer, total
@@ -291,7 +309,6 @@ def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tok
         own = stored_kv_bytes(model, par, prec, techs, tokens, heavy) - shared
         return max(0.0, own) + techs.extra_kv_bytes(model, par, prec, tokens)
 
-    engine = setup.engine_spec
     if engine is None:
         act = activation_bytes(model, pass_tokens, min(batch, pass_tokens), par, prec)
         reserved = RUNTIME_RESERVED_BYTES

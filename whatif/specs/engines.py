@@ -26,6 +26,7 @@ GIB = 2 ** 30
 # vLLM V1's and SGLang's preemption (EngineSpec)
 PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last")
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "multinode_nvls", "kv_dtype_from_checkpoint",
+                 "mla_down_projections_replicated",
                  "pad_to_limit", "capacity", "priority", "prefix_caching", "tokens_after_next_launch", "decode_mode",
                  "piecewise_call_s", "mixed_graph_per_sequence", "max_paddings", *PREEMPTION_KEYS)   # may be left out
 # How a decode batch within the captured sizes runs: one whole graph (full), or graph pieces between eagerly run
@@ -65,7 +66,7 @@ class FrontEnd:
 
 @dataclass(frozen=True)
 class EngineMemory:
-    """How the engine sizes its KV cache on one GPU of `capacity` bytes (the driver-reported total):
+    """How the engine sizes its KV cache on one GPU of `capacity` bytes (the CUDA runtime's total where sourced):
 
     - total (vLLM): fraction x capacity - weights - peak activations (profile run) - runtime - graphs
     - static (SGLang): fraction x capacity - weights (activations, graphs, runtime live in the rest)
@@ -116,6 +117,7 @@ class EngineSpec:
     multinode_nvls: bool = True           # NCCL may use NVLS across nodes (False: NCCL_NVLS_ENABLE=0 in its launch)
     kernel_fits: str = ""                 # whose measured kernel fits it runs (a version profile: its engine's)
     kv_from_checkpoint: bool | None = None   # --kv-cache-dtype auto takes the checkpoint's KV dtype (None: as its base)
+    mla_down_replicated: bool = False     # MLA's q_a / kv_a down-projections held whole on every TP rank, not split
     gqa_decode_shares_kv: bool = True     # GQA decode reads each KV head once for its whole query-head group
     gqa_decode_max_group: int = 0         # ... for groups of at most this many query heads (0: any group)
     gqa_rereads_in_l2: bool = False       # ... else a group's blocks run together, its re-reads served by L2
@@ -391,7 +393,7 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
                                         "mixed_graph_per_sequence"}),
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped", "tokens_after_next_launch"}),
                        ("memory", {"accounting", "fraction", "fraction_by_tp", "runtime_gib", "nccl_gib",
-                                   "cuda_graph_gib", "kv_dtype_from_checkpoint"}),
+                                   "cuda_graph_gib", "kv_dtype_from_checkpoint", "mla_down_projections_replicated"}),
                        ("collectives", {"custom_allreduce_max_bytes", "custom_allreduce_max_bytes_by_tp",
                                         "multinode_nvls"})):
         sec = check_mapping(data.get(name), keys, f"{where}.{name}")
@@ -433,6 +435,8 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
             number(m["cuda_graph_gib"], f"{where}.memory.cuda_graph_gib", 0.0, 1e4) * GIB),
         kv_from_checkpoint=None if "kv_dtype_from_checkpoint" not in m else boolean(
             m["kv_dtype_from_checkpoint"], f"{where}.memory.kv_dtype_from_checkpoint"),
+        mla_down_replicated=boolean(m.get("mla_down_projections_replicated", False),
+                                    f"{where}.memory.mla_down_projections_replicated"),
         custom_allreduce_max_bytes=number(sections["collectives"]["custom_allreduce_max_bytes"],
                                            f"{where}.collectives.custom_allreduce_max_bytes", 0.0, 1e12),
         custom_allreduce_by_tp=_by_tp(sections["collectives"].get("custom_allreduce_max_bytes_by_tp"),

@@ -2,6 +2,7 @@
 
 Every number is a Quantity (SI value, unit, provenance, source). Nothing GPU-specific lives in
 code: a new GPU or expander is a new file in hardware_profiles/.
+Long because every component's dataclass and its YAML parser belong together (each field's check beside it).
 """
 from __future__ import annotations
 
@@ -93,6 +94,15 @@ class GPU:
     tdp: Quantity | None = None
     price_per_hour: Quantity | None = None
     l2_bandwidth: Quantity | None = None   # L2 read bandwidth, where a source gives it (None: L2 is not timed)
+    # The total the CUDA runtime reports (cudaMemGetInfo / torch total_memory), which serving engines size their KV
+    # pool from; below nvidia-smi's total (hbm_capacity) by what the driver keeps. None: not sourced for this GPU.
+    runtime_capacity: Quantity | None = None
+
+    @property
+    def engine_capacity_bytes(self) -> float:
+        """Bytes a serving engine's memory accounting starts from: the CUDA runtime's total where sourced, else
+        hbm_capacity."""
+        return (self.runtime_capacity or self.hbm_capacity).value
 
     @property
     def vendor(self) -> str:
@@ -220,7 +230,7 @@ def _parse_gpu(data: dict, where: str) -> GPU:
     check_mapping(data, {"kind", "name", "description", "arch", "peak", "hbm_capacity",
                        "hbm_bandwidth", "l2_size", "sm_count", "boost_clock", "smem_per_sm",
                        "launch_overhead", "host_link", "interconnect", "achievable", "tdp",
-                       "price_per_hour", "l2_bandwidth"}, where)
+                       "price_per_hour", "l2_bandwidth", "runtime_capacity"}, where)
     peak_raw = _require(data, "peak", where)
     if not isinstance(peak_raw, dict) or not peak_raw:
         raise WhatifError(f"{where}.peak: expected a mapping dtype -> quantity; valid dtypes: {', '.join(DTYPES)}")
@@ -235,11 +245,15 @@ def _parse_gpu(data: dict, where: str) -> GPU:
         unit = "B/s" if key.endswith("bandwidth") else "FLOP/s"
         achievable[key] = parse_quantity(raw, f"{where}.achievable.{key}", unit)
     interconnect = data.get("interconnect")
+    hbm, runtime = _q(data, "hbm_capacity", where, "B"), _q(data, "runtime_capacity", where, "B", optional=True)
+    if runtime is not None and not 0 < runtime.value <= hbm.value:
+        raise WhatifError(f"{where}.runtime_capacity: {runtime.value / 2**30:.2f} GiB; valid: above 0 and at most "
+                          f"hbm_capacity ({hbm.value / 2**30:.2f} GiB), the driver's total")
     return GPU(
         name=data["name"], description=_text(data, "description", where),
         arch=choice(_require(data, "arch", where), ARCHS, f"{where}.arch"),
         peak=peak,
-        hbm_capacity=_q(data, "hbm_capacity", where, "B"),
+        hbm_capacity=hbm,
         hbm_bandwidth=_q(data, "hbm_bandwidth", where, "B/s"),
         l2_size=_q(data, "l2_size", where, "B"),
         sm_count=_q(data, "sm_count", where, "1"),
@@ -252,6 +266,7 @@ def _parse_gpu(data: dict, where: str) -> GPU:
         tdp=_q(data, "tdp", where, "W", optional=True),
         price_per_hour=_q(data, "price_per_hour", where, "USD/h", optional=True),
         l2_bandwidth=_q(data, "l2_bandwidth", where, "B/s", optional=True),
+        runtime_capacity=runtime,
     )
 
 
