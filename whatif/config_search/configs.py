@@ -45,7 +45,8 @@ from dataclasses import asdict, dataclass
 
 from ..simulator.kv_fanout import mla_kv_copies
 from .closed_loop_ttft import loop_ttft_s
-from .queueing import max_rate_through, max_rate_within, tandem_wait_s, wait_quantile_s
+from .queueing import (bulk_ttft_quantile_s, max_rate_through, max_rate_under, max_rate_within, tandem_wait_s,
+                       wait_quantile_s)
 from .evaluate import BatchPoint, ReplicaProfile
 from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace, budget, node_gpus
 
@@ -146,6 +147,33 @@ def rate_within_ttft(space: SearchSpace, full_rate: float, own_ttft_s: float, se
     return rate, own_ttft_s + wait_quantile_s(rate, service_s, servers)
 
 
+def prefill_queue_ttft(space: SearchSpace, p: ReplicaProfile, pt) -> tuple[float, float]:
+    """(requests/s, TTFT s) of an aggregated replica at batch `pt.batch` under a TTFT target: the highest Poisson rate
+    at which the attainment quantile of a rank's prefill queue (queueing.bulk_ttft_quantile_s: passes of up to
+    loop_budget // prompt waiting prompts, decode steps between them) plus the wait for one of the B slots (M/D/B,
+    each held e2e(B)) meets the target, and that TTFT there. No target, or a lone prompt's prefill over it: full
+    load and the lone prefill (the caller prices the closed loop)."""
+    full_rate = pt.batch / pt.e2e_s
+    target = space.slo.ttft_s
+    if target is None or p.prefill_s > target:
+        return full_rate, p.prefill_s
+    ranks = p.key.attention_dp
+    per_rank = -(-pt.batch // ranks)
+    per_pass = max(1, min(per_rank, p.loop_budget // space.prompt))
+    full_s = pt.ttft_s * per_pass / per_rank             # a full pass: its share of the batch's prefill passes
+    lone_s = p.prefill_s
+    if not p.prefill_first:                              # mixed steps: a pass carries the running decodes
+        lone_s, full_s = lone_s + pt.tpot_s, full_s + pt.tpot_s
+
+    def quantile(rate: float) -> float:
+        return (bulk_ttft_quantile_s(rate / ranks, lone_s, full_s, per_pass, pt.tpot_s)
+                + wait_quantile_s(rate, pt.e2e_s, pt.batch))
+    rate = max_rate_under(quantile, target, full_rate)
+    if rate <= 0.0:                  # misses at no load: a configuration that misses the target anyway
+        return full_rate, quantile(0.0)
+    return rate, quantile(rate)
+
+
 def _user_rate(tpot_s: float, e2e_s: float, output: int) -> float:
     return 1.0 / tpot_s if tpot_s > 0 else output / e2e_s
 
@@ -164,7 +192,7 @@ def aggregated(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
     for pt in p.points:
         # a replica's rate: its B slots, each held e2e(B), within the TTFT target under Poisson arrivals; at full
         # load (no target, or one its own prefill misses) a closed loop of B clients (closed_loop_ttft.py)
-        rate, ttft = rate_within_ttft(space, pt.batch / pt.e2e_s, p.prefill_s, pt.e2e_s, pt.batch)
+        rate, ttft = prefill_queue_ttft(space, p, pt)
         own = p.prefill_s
         if space.slo.ttft_s is None or p.prefill_s > space.slo.ttft_s:
             ranks = p.key.attention_dp

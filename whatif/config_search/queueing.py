@@ -98,3 +98,55 @@ def max_rate_through(wait_s: float, stages, top: float, q: float = ATTAINMENT) -
         else:
             hi = mid
     return lo
+
+
+def pass_size(rate: float, lone_s: float, full_s: float, per_pass: int) -> tuple[int | float, float]:
+    """(prompts, seconds) of the engine's typical prefill pass at `rate` prompts/s: the prompts that arrived during
+    the pass before it, k = rate s(k), between 1 and the `per_pass` a token budget holds, a pass of k taking
+    s(k) = lone_s + (k - 1) (full_s - lone_s) / (per_pass - 1) (one prompt's prefill to a full pass's, linear:
+    the weights are read once a pass). Fixed point by iteration (s grows with k, slope below 1 / rate below capacity)."""
+    if per_pass <= 1:
+        return 1, lone_s
+    slope = (full_s - lone_s) / (per_pass - 1)
+    k = 1.0
+    for _ in range(32):
+        k = min(float(per_pass), max(1.0, rate * (lone_s + (k - 1) * slope)))
+    return k, lone_s + (k - 1) * slope
+
+
+def bulk_ttft_quantile_s(rate: float, lone_s: float, full_s: float, per_pass: int, step_s: float,
+                         q: float = ATTAINMENT) -> float:
+    """The q-quantile TTFT (s) of Poisson prompts at `rate`/s at one engine's prefill (a bulk-service queue,
+    M/D^b/1, b = `per_pass`; see bulk_model below): its own pass plus the wait for the step in progress plus the
+    backlog's; inf at or above the passes' capacity."""
+    k, s = pass_size(rate, lone_s, full_s, per_pass)
+    per_prompt = s / k
+    rho = rate * per_prompt               # the share of time the engine runs prefill passes
+    if rho >= 1.0:
+        return math.inf
+    # the step in progress on arrival: a pass (share rho, residual uniform on [0, s]) or a decode step (residual
+    # uniform on [0, step_s]); its q-quantile, bisected on the mixture's tail
+    lo, hi = 0.0, max(s, step_s)
+    for _ in range(40):
+        t = 0.5 * (lo + hi)
+        tail = rho * max(0.0, 1.0 - t / s) + (1.0 - rho) * (max(0.0, 1.0 - t / step_s) if step_s > 0 else 0.0)
+        lo, hi = (t, hi) if tail > 1.0 - q else (lo, t)
+    residual = hi
+    # the backlog beyond the pass in progress: full passes ahead, M/D/1 per prompt (Kingman's exponential tail,
+    # wait_quantile_s) less the mean residual it already holds (rho s / 2: the pass in progress, counted above)
+    backlog = max(0.0, wait_quantile_s(rate, per_prompt, 1, q) - rho * s / 2.0)
+    return s + residual + backlog
+
+
+def max_rate_under(quantile, target_s: float, top: float) -> float:
+    """The highest rate (/s), at most `top`, at which `quantile(rate)` (growing with the rate) stays within
+    `target_s`: bisection to RATE_TOL of `top`; 0 when it misses at no load."""
+    if quantile(0.0) > target_s:
+        return 0.0
+    if quantile(top) <= target_s:
+        return top
+    lo, hi = 0.0, top
+    while hi - lo > RATE_TOL * top:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if quantile(mid) <= target_s else (lo, mid)
+    return lo
