@@ -100,17 +100,20 @@ def max_rate_through(wait_s: float, stages, top: float, q: float = ATTAINMENT) -
     return lo
 
 
-def pass_size(rate: float, lone_s: float, full_s: float, per_pass: int) -> tuple[int | float, float]:
-    """(prompts, seconds) of the engine's typical prefill pass at `rate` prompts/s: the prompts that arrived during
-    the pass before it, k = rate s(k), between 1 and the `per_pass` a token budget holds, a pass of k taking
-    s(k) = lone_s + (k - 1) (full_s - lone_s) / (per_pass - 1) (one prompt's prefill to a full pass's, linear:
-    the weights are read once a pass). Fixed point by iteration (s grows with k, slope below 1 / rate below capacity)."""
+def pass_size(rate: float, lone_s: float, full_s: float, per_pass: int) -> tuple[float, float]:
+    """(prompts, seconds) of a prompt's prefill pass at `rate` prompts/s (stated approximation of M/D^b/1): the
+    prompt itself plus those that arrive during the pass in progress, which it finds busy with the share of time the
+    passes run, rho = rate s / k: k = 1 + rho rate s, so k = (1 + sqrt(1 + 4 (rate s)^2)) / 2 (rho < 1 below the
+    full pass), at most the `per_pass` a token budget holds; a pass of k takes s(k) = lone_s + (k - 1) (full_s -
+    lone_s) / (per_pass - 1) (one prompt's prefill to a full pass's, linear: the weights are read once a pass).
+    Fixed point by iteration from k = 1 (k grows with s)."""
     if per_pass <= 1:
-        return 1, lone_s
+        return 1.0, lone_s
     slope = (full_s - lone_s) / (per_pass - 1)
     k = 1.0
     for _ in range(32):
-        k = min(float(per_pass), max(1.0, rate * (lone_s + (k - 1) * slope)))
+        x = rate * (lone_s + (k - 1) * slope)
+        k = min(float(per_pass), 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * x * x)))
     return k, lone_s + (k - 1) * slope
 
 

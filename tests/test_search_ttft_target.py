@@ -1,0 +1,62 @@
+"""Search and simulate agree on TTFT under a TTFT target (issue 37; docs/accuracy.md session 70 CC): the search's
+rate is the highest at which the attainment quantile (p90) of a request's TTFT meets the target under Poisson
+arrivals; the simulator run at that rate gives the p90 TTFT of its last half. The search prices a rank's prefill as
+a bulk-service queue (queueing.bulk_ttft_quantile_s: passes of the prompts waiting at a pass's start, up to the
+token budget, decode steps between them) plus the wait for a slot (M/D/B). Before, the prefill was B identical
+servers of one prompt each (M/D/B alone), which never sees a prompt wait behind another's prefill: the simulator's
+p90 was x1.27-2.31 of the search's at 4,000-token prompts and a 0.15 s target."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from whatif.config_search.configs import aggregated
+from whatif.config_search.evaluate import evaluate_replica
+from whatif.config_search.queueing import bulk_ttft_quantile_s, pass_size
+from whatif.config_search.recheck import sim_config
+from whatif.config_search.space import ReplicaSetup, SearchSpace, SLOTargets
+from whatif.simulator.cluster import simulate
+
+TP1 = ReplicaSetup("dgx-h100", tp=1, pp=1, ep=1, weight="bf16", kv="bf16")
+# measured on this branch x0.92-1.06 (4,000-token prompts, 0.15 s, batch 8 / 32); main x1.27-2.31. Not yet within
+# it: 0.3 s (x0.64-0.82) and 1,000-token prompts (x0.40-1.51): docs/accuracy.md session 70 CC
+LOW, HIGH = 0.75, 1.25
+
+
+def _sim_over_search(engine: str, prompt: int, target: float, batch: int, requests: int = 600) -> float:
+    space = SearchSpace(model="llama-3.1-8b", hardware=("dgx-h100",), gpu_budget=1, prompt=prompt, output=100,
+                        modes=("aggregated",), batches=(batch,), engine=engine, slo=SLOTargets(ttft_s=target))
+    profile, = evaluate_replica(space, TP1)
+    c, = [c for c in aggregated(space, profile) if c.replicas == 1]
+    assert c.ttft_s <= target
+    cfg = sim_config(space, c, requests)
+    cfg = replace(cfg, workload=replace(cfg.workload, through_server=False))   # the engine's TTFT, as priced
+    recs = sorted(simulate(cfg, keep_log=False).records, key=lambda r: r.request.arrival_s)
+    assert all(r.status == "finished" for r in recs)
+    return float(np.percentile([r.ttft_s for r in recs[len(recs) // 2:]], 90)) / c.ttft_s
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+@pytest.mark.parametrize("target,batch", [(0.15, 8), (0.15, 32)])
+def test_search_p90_ttft_under_a_target_is_the_simulated_poisson_runs(engine, target, batch):
+    ratio = _sim_over_search(engine, 4000, target, batch)
+    assert LOW <= ratio <= HIGH, (engine, target, batch, ratio)
+
+
+def test_a_pass_takes_the_prompts_that_arrived_during_the_one_before():
+    assert pass_size(0.0, 0.02, 0.1, 8) == (1.0, 0.02)
+    k, s = pass_size(400.0, 0.02, 0.1, 8)          # saturated: a full pass of 8
+    assert (k, s) == (8, pytest.approx(0.1))
+    k, s = pass_size(60.0, 0.02, 0.1, 8)           # k = 1 + (60 s(k))^2 / k, s(k) = 0.02 + (k - 1) 0.08 / 7
+    assert k == pytest.approx(1 + (60 * s) ** 2 / k, rel=1e-4) and 1 < k < 8
+
+
+def test_bulk_quantile_at_no_load_and_capacity():
+    # no load: its own pass plus 0.9 of a decode step in progress
+    assert bulk_ttft_quantile_s(0.0, 0.1, 0.1, 1, 0.02) == pytest.approx(0.1 + 0.9 * 0.02, rel=1e-6)
+    # one prompt a pass of 0.1 s serves under 10/s; passes of 8 in 0.2 s serve 40/s
+    assert bulk_ttft_quantile_s(10.0, 0.1, 0.1, 1, 0.02) == float("inf")
+    assert bulk_ttft_quantile_s(20.0, 0.1, 0.2, 8, 0.02) < float("inf")
+    assert bulk_ttft_quantile_s(5.0, 0.1, 0.1, 1, 0.02) > bulk_ttft_quantile_s(2.0, 0.1, 0.1, 1, 0.02)
