@@ -20,29 +20,48 @@ from whatif.config_search.space import ReplicaSetup, SearchSpace, SLOTargets
 from whatif.simulator.cluster import simulate
 
 TP1 = ReplicaSetup("dgx-h100", tp=1, pp=1, ep=1, weight="bf16", kv="bf16")
-# measured on this branch x0.92-1.06 (4,000-token prompts, 0.15 s, batch 8 / 32); main x1.27-2.31. Not yet within
-# it: 0.3 s (x0.64-0.82) and 1,000-token prompts (x0.40-1.51): docs/accuracy.md session 70 CC
-LOW, HIGH = 0.75, 1.25
+REQUESTS = 4000          # p90 over the last 2,000: shorter runs move it by up to 2x near the knee
+# the simulator's p90 at the search's rate: this branch x0.84-1.22 (4,000-token prompts, 0.15 / 0.3 s, batch 8 / 32,
+# three engines); main x1.02-2.31. The search's rate within 25% of the rate at which the simulator's p90 meets the
+# target (1,000-token prompts): this branch 1.00-1.10 of it, main 0.98-1.09 (docs/accuracy.md session 70 CC)
+TOL = 0.25
 
 
-def _sim_over_search(engine: str, prompt: int, target: float, batch: int, requests: int = 600) -> float:
+def _search(engine: str, prompt: int, target: float, batch: int):
     space = SearchSpace(model="llama-3.1-8b", hardware=("dgx-h100",), gpu_budget=1, prompt=prompt, output=100,
                         modes=("aggregated",), batches=(batch,), engine=engine, slo=SLOTargets(ttft_s=target))
     profile, = evaluate_replica(space, TP1)
     c, = [c for c in aggregated(space, profile) if c.replicas == 1]
-    assert c.ttft_s <= target
-    cfg = sim_config(space, c, requests)
-    cfg = replace(cfg, workload=replace(cfg.workload, through_server=False))   # the engine's TTFT, as priced
+    assert c.ttft_s <= target * (1 + 1e-9)
+    return space, c
+
+
+def _sim_p90(space, c, rate: float) -> float:
+    """p90 TTFT (s) of the last half of the re-check's simulation of `c` under Poisson arrivals at `rate`/s (the
+    engine's TTFT, no front end: the search prices the engine)."""
+    cfg = sim_config(space, c, REQUESTS)
+    cfg = replace(cfg, workload=replace(cfg.workload, through_server=False, rate=rate))
     recs = sorted(simulate(cfg, keep_log=False).records, key=lambda r: r.request.arrival_s)
     assert all(r.status == "finished" for r in recs)
-    return float(np.percentile([r.ttft_s for r in recs[len(recs) // 2:]], 90)) / c.ttft_s
+    return float(np.percentile([r.ttft_s for r in recs[len(recs) // 2:]], 90))
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
-@pytest.mark.parametrize("target,batch", [(0.15, 8), (0.15, 32)])
+@pytest.mark.parametrize("target", [0.15, 0.3])
+@pytest.mark.parametrize("batch", [8, 32])
 def test_search_p90_ttft_under_a_target_is_the_simulated_poisson_runs(engine, target, batch):
-    ratio = _sim_over_search(engine, 4000, target, batch)
-    assert LOW <= ratio <= HIGH, (engine, target, batch, ratio)
+    space, c = _search(engine, 4000, target, batch)
+    ratio = _sim_p90(space, c, c.request_rate) / c.ttft_s
+    assert 1 - TOL <= ratio <= 1 + TOL, (engine, target, batch, ratio)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+@pytest.mark.parametrize("target", [0.15, 1.0])
+def test_search_rate_under_a_target_is_the_simulators(engine, target):
+    """At 1,000-token prompts the simulator's p90 rises steeply near the rate (x0.36-1.00 of the target at the
+    search's rate, within 10% of its rate): the rate is what is judged, bracketed within 25%."""
+    space, c = _search(engine, 1000, target, 32)
+    assert _sim_p90(space, c, (1 - TOL) * c.request_rate) <= target < _sim_p90(space, c, (1 + TOL) * c.request_rate)
 
 
 def test_a_pass_takes_the_prompts_that_arrived_during_the_one_before():

@@ -4,9 +4,9 @@ Steady-state model (assumed, as aiconfigurator's; `--simulate-top` re-checks it 
 - aggregated (continuous batching, B = max running sequences per replica): a replica serves B * output tokens per
   e2e(B) (the estimate: B prompts' prefill passes, then output - 1 decode steps at B). At full load (a closed loop
   of B clients) a request's TTFT is the closed loop's (closed_loop_ttft.py: the prompts that come back together
-  wait for the engine's prefill passes); under a TTFT target, its own prefill (the batch-1 estimate) plus its
-  queueing (below). Its remaining output - 1 tokens take the rest of the cycle: TPOT = (e2e(B) - that own TTFT) /
-  (output - 1), the other requests' prefills in it.
+  wait for the engine's prefill passes); under a TTFT target, its prefill pass and its queueing (below). Its
+  remaining output - 1 tokens take the rest of the cycle: TPOT = (e2e(B) - its own TTFT) / (output - 1), the other
+  requests' prefills in it (own: the closed loop's at full load, a lone prefill under a target).
 - disaggregated xPyD: x prefill replicas each prefill one prompt per attention-DP rank at a time (x / ttft(1)
   requests/s at one rank; evaluate.prefill_pool_rps: the ranks side by side, within SGLang's send slots); the KV goes
   to a decode replica over the link between the pools; y decode replicas each hold B sequences for output - 1
@@ -14,8 +14,10 @@ Steady-state model (assumed, as aiconfigurator's; `--simulate-top` re-checks it 
   plus the KV transfer, TPOT the decode step at B.
 Throughput per GPU is the cluster's output tokens/s over its GPUs; per-user throughput is 1 / TPOT.
 Under a TTFT target, the rate is the highest at which a request's TTFT including its queueing under Poisson arrivals
-(the re-check's traffic) meets the target for the SLO's attainment share (queueing.py, M/D/c), and TTFT is that
-quantile at that rate: aggregated, a wait for one of a replica's B slots (each held e2e(B)); disaggregated, for one
+(the re-check's traffic) meets the target for the SLO's attainment share (queueing.py), and TTFT is that
+quantile at that rate: aggregated, a rank's prefill queue (passes of the prompts waiting at a pass's start, up to
+the token budget, decode steps between them: queueing.bulk_ttft_quantile_s) plus a wait for one of a replica's B
+slots (M/D/B, each held e2e(B)); disaggregated (M/D/c), for one
 of a prefill replica's servers (evaluate.prefill_servers, each prefilling a prompt in servers / its rate), then for
 one of a decode replica's B slots (each held (output - 1) * TPOT(B)). Without
 a TTFT target the pools run at full load: an aggregated replica's TTFT is its closed loop's (closed_loop_ttft.py), a
