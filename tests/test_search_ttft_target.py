@@ -79,3 +79,11 @@ def test_bulk_quantile_at_no_load_and_capacity():
     assert bulk_ttft_quantile_s(10.0, 0.1, 0.1, 1, 0.02) == float("inf")
     assert bulk_ttft_quantile_s(20.0, 0.1, 0.2, 8, 0.02) < float("inf")
     assert bulk_ttft_quantile_s(5.0, 0.1, 0.1, 1, 0.02) > bulk_ttft_quantile_s(2.0, 0.1, 0.1, 1, 0.02)
+
+
+def test_residual_quantile_solves_the_mixtures_tail():
+    from whatif.config_search.queueing import residual_quantile_s
+    for rho, s, step in ((0.0, 0.1, 0.02), (0.3, 0.1, 0.02), (0.95, 0.1, 0.02), (0.5, 0.01, 0.05), (1.0, 0.1, 0.0)):
+        t = residual_quantile_s(rho, s, step)
+        tail = rho * max(0.0, 1 - t / s) + (1 - rho) * (max(0.0, 1 - t / step) if step else 0.0)
+        assert tail == pytest.approx(0.1, abs=1e-12), (rho, s, step)

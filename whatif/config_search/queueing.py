@@ -125,10 +125,28 @@ def pass_size(rate: float, lone_s: float, full_s: float, per_pass: int) -> tuple
         return 1.0, lone_s
     slope = (full_s - lone_s) / (per_pass - 1)
     k = 1.0
-    for _ in range(32):
+    for _ in range(64):
         x = rate * (lone_s + (k - 1) * slope)
-        k = min(float(per_pass), 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * x * x)))
+        k, before = min(float(per_pass), 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * x * x))), k
+        if k - before < 1e-9:
+            break
     return k, lone_s + (k - 1) * slope
+
+
+def residual_quantile_s(rho: float, pass_s: float, step_s: float, q: float = ATTAINMENT) -> float:
+    """The q-quantile of the time left of the step in progress at a Poisson arrival: a pass (share rho, residual
+    uniform on [0, pass_s]) or a decode step (residual uniform on [0, step_s]). The mixture's tail
+    P(R > t) = rho (1 - t / pass_s)+ + (1 - rho) (1 - t / step_s)+ is piecewise linear: solved on each piece."""
+    tail = 1.0 - q
+    parts = [(w, d) for w, d in ((rho, pass_s), (1.0 - rho, step_s)) if w > 0 and d > 0]
+    if not parts:
+        return 0.0
+    short = min(d for _, d in parts)
+    t = (1.0 - tail) / sum(w / d for w, d in parts)      # both pieces falling, up to the shorter one's end
+    if t <= short:
+        return t
+    w, d = max(parts, key=lambda wd: wd[1])              # past it only the longer one's residual remains
+    return d * (1.0 - tail / w) if w > tail else short
 
 
 def bulk_ttft_quantile_s(rate: float, lone_s: float, full_s: float, per_pass: int, step_s: float,
@@ -141,14 +159,7 @@ def bulk_ttft_quantile_s(rate: float, lone_s: float, full_s: float, per_pass: in
     rho = rate * per_prompt               # the share of time the engine runs prefill passes
     if rho >= 1.0:
         return math.inf
-    # the step in progress on arrival: a pass (share rho, residual uniform on [0, s]) or a decode step (residual
-    # uniform on [0, step_s]); its q-quantile, bisected on the mixture's tail
-    lo, hi = 0.0, max(s, step_s)
-    for _ in range(40):
-        t = 0.5 * (lo + hi)
-        tail = rho * max(0.0, 1.0 - t / s) + (1.0 - rho) * (max(0.0, 1.0 - t / step_s) if step_s > 0 else 0.0)
-        lo, hi = (t, hi) if tail > 1.0 - q else (lo, t)
-    residual = hi
+    residual = residual_quantile_s(rho, s, step_s, q)
     # the wait for the passes ahead, the one in progress included: M/D/1 per prompt (Kingman's exponential tail,
     # wait_quantile_s); the larger of the two quantiles (the M/D/1 wait holds the pass in progress's residual;
     # summing the two quantiles counted it twice: x1.1-1.4 of the simulator's p90 at 40-60% of full load)
