@@ -192,7 +192,7 @@ def aggregated(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
     out = []
     osl = space.output
     for pt in p.points:
-        # a replica's rate: its B slots, each held e2e(B), within the TTFT target under Poisson arrivals; at full
+        # a replica's rate: its prefill queue and its B slots within the TTFT target under Poisson arrivals; at full
         # load (no target, or one its own prefill misses) a closed loop of B clients (closed_loop_ttft.py)
         rate, ttft = prefill_queue_ttft(space, p, pt)
         own = p.prefill_s

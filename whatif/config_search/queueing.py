@@ -14,7 +14,7 @@ exponential (Kingman's heavy-traffic limit): P(W > t) = C exp(-2 t (c / D - lam)
 ln(C / (1 - q)) / (2 (c / D - lam)) when C > 1 - q, else 0. Pure functions of floats.
 
 An aggregated replica's prefill is not c servers of one prompt each: as the simulator runs it (simulator/
-scheduler), each step's prefill takes the prompts waiting at its start, up to the token budget, a bulk-service queue
+scheduling/), each step's prefill takes the prompts waiting at its start, up to the token budget, a bulk-service queue
 (M/D^b/1 a rank, b = budget // prompt). Stated approximation (bulk_ttft_quantile_s; tests/test_search_ttft_target.py
 checks it against the simulator's Poisson runs):
 - a prompt's pass holds itself and the prompts that arrive during the pass in progress, found busy with the share
