@@ -26,7 +26,7 @@ def small():
 
 def brute_force_best():
     """Every (tp, batch) through whatif.estimate, scored as the search's aggregated model says (configs.py)."""
-    from whatif.config_search.queueing import max_rate_within
+    from whatif.config_search.queueing import bulk_ttft_quantile_s, max_rate_under, wait_quantile_s
     best = None
     for tp in TPS:
         one = whatif.estimate(MODEL, HARDWARE, tp=tp, batch=1, prompt=PROMPT, output=OUTPUT, with_max_batch=False)
@@ -38,8 +38,12 @@ def brute_force_best():
             tpot = (est.e2e_s - one.ttft_s) / (OUTPUT - 1)
             if one.ttft_s > TTFT or tpot > TPOT:
                 continue
-            # a replica's B slots, each held e2e(B), under Poisson arrivals within the TTFT target (queueing.py)
-            rate = min(b / est.e2e_s, max_rate_within(TTFT - one.ttft_s, est.e2e_s, b))
+            # under Poisson arrivals within the TTFT target (queueing.py): the prefill queue (8,000-token prompts:
+            # one a pass of the 8,192-token budget; vLLM's mixed steps: a pass carries a decode step) plus the wait
+            # for one of the replica's B slots, each held e2e(B)
+            def quantile(rate, est=est, b=b, pass_s=one.ttft_s + est.tpot_s):
+                return bulk_ttft_quantile_s(rate, pass_s, pass_s, 1, est.tpot_s) + wait_quantile_s(rate, est.e2e_s, b)
+            rate = max_rate_under(quantile, TTFT, b / est.e2e_s)
             replicas = BUDGET // tp
             score = (rate * OUTPUT / tp, replicas * rate * OUTPUT)
             if best is None or score > best[0]:

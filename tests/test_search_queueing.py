@@ -57,7 +57,9 @@ def test_aggregated_rate_meets_the_ttft_target_under_poisson_load():
     assert c.request_rate < full
     assert c.ttft_s > p.prefill_s                     # fails when TTFT ignores load
     assert c.ttft_s <= 1.0 + 1e-9
-    assert c.ttft_s == pytest.approx(p.prefill_s + wait_quantile_s(c.request_rate, 40.0, 32, ATTAINMENT))
+    # its own pass, the step in progress and the prefill backlog (queueing.bulk_ttft_quantile_s) plus the slot wait
+    # (M/D/B): more than a lone prefill plus the slot wait (session 70 CC; was equal to it)
+    assert c.ttft_s > p.prefill_s + wait_quantile_s(c.request_rate, 40.0, 32, ATTAINMENT)
     assert c.tok_s_per_gpu == pytest.approx(c.request_rate * 1000 / SETUP.gpus)
     # no TTFT target: full load, a closed loop of B clients (closed_loop_ttft.py), at least a lone request's TTFT
     free = aggregated(space(), p)[0]

@@ -4,9 +4,10 @@ Steady-state model (assumed, as aiconfigurator's; `--simulate-top` re-checks it 
 - aggregated (continuous batching, B = max running sequences per replica): a replica serves B * output tokens per
   e2e(B) (the estimate: B prompts' prefill passes, then output - 1 decode steps at B). At full load (a closed loop
   of B clients) a request's TTFT is the closed loop's (closed_loop_ttft.py: the prompts that come back together
-  wait for the engine's prefill passes, from the send through the front end); under a TTFT target, its own
-  prefill (the batch-1 estimate) plus its queueing (below). Its remaining output - 1 tokens take the rest of the
-  cycle: TPOT = (e2e(B) - that own TTFT) / (output - 1), the other requests' prefills in it.
+  wait for the engine's prefill passes, from the send through the front end); under a TTFT target, its prefill
+  pass and its queueing (below). Its remaining output - 1 tokens take the rest of the cycle: TPOT = (e2e(B) - its
+  own TTFT) / (output - 1), the other requests' prefills in it (own: the closed loop's at full load, a lone prefill
+  under a target).
 - disaggregated xPyD: x prefill replicas each prefill one prompt per attention-DP rank at a time (x / ttft(1)
   requests/s at one rank; evaluate.prefill_pool_rps: the ranks side by side, within SGLang's send slots); the KV goes
   to a decode replica over the link between the pools; y decode replicas each hold B sequences for output - 1
@@ -14,8 +15,10 @@ Steady-state model (assumed, as aiconfigurator's; `--simulate-top` re-checks it 
   plus the KV transfer, TPOT the decode step at B.
 Throughput per GPU is the cluster's output tokens/s over its GPUs; per-user throughput is 1 / TPOT.
 Under a TTFT target, the rate is the highest at which a request's TTFT including its queueing under Poisson arrivals
-(the re-check's traffic) meets the target for the SLO's attainment share (queueing.py, M/D/c), and TTFT is that
-quantile at that rate: aggregated, a wait for one of a replica's B slots (each held e2e(B)); disaggregated, for one
+(the re-check's traffic) meets the target for the SLO's attainment share (queueing.py), and TTFT is that
+quantile at that rate: aggregated, a rank's prefill queue (passes of the prompts waiting at a pass's start, up to
+the token budget, decode steps between them: queueing.bulk_ttft_quantile_s) plus a wait for one of a replica's B
+slots (M/D/B, each held e2e(B)); disaggregated (M/D/c), for one
 of a prefill replica's servers (evaluate.prefill_servers, each prefilling a prompt in servers / its rate), then for
 one of a decode replica's B slots (each held (output - 1) * TPOT(B)). Without
 a TTFT target the pools run at full load: an aggregated replica's TTFT is its closed loop's (closed_loop_ttft.py), a
@@ -45,7 +48,8 @@ from dataclasses import asdict, dataclass
 
 from ..simulator.kv_fanout import mla_kv_copies
 from .closed_loop_ttft import loop_ttft_s
-from .queueing import max_rate_through, max_rate_within, tandem_wait_s, wait_quantile_s
+from .queueing import (bulk_ttft_quantile_s, max_rate_through, max_rate_under, max_rate_within, tandem_wait_s,
+                       wait_quantile_s)
 from .evaluate import BatchPoint, ReplicaProfile
 from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace, budget, node_gpus
 
@@ -146,6 +150,33 @@ def rate_within_ttft(space: SearchSpace, full_rate: float, own_ttft_s: float, se
     return rate, own_ttft_s + wait_quantile_s(rate, service_s, servers)
 
 
+def prefill_queue_ttft(space: SearchSpace, p: ReplicaProfile, pt) -> tuple[float, float]:
+    """(requests/s, TTFT s) of an aggregated replica at batch `pt.batch` under a TTFT target: the highest Poisson rate
+    at which the attainment quantile of a rank's prefill queue (queueing.bulk_ttft_quantile_s: passes of up to
+    loop_budget // prompt waiting prompts, decode steps between them) plus the wait for one of the B slots (M/D/B,
+    each held e2e(B)) meets the target, and that TTFT there. No target, or a lone prompt's prefill over it: full
+    load and the lone prefill (the caller prices the closed loop)."""
+    full_rate = pt.batch / pt.e2e_s
+    target = space.slo.ttft_s
+    if target is None or p.prefill_s > target:
+        return full_rate, p.prefill_s
+    ranks = p.key.attention_dp
+    per_rank = -(-pt.batch // ranks)
+    per_pass = max(1, min(per_rank, p.loop_budget // space.prompt))
+    full_s = pt.ttft_s * per_pass / per_rank             # a full pass: its share of the batch's prefill passes
+    lone_s = p.prefill_s
+    if not p.prefill_first:                              # mixed steps: a pass carries the running decodes
+        lone_s, full_s = lone_s + pt.tpot_s, full_s + pt.tpot_s
+
+    def quantile(rate: float) -> float:
+        return (bulk_ttft_quantile_s(rate / ranks, lone_s, full_s, per_pass, pt.tpot_s)
+                + wait_quantile_s(rate, pt.e2e_s, pt.batch))
+    rate = max_rate_under(quantile, target, full_rate)
+    if rate <= 0.0:                  # misses at no load: a configuration that misses the target anyway
+        return full_rate, quantile(0.0)
+    return rate, quantile(rate)
+
+
 def _user_rate(tpot_s: float, e2e_s: float, output: int) -> float:
     return 1.0 / tpot_s if tpot_s > 0 else output / e2e_s
 
@@ -162,9 +193,9 @@ def aggregated(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
     out = []
     osl = space.output
     for pt in p.points:
-        # a replica's rate: its B slots, each held e2e(B), within the TTFT target under Poisson arrivals; at full
+        # a replica's rate: its prefill queue and its B slots within the TTFT target under Poisson arrivals; at full
         # load (no target, or one its own prefill misses) a closed loop of B clients (closed_loop_ttft.py)
-        rate, ttft = rate_within_ttft(space, pt.batch / pt.e2e_s, p.prefill_s, pt.e2e_s, pt.batch)
+        rate, ttft = prefill_queue_ttft(space, p, pt)
         own = p.prefill_s
         if space.slo.ttft_s is None or p.prefill_s > space.slo.ttft_s:
             ranks = p.key.attention_dp
