@@ -215,6 +215,14 @@ def test_names_match_case_insensitively_and_suggest_the_family():
     assert closest("nvme", ["nvme", "ddr5"]) == ""   # never "did you mean" the name itself
 
 
+def test_a_name_that_extends_a_candidate_suggests_that_candidate_first():
+    # session 70 DD: `--hardware b200-sxm` (the serving CSV's b200_sxm) suggested only 'h200-sxm', another GPU
+    names = ["b200", "h200-sxm", "h100-sxm"]
+    assert closest("b200-sxm", names) == " (did you mean 'b200' or 'h200-sxm'?)"
+    assert closest("B200_SXM", names) == " (did you mean 'b200' or 'h200-sxm'?)"
+    assert closest("b200-foo-bar-baz", ["b200", "h100-sxm"]) == " (did you mean 'b200'?)"
+
+
 def test_hardware_and_model_names_ignore_case(capsys):
     assert main(["estimate", "--hardware", "H100-SXM", "--model", "LLAMA-3-8B", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)

@@ -49,7 +49,8 @@ def closest(name: str, candidates) -> str:
     """A ' (did you mean X?)' hint for an unknown name, or '' when nothing is close or only itself.
 
     Case-insensitive: 'H100' suggests 'h100-sxm'; a name that starts a candidate ('h100' of 'h100-sxm', the
-    family) is preferred over a merely similar one."""
+    family) is preferred over a merely similar one, and a candidate the name extends ('b200' of 'b200-sxm') is
+    offered before it."""
     import difflib
 
     if not isinstance(name, str) or len(name) > 200:
@@ -67,7 +68,16 @@ def closest(name: str, candidates) -> str:
         return f" (did you mean one of {listed}?)"
     by_lower = {c.lower(): c for c in names}
     match = difflib.get_close_matches(lower, list(by_lower), n=1, cutoff=0.5)
-    return f" (did you mean '{by_lower[match[0]]}'?)" if match and by_lower[match[0]] != name else ""
+    similar = by_lower[match[0]] if match and by_lower[match[0]] != name else ""
+    # 'b200-sxm' / 'b200_sxm' name 'b200' plus a suffix: offer that stem first, the similar spelling
+    # ('h200-sxm', another GPU) after it, never alone
+    stems = sorted((c for c in names if len(c) >= 2 and lower.startswith(c.lower()) and lower[len(c)] in "-_ "),
+                   key=len)
+    if stems and similar and similar != stems[-1]:
+        return f" (did you mean '{stems[-1]}' or '{similar}'?)"
+    if stems:
+        return f" (did you mean '{stems[-1]}'?)"
+    return f" (did you mean '{similar}'?)" if similar else ""
 
 
 def check_mapping(raw, allowed, where: str) -> dict:
