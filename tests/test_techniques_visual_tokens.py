@@ -119,3 +119,11 @@ def test_kimi_k25_runs_its_own_moonvit_tower():
                           {"workload": {"batch": 1, "prompt": 640, "output": 16}}).run()
     shapes = [t.op.shape for p, _ in clip.prefill for t in p.op_times if t.op.name == "vision_attention"]
     assert shapes and shapes[0].max_context == 577 and shapes[0].d_qk == 64     # CLIP unchanged: 576 + CLS
+
+
+def test_a_prompt_other_than_the_workloads_is_refused():
+    # session 70 DD: vision_encoder:prompt=100000000 under a 640-token workload priced ~0 of the tower, silently
+    with pytest.raises(WhatifError, match=r"vision_encoder:prompt=100000000: differs from the workload's prompt "
+                                          r"\(640 tokens\); valid: omit it, or 640"):
+        run(["vision_encoder:prompt=100000000"])
+    assert run(["vision_encoder:prompt=640"]).ttft_s == pytest.approx(run(["vision_encoder"]).ttft_s)

@@ -135,6 +135,11 @@ class VisionEncoder(Technique):
                               f"{self.visual_tokens()}")
 
     def for_workload(self, workload):
+        # a prompt other than the workload's would spread the request's images over positions it never
+        # prefills (prompt=10^8 under a 2,048-token workload priced ~0 of the tower): refuse it
+        if self.prompt and workload.prompt and self.prompt != workload.prompt:
+            raise WhatifError(f"--technique {self.name}:prompt={self.prompt}: differs from the workload's prompt "
+                              f"({workload.prompt} tokens); valid: omit it, or {workload.prompt}")
         return self if self.prompt else replace(self, prompt=workload.prompt)
 
     def visual_tokens(self) -> int:
