@@ -102,6 +102,24 @@ def test_a_tp_that_cannot_split_the_experts_names_the_flag_given(capsys):
     assert err.startswith("whatif: error: --tp: 3 does not divide the expert intermediate size")
 
 
+def test_every_split_a_tp_cannot_make_lists_the_valid_sizes(capsys):
+    # session 70 DD: the expert, KV-head, intermediate and recurrent-head refusals named no valid size
+    from dataclasses import replace
+
+    from whatif.errors import WhatifError
+    from whatif.roofline.graph import check_parallelism
+    from whatif.roofline.config import Parallelism
+    err = run_error(capsys, "estimate", "--model", "kimi-linear-48b-a3b", "--hardware", "h100-sxm", "--tp", "3")
+    assert err.endswith("does not divide the expert intermediate size 1024 of kimi-linear-48b-a3b; valid: "
+                        "1, 2, 4, 8, 16, 32, 64")
+    gemma = load_model("gemma-4-31b")   # 4 global KV heads; a TP above 4 must be a multiple of them
+    with pytest.raises(WhatifError, match=r"neither divides nor is a multiple of the 3 full-attention layers' KV "
+                                          r"heads of gemma-4-31b; valid: 1, 3, 6, 9, 12, "):
+        check_parallelism(replace(gemma, global_kv_heads=3), Parallelism(tp=4))
+    with pytest.raises(WhatifError, match=r"does not divide intermediate_size 21000; valid: 1, 2, 3, 4, 5, 6, 7, 8,"):
+        check_parallelism(replace(gemma, intermediate_size=21000), Parallelism(tp=16))
+
+
 # Issue 38's models as a user names them (session 69 J's audit): (Hugging Face id, the profile it resolves to,
 # hardware, tp). Each estimates by id with the checkpoint's own precision and fits; the architectures: qwen3_moe,
 # gpt_oss, minimax_m2, glm4_moe, glm_moe_dsa (GLM-5), kimi_k2, kimi_k25, llama4, deepseek_v3, deepseek_v32, qwen3_next,

@@ -37,6 +37,11 @@ def check_expert_precision(model: ModelSpec, prec) -> None:
                           f"or a MoE model")
 
 
+def _divisors(n: int, most: int = 64) -> str:
+    """The sizes up to `most` that split `n` evenly, for an error's 'valid:' list."""
+    return ", ".join(str(d) for d in range(1, min(n, most) + 1) if n % d == 0)
+
+
 def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
     """TP must split heads evenly; PP cannot exceed the layers; EP x MoE-TP must split the experts; DP attention
     needs experts (the heads, KV heads and dense columns are split over one rank's attention_tp GPUs only)."""
@@ -62,7 +67,8 @@ def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
     if model.moe is not None and par.moe_tp > 1 and model.moe.expert_intermediate_size % par.moe_tp:
         flag = "--moe-tp" if par.ep > 1 else "--tp"   # with no --ep, each expert is split over the whole --tp
         raise WhatifError(f"{flag}: {par.moe_tp} does not divide the expert intermediate size "
-                          f"{model.moe.expert_intermediate_size} of {model.name}")
+                          f"{model.moe.expert_intermediate_size} of {model.name}; valid: "
+                          f"{_divisors(model.moe.expert_intermediate_size)}")
     flag = f"--tp {par.tp} / --dp-attention {par.attention_dp}: attention TP" if par.dp_attention else "--tp:"
     par = par.dense   # under DP attention only one rank's attention_tp GPUs split heads and dense columns
     if model.num_heads % par.tp:
@@ -71,13 +77,16 @@ def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
                           f"{model.name}; valid: {', '.join(map(str, valid))}")
     for kvh, which in ((model.num_kv_heads, ""), (model.global_kv_heads, "full-attention layers' ")):
         if model.mla is None and kvh and par.tp > kvh and par.tp % kvh:   # vLLM Gemma4Attention asserts both
+            valid = ", ".join(str(t) for t in range(1, 65) if (kvh % t == 0 if t <= kvh else t % kvh == 0))
             raise WhatifError(f"{flag} {par.tp} neither divides nor is a multiple of the "
-                              f"{kvh} {which}KV heads of {model.name}")
+                              f"{kvh} {which}KV heads of {model.name}; valid: {valid}")
     if model.intermediate_size % par.tp:
-        raise WhatifError(f"{flag} {par.tp} does not divide intermediate_size {model.intermediate_size}")
+        raise WhatifError(f"{flag} {par.tp} does not divide intermediate_size {model.intermediate_size}; valid: "
+                          f"{_divisors(model.intermediate_size)}")
     for what, heads in _recurrent_heads(model):
         if heads % par.tp:
-            raise WhatifError(f"{flag} {par.tp} does not divide the {heads} {what} of {model.name}")
+            raise WhatifError(f"{flag} {par.tp} does not divide the {heads} {what} of {model.name}; valid: "
+                              f"{_divisors(heads)}")
     if par.pp > model.num_layers:
         raise WhatifError(f"--pp: {par.pp} is more than the {model.num_layers} layers of {model.name}")
 
