@@ -282,6 +282,13 @@ def test_show_model(capsys):
     assert "total parameters" in out and "671,026,404,352" in out
 
 
+def test_show_model_says_how_a_vision_tower_is_priced(capsys):
+    # session 70 DD: 'in memory, not priced' read wrong beside --technique vision_encoder, which prices it
+    assert "--technique vision_encoder prices its own tower per image" in run_text(capsys, "show", "model",
+                                                                                     "kimi-k2.5")
+    assert "vision_encoder prices a CLIP ViT-L/14-336 stand-in" in run_text(capsys, "show", "model", "gemma-4-31b")
+
+
 # ------------------------------------------------------------------ errors
 
 

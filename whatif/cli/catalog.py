@@ -115,7 +115,11 @@ def cmd_show(args) -> int:
                 rows.append(["recurrent state per sequence (bf16 where the model names no dtype)",
                              units.nbytes(cache["state_bytes_per_sequence"])])
             if m.encoder is not None:
-                rows.append([f"encoder: {m.encoder.kind}", f"{m.encoder.params:,} parameters (in memory, not priced)"])
+                # a forward pass is priced only under --technique vision_encoder: the model's own tower where
+                # its profile gives the shape, else the technique's CLIP ViT-L/14-336 (visual_tokens.model_tower)
+                tower = "its own tower" if m.encoder.tower_layers else "a CLIP ViT-L/14-336 stand-in"
+                rows.append([f"encoder: {m.encoder.kind}", f"{m.encoder.params:,} parameters (in memory; "
+                             f"--technique vision_encoder prices {tower} per image)"])
             print(units.table(["field", "value"], rows, right=set()))
         return 0
     from ..specs.hardware import load_component
