@@ -47,6 +47,10 @@ def test_search_file_with_flag_override(capsys, tmp_path):
     (["search", "--model", "llama-3.1-8b", "--hardware", "nope-gpu", "--gpus", "2"], "nope-gpu"),
     (["search", "--model", "llama-3.1-8b", "--hardware", "dgx-h100", "--gpus", "2", "--backend", "spark"],
      "--backend"),
+    # session 70 DD: a --tp that splits no head evenly left every configuration invalid and exited 0
+    (["search", "--model", "gemma-4-31b", "--hardware", "h100-sxm", "--gpus", "8", "--tp", "3", "--slo-ttft", "1s",
+      "--batches", "1,8", "--modes", "aggregated", "--no-progress"],
+     "configurations are invalid: --tp: 3 does not divide the 32 attention heads of gemma-4-31b; valid: 1, 2, 4"),
 ])
 def test_errors_are_one_line(capsys, argv, needle):
     assert main(argv) == 2

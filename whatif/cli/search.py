@@ -208,6 +208,17 @@ def _best_serve_text(result) -> str:
     return f"\n\n# the best configuration: {best.label()}\n" + serve_text(*from_search(result.space, best))
 
 
+def _refuse_an_all_invalid_space(result) -> None:
+    """Every configuration invalid (`--tp 3` for 32 heads) is the user's flags ruling the space out, not an
+    answer: a one-line error with the commonest reason, exit 2, where it was 'no configuration meets the SLOs'."""
+    from collections import Counter
+
+    from ..config_search.configs import INVALID
+    if result.configs and all(c.status == INVALID for c in result.configs):
+        reason = Counter(c.reason.removeprefix("invalid: ") for c in result.configs).most_common(1)[0][0]
+        raise WhatifError(f"search: all {len(result.configs):,} configurations are invalid: {reason}")
+
+
 def cmd_search(args) -> int:
     from ..api import search
     kwargs = search_kwargs(args)
@@ -223,6 +234,7 @@ def cmd_search(args) -> int:
     finally:
         if bar is not None:
             bar.clear()
+    _refuse_an_all_invalid_space(result)
     if args.csv:
         result.write_csv(args.csv)
     if args.parquet:
