@@ -43,4 +43,7 @@ def test_other_families_do_not_predict_trtllm_quantizer_floor():
     assert cell["own_over_loo"] < 0.7 and cell["f_all"] > 1.0
     assert cell["loo_x_f_all"] > cell["loo"] > 3.0 * cell["loo_own_floor"]
     summary = ft.transfer_summary(table)
-    assert summary.loc["all", "over_loo_x_f_all"] >= summary.loc["all", "over_loo"]   # no cell count gained
+    # the factor worsens the mean over all cells; since session 70 B's GDN refit it takes one cell under 15% (14 -> 13
+    # over: TRT-LLM's GDN chunk prefill on L40S) while pushing others over, so the count alone no longer says it
+    assert summary.loc["all", "mean_loo_x_f_all"] > summary.loc["all", "mean_loo"]
+    assert summary.loc["all", "over_loo_x_f_all"] >= summary.loc["all", "over_loo"] - 1

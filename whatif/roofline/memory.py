@@ -5,6 +5,7 @@ at its final length (prompt + output), as a server must reserve before it can pr
 With a serving engine in the setup, its memory accounting decides what the KV cache may take
 (specs/engines.py EngineMemory): its fraction of the CUDA runtime's total (GPU.engine_capacity_bytes), the peak
 activations of its profile run (max_num_batched_tokens), runtime, NCCL and CUDA-graph bytes.
+Long because weights, KV, activations and the engine's accounting are one plan, each term beside the others.
 """
 from __future__ import annotations
 
