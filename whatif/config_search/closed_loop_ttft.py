@@ -29,6 +29,12 @@ fixed, a later first token is time the request's decode no longer waits: TPOT = 
 from __future__ import annotations
 
 
+def prompts_per_pass(batch: int, prompt: int, budget: int) -> int:
+    """Prompts one prefill pass of `budget` tokens holds from a batch of `batch`: whole prompts, budget // prompt,
+    at least one (a prompt longer than the budget is a pass of its own, its chunks in sequence)."""
+    return max(1, min(batch, budget // prompt))
+
+
 def prefill_groups(batch: int, prompt: int, budget: int, batch_ttft_s: float) -> list[tuple[float, int, int]]:
     """(seconds, prompts, groups of that kind) of a burst of `batch` prompts drained in passes of `budget` tokens,
     in order: whole prompts n = budget // prompt a pass, or one prompt a group when it is longer than a pass."""
@@ -36,7 +42,7 @@ def prefill_groups(batch: int, prompt: int, budget: int, batch_ttft_s: float) ->
         return []
     if prompt > budget:
         return [(batch_ttft_s / batch, 1, batch)]
-    n = min(batch, max(1, budget // prompt))
+    n = prompts_per_pass(batch, prompt, budget)
     full, rest = divmod(batch, n)
     per_pass = batch_ttft_s / (full + rest / n)     # a partial pass in proportion to its prompts (assumed)
     groups = [(per_pass, n, full)]
@@ -95,6 +101,5 @@ def loop_ttft_s(batch: int, prompt: int, budget: int, batch_ttft_s: float, prefi
     groups = prefill_groups(batch, prompt, budget, batch_ttft_s)
     if front_s <= 0 or not groups:
         return burst_mean_s(groups) if prefill_first else train_mean_s(groups)
-    per_pass = 1 if prompt > budget else min(batch, max(1, budget // prompt))
-    drain = front_end_drain_s(batch, per_pass, batch_ttft_s / batch, front_s, ranks)
+    drain = front_end_drain_s(batch, prompts_per_pass(batch, prompt, budget), batch_ttft_s / batch, front_s, ranks)
     return drain if prefill_first else min(drain, train_mean_s(groups) + front_s)

@@ -47,7 +47,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from ..simulator.kv_fanout import mla_kv_copies
-from .closed_loop_ttft import loop_ttft_s
+from .closed_loop_ttft import loop_ttft_s, prompts_per_pass
 from .queueing import (bulk_ttft_quantile_s, max_rate_through, max_rate_under, max_rate_within, tandem_wait_s,
                        wait_quantile_s)
 from .evaluate import BatchPoint, ReplicaProfile
@@ -150,6 +150,12 @@ def rate_within_ttft(space: SearchSpace, full_rate: float, own_ttft_s: float, se
     return rate, own_ttft_s + wait_quantile_s(rate, service_s, servers)
 
 
+def at_full_load(space: SearchSpace, p: ReplicaProfile) -> bool:
+    """An aggregated replica runs at full load (a closed loop of B clients): no TTFT target, or one its lone
+    prompt's prefill already misses."""
+    return space.slo.ttft_s is None or p.prefill_s > space.slo.ttft_s
+
+
 def prefill_queue_ttft(space: SearchSpace, p: ReplicaProfile, pt) -> tuple[float, float]:
     """(requests/s, TTFT s) of an aggregated replica at batch `pt.batch` under a TTFT target: the highest Poisson rate
     at which the attainment quantile of a rank's prefill queue (queueing.bulk_ttft_quantile_s: passes of up to
@@ -157,12 +163,11 @@ def prefill_queue_ttft(space: SearchSpace, p: ReplicaProfile, pt) -> tuple[float
     each held e2e(B)) meets the target, and that TTFT there. No target, or a lone prompt's prefill over it: full
     load and the lone prefill (the caller prices the closed loop)."""
     full_rate = pt.batch / pt.e2e_s
-    target = space.slo.ttft_s
-    if target is None or p.prefill_s > target:
+    if at_full_load(space, p):
         return full_rate, p.prefill_s
     ranks = p.key.attention_dp
     per_rank = -(-pt.batch // ranks)
-    per_pass = max(1, min(per_rank, p.loop_budget // space.prompt))
+    per_pass = prompts_per_pass(per_rank, space.prompt, p.loop_budget)
     full_s = pt.ttft_s * per_pass / per_rank             # a full pass: its share of the batch's prefill passes
     lone_s = p.prefill_s
     if not p.prefill_first:                              # mixed steps: a pass carries the running decodes
@@ -171,7 +176,7 @@ def prefill_queue_ttft(space: SearchSpace, p: ReplicaProfile, pt) -> tuple[float
     def quantile(rate: float) -> float:
         return (bulk_ttft_quantile_s(rate / ranks, lone_s, full_s, per_pass, pt.tpot_s)
                 + wait_quantile_s(rate, pt.e2e_s, pt.batch))
-    rate = max_rate_under(quantile, target, full_rate)
+    rate = max_rate_under(quantile, space.slo.ttft_s, full_rate)
     if rate <= 0.0:                  # misses at no load: a configuration that misses the target anyway
         return full_rate, quantile(0.0)
     return rate, quantile(rate)
@@ -197,7 +202,7 @@ def aggregated(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
         # load (no target, or one its own prefill misses) a closed loop of B clients (closed_loop_ttft.py)
         rate, ttft = prefill_queue_ttft(space, p, pt)
         own = p.prefill_s
-        if space.slo.ttft_s is None or p.prefill_s > space.slo.ttft_s:
+        if at_full_load(space, p):
             ranks = p.key.attention_dp
             loop = loop_ttft_s(-(-pt.batch // ranks), space.prompt, p.loop_budget, pt.ttft_s, p.prefill_first,
                                p.front_s, ranks)
