@@ -72,9 +72,8 @@ def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
     flag = f"--tp {par.tp} / --dp-attention {par.attention_dp}: attention TP" if par.dp_attention else "--tp:"
     par = par.dense   # under DP attention only one rank's attention_tp GPUs split heads and dense columns
     if model.num_heads % par.tp:
-        valid = [t for t in range(1, model.num_heads + 1) if model.num_heads % t == 0 and t <= 64]
         raise WhatifError(f"{flag} {par.tp} does not divide the {model.num_heads} attention heads of "
-                          f"{model.name}; valid: {', '.join(map(str, valid))}")
+                          f"{model.name}; valid: {_divisors(model.num_heads)}")
     for kvh, which in ((model.num_kv_heads, ""), (model.global_kv_heads, "full-attention layers' ")):
         if model.mla is None and kvh and par.tp > kvh and par.tp % kvh:   # vLLM Gemma4Attention asserts both
             valid = ", ".join(str(t) for t in range(1, 65) if (kvh % t == 0 if t <= kvh else t % kvh == 0))
