@@ -314,14 +314,19 @@ def launched_tiles(tokens: float, topk: float, experts: float, hidden: float, in
     return grid_m_tiles(tokens, topk, experts) * (math.ceil(up / TILE_N) + math.ceil(hidden / TILE_N))
 
 
+def fixed_seconds(params: RooflineParams, tiles_per_sm=0.0, touched=0.0):
+    """A layer's time beside its GEMMs' ridge: floor + item_s * tiles/SM + expert_s * touched experts."""
+    import numpy as np   # (here only: a cold estimate imports no numpy)
+    return params.floor_s + params.item_s * np.asarray(tiles_per_sm) + params.expert_s * np.asarray(touched)
+
+
 def moe_time(t_c, t_m, t_l2, params: RooflineParams, tiles_per_sm=0.0, touched=0.0):
     """Seconds from ideal times: floor + item_s * tiles/SM + expert_s * touched experts
     + ((t_c/ce)^p + (t_m/me + t_l2/(me*l2_speedup))^p)^(1/p)."""
     import numpy as np   # (here only: a cold estimate imports no numpy)
     c = np.asarray(t_c) / params.compute_eff
     m = (np.asarray(t_m) + np.asarray(t_l2) / params.l2_speedup) / params.memory_eff
-    fixed = params.floor_s + params.item_s * np.asarray(tiles_per_sm) + params.expert_s * np.asarray(touched)
-    return fixed + ridge(c, m, params.smooth)
+    return fixed_seconds(params, tiles_per_sm, touched) + ridge(c, m, params.smooth)
 
 
 # Fits whose kernel writes gemm2's output per routed slot in bf16 and reads it back in a separate finalize kernel:
@@ -351,7 +356,7 @@ def split_moe_time(gemms, params: RooflineParams, tiles_per_sm=0.0, t_finalize=0
     """Seconds of a layer priced per grouped GEMM (`gemms`: [(t_c, t_m, t_l2)] ideal, moe_gemm_ideal_times): floor +
     item_s * tiles/SM + sum of fused_gemm_time, the finalize on the down GEMM."""
     import numpy as np   # (here only: a cold estimate imports no numpy)
-    total = params.floor_s + params.item_s * np.asarray(tiles_per_sm) + params.expert_s * np.asarray(touched)
+    total = fixed_seconds(params, tiles_per_sm, touched)
     for i, (t_c, t_m, t_l2) in enumerate(gemms):
         c = np.asarray(t_c) / params.compute_eff
         m = (np.asarray(t_m) + np.asarray(t_l2) / params.l2_speedup) / params.memory_eff

@@ -53,6 +53,11 @@ def d_split(head_dim, xp=Arrays):
     return xp.maximum(xp.ceil((xp.asfloat(head_dim) + BK) / ACC_COLUMNS), 1.0)
 
 
+def pair_mma_flops(head_dim, passes):
+    """MMA FLOPs of one (query tile, key tile) pair a CTA runs: QK^T whole, PV over its d / passes (d_split)."""
+    return 2.0 * BQ * BK * head_dim * (1.0 + 1.0 / passes)
+
+
 def tile_pairs(seq, group, window, xp=Arrays):
     """(query tiles, mean key tiles per query tile, most key tiles of one query tile) per
     (sequence, KV head); `group` = query heads per KV head; window <= 0 means full attention."""
@@ -84,8 +89,7 @@ def _prefill_parts(xp, batch, seq, heads, kv_heads, head_dim, kv_bytes, window, 
     batch, seq, heads, kv_heads, head_dim = (xp.asfloat(x) for x in (batch, seq, heads, kv_heads, head_dim))
     nq, mean_k, nk_max = tile_pairs(seq, heads / kv_heads, window, xp)
     n = d_split(head_dim, xp)
-    mma_flops = 2.0 * BQ * BK * head_dim * (1.0 + 1.0 / n)   # one pass: QK^T whole, PV over d/n
-    t_pair = xp.maximum(mma_flops / (peak / sms * p.compute_eff), p.tile_s)
+    t_pair = xp.maximum(pair_mma_flops(head_dim, n) / (peak / sms * p.compute_eff), p.tile_s)
     t_pair = xp.maximum(t_pair, exp_seconds(c.clock, xp))
     grid = batch * kv_heads * nq * n * (p.cta_s + mean_k * t_pair) / sms
     t_c = xp.maximum(grid, p.cta_s + nk_max * t_pair / p.kv_splits)

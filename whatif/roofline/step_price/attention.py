@@ -19,7 +19,7 @@ from .. import kernel_timing
 from ..attention import DECODE_MAX_QUERIES
 from ..kernel_models.decode_attention import SPLIT_TOKENS
 from ..kernel_models.elementwise import Floats, plain
-from ..kernel_models.prefill_attention import BK, BQ, d_split, exp_seconds
+from ..kernel_models.prefill_attention import BK, BQ, d_split, exp_seconds, pair_mma_flops
 from ...specs.op_kinds import OpRole
 from ..op_shapes import AttentionShape
 from ..ops import OpClass
@@ -214,8 +214,8 @@ class PrefillTiles:
         self.kv_heads, self.d = float(kv_heads), float(d)
         self.group = float(heads) / float(kv_heads)
         self.passes = d_split(self.d, Floats)   # CTAs per query tile (wide heads), as _prefill_parts
-        mma_flops = 2.0 * BQ * BK * self.d * (1.0 + 1.0 / self.passes)
-        self.t_pair = max(mma_flops / (peak / c.sms * p.compute_eff), p.tile_s, exp_seconds(c.clock, Floats))
+        self.t_pair = max(pair_mma_flops(self.d, self.passes) / (peak / c.sms * p.compute_eff), p.tile_s,
+                          exp_seconds(c.clock, Floats))
         self.width = float(heads) * 4.0 + self.kv_heads * 4.0 + self.kv_heads * 2.0 * kv_bytes
         self.bandwidth = c.hbm_bw * p.mem_eff
 
