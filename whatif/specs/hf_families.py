@@ -13,6 +13,7 @@ _index_share, nested_text); split by family they would import each other.
 from __future__ import annotations
 
 from .hf_fields import HFConfig, decoder, vision_tower_params
+from .model_sections import owns_indexer
 
 ATTENTION_TYPES = {"full_attention": "full", "sliding_attention": "sliding", "chunked_attention": "chunked",
                    "linear_attention": "linear"}
@@ -125,7 +126,7 @@ def _index_share(c: HFConfig, layers: int) -> dict:
         raise c.unsupported("index_topk_pattern", "a per-layer F/S pattern is not read; index_topk_freq and "
                                                   "index_skip_topk_offset (or null) are")
     types = c.str_list("indexer_types", INDEXER_TYPES)
-    derived = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(layers)]
+    derived = ["full" if owns_indexer(i, freq, offset) else "shared" for i in range(layers)]
     if types is not None and types != derived:
         raise c.unsupported("indexer_types", f"it disagrees with the schedule index_topk_freq {freq} and "
                                              f"index_skip_topk_offset {offset} give (as vLLM builds the indexers)")

@@ -40,6 +40,12 @@ class MLASpec:
     q_lora_rank: int = 0               # 0: queries are projected directly (no low-rank Q)
 
 
+def owns_indexer(layer: int, topk_freq: int, skip_topk_offset: int) -> bool:
+    """IndexShare's rule (vLLM deepseek_v2.py `_skip_topk`): layer i builds its own indexer iff
+    max(i - skip_topk_offset + 1, 0) % topk_freq == 0."""
+    return max(layer - skip_topk_offset + 1, 0) % topk_freq == 0
+
+
 @dataclass(frozen=True)
 class IndexerSpec:
     """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5): per query, `heads` fp8 dot products
@@ -56,7 +62,7 @@ class IndexerSpec:
 
     def owns(self, layer: int) -> bool:
         """Whether `layer` runs (and caches keys for) its own indexer, else reuses the last one's top-k."""
-        return max(layer - self.skip_topk_offset + 1, 0) % self.topk_freq == 0
+        return owns_indexer(layer, self.topk_freq, self.skip_topk_offset)
 
     def params(self, hidden: int, q_lora_rank: int) -> int:
         q_in = q_lora_rank or hidden
