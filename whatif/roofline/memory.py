@@ -219,8 +219,7 @@ def stored_kv_bytes(model: ModelSpec, par: Parallelism, prec: Precision, techs: 
         if model.layers[i].attention:
             held = model.held_tokens(i, stored)
             total += kv.layer_share * kv.token_bytes(held, own if model.layers[i].mixer == "full" else width)
-            if model.indexer is not None and model.layers[i].own_indexer:   # (IndexShare layers keep none)
-                total += held * model.indexer.key_bytes
+            total += held * model.indexer_key_bytes(i)
         else:
             total += model.state_bytes(i, prec.kv_bytes) / par.attention_tp
     return total

@@ -159,6 +159,10 @@ class ModelSpec:
             return min(tokens, self.attention_chunk_size)
         return tokens if mixer == "full" else 0.0
 
+    def indexer_key_bytes(self, layer: int) -> float:
+        """Bytes a token keeps for DSA's lightning indexer in layer `layer` (an IndexShare layer reuses another's)."""
+        return self.indexer.key_bytes if self.indexer is not None and self.layers[layer].own_indexer else 0.0
+
     def state_bytes(self, layer: int, kv_bytes: float) -> float:
         """Bytes of one sequence's constant recurrent state in one layer (recurrent state + conv state)."""
         mixer, spec = self.layers[layer].mixer, None
@@ -179,8 +183,7 @@ class ModelSpec:
             if spec.attention:
                 held = self.held_tokens(i, tokens)
                 total += held * self.kv_token_elements(i) * kv_bytes
-                if self.indexer is not None and spec.own_indexer:
-                    total += held * self.indexer.key_bytes
+                total += held * self.indexer_key_bytes(i)
             else:
                 total += self.state_bytes(i, kv_bytes)
         return total
@@ -190,8 +193,7 @@ class ModelSpec:
         DSA's indexer keys), at most (windowed layers once their window is full), per sequence (recurrent states)."""
         grow = held = state = 0.0
         for i, spec in enumerate(self.layers):
-            keys = self.indexer.key_bytes if self.indexer is not None and spec.own_indexer else 0
-            per_token = self.kv_token_elements(i) * kv_bytes + keys
+            per_token = self.kv_token_elements(i) * kv_bytes + self.indexer_key_bytes(i)
             if spec.mixer == "full":
                 grow += per_token
             elif spec.attention:
