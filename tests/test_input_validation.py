@@ -223,6 +223,12 @@ def test_a_name_that_extends_a_candidate_suggests_that_candidate_first():
     assert closest("b200-foo-bar-baz", ["b200", "h100-sxm"]) == " (did you mean 'b200'?)"
 
 
+def test_the_other_separator_names_the_same_thing():
+    # aiconfigurator and TensorRT-LLM write fp8_block; whatif's scheme is fp8-block (not 'fp8' first)
+    assert closest("fp8_block", ["fp8", "fp8-block", "nvfp4"]) == " (did you mean 'fp8-block'?)"
+    assert closest("H100_SXM", ["h100-sxm", "h100-pcie"]) == " (did you mean 'h100-sxm'?)"
+
+
 def test_hardware_and_model_names_ignore_case(capsys):
     assert main(["estimate", "--hardware", "H100-SXM", "--model", "LLAMA-3-8B", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)

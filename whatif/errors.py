@@ -59,7 +59,8 @@ def closest(name: str, candidates) -> str:
     lower = name.lower()
     if any(c == name for c in names):
         return ""
-    exact = [c for c in names if c.lower() == lower]
+    spelled = lower.replace("_", "-")   # 'fp8_block' / 'b200_sxm': the same name with the other separator
+    exact = [c for c in names if c.lower().replace("_", "-") == spelled]
     family = sorted((c for c in names if c.lower().startswith(lower) and len(lower) >= 2), key=len)
     if exact or len(family) == 1:
         return f" (did you mean '{(exact or family)[0]}'?)"

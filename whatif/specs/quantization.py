@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import WhatifError
+from ..errors import WhatifError, closest
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,8 @@ SCHEMES = {s.name: s for s in (
 
 def scheme(name: str, where: str = "--quantization") -> Scheme:
     if name not in SCHEMES:
-        raise WhatifError(f"{where}: unknown quantization {name!r}; valid: {', '.join(SCHEMES)}")
+        raise WhatifError(f"{where}: unknown quantization {name!r}{closest(name, SCHEMES)}; "
+                          f"valid: {', '.join(SCHEMES)}")
     return SCHEMES[name]
 
 
