@@ -56,3 +56,13 @@ def test_attention_dp_ranks_pay_the_compile_on_their_own_new_token_counts():
     on that rank's host and the step waits for it (until session 70 only a plain replica charged it)."""
     off, on = _adp_later_ttft(0.0), _adp_later_ttft(0.05)
     assert 0.04 < on - off <= 0.05 + 1e-9
+
+
+def test_simulate_takes_the_flag_search_takes(capsys):
+    from whatif.cli import main
+    args = ["simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--rate", "5", "--requests", "30"]
+    assert main(args + ["--prefill-recompile-s", "0.05"]) == 0
+    assert "50 ms of host compile on each prefill step" in capsys.readouterr().out
+    assert main(args + ["--prefill-recompile-s", "20"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--prefill-recompile-s" in err[0]

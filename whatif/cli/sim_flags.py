@@ -114,6 +114,9 @@ ENGINE_FLAGS = (
     _f("engine", "scheduler_steps", "--scheduler-steps", Field("int", 1, 1024, "decode steps"), "N",
        "multi-step scheduling (vLLM 0.6 --num-scheduler-steps): each decode iteration runs N decode steps for "
        "one scheduling and streams their tokens together; prefill-priority without chunked prefill"),
+    _f("engine", "prefill_recompile_s", "--prefill-recompile-s", Field("float", 0, 10, "seconds"), "S",
+       "host seconds a prefill step pays the first time the server runs its token count (a kernel built per "
+       "count; search takes the same flag), default 0: off"),
 )
 CLUSTER_FLAGS = (
     _f("cluster", "replicas", "--replicas", Field("int", 1, MAX_REPLICAS, "replicas"), "N",
