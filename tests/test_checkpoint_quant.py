@@ -228,3 +228,14 @@ def test_gated_deltanet_in_proj_ba_alone_does_not_make_attention_16_bit():
     assert ignored_classes([f"model.layers.{i}.linear_attn.in_proj_ba" for i in linear], nxt) == ((), ())
     whole, partial = ignored_classes([f"model.layers.{i}.linear_attn.in_proj_qkvz" for i in linear], nxt)
     assert whole == (("attention", "none"),) and partial == (("attention", 12, 48, "quantized"),)
+
+
+def test_llama_405b_fp8_export_declares_no_kv_dtype_unlike_the_70b_one(monkeypatch, tmp_path):
+    """Session 71 D: nvidia/Llama-3.1-405B-Instruct-FP8's hf_quant_config.json (ModelOpt 0.17.0) is per-tensor FP8
+    with kv_cache_quant_algo null and no exclude list: every class FP8, the KV cache stays bf16; the 70B export's
+    record declares an FP8 KV cache, so the two ids differ in their KV dtype only."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    big = scenario_from_inputs(None, {"model": "nvidia/Llama-3.1-405B-Instruct-FP8"}).precision
+    assert (big.quantization, big.kv, tuple(big.modules)) == ("fp8", "bf16", ())
+    small = scenario_from_inputs(None, {"model": "nvidia/Llama-3.1-70B-Instruct-FP8"}).precision
+    assert (small.quantization, small.kv) == ("fp8", "fp8")

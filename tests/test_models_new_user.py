@@ -223,6 +223,7 @@ SHIPPED_ALIAS_QUANT = [
     ("zai-org/GLM-4.5-FP8", "h200-sxm", 8, "quantization fp8 "),
     ("Qwen/Qwen3-Next-80B-A3B-Instruct-FP8", "h100-sxm", 2, "quantization fp8-block"),
     ("zai-org/GLM-5.2-FP8", "h200-sxm", 8, "quantization fp8-block"),       # session 70 Z
+    ("nvidia/Llama-3.1-405B-Instruct-FP8", "h100-sxm", 8, "quantization fp8 "),   # session 71 D
 ]
 
 

@@ -73,6 +73,8 @@ ALIASES = {
     "nvidia/Llama-3.1-70B-Instruct-FP8": "llama-3.1-70b",
     "nvidia/Llama-3.3-70B-Instruct-FP8": "llama-3.1-70b",
     "nvidia/Llama-3.1-8B-Instruct-FP8": "llama-3.1-8b",
+    # session 71 D: its hf_quant_config.json read whole (checkpoint_quant/nvidia--Llama-3.1-405B-Instruct-FP8.json)
+    "nvidia/Llama-3.1-405B-Instruct-FP8": "llama-3.1-405b",
     "nvidia/Qwen3-32B-NVFP4": "qwen3-32b",
     "nvidia/Qwen3-32B-FP8": "qwen3-32b",
     "nvidia/Qwen3-235B-A22B-NVFP4": "qwen3-235b-a22b",
