@@ -918,6 +918,28 @@ def sglang_spec_v1_overlap(row: dict, layout: dict) -> dict:
     return {"overlap_schedule": False} if release is not None and release < SGLANG_SPEC_V2_DEFAULT else {}
 
 
+# vLLM before 0.14.0 schedules synchronously unless the launch passes --async-scheduling (added after scoring, session
+# 71 L; before/after in docs/accuracy.md "Session 71 L"): vllm/config/scheduler.py of the 0.11-0.13 line has
+# `async_scheduling: bool = False` (vllm-project/vllm, stored revision 01230b4); vllm-project/vllm#27614 made it
+# default-on, first released in 0.14.0 (torch-spyre/sendnn-inference#636, "Adds support for vllm 0.14.0 ... Disables
+# async scheduling which is now enabled by default (#27614) ... backwards compat tests for v0.13.0"). The 0.12.0 rows
+# ran aiconfigurator's generator launch (backend_templates/vllm/cli_args.0.12.0.j2 and cli_args.j2 at 11324a6 /
+# 2cecd65: no --async-scheduling; run.sh.j2: python3 -m dynamo.vllm with those args), so the engine's host work per
+# step (scheduling, input preparation, output processing) ran between GPU steps. Rows with no recorded release keep
+# the spec's default (InferenceX launches of that era often set --async-scheduling themselves).
+VLLM_SYNC_SCHEDULING_MAPPED = True
+VLLM_ASYNC_DEFAULT = (0, 14, 0)   # vllm-project/vllm#27614's first release
+
+
+def vllm_sync_scheduling(row: dict) -> dict:
+    """{"overlap_schedule": False} for a vLLM row whose recorded release predates VLLM_ASYNC_DEFAULT (the launches
+    scored here pass no --async-scheduling); {} elsewhere. Reads the launch fields, not the measurement."""
+    if not VLLM_SYNC_SCHEDULING_MAPPED or row["backend"] != "vllm":
+        return {}
+    release = _release(row.get("backend_version", ""))
+    return {"overlap_schedule": False} if release is not None and release < VLLM_ASYNC_DEFAULT else {}
+
+
 INFERENCEX_SOURCES = ("source_file=2026-03-25.csv", "source_file=2026-04-06.csv", "db-dump/")
 # attention_dp_config of InferenceX's TensorRT-LLM recipes under DP attention: benchmarks/dsr1_fp4_b200_trt.sh and
 # dsr1_fp4_b200_trt_mtp.sh (batching_wait_iters 0, enable_balance true, timeout_iters 60); gptoss_fp4_b200_trt.sh
@@ -1973,6 +1995,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     if spec:
         kw["techniques"] = [spec]
     kw.update(sglang_spec_v1_overlap(row, layout))
+    kw.update(vllm_sync_scheduling(row))
     kw.update(row_precision(row))
     adp_recorded = _int(row.get(("decode_" if disagg else "") + "attention_dp_size", ""))
     kw.update(launch_settings(row, n, max(1, adp_recorded // layout.get("attention_dp", 1))))
