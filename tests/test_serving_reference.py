@@ -391,6 +391,20 @@ def test_sglang_speculative_rows_before_spec_v2_run_without_the_overlap_schedule
     assert "overlap_schedule" not in sr.simulate_kwargs(_row(**qwen))
 
 
+def test_vllm_rows_before_0_14_schedule_synchronously(monkeypatch):
+    """vLLM made async scheduling default-on in 0.14.0 (vllm-project/vllm#27614); the generator's 0.12.0 launch
+    passes no --async-scheduling, so its rows run the host's work between GPU steps. Later releases and rows with no
+    recorded release keep the spec's default."""
+    qwen = dict(backend="vllm", model_path="Qwen/Qwen3-32B", system="h100_sxm", gemm_quant_mode="",
+                moe_quant_mode="", tp_size="2", attention_dp_size="", moe_tp_size="1", moe_ep_size="1", batch_size="16")
+    assert sr.simulate_kwargs(_row(**qwen, backend_version="0.12.0"))["overlap_schedule"] is False
+    assert sr.simulate_kwargs(_row(**qwen, backend_version="0.11.2"))["overlap_schedule"] is False
+    for later in ("0.14.0", "0.18.0", "", "nightly-5b8c30d62b754b57"):
+        assert "overlap_schedule" not in sr.simulate_kwargs(_row(**qwen, backend_version=later))
+    monkeypatch.setattr(sr, "VLLM_SYNC_SCHEDULING_MAPPED", False)
+    assert "overlap_schedule" not in sr.simulate_kwargs(_row(**qwen, backend_version="0.12.0"))
+
+
 def test_inferencex_rows_average_ten_rounds_and_aiperf_rows_fifty():
     """InferenceX's benchmark_serving runs --num-prompts 10N after its warm-up; aiconfigurator's aiperf runs 50N."""
     ix = "source_file=2026-04-06.csv; silicon_concurrency=16; image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post2"
