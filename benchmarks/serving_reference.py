@@ -54,7 +54,9 @@ The mapping rule, written before any row was scored and not tuned after:
   searched that layout: qwen35_mtp_key), EAGLE over the MTP layer, 3 steps top-1: `mtp:k=3` at that acceptance;
   added after scoring (session 63): SGLang 0.5.9 runs that EAGLE on its V1 workers, which turn the overlap
   scheduler off (sglang_spec_v1_overlap: scenario overlap_schedule false; the -mtp key's 63 rows TPOT MAPE 18.4 ->
-  17.3%, TTFT 34.4 -> 36.4%: the first token leaves one step sooner, and the TTFT gap is elsewhere);
+  17.3%, TTFT 34.4 -> 36.4%: the first token leaves one step sooner, and the TTFT gap is elsewhere); added after
+  scoring (session 71 L): vLLM releases before 0.14.0 schedule synchronously (vllm_sync_scheduling: scenario
+  overlap_schedule false; the 90 0.12.0 rows TPOT 8.36 -> 4.54%, TTFT 22.89 -> 24.15%);
 - precision: gemm_quant_mode -> quantization (fp8 -> fp8, fp8_block -> fp8-block, nvfp4 -> nvfp4, int4_wo ->
   w4a16, empty -> the checkpoint's 16-bit); moe_quant_mode -> expert_quantization when it differs from the
   gemm mode; KV cache fp8 where gemm_quant_mode is set (aiconfigurator pairs its quantized configurations
