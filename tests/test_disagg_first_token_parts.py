@@ -101,3 +101,15 @@ def test_the_prefill_scale_leaves_decode_and_mixed_steps_alone(monkeypatch):
         assert IterationTimes.time(None, 4, 100, [(512, 0)]) == 1.0   # a mixed (aggregated) step
         assert IterationTimes.group_time(None, [(0, 0, [(512, 0)]), (0, 0, [])]) == 3.0
         assert IterationTimes.group_time(None, [(2, 50, []), (0, 0, [(512, 0)])]) == 1.0
+
+
+def test_the_prefill_add_what_if_adds_a_cost_a_prefill_step(monkeypatch):
+    from whatif.simulator.iteration_time import IterationTimes
+    monkeypatch.setattr(IterationTimes, "time", lambda self, d, c, p: 1.0)
+    with dftp.prefill_scaled(1.0, 0.25):
+        assert IterationTimes.time(None, 0, 0, [(512, 0)]) == 1.25
+        assert IterationTimes.time(None, 4, 100, []) == 1.0
+    assert IterationTimes.time(None, 0, 0, [(512, 0)]) == 1.0
+    with pytest.raises(ValueError, match="--prefill-add-ms: -1.0 is negative"):
+        with dftp.prefill_scaled(1.0, -0.001):
+            pass
