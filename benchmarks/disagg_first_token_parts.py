@@ -19,9 +19,10 @@ and the predicted means (serving_signatures.served_per_s, as benchmarks/prefill_
 saturated prefill pool a miss in TTFT is a miss in X (TTFT = N / X - decode time), not a hand-off cost. Nothing
 here feeds a prediction: the stage times are read by wrapping Cluster.hand_on and Replica._transfer for the run.
 `--prefill-scale F` / `--prefill-add-ms A` are what-ifs, never mappings: every prefill-only step (the prefill
-pool's; a disaggregated decode pool runs none) is priced F x + A ms, to ask whether one pass factor (e.g. the
-light-load ratio of the aggregated rows of the prefill pool's layout, disagg_agg_twins.py) or one cost a pass moves
-a deployment's intercept and slope as measured (disagg_ttft_slope.py).
+pool's; a disaggregated decode pool runs none) is priced F x + A ms, to ask whether one pass factor or one cost a
+pass moves a deployment's intercept and slope as measured (disagg_ttft_slope.py). `--prefill-scale twin` takes each
+row's F from the aggregated rows of its prefill layout at <= 16 clients (disagg_agg_twins.twin_factor: what the
+aggregated light-load rows say the same pass misses by); rows without a twin are skipped.
 """
 from __future__ import annotations
 
@@ -166,15 +167,25 @@ def main(argv=None) -> int:
                     help="pandas query on benchmarks/data/serving_reference.csv (disaggregated rows)")
     ap.add_argument("--every", type=int, default=1, help="every N-th selected measurement")
     ap.add_argument("--out", type=Path, help="write the per-row parts to this CSV")
-    ap.add_argument("--prefill-scale", type=float, default=1.0,
-                    help="what-if: price every prefill-only step this many times (default 1, as mapped)")
+    ap.add_argument("--prefill-scale", default="1",
+                    help="what-if: price every prefill-only step this many times (default 1, as mapped), or "
+                         "'twin': each row's aggregated twins' light-load measured / predicted TTFT")
     ap.add_argument("--prefill-add-ms", type=float, default=0.0,
                     help="what-if: add this many ms to every prefill-only step (default 0, as mapped)")
     args = ap.parse_args(argv)
     if args.every < 1:
         ap.error("--every: must be >= 1")
-    if args.prefill_scale <= 0:
-        ap.error("--prefill-scale: must be > 0")
+    twin_agg = None
+    if args.prefill_scale == "twin":
+        import disagg_agg_twins as tw
+        twin_agg = tw.scored(tw.TABLE, 16)[1]
+    else:
+        try:
+            scale = float(args.prefill_scale)
+        except ValueError:
+            ap.error(f"--prefill-scale: {args.prefill_scale!r} is neither a number nor 'twin'")
+        if scale <= 0:
+            ap.error("--prefill-scale: must be > 0")
     if args.prefill_add_ms < 0:
         ap.error("--prefill-add-ms: must be >= 0")
     rows = [r for r in selected(args.query, args.every) if r["mode"] == "disagg"]
@@ -183,8 +194,15 @@ def main(argv=None) -> int:
     print(HEADER)
     out = []
     for row in rows:
-        out.append(row_parts(row, args.prefill_scale, args.prefill_add_ms / 1e3))
-        print(fmt(out[-1]), flush=True)
+        if twin_agg is not None:
+            scale, source = tw.twin_factor(row, twin_agg)
+            if scale is None:
+                print(f"{row['id'][-44:]:44s} skipped: no aggregated twin", flush=True)
+                continue
+        out.append(row_parts(row, scale, args.prefill_add_ms / 1e3))
+        print(fmt(out[-1]) + (f"  F {scale:.2f} {source}" if twin_agg is not None else ""), flush=True)
+    if not out:
+        return 0
     print("\n".join(summary(out)))
     if args.out:
         with args.out.open("w", newline="") as f:
