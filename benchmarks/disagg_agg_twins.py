@@ -61,6 +61,26 @@ def twins(disagg: list[dict], agg: list[dict], with_ep: bool = True) -> list[tup
     return [(d, by_key.get(twin_key(d, "prefill_", with_ep), [])) for d in disagg]
 
 
+def loose_key(raw: dict) -> tuple:
+    """Backend, GPU, architecture, GEMM precision and ISL: twin_key without the layout."""
+    return raw["backend"], raw["system"], model_family(raw["model_path"]), raw["gemm_quant_mode"], _n(raw["isl"])
+
+
+def twin_factor(disagg_row: dict, agg: list[dict]) -> tuple[float | None, str]:
+    """The median measured / predicted TTFT of the aggregated rows that best match a disaggregated row's prefill
+    pool (its layout with EP, else its attention TP and DP, else any layout of its loose_key) and which match it
+    was; (None, 'none') without any. What the aggregated rows say the prefill pass misses by (a what-if's factor:
+    disagg_first_token_parts.py --prefill-scale twin)."""
+    for with_ep, name in ((True, "same EP"), (False, "any EP")):
+        found = twins([disagg_row], agg, with_ep)[0][1]
+        if found:
+            return statistics.median(ratio(t) for t in found), f"{name} ({len(found)})"
+    found = [a for a in agg if loose_key(a) == loose_key(disagg_row)]
+    if found:
+        return statistics.median(ratio(t) for t in found), f"any layout ({len(found)})"
+    return None, "none"
+
+
 def summary(rows: list[dict]) -> str:
     """'rows, N range, median meas/pred (range)' of a list of twins, or 'none'."""
     if not rows:

@@ -18,6 +18,11 @@ sum). Next to them: the served rate X = N / (TTFT + (mean output - 1) x TPOT) pe
 and the predicted means (serving_signatures.served_per_s, as benchmarks/prefill_pool_rate.py reads it): at a
 saturated prefill pool a miss in TTFT is a miss in X (TTFT = N / X - decode time), not a hand-off cost. Nothing
 here feeds a prediction: the stage times are read by wrapping Cluster.hand_on and Replica._transfer for the run.
+`--prefill-scale F` / `--prefill-add-ms A` are what-ifs, never mappings: every prefill-only step (the prefill
+pool's; a disaggregated decode pool runs none) is priced F x + A ms, to ask whether one pass factor or one cost a
+pass moves a deployment's intercept and slope as measured (disagg_ttft_slope.py). `--prefill-scale twin` takes each
+row's F from the aggregated rows of its prefill layout at <= 16 clients (disagg_agg_twins.twin_factor: what the
+aggregated light-load rows say the same pass misses by); rows without a twin are skipped.
 """
 from __future__ import annotations
 
@@ -63,6 +68,35 @@ def handoff_times():
         cluster_mod.Cluster.hand_on, replica_mod.Replica._transfer = hand_on, transfer
 
 
+@contextmanager
+def prefill_scaled(factor: float, add_s: float = 0.0):
+    """Price every step with prompts and no decode rows `factor` x + `add_s` seconds (IterationTimes.time /
+    group_time wrapped for the run, restored on exit); factor 1 and add_s 0 change nothing."""
+    from whatif.simulator.iteration_time import IterationTimes
+
+    if factor <= 0:
+        raise ValueError(f"--prefill-scale: {factor} is not a positive factor")
+    if add_s < 0:
+        raise ValueError(f"--prefill-add-ms: {add_s * 1e3} is negative")
+    time, group_time = IterationTimes.time, IterationTimes.group_time
+
+    def scaled_time(self, decode_seqs, decode_context, prefills):
+        t = time(self, decode_seqs, decode_context, prefills)
+        return t * factor + add_s if prefills and not decode_seqs else t
+
+    def scaled_group_time(self, shapes):
+        t = group_time(self, shapes)
+        prefill_only = any(s[2] for s in shapes) and not any(s[0] for s in shapes)
+        return t * factor + add_s if prefill_only else t
+
+    if factor != 1 or add_s:
+        IterationTimes.time, IterationTimes.group_time = scaled_time, scaled_group_time
+    try:
+        yield
+    finally:
+        IterationTimes.time, IterationTimes.group_time = time, group_time
+
+
 def request_parts(record, mark: dict[str, float]) -> dict[str, float]:
     """One disaggregated request's engine-side TTFT split into the five PARTS (seconds; they sum to ttft_s)."""
     arrival = record.request.arrival_s
@@ -80,14 +114,15 @@ def mean_parts(records, times: dict[int, dict[str, float]]) -> dict[str, float]:
     return {p: statistics.fmean(d[p] for d in done) for p in PARTS}
 
 
-def row_parts(row: dict) -> dict:
-    """The row's measured and predicted TTFT (ms), its hand-off parts (ms) and its served rate per prefill worker."""
+def row_parts(row: dict, prefill_scale: float = 1.0, prefill_add_s: float = 0.0) -> dict:
+    """The row's measured and predicted TTFT (ms), its hand-off parts (ms) and its served rate per prefill worker;
+    prefill_scale / prefill_add_s: the what-if on prefill-only steps (prefill_scaled)."""
     import serving_reference as sr
     from serving_signatures import SA_BENCH_MEAN_OUTPUT, served_per_s
     from whatif.api import simulate
 
     kw = sr.simulate_kwargs(row, min(sr.SIM_ROUNDS, sr.profile_rounds(row)))
-    with handoff_times() as times:
+    with handoff_times() as times, prefill_scaled(prefill_scale, prefill_add_s):
         res = simulate(**kw)
     n = kw["traffic"]["concurrency"]
     pred_ttft, pred_tpot = sr.client_means(res, n, sr.profile_rounds(row))
@@ -132,17 +167,42 @@ def main(argv=None) -> int:
                     help="pandas query on benchmarks/data/serving_reference.csv (disaggregated rows)")
     ap.add_argument("--every", type=int, default=1, help="every N-th selected measurement")
     ap.add_argument("--out", type=Path, help="write the per-row parts to this CSV")
+    ap.add_argument("--prefill-scale", default="1",
+                    help="what-if: price every prefill-only step this many times (default 1, as mapped), or "
+                         "'twin': each row's aggregated twins' light-load measured / predicted TTFT")
+    ap.add_argument("--prefill-add-ms", type=float, default=0.0,
+                    help="what-if: add this many ms to every prefill-only step (default 0, as mapped)")
     args = ap.parse_args(argv)
     if args.every < 1:
         ap.error("--every: must be >= 1")
+    twin_agg = None
+    if args.prefill_scale == "twin":
+        import disagg_agg_twins as tw
+        twin_agg = tw.scored(tw.TABLE, 16)[1]
+    else:
+        try:
+            scale = float(args.prefill_scale)
+        except ValueError:
+            ap.error(f"--prefill-scale: {args.prefill_scale!r} is neither a number nor 'twin'")
+        if scale <= 0:
+            ap.error("--prefill-scale: must be > 0")
+    if args.prefill_add_ms < 0:
+        ap.error("--prefill-add-ms: must be >= 0")
     rows = [r for r in selected(args.query, args.every) if r["mode"] == "disagg"]
     if not rows:
         ap.error("--query: no disaggregated row selected")
     print(HEADER)
     out = []
     for row in rows:
-        out.append(row_parts(row))
-        print(fmt(out[-1]), flush=True)
+        if twin_agg is not None:
+            scale, source = tw.twin_factor(row, twin_agg)
+            if scale is None:
+                print(f"{row['id'][-44:]:44s} skipped: no aggregated twin", flush=True)
+                continue
+        out.append(row_parts(row, scale, args.prefill_add_ms / 1e3))
+        print(fmt(out[-1]) + (f"  F {scale:.2f} {source}" if twin_agg is not None else ""), flush=True)
+    if not out:
+        return 0
     print("\n".join(summary(out)))
     if args.out:
         with args.out.open("w", newline="") as f:

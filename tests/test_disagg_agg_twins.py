@@ -37,3 +37,16 @@ def test_summary_reads_measured_over_predicted():
             _row("b", measured_ttft_ms="200", predicted_ttft_ms="200", concurrency="16")]
     assert twins_mod.summary(rows) == "2, N 4-16, x1.25 (x1.00-1.50)"
     assert twins_mod.summary([]) == "none"
+
+
+def test_the_twin_factor_falls_back_from_the_layout_to_any_layout():
+    """Same EP first, then the attention layout, then any layout of the engine/GPU/precision/ISL; none -> None."""
+    disagg = _row("d", prefill_tp_size="4", prefill_attention_dp_size="1", prefill_moe_tp_size="4",
+                  prefill_moe_ep_size="1")
+    same = _row("a_tp4", tp_size="4", moe_tp_size="4", moe_ep_size="1", measured_ttft_ms="400")
+    ep4 = _row("a_ep4", tp_size="4", moe_tp_size="1", moe_ep_size="4", measured_ttft_ms="300")
+    tp8 = _row("a_tp8", tp_size="8", moe_tp_size="8", moe_ep_size="1", measured_ttft_ms="500")
+    assert twins_mod.twin_factor(disagg, [same, ep4, tp8]) == (2.0, "same EP (1)")
+    assert twins_mod.twin_factor(disagg, [ep4, tp8]) == (1.5, "any EP (1)")
+    assert twins_mod.twin_factor(disagg, [tp8]) == (2.5, "any layout (1)")
+    assert twins_mod.twin_factor(disagg, [_row("x", isl="1024", tp_size="4")]) == (None, "none")

@@ -69,3 +69,47 @@ def test_the_summary_shares_add_up_per_engine():
     line = dftp.summary([rec, {**rec, "ratio": 0.7}])[0]
     assert line.startswith("sglang: 2 rows, median ratio x0.60")
     assert "queue 20.0% prefill 60.0% admit 0.0% send 10.0% boundary 10.0%" in line
+
+
+def test_the_prefill_scale_what_if_scales_the_prefill_pass_only_and_comes_back():
+    """--prefill-scale prices prefill-only steps F x (the prefill part moves by F, the send does not) and restores
+    IterationTimes on exit; factor 1 leaves the run as it was; a factor <= 0 is refused in one line."""
+    from whatif.simulator.iteration_time import IterationTimes
+    time, group_time = IterationTimes.time, IterationTimes.group_time
+    base_res, base_times = _run(ClusterConfig(replicas=1, prefill_replicas=1), concurrency=1)
+    with dftp.prefill_scaled(2.0):
+        res, times = _run(ClusterConfig(replicas=1, prefill_replicas=1), concurrency=1)
+    assert IterationTimes.time is time and IterationTimes.group_time is group_time
+    base, scaled = dftp.mean_parts(base_res.records, base_times), dftp.mean_parts(res.records, times)
+    assert scaled["prefill"] == pytest.approx(2 * base["prefill"], rel=0.02)
+    assert scaled["send"] == pytest.approx(base["send"])
+    with dftp.prefill_scaled(1.0):
+        same, same_times = _run(ClusterConfig(replicas=1, prefill_replicas=1), concurrency=1)
+    assert dftp.mean_parts(same.records, same_times) == base
+    with pytest.raises(ValueError, match="--prefill-scale: 0.0 is not a positive factor"):
+        with dftp.prefill_scaled(0.0):
+            pass
+
+
+def test_the_prefill_scale_leaves_decode_and_mixed_steps_alone(monkeypatch):
+    from whatif.simulator.iteration_time import IterationTimes
+    monkeypatch.setattr(IterationTimes, "time", lambda self, d, c, p: 1.0)
+    monkeypatch.setattr(IterationTimes, "group_time", lambda self, shapes: 1.0)
+    with dftp.prefill_scaled(3.0):
+        assert IterationTimes.time(None, 0, 0, [(512, 0)]) == 3.0
+        assert IterationTimes.time(None, 4, 100, []) == 1.0
+        assert IterationTimes.time(None, 4, 100, [(512, 0)]) == 1.0   # a mixed (aggregated) step
+        assert IterationTimes.group_time(None, [(0, 0, [(512, 0)]), (0, 0, [])]) == 3.0
+        assert IterationTimes.group_time(None, [(2, 50, []), (0, 0, [(512, 0)])]) == 1.0
+
+
+def test_the_prefill_add_what_if_adds_a_cost_a_prefill_step(monkeypatch):
+    from whatif.simulator.iteration_time import IterationTimes
+    monkeypatch.setattr(IterationTimes, "time", lambda self, d, c, p: 1.0)
+    with dftp.prefill_scaled(1.0, 0.25):
+        assert IterationTimes.time(None, 0, 0, [(512, 0)]) == 1.25
+        assert IterationTimes.time(None, 4, 100, []) == 1.0
+    assert IterationTimes.time(None, 0, 0, [(512, 0)]) == 1.0
+    with pytest.raises(ValueError, match="--prefill-add-ms: -1.0 is negative"):
+        with dftp.prefill_scaled(1.0, -0.001):
+            pass
