@@ -289,6 +289,31 @@ def by_kernel(out) -> str:
                          "in_mape": g["insample"].mean()}).round(2).to_string()
 
 
+def donor_cover(out, min_loo=15.0):
+    """Cells (family x engine x left-out GPU x kernel x GEMM format) over min_loo % LOO, each with its donor GPUs
+    and whether the left-out GPU's kernel and its GEMM format ran on any donor: where neither did, the table does
+    not test that kernel or format leave-one-GPU-out (the fit is one kernel per family; issue 38 "where the table
+    allows"). `out`: mf.insample_and_loo's rows, every GPU's (scored or not)."""
+    import numpy as np
+    import pandas as pd
+    out = out.copy()
+    out["gemm"] = out["gemm_type"].fillna("-") if "gemm_type" in out else "-"
+    ran = {k: set(g["gpu"]) for k, g in out.groupby(["family", "engine", "kernel_source"])}
+    fmt = {k: set(g["gpu"]) for k, g in out.groupby(["family", "engine", "gemm"])}
+    gpus = {k: set(g["gpu"]) for k, g in out.groupby(["family", "engine"])}
+    scored = out[np.isfinite(out["loo_s"])].copy()
+    scored["loo"] = (scored["loo_s"] / scored["latency_s"] - 1.0).abs() * 100.0
+    rows = []
+    for (fam, eng, gpu, src, gemm), g in scored.groupby(["family", "engine", "gpu", "kernel_source", "gemm"]):
+        if g["loo"].mean() <= min_loo:
+            continue
+        rows.append({"family": fam, "engine": eng, "gpu": gpu, "kernel_source": src, "gemm": gemm, "rows": len(g),
+                     "loo_mape": round(g["loo"].mean(), 1), "donors": "+".join(sorted(gpus[(fam, eng)] - {gpu})),
+                     "kernel_on_donor": bool(ran[(fam, eng, src)] - {gpu}),
+                     "format_on_donor": gemm == "-" or bool(fmt[(fam, eng, gemm)] - {gpu})})
+    return pd.DataFrame(rows)
+
+
 GPU_PAIRS = (("b200_sxm", "h100_sxm"), ("l40s", "h100_sxm"), ("b200_sxm", "l40s"))
 
 
@@ -329,6 +354,8 @@ def main(argv=None) -> int:
                     help="also the per-GPU table split by the kernel each row ran and its GEMM format")
     ap.add_argument("--floor-share", action="store_true",
                     help="cells over 15%% LOO, rescored with the left-out GPU's own floor (how much is fixed cost)")
+    ap.add_argument("--donor-cover", action="store_true",
+                    help="cells over 15%% LOO: donors, and whether their kernel and GEMM format ran on a donor GPU")
     ap.add_argument("--floor-transfer", action="store_true",
                     help="every cell's LOO floor times its GPU's factor from the other families (cross-family test)")
     args = ap.parse_args(argv)
@@ -372,6 +399,9 @@ def main(argv=None) -> int:
     if args.by_kernel:
         print("\n== by GPU, kernel and GEMM format (leave-one-GPU-out rows) ==")
         print(by_kernel(out))
+    if args.donor_cover:
+        print("\n== cells over 15% LOO: donor GPUs; the left-out GPU's kernel / GEMM format run on a donor ==")
+        print(donor_cover(out).to_string(index=False))
     if args.floor_share:
         print("\n== cells over 15% LOO: MAPE, LOO fit | its floor (and step) the left-out GPU's own | in-sample ==")
         print(mf.floor_share_table(rows, min_loo=15.0).to_string())
