@@ -4,7 +4,7 @@ MLA batched GEMMs, quantize kernels).
 
     python benchmarks/accuracy_modern.py [--root DIR] [--table NAME ...] [--write] [--by-gpu] [--pairs]
                                          [--vs-kernels] [--on-decode] [--floors] [--by-kernel] [--floor-share]
-                                         [--floor-transfer]
+                                         [--floor-transfer] [--donor-cover]
 
 A GPU's prediction is its datasheet ceilings times one parameter set per family x engine, so parameters
 transfer between GPUs: leave-one-GPU-out (fitted on the other GPUs that measured the family, scored on the
@@ -24,7 +24,10 @@ cell over 15% leave-one-GPU-out scored again with its fit's floor swapped for th
 the miss is a fixed cost no datasheet term carries between GPUs; a diagnosis, not a prediction). `--floor-transfer`:
 whether a GPU's floor carries from one op family to another (validate/floor_transfer.py): every cell scored with its
 leave-one-GPU-out floor times the GPU's factor from the OTHER families, and the smallest rows' GPU ratios predicted
-leave-one-family-out.
+leave-one-family-out. `--donor-cover`: each cell over 15% leave-one-GPU-out split by kernel and GEMM format, with its
+donor GPUs and whether a donor ran that kernel and that format (where one did not, the table cannot test the cell).
+
+Long because: one report script for sixteen tables, each report a short function over the same fitted rows.
 """
 from __future__ import annotations
 
@@ -291,17 +294,18 @@ def by_kernel(out) -> str:
 
 def donor_cover(out, min_loo=15.0):
     """Cells (family x engine x left-out GPU x kernel x GEMM format) over min_loo % LOO, each with its donor GPUs
-    and whether the left-out GPU's kernel and its GEMM format ran on any donor: where neither did, the table does
+    and whether the left-out GPU's kernel and its GEMM format ran on any donor: where one did not, the table does
     not test that kernel or format leave-one-GPU-out (the fit is one kernel per family; issue 38 "where the table
-    allows"). `out`: mf.insample_and_loo's rows, every GPU's (scored or not)."""
+    allows"). `out`: mf.insample_and_loo's rows; the donors are the other GPUs with a LOO figure (those of the
+    current release: a GPU measured with another, mf.current_release, is no donor)."""
     import numpy as np
     import pandas as pd
     out = out.copy()
     out["gemm"] = out["gemm_type"].fillna("-") if "gemm_type" in out else "-"
-    ran = {k: set(g["gpu"]) for k, g in out.groupby(["family", "engine", "kernel_source"])}
-    fmt = {k: set(g["gpu"]) for k, g in out.groupby(["family", "engine", "gemm"])}
-    gpus = {k: set(g["gpu"]) for k, g in out.groupby(["family", "engine"])}
     scored = out[np.isfinite(out["loo_s"])].copy()
+    ran = {k: set(g["gpu"]) for k, g in scored.groupby(["family", "engine", "kernel_source"])}
+    fmt = {k: set(g["gpu"]) for k, g in scored.groupby(["family", "engine", "gemm"])}
+    gpus = {k: set(g["gpu"]) for k, g in scored.groupby(["family", "engine"])}
     scored["loo"] = (scored["loo_s"] / scored["latency_s"] - 1.0).abs() * 100.0
     rows = []
     for (fam, eng, gpu, src, gemm), g in scored.groupby(["family", "engine", "gpu", "kernel_source", "gemm"]):
