@@ -4,7 +4,7 @@ MLA batched GEMMs, quantize kernels).
 
     python benchmarks/accuracy_modern.py [--root DIR] [--table NAME ...] [--write] [--by-gpu] [--pairs]
                                          [--vs-kernels] [--on-decode] [--floors] [--by-kernel] [--floor-share]
-                                         [--floor-transfer]
+                                         [--floor-transfer] [--donor-cover]
 
 A GPU's prediction is its datasheet ceilings times one parameter set per family x engine, so parameters
 transfer between GPUs: leave-one-GPU-out (fitted on the other GPUs that measured the family, scored on the
@@ -24,7 +24,10 @@ cell over 15% leave-one-GPU-out scored again with its fit's floor swapped for th
 the miss is a fixed cost no datasheet term carries between GPUs; a diagnosis, not a prediction). `--floor-transfer`:
 whether a GPU's floor carries from one op family to another (validate/floor_transfer.py): every cell scored with its
 leave-one-GPU-out floor times the GPU's factor from the OTHER families, and the smallest rows' GPU ratios predicted
-leave-one-family-out.
+leave-one-family-out. `--donor-cover`: each cell over 15% leave-one-GPU-out split by kernel and GEMM format, with its
+donor GPUs and whether a donor ran that kernel and that format (where one did not, the table cannot test the cell).
+
+Long because: one report script for sixteen tables, each report a short function over the same fitted rows.
 """
 from __future__ import annotations
 
@@ -289,6 +292,32 @@ def by_kernel(out) -> str:
                          "in_mape": g["insample"].mean()}).round(2).to_string()
 
 
+def donor_cover(out, min_loo=15.0):
+    """Cells (family x engine x left-out GPU x kernel x GEMM format) over min_loo % LOO, each with its donor GPUs
+    and whether the left-out GPU's kernel and its GEMM format ran on any donor: where one did not, the table does
+    not test that kernel or format leave-one-GPU-out (the fit is one kernel per family; issue 38 "where the table
+    allows"). `out`: mf.insample_and_loo's rows; the donors are the other GPUs with a LOO figure (those of the
+    current release: a GPU measured with another, mf.current_release, is no donor)."""
+    import numpy as np
+    import pandas as pd
+    out = out.copy()
+    out["gemm"] = out["gemm_type"].fillna("-") if "gemm_type" in out else "-"
+    scored = out[np.isfinite(out["loo_s"])].copy()
+    ran = {k: set(g["gpu"]) for k, g in scored.groupby(["family", "engine", "kernel_source"])}
+    fmt = {k: set(g["gpu"]) for k, g in scored.groupby(["family", "engine", "gemm"])}
+    gpus = {k: set(g["gpu"]) for k, g in scored.groupby(["family", "engine"])}
+    scored["loo"] = (scored["loo_s"] / scored["latency_s"] - 1.0).abs() * 100.0
+    rows = []
+    for (fam, eng, gpu, src, gemm), g in scored.groupby(["family", "engine", "gpu", "kernel_source", "gemm"]):
+        if g["loo"].mean() <= min_loo:
+            continue
+        rows.append({"family": fam, "engine": eng, "gpu": gpu, "kernel_source": src, "gemm": gemm, "rows": len(g),
+                     "loo_mape": round(g["loo"].mean(), 1), "donors": "+".join(sorted(gpus[(fam, eng)] - {gpu})),
+                     "kernel_on_donor": bool(ran[(fam, eng, src)] - {gpu}),
+                     "format_on_donor": gemm == "-" or bool(fmt[(fam, eng, gemm)] - {gpu})})
+    return pd.DataFrame(rows)
+
+
 GPU_PAIRS = (("b200_sxm", "h100_sxm"), ("l40s", "h100_sxm"), ("b200_sxm", "l40s"))
 
 
@@ -329,6 +358,8 @@ def main(argv=None) -> int:
                     help="also the per-GPU table split by the kernel each row ran and its GEMM format")
     ap.add_argument("--floor-share", action="store_true",
                     help="cells over 15%% LOO, rescored with the left-out GPU's own floor (how much is fixed cost)")
+    ap.add_argument("--donor-cover", action="store_true",
+                    help="cells over 15%% LOO: donors, and whether their kernel and GEMM format ran on a donor GPU")
     ap.add_argument("--floor-transfer", action="store_true",
                     help="every cell's LOO floor times its GPU's factor from the other families (cross-family test)")
     args = ap.parse_args(argv)
@@ -372,6 +403,9 @@ def main(argv=None) -> int:
     if args.by_kernel:
         print("\n== by GPU, kernel and GEMM format (leave-one-GPU-out rows) ==")
         print(by_kernel(out))
+    if args.donor_cover:
+        print("\n== cells over 15% LOO: donor GPUs; the left-out GPU's kernel / GEMM format run on a donor ==")
+        print(donor_cover(out).to_string(index=False))
     if args.floor_share:
         print("\n== cells over 15% LOO: MAPE, LOO fit | its floor (and step) the left-out GPU's own | in-sample ==")
         print(mf.floor_share_table(rows, min_loo=15.0).to_string())
