@@ -140,12 +140,13 @@ class TokenPieces:
     @staticmethod
     def of(parts, stage: int, tail: bool) -> TokenPieces:
         setup = parts.setup
-        built = {}
+        built, kinds_at = {}, {}
 
-        def kinds(n: int) -> list:
+        def kinds(n: int) -> list:   # (memoized: the bisection asks for a count's kinds up to 3 times)
             if n not in built:
                 built[n] = stage_ops(setup, stage, n, tail, parts.whole_passes)
-            return list(map(_kind, built[n]))
+                kinds_at[n] = list(map(_kind, built[n]))
+            return kinds_at[n]
 
         counts = sorted(set(SLOPE_AT + CHECK_AT))
         starts = [counts[0]]
