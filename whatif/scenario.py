@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import WhatifError, check_mapping, positive_int, shown
 from .specs.checks import (MAX_BATCH, MAX_GPUS, MAX_PARALLEL, MAX_TOKENS, MAX_WIDTH, boolean, choice, integer,
@@ -18,13 +19,16 @@ from .specs.quantity import Quantity
 from .roofline.config import Parallelism, Precision
 from .roofline.efficiency import Efficiency, efficiency_source, load_efficiency
 from .roofline.engines import DEFAULT_ENGINE, engine_for_gpu, engine_spec
-from .roofline.estimate import Estimate, Workload, estimate
+from .roofline.workload import Workload
 from .roofline.pass_setup import PassSetup, pass_setup
 from .roofline.moe_kernels import WEIGHT_ONLY_KERNELS, check_moe_kernels, moe_fit_engine
 from .roofline.placement import Placement, parse_place
 from .roofline.techniques.compose import TechniqueSet
 from .roofline.techniques.registry import technique_set
 from .roofline.tiers import add_tiers, with_host_link
+
+if TYPE_CHECKING:   # (imported when an estimate runs: a simulation or a search reads the scenario without it)
+    from .roofline.estimate import Estimate
 
 
 @dataclass(frozen=True)
@@ -211,6 +215,7 @@ class ResolvedScenario:
 
     def estimate(self, with_max_batch: bool = True, workload: Workload | None = None) -> Estimate:
         """The estimate of the scenario's workload, or of `workload` on the same deployment."""
+        from .roofline.estimate import estimate
         sc, w = self.scenario, workload or self.scenario.workload
         return estimate(self.model, self.system, self.parallel, sc.precision, w, self.efficiency,
                         cuda_graphs=sc.cuda_graphs, utilization=self.utilization, techniques=self.technique_set(w),

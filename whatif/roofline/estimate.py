@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..errors import WhatifError, positive_int
+from ..errors import WhatifError
 from ..specs.engines import EngineSpec
 from ..specs.hardware import System
 from ..specs.models import ModelSpec
@@ -20,35 +20,18 @@ from .cost import Price, cost_per_million_tokens, scenario_price
 from .efficiency import Efficiency
 from .engines import limits_per_group
 from .forward_pass import PassTime, engine_step, launch_queue_time, overlapped, time_pass  # noqa: F401 (re-exported)
-from .memory import DEFAULT_PREFILL_CHUNK, DEFAULT_UTILIZATION, MemoryPlan, plan_memory
+from .memory import DEFAULT_UTILIZATION, MemoryPlan, plan_memory
 from .pass_setup import PassSetup, pass_setup
 from .step_price import StepPricer
 from .placement import NO_PLACEMENT, Placement
 from .context import HostPath
 from .techniques.compose import NONE, TechniqueSet
+from .workload import Workload  # noqa: F401 (re-exported: callers import it here)
 
 if TYPE_CHECKING:   # (imported when a decoder technique runs: a plain estimate's cold start skips it)
     from .decode_round import Round
 
 DECODE_SAMPLES = 5   # decode steps timed across the generation; TPOT integrates between them
-
-
-@dataclass(frozen=True)
-class Workload:
-    """What is served: sequences per batch, prompt and output tokens, prefill chunk."""
-
-    batch: int = 1
-    prompt: int = 512
-    output: int = 128
-    prefill_chunk: int = DEFAULT_PREFILL_CHUNK
-    shared_prefix: int = 0     # leading prompt tokens every sequence of the batch shares (a system prompt)
-
-    def __post_init__(self):
-        for name in ("batch", "prompt", "output", "prefill_chunk"):
-            positive_int(getattr(self, name), "--" + name.replace("_", "-"))
-        sp = self.shared_prefix
-        if isinstance(sp, bool) or not isinstance(sp, int) or not 0 <= sp <= self.prompt:
-            raise WhatifError(f"--shared-prefix: {sp!r} must be an integer from 0 to --prompt ({self.prompt})")
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import fields
 
-from .. import collective_timing, kernel_timing
+from .. import kernel_timing
 from ..config import ForwardBatch
 from ..context import pass_context
 from ..engine_kernels import fused_ops
@@ -140,12 +140,13 @@ class TokenPieces:
     @staticmethod
     def of(parts, stage: int, tail: bool) -> TokenPieces:
         setup = parts.setup
-        built = {}
+        built, kinds_at = {}, {}
 
-        def kinds(n: int) -> list:
+        def kinds(n: int) -> list:   # (memoized: the bisection asks for a count's kinds up to 3 times)
             if n not in built:
                 built[n] = stage_ops(setup, stage, n, tail, parts.whole_passes)
-            return list(map(_kind, built[n]))
+                kinds_at[n] = list(map(_kind, built[n]))
+            return kinds_at[n]
 
         counts = sorted(set(SLOPE_AT + CHECK_AT))
         starts = [counts[0]]
@@ -217,19 +218,19 @@ def _collective(op, lines: dict, varying: set, link, eff, gpu):
         return lambda n: 0.0
     if link.scale_out is not None or not eff.engine or varying - {"bytes:link", "shape:bytes", "bytes:hbm"}:
         return None   # (a multi-node group, the per-class collective model: not restated here)
+    from ..collective_timing import collective_seconds   # (here: one GPU's steps, the issue-42 run's, need none)
     b_a, b_b = lines["shape:bytes"]
     collective, engine, cap = op.shape.collective, eff.engine, eff.custom_allreduce_max_bytes
     if op.collective_kernel:   # a fused all-reduce run by another engine's kernel (timing._per_class alike)
         engine, cap = op.collective_kernel, None
     if "bytes:hbm" not in lines:
-        return lambda n: collective_timing.collective_seconds(collective, b_a * n + b_b, gpus, link, engine,
-                                                          custom_max=cap)
+        return lambda n: collective_seconds(collective, b_a * n + b_b, gpus, link, engine, custom_max=cap)
     # a fused epilogue's HBM pass (engine_kernels.allreduce_fused), as time_op adds it to a non-zero collective
     h_a, h_b = lines["bytes:hbm"]
     bw = gpu.hbm_bandwidth.value * eff.params(OpClass.NORM).memory_eff
 
     def fused(n):
-        t = collective_timing.collective_seconds(collective, b_a * n + b_b, gpus, link, engine, custom_max=cap)
+        t = collective_seconds(collective, b_a * n + b_b, gpus, link, engine, custom_max=cap)
         hbm = h_a * n + h_b
         return t + hbm / bw if hbm and t else t
     return fused

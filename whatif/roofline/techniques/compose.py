@@ -3,13 +3,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import reduce
+from typing import TYPE_CHECKING
 
 from ...errors import WhatifError
 from ...specs.models import ModelSpec
 from ..config import Precision
 from ..ops import Op
 from ..context import KVFormat, PassContext, PrefillUnit
-from .base import Technique
+
+if TYPE_CHECKING:   # (imported by the techniques themselves: an empty set, a plain run's, needs none)
+    from .base import Technique
 
 
 KV_HOOKS = ("transform_kv", "stored_tokens", "read_tokens")
@@ -172,6 +175,7 @@ class TechniqueSet:
 
 
 def overrides(t: Technique, hook: str) -> bool:
+    from .base import Technique
     return getattr(type(t), hook) is not getattr(Technique, hook)
 
 

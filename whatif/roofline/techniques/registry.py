@@ -4,10 +4,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
+from typing import TYPE_CHECKING
 
 from ...errors import WhatifError, closest
-from .base import REGISTRY, Technique
 from .compose import TechniqueSet
+
+if TYPE_CHECKING:   # (base is imported where a technique is named: an empty set, a plain run's, needs none)
+    from .base import Technique
 
 
 _LOADED: list[bool] = []   # (the families import once; a search parses a technique per batch)
@@ -31,11 +34,13 @@ def _load_families() -> None:
 
 
 def all_techniques() -> dict[str, type[Technique]]:
+    from .base import REGISTRY
     _load_families()   # idempotent: a family imported on its own must not hide the others
     return dict(sorted(REGISTRY.items(), key=lambda kv: (kv[1].family, kv[0])))
 
 
 def technique_class(name: str) -> type[Technique]:
+    from .base import REGISTRY
     _load_families()
     cls = REGISTRY.get(name)   # (a lookup: the sorted copy only for the error's suggestion)
     if cls is None:
@@ -86,6 +91,7 @@ def make_technique(name: str, params: dict | None = None) -> Technique:
 
 def parse_technique(spec) -> Technique:
     """'kivi' or 'kivi:bits=4,residual=64', or a mapping {name: kivi, bits: 4} from a scenario file."""
+    from .base import Technique
     if isinstance(spec, Technique):
         return spec
     if isinstance(spec, dict):
