@@ -9,13 +9,16 @@ least-squares slope of measured and of predicted TTFT against N over N >= 32 (ms
 adds), the light-load gap (measured - predicted TTFT at N <= 8, median, ms), the gap at the deployment's largest N,
 and the part of that gap the slopes explain, (slope measured - slope predicted) x (N max - 32).
 
-`split` (reruns each selected row as benchmarks/serving_reference.py maps it): the simulated TTFT of the opening
+`split` (reruns each selected row as benchmarks/serving_reference.py maps it): measured and simulated TTFT and TPOT
+(the table's 10-round extrapolation, serving_reference.client_means), the simulated TTFT of the opening
 burst round and of the steady rounds (the mean of rounds 2-3, as burst_split), the steady rounds' client TTFT split
 into front (the front end), wait (reaching the engine -> its prefill step starting) and step (that step, start ->
 first token), and from the iteration log over the steady window: the share of steps that carry a prompt, prompts a
 prefill step, the mean prefill step and decode-only step (ms). Beside them, the measured mean and what it implies
 if the simulated burst is right: steady needed = (R M - B) / (R - 1) (burst_split.steady_needed_ms), and by Little's
-law the requests waiting for a first token, measured and simulated (burst_split.waiting).
+law the requests waiting for a first token, measured and simulated (burst_split.waiting). `--launch-scale` multiplies
+TensorRT-LLM's eager host per launch on Blackwell hosts, as burst_split does; `--as-release V` runs the rows that
+record no release as V's recipe launches them (as_release): sensitivities, never a calibration or a mapping.
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from burst_split import steady_needed_ms, waiting  # noqa: E402
+from burst_split import TRTLLM_BLACKWELL_EAGER_US, steady_needed_ms, waiting  # noqa: E402
 
 TABLE = ROOT / "benchmarks" / "data" / "serving_reference.csv"
 DEPLOYMENT = ["model", "version", "gemm_quant", "tp", "attention_dp", "ep", "isl", "osl", "mode"]
@@ -86,13 +89,22 @@ def step_stats(log, t0: float, t1: float) -> dict:
             "decode_step_ms": float(dur[dec].mean() * 1e3) if dec.any() else 0.0}
 
 
-def row_split(row: dict, measured_ttft: float, measured_tpot: float) -> dict:
-    """Simulated burst / steady TTFT, the steady rounds' parts and step statistics for one row (ms)."""
+def as_release(row: dict, version: str | None) -> dict:
+    """The row with `version` as its release where it records none (a sensitivity: the launch that release's recipe
+    maps, serving_reference.inferencex_dsr1_trt_launch and the MoE kernels by image); rows naming one unchanged."""
+    return {**row, "backend_version": version} if version and not row.get("backend_version") else row
+
+
+def row_split(row: dict, measured_ttft: float, measured_tpot: float, launch_scale: float = 1.0) -> dict:
+    """Simulated burst / steady TTFT, the steady rounds' parts and step statistics for one row (ms); `launch_scale`
+    multiplies TensorRT-LLM's eager host per launch on Blackwell hosts (a sensitivity, as burst_split's)."""
     import serving_reference as sr
     from first_token_parts import request_parts
     from whatif.api import simulate
 
     kw = sr.simulate_kwargs(row, min(sr.SIM_ROUNDS, sr.profile_rounds(row)))
+    if launch_scale != 1:
+        kw["launch_us"] = TRTLLM_BLACKWELL_EAGER_US * launch_scale
     res = simulate(**kw)
     n, total = kw["traffic"]["concurrency"], sr.profile_rounds(row)
     recs = sorted(res.records, key=lambda r: r.request.id)
@@ -110,7 +122,7 @@ def row_split(row: dict, measured_ttft: float, measured_tpot: float) -> dict:
             **step_stats(res.log, t0, t1), "steady_needed": s_need,
             "waiting_sim": waiting(n, steady_ms, int(kw["output"]), tpot),
             "waiting_meas": waiting(n, s_need, int(kw["output"]), measured_tpot),
-            "budget": kw.get("max_num_batched_tokens"), "seqs": kw.get("max_num_seqs")}
+            "budget": kw.get("max_num_batched_tokens"), "seqs": kw.get("max_num_seqs"), "tpot": tpot}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("mode", choices=("slopes", "split"))
     ap.add_argument("--query", default="engine=='trtllm' and system=='b200_sxm'",
                     help="pandas query on benchmarks/data/serving_reference.csv")
+    ap.add_argument("--launch-scale", type=float, default=1.0,
+                    help="split: TensorRT-LLM eager host per launch on Blackwell x this (sensitivity, never mapped)")
+    ap.add_argument("--as-release", help="split: run rows that record no release as this one's launch "
+                                         "(a sensitivity, never mapped)")
     args = ap.parse_args(argv)
     table = pd.read_csv(TABLE).query(args.query, engine="python")
     if table.empty:
@@ -137,13 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     import serving_reference as sr
     table = table[table.scored == 1].drop_duplicates(DEPLOYMENT[1:] + ["concurrency", "measured_ttft_ms"])
     rows = {r["id"]: r for r in sr.load()}
-    print("| row | N | budget / seqs | meas / pred | sim burst / steady | front / wait / step | prefill share, "
-          "prompts a step | prefill / decode step ms | steady needed | waiting sim / meas |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| row | N | budget / seqs | meas / pred | TPOT meas / pred | sim burst / steady | front / wait / step "
+          "| prefill share, prompts a step | prefill / decode step ms | steady needed | waiting sim / meas |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for _, x in table.sort_values(["model", "version", "isl", "osl", "concurrency"]).iterrows():
-        s = row_split(rows[x.id], x.measured_ttft_ms, x.measured_tpot_ms)
+        s = row_split(as_release(rows[x.id], args.as_release), x.measured_ttft_ms, x.measured_tpot_ms, args.launch_scale)
         print(f"| {x.id[-46:]} | {s['n']} | {s['budget']} / {s['seqs']} | {s['measured']:.0f} / {s['pred']:.0f} "
-              f"| {s['burst']:.0f} / {s['steady']:.0f} | {s['front']:.0f} / {s['wait']:.0f} / {s['step']:.0f} "
+              f"| {x.measured_tpot_ms:.1f} / {s['tpot']:.1f} | {s['burst']:.0f} / {s['steady']:.0f} "
+              f"| {s['front']:.0f} / {s['wait']:.0f} / {s['step']:.0f} "
               f"| {s['prefill_share']:.2f}, {s['prompts_a_step']:.2f} | {s['prefill_step_ms']:.1f} / "
               f"{s['decode_step_ms']:.1f} | {s['steady_needed']:.0f} | {s['waiting_sim']:.1f} / "
               f"{s['waiting_meas']:.1f} |", flush=True)

@@ -51,3 +51,10 @@ def test_step_stats_split_prefill_and_decode_steps_inside_the_window():
     assert s["steps"] == 4 and s["prefill_share"] == pytest.approx(0.5)
     assert s["prompts_a_step"] == pytest.approx(1.5)
     assert s["prefill_step_ms"] == pytest.approx(45.0) and s["decode_step_ms"] == pytest.approx(20.0)
+
+
+def test_as_release_fills_only_a_missing_release():
+    assert hl.as_release({"backend_version": ""}, "1.1.0rc2.post2")["backend_version"] == "1.1.0rc2.post2"
+    assert hl.as_release({"backend_version": "1.2.0rc6.post2"}, "1.1.0rc2.post2")["backend_version"] == "1.2.0rc6.post2"
+    row = {"backend_version": ""}
+    assert hl.as_release(row, None) is row
