@@ -157,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
           "| prefill share, prompts a step | prefill / decode step ms | steady needed | waiting sim / meas |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for _, x in table.sort_values(["model", "version", "isl", "osl", "concurrency"]).iterrows():
-        s = row_split(as_release(rows[x.id], args.as_release), x.measured_ttft_ms, x.measured_tpot_ms, args.launch_scale)
+        row = as_release(rows[x.id], args.as_release)
+        s = row_split(row, x.measured_ttft_ms, x.measured_tpot_ms, args.launch_scale)
         print(f"| {x.id[-46:]} | {s['n']} | {s['budget']} / {s['seqs']} | {s['measured']:.0f} / {s['pred']:.0f} "
               f"| {x.measured_tpot_ms:.1f} / {s['tpot']:.1f} | {s['burst']:.0f} / {s['steady']:.0f} "
               f"| {s['front']:.0f} / {s['wait']:.0f} / {s['step']:.0f} "
