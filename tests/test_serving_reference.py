@@ -480,6 +480,7 @@ def test_inferencex_sglang_deepseek_and_qwen_rows_admit_ignore_eos_requests_as_s
     assert engine()["ignore_eos_admission"] is True
     assert engine(model_path="Qwen/Qwen3.5-397B-A17B", moe_ep_size="1", moe_tp_size="8")["ignore_eos_admission"]
     assert "ignore_eos_admission" not in engine(model_path="zhipuai/GLM-5")
+    assert "ignore_eos_admission" not in engine(attention_dp_size="8")   # the recipes read are TP launches
     assert "ignore_eos_admission" not in engine(backend="vllm")
     aiperf = _row(backend="sglang")   # (db; ...): not an InferenceX run
     assert "ignore_eos_admission" not in sr.simulate_kwargs(aiperf).get("engine", {})
