@@ -1818,6 +1818,21 @@ def client_range_ratio(row: dict) -> float:
     return CLIENT_RANGE_RATIO if sa_bench or inferencex_run(row) else 1.0
 
 
+def sglang_ignore_eos_admission(row: dict, layout: dict) -> dict:
+    """SGLang's admission of ignore_eos requests with the radix cache off (simulator/scheduling/ignore_eos.py), as
+    the `engine` setting ignore_eos_admission, where both are sourced: InferenceX's client sends ignore_eos
+    (benchmarks/benchmark_lib.sh run_benchmark_serving: kimbochen/bench_serving `--ignore-eos`) and the aggregated
+    SGLang recipes of DeepSeek (dsr1_fp4_b200.sh, dsr1_fp8_b200.sh: `--disable-radix-cache` in every revision
+    read) and Qwen3.5-397B (every qwen3.5_*_b200.sh read, docs/accuracy.md session 52) pass --disable-radix-cache,
+    all of them TP launches. GLM-5's recipes and the DP-attention ones were not read for it: {} there, as for every
+    other row. Added after scoring (session 71 G)."""
+    model = row["model_path"].lower()
+    if row["backend"] != "sglang" or row["mode"] != "agg" or layout.get("attention_dp", 1) > 1 \
+            or not inferencex_run(row):
+        return {}
+    return {"ignore_eos_admission": True} if "deepseek" in model or "qwen3.5" in model else {}
+
+
 def sglang_recv_interval(row: dict, layout: dict, n: int) -> dict:
     """SGLang's --scheduler-recv-interval where the row's launch set it, as the `engine` setting recv_interval:
     InferenceX's aggregated SGLang runs without DP attention of DeepSeek (benchmarks/dsr1_fp4_b200.sh,
@@ -2028,7 +2043,8 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     ratio = client_range_ratio(row)
     if ratio < 1:
         kw["traffic"]["range_ratio"] = ratio
-    engine = {**adp_balance(row, layout), **sglang_recv_interval(row, layout, n), **trtllm_batch_wait(row, layout),
+    engine = {**adp_balance(row, layout), **sglang_recv_interval(row, layout, n),
+              **sglang_ignore_eos_admission(row, layout), **trtllm_batch_wait(row, layout),
               **sglang_l2norm_recompile(row), **sglang_fp4_cudnn_plans(row)}
     if engine:
         kw["engine"] = engine

@@ -470,9 +470,8 @@ def test_inferencex_sglang_deepseek_rows_poll_requests_as_their_recipes_launch()
                       moe_ep_size="8", batch_size=str(n), gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")
         row = _row(**{**fields, **over})
         return sr.simulate_kwargs(row).get("engine", {})
-    assert engine(4) == {"recv_interval": 10} and engine(16) == {"recv_interval": 30}
-    assert engine(64, tp_size="4", moe_ep_size="4", gemm_quant_mode="fp8", moe_quant_mode="fp8") == \
-        {"recv_interval": 10}
+    assert engine(4)["recv_interval"] == 10 and engine(16)["recv_interval"] == 30
+    assert engine(64, tp_size="4", moe_ep_size="4", gemm_quant_mode="fp8", moe_quant_mode="fp8")["recv_interval"] == 10
     assert engine(4, model_path="zhipuai/GLM-5", gemm_quant_mode="fp8", moe_quant_mode="fp8") == {}
     assert engine(64, model_path="zhipuai/GLM-5") == {"recv_interval": 10}   # glm5_fp4_b200.sh
     assert engine(4, backend="vllm") == {}
@@ -480,6 +479,25 @@ def test_inferencex_sglang_deepseek_rows_poll_requests_as_their_recipes_launch()
     assert [engine(n, **qwen, gemm_quant_mode="fp8", moe_quant_mode="fp8_block")["recv_interval"]
             for n in (4, 8, 16)] == [10, 10, 30]   # qwen3.5_fp8_b200.sh / qwen3.5_bf16_b200.sh
     assert [engine(n, **qwen)["recv_interval"] for n in (4, 8)] == [10, 30]   # qwen3.5_fp4_b200.sh
+
+
+def test_inferencex_sglang_deepseek_and_qwen_rows_admit_ignore_eos_requests_as_sglang_does_without_radix():
+    """InferenceX's client sends ignore_eos (benchmark_lib.sh: bench_serving --ignore-eos) and its aggregated SGLang
+    DeepSeek and Qwen3.5 recipes pass --disable-radix-cache: PrefillAdder.add_one_req_ignore_eos admits them
+    (simulator/scheduling/ignore_eos.py). GLM-5's recipes were not read for it; aiperf rows and other engines keep
+    the new_token_ratio rule."""
+    def engine(**over):
+        src = "db-dump/2026-04-27; config_id=202; silicon_concurrency=16; measured=2026-03-25"
+        fields = dict(silicon_data_source=src, backend="sglang", tp_size="8", attention_dp_size="1", moe_tp_size="1",
+                      moe_ep_size="8", batch_size="16", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")
+        return sr.simulate_kwargs(_row(**{**fields, **over})).get("engine", {})
+    assert engine()["ignore_eos_admission"] is True
+    assert engine(model_path="Qwen/Qwen3.5-397B-A17B", moe_ep_size="1", moe_tp_size="8")["ignore_eos_admission"]
+    assert "ignore_eos_admission" not in engine(model_path="zhipuai/GLM-5")
+    assert "ignore_eos_admission" not in engine(attention_dp_size="8")   # the recipes read are TP launches
+    assert "ignore_eos_admission" not in engine(backend="vllm")
+    aiperf = _row(backend="sglang")   # (db; ...): not an InferenceX run
+    assert "ignore_eos_admission" not in sr.simulate_kwargs(aiperf).get("engine", {})
 
 
 def test_inferencex_llama70b_trtllm_rows_wait_for_batches_only_at_1k_1k_below_tp8():

@@ -176,6 +176,8 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
         batching += f", {e.scheduler_steps} decode steps per scheduling (multi-step, tokens streamed together)"
     if e.recv_interval > 1:
         batching += f", new requests read every {e.recv_interval} decode steps (SGLang --scheduler-recv-interval)"
+    if e.ignore_eos_admission:
+        batching += ", ignore_eos requests admitted only if every running one fits to its end (SGLang, radix cache off)"
     if e.prefill_recompile_s > 0:
         batching += (f", {e.prefill_recompile_s * 1e3:.3g} ms of host compile on each prefill step of a token count "
                      "not run before (SGLang's FLA L2-norm before PR #31558)")

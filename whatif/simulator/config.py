@@ -80,6 +80,9 @@ class SchedulerConfig:
     # compiles per token count: SGLang's FLA L2-norm of the GDN prefill before PR #31558); 0: off
     # (simulator/prefill_recompile.py)
     prefill_recompile_s: float = 0.0
+    # SGLang with --disable-radix-cache serving ignore_eos requests (capacity ratio): a request joins only if the
+    # pool holds every running one and it to their ends, whole outputs at ratio 1.0 (scheduling/ignore_eos.py)
+    ignore_eos_admission: bool = False
 
     def __post_init__(self):
         choice(self.batching, BATCHING, "--batching")
@@ -105,10 +108,13 @@ class SchedulerConfig:
         integer(self.batch_wait_timeout_iters, "batch_wait_timeout_iters", 0, what="iterations")
         number(self.batch_wait_max_tokens_ratio, "batch_wait_max_tokens_ratio", 0.0, 1.0)
         number(self.prefill_recompile_s, "prefill_recompile_s", 0.0, 10.0)
+        if self.ignore_eos_admission is True and self.capacity != "ratio":
+            raise WhatifError(f"ignore_eos_admission: SGLang's ignore_eos admission refines capacity 'ratio', not "
+                              f"{self.capacity!r}; valid: capacity ratio, or ignore_eos_admission false")
         if self.max_paddings is not None:
             integer(self.max_paddings, "max_paddings", 0, what="tokens")
         for name in ("chunked_prefill", "prefix_caching", "attention_dp_balance", "preempted_blocks_cached",
-                     "admits_after_preempting", "preempted_queue_last"):
+                     "admits_after_preempting", "preempted_queue_last", "ignore_eos_admission"):
             if not isinstance(getattr(self, name), bool):
                 raise WhatifError(f"{name}: {getattr(self, name)!r} must be true or false")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .sequence import Batch, Seq, own_key
 from .padded_prompts import padded_fits
+from .ignore_eos import fits_to_the_end
 from .token_ratio import INIT_RATIO, admits, output_estimate
 from ..request import RUNNING
 
@@ -274,6 +275,8 @@ class Admission:
         if not self.running:   # an idle scheduler resets the ratio (and takes any request)
             self.token_ratio.set(INIT_RATIO, self.step + self.rounds)
             return True
+        if self.cfg.ignore_eos_admission:
+            return self._ignore_eos_admits(s)
         ratio = self.token_ratio.at(self.step + self.rounds)
         step, uniform, decoding = self.step, self.uniform, self.decoding
         reserved = 0.0
@@ -286,6 +289,17 @@ class Admission:
         bm = self.bm
         free = (bm.free + len(bm.evictable)) * bm.block_size
         return admits(s.total - s.computed + output_estimate(s.req.output - s.generated), free, reserved)
+
+    def _ignore_eos_admits(self, s: Seq) -> bool:
+        """SGLang's test for an ignore_eos request with the radix cache off (ignore_eos.py): every running request
+        and `s` held to its end, at ratio 1.0, unclipped."""
+        step, uniform, decoding = self.step, self.uniform, self.decoding
+        requests = [(s.req.output - s.generated, s.req.prompt + s.generated)]
+        for r in self.running:
+            gen = r.generated + (step - r.anchor if uniform and r in decoding else 0)
+            requests.append((r.req.output - gen, r.req.prompt + gen))
+        bm = self.bm
+        return fits_to_the_end((bm.free + len(bm.evictable)) * bm.block_size, s.total - s.computed, requests)
 
     def _set_aside(self, s: Seq) -> None:
         if self.reserving:   # (callers skip the call when not)
