@@ -56,7 +56,10 @@ The mapping rule, written before any row was scored and not tuned after:
   scheduler off (sglang_spec_v1_overlap: scenario overlap_schedule false; the -mtp key's 63 rows TPOT MAPE 18.4 ->
   17.3%, TTFT 34.4 -> 36.4%: the first token leaves one step sooner, and the TTFT gap is elsewhere); added after
   scoring (session 71 L): vLLM releases before 0.14.0 schedule synchronously (vllm_sync_scheduling: scenario
-  overlap_schedule false; the 90 0.12.0 rows TPOT 8.36 -> 4.54%, TTFT 22.89 -> 24.15%);
+  overlap_schedule false; the 90 0.12.0 rows TPOT 8.36 -> 4.54%, TTFT 22.89 -> 24.15%); added after scoring
+  (session 71 M): their Qwen3-32B requests sample with the checkpoint's top-k and top-p through vLLM 0.11.1-0.12.0's
+  full-vocabulary sort (vllm_sort_sampler: scenario topk_topp_sort; the 90 rows TPOT 4.54 -> 3.00%, TTFT 24.15 ->
+  23.95%);
 - precision: gemm_quant_mode -> quantization (fp8 -> fp8, fp8_block -> fp8-block, nvfp4 -> nvfp4, int4_wo ->
   w4a16, empty -> the checkpoint's 16-bit); moe_quant_mode -> expert_quantization when it differs from the
   gemm mode; KV cache fp8 where gemm_quant_mode is set (aiconfigurator pairs its quantized configurations

@@ -37,5 +37,5 @@ def sorted_vocab_sampling(op: Op) -> Op:
     """The sampling op `op` (graph.py's, over its logits) as the full-vocabulary sort path runs it."""
     logits = op.shape.elements
     return replace(op, bytes={**op.bytes, "hbm": logits * SORT_SAMPLER_BYTES_PER_LOGIT},
-                   formula=f"{logits:g} logits x {SORT_SAMPLER_BYTES_PER_LOGIT:g} B (top-k/top-p over a full-vocabulary "
-                   "sort: sort_sampler.py)")
+                   formula=f"{logits:g} logits x {SORT_SAMPLER_BYTES_PER_LOGIT:g} B (top-k/top-p over a "
+                   "full-vocabulary sort: sort_sampler.py)")
