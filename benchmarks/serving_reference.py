@@ -945,7 +945,6 @@ def vllm_sync_scheduling(row: dict) -> dict:
     return {"overlap_schedule": False} if release is not None and release < VLLM_ASYNC_DEFAULT else {}
 
 
-
 # vLLM's top-k/top-p sampler sorted each sequence's whole vocabulary on the generator's Qwen3-32B rows (added after
 # scoring, session 71 M; before/after in docs/accuracy.md "Session 71 M"). The request: the generator's
 # bench_run.sh.j2 (aiconfigurator at 00fe6de) runs `aiperf profile --endpoint-type chat` with only
@@ -955,7 +954,7 @@ def vllm_sync_scheduling(row: dict) -> dict:
 # get_diff_sampling_param()` ("Load default sampling params from `generation_config.json`", components/backends/vllm/
 # src/dynamo/vllm/main.py at 0552068; handlers.build_sampling_params overrides only the fields a request sets), and
 # Qwen3's generation_config.json sets temperature 0.6, top_k 20, top_p 0.95 (Qwen3 model cards, "Best Practices";
-# Qwen/Qwen3-1.7B's file as quoted in stored copies). The release: vllm-project/vllm#26859 (merged 2025-10-15, first
+# tenstorrent/tt-inference-server#1066 quotes Qwen3-8B's file). The release: vllm-project/vllm#26859 (merged 2025-10-15, first
 # in 0.11.1) made the FlashInfer sampler opt-in ("Disable FlashInfer sampler by default"; #29415, 2025-11-25: "disabled
 # by default and opt-in using VLLM_USE_FLASHINFER_SAMPLER"), so a 0.12.0 CUDA worker runs forward_native, whose
 # apply_top_k_top_p sorts [batch, vocab] whenever top-p is set (#32558, 2026-01-18: "the current pytorch sort-based
@@ -977,6 +976,7 @@ def vllm_sort_sampler(row: dict) -> dict:
     release = _release(row.get("backend_version", ""))
     sorts = release is not None and VLLM_SORT_SAMPLER_FIRST <= release <= VLLM_SORT_SAMPLER_LAST
     return {"topk_topp_sort": True} if sorts else {}
+
 
 INFERENCEX_SOURCES = ("source_file=2026-03-25.csv", "source_file=2026-04-06.csv", "db-dump/")
 # attention_dp_config of InferenceX's TensorRT-LLM recipes under DP attention: benchmarks/dsr1_fp4_b200_trt.sh and
