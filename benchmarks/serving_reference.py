@@ -948,10 +948,10 @@ def vllm_sync_scheduling(row: dict) -> dict:
 # vLLM's top-k/top-p sampler sorted each sequence's whole vocabulary on the generator's Qwen3-32B rows (added after
 # scoring, session 71 M; before/after in docs/accuracy.md "Session 71 M"). The request: the generator's bench_run.sh.j2
 # (aiconfigurator at 00fe6de) runs `aiperf profile --endpoint-type chat` with only `--extra-inputs ignore_eos:true` (and
-# nvext ignore_eos), and aiperf's chat converter (aiperf/clients/openai/ openai_chat.py) sends messages, model, stream
+# nvext ignore_eos), and aiperf's chat converter (aiperf/clients/openai/openai_chat.py) sends messages, model, stream
 # and max_completion_tokens: no temperature, top_k or top_p. The server: Dynamo's vLLM worker builds each request's
-# SamplingParams from `engine_args.create_model_config(). get_diff_sampling_param()` ("Load default sampling params from
-# `generation_config.json`", components/backends/vllm/ src/dynamo/vllm/main.py at 0552068;
+# SamplingParams from `engine_args.create_model_config().get_diff_sampling_param()` ("Load default sampling params from
+# `generation_config.json`", components/backends/vllm/src/dynamo/vllm/main.py at 0552068;
 # handlers.build_sampling_params overrides only the fields a request sets), and Qwen3's generation_config.json sets
 # temperature 0.6, top_k 20, top_p 0.95 (Qwen3 model cards, "Best Practices"; tenstorrent/tt-inference-server#1066
 # quotes Qwen3-8B's file). The release: vllm-project/vllm#26859 (merged 2025-10-15, first in 0.11.1) made the FlashInfer
