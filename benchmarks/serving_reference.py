@@ -56,7 +56,10 @@ The mapping rule, written before any row was scored and not tuned after:
   scheduler off (sglang_spec_v1_overlap: scenario overlap_schedule false; the -mtp key's 63 rows TPOT MAPE 18.4 ->
   17.3%, TTFT 34.4 -> 36.4%: the first token leaves one step sooner, and the TTFT gap is elsewhere); added after
   scoring (session 71 L): vLLM releases before 0.14.0 schedule synchronously (vllm_sync_scheduling: scenario
-  overlap_schedule false; the 90 0.12.0 rows TPOT 8.36 -> 4.54%, TTFT 22.89 -> 24.15%);
+  overlap_schedule false; the 90 0.12.0 rows TPOT 8.36 -> 4.54%, TTFT 22.89 -> 24.15%); added after scoring
+  (session 71 M): their Qwen3-32B requests sample with the checkpoint's top-k and top-p through vLLM 0.11.1-0.12.0's
+  full-vocabulary sort (vllm_sort_sampler: scenario topk_topp_sort; the 90 rows TPOT 4.54 -> 3.00%, TTFT 24.15 ->
+  23.95%);
 - precision: gemm_quant_mode -> quantization (fp8 -> fp8, fp8_block -> fp8-block, nvfp4 -> nvfp4, int4_wo ->
   w4a16, empty -> the checkpoint's 16-bit); moe_quant_mode -> expert_quantization when it differs from the
   gemm mode; KV cache fp8 where gemm_quant_mode is set (aiconfigurator pairs its quantized configurations
@@ -940,6 +943,39 @@ def vllm_sync_scheduling(row: dict) -> dict:
         return {}
     release = _release(row.get("backend_version", ""))
     return {"overlap_schedule": False} if release is not None and release < VLLM_ASYNC_DEFAULT else {}
+
+
+# vLLM's top-k/top-p sampler sorted each sequence's whole vocabulary on the generator's Qwen3-32B rows (added after
+# scoring, session 71 M; before/after in docs/accuracy.md "Session 71 M"). The request: the generator's bench_run.sh.j2
+# (aiconfigurator at 00fe6de) runs `aiperf profile --endpoint-type chat` with only `--extra-inputs ignore_eos:true` (and
+# nvext ignore_eos), and aiperf's chat converter (aiperf/clients/openai/openai_chat.py) sends messages, model, stream
+# and max_completion_tokens: no temperature, top_k or top_p. The server: Dynamo's vLLM worker builds each request's
+# SamplingParams from `engine_args.create_model_config().get_diff_sampling_param()` ("Load default sampling params from
+# `generation_config.json`", components/backends/vllm/src/dynamo/vllm/main.py at 0552068;
+# handlers.build_sampling_params overrides only the fields a request sets), and Qwen3's generation_config.json sets
+# temperature 0.6, top_k 20, top_p 0.95 (Qwen3 model cards, "Best Practices"; tenstorrent/tt-inference-server#1066
+# quotes Qwen3-8B's file). The release: vllm-project/vllm#26859 (merged 2025-10-15, first in 0.11.1) made the FlashInfer
+# sampler opt-in ("Disable FlashInfer sampler by default"; #29415, 2025-11-25: "disabled by default and opt-in using
+# VLLM_USE_FLASHINFER_SAMPLER"), so a 0.12.0 CUDA worker runs forward_native, whose apply_top_k_top_p sorts [batch,
+# vocab] whenever top-p is set (#32558, 2026-01-18: "the current pytorch sort-based top-p/top-k implementation ...
+# scales very poorly with vocab and batch sizes"). The launches set no VLLM_USE_FLASHINFER_SAMPLER (run.sh.j2 /
+# cli_args.0.12.0.j2). Later releases replaced the path (#33538's Triton kernel, then #40376's FlashInfer default), so
+# VLLM_SORT_SAMPLER_LAST caps the rule at the release read.
+VLLM_SORT_SAMPLER_MAPPED = True
+VLLM_SORT_SAMPLER_FIRST = (0, 11, 1)   # vllm-project/vllm#26859's first release
+VLLM_SORT_SAMPLER_LAST = (0, 12, 0)    # the last release read to run it by default (later ones: not mapped)
+GENERATION_CONFIG_TOPK_TOPP = frozenset({"Qwen/Qwen3-32B"})   # checkpoints whose generation_config sets both
+
+
+def vllm_sort_sampler(row: dict) -> dict:
+    """{"topk_topp_sort": True} for a vLLM row of a release from VLLM_SORT_SAMPLER_FIRST to VLLM_SORT_SAMPLER_LAST
+    serving a checkpoint of GENERATION_CONFIG_TOPK_TOPP (its requests sampled with the model's top-k and top-p); {}
+    elsewhere. Reads the launch fields, not the measurement."""
+    if not VLLM_SORT_SAMPLER_MAPPED or row["backend"] != "vllm" or row["model_path"] not in GENERATION_CONFIG_TOPK_TOPP:
+        return {}
+    release = _release(row.get("backend_version", ""))
+    sorts = release is not None and VLLM_SORT_SAMPLER_FIRST <= release <= VLLM_SORT_SAMPLER_LAST
+    return {"topk_topp_sort": True} if sorts else {}
 
 
 INFERENCEX_SOURCES = ("source_file=2026-03-25.csv", "source_file=2026-04-06.csv", "db-dump/")
@@ -2013,6 +2049,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         kw["techniques"] = [spec]
     kw.update(sglang_spec_v1_overlap(row, layout))
     kw.update(vllm_sync_scheduling(row))
+    kw.update(vllm_sort_sampler(row))
     kw.update(row_precision(row))
     adp_recorded = _int(row.get(("decode_" if disagg else "") + "attention_dp_size", ""))
     kw.update(launch_settings(row, n, max(1, adp_recorded // layout.get("attention_dp", 1))))

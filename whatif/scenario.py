@@ -55,6 +55,9 @@ class Scenario:
     overlap_schedule: bool | None = None   # the engine's host work runs beside the GPU's step (its spec's
                                            # cpu.overlapped; None: the spec's): False as SGLang's
                                            # --disable-overlap-schedule, or speculative decoding on its V1 workers
+    topk_topp_sort: bool | None = None   # the engine's top-k/top-p sampler sorts each sequence's vocabulary (its
+                                         # spec's sampler_sorts_vocab; None: the spec's): a release's default path
+                                         # for requests carrying both (serving_reference.py vllm_sort_sampler)
     memory_utilization: float | None = None   # the engine's memory fraction; None: its spec's default
     max_num_seqs: int | None = None             # the engine's scheduler limits; None: its spec's defaults
     max_num_batched_tokens: int | None = None
@@ -150,7 +153,7 @@ class Scenario:
         """The engine's spec as it configures itself on this scenario's GPU (vLLM's large-GPU defaults): the
         GPU's profile decides, not how many of it."""
         return _engine_on(self.kernel_engine, self.hardware, self.max_num_seqs, self.max_num_batched_tokens,
-                          self.cudagraph_mode, self.cuda_graph_sizes, self.overlap_schedule)
+                          self.cudagraph_mode, self.cuda_graph_sizes, self.overlap_schedule, self.topk_topp_sort)
 
     def utilization(self) -> float:
         """The engine's memory fraction: given, or its spec's default at this tensor parallelism."""
@@ -171,12 +174,13 @@ class Scenario:
 @cache
 def _engine_on(kernel_engine: str, hardware: str, max_num_seqs: int | None,
                max_num_batched_tokens: int | None, cudagraph_mode: str | None = None,
-               cuda_graph_sizes: tuple | None = None, overlap_schedule: bool | None = None) -> EngineSpec:
+               cuda_graph_sizes: tuple | None = None, overlap_schedule: bool | None = None,
+               topk_topp_sort: bool | None = None) -> EngineSpec:
     # memoized: a run asks for its spec from the CLI, the estimate and the simulator; it is built once
     gpu = load_system(hardware).gpu
     spec = engine_spec(engine_for_gpu(kernel_engine, gpu)).for_gpu(gpu)   # vllm on an AMD GPU: vllm-rocm
     spec = spec.with_decode_graph_mode(cudagraph_mode).with_graph_sizes(cuda_graph_sizes)
-    spec = spec.with_cpu_overlap(overlap_schedule)
+    spec = spec.with_cpu_overlap(overlap_schedule).with_sort_sampler(topk_topp_sort)
     if max_num_seqs is None and max_num_batched_tokens is None:
         return spec
     return spec.with_limits(max_num_seqs, max_num_batched_tokens)
@@ -225,7 +229,7 @@ class ResolvedScenario:
 
 _SECTIONS = {"parallel": Parallelism, "precision": Precision, "workload": Workload}
 _TOP = {"model", "hardware", "gpus", "nodes", "efficiency", "calibration", "kernel_engine", "cuda_graphs",
-        "cudagraph_mode", "cuda_graph_sizes", "overlap_schedule", "memory_utilization",
+        "cudagraph_mode", "cuda_graph_sizes", "overlap_schedule", "topk_topp_sort", "memory_utilization",
         "max_num_seqs", "max_num_batched_tokens",
         "techniques", "place", "access", "overlap", "add_tiers", "host_link", "price_per_hour", "context_window",
         "launch_us", "moe_kernels", "moe_problem_cost"}
@@ -312,8 +316,9 @@ def _check_top(kwargs: dict) -> None:
     for key in ("cuda_graphs", "overlap", "moe_problem_cost"):
         if key in kwargs:
             boolean(kwargs[key], key)
-    if kwargs.get("overlap_schedule") is not None:
-        boolean(kwargs["overlap_schedule"], "overlap_schedule")
+    for key in ("overlap_schedule", "topk_topp_sort"):
+        if kwargs.get(key) is not None:
+            boolean(kwargs[key], key)
     if kwargs.get("cudagraph_mode") is not None:
         choice(kwargs["cudagraph_mode"], DECODE_GRAPH_MODES, "cudagraph_mode")
 

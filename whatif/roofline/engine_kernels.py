@@ -40,6 +40,7 @@ from dataclasses import replace
 from ..specs.engines import EngineSpec
 from .graph import ADD_FLOPS
 from .ops import L2_REREAD, Op, OpClass, OpRole, StreamShape, streaming
+from .sort_sampler import sorted_vocab_sampling
 
 # The dtypes whose GEMM input an engine's preceding kernel may write quantized (the profiles' quantized_gemm_inputs
 # are sourced for fp8 inputs). The NVFP4 fits carry a quantization term too, but no profile sources an fp4
@@ -156,7 +157,8 @@ def fused_ops(ops, engine: EngineSpec | None, model=None):
     """The ops less those the engine's attention operator does itself (its fitted time includes them), each
     fp8 GEMM whose input the engine's preceding kernel writes quantized marked so; less those its TP all-reduce
     does itself where it fuses the next norm for `model` (allreduce_fused); with a bias-add kernel after each of
-    `model`'s biased row-parallel linears where the engine adds their bias apart (with_row_bias_adds)."""
+    `model`'s biased row-parallel linears where the engine adds their bias apart (with_row_bias_adds); its sampling
+    over a full-vocabulary sort where its top-k/top-p path sorts (sort_sampler.py)."""
     if engine is None:
         return ops
     if engine.row_linear_bias_add and model is not None:
@@ -168,6 +170,8 @@ def fused_ops(ops, engine: EngineSpec | None, model=None):
     if engine.quantized_gemm_inputs:
         ops = [quantized_input(op, "fp8 input written by the kernel before it (no quantization kernel)")
                if takes_quantized_input(op, engine) else op for op in ops]
+    if engine.sampler_sorts_vocab:
+        ops = [sorted_vocab_sampling(op) if op.role == OpRole.SAMPLING else op for op in ops]
     if engine.static_fp8_input_scale:
         ops = [static_scaled(op) if op.op_class == OpClass.GEMM and op.dtype in QUANTIZED_GEMM_DTYPES
                and not op.input_quantized and op.shape.groups == 1.0 else op for op in ops]

@@ -140,6 +140,7 @@ class EngineSpec:
     moe_finalize_allreduce_max_tokens: int = 0   # NVFP4 TRTLLM-Gen MoE: finalize + shared add in the all-reduce
                                                  # up to this many tokens (0: never; with_moe_kernels)
     static_fp8_input_scale: bool = False  # fp8 GEMM inputs scaled by the checkpoint's static scale (no absmax pass)
+    sampler_sorts_vocab: bool = False     # top-k/top-p sampling sorts every sequence's whole vocabulary (sort_sampler)
     dp_moe_alltoall: str = "always"       # attention-DP MoE by an all-to-all: always, or only over MNNVL
     dp_prefill_gather: str = "all_gather"   # attention-DP MoE gather/combine of a prefill step (DP_PREFILL_GATHER)
     shared_expert_stream: tuple[str, ...] = ()   # model families whose shared expert runs on a second stream in graphs
@@ -282,6 +283,13 @@ class EngineSpec:
         # a loop without overlap sends a step's tokens before it launches the next (SGLang's event_loop_normal)
         return replace(self, cpu=replace(self.cpu, overlapped=on, tokens_after_next_launch=on and
                                          self.cpu.tokens_after_next_launch))
+
+    def with_sort_sampler(self, sorts: bool | None) -> EngineSpec:
+        """The spec whose sampler sorts the whole vocabulary per sequence (True), as a release's top-k/top-p path runs
+        requests that carry both (benchmarks/serving_reference.py vllm_sort_sampler); None: its own."""
+        if sorts is None or sorts == self.sampler_sorts_vocab:
+            return self
+        return replace(self, sampler_sorts_vocab=boolean(sorts, "topk_topp_sort"))
 
     @property
     def piecewise_decode(self) -> bool:
