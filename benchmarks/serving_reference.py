@@ -274,7 +274,8 @@ The mapping rule, written before any row was scored and not tuned after:
   vLLM's list up to 2,048 tokens at that budget; added in session 69: minimaxm2.5_fp4_b200.sh's v0.19.0 rows (PR
   #996, the same two flags) and gptoss_fp4_b200.sh's v0.15.1 rows (its config.yaml: 2048 at 8,192 tokens a step,
   and fuse_allreduce_rms, VLLM_FUSION_RECIPE_RELEASES); added in session 71: its release-unrecorded 2025-11-02
-  rows, whose v0.11-era launch revisions all set the same ceiling and budget;
+  rows, whose v0.11-era launch revisions all set the same ceiling and budget, and gptoss_fp4_h100.sh's rows (its
+  config.yaml: 2048 at 8,192 tokens a step beside --max-num-seqs $CONC);
 - gpt-oss-120b's kernels as each launch picks them (added after scoring, session 53, with its before/after in
   docs/accuracy.md): TensorRT-LLM serves the MXFP4 checkpoint as stored (trtllm_gptoss_checkpoint: attention 16-bit),
   InferenceX's gptoss_fp4_b200_trt.sh with moe_config.backend TRTLLM (moe_kernels trtllm-gen, the nvfp4 stand-in)
@@ -1422,6 +1423,10 @@ VLLM_CAPTURE_2048 = {
     # `max-cudagraph-capture-size: 2048` (enable_fi_allreduce_fusion, the pass's pre-v0.13 name); v0.11's list for
     # `cuda-graph-sizes: 2048` steps by 8 to 2,048 where this one steps by 16 above 256 (<= 16 tokens of padding)
     ("gpt-oss-120b", "nvfp4", "b200_sxm"): (None, None, 8192),
+    # session 71 K: gptoss_fp4_h100.sh's config.yaml (1fc5d73: max-cudagraph-capture-size 2048, max-num-batched-tokens
+    # 8192, beside --max-num-seqs $CONC; the 2025 Hopper revisions `cuda-graph-sizes: 2048` with the same budget):
+    # its 1k prefills replay graphs, where vLLM's default ceiling, min(2 x $CONC, 512), left them with none
+    ("gpt-oss-120b", "nvfp4", "h100_sxm"): (None, None, 8192),
     ("kimi-k2.5", "nvfp4", "b200_sxm"): (None, "2026-04-17", "2isl"),   # PR #1047
 }
 VLLM_CAPTURE_SIZES_2048 = [1, 2, 4, [8, 248, 8], [256, 2048, 16]]   # vLLM's list at max_cudagraph_capture_size 2048
