@@ -278,7 +278,9 @@ The mapping rule, written before any row was scored and not tuned after:
   2026-04-17) pass --max-cudagraph-capture-size 2048 and --max-num-batched-tokens 2 x ISL: those rows capture
   vLLM's list up to 2,048 tokens at that budget; added in session 69: minimaxm2.5_fp4_b200.sh's v0.19.0 rows (PR
   #996, the same two flags) and gptoss_fp4_b200.sh's v0.15.1 rows (its config.yaml: 2048 at 8,192 tokens a step,
-  and fuse_allreduce_rms, VLLM_FUSION_RECIPE_RELEASES);
+  and fuse_allreduce_rms, VLLM_FUSION_RECIPE_RELEASES); added in session 71: its release-unrecorded 2025-11-02
+  rows, whose v0.11-era launch revisions all set the same ceiling and budget, and gptoss_fp4_h100.sh's rows (its
+  config.yaml: 2048 at 8,192 tokens a step beside --max-num-seqs $CONC);
 - gpt-oss-120b's kernels as each launch picks them (added after scoring, session 53, with its before/after in
   docs/accuracy.md): TensorRT-LLM serves the MXFP4 checkpoint as stored (trtllm_gptoss_checkpoint: attention 16-bit),
   InferenceX's gptoss_fp4_b200_trt.sh with moe_config.backend TRTLLM (moe_kernels trtllm-gen, the nvfp4 stand-in)
@@ -1474,8 +1476,18 @@ VLLM_CAPTURE_2048 = {
     ("minimax-m2.5", "nvfp4", "b200_sxm"): ("0.19.0", None, "2isl"),    # PR #996 (session 69)
     # gptoss_fp4_b200.sh's config.yaml: max-cudagraph-capture-size 2048 with max-num-batched-tokens 8192, in the
     # revision before PR #789 moved it to v0.15.1 (1fc5d73, async-scheduling still set) and after (34bc7c4): its
-    # v0.15.1 rows (2026-02-25) ran it; the 2025-11 rows (release unrecorded, v0.11-era launch) are left out
-    ("gpt-oss-120b", "nvfp4", "b200_sxm"): ("0.15.1", None, 8192),       # session 69
+    # v0.15.1 rows (2026-02-25) ran it (session 69). Session 71 K: so did the 2025-11-02 rows (release unrecorded):
+    # every stored v0.11-era revision of the B200 launch sets the same ceiling and budget, the earliest as
+    # `cuda-graph-sizes: 2048` (FULL_AND_PIECEWISE, enable_fi_allreduce_fusion + enable_attn_fusion, --max-num-seqs
+    # 512), gptoss_fp4_b200_slurm.sh at e55faff and gptoss_fp4_b200_docker.sh at b5a8902 as
+    # `max-cudagraph-capture-size: 2048` (enable_fi_allreduce_fusion, the pass's pre-v0.13 name); v0.11's list for
+    # `cuda-graph-sizes: 2048` steps by 8 to 2,048 where this one steps by 16 above 256 (<= 16 tokens of padding)
+    ("gpt-oss-120b", "nvfp4", "b200_sxm"): (None, None, 8192),
+    # session 71 K: gptoss_fp4_h100.sh's config.yaml (1fc5d73: max-cudagraph-capture-size 2048, max-num-batched-tokens
+    # 8192, beside --max-num-seqs $CONC; the 2025 Hopper revisions `cuda-graph-sizes: 2048` with the same budget):
+    # its 1k prefills replay graphs, where vLLM's default ceiling, min(2 x $CONC, 512), left them with none (v0.11 on
+    # Hopper's FA3 held gpt-oss at 992, InferenceX issue #117: the 2 release-unrecorded rows' longest 1k steps may not)
+    ("gpt-oss-120b", "nvfp4", "h100_sxm"): (None, None, 8192),
     ("kimi-k2.5", "nvfp4", "b200_sxm"): (None, "2026-04-17", "2isl"),   # PR #1047
 }
 VLLM_CAPTURE_SIZES_2048 = [1, 2, 4, [8, 248, 8], [256, 2048, 16]]   # vLLM's list at max_cudagraph_capture_size 2048

@@ -1103,16 +1103,23 @@ def test_vllm_rows_run_the_allreduce_norm_fusion_where_their_recipe_or_release_h
     assert fused("b200_sxm", "gpt-oss-120b", "0.15.1") == {True} and fused("b200_sxm", "gpt-oss-120b", "") == {False}
 
 
-def test_gptoss_b200_v0151_rows_capture_graphs_up_to_2048_tokens():
+def test_gptoss_vllm_rows_capture_graphs_up_to_2048_tokens():
     """gptoss_fp4_b200.sh's config.yaml sets max-cudagraph-capture-size 2048 beside max-num-batched-tokens 8192
     (revisions 1fc5d73 and 34bc7c4, either side of PR #789's v0.15.1 image): its v0.15.1 rows' 1k prefills replay
-    piecewise graphs; the release-unrecorded 2025-11 rows keep vLLM's default ceiling."""
+    piecewise graphs. Session 71 K: so do the release-unrecorded 2025-11-02 rows, every v0.11-era revision of the
+    B200 launch setting the same 2048 ceiling (`cuda-graph-sizes: 2048`, later `max-cudagraph-capture-size: 2048`)
+    at 8,192 tokens a step; and gptoss_fp4_h100.sh's rows (its config.yaml at 1fc5d73: the same ceiling and budget
+    beside --max-num-seqs $CONC). Other H100 vLLM launches keep vLLM's default ceiling."""
     rows = [r for r in sr.load() if r["backend"] == "vllm" and r["system"] == "b200_sxm" and r["mode"] == "agg"
             and "gpt-oss-120b" in r["model_path"] and r["tp_size"] == "8.0" and r["isl"] == "1024"]
-    new = next(sr.simulate_kwargs(r) for r in rows if r["backend_version"] == "0.15.1")
-    assert new["cuda_graph_sizes"] == sr.VLLM_CAPTURE_SIZES_2048 and new["max_num_batched_tokens"] == 8192
-    old = next(sr.simulate_kwargs(r) for r in rows if r["backend_version"] == "")
-    assert "cuda_graph_sizes" not in old
+    for version in ("0.15.1", ""):
+        kw = next(sr.simulate_kwargs(r) for r in rows if r["backend_version"] == version)
+        assert kw["cuda_graph_sizes"] == sr.VLLM_CAPTURE_SIZES_2048 and kw["max_num_batched_tokens"] == 8192
+    h100 = [r for r in sr.load() if r["backend"] == "vllm" and r["system"] == "h100_sxm" and r["mode"] == "agg"]
+    oss = next(sr.simulate_kwargs(r) for r in h100 if "gpt-oss-120b" in r["model_path"])
+    assert oss["cuda_graph_sizes"] == sr.VLLM_CAPTURE_SIZES_2048 and oss["max_num_batched_tokens"] == 8192
+    llama = next(sr.simulate_kwargs(r) for r in h100 if "Llama-3.1-70B" in r["model_path"])
+    assert "cuda_graph_sizes" not in llama
 
 
 def test_sglang_deepseek_b200_rows_under_dp_attention_gather_as_their_launch_had_no_a2a_backend(monkeypatch):
