@@ -18,7 +18,8 @@ prefill step, the mean prefill step and decode-only step (ms). Beside them, the 
 if the simulated burst is right: steady needed = (R M - B) / (R - 1) (burst_split.steady_needed_ms), and by Little's
 law the requests waiting for a first token, measured and simulated (burst_split.waiting). `--launch-scale` multiplies
 TensorRT-LLM's eager host per launch on Blackwell hosts, as burst_split does; `--as-release V` runs the rows that
-record no release as V's recipe launches them (as_release): sensitivities, never a calibration or a mapping.
+record no release as V's recipe launches them (as_release): sensitivities, never a calibration or a mapping (the
+InferenceX DeepSeek rows of 2025-11-02 are mapped to their sourced image by serving_reference.sourced_release).
 """
 from __future__ import annotations
 

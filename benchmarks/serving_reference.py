@@ -1205,6 +1205,32 @@ def srt_slurm_trtllm_moe(row: dict) -> tuple[dict, dict]:
 # MTP 3 (1 under DP attention), fraction 0.8. The rule had the generator's batch + ISL + 1500 and the spec's 0.9.
 INFERENCEX_DSR1_TRT_LAUNCH_MAPPED = True
 
+# The image of InferenceX DeepSeek TensorRT-LLM rows that record no release (added after scoring, session 71 P; its
+# before/after in docs/accuracy.md "Session 71 P"): the 43 B200 rows of configs 75 / 82 / 91 and source_file
+# 2026-04-06.csv, all measured 2025-11-02. SemiAnalysisAI/InferenceX .github/configs/master.yaml at 78f6b8d (the
+# InferenceMAX-era config: its Llama-70B keys, removed by PR #149 of 2025-10-30, still there) gives dsr1-fp4-b200-trt
+# and dsr1-fp8-b200-trt `image: nvcr.io#nvidia/tensorrt-llm/release:1.1.0rc2.post2`; perf-changelog.yaml (at
+# 000de6d) records no image change to those keys from its first entry (PR #95) until PRs #594 (fp8) and #620 (fp4),
+# both "Update TensorRT-LLM container from release:1.1.0rc2.post2 to release:1.2.0rc6.post2"; the recipe of that era,
+# benchmarks/dsr1_fp4_b200_trt_slurm.sh at b5ebafa and dsr1_fp8_b200_trt_slurm.sh at f560513, launches as the
+# mapped 1.1.0rc2.post2 recipe (fraction 0.8, budget CONC + ISL + 64; NVFP4: CUTLASS MoE at 1k CONC >= 256 / 8k
+# CONC > 32, TRTLLM elsewhere; fp8: DEEPGEMM at every point). Window: the master.yaml read to the day the -trt-mtp
+# keys joined that image (INFERENCEX_TRT_MTP_KEYS_FROM; from then trt_stp_or_mtp_unknown holds).
+INFERENCEX_DSR1_TRT_UNRECORDED_IMAGE = ("1.1.0rc2.post2", "2025-10-30", "2026-01-07")
+INFERENCEX_DSR1_TRT_UNRECORDED_MAPPED = True   # off: those rows run the generator's rule, as before session 71 P
+
+
+def sourced_release(row: dict) -> dict:
+    """The row with the release its launch is sourced to have run where it records none (an InferenceX DeepSeek
+    TensorRT-LLM B200 row measured in INFERENCEX_DSR1_TRT_UNRECORDED_IMAGE's window); every other row unchanged.
+    Reads the engine, GPU, model, source and date, not the measurement."""
+    image, since, until = INFERENCEX_DSR1_TRT_UNRECORDED_IMAGE
+    if (not INFERENCEX_DSR1_TRT_UNRECORDED_MAPPED or row.get("backend_version") or row["backend"] != "trtllm"
+            or row["system"] != "b200_sxm" or "deepseek" not in row["model_path"].lower() or not inferencex_run(row)):
+        return row
+    date = measured_date(row)
+    return {**row, "backend_version": image} if date and since <= date < until else row
+
 
 def _blocks64(tokens: int) -> int:
     return (tokens + 63) // 64 * 64
@@ -2023,6 +2049,7 @@ def estimate_kwargs(row: dict) -> dict:
 
 def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     """The keyword arguments of whatif.api.simulate for a row, by the rule in the module docstring."""
+    row = sourced_release(row)
     system = row["system"]
     if system not in SYSTEMS:
         raise NotExpressible(f"system {system!r} is not mapped")

@@ -1362,6 +1362,29 @@ def test_inferencex_deepseek_trtllm_rows_launch_with_their_recipes_budget_and_kv
     assert kw()["max_num_batched_tokens"] == 2528
 
 
+def test_unrecorded_inferencex_deepseek_trtllm_rows_run_their_sourced_image(monkeypatch):
+    """sourced_release: an InferenceX DeepSeek TensorRT-LLM B200 row with no release, measured in the window
+    (master.yaml at 78f6b8d to the -trt-mtp keys), runs 1.1.0rc2.post2's recipe; a named release, another date,
+    engine or source, and the switch off leave the row as it is."""
+    def row(measured="2025-11-02", **over):
+        src = f"db-dump/2026-04-27; config_id=91; silicon_concurrency=64; measured={measured}T00:00:00.000Z"
+        return _row(**{**dict(silicon_data_source=src, backend_version="", tp_size="8", attention_dp_size="1",
+                              moe_tp_size="8", moe_ep_size="1", batch_size="64", gemm_quant_mode="nvfp4",
+                              moe_quant_mode="nvfp4"), **over})
+    assert sr.sourced_release(row())["backend_version"] == "1.1.0rc2.post2"
+    kw = sr.simulate_kwargs(row())
+    assert kw["max_num_batched_tokens"] == 1152 and kw["memory_utilization"] == 0.8   # (64 + 1024 + 127) // 64 * 64
+    for kept in (row(backend_version="1.2.0rc6.post2"), row(measured="2026-01-14"), row(measured="2025-10-20"),
+                 row(backend="sglang"), row(system="h100_sxm"), row(model_path="openai/gpt-oss-120b"),
+                 row(silicon_data_source="db; config_id=1; silicon_concurrency=64; measured=2025-11-02")):
+        assert sr.sourced_release(kept) is kept
+    monkeypatch.setattr(sr, "INFERENCEX_DSR1_TRT_UNRECORDED_MAPPED", False)
+    assert sr.sourced_release(row())["backend_version"] == ""
+    generator = row(silicon_data_source="db; config_id=1; silicon_concurrency=64; measured=2025-11-02")
+    assert sr.simulate_kwargs(row())["max_num_batched_tokens"] == sr.simulate_kwargs(generator)[
+        "max_num_batched_tokens"] > 2500   # the generator's N + ISL + 1,500, as before
+
+
 def test_no_prefill_recompile_on_glm5_or_gptoss_rows():
     """The per-length compile stays off where its leads were checked and did not apply (docs/accuracy.md, session
     55 helper K): GLM-5's NSA builds of 2026-03-17/28 ran no Triton prefill transform; gpt-oss on B200 runs
