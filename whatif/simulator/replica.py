@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import replace
+from typing import Any
 
 from .batch_wait import BatchWait, schedulable_prompt_tokens
 from .block_manager import BlockManager
@@ -55,7 +56,7 @@ class Replica:
         self.inbox: deque[Seq] = deque()
         # TensorRT-LLM's batch waiting (batch_wait.py): prompts held beside running decodes; TP-only engines
         waits = (cfg.batch_wait_timeout_iters > 0 or cfg.batch_wait_max_tokens_ratio > 0) and group is None and pp == 1
-        self.batch_wait = BatchWait(cfg.batch_wait_timeout_iters, cfg.batch_wait_max_tokens_ratio,
+        self.batch_wait: BatchWait | Any = BatchWait(cfg.batch_wait_timeout_iters, cfg.batch_wait_max_tokens_ratio,
                                     cfg.token_budget) if waits else None
         swap = times.swap_blocks(cfg.swap_space_gb) // pp if cfg.preemption == "swap" else 0
         seed = getattr(cluster.cfg.workload, "seed", 0) if cluster is not None else 0
