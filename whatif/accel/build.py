@@ -21,7 +21,10 @@ from setuptools import setup
 from mypyc.build import mypycify
 paths, group, mypy_cache = sys.argv[1].split(","), sys.argv[2], sys.argv[3]
 sys.argv[1:] = sys.argv[4:]
+# --no-site-packages: numpy, pandas, plotly are Any to mypyc (generic calls, as the interpreter makes them); followed,
+# their sources took the build past 3 GB and minutes (Session 71 A)
 setup(name=group, ext_modules=mypycify(paths + ["--follow-imports=silent", "--ignore-missing-imports",
+                                                 "--no-site-packages", "--disable-error-code=annotation-unchecked",
                                                  "--cache-dir=" + mypy_cache],
                                        group_name=group, target_dir="c_sources"))
 """
@@ -81,9 +84,9 @@ def build(cache: str | None = None, force: bool = False, quiet: bool = False) ->
             log = os.path.join(cache, "last-build-error.log")
             with open(log, "w") as f:
                 f.write(proc.stdout + proc.stderr)
-            errors = [line for line in (proc.stdout + proc.stderr).splitlines() if "error" in line.lower()]
-            raise BuildError(f"mypyc failed ({len(errors)} error lines; the full log: {log}): "
-                             + (errors[0] if errors else "see the log"))
+            lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+            errors = [line for line in lines if "error" in line.lower()] or lines[-1:] or ["(no output)"]
+            raise BuildError(f"mypyc failed (the full log: {log}): {errors[0]}")
         staging = folder + ".partial"
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(out, staging)
