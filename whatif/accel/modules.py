@@ -5,9 +5,9 @@ import os
 import sys
 from importlib.machinery import EXTENSION_SUFFIXES
 
-# The hot path (Session 64 A / 65 A's profile and builds; re-measured in Session 71 A, docs/accuracy.md).
-# The Scheduler (scheduling/core.py with its Admission and DecodingSet mixins) stays interpreted: a native class
-# takes one base, and the mixins would have to be merged or made mypyc traits with declared attributes.
+# The hot path (Session 64 A / 65 A's profile and builds; re-measured in Session 71 A, docs/accuracy.md): without
+# the Scheduler (core + its Admission and DecodingSet traits) the rest gains nothing (a compiled Seq read by an
+# interpreted scheduler was slower), with it the whole process is ~1.2-1.4x faster.
 HOT = (
     "whatif.simulator.decode_run",
     "whatif.simulator.replica",
@@ -17,6 +17,9 @@ HOT = (
     "whatif.simulator.iteration_time",
     "whatif.simulator.log",
     "whatif.simulator.scheduling.sequence",
+    "whatif.simulator.scheduling.decoding",
+    "whatif.simulator.scheduling.admission",
+    "whatif.simulator.scheduling.core",
     "whatif.simulator.scheduling.token_ratio",
     "whatif.simulator.scheduling.policy",
     "whatif.simulator.scheduling.prefill_first",
