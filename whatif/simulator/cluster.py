@@ -71,7 +71,7 @@ class Cluster:
         self.limits: tuple | None = None   # (prompt, prompt + output) within which rejection answers '' (arrive)
         self.kv_path = None
         self.systems = ""
-        self.on_finish: Callable | None = None # called with each finished request's record (a closed loop's clients)
+        self.on_finish: Callable | None = None   # called with each finished request's record (a closed loop's clients)
         self.entry_scheduler = sched   # the limits of the pool that computes the prompts
         if cl.disaggregated:
             pre = prefill_scenario(cfg)
