@@ -61,7 +61,7 @@ def copy_sources(dest: str) -> None:
                                              or n == "__pycache__"])
 
 
-def build(cache: str | None = None, force: bool = False, quiet: bool = False) -> str:
+def build(cache: str | None = None, force: bool = False) -> str:
     """Build (or find) the compiled hot set for the current sources; the build's folder."""
     version = mypy_version()
     check_compiler()
@@ -87,11 +87,10 @@ def build(cache: str | None = None, force: bool = False, quiet: bool = False) ->
             lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
             errors = [line for line in lines if "error" in line.lower()] or lines[-1:] or ["(no output)"]
             raise BuildError(f"mypyc failed (the full log: {log}): {errors[0]}")
-        staging = folder + ".partial"
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.copytree(out, staging)
-        shutil.rmtree(folder, ignore_errors=True)
-        os.rename(staging, folder)
-        with open(os.path.join(folder, finder.COMPLETE), "w") as f:
+        staging = tempfile.mkdtemp(prefix="partial-", dir=cache)   # (its own: two builds at once do not mix)
+        shutil.copytree(out, staging, dirs_exist_ok=True)
+        with open(os.path.join(staging, finder.COMPLETE), "w") as f:
             f.write(f"mypy {version}\npython {sys.version.split()[0]}\n" + "\n".join(modules.HOT) + "\n")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.rename(staging, folder)   # (complete as it appears under its key)
     return folder

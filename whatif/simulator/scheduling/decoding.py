@@ -14,7 +14,6 @@ from __future__ import annotations
 from array import array
 from heapq import heappop, heappush
 from operator import itemgetter
-
 from typing import Any
 
 from ..block_manager import BlockManager
