@@ -13,7 +13,7 @@ from importlib.machinery import ExtensionFileLoader, ModuleSpec
 
 from . import modules
 
-COMPLETE = "complete"          # written last by a build: a folder without it is never used
+COMPLETE = "complete"          # written before a build takes its key's name: a folder without it is never used
 GROUP = "whatif_accel"         # mypyc's shared library is the top-level module GROUP + "__mypyc"
 
 
