@@ -15,6 +15,11 @@ requests in under a minute with memory flat in generated tokens: `--requests 0 -
 times a million-request process alone (no --baseline) and reports its peak memory. --instructions also counts the
 whole process's instructions once per checkout under valgrind (cachegrind, no cache simulation): on a shared VM the
 CPU-second ratio moves with the neighbours' load, the instruction ratio does not (session 61).
+
+This checkout runs pure Python (WHATIF_ACCEL=0), whatever is built. --accel adds a third column to the
+whole-process runs, this checkout with the optional compiled hot path (whatif/accel; build it first with
+`python3 -m whatif.accel build`), taking turns with the other two: `compiled`, its ratio to the baseline and to
+the pure tree.
 """
 from __future__ import annotations
 
@@ -77,7 +82,7 @@ print(json.dumps({"cpu_s": cpu, "wall_s": wall, "peak_mb": resource.getrusage(re
 
 
 def run_case(tree: Path, n: int, expr: str) -> dict:
-    env = side_by_side.child_env(tree)
+    env = {**side_by_side.child_env(tree), "WHATIF_ACCEL": "0"}   # (the pure tree, whatever is built)
     out = subprocess.run([sys.executable, "-c", WORKER, str(n), expr], env=env, cwd=tree, capture_output=True,
                          text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -90,10 +95,15 @@ PROCESS = ("import resource, sys; from whatif.cli import main; sys.argv[0] = 'wh
            "print('peak_mb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
 
 
-def process_argv(n: int) -> list[str]:
+PURE = "import os; os.environ['WHATIF_ACCEL'] = '0'; "   # (read when whatif.simulator is imported)
+COMPILED = ("import os; os.environ.pop('WHATIF_ACCEL', None); import whatif.simulator.decode_run as d; "
+            "assert d.__file__.endswith('.so'), 'not compiled: ' + d.__file__; ")
+
+
+def process_argv(n: int, prefix: str = "") -> list[str]:
     """The issue's command (default lengths), in a process that runs it as the `whatif` script does and prints its
-    peak memory last."""
-    return ["-c", PROCESS, "simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--rate", "20",
+    peak memory last; `prefix` (PURE, COMPILED) runs first."""
+    return ["-c", prefix + PROCESS, "simulate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--rate", "20",
             "--requests", str(n)]
 
 
@@ -122,6 +132,22 @@ def outputs(r: dict) -> str:
             f"TPOT {r['tpot_p50_ms']:.3f} ms, ITL p99 {r['itl_p99_ms']:.2f} ms, {r['out_tok_s']:.0f} tok/s")
 
 
+def alternate(runs: dict[str, tuple[Path, list[str]]], n: int, warmup: bool = True) -> dict:
+    """side_by_side.alternate with an argv of each label's own (the pure and compiled runs share a tree)."""
+    results = {label: side_by_side.Timings() for label in runs}
+    if warmup:
+        for tree, argv in runs.values():
+            side_by_side.run_once(tree, argv)
+    order = list(runs)
+    for i in range(n):
+        for label in (order if i % 2 == 0 else order[::-1]):
+            cpu, wall, out = side_by_side.run_once(*runs[label])
+            results[label].cpu.append(cpu)
+            results[label].wall.append(wall)
+            results[label].out = out
+    return results
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=0, help="requests of each in-process case (0: skip them)")
@@ -129,24 +155,40 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3, help="whole-process runs per checkout (the median is shown)")
     ap.add_argument("--baseline", help="a commit (or a checkout folder) to compare against, e.g. 787b43e")
     ap.add_argument("--cases", default="", help="comma-separated case numbers to run (default: all)")
+    ap.add_argument("--accel", action="store_true",
+                    help="also run this checkout compiled (python3 -m whatif.accel build first)")
     ap.add_argument("--instructions", action="store_true",
                     help="also count the whole process's instructions per checkout (needs valgrind)")
     args = ap.parse_args()
+    if args.accel:
+        sys.path.insert(0, str(ROOT))
+        from whatif.accel import finder, modules
+        if finder.find_build(modules.PACKAGE_ROOT, modules.cache_dir())[0] is None:
+            raise SystemExit("--accel: " + finder.find_build(modules.PACKAGE_ROOT, modules.cache_dir())[1])
     with side_by_side.baseline_tree(args.baseline) as base:
         trees = side_by_side.trees_of(base)
         if args.process_requests:
             command = ("whatif simulate --model llama-3-8b --hardware h100-sxm --rate 20 "
                        f"--requests {args.process_requests}")
-            results = side_by_side.alternate(trees, process_argv(args.process_requests), args.runs,
-                                             warmup=args.runs > 1)
+            runs = {label: (tree, process_argv(args.process_requests, PURE if label == "this" else ""))
+                    for label, tree in trees.items()}
+            if args.accel:
+                runs["compiled"] = (ROOT, process_argv(args.process_requests, COMPILED))
+            results = alternate(runs, args.runs, warmup=args.runs > 1)
             print(f"whole process, median of {args.runs} runs each" + (f", vs {args.baseline}" if base else "")
-                  + " (ratio: baseline / this)")
-            print(side_by_side.table([side_by_side.ratio_row(command, results)]))
+                  + " (ratio: baseline / this; this: pure Python)")
+            rows = [side_by_side.ratio_row(command, results)]
+            if args.accel:
+                compiled = {"this": results["compiled"], **({"baseline": results["baseline"]} if base else {})}
+                rows.append(side_by_side.ratio_row("  the same, compiled (whatif.accel)", compiled))
+            print(side_by_side.table(rows))
+            if args.accel:
+                print(f"  compiled / pure: CPU {results['this'].median('cpu') / results['compiled'].median('cpu'):.2f}x"
+                      f" faster, wall {results['this'].median('wall') / results['compiled'].median('wall'):.2f}x")
             for label, r in results.items():
                 print(f"  {label}: peak memory {peak_mb(r.out):.0f} MB")
             if args.instructions:
-                argv = process_argv(args.process_requests)
-                counts = {label: instructions(tree, argv) for label, tree in trees.items()}
+                counts = {label: instructions(tree, argv) for label, (tree, argv) in runs.items()}
                 print("  instructions: " + ", ".join(f"{label} {n / 1e9:.2f} G" for label, n in counts.items())
                       + (f"; baseline / this {counts['baseline'] / counts['this']:.2f}x" if base else ""))
         chosen = [int(c) for c in args.cases.split(",") if c] or range(len(CASES) if args.requests else 0)

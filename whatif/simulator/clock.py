@@ -12,10 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from heapq import heappop, heappush
 from itertools import count
+from typing import Any
+
+from ..accel.marks import mypyc_attr
 
 URGENT, NORMAL = 0, 1   # (simpy.events.URGENT and NORMAL)
 
 
+@mypyc_attr(native_class=False)   # (compiled: a native class cannot extend list)
 class Signal(list):
     """The processes waiting for one wake-up, in the order they began to wait (a list of generators)."""
 
@@ -26,14 +30,14 @@ class Clock:
     __slots__ = ("now", "queue", "eids", "resumer", "stop_at", "held")
 
     def __init__(self):
-        self.now = 0                 # seconds (an int 0 at the start, as SimPy's clock)
+        self.now: Any = 0            # seconds (an int 0 at the start, as SimPy's clock)
         self.queue: list[tuple] = []   # (time, priority, sequence number, call, its argument)
         self.eids = count()
         self.resumer = self.resume   # (bound once: a resumption is queued per iteration)
         self.stop_at = float("inf")  # the time run(until) stops at
         self.held = False            # a process is making the calls due before its own resumption (run_until_mine)
 
-    def at(self, delay: float, call: Callable, arg=None, priority: int = NORMAL) -> None:
+    def at(self, delay: float, call: Callable | None, arg=None, priority: int = NORMAL) -> None:
         """Call `call(arg)` `delay` seconds from now (now + delay, as SimPy adds it)."""
         heappush(self.queue, (self.now + delay, priority, next(self.eids), call, arg))
 
@@ -96,7 +100,7 @@ def run_until_mine(clock: Clock, end: float) -> None:
     order and the same sequence numbers: a marker holds the resumption's place in the queue meanwhile). Callers
     check `end` < stop_at (a stop before it would leave the process suspended) and that no process is held."""
     queue = clock.queue
-    mine = (end, NORMAL, next(clock.eids), None, None)
+    mine: Any = (end, NORMAL, next(clock.eids), None, None)   # (Any: compiled, a typed tuple is unboxed: `is` fails)
     heappush(queue, mine)
     clock.held = True   # (a process resumed meanwhile waits as usual: the marker is its next event)
     try:

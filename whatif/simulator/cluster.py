@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, replace
+from typing import Any
 
 from ..roofline.techniques.compose import overrides
 from ..scenario import Scenario
@@ -70,7 +71,7 @@ class Cluster:
         self.limits: tuple | None = None   # (prompt, prompt + output) within which rejection answers '' (arrive)
         self.kv_path = None
         self.systems = ""
-        self.on_finish = None   # called with each finished request's record (a closed loop's clients)
+        self.on_finish: Callable | None = None   # called with each finished request's record (a closed loop's clients)
         self.entry_scheduler = sched   # the limits of the pool that computes the prompts
         if cl.disaggregated:
             pre = prefill_scenario(cfg)
@@ -240,7 +241,8 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
     spec = cluster.replicas[0].times.setup.engine_spec
     paid = spec is not None and (spec.frontend.per_request_s > 0 or spec.frontend.per_prompt_token_s > 0)
     front = spec.frontend if paid else None
-    loop = arrivals = None
+    loop: Any = None      # a closed loop's ClientLoop
+    arrivals: OpenLoop | None = None
     if cfg.workload is not None and cfg.workload.concurrency:   # clients on the clock send the requests
         from .closed_loop import ClientLoop
         lanes = cfg.cluster.prefill_replicas if cfg.cluster.disaggregated else 1   # (closed_loop.py: front ends)

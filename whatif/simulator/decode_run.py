@@ -95,7 +95,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
             rare = idle           # (events were made during the step, or an engine idles: the tail below runs)
             while True:
                 if gate != inf and (before if begun is None else begun) >= gate:   # the held-back request can
-                    return   # join this one (an engine that forms no step ahead has none: its `gate` is inf)
+                    return None   # join this one (an engine that forms no step ahead has none: its `gate` is inf)
                 if now_s < near and step <= last and finishing - step > SPAN_MIN \
                         and gate == inf and not replica.idle:   # (the next event's distance first: it fails most)
                     # a stretch of steps that only add tokens: one array update, as this loop would run them
@@ -122,7 +122,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
                     elif n <= bm.free + len(bm.evictable):
                         bm.allocate(n)
                     else:                            # a shortage: preemption is the full loop's
-                        return
+                        return None
                 if now:
                     del ahead[step]
                     due_n[p] += now
@@ -200,7 +200,7 @@ def _run(replica, scheduler, env, rows_out: list) -> Waiting | None:
             scheduler.step, scheduler.visited = step, visited
             scheduler.admit_before = begun if formed_ahead and begun is not None else before
             if not scheduler.only_decodes():
-                return
+                return None
     finally:
         env.now = now_s
         if begun is not None:
@@ -237,7 +237,7 @@ def _span(replica, scheduler, step: int, end_step: float, now_s: float, duration
     rows, base, decoding, waiting, running = shape
     quotes = replica.times.quotes
     durations, counts, lasts = [], [], []
-    k, spent, stop = 0, now_s, min(end_step, step + SPAN_MAX - 1)
+    k, spent, stop = 0, now_s, int(min(end_step, step + SPAN_MAX - 1))   # (an int: end_step is one or inf)
     while True:   # the buckets' prices, until the stretch's end or (about) the next event
         n = min(last, stop) - (step + k) + 1
         if spent + duration * n >= head:      # (about) the steps before the next event, one more to be sure

@@ -134,7 +134,7 @@ class IterationTimes:
             ctx = decode_context if decode_context <= EXACT_BELOW else BUCKETS.get(decode_context) or bucket(
                 decode_context)
             chunk = (q, c if c <= EXACT_BELOW else BUCKETS.get(c) or bucket(c), 1)
-            key = ((1, ctx, decode_seqs), chunk) if decode_seqs else (chunk,)
+            key: tuple = ((1, ctx, decode_seqs), chunk) if decode_seqs else (chunk,)
             t = self.cache.get(key)
             if t is not None:
                 self.hits += 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import replace
+from typing import Any
 
 from .batch_wait import BatchWait, schedulable_prompt_tokens
 from .block_manager import BlockManager
@@ -55,8 +56,8 @@ class Replica:
         self.inbox: deque[Seq] = deque()
         # TensorRT-LLM's batch waiting (batch_wait.py): prompts held beside running decodes; TP-only engines
         waits = (cfg.batch_wait_timeout_iters > 0 or cfg.batch_wait_max_tokens_ratio > 0) and group is None and pp == 1
-        self.batch_wait = BatchWait(cfg.batch_wait_timeout_iters, cfg.batch_wait_max_tokens_ratio,
-                                    cfg.token_budget) if waits else None
+        self.batch_wait: Any = BatchWait(cfg.batch_wait_timeout_iters, cfg.batch_wait_max_tokens_ratio,
+                                         cfg.token_budget) if waits else None   # (Any: a BatchWait or None)
         swap = times.swap_blocks(cfg.swap_space_gb) // pp if cfg.preemption == "swap" else 0
         seed = getattr(cluster.cfg.workload, "seed", 0) if cluster is not None else 0
         self.schedulers = [Scheduler(cfg, make_policy(cfg), self.bm, self.waiting, self.awaiting_kv, times, swap, self,

@@ -14,12 +14,13 @@ from .padded_prompts import padded_fits
 from .ignore_eos import fits_to_the_end
 from .token_ratio import INIT_RATIO, admits, output_estimate
 from ..request import RUNNING
+from .decoding import DecodingSet
+from ...accel.marks import trait
 
 
-class Admission:
+@trait   # (compiled: see DecodingSet; its declarations are the core's attributes read here)
+class Admission(DecodingSet):
     """The core's admission steps (core.Scheduler inherits them); they read its queues, block pool and limits."""
-
-    __slots__ = ()   # (the core's, core.Scheduler's __slots__)
 
     # ------------------------------------------------------------ the steps a policy takes
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from collections import deque
 from itertools import count
+from typing import Any
 
 from ..block_manager import BlockManager
 from ..request import FINISHED, QUEUED
@@ -73,7 +74,7 @@ class Scheduler(Admission, DecodingSet):
         # arrived before the last step began can join it (Replica._run sets it; inf: no such bound).
         self.admit_before = float("inf")
         self.last_start = self.last_end = -1.0   # the latest iteration this engine ran (Replica, decode_run)
-        self.bound = None   # (decode_run._bound: what a decode run reads of this scheduler and its replica)
+        self.bound: Any = None   # (decode_run._bound: what a decode run reads of this scheduler and its replica)
 
     # ------------------------------------------------------------ forming an iteration
 

@@ -14,19 +14,70 @@ from __future__ import annotations
 from array import array
 from heapq import heappop, heappush
 from operator import itemgetter
+from typing import Any
 
+from ..block_manager import BlockManager
 from .sequence import Batch, Seq
+from ...accel.marks import trait
 
 
 INF = float("inf")
 
 
+@trait   # (compiled: a native class's second base must be a trait; the annotations declare core.Scheduler's slots)
 class DecodingSet:
     """The core's decoding set (core.Scheduler inherits it): its state, set up by _init_decoding, and its steps.
     It reads the core's block pool (bm) and calls its _allocate (a block for one sequence, preempting) and
     _finish."""
 
-    __slots__ = ()   # (the core's, core.Scheduler's __slots__)
+    # (no __slots__ here: core.Scheduler's hold these; declared for mypy/mypyc, which read the mixins alone)
+    lookahead: int
+    uniform: bool
+    step: int
+    ends: array
+    decoding: dict[Seq, None]
+    context_base: int
+    padding: int
+    padding_context: int
+    needs: list[tuple]
+    phases: list[dict[Seq, None]]
+    visited: int
+    ahead: list[dict[int, int]]
+    due_n: list[int]
+    dues: list[tuple]
+    # the core's, read here and by Admission
+    bm: BlockManager
+    times: Any
+    rng: Any
+    cfg: Any
+    hooks: Any
+    running: list[Seq]
+    waiting: Any
+    awaiting_kv: Any
+    swapped_out: Any
+    swap_blocks: int
+    kv_moving: int
+    open_prefills: list[tuple]
+    chunking: bool
+    request_level: bool
+    reserving: bool
+    token_ratio: Any   # (a TokenRatio or None)
+    checks_admission: bool
+    rounds: int
+    orders: Any
+    admit_before: Any
+
+    def _allocate(self, s: Seq, batch: Batch) -> None:   # (core.Scheduler's, as the stubs below)
+        raise NotImplementedError
+
+    def _preempt(self, s: Seq, batch: Batch) -> None:
+        raise NotImplementedError
+
+    def _finish(self, s: Seq, end: float) -> None:
+        raise NotImplementedError
+
+    def _append(self, s: Seq) -> None:
+        raise NotImplementedError
 
     def _init_decoding(self, block_size: int, lookahead: int) -> None:
         self.lookahead = lookahead    # drafted tokens a decode row verifies beside its next one

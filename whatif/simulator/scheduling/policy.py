@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from .core import Scheduler
 from .sequence import Batch
+from ...accel.marks import mypyc_attr
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)   # (compiled: users' policies subclass it)
 class Policy:
     chunks = False          # prompts prefilled in chunks: the core keeps the part-prefilled ones in running order
     reserves = True         # capacity=reserve sets a request's whole-output blocks aside at admission

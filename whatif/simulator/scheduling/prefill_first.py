@@ -5,8 +5,10 @@ from __future__ import annotations
 from .core import Scheduler
 from .policy import Policy
 from .sequence import Batch
+from ...accel.marks import mypyc_attr
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)   # (compiled: users' policies subclass it)
 class PrefillFirst(Policy):
     def form(self, core: Scheduler, batch: Batch, now: float) -> None:
         core.admit_whole(batch, now)

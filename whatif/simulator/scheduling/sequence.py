@@ -5,6 +5,8 @@ computes some of the rest, and when its computed tokens reach its total it emits
 computing the one token left."""
 from __future__ import annotations
 
+from typing import Any
+
 from ..request import Record
 
 
@@ -25,7 +27,7 @@ class Seq:
         self.swapped = 0                # blocks in host memory (swap preemption)
         self.done = False               # finished but kept as padding (static batching)
         self.looked_up = False          # prefix cache consulted for this admission
-        self.source = None              # disaggregated: (replica, blocks, shared keys) still holding its KV
+        self.source: Any = None         # disaggregated: (replica, blocks, shared keys) still holding its KV
         self.order = 0                  # rank in its engine's running list (later joins rank higher)
         self.epoch = 0                  # bumped when it stops decoding: its heap entries are stale
         self.anchor = 0                 # decoding: the engine step its counters are as of
