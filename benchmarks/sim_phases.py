@@ -88,11 +88,16 @@ def worker(n: int, stop_after: int = -1) -> list[str]:
     return ["-c", WORKER, str(n), str(stop_after)]
 
 
+def _pure_env() -> dict:
+    # the worker swaps cluster.Cluster for a timed subclass, which a compiled cluster (whatif.accel) would never call
+    return {**side_by_side.child_env(ROOT), "WHATIF_ACCEL": "0"}
+
+
 def cpu_split(n: int, runs: int) -> dict[str, float]:
     """Each phase's CPU seconds (interpreter start: the process's first process_time), the minimum over runs."""
     best: dict[str, float] = {}
     for _ in range(runs):
-        out = subprocess.run([sys.executable, *worker(n)], env=side_by_side.child_env(ROOT), cwd=ROOT,
+        out = subprocess.run([sys.executable, *worker(n)], env=_pure_env(), cwd=ROOT,
                              capture_output=True, text=True, check=True)
         got = json.loads(out.stdout.strip().splitlines()[-1])
         times = [got["start"], *got["marks"]]
@@ -113,7 +118,7 @@ def instruction_split(n: int) -> dict[str, int]:
 
 def instruction_count(argv: list[str]) -> int:
     out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                          sys.executable, *argv], env=side_by_side.child_env(ROOT), cwd=ROOT, capture_output=True,
+                          sys.executable, *argv], env=_pure_env(), cwd=ROOT, capture_output=True,
                          text=True, check=True)
     return instruction_refs(out.stderr)
 
@@ -139,7 +144,7 @@ def loop_functions(n: int) -> dict[str, int]:
         for k in (PHASES.index("cluster setup"), PHASES.index("event loop")):
             out = Path(tmp) / f"cachegrind.{k}"
             subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
-                            sys.executable, *worker(n, k)], env=side_by_side.child_env(ROOT), cwd=ROOT,
+                            sys.executable, *worker(n, k)], env=_pure_env(), cwd=ROOT,
                            capture_output=True, check=True)
             counts.append(function_counts(out.read_text()))
     before, after = counts
