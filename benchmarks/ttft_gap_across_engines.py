@@ -2,7 +2,7 @@
 count measured on two engines, side by side; a diagnostic on the committed table, nothing fitted into a prediction
 (issue 37; docs/accuracy.md, "Session 71 Q").
 
-    python benchmarks/ttft_gap_across_engines.py [--engines sglang trtllm] [--query Q] [--rows]
+    python benchmarks/ttft_gap_across_engines.py [--engines sglang trtllm] [--query Q] [--free ep ...] [--rows]
 
 A miss that a scheduler of one engine makes (a hold, a poll, a prefill turn) shows in that engine's gap and not in
 the other's; a miss both engines share at the same client count (the model's prefill on that GPU, the client, the
