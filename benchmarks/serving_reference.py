@@ -1220,16 +1220,83 @@ INFERENCEX_DSR1_TRT_UNRECORDED_IMAGE = ("1.1.0rc2.post2", "2025-10-30", "2026-01
 INFERENCEX_DSR1_TRT_UNRECORDED_MAPPED = True   # off: those rows run the generator's rule, as before session 71 P
 
 
-def sourced_release(row: dict) -> dict:
-    """The row with the release its launch is sourced to have run where it records none (an InferenceX DeepSeek
-    TensorRT-LLM B200 row measured in INFERENCEX_DSR1_TRT_UNRECORDED_IMAGE's window); every other row unchanged.
-    Reads the engine, GPU, model, source and date, not the measurement."""
-    image, since, until = INFERENCEX_DSR1_TRT_UNRECORDED_IMAGE
-    if (not INFERENCEX_DSR1_TRT_UNRECORDED_MAPPED or row.get("backend_version") or row["backend"] != "trtllm"
-            or row["system"] != "b200_sxm" or "deepseek" not in row["model_path"].lower() or not inferencex_run(row)):
-        return row
+def unrecorded_inferencex_dsr1_trt(row: dict) -> bool:
+    """An InferenceX DeepSeek TensorRT-LLM B200 row that records no release, measured in
+    INFERENCEX_DSR1_TRT_UNRECORDED_IMAGE's window (the 43 rows session 71 P sourced). Reads the engine, GPU, model,
+    source and date, not the measurement."""
+    _, since, until = INFERENCEX_DSR1_TRT_UNRECORDED_IMAGE
+    if (row.get("backend_version") or row["backend"] != "trtllm" or row["system"] != "b200_sxm"
+            or "deepseek" not in row["model_path"].lower() or not inferencex_run(row)):
+        return False
     date = measured_date(row)
-    return {**row, "backend_version": image} if date and since <= date < until else row
+    return bool(date and since <= date < until)
+
+
+def sourced_release(row: dict) -> dict:
+    """The row with the release its launch is sourced to have run where it records none
+    (unrecorded_inferencex_dsr1_trt); every other row unchanged."""
+    if not INFERENCEX_DSR1_TRT_UNRECORDED_MAPPED or not unrecorded_inferencex_dsr1_trt(row):
+        return row
+    return {**row, "backend_version": INFERENCEX_DSR1_TRT_UNRECORDED_IMAGE[0]}
+
+
+# The same rows' layout by that config (added after scoring, session 71 U; its before/after in docs/accuracy.md
+# "Session 71 U"): master.yaml at 78f6b8d gives each (ISL/OSL, TP, CONC) point of dsr1-fp4-b200-trt and
+# dsr1-fp8-b200-trt its `ep` and `dp-attn` in `seq-len-configs[].bmk-space` (CONC doubling from conc-start to
+# conc-end, utils/matrix-logic/generate_sweep_configs.py; an entry without `ep` / `dp-attn` runs EP 1 / TP attention);
+# the recipes of that era read them (dsr1_fp4_b200_trt_slurm.sh at b5ebafa, dsr1_fp8_b200_trt_slurm.sh at f560513,
+# dsr1_fp4_b200_trt.sh at 6320e9b: `trtllm-serve --tp_size=$TP --ep_size=$EP_SIZE`, `enable_attention_dp:
+# $DP_ATTENTION`, and under DP attention `attention_dp_config` enable_balance / timeout_iters 60 / batching_wait_iters
+# 0). Key: gemm quant (config key) -> (ISL, OSL) -> bmk-space entries (tp, ep, dp-attn, conc-start, conc-end).
+# Against it: every one of the 43 rows records EP 1 and no attention DP, and InferenceX's ingest (InferenceX-app
+# packages/db/src/etl/topology.ts: `ep = parseInt2(src.ep) ?? 1`) reads them from the result file, which
+# utils/process_result.py (00e51cc, the format without `image`) writes from EP_SIZE / DP_ATTENTION: the recorded
+# layout may be what ran on 2025-11-02 if the config changed after 78f6b8d (its date is not in the index).
+INFERENCEX_DSR1_TRT_78F6B8D_SPACE = {
+    "nvfp4": {
+        (1024, 1024): ((4, 1, False, 4, 32), (4, 4, False, 64, 128), (4, 4, True, 256, 256),
+                       (8, 1, False, 4, 8), (8, 8, False, 16, 128), (8, 8, True, 256, 256)),
+        (1024, 8192): ((4, 1, False, 4, 32), (4, 4, False, 64, 128), (4, 4, True, 256, 256),
+                       (8, 1, False, 4, 16), (8, 8, False, 32, 128), (8, 8, True, 256, 256)),
+        (8192, 1024): ((4, 4, False, 4, 32), (4, 4, True, 64, 256),
+                       (8, 1, False, 4, 32), (8, 8, True, 64, 256)),
+    },
+    "fp8": {
+        (1024, 1024): ((8, 8, False, 4, 32), (8, 8, True, 64, 64)),
+        (1024, 8192): ((8, 8, False, 4, 64),),
+        (8192, 1024): ((8, 8, False, 4, 64),),
+    },
+}
+INFERENCEX_DSR1_TRT_LAYOUT_MAPPED = True   # off: those rows as recorded (EP 1, TP attention), as before session 71 U
+
+
+def _sweep_concs(start: int, end: int) -> set:
+    """The CONC values one bmk-space entry runs: start, doubled up to end (end itself as the last)."""
+    out, conc = set(), start
+    while conc < end:
+        out.add(conc)
+        conc *= 2
+    return out | {end}
+
+
+def config_layout_entries(row: dict, tp: int, n: int) -> list:
+    """The 78f6b8d bmk-space entries (tp, ep, dp-attn, conc-start, conc-end) whose TP and CONC hold the row's."""
+    space = INFERENCEX_DSR1_TRT_78F6B8D_SPACE.get(row["gemm_quant_mode"], {})
+    entries = space.get((_int(row["isl"]), _int(row["osl"])), ())
+    return [e for e in entries if e[0] == tp and n in _sweep_concs(e[3], e[4])]
+
+
+def sourced_layout(row: dict, layout: dict, n: int) -> dict:
+    """The layout of an unrecorded_inferencex_dsr1_trt row as master.yaml at 78f6b8d ran its point (EP, and
+    attention DP over the TP ranks) where exactly one bmk-space entry holds it; every other row's unchanged."""
+    if not INFERENCEX_DSR1_TRT_LAYOUT_MAPPED or not unrecorded_inferencex_dsr1_trt(row):
+        return layout
+    found = config_layout_entries(row, layout["tp"], n)
+    if len(found) != 1:
+        return layout
+    tp, ep, dp_attn = found[0][:3]
+    out = {k: v for k, v in layout.items() if k not in ("ep", "attention_dp")}
+    return {**out, **({"ep": ep} if ep > 1 else {}), **({"attention_dp": tp} if dp_attn else {})}
 
 
 def _blocks64(tokens: int) -> int:
@@ -2049,7 +2116,7 @@ def estimate_kwargs(row: dict) -> dict:
 
 def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     """The keyword arguments of whatif.api.simulate for a row, by the rule in the module docstring."""
-    row = sourced_release(row)
+    recorded, row = row, sourced_release(row)
     system = row["system"]
     if system not in SYSTEMS:
         raise NotExpressible(f"system {system!r} is not mapped")
@@ -2066,7 +2133,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
                             "INFERENCEX_DISAGG_MAPPED maps 100 of them, off by default)")
         launch = inferencex_disagg_launch(row)
     layout = disagg_launch_layout(launch, "decode") if launch else _layout(row, "decode_" if disagg else "")
-    layout = vllm_recipe_ep(row, layout)
+    layout = sourced_layout(recorded, vllm_recipe_ep(row, layout), n)
     gpus = layout["tp"] * layout["pp"]
     kw = {"model": row["model_path"], "hardware": SYSTEMS[system], "kernel_engine": row["backend"],
           "prompt": _int(row["isl"]), "output": _int(row["osl"]), "gpus": gpus, **layout}

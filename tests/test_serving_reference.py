@@ -1385,6 +1385,29 @@ def test_unrecorded_inferencex_deepseek_trtllm_rows_run_their_sourced_image(monk
         "max_num_batched_tokens"] > 2500   # the generator's N + ISL + 1,500, as before
 
 
+def test_unrecorded_inferencex_deepseek_trtllm_rows_run_their_config_layout(monkeypatch):
+    """sourced_layout: those rows run the EP and attention DP master.yaml at 78f6b8d gives their (ISL/OSL, TP,
+    CONC) point (each of the 43 held by exactly one bmk-space entry); a named release, a point the config holds
+    at EP 1, and the switch off keep the recorded layout."""
+    def row(n=64, isl="1024", osl="1024", tp="8", **over):
+        src = f"db-dump/2026-04-27; config_id=91; silicon_concurrency={n}; measured=2025-11-02T00:00:00.000Z"
+        return _row(**{**dict(silicon_data_source=src, backend_version="", tp_size=tp, attention_dp_size="1",
+                              moe_tp_size=tp, moe_ep_size="1", batch_size=str(n), gemm_quant_mode="nvfp4",
+                              moe_quant_mode="nvfp4", isl=isl, osl=osl), **over})
+    rows = [r for r in sr.load() if sr.unrecorded_inferencex_dsr1_trt(r)]
+    assert len(rows) == 43
+    assert all(len(sr.config_layout_entries(r, sr._layout(r)["tp"], sr.concurrency(r))) == 1 for r in rows)
+    kw = sr.simulate_kwargs(row())
+    assert kw["tp"] == 8 and kw["ep"] == 8 and "attention_dp" not in kw   # TP8 EP8 at CONC 16-128
+    kw = sr.simulate_kwargs(row(n=256, isl="8192", tp="4"))
+    assert kw["tp"] == 4 and kw["ep"] == 4 and kw["attention_dp"] == 4 and kw["engine"]["attention_dp_balance"]
+    assert sr.simulate_kwargs(row(n=8)).get("ep", 1) == 1   # TP8 at CONC 4-8: EP 1 in the config too
+    assert sr.simulate_kwargs(row(n=16, gemm_quant_mode="fp8", moe_quant_mode="fp8"))["ep"] == 8   # fp8: EP = TP
+    assert sr.simulate_kwargs(row(backend_version="1.2.0rc6.post2")).get("ep", 1) == 1   # named: as recorded
+    monkeypatch.setattr(sr, "INFERENCEX_DSR1_TRT_LAYOUT_MAPPED", False)
+    assert sr.simulate_kwargs(row()).get("ep", 1) == 1
+
+
 def test_no_prefill_recompile_on_glm5_or_gptoss_rows():
     """The per-length compile stays off where its leads were checked and did not apply (docs/accuracy.md, session
     55 helper K): GLM-5's NSA builds of 2026-03-17/28 ran no Triton prefill transform; gpt-oss on B200 runs
