@@ -1966,7 +1966,11 @@ def sglang_ignore_eos_admission(row: dict, layout: dict) -> dict:
     SGLang recipes of DeepSeek (dsr1_fp4_b200.sh, dsr1_fp8_b200.sh: `--disable-radix-cache` in every revision
     read) and Qwen3.5-397B (every qwen3.5_*_b200.sh read, docs/accuracy.md session 52) pass --disable-radix-cache,
     all of them TP launches. GLM-5's recipes and the DP-attention ones were not read for it: {} there, as for every
-    other row. Added after scoring (session 71 G)."""
+    other row. Added after scoring (session 71 G). The aiconfigurator generator's SGLang launches keep the radix
+    cache, so {} there is sourced, not a default: generator/rule_plugin/sglang.rule (1089dfa) sets
+    disable_prefix_cache only under `when ModelConfig.prefix > 0` (to false), and sglang/cli_args.j2 emits
+    --disable-radix-cache only when it is set; SGLang 0.5.8.post1 (PyPI wheel) managers/schedule_policy.py:699 takes
+    add_one_req_ignore_eos only when `getattr(self.tree_cache, "disable", True)` (session 71 T)."""
     model = row["model_path"].lower()
     if row["backend"] != "sglang" or row["mode"] != "agg" or layout.get("attention_dp", 1) > 1 \
             or not inferencex_run(row):

@@ -514,6 +514,13 @@ def test_inferencex_sglang_deepseek_and_qwen_rows_admit_ignore_eos_requests_as_s
     assert "ignore_eos_admission" not in engine(backend="vllm")
     aiperf = _row(backend="sglang")   # (db; ...): not an InferenceX run
     assert "ignore_eos_admission" not in sr.simulate_kwargs(aiperf).get("engine", {})
+    # The generator's SGLang launch keeps the radix cache (sglang.rule sets disable_prefix_cache only under prefix > 0;
+    # session 71 T), so the H100 0.5.8.post1 Qwen3-32B TP1 rows admit by new_token_ratio, not add_one_req_ignore_eos.
+    gap = _row(backend="sglang", backend_version="0.5.8.post1", model_path="Qwen/Qwen3-32B", system="h100_sxm",
+               silicon_data_source="source_file=/x/aic-auto-gap-analysis/data/h100_sxm/sglang/0.5.8.post1/"
+               "Qwen_Qwen3-32B.csv; silicon_concurrency=16", gemm_quant_mode="", moe_quant_mode="",
+               attention_dp_size="1", moe_ep_size="1")
+    assert "ignore_eos_admission" not in sr.simulate_kwargs(gap).get("engine", {})
 
 
 def test_inferencex_llama70b_trtllm_rows_wait_for_batches_only_at_1k_1k_below_tp8():
