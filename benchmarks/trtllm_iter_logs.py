@@ -79,6 +79,14 @@ class Step:
     host_ms: float          # host_step_time
     device_ms: float        # the next line's prev_device_step_time
     after_idle: bool        # the iteration before scheduled nothing (so host_ms holds no wait)
+    template: str = TP4_EP4_TEMPLATE   # the scored row whose mapping prices the step
+
+
+# the contrast: the same client's run of 1.2.0rc6.post2, NVFP4 TP8 EP8, with piecewise CUDA graphs over the context
+# step (torch_compile_config capture_num_tokens 1-8192), b200_dsr_fp4_mtp0_ep8_tp8_post2/
+# server_fp4_throughput_chat_ep8_c4.log (read_file id 53134659444); priced as whatif's eager TP8 EP8 pass
+POST2_PIECEWISE = "b200_dsr_fp4/b200_dsr_fp4_mtp0_ep8_tp8_post2/server_fp4_throughput_chat_ep8_c4.log"
+TP8_EP8_TEMPLATE = "dsr1_b200_trtllm_fp4_agg_1024x1024_c64_cfg178"
 
 
 STEPS = (
@@ -88,6 +96,11 @@ STEPS = (
     Step("7.2k + 2 decodes", "server_fp4_throughput_summarize_ep4_c4.log", 3, 1, 7238, 2, 177.73, 183.28, False),
     Step("7.2k + 3 decodes", "server_fp4_throughput_summarize_ep4_c4.log", 4, 1, 7238, 3, 183.16, 183.34, False),
 )
+PIECEWISE_STEPS = (
+    Step("piecewise: 1k alone after idle", POST2_PIECEWISE, 854, 1, 992, 0, 21.85, 41.97, True, TP8_EP8_TEMPLATE),
+    Step("piecewise: 3 x 1k + 1 decode", POST2_PIECEWISE, 855, 3, 992, 1, 26.95, 55.16, False, TP8_EP8_TEMPLATE),
+)
+DECODE_PIECEWISE = (8.5, 8.6)   # the same log's batch-4 decode iterations 773-897: host 8.33-8.65, device 8.39-8.76
 # generation-only iterations beside them (batch 4, graphed): host / device ms, medians read off the same logs
 DECODE_1K = (7.2, 7.3)     # chat log iters 4-21 and 798-852: host 6.96-7.46, device 7.22-7.45
 DECODE_7K = (8.0, 8.1)     # summarize log iters 6-38: host 7.79-8.14, device 7.97-8.23
@@ -114,6 +127,8 @@ RUNS = (
         ("dsr1_b200_trtllm_fp8_agg_1024x1024_c4_cfg75",)),
     Run("fp8 TP8 EP1 1k, c8", "b200_dsr_fp8/b200_dsr_fp8_mtp0_ep1_tp8_post3/result_fp8_throughput_chat_ep1_c8.json",
         "1.2 line (post3 directory)", 922, 8, 92.02, 72.60, ("dsr1_b200_trtllm_fp8_agg_1024x1024_c8_cfg75",)),
+    Run("NVFP4 TP8 EP8 1k, c4 (piecewise)", POST2_PIECEWISE.replace(".log", ".trimmed.log"), "1.2.0rc6.post2", 0,
+        4, None, 56.44, ()),   # its mean input length is not in the trimmed log
     Run("NVFP4 TP4 EP4 1k, c4", RC10 + "result_fp4_throughput_chat_ep4_c4.json", "1.3.0rc10", 927, 4, 84.89, 76.63,
         ("dsr1_b200_trtllm_fp4_agg_1024x1024_c4_cfg82", TP4_EP4_TEMPLATE)),   # EP1 post2 c4; EP4 post3 (MTP) c8
     Run("NVFP4 TP4 EP4 8k, c4", RC10 + "result_fp4_throughput_summarize_ep4_c4.json", "1.3.0rc10", 7351, 4, 259.32,
@@ -121,14 +136,14 @@ RUNS = (
 )
 
 
-def priced_step(step: Step, template: str = TP4_EP4_TEMPLATE) -> dict:
+def priced_step(step: Step, template: str | None = None) -> dict:
     """whatif's eager pass for the step's prompts on the template row's mapping: GPU, pass and host ms, host calls."""
     import eager_call_cost as ecc
     import serving_reference as sr
     from step_ops import row_estimate
 
     from whatif.roofline import forward_pass
-    row = {r["id"]: r for r in sr.load()}[template]
+    row = {r["id"]: r for r in sr.load()}[template or step.template]
     queues: list = []
     with ecc.recorded_queues(queues):
         est = row_estimate(row, batch=step.prompts, prompt=step.prompt_tokens)
@@ -150,25 +165,28 @@ def committed(row_id: str) -> tuple[float, float]:
 
 
 def main() -> None:
-    print("Logged context iterations (1.3.0rc10, DeepSeek-R1 NVFP4, TP4 EP4, 4 B200) vs whatif's eager pass")
+    print("Logged context iterations, DeepSeek-R1 NVFP4 on B200 (1.3.0rc10 TP4 EP4 eager; 'piecewise': 1.2.0rc6.post2"
+          " TP8 EP8 with piecewise graphs) vs whatif's eager pass")
     print(f"{'step':36s} {'host':>6s} {'dev':>6s} {'bound':>5s} {'w gpu':>6s} {'w host':>6s} {'dev/gpu':>7s} "
           f"{'us/call':>7s}")
-    for s in STEPS:
+    for s in STEPS + PIECEWISE_STEPS:
         p = priced_step(s)
-        per_call = s.host_ms / p["calls"] * 1e3 if s.after_idle else float("nan")
+        host_bound = s.after_idle and bound(s.host_ms, s.device_ms) == "host"
+        per_call = s.host_ms / p["calls"] * 1e3 if host_bound else float("nan")
         how = bound(s.host_ms, s.device_ms) if s.after_idle else "pipe"   # pipe: host time holds the last wait
         print(f"{s.label:36s} {s.host_ms:6.1f} {s.device_ms:6.1f} {how:>5s} "
               f"{p['gpu_ms']:6.1f} {p['host_ms']:6.1f} {s.device_ms / p['gpu_ms']:7.2f} {per_call:7.1f}")
     print(f"decode (batch 4, graphed): host / device {DECODE_1K[0]} / {DECODE_1K[1]} ms at ~1k context, "
-          f"{DECODE_7K[0]} / {DECODE_7K[1]} ms at ~7.2k")
+          f"{DECODE_7K[0]} / {DECODE_7K[1]} ms at ~7.2k; piecewise log {DECODE_PIECEWISE[0]} / {DECODE_PIECEWISE[1]}")
     print("us/call: a host-bound step's host time over whatif's host calls of the pass (whatif charges "
           f"{p['launch_us']:.1f} us)\n")
     print("Public same-recipe runs (InferenceX client) vs scored InferenceX rows of that precision and TP (TTFT ms)")
-    print(f"{'run':24s} {'release':28s} {'isl':>5s} {'mean':>6s} {'median':>6s}   rows: measured / whatif")
+    print(f"{'run':32s} {'release':27s} {'isl':>5s} {'mean':>6s} {'median':>6s}   rows: measured / whatif")
     for r in RUNS:
         rows = ", ".join("{:.0f} / {:.0f}".format(*committed(i)) for i in r.rows) or "-"
         mean = f"{r.mean_ttft_ms:6.1f}" if r.mean_ttft_ms is not None else f"{'-':>6s}"
-        print(f"{r.label:24s} {r.release:28s} {r.isl_mean:5d} {mean} {r.median_ttft_ms:6.1f}   {rows}")
+        isl = f"{r.isl_mean:5d}" if r.isl_mean else f"{'-':>5s}"
+        print(f"{r.label:32s} {r.release:27s} {isl} {mean} {r.median_ttft_ms:6.1f}   {rows}")
 
 
 if __name__ == "__main__":

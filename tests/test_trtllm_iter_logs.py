@@ -63,3 +63,11 @@ def test_runs_point_at_committed_rows(run):
     for row in run.rows:
         measured, predicted = til.committed(row)
         assert measured > 0 and predicted > 0
+
+
+def test_piecewise_contrast_is_gpu_bound_with_a_smaller_host():
+    # 1.2.0rc6.post2 with piecewise context graphs: the lone 1k step's host (21.9 ms) is under its device span and
+    # under the eager 1.3.0rc10 step's 58.4 ms host
+    lone = next(s for s in til.PIECEWISE_STEPS if s.after_idle)
+    eager = next(s for s in til.STEPS if s.after_idle)
+    assert til.bound(lone.host_ms, lone.device_ms) == "GPU" and lone.host_ms < 0.5 * eager.host_ms
