@@ -20,8 +20,8 @@ STEPS are context iterations read from public server logs of DeepSeek-R1-0528 NV
 DP, eager context: no torch_compile_config / piecewise graphs, `moe_config.backend: TRTLLM`, overlap scheduler on),
 release 1.3.0rc10 (github.com/zufayu/ClaudeSkillsE2EPerf results/b200_dsr_fp4/b200_dsr_fp4_mtp0_ep4_tp4_rc10/
 server_fp4_throughput_{chat,summarize}_ep4_c4.log, read_file ids 53190118018 / 53726771826). RUNS are the same
-repository's benchmark results (InferenceX's benchmark_serving.py client, --random-range-ratio 0.8, N clients, 10N
-prompts after warm-ups; the recipe's yaml as InferenceX's dsr1_fp{4,8}_b200_trt.sh writes it) beside the scored
+repository's benchmark results (benchmark_serving.py with InferenceX's arguments: --random-range-ratio 0.8, N clients,
+10N prompts after warm-ups; the recipe's yaml as InferenceX's dsr1_fp{4,8}_b200_trt.sh writes it) beside the scored
 InferenceX rows of the same layout and precision."""
 from __future__ import annotations
 
@@ -180,7 +180,7 @@ def main() -> None:
           f"{DECODE_7K[0]} / {DECODE_7K[1]} ms at ~7.2k; piecewise log {DECODE_PIECEWISE[0]} / {DECODE_PIECEWISE[1]}")
     print("us/call: a host-bound step's host time over whatif's host calls of the pass (whatif charges "
           f"{p['launch_us']:.1f} us)\n")
-    print("Public same-recipe runs (InferenceX client) vs scored InferenceX rows of that precision and TP (TTFT ms)")
+    print("Public same-recipe runs vs scored InferenceX rows of that precision and TP (TTFT ms)")
     print(f"{'run':32s} {'release':27s} {'isl':>5s} {'mean':>6s} {'median':>6s}   rows: measured / whatif")
     for r in RUNS:
         rows = ", ".join("{:.0f} / {:.0f}".format(*committed(i)) for i in r.rows) or "-"
