@@ -967,13 +967,19 @@ VLLM_SORT_SAMPLER_MAPPED = True
 VLLM_SORT_SAMPLER_FIRST = (0, 11, 1)   # vllm-project/vllm#26859's first release
 VLLM_SORT_SAMPLER_LAST = (0, 12, 0)    # the last release read to run it by default (later ones: not mapped)
 GENERATION_CONFIG_TOPK_TOPP = frozenset({"Qwen/Qwen3-32B"})   # checkpoints whose generation_config sets both
+# InferenceX's client sends "temperature": 0.0 in every OpenAI completions / chat request (utils/bench_serving/
+# backend_request_func.py at 10081450 and b1c1a2c0; its tensorrt-llm backend 0.0 and top_p 1.0), which overrides the
+# generation_config default, and vLLM V1 samples an all-greedy batch by argmax alone (no top-k/top-p): its rows never
+# take the sort, whatever release or checkpoint (session 71 S, docs/accuracy.md).
 
 
 def vllm_sort_sampler(row: dict) -> dict:
     """{"topk_topp_sort": True} for a vLLM row of a release from VLLM_SORT_SAMPLER_FIRST to VLLM_SORT_SAMPLER_LAST
-    serving a checkpoint of GENERATION_CONFIG_TOPK_TOPP (its requests sampled with the model's top-k and top-p); {}
-    elsewhere. Reads the launch fields, not the measurement."""
+    serving a checkpoint of GENERATION_CONFIG_TOPK_TOPP (its requests sampled with the model's top-k and top-p), not
+    measured by InferenceX's greedy client; {} elsewhere. Reads the launch fields, not the measurement."""
     if not VLLM_SORT_SAMPLER_MAPPED or row["backend"] != "vllm" or row["model_path"] not in GENERATION_CONFIG_TOPK_TOPP:
+        return {}
+    if inferencex_run(row):   # greedy requests (temperature 0.0): argmax, not the sort
         return {}
     release = _release(row.get("backend_version", ""))
     sorts = release is not None and VLLM_SORT_SAMPLER_FIRST <= release <= VLLM_SORT_SAMPLER_LAST

@@ -409,7 +409,7 @@ def test_vllm_rows_before_0_14_schedule_synchronously(monkeypatch):
 def test_vllm_0_12_qwen3_rows_sample_through_a_full_vocabulary_sort(monkeypatch):
     """aiperf's requests carry no sampling fields, Dynamo's vLLM worker applies Qwen3's generation_config (top_k 20,
     top_p 0.95), and vLLM 0.11.1-0.12.0 keeps the FlashInfer sampler opt-in (vllm-project/vllm#26859): the sort path.
-    Other releases, models and engines keep the spec's sampler."""
+    Other releases, models and engines keep the spec's sampler, and so does InferenceX's client (temperature 0.0)."""
     qwen = dict(backend="vllm", model_path="Qwen/Qwen3-32B", system="h100_sxm", gemm_quant_mode="",
                 moe_quant_mode="", tp_size="2", attention_dp_size="", moe_tp_size="1", moe_ep_size="1", batch_size="16")
     assert sr.simulate_kwargs(_row(**qwen, backend_version="0.12.0"))["topk_topp_sort"] is True
@@ -418,6 +418,8 @@ def test_vllm_0_12_qwen3_rows_sample_through_a_full_vocabulary_sort(monkeypatch)
     assert "topk_topp_sort" not in sr.simulate_kwargs(_row(**{**qwen, "backend": "sglang"}, backend_version="0.5.1"))
     assert sr.vllm_sort_sampler({"backend": "vllm", "model_path": "openai/gpt-oss-120b", "backend_version": "0.12.0"}) \
         == {}
+    ix = "source_file=2026-04-06.csv; silicon_concurrency=16; image=vllm/vllm-openai:v0.12.0"
+    assert "topk_topp_sort" not in sr.simulate_kwargs(_row(**qwen, backend_version="0.12.0", silicon_data_source=ix))
     monkeypatch.setattr(sr, "VLLM_SORT_SAMPLER_MAPPED", False)
     assert "topk_topp_sort" not in sr.simulate_kwargs(_row(**qwen, backend_version="0.12.0"))
 
