@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -151,3 +152,10 @@ def test_a_build_runs_compiled_and_gives_the_pure_outputs(tmp_path):
     compiled = simulate_json(env)
     pure = simulate_json({**env, "WHATIF_ACCEL": "0"})
     assert compiled == pure
+
+
+def test_no_module_declares_a_final_constant_the_build_could_inline():
+    # the key hashes only modules.HOT; a `Final` elsewhere could be copied into the compiled code and go stale
+    root = ROOT / "whatif"
+    found = [str(p) for p in root.rglob("*.py") if re.search(r"\bFinal\b", p.read_text())]
+    assert not found, found

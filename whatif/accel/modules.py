@@ -43,7 +43,9 @@ def abi() -> str:
 
 def sources_key(root: str = PACKAGE_ROOT) -> str:
     """A hash of the hot modules' sources (their bytes, in HOT's order) and the Python ABI: ~0.3 ms, read once a
-    process (measured in Session 71 A). A missing source gives '' (no build can match)."""
+    process (measured in Session 71 A). A missing source gives '' (no build can match). The other modules need not
+    be hashed: compiled code calls them as Python, and mypyc copies no value out of them (it would inline a `Final`
+    constant; the package declares none: tests/test_accel_loader.py)."""
     import hashlib   # (here: ~2 ms of OpenSSL at import, paid only when a cache folder exists)
     h = hashlib.sha256(abi().encode() + sys.version.encode())
     for module in HOT:
