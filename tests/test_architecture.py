@@ -20,15 +20,15 @@ LONG_MARKER = "Long because"
 # specs < roofline < scenario < simulator / config_search < reports < api < cli. Beside them: errors.py (the one
 # exception) below everything; validate/ (fits roofline's efficiencies to measurements) beside scenario;
 # inputs.py (a scenario file and given values -> Scenario, the file's simulator sections checked), queries/
-# (compare, tiers) and claims/ (the papers' claims, estimated) beside the simulator; api below cli (cli/search
-# uses it). The package root (`whatif`: __version__, the API's names loaded lazily) is outside the layers:
+# (compare, tiers), claims/ (the papers' claims, estimated) and accel/ (the simulator's optional compiled build)
+# beside the simulator; api below cli (cli/search uses it). The package root (`whatif`: __version__, the API's names loaded lazily) is outside the layers:
 # Python runs it before any of its modules.
 LAYERS = (
     ("errors",),
     ("specs",),
     ("roofline",),
     ("scenario", "validate"),
-    ("inputs", "simulator", "config_search", "queries", "claims"),
+    ("inputs", "simulator", "config_search", "queries", "claims", "accel"),
     ("reports",),
     ("api",),
     ("cli", "__main__"),
