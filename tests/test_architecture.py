@@ -21,8 +21,8 @@ LONG_MARKER = "Long because"
 # exception) below everything; validate/ (fits roofline's efficiencies to measurements) beside scenario;
 # inputs.py (a scenario file and given values -> Scenario, the file's simulator sections checked), queries/
 # (compare, tiers), claims/ (the papers' claims, estimated) and accel/ (the simulator's optional compiled build)
-# beside the simulator; api below cli (cli/search uses it). The package root (`whatif`: __version__, the API's names loaded lazily) is outside the layers:
-# Python runs it before any of its modules.
+# beside the simulator; api below cli (cli/search uses it). The package root (`whatif`: __version__, the API's
+# names loaded lazily) is outside the layers: Python runs it before any of its modules.
 LAYERS = (
     ("errors",),
     ("specs",),
