@@ -6,8 +6,9 @@ Target (issue 42): 10,000 configurations in under 10 s on 2 cores. The space (th
 one dgx-h100 (8 GPUs), ISL 4000 / OSL 1000, every TP x PP in the node, batches 1..256, weights bf16/fp8, KV
 bf16/fp8, prefill chunks 2048 and 8192, no technique and kivi, aggregated and disaggregated (xPyD): 8,232
 configurations (9,800 before session 70: at the CUDA runtime's memory total 70B fp8 no longer fits one H100, so
-no pool has a tp1 pp1 prefill replica; compare configurations per second across that change). Configurations are what the search reports (every replica count and pool split of every priced
-replica setup and batch, rejected ones included); a replica setup is planned once per chunk (its max batch) and
+no pool has a tp1 pp1 prefill replica; compare configurations per second across that change). Configurations
+are what the search reports (every replica count and pool split of every priced replica setup and batch, rejected
+ones included); a replica setup is planned once per chunk (its max batch) and
 timed once per batch, its steps remembered across batches and chunks, and shared by the configurations built
 from it. The search runs once, cold, in this fresh process (the kernel-timing caches start empty; imports
 timed apart); --jobs N prices the replica setups in N worker processes (default: this process's CPUs).
