@@ -181,7 +181,7 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
         batching += ", ignore_eos requests admitted only if every running one fits to its end (SGLang, radix cache off)"
     if e.prefill_recompile_s > 0:
         batching += (f", {e.prefill_recompile_s * 1e3:.3g} ms of host compile on each prefill step of a token count "
-                     "not run before (SGLang's FLA L2-norm before PR #31558)")
+                     "not run before (a kernel built per count, as SGLang's FLA L2-norm before PR #31558)")
     if e.batch_wait_timeout_iters > 0 or e.batch_wait_max_tokens_ratio > 0:
         batching += (f", prompts beside decodes held up to {e.batch_wait_timeout_iters} steps or until "
                      f"{e.batch_wait_max_tokens_ratio:.0%} of the token budget (TensorRT-LLM batch waiting)")
