@@ -152,6 +152,12 @@ def test_a_build_runs_compiled_and_gives_the_pure_outputs(tmp_path):
     compiled = simulate_json(env)
     pure = simulate_json({**env, "WHATIF_ACCEL": "0"})
     assert compiled == pure
+    # the simulator's own tests on the compiled tree (a wrong annotation fails only there; the slow ones stay pure)
+    tests = sorted(str(p) for pattern in ("test_sim*.py", "test_simulator*.py") for p in (ROOT / "tests").glob(pattern))
+    inner = {k: v for k, v in env.items() if k != "WHATIF_SLOW"}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests], env=inner,
+                         cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-3000:]
 
 
 def test_no_module_declares_a_final_constant_the_build_could_inline():
