@@ -1,16 +1,9 @@
 """benchmarks/trtllm_dryrun_logs.py: the engine's logged KV sizing beside whatif's pool at the same launch."""
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-_path = Path(__file__).parent.parent / "benchmarks" / "trtllm_dryrun_logs.py"
-sys.path.insert(0, str(_path.parent))
-_spec = importlib.util.spec_from_file_location("trtllm_dryrun_logs", _path)
-tdl = importlib.util.module_from_spec(_spec)
-sys.modules["trtllm_dryrun_logs"] = tdl   # its dataclass resolves annotations through sys.modules
-_spec.loader.exec_module(tdl)
+from tests.benchmark_module import load_benchmark
+
+tdl = load_benchmark("trtllm_dryrun_logs")
 
 
 @pytest.mark.parametrize("log", tdl.LOGS, ids=lambda g: g.label)

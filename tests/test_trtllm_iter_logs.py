@@ -1,16 +1,9 @@
 """benchmarks/trtllm_iter_logs.py: TensorRT-LLM's per-iteration log lines beside whatif's eager context pass."""
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-_path = Path(__file__).parent.parent / "benchmarks" / "trtllm_iter_logs.py"
-sys.path.insert(0, str(_path.parent))
-_spec = importlib.util.spec_from_file_location("trtllm_iter_logs", _path)
-til = importlib.util.module_from_spec(_spec)
-sys.modules["trtllm_iter_logs"] = til   # its dataclasses resolve annotations through sys.modules
-_spec.loader.exec_module(til)
+from tests.benchmark_module import load_benchmark
+
+til = load_benchmark("trtllm_iter_logs")
 
 # two lines composed in py_executor.py's format (not copied from a log): an idle iteration, then a context step
 _IDLE = ("[04/14/2026-03:37:07] [TRT-LLM] [RANK 0] [I] iter = 10, global_rank = 0, rank = 0, currank_total_requests = "
