@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.benchmark_module import load_benchmark
 from whatif.cli import main
 from whatif.errors import WhatifError
 from whatif.roofline import collective_timing
@@ -160,20 +161,10 @@ def test_all_assumed_family_says_assumed(tmp_path):
         cdna.family.cache_clear()
 
 
-def _benchmark(name):
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_direction_check_verdicts():
     """The H200 direction rule (benchmarks/amd_h200_direction.py): a tie under 1.05x, a GPU the model does not
     fit loses, and every published row names a winner the verdict can produce."""
-    check = _benchmark("amd_h200_direction")
+    check = load_benchmark("amd_h200_direction")
     assert check.verdict(100.0, 103.0) == ("tie", pytest.approx(1.03))
     assert check.verdict(120.0, 100.0) == ("MI300X", pytest.approx(1.2))
     assert check.verdict(100.0, 120.0) == ("H200", pytest.approx(1.2))
@@ -185,7 +176,7 @@ def test_direction_check_verdicts():
 def test_rccl_model_meets_the_transcribed_large_message_busbw():
     """The xGMI Simple efficiency is read from Azure's 8 GB RCCL row: the model gives it back there (and, not
     fitted, stays within 5% from 32 MB up); small messages are reported, not pinned (docs/amd.md)."""
-    rows = _benchmark("amd_published_check").rccl_rows()
+    rows = load_benchmark("amd_published_check").rccl_rows()
     assert rows[-1][2] == pytest.approx(rows[-1][1], rel=0.01)
     for size, published, predicted, _, _ in rows:
         if size >= 32 * 2 ** 20:

@@ -1,15 +1,9 @@
 """benchmarks/kv_pool_sensitivity.py: the memory fraction that moves one GPU's KV pool by E GiB, per accounting."""
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-_path = Path(__file__).parent.parent / "benchmarks" / "kv_pool_sensitivity.py"
-sys.path.insert(0, str(_path.parent))
-_spec = importlib.util.spec_from_file_location("kv_pool_sensitivity", _path)
-kps = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(kps)
+from tests.benchmark_module import load_benchmark
+
+kps = load_benchmark("kv_pool_sensitivity")
 
 GIB = 2 ** 30
 

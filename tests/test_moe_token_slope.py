@@ -1,14 +1,10 @@
 """benchmarks/moe_token_slope.slopes: the 8k->16k rise of a fit against the table's (session 66 L)."""
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
-SPEC = importlib.util.spec_from_file_location("moe_token_slope",
-                                              Path(__file__).resolve().parents[1] / "benchmarks" / "moe_token_slope.py")
-mts = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(mts)
+from tests.benchmark_module import load_benchmark
+
+mts = load_benchmark("moe_token_slope")
 
 
 def _rows(measured, fitted):

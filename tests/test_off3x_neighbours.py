@@ -1,14 +1,10 @@
 """benchmarks/off3x_neighbours.py: Little's law on a closed loop and the verdict rules, on synthetic tables."""
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
-_spec = importlib.util.spec_from_file_location(
-    "off3x_neighbours", Path(__file__).parent.parent / "benchmarks" / "off3x_neighbours.py")
-on = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(on)
+from tests.benchmark_module import load_benchmark
+
+on = load_benchmark("off3x_neighbours")
 
 
 def _row(i, n, ttft_m, ttft_p, tpot_m=10.0, tpot_p=10.0, osl=1001, kv=0.1, pre=0, **kw):
