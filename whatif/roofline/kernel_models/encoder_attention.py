@@ -31,7 +31,7 @@ and vLLM, which leaves FlashAttention's num_splits heuristic on, splits the keys
 (kv_splits). Leave-one-GPU-out SGLang 18.8 -> 15.6%, TRT-LLM 19.7 -> 18.8, vLLM 15.3 -> 12.7; in-sample better on
 every engine x GPU (docs/accuracy.md "Session 64 M"). What is left is the per-call floor (SGLang own fits: FA4 on
 B200 6.9 us, FA3 on H100 10.5). That floor and the per-tile cost are SM clocks (fitted_roofline.FIXED_COST_IN_CLOCKS:
-one CTA's pass over a query tile): TRT-LLM left out 18.8 -> 11.4% (L40S 27.5 -> 14.3; docs/accuracy.md "Session 72 G").
+one CTA's pass over a query tile): TRT-LLM left out 18.8 -> 11.5% (L40S 27.5 -> 14.3; docs/accuracy.md "Session 72 G").
 Parameters: data/modern_fit.yaml, family encoder_attention.
 """
 from __future__ import annotations
