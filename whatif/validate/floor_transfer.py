@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .modern_fit import current_release, loo_cells, mape
+from .modern_fit import current_release, floor_us, loo_cells, mape
 
 PROBE = "quantize_scale"   # every engine measured it on B200, H100 and L40S at 1-token rows: the smallest kernels
 MIN_FLOOR_S = 0.5e-6   # a fitted floor under 0.5 us is the fit's degenerate corner (DeepEP LL: 1e-12 s), no cost
@@ -32,8 +32,9 @@ def cell_floors(rows):
     import pandas as pd
     cells = pd.DataFrame([(f, e, g, mine, own, loo) for f, e, g, mine, own, loo in loo_cells(rows)],
                          columns=["family", "engine", "gpu", "mine", "own", "loo"])
-    own_s = cells["own"].map(lambda p: p.floor_s)
-    loo_s = cells["loo"].map(lambda p: p.floor_s)
+    clock = cells["mine"].map(lambda m: float(m["clock"].iloc[0]))   # a floor in SM clocks (floor_cycles) in seconds
+    own_s = pd.Series([floor_us(p, k) * 1e-6 for p, k in zip(cells["own"], clock)], index=cells.index)
+    loo_s = pd.Series([floor_us(p, k) * 1e-6 for p, k in zip(cells["loo"], clock)], index=cells.index)
     ok = (own_s > MIN_FLOOR_S) & (loo_s > MIN_FLOOR_S)
     cells["log_ratio"] = np.where(ok, np.log(own_s.where(ok, 1.0) / loo_s.where(ok, 1.0)), np.nan)
     return cells
@@ -69,11 +70,13 @@ def floor_transfer_table(rows):
         factors = (gpu_factor(cells, c.family, c.gpu), gpu_factor(cells, c.family, c.gpu, c.engine),
                    gpu_factor(cells, c.family, c.gpu, c.engine, PROBE) if c.family != PROBE else np.nan,
                    clock_factor(cells, c))
-        scaled = [mape(c.mine, replace(c.loo, floor_s=c.loo.floor_s * f)) if np.isfinite(f) else np.nan
-                  for f in factors]
+        scaled = [mape(c.mine, replace(c.loo, floor_s=c.loo.floor_s * f, floor_cycles=c.loo.floor_cycles * f))
+                  if np.isfinite(f) else np.nan for f in factors]
+        clock = float(c.mine["clock"].iloc[0])
         out.append((c.family, c.engine, c.gpu, len(c.mine), mape(c.mine, c.loo), *scaled,
-                    mape(c.mine, replace(c.loo, floor_s=c.own.floor_s)), mape(c.mine, c.own),
-                    c.own.floor_s * 1e6, c.loo.floor_s * 1e6, float(np.exp(c.log_ratio)), *factors))
+                    mape(c.mine, replace(c.loo, floor_s=c.own.floor_s, floor_cycles=c.own.floor_cycles)),
+                    mape(c.mine, c.own), floor_us(c.own, clock), floor_us(c.loo, clock), float(np.exp(c.log_ratio)),
+                    *factors))
     cols = ["family", "engine", "gpu", "rows", "loo", *[f"loo_x_f_{k}" for k in FACTORS], "loo_own_floor", "in",
             "floor_us_own", "floor_us_loo", "own_over_loo", *[f"f_{k}" for k in FACTORS]]
     return pd.DataFrame(out, columns=cols).set_index(["family", "engine", "gpu"])

@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import WhatifError
-from ..roofline.kernel_models.fitted_roofline import FIT_FILE, RooflineParams, fitted_seconds
+from ..roofline.kernel_models.fitted_roofline import FIT_FILE, RooflineParams, fitted_seconds, fixed_cost_in_clocks
 from ..specs import precompiled
 from .collective_fit import _eff, _logit, levenberg_marquardt
 
@@ -52,17 +52,25 @@ EAGER_HOST_SMOOTH = MAX_SMOOTH
 MAX_L2_SPEEDUP = 10.0   # assumed bound: no GPU of the tables reads its L2 more than 10x faster than its HBM
 
 
+FIT_CLOCK_HZ = 1.83e9   # the fixed-cost-in-clocks fits' scale: v's floor and item terms are seconds at this clock
+
+
 def to_params(v, with_items: bool, with_l2: bool, with_steps: bool = False, with_clocked: bool = False,
-              with_host: bool = False) -> RooflineParams:
+              with_host: bool = False, in_clocks: bool = False) -> RooflineParams:
     """v: log floor, logit efficiencies, logit smooth, [log item_s], [log step_s], [log step_cycles],
-    [logit l2_speedup]; with_host: an eagerly timed op, host_smooth EAGER_HOST_SMOOTH (not fitted)."""
+    [logit l2_speedup]; with_host: an eagerly timed op, host_smooth EAGER_HOST_SMOOTH (not fitted); in_clocks: the
+    floor and item terms are SM clocks (fitted_roofline.FIXED_COST_IN_CLOCKS; v's are seconds at FIT_CLOCK_HZ)."""
     v = np.clip(v, -30.0, 30.0)   # keeps a wandering trial step finite (efficiencies >= 1e-13, no overflow)
-    return RooflineParams(float(np.exp(v[0])), float(_eff(v[1])), float(_eff(v[2])),
-                          float(1.0 + (MAX_SMOOTH - 1.0) * _eff(v[3])), float(np.exp(v[4])) if with_items else 0.0,
-                          float(1.0 + (MAX_L2_SPEEDUP - 1.0) * _eff(v[-1])) if with_l2 else 1.0,
-                          step_s=float(np.exp(v[4 + with_items])) if with_steps else 0.0,
-                          step_cycles=float(np.exp(v[4 + with_items + with_steps])) if with_clocked else 0.0,
-                          host_smooth=EAGER_HOST_SMOOTH if with_host else 0.0)
+    floor, item = float(np.exp(v[0])), float(np.exp(v[4])) if with_items else 0.0
+    p = RooflineParams(floor, float(_eff(v[1])), float(_eff(v[2])),
+                       float(1.0 + (MAX_SMOOTH - 1.0) * _eff(v[3])), item,
+                       float(1.0 + (MAX_L2_SPEEDUP - 1.0) * _eff(v[-1])) if with_l2 else 1.0,
+                       step_s=float(np.exp(v[4 + with_items])) if with_steps else 0.0,
+                       step_cycles=float(np.exp(v[4 + with_items + with_steps])) if with_clocked else 0.0,
+                       host_smooth=EAGER_HOST_SMOOTH if with_host else 0.0)
+    if in_clocks:
+        return replace(p, floor_s=0.0, item_s=0.0, floor_cycles=floor * FIT_CLOCK_HZ, item_cycles=item * FIT_CLOCK_HZ)
+    return p
 
 
 FIT_ROWS_PER_GPU = 3000   # a larger table is fitted on an evenly spaced subset of each GPU's rows (scored on all)
@@ -92,9 +100,10 @@ def fit(rows, compute_eff=None) -> RooflineParams:
     with_clocked = bool(np.any(_steps(rows, "clocked") > 0))
     # rows timed eagerly (modern_rows marks them): host launches overlap the GPU (fitted_roofline.host_overlap)
     with_host = bool("eager" in rows.columns and (rows["eager"] > 0).all())
+    in_clocks = fixed_cost_in_clocks(str(rows["family"].iloc[0])) if "family" in rows.columns else False
 
     def params(v):
-        p = to_params(v, with_items, with_l2, with_steps, with_clocked, with_host)
+        p = to_params(v, with_items, with_l2, with_steps, with_clocked, with_host, in_clocks)
         return p if compute_eff is None else replace(p, compute_eff=float(compute_eff))
 
     def residuals(v):
@@ -209,6 +218,11 @@ def mape(rows, p: RooflineParams) -> float:
     return float(np.mean(np.abs(predict(rows, p) / rows["latency_s"].to_numpy() - 1.0)) * 100.0)
 
 
+def floor_us(p: RooflineParams, clock: float) -> float:
+    """A fit's floor in microseconds on a GPU of `clock` Hz (its seconds plus its SM clocks)."""
+    return (p.floor_s + p.floor_cycles / clock) * 1e6
+
+
 def floor_share_table(rows, min_loo=0.0):
     """How much of each (family, engine, GPU) cell's leave-one-GPU-out error is its fixed cost: the cell scored with
     the leave-one-out fit, with that fit's floor_s swapped for the left-out GPU's own (in-sample) floor_s, and with
@@ -217,9 +231,11 @@ def floor_share_table(rows, min_loo=0.0):
     import pandas as pd
     out = []
     for family, engine, gpu, mine, own, loo in loo_cells(rows):
-        fits = (loo, replace(loo, floor_s=own.floor_s), replace(loo, floor_s=own.floor_s, step_s=own.step_s), own)
-        out.append((family, engine, gpu, len(mine), *[mape(mine, p) for p in fits], own.floor_s * 1e6,
-                    loo.floor_s * 1e6))
+        floor = dict(floor_s=own.floor_s, floor_cycles=own.floor_cycles)
+        fits = (loo, replace(loo, **floor), replace(loo, **floor, step_s=own.step_s), own)
+        clock = float(mine["clock"].iloc[0])
+        out.append((family, engine, gpu, len(mine), *[mape(mine, p) for p in fits], floor_us(own, clock),
+                    floor_us(loo, clock)))
     cols = ["family", "engine", "gpu", "rows", "loo", "loo_own_floor", "loo_own_floor_step", "in", "floor_us_own",
             "floor_us_loo"]
     table = pd.DataFrame(out, columns=cols).set_index(["family", "engine", "gpu"]).round(1)
@@ -243,8 +259,10 @@ HEADER = """# Fitted-roofline parameters of the 2025-26 op families (whatif/roof
 # efficiencies in (0, 1]) on NVIDIA aiconfigurator's modern kernel tables (Apache-2.0; collector releases in
 # fitted_on.versions, from each table folder's VERSIONS). Units: floor_s seconds; compute_eff / memory_eff
 # fractions of the datasheet ceilings each family names; smooth the exponent p combining compute and memory;
-# item_s seconds per fixed-cost work item on one SM; host_smooth (eagerly timed ops only) the exponent p
-# combining the host's launches (floor_s + step_s a launch) with the GPU's time (fitted_roofline.host_overlap).
+# item_s seconds per fixed-cost work item on one SM; floor_cycles / item_cycles the same two in SM clocks (the
+# families of fitted_roofline.FIXED_COST_IN_CLOCKS, whose floor_s / item_s are 0); host_smooth (eagerly timed
+# ops only) the exponent p combining the host's launches (floor_s + step_s a launch) with the GPU's time
+# (fitted_roofline.host_overlap).
 # by_arch: a measured architecture's own fit (its GPU's rows alone), used for GPUs of that architecture; the
 # pooled block for any other. Errors: benchmarks/accuracy_modern.py.
 """
@@ -252,7 +270,8 @@ HEADER = """# Fitted-roofline parameters of the 2025-26 op families (whatif/roof
 
 def _block(p: RooflineParams, group, **on) -> dict:
     serial = {k: float(f"{v:.4g}") for k, v in (("step_s", p.step_s), ("step_cycles", p.step_cycles),
-                                                  ("host_smooth", p.host_smooth)) if v}
+                                                  ("host_smooth", p.host_smooth), ("floor_cycles", p.floor_cycles),
+                                                  ("item_cycles", p.item_cycles)) if v}
     return {"floor_s": float(f"{p.floor_s:.4g}"), "compute_eff": float(f"{p.compute_eff:.4g}"),
             "memory_eff": float(f"{p.memory_eff:.4g}"), "smooth": float(f"{p.smooth:.4g}"),
             "item_s": float(f"{p.item_s:.4g}"), **serial, "l2_speedup": float(f"{p.l2_speedup:.4g}"),

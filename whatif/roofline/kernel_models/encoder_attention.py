@@ -30,7 +30,8 @@ cost alike, so the compute is priced over whole waves of them (wave_factor: a la
 and vLLM, which leaves FlashAttention's num_splits heuristic on, splits the keys where its tiles leave SMs idle
 (kv_splits). Leave-one-GPU-out SGLang 18.8 -> 15.6%, TRT-LLM 19.7 -> 18.8, vLLM 15.3 -> 12.7; in-sample better on
 every engine x GPU (docs/accuracy.md "Session 64 M"). What is left is the per-call floor (SGLang own fits: FA4 on
-B200 6.9 us, FA3 on H100 10.5).
+B200 6.9 us, FA3 on H100 10.5). That floor and the per-tile cost are SM clocks (fitted_roofline.FIXED_COST_IN_CLOCKS:
+one CTA's pass over a query tile): TRT-LLM left out 18.8 -> 11.5% (L40S 27.5 -> 14.3; docs/accuracy.md "Session 72 G").
 Parameters: data/modern_fit.yaml, family encoder_attention.
 """
 from __future__ import annotations
@@ -177,4 +178,4 @@ def encoder_attention_seconds(batch: int, seq: int, heads: int, head_dim: int, g
                                           q_tile=query_tile(engine, c.arch, head_dim, seq),
                                           splits=kv_splits(engine, c.arch, batch, heads, seq, head_dim, c.sms))
     family = encoder_family(pow2, legacy_fmha_v2(engine, c.arch, head_dim), vllm_fa2(engine, c.arch))
-    return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch)))
+    return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch), clock=c.clock))

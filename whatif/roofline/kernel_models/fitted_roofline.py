@@ -3,8 +3,8 @@ DeepEP, encoder attention, quantize kernels) and its parameters (data/modern_fit
 
 An op is a few kernels run back to back; each kernel k has ideal times at efficiency 1 from its
 mechanism (FLOPs over the datasheet peak, bytes over the datasheet bandwidth), and
-    t = floor_s + item_s * items / SMs + step_s * steps + step_cycles * clocked / clock
-        + sum_k (( t_c,k / compute_eff )^p + ( t_m,k / memory_eff )^p)^(1/p)
+    t = floor_s + floor_cycles / clock + (item_s + item_cycles / clock) * items / SMs + step_s * steps
+        + step_cycles * clocked / clock + sum_k (( t_c,k / compute_eff )^p + ( t_m,k / memory_eff )^p)^(1/p)
     t_m,k = (HBM bytes + L2-resident bytes / l2_speedup) / datasheet bandwidth
 A kernel whose bytes fit in the GPU's L2 (datasheet size) reads them from L2 on the tables' back-to-back
 replays (warm L2), l2_speedup times faster than HBM (fitted, 1 to 10). `items` counts the op's fixed-cost
@@ -12,7 +12,9 @@ work items (a chunk of a sequence, a (sequence, head) pair), spread over the SMs
 a serial chain no SM count shortens (GDN's inter-chunk state pass: one chunk after another per (sequence, head),
 times the waves of such chains), each step_s seconds (a latency: fitted, GPU-independent); `clocked` counts the
 steps of a dependent loop on one SM (GDN's in-chunk triangular solve, row by row), each step_cycles SM clocks
-(fitted; the GPU's boost clock converts them). Parameters are per op
+(fitted; the GPU's boost clock converts them). A family whose fixed cost is its kernels' own instruction chain on
+an SM (FIXED_COST_IN_CLOCKS) has its floor and per-item cost in SM clocks instead (floor_cycles, item_cycles;
+floor_s = item_s = 0). Parameters are per op
 family x engine, pooled over the calibration GPUs (A100, H100, B200, L40S where measured), so a GPU enters
 only through its datasheet: compute_eff, memory_eff in (0, 1], floor_s and item_s in seconds, smooth p in [1, 20],
 step_s in seconds, step_cycles in clocks.
@@ -46,6 +48,21 @@ class RooflineParams:
     step_cycles: float = 0.0
     host_smooth: float = 0.0   # > 0: an eagerly timed op, host launches overlapping its GPU time (host_overlap)
     expert_s: float = 0.0   # fused MoE: seconds per touched expert, whatever its slice (moe_fit.EXPERT_COST_KERNELS)
+    floor_cycles: float = 0.0   # SM clocks a call (FIXED_COST_IN_CLOCKS families), beside floor_s
+    item_cycles: float = 0.0    # SM clocks a fixed-cost work item on one SM (FIXED_COST_IN_CLOCKS), beside item_s
+
+
+# Families whose fixed cost (floor and per-item cost) is the kernel's own instruction chain on one SM, so SM clocks:
+# encoder attention's smallest call is one CTA's pass over one query tile (load Q, one K/V tile, QK^T, softmax, PV,
+# store: FlashAttention-3 / -4, TensorRT-LLM's fmha_v2 / trtllm-gen, query_tile in encoder_attention.py), its items
+# whole query tiles. Leave-one-GPU-out, every cell better (docs/accuracy.md "Session 72 G"): TensorRT-LLM B200 /
+# H100 / L40S 13.8 / 13.3 / 27.5 -> 10.6 / 9.2 / 14.3%, SGLang and vLLM (B200, H100) 0.1-0.6 points.
+FIXED_COST_IN_CLOCKS = ("encoder_attention",)
+
+
+def fixed_cost_in_clocks(family: str) -> bool:
+    """Whether `family`'s floor and per-item cost are fitted in SM clocks (FIXED_COST_IN_CLOCKS, by name prefix)."""
+    return family.startswith(FIXED_COST_IN_CLOCKS)
 
 
 def memory_times(moved, bandwidth, l2_bytes, footprint=None):
@@ -68,10 +85,11 @@ def fitted_seconds(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0,
     if p.host_smooth:
         return host_overlap(parts, items, sms, p, steps, clocked, clock)
     serial = p.step_s * steps + p.step_cycles * clocked / clock
+    fixed = p.floor_s + p.floor_cycles / clock + (p.item_s + p.item_cycles / clock) * items / sms
     if stream is not None:   # the kernels' work, serial steps too, runs beside another stream (vLLM's per-token
         # quantizer less the static one: H100's chain hides under HBM, B200's shows; docs/accuracy.md "Session 63 I")
-        return p.floor_s + p.item_s * items / sms + under_stream(kernels_busy(serial, parts, p), stream, p)
-    return p.floor_s + p.item_s * items / sms + kernels_busy(serial, parts, p)
+        return fixed + under_stream(kernels_busy(serial, parts, p), stream, p)
+    return fixed + kernels_busy(serial, parts, p)
 
 
 def under_stream(busy, stream, p: RooflineParams):
@@ -96,7 +114,8 @@ def host_overlap(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, c
     while the GPU runs the kernels already queued, so the two overlap: ridge(host, GPU, host_smooth) (the
     launches are asynchronous, cudaLaunchKernel returning before the kernel runs; CUDA C++ Programming Guide,
     "Asynchronous Concurrent Execution"); host_smooth 1 is their sum, 20 their max."""
-    gpu = kernels_busy(p.item_s * items / sms + p.step_cycles * clocked / clock, parts, p)
+    gpu = kernels_busy(p.floor_cycles / clock + (p.item_s + p.item_cycles / clock) * items / sms
+                       + p.step_cycles * clocked / clock, parts, p)
     return ridge(p.floor_s + p.step_s * steps, gpu, p.host_smooth)
 
 
@@ -114,7 +133,8 @@ def fitted_families() -> dict:
 def _params(b: dict, prov: str) -> RooflineParams:
     return RooflineParams(float(b["floor_s"]), float(b["compute_eff"]), float(b["memory_eff"]), float(b["smooth"]),
                           float(b["item_s"]), float(b["l2_speedup"]), prov, float(b.get("step_s", 0.0)),
-                          float(b.get("step_cycles", 0.0)), float(b.get("host_smooth", 0.0)))
+                          float(b.get("step_cycles", 0.0)), float(b.get("host_smooth", 0.0)),
+                          floor_cycles=float(b.get("floor_cycles", 0.0)), item_cycles=float(b.get("item_cycles", 0.0)))
 
 
 @cache
