@@ -109,7 +109,11 @@ _DISTSERVE = {"model": "opt-13b", "hardware": "dgx-a100-80gb", "cuda_graphs": Fa
 # Its prefill instance runs --context-max-tokens-per-batch 8192 and --context-max-batch-size 128 (2-start-api-server.py,
 # every model; the summarization split below already carried them): not vLLM's 16,384 tokens (added after scoring,
 # session 61: DistServe's capacity 5.24 req/s and its SLO scale 0.784x unchanged, no verdict moves).
-_DISTSERVE_SPLIT = {"sim": {"traffic": _RELEASE_SHAREGPT_300,
+# Its decoding stage swaps a request out when the GPU's blocks run short and back in first (distserve/
+# decoding_stage_scheduler.py DecodingStageFCFSScheduler.get_next_batch: swap_out_requests / swap_in_requests), with
+# --swap-space 16 (2-start-api-server.py): preemption by swap, 16 GiB a GPU (added after scoring, session 72 D).
+_DISTSERVE_SWAP = {"preemption": "swap", "swap_space_gb": 16.0}
+_DISTSERVE_SPLIT = {"sim": {"traffic": _RELEASE_SHAREGPT_300, "engine": _DISTSERVE_SWAP,
                             "cluster": {"replicas": 1, "prefill_replicas": 1, "prefill_tp": 2,
                                         "prefill_token_budget": 8192, "prefill_max_batch": 128}}}
 # Which baseline each abstract figure is against: the release's plot.ipynb (evaluation/2-benchmark-serving; Figure 8,
@@ -171,7 +175,7 @@ _DISTSERVE_SUMMARY = {"model": "opt-66b", "hardware": "dgx-a100-80gb", "gpus": 4
                               "cluster": {"replicas": 1}, "slo": {"ttft_s": 15.0, "tpot_s": 0.15},
                               "criterion": {"attainment": 0.9, "scale_lo": 0.05, "scale_hi": 50.0}}}
 _DISTSERVE_SUMMARY_SPLIT = {"parallel": {"tp": 2, "pp": 2},
-                            "sim": {"traffic": {"requests": 200, "rate": 3.0},
+                            "sim": {"traffic": {"requests": 200, "rate": 3.0}, "engine": _DISTSERVE_SWAP,
                                     "cluster": {"replicas": 1, "prefill_replicas": 1, "prefill_tp": 4,
                                                 "prefill_pp": 1, "prefill_token_budget": 8192,
                                                 "prefill_max_batch": 128}}}

@@ -16,8 +16,9 @@ the release's lengths are HumanEval's prompts and canonical solutions through OP
 from __future__ import annotations
 
 from .claim import Claim
-from .family_j import (_DISTSERVE_ENGINES, _DISTSERVE_SUMMARY, _DISTSERVE_SUMMARY_SPLIT, _LONGBENCH_ANSWER, _MII_ENGINE,
-                       _MII_ENGINES, _RELEASE_SHAREGPT_100, _RELEASE_SHAREGPT_200, _VLLM_V0)
+from .family_j import (_DISTSERVE_ENGINES, _DISTSERVE_SUMMARY, _DISTSERVE_SUMMARY_SPLIT, _DISTSERVE_SWAP,
+                       _LONGBENCH_ANSWER, _MII_ENGINE, _MII_ENGINES, _RELEASE_SHAREGPT_100, _RELEASE_SHAREGPT_200,
+                       _VLLM_V0)
 from .serving import deep_merged
 
 # vLLM v0.2.3's flags in the release's launcher (--max-num-seqs 1024 --max-num-batched-tokens 16384), prompts first.
@@ -36,7 +37,7 @@ _CHAT66 = {"model": "opt-66b", "hardware": "dgx-a100-80gb", "gpus": 4, "parallel
                    "engine": _VLLM_ENGINE, "cluster": {"replicas": 1}, "slo": {"ttft_s": 0.4, "tpot_s": 0.1},
                    "criterion": _RATE}}
 _SPLIT66 = {"parallel": {"tp": 2, "pp": 2},
-            "sim": {"traffic": _RELEASE_SHAREGPT_200, "engine": _VLLM_ENGINE,
+            "sim": {"traffic": _RELEASE_SHAREGPT_200, "engine": {**_VLLM_ENGINE, **_DISTSERVE_SWAP},
                     "cluster": {"replicas": 1, "prefill_replicas": 1, "prefill_tp": 4, "prefill_pp": 1,
                                 "prefill_token_budget": 8192, "prefill_max_batch": 128}}}
 # OPT-66B summarization (_plot.py plot_fig9, "opt-66b-longbench"): family_j's LongBench setup (prompts ~1.9-2K
