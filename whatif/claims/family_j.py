@@ -260,7 +260,11 @@ CLAIMS: list[Claim] = [
           _DISTSERVE_SPLIT,
           "A colocated replica's decodes wait behind each prefill (TPOT) and prompts queue behind decode "
           "iterations (TTFT); split pools meet both objectives until the decode GPU's KV memory fills.",
-          miss="Since session 69 K both sides are sent the release's own requests (vLLM its 100, DistServe its "
+          miss="Since session 72 D (DistServe's hand-off as its release runs it: the context stage streams the "
+               "first token, the decoding loop moves each KV itself between steps behind its 5% waiting-block gate, "
+               "and swaps out when blocks run short; simulator/decode_migration.py): DistServe 2.99 req/s a GPU (its "
+               "first tokens ~30 ms sooner, no decode step or KV move in them): 2.52x. "
+               "Since session 69 K both sides are sent the release's own requests (vLLM its 100, DistServe its "
                "300, the same at every rate: whatif/claims/traces) and DistServe runs its own loop (distserve: each "
                "step awaited through Ray): vLLM keeps 90% to 1.19 req/s, DistServe 2.56 a GPU (the paper's 1.84): "
                "2.16x (1.47x with DistServe on Figure 7's lognormal lengths; vLLM attains 95 / 92 / 90 / 89% at 0.25 "
@@ -304,7 +308,9 @@ CLAIMS: list[Claim] = [
           "DeepSpeed-MII's SplitFuse passes hold 768 tokens beside the running decodes, so a ~2K-token prompt "
           "takes three passes and its first token misses the 0.25 s TTFT at a low rate; split pools prefill each "
           "prompt whole at tp 2.",
-          miss="Since session 69 K (the release's own requests to both sides, DistServe's own loop): MII 2.40 "
+          miss="Since session 72 D (DistServe's hand-off as its release runs it, as in the vLLM claim): DistServe "
+               "2.99 req/s a GPU: 1.25x. "
+               "Since session 69 K (the release's own requests to both sides, DistServe's own loop): MII 2.40 "
                "req/s, DistServe 2.56 a GPU: 1.07x. Before it: whatif's MII on one A100 keeps 90% to 2.29 req/s "
                "(a prompt spread over 768-token passes that "
                "carry every running decode), DistServe's split 1.80 a GPU: 0.79x (1.08x, MII 1.67, before session "
@@ -330,6 +336,9 @@ CLAIMS: list[Claim] = [
           "At the panel's per-GPU rate, the tightest SLO is set by the slowest 10% of first tokens and token gaps: "
           "colocated, a decode step that carries a prefill and the longest prompts' own prefill at tp 1; "
           "disaggregated, a prompt's own prefill at tp 2. "
+          "Since session 72 D (DistServe's hand-off as its release runs it: the first token from the context stage, "
+          "each KV moved by the decoding loop between steps, swap): DistServe within 0.49x: 2.15x, in band near its "
+          "upper edge (2.26x). "
           "Since session 69 K (the release's own requests to both sides, DistServe's own loop): vLLM within 1.06x, "
           "DistServe within 0.69x: 1.54x (1.46x with DistServe on Figure 7's lengths, traffic seeds 1-6 1.27-1.62x; "
           "linear between _plot.py's scales, as the release reads it, 1.43x). "
@@ -357,6 +366,9 @@ CLAIMS: list[Claim] = [
           deep_merged(_DISTSERVE_MII, _SLO_PANEL), deep_merged(_DISTSERVE_SPLIT_VS_MII, _SLO_PANEL_SPLIT),
           "MII's tightest SLO is set by its first tokens: a ~2K-token prompt spread over 768-token SplitFuse passes "
           "that each carry the running decodes, where a split pool prefills it whole at tp 2. "
+          "Since session 72 D (DistServe's hand-off as its release runs it: the first token from the context stage, "
+          "each KV moved by the decoding loop between steps, swap): DistServe within 0.49x: 1.94x, no longer at the "
+          "band's edge. "
           "Since session 69 K both sides are sent the release's own requests (MII its 100, DistServe its 300, "
           "whatif/claims/traces) and DistServe runs its own loop (distserve): MII within 0.96x of the SLO, DistServe "
           "within 0.69x: 1.39x, in band at its edge (band from 1.385x; no traffic seed is left to vary; read as "
@@ -376,7 +388,9 @@ CLAIMS: list[Claim] = [
           "arXiv v1: 10.2x)", 12.6, "slo_scale", _DISTSERVE_SUMMARY, _DISTSERVE_SUMMARY_SPLIT,
           "At half DistServe's rate on half its GPUs, the tightest SLO scale either side attains for 90% of requests: "
           "colocated, ~2K-token prefills stall the decodes (TPOT); split, the decode pool at tp 2 x pp 2.",
-          miss="2.30x since session 69 K (DistServe's own loop: within 0.43x). Before it: "
+          miss="2.39x since session 72 D (DistServe's hand-off as its release runs it: within 0.41x; the answer-"
+               "length sweep below is session 70 F's). 2.30x since session 69 K (DistServe's own loop: within "
+               "0.43x). Before it: "
                "whatif's vLLM at tp 4 (behind Ray) serves 1.5 req/s of ~2K-token prompts within 0.85x of the SLO (a "
                "prompt's prefill is a fraction of a second at tp 4 against the 15 s TTFT; the binding side is the "
                "token gaps of steps that carry a prefill), DistServe within 0.42x: 2.35x (vLLM within 0.98x; 2.02x "
