@@ -25,8 +25,8 @@ def gate_open(scheduler, prompt_tokens: int, gate: float) -> bool:
 
 def migrate(replica, scheduler):
     """The decode loop's post_process: move the waiting requests' KV one at a time while the gate is open (a
-    generator on the replica's clock; the replica's other engines wait for it: Replica.migrating_until)."""
-    queue, bm, env = replica.unaccepted, scheduler.bm, replica.env
+    generator on the replica's clock; the replica's other engines wait for it: Replica.migrating)."""
+    queue, bm = replica.unaccepted, scheduler.bm
     while queue:
         s = queue[0]
         need = scheduler._blocks_for(s.computed + 1)   # (as _admit_awaiting_kv: the prompt and its next token)
@@ -36,7 +36,5 @@ def migrate(replica, scheduler):
         bm.allocate(need)
         s.blocks = need
         scheduler.kv_moving += 1
-        duration = replica.send_time(s)
-        replica.migrating_until = env.now + duration
-        yield duration
+        yield replica.send_time(s)
         replica.landed(s, scheduler)

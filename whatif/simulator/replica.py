@@ -83,7 +83,8 @@ class Replica:
         gate = spec.decode_migration_gate if spec is not None and role == "decode" and group is None else 0.0
         self.migration_gate = gate
         self.unaccepted: deque[Seq] = deque()   # (gate > 0) prefilled sequences whose KV the loop has not taken
-        self.migrating_until = 0.0   # the loop's KV move in flight ends (the replica's other engines wait for it)
+        self.migrating = False   # an engine of this replica is in its post_process (the others wait for it)
+        self.migration_done = Signal()
         if group is None:   # (a rank's engines are stepped by its group, in lockstep with the other ranks)
             for scheduler in self.schedulers:
                 env.start(self._run(scheduler))
@@ -135,10 +136,14 @@ class Replica:
         gate = self.migration_gate
         while True:
             if gate:   # (DistServe: the KV moves between steps, nothing steps meanwhile; decode_migration.py)
-                if self.migrating_until > env.now:
-                    yield self.migrating_until - env.now
+                while self.migrating:   # (pp > 1: another engine's post_process; one event loop awaits it)
+                    yield self.migration_done
                 if self.unaccepted:
+                    self.migrating = True
                     yield from migrate(self, scheduler)
+                    self.migrating = False
+                    done, self.migration_done = self.migration_done, Signal()
+                    env.fire(done)
             if skipper is not None and skipper.polls() and inbox:
                 queued.extend(inbox)
                 inbox.clear()
