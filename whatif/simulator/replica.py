@@ -13,10 +13,10 @@ from dataclasses import replace
 from typing import Any
 
 from .batch_wait import BatchWait, schedulable_prompt_tokens
-from .decode_migration import migrate
 from .block_manager import BlockManager
 from .clock import Clock, Signal
 from .config import SchedulerConfig
+from .decode_migration import migrate
 from .first_token_hold import FirstTokenHold, eager_launch_s
 from .iteration_time import IterationTimes
 from .kv_fanout import kv_copies
