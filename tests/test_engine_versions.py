@@ -211,6 +211,11 @@ def test_distserve_awaits_each_step_through_ray():
     assert check_engine("distserve") == "vllm" and engine_spec("distserve").kernel_fits == "vllm"
     assert "1_1_actor_calls_sync" in ds.sources["cpu.per_step_s"]
     import dataclasses
+    # its hand-off (session 72 D, simulator/decode_migration.py): the first token from the context stage, the KV
+    # moved by the decoding loop between steps behind the 5% waiting-block gate
+    assert ds.first_token_from_prefill and ds.decode_migration_gate == 0.05
+    assert not base.first_token_from_prefill and base.decode_migration_gate == 0.0
     for f in dataclasses.fields(ds):
-        if f.name not in {"name", "description", "cpu", "sources"}:
+        if f.name not in {"name", "description", "cpu", "sources", "first_token_from_prefill",
+                          "decode_migration_gate"}:
             assert getattr(ds, f.name) == getattr(base, f.name), f.name

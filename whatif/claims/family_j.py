@@ -109,7 +109,11 @@ _DISTSERVE = {"model": "opt-13b", "hardware": "dgx-a100-80gb", "cuda_graphs": Fa
 # Its prefill instance runs --context-max-tokens-per-batch 8192 and --context-max-batch-size 128 (2-start-api-server.py,
 # every model; the summarization split below already carried them): not vLLM's 16,384 tokens (added after scoring,
 # session 61: DistServe's capacity 5.24 req/s and its SLO scale 0.784x unchanged, no verdict moves).
-_DISTSERVE_SPLIT = {"sim": {"traffic": _RELEASE_SHAREGPT_300,
+# Its decoding stage swaps a request out when the GPU's blocks run short and back in first (distserve/
+# decoding_stage_scheduler.py DecodingStageFCFSScheduler.get_next_batch: swap_out_requests / swap_in_requests), with
+# --swap-space 16 (2-start-api-server.py): preemption by swap, 16 GiB a GPU (added after scoring, session 72 D).
+_DISTSERVE_SWAP = {"preemption": "swap", "swap_space_gb": 16.0}
+_DISTSERVE_SPLIT = {"sim": {"traffic": _RELEASE_SHAREGPT_300, "engine": _DISTSERVE_SWAP,
                             "cluster": {"replicas": 1, "prefill_replicas": 1, "prefill_tp": 2,
                                         "prefill_token_budget": 8192, "prefill_max_batch": 128}}}
 # Which baseline each abstract figure is against: the release's plot.ipynb (evaluation/2-benchmark-serving; Figure 8,
@@ -171,7 +175,7 @@ _DISTSERVE_SUMMARY = {"model": "opt-66b", "hardware": "dgx-a100-80gb", "gpus": 4
                               "cluster": {"replicas": 1}, "slo": {"ttft_s": 15.0, "tpot_s": 0.15},
                               "criterion": {"attainment": 0.9, "scale_lo": 0.05, "scale_hi": 50.0}}}
 _DISTSERVE_SUMMARY_SPLIT = {"parallel": {"tp": 2, "pp": 2},
-                            "sim": {"traffic": {"requests": 200, "rate": 3.0},
+                            "sim": {"traffic": {"requests": 200, "rate": 3.0}, "engine": _DISTSERVE_SWAP,
                                     "cluster": {"replicas": 1, "prefill_replicas": 1, "prefill_tp": 4,
                                                 "prefill_pp": 1, "prefill_token_budget": 8192,
                                                 "prefill_max_batch": 128}}}
@@ -256,7 +260,11 @@ CLAIMS: list[Claim] = [
           _DISTSERVE_SPLIT,
           "A colocated replica's decodes wait behind each prefill (TPOT) and prompts queue behind decode "
           "iterations (TTFT); split pools meet both objectives until the decode GPU's KV memory fills.",
-          miss="Since session 69 K both sides are sent the release's own requests (vLLM its 100, DistServe its "
+          miss="Since session 72 D (DistServe's hand-off as its release runs it: the context stage streams the "
+               "first token, the decoding loop moves each KV itself between steps behind its 5% waiting-block gate, "
+               "and swaps out when blocks run short; simulator/decode_migration.py): DistServe 2.99 req/s a GPU (its "
+               "first tokens ~30 ms sooner, no decode step or KV move in them): 2.52x. "
+               "Since session 69 K both sides are sent the release's own requests (vLLM its 100, DistServe its "
                "300, the same at every rate: whatif/claims/traces) and DistServe runs its own loop (distserve: each "
                "step awaited through Ray): vLLM keeps 90% to 1.19 req/s, DistServe 2.56 a GPU (the paper's 1.84): "
                "2.16x (1.47x with DistServe on Figure 7's lognormal lengths; vLLM attains 95 / 92 / 90 / 89% at 0.25 "
@@ -300,7 +308,9 @@ CLAIMS: list[Claim] = [
           "DeepSpeed-MII's SplitFuse passes hold 768 tokens beside the running decodes, so a ~2K-token prompt "
           "takes three passes and its first token misses the 0.25 s TTFT at a low rate; split pools prefill each "
           "prompt whole at tp 2.",
-          miss="Since session 69 K (the release's own requests to both sides, DistServe's own loop): MII 2.40 "
+          miss="Since session 72 D (DistServe's hand-off as its release runs it, as in the vLLM claim): DistServe "
+               "2.99 req/s a GPU: 1.25x. "
+               "Since session 69 K (the release's own requests to both sides, DistServe's own loop): MII 2.40 "
                "req/s, DistServe 2.56 a GPU: 1.07x. Before it: whatif's MII on one A100 keeps 90% to 2.29 req/s "
                "(a prompt spread over 768-token passes that "
                "carry every running decode), DistServe's split 1.80 a GPU: 0.79x (1.08x, MII 1.67, before session "
@@ -326,6 +336,9 @@ CLAIMS: list[Claim] = [
           "At the panel's per-GPU rate, the tightest SLO is set by the slowest 10% of first tokens and token gaps: "
           "colocated, a decode step that carries a prefill and the longest prompts' own prefill at tp 1; "
           "disaggregated, a prompt's own prefill at tp 2. "
+          "Since session 72 D (DistServe's hand-off as its release runs it: the first token from the context stage, "
+          "each KV moved by the decoding loop between steps, swap): DistServe within 0.49x: 2.15x, in band near its "
+          "upper edge (2.26x). "
           "Since session 69 K (the release's own requests to both sides, DistServe's own loop): vLLM within 1.06x, "
           "DistServe within 0.69x: 1.54x (1.46x with DistServe on Figure 7's lengths, traffic seeds 1-6 1.27-1.62x; "
           "linear between _plot.py's scales, as the release reads it, 1.43x). "
@@ -353,6 +366,9 @@ CLAIMS: list[Claim] = [
           deep_merged(_DISTSERVE_MII, _SLO_PANEL), deep_merged(_DISTSERVE_SPLIT_VS_MII, _SLO_PANEL_SPLIT),
           "MII's tightest SLO is set by its first tokens: a ~2K-token prompt spread over 768-token SplitFuse passes "
           "that each carry the running decodes, where a split pool prefills it whole at tp 2. "
+          "Since session 72 D (DistServe's hand-off as its release runs it: the first token from the context stage, "
+          "each KV moved by the decoding loop between steps, swap): DistServe within 0.49x: 1.94x, no longer at the "
+          "band's edge. "
           "Since session 69 K both sides are sent the release's own requests (MII its 100, DistServe its 300, "
           "whatif/claims/traces) and DistServe runs its own loop (distserve): MII within 0.96x of the SLO, DistServe "
           "within 0.69x: 1.39x, in band at its edge (band from 1.385x; no traffic seed is left to vary; read as "
@@ -372,7 +388,9 @@ CLAIMS: list[Claim] = [
           "arXiv v1: 10.2x)", 12.6, "slo_scale", _DISTSERVE_SUMMARY, _DISTSERVE_SUMMARY_SPLIT,
           "At half DistServe's rate on half its GPUs, the tightest SLO scale either side attains for 90% of requests: "
           "colocated, ~2K-token prefills stall the decodes (TPOT); split, the decode pool at tp 2 x pp 2.",
-          miss="2.30x since session 69 K (DistServe's own loop: within 0.43x). Before it: "
+          miss="2.39x since session 72 D (DistServe's hand-off as its release runs it: within 0.41x; the answer-"
+               "length sweep below is session 70 F's). 2.30x since session 69 K (DistServe's own loop: within "
+               "0.43x). Before it: "
                "whatif's vLLM at tp 4 (behind Ray) serves 1.5 req/s of ~2K-token prompts within 0.85x of the SLO (a "
                "prompt's prefill is a fraction of a second at tp 4 against the 15 s TTFT; the binding side is the "
                "token gaps of steps that carry a prefill), DistServe within 0.42x: 2.35x (vLLM within 0.98x; 2.02x "

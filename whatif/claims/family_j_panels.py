@@ -16,8 +16,9 @@ the release's lengths are HumanEval's prompts and canonical solutions through OP
 from __future__ import annotations
 
 from .claim import Claim
-from .family_j import (_DISTSERVE_ENGINES, _DISTSERVE_SUMMARY, _DISTSERVE_SUMMARY_SPLIT, _LONGBENCH_ANSWER, _MII_ENGINE,
-                       _MII_ENGINES, _RELEASE_SHAREGPT_100, _RELEASE_SHAREGPT_200, _VLLM_V0)
+from .family_j import (_DISTSERVE_ENGINES, _DISTSERVE_SUMMARY, _DISTSERVE_SUMMARY_SPLIT, _DISTSERVE_SWAP,
+                       _LONGBENCH_ANSWER, _MII_ENGINE, _MII_ENGINES, _RELEASE_SHAREGPT_100, _RELEASE_SHAREGPT_200,
+                       _VLLM_V0)
 from .serving import deep_merged
 
 # vLLM v0.2.3's flags in the release's launcher (--max-num-seqs 1024 --max-num-batched-tokens 16384), prompts first.
@@ -36,7 +37,7 @@ _CHAT66 = {"model": "opt-66b", "hardware": "dgx-a100-80gb", "gpus": 4, "parallel
                    "engine": _VLLM_ENGINE, "cluster": {"replicas": 1}, "slo": {"ttft_s": 0.4, "tpot_s": 0.1},
                    "criterion": _RATE}}
 _SPLIT66 = {"parallel": {"tp": 2, "pp": 2},
-            "sim": {"traffic": _RELEASE_SHAREGPT_200, "engine": _VLLM_ENGINE,
+            "sim": {"traffic": _RELEASE_SHAREGPT_200, "engine": {**_VLLM_ENGINE, **_DISTSERVE_SWAP},
                     "cluster": {"replicas": 1, "prefill_replicas": 1, "prefill_tp": 4, "prefill_pp": 1,
                                 "prefill_token_budget": 8192, "prefill_max_batch": 128}}}
 # OPT-66B summarization (_plot.py plot_fig9, "opt-66b-longbench"): family_j's LongBench setup (prompts ~1.9-2K
@@ -50,7 +51,10 @@ CLAIMS: list[Claim] = [
     Claim("disaggregation", "DistServe: 2.75x the per-GPU request rate of vLLM for the OPT-66B chatbot with both SLOs "
           "met for 90% of requests (Figure 8; the release's plot.ipynb prints 2.7504)", 2.75, "capacity_rps",
           _CHAT66, _SPLIT66, _SPLIT_WHY,
-          miss="Since session 70 F DistServe's 200 are the release's own too (the 300's first 200): vLLM 0.27 req/s "
+          miss="Since session 72 D (DistServe's hand-off as its release runs it: the first token from the context "
+               "stage, each KV moved by the decoding loop between steps, swap; simulator/decode_migration.py): "
+               "DistServe 0.36 req/s a GPU: 1.32x. "
+               "Since session 70 F DistServe's 200 are the release's own too (the 300's first 200): vLLM 0.27 req/s "
                "a GPU, DistServe 0.30: 1.08x (the 200: prompts mean 770 / median 739 tokens, 13 of >= 1,650; Figure "
                "7's lognormal ~5%). "
                "Since session 69 K (the release's own 100 requests to vLLM, DistServe's own loop): vLLM 0.27 req/s "
@@ -77,7 +81,8 @@ CLAIMS: list[Claim] = [
           deep_merged(_CHAT66, _MII), _SPLIT66,
           "MII's SplitFuse passes hold 768 tokens beside the running decodes, so a long prompt's first token takes "
           "several passes; the split prefills it whole at tp 4.",
-          miss="0.63x since session 70 F (DistServe's 200 the release's own, the 300's first 200: 0.30 req/s a "
+          miss="0.77x since session 72 D (DistServe's hand-off as its release runs it: 0.36 req/s a GPU). "
+               "0.63x since session 70 F (DistServe's 200 the release's own, the 300's first 200: 0.30 req/s a "
                "GPU). 0.73x since session 69 K (MII 0.47 req/s a GPU on the release's 100 requests, DistServe 0.34 on "
                "its own loop). Before it: whatif's MII at tp 4 keeps 90% to 0.52 req/s a GPU, DistServe's split 0.34: "
                "0.66x. As against vLLM, "
@@ -130,7 +135,8 @@ CLAIMS: list[Claim] = [
           "tokens spread over 768-token passes and the decodes' gaps beside them, the split's decode pool at tp 2 x "
           "pp 2. Conditional since session 70 F (a scored miss before): the verdict turns on the answers' length, "
           "which no file here gives. At 64 tokens whatif's MII at 1.5 req/s on 4 A100s attains 90% within 0.46x "
-          "of the SLO, DistServe within 0.43x: 1.09x (1.11x before session 69 K's distserve loop). A short answer's "
+          "of the SLO, DistServe within 0.41x: 1.13x (1.09x before session 72 D's hand-off as DistServe's release "
+          "runs it, 1.11x before session 69 K's distserve loop; the sweep below is session 70 F's). A short answer's "
           "TPOT averages few gaps, so the 768-token passes of other prompts that MII's decodes share weigh more "
           "(MII within 0.87x at 8 tokens, DistServe's decode pool, which carries no prefill, 0.37x): 8 / 16 / 32 / "
           "64 / 128 / 256 "

@@ -16,6 +16,7 @@ from .batch_wait import BatchWait, schedulable_prompt_tokens
 from .block_manager import BlockManager
 from .clock import Clock, Signal
 from .config import SchedulerConfig
+from .decode_migration import migrate
 from .first_token_hold import FirstTokenHold, eager_launch_s
 from .iteration_time import IterationTimes
 from .kv_fanout import kv_copies
@@ -77,6 +78,13 @@ class Replica:
         self.hold = FirstTokenHold(eager_launch_s(times.setup, times.token_budget)) if late else None
         # a prefill kernel compiled per new token count (prefill_recompile.py; off by default)
         self.compiles = TokenCountCompiles(cfg.prefill_recompile_s) if cfg.prefill_recompile_s > 0 else None
+        # DistServe: the prefill pool streams the first token; the decode loop moves each KV itself (decode_migration)
+        self.first_token_sent = spec is not None and spec.first_token_from_prefill and role == "prefill"
+        gate = spec.decode_migration_gate if spec is not None and role == "decode" and group is None else 0.0
+        self.migration_gate = gate
+        self.unaccepted: deque[Seq] = deque()   # (gate > 0) prefilled sequences whose KV the loop has not taken
+        self.migrating = False   # an engine of this replica is in its post_process (the others wait for it)
+        self.migration_done = Signal()
         if group is None:   # (a rank's engines are stepped by its group, in lockstep with the other ranks)
             for scheduler in self.schedulers:
                 env.start(self._run(scheduler))
@@ -101,7 +109,7 @@ class Replica:
         """Disaggregated decode: a prefilled sequence whose KV is still on a prefill replica."""
         self.outstanding += 1
         seq.rec.replica = self.index
-        self.awaiting_kv.append(seq)
+        (self.unaccepted if self.migration_gate else self.awaiting_kv).append(seq)
         self.wake()
 
     def wake(self) -> None:
@@ -125,7 +133,17 @@ class Replica:
         padded = scheduler.cfg.max_paddings is not None
         compiles = self.compiles
         rows_held, base = self.holds_rows, scheduler.cfg
+        gate = self.migration_gate
         while True:
+            if gate:   # (DistServe: the KV moves between steps, nothing steps meanwhile; decode_migration.py)
+                while self.migrating:   # (pp > 1: another engine's post_process; one event loop awaits it)
+                    yield self.migration_done
+                if self.unaccepted:
+                    self.migrating = True
+                    yield from migrate(self, scheduler)
+                    self.migrating = False
+                    done, self.migration_done = self.migration_done, Signal()
+                    env.fire(done)
             if skipper is not None and skipper.polls() and inbox:
                 queued.extend(inbox)
                 inbox.clear()
@@ -188,7 +206,7 @@ class Replica:
             if skipper is not None:
                 skipper.stepped(bool(prefills))
                 continue   # (every step through this loop: decode_run.py does not count polls)
-            if held or self.stages is not None:
+            if held or self.stages is not None or gate:
                 continue   # (each held or pipelined step through this loop: decode_run.py does not see them)
             # decode-only iterations up to the next event in one loop, and the one that ends after it
             pending = decodes(self, scheduler)
@@ -222,6 +240,11 @@ class Replica:
         self.outstanding -= 1
         if self.holds_rows:
             self.sending += 1
+        if self.first_token_sent:   # (DistServe's context stage streams it as its step ends: no hand-off in TTFT)
+            rec, now = seq.rec, self.env.now
+            rec.emitted.add(now)
+            if rec.first_token_s is None:
+                rec.first_token_s = now
         self.cluster.hand_on(seq)
         return True
 
@@ -233,10 +256,20 @@ class Replica:
     def receive(self, seq: Seq, scheduler: Scheduler) -> None:
         self.env.start(self._transfer(seq, scheduler))
 
-    def _transfer(self, seq: Seq, scheduler: Scheduler):
-        source, blocks, shared = seq.source
+    def send_time(self, seq: Seq) -> float:
+        """Seconds the KV of `seq` takes from its prefill replica to this one."""
+        source = seq.source[0]
         copies = kv_copies(source.times.setup, self.times.setup)   # MLA's latent to each decode TP rank (kv_fanout)
-        yield source.times.send_time(seq.computed, self.cluster.kv_path, copies)
+        return source.times.send_time(seq.computed, self.cluster.kv_path, copies)
+
+    def _transfer(self, seq: Seq, scheduler: Scheduler):
+        yield self.send_time(seq)
+        self.landed(seq, scheduler)
+
+    def landed(self, seq: Seq, scheduler: Scheduler) -> None:
+        """The KV of `seq` is here: the prefill replica's blocks freed, its first token out (unless the prefill
+        pool sent it), and it decodes from this engine's next step."""
+        source, blocks, shared = seq.source
         source.bm.release(blocks)
         source.bm.unref(shared)
         if source.holds_rows:
@@ -245,11 +278,12 @@ class Replica:
         seq.source = None
         # The prompt's first token reaches the client with its KV, from the decode pool: TTFT includes the hand-off
         # and the decode engine's step in flight (first_token_at)
-        rec = seq.rec
-        first = first_token_at(self.env.now, (self.group or self).step_end)
-        rec.emitted.add(first)
-        if rec.first_token_s is None:
-            rec.first_token_s = first
+        if not source.first_token_sent:
+            rec = seq.rec
+            first = first_token_at(self.env.now, (self.group or self).step_end)
+            rec.emitted.add(first)
+            if rec.first_token_s is None:
+                rec.first_token_s = first
         scheduler.arrive(seq)
         self.wake()
 

@@ -151,6 +151,9 @@ class EngineSpec:
     mla_kv_fanout: bool = False           # a disaggregated MLA sender sends its whole latent to each receiving TP rank
     prefill_send_slots: int = 0           # PD prefill: slots per running request held to a polled send (0: none)
     prefill_rows_held_to_send: bool = False   # PD prefill: a request keeps its batch row until its KV send is done
+    first_token_from_prefill: bool = False    # PD: the prefill pool streams the first token as its step ends
+    decode_migration_gate: float = 0.0    # PD decode: its loop moves each KV itself between steps, one at a time,
+                                          # while waiting prompts hold < this share of its blocks (0: KV moves apart)
     frontend: FrontEnd = field(default_factory=lambda: FrontEnd(0.0, 0.0))
     large_gpu: LargeGpuDefaults | None = None   # other scheduler defaults on large GPUs (vLLM's)
     graph_pad_to_limit: bool = False      # capture sizes past its batch limit become one graph at the limit
@@ -517,7 +520,8 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
             out["cache_grows"] = boolean(grows, f"{where}.cache.grows_as_needed")
     if "disaggregation" in data:   # how its disaggregated pools hand a request's KV over (simulator/kv_fanout.py)
         sec = check_mapping(data["disaggregation"], {"mla_kv_fanout", "prefill_send_slots",
-                                                     "prefill_rows_held_to_send"}, f"{where}.disaggregation")
+                                                     "prefill_rows_held_to_send", "first_token_from_prefill",
+                                                     "decode_migration_gate"}, f"{where}.disaggregation")
         if "mla_kv_fanout" in sec:
             fanout = _leaf(sec, "mla_kv_fanout", f"{where}.disaggregation", src, "disaggregation")
             out["mla_kv_fanout"] = boolean(fanout, f"{where}.disaggregation.mla_kv_fanout")
@@ -528,6 +532,12 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
         if "prefill_rows_held_to_send" in sec:   # (simulator/prefill_rows.py)
             rows = _leaf(sec, "prefill_rows_held_to_send", f"{where}.disaggregation", src, "disaggregation")
             out["prefill_rows_held_to_send"] = boolean(rows, f"{where}.disaggregation.prefill_rows_held_to_send")
+        if "first_token_from_prefill" in sec:   # (simulator/replica.py Replica.first_token)
+            first = _leaf(sec, "first_token_from_prefill", f"{where}.disaggregation", src, "disaggregation")
+            out["first_token_from_prefill"] = boolean(first, f"{where}.disaggregation.first_token_from_prefill")
+        if "decode_migration_gate" in sec:   # (simulator/decode_migration.py)
+            gate = _leaf(sec, "decode_migration_gate", f"{where}.disaggregation", src, "disaggregation")
+            out["decode_migration_gate"] = number(gate, f"{where}.disaggregation.decode_migration_gate", 0.0, 1.0)
     if "frontend" in data:
         sec = check_mapping(data["frontend"], {"per_request_s", "per_prompt_token_s"}, f"{where}.frontend")
         out["frontend"] = FrontEnd(*(number(_leaf(sec, k, f"{where}.frontend", src, "frontend"),
