@@ -31,11 +31,13 @@ enters where the passes run:
 - TTFT: a request's own prefill is ceil(prompt / C) passes (several short prompts share one pass when they fit);
   smaller passes use the GPU less well and re-read the weights once per pass.
 - aggregated TPOT: the other B - 1 requests' prefills, in passes of at most C tokens, are the decode stall in
-  e2e(B) - ttft(1) (under a TTFT target, in the passes Poisson arrivals make: poisson_stall.py, poisson_cycle). Prefill passes are priced apart from the decode steps (the decode tokens a chunked-prefill
+  e2e(B) - ttft(1) (under a TTFT target, in the passes Poisson arrivals make: poisson_stall.py, poisson_cycle).
+  At full load prefill passes are priced apart from the decode steps (the decode tokens a chunked-prefill
   engine packs into a prefill pass are not merged with it: an upper bound on the stall, high by at most one
-  decode step's fixed cost per pass). TPOT is the mean over a request's output: a smaller C spreads the stall
-  over more, shorter gaps (what chunked prefill is for: the worst gap between two tokens is about one pass), which the
-  mean does not show; the simulator re-check, run with a token budget of C per iteration, does.
+  decode step's fixed cost per pass; under a target a mixed pass carries them, poisson_stall.py). TPOT is the
+  mean over a request's output: a smaller C spreads the stall over more, shorter gaps (what chunked prefill is
+  for: the worst gap between two tokens is about one pass), which the mean does not show; the simulator re-check,
+  run with a token budget of C per iteration, does.
 - memory: every replica reserves activations for one pass of min(B * prompt, C) tokens, so a larger C can lower
   the max batch.
 - disaggregated: the prefill pool's passes (TTFT and its rate); the decode pool runs no prefill, so C reaches it
