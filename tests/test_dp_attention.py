@@ -79,7 +79,7 @@ def test_batch_one_decode_is_not_faster():
 
 def test_search_enumerates_dp_attention_for_moe_only():
     kw = dict(gpus=8, prompt=1000, output=100, batches=(1, 8), modes=("aggregated",), pp=(1,))
-    moe = whatif.search("mixtral-8x7b", "dgx-h100", tp=(2, 4), **kw)
+    moe = whatif.search("mixtral-8x7b", "dgx-h100", tp=(2, 4), engine="trtllm", **kw)
     dp = [c for c in moe.configs if c.replica.dp_attention]
     assert dp and all(c.replica.tp > 1 and c.replica.tp % c.replica.ep == 0 for c in dp)
     assert {c.replica.ep for c in dp if c.replica.tp == 4} == {1, 2, 4}   # experts split ep x moe_tp = tp

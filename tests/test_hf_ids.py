@@ -64,3 +64,11 @@ def test_an_unshipped_sibling_release_names_the_shipped_ids_nearby(tmp_path, mon
     nearby = err.split("shipped ids nearby: ")[1]      # (M2.7 and M2.5 ship since session 70 H)
     assert err.count("\n") <= 1 and "MiniMaxAI/MiniMax-M2.5" in nearby and "MiniMaxAI/MiniMax-M2.7" in nearby
     assert "nearby" not in run_error(capsys, "estimate", "--model", "acme/missing", "--hardware", "h100-sxm")
+
+
+def test_a_bare_release_name_points_to_its_hugging_face_id(capsys):
+    # `--model deepseek-r1` is no profile; the release is deepseek-ai/DeepSeek-R1 (the deepseek-v3 profile, FP8)
+    err = run_error(capsys, "estimate", "--model", "deepseek-r1", "--hardware", "hgx-h200", "--tp", "8")
+    assert "did you mean 'deepseek-ai/DeepSeek-R1': the deepseek-v3 profile" in err and err.count("\n") <= 1
+    assert "'nvidia/DeepSeek-R1-NVFP4'" in run_error(capsys, "estimate", "--model", "DeepSeek-R1-NVFP4")
+    assert "did you mean 'llama-3-8b'?" in run_error(capsys, "estimate", "--model", "llama-3-80b")   # (unchanged)

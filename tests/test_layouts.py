@@ -132,7 +132,12 @@ def test_cli_flags_and_scenario_file(tmp_path, capsys):
 
 def test_search_enumerates_ep_moe_tp_and_wide_ep_over_nodes():
     from whatif.config_search.space import SearchSpace, layouts
-    space = SearchSpace(model="deepseek-v3", hardware=("dgx-h100",), gpu_budget=32, nodes=4, tps=(8, 16), pps=(1,))
+    # TensorRT-LLM (moe_ep_size x moe_tp_size) runs every EP dividing TP; vLLM only ep 1 (experts split like TP)
+    # and ep = tp (--enable-expert-parallel: EP = DP x TP), so its search tries those two (space.default_eps)
+    space = SearchSpace(model="deepseek-v3", hardware=("dgx-h100",), gpu_budget=32, nodes=4, tps=(8, 16), pps=(1,),
+                        engine="trtllm")
+    vllm = layouts(SearchSpace(model="deepseek-v3", hardware=("dgx-h100",), gpu_budget=8, tps=(8,), pps=(1,)), 8, True)
+    assert {(tp, ep) for tp, _, ep, dp in vllm} == {(8, 1), (8, 8)}
     got = layouts(space, node=8, moe=True, system=32)
     assert {(tp, ep) for tp, _, ep, dp in got if tp == 8 and dp == 1} == {(8, 1), (8, 2), (8, 4), (8, 8)}
     assert {(tp, ep) for tp, _, ep, dp in got if tp == 8 and dp == 8} == {(8, 1), (8, 2), (8, 4), (8, 8)}
@@ -245,7 +250,10 @@ def test_search_takes_the_attention_dp_ranks_to_try():
     kw = dict(gpus=8, tp=(8,), pp=(1,), batches=(16,), modes=("aggregated",), prompt=1000, output=100)
     r = whatif.search("mixtral-8x7b", "dgx-h100", dp_attention=(2, 8), **kw)
     assert {(c.replica.ep, c.replica.attention_dp) for c in r.configs} == \
-        {(e, d) for e in (1, 2, 4, 8) for d in (2, 8)}     # as asked, at every EP
+        {(e, d) for e in (1, 8) for d in (2, 8)}     # as asked, at every EP vLLM runs (space.default_eps)
+    r = whatif.search("mixtral-8x7b", "dgx-h100", dp_attention=(2, 8), engine="trtllm", **kw)
+    assert {(c.replica.ep, c.replica.attention_dp) for c in r.configs} == \
+        {(e, d) for e in (1, 2, 4, 8) for d in (2, 8)}     # TensorRT-LLM: at every EP
     with pytest.raises(WhatifError, match="--dp-attention: llama-3.1-8b has no experts"):
         whatif.search("llama-3.1-8b", "dgx-h100", dp_attention=(2,), **kw)
     assert main(["search", "--model", "mixtral-8x7b", "--hardware", "dgx-h100", "--gpus", "8", "--tp", "8",

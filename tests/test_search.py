@@ -35,15 +35,17 @@ def brute_force_best():
                                   with_max_batch=False)
             if not est.fits or b > est.max_batch:     # memory, or the engine's max_num_seqs
                 continue
-            tpot = (est.e2e_s - one.ttft_s) / (OUTPUT - 1)
+            # the cycle under Poisson arrivals (poisson_stall.py): its decode steps and B passes of one 8,000-token
+            # prompt each (one a pass of the 8,192-token budget), each carrying a decode step (vLLM's mixed steps)
+            e2e = est.e2e_s - est.ttft_s + b * max(one.ttft_s - est.tpot_s, 0.0)
+            tpot = (e2e - one.ttft_s) / (OUTPUT - 1)
             if one.ttft_s > TTFT or tpot > TPOT:
                 continue
-            # under Poisson arrivals within the TTFT target (queueing.py): the prefill queue (8,000-token prompts:
-            # one a pass of the 8,192-token budget; vLLM's mixed steps: a pass carries a decode step) plus the wait
-            # for one of the replica's B slots, each held e2e(B)
-            def quantile(rate, est=est, b=b, pass_s=one.ttft_s + est.tpot_s):
-                return bulk_ttft_quantile_s(rate, pass_s, pass_s, 1, est.tpot_s) + wait_quantile_s(rate, est.e2e_s, b)
-            rate = max_rate_under(quantile, TTFT, b / est.e2e_s)
+            # under Poisson arrivals within the TTFT target (queueing.py): the prefill queue (a pass carries a decode
+            # step) plus the wait for one of the replica's B slots, each held e2e(B)
+            def quantile(rate, est=est, b=b, pass_s=one.ttft_s + est.tpot_s, e2e=e2e):
+                return bulk_ttft_quantile_s(rate, pass_s, pass_s, 1, est.tpot_s) + wait_quantile_s(rate, e2e, b)
+            rate = max_rate_under(quantile, TTFT, b / e2e)
             replicas = BUDGET // tp
             score = (rate * OUTPUT / tp, replicas * rate * OUTPUT)
             if best is None or score > best[0]:

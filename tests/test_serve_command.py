@@ -111,3 +111,44 @@ def test_search_json_carries_commands_per_configuration(capsys):
     assert fp8 and launches and all("--quantization fp8" in line for line in launches)
     assert all("serve_command" in row for row in out["frontier"])
     json.dumps(out)
+
+
+def _moe(**pool) -> list[str]:
+    return serve_lines(Deployment("vllm", "Qwen/Qwen3-235B-A22B", (Pool(**pool),)))
+
+
+def test_vllm_expert_flag_runs_the_priced_expert_split():
+    # vLLM's experts span its DP x TP GPUs: split like TP by default, whole with --enable-expert-parallel
+    # (docs.vllm.ai serving/data_parallel_deployment, expert_parallel_deployment)
+    split = _moe(tp=8, ep=1, dp_attention=True)              # attention DP, experts split over the 8 GPUs (moe-tp 8)
+    assert "--data-parallel-size 8" in split[-1] and "--enable-expert-parallel" not in split[-1]
+    whole = _moe(tp=8, ep=8, dp_attention=True)              # experts whole: vLLM's EP 8
+    assert "--enable-expert-parallel" in whole[-1] and not any(line.startswith("# vLLM cannot") for line in whole)
+    assert "--enable-expert-parallel" in _moe(tp=4, ep=4)[-1]
+
+
+@pytest.mark.parametrize("pool", [dict(tp=8, ep=4, dp_attention=True), dict(tp=8, ep=2)])
+def test_vllm_says_when_it_cannot_run_an_ep_below_its_group(pool):
+    lines = _moe(**pool)
+    note = [line for line in lines if line.startswith("# vLLM cannot run the priced experts")]
+    assert len(note) == 1 and f"EP {pool['ep']} x moe-tp {8 // pool['ep']}" in note[0] and "--ep_size" in note[0]
+
+
+def test_a_profile_name_priced_16_bit_says_the_launched_checkpoint_is_stored_quantized():
+    # the profile name prices 16-bit weights; `vllm serve openai/gpt-oss-120b` loads its MXFP4 experts
+    # (checkpoint_quant/openai--gpt-oss-120b.json): the launch line says so and names the --model that prices it
+    from whatif.queries.deployment import stored_format_note
+    (note,) = stored_format_note("gpt-oss-120b", "openai/gpt-oss-120b", "", "bf16")
+    assert "stored mxfp4" in note and "--model openai/gpt-oss-120b" in note
+    assert stored_format_note("openai/gpt-oss-120b", "openai/gpt-oss-120b", "", "bf16") == ()   # an id: as stored
+    assert stored_format_note("llama-3.1-8b", "meta-llama/Llama-3.1-8B", "", "bf16") == ()        # stored 16-bit
+    (fp8,) = stored_format_note("deepseek-v3", "deepseek-ai/DeepSeek-V3", "fp8", "fp8")           # online fp8
+    assert "stored fp8-block" in fp8
+    assert stored_format_note("deepseek-v3", "deepseek-ai/DeepSeek-V3", "fp8-block", "fp8") == ()
+
+
+def test_simulate_prints_the_stored_format_note(capsys):
+    out = run_text(capsys, "simulate", "--model", "gpt-oss-120b", "--hardware", "dgx-b200", "--tp", "2", "--requests",
+                   "4", "--prompt", "64", "--output", "8", "--no-progress", "--serve-command")
+    launch = out.split("# launch (vllm)")[1]
+    assert "# priced 16-bit weights (the profile gpt-oss-120b); openai/gpt-oss-120b is stored mxfp4" in launch

@@ -105,9 +105,10 @@ def add_search_parser(p) -> None:
                         "runs at once)")
     r.add_argument("--json", action="store_true", help="print one JSON object (frontier, best, rejections)")
     r.add_argument("--serve-command", action="store_true",
-                   help="print the best configuration's vllm serve command(s) (the search prices vLLM; "
-                        "disaggregated pools as one command each) and the vllm bench serve command that would check "
-                        "it; with --json, a serve_command object on the best and every frontier configuration")
+                   help="print the best configuration's launch command(s) for the --engine it priced (vllm "
+                        "serve, sglang.launch_server, trtllm-serve; disaggregated pools as one command each) and the "
+                        "benchmark command that would check it; with --json, a serve_command object on the best and "
+                        "every frontier configuration")
     r.add_argument("--csv", metavar="FILE", help="write every configuration to a CSV file")
     r.add_argument("--parquet", metavar="FILE", help="write every configuration to a Parquet file (pyarrow)")
     add_report_flag(r)

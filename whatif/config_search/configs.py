@@ -31,11 +31,13 @@ enters where the passes run:
 - TTFT: a request's own prefill is ceil(prompt / C) passes (several short prompts share one pass when they fit);
   smaller passes use the GPU less well and re-read the weights once per pass.
 - aggregated TPOT: the other B - 1 requests' prefills, in passes of at most C tokens, are the decode stall in
-  e2e(B) - ttft(1). Prefill passes are priced apart from the decode steps (the decode tokens a chunked-prefill
+  e2e(B) - ttft(1) (under a TTFT target, in the passes Poisson arrivals make: poisson_stall.py, poisson_cycle).
+  At full load prefill passes are priced apart from the decode steps (the decode tokens a chunked-prefill
   engine packs into a prefill pass are not merged with it: an upper bound on the stall, high by at most one
-  decode step's fixed cost per pass). TPOT is the mean over a request's output: a smaller C spreads the stall
-  over more, shorter gaps (what chunked prefill is for: the worst gap between two tokens is about one pass), which the
-  mean does not show; the simulator re-check, run with a token budget of C per iteration, does.
+  decode step's fixed cost per pass; under a target a mixed pass carries them, poisson_stall.py). TPOT is the
+  mean over a request's output: a smaller C spreads the stall over more, shorter gaps (what chunked prefill is
+  for: the worst gap between two tokens is about one pass), which the mean does not show; the simulator re-check,
+  run with a token budget of C per iteration, does.
 - memory: every replica reserves activations for one pass of min(B * prompt, C) tokens, so a larger C can lower
   the max batch.
 - disaggregated: the prefill pool's passes (TTFT and its rate); the decode pool runs no prefill, so C reaches it
@@ -44,13 +46,14 @@ The decode steps' own time does not depend on C."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from ..simulator.kv_fanout import mla_kv_copies
 from .closed_loop_ttft import loop_ttft_s, prompts_per_pass
 from .queueing import (bulk_ttft_quantile_s, max_rate_through, max_rate_under, max_rate_within, tandem_wait_s,
                        wait_quantile_s)
 from .evaluate import BatchPoint, ReplicaProfile
+from .poisson_stall import poisson_prefill_s
 from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace, budget, node_gpus
 
 OK, MISSES_SLO, DOES_NOT_FIT, INVALID = "ok", "misses SLO", "does not fit", "invalid"
@@ -182,6 +185,35 @@ def prefill_queue_ttft(space: SearchSpace, p: ReplicaProfile, pt) -> tuple[float
     return rate, quantile(rate)
 
 
+POISSON_ROUNDS = 4     # most cycle -> rate rounds: the cycle moves little with the rate (a pass holds ~1 prompt)
+
+
+def poisson_cycle(space: SearchSpace, p: ReplicaProfile, pt) -> tuple[float, float, float]:
+    """(requests/s, TTFT s, e2e s) of an aggregated replica at batch `pt.batch` under a TTFT target: its cycle with
+    the prefill passes Poisson arrivals make (poisson_stall.py: unaligned ranks, k prompts a pass) in place of the
+    estimate's aligned full passes, and prefill_queue_ttft's rate and TTFT on that cycle; the rate sets the passes'
+    size, so from a pass of one prompt the two are re-priced until the cycle stays put (the last round's cycle, at
+    its rate). At full load: prefill_queue_ttft's and e2e(B)."""
+    if at_full_load(space, p):
+        return (*prefill_queue_ttft(space, p, pt), pt.e2e_s)
+    ranks = p.key.attention_dp
+    per_rank = -(-pt.batch // ranks)
+    per_pass = prompts_per_pass(per_rank, space.prompt, p.loop_budget)
+    full_s = pt.ttft_s * per_pass / per_rank          # a full pass (prefill_queue_ttft's)
+    decode_s = pt.e2e_s - pt.ttft_s                   # the cycle's decode steps
+
+    def e2e(r: float) -> float:
+        return decode_s + poisson_prefill_s(pt.batch, ranks, r, p.prefill_s, full_s, per_pass, pt.tpot_s,
+                                            p.prefill_first)
+    cycle = e2e(0.0)
+    for _ in range(POISSON_ROUNDS):
+        rate, ttft = prefill_queue_ttft(space, p, replace(pt, e2e_s=cycle))
+        cycle, before = e2e(rate), cycle
+        if abs(cycle - before) <= 1e-9 * before:
+            break
+    return rate, ttft, cycle
+
+
 def _user_rate(tpot_s: float, e2e_s: float, output: int) -> float:
     return 1.0 / tpot_s if tpot_s > 0 else output / e2e_s
 
@@ -200,7 +232,7 @@ def aggregated(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
     for pt in p.points:
         # a replica's rate: its prefill queue and its B slots within the TTFT target under Poisson arrivals; at full
         # load (no target, or one its own prefill misses) a closed loop of B clients (closed_loop_ttft.py)
-        rate, ttft = prefill_queue_ttft(space, p, pt)
+        rate, ttft, e2e = poisson_cycle(space, p, pt)
         own = p.prefill_s
         if at_full_load(space, p):
             ranks = p.key.attention_dp
@@ -208,12 +240,12 @@ def aggregated(space: SearchSpace, p: ReplicaProfile) -> list[Config]:
                                p.front_s, ranks)
             own = ttft = max(p.prefill_s, loop)     # (never below a lone prompt's)
         # the cycle e2e(B) less the first token's share is the decode's (the other prompts' passes in it)
-        tpot = _exact_ties((pt.e2e_s - own) / (osl - 1)) if osl > 1 else 0.0
-        user = _user_rate(tpot, pt.e2e_s, osl)
+        tpot = _exact_ties((e2e - own) / (osl - 1)) if osl > 1 else 0.0
+        user = _user_rate(tpot, e2e, osl)
         for r in range(1, budget(space, p.key.hardware) // p.gpus + 1):
             out.append(_judged(space, mode="aggregated", hardware=p.key.hardware, replica=p.key, batch=pt.batch,
                                replicas=r, gpus=r * p.gpus, ttft_s=ttft, tpot_s=tpot,
-                               e2e_s=pt.e2e_s - own + ttft,
+                               e2e_s=e2e - own + ttft,
                                request_rate=r * rate, tok_s=r * rate * osl,
                                tok_s_per_gpu=rate * osl / p.gpus, tok_s_per_user=user, chunk=p.chunk))
     return out

@@ -254,7 +254,7 @@ def layouts(space: SearchSpace, node: int, moe: bool, system: int | None = None)
         for pp in pps:
             if tp * pp > (wide if moe and pp == 1 else limit):
                 continue
-            eps = [e for e in (space.eps or _powers_of_two(tp)) if tp % e == 0] if moe and tp > 1 else [1]
+            eps = [e for e in (space.eps or default_eps(space, tp)) if tp % e == 0] if moe and tp > 1 else [1]
             for ep in eps:
                 if tp > limit and ep != tp:
                     continue       # across nodes: wide EP only
@@ -263,6 +263,16 @@ def layouts(space: SearchSpace, node: int, moe: bool, system: int | None = None)
                      and tp // r <= limit and (r > 1 or tp <= limit)]
                 out += [(tp, pp, ep, r) for r in ranks]
     return out
+
+
+def default_eps(space: SearchSpace, tp: int) -> tuple[int, ...]:
+    """EP sizes tried when --ep is not given: every power of two dividing tp (TensorRT-LLM's moe_ep_size x
+    moe_tp_size, SGLang's --ep-size under --tp-size); vLLM's only: its experts span its DP x TP GPUs, split like TP
+    (ep 1) or whole (--enable-expert-parallel, ep = tp), no flag sets an EP between
+    (docs.vllm.ai/en/v0.12.0/serving/data_parallel_deployment/; expert_parallel_deployment/ at v0.10.1.1:
+    "EP_SIZE = TP_SIZE x DP_SIZE"). A given --ep is tried as asked (queries/serve_command.py notes what vLLM runs)."""
+    from ..roofline.engines import engine_spec
+    return (1, tp) if engine_spec(space.engine).base_engine == "vllm" else _powers_of_two(tp)
 
 
 def attention_ranks(tp: int, ep: int, node: int, moe: bool) -> list[int]:

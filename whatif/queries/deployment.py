@@ -23,6 +23,22 @@ def model_id(model: str) -> str:
     return model[: -len("/config.json")] if model.endswith("/config.json") else model
 
 
+def stored_format_note(model: str, launched: str, scheme: str, weight: str) -> tuple[str, ...]:
+    """A '#' line where a profile name was priced in another format than the published checkpoint the command
+    launches stores (the engine loads that: `vllm serve openai/gpt-oss-120b` runs its MXFP4 experts, while the
+    profile name gpt-oss-120b prices 16-bit weights); only for 16-bit or online-fp8 pricing (another scheme already
+    has its 'MODEL must be' note). An id given as --model prices the stored format itself: no line."""
+    from ..specs.checkpoint_quant import checkpoint_quant, shipped_record
+    from ..specs.models import load_model
+    priced = scheme or ("16-bit" if weight in ("bf16", "fp16", "fp32") else "")
+    record = shipped_record(launched) if priced in ("16-bit", "fp8") and not is_hf_id(model) else None
+    found = checkpoint_quant(str(record), load_model(model)) if record is not None else None
+    if found is None or found.quantization == priced:
+        return ()
+    return (f"# priced {priced} weights (the profile {model}); {launched} is stored {found.quantization} "
+            f"({found.source}) and the engine loads that: --model {launched} prices what this launches",)
+
+
 def engine_name(engine: str) -> str:
     """The server a spec (or a version profile of it, e.g. vllm-0.6) stands for."""
     base = next((e for e in ENGINES if engine == e or engine.startswith(e + "-")), None)
@@ -49,6 +65,8 @@ def _base(scenario, pools: tuple[Pool, ...], prompt: int, output: int, chunked: 
         classes = ", ".join(f"{c.replace('_', ' ')} {q}" for c, q in prec.module_dict().items())
         notes += (f"# per-module precision ({classes}): MODEL must be a checkpoint quantized that way (its "
                   "quantization_config and ignore list); the engine reads it, no flag sets it",)
+    if not prec.per_module:
+        notes += stored_format_note(scenario.model, model_id(scenario.model), prec.quantization, prec.weight)
     return Deployment(engine=engine_name(scenario.kernel_engine), model=model_id(scenario.model), pools=pools,
                       kv_dtype=prec.kv, quantization="" if prec.per_module else prec.quantization,
                       weight_dtype="bf16" if prec.per_module else prec.weight, memory_fraction=scenario.utilization(),
@@ -114,6 +132,8 @@ def from_search(space, config) -> tuple[Deployment, Load]:
              else (pool(e, "mixed", config.replicas),))
     notes = (f"# techniques {'+'.join(map(str, e.techniques))} were priced as what-ifs: no engine flag turns them "
              "on",) if e.techniques else ()
+    if not stored:
+        notes += stored_format_note(space.model, model_id(space.model), prec.quantization, prec.weight)
     d = Deployment(engine=engine_spec(space.engine).base_engine, model=model_id(space.model), pools=pools,
                    kv_dtype=prec.kv,
                    quantization="" if stored else prec.quantization, weight_dtype="bf16" if stored else prec.weight,

@@ -85,20 +85,39 @@ def _quant_notes(d: Deployment) -> tuple[list[str], list[str]]:
     return [], [f"# {s.name}: MODEL must be {need}; the engine reads its quantization_config"]
 
 
+# vLLM's routed experts form one group of its DP x TP GPUs (a replica's tp here): split over them like TP by default,
+# whole over them (EP = DP x TP) with --enable-expert-parallel; no flag sets an EP below that group
+# (docs.vllm.ai/en/v0.12.0/serving/data_parallel_deployment/ "The expert layers will by default form a (DP x TP) sized
+# tensor parallel group"; /serving/expert_parallel_deployment/ "EP_SIZE = TP_SIZE x DP_SIZE", v0.10.1.1).
+
+
+def vllm_runs_ep(p: Pool) -> bool:
+    """Whether vLLM can run the pool's expert split: experts split over all tp GPUs (ep 1) or whole (ep = tp)."""
+    return p.ep in (1, p.tp)
+
+
+def _vllm_ep_note(p: Pool) -> list[str]:
+    """A '#' line where the priced EP x moe-tp has no vLLM launch (what the command runs instead, who runs it)."""
+    if vllm_runs_ep(p):
+        return []
+    return [f"# vLLM cannot run the priced experts (EP {p.ep} x moe-tp {p.tp // p.ep}): its experts span all {p.tp} "
+            f"GPUs, whole with --enable-expert-parallel (EP {p.tp}, below) or split without it; TensorRT-LLM "
+            f"(--ep_size {p.ep}: moe_tp {p.tp // p.ep}) runs it"]
+
+
 def _vllm(d: Deployment, p: Pool) -> list[str]:
     cmd = ["vllm", "serve", d.model]
-    if p.dp_attention:   # attention data parallel + expert parallel: vLLM's DP ranks with tp / ranks TP each
+    expert_parallel = ["--enable-expert-parallel"] if p.ep > 1 else []   # (ep 1: experts split like TP)
+    if p.dp_attention:   # attention data parallel: vLLM's DP ranks with tp / ranks TP each
         ranks = p.attention_dp or p.tp
-        cmd += ["--data-parallel-size", str(ranks * (p.replicas if p.role == "mixed" else 1)),
-                "--enable-expert-parallel"]
+        cmd += ["--data-parallel-size", str(ranks * (p.replicas if p.role == "mixed" else 1))] + expert_parallel
         if p.tp // ranks > 1:
             cmd += ["--tensor-parallel-size", str(p.tp // ranks)]
     else:
         cmd += ["--tensor-parallel-size", str(p.tp)]
         if p.pp > 1:
             cmd += ["--pipeline-parallel-size", str(p.pp)]
-        if p.ep > 1:
-            cmd += ["--enable-expert-parallel"]
+        cmd += expert_parallel
         if p.replicas > 1 and p.role == "mixed":   # replicas behind vLLM's own data-parallel load balancing
             cmd += ["--data-parallel-size", str(p.replicas)]
     if p.max_num_seqs:
@@ -211,6 +230,7 @@ def serve_lines(d: Deployment) -> list[str]:
                          f"GPU{'s' if p.tp * p.pp > 1 else ''}: run this once per replica on its own GPUs "
                          "(CUDA_VISIBLE_DEVICES, or another node; one port each)")
         if d.engine == "vllm":
+            lines += _vllm_ep_note(p)
             lines.append(" ".join(_vllm(d, p)))
         elif d.engine == "sglang":
             lines.append(" ".join(_sglang(d, p)))

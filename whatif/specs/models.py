@@ -372,9 +372,20 @@ def load_model(name: str) -> ModelSpec:
     index = profile_index(MODEL_DIR)
     name = next((n for n in index if n.lower() == name.lower()), name)   # names match case-insensitively
     if name not in index:
-        raise WhatifError(f"--model: unknown model {shown(name)}{closest(name, index)}; see `whatif list models` "
-                          f"or pass a path to a Hugging Face config.json")
+        raise WhatifError(f"--model: unknown model {shown(name)}{release_hint(name) or closest(name, index)}; see "
+                          "`whatif list models` or pass a path to a Hugging Face config.json")
     return _load_path(str(index[name]))
+
+
+def release_hint(name: str) -> str:
+    """' (did you mean ID?)' where a bare name is a shipped Hugging Face id's repository name (deepseek-r1: the
+    release deepseek-ai/DeepSeek-R1, which runs the deepseek-v3 profile in its checkpoint's format); '' otherwise."""
+    from .hf_ids import shipped_spellings
+    ids = [i for i in shipped_spellings() if i.split("/")[-1].lower() == name.lower()]
+    if not ids:
+        return ""
+    return f" (did you mean {' or '.join(repr(i) for i in sorted(ids))}: the {shipped_spellings()[ids[0]]} profile " \
+           "in that checkpoint's format?)"
 
 
 def list_models() -> list[str]:
