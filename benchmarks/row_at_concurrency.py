@@ -13,15 +13,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-REQUESTS_PER_CLIENT = 6   # (serving_reference's closed loop: six rounds of the clients)
-
 
 def at_concurrency(kwargs: dict, n: int) -> dict:
-    """`simulate` keywords of a row moved to `n` clients: the closed loop's clients and requests, and a batch limit
-    of `n` sequences (a launch that caps the batch at the client count, as max_batch_size: $CONC does)."""
+    """`simulate` keywords of a row moved to `n` clients: the closed loop's clients, its requests (the row's rounds
+    of every client, serving_reference's), and a batch limit of `n` sequences (a launch that caps the batch at the
+    client count, as max_batch_size: $CONC does)."""
     if n < 1:
         raise ValueError(f"N: a client count >= 1, got {n}")
-    traffic = dict(kwargs["traffic"], concurrency=n, requests=n * REQUESTS_PER_CLIENT)
+    rounds = kwargs["traffic"]["requests"] // kwargs["traffic"]["concurrency"]
+    traffic = dict(kwargs["traffic"], concurrency=n, requests=n * rounds)
     return {**kwargs, "traffic": traffic, "max_num_seqs": n}
 
 

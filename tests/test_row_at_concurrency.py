@@ -19,7 +19,7 @@ def test_clients_requests_and_batch_limit_follow_n_and_the_rest_is_kept():
 
 def test_a_client_count_below_one_is_refused():
     with pytest.raises(ValueError, match="N: a client count"):
-        rac.at_concurrency({"traffic": {}}, 0)
+        rac.at_concurrency({"traffic": {"concurrency": 4, "requests": 24}}, 0)
 
 
 def test_bad_arguments_print_usage_not_a_traceback(capsys):
