@@ -137,13 +137,18 @@ _BSD_WHY = ("on the hf-transformers engine every kernel of a round is launched f
             "~2.4x a batch-1 one for 8x the sequences")
 
 # PEARL: Llama 2 7B drafts for 70B (gamma 5 in the released scripts), drafter and target in two processes on
-# their own GPUs; H100 80G (the authors' README figure). The 70B on 2 GPUs split layer-wise assumed.
-_PEARL = {"model": "llama-2-70b", "hardware": "dgx-h100", "gpus": 2, "parallel": {"pp": 2},
+# their own GPUs; H100 80G (the authors' README figure). The GPUs are the release's (session 72 E2; until then the
+# 70B on 2 GPUs was assumed, whose stage plus the vanilla drafter did not fit an H100, 86.7 of 76.4 GB): its 7B/70B
+# runs (scripts/run_sd.sh, run_para_sd.sh) see CUDA_VISIBLE_DEVICES=0,1,2,3, and src/engine.py load_model puts the
+# drafter on cuda:0 and the target on device_map="balanced_low_0", which leaves GPU 0 none of the 70B's layers
+# (accelerate get_balanced_memory, low_zero): the 70B layer-wise over 3 GPUs, in both modes.
+_PEARL = {"model": "llama-2-70b", "hardware": "dgx-h100", "gpus": 3, "parallel": {"pp": 3},
           "workload": {"batch": 1, "prompt": 128, "output": 512}}
 _PEARL_SD = "speculative:draft=llama-2-7b,k=5,alpha=0.8"
 _PEARL_PARALLEL = "speculative:draft=llama-2-7b,k=5,alpha=0.8,parallel=true"
 _PEARL_NOTE = ("acceptance 0.8 assumed; Llama-2 7B/70B (one of PEARL's pairs; the 'up to' figure may be another) "
-               "on H100s, the 70B on 2 GPUs layer-wise, the drafter on a third (not counted in the price); "
+               "on H100s, the 70B on 3 GPUs layer-wise, the drafter on a fourth (the release's layout; not counted "
+               "in the price; whatif counts the vanilla drafter's weights on a target stage, which still fits); "
                "PEARL's adaptive draft length (pre-/post-verify) is modelled only as overlap of a fixed k=5")
 
 # SpecTr: PaLM-2 Gecko drafting for Bison on TPUs is not expressible; a tiny drafter for a 7B on an A100
