@@ -64,10 +64,10 @@ _TOKENSELECT_E2E_CONTEXT = Assumption("prompt tokens", (131_072, 262_144, 524_28
                                       "the 1M its runs reach", apply=_prompt)
 
 # ShadowKV's throughput runs as its release runs them (session 72 E2): test/e2e.py's Llama-3.1-8B "122k" row is
-# min_prompt_len 1024*122 = 124928 tokens, baseline batch 4, ShadowKV batch 24, gen_len 100, on one A100; its full-attention
-# cache (models/kv_cache.py KV_Cache) is torch.zeros of exactly [layers, batch, kv_heads, max_length, head_dim],
-# built on the CPU and moved whole to the GPU (H2D) after the prefill: no fraction of the GPU is held back, as vLLM's
-# 0.9 is, so the plan may use all of it (at 0.9 neither paper batch fitted: 84.0 and 81.6 GB of 77.3).
+# min_prompt_len 1024*122 = 124928 tokens, baseline batch 4, ShadowKV batch 24, gen_len 100, on one A100; its
+# full-attention cache (models/kv_cache.py KV_Cache) is torch.zeros of exactly [layers, batch, kv_heads, max_length,
+# head_dim], built on the CPU and moved whole to the GPU (H2D) after the prefill: no fraction of the GPU is held
+# back, as vLLM's 0.9 is, so the plan may use all of it (at 0.9 neither paper batch fitted: 84.0 and 81.6 GB of 77.3).
 _SHADOWKV_RUN = {"memory_utilization": 1.0}
 _SHADOWKV_PROMPT, _SHADOWKV_OUTPUT = 1024 * 122, 100
 
@@ -315,8 +315,10 @@ CLAIMS: list[Claim] = [
             "DSA kernels of H100 and B200 (roofline/gathered_attention.py), the index build ~23 s).",
         setup_note="The paper's LLaMA-3-8B-1M (Gradient's Llama-3-8B-Instruct-Gradient-1048k: Llama-3-8B's "
                    "shapes, trained to and configured for a 1048576-token window) as llama-3-8b with that "
-                   "window; 1M = 1,000,000 prompt tokens. Its 131 GB KV cache exceeds the A100's 80 GB (memory "
-                   "shows over-full; timing is unaffected, and the paper's 1M runs do not keep it all in HBM).",
+                   "window; 1M = 1,000,000 prompt tokens. Its 131 GB KV cache exceeds the A100's 80 GB: memory "
+                   "shows over-full, timing is unaffected; the release's harness keeps no cache at all "
+                   "(experiments/benchmarks/benchmark_e2e.py: model(..., use_cache=False); experiments/README.md: "
+                   "the pre-filling latency 'without using KV cache' on one A100-80GB), which whatif cannot express.",
     ),
     Claim(
         technique="minference",
