@@ -12,6 +12,7 @@ RUN_AS_RELEASED = {
     "PEARL: a superior speedup performance up to": "the 70B over 3 GPUs, the drafter on a 4th",
     "ShadowKV supports up to 6x": "caches sized exactly on the whole GPU",
     "ShadowKV boosts throughput": "caches sized exactly on the whole GPU, batches 4 and 24",
+    "TriForce: up to 2.31x": "its full cache sized exactly on the whole GPU (test/on_chip.py)",
 }
 
 
