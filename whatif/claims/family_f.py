@@ -104,8 +104,9 @@ _SPECDECPP_NOTE = ("acceptance 0.85 per token from the authors' release (Kaffalj
                    "drafts accepted; 0.8 was assumed until session 64 K); the engine's default host "
                    "launch cost; 2 A100-80GB "
                    "from the authors' README, the 70B split layer-wise (pp 2) as device_map='auto' does, the "
-                   "drafter beside it (whatif counts "
-                   "its weights on each stage, so memory shows over-full: timing is unaffected); the stop rule is "
+                   "drafter on cuda:0 beside half of it (specdec_pp/evaluate.py set_up), where whatif places it: "
+                   "84.0 GB, under the A100's 85.9 but over the hf-transformers profile's assumed 5% reserve, so "
+                   "memory shows over-full: timing is unaffected); the stop rule is "
                    "SpecDec++'s on the whole draft (stop once P(any drafted token rejected) > 0.3) as the released "
                    "loop runs it (specdec_pp/hf_generation.py: the head read on the previous draft, so two drafts "
                    "before it can stop; the README's head trained with rejections weighted 6, so it predicts "
@@ -137,13 +138,18 @@ _BSD_WHY = ("on the hf-transformers engine every kernel of a round is launched f
             "~2.4x a batch-1 one for 8x the sequences")
 
 # PEARL: Llama 2 7B drafts for 70B (gamma 5 in the released scripts), drafter and target in two processes on
-# their own GPUs; H100 80G (the authors' README figure). The 70B on 2 GPUs split layer-wise assumed.
-_PEARL = {"model": "llama-2-70b", "hardware": "dgx-h100", "gpus": 2, "parallel": {"pp": 2},
+# their own GPUs; H100 80G (the authors' README figure). The GPUs are the release's (session 72 E2; until then the
+# 70B on 2 GPUs was assumed, whose stage plus the vanilla drafter did not fit an H100, 86.7 of 76.4 GB): its 7B/70B
+# runs (scripts/run_sd.sh, run_para_sd.sh) see CUDA_VISIBLE_DEVICES=0,1,2,3, and src/engine.py load_model puts the
+# drafter on cuda:0 and the target on device_map="balanced_low_0", which leaves GPU 0 none of the 70B's layers
+# (accelerate get_balanced_memory, low_zero): the 70B layer-wise over 3 GPUs, in both modes.
+_PEARL = {"model": "llama-2-70b", "hardware": "dgx-h100", "gpus": 3, "parallel": {"pp": 3},
           "workload": {"batch": 1, "prompt": 128, "output": 512}}
 _PEARL_SD = "speculative:draft=llama-2-7b,k=5,alpha=0.8"
 _PEARL_PARALLEL = "speculative:draft=llama-2-7b,k=5,alpha=0.8,parallel=true"
 _PEARL_NOTE = ("acceptance 0.8 assumed; Llama-2 7B/70B (one of PEARL's pairs; the 'up to' figure may be another) "
-               "on H100s, the 70B on 2 GPUs layer-wise, the drafter on a third (not counted in the price); "
+               "on H100s, the 70B on 3 GPUs layer-wise, the drafter on a fourth (the release's layout; not counted "
+               "in the price; whatif counts the vanilla drafter's weights on a target stage, which still fits); "
                "PEARL's adaptive draft length (pre-/post-verify) is modelled only as overlap of a fixed k=5")
 
 # SpecTr: PaLM-2 Gecko drafting for Bison on TPUs is not expressible; a tiny drafter for a 7B on an A100
@@ -161,8 +167,12 @@ _SPECTR_NOTE = ("PaLM-2 Gecko/Bison on TPU are not in whatif: llama-68m drafting
 _RAPID = {"model": "llama-3.1-8b", "hardware": _A100, "workload": {"batch": 1, "prompt": 120000, "output": 1024}}
 
 # TriForce: Llama2-7B-128K (Llama-2-7B shapes with a 128K window) on one A100, ~120K-token prompts.
-_TRIFORCE = {"model": "llama-2-7b", "hardware": _A100, "context_window": 131072,
-             "workload": {"batch": 1, "prompt": 122880, "output": 256}}
+# TriForce's on-chip run as released (session 72 E2): test/on_chip.py's command line runs --prefill 124928 (gen_len
+# 256) on one GPU, and its full cache (models/cache.py FlashSimpleCache) is torch.zeros of exactly prefill + gen_len
+# + 16 tokens: no fraction of the GPU held back as vLLM's 0.9 is (at 0.9 neither side fitted: 80.2 / 82.3 of 77.3 GB).
+# Its --gamma 6 is the 68M drafter's length into the retrieval level, which whatif does not model: k stays assumed.
+_TRIFORCE = {"model": "llama-2-7b", "hardware": _A100, "context_window": 131072, "memory_utilization": 1.0,
+             "workload": {"batch": 1, "prompt": 124928, "output": 256}}
 
 # LLaVA-1.5 = a Vicuna v1.5 language model behind 576 image tokens.
 _MSD = {"model": "vicuna-7b", "hardware": _A100, "workload": {"batch": 1, "prompt": 640, "output": 256}}
@@ -473,12 +483,12 @@ CLAIMS: list[Claim] = [
         metric="tpot",
         setup={**_TRIFORCE, "techniques": []},
         variant={"techniques": ["sparse_self_speculative:budget=4096,k=4,alpha=0.9"]},
-        why="at 120K tokens a step reads 63 GB of KV and 13 GB of weights; drafting with a 4K-token cache reads "
+        why="at 122K tokens a step reads 64 GB of KV and 13 GB of weights; drafting with a 4K-token cache reads "
             "~16 GB, so 4 drafts and a verify cost ~2 steps for 4.1 tokens; TriForce's tiny second-level drafter "
             "(not modelled) makes the middle level's drafting cheaper still",
         setup_note="Llama-2-7B shapes with a 128K window for Llama2-7B-128K; 4K-token retrieval budget, k=4 and "
-                   "acceptance 0.9 assumed; the 63 GB KV cache plus weights exceed 90% of the A100's 85.9 GB "
-                   "(memory shows over-full; the paper fills the GPU)",
+                   "acceptance 0.9 assumed; 124928 prompt tokens and the whole GPU for the caches as the release's "
+                   "test/on_chip.py runs it (the 64 GB KV cache plus weights: 81.2 GB of the A100's 85.9)",
     ),
     Claim(
         technique="self_speculative",
