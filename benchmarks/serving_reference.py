@@ -1421,13 +1421,14 @@ VLLM_EXPERT_KERNEL = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "nvfp4"}
 # Session 61: trtllm-gen-mxfp8, the same kernels priced by their own MXFP4 x MXFP8 rows (moe_kernels.py).
 VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen-mxfp8",
                     ("gpt-oss-120b", "nvfp4", "h100_sxm"): "marlin"}
-# ... and per release, where a recipe's image changed them (added after scoring, session 72 B2): minimaxm2.5_fp8_b200.sh
-# at 07e171a (InferenceX; the v0.17.0 image) exports VLLM_USE_FLASHINFER_MOE_FP8=0 and VLLM_MOE_USE_DEEP_GEMM=0 (PR #947,
-# 8eec0d4, removes both with the move to v0.19.0; vllm-project/recipes#272: "FP8 serving on B200 GPUs with FlashInfer
-# MoE FP8 and DeepGEMM MoE disabled"), so vLLM's fp8 MoE oracle (model_executor/layers/fused_moe/oracle/fp8.py, stored
-# revision 001a058: the variable set false drops FLASHINFER_TRTLLM and FLASHINFER_CUTLASS, VLLM_MOE_USE_DEEP_GEMM false
-# DEEPGEMM, VLLM_CUTLASS off unless allowed) picks TRITON (TritonExperts): moe_kernels triton. Key: (model, gemm
-# quant mode, GPU, release).
+# ... and per release, where a recipe's image changed them (added after scoring, session 72 B2):
+# minimaxm2.5_fp8_b200.sh at 07e171a (InferenceX; the v0.17.0 image) exports VLLM_USE_FLASHINFER_MOE_FP8=0 and
+# VLLM_MOE_USE_DEEP_GEMM=0 (PR #947, 8eec0d4, removes both with the move to v0.19.0; vllm-project/recipes#272: "FP8
+# serving on B200 GPUs with FlashInfer MoE FP8 and DeepGEMM MoE disabled"), so vLLM's fp8 MoE oracle
+# (model_executor/layers/fused_moe/oracle/fp8.py, stored revision 001a058: the variable set false drops
+# FLASHINFER_TRTLLM and FLASHINFER_CUTLASS, VLLM_MOE_USE_DEEP_GEMM false DEEPGEMM, VLLM_CUTLASS off unless allowed)
+# picks TRITON (TritonExperts): moe_kernels triton. Its decode tile is not the fit's (docs/accuracy.md session 72 B2:
+# vllm#34846's BLOCK_SIZE_M 16 at <= 64 tokens, the corpus rows SGLang's 64). Key: (model, gemm quant, GPU, release).
 VLLM_RELEASE_MOE_KERNELS = {("minimax-m2.5", "fp8", "b200_sxm", "0.17.0"): "triton"}
 VLLM_RELEASE_MOE_KERNELS_MAPPED = True   # off: those rows' experts as FlashInfer's TRTLLM-Gen (v0.19.0's), as before
 # The cudagraph_mode a recipe's --compilation-config sets (added after scoring, session 54): minimaxm2.5_fp8_h100.sh

@@ -34,7 +34,7 @@ the same fused_moe_kernel) over 128x128 block-FP8 experts, which vLLM's fp8 MoE 
 fused_moe/oracle/fp8.py) falls back to where a launch disables FlashInfer's and DeepGEMM's MoE
 (VLLM_USE_FLASHINFER_MOE_FP8=0, VLLM_MOE_USE_DEEP_GEMM=0; VLLM_CUTLASS off unless allowed). Priced by the fit of the
 corpus's Triton block-FP8 rows (SGLang 0.5.14's sglang_fused_moe_triton fp8_block, H100 and B200: validate/moe_fit.FITS
-fused_moe_triton). Only block-FP8 experts have that fit; others keep the engine's own (kernel_models/moe.has_moe_fit)."""
+fused_moe_triton). Only block-FP8 experts have that fit; others keep the engine's own pricing (has_moe_fit)."""
 from __future__ import annotations
 
 from dataclasses import replace
