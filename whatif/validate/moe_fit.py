@@ -216,8 +216,8 @@ def grid_launched(kernel_source: str, dtype: str = "") -> bool:
     num_tokens_post_padded of them; fitting the tile cost took its small-M rows from 30% to 18% MAPE in-sample on
     B200 and H100). The Triton fused_moe kernel grids over the padded slots too (moe_align_block_size, then a grid of
     cdiv(EM, BLOCK_SIZE_M) x cdiv(N, BLOCK_SIZE_N)); its block-FP8 rows (GRID_TILE_ROWS, session 72 B2) are fitted with
-    the tile cost: in-sample MAPE by token band (two regimes) 13-33% -> 10-30% (B200), 11-31% -> 8-29% (H100). Its bf16 rows, under
-    the sglang/vllm bf16 blocks, fit none, as before."""
+    the tile cost: in-sample MAPE by token band (two regimes) 13-33% -> 10-30% (B200), 11-31% -> 8-29% (H100). Its
+    bf16 rows, under the sglang/vllm bf16 blocks, fit none, as before."""
     return "trtllm" in kernel_source or "marlin" in kernel_source or (kernel_source, dtype) in GRID_TILE_ROWS
 
 
