@@ -256,7 +256,9 @@ The mapping rule, written before any row was scored and not tuned after:
   --kv-cache-dtype fp8, --max-num-batched-tokens 2 x ISL and --gpu-memory-utilization 0.90, so its 0.19.0
   rows launch that way; the same script at 07e171a tests `[ "$EP_SIZE" -ge 1 ]`, so its v0.17.0 rows (EP 1
   recorded) ran --enable-expert-parallel, EP = TP (added after scoring, session 55, VLLM_ALWAYS_EP; PR #947 made
-  it -gt 1);
+  it -gt 1); the same script at 07e171a exports VLLM_USE_FLASHINFER_MOE_FP8=0 and VLLM_MOE_USE_DEEP_GEMM=0, so
+  its v0.17.0 rows' experts ran vLLM's Triton fused MoE (added after scoring, session 72 B2,
+  VLLM_RELEASE_MOE_KERNELS: moe_kernels triton; PR #947 removed both with v0.19.0);
 - the checkpoint those vLLM recipes served, as stored (added after scoring, session 51, vllm_checkpoint; its
   before/after in the commit and the closing note): the model is the recipe's checkpoint (NVIDIA's NVFP4 exports
   for the Kimi-K2.5 and MiniMax-M2.5 nvfp4 rows, InferenceX PR #862 and issue #951) and the rule's weight schemes
@@ -1419,6 +1421,16 @@ VLLM_EXPERT_KERNEL = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "nvfp4"}
 # Session 61: trtllm-gen-mxfp8, the same kernels priced by their own MXFP4 x MXFP8 rows (moe_kernels.py).
 VLLM_MOE_KERNELS = {("gpt-oss-120b", "nvfp4", "b200_sxm"): "trtllm-gen-mxfp8",
                     ("gpt-oss-120b", "nvfp4", "h100_sxm"): "marlin"}
+# ... and per release, where a recipe's image changed them (added after scoring, session 72 B2):
+# minimaxm2.5_fp8_b200.sh at 07e171a (InferenceX; the v0.17.0 image) exports VLLM_USE_FLASHINFER_MOE_FP8=0 and
+# VLLM_MOE_USE_DEEP_GEMM=0 (PR #947, 8eec0d4, removes both with the move to v0.19.0; vllm-project/recipes#272: "FP8
+# serving on B200 GPUs with FlashInfer MoE FP8 and DeepGEMM MoE disabled"), so vLLM's fp8 MoE oracle
+# (model_executor/layers/fused_moe/oracle/fp8.py, stored revision 001a058: the variable set false drops
+# FLASHINFER_TRTLLM and FLASHINFER_CUTLASS, VLLM_MOE_USE_DEEP_GEMM false DEEPGEMM, VLLM_CUTLASS off unless allowed)
+# picks TRITON (TritonExperts): moe_kernels triton. Its decode tile is not the fit's (docs/accuracy.md session 72 B2:
+# vllm#34846's BLOCK_SIZE_M 16 at <= 64 tokens, the corpus rows SGLang's 64). Key: (model, gemm quant, GPU, release).
+VLLM_RELEASE_MOE_KERNELS = {("minimax-m2.5", "fp8", "b200_sxm", "0.17.0"): "triton"}
+VLLM_RELEASE_MOE_KERNELS_MAPPED = True   # off: those rows' experts as FlashInfer's TRTLLM-Gen (v0.19.0's), as before
 # The cudagraph_mode a recipe's --compilation-config sets (added after scoring, session 54): minimaxm2.5_fp8_h100.sh
 # at 34bc7c4 launches `--compilation-config '{"cudagraph_mode":"PIECEWISE"}'`; recipes not listed set none (vLLM's
 # FULL_AND_PIECEWISE: decode batches as whole graphs).
@@ -1473,6 +1485,9 @@ def vllm_checkpoint(row: dict, kw: dict) -> None:
         kw["expert_quantization"] = experts
     kernels = next((k for (m, q, g), k in VLLM_MOE_KERNELS.items()
                     if m in model and q == quant and g == row["system"]), None)
+    if VLLM_RELEASE_MOE_KERNELS_MAPPED:
+        kernels = next((k for (m, q, g, r), k in VLLM_RELEASE_MOE_KERNELS.items() if m in model and q == quant
+                        and g == row["system"] and r == row["backend_version"]), kernels)
     if kernels is not None:
         kw["moe_kernels"] = kernels
 

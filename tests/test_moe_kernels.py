@@ -8,6 +8,7 @@ import pytest
 from whatif.errors import WhatifError
 from whatif.roofline.efficiency import load_efficiency
 from whatif.roofline.kernel_timing import covers, fit_engine
+from whatif.roofline.kernel_models.moe import moe_fit_source
 from whatif.roofline.moe_kernels import moe_fit_engine
 from whatif.roofline.ops import gemm
 from whatif.roofline.timing import time_op
@@ -26,7 +27,7 @@ def expert_op(rows_per_expert: int, dtype: str, experts: int = 256):
 def test_names_and_architectures():
     assert moe_fit_engine(None, "blackwell") is None
     assert moe_fit_engine("trtllm-gen", "blackwell") == "sglang"
-    with pytest.raises(WhatifError, match="valid: marlin, trtllm-gen"):
+    with pytest.raises(WhatifError, match="valid: marlin, triton, trtllm-gen"):
         moe_fit_engine("deepgemm", "blackwell")
     with pytest.raises(WhatifError, match="blackwell GPUs only"):
         moe_fit_engine("trtllm-gen", "hopper")
@@ -54,6 +55,25 @@ def test_scenario_setting_defaults_off_and_checks_the_gpu():
     assert Scenario(**base, moe_kernels="trtllm-gen").resolved().efficiency.moe_engine == "sglang"
     with pytest.raises(WhatifError, match="not hopper"):
         Scenario(**{**base, "hardware": "dgx-h100"}, moe_kernels="trtllm-gen").resolved()
+
+
+def test_triton_experts_take_the_triton_block_fp8_fit_on_hopper_and_blackwell_only():
+    """moe_kernels triton (session 72 B2): vLLM's Triton fused MoE over 128x128 block-FP8 experts, priced by the fit
+    of the corpus's Triton block-FP8 rows; 16-bit experts (no such fit) keep the engine's own pricing."""
+    assert moe_fit_engine("triton", "blackwell") == moe_fit_engine("triton", "hopper") == "fused_moe_triton"
+    with pytest.raises(WhatifError, match="not ampere"):
+        moe_fit_engine("triton", "ampere")
+    eff = load_efficiency("default", B200, engine="vllm")
+    named = replace(eff, moe_engine="fused_moe_triton")
+    block = replace(expert_op(64, "fp8"), block_scaled=True)
+    assert fit_engine(block, named) == "fused_moe_triton"
+    triton = time_op(block, B200, named, None).time_s
+    assert moe_fit_source("blackwell", "fp8", "fused_moe_triton") == "sglang_fused_moe_triton"
+    assert triton != time_op(block, B200, eff, None).time_s   # (vLLM's default: FlashInfer's TRTLLM-Gen fit)
+    bf16 = expert_op(64, "bf16")
+    assert time_op(bf16, B200, named, None).time_s == time_op(bf16, B200, eff, None).time_s
+    base = dict(model="deepseek-ai/DeepSeek-R1", hardware="dgx-b200", kernel_engine="vllm")
+    assert Scenario(**base, moe_kernels="triton").resolved().efficiency.moe_engine == "fused_moe_triton"
 
 
 def test_the_fused_layers_routing_and_activation_are_not_priced_twice():

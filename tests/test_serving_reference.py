@@ -1473,6 +1473,19 @@ def test_minimax_fp8_b200_vllm_0_17_rows_run_expert_parallel_as_their_recipe():
     assert "ep" not in sr.simulate_kwargs(_row(backend_version="0.17.0", **other))
 
 
+def test_minimax_fp8_b200_vllm_0_17_rows_run_triton_experts_as_their_recipe():
+    """minimaxm2.5_fp8_b200.sh at 07e171a exports VLLM_USE_FLASHINFER_MOE_FP8=0 and VLLM_MOE_USE_DEEP_GEMM=0
+    (VLLM_RELEASE_MOE_KERNELS): its v0.17.0 rows' experts run moe_kernels triton; the v0.19.0 rows (PR #947) and the
+    H100 rows keep the engine's own experts."""
+    src = "source_file=2026-03-25.csv; model=MiniMax-M2.5; silicon_concurrency=4; wip=False"
+    minimax = dict(backend="vllm", model_path="MiniMaxAI/MiniMax-M2.5", gemm_quant_mode="fp8", moe_quant_mode="fp8",
+                   silicon_data_source=src, tp_size="4", attention_dp_size="1", moe_tp_size="4", moe_ep_size="1",
+                   batch_size="4")
+    assert sr.simulate_kwargs(_row(backend_version="0.17.0", **minimax)).get("moe_kernels") == "triton"
+    assert "moe_kernels" not in sr.simulate_kwargs(_row(backend_version="0.19.0", **minimax))
+    assert "moe_kernels" not in sr.simulate_kwargs(_row(backend_version="0.17.0", system="h100_sxm", **minimax))
+
+
 def test_an_inferencex_sglang_launch_measured_two_ways_on_one_date_is_not_scored(monkeypatch):
     """InferenceX ran dsr1-fp8-b200-sglang and its -mtp key on one image: two measurements of one launch are one of
     each, and the row does not say which (stp_or_mtp_unknown); a launch measured once stays scored."""

@@ -72,7 +72,8 @@ class Scenario:
     launch_us: float | None = None       # host CPU launch + queuing time per kernel in eager mode (e.g. Grace's)
     moe_kernels: str | None = None       # the fused-MoE kernels the deployment picks (TensorRT-LLM moe_config.backend
                                          # TRTLLM: 'trtllm-gen', MXFP4 x MXFP8: 'trtllm-gen-mxfp8'; vLLM
-                                         # VLLM_MXFP4_USE_MARLIN=1: 'marlin'), priced by
+                                         # VLLM_MXFP4_USE_MARLIN=1: 'marlin'; VLLM_USE_FLASHINFER_MOE_FP8=0 with
+                                         # VLLM_MOE_USE_DEEP_GEMM=0, block-FP8: 'triton'), priced by
                                          # the rows that timed them (moe_kernels.py)
     moe_problem_cost: bool = False       # price each local expert's grouped-GEMM problem where measured (TensorRT-LLM's
                                          # Hopper block-FP8 MoE: roofline/grouped_problems.py); off: as before

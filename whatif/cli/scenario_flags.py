@@ -144,7 +144,9 @@ def add_scenario_flags(p, max_seqs_alias: str | None = None, unlisted: tuple[str
                    help="the fused-MoE kernels the deployment picks where they are not its engine's own measured ones "
                         "(trtllm-gen: TensorRT-LLM's moe_config.backend TRTLLM, Blackwell only; trtllm-gen-mxfp8: "
                         "the same kernels over MXFP4 weights x MXFP8 activations, gpt-oss on Blackwell; marlin: vLLM's "
-                        "VLLM_MXFP4_USE_MARLIN=1, MXFP4 experts on its weight-only MoE), priced by the rows that "
+                        "VLLM_MXFP4_USE_MARLIN=1, MXFP4 experts on its weight-only MoE; triton: vLLM's Triton "
+                        "fused MoE over block-FP8 experts, VLLM_USE_FLASHINFER_MOE_FP8=0 and "
+                        "VLLM_MOE_USE_DEEP_GEMM=0, Hopper and Blackwell), priced by the rows that "
                         "timed them")
     t.add_argument("--moe-problem-cost", action="store_true", default=None,
                    help="price each local expert's grouped-GEMM problem where its kernel's rows measured one "

@@ -27,7 +27,14 @@ model_config.py get_mxfp4_quant_algo: W4A8_MXFP4_MXFP8 on SM >= 100 unless the b
 OVERRIDE_QUANT_ALGO is set; vLLM's SM100 default without the variable is MXFP4 x bf16). Priced by the fit of
 aiconfigurator's B200 w4a8_mxfp4_mxfp8 rows of that kernel (sglang_flashinfer_trtllm_moe; validate/moe_fit.FITS
 trtllm_gen_mxfp8) at the fp8 tensor-core peak (expert_fits.FIT_PEAK_DTYPE); the nvfp4 stand-in's fit had read
-those rows x0.72."""
+those rows x0.72.
+
+`triton` (session 72 B2): the Triton fused-MoE kernel (vLLM's TritonExperts / fused_experts, SGLang's fused_moe_triton,
+the same fused_moe_kernel) over 128x128 block-FP8 experts, which vLLM's fp8 MoE oracle (model_executor/layers/
+fused_moe/oracle/fp8.py) falls back to where a launch disables FlashInfer's and DeepGEMM's MoE
+(VLLM_USE_FLASHINFER_MOE_FP8=0, VLLM_MOE_USE_DEEP_GEMM=0; VLLM_CUTLASS off unless allowed). Priced by the fit of the
+corpus's Triton block-FP8 rows (SGLang 0.5.14's sglang_fused_moe_triton fp8_block, H100 and B200: validate/moe_fit.FITS
+fused_moe_triton). Only block-FP8 experts have that fit; others keep the engine's own pricing (has_moe_fit)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -37,7 +44,8 @@ from ..specs.op_kinds import OpRole
 
 # kernels -> {GPU architecture: the engine whose fused-MoE rows timed those kernels there}
 MOE_KERNELS = {"trtllm-gen": {"blackwell": "sglang"}, "trtllm-gen-mxfp8": {"blackwell": "trtllm_gen_mxfp8"},
-               "marlin": {"ampere": None, "ada": None, "hopper": None, "blackwell": None}}
+               "marlin": {"ampere": None, "ada": None, "hopper": None, "blackwell": None},
+               "triton": {"hopper": "fused_moe_triton", "blackwell": "fused_moe_triton"}}
 # kernels the deployment's own engine runs for 4-bit float weights through its weight-only MoE fit
 WEIGHT_ONLY_KERNELS = frozenset({"marlin"})
 

@@ -68,13 +68,22 @@ FITS = {("vllm", "bf16"): (("bfloat16",), None), ("vllm", "fp8"): (("fp8",), ("b
         ("sglang", "fp4"): (("nvfp4",), ("b200_sxm",)),
         ("trtllm", "bf16"): (("bfloat16",), None),
         ("flashinfer_cutlass", "fp8"): (("fp8_block",), ("h100_sxm",)),
-        ("trtllm_gen_mxfp8", "fp4"): (("w4a8_mxfp4_mxfp8",), ("b200_sxm",))}
+        ("trtllm_gen_mxfp8", "fp4"): (("w4a8_mxfp4_mxfp8",), ("b200_sxm",)),
+        ("fused_moe_triton", "fp8"): (("fp8_block",), ("h100_sxm", "b200_sxm"))}
 # trtllm_gen_mxfp8 (session 61): the TRTLLM-Gen MoE over MXFP4 weights x MXFP8 activations (moe_kernels
 # trtllm-gen-mxfp8, gpt-oss's B200 experts), fitted on SGLang's B200 rows of it (sglang_flashinfer_trtllm_moe
 # w4a8_mxfp4_mxfp8: gpt-oss-120b/-20b's 2880 x 2880 and a 3584 x 3072, 896-expert shape; the only GPU measured, so no
 # leave-one-out figure), at the fp8 peak; keyed fp4 because the experts it prices are the rule's nvfp4 stand-in.
+# fused_moe_triton (session 72 B2): the Triton fused-MoE kernel over 128x128 block-FP8 weights (fused_moe_kernel with
+# block scales: vLLM's TritonExperts, which SGLang's fused_moe_triton adapts), the experts vLLM runs where its fp8 MoE
+# oracle is left no other backend (moe_kernels `triton`), fitted on SGLang 0.5.14's sglang_fused_moe_triton fp8_block
+# rows, H100 and B200 (vLLM's corpus rows time no Triton block-FP8 MoE: its L40S Triton rows are per-tensor fp8), so
+# leave-one-GPU-out scores each GPU on the other's fit. Its own block: no engine's default experts take it.
 # fit name -> the corpus framework whose rows measured its kernel (default: the fit's own name)
-ROWS_FRAMEWORK = {"flashinfer_cutlass": "trtllm", "trtllm_gen_mxfp8": "sglang"}
+ROWS_FRAMEWORK = {"flashinfer_cutlass": "trtllm", "trtllm_gen_mxfp8": "sglang", "fused_moe_triton": "sglang"}
+# fit name -> the kernel_source its rows are, where not the framework's most-measured kernel on each GPU (on B200
+# SGLang's fp8_block rows are mostly FlashInfer's TRTLLM-Gen MoE)
+ROWS_KERNEL = {"fused_moe_triton": "sglang_fused_moe_triton"}
 
 
 def fit_rows(frame, engine: str, dtype: str):
@@ -127,6 +136,8 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
     """One engine's rows of one corpus dtype (on `gpus`, None: all), the most-measured kernel per GPU, with
     ideal times attached."""
     rows = frame[(frame["framework"] == ROWS_FRAMEWORK.get(engine, engine)) & (frame["moe_dtype"] == dtype)]
+    if engine in ROWS_KERNEL:
+        rows = rows[rows["kernel_source"] == ROWS_KERNEL[engine]]
     if gpus is not None:
         rows = rows[rows["gpu"].isin(gpus)]
     rows = rows.assign(distribution=[collector_distribution(f, v, d) for f, v, d in
@@ -145,7 +156,7 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
             # the kernel's own shape: hidden and per-GPU intermediate sizes padded as its weights are laid out
             hidden, inter_l = aligned(r.hidden_size, align), aligned(r.inter_size / r.moe_tp_size, align)
             grid = launched_tiles(r.num_tokens, r.topk, r.num_experts, hidden, inter_l)
-            tiles.append(grid / g.sm_count.value if grid_launched(r.kernel_source) else 0.0)
+            tiles.append(grid / g.sm_count.value if grid_launched(r.kernel_source, dtype) else 0.0)
             c, m, cached = moe_ideal_times(r.num_tokens, hidden, inter_l * r.moe_tp_size, r.topk, r.num_experts,
                                            r.moe_tp_size, r.moe_ep_size, r.distribution, peak, hbm,
                                            w_bytes, a_bytes, l2, _groups(r), rate)
@@ -197,14 +208,20 @@ def _rows_per_expert(r) -> float:
     return assigned / max(touched, 1.0)
 
 
-def grid_launched(kernel_source: str) -> bool:
+def grid_launched(kernel_source: str, dtype: str = "") -> bool:
     """Whether the kernel's work walks a grid over every routed slot, padded per expert (kernel_models/
     moe.launched_tiles), so a cost per tile is fitted: trtllm-gen's fused MoE (FlashInfer's / TensorRT-LLM's runner:
     getMaxNumCtasInBatchDim M tiles over every slot) and vLLM's Marlin MoE (fused_marlin_moe.py aligns the slots with
     moe_align_block_size, each expert's padded to the M block, and moe_wna16_marlin_gemm walks all
     num_tokens_post_padded of them; fitting the tile cost took its small-M rows from 30% to 18% MAPE in-sample on
-    B200 and H100). Other kernels fit none (vLLM's Triton fused_moe also grids over the padded slots, not fitted)."""
-    return "trtllm" in kernel_source or "marlin" in kernel_source
+    B200 and H100). The Triton fused_moe kernel grids over the padded slots too (moe_align_block_size, then a grid of
+    cdiv(EM, BLOCK_SIZE_M) x cdiv(N, BLOCK_SIZE_N)); its block-FP8 rows (GRID_TILE_ROWS, session 72 B2) are fitted with
+    the tile cost: in-sample MAPE by token band (two regimes) 13-33% -> 10-30% (B200), 11-31% -> 8-29% (H100). Its
+    bf16 rows, under the sglang/vllm bf16 blocks, fit none, as before."""
+    return "trtllm" in kernel_source or "marlin" in kernel_source or (kernel_source, dtype) in GRID_TILE_ROWS
+
+
+GRID_TILE_ROWS = frozenset({("sglang_fused_moe_triton", "fp8_block")})   # (kernel_source, corpus dtype)
 
 
 def to_params(v) -> RooflineParams:
@@ -378,7 +395,9 @@ def leave_one_shape_out(rows, three: bool = False) -> np.ndarray:
 # more (`benchmarks/accuracy_moe.py --mid-m`; session 63: sglang/blackwell/fp8 15.07 -> 12.01% in-sample, 15.57 ->
 # 12.44% leave-one-shape-out; every other block with the rows gained under a point or lost, so keeps its two regimes).
 MID_M_MARGIN = 1.0   # points: the tolerance test_moe_engine_fits already treats as refit noise
-MID_M_BLOCKS = ("sglang/blackwell/fp8",)
+# Session 72 B2: fused_moe_triton/hopper/fp8 met it (16.80 -> 12.13% in, 47.28 -> 46.01% leave-one-GPU-out);
+# fused_moe_triton/blackwell/fp8 did not (18.10 -> 13.95% in, 27.98 -> 28.23% out), so keeps two.
+MID_M_BLOCKS = ("sglang/blackwell/fp8", "fused_moe_triton/hopper/fp8")
 
 
 def mid_m_scores(rows) -> list[dict]:
