@@ -143,7 +143,8 @@ def main(argv=None) -> int:
         return 2
     batch = args.batch or sr.concurrency(row)
     context = args.context or int(float(row["isl"])) + int(float(row["osl"])) // 2
-    print(f"{args.id}: measured TTFT {float(row['silicon_ttft_ms']):.1f} ms, TPOT {float(row['silicon_tpot_ms']):.2f} ms")
+    ttft, tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
+    print(f"{args.id}: measured TTFT {ttft:.1f} ms, TPOT {tpot:.2f} ms")
     print(compare(row, batch, context, args.root))
     return 0
 
