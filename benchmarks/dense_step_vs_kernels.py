@@ -10,7 +10,8 @@ the row's input length, each op's time over the layers next to the measured kern
   per-tensor quantize, which whatif swaps for the static scaling kernel: kernels.static_fp8_input_scale), the row's
   GEMM dtype, interpolated linearly in m between measured m and, where the model's n or k was not measured, linearly
   in that dimension between its measured neighbours;
-- attention: attention.parquet's TensorRT-LLM rows, per-rank heads, the row's KV dtype (query bf16): decode at
+- attention: attention.parquet's TensorRT-LLM rows, per-rank heads, the row's KV dtype, bf16 query (whatif prices a
+  TensorRT-LLM context over an fp8 cache at the fp8 peak: the table's fp8-query rows are ~5-10% faster): decode at
   (batch, step = context - 1) interpolated in step; context at batch 1, isl = ISL;
 - all-reduce: comm.parquet's TensorRT-LLM all-reduce at the op's bytes, interpolated in log-bytes;
 the rest (norms, activation, residuals, head, sampling) at whatif's price ("-"). Nothing here feeds a prediction.
@@ -30,7 +31,7 @@ from step_ops import decode_step, prefill_pass, summed   # noqa: E402
 
 REFERENCE = ROOT.parent / "shared" / "reference" / "aiconfigurator"
 GPU_NAME = {"dgx-h100": "h100_sxm", "dgx-b200": "b200_sxm"}
-GEMM_DTYPE = {"fp8": "fp8", "fp8-block": None, None: "bfloat16", "bf16": "bfloat16"}
+GEMM_DTYPE = {"fp8": "fp8", "bf16": "bfloat16"}   # whatif's op dtype -> the table's (block-scaled fp8: no table)
 KV_DTYPE = {"fp8": "fp8", "bf16": "bfloat16", None: "bfloat16"}
 
 
@@ -76,8 +77,8 @@ def measured_us(op, phase: str, t, row, batch: int, context: int) -> float | Non
     """The table's microseconds for one instance of whatif's op (None: no table for it)."""
     g, a, c = t
     s = op.shape
-    if op.op_class.name == "GEMM" and getattr(s, "groups", 1.0) == 1.0:
-        dt = GEMM_DTYPE.get(op.dtype, None if op.dtype not in ("bf16",) else "bfloat16")
+    if op.op_class.name == "GEMM" and getattr(s, "groups", 1.0) == 1.0 and not op.block_scaled:
+        dt = GEMM_DTYPE.get(op.dtype)
         return gemm_us(g[g.gemm_dtype == dt], s.m, int(s.n), int(s.k)) if dt else None
     if op.name == "attention":
         tp = int(float(row["tp_size"]))
@@ -86,11 +87,11 @@ def measured_us(op, phase: str, t, row, batch: int, context: int) -> float | Non
         sel = a[(a.num_heads == heads) & (a.num_key_value_heads == kv) & (a.head_dim == row["_head_dim"])
                 & (a.attn_dtype == "bfloat16")
                 & (a.kv_cache_dtype == kvd)]
-        if phase == "decode":
-            d = sel[(sel.phase == "decode") & (sel.batch_size == batch)]
-            return interp(list(zip(d.step, d.latency_ms * 1e3)), context - 1)
-        p = sel[(sel.phase == "prefill") & (sel.batch_size == 1)]
-        return interp(list(zip(p.isl, p.latency_ms * 1e3)), int(float(row["isl"])))
+        if phase == "decode":   # (the median of a shape's rows: L2-resident and not)
+            d = sel[(sel.phase == "decode") & (sel.batch_size == batch)].groupby("step").latency_ms.median()
+            return interp(list(zip(d.index, d.values * 1e3)), context - 1)
+        p = sel[(sel.phase == "prefill") & (sel.batch_size == 1)].groupby("isl").latency_ms.median()
+        return interp(list(zip(p.index, p.values * 1e3)), int(float(row["isl"])))
     if op.name.endswith("allreduce"):   # the hidden state of the pass's tokens, bf16
         r = c[c.num_gpus == int(float(row["tp_size"]))]
         tokens = batch if phase == "decode" else int(float(row["isl"]))
