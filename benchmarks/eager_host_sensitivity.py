@@ -5,6 +5,8 @@
     python benchmarks/eager_host_sensitivity.py --query "engine=='trtllm' and mode=='agg'" --scale 1 3.3
     python benchmarks/eager_host_sensitivity.py --query "engine=='sglang' and model.str.contains('Qwen3.5')" \
         --engine sglang --scale 1 --compile-ms 52.67 90 110
+    python benchmarks/eager_host_sensitivity.py --query "engine=='sglang' and tp==4 and ep==1 and concurrency>=16" \
+        --seq-host-us 0 60 120
 
 Reruns the rows of benchmarks/serving_reference.py whose id contains `--filter`, or that `--query` selects from the
 committed table (every `--every`-th), with the engine's `kernels.eager_launch_s` on `--arch` hosts multiplied by
@@ -12,7 +14,9 @@ each `--scale` (the scenario field `launch_us`), and prints TTFT MAPE, median pr
 more than 3x and TPOT MAPE, by concurrency band. `--compile-ms` reruns them at each value of the Gated DeltaNet
 L2-norm's compile a new prefill token count pays where the mapping charges it (serving_reference.L2NORM_COMPILE_S,
 52.67 ms from sgl-project/sglang PR #31558 on H200 hosts; #23448 reads ~90 ms on L20Y, #30403 bursts up to ~110 ms),
-for every scale.
+for every scale. `--seq-host-us` adds that many microseconds of host time per running sequence to every engine step
+(EngineSpec.cpu.seconds; serial with the GPU where the engine does not overlap the two), for every scale: whether a
+large-batch TPOT miss reads as a per-sequence host cost (a uniform one fits every load) or not.
 A sensitivity, never a calibration: a scale that closes a slice is read off the serving rows, so no prediction may
 take it (docs/accuracy.md, "TensorRT-LLM DeepSeek on B200 at light load ... session 56"). Scale 1 reproduces the
 committed table.
@@ -77,6 +81,21 @@ def l2norm_compile(ms: float | None):
         sr.L2NORM_COMPILE_S = original
 
 
+@contextlib.contextmanager
+def extra_host_per_sequence(us: float):
+    """Every engine step's host time (whatif.specs.engines.CpuOverhead.seconds) plus `us` microseconds per running
+    sequence, restored on exit; 0 leaves it alone. A step of a speculative round is one step: the term is per round."""
+    from whatif.specs import engines
+
+    original = engines.CpuOverhead.seconds
+    if us:
+        engines.CpuOverhead.seconds = lambda self, sequences: original(self, sequences) + us * 1e-6 * sequences
+    try:
+        yield
+    finally:
+        engines.CpuOverhead.seconds = original
+
+
 def summary(points: list[tuple[int, float, float, float, float]]) -> str:
     """One line: TTFT MAPE, median ratio, off by 3x, TPOT MAPE of (clients, ttft pred, meas, tpot pred, meas)."""
     if not points:
@@ -115,35 +134,40 @@ def main(argv=None) -> int:
     ap.add_argument("--scale", type=float, nargs="+", default=[1.0])
     ap.add_argument("--compile-ms", type=float, nargs="+", default=[None],
                     help="the GDN L2-norm compile per new prefill token count (ms) where mapped; default as mapped")
+    ap.add_argument("--seq-host-us", type=float, nargs="+", default=[0.0],
+                    help="extra host time per running sequence of every engine step (us); default 0")
     ap.add_argument("--every", type=int, default=1, help="run every N-th matching row")
-    ap.add_argument("--out", help="CSV of id, scale, compile_ms, clients, predicted and measured TTFT/TPOT")
+    ap.add_argument("--out", help="CSV of id, scale, compile_ms, seq_host_us, clients, TTFT/TPOT")
     args = ap.parse_args(argv)
 
     import serving_reference as sr
 
     rows = selected_rows(args.query, args.filter, args.every)
     out = []
-    for compile_ms in args.compile_ms:
-        for scale in args.scale:
-            points = []
-            with scaled_eager_host(args.engine, args.arch, scale), l2norm_compile(compile_ms):
-                for row in rows:
-                    res = sr.run_row(row)
-                    if not res.scored:
-                        continue
-                    meas_ttft, meas_tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
-                    points.append((sr.concurrency(row), res.ttft_ms, meas_ttft, res.tpot_ms, meas_tpot))
-                    out.append((row["id"], scale, compile_ms, *points[-1]))
-            label = "" if compile_ms is None else f", compile {compile_ms:g} ms"
-            print(f"scale {scale:g}{label}: {summary(points)}")
-            for lo, hi in BANDS:
-                band = [p for p in points if lo <= p[0] <= hi]
-                if band:
-                    print(f"  {lo}-{hi if hi < 10**6 else '+'} clients: {summary(band)}")
+    for seq_us in args.seq_host_us:
+        for compile_ms in args.compile_ms:
+            for scale in args.scale:
+                points = []
+                with scaled_eager_host(args.engine, args.arch, scale), l2norm_compile(compile_ms), \
+                        extra_host_per_sequence(seq_us):
+                    for row in rows:
+                        res = sr.run_row(row)
+                        if not res.scored:
+                            continue
+                        meas_ttft, meas_tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
+                        points.append((sr.concurrency(row), res.ttft_ms, meas_ttft, res.tpot_ms, meas_tpot))
+                        out.append((row["id"], scale, compile_ms, seq_us, *points[-1]))
+                label = "" if compile_ms is None else f", compile {compile_ms:g} ms"
+                label += f", +{seq_us:g} us/sequence" if seq_us else ""
+                print(f"scale {scale:g}{label}: {summary(points)}")
+                for lo, hi in BANDS:
+                    band = [p for p in points if lo <= p[0] <= hi]
+                    if band:
+                        print(f"  {lo}-{hi if hi < 10**6 else '+'} clients: {summary(band)}")
     if args.out:
         with open(args.out, "w", newline="") as fh:
             w = csv.writer(fh)
-            w.writerow(["id", "scale", "compile_ms", "clients", "predicted_ttft_ms", "measured_ttft_ms",
+            w.writerow(["id", "scale", "compile_ms", "seq_host_us", "clients", "predicted_ttft_ms", "measured_ttft_ms",
                         "predicted_tpot_ms", "measured_tpot_ms"])
             w.writerows(out)
     return 0

@@ -58,3 +58,13 @@ def test_compile_ms_sets_the_mapped_l2norm_compile_and_restores_it():
     with ehs.l2norm_compile(None):                      # None: as mapped
         assert sr.L2NORM_COMPILE_S == before
     assert sr.L2NORM_COMPILE_S == before
+
+
+def test_seq_host_us_adds_host_time_per_sequence_and_restores_it():
+    from whatif.specs.engines import CpuOverhead
+    cpu = CpuOverhead(per_step_s=0.6e-3, per_sequence_s=6e-6, overlapped=False)
+    with ehs.extra_host_per_sequence(100.0):
+        assert cpu.seconds(128) == pytest.approx(0.6e-3 + 128 * (6e-6 + 100e-6))
+    with ehs.extra_host_per_sequence(0.0):               # 0: the engine's own host time
+        assert cpu.seconds(128) == pytest.approx(0.6e-3 + 128 * 6e-6)
+    assert cpu.seconds(128) == pytest.approx(0.6e-3 + 128 * 6e-6)
