@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 
 from ..errors import WhatifError, check_mapping, shown
 from ..specs.checks import MAX_GPUS, MAX_REQUESTS, MAX_TOKENS, flag_int, flag_seconds, implausible_slo, int_list
@@ -206,7 +207,12 @@ def _best_serve_text(result) -> str:
     if result.best is None:
         return "\n\n# --serve-command: no configuration meets the SLOs, so none to launch"
     best = result.best
-    return f"\n\n# the best configuration: {best.label()}\n" + serve_text(*from_search(result.space, best))
+    d, load = from_search(result.space, best)
+    top = result.best_recheck() if result.rechecked else None
+    if top is not None and top["config"] is best and load.rate is not None:   # the simulator served the same traffic
+        load = replace(load, claim=load.claim + f"; the simulator's re-check held the targets up to "
+                                                f"{top['goodput_req_s']:.3g} req/s")
+    return f"\n\n# the best configuration: {best.label()}\n" + serve_text(d, load)
 
 
 def _refuse_an_all_invalid_space(result) -> None:

@@ -59,6 +59,8 @@ class Load:
     rate: float | None = None         # requests per second (Poisson unless burstiness says otherwise)
     requests: int | None = None
     burstiness: float = 1.0           # vLLM's gamma shape: 1 is Poisson, lower is burstier
+    goodput_ms: tuple[tuple[str, float], ...] = ()   # SLO targets (ttft, tpot, e2el; ms) the benchmark counts goodput by
+    claim: str = ""                   # a '#' line: which figure of the prediction the benchmark's output checks
 
 
 def _kv(engine: str, kv: str) -> list[str]:
@@ -283,14 +285,20 @@ def bench_line(d: Deployment, load: Load) -> str:
         cmd += ["--request-rate", f"{load.rate:.4g}"]
         if d.engine != "sglang" and load.burstiness != 1.0:
             cmd += ["--burstiness", f"{load.burstiness:g}"]
+    if load.goodput_ms and d.engine != "sglang":
+        # vllm bench serve's request goodput: requests/s that meet every target, "KEY:VALUE" pairs in ms
+        # (vllm/benchmarks/serve.py --goodput, v0.31.0 line 1838; metrics ttft, tpot, e2el)
+        cmd += ["--goodput", *(f"{k}:{v:.4g}" for k, v in load.goodput_ms)]
     return " ".join(cmd)
 
 
 def serve_text(d: Deployment, load: Load) -> str:
     """The launch lines, then the benchmark, as `--serve-command` prints them."""
-    return "\n".join([f"# launch ({d.engine})", *serve_lines(d), "# check the prediction", bench_line(d, load)])
+    return "\n".join([f"# launch ({d.engine})", *serve_lines(d), "# check the prediction", bench_line(d, load),
+                      *([load.claim] if load.claim else [])])
 
 
 def serve_dict(d: Deployment, load: Load) -> dict:
-    """The same for JSON: the launch lines (notes included) and the benchmark command."""
-    return {"engine": d.engine, "serve": serve_lines(d), "bench": bench_line(d, load)}
+    """The same for JSON: the launch lines (notes included), the benchmark command and what its output checks."""
+    return {"engine": d.engine, "serve": serve_lines(d), "bench": bench_line(d, load),
+            **({"check": load.claim.removeprefix("# ")} if load.claim else {})}
