@@ -104,10 +104,11 @@ def from_simulation(cfg) -> tuple[Deployment, Load]:
         notes.append(f"# the simulated traffic ({'a trace' if t.trace else t.lengths + ' lengths'}"
                      f"{', multi-turn' if t.turns > 1 else ''}) is not the benchmark's: it sends fixed lengths "
                      f"{t.prompt + t.prefix_tokens} / {t.output}")
-    load = (Load(t.prompt + t.prefix_tokens, t.output, concurrency=t.concurrency, requests=t.requests)
+    load = (Load(t.prompt + t.prefix_tokens, t.output, concurrency=t.concurrency, requests=t.requests,
+                 range_ratio=t.range_ratio)
             if t.concurrency else
             Load(t.prompt + t.prefix_tokens, t.output, rate=t.rate, requests=t.requests,
-                 burstiness=t.gamma_shape))
+                 burstiness=t.gamma_shape, range_ratio=t.range_ratio))
     return replace(d, notes=tuple(notes)), load
 
 
