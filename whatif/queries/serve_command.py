@@ -59,7 +59,7 @@ class Load:
     rate: float | None = None         # requests per second (Poisson unless burstiness says otherwise)
     requests: int | None = None
     burstiness: float = 1.0           # vLLM's gamma shape: 1 is Poisson, lower is burstier
-    goodput_ms: tuple[tuple[str, float], ...] = ()   # SLO targets (ttft, tpot, e2el; ms) the benchmark counts goodput by
+    goodput_ms: tuple[tuple[str, float], ...] = ()   # SLO targets (ttft, tpot, e2el; ms) its goodput counts by
     claim: str = ""                   # a '#' line: which figure of the prediction the benchmark's output checks
     range_ratio: float = 1.0          # each length uniform in [ratio x L, L] (simulate --range-ratio); 1: fixed
 
