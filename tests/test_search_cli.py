@@ -104,7 +104,7 @@ def test_the_check_after_a_search_runs_the_traffic_its_claim_is_about(capsys):
     argv = ["search", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--gpus", "1", "--batches", "16",
             "--prompt", "2000", "--output", "200", "--slo-tpot", "30ms", "--no-progress", "--jobs", "1",
             "--serve-command", "--modes", "aggregated"]
-    assert main([*argv, "--slo-ttft", "1s", "--json"]) == 0
+    assert main([*argv, "--slo-ttft", "1s", "--json", "--simulate-top", "1", "--sim-requests", "100"]) == 0
     out = json.loads(capsys.readouterr().out)
     best, serve = out["best"], out["best"]["serve_command"]
     bench = serve["bench"].split()
@@ -112,6 +112,7 @@ def test_the_check_after_a_search_runs_the_traffic_its_claim_is_about(capsys):
     assert float(bench[bench.index("--request-rate") + 1]) == pytest.approx(best["request_rate_req_s"], rel=1e-3)
     assert bench[bench.index("--goodput") + 1:bench.index("--goodput") + 3] == ["ttft:1000", "tpot:30"]
     assert "Poisson arrivals" in serve["check"] and f"{best['request_rate_req_s']:.3g} req/s" in serve["check"]
+    assert "the simulator's re-check held the targets up to" in serve["check"]   # the same traffic, simulated
     assert main(argv) == 0          # no TTFT target: the figures are full load, a closed loop of B clients
     text = capsys.readouterr().out
     bench_line = next(ln for ln in text.splitlines() if ln.startswith("vllm bench serve"))
