@@ -82,6 +82,28 @@ def test_compare_without_system_parallelism_keeps_its_labels(capsys):
     assert [r["hardware"] for r in d["rows"]] == ["h100-sxm", "a100-sxm-80gb"]
 
 
+def test_a_row_that_does_not_fit_shows_no_latency(capsys, tmp_path):
+    """Llama-3-70B bf16 on one GH200 cannot hold its weights: compare printed 168 ms / 44.9 ms beside '145 GB (no
+    fit)' as if it ran. Its TTFT, TPOT and tok/s read '-' with the reason, in text, --json, --csv and the report."""
+    argv = ["compare", "--model", "llama-3-70b", "--systems", "gh200-96gb,dgx-h100:tp=8", "--batch", "1"]
+    rows = _json(capsys, *argv)["rows"]
+    unfit, fit = rows
+    assert not unfit["fits"] and "does not fit: hbm needs" in unfit["no_fit_reason"]
+    assert unfit["ttft_s"] is None and unfit["tpot_s"] is None and unfit["throughput_tok_s"] is None
+    assert fit["fits"] and fit["no_fit_reason"] is None and fit["tpot_s"] > 0
+    assert fit["vs_baseline"]["tpot_speedup"] is None            # no ratio against a baseline that cannot run
+    assert main([*argv, "--csv", str(tmp_path / "c.csv"), "--report", str(tmp_path / "c.html")]) == 0
+    text = capsys.readouterr().out
+    line = next(ln for ln in text.splitlines() if ln.startswith("baseline    gh200-96gb"))
+    assert " ms" not in line and "(no fit)" in line
+    assert "gh200-96gb tp=1 pp=1: does not fit: hbm needs" in text and "TTFT, TPOT and tok/s not shown" in text
+    csv_rows = (tmp_path / "c.csv").read_text().splitlines()
+    header = csv_rows[0].split(",")
+    assert csv_rows[1].split(",")[header.index("tpot_s")] == ""
+    assert csv_rows[2].split(",")[header.index("tpot_s")] != ""
+    assert "they cannot run" in (tmp_path / "c.html").read_text()
+
+
 # ---------------------------------------------------------------- silent no-ops and messages
 
 def test_shared_prefix_without_a_sharing_technique_warns(capsys):

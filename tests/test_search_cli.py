@@ -94,3 +94,27 @@ def test_bad_space_flags_are_one_line_errors(flag, match, capsys):
     assert main(["search", "--model", "llama-3-8b", "--hardware", "dgx-h100", "--gpus", "8", flag]) == 2
     err = capsys.readouterr().err.strip()
     assert match in err and "\n" not in err
+
+
+def test_the_check_after_a_search_runs_the_traffic_its_claim_is_about(capsys):
+    """Under a TTFT target the search claims a Poisson rate (configs.py); its "check the prediction" ran a closed
+    loop of B clients (DeepSeek 8xH200 TP8 batch 16: 0.72 req/s closed loop against 0.507 claimed). It now sends the
+    claimed rate, counts goodput by the targets and says which figure to compare; without a target, the closed loop."""
+    from whatif.cli import main
+    argv = ["search", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--gpus", "1", "--batches", "16",
+            "--prompt", "2000", "--output", "200", "--slo-tpot", "30ms", "--no-progress", "--jobs", "1",
+            "--serve-command", "--modes", "aggregated"]
+    assert main([*argv, "--slo-ttft", "1s", "--json", "--simulate-top", "1", "--sim-requests", "100"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    best, serve = out["best"], out["best"]["serve_command"]
+    bench = serve["bench"].split()
+    assert "--max-concurrency" not in bench
+    assert float(bench[bench.index("--request-rate") + 1]) == pytest.approx(best["request_rate_req_s"], rel=1e-3)
+    assert bench[bench.index("--goodput") + 1:bench.index("--goodput") + 3] == ["ttft:1000", "tpot:30"]
+    assert "Poisson arrivals" in serve["check"] and f"{best['request_rate_req_s']:.3g} req/s" in serve["check"]
+    assert "the simulator's re-check held the targets up to" in serve["check"]   # the same traffic, simulated
+    assert main(argv) == 0          # no TTFT target: the figures are full load, a closed loop of B clients
+    text = capsys.readouterr().out
+    bench_line = next(ln for ln in text.splitlines() if ln.startswith("vllm bench serve"))
+    assert "--max-concurrency 16" in bench_line and "--request-rate" not in bench_line
+    assert "# compare: a closed loop of 16 clients" in text

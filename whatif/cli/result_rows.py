@@ -70,9 +70,12 @@ def compare_rows(c) -> list[dict]:
     from ..queries.compare import row_dict
     rows = []
     for r in c.rows:
-        ratios = row_dict(r, c.baseline)["vs_baseline"]
-        rows.append({"variant": r.label, "configuration": r.hardware, **estimate_row(r.estimate),
-                     **{k: _num(ratios.get(k)) for k in RATIO_COLUMNS}})
+        d = row_dict(r, c.baseline)   # a row that does not fit: its latency, throughput and cost cells empty
+        ran = {k: _num(d[k]) for k in ("ttft_s", "tpot_s", "e2e_s", "throughput_tok_s", "usd_per_million_tokens")}
+        if not d["fits"]:
+            ran["decode_throughput_tok_s"] = None
+        rows.append({"variant": r.label, "configuration": r.hardware, **estimate_row(r.estimate), **ran,
+                     **{k: _num(d["vs_baseline"].get(k)) for k in RATIO_COLUMNS}})
     return rows
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 
 from ..errors import WhatifError, check_mapping, shown
 from ..specs.checks import MAX_GPUS, MAX_REQUESTS, MAX_TOKENS, flag_int, flag_seconds, implausible_slo, int_list
@@ -194,19 +195,30 @@ def _with_serve(result) -> dict:
     from ..queries.serve_command import serve_dict
     out = result.to_dict()
     if result.best is not None:
-        out["best"]["serve_command"] = serve_dict(*from_search(result.space, result.best))
+        out["best"]["serve_command"] = serve_dict(*_best_deployment(result))
     for row, config in zip(out["frontier"], result.frontier):
         row["serve_command"] = serve_dict(*from_search(result.space, config))
     return out
 
 
 def _best_serve_text(result) -> str:
-    from ..queries.deployment import from_search
     from ..queries.serve_command import serve_text
     if result.best is None:
         return "\n\n# --serve-command: no configuration meets the SLOs, so none to launch"
+    return f"\n\n# the best configuration: {result.best.label()}\n" + serve_text(*_best_deployment(result))
+
+
+def _best_deployment(result):
+    """(Deployment, Load) of the best configuration; its check names the re-check's goodput where one ran (the
+    simulator served the same Poisson traffic)."""
+    from ..queries.deployment import from_search
     best = result.best
-    return f"\n\n# the best configuration: {best.label()}\n" + serve_text(*from_search(result.space, best))
+    d, load = from_search(result.space, best)
+    top = result.best_recheck() if result.rechecked else None
+    if top is not None and top["config"] is best and load.rate is not None:
+        load = replace(load, claim=load.claim + f"; the simulator's re-check held the targets up to "
+                                                f"{top['goodput_req_s']:.3g} req/s")
+    return d, load
 
 
 def _refuse_an_all_invalid_space(result) -> None:

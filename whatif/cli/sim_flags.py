@@ -71,6 +71,13 @@ TRAFFIC_FLAGS = (
        "instead of --requests: every request arriving in the first TIME, with its unit: 90s, 2min"),
     _f("traffic", "lengths", "--lengths", _TEXT, "DIST",
        "prompt/output lengths: fixed (--prompt/--output tokens) or a built-in distribution"),
+    # the benchmark clients' spread of fixed lengths: sglang.bench_serving's --random-range-ratio (uniform in [r L, L];
+    # InferenceX's client passes 0.8, benchmarks/serving_reference.py CLIENT_RANGE_RATIO); vllm bench serve's flag of
+    # that name draws [(1 - r) L, (1 + r) L] since v0.9 (vllm/benchmarks/datasets.py RandomDataset), not this
+    _f("traffic", "range_ratio", "--range-ratio", Field("float", 0, 1, "(a share of the length)", True), "RATIO",
+       "with fixed lengths: draw each prompt and output length uniform in [RATIO x L, L] (sglang.bench_serving "
+       "--random-range-ratio RATIO; InferenceX's client runs 0.8), which keeps a closed loop's clients from "
+       "stepping in lockstep; 1: every request exactly --prompt / --output tokens"),
     _f("traffic", "prefix_groups", "--prefix-groups", Field("int", 0, MAX_REQUESTS, "prefixes"), "N",
        "each request opens with one of N shared prefixes (with --prefix-tokens)"),
     _f("traffic", "prefix_tokens", "--prefix-tokens", Field("int", 0, MAX_TOKENS, "tokens"), "T",

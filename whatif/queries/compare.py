@@ -95,29 +95,53 @@ def run_compare(base: Scenario, variants: list[str], other_systems: list[str],
     return Comparison(tuple(rows))
 
 
-def _ratio(new: float, old: float, higher_better: bool) -> float | None:
+def no_fit_reason(e: Estimate) -> str | None:
+    """Why a row cannot run as configured (the first tier it overfills), or None when it fits."""
+    over = e.memory.overflow()
+    if not over:
+        return None
+    tier, need, usable = over[0]
+    return f"does not fit: {tier} needs {units.nbytes(need)} per GPU, {units.nbytes(usable)} usable"
+
+
+def _ratio(new: float | None, old: float | None, higher_better: bool) -> float | None:
+    if new is None or old is None:   # a row that does not fit has no latency to compare
+        return None
     if higher_better:
         return new / old if old > 0 else None
     return old / new if new > 0 else None
 
 
+RAN_KEYS = ("ttft_s", "tpot_s", "e2e_s", "throughput_tok_s", "usd_per_million_tokens")   # figures of the batch as given
+
+
+def ran(e: Estimate) -> dict:
+    """The figures of the batch as given, each None where it does not fit: a configuration that cannot run has no
+    latency, throughput or cost of its own (its max-batch figures stay: that batch fits, or is 0)."""
+    fits = e.memory.fits
+    return dict(zip(RAN_KEYS, (v if fits else None for v in (e.ttft_s, e.tpot_s, e.e2e_s, e.throughput_tok_s,
+                                                              e.cost_per_mtok))))
+
+
 def row_dict(row: Row, base: Row) -> dict:
     e, b = row.estimate, base.estimate
     m = e.memory
+    mine, theirs = ran(e), ran(b)
     return {
         "label": row.label, "hardware": row.hardware, "techniques": row.techniques,
-        "gpus": e.parallel.gpus, "fits": m.fits,
-        "ttft_s": e.ttft_s, "tpot_s": e.tpot_s, "e2e_s": e.e2e_s, "throughput_tok_s": e.throughput_tok_s,
+        "gpus": e.parallel.gpus, "fits": m.fits, "no_fit_reason": no_fit_reason(e),
+        "ttft_s": mine["ttft_s"], "tpot_s": mine["tpot_s"], "e2e_s": mine["e2e_s"],
+        "throughput_tok_s": mine["throughput_tok_s"],
         "max_batch": e.max_batch, "max_batch_throughput_tok_s": e.max_batch_throughput_tok_s,
         "memory_total_bytes": m.total_bytes, "hbm_bytes": m.hbm_bytes, "kv_cache_bytes": m.kv_cache_bytes,
         "placement": e.placement.label(),
-        "usd_per_million_tokens": e.cost_per_mtok,
+        "usd_per_million_tokens": mine["usd_per_million_tokens"],
         "usd_per_million_tokens_at_max_batch": e.max_batch_cost_per_mtok,
         "kv_bytes_per_token": m.kv_bytes_per_token, "weights_bytes": m.weights_bytes,
         "vs_baseline": {
-            "ttft_speedup": _ratio(e.ttft_s, b.ttft_s, False),
-            "tpot_speedup": _ratio(e.tpot_s, b.tpot_s, False),
-            "throughput_ratio": _ratio(e.throughput_tok_s, b.throughput_tok_s, True),
+            "ttft_speedup": _ratio(mine["ttft_s"], theirs["ttft_s"], False),
+            "tpot_speedup": _ratio(mine["tpot_s"], theirs["tpot_s"], False),
+            "throughput_ratio": _ratio(mine["throughput_tok_s"], theirs["throughput_tok_s"], True),
             "max_batch_ratio": _ratio(e.max_batch, b.max_batch, True),
             "max_batch_throughput_ratio": _ratio(e.max_batch_throughput_tok_s, b.max_batch_throughput_tok_s, True),
             "kv_memory_reduction": _ratio(m.kv_cache_bytes, b.memory.kv_cache_bytes, False),
@@ -142,6 +166,10 @@ def _x(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
+def _or_dash(value: float | None, fmt) -> str:
+    return "-" if value is None else fmt(value)
+
+
 def compare_text(c: Comparison, explain: bool = False) -> str:
     """The question, the table, then the baseline's efficiency fit (`explain`: whole)."""
     b = c.baseline.estimate
@@ -153,8 +181,9 @@ def compare_text(c: Comparison, explain: bool = False) -> str:
     for r in c.rows:
         d = row_dict(r, c.baseline)
         v = d["vs_baseline"]
-        rows.append([r.label, r.hardware, units.seconds(d["ttft_s"]), units.seconds(d["tpot_s"]),
-                     f"{d['throughput_tok_s']:,.0f}", str(d["max_batch"]), f"{d['max_batch_throughput_tok_s']:,.0f}",
+        rows.append([r.label, r.hardware, _or_dash(d["ttft_s"], units.seconds), _or_dash(d["tpot_s"], units.seconds),
+                     _or_dash(d["throughput_tok_s"], "{:,.0f}".format), str(d["max_batch"]),
+                     f"{d['max_batch_throughput_tok_s']:,.0f}",
                      units.nbytes(d["hbm_bytes"]) + ("" if d["fits"] else " (no fit)"),
                      _x(v["tpot_speedup"]), _x(v["throughput_ratio"]), _x(v["max_batch_ratio"]),
                      _x(v["max_batch_throughput_ratio"])])
@@ -168,7 +197,15 @@ def compare_text(c: Comparison, explain: bool = False) -> str:
     table = units.table(headers, rows, right=set(range(2, len(headers))))
     placements = {r.estimate.placement.label() for r in c.rows}
     note = f"\nplacement: {placements.pop()}" if len(placements) == 1 and c.baseline.estimate.placement else ""
-    return head + note + "\n\n" + table + "\n\n" + _efficiency_lines(c, explain)
+    return head + note + "\n\n" + table + _no_fit_lines(c) + "\n\n" + _efficiency_lines(c, explain)
+
+
+def _no_fit_lines(c: Comparison) -> str:
+    """One line per row that does not fit: why its TTFT, TPOT and tok/s read '-'."""
+    lines = [f"{r.label} on {r.hardware}: {no_fit_reason(r.estimate)}; TTFT, TPOT and tok/s not shown (it cannot run "
+             f"at batch {r.estimate.workload.batch}; max batch {r.estimate.max_batch})"
+             for r in c.rows if not r.estimate.memory.fits]
+    return "".join("\n" + line for line in lines)
 
 
 def _efficiency_lines(c: Comparison, explain: bool) -> str:

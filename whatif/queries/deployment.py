@@ -104,10 +104,11 @@ def from_simulation(cfg) -> tuple[Deployment, Load]:
         notes.append(f"# the simulated traffic ({'a trace' if t.trace else t.lengths + ' lengths'}"
                      f"{', multi-turn' if t.turns > 1 else ''}) is not the benchmark's: it sends fixed lengths "
                      f"{t.prompt + t.prefix_tokens} / {t.output}")
-    load = (Load(t.prompt + t.prefix_tokens, t.output, concurrency=t.concurrency, requests=t.requests)
+    load = (Load(t.prompt + t.prefix_tokens, t.output, concurrency=t.concurrency, requests=t.requests,
+                 range_ratio=t.range_ratio)
             if t.concurrency else
             Load(t.prompt + t.prefix_tokens, t.output, rate=t.rate, requests=t.requests,
-                 burstiness=t.gamma_shape))
+                 burstiness=t.gamma_shape, range_ratio=t.range_ratio))
     return replace(d, notes=tuple(notes)), load
 
 
@@ -138,4 +139,27 @@ def from_search(space, config) -> tuple[Deployment, Load]:
                    kv_dtype=prec.kv,
                    quantization="" if stored else prec.quantization, weight_dtype="bf16" if stored else prec.weight,
                    max_model_len=space.prompt + space.output, notes=notes)
-    return d, Load(space.prompt, space.output, concurrency=config.batch * config.replicas)
+    return d, search_load(space, config)
+
+
+def search_load(space, config) -> Load:
+    """The traffic a search configuration's claim is about, and which figure the benchmark checks. Under a TTFT
+    target the search prices Poisson arrivals at its request rate with the SLOs held for the attainment share
+    (configs.py; the --simulate-top re-check serves the same): the benchmark sends that rate, as many requests as
+    the re-check runs, and counts goodput by the targets. Without one the figures are full load, a closed loop of
+    the deployment's B x replicas clients."""
+    from ..config_search.queueing import ATTAINMENT
+    from ..config_search.recheck import run_requests, slots
+    slo = space.slo
+    targets = tuple((k, v * 1e3) for k, v in (("ttft", slo.ttft_s), ("tpot", slo.tpot_s), ("e2el", slo.e2e_s))
+                    if v is not None)
+    if slo.ttft_s is None:
+        claim = (f"# compare: a closed loop of {slots(config)} clients; the search predicts {config.request_rate:.3g} "
+                 f"req/s, TTFT {config.ttft_s * 1e3:.4g} ms, TPOT {config.tpot_s * 1e3:.4g} ms (means)")
+        return Load(space.prompt, space.output, concurrency=slots(config), goodput_ms=targets, claim=claim)
+    shown = ", ".join(f"{k.upper()} <= {v:.4g} ms" for k, v in targets)
+    claim = (f"# compare: Poisson arrivals at the search's {config.request_rate:.3g} req/s; it predicts {shown} for "
+             f"{ATTAINMENT:.0%} of requests, i.e. a request goodput of at least {ATTAINMENT * config.request_rate:.3g} "
+             f"req/s (vllm bench serve --goodput counts it; other clients: the share of requests within the targets)")
+    return Load(space.prompt, space.output, rate=config.request_rate, requests=run_requests(config, None),
+                goodput_ms=targets, claim=claim)

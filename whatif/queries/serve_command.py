@@ -59,6 +59,9 @@ class Load:
     rate: float | None = None         # requests per second (Poisson unless burstiness says otherwise)
     requests: int | None = None
     burstiness: float = 1.0           # vLLM's gamma shape: 1 is Poisson, lower is burstier
+    goodput_ms: tuple[tuple[str, float], ...] = ()   # SLO targets (ttft, tpot, e2el; ms) its goodput counts by
+    claim: str = ""                   # a '#' line: which figure of the prediction the benchmark's output checks
+    range_ratio: float = 1.0          # each length uniform in [ratio x L, L] (simulate --range-ratio); 1: fixed
 
 
 def _kv(engine: str, kv: str) -> list[str]:
@@ -271,26 +274,44 @@ def bench_line(d: Deployment, load: Load) -> str:
     if d.engine == "sglang":
         cmd = ["python", "-m", "sglang.bench_serving", "--backend", "sglang", "--port", str(port),
                "--dataset-name", "random", "--random-input-len", str(load.prompt), "--random-output-len",
-               str(load.output), "--random-range-ratio", "1", "--num-prompts", str(n)]
+               str(load.output), "--random-range-ratio", f"{load.range_ratio:g}", "--num-prompts", str(n)]
     else:   # vllm bench serve speaks OpenAI to any server; trtllm-serve is one
         backend = "vllm" if d.engine == "vllm" else "openai"
+        prompt, output, spread = _vllm_lengths(load)
         cmd = ["vllm", "bench", "serve", "--backend", backend, "--model", d.model, "--port", str(port),
-               "--dataset-name", "random", "--random-input-len", str(load.prompt), "--random-output-len",
-               str(load.output), "--ignore-eos", "--num-prompts", str(n)]
+               "--dataset-name", "random", "--random-input-len", str(prompt), "--random-output-len",
+               str(output), *spread, "--ignore-eos", "--num-prompts", str(n)]
     if load.concurrency is not None:
         cmd += ["--max-concurrency", str(load.concurrency)]
     if load.rate is not None:
         cmd += ["--request-rate", f"{load.rate:.4g}"]
         if d.engine != "sglang" and load.burstiness != 1.0:
             cmd += ["--burstiness", f"{load.burstiness:g}"]
+    if load.goodput_ms and d.engine != "sglang":
+        # vllm bench serve's request goodput: requests/s that meet every target, "KEY:VALUE" pairs in ms
+        # (vllm/benchmarks/serve.py --goodput, v0.31.0 line 1838; metrics ttft, tpot, e2el)
+        cmd += ["--goodput", *(f"{k}:{v:.4g}" for k, v in load.goodput_ms)]
     return " ".join(cmd)
+
+
+def _vllm_lengths(load: Load) -> tuple[int, int, list[str]]:
+    """(input len, output len, range flags) of vllm bench serve for lengths uniform in [r L, L]: its random dataset
+    draws [(1 - b) M, (1 + b) M] (vllm/benchmarks/datasets.py RandomDataset, default b 0: fixed), so M = (1 + r) L / 2
+    and b = (1 - r) / (1 + r) (to the token)."""
+    r = load.range_ratio
+    if r >= 1:
+        return load.prompt, load.output, []
+    return (round((1 + r) * load.prompt / 2), round((1 + r) * load.output / 2),
+            ["--random-range-ratio", f"{(1 - r) / (1 + r):.4g}"])
 
 
 def serve_text(d: Deployment, load: Load) -> str:
     """The launch lines, then the benchmark, as `--serve-command` prints them."""
-    return "\n".join([f"# launch ({d.engine})", *serve_lines(d), "# check the prediction", bench_line(d, load)])
+    return "\n".join([f"# launch ({d.engine})", *serve_lines(d), "# check the prediction", bench_line(d, load),
+                      *([load.claim] if load.claim else [])])
 
 
 def serve_dict(d: Deployment, load: Load) -> dict:
-    """The same for JSON: the launch lines (notes included) and the benchmark command."""
-    return {"engine": d.engine, "serve": serve_lines(d), "bench": bench_line(d, load)}
+    """The same for JSON: the launch lines (notes included), the benchmark command and what its output checks."""
+    return {"engine": d.engine, "serve": serve_lines(d), "bench": bench_line(d, load),
+            **({"check": load.claim.removeprefix("# ")} if load.claim else {})}

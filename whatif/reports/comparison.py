@@ -3,7 +3,7 @@ per million tokens where a price is known)."""
 from __future__ import annotations
 
 from ..specs import units
-from ..queries.compare import Comparison, row_dict
+from ..queries.compare import Comparison, no_fit_reason, row_dict
 from .breakdowns import decode_by_class, latency_figure, memory_figure, prefill_by_class
 from .page import COLOURS, Section, esc, layout, note, table
 
@@ -14,6 +14,10 @@ def row_name(r) -> str:
 
 def _x(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
+
+
+def _or_dash(v: float | None, fmt) -> str:
+    return "-" if v is None else fmt(v)
 
 
 def comparison_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
@@ -28,8 +32,9 @@ def comparison_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
         d = row_dict(r, c.baseline)
         v = d["vs_baseline"]
         fits = "yes" if d["fits"] else "NO"
-        row = [row_name(r), d["techniques"], d["placement"], str(d["gpus"]), fits, units.seconds(d["ttft_s"]),
-               units.seconds(d["tpot_s"]), f"{d['throughput_tok_s']:,.1f} tok/s", f"{d['max_batch']} seqs",
+        row = [row_name(r), d["techniques"], d["placement"], str(d["gpus"]), fits, _or_dash(d["ttft_s"], units.seconds),
+               _or_dash(d["tpot_s"], units.seconds), _or_dash(d["throughput_tok_s"], "{:,.1f} tok/s".format),
+               f"{d['max_batch']} seqs",
                f"{d['max_batch_throughput_tok_s']:,.1f} tok/s", units.nbytes(d["hbm_bytes"]),
                units.nbytes(d["kv_bytes_per_token"]), _x(v["tpot_speedup"]), _x(v["throughput_ratio"]),
                _x(v["max_batch_ratio"]), _x(v["max_batch_throughput_ratio"])]
@@ -59,15 +64,18 @@ def comparison_section(c: Comparison, title: str = "Comparison") -> Section:
     for row in rows:
         row[fits_col] = '<span class="bad">NO</span>' if row[fits_col] == "NO" else "yes"
     s.html(table(headers, rows, numeric=set(range(3, len(headers))) - {fits_col}, raw={fits_col}))
+    unfit = [f"{row_name(r)}: {no_fit_reason(r.estimate)}" for r in c.rows if not r.estimate.memory.fits]
     s.html(note(f"Baseline: {row_name(b)}. Ratios > 1 are better than the baseline (faster, more tokens/s, a larger "
-                "batch, cheaper). Grey bars and 'NO' rows do not fit in memory as configured: their times are what "
-                "the roofline predicts if they did. Throughput @max batch is the same scenario at the largest "
-                "batch that fits, where most papers measure."
+                "batch, cheaper). 'NO' rows do not fit in memory as configured: they cannot run, so their TTFT, TPOT "
+                "and throughput read '-' and their latency bars are left out"
+                + (" (" + "; ".join(unfit) + ")" if unfit else "") + ". Throughput @max batch is the same scenario "
+                "at the largest batch that fits, where most papers measure."
                 + ("" if any(r.estimate.price for r in c.rows)
                    else " No price is known for these systems: give --price-per-hour for cost per 1M tokens.")))
     ests = [r.estimate for r in c.rows]
-    s.figure(_bars(c, "TPOT (lower is better)", "TPOT (ms)", [e.tpot_s * 1e3 for e in ests],
-                   [units.seconds(e.tpot_s) for e in ests], log_if_spread=True), height=420)
+    s.figure(_bars(c, "TPOT (lower is better)", "TPOT (ms)", [e.tpot_s * 1e3 if e.memory.fits else None for e in ests],
+                   [units.seconds(e.tpot_s) if e.memory.fits else "does not fit" for e in ests], log_if_spread=True),
+             height=420)
     s.figure(_bars(c, "Throughput at max batch (higher is better)", "throughput (tok/s)",
                    [e.max_batch_throughput_tok_s for e in ests],
                    [f"{e.max_batch_throughput_tok_s:,.0f} tok/s at batch {e.max_batch}" for e in ests]), height=420)
@@ -78,10 +86,12 @@ def comparison_section(c: Comparison, title: str = "Comparison") -> Section:
         s.figure(_bars(c, "Cost per 1M tokens at max batch (lower is better)", "USD per 1M tokens", costs,
                        ["-" if x is None else f"{x:.3g} USD" for x in costs]), height=380)
     s.figure(memory_figure([(row_name(r), r.estimate) for r in c.rows]), height=520)
-    s.figure(latency_figure([(row_name(r), decode_by_class(r.estimate)) for r in c.rows],
-                            "Decode step time by op class (mid-generation; hover for details)"),
-             height=max(300, 60 + 34 * len(c.rows)))
-    s.figure(latency_figure([(row_name(r), prefill_by_class(r.estimate)) for r in c.rows],
-                            "Prefill time by op class (all prefill passes of the batch)"),
-             height=max(300, 60 + 34 * len(c.rows)))
+    ran = [r for r in c.rows if r.estimate.memory.fits]   # a row that cannot run has no step times
+    if ran:
+        s.figure(latency_figure([(row_name(r), decode_by_class(r.estimate)) for r in ran],
+                                "Decode step time by op class (mid-generation; hover for details)"),
+                 height=max(300, 60 + 34 * len(ran)))
+        s.figure(latency_figure([(row_name(r), prefill_by_class(r.estimate)) for r in ran],
+                                "Prefill time by op class (all prefill passes of the batch)"),
+                 height=max(300, 60 + 34 * len(ran)))
     return s
