@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-TABLE = Path("/work/shared/reference/aiconfigurator/modern/b200_sxm/trtllm/mla__mla_generation_module_perf.parquet")
+# ../shared beside the checkout, as whatif.validate.modern_rows finds it (so the table and the model configs agree)
+TABLE = ROOT.parent / "shared/reference/aiconfigurator/modern/b200_sxm/trtllm/mla__mla_generation_module_perf.parquet"
 
 
 @cache
