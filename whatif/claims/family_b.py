@@ -108,9 +108,10 @@ CLAIMS: list[Claim] = [
           "Weights are a large fixed share of the peak, so a 2.7x smaller cache cuts the total by less; the cache "
           "counts twice at the peak on both sides (Hugging Face generate before 4.42 holds the previous step's "
           "cache while building the next: the engine's cache.previous_step_held); at the release script's 1500 "
-          "tokens the cut grows with the batch, 1.42x at its default 8 to 2.07x at 40, the most whose baseline "
-          "fits (2.38x at KIVI's 96, assumed until session 72 E2, a baseline of 165 GB; 1.86x at KIVI's 498 "
-          "tokens, assumed until session 63 D); the paper's batch is not stated.",
+          "tokens the cut grows with the batch, 1.37x at its default 8 to 1.88x at 40, the most whose baseline "
+          "fits (GEAR's side peaks in its prompt pass, whose every-position fp32 logits it holds: 2.07x at 40 "
+          "until session 72 E3; 2.38x at KIVI's 96, assumed until session 72 E2, a baseline of 165 GB; 1.86x at "
+          "KIVI's 498 tokens, assumed until session 63 D); the paper's batch is not stated.",
           setup_note="batch 40 assumed, the largest the baseline holds (the release script's default is 8); "
                      + GEAR_SCRIPT + "; " + HF_NOTE,
           assumed=GEAR_MEMORY_BATCH,

@@ -225,9 +225,11 @@ def stored_kv_bytes(model: ModelSpec, par: Parallelism, prec: Precision, techs: 
     return total
 
 
-def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Parallelism, prec: Precision) -> float:
-    """Peak transient memory of one forward pass of `tokens` tokens (the largest layer buffers).
-    Under DP attention a GPU holds its own share of the tokens outside the experts."""
+def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Parallelism, prec: Precision,
+                     logit_bytes: float = 4.0) -> float:
+    """Peak transient memory of one forward pass of `tokens` tokens (the largest layer buffers), with `sequences`
+    rows of logits at `logit_bytes` each. Under DP attention a GPU holds its own share of the tokens outside the
+    experts."""
     a, d, t, dp = prec.act_bytes, model.hidden_size, par.attention_tp, par.attention_dp
     local = -(-tokens // dp)
     hidden = 3 * local * d * a                                     # residual, normed input, block output
@@ -241,7 +243,7 @@ def activation_bytes(model: ModelSpec, tokens: int, sequences: int, par: Paralle
         mlp = local * 3 * (model.intermediate_size // t) * a
     if model.moe is not None:
         mlp = max(mlp, routed_expert_buffer_bytes(model, tokens, par))
-    logits = -(-sequences // dp) * model.vocab_size * 4.0          # fp32 logits, gathered
+    logits = -(-sequences // dp) * model.vocab_size * logit_bytes  # fp32 logits (default), gathered
     return hidden + max(qkv, mlp) + logits
 
 
@@ -314,7 +316,8 @@ def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tok
         reserved = RUNTIME_RESERVED_BYTES
     else:   # the engine's profile run: its token budget (or a larger pass) over its most sequences
         profile = max(pass_tokens, engine.max_num_batched_tokens)
-        act = activation_bytes(model, profile, min(engine.max_num_seqs, profile), par, prec)
+        act = activation_bytes(model, profile, prefill_logit_rows(engine, batch, pass_tokens, profile), par, prec,
+                               prefill_logit_bytes(engine, model, prec))
         if engine.eager_attention:   # one layer's score tensors of the prompt pass, beside the rest
             act += eager_score_bytes(model, par, min(batch, pass_tokens), pass_tokens)
         reserved = engine.memory.reserved_bytes(par.gpus)
@@ -342,6 +345,28 @@ def plan_memory(setup: PassSetup, batch: int, tokens_per_sequence: int, pass_tok
                       staging_bytes=w_stage * layer_weights + kv_stage * kv)
 
 
+def prefill_logit_rows(engine: EngineSpec, batch: int, pass_tokens: int, profile: int) -> int:
+    """Rows of vocabulary logits a prompt pass of `pass_tokens` tokens over `batch` sequences holds, by the engine's
+    `prefill_logits` (specs/engines.py PREFILL_LOGITS): a serving engine's profile run of `profile` tokens samples up
+    to max_num_seqs sequences; a harness that applies the LM head to every hidden state holds a row per token of the
+    pass (transformers' CausalLM forward before num_logits_to_keep, 4.45); one that slices the last position, a row
+    per sequence."""
+    if engine.prefill_logits == "every_position":
+        return pass_tokens
+    if engine.prefill_logits == "last_position":
+        return min(batch, pass_tokens)
+    return min(engine.max_num_seqs, profile)
+
+
+def prefill_logit_bytes(engine: EngineSpec, model: ModelSpec, prec: Precision) -> float:
+    """Bytes per logit at a harness's prompt-pass peak: the LM head's output in the activation dtype, beside its fp32
+    copy where the release's forward upcasts (`logits = logits.float()`: both alive at that line); a serving engine's
+    profile run keeps the plan's fp32 rule."""
+    if engine.prefill_logits == "profile_run":
+        return 4.0
+    return prec.act_bytes + (4.0 if model.family in engine.logits_fp32_families else 0.0)
+
+
 def grown_cache_peak_extra(setup: PassSetup, batch: int, prompt_tokens: int, sequence_kv: Callable[[int], float],
                            shared: float, kv: float, held: float) -> float:
     """Bytes beyond weights, reserved and `held` x the final cache `kv` at the allocated peak of an engine that
@@ -351,7 +376,8 @@ def grown_cache_peak_extra(setup: PassSetup, batch: int, prompt_tokens: int, seq
     step's, + one token per sequence's activations) never coexist, so the peak is the larger of the two."""
     model, par, prec, engine = setup.model, setup.parallel, setup.precision, setup.engine_spec
     pass_tokens = batch * prompt_tokens
-    prefill_act = activation_bytes(model, pass_tokens, batch, par, prec)
+    rows = pass_tokens if engine.prefill_logits == "every_position" else batch   # generate(): no profile run
+    prefill_act = activation_bytes(model, pass_tokens, rows, par, prec, prefill_logit_bytes(engine, model, prec))
     if engine.eager_attention:
         prefill_act += eager_score_bytes(model, par, batch, pass_tokens)
     prompt_kv = shared + -(-batch // par.attention_dp) * sequence_kv(prompt_tokens)

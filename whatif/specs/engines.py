@@ -37,6 +37,10 @@ CAPACITY = ("on-demand", "reserve", "ratio")   # KV blocks as tokens need them (
 # Whole prompts without chunked prefill: prefill steps first, decodes waiting (vLLM V0); the running batch drained
 # first (request-level); or mixed, beside the decodes in the token budget (TensorRT-LLM inflight batching)
 PRIORITIES = ("prefill", "decode", "mixed")
+# Rows of a prompt pass's logits the memory plan holds: the serving engine's startup profile run (one per sequence
+# of max_num_seqs, at most one per token of its budget), every position of the pass (a CausalLM forward that applies
+# its LM head to all hidden states), or each sequence's last position only.
+PREFILL_LOGITS = ("profile_run", "every_position", "last_position")
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,8 @@ class EngineSpec:
     pageable_host_copies: bool = False    # its own offload copies host tensors from pageable memory (staged)
     holds_previous_cache: bool = False    # a decode step's peak holds the previous step's whole cache beside the new
     cache_grows: bool = False             # no KV pool reserved up front: the cache is allocated as sequences grow
+    prefill_logits: str = "profile_run"   # which rows of a prompt pass's logits its memory holds (PREFILL_LOGITS)
+    logits_fp32_families: tuple[str, ...] = ()   # model families whose forward upcasts those logits to fp32
     mla_kv_fanout: bool = False           # a disaggregated MLA sender sends its whole latent to each receiving TP rank
     prefill_send_slots: int = 0           # PD prefill: slots per running request held to a polled send (0: none)
     prefill_rows_held_to_send: bool = False   # PD prefill: a request keeps its batch row until its KV send is done
@@ -512,12 +518,25 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
             raise WhatifError(f"{where}.offload.host_memory: {kind!r} is not valid; valid: pinned, pageable")
         out["pageable_host_copies"] = kind == "pageable"
     if "cache" in data:   # whether a decode step keeps the previous step's cache alive while it builds the next
-        sec = check_mapping(data["cache"], {"previous_step_held", "grows_as_needed"}, f"{where}.cache")
+        sec = check_mapping(data["cache"], {"previous_step_held", "grows_as_needed", "prefill_logits",
+                                            "prefill_logits_fp32"}, f"{where}.cache")
         held = _leaf(sec, "previous_step_held", f"{where}.cache", src, "cache")
         out["holds_previous_cache"] = boolean(held, f"{where}.cache.previous_step_held")
         if "grows_as_needed" in sec:   # no KV pool: a prompt pass's activations never meet the final cache
             grows = _leaf(sec, "grows_as_needed", f"{where}.cache", src, "cache")
             out["cache_grows"] = boolean(grows, f"{where}.cache.grows_as_needed")
+        if "prefill_logits" in sec:   # rows of a prompt pass's logits held (roofline/memory.py prefill_logit_rows)
+            rows = _leaf(sec, "prefill_logits", f"{where}.cache", src, "cache")
+            if rows not in PREFILL_LOGITS:
+                raise WhatifError(f"{where}.cache.prefill_logits: {rows!r} is not valid; valid: "
+                                  + ", ".join(PREFILL_LOGITS))
+            out["prefill_logits"] = rows
+        if "prefill_logits_fp32" in sec:   # families whose CausalLM forward runs logits.float() in that release
+            fams = _leaf(sec, "prefill_logits_fp32", f"{where}.cache", src, "cache")
+            if not isinstance(fams, list) or not all(isinstance(f, str) for f in fams):
+                raise WhatifError(f"{where}.cache.prefill_logits_fp32: {fams!r} is not valid; valid: a list of model "
+                                  "families (llama, mistral, ...)")
+            out["logits_fp32_families"] = tuple(fams)
     if "disaggregation" in data:   # how its disaggregated pools hand a request's KV over (simulator/kv_fanout.py)
         sec = check_mapping(data["disaggregation"], {"mla_kv_fanout", "prefill_send_slots",
                                                      "prefill_rows_held_to_send", "first_token_from_prefill",
