@@ -39,10 +39,11 @@ from .params import ceilings
 CHUNK = 64   # FLA's chunk_gated_delta_rule chunk size (BT = 64)
 STATE_BV = 64   # value columns of the state per CTA of FLA's chunk_gated_delta_rule_fwd_h (autotuned 32 or 64)
 # An engine whose state pass launches one fixed BV: SGLang's Triton chunk_delta_h.py (sgl-project/sglang
-# python/sglang/srt/layers/attention/fla/chunk_delta_h.py) runs BV 32, 4 warps, 2 stages and no autotune (the kernel
-# writes the final state into the cache pool in place, which a multi-config autotune's timing runs would corrupt:
-# the file's comment), so d_v / 32 CTAs a head. TensorRT-LLM's vendored copy autotunes BV {32, 64} on a one-chunk
-# call (its pick per GPU is not recorded: docs/accuracy.md "Session 72 G2"); vLLM's: STATE_BV.
+# python/sglang/srt/layers/attention/fla/chunk_delta_h.py, commit 06a27754; one-config autotune, SGLANG_GDN_CHUNK_H_BV
+# default 32, in a later copy) runs BV 32, 4 warps, 2 stages (the kernel writes the final state into the cache pool
+# in place, which a multi-config autotune's timing runs would corrupt: the file's comment), so d_v / 32 CTAs a head.
+# TensorRT-LLM's vendored copy autotunes BV {32, 64} on a one-chunk call (its pick per GPU is not recorded:
+# docs/accuracy.md "Session 72 G2"); vLLM's: STATE_BV.
 ENGINE_STATE_BV = {"sglang": 32}
 KERNELS = ("conv1d_prefill", "conv1d_decode", "chunk_prefill", "recurrent_decode")
 
