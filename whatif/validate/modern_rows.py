@@ -119,7 +119,7 @@ def gdn_rows(frame):
                 kernel, _col(g, "batch_size"), _col(g, "seq_len"), _col(g, "num_k_heads"), _col(g, "num_v_heads"),
                 _col(g, "head_k_dim"), _col(g, "head_v_dim"), c, _col(g, "d_conv"), impl, state_in,
                 _col(g, "num_k_heads") * _col(g, "head_k_dim") if trt else None, linear_attention.conv_impl(engine),
-                state_io=not trt)
+                state_io=not trt, bv=linear_attention.state_bv(engine))
             r = _attach(g, parts, items, linear_attention.gdn_family(kernel, impl, c.arch), steps=steps,
                         clocked=clocked)
             for k in ("batch_size", "seq_len", "num_k_heads", "num_v_heads"):   # the shape (--vs-kernels, --by-gpu)

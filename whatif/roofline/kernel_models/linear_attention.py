@@ -18,7 +18,7 @@ T = batch x seq_len tokens and a fp32 recurrent state of H_v d_k d_v per sequenc
   L2 / footprint, at the SMs' own L2 rate (sm_l2_times), HBM otherwise. FlashInfer's fused kernel (vLLM on
   Hopper, Blackwell): one CTA per (sequence, value head), only q, k, v, o, gates from HBM. Serial terms:
   the inter-chunk state pass carries each (sequence, head)'s state through its chunks one after another
-  (FLA's chunk_gated_delta_rule_fwd_h, d_v / STATE_BV CTAs a head), so a step costs a latency (step_s, fitted)
+  (FLA's chunk_gated_delta_rule_fwd_h, d_v / BV CTAs a head: state_bv), so a step costs a latency (step_s, fitted)
   times the chunks of a sequence times the waves of such chains over the SMs (batch 1, 2 value heads, 32k
   tokens: 1.0 ms on H100, 2 us a chunk, where the parallel work is 0.17 ms); the in-chunk triangular solve
   walks the rows of a chunk (min(seq, CHUNK)) in clocks (step_cycles; the tables' seq 1-64 slope: 0.28 us a
@@ -38,6 +38,13 @@ from .params import ceilings
 
 CHUNK = 64   # FLA's chunk_gated_delta_rule chunk size (BT = 64)
 STATE_BV = 64   # value columns of the state per CTA of FLA's chunk_gated_delta_rule_fwd_h (autotuned 32 or 64)
+# An engine whose state pass launches one fixed BV: SGLang's Triton chunk_delta_h.py (sgl-project/sglang
+# python/sglang/srt/layers/attention/fla/chunk_delta_h.py, commit 06a27754; one-config autotune, SGLANG_GDN_CHUNK_H_BV
+# default 32, in a later copy) runs BV 32, 4 warps, 2 stages (the kernel writes the final state into the cache pool
+# in place, which a multi-config autotune's timing runs would corrupt: the file's comment), so d_v / 32 CTAs a head.
+# TensorRT-LLM's vendored copy autotunes BV {32, 64} on a one-chunk call (its pick per GPU is not recorded:
+# docs/accuracy.md "Session 72 G2"); vLLM's: STATE_BV.
+ENGINE_STATE_BV = {"sglang": 32}
 KERNELS = ("conv1d_prefill", "conv1d_decode", "chunk_prefill", "recurrent_decode")
 
 
@@ -51,7 +58,12 @@ def chunk_impl(engine: str, arch: str) -> str:
     return "flashinfer" if engine == "vllm" and arch in FLASHINFER_SM else "fla"
 
 
-def _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, state, mem):
+def state_bv(engine: str) -> int:
+    """Value columns of the state per CTA of the engine's FLA state pass (ENGINE_STATE_BV, else STATE_BV)."""
+    return ENGINE_STATE_BV.get(engine, STATE_BV)
+
+
+def _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, state, mem, bv=STATE_BV):
     chunks_per_seq = _ceil_div(seq_len, CHUNK)
     chunks, tokens = batch * chunks_per_seq, batch * seq_len
     flops = chunks * CHUNK * v_heads * (6.0 * d_k * d_v + 4.0 * CHUNK * (d_k + d_v))
@@ -63,7 +75,7 @@ def _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, sta
     # its intermediates (per token and value head: k read 4x, q once; w, u, v_new written and read; A in fp32)
     between = tokens * v_heads * (8.0 * d_k + 2.0 * d_k + 10.0 * d_v + 12.0 * CHUNK)
     chunk_states = chunks * v_heads * d_k * d_v * 4.0   # bf16, written then read
-    chains = batch * v_heads * _ceil_div(d_v, STATE_BV)   # the state pass's CTAs, each over its chunks in turn
+    chains = batch * v_heads * _ceil_div(d_v, bv)   # the state pass's CTAs, each over its chunks in turn
     hbm, l2 = sm_l2_times(io + between + chunk_states + 2.0 * state, io + (between + chunk_states) / 2.0 + state, c)
     in_chunk = np.minimum(seq_len, CHUNK)   # the triangular solve's rows, one after another (chunks in parallel)
     scalar = chunks * CHUNK * v_heads * CHUNK * (d_k + d_v)   # CUDA-core work: gates, masks, the solve's rows
@@ -160,12 +172,13 @@ def cta_per_channel_conv_work(batch, seq_len, channels, d_conv, c):
 
 
 def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=4, impl="fla", state_in=4.0,
-             channels=None, conv_impl="default", state_io=True):
+             channels=None, conv_impl="default", state_io=True, bv=STATE_BV):
     """([(compute s, memory s)], fixed-cost items, (serial steps, clocked steps)) of one GDN kernel at efficiency 1
     on Ceilings `c`; impl: the chunked prefill's kernel (chunk_impl); state_in: bytes per element of the decode
     state read (fp32 4: updated in place; less: FLA writes a new fp32 final state beside it); channels: the short
     conv's (default q, k and v: 2 H_k d_k + H_v d_v); conv_impl: the short-conv prefill's kernel (conv_impl());
-    state_io: the chunked prefill reads an initial state and writes the final one (False: neither)."""
+    state_io: the chunked prefill reads an initial state and writes the final one (False: neither); bv: the FLA state
+    pass's value columns a CTA (state_bv)."""
     tokens = batch * seq_len
     channels = 2 * k_heads * d_k + v_heads * d_v if channels is None else channels
     state = batch * v_heads * d_k * d_v * 4.0
@@ -190,7 +203,7 @@ def gdn_work(kernel: str, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv=
     if kernel == "chunk_prefill":
         # a server's prefill reads each sequence's initial state and writes its final one; TRT-LLM's collector
         # passes neither (collect_gdn.py: chunk_gated_delta_rule(q, k, v, g, beta), output_final_state False)
-        return _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, state * state_io, mem)
+        return _chunk_prefill_work(impl, batch, seq_len, k_heads, v_heads, d_k, d_v, c, state * state_io, mem, bv)
     if kernel == "recurrent_decode":
         io = batch * (4.0 * k_heads * d_k + 4.0 * v_heads * d_v + 8.0 * v_heads)
         moved = state * (state_in / 4.0 + 1.0)   # read, then written in fp32
@@ -211,7 +224,7 @@ def gdn_seconds(kernel: str, batch: int, seq_len: int, k_heads: int, v_heads: in
     c = ceilings(gpu)
     impl = chunk_impl(engine, c.arch) if kernel == "chunk_prefill" else "fla"
     parts, items, (steps, clocked) = gdn_work(kernel, batch, seq_len, k_heads, v_heads, d_k, d_v, c, d_conv, impl,
-                                              conv_impl=conv_impl(engine))
+                                              conv_impl=conv_impl(engine), bv=state_bv(engine))
     params = family_params(gdn_family(kernel, impl, c.arch), engine, c.arch)
     return float(fitted_seconds(parts, items, c.sms, params, steps, clocked, c.clock))
 
