@@ -201,6 +201,9 @@ The mapping rule, written before any row was scored and not tuned after:
 - DeepSeek's own FP8 checkpoints on TensorRT-LLM (added after scoring, session 54, trtllm_deepseek_fp8_checkpoint):
   stored with 128x128 block scales (config.json weight_block_size), which TensorRT-LLM loads as FP8_BLOCK_SCALES:
   quantization fp8-block where the set's "fp8" read per-tensor;
+- TensorRT-LLM 1.0.0rc3's H100 Qwen3-32B "fp8" rows as Qwen's 128x128 block-scaled checkpoint (session 72 I2,
+  trtllm_qwen3_32b_fp8_block, OFF: QWEN3_32B_TRT_RC3_FP8_BLOCK_MAPPED; the checkpoint is not established, its on / off
+  figures in docs/accuracy.md);
 - SGLang's MoE all-to-all backend in the B200 DeepSeek launches (added after scoring, session 53, sglang_moe_a2a,
   OFF: SGLANG_A2A_MAPPED; its before/after in docs/accuracy.md): no launch read (InferenceX dsr1_fp{4,8}_b200.sh,
   srt-slurm recipes/b200-fp{4,8}/*.yaml) names --moe-a2a-backend, so under DP attention SGLang all-gathers every
@@ -1545,6 +1548,27 @@ def trtllm_deepseek_fp8_checkpoint(row: dict, kw: dict) -> None:
     kw.pop("expert_quantization", None)
 
 
+# TensorRT-LLM 1.0.0rc3's H100 Qwen3-32B "fp8" rows as Qwen's block-scaled checkpoint (Qwen/Qwen3-32B-FP8: config.json
+# quantization_config fp8, weight_block_size [128, 128]), which 1.0.0rc3 loads as FP8_BLOCK_SCALES and runs through
+# FP8BlockScalesLinearMethod (tensorrt_llm/_torch/modules/linear.py: on SM 90 torch.ops.trtllm.fp8_quantize_1x128 then
+# torch.ops.trtllm.fp8_block_scaling_gemm). OFF: the campaign's file is Qwen_Qwen3-32B.csv (its 235B file names the
+# -FP8 repo and says fp8_block), and the one source pairing QWEN3_32B / 1.0.0rc3 with Qwen/Qwen3-32B-FP8
+# (aiconfigurator tools/automation/README.md at b77a0be) is an H200 disagg example whose container runs
+# tensorrt-llm 1.0.0rc6 (1.0.0rc3 there is the perf database version): the checkpoint is not established.
+# Session 72 I2, its on / off figures in docs/accuracy.md.
+QWEN3_32B_TRT_RC3_FP8_BLOCK_MAPPED = False
+
+
+def trtllm_qwen3_32b_fp8_block(row: dict, kw: dict) -> None:
+    """A TensorRT-LLM 1.0.0rc3 Qwen3-32B fp8 row run as the 128x128 block-scaled checkpoint (the switch above)."""
+    if (not QWEN3_32B_TRT_RC3_FP8_BLOCK_MAPPED or row["backend"] != "trtllm"
+            or row.get("backend_version") != "1.0.0rc3" or row["model_path"] != "Qwen/Qwen3-32B"
+            or row["gemm_quant_mode"] != "fp8"):
+        return
+    kw["quantization"] = "fp8-block"
+    kw.pop("expert_quantization", None)
+
+
 def vllm_recipe(row: dict, n: int, kw: dict) -> None:
     """The KV-cache dtype, memory fraction and scheduler limits an InferenceX vLLM row's (inferencex_run) recipe
     launched with (VLLM_RECIPES), in place of the rule's aiconfigurator pairing (fp8 KV with any quantized GEMM), the
@@ -2201,6 +2225,7 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
     kw.update(trtllm_recipe_graph_sizes(row))
     sglang_trtllm_checkpoint(row, kw)
     trtllm_deepseek_fp8_checkpoint(row, kw)
+    trtllm_qwen3_32b_fp8_block(row, kw)
     if llama70b_trt_recipe(row):
         kw["max_num_batched_tokens"] = LLAMA70B_TRT_MAX_NUM_TOKENS
     if MOE_KERNELS_MAPPED:

@@ -1575,3 +1575,21 @@ def test_sglang_fp4_rows_whose_recipe_leaves_the_prefill_backend_unset_build_cud
     row = rows["dsr1_b200_sglang_fp4_disagg_1024x1024_c512_cfg527"]
     assert sr.sglang_fp4_cudnn_plans({**row, "backend_version": "0.5.9"}) == {}
     assert "prefill_recompile_s" in sr.simulate_kwargs(row)["engine"]
+
+
+def test_qwen3_32b_trtllm_rc3_fp8_runs_block_scales_only_when_mapped(monkeypatch):
+    """Session 72 I2's switch: off (the checkpoint is not established), the rows keep per-tensor fp8; on, only the
+    TensorRT-LLM 1.0.0rc3 Qwen3-32B fp8 rows take fp8-block."""
+    row = {"backend": "trtllm", "backend_version": "1.0.0rc3", "model_path": "Qwen/Qwen3-32B",
+           "gemm_quant_mode": "fp8"}
+    kw = {"quantization": "fp8", "kv_dtype": "fp8"}
+    sr.trtllm_qwen3_32b_fp8_block(row, kw)
+    assert kw["quantization"] == "fp8"
+    monkeypatch.setattr(sr, "QWEN3_32B_TRT_RC3_FP8_BLOCK_MAPPED", True)
+    sr.trtllm_qwen3_32b_fp8_block(row, kw)
+    assert kw == {"quantization": "fp8-block", "kv_dtype": "fp8"}
+    for other in ({"backend_version": "1.2.0rc6.post1"}, {"backend": "vllm"}, {"gemm_quant_mode": ""},
+                  {"model_path": "meta-llama/Llama-3.1-8B-Instruct"}):
+        kw = {"quantization": "fp8"}
+        sr.trtllm_qwen3_32b_fp8_block({**row, **other}, kw)
+        assert kw == {"quantization": "fp8"}
