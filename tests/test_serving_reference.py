@@ -977,6 +977,18 @@ def test_gptoss_trtllm_rows_capture_their_recipes_padded_graphs(monkeypatch):
                                                              **common))
 
 
+def test_gptoss_trtllm_rows_run_their_recipes_pdl(monkeypatch):
+    """gptoss_fp4_b200_trt.sh exports TRTLLM_ENABLE_PDL=1 (session 72 J): its rows take the trtllm-pdl profile; a
+    DeepSeek TensorRT-LLM InferenceX row (its recipe sets none) and the switch off keep trtllm."""
+    src = "source_file=2026-04-06.csv; model=x; silicon_concurrency=8; wip=False"
+    common = dict(backend="trtllm", silicon_data_source=src, tp_size="2", attention_dp_size="1", moe_tp_size="2",
+                  moe_ep_size="1", batch_size="8", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")
+    assert sr.simulate_kwargs(_row(model_path="openai/gpt-oss-120b", **common))["kernel_engine"] == "trtllm-pdl"
+    assert sr.simulate_kwargs(_row(**{**common, "tp_size": "4", "moe_tp_size": "4"}))["kernel_engine"] == "trtllm"
+    monkeypatch.setattr(sr, "TRTLLM_GPTOSS_PDL_MAPPED", False)
+    assert sr.simulate_kwargs(_row(model_path="openai/gpt-oss-120b", **common))["kernel_engine"] == "trtllm"
+
+
 def test_inferencex_sglang_trtllm_deepseek_fp4_rows_load_nvidias_v2_checkpoint(monkeypatch):
     """sglang_trtllm_checkpoint: InferenceX's dsr1-fp4 configurations serve nvidia/DeepSeek-R1-0528-FP4-V2, whose MLA
     input projections stay 16-bit and whose o_proj is NVFP4; NVIDIA's first export keeps all attention 16-bit; a row
