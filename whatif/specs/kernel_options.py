@@ -19,8 +19,8 @@
 - `eager_input_quantize`: its dense fp8 GEMMs quantize their input in a kernel of their own, so an eager prefill
   launches two kernels for each (roofline/op_launches.py);
 - `programmatic_launch`: its kernels launch with programmatic dependent launch (PDL), each starting while the one
-  before it drains, so a CUDA-graph pass pays no inter-kernel gap (the efficiency's kernel_gap_s) on top of its
-  kernels' fitted times (TensorRT-LLM with TRTLLM_ENABLE_PDL=1);
+  before it drains, so a pass (graph replay or eager) pays no inter-kernel gap (the efficiency's kernel_gap_s) on
+  top of its kernels' fitted times (TensorRT-LLM with TRTLLM_ENABLE_PDL=1);
 - `attention_includes`: ops its attention operator does itself, timed within its fitted kernel (RoPE, the KV
   append), so the graph's own ops for them are not run;
 - `quantized_gemm_inputs`: GEMMs (roles, or all) whose fp8 input the kernel before them writes quantized, so
