@@ -1684,10 +1684,28 @@ def trtllm_gptoss_checkpoint(row: dict, kw: dict) -> None:
 TRTLLM_GPTOSS_LAUNCH = {"max_num_batched_tokens": 20000, "memory_utilization": 0.85}
 
 
+# ... and its cuda_graph_config (enable_padding true, max_batch_size $CONC; SemiAnalysisAI/InferenceX
+# benchmarks/gptoss_fp4_b200_trt.sh @1825e7f): TensorRT-LLM generates [1, 2, 4] + multiples of 8 to the limit
+# (trtllm_padded_graph_sizes), where the profile pads to powers of two. Added after scoring (session 72 J); sizes
+# past 128 differ by release, so rows above 128 clients keep the profile's list.
+TRTLLM_GPTOSS_GRAPHS_MAPPED = True
+# ... and its `export TRTLLM_ENABLE_PDL=1` (every gptoss_fp4_b200_trt*.sh revision read; not in the DeepSeek or
+# Llama-3.1-70B TensorRT-LLM recipes read): the trtllm-pdl profile, whose kernels pay no inter-kernel gap
+# (engine_profiles/versions/trtllm-pdl.yaml). Added after scoring (session 72 J); False: the trtllm profile's gap.
+TRTLLM_GPTOSS_PDL_MAPPED = True
+TRTLLM_PDL_PROFILE = "trtllm-pdl"
+
+
 def trtllm_gptoss_recipe(row: dict, kw: dict) -> None:
-    """An InferenceX TensorRT-LLM gpt-oss row launched as gptoss_fp4_b200_trt.sh (TRTLLM_GPTOSS_LAUNCH)."""
+    """An InferenceX TensorRT-LLM gpt-oss row launched as gptoss_fp4_b200_trt.sh (TRTLLM_GPTOSS_LAUNCH, its decode
+    graphs where TRTLLM_GPTOSS_GRAPHS_MAPPED and the clients are 128 or fewer, its PDL where
+    TRTLLM_GPTOSS_PDL_MAPPED)."""
     if row["backend"] == "trtllm" and "gpt-oss" in row["model_path"].lower() and inferencex_run(row):
         kw.update(TRTLLM_GPTOSS_LAUNCH)
+        if TRTLLM_GPTOSS_GRAPHS_MAPPED and concurrency(row) <= 128:
+            kw["cuda_graph_sizes"] = list(trtllm_padded_graph_sizes(concurrency(row)))
+        if TRTLLM_GPTOSS_PDL_MAPPED:
+            kw["kernel_engine"] = TRTLLM_PDL_PROFILE
 
 
 # vLLM's -O2 all-reduce + RMSNorm fusion (added after scoring, session 53; engine_profiles/versions/vllm-0.18.yaml):

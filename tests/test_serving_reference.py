@@ -962,6 +962,33 @@ def test_gpt_oss_experts_run_the_kernels_their_launch_picked():
     assert llama["quantization"] == "nvfp4" and "moe_kernels" not in llama   # other models as the rule maps them
 
 
+def test_gptoss_trtllm_rows_capture_their_recipes_padded_graphs(monkeypatch):
+    """gptoss_fp4_b200_trt.sh's cuda_graph_config (enable_padding, max_batch_size $CONC; session 72 J): TensorRT-LLM's
+    [1, 2, 4] + multiples of 8 to the clients; above 128 clients (release-dependent sizes) and off: the profile's."""
+    src = "source_file=2026-04-06.csv; model=x; silicon_concurrency={}; wip=False"
+    common = dict(backend="trtllm", model_path="openai/gpt-oss-120b", tp_size="2", attention_dp_size="1",
+                  moe_tp_size="2", moe_ep_size="1", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")
+    c32 = sr.simulate_kwargs(_row(silicon_data_source=src.format(32), batch_size="32", **common))
+    assert c32["cuda_graph_sizes"] == [1, 2, 4, 8, 16, 24, 32]
+    c256 = sr.simulate_kwargs(_row(silicon_data_source=src.format(256), batch_size="256", **common))
+    assert "cuda_graph_sizes" not in c256
+    monkeypatch.setattr(sr, "TRTLLM_GPTOSS_GRAPHS_MAPPED", False)
+    assert "cuda_graph_sizes" not in sr.simulate_kwargs(_row(silicon_data_source=src.format(32), batch_size="32",
+                                                             **common))
+
+
+def test_gptoss_trtllm_rows_run_their_recipes_pdl(monkeypatch):
+    """gptoss_fp4_b200_trt.sh exports TRTLLM_ENABLE_PDL=1 (session 72 J): its rows take the trtllm-pdl profile; a
+    DeepSeek TensorRT-LLM InferenceX row (its recipe sets none) and the switch off keep trtllm."""
+    src = "source_file=2026-04-06.csv; model=x; silicon_concurrency=8; wip=False"
+    common = dict(backend="trtllm", silicon_data_source=src, tp_size="2", attention_dp_size="1", moe_tp_size="2",
+                  moe_ep_size="1", batch_size="8", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4")
+    assert sr.simulate_kwargs(_row(model_path="openai/gpt-oss-120b", **common))["kernel_engine"] == "trtllm-pdl"
+    assert sr.simulate_kwargs(_row(**{**common, "tp_size": "4", "moe_tp_size": "4"}))["kernel_engine"] == "trtllm"
+    monkeypatch.setattr(sr, "TRTLLM_GPTOSS_PDL_MAPPED", False)
+    assert sr.simulate_kwargs(_row(model_path="openai/gpt-oss-120b", **common))["kernel_engine"] == "trtllm"
+
+
 def test_inferencex_sglang_trtllm_deepseek_fp4_rows_load_nvidias_v2_checkpoint(monkeypatch):
     """sglang_trtllm_checkpoint: InferenceX's dsr1-fp4 configurations serve nvidia/DeepSeek-R1-0528-FP4-V2, whose MLA
     input projections stay 16-bit and whose o_proj is NVFP4; NVIDIA's first export keeps all attention 16-bit; a row

@@ -123,6 +123,8 @@ class Scenario:
         # the engine version's own all-reduce limit caps the fitted kernels' thresholds (trtllm-0.6: NCCL only)
         eff = replace(eff, custom_allreduce_max_bytes=engine.custom_allreduce_cap(par.tp),
                       multinode_nvls=engine.multinode_nvls)   # (NCCL_NVLS_ENABLE=0: two_node_allreduce.py)
+        if engine.programmatic_launch:   # PDL: each kernel starts as the one before drains (kernel_options.py)
+            eff = replace(eff, kernel_gap_s=0.0)
         moe_engine = moe_fit_engine(self.moe_kernels, system.gpu.arch)
         if moe_engine is not None and eff.engine:   # (the ideal and calibrated models time no MoE fit)
             eff = replace(eff, moe_engine=moe_engine,

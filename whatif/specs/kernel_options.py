@@ -18,6 +18,9 @@
   so the host's launches and the GPU's attention add instead of overlapping (roofline/attention_sync.py);
 - `eager_input_quantize`: its dense fp8 GEMMs quantize their input in a kernel of their own, so an eager prefill
   launches two kernels for each (roofline/op_launches.py);
+- `programmatic_launch`: its kernels launch with programmatic dependent launch (PDL), each starting while the one
+  before it drains, so a pass (graph replay or eager) pays no inter-kernel gap (the efficiency's kernel_gap_s) on
+  top of its kernels' fitted times (TensorRT-LLM with TRTLLM_ENABLE_PDL=1);
 - `attention_includes`: ops its attention operator does itself, timed within its fitted kernel (RoPE, the KV
   append), so the graph's own ops for them are not run;
 - `quantized_gemm_inputs`: GEMMs (roles, or all) whose fp8 input the kernel before them writes quantized, so
@@ -69,7 +72,7 @@ KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", 
                "moe_finalize_allreduce_max_tokens",
                "shared_expert_stream", "prefill_op_launches", "eager_input_quantize", "dp_prefill_gather",
                "dsa_prefill_as_decode", "row_linear_bias_add", "gemm_fits",
-               "sync_around_attention"}
+               "sync_around_attention", "programmatic_launch"}
 GEMM_FIT_SOURCES = ("vidur",)   # roofline/era_gemm_fits.py: Vidur's in-layer timings of vLLM 0.2-era layers
 FUSION_KERNELS = ("vllm", "sglang", "trtllm")   # engines with a fitted custom all-reduce (data/collective_fit.yaml)
 DP_MOE_ALLTOALL = ("always", "mnnvl")
@@ -120,6 +123,8 @@ def kernel_options(sec: dict, where: str, read) -> dict:
         out["row_linear_bias_add"] = boolean(read("row_linear_bias_add"), f"{where}.row_linear_bias_add")
     if "sync_around_attention" in sec:
         out["sync_around_attention"] = boolean(read("sync_around_attention"), f"{where}.sync_around_attention")
+    if "programmatic_launch" in sec:
+        out["programmatic_launch"] = boolean(read("programmatic_launch"), f"{where}.programmatic_launch")
     if "attention_includes" in sec:
         out["attention_includes"] = roles(read("attention_includes"), f"{where}.attention_includes",
                                           ATTENTION_CAN_INCLUDE)
