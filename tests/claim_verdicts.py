@@ -124,7 +124,7 @@ VERDICTS = {
     'F-medusa-tpot-4': 'illustrative',                        # Chimera: an average latency speedup ratio of 2.7
     'F-eagle-tpot': 'conditional',                            # MSD boosts inference speed by up to 2.29x for LL
     'F-eagle-tpot-2': 'conditional',                          # MSD boosts inference speed by up to 2.46x for LL
-    'F-eagle-tpot-3': 'conditional',                          # FLASH: up to 2.55x speed-up on visual instructio
+    'F-eagle-tpot-3': 'in band',                              # FLASH: up to 2.55x speed-up on visual instructio
     'F-eagle-tpot-4': 'illustrative',                         # Scylla: 'Industrial inference engine deployments
     'F-hidden_transfer-tpot': 'no figure',                    # Hidden Transfer: 'we outperform all the single-m
     'F-s2d-tpot': 'no figure',                                # S2D: 'our draft models perform better than basel
