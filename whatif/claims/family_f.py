@@ -495,8 +495,10 @@ CLAIMS: list[Claim] = [
         why="at 122K tokens a step reads 64 GB of KV and 13 GB of weights; drafting with a 4K-token cache reads "
             "~16 GB, so 4 drafts and a verify cost ~2 steps for 4.1 tokens; TriForce's tiny second-level drafter "
             "(not modelled) makes the middle level's drafting cheaper still",
-        setup_note="Llama-2-7B shapes with a 128K window for Llama2-7B-128K; 4K-token retrieval budget, k=4 and "
-                   "acceptance 0.9 assumed; 124928 prompt tokens and the whole GPU for the caches as the release's "
+        setup_note="Llama-2-7B shapes with a 128K window for Llama2-7B-128K; 4K-token retrieval budget and k=4 "
+                   "assumed; acceptance 0.9, the bound the authors state (project page, Infini-AI-Lab/TriForce "
+                   "index.html at 164c8c0: 'maintaining an acceptance rate above 0.9 even when the temperature is "
+                   "1.0'; over 0.9-0.999 whatif gives 1.81-2.21x, in band throughout); 124928 prompt tokens and the whole GPU for the caches as the release's "
                    "test/on_chip.py runs it (the 64 GB KV cache plus weights: 81.2 GB of the A100's 85.9)",
     ),
     Claim(
@@ -596,8 +598,9 @@ def _paper(prefix: str) -> str:
 
 
 # Claims whose acceptance is assumed (claim.paper -> how to vary it). Direct Alignment's comes from a
-# published block efficiency, Token Recycling's and FLASH's (session 72 K) from a published mean accepted length
-# and SpecDec++'s from its release's measured sample (session 64 K): not listed; the realignment-share claim has no figure to meet.
+# published block efficiency, Token Recycling's and FLASH's (session 72 K) from a published mean accepted length,
+# TriForce's from its authors' stated bound (above 0.9, session 72 K: the verdict holds over 0.9-0.999) and
+# SpecDec++'s from its release's measured sample (session 64 K): not listed; the realignment-share claim has no figure to meet.
 ASSUMED_ACCEPTANCE: dict[str, AcceptanceSweep] = {
     _paper("Medusa-2"): AcceptanceSweep(0.7, _MEDUSA2_PROFILE),
     _paper("Batch Speculative Decoding Done Right (Vicuna"): AcceptanceSweep(0.6),
@@ -611,7 +614,6 @@ ASSUMED_ACCEPTANCE: dict[str, AcceptanceSweep] = {
     _paper("Parallel Prompt Decoding"): AcceptanceSweep(0.6, (1.0, 0.5 / 0.6, 0.4 / 0.6)),
     _paper("Aggressive Decoding"): AcceptanceSweep(0.9),
     _paper("RAPID"): AcceptanceSweep(0.8),
-    _paper("TriForce"): AcceptanceSweep(0.9),
     _paper("DEL"): AcceptanceSweep(0.7),
     _paper("Chimera"): AcceptanceSweep(0.6, _MEDUSA1_PROFILE),
     _paper("MSD boosts inference speed by up to 2.29x"): AcceptanceSweep(0.75),
@@ -622,7 +624,7 @@ ASSUMED_ACCEPTANCE: dict[str, AcceptanceSweep] = {
 # conditional (tests/test_claims.py checks that exactly these flip); the others keep one verdict over it.
 PLAUSIBLE_ACCEPTANCE = (0.5, 0.6, 0.7, 0.8, 0.9)
 _FLIPS_WITH_ACCEPTANCE = ("PEARL: a superior speedup performance up to 3.79x", "SpecTr: a wall clock",
-                          "SpecTr: a further", "Medusa-2", "TriForce", "DEL",
+                          "SpecTr: a further", "Medusa-2", "DEL",
                           "MSD boosts inference speed by up to 2.29x", "MSD boosts inference speed by up to 2.46x")
 
 
