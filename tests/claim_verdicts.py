@@ -119,12 +119,12 @@ VERDICTS = {
     'F-medusa-tpot-3': 'in band',                             # Parallel Prompt Decoding (PPD): up to 2.49x spee
     'F-ngram-tpot-4': 'illustrative',                         # Aggressive Decoding (Input-guided): a 7x-9x spee
     'F-speculative-tpot-9': 'miss',                           # RAPID: more than 2x speedups for long-context in
-    'F-sparse_self_speculative-tpot': 'conditional',          # TriForce: up to 2.31x on an A100 GPU (Llama2-7B-
+    'F-sparse_self_speculative-tpot': 'in band',              # TriForce: up to 2.31x on an A100 GPU (Llama2-7B-
     'F-self_speculative-tpot': 'conditional',                 # DEL: overall speedups of 2.16x~2.50x over vanill
     'F-medusa-tpot-4': 'illustrative',                        # Chimera: an average latency speedup ratio of 2.7
     'F-eagle-tpot': 'conditional',                            # MSD boosts inference speed by up to 2.29x for LL
     'F-eagle-tpot-2': 'conditional',                          # MSD boosts inference speed by up to 2.46x for LL
-    'F-eagle-tpot-3': 'conditional',                          # FLASH: up to 2.55x speed-up on visual instructio
+    'F-eagle-tpot-3': 'in band',                              # FLASH: up to 2.55x speed-up on visual instructio
     'F-eagle-tpot-4': 'illustrative',                         # Scylla: 'Industrial inference engine deployments
     'F-hidden_transfer-tpot': 'no figure',                    # Hidden Transfer: 'we outperform all the single-m
     'F-s2d-tpot': 'no figure',                                # S2D: 'our draft models perform better than basel

@@ -193,3 +193,20 @@ def test_reproduction_doc_is_current(bench, results):
     doc = Path(__file__).resolve().parents[1] / "docs" / "reproduction.md"
     assert bench.markdown(results) == doc.read_text(), \
         "docs/reproduction.md is stale: run python benchmarks/reproduce.py --write"
+
+
+def test_sourced_acceptances_hold_their_verdict_over_their_sourced_range():
+    """Session 72 K: TriForce's acceptance is its authors' bound (above 0.9), FLASH's its release's 2.77 accepted
+    tokens a round (alpha 0.549 on the claim's tree); neither may be a sweep point that happens to pass."""
+    from whatif.claims import evaluate
+    from whatif.claims.family_f import CLAIMS, _FLASH_ALPHA, at_acceptance
+    from whatif.roofline.speculation import expected_tokens, parse_tree
+    assert abs(expected_tokens(parse_tree("3x2x2x1x1", "tree"), (_FLASH_ALPHA,) * 5) - 2.77) < 0.01
+    triforce = next(c for c in CLAIMS if c.paper.startswith("TriForce: up to 2.31x"))
+    assert triforce.scored
+    import whatif.claims.family_f as f
+    f.ASSUMED_ACCEPTANCE[triforce.paper] = f.AcceptanceSweep(0.9)   # to vary it over the stated range only
+    try:
+        assert all(evaluate(at_acceptance(triforce, a)).in_band for a in (0.9, 0.95, 0.999))
+    finally:
+        del f.ASSUMED_ACCEPTANCE[triforce.paper]

@@ -147,7 +147,8 @@ CLAIMS: list[Claim] = [
           assumed=Assumption("output tokens", (32, 512, 1024), 32,
                              "the abstract names no length for its 3x; the release's T4 OPT-30B logs "
                              "(h2o_flexgen/benchmark/h2o/t4/fo-30b-...-prompt512-gen{32,512,1024}-...) span "
-                             "32-1024 generated tokens", apply=_output)),
+                             "32-1024 generated tokens; session 72 K: the release holds H2O's logs only (no "
+                             "FlexGen log per length), the paper's table was not reachable", apply=_output)),
     # ---- StreamingLLM
     Claim("streamingllm", "StreamingLLM outperforms the sliding window recomputation baseline by up to 22.2x "
                           "speedup (per generated token)",

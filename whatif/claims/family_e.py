@@ -71,7 +71,8 @@ def _ape_gpu(claim: Claim, bf16_tflops: float) -> Claim:
 
 _APE_GPU = Assumption("H100 bf16 TFLOP/s", (756, 835, 989), 989,
                       "the abstract names no GPU; the paper's introduction (a 128K prefill in 17 s) rules out an "
-                      "A100 for an 8B model, leaving the H100 PCIe (756), NVL (835) and SXM (989)", apply=_ape_gpu)
+                      "A100 for an 8B model, leaving the H100 PCIe (756), NVL (835) and SXM (989); session 72 K: "
+                      "its release (Infini-AI-Lab/APE) is not indexed", apply=_ape_gpu)
 
 CLAIMS: list[Claim] = [
     Claim(

@@ -22,7 +22,9 @@ def _gh200_hbm(claim: Claim, gb: float) -> Claim:
 
 
 _GH200_HBM = Assumption("GH200 HBM (GB)", (96, 144), 96, "the paper names no GH200 variant; GH200 ships with 96 GB "
-                        "HBM3 (4 TB/s) or 144 GB HBM3e (4.9 TB/s)", apply=_gh200_hbm)
+                        "HBM3 (4 TB/s) or 144 GB HBM3e (4.9 TB/s); session 72 K: its arXiv page "
+                        "(ar5iv 2504.11750) is stored only from its start, the author's page "
+                        "(prabsy96.github.io) names none", apply=_gh200_hbm)
 _LAUNCH_WHY = ("whatif gives every host the same assumed 4 us kernel launch (the profile field); Grace's launch and "
                "queuing time per kernel was not found, so the mechanism (the launch queue, estimate.py) is there "
                "but its Grace input is not: give it with --launch-us (or a GPU profile's launch_overhead)")
