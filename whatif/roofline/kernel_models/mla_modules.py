@@ -322,13 +322,14 @@ SWAPS_AB_MAX_KV_PER_CTA = 1024   # ... or above, where each CTA's share of the K
 
 
 def trtllm_gen_mla_tile(heads, batch, context, sms):
-    """Query-head tile of trtllm-gen's MLA generation kernel (Blackwell; TensorRT-LLM's own, as 1.3.0rc20 runs it),
+    """Query-head tile of trtllm-gen's MLA generation kernel (Blackwell; TensorRT-LLM's own MLA decode),
     per shape: the low-latency SwapsMmaAb kernel (tile 8 at <= 8 heads, else 16) at <= 32 heads, or where
     batch x ceil(heads / 16) CTAs fit the SMs and each CTA's KV split (ceil(context / 256) or SMs / CTAs splits)
     is <= 1,024 tokens; else the high-throughput KeepsMmaAb kernel (tile 64; at 128 heads its 2-CTA MMA pair,
     one KV read for all 128). Each tile reads the latent once (absorbed_part), so 32 heads read it twice.
     Source: NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/trtllmGenKernels/fmha/fmhaKernels.h
-    (hashFromRunnerParams, useSwapsMmaAbMlaGenKernel). Floats or columns."""
+    (hashFromRunnerParams, useSwapsMmaAbMlaGenKernel; which revision 1.3.0rc20 ships is not established: earlier
+    ones differ in the > 32-head test, all keep 8 / 16 tiles at <= 32 heads). Floats or columns."""
     import numpy as np
     heads, batch = np.asarray(heads, dtype=float), np.asarray(batch, dtype=float)
     ctas = batch * np.ceil(heads / 16)
@@ -434,9 +435,9 @@ def mla_decode_family(kernel: str) -> str:
 def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c, head_tile=0,
                     out_format=None, mma="bf16", bmm_fp8=False):
     """([(compute s, HBM s, L2 s)], items) of one MLA module at efficiency 1; decode: isl = 1 new token;
-    head_tile: the decode kernel's query-head tile (MLA_DECODE_TILES; TRTLLM_GEN_RULE: trtllm_gen_mla_tile per shape); out_format: o_proj's own format; mma: the
-    decode attention's product format (fp8_generation_mla); bmm_fp8: decode's absorbed bmms in fp8
-    (trtllm_fp8_bmm)."""
+    head_tile: the decode kernel's query-head tile (MLA_DECODE_TILES; TRTLLM_GEN_RULE: trtllm_gen_mla_tile per
+    shape); out_format: o_proj's own format; mma: the decode attention's product format (fp8_generation_mla);
+    bmm_fp8: decode's absorbed bmms in fp8 (trtllm_fp8_bmm)."""
     tokens = batch * isl
     if phase == "prefill":
         parts = projection_parts(tokens, heads, d, False, gemm_format, c, out_format)
