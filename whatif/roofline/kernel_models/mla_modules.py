@@ -330,6 +330,12 @@ def trtllm_gen_mla_tile(heads, batch, context, sms):
     Source: NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/trtllmGenKernels/fmha/fmhaKernels.h
     (hashFromRunnerParams, useSwapsMmaAbMlaGenKernel; which revision 1.3.0rc20 ships is not established: earlier
     ones differ in the > 32-head test, all keep 8 / 16 tiles at <= 32 heads). Floats or columns."""
+    if all(isinstance(x, (int, float)) for x in (heads, batch, context)):   # one shape (a serving step): no numpy
+        ctas = batch * -(-heads // 16)
+        splits = min(-(-context // 256), max(1, sms // ctas))
+        if heads <= SWAPS_AB_MAX_HEADS or (-(-context // splits) <= SWAPS_AB_MAX_KV_PER_CTA and ctas <= sms):
+            return 8.0 if heads <= 8 else 16.0
+        return 128.0 if heads >= 128 else 64.0
     import numpy as np
     heads, batch = np.asarray(heads, dtype=float), np.asarray(batch, dtype=float)
     ctas = batch * np.ceil(heads / 16)
