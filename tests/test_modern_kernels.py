@@ -749,7 +749,7 @@ def test_trtllm_gen_mla_decode_tiles_heads_by_its_kernel_choice():
     at a large batch once, and the tile follows the SM count (a datasheet figure)."""
     tile = mla_modules.trtllm_gen_mla_tile
     assert [tile(h, 256, 8192, 148) for h in (1, 8, 16, 32, 64, 128)] == [8, 8, 16, 16, 64, 128]
-    assert tile(128, 1, 1024, 148) == 16   # 8 CTAs, 18 splits of <= 1,024 tokens: the low-latency kernel
+    assert tile(128, 1, 1024, 148) == 16   # 8 CTAs, 4 KV splits of 256 tokens: the low-latency kernel
     assert tile(128, 1, 131072, 148) == 128   # splits of 7,282 tokens: the high-throughput kernel
     assert tile(64, 16, 2048, 148) == 16 and tile(64, 16, 2048, 120) == 64   # 64 CTAs: 2 | 1 KV splits
     c = mla_modules.ceilings(B200)
