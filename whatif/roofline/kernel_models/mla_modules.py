@@ -109,10 +109,17 @@ def dense_prefill_part(batch, isl, past, heads, d: MlaDims, c):
 
 def absorbed_part(batch, pairs, gathered, heads, d: MlaDims, kv_bytes, c, head_tile=0, mma="bf16"):
     """Absorbed MLA over `pairs` (query, key) pairs reading `gathered` latent rows; head_tile: the kernel's
-    query-head tile (heads padded up to a multiple of it, the latent read once per tile); 0: no tiling;
-    mma: the tensor-core format its QK and PV products run in (fp8_generation_mla)."""
-    tiles = -(-heads // head_tile) if head_tile else 1
-    flops = 2.0 * (tiles * head_tile if head_tile else heads) * (2 * d.kv_lora + d.rope) * batch * pairs
+    query-head tile (heads padded up to a multiple of it, the latent read once per tile); 0: no tiling; a column
+    where the kernel picks its tile per row (trtllm_gen_mla_tile); mma: the tensor-core format its QK and PV
+    products run in (fp8_generation_mla)."""
+    if isinstance(head_tile, (int, float)):
+        tiles = -(-heads // head_tile) if head_tile else 1
+        padded = tiles * head_tile if head_tile else heads
+    else:
+        import numpy as np
+        tiles = np.ceil(np.asarray(heads, dtype=float) / head_tile)
+        padded = tiles * head_tile
+    flops = 2.0 * padded * (2 * d.kv_lora + d.rope) * batch * pairs
     moved = batch * gathered * (d.kv_lora + d.rope) * kv_bytes * tiles
     return (flops / c.peak_flops(mma), *memory_times(moved, c.hbm_bw, c.l2_bytes))
 
@@ -309,6 +316,35 @@ MLA_DECODE_TILES = {
     "flashinfer": 64,     # FlashInfer's MLA decode (SGLang --attention-backend flashinfer): CTA_TILE_Q 64
     "triton": 16,         # Triton MLA decode (_decode_grouped_att_m_fwd): BLOCK_H 16 heads per program
 }
+TRTLLM_GEN_RULE = -1   # decode_kernel_terms' tile for TensorRT-LLM on Blackwell: trtllm_gen_mla_tile picks it per shape
+SWAPS_AB_MAX_HEADS = 32      # fmhaKernels.h: the low-latency SwapsMmaAbForGeneration kernel at <= 32 heads a KV head
+SWAPS_AB_MAX_KV_PER_CTA = 1024   # ... or above, where each CTA's share of the KV is <= 1,024 tokens (its stepKv 256)
+
+
+def trtllm_gen_mla_tile(heads, batch, context, sms):
+    """Query-head tile of trtllm-gen's MLA generation kernel (Blackwell; TensorRT-LLM's own MLA decode),
+    per shape: the low-latency SwapsMmaAb kernel (tile 8 at <= 8 heads, else 16) at <= 32 heads, or where
+    batch x ceil(heads / 16) CTAs fit the SMs and each CTA's KV split (ceil(context / 256) or SMs / CTAs splits)
+    is <= 1,024 tokens; else the high-throughput KeepsMmaAb kernel (tile 64; at 128 heads its 2-CTA MMA pair,
+    one KV read for all 128). Each tile reads the latent once (absorbed_part), so 32 heads read it twice.
+    Source: NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/trtllmGenKernels/fmha/fmhaKernels.h
+    (hashFromRunnerParams, useSwapsMmaAbMlaGenKernel; which revision 1.3.0rc20 ships is not established: earlier
+    ones differ in the > 32-head test, all keep 8 / 16 tiles at <= 32 heads). Floats or columns."""
+    if all(isinstance(x, (int, float)) for x in (heads, batch, context)):   # one shape (a serving step): no numpy
+        ctas = batch * -(-heads // 16)
+        splits = min(-(-context // 256), max(1, sms // ctas))
+        if heads <= SWAPS_AB_MAX_HEADS or (-(-context // splits) <= SWAPS_AB_MAX_KV_PER_CTA and ctas <= sms):
+            return 8.0 if heads <= 8 else 16.0
+        return 128.0 if heads >= 128 else 64.0
+    import numpy as np
+    heads, batch = np.asarray(heads, dtype=float), np.asarray(batch, dtype=float)
+    ctas = batch * np.ceil(heads / 16)
+    splits = np.minimum(np.ceil(np.asarray(context, dtype=float) / 256), np.maximum(1.0, np.floor(sms / ctas)))
+    swaps = (heads <= SWAPS_AB_MAX_HEADS) | ((np.ceil(context / splits) <= SWAPS_AB_MAX_KV_PER_CTA) & (ctas <= sms))
+    tile = np.where(swaps, np.where(heads <= 8, 8.0, 16.0), np.where(heads >= 128, 128.0, 64.0))
+    return tile if tile.ndim else float(tile)
+
+
 # The tables' kernel_source names (aiconfigurator's collectors) -> MLA_DECODE_TILES kernels.
 MLA_DECODE_SOURCES = {"default": "trtllm", "FLASHINFER_MLA": "trtllm_gen", "trtllm_mla": "trtllm_gen",
                       "FLASHMLA": "flashmla", "FLASH_ATTN_MLA": "fa3", "fa3": "fa3", "flashinfer": "flashinfer",
@@ -393,7 +429,8 @@ def mla_decode_kernel(engine: str, arch: str, kv_dtype: str = "bfloat16") -> str
 def decode_kernel_terms(kernel: str, arch: str, kv_dtype: str, gemm_format: str) -> tuple[str, int, str, bool]:
     """(fit family, query-head tile, product format, fp8 absorbed bmms) of an MLA decode kernel on `arch`."""
     mma = "fp8" if fp8_generation_mla(kernel, arch, kv_dtype) else "bf16"
-    return mla_decode_family(kernel), MLA_DECODE_TILES[kernel], mma, trtllm_fp8_bmm(kernel, arch, gemm_format)
+    tile = TRTLLM_GEN_RULE if kernel == "trtllm" and arch == "blackwell" else MLA_DECODE_TILES[kernel]
+    return mla_decode_family(kernel), tile, mma, trtllm_fp8_bmm(kernel, arch, gemm_format)
 
 
 def mla_decode_family(kernel: str) -> str:
@@ -404,9 +441,9 @@ def mla_decode_family(kernel: str) -> str:
 def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_dtype, c, head_tile=0,
                     out_format=None, mma="bf16", bmm_fp8=False):
     """([(compute s, HBM s, L2 s)], items) of one MLA module at efficiency 1; decode: isl = 1 new token;
-    head_tile: the decode kernel's query-head tile (MLA_DECODE_TILES); out_format: o_proj's own format; mma: the
-    decode attention's product format (fp8_generation_mla); bmm_fp8: decode's absorbed bmms in fp8
-    (trtllm_fp8_bmm)."""
+    head_tile: the decode kernel's query-head tile (MLA_DECODE_TILES; TRTLLM_GEN_RULE: trtllm_gen_mla_tile per
+    shape); out_format: o_proj's own format; mma: the decode attention's product format (fp8_generation_mla);
+    bmm_fp8: decode's absorbed bmms in fp8 (trtllm_fp8_bmm)."""
     tokens = batch * isl
     if phase == "prefill":
         parts = projection_parts(tokens, heads, d, False, gemm_format, c, out_format)
@@ -414,6 +451,8 @@ def mla_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
         parts += prefill_quantize_parts(tokens, heads, d, gemm_format, c, out_format)
         return parts, batch * heads * -(-isl // Q_TILE)
     parts = projection_parts(tokens, heads, d, True, gemm_format, c, out_format, bmm_fp8)
+    if isinstance(head_tile, (int, float)) and head_tile == TRTLLM_GEN_RULE:
+        head_tile = trtllm_gen_mla_tile(heads, batch, past + isl, c.sms)
     # causal: new token i sees past + i keys (a decode's one token: past + 1; vLLM's short queries run as decodes)
     parts.append(absorbed_part(batch, causal_pairs(isl, past), past + isl, heads, d, KV_BYTES[kv_dtype], c, head_tile,
                                mma))
