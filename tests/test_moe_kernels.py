@@ -232,9 +232,10 @@ def test_triton_block_fp8_experts_pad_to_the_releases_tile_not_the_fit_rows():
     eff = replace(load_efficiency("default", B200, engine="vllm"), moe_engine="fused_moe_triton")
     for tokens, rows, tile in ((32, 1, 16), (256, 8, 64)):
         op = replace(expert_op(rows, "fp8", 128), block_scaled=True)
-        op = replace(op, shape=replace(op.shape, tokens=float(tokens)))
+        op = replace(op, shape=replace(op.shape, tokens=float(tokens), topk=8.0, experts=128.0))
         (priced,) = fused_layer_ops([op], eff)
         assert priced.shape.block_m == tile and padded_expert_rows(priced) == 128 * tile
+        assert priced.shape.grid_m == moe.grid_m_tiles(tokens, 8, 128, tile)   # (256 slots at 32 tokens: 128 + 8)
     (bf16,) = fused_layer_ops([replace(expert_op(1, "bf16", 128), shape=replace(expert_op(1, "bf16", 128).shape,
                                                                               tokens=32.0))], eff)
     assert bf16.shape.block_m == 0.0   # (16-bit experts keep the engine's own pricing)

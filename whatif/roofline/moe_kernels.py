@@ -106,12 +106,15 @@ TRITON_FIT = MOE_KERNELS["triton"]["blackwell"]   # the fit `triton` names ("fus
 
 def with_triton_block_m(op, engine: str):
     """A block-FP8 expert GEMM carrying the M tile `engine`'s Triton fused MoE runs it at (triton_moe_tile.py: vLLM
-    0.17.0's 16 at <= 64 tokens, else 64), so its padding follows the release's tile, not the fit rows' 64; other ops
-    as they are."""
+    0.17.0's 16 at <= 64 tokens, else 64) and its launch grid's M tiles at it, so its padding and grid follow the
+    release's tile, not the fit rows' 64; other ops as they are."""
+    from .kernel_models.moe import grid_m_tiles
     from .kernel_models.triton_moe_tile import triton_block_m
-    if op.role not in EXPERT_ROLES or not (op.block_scaled and op.dtype == "fp8") or not op.shape.tokens:
+    s = op.shape
+    if op.role not in EXPERT_ROLES or not (op.block_scaled and op.dtype == "fp8") or not s.tokens:
         return op
-    return replace(op, shape=replace(op.shape, block_m=float(triton_block_m(engine, op.shape.tokens))))
+    tile = triton_block_m(engine, s.tokens)
+    return replace(op, shape=replace(s, block_m=float(tile), grid_m=grid_m_tiles(s.tokens, s.topk, s.experts, tile)))
 
 
 def is_expert_input_quant(op) -> bool:
