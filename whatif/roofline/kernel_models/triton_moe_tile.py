@@ -10,7 +10,9 @@ cdiv(EM, BLOCK_SIZE_M) x cdiv(N, BLOCK_SIZE_N)).
 - vLLM v0.17.0 (vllm-0.17.0.tar.gz from PyPI, sha256 b0b62e58...5629a, vllm/model_executor/layers/fused_moe/
   fused_moe.py get_default_config, lines 1247-1261, vllm#34846): block FP8 BLOCK_SIZE_M 16 if M <= 64 else 64, M
   the fused call's tokens (TritonExperts.apply passes num_tokens to try_get_optimal_moe_config, which falls back to
-  the default where get_moe_configs(E, N = w2.shape[2], ...) finds no file: none for B200 E=128/64 N=1536)."""
+  the default where get_moe_configs(E, N = w2.shape[2], ...) finds no file: none for B200 E=256 N=768/384, the
+  MiniMax-M2.5 v0.17.0 rows' TP2/TP4 slices). vLLM releases before #34846 (merged 2026-02-18) had other defaults,
+  not modelled: `moe_kernels triton` is mapped for v0.17.0's rows only (serving_reference VLLM_RELEASE_MOE_KERNELS)."""
 from __future__ import annotations
 
 SGLANG_BLOCK_M = 64           # SGLang's block-FP8 default, every M
