@@ -213,3 +213,29 @@ def test_sglang_block_fp8_experts_run_a_narrow_slice_as_128():
     wide = replace(op, shape=replace(op.shape, k=128.0))   # the TP16 slice
     assert expert_gemm_seconds(op, B200, engine="sglang")[1] == pytest.approx(
         expert_gemm_seconds(wide, B200, engine="sglang")[1], rel=1e-12)
+
+
+def test_triton_block_fp8_experts_pad_to_the_releases_tile_not_the_fit_rows():
+    """The Triton kernel's M tile is its engine's default config (kernel_models/triton_moe_tile.py): the fit's SGLang
+    rows ran BLOCK_SIZE_M 64 at every M and are fitted padded to it; vLLM 0.17.0 (vllm#34846) runs 16 at <= 64 tokens,
+    64 above, so a decode step's experts pad to 16 rows and a prefill's to 64 whatever their rows per expert."""
+    from whatif.roofline.kernel_models import moe
+    from whatif.roofline.kernel_models.triton_moe_tile import fit_rows_block_m, triton_block_m
+    from whatif.roofline.kernel_timing import padded_expert_rows
+    from whatif.roofline.moe_kernels import fused_layer_ops
+    assert [triton_block_m("vllm", t) for t in (1, 64, 65, 8192)] == [16, 16, 64, 64]
+    assert triton_block_m("sglang", 1) == 64 and fit_rows_block_m("sglang_fused_moe_triton", "fp8_block") == 64
+    assert fit_rows_block_m("sglang_fused_moe_triton", "bfloat16") == 0   # (its bf16 rows: the tuned tile_m)
+    # the fit rows: 8 tokens x top 8 over 128 experts, one row each, padded to 64 where the tuned rule pads to 16
+    assert moe.routing_stats(8, 8, 128, 1, "balanced", tile=64)[1] == 4 * moe.routing_stats(8, 8, 128, 1, "balanced")[1]
+    assert moe.grid_m_tiles(1024, 8, 256, 64) < moe.grid_m_tiles(1024, 8, 256)   # fewer, fuller M tiles
+    eff = replace(load_efficiency("default", B200, engine="vllm"), moe_engine="fused_moe_triton")
+    for tokens, rows, tile in ((32, 1, 16), (256, 8, 64)):
+        op = replace(expert_op(rows, "fp8", 128), block_scaled=True)
+        op = replace(op, shape=replace(op.shape, tokens=float(tokens), topk=8.0, experts=128.0))
+        (priced,) = fused_layer_ops([op], eff)
+        assert priced.shape.block_m == tile and padded_expert_rows(priced) == 128 * tile
+        assert priced.shape.grid_m == moe.grid_m_tiles(tokens, 8, 128, tile)   # (256 slots at 32 tokens: 128 + 8)
+    (bf16,) = fused_layer_ops([replace(expert_op(1, "bf16", 128), shape=replace(expert_op(1, "bf16", 128).shape,
+                                                                              tokens=32.0))], eff)
+    assert bf16.shape.block_m == 0.0   # (16-bit experts keep the engine's own pricing)

@@ -236,10 +236,11 @@ def has_fused_fit(op: Op, gpu, engine: str) -> bool:
 
 
 def padded_expert_rows(op: Op) -> float:
-    """A grouped expert GEMM's rows as its kernel runs them: each touched expert's rows padded to its M tile."""
+    """A grouped expert GEMM's rows as its kernel runs them: each touched expert's rows padded to its M tile (the
+    kernel's fixed one where the shape carries it: block_m)."""
     s = op.shape
     rows = s.m / s.groups
-    tile = tile_m(rows)
+    tile = int(s.block_m) or tile_m(rows)
     return s.groups * math.ceil(rows / tile) * tile
 
 

@@ -116,7 +116,8 @@ def moe_ops(model, tokens: int, par, prec, count: int, local_tokens: int | None 
         n, k = op.shape.n, op.shape.k
         hbm = op.hbm_bytes - k * n * w + touched * k * n * w   # weights of touched experts only
         note = f"; grouped over {touched:.2f} touched of {local_experts:g} local experts"
-        shape = replace(op.shape, groups=max(touched, 1e-9), grid_m=grid, local_experts=local_experts)
+        shape = replace(op.shape, groups=max(touched, 1e-9), grid_m=grid, local_experts=local_experts, tokens=tokens,
+                        topk=m.experts_per_token, experts=m.num_experts)
         grouped = replace(op, bytes={"hbm": hbm}, shape=shape,
                           formula=op.formula + note, expert_parallel=ep > 1)
         ops.append(with_weight_dequant(grouped, prec, touched * k * n, routed / max(touched, 1e-9)))

@@ -92,11 +92,29 @@ def fused_layer_ops(ops, eff, gpu=None) -> list:
     if getattr(eff, "moe_weight_only", False):
         ops = [replace(op, weight_only_kernel=True) if op.fp4_weights and op.role in EXPERT_ROLES else op
                for op in ops]
+    if getattr(eff, "moe_engine", None) == TRITON_FIT:   # the M tile the engine's Triton default runs (not tile_m's)
+        ops = [with_triton_block_m(op, eff.engine) for op in ops]
     engine = getattr(eff, "moe_engine", None) or getattr(eff, "engine", None)
     if gpu is None or not engine:
         return ops
     timed = fit_timed_roles(ops, gpu, engine)
     return [op for op in ops if not (op.role in timed or is_expert_input_quant(op))] if timed else ops
+
+
+TRITON_FIT = MOE_KERNELS["triton"]["blackwell"]   # the fit `triton` names ("fused_moe_triton", Hopper likewise)
+
+
+def with_triton_block_m(op, engine: str):
+    """A block-FP8 expert GEMM carrying the M tile `engine`'s Triton fused MoE runs it at (triton_moe_tile.py: vLLM
+    0.17.0's 16 at <= 64 tokens, else 64) and its launch grid's M tiles at it, so its padding and grid follow the
+    release's tile, not the fit rows' 64; other ops as they are."""
+    from .kernel_models.moe import grid_m_tiles
+    from .kernel_models.triton_moe_tile import triton_block_m
+    s = op.shape
+    if op.role not in EXPERT_ROLES or not (op.block_scaled and op.dtype == "fp8") or not s.tokens:
+        return op
+    tile = triton_block_m(engine, s.tokens)
+    return replace(op, shape=replace(s, block_m=float(tile), grid_m=grid_m_tiles(s.tokens, s.topk, s.experts, tile)))
 
 
 def is_expert_input_quant(op) -> bool:

@@ -21,7 +21,10 @@ class OpShape:
 class GemmShape(OpShape):
     """C[m,n] = A[m,k] @ W[k,n]; `groups` > 1: a grouped GEMM (MoE experts touched), m split among them;
     `grid_m`: the M tiles a fused MoE's launch grid covers (every slot of the TP group, kernel_models/moe.py);
-    `local_experts`: the experts this GPU holds, touched or not (one grouped-GEMM problem each: grouped_problems.py)."""
+    `local_experts`: the experts this GPU holds, touched or not (one grouped-GEMM problem each: grouped_problems.py);
+    `tokens`, `topk`, `experts`: the fused MoE call's tokens (the TP group's), experts a token and experts routed
+    over (its grid's sizes); `block_m`: the M tile its kernel runs whatever the rows (kernel_models/triton_moe_tile.py,
+    set by moe_kernels.fused_layer_ops with grid_m at it), 0: the tuned tile by rows (tile_m)."""
 
     m: float
     n: float
@@ -29,6 +32,10 @@ class GemmShape(OpShape):
     groups: float = 1.0
     grid_m: float = 0.0
     local_experts: float = 0.0
+    tokens: float = 0.0
+    topk: float = 0.0
+    experts: float = 0.0
+    block_m: float = 0.0
 
     def to_dict(self) -> dict:
         d = {"m": self.m, "n": self.n, "k": self.k}

@@ -18,6 +18,7 @@ import numpy as np
 from ..roofline.expert_fits import aligned, fit_alignment
 from ..roofline.kernel_models.fitted_roofline import RooflineParams
 from ..roofline.kernel_models import linear_attention
+from ..roofline.kernel_models.triton_moe_tile import fit_rows_block_m
 from ..roofline.kernel_models.moe import (FINALIZE_FITS, SMALL_M, TILE_M_CAP, UNCAPPED, finalize_seconds,
                                           launched_tiles, moe_gemm_ideal_times, moe_ideal_times, moe_time,
                                           routing_stats, split_moe_time)
@@ -155,18 +156,19 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
         for r in group.itertuples():
             # the kernel's own shape: hidden and per-GPU intermediate sizes padded as its weights are laid out
             hidden, inter_l = aligned(r.hidden_size, align), aligned(r.inter_size / r.moe_tp_size, align)
-            grid = launched_tiles(r.num_tokens, r.topk, r.num_experts, hidden, inter_l)
+            tile = fit_rows_block_m(r.kernel_source, dtype)   # the M tile the rows' kernel ran (0: tile_m's)
+            grid = launched_tiles(r.num_tokens, r.topk, r.num_experts, hidden, inter_l, tile=tile)
             tiles.append(grid / g.sm_count.value if grid_launched(r.kernel_source, dtype) else 0.0)
             c, m, cached = moe_ideal_times(r.num_tokens, hidden, inter_l * r.moe_tp_size, r.topk, r.num_experts,
                                            r.moe_tp_size, r.moe_ep_size, r.distribution, peak, hbm,
-                                           w_bytes, a_bytes, l2, _groups(r), rate)
+                                           w_bytes, a_bytes, l2, _groups(r), rate, tile)
             t_c.append(c)
             t_m.append(m)
             t_l2.append(cached)
             if split:   # the serving form: each grouped GEMM its own ridge, the finalize pass (large-M regime only)
                 gemms.append(moe_gemm_ideal_times(r.num_tokens, hidden, inter_l * r.moe_tp_size, r.topk,
                                                   r.num_experts, r.moe_tp_size, r.moe_ep_size, r.distribution, peak,
-                                                  hbm, w_bytes, a_bytes, l2, _groups(r), rate))
+                                                  hbm, w_bytes, a_bytes, l2, _groups(r), rate, tile))
                 local = routing_stats(int(r.num_tokens), int(r.topk), int(r.num_experts), int(r.moe_ep_size),
                                       r.distribution, _groups(r))[2]
                 fin.append(finalize_seconds(local, hidden, hbm, engine, peak_key)

@@ -215,7 +215,7 @@ def unaligned_contiguous_stats(mine) -> tuple[float, float, float]:
 @lru_cache(maxsize=65536)
 def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: str,
                   groups: tuple[int, int] | None = None, redundant: int = 0,
-                  layout: str = "tuned") -> tuple[float, float, float]:
+                  layout: str = "tuned", tile: int = 0) -> tuple[float, float, float]:
     """(touched experts, padded token rows, assignments) on this GPU (its E/ep experts), averaged
     over seeded power-law samples; `groups` (n_group, topk_group): through the collector's grouped top-k.
     'power_law_<alpha>_eplb': the same loads rebalanced by EPLB over E + `redundant` slots, this GPU the busiest
@@ -223,7 +223,8 @@ def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: s
     packing, the slowest rank measured as rank 0). layout: 'tuned' or 'masked' (an M tile by the mean rows, tile_m),
     'contiguous' (DeepGEMM's contiguous layout: each expert padded to 128 rows, as DeepEP's normal dispatch and
     the collector's power-law counts are) or 'unaligned' (counts reach that layout unpadded, as the SGLang wide-EP
-    prefill collector's uniform rows pass them: collect_wideep_deepep_moe.py; unaligned_contiguous_stats)."""
+    prefill collector's uniform rows pass them: collect_wideep_deepep_moe.py; unaligned_contiguous_stats).
+    `tile`: the M tile the kernel runs whatever the rows (triton_moe_tile.py); 0: the layout's."""
     import numpy as np   # (here only: a cold estimate imports no numpy)
     if experts % ep:
         raise WhatifError(f"moe_ep_size: {ep} does not divide num_experts {experts}; valid: a divisor")
@@ -233,7 +234,7 @@ def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: s
         alpha = float(distribution.removeprefix("power_law_").removesuffix("_eplb"))
         return rank_stats([eplb_busiest_slots(power_law_loads(tokens, topk, experts, ep, alpha, s, "smallest")
                                               .astype(float), ep,
-                                              redundant) for s in range(SAMPLES)], layout)
+                                              redundant) for s in range(SAMPLES)], layout, tile)
     if distribution == "balanced":
         picks = [balanced_selections(tokens, topk, experts)] if groups else []
         samples = [balanced_loads(tokens, topk, experts)]
@@ -246,10 +247,10 @@ def routing_stats(tokens: int, topk: int, experts: int, ep: int, distribution: s
         raise WhatifError(f"distribution '{distribution}' is not valid; valid: balanced, power_law_<alpha>")
     if groups:
         samples = [np.bincount(grouped_selections(p, experts, *groups).ravel(), minlength=experts) for p in picks]
-    return rank_stats([loads[:local] for loads in samples], layout)
+    return rank_stats([loads[:local] for loads in samples], layout, tile)
 
 
-def rank_stats(mines, layout: str) -> tuple[float, float, float]:
+def rank_stats(mines, layout: str, tile: int = 0) -> tuple[float, float, float]:
     """routing_stats' mean (touched experts, padded token rows, assignments) over per-sample local loads `mines`,
     the rows padded as `layout` lays them out."""
     import numpy as np   # (here only: a cold estimate imports no numpy)
@@ -258,29 +259,31 @@ def rank_stats(mines, layout: str) -> tuple[float, float, float]:
         if layout == "unaligned":
             stats.append(unaligned_contiguous_stats(mine))
             continue
-        tm = CONTIGUOUS_BLOCK_M if layout == "contiguous" else tile_m(mine.sum() / max((mine > 0).sum(), 1))
+        tm = tile or (CONTIGUOUS_BLOCK_M if layout == "contiguous" else tile_m(mine.sum() / max((mine > 0).sum(), 1)))
         stats.append(((mine > 0).sum(), (np.ceil(mine / tm) * tm).sum(), mine.sum()))
     return tuple(float(v) for v in np.mean(stats, axis=0))
 
 
 def moe_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, peak, hbm,
-                    w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0, groups=None, l2_rate=None):
+                    w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0, groups=None, l2_rate=None, tile=0):
     """(compute s, HBM-streamed s, L2-resident s) at efficiency 1 for one fused MoE layer on one GPU: its two
     grouped GEMMs' (moe_gemm_ideal_times) summed. A working set that fits in L2 is read from L2 on back-to-back
     replays (the corpus's warm-L2 timing, and a decode step's reuse across layers does not apply: a larger one
     thrashes it)."""
     gemms = moe_gemm_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, peak, hbm, w_bytes,
-                                 a_bytes, l2_bytes, groups, l2_rate)
+                                 a_bytes, l2_bytes, groups, l2_rate, tile)
     return tuple(sum(g[i] for g in gemms) for i in range(3))
 
 
 def moe_gemm_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribution, peak, hbm,
-                         w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0, groups=None, l2_rate=None):
+                         w_bytes=2.0, a_bytes=2.0, l2_bytes=0.0, groups=None, l2_rate=None, tile=0):
     """(compute s, HBM s, L2 s) at efficiency 1 of each grouped GEMM of one fused MoE layer on one GPU, [gate+up,
     down]: the split the serving path prices (roofline/moe.py's experts_gate_up and experts_down ops, each its own
     ridge); the layer's whole working set decides whether both are read from L2, at `l2_rate` bytes/s (None: at the
-    HBM rate, the fit's l2_speedup a multiple of it; validate/moe_fit.SM_RATE_L2_FITS pass the SMs' own rate)."""
-    touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), distribution, groups)
+    HBM rate, the fit's l2_speedup a multiple of it; validate/moe_fit.SM_RATE_L2_FITS pass the SMs' own rate);
+    `tile`: the kernel's fixed M tile (triton_moe_tile.py), 0: tile_m's."""
+    touched, padded, assigned = routing_stats(int(tokens), int(topk), int(experts), int(ep), distribution, groups,
+                                              tile=tile)
     inter_l = inter / tp
     flops = (padded * 4.0 * hidden * inter_l, padded * 2.0 * hidden * inter_l)   # gate+up N = 2 I_l; down K = I_l
     weights = (touched * 2.0 * hidden * inter_l * w_bytes, touched * hidden * inter_l * w_bytes)
@@ -299,19 +302,19 @@ def moe_gemm_ideal_times(tokens, hidden, inter, topk, experts, tp, ep, distribut
 TILE_N = 128    # N tile of the grouped GEMMs' launch grid (trtllm-gen and Triton fused-MoE configs)
 
 
-def grid_m_tiles(tokens: float, topk: float, experts: float) -> float:
+def grid_m_tiles(tokens: float, topk: float, experts: float, tile: int = 0) -> float:
     """M tiles the fused MoE's launch grid covers: getMaxNumCtasInBatchDim over every slot of the TP group's
-    tokens (not only this GPU's), at the tile the mean rows per expert pick."""
+    tokens (not only this GPU's), at `tile` (the kernel's fixed M tile), else the tile the mean rows per expert pick."""
     slots = tokens * topk
     first = min(experts, slots)   # one slot per expert first (the most tiles), the rest poured into full tiles
-    return first + math.ceil((slots - first) / tile_m(slots / experts))
+    return first + math.ceil((slots - first) / (tile or tile_m(slots / experts)))
 
 
 def launched_tiles(tokens: float, topk: float, experts: float, hidden: float, inter_l: float,
-                   gated: bool = True) -> float:
-    """CTA tiles both grouped GEMMs launch (gate+up: N = 2 I_l or I_l; down: N = h)."""
+                   gated: bool = True, tile: int = 0) -> float:
+    """CTA tiles both grouped GEMMs launch (gate+up: N = 2 I_l or I_l; down: N = h) at M tile `tile` (0: tile_m's)."""
     up = (2 * inter_l if gated else inter_l)
-    return grid_m_tiles(tokens, topk, experts) * (math.ceil(up / TILE_N) + math.ceil(hidden / TILE_N))
+    return grid_m_tiles(tokens, topk, experts, tile) * (math.ceil(up / TILE_N) + math.ceil(hidden / TILE_N))
 
 
 def fixed_seconds(params: RooflineParams, tiles_per_sm=0.0, touched=0.0):
