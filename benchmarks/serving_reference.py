@@ -1808,9 +1808,9 @@ def trtllm_nvls_off(row: dict) -> bool:
 # decode_environment; read for each name below), so those deployments launch their kernels with PDL: the trtllm-pdl
 # profile (no inter-kernel gap; trtllm-nvls-off-pdl for the H100 ones, which also set NCCL_NVLS_ENABLE=0). The dep8
 # recipes read (b200-fp4/1k1k ctx1_gen2_dep8_batch128, ctx1_gen1_dep8_batch512; b200-fp8/8k1k ctx1_gen2_dep8_batch64)
-# set it for the prefill pool only; one engine profile serves both pools here, so they keep the trtllm profile. Unset,
-# the releases these Dynamo 0.8.1 images carry read PDL off (TensorRT-LLM envUtils.cpp getEnvEnablePDL before the
-# default turned on; session 72 J2 in docs/accuracy.md). Added after scoring (session 72 J2); False: as before.
+# set it for the prefill pool only; one engine profile serves both pools here, so they keep the trtllm profile (what
+# these Dynamo images' TensorRT-LLM reads when it is unset is not established: envUtils.cpp getEnvEnablePDL turned
+# from off to on by default in late 2025; session 72 J2 in docs/accuracy.md). Added after scoring; False: as before.
 SRT_SLURM_TRTLLM_PDL_MAPPED = True
 SRT_SLURM_TRTLLM_PDL = frozenset((
     "b200-fp4/1k1k/stp/ctx1_gen5_tep8_batch32_eplb0_mtp0", "b200-fp4/1k1k/stp/ctx1_gen6_tep8_batch64_eplb0_mtp0",
