@@ -1810,7 +1810,8 @@ def trtllm_nvls_off(row: dict) -> bool:
 # recipes read (b200-fp4/1k1k ctx1_gen2_dep8_batch128, ctx1_gen1_dep8_batch512; b200-fp8/8k1k ctx1_gen2_dep8_batch64)
 # set it for the prefill pool only; one engine profile serves both pools here, so they keep the trtllm profile (what
 # these Dynamo images' TensorRT-LLM reads when it is unset is not established: envUtils.cpp getEnvEnablePDL turned
-# from off to on by default in late 2025; session 72 J2 in docs/accuracy.md). Added after scoring; False: as before.
+# from off to on by default about TensorRT-LLM PR #9821's time, 2025-12; session 72 J2 in docs/accuracy.md). Added
+# after scoring; False: as before.
 SRT_SLURM_TRTLLM_PDL_MAPPED = True
 SRT_SLURM_TRTLLM_PDL = frozenset((
     "b200-fp4/1k1k/stp/ctx1_gen5_tep8_batch32_eplb0_mtp0", "b200-fp4/1k1k/stp/ctx1_gen6_tep8_batch64_eplb0_mtp0",
