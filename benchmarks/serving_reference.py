@@ -1803,6 +1803,33 @@ def trtllm_nvls_off(row: dict) -> bool:
     return TRTLLM_NVLS_OFF_MAPPED and row["system"] == "h100_sxm" and srt_slurm_trtllm_recipe(row) is not None
 
 
+# The srt-slurm TensorRT-LLM recipes export TRTLLM_ENABLE_PDL: "1" in both pools' environments where the decode pool
+# runs without attention DP (connorcarpenter15/srt-slurm 5a156f6, recipes/trtllm/<name>.yaml: prefill_environment and
+# decode_environment; read for each name below), so those deployments launch their kernels with PDL: the trtllm-pdl
+# profile (no inter-kernel gap; trtllm-nvls-off-pdl for the H100 ones, which also set NCCL_NVLS_ENABLE=0). The dep8
+# recipes read (b200-fp4/1k1k ctx1_gen2_dep8_batch128, ctx1_gen1_dep8_batch512; b200-fp8/8k1k ctx1_gen2_dep8_batch64)
+# set it for the prefill pool only; one engine profile serves both pools here, so they keep the trtllm profile (what
+# these Dynamo images' TensorRT-LLM reads when it is unset is not established: envUtils.cpp getEnvEnablePDL turned
+# from off to on by default about TensorRT-LLM PR #9821's time, 2025-12; session 72 J2 in docs/accuracy.md). Added
+# after scoring; False: as before.
+SRT_SLURM_TRTLLM_PDL_MAPPED = True
+SRT_SLURM_TRTLLM_PDL = frozenset((
+    "b200-fp4/1k1k/stp/ctx1_gen5_tep8_batch32_eplb0_mtp0", "b200-fp4/1k1k/stp/ctx1_gen6_tep8_batch64_eplb0_mtp0",
+    "b200-fp4/8k1k/stp/ctx1_gen5_tep8_batch8_eplb0_mtp0", "b200-fp4/8k1k/stp/ctx2_gen5_tep8_batch64_eplb0_mtp0",
+    "b200-fp8/8k1k/stp/ctx1_gen1_tp8_batch1_eplb0_mtp0_1", "b200-fp8/8k1k/stp/ctx1_gen4_tp8_batch32_eplb0_mtp0_32",
+    "b200-fp8/8k1k/stp/ctx1_gen4_tp8_batch32_eplb0_mtp0_128", "b200-fp8/8k1k/stp/ctx1_gen6_tp8_batch16_eplb0_mtp0_96",
+    *(f"h100-fp8/{isl}/stp/ctx1_gen3_tep16_batch{b}_eplb0_mtp0" for isl in ("1k1k", "8k1k") for b in (1, 2, 8)),
+    "h100-fp8/1k1k/stp/ctx1_gen3_tep16_batch16_eplb0_mtp0", "h100-fp8/8k1k/stp/ctx1_gen2_tep16_batch64_eplb0_mtp0",
+))
+TRTLLM_NVLS_OFF_PDL_PROFILE = "trtllm-nvls-off-pdl"
+
+
+def srt_slurm_trtllm_pdl(row: dict) -> bool:
+    """Whether a row ran an srt-slurm TensorRT-LLM recipe read to export TRTLLM_ENABLE_PDL=1 to both pools."""
+    recipe = srt_slurm_trtllm_recipe(row) if SRT_SLURM_TRTLLM_PDL_MAPPED else None
+    return recipe is not None and recipe[3] in SRT_SLURM_TRTLLM_PDL
+
+
 # A disaggregated worker is its own server: SGLang's `nnodes == 1` test (above) reads the worker's --nnodes, not the
 # deployment's. The srt-slurm SGLang recipes place each pool on its own nodes and pass
 # `enable-flashinfer-allreduce-fusion: true` to both pools (NVIDIA/srt-slurm 5917791 recipes/b200-fp4/8k1k.yaml,
@@ -2240,6 +2267,8 @@ def simulate_kwargs(row: dict, rounds: int = SIM_ROUNDS) -> dict:
         kw["kernel_engine"] = SGLANG_FUSION_PROFILE
     if trtllm_nvls_off(row):
         kw["kernel_engine"] = TRTLLM_NVLS_OFF_PROFILE
+    if srt_slurm_trtllm_pdl(row):
+        kw["kernel_engine"] = TRTLLM_NVLS_OFF_PDL_PROFILE if trtllm_nvls_off(row) else TRTLLM_PDL_PROFILE
     kw.update(trtllm_recipe_graph_sizes(row))
     sglang_trtllm_checkpoint(row, kw)
     trtllm_deepseek_fp8_checkpoint(row, kw)

@@ -1245,7 +1245,8 @@ def test_a_db_dump_trtllm_disaggregated_row_runs_its_srt_slurm_recipes_limits():
 def test_an_srt_slurm_h100_trtllm_row_runs_nccl_without_nvls(monkeypatch):
     """The srt-slurm H100 TensorRT-LLM recipes set NCCL_NVLS_ENABLE=0 in the decode workers' environment: those rows
     take the trtllm-nvls-off profile (a two-node all-reduce without NVLS); B200 recipes, rows no recipe matches and
-    the switch off keep trtllm."""
+    the switch off keep trtllm (the recipes' TRTLLM_ENABLE_PDL left out here: the next test)."""
+    monkeypatch.setattr(sr, "SRT_SLURM_TRTLLM_PDL_MAPPED", False)
     h100 = _disagg(system="h100_sxm", gemm_quant_mode="fp8", moe_quant_mode="fp8", isl="8192",
                    silicon_data_source="db-dump/2026-04-27; config_id=494; silicon_concurrency=6; measured=x",
                    prefill_tp_size="1", prefill_attention_dp_size="16", prefill_moe_tp_size="1",
@@ -1256,6 +1257,32 @@ def test_an_srt_slurm_h100_trtllm_row_runs_nccl_without_nvls(monkeypatch):
     assert sr.simulate_kwargs(other)["kernel_engine"] == "trtllm"
     monkeypatch.setattr(sr, "TRTLLM_NVLS_OFF_MAPPED", False)
     assert sr.simulate_kwargs(h100)["kernel_engine"] == "trtllm"
+
+
+def test_srt_slurm_trtllm_rows_run_their_recipes_pdl(monkeypatch):
+    """The srt-slurm TensorRT-LLM recipes export TRTLLM_ENABLE_PDL=1 to both pools where the decode pool has no
+    attention DP (session 72 J2): the H100 tep16 rows take trtllm-nvls-off-pdl, a B200 tep8 row trtllm-pdl; a dep8
+    recipe (PDL on its prefill pool only) and the switch off keep their profiles."""
+    h100 = _disagg(system="h100_sxm", gemm_quant_mode="fp8", moe_quant_mode="fp8", isl="8192",
+                   silicon_data_source="db-dump/2026-04-27; config_id=494; silicon_concurrency=6; measured=x",
+                   prefill_tp_size="1", prefill_attention_dp_size="16", prefill_moe_tp_size="1",
+                   prefill_moe_ep_size="16", decode_num_workers="3", decode_tp_size="16", decode_attention_dp_size="1",
+                   decode_moe_ep_size="16", decode_moe_tp_size="1", decode_batch_size="2")
+    assert sr.simulate_kwargs(h100)["kernel_engine"] == "trtllm-nvls-off-pdl"
+    tep8 = _disagg(system="b200_sxm", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4", isl="1024",
+                   decode_num_workers="5", decode_tp_size="8", decode_attention_dp_size="1", decode_moe_ep_size="8",
+                   decode_moe_tp_size="1", silicon_data_source="db-dump/x; config_id=1; silicon_concurrency=45; m=x")
+    assert sr.srt_slurm_trtllm_recipe(tep8)[3] == "b200-fp4/1k1k/stp/ctx1_gen5_tep8_batch32_eplb0_mtp0"
+    assert sr.simulate_kwargs(tep8)["kernel_engine"] == "trtllm-pdl"
+    dep8 = _disagg(system="b200_sxm", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4", isl="1024",
+                   decode_num_workers="1", decode_tp_size="1", decode_attention_dp_size="8", decode_moe_ep_size="8",
+                   decode_moe_tp_size="1", silicon_data_source="db-dump/x; config_id=1; silicon_concurrency=4096; m=x")
+    assert sr.srt_slurm_trtllm_recipe(dep8) is not None and sr.simulate_kwargs(dep8)["kernel_engine"] == "trtllm"
+    assert all(name in {r[3] for keyed in sr.SRT_SLURM_TRTLLM.values() for r in keyed.values()}
+               for name in sr.SRT_SLURM_TRTLLM_PDL)
+    monkeypatch.setattr(sr, "SRT_SLURM_TRTLLM_PDL_MAPPED", False)
+    assert sr.simulate_kwargs(h100)["kernel_engine"] == "trtllm-nvls-off"
+    assert sr.simulate_kwargs(tep8)["kernel_engine"] == "trtllm"
 
 
 def test_a_db_dump_trtllm_disaggregated_row_runs_each_pools_moe_backend(monkeypatch):
