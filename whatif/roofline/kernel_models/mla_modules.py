@@ -333,7 +333,7 @@ def trtllm_gen_mla_tile(heads, batch, context, sms):
     ones differ in the > 32-head test, all keep 8 / 16 tiles at <= 32 heads). FlashInfer's copy, which vLLM's
     FLASHINFER_MLA and SGLang's trtllm_mla decode call (trtllm_batch_decode_with_kv_cache_mla), has the same dense-MLA
     rule: flashinfer-ai/flashinfer include/flashinfer/trtllm/fmha/fmhaKernels.cuh (selectMlaGenerationKernel,
-    useSwapsMmaAbMlaGenKernel; commit 0232f787 and an older revision as the index holds them; its launcher
+    useSwapsMmaAbMlaGenKernel; commit 0232f787 and two older revisions the index holds; its launcher
     csrc/trtllm_fmha_kernel_launcher.cu passes the SM count and heads / KV heads). Floats or columns."""
     if all(isinstance(x, (int, float)) for x in (heads, batch, context)):   # one shape (a serving step): no numpy
         ctas = batch * -(-heads // 16)
