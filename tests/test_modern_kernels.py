@@ -791,6 +791,10 @@ def test_trtllm_gen_mla_decode_tiles_heads_by_its_kernel_choice():
     assert mla_modules.decode_kernel_terms("trtllm", "blackwell", "bfloat16", "bfloat16")[1] == \
         mla_modules.TRTLLM_GEN_RULE
     assert mla_modules.decode_kernel_terms("trtllm", "hopper", "bfloat16", "bfloat16")[1] == 0
+    # vLLM FLASHINFER_MLA / SGLang trtllm_mla run FlashInfer's copy of the launcher (fmhaKernels.cuh): the same rule
+    assert mla_modules.decode_kernel_terms("trtllm_gen", "blackwell", "fp8", "fp8_block")[1] == \
+        mla_modules.TRTLLM_GEN_RULE
+    assert mla_modules.decode_kernel_terms("flashmla", "hopper", "fp8", "fp8_block")[1] == 64
 
 
 def test_deepep_low_latency_floor_follows_the_links_measured_latency():

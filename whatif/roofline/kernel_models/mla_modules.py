@@ -310,7 +310,8 @@ def sparse_prefill_head_pad(engine: str, arch: str, phase: str, source: str | No
 MLA_DECODE_TILES = {
     "trtllm": 0,          # TensorRT-LLM's own MLA generation kernels (XQA / trtllm-gen), one family for all archs
     "trtllm_gen": 0,      # Blackwell: FlashInfer's trtllm_batch_decode_with_kv_cache_mla (vLLM FLASHINFER_MLA,
-                          # SGLang trtllm_mla); its head tiling is not established here
+                          # SGLang trtllm_mla): trtllm-gen's kernels; a decode's tile is picked per shape
+                          # (decode_kernel_terms: TRTLLM_GEN_RULE); 0 here for vLLM's multi-token "decodes"
     "flashmla": 64,       # FlashMLA's dense decode kernel: 64 query rows (heads x new tokens) per CTA
     "fa3": 64,            # FlashAttention-3 with MLA (head dim v 512): tile_size_fwd_sm90 gives kBlockM 64
     "flashinfer": 64,     # FlashInfer's MLA decode (SGLang --attention-backend flashinfer): CTA_TILE_Q 64
@@ -329,7 +330,11 @@ def trtllm_gen_mla_tile(heads, batch, context, sms):
     one KV read for all 128). Each tile reads the latent once (absorbed_part), so 32 heads read it twice.
     Source: NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/trtllmGenKernels/fmha/fmhaKernels.h
     (hashFromRunnerParams, useSwapsMmaAbMlaGenKernel; which revision 1.3.0rc20 ships is not established: earlier
-    ones differ in the > 32-head test, all keep 8 / 16 tiles at <= 32 heads). Floats or columns."""
+    ones differ in the > 32-head test, all keep 8 / 16 tiles at <= 32 heads). FlashInfer's copy, which vLLM's
+    FLASHINFER_MLA and SGLang's trtllm_mla decode call (trtllm_batch_decode_with_kv_cache_mla), has the same dense-MLA
+    rule: flashinfer-ai/flashinfer include/flashinfer/trtllm/fmha/fmhaKernels.cuh (selectMlaGenerationKernel,
+    useSwapsMmaAbMlaGenKernel; commit 0232f787 and two older revisions the index holds; its launcher
+    csrc/trtllm_fmha_kernel_launcher.cu passes the SM count and heads / KV heads). Floats or columns."""
     if all(isinstance(x, (int, float)) for x in (heads, batch, context)):   # one shape (a serving step): no numpy
         ctas = batch * -(-heads // 16)
         splits = min(-(-context // 256), max(1, sms // ctas))
@@ -429,7 +434,9 @@ def mla_decode_kernel(engine: str, arch: str, kv_dtype: str = "bfloat16") -> str
 def decode_kernel_terms(kernel: str, arch: str, kv_dtype: str, gemm_format: str) -> tuple[str, int, str, bool]:
     """(fit family, query-head tile, product format, fp8 absorbed bmms) of an MLA decode kernel on `arch`."""
     mma = "fp8" if fp8_generation_mla(kernel, arch, kv_dtype) else "bf16"
-    tile = TRTLLM_GEN_RULE if kernel == "trtllm" and arch == "blackwell" else MLA_DECODE_TILES[kernel]
+    # trtllm-gen's FMHA on Blackwell: TensorRT-LLM's own launcher, or FlashInfer's copy of it (trtllm_gen)
+    trtllm_gen = (kernel == "trtllm" and arch == "blackwell") or kernel == "trtllm_gen"
+    tile = TRTLLM_GEN_RULE if trtllm_gen else MLA_DECODE_TILES[kernel]
     return mla_decode_family(kernel), tile, mma, trtllm_fp8_bmm(kernel, arch, gemm_format)
 
 
