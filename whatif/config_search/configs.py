@@ -251,7 +251,8 @@ def seen_life(space: SearchSpace, p: ReplicaProfile, pt, rate: float, cycle: flo
     def stall(prompts: float) -> float:
         return poisson_prefill_s(prompts, ranks, rate, p.prefill_s, full_s, per_pass, step, p.prefill_first)
     life = (space.output - 1) * step + stall(offered + 1.0)
-    spread = tpot_spread_s(offered, slope, stall(1.0), space.output, ATTAINMENT)
+    beside = offered if pt.batch > 1 else 0.0       # batch 1: no other request, no other prompt in its life
+    spread = tpot_spread_s(beside, slope, stall(1.0), space.output, ATTAINMENT)
     return min(life, cycle), spread        # never above the full batch's cycle (the occupancy is at most B)
 
 

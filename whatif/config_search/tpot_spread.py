@@ -7,9 +7,11 @@ Poisson process; one arriving t before or after it (|t| < T, T the time it holds
 runs beside it for T - |t| of its life (no other overlap with deterministic T), and one arriving during its life adds a
 pass. Shot noise (Campbell's theorem): Var = rate * integral of the squared contribution over t, which is
 a (2 s_1^2 / 3 + s_1 s_2 + s_2^2), s_1 = slope, s_2 = per_prompt / (output - 1); the quantile is taken normal.
-Stated approximation: M/G/inf (no truncation at B), the life taken fixed. Seen in the simulator (DeepSeek-V3 FP8,
-hgx-h200 TP8, batch 32, 4,000 / 1,000 tokens, 0.807 req/s): p90 - mean TPOT 2.70 ms; this form 2.72 ms
-(docs/accuracy.md, Session 72 H3)."""
+Stated approximation: M/G/inf, the life taken fixed. The B slots bound the others running at an instant, not
+those overlapping a life one after another, so no truncation at B is taken (truncating the count at B - 1 read the
+simulator's p90 - mean spread closer on 3 of 10 rows, Session 72 H3), except at B = 1, where nothing runs beside it.
+Seen in the simulator (DeepSeek-V3 FP8, hgx-h200 TP8, batch 32, 4,000 / 1,000 tokens, 0.807 req/s): p90 - mean
+TPOT 2.70 ms; this form 2.74 ms (docs/accuracy.md, Session 72 H3)."""
 from __future__ import annotations
 
 import math
