@@ -7,7 +7,9 @@ Steady-state model (assumed, as aiconfigurator's; `--simulate-top` re-checks it 
   wait for the engine's prefill passes, from the send through the front end); under a TTFT target, its prefill
   pass and its queueing (below). Its remaining output - 1 tokens take the rest of the cycle: TPOT = (e2e(B) - its
   own TTFT) / (output - 1), the other requests' prefills in it (own: the closed loop's at full load, a lone prefill
-  under a target).
+  under a target). Under a target the cycle is the one a request sees at the rate: decode steps at the occupancy it
+  runs beside (seen_occupancy.py, not B) and the passes of the prompts that arrive in it; the TPOT target is held
+  at its 90% quantile (tpot_spread.py), the TPOT shown is the mean.
 - disaggregated xPyD: x prefill replicas each prefill one prompt per attention-DP rank at a time (x / ttft(1)
   requests/s at one rank; evaluate.prefill_pool_rps: the ranks side by side, within SGLang's send slots); the KV goes
   to a decode replica over the link between the pools; y decode replicas each hold B sequences for output - 1
