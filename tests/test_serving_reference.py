@@ -801,9 +801,15 @@ def test_the_whole_file():
     # and 9.28 -> 9.39%: the attention-DP decode is priced fast, 71 U); vLLM before 0.14 schedules synchronously and
     # 0.12.0's sampler sorts the vocabulary (71 L, M): Qwen3-32B TPOT 8.27 -> 6.89%, TTFT 29.09 -> 29.36% (worse);
     # SGLang's ignore_eos admission (71 G): off by 3x 18 -> 16; 172 rows moved)
-    assert ttft["mape"] < 31.25 and ttft["median_ape"] < 29.35 and ttft["off3x"] <= 96, ttft
-    assert tpot["mape"] < 9.25, tpot
-    # the issue's target is TPOT <= 10% on every GPU: B200 9.44%, H100 8.77% since session 71 (above)
+    # (session 72 after all merges: TTFT 31.12%, median 29.11%, x0.71, 94 off by 3x; TPOT 9.20%, B200 9.41%, H100
+    # 8.78%: MiniMax fp8 on vLLM 0.17.0 runs Triton experts (72 B2, B3): MiniMax TTFT 26.63 -> 25.84%, off by 3x 7 -> 5,
+    # TPOT 8.62 -> 9.03% (worse: the fit's tile-64 rows price vLLM's tile-16 decode high); gpt-oss's TensorRT-LLM
+    # recipe runs PDL (72 J): gpt-oss TPOT 12.24 -> 10.42%, TTFT 25.42 -> 25.79% (worse); worse: trtllm-gen's MLA head
+    # tile (72 F, F2) reads a 32-head latent twice where L2 serves part of it, SGLang DeepSeek agg TPOT 6.87 -> 8.66%;
+    # 701 rows moved)
+    assert ttft["mape"] < 31.15 and ttft["median_ape"] < 29.15 and ttft["off3x"] <= 94, ttft
+    assert tpot["mape"] < 9.22, tpot
+    # the issue's target is TPOT <= 10% on every GPU: B200 9.41%, H100 8.78% since session 72 (above)
     for gpu, limit in (("b200_sxm", 10.0), ("h100_sxm", 10.0)):
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= limit, gpu
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
@@ -830,7 +836,9 @@ def test_the_whole_file():
     # (session 69: 7.04%, the Feb fp8 EP8 SGLang pools at their srt-slurm recipe's limits (69 L))
     # (session 70: 7.22%, worse: the SGLang NVFP4 expert cost per touched expert (70 A) lengthens the cfg535 DEP
     # decode pools' steps, already read high (x1.10 -> 1.16 at 64 clients); TensorRT-LLM's NVFP4 pools improve)
-    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 7.25, sr.stats(disagg, "tpot")
+    # (session 72: 7.33%, worse: the srt-slurm TensorRT-LLM recipes export TRTLLM_ENABLE_PDL=1 (72 J2), so their pools
+    # pay no inter-kernel gap; their light-load DeepSeek decode, already x0.99, now reads x0.94: TRT-LLM 5.99 -> 6.68%)
+    assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 7.35, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
     # (78.4%, x0.34, 33 off by 3x once merged with the other changes of stop 47; 68.2%, x0.38, 30 after stop 48's
@@ -860,7 +868,9 @@ def test_the_whole_file():
     # (session 69: 44.1%, x0.54, 10 off by 3x: SGLang's TP prefill rows held to the KV send (69 C) and the Feb EP8
     # recipe's limits (69 L) move its 23 rows 64.92 -> 65.0%)
     # (session 70: 44.05%, x0.54, 10 off by 3x)
-    assert ttft["mape"] < 44.1 and ttft["off3x"] <= 10, ttft
+    # (session 72: 44.48%, x0.54, 10 off by 3x: worse, the PDL pools' prefill steps (72 J2) shorten first tokens
+    # already early)
+    assert ttft["mape"] < 44.5 and ttft["off3x"] <= 10, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
