@@ -14,32 +14,40 @@ SPACE = dict(gpus=8, prompt=4000, output=1000, weight_dtypes=("bf16", "fp8"), kv
 # (session 70: 9,800 -> 8,232 configurations, "ok" 7,855 -> 6,279, "does not fit" 280 -> 288: at the CUDA runtime's
 # 79.11 GiB (70 P) Llama-3.1-70B fp8 no longer fits one H100, so no disaggregated pool has a tp1 pp1 prefill replica
 # (1,576 such pairs); the re-check's figures move with CC's bulk-service prefill queue and P's pool)
-COUNTS = {"ok": 6279, "misses SLO": 1665, "does not fit": 288, "invalid": 0}
+# (session 72: "ok" 6,279 -> 6,435 and "misses SLO" 1,665 -> 1,509: under a TTFT target the search prices a
+# replica's prefill as Poisson arrivals form it (72 H: poisson_stall) and TPOT at the occupancy a request sees
+# (72 H3: seen_occupancy, tpot_spread); the re-check's frontier moves with them)
+COUNTS = {'ok': 6435, 'misses SLO': 1509, 'does not fit': 288, 'invalid': 0}
 RANKED_FIRST = [   # (mode, label, tok/s/GPU)
-    ('aggregated', '2x [tp4 pp1 wfp8 kvbf16 kivi] batch 64 chunk 8192', 412.049534997501),
-    ('aggregated', '1x [tp4 pp1 wfp8 kvbf16 kivi] batch 64 chunk 8192', 412.049534997501),
-    ('aggregated', '2x [tp4 pp1 wfp8 kvfp8 kivi] batch 64 chunk 8192', 407.0382740361959),
+    ('aggregated', '2x [tp4 pp1 wfp8 kvbf16 kivi] batch 64 chunk 8192', 417.4560383679047),
+    ('aggregated', '1x [tp4 pp1 wfp8 kvbf16 kivi] batch 64 chunk 8192', 417.4560383679047),
+    ('aggregated', '2x [tp4 pp1 wfp8 kvfp8 kivi] batch 64 chunk 8192', 412.46944618686945),
 ]
 RECHECKED = [   # (mode, label, goodput req/s, runs, requests a run, capped), best first
-    ('aggregated', '2x [tp4 pp1 wfp8 kvbf16 kivi] batch 128 chunk 8192', 4.273402502846222, 6, 768, False),
-    ('aggregated', '2x [tp4 pp1 wfp8 kvbf16 kivi] batch 64 chunk 8192', 3.4766679515414145, 6, 384, False),
-    ('aggregated', '2x [tp4 pp1 wfp8 kvfp8 kivi] batch 64 chunk 8192', 3.434385437180403, 6, 384, False),
-    ('aggregated', '2x [tp4 pp1 wfp8 kvbf16 kivi] batch 64 chunk 2048', 3.3524414856106928, 6, 384, False),
+    ('aggregated', '2x [tp4 pp1 wfp8 kvbf16 kivi] batch 128 chunk 8192', 4.273425518462611, 6, 768, False),
+    ('aggregated', '2x [tp4 pp1 wfp8 kvbf16 kivi] batch 64 chunk 2048', 3.455310870989197, 6, 384, False),
+    ('aggregated', '2x [tp4 pp1 wfp8 kvbf16 kivi] batch 64 chunk 8192', 3.391830311739226, 6, 384, False),
+    ('aggregated', '2x [tp4 pp1 wfp8 kvfp8 kivi] batch 64 chunk 8192', 3.351314250268314, 6, 384, False),
     ('disaggregated', '1P [tp4 pp1 wfp8 kvbf16 kivi] + 1D [tp2 pp1 wfp8 kvbf16 kivi] batch 128 chunk 8192',
      2.2667172197183136, 6, 384, False),
     ('disaggregated', '1P [tp4 pp1 wfp8 kvbf16 kivi] + 1D [tp1 pp2 wfp8 kvbf16 kivi] batch 128 chunk 8192',
      2.1722706688967173, 6, 384, False),
     ('disaggregated', '1P [tp4 pp1 wfp8 kvfp8 kivi] + 1D [tp2 pp1 wfp8 kvfp8 kivi] batch 128 chunk 8192',
      2.153761445962221, 6, 384, False),
-    ('aggregated', '1x [tp8 pp1 wfp8 kvbf16 kivi] batch 64 chunk 8192', 2.3722946728137813, 6, 300, False),
+    ('disaggregated', '1P [tp4 pp1 wfp8 kvbf16 kivi] + 1D [tp2 pp1 wfp8 kvbf16 kivi] batch 64 chunk 8192',
+     2.113944163874904, 6, 300, False),
+    ('aggregated', '1x [tp8 pp1 wfp8 kvbf16 kivi] batch 64 chunk 8192', 2.409328727513174, 6, 300, False),
     ('disaggregated', '1P [tp4 pp1 wfp8 kvbf16 kivi] + 1D [tp4 pp1 wfp8 kvbf16 kivi] batch 64 chunk 8192',
      2.2667172197183136, 6, 300, False),
+    ('disaggregated', '1P [tp4 pp1 wfp8 kvbf16 kivi] + 1D [tp4 pp1 wfp8 kvbf16 kivi] batch 32 chunk 8192',
+     1.7163189517737905, 6, 300, False),
     ('disaggregated', '1P [tp2 pp1 wfp8 kvbf16 kivi] + 1D [tp4 pp1 wfp8 kvbf16 kivi] batch 16 chunk 8192',
      0.747562154301175, 6, 300, False),
-    ('disaggregated', '1P [tp2 pp1 wfp8 kvbf16 kivi] + 1D [tp4 pp1 wfp8 kvbf16 kivi] batch 8 chunk 8192',
-     0.37000982735914484, 6, 300, False),
-    ('aggregated', '1x [tp8 pp1 wfp8 kvbf16 kivi] batch 4 chunk 8192', 0.17495086381438849, 6, 300, False),
-    ('aggregated', '1x [tp8 pp1 wfp8 kvbf16 kivi] batch 1 chunk 8192', 0.010929914013678366, 6, 300, False),
+    ('aggregated', '1x [tp8 pp1 wfp8 kvbf16 kivi] batch 16 chunk 8192', 0.8916366284763049, 6, 300, False),
+    ('aggregated', '1x [tp8 pp1 wfp8 kvbf16 kivi] batch 8 chunk 8192', 0.45491518939761477, 6, 300, False),
+    ('aggregated', '1x [tp8 pp1 wfp8 kvbf16 kivi] batch 4 chunk 8192', 0.17512082020817238, 6, 300, False),
+    ('aggregated', '1x [tp8 pp1 wfp8 kvbf16 kivi] batch 2 chunk 8192', 0.07020376225429095, 6, 300, False),
+    ('aggregated', '1x [tp8 pp1 wfp8 kvbf16 kivi] batch 1 chunk 8192', 0.01094063861119184, 6, 300, False),
 ]
 
 
