@@ -1234,15 +1234,21 @@ def test_sglang_deepseek_b200_rows_without_dp_attention_run_sglang_05_all_reduce
     assert engines(lambda r: "Qwen3.5" in r["model_path"] or r["system"] == "h100_sxm") == {"sglang"}
 
 
-def test_a_db_dump_trtllm_disaggregated_row_runs_its_srt_slurm_recipes_limits():
-    """InferenceX's dsr1-*-dynamo-trt configurations name an srt-slurm recipe per concurrency list: its gen
-    max_batch_size (per rank) and ctx max_batch_size / max_num_tokens are what ran, not N / (workers x ranks);
-    h100-fp8/8k1k/stp/ctx1_gen3_tep16_batch1: 3 decode slots for 6 clients. Other rows keep the generator's rule."""
-    h100 = _disagg(system="h100_sxm", gemm_quant_mode="fp8", moe_quant_mode="fp8", isl="8192",
+def _srt_slurm_h100_tep16():
+    """An srt-slurm H100 TensorRT-LLM disaggregated row (InferenceX config 494: a DEP16 prefill worker, three TEP16
+    decode workers, 6 clients)."""
+    return _disagg(system="h100_sxm", gemm_quant_mode="fp8", moe_quant_mode="fp8", isl="8192",
                    silicon_data_source="db-dump/2026-04-27; config_id=494; silicon_concurrency=6; measured=x",
                    prefill_tp_size="1", prefill_attention_dp_size="16", prefill_moe_tp_size="1",
                    prefill_moe_ep_size="16", decode_num_workers="3", decode_tp_size="16", decode_attention_dp_size="1",
                    decode_moe_ep_size="16", decode_moe_tp_size="1", decode_batch_size="2")
+
+
+def test_a_db_dump_trtllm_disaggregated_row_runs_its_srt_slurm_recipes_limits():
+    """InferenceX's dsr1-*-dynamo-trt configurations name an srt-slurm recipe per concurrency list: its gen
+    max_batch_size (per rank) and ctx max_batch_size / max_num_tokens are what ran, not N / (workers x ranks);
+    h100-fp8/8k1k/stp/ctx1_gen3_tep16_batch1: 3 decode slots for 6 clients. Other rows keep the generator's rule."""
+    h100 = _srt_slurm_h100_tep16()
     assert sr.srt_slurm_trtllm_recipe(h100)[3] == "h100-fp8/8k1k/stp/ctx1_gen3_tep16_batch1_eplb0_mtp0"
     kw = sr.simulate_kwargs(h100)
     assert kw["max_num_seqs"] == 1
@@ -1257,11 +1263,7 @@ def test_an_srt_slurm_h100_trtllm_row_runs_nccl_without_nvls(monkeypatch):
     take the trtllm-nvls-off profile (a two-node all-reduce without NVLS); B200 recipes, rows no recipe matches and
     the switch off keep trtllm (the recipes' TRTLLM_ENABLE_PDL left out here: the next test)."""
     monkeypatch.setattr(sr, "SRT_SLURM_TRTLLM_PDL_MAPPED", False)
-    h100 = _disagg(system="h100_sxm", gemm_quant_mode="fp8", moe_quant_mode="fp8", isl="8192",
-                   silicon_data_source="db-dump/2026-04-27; config_id=494; silicon_concurrency=6; measured=x",
-                   prefill_tp_size="1", prefill_attention_dp_size="16", prefill_moe_tp_size="1",
-                   prefill_moe_ep_size="16", decode_num_workers="3", decode_tp_size="16", decode_attention_dp_size="1",
-                   decode_moe_ep_size="16", decode_moe_tp_size="1", decode_batch_size="2")
+    h100 = _srt_slurm_h100_tep16()
     assert sr.simulate_kwargs(h100)["kernel_engine"] == "trtllm-nvls-off"
     other = {**h100, "silicon_data_source": h100["silicon_data_source"].replace("concurrency=6", "concurrency=7")}
     assert sr.simulate_kwargs(other)["kernel_engine"] == "trtllm"
@@ -1273,11 +1275,7 @@ def test_srt_slurm_trtllm_rows_run_their_recipes_pdl(monkeypatch):
     """The srt-slurm TensorRT-LLM recipes export TRTLLM_ENABLE_PDL=1 to both pools where the decode pool has no
     attention DP (session 72 J2): the H100 tep16 rows take trtllm-nvls-off-pdl, a B200 tep8 row trtllm-pdl; a dep8
     recipe (PDL on its prefill pool only) and the switch off keep their profiles."""
-    h100 = _disagg(system="h100_sxm", gemm_quant_mode="fp8", moe_quant_mode="fp8", isl="8192",
-                   silicon_data_source="db-dump/2026-04-27; config_id=494; silicon_concurrency=6; measured=x",
-                   prefill_tp_size="1", prefill_attention_dp_size="16", prefill_moe_tp_size="1",
-                   prefill_moe_ep_size="16", decode_num_workers="3", decode_tp_size="16", decode_attention_dp_size="1",
-                   decode_moe_ep_size="16", decode_moe_tp_size="1", decode_batch_size="2")
+    h100 = _srt_slurm_h100_tep16()
     assert sr.simulate_kwargs(h100)["kernel_engine"] == "trtllm-nvls-off-pdl"
     tep8 = _disagg(system="b200_sxm", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4", isl="1024",
                    decode_num_workers="5", decode_tp_size="8", decode_attention_dp_size="1", decode_moe_ep_size="8",

@@ -98,7 +98,8 @@ def test_the_prefill_pool_runs_its_own_moe_kernels():
     assert own is v3
     priced = [s.resolved().efficiency.moe_engine for s in (prefill_scenario(cfg), own)]
     assert priced == ["sglang", None]
-    with pytest.raises(WhatifError, match="--prefill-moe-kernels: 'cutlass' is not valid; valid: marlin, triton, trtllm-gen"):
+    valid = "marlin, triton, trtllm-gen"
+    with pytest.raises(WhatifError, match=f"--prefill-moe-kernels: 'cutlass' is not valid; valid: {valid}"):
         ClusterConfig(prefill_replicas=1, prefill_moe_kernels="cutlass")
 
 
