@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     ap.add_argument("--filter", default="_disagg_", help="rows whose id contains this text (default: _disagg_)")
     args = ap.parse_args(argv)
     import serving_reference as sr
-    from step_ops import decode_step
+    from step_ops import decode_step, mid_run_context
     rows = {r["id"]: r for r in sr.load()}
     with open(TABLE, newline="") as f:
         scored = [t for t in csv.DictReader(f)
@@ -51,7 +51,7 @@ def main(argv=None) -> int:
         slots = sr.disagg_max_batch(row, n)
         occ = {k: decoding_per_worker(n, float(t[f"{k}_ttft_ms"]), float(t[f"{k}_tpot_ms"]), osl, workers)
                for k in ("measured", "predicted")}
-        context = int(row["isl"]) + osl // 2
+        context = mid_run_context(row)
         step = {k: decode_step(row, max(1, round(min(v, slots))), context).time_s * 1e3 for k, v in occ.items()}
         tpot = float(t["measured_tpot_ms"])
         print(f"{t['id'][:58]:58} {slots:5d} {occ['measured']:8.1f} {occ['predicted']:8.1f} {tpot:6.2f} "

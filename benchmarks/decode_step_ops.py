@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from step_ops import decode_step, summed   # noqa: E402  (decode_step: moe_step_implied.py imports it from here)
+# (decode_step: moe_step_implied.py imports it from here)
+from step_ops import decode_step, find_row, mid_run_context, summed   # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -27,13 +28,12 @@ def main(argv=None) -> int:
     ap.add_argument("--context", type=int, default=None)
     args = ap.parse_args(argv)
     import serving_reference as sr
-    rows = {r["id"]: r for r in sr.load()}
-    if args.id not in rows:
+    row = find_row(args.id)
+    if row is None:
         print(f"unknown row id {args.id!r}", file=sys.stderr)
         return 2
-    row = rows[args.id]
     batch = args.batch or sr.concurrency(row)
-    context = args.context or int(row["isl"]) + int(row["osl"]) // 2
+    context = args.context or mid_run_context(row)
     step = decode_step(row, batch, context)
     print(f"{args.id}: {batch} sequences at {context} cached tokens; decode step {step.time_s * 1e3:.2f} ms; "
           f"measured TPOT {float(row['silicon_tpot_ms']):.2f} ms")

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from step_ops import decode_step, prefill_pass, summed   # noqa: E402
+from step_ops import decode_step, find_row, mid_run_context, prefill_pass, summed   # noqa: E402
 
 REFERENCE = ROOT.parent / "shared" / "reference" / "aiconfigurator"
 GPU_NAME = {"dgx-h100": "h100_sxm", "dgx-b200": "b200_sxm"}
@@ -134,16 +134,15 @@ def main(argv=None) -> int:
     ap.add_argument("--root", type=Path, default=REFERENCE)
     args = ap.parse_args(argv)
     import serving_reference as sr
-    rows = {r["id"]: r for r in sr.load()}
-    if args.id not in rows:
+    row = find_row(args.id)
+    if row is None:
         print(f"id: unknown row {args.id!r}", file=sys.stderr)
         return 2
-    row = rows[args.id]
     if row.get("backend") != "trtllm":
         print(f"id: {args.id!r} is not a TensorRT-LLM row (backend {row.get('backend')!r})", file=sys.stderr)
         return 2
     batch = args.batch or sr.concurrency(row)
-    context = args.context or int(float(row["isl"])) + int(float(row["osl"])) // 2
+    context = args.context or mid_run_context(row)
     ttft, tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
     print(f"{args.id}: measured TTFT {ttft:.1f} ms, TPOT {tpot:.2f} ms")
     print(compare(row, batch, context, args.root))

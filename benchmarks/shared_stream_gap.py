@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from step_ops import decode_step   # noqa: E402
+from step_ops import decode_step, mid_run_context   # noqa: E402
 
 
 def hidden_ms(step) -> float:
@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     print("id | gemm | tp/ep/adp | isl/osl | clients | measured - predicted TPOT ms | hidden by overlap ms")
     for _, x in picked.iterrows():
         row = rows[x.id]
-        step = decode_step(row, sr.concurrency(row), int(row["isl"]) + int(row["osl"]) // 2)
+        step = decode_step(row, sr.concurrency(row), mid_run_context(row))
         print(f"{x.id} | {x.gemm_quant} | {x.tp}/{x.ep}/{x.attention_dp} | {x.isl}/{x.osl} | {x.concurrency:.0f} | "
               f"{x.measured_tpot_ms - x.predicted_tpot_ms:.2f} | {hidden_ms(step):.2f}")
     return 0

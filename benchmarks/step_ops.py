@@ -27,6 +27,17 @@ def summed(op_times, label=lambda name: name) -> dict[str, OpSum]:
     return out
 
 
+def find_row(row_id: str) -> dict | None:
+    """The serving file's row `row_id` (benchmarks/serving_reference.py's load), or None."""
+    import serving_reference as sr
+    return next((r for r in sr.load() if r["id"] == row_id), None)
+
+
+def mid_run_context(row: dict) -> int:
+    """Cached tokens of a mid-run decode step of the row: its input plus half its output."""
+    return int(float(row["isl"])) + int(float(row["osl"])) // 2
+
+
 def row_estimate(row: dict, **override):
     """`estimate` of the row as benchmarks/serving_reference.py's mapping gives it (`override` replacing arguments)."""
     import serving_reference as sr
