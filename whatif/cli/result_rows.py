@@ -67,11 +67,11 @@ def estimate_row(e) -> dict:
 
 
 def compare_rows(c) -> list[dict]:
-    from ..queries.compare import row_dict
+    from ..queries.compare import RAN_KEYS, row_dict
     rows = []
     for r in c.rows:
         d = row_dict(r, c.baseline)   # a row that does not fit: its latency, throughput and cost cells empty
-        ran = {k: _num(d[k]) for k in ("ttft_s", "tpot_s", "e2e_s", "throughput_tok_s", "usd_per_million_tokens")}
+        ran = {k: _num(d[k]) for k in RAN_KEYS}
         if not d["fits"]:
             ran["decode_throughput_tok_s"] = None
         rows.append({"variant": r.label, "configuration": r.hardware, **estimate_row(r.estimate), **ran,

@@ -166,7 +166,8 @@ def _x(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
-def _or_dash(value: float | None, fmt) -> str:
+def or_dash(value: float | None, fmt) -> str:
+    """`fmt(value)`, or '-' where there is no figure (a row that does not fit)."""
     return "-" if value is None else fmt(value)
 
 
@@ -181,8 +182,8 @@ def compare_text(c: Comparison, explain: bool = False) -> str:
     for r in c.rows:
         d = row_dict(r, c.baseline)
         v = d["vs_baseline"]
-        rows.append([r.label, r.hardware, _or_dash(d["ttft_s"], units.seconds), _or_dash(d["tpot_s"], units.seconds),
-                     _or_dash(d["throughput_tok_s"], "{:,.0f}".format), str(d["max_batch"]),
+        rows.append([r.label, r.hardware, or_dash(d["ttft_s"], units.seconds), or_dash(d["tpot_s"], units.seconds),
+                     or_dash(d["throughput_tok_s"], "{:,.0f}".format), str(d["max_batch"]),
                      f"{d['max_batch_throughput_tok_s']:,.0f}",
                      units.nbytes(d["hbm_bytes"]) + ("" if d["fits"] else " (no fit)"),
                      _x(v["tpot_speedup"]), _x(v["throughput_ratio"]), _x(v["max_batch_ratio"]),

@@ -3,7 +3,7 @@ per million tokens where a price is known)."""
 from __future__ import annotations
 
 from ..specs import units
-from ..queries.compare import Comparison, no_fit_reason, row_dict
+from ..queries.compare import Comparison, no_fit_reason, or_dash, row_dict
 from .breakdowns import decode_by_class, latency_figure, memory_figure, prefill_by_class
 from .page import COLOURS, Section, esc, layout, note, table
 
@@ -14,10 +14,6 @@ def row_name(r) -> str:
 
 def _x(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
-
-
-def _or_dash(v: float | None, fmt) -> str:
-    return "-" if v is None else fmt(v)
 
 
 def comparison_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
@@ -32,8 +28,8 @@ def comparison_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
         d = row_dict(r, c.baseline)
         v = d["vs_baseline"]
         fits = "yes" if d["fits"] else "NO"
-        row = [row_name(r), d["techniques"], d["placement"], str(d["gpus"]), fits, _or_dash(d["ttft_s"], units.seconds),
-               _or_dash(d["tpot_s"], units.seconds), _or_dash(d["throughput_tok_s"], "{:,.1f} tok/s".format),
+        row = [row_name(r), d["techniques"], d["placement"], str(d["gpus"]), fits, or_dash(d["ttft_s"], units.seconds),
+               or_dash(d["tpot_s"], units.seconds), or_dash(d["throughput_tok_s"], "{:,.1f} tok/s".format),
                f"{d['max_batch']} seqs",
                f"{d['max_batch_throughput_tok_s']:,.1f} tok/s", units.nbytes(d["hbm_bytes"]),
                units.nbytes(d["kv_bytes_per_token"]), _x(v["tpot_speedup"]), _x(v["throughput_ratio"]),
