@@ -265,14 +265,20 @@ def layouts(space: SearchSpace, node: int, moe: bool, system: int | None = None)
     return out
 
 
+def vllm_ep_sizes(tp: int) -> tuple[int, int]:
+    """The EP sizes vLLM launches for a replica of `tp` GPUs: its routed experts form one group of its DP x TP GPUs,
+    split over them like TP by default (ep 1) or whole with --enable-expert-parallel (ep = tp); no flag sets an EP
+    between (docs.vllm.ai/en/v0.12.0/serving/data_parallel_deployment/ "The expert layers will by default form a
+    (DP x TP) sized tensor parallel group"; expert_parallel_deployment/ at v0.10.1.1: "EP_SIZE = TP_SIZE x DP_SIZE")."""
+    return (1, tp)
+
+
 def default_eps(space: SearchSpace, tp: int) -> tuple[int, ...]:
     """EP sizes tried when --ep is not given: every power of two dividing tp (TensorRT-LLM's moe_ep_size x
-    moe_tp_size, SGLang's --ep-size under --tp-size); vLLM's only: its experts span its DP x TP GPUs, split like TP
-    (ep 1) or whole (--enable-expert-parallel, ep = tp), no flag sets an EP between
-    (docs.vllm.ai/en/v0.12.0/serving/data_parallel_deployment/; expert_parallel_deployment/ at v0.10.1.1:
-    "EP_SIZE = TP_SIZE x DP_SIZE"). A given --ep is tried as asked (queries/serve_command.py notes what vLLM runs)."""
+    moe_tp_size, SGLang's --ep-size under --tp-size); vLLM's only the two it launches (vllm_ep_sizes). A given --ep
+    is tried as asked (queries/serve_command.py notes what vLLM runs)."""
     from ..roofline.engines import engine_spec
-    return (1, tp) if engine_spec(space.engine).base_engine == "vllm" else _powers_of_two(tp)
+    return vllm_ep_sizes(tp) if engine_spec(space.engine).base_engine == "vllm" else _powers_of_two(tp)
 
 
 def attention_ranks(tp: int, ep: int, node: int, moe: bool) -> list[int]:

@@ -88,15 +88,11 @@ def _quant_notes(d: Deployment) -> tuple[list[str], list[str]]:
     return [], [f"# {s.name}: MODEL must be {need}; the engine reads its quantization_config"]
 
 
-# vLLM's routed experts form one group of its DP x TP GPUs (a replica's tp here): split over them like TP by default,
-# whole over them (EP = DP x TP) with --enable-expert-parallel; no flag sets an EP below that group
-# (docs.vllm.ai/en/v0.12.0/serving/data_parallel_deployment/ "The expert layers will by default form a (DP x TP) sized
-# tensor parallel group"; /serving/expert_parallel_deployment/ "EP_SIZE = TP_SIZE x DP_SIZE", v0.10.1.1).
-
-
 def vllm_runs_ep(p: Pool) -> bool:
-    """Whether vLLM can run the pool's expert split: experts split over all tp GPUs (ep 1) or whole (ep = tp)."""
-    return p.ep in (1, p.tp)
+    """Whether vLLM can run the pool's expert split (config_search.space.vllm_ep_sizes: a replica's tp here is its
+    DP x TP group)."""
+    from ..config_search.space import vllm_ep_sizes
+    return p.ep in vllm_ep_sizes(p.tp)
 
 
 def _vllm_ep_note(p: Pool) -> list[str]:
