@@ -528,10 +528,7 @@ def _optional_sections(data: dict, where: str, src: dict) -> dict:
             out["cache_grows"] = boolean(grows, f"{where}.cache.grows_as_needed")
         if "prefill_logits" in sec:   # rows of a prompt pass's logits held (roofline/memory.py prefill_logit_rows)
             rows = _leaf(sec, "prefill_logits", f"{where}.cache", src, "cache")
-            if rows not in PREFILL_LOGITS:
-                raise WhatifError(f"{where}.cache.prefill_logits: {rows!r} is not valid; valid: "
-                                  + ", ".join(PREFILL_LOGITS))
-            out["prefill_logits"] = rows
+            out["prefill_logits"] = choice(rows, PREFILL_LOGITS, f"{where}.cache.prefill_logits")
         if "prefill_logits_fp32" in sec:   # families whose CausalLM forward runs logits.float() in that release
             fams = _leaf(sec, "prefill_logits_fp32", f"{where}.cache", src, "cache")
             if not isinstance(fams, list) or not all(isinstance(f, str) for f in fams):
