@@ -32,11 +32,11 @@ def main(argv=None) -> int:
         return 2
     import serving_reference as sr
     from whatif.api import simulate
-    rows = {r["id"]: r for r in sr.load()}
-    if args[0] not in rows:
+    from step_ops import find_row
+    row = find_row(args[0])
+    if row is None:
         print(f"unknown row id {args[0]!r}", file=sys.stderr)
         return 2
-    row = rows[args[0]]
     total = sr.profile_rounds(row)
     base = sr.simulate_kwargs(row, min(sr.SIM_ROUNDS, total))
     for n in map(int, args[1:]):
