@@ -15,14 +15,18 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from ttft_residual import cycle_ms   # noqa: E402
+
 DEFAULT_QUERY = "engine=='trtllm' and version=='1.0.0rc3' and model.str.contains('Qwen3-32B')"
 
 
 def with_gap(table):
     """The table with `gap_ms_per_ktok` (see the module docstring)."""
     t = table.copy()
-    cm = t.measured_ttft_ms + (t.osl - 1) * t.measured_tpot_ms
-    cp = t.predicted_ttft_ms + (t.osl - 1) * t.predicted_tpot_ms
+    cm = cycle_ms(t.measured_ttft_ms, t.measured_tpot_ms, t.osl)
+    cp = cycle_ms(t.predicted_ttft_ms, t.predicted_tpot_ms, t.osl)
     t["gap_ms_per_ktok"] = (cm - cp) / t.concurrency / t.isl * 1024
     return t
 
