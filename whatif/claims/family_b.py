@@ -136,7 +136,12 @@ CLAIMS: list[Claim] = [
                "498-token sequence. The window alone decides it: without it the same setup gives 4.13x (KIVI-4 "
                "alone 3.20x, 2.25x with it), with it 2.90x, 3.57x at a 1000-token prompt, 3.91x at 3500; "
                "MiniCache's release (AkideLiu/MiniCache) holds its project page only, so whether its 5.02x "
-               "counts a residual window could not be read",
+               "counts a residual window could not be read. The figure is a bit count with no 16-bit window: "
+               "4 bits with a 16-bit scale and zero per 128 elements, half the layers merged, nothing retained "
+               "is 16/4.25 x 4/3 = 5.02x (whatif 5.020x with kivi group_size=128, residual=0 and minicache "
+               "retain=0), as is 16/4 x 1.255; over the KIVI releases' own settings (group 32, residual 32 to "
+               "128: ThinK's runs and mem_spd_test.py) whatif gives 3.73x to 2.90x, all under the band "
+               "(session 73 D)",
           **HF_ENGINE),
     Claim("minicache", "On the ShareGPT dataset, LLaMA-2-7B with cross-layer merging achieves a compression ratio of "
           "1.53x (NeurIPS'24 abstract, nips.cc poster 93380)", 1.53, "kv_bytes_per_token", LLAMA2_A100, hf("minicache"),

@@ -178,7 +178,10 @@ CLAIMS: list[Claim] = [
              "slots than whatif charges. The release does not explain the gap either way: its sparse loop "
              "(models/generate.py) compiles the decode step without CUDA graphs (torch.compile default mode, "
              "'# mode limited') while the dense one (benchmark/e2e/gpt-fast/generate.py) replays them "
-             "(mode='reduce-overhead'), which would lower the measured gain",
+             "(mode='reduce-overhead'), which would lower the measured gain. The gain grows with the batch "
+             "(6-token prompt, 2048 out: 1.34x / 1.63x / 2.08x at batch 8 / 16 / 32; a 2K prompt at batch 8: "
+             "1.59x), so a batch of 16 or more would meet the band; the README's command runs 4 and the paper's "
+             "end-to-end grid was not reachable (session 73 D)",
         setup_note="The repository's end-to-end command (README: generate.py --max_new_tokens 2048 --batch_size 4, "
                    "no --prompt: the default 'Hello, my name is', 6 tokens with BOS under Llama-2's tokenizer); "
                    "gpt-fast's static cache on both sides (static_kv_cache, prompt + output rounded up to 8); its "
@@ -219,7 +222,10 @@ CLAIMS: list[Claim] = [
              "settle it: its context attention (omniserve/modeling/layers/ctx_attn/ctx_attn_func.py) has only the "
              "static streaming path and dense FlashAttention, no vertical-slash, and its benchmark "
              "(scripts/lserve_benchmark/launch.sh) stops at 256000 tokens, W8A8 with an 8-bit KV cache; without "
-             "the vertical-slash whatif gives 1.73x (below the band), with it 4.02x: the paper's 2.9x lies between",
+             "the vertical-slash whatif gives 1.73x (below the band), with it 4.02x: the paper's 2.9x lies between. "
+             "By length on the same setup: 1.51x at 128K, 2.35x at 192K, 3.11x at 256000 tokens (the release "
+             "benchmark's longest: in the band), 4.02x at 320K; the abstract's 'on average ... up to 2.9x' does not "
+             "say which point or models it averages (session 73 D)",
         setup_note="The paper's setup (section 4.1, Figure 11): A100-80GB, the context-extended Llama-3-8B "
                    "(Gradient, as llama-3-8b with its 1048576-token window), prefill up to 320K tokens, the "
                    "longest Llama-3-8B point (327680 tokens, where an 'up to' gain lies); baseline the dense engine "
