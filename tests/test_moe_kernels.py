@@ -239,3 +239,24 @@ def test_triton_block_fp8_experts_pad_to_the_releases_tile_not_the_fit_rows():
     (bf16,) = fused_layer_ops([replace(expert_op(1, "bf16", 128), shape=replace(expert_op(1, "bf16", 128).shape,
                                                                               tokens=32.0))], eff)
     assert bf16.shape.block_m == 0.0   # (16-bit experts keep the engine's own pricing)
+
+
+def test_the_fit_rows_run_sglangs_shipped_tuned_config_where_one_names_their_shape_else_the_default():
+    """SGLang 0.5.14 ships tuned block-FP8 configs for a few (GPU, E, N) shapes of the fit's table
+    (kernel_models/sglang_moe_configs.py): its collector runs the file's config at the M key nearest the tokens,
+    else get_default_config's 64 x 128 (session 73 E)."""
+    from types import SimpleNamespace
+    from whatif.roofline.kernel_models.moe import TILE_N, launched_tiles
+    from whatif.roofline.kernel_models.sglang_moe_configs import DEFAULT_TILE, sglang_fit_row_tile
+    from whatif.validate.moe_fit import fit_row_tile
+    assert DEFAULT_TILE == (64, 128)
+    assert sglang_fit_row_tile("b200_sxm", 256, 768, 8) == DEFAULT_TILE           # MiniMax TP2: no B200 file
+    assert sglang_fit_row_tile("b200_sxm", 128, 384, 40) == (16, 256)             # 32 and 48 equally near: 32's
+    assert sglang_fit_row_tile("b200_sxm", 128, 384, 8192) == (64, 128)           # beyond the last key: 4096's
+    assert sglang_fit_row_tile("h100_sxm", 256, 384, 1) == (16, 64)
+    assert sglang_fit_row_tile("a100_sxm", 256, 384, 1) == DEFAULT_TILE           # (no such device in the table)
+    row = SimpleNamespace(kernel_source="sglang_fused_moe_triton", num_experts=256, moe_ep_size=2, inter_size=1536,
+                          moe_tp_size=4, num_tokens=16)
+    assert fit_row_tile(row, "b200_sxm", "fp8_block") == (16, 128)                # E 128, N 384 on the GPU
+    assert fit_row_tile(row, "b200_sxm", "bfloat16") == (0, TILE_N)               # (its bf16 rows: tile_m's)
+    assert launched_tiles(16, 8, 256, 3072, 384, tile=16, tile_n=256) < launched_tiles(16, 8, 256, 3072, 384, tile=16)

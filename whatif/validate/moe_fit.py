@@ -18,8 +18,9 @@ import numpy as np
 from ..roofline.expert_fits import aligned, fit_alignment
 from ..roofline.kernel_models.fitted_roofline import RooflineParams
 from ..roofline.kernel_models import linear_attention
+from ..roofline.kernel_models.sglang_moe_configs import sglang_fit_row_tile
 from ..roofline.kernel_models.triton_moe_tile import fit_rows_block_m
-from ..roofline.kernel_models.moe import (FINALIZE_FITS, SMALL_M, TILE_M_CAP, UNCAPPED, finalize_seconds,
+from ..roofline.kernel_models.moe import (FINALIZE_FITS, SMALL_M, TILE_M_CAP, TILE_N, UNCAPPED, finalize_seconds,
                                           launched_tiles, moe_gemm_ideal_times, moe_ideal_times, moe_time,
                                           routing_stats, split_moe_time)
 from ..specs import precompiled
@@ -156,8 +157,8 @@ def moe_rows(frame, dtype: str = "bfloat16", engine: str = "vllm", gpus=None):
         for r in group.itertuples():
             # the kernel's own shape: hidden and per-GPU intermediate sizes padded as its weights are laid out
             hidden, inter_l = aligned(r.hidden_size, align), aligned(r.inter_size / r.moe_tp_size, align)
-            tile = fit_rows_block_m(r.kernel_source, dtype)   # the M tile the rows' kernel ran (0: tile_m's)
-            grid = launched_tiles(r.num_tokens, r.topk, r.num_experts, hidden, inter_l, tile=tile)
+            tile, tile_n = fit_row_tile(r, gpu, dtype)   # the tiles the row's kernel ran (0: tile_m's)
+            grid = launched_tiles(r.num_tokens, r.topk, r.num_experts, hidden, inter_l, tile=tile, tile_n=tile_n)
             tiles.append(grid / g.sm_count.value if grid_launched(r.kernel_source, dtype) else 0.0)
             c, m, cached = moe_ideal_times(r.num_tokens, hidden, inter_l * r.moe_tp_size, r.topk, r.num_experts,
                                            r.moe_tp_size, r.moe_ep_size, r.distribution, peak, hbm,
@@ -198,6 +199,15 @@ def sm_l2_rate(g) -> float:
     """A corpus GPU's L2 rate at efficiency 1 (linear_attention.sm_l2_rate: SMs x clock x 4 B)."""
     return linear_attention.sm_l2_rate(g.sm_count.value, g.boost_clock.value)
 
+
+
+def fit_row_tile(r, gpu: str, dtype: str) -> tuple[int, int]:
+    """(M tile, N tile) a corpus row's kernel ran: for a kernel with a fixed default tile (triton_moe_tile.
+    FIT_ROWS_BLOCK_M), SGLang's shipped tuned config where one names the row's shape, else that default
+    (sglang_moe_configs.py, session 73 E); other kernels (0, TILE_N): tile_m's M tile."""
+    if not fit_rows_block_m(r.kernel_source, dtype):
+        return 0, TILE_N
+    return sglang_fit_row_tile(gpu, r.num_experts // r.moe_ep_size, r.inter_size // r.moe_tp_size, r.num_tokens)
 
 
 def _groups(r) -> tuple[int, int] | None:

@@ -311,10 +311,11 @@ def grid_m_tiles(tokens: float, topk: float, experts: float, tile: int = 0) -> f
 
 
 def launched_tiles(tokens: float, topk: float, experts: float, hidden: float, inter_l: float,
-                   gated: bool = True, tile: int = 0) -> float:
-    """CTA tiles both grouped GEMMs launch (gate+up: N = 2 I_l or I_l; down: N = h) at M tile `tile` (0: tile_m's)."""
+                   gated: bool = True, tile: int = 0, tile_n: int = TILE_N) -> float:
+    """CTA tiles both grouped GEMMs launch (gate+up: N = 2 I_l or I_l; down: N = h) at M tile `tile` (0: tile_m's)
+    and N tile `tile_n`."""
     up = (2 * inter_l if gated else inter_l)
-    return grid_m_tiles(tokens, topk, experts, tile) * (math.ceil(up / TILE_N) + math.ceil(hidden / TILE_N))
+    return grid_m_tiles(tokens, topk, experts, tile) * (math.ceil(up / tile_n) + math.ceil(hidden / tile_n))
 
 
 def fixed_seconds(params: RooflineParams, tiles_per_sm=0.0, touched=0.0):

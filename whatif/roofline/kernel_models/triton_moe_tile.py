@@ -6,7 +6,8 @@ cdiv(EM, BLOCK_SIZE_M) x cdiv(N, BLOCK_SIZE_N)).
 
 - SGLang (the rows validate/moe_fit.FITS fused_moe_triton is fitted on, aiconfigurator's sglang_fused_moe_triton
   fp8_block): get_default_config in moe_runner/triton_utils/fused_moe_triton_config.py gives block FP8
-  BLOCK_SIZE_M 64 at every M (session 72 B2; the corpus shapes' configs: FIT_ROWS_BLOCK_M below).
+  BLOCK_SIZE_M 64 at every M (session 72 B2; FIT_ROWS_BLOCK_M below) where no shipped tuned file names the row's
+  shape (sglang_moe_configs.py: 8 shapes, 2-4% of the rows, session 73 E).
 - vLLM v0.17.0 (vllm-0.17.0.tar.gz from PyPI, sha256 b0b62e58...5629a, vllm/model_executor/layers/fused_moe/
   fused_moe.py get_default_config, lines 1247-1261, vllm#34846): block FP8 BLOCK_SIZE_M 16 if M <= 64 else 64, M
   the fused call's tokens (TritonExperts.apply passes num_tokens to try_get_optimal_moe_config, which falls back to
