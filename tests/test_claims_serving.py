@@ -115,6 +115,26 @@ def test_latency_at_equal_throughput_is_read_off_the_client_curve(monkeypatch):
     assert serving.e2e_at_throughput(deep_merged(m, {"sim": {"criterion": {"throughput_rps": 2.0}}})) == float("inf")
 
 
+def test_throughput_at_equal_latency_is_read_off_the_client_curve(monkeypatch):
+    """throughput_at_e2e: linear between the two closed-loop points around the target latency; 0 below the curve,
+    the curve's highest throughput past it."""
+    from types import SimpleNamespace
+    from whatif.claims import serving
+
+    curve = {1: (0.5, 2.0), 4: (1.0, 4.0), 8: (1.5, 8.0)}     # clients -> (requests/s, mean e2e s)
+
+    def fake_run(mapping, rate=None):
+        rps, e2e = curve[mapping["sim"]["traffic"]["concurrency"]]
+        return SimpleNamespace(summary=lambda: {"throughput": {"finished_rps": rps}},
+                               latency=lambda: {"e2e_s": {"mean": e2e}})
+    monkeypatch.setattr(serving, "run", fake_run)
+
+    def at(e2e_s: float) -> float:
+        return serving.throughput_at_e2e({"sim": {"traffic": {}, "criterion": {"clients": [1, 4, 8], "e2e_s": e2e_s}}})
+    assert at(5.0) == pytest.approx(1.0 + 0.5 * 1.0 / 4.0)
+    assert at(1.0) == 0.0 and at(20.0) == 1.5
+
+
 def test_distserve_runs_its_releases_multi_turn_lengths():
     """DistServe's chatbot claims send each side the release's own requests (the same at every rate: its benchmark
     reseeds each rate): a 100-prompt baseline its 100, OPT-13B's split its 300, OPT-66B's split the 300's first 200
@@ -206,7 +226,7 @@ def test_distserve_is_one_run_against_both_baselines_and_mii_is_splitfuse():
     # MII and FastGen run DeepSpeed-MII's loop (versions/deepspeed-mii.yaml), every MII panel and FastGen's side
     mii_claims = [c for c in CLAIMS + PANELS if "DeepSpeed-MII" in c.paper]
     fastgen = [c for c in CLAIMS if c.paper.startswith("DeepSpeed-FastGen")]
-    assert len(mii_claims) == 5 and len(fastgen) == 3
+    assert len(mii_claims) == 5 and len(fastgen) == 4
     assert {(c.baseline_engine, c.system_engine) for c in mii_claims} == {("deepspeed-mii", "distserve")}
     # DistServe's side runs its own loop (versions/distserve.yaml) against either baseline
     assert {c.system_engine for c in CLAIMS + PANELS if c.paper.startswith("DistServe")} == {"distserve"}
