@@ -225,7 +225,7 @@ def test_distserve_is_one_run_against_both_baselines_and_mii_is_splitfuse():
     assert engine["chunked_prefill"] and engine["token_budget"] == 768 and engine["max_batch"] == 512
     # MII and FastGen run DeepSpeed-MII's loop (versions/deepspeed-mii.yaml), every MII panel and FastGen's side
     mii_claims = [c for c in CLAIMS + PANELS if "DeepSpeed-MII" in c.paper]
-    fastgen = [c for c in CLAIMS if c.paper.startswith("DeepSpeed-FastGen")]
+    fastgen = [c for c in CLAIMS if c.paper.startswith("DeepSpeed-FastGen") and c.technique != "replicas"]
     assert len(mii_claims) == 5 and len(fastgen) == 4
     assert {(c.baseline_engine, c.system_engine) for c in mii_claims} == {("deepspeed-mii", "distserve")}
     # DistServe's side runs its own loop (versions/distserve.yaml) against either baseline
@@ -277,3 +277,15 @@ def test_capacity_per_gpu_divides_by_every_gpu_of_the_cluster(monkeypatch):
     summary = claim("DistServe can serve ... 12.6x")
     assert serving.cluster_gpus(summary.setup) == 4
     assert serving.cluster_gpus(deep_merged(summary.setup, summary.variant)) == 8
+
+
+def test_fastgen_replicas_run_the_release_client_and_request_counts_per_replica():
+    """run_all_replica.sh: 16 clients and 256 requests a replica, 2600 / 60 on Llama-2-70B at tp 4; the claim is
+    illustrative (whatif's replicas share nothing, so the linear figure cannot fail)."""
+    c = claim("DeepSpeed-FastGen: given that the throughput")
+    one, many = c.setup["sim"], deep_merged(c.setup, c.variant)["sim"]
+    assert (one["traffic"]["concurrency"], one["traffic"]["requests"], one["cluster"]["replicas"]) == (16, 256, 1)
+    assert (many["traffic"]["concurrency"], many["traffic"]["requests"], many["cluster"]["replicas"]) \
+        == (256, 4096, 16)
+    assert (one["traffic"]["prompt"], one["traffic"]["output"], c.setup["parallel"]["tp"]) == (2600, 60, 4)
+    assert c.kind == "illustrative" and c.identity

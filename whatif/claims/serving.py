@@ -173,6 +173,7 @@ SERVING_METRICS = {
     "slo_scale": (tightest_slo_scale, "x SLO", False),
     "peak_goodput_rps": (peak_goodput_rps, "req/s", True),
     "output_tok_s": (lambda m: run(m).summary()["throughput"]["output_tok_s"], "tok/s", True),
+    "finished_rps": (lambda m: run(m).summary()["throughput"]["finished_rps"], "req/s", True),
     "mean_e2e": (_latency("e2e_s", "mean"), "s", False),
     "mean_ttft": (_latency("ttft_s", "mean"), "s", False),
     "e2e_at_throughput": (e2e_at_throughput, "s", False),
