@@ -482,7 +482,8 @@ CLAIMS: list[Claim] = [
                      "achieving the same throughput (1.2 rps)', Llama-2-70B on 4 A100-80GB; each side's mean "
                      "end-to-end latency read off its 1-32 client throughput-latency curve at 1.2 req/s; the "
                      "panel's lengths are not named with it: prompts 2600 and outputs 60 (normal, 30% CV), as "
-                     "Figure 4 (1200 / 128 gives 1.25x); no CUDA graphs on either side: at 1.2 req/s whatif's "
+                     "Figure 4 (1200 / 128 gave 1.25x before session 68; now 1.78x at 4 us, 1.17x at 44.7: the "
+                     "panel is as open as the host cost, session 73 B); no CUDA graphs on either side: at 1.2 req/s whatif's "
                      "vLLM takes 8.4 s a request (7.0 s before session 68; the blog's 14 s), FastGen 4.1 s "
                      "(the blog's 7 s); 2.03x on deepspeed-mii's loop (2.04x before session 69)",
           assumed=_FASTGEN_LAUNCH, **_FASTGEN_ENGINES),
