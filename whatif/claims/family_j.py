@@ -2,9 +2,11 @@
 simulations (claims/serving.py) of the paper's setup against the baseline it names.
 
 Not expressible, so not claimed: Infinite-LLM's KV spread over other instances' memory (1.03-2.4x: the
-simulator's replicas hold their own KV only). vAttention's 1.97x decode is family K's; its prefill figures are two
-runs of its artifact here (FlashInfer's 1.45x on Llama-3-8B at TP 2, FlashAttention's 3.92x on Yi-6B on one GPU). Where a paper's OSDI'24 abstract revises its arXiv v1 figure for the
-same setup (DistServe 4.48x -> 7.4x, Sarathi-Serve's Falcon-180B 6.9x -> 5.6x), the claim reads the OSDI figure, as
+simulator's replicas hold their own KV only; its 2-19x longer contexts would be pooled memory over one instance's, an
+identity, with the instances per dataset unstated). vAttention's 1.97x decode is family K's; its prefill figures are two
+runs of its artifact here (FlashInfer's 1.45x on Llama-3-8B at TP 2, FlashAttention's 3.92x on Yi-6B on one GPU).
+Where a paper's OSDI'24 abstract revises its arXiv v1 figure for the same setup (DistServe 4.48x -> 7.4x,
+Sarathi-Serve's Falcon-180B 6.9x -> 5.6x), the claim reads the OSDI figure, as
 its setup is the OSDI artifact's (one prediction per setup; both figures stated). DistServe's abstract figures are
 matched to their panels by the release's plot.ipynb: its 7.4x is against DeepSpeed-MII (the chatbot's rate panel,
 where vLLM's is 4.6x); its 12.6x tighter SLO (v1: 10.2x) is the summarization panel's against vLLM (OPT-66B on
@@ -282,8 +284,8 @@ def _vattention_prefill(model: str, hardware: str, tp: int, block_tokens: int) -
 _VATTENTION_PREFILL = _vattention_prefill("llama-3-8b", "dgx-a100-80gb", 2, 16)       # FI_Paged vs FI_vAttention
 _VATTENTION_PREFILL_FA = _vattention_prefill("yi-6b", "a100-sxm-80gb", 1, 256)        # FA_Paged vs FA_vAttention
 _VATTENTION_PREFILL_MISS = (
-    "kernel quality (invisible to a roofline): the paged prefill kernels ran slower than the same library's kernel over "
-    "contiguous KV on the same tokens, by the paper's measure up to 3.92x (FlashAttention v2.5.6's "
+    "kernel quality (invisible to a roofline): the paged prefill kernels ran slower than the same library's kernel "
+    "over contiguous KV on the same tokens, by the paper's measure up to 3.92x (FlashAttention v2.5.6's "
     "flash_attn_with_kvcache over a block table, which forces its split-KV kernel, 64 x 128 tiles at head dim 128) "
     "and 1.45x (FlashInfer v0.0.3's paged prefill, 32-key tiles, no split) at 192K; whatif prices a paged and a "
     "contiguous prefill kernel alike (1.00x) and has no source for either library's paged kernel efficiency; the "
@@ -483,9 +485,9 @@ CLAIMS: list[Claim] = [
                      "end-to-end latency read off its 1-32 client throughput-latency curve at 1.2 req/s; the "
                      "panel's lengths are not named with it: prompts 2600 and outputs 60 (normal, 30% CV), as "
                      "Figure 4 (1200 / 128 gave 1.25x before session 68; now 1.78x at 4 us, 1.17x at 44.7: the "
-                     "panel is as open as the host cost, session 73 B); no CUDA graphs on either side: at 1.2 req/s whatif's "
-                     "vLLM takes 8.4 s a request (7.0 s before session 68; the blog's 14 s), FastGen 4.1 s "
-                     "(the blog's 7 s); 2.03x on deepspeed-mii's loop (2.04x before session 69)",
+                     "panel is as open as the host cost, session 73 B); no CUDA graphs on either side: at 1.2 "
+                     "req/s whatif's vLLM takes 8.4 s a request (7.0 s before session 68; the blog's 14 s), "
+                     "FastGen 4.1 s (the blog's 7 s); 2.03x on deepspeed-mii's loop (2.04x before session 69)",
           assumed=_FASTGEN_LAUNCH, **_FASTGEN_ENGINES),
     Claim("chunked_prefill", "DeepSpeed-FastGen: up to 2x higher throughput (1.36 rps vs. 0.67 rps) at identical "
           "latency (9 seconds) (than vLLM; Llama-2-70B on 4 A100-80GB, the blog's Figure 2)", 2.0, "throughput_at_e2e",
@@ -585,8 +587,9 @@ CLAIMS: list[Claim] = [
     Claim("paged_kv", "vAttention: processing input prompts up to ... 1.45x faster than the PagedAttention variant of "
           "FlashInfer (abstract; Llama-3-8B at 192K, its ASPLOS'25 artifact's prefill figure)", 1.45, "mean_ttft",
           _VATTENTION_PREFILL, {"techniques": [], "sim": {}},
-          "One 196K-token prompt prefilled whole over a paged (16-token blocks) or a contiguous KV cache: whatif charges "
-          "the block table (a 4-byte entry per block a CTA reads) and nothing else, so the TTFT is the same to 0.1%.",
+          "One 196K-token prompt prefilled whole over a paged (16-token blocks) or a contiguous KV cache: whatif "
+          "charges the block table (a 4-byte entry per block a CTA reads) and nothing else, so the TTFT is the "
+          "same to 0.1%.",
           setup_note="the artifact's run_figure_6.sh: one prompt at a time, unchunked (max tokens in a batch = the "
                      "context), 196,411 prompt tokens at the 192K point (1000:1 prefill to decode), Meta-Llama-3-8B "
                      "(its own profile, the window set to the script's max_model_len 196,608) at TP-2 on two "
@@ -596,8 +599,8 @@ CLAIMS: list[Claim] = [
     Claim("paged_kv", "vAttention: processing input prompts up to 3.92x ... faster than the PagedAttention variant of "
           "FlashAttention (abstract; Yi-6B at 192K, its ASPLOS'25 artifact's prefill figure)", 3.92, "mean_ttft",
           _VATTENTION_PREFILL_FA, {"techniques": [], "sim": {}},
-          "One 196K-token prompt prefilled whole over a paged (256-token blocks) or a contiguous KV cache: whatif charges "
-          "the block table and nothing else, so the TTFT is the same to 0.1%.",
+          "One 196K-token prompt prefilled whole over a paged (256-token blocks) or a contiguous KV cache: whatif "
+          "charges the block table and nothing else, so the TTFT is the same to 0.1%.",
           setup_note="the artifact's run_figure_6.sh: one prompt at a time, unchunked, 196,411 prompt tokens at the "
                      "192K point, Yi-6B-200K (the yi-6b profile, Yi-6B's shapes, its window set to 196,608) on one "
                      "A100-80GB; FA_Paged (FlashAttention v2.5.6's flash_attn_with_kvcache over a block table, "
