@@ -291,7 +291,8 @@ _VATTENTION_PREFILL_MISS = (
     "contiguous prefill kernel alike (1.00x) and has no source for either library's paged kernel efficiency; the "
     "kernels' tiles read at source give at most 1.06x through whatif's attention model (docs/accuracy.md Session 64 "
     "B). The release's FA_Paged wrapper (sarathi-lean flash_attention_wrapper.py) also builds the prompt's slot "
-    "mapping in a Python loop over every prompt token once a forward (~0.1 s at 196K, under 1% of the prefill) and "
+    "mapping in a Python loop over every prompt token once a forward (estimated ~0.1 s at 196K, under 1% of the "
+    "prefill) and "
     "writes K/V with reshape_and_cache_flash before each layer's attention, as the contiguous side writes its cache")
 
 CLAIMS: list[Claim] = [
