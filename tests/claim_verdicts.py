@@ -162,11 +162,14 @@ VERDICTS = {
     'J-chunked_prefill-peak_goodput_rps': 'in band',          # DeepSpeed-FastGen: up to 2.3x higher effective t
     'J-chunked_prefill-capacity_rps-2': 'in band',            # Sarathi-Serve: up to 3.7x higher serving capacit
     'J-chunked_prefill-e2e_at_throughput': 'conditional',  # DeepSpeed-FastGen: 2x lower latency on average (th
+    'J-chunked_prefill-throughput_at_e2e': 'conditional',    # DeepSpeed-FastGen: up to 2x higher throughput (1.
+    'J-replicas-finished_rps': 'illustrative',                # DeepSpeed-FastGen: given that the throughput of
     'J-chunked_prefill-p95_itl': 'in band',                   # DeepSpeed-FastGen: up to 3.7x lower (token-level
     'J-continuous_batching-mean_e2e': 'conditional',          # Flover brings over 11x inference speedup on GPT
     'J-prefix_caching-output_tok_s': 'illustrative',          # BatchLLM outperforms vLLM by 1.1x to 2x on a set
     'J-chunked_prefill-capacity_rps-3': 'in band',            # Sarathi-Serve (when used with pipeline parallelism
-    'J-paged_kv-mean_ttft': 'miss',                           # vAttention: processing input prompts up to 3.92x
+    'J-paged_kv-mean_ttft': 'miss',                           # vAttention: processing input prompts up to ... 1
+    'J-paged_kv-mean_ttft-2': 'miss',                         # vAttention: processing input prompts up to 3.92x
     'J-disaggregation-capacity_rps-3': 'miss',                # DistServe: 2.75x the per-GPU request rate of vLLM
     'J-disaggregation-capacity_rps-4': 'miss',                # DistServe: 1.57x the per-GPU request rate of DeepS
     'J-disaggregation-capacity_rps-5': 'miss',                # DistServe: 4.24x the per-GPU request rate of vLLM

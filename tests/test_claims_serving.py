@@ -115,6 +115,26 @@ def test_latency_at_equal_throughput_is_read_off_the_client_curve(monkeypatch):
     assert serving.e2e_at_throughput(deep_merged(m, {"sim": {"criterion": {"throughput_rps": 2.0}}})) == float("inf")
 
 
+def test_throughput_at_equal_latency_is_read_off_the_client_curve(monkeypatch):
+    """throughput_at_e2e: linear between the two closed-loop points around the target latency; 0 below the curve,
+    the curve's highest throughput past it."""
+    from types import SimpleNamespace
+    from whatif.claims import serving
+
+    curve = {1: (0.5, 2.0), 4: (1.0, 4.0), 8: (1.5, 8.0)}     # clients -> (requests/s, mean e2e s)
+
+    def fake_run(mapping, rate=None):
+        rps, e2e = curve[mapping["sim"]["traffic"]["concurrency"]]
+        return SimpleNamespace(summary=lambda: {"throughput": {"finished_rps": rps}},
+                               latency=lambda: {"e2e_s": {"mean": e2e}})
+    monkeypatch.setattr(serving, "run", fake_run)
+
+    def at(e2e_s: float) -> float:
+        return serving.throughput_at_e2e({"sim": {"traffic": {}, "criterion": {"clients": [1, 4, 8], "e2e_s": e2e_s}}})
+    assert at(5.0) == pytest.approx(1.0 + 0.5 * 1.0 / 4.0)
+    assert at(1.0) == 0.0 and at(20.0) == 1.5
+
+
 def test_distserve_runs_its_releases_multi_turn_lengths():
     """DistServe's chatbot claims send each side the release's own requests (the same at every rate: its benchmark
     reseeds each rate): a 100-prompt baseline its 100, OPT-13B's split its 300, OPT-66B's split the 300's first 200
@@ -168,13 +188,26 @@ def test_sarathi_capacity_reads_the_median_scheduling_delay_not_ttft():
 
 
 def test_vattention_prefill_prices_a_paged_and_a_contiguous_kv_alike():
-    """vAttention's prefill claim (a miss): whatif charges a paged chunked prefill only its block table, so the
-    TTFT of one long prompt is the same to 0.1% either way; the paper measured the paged kernels' own slowness."""
-    c = claim("vAttention: processing input prompts")
-    paged = run(small(c.setup, 1)).latency()["ttft_s"]["mean"]
-    contiguous = run(deep_merged(small(c.setup, 1), c.variant)).latency()["ttft_s"]["mean"]
-    assert contiguous <= paged < 1.001 * contiguous
-    assert c.setup["sim"]["engine"] == {"chunked_prefill": True, "token_budget": 2048}   # the paper's 2048 chunks
+    """vAttention's prefill claims (misses): whatif charges a paged prefill only its block table, so the TTFT of one
+    long prompt is the same to 0.1% either way; the paper measured the paged kernels' own slowness."""
+    for prefix in ("vAttention: processing input prompts up to ... 1.45x",
+                   "vAttention: processing input prompts up to 3.92x"):
+        c = claim(prefix)
+        paged = run(small(c.setup, 1)).latency()["ttft_s"]["mean"]
+        contiguous = run(deep_merged(small(c.setup, 1), c.variant)).latency()["ttft_s"]["mean"]
+        assert contiguous <= paged < 1.001 * contiguous
+
+
+def test_vattention_prefill_runs_its_artifacts_unchunked_192k_point():
+    """run_figure_6.sh: max tokens in a batch = the context (no chunks), 196,608-token requests split 1000:1, FA_Paged
+    on 256-token blocks (Yi-6B, one GPU), FI_Paged on 16 (Llama-3-8B at TP 2)."""
+    fi, fa = claim("vAttention: processing input prompts up to ... 1.45x"), claim("vAttention: processing input "
+                                                                                   "prompts up to 3.92x")
+    for c, model, tp, block in ((fi, "llama-3-8b", 2, 16), (fa, "yi-6b", 1, 256)):
+        assert c.setup["sim"]["engine"] == {"chunked_prefill": False, "token_budget": 196_608}
+        assert c.setup["sim"]["traffic"]["prompt"] == 196_411 and c.setup["context_window"] == 196_608
+        assert (c.setup["model"], c.setup["parallel"]["tp"]) == (model, tp)
+        assert c.setup["techniques"] == [f"paged_kv:block_size={block}"] and c.variant["techniques"] == []
 
 
 def test_distserve_is_one_run_against_both_baselines_and_mii_is_splitfuse():
@@ -192,8 +225,8 @@ def test_distserve_is_one_run_against_both_baselines_and_mii_is_splitfuse():
     assert engine["chunked_prefill"] and engine["token_budget"] == 768 and engine["max_batch"] == 512
     # MII and FastGen run DeepSpeed-MII's loop (versions/deepspeed-mii.yaml), every MII panel and FastGen's side
     mii_claims = [c for c in CLAIMS + PANELS if "DeepSpeed-MII" in c.paper]
-    fastgen = [c for c in CLAIMS if c.paper.startswith("DeepSpeed-FastGen")]
-    assert len(mii_claims) == 5 and len(fastgen) == 3
+    fastgen = [c for c in CLAIMS if c.paper.startswith("DeepSpeed-FastGen") and c.technique != "replicas"]
+    assert len(mii_claims) == 5 and len(fastgen) == 4
     assert {(c.baseline_engine, c.system_engine) for c in mii_claims} == {("deepspeed-mii", "distserve")}
     # DistServe's side runs its own loop (versions/distserve.yaml) against either baseline
     assert {c.system_engine for c in CLAIMS + PANELS if c.paper.startswith("DistServe")} == {"distserve"}
@@ -244,3 +277,15 @@ def test_capacity_per_gpu_divides_by_every_gpu_of_the_cluster(monkeypatch):
     summary = claim("DistServe can serve ... 12.6x")
     assert serving.cluster_gpus(summary.setup) == 4
     assert serving.cluster_gpus(deep_merged(summary.setup, summary.variant)) == 8
+
+
+def test_fastgen_replicas_run_the_release_client_and_request_counts_per_replica():
+    """run_all_replica.sh: 16 clients and 256 requests a replica, 2600 / 60 on Llama-2-70B at tp 4; the claim is
+    illustrative (whatif's replicas share nothing, so the linear figure cannot fail)."""
+    c = claim("DeepSpeed-FastGen: given that the throughput")
+    one, many = c.setup["sim"], deep_merged(c.setup, c.variant)["sim"]
+    assert (one["traffic"]["concurrency"], one["traffic"]["requests"], one["cluster"]["replicas"]) == (16, 256, 1)
+    assert (many["traffic"]["concurrency"], many["traffic"]["requests"], many["cluster"]["replicas"]) \
+        == (256, 4096, 16)
+    assert (one["traffic"]["prompt"], one["traffic"]["output"], c.setup["parallel"]["tp"]) == (2600, 60, 4)
+    assert c.kind == "illustrative" and c.identity

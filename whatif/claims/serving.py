@@ -143,6 +143,26 @@ def e2e_at_throughput(mapping: dict) -> float:
     return float("inf")
 
 
+def throughput_at_e2e(mapping: dict) -> float:
+    """Requests per second at the criterion's mean end-to-end latency `e2e_s`, read off the closed-loop throughput-
+    latency curve of its `clients` counts (linear between the two points around it; DeepSpeed-FastGen's Figure 2
+    also compares throughput at equal latency). 0 when even one client is slower; the curve's highest throughput
+    when no client count is that slow (a lower bound)."""
+    crit = mapping["sim"]["criterion"]
+    target = crit["e2e_s"]
+    points = []
+    for c in crit["clients"]:
+        result = run(deep_merged(mapping, {"sim": {"traffic": {"concurrency": c}}}))
+        points.append((result.latency()["e2e_s"]["mean"], result.summary()["throughput"]["finished_rps"]))
+    points.sort()
+    if target < points[0][0]:
+        return 0.0
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if x0 <= target <= x1:
+            return y0 + (y1 - y0) * (target - x0) / (x1 - x0) if x1 > x0 else y0
+    return max(y for _, y in points)
+
+
 def _latency(stat: str, q: str):
     return lambda mapping: run(mapping).latency()[stat][q]
 
@@ -153,8 +173,10 @@ SERVING_METRICS = {
     "slo_scale": (tightest_slo_scale, "x SLO", False),
     "peak_goodput_rps": (peak_goodput_rps, "req/s", True),
     "output_tok_s": (lambda m: run(m).summary()["throughput"]["output_tok_s"], "tok/s", True),
+    "finished_rps": (lambda m: run(m).summary()["throughput"]["finished_rps"], "req/s", True),
     "mean_e2e": (_latency("e2e_s", "mean"), "s", False),
     "mean_ttft": (_latency("ttft_s", "mean"), "s", False),
     "e2e_at_throughput": (e2e_at_throughput, "s", False),
+    "throughput_at_e2e": (throughput_at_e2e, "req/s", True),
     "p95_itl": (_latency("itl_s", "p95"), "s", False),
 }
