@@ -134,6 +134,19 @@ def test_trtllm_fuses_gpt_oss_all_reduces_at_any_hidden_size():
     assert gone <= roles(engine_ops(ops, engine_spec("trtllm"), spec))
 
 
+def test_trtllm_fuses_qwen3_moe_all_reduces_but_not_dense_qwen3s():
+    """modeling_qwen3_moe.py Qwen3MoEDecoderLayer: PRE_/POST_MOE_FUSION with RESIDUAL_RMS_NORM at TP > 1 (no
+    quantized output, so its block-FP8 GEMMs keep their own 1x128 quantize); modeling_qwen3.py's dense
+    Qwen3DecoderLayer has no such fusion: Qwen3-32B keeps its residual and norm kernels."""
+    gone = {OpRole.ATTN_RESIDUAL, OpRole.POST_ATTN_NORM, OpRole.MLP_RESIDUAL, OpRole.INPUT_NORM}
+    spec, ops = model_ops("Qwen/Qwen3-235B-A22B-FP8", 4)
+    fused = engine_ops(ops, engine_spec("trtllm"), spec)
+    assert gone <= roles(ops) and not gone & roles(fused)
+    assert len(fused) == len(ops) - 4 - 2   # (and the attention operator's RoPE and KV write)
+    spec, ops = model_ops("Qwen/Qwen3-32B", 2)
+    assert gone <= roles(engine_ops(ops, engine_spec("trtllm"), spec))
+
+
 def test_a_per_family_min_hidden_size_must_name_a_listed_family():
     data = read_yaml(VERSION_DIR.parent / "trtllm.yaml")
     data["kernels"]["allreduce_norm_fusion"] = {**data["kernels"]["allreduce_norm_fusion"],
