@@ -260,7 +260,10 @@ CLAIMS: list[Claim] = [
           _DISTSERVE_SPLIT,
           "A colocated replica's decodes wait behind each prefill (TPOT) and prompts queue behind decode "
           "iterations (TTFT); split pools meet both objectives until the decode GPU's KV memory fills.",
-          miss="Since session 72 D (DistServe's hand-off as its release runs it: the context stage streams the "
+          miss="Which side carries it (session 73 C, benchmarks/distserve_side_sensitivity.py): vLLM's, whose "
+               "capacity sits on an attainment curve flat near 90%: its prompt steps 5% / 10% dearer give 6.78x / "
+               "10.5x (DistServe's steps 2.25x / 2.15x). "
+               "Since session 72 D (DistServe's hand-off as its release runs it: the context stage streams the "
                "first token, the decoding loop moves each KV itself between steps behind its 5% waiting-block gate, "
                "and swaps out when blocks run short; simulator/decode_migration.py): DistServe 2.99 req/s a GPU (its "
                "first tokens ~30 ms sooner, no decode step or KV move in them): 2.52x. "
@@ -308,7 +311,9 @@ CLAIMS: list[Claim] = [
           "DeepSpeed-MII's SplitFuse passes hold 768 tokens beside the running decodes, so a ~2K-token prompt "
           "takes three passes and its first token misses the 0.25 s TTFT at a low rate; split pools prefill each "
           "prompt whole at tp 2.",
-          miss="Since session 72 D (DistServe's hand-off as its release runs it, as in the vLLM claim): DistServe "
+          miss="Which side carries it (session 73 C): MII's, its steps 5% / 10% / 20% dearer give 1.84x / 2.79x / "
+               "6.52x (DistServe's 1.11x / 1.06x / 0.95x). "
+               "Since session 72 D (DistServe's hand-off as its release runs it, as in the vLLM claim): DistServe "
                "2.99 req/s a GPU: 1.25x. "
                "Since session 69 K (the release's own requests to both sides, DistServe's own loop): MII 2.40 "
                "req/s, DistServe 2.56 a GPU: 1.07x. Before it: whatif's MII on one A100 keeps 90% to 2.29 req/s "

@@ -51,7 +51,15 @@ CLAIMS: list[Claim] = [
     Claim("disaggregation", "DistServe: 2.75x the per-GPU request rate of vLLM for the OPT-66B chatbot with both SLOs "
           "met for 90% of requests (Figure 8; the release's plot.ipynb prints 2.7504)", 2.75, "capacity_rps",
           _CHAT66, _SPLIT66, _SPLIT_WHY,
-          miss="Since session 72 D (DistServe's hand-off as its release runs it: the first token from the context "
+          miss="Which side carries it (session 73 C, benchmarks/distserve_side_sensitivity.py): the baseline. "
+               "DistServe's steps are within 0.94-1.14x of its release's own A100 fits (tp-4 prefill, tp-2 decode "
+               "pass; simdistserve/estimators/profile_data), vLLM's prompt steps 0.96-1.22x (the fit dearer from "
+               "1,000 tokens); vLLM's attainment is flat (95 / 95 / 90 / 87% at 0.0625 / 0.125 / 0.25 / 0.375 req/s "
+               "a GPU: 5 of its 100 miss at the lightest rate, each within 1-32% of an objective), so its prompt "
+               "steps 10% / 20% dearer give 2.26x / 8.46x where DistServe's steps 10% / 20% dearer give 1.07x / "
+               "0.89x. The older launcher's reading of (4, 1, 2, 2) as (context_pp, context_tp, ...), a prefill at "
+               "pp 4, serves nothing at the 0.4 s TTFT (0 req/s), so the panel ran the tp-4 prefill. "
+               "Since session 72 D (DistServe's hand-off as its release runs it: the first token from the context "
                "stage, each KV moved by the decoding loop between steps, swap; simulator/decode_migration.py): "
                "DistServe 0.36 req/s a GPU: 1.32x. "
                "Since session 70 F DistServe's 200 are the release's own too (the 300's first 200): vLLM 0.27 req/s "
@@ -81,7 +89,9 @@ CLAIMS: list[Claim] = [
           deep_merged(_CHAT66, _MII), _SPLIT66,
           "MII's SplitFuse passes hold 768 tokens beside the running decodes, so a long prompt's first token takes "
           "several passes; the split prefills it whole at tp 4.",
-          miss="0.77x since session 72 D (DistServe's hand-off as its release runs it: 0.36 req/s a GPU). "
+          miss="Which side carries it (session 73 C): the baseline, as against vLLM: MII's steps 10% / 20% dearer "
+               "give 0.94x / 2.16x, DistServe's 0.62x / 0.52x. "
+               "0.77x since session 72 D (DistServe's hand-off as its release runs it: 0.36 req/s a GPU). "
                "0.63x since session 70 F (DistServe's 200 the release's own, the 300's first 200: 0.30 req/s a "
                "GPU). 0.73x since session 69 K (MII 0.47 req/s a GPU on the release's 100 requests, DistServe 0.34 on "
                "its own loop). Before it: whatif's MII at tp 4 keeps 90% to 0.52 req/s a GPU, DistServe's split 0.34: "
@@ -96,7 +106,11 @@ CLAIMS: list[Claim] = [
     Claim("disaggregation", "DistServe: 4.24x the per-GPU request rate of vLLM for OPT-66B summarization with both "
           "SLOs met for 90% of requests (Figure 9; the release's plot.ipynb prints 4.24)", 4.24, "capacity_rps",
           _SUMMARY_RATE, _SUMMARY_SPLIT, _SPLIT_WHY,
-          miss="1.42x since session 69 K (DistServe's own loop: 0.537 req/s a GPU). Before it: "
+          miss="Which side carries it (session 73 C): vLLM's TPOT, which binds in proportion here (its prompt steps "
+               "10% / 20% dearer: 1.57x / 1.73x; DistServe's: 1.25x / 1.12x); with its prompts at the release's own "
+               "A100 fit (profiler-a100-80g.vllm.json; not mapped: not /work/shared data) 1.76x, with 8-token "
+               "answers too 3.96x (neither sourced). "
+               "1.42x since session 69 K (DistServe's own loop: 0.537 req/s a GPU). Before it: "
                "whatif's vLLM at tp 4 keeps 90% to 0.38 req/s a GPU, DistServe's split 0.54: 1.43x (1.19x before "
                "session 68's vLLM 0.2-era GEMMs, kernels.gemm_fits; 1.12x before "
                "session 67's bias kernels and detokenizer; 1.10x before v0.2.3's sampler cost, session 66). The sides "
@@ -117,7 +131,10 @@ CLAIMS: list[Claim] = [
           "capacity_rps", deep_merged(_SUMMARY_RATE, _MII), _SUMMARY_SPLIT,
           "MII's SplitFuse spreads each ~2K-token prompt over three 768-token passes that carry every running "
           "decode; the split prefills it whole.",
-          miss="0.44x since session 69 K (DistServe's own loop: 0.537). Before it: "
+          miss="Which side carries it (session 73 C): MII, on a knife edge: under saturation its token gap is one "
+               "768-token SplitFuse pass, 147 ms against the 150 ms objective, so its steps 5% / 20% dearer give "
+               "0.81x / 1.03x (DistServe's 0.41x / 0.34x). "
+               "0.44x since session 69 K (DistServe's own loop: 0.537). Before it: "
                "whatif's MII at tp 4 keeps 90% to 1.23 req/s a GPU, DistServe's split 0.54: 0.44x. Both sides are "
                "bound by the 15 s TTFT over the panel's 100 / 200 prompts (every TPOT met on both): MII's four "
                "GPUs prefill its own rate in 768-token passes beside short decodes, the split's one prefill "
