@@ -6,7 +6,8 @@ admits a request only when the blocks it needs to finish, ceil((ISL + OSL) / tok
 the running ones still need, so at most floor(pool_blocks / that) requests are admitted at any time. The clients a
 closed loop keeps decoding on average, N x D / (TTFT + D) with D = (OSL - 1) x TPOT (Little's law on the client
 means; ttft_residual.residual_parts), can never exceed that cap. A measured mean above the cap that whatif's memory
-plan gives at fraction f rules f out for that launch, under whatif's accounting of the rest of the memory.
+plan gives at fraction f rules f out for that launch, under whatif's accounting of the rest of the memory; the least
+fraction is the one whose pool just admits the measured mean (a lower bound: the peak in decode is above the mean).
 
 The same rows' shortfall beside the campaign's rows whose pool does not bind (--shortfall): predicted minus measured
 mean in decode by model, N (64, 128) and whether whatif's pool binds; a KV pool smaller than whatif's would show as a
@@ -34,6 +35,13 @@ TOKENS_PER_BLOCK = 32   # TensorRT-LLM KvCacheConfig tokens_per_block default (e
 def admission_cap(pool_blocks: int, isl: int, osl: int, block: int = TOKENS_PER_BLOCK) -> int:
     """Requests GUARANTEED_NO_EVICT can hold at once: the pool over the blocks one request needs to finish."""
     return pool_blocks // math.ceil((isl + osl) / block)
+
+
+def least_fraction(in_decode: float, isl: int, osl: int, pool_blocks: int, fraction: float,
+                   block: int = TOKENS_PER_BLOCK) -> float:
+    """The smallest KV fraction whose pool (linear in the fraction: it takes that share of the same free memory)
+    admits `in_decode` requests at once: in_decode x blocks per request over the pool at `fraction`, x fraction."""
+    return fraction * in_decode * math.ceil((isl + osl) / block) / pool_blocks
 
 
 def mean_in_decode(n: float, ttft_ms: float, tpot_ms: float, osl: int) -> float:
@@ -103,15 +111,17 @@ def main() -> None:
     sr = _serving_reference()
     source = {r["id"]: r for r in sr.load()}
     head = ["model", "tp", "ISL/OSL", "N", "in decode measured", "predicted"]
-    head += [f"cap at {f:.2f}" for f in args.fractions]
+    head += [f"cap at {f:.2f}" for f in args.fractions] + ["least fraction"]
     print(" | ".join(head))
     for row in (r for r in campaign_rows() if float(r["kv_peak_fraction"]) > args.peak):
         isl, osl, n = int(row["isl"]), int(row["osl"]), float(row["concurrency"])
-        caps = [admission_cap(pool_blocks(sr, source[row["id"]], f), isl, osl) for f in args.fractions]
+        pools = [pool_blocks(sr, source[row["id"]], f) for f in args.fractions]
+        caps = [admission_cap(p, isl, osl) for p in pools]
         measured = mean_in_decode(n, float(row["measured_ttft_ms"]), float(row["measured_tpot_ms"]), osl)
         predicted = mean_in_decode(n, float(row["predicted_ttft_ms"]), float(row["predicted_tpot_ms"]), osl)
         cells = [row["model"].split("/")[-1], row["tp"], f"{isl}/{osl}", f"{n:.0f}", f"{measured:.1f}",
                  f"{predicted:.1f}"] + [f"{c}{' (<)' if measured > c else ''}" for c in caps]
+        cells.append(f"{least_fraction(measured, isl, osl, pools[0], args.fractions[0]):.3f}")
         print(" | ".join(cells))
 
 

@@ -14,6 +14,12 @@ def test_the_cap_counts_the_blocks_a_request_needs_to_finish():
     assert kv.admission_cap(80, 2048, 513) == 0   # 81 blocks: one token over a block boundary
 
 
+def test_the_least_fraction_scales_the_pool_to_the_mean_in_decode():
+    # 8,155 / 80 requests of 80 blocks fill 8,155 blocks; at 0.8 the pool is 9,320 blocks
+    assert kv.least_fraction(8155 / 80, 2048, 512, 9320, 0.8) == pytest.approx(0.8 * 8155 / 9320)
+    assert kv.least_fraction(0.0, 2048, 512, 9320, 0.8) == 0.0
+
+
 def test_mean_in_decode_is_littles_law_on_the_client_means():
     # TTFT 1 s beside a 4 s decode: 4/5 of 128 clients decode
     assert kv.mean_in_decode(128, 1000.0, 4000.0 / 512, 513) == pytest.approx(128 * 0.8)
