@@ -16,7 +16,7 @@ larger shortfall where it binds.
 Per row: whatif's pool (KV blocks of one replica, from the simulator's memory plan at the row's mapped launch with the
 fraction replaced), the cap, the measured and the predicted (committed table) mean in decode.
 
-    PYTHONPATH=$PWD python benchmarks/kv_admission_check.py [--fractions 0.8 0.7] [--peak 0.85]
+    PYTHONPATH=$PWD python benchmarks/kv_admission_check.py [--fractions 0.8 0.7] [--peak 0.85] [--shortfall]
 """
 from __future__ import annotations
 
