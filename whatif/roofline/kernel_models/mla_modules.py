@@ -222,7 +222,7 @@ def sglang_flashmla_kv_prefill(engine: str, arch: str, phase: str, source: str |
 # vLLM's FLASHMLA_SPARSE with an fp8 cache runs every token of a batch, prompt tokens too, through FlashMLA's sparse fp8
 # decode kernel ("mixed batch mode") where the rank has fewer query heads than this, and the bf16 prefill kernel on an
 # upconverted copy of the cache at or above it (vllm v1/attention/backends/mla/flashmla_sparse.py:
-# MIN_HEADS_FOR_BF16_PREFILL = 32, fp8_use_mixed_batch, _build_fp8_mixed_decode_prefill; vllm-project/vllm 60191e18).
+# MIN_HEADS_FOR_BF16_PREFILL = 32, fp8_use_mixed_batch, _build_fp8_mixed_decode_prefill; vllm-project/vllm 008a0c31).
 VLLM_MIN_HEADS_FOR_BF16_PREFILL = 32
 
 
