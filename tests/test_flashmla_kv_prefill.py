@@ -94,7 +94,7 @@ def test_a_column_of_heads_takes_the_decode_kernel_row_by_row():
                                            kv_prefill=mixed)
     decode = mla_modules.flashmla_kv_prefill_part(2, 4096, 0, 16, V32, kv, c)
     sparse = mla_modules.sparse_prefill_part(2, 4096, 0, 64, V32, kv, c, 64)
-    assert [p[0] for p in parts[-1:]][0][0] == pytest.approx(decode[0])
+    assert parts[-1][0][0] == pytest.approx(decode[0])
     assert parts[-1][0][1] == pytest.approx(sparse[0])
     s16 = mla_modules.dsa_module_seconds("prefill", 2, 4096, 0, 16, V32, H100, "vllm", "bfloat16", "fp8")
     b16 = mla_modules.dsa_module_seconds("prefill", 2, 4096, 0, 16, V32, H100, "vllm", "bfloat16", "bfloat16")
