@@ -66,3 +66,36 @@ def test_flashmla_kv_prefill_rows_fit_in_sample_under_20_percent():
     kv = h100[h100["kernel_source"].str.contains("flashmla_kv")]
     assert len(kv) > 20000
     assert mf.mape(kv, p) < 20.0
+
+
+def test_vllm_runs_the_decode_kernel_for_an_fp8_cache_under_32_heads_only():
+    """vLLM's FLASHMLA_SPARSE with an fp8 cache sends every token through FlashMLA's sparse fp8 decode kernel below
+    MIN_HEADS_FOR_BF16_PREFILL (32) heads, the bf16 prefill kernel at or above it (flashmla_sparse.py
+    fp8_use_mixed_batch); a bf16 cache, Blackwell's FLASHINFER_MLA_SPARSE and other engines never."""
+    import numpy as np
+    mixed = mla_modules.vllm_fp8_mixed_batch
+    assert mixed("vllm", "hopper", "prefill", 16, "fp8") and not mixed("vllm", "hopper", "prefill", 32, "fp8")
+    assert not mixed("vllm", "hopper", "prefill", 16, "bfloat16") and not mixed("vllm", "hopper", "decode", 16, "fp8")
+    assert not mixed("sglang", "hopper", "prefill", 16, "fp8")
+    assert not mixed("vllm", "blackwell", "prefill", 16, "fp8", "FLASHINFER_MLA_SPARSE")
+    assert list(mixed("vllm", "hopper", "prefill", np.array([1, 16, 32, 128]), "fp8", "FLASHMLA_SPARSE")) == \
+        [True, True, False, False]
+
+
+def test_a_column_of_heads_takes_the_decode_kernel_row_by_row():
+    """dsa_module_work with a kv_prefill column prices the mixed-batch rows as flashmla_kv_prefill_part and the rest
+    as the padded sparse prefill kernel, row by row; vLLM's module prices 16 heads of an fp8 cache with it."""
+    import numpy as np
+    c = mla_modules.ceilings(H100)
+    kv = mla_modules.KV_BYTES["fp8"]
+    heads = np.array([16, 64])
+    mixed = mla_modules.vllm_fp8_mixed_batch("vllm", "hopper", "prefill", heads, "fp8")
+    parts, _ = mla_modules.dsa_module_work("prefill", 2, 4096, 0, heads, V32, "bfloat16", "fp8", c, head_pad=64,
+                                           kv_prefill=mixed)
+    decode = mla_modules.flashmla_kv_prefill_part(2, 4096, 0, 16, V32, kv, c)
+    sparse = mla_modules.sparse_prefill_part(2, 4096, 0, 64, V32, kv, c, 64)
+    assert parts[-1][0][0] == pytest.approx(decode[0])
+    assert parts[-1][0][1] == pytest.approx(sparse[0])
+    s16 = mla_modules.dsa_module_seconds("prefill", 2, 4096, 0, 16, V32, H100, "vllm", "bfloat16", "fp8")
+    b16 = mla_modules.dsa_module_seconds("prefill", 2, 4096, 0, 16, V32, H100, "vllm", "bfloat16", "bfloat16")
+    assert s16 != b16 and s16 > 0

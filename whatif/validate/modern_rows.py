@@ -293,7 +293,9 @@ def module_rows(frame, family, phase, wide_ep=False):
                                                                dense="dense_mha" in source),
                                                            kv_prefill=mla_modules.sglang_flashmla_kv_prefill(
                                                                engine, c.arch, phase, source,
-                                                               dense="dense_mha" in source),
+                                                               dense="dense_mha" in source)
+                                                           or mla_modules.vllm_fp8_mixed_batch(
+                                                               engine, c.arch, phase, heads, kv, source),
                                                            sglang_topk=engine == "sglang")
                 name = f"{family}_{phase}"
                 if engine == "trtllm":   # the scoring pass's kernels, where they run
@@ -317,7 +319,7 @@ def module_rows(frame, family, phase, wide_ep=False):
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
                 name, steps = f"{family}_{phase}", mla_modules.prefill_quantize_launches(gemm)
             r = _attach(g, parts, items, name, steps=steps)
-            if family == "dsa_module" and phase == "prefill" and engine == "sglang":   # timed eagerly: its
+            if family == "dsa_module" and phase == "prefill" and engine in ("sglang", "vllm"):   # timed eagerly: its
                 r["eager"] = 1.0   # launches overlap the GPU's work (fitted_roofline.host_overlap)
             for k in ("model", "batch_size", "isl", "step", "num_heads", "gemm_type", "kv_cache_dtype"):   # the shape
                 r[k] = g[k].to_numpy()

@@ -219,6 +219,25 @@ def sglang_flashmla_kv_prefill(engine: str, arch: str, phase: str, source: str |
     return "flashmla_kv" in source if source is not None else arch == "hopper" and kv_dtype == "fp8"
 
 
+# vLLM's FLASHMLA_SPARSE with an fp8 cache runs every token of a batch, prompt tokens too, through FlashMLA's sparse fp8
+# decode kernel ("mixed batch mode") where the rank has fewer query heads than this, and the bf16 prefill kernel on an
+# upconverted copy of the cache at or above it (vllm v1/attention/backends/mla/flashmla_sparse.py:
+# MIN_HEADS_FOR_BF16_PREFILL = 32, fp8_use_mixed_batch, _build_fp8_mixed_decode_prefill; vllm-project/vllm 008a0c31).
+VLLM_MIN_HEADS_FOR_BF16_PREFILL = 32
+
+
+def vllm_fp8_mixed_batch(engine: str, arch: str, phase: str, heads, kv_dtype: str, source: str | None = None):
+    """Whether a vLLM DSA prefill runs FlashMLA's sparse fp8 decode kernel over its prompt tokens (flashmla_kv_prefill_
+    part's kernel): FLASHMLA_SPARSE (Hopper's sparse backend; source: the table's kernel_source where known) with an
+    fp8 cache and fewer than VLLM_MIN_HEADS_FOR_BF16_PREFILL heads. heads: an int or a column (then a bool column)."""
+    import numpy as np
+    sparse = source == "FLASHMLA_SPARSE" if source is not None else arch == "hopper"
+    if engine != "vllm" or phase != "prefill" or not sparse or KV_BYTES.get(kv_dtype, 2.0) == 2.0:
+        return False
+    mixed = np.asarray(heads) < VLLM_MIN_HEADS_FOR_BF16_PREFILL
+    return mixed if mixed.ndim else bool(mixed)
+
+
 def flashmla_kv_prefill_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c):
     """FlashMLA's sparse fp8 decode kernel over prompt tokens (sglang_flashmla_kv_prefill): topk_slots_part's work
     (each token walks all index_topk slots a 64-head group) at the kernel's documented ceiling
@@ -473,7 +492,8 @@ def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
     dense: SGLang's dense prefill attention instead of the sparse one; all_topk: sparse_all_topk's kernel;
     out_format: o_proj's own format, None: gemm_format; scoring: indexer_scoring_runs; topk_slots: topk_slots_part's
     kernel; head_pad: the sparse attention's heads padded to a multiple of it, sparse_prefill_head_pad; kv_prefill:
-    flashmla_kv_prefill_part's kernel, sglang_flashmla_kv_prefill; sglang_topk: SGLang's top-k as its own part,
+    flashmla_kv_prefill_part's kernel (sglang_flashmla_kv_prefill; vllm_fp8_mixed_batch, a bool or a column by
+    heads); sglang_topk: SGLang's top-k as its own part,
     dsa_topk.sglang_topk_part)."""
     tokens = batch * isl
     parts = projection_parts(tokens, heads, d, phase == "decode" or not dense, gemm_format, c, out_format)
@@ -483,20 +503,30 @@ def dsa_module_work(phase, batch, isl, past, heads, d: MlaDims, gemm_format, kv_
             parts.append(sglang_topk_part(batch, isl, past, d.index_topk, c))
     if dense and phase == "prefill":
         parts.append(dense_prefill_part(batch, isl, past, heads, d, c))
-    elif kv_prefill:
+    elif kv_prefill is True:
         parts.append(flashmla_kv_prefill_part(batch, isl, past, heads, d, KV_BYTES[kv_dtype], c))
     elif topk_slots:
         parts.append(topk_slots_part(batch, isl, past, heads, d, KV_BYTES[kv_dtype], c))
     elif all_topk:
         parts.append(all_topk_part(batch, isl, past, heads, d, KV_BYTES[kv_dtype], c))
     else:
-        pairs = capped_pairs(isl, past, d.index_topk)
-        part = absorbed_part(batch, pairs, pairs, heads, d, KV_BYTES[kv_dtype], c, head_pad)
-        if head_pad:   # FlashMLA's sparse prefill kernel (padded heads): its rows read once, its documented ceiling
-            part = (flashmla_sparse_prefill_compute(part[0], c),
-                    *flashmla_sparse_read(batch, isl, past, d, KV_BYTES[kv_dtype], c))
+        part = sparse_prefill_part(batch, isl, past, heads, d, KV_BYTES[kv_dtype], c, head_pad)
+        if kv_prefill is not False:   # a column: the decode kernel's rows (vllm_fp8_mixed_batch) beside the others
+            import numpy as np
+            kv = flashmla_kv_prefill_part(batch, isl, past, heads, d, KV_BYTES[kv_dtype], c)
+            part = tuple(np.where(kv_prefill, a, b) for a, b in zip(kv, part))
         parts.append(part)
     return parts, batch * heads * -(-isl // Q_TILE)
+
+
+def sparse_prefill_part(batch, isl, past, heads, d: MlaDims, kv_bytes, c, head_pad=0):
+    """Sparse absorbed MLA over each query's visible top-k keys; head_pad: FlashMLA's sparse prefill kernel's padded
+    heads (sparse_prefill_head_pad), whose rows are read once a sequence at its documented ceiling."""
+    pairs = capped_pairs(isl, past, d.index_topk)
+    part = absorbed_part(batch, pairs, pairs, heads, d, kv_bytes, c, head_pad)
+    if head_pad:
+        part = (flashmla_sparse_prefill_compute(part[0], c), *flashmla_sparse_read(batch, isl, past, d, kv_bytes, c))
+    return part
 
 
 def mla_bmm_fp8_kernel(engine: str, arch: str, bmm_dtype: str) -> bool:
@@ -591,7 +621,8 @@ def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
                                    all_topk=sparse_all_topk(engine, c.arch), out_format=out_format, scoring=scoring,
                                    topk_slots=phase == "decode" and sparse_topk_slots(engine, c.arch, kv_dtype),
                                    head_pad=sparse_prefill_head_pad(engine, c.arch, phase, None, kv_dtype, dense),
-                                   kv_prefill=sglang_flashmla_kv_prefill(engine, c.arch, phase, None, kv_dtype, dense),
+                                   kv_prefill=sglang_flashmla_kv_prefill(engine, c.arch, phase, None, kv_dtype, dense)
+                                   or vllm_fp8_mixed_batch(engine, c.arch, phase, heads, kv_dtype),
                                    sglang_topk=engine == "sglang")
     steps = INDEXER_SCORING_KERNELS * scoring if engine == "trtllm" else 0.0
     if engine == "vllm" and phase == "prefill":   # timed eagerly: its GEMM format's host launches
