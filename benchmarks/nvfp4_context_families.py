@@ -117,15 +117,27 @@ def allreduce_table_ms(root: Path, nbytes: float) -> dict[str, float | None]:
     return out
 
 
+# 1.3.0rc10's host cost a call: its host-bound lone 1k step, 58.4 ms over whatif's 1,214 calls (trtllm_iter_logs)
+RC10_CALL_S = 48.1e-6
+
+
 def step_families(step) -> dict:
-    """whatif's eager pass of a logged step: {family: ms}, the pass's GPU ms and its op sums by name."""
+    """whatif's eager pass of a logged step: {family: ms}, the pass's GPU ms, its op sums by name, and the pass
+    through whatif's launch queue (kernel by kernel: a kernel starts when launched and its stream is free) at
+    RC10_CALL_S a host call."""
+    import eager_call_cost as ecc
     from step_ops import row_estimate, summed
     import serving_reference as sr
+    from whatif.roofline import forward_pass
     row = {r["id"]: r for r in sr.load()}[step.template]
-    first = row_estimate(row, batch=step.prompts, prompt=step.prompt_tokens).prefill[0][0]
+    queues: list = []
+    with ecc.recorded_queues(queues):
+        first = row_estimate(row, batch=step.prompts, prompt=step.prompt_tokens).prefill[0][0]
+    times, _, gap_s, factors, gaps = queues[0]
     fam = summed(first.op_times, family)
     return {"families": {f: fam[f].total_s * 1e3 if f in fam else 0.0 for f in FAMILIES},
-            "gpu_ms": first.gpu_s * 1e3, "ops": summed(first.op_times)}
+            "gpu_ms": first.gpu_s * 1e3, "ops": summed(first.op_times),
+            "queued_ms": forward_pass.launch_queue_time(times, RC10_CALL_S, gap_s, factors, gaps) * 1e3}
 
 
 def report(step, root: Path) -> str:
@@ -134,7 +146,8 @@ def report(step, root: Path) -> str:
     fam, ops = w["families"], w["ops"]
     n_moe, n_attn = ops["experts_gate_up"].count, ops["attention_mla"].count
     lines = [f"{step.label}: logged device {step.device_ms:.1f} ms, whatif GPU {w['gpu_ms']:.1f} ms "
-             f"(x{step.device_ms / w['gpu_ms']:.2f}, {step.device_ms - w['gpu_ms']:+.1f} ms)",
+             f"(x{step.device_ms / w['gpu_ms']:.2f}, {step.device_ms - w['gpu_ms']:+.1f} ms); through the launch "
+             f"queue at rc10's {RC10_CALL_S * 1e6:.1f} us a call {w['queued_ms']:.1f} ms",
              f"  {'family':<12} {'whatif ms':>9}  tables (ms over the layers)"]
     mla = mla_table_ms(root, 32, step.prompts, step.prompt_tokens)
     lines.append(f"  {'mla module':<12} {fam['mla module']:>9.1f}  {n_attn} x {mla:.3f} = {n_attn * mla:.1f} "
@@ -154,7 +167,7 @@ def report(step, root: Path) -> str:
         t = wideep_table_ms(root, tokens, 4, dist)
         lines.append(f"  {'':<12} {'':>9}    table TRT-LLM CUTLASS {dist:<19} {n_moe * t:6.1f} (TRTLLM-Gen fit "
                      f"x{fit_at(tokens, 4, dist, groups)[0] / t:.2f})")
-    dense = []
+    dense, dense_ms = [], 0.0
     for name in ("shared_expert_gate_up", "shared_expert_down", "mlp_gate_up", "mlp_down", "router"):
         s = ops.get(name)
         if s is None:
@@ -162,6 +175,7 @@ def report(step, root: Path) -> str:
         sh = s.op.shape
         t = gemm_table_us(root, str(s.op.dtype), sh.m, int(sh.n), int(sh.k))
         each = s.total_s / s.count * 1e6
+        dense_ms += s.count * (each if t is None else t) / 1e3 if name != "router" else 0.0
         dense.append(f"{name} {each:.0f}/{'-' if t is None else f'{t:.0f}'} us")
     lines.append(f"  {'dense gemms':<12} {fam['dense gemms']:>9.1f}  whatif/table a call: " + ", ".join(dense))
     ar = allreduce_table_ms(root, tokens * HIDDEN * 2)
@@ -169,6 +183,11 @@ def report(step, root: Path) -> str:
     lines.append(f"  {'all-reduce':<12} {fam['all-reduce']:>9.1f}  {n_ar} x {tokens * HIDDEN * 2 / 1e6:.1f} MB: "
                  f"TensorRT-LLM {n_ar * ar['trtllm']:.1f}, NCCL {n_ar * ar['nccl']:.1f}")
     lines.append(f"  {'rest':<12} {fam['rest']:>9.1f}  whatif's price (norms, residual adds, embedding, head)")
+    tabled = (n_attn * mla + moe_lo + dense_ms + n_ar * ar["trtllm"] + fam["rest"]
+              + ops["router"].total_s * 1e3)
+    lines.append(f"  tables' sum at uniform routing {tabled:.1f} ms (whatif {w['gpu_ms']:.1f}; logged x"
+                 f"{step.device_ms / tabled:.2f} of it): MLA module table + MoE fit + dense-GEMM table + "
+                 "TensorRT-LLM all-reduce table + router and the rest at whatif's price")
     need = (fam["routed moe"] + step.device_ms - w["gpu_ms"]) / fam["routed moe"]
     lines.append(f"  the MoE alone would need x{need:.2f} of whatif's ({moe_lo:.1f} ms at uniform routing by the fit)")
     return "\n".join(lines)

@@ -50,3 +50,16 @@ def test_report_names_every_family():
 
 def test_bad_root_is_one_line():
     assert ncf.main(["--root", "/nonexistent"]) == 2
+
+
+@pytest.mark.skipif(not AIC.is_dir(), reason="shared kernel tables not present")
+def test_tables_sum_to_whatifs_pass_and_the_queue_hides_rc10s_host():
+    # the tables, family by family at uniform routing, sum within 5% of whatif's GPU pass; at rc10's host cost a
+    # call the launch queue still finishes with the GPU: neither closes the logged x1.27-1.29
+    import re
+    import trtllm_iter_logs as til
+    step = next(s for s in til.STEPS if s.prompt_tokens == 7238)
+    text = ncf.report(step, AIC)
+    tabled, whatif = map(float, re.search(r"uniform routing ([\d.]+) ms \(whatif ([\d.]+)", text).groups())
+    assert tabled == pytest.approx(whatif, rel=0.05)
+    assert float(re.search(r"a call ([\d.]+) ms", text).group(1)) == pytest.approx(whatif, rel=0.01)
