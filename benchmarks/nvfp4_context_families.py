@@ -72,12 +72,13 @@ def fit_at(tokens: int, ep: int, distribution: str, groups) -> tuple[float, floa
     return float(t) * 1e3, assigned / (tokens * TOPK / ep)
 
 
-def mla_table_ms(root: Path, heads: int, prompts: int, tokens: int) -> float | None:
-    """TensorRT-LLM's MLA context module (ms) at `prompts` x `tokens`: linear in isl, then in batch."""
+def mla_table_ms(root: Path, heads: int, prompts: int, tokens: int, gemm: str = "nvfp4") -> float | None:
+    """TensorRT-LLM's MLA context module (ms) at `prompts` x `tokens`, its projections in `gemm`: linear in isl, then
+    in batch."""
     import pandas as pd
     from prefill_vs_kernels import interp
     d = pd.read_parquet(root / "modern" / "b200_sxm" / "trtllm" / "mla__mla_context_module_perf.parquet")
-    d = d[(d.num_heads == heads) & (d.kv_cache_dtype == "fp8") & (d.gemm_type == "nvfp4")]
+    d = d[(d.num_heads == heads) & (d.kv_cache_dtype == "fp8") & (d.gemm_type == gemm)]
     by_batch = [(float(b), interp(list(zip(s.isl.astype(float), s.latency.astype(float))), tokens))
                 for b, s in d.groupby("batch_size")]
     return interp([(b, v) for b, v in by_batch if v is not None], prompts)
@@ -151,7 +152,14 @@ def report(step, root: Path) -> str:
              f"  {'family':<12} {'whatif ms':>9}  tables (ms over the layers)"]
     mla = mla_table_ms(root, 32, step.prompts, step.prompt_tokens)
     lines.append(f"  {'mla module':<12} {fam['mla module']:>9.1f}  {n_attn} x {mla:.3f} = {n_attn * mla:.1f} "
-                 "(TensorRT-LLM module table)")
+                 "(TensorRT-LLM module table, every projection nvfp4)")
+    # the checkpoint keeps q_a / q_b / kv_a / kv_b in bf16 (hf_quant_config exclude_modules) and o_proj in NVFP4: the
+    # bf16-GEMM module table less o_proj's bf16 -> fp4 difference at the same shape
+    o = ops["o_proj"].op.shape
+    o_gain = gemm_table_us(root, "bf16", o.m, int(o.n), int(o.k)) - gemm_table_us(root, "fp4", o.m, int(o.n), int(o.k))
+    mix = n_attn * (mla_table_ms(root, 32, step.prompts, step.prompt_tokens, "bfloat16") - o_gain / 1e3)
+    lines.append(f"  {'':<12} {'':>9}  checkpoint's mix (bf16 q/kv, fp4 o_proj): bf16 table less o_proj's fp4 gain "
+                 f"{mix:.1f}")
     moe_lo = n_moe * fit_at(tokens, 4, "balanced", None)[0]
     lines.append(f"  {'routed moe':<12} {fam['routed moe']:>9.1f}  fit at each routing, x{n_moe} layers:")
     for label, dist, groups in ROUTINGS:
