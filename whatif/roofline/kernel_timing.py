@@ -54,7 +54,7 @@ from .expert_fits import (BLOCK_FP8_MOE_ENGINE, expert_fit_engine, fit_peak_dtyp
 from .block_promotion import promotion_seconds
 from .weight_only_gemv import GEMV_FLOOR_S, gemv_compute_seconds, runs_gemv
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
-from .kernel_models.prefill_attention import prefill_parts
+from .kernel_models.prefill_attention import EXP_PER_CLK, prefill_parts
 from .op_shapes import AttentionShape, GemmShape
 from ..specs.op_kinds import OpRole
 from .ops import L2_REREAD, Op, OpClass
@@ -138,10 +138,10 @@ def is_mla_prefill(op: Op) -> bool:
 CACHE_SIZE = 1 << 16
 
 
-def parts_ceilings(hbm_bw: float, sms: float, clock: float = 0.0) -> Ceilings:
+def parts_ceilings(hbm_bw: float, sms: float, clock: float = 0.0, exp2: float = EXP_PER_CLK) -> Ceilings:
     """The ceilings the parts functions read besides the peak they are passed: HBM, the SM count and (prefill
-    attention's exponential floor) the SM clock."""
-    return Ceilings("-", "-", {}, hbm_bw, sms, 0.0, clock)
+    attention's exponential floor) the SM clock and its SFU exp2 results a clock."""
+    return Ceilings("-", "-", {}, hbm_bw, sms, 0.0, clock, exp2)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
@@ -152,9 +152,9 @@ def gemm_terms(m, n, k, in_bytes, peak, hbm_bw, sms, params) -> tuple[float, flo
 
 @lru_cache(maxsize=CACHE_SIZE)
 def prefill_terms(b, length, heads, kv_heads, d, kv_bytes, peak, hbm_bw, sms, params,
-                  clock=0.0) -> tuple[float, float]:
+                  clock=0.0, exp2=EXP_PER_CLK) -> tuple[float, float]:
     t_c, t_m, _ = prefill_parts(b, length, heads, kv_heads, d, kv_bytes, 0, peak,
-                                parts_ceilings(hbm_bw, sms, clock), params)
+                                parts_ceilings(hbm_bw, sms, clock, exp2), params)
     return float(t_c), float(t_m)
 
 
@@ -368,7 +368,7 @@ def fitted_prefill_seconds(op: Op, gpu, fits: tuple, t_extra_memory: float = 0.0
     length = (math.sqrt(1.0 + 8.0 * s.pairs / b) - 1.0) / 2.0
     peak = c.peak_flops(attention_peak_dtype(op, engine))
     t_c, t_m = prefill_terms(b, length, s.heads, s.kv_heads, s.d_qk, s.kv_element_bytes, peak, c.hbm_bw, c.sms, p,
-                             c.clock)
+                             c.clock, c.exp2_per_clock)
     t_c = _scaled(t_c, op.flops, 4.0 * b * length * (length + 1) / 2.0 * s.heads * s.d_qk,
                   op.flops / (peak * p.compute_eff))
     if op.alu_ops:

@@ -15,6 +15,7 @@ from .checks import MAX_GPUS, choice, integer, is_file, mapping, string
 from .profiles import HARDWARE_DIR, looks_like_path, profile_index, read_yaml
 from .quantity import Quantity, parse_quantity
 from .scale_out import bridged, nic_share
+from .sfu import default_sfu_exp2
 
 KINDS = ("gpu", "link", "memory", "system")
 DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp6", "fp4")   # fp6: CDNA 4's peak only
@@ -97,6 +98,14 @@ class GPU:
     # The total the CUDA runtime reports (cudaMemGetInfo / torch total_memory), which serving engines size their KV
     # pool from; below nvidia-smi's total (hbm_capacity) by what the driver keeps. None: not sourced for this GPU.
     runtime_capacity: Quantity | None = None
+    # exp2 results an SM's special-function units give a clock (softmax exponentials); None: the architecture's
+    # (specs/sfu.py). Blackwell Ultra's profiles set 32.
+    sfu_exp2: Quantity | None = None
+
+    @property
+    def exp2_per_sm_clock(self) -> float:
+        """exp2 results an SM a clock on the special-function units: the profile's, else its architecture's."""
+        return (self.sfu_exp2 or default_sfu_exp2(self.arch)).value
 
     @property
     def engine_capacity_bytes(self) -> float:
@@ -230,7 +239,7 @@ def _parse_gpu(data: dict, where: str) -> GPU:
     check_mapping(data, {"kind", "name", "description", "arch", "peak", "hbm_capacity",
                        "hbm_bandwidth", "l2_size", "sm_count", "boost_clock", "smem_per_sm",
                        "launch_overhead", "host_link", "interconnect", "achievable", "tdp",
-                       "price_per_hour", "l2_bandwidth", "runtime_capacity"}, where)
+                       "price_per_hour", "l2_bandwidth", "runtime_capacity", "sfu_exp2"}, where)
     peak_raw = _require(data, "peak", where)
     if not isinstance(peak_raw, dict) or not peak_raw:
         raise WhatifError(f"{where}.peak: expected a mapping dtype -> quantity; valid dtypes: {', '.join(DTYPES)}")
@@ -267,6 +276,7 @@ def _parse_gpu(data: dict, where: str) -> GPU:
         price_per_hour=_q(data, "price_per_hour", where, "USD/h", optional=True),
         l2_bandwidth=_q(data, "l2_bandwidth", where, "B/s", optional=True),
         runtime_capacity=runtime,
+        sfu_exp2=_q(data, "sfu_exp2", where, "1/clk/SM", optional=True),
     )
 
 

@@ -25,6 +25,7 @@ for _si, _names in {
     "W": {"W": 1},
     "USD/h": {"USD/h": 1},
     "1": {"1": 1, "count": 1},
+    "1/clk/SM": {"results/clk/SM": 1},   # an SM's instruction results a clock (special-function-unit rates)
 }.items():
     for _name, _factor in _names.items():
         UNITS[_name] = (_si, float(_factor))
@@ -41,6 +42,7 @@ BOUNDS: dict[str, tuple[float, float, str]] = {
     "W": (0.0, 1e5, "0 to 100 kW"),
     "USD/h": (0.0, 1e4, "0 to 10,000 USD/h"),
     "1": (1.0, 1e6, "1 to 1,000,000"),
+    "1/clk/SM": (1.0, 1024.0, "1 to 1,024 results a clock an SM"),
 }
 
 

@@ -6,8 +6,8 @@ bf16 tensor cores, where d_pad is the kernel's head-dim instantiation covering d
 Blackwell: the next power of two, BLOCK_DMODEL = triton.next_power_of_2(Lk) in prefill_attention.py, so 72
 and 80 run as 128); Q, K, V, O read or written once (4 B S H d x 2 bytes); a fixed cost per (sequence, head,
 128-query tile). FlashAttention (SGLang's and vLLM's kernel on Hopper and Blackwell, vLLM's on Ampere / Ada)
-also pays the softmax's B H S^2 exponentials on the special-function units, 16 exp2 an SM a clock (CUDA C++
-Programming Guide, arithmetic-instruction throughput, cc 8.0-10.0), as a compute part of their own, blended
+also pays the softmax's B H S^2 exponentials on the special-function units, the GPU's exp2 an SM a clock (16 on cc
+8.0-10.0, CUDA C++ Programming Guide; 32 on Blackwell Ultra: specs/sfu.py), as a compute part of their own, blended
 with the MMAs' by the OVERLAP norm: FlashAttention-3's paper (Shah et al. 2024, sec. 3.1) names the
 exponential (3.9 TFLOPS of special functions beside 989 of matmul on H100) the cost its MMA / softmax pingpong
 hides only in part. The tables' exp2 an SM a clock at head 64, long sequences: B200 11.2, H100 7.4 (MMA and exp
@@ -41,7 +41,6 @@ from .params import ceilings
 
 HEAD_DIMS = (32, 64, 96, 128, 192, 256)   # FlashAttention's head-dim instantiations
 Q_TILE = 128
-EXP2_PER_SM_CLOCK = 16   # special-function-unit exp2 throughput (CUDA C++ Programming Guide, cc 8.0-10.0)
 # FlashAttention-4 (Blackwell) computes part of each softmax row's exp2 as a cubic polynomial on the FMA pipes
 # (flash_attn/cute/softmax.py apply_exp2_convert, flash_fwd_sm100.py: ex2_emu_freq 16, ex2_emu_res 4,
 # ex2_emu_start_frg 1): of a 128-column row's four 32-element fragments, the middle two (not the first, not the
@@ -165,7 +164,7 @@ def encoder_attention_work(batch, seq, heads, head_dim, c, elt_bytes=2.0, pow2_h
 def softmax_exp_seconds(exps, c):
     """Ideal seconds of `exps` softmax exponentials on the SMs' special-function units (not the tensor cores),
     less the share FlashAttention-4 emulates on the FMA pipes on Blackwell (EXP2_EMULATED; those overlap)."""
-    return exps * (1.0 - EXP2_EMULATED.get(c.arch, 0.0)) / (c.sms * c.clock * EXP2_PER_SM_CLOCK)
+    return exps * (1.0 - EXP2_EMULATED.get(c.arch, 0.0)) / (c.sms * c.clock * c.exp2_per_clock)
 
 
 def encoder_attention_seconds(batch: int, seq: int, heads: int, head_dim: int, gpu, engine: str = "vllm") -> float:

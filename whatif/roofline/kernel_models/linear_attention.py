@@ -139,7 +139,8 @@ def resident_state_times(moved, footprint, c):
 
 CONV_CHUNK_TOKENS = 1024   # TRT-LLM's causal_conv1d_fwd: a CTA's 128 threads x 8 bf16 (kChunkSize), one chunk at a time
 CONV_VEC_ELTS = 8   # kNElts: a sequence length divisible by 8 takes the vectorized load and store (kIsVecLoad)
-SFU_PER_SM_CLOCK = 16.0   # exp2 / rcp results an SM a clock, sm80-sm100 (CUDA C Programming Guide, throughput table)
+RCP_PER_SM_CLOCK = 16.0   # SFU reciprocals an SM a clock, sm80-sm100 (CUDA C Programming Guide, throughput table);
+# the exp2 beside it is the GPU's own (Ceilings.exp2_per_clock: Blackwell Ultra doubles exp2, specs/sfu.py)
 SMEM_BYTES_PER_SM_CLOCK = 128.0   # shared memory: 32 banks x 4 B an SM a clock
 FP32_FLOPS_PER_SM_CLOCK = 256.0   # 128 FP32 lanes x FMA
 
@@ -165,7 +166,7 @@ def cta_per_channel_conv_work(batch, seq_len, channels, d_conv, c):
     moved = 4.0 * tokens * channels + 2.0 * (d_conv - 1) * batch * channels   # x read and rewritten; final state
     fits = np.where(2.0 * np.asarray(tokens, dtype=float) * channels <= c.l2_bytes, 1.0, np.inf)
     unvectorized = np.where(np.asarray(seq_len) % CONV_VEC_ELTS == 0, 0.0, 1.0)
-    slot_clocks = (2.0 * d_conv / FP32_FLOPS_PER_SM_CLOCK + 2.0 / SFU_PER_SM_CLOCK
+    slot_clocks = (2.0 * d_conv / FP32_FLOPS_PER_SM_CLOCK + (1.0 / c.exp2_per_clock + 1.0 / RCP_PER_SM_CLOCK)
                    + unvectorized * 8.0 / SMEM_BYTES_PER_SM_CLOCK)
     slots = batch * channels * _ceil_div(seq_len, CONV_CHUNK_TOKENS) * CONV_CHUNK_TOKENS
     return [(slots * slot_clocks / (c.sms * c.clock), *sm_l2_times(moved, fits, c))], 0.0 * batch, (0.0, 0.0)

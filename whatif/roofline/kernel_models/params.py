@@ -13,6 +13,7 @@ from pathlib import Path
 
 
 from ...errors import WhatifError
+from ...specs.sfu import DEFAULT_EXP2_PER_SM_CLOCK
 from ..engines import DEFAULT_ENGINE
 from ..ridge import ridge
 
@@ -38,6 +39,7 @@ class Ceilings:
     sms: float
     l2_bytes: float
     clock: float = 0.0   # boost clock, Hz (an SM's own rate: DeepEP's per-SM copies)
+    exp2_per_clock: float = DEFAULT_EXP2_PER_SM_CLOCK   # SFU exp2 results an SM a clock (specs/sfu.py)
 
     def peak_flops(self, dtype: str):
         if dtype not in self.peak:
@@ -52,7 +54,8 @@ def ceilings(gpu) -> Ceilings:
     if isinstance(gpu, Ceilings):
         return gpu
     return Ceilings(gpu.name, gpu.arch, {d: q.value for d, q in gpu.peak.items()}, gpu.hbm_bandwidth.value,
-                    gpu.sm_count.value, gpu.l2_size.value, gpu.boost_clock.value)
+                    gpu.sm_count.value, gpu.l2_size.value, gpu.boost_clock.value,
+                    getattr(gpu, "exp2_per_sm_clock", DEFAULT_EXP2_PER_SM_CLOCK))
 
 
 def combine(t_compute, t_memory, p: float):

@@ -14,8 +14,9 @@
   is longer, since FlashAttention 3/4 overlap the two (ping-pong warp groups); a sum of the two
   made compute_eff and tile_s interchangeable and drove the fitted compute_eff to 1.0 on Blackwell.
   Nor is a pair faster than its softmax exponentials on the SM's special-function units:
-  t_exp = BQ*BK / (EXP_PER_CLK * clock), 16 exp2 results per clock per SM (CUDA C++ Programming Guide,
-  "Arithmetic Instructions" throughput table, compute capability 8.x-10.0); it binds where the MMAs are
+  t_exp = BQ*BK / (exp2_per_clock * clock), the GPU's SFU exp2 results per clock per SM (specs/sfu.py: 16 on
+  compute capability 7.5-10.0 and 12.0, CUDA C++ Programming Guide "Arithmetic Instructions"; 32 on Blackwell
+  Ultra, 10.3, NVIDIA's "doubled SFU throughput", in the B300 / GB300 profiles); it binds where the MMAs are
   short, 64-dim heads on Blackwell (aiconfigurator's B200 prefill rows of head_dim 64 at >= 2k tokens
   measured 1.3-1.5x the MMA-only price; FlashAttention-4's write-up names the exponential as Blackwell's
   attention bottleneck), and not where clock is unknown (0).
@@ -41,10 +42,11 @@
 from __future__ import annotations
 
 from .elementwise import Arrays, evaluate
+from ...specs.sfu import DEFAULT_EXP2_PER_SM_CLOCK
 from .params import DTYPE_BYTES, Ceilings, PrefillParams, ceilings, combine
 
 BQ = BK = 128
-EXP_PER_CLK = 16.0   # exp2 results per clock per SM (CUDA C++ Programming Guide, compute capability 8.x-10.0)
+EXP_PER_CLK = DEFAULT_EXP2_PER_SM_CLOCK   # exp2 results per clock per SM where no GPU says (specs/sfu.py)
 ACC_COLUMNS = 512.0   # fp32 accumulator columns a SM holds for 128 rows: 256 KiB (B200 TMEM; H100/A100 register file)
 
 
@@ -70,10 +72,11 @@ def tile_pairs(seq, group, window, xp=Arrays):
     return nq, mean_k, xp.minimum(nk, w)
 
 
-def exp_seconds(clock, xp=Arrays):
-    """Seconds one SM's special-function units take for a BQ x BK tile's softmax exponentials; 0 without a clock."""
+def exp_seconds(clock, xp=Arrays, per_clock=EXP_PER_CLK):
+    """Seconds one SM's special-function units take for a BQ x BK tile's softmax exponentials at `per_clock` exp2
+    results a clock (Ceilings.exp2_per_clock); 0 without a clock."""
     clock = xp.asfloat(clock)
-    return xp.where(clock > 0, BQ * BK / (EXP_PER_CLK * xp.maximum(clock, 1.0)), 0.0)
+    return xp.where(clock > 0, BQ * BK / (per_clock * xp.maximum(clock, 1.0)), 0.0)
 
 
 def prefill_parts(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings, p: PrefillParams):
@@ -81,7 +84,7 @@ def prefill_parts(batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak,
     fitter passes columns, and Ceilings whose fields are columns); plain floats in, floats out."""
     return evaluate(_prefill_parts, (batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c, p),
                     (batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c.sms, c.hbm_bw, c.clock,
-                     p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s))
+                     c.exp2_per_clock, p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits, p.floor_s))
 
 
 def _prefill_parts(xp, batch, seq, heads, kv_heads, head_dim, kv_bytes, window, peak, c: Ceilings, p: PrefillParams):
@@ -90,7 +93,7 @@ def _prefill_parts(xp, batch, seq, heads, kv_heads, head_dim, kv_bytes, window, 
     nq, mean_k, nk_max = tile_pairs(seq, heads / kv_heads, window, xp)
     n = d_split(head_dim, xp)
     t_pair = xp.maximum(pair_mma_flops(head_dim, n) / (peak / sms * p.compute_eff), p.tile_s)
-    t_pair = xp.maximum(t_pair, exp_seconds(c.clock, xp))
+    t_pair = xp.maximum(t_pair, exp_seconds(c.clock, xp, c.exp2_per_clock))
     grid = batch * kv_heads * nq * n * (p.cta_s + mean_k * t_pair) / sms
     t_c = xp.maximum(grid, p.cta_s + nk_max * t_pair / p.kv_splits)
     nbytes = batch * seq * head_dim * (heads * 4.0 + kv_heads * 4.0 + kv_heads * 2.0 * kv_bytes)

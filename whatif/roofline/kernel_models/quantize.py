@@ -78,7 +78,8 @@ TRT_ABSMAX_GRID = (1024, 1024)   # TensorRT-LLM's per-tensor absmax launch: grid
 # fit's compute_eff scales it, so it sets the unit of that efficiency, not the prediction
 BLOCK_LIFE_CYCLES = 500.0
 # the per-token kernel's x / scale: one SFU reciprocal an element, 16 a clock an SM on compute capability 5.x-10.x
-# (CUDA C++ Programming Guide, "Arithmetic Instructions"); the fit's compute_eff scales it (module docstring)
+# (CUDA C++ Programming Guide, "Arithmetic Instructions"); the fit's compute_eff scales it (module docstring).
+# Blackwell Ultra's doubled SFU rate is stated for MUFU.EX2 only (specs/sfu.py), so the reciprocal keeps 16 there.
 DIVISIONS_PER_SM_CLOCK = 16.0
 
 

@@ -87,11 +87,12 @@ class KernelAttention:
         prefill, decode = probes(old, act_bytes, kv_bytes, kv_width)
         self.peak_prefill = self.c.peak_flops(kernel_timing.attention_peak_dtype(prefill, engine))
         self.peak_decode = self.c.peak_flops(kernel_timing.attention_peak_dtype(decode))
-        self.small = kernel_timing.parts_ceilings(self.c.hbm_bw, self.c.sms, self.c.clock)   # as prefill_terms passes
+        self.small = kernel_timing.parts_ceilings(self.c.hbm_bw, self.c.sms, self.c.clock,   # as prefill_terms passes
+                                                   self.c.exp2_per_clock)
         p = self.prefill
         # the prefill model on plain floats only where prefill_parts would take that path (elementwise.evaluate)
         self.floats = plain(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.c.sms, self.c.hbm_bw,
-                            self.c.clock, p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits,
+                            self.c.clock, self.c.exp2_per_clock, p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits,
                             p.floor_s)
         self.tiles = PrefillTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.small, p)
         self.decode_memo: dict[tuple, tuple[float, float, float]] = {}   # kernel_timing.decode_terms by (b, ctx, peak)
@@ -215,7 +216,7 @@ class PrefillTiles:
         self.group = float(heads) / float(kv_heads)
         self.passes = d_split(self.d, Floats)   # CTAs per query tile (wide heads), as _prefill_parts
         self.t_pair = max(pair_mma_flops(self.d, self.passes) / (peak / c.sms * p.compute_eff), p.tile_s,
-                          exp_seconds(c.clock, Floats))
+                          exp_seconds(c.clock, Floats, c.exp2_per_clock))
         self.width = float(heads) * 4.0 + self.kv_heads * 4.0 + self.kv_heads * 2.0 * kv_bytes
         self.bandwidth = c.hbm_bw * p.mem_eff
 
