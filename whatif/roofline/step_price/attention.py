@@ -92,8 +92,8 @@ class KernelAttention:
         p = self.prefill
         # the prefill model on plain floats only where prefill_parts would take that path (elementwise.evaluate)
         self.floats = plain(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.c.sms, self.c.hbm_bw,
-                            self.c.clock, self.c.exp2_per_clock, p.compute_eff, p.mem_eff, p.tile_s, p.cta_s, p.token_s, p.kv_splits,
-                            p.floor_s)
+                            self.c.clock, self.c.exp2_per_clock, p.compute_eff, p.mem_eff, p.tile_s, p.cta_s,
+                            p.token_s, p.kv_splits, p.floor_s)
         self.tiles = PrefillTiles(self.heads, self.kv_heads, self.d, kv_bytes, self.peak_prefill, self.small, p)
         self.decode_memo: dict[tuple, tuple[float, float, float]] = {}   # kernel_timing.decode_terms by (b, ctx, peak)
         self.mixed: dict[tuple, float | None] = {}   # a mixed pass's prefill or decode kernel seconds by its groups
