@@ -5,6 +5,7 @@ import math
 
 from ..queries.provenance import efficiency_line
 from ..specs import units
+from ..specs.sfu import default_sfu_exp2
 from ..roofline.estimate import Estimate, PassTime
 from ..roofline.memory import CONTEXT_SEARCH_LIMIT
 from ..roofline.ops import OpClass, link_bytes, shape_record
@@ -82,7 +83,8 @@ def estimate_dict(e: Estimate) -> dict:
         "cost": cost_dict(e),
         "ceilings": {"peak_flop_s": gpu.peak[act].__dict__ if act in gpu.peak else None,
                      "hbm_bandwidth_b_s": gpu.hbm_bandwidth.__dict__,
-                     "hbm_capacity_b": gpu.hbm_capacity.__dict__},
+                     "hbm_capacity_b": gpu.hbm_capacity.__dict__,
+                     "sfu_exp2_per_sm_clock": (gpu.sfu_exp2 or default_sfu_exp2(gpu.arch)).__dict__},
         "prefill_passes": e.prefill_pass_count,
         "passes": {"prefill": pass_dict(e.prefill[0][0]), "decode": pass_dict(e.decode) if e.decode else None},
         "decode_round": round_dict(e),
