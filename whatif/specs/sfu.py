@@ -11,6 +11,8 @@ price them at this rate (prefill_attention.exp_seconds, encoder_attention.softma
 - Blackwell Ultra (compute capability 10.3: B300, GB300) doubles it. It shares the 'blackwell' architecture key
   with B200 (the fitted efficiencies), so its profiles set `sfu_exp2: 32` themselves (b300.yaml, gb300.yaml;
   sources there). The reciprocal (MUFU.RCP) is not said to change: quantize.py and linear_attention.py keep 16.
+- Which GPU is which compute capability: NVIDIA's "CUDA GPU Compute Capability" table (developer.nvidia.com/cuda-gpus):
+  10.3 GB300, B300; 10.0 GB200, B200; 12.0 RTX PRO 6000 Blackwell, GeForce RTX 50; 9.0 H100/H200; 8.9 L40S, L4.
 - AMD CDNA 3 / 4: no source read here gives an exp2 rate per CU a clock; 16 is assumed (today's constant), so
   nothing moves for them.
 """
