@@ -107,7 +107,7 @@ CLAIMS: list[Claim] = [
           "several passes; the split prefills it whole at tp 4.",
           miss="Since session 73 C the panel's SLO is plot.ipynb's (2.5 s / 0.15 s): MII 1.81 req/s a GPU, DistServe "
                "0.99: 0.55x (0.77x at _plot.py's 0.4 s / 0.1 s). Which side carries it: the baseline: MII's steps 10 "
-               "/ 20% dearer give 0.81x / 1.19x, DistServe's 0.48x / 0.44x. "
+               "/ 20% dearer give 0.80x / 1.19x, DistServe's 0.48x / 0.44x. "
                "0.77x since session 72 D (DistServe's hand-off as its release runs it: 0.36 req/s a GPU). "
                "0.63x since session 70 F (DistServe's 200 the release's own, the 300's first 200: 0.30 req/s a "
                "GPU). 0.73x since session 69 K (MII 0.47 req/s a GPU on the release's 100 requests, DistServe 0.34 on "
@@ -150,7 +150,7 @@ CLAIMS: list[Claim] = [
           "decode; the split prefills it whole.",
           miss="Which side carries it (session 73 C): MII, on a knife edge: under saturation its token gap is one "
                "768-token SplitFuse pass, 147 ms against the 150 ms objective, so its steps 5 / 20% dearer give "
-               "0.81x / 1.03x (DistServe's 0.41x / 0.34x). "
+               "0.82x / 1.08x (DistServe's 0.41x / 0.34x). "
                "0.44x since session 69 K (DistServe's own loop: 0.537). Before it: "
                "whatif's MII at tp 4 keeps 90% to 1.23 req/s a GPU, DistServe's split 0.54: 0.44x. Both sides are "
                "bound by the 15 s TTFT over the panel's 100 / 200 prompts (every TPOT met on both): MII's four "
@@ -195,8 +195,8 @@ CLAIMS: list[Claim] = [
                "paper's vLLM crosses 90% at 2.3x the SLO and its DistServe at 2.3 / 3.1439 = 0.73x; whatif's vLLM "
                "attains 99 / 99 / 97 / 94 / 92 / 90 / 89 / 85 / 82 / 74% (its TPOT binds: every first token within "
                "0.5x of the 2.5 s), crossing at 1.21x, its DistServe 0.53x: 2.28x, just under the band (from 2.42x). "
-               "vLLM's prompt steps 10 / 20% dearer give 2.45x / 3.84x (the rate claims' side, session 73 C), "
-               "DistServe's steps 10 / 20% dearer 1.90x / 1.61x",
+               "vLLM's prompt steps 10 / 20% dearer give 2.45x / 3.84x (every vLLM step 2.52x / 4.08x; the rate "
+               "claims' side, session 73 C), DistServe's steps 10 / 20% dearer 1.90x / 1.61x",
           setup_note="the OPT-66B chatbot's SLO-scale panel as plot.ipynb cell 91 draws it: 25 prompts and 0.75 req/s "
                      "a GPU, so vLLM v0.2.3 at tp 4 on 4 A100s at 3.0 req/s (the release's 100 requests) against "
                      "DistServe's (4, 1, 2, 2) placement on 8 at 6.0 (the 300's first 200); SLO TTFT 2.5 s, TPOT "
@@ -211,7 +211,7 @@ CLAIMS: list[Claim] = [
                "90% at 0.73x of the SLO (the vLLM claim's reading) and its MII at 1.8043 x 0.73 = 1.32x; whatif's "
                "MII attains 90% within 0.50x (its token gaps bind: 95% at 0.7x, every first token met at 0.5x; 0.75 "
                "req/s a GPU is well under its 1.81 req/s a GPU capacity here), its DistServe 0.53x: 0.95x. MII's "
-               "steps 10 / 20 / 30% dearer give 1.19x / 1.33x / 1.80x, DistServe's 0.79x / 0.67x / 0.44x. "
+               "steps 10 / 20 / 30% dearer give 1.21x / 1.33x / 1.82x, DistServe's 0.79x / 0.67x / 0.44x. "
                "DeepSpeed-MII's kernels and host path are not profiled (FastGen's loop on vLLM's fits), as in the "
                "rate claim (0.55x)",
           setup_note="as the vLLM SLO-scale claim, DeepSpeed-MII as FastGen (SplitFuse 768 tokens, 512 sequences, "
