@@ -204,9 +204,8 @@ CLAIMS: list[Claim] = [
     Claim("disaggregation", "DistServe: 1.8x tighter SLO than DeepSpeed-MII for the OPT-66B chatbot at 90% "
           "attainment (Figure 8's SLO-scale panel; the release's plot.ipynb prints 1.8043)", 1.80, "slo_scale",
           deep_merged(deep_merged(_CHAT66, _MII), _SLO66), _SLO66_SPLIT,
-          "MII's tightest SLO is set by its first tokens (a long prompt spread over 768-token SplitFuse passes that "
-          "carry the running decodes) and the token gaps of those passes; the split prefills each prompt whole at "
-          "tp 4 on its own GPUs.",
+          "MII's 768-token SplitFuse passes carry the running decodes, so a long prompt's passes stretch the token "
+          "gaps beside them and its own first token; the split prefills each prompt whole at tp 4 on its own GPUs.",
           miss="Which side carries it: MII's. From plot.ipynb cell 91 / 92's outputs the paper's DistServe crosses "
                "90% at 0.73x of the SLO (the vLLM claim's reading) and its MII at 1.8043 x 0.73 = 1.32x; whatif's "
                "MII attains 90% within 0.50x (its token gaps bind: 95% at 0.7x, every first token met at 0.5x; 0.75 "
