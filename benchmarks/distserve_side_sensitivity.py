@@ -9,7 +9,7 @@ pipelined step); a request's token still takes the whole pass, which is what wha
 (tp 2 x pp 2) is compared against the tp-2 fit undivided. Nothing here is fitted or mapped: a diagnosis (docs/
 accuracy.md, session 73 C).
 
-    PYTHONPATH=$PWD python3 benchmarks/distserve_side_sensitivity.py [--steps] [--scale] [--floor]
+    PYTHONPATH=$PWD python3 benchmarks/distserve_side_sensitivity.py [--steps] [--scale] [--floor] [--slo]
 """
 from __future__ import annotations
 
@@ -145,17 +145,39 @@ def floor_table() -> None:
             print(f"{short} {label} ({gpus} GPUs), req/s a GPU: both (TTFT / TPOT): " + "; ".join(cells))
 
 
+def slo_table(scales=(3, 2.5, 2, 1.7, 1.5, 1.3, 1.1, 0.9, 0.8, 0.7, 0.6, 0.5)) -> None:
+    """Attainment (both, first token only, token gap only) of each side of the OPT-66B chatbot SLO-scale claims over
+    plot.ipynb cell 91's scale grid (and two below it), at the panel's 0.75 req/s a GPU."""
+    seen = set()
+    for short in ("3.14x", "1.8x"):
+        c = claim(short)
+        for label, mapping in zip((c.baseline_engine, "distserve"), sides(c)):
+            if label in seen:
+                continue
+            seen.add(label)
+            r, slo = run(mapping), mapping["sim"]["slo"]
+            both = [r.attainment(SLO(**{k: v * x for k, v in slo.items()})) for x in scales]
+            ttft = [r.attainment(SLO(ttft_s=slo["ttft_s"] * x)) for x in scales]
+            tpot = [r.attainment(SLO(tpot_s=slo["tpot_s"] * x)) for x in scales]
+            for what, row in (("both", both), ("TTFT", ttft), ("TPOT", tpot)):
+                print(f"{label} {what} at scales {'/'.join(f'{x:g}' for x in scales)}: "
+                      + " / ".join(f"{100 * (a or 0.0):.0f}" for a in row) + "%")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", action="store_true", help="step prices against the release's fits")
     p.add_argument("--scale", action="store_true", help="each side's figure with its steps made dearer")
     p.add_argument("--floor", action="store_true", help="attainment over the release's rate grids")
+    p.add_argument("--slo", action="store_true", help="attainment over the OPT-66B chatbot SLO-scale grid")
     args = p.parse_args()
-    every = not (args.steps or args.scale or args.floor)
+    every = not (args.steps or args.scale or args.floor or args.slo)
     if args.steps or every:
         step_table()
     if args.floor or every:
         floor_table()
+    if args.slo or every:
+        slo_table()
     if args.scale or every:
         scale_table()
 
