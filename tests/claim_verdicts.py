@@ -175,6 +175,10 @@ VERDICTS = {
     'J-disaggregation-capacity_rps-5': 'miss',                # DistServe: 4.24x the per-GPU request rate of vLLM
     'J-disaggregation-capacity_rps-6': 'miss',                # DistServe: 1.77x the per-GPU request rate of DeepS
     'J-disaggregation-slo_scale-4': 'conditional',            # DistServe: 2.59x tighter SLO than DeepSpeed-MII fo
+    # (session 73 L: plot.ipynb cell 91's OPT-66B chatbot SLO-scale panel, 0.75 req/s a GPU; both carried by the
+    # baseline: the release's own vLLM curve (cell 92) crosses 90% at 2.3x the SLO, whatif's at 1.21x)
+    'J-disaggregation-slo_scale-5': 'miss',                   # DistServe: 3.14x tighter SLO than vLLM for the O
+    'J-disaggregation-slo_scale-6': 'miss',                   # DistServe: 1.8x tighter SLO than DeepSpeed-MII f
     'I-gh200-ttft': 'conditional',                            # closely-coupled GH200 achieves 1.9x-2.7x faster
     'I-gh200-ttft-2': 'in band',                              # closely-coupled GH200 achieves 1.9x-2.7x faster
     'I-gh200-ttft-3': 'no figure',                            # GH200 remains CPU-bound up to 4x larger batch si

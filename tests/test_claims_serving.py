@@ -226,7 +226,10 @@ def test_distserve_is_one_run_against_both_baselines_and_mii_is_splitfuse():
     # MII and FastGen run DeepSpeed-MII's loop (versions/deepspeed-mii.yaml), every MII panel and FastGen's side
     mii_claims = [c for c in CLAIMS + PANELS if "DeepSpeed-MII" in c.paper]
     fastgen = [c for c in CLAIMS if c.paper.startswith("DeepSpeed-FastGen") and c.technique != "replicas"]
-    assert len(mii_claims) == 5 and len(fastgen) == 4
+    assert len(mii_claims) == 6 and len(fastgen) == 4
+    # the OPT-66B chatbot SLO-scale panel (plot.ipynb cell 91): DistServe's side is one run against both baselines
+    slo66 = [c for c in PANELS if c.metric == "slo_scale" and "OPT-66B chatbot" in c.paper]
+    assert len(slo66) == 2 and system_side(slo66[0]) == system_side(slo66[1])
     assert {(c.baseline_engine, c.system_engine) for c in mii_claims} == {("deepspeed-mii", "distserve")}
     # DistServe's side runs its own loop (versions/distserve.yaml) against either baseline
     assert {c.system_engine for c in CLAIMS + PANELS if c.paper.startswith("DistServe")} == {"distserve"}
@@ -249,7 +252,7 @@ def test_distserve_rates_are_per_gpu_of_one_server_per_backend():
     baseline is one instance, both sides hold as many prompts a GPU, and an SLO-scale panel's rate a GPU is one."""
     from whatif.claims.serving import cluster_gpus
     seen = 0
-    for c in CLAIMS:
+    for c in CLAIMS + PANELS:
         if not c.paper.startswith("DistServe"):
             continue
         base, split = c.setup, deep_merged(c.setup, c.variant)
@@ -262,7 +265,22 @@ def test_distserve_rates_are_per_gpu_of_one_server_per_backend():
         else:
             assert base["sim"]["criterion"]["per_gpu"], c.paper
         seen += 1
-    assert seen == 5
+    assert seen == 5 + 7
+
+
+def test_distserve_opt66b_chatbot_slo_panel_runs_the_cell_that_prints_it():
+    """plot.ipynb @e2d4dca cell 91 (plot_fig8_lower) draws the OPT-66B chatbot SLO-scale panel at 25 prompts and 0.75
+    req/s a GPU with SLO 2.5 s / 0.15 s, and prints 3.1439 (vLLM) / 1.8043 (MII): vLLM and MII at 3.0 req/s on 4 GPUs,
+    DistServe at 6.0 on 8 (session 73 L)."""
+    from whatif.claims.serving import cluster_gpus
+    panels = [c for c in PANELS if c.metric == "slo_scale" and "OPT-66B chatbot" in c.paper]
+    assert sorted(c.claimed for c in panels) == [1.80, 3.14]
+    for c in panels:
+        split = deep_merged(c.setup, c.variant)
+        for mapping in (c.setup, split):
+            sim = mapping["sim"]
+            assert sim["traffic"]["rate"] / cluster_gpus(mapping) == 0.75, c.paper
+            assert (sim["slo"]["ttft_s"], sim["slo"]["tpot_s"]) == (2.5, 0.15), c.paper
 
 
 def test_capacity_per_gpu_divides_by_every_gpu_of_the_cluster(monkeypatch):

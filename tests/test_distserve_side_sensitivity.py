@@ -34,3 +34,30 @@ def test_dearer_scales_only_the_named_engine_and_is_undone(monkeypatch):
     with bench.dearer("distserve", 1.1, prompt_steps_only=False):
         assert iteration_time.IterationTimes.time(_times("distserve"), 8, 500, []) == 1.1
     assert iteration_time.IterationTimes.time is plain
+
+
+def test_dearer_memoizes_the_dearer_price_and_drops_kept_times(monkeypatch):
+    """A step priced inside the block is memoized at its dearer price (decode_time reads the memo without `time`), a
+    memo hit is not scaled twice, and the simulator's kept IterationTimes are dropped on entry and exit (session 73 L:
+    a memo kept from an earlier block moved the figures with the order the blocks ran in)."""
+    from whatif.simulator import cluster
+
+    def priced(self, d, c, p):
+        key = (d, c, tuple(p))
+        if key not in self.cache:
+            self.misses += 1
+            self.cache[key] = 1.0
+        return self.cache[key]
+    monkeypatch.setattr(iteration_time.IterationTimes, "time", priced)
+    monkeypatch.setitem(cluster._TIMES, "kept", object())
+    times = SimpleNamespace(setup=_times("distserve").setup, cache={}, misses=0)
+    with bench.dearer("distserve", 1.5, prompt_steps_only=False):
+        assert not cluster._TIMES
+        step = iteration_time.IterationTimes.time
+        assert step(times, 8, 500, []) == 1.5                                 # priced now
+        assert times.cache[(8, 500, ())] == 1.5                               # the memo holds the dearer price
+        assert step(times, 8, 500, []) == 1.5                                 # a memo hit, not scaled twice
+    cluster._TIMES["kept"] = object()
+    with bench.dearer("vllm-0.2", 1.5, prompt_steps_only=True):
+        pass
+    assert not cluster._TIMES

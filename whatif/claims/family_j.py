@@ -144,9 +144,11 @@ _MII_ENGINES = dict(baseline_engine="deepspeed-mii", system_engine="distserve",
 
 # DistServe's summarization panel (Figure 9; plot.ipynb plot_fig9(90) prints "DistServe compared to vLLM:
 # 12.585499316005471" for the SLO scale of "opt-66b-longbench" at 25 prompts and 0.375 req/s per GPU, SLO TTFT 15 s and
-# TPOT 0.15 s): the abstract's 12.6x tighter SLO (added after scoring). OPT-66B; vLLM at tp 4 on 4 A100s (100 prompts,
-# 1.5 req/s), DistServe's (4, 1, 2, 2) placement on 8 (a prefill instance at tp 4, a decode instance at tp 2 x pp 2;
-# 200 prompts, 3.0 req/s), its --context-max-tokens-per-batch 8192 and --context-max-batch-size 128
+# TPOT 0.15 s; read at the cell itself, @e2d4dca cell 93, in session 73 L: draw_slo_scale_plot(axs[3],
+# "opt-66b-longbench", 25, 0.375, ..., 15, 0.15, [10.0 ... 0.55]), its rate panel the same SLO at 25 prompts a GPU over
+# 0.0625-0.625 req/s): the abstract's 12.6x tighter SLO (added after scoring). OPT-66B; vLLM at tp 4 on 4 A100s
+# (100 prompts, 1.5 req/s), DistServe's (4, 1, 2, 2) placement on 8 (a prefill instance at tp 4, a decode instance
+# at tp 2 x pp 2; 200 prompts, 3.0 req/s), its --context-max-tokens-per-batch 8192 and --context-max-batch-size 128
 # (2-start-api-server.py). LongBench as the release prepares it (0-prepare-dataset.py: each context cut to a length
 # uniform in 1900-2048 tokens and at most 2040 minus its answer): prompts min(1974, 2040 - output); the answers' length
 # is not stated (all of LongBench's tasks' first answers): an assumed 64, swept.
@@ -368,8 +370,9 @@ CLAIMS: list[Claim] = [
                "73 / 71 / 66 / 60% at 0.25 ... 3 req/s a GPU (plot.ipynb @e2d4dca, cell 89's printed arrays), "
                "whatif's 97 / 95 / 93 / 92 / 91 / 90 / 87 / 87%: the paper's MII crosses 90% at 0.3125 req/s a GPU "
                "(so 7.36 is no lower bound, as read before), whatif's at 2.40 (7.7x); DistServe 2.99 against the "
-               "paper's 2.3. MII's steps 5 / 10 / 20% dearer give 1.84x / 2.79x / 6.52x (DistServe's 1.11x / 1.06x / "
-               "0.95x). "
+               "paper's 2.3. MII's steps 5 / 10 / 20% dearer give 1.71x / 3.05x / 8.46x, in band at 20% (DistServe's "
+               "1.11x / 1.06x / 0.95x; 1.84x / 2.79x / 6.52x before session 73 L made the dearer-steps tool's memo "
+               "consistent). "
                "Since session 72 D (DistServe's hand-off as its release runs it, as in the vLLM claim): DistServe "
                "2.99 req/s a GPU: 1.25x. "
                "Since session 69 K (the release's own requests to both sides, DistServe's own loop): MII 2.40 "
