@@ -337,7 +337,7 @@ def test_estimate_runs_on_each_new_system(capsys, name):
     assert result["memory"]["fits"] is True
     system = hardware.load_component(name, "system")
     # the default engine sizes its pool from the CUDA runtime's total where one is sourced (session 73 N: b300, gb200,
-    # gb300, h20), else from hbm_capacity
+    # gb300, h20, l40s), else from hbm_capacity
     assert result["memory"]["capacity_bytes"] == pytest.approx(system.gpu.engine_capacity_bytes)
 
 
