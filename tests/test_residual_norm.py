@@ -53,13 +53,15 @@ def test_trtllm_runs_each_residual_add_inside_the_norm_after_it(batch):
 
 
 def test_engines_without_the_fused_kernel_keep_both_ops():
-    """vLLM and SGLang profiles do not set it (not mapped here), nor TensorRT-LLM's TensorRT-engine flow."""
+    """vLLM's profile does not set it (not mapped here), nor TensorRT-LLM's TensorRT-engine flow; SGLang's does
+    (RMSNorm.forward_cuda: sgl_kernel fused_add_rmsnorm), and TensorRT-LLM's PyTorch flow under its other launches."""
     batch = ForwardBatch.decode(8, 1000)
     spec, ops = model_ops("Qwen/Qwen3-32B", 1, batch)
-    for name in ("vllm", "sglang", "trtllm-engine"):
+    for name in ("vllm", "trtllm-engine", "sglang-0.3"):
         run = engine_ops(ops, engine_spec(name), spec)
         assert all(by_role(run, r) for r in ADDS), name
-    assert engine_spec("trtllm-pdl").fused_add_rmsnorm   # (a launch of the same flow)
+    for name in ("sglang", "sglang-0.5", "trtllm-pdl"):
+        assert not any(by_role(engine_ops(ops, engine_spec(name), spec), r) for r in ADDS), name
 
 
 def test_a_tp_all_reduce_that_already_fuses_leaves_nothing_to_fold():

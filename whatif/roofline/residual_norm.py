@@ -65,7 +65,7 @@ def fused_add_norm(add: Op, norm: Op) -> Op:
     """One kernel for `add` (reads the half's output and the residual, writes their sum) and `norm` (reads the
     sum, writes the normed output): it reads both inputs and writes both outputs, so the sum's re-read goes."""
     e = norm.shape.elements
-    elem_bytes = add.hbm_bytes / (3.0 * e)   # (the add streams two inputs and one output of these)
-    return replace(norm, flops=norm.flops + add.flops, bytes={**norm.bytes, "hbm": norm.hbm_bytes + 2.0 * e * elem_bytes},
+    extra = 2.0 * e * add.hbm_bytes / (3.0 * e)   # (the add streams two inputs and one output of e elements)
+    return replace(norm, flops=norm.flops + add.flops, bytes={**norm.bytes, "hbm": norm.hbm_bytes + extra},
                    formula=f"{norm.formula}; with the residual add before it in one kernel (fused_add_rmsnorm: "
-                           f"+ the residual read and the sum written, {2.0 * e * elem_bytes:g} B)")
+                           f"+ the residual read and the sum written, {extra:g} B)")

@@ -14,10 +14,10 @@
   fitted kernel (SGLang's Gated DeltaNet chunk: roofline/op_launches.py);
 - `row_linear_bias_add`: its row-parallel linears (o_proj, the MLP's down projection) add their bias in a kernel
   of their own after the GEMM (and its TP all-reduce), where the model has those biases (roofline/engine_kernels.py);
-- `fused_add_rmsnorm`: its RMSNorm called with a residual adds it and normalizes in one kernel (FlashInfer's / sgl-kernel's
-  fused_add_rmsnorm: reads the hidden state and the residual, writes both), so a decoder layer's residual add and
-  the RMSNorm after it (the post-attention norm, the next layer's input norm) are one kernel, not two
-  (roofline/residual_norm.py);
+- `fused_add_rmsnorm`: its RMSNorm called with a residual adds it and normalizes in one kernel (FlashInfer's or
+  sgl-kernel's fused_add_rmsnorm: reads the hidden state and the residual, writes both), so a decoder layer's
+  residual add and the RMSNorm after it (the post-attention norm, the next layer's input norm) are one kernel, not
+  two (roofline/residual_norm.py);
 - `sync_around_attention`: its eager loop calls torch.cuda.synchronize() before and after each attention call,
   so the host's launches and the GPU's attention add instead of overlapping (roofline/attention_sync.py);
 - `eager_input_quantize`: its dense fp8 GEMMs quantize their input in a kernel of their own, so an eager prefill
