@@ -22,7 +22,7 @@ from whatif.specs.engines import VERSION_DIR, engine_mapping
 
 FP8 = Precision("fp8", "fp8", "fp8")
 DECODE = ForwardBatch.decode(8, 1000)
-ADDS = {OpRole.ATTN_RESIDUAL, OpRole.MLP_RESIDUAL}   # TensorRT-LLM runs them inside the next RMSNorm (residual_norm.py)
+ADDS = {OpRole.ATTN_RESIDUAL, OpRole.MLP_RESIDUAL}   # TRT-LLM, SGLang: inside the next RMSNorm (residual_norm.py)
 
 
 def ops_of(batch: ForwardBatch, tp: int = 2):
