@@ -6,9 +6,11 @@ whatif's decoder layer (graph.layer_ops) adds each half's output to the residual
 RMSNorm module with the residual runs both as one kernel (kernels.fused_add_rmsnorm): TensorRT-LLM's PyTorch flow,
 tensorrt_llm/_torch/modules/rms_norm.py RMSNorm.forward, `flashinfer_fused_add_rmsnorm(hidden_states, residual,
 weight, eps)` whenever FlashInfer imports (flashinfer_utils.IS_FLASHINFER_AVAILABLE), in place: it reads the hidden
-state and the residual, writes the sum to the residual and the normed sum over the hidden state. That kernel is
+state and the residual, writes the sum to the residual and the normed sum over the hidden state; SGLang's
+layers/layernorm.py RMSNorm.forward_cuda likewise runs sgl_kernel's fused_add_rmsnorm. That kernel is
 priced here as one norm op of two reads and two writes an element (and the weight row), one launch; the residual
-op is dropped. The kernel's time is the per-class NORM model's (no measured table of it).
+op is dropped. The kernel's time is the per-class NORM model's (no measured table of it; at prompt sizes that
+prices it above the add + norm pair it replaces, docs/accuracy.md session 73 K).
 
 Pairs: a layer's attention residual with its post-attention norm; its MLP residual with the next layer's input norm,
 i.e. the input norm of the same layer-op group (a group's ops stand for each of its layers): the first layer's input
