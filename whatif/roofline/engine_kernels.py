@@ -40,6 +40,7 @@ from dataclasses import replace
 from ..specs.engines import EngineSpec
 from .graph import ADD_FLOPS
 from .ops import L2_REREAD, Op, OpClass, OpRole, StreamShape, streaming
+from .residual_norm import residual_norm_fused
 from .sort_sampler import sorted_vocab_sampling
 
 # The dtypes whose GEMM input an engine's preceding kernel may write quantized (the profiles' quantized_gemm_inputs
@@ -156,7 +157,8 @@ def bias_add_op(gemm_op: Op, role: OpRole) -> Op:
 def fused_ops(ops, engine: EngineSpec | None, model=None):
     """The ops less those the engine's attention operator does itself (its fitted time includes them), each
     fp8 GEMM whose input the engine's preceding kernel writes quantized marked so; less those its TP all-reduce
-    does itself where it fuses the next norm for `model` (allreduce_fused); with a bias-add kernel after each of
+    does itself where it fuses the next norm for `model` (allreduce_fused), each residual add left folded into the
+    RMSNorm after it where the engine's norm takes the residual (residual_norm.py); with a bias-add kernel after each of
     `model`'s biased row-parallel linears where the engine adds their bias apart (with_row_bias_adds); its sampling
     over a full-vocabulary sort where its top-k/top-p path sorts (sort_sampler.py)."""
     if engine is None:
@@ -165,6 +167,8 @@ def fused_ops(ops, engine: EngineSpec | None, model=None):
         ops = with_row_bias_adds(ops, model)
     if fuses_allreduce_norm(engine, model):
         ops = allreduce_fused(ops, engine)
+    if engine.fused_add_rmsnorm:   # (after allreduce_fused: the residual adds an all-reduce did are gone)
+        ops = residual_norm_fused(ops, model)
     if engine.attention_includes and not any(op.role == OpRole.MLA_ATTENTION for op in ops):
         ops = [op for op in ops if not (op.role is not None and op.role.value in engine.attention_includes)]
     if engine.quantized_gemm_inputs:

@@ -14,6 +14,10 @@
   fitted kernel (SGLang's Gated DeltaNet chunk: roofline/op_launches.py);
 - `row_linear_bias_add`: its row-parallel linears (o_proj, the MLP's down projection) add their bias in a kernel
   of their own after the GEMM (and its TP all-reduce), where the model has those biases (roofline/engine_kernels.py);
+- `fused_add_rmsnorm`: its RMSNorm called with a residual adds it and normalizes in one kernel (FlashInfer's or
+  sgl-kernel's fused_add_rmsnorm: reads the hidden state and the residual, writes both), so a decoder layer's
+  residual add and the RMSNorm after it (the post-attention norm, the next layer's input norm) are one kernel, not
+  two (roofline/residual_norm.py);
 - `sync_around_attention`: its eager loop calls torch.cuda.synchronize() before and after each attention call,
   so the host's launches and the GPU's attention add instead of overlapping (roofline/attention_sync.py);
 - `eager_input_quantize`: its dense fp8 GEMMs quantize their input in a kernel of their own, so an eager prefill
@@ -71,7 +75,7 @@ KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", 
                "allreduce_fusion_max_bytes", "allreduce_fusion_kernel", "allreduce_fusion_quantizes",
                "moe_finalize_allreduce_max_tokens",
                "shared_expert_stream", "prefill_op_launches", "eager_input_quantize", "dp_prefill_gather",
-               "dsa_prefill_as_decode", "row_linear_bias_add", "gemm_fits",
+               "dsa_prefill_as_decode", "row_linear_bias_add", "fused_add_rmsnorm", "gemm_fits",
                "sync_around_attention", "programmatic_launch"}
 GEMM_FIT_SOURCES = ("vidur",)   # roofline/era_gemm_fits.py: Vidur's in-layer timings of vLLM 0.2-era layers
 FUSION_KERNELS = ("vllm", "sglang", "trtllm")   # engines with a fitted custom all-reduce (data/collective_fit.yaml)
@@ -121,6 +125,8 @@ def kernel_options(sec: dict, where: str, read) -> dict:
         out["gemm_fits"] = choice(read("gemm_fits"), GEMM_FIT_SOURCES, f"{where}.gemm_fits")
     if "row_linear_bias_add" in sec:
         out["row_linear_bias_add"] = boolean(read("row_linear_bias_add"), f"{where}.row_linear_bias_add")
+    if "fused_add_rmsnorm" in sec:
+        out["fused_add_rmsnorm"] = boolean(read("fused_add_rmsnorm"), f"{where}.fused_add_rmsnorm")
     if "sync_around_attention" in sec:
         out["sync_around_attention"] = boolean(read("sync_around_attention"), f"{where}.sync_around_attention")
     if "programmatic_launch" in sec:
