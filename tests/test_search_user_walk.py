@@ -39,3 +39,21 @@ def test_a_configurations_tpot_does_not_depend_on_the_other_batches_searched():
     listed = _rows(whatif.search("llama-3.1-8b", "dgx-h100", batches=(1, 2, 4, 8, 16, 32), **kw))
     key = (32, 1)
     assert alone[key].tpot_s == pytest.approx(listed[key].tpot_s, rel=0.01)
+
+
+def test_an_ep_no_tp_splits_into_is_a_one_line_error():
+    """`--tp 8 --ep 16` (wide EP needs a TP group as wide) searched 0 configurations and answered 'no configuration
+    meets the SLOs', exit 0."""
+    from whatif.errors import WhatifError
+    with pytest.raises(WhatifError, match=r"--ep: 16: no TP size tried \(8\).*valid: divisors of --tp"):
+        whatif.search("qwen3-30b-a3b", "dgx-h100", gpus=8, tp=(8,), ep=(16,), batches=(8,), jobs=1)
+
+
+def test_when_nothing_fits_the_answer_names_the_nearest_layout():
+    """DeepSeek-R1 on 4 H200: every layout misses memory; the answer said 'no configuration meets the SLOs' and its
+    example was tp1 (677 GB a GPU), where tp4 needs 173 GB against 136 usable."""
+    res = whatif.search("deepseek-ai/DeepSeek-R1", "hgx-h200", gpus=4, ttft=1.0, batches=(32,), modes=("aggregated",),
+                        jobs=1)
+    text = res.text()
+    assert "best: nothing fits within 4 GPUs; the widest, [tp4 pp1" in text
+    assert "(e.g. [tp4 pp1" in text
