@@ -3,7 +3,6 @@ the same as a table a person reads, JSON, a pandas frame, CSV or Parquet."""
 from __future__ import annotations
 
 import re
-
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
