@@ -91,3 +91,12 @@ def test_scenario_file_takes_placement_as_a_mapping(capsys, tmp_path):
     assert "placement.kv" in run_error(capsys, "estimate", "--scenario", str(path))
     path.write_text("overlap: maybe\n")
     assert "overlap" in run_error(capsys, "estimate", "--scenario", str(path))
+
+
+def test_compare_names_the_tier_each_system_placed_on(capsys):
+    """One --place across systems resolves to each one's own tier ('host': Grace LPDDR5X on a GH200, DDR5 on the
+    H100 PCIe + CXL host); the table said none of it, so a reader of the CXL row could not tell CXL from DDR5."""
+    out = run_text(capsys, "compare", "--model", "llama-3-70b", "--systems", "gh200-144gb-superchip,h100-pcie-cxl",
+                   "--batch", "1", "--prompt", "1024", "--output", "16", "--place", "weights=host:0.7")
+    assert ("placement: gh200-144gb-superchip: weights=grace-lpddr5x-480gb:0.7 (stream, overlapped); "
+            "h100-pcie-cxl: weights=ddr5-4800-rdimm:0.7") in out

@@ -27,14 +27,31 @@ def default_quantizations(model: str, weight_dtypes, quantizations) -> tuple[str
 def setup_precision(model: str, quantization: str, weight: str, kv: str):
     """The Precision a search setup runs: the checkpoint's, a named scheme's, or plain dtypes."""
     from ..roofline.config import Precision
-    if quantization == CHECKPOINT:
+    from ..specs.checkpoint_quant import names_own_scheme
+    # a scheme the checkpoint stores (`--quantization fp8` on DeepSeek-R1's FP8 blocks) loads it as stored
+    if quantization == CHECKPOINT or (looks_like_id(model) and names_own_scheme(model, quantization)):
         from ..inputs import _precision
         return Precision(**_precision({**checkpoint_fields(model), "kv": kv}, None, None, None, None))
     return Precision.of_scheme(quantization, kv=kv) if quantization else Precision(weight=weight, kv=kv)
 
 
-def checkpoint_note(model: str) -> str:
-    """The search header's line saying what `qcheckpoint` runs, and from which file."""
+def looks_like_id(model) -> bool:
+    from ..specs.profiles import looks_like_path
+    return isinstance(model, str) and looks_like_path(model)
+
+
+def checkpoint_note(model: str, label: str = CHECKPOINT) -> str:
+    """The search header's line saying what `qcheckpoint` (or a scheme naming the checkpoint's own) runs, and from
+    which file."""
     f = checkpoint_fields(model)
     what = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in f.items() if k != "source") or "its dtypes"
-    return f"qcheckpoint: the checkpoint as stored ({what}; from {f.get('source', 'its config.json')})"
+    return f"q{label}: the checkpoint as stored ({what}; from {f.get('source', 'its config.json')})"
+
+
+def own_scheme_labels(model: str, quantizations) -> list[str]:
+    """The --quantizations that name the checkpoint's own scheme under another name (fp8 for FP8 blocks)."""
+    from ..specs.checkpoint_quant import names_own_scheme
+    if not looks_like_id(model):
+        return []
+    own = checkpoint_fields(model).get("quantization")
+    return [q for q in quantizations if q not in (CHECKPOINT, own) and names_own_scheme(model, q)]

@@ -245,6 +245,8 @@ def seen_life(space: SearchSpace, p: ReplicaProfile, pt, rate: float, cycle: flo
     per_pass = prompts_per_pass(per_rank, space.prompt, p.loop_budget)
     full_s = pt.ttft_s * per_pass / per_rank          # a full pass (prefill_queue_ttft's)
     points = [q for q in p.points if q.batch <= pt.batch]
+    if p.step1_s > 0 and min(q.batch for q in points) > 1:   # a --batches without 1: its step is priced anyway
+        points.insert(0, BatchPoint(1, 0.0, p.step1_s, 0.0, 0.0))   # (the occupancy is between 1 and B)
     offered = rate * cycle
     n = seen_occupancy(offered, pt.batch)
     step = decode_step_at(points, n)

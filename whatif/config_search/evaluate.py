@@ -55,6 +55,7 @@ class ReplicaProfile:
     engine_name: str = ""
     points: tuple[BatchPoint, ...] = ()
     prefill_s: float = 0.0              # one prompt's prefill: a request's own TTFT
+    step1_s: float = 0.0                # the decode step at one sequence (priced always: the batch-1 estimate)
     prefill_rps: float = 0.0            # prompts/s it prefills as a disaggregated prefill replica (prefill_pool_rps)
     prefill_servers: int = 1            # ... prompts it runs at once (one a rank): its servers in queueing.py
     kv_send_node_s: float = 0.0         # one prompt's KV to a decode replica in the same node
@@ -162,6 +163,7 @@ def _evaluate_at_chunk(space: SearchSpace, key: ReplicaSetup, chunk: int, pricer
     rps = prefill_pool_rps(resolved, setup, sc, max_batch, pricers, one) if "disaggregated" in space.modes else 0.0
     return (ReplicaProfile(key, chunk, max_batch=max_batch, engine_cap=getattr(engine, "max_num_seqs", None),
                            engine_name=getattr(engine, "name", ""), points=tuple(points), prefill_s=one.ttft_s,
+                           step1_s=one.tpot_s,
                            prefill_rps=rps, prefill_servers=prefill_servers(setup, max_batch),
                            prefill_rows_held=setup.parallel.attention_dp == 1 and holds_rows(setup, "prefill", None),
                            loop_budget=rank_limit(engine, chunk, key.attention_dp),

@@ -2,12 +2,13 @@
 the same as a table a person reads, JSON, a pandas frame, CSV or Parquet."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from ..specs import units
 from ..specs.checkpoint_quant import alias_note
-from .checkpoint_scheme import CHECKPOINT, checkpoint_note
+from .checkpoint_scheme import CHECKPOINT, checkpoint_note, own_scheme_labels
 from .configs import DOES_NOT_FIT, INVALID, MISSES_SLO, OK, Config
 from .recompile import warmup_note
 from .space import SearchSpace, budget_notes
@@ -90,6 +91,7 @@ class SearchResult:
         """(reason kind, how many configurations, one example's full reason), most frequent first."""
         kinds: Counter = Counter()
         example: dict[str, str] = {}
+        width: dict[str, tuple] = {}
         for c in self.configs:
             if c.status == OK:
                 continue
@@ -100,8 +102,18 @@ class SearchResult:
             elif c.status == DOES_NOT_FIT:
                 kind += ": weights and one sequence"
             kinds[kind] += 1
-            example.setdefault(kind, f"{c.label()}: {c.reason}")
+            near = (_width(c), -_needs(c))
+            if kind not in example or kind.endswith("weights and one sequence") and near > width[kind]:
+                example[kind], width[kind] = f"{c.label()}: {c.reason}", near   # (no fit: the nearest)
         return [(k, n, example[k]) for k, n in kinds.most_common()]
+
+    def none_fits(self) -> str:
+        """'' unless no configuration fits at all: then the widest replica's shortfall, the nearest to fitting."""
+        if not self.configs or any(c.status != DOES_NOT_FIT for c in self.configs):
+            return ""
+        c = max(self.configs, key=lambda x: (_width(x), -_needs(x)))
+        return (f"best: nothing fits within {self.space.gpu_budget} GPUs; the widest, {c.label()}, {c.reason} "
+                "(more --gpus or --nodes, a smaller format: --quantizations / --kv-dtypes, or a shorter workload)")
 
     def rows(self) -> list[dict]:
         frontier = {id(c) for c in self.frontier}
@@ -149,6 +161,7 @@ class SearchResult:
             lines.append(checkpoint_note(s.model))
         elif not s.quantizations and (note := alias_note(s.model)):
             lines.append(f"weights as --weight-dtypes says: {note} (--quantizations sets a scheme)")
+        lines += [checkpoint_note(s.model, q) for q in own_scheme_labels(s.model, s.quantizations)]
         if note := warmup_note(s.prefill_recompile_s):
             lines.append(note)
         lines.append(self._best_line())
@@ -178,7 +191,7 @@ class SearchResult:
             return (f"best: none of the {len(self.rechecked)} configurations re-checked meets the SLOs under "
                     f"simulated traffic (see the re-check)")
         if best is None:
-            return "best: no configuration meets the SLOs (see the frontier and the rejections)"
+            return self.none_fits() or "best: no configuration meets the SLOs (see the frontier and the rejections)"
         line = (f"best: {best.mode} {best.label()} on {best.hardware}: {_tok(best.tok_s_per_gpu)} tok/s/GPU, "
                 f"{_tok(best.tok_s_per_user)} tok/s/user, TTFT {_seconds(best.ttft_s)}, TPOT "
                 f"{_seconds(best.tpot_s)}, {best.gpus} GPUs serving {_tok(best.tok_s)} tok/s "
@@ -209,3 +222,14 @@ class SearchResult:
         notes = ([f"{more} more frontier configurations in --json/--csv"] if more else []) + \
             (["* = best"] if best is not None else [])
         return table + (f"\n({'; '.join(notes)})" if notes else "")
+
+
+def _width(c) -> int:
+    """GPUs of one (decode) replica: among layouts that do not fit, the widest is the nearest to fitting."""
+    return c.replica.tp * c.replica.pp
+
+
+def _needs(c) -> float:
+    """Bytes a GPU needs in a 'does not fit: hbm needs 173 GB per GPU' reason (0 when it names none)."""
+    m = re.search(r"needs ([\d.]+) ([kMGT]?)B per GPU", c.reason)
+    return float(m.group(1)) * 1e3 ** " kMGT".index(m.group(2) or " ") if m else 0.0

@@ -3,6 +3,7 @@ and rank them."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from ..errors import WhatifError
 from ..specs.checks import MAX_REQUESTS, integer
@@ -34,6 +35,10 @@ def run_search(space: SearchSpace, backend: str = "process", address: str | None
         raise WhatifError(f"--dp-attention: {space.model} has no experts; attention DP is for MoE models "
                           f"(valid here: 1, or leave it out)")
     keys = replica_setups(space, moe)
+    if not keys and moe and space.eps and replica_setups(replace(space, eps=None), moe):
+        tps = ", ".join(map(str, space.tps or ())) or "each TP size tried"
+        raise WhatifError(f"--ep: {','.join(map(str, space.eps))}: no TP size tried ({tps}) splits its experts that "
+                          f"way (ep x moe_tp = tp; a TP group across nodes runs ep = tp); valid: divisors of --tp")
     if space.attention_dps and not keys:
         raise WhatifError(f"--dp-attention: {','.join(map(str, space.attention_dps))}: no TP size tried splits into "
                           f"that many ranks (each rank's attention TP inside a node); valid: divisors of --tp")

@@ -198,6 +198,9 @@ def compare_text(c: Comparison, explain: bool = False) -> str:
     table = units.table(headers, rows, right=set(range(2, len(headers))))
     placements = {r.estimate.placement.label() for r in c.rows}
     note = f"\nplacement: {placements.pop()}" if len(placements) == 1 and c.baseline.estimate.placement else ""
+    if len(placements) > 1:   # one --place, each system's own tier ('host': DDR5 on one, LPDDR5X on another)
+        by_hw = {r.hardware: r.estimate.placement.label() for r in c.rows}
+        note = "\nplacement: " + "; ".join(f"{hw}: {label or 'none'}" for hw, label in by_hw.items())
     return head + note + "\n\n" + table + _no_fit_lines(c) + "\n\n" + _efficiency_lines(c, explain)
 
 

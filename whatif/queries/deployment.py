@@ -114,10 +114,13 @@ def from_simulation(cfg) -> tuple[Deployment, Load]:
 
 def from_search(space, config) -> tuple[Deployment, Load]:
     """A search configuration, as its engine would run it (the search prices that engine's kernels and loop)."""
-    from ..config_search.checkpoint_scheme import CHECKPOINT, setup_precision
+    from ..config_search.checkpoint_scheme import CHECKPOINT, looks_like_id, setup_precision
+    from ..specs.checkpoint_quant import names_own_scheme
     e, p = config.replica, config.prefill
     prec = setup_precision(space.model, e.quantization, e.weight, e.kv)
-    stored = e.quantization == CHECKPOINT or prec.per_module   # the engine reads the checkpoint's own config
+    # the engine reads the checkpoint's own config (`--quantizations fp8` on DeepSeek-R1's FP8 blocks: as stored)
+    stored = e.quantization == CHECKPOINT or prec.per_module or (
+        looks_like_id(space.model) and names_own_scheme(space.model, e.quantization))
 
     from ..config_search.evaluate import PREFILL_PROMPTS_PER_RANK
     from ..roofline.engines import engine_limit_for_group, engine_spec

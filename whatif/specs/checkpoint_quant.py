@@ -56,6 +56,7 @@ class CheckpointQuant:
     group_size: int = 0                     # int formats: weights per scale
     source: str = ""                        # 'config.json quantization_config (fp8, weight_block_size [128, 128])'
     partial: tuple = ()                     # (class, layers, of layers, state) where some layers differ
+    method: str = ""                        # its quant_method where the engines' --quantization names it so
 
     def precision_fields(self, model) -> dict:
         """The precision: section this checkpoint implies for `model` (routed experts alone quantized reads as
@@ -204,6 +205,7 @@ def checkpoint_quant(config: str, model) -> CheckpointQuant | None:
     beside = quant_file_beside(path) if path.name.endswith("config.json") else None
     hf_quant = data.get("hf_quant_config") if shipped else \
         _read_json(beside) if beside is not None and beside.is_file() else None
+    flag = ""     # ModelOpt, compressed-tensors: the engines' flag is their method's name, never a whatif scheme's
     if hf_quant is not None:
         where = f"{data['id']} hf_quant_config.json" if shipped else beside.name
         q = hf_quant.get("quantization")
@@ -223,6 +225,7 @@ def checkpoint_quant(config: str, model) -> CheckpointQuant | None:
             name, ignore, kv, group, label = _modelopt(cfg, where)
         elif method == "fp8":
             (name, label), ignore = _fp8(cfg, where), cfg.get("modules_to_not_convert") or []
+            flag = "fp8"
         elif method == "mxfp4":
             name, ignore, label = "mxfp4", cfg.get("modules_to_not_convert") or [], f"{where} (mxfp4)"
         elif method in ("awq", "gptq"):
@@ -236,7 +239,7 @@ def checkpoint_quant(config: str, model) -> CheckpointQuant | None:
             raise WhatifError(f"{where}.quant_method: {method!r} has no whatif scheme; valid: fp8, mxfp4, awq, gptq, "
                               "compressed-tensors, modelopt (or give --quantization)")
     whole, partial = ignored_classes(ignore, model)
-    return CheckpointQuant(name, whole, kv, group, label, partial)
+    return CheckpointQuant(name, whole, kv, group, label, partial, flag)
 
 
 def checkpoint_config(name: str) -> Path | None:
@@ -331,5 +334,25 @@ def own_scheme_named(prec: dict, found: CheckpointQuant) -> bool:
     """`--quantization` names the checkpoint's own scheme and no other weight key is given: `vllm serve
     openai/gpt-oss-120b --quantization mxfp4` loads the checkpoint as stored, its modules_to_not_convert (the
     attention, 16-bit) included, so whatif runs the checkpoint's precision rather than the scheme on every layer."""
-    return prec.get("quantization") == found.quantization and not any(
+    return names_scheme(prec.get("quantization"), found) and not any(
         k in prec for k in WEIGHT_KEYS if k != "quantization")
+
+
+def names_own_scheme(model_name: str, quantization: str | None) -> bool:
+    """`quantization` names the scheme of the checkpoint `model_name` resolves to (False for a profile name or an
+    unquantized checkpoint): the engines then load it as stored."""
+    path = checkpoint_config(model_name) if quantization else None
+    if path is None:
+        return False
+    from .models import load_model
+    found = checkpoint_quant(str(path), load_model(model_name))
+    return found is not None and names_scheme(quantization, found)
+
+
+def names_scheme(quantization: str | None, found: CheckpointQuant) -> bool:
+    """`quantization` names the checkpoint's scheme, whatif's name or its quant_method as the engines' flag spells it:
+    `--quantization fp8` on DeepSeek-R1 (quant_method fp8, weight_block_size [128, 128]) loads its 128x128 blocks,
+    not per-tensor scales (Fp8Config.get_name 'fp8', from_config reads weight_block_size from the checkpoint:
+    vllm-project/vllm@1436674 vllm/model_executor/layers/quantization/fp8.py, sgl-project/sglang@00563d3
+    python/sglang/srt/layers/quantization/fp8.py)."""
+    return bool(quantization) and quantization in (found.quantization, found.method)
