@@ -57,3 +57,12 @@ def test_when_nothing_fits_the_answer_names_the_nearest_layout():
     text = res.text()
     assert "best: nothing fits within 4 GPUs; the widest, [tp4 pp1" in text
     assert "(e.g. [tp4 pp1" in text
+
+
+def test_estimate_heads_its_answer_with_the_id_the_user_asked_for():
+    """`estimate --model deepseek-ai/DeepSeek-R1` ran the deepseek-v3 profile and said only that (session 73 M)."""
+    from whatif.reports.output import model_heading
+    assert model_heading("deepseek-v3", "deepseek-ai/DeepSeek-R1") == "deepseek-ai/DeepSeek-R1 (profile deepseek-v3)"
+    assert model_heading("llama-3.1-8b", "llama-3.1-8b") == "llama-3.1-8b"
+    assert model_heading("qwen3-32b", "/tmp/x/config.json") == "qwen3-32b"
+    assert model_heading("qwen3-32b", None) == "qwen3-32b"

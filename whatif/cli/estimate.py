@@ -80,7 +80,8 @@ def cmd_estimate(args) -> int:
         import json   # (--json alone: a text estimate's cold start skips it)
         print(json.dumps({**estimate_dict(est), **({"serve_command": serve} if serve else {})}, allow_nan=False))
     else:
-        print(estimate_text(est, show_ops=not args.no_ops, explain=args.explain) + (f"\n\n{serve}" if serve else ""))
+        text = estimate_text(est, show_ops=not args.no_ops, explain=args.explain, asked=getattr(args, "model", None))
+        print(text + (f"\n\n{serve}" if serve else ""))
     write_tables(args, [estimate_row(est)], ESTIMATE_COLUMNS)
     if args.report:
         from ..reports.build import estimate_page

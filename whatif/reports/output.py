@@ -231,11 +231,21 @@ def fabric_line(system) -> str:
             f"{system.nics_per_node} NICs per node); a group spanning nodes runs NCCL's hierarchical form")
 
 
-def estimate_text(e: Estimate, show_ops: bool = True, explain: bool = False) -> str:
-    """The scenario in three lines, the answer, then what it rests on (`explain`: the efficiency fit whole)."""
+def model_heading(name: str, asked=None) -> str:
+    """The model as a header names it: the id the user asked for first where it runs another profile."""
+    from ..specs.hf_ids import is_hf_id
+    if isinstance(asked, str) and is_hf_id(asked) and asked.lower() != name.lower():
+        return f"{asked} (profile {name})"
+    return name
+
+
+def estimate_text(e: Estimate, show_ops: bool = True, explain: bool = False, asked=None) -> str:
+    """The scenario in three lines, the answer, then what it rests on (`explain`: the efficiency fit whole);
+    `asked`: the --model the user gave, named first where it resolved to another profile."""
     w, m = e.workload, e.memory
     lines = [
-        f"{e.model.name} on {e.system.name} ({e.parallel.gpus} GPU{'s' if e.parallel.gpus > 1 else ''}: "
+        f"{model_heading(e.model.name, asked)} on {e.system.name} "
+        f"({e.parallel.gpus} GPU{'s' if e.parallel.gpus > 1 else ''}: "
         f"{e.parallel.label()}), {e.precision.label()}",
         f"workload: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens"
         + (f", shared prefix {w.shared_prefix} tokens" if w.shared_prefix else ""),
