@@ -306,6 +306,29 @@ def test_blackwell_ultra_ceilings():
     assert gb300.hbm_capacity.value == pytest.approx(298.01e9, rel=1e-3)
 
 
+# Enabled SMs as the driver reports them on shipping parts (each profile cites its reports): not the full
+# die's 160 (Blackwell Ultra), nor HGX B200's 148 for the Grace-Blackwell boards.
+ENABLED_SMS = {"b200": 148, "b300": 148, "gb200": 152, "gb300": 152, "h100-sxm": 132, "h200-sxm": 132,
+               "gh200-96gb": 132, "gh200-144gb": 132, "h20": 78, "rtx-pro-6000-server": 188}
+# Dense BF16 FLOP a tensor-core SM does a clock (Hopper 4096, datacenter Blackwell 8192).
+BF16_FLOP_PER_SM_CLOCK = {"hopper": 4096, "blackwell": 8192}
+CLOCK_AT_PEAK = ["h100-sxm", "h200-sxm", "gh200-96gb", "gh200-144gb", "b200", "b300", "gb200", "gb300"]
+
+
+@pytest.mark.parametrize("name", sorted(ENABLED_SMS))
+def test_enabled_sm_counts(name):
+    assert hardware.load_component(name, "gpu").sm_count.value == ENABLED_SMS[name]
+
+
+@pytest.mark.parametrize("name", CLOCK_AT_PEAK)
+def test_clock_is_the_one_at_the_datasheet_peak(name):
+    """As on the calibration GPUs (H100 1830 MHz, B200 1856, below their nvidia-smi max 1980 / 1965): SMs x
+    FLOP/clk x boost_clock is the datasheet's dense BF16 peak, so per-clock rates fitted there carry over."""
+    gpu = hardware.load_component(name, "gpu")
+    implied = gpu.sm_count.value * BF16_FLOP_PER_SM_CLOCK[gpu.arch] * gpu.boost_clock.value
+    assert implied == pytest.approx(gpu.peak_flops("bf16"), rel=0.005)
+
+
 def test_h20_is_memory_rich_and_compute_poor():
     h20, h100 = hardware.load_component("h20", "gpu"), hardware.load_component("h100-sxm", "gpu")
     assert h20.peak_flops("bf16") == pytest.approx(0.15 * h100.peak_flops("bf16"), rel=0.01)
