@@ -312,8 +312,8 @@ CLAIMS: list[Claim] = [
           "A colocated replica's decodes wait behind each prefill (TPOT) and prompts queue behind decode "
           "iterations (TTFT); split pools meet both objectives until the decode GPU's KV memory fills.",
           miss="Since session 73 Q (the A100's KV pool sized from the CUDA runtime's 79.25 GiB, not nvidia-smi's "
-               "80.00): DistServe 2.85 req/s a GPU (its pools sized from the smaller total), vLLM unchanged at 1.185: 2.41x; the "
-               "figures below predate it. "
+               "80.00): DistServe 2.85 req/s a GPU (its pools sized from the smaller total), vLLM unchanged at "
+               "1.185: 2.41x; the figures below predate it. "
                "Which side carries it (session 73 C, benchmarks/distserve_side_sensitivity.py): vLLM's. plot.ipynb's "
                "own output (@e2d4dca, cell 89) prints the release's measured attainment of both baselines at 0.25 / "
                "0.5 / 1 / 1.5 / 2 / 2.25 / 2.5 / 3 req/s a GPU: vLLM 90 / 90 / 85 / 81 / 71 / 70 / 68 / 55%, "

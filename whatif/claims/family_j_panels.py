@@ -196,8 +196,8 @@ CLAIMS: list[Claim] = [
                "attains 99 / 99 / 97 / 94 / 92 / 90 / 89 / 85 / 82 / 74% (its TPOT binds: every first token within "
                "0.5x of the 2.5 s), crossing at 1.21x, its DistServe 0.525x: 2.31x, just under the band (from 2.42x; "
                "0.530x and 2.28x before session 73 Q sized the A100's KV pool from the CUDA runtime's 79.25 GiB). "
-               "Before it, vLLM's prompt steps 10 / 20% dearer give 2.45x / 3.84x (every vLLM step 2.52x / 4.08x; the rate "
-               "claims' side, session 73 C), DistServe's steps 10 / 20% dearer 1.90x / 1.61x",
+               "Before it, vLLM's prompt steps 10 / 20% dearer give 2.45x / 3.84x (every vLLM step 2.52x / 4.08x; the "
+               "rate claims' side, session 73 C), DistServe's steps 10 / 20% dearer 1.90x / 1.61x",
           setup_note="the OPT-66B chatbot's SLO-scale panel as plot.ipynb cell 91 draws it: 25 prompts and 0.75 req/s "
                      "a GPU, so vLLM v0.2.3 at tp 4 on 4 A100s at 3.0 req/s (the release's 100 requests) against "
                      "DistServe's (4, 1, 2, 2) placement on 8 at 6.0 (the 300's first 200); SLO TTFT 2.5 s, TPOT "
