@@ -12,19 +12,15 @@ GIB = 2 ** 30
 NOT_SOURCED = {
     "h100-pcie": "no public runtime total naming the PCIe board found (nvidia-smi's 81559 MiB is the SXM's; its 79.11 "
                  "GiB runtime total is not carried across boards)",
-    "l4": "no public runtime total naming the part found (vLLM CI's 22.05 GiB OOMs name no board; A10G shares "
-          "the 23 GB class)",
     "rtx-pro-6000-server": "no public runtime total naming the Server Edition found (94.97 GiB on 'Blackwell "
                            "95 GB' cards names neither edition)",
     "gh200-96gb": "no public runtime total naming the part found; nvidia-smi's 97871 MiB is used",
     "gh200-144gb": "neither a driver nor a runtime total found (a fake-driver test's 153008209920 B is not a "
                    "readout); the capacity is still the datasheet's 144 GB",
-    "mi355x": "ROCm: public torch totals of 287.98 GiB (309220868096 B) found name no board (MI350X shares the "
-              "288 GB); the capacity is the datasheet's",
 }
 # ROCm GPUs whose hbm_capacity is already the total torch reports on ROCm (rocm-smi's VRAM total: ROCm keeps no
 # driver reservation out of it, MI300X 206141652992 B = 191.98 GiB in both), so no separate runtime total exists.
-ROCM_TOTAL_IS_THE_RUNTIME_TOTAL = {"mi300x", "mi325x"}
+ROCM_TOTAL_IS_THE_RUNTIME_TOTAL = {"mi300x", "mi325x", "mi355x"}
 GPUS = hardware.list_components("gpu")
 
 
@@ -56,6 +52,7 @@ def test_the_runtime_total_sits_a_driver_reservation_below_nvidia_smi(name):
 def test_the_held_out_gpus_size_their_pool_from_the_runtime_total():
     expected_gib = {"h200-sxm": 139.81, "gb200": 184.31, "b300": 267.69, "gb300": 276.50, "h20": 95.00,
                     "a100-sxm-80gb": 79.25, "a100-pcie-80gb": 79.15, "h100-nvl": 93.09, "a40": 44.42,
-                    "rtx-4090": 23.64, "rtx-a6000": 47.40, "t4": 14.74, "mi325x": 255.98}   # session 73 Q
+                    "rtx-4090": 23.64, "rtx-a6000": 47.40, "t4": 14.74, "l4": 22.03,
+                    "mi325x": 255.98, "mi355x": 287.98}   # session 73 Q
     for name, gib in expected_gib.items():
         assert hardware.load_component(name, "gpu").engine_capacity_bytes / GIB == pytest.approx(gib), name
