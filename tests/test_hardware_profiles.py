@@ -59,6 +59,8 @@ DRIVER_MIB = {
     "b200": 183359, "a10": 23028, "t4": 15360, "l40s": 46068, "l4": 23034, "rtx-pro-6000-server": 97887,
     "gb200": 189471, "b300": 275040, "gb300": 284208, "h20": 97871, "gh200-96gb": 97871,   # session 73 N
     "mi300x": 196288,   # rocm-smi VRAM Total Memory, as the profile cites
+    "a100-pcie-80gb": 81920, "h100-pcie": 81559, "h100-nvl": 95830, "a40": 46068, "rtx-4090": 24564,
+    "rtx-a6000": 49140,   # session 73 Q
 }
 NEW_SYSTEMS = ["hgx-b300", "gb200-nvl72", "gb300-nvl72", "hgx-h20", "l40s-8x-pcie", "rtx-pro-6000-server-8x"]
 

@@ -69,12 +69,13 @@ CLAIMS: list[Claim] = [
         setup=_setup("codellama-34b", "a100-sxm-80gb", 12, 1024, 256),
         variant={"techniques": ["dfloat11"]},
         why="the gain is the KV memory left beside 0.69x the weights over that left beside BF16 weights, set "
-            "by how tightly BF16 fits: here 68 GB of BF16 weights leave ~7 GB for KV of the A100's 77 GB usable "
-            "(90% of the 85.9 GB = 81,920 MiB the driver reports), so ~4x, below the paper's 5.3-13.17x; a "
-            "tighter fit gives more, a looser one less (Llama-3.1-405B on 8 H200: ~2x)",
+            "by how tightly BF16 fits: here 68 GB of BF16 weights leave ~6.3 GB for KV of the A100's 76.6 GB usable "
+            "(90% of the CUDA runtime's 79.25 GiB = 85.1 GB; nvidia-smi shows 81,920 MiB), so ~4.3x, below the "
+            "paper's 5.3-13.17x; a tighter fit gives more, a looser one less (Llama-3.1-405B on 8 H200: ~2x)",
         illustrative="every number of the setup is assumed: the abstract names no model, GPU or batch for its "
                      "5.3-13.17x, and the gain is set by how tightly the chosen BF16 model fills the chosen GPU "
-                     "(CodeLlama-34B on one A100 was picked as a tight fit: 3.98x; Llama-3.1-405B on 8 H200 "
+                     "(CodeLlama-34B on one A100 was picked as a tight fit: 4.33x, 3.98x from nvidia-smi's total "
+                     "until session 73 Q; Llama-3.1-405B on 8 H200 "
                      "gives ~2x)",
         setup_note="the paper's budgets and models for this figure are not stated: CodeLlama-34B on one A100 "
                    "80 GB chosen as a case where BF16 barely fits; batch 12 keeps both contexts below the model's "

@@ -69,7 +69,7 @@ CLAIMS: list[Claim] = [
           miss="KIVI's 16-bit residual (up to 128 tokens per sequence) is a fifth of KIVI's "
                "498-token script sequence, which whatif counts in full; the paper's 4x counts "
                "the quantized part. ThinK's release runs KIVI's script at residual 32 and reports KIVI alone at "
-               "4x (the B-think claims); whatif gives 4.43x there (567 sequences), 2.92x at the residual 128 of "
+               "4x (the B-think claims); whatif gives 4.42x there (561 sequences), 2.91x at the residual 128 of "
                "KIVI's mem_spd_test.py; which residual the KIVI paper's batch figure used was not found",
           setup_note=KIVI_SCRIPT + "; " + HF_NOTE,
           **HF_ENGINE),
@@ -161,8 +161,8 @@ CLAIMS: list[Claim] = [
           setup_note="4-bit MiniCache = KIVI 4-bit + MiniCache; " + HF_NOTE,
           miss="format overheads the paper's figure leaves out: its ~5x follows its 5.02x compression count (16/4 "
                "bits x ~1.26), which leaves out the group scales and the 16-bit residual window; whatif's ~2.9x "
-               "smaller cache buys ~2.9x the batch on the uncapped Hugging Face engine (128 -> 373 sequences) and "
-               "1.7x the throughput; without the residual window 531 sequences (4.1x) and 2.11x, still a miss: at "
+               "smaller cache buys ~2.9x the batch on the uncapped Hugging Face engine (127 -> 369 sequences) and "
+               "1.7x the throughput; without the residual window 525 sequences (4.1x) and 2.11x, still a miss: at "
                "max batch each step reads a full HBM of weights and cache on both sides, so the throughput gain "
                "stays below the batch gain, and a ~5x needs more than the ~4.1x batch the format allows",
           **HF_ENGINE),

@@ -311,7 +311,10 @@ CLAIMS: list[Claim] = [
           _DISTSERVE_SPLIT,
           "A colocated replica's decodes wait behind each prefill (TPOT) and prompts queue behind decode "
           "iterations (TTFT); split pools meet both objectives until the decode GPU's KV memory fills.",
-          miss="Which side carries it (session 73 C, benchmarks/distserve_side_sensitivity.py): vLLM's. plot.ipynb's "
+          miss="Since session 73 Q (the A100's KV pool sized from the CUDA runtime's 79.25 GiB, not nvidia-smi's "
+               "80.00): DistServe 2.85 req/s a GPU (its pools sized from the smaller total), vLLM unchanged at "
+               "1.185: 2.41x; the figures below predate it. "
+               "Which side carries it (session 73 C, benchmarks/distserve_side_sensitivity.py): vLLM's. plot.ipynb's "
                "own output (@e2d4dca, cell 89) prints the release's measured attainment of both baselines at 0.25 / "
                "0.5 / 1 / 1.5 / 2 / 2.25 / 2.5 / 3 req/s a GPU: vLLM 90 / 90 / 85 / 81 / 71 / 70 / 68 / 55%, "
                "whatif's 95 / 92 / 90 / 89 / 86 / 87 / 84 / 79%. Its find_intersection then puts the paper's vLLM at "
@@ -366,7 +369,9 @@ CLAIMS: list[Claim] = [
           "DeepSpeed-MII's SplitFuse passes hold 768 tokens beside the running decodes, so a ~2K-token prompt "
           "takes three passes and its first token misses the 0.25 s TTFT at a low rate; split pools prefill each "
           "prompt whole at tp 2.",
-          miss="Which side carries it (session 73 C): MII's. The release's measured MII attained 91 / 87 / 87 / 82 / "
+          miss="Since session 73 Q (the A100's KV pool sized from the CUDA runtime's 79.25 GiB, not nvidia-smi's "
+               "80.00): DistServe 2.85 req/s a GPU, MII 2.40: 1.19x; the figures below predate it. "
+               "Which side carries it (session 73 C): MII's. The release's measured MII attained 91 / 87 / 87 / 82 / "
                "73 / 71 / 66 / 60% at 0.25 ... 3 req/s a GPU (plot.ipynb @e2d4dca, cell 89's printed arrays), "
                "whatif's 97 / 95 / 93 / 92 / 91 / 90 / 87 / 87%: the paper's MII crosses 90% at 0.3125 req/s a GPU "
                "(so 7.36 is no lower bound, as read before), whatif's at 2.40 (7.7x); DistServe 2.99 against the "

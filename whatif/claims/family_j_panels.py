@@ -194,9 +194,10 @@ CLAIMS: list[Claim] = [
                "76 / 63 / 50 / 41 / 32% at SLO scales 3 / 2.5 / 2 / 1.7 / 1.5 / 1.3 / 1.1 / 0.9 / 0.8 / 0.7, so the "
                "paper's vLLM crosses 90% at 2.3x the SLO and its DistServe at 2.3 / 3.1439 = 0.73x; whatif's vLLM "
                "attains 99 / 99 / 97 / 94 / 92 / 90 / 89 / 85 / 82 / 74% (its TPOT binds: every first token within "
-               "0.5x of the 2.5 s), crossing at 1.21x, its DistServe 0.53x: 2.28x, just under the band (from 2.42x). "
-               "vLLM's prompt steps 10 / 20% dearer give 2.45x / 3.84x (every vLLM step 2.52x / 4.08x; the rate "
-               "claims' side, session 73 C), DistServe's steps 10 / 20% dearer 1.90x / 1.61x",
+               "0.5x of the 2.5 s), crossing at 1.21x, its DistServe 0.525x: 2.31x, just under the band (from 2.42x; "
+               "0.530x and 2.28x before session 73 Q sized the A100's KV pool from the CUDA runtime's 79.25 GiB). "
+               "Before it, vLLM's prompt steps 10 / 20% dearer give 2.45x / 3.84x (every vLLM step 2.52x / 4.08x; the "
+               "rate claims' side, session 73 C), DistServe's steps 10 / 20% dearer 1.90x / 1.61x",
           setup_note="the OPT-66B chatbot's SLO-scale panel as plot.ipynb cell 91 draws it: 25 prompts and 0.75 req/s "
                      "a GPU, so vLLM v0.2.3 at tp 4 on 4 A100s at 3.0 req/s (the release's 100 requests) against "
                      "DistServe's (4, 1, 2, 2) placement on 8 at 6.0 (the 300's first 200); SLO TTFT 2.5 s, TPOT "
@@ -209,7 +210,8 @@ CLAIMS: list[Claim] = [
           miss="Which side carries it: MII's. From plot.ipynb cell 91 / 92's outputs the paper's DistServe crosses "
                "90% at 0.73x of the SLO (the vLLM claim's reading) and its MII at 1.8043 x 0.73 = 1.32x; whatif's "
                "MII attains 90% within 0.50x (its token gaps bind: 95% at 0.7x, every first token met at 0.5x; 0.75 "
-               "req/s a GPU is well under its 1.81 req/s a GPU capacity here), its DistServe 0.53x: 0.95x. MII's "
+               "req/s a GPU is well under its 1.81 req/s a GPU capacity here), its DistServe 0.525x: 0.96x (0.530x, "
+               "0.95x before session 73 Q's runtime total). Before it, MII's "
                "steps 10 / 20 / 30% dearer give 1.21x / 1.33x / 1.82x, DistServe's 0.79x / 0.67x / 0.44x. "
                "DeepSpeed-MII's kernels and host path are not profiled (FastGen's loop on vLLM's fits), as in the "
                "rate claim (0.55x)",
