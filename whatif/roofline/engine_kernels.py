@@ -197,8 +197,9 @@ def is_absorb_quantize(op: Op) -> bool:
 def absorb_bf16(op: Op) -> Op:
     """An absorbed-MLA bmm as an engine that dequantizes kv_b_proj at load runs it: a 16-bit GEMM over 16-bit
     activations and weights, whatever the checkpoint stores (vLLM: MLAAttention.process_weights_after_loading keeps
-    bf16 copies of W_UK_T / W_UV and calls torch.bmm; its fp8 bmm is ROCm AITER's alone; engine_profiles/vllm.yaml)."""
-    if op.role not in ABSORB_ROLES or op.op_class != OpClass.GEMM or op.dtype in ("bf16", "fp16"):
+    bf16 copies of W_UK_T / W_UV and calls torch.bmm; its fp8 bmm is ROCm AITER's alone; engine_profiles/vllm.yaml),
+    a 16-bit checkpoint's too: the bmm, not a dense GEMM, is the kernel its mla_bmm fit measured."""
+    if op.role not in ABSORB_ROLES or op.op_class != OpClass.GEMM or op.bmm_fit:
         return op
     s = op.shape
     heads = s.bmm_heads or 1.0
