@@ -38,6 +38,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..specs.engines import EngineSpec
+from .dequant import GROUP_QUANT_SUFFIX
 from .graph import ADD_FLOPS
 from .ops import L2_REREAD, Op, OpClass, OpRole, StreamShape, streaming
 from .residual_norm import residual_norm_fused
@@ -159,7 +160,8 @@ def fused_ops(ops, engine: EngineSpec | None, model=None):
     fp8 GEMM whose input the engine's preceding kernel writes quantized marked so; less those its TP all-reduce
     does itself where it fuses the next norm for `model` (allreduce_fused), each residual add left folded into the
     RMSNorm after it where the engine's norm takes the residual (residual_norm.py); with a bias-add kernel after each of
-    `model`'s biased row-parallel linears where the engine adds their bias apart (with_row_bias_adds); its sampling
+    `model`'s biased row-parallel linears where the engine adds their bias apart (with_row_bias_adds); its absorbed-MLA
+    bmms at 16 bits where it dequantizes their weights at load (absorb_bf16); its sampling
     over a full-vocabulary sort where its top-k/top-p path sorts (sort_sampler.py)."""
     if engine is None:
         return ops
@@ -174,12 +176,40 @@ def fused_ops(ops, engine: EngineSpec | None, model=None):
     if engine.quantized_gemm_inputs:
         ops = [quantized_input(op, "fp8 input written by the kernel before it (no quantization kernel)")
                if takes_quantized_input(op, engine) else op for op in ops]
+    if engine.mla_absorb_bf16:
+        ops = [absorb_bf16(op) for op in ops if not is_absorb_quantize(op)]
     if engine.sampler_sorts_vocab:
         ops = [sorted_vocab_sampling(op) if op.role == OpRole.SAMPLING else op for op in ops]
     if engine.static_fp8_input_scale:
         ops = [static_scaled(op) if op.op_class == OpClass.GEMM and op.dtype in QUANTIZED_GEMM_DTYPES
                and not op.input_quantized and op.shape.groups == 1.0 else op for op in ops]
     return ops
+
+
+ABSORB_ROLES = (OpRole.Q_ABSORB, OpRole.V_ABSORB)
+
+
+def is_absorb_quantize(op: Op) -> bool:
+    """The block-FP8 input quantize dequant.block_scale_ops put before an absorbed-MLA bmm."""
+    return op.part_of in ABSORB_ROLES and op.name.endswith(GROUP_QUANT_SUFFIX)
+
+
+def absorb_bf16(op: Op) -> Op:
+    """An absorbed-MLA bmm as an engine that dequantizes kv_b_proj at load runs it: a 16-bit GEMM over 16-bit
+    activations and weights, whatever the checkpoint stores (vLLM: MLAAttention.process_weights_after_loading keeps
+    bf16 copies of W_UK_T / W_UV and calls torch.bmm; its fp8 bmm is ROCm AITER's alone; engine_profiles/vllm.yaml),
+    a 16-bit checkpoint's too: the bmm, not a dense GEMM, is the kernel its mla_bmm fit measured."""
+    if op.role not in ABSORB_ROLES or op.op_class != OpClass.GEMM or op.bmm_fit:
+        return op
+    s = op.shape
+    heads = s.bmm_heads or 1.0
+    hbm = (s.m * (s.k + s.n) + heads * s.k * s.n) * 2.0   # activations in and out, every head's weights, at 2 B
+    return replace(op, dtype="bf16", bytes={**op.bytes, "hbm": hbm}, alu_ops=0.0, input_quantized=False,
+                   static_input_scale=False, int_weights=False, block_scaled=False, fp4_weights=False,
+                   bmm_fit=s.bmm_heads > 0,
+                   formula=f"2*M*N*K with M={s.m:g} ({heads:g} heads) N={s.n:g} K={s.k:g}; bytes = (M*(K+N) + "
+                   "heads*K*N) * 2 B: a 16-bit torch.bmm on weights dequantized at load (kernels.mla_absorb_bf16), "
+                   "priced by the engine's mla_bmm fit")
 
 
 def static_scaled(op: Op) -> Op:

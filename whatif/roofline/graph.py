@@ -161,6 +161,12 @@ def qk_head_norm(tokens: float, heads: int, kv_heads: int, head_dim: int, a: flo
                      extra_bytes=2 * head_dim * a, role=OpRole.QK_HEAD_NORM)
 
 
+def per_head(op: Op, heads: int) -> Op:
+    """An absorbed-MLA GEMM as the bmm it is: `heads` problems of m / heads rows, each with its own weights
+    (the shape records them; its bytes stay the graph's until an engine prices it as a bmm: engine_kernels.py)."""
+    return replace(op, shape=replace(op.shape, bmm_heads=float(heads)))
+
+
 def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, prec: Precision,
                     count: int, techs: TechniqueSet = NONE, kv: KVFormat | None = None,
                     spec: LayerSpec = FULL_LAYER) -> list[Op]:
@@ -228,13 +234,13 @@ def attention_block(model: ModelSpec, batch: ForwardBatch, par: Parallelism, pre
         # Weight absorption (FlashMLA): queries move into the latent space, attention reads the
         # latent cache as one shared KV head of width kv_lora+rope, outputs leave through W_UV.
         rows = sum(q * n for q, _, n in absorbed)
-        ops.append(gemm("q_absorb", rows * heads, m.kv_lora_rank, m.qk_nope_head_dim, pa, w, gdt, count,
-                        role=OpRole.Q_ABSORB))
+        ops.append(per_head(gemm("q_absorb", rows * heads, m.kv_lora_rank, m.qk_nope_head_dim, pa, w, gdt, count,
+                                 role=OpRole.Q_ABSORB), heads))
         ops.append(attention_op(absorbed, heads=heads, kv_heads=1, d_qk=latent, d_v=m.kv_lora_rank, act_bytes=a,
                                 kv_bytes=prec.kv_bytes, kv_width=latent, count=count, dtype=adt,
                                 name="attention_mla", role=OpRole.MLA_ATTENTION, **cost))
-        ops.append(gemm("v_absorb", rows * heads, m.v_head_dim, m.kv_lora_rank, pa, w, gdt, count,
-                        role=OpRole.V_ABSORB))
+        ops.append(per_head(gemm("v_absorb", rows * heads, m.v_head_dim, m.kv_lora_rank, pa, w, gdt, count,
+                                 role=OpRole.V_ABSORB), heads))
     if expanded:
         # Prefill expands the latent of every attended token into per-head K and V.
         ctx = sum(n * (c + q) for q, c, n in expanded)

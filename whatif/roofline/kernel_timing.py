@@ -311,6 +311,8 @@ def op_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
         each = [op_seconds(p, gpu, engine, t_extra_memory, overrides) for p in parts]
         return tuple(sum(t[i] for t in each) for i in range(4))
     if op.op_class == OpClass.GEMM:
+        if op.bmm_fit:
+            return absorb_bmm_seconds(op, gpu, engine)
         if op.shape.groups != 1.0:
             if has_fused_fit(op, gpu, engine):
                 return expert_gemm_seconds(op, gpu, t_extra_memory, engine)
@@ -322,6 +324,21 @@ def op_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
         return mla_prefill_seconds(op, gpu, engine, kv_fit_dtype(op), t_extra_memory, overrides)
     phase = prefill_seconds if op.op_class == OpClass.ATTENTION_PREFILL else decode_seconds
     return phase(op, gpu, engine, kv_fit_dtype(op), t_extra_memory, overrides)
+
+
+def absorb_bmm_seconds(op: Op, gpu, engine: str) -> tuple[float, float, float, float]:
+    """(time, compute, memory, fixed) of an absorbed-MLA 16-bit bmm by the engine's mla_bmm fit (the table of its
+    own torch.bmm: aiconfigurator's mla_bmm_perf, kernel_source vllm_torch_bmm), `bmm_heads` heads of m / heads
+    tokens each, K in and N out per head."""
+    from .kernel_models.fitted_roofline import family_params, fitted_seconds
+    from .kernel_models.mla_modules import mla_bmm_work
+    s, c = op.shape, ceilings(gpu)
+    heads = s.bmm_heads
+    parts, items = mla_bmm_work(s.m / heads, heads, s.k, s.n, "bfloat16", c, False)
+    p = family_params("mla_bmm", engine, c.arch)
+    t = float(fitted_seconds(parts, items, c.sms, p))
+    fixed = p.floor_s + p.item_s * items / c.sms
+    return t, sum(x[0] for x in parts), sum(x[1] + x[2] for x in parts), fixed
 
 
 def kv_fit_dtype(op: Op) -> str:

@@ -36,6 +36,7 @@ class GemmShape(OpShape):
     topk: float = 0.0
     experts: float = 0.0
     block_m: float = 0.0
+    bmm_heads: float = 0.0   # an absorbed-MLA bmm: m = tokens x these heads, each head its own (k x n) weights
 
     def to_dict(self) -> dict:
         d = {"m": self.m, "n": self.n, "k": self.k}

@@ -71,6 +71,7 @@ class Op:
     fp4_weights: bool = False   # MXFP4 weights beside 16-bit activations, dequantized in the kernel (dequant.py)
     weight_only_kernel: bool = False   # ... run by the engine's weight-only MoE kernel (moe_kernels: marlin)
     collective_kernel: str = ""  # the engine whose collective fit prices it ("": the pass's engine)
+    bmm_fit: bool = False   # an absorbed-MLA bmm priced by its engine's mla_bmm fit (engine_kernels.absorb_bf16)
 
     def __post_init__(self):
         if type(self.op_class) is not OpClass:   # (built from a class member, as the graph does: nothing to convert)

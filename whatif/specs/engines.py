@@ -133,6 +133,7 @@ class EngineSpec:
     eager_input_quantize: bool = False    # dense fp8 GEMMs launch their own input-quantize kernel (eager passes)
     row_linear_bias_add: bool = False     # o_proj / MLP down biases added by a kernel of their own after the GEMM
     fused_add_rmsnorm: bool = False       # the residual add and the RMSNorm after it run as one kernel (kernel_options)
+    mla_absorb_bf16: bool = False         # MLA's q_absorb / v_absorb: 16-bit bmm on load-dequantized weights
     programmatic_launch: bool = False     # kernels launched with PDL: no inter-kernel gap in a pass (kernel_options)
     sync_around_attention: bool = False   # the host calls torch.cuda.synchronize() before and after each attention
     gemm_fits: str = ""                   # GEMMs by another measured fit where its GPU has one ("": the engine's)

@@ -18,6 +18,9 @@
   sgl-kernel's fused_add_rmsnorm: reads the hidden state and the residual, writes both), so a decoder layer's
   residual add and the RMSNorm after it (the post-attention norm, the next layer's input norm) are one kernel, not
   two (roofline/residual_norm.py);
+- `mla_absorb_bf16`: its absorbed-MLA batched GEMMs (q_absorb: q_nope x W_UK_T, v_absorb: latent x W_UV) run a
+  16-bit torch.bmm on weights it dequantized at load, whatever kv_b_proj's stored format: no fp8 / fp4 GEMM and no
+  input quantize for them (roofline/engine_kernels.py);
 - `sync_around_attention`: its eager loop calls torch.cuda.synchronize() before and after each attention call,
   so the host's launches and the GPU's attention add instead of overlapping (roofline/attention_sync.py);
 - `eager_input_quantize`: its dense fp8 GEMMs quantize their input in a kernel of their own, so an eager prefill
@@ -76,7 +79,7 @@ KERNEL_KEYS = {"fits", "gqa_decode_shares_kv", "attention_scores_materialised", 
                "moe_finalize_allreduce_max_tokens",
                "shared_expert_stream", "prefill_op_launches", "eager_input_quantize", "dp_prefill_gather",
                "dsa_prefill_as_decode", "row_linear_bias_add", "fused_add_rmsnorm", "gemm_fits",
-               "sync_around_attention", "programmatic_launch"}
+               "sync_around_attention", "programmatic_launch", "mla_absorb_bf16"}
 GEMM_FIT_SOURCES = ("vidur",)   # roofline/era_gemm_fits.py: Vidur's in-layer timings of vLLM 0.2-era layers
 FUSION_KERNELS = ("vllm", "sglang", "trtllm")   # engines with a fitted custom all-reduce (data/collective_fit.yaml)
 DP_MOE_ALLTOALL = ("always", "mnnvl")
@@ -127,6 +130,8 @@ def kernel_options(sec: dict, where: str, read) -> dict:
         out["row_linear_bias_add"] = boolean(read("row_linear_bias_add"), f"{where}.row_linear_bias_add")
     if "fused_add_rmsnorm" in sec:
         out["fused_add_rmsnorm"] = boolean(read("fused_add_rmsnorm"), f"{where}.fused_add_rmsnorm")
+    if "mla_absorb_bf16" in sec:
+        out["mla_absorb_bf16"] = boolean(read("mla_absorb_bf16"), f"{where}.mla_absorb_bf16")
     if "sync_around_attention" in sec:
         out["sync_around_attention"] = boolean(read("sync_around_attention"), f"{where}.sync_around_attention")
     if "programmatic_launch" in sec:

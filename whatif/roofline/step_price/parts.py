@@ -326,6 +326,7 @@ class PassParts:
         """Whether `op` is a dense GEMM time_op prices by its fitted kernel model alone (gemm_seconds)."""
         s = self.setup
         return bool(s.efficiency.engine and op.op_class == OpClass.GEMM and op.shape.groups == 1.0 and not op.alu_ops
+                    and not op.bmm_fit   # an absorbed-MLA bmm: its own fit (kernel_timing.absorb_bmm_seconds)
                     and op.dtype != "fp32"   # an SGEMM: kernel_timing.gemm_seconds' own branch (time_op)
                     and kernel_timing.covers(op, s.system.gpu) and not link_bytes(op))
 
