@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from step_ops import decode_step, find_row, mid_run_context, prefill_pass, summed   # noqa: E402
+from step_ops import decode_step, find_row, mid_run_context, prefill_pass, summed, trtllm_row_problem   # noqa: E402
 
 REFERENCE = ROOT.parent / "shared" / "reference" / "aiconfigurator"
 GPU_NAME = {"dgx-h100": "h100_sxm", "dgx-b200": "b200_sxm"}
@@ -135,11 +135,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import serving_reference as sr
     row = find_row(args.id)
-    if row is None:
-        print(f"id: unknown row {args.id!r}", file=sys.stderr)
-        return 2
-    if row.get("backend") != "trtllm":
-        print(f"id: {args.id!r} is not a TensorRT-LLM row (backend {row.get('backend')!r})", file=sys.stderr)
+    if problem := trtllm_row_problem(args.id, row):
+        print(problem, file=sys.stderr)
         return 2
     batch = args.batch or sr.concurrency(row)
     context = args.context or mid_run_context(row)

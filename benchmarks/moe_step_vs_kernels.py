@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from dense_step_vs_kernels import GPU_NAME, REFERENCE, gemm_us, interp, measured_us, tables   # noqa: E402
-from step_ops import decode_step, find_row, mid_run_context, prefill_pass, summed   # noqa: E402
+from step_ops import decode_step, find_row, mid_run_context, prefill_pass, summed, trtllm_row_problem   # noqa: E402
 
 DISTRIBUTIONS = ("balanced", "power_law_1.01", "power_law_1.2")
 # whatif's expert format -> moe.parquet's moe_dtype (TensorRT-LLM's H100 rows: bfloat16, fp8, fp8_block)
@@ -129,11 +129,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import serving_reference as sr
     row = find_row(args.id)
-    if row is None:
-        print(f"id: unknown row {args.id!r}", file=sys.stderr)
-        return 2
-    if row.get("backend") != "trtllm":
-        print(f"id: {args.id!r} is not a TensorRT-LLM row (backend {row.get('backend')!r})", file=sys.stderr)
+    if problem := trtllm_row_problem(args.id, row):
+        print(problem, file=sys.stderr)
         return 2
     context = args.context or mid_run_context(row)
     ttft, tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])

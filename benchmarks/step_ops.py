@@ -33,6 +33,15 @@ def find_row(row_id: str) -> dict | None:
     return next((r for r in sr.load() if r["id"] == row_id), None)
 
 
+def trtllm_row_problem(row_id: str, row: dict | None) -> str:
+    """'' for a TensorRT-LLM row of the file, else the one-line error the op-by-op scripts print."""
+    if row is None:
+        return f"id: unknown row {row_id!r}"
+    if row.get("backend") != "trtllm":
+        return f"id: {row_id!r} is not a TensorRT-LLM row (backend {row.get('backend')!r})"
+    return ""
+
+
 def mid_run_context(row: dict) -> int:
     """Cached tokens of a mid-run decode step of the row: its input plus half its output."""
     return int(float(row["isl"])) + int(float(row["osl"])) // 2
