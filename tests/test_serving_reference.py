@@ -807,9 +807,15 @@ def test_the_whole_file():
     # recipe runs PDL (72 J): gpt-oss TPOT 12.24 -> 10.42%, TTFT 25.42 -> 25.79% (worse); worse: trtllm-gen's MLA head
     # tile (72 F, F2) reads a 32-head latent twice where L2 serves part of it, SGLang DeepSeek agg TPOT 6.87 -> 8.66%;
     # 701 rows moved)
-    assert ttft["mape"] < 31.15 and ttft["median_ape"] < 29.15 and ttft["off3x"] <= 94, ttft
-    assert tpot["mape"] < 9.22, tpot
-    # the issue's target is TPOT <= 10% on every GPU: B200 9.41%, H100 8.78% since session 72 (above)
+    # (session 73 after all merges: TTFT 31.07%, median 28.95%, x0.71, 94 off by 3x; TPOT 9.02%, B200 9.40%, H100
+    # 8.24%: TensorRT-LLM's Qwen3-MoE all-reduce + add + norm fusion (73 G): Qwen3-235B TPOT 13.09 -> 10.50%, TTFT
+    # 29.58 -> 32.18% (worse: fewer eager launches on rows already low); the residual add + RMSNorm as one kernel on
+    # TensorRT-LLM and SGLang (73 K): TensorRT-LLM TPOT 9.44 -> 9.00%, SGLang 9.68 -> 10.02% (worse: Qwen3.5 11.26 ->
+    # 11.89%, GLM-5 8.97 -> 9.61%, decode steps already priced low); the Triton MoE fit at SGLang's shipped configs
+    # (73 E): MiniMax TPOT 9.03 -> 8.52%; SGLang's fp8 on DeepSeek's block checkpoint (73 M); 1,643 rows moved)
+    assert ttft["mape"] < 31.10 and ttft["median_ape"] < 29.0 and ttft["off3x"] <= 94, ttft
+    assert tpot["mape"] < 9.05, tpot
+    # the issue's target is TPOT <= 10% on every GPU: B200 9.40%, H100 8.24% since session 73 (above)
     for gpu, limit in (("b200_sxm", 10.0), ("h100_sxm", 10.0)):
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= limit, gpu
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
@@ -838,6 +844,7 @@ def test_the_whole_file():
     # decode pools' steps, already read high (x1.10 -> 1.16 at 64 clients); TensorRT-LLM's NVFP4 pools improve)
     # (session 72: 7.33%, worse: the srt-slurm TensorRT-LLM recipes export TRTLLM_ENABLE_PDL=1 (72 J2), so their pools
     # pay no inter-kernel gap; their light-load DeepSeek decode, already x0.99, now reads x0.94: TRT-LLM 5.99 -> 6.68%)
+    # (session 73: 7.33%)
     assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 7.35, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
@@ -870,7 +877,8 @@ def test_the_whole_file():
     # (session 70: 44.05%, x0.54, 10 off by 3x)
     # (session 72: 44.48%, x0.54, 10 off by 3x: worse, the PDL pools' prefill steps (72 J2) shorten first tokens
     # already early)
-    assert ttft["mape"] < 44.5 and ttft["off3x"] <= 10, ttft
+    # (session 73: 44.27%, x0.54, 10 off by 3x)
+    assert ttft["mape"] < 44.3 and ttft["off3x"] <= 10, ttft
 
 
 def test_deepseek_r1_fp8_on_four_b200_is_too_tight_at_sglangs_default_memory_fraction():
