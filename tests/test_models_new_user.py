@@ -154,7 +154,7 @@ def test_each_model_the_issue_names_estimates_by_its_hugging_face_id(capsys, mon
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))     # an empty cache: the shipped profile answers
     out = run_text(capsys, "estimate", "--model", hf_id, "--hardware", hardware, "--tp", str(tp), "--batch", "8",
                    "--prompt", "1024", "--output", "64", "--no-ops")
-    assert out.startswith(f"{profile} on ")
+    assert out.startswith(f"{hf_id} (profile {profile}) on ")   # the id asked for, then the profile it ran
     assert "\nfits" in out and out.split("\nfits")[1].split()[0] == "yes"
 
 
@@ -199,7 +199,7 @@ def test_each_sibling_release_estimates_by_its_hugging_face_id(capsys, monkeypat
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))     # an empty cache: the shipped profile answers
     out = run_text(capsys, "estimate", "--model", hf_id, "--hardware", hardware, "--tp", str(tp), "--batch", "8",
                    "--prompt", "1024", "--output", "64", "--no-ops", *extra)
-    assert out.startswith(f"{profile} on ")
+    assert out.startswith(f"{hf_id} (profile {profile}) on ")   # the id asked for, then the profile it ran
     assert "\nfits" in out and out.split("\nfits")[1].split()[0] == "yes"
     assert ("16-bit assumed" in out.splitlines()[0]) == assumed   # an alias without its quantization_config
 

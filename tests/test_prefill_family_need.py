@@ -23,7 +23,7 @@ def test_tp_attention_scatters_a_prompt_and_dp_attention_keeps_it():
 
 def test_the_committed_miss_is_measured_less_predicted():
     miss = pfn.committed_miss_ms("dsr1_b200_sglang_fp8_agg_8192x1024_c4_cfg199")
-    assert miss == pytest.approx(686.385 - 254.401, abs=0.5)
+    assert miss == pytest.approx(686.385 - 252.835, abs=0.5)   # the committed row since session 73 (254.401 before)
     assert pfn.committed_miss_ms("no such row") is None
 
 

@@ -42,6 +42,11 @@ def test_an_8k_deepseek_pass_meets_the_tables_family_by_family():
     rows = {r["id"]: r for r in sr.load()}
     gemm = pft.load_gemm_table(AIC)
     c = pft.compare(rows["dsr1_b200_sglang_fp8_agg_8192x1024_c4_cfg87"], AIC, gemm)
-    for fam in ("attention module", "routed moe", "all-reduce", "dense gemms"):
+    for fam in ("attention module", "routed moe", "all-reduce"):
         whatif, lo, hi, _ = c["families"][fam]
         assert 0.8 < whatif / hi and whatif / lo < 1.3, fam   # session 68 D: x0.91-1.22 at 8k
+    # since session 73 M the row's "fp8" runs the checkpoint's 128x128 block GEMMs (SGLang's Fp8Config reads its
+    # weight_block_size), which gemm.parquet does not table: its per-tensor fp8 rows were the stand-in (x0.91-1.22
+    # before), and whatif's block GEMMs now read x0.65 of them (a lead: a block-FP8 GEMM table would test it)
+    whatif, lo, hi, _ = c["families"]["dense gemms"]
+    assert 0.55 < whatif / hi < 0.75, whatif / hi
