@@ -14,8 +14,8 @@ from whatif.roofline.kernel_models import collectives as col
 from whatif.roofline.kernel_models.params import efficiency_fields, params_for
 from whatif.specs import hardware
 
-AMD_GPUS = ("mi300x", "mi325x", "mi355x")
-AMD_SYSTEMS = ("mi300x-8x", "mi325x-8x", "mi355x-8x")
+AMD_GPUS = ("mi300x", "mi325x", "mi355x", "mi350x")
+AMD_SYSTEMS = ("mi300x-8x", "mi325x-8x", "mi355x-8x", "mi350x-8x")
 MESH_LINKS = ("infinity-fabric-mi300", "infinity-fabric-mi350")
 
 

@@ -20,6 +20,7 @@ DENSE_BF16 = {
     "h100-pcie": 756e12,
     "h100-nvl": 835e12,
     "h200-sxm": 989e12,
+    "h200-nvl": 835e12,    # H200 datasheet, H200 NVL column: 1,671 sparse (as H100 NVL)
     "gh200-96gb": 989e12,
     "gh200-144gb": 989e12,
     "b200": 2250e12,
@@ -39,6 +40,7 @@ DENSE_BF16 = {
     "mi300x": 1307.4e12,   # AMD MI300X datasheet: 2614.9 sparse
     "mi325x": 1307.4e12,   # AMD MI325X datasheet, as MI300X
     "mi355x": 2516.6e12,   # AMD MI355X datasheet: 5033.2 sparse
+    "mi350x": 2306.9e12,   # AMD MI350X datasheet: 4613.7 sparse (2200 vs 2400 MHz)
 }
 DENSE_FP16_ONLY = {"t4": 65e12}
 # The largest dense BF16 peak shipped (GB200/GB300); a bigger one is almost surely a 2:4-sparse figure.
@@ -46,7 +48,7 @@ MAX_DENSE_BF16 = 2.6e15
 # Dense FP8 and FP4 peaks where they are not 2x the next-wider dtype: Blackwell Ultra's NVFP4 is 3x
 # its FP8 (HGX B300: 108 PF dense FP4 vs 36 PF sparse FP8 per 8 GPUs; GB300 NVL72: 1080 vs 360 per 72).
 DENSE_FP4 = {"b200": 9000e12, "gb200": 10000e12, "b300": 13500e12, "gb300": 15000e12,
-             "rtx-pro-6000-server": 2000e12, "mi355x": 10066.3e12}   # MI355X: MXFP4 (and MXFP6) 2x its FP8
+             "rtx-pro-6000-server": 2000e12, "mi355x": 10066.3e12, "mi350x": 9227.5e12}   # MI355X: MXFP4 (and MXFP6) 2x its FP8
 DENSE_FP8 = {"b300": 4500e12, "gb300": 5000e12, "h20": 296e12, "l40s": 733e12, "l4": 242.5e12}
 # Peaks that are not read straight off an NVIDIA datasheet, and why (the profile's source says it):
 PEAK_PROVENANCE = {
@@ -61,6 +63,7 @@ DRIVER_MIB = {
     "mi300x": 196288,   # rocm-smi VRAM Total Memory, as the profile cites
     "a100-pcie-80gb": 81920, "h100-pcie": 81559, "h100-nvl": 95830, "a40": 46068, "rtx-4090": 24564,
     "rtx-a6000": 49140,   # session 73 Q
+    "h200-nvl": 143771,   # session 73 S: a 4x H200 NVL server's nvidia-smi
 }
 NEW_SYSTEMS = ["hgx-b300", "gb200-nvl72", "gb300-nvl72", "hgx-h20", "l40s-8x-pcie", "rtx-pro-6000-server-8x"]
 
@@ -84,7 +87,7 @@ def _quantities(component):
 
 def test_expected_profiles_are_shipped():
     expected = set(DENSE_BF16) | {
-        "nvlink-3", "nvlink-4", "nvlink-5", "nvlink-bridge-a100", "nvlink-bridge-h100",
+        "nvlink-3", "nvlink-4", "nvlink-5", "nvlink-bridge-a100", "nvlink-bridge-h100", "nvlink-bridge-h200",
         "pcie-gen4-x16", "pcie-gen5-x16", "pcie-gen5-x8", "nvlink-c2c", "nvme-gen4-x4", "nvme-gen5-x4",
         "ddr4-3200-rdimm", "ddr5-4800-rdimm", "grace-lpddr5x-480gb", "cxl-micron-cz120-256gb",
         "cxl-samsung-cmm-d-512gb", "nvme-gen4-ssd", "nvme-gen5-ssd",
@@ -314,7 +317,7 @@ ENABLED_SMS = {"b200": 148, "b300": 148, "gb200": 152, "gb300": 152, "h100-sxm":
                "gh200-96gb": 132, "gh200-144gb": 132, "h20": 78, "rtx-pro-6000-server": 188}
 # Dense BF16 FLOP a tensor-core SM does a clock (Hopper 4096, datacenter Blackwell 8192).
 BF16_FLOP_PER_SM_CLOCK = {"hopper": 4096, "blackwell": 8192}
-CLOCK_AT_PEAK = ["h100-sxm", "h200-sxm", "gh200-96gb", "gh200-144gb", "b200", "b300", "gb200", "gb300"]
+CLOCK_AT_PEAK = ["h100-sxm", "h200-sxm", "h200-nvl", "gh200-96gb", "gh200-144gb", "b200", "b300", "gb200", "gb300"]
 
 
 @pytest.mark.parametrize("name", sorted(ENABLED_SMS))

@@ -20,7 +20,7 @@ NOT_SOURCED = {
 }
 # ROCm GPUs whose hbm_capacity is already the total torch reports on ROCm (rocm-smi's VRAM total: ROCm keeps no
 # driver reservation out of it, MI300X 206141652992 B = 191.98 GiB in both), so no separate runtime total exists.
-ROCM_TOTAL_IS_THE_RUNTIME_TOTAL = {"mi300x", "mi325x", "mi355x"}
+ROCM_TOTAL_IS_THE_RUNTIME_TOTAL = {"mi300x", "mi325x", "mi355x", "mi350x"}
 GPUS = hardware.list_components("gpu")
 
 
@@ -53,6 +53,7 @@ def test_the_held_out_gpus_size_their_pool_from_the_runtime_total():
     expected_gib = {"h200-sxm": 139.81, "gb200": 184.31, "b300": 267.69, "gb300": 276.50, "h20": 95.00,
                     "a100-sxm-80gb": 79.25, "a100-pcie-80gb": 79.15, "h100-nvl": 93.09, "a40": 44.42,
                     "rtx-4090": 23.64, "rtx-a6000": 47.40, "t4": 14.74, "l4": 22.03,
-                    "mi325x": 255.98, "mi355x": 287.98}   # session 73 Q
+                    "mi325x": 255.98, "mi355x": 287.98,   # session 73 Q
+                    "h200-nvl": 139.72, "mi350x": 287.98}   # session 73 S
     for name, gib in expected_gib.items():
         assert hardware.load_component(name, "gpu").engine_capacity_bytes / GIB == pytest.approx(gib), name

@@ -13,6 +13,7 @@ from ..errors import WhatifError
 
 # Substrings of torch.cuda.get_device_name() -> whatif GPU profile, most specific first.
 PROFILES = (("GH200", "gh200-144gb"), ("H100 PCIe", "h100-pcie"), ("H100 NVL", "h100-nvl"), ("H100", "h100-sxm"),
+            ("H200 NVL", "h200-nvl"),
             ("H200", "h200-sxm"), ("A100-SXM4-80GB", "a100-sxm-80gb"), ("A100 80GB PCIe", "a100-pcie-80gb"),
             ("A100-SXM4-40GB", "a100-sxm-40gb"), ("B200", "b200"), ("RTX 4090", "rtx-4090"), ("A10", "a10"))
 SMI_FIELDS = ("driver_version", "clocks.sm", "clocks.max.sm", "clocks.mem", "clocks.max.mem", "power.limit",
