@@ -48,7 +48,8 @@ MAX_DENSE_BF16 = 2.6e15
 # Dense FP8 and FP4 peaks where they are not 2x the next-wider dtype: Blackwell Ultra's NVFP4 is 3x
 # its FP8 (HGX B300: 108 PF dense FP4 vs 36 PF sparse FP8 per 8 GPUs; GB300 NVL72: 1080 vs 360 per 72).
 DENSE_FP4 = {"b200": 9000e12, "gb200": 10000e12, "b300": 13500e12, "gb300": 15000e12,
-             "rtx-pro-6000-server": 2000e12, "mi355x": 10066.3e12, "mi350x": 9227.5e12}   # MI355X: MXFP4 (and MXFP6) 2x its FP8
+             "rtx-pro-6000-server": 2000e12,
+             "mi355x": 10066.3e12, "mi350x": 9227.5e12}   # MI350/355X: MXFP4 (and MXFP6) 2x its FP8
 DENSE_FP8 = {"b300": 4500e12, "gb300": 5000e12, "h20": 296e12, "l40s": 733e12, "l4": 242.5e12}
 # Peaks that are not read straight off an NVIDIA datasheet, and why (the profile's source says it):
 PEAK_PROVENANCE = {
