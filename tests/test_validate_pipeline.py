@@ -228,7 +228,8 @@ def test_calibrate_and_report_need_neither_torch_nor_triton():
 
 @pytest.mark.parametrize("name,profile", [("NVIDIA H100 80GB HBM3", "h100-sxm"), ("NVIDIA H200", "h200-sxm"),
                                           ("NVIDIA GH200 480GB", "gh200-144gb"), ("NVIDIA H100 PCIe", "h100-pcie"),
-                                          ("NVIDIA A100-SXM4-80GB", "a100-sxm-80gb")])
+                                          ("NVIDIA A100-SXM4-80GB", "a100-sxm-80gb"),
+                                          ("NVIDIA H200 NVL", "h200-nvl")])
 def test_device_names_map_to_profiles(name, profile):
     from whatif.validate.device import profile_for
     assert profile_for(name) == profile
