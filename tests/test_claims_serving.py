@@ -98,18 +98,22 @@ def test_fastgen_sla_is_its_benchmarks_rule():
     assert not meets(record(2.5, [0.2] * 60), 4.0)               # 1024 tokens at 512 tok/s: 2 s allowed
 
 
-def test_latency_at_equal_throughput_is_read_off_the_client_curve(monkeypatch):
-    """e2e_at_throughput: linear between the two closed-loop points around the target; inf when none reaches it."""
+def client_curve_run(curve: dict):
+    """A stand-in for serving.run whose closed loop of N clients finishes curve[N] = (requests/s, mean e2e s)."""
     from types import SimpleNamespace
-    from whatif.claims import serving
-
-    curve = {1: (0.5, 2.0), 4: (1.0, 4.0), 8: (1.5, 8.0)}     # clients -> (requests/s, mean e2e s)
 
     def fake_run(mapping, rate=None):
         rps, e2e = curve[mapping["sim"]["traffic"]["concurrency"]]
         return SimpleNamespace(summary=lambda: {"throughput": {"finished_rps": rps}},
                                latency=lambda: {"e2e_s": {"mean": e2e}})
-    monkeypatch.setattr(serving, "run", fake_run)
+    return fake_run
+
+
+def test_latency_at_equal_throughput_is_read_off_the_client_curve(monkeypatch):
+    """e2e_at_throughput: linear between the two closed-loop points around the target; inf when none reaches it."""
+    from whatif.claims import serving
+
+    monkeypatch.setattr(serving, "run", client_curve_run({1: (0.5, 2.0), 4: (1.0, 4.0), 8: (1.5, 8.0)}))
     m = {"sim": {"traffic": {}, "criterion": {"clients": [1, 4, 8], "throughput_rps": 1.2}}}
     assert serving.e2e_at_throughput(m) == pytest.approx(4.0 + 4.0 * 0.2 / 0.5)
     assert serving.e2e_at_throughput(deep_merged(m, {"sim": {"criterion": {"throughput_rps": 2.0}}})) == float("inf")
@@ -118,16 +122,9 @@ def test_latency_at_equal_throughput_is_read_off_the_client_curve(monkeypatch):
 def test_throughput_at_equal_latency_is_read_off_the_client_curve(monkeypatch):
     """throughput_at_e2e: linear between the two closed-loop points around the target latency; 0 below the curve,
     the curve's highest throughput past it."""
-    from types import SimpleNamespace
     from whatif.claims import serving
 
-    curve = {1: (0.5, 2.0), 4: (1.0, 4.0), 8: (1.5, 8.0)}     # clients -> (requests/s, mean e2e s)
-
-    def fake_run(mapping, rate=None):
-        rps, e2e = curve[mapping["sim"]["traffic"]["concurrency"]]
-        return SimpleNamespace(summary=lambda: {"throughput": {"finished_rps": rps}},
-                               latency=lambda: {"e2e_s": {"mean": e2e}})
-    monkeypatch.setattr(serving, "run", fake_run)
+    monkeypatch.setattr(serving, "run", client_curve_run({1: (0.5, 2.0), 4: (1.0, 4.0), 8: (1.5, 8.0)}))
 
     def at(e2e_s: float) -> float:
         return serving.throughput_at_e2e({"sim": {"traffic": {}, "criterion": {"clients": [1, 4, 8], "e2e_s": e2e_s}}})

@@ -126,21 +126,29 @@ def peak_goodput_rps(mapping: dict) -> float:
     return max(goodput(run(deep_merged(mapping, {"sim": {"traffic": {"concurrency": c}}}))) for c in crit["clients"])
 
 
+def client_curve(mapping: dict) -> list[tuple[float, float]]:
+    """(finished requests/s, mean end-to-end s) of a closed loop at each of the criterion's `clients` counts."""
+    points = []
+    for c in mapping["sim"]["criterion"]["clients"]:
+        result = run(deep_merged(mapping, {"sim": {"traffic": {"concurrency": c}}}))
+        points.append((result.summary()["throughput"]["finished_rps"], result.latency()["e2e_s"]["mean"]))
+    return points
+
+
+def read_off(points, target: float) -> float | None:
+    """y at x = `target` on the sorted (x, y) points, linear between the two around it; None outside them."""
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if x0 <= target <= x1:
+            return y0 + (y1 - y0) * (target - x0) / (x1 - x0) if x1 > x0 else y0
+    return None
+
+
 def e2e_at_throughput(mapping: dict) -> float:
     """Mean end-to-end latency at the criterion's `throughput_rps`, read off the closed-loop throughput-latency
     curve of its `clients` counts (linear between the two points around it; DeepSpeed-FastGen's Figure 2 compares
     latency at equal throughput). inf when no client count reaches that throughput."""
-    crit = mapping["sim"]["criterion"]
-    target = crit["throughput_rps"]
-    points = []
-    for c in crit["clients"]:
-        result = run(deep_merged(mapping, {"sim": {"traffic": {"concurrency": c}}}))
-        points.append((result.summary()["throughput"]["finished_rps"], result.latency()["e2e_s"]["mean"]))
-    points.sort()
-    for (x0, y0), (x1, y1) in zip(points, points[1:]):
-        if x0 <= target <= x1:
-            return y0 + (y1 - y0) * (target - x0) / (x1 - x0) if x1 > x0 else y0
-    return float("inf")
+    value = read_off(sorted(client_curve(mapping)), mapping["sim"]["criterion"]["throughput_rps"])
+    return float("inf") if value is None else value
 
 
 def throughput_at_e2e(mapping: dict) -> float:
@@ -148,19 +156,12 @@ def throughput_at_e2e(mapping: dict) -> float:
     latency curve of its `clients` counts (linear between the two points around it; DeepSpeed-FastGen's Figure 2
     also compares throughput at equal latency). 0 when even one client is slower; the curve's highest throughput
     when no client count is that slow (a lower bound)."""
-    crit = mapping["sim"]["criterion"]
-    target = crit["e2e_s"]
-    points = []
-    for c in crit["clients"]:
-        result = run(deep_merged(mapping, {"sim": {"traffic": {"concurrency": c}}}))
-        points.append((result.latency()["e2e_s"]["mean"], result.summary()["throughput"]["finished_rps"]))
-    points.sort()
+    target = mapping["sim"]["criterion"]["e2e_s"]
+    points = sorted((e2e, rps) for rps, e2e in client_curve(mapping))
     if target < points[0][0]:
         return 0.0
-    for (x0, y0), (x1, y1) in zip(points, points[1:]):
-        if x0 <= target <= x1:
-            return y0 + (y1 - y0) * (target - x0) / (x1 - x0) if x1 > x0 else y0
-    return max(y for _, y in points)
+    value = read_off(points, target)
+    return max(y for _, y in points) if value is None else value
 
 
 def _latency(stat: str, q: str):
