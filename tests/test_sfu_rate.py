@@ -7,11 +7,10 @@ import pytest
 
 from whatif.errors import WhatifError
 from whatif.roofline.kernel_models.params import ceilings
-from whatif.roofline.kernel_models.prefill_attention import (EXP_PER_CLK, exp_seconds, prefill_attention_time,
-                                                             prefill_parts)
+from whatif.roofline.kernel_models.prefill_attention import exp_seconds, prefill_attention_time, prefill_parts
 from whatif.roofline.kernel_timing import fitted
 from whatif.specs import hardware
-from whatif.specs.sfu import ARCH_EXP2_PER_SM_CLOCK
+from whatif.specs.sfu import ARCH_EXP2_PER_SM_CLOCK, DEFAULT_EXP2_PER_SM_CLOCK
 
 BLACKWELL_ULTRA = ("b300", "gb300")
 CALIBRATION_GPUS = ("a100-sxm-80gb", "h100-sxm", "b200", "l40s")   # the fitted tables' GPUs
@@ -33,7 +32,7 @@ def test_blackwell_ultra_doubles_b200s_rate_and_the_calibration_gpus_keep_todays
         assert gpu.sfu_exp2.provenance == "datasheet" and "Blackwell Ultra" in gpu.sfu_exp2.source
         assert ceilings(gpu).exp2_per_clock == 2 * ceilings(hardware.load_component("b200", "gpu")).exp2_per_clock
     for name in CALIBRATION_GPUS:   # the fits were made at 16: their prices must not move
-        assert ceilings(hardware.load_component(name, "gpu")).exp2_per_clock == EXP_PER_CLK == 16.0
+        assert ceilings(hardware.load_component(name, "gpu")).exp2_per_clock == DEFAULT_EXP2_PER_SM_CLOCK == 16.0
 
 
 def test_exp_seconds_follow_the_rate():

@@ -54,7 +54,8 @@ from .expert_fits import (BLOCK_FP8_MOE_ENGINE, expert_fit_engine, fit_peak_dtyp
 from .block_promotion import promotion_seconds
 from .weight_only_gemv import GEMV_FLOOR_S, gemv_compute_seconds, runs_gemv
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
-from .kernel_models.prefill_attention import EXP_PER_CLK, prefill_parts
+from .kernel_models.prefill_attention import prefill_parts
+from ..specs.sfu import DEFAULT_EXP2_PER_SM_CLOCK
 from .op_shapes import AttentionShape, GemmShape
 from ..specs.op_kinds import OpRole
 from .ops import L2_REREAD, Op, OpClass
@@ -138,7 +139,8 @@ def is_mla_prefill(op: Op) -> bool:
 CACHE_SIZE = 1 << 16
 
 
-def parts_ceilings(hbm_bw: float, sms: float, clock: float = 0.0, exp2: float = EXP_PER_CLK) -> Ceilings:
+def parts_ceilings(hbm_bw: float, sms: float, clock: float = 0.0,
+                   exp2: float = DEFAULT_EXP2_PER_SM_CLOCK) -> Ceilings:
     """The ceilings the parts functions read besides the peak they are passed: HBM, the SM count and (prefill
     attention's exponential floor) the SM clock and its SFU exp2 results a clock."""
     return Ceilings("-", "-", {}, hbm_bw, sms, 0.0, clock, exp2)
@@ -152,7 +154,7 @@ def gemm_terms(m, n, k, in_bytes, peak, hbm_bw, sms, params) -> tuple[float, flo
 
 @lru_cache(maxsize=CACHE_SIZE)
 def prefill_terms(b, length, heads, kv_heads, d, kv_bytes, peak, hbm_bw, sms, params,
-                  clock=0.0, exp2=EXP_PER_CLK) -> tuple[float, float]:
+                  clock=0.0, exp2=DEFAULT_EXP2_PER_SM_CLOCK) -> tuple[float, float]:
     t_c, t_m, _ = prefill_parts(b, length, heads, kv_heads, d, kv_bytes, 0, peak,
                                 parts_ceilings(hbm_bw, sms, clock, exp2), params)
     return float(t_c), float(t_m)

@@ -34,6 +34,9 @@ ARCH_EXP2_PER_SM_CLOCK = {
     "cdna4": Quantity(16.0, UNIT, "assumed", "no AMD source read for the transcendental rate; NVIDIA's 16 kept"),
 }
 DEFAULT_EXP2_PER_SM_CLOCK = 16.0   # what a Ceilings built without a profile (fitters' columns, tests) assumes
+# SFU reciprocals (MUFU.RCP) an SM a clock, compute capability 5.x-10.x (the same Guide table); Blackwell Ultra's
+# doubled rate is stated for exp2 only, so every GPU keeps 16 (quantize.py's x / scale, linear_attention.py's SiLU)
+RCP_PER_SM_CLOCK = 16.0
 
 
 def default_sfu_exp2(arch: str) -> Quantity:

@@ -35,6 +35,7 @@ import numpy as np
 
 from .fitted_roofline import family_params, fitted_seconds, memory_times
 from .params import ceilings
+from ...specs.sfu import RCP_PER_SM_CLOCK
 
 CHUNK = 64   # FLA's chunk_gated_delta_rule chunk size (BT = 64)
 STATE_BV = 64   # value columns of the state per CTA of FLA's chunk_gated_delta_rule_fwd_h (autotuned 32 or 64)
@@ -139,8 +140,6 @@ def resident_state_times(moved, footprint, c):
 
 CONV_CHUNK_TOKENS = 1024   # TRT-LLM's causal_conv1d_fwd: a CTA's 128 threads x 8 bf16 (kChunkSize), one chunk at a time
 CONV_VEC_ELTS = 8   # kNElts: a sequence length divisible by 8 takes the vectorized load and store (kIsVecLoad)
-RCP_PER_SM_CLOCK = 16.0   # SFU reciprocals an SM a clock, sm80-sm100 (CUDA C Programming Guide, throughput table);
-# the exp2 beside it is the GPU's own (Ceilings.exp2_per_clock: Blackwell Ultra doubles exp2, specs/sfu.py)
 SMEM_BYTES_PER_SM_CLOCK = 128.0   # shared memory: 32 banks x 4 B an SM a clock
 FP32_FLOPS_PER_SM_CLOCK = 256.0   # 128 FP32 lanes x FMA
 

@@ -46,7 +46,6 @@ from ...specs.sfu import DEFAULT_EXP2_PER_SM_CLOCK
 from .params import DTYPE_BYTES, Ceilings, PrefillParams, ceilings, combine
 
 BQ = BK = 128
-EXP_PER_CLK = DEFAULT_EXP2_PER_SM_CLOCK   # exp2 results per clock per SM where no GPU says (specs/sfu.py)
 ACC_COLUMNS = 512.0   # fp32 accumulator columns a SM holds for 128 rows: 256 KiB (B200 TMEM; H100/A100 register file)
 
 
@@ -72,7 +71,7 @@ def tile_pairs(seq, group, window, xp=Arrays):
     return nq, mean_k, xp.minimum(nk, w)
 
 
-def exp_seconds(clock, xp=Arrays, per_clock=EXP_PER_CLK):
+def exp_seconds(clock, xp=Arrays, per_clock=DEFAULT_EXP2_PER_SM_CLOCK):
     """Seconds one SM's special-function units take for a BQ x BK tile's softmax exponentials at `per_clock` exp2
     results a clock (Ceilings.exp2_per_clock); 0 without a clock."""
     clock = xp.asfloat(clock)

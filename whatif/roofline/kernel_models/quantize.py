@@ -35,7 +35,7 @@ stream (beside_stream, fitted_roofline.under_stream; H100 at 32k tokens x 8k: 4 
 Its quantize pass divides each element by the token's scale (scaled_fp8_conversion<false>: `val / scale`; the static
 kernel multiplies by a reciprocal taken once; vLLM csrc/quantization/w8a8/fp8/common.cuh), an IEEE division (nvcc's
 default -prec-div=true) whose reciprocal runs on the SFU at 16 results a clock an SM (CUDA C++ Programming Guide,
-throughput of native arithmetic instructions): DIVISIONS_PER_SM_CLOCK, the per-token kernel's compute term. HBM
+throughput of native arithmetic instructions): RCP_PER_SM_CLOCK, the per-token kernel's compute term. HBM
 bytes per SM clock order where it shows: B200 streams 29 B an SM a clock, H100 14, L40S 2.4, so the division
 outlasts B200's stream (its extra 46 us at 16k tokens x 8k, on a 60 us static kernel) and hides under H100's (2.6
 us of 133). The chain, the division and the re-read all run beside the stream (fitted_seconds with a stream).
@@ -56,6 +56,7 @@ from __future__ import annotations
 from .fitted_roofline import family_params, fitted_seconds
 from .linear_attention import sm_l2_times
 from .params import ceilings
+from ...specs.sfu import RCP_PER_SM_CLOCK
 
 BYTES = {"quantize_scale": 3.0, "quantize_compute_scale": 2.0}
 TORCH_CHAIN = (("div", 6.0), ("clamp", 8.0), ("cast", 5.0), ("copy", 2.0))   # bytes moved per element
@@ -77,10 +78,8 @@ TRT_ABSMAX_GRID = (1024, 1024)   # TensorRT-LLM's per-tensor absmax launch: grid
 # assumed lower bound of one block's life (launch, the scale's load, a pass: ~ a global-memory round trip); the
 # fit's compute_eff scales it, so it sets the unit of that efficiency, not the prediction
 BLOCK_LIFE_CYCLES = 500.0
-# the per-token kernel's x / scale: one SFU reciprocal an element, 16 a clock an SM on compute capability 5.x-10.x
-# (CUDA C++ Programming Guide, "Arithmetic Instructions"); the fit's compute_eff scales it (module docstring).
-# Blackwell Ultra's doubled SFU rate is stated for MUFU.EX2 only (specs/sfu.py), so the reciprocal keeps 16 there.
-DIVISIONS_PER_SM_CLOCK = 16.0
+# the per-token kernel's x / scale: one SFU reciprocal an element (specs/sfu.py RCP_PER_SM_CLOCK); the fit's
+# compute_eff scales it (module docstring)
 
 
 def replay_l2_times(moved, footprint, c):
@@ -160,9 +159,9 @@ def quantize_terms(kind: str, engine: str, m, k, c, torch_chain: bool = False):
 
 def division_seconds(m, k, c):
     """Seconds of vLLM's per-token kernel's per-element x / scale at the SFU's reciprocal rate
-    (DIVISIONS_PER_SM_CLOCK): the compute the static kernel, multiplying by a reciprocal, does not do."""
+    (RCP_PER_SM_CLOCK): the compute the static kernel, multiplying by a reciprocal, does not do."""
     import numpy as np
-    return np.asarray(m, dtype=float) * np.asarray(k, dtype=float) / (c.sms * DIVISIONS_PER_SM_CLOCK * c.clock)
+    return np.asarray(m, dtype=float) * np.asarray(k, dtype=float) / (c.sms * RCP_PER_SM_CLOCK * c.clock)
 
 
 def resident_rows_bytes(m, k, c):
