@@ -290,12 +290,18 @@ _VATTENTION_PREFILL_MISS = (
     "over contiguous KV on the same tokens, by the paper's measure up to 3.92x (FlashAttention v2.5.6's "
     "flash_attn_with_kvcache over a block table, which forces its split-KV kernel, 64 x 128 tiles at head dim 128) "
     "and 1.45x (FlashInfer v0.0.3's paged prefill, 32-key tiles, no split) at 192K; whatif prices a paged and a "
-    "contiguous prefill kernel alike (1.00x) and has no source for either library's paged kernel efficiency; the "
-    "kernels' tiles read at source give at most 1.06x through whatif's attention model (docs/accuracy.md Session 64 "
-    "B). The release's FA_Paged wrapper (sarathi-lean flash_attention_wrapper.py) also builds the prompt's slot "
-    "mapping in a Python loop over every prompt token once a forward (estimated ~0.1 s at 196K, under 1% of the "
-    "prefill) and "
-    "writes K/V with reshape_and_cache_flash before each layer's attention, as the contiguous side writes its cache")
+    "contiguous prefill kernel alike (1.00x); the kernels' tiles read at source give at most 1.06x through whatif's "
+    "attention model (docs/accuracy.md Session 64 B). The one paged kernel measured on the paper's GPU, "
+    "aiconfigurator's A100 vLLM 0.14 prefill rows (FA2's split-KV kernel over a block table, the FA_Paged family: "
+    "vllm-project/flash-attention mha_varlen_fwd run_mha_fwd(params, stream, paged_KV)), runs at 56% of the bf16 "
+    "peak at 16K tokens, and whatif's A100 prefill fit is that kernel (58% at 196K): against it a contiguous kernel "
+    "at FlashAttention-2's best 73% of peak gives 1.20x (Llama-3-8B) / 1.22x (Yi-6B), at 100% of peak 1.52x / "
+    "1.57x, so the 3.92x band (from 3.02x) needs a contiguous kernel at 256% of peak or a paged one at 13% "
+    "(benchmarks/paged_prefill_ceiling.py, docs/accuracy.md Session 74 B); no table holds FlashAttention 2.5.6's "
+    "or FlashInfer 0.0.3's kernels. The release's FA_Paged wrapper (sarathi-lean flash_attention_wrapper.py) "
+    "also builds the prompt's slot mapping in a Python loop over every prompt token once a forward (estimated "
+    "~0.1 s at 196K, under 1% of the prefill) and writes K/V with reshape_and_cache_flash before each layer's "
+    "attention, as the contiguous side writes its cache")
 
 CLAIMS: list[Claim] = [
     Claim("chunked_prefill", "Sarathi-Serve improves serving throughput within desired latency SLOs of Mistral-7B "
