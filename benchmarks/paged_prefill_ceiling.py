@@ -9,8 +9,9 @@ What the table measures (read at source):
   cache (ai-dynamo/aiconfigurator collector/vllm/collect_attn.py: block_size 64, randomize_blocks=True, impl.forward =
   KV write + flash_attn_varlen_func with a block table). On sm80 that is vllm-project/flash-attention's FA2, whose
   mha_varlen_fwd calls `run_mha_fwd(params, stream, paged_KV)` (csrc/flash_attn/flash_api.cpp @04325b67): a block
-  table forces the split-KV kernel, as FA 2.5.6's flash_attn_with_kvcache does for FA_Paged (session 64 B). So these
-  rows are the FA_Paged kernel family on the paper's GPU, with a finer page (64 tokens, not 256).
+  table forces the split-KV kernel, as FA 2.5.6's flash_attn_with_kvcache does for FA_Paged (session 64 B), at the
+  same tile (src/flash_fwd_launch_template.h @039af716 run_mha_fwd_splitkv_dispatch: kBlockM 64, kBlockN 128 at head
+  dim 128, 4 warps). So these rows are FA_Paged's kernel on the paper's GPU, with a finer page (64 tokens, not 256).
 - The A100 SGLang 0.5.10 rows (`flash_attention`, sgl_kernel's FlashAttention over a 64-token page table) are a second
   paged kernel on the same shapes; the L40S SGLang 0.5.14 `flashinfer` rows are FlashInfer's ragged (contiguous)
   prefill (an extend without prefix takes `use_ragged`, flashinfer_backend.py) beside vLLM's FA2 paged rows.
