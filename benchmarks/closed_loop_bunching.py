@@ -68,6 +68,8 @@ def row_regime(row: dict, return_ms: tuple[float, ...] = ()) -> dict:
     out = {"id": row["id"], "isl": int(row["isl"]), "osl": int(row["osl"]), "tp": kw["tp"], "n": n,
            "budget": kw.get("max_num_batched_tokens"), "pass": pass_ms, "measured": float(row["silicon_ttft_ms"]),
            "opening": rounds[0], "steady": statistics.fmean(rounds[1:]), "table": sr.client_means(res, n, total)[0]}
+    budget, isl = out["budget"] or 0, out["isl"]   # prompts a step beside the other decodes, by the token budget
+    out["bunched"] = bunched_passes(n, max(1, min(n, (budget - (n - 1)) // isl)) if budget else 1)
     for ms in return_ms:
         with return_path(ms / 1e3):
             res_r = simulate(**kw)
@@ -89,14 +91,15 @@ def main(argv=None) -> int:
     if not rows:
         ap.error("--query: no scored row selected")
     backs = "".join(f" back{ms:g}" for ms in args.return_ms)
-    print(f"isl/osl     tp  N  budget  pass ms | measured (passes) | opening steady table (passes){backs} (ms)")
+    print(f"isl/osl     tp  N  budget  pass ms | measured (passes) | bunched passes | opening steady table (passes)"
+          f"{backs} (ms)")
     for row in rows:
         r = row_regime(row, tuple(args.return_ms))
         p = r["pass"]
         extra = "".join(f" {r[f'back{ms:g}']:7.0f}" for ms in args.return_ms)
         print(f"{r['isl']:>5}/{r['osl']:<5} {r['tp']:>2} {r['n']:>3} {r['budget']!s:>6} {p:7.1f} | "
-              f"{r['measured']:7.0f} ({r['measured'] / p:4.1f}) | {r['opening']:7.0f} {r['steady']:7.0f} "
-              f"{r['table']:7.0f} ({r['table'] / p:4.1f}){extra}", flush=True)
+              f"{r['measured']:7.0f} ({r['measured'] / p:4.1f}) | {r['bunched']:4.1f} | "
+              f"{r['opening']:7.0f} {r['steady']:7.0f} {r['table']:7.0f} ({r['table'] / p:4.1f}){extra}", flush=True)
     return 0
 
 

@@ -41,10 +41,12 @@ def test_qwen3_32b_rc3_4k_measures_the_bunched_queue_whatif_the_spread_one():
     assert 4.2 < r["measured"] / r["pass"] < 5.0            # 1,133 ms, 4.6 passes: (8 + 1) / 2 is 4.5
     assert r["steady"] / r["pass"] < 3.0                    # 629 ms, 2.6 passes
     assert abs(r["opening"] / r["measured"] - 1) < 0.1      # the opening burst: 1,135 ms
+    assert r["bunched"] == pytest.approx(4.5)               # 5,632 tokens: one 4,096-token prompt a step
     assert r["back50"] > 1.4 * r["table"]                   # a 50 ms way back re-bunches the loop: 978 ms
 
 
 def test_qwen3_32b_rc3_1k_pairs_prompts_in_whatifs_budget_and_so_matches():
     r = clb.row_regime(_row(1024))
     assert r["budget"] >= 2 * 1024 + 7                      # 8 + 1,024 + 1,500 rounded to 32: two prompts a step
+    assert r["bunched"] == pytest.approx(5.0)
     assert abs(r["table"] / r["measured"] - 1) < 0.05       # 273 ms both
