@@ -29,7 +29,7 @@ def test_every_fit_is_physical_and_sourced():
             assert b["memory_eff"] < 0.9 and b["compute_eff"] < 0.9, where
         assert 1 <= b["smooth"] <= mf.MAX_SMOOTH and 1 <= b["l2_speedup"] <= mf.MAX_L2_SPEEDUP, where
         # a floor in seconds, or in SM clocks for the FIXED_COST_IN_CLOCKS families (their floor_s / item_s 0)
-        clocked = fitted_roofline.fixed_cost_in_clocks(where.split("/")[0])
+        clocked = fitted_roofline.fixed_cost_in_clocks(*where.split("/")[:2])
         assert (b.get("floor_cycles", 0.0) > 0 and b["floor_s"] == 0 if clocked else b["floor_s"] > 0), where
         assert b["item_s"] >= 0 and b.get("item_cycles", 0.0) >= 0 and not (clocked and b["item_s"]), where
         assert b["fitted_on"]["rows"] > 0 and b["fitted_on"]["versions"], where
