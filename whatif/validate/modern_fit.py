@@ -100,7 +100,8 @@ def fit(rows, compute_eff=None) -> RooflineParams:
     with_clocked = bool(np.any(_steps(rows, "clocked") > 0))
     # rows timed eagerly (modern_rows marks them): host launches overlap the GPU (fitted_roofline.host_overlap)
     with_host = bool("eager" in rows.columns and (rows["eager"] > 0).all())
-    in_clocks = fixed_cost_in_clocks(str(rows["family"].iloc[0])) if "family" in rows.columns else False
+    first = rows.iloc[0]
+    in_clocks = "family" in rows.columns and fixed_cost_in_clocks(str(first["family"]), str(first.get("engine", "")))
 
     def params(v):
         p = to_params(v, with_items, with_l2, with_steps, with_clocked, with_host, in_clocks)

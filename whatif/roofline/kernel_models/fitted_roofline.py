@@ -58,11 +58,19 @@ class RooflineParams:
 # whole query tiles. Leave-one-GPU-out, every cell better (docs/accuracy.md "Session 72 G"): TensorRT-LLM B200 /
 # H100 / L40S 13.8 / 13.3 / 27.5 -> 10.6 / 9.2 / 14.3%, SGLang and vLLM (B200, H100) 0.1-0.6 points.
 FIXED_COST_IN_CLOCKS = ("encoder_attention",)
+# (family, engine) pairs whose floor is in SM clocks for that engine's kernels alone: vLLM's one-block-a-token
+# static_scaled_fp8_quant and SGLang's collector chain of four PyTorch elementwise kernels, graph-replayed; their
+# smallest calls cost ~3,100-3,900 SM clocks a kernel on B200, H100 and L40S alike (docs/accuracy.md "Session 74 E").
+# TensorRT-LLM's scaleMatrixPerTensorVec is not among them: launched with programmatic dependent launch on sm90+
+# (cudaGridDependencySynchronize; TensorRT-LLM cpp/tensorrt_llm/common/cudaFp8Utils.cu), its floor is 2,400 clocks
+# on H100, 3,300 on B200 and 6,500 on L40S.
+FIXED_COST_IN_CLOCKS_BY_ENGINE = {"quantize_scale": ("vllm", "sglang")}
 
 
-def fixed_cost_in_clocks(family: str) -> bool:
-    """Whether `family`'s floor and per-item cost are fitted in SM clocks (FIXED_COST_IN_CLOCKS, by name prefix)."""
-    return family.startswith(FIXED_COST_IN_CLOCKS)
+def fixed_cost_in_clocks(family: str, engine: str = "") -> bool:
+    """Whether `family`'s floor and per-item cost are fitted in SM clocks (FIXED_COST_IN_CLOCKS, by name prefix;
+    FIXED_COST_IN_CLOCKS_BY_ENGINE, for `engine`'s rows of that family)."""
+    return family.startswith(FIXED_COST_IN_CLOCKS) or engine in FIXED_COST_IN_CLOCKS_BY_ENGINE.get(family, ())
 
 
 def memory_times(moved, bandwidth, l2_bytes, footprint=None):
