@@ -309,7 +309,7 @@ def test_fastgen_replicas_run_the_release_client_and_request_counts_per_replica(
 def test_fastgen_runs_the_release_clients_prompt_cut_and_vllms_launched_token_budget():
     """The release's client cuts each drawn prompt to MAX_PROMPT_LENGTH 4000 (random_query_generator.py), and its
     vLLM runs with default arguments (run_all_vllm.sh), i.e. max(max_model_len 4096, 2048) tokens a step. Without the
-    cut, the prompts drawn past Llama-2's 4096-token window were never served, on either side (session 74 A)."""
+    cut, the requests drawn past Llama-2's 4096-token window (prompt + output) were rejected, on either side."""
     fastgen = [c for c in CLAIMS if c.paper.startswith("DeepSpeed-FastGen")]
     assert len(fastgen) == 5
     for c in fastgen:

@@ -196,7 +196,8 @@ _DISTSERVE_SUMMARY_SPLIT = {"parallel": {"tp": 2, "pp": 2},
 # 0.2.x's SchedulerConfig takes max_num_batched_tokens = max(max_model_len, 2048) when unset, and max_model_len is
 # Llama-2's max_position_embeddings (4096): 4096 tokens a step, not vllm-0.2.yaml's 8192 stand-in. Its client
 # (run_benchmark_client.py with random_query_generator.py) cuts each drawn prompt to MAX_PROMPT_LENGTH = 4000 tokens:
-# req_prompt_length = min(int(np.random.normal(length, 0.3 * length)), max_length) (session 74 A).
+# req_prompt_length = min(int(np.random.normal(length, 0.3 * length)), max_length). Without the cut, the requests
+# whose prompt + output passed the 4096-token window were rejected on both sides (13 of 512; session 74 A).
 _FASTGEN_VLLM_TOKENS = 4096
 _FASTGEN_MAX_PROMPT = 4000
 _FASTGEN = {"model": "llama-2-70b", "hardware": "dgx-a100-80gb", "gpus": 4, "parallel": {"tp": 4}, "cuda_graphs": False,
@@ -495,8 +496,9 @@ CLAIMS: list[Claim] = [
           "Eager on both sides (neither ran CUDA graphs), vLLM 0.2's measured host cost a kernel slows its decode "
           "steps too, and its GEMMs run as Vidur timed the vLLM 0.2-era layers (kernels.gemm_fits, session 68): "
           "whatif's vLLM peaks at 0.67 SLA-meeting requests/s, 2.59x (2.46x and 0.72 before session 74 A, when the "
-          "2.5% of prompts drawn past Llama-2's 4096-token window went unserved on both sides: the release's client "
-          "cuts them to 4000; 2.47x before session 69's deepspeed-mii loop; 0.86 and 2.05x before session 68; 0.90 "
+          "2.5% of requests drawn past Llama-2's 4096-token window (prompt + output) went unserved on both sides: "
+          "the release's client cuts prompts to 4000; 2.47x before session 69's deepspeed-mii loop; 0.86 and 2.05x "
+          "before session 68; 0.90 "
           "before vLLM 0.2's padded prompt "
           "steps, session 65; the blog's 0.63), FastGen at 1.75 (the blog's 1.42); with FastGen's host cost a "
           "kernel anywhere from 4 to 44.7 us the gain stayed 2.0-2.05x before session 68.",
