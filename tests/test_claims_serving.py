@@ -304,3 +304,22 @@ def test_fastgen_replicas_run_the_release_client_and_request_counts_per_replica(
         == (256, 4096, 16)
     assert (one["traffic"]["prompt"], one["traffic"]["output"], c.setup["parallel"]["tp"]) == (2600, 60, 4)
     assert c.kind == "illustrative" and c.identity
+
+
+def test_fastgen_runs_the_release_clients_prompt_cut_and_vllms_launched_token_budget():
+    """The release's client cuts each drawn prompt to MAX_PROMPT_LENGTH 4000 (random_query_generator.py), and its
+    vLLM runs with default arguments (run_all_vllm.sh), i.e. max(max_model_len 4096, 2048) tokens a step. Without the
+    cut, the requests drawn past Llama-2's 4096-token window (prompt + output) were rejected, on either side."""
+    fastgen = [c for c in CLAIMS if c.paper.startswith("DeepSpeed-FastGen")]
+    assert len(fastgen) == 5
+    for c in fastgen:
+        assert c.setup["sim"]["traffic"]["prompt_max"] == 4000, c.paper
+    figure4 = claim("DeepSpeed-FastGen: up to 2.3x higher effective throughput")
+    assert figure4.setup["sim"]["engine"]["token_budget"] == 4096                       # vLLM's side
+    assert deep_merged(figure4.setup, figure4.variant)["sim"]["engine"]["token_budget"] == 768   # SplitFuse's
+    busy = deep_merged(figure4.setup, {"sim": {"traffic": {"concurrency": 16}}})
+    cut = run(busy)
+    assert max(r.request.prompt for r in cut.records) == 4000
+    assert len(cut.finished()) == len(cut.records) == 512
+    uncut = run(deep_merged(busy, {"sim": {"traffic": {"prompt_max": None}}}))
+    assert len(uncut.finished()) < len(uncut.records)

@@ -452,3 +452,20 @@ def test_generated_and_sent_requests_equal_the_ones_the_dataclass_builds():
     assert pickle.loads(pickle.dumps(r)) == r
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.prompt = 9
+
+
+def test_prompt_max_cuts_only_the_prompts_drawn_past_it():
+    """DeepSpeed-FastGen's client: min(int(normal(L, 0.3 L)), max_length); the draws themselves do not change."""
+    spec = WorkloadSpec(requests=2000, prompt=2600, output=60, length_cv=0.3, seed=5)
+    cut = dataclasses.replace(spec, prompt_max=4000)
+    free, capped = generate(spec), generate(cut)
+    assert max(r.prompt for r in free) > 4000 and max(r.prompt for r in capped) == 4000
+    assert [min(r.prompt, 4000) for r in free] == [r.prompt for r in capped]
+    assert [r.output for r in free] == [r.output for r in capped]
+    assert "prompts cut to at most 4000 tokens" in describe(cut)
+
+
+@pytest.mark.parametrize("kw", [dict(prompt_max=0), dict(prompt_max=1.5), dict(prompt_max=100, lengths="sharegpt")])
+def test_a_bad_prompt_max_names_the_field(kw):
+    with pytest.raises(WhatifError, match="prompt_max"):
+        WorkloadSpec(**kw)

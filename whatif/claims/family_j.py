@@ -191,8 +191,19 @@ _DISTSERVE_SUMMARY_SPLIT = {"parallel": {"tp": 2, "pp": 2},
 # it on 2023-11-14, vllm-project.github.io _posts/2023-11-14-notes-vllm-vs-deepspeed.md; decode graphs came with
 # vllm-project/vllm#1926 in 0.2.6, December 2023), and FastGen's engine runs its forward eagerly
 # (deepspeed/inference/v2/engine_v2.py put(): batch prep "in anticipation of CG in the future").
+# The release's vLLM as launched (DeepSpeedExamples benchmarks/inference/mii/run_all_vllm.sh: `python -m
+# vllm.entrypoints.api_server --tensor-parallel-size ${TP} --model meta-llama/Llama-2-70b-hf`, no other flag): vLLM
+# 0.2.x's SchedulerConfig takes max_num_batched_tokens = max(max_model_len, 2048) when unset, and max_model_len is
+# Llama-2's max_position_embeddings (4096): 4096 tokens a step, not vllm-0.2.yaml's 8192 stand-in. Its client
+# (run_benchmark_client.py with random_query_generator.py) cuts each drawn prompt to MAX_PROMPT_LENGTH = 4000 tokens:
+# req_prompt_length = min(int(np.random.normal(length, 0.3 * length)), max_length). Without the cut, the requests
+# whose prompt + output passed the 4096-token window were rejected on both sides (13 of 512; session 74 A).
+_FASTGEN_VLLM_TOKENS = 4096
+_FASTGEN_MAX_PROMPT = 4000
 _FASTGEN = {"model": "llama-2-70b", "hardware": "dgx-a100-80gb", "gpus": 4, "parallel": {"tp": 4}, "cuda_graphs": False,
-            "sim": {"traffic": {"requests": 120, "prompt": 2600, "output": 60, "seed": 3}, "engine": _VLLM_V0,
+            "sim": {"traffic": {"requests": 120, "prompt": 2600, "output": 60, "seed": 3,
+                                "prompt_max": _FASTGEN_MAX_PROMPT},
+                    "engine": {**_VLLM_V0, "token_budget": _FASTGEN_VLLM_TOKENS},
                     "slo": {"ttft_s": 2600 / 512, "tpot_s": 0.25},
                     "criterion": {"attainment": 0.95, "lo": 0.1, "hi": 8.0}}}
 # The blog's own benchmark (github.com/microsoft/DeepSpeed blogs/deepspeed-fastgen, section 4.A): 1 to 32
@@ -490,14 +501,17 @@ CLAIMS: list[Claim] = [
           "generation keeps its 4 tok/s while prompts stream in. "
           "Eager on both sides (neither ran CUDA graphs), vLLM 0.2's measured host cost a kernel slows its decode "
           "steps too, and its GEMMs run as Vidur timed the vLLM 0.2-era layers (kernels.gemm_fits, session 68): "
-          "whatif's vLLM peaks at 0.72 SLA-meeting requests/s, 2.46x (2.47x before session 69's deepspeed-mii "
-          "loop; 0.86 and 2.05x before session 68; 0.90 "
+          "whatif's vLLM peaks at 0.67 SLA-meeting requests/s, 2.59x (2.46x and 0.72 before session 74 A, when the "
+          "2.5% of requests drawn past Llama-2's 4096-token window (prompt + output) went unserved on both sides: "
+          "the release's client cuts prompts to 4000; 2.47x before session 69's deepspeed-mii loop; 0.86 and 2.05x "
+          "before session 68; 0.90 "
           "before vLLM 0.2's padded prompt "
-          "steps, session 65; the blog's 0.63), FastGen at 1.77 (the blog's 1.42); with FastGen's host cost a "
+          "steps, session 65; the blog's 0.63), FastGen at 1.75 (the blog's 1.42); with FastGen's host cost a "
           "kernel anywhere from 4 to 44.7 us the gain stayed 2.0-2.05x before session 68.",
           setup_note="the blog's Figure 4 case: Llama-2-70B on 4 A100-80GB (tp 4), prompts 2600 and outputs 60 "
-                     "(normal, 30% CV), 512 requests from 1-32 closed-loop clients, the best point; SplitFuse's "
-                     "768 tokens per pass (DeepSpeed's default); the benchmark's SLA: first token within the "
+                     "(normal, 30% CV, cut to 4000 as the release's client does), 512 requests from 1-32 closed-loop "
+                     "clients, the best point; SplitFuse's 768 tokens per pass (DeepSpeed's default), vLLM's 4096 "
+                     "as launched (session 74 A); the benchmark's SLA: first token within the "
                      "request's prompt / 512 s, EMA (span 16) of token gaps under 1/4 s; no CUDA graphs on "
                      "either side", **_FASTGEN_ENGINES),
     Claim("chunked_prefill", "DeepSpeed-FastGen: 2x lower latency on average (than vLLM)", 2.0,
@@ -514,8 +528,9 @@ CLAIMS: list[Claim] = [
                      "panel's lengths are not named with it: prompts 2600 and outputs 60 (normal, 30% CV), as "
                      "Figure 4 (1200 / 128 gave 1.25x before session 68; now 1.78x at 4 us, 1.17x at 44.7: the "
                      "panel is as open as the host cost, session 73 B); no CUDA graphs on either side: at 1.2 "
-                     "req/s whatif's vLLM takes 8.4 s a request (7.0 s before session 68; the blog's 14 s), "
-                     "FastGen 4.1 s (the blog's 7 s); 2.03x on deepspeed-mii's loop (2.04x before session 69)",
+                     "req/s whatif's vLLM takes 8.6 s a request (8.4 s before session 74 A's 4000-token prompt cut, "
+                     "7.0 s before session 68; the blog's 14 s), FastGen 4.2 s (the blog's 7 s); 2.04x on "
+                     "deepspeed-mii's loop (2.03x before session 74 A, 2.04x before session 69)",
           assumed=_FASTGEN_LAUNCH, **_FASTGEN_ENGINES),
     Claim("chunked_prefill", "DeepSpeed-FastGen: up to 2x higher throughput (1.36 rps vs. 0.67 rps) at identical "
           "latency (9 seconds) (than vLLM; Llama-2-70B on 4 A100-80GB, the blog's Figure 2)", 2.0, "throughput_at_e2e",
@@ -523,7 +538,7 @@ CLAIMS: list[Claim] = [
           "At the same mean latency, prompts-first vLLM serves fewer requests a second: each arriving prompt's whole "
           "prefill pauses every running decode, where SplitFuse's fixed 768-token passes carry prompts beside the "
           "decodes. On the long-prompt panel (2600 / 60) whatif's two curves are ~1.4x apart at 9 s, FastGen's side "
-          "near its own knee (1.79 req/s at 16 clients, 8.9 s); on the 1200 / 128 panel, where decodes are a larger "
+          "near its own knee (1.77 req/s at 16 clients, 9.0 s); on the 1200 / 128 panel, where decodes are a larger "
           "share of each request, 2.4x. FastGen's host time a kernel (not measured, as the 2x-latency claim's) moves "
           "the 1200 / 128 reading from 2.43x at 4 us to 1.56x at vLLM 0.2's 44.7 us, the 2600 / 60 one 1.44x to 1.39x.",
           setup_note="the blog's Figure 2 statement, read off each side's 1-32 client throughput-latency curve at a "
@@ -531,7 +546,10 @@ CLAIMS: list[Claim] = [
                      "512 requests, lengths normal with a 30% CV; which of the figure's two panels (1200 / 128 or "
                      "2600 / 60) the text reads is not stated: 2600 / 60 assumed, as the blog's other Llama-2-70B "
                      "figures (4, 5, 6) run; no CUDA graphs on either side; the blog's vLLM reaches 9 s at 0.67 "
-                     "req/s where whatif's vLLM 0.2 serves ~1.24 (2600 / 60; session 73 B)",
+                     "req/s where whatif's vLLM 0.2 serves ~1.22 (2600 / 60; session 73 B). No release text names "
+                     "the panel (session 74 A: the blog's section 4.B and its Japanese and Chinese versions, arXiv "
+                     "2401.08671 section 4.2, whose Figure 4 sets both panels under the one caption, and "
+                     "DeepSpeedExamples' plot_th_lat.py, one chart per prompt / generation pair)",
           assumed=_FASTGEN_PANEL, **_FASTGEN_ENGINES),
     Claim("chunked_prefill", "DeepSpeed-FastGen: up to 3.7x lower (token-level) tail latency (than vLLM)", 3.7,
           "p95_itl", deep_merged(_FASTGEN_BLOG, {"sim": {"traffic": {"concurrency": 16, "output": 128}}}),
@@ -547,7 +565,7 @@ CLAIMS: list[Claim] = [
           {"sim": {"traffic": {"requests": 256 * 16, "concurrency": 16 * 16}, "cluster": {"replicas": 16}}},
           "DeepSpeed-MII's load balancer sends each request to the next replica in turn, as whatif's round-robin "
           "router does; whatif's replicas share nothing else, so 16 serve ~16x one's rate (16.0x). One replica "
-          "serves 1.78 req/s in whatif against the blog's 1.46 (FastGen's kernels and host path are not profiled).",
+          "serves 1.76 req/s in whatif against the blog's 1.46 (FastGen's kernels and host path are not profiled).",
           setup_note="DeepSpeedExamples benchmarks/inference/mii run_all_replica.sh and plot_repl_scale.py: "
                      "Llama-2-70B at tp 4 (2 replicas a node of 8 A100-80GB), SplitFuse 768 tokens, prompts 2600 "
                      "and 60 generated (normal, 30% CV), 16 closed-loop clients and 256 requests a replica, "

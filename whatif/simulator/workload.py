@@ -42,6 +42,8 @@ class WorkloadSpec:
     length_cv: float = 0.0         # lengths=fixed: each prompt and output drawn normal(L, cv x L), rounded, at least
                                    # 1 token (DeepSpeed-FastGen's benchmark: 'a normal distribution was applied to
                                    # prompt and generation lengths ... and a 30% variance'); 0: exactly L
+    prompt_max: int | None = None  # lengths=fixed: a drawn prompt longer than this is cut to it (DeepSpeed-FastGen's
+                                   # client: min(int(normal(L, 0.3 L)), max_length), MAX_PROMPT_LENGTH 4000)
     prefix_groups: int = 0         # > 0: each request opens with one of this many shared prefixes
     prefix_tokens: int = 0         # tokens of each shared prefix (added to the prompt)
     turns: int = 1                 # > 1: multi-turn sessions, each turn's prompt carries the history
@@ -84,6 +86,11 @@ class WorkloadSpec:
         if self.length_cv > 0 and (self.lengths != "fixed" or self.range_ratio < 1):
             raise WhatifError(f"length_cv: {self.length_cv:g} draws lengths normally around --prompt/--output; "
                               "it needs --lengths fixed and no range_ratio")
+        if self.prompt_max is not None:
+            positive_int(self.prompt_max, "prompt_max")
+            if self.lengths != "fixed":
+                raise WhatifError(f"prompt_max: {self.prompt_max} cuts drawn --prompt lengths; it needs --lengths "
+                                  f"fixed, not {self.lengths!r}")
         integer(self.prefix_groups, "--prefix-groups", low=0)
         integer(self.prefix_tokens, "--prefix-tokens", low=0)
         if self.prefix_groups > 0 and self.prefix_tokens == 0:
@@ -200,16 +207,22 @@ def _sample(rng: np.random.Generator, dist: LengthDist, n: int) -> np.ndarray:
     return np.clip(tokens, dist.low, dist.high).astype(np.int64)
 
 
+def _fixed_lengths(rng: np.random.Generator, spec: WorkloadSpec, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Prompt and output tokens of n requests around --prompt / --output (lengths=fixed), before prompt_max."""
+    if spec.range_ratio < 1:
+        return tuple(rng.integers(max(1, int(length * spec.range_ratio)), length + 1, n, dtype=np.int64)
+                     for length in (spec.prompt, spec.output))
+    if spec.length_cv > 0:   # a normal spread around each length, as DeepSpeed-FastGen's benchmark draws them
+        return tuple(np.maximum(1, np.rint(rng.normal(length, spec.length_cv * length, n))).astype(np.int64)
+                     for length in (spec.prompt, spec.output))
+    return np.full(n, spec.prompt, dtype=np.int64), np.full(n, spec.output, dtype=np.int64)
+
+
 def _lengths(rng: np.random.Generator, spec: WorkloadSpec, n: int) -> tuple[np.ndarray, np.ndarray]:
     """New prompt and output tokens of n requests (or turns), before any prefix or history."""
     if spec.lengths == "fixed":
-        if spec.range_ratio < 1:
-            return tuple(rng.integers(max(1, int(length * spec.range_ratio)), length + 1, n, dtype=np.int64)
-                         for length in (spec.prompt, spec.output))
-        if spec.length_cv > 0:   # a normal spread around each length, as DeepSpeed-FastGen's benchmark draws them
-            return tuple(np.maximum(1, np.rint(rng.normal(length, spec.length_cv * length, n))).astype(np.int64)
-                         for length in (spec.prompt, spec.output))
-        return np.full(n, spec.prompt, dtype=np.int64), np.full(n, spec.output, dtype=np.int64)
+        prompt, output = _fixed_lengths(rng, spec, n)
+        return (prompt if spec.prompt_max is None else np.minimum(prompt, spec.prompt_max)), output
     profile = LENGTH_PROFILES[spec.lengths]
     prompt, output = _sample(rng, profile.prompt, n), _sample(rng, profile.output, n)
     if profile.pair_below is None:
@@ -299,6 +312,8 @@ def describe(spec: WorkloadSpec) -> str:
         limit = f", pairs under {profile.pair_below}" if profile.pair_below else ""
         parts.append(f"{profile.label} lengths (prompt median {p.median:.0f} / mean {p_mean:.0f}, "
                      f"output median {o.median:.0f} / mean {o_mean:.0f} tokens{limit})")
+    if spec.prompt_max is not None:
+        parts.append(f"prompts cut to at most {spec.prompt_max} tokens")
     if spec.prefix_groups:
         parts.append(f"{spec.prefix_groups} shared prefixes of {spec.prefix_tokens} tokens")
     if spec.turns > 1:
