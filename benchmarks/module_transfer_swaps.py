@@ -33,11 +33,14 @@ def swap_table(rows, family: str, engine: str):
     the left-out GPU's own."""
     import pandas as pd
     out = []
-    for _fam, _eng, gpu, mine, own, loo in mf.loo_cells(rows[(rows.family == family) & (rows.engine == engine)]):
+    used = {family, mf.COMPUTE_FROM.get((family, engine))}   # the family and the one it takes compute_eff from
+    for fam, _eng, gpu, mine, own, loo in mf.loo_cells(rows[(rows.engine == engine) & rows.family.isin(used)]):
+        if fam != family:
+            continue
         cell = {"gpu": gpu, "rows": len(mine), "loo": mf.mape(mine, loo), "own": mf.mape(mine, own)}
         cell.update({f"swap_{k}": mf.mape(mine, replace(loo, **{k: getattr(own, k)})) for k in SWAPPED})
         out.append(cell)
-    return pd.DataFrame(out).set_index("gpu").round(1)
+    return pd.DataFrame(out).set_index("gpu").round(1) if out else None
 
 
 def weight_stream(gemm, bandwidth: dict, max_m: int = SMALL_M):
@@ -81,11 +84,21 @@ def main(argv=None) -> int:
     import pandas as pd
     pd.set_option("display.width", 200)
     rows = mr.all_rows(mr.DEFAULT_ROOT, tables)
+    table = swap_table(rows, args.family, args.engine)
+    if table is None:
+        cells = sorted({f"{f}/{e}" for f, e in zip(rows["family"], rows["engine"])})
+        print(f"module_transfer_swaps: no leave-one-GPU-out cell for --family {args.family} --engine {args.engine} in "
+              f"these tables; valid: {', '.join(cells)}", file=sys.stderr)
+        return 2
     print(f"== {args.family} / {args.engine}: MAPE %, donor fit | own | donor fit with one parameter the GPU's own ==")
-    print(swap_table(rows, args.family, args.engine).to_string())
+    print(table.to_string())
     from whatif.validate.corpus import corpus_gpu
     bw = {g: corpus_gpu(g).hbm_bandwidth.value for g in ("b200_sxm", "h100_sxm")}   # datasheet, B/s
-    gemm = pd.read_parquet(mr.DEFAULT_ROOT.parent / "gemm.parquet")
+    path = mr.DEFAULT_ROOT.parent / "gemm.parquet"
+    if not path.is_file():
+        print(f"\n(no GEMM table at {path}: the weight-stream table needs ../shared/reference/aiconfigurator)")
+        return 0
+    gemm = pd.read_parquet(path)
     print(f"\n== gemm.parquet, m <= {SMALL_M}: weight bytes a second / datasheet HBM bandwidth, by weight size ==")
     print(weight_stream(gemm, bw).to_string())
     return 0

@@ -42,3 +42,8 @@ def test_the_swap_that_closes_a_cell_names_the_parameter_the_gpus_differ_in():
     for gpu in ("a", "b"):
         assert t.loc[gpu, "loo"] > 10.0 and t.loc[gpu, "own"] < 1.0
         assert t.loc[gpu, "swap_memory_eff"] < 1.0 and t.loc[gpu, "swap_floor_s"] > 5.0
+
+
+def test_no_cell_for_an_engine_the_rows_lack():
+    rows = pd.concat([_module_rows("a", 0.55), _module_rows("b", 0.9)], ignore_index=True)
+    assert mts.swap_table(rows, "f", "not_an_engine") is None
