@@ -33,7 +33,12 @@ def predict(rows, p: RooflineParams):
     return np.asarray(fitted_seconds(parts_of(rows), rows["items"].to_numpy(), rows["sms"].to_numpy(), p,
                                      _steps(rows), _steps(rows, "clocked"),
                                      rows["clock"].to_numpy() if "clock" in rows.columns else 1.0,
-                                     _stream(rows))) + _steps(rows, "fixed_s")
+                                     _stream(rows), _host(rows))) + _steps(rows, "fixed_s")
+
+
+def _host(rows):
+    """Each row's host factor on its floor (eager_host.host_x; modern_rows sets it for eagerly timed families)."""
+    return rows["host_x"].fillna(1.0).to_numpy() if "host_x" in rows.columns else 1.0
 
 
 def _stream(rows):
