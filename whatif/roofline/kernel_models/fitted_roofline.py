@@ -83,9 +83,9 @@ def fitted_seconds(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0,
     its serial `steps` and its `clocked` steps at `clock` Hz; floats or columns. stream: (HBM s,
     L2-resident s) of a stream the op's kernels' bytes run beside (under_stream), None where they run alone.
     host: the GPU's hosts' eager launch over the fit's reference host (eager_host.host_x), scaling floor_s of a
-    family whose floor is host launches (eager_host.EAGER_HOST_FAMILIES); 1.0 elsewhere."""
+    family whose floor is host launches (eager_host.EAGER_HOST_FAMILIES; host_overlap: its launches); 1.0 elsewhere."""
     if p.host_smooth:
-        return host_overlap(parts, items, sms, p, steps, clocked, clock)
+        return host_overlap(parts, items, sms, p, steps, clocked, clock, host)
     serial = p.step_s * steps + p.step_cycles * clocked / clock
     fixed = p.floor_s * host + p.floor_cycles / clock + (p.item_s + p.item_cycles / clock) * items / sms
     if stream is not None:   # the kernels' work, serial steps too, runs beside another stream (vLLM's per-token
@@ -111,14 +111,14 @@ def kernels_busy(busy, parts, p: RooflineParams):
     return busy
 
 
-def host_overlap(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, clock=1.0):
+def host_overlap(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, clock=1.0, host=1.0):
     """Seconds of an op timed eagerly (no CUDA graph): the host issues its launches (floor_s + step_s a launch)
     while the GPU runs the kernels already queued, so the two overlap: ridge(host, GPU, host_smooth) (the
     launches are asynchronous, cudaLaunchKernel returning before the kernel runs; CUDA C++ Programming Guide,
     "Asynchronous Concurrent Execution"); host_smooth 1 is their sum, 20 their max."""
     gpu = kernels_busy(p.floor_cycles / clock + (p.item_s + p.item_cycles / clock) * items / sms
                        + p.step_cycles * clocked / clock, parts, p)
-    return ridge(p.floor_s + p.step_s * steps, gpu, p.host_smooth)
+    return ridge((p.floor_s + p.step_s * steps) * host, gpu, p.host_smooth)
 
 
 @cache

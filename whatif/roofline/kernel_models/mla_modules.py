@@ -631,7 +631,9 @@ def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
         steps = vllm_prefill_eager_launches(gemm_format)
     if engine == "sglang" and phase == "prefill":   # timed eagerly: its path's host launches, as the fit's rows
         steps = sglang_prefill_eager_launches("dense_mha" if dense else "indexer", gemm_format)
-    return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine, c.arch), steps))
+    family = f"dsa_module_{phase}"
+    return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch), steps,
+                                host=family_host_x(family, engine, c.arch)))
 
 
 def dsa_indexer_seconds(phase: str, batch: int, isl: int, past: int, dims: MlaDims, gpu,
