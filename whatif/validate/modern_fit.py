@@ -33,7 +33,12 @@ def predict(rows, p: RooflineParams):
     return np.asarray(fitted_seconds(parts_of(rows), rows["items"].to_numpy(), rows["sms"].to_numpy(), p,
                                      _steps(rows), _steps(rows, "clocked"),
                                      rows["clock"].to_numpy() if "clock" in rows.columns else 1.0,
-                                     _stream(rows))) + _steps(rows, "fixed_s")
+                                     _stream(rows), _host(rows))) + _steps(rows, "fixed_s")
+
+
+def _host(rows):
+    """Each row's host factor on its floor (eager_host.host_x; modern_rows sets it for eagerly timed families)."""
+    return rows["host_x"].fillna(1.0).to_numpy() if "host_x" in rows.columns else 1.0
 
 
 def _stream(rows):
@@ -263,7 +268,8 @@ HEADER = """# Fitted-roofline parameters of the 2025-26 op families (whatif/roof
 # item_s seconds per fixed-cost work item on one SM; floor_cycles / item_cycles the same two in SM clocks (the
 # families of fitted_roofline.FIXED_COST_IN_CLOCKS, whose floor_s / item_s are 0); host_smooth (eagerly timed
 # ops only) the exponent p combining the host's launches (floor_s + step_s a launch) with the GPU's time
-# (fitted_roofline.host_overlap).
+# (fitted_roofline.host_overlap); the floor_s of a family whose floor is host launches (eager_host.
+# EAGER_HOST_FAMILIES) is at the engine's reference host (eager_launch_s), scaled by eager_host.host_x.
 # by_arch: a measured architecture's own fit (its GPU's rows alone), used for GPUs of that architecture; the
 # pooled block for any other. Errors: benchmarks/accuracy_modern.py.
 """

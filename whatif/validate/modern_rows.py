@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..roofline.kernel_models import deepep, encoder_attention, linear_attention, mla_modules, quantize, wideep_moe
+from ..roofline.kernel_models import (deepep, eager_host, encoder_attention, linear_attention, mla_modules, quantize,
+                                      wideep_moe)
 from ..roofline.kernel_models.params import ceilings
 from .collective_fit import CORPUS_LINKS, link_figures
 from .corpus import corpus_gpu
@@ -319,6 +320,7 @@ def module_rows(frame, family, phase, wide_ep=False):
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
                 name, steps = f"{family}_{phase}", mla_modules.prefill_quantize_launches(gemm)
             r = _attach(g, parts, items, name, steps=steps)
+            r["host_x"] = eager_host.family_host_x(name, engine, c.arch)   # an eager floor is the host's launches
             if family == "dsa_module" and phase == "prefill" and engine in ("sglang", "vllm"):   # timed eagerly: its
                 r["eager"] = 1.0   # launches overlap the GPU's work (fitted_roofline.host_overlap)
             for k in ("model", "batch_size", "isl", "step", "num_heads", "gemm_type", "kv_cache_dtype"):   # the shape

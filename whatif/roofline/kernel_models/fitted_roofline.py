@@ -86,14 +86,16 @@ def memory_times(moved, bandwidth, l2_bytes, footprint=None):
     return np.where(resident, 0.0, t), np.where(resident, t, 0.0)
 
 
-def fitted_seconds(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, clock=1.0, stream=None):
+def fitted_seconds(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, clock=1.0, stream=None, host=1.0):
     """Seconds of an op from its kernels' ideal (compute s, HBM s, L2-resident s) `parts`, its fixed-cost `items`,
     its serial `steps` and its `clocked` steps at `clock` Hz; floats or columns. stream: (HBM s,
-    L2-resident s) of a stream the op's kernels' bytes run beside (under_stream), None where they run alone."""
+    L2-resident s) of a stream the op's kernels' bytes run beside (under_stream), None where they run alone.
+    host: the GPU's hosts' eager launch over the fit's reference host (eager_host.host_x), scaling floor_s of a
+    family whose floor is host launches (eager_host.EAGER_HOST_FAMILIES; host_overlap: its launches); 1.0 elsewhere."""
     if p.host_smooth:
-        return host_overlap(parts, items, sms, p, steps, clocked, clock)
+        return host_overlap(parts, items, sms, p, steps, clocked, clock, host)
     serial = p.step_s * steps + p.step_cycles * clocked / clock
-    fixed = p.floor_s + p.floor_cycles / clock + (p.item_s + p.item_cycles / clock) * items / sms
+    fixed = p.floor_s * host + p.floor_cycles / clock + (p.item_s + p.item_cycles / clock) * items / sms
     if stream is not None:   # the kernels' work, serial steps too, runs beside another stream (vLLM's per-token
         # quantizer less the static one: H100's chain hides under HBM, B200's shows; docs/accuracy.md "Session 63 I")
         return fixed + under_stream(kernels_busy(serial, parts, p), stream, p)
@@ -117,14 +119,14 @@ def kernels_busy(busy, parts, p: RooflineParams):
     return busy
 
 
-def host_overlap(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, clock=1.0):
+def host_overlap(parts, items, sms, p: RooflineParams, steps=0.0, clocked=0.0, clock=1.0, host=1.0):
     """Seconds of an op timed eagerly (no CUDA graph): the host issues its launches (floor_s + step_s a launch)
     while the GPU runs the kernels already queued, so the two overlap: ridge(host, GPU, host_smooth) (the
     launches are asynchronous, cudaLaunchKernel returning before the kernel runs; CUDA C++ Programming Guide,
     "Asynchronous Concurrent Execution"); host_smooth 1 is their sum, 20 their max."""
     gpu = kernels_busy(p.floor_cycles / clock + (p.item_s + p.item_cycles / clock) * items / sms
                        + p.step_cycles * clocked / clock, parts, p)
-    return ridge(p.floor_s + p.step_s * steps, gpu, p.host_smooth)
+    return ridge((p.floor_s + p.step_s * steps) * host, gpu, p.host_smooth)
 
 
 @cache

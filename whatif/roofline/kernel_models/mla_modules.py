@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from .fitted_roofline import family_params, fitted_seconds, memory_times
 from .dsa_topk import sglang_topk_part
+from .eager_host import family_host_x
 from .params import ceilings
 from .quantize import replay_l2_times
 
@@ -605,7 +606,8 @@ def mla_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
     parts, items = mla_module_work(phase, batch, isl, past, heads, dims, gemm_format, kv_dtype, c, tile, out_format,
                                    mma, bmm_fp8)
     steps = (quantize_launches if phase == "decode" else prefill_quantize_launches)(gemm_format, out_format)
-    return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch), steps))
+    return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch), steps,
+                                host=family_host_x(family, engine, c.arch)))
 
 
 def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, dims: MlaDims, gpu,
@@ -629,7 +631,9 @@ def dsa_module_seconds(phase: str, batch: int, isl: int, past: int, heads: int, 
         steps = vllm_prefill_eager_launches(gemm_format)
     if engine == "sglang" and phase == "prefill":   # timed eagerly: its path's host launches, as the fit's rows
         steps = sglang_prefill_eager_launches("dense_mha" if dense else "indexer", gemm_format)
-    return float(fitted_seconds(parts, items, c.sms, family_params(f"dsa_module_{phase}", engine, c.arch), steps))
+    family = f"dsa_module_{phase}"
+    return float(fitted_seconds(parts, items, c.sms, family_params(family, engine, c.arch), steps,
+                                host=family_host_x(family, engine, c.arch)))
 
 
 def dsa_indexer_seconds(phase: str, batch: int, isl: int, past: int, dims: MlaDims, gpu,
