@@ -25,8 +25,8 @@ SHORT, LONG, OUT = 1024, 8192, 1024   # the prompt lengths compared and the outp
 
 
 def slope_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per deployment x client count measured at both prompt lengths: d_measured_ms, d_predicted_ms,
-    slope_ratio, excess_short_ms, the priced and measured TTFT of the short rows."""
+    """One row per deployment x client count measured at both prompt lengths: the layout keys, concurrency,
+    d_measured_ms and d_predicted_ms (the 1k -> 8k TTFT rise), slope_ratio (their ratio) and excess_short_ms."""
     rows = frame[(frame.osl == OUT) & frame.isl.isin((SHORT, LONG))]
     rows = rows.dropna(subset=["measured_ttft_ms", "predicted_ttft_ms"])
     keys = [*LAYOUT, "concurrency"]
