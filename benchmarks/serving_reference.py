@@ -1393,6 +1393,16 @@ VLLM_RECIPES = {
 # Recipes whose served checkpoint was not read keep the rule's precision (no vllm_checkpoint): the Llama-3.1-70B
 # scripts take $MODEL from the workflow, not stored here (added after scoring, session 55).
 VLLM_RULE_PRECISION = ("llama-3.1-70b",)
+# The H100 Llama-3.1-70B fp8 launch of the InferenceMAX era (session 74 I, OFF: LLAMA70B_H100_AUTO_KV_MAPPED): the
+# revisions of benchmarks/70b_h100_slurm.sh (b9cb938) and 70b_fp8_h100_docker.sh (4e3c32e) kept in the
+# jyothisambolu/InferenceMAX fork pass `--quantization modelopt` and no --kv-cache-dtype, where the config.yaml
+# revisions (SemiAnalysisAI/InferenceX 70b_fp8_h100_slurm.sh at 2a205bb, the fork's af4ccd0) set `kv-cache-dtype: fp8`;
+# vLLM 0.10.2's "auto" is the model dtype (a ModelOpt kv_cache_quant_algo is read only from vllm-project/vllm#29980,
+# 2025-12), so those launches ran a bf16 cache, half the tokens. The rows are dated 2025-10-29, after InferenceX PR #43
+# (2025-09-23, "Updated 70B FP8 configs" on H100, diff not read), so the revision they ran is not established: off; its
+# on / off figures in docs/accuracy.md (on: the 45 rows' TTFT 19.06 -> 13.96%, off by 3x 3 -> 0, TPOT 9.04 -> 5.66%).
+LLAMA70B_H100_AUTO_KV = ("llama-3.1-70b", "fp8", "h100_sxm")
+LLAMA70B_H100_AUTO_KV_MAPPED = False
 # The revision a row's release pins, where the recipe changed with the image (added after scoring, session 54):
 # InferenceX PR #947 (merged 2026-04-03) moved minimaxm2.5-fp8-b200-vllm from v0.17.0 to v0.19.0 and in the same
 # change added --kv-cache-dtype fp8, --max-num-batched-tokens $((ISL * 2)) and --max-cudagraph-capture-size 2048 and
@@ -1590,6 +1600,9 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
     if mode:
         kw["cudagraph_mode"] = mode
     kv, kw["memory_utilization"], seqs, tokens = found
+    m, q, g = LLAMA70B_H100_AUTO_KV
+    if LLAMA70B_H100_AUTO_KV_MAPPED and m in model and q == row["gemm_quant_mode"] and g == row["system"]:
+        kv = None   # the InferenceMAX-era launch: no --kv-cache-dtype, vLLM 0.10.2's "auto" = the checkpoint's bf16
     tokens = 2 * _int(row["isl"]) if tokens == "2isl" else tokens
     for key, value in (("kv_dtype", kv), ("max_num_seqs", n if seqs == "conc" else seqs),
                        ("max_num_batched_tokens", tokens)):

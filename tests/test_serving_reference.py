@@ -406,6 +406,21 @@ def test_vllm_rows_before_0_14_schedule_synchronously(monkeypatch):
 
 
 
+def test_llama70b_h100_auto_kv_switch_is_off_and_drops_only_those_rows_fp8_cache(monkeypatch):
+    """The InferenceMAX-era H100 Llama-3.1-70B launch passed no --kv-cache-dtype (bf16 on vLLM 0.10.2), but the
+    revision the 2025-10-29 rows ran is not established (session 74 I): off, the recipe's fp8 cache; on, those rows
+    alone run the checkpoint's 16-bit cache."""
+    llama = dict(backend="vllm", backend_version="", model_path="meta-llama/Llama-3.1-70B", gemm_quant_mode="fp8",
+                 moe_quant_mode="fp8", tp_size="2", attention_dp_size="1", moe_tp_size="2", moe_ep_size="1",
+                 batch_size="64", silicon_data_source="source_file=2026-04-06.csv; model=Llama-3.1-70B; "
+                 "silicon_concurrency=64; measured=2025-10-29T00:00:00.000Z; wip=False")
+    assert not sr.LLAMA70B_H100_AUTO_KV_MAPPED
+    assert sr.simulate_kwargs(_row(**llama, system="h100_sxm"))["kv_dtype"] == "fp8"
+    monkeypatch.setattr(sr, "LLAMA70B_H100_AUTO_KV_MAPPED", True)
+    assert "kv_dtype" not in sr.simulate_kwargs(_row(**llama, system="h100_sxm"))
+    assert sr.simulate_kwargs(_row(**llama, system="b200_sxm"))["kv_dtype"] == "fp8"   # B200 launches set fp8
+
+
 def test_vllm_0_12_qwen3_rows_sample_through_a_full_vocabulary_sort(monkeypatch):
     """aiperf's requests carry no sampling fields, Dynamo's vLLM worker applies Qwen3's generation_config (top_k 20,
     top_p 0.95), and vLLM 0.11.1-0.12.0 keeps the FlashInfer sampler opt-in (vllm-project/vllm#26859): the sort path.

@@ -23,7 +23,7 @@ _SPEC = engine_spec()   # the default engine's spec: a bare SchedulerConfig()'s 
 # The fields whose default is the engine spec's for the scenario's GPU (SchedulerConfig.for_engine).
 SPEC_DEFAULTS = ("priority", "chunked_prefill", "max_batch", "token_budget", "block_size", "capacity",
                  "prefix_caching", "preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last",
-                 "max_paddings")
+                 "max_paddings", "admits_partial_chunk")
 
 BATCHING = ("continuous", "static")
 PREEMPTION = ("recompute", "swap")
@@ -49,6 +49,9 @@ class SchedulerConfig:
     # is_insert=False)
     preempted_blocks_cached: bool = _SPEC.preempted_blocks_cached
     admits_after_preempting: bool = _SPEC.admits_after_preempting   # vLLM V1: no admission in a step that preempted
+    # a waiting request's first chunk cut to the free KV blocks; vLLM V1 (False) admits the token budget's chunk only
+    # when all its blocks are free, else stops admitting (scheduler.py: allocate_slots(...) is None -> break)
+    admits_partial_chunk: bool = _SPEC.admits_partial_chunk
     # a sequence preempted by recompute rejoins the waiting queue at its back (SGLang's retract: waiting_queue.extend),
     # not its front (vLLM)
     preempted_queue_last: bool = _SPEC.preempted_queue_last
@@ -114,7 +117,8 @@ class SchedulerConfig:
         if self.max_paddings is not None:
             integer(self.max_paddings, "max_paddings", 0, what="tokens")
         for name in ("chunked_prefill", "prefix_caching", "attention_dp_balance", "preempted_blocks_cached",
-                     "admits_after_preempting", "preempted_queue_last", "ignore_eos_admission"):
+                     "admits_after_preempting", "preempted_queue_last", "ignore_eos_admission",
+                     "admits_partial_chunk"):
             if not isinstance(getattr(self, name), bool):
                 raise WhatifError(f"{name}: {getattr(self, name)!r} must be true or false")
 
@@ -136,7 +140,8 @@ class SchedulerConfig:
                     "capacity": spec.capacity, "prefix_caching": spec.prefix_caching,
                     "preempted_blocks_cached": spec.preempted_blocks_cached,
                     "admits_after_preempting": spec.admits_after_preempting,
-                    "preempted_queue_last": spec.preempted_queue_last, "max_paddings": spec.max_paddings}
+                    "preempted_queue_last": spec.preempted_queue_last, "max_paddings": spec.max_paddings,
+                    "admits_partial_chunk": spec.admits_partial_chunk}
         return cls(**{**defaults, **given})
 
 

@@ -24,7 +24,7 @@ PROVENANCES = ("documented", "measured", "assumed")
 ACCOUNTING = ("total", "static", "free")   # vLLM, SGLang, TensorRT-LLM (see EngineMemory)
 GIB = 2 ** 30
 # vLLM V1's and SGLang's preemption (EngineSpec)
-PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last")
+PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting", "preempted_queue_last", "admits_partial_chunk")
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "multinode_nvls", "kv_dtype_from_checkpoint",
                  "mla_down_projections_replicated",
                  "pad_to_limit", "capacity", "priority", "prefix_caching", "tokens_after_next_launch", "decode_mode",
@@ -176,6 +176,8 @@ class EngineSpec:
     prefix_caching: bool = False          # its default: KV blocks of shared prompt prefixes reused across requests
     preempted_blocks_cached: bool = False  # a recompute-preempted sequence's full blocks stay in the prefix cache
     admits_after_preempting: bool = True  # a step that preempted a sequence still admits waiting requests
+    admits_partial_chunk: bool = True     # a waiting request's chunk is cut to the free KV blocks (False: vLLM V1
+                                          # admits the budget's chunk whole or not at all)
     preempted_queue_last: bool = False    # a recompute-preempted sequence rejoins the back of the queue (SGLang)
     max_paddings: int | None = None       # prompts of a prefill step padded to its longest, at most this many padding
                                           # tokens a step (vLLM 0.2.x's 2D inputs); None: prompts packed unpadded
@@ -435,7 +437,8 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
         prefix_caching=boolean(s.get("prefix_caching", False), f"{where}.scheduler.prefix_caching"),
         max_paddings=None if s.get("max_paddings") is None else integer(s["max_paddings"],
                                                                          f"{where}.scheduler.max_paddings", 0),
-        **{k: boolean(s.get(k, k == "admits_after_preempting"), f"{where}.scheduler.{k}") for k in PREEMPTION_KEYS},
+        **{k: boolean(s.get(k, k in ("admits_after_preempting", "admits_partial_chunk")), f"{where}.scheduler.{k}")
+           for k in PREEMPTION_KEYS},
         graph_sizes=expand_sizes(g["decode_sizes"], f"{where}.cuda_graphs.decode_sizes"),
         graph_prefill=boolean(g["prefill"], f"{where}.cuda_graphs.prefill"),
         graph_pad_to_limit=boolean(g.get("pad_to_limit", False), f"{where}.cuda_graphs.pad_to_limit"),

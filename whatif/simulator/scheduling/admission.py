@@ -59,6 +59,7 @@ class Admission(DecodingSet):
             return
         bm = self.bm
         size = bm.block_size
+        partial = self.cfg.admits_partial_chunk
         while budget > 0 and waiting and not self.swapped_out and len(self.running) < max_batch:
             s = waiting[0]
             if s.req.arrival_s > self.admit_before:   # arrived after this step was formed
@@ -73,8 +74,8 @@ class Admission(DecodingSet):
                     n = budget
                 held = s.blocks + len(s.shared)
                 fit = (held + bm.free + len(bm.evictable) - bm.watermark_blocks) * size - s.computed
-                if n > fit:
-                    n = fit if fit > 0 else 0
+                if n > fit:   # (vLLM V1: the budget's chunk fits whole or the queue waits)
+                    n = fit if fit > 0 and partial else 0
                 if n > 0:
                     need = -(-(s.computed + n) // size) - held
                     if need <= bm.free:   # (bm.allocate, when it evicts nothing)
@@ -165,7 +166,10 @@ class Admission(DecodingSet):
             return True
         if self.swapped_out or len(self.running) >= self.cfg.max_batch or not self._reservable(s):
             return False
-        return budget > 0 and self._chunk_size(s, budget, keep_watermark=True) > 0
+        if budget <= 0:
+            return False
+        n = self._chunk_size(s, budget, keep_watermark=True)
+        return n > 0 and (self.cfg.admits_partial_chunk or n == min(s.total - s.computed, budget))
 
     def can_admit_whole(self, budget: int | None = None) -> bool:
         """Whether admit_whole would touch the waiting queue's head now: admit it whole (within `budget`, when
