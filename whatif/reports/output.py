@@ -231,6 +231,15 @@ def fabric_line(system) -> str:
             f"{system.nics_per_node} NICs per node); a group spanning nodes runs NCCL's hierarchical form")
 
 
+def kv_label(e: Estimate) -> str:
+    """The KV row's name: a linear-attention or Mamba layer keeps a fixed state per sequence, which the per-token
+    figure spreads over the planned sequence (memory.plan_memory), so the label says so and over how many tokens."""
+    per = f"{units.nbytes(e.memory.kv_bytes_per_token)}/token"
+    if e.model.linear_attention is None and e.model.mamba is None:
+        return f"KV cache ({per})"
+    return f"KV cache + recurrent state ({per}, over {e.workload.prompt + e.workload.output:,}-token sequences)"
+
+
 def model_heading(name: str, asked=None) -> str:
     """The model as a header names it: the id the user asked for first where it runs another profile."""
     from ..specs.hf_ids import is_hf_id
@@ -272,7 +281,7 @@ def estimate_text(e: Estimate, show_ops: bool = True, explain: bool = False, ask
         "memory per GPU (heaviest pipeline stage):",
         units.table(["category", "bytes"], [
             ["weights", units.nbytes(m.weights_bytes)],
-            [f"KV cache ({units.nbytes(m.kv_bytes_per_token)}/token)", units.nbytes(m.kv_cache_bytes)],
+            [kv_label(e), units.nbytes(m.kv_cache_bytes)],
             *([["  of which shared prefix (stored once)", units.nbytes(m.shared_kv_bytes)]]
               if m.shared_kv_bytes else []),
             ["activations (peak pass)", units.nbytes(m.activation_bytes)],

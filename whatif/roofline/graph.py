@@ -75,7 +75,10 @@ def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
         raise WhatifError(f"{flag} {par.tp} does not divide the {model.num_heads} attention heads of "
                           f"{model.name}; valid: {_divisors(model.num_heads)}")
     for kvh, which in ((model.num_kv_heads, ""), (model.global_kv_heads, "full-attention layers' ")):
-        if model.mla is None and kvh and par.tp > kvh and par.tp % kvh:   # vLLM Gemma4Attention asserts both
+        # vLLM QKVParallelLinear (vllm/model_executor/layers/linear.py): fewer GPUs than KV heads split them
+        # (divide(total_num_kv_heads, tp_size) asserts), more replicate them (divide(tp_size, total_num_kv_heads))
+        split = (par.tp % kvh if par.tp > kvh else kvh % par.tp) if kvh else 0
+        if model.mla is None and kvh and split:
             valid = ", ".join(str(t) for t in range(1, 65) if (kvh % t == 0 if t <= kvh else t % kvh == 0))
             raise WhatifError(f"{flag} {par.tp} neither divides nor is a multiple of the "
                               f"{kvh} {which}KV heads of {model.name}; valid: {valid}")
