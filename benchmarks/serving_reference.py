@@ -1394,13 +1394,18 @@ VLLM_RECIPES = {
 # scripts take $MODEL from the workflow, not stored here (added after scoring, session 55).
 VLLM_RULE_PRECISION = ("llama-3.1-70b",)
 # The H100 Llama-3.1-70B fp8 launch of the InferenceMAX era (session 74 I, OFF: LLAMA70B_H100_AUTO_KV_MAPPED): the
-# revisions of benchmarks/70b_h100_slurm.sh (b9cb938) and 70b_fp8_h100_docker.sh (4e3c32e) kept in the
-# jyothisambolu/InferenceMAX fork pass `--quantization modelopt` and no --kv-cache-dtype, where the config.yaml
-# revisions (SemiAnalysisAI/InferenceX 70b_fp8_h100_slurm.sh at 2a205bb, the fork's af4ccd0) set `kv-cache-dtype: fp8`;
-# vLLM 0.10.2's "auto" is the model dtype (a ModelOpt kv_cache_quant_algo is read only from vllm-project/vllm#29980,
-# 2025-12), so those launches ran a bf16 cache, half the tokens. The rows are dated 2025-10-29, after InferenceX PR #43
-# (2025-09-23, "Updated 70B FP8 configs" on H100, diff not read), so the revision they ran is not established: off; its
-# on / off figures in docs/accuracy.md (on: the 45 rows' TTFT 19.06 -> 13.96%, off by 3x 3 -> 0, TPOT 9.04 -> 5.66%).
+# early revisions of benchmarks/70b_h100_slurm.sh (b9cb938) and 70b_fp8_h100_docker.sh (4e3c32e) kept in the
+# jyothisambolu/InferenceMAX fork pass `--quantization modelopt` and no --kv-cache-dtype (vLLM 0.10.2's "auto" = the
+# checkpoint's bf16, half the tokens). Session 74 M dated them: they predate InferenceX PR #43 ("[NVIDIA] Update H100
+# configs", merged 2025-09-23: generic docker script, "Updated 70B FP8 configs", gpt-oss H100 configs, images), whose
+# four changes are the fork's af4ccd0 (70b_fp8_h100_docker.sh: config.yaml line 1 `kv-cache-dtype: fp8`, the new
+# gptoss_fp4_h100_{docker,slurm}.sh, 70b-tmpl.yml image vllm/vllm-openai:v0.10.2, model
+# nvidia/Llama-3.3-70B-Instruct-FP8). Every later revision read keeps `kv-cache-dtype: fp8` (InferenceX
+# 70b_fp8_h100_slurm.sh 2a205bb; austenstone/InferenceMAX c99f2e6 slurm + docker; faradawn/InferenceMAX c198b20) up to
+# PR #149 (2025-10-30) removing Llama-70B, so an InferenceX run on 2025-10-29 launched an fp8 cache: the switch stays
+# off. The rows' own pool (221-268k tokens held at TP2, a bf16 cache's 230k) and their full c4-c64 grid at TP2 (the
+# InferenceX master.yaml 78f6b8d runs TP2 at c64 only / c32-64) remain unexplained; figures in docs/accuracy.md
+# (on: the 45 rows' TTFT 19.06 -> 13.96%, off by 3x 3 -> 0, TPOT 9.04 -> 5.66%).
 LLAMA70B_H100_AUTO_KV = ("llama-3.1-70b", "fp8", "h100_sxm")
 LLAMA70B_H100_AUTO_KV_MAPPED = False
 # The revision a row's release pins, where the recipe changed with the image (added after scoring, session 54):

@@ -407,9 +407,9 @@ def test_vllm_rows_before_0_14_schedule_synchronously(monkeypatch):
 
 
 def test_llama70b_h100_auto_kv_switch_is_off_and_drops_only_those_rows_fp8_cache(monkeypatch):
-    """The InferenceMAX-era H100 Llama-3.1-70B launch passed no --kv-cache-dtype (bf16 on vLLM 0.10.2), but the
-    revision the 2025-10-29 rows ran is not established (session 74 I): off, the recipe's fp8 cache; on, those rows
-    alone run the checkpoint's 16-bit cache."""
+    """The early InferenceMAX H100 Llama-3.1-70B launch passed no --kv-cache-dtype (bf16 on vLLM 0.10.2), but from
+    InferenceX PR #43 (2025-09-23) to the model's removal (PR #149, 2025-10-30) every revision read sets fp8 (session
+    74 M): off, the recipe's fp8 cache; on, those rows alone run the checkpoint's 16-bit cache."""
     llama = dict(backend="vllm", backend_version="", model_path="meta-llama/Llama-3.1-70B", gemm_quant_mode="fp8",
                  moe_quant_mode="fp8", tp_size="2", attention_dp_size="1", moe_tp_size="2", moe_ep_size="1",
                  batch_size="64", silicon_data_source="source_file=2026-04-06.csv; model=Llama-3.1-70B; "
