@@ -1393,21 +1393,21 @@ VLLM_RECIPES = {
 # Recipes whose served checkpoint was not read keep the rule's precision (no vllm_checkpoint): the Llama-3.1-70B
 # scripts take $MODEL from the workflow, not stored here (added after scoring, session 55).
 VLLM_RULE_PRECISION = ("llama-3.1-70b",)
-# The H100 Llama-3.1-70B fp8 launch of the InferenceMAX era (session 74 I, OFF: LLAMA70B_H100_AUTO_KV_MAPPED): the
-# early revisions of benchmarks/70b_h100_slurm.sh (b9cb938) and 70b_fp8_h100_docker.sh (4e3c32e) kept in the
-# jyothisambolu/InferenceMAX fork pass `--quantization modelopt` and no --kv-cache-dtype (vLLM 0.10.2's "auto" = the
-# checkpoint's bf16, half the tokens). Session 74 M dated them: they predate InferenceX PR #43 ("[NVIDIA] Update H100
-# configs", merged 2025-09-23: generic docker script, "Updated 70B FP8 configs", gpt-oss H100 configs, images), whose
-# four changes are the fork's af4ccd0 (70b_fp8_h100_docker.sh: config.yaml line 1 `kv-cache-dtype: fp8`, the new
-# gptoss_fp4_h100_{docker,slurm}.sh, 70b-tmpl.yml image vllm/vllm-openai:v0.10.2, model
-# nvidia/Llama-3.3-70B-Instruct-FP8). Every later revision read keeps `kv-cache-dtype: fp8` (InferenceX
-# 70b_fp8_h100_slurm.sh 2a205bb; austenstone/InferenceMAX c99f2e6 slurm + docker; faradawn/InferenceMAX c198b20) up to
-# PR #149 (2025-10-30) removing Llama-70B, so an InferenceX run on 2025-10-29 launched an fp8 cache: the switch stays
-# off. The rows' own pool (221-268k tokens held at TP2, a bf16 cache's 230k) and their full c4-c64 grid at TP2 (the
-# InferenceX master.yaml 78f6b8d runs TP2 at c64 only / c32-64) remain unexplained; figures in docs/accuracy.md
-# (on: the 45 rows' TTFT 19.06 -> 13.96%, off by 3x 3 -> 0, TPOT 9.04 -> 5.66%).
+# The H100 Llama-3.1-70B fp8 launch of the InferenceMAX era ran a bf16 KV cache (session 74 M; on/off figures in
+# docs/accuracy.md "Session 74 M"). Its config.yaml sets `kv-cache-dtype: fp8` (InferenceX benchmarks/
+# 70b_fp8_h100_slurm.sh at 2a205bb, lines 21-27; the docker twin of InferenceX PR #43, 2025-09-23, as kept at
+# jyothisambolu/InferenceMAX af4ccd0), but both pass it as `--config=config.yaml` (2a205bb line 36), and vLLM's
+# FlexibleArgumentParser.parse_args expands the YAML only when the bare token is present (`if '--config' in args:`,
+# vllm/utils/__init__.py at 003e2f9, the 0.10.x line; vllm-project/vllm#43252 reproduces it on 0.21.0: "accepts the
+# config path but does not expand the YAML"). `--config` is itself a declared serve option, so the run starts with the
+# YAML ignored: kv-cache-dtype "auto" = the checkpoint's bf16 on vLLM 0.10.2 (vllm/utils/__init__.py ibid. and 74 I:
+# ModelOpt's kv_cache_quant_algo is read only from vllm-project/vllm#29980). Every B200 Llama-70B launch read writes
+# `--config config.yaml` (70b_fp8_b200_docker.sh / 70b_fp4_b200_docker.sh at bb4c7f9) or passes --kv-cache-dtype fp8
+# (70b_b200_slurm.sh at 2caa5e5): fp8 there. The earlier H100 revisions (b9cb938, 4e3c32e) pass no --kv-cache-dtype:
+# bf16 as well. Not traced: austenstone/InferenceMAX c99f2e6 writes `--config config.yaml` in both H100 scripts
+# (undated fork edit; its gptoss H100 scripts keep `--config=`).
 LLAMA70B_H100_AUTO_KV = ("llama-3.1-70b", "fp8", "h100_sxm")
-LLAMA70B_H100_AUTO_KV_MAPPED = False
+LLAMA70B_H100_AUTO_KV_MAPPED = True
 # The revision a row's release pins, where the recipe changed with the image (added after scoring, session 54):
 # InferenceX PR #947 (merged 2026-04-03) moved minimaxm2.5-fp8-b200-vllm from v0.17.0 to v0.19.0 and in the same
 # change added --kv-cache-dtype fp8, --max-num-batched-tokens $((ISL * 2)) and --max-cudagraph-capture-size 2048 and

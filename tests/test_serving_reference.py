@@ -406,19 +406,19 @@ def test_vllm_rows_before_0_14_schedule_synchronously(monkeypatch):
 
 
 
-def test_llama70b_h100_auto_kv_switch_is_off_and_drops_only_those_rows_fp8_cache(monkeypatch):
-    """The early InferenceMAX H100 Llama-3.1-70B launch passed no --kv-cache-dtype (bf16 on vLLM 0.10.2), but from
-    InferenceX PR #43 (2025-09-23) to the model's removal (PR #149, 2025-10-30) every revision read sets fp8 (session
-    74 M): off, the recipe's fp8 cache; on, those rows alone run the checkpoint's 16-bit cache."""
+def test_llama70b_h100_launch_ignored_its_config_yaml_so_only_those_rows_drop_the_fp8_cache(monkeypatch):
+    """The H100 Llama-3.1-70B launch wrote `kv-cache-dtype: fp8` into config.yaml but passed `--config=config.yaml`,
+    which vLLM's parser does not expand (session 74 M): those rows run the checkpoint's 16-bit cache; the B200 launch
+    (`--config config.yaml`) keeps fp8; off, the recipe's fp8 cache."""
     llama = dict(backend="vllm", backend_version="", model_path="meta-llama/Llama-3.1-70B", gemm_quant_mode="fp8",
                  moe_quant_mode="fp8", tp_size="2", attention_dp_size="1", moe_tp_size="2", moe_ep_size="1",
                  batch_size="64", silicon_data_source="source_file=2026-04-06.csv; model=Llama-3.1-70B; "
                  "silicon_concurrency=64; measured=2025-10-29T00:00:00.000Z; wip=False")
-    assert not sr.LLAMA70B_H100_AUTO_KV_MAPPED
-    assert sr.simulate_kwargs(_row(**llama, system="h100_sxm"))["kv_dtype"] == "fp8"
-    monkeypatch.setattr(sr, "LLAMA70B_H100_AUTO_KV_MAPPED", True)
+    assert sr.LLAMA70B_H100_AUTO_KV_MAPPED
     assert "kv_dtype" not in sr.simulate_kwargs(_row(**llama, system="h100_sxm"))
     assert sr.simulate_kwargs(_row(**llama, system="b200_sxm"))["kv_dtype"] == "fp8"   # B200 launches set fp8
+    monkeypatch.setattr(sr, "LLAMA70B_H100_AUTO_KV_MAPPED", False)
+    assert sr.simulate_kwargs(_row(**llama, system="h100_sxm"))["kv_dtype"] == "fp8"
 
 
 def test_vllm_0_12_qwen3_rows_sample_through_a_full_vocabulary_sort(monkeypatch):
