@@ -1404,8 +1404,11 @@ VLLM_RULE_PRECISION = ("llama-3.1-70b",)
 # ModelOpt's kv_cache_quant_algo is read only from vllm-project/vllm#29980). Every B200 Llama-70B launch read writes
 # `--config config.yaml` (70b_fp8_b200_docker.sh / 70b_fp4_b200_docker.sh at bb4c7f9) or passes --kv-cache-dtype fp8
 # (70b_b200_slurm.sh at 2caa5e5): fp8 there. The earlier H100 revisions (b9cb938, 4e3c32e) pass no --kv-cache-dtype:
-# bf16 as well. Not traced: austenstone/InferenceMAX c99f2e6 writes `--config config.yaml` in both H100 scripts
-# (undated fork edit; its gptoss H100 scripts keep `--config=`).
+# bf16 as well. The same ignored YAML held `async-scheduling: true`, so those runs scheduled synchronously (vLLM
+# 0.10.2's async_scheduling defaults to False; see VLLM_SYNC_SCHEDULING_MAPPED's sources); its max-num-batched-tokens
+# 8192 equals vLLM's API-server default on a >= 70 GiB GPU (EngineArgs.get_batch_defaults), and its
+# no-enable-prefix-caching does not matter to random prompts. Not traced: austenstone/InferenceMAX c99f2e6 writes
+# `--config config.yaml` in both H100 scripts (undated fork edit; its gptoss H100 scripts keep `--config=`).
 LLAMA70B_H100_AUTO_KV = ("llama-3.1-70b", "fp8", "h100_sxm")
 LLAMA70B_H100_AUTO_KV_MAPPED = True
 # The revision a row's release pins, where the recipe changed with the image (added after scoring, session 54):
@@ -1607,7 +1610,8 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
     kv, kw["memory_utilization"], seqs, tokens = found
     m, q, g = LLAMA70B_H100_AUTO_KV
     if LLAMA70B_H100_AUTO_KV_MAPPED and m in model and q == row["gemm_quant_mode"] and g == row["system"]:
-        kv = None   # the InferenceMAX-era launch: no --kv-cache-dtype, vLLM 0.10.2's "auto" = the checkpoint's bf16
+        kv = None   # the YAML (kv-cache-dtype fp8) was never read: vLLM 0.10.2's "auto" = the checkpoint's bf16
+        kw["overlap_schedule"] = False   # and nor was its async-scheduling: true (0.10.2's default: synchronous)
     tokens = 2 * _int(row["isl"]) if tokens == "2isl" else tokens
     for key, value in (("kv_dtype", kv), ("max_num_seqs", n if seqs == "conc" else seqs),
                        ("max_num_batched_tokens", tokens)):

@@ -408,17 +408,19 @@ def test_vllm_rows_before_0_14_schedule_synchronously(monkeypatch):
 
 def test_llama70b_h100_launch_ignored_its_config_yaml_so_only_those_rows_drop_the_fp8_cache(monkeypatch):
     """The H100 Llama-3.1-70B launch wrote `kv-cache-dtype: fp8` into config.yaml but passed `--config=config.yaml`,
-    which vLLM's parser does not expand (session 74 M): those rows run the checkpoint's 16-bit cache; the B200 launch
-    (`--config config.yaml`) keeps fp8; off, the recipe's fp8 cache."""
+    which vLLM's parser does not expand (session 74 M): those rows run the checkpoint's 16-bit cache and synchronous
+    scheduling; the B200 launch (`--config config.yaml`) keeps fp8; off, the recipe's fp8 cache."""
     llama = dict(backend="vllm", backend_version="", model_path="meta-llama/Llama-3.1-70B", gemm_quant_mode="fp8",
                  moe_quant_mode="fp8", tp_size="2", attention_dp_size="1", moe_tp_size="2", moe_ep_size="1",
                  batch_size="64", silicon_data_source="source_file=2026-04-06.csv; model=Llama-3.1-70B; "
                  "silicon_concurrency=64; measured=2025-10-29T00:00:00.000Z; wip=False")
     assert sr.LLAMA70B_H100_AUTO_KV_MAPPED
-    assert "kv_dtype" not in sr.simulate_kwargs(_row(**llama, system="h100_sxm"))
-    assert sr.simulate_kwargs(_row(**llama, system="b200_sxm"))["kv_dtype"] == "fp8"   # B200 launches set fp8
+    h100, b200 = (sr.simulate_kwargs(_row(**llama, system=g)) for g in ("h100_sxm", "b200_sxm"))
+    assert "kv_dtype" not in h100 and h100["overlap_schedule"] is False   # nor its async-scheduling: true
+    assert b200["kv_dtype"] == "fp8" and "overlap_schedule" not in b200   # B200 launches read their YAML
     monkeypatch.setattr(sr, "LLAMA70B_H100_AUTO_KV_MAPPED", False)
-    assert sr.simulate_kwargs(_row(**llama, system="h100_sxm"))["kv_dtype"] == "fp8"
+    off = sr.simulate_kwargs(_row(**llama, system="h100_sxm"))
+    assert off["kv_dtype"] == "fp8" and "overlap_schedule" not in off
 
 
 def test_vllm_0_12_qwen3_rows_sample_through_a_full_vocabulary_sort(monkeypatch):
