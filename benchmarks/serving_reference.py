@@ -275,6 +275,10 @@ The mapping rule, written before any row was scored and not tuned after:
   other recipes read set no mode (the default); added in session 69: 70b_fp8_h100_slurm.sh at 2a205bb (fp8 KV, 8192
   tokens, --max-num-seqs $CONC) sets none on vllm-openai:v0.10.2 (.github/configs/master.yaml at 78f6b8d), whose
   default was PIECEWISE (vllm-project/vllm#25444 moved it to FULL_AND_PIECEWISE in 0.11.0);
+- that H100 Llama-3.1-70B launch as vLLM parsed it (added after scoring, session 74 M, LLAMA70B_H100_AUTO_KV_MAPPED;
+  its before/after in docs/accuracy.md): it passes `--config=config.yaml`, which vLLM 0.10.2 accepts but never
+  expands (only a bare `--config` token is; vllm-project/vllm#43252), so its rows run the checkpoint's 16-bit KV
+  cache and synchronous scheduling; the B200 Llama launches pass `--config config.yaml` and keep their fp8 cache;
 - the CUDA-graph capture ceiling a vLLM recipe launches with (added after scoring, session 61, VLLM_CAPTURE_2048;
   its before/after in docs/accuracy.md): vLLM V1 runs a prefill or mixed step of more tokens than its largest
   capture size with no CUDA graph (vllm/v1/cudagraph_dispatcher.py; roofline/graphless_step.py), that size
