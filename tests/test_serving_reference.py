@@ -1123,10 +1123,12 @@ def test_llama70b_b200_vllm_rows_launch_as_the_docker_recipes_and_keep_the_rules
         assert (kw["kv_dtype"], kw["max_num_seqs"], kw["max_num_batched_tokens"], kw["memory_utilization"]) == \
             ("fp8", 512, 8192, 0.90)
         assert kw["quantization"] == quant and kw["model"] == "meta-llama/Llama-3.1-70B"
-    # 70b_fp8_h100_slurm.sh (2a205bb, added in session 69): --max-num-seqs $CONC, 8192 tokens, fp8 KV, 0.9, on the
-    # v0.10.2 image whose default cudagraph_mode was PIECEWISE (master.yaml 78f6b8d; vllm-project/vllm#25444)
+    # 70b_fp8_h100_slurm.sh (2a205bb, added in session 69): --max-num-seqs $CONC, 8192 tokens, 0.9, on the v0.10.2
+    # image whose default cudagraph_mode was PIECEWISE (master.yaml 78f6b8d; vllm-project/vllm#25444); its YAML's fp8
+    # KV and async scheduling never applied (`--config=`, session 74 M): the checkpoint's 16-bit cache, synchronous
     h100 = sr.simulate_kwargs(_row(**{**llama, "system": "h100_sxm"}))
-    assert (h100["max_num_seqs"], h100["max_num_batched_tokens"], h100["kv_dtype"]) == (8, 8192, "fp8")
+    assert (h100["max_num_seqs"], h100["max_num_batched_tokens"]) == (8, 8192) and "kv_dtype" not in h100
+    assert h100["overlap_schedule"] is False
     assert h100["cudagraph_mode"] == "piecewise" and h100["memory_utilization"] == 0.90
     gap = {**llama, "system": "h100_sxm", "silicon_data_source": "gap; silicon_concurrency=8"}
     other = sr.simulate_kwargs(_row(**gap))
