@@ -1404,7 +1404,7 @@ VLLM_RULE_PRECISION = ("llama-3.1-70b",)
 # FlexibleArgumentParser.parse_args expands the YAML only when the bare token is present (`if '--config' in args:`,
 # vllm/utils/__init__.py at 003e2f9, the 0.10.x line; vllm-project/vllm#43252 reproduces it on 0.21.0: "accepts the
 # config path but does not expand the YAML"). `--config` is itself a declared serve option, so the run starts with the
-# YAML ignored: kv-cache-dtype "auto" = the checkpoint's bf16 on vLLM 0.10.2 (vllm/utils/__init__.py ibid. and 74 I:
+# YAML ignored: kv-cache-dtype "auto" = the checkpoint's bf16 on vLLM 0.10.2 (74 I: the model dtype;
 # ModelOpt's kv_cache_quant_algo is read only from vllm-project/vllm#29980). Every B200 Llama-70B launch read writes
 # `--config config.yaml` (70b_fp8_b200_docker.sh / 70b_fp4_b200_docker.sh at bb4c7f9) or passes --kv-cache-dtype fp8
 # (70b_b200_slurm.sh at 2caa5e5): fp8 there. The earlier H100 revisions (b9cb938, 4e3c32e) pass no --kv-cache-dtype:
