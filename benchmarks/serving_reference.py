@@ -275,6 +275,10 @@ The mapping rule, written before any row was scored and not tuned after:
   other recipes read set no mode (the default); added in session 69: 70b_fp8_h100_slurm.sh at 2a205bb (fp8 KV, 8192
   tokens, --max-num-seqs $CONC) sets none on vllm-openai:v0.10.2 (.github/configs/master.yaml at 78f6b8d), whose
   default was PIECEWISE (vllm-project/vllm#25444 moved it to FULL_AND_PIECEWISE in 0.11.0);
+- that H100 Llama-3.1-70B launch as vLLM parsed it (added after scoring, session 74 M, LLAMA70B_H100_AUTO_KV_MAPPED;
+  its before/after in docs/accuracy.md): it passes `--config=config.yaml`, which vLLM 0.10.2 accepts but never
+  expands (only a bare `--config` token is; vllm-project/vllm#43252), so its rows run the checkpoint's 16-bit KV
+  cache and synchronous scheduling; the B200 Llama launches pass `--config config.yaml` and keep their fp8 cache;
 - the CUDA-graph capture ceiling a vLLM recipe launches with (added after scoring, session 61, VLLM_CAPTURE_2048;
   its before/after in docs/accuracy.md): vLLM V1 runs a prefill or mixed step of more tokens than its largest
   capture size with no CUDA graph (vllm/v1/cudagraph_dispatcher.py; roofline/graphless_step.py), that size
@@ -1393,16 +1397,24 @@ VLLM_RECIPES = {
 # Recipes whose served checkpoint was not read keep the rule's precision (no vllm_checkpoint): the Llama-3.1-70B
 # scripts take $MODEL from the workflow, not stored here (added after scoring, session 55).
 VLLM_RULE_PRECISION = ("llama-3.1-70b",)
-# The H100 Llama-3.1-70B fp8 launch of the InferenceMAX era (session 74 I, OFF: LLAMA70B_H100_AUTO_KV_MAPPED): the
-# revisions of benchmarks/70b_h100_slurm.sh (b9cb938) and 70b_fp8_h100_docker.sh (4e3c32e) kept in the
-# jyothisambolu/InferenceMAX fork pass `--quantization modelopt` and no --kv-cache-dtype, where the config.yaml
-# revisions (SemiAnalysisAI/InferenceX 70b_fp8_h100_slurm.sh at 2a205bb, the fork's af4ccd0) set `kv-cache-dtype: fp8`;
-# vLLM 0.10.2's "auto" is the model dtype (a ModelOpt kv_cache_quant_algo is read only from vllm-project/vllm#29980,
-# 2025-12), so those launches ran a bf16 cache, half the tokens. The rows are dated 2025-10-29, after InferenceX PR #43
-# (2025-09-23, "Updated 70B FP8 configs" on H100, diff not read), so the revision they ran is not established: off; its
-# on / off figures in docs/accuracy.md (on: the 45 rows' TTFT 19.06 -> 13.96%, off by 3x 3 -> 0, TPOT 9.04 -> 5.66%).
+# The H100 Llama-3.1-70B fp8 launch of the InferenceMAX era ran a bf16 KV cache (session 74 M; on/off figures in
+# docs/accuracy.md "Session 74 M"). Its config.yaml sets `kv-cache-dtype: fp8` (InferenceX benchmarks/
+# 70b_fp8_h100_slurm.sh at 2a205bb, lines 21-27; the docker twin of InferenceX PR #43, 2025-09-23, as kept at
+# jyothisambolu/InferenceMAX af4ccd0), but both pass it as `--config=config.yaml` (2a205bb line 36), and vLLM's
+# FlexibleArgumentParser.parse_args expands the YAML only when the bare token is present (`if '--config' in args:`,
+# vllm/utils/__init__.py at 003e2f9, the 0.10.x line; vllm-project/vllm#43252 reproduces it on 0.21.0: "accepts the
+# config path but does not expand the YAML"). `--config` is itself a declared serve option, so the run starts with the
+# YAML ignored: kv-cache-dtype "auto" = the checkpoint's bf16 on vLLM 0.10.2 (74 I: the model dtype;
+# ModelOpt's kv_cache_quant_algo is read only from vllm-project/vllm#29980). Every B200 Llama-70B launch read writes
+# `--config config.yaml` (70b_fp8_b200_docker.sh / 70b_fp4_b200_docker.sh at bb4c7f9) or passes --kv-cache-dtype fp8
+# (70b_b200_slurm.sh at 2caa5e5): fp8 there. The earlier H100 revisions (b9cb938, 4e3c32e) pass no --kv-cache-dtype:
+# bf16 as well. The same ignored YAML held `async-scheduling: true`, so those runs scheduled synchronously (vLLM
+# 0.10.2's async_scheduling defaults to False; see VLLM_SYNC_SCHEDULING_MAPPED's sources); its max-num-batched-tokens
+# 8192 equals vLLM's API-server default on a >= 70 GiB GPU (EngineArgs.get_batch_defaults), and its
+# no-enable-prefix-caching does not matter to random prompts. Not traced: austenstone/InferenceMAX c99f2e6 writes
+# `--config config.yaml` in both H100 scripts (undated fork edit; its gptoss H100 scripts keep `--config=`).
 LLAMA70B_H100_AUTO_KV = ("llama-3.1-70b", "fp8", "h100_sxm")
-LLAMA70B_H100_AUTO_KV_MAPPED = False
+LLAMA70B_H100_AUTO_KV_MAPPED = True
 # The revision a row's release pins, where the recipe changed with the image (added after scoring, session 54):
 # InferenceX PR #947 (merged 2026-04-03) moved minimaxm2.5-fp8-b200-vllm from v0.17.0 to v0.19.0 and in the same
 # change added --kv-cache-dtype fp8, --max-num-batched-tokens $((ISL * 2)) and --max-cudagraph-capture-size 2048 and
@@ -1602,7 +1614,8 @@ def vllm_recipe(row: dict, n: int, kw: dict) -> None:
     kv, kw["memory_utilization"], seqs, tokens = found
     m, q, g = LLAMA70B_H100_AUTO_KV
     if LLAMA70B_H100_AUTO_KV_MAPPED and m in model and q == row["gemm_quant_mode"] and g == row["system"]:
-        kv = None   # the InferenceMAX-era launch: no --kv-cache-dtype, vLLM 0.10.2's "auto" = the checkpoint's bf16
+        kv = None   # the YAML (kv-cache-dtype fp8) was never read: vLLM 0.10.2's "auto" = the checkpoint's bf16
+        kw["overlap_schedule"] = False   # and nor was its async-scheduling: true (0.10.2's default: synchronous)
     tokens = 2 * _int(row["isl"]) if tokens == "2isl" else tokens
     for key, value in (("kv_dtype", kv), ("max_num_seqs", n if seqs == "conc" else seqs),
                        ("max_num_batched_tokens", tokens)):

@@ -406,19 +406,21 @@ def test_vllm_rows_before_0_14_schedule_synchronously(monkeypatch):
 
 
 
-def test_llama70b_h100_auto_kv_switch_is_off_and_drops_only_those_rows_fp8_cache(monkeypatch):
-    """The InferenceMAX-era H100 Llama-3.1-70B launch passed no --kv-cache-dtype (bf16 on vLLM 0.10.2), but the
-    revision the 2025-10-29 rows ran is not established (session 74 I): off, the recipe's fp8 cache; on, those rows
-    alone run the checkpoint's 16-bit cache."""
+def test_llama70b_h100_launch_ignored_its_config_yaml_so_only_those_rows_drop_the_fp8_cache(monkeypatch):
+    """The H100 Llama-3.1-70B launch wrote `kv-cache-dtype: fp8` into config.yaml but passed `--config=config.yaml`,
+    which vLLM's parser does not expand (session 74 M): those rows run the checkpoint's 16-bit cache and synchronous
+    scheduling; the B200 launch (`--config config.yaml`) keeps fp8; off, the recipe's fp8 cache."""
     llama = dict(backend="vllm", backend_version="", model_path="meta-llama/Llama-3.1-70B", gemm_quant_mode="fp8",
                  moe_quant_mode="fp8", tp_size="2", attention_dp_size="1", moe_tp_size="2", moe_ep_size="1",
                  batch_size="64", silicon_data_source="source_file=2026-04-06.csv; model=Llama-3.1-70B; "
                  "silicon_concurrency=64; measured=2025-10-29T00:00:00.000Z; wip=False")
-    assert not sr.LLAMA70B_H100_AUTO_KV_MAPPED
-    assert sr.simulate_kwargs(_row(**llama, system="h100_sxm"))["kv_dtype"] == "fp8"
-    monkeypatch.setattr(sr, "LLAMA70B_H100_AUTO_KV_MAPPED", True)
-    assert "kv_dtype" not in sr.simulate_kwargs(_row(**llama, system="h100_sxm"))
-    assert sr.simulate_kwargs(_row(**llama, system="b200_sxm"))["kv_dtype"] == "fp8"   # B200 launches set fp8
+    assert sr.LLAMA70B_H100_AUTO_KV_MAPPED
+    h100, b200 = (sr.simulate_kwargs(_row(**llama, system=g)) for g in ("h100_sxm", "b200_sxm"))
+    assert "kv_dtype" not in h100 and h100["overlap_schedule"] is False   # nor its async-scheduling: true
+    assert b200["kv_dtype"] == "fp8" and "overlap_schedule" not in b200   # B200 launches read their YAML
+    monkeypatch.setattr(sr, "LLAMA70B_H100_AUTO_KV_MAPPED", False)
+    off = sr.simulate_kwargs(_row(**llama, system="h100_sxm"))
+    assert off["kv_dtype"] == "fp8" and "overlap_schedule" not in off
 
 
 def test_vllm_0_12_qwen3_rows_sample_through_a_full_vocabulary_sort(monkeypatch):
@@ -1121,10 +1123,12 @@ def test_llama70b_b200_vllm_rows_launch_as_the_docker_recipes_and_keep_the_rules
         assert (kw["kv_dtype"], kw["max_num_seqs"], kw["max_num_batched_tokens"], kw["memory_utilization"]) == \
             ("fp8", 512, 8192, 0.90)
         assert kw["quantization"] == quant and kw["model"] == "meta-llama/Llama-3.1-70B"
-    # 70b_fp8_h100_slurm.sh (2a205bb, added in session 69): --max-num-seqs $CONC, 8192 tokens, fp8 KV, 0.9, on the
-    # v0.10.2 image whose default cudagraph_mode was PIECEWISE (master.yaml 78f6b8d; vllm-project/vllm#25444)
+    # 70b_fp8_h100_slurm.sh (2a205bb, added in session 69): --max-num-seqs $CONC, 8192 tokens, 0.9, on the v0.10.2
+    # image whose default cudagraph_mode was PIECEWISE (master.yaml 78f6b8d; vllm-project/vllm#25444); its YAML's fp8
+    # KV and async scheduling never applied (`--config=`, session 74 M): the checkpoint's 16-bit cache, synchronous
     h100 = sr.simulate_kwargs(_row(**{**llama, "system": "h100_sxm"}))
-    assert (h100["max_num_seqs"], h100["max_num_batched_tokens"], h100["kv_dtype"]) == (8, 8192, "fp8")
+    assert (h100["max_num_seqs"], h100["max_num_batched_tokens"]) == (8, 8192) and "kv_dtype" not in h100
+    assert h100["overlap_schedule"] is False
     assert h100["cudagraph_mode"] == "piecewise" and h100["memory_utilization"] == 0.90
     gap = {**llama, "system": "h100_sxm", "silicon_data_source": "gap; silicon_concurrency=8"}
     other = sr.simulate_kwargs(_row(**gap))
