@@ -830,9 +830,14 @@ def test_the_whole_file():
     # TensorRT-LLM and SGLang (73 K): TensorRT-LLM TPOT 9.44 -> 9.00%, SGLang 9.68 -> 10.02% (worse: Qwen3.5 11.26 ->
     # 11.89%, GLM-5 8.97 -> 9.61%, decode steps already priced low); the Triton MoE fit at SGLang's shipped configs
     # (73 E): MiniMax TPOT 9.03 -> 8.52%; SGLang's fp8 on DeepSeek's block checkpoint (73 M); 1,643 rows moved)
-    assert ttft["mape"] < 31.10 and ttft["median_ape"] < 29.0 and ttft["off3x"] <= 94, ttft
-    assert tpot["mape"] < 9.05, tpot
-    # the issue's target is TPOT <= 10% on every GPU: B200 9.40%, H100 8.24% since session 73 (above)
+    # (session 74 after all merges: TTFT 30.86%, median 28.71%, x0.71, 90 off by 3x; TPOT 8.92%, B200 9.38%, H100
+    # 7.99%: the H100 Llama-3.1-70B launch's --config= YAML never read by vLLM, so a bf16 KV cache and synchronous
+    # scheduling (74 M): its 45 rows TTFT 19.06 -> 7.94%, off by 3x 3 -> 0, TPOT 9.04 -> 9.07% (worse); vLLM V1 admits
+    # a waiting chunk whole or not at all (74 I): vLLM TPOT 8.41 -> 8.13%, Qwen3-32B TTFT 28.82 -> 28.91% (worse);
+    # 64 rows moved)
+    assert ttft["mape"] < 30.90 and ttft["median_ape"] < 28.75 and ttft["off3x"] <= 90, ttft
+    assert tpot["mape"] < 8.95, tpot
+    # the issue's target is TPOT <= 10% on every GPU: B200 9.38%, H100 7.99% since session 74 (above)
     for gpu, limit in (("b200_sxm", 10.0), ("h100_sxm", 10.0)):
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= limit, gpu
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
@@ -861,7 +866,7 @@ def test_the_whole_file():
     # decode pools' steps, already read high (x1.10 -> 1.16 at 64 clients); TensorRT-LLM's NVFP4 pools improve)
     # (session 72: 7.33%, worse: the srt-slurm TensorRT-LLM recipes export TRTLLM_ENABLE_PDL=1 (72 J2), so their pools
     # pay no inter-kernel gap; their light-load DeepSeek decode, already x0.99, now reads x0.94: TRT-LLM 5.99 -> 6.68%)
-    # (session 73: 7.33%)
+    # (session 73: 7.33%; session 74: 7.33%)
     assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 7.35, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
