@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
 import pytest
 
 from whatif.errors import WhatifError
 from whatif.roofline.engines import engine_spec
 from whatif.simulator.config import SchedulerConfig
-from whatif.simulator.request import FINISHED
 
-from tests.test_simulator import check_conservation, check_kv_invariant, poisson, run, small_kv, statuses
+from tests.test_sim_preempted_blocks import _preempting_run as _run   # the same 30-request run on a 48-block pool
 
 VLLM_V1 = replace(SchedulerConfig.for_engine(engine_spec("vllm")), prefix_caching=False)
 
@@ -24,15 +22,6 @@ def test_vllm_specs_admit_whole_chunks_and_other_engines_keep_cutting_them():
         assert not SchedulerConfig.for_engine(engine_spec(name)).admits_partial_chunk
     for name in ("sglang", "trtllm"):
         assert SchedulerConfig.for_engine(engine_spec(name)).admits_partial_chunk
-
-
-def _run(engine: SchedulerConfig):
-    reqs = poisson(np.random.default_rng(8), 30, rate=100.0, prompt=(100, 300), output=(100, 300))
-    res = run(reqs, small_kv(48, engine), engine)
-    assert statuses(res) == {FINISHED}
-    check_kv_invariant(res)
-    check_conservation(res, reqs)
-    return reqs, res
 
 
 def test_whole_chunk_admission_preempts_less_and_recomputes_less():
