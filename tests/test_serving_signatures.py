@@ -295,7 +295,7 @@ def test_the_light_load_excess_is_not_a_cost_per_layer_across_cells_in_the_commi
     Llama-3.1-70B fp8 (80 dense layers) misses < 10 ms at 1k and TP1-4 where gpt-oss-120b 1.2.0rc2.post2 (36 layers)
     misses > 10 ms at TP2-8, the same at 8k (flat in the prompt: per request, not per token). TensorRT-LLM 1.0.0rc3
     H100 at 1k: Llama-3.1-8B (32 layers) misses more at every TP than Qwen3-32B (64). vLLM Llama-3.1-70B fp8 at 1k:
-    > 40 ms at TP4-8 on B200, < 0 at TP2-8 on H100 (the same 80 layers)."""
+    > 40 ms at TP4-8 on B200, < 10 at TP2-8 on H100 (the same 80 layers)."""
     cells = sg.excess_by_cell(sg.load())
     llama = cells[("trtllm", "", "b200_sxm", "meta-llama/Llama-3.1-70B", "fp8")]
     gptoss = cells[("trtllm", "1.2.0rc2.post2", "b200_sxm", "openai/gpt-oss-120b", "nvfp4")]
@@ -309,7 +309,8 @@ def test_the_light_load_excess_is_not_a_cost_per_layer_across_cells_in_the_commi
         max(g for (isl, _), (_, g) in qwen32b.items() if isl == 1024)
     b200 = cells[("vllm", "", "b200_sxm", "meta-llama/Llama-3.1-70B", "fp8")]
     h100 = cells[("vllm", "", "h100_sxm", "meta-llama/Llama-3.1-70B", "fp8")]
-    assert all(b200[(1024, tp)][1] > 40 for tp in (4, 8)) and all(h100[(1024, tp)][1] < 0 for tp in (2, 4, 8))
+    # (H100 < 0 until session 74 M ran its launch as vLLM read it, bf16 KV and synchronous: -4.9 / -5.6 / +4.5 ms)
+    assert all(b200[(1024, tp)][1] > 40 for tp in (4, 8)) and all(h100[(1024, tp)][1] < 10 for tp in (2, 4, 8))
 
 
 def test_tensorrt_llm_1_0_llama_streams_one_token_ceiling_at_every_tp_in_the_committed_table():
