@@ -104,10 +104,9 @@ def table_families(tables: dict, tokens: int, tp: int) -> dict[str, float]:
 
 def whatif_families(op_times) -> dict[str, float]:
     """ms of whatif's pass by family (FAMILIES), from its priced ops."""
-    out = dict.fromkeys(FAMILIES, 0.0)
-    for t in op_times:
-        out[family(t.op.name)] += t.total_s * 1e3
-    return out
+    from step_ops import summed
+    sums = summed(op_times, family)
+    return {f: sums[f].total_s * 1e3 if f in sums else 0.0 for f in FAMILIES}
 
 
 def main(argv=None) -> int:
@@ -120,7 +119,8 @@ def main(argv=None) -> int:
     if not args.root.is_dir():
         print(f"--root: {args.root} is not a directory (the shared aiconfigurator tables)")
         return 2
-    committed = pd.read_csv(ROOT / "benchmarks" / "data" / "serving_reference.csv").query(args.query)
+    import serving_reference as sr
+    committed = pd.read_csv(sr.OUT).query(args.query)
     tables = load_tables(args.root)
     seen = set()
     print("tp  isl  | meas pred gap TTFT ms | whatif: qkv o attn moe ar rest = pass | tables: qkv o attn "

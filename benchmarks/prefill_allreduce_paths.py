@@ -97,7 +97,8 @@ def main(argv=None) -> int:
         print(f"--root: {args.root} holds no comm.parquet (the shared aiconfigurator tables)")
         return 2
     rows = allreduce_rows(pd.read_parquet(args.root / "comm.parquet"))
-    committed = pd.read_csv(ROOT / "benchmarks" / "data" / "serving_reference.csv").query(args.query)
+    import serving_reference as sr
+    committed = pd.read_csv(sr.OUT).query(args.query)
     print("model version gpu tp isl moe | meas-pred TTFT | pass | calls x MB path | AR ms: whatif, table graph, "
           "table eager | table - whatif (graph / eager)")
     seen = set()
