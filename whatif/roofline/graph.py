@@ -37,6 +37,12 @@ def check_expert_precision(model: ModelSpec, prec) -> None:
                           f"or a MoE model")
 
 
+def _splits_kv_heads(tp: int, kv_heads: int) -> bool:
+    """vLLM QKVParallelLinear (vllm/model_executor/layers/linear.py): fewer GPUs than KV heads split them
+    (divide(total_num_kv_heads, tp_size) asserts), more replicate them (divide(tp_size, total_num_kv_heads))."""
+    return kv_heads % tp == 0 if tp <= kv_heads else tp % kv_heads == 0
+
+
 def _divisors(n: int, most: int = 64) -> str:
     """The sizes up to `most` that split `n` evenly, for an error's 'valid:' list."""
     return ", ".join(str(d) for d in range(1, min(n, most) + 1) if n % d == 0)
@@ -75,11 +81,8 @@ def check_parallelism(model: ModelSpec, par: Parallelism) -> None:
         raise WhatifError(f"{flag} {par.tp} does not divide the {model.num_heads} attention heads of "
                           f"{model.name}; valid: {_divisors(model.num_heads)}")
     for kvh, which in ((model.num_kv_heads, ""), (model.global_kv_heads, "full-attention layers' ")):
-        # vLLM QKVParallelLinear (vllm/model_executor/layers/linear.py): fewer GPUs than KV heads split them
-        # (divide(total_num_kv_heads, tp_size) asserts), more replicate them (divide(tp_size, total_num_kv_heads))
-        split = (par.tp % kvh if par.tp > kvh else kvh % par.tp) if kvh else 0
-        if model.mla is None and kvh and split:
-            valid = ", ".join(str(t) for t in range(1, 65) if (kvh % t == 0 if t <= kvh else t % kvh == 0))
+        if model.mla is None and kvh and not _splits_kv_heads(par.tp, kvh):
+            valid = ", ".join(str(t) for t in range(1, 65) if _splits_kv_heads(t, kvh))
             raise WhatifError(f"{flag} {par.tp} neither divides nor is a multiple of the "
                               f"{kvh} {which}KV heads of {model.name}; valid: {valid}")
     if model.intermediate_size % par.tp:
