@@ -261,7 +261,9 @@ The mapping rule, written before any row was scored and not tuned after:
   recorded) ran --enable-expert-parallel, EP = TP (added after scoring, session 55, VLLM_ALWAYS_EP; PR #947 made
   it -gt 1); the same script at 07e171a exports VLLM_USE_FLASHINFER_MOE_FP8=0 and VLLM_MOE_USE_DEEP_GEMM=0, so
   its v0.17.0 rows' experts ran vLLM's Triton fused MoE (added after scoring, session 72 B2,
-  VLLM_RELEASE_MOE_KERNELS: moe_kernels triton; PR #947 removed both with v0.19.0);
+  VLLM_RELEASE_MOE_KERNELS: moe_kernels triton; PR #947 removed both with v0.19.0); kimik2.5_fp4_b200.sh passes no
+  --enable-expert-parallel in any launch its v0.17.0 rows ran (added after scoring, session 75 B, VLLM_NEVER_EP), so
+  its rows recorded EP 4 run the experts tensor-parallel, as its EP 1 rows;
 - the checkpoint those vLLM recipes served, as stored (added after scoring, session 51, vllm_checkpoint; its
   before/after in the commit and the closing note): the model is the recipe's checkpoint (NVIDIA's NVFP4 exports
   for the Kimi-K2.5 and MiniMax-M2.5 nvfp4 rows, InferenceX PR #862 and issue #951) and the rule's weight schemes
@@ -426,7 +428,8 @@ def _vllm_tp_ep_as_dp(row: dict, prefix: str, tp_size: int, adp: int, moe_tp: in
     """A vLLM "TP T, EP E" deployment of T GPUs recorded as tp_size T x attention_dp_size E with moe_ep_size T x E
     (InferenceX's 2026-04-06 file: 40 MiniMax-M2.5 and Kimi-K2.5 rows whose ids name `_tpT_epE_`; their 2026-03-25
     twins record TP T, EP E without attention DP and measure within ~1%, and the recipes launch
-    --tensor-parallel-size T --enable-expert-parallel, no data parallelism). Added after scoring, session 51.
+    --tensor-parallel-size T, no data parallelism; --enable-expert-parallel the MiniMax ones, none Kimi-K2.5's:
+    VLLM_NEVER_EP, session 75 B). Added after scoring, session 51.
     The database dump (db-dump/2026-04-27) writes InferenceX's vLLM rows the same way (added after scoring,
     session 54): its MiniMax-M2.5 fp8 configs 690 (tp 2 x adp 2, moe_ep 4) and 691 (tp 4 x adp 4, moe_ep 16) are
     the "tp: 2, ep: 2" and "tp: 4, ep: 4" entries of InferenceX PR #1010's search space (no dp-attn entry; the
@@ -1473,17 +1476,35 @@ VLLM_CUDAGRAPH_MAPPED = True   # off: every vLLM row in the engine spec's mode, 
 # with the v0.19.0 image, so the 0.19.0 rows ran as recorded. (model, gemm quant mode, GPU, release).
 VLLM_ALWAYS_EP = {("minimax-m2.5", "fp8", "b200_sxm", "0.17.0")}   # minimaxm2.5_fp8_b200.sh at 07e171a
 VLLM_ALWAYS_EP_MAPPED = True   # off: those rows as recorded (EP 1), as before
+# ... and recipes that never pass it whatever EP the row records (added after scoring, session 75 B): InferenceX's
+# benchmarks/single_node/kimik2.5_fp4_b200.sh at both stored revisions (04107b3, 7a83b90; PR #862's launch, the rows
+# of 2026-03-11 / 03-27) neither checks nor reads EP_SIZE and passes no --enable-expert-parallel, and PR #1047's
+# launch (the 2026-04-20 rows) added none (perf-changelog.yaml; fixed_seq_len/kimik2.5_fp4_b300.sh at 3274c53, PR
+# #1100's "as-is" copy of it, has none); the `EP_ARGS=(--enable-expert-parallel)` block appears only in the
+# v0.20.2-era fixed_seq_len/kimik2.5_fp4_b200.sh (380b685), after every row. vLLM then shards every expert over the
+# TP ranks (FusedMoEParallelConfig.make: use_ep needs parallel_config.enable_expert_parallel; else ep_size 1, tp_size
+# = the flattened TP), so the rows recorded "tp4 ep4" ran the MoE as the "tp4 ep1" ones.
+VLLM_NEVER_EP = {("kimi-k2.5", "nvfp4", "b200_sxm", "0.17.0")}   # kimik2.5_fp4_b200.sh before its EP_ARGS
+VLLM_NEVER_EP_MAPPED = True   # off: those rows at their recorded EP, as before
+
+
+def _recipe_in(row: dict, recipes: set) -> bool:
+    """Whether the row's (model, gemm quant mode, GPU, release) is one of `recipes`."""
+    model = row["model_path"].lower()
+    return any(m in model and q == row["gemm_quant_mode"] and g == row["system"] and r == row["backend_version"]
+               for m, q, g, r in recipes)
 
 
 def vllm_recipe_ep(row: dict, layout: dict) -> dict:
     """The layout with the experts expert-parallel over the TP ranks where the row's recipe passed
-    --enable-expert-parallel though the row records EP 1 (VLLM_ALWAYS_EP); other rows' layout unchanged."""
-    model = row["model_path"].lower()
-    if not VLLM_ALWAYS_EP_MAPPED or row["backend"] != "vllm" or row["mode"] != "agg" or not inferencex_run(row) \
-            or layout.get("ep", 1) > 1 or layout["tp"] <= 1 or layout.get("attention_dp", 1) > 1:
+    --enable-expert-parallel though the row records EP 1 (VLLM_ALWAYS_EP), tensor-parallel where it passed none
+    though the row records EP > 1 (VLLM_NEVER_EP); other rows' layout unchanged."""
+    if row["backend"] != "vllm" or row["mode"] != "agg" or not inferencex_run(row) or layout["tp"] <= 1 \
+            or layout.get("attention_dp", 1) > 1:
         return layout
-    if not any(m in model and q == row["gemm_quant_mode"] and g == row["system"] and r == row["backend_version"]
-               for m, q, g, r in VLLM_ALWAYS_EP):
+    if VLLM_NEVER_EP_MAPPED and layout.get("ep", 1) > 1 and _recipe_in(row, VLLM_NEVER_EP):
+        return {k: v for k, v in layout.items() if k != "ep"}
+    if not VLLM_ALWAYS_EP_MAPPED or layout.get("ep", 1) > 1 or not _recipe_in(row, VLLM_ALWAYS_EP):
         return layout
     return {**layout, "ep": layout["tp"]}
 
