@@ -1567,6 +1567,24 @@ def test_minimax_fp8_b200_vllm_0_17_rows_run_expert_parallel_as_their_recipe():
     assert "ep" not in sr.simulate_kwargs(_row(backend_version="0.17.0", **other))
 
 
+def test_kimi_nvfp4_b200_vllm_0_17_rows_recorded_ep4_run_tensor_parallel_experts():
+    """kimik2.5_fp4_b200.sh passes no --enable-expert-parallel in any launch the v0.17.0 rows ran (VLLM_NEVER_EP):
+    a row recorded TP 4, EP 4 runs TP 4 with the experts sharded over the TP ranks, as the recorded EP 1 rows; the
+    same layout on another release, model or source keeps its EP."""
+    src = "source_file=2026-03-25.csv; model=Kimi-K2.5; silicon_concurrency=4; wip=False"
+    kimi = dict(backend="vllm", model_path="moonshotai/Kimi-K2.5", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4",
+                silicon_data_source=src, tp_size="4", attention_dp_size="1", moe_tp_size="1", moe_ep_size="4",
+                batch_size="4")
+    kw = sr.simulate_kwargs(_row(backend_version="0.17.0", **kimi))
+    assert (kw["tp"], kw["gpus"], "ep" in kw) == (4, 4, False)
+    assert sr.simulate_kwargs(_row(backend_version="0.19.0", **kimi))["ep"] == 4
+    other = {**kimi, "silicon_data_source": "gap; silicon_concurrency=4"}
+    assert sr.simulate_kwargs(_row(backend_version="0.17.0", **other))["ep"] == 4
+    stored = [r for r in sr.load() if "Kimi" in r["model_path"] and r["backend_version"] == "0.17.0"
+              and r["gemm_quant_mode"] == "nvfp4" and sr.inferencex_run(r)]
+    assert stored and all("ep" not in sr.simulate_kwargs(r) for r in stored)
+
+
 def test_minimax_fp8_b200_vllm_0_17_rows_run_triton_experts_as_their_recipe():
     """minimaxm2.5_fp8_b200.sh at 07e171a exports VLLM_USE_FLASHINFER_MOE_FP8=0 and VLLM_MOE_USE_DEEP_GEMM=0
     (VLLM_RELEASE_MOE_KERNELS): its v0.17.0 rows' experts run moe_kernels triton; the v0.19.0 rows (PR #947) and the
