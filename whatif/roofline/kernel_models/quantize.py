@@ -45,10 +45,13 @@ steps = its waves x ceil(m k / 1024^2) loop passes (a fixed grid until TensorRT-
 after 1.3.0rc20's release on 2026-06-30). Its static scaling kernel in 1.3.0rc20 is the 16-byte
 scaleMatrixPerTensorVec (PR #11662, approved 2026-02-25): grid ceil(m k / 2048) blocks of 256, bandwidth-bound past
 its floor, so the rows keep a floor plus their bytes (the per-row item fits to ~0). The dynamic path (the
-compute-scale rows' minuend) allocates its scale in the input's dtype (thop/fp8Op.cpp e4m3_quantize_helper), so its
-scaling kernel is the scalar grid(1024) x 256 scaleMatrix<PER_TENSOR> (the vectorized one is only for a float
-scale): a compute-scale row is a memset, the absmax and that scalar kernel, less the vectorized one. Pricing these
-kernels by their grids scored worse leave-one-GPU-out (docs/accuracy.md, "Session 62 C").
+compute-scale rows' minuend) allocates its scale in the input's dtype (thop/fp8Op.cpp e4m3_quantize_helper): PR
+#11662's merged commit (c39bbb2d) templates the vectorized kernel on a float or bf16 scale, another stored copy
+(106ff7ce) lists a float scale only, so whether rc20's dynamic path scales with it (the row: memset + absmax) or
+with the scalar grid(1024) x 256 scaleMatrix<PER_TENSOR> (the row: memset + absmax + scalar - vectorized) is not
+established. The form prices the memset and the absmax alone (2 B an element, the absmax's steps); the scalar
+kernel's grid-stride passes added as steps score worse leave-one-GPU-out (B200 18.2 -> 25.0%; docs/accuracy.md
+"Session 75 E"), and pricing these kernels by their grids scored worse too ("Session 62 C").
 Parameters: data/modern_fit.yaml, families quantize_scale, quantize_compute_scale.
 """
 from __future__ import annotations
