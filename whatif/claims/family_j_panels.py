@@ -20,7 +20,7 @@ with both lengths assumed every number of the workload would be, so no length pr
 from __future__ import annotations
 
 from .claim import Claim
-from .family_j import (_DISTSERVE_ENGINES, _DISTSERVE_SUMMARY, _DISTSERVE_SUMMARY_SPLIT, _DISTSERVE_SWAP,
+from .family_j import (_CLIENT_TTFT, _DISTSERVE_ENGINES, _DISTSERVE_SUMMARY, _DISTSERVE_SUMMARY_SPLIT, _DISTSERVE_SWAP,
                        _LONGBENCH_ANSWER, _MII_ENGINE, _MII_ENGINES, _RELEASE_SHAREGPT_100, _RELEASE_SHAREGPT_200,
                        _VLLM_V0)
 from .serving import deep_merged
@@ -29,7 +29,7 @@ from .serving import deep_merged
 _VLLM_ENGINE = {**_VLLM_V0, "max_batch": 1024, "token_budget": 16384}
 _MII = {"sim": {"engine": _MII_ENGINE}}
 # A rate panel: the capacity at 90% attainment, per GPU of each side's cluster (the release plots per-GPU rates).
-_RATE = {"attainment": 0.9, "lo": 0.05, "hi": 128.0, "per_gpu": True}
+_RATE = {"attainment": 0.9, "lo": 0.05, "hi": 128.0, "per_gpu": True, **_CLIENT_TTFT}
 
 # OPT-66B chatbot ("opt-66b-sharegpt"): 25 prompts a GPU, SLO TTFT 2.5 s and TPOT 0.15 s as the release's plot.ipynb
 # draws the panel whose output prints the claimed 2.7504 / 1.5729 (evaluation/2-benchmark-serving/plot.ipynb @e2d4dca,
@@ -53,7 +53,8 @@ _SPLIT66 = {"parallel": {"tp": 2, "pp": 2},
 # "1.8043165467625901" / "3.143884892086331"): one rate for every backend, 0.75 req/s a GPU and 25 prompts a GPU, so
 # vLLM / MII at 3.0 req/s on 4 with 100 prompts, DistServe at 6.0 on 8 with 200 (the files its load_result reads:
 # <backend>-<prompts x GPUs>-<rate x GPUs>.exp); both objectives scaled together.
-_SLO66 = {"sim": {"traffic": {"rate": 3.0}, "criterion": {"attainment": 0.9, "scale_lo": 0.05, "scale_hi": 50.0}}}
+_SLO66 = {"sim": {"traffic": {"rate": 3.0}, "criterion": {"attainment": 0.9, "scale_lo": 0.05, "scale_hi": 50.0,
+                                                                     **_CLIENT_TTFT}}}
 _SLO66_SPLIT = deep_merged(_SPLIT66, {"sim": {"traffic": {"rate": 6.0}}})
 # OPT-66B summarization (_plot.py plot_fig9, "opt-66b-longbench"): family_j's LongBench setup (prompts ~1.9-2K
 # tokens, the answers' length assumed 64 there, swept below), its rate panel at 25 prompts a GPU.
