@@ -336,7 +336,11 @@ CLAIMS: list[Claim] = [
           _DISTSERVE_SPLIT,
           "A colocated replica's decodes wait behind each prefill (TPOT) and prompts queue behind decode "
           "iterations (TTFT); split pools meet both objectives until the decode GPU's KV memory fills.",
-          miss="Since session 73 Q (the A100's KV pool sized from the CUDA runtime's 79.25 GiB, not nvidia-smi's "
+          miss="Since session 75 G each TTFT is the client's (2-benchmark-serving.py times from before its POST: "
+               "the front end, 4.674 ms + 1.5 us a prompt token on vllm-0.2-ray, 4.0 of it assumed, inside): vLLM "
+               "0.87 req/s a GPU (attaining 94 / 91 / 88 / 87 / 84 / 86 / 84 / 78% at plot.ipynb's rates), DistServe "
+               "2.81: 3.22x (2.85x with the assumed 4.0 ms left out). "
+               "Since session 73 Q (the A100's KV pool sized from the CUDA runtime's 79.25 GiB, not nvidia-smi's "
                "80.00): DistServe 2.85 req/s a GPU (its pools sized from the smaller total), vLLM unchanged at "
                "1.185: 2.41x; the figures below predate it. "
                "Which side carries it (session 73 C, benchmarks/distserve_side_sensitivity.py): vLLM's. plot.ipynb's "
@@ -394,7 +398,10 @@ CLAIMS: list[Claim] = [
           "DeepSpeed-MII's SplitFuse passes hold 768 tokens beside the running decodes, so a ~2K-token prompt "
           "takes three passes and its first token misses the 0.25 s TTFT at a low rate; split pools prefill each "
           "prompt whole at tp 2.",
-          miss="Since session 73 Q (the A100's KV pool sized from the CUDA runtime's 79.25 GiB, not nvidia-smi's "
+          miss="Since session 75 G each TTFT is the client's (the front end included, as the release's client "
+               "times it): MII 1.88 req/s a GPU (95 / 95 / 93 / 90 / 88 / 88 / 87 / 85% at plot.ipynb's rates), "
+               "DistServe 2.81: 1.50x (1.26x with the front end's assumed 4.0 ms left out). "
+               "Since session 73 Q (the A100's KV pool sized from the CUDA runtime's 79.25 GiB, not nvidia-smi's "
                "80.00): DistServe 2.85 req/s a GPU, MII 2.40: 1.19x; the figures below predate it. "
                "Which side carries it (session 73 C): MII's. The release's measured MII attained 91 / 87 / 87 / 82 / "
                "73 / 71 / 66 / 60% at 0.25 ... 3 req/s a GPU (plot.ipynb @e2d4dca, cell 89's printed arrays), "
@@ -431,6 +438,8 @@ CLAIMS: list[Claim] = [
           "At the panel's per-GPU rate, the tightest SLO is set by the slowest 10% of first tokens and token gaps: "
           "colocated, a decode step that carries a prefill and the longest prompts' own prefill at tp 1; "
           "disaggregated, a prompt's own prefill at tp 2. "
+          "Since session 75 G (each TTFT the client's, the front end included): vLLM within 1.09x, DistServe 0.51x: "
+          "2.11x. "
           "Since session 72 D (DistServe's hand-off as its release runs it: the first token from the context stage, "
           "each KV moved by the decoding loop between steps, swap): DistServe within 0.49x: 2.15x, in band near its "
           "upper edge (2.26x). "
@@ -461,6 +470,8 @@ CLAIMS: list[Claim] = [
           deep_merged(_DISTSERVE_MII, _SLO_PANEL), deep_merged(_DISTSERVE_SPLIT_VS_MII, _SLO_PANEL_SPLIT),
           "MII's tightest SLO is set by its first tokens: a ~2K-token prompt spread over 768-token SplitFuse passes "
           "that each carry the running decodes, where a split pool prefills it whole at tp 2. "
+          "Since session 75 G (each TTFT the client's, the front end included): MII within 0.98x, DistServe 0.51x: "
+          "1.91x. "
           "Since session 72 D (DistServe's hand-off as its release runs it: the first token from the context stage, "
           "each KV moved by the decoding loop between steps, swap): DistServe within 0.49x: 1.94x, no longer at the "
           "band's edge. "
