@@ -323,3 +323,23 @@ def test_fastgen_runs_the_release_clients_prompt_cut_and_vllms_launched_token_bu
     assert len(cut.finished()) == len(cut.records) == 512
     uncut = run(deep_merged(busy, {"sim": {"traffic": {"prompt_max": None}}}))
     assert len(uncut.finished()) < len(uncut.records)
+
+
+def test_distserve_scores_the_ttft_its_client_times():
+    """DistServe's client (2-benchmark-serving.py send_request) times a request from before its HTTP POST and scores
+    ftl = token_timestamps[0] - start_time (structs.py): every DistServe claim counts each TTFT with its side's front
+    end (criterion client_ttft), and that client TTFT is the engine's plus the spec's front end, so attainment falls."""
+    from whatif.simulator.config import SLO
+    from whatif.simulator.metrics import attains
+    for c in CLAIMS + PANELS:
+        if c.paper.startswith("DistServe"):
+            assert deep_merged(c.setup, c.variant)["sim"]["criterion"]["client_ttft"] is True, c.paper
+    r = run(small(claim("DistServe sustains 4.6x").setup, 30), 1.0)
+    front = r.frontend
+    assert front is not None and front.per_request_s > 0
+    q = r.records[0]
+    assert q.served_ttft_s(front) == pytest.approx(q.ttft_s + front.seconds(q.request.prompt))
+    edge = SLO(ttft_s=(q.ttft_s + q.served_ttft_s(front)) / 2)   # between the engine's TTFT and the client's
+    assert attains(q, edge) and not attains(q, edge, front)
+    assert r.attainment(client=True) <= r.attainment()
+    assert not meets(r, {"attainment": 1.0, "client_ttft": True}) or meets(r, {"attainment": 1.0})

@@ -103,11 +103,18 @@ _DISTSERVE_ENGINES = dict(baseline_engine="vllm-0.2-ray", system_engine="distser
                                      "(--engine-use-ray --worker-use-ray); DistServe's side its own loop "
                                      "(distserve: single_stage_engine.py), SwiftTransformer's kernels not profiled")
 # Both sides run --gpu-memory-utilization 0.95 (the release's 2-start-api-server.py, vLLM and DistServe alike).
+# Each TTFT as the release's client times it (criterion client_ttft: the spec's front end included, every backend;
+# session 75 G): evaluation/2-benchmark-serving/2-benchmark-serving.py send_request takes request_start_time =
+# time.perf_counter() before its aiohttp POST, structs.py RequestResult.ftl = token_timestamps[0] - start_time and
+# get_slo_attainment counts ftl (b21111314/DistServe @306e092, a fork of the release; LLMServe/DistServe's copy is not
+# in the index): HTTP, the API server and the engine's add_request are inside it, not only the engine's part.
+_CLIENT_TTFT = {"client_ttft": True}
 _DISTSERVE = {"model": "opt-13b", "hardware": "dgx-a100-80gb", "cuda_graphs": False, "memory_utilization": 0.95,
               "sim": {"traffic": _RELEASE_SHAREGPT_100,
                       "engine": {**_VLLM_V0, "max_batch": 1024, "token_budget": 16384},
                       "cluster": {"replicas": 1}, "slo": {"ttft_s": 0.25, "tpot_s": 0.1},
-                      "criterion": {"attainment": 0.9, "lo": 0.05, "hi": 128.0, "per_gpu": True}}}
+                      "criterion": {"attainment": 0.9, "lo": 0.05, "hi": 128.0, "per_gpu": True,
+                                    **_CLIENT_TTFT}}}
 # Its prefill instance runs --context-max-tokens-per-batch 8192 and --context-max-batch-size 128 (2-start-api-server.py,
 # every model; the summarization split below already carried them): not vLLM's 16,384 tokens (added after scoring,
 # session 61: DistServe's capacity 5.24 req/s and its SLO scale 0.784x unchanged, no verdict moves).
@@ -177,7 +184,8 @@ _DISTSERVE_SUMMARY = {"model": "opt-66b", "hardware": "dgx-a100-80gb", "gpus": 4
                       "sim": {"traffic": _longbench(_SUMMARY_OUTPUT),
                               "engine": {**_VLLM_V0, "max_batch": 1024, "token_budget": 16384},
                               "cluster": {"replicas": 1}, "slo": {"ttft_s": 15.0, "tpot_s": 0.15},
-                              "criterion": {"attainment": 0.9, "scale_lo": 0.05, "scale_hi": 50.0}}}
+                              "criterion": {"attainment": 0.9, "scale_lo": 0.05, "scale_hi": 50.0,
+                                            **_CLIENT_TTFT}}}
 _DISTSERVE_SUMMARY_SPLIT = {"parallel": {"tp": 2, "pp": 2},
                             "sim": {"traffic": {"requests": 200, "rate": 3.0}, "engine": _DISTSERVE_SWAP,
                                     "cluster": {"replicas": 1, "prefill_replicas": 1, "prefill_tp": 4,
@@ -328,7 +336,11 @@ CLAIMS: list[Claim] = [
           _DISTSERVE_SPLIT,
           "A colocated replica's decodes wait behind each prefill (TPOT) and prompts queue behind decode "
           "iterations (TTFT); split pools meet both objectives until the decode GPU's KV memory fills.",
-          miss="Since session 73 Q (the A100's KV pool sized from the CUDA runtime's 79.25 GiB, not nvidia-smi's "
+          miss="Since session 75 G each TTFT is the client's (2-benchmark-serving.py times from before its POST: "
+               "the front end, 4.674 ms + 1.5 us a prompt token on vllm-0.2-ray, 4.0 of it assumed, inside): vLLM "
+               "0.87 req/s a GPU (attaining 94 / 91 / 88 / 87 / 84 / 86 / 84 / 78% at plot.ipynb's rates), DistServe "
+               "2.81: 3.22x (2.85x with the assumed 4.0 ms left out). "
+               "Since session 73 Q (the A100's KV pool sized from the CUDA runtime's 79.25 GiB, not nvidia-smi's "
                "80.00): DistServe 2.85 req/s a GPU (its pools sized from the smaller total), vLLM unchanged at "
                "1.185: 2.41x; the figures below predate it. "
                "Which side carries it (session 73 C, benchmarks/distserve_side_sensitivity.py): vLLM's. plot.ipynb's "
@@ -386,7 +398,10 @@ CLAIMS: list[Claim] = [
           "DeepSpeed-MII's SplitFuse passes hold 768 tokens beside the running decodes, so a ~2K-token prompt "
           "takes three passes and its first token misses the 0.25 s TTFT at a low rate; split pools prefill each "
           "prompt whole at tp 2.",
-          miss="Since session 73 Q (the A100's KV pool sized from the CUDA runtime's 79.25 GiB, not nvidia-smi's "
+          miss="Since session 75 G each TTFT is the client's (the front end included, as the release's client "
+               "times it): MII 1.88 req/s a GPU (95 / 95 / 93 / 90 / 88 / 88 / 87 / 85% at plot.ipynb's rates), "
+               "DistServe 2.81: 1.50x (1.26x with the front end's assumed 4.0 ms left out). "
+               "Since session 73 Q (the A100's KV pool sized from the CUDA runtime's 79.25 GiB, not nvidia-smi's "
                "80.00): DistServe 2.85 req/s a GPU, MII 2.40: 1.19x; the figures below predate it. "
                "Which side carries it (session 73 C): MII's. The release's measured MII attained 91 / 87 / 87 / 82 / "
                "73 / 71 / 66 / 60% at 0.25 ... 3 req/s a GPU (plot.ipynb @e2d4dca, cell 89's printed arrays), "
@@ -423,6 +438,8 @@ CLAIMS: list[Claim] = [
           "At the panel's per-GPU rate, the tightest SLO is set by the slowest 10% of first tokens and token gaps: "
           "colocated, a decode step that carries a prefill and the longest prompts' own prefill at tp 1; "
           "disaggregated, a prompt's own prefill at tp 2. "
+          "Since session 75 G (each TTFT the client's, the front end included): vLLM within 1.09x, DistServe 0.51x: "
+          "2.11x. "
           "Since session 72 D (DistServe's hand-off as its release runs it: the first token from the context stage, "
           "each KV moved by the decoding loop between steps, swap): DistServe within 0.49x: 2.15x, in band near its "
           "upper edge (2.26x). "
@@ -453,6 +470,8 @@ CLAIMS: list[Claim] = [
           deep_merged(_DISTSERVE_MII, _SLO_PANEL), deep_merged(_DISTSERVE_SPLIT_VS_MII, _SLO_PANEL_SPLIT),
           "MII's tightest SLO is set by its first tokens: a ~2K-token prompt spread over 768-token SplitFuse passes "
           "that each carry the running decodes, where a split pool prefills it whole at tp 2. "
+          "Since session 75 G (each TTFT the client's, the front end included): MII within 0.98x, DistServe 0.51x: "
+          "1.91x. "
           "Since session 72 D (DistServe's hand-off as its release runs it: the first token from the context stage, "
           "each KV moved by the decoding loop between steps, swap): DistServe within 0.49x: 1.94x, no longer at the "
           "band's edge. "

@@ -20,7 +20,7 @@ with both lengths assumed every number of the workload would be, so no length pr
 from __future__ import annotations
 
 from .claim import Claim
-from .family_j import (_DISTSERVE_ENGINES, _DISTSERVE_SUMMARY, _DISTSERVE_SUMMARY_SPLIT, _DISTSERVE_SWAP,
+from .family_j import (_CLIENT_TTFT, _DISTSERVE_ENGINES, _DISTSERVE_SUMMARY, _DISTSERVE_SUMMARY_SPLIT, _DISTSERVE_SWAP,
                        _LONGBENCH_ANSWER, _MII_ENGINE, _MII_ENGINES, _RELEASE_SHAREGPT_100, _RELEASE_SHAREGPT_200,
                        _VLLM_V0)
 from .serving import deep_merged
@@ -29,7 +29,7 @@ from .serving import deep_merged
 _VLLM_ENGINE = {**_VLLM_V0, "max_batch": 1024, "token_budget": 16384}
 _MII = {"sim": {"engine": _MII_ENGINE}}
 # A rate panel: the capacity at 90% attainment, per GPU of each side's cluster (the release plots per-GPU rates).
-_RATE = {"attainment": 0.9, "lo": 0.05, "hi": 128.0, "per_gpu": True}
+_RATE = {"attainment": 0.9, "lo": 0.05, "hi": 128.0, "per_gpu": True, **_CLIENT_TTFT}
 
 # OPT-66B chatbot ("opt-66b-sharegpt"): 25 prompts a GPU, SLO TTFT 2.5 s and TPOT 0.15 s as the release's plot.ipynb
 # draws the panel whose output prints the claimed 2.7504 / 1.5729 (evaluation/2-benchmark-serving/plot.ipynb @e2d4dca,
@@ -53,7 +53,8 @@ _SPLIT66 = {"parallel": {"tp": 2, "pp": 2},
 # "1.8043165467625901" / "3.143884892086331"): one rate for every backend, 0.75 req/s a GPU and 25 prompts a GPU, so
 # vLLM / MII at 3.0 req/s on 4 with 100 prompts, DistServe at 6.0 on 8 with 200 (the files its load_result reads:
 # <backend>-<prompts x GPUs>-<rate x GPUs>.exp); both objectives scaled together.
-_SLO66 = {"sim": {"traffic": {"rate": 3.0}, "criterion": {"attainment": 0.9, "scale_lo": 0.05, "scale_hi": 50.0}}}
+_SLO66 = {"sim": {"traffic": {"rate": 3.0}, "criterion": {"attainment": 0.9, "scale_lo": 0.05, "scale_hi": 50.0,
+                                                                     **_CLIENT_TTFT}}}
 _SLO66_SPLIT = deep_merged(_SPLIT66, {"sim": {"traffic": {"rate": 6.0}}})
 # OPT-66B summarization (_plot.py plot_fig9, "opt-66b-longbench"): family_j's LongBench setup (prompts ~1.9-2K
 # tokens, the answers' length assumed 64 there, swept below), its rate panel at 25 prompts a GPU.
@@ -194,7 +195,8 @@ CLAIMS: list[Claim] = [
                "76 / 63 / 50 / 41 / 32% at SLO scales 3 / 2.5 / 2 / 1.7 / 1.5 / 1.3 / 1.1 / 0.9 / 0.8 / 0.7, so the "
                "paper's vLLM crosses 90% at 2.3x the SLO and its DistServe at 2.3 / 3.1439 = 0.73x; whatif's vLLM "
                "attains 99 / 99 / 97 / 94 / 92 / 90 / 89 / 85 / 82 / 74% (its TPOT binds: every first token within "
-               "0.5x of the 2.5 s), crossing at 1.21x, its DistServe 0.525x: 2.31x, just under the band (from 2.42x; "
+               "0.5x of the 2.5 s), crossing at 1.21x, its DistServe 0.525x: 2.31x (2.30x since session 75 G's client "
+               "TTFT, DistServe 0.527x), just under the band (from 2.42x; "
                "0.530x and 2.28x before session 73 Q sized the A100's KV pool from the CUDA runtime's 79.25 GiB). "
                "Before it, vLLM's prompt steps 10 / 20% dearer give 2.45x / 3.84x (every vLLM step 2.52x / 4.08x; the "
                "rate claims' side, session 73 C), DistServe's steps 10 / 20% dearer 1.90x / 1.61x",
@@ -210,7 +212,8 @@ CLAIMS: list[Claim] = [
           miss="Which side carries it: MII's. From plot.ipynb cell 91 / 92's outputs the paper's DistServe crosses "
                "90% at 0.73x of the SLO (the vLLM claim's reading) and its MII at 1.8043 x 0.73 = 1.32x; whatif's "
                "MII attains 90% within 0.50x (its token gaps bind: 95% at 0.7x, every first token met at 0.5x; 0.75 "
-               "req/s a GPU is well under its 1.81 req/s a GPU capacity here), its DistServe 0.525x: 0.96x (0.530x, "
+               "req/s a GPU is well under its 1.81 req/s a GPU capacity here), its DistServe 0.525x: 0.96x (0.527x and "
+               "0.957x since session 75 G's client TTFT; 0.530x, "
                "0.95x before session 73 Q's runtime total). Before it, MII's "
                "steps 10 / 20 / 30% dearer give 1.21x / 1.33x / 1.82x, DistServe's 0.79x / 0.67x / 0.44x. "
                "DeepSpeed-MII's kernels and host path are not profiled (FastGen's loop on vLLM's fits), as in the "
