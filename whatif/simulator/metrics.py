@@ -18,76 +18,17 @@ from .log import ITERATION_COLUMNS, IterationLog, ReplicaInfo
 from .request import FINISHED, REJECTED, STATUSES, Record
 from .token_times import gather
 from .metrics_text import (
-    PERCENTILES, STAT_KEYS, WINDOW_NOTE, STEADY_NOTE, ITL_NOTE, GOODPUT_NOTE, ATTAINMENT_NOTE,
+    WINDOW_NOTE, STEADY_NOTE, ITL_NOTE, GOODPUT_NOTE, ATTAINMENT_NOTE,
     SERVED_NOTE, UNBOUNDED_NOTE, batch_line, cache_line, counts_line, latency_table, memory_line, setup_lines,
     slo_line, throughput_lines,
 )
+from .order_stats import counted_stats, stats
 from .overload import overload, verdict_line
 from .record_windows import busy_window_s, record_times, steady_window
+from .run_length import run_length
 
 NAN = float("nan")
 _STATUS = attrgetter("status")
-
-
-def stats(values) -> dict:
-    """p50/p90/p95/p99 (numpy's linear interpolation), mean and max; all None when there are no values."""
-    if len(values) == 0:
-        return dict.fromkeys(STAT_KEYS)
-    a = np.asarray(values, dtype=float)
-    out = {f"p{p}": float(v) for p, v in zip(PERCENTILES, percentiles(a))}
-    out.update(mean=float(a.mean()), max=float(a.max()))
-    return out
-
-
-QUANTILES = np.true_divide(np.asanyarray(PERCENTILES), 100)   # (np.percentile's own division)
-
-
-def percentiles(a: np.ndarray) -> np.ndarray:
-    """np.percentile(a, PERCENTILES) float for float: its linear method's order statistics (here from a full sort,
-    where it partitions) and its _lerp, without the np.unique its partition calls, which imports numpy.ma (~20 ms
-    of a CLI run's start). NaN when `a` holds one, as numpy answers."""
-    s = np.sort(a)   # (NaN sorts last)
-    if np.isnan(s[-1]):
-        return np.full(len(QUANTILES), np.nan)
-    n = len(s)
-    virtual = (n - 1) * QUANTILES
-    prev = np.floor(virtual)
-    nxt = prev + 1
-    above = virtual >= n - 1
-    prev[above], nxt[above] = -1, -1
-    prev, nxt = prev.astype(np.intp), nxt.astype(np.intp)
-    gamma = np.asanyarray(virtual - prev, dtype=virtual.dtype)
-    a_, b_ = s[prev], s[nxt]
-    diff = b_ - a_
-    out = np.add(a_, diff * gamma)
-    np.subtract(b_, diff * (1 - gamma), out=out, where=gamma >= 0.5, casting="unsafe", dtype=type(out.dtype))
-    return out
-
-
-def counted_stats(values: np.ndarray, counts: np.ndarray) -> dict:
-    """stats() of `values` each repeated `counts` times, without repeating them: the same order statistics
-    and numpy's linear interpolation between them."""
-    keep = counts > 0
-    v, w = values[keep], counts[keep]
-    if not len(v):
-        return dict.fromkeys(STAT_KEYS)
-    order = np.argsort(v, kind="stable")
-    v, w = v[order], w[order]
-    upto = np.cumsum(w)
-    n = upto[-1]
-
-    def ranked(r):   # the value at 0-based rank r of the repeated, sorted values
-        return v[np.searchsorted(upto, r, side="right")]
-
-    out = {}
-    for p in PERCENTILES:
-        h = (n - 1) * p / 100.0
-        lo = np.floor(h)
-        t = h - lo
-        a, b = ranked(lo), ranked(min(lo + 1, n - 1))
-        out[f"p{p}"] = float(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t)   # numpy's _lerp
-    out.update(mean=float((v * w).sum() / n), max=float(v[-1]))
-    return out
 
 
 def attains(record: Record, slo: SLO) -> bool:
@@ -177,6 +118,20 @@ class SimulationResult:
         if rate is None or offered is None:
             return rate
         return min(rate, offered * attaining / len(self.records))
+
+    def overload_verdict(self) -> dict:
+        """overload.py's verdict on this run, without the rest of the summary (a capacity probe reads only this)."""
+        return overload(*self.record_times()[:2], self.end_s, offered_rps(self.records),
+                        _per_s(self._status_counts()[FINISHED], self.window_s()))
+
+    def overloaded(self) -> bool:
+        """Whether the offered load outran the run: its queue grew throughout (overload.py's rule)."""
+        return bool(self.overload_verdict()["overloaded"])
+
+    def long_enough(self) -> bool:
+        """Whether the run's arrivals last long enough to reach the rate's steady state (run_length.py)."""
+        arrival, _, _, finish = self.record_times()
+        return run_length(arrival, finish, self.end_s)["long_enough"]
 
     def latency(self) -> dict:
         done = self.finished()
@@ -327,8 +282,7 @@ class SimulationResult:
             "requests": self._counts(),
             "latency": self.latency(),
             "throughput": throughput,
-            "overload": overload(*self.record_times()[:2], self.end_s, throughput["offered_rps"],
-                                 throughput["finished_rps"]),
+            "overload": self.overload_verdict(),
             "slo": self._slo(),
             "preemptions": {"total": sum(preempted), "requests_preempted": len(preempted) - preempted.count(0)},
             "prefix_cache": self._prefix_cache(),
