@@ -240,7 +240,8 @@ def unsustained_caveat(probes) -> str:
     over = sorted(p.rate_rps for p in probes if p.overloaded)
     short = sorted(p.rate_rps for p in probes if p.short)
     parts = ([f"overloaded from {over[0]:.3g} req/s (queue growing throughout)"] if over else []) + (
-        [f"too short to judge from {short[0]:.3g} req/s (arrivals within {SPANS:g} request latencies)"] if short else [])
+        [f"too short to judge from {short[0]:.3g} req/s (arrivals within {SPANS:g} request latencies)"]
+        if short else [])
     return ("runs that met the SLOs but were " + " or ".join(parts) + " count as failing") if parts else ""
 
 
