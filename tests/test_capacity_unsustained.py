@@ -87,3 +87,15 @@ def test_the_walk_answer_rises_with_the_run_length_within_noise():
     answers = [_walk_capacity(n).rate_rps for n in (150, 600, 2000)]
     assert all(a <= b * 1.05 for a, b in zip(answers, answers[1:])), answers
     assert 7.0 <= answers[-1] <= 7.5, answers   # 7.25 req/s before and after (long enough: no verdict moves it)
+
+
+def test_the_search_recheck_of_the_walk_no_longer_ranks_a_burst():
+    # search --simulate-top 1 --sim-requests 150 on the walk's layout at batch 256: before, goodput 81.2 req/s (10x
+    # the 7.3 of 2,000-request runs) and ranked best; now the too-short runs fail and the row says why
+    from whatif import api
+    res = api.search("openai/gpt-oss-120b", "h200-sxm", gpus=1, prompt=1024, output=1024, ttft=1.0, tpot=0.03,
+                     batches=[256], modes=["aggregated"], simulate_top=1, sim_requests=150, jobs=1)
+    row = res.rechecked[0]
+    assert 1.0 < row["goodput_req_s"] <= 7.3 * 1.05, row["goodput_req_s"]
+    assert "too short to judge" in row["caveat"] and "count as failing" in row["caveat"]
+    assert "too short to judge" in res.text()
