@@ -54,8 +54,9 @@ def watch(slo: SLO, total: int):
 
 
 class Judged:
-    """What capacity.probe reads of a run judged only by its SLO: its attainment and its overload verdict; no
-    goodput, no latencies (a capacity search that shows only its verdicts skips working them out)."""
+    """What capacity.probe reads of a run judged only by its SLO: its attainment and whether it was overloaded or
+    too short to judge its rate; no goodput, no latencies (a capacity search that shows only its verdicts skips
+    working them out)."""
 
     def __init__(self, attainment: float | None, overloaded: bool = False, long_enough: bool = True):
         self.bound, self.over, self.long = attainment, overloaded, long_enough
