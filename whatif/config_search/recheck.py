@@ -207,8 +207,8 @@ def recheck_one(space: SearchSpace, c: Config, requests: int | None) -> dict:
     cfg = sim_config(space, c, n)
 
     def run(rate: float):
-        """The run at `rate`, judged by the SLOs: only its attainment and verdicts (overloaded, long enough) are used (a re-check
-        row shows no latencies), and one that fails them for sure stops there."""
+        """The run at `rate`, judged by the SLOs: only its attainment and verdicts (overloaded, long enough) are
+        used (a re-check row shows no latencies), and one that fails them for sure stops there."""
         try:
             result = simulate(replace(cfg, workload=replace(cfg.workload, rate=rate)), stop_failing=cfg.slo,
                               keep_log=False)
