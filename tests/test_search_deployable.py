@@ -89,6 +89,12 @@ class _Run:
     def latency(self):
         return {"ttft_s": {"p90": 0.1}, "tpot_s": {"p90": 0.01}}
 
+    def overloaded(self):     # capacity.probe's verdicts on a run that meets the SLO: a sustained one here
+        return False
+
+    def long_enough(self):
+        return True
+
 
 def test_goodput_raises_the_top_and_marks_a_lower_bound():
     slo, calls = SLO(ttft_s=1.0), []

@@ -3,6 +3,7 @@ logged, vacuous and impossible SLOs are reported, non-monotone attainment is han
 import pytest
 
 from whatif.errors import WhatifError
+from whatif.simulator.certain_miss import Judged
 from whatif.simulator.capacity import compare_capacity, compare_text, max_rate
 from whatif.simulator.config import SLO
 from whatif.simulator.log import IterationLog
@@ -65,8 +66,17 @@ def test_threshold_below_the_first_guess_is_found_by_halving():
 
 
 def test_a_vacuous_slo_is_an_error():
+    # runs that meet the SLO at every rate and are long enough to judge it (a lean verdict, certain_miss.Judged)
     with pytest.raises(WhatifError, match="vacuous"):
-        max_rate(FakeRun(lambda r: True), SLO_1S)
+        max_rate(lambda rate: Judged(1.0), SLO_1S)
+
+
+def test_an_slo_met_only_by_a_burst_is_a_lower_bound_not_vacuous():
+    # 20 requests lasting 0.65 s each meet the SLO at any rate, but above 19 / (2 x 0.65) = 14.6 req/s they all
+    # arrive within two request latencies: a burst absorbed (run_length.py), so the search stops there
+    res = max_rate(FakeRun(lambda r: True), SLO_1S)
+    assert 7.3 < res.rate_rps <= 14.7
+    assert any(p.short for p in res.probes) and "lower bound" in res.note and "--requests" in res.note
 
 
 def test_no_slo_is_an_error_naming_the_flags():

@@ -261,8 +261,8 @@ def test_latency_in_one_pass_is_each_records_own_figures():
 
 
 def test_percentiles_match_numpy_float_for_float():
-    """metrics.percentiles (a sort and numpy's _lerp, no numpy.ma import) answers np.percentile's linear method."""
-    from whatif.simulator.metrics import PERCENTILES, percentiles
+    """order_stats.percentiles (a sort and numpy's _lerp, no numpy.ma import) answers np.percentile's linear method."""
+    from whatif.simulator.order_stats import PERCENTILES, percentiles
     rng = np.random.default_rng(7)
     cases = [np.array([1.0]), np.array([2.0, 1.0]), np.array([1.0, np.nan, 3.0])]
     cases += [rng.random(n) * 10 for n in range(1, 120)] + [rng.lognormal(0, 2, 5001)]

@@ -39,7 +39,7 @@ def test_a_capacity_search_on_judged_runs_answers_as_on_full_ones():
     def at(rate):
         return replace(CFG, workload=replace(CFG.workload, rate=rate))
     full = max_rate(lambda rate: simulate(at(rate)), SLO_, hi=8.0, rel_tol=0.1)
-    lean = max_rate(lambda rate: Judged(simulate(at(rate), keep_log=False).attainment(SLO_)), SLO_, hi=8.0,
+    lean = max_rate(lambda rate: Judged.of(simulate(at(rate), keep_log=False), SLO_), SLO_, hi=8.0,
                     rel_tol=0.1)
     assert lean.rate_rps == full.rate_rps > 0
     assert [(p.rate_rps, p.attainment, p.passed) for p in lean.probes] == \

@@ -207,14 +207,14 @@ def recheck_one(space: SearchSpace, c: Config, requests: int | None) -> dict:
     cfg = sim_config(space, c, n)
 
     def run(rate: float):
-        """The run at `rate`, judged by the SLOs: only its attainment is used (a re-check row shows no latencies),
-        and one that fails them for sure stops there."""
+        """The run at `rate`, judged by the SLOs: only its attainment and verdicts (overloaded, long enough) are
+        used (a re-check row shows no latencies), and one that fails them for sure stops there."""
         try:
             result = simulate(replace(cfg, workload=replace(cfg.workload, rate=rate)), stop_failing=cfg.slo,
                               keep_log=False)
         except SloFailed as stopped:
             return FailedRun(stopped)
-        return Judged(result.attainment(cfg.slo))
+        return Judged.of(result, cfg.slo)
     try:
         res, runs, capped = goodput(run, cfg.slo, c.request_rate)
     except WhatifError as exc:    # a deployment the simulator cannot model
@@ -230,7 +230,19 @@ def recheck_one(space: SearchSpace, c: Config, requests: int | None) -> dict:
             "goodput_tok_s": res.rate_rps * space.output, "capped": capped,
             "attainment_fraction": passed[0].attainment if passed else 0.0, "runs": runs,
             "requests": n, "note": note,
-            "caveat": "; ".join(x for x in (short_run_note(c, n),) if x)}
+            "caveat": "; ".join(x for x in (short_run_note(c, n), unsustained_caveat(res.probes)) if x)}
+
+
+def unsustained_caveat(probes) -> str:
+    """Why runs that met the SLOs did not count (capacity.probe: overloaded, or ended before the rate's steady
+    state), '' when none: the goodput is the highest rate sustained, not the highest burst absorbed."""
+    from ..simulator.run_length import SPANS
+    over = sorted(p.rate_rps for p in probes if p.overloaded)
+    short = sorted(p.rate_rps for p in probes if p.short)
+    parts = ([f"overloaded from {over[0]:.3g} req/s (queue growing throughout)"] if over else []) + (
+        [f"too short to judge from {short[0]:.3g} req/s (arrivals within {SPANS:g} request latencies)"]
+        if short else [])
+    return ("runs that met the SLOs but were " + " or ".join(parts) + " count as failing") if parts else ""
 
 
 def recheck_key(r: dict, objective: str = "tok_s_per_gpu") -> tuple:

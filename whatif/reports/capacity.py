@@ -74,7 +74,7 @@ def _opt(x, fmt) -> str:
 
 
 def capacity_section(results: dict, traffic: str = "", title: str = "Capacity under the SLO") -> Section:
-    from ..simulator.capacity import slo_label
+    from ..simulator.capacity import slo_label, verdict
     s = Section("capacity", title)
     first = next(iter(results.values()), None)
     if first is not None:
@@ -87,7 +87,7 @@ def capacity_section(results: dict, traffic: str = "", title: str = "Capacity un
     s.figure(rate_latency_figure(results), height=440)
     rows = [[n, str(i + 1), units.rate(p.rate_rps, "req/s", 4), f"{p.attainment:.1%}",
              _opt(p.goodput_rps, lambda x: units.rate(x, "req/s")), _opt(p.ttft_p90_s, units.seconds),
-             _opt(p.tpot_p90_s, units.seconds), "pass" if p.passed else "fail"]
+             _opt(p.tpot_p90_s, units.seconds), verdict(p)]
             for n, r in results.items() for i, p in enumerate(r.probes)]
     s.html("<h3>Every probe of the search</h3>")
     s.html(table(["configuration", "run", "rate", "attainment", "goodput", "p90 TTFT", "p90 TPOT", "SLO"], rows,

@@ -3,7 +3,10 @@
 The search keeps a bracket (highest passing rate, lowest failing rate): it doubles from a guess until a run
 fails, then bisects. Attainment of a finite seeded workload is not strictly monotone in rate (a different rate
 draws different bursts), so a pass above a fail can exist; the bracket only ever narrows, every probe lies inside
-it, and the answer is the highest passing rate below the lowest failing one seen - conservative for the probes."""
+it, and the answer is the highest passing rate below the lowest failing one seen - conservative for the probes.
+A run that meets the SLO fails when its queue grows throughout (overload.py) or when its arrivals end before the
+rate's steady state (run_length.py): a short run ends before its growing queue or batch misses the SLO, so it
+measures a burst absorbed, not a rate sustained."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -11,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..specs import units
 from ..errors import WhatifError, positive_int
+from . import run_length
 from .config import SLO
 from .metrics import SimulationResult
 
@@ -28,8 +32,9 @@ class Probe:
     goodput_rps: float | None
     ttft_p90_s: float | None
     tpot_p90_s: float | None
-    passed: bool
-    overloaded: bool = False    # the run's queue grew throughout (overload.py): a burst absorbed, not a rate sustained
+    passed: bool                # met the SLO, not overloaded and long enough
+    overloaded: bool = False    # met the SLO, but its queue grew throughout (overload.py): failed, a burst absorbed
+    short: bool = False         # met the SLO, but its arrivals ended before the steady state (run_length.py): failed
 
 
 @dataclass
@@ -47,12 +52,18 @@ class CapacityResult:
     def text(self) -> str:
         rows = [[str(i + 1), units.rate(p.rate_rps, "req/s", 4), f"{p.attainment:.1%}",
                  "-" if p.goodput_rps is None else units.rate(p.goodput_rps, "req/s"),
-                 _seconds(p.ttft_p90_s), _seconds(p.tpot_p90_s), "pass" if p.passed else "fail"]
+                 _seconds(p.ttft_p90_s), _seconds(p.tpot_p90_s), verdict(p)]
                 for i, p in enumerate(self.probes)]
         table = units.table(["run", "rate", "attainment", "goodput", "p90 TTFT", "p90 TPOT", "SLO"], rows,
                             right={0, 1, 2, 3, 4, 5})
         return "\n".join([f"capacity: {units.rate(self.rate_rps, 'req/s', 4)} under {slo_label(self.slo)}",
                           *([f"note: {self.note}"] if self.note else []), table])
+
+
+def verdict(p: Probe) -> str:
+    """A probe's SLO column: pass, fail, overloaded (met the SLO on a queue that grew throughout) or too short (met
+    it before the rate's steady state)."""
+    return "pass" if p.passed else "overloaded" if p.overloaded else "too short" if p.short else "fail"
 
 
 def _seconds(x: float | None) -> str:
@@ -66,27 +77,38 @@ def slo_label(slo: SLO) -> str:
 
 
 def probe(run: Callable[[float], SimulationResult], rate: float, slo: SLO) -> Probe:
-    """Simulate at `rate` and judge the run by `slo` (not by whatever SLO the run carries)."""
+    """Simulate at `rate` and judge the run by `slo` (not by whatever SLO the run carries); a run that meets it
+    while overloaded, or before its rate's steady state, fails (those verdicts are asked only then)."""
     result = run(rate)
     attainment = result.attainment(slo) or 0.0     # None: no request arrived, which attains nothing
     latency = result.latency()
-    # a lean run (certain_miss.Judged) keeps no summary: no verdict, as before
-    over = bool(result.summary()["overload"]["overloaded"]) if hasattr(result, "summary") else False
+    met = attainment >= slo.attainment
+    over = met and result.overloaded()
+    short = met and not over and not result.long_enough()
     return Probe(rate, attainment, result.goodput_rps(slo), latency["ttft_s"]["p90"], latency["tpot_s"]["p90"],
-                 attainment >= slo.attainment, over)
+                 met and not over and not short, over, short)
 
 
-def overload_note(probes: list[Probe], rate: float) -> str:
-    """A warning when the answer's own run was overloaded: a short run ends before its growing queue misses the
-    SLO, so the rate passes by the run's length (gpt-oss-120b on one H200, 150 requests: 81 req/s passes where the
-    engine sustains 5.4; 2000 requests: 7.25)."""
-    hit = next((p for p in probes if p.rate_rps == rate and p.passed and p.overloaded), None)
-    if hit is None:
+def _rates(rates: list[float]) -> str:
+    rates = sorted(rates)
+    return ", ".join(units.rate(r, "req/s", 4) for r in rates[:3]) + (f" and {len(rates) - 3} more"
+                                                                       if len(rates) > 3 else "")
+
+
+def unsustained_note(probes: list[Probe]) -> str:
+    """Why runs that met the SLO were counted as failing: their queue grew for the whole run, or their arrivals
+    ended before the rate's steady state; either way the run ended before it missed the SLO (gpt-oss-120b on one
+    H200, 150 requests: 81 req/s met it where 2,000 requests fail above 7.25 req/s)."""
+    over = [p.rate_rps for p in probes if p.overloaded]
+    short = [p.rate_rps for p in probes if p.short]
+    parts = ([f"overloaded at {_rates(over)} (the queue grew for the whole run)"] if over else []) + (
+        [f"too short at {_rates(short)} (the arrivals ended within {run_length.SPANS:g}x a request's latency, "
+         "before the rate's steady state)"] if short else [])
+    if not parts:
         return ""
-    return (f"OVERLOADED at the answer: {units.rate(rate, 'req/s', 4)} offered, goodput "
-            f"{'-' if hit.goodput_rps is None else units.rate(hit.goodput_rps, 'req/s')}; the queue grew for the "
-            "whole run, which ended before it missed the SLO: a burst absorbed, not a rate sustained; "
-            "rerun with more --requests (or --duration)")
+    more = "; the answer may be a lower bound: more --requests (or --duration) lets higher rates be judged"
+    return "; ".join(parts) + ": these met the SLO as a burst absorbed, not a rate sustained, so they count as " \
+        "failing" + (more if short else "")
 
 
 def _check(slo: SLO, lo: float, hi: float | None, rel_tol: float, max_runs: int) -> None:
@@ -112,8 +134,8 @@ def max_rate(run: Callable[[float], SimulationResult], slo: SLO, lo: float = 0.0
         return probes[-1].passed
 
     def result(rate: float, note: str) -> CapacityResult:
-        warn = overload_note(probes, rate)
-        return CapacityResult(rate, probes, slo, f"{warn}; {note}" if warn else note)
+        warn = unsustained_note(probes)
+        return CapacityResult(rate, probes, slo, f"{note}; {warn}" if warn else note)
 
     if lo > 0 and not passes(lo):
         return result(0.0, f"the SLO fails even at the lowest rate tried, {units.rate(lo, 'req/s', 4)}")

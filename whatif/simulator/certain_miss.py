@@ -54,14 +54,29 @@ def watch(slo: SLO, total: int):
 
 
 class Judged:
-    """What capacity.probe reads of a run judged only by its SLO: its attainment; no goodput, no latencies (a
-    capacity search that shows only its verdicts skips working them out)."""
+    """What capacity.probe reads of a run judged only by its SLO: its attainment and whether it was overloaded or
+    too short to judge its rate; no goodput, no latencies (a capacity search that shows only its verdicts skips
+    working them out)."""
 
-    def __init__(self, attainment: float | None):
-        self.bound = attainment
+    def __init__(self, attainment: float | None, overloaded: bool = False, long_enough: bool = True):
+        self.bound, self.over, self.long = attainment, overloaded, long_enough
+
+    @classmethod
+    def of(cls, result, slo: SLO) -> Judged:
+        """The verdicts of a whole SimulationResult: its attainment of `slo`, whether it was overloaded and whether
+        it ran long enough to judge its rate (asked only of a run that meets `slo`, as capacity.probe does)."""
+        attainment = result.attainment(slo)
+        met = (attainment or 0.0) >= slo.attainment
+        return cls(attainment, met and result.overloaded(), not met or result.long_enough())
 
     def attainment(self, slo: SLO | None = None) -> float | None:
         return self.bound
+
+    def overloaded(self) -> bool:
+        return self.over
+
+    def long_enough(self) -> bool:
+        return self.long
 
     def goodput_rps(self, slo: SLO | None = None) -> None:
         return None
@@ -71,7 +86,8 @@ class Judged:
 
 
 class FailedRun(Judged):
-    """What capacity.probe reads of a run stopped by SloFailed: its attainment bound; no goodput, no latencies."""
+    """What capacity.probe reads of a run stopped by SloFailed: its attainment bound; no goodput, no latencies, no
+    overload verdict (it fails either way)."""
 
     def __init__(self, stopped: SloFailed):
         super().__init__(stopped.attainment)

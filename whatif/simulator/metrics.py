@@ -19,17 +19,20 @@ from .log import ITERATION_COLUMNS, IterationLog, ReplicaInfo
 from .request import FINISHED, REJECTED, STATUSES, Record
 from .token_times import gather
 from .metrics_text import (
-    PERCENTILES, STAT_KEYS, WINDOW_NOTE, STEADY_NOTE, ITL_NOTE, GOODPUT_NOTE, ATTAINMENT_NOTE,
+    WINDOW_NOTE, STEADY_NOTE, ITL_NOTE, GOODPUT_NOTE, ATTAINMENT_NOTE,
     SERVED_NOTE, UNBOUNDED_NOTE, batch_line, cache_line, counts_line, latency_table, memory_line, setup_lines,
     slo_line, throughput_lines,
 )
+from .order_stats import counted_stats, stats
 from .overload import overload, verdict_line
 from .record_windows import busy_window_s, record_times, steady_window
+from .run_length import run_length
 
 NAN = float("nan")
 _STATUS = attrgetter("status")
 
 
+<<<<<<< HEAD
 def stats(values) -> dict:
     """p50/p90/p95/p99 (numpy's linear interpolation), mean and max; all None when there are no values."""
     if len(values) == 0:
@@ -92,6 +95,9 @@ def counted_stats(values: np.ndarray, counts: np.ndarray) -> dict:
 
 
 def attains(record: Record, slo: SLO, front: FrontEnd | None = None) -> bool:
+=======
+def attains(record: Record, slo: SLO) -> bool:
+>>>>>>> s75-c
     """DistServe: a request attains the SLO when it finished within both objectives; a missing objective is not
     checked, and a one-token request has no TPOT, so it passes that part. With `front` the TTFT is the client's
     (Record.served_ttft_s: the server's front end included), as a benchmark client that times from its send reads it."""
@@ -181,6 +187,20 @@ class SimulationResult:
         if rate is None or offered is None:
             return rate
         return min(rate, offered * attaining / len(self.records))
+
+    def overload_verdict(self) -> dict:
+        """overload.py's verdict on this run, without the rest of the summary (a capacity probe reads only this)."""
+        return overload(*self.record_times()[:2], self.end_s, offered_rps(self.records),
+                        _per_s(self._status_counts()[FINISHED], self.window_s()))
+
+    def overloaded(self) -> bool:
+        """Whether the offered load outran the run: its queue grew throughout (overload.py's rule)."""
+        return bool(self.overload_verdict()["overloaded"])
+
+    def long_enough(self) -> bool:
+        """Whether the run's arrivals last long enough to reach the rate's steady state (run_length.py)."""
+        arrival, _, _, finish = self.record_times()
+        return run_length(arrival, finish, self.end_s)["long_enough"]
 
     def latency(self) -> dict:
         done = self.finished()
@@ -331,8 +351,7 @@ class SimulationResult:
             "requests": self._counts(),
             "latency": self.latency(),
             "throughput": throughput,
-            "overload": overload(*self.record_times()[:2], self.end_s, throughput["offered_rps"],
-                                 throughput["finished_rps"]),
+            "overload": self.overload_verdict(),
             "slo": self._slo(),
             "preemptions": {"total": sum(preempted), "requests_preempted": len(preempted) - preempted.count(0)},
             "prefix_cache": self._prefix_cache(),
