@@ -59,6 +59,7 @@ class SearchResult:
     estimates: int = 0                     # roofline estimates run
     pruned: int = 0                        # --prune: batches of a replica setup and chunk not priced (prune.py)
     rechecked: list[dict] = field(default_factory=list)   # --simulate-top: simulator figures, best first
+    unpaired: str = ""                     # why no disaggregated cluster fits where a replica does (configs.py)
 
     @property
     def best(self) -> Config | None:
@@ -111,6 +112,8 @@ class SearchResult:
         """'' unless no configuration fits at all: then the widest replica's shortfall, the nearest to fitting."""
         if not self.configs or any(c.status != DOES_NOT_FIT for c in self.configs):
             return ""
+        if self.unpaired and "aggregated" not in self.space.modes:   # the replicas fit; the pair does not
+            return f"best: nothing fits; {self.unpaired}"
         c = max(self.configs, key=lambda x: (_width(x), -_needs(x)))
         return (f"best: nothing fits within {self.space.gpu_budget} GPUs; the widest, {c.label()}, {c.reason} "
                 "(more --gpus or --nodes, a smaller format: --quantizations / --kv-dtypes, or a shorter workload)")
@@ -133,7 +136,8 @@ class SearchResult:
                 "rejections": [{"reason": k, "configurations": n, "example": e} for k, n, e in self.reasons()],
                 "best_by": ("simulator" if self.rechecked else "steady-state model") if best else None,
                 "rechecked": [{k: (v.row() if k == "config" else v) for k, v in r.items()} for r in self.rechecked],
-                "notes": budget_notes(self.space), "configurations": len(self.configs)}
+                "notes": budget_notes(self.space) + ([self.unpaired] if self.unpaired else []),
+                "configurations": len(self.configs)}
 
     def write_csv(self, path: str) -> None:
         self.to_frame().to_csv(path, index=False)
@@ -157,6 +161,8 @@ class SearchResult:
                  f"{c[MISSES_SLO]:,} miss them, "
                  f"{c[DOES_NOT_FIT]:,} do not fit, {c[INVALID]:,} invalid"]
         lines += budget_notes(s)
+        if self.unpaired and "aggregated" in s.modes:   # (disaggregated only: the best line says it)
+            lines.append(self.unpaired)
         if CHECKPOINT in s.quantizations:
             lines.append(checkpoint_note(s.model))
         elif not s.quantizations and (note := alias_note(s.model)):
