@@ -358,21 +358,6 @@ def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaPr
     return out
 
 
-def unpaired_note(space: SearchSpace, profiles: list[ReplicaProfile], configs: list[Config]) -> str:
-    """'' unless the disaggregated mode was searched and no prefill + decode cluster fits the GPU budget while a
-    replica alone does: then the smallest replica that holds the model and the GPUs one pool of each needs (a
-    reader of 'nothing fits' would otherwise shrink the batch of a replica that was never the obstacle)."""
-    if "disaggregated" not in space.modes or space.output < 2 or any(c.prefill is not None for c in configs):
-        return ""
-    ready = [p for p in profiles if not p.error and p.points]
-    if not ready:
-        return ""
-    p = min(ready, key=lambda x: (x.gpus, x.key.pp, x.key.label()))   # (TP before PP, as listed)
-    return (f"disaggregated: no prefill + decode pair fits within {space.gpu_budget} GPUs: the smallest replica "
-            f"that holds the model, [{p.key.label()}] ({p.gpus} GPUs), needs {2 * p.gpus} for one pool of each "
-            "(more --gpus or --nodes" + (", or --modes aggregated)" if "aggregated" not in space.modes else ")"))
-
-
 def _held_to_send(prefill: ReplicaProfile, send_s: float, rps: float, service_s: float) -> tuple[float, float]:
     """(full rate /s, seconds a server holds a prompt) of a prefill pool: a server that keeps a prompt's row until
     its KV is sent (SGLang's TP prefill pools, simulator/prefill_rows.py) runs its prompts and their sends in series."""

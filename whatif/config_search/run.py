@@ -8,9 +8,9 @@ from dataclasses import replace
 from ..errors import WhatifError
 from ..specs.checks import MAX_REQUESTS, integer
 from .backends import evaluate
-from .configs import compose, unpaired_note
+from .configs import compose
 from .pareto import frontier, ranked
-from .result import SearchResult, sampled_frontier
+from .result import SearchResult, sampled_frontier, unpaired_note
 from .space import SearchSpace, replica_setups
 
 
