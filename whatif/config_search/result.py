@@ -81,7 +81,7 @@ class SearchResult:
     estimates: int = 0                     # roofline estimates run
     pruned: int = 0                        # --prune: batches of a replica setup and chunk not priced (prune.py)
     rechecked: list[dict] = field(default_factory=list)   # --simulate-top: simulator figures, best first
-    unpaired: str = ""                     # why no disaggregated cluster fits where a replica does (configs.py)
+    unpaired: str = ""                     # why no disaggregated cluster fits where a replica does (unpaired_note)
 
     @property
     def best(self) -> Config | None:
