@@ -58,7 +58,8 @@ def cmd_compare(args) -> int:
     result = run_compare(base, args.variant, others, links)
     from .estimate import warn_idle_shared_prefix
     warn_idle_shared_prefix(base.workload.shared_prefix, [r.estimate.techniques for r in result.rows])
-    print(json.dumps(compare_dict(result), allow_nan=False) if args.json else compare_text(result, args.explain))
+    print(json.dumps(compare_dict(result), allow_nan=False) if args.json
+          else compare_text(result, args.explain, asked=args.model))
     from .result_rows import COMPARE_COLUMNS, compare_rows
     write_tables(args, compare_rows(result), COMPARE_COLUMNS)
     if args.report:

@@ -67,6 +67,7 @@ def cmd_estimate(args) -> int:
         from .sim_flags import check_file_sections
         check_file_sections(scenario, args.scenario)
     est = scenario.run()
+    warn_stored_format(scenario)   # (before a does-not-fit: the stored format may fit)
     check_fits(est)
     warn_idle_shared_prefix(est.workload.shared_prefix, [est.techniques])
     for line in est.techniques.warnings(est.model, est.workload.prompt, est.workload.output):
@@ -101,6 +102,19 @@ def serve_command(deployment, load, as_json: bool):
     """The launch and benchmark commands: text, or a dict for --json."""
     from ..queries.serve_command import serve_dict, serve_text
     return serve_dict(deployment, load) if as_json else serve_text(deployment, load)
+
+
+def warn_stored_format(scenario) -> None:
+    """A profile name prices its precision flags (16-bit by default) where the published checkpoint it stands for
+    is stored in another format (gpt-oss-120b: MXFP4 experts, 3.6x fewer weight bytes): say so on stderr, as
+    --serve-command's '#' line does, so a user who typed the name does not read a 16-bit answer as the model's."""
+    from ..queries.deployment import model_id, stored_format_note
+    prec = scenario.precision
+    if prec.per_module:
+        return
+    for line in stored_format_note(scenario.model, model_id(scenario.model), prec.quantization, prec.weight):
+        line = line.removeprefix("# ").replace("prices what this launches", "prices the checkpoint as stored")
+        print(f"whatif: note: {line}", file=sys.stderr)
 
 
 def warn_idle_shared_prefix(shared_prefix: int, technique_sets) -> None:

@@ -79,6 +79,8 @@ def cmd_simulate(args) -> int:
     from ..simulator.cluster import check_fits, simulate
     from ..simulator.config import sim_config
     cfg = sim_config(scenario_from_args(args), simulation_values(args))
+    from .estimate import warn_stored_format
+    warn_stored_format(cfg.scenario)   # (before a does-not-fit: the stored format may fit)
     check_fits(cfg)
     with progress(args) as bar:
         result = simulate(cfg, bar)

@@ -39,6 +39,13 @@ def _goodput(r: dict, key: str = "goodput_per_gpu_tok_s") -> str:
                                                  units.rate(r[key], "req/s"))
 
 
+def _predicted(r: dict) -> str:
+    """A re-check's predicted rate: a frontier row the steady-state model already finds missing the SLOs is
+    re-checked to be shown, and its rate is its full load, not a goodput to set beside the simulator's."""
+    rate = units.rate(r["predicted_req_s"], "req/s")
+    return rate if r["config"].status == OK else f"{rate}, misses SLO"
+
+
 def _caveat_lines(rechecked: list[dict]) -> list[str]:
     """Each distinct caveat once, with the rows it applies to (the first named, the others counted)."""
     rows: dict[str, list[str]] = {}
@@ -47,6 +54,21 @@ def _caveat_lines(rechecked: list[dict]) -> list[str]:
             rows.setdefault(r["caveat"], []).append(r["config"].label())
     return [f"  {labels[0]}" + (f" (and {len(labels) - 1} more)" if len(labels) > 1 else "") + f": {caveat}"
             for caveat, labels in rows.items()]
+
+
+def unpaired_note(space: SearchSpace, profiles: list, configs: list[Config]) -> str:
+    """'' unless the disaggregated mode was searched and no prefill + decode cluster fits the GPU budget while a
+    replica alone does: then the smallest replica that holds the model and the GPUs one pool of each needs (a
+    reader of 'nothing fits' would otherwise shrink the batch of a replica that was never the obstacle)."""
+    if "disaggregated" not in space.modes or space.output < 2 or any(c.prefill is not None for c in configs):
+        return ""
+    ready = [p for p in profiles if not p.error and p.points]
+    if not ready:
+        return ""
+    p = min(ready, key=lambda x: (x.gpus, x.key.pp, x.key.label()))   # (TP before PP, as listed)
+    return (f"disaggregated: no prefill + decode pair fits within {space.gpu_budget} GPUs: the smallest replica "
+            f"that holds the model, [{p.key.label()}] ({p.gpus} GPUs), needs {2 * p.gpus} for one pool of each "
+            "(more --gpus or --nodes" + (", or --modes aggregated)" if "aggregated" not in space.modes else ")"))
 
 
 @dataclass
@@ -59,6 +81,7 @@ class SearchResult:
     estimates: int = 0                     # roofline estimates run
     pruned: int = 0                        # --prune: batches of a replica setup and chunk not priced (prune.py)
     rechecked: list[dict] = field(default_factory=list)   # --simulate-top: simulator figures, best first
+    unpaired: str = ""                     # why no disaggregated cluster fits where a replica does (unpaired_note)
 
     @property
     def best(self) -> Config | None:
@@ -111,6 +134,8 @@ class SearchResult:
         """'' unless no configuration fits at all: then the widest replica's shortfall, the nearest to fitting."""
         if not self.configs or any(c.status != DOES_NOT_FIT for c in self.configs):
             return ""
+        if self.unpaired and "aggregated" not in self.space.modes:   # the replicas fit; the pair does not
+            return f"best: nothing fits; {self.unpaired}"
         c = max(self.configs, key=lambda x: (_width(x), -_needs(x)))
         return (f"best: nothing fits within {self.space.gpu_budget} GPUs; the widest, {c.label()}, {c.reason} "
                 "(more --gpus or --nodes, a smaller format: --quantizations / --kv-dtypes, or a shorter workload)")
@@ -133,7 +158,8 @@ class SearchResult:
                 "rejections": [{"reason": k, "configurations": n, "example": e} for k, n, e in self.reasons()],
                 "best_by": ("simulator" if self.rechecked else "steady-state model") if best else None,
                 "rechecked": [{k: (v.row() if k == "config" else v) for k, v in r.items()} for r in self.rechecked],
-                "notes": budget_notes(self.space), "configurations": len(self.configs)}
+                "notes": budget_notes(self.space) + ([self.unpaired] if self.unpaired else []),
+                "configurations": len(self.configs)}
 
     def write_csv(self, path: str) -> None:
         self.to_frame().to_csv(path, index=False)
@@ -157,6 +183,8 @@ class SearchResult:
                  f"{c[MISSES_SLO]:,} miss them, "
                  f"{c[DOES_NOT_FIT]:,} do not fit, {c[INVALID]:,} invalid"]
         lines += budget_notes(s)
+        if self.unpaired and "aggregated" in s.modes:   # (disaggregated only: the best line says it)
+            lines.append(self.unpaired)
         if CHECKPOINT in s.quantizations:
             lines.append(checkpoint_note(s.model))
         elif not s.quantizations and (note := alias_note(s.model)):
@@ -170,7 +198,7 @@ class SearchResult:
                           ">= where every run passed, a lower bound):",
                       units.table(["configuration", "GPUs", "predicted", "goodput", "goodput tok/s/GPU", "runs"],
                                   [[r["config"].label(), str(r["config"].gpus),
-                                    units.rate(r["predicted_req_s"], "req/s"), _goodput(r, "goodput_req_s"),
+                                    _predicted(r), _goodput(r, "goodput_req_s"),
                                     _goodput(r) if r["runs"] else "0.0", str(r["runs"])] for r in self.rechecked],
                                   right={1, 2, 3, 4, 5})]
             lines += [f"  {r['config'].label()}: {r['note']}" for r in self.rechecked if not r["runs"]]

@@ -10,7 +10,7 @@ from ..specs.checks import MAX_REQUESTS, integer
 from .backends import evaluate
 from .configs import compose
 from .pareto import frontier, ranked
-from .result import SearchResult, sampled_frontier
+from .result import SearchResult, sampled_frontier, unpaired_note
 from .space import SearchSpace, replica_setups
 
 
@@ -46,7 +46,8 @@ def run_search(space: SearchSpace, backend: str = "process", address: str | None
     configs = compose(space, profiles)
     good = ranked(configs, space.objective)
     result = SearchResult(space, configs, frontier(configs), good, replica_setups=len(keys),
-                          estimates=sum(p.estimates for p in profiles), pruned=sum(len(p.pruned) for p in profiles))
+                          estimates=sum(p.estimates for p in profiles), pruned=sum(len(p.pruned) for p in profiles),
+                          unpaired=unpaired_note(space, profiles, configs))
     if simulate_top:
         from .recheck import recheck
         result.rechecked = recheck(space, good, simulate_top, sim_requests, sampled_frontier(result.frontier),

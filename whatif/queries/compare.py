@@ -154,7 +154,8 @@ def row_dict(row: Row, base: Row) -> dict:
 def compare_dict(c: Comparison) -> dict:
     b = c.baseline.estimate
     w = b.workload
-    return {"model": b.model.name, "baseline": {"label": c.baseline.label, "hardware": c.baseline.hardware},
+    return {"model": b.model.name, "baseline": {"label": c.baseline.label, "hardware": c.baseline.hardware,
+                                                 "parallel": b.parallel.label(), "precision": b.precision.label()},
             "workload": {"batch": w.batch, "prompt": w.prompt, "output": w.output, "shared_prefix": w.shared_prefix},
             "efficiency": {"source": b.efficiency.source, "provenance": b.efficiency.provenance},
             "efficiency_by_hardware": {r.hardware: {"source": r.estimate.efficiency.source,
@@ -171,13 +172,17 @@ def or_dash(value: float | None, fmt) -> str:
     return "-" if value is None else fmt(value)
 
 
-def compare_text(c: Comparison, explain: bool = False) -> str:
-    """The question, the table, then the baseline's efficiency fit (`explain`: whole)."""
+def compare_text(c: Comparison, explain: bool = False, asked=None) -> str:
+    """The question, the table, then the baseline's efficiency fit (`explain`: whole); `asked`: the --model the
+    user gave, named first where it resolved to another profile. The baseline line says its layout and precision
+    (a checkpoint's own scheme included), which the rows share unless their technique set changes it."""
+    from ..reports.output import model_heading
     b = c.baseline.estimate
     w = b.workload
-    head = (f"{b.model.name}: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens"
+    head = (f"{model_heading(b.model.name, asked)}: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens"
             + (f", shared prefix {w.shared_prefix} tokens" if w.shared_prefix else "")
-            + f"\nbaseline: {c.baseline.label} on {c.baseline.hardware}; ratios > 1 are better than the baseline")
+            + f"\nbaseline: {c.baseline.label} on {c.baseline.hardware} ({b.parallel.label()}), {b.precision.label()}"
+            + "; ratios > 1 are better than the baseline")
     rows = []
     for r in c.rows:
         d = row_dict(r, c.baseline)
