@@ -16,7 +16,7 @@ generation-module rows (up to 8 GPUs of TP) and the GDN decode-kernel rows (the 
 Qwen3.5 at TP 1-8; and the GDN chunked-prefill rows at batch 1), each fit's leave-one-GPU-out error beside the
 forward pass's own kernels (whatif estimate's ops, estimate(module_fits=False)), on the same rows: which fits
 price a pass (roofline/module_fits.py). `--on-decode`: vLLM's short context rows that ran a decode backend, priced by
-that decode kernel's own fit (fitted on the generation table alone) beside their pooled family's leave-one-out.
+that decode kernel's own fit (fitted on the generation table alone) beside their own family in-sample.
 `--floors`: each engine's whole MLA module at its smallest shapes (<= 16 tokens, <= 16 heads), per GPU and
 kernel: the fixed cost a fit's floor carries from one GPU to another. `--by-kernel`: the per-GPU table split further
 by the kernel each row ran and its GEMM format (where a family's leave-one-out error lives). `--floor-share`: each
@@ -229,21 +229,22 @@ ARCH = {"b200_sxm": "blackwell", "h100_sxm": "hopper", "l40s": "ada", "a100_sxm"
 
 
 def on_decode_kernel_by_decode_fits(root) -> str:
-    """vLLM's context rows that ran a decode backend (mla_module_prefill_on_decode_kernel), priced by that
+    """vLLM's context rows that ran a decode backend (mla_module_prefill_on_decode_<kernel>), priced by that
     decode kernel's own shipped fit (mla_module_decode_<kernel>, fitted on the generation table's rows only):
-    the rows are the fit's out-of-table check, where the pooled family mixes four kernels (its LOO column)."""
+    the rows are the fit's out-of-table check; beside it the rows' own family in-sample (one GPU a kernel: no
+    leave-one-GPU-out)."""
     import numpy as np
 
     from whatif.roofline.kernel_models import mla_modules as mm
     from whatif.roofline.kernel_models.fitted_roofline import family_params
     from whatif.validate.accuracy import ape_table
     out = mf.insample_and_loo(mr.all_rows(root, ["mla__mla_context_module_perf"]))
-    out = out[out["family"] == "mla_module_prefill_on_decode_kernel"].copy()
+    out = out[out["family"].str.startswith("mla_module_prefill_on_decode_")].copy()
     out["decode_fit_s"] = np.nan
     for (gpu, source), g in out.groupby(["gpu", "kernel_source"]):
         family = mm.mla_decode_family(mm.MLA_DECODE_SOURCES[source])
         out.loc[g.index, "decode_fit_s"] = mf.predict(g, family_params(family, "vllm", ARCH[gpu]))
-    cols = {"decode_fit_s": "decode_kernel_fit", "loo_s": "pooled_family_loo"}
+    cols = {"decode_fit_s": "decode_kernel_fit", "insample_s": "own_family_in"}
     by = [out["gpu"], out["kernel_source"]]
     table = ape_table(out, cols, by, {"mape": "mean", "med": "median"})
     out = out.assign(rows="all rows")
@@ -383,7 +384,8 @@ def main(argv=None) -> int:
         print(vs_collective_deepep(args.root))
         return 0
     if args.on_decode:
-        print("== vLLM context rows run by a decode kernel: % error, that kernel's decode fit | pooled family ==")
+        print("== vLLM context rows run by a decode kernel: % error, that kernel's decode fit | its own family, "
+              "in-sample ==")
         print(on_decode_kernel_by_decode_fits(args.root))
         return 0
     if args.floors:
