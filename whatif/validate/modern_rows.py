@@ -5,6 +5,7 @@ ideal (compute s, memory s) per kernel part (c0, m0, c1, m1, ...), fixed-cost it
 Each family's ideal times come from its kernel model's work function (roofline/kernel_models/), evaluated
 on the GPU's datasheet ceilings; nothing measured enters a prediction. Rows a model does not describe are
 left out here, each with its reason in SKIPPED.
+Long because: one row builder per table (sixteen tables), each a short function over the same work functions.
 """
 from __future__ import annotations
 
