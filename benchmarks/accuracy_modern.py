@@ -4,7 +4,7 @@ MLA batched GEMMs, quantize kernels).
 
     python benchmarks/accuracy_modern.py [--root DIR] [--table NAME ...] [--write] [--by-gpu] [--pairs]
                                          [--vs-kernels] [--on-decode] [--floors] [--by-kernel] [--floor-share]
-                                         [--floor-transfer] [--donor-cover]
+                                         [--floor-transfer] [--donor-cover] [--by-query]
 
 A GPU's prediction is its datasheet ceilings times one parameter set per family x engine, so parameters
 transfer between GPUs: leave-one-GPU-out (fitted on the other GPUs that measured the family, scored on the
@@ -19,7 +19,8 @@ price a pass (roofline/module_fits.py). `--on-decode`: vLLM's short context rows
 that decode kernel's own fit (fitted on the generation table alone) beside their own family in-sample.
 `--floors`: each engine's whole MLA module at its smallest shapes (<= 16 tokens, <= 16 heads), per GPU and
 kernel: the fixed cost a fit's floor carries from one GPU to another. `--by-kernel`: the per-GPU table split further
-by the kernel each row ran and its GEMM format (where a family's leave-one-out error lives). `--floor-share`: each
+by the kernel each row ran and its GEMM format (where a family's leave-one-out error lives); `--by-query` by the
+query length a sequence, with how many donor GPUs measured that band. `--floor-share`: each
 cell over 15% leave-one-GPU-out scored again with its fit's floor swapped for the left-out GPU's own (how much of
 the miss is a fixed cost no datasheet term carries between GPUs; a diagnosis, not a prediction). `--floor-transfer`:
 whether a GPU's floor carries from one op family to another (validate/floor_transfer.py): every cell scored with its
@@ -293,6 +294,39 @@ def by_kernel(out) -> str:
                          "in_mape": g["insample"].mean()}).round(2).to_string()
 
 
+QUERY_BANDS = ((1, 1, "1"), (2, 255, "2-255"), (256, 10**9, "256+"))   # tokens a sequence: decode, short, long
+
+
+def by_query(out):
+    """Leave-one-GPU-out and in-sample % error by family x engine x GPU x the rows' query length a sequence
+    (QUERY_BANDS; tables with an `isl` column), and how many donor GPUs have rows of that family in that band:
+    a band only the left-out GPU measured is a shape the fit never saw there (vLLM's H100 ran queries under 256
+    as decodes, so B200's and L40S's short prefills meet one donor)."""
+    import numpy as np
+    import pandas as pd
+    out = out[np.isfinite(out["loo_s"]) & out.get("isl", pd.Series(np.nan, out.index)).notna()].copy()
+    out["band"] = ""
+    for lo, hi, name in QUERY_BANDS:
+        out.loc[(out["isl"] >= lo) & (out["isl"] <= hi), "band"] = name
+    out["loo_x"] = out["loo_s"] / out["latency_s"]
+    for k in ("loo", "insample"):
+        out[k] = (out[f"{k}_s"] / out["latency_s"] - 1.0).abs() * 100.0
+    cells = []
+    for (family, engine, gpu, band), g in out.groupby(["family", "engine", "gpu", "band"]):
+        fam = out[(out["family"] == family) & (out["engine"] == engine) & (out["gpu"] != gpu)]
+        donors, with_band = fam["gpu"].nunique(), fam.loc[fam["band"] == band, "gpu"].nunique()
+        cells.append({"family": family, "engine": engine, "gpu": gpu, "query": band, "rows": len(g),
+                      "loo_mape": round(g["loo"].mean(), 1), "loo_x": round(g["loo_x"].median(), 2),
+                      "in_mape": round(g["insample"].mean(), 1), "donors_with_band": f"{with_band} of {donors}",
+                      "share_of_gpu_ape": 0.0, "_ape": g["loo"].sum()})
+    t = pd.DataFrame(cells)
+    if t.empty:
+        return t
+    total = t.groupby(["family", "engine", "gpu"])["_ape"].transform("sum")
+    t["share_of_gpu_ape"] = (100.0 * t["_ape"] / total).round(1)
+    return t.drop(columns="_ape")
+
+
 def donor_cover(out, min_loo=15.0):
     """Cells (family x engine x left-out GPU x kernel x GEMM format) over min_loo % LOO, each with its donor GPUs
     and whether the left-out GPU's kernel and its GEMM format ran on any donor: where one did not, the table does
@@ -361,6 +395,8 @@ def main(argv=None) -> int:
                     help="cells over 15%% LOO, rescored with the left-out GPU's own floor (how much is fixed cost)")
     ap.add_argument("--donor-cover", action="store_true",
                     help="cells over 15%% LOO: donors, and whether their kernel and GEMM format ran on a donor GPU")
+    ap.add_argument("--by-query", action="store_true",
+                    help="also the per-GPU table split by query length a sequence, and the donors that ran each band")
     ap.add_argument("--floor-transfer", action="store_true",
                     help="every cell's LOO floor times its GPU's factor from the other families (cross-family test)")
     args = ap.parse_args(argv)
@@ -405,6 +441,9 @@ def main(argv=None) -> int:
     if args.by_kernel:
         print("\n== by GPU, kernel and GEMM format (leave-one-GPU-out rows) ==")
         print(by_kernel(out))
+    if args.by_query:
+        print("\n== by GPU and query length a sequence (leave-one-GPU-out rows; donor GPUs that ran the band) ==")
+        print(by_query(out).to_string(index=False))
     if args.donor_cover:
         print("\n== cells over 15% LOO: donor GPUs; the left-out GPU's kernel / GEMM format run on a donor ==")
         print(donor_cover(out).to_string(index=False))
