@@ -4,7 +4,7 @@ MLA batched GEMMs, quantize kernels).
 
     python benchmarks/accuracy_modern.py [--root DIR] [--table NAME ...] [--write] [--by-gpu] [--pairs]
                                          [--vs-kernels] [--on-decode] [--floors] [--by-kernel] [--floor-share]
-                                         [--floor-transfer] [--donor-cover]
+                                         [--floor-transfer] [--donor-cover] [--by-query]
 
 A GPU's prediction is its datasheet ceilings times one parameter set per family x engine, so parameters
 transfer between GPUs: leave-one-GPU-out (fitted on the other GPUs that measured the family, scored on the
@@ -16,10 +16,11 @@ generation-module rows (up to 8 GPUs of TP) and the GDN decode-kernel rows (the 
 Qwen3.5 at TP 1-8; and the GDN chunked-prefill rows at batch 1), each fit's leave-one-GPU-out error beside the
 forward pass's own kernels (whatif estimate's ops, estimate(module_fits=False)), on the same rows: which fits
 price a pass (roofline/module_fits.py). `--on-decode`: vLLM's short context rows that ran a decode backend, priced by
-that decode kernel's own fit (fitted on the generation table alone) beside their pooled family's leave-one-out.
+that decode kernel's own fit (fitted on the generation table alone) beside their own family in-sample.
 `--floors`: each engine's whole MLA module at its smallest shapes (<= 16 tokens, <= 16 heads), per GPU and
 kernel: the fixed cost a fit's floor carries from one GPU to another. `--by-kernel`: the per-GPU table split further
-by the kernel each row ran and its GEMM format (where a family's leave-one-out error lives). `--floor-share`: each
+by the kernel each row ran and its GEMM format (where a family's leave-one-out error lives); `--by-query` by the
+query length a sequence, with how many donor GPUs measured that band. `--floor-share`: each
 cell over 15% leave-one-GPU-out scored again with its fit's floor swapped for the left-out GPU's own (how much of
 the miss is a fixed cost no datasheet term carries between GPUs; a diagnosis, not a prediction). `--floor-transfer`:
 whether a GPU's floor carries from one op family to another (validate/floor_transfer.py): every cell scored with its
@@ -229,21 +230,22 @@ ARCH = {"b200_sxm": "blackwell", "h100_sxm": "hopper", "l40s": "ada", "a100_sxm"
 
 
 def on_decode_kernel_by_decode_fits(root) -> str:
-    """vLLM's context rows that ran a decode backend (mla_module_prefill_on_decode_kernel), priced by that
+    """vLLM's context rows that ran a decode backend (mla_module_prefill_on_decode_<kernel>), priced by that
     decode kernel's own shipped fit (mla_module_decode_<kernel>, fitted on the generation table's rows only):
-    the rows are the fit's out-of-table check, where the pooled family mixes four kernels (its LOO column)."""
+    the rows are the fit's out-of-table check; beside it the rows' own family in-sample (one GPU a kernel: no
+    leave-one-GPU-out)."""
     import numpy as np
 
     from whatif.roofline.kernel_models import mla_modules as mm
     from whatif.roofline.kernel_models.fitted_roofline import family_params
     from whatif.validate.accuracy import ape_table
     out = mf.insample_and_loo(mr.all_rows(root, ["mla__mla_context_module_perf"]))
-    out = out[out["family"] == "mla_module_prefill_on_decode_kernel"].copy()
+    out = out[out["family"].str.startswith("mla_module_prefill_on_decode_")].copy()
     out["decode_fit_s"] = np.nan
     for (gpu, source), g in out.groupby(["gpu", "kernel_source"]):
         family = mm.mla_decode_family(mm.MLA_DECODE_SOURCES[source])
         out.loc[g.index, "decode_fit_s"] = mf.predict(g, family_params(family, "vllm", ARCH[gpu]))
-    cols = {"decode_fit_s": "decode_kernel_fit", "loo_s": "pooled_family_loo"}
+    cols = {"decode_fit_s": "decode_kernel_fit", "insample_s": "own_family_in"}
     by = [out["gpu"], out["kernel_source"]]
     table = ape_table(out, cols, by, {"mape": "mean", "med": "median"})
     out = out.assign(rows="all rows")
@@ -290,6 +292,39 @@ def by_kernel(out) -> str:
     g = out.groupby(["family", "engine", "gpu", "kernel_source", "gemm"])
     return pd.DataFrame({"rows": g.size(), "loo_mape": g["loo"].mean(), "loo_x": g["loo_x"].median(),
                          "in_mape": g["insample"].mean()}).round(2).to_string()
+
+
+QUERY_BANDS = ((1, 1, "1"), (2, 255, "2-255"), (256, 10**9, "256+"))   # tokens a sequence: decode, short, long
+
+
+def by_query(out):
+    """Leave-one-GPU-out and in-sample % error by family x engine x GPU x the rows' query length a sequence
+    (QUERY_BANDS; tables with an `isl` column), and how many donor GPUs have rows of that family in that band:
+    a band only the left-out GPU measured is a shape the fit never saw there (vLLM's H100 ran queries under 256
+    as decodes, so B200's and L40S's short prefills meet one donor)."""
+    import numpy as np
+    import pandas as pd
+    out = out[np.isfinite(out["loo_s"]) & out.get("isl", pd.Series(np.nan, out.index)).notna()].copy()
+    out["band"] = ""
+    for lo, hi, name in QUERY_BANDS:
+        out.loc[(out["isl"] >= lo) & (out["isl"] <= hi), "band"] = name
+    out["loo_x"] = out["loo_s"] / out["latency_s"]
+    for k in ("loo", "insample"):
+        out[k] = (out[f"{k}_s"] / out["latency_s"] - 1.0).abs() * 100.0
+    cells = []
+    for (family, engine, gpu, band), g in out.groupby(["family", "engine", "gpu", "band"]):
+        fam = out[(out["family"] == family) & (out["engine"] == engine) & (out["gpu"] != gpu)]
+        donors, with_band = fam["gpu"].nunique(), fam.loc[fam["band"] == band, "gpu"].nunique()
+        cells.append({"family": family, "engine": engine, "gpu": gpu, "query": band, "rows": len(g),
+                      "loo_mape": round(g["loo"].mean(), 1), "loo_x": round(g["loo_x"].median(), 2),
+                      "in_mape": round(g["insample"].mean(), 1), "donors_with_band": f"{with_band} of {donors}",
+                      "share_of_gpu_ape": 0.0, "_ape": g["loo"].sum()})
+    t = pd.DataFrame(cells)
+    if t.empty:
+        return t
+    total = t.groupby(["family", "engine", "gpu"])["_ape"].transform("sum")
+    t["share_of_gpu_ape"] = (100.0 * t["_ape"] / total).round(1)
+    return t.drop(columns="_ape")
 
 
 def donor_cover(out, min_loo=15.0):
@@ -360,6 +395,8 @@ def main(argv=None) -> int:
                     help="cells over 15%% LOO, rescored with the left-out GPU's own floor (how much is fixed cost)")
     ap.add_argument("--donor-cover", action="store_true",
                     help="cells over 15%% LOO: donors, and whether their kernel and GEMM format ran on a donor GPU")
+    ap.add_argument("--by-query", action="store_true",
+                    help="also the per-GPU table split by query length a sequence, and the donors that ran each band")
     ap.add_argument("--floor-transfer", action="store_true",
                     help="every cell's LOO floor times its GPU's factor from the other families (cross-family test)")
     args = ap.parse_args(argv)
@@ -383,7 +420,8 @@ def main(argv=None) -> int:
         print(vs_collective_deepep(args.root))
         return 0
     if args.on_decode:
-        print("== vLLM context rows run by a decode kernel: % error, that kernel's decode fit | pooled family ==")
+        print("== vLLM context rows run by a decode kernel: % error, that kernel's decode fit | its own family, "
+              "in-sample ==")
         print(on_decode_kernel_by_decode_fits(args.root))
         return 0
     if args.floors:
@@ -403,6 +441,9 @@ def main(argv=None) -> int:
     if args.by_kernel:
         print("\n== by GPU, kernel and GEMM format (leave-one-GPU-out rows) ==")
         print(by_kernel(out))
+    if args.by_query:
+        print("\n== by GPU and query length a sequence (leave-one-GPU-out rows; donor GPUs that ran the band) ==")
+        print(by_query(out).to_string(index=False))
     if args.donor_cover:
         print("\n== cells over 15% LOO: donor GPUs; the left-out GPU's kernel / GEMM format run on a donor ==")
         print(donor_cover(out).to_string(index=False))

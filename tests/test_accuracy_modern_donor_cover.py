@@ -1,5 +1,5 @@
 """benchmarks/accuracy_modern.py --donor-cover: which cells over 15% leave-one-GPU-out the tables can test (the
-left-out GPU's kernel and GEMM format also run on a donor GPU)."""
+left-out GPU's kernel and GEMM format also run on a donor GPU); --by-query: the query-length bands a donor ran."""
 import math
 
 import pandas as pd
@@ -33,3 +33,19 @@ def test_donor_cover_keeps_only_cells_over_the_bar_and_no_unscored_gpu_is_a_dono
     t = am.donor_cover(out)
     assert list(t["gpu"]) == ["h100"]   # b200's 10% is under 15%
     assert t.iloc[0]["donors"] == "b200" and not t.iloc[0]["kernel_on_donor"] and t.iloc[0]["format_on_donor"]
+
+
+def _qrow(gpu, isl, loo_x):
+    return dict(family="f", engine="e", gpu=gpu, isl=isl, latency_s=1.0, loo_s=loo_x, insample_s=1.0)
+
+
+def test_by_query_counts_the_donors_that_ran_each_query_band():
+    # h100 ran no short queries as prefills (vLLM sends them to a decode kernel): b200's short band has 1 donor of 2
+    out = pd.DataFrame([_qrow("b200", 64, 1.5), _qrow("b200", 1024, 1.1), _qrow("l40s", 64, 1.2),
+                        _qrow("l40s", 1024, 1.0), _qrow("h100", 1024, 0.9)])
+    t = am.by_query(out).set_index(["gpu", "query"])
+    assert t.loc[("b200", "2-255"), "donors_with_band"] == "1 of 2"
+    assert t.loc[("b200", "256+"), "donors_with_band"] == "2 of 2"
+    assert t.loc[("b200", "2-255"), "loo_mape"] == 50.0
+    assert t.loc[("b200", "2-255"), "share_of_gpu_ape"] == round(100 * 50 / 60, 1)
+    assert ("h100", "2-255") not in t.index

@@ -709,7 +709,8 @@ PINNED_LOO = {
     ("mla_module_prefill", "sglang"): 27.0,   # activation-quantize passes (was 27.2)
     ("mla_module_prefill", "trtllm"): 12.5,   # activation-quantize passes and launches (was 20.7)
     ("mla_module_prefill", "vllm"): 26.3,   # activation-quantize passes and launches (was 29.9)
-    ("mla_module_prefill_on_decode_kernel", "vllm"): 59.9,   # three decode kernels; causal pairs (was 72.5)
+    # vLLM's short context queries on its decode kernels: one family a kernel since session 75 F (each GPU ran its
+    # own: no leave-one-GPU-out; was one pooled family, 59.9, causal pairs; 72.5)
     ("quantize_compute_scale", "trtllm"): 17.3,
     ("quantize_compute_scale", "vllm"): 26.7,   # a dependent round a pass in SM clocks, VEC 16 (was 38.7; 40.3)
     ("quantize_scale", "sglang"): 11.7,   # floor in SM clocks (session 74 E; was 13.2)

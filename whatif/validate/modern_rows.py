@@ -5,6 +5,7 @@ ideal (compute s, memory s) per kernel part (c0, m0, c1, m1, ...), fixed-cost it
 Each family's ideal times come from its kernel model's work function (roofline/kernel_models/), evaluated
 on the GPU's datasheet ceilings; nothing measured enters a prediction. Rows a model does not describe are
 left out here, each with its reason in SKIPPED.
+Long because: one row builder per table (sixteen tables), each a short function over the same work functions.
 """
 from __future__ import annotations
 
@@ -254,7 +255,16 @@ def sglang_decode_graph_max_bs(gpu_mem_bytes: float, tp: int = 1) -> int:
 # vLLM's MLA decode backends: a context-table row they ran (aiconfigurator's collector records the backend that
 # ran; vLLM treats queries up to the backend's decode threshold as decodes: 1 token, FLASHMLA up to 128,
 # FLASH_ATTN_MLA up to 512 in the tables) is an absorbed pass over its query tokens, not a dense prefill.
+# (vllm/v1/attention/backends/mla/flashmla.py `reorder_batch_threshold: int = 128`, flashattn_mla.py `= 512`,
+# "process small prefills with decode pathway"; FLASHINFER_MLA / TRITON_MLA keep the builder's default 1.)
 VLLM_DECODE_BACKENDS = frozenset({"FLASHINFER_MLA", "FLASHMLA", "FLASH_ATTN_MLA", "TRITON_MLA"})
+
+
+def prefill_on_decode_family(kernel: str) -> str:
+    """The fit family of vLLM's short context queries run by decode kernel `kernel` (MLA_DECODE_SOURCES): one
+    family a kernel, as the decode module's (session 75 F): each GPU's rows ran a decode kernel no other GPU ran
+    (B200 trtllm-gen, H100 FlashMLA / FA3, L40S Triton), so a pooled family's leave-one-GPU-out was no test."""
+    return f"mla_module_prefill_on_decode_{kernel}"
 
 
 def module_rows(frame, family, phase, wide_ep=False):
@@ -315,7 +325,7 @@ def module_rows(frame, family, phase, wide_ep=False):
                 kernel = mla_modules.MLA_DECODE_SOURCES[source]
                 parts, items = mla_modules.mla_module_work("decode", batch, new, past, heads, d, gemm, kv, c,
                                                            mla_modules.MLA_DECODE_TILES[kernel])
-                name, steps = "mla_module_prefill_on_decode_kernel", mla_modules.quantize_launches(gemm)
+                name, steps = prefill_on_decode_family(kernel), mla_modules.quantize_launches(gemm)
             else:
                 parts, items = mla_modules.mla_module_work(phase, batch, new, past, heads, d, gemm, kv, c)
                 name, steps = f"{family}_{phase}", mla_modules.prefill_quantize_launches(gemm)
