@@ -27,8 +27,8 @@ SERIAL_PROMOTION = True
 # is shown to (docs/accuracy.md "Session 75 A": DeepGEMM runs block scales at x0.98-1.05 of per-tensor fp8 on B200,
 # x0.82-1.21 on H100 at 4k rows; benchmarks/block_fp8_dense_speed.py). The open lead is TensorRT-LLM's dense
 # fp8_block_scaling_gemm, the grouped kernels' own family (thop/fp8BlockScalingGemm.cpp: on SM90 the
-# CutlassFp8BlockScaleGemmRunner, on SM100 TRTLLM-Gen deepSeekFp8): ("trtllm", "hopper"), ("trtllm", "blackwell") once a
-# table or a release's default path says so.
+# CutlassFp8BlockScaleGemmRunner, its default there; on SM100 TRTLLM-Gen deepSeekFp8, taken only where DeepGEMM is
+# disabled): ("trtllm", "hopper") once a table of it says so.
 DENSE_SERIAL_PROMOTION: frozenset = frozenset()
 
 
