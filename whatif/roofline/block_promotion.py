@@ -10,6 +10,8 @@ TFLOPS at 16k tokens, block-scaled ~420), and on B200 the TRTLLM-Gen MoE x1.9-2.
 Read as CUDA-core time added to the tensor-core time, that is PROMOTION_OPS ops per output element per K block at
 the fp32 peak: 12.1 on H100 (its 356 compute-bound pairs' median: the constant), 12.6 on B200 (held out, EP 1).
 Applied where no fused-MoE fit (fitted on block-scaled rows) prices the experts: kernel_timing.dense_expert_seconds.
+Dense (non-grouped) block-scaled GEMMs keep per-tensor speed unless DENSE_SERIAL_PROMOTION names the (engine, GPU
+architecture) whose dense kernel promotes serially (none yet: the kernels the rows run measure at per-tensor speed).
 """
 from __future__ import annotations
 
@@ -21,6 +23,13 @@ BLOCK_K = 128           # DeepSeek's block: scales per 128 K elements of weights
 PROMOTION_OPS = 12.1    # fp32 CUDA-core ops per output element per K block, serial (H100 pairs; B200 12.6 held out)
 # True: block-scaled expert GEMMs priced by the dense GEMM fit add the promotion (above); False: as before
 SERIAL_PROMOTION = True
+# (engine, GPU architecture) whose DENSE block-scaled fp8 GEMMs promote serially too. Empty: no dense kernel a row runs
+# is shown to (docs/accuracy.md "Session 75 A": DeepGEMM runs block scales at x0.98-1.05 of per-tensor fp8 on B200,
+# x0.82-1.21 on H100 at 4k rows; benchmarks/block_fp8_dense_speed.py). The open lead is TensorRT-LLM's dense
+# fp8_block_scaling_gemm, the grouped kernels' own family (thop/fp8BlockScalingGemm.cpp: on SM90 the
+# CutlassFp8BlockScaleGemmRunner, its default there; on SM100 TRTLLM-Gen deepSeekFp8, taken only where DeepGEMM is
+# disabled): ("trtllm", "hopper") once a table of it says so.
+DENSE_SERIAL_PROMOTION: frozenset = frozenset()
 
 
 def promotion_seconds(op: Op, gpu, rows: float) -> float:
@@ -29,3 +38,11 @@ def promotion_seconds(op: Op, gpu, rows: float) -> float:
         return 0.0
     s = op.shape
     return rows * s.n * math.ceil(s.k / BLOCK_K - 1e-9) * PROMOTION_OPS / gpu.peak_flops("fp32")
+
+
+def dense_promotion_seconds(op: Op, gpu, engine: str) -> float:
+    """Seconds of the serial promotion of a dense (non-grouped) block-scaled fp8 GEMM where `engine` on `gpu`'s
+    architecture runs a kernel that promotes serially (DENSE_SERIAL_PROMOTION); 0 elsewhere (per-tensor speed)."""
+    if (engine, gpu.arch) not in DENSE_SERIAL_PROMOTION:
+        return 0.0
+    return promotion_seconds(op, gpu, op.shape.m)

@@ -51,7 +51,7 @@ from .kernel_models.moe import (SMALL_M, TILE_N, finalize_seconds, fused_gemm_ti
                                 moe_regime, tile_m)
 from .expert_fits import (BLOCK_FP8_MOE_ENGINE, expert_fit_engine, fit_peak_dtype, moe_fit_dtype, padded_nk,
                           stand_in_weight_excess)
-from .block_promotion import promotion_seconds
+from .block_promotion import dense_promotion_seconds, promotion_seconds
 from .weight_only_gemv import GEMV_FLOOR_S, gemv_compute_seconds, runs_gemv
 from .kernel_models.params import DTYPE_BYTES, Ceilings, ceilings, combine, fit_dtype, params_for
 from .kernel_models.prefill_attention import prefill_parts
@@ -319,7 +319,8 @@ def op_seconds(op: Op, gpu, engine: str, t_extra_memory: float = 0.0,
             if has_fused_fit(op, gpu, engine):
                 return expert_gemm_seconds(op, gpu, t_extra_memory, engine)
             return dense_expert_seconds(op, gpu, engine, t_extra_memory)
-        return gemm_seconds(op, gpu, engine, t_extra_memory, overrides)
+        return gemm_seconds(op, gpu, engine, t_extra_memory, overrides,
+                            t_extra_compute=dense_promotion_seconds(op, gpu, engine))
     if is_mla_decode(op):
         return mla_decode_seconds(op, gpu, engine, kv_fit_dtype(op), t_extra_memory, overrides)
     if is_mla_prefill(op):
