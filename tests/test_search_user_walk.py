@@ -61,7 +61,7 @@ def test_when_nothing_fits_the_answer_names_the_nearest_layout():
 
 def test_estimate_heads_its_answer_with_the_id_the_user_asked_for():
     """`estimate --model deepseek-ai/DeepSeek-R1` ran the deepseek-v3 profile and said only that (session 73 M)."""
-    from whatif.reports.output import model_heading
+    from whatif.specs.hf_ids import model_heading
     assert model_heading("deepseek-v3", "deepseek-ai/DeepSeek-R1") == "deepseek-ai/DeepSeek-R1 (profile deepseek-v3)"
     assert model_heading("llama-3.1-8b", "llama-3.1-8b") == "llama-3.1-8b"
     assert model_heading("qwen3-32b", "/tmp/x/config.json") == "qwen3-32b"

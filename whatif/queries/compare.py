@@ -176,7 +176,7 @@ def compare_text(c: Comparison, explain: bool = False, asked=None) -> str:
     """The question, the table, then the baseline's efficiency fit (`explain`: whole); `asked`: the --model the
     user gave, named first where it resolved to another profile. The baseline line says its layout and precision
     (a checkpoint's own scheme included), which the rows share unless their technique set changes it."""
-    from ..reports.output import model_heading
+    from ..specs.hf_ids import model_heading
     b = c.baseline.estimate
     w = b.workload
     head = (f"{model_heading(b.model.name, asked)}: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens"

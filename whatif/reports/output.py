@@ -5,6 +5,7 @@ import math
 
 from ..queries.provenance import efficiency_line
 from ..specs import units
+from ..specs.hf_ids import model_heading
 from ..specs.sfu import default_sfu_exp2
 from ..roofline.estimate import Estimate, PassTime
 from ..roofline.memory import CONTEXT_SEARCH_LIMIT
@@ -238,14 +239,6 @@ def kv_label(e: Estimate) -> str:
     if e.model.linear_attention is None and e.model.mamba is None:
         return f"KV cache ({per})"
     return f"KV cache + recurrent state ({per}, over {e.workload.prompt + e.workload.output:,}-token sequences)"
-
-
-def model_heading(name: str, asked=None) -> str:
-    """The model as a header names it: the id the user asked for first where it runs another profile."""
-    from ..specs.hf_ids import is_hf_id
-    if isinstance(asked, str) and is_hf_id(asked) and asked.lower() != name.lower():
-        return f"{asked} (profile {name})"
-    return name
 
 
 def estimate_text(e: Estimate, show_ops: bool = True, explain: bool = False, asked=None) -> str:

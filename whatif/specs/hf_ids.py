@@ -184,3 +184,10 @@ def resolve_hf_id(hf_id: str) -> tuple[str, str]:
                       f"local cache ({folder}/snapshots/*/config.json; HF_HUB_CACHE or HF_HOME move it); download "
                       f"it (huggingface-cli download {hf_id} config.json) or pass a config.json path"
                       + (f"; shipped ids nearby: {', '.join(near)}" if (near := nearest_ids(hf_id)) else ""))
+
+
+def model_heading(name: str, asked=None) -> str:
+    """The model as a header names it: the id the user asked for first where it runs another profile."""
+    if isinstance(asked, str) and is_hf_id(asked) and asked.lower() != name.lower():
+        return f"{asked} (profile {name})"
+    return name
