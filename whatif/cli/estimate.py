@@ -108,7 +108,7 @@ def warn_stored_format(scenario) -> None:
     """A profile name prices its precision flags (16-bit by default) where the published checkpoint it stands for
     is stored in another format (gpt-oss-120b: MXFP4 experts, 3.6x fewer weight bytes): say so on stderr, as
     --serve-command's '#' line does, so a user who typed the name does not read a 16-bit answer as the model's."""
-    from ..queries.deployment import model_id, stored_format_note
+    from ..specs.stored_format import model_id, stored_format_note
     prec = scenario.precision
     if prec.per_module:
         return
