@@ -204,6 +204,7 @@ def _basis_lines(e: Estimate, explain: bool) -> list[str]:
         *[f"quantization {s.name}{where}: {s.pricing}" for s, where in e.precision.schemes()],
         *([fabric] if (fabric := fabric_line(e.system)) else []),
         *([load] if (load := expert_load_line(e.model, e.parallel)) else []),
+        *([pipe] if (pipe := pipeline_line(e)) else []),
         efficiency_line(e.efficiency, explain),
     ]
 
@@ -218,6 +219,20 @@ def expert_load_line(model, par) -> str:
             else "no redundant experts (--redundant-experts)")
     return (f"expert load: {skew}, {eplb}: the busiest of {par.ep} EP ranks takes "
             f"{par.expert_load(model.moe.num_experts):.3g}x the mean tokens")
+
+
+def pipeline_line(e: Estimate) -> str:
+    """How a pipeline-parallel decode is split into micro-batches ('' without pp > 1 or a batch to split): priced
+    even, the best case; the engines form each micro-batch by turn and never rebalance (docs/accuracy.md, Session
+    75 J: vLLM v1/core/sched/scheduler.py schedule() skips a request in flight, a new one joins the next batch
+    formed), so a closed loop's micro-batches can run uneven, which `whatif simulate` shows."""
+    pp, batch = e.parallel.pp, e.workload.batch
+    if pp == 1 or batch <= 1 or e.workload.output <= 1:
+        return ""
+    micro = e.pipeline_microbatches
+    return (f"pipeline: decode priced as {micro} even micro-batches of {-(-batch // micro)} sequences (assumed, the "
+            f"best case); the engines fill each micro-batch by turn with the requests not in flight and do not "
+            f"rebalance them, so uneven ones run at the larger's step time (`whatif simulate` shows the split)")
 
 
 def fabric_line(system) -> str:
