@@ -1,7 +1,12 @@
-"""Pipeline-parallel decode micro-batches (Session 75 J, issue 37): the engines fill each micro-batch by turn with
-the requests not already in flight and never rebalance them (vLLM v1/core/sched/scheduler.py schedule(): a request
-in flight has no new tokens and is skipped; a new one joins the next batch formed), and the simulator's pp virtual
-engines do the same, so a closed loop's two micro-batches run uneven; `estimate` prices the even split and says so."""
+"""Pipeline-parallel decode micro-batches (Session 75 J, issue 37), each engine's rule as its source reads:
+- vLLM V1 (spec scheduler.pp_batch_queue): a batch forms when the batch queue has room, once more at once after one
+  is queued, and otherwise the engine blocks on the oldest batch (v1/engine/core.py step_with_batch_queue), a request
+  in flight being skipped (v1/core/sched/scheduler.py); so a closed loop whose prompts fit one token budget runs ONE
+  micro-batch, and a second forms only from what a batch left over (long prompts past the budget);
+- SGLang (event_loop_pp: pp micro-batch slots in turn, each its own running batch) and TensorRT-LLM
+  (_executor_loop_pp: microbatch_id in turn, requests in flight excluded): every slot takes the arrivals at its turn,
+  none rebalanced, so a closed loop's micro-batches swing uneven.
+`estimate` prices pp even micro-batches (the best case) and says so."""
 from __future__ import annotations
 
 import json
@@ -12,12 +17,12 @@ import pytest
 from whatif.cli import main
 from whatif.simulator.scheduling import core
 
-KIMI_PP2 = ["--model", "moonshotai/Kimi-K2.5", "--hardware", "hgx-h200", "--tp", "4", "--pp", "2",
-            "--prompt", "128", "--output", "256"]
+KIMI = ["--model", "moonshotai/Kimi-K2.5", "--hardware", "hgx-h200", "--tp", "4"]
+SHORT = ["--prompt", "128", "--output", "256"]
 
 
-def _lanes(monkeypatch, capsys, clients: int) -> tuple[dict, dict]:
-    """Each virtual engine's decode rows per step over a closed loop of `clients`, and simulate's JSON."""
+def _lanes(monkeypatch, capsys, engine: str, clients: int, lengths=SHORT) -> tuple[list, float]:
+    """Each virtual engine's rows per step over a PP2 closed loop of `clients`, and simulate's mean TPOT (ms)."""
     rows: dict = defaultdict(list)
     schedule = core.Scheduler.schedule
 
@@ -27,41 +32,59 @@ def _lanes(monkeypatch, capsys, clients: int) -> tuple[dict, dict]:
         return batch
 
     monkeypatch.setattr(core.Scheduler, "schedule", recorded)
-    assert main(["simulate", *KIMI_PP2, "--max-num-seqs", "64", "--concurrency", str(clients),
-                 "--requests", str(4 * clients), "--json"]) in (0, None)
-    return rows, json.loads(capsys.readouterr().out)
+    assert main(["simulate", "--engine", engine, *KIMI, "--pp", "2", *lengths, "--max-num-seqs", "64",
+                 "--concurrency", str(clients), "--requests", str(4 * clients), "--json"]) in (0, None)
+    monkeypatch.setattr(core.Scheduler, "schedule", schedule)
+    doc = json.loads(capsys.readouterr().out)
+    assert len(rows) == 2   # two virtual engines
+    return list(rows.values()), doc["latency"]["tpot_s"]["mean"] * 1e3
 
 
-def _tpot_ms(doc: dict) -> float:
-    return doc["latency"]["tpot_s"]["mean"] * 1e3
+def _estimate_tpot_ms(capsys, engine: str, batch: int) -> float:
+    assert main(["estimate", "--engine", engine, *KIMI, "--pp", "2", *SHORT, "--batch", str(batch), "--no-ops",
+                 "--json"]) in (0, None)
+    return json.loads(capsys.readouterr().out)["tpot_s"] * 1e3
 
 
+def _middle(lane: list) -> list:
+    return lane[len(lane) // 4: 3 * len(lane) // 4]
+
+
+@pytest.mark.parametrize("clients", [2, 16])
+def test_vllm_runs_one_micro_batch_when_the_prompts_fit_one_budget(monkeypatch, capsys, clients):
+    lanes, tpot = _lanes(monkeypatch, capsys, "vllm", clients)
+    busy = sorted(max(_middle(lane), default=0) for lane in lanes)
+    assert busy == [0, clients]   # every request in one micro-batch, the other slot empty
+    # so it decodes as one micro-batch of `clients` through both stages: estimate's pp2 price at twice the batch
+    assert tpot == pytest.approx(_estimate_tpot_ms(capsys, "vllm", 2 * clients), rel=0.10)
+
+
+def test_vllm_forms_a_second_micro_batch_from_what_the_budget_left(monkeypatch, capsys):
+    lanes, _ = _lanes(monkeypatch, capsys, "vllm", 32, ["--prompt", "4096", "--output", "1024"])
+    means = [sum(_middle(lane)) / len(_middle(lane)) for lane in lanes]
+    assert min(means) > 12   # 4096-token prompts, 8192-token budget: the leftovers fill the second slot
+
+
+@pytest.mark.parametrize("engine", ["sglang", "trtllm"])
+def test_turns_give_one_each_at_two_clients_and_agree_with_estimate(monkeypatch, capsys, engine):
+    lanes, tpot = _lanes(monkeypatch, capsys, engine, 2)
+    assert [max(_middle(lane)) for lane in lanes] == [1, 1]   # the even split
+    assert tpot == pytest.approx(_estimate_tpot_ms(capsys, engine, 2), rel=0.10)
+
+
+@pytest.mark.parametrize("engine", ["sglang", "trtllm"])
 @pytest.mark.parametrize("clients", [16, 32])
-def test_micro_batches_are_filled_by_turn_not_balanced(monkeypatch, capsys, clients):
-    rows, _ = _lanes(monkeypatch, capsys, clients)
-    assert len(rows) == 2   # two virtual engines, one micro-batch each in flight
-    a, b = rows.values()
-    steps = min(len(a), len(b))
-    middle = range(steps // 4, 3 * steps // 4)
-    # every client's request is in one of the two (a closed loop keeps `clients` in flight, less the front end's)
-    assert max(a[i] + b[i] for i in middle) <= clients
-    # by turn: the lanes swing far from clients / 2 (a balancing rule, vLLM V0's fewest-unfinished engine,
-    # would keep them within one of each other)
-    assert max(abs(a[i] - b[i]) for i in middle) >= clients // 4
-
-
-def test_two_clients_run_one_each_and_agree_with_estimate(monkeypatch, capsys):
-    rows, doc = _lanes(monkeypatch, capsys, 2)
-    a, b = rows.values()
-    assert max(a) == max(b) == 1     # the even split: one sequence a micro-batch
-    assert main(["estimate", *KIMI_PP2, "--batch", "2", "--no-ops", "--json"]) in (0, None)
-    est = json.loads(capsys.readouterr().out)
-    assert _tpot_ms(doc) == pytest.approx(est["tpot_s"] * 1e3, rel=0.10)
+def test_turns_are_not_rebalanced(monkeypatch, capsys, engine, clients):
+    (a, b), _ = _lanes(monkeypatch, capsys, engine, clients)
+    steps = range(len(a) // 4, 3 * min(len(a), len(b)) // 4)
+    assert max(a[i] + b[i] for i in steps) <= clients
+    # by turn: the slots swing far from clients / 2 (vLLM V0's rule, the engine with the fewest unfinished
+    # requests, would keep them within one of each other)
+    assert max(abs(a[i] - b[i]) for i in steps) >= clients // 4
 
 
 def test_estimate_says_it_prices_even_micro_batches(capsys):
-    assert main(["estimate", *KIMI_PP2, "--batch", "32", "--no-ops"]) in (0, None)
+    assert main(["estimate", *KIMI, "--pp", "2", *SHORT, "--batch", "32", "--no-ops"]) in (0, None)
     assert "decode priced as 2 even micro-batches of 16 sequences" in capsys.readouterr().out
-    assert main(["estimate", *KIMI_PP2[:5], "8", "--prompt", "128", "--output", "256", "--batch", "32",
-                 "--no-ops"]) in (0, None)
-    assert "\npipeline: " not in capsys.readouterr().out   # tp only: nothing to split
+    assert main(["estimate", *KIMI[:-1], "8", *SHORT, "--batch", "32", "--no-ops"]) in (0, None)
+    assert "\npipeline: " not in capsys.readouterr().out   # no pipeline: nothing to split
