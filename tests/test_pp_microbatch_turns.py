@@ -21,7 +21,7 @@ KIMI = ["--model", "moonshotai/Kimi-K2.5", "--hardware", "hgx-h200", "--tp", "4"
 SHORT = ["--prompt", "128", "--output", "256"]
 
 
-def _lanes(monkeypatch, capsys, engine: str, clients: int, lengths=SHORT) -> tuple[list, float]:
+def _lanes(monkeypatch, capsys, engine: str, clients: int, lengths=SHORT, extra=(), engines=2) -> tuple[list, float]:
     """Each virtual engine's rows per step over a PP2 closed loop of `clients`, and simulate's mean TPOT (ms)."""
     rows: dict = defaultdict(list)
     schedule = core.Scheduler.schedule
@@ -33,10 +33,10 @@ def _lanes(monkeypatch, capsys, engine: str, clients: int, lengths=SHORT) -> tup
 
     monkeypatch.setattr(core.Scheduler, "schedule", recorded)
     assert main(["simulate", "--engine", engine, *KIMI, "--pp", "2", *lengths, "--max-num-seqs", "64",
-                 "--concurrency", str(clients), "--requests", str(4 * clients), "--json"]) in (0, None)
+                 "--concurrency", str(clients), "--requests", str(4 * clients), *extra, "--json"]) in (0, None)
     monkeypatch.setattr(core.Scheduler, "schedule", schedule)
     doc = json.loads(capsys.readouterr().out)
-    assert len(rows) == 2   # two virtual engines
+    assert len(rows) == engines   # two virtual engines (and a prefill pool's one)
     return list(rows.values()), doc["latency"]["tpot_s"]["mean"] * 1e3
 
 
@@ -63,6 +63,15 @@ def test_vllm_forms_a_second_micro_batch_from_what_the_budget_left(monkeypatch, 
     lanes, _ = _lanes(monkeypatch, capsys, "vllm", 32, ["--prompt", "4096", "--output", "1024"])
     means = [sum(_middle(lane)) / len(_middle(lane)) for lane in lanes]
     assert min(means) > 12   # 4096-token prompts, 8192-token budget: the leftovers fill the second slot
+
+
+def test_vllm_disaggregated_decode_takes_landed_kv_into_the_next_batch_formed(monkeypatch, capsys):
+    """Session 75 D's Kimi case: a TP8 prefill pool feeding a TP4 PP2 decode pool at 32 clients. vLLM V1 schedules a
+    request whose KV has landed in the next batch it forms (the engine blocks on the batch in flight), so the decode
+    pool runs one micro-batch (before: 25 / 7, as whichever engine claimed each transfer)."""
+    lanes, tpot = _lanes(monkeypatch, capsys, "vllm", 32, ["--prompt", "4096", "--output", "1024"],
+                         ["--prefill-replicas", "1", "--prefill-tp", "8", "--prefill-pp", "1", "--nodes", "2"], 3)
+    assert sorted(max(_middle(lane)) for lane in lanes) == [0, 0, 32]
 
 
 @pytest.mark.parametrize("engine", ["sglang", "trtllm"])

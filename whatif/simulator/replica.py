@@ -78,6 +78,7 @@ class Replica:
         # idle slot takes arrivals at once, as SGLang's and TensorRT-LLM's turns do)
         self.batch_queue = self.stages is not None and spec is not None and spec.pp_batch_queue
         self.parked: list[Scheduler] = []   # (batch_queue) the engines waiting for work, in the order they idled
+        self.in_flight: dict[Scheduler, float] = {}   # (batch_queue) each engine's batch in flight: when it ends
         if self.batch_queue:   # vLLM turns async scheduling off with pipeline_parallel_size > 1 (vllm/config/vllm.py):
             self.ahead = False  # each micro-batch is scheduled after the last result is taken, with what has arrived
         # first tokens sent once the next step is launched (spec cpu.tokens_after_next_launch; one engine per replica)
@@ -206,8 +207,12 @@ class Replica:
                 hold.next_step(env.now, bool(prefills), duration)
             start, waiting, running = env.now, len(queued), len(scheduler.running)
             self.step_end = start + duration
+            if self.batch_queue:
+                self.in_flight[scheduler] = self.step_end
             if not step_ahead(env, duration):
                 yield duration
+            if self.batch_queue:
+                del self.in_flight[scheduler]
             complete(batch, env.now)
             if hold is not None:
                 hold.ran(batch, env.now, duration)
@@ -305,6 +310,14 @@ class Replica:
             rec.emitted.add(first)
             if rec.first_token_s is None:
                 rec.first_token_s = first
+        if self.batch_queue and self.in_flight:
+            # vLLM V1: a request whose KV has landed is scheduled by the next batch formed, the one after the first
+            # batch in flight completes (the engine blocks on it), whichever engine claimed the transfer
+            target = min(self.in_flight, key=self.in_flight.__getitem__)
+            scheduler.kv_moving -= 1
+            target.kv_moving += 1
+            target.arrive(seq)
+            return
         scheduler.arrive(seq)
         self.wake()
 
