@@ -222,17 +222,19 @@ def expert_load_line(model, par) -> str:
 
 
 def pipeline_line(e: Estimate) -> str:
-    """How a pipeline-parallel decode is split into micro-batches ('' without pp > 1 or a batch to split): priced
-    even, the best case; the engines form each micro-batch by turn and never rebalance (docs/accuracy.md, Session
-    75 J: vLLM v1/core/sched/scheduler.py schedule() skips a request in flight, a new one joins the next batch
-    formed), so a closed loop's micro-batches can run uneven, which `whatif simulate` shows."""
+    """How a pipeline-parallel decode is split into micro-batches ('' without pp > 1 or a batch to split), by the
+    engine's rule (roofline/pipeline_micro.py; docs/accuracy.md, Session 75 J)."""
     pp, batch = e.parallel.pp, e.workload.batch
     if pp == 1 or batch <= 1 or e.workload.output <= 1:
         return ""
     micro = e.pipeline_microbatches
-    return (f"pipeline: decode priced as {micro} even micro-batches of {-(-batch // micro)} sequences (assumed, the "
-            f"best case); the engines fill each micro-batch by turn with the requests not in flight and do not "
-            f"rebalance them, so uneven ones run at the larger's step time (`whatif simulate` shows the split)")
+    per = -(-batch // micro)
+    what = f"{micro} micro-batch{'es' if micro > 1 else ''} of {per} sequences over {pp} stages"
+    if e.engine_spec is not None and e.engine_spec.pp_batch_queue:
+        return (f"pipeline: decode as {what}: vLLM V1's batch queue forms another micro-batch only from the prompts "
+                f"a full {e.workload.prefill_chunk}-token budget leaves (a disaggregated decode pool: one)")
+    return (f"pipeline: decode priced as {what}, even (the best case): the engine fills each slot by turn and does "
+            f"not rebalance, so uneven ones run at the larger's step time (`whatif simulate` shows the split)")
 
 
 def fabric_line(system) -> str:
