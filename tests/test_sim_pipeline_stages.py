@@ -15,7 +15,9 @@ from whatif.simulator.config import SLO, ClusterConfig, SchedulerConfig, SimConf
 from whatif.simulator.pipeline_stages import PipelineStages
 from whatif.simulator.request import FINISHED, Request
 
-PP2 = Scenario(model="llama-3-8b", hardware="dgx-h100", parallel=Parallelism(pp=2))
+# vLLM V0 (0.6): one virtual engine per stage, each taking arrivals as it schedules (V1 blocks on its batch queue
+# instead, test_pp_microbatch_turns.py)
+PP2 = Scenario(model="llama-3-8b", hardware="dgx-h100", parallel=Parallelism(pp=2), kernel_engine="vllm-0.6")
 WHOLE_PROMPTS = SchedulerConfig(chunked_prefill=False, priority="prefill")
 
 

@@ -332,7 +332,7 @@ def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaPr
     within: dict[float, tuple[float, float]] = {}    # by KV send time: a prefill replica's rate within the TTFT target
     for pt in decode.points:
         pt: BatchPoint
-        decode_rps = pt.batch / ((osl - 1) * pt.tpot_s)
+        decode_rps = pt.batch / ((osl - 1) * pt.pool_tpot_s)
         for x, y in pairs:
             gpus = x * prefill.gpus + y * decode.gpus
             send = (prefill.kv_send_node_s if gpus <= node else prefill.kv_send_net_s) * copies
@@ -347,13 +347,13 @@ def disaggregated(space: SearchSpace, prefill: ReplicaProfile, decode: ReplicaPr
             if space.slo.ttft_s is not None and own <= space.slo.ttft_s:
                 # then a slot among the decode pool's (each held for the output's steps): the first token comes
                 # from the decode pool (simulator/replica.py), so its wait is in TTFT too
-                stages = ((x, pool_service, servers), (y, (osl - 1) * pt.tpot_s, pt.batch))
+                stages = ((x, pool_service, servers), (y, (osl - 1) * pt.pool_tpot_s, pt.batch))
                 rate = max_rate_through(space.slo.ttft_s - own, stages, rate)
                 ttft = own + tandem_wait_s(rate, stages)
             out.append(_judged(space, mode="disaggregated", hardware=decode.key.hardware, replica=decode.key,
-                               batch=pt.batch, replicas=y, gpus=gpus, ttft_s=ttft, tpot_s=pt.tpot_s,
-                               e2e_s=ttft + (osl - 1) * pt.tpot_s, request_rate=rate, tok_s=rate * osl,
-                               tok_s_per_gpu=rate * osl / gpus, tok_s_per_user=1.0 / pt.tpot_s,
+                               batch=pt.batch, replicas=y, gpus=gpus, ttft_s=ttft, tpot_s=pt.pool_tpot_s,
+                               e2e_s=ttft + (osl - 1) * pt.pool_tpot_s, request_rate=rate, tok_s=rate * osl,
+                               tok_s_per_gpu=rate * osl / gpus, tok_s_per_user=1.0 / pt.pool_tpot_s,
                                prefill=prefill.key, prefill_replicas=x, chunk=decode.chunk))
     return out
 

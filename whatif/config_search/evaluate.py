@@ -41,6 +41,14 @@ class BatchPoint:
     tpot_s: float              # mean decode step at `batch` sequences
     e2e_s: float               # ttft_s + (output - 1) * tpot_s
     throughput_tok_s: float    # batch * output / e2e_s
+    # as a disaggregated decode replica, where vLLM V1's pp batch queue decodes it as one micro-batch
+    # (roofline/pipeline_micro.py); None: tpot_s
+    decode_pool_tpot_s: float | None = None
+
+    @property
+    def pool_tpot_s(self) -> float:
+        """The mean decode step of this batch on a disaggregated decode replica."""
+        return self.tpot_s if self.decode_pool_tpot_s is None else self.decode_pool_tpot_s
 
 
 @dataclass(frozen=True)
@@ -229,7 +237,12 @@ def price_batch(resolved, setup, sc, b: int, pricers: StepPricers, one) -> Batch
         same = resolved.technique_set(w) == setup.techniques
         setup_b = setup if same else resolved.pass_setup(w.shared_prefix, w)
         t = batch_times(setup_b, w, pricers.of(setup_b), sc.cuda_graphs)
-    return BatchPoint(b, t.ttft_s, t.tpot_s, t.e2e_s, b * w.output / t.e2e_s)
+    pool = None
+    if t.micro > 1 and setup.engine_spec is not None and setup.engine_spec.pp_batch_queue:
+        setup_b = setup if b == 1 or resolved.technique_set(w) == setup.techniques else resolved.pass_setup(
+            w.shared_prefix, w)
+        pool = batch_times(setup_b, w, pricers.of(setup_b), sc.cuda_graphs, decode_pool=True).tpot_s
+    return BatchPoint(b, t.ttft_s, t.tpot_s, t.e2e_s, b * w.output / t.e2e_s, pool)
 
 
 def _kv_send_times(space: SearchSpace, fitted) -> tuple[float, float]:

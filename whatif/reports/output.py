@@ -205,6 +205,7 @@ def _basis_lines(e: Estimate, explain: bool) -> list[str]:
         *[f"quantization {s.name}{where}: {s.pricing}" for s, where in e.precision.schemes()],
         *([fabric] if (fabric := fabric_line(e.system)) else []),
         *([load] if (load := expert_load_line(e.model, e.parallel)) else []),
+        *([pipe] if (pipe := pipeline_line(e)) else []),
         efficiency_line(e.efficiency, explain),
     ]
 
@@ -219,6 +220,22 @@ def expert_load_line(model, par) -> str:
             else "no redundant experts (--redundant-experts)")
     return (f"expert load: {skew}, {eplb}: the busiest of {par.ep} EP ranks takes "
             f"{par.expert_load(model.moe.num_experts):.3g}x the mean tokens")
+
+
+def pipeline_line(e: Estimate) -> str:
+    """How a pipeline-parallel decode is split into micro-batches ('' without pp > 1 or a batch to split), by the
+    engine's rule (roofline/pipeline_micro.py; docs/accuracy.md, Session 75 J)."""
+    pp, batch = e.parallel.pp, e.workload.batch
+    if pp == 1 or batch <= 1 or e.workload.output <= 1:
+        return ""
+    micro = e.pipeline_microbatches
+    per = -(-batch // micro)
+    what = f"{micro} micro-batch{'es' if micro > 1 else ''} of {per} sequences over {pp} stages"
+    if e.engine_spec is not None and e.engine_spec.pp_batch_queue:
+        return (f"pipeline: decode as {what}: vLLM V1's batch queue forms another micro-batch only from the prompts "
+                f"a full {e.workload.prefill_chunk}-token budget leaves (a disaggregated decode pool: one)")
+    return (f"pipeline: decode priced as {what}, even (the best case): the engine fills each slot by turn and does "
+            f"not rebalance, so uneven ones run at the larger's step time (`whatif simulate` shows the split)")
 
 
 def fabric_line(system) -> str:

@@ -20,6 +20,7 @@ from .cost import Price, cost_per_million_tokens, scenario_price
 from .efficiency import Efficiency
 from .engines import limits_per_group
 from .forward_pass import PassTime, engine_step, launch_queue_time, overlapped, time_pass  # noqa: F401 (re-exported)
+from .pipeline_micro import decode_microbatches
 from .memory import DEFAULT_UTILIZATION, MemoryPlan, plan_memory
 from .pass_setup import PassSetup, pass_setup
 from .step_price import StepPricer
@@ -222,10 +223,11 @@ class BatchTimes:
     decode_round: Round | None = None
 
 
-def batch_times(setup: PassSetup, w: Workload, pricer: StepPricer, cuda_graphs: bool) -> BatchTimes:
+def batch_times(setup: PassSetup, w: Workload, pricer: StepPricer, cuda_graphs: bool,
+                decode_pool: bool = False) -> BatchTimes:
     """Prefill and decode times of `w`'s batch on `setup`, each step priced whole by `pricer` (a StepPricer of
     `setup`; one that remembers steps lets a caller timing many batches reuse the passes they share: the same
-    figures, bit for bit)."""
+    figures, bit for bit); `decode_pool`: its decode as a disaggregated decode replica runs it (pipeline_micro.py)."""
     techs, par, engine_spec = setup.techniques, setup.parallel, setup.engine_spec
 
     def step(fb: ForwardBatch) -> tuple[PassTime, float]:
@@ -243,7 +245,8 @@ def batch_times(setup: PassSetup, w: Workload, pricer: StepPricer, cuda_graphs: 
     # Decode: with pp stages, up to pp micro-batches keep the pipeline full; each sequence still
     # traverses every stage once per token. A decoder (speculative, multi-token, diffusion) replaces
     # the one-token step by a round: time per token = round time / tokens it yields.
-    micro = min(par.pp, w.batch)
+    micro = decode_microbatches(par.pp, w.batch, w.prompt, w.prefill_chunk,
+                                engine_spec is not None and engine_spec.pp_batch_queue, decode_pool)
     per_micro = -(-w.batch // micro)
     dec = techs.decoder
     if dec is not None:   # (only a decoder's rounds need it: a plain estimate's cold start skips the import)

@@ -73,6 +73,14 @@ class Replica:
         # pp > 1: the virtual engines' micro-batches take each stage in turn (pipeline_stages.py); every iteration
         # then goes through the full loop below (decode_run.py prices back-to-back steps of one engine alone)
         self.stages = PipelineStages(pp) if pp > 1 and group is None else None
+        # vLLM V1's batch queue (spec scheduler.pp_batch_queue): a micro-batch forms only as a lane's result is taken
+        # or at once after another formed; an arrival while any is in flight waits for the next to form (else every
+        # idle slot takes arrivals at once, as SGLang's and TensorRT-LLM's turns do)
+        self.batch_queue = self.stages is not None and spec is not None and spec.pp_batch_queue
+        self.parked: list[Scheduler] = []   # (batch_queue) the engines waiting for work, in the order they idled
+        self.in_flight: dict[Scheduler, float] = {}   # (batch_queue) each engine's batch in flight: when it ends
+        if self.batch_queue:   # vLLM turns async scheduling off with pipeline_parallel_size > 1 (vllm/config/vllm.py):
+            self.ahead = False  # each micro-batch is scheduled after the last result is taken, with what has arrived
         # first tokens sent once the next step is launched (spec cpu.tokens_after_next_launch; one engine per replica)
         late = spec is not None and spec.cpu.tokens_after_next_launch and role == "mixed" and group is None and pp == 1
         self.hold = FirstTokenHold(eager_launch_s(times.setup, times.token_budget)) if late else None
@@ -102,7 +110,10 @@ class Replica:
             self.inbox.append(seq)   # a busy engine reads it at its next poll
             return
         self.waiting.append(seq)
-        if self.idle or self.group is not None:   # (wake's own test first: a busy engine reads it as it steps)
+        if self.batch_queue:   # (vLLM V1 reads it only once the batch it blocks on is done, unless none runs)
+            if self.idle == len(self.schedulers):
+                self.wake()
+        elif self.idle or self.group is not None:   # (wake's own test first: a busy engine reads it as it steps)
             self.wake()
 
     def hand_in(self, seq: Seq) -> None:
@@ -151,7 +162,9 @@ class Replica:
                 limit = batch_limit(base.max_batch, len(scheduler.running), self.sending)
                 if limit <= 0:
                     self.idle += 1
+                    self.parked.append(scheduler)
                     yield self._wakeup   # (a send done or a new arrival wakes it)
+                    self.parked.remove(scheduler)
                     self.idle -= 1
                     continue
                 scheduler.cfg = base if limit == base.max_batch else replace(base, max_batch=limit)
@@ -171,9 +184,13 @@ class Replica:
                     scheduler.last_end = -1.0                 # nothing to run: the CPU forms the next one now
                     continue
                 self.idle += 1
+                self.parked.append(scheduler)
                 yield self._wakeup
+                self.parked.remove(scheduler)
                 self.idle -= 1
                 continue
+            if self.batch_queue and self.idle and queued:
+                self.wake()   # vLLM V1 schedules again at once after queuing a batch: what this one left forms another
             prefills, tokens = [], 0
             for s, n in batch.prefill:
                 prefills.append((n, s.computed))
@@ -190,8 +207,12 @@ class Replica:
                 hold.next_step(env.now, bool(prefills), duration)
             start, waiting, running = env.now, len(queued), len(scheduler.running)
             self.step_end = start + duration
+            if self.batch_queue:
+                self.in_flight[scheduler] = self.step_end
             if not step_ahead(env, duration):
                 yield duration
+            if self.batch_queue:
+                del self.in_flight[scheduler]
             complete(batch, env.now)
             if hold is not None:
                 hold.ran(batch, env.now, duration)
@@ -201,7 +222,7 @@ class Replica:
                       batch.swap_s)
             if len(logged) >= FLUSH_VALUES:
                 log.settle()
-            if self.idle:
+            if self.idle and (not self.batch_queue or self._parked_work()):
                 self.wake()   # blocks may have freed up for an idle virtual scheduler
             if skipper is not None:
                 skipper.stepped(bool(prefills))
@@ -220,6 +241,11 @@ class Replica:
                 if self.idle:
                     self.wake()
                 pending = decodes(self, scheduler)
+
+    def _parked_work(self) -> bool:
+        """(batch_queue) Whether an idle engine holds work of its own (running, swapped or arrived sequences) or KV is
+        waiting to be claimed: only then does a finished step wake it; waiting requests go to the next batch formed."""
+        return bool(self.awaiting_kv) or any(s.running or s.swapped_out or s.kv_arrived for s in self.parked)
 
     def _holds(self, scheduler: Scheduler) -> bool:
         """Whether TensorRT-LLM's batch waiting keeps the waiting prompts out of the step formed now."""
@@ -284,6 +310,14 @@ class Replica:
             rec.emitted.add(first)
             if rec.first_token_s is None:
                 rec.first_token_s = first
+        if self.batch_queue and self.in_flight:
+            # vLLM V1: a request whose KV has landed is scheduled by the next batch formed, the one after the first
+            # batch in flight completes (the engine blocks on it), whichever engine claimed the transfer
+            target = min(self.in_flight, key=self.in_flight.__getitem__)
+            scheduler.kv_moving -= 1
+            target.kv_moving += 1
+            target.arrive(seq)
+            return
         scheduler.arrive(seq)
         self.wake()
 

@@ -28,7 +28,8 @@ PREEMPTION_KEYS = ("preempted_blocks_cached", "admits_after_preempting", "preemp
 OPTIONAL_KEYS = ("fraction_by_tp", "custom_allreduce_max_bytes_by_tp", "multinode_nvls", "kv_dtype_from_checkpoint",
                  "mla_down_projections_replicated",
                  "pad_to_limit", "capacity", "priority", "prefix_caching", "tokens_after_next_launch", "decode_mode",
-                 "piecewise_call_s", "mixed_graph_per_sequence", "max_paddings", *PREEMPTION_KEYS)   # may be left out
+                 "piecewise_call_s", "mixed_graph_per_sequence", "max_paddings", "pp_batch_queue",
+                 *PREEMPTION_KEYS)   # may be left out
 # How a decode batch within the captured sizes runs: one whole graph (full), or graph pieces between eagerly run
 # attention ops (piecewise: vLLM's cudagraph_mode PIECEWISE, roofline/piecewise_graph.py)
 DECODE_GRAPH_MODES = ("full", "piecewise")
@@ -179,6 +180,9 @@ class EngineSpec:
     admits_partial_chunk: bool = True     # a waiting request's chunk is cut to the free KV blocks (False: vLLM V1
                                           # admits the budget's chunk whole or not at all)
     preempted_queue_last: bool = False    # a recompute-preempted sequence rejoins the back of the queue (SGLang)
+    # pp > 1: a micro-batch forms only as another's result is taken or just after one formed (vLLM V1's batch queue);
+    # False: each micro-batch slot takes the waiting requests at its turn (SGLang, TensorRT-LLM; replica.py)
+    pp_batch_queue: bool = False
     max_paddings: int | None = None       # prompts of a prefill step padded to its longest, at most this many padding
                                           # tokens a step (vLLM 0.2.x's 2D inputs); None: prompts packed unpadded
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
@@ -410,7 +414,7 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
     large_keys = {"large_gpu_min_gib", "large_gpu_except", "large_gpu_max_num_seqs", "large_gpu_max_num_batched_tokens"}
     for name, keys in (("scheduler", {"max_num_seqs", "max_num_batched_tokens", "block_size", "chunked_prefill",
                                       "capacity", "priority", "prefix_caching", "max_paddings", *PREEMPTION_KEYS,
-                                      *large_keys}),
+                                      "pp_batch_queue", *large_keys}),
                        ("cuda_graphs", {"decode_sizes", "prefill", "pad_to_limit", "decode_mode", "piecewise_call_s",
                                         "mixed_graph_per_sequence"}),
                        ("cpu", {"per_step_s", "per_sequence_s", "overlapped", "tokens_after_next_launch"}),
@@ -439,6 +443,7 @@ def engine_from_mapping(data: dict, where: str) -> EngineSpec:
                                                                          f"{where}.scheduler.max_paddings", 0),
         **{k: boolean(s.get(k, k in ("admits_after_preempting", "admits_partial_chunk")), f"{where}.scheduler.{k}")
            for k in PREEMPTION_KEYS},
+        pp_batch_queue=boolean(s.get("pp_batch_queue", False), f"{where}.scheduler.pp_batch_queue"),
         graph_sizes=expand_sizes(g["decode_sizes"], f"{where}.cuda_graphs.decode_sizes"),
         graph_prefill=boolean(g["prefill"], f"{where}.cuda_graphs.prefill"),
         graph_pad_to_limit=boolean(g.get("pad_to_limit", False), f"{where}.cuda_graphs.pad_to_limit"),
