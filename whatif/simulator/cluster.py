@@ -274,4 +274,4 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
     setup = describe_setup(cfg, cluster, describe(cfg.workload) if cfg.workload is not None
                            else f"{len(requests)} given requests")
     return SimulationResult(records, cluster.log, [r.info() for r in cluster.replicas], env.now, cfg.slo, setup,
-                            cluster.lookup_stats(), front)
+                            cluster.lookup_stats(), front, loop.clients if loop is not None else 0)
