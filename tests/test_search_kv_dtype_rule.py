@@ -24,7 +24,7 @@ GLM = "nvidia/GLM-5-NVFP4"   # hf_quant_config.json: quant_algo NVFP4, kv_cache_
     ("llama-3-8b", "vllm", None, ("bf16",)),   # a profile name is no checkpoint
 ])
 def test_the_default_kv_dtype_is_estimates(model, engine, given, expected):
-    assert default_kv_dtypes(model, engine, given) == expected
+    assert tuple(default_kv_dtypes(model, engine, given)) == expected
 
 
 def _search(**kw):

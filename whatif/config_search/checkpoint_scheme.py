@@ -34,15 +34,15 @@ def declared_kv(model: str) -> tuple[str, str] | None:
     return (found["kv"], found.get("source", "its config.json")) if "kv" in found else None
 
 
-def default_kv_dtypes(model: str, engine: str, kv_dtypes) -> tuple[str, ...]:
+def default_kv_dtypes(model: str, engine: str, kv_dtypes):
     """`kv_dtypes` as given, else the one KV dtype `estimate` prices (inputs.build_from_values: checkpoint_precision):
     the checkpoint's declared one where `engine`'s --kv-cache-dtype auto stores it (checkpoint_quant.
     kv_follows_checkpoint: vLLM V1 resolve_kv_cache_dtype_string, SGLang configure_kv_cache_dtype, TensorRT-LLM
     KvCacheConfig dtype 'auto'), else bf16."""
     from ..specs.checkpoint_quant import kv_follows_checkpoint
     from .space import DEFAULT_DTYPES
-    if kv_dtypes:
-        return tuple(kv_dtypes)
+    if kv_dtypes is not None:   # (as given: the space checks it, an empty list included)
+        return kv_dtypes
     declared = declared_kv(model)
     return (declared[0],) if declared and kv_follows_checkpoint(engine) else DEFAULT_DTYPES
 
