@@ -273,7 +273,7 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
            ttft: float | None = None, tpot: float | None = None, e2e: float | None = None,
            tp: Sequence[int] | None = None, pp: Sequence[int] | None = None, ep: Sequence[int] | None = None,
            dp_attention: Sequence[int] | None = None, nodes: int | None = None, batches: Sequence[int] | None = None,
-           weight_dtypes: Sequence[str] | None = None, kv_dtypes: Sequence[str] = ("bf16",),
+           weight_dtypes: Sequence[str] | None = None, kv_dtypes: Sequence[str] | None = None,
            quantizations: Sequence[str] = (), techniques: Sequence = (),
            modes: Sequence[str] = ("aggregated", "disaggregated"),
            prefill_chunks: Sequence[int] | None = None, prefill_chunk: int | None = None,
@@ -294,13 +294,15 @@ def search(model: str, hardware: str | Sequence[str], *, gpus: int, prompt: int 
     batches that can be neither on the frontier nor among the best (config_search/prune.py: the same frontier
     and best, fewer rows). `prefill_recompile_s`: host seconds a prefill step pays the first time a server runs
     its token count (the simulator's engine setting): the re-check runs it, the steady state pays none
-    (config_search/recompile.py). Returns a
+    (config_search/recompile.py). `kv_dtypes`: KV cache formats tried; default the one `estimate` prices, the
+    checkpoint's declared KV dtype where `engine` reads it (checkpoint_scheme.default_kv_dtypes), else bf16. Returns a
     whatif.config_search.result.SearchResult (`best`, `frontier`, `configs`, `to_dict()`, `to_frame()`, `text()`)."""
     from .config_search.run import run_search
-    from .config_search.checkpoint_scheme import default_quantizations
+    from .config_search.checkpoint_scheme import default_kv_dtypes, default_quantizations
     from .config_search.space import DEFAULT_BATCHES, DEFAULT_CHUNKS, DEFAULT_DTYPES, SearchSpace, SLOTargets
     quantizations = default_quantizations(model, weight_dtypes, quantizations) or ()   # a quantized checkpoint's own
     weight_dtypes = DEFAULT_DTYPES if weight_dtypes is None else weight_dtypes
+    kv_dtypes = default_kv_dtypes(model, engine, kv_dtypes)   # estimate's rule: the checkpoint's, as the engine reads
     if prefill_chunk is not None:
         if prefill_chunks is not None:
             raise WhatifError("--prefill-chunk: give it or --prefill-chunks (a list), not both")

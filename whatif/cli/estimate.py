@@ -128,17 +128,16 @@ def warn_idle_shared_prefix(shared_prefix: int, technique_sets) -> None:
 
 
 def check_fits(est) -> None:
-    """A scenario that overfills a tier is an error naming the tier, by how much, and what to try."""
+    """A scenario that overfills tiers is an error naming each tier over, by how much, and what to try."""
+    from ..roofline.overflow_text import tiers_over
     m = est.memory
     over = m.overflow()
     if not over:
         return
-    tier, need, usable = over[0]
     raise WhatifError(
         f"{est.model.name} does not fit on {est.system.name} with tp={est.parallel.tp} pp={est.parallel.pp}: "
-        f"{tier} needs {units.nbytes(need)} per GPU (weights {units.nbytes(m.weights_bytes)}, "
-        f"KV {units.nbytes(m.kv_cache_bytes)}, activations {units.nbytes(m.activation_bytes)} in all tiers), usable "
-        f"{units.nbytes(usable)}: over by {units.nbytes(need - usable)}; "
+        f"{tiers_over(over)} (weights {units.nbytes(m.weights_bytes)}, KV {units.nbytes(m.kv_cache_bytes)}, "
+        f"activations {units.nbytes(m.activation_bytes)} in all tiers); "
         f"try more GPUs (--tp/--pp), a smaller --weight-dtype/--kv-dtype, a KV technique "
         f"(`whatif list techniques`), offloading (--place) or a smaller --batch (max batch here: {est.max_batch})")
 

@@ -68,7 +68,9 @@ def add_search_parser(p) -> None:
     s.add_argument("--quantizations", metavar="LIST",
                    help="quantization schemes to try as the engines name them (fp8, fp8-block, nvfp4, mxfp4, awq, "
                         "gptq, w8a16; none: the --weight-dtypes), e.g. none,fp8 (default: the --weight-dtypes)")
-    s.add_argument("--kv-dtypes", help="KV cache formats to try, e.g. bf16,fp8 (default bf16)")
+    s.add_argument("--kv-dtypes", help="KV cache formats to try, e.g. bf16,fp8 (default: as estimate prices it, the "
+                   "checkpoint's declared KV dtype where --engine reads it, e.g. a ModelOpt kv_cache_quant_algo FP8; "
+                   "else bf16)")
     s.add_argument("--technique", action="append", default=None, metavar="SET",
                    help="a technique set to try besides none, e.g. kivi or int4+kivi (repeatable)")
     s.add_argument("--modes", help="aggregated, disaggregated or both (default both)")

@@ -24,6 +24,47 @@ def default_quantizations(model: str, weight_dtypes, quantizations) -> tuple[str
     return (CHECKPOINT,) if checkpoint_fields(model) else None
 
 
+def declared_kv(model: str) -> tuple[str, str] | None:
+    """(KV dtype, source) a checkpoint declares (ModelOpt kv_cache_quant_algo, compressed-tensors kv_cache_scheme),
+    or None (a profile name, or a checkpoint that declares none)."""
+    from ..specs.checkpoint_quant import checkpoint_precision
+    if not looks_like_id(model):
+        return None
+    found = checkpoint_precision(model, {}, weights=False, kv=True)
+    return (found["kv"], found.get("source", "its config.json")) if "kv" in found else None
+
+
+def default_kv_dtypes(model: str, engine: str, kv_dtypes):
+    """`kv_dtypes` as given, else the one KV dtype `estimate` prices (inputs.build_from_values: checkpoint_precision):
+    the checkpoint's declared one where `engine`'s --kv-cache-dtype auto stores it (checkpoint_quant.
+    kv_follows_checkpoint: vLLM V1 resolve_kv_cache_dtype_string, SGLang configure_kv_cache_dtype, TensorRT-LLM
+    KvCacheConfig dtype 'auto'), else bf16."""
+    from ..specs.checkpoint_quant import kv_follows_checkpoint
+    from .space import DEFAULT_DTYPES
+    if kv_dtypes is not None:   # (as given: the space checks it, an empty list included)
+        return kv_dtypes
+    declared = declared_kv(model)
+    return (declared[0],) if declared and kv_follows_checkpoint(engine) else DEFAULT_DTYPES
+
+
+def kv_note(model: str, engine: str, kv_dtypes) -> str:
+    """The search header's line on the KV cache of a checkpoint that declares its KV dtype ('' for one that does
+    not): which dtype runs, and why (the default follows the engine, as `estimate` does; --kv-dtypes overrides)."""
+    declared = declared_kv(model)
+    if declared is None:
+        return ""
+    from ..specs.checkpoint_quant import kv_follows_checkpoint
+    kv, source = declared
+    if not kv_follows_checkpoint(engine):
+        return (f"KV {'/'.join(kv_dtypes)}: the checkpoint declares {kv} (from {source}), which {engine}'s "
+                "--kv-cache-dtype auto does not read (its profile's memory.kv_dtype_from_checkpoint)")
+    if tuple(kv_dtypes) == (kv,):
+        return (f"KV {kv}: the checkpoint's (from {source}), as {engine}'s --kv-cache-dtype auto stores it; "
+                "--kv-dtypes bf16 prices 16-bit")
+    return (f"KV {'/'.join(kv_dtypes)} (--kv-dtypes): the checkpoint declares {kv} (from {source}), which {engine}'s "
+            "--kv-cache-dtype auto would store")
+
+
 def setup_precision(model: str, quantization: str, weight: str, kv: str):
     """The Precision a search setup runs: the checkpoint's, a named scheme's, or plain dtypes."""
     from ..roofline.config import Precision

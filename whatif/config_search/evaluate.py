@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from ..errors import WhatifError
 from ..simulator.kv_fanout import fans_out_mla
 from ..roofline.engines import rank_limit
+from ..roofline.overflow_text import tiers_over
 from ..simulator.prefill_rows import holds_rows
 from .space import DEFAULT_CHUNKS, ReplicaSetup, SearchSpace
 
@@ -99,8 +100,7 @@ def _overflow_text(memory) -> str:
     over = memory.overflow()
     if not over:
         return "no room for one sequence's KV cache"
-    tier, need, usable = over[0]
-    return f"{tier} needs {need / 1e9:.1f} GB per GPU, usable {usable / 1e9:.1f} GB"
+    return tiers_over(over)
 
 
 def evaluate_replica(space: SearchSpace, key: ReplicaSetup, ends: bool = False) -> list[ReplicaProfile]:

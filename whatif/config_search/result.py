@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..specs import units
 from ..specs.checkpoint_quant import alias_note
-from .checkpoint_scheme import CHECKPOINT, checkpoint_note, own_scheme_labels
+from .checkpoint_scheme import CHECKPOINT, checkpoint_note, kv_note, own_scheme_labels
 from .configs import DOES_NOT_FIT, INVALID, MISSES_SLO, OK, Config
 from .recompile import warmup_note
 from .space import SearchSpace, budget_notes
@@ -190,6 +190,8 @@ class SearchResult:
         elif not s.quantizations and (note := alias_note(s.model)):
             lines.append(f"weights as --weight-dtypes says: {note} (--quantizations sets a scheme)")
         lines += [checkpoint_note(s.model, q) for q in own_scheme_labels(s.model, s.quantizations)]
+        if note := kv_note(s.model, s.engine, s.kv_dtypes):
+            lines.append(note)
         if note := warmup_note(s.prefill_recompile_s):
             lines.append(note)
         lines.append(self._best_line())

@@ -96,12 +96,10 @@ def run_compare(base: Scenario, variants: list[str], other_systems: list[str],
 
 
 def no_fit_reason(e: Estimate) -> str | None:
-    """Why a row cannot run as configured (the first tier it overfills), or None when it fits."""
+    """Why a row cannot run as configured (every tier it overfills), or None when it fits."""
+    from ..roofline.overflow_text import tiers_over
     over = e.memory.overflow()
-    if not over:
-        return None
-    tier, need, usable = over[0]
-    return f"does not fit: {tier} needs {units.nbytes(need)} per GPU, {units.nbytes(usable)} usable"
+    return f"does not fit: {tiers_over(over)}" if over else None
 
 
 def _ratio(new: float | None, old: float | None, higher_better: bool) -> float | None:

@@ -111,8 +111,9 @@ def headline(c: Comparison) -> str:
         mine = [r for r in c.rows if r.hardware == hardware]
         base = mine[0].estimate
         if not base.memory.fits:
-            over = base.memory.overflow()[0]
-            text = f"{hardware}: does not fit ({units.nbytes(over[1])} > {units.nbytes(over[2])} usable)"
+            over = "; ".join(f"{tier} {units.nbytes(need)} > {units.nbytes(usable)} usable"
+                             for tier, need, usable in base.memory.overflow())   # every tier over
+            text = f"{hardware}: does not fit ({over})"
         else:
             text = f"{hardware}: TPOT {units.seconds(base.tpot_s)}"
         fitting = [r for r in mine if r.estimate.memory.fits]

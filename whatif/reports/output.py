@@ -65,7 +65,9 @@ def estimate_dict(e: Estimate) -> dict:
         "precision": {"weight": e.precision.weight, "activation": act, "kv": e.precision.kv,
                       "quantization": e.precision.quantization or None,
                       **({"modules": e.precision.module_dict(), "source": e.precision.source or None}
-                         if e.precision.per_module or e.precision.source else {})},
+                         if e.precision.per_module or e.precision.source else {}),
+                      **({"kv_stored": stored} if (stored := e.techniques.kv_label(e.precision.kv)) != e.precision.kv
+                         else {})},
         "workload": {"batch": w.batch, "prompt": w.prompt, "output": w.output, "prefill_chunk": w.prefill_chunk,
                      "shared_prefix": w.shared_prefix},
         "techniques": [{"name": t.name, "family": t.family, "parameters": t.values()} for t in e.techniques.items],
@@ -265,7 +267,7 @@ def estimate_text(e: Estimate, show_ops: bool = True, explain: bool = False, ask
     lines = [
         f"{model_heading(e.model.name, asked)} on {e.system.name} "
         f"({e.parallel.gpus} GPU{'s' if e.parallel.gpus > 1 else ''}: "
-        f"{e.parallel.label()}), {e.precision.label()}",
+        f"{e.parallel.label()}), {e.precision.label(e.techniques.kv_label(e.precision.kv))}",
         f"workload: batch {w.batch}, prompt {w.prompt} tokens, output {w.output} tokens"
         + (f", shared prefix {w.shared_prefix} tokens" if w.shared_prefix else ""),
         f"techniques: {e.techniques.label() if e.techniques else 'none'}",

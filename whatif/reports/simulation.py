@@ -137,9 +137,11 @@ def latency_table(summary: dict) -> str:
 
 def headline_pairs(summary: dict, slo) -> list[tuple[str, str]]:
     from ..simulator.overload import verdict_line
+    from ..simulator.run_length import short_line
     c, t, kv, b = summary["requests"], summary["throughput"], summary["kv_memory"], summary["batch"]
     verdict = verdict_line(summary.get("overload") or {})
-    pairs = ([("overload", verdict)] if verdict else [])
+    short = short_line(summary.get("run_length") or {}, c["arrived"], bool(verdict))
+    pairs = ([("overload", verdict)] if verdict else []) + ([("run length", short)] if short else [])
     pairs += [("requests", f"{c['arrived']} arrived, {c['finished']} finished, {c['queued']} still queued, "
                           f"{c['running']} still running, {c['rejected']} rejected"),
              ("throughput", f"{_rate(t['finished_rps'], 'req/s')}, {_rate(t['output_tok_s'], 'tok/s')} out, "

@@ -21,7 +21,7 @@ def scenario_pairs(e: Estimate) -> list[tuple[str, str]]:
         ("model", e.model.name),
         ("system", f"{e.system.name} ({gpus_text(p.gpus)} of {gpu.name}: {e.system.description})"),
         ("parallelism", p.label()),
-        ("dtypes", e.precision.label()),
+        ("dtypes", e.precision.label(e.techniques.kv_label(e.precision.kv))),
         ("techniques", e.techniques.label() if e.techniques else "none"),
         ("placement", e.placement.label()),
         ("workload", f"batch {w.batch} sequences, prompt {w.prompt:,} tokens, output {w.output:,} tokens"

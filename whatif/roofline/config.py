@@ -203,10 +203,11 @@ class Precision:
         """The dtype a weight GEMM's input is quantized to (a W8A8 technique's, else the activations')."""
         return self.activation
 
-    def label(self) -> str:
+    def label(self, kv: str | None = None) -> str:
         """Weights / activations / KV as a header says them, with the scheme's name and format when named,
-        then each module class that differs and where the precision came from."""
-        dtypes = f"weights {self.weight}, activations {self.gemm_activation}, KV {self.kv}"
+        then each module class that differs and where the precision came from. `kv`: the KV format a technique
+        stores (TechniqueSet.kv_label), else the KV dtype."""
+        dtypes = f"weights {self.weight}, activations {self.gemm_activation}, KV {kv or self.kv}"
         text = f"quantization {self.quantization} ({self.scheme.label}): {dtypes}" if self.quantization else dtypes
         if self.per_module:
             text += "; " + "; ".join(f"{cls.replace('_', ' ')} {_module_label(self.module(cls))}"

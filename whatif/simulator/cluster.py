@@ -153,7 +153,8 @@ def describe_setup(cfg: SimConfig, cluster: Cluster, workload: str) -> dict:
     first = cluster.replicas[0].times.setup
     techs = first.techniques.label() if first.techniques else "none"
     systems = " / ".join(dict.fromkeys(r.times.setup.system.name for r in cluster.replicas))   # (pools' own types)
-    scenario = (f"{cfg.scenario.model} on {systems}, {first.precision.label()}, techniques: {techs}, "
+    kv = first.techniques.kv_label(first.precision.kv) if first.techniques else None   # (kivi's 2 bits, say)
+    scenario = (f"{cfg.scenario.model} on {systems}, {first.precision.label(kv)}, techniques: {techs}, "
                 f"efficiency: {first.efficiency.source}")
 
     def pool(replicas: list) -> str:
@@ -274,4 +275,4 @@ def _run(cfg: SimConfig, records: list[Record], requests: list[Request], paused,
     setup = describe_setup(cfg, cluster, describe(cfg.workload) if cfg.workload is not None
                            else f"{len(requests)} given requests")
     return SimulationResult(records, cluster.log, [r.info() for r in cluster.replicas], env.now, cfg.slo, setup,
-                            cluster.lookup_stats(), front)
+                            cluster.lookup_stats(), front, loop.clients if loop is not None else 0)

@@ -19,6 +19,7 @@ from ..roofline.config import ForwardBatch
 from ..roofline.decode_round import Round, RoundContext
 from ..roofline.ops import transfer
 from ..roofline.memory import plan_memory
+from ..roofline.overflow_text import tiers_over
 from ..roofline.pass_setup import PassSetup
 from ..roofline.context import HostPath
 from ..roofline.tiers import host_path
@@ -97,7 +98,7 @@ class IterationTimes:
         free = plan.free_for_kv
         if free <= 0 or self.kv_bytes_per_token <= 0:
             over = plan.overflow()
-            detail = f"{over[0][0]} over by {(over[0][1] - over[0][2]) / 1e9:.1f} GB per GPU" if over else "no room"
+            detail = tiers_over(over) if over else "no room"
             raise WhatifError(f"{self.setup.model.name} leaves no memory for a KV cache on {self.setup.system.name} "
                               f"with tp={self.setup.parallel.tp} pp={self.setup.parallel.pp} ({detail}); try more GPUs "
                               f"(--tp/--pp), a smaller --weight-dtype or offloading (--place)")

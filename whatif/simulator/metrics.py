@@ -26,7 +26,7 @@ from .metrics_text import (
 from .order_stats import counted_stats, stats
 from .overload import overload, verdict_line
 from .record_windows import busy_window_s, record_times, steady_window
-from .run_length import run_length
+from .run_length import judged, run_length, short_line
 
 NAN = float("nan")
 _STATUS = attrgetter("status")
@@ -75,6 +75,7 @@ class SimulationResult:
     setup: dict
     lookup_stats: dict
     frontend: FrontEnd | None = None   # the engine spec's server front end (None: no spec, or none to pay)
+    clients: int = 0                   # a closed loop's clients (0: an open loop, whose run length is judged)
     _summary: dict | None = field(default=None, init=False, repr=False)
     _gathered: tuple | None = field(default=None, init=False, repr=False)   # token_times.gather of the records
     _times: tuple | None = field(default=None, init=False, repr=False)      # record_times of the records
@@ -136,6 +137,11 @@ class SimulationResult:
         """Whether the run's arrivals last long enough to reach the rate's steady state (run_length.py)."""
         arrival, _, _, finish = self.record_times()
         return run_length(arrival, finish, self.end_s)["long_enough"]
+
+    def run_length_verdict(self) -> dict:
+        """run_length.judged of this run: an open loop's arrivals against its requests' mean latency."""
+        arrival, _, _, finish = self.record_times()
+        return judged(arrival, finish, self.end_s, self.clients > 0)
 
     def latency(self) -> dict:
         done = self.finished()
@@ -287,6 +293,7 @@ class SimulationResult:
             "latency": self.latency(),
             "throughput": throughput,
             "overload": self.overload_verdict(),
+            "run_length": self.run_length_verdict(),
             "slo": self._slo(),
             "preemptions": {"total": sum(preempted), "requests_preempted": len(preempted) - preempted.count(0)},
             "prefix_cache": self._prefix_cache(),
@@ -342,7 +349,8 @@ class SimulationResult:
         its unit."""
         s = self.summary()
         verdict = verdict_line(s["overload"])
-        lines = ([verdict] if verdict else []) + [counts_line(s["requests"]), ""]
+        short = short_line(s["run_length"], s["requests"]["arrived"], s["overload"]["overloaded"])
+        lines = [line for line in (verdict, short) if line] + [counts_line(s["requests"]), ""]
         served = s["latency"]["served_ttft_s"]["p50"] is not None
         lines += [latency_table(s["latency"], s["overload"]["overloaded"]), ""]
         lines += throughput_lines(s["throughput"])

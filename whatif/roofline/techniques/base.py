@@ -123,6 +123,11 @@ class Technique:
     def transform_kv(self, kv: KVFormat) -> KVFormat:
         return kv
 
+    def kv_format_label(self, kv: str) -> str | None:
+        """The cache's stored format as a header names it, when this technique quantizes its elements (`kv`: the
+        dtype the rest keeps); None when it leaves them in `kv`."""
+        return None
+
     def stored_tokens(self, n: float) -> float:
         """Tokens of a sequence of `n` kept in the cache, averaged over layers and heads."""
         return n

@@ -100,6 +100,10 @@ class TechniqueSet:
     def kv(self, kv: KVFormat) -> KVFormat:
         return reduce(lambda k, t: t.transform_kv(k), self.items, kv)
 
+    def kv_label(self, kv: str) -> str:
+        """The KV format a header names: the last technique that quantizes the cache's elements, else `kv`."""
+        return next((label for t in reversed(self.items) if (label := t.kv_format_label(kv))), kv)
+
     def stored(self, n: float) -> float:
         return reduce(lambda x, t: min(x, t.stored_tokens(x)), self.items, float(n))
 

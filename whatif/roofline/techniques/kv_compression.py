@@ -115,6 +115,9 @@ class KIVI(Technique):
         return replace(kv, element_bytes=self.bits / 8 + 2 * SCALE_BYTES / self.group_size,
                        residual_tokens=self.held_residual())
 
+    def kv_format_label(self, kv: str) -> str:
+        return f"{self.bits}-bit kivi (groups of {self.group_size}; the newest {self.residual} tokens {kv})"
+
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         full = ctx.kv.residual_tokens
         return attention_ops(ops, lambda op: with_dequant(op, compressed_elements(ctx, op, full)))
@@ -150,6 +153,9 @@ class KVQuant(Technique):
 
     def transform_kv(self, kv: KVFormat) -> KVFormat:
         return replace(kv, element_bytes=self.bits / 8 + 2 * SCALE_BYTES / self.group_size, residual_tokens=0)
+
+    def kv_format_label(self, kv: str) -> str:
+        return f"{self.bits}-bit kv_quant (groups of {self.group_size})"
 
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         def write(op: Op) -> Op:
@@ -228,6 +234,10 @@ class GEAR(Technique):
         low_rank = self.rank_ratio * kv.full_bytes       # A: rank_ratio x head_dim 16-bit values per head vector
         return replace(kv, element_bytes=quantized + sparse + low_rank, residual_tokens=self.buffer // 2)
 
+    def kv_format_label(self, kv: str) -> str:
+        return (f"{self.bits}-bit gear (+ low-rank error and {self.outliers:.0%} outliers; the newest {self.buffer} "
+                f"tokens {kv})")
+
     def rank(self, ctx: PassContext) -> float:
         return self.rank_ratio * head_width(ctx.model, ctx.kv_width)
 
@@ -278,6 +288,10 @@ class MiKV(Technique):
         high, low = self._bytes(self.high_bits, kv.full_bytes), self._bytes(self.low_bits, kv.full_bytes)
         mixed = self.important * high + (1 - self.important) * low
         return replace(kv, element_bytes=mixed, residual_tokens=0)
+
+    def kv_format_label(self, kv: str) -> str:
+        high = kv if self.high_bits >= 16 else f"{self.high_bits}-bit"
+        return f"{self.low_bits}-bit mikv ({self.important:.0%} of tokens {high})"
 
     def rewrite_ops(self, ops: list[Op], ctx: PassContext) -> list[Op]:
         quantized = (1 - self.important) + (self.important if self.high_bits < 16 else 0.0)
