@@ -81,6 +81,10 @@ class Replica:
         self.in_flight: dict[Scheduler, float] = {}   # (batch_queue) each engine's batch in flight: when it ends
         if self.batch_queue:   # vLLM turns async scheduling off with pipeline_parallel_size > 1 (vllm/config/vllm.py):
             self.ahead = False  # each micro-batch is scheduled after the last result is taken, with what has arrived
+        # vLLM V1 keeps one Scheduler whose `running` holds the requests of every batch in flight, and admits a waiting
+        # request only while len(self.running) < max_num_running_reqs (= max_num_seqs; v1/core/sched/scheduler.py):
+        # max_num_seqs bounds the whole engine, so each lane may hold only what the other lanes leave (engine_seq_cap)
+        self.shared_seq_limit = self.batch_queue
         # first tokens sent once the next step is launched (spec cpu.tokens_after_next_launch; one engine per replica)
         late = spec is not None and spec.cpu.tokens_after_next_launch and role == "mixed" and group is None and pp == 1
         self.hold = FirstTokenHold(eager_launch_s(times.setup, times.token_budget)) if late else None
@@ -144,6 +148,7 @@ class Replica:
         padded = scheduler.cfg.max_paddings is not None
         compiles = self.compiles
         rows_held, base = self.holds_rows, scheduler.cfg
+        shared = self.shared_seq_limit
         gate = self.migration_gate
         while True:
             if gate:   # (DistServe: the KV moves between steps, nothing steps meanwhile; decode_migration.py)
@@ -158,16 +163,21 @@ class Replica:
             if skipper is not None and skipper.polls() and inbox:
                 queued.extend(inbox)
                 inbox.clear()
-            if rows_held:   # (prefill_rows.py: the rows of requests whose KV is still being sent)
-                limit = batch_limit(base.max_batch, len(scheduler.running), self.sending)
+            if rows_held or shared:
+                limit = base.max_batch
+                if rows_held:   # (prefill_rows.py: the rows of requests whose KV is still being sent)
+                    limit = batch_limit(base.max_batch, len(scheduler.running), self.sending)
+                if shared:   # (vLLM V1: max_num_seqs counts the running requests of every lane)
+                    limit = engine_seq_cap(limit, len(scheduler.running), self._running_elsewhere(scheduler))
                 if limit <= 0:
                     self.idle += 1
                     self.parked.append(scheduler)
-                    yield self._wakeup   # (a send done or a new arrival wakes it)
+                    yield self._wakeup   # (a send done, a new arrival or a lane's finished requests wake it)
                     self.parked.remove(scheduler)
                     self.idle -= 1
                     continue
-                scheduler.cfg = base if limit == base.max_batch else replace(base, max_batch=limit)
+                if limit != scheduler.cfg.max_batch:
+                    scheduler.cfg = base if limit == base.max_batch else replace(base, max_batch=limit)
             scheduler.admit_before = scheduler.last_start if ahead and scheduler.last_end == env.now else inf
             held = waits is not None and queued and self._holds(scheduler)
             if held:
@@ -241,6 +251,10 @@ class Replica:
                 if self.idle:
                     self.wake()
                 pending = decodes(self, scheduler)
+
+    def _running_elsewhere(self, scheduler: Scheduler) -> int:
+        """Running sequences of this replica's other virtual engines (pipeline lanes)."""
+        return sum(len(s.running) for s in self.schedulers if s is not scheduler)
 
     def _parked_work(self) -> bool:
         """(batch_queue) Whether an idle engine holds work of its own (running, swapped or arrived sequences) or KV is
@@ -330,3 +344,8 @@ def first_token_at(kv_landed_s: float, step_end_s: float) -> float:
     request, py_executor _handle_first_token_response); at once on an idle engine."""
     return max(kv_landed_s, step_end_s)
 
+
+def engine_seq_cap(max_batch: int, running: int, running_elsewhere: int) -> int:
+    """A lane's running-sequence limit when `max_batch` bounds the whole engine: what the other lanes leave, never
+    below what the lane already runs (nothing is evicted to meet it)."""
+    return max(max_batch - running_elsewhere, running)
