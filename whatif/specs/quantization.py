@@ -59,6 +59,12 @@ SCHEMES = {s.name: s for s in (
     Scheme("mxfp4", "fp4", "bf16", 32, 1.0, "MXFP4 weights (an E8M0 scale per 32), 16-bit activations",
            "16-bit GEMM fit plus the mechanism: weights dequantized in the kernel (no MXFP4 fit; assumed)",
            vllm="mxfp4", sglang="mxfp4", checkpoint="an MXFP4 checkpoint (e.g. gpt-oss)"),
+    # AMD Quark's OCP MX checkpoints (e.g. amd/DeepSeek-R1-0528-MXFP4): weights and activations MXFP4, the format
+    # CDNA 4's scaled MFMA takes natively (specs/native_formats.py); vLLM reads them as --quantization quark
+    Scheme("mxfp4-w4a4", "fp4", "fp4", 32, 1.0, "W4A4 MXFP4 (OCP MX: an E8M0 scale per 32 on weights and activations)",
+           "fp4 GEMM at the fp4 peak (the architecture family's fp4 fit, activation quantization included); needs "
+           "an fp4 matrix peak (CDNA 4, Blackwell)",
+           vllm="quark", checkpoint="an OCP MX checkpoint (AMD Quark, W-MXFP4 A-MXFP4)"),
     Scheme("awq", "int4", "bf16", 128, 2.5, "W4A16 AWQ, an fp16 scale and a 4-bit zero per group",
            "16-bit GEMM fit plus the mechanism: Marlin-style in-kernel dequantization (no int4 fit; assumed)",
            vllm="awq_marlin", sglang="awq_marlin", checkpoint="an AWQ checkpoint"),
