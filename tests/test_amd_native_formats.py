@@ -3,6 +3,8 @@ CDNA 3 or CDNA 4 (vLLM ROCm dequantizes it to bf16), Quark's W4A4 MXFP4 runs at 
 fp4 peak at all."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from whatif.cli import main
@@ -78,3 +80,34 @@ def test_nvfp4_price_moves_on_mi355x_and_not_on_b200():
         return est.tpot_s
     assert tpot("mi355x", "nvfp4") == pytest.approx(tpot("mi355x", "nvfp4-w4a16"))
     assert tpot("b200", "nvfp4") != pytest.approx(tpot("b200", "nvfp4-w4a16"))
+
+
+def _quark_config(tmp_path, weight, inputs, exclude=()):
+    """A DeepSeek-V3 config.json with a Quark quantization_config of Quark's exported layout (QConfig.to_dict)."""
+    from tests.test_checkpoint_quant import DATA
+    cfg = json.loads((DATA / "deepseek-ai--DeepSeek-R1_config.json").read_text())
+    spec = {"dtype": "fp4", "qscheme": "per_group", "group_size": 32, "scale_format": "e8m0"}
+    cfg["quantization_config"] = {
+        "quant_method": "quark", "exclude": list(exclude), "layer_quant_config": {}, "layer_type_quant_config": {},
+        "global_quant_config": {"weight": {**spec, "dtype": weight},
+                                "input_tensors": inputs and {**spec, "dtype": inputs},
+                                "output_tensors": None, "bias": None}}
+    tmp_path.mkdir(exist_ok=True)
+    path = tmp_path / "config.json"   # (checkpoint_quant caches by path: one folder a config)
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+def test_a_quark_mxfp4_checkpoint_reads_as_mxfp4_w4a4_and_its_exclude_list(tmp_path):
+    from whatif.specs.checkpoint_quant import checkpoint_quant
+    from whatif.specs.models import load_model
+    ds = load_model("deepseek-v3")
+    q = checkpoint_quant(str(_quark_config(tmp_path, "fp4", "fp4", ["lm_head", "*self_attn*"])), ds)
+    assert q.quantization == "mxfp4-w4a4" and dict(q.modules)["attention"] == "none" and "Quark" in q.source
+    assert checkpoint_quant(str(_quark_config(tmp_path / "weight_only", "fp4", None)), ds).quantization == "mxfp4"
+
+
+def test_a_quark_config_it_cannot_read_is_one_line(tmp_path, capsys):
+    rc = main(["estimate", "--model", str(_quark_config(tmp_path, "int4", "fp8_e4m3")), "--hardware", "mi355x"])
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "no whatif scheme" in err
