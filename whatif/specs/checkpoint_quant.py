@@ -150,6 +150,27 @@ def _modelopt(q: dict, where: str) -> tuple[str, list, str, int, str]:
     return _MODELOPT[algo], ignore, kv, 0, f"{where} (ModelOpt {algo})"
 
 
+# AMD Quark's quantization_config (quant_method "quark"): global_quant_config.weight / .input_tensors, each a spec
+# with `dtype` ("fp4": OCP MXFP4, group_size 32, scale_format "e8m0"; "fp8_e4m3"), `exclude` the ignore list (the
+# layout Quark's exporter writes, QConfig.to_dict; amd/*-MXFP4 releases). (weight dtype, input dtype) -> scheme.
+_QUARK = {("fp4", "fp4"): "mxfp4-w4a4", ("fp4", ""): "mxfp4", ("fp8_e4m3", "fp8_e4m3"): "fp8"}
+
+
+def _quark(cfg: dict, where: str) -> tuple[str, list, str, int, str]:
+    g = cfg.get("global_quant_config") or {}
+    w, a = (g.get("weight") if isinstance(g, dict) else None), (g.get("input_tensors") if isinstance(g, dict) else None)
+    if cfg.get("layer_quant_config") or cfg.get("layer_type_quant_config") or not isinstance(w, dict):
+        raise WhatifError(f"{where}: a Quark config with per-layer specs or a staged weight spec is not read; valid: "
+                          "one global_quant_config weight spec (give --quantization / --expert-quantization instead)")
+    key = (str(w.get("dtype") or ""), str((a or {}).get("dtype") or "") if isinstance(a, dict) else "")
+    if key not in _QUARK or (key[0] == "fp4" and w.get("group_size", 32) != 32):
+        raise WhatifError(f"{where}.global_quant_config: weights {key[0] or 'none'} with inputs {key[1] or 'none'} "
+                          f"(group {w.get('group_size')}): no whatif scheme; valid: fp4 / fp4 (group 32, mxfp4-w4a4), "
+                          "fp4 weight-only (mxfp4), fp8_e4m3 / fp8_e4m3 (fp8)")
+    name = _QUARK[key]
+    return name, cfg.get("exclude") or [], "", 0, f"{where} (Quark {key[0]} weights, {key[1] or '16-bit'} inputs)"
+
+
 def _kv_scheme(cfg: dict) -> str:
     """A compressed-tensors style kv_cache_scheme: 8-bit float -> fp8."""
     kv = cfg.get("kv_cache_scheme") or {}
@@ -235,9 +256,11 @@ def checkpoint_quant(config: str, model) -> CheckpointQuant | None:
             ignore, label = cfg.get("modules_to_not_convert") or [], f"{where} ({method}, {bits}-bit, group {group})"
         elif method == "compressed-tensors":
             name, ignore, kv, group, label = _compressed(cfg, where)
+        elif method == "quark":
+            name, ignore, kv, group, label = _quark(cfg, where)
         else:
             raise WhatifError(f"{where}.quant_method: {method!r} has no whatif scheme; valid: fp8, mxfp4, awq, gptq, "
-                              "compressed-tensors, modelopt (or give --quantization)")
+                              "compressed-tensors, quark, modelopt (or give --quantization)")
     whole, partial = ignored_classes(ignore, model)
     return CheckpointQuant(name, whole, kv, group, label, partial, flag)
 

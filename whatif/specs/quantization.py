@@ -48,9 +48,23 @@ SCHEMES = {s.name: s for s in (
     Scheme("nvfp4", "fp4", "fp4", 16, 1.0, "W4A4 NVFP4, an E4M3 scale per 16 values",
            "fitted NVFP4 GEMM (activation quantization included); needs an fp4 tensor-core peak",
            vllm="modelopt_fp4", sglang="modelopt_fp4", checkpoint="an NVFP4 checkpoint (ModelOpt)"),
+    # An NVFP4 checkpoint on a GPU with no NVFP4 MMA (AMD CDNA 3 / CDNA 4: specs/native_formats.py): the same
+    # bytes, dequantized to 16 bits in the GEMM (vLLM's ROCm emulation backend; the activations' NVFP4
+    # quantize-dequantize is a 16-bit elementwise pass, not priced)
+    Scheme("nvfp4-w4a16", "fp4", "bf16", 16, 1.0,
+           "NVFP4 weights (an E4M3 scale per 16) dequantized to 16-bit in the GEMM, 16-bit activations",
+           "16-bit GEMM fit plus the mechanism: weights dequantized in the kernel, as vLLM's NVFP4 emulation on "
+           "GPUs without NVFP4 MMAs (no fit; assumed)",
+           vllm="modelopt_fp4", checkpoint="an NVFP4 checkpoint (ModelOpt)"),
     Scheme("mxfp4", "fp4", "bf16", 32, 1.0, "MXFP4 weights (an E8M0 scale per 32), 16-bit activations",
            "16-bit GEMM fit plus the mechanism: weights dequantized in the kernel (no MXFP4 fit; assumed)",
            vllm="mxfp4", sglang="mxfp4", checkpoint="an MXFP4 checkpoint (e.g. gpt-oss)"),
+    # AMD Quark's OCP MX checkpoints (e.g. amd/DeepSeek-R1-0528-MXFP4): weights and activations MXFP4, the format
+    # CDNA 4's scaled MFMA takes natively (specs/native_formats.py); vLLM reads them as --quantization quark
+    Scheme("mxfp4-w4a4", "fp4", "fp4", 32, 1.0, "W4A4 MXFP4 (OCP MX: an E8M0 scale per 32 on weights and activations)",
+           "fp4 GEMM at the fp4 peak (the architecture family's fp4 fit, activation quantization included); needs "
+           "an fp4 matrix peak (CDNA 4, Blackwell)",
+           vllm="quark", checkpoint="an OCP MX checkpoint (AMD Quark, W-MXFP4 A-MXFP4)"),
     Scheme("awq", "int4", "bf16", 128, 2.5, "W4A16 AWQ, an fp16 scale and a 4-bit zero per group",
            "16-bit GEMM fit plus the mechanism: Marlin-style in-kernel dequantization (no int4 fit; assumed)",
            vllm="awq_marlin", sglang="awq_marlin", checkpoint="an AWQ checkpoint"),
