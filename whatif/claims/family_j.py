@@ -661,9 +661,9 @@ CLAIMS: list[Claim] = [
                      "serve no more); openchat_sharegpt4's lengths (Table 2); TP4 spans two "
                      "NVLink-bridged pairs, which meet over PCIe (NC96ads A100 v4's topology: NV12 within a pair, "
                      "SYS between; specs/scale_out.py bridged), and the PP hop between the two VMs is priced as PCIe "
-                     "too (their Ethernet is not profiled); capacity read at the release's median scheduling delay; pipeline "
-                     "micro-batches formed by the release's engine rule (pipeline_parallel_llm_engine.py: a free "
-                     "slot takes arrivals at once), not vLLM V1's batch queue"),
+                     "too (their Ethernet is not profiled); capacity read at the release's median scheduling delay; "
+                     "pipeline micro-batches formed by the release's engine rule (pipeline_parallel_llm_engine.py: a "
+                     "free slot takes arrivals at once), not vLLM V1's batch queue"),
     Claim("paged_kv", "vAttention: processing input prompts up to ... 1.45x faster than the PagedAttention variant of "
           "FlashInfer (abstract; Llama-3-8B at 192K, its ASPLOS'25 artifact's prefill figure)", 1.45, "mean_ttft",
           _VATTENTION_PREFILL, {"techniques": [], "sim": {}},
