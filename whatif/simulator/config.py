@@ -86,6 +86,10 @@ class SchedulerConfig:
     # SGLang with --disable-radix-cache serving ignore_eos requests (capacity ratio): a request joins only if the
     # pool holds every running one and it to their ends, whole outputs at ratio 1.0 (scheduling/ignore_eos.py)
     ignore_eos_admission: bool = False
+    # pipeline parallelism: whether micro-batches form as vLLM V1's batch queue does (an arrival waits for the batch in
+    # flight; engine spec scheduler.pp_batch_queue, for_engine's default) or every free pp slot takes arrivals at once;
+    # None: the replica's spec decides. Set for an engine run on another's spec (Sarathi-Serve's: claims/family_j.py)
+    pp_batch_queue: bool | None = None
 
     def __post_init__(self):
         choice(self.batching, BATCHING, "--batching")
@@ -116,6 +120,8 @@ class SchedulerConfig:
                               f"{self.capacity!r}; valid: capacity ratio, or ignore_eos_admission false")
         if self.max_paddings is not None:
             integer(self.max_paddings, "max_paddings", 0, what="tokens")
+        if self.pp_batch_queue is not None and not isinstance(self.pp_batch_queue, bool):
+            raise WhatifError(f"pp_batch_queue: {self.pp_batch_queue!r} must be true, false or unset (the engine's)")
         for name in ("chunked_prefill", "prefix_caching", "attention_dp_balance", "preempted_blocks_cached",
                      "admits_after_preempting", "preempted_queue_last", "ignore_eos_admission",
                      "admits_partial_chunk"):
@@ -141,7 +147,7 @@ class SchedulerConfig:
                     "preempted_blocks_cached": spec.preempted_blocks_cached,
                     "admits_after_preempting": spec.admits_after_preempting,
                     "preempted_queue_last": spec.preempted_queue_last, "max_paddings": spec.max_paddings,
-                    "admits_partial_chunk": spec.admits_partial_chunk}
+                    "admits_partial_chunk": spec.admits_partial_chunk, "pp_batch_queue": spec.pp_batch_queue}
         return cls(**{**defaults, **given})
 
 

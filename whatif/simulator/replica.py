@@ -76,7 +76,8 @@ class Replica:
         # vLLM V1's batch queue (spec scheduler.pp_batch_queue): a micro-batch forms only as a lane's result is taken
         # or at once after another formed; an arrival while any is in flight waits for the next to form (else every
         # idle slot takes arrivals at once, as SGLang's and TensorRT-LLM's turns do)
-        self.batch_queue = self.stages is not None and spec is not None and spec.pp_batch_queue
+        queue_rule = spec is not None and spec.pp_batch_queue if cfg.pp_batch_queue is None else cfg.pp_batch_queue
+        self.batch_queue = self.stages is not None and queue_rule   # (cfg's: an engine run beside another's spec)
         self.parked: list[Scheduler] = []   # (batch_queue) the engines waiting for work, in the order they idled
         self.in_flight: dict[Scheduler, float] = {}   # (batch_queue) each engine's batch in flight: when it ends
         if self.batch_queue:   # vLLM turns async scheduling off with pipeline_parallel_size > 1 (vllm/config/vllm.py):
