@@ -835,9 +835,12 @@ def test_the_whole_file():
     # scheduling (74 M): its 45 rows TTFT 19.06 -> 7.94%, off by 3x 3 -> 0, TPOT 9.04 -> 9.07% (worse); vLLM V1 admits
     # a waiting chunk whole or not at all (74 I): vLLM TPOT 8.41 -> 8.13%, Qwen3-32B TTFT 28.82 -> 28.91% (worse);
     # 64 rows moved)
-    assert ttft["mape"] < 30.90 and ttft["median_ape"] < 28.75 and ttft["off3x"] <= 90, ttft
-    assert tpot["mape"] < 8.95, tpot
-    # the issue's target is TPOT <= 10% on every GPU: B200 9.38%, H100 7.99% since session 74 (above)
+    # (session 75 after all merges: TTFT 30.76%, median 28.65%, x0.72, 90 off by 3x; TPOT 8.86%, B200 9.30%, H100
+    # 7.99%: Kimi-K2.5 NVFP4's "EP4" vLLM 0.17.0 rows never passed --enable-expert-parallel, so their experts run
+    # tensor-parallel (75 B): Kimi TTFT 28.64 -> 26.65%, TPOT 7.69 -> 6.58%; 60 rows moved)
+    assert ttft["mape"] < 30.80 and ttft["median_ape"] < 28.70 and ttft["off3x"] <= 90, ttft
+    assert tpot["mape"] < 8.90, tpot
+    # the issue's target is TPOT <= 10% on every GPU: B200 9.30%, H100 7.99% since session 75 (above)
     for gpu, limit in (("b200_sxm", 10.0), ("h100_sxm", 10.0)):
         assert sr.stats([r for r in ok if r.row["system"] == gpu], "tpot")["mape"] <= limit, gpu
     disagg = [r for r in ok if r.row["mode"] == "disagg"]
@@ -866,7 +869,7 @@ def test_the_whole_file():
     # decode pools' steps, already read high (x1.10 -> 1.16 at 64 clients); TensorRT-LLM's NVFP4 pools improve)
     # (session 72: 7.33%, worse: the srt-slurm TensorRT-LLM recipes export TRTLLM_ENABLE_PDL=1 (72 J2), so their pools
     # pay no inter-kernel gap; their light-load DeepSeek decode, already x0.99, now reads x0.94: TRT-LLM 5.99 -> 6.68%)
-    # (session 73: 7.33%; session 74: 7.33%)
+    # (session 73: 7.33%; session 74: 7.33%; session 75: 7.33%)
     assert len(disagg) >= 65 and sr.stats(disagg, "tpot")["mape"] < 7.35, sr.stats(disagg, "tpot")
     # (--filter disagg: 71.0% MAPE, x0.30, 34 off by 3x; 84.6%, x0.21, 50 before sa-bench's 10N rounds and the
     # per-prefill-worker front ends): the prefill pools are simulated 2.5-6.3x faster than measured (accuracy.md)
