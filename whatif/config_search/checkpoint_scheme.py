@@ -5,6 +5,7 @@ or --quantizations is given: a bf16 default would price DeepSeek-R1's FP8 releas
 from __future__ import annotations
 
 CHECKPOINT = "checkpoint"
+DEFAULT_DTYPES = ("bf16",)   # weight and KV dtypes a search tries where none is given and no checkpoint declares one
 
 
 def checkpoint_fields(model: str) -> dict:
@@ -40,7 +41,6 @@ def default_kv_dtypes(model: str, engine: str, kv_dtypes):
     kv_follows_checkpoint: vLLM V1 resolve_kv_cache_dtype_string, SGLang configure_kv_cache_dtype, TensorRT-LLM
     KvCacheConfig dtype 'auto'), else bf16."""
     from ..specs.checkpoint_quant import kv_follows_checkpoint
-    from .space import DEFAULT_DTYPES
     if kv_dtypes is not None:   # (as given: the space checks it, an empty list included)
         return kv_dtypes
     declared = declared_kv(model)

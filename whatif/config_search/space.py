@@ -10,10 +10,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..errors import WhatifError, shown
-from .checkpoint_scheme import CHECKPOINT
+from .checkpoint_scheme import CHECKPOINT, DEFAULT_DTYPES
 
 DEFAULT_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)   # max running sequences per replica (vLLM max_num_seqs: 256)
-DEFAULT_DTYPES = ("bf16",)
 DEFAULT_CHUNKS = (8192,)    # tokens per prefill pass (vLLM/SGLang max_num_batched_tokens / chunked-prefill-size)
 MODES = ("aggregated", "disaggregated")
 
