@@ -43,9 +43,9 @@ def test_paged_kernel_slows_gqa_decode_only():
     mha = decode_time("llama-2-7b", "vllm-0.2") / decode_time("llama-2-7b", "vllm-0.6")
     assert 1.05 < gqa < 1.4               # 4 query heads per KV head: 4x the cache through L2 at 5.4 TB/s
     assert mha == pytest.approx(1.0, rel=0.02)
-    h100 = (decode_time("llama-3.1-8b", "vllm-0.2", hardware="h100-sxm")
-            / decode_time("llama-3.1-8b", "vllm-0.6", hardware="h100-sxm"))
-    assert 1.05 < h100 < 1.4              # H100 SXM: 4x the cache through L2 at 10.1 TB/s (derived from H200's)
+    h200 = (decode_time("llama-3.1-8b", "vllm-0.2", hardware="h200-sxm")
+            / decode_time("llama-3.1-8b", "vllm-0.6", hardware="h200-sxm"))
+    assert 1.05 < h200 < 1.7              # H200 SXM: 4x the cache through L2 at its measured 10.1 TB/s (2.1x HBM's)
     b200 = (decode_time("llama-3.1-8b", "vllm-0.2", hardware="b200")
             / decode_time("llama-3.1-8b", "vllm-0.6", hardware="b200"))
     assert b200 > 1.5                     # no L2 read rate in the B200 profile: every re-read from HBM
@@ -90,16 +90,17 @@ def test_l2_reads_at_the_measured_rate_where_a_profile_has_one():
     assert l2_read_bandwidth(no_l2) == 0.0
 
 
-def test_measured_l2_read_rates_and_their_derived_siblings():
-    """gpu-benches' L2-resident read rates (median over 2-25.6 MB, as the A100's): H200 SXM and H100 PCIe measured;
-    H100 SXM and GH200 take H200's (same GH100 configuration and clock), L40S takes L40's x 2520 / 2490 MHz."""
-    expect = {"h200-sxm": (10080e9, "measured"), "h100-pcie": (7005e9, "measured"), "h100-sxm": (10080e9, "derived"),
-              "gh200-144gb": (10080e9, "derived"), "gh200-96gb": (10080e9, "derived"), "l40s": (5250e9, "derived")}
+def test_measured_l2_read_rates_only():
+    """gpu-benches' L2-resident read rates (median over 2-25.6 MB, as the A100's): H200 SXM and H100 PCIe measured.
+    Rates derived for siblings (H100 SXM and GH200 as H200, L40S as L40 x its clock) are not in the profiles: on
+    H100 SXM the L2 re-read model then priced TensorRT-LLM 0.6's MMHA decode 34% fast on two held-out rows
+    (benchmarks/e2e_reference.py; -22% with re-reads from HBM): the model is validated on the A100's kernel only."""
+    expect = {"h200-sxm": (10080e9, "measured"), "h100-pcie": (7005e9, "measured")}
     for name, (rate, provenance) in expect.items():
         gpu = load_component(name, "gpu")
         assert l2_read_bandwidth(gpu) == pytest.approx(rate), name
         assert gpu.achievable["l2_bandwidth"].provenance == provenance, name
         # every measured L2 rate sits between the GPU's HBM rate and 10x it (validate.modern_fit.MAX_L2_SPEEDUP)
         assert gpu.hbm_bandwidth.value < rate < 10 * gpu.hbm_bandwidth.value, name
-    l40s = load_component("l40s", "gpu").achievable["l2_bandwidth"]
-    assert l40s.value == pytest.approx(5188e9 * 2520 / 2490, rel=1e-3)   # L40's 5,188 GB/s x its boost clocks' ratio
+    for name in ("h100-sxm", "gh200-144gb", "gh200-96gb", "l40s"):
+        assert "l2_bandwidth" not in (load_component(name, "gpu").achievable or {}), name
