@@ -215,7 +215,9 @@ def test_distserve_awaits_each_step_through_ray():
     # moved by the decoding loop between steps behind the 5% waiting-block gate
     assert ds.first_token_from_prefill and ds.decode_migration_gate == 0.05
     assert not base.first_token_from_prefill and base.decode_migration_gate == 0.0
+    # its own stage engines form pipeline micro-batches by turns, not vLLM V1's batch queue (session 75 J)
+    assert not ds.pp_batch_queue and base.pp_batch_queue
     for f in dataclasses.fields(ds):
         if f.name not in {"name", "description", "cpu", "sources", "first_token_from_prefill",
-                          "decode_migration_gate"}:
+                          "decode_migration_gate", "pp_batch_queue"}:
             assert getattr(ds, f.name) == getattr(base, f.name), f.name
