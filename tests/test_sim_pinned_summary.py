@@ -3,7 +3,8 @@
 `whatif simulate --model llama-3-8b --hardware h100-sxm --rate 20 --requests N` (issue 42's benchmark, N = 50,000;
 5,000 in the default run), its `--json` object and its text, each compared exactly with what was recorded at
 8841da4 (session 66 B's start: benchmarks/data/sim_issue42_*_summary.*; re-recorded in session 70, where only the KV
-pool's figures moved: 27,720 -> 27,473 blocks, the engine's pool from the CUDA runtime's total, 70 P). Every float
+pool's figures moved: 27,720 -> 27,473 blocks, the engine's pool from the CUDA runtime's total, 70 P; in session 75
+two keys were added, no value moved: run_length (75 K) and the engine's pp_batch_queue (75 J, P)). Every float
 must be the same float: JSON keeps Python's shortest repr, so equal objects mean equal bits."""
 from __future__ import annotations
 
