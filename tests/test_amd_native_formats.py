@@ -1,4 +1,4 @@
-"""A 4-bit format on an AMD GPU is priced as the engines run it there (specs/native_formats.py): NVFP4 has no MMA on
+"""A 4-bit format on an AMD GPU is priced as the engines run it there (roofline/native_formats.py): NVFP4 has no MMA on
 CDNA 3 or CDNA 4 (vLLM ROCm dequantizes it to bf16), Quark's W4A4 MXFP4 runs at CDNA 4's fp4 peak, CDNA 3 has no
 fp4 peak at all."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from whatif.cli import main
 from whatif.roofline.config import Precision
 from whatif.scenario import Scenario
 from whatif.specs import hardware
-from whatif.specs.native_formats import native_precision
+from whatif.roofline.native_formats import native_precision
 from whatif.specs.quantization import scheme
 
 ARGS = ("--tp", "8", "--batch", "8", "--prompt", "512", "--output", "64", "--no-ops")

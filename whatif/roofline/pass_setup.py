@@ -13,7 +13,7 @@ from ..errors import WhatifError
 from ..specs.engines import EngineSpec
 from ..specs.hardware import System
 from ..specs.models import ModelSpec
-from ..specs.native_formats import native_precision
+from .native_formats import native_precision
 from .config import Parallelism, Precision
 from .efficiency import Efficiency
 from .graph import check_expert_precision, check_parallelism
@@ -63,7 +63,7 @@ def pass_setup(model: ModelSpec, system: System, par: Parallelism, prec: Precisi
         if t.needs_peak and t.needs_peak not in system.gpu.peak:
             raise WhatifError(f"--technique {t.name}: needs {t.needs_peak} tensor cores, which {system.gpu.name} "
                               f"does not have; its tensor-core dtypes: {', '.join(system.gpu.peak)}")
-    # an NVFP4 checkpoint on a GPU with no NVFP4 MMA runs as the engines run it there (specs/native_formats.py)
+    # an NVFP4 checkpoint on a GPU with no NVFP4 MMA runs as the engines run it there (roofline/native_formats.py)
     run_model, run_prec = techs.model(model), native_precision(techs.precision(prec), system.gpu.arch)
     check_parallelism(run_model, par)
     check_expert_precision(run_model, run_prec)

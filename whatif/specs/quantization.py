@@ -48,7 +48,7 @@ SCHEMES = {s.name: s for s in (
     Scheme("nvfp4", "fp4", "fp4", 16, 1.0, "W4A4 NVFP4, an E4M3 scale per 16 values",
            "fitted NVFP4 GEMM (activation quantization included); needs an fp4 tensor-core peak",
            vllm="modelopt_fp4", sglang="modelopt_fp4", checkpoint="an NVFP4 checkpoint (ModelOpt)"),
-    # An NVFP4 checkpoint on a GPU with no NVFP4 MMA (AMD CDNA 3 / CDNA 4: specs/native_formats.py): the same
+    # An NVFP4 checkpoint on a GPU with no NVFP4 MMA (AMD CDNA 3 / CDNA 4: roofline/native_formats.py): the same
     # bytes, dequantized to 16 bits in the GEMM (vLLM's ROCm emulation backend; the activations' NVFP4
     # quantize-dequantize is a 16-bit elementwise pass, not priced)
     Scheme("nvfp4-w4a16", "fp4", "bf16", 16, 1.0,
@@ -60,7 +60,7 @@ SCHEMES = {s.name: s for s in (
            "16-bit GEMM fit plus the mechanism: weights dequantized in the kernel (no MXFP4 fit; assumed)",
            vllm="mxfp4", sglang="mxfp4", checkpoint="an MXFP4 checkpoint (e.g. gpt-oss)"),
     # AMD Quark's OCP MX checkpoints (e.g. amd/DeepSeek-R1-0528-MXFP4): weights and activations MXFP4, the format
-    # CDNA 4's scaled MFMA takes natively (specs/native_formats.py); vLLM reads them as --quantization quark
+    # CDNA 4's scaled MFMA takes natively (roofline/native_formats.py); vLLM reads them as --quantization quark
     Scheme("mxfp4-w4a4", "fp4", "fp4", 32, 1.0, "W4A4 MXFP4 (OCP MX: an E8M0 scale per 32 on weights and activations)",
            "fp4 GEMM at the fp4 peak (the architecture family's fp4 fit, activation quantization included); needs "
            "an fp4 matrix peak (CDNA 4, Blackwell)",

@@ -15,10 +15,8 @@ scheme is priced as `nvfp4-w4a16` (specs/quantization.py), with a note naming wh
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ..roofline.config import Precision
+from .config import Precision
 
 # scheme -> (the scheme it runs as where the GPU has no MMA for it, the sources of how the engines run it)
 EMULATED = {
