@@ -231,16 +231,12 @@ def price_batch(resolved, setup, sc, b: int, pricers: StepPricers, one) -> Batch
     batch 1's BatchTimes, reused at b = 1."""
     from ..roofline.estimate import batch_times
     w = replace(sc.workload, batch=b)
-    if b == 1:
-        t = one
-    else:    # the setup changes with the batch only if a technique's defaults do (for_workload)
-        same = resolved.technique_set(w) == setup.techniques
-        setup_b = setup if same else resolved.pass_setup(w.shared_prefix, w)
-        t = batch_times(setup_b, w, pricers.of(setup_b), sc.cuda_graphs)
+    # the setup changes with the batch only if a technique's defaults do (for_workload)
+    same = b == 1 or resolved.technique_set(w) == setup.techniques
+    setup_b = setup if same else resolved.pass_setup(w.shared_prefix, w)
+    t = one if b == 1 else batch_times(setup_b, w, pricers.of(setup_b), sc.cuda_graphs)
     pool = None
     if t.micro > 1 and setup.engine_spec is not None and setup.engine_spec.pp_batch_queue:
-        setup_b = setup if b == 1 or resolved.technique_set(w) == setup.techniques else resolved.pass_setup(
-            w.shared_prefix, w)
         pool = batch_times(setup_b, w, pricers.of(setup_b), sc.cuda_graphs, decode_pool=True).tpot_s
     return BatchPoint(b, t.ttft_s, t.tpot_s, t.e2e_s, b * w.output / t.e2e_s, pool)
 

@@ -1,7 +1,6 @@
 """What a simulation run measured: per-request latencies and their percentiles, throughput, SLO attainment
 and goodput, KV-memory use, batch sizes and GPU busy time, as a JSON-able summary, a text table, pandas
-frames and CSV files.
-Long because: one result type carries every figure of a run (latencies, throughput, attainment, memory, frames)."""
+frames and CSV files."""
 from __future__ import annotations
 
 import os
