@@ -201,6 +201,7 @@ def _in_pool(space: SearchSpace, todo: list[Config], requests: int | None, jobs:
 
 def recheck_one(space: SearchSpace, c: Config, requests: int | None) -> dict:
     """One candidate's capacity search in the simulator, as a re-check row."""
+    from ..simulator.capacity import unsustained_note
     from ..simulator.certain_miss import FailedRun, Judged, SloFailed
     from ..simulator.cluster import simulate
     n = run_requests(c, requests)
@@ -230,19 +231,7 @@ def recheck_one(space: SearchSpace, c: Config, requests: int | None) -> dict:
             "goodput_tok_s": res.rate_rps * space.output, "capped": capped,
             "attainment_fraction": passed[0].attainment if passed else 0.0, "runs": runs,
             "requests": n, "note": note,
-            "caveat": "; ".join(x for x in (short_run_note(c, n), unsustained_caveat(res.probes)) if x)}
-
-
-def unsustained_caveat(probes) -> str:
-    """Why runs that met the SLOs did not count (capacity.probe: overloaded, or ended before the rate's steady
-    state), '' when none: the goodput is the highest rate sustained, not the highest burst absorbed."""
-    from ..simulator.run_length import SPANS
-    over = sorted(p.rate_rps for p in probes if p.overloaded)
-    short = sorted(p.rate_rps for p in probes if p.short)
-    parts = ([f"overloaded from {over[0]:.3g} req/s (queue growing throughout)"] if over else []) + (
-        [f"too short to judge from {short[0]:.3g} req/s (arrivals within {SPANS:g} request latencies)"]
-        if short else [])
-    return ("runs that met the SLOs but were " + " or ".join(parts) + " count as failing") if parts else ""
+            "caveat": "; ".join(x for x in (short_run_note(c, n), unsustained_note(res.probes)) if x)}
 
 
 def recheck_key(r: dict, objective: str = "tok_s_per_gpu") -> tuple:

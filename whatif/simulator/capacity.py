@@ -102,7 +102,7 @@ def unsustained_note(probes: list[Probe]) -> str:
     over = [p.rate_rps for p in probes if p.overloaded]
     short = [p.rate_rps for p in probes if p.short]
     parts = ([f"overloaded at {_rates(over)} (the queue grew for the whole run)"] if over else []) + (
-        [f"too short at {_rates(short)} (the arrivals ended within {run_length.SPANS:g}x a request's latency, "
+        [f"too short to judge at {_rates(short)} (the arrivals ended within {run_length.SPANS:g}x a request's latency, "
          "before the rate's steady state)"] if short else [])
     if not parts:
         return ""
